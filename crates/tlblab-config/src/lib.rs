@@ -1,0 +1,1 @@
+//! Machine presets and configuration.

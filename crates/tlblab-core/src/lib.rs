@@ -1,0 +1,1 @@
+//! The engine. See ARCHITECTURE.md for the codemap.

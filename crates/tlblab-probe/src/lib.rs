@@ -1,0 +1,1 @@
+//! Host TLB measurement by timing.

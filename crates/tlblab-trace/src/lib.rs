@@ -1,0 +1,12 @@
+//! tlblab-trace: what a program did to memory, as records.
+//!
+//! `record` defines the access and event records every source produces (trace files, converters,
+//! built-in workload generators) and the engine consumes. `source` is the streaming interface.
+//! This crate knows nothing of TLBs.
+
+pub mod record;
+pub mod source;
+pub mod workloads;
+
+pub use record::{Access, Event, Record};
+pub use source::{RecordSource, VecSource};

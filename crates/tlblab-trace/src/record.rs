@@ -1,0 +1,82 @@
+//! The records of a memory trace: accesses and the OS/program events between them.
+//!
+//! `Record` is `Copy` and carries no heap data (region names live in the trace header and are
+//! referred to by index), so sources can fill reusable buffers with no allocation per record.
+
+use serde::{Deserialize, Serialize};
+use tlblab_types::{AccessKind, CoreId, ThreadId, VirtAddr};
+
+/// One memory reference by one thread.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct Access {
+    pub thread: ThreadId,
+    pub kind: AccessKind,
+    pub vaddr: VirtAddr,
+    /// Bytes referenced (1..=4096 in practice; an access may cross a page boundary).
+    pub size: u32,
+}
+
+impl Access {
+    #[inline]
+    pub const fn new(thread: ThreadId, kind: AccessKind, vaddr: VirtAddr, size: u32) -> Self {
+        Access { thread, kind, vaddr, size }
+    }
+    #[inline]
+    pub const fn load(vaddr: u64) -> Self {
+        Access { thread: ThreadId(0), kind: AccessKind::Load, vaddr: VirtAddr(vaddr), size: 8 }
+    }
+}
+
+/// Memory-protection bits of an mmap/mprotect event.
+pub mod prot {
+    pub const READ: u8 = 1;
+    pub const WRITE: u8 = 2;
+    pub const EXEC: u8 = 4;
+}
+
+/// Something that happened between accesses.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// A thread begins, in the address space of `process`.
+    ThreadStart { thread: ThreadId, process: u32 },
+    ThreadExit { thread: ThreadId },
+    /// The scheduler switches core `core` from thread `from` to thread `to`.
+    ContextSwitch { core: CoreId, from: ThreadId, to: ThreadId },
+    /// `thread` moves to `core`.
+    Migrate { thread: ThreadId, core: CoreId },
+    /// `len` bytes at `start` become mapped in `process`'s address space; `page_shift` is the
+    /// page size the mapping uses (12 = 4 KiB, 21 = 2 MiB, ...).
+    Mmap { process: u32, start: VirtAddr, len: u64, prot: u8, page_shift: u8 },
+    Munmap { process: u32, start: VirtAddr, len: u64 },
+    Mprotect { process: u32, start: VirtAddr, len: u64, prot: u8 },
+    /// A periodic task releases job `job` (real-time task sets, seed 003 §6).
+    TaskRelease { task: u32, job: u32 },
+    JobStart { task: u32, job: u32 },
+    JobEnd { task: u32, job: u32 },
+    /// A named region (name = header's region table entry `region`) spans `start..start+len`.
+    Region { region: u32, start: VirtAddr, len: u64 },
+    /// The program enters / leaves an annotated phase.
+    PhaseBegin { region: u32 },
+    PhaseEnd { region: u32 },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Record {
+    Access(Access),
+    Event(Event),
+}
+
+impl From<Access> for Record {
+    #[inline]
+    fn from(a: Access) -> Self {
+        Record::Access(a)
+    }
+}
+impl From<Event> for Record {
+    #[inline]
+    fn from(e: Event) -> Self {
+        Record::Event(e)
+    }
+}

@@ -1,0 +1,53 @@
+//! Streaming sources of records.
+//!
+//! Consumers pull records in batches into a buffer they own, so a trace of any length streams in
+//! bounded memory and no per-record dynamic call or allocation happens.
+
+use crate::record::Record;
+
+/// Something that yields records in order.
+///
+/// Contract: `fill` appends at most `max` records to `out` (never clears it) and returns the
+/// number appended; 0 means the source is exhausted and every later call also returns 0.
+/// Errors (a corrupt file) are reported as a message naming the file and offset.
+pub trait RecordSource {
+    fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String>;
+
+    /// Total records if known up front (for progress bars).
+    fn len_hint(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// A source over records already in memory (tests, small generated workloads).
+pub struct VecSource {
+    records: Vec<Record>,
+    pos: usize,
+}
+
+impl VecSource {
+    pub fn new(records: Vec<Record>) -> Self {
+        VecSource { records, pos: 0 }
+    }
+}
+
+impl RecordSource for VecSource {
+    fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String> {
+        let n = max.min(self.records.len() - self.pos);
+        out.extend_from_slice(&self.records[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+    fn len_hint(&self) -> Option<u64> {
+        Some(self.records.len() as u64)
+    }
+}
+
+impl<S: RecordSource + ?Sized> RecordSource for Box<S> {
+    fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String> {
+        (**self).fill(out, max)
+    }
+    fn len_hint(&self) -> Option<u64> {
+        (**self).len_hint()
+    }
+}

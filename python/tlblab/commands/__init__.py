@@ -1,0 +1,1 @@
+"""Subcommands of the `tlblab` CLI, one module each (see `tlblab.cli`)."""
