@@ -10,14 +10,17 @@ PYTHON ?= python3
 CARGO ?= cargo
 RUNTIME_BUILD := build/runtime
 
-.PHONY: run test setup venv ext runtime test-rust test-python test-c bench clean
+.PHONY: run test setup sysdeps venv ext runtime test-rust test-python test-c bench clean
 
 run: setup
 	$(VENV)/bin/tlblab study
 
 test: setup test-rust test-c test-python
 
-setup: venv ext runtime
+setup: sysdeps venv ext runtime
+
+sysdeps:
+	bash scripts/sysdeps.sh
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt

@@ -1,8 +1,14 @@
 //! tlblab._native: the thin PyO3 layer. Wrappers only; logic lives in the other crates.
+//! One file per area, each with `register(m)`.
 use pyo3::prelude::*;
+
+mod probe;
+mod trace;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    probe::register(m)?;
+    trace::register(m)?;
     Ok(())
 }

@@ -1,0 +1,1 @@
+"""Benchmarks for `tlblab bench`, one module each (NAME, run(quick) -> dict)."""

@@ -1,0 +1,1 @@
+"""Host measurements (`tlblab host ...`), one module each."""
