@@ -33,13 +33,20 @@ pub fn catalog() -> Vec<WorkloadInfo> {
 
 /// Builds a workload by name. Unknown names and unknown parameters are errors that list the
 /// valid choices.
-pub fn build(name: &str, params: &Params, seed: u64) -> Result<Box<dyn RecordSource + Send>, String> {
+pub fn build(
+    name: &str,
+    params: &Params,
+    seed: u64,
+) -> Result<Box<dyn RecordSource + Send>, String> {
     let info = catalog()
         .into_iter()
         .find(|w| w.name == name)
         .ok_or_else(|| {
             let names: Vec<_> = catalog().iter().map(|w| w.name).collect();
-            format!("unknown workload '{name}': expected one of {}", names.join(", "))
+            format!(
+                "unknown workload '{name}': expected one of {}",
+                names.join(", ")
+            )
         })?;
     for k in params.keys() {
         if !info.params.iter().any(|(p, _, _)| p == k) {
@@ -51,10 +58,13 @@ pub fn build(name: &str, params: &Params, seed: u64) -> Result<Box<dyn RecordSou
         }
     }
     let get = |k: &str| -> u64 {
-        params
-            .get(k)
-            .copied()
-            .unwrap_or_else(|| info.params.iter().find(|(p, _, _)| *p == k).map(|t| t.1).unwrap_or(0))
+        params.get(k).copied().unwrap_or_else(|| {
+            info.params
+                .iter()
+                .find(|(p, _, _)| *p == k)
+                .map(|t| t.1)
+                .unwrap_or(0)
+        })
     };
     match name {
         "sweep" => Ok(Box::new(sweep::Sweep::from_params(get)?)),

@@ -11,7 +11,8 @@ use tlblab_types::{AccessKind, ThreadId, VirtAddr};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "sweep",
-    summary: "cyclic sweep: one load per page over `pages` pages `stride` bytes apart, `rounds` times",
+    summary:
+        "cyclic sweep: one load per page over `pages` pages `stride` bytes apart, `rounds` times",
     source: "seed 000 §4.3 (access pattern of the 4k/68k-benchmarks)",
     params: &[
         ("pages", 1024, "number of pages touched per round"),
@@ -32,13 +33,21 @@ pub struct Sweep {
 
 impl Sweep {
     pub fn new(pages: u64, stride: u64, rounds: u64, base: u64) -> Self {
-        Sweep { pages, stride, rounds, base, next: 0 }
+        Sweep {
+            pages,
+            stride,
+            rounds,
+            base,
+            next: 0,
+        }
     }
 
     pub(super) fn from_params(get: impl Fn(&str) -> u64) -> Result<Self, String> {
         let (pages, stride) = (get("pages"), get("stride"));
         if pages == 0 || stride == 0 {
-            return Err(format!("sweep: pages and stride must be positive (got pages={pages}, stride={stride})"));
+            return Err(format!(
+                "sweep: pages and stride must be positive (got pages={pages}, stride={stride})"
+            ));
         }
         Ok(Sweep::new(pages, stride, get("rounds"), get("base")))
     }
@@ -50,7 +59,12 @@ impl RecordSource for Sweep {
         let n = (total - self.next).min(max as u64);
         for i in self.next..self.next + n {
             let va = self.base + (i % self.pages) * self.stride;
-            out.push(Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(va), 8)));
+            out.push(Record::Access(Access::new(
+                ThreadId(0),
+                AccessKind::Load,
+                VirtAddr(va),
+                8,
+            )));
         }
         self.next += n;
         Ok(n as usize)

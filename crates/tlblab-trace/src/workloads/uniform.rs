@@ -50,7 +50,12 @@ impl RecordSource for Uniform {
         let n = (self.accesses - self.next).min(max as u64);
         for _ in 0..n {
             let va = self.base + self.rng.below(self.words) * 8;
-            out.push(Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(va), 8)));
+            out.push(Record::Access(Access::new(
+                ThreadId(0),
+                AccessKind::Load,
+                VirtAddr(va),
+                8,
+            )));
         }
         self.next += n;
         Ok(n as usize)
