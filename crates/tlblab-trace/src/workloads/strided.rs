@@ -1,4 +1,4 @@
-//! `sweep`: touch `pages` pages at a fixed `stride`, in order, `rounds` times.
+//! `strided`: touch `pages` pages at a fixed `stride`, in order, `rounds` times.
 //!
 //! The closed-form workhorse of the behaviour tests (a cyclic sweep of 65 pages over a 64-entry
 //! fully associative LRU TLB misses every time) and the access pattern of seed 000's 4k- and
@@ -10,7 +10,7 @@ use crate::source::RecordSource;
 use tlblab_types::{AccessKind, ThreadId, VirtAddr};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
-    name: "sweep",
+    name: "strided",
     summary:
         "cyclic sweep: one load per page over `pages` pages `stride` bytes apart, `rounds` times",
     source: "seed 000 §4.3 (access pattern of the 4k/68k-benchmarks)",
@@ -23,7 +23,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     in_default_set: true,
 };
 
-pub struct Sweep {
+pub struct Strided {
     pages: u64,
     stride: u64,
     rounds: u64,
@@ -31,9 +31,9 @@ pub struct Sweep {
     next: u64,
 }
 
-impl Sweep {
+impl Strided {
     pub fn new(pages: u64, stride: u64, rounds: u64, base: u64) -> Self {
-        Sweep {
+        Strided {
             pages,
             stride,
             rounds,
@@ -46,14 +46,14 @@ impl Sweep {
         let (pages, stride) = (get("pages"), get("stride"));
         if pages == 0 || stride == 0 {
             return Err(format!(
-                "sweep: pages and stride must be positive (got pages={pages}, stride={stride})"
+                "strided: pages and stride must be positive (got pages={pages}, stride={stride})"
             ));
         }
-        Ok(Sweep::new(pages, stride, get("rounds"), get("base")))
+        Ok(Strided::new(pages, stride, get("rounds"), get("base")))
     }
 }
 
-impl RecordSource for Sweep {
+impl RecordSource for Strided {
     fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String> {
         let total = self.pages * self.rounds;
         let n = (total - self.next).min(max as u64);
