@@ -872,81 +872,68 @@ impl System {
         Ok(())
     }
 
-    /// Runs a record source to the end (or `max_references`), advancing the hardware thread
-    /// with the smallest clock whenever several have work.
+    /// Runs a record source to the end (or `max_references`).
+    ///
+    /// With one hardware thread, records are simulated in trace order. With several, the engine
+    /// reads ahead a bounded window of records (at most `LOOKAHEAD`), queues each access on the
+    /// hardware thread its software thread runs on, and always advances the hardware thread with
+    /// the smallest clock that has work queued; so within the window, contention happens in
+    /// simulated-time order, and memory stays bounded for traces of any length. Events take
+    /// effect in trace order: the queues are drained before an event is applied.
     pub fn run(&mut self, source: &mut dyn RecordSource) -> Result<(), SimError> {
         const BATCH: usize = 1 << 14;
+        const LOOKAHEAD: usize = 1 << 16;
         let mut buf: Vec<Record> = Vec::with_capacity(BATCH);
         let single = self.cpus.len() == 1;
         let mut queues: Vec<VecDeque<Access>> = vec![VecDeque::new(); self.cpus.len()];
+        let mut queued = 0usize;
         let mut exhausted = false;
-        let limit = if self.options.max_references == 0 {
-            u64::MAX
-        } else {
-            self.options.max_references
-        };
-        loop {
-            if self.references >= limit {
-                return Ok(());
-            }
-            // Refill until every hardware thread with work has some queued, bounded in memory.
-            let queued: usize = queues.iter().map(|q| q.len()).sum();
-            if !exhausted
-                && (queued == 0 || (queues.iter().any(|q| q.is_empty()) && queued < BATCH * 64))
-            {
+        let limit = if self.options.max_references == 0 { u64::MAX } else { self.options.max_references };
+        while self.references < limit {
+            if !exhausted && queued < LOOKAHEAD / 2 {
                 buf.clear();
-                let n = source.fill(&mut buf, BATCH).map_err(SimError)?;
-                if n == 0 {
+                if source.fill(&mut buf, BATCH).map_err(SimError)? == 0 {
                     exhausted = true;
                 }
-                for r in buf.drain(..) {
-                    match r {
-                        Record::Access(a) => {
-                            if single {
-                                self.access(a)?;
-                                if self.references >= limit {
-                                    return Ok(());
-                                }
-                            } else {
-                                let st = self.thread_state(a.thread)?;
-                                queues[st.cpu].push_back(a);
+                for i in 0..buf.len() {
+                    match buf[i] {
+                        Record::Access(a) if single => {
+                            self.access(a)?;
+                            if self.references >= limit {
+                                return Ok(());
                             }
                         }
+                        Record::Access(a) => {
+                            let st = self.thread_state(a.thread)?;
+                            queues[st.cpu].push_back(a);
+                            queued += 1;
+                        }
                         Record::Event(e) => {
-                            // Events take effect in trace order: drain what is queued first.
-                            if !single {
+                            if queued > 0 {
                                 self.drain(&mut queues, limit)?;
+                                queued = 0;
                             }
                             self.event(e)?;
                         }
                     }
                 }
-                if !exhausted {
-                    continue;
-                }
-            }
-            if single || queues.iter().all(|q| q.is_empty()) {
-                if exhausted {
-                    return Ok(());
-                }
                 continue;
+            }
+            if queued == 0 {
+                return Ok(());
             }
             // Advance the hardware thread with the smallest clock that has work.
             let mut best = usize::MAX;
             for (i, q) in queues.iter().enumerate() {
-                if !q.is_empty()
-                    && (best == usize::MAX || self.cpus[i].clock < self.cpus[best].clock)
-                {
+                if !q.is_empty() && (best == usize::MAX || self.cpus[i].clock < self.cpus[best].clock) {
                     best = i;
                 }
             }
             let a = queues[best].pop_front().unwrap();
+            queued -= 1;
             self.access(a)?;
-            // A queue emptied while the source has more: refill before choosing again.
-            if queues[best].is_empty() && !exhausted {
-                continue;
-            }
         }
+        Ok(())
     }
 
     fn drain(&mut self, queues: &mut [VecDeque<Access>], limit: u64) -> Result<(), SimError> {

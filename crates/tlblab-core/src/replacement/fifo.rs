@@ -1,43 +1,35 @@
-//! First-in first-out: the victim is the allowed slot filled longest ago (hits do not count).
+//! First-in first-out: a fill moves the way to the front of its set's order (hits do not); the
+//! victim is the allowed way filled longest ago. O(1) per fill and per unconstrained victim.
+
+use super::order::OrderList;
 
 #[derive(Clone, Debug)]
 pub struct Fifo {
-    ways: usize,
-    filled_at: Vec<u64>,
-    clock: u64,
+    order: OrderList,
 }
 
 impl Fifo {
     pub fn new(sets: usize, ways: usize) -> Self {
-        Fifo {
-            ways,
-            filled_at: vec![0; sets * ways],
-            clock: 0,
-        }
+        Fifo { order: OrderList::new(sets, ways) }
     }
 
     #[inline]
     pub fn on_fill(&mut self, set: usize, way: usize) {
-        self.clock += 1;
-        self.filled_at[set * self.ways + way] = self.clock;
+        self.order.to_front(set, way);
     }
 
     #[inline]
     pub fn forget(&mut self, set: usize, way: usize) {
-        self.filled_at[set * self.ways + way] = 0;
+        self.order.to_back(set, way);
     }
 
     #[inline]
     pub fn victim(&self, set: usize, allowed: &[u64]) -> usize {
-        let row = &self.filled_at[set * self.ways..(set + 1) * self.ways];
-        let mut best = usize::MAX;
-        let mut best_t = u64::MAX;
-        for w in super::mask_iter(allowed) {
-            if row[w] < best_t {
-                best_t = row[w];
-                best = w;
-            }
-        }
-        best
+        self.order.oldest_allowed(set, allowed)
+    }
+
+    #[inline]
+    pub fn victim_any(&self, set: usize) -> usize {
+        self.order.oldest(set)
     }
 }

@@ -1,44 +1,35 @@
-//! Least-recently-used: each slot remembers the time of its last use; the victim is the allowed
-//! slot with the oldest stamp (never-used slots have stamp 0, so they go first, lowest way first).
+//! Least-recently-used: every hit and fill moves the way to the front of its set's order; the
+//! victim is the oldest allowed way. O(1) per touch and per unconstrained victim.
+
+use super::order::OrderList;
 
 #[derive(Clone, Debug)]
 pub struct Lru {
-    ways: usize,
-    stamps: Vec<u64>,
-    clock: u64,
+    order: OrderList,
 }
 
 impl Lru {
     pub fn new(sets: usize, ways: usize) -> Self {
-        Lru {
-            ways,
-            stamps: vec![0; sets * ways],
-            clock: 0,
-        }
+        Lru { order: OrderList::new(sets, ways) }
     }
 
     #[inline]
     pub fn touch(&mut self, set: usize, way: usize) {
-        self.clock += 1;
-        self.stamps[set * self.ways + way] = self.clock;
+        self.order.to_front(set, way);
     }
 
     #[inline]
     pub fn forget(&mut self, set: usize, way: usize) {
-        self.stamps[set * self.ways + way] = 0;
+        self.order.to_back(set, way);
     }
 
     #[inline]
     pub fn victim(&self, set: usize, allowed: &[u64]) -> usize {
-        let row = &self.stamps[set * self.ways..(set + 1) * self.ways];
-        let mut best = usize::MAX;
-        let mut best_stamp = u64::MAX;
-        for w in super::mask_iter(allowed) {
-            if row[w] < best_stamp {
-                best_stamp = row[w];
-                best = w;
-            }
-        }
-        best
+        self.order.oldest_allowed(set, allowed)
+    }
+
+    #[inline]
+    pub fn victim_any(&self, set: usize) -> usize {
+        self.order.oldest(set)
     }
 }

@@ -13,6 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 mod fifo;
+mod order;
 mod lru;
 mod plru;
 mod random;
@@ -90,6 +91,17 @@ impl Replacement {
             Replacement::Lru(p) => p.forget(set, way),
             Replacement::Fifo(p) => p.forget(set, way),
             Replacement::Plru(_) | Replacement::Random(_) => {}
+        }
+    }
+
+    /// The victim when every way may be chosen (no locked entries): the common, fast case.
+    #[inline]
+    pub fn victim_any(&mut self, set: usize) -> usize {
+        match self {
+            Replacement::Lru(p) => p.victim_any(set),
+            Replacement::Fifo(p) => p.victim_any(set),
+            Replacement::Plru(p) => p.victim_any(set),
+            Replacement::Random(p) => p.victim_any(),
         }
     }
 

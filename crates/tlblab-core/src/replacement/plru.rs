@@ -45,6 +45,27 @@ impl TreePlru {
         }
     }
 
+    /// Follows the tree bits to the pseudo-least-recently-used way.
+    #[inline]
+    pub fn victim_any(&self, set: usize) -> usize {
+        if self.ways == 1 {
+            return 0;
+        }
+        let base = set * self.ways;
+        let (mut node, mut lo, mut hi) = (1usize, 0usize, self.ways);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if self.bits[base + node] {
+                node = node * 2 + 1;
+                lo = mid;
+            } else {
+                node *= 2;
+                hi = mid;
+            }
+        }
+        lo
+    }
+
     #[inline]
     pub fn victim(&self, set: usize, allowed: &[u64]) -> usize {
         if self.ways == 1 {

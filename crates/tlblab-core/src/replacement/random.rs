@@ -5,14 +5,21 @@ use tlblab_types::SplitMix64;
 
 #[derive(Clone, Debug)]
 pub struct RandomRepl {
+    ways: usize,
     rng: SplitMix64,
 }
 
 impl RandomRepl {
-    pub fn new(_ways: usize, seed: u64) -> Self {
+    pub fn new(ways: usize, seed: u64) -> Self {
         RandomRepl {
+            ways,
             rng: SplitMix64::derive(seed, "replacement.random"),
         }
+    }
+
+    #[inline]
+    pub fn victim_any(&mut self) -> usize {
+        self.rng.below(self.ways as u64) as usize
     }
 
     #[inline]

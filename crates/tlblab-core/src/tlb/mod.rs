@@ -212,6 +212,16 @@ pub struct TlbHit {
 
 const INVALID: u64 = u64::MAX;
 
+/// Bit w set where `row[w] == key` (row.len() ≤ 64); branch-free so it vectorizes.
+#[inline]
+fn match_mask(row: &[u64], key: u64) -> u64 {
+    let mut m = 0u64;
+    for (w, &k) in row.iter().enumerate() {
+        m |= ((k == key) as u64) << w;
+    }
+    m
+}
+
 #[inline]
 fn pack(vpn: u64, size: PageSize) -> u64 {
     (vpn << 3) | size.index() as u64
@@ -233,6 +243,9 @@ pub struct Tlb {
     pfn: Vec<Pfn>,
     locked: Vec<bool>,
     locked_count: usize,
+    /// Valid entries per page size (lookups skip sizes with none) and per set.
+    size_count: [u32; 6],
+    set_valid: Vec<u32>,
     repl: Replacement,
     /// Memo of the last hit: (packed key, requester, slot); `slot == usize::MAX` = empty.
     memo_key: u64,
@@ -271,6 +284,8 @@ impl Tlb {
             pfn: vec![Pfn(0); n],
             locked: vec![false; n],
             locked_count: 0,
+            size_count: [0; 6],
+            set_valid: vec![0; sets],
             memo_key: INVALID,
             memo_req: Requester::default(),
             memo_slot: usize::MAX,
@@ -316,25 +331,30 @@ impl Tlb {
         }
         for i in 0..self.sizes.len() {
             let size = self.sizes[i];
+            if self.size_count[size.index()] == 0 {
+                continue;
+            }
             let vpn = va.0 >> size.shift();
             let key = pack(vpn, size);
             let set = self.index.set_of(vpn);
             let base = set * self.ways;
-            let row = &self.keys[base..base + self.ways];
-            for (w, &k) in row.iter().enumerate() {
-                if k == key && self.tags_match(base + w, req) {
+            let mut chunk = 0;
+            while chunk < self.ways {
+                let end = (chunk + 64).min(self.ways);
+                let mut m = match_mask(&self.keys[base + chunk..base + end], key);
+                while m != 0 {
+                    let w = chunk + m.trailing_zeros() as usize;
+                    m &= m - 1;
                     let slot = base + w;
-                    self.repl.on_hit(set, w);
-                    self.memo_key = key;
-                    self.memo_req = req;
-                    self.memo_slot = slot;
-                    return Some(TlbHit {
-                        slot,
-                        pfn: self.pfn[slot],
-                        size,
-                        domain: self.domain[slot],
-                    });
+                    if self.tags_match(slot, req) {
+                        self.repl.on_hit(set, w);
+                        self.memo_key = key;
+                        self.memo_req = req;
+                        self.memo_slot = slot;
+                        return Some(TlbHit { slot, pfn: self.pfn[slot], size, domain: self.domain[slot] });
+                    }
                 }
+                chunk = end;
             }
         }
         self.memo_slot = usize::MAX;
@@ -399,9 +419,16 @@ impl Tlb {
         let mut evicted = None;
         let w = match way {
             Some(w) => w,
-            None => match (0..self.ways).find(|&w| self.keys[base + w] == INVALID) {
-                Some(w) => w,
-                None => {
+            None if (self.set_valid[set] as usize) < self.ways => {
+                let w = (0..self.ways).find(|&w| self.keys[base + w] == INVALID).expect("set not full");
+                self.set_valid[set] += 1;
+                self.size_count[e.size.index()] += 1;
+                w
+            }
+            None => {
+                let w = if self.locked_count == 0 {
+                    self.repl.victim_any(set)
+                } else {
                     let mut any = false;
                     for (i, m) in self.mask_scratch.iter_mut().enumerate() {
                         *m = 0;
@@ -416,11 +443,14 @@ impl Tlb {
                     if !any {
                         return None;
                     }
-                    let w = self.repl.victim(set, &self.mask_scratch);
-                    evicted = Some(self.entry_at(base + w));
-                    w
-                }
-            },
+                    self.repl.victim(set, &self.mask_scratch)
+                };
+                let old = self.entry_at(base + w);
+                self.size_count[old.size.index()] -= 1;
+                self.size_count[e.size.index()] += 1;
+                evicted = Some(old);
+                w
+            }
         };
         let slot = base + w;
         self.keys[slot] = key;
@@ -441,6 +471,8 @@ impl Tlb {
     }
 
     fn invalidate_slot(&mut self, slot: usize) {
+        self.size_count[(self.keys[slot] & 7) as usize] -= 1;
+        self.set_valid[slot / self.ways] -= 1;
         self.keys[slot] = INVALID;
         self.repl.on_invalidate(slot / self.ways, slot % self.ways);
     }
