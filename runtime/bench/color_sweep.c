@@ -181,6 +181,7 @@ static double quantile(double *v, unsigned n, double q) {
 static void print_stats(const char *key, double *vals, unsigned n) {
     double *c = malloc(n * sizeof *c);
     memcpy(c, vals, n * sizeof *c);
+    qsort(c, n, sizeof *c, cmp_double); /* before the printf: argument order is unspecified */
     printf("\"%s\": {\"median\": %.3f, \"q1\": %.3f, \"q3\": %.3f, \"min\": %.3f, \"max\": %.3f, \"rounds\": [", key,
            quantile(c, n, 0.5), quantile(c, n, 0.25), quantile(c, n, 0.75), c[0], c[n - 1]);
     for (unsigned i = 0; i < n; i++)
