@@ -18,7 +18,7 @@
  * over rounds, plus the placement facts (pages per set) computed from the addresses.
  *
  * Usage: color_sweep [--sets 128] [--ways 16] [--a-pages 96] [--a-colors 8] [--b-pages 96]
- *                    [--b-colors 8] [--rounds 15] [--jobs 201] [--cpu 0] [--seed 1]
+ *                    [--b-colors 8] [--b-first A_COLORS] [--rounds 15] [--jobs 201] [--cpu 0] [--seed 1]
  * Output: one JSON object on stdout. Errors: one line on stderr, exit status 2. */
 #include "tlblab/color.h"
 
@@ -34,7 +34,7 @@
 #endif
 
 typedef struct opts {
-    unsigned sets, ways, a_pages, a_colors, b_pages, b_colors, rounds, jobs, cpu;
+    unsigned sets, ways, a_pages, a_colors, b_pages, b_colors, b_first, rounds, jobs, cpu;
     unsigned long long seed;
 } opts_t;
 
@@ -202,7 +202,7 @@ static unsigned parse_opt(const char *name, const char *val) {
 }
 
 int main(int argc, char **argv) {
-    opts_t o = {.sets = 128, .ways = 16, .a_pages = 96, .a_colors = 8, .b_pages = 96, .b_colors = 8,
+    opts_t o = {.sets = 128, .ways = 16, .a_pages = 96, .a_colors = 8, .b_pages = 96, .b_colors = 8, .b_first = UINT32_MAX,
                 .rounds = 15, .jobs = 201, .cpu = 0, .seed = 1};
     for (int i = 1; i < argc; i += 2) {
         const char *k = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -213,6 +213,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(k, "--a-colors")) o.a_colors = v;
         else if (!strcmp(k, "--b-pages")) o.b_pages = v;
         else if (!strcmp(k, "--b-colors")) o.b_colors = v;
+        else if (!strcmp(k, "--b-first")) o.b_first = v;
         else if (!strcmp(k, "--rounds")) o.rounds = v;
         else if (!strcmp(k, "--jobs")) o.jobs = v;
         else if (!strcmp(k, "--cpu")) o.cpu = v;
@@ -224,8 +225,11 @@ int main(int argc, char **argv) {
     }
     if (o.a_pages < 1 || o.b_pages < 1 || o.a_colors < 1 || o.b_colors < 1 || o.rounds < 1 || o.jobs < 1)
         die("pages, colors, rounds and jobs must be at least 1");
-    if (o.a_colors + o.b_colors > o.sets)
-        die("a-colors + b-colors must not exceed sets (the diff variant needs disjoint colors)");
+    if (o.b_first == UINT32_MAX)
+        o.b_first = o.a_colors;
+    if (o.b_first < o.a_colors || o.b_first + o.b_colors > o.sets)
+        die("the diff variant needs B's colors b-first..b-first+b-colors-1 disjoint from A's 0..a-colors-1 and "
+            "below sets");
     sm_state = o.seed;
     cpu_set_t cs;
     CPU_ZERO(&cs);
@@ -249,7 +253,7 @@ int main(int argc, char **argv) {
     colored_task(v[0].arena, &v[0].a, o.a_pages, 0, o.a_colors);
     colored_task(v[0].arena, &v[0].b, o.b_pages, 0, o.b_colors);
     colored_task(v[1].arena, &v[1].a, o.a_pages, 0, o.a_colors);
-    colored_task(v[1].arena, &v[1].b, o.b_pages, o.a_colors, o.b_colors);
+    colored_task(v[1].arena, &v[1].b, o.b_pages, o.b_first, o.b_colors);
     v[2].glibc_blocks = malloc((o.a_pages + o.b_pages) * sizeof(void *));
     glibc_task(&v[2], &v[2].a, o.a_pages);
     glibc_task(&v[2], &v[2].b, o.b_pages);
@@ -288,9 +292,9 @@ int main(int argc, char **argv) {
     (void)sink;
 
     printf("{\"sets\": %u, \"ways\": %u, \"a_pages\": %u, \"a_colors\": %u, \"b_pages\": %u, \"b_colors\": %u, "
-           "\"periods\": %u, \"rounds\": %u, \"jobs\": %u, \"cpu\": %u, \"seed\": %llu, \"ns_per_tick\": %.5f, "
+           "\"b_first\": %u, \"periods\": %u, \"rounds\": %u, \"jobs\": %u, \"cpu\": %u, \"seed\": %llu, \"ns_per_tick\": %.5f, "
            "\"variants\": {",
-           o.sets, o.ways, o.a_pages, o.a_colors, o.b_pages, o.b_colors, periods, o.rounds, o.jobs, o.cpu, o.seed,
+           o.sets, o.ways, o.a_pages, o.a_colors, o.b_pages, o.b_colors, o.b_first, periods, o.rounds, o.jobs, o.cpu, o.seed,
            tick_ns);
     for (int k = 0; k < 3; k++) {
         printf("%s\"%s\": {\"max_pages_per_set\": %u, \"a_max_pages_per_set\": %u, \"sets_shared\": %u, ",
