@@ -50,7 +50,7 @@ if(NOT TLBLAB_SANITIZE AND CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
 endif()
 
 find_program(TLBLAB_VALGRIND valgrind)
-if(TLBLAB_VALGRIND)
+if(TLBLAB_VALGRIND AND NOT TLBLAB_SANITIZE)  # valgrind cannot run ASan binaries
   add_test(NAME color_prop_valgrind
     COMMAND ${TLBLAB_VALGRIND} --tool=memcheck --error-exitcode=3 --leak-check=full --errors-for-leak-kinds=definite
             -q $<TARGET_FILE:test_color_prop> 8 2000)

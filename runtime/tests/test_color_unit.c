@@ -290,6 +290,39 @@ static void given_many_operations_then_placement_is_deterministic_across_arenas(
     tlb_arena_destroy(b);
 }
 
+static void given_huge_page_slots_then_colors_follow_bits_21_up_or_a_clear_error(void) {
+    /* Without a hugetlbfs pool and without TLB_ARENA_HUGE_THP: no silent fallback to 4 KiB. */
+    tlb_geometry_t g = {.sets = 4, .ways = 1, .page_shift = 21, .periods = 1};
+    tlb_status_t st = TLB_OK;
+    char msg[256] = "";
+    tlb_arena_t *a = tlb_arena_create(&g, &st, msg, sizeof msg);
+    if (a == NULL) {
+        CHECK(st == TLB_ENOMEM);
+        CHECK(strstr(msg, "MAP_HUGETLB") != NULL && strstr(msg, "TLB_ARENA_HUGE_THP") != NULL);
+        g.flags = TLB_ARENA_HUGE_THP;
+        a = tlb_arena_create(&g, &st, msg, sizeof msg);
+    }
+    CHECK(a != NULL);
+    if (a == NULL) {
+        fprintf(stderr, "huge arena: %s\n", msg);
+        return;
+    }
+    tlb_arena_info_t inf;
+    tlb_arena_info(a, &inf);
+    CHECK(inf.slot_size == ((size_t)2 << 20));
+    CHECK(inf.base % ((size_t)8 << 20) == 0);
+    CHECK(inf.huge_backing == 1 || inf.huge_backing == 2);
+    CHECK(inf.handle_set == UINT32_MAX);
+    for (uint32_t c = 0; c < 4; c++) {
+        size_t n = tlb_max_alloc(a, c);
+        CHECK(n > ((size_t)3 << 19)); /* most of a 2 MiB slot */
+        unsigned char *p = tlb_malloc(a, n, c);
+        CHECK(p != NULL && ((uintptr_t)p >> 21) % 4 == c && (((uintptr_t)p + n - 1) >> 21) % 4 == c);
+    }
+    check_ok(a);
+    tlb_arena_destroy(a);
+}
+
 int main(void) {
     given_geometry_when_created_then_colors_and_limits_follow_seed_equations();
     given_small_color_when_allocating_then_every_byte_is_on_its_set();
@@ -301,6 +334,7 @@ int main(void) {
     given_bad_geometry_when_creating_then_a_clear_error();
     given_index_above_page_offset_when_allocating_then_slots_span_several_pages();
     given_many_operations_then_placement_is_deterministic_across_arenas();
+    given_huge_page_slots_then_colors_follow_bits_21_up_or_a_clear_error();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;

@@ -28,18 +28,23 @@ static void set_err(char *err, size_t len, const char *what, size_t bytes, int e
 }
 
 /* Fault every page in so that the fast path never faults. MADV_POPULATE_WRITE does it in one
- * call (and, unlike MAP_POPULATE, after MADV_NOHUGEPAGE has taken effect); older kernels get one
- * write per page. */
-static void prefault(void *p, size_t len, size_t page) {
+ * call (and, unlike MAP_POPULATE, after MADV_NOHUGEPAGE has taken effect) and reports a shortage
+ * as an error instead of a SIGBUS; kernels before 5.14 (EINVAL) get one write per page, which is
+ * safe for 4 KiB pages only. Returns 0 or -1 with errno set. */
+static int prefault(void *p, size_t len, size_t page) {
     if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
-        return;
+        return 0;
+    if (errno != EINVAL || page != 4096)
+        return -1;
     for (size_t off = 0; off < len; off += page)
         ((volatile unsigned char *)p)[off] = 0;
+    return 0;
 }
 
+/* No MAP_NORESERVE: a hugetlbfs mapping must reserve its pages at mmap time, or a shortage would
+ * surface later as SIGBUS on first touch. */
 static void *map_anon(size_t len, int extra_flags) {
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | extra_flags,
-                   -1, 0);
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | extra_flags, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
@@ -83,7 +88,11 @@ int tlb_prim_reserve(size_t size, size_t align, unsigned page_shift, int allow_t
             tlb_prim_release(region);
             return -1;
         }
-        prefault(start, size + HANDLE_PAGE, page);
+        if (prefault(start, size + HANDLE_PAGE, page) != 0) {
+            set_err(err, err_len, "pre-faulting (MADV_POPULATE_WRITE)", size, errno);
+            tlb_prim_release(region);
+            return -1;
+        }
         *base = (uintptr_t)p;
         *handle_page = (unsigned char *)p - HANDLE_PAGE;
         *backing = 0;
@@ -110,7 +119,11 @@ int tlb_prim_reserve(size_t size, size_t align, unsigned page_shift, int allow_t
         }
         region->map = start;
         region->map_len = size;
-        prefault(p, size, page);
+        if (prefault(p, size, page) != 0) {
+            set_err(err, err_len, "pre-faulting huge pages (MADV_POPULATE_WRITE)", size, errno);
+            tlb_prim_release(region);
+            return -1;
+        }
         void *h = map_anon(HANDLE_PAGE, 0);
         if (h == NULL) {
             set_err(err, err_len, "mmap (handle page)", HANDLE_PAGE, errno);
