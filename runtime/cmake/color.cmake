@@ -1,5 +1,6 @@
 # The TLB-coloring allocator (seed 003): library sources, tests, benchmarks.
 # Tests: unit + randomized property tests (plain build), the same tests built with ASan+UBSan,
+# the thread test under TSan,
 # a valgrind memcheck run, and a clang build of the allocator with -Werror (when clang exists).
 
 set(TLBLAB_COLOR_SOURCES
@@ -44,6 +45,16 @@ if(NOT TLBLAB_SANITIZE AND CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
     target_link_options(test_color_${t}_san PRIVATE -fsanitize=address,undefined)
     target_link_libraries(test_color_${t}_san PRIVATE Threads::Threads)
   endforeach()
+  # ThreadSanitizer on the locked variant's concurrency test.
+  add_executable(test_color_threads_tsan tests/test_color_threads.c ${TLBLAB_COLOR_SOURCES})
+  target_include_directories(test_color_threads_tsan PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/include
+                             ${CMAKE_CURRENT_SOURCE_DIR}/src/color)
+  target_compile_options(test_color_threads_tsan PRIVATE ${TLBLAB_WARNINGS} -O1 -g -fsanitize=thread)
+  target_compile_definitions(test_color_threads_tsan PRIVATE _GNU_SOURCE)
+  target_link_options(test_color_threads_tsan PRIVATE -fsanitize=thread)
+  target_link_libraries(test_color_threads_tsan PRIVATE Threads::Threads)
+  add_test(NAME color_threads_tsan COMMAND test_color_threads_tsan)
+  set_tests_properties(color_threads_tsan PROPERTIES ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
   add_test(NAME color_unit_asan_ubsan COMMAND test_color_unit_san)
   add_test(NAME color_prop_asan_ubsan COMMAND test_color_prop_san 40 5000)
   add_test(NAME color_threads_asan_ubsan COMMAND test_color_threads_san)
