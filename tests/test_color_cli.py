@@ -25,8 +25,8 @@ def test_given_pair_scenario_when_measured_then_placement_facts_follow_the_color
         assert stats["min"] <= stats["median"] <= stats["max"] and stats["min"] > 0
 
 
-def test_given_cli_when_run_quick_as_json_then_it_prints_both_scenarios(capsys):
-    assert main(["host", "coloring", "--scenario", "pair", "--rounds", "1", "--jobs", "3", "--json"]) == 0
+def test_given_cli_defaults_as_json_then_it_prints_the_pair_scenario(capsys):
+    assert main(["host", "coloring", "--rounds", "1", "--jobs", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert [r["scenario"] for r in out] == ["pair"]
 
