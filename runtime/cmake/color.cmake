@@ -84,3 +84,7 @@ if(TLBLAB_OTHER_CC)
             -DOUT=${CMAKE_CURRENT_BINARY_DIR}/color_other_cc "-DWARN=${_color_warn}"
             -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/color_other_compiler.cmake)
 endif()
+
+# The usage example of docs/color.md (tests/test_color_docs.py keeps the two identical).
+tlblab_color_exe(test_color_example tests/test_color_example.c)
+add_test(NAME color_example COMMAND test_color_example)
