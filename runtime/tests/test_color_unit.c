@@ -62,6 +62,7 @@ static void given_geometry_when_created_then_colors_and_limits_follow_seed_equat
     CHECK(inf.base % (128u * 4096u) == 0); /* aligned to a period */
     CHECK(inf.handle_set == 127);
     CHECK(inf.huge_backing == 0);
+    CHECK(inf.conflict_free == 1);
     CHECK(inf.small_max_alloc > 3000 && inf.small_max_alloc < 4096);
     CHECK(inf.large_max_alloc > 3 * 4096 && inf.large_max_alloc < 4 * 4096); /* page_size x R (eq. 3.1) */
     CHECK(tlb_max_alloc(a, 0) == inf.small_max_alloc);
@@ -248,6 +249,14 @@ static void given_bad_geometry_when_creating_then_a_clear_error(void) {
     }
 }
 
+static void given_more_periods_than_ways_then_the_arena_says_it_is_not_conflict_free(void) {
+    tlb_arena_t *a = make(16, 2, 0, 3, 0);
+    tlb_arena_info_t inf;
+    tlb_arena_info(a, &inf);
+    CHECK(inf.conflict_free == 0);
+    tlb_arena_destroy(a);
+}
+
 static void given_index_above_page_offset_when_allocating_then_slots_span_several_pages(void) {
     /* A TLB indexed by VA bits 14.. (a slot = 4 pages): colors still follow the set formula. */
     tlb_geometry_t g = {.sets = 8, .ways = 2, .page_shift = 12, .index_shift = 14};
@@ -335,6 +344,7 @@ int main(void) {
     given_index_above_page_offset_when_allocating_then_slots_span_several_pages();
     given_many_operations_then_placement_is_deterministic_across_arenas();
     given_huge_page_slots_then_colors_follow_bits_21_up_or_a_clear_error();
+    given_more_periods_than_ways_then_the_arena_says_it_is_not_conflict_free();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;

@@ -97,6 +97,8 @@ typedef struct tlb_arena_info {
     uint32_t handle_set;      /* TLB set of the page that holds the arena handle (M - 1) */
     int huge_backing;         /* 0: 4 KiB pages; 1: hugetlbfs; 2: transparent huge pages */
     int locked;               /* 1 if TLB_ARENA_LOCKED */
+    int conflict_free;        /* 1 if periods <= ways: all slots of one color (and all large colors
+                                 together) fit in their TLB set at once */
 } tlb_arena_info_t;
 
 /* Per-color diagnostics (filled by tlb_color_diagnostics()). */

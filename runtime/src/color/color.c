@@ -495,6 +495,7 @@ void tlb_arena_info(const tlb_arena_t *a, tlb_arena_info_t *out) {
     out->handle_set = a->page_shift == 12 ? tlb_set_of(a, (const void *)(a->base - 4096)) : UINT32_MAX;
     out->huge_backing = a->backing;
     out->locked = a->locked;
+    out->conflict_free = a->periods <= a->ways;
 }
 
 uint32_t tlb_color_count(const tlb_arena_t *a) { return a->small_colors + a->large_colors; }
