@@ -28,7 +28,13 @@ def test_given_pair_scenario_when_measured_then_placement_facts_follow_the_color
 def test_given_cli_defaults_as_json_then_it_prints_the_pair_scenario(capsys):
     assert main(["host", "coloring", "--rounds", "1", "--jobs", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert [r["scenario"] for r in out] == ["pair"]
+    assert [r["scenario"] for r in out] == ["pair"] and out[0]["mode"] == "inline"
+
+
+def test_given_threads_mode_then_two_threads_alternate_and_report():
+    r = coloring.measure("pair", rounds=1, jobs=3, threads=True)
+    assert r["mode"] == "threads"
+    assert all(v["a_ns_per_access"]["median"] > 0 for v in r["variants"].values())
 
 
 @pytest.mark.parametrize("argv, words", [

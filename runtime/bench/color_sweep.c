@@ -17,13 +17,20 @@
  * median over its jobs of A's ns per access; the JSON output gives per-variant medians and spread
  * over rounds, plus the placement facts (pages per set) computed from the addresses.
  *
+ * With --threads 1 the tasks are two threads pinned to the same CPU instead, alternating through
+ * a pair of semaphores (the seed's setup, §5 Alg. 4, minus the periodic release): every hand-over
+ * is a context switch in the same address space, so no TLB flush, but kernel entries add their
+ * own translations ("OS noise", seed §6.0.6).
+ *
  * Usage: color_sweep [--sets 128] [--ways 16] [--a-pages 96] [--a-colors 8] [--b-pages 96]
- *                    [--b-colors 8] [--b-first A_COLORS] [--rounds 15] [--jobs 201] [--cpu 0] [--seed 1]
+ *                    [--b-colors 8] [--b-first A_COLORS] [--rounds 15] [--jobs 201] [--cpu 0] [--seed 1] [--threads 0|1]
  * Output: one JSON object on stdout. Errors: one line on stderr, exit status 2. */
 #include "tlblab/color.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +42,7 @@
 
 typedef struct opts {
     unsigned sets, ways, a_pages, a_colors, b_pages, b_colors, b_first, rounds, jobs, cpu;
+    unsigned threads; /* 1: each task is its own thread, handing over with semaphores */
     unsigned long long seed;
 } opts_t;
 
@@ -190,6 +198,61 @@ static void print_stats(const char *key, double *vals, unsigned n) {
     free(c);
 }
 
+/* Two-thread mode: B's thread and A's thread take turns; job 0 of each is a warm-up. */
+typedef struct duo {
+    const task_t *a, *b;
+    unsigned jobs;
+    uint64_t *ta, *tb;
+    sem_t go_a, go_b;
+} duo_t;
+
+static void *thread_b(void *arg) {
+    duo_t *d = arg;
+    void *volatile sink = NULL;
+    for (unsigned job = 0; job <= d->jobs; job++) {
+        sem_wait(&d->go_b);
+        uint64_t t0 = ticks();
+        sink = sweep(d->b);
+        uint64_t t1 = ticks();
+        if (job > 0)
+            d->tb[job - 1] = t1 - t0;
+        sem_post(&d->go_a);
+    }
+    (void)sink;
+    return NULL;
+}
+
+static void *thread_a(void *arg) {
+    duo_t *d = arg;
+    void *volatile sink = NULL;
+    for (unsigned job = 0; job <= d->jobs; job++) {
+        sem_wait(&d->go_a);
+        uint64_t t0 = ticks();
+        sink = sweep(d->a);
+        uint64_t t1 = ticks();
+        if (job > 0)
+            d->ta[job - 1] = t1 - t0;
+        sem_post(&d->go_b);
+    }
+    (void)sink;
+    return NULL;
+}
+
+/* Run the jobs as two threads (they inherit this thread's single-CPU affinity). */
+static void run_threads(const variant_t *x, unsigned jobs, uint64_t *ta, uint64_t *tb) {
+    duo_t d = {.a = &x->a, .b = &x->b, .jobs = jobs, .ta = ta, .tb = tb};
+    sem_init(&d.go_a, 0, 0);
+    sem_init(&d.go_b, 0, 0);
+    pthread_t pa, pb;
+    if (pthread_create(&pa, NULL, thread_a, &d) != 0 || pthread_create(&pb, NULL, thread_b, &d) != 0)
+        die("pthread_create failed");
+    sem_post(&d.go_b);
+    pthread_join(pa, NULL);
+    pthread_join(pb, NULL);
+    sem_destroy(&d.go_a);
+    sem_destroy(&d.go_b);
+}
+
 static unsigned parse_opt(const char *name, const char *val) {
     char *end;
     errno = 0;
@@ -218,6 +281,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(k, "--jobs")) o.jobs = v;
         else if (!strcmp(k, "--cpu")) o.cpu = v;
         else if (!strcmp(k, "--seed")) o.seed = v;
+        else if (!strcmp(k, "--threads")) o.threads = v;
         else {
             fprintf(stderr, "color_sweep: unknown option %s\n", k);
             return 2;
@@ -270,16 +334,20 @@ int main(int argc, char **argv) {
     for (unsigned r = 0; r < o.rounds; r++) {
         for (unsigned j = 0; j < 3; j++) {
             variant_t *x = &v[(r + j) % 3];
-            sink = sweep(&x->a); /* warm-up job pair */
-            sink = sweep(&x->b);
-            for (unsigned job = 0; job < o.jobs; job++) {
-                uint64_t t0 = ticks();
+            if (o.threads) {
+                run_threads(x, o.jobs, ta, tb);
+            } else {
+                sink = sweep(&x->a); /* warm-up job pair */
                 sink = sweep(&x->b);
-                uint64_t t1 = ticks();
-                sink = sweep(&x->a);
-                uint64_t t2 = ticks();
-                tb[job] = t1 - t0;
-                ta[job] = t2 - t1;
+                for (unsigned job = 0; job < o.jobs; job++) {
+                    uint64_t t0 = ticks();
+                    sink = sweep(&x->b);
+                    uint64_t t1 = ticks();
+                    sink = sweep(&x->a);
+                    uint64_t t2 = ticks();
+                    tb[job] = t1 - t0;
+                    ta[job] = t2 - t1;
+                }
             }
             for (unsigned job = 0; job < o.jobs; job++)
                 tmp[job] = (double)ta[job] * tick_ns / x->a.n;
@@ -292,9 +360,9 @@ int main(int argc, char **argv) {
     (void)sink;
 
     printf("{\"sets\": %u, \"ways\": %u, \"a_pages\": %u, \"a_colors\": %u, \"b_pages\": %u, \"b_colors\": %u, "
-           "\"b_first\": %u, \"periods\": %u, \"rounds\": %u, \"jobs\": %u, \"cpu\": %u, \"seed\": %llu, \"ns_per_tick\": %.5f, "
+           "\"b_first\": %u, \"mode\": \"%s\", \"periods\": %u, \"rounds\": %u, \"jobs\": %u, \"cpu\": %u, \"seed\": %llu, \"ns_per_tick\": %.5f, "
            "\"variants\": {",
-           o.sets, o.ways, o.a_pages, o.a_colors, o.b_pages, o.b_colors, o.b_first, periods, o.rounds, o.jobs, o.cpu, o.seed,
+           o.sets, o.ways, o.a_pages, o.a_colors, o.b_pages, o.b_colors, o.b_first, o.threads ? "threads" : "inline", periods, o.rounds, o.jobs, o.cpu, o.seed,
            tick_ns);
     for (int k = 0; k < 3; k++) {
         printf("%s\"%s\": {\"max_pages_per_set\": %u, \"a_max_pages_per_set\": %u, \"sets_shared\": %u, ",

@@ -48,13 +48,16 @@ def register(sub) -> None:
     p.add_argument("--jobs", type=int, default=201, help="job pairs per variant per round")
     p.add_argument("--cpu", type=int, default=0, help="CPU to pin the tasks to")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--threads", action="store_true",
+                   help="run A and B as two threads on the CPU handing over with semaphores (context switches) "
+                        "instead of one cyclic-executive thread")
     p.add_argument("--quick", action="store_true", help="5 rounds of 51 jobs (a smoke run)")
     p.add_argument("--json", action="store_true", help="print the raw JSON instead of a table")
     p.set_defaults(func=run)
 
 
 def measure(scenario: str, *, sets: int = 128, ways: int = 16, rounds: int = 15, jobs: int = 201, cpu: int = 0,
-            seed: int = 1) -> dict:
+            seed: int = 1, threads: bool = False) -> dict:
     """Run one scenario and return color_sweep's JSON as a dict (ns per access, medians and spread)."""
     if scenario not in SCENARIOS:
         raise UserError(f"unknown scenario '{scenario}': expected one of {', '.join(SCENARIOS)}")
@@ -70,7 +73,8 @@ def measure(scenario: str, *, sets: int = 128, ways: int = 16, rounds: int = 15,
         if sc["b_colors"] < 1:
             raise UserError(f"--sets {sets} is too small for scenario '{scenario}' (needs at least 9 sets)")
     args = [str(executable("color_sweep"))]
-    for k, v in {**sc, "sets": sets, "ways": ways, "rounds": rounds, "jobs": jobs, "cpu": cpu, "seed": seed}.items():
+    for k, v in {**sc, "sets": sets, "ways": ways, "rounds": rounds, "jobs": jobs, "cpu": cpu, "seed": seed,
+                 "threads": int(threads)}.items():
         args += [f"--{k.replace('_', '-')}", str(v)]
     proc = subprocess.run(args, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -90,8 +94,8 @@ def _fmt(s: dict) -> str:
 def run(args) -> int:
     rounds, jobs = (5, 51) if args.quick else (args.rounds, args.jobs)
     names = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
-    results = [measure(n, sets=args.sets, ways=args.ways, rounds=rounds, jobs=jobs, cpu=args.cpu, seed=args.seed)
-               for n in names]
+    results = [measure(n, sets=args.sets, ways=args.ways, rounds=rounds, jobs=jobs, cpu=args.cpu, seed=args.seed,
+                       threads=args.threads) for n in names]
     if args.json:
         json.dump(results, sys.stdout, indent=2)
         print()
@@ -99,7 +103,7 @@ def run(args) -> int:
     for r in results:
         print(f"scenario {r['scenario']}: A {r['a_pages']} pages on {r['a_colors']} colors, "
               f"B {r['b_pages']} pages on {r['b_colors']} colors; {r['sets']} sets x {r['ways']} ways; "
-              f"{r['rounds']} rounds x {r['jobs']} jobs, cpu {r['cpu']}")
+              f"{r['rounds']} rounds x {r['jobs']} jobs, cpu {r['cpu']}, tasks {r['mode']}")
         print("  ns per access: median [q1-q3] (min-max) over rounds")
         print(f"  {'variant':8} {'max pages/set':>13} {'sets A∩B':>8}  {'task A (timed after B)':34} task B")
         for name, v in r["variants"].items():
