@@ -22,7 +22,7 @@
  * is a context switch in the same address space, so no TLB flush, but kernel entries add their
  * own translations ("OS noise", seed §6.0.6).
  *
- * Usage: color_sweep [--sets 128] [--ways 16] [--a-pages 96] [--a-colors 8] [--b-pages 96]
+ * Usage: color_sweep [--sets 128] [--ways 16] [--a-pages 96] [--a-colors 8] [--a-first 0] [--b-pages 96]
  *                    [--b-colors 8] [--b-first A_COLORS] [--rounds 15] [--jobs 201] [--cpu 0] [--seed 1] [--threads 0|1]
  * Output: one JSON object on stdout. Errors: one line on stderr, exit status 2. */
 #include "tlblab/color.h"
@@ -41,7 +41,7 @@
 #endif
 
 typedef struct opts {
-    unsigned sets, ways, a_pages, a_colors, b_pages, b_colors, b_first, rounds, jobs, cpu;
+    unsigned sets, ways, a_pages, a_colors, a_first, b_pages, b_colors, b_first, rounds, jobs, cpu;
     unsigned threads; /* 1: each task is its own thread, handing over with semaphores */
     unsigned long long seed;
 } opts_t;
@@ -277,6 +277,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(k, "--b-pages")) o.b_pages = v;
         else if (!strcmp(k, "--b-colors")) o.b_colors = v;
         else if (!strcmp(k, "--b-first")) o.b_first = v;
+        else if (!strcmp(k, "--a-first")) o.a_first = v;
         else if (!strcmp(k, "--rounds")) o.rounds = v;
         else if (!strcmp(k, "--jobs")) o.jobs = v;
         else if (!strcmp(k, "--cpu")) o.cpu = v;
@@ -290,10 +291,11 @@ int main(int argc, char **argv) {
     if (o.a_pages < 1 || o.b_pages < 1 || o.a_colors < 1 || o.b_colors < 1 || o.rounds < 1 || o.jobs < 1)
         die("pages, colors, rounds and jobs must be at least 1");
     if (o.b_first == UINT32_MAX)
-        o.b_first = o.a_colors;
-    if (o.b_first < o.a_colors || o.b_first + o.b_colors > o.sets)
-        die("the diff variant needs B's colors b-first..b-first+b-colors-1 disjoint from A's 0..a-colors-1 and "
-            "below sets");
+        o.b_first = (o.a_first + o.a_colors) % o.sets;
+    if (o.a_first + o.a_colors > o.sets || o.b_first + o.b_colors > o.sets ||
+        (o.b_first < o.a_first + o.a_colors && o.a_first < o.b_first + o.b_colors))
+        die("the diff variant needs B's colors b-first..b-first+b-colors-1 disjoint from A's "
+            "a-first..a-first+a-colors-1, both below sets");
     sm_state = o.seed;
     cpu_set_t cs;
     CPU_ZERO(&cs);
@@ -314,9 +316,9 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    colored_task(v[0].arena, &v[0].a, o.a_pages, 0, o.a_colors);
-    colored_task(v[0].arena, &v[0].b, o.b_pages, 0, o.b_colors);
-    colored_task(v[1].arena, &v[1].a, o.a_pages, 0, o.a_colors);
+    colored_task(v[0].arena, &v[0].a, o.a_pages, o.a_first, o.a_colors);
+    colored_task(v[0].arena, &v[0].b, o.b_pages, o.a_first, o.b_colors);
+    colored_task(v[1].arena, &v[1].a, o.a_pages, o.a_first, o.a_colors);
     colored_task(v[1].arena, &v[1].b, o.b_pages, o.b_first, o.b_colors);
     v[2].glibc_blocks = malloc((o.a_pages + o.b_pages) * sizeof(void *));
     glibc_task(&v[2], &v[2].a, o.a_pages);
@@ -360,9 +362,9 @@ int main(int argc, char **argv) {
     (void)sink;
 
     printf("{\"sets\": %u, \"ways\": %u, \"a_pages\": %u, \"a_colors\": %u, \"b_pages\": %u, \"b_colors\": %u, "
-           "\"b_first\": %u, \"mode\": \"%s\", \"periods\": %u, \"rounds\": %u, \"jobs\": %u, \"cpu\": %u, \"seed\": %llu, \"ns_per_tick\": %.5f, "
+           "\"a_first\": %u, \"b_first\": %u, \"mode\": \"%s\", \"periods\": %u, \"rounds\": %u, \"jobs\": %u, \"cpu\": %u, \"seed\": %llu, \"ns_per_tick\": %.5f, "
            "\"variants\": {",
-           o.sets, o.ways, o.a_pages, o.a_colors, o.b_pages, o.b_colors, o.b_first, o.threads ? "threads" : "inline", periods, o.rounds, o.jobs, o.cpu, o.seed,
+           o.sets, o.ways, o.a_pages, o.a_colors, o.b_pages, o.b_colors, o.a_first, o.b_first, o.threads ? "threads" : "inline", periods, o.rounds, o.jobs, o.cpu, o.seed,
            tick_ns);
     for (int k = 0; k < 3; k++) {
         printf("%s\"%s\": {\"max_pages_per_set\": %u, \"a_max_pages_per_set\": %u, \"sets_shared\": %u, ",
