@@ -244,7 +244,9 @@ static void run_threads(const variant_t *x, unsigned jobs, uint64_t *ta, uint64_
     sem_init(&d.go_a, 0, 0);
     sem_init(&d.go_b, 0, 0);
     pthread_t pa, pb;
-    if (pthread_create(&pa, NULL, thread_a, &d) != 0 || pthread_create(&pb, NULL, thread_b, &d) != 0)
+    if (pthread_create(&pa, NULL, thread_a, &d) != 0)
+        die("pthread_create failed");
+    if (pthread_create(&pb, NULL, thread_b, &d) != 0)
         die("pthread_create failed");
     sem_post(&d.go_b);
     pthread_join(pa, NULL);
