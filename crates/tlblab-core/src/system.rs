@@ -884,7 +884,11 @@ impl System {
         const BATCH: usize = 1 << 14;
         const LOOKAHEAD: usize = 1 << 16;
         let mut buf: Vec<Record> = Vec::with_capacity(BATCH);
+        // While only one hardware thread has had work (a single-threaded trace), there is nothing
+        // to interleave: simulate in trace order without queueing.
         let single = self.cpus.len() == 1;
+        let mut first_cpu: Option<usize> = None;
+        let mut multi = false;
         let mut queues: Vec<VecDeque<Access>> = vec![VecDeque::new(); self.cpus.len()];
         let mut queued = 0usize;
         let mut exhausted = false;
@@ -896,6 +900,20 @@ impl System {
                     exhausted = true;
                 }
                 for i in 0..buf.len() {
+                    if let (false, false, Record::Access(a)) = (single, multi, buf[i]) {
+                        if queued == 0 {
+                            let cpu = self.thread_state(a.thread)?.cpu;
+                            if *first_cpu.get_or_insert(cpu) != cpu {
+                                multi = true;
+                            } else {
+                                self.access(a)?;
+                                if self.references >= limit {
+                                    return Ok(());
+                                }
+                                continue;
+                            }
+                        }
+                    }
                     match buf[i] {
                         Record::Access(a) if single => {
                             self.access(a)?;

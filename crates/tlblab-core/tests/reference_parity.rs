@@ -24,7 +24,7 @@ fn repl() -> impl Strategy<Value = ReplacementKind> {
 }
 
 fn tlb_level(level: u8, sizes: Vec<PageSize>) -> impl Strategy<Value = TlbConfig> {
-    (0u32..4, 0u32..4, repl(), 0u8..3, 0u64..3).prop_map(
+    (0u32..4, 0u32..7, repl(), 0u8..3, 0u64..3).prop_map(
         move |(log_sets, log_ways, replacement, idx, latency)| {
             let sets = 1usize << log_sets;
             let ways = 1usize << log_ways;
