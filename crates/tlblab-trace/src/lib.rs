@@ -4,6 +4,7 @@
 //! built-in workload generators) and the engine consumes. `source` is the streaming interface.
 //! This crate knows nothing of TLBs.
 
+pub mod format;
 pub mod record;
 pub mod source;
 pub mod workloads;

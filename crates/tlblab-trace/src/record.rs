@@ -34,6 +34,15 @@ pub mod prot {
     pub const EXEC: u8 = 4;
 }
 
+/// What a `Flush` event empties (bit set).
+pub mod flush {
+    /// Every TLB of the core (seed 000 §4.3 step 1: "flushing all data caches, including the TLB").
+    pub const TLB: u8 = 1;
+    /// The data caches of the core and the levels it shares (seed 000 §8.1 step 3 flushes caches
+    /// but keeps the TLB).
+    pub const CACHES: u8 = 2;
+}
+
 /// Something that happened between accesses.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -59,6 +68,9 @@ pub enum Event {
     /// The program enters / leaves an annotated phase.
     PhaseBegin { region: u32 },
     PhaseEnd { region: u32 },
+    /// The program empties the TLBs and/or caches of `core` (`what` is a set of `flush::*` bits);
+    /// the benchmarks of seed 000 (§4.3, §8.1, §8.2) do this between their steps.
+    Flush { core: CoreId, what: u8 },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
