@@ -43,10 +43,10 @@ fn unzigzag(v: u64) -> i64 {
 #[derive(Clone, Copy, Default, Debug)]
 struct State {
     thread: u32,
-    last_i: u64,
-    size_i: u64,
-    last_d: u64,
-    stride_d: u64,
+    /// Last address of stream 0 (instruction fetches) and 1 (data).
+    last: [u64; 2],
+    /// Predicted step of each stream: the last fetch's size; the last data stride.
+    step: [u64; 2],
 }
 
 /// Encodes records into one block payload.
@@ -104,11 +104,9 @@ impl Encoder {
         let size = a.size;
         let sc: u8 = if size.is_power_of_two() && size <= 64 { size.trailing_zeros() as u8 } else { 7 };
         let addr = a.vaddr.0;
-        let (last, pred) = if kind == 0 {
-            (self.st.last_i, self.st.last_i.wrapping_add(self.st.size_i))
-        } else {
-            (self.st.last_d, self.st.last_d.wrapping_add(self.st.stride_d))
-        };
+        let sidx = (kind != 0) as usize;
+        let last = self.st.last[sidx];
+        let pred = last.wrapping_add(self.st.step[sidx]);
         let ac: u8;
         let mut tail = [0u8; 8];
         let mut ntail = 0usize;
@@ -132,13 +130,8 @@ impl Encoder {
         if sc == 7 {
             put_varint(&mut self.buf, size as u64);
         }
-        if kind == 0 {
-            self.st.last_i = addr;
-            self.st.size_i = size as u64;
-        } else {
-            self.st.stride_d = addr.wrapping_sub(last);
-            self.st.last_d = addr;
-        }
+        self.st.step[sidx] = if sidx == 0 { size as u64 } else { addr.wrapping_sub(last) };
+        self.st.last[sidx] = addr;
     }
 
     fn push_event(&mut self, e: &Event) {
@@ -247,6 +240,49 @@ const ADDR_MASK: [u64; 8] = [
     u64::MAX,
 ];
 
+/// What a tag byte says, precomputed for all 256 values.
+#[derive(Clone, Copy)]
+struct TagInfo {
+    /// Not a plain access with a table size: an event, a thread change, or a varint size.
+    slow: bool,
+    stream: u8,
+    ac: u8,
+    /// Bytes the record occupies (tag + address field).
+    adv: u8,
+    kind: AccessKind,
+    size: u32,
+    mask: u64,
+}
+
+const fn tag_table() -> [TagInfo; 256] {
+    let mut t = [TagInfo { slow: true, stream: 0, ac: 0, adv: 1, kind: AccessKind::Instr, size: 0, mask: 0 }; 256];
+    let mut i = 0;
+    while i < 256 {
+        let kind = i & 3;
+        let sc = (i >> 2) & 7;
+        let ac = i >> 5;
+        if kind != 3 && sc != 7 {
+            t[i] = TagInfo {
+                slow: false,
+                stream: (kind != 0) as u8,
+                ac: ac as u8,
+                adv: 1 + ADDR_BYTES[ac] as u8,
+                kind: match kind {
+                    0 => AccessKind::Instr,
+                    1 => AccessKind::Load,
+                    _ => AccessKind::Store,
+                },
+                size: 1 << sc,
+                mask: ADDR_MASK[ac],
+            };
+        }
+        i += 1;
+    }
+    t
+}
+
+static TAG: [TagInfo; 256] = tag_table();
+
 impl Decoder {
     /// Starts decoding a payload holding `records` records.
     pub fn start(&mut self, records: u32) {
@@ -283,44 +319,73 @@ impl Decoder {
                 self.remaining = missing as u32;
                 return Err(DecodeError { pos: p, what: format!("payload ends with {missing} of the block's records still to come") });
             }
+            // Fast path: a run of accesses with small sizes, written straight into `out`'s
+            // spare capacity. Safety: `p < len` is checked before every record, a record reads
+            // at most 9 bytes from `p`, and `buf` has `PAD` (16) bytes past `len`; at most
+            // `n - done` records are written into capacity reserved above.
+            unsafe {
+                let base = buf.as_ptr();
+                let dst0 = out.as_mut_ptr().add(out.len());
+                let mut k = 0usize;
+                let room = n - done;
+                // Both streams' state in registers; selects instead of branches, because in a
+                // real trace fetches and data accesses interleave unpredictably.
+                let (mut li, mut si, mut ld, mut sd) = (st.last[0], st.step[0], st.last[1], st.step[1]);
+                let thread = ThreadId(st.thread);
+                while k < room && p < len {
+                    let t = *base.add(p);
+                    let info = *TAG.get_unchecked(t as usize);
+                    if info.slow {
+                        break;
+                    }
+                    let raw = (base.add(p + 1) as *const u64).read_unaligned() & info.mask;
+                    p += info.adv as usize;
+                    let data = info.stream != 0;
+                    let last = if data { ld } else { li };
+                    let step = if data { sd } else { si };
+                    let delta = if info.ac == 0 { step } else { unzigzag(raw) as u64 };
+                    let rel = last.wrapping_add(delta);
+                    let addr = if info.ac == 7 { raw } else { rel };
+                    si = if data { si } else { info.size as u64 };
+                    li = if data { li } else { addr };
+                    sd = if data { addr.wrapping_sub(ld) } else { sd };
+                    ld = if data { addr } else { ld };
+                    dst0.add(k).write(Record::Access(Access { thread, kind: info.kind, vaddr: VirtAddr(addr), size: info.size }));
+                    k += 1;
+                }
+                st.last = [li, ld];
+                st.step = [si, sd];
+                out.set_len(out.len() + k);
+                done += k;
+            }
+            if done >= n || p >= len {
+                continue;
+            }
             let t = buf[p];
             let kind = t & 3;
             if kind != 3 {
                 let ac = (t >> 5) as usize;
-                let sc = (t >> 2) & 7;
                 let raw = le_u64_at(buf, p + 1) & ADDR_MASK[ac];
                 p += 1 + ADDR_BYTES[ac];
-                let size: u64 = if sc != 7 {
-                    1u64 << sc
-                } else {
-                    match read_varint(buf, &mut p, len) {
-                        Some(v) if v <= u32::MAX as u64 => v,
-                        _ => {
-                            self.fail_state(st, p, done);
-                            return Err(DecodeError { pos: p, what: "bad access size (varint overruns the payload or exceeds 32 bits)".into() });
-                        }
+                // Only size code 7 reaches here: an explicit varint size.
+                let size = match read_varint(buf, &mut p, len) {
+                    Some(v) if v <= u32::MAX as u64 => v,
+                    _ => {
+                        self.fail_state(st, p, done);
+                        return Err(DecodeError { pos: p, what: "bad access size (varint overruns the payload or exceeds 32 bits)".into() });
                     }
                 };
-                let (k, addr) = if kind == 0 {
-                    let a = match ac {
-                        0 => st.last_i.wrapping_add(st.size_i),
-                        7 => raw,
-                        _ => st.last_i.wrapping_add(unzigzag(raw) as u64),
-                    };
-                    st.last_i = a;
-                    st.size_i = size;
-                    (AccessKind::Instr, a)
-                } else {
-                    let a = match ac {
-                        0 => st.last_d.wrapping_add(st.stride_d),
-                        7 => raw,
-                        _ => st.last_d.wrapping_add(unzigzag(raw) as u64),
-                    };
-                    st.stride_d = a.wrapping_sub(st.last_d);
-                    st.last_d = a;
-                    (if kind == 1 { AccessKind::Load } else { AccessKind::Store }, a)
+                let s = (kind != 0) as usize;
+                let last = st.last[s];
+                let a = match ac {
+                    0 => last.wrapping_add(st.step[s]),
+                    7 => raw,
+                    _ => last.wrapping_add(unzigzag(raw) as u64),
                 };
-                out.push(Record::Access(Access { thread: ThreadId(st.thread), kind: k, vaddr: VirtAddr(addr), size: size as u32 }));
+                st.step[s] = if s == 0 { size } else { a.wrapping_sub(last) };
+                st.last[s] = a;
+                let k = [AccessKind::Instr, AccessKind::Load, AccessKind::Store][kind as usize];
+                out.push(Record::Access(Access { thread: ThreadId(st.thread), kind: k, vaddr: VirtAddr(a), size: size as u32 }));
                 done += 1;
             } else {
                 let start = p;
