@@ -27,6 +27,10 @@ impl Access {
     }
 }
 
+/// The `from` of a `ContextSwitch` onto an idle core (the first time a thread is scheduled),
+/// and the `to` of a switch that leaves the core idle.
+pub const NO_THREAD: ThreadId = ThreadId(u32::MAX);
+
 /// Memory-protection bits of an mmap/mprotect event.
 pub mod prot {
     pub const READ: u8 = 1;
@@ -68,6 +72,9 @@ pub enum Event {
     /// The program enters / leaves an annotated phase.
     PhaseBegin { region: u32 },
     PhaseEnd { region: u32 },
+    /// Like `Mmap`, but the range maps shared object `object`: every process that maps the same
+    /// object shares its frames (fork-shared text, `MAP_SHARED` memory; seed 002 §4.1 *extreme*).
+    MapShared { process: u32, start: VirtAddr, len: u64, prot: u8, page_shift: u8, object: u32 },
     /// The program empties the TLBs and/or caches of `core` (`what` is a set of `flush::*` bits);
     /// the benchmarks of seed 000 (§4.3, §8.1, §8.2) do this between their steps.
     Flush { core: CoreId, what: u8 },

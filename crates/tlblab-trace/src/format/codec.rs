@@ -29,6 +29,7 @@ const OP_REGION: u8 = 11;
 const OP_PHASE_BEGIN: u8 = 12;
 const OP_PHASE_END: u8 = 13;
 const OP_FLUSH: u8 = 14;
+const OP_MAP_SHARED: u8 = 15;
 
 #[inline]
 fn zigzag(v: i64) -> u64 {
@@ -202,6 +203,15 @@ impl Encoder {
             Event::PhaseEnd { region } => {
                 op(b, OP_PHASE_END);
                 put_varint(b, region as u64);
+            }
+            Event::MapShared { process, start, len, prot, page_shift, object } => {
+                op(b, OP_MAP_SHARED);
+                put_varint(b, process as u64);
+                put_varint(b, start.0);
+                put_varint(b, len);
+                put_varint(b, prot as u64);
+                put_varint(b, page_shift as u64);
+                put_varint(b, object as u64);
             }
             Event::Flush { core, what } => {
                 op(b, OP_FLUSH);
@@ -469,6 +479,14 @@ impl Decoder {
             OP_REGION => Event::Region { region: f(U32, "region")? as u32, start: VirtAddr(f(U64, "start")?), len: f(U64, "len")? },
             OP_PHASE_BEGIN => Event::PhaseBegin { region: f(U32, "region")? as u32 },
             OP_PHASE_END => Event::PhaseEnd { region: f(U32, "region")? as u32 },
+            OP_MAP_SHARED => Event::MapShared {
+                process: f(U32, "process")? as u32,
+                start: VirtAddr(f(U64, "start")?),
+                len: f(U64, "len")?,
+                prot: f(U8, "prot")? as u8,
+                page_shift: f(63, "page_shift")? as u8,
+                object: f(U32, "object")? as u32,
+            },
             OP_FLUSH => Event::Flush { core: CoreId(f(U16, "core")? as u16), what: f(U8, "what")? as u8 },
             other => return Err(format!("unknown record opcode {other} (tag byte {:#04x})", 3 | (other << 2))),
         }))
@@ -560,6 +578,7 @@ mod tests {
             Record::Event(Event::PhaseBegin { region: 0 }),
             Record::Event(Event::PhaseEnd { region: 0 }),
             Record::Event(Event::Flush { core: CoreId(0), what: 3 }),
+            Record::Event(Event::MapShared { process: 2, start: VirtAddr(0x40_0000), len: 8192, prot: 5, page_shift: 12, object: 9 }),
             Record::Event(Event::ThreadExit { thread: ThreadId(7) }),
         ];
         assert_eq!(round_trip(&recs), recs);

@@ -109,6 +109,7 @@ pub fn event_name(e: &Event) -> &'static str {
         Event::PhaseBegin { .. } => "phase_begin",
         Event::PhaseEnd { .. } => "phase_end",
         Event::Flush { .. } => "flush",
+        Event::MapShared { .. } => "map_shared",
     }
 }
 
