@@ -63,13 +63,21 @@ def record(
     limit: int | None = None,
     progress: bool = False,
     valgrind: str = "valgrind",
+    stdin: str | os.PathLike[str] | None = None,
+    stdout: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Runs `argv` under Valgrind Lackey and writes its references to `output` as they stream.
 
     `skip`/`limit` capture a window: the first `skip` references are dropped and the program is
-    stopped after `limit` more.
+    stopped after `limit` more. `stdin`/`stdout` redirect the program's input and output to
+    files (no shell: Lackey would trace the shell, not the program).
     """
-    return json.loads(_native.trace_record(list(argv), _path(output), skip, limit, progress, valgrind))
+    return json.loads(
+        _native.trace_record(
+            list(argv), _path(output), skip, limit, progress, valgrind,
+            None if stdin is None else _path(stdin), None if stdout is None else _path(stdout),
+        )
+    )
 
 
 def catalog() -> list[dict[str, Any]]:

@@ -121,7 +121,7 @@ fn trace_records(py: Python<'_>, path: String, n: u64, skip: u64) -> PyResult<St
 
 /// record(argv, output, skip=0, limit=None, progress=False, valgrind="valgrind") -> JSON report.
 #[pyfunction]
-#[pyo3(signature = (argv, output, skip=0, limit=None, progress=false, valgrind="valgrind".to_string()))]
+#[pyo3(signature = (argv, output, skip=0, limit=None, progress=false, valgrind="valgrind".to_string(), stdin=None, stdout=None))]
 fn trace_record(
     py: Python<'_>,
     argv: Vec<String>,
@@ -130,8 +130,10 @@ fn trace_record(
     limit: Option<u64>,
     progress: bool,
     valgrind: String,
+    stdin: Option<String>,
+    stdout: Option<String>,
 ) -> PyResult<String> {
-    let opts = capture::CaptureOptions { valgrind, skip, limit, progress };
+    let opts = capture::CaptureOptions { valgrind, skip, limit, progress, stdin: stdin.map(PathBuf::from), stdout: stdout.map(PathBuf::from) };
     let r = py.detach(move || capture::record(&argv, &PathBuf::from(output), &opts)).map_err(verr)?;
     Ok(json!({
         "references_seen": r.references_seen,

@@ -64,6 +64,9 @@ pub fn format_from_name(path: &Path) -> Result<Format, String> {
 
 /// Detects an input's format from its first bytes (native magic; Lackey text) and its name.
 pub fn detect(path: &Path) -> Result<Format, String> {
+    if std::fs::metadata(path).map(|m| !m.is_file()).unwrap_or(false) {
+        return Err(format!("{}: not a regular file: say its format with --from", path.display()));
+    }
     let (c, head) = sniff(path)?;
     if crate::format::is_native(&head) {
         return Ok(Format::Native);

@@ -55,7 +55,9 @@ enum InputInner {
 impl Input {
     pub fn open(path: &Path) -> Result<Input, String> {
         let name = path.display().to_string();
-        let (c, _) = sniff(path)?;
+        let meta = std::fs::metadata(path).map_err(|e| format!("{name}: {e}"))?;
+        // A pipe or terminal cannot be sniffed without losing what was read: read it as it is.
+        let c = if meta.is_file() { sniff(path)?.0 } else { Compression::None };
         let tool = match c {
             Compression::None => {
                 let f = File::open(path).map_err(|e| format!("{name}: {e}"))?;

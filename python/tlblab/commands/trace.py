@@ -30,6 +30,8 @@ def register(sub) -> None:
     r.add_argument("--limit", type=int, default=None, help="references to keep, then stop the program")
     r.add_argument("--no-progress", action="store_true", help="do not print the progress line")
     r.add_argument("--valgrind", default="valgrind", help="valgrind executable")
+    r.add_argument("--stdin", default=None, help="file to feed the program as stdin (default: empty)")
+    r.add_argument("--stdout", default=None, help="file for the program's stdout (default: the terminal)")
     r.add_argument("argv", nargs="+", metavar="-- PROGRAM ARGS", help="the program and its arguments")
     r.set_defaults(func=_record)
 
@@ -81,7 +83,7 @@ def _record(args) -> int:
         raise UserError(f"cannot find program `{argv[0]}`")
     rep = trace.record(
         argv, args.output, skip=args.skip, limit=args.limit, progress=not args.no_progress and sys.stderr.isatty(),
-        valgrind=args.valgrind,
+        valgrind=args.valgrind, stdin=args.stdin, stdout=args.stdout,
     )
     s = rep["summary"]
     rate = rep["references_seen"] / rep["seconds"] / 1e6 if rep["seconds"] > 0 else 0.0
