@@ -127,9 +127,8 @@ def machine_toml(machine: str | dict[str, Any]) -> str:
 
 
 def workloads() -> list[dict[str, Any]]:
-    """The built-in workloads with their parameters and defaults."""
-    return [
-        {"name": n, "summary": s, "source": src, "default": d,
-         "params": [{"name": p, "default": v, "meaning": m} for p, v, m in params]}
-        for n, s, src, d, params in _native.workload_catalog()
-    ]
+    """The built-in workloads: name, summary, source (seed section), in_default_set, params
+    (each with name, default, meaning). Same as `tlblab.trace.catalog()`."""
+    from tlblab.trace import catalog
+
+    return catalog()

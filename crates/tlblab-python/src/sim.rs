@@ -76,24 +76,6 @@ fn presets() -> PyResult<Vec<(String, String)>> {
         .collect()
 }
 
-/// [(name, summary, source, in_default_set, [(param, default, meaning)])] of the built-in workloads.
-#[pyfunction]
-#[allow(clippy::type_complexity)]
-fn workload_catalog() -> Vec<(String, String, String, bool, Vec<(String, u64, String)>)> {
-    workloads::catalog()
-        .into_iter()
-        .map(|w| {
-            (
-                w.name.to_string(),
-                w.summary.to_string(),
-                w.source.to_string(),
-                w.in_default_set,
-                w.params.iter().map(|(p, d, m)| (p.to_string(), *d, m.to_string())).collect(),
-            )
-        })
-        .collect()
-}
-
 /// Times the engine alone: generates the workload into memory first, then simulates it.
 /// Returns (references simulated, seconds spent simulating).
 #[pyfunction]
@@ -120,7 +102,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(machine_toml, m)?)?;
     m.add_function(wrap_pyfunction!(machine_json, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
-    m.add_function(wrap_pyfunction!(workload_catalog, m)?)?;
     m.add_function(wrap_pyfunction!(bench_engine, m)?)?;
     Ok(())
 }
