@@ -38,14 +38,33 @@ fn simulate(
     let cfg = machine_from(machine, machine_format)?;
     let os: tlblab_core::os::OsConfig =
         serde_json::from_str(os_json).map_err(|e| err(format!("os options: {e}")))?;
-    let (name, params) = workloads::parse_spec(workload).map_err(err)?;
     let opts = RunOptions { seed, caches, data_accesses, max_references, os };
     py.detach(|| {
-        let mut source = workloads::build(&name, &params, seed).map_err(err)?;
+        let mut source = open_workload(workload, seed)?;
         let mut sys = System::new(cfg, opts).map_err(|e| err(e.0))?;
         sys.run(&mut source).map_err(|e| err(e.0))?;
         serde_json::to_string(&sys.stats()).map_err(|e| err(e.to_string()))
     })
+}
+
+/// A workload: an existing trace file (native, Lackey text or ChampSim, detected), or a built-in
+/// workload spec `name:key=value,...`.
+fn open_workload(workload: &str, seed: u64) -> PyResult<Box<dyn tlblab_trace::RecordSource + Send>> {
+    let path = std::path::Path::new(workload);
+    if path.is_file() {
+        let (src, _meta, _fmt) = tlblab_trace::convert::open_source(path, None).map_err(err)?;
+        return Ok(src);
+    }
+    let looks_like_path = workload.contains('/') || workload.ends_with(".tlbt") || workload.ends_with(".txt");
+    let not_a_file = |e: String| {
+        if looks_like_path {
+            err(format!("{workload}: no such trace file (and not a workload spec: {e})"))
+        } else {
+            err(e)
+        }
+    };
+    let (name, params) = workloads::parse_spec(workload).map_err(not_a_file)?;
+    workloads::build(&name, &params, seed).map_err(not_a_file)
 }
 
 /// The machine as canonical TOML (validated).
