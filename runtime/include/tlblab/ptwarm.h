@@ -167,8 +167,9 @@ bool ptwarm_invariants_hold(ptwarm_t *w);
 /* The LLC-sharing timing probe, usable on its own: a thread pinned on cpu_app reads a 1 MiB random
  * chain twice, then the calling thread, pinned on cpu_helper for the duration, chases it and reports the
  * ns per line in *ns_per_line (about 17-24 ns when the cores share the L3 here, 56-115 ns when not).
- * Restores the caller's affinity. Takes about 2 ms. Returns 0, -EINVAL (same or bad CPU), -ENOMEM, or
- * a pthread/sched error. */
+ * Restores the caller's affinity. Takes about 2 ms, of which about 1.5 ms on cpu_app. Returns 0,
+ * -EINVAL (same or bad CPU), -ENOMEM, -ETIMEDOUT if the thread on cpu_app did not get to run within
+ * 200 ms (a real-time application owning that CPU), or a pthread/sched error. */
 int ptwarm_llc_probe(int cpu_app, int cpu_helper, double *ns_per_line);
 
 /* Names, for reports: "touch", "prefetch", "mincore", "pagemap"; states as in the enum, lower case. */

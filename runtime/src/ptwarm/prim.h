@@ -3,6 +3,7 @@
 #ifndef TLBLAB_PTWARM_PRIM_H
 #define TLBLAB_PTWARM_PRIM_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -27,6 +28,10 @@ typedef struct {
 int ptwarm_prim_affinity_save(ptwarm_prim_affinity *a);
 void ptwarm_prim_affinity_restore(const ptwarm_prim_affinity *a);
 pid_t ptwarm_prim_getpid(void);
+/* pthread_create with the new thread's affinity set at creation: `cpu` alone, or every CPU if cpu < 0.
+ * (A thread that inherits a busy CPU's mask and must first run there to move itself may never get to
+ * run if that CPU's owner is a real-time thread.) Returns 0 or -errno. */
+int ptwarm_prim_thread_create(pthread_t *t, void *(*fn)(void *), void *arg, int cpu, int detached);
 /* Does `a` share its highest-level cache with `b` according to sysfs? 1 yes, 0 no, <0 unknown. */
 int ptwarm_prim_share_llc(int a, int b);
 /* Is `b` an SMT sibling of `a` according to sysfs? 1 yes, 0 no, <0 unknown. */

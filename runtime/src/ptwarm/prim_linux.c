@@ -129,6 +129,25 @@ void ptwarm_prim_affinity_restore(const ptwarm_prim_affinity *a) {
 
 pid_t ptwarm_prim_getpid(void) { return getpid(); }
 
+int ptwarm_prim_thread_create(pthread_t *t, void *(*fn)(void *), void *arg, int cpu, int detached) {
+    pthread_attr_t attr;
+    int rc = pthread_attr_init(&attr);
+    if (rc != 0) return -rc;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (cpu >= 0 && cpu < CPU_SETSIZE) {
+        CPU_SET(cpu, &set);
+    } else {
+        int n = ptwarm_prim_ncpus();
+        for (int c = 0; c < n && c < CPU_SETSIZE; c++) CPU_SET(c, &set);
+    }
+    rc = pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+    if (rc == 0 && detached) rc = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (rc == 0) rc = pthread_create(t, &attr, fn, arg);
+    pthread_attr_destroy(&attr);
+    return -rc;
+}
+
 /* Parses a sysfs CPU list ("0-3,8,10-11") and reports whether `cpu` is in it. */
 static int list_has(const char *s, int cpu) {
     while (*s) {

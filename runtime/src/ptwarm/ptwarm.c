@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -538,10 +539,11 @@ int ptwarm_start(ptwarm_t *w) {
     }
     w->stop = false;
     w->pinned_cpu = -1;
-    int rc = pthread_create(&w->thread, NULL, helper_main, w);
+    int rc = ptwarm_prim_thread_create(&w->thread, helper_main, w,
+                                       c->placement == PTWARM_PLACE_CPU ? c->cpu : -1, 0);
     if (rc != 0) {
         pthread_mutex_unlock(&w->mu);
-        return -rc;
+        return rc;
     }
     w->running = true;
     pthread_mutex_unlock(&w->mu);
@@ -593,50 +595,65 @@ bool ptwarm_invariants_hold(ptwarm_t *w) {
 
 /* ---- the LLC-sharing probe ---- */
 
-#define PROBE_LINES 16384u /* 1 MiB: more than the L2 (512 KiB on Zen 3), far less than an L3 */
+#define PROBE_LINES 16384u       /* 1 MiB: more than the L2 (512 KiB on Zen 3), far less than an L3 */
+#define PROBE_TIMEOUT_NS 200000000u /* the application side must get 2 ms of its CPU within 200 ms */
 
+/* Shared by the caller and the application-side thread; whoever drops the last reference frees it, so
+ * a caller that gives up waiting (a real-time application owns its CPU) can return at once. */
 typedef struct {
     void **buf;
-    int cpu;
-    int rc;
+    int done;
+    atomic_int refs;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
     uintptr_t sink;
 } probe_arg;
 
+static void probe_release(probe_arg *p) {
+    if (atomic_fetch_sub(&p->refs, 1) == 1) {
+        pthread_cond_destroy(&p->cv);
+        pthread_mutex_destroy(&p->mu);
+        free(p->buf);
+        free(p);
+    }
+}
+
 static void *probe_app_side(void *arg) {
     probe_arg *p = arg;
-    p->rc = ptwarm_prim_pin_self(p->cpu);
-    if (p->rc != 0) return NULL;
     /* Build a random cyclic chain, one pointer per 64-byte line (random order defeats the hardware
-     * prefetchers), on the application's CPU. */
+     * prefetchers), on the application's CPU (this thread was created pinned there). */
     const size_t stride = 64 / sizeof(void *);
     uint32_t *order = malloc(PROBE_LINES * sizeof *order);
-    if (!order) {
-        p->rc = -ENOMEM;
-        return NULL;
-    }
-    for (uint32_t i = 0; i < PROBE_LINES; i++) order[i] = i;
-    uint64_t x = 0x9E3779B97F4A7C15u;
-    for (uint32_t i = PROBE_LINES - 1; i > 0; i--) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        uint32_t j = (uint32_t)(x % (i + 1));
-        uint32_t t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-    }
-    for (uint32_t i = 0; i < PROBE_LINES; i++)
-        p->buf[order[i] * stride] = &p->buf[order[(i + 1) % PROBE_LINES] * stride];
-    free(order);
+    if (order) {
+        for (uint32_t i = 0; i < PROBE_LINES; i++) order[i] = i;
+        uint64_t x = 0x9E3779B97F4A7C15u;
+        for (uint32_t i = PROBE_LINES - 1; i > 0; i--) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            uint32_t j = (uint32_t)(x % (i + 1));
+            uint32_t t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        for (uint32_t i = 0; i < PROBE_LINES; i++)
+            p->buf[order[i] * stride] = &p->buf[order[(i + 1) % PROBE_LINES] * stride];
+        free(order);
 #if defined(__x86_64__) || defined(__i386__)
-    /* Write the lines back so the reads below leave clean copies: the helper then measures a plain
-     * read of lines another core has read, as the page walker would see them. */
-    for (uint32_t i = 0; i < PROBE_LINES; i++) _mm_clflush(&p->buf[i * stride]);
-    _mm_mfence();
+        /* Write the lines back so the reads below leave clean copies: the helper then measures a plain
+         * read of lines another core has read, as the page walker would see them. */
+        for (uint32_t i = 0; i < PROBE_LINES; i++) _mm_clflush(&p->buf[i * stride]);
+        _mm_mfence();
 #endif
-    void **q = p->buf;
-    for (uint32_t k = 0; k < 2 * PROBE_LINES; k++) q = (void **)*q;
-    p->sink = (uintptr_t)q;
+        void **q = p->buf;
+        for (uint32_t k = 0; k < 2 * PROBE_LINES; k++) q = (void **)*q;
+        p->sink = (uintptr_t)q;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->done = order ? 1 : -1;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    probe_release(p);
     return NULL;
 }
 
@@ -646,29 +663,51 @@ int ptwarm_llc_probe(int cpu_app, int cpu_helper, double *ns_per_line) {
         cpu_helper >= n)
         return -EINVAL;
     ptwarm_prim_affinity saved;
-    int sr = ptwarm_prim_affinity_save(&saved);
-    if (sr != 0) return sr;
-    probe_arg pa = {.cpu = cpu_app, .rc = 0};
-    pa.buf = aligned_alloc(64, (size_t)PROBE_LINES * 64);
-    if (!pa.buf) return -ENOMEM;
-    int rc = ptwarm_prim_pin_self(cpu_helper);
+    int rc = ptwarm_prim_affinity_save(&saved);
+    if (rc != 0) return rc;
+    probe_arg *p = calloc(1, sizeof *p);
+    if (!p) return -ENOMEM;
+    p->buf = aligned_alloc(64, (size_t)PROBE_LINES * 64);
+    pthread_condattr_t ca;
+    if (!p->buf || pthread_condattr_init(&ca) != 0) {
+        free(p->buf);
+        free(p);
+        return -ENOMEM;
+    }
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    atomic_init(&p->refs, 2);
+    rc = ptwarm_prim_pin_self(cpu_helper);
+    pthread_t t;
     if (rc == 0) {
-        pthread_t t;
-        rc = -pthread_create(&t, NULL, probe_app_side, &pa);
-        if (rc == 0) {
-            pthread_join(t, NULL);
-            rc = pa.rc;
+        rc = ptwarm_prim_thread_create(&t, probe_app_side, p, cpu_app, 1);
+        if (rc != 0) atomic_fetch_sub(&p->refs, 1); /* the thread will never release its reference */
+    }
+    if (rc == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t abs_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + PROBE_TIMEOUT_NS;
+        ts.tv_sec = (time_t)(abs_ns / 1000000000u);
+        ts.tv_nsec = (long)(abs_ns % 1000000000u);
+        pthread_mutex_lock(&p->mu);
+        while (!p->done)
+            if (pthread_cond_timedwait(&p->cv, &p->mu, &ts) == ETIMEDOUT) break;
+        int done = p->done;
+        pthread_mutex_unlock(&p->mu);
+        if (done == 1) {
+            void **q = p->buf;
+            uint64_t t0 = ptwarm_prim_now_ns();
+            for (uint32_t k = 0; k < PROBE_LINES; k++) q = (void **)*q;
+            uint64_t t1 = ptwarm_prim_now_ns();
+            __asm__ __volatile__("" ::"r"(q));
+            *ns_per_line = (double)(t1 - t0) / PROBE_LINES;
+        } else {
+            rc = done < 0 ? -ENOMEM : -ETIMEDOUT;
         }
     }
-    if (rc == 0) {
-        void **q = pa.buf;
-        uint64_t t0 = ptwarm_prim_now_ns();
-        for (uint32_t k = 0; k < PROBE_LINES; k++) q = (void **)*q;
-        uint64_t t1 = ptwarm_prim_now_ns();
-        __asm__ __volatile__("" ::"r"(q));
-        *ns_per_line = (double)(t1 - t0) / PROBE_LINES;
-    }
     ptwarm_prim_affinity_restore(&saved);
-    free(pa.buf);
+    probe_release(p);
     return rc;
 }
