@@ -106,6 +106,34 @@ def two_cpus(app_cpu: int | None, helper_cpu: int | None) -> tuple[int, int]:
     return a, b
 
 
+def _quantile(vals: list[float], q: float) -> float:
+    """Linear-interpolation quantile, as ptwarm_bench computes it."""
+    t = sorted(vals)
+    pos = q * (len(t) - 1)
+    i = int(pos)
+    return t[i] + (t[i + 1] - t[i]) * (pos - i) if i + 1 < len(t) else t[i]
+
+
+def add_vs_spin(res: dict) -> None:
+    """Adds, per variant, its paired change against `spin` of the same round. When the machine is shared,
+    occupying the helper CPU at all changes what the neighbours can do to the measured CPU (it can even
+    speed the measured thread up, by keeping a build off the other CPU and out of the L3); `spin` occupies
+    it doing nothing useful, so variant/spin isolates what the warming itself does."""
+    for data in res["workloads"].values():
+        variants = data["variants"]
+        spin = variants.get("spin")
+        if not spin:
+            continue
+        for name, v in variants.items():
+            if name == "spin":
+                continue
+            rel = [((1 + a / 100) / (1 + b / 100) - 1) * 100 for a, b in zip(v["changes"], spin["changes"])]
+            v["vs_spin_pct_median"] = round(_quantile(rel, 0.5), 2)
+            v["vs_spin_pct_q1"] = round(_quantile(rel, 0.25), 2)
+            v["vs_spin_pct_q3"] = round(_quantile(rel, 0.75), 2)
+            v["vs_spin_wins"] = sum(1 for x in rel if x > 0)
+
+
 def llc_verdict(ns: float) -> str:
     if ns < 0:
         return "probe failed"
@@ -128,19 +156,34 @@ def summarize(res: dict) -> str:
         b = data["baseline_macc_s"]
         out.append("")
         out.append(f"{wl}: baseline (none) {b['median']:.3f} M accesses/s [{b['q1']:.3f}-{b['q3']:.3f}]")
-        out.append(f"  {'variant':<16}{'median':>9}{'q1':>9}{'q3':>9}{'won':>8}{'sweeps/s':>10}  helper state")
+        out.append(
+            f"  {'variant':<16}{'vs none: median':>16}{'[q1, q3]':>18}{'won':>7}"
+            f"{'vs spin: median':>17}{'[q1, q3]':>18}{'won':>7}{'sweeps/s':>10}  helper state"
+        )
         for name, v in data["variants"].items():
+            vs = (
+                f"{v['vs_spin_pct_median']:>+16.1f}%{'[' + format(v['vs_spin_pct_q1'], '+.1f') + ', ' + format(v['vs_spin_pct_q3'], '+.1f') + ']':>18}"
+                f"{v['vs_spin_wins']:>4}/{v['rounds']:<2}"
+                if "vs_spin_pct_median" in v
+                else f"{'':>42}"
+            )
             out.append(
-                f"  {name:<16}{v['change_pct_median']:>+8.1f}%{v['change_pct_q1']:>+8.1f}%{v['change_pct_q3']:>+8.1f}%"
-                f"{v['wins']:>5}/{v['rounds']:<2}{v['helper_sweeps_per_s']:>10.1f}  {v['helper_state']}"
+                f"  {name:<16}{v['change_pct_median']:>+15.1f}%"
+                f"{'[' + format(v['change_pct_q1'], '+.1f') + ', ' + format(v['change_pct_q3'], '+.1f') + ']':>18}"
+                f"{v['wins']:>4}/{v['rounds']:<2}{vs}{v['helper_sweeps_per_s']:>10.1f}  {v['helper_state']}"
             )
     dep = res["workloads"].get("dep", {}).get("variants", {})
     if "mincore" in dep:
         m = dep["mincore"]["change_pct_median"]
         shared = res["llc_probe_ns_before"] < LLC_SHARED_BELOW_NS and res["llc_probe_ns_after"] < LLC_SHARED_BELOW_NS
         target = "target +10 % (L3 shared)" if shared else "target within 2 % of none (L3 not shared: the helper must idle)"
+        vs = dep["mincore"].get("vs_spin_pct_median")
         out.append("")
-        out.append(f"mincore on the dependent chase: {m:+.1f} % median; {target}")
+        out.append(
+            f"mincore on the dependent chase: {m:+.1f} % median vs none"
+            + (f", {vs:+.1f} % vs spin" if vs is not None else "")
+            + f"; {target}"
+        )
     return "\n".join(out)
 
 
@@ -197,6 +240,7 @@ def run(args) -> int:
     if args.variants:
         cmd += ["--variants", args.variants]
     res = run_json(exe, cmd, "ptwarm_bench")
+    add_vs_spin(res)
     if args.output:
         write_json_atomic(args.output, res)
     print(json.dumps(res, indent=2) if args.json else summarize(res))
