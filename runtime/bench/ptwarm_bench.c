@@ -18,7 +18,7 @@
  *
  * usage: ptwarm_bench [--size-mib N] [--other-mib N] [--rounds R] [--window-ms W] [--settle-ms S]
  *                     [--workloads dep,indep] [--variants a,b,...] [--app-cpu C] [--helper-cpu C]
- *                     [--warm-pid-exe PATH] [--seed N] [--boost 0|1]
+ *                     [--warm-pid-exe PATH] [--seed N] [--boost 0|1] [--probe-only 1]
  */
 #include <errno.h>
 #include <math.h>
@@ -311,7 +311,7 @@ int main(int argc, char **argv) {
     size_t size_mib = 8192, other_mib = (size_t)-1;
     int rounds = 15, window_ms = 200, settle_ms = 40, app_cpu = 0, helper_cpu = 1;
     uint64_t seed = 42;
-    int boost = 0;
+    int boost = 0, probe_only = 0;
     char wl_buf[64] = "dep,indep", var_buf[512] = "";
     const char *warm_exe = NULL;
     for (int i = 1; i < argc; i += 2) {
@@ -330,6 +330,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--warm-pid-exe")) warm_exe = v;
         else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--boost")) boost = atoi(v);
+        else if (!strcmp(a, "--probe-only")) probe_only = atoi(v);
         else {
             fprintf(stderr, "ptwarm_bench: unknown option '%s'\n", a);
             return 2;
@@ -339,6 +340,10 @@ int main(int argc, char **argv) {
     if (size_mib < 16 || rounds < 1 || rounds > MAXR || window_ms < 1 || settle_ms < 0)
         die("need --size-mib >= 16, 1 <= --rounds <= 200, --window-ms >= 1");
     if (app_cpu == helper_cpu) die("--app-cpu and --helper-cpu must differ");
+    if (probe_only) { /* just the LLC-sharing probe: `tlblab host ptwarm --wait-shared` polls this */
+        printf("{\"llc_probe_ns\": %.1f}\n", probe3(app_cpu, helper_cpu));
+        return 0;
+    }
     char *vars[MAXV];
     int nv;
     if (var_buf[0]) {

@@ -459,9 +459,11 @@ static void idle_until(ptwarm_t *w, uint64_t deadline, bool wake_on_register) {
     while (!w->stop && !(wake_on_register && w->n != n0)) {
         uint64_t now = ptwarm_prim_now_ns();
         if (now >= deadline) break;
+        uint64_t wait = deadline - now;
+        if (wait > 1000000000u) wait = 1000000000u; /* "forever" waits in 1 s slices: no overflow */
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        uint64_t abs_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + (deadline - now);
+        uint64_t abs_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + wait;
         ts.tv_sec = (time_t)(abs_ns / 1000000000u);
         ts.tv_nsec = (long)(abs_ns % 1000000000u);
         pthread_cond_timedwait(&w->wake, &w->mu, &ts);
@@ -475,6 +477,14 @@ static void *helper_main(void *arg) {
     pthread_mutex_lock(&w->mu);
     uint64_t next_check = 0;
     while (!w->stop) {
+        if (w->n == 0) {
+            /* Nothing to warm: no placement or probe either (the probe costs the application's CPU
+             * about 1.5 ms); check as soon as a region arrives. */
+            w->st.state = PTWARM_STATE_IDLE_NO_REGIONS;
+            idle_until(w, UINT64_MAX, true);
+            next_check = 0;
+            continue;
+        }
         uint64_t now = ptwarm_prim_now_ns();
         if (now >= next_check) {
             check_placement(w);
@@ -482,16 +492,10 @@ static void *helper_main(void *arg) {
             if (w->st.state == PTWARM_STATE_TARGET_GONE) break;
             if (w->stop) break;
         }
-        if (w->st.state != PTWARM_STATE_WARMING && w->st.state != PTWARM_STATE_IDLE_NO_REGIONS) {
+        if (w->st.state != PTWARM_STATE_WARMING) {
             idle_until(w, next_check, false);
             continue;
         }
-        if (w->n == 0) {
-            w->st.state = PTWARM_STATE_IDLE_NO_REGIONS;
-            idle_until(w, next_check, true);
-            continue;
-        }
-        w->st.state = PTWARM_STATE_WARMING;
         uint64_t t0 = ptwarm_prim_now_ns();
         int rc = sweep_locked(w, true);
         uint64_t dt = ptwarm_prim_now_ns() - t0;
