@@ -7,11 +7,13 @@
  *   indep  8 independent xorshift streams loading a random line of a random page (throughput-bound).
  * Variants (the helper on another CPU, default 1), each run as a settle period plus a measured window:
  *   none, spin (a pause loop: "the other CPU is busy"), touch / prefetch (one access per 8 pages),
- *   mincore, pagemap (PAGEMAP_SCAN on /proc/self/pagemap), mincore-auto (the library's default LLC
+ *   mincore, willneed (process_madvise MADV_WILLNEED on ourselves), pagemap (PAGEMAP_SCAN on
+ *   /proc/self/pagemap), mincore-auto (the library's default LLC
  *   check on), mincore-idle (LLC check forced to "not shared": the cost of an idling helper),
  *   mincore-other / prefetch-other (the same work on an unrelated region of the same size: isolates
  *   "warming the right PTEs" from "doing that much work"), warm-pid (the external warmer ptwarm_pid, as
- *   `tlblab warm --pid` runs it, from another process).
+ *   `tlblab warm --pid` runs it, from another process: process_madvise), warm-pid-scan (the same with
+ *   PAGEMAP_SCAN, the mechanism for kernels or users without process_madvise rights).
  * Design (notes/feasibility.md §3): every round runs every variant once in a freshly shuffled order; the
  * result per variant is the PAIRED ratio to `none` of the same round: median, quartiles, rounds won.
  * The LLC-sharing probe runs before, after, and once per round.
@@ -48,8 +50,9 @@ extern char **environ;
 enum { PAGE = 4096, MAXV = 16, MAXR = 200 };
 
 static const char *ALL_VARIANTS[] = {"none",          "spin",           "touch",        "prefetch",
-                                     "mincore",       "pagemap",        "mincore-auto", "mincore-idle",
-                                     "mincore-other", "prefetch-other", "warm-pid"};
+                                     "mincore",       "willneed",       "pagemap",      "mincore-auto",
+                                     "mincore-idle",  "mincore-other",  "prefetch-other", "warm-pid",
+                                     "warm-pid-scan"};
 
 /* --boost 1: run ahead of the builds that share the machine. With autogroup scheduling (on here) a
  * plain nice value only ranks threads within their session, so the program first moves into a session
@@ -208,15 +211,16 @@ static void start_helper(helper *h, const char *v, char *region, char *other, si
         h->spinning = 1;
         return;
     }
-    if (strcmp(v, "warm-pid") == 0) {
+    if (strncmp(v, "warm-pid", 8) == 0) {
         char pidbuf[32], range[64], cpu[16], app[16];
         snprintf(pidbuf, sizeof pidbuf, "%d", (int)getpid());
         snprintf(range, sizeof range, "%lx-%lx", (unsigned long)(uintptr_t)region,
                  (unsigned long)((uintptr_t)region + bytes));
         snprintf(cpu, sizeof cpu, "%d", helper_cpu);
         snprintf(app, sizeof app, "%d", app_cpu);
-        char *argv[] = {(char *)warm_exe, "--pid", pidbuf, "--range", range, "--cpu", cpu,
-                        "--app-cpu", app, "--llc-check", "off", "--quiet", NULL};
+        char *argv[] = {(char *)warm_exe, "--pid", pidbuf, "--range", range, "--cpu", cpu, "--app-cpu", app,
+                        "--llc-check", "off", "--mechanism", strcmp(v, "warm-pid") ? "scan" : "auto",
+                        "--quiet", NULL};
         if (posix_spawn(&h->child, warm_exe, NULL, NULL, argv, environ) != 0) die("cannot spawn ptwarm_pid");
         return;
     }
@@ -230,6 +234,7 @@ static void start_helper(helper *h, const char *v, char *region, char *other, si
     if (strncmp(v, "touch", 5) == 0) c.mode = PTWARM_MODE_TOUCH;
     else if (strncmp(v, "prefetch", 8) == 0) c.mode = PTWARM_MODE_PREFETCH;
     else if (strncmp(v, "pagemap", 7) == 0) c.mode = PTWARM_MODE_PAGEMAP;
+    else if (strncmp(v, "willneed", 8) == 0) c.mode = PTWARM_MODE_WILLNEED;
     else c.mode = PTWARM_MODE_MINCORE;
     if (strstr(v, "-other")) target = other;
     if (strcmp(v, "mincore-auto") == 0) {
@@ -352,7 +357,7 @@ int main(int argc, char **argv) {
         nv = 0;
         for (size_t i = 0; i < sizeof ALL_VARIANTS / sizeof *ALL_VARIANTS; i++) {
             if (strstr(ALL_VARIANTS[i], "-other") && other_mib == 0) continue;
-            if (!strcmp(ALL_VARIANTS[i], "warm-pid") && !warm_exe) continue;
+            if (!strncmp(ALL_VARIANTS[i], "warm-pid", 8) && !warm_exe) continue;
             vars[nv++] = (char *)ALL_VARIANTS[i];
         }
     }
@@ -365,7 +370,7 @@ int main(int argc, char **argv) {
             return 2;
         }
         if (strstr(vars[i], "-other") && other_mib != size_mib) die("-other variants need --other-mib equal to --size-mib");
-        if (!strcmp(vars[i], "warm-pid") && !warm_exe) die("warm-pid needs --warm-pid-exe");
+        if (!strncmp(vars[i], "warm-pid", 8) && !warm_exe) die("warm-pid needs --warm-pid-exe");
     }
     char *wls[4];
     int nw = parse_list(wl_buf, wls, 4);

@@ -104,7 +104,7 @@ static void test_config_is_validated(void) {
 static void test_one_sweep_per_mode_counts_exactly(void) {
     const size_t pages = 1024, bytes = pages * 4096;
     char *r = map_pages(bytes);
-    for (int m = 0; m < 4; m++) {
+    for (int m = 0; m <= PTWARM_MODE_WILLNEED; m++) {
         ptwarm_config c = cfg_for((ptwarm_mode)m);
         c.batch_pages = 256;
         ptwarm_t *w = NULL;
@@ -119,7 +119,7 @@ static void test_one_sweep_per_mode_counts_exactly(void) {
         CHECK(s.errors == 0);
         CHECK(s.unmapped_skips == 0);
         if (m == PTWARM_MODE_TOUCH || m == PTWARM_MODE_PREFETCH) CHECK(s.accesses == pages / 8);
-        if (m == PTWARM_MODE_MINCORE) CHECK(s.accesses == pages / 256);
+        if (m == PTWARM_MODE_MINCORE || m == PTWARM_MODE_WILLNEED) CHECK(s.accesses == pages / 256);
         if (m == PTWARM_MODE_PAGEMAP) CHECK(s.accesses >= pages / 256);
         CHECK(s.last_sweep_ns > 0 && s.warm_ns >= s.last_sweep_ns);
         CHECK(s.regions == 1);
@@ -141,7 +141,7 @@ static void test_unmapped_and_shrinking_regions_are_safe(void) {
     char *gone = map_pages(bytes);
     munmap(r + (512u << 10), 256u << 10); /* a hole */
     munmap(gone, bytes);                  /* the application forgot to unregister */
-    for (int m = PTWARM_MODE_PREFETCH; m <= PTWARM_MODE_PAGEMAP; m++) {
+    for (int m = PTWARM_MODE_PREFETCH; m <= PTWARM_MODE_WILLNEED; m++) {
         ptwarm_config c = cfg_for((ptwarm_mode)m);
         c.batch_pages = 128;
         ptwarm_t *w = NULL;
@@ -153,7 +153,7 @@ static void test_unmapped_and_shrinking_regions_are_safe(void) {
         ptwarm_get_stats(w, &s);
         CHECK(s.sweeps == 1);
         CHECK(s.errors == 0);
-        if (m == PTWARM_MODE_MINCORE) {
+        if (m == PTWARM_MODE_MINCORE || m == PTWARM_MODE_WILLNEED) {
             /* 1 batch of the first region holds the hole; all 4 of the second region are unmapped */
             CHECK(s.unmapped_skips == 1 + 4);
         }
@@ -346,9 +346,7 @@ static void test_llc_check_idles_the_helper(void) {
     munmap(r, 1u << 20);
 }
 
-/* PAGEMAP mode on another process: warming works while it lives; once it has exited, a sweep reports
- * -ESRCH and a running helper ends in state target_gone. */
-static void test_pagemap_other_process(void) {
+static void other_process_case(ptwarm_mode mode) {
     const size_t bytes = 1u << 20;
     char *r = map_pages(bytes); /* inherited by the child at the same address */
     pid_t child = fork();
@@ -356,7 +354,7 @@ static void test_pagemap_other_process(void) {
         for (;;) pause();
     }
     CHECK(child > 0);
-    ptwarm_config c = cfg_for(PTWARM_MODE_PAGEMAP);
+    ptwarm_config c = cfg_for(mode);
     c.pid = child;
     c.recheck_ns = 10000000u;
     ptwarm_t *w = NULL;
@@ -383,6 +381,13 @@ static void test_pagemap_other_process(void) {
     munmap(r, bytes);
 }
 
+/* PAGEMAP and WILLNEED modes on another process: warming works while it lives; once it has exited, a
+ * sweep reports -ESRCH and a running helper ends in state target_gone. */
+static void test_other_process_until_it_exits(void) {
+    other_process_case(PTWARM_MODE_PAGEMAP);
+    other_process_case(PTWARM_MODE_WILLNEED);
+}
+
 int main(int argc, char **argv) {
     quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     test_config_is_validated();
@@ -392,7 +397,7 @@ int main(int argc, char **argv) {
     test_idle_without_regions_then_wakes();
     test_register_unregister_races_with_touch_helper();
     test_llc_check_idles_the_helper();
-    test_pagemap_other_process();
+    test_other_process_until_it_exits();
     if (failures) {
         fprintf(stderr, "test_ptwarm: %d check(s) failed\n", failures);
         return 1;

@@ -56,4 +56,10 @@ long ptwarm_prim_pagemap_scan(int fd, uintptr_t addr, size_t len);
  * -ESRCH if the process is gone (short read of 0), or -errno. */
 long ptwarm_prim_pagemap_read(int fd, uintptr_t addr, size_t len, uint64_t *buf);
 
+/* pidfd of pid (0 = self), or -errno. */
+int ptwarm_prim_pidfd_open(pid_t pid);
+/* process_madvise(pidfd, [addr,addr+len), MADV_WILLNEED): 0, -ENOMEM if part of the range is unmapped
+ * (the mapped parts were still advised), -ESRCH if the process is gone, or -errno. */
+int ptwarm_prim_willneed(int pidfd, uintptr_t addr, size_t len);
+
 #endif

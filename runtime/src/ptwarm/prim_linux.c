@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -298,4 +299,23 @@ long ptwarm_prim_pagemap_read(int fd, uintptr_t addr, size_t len, uint64_t *buf)
     if (r < 0) return errno == ESRCH ? -ESRCH : -errno;
     if (r == 0 && bytes > 0) return -ESRCH; /* the mm is gone: the process exited */
     return 1;
+}
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_process_madvise
+#define SYS_process_madvise 440
+#endif
+
+int ptwarm_prim_pidfd_open(pid_t pid) {
+    long fd = syscall(SYS_pidfd_open, pid ? pid : getpid(), 0);
+    return fd < 0 ? -errno : (int)fd;
+}
+
+int ptwarm_prim_willneed(int pidfd, uintptr_t addr, size_t len) {
+    /* One call advises at most MAX_RW_COUNT (2 GiB - 4 KiB) bytes; batches are far smaller. */
+    struct iovec iov = {(void *)addr, len};
+    long r = syscall(SYS_process_madvise, pidfd, &iov, 1, MADV_WILLNEED, 0);
+    return r < 0 ? -errno : 0;
 }

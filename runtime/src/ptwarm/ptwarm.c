@@ -43,7 +43,7 @@ struct ptwarm {
     bool running, stop, sweeping;
     pthread_t thread;
     pid_t app_pid, app_tid; /* whose CPU is followed */
-    int pagemap_fd;
+    int pagemap_fd;         /* PAGEMAP: /proc/PID/pagemap; WILLNEED: a pidfd */
     bool pagemap_scan;
     unsigned char *vec;     /* mincore output, batch_pages bytes */
     uint64_t *pmbuf;        /* pagemap read buffer, batch_pages entries */
@@ -70,13 +70,13 @@ void ptwarm_config_default(ptwarm_config *cfg) {
     cfg->probe_threshold_ns = 40.0;
 }
 
-static const char *const MODE_NAMES[] = {"touch", "prefetch", "mincore", "pagemap"};
+static const char *const MODE_NAMES[] = {"touch", "prefetch", "mincore", "pagemap", "willneed"};
 static const char *const STATE_NAMES[] = {"stopped",         "warming",         "idle_no_regions",
                                           "idle_llc_not_shared", "idle_topology", "idle_same_cpu",
                                           "target_gone",     "failed"};
 
 const char *ptwarm_mode_name(ptwarm_mode m) {
-    return (unsigned)m < 4 ? MODE_NAMES[m] : "?";
+    return (unsigned)m < 5 ? MODE_NAMES[m] : "?";
 }
 
 const char *ptwarm_state_name(ptwarm_state s) {
@@ -84,7 +84,7 @@ const char *ptwarm_state_name(ptwarm_state s) {
 }
 
 int ptwarm_mode_parse(const char *name, ptwarm_mode *m) {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (name && strcmp(name, MODE_NAMES[i]) == 0) {
             *m = (ptwarm_mode)i;
             return 0;
@@ -94,10 +94,10 @@ int ptwarm_mode_parse(const char *name, ptwarm_mode *m) {
 
 int ptwarm_create(const ptwarm_config *cfg, ptwarm_t **out) {
     if (!cfg || !out) return -EINVAL;
-    if ((unsigned)cfg->mode > PTWARM_MODE_PAGEMAP || (unsigned)cfg->placement > PTWARM_PLACE_ANY ||
+    if ((unsigned)cfg->mode > PTWARM_MODE_WILLNEED || (unsigned)cfg->placement > PTWARM_PLACE_ANY ||
         (unsigned)cfg->llc_check > PTWARM_LLC_CHECK_OFF || cfg->stride_pages == 0 ||
         cfg->batch_pages == 0 || cfg->batch_pages > (1u << 26) || !(cfg->probe_threshold_ns > 0) ||
-        cfg->recheck_ns == 0 || cfg->pid < 0 || (cfg->pid != 0 && cfg->mode != PTWARM_MODE_PAGEMAP))
+        cfg->recheck_ns == 0 || cfg->pid < 0 || (cfg->pid != 0 && cfg->mode != PTWARM_MODE_PAGEMAP && cfg->mode != PTWARM_MODE_WILLNEED))
         return -EINVAL;
     ptwarm_t *w = calloc(1, sizeof *w);
     if (!w) return -ENOMEM;
@@ -274,6 +274,16 @@ static int warm_batch(ptwarm_t *w, uintptr_t a, size_t len, size_t first_page, b
             b->accesses += (uint64_t)rc;
         break;
     }
+    case PTWARM_MODE_WILLNEED: {
+        int rc = ptwarm_prim_willneed(w->pagemap_fd, a, len);
+        b->accesses++;
+        if (rc == -ESRCH) return -ESRCH;
+        if (rc == -ENOMEM)
+            b->unmapped++; /* holes: the kernel still advised the mapped parts */
+        else if (rc != 0)
+            note_err(b, rc);
+        break;
+    }
     }
     if (c->nops) ptwarm_prim_pause(c->nops);
     return 0;
@@ -314,6 +324,29 @@ static int sweep_locked(ptwarm_t *w, bool helper) {
     }
 }
 
+/* PAGEMAP/WILLNEED: opens the target once (kept until destroy). Called with the lock held. */
+static int open_target(ptwarm_t *w) {
+    if (w->pagemap_fd >= 0) return 0;
+    if (w->cfg.mode == PTWARM_MODE_PAGEMAP) {
+        int fd = ptwarm_prim_pagemap_open(w->cfg.pid);
+        if (fd < 0) return fd;
+        w->pagemap_fd = fd;
+        w->pagemap_scan = !w->cfg.pagemap_read && ptwarm_prim_pagemap_scan_supported(fd) == 1;
+        w->st.pagemap_scan = w->pagemap_scan;
+    } else if (w->cfg.mode == PTWARM_MODE_WILLNEED) {
+        int fd = ptwarm_prim_pidfd_open(w->cfg.pid);
+        if (fd < 0) return fd;
+        /* An empty advice checks that process_madvise exists and that we may use it on the target. */
+        int rc = ptwarm_prim_willneed(fd, 0, 0);
+        if (rc != 0 && rc != -ENOMEM) {
+            ptwarm_prim_close(fd);
+            return rc;
+        }
+        w->pagemap_fd = fd;
+    }
+    return 0;
+}
+
 int ptwarm_sweep_once(ptwarm_t *w) {
     if (!w) return -EINVAL;
     pthread_mutex_lock(&w->mu);
@@ -321,16 +354,10 @@ int ptwarm_sweep_once(ptwarm_t *w) {
         pthread_mutex_unlock(&w->mu);
         return -EBUSY;
     }
-    int rc = 0;
-    if (w->cfg.mode == PTWARM_MODE_PAGEMAP && w->pagemap_fd < 0) {
-        int fd = ptwarm_prim_pagemap_open(w->cfg.pid);
-        if (fd < 0) {
-            pthread_mutex_unlock(&w->mu);
-            return fd;
-        }
-        w->pagemap_fd = fd;
-        w->pagemap_scan = ptwarm_prim_pagemap_scan_supported(fd) == 1;
-        w->st.pagemap_scan = w->pagemap_scan;
+    int rc = open_target(w);
+    if (rc != 0) {
+        pthread_mutex_unlock(&w->mu);
+        return rc;
     }
     w->sweeping = true;
     uint64_t t0 = ptwarm_prim_now_ns();
@@ -524,15 +551,10 @@ int ptwarm_start(ptwarm_t *w) {
         pthread_mutex_unlock(&w->mu);
         return -EALREADY;
     }
-    if (c->mode == PTWARM_MODE_PAGEMAP && w->pagemap_fd < 0) {
-        int fd = ptwarm_prim_pagemap_open(c->pid);
-        if (fd < 0) {
-            pthread_mutex_unlock(&w->mu);
-            return fd;
-        }
-        w->pagemap_fd = fd;
-        w->pagemap_scan = ptwarm_prim_pagemap_scan_supported(fd) == 1;
-        w->st.pagemap_scan = w->pagemap_scan;
+    int orc = open_target(w);
+    if (orc != 0) {
+        pthread_mutex_unlock(&w->mu);
+        return orc;
     }
     if (c->pid != 0) {
         w->app_pid = c->pid;
