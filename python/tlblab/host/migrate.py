@@ -50,7 +50,10 @@ def summarize(res: dict, cross: dict) -> str:
     out = [
         f"CPUs {res['cpus'][0]} -> {res['cpus'][1]}, {res['trials']} trials per cell, re-warm cap {res['cap']} pages, "
         f"migration (sched_setaffinity) {res['migration_us_median']:.1f} us median, "
-        f"failed migrations {res['migration_failures']}; times are ns per pass, median [q1-q3]"
+        f"failed migrations {res['migration_failures']}; times are ns per pass, median [q1-q3]",
+        f"tlbmig_check() without a migration: {res['check_ns']['rseq']:.2f} ns via rseq"
+        f"{'' if res['check_ns']['rseq_available'] else ' (rseq not registered: sched_getcpu)'}, "
+        f"{res['check_ns']['sched_getcpu']:.2f} ns via sched_getcpu()",
     ]
     for stride, data in res["strides"].items():
         out.append("")

@@ -38,11 +38,11 @@ int tlbmig_prim_rseq_ok(void) {
 #endif
 }
 
-int tlbmig_prim_rseq_cpu(void) {
+const volatile unsigned *tlbmig_prim_rseq_cpu_ptr(void) {
 #if TLBMIG_HAVE_RSEQ
-    return (int)(int32_t)*rseq_cpu_ptr();
+    return (const volatile unsigned *)rseq_cpu_ptr();
 #else
-    return -1;
+    return 0;
 #endif
 }
 

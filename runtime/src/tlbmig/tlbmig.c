@@ -26,6 +26,7 @@ struct tlbmig {
     size_t n, cap;
     tlbmig_region_id next_id;
     bool rseq;
+    const volatile unsigned *rseq_cpu; /* the owning thread's rseq cpu_id: the check is one load */
     tlbmig_stats st;
 };
 
@@ -35,7 +36,7 @@ void tlbmig_config_default(tlbmig_config *cfg) {
 }
 
 int tlbmig_current_cpu(const tlbmig_t *t) {
-    return (t && t->rseq) ? tlbmig_prim_rseq_cpu() : tlbmig_prim_getcpu();
+    return (t && t->rseq_cpu) ? (int)*t->rseq_cpu : tlbmig_prim_getcpu();
 }
 
 int tlbmig_create(const tlbmig_config *cfg, tlbmig_t **out) {
@@ -44,6 +45,7 @@ int tlbmig_create(const tlbmig_config *cfg, tlbmig_t **out) {
     if (!t) return -ENOMEM;
     t->cfg = *cfg;
     t->rseq = cfg->use_rseq && tlbmig_prim_rseq_ok();
+    t->rseq_cpu = t->rseq ? tlbmig_prim_rseq_cpu_ptr() : NULL;
     t->st.rseq = t->rseq;
     t->st.last_cpu = tlbmig_current_cpu(t);
     *out = t;
