@@ -149,8 +149,10 @@ void ptwarm_destroy(ptwarm_t *w);
  * exist, or the error of pthread_create. Placement and the first LLC check happen on the helper. */
 int ptwarm_start(ptwarm_t *w);
 
-/* Stops and joins the helper. Returns within one batch plus one probe (well under 100 ms for the
- * default batch). Returns 0, or -EALREADY if not running. Statistics survive and accumulate. */
+/* Stops and joins the helper. Returns within one batch plus one probe: a few ms with the defaults
+ * (a 64 MiB mincore batch takes about 25 us, a probe about 2 ms), at worst 500 ms if a probe waits for
+ * an application CPU owned by a real-time thread. Returns 0, or -EALREADY if not running. Statistics
+ * survive and accumulate. Not concurrently with ptwarm_destroy(). */
 int ptwarm_stop(ptwarm_t *w);
 
 /* Registers [addr, addr+len), rounded outwards to whole pages, running or not. O(regions) amortised.
@@ -179,7 +181,7 @@ bool ptwarm_invariants_hold(ptwarm_t *w);
  * ns per line in *ns_per_line (about 17-24 ns when the cores share the L3 here, 56-115 ns when not).
  * Restores the caller's affinity. Takes about 2 ms, of which about 1.5 ms on cpu_app. Returns 0,
  * -EINVAL (same or bad CPU), -ENOMEM, -ETIMEDOUT if the thread on cpu_app did not get to run within
- * 200 ms (a real-time application owning that CPU), or a pthread/sched error. */
+ * 500 ms (a real-time application owning that CPU), or a pthread/sched error. */
 int ptwarm_llc_probe(int cpu_app, int cpu_helper, double *ns_per_line);
 
 /* Names, for reports: "touch", "prefetch", "mincore", "pagemap", "willneed"; states as in the enum,
