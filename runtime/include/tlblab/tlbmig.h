@@ -7,12 +7,14 @@
  * and issues one software prefetch per registered page, up to a cap. On x86 (Zen 3
  * measured) a prefetch walks the page table and fills the TLB, like the seed's `pld` (§4.2).
  *
- * When it pays (measured on this VM, docs/ptwarm.md, `tlblab host migrate`): right after a migration, a
- * DEPENDENT pass over N pages (pointer chasing) is 2-4x faster with the re-warm for N from about 8 to
- * 1024 pages; at N <= 2 it is break-even, and beyond the L2 DTLB (2048 entries) the prefetched entries
- * evict each other. For INDEPENDENT loads the out-of-order core already overlaps the walks, so the
- * re-warm is pure overhead (+0-8 % up to 32 pages, +20-36 % at 64-1024, 2x at 4096): do not use it
- * there. The default cap is 1024 pages.
+ * When it pays (measured on this VM with `tlblab host migrate`, docs/ptwarm.md): right after a
+ * migration, a DEPENDENT pass over N pages (pointer chasing) is 1.3-5x faster with the re-warm for N from
+ * about 4-8 to 1024 pages; at N <= 2 it loses (the check plus the handle's own cold lines cost about
+ * 60-120 ns), and from 2048 pages (the L2 DTLB's size) the prefetched entries evict each other and it
+ * loses 10 %. For INDEPENDENT loads the out-of-order core already overlaps the walks: the re-warm costs
+ * a few per cent up to 16 pages, gains about 10 % from 32 to 512 pages (prefetches retire without
+ * waiting for their walks), and costs 40-70 % from 2048 pages. So use it for latency-bound phases, and
+ * keep the cap (default 1024) below the L2 DTLB.
  *
  * A handle belongs to one thread: it is not thread-safe, and tlbmig_check() must be called by the thread
  * whose migrations it tracks. Registered addresses are only prefetched, never dereferenced, so a stale or
