@@ -48,8 +48,8 @@ endfunction()
 
 tlblab_ptwarm_test(test_ptwarm ${CMAKE_CURRENT_LIST_DIR}/../tests/test_ptwarm.c ${PTWARM_SRCS})
 
-# The other compiler: the library must also build warning-free under clang (STYLE.md 7). A syntax-only
-# pass with the same warnings is enough to catch that, and takes a second.
+# The other compiler: the library, its tests and the measurement programs must also build warning-free
+# under clang (STYLE.md 7). A syntax-only pass with the same warnings catches that, in about a second.
 find_program(TLBLAB_CLANG clang)
 if(TLBLAB_CLANG AND NOT CMAKE_C_COMPILER_ID STREQUAL "Clang")
   add_test(NAME ptwarm_tlbmig_clang_warnings
@@ -57,7 +57,10 @@ if(TLBLAB_CLANG AND NOT CMAKE_C_COMPILER_ID STREQUAL "Clang")
                    -Wstrict-prototypes -Wmissing-prototypes -I${CMAKE_CURRENT_SOURCE_DIR}/include
                    ${PTWARM_SRCS} ${TLBMIG_SRCS}
                    ${CMAKE_CURRENT_LIST_DIR}/../tests/test_ptwarm.c
-                   ${CMAKE_CURRENT_LIST_DIR}/../tests/test_tlbmig.c)
+                   ${CMAKE_CURRENT_LIST_DIR}/../tests/test_tlbmig.c
+                   ${CMAKE_CURRENT_LIST_DIR}/../bench/ptwarm_bench.c
+                   ${CMAKE_CURRENT_LIST_DIR}/../bench/ptwarm_pid.c
+                   ${CMAKE_CURRENT_LIST_DIR}/../bench/migrate_bench.c)
 endif()
 
 # Host measurement programs (benchmarks, not tests): JSON on stdout. Built -O2 with the library.
