@@ -9,11 +9,12 @@ the dependent re-touch, up to which N it keeps paying, and whether it ever pays 
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from tlblab.errors import UserError
 from tlblab.host import _runtime
-from tlblab.host.ptwarm import run_json, two_cpus, write_json_atomic
+from tlblab.host.ptwarm import boost_default, run_json, two_cpus, write_json_atomic
 
 DEFAULT_NS = "1,2,4,8,16,32,48,64,96,128,256,512,1024,2048,4096"
 QUICK_NS = "1,4,16,64,256,1024,4096"
@@ -100,7 +101,9 @@ def register(hsub) -> None:
     p.add_argument("--cap", type=int, default=4096, help="re-warm cap (the library default is 1024)")
     p.add_argument("--cpus", help="A,B: migrate from A to B (default: the first two allowed CPUs)")
     p.add_argument("--busy", action="store_true", help="SCHED_IDLE spinners keep the vCPUs from halting")
-    p.add_argument("--boost", action="store_true", help="run at nice -20 (a machine shared with builds)")
+    p.add_argument("--boost", action=argparse.BooleanOptionalAction, default=None,
+                   help="run in an own autogroup at nice -20, ahead of builds sharing the machine "
+                   "(default: on when running as root)")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--quick", action="store_true", help=f"N in {QUICK_NS}, 5 trials")
     p.add_argument("--json", action="store_true", help="print the raw JSON (with the crossovers)")
@@ -144,7 +147,7 @@ def run(args) -> int:
         [
             "--ns", ",".join(map(str, ns)), "--strides", ",".join(map(str, strides)), "--trials", str(trials),
             "--cap", str(args.cap), "--cpus", f"{a},{b}", "--busy", "1" if args.busy else "0",
-            "--boost", "1" if args.boost else "0", "--seed", str(args.seed),
+            "--boost", "1" if boost_default(args.boost) else "0", "--seed", str(args.seed),
         ],
         "migrate_bench",
     )
