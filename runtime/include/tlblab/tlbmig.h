@@ -8,13 +8,13 @@
  * measured) a prefetch walks the page table and fills the TLB, like the seed's `pld` (§4.2).
  *
  * When it pays (measured on this VM with `tlblab host migrate`, docs/ptwarm.md): right after a
- * migration, a DEPENDENT pass over N pages (pointer chasing) is 1.3-5x faster with the re-warm for N from
- * about 4-8 to 1024 pages; at N <= 2 it loses (the check plus the handle's own cold lines cost about
- * 60-120 ns), and from 2048 pages (the L2 DTLB's size) the prefetched entries evict each other and it
- * loses 10 %. For INDEPENDENT loads the out-of-order core already overlaps the walks: the re-warm costs
- * a few per cent up to 16 pages, gains about 10 % from 32 to 512 pages (prefetches retire without
- * waiting for their walks), and costs 40-70 % from 2048 pages. So use it for latency-bound phases, and
- * keep the cap (default 1024) below the L2 DTLB.
+ * migration, a DEPENDENT pass over N pages (pointer chasing) is 1.4-4.2x faster with the re-warm for N
+ * from 8-16 to 1024 pages. Below that it loses: right after the migration the re-warm finds its own
+ * handle and code cold on the new core (about 200 ns). At 2048 pages (the L2 DTLB's size) it breaks
+ * even, at 4096 it loses: the prefetched entries evict each other. For INDEPENDENT loads the
+ * out-of-order core already overlaps the walks: the re-warm costs 7-20 % up to 16-48 pages, is within
+ * +-10 % from 64 to 1024 pages, and costs 36-72 % from 2048 pages. So use it for latency-bound phases,
+ * and keep the cap (default 1024) below the L2 DTLB.
  *
  * A handle belongs to one thread: it is not thread-safe, and tlbmig_check() must be called by the thread
  * whose migrations it tracks. Registered addresses are only prefetched, never dereferenced, so a stale or
