@@ -60,7 +60,8 @@ if(TLBLAB_CLANG AND NOT CMAKE_C_COMPILER_ID STREQUAL "Clang")
                    ${CMAKE_CURRENT_LIST_DIR}/../tests/test_tlbmig.c
                    ${CMAKE_CURRENT_LIST_DIR}/../bench/ptwarm_bench.c
                    ${CMAKE_CURRENT_LIST_DIR}/../bench/ptwarm_pid.c
-                   ${CMAKE_CURRENT_LIST_DIR}/../bench/migrate_bench.c)
+                   ${CMAKE_CURRENT_LIST_DIR}/../bench/migrate_bench.c
+                   ${CMAKE_CURRENT_LIST_DIR}/../tests/test_ptwarm_example.c)
 endif()
 
 # Host measurement programs (benchmarks, not tests): JSON on stdout. Built -O2 with the library.
