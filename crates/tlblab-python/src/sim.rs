@@ -22,7 +22,7 @@ fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> {
 
 /// Runs `workload` (a spec like "random:pages=1024") on `machine`; returns the stats as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto"))]
+#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}"))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -33,10 +33,13 @@ fn simulate(
     data_accesses: bool,
     max_references: u64,
     machine_format: &str,
+    os_json: &str,
 ) -> PyResult<String> {
     let cfg = machine_from(machine, machine_format)?;
+    let os: tlblab_core::os::OsConfig =
+        serde_json::from_str(os_json).map_err(|e| err(format!("os options: {e}")))?;
     let (name, params) = workloads::parse_spec(workload).map_err(err)?;
-    let opts = RunOptions { seed, caches, data_accesses, max_references };
+    let opts = RunOptions { seed, caches, data_accesses, max_references, os };
     py.detach(|| {
         let mut source = workloads::build(&name, &params, seed).map_err(err)?;
         let mut sys = System::new(cfg, opts).map_err(|e| err(e.0))?;

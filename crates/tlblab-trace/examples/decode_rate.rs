@@ -1,0 +1,72 @@
+//! Times sequential decoding of a native trace: `cargo run --release --example decode_rate -- FILE [REPEATS]`.
+//! (The `tlblab bench trace_decode` benchmark runs the same loop through the Python binding.)
+use tlblab_trace::format::TraceReader;
+use tlblab_trace::source::RecordSource;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let path = std::path::PathBuf::from(&args[1]);
+    let reps: usize = args.get(2).map(|s| s.parse().unwrap()).unwrap_or(5);
+    eprintln!("size_of::<Record>() = {}", std::mem::size_of::<tlblab_trace::Record>());
+    if args.get(3).map(String::as_str) == Some("breakdown") {
+        breakdown(&path);
+        return;
+    }
+    for _ in 0..reps {
+        let mut r = TraceReader::open(&path).unwrap();
+        let mut buf = Vec::with_capacity(4096);
+        let t0 = std::time::Instant::now();
+        let mut n = 0u64;
+        let mut x = 0u64;
+        loop {
+            buf.clear();
+            let k = r.fill(&mut buf, 4096).unwrap();
+            if k == 0 {
+                break;
+            }
+            n += k as u64;
+            if let Some(tlblab_trace::Record::Access(a)) = buf.last() {
+                x ^= a.vaddr.0;
+            }
+        }
+        let s = t0.elapsed().as_secs_f64();
+        println!("{n} records in {s:.3} s = {:.1} M records/s ({x:x})", n as f64 / s / 1e6);
+    }
+}
+
+/// Breakdown: pure record decoding vs zstd decompression, on the file's first 4 M records.
+#[allow(dead_code)]
+pub fn breakdown(path: &std::path::Path) {
+    use tlblab_trace::format::codec::{Decoder, Encoder, PAD};
+    let mut r = TraceReader::open(path).unwrap();
+    let mut recs = Vec::new();
+    while recs.len() < 4_000_000 && r.fill(&mut recs, 4096).unwrap() > 0 {}
+    let mut e = Encoder::new();
+    recs.iter().for_each(|x| e.push(x));
+    let len = e.buf.len();
+    let mut buf = e.buf.clone();
+    buf.resize(len + PAD, 0);
+    let comp = zstd::bulk::compress(&e.buf, 3).unwrap();
+    for _ in 0..3 {
+        let mut out = Vec::with_capacity(4096);
+        let mut d = Decoder::default();
+        d.start(e.records);
+        let t0 = std::time::Instant::now();
+        while d.remaining() > 0 {
+            out.clear();
+            d.decode(&buf, len, &mut out, 4096).unwrap();
+        }
+        let s1 = t0.elapsed().as_secs_f64();
+        let t0 = std::time::Instant::now();
+        let raw = zstd::bulk::decompress(&comp, len + 16).unwrap();
+        let s2 = t0.elapsed().as_secs_f64();
+        println!(
+            "decode only: {:.1} M rec/s; zstd only: {:.1} M rec/s ({:.2} raw B/rec, {:.2} comp B/rec) {}",
+            recs.len() as f64 / s1 / 1e6,
+            recs.len() as f64 / s2 / 1e6,
+            len as f64 / recs.len() as f64,
+            comp.len() as f64 / recs.len() as f64,
+            raw.len()
+        );
+    }
+}
