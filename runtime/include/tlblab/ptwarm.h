@@ -2,7 +2,7 @@
  *
  * A helper thread keeps the page-table entries (PTEs) of registered regions in the cache hierarchy
  * that the application's core shares, so the application's hardware page walks after a TLB miss hit
- * in the cache instead of DRAM (seed 001 §4.1). Four ways to make the PTE lines come in:
+ * in the cache instead of DRAM (seed 001 §4.1). Five ways to make the PTE lines come in:
  *
  *   PTWARM_MODE_TOUCH     one 1-byte load every `stride_pages` pages: the helper's own TLB misses walk
  *                         the page table (seed 001 §4.2, Algorithm 2). Also pulls in one data line per
@@ -26,16 +26,18 @@
  *                         on file-backed mappings WILLNEED starts read-ahead I/O, and on swapped-out
  *                         pages it starts swap-in.
  *
- * Measured on the 2-vCPU Zen 3 VM this was written on (docs/ptwarm.md): mincore over an 8 GiB region
- * of 4 KiB pages speeds a dependent random chase by 15-21 % while the two cores share the L3, and helps
- * nothing (costs 2-6 %) when the region's PTEs already fit in the L3 or the cores do not share it. So the
- * helper checks LLC sharing: the sysfs topology, and (default) a timing probe that measures how fast the
- * helper reads lines the application's core has just read. When they do not share the LLC, the helper
- * idles and re-checks every `recheck_ns` (a VM's vCPUs can move between L3s at any time).
+ * Measured on the 2-vCPU Zen 3 VM this was written on (docs/ptwarm.md, `tlblab host ptwarm`): mincore
+ * over an 8 GiB region of 4 KiB pages speeds a dependent random chase by about 12 % (10-15 % per run,
+ * paired rounds, controls at -2..+1 %) while the two cores share the L3, and costs about 5 % when they
+ * do not; the notes' quiet-machine study saw 15-21 %. So the helper checks LLC sharing: the sysfs
+ * topology, and (default) a timing probe that measures how fast the helper reads lines the
+ * application's core has just read. When they do not share the LLC, the helper idles (measured: within
+ * 1 % of no helper) and re-checks every `recheck_ns` (a VM's vCPUs can move between L3s at any time).
  *
- * Threading: every function may be called from any thread; register/unregister may run concurrently
- * with the helper. Functions of one handle are serialised by an internal mutex held only briefly
- * (never while the helper warms a batch). Errors are returned as negative errno values.
+ * Threading: every function except ptwarm_destroy() may be called from any thread at any time;
+ * register/unregister may run concurrently with the helper. Functions of one handle are serialised by
+ * an internal mutex held only briefly (never while the helper warms a batch). Errors are returned as
+ * negative errno values.
  */
 #ifndef TLBLAB_PTWARM_H
 #define TLBLAB_PTWARM_H
