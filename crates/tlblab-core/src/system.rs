@@ -899,42 +899,18 @@ impl System {
     /// and every core but the initiator (`cpu`) takes an inter-processor interrupt
     /// (`os.ipi_cycles`). Returns the number of TLB entries invalidated.
     pub fn unmap_range(&mut self, space: usize, start: VirtAddr, len: u64, cpu: usize) -> usize {
-        let asid = self.spaces[space].asid;
-        let mut total = 0;
-        let mut va = start.align_down(PageSize::Size4K).0;
         let end = start.0.saturating_add(len);
+        let mut va = start.align_down(PageSize::Size4K).0;
         while va < end {
             self.spaces[space].pt.unmap(VirtAddr(va));
             va += 4096;
         }
-        for core in 0..self.cores.len() {
-            let mut tlbs: Vec<usize> = self.cores[core].itlb.iter().chain(&self.cores[core].dtlb).map(|&(t, _)| t).collect();
-            tlbs.sort_unstable();
-            tlbs.dedup();
-            let mut n = 0;
-            let mut va = start.align_down(PageSize::Size4K).0;
-            while va < end {
-                for &t in &tlbs {
-                    n += self.tlbs[t].invalidate_va(VirtAddr(va), Some(asid));
-                }
-                va += 4096;
-            }
-            self.core_stats[core].invalidations += n as u64;
-            total += n;
-        }
+        // Page-walk caches may point at tables of the range; drop this space's entries.
         let id = self.spaces[space].id;
         for p in &mut self.pwcs {
             p.flush_space(id);
         }
-        self.os_stats.shootdowns += 1;
-        let ipi = self.options.os.ipi_cycles;
-        for c in 0..self.cpus.len() {
-            if c != cpu % self.cpus.len() {
-                self.os_stats.ipis += 1;
-                self.charge(c, ipi);
-            }
-        }
-        total
+        self.shootdown(space, start, len, cpu)
     }
 
     /// The thread's hardware thread, for events that name a process rather than a core.
