@@ -121,7 +121,18 @@ impl Encoder {
             AccessKind::Store => 2,
         };
         let size = a.size;
-        let sc: u8 = if size.is_power_of_two() && size <= 64 { size.trailing_zeros() as u8 } else { 7 };
+        // Size codes: fetches 1..=7 bytes (x86 instruction lengths), data 1..=64 as powers of 2.
+        let sc: u8 = if kind == 0 {
+            if (1..=7).contains(&size) {
+                (size - 1) as u8
+            } else {
+                7
+            }
+        } else if size.is_power_of_two() && size <= 64 {
+            size.trailing_zeros() as u8
+        } else {
+            7
+        };
         let addr = a.vaddr.0;
         let sidx = (kind != 0) as usize;
         let last = self.st.last[sidx];
@@ -274,20 +285,20 @@ const ADDR_MASK: [u64; 8] = [
 
 /// What a tag byte says, precomputed for all 256 values.
 #[derive(Clone, Copy)]
+#[repr(C, align(16))]
 struct TagInfo {
-    /// Not a plain access with a table size: an event, a thread change, or a varint size.
-    slow: bool,
+    mask: u64,
+    /// 0 marks a tag the fast path leaves alone: an event, a thread change, a varint size.
+    size: u32,
     stream: u8,
     ac: u8,
     /// Bytes of the address field in the data stream.
     nbytes: u8,
     kind: AccessKind,
-    size: u32,
-    mask: u64,
 }
 
 const fn tag_table() -> [TagInfo; 256] {
-    let mut t = [TagInfo { slow: true, stream: 0, ac: 0, nbytes: 0, kind: AccessKind::Instr, size: 0, mask: 0 }; 256];
+    let mut t = [TagInfo { stream: 0, ac: 0, nbytes: 0, kind: AccessKind::Instr, size: 0, mask: 0 }; 256];
     let mut i = 0;
     while i < 256 {
         let kind = i & 3;
@@ -295,7 +306,6 @@ const fn tag_table() -> [TagInfo; 256] {
         let ac = i >> 5;
         if kind != 3 && sc != 7 {
             t[i] = TagInfo {
-                slow: false,
                 stream: (kind != 0) as u8,
                 ac: ac as u8,
                 nbytes: ADDR_BYTES[ac] as u8,
@@ -304,7 +314,7 @@ const fn tag_table() -> [TagInfo; 256] {
                     1 => AccessKind::Load,
                     _ => AccessKind::Store,
                 },
-                size: 1 << sc,
+                size: if kind == 0 { sc as u32 + 1 } else { 1 << sc },
                 mask: ADDR_MASK[ac],
             };
         }
@@ -378,13 +388,14 @@ impl Decoder {
                 // real trace fetches and data accesses interleave unpredictably.
                 let (mut li, mut si, mut ld, mut sd) = (st.last[0], st.step[0], st.last[1], st.step[1]);
                 let thread = ThreadId(st.thread);
-                while k < room && tp < tend && dp <= len {
-                    let t = *base.add(tp);
+                let kmax = room.min(tend - tp);
+                let tags = base.add(tp);
+                while k < kmax && dp <= len {
+                    let t = *tags.add(k);
                     let info = *TAG.get_unchecked(t as usize);
-                    if info.slow {
+                    if info.size == 0 {
                         break;
                     }
-                    tp += 1;
                     let raw = (base.add(dp) as *const u64).read_unaligned() & info.mask;
                     dp += info.nbytes as usize;
                     let data = info.stream != 0;
@@ -400,6 +411,7 @@ impl Decoder {
                     dst0.add(k).write(Record::Access(Access { thread, kind: info.kind, vaddr: VirtAddr(addr), size: info.size }));
                     k += 1;
                 }
+                tp += k;
                 st.last = [li, ld];
                 st.step = [si, sd];
                 out.set_len(out.len() + k);
