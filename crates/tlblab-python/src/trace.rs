@@ -122,6 +122,7 @@ fn trace_records(py: Python<'_>, path: String, n: u64, skip: u64) -> PyResult<St
 /// record(argv, output, skip=0, limit=None, progress=False, valgrind="valgrind") -> JSON report.
 #[pyfunction]
 #[pyo3(signature = (argv, output, skip=0, limit=None, progress=false, valgrind="valgrind".to_string(), stdin=None, stdout=None))]
+#[allow(clippy::too_many_arguments)] // one per Python keyword argument
 fn trace_record(
     py: Python<'_>,
     argv: Vec<String>,

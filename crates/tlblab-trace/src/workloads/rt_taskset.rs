@@ -238,7 +238,7 @@ impl Generator for TaskSet {
             let t = self.t;
             for i in 0..self.tasks.len() {
                 let (ph, pe, ex, _, _) = self.tasks[i];
-                if t >= ph && (t - ph) % pe == 0 {
+                if t >= ph && (t - ph).is_multiple_of(pe) {
                     self.job[i] += 1;
                     out.push(ev(Event::TaskRelease { task: i as u32, job: self.job[i] }));
                     // An unfinished job is abandoned at its next release (its deadline).
@@ -276,14 +276,14 @@ impl Generator for TaskSet {
 }
 
 pub fn same_diff(get: &dyn Fn(&str) -> u64, seed: u64) -> Result<TaskSet, String> {
-    let tasks = vec![(1 * MS, 2 * MS, 392, 4, 4), (0, 16 * MS, 7880, 4, 4)];
+    let tasks = vec![(MS, 2 * MS, 392, 4, 4), (0, 16 * MS, 7880, 4, 4)];
     TaskSet::new("rt_same_diff_set", tasks, false, get, seed)
 }
 
 pub fn malloc_vs_tlb(get: &dyn Fn(&str) -> u64, seed: u64) -> Result<TaskSet, String> {
     let tasks = match get("variant") {
-        0 => vec![(1 * MS, 2 * MS, 385, 32, 14), (0, 16 * MS, 7380, 32, 14)],
-        1 => vec![(1 * MS, 2 * MS, 390, 32, 16), (0, 16 * MS, 7800, 32, 16)],
+        0 => vec![(MS, 2 * MS, 385, 32, 14), (0, 16 * MS, 7380, 32, 14)],
+        1 => vec![(MS, 2 * MS, 390, 32, 16), (0, 16 * MS, 7800, 32, 16)],
         v => return Err(format!("rt_malloc_vs_tlb_malloc: variant must be 0 or 1 (got {v})")),
     };
     TaskSet::new("rt_malloc_vs_tlb_malloc", tasks, true, get, seed)
