@@ -131,7 +131,7 @@ def test_a_malformed_lackey_line_is_one_message_with_the_line_and_no_output_is_l
 
 def test_truncated_and_foreign_files_are_reported_with_byte_offsets(tmp_path):
     good = tmp_path / "w.tlbt"
-    trace.generate("sweep", good, pages=5000, rounds=100)
+    trace.generate("strided", good, pages=5000, rounds=100)
     data = good.read_bytes()
     cut = tmp_path / "cut.tlbt"
     cut.write_bytes(data[: len(data) // 2])

@@ -5,7 +5,7 @@ typed signatures and Python return values. Formats: the native `.tlbt` (docs/for
 Valgrind Lackey text, ChampSim binary (optionally .xz/.gz).
 
     >>> from tlblab import trace
-    >>> trace.generate("sweep", "s.tlbt", pages=64, rounds=2)      # doctest: +SKIP
+    >>> trace.generate("strided", "s.tlbt", pages=64, rounds=2)      # doctest: +SKIP
     >>> trace.info("s.tlbt")["accesses"]["total"]                   # doctest: +SKIP
     128
 """

@@ -10,8 +10,10 @@ use tlblab_types::{AccessKind, ThreadId};
 /// Small parameters so every workload runs in milliseconds.
 fn small(name: &str) -> Params {
     let p: &[(&str, u64)] = match name {
-        "sweep" => &[("pages", 64), ("rounds", 2)],
-        "uniform" => &[("accesses", 1000)],
+        "strided" => &[("pages", 64), ("rounds", 2)],
+        "random" => &[("pages", 64), ("accesses", 1000)],
+        "sequential" => &[("bytes", 65536), ("rounds", 1)],
+        "chase" => &[("pages", 64), ("accesses", 1000)],
         "migration_4k" | "migration_68k" => &[("pages", 8), ("iterations", 3)],
         "rr_migration" => &[("pages", 4), ("iterations", 2)],
         "tlb_thrash" => &[("array_pages", 64), ("n", 1000)],

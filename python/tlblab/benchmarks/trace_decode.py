@@ -2,7 +2,7 @@
 
 Inputs: a real program's references captured under Valgrind Lackey (`ls -lR /usr/share/doc`,
 a window of N references; skipped when valgrind is missing), and two built-in workloads at the
-extremes of compressibility: `sweep` (strided, predictable) and `uniform` (GUPS-like random).
+extremes of compressibility: `strided` (predictable) and `random` (GUPS-like).
 Each file is read sequentially several times, interleaved, into the engine's batch buffer; the
 median and spread are reported. Target (DESIGN.md): >= 300 M refs/s, <= 4 bytes/ref typical.
 """
@@ -29,7 +29,7 @@ def run(quick: bool) -> dict:
             p = os.path.join(d, "ls.tlbt")
             rep = trace.record(["ls", "-lR", "/usr/share/doc"], p, limit=n // 2 if quick else n, stdout=os.devnull)
             files["lackey_ls"] = (p, rep["summary"]["accesses"])
-        for name, params in (("sweep", {"pages": 4096, "rounds": n // 4096}), ("uniform", {"accesses": n})):
+        for name, params in (("strided", {"pages": 4096, "rounds": n // 4096}), ("random", {"accesses": n})):
             p = os.path.join(d, f"{name}.tlbt")
             s = trace.generate(name, p, seed=1, **params)
             files[name] = (p, s["accesses"])
