@@ -147,9 +147,9 @@ fn trace_record(
     .to_string())
 }
 
-/// workload_catalog() -> JSON list of the built-in workloads.
+/// trace_workload_catalog() -> JSON list of the built-in workloads (with parameter meanings).
 #[pyfunction]
-fn workload_catalog() -> String {
+fn trace_workload_catalog() -> String {
     let v: Vec<_> = workloads::catalog()
         .iter()
         .map(|w| {
@@ -230,7 +230,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_head, m)?)?;
     m.add_function(wrap_pyfunction!(trace_records, m)?)?;
     m.add_function(wrap_pyfunction!(trace_record, m)?)?;
-    m.add_function(wrap_pyfunction!(workload_catalog, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_workload_catalog, m)?)?;
     m.add_function(wrap_pyfunction!(workload_generate, m)?)?;
     m.add_function(wrap_pyfunction!(trace_decode_bench, m)?)?;
     Ok(())
