@@ -196,7 +196,7 @@ proptest! {
 
     #[test]
     fn engine_agrees_with_reference_access_for_access((cfg, caches_on) in machine(), accesses in stream(), seed in 0u64..1000, huge in any::<bool>()) {
-        let opts = RunOptions { seed, caches: caches_on, data_accesses: caches_on, max_references: 0 };
+        let opts = RunOptions { seed, caches: caches_on, data_accesses: caches_on, ..RunOptions::default() };
         let mut sys = System::new(cfg.clone(), opts).unwrap();
         let mut reference = ReferenceModel::new(&cfg, seed, caches_on, caches_on);
         let space = sys.create_space().unwrap();

@@ -63,7 +63,7 @@ def run(args) -> int:
 
     machines = [m for m in args.machines.split(",") if m] or sorted(tlblab.presets())
     catalog = {w["name"]: w for w in tlblab.workloads()}
-    names = [w for w in args.workloads.split(",") if w] or [n for n, w in catalog.items() if w["default"]]
+    names = [w for w in args.workloads.split(",") if w] or [n for n, w in catalog.items() if w["in_default_set"]]
     for n in names:
         if n not in catalog:
             raise UserError(f"unknown workload '{n}': expected one of {', '.join(catalog)}")

@@ -18,9 +18,9 @@ pub struct HelperThread {
 }
 
 /// Runs the application's `app` records alongside `helpers` until the application's stream
-/// ends; helpers restart their streams when they run out? No: a helper whose stream ends stops.
-/// The hardware thread with the smallest clock advances first, so the helper's loads reach the
-/// shared caches in time order with the application's.
+/// ends (a helper whose own stream ends simply stops). Before each application access, every
+/// helper whose clock is behind the application's runs, smallest clock first, so the helpers'
+/// loads reach the shared caches in time order with the application's.
 pub fn run_with_helpers(sys: &mut System, app: &mut dyn RecordSource, mut helpers: Vec<HelperThread>) -> Result<(), SimError> {
     for h in &helpers {
         if h.cpu >= sys.cpu_count() {

@@ -40,18 +40,22 @@ struct Live {
 }
 
 impl Live {
-    /// The next record, refilling from the stream.
-    fn next(&mut self) -> Result<Option<Record>, SimError> {
-        if self.pos == self.buf.len() {
-            if self.done {
-                return Ok(None);
-            }
+    /// Whether the stream has no more records (refilling the buffer to find out).
+    fn exhausted(&mut self) -> Result<bool, SimError> {
+        if self.pos == self.buf.len() && !self.done {
             self.buf.clear();
             self.pos = 0;
             if self.t.source.fill(&mut self.buf, 4096).map_err(SimError)? == 0 {
                 self.done = true;
-                return Ok(None);
             }
+        }
+        Ok(self.pos == self.buf.len())
+    }
+
+    /// The next record, refilling from the stream.
+    fn next(&mut self) -> Result<Option<Record>, SimError> {
+        if self.exhausted()? {
+            return Ok(None);
         }
         self.pos += 1;
         Ok(Some(self.buf[self.pos - 1]))
@@ -124,7 +128,12 @@ pub fn run_round_robin(sys: &mut System, threads: Vec<RrThread>, cfg: RrConfig) 
                 continue;
             }
         }
-        if sys.clock(c) - start >= cfg.quantum_cycles {
+        if live[i].exhausted()? {
+            // Finished: leave the core idle rather than requeue a thread with nothing to run.
+            remaining -= 1;
+            running[c] = None;
+            sys.context_switch(c, None)?;
+        } else if sys.clock(c) - start >= cfg.quantum_cycles {
             running[c] = None;
             let target = if cfg.rotate { Some((c + 1) % ncpu) } else { live[i].t.pinned.map(|p| p % ncpu) };
             match target {

@@ -615,6 +615,11 @@ impl Tlb {
         n
     }
 
+    /// Whether the entry in `slot` is global (matches every ASID).
+    pub fn is_global(&self, slot: usize) -> bool {
+        self.global[slot]
+    }
+
     pub fn locked_count(&self) -> usize {
         self.locked_count
     }

@@ -68,7 +68,10 @@ impl System {
         if from == to {
             return Ok(0);
         }
-        let from_space = from.and_then(|t| self.threads.get(t.0 as usize).copied().flatten()).map(|s| s.space);
+        // The address space whose translations the core holds: the last one that ran there, even
+        // across idle periods (Linux's lazy TLB mode keeps the previous mm while idle).
+        let from_space = self.last_space[cpu];
+        let _ = from;
         let mut cycles = self.options.os.switch_cycles;
         self.os_stats.context_switches += 1;
         if let Some(t) = to {
@@ -76,6 +79,8 @@ impl System {
             if from_space != Some(st.space) {
                 self.os_stats.address_space_switches += 1;
                 cycles += match self.switch_policy() {
+                    // A core that never ran anything holds nothing to flush.
+                    SwitchPolicy::FlushAll | SwitchPolicy::Auto if from_space.is_none() => 0,
                     SwitchPolicy::FlushAll | SwitchPolicy::Auto => flush_core(self, cpu, true),
                     SwitchPolicy::AsidTagged => switch_asid_tagged(self, cpu, st.space),
                     SwitchPolicy::Hook => {
@@ -90,6 +95,9 @@ impl System {
             }
         }
         self.current[cpu] = to;
+        if let Some(t) = to {
+            self.last_space[cpu] = Some(self.thread_state(t)?.space);
+        }
         self.os_stats.switch_cycles += cycles;
         self.charge(cpu, cycles);
         Ok(cycles)
