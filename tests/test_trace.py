@@ -66,6 +66,17 @@ def test_record_limit_captures_a_window_and_stops_the_program(tmp_path):
     assert trace.info(out)["accesses"]["total"] == 20_000
 
 
+@needs_valgrind
+def test_record_redirects_stdin_and_stdout_without_a_shell(tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("hello tlblab\n" * 100)
+    dst = tmp_path / "out.txt"
+    out = tmp_path / "cat.tlbt"
+    cli("trace", "record", "--stdin", str(src), "--stdout", str(dst), "-o", str(out), "--", "cat")
+    assert dst.read_text() == src.read_text()
+    assert trace.info(out)["meta"]["argv"] == ["cat"]
+
+
 def test_lackey_import_splits_modify_and_keeps_64_bit_addresses(lackey_file, tmp_path):
     out = tmp_path / "a.tlbt"
     cli("trace", "convert", str(lackey_file), str(out))

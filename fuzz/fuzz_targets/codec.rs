@@ -15,10 +15,9 @@ fuzz_target!(|data: &[u8]| {
     let mut buf = payload.to_vec();
     buf.resize(len + PAD, 0xAA);
     let mut d = Decoder::default();
-    d.start(records);
     let mut out = Vec::new();
-    let mut ok = true;
-    while d.remaining() > 0 {
+    let mut ok = d.start(&buf, len, records).is_ok();
+    while ok && d.remaining() > 0 {
         match d.decode(&buf, len, &mut out, 3) {
             Ok(_) => {}
             Err(_) => {
@@ -30,11 +29,11 @@ fuzz_target!(|data: &[u8]| {
     if ok {
         let mut e = Encoder::new();
         out.iter().for_each(|r| e.push(r));
-        let l2 = e.buf.len();
-        let mut b2 = e.buf.clone();
+        let mut b2 = e.payload().to_vec();
+        let l2 = b2.len();
         b2.resize(l2 + PAD, 0);
         let mut d2 = Decoder::default();
-        d2.start(e.records);
+        d2.start(&b2, l2, e.records).expect("re-encoded payload starts");
         let mut again = Vec::new();
         while d2.remaining() > 0 {
             d2.decode(&b2, l2, &mut again, 1000).expect("re-encoded records decode");

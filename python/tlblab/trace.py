@@ -82,7 +82,7 @@ def record(
 
 def catalog() -> list[dict[str, Any]]:
     """The built-in workloads: name, summary, seed section, parameters with defaults."""
-    return json.loads(_native.workload_catalog())
+    return json.loads(_native.trace_workload_catalog())
 
 
 def generate(name: str, output: str | os.PathLike[str], seed: int = 1, **params: int) -> dict[str, Any]:

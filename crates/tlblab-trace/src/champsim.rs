@@ -210,7 +210,7 @@ mod tests {
 
     #[test]
     fn a_partial_record_is_reported_with_its_offset() {
-        let bytes = vec![0u8; RECORD_LEN * 2 + 10];
+        let bytes = [0u8; RECORD_LEN * 2 + 10];
         let mut s = ChampSimSource::new(&bytes[..], "x.champsim");
         let e = s.fill(&mut Vec::new(), 100).unwrap_err();
         assert!(e.contains("x.champsim: byte 128 (of the uncompressed stream): truncated"), "{e}");

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 use std::io::Cursor;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use tlblab_trace::format::{writer::write_source, TraceReader, TraceWriter, WriterOptions};
 use tlblab_trace::record::{Access, Event, Record};
 use tlblab_trace::source::{RecordSource, VecSource};
@@ -36,14 +36,14 @@ fn sample(n: usize, seed: u64) -> Vec<Record> {
     v
 }
 
-fn write(path: &PathBuf, recs: &[Record], block: u32) {
+fn write(path: &Path, recs: &[Record], block: u32) {
     let opts = WriterOptions { block_records: block, ..Default::default() };
     let mut w = TraceWriter::create(path, &json!({"program": "test", "regions": ["heap"]}), opts).unwrap();
     w.write_all(recs).unwrap();
     w.finish().unwrap();
 }
 
-fn read_all(path: &PathBuf) -> Result<Vec<Record>, String> {
+fn read_all(path: &Path) -> Result<Vec<Record>, String> {
     let mut r = TraceReader::open(path).map_err(|e| e.message)?;
     let mut out = Vec::new();
     while r.fill(&mut out, 1000)? > 0 {}

@@ -161,6 +161,18 @@ fn same_set_layout_puts_all_pages_in_one_dtlb_set_and_different_set_layout_separ
 }
 
 #[test]
+fn every_table_6_1_task_set_builds_in_every_layout() {
+    for tasks in [2, 3, 4] {
+        for layout in [0, 1, 2] {
+            let p: Params = [("tasks", tasks), ("layout", layout), ("hyperperiods", 1), ("accesses_per_ms", 10)].iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            let (r, _) = all("rt_table6_1", &p, 1);
+            let threads: HashSet<u32> = accesses(&r).iter().map(|a| a.0).collect();
+            assert_eq!(threads.len() as u64, tasks, "tasks={tasks} layout={layout}");
+        }
+    }
+}
+
+#[test]
 fn lat_ctx_passes_the_token_round_robin_among_n_processes() {
     let (r, _) = all("lat_ctx", &small("lat_ctx"), 1);
     let sw: Vec<(u32, u32)> = r

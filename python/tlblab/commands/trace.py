@@ -141,8 +141,14 @@ def _info(args) -> int:
 def _head(args) -> int:
     from tlblab import trace
 
-    for line in trace.head(args.path, args.n, args.skip, args.from_fmt):
-        print(line)
+    try:
+        for line in trace.head(args.path, args.n, args.skip, args.from_fmt):
+            print(line)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `tlblab trace head ... | head -3` is not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

@@ -1,6 +1,9 @@
 //! Record encoding inside one block of the native format (spec: docs/formats/trace.md §4).
 //!
-//! Each record starts with a tag byte. For an access the tag holds the kind (2 bits), a size
+//! A payload is two streams: one tag byte per item, then the bytes the tags call for (address
+//! deltas, varint fields). Keeping tags apart means the decoder's next tag never waits for the
+//! previous record's length (its position just advances by one), which is what lets the
+//! decode loop run at a few cycles per record. Each record has a tag byte. For an access the tag holds the kind (2 bits), a size
 //! code (3 bits) and an address code (3 bits); the address is predicted from the previous access
 //! of the same stream (instruction fetches: previous fetch + its size; data: previous data
 //! address + previous data stride), so sequential code and strided sweeps cost one byte per
@@ -53,7 +56,10 @@ struct State {
 /// Encodes records into one block payload.
 #[derive(Default)]
 pub struct Encoder {
-    pub buf: Vec<u8>,
+    tags: Vec<u8>,
+    data: Vec<u8>,
+    /// The assembled payload (`payload()`).
+    buf: Vec<u8>,
     st: State,
     pub records: u32,
     pub accesses: u32,
@@ -74,10 +80,22 @@ impl Encoder {
 
     /// Starts a new block: empties the buffer and resets the predictors.
     pub fn reset(&mut self) {
+        self.tags.clear();
+        self.data.clear();
         self.buf.clear();
         self.st = State::default();
         self.records = 0;
         self.accesses = 0;
+    }
+
+    /// The block payload of everything pushed since the last reset: varint(tag count), the
+    /// tags, the data bytes.
+    pub fn payload(&mut self) -> &[u8] {
+        self.buf.clear();
+        put_varint(&mut self.buf, self.tags.len() as u64);
+        self.buf.extend_from_slice(&self.tags);
+        self.buf.extend_from_slice(&self.data);
+        &self.buf
     }
 
     #[inline]
@@ -93,8 +111,8 @@ impl Encoder {
     fn push_access(&mut self, a: &Access) {
         self.accesses += 1;
         if a.thread.0 != self.st.thread {
-            self.buf.push(3 | (OP_THREAD << 2));
-            put_varint(&mut self.buf, a.thread.0 as u64);
+            self.tags.push(3 | (OP_THREAD << 2));
+            put_varint(&mut self.data, a.thread.0 as u64);
             self.st.thread = a.thread.0;
         }
         let kind: u8 = match a.kind {
@@ -103,7 +121,18 @@ impl Encoder {
             AccessKind::Store => 2,
         };
         let size = a.size;
-        let sc: u8 = if size.is_power_of_two() && size <= 64 { size.trailing_zeros() as u8 } else { 7 };
+        // Size codes: fetches 1..=7 bytes (x86 instruction lengths), data 1..=64 as powers of 2.
+        let sc: u8 = if kind == 0 {
+            if (1..=7).contains(&size) {
+                (size - 1) as u8
+            } else {
+                7
+            }
+        } else if size.is_power_of_two() && size <= 64 {
+            size.trailing_zeros() as u8
+        } else {
+            7
+        };
         let addr = a.vaddr.0;
         let sidx = (kind != 0) as usize;
         let last = self.st.last[sidx];
@@ -126,18 +155,19 @@ impl Encoder {
                 ntail = 8;
             }
         }
-        self.buf.push(kind | (sc << 2) | (ac << 5));
-        self.buf.extend_from_slice(&tail[..ntail]);
+        self.tags.push(kind | (sc << 2) | (ac << 5));
+        self.data.extend_from_slice(&tail[..ntail]);
         if sc == 7 {
-            put_varint(&mut self.buf, size as u64);
+            put_varint(&mut self.data, size as u64);
         }
         self.st.step[sidx] = if sidx == 0 { size as u64 } else { addr.wrapping_sub(last) };
         self.st.last[sidx] = addr;
     }
 
     fn push_event(&mut self, e: &Event) {
-        let b = &mut self.buf;
-        let op = |b: &mut Vec<u8>, op: u8| b.push(3 | (op << 2));
+        let tags = &mut self.tags;
+        let b = &mut self.data;
+        let mut op = |_: &mut Vec<u8>, op: u8| tags.push(3 | (op << 2));
         match *e {
             Event::ThreadStart { thread, process } => {
                 op(b, OP_THREAD_START);
@@ -233,7 +263,10 @@ pub struct DecodeError {
 #[derive(Default, Clone, Debug)]
 pub struct Decoder {
     st: State,
-    pos: usize,
+    /// Next tag, end of the tag stream, next data byte.
+    tp: usize,
+    tend: usize,
+    dp: usize,
     remaining: u32,
 }
 
@@ -252,20 +285,20 @@ const ADDR_MASK: [u64; 8] = [
 
 /// What a tag byte says, precomputed for all 256 values.
 #[derive(Clone, Copy)]
+#[repr(C, align(16))]
 struct TagInfo {
-    /// Not a plain access with a table size: an event, a thread change, or a varint size.
-    slow: bool,
+    mask: u64,
+    /// 0 marks a tag the fast path leaves alone: an event, a thread change, a varint size.
+    size: u32,
     stream: u8,
     ac: u8,
-    /// Bytes the record occupies (tag + address field).
-    adv: u8,
+    /// Bytes of the address field in the data stream.
+    nbytes: u8,
     kind: AccessKind,
-    size: u32,
-    mask: u64,
 }
 
 const fn tag_table() -> [TagInfo; 256] {
-    let mut t = [TagInfo { slow: true, stream: 0, ac: 0, adv: 1, kind: AccessKind::Instr, size: 0, mask: 0 }; 256];
+    let mut t = [TagInfo { stream: 0, ac: 0, nbytes: 0, kind: AccessKind::Instr, size: 0, mask: 0 }; 256];
     let mut i = 0;
     while i < 256 {
         let kind = i & 3;
@@ -273,16 +306,15 @@ const fn tag_table() -> [TagInfo; 256] {
         let ac = i >> 5;
         if kind != 3 && sc != 7 {
             t[i] = TagInfo {
-                slow: false,
                 stream: (kind != 0) as u8,
                 ac: ac as u8,
-                adv: 1 + ADDR_BYTES[ac] as u8,
+                nbytes: ADDR_BYTES[ac] as u8,
                 kind: match kind {
                     0 => AccessKind::Instr,
                     1 => AccessKind::Load,
                     _ => AccessKind::Store,
                 },
-                size: 1 << sc,
+                size: if kind == 0 { sc as u32 + 1 } else { 1 << sc },
                 mask: ADDR_MASK[ac],
             };
         }
@@ -294,45 +326,59 @@ const fn tag_table() -> [TagInfo; 256] {
 static TAG: [TagInfo; 256] = tag_table();
 
 impl Decoder {
-    /// Starts decoding a payload holding `records` records.
-    pub fn start(&mut self, records: u32) {
+    /// Starts decoding the payload `buf[..len]`, which holds `records` records: reads the tag
+    /// stream's length.
+    pub fn start(&mut self, buf: &[u8], len: usize, records: u32) -> Result<(), DecodeError> {
         self.st = State::default();
-        self.pos = 0;
         self.remaining = records;
+        let mut p = 0;
+        let ntags = read_varint(buf, &mut p, len).ok_or_else(|| DecodeError { pos: 0, what: "payload too short for its tag count".into() })?;
+        if ntags > (len - p) as u64 || ntags < records as u64 {
+            self.remaining = 0;
+            return Err(DecodeError { pos: 0, what: format!("tag count {ntags} does not fit the {len}-byte payload of {records} records") });
+        }
+        self.tp = p;
+        self.tend = p + ntags as usize;
+        self.dp = self.tend;
+        Ok(())
+    }
+
+    /// Forgets the current payload (nothing remains to decode).
+    pub fn clear(&mut self) {
+        self.remaining = 0;
     }
 
     pub fn remaining(&self) -> u32 {
         self.remaining
     }
 
-    /// Byte position reached in the payload.
-    pub fn pos(&self) -> usize {
-        self.pos
-    }
-
-    /// Appends up to `max` records from `buf[..len]` to `out`. `buf` must have `PAD` readable
-    /// bytes after `len` (their value is irrelevant). When the last record is decoded, the
-    /// payload must be consumed exactly.
+    /// Appends up to `max` records from `buf[..len]` (the payload given to `start`) to `out`.
+    /// `buf` must have `PAD` readable bytes after `len` (their value is irrelevant). When the
+    /// last record is decoded, both streams must be consumed exactly.
     pub fn decode(&mut self, buf: &[u8], len: usize, out: &mut Vec<Record>, max: usize) -> Result<usize, DecodeError> {
         assert!(buf.len() >= len + PAD, "payload buffer must be padded");
         let n = (self.remaining as usize).min(max);
         out.reserve(n);
         let mut st = self.st;
-        let mut p = self.pos;
+        let (mut tp, tend, mut dp) = (self.tp, self.tend, self.dp);
         let mut done = 0usize;
         let buf = &buf[..len + PAD];
+        let fail = |me: &mut Decoder, st: State, tp: usize, dp: usize, done: usize, pos: usize, what: String| {
+            me.st = st;
+            me.tp = tp;
+            me.dp = dp;
+            me.remaining = me.remaining.saturating_sub(done as u32);
+            Err(DecodeError { pos, what })
+        };
         while done < n {
-            if p >= len {
-                self.st = st;
-                self.pos = p;
+            if tp >= tend {
                 let missing = self.remaining as usize - done;
-                self.remaining = missing as u32;
-                return Err(DecodeError { pos: p, what: format!("payload ends with {missing} of the block's records still to come") });
+                return fail(self, st, tp, dp, done, tp, format!("tag stream ends with {missing} of the block's records still to come"));
             }
-            // Fast path: a run of accesses with small sizes, written straight into `out`'s
-            // spare capacity. Safety: `p < len` is checked before every record, a record reads
-            // at most 9 bytes from `p`, and `buf` has `PAD` (16) bytes past `len`; at most
-            // `n - done` records are written into capacity reserved above.
+            // Fast path: a run of accesses with table sizes, written straight into `out`'s
+            // spare capacity. Safety: `tp < tend <= len` before each tag read; `dp <= len`
+            // before each data read, which reads 8 bytes and `buf` has `PAD` (16) bytes past
+            // `len`; at most `n - done` records are written into capacity reserved above.
             unsafe {
                 let base = buf.as_ptr();
                 let dst0 = out.as_mut_ptr().add(out.len());
@@ -342,14 +388,16 @@ impl Decoder {
                 // real trace fetches and data accesses interleave unpredictably.
                 let (mut li, mut si, mut ld, mut sd) = (st.last[0], st.step[0], st.last[1], st.step[1]);
                 let thread = ThreadId(st.thread);
-                while k < room && p < len {
-                    let t = *base.add(p);
+                let kmax = room.min(tend - tp);
+                let tags = base.add(tp);
+                while k < kmax && dp <= len {
+                    let t = *tags.add(k);
                     let info = *TAG.get_unchecked(t as usize);
-                    if info.slow {
+                    if info.size == 0 {
                         break;
                     }
-                    let raw = (base.add(p + 1) as *const u64).read_unaligned() & info.mask;
-                    p += info.adv as usize;
+                    let raw = (base.add(dp) as *const u64).read_unaligned() & info.mask;
+                    dp += info.nbytes as usize;
                     let data = info.stream != 0;
                     let last = if data { ld } else { li };
                     let step = if data { sd } else { si };
@@ -363,27 +411,33 @@ impl Decoder {
                     dst0.add(k).write(Record::Access(Access { thread, kind: info.kind, vaddr: VirtAddr(addr), size: info.size }));
                     k += 1;
                 }
+                tp += k;
                 st.last = [li, ld];
                 st.step = [si, sd];
                 out.set_len(out.len() + k);
                 done += k;
             }
-            if done >= n || p >= len {
+            if dp > len {
+                return fail(self, st, tp, dp, done, len, "an address runs past the end of the payload".into());
+            }
+            if done >= n || tp >= tend {
                 continue;
             }
-            let t = buf[p];
+            let t = buf[tp];
             let kind = t & 3;
+            let tpos = tp;
+            tp += 1;
             if kind != 3 {
                 let ac = (t >> 5) as usize;
-                let raw = le_u64_at(buf, p + 1) & ADDR_MASK[ac];
-                p += 1 + ADDR_BYTES[ac];
+                let raw = le_u64_at(buf, dp) & ADDR_MASK[ac];
+                dp += ADDR_BYTES[ac];
+                if dp > len {
+                    return fail(self, st, tp, dp, done, len, "an address runs past the end of the payload".into());
+                }
                 // Only size code 7 reaches here: an explicit varint size.
-                let size = match read_varint(buf, &mut p, len) {
+                let size = match read_varint(buf, &mut dp, len) {
                     Some(v) if v <= u32::MAX as u64 => v,
-                    _ => {
-                        self.fail_state(st, p, done);
-                        return Err(DecodeError { pos: p, what: "bad access size (varint overruns the payload or exceeds 32 bits)".into() });
-                    }
+                    _ => return fail(self, st, tp, dp, done, tpos, "bad access size (varint overruns the payload or exceeds 32 bits)".into()),
                 };
                 let s = (kind != 0) as usize;
                 let last = st.last[s];
@@ -398,38 +452,24 @@ impl Decoder {
                 out.push(Record::Access(Access { thread: ThreadId(st.thread), kind: k, vaddr: VirtAddr(a), size: size as u32 }));
                 done += 1;
             } else {
-                let start = p;
-                p += 1;
-                match self.decode_op(t >> 2, buf, &mut p, len, &mut st) {
+                match self.decode_op(t >> 2, buf, &mut dp, len, &mut st) {
                     Ok(Some(ev)) => {
                         out.push(Record::Event(ev));
                         done += 1;
                     }
                     Ok(None) => {}
-                    Err(what) => {
-                        self.fail_state(st, start, done);
-                        return Err(DecodeError { pos: start, what });
-                    }
+                    Err(what) => return fail(self, st, tp, dp, done, tpos, what),
                 }
             }
         }
-        if p > len {
-            self.fail_state(st, p, done);
-            return Err(DecodeError { pos: len, what: "last record runs past the end of the payload".into() });
-        }
         self.st = st;
-        self.pos = p;
+        self.tp = tp;
+        self.dp = dp;
         self.remaining -= done as u32;
-        if self.remaining == 0 && p != len {
-            return Err(DecodeError { pos: p, what: format!("{} bytes left over after the block's last record", len - p) });
+        if self.remaining == 0 && (tp != tend || dp != len) {
+            return Err(DecodeError { pos: dp, what: format!("{} tag and {} data bytes left over after the block's last record", tend - tp, len - dp) });
         }
         Ok(done)
-    }
-
-    fn fail_state(&mut self, st: State, p: usize, done: usize) {
-        self.st = st;
-        self.pos = p;
-        self.remaining = self.remaining.saturating_sub(done as u32);
     }
 
     fn decode_op(&self, op: u8, buf: &[u8], p: &mut usize, len: usize, st: &mut State) -> Result<Option<Event>, String> {
@@ -530,11 +570,11 @@ mod tests {
         for r in recs {
             e.push(r);
         }
-        let len = e.buf.len();
-        let mut buf = e.buf.clone();
+        let mut buf = e.payload().to_vec();
+        let len = buf.len();
         buf.resize(len + PAD, 0);
         let mut d = Decoder::default();
-        d.start(e.records);
+        d.start(&buf, len, e.records).unwrap();
         let mut out = Vec::new();
         // Decode in uneven pieces to exercise resumption.
         let mut step = 1;
@@ -555,7 +595,8 @@ mod tests {
         let mut e = Encoder::new();
         recs.iter().for_each(|r| e.push(r));
         // First of each stream needs an address; everything after is predicted.
-        assert!(e.buf.len() < recs.len() + 20, "{} bytes for {} records", e.buf.len(), recs.len());
+        let n = e.payload().len();
+        assert!(n < recs.len() + 20, "{} bytes for {} records", n, recs.len());
         assert_eq!(round_trip(&recs), recs);
     }
 
@@ -588,21 +629,21 @@ mod tests {
     fn truncated_payload_is_an_error_not_a_panic() {
         let mut e = Encoder::new();
         e.push(&Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(0x1234_5678_9abc), 8)));
-        let len = e.buf.len() - 2;
-        let mut buf = e.buf.clone();
+        let mut buf = e.payload().to_vec();
+        let len = buf.len() - 2;
         buf.resize(len + PAD, 0);
         let mut d = Decoder::default();
-        d.start(1);
+        d.start(&buf, len, 1).unwrap();
         let err = d.decode(&buf, len, &mut Vec::new(), 10).unwrap_err();
         assert!(err.what.contains("past the end"), "{err:?}");
     }
 
     #[test]
     fn unknown_opcode_is_named() {
-        let buf = [3 | (60 << 2), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        let buf = [1, 3 | (60 << 2), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
         let mut d = Decoder::default();
-        d.start(1);
-        let err = d.decode(&buf, 1, &mut Vec::new(), 1).unwrap_err();
+        d.start(&buf, 2, 1).unwrap();
+        let err = d.decode(&buf, 2, &mut Vec::new(), 1).unwrap_err();
         assert!(err.what.contains("unknown record opcode 60"), "{err:?}");
     }
 

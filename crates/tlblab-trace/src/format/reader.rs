@@ -261,7 +261,9 @@ impl<R: Read + Seek> TraceReader<R> {
         }
         self.raw_len = raw_len as usize;
         self.raw.resize(raw_len as usize + PAD, 0);
-        self.dec.start(records);
+        if let Err(e) = self.dec.start(&self.raw, self.raw_len, records) {
+            return Err(self.err(start, format!("corrupt block {} (record data, decompressed offset {}): {}", self.block_no, e.pos, e.what)));
+        }
         self.block_offset = start;
         self.block_no += 1;
         Ok(true)
@@ -352,7 +354,7 @@ impl<R: Read + Seek> TraceReader<R> {
             return Err(Error::msg(format!("{}: record {n} is past the end ({total} records)", self.name)));
         }
         let i = blocks.partition_point(|b| b.first_record + b.records as u64 <= n);
-        self.dec.start(0);
+        self.dec.clear();
         if i == blocks.len() {
             // At the end: the next read finds the index.
             let off = self.index_offset.unwrap();

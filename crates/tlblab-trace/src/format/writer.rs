@@ -200,13 +200,14 @@ impl TraceWriter {
         if self.enc.records == 0 {
             return Ok(());
         }
-        let comp = self.comp.compress(&self.enc.buf).map_err(|e| Error::msg(format!("zstd: {e}")))?;
+        let raw_len = self.enc.payload().len();
+        let comp = self.comp.compress(self.enc.payload()).map_err(|e| Error::msg(format!("zstd: {e}")))?;
         let first = self.blocks.last().map(|b| b.first_record + b.records as u64).unwrap_or(0);
         let info = BlockInfo { offset: self.offset, first_record: first, records: self.enc.records, accesses: self.enc.accesses };
         let mut h = [0u8; BLOCK_HEADER_LEN];
         h[0..4].copy_from_slice(&BLOCK_MAGIC);
         h[4..8].copy_from_slice(&(comp.len() as u32).to_le_bytes());
-        h[8..12].copy_from_slice(&(self.enc.buf.len() as u32).to_le_bytes());
+        h[8..12].copy_from_slice(&(raw_len as u32).to_le_bytes());
         h[12..16].copy_from_slice(&info.records.to_le_bytes());
         h[16..20].copy_from_slice(&info.accesses.to_le_bytes());
         h[20..28].copy_from_slice(&first.to_le_bytes());

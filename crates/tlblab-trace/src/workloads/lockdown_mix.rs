@@ -258,10 +258,10 @@ impl Kernel for Typeset {
         let mut p = self.pos;
         while p < end {
             out.push(load(t, text + p, 8));
-            if p % 48 == 0 {
+            if p.is_multiple_of(48) {
                 let slot = self.rng.below(32768);
                 out.push(load(t, table + slot * 8, 8));
-                if slot % 8 == 0 {
+                if slot.is_multiple_of(8) {
                     out.push(store(t, table + slot * 8, 8));
                 }
             }

@@ -129,7 +129,7 @@ pub fn build(
         "l4_ipc" => Ok(Box::new(Chunked::new(l4_ipc::L4Ipc::from_params(get, seed)?))),
         "rt_table6_1" => {
             let tasks = rt_taskset::table6_1(get("tasks"))?;
-            Ok(Box::new(Chunked::new(rt_taskset::TaskSet::new(name, tasks, false, &get, seed)?)))
+            Ok(Box::new(Chunked::new(rt_taskset::TaskSet::new(name, tasks, false, false, &get, seed)?)))
         }
         "rt_same_diff_set" => Ok(Box::new(Chunked::new(rt_taskset::same_diff(&get, seed)?))),
         "rt_malloc_vs_tlb_malloc" => Ok(Box::new(Chunked::new(rt_taskset::malloc_vs_tlb(&get, seed)?))),

@@ -111,7 +111,10 @@ pub struct TaskSet {
 }
 
 impl TaskSet {
-    pub fn new(name: &str, tasks: Vec<Task>, store: bool, get: &dyn Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
+    /// `random_choice`: a task accesses a seeded random subset of its allocated pages (the
+    /// malloc vs. tlb_malloc experiment); otherwise the first `pages accessed` ones, and only
+    /// those need a color (Table 6.1: 3 × 22 allocated pages would not fit 16 colors × 4 ways).
+    pub fn new(name: &str, tasks: Vec<Task>, store: bool, random_choice: bool, get: &dyn Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
         let layout_kind = get("layout");
         let sets = positive(name, "tlb_sets", get("tlb_sets"))?;
         let ways = positive(name, "tlb_ways", get("tlb_ways"))?;
@@ -141,6 +144,7 @@ impl TaskSet {
                 }
                 1 => {
                     // Colors from 1 upwards, wrapping to color 0 only when the set needs it.
+                    let alloc = if random_choice { alloc } else { used };
                     let colors = alloc.div_ceil(ways);
                     if next_color - 1 + colors > sets {
                         return Err(format!("{name}: the task set needs more than the {sets} colors of a {sets}-set, {ways}-way DTLB"));
@@ -155,7 +159,7 @@ impl TaskSet {
             // Which of the allocated pages the task accesses: the first `used`, or (when it
             // allocates more than it uses, as in the malloc experiment) a seeded random choice.
             let mut chosen = pool.clone();
-            if used < alloc {
+            if used < alloc && random_choice {
                 rng.shuffle(&mut chosen);
             }
             chosen.truncate(used as usize);
@@ -238,7 +242,7 @@ impl Generator for TaskSet {
             let t = self.t;
             for i in 0..self.tasks.len() {
                 let (ph, pe, ex, _, _) = self.tasks[i];
-                if t >= ph && (t - ph) % pe == 0 {
+                if t >= ph && (t - ph).is_multiple_of(pe) {
                     self.job[i] += 1;
                     out.push(ev(Event::TaskRelease { task: i as u32, job: self.job[i] }));
                     // An unfinished job is abandoned at its next release (its deadline).
@@ -276,15 +280,15 @@ impl Generator for TaskSet {
 }
 
 pub fn same_diff(get: &dyn Fn(&str) -> u64, seed: u64) -> Result<TaskSet, String> {
-    let tasks = vec![(1 * MS, 2 * MS, 392, 4, 4), (0, 16 * MS, 7880, 4, 4)];
-    TaskSet::new("rt_same_diff_set", tasks, false, get, seed)
+    let tasks = vec![(MS, 2 * MS, 392, 4, 4), (0, 16 * MS, 7880, 4, 4)];
+    TaskSet::new("rt_same_diff_set", tasks, false, false, get, seed)
 }
 
 pub fn malloc_vs_tlb(get: &dyn Fn(&str) -> u64, seed: u64) -> Result<TaskSet, String> {
     let tasks = match get("variant") {
-        0 => vec![(1 * MS, 2 * MS, 385, 32, 14), (0, 16 * MS, 7380, 32, 14)],
-        1 => vec![(1 * MS, 2 * MS, 390, 32, 16), (0, 16 * MS, 7800, 32, 16)],
+        0 => vec![(MS, 2 * MS, 385, 32, 14), (0, 16 * MS, 7380, 32, 14)],
+        1 => vec![(MS, 2 * MS, 390, 32, 16), (0, 16 * MS, 7800, 32, 16)],
         v => return Err(format!("rt_malloc_vs_tlb_malloc: variant must be 0 or 1 (got {v})")),
     };
-    TaskSet::new("rt_malloc_vs_tlb_malloc", tasks, true, get, seed)
+    TaskSet::new("rt_malloc_vs_tlb_malloc", tasks, true, true, get, seed)
 }
