@@ -181,6 +181,8 @@ pub struct System {
     pub(crate) mem_latency: u64,
     pub(crate) path: WalkPath,
     pub(crate) references: u64,
+    /// First virtual address the page-table format cannot translate.
+    pub(crate) va_limit: u64,
     /// The software thread each hardware thread runs (OS model).
     pub(crate) current: Vec<Option<ThreadId>>,
     /// The address space whose translations each hardware thread last loaded.
@@ -339,6 +341,7 @@ impl System {
 
         let mem_source = cache_names.len();
         let ncpus = cpus.len();
+        let va_limit = config.page_table.format.va_limit();
         let core_stats = vec![UnitStats::new(tlb_names.len(), cache_names.len()); ncores];
         Ok(System {
             mem_latency: config.memory.latency,
@@ -360,6 +363,7 @@ impl System {
             mem_source,
             path: WalkPath::default(),
             references: 0,
+            va_limit,
             current: vec![None; ncpus],
             last_space: vec![None; ncpus],
             asids: AsidAllocator::new(options.os.asid_bits),
@@ -542,7 +546,10 @@ impl System {
 
     /// Simulates one access; returns the cycles it cost.
     pub fn access(&mut self, a: Access) -> Result<u64, SimError> {
-        let mut st = self.thread_state(a.thread)?;
+        let mut st = match self.threads.get(a.thread.0 as usize) {
+            Some(Some(s)) => *s,
+            _ => self.thread_state(a.thread)?,
+        };
         if self.current[st.cpu] != Some(a.thread) {
             // A core runs another thread's access: that is a context switch (trace-driven
             // scheduling). The switch may re-assign ASIDs, so re-read the state after it.
@@ -568,7 +575,7 @@ impl System {
         kind: AccessKind,
         va: VirtAddr,
     ) -> Result<u64, SimError> {
-        let fmt_limit = self.config.page_table.format.va_limit();
+        let fmt_limit = self.va_limit;
         if va.0 >= fmt_limit {
             return Err(SimError(format!(
                 "virtual address {va} is outside the {}-bit address space of the {} page-table format",
@@ -1110,7 +1117,10 @@ impl System {
                 for i in 0..buf.len() {
                     if let (false, false, Record::Access(a)) = (single, multi, buf[i]) {
                         if queued == 0 {
-                            let cpu = self.thread_state(a.thread)?.cpu;
+                            let cpu = match self.threads.get(a.thread.0 as usize) {
+                                Some(Some(s)) => s.cpu,
+                                _ => self.thread_state(a.thread)?.cpu,
+                            };
                             if *first_cpu.get_or_insert(cpu) != cpu {
                                 multi = true;
                             } else {
