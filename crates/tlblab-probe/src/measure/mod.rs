@@ -1,0 +1,5 @@
+//! Measurements on the host. Each module times one kind of structure; all of them report medians
+//! over interleaved repetitions with their spread.
+
+pub mod curve;
+pub mod dtlb;
