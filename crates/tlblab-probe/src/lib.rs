@@ -9,5 +9,6 @@ pub mod analysis;
 pub mod chase;
 pub mod cpuid;
 pub mod measure;
+pub mod probe;
 pub mod stats;
 pub mod sys;

@@ -28,7 +28,8 @@ pub enum Thp {
 impl Region {
     /// Maps `len` bytes (rounded up to pages), aligned to `align` bytes (a power of two ≥ 4096).
     pub fn new(len: usize, align: usize, thp: Thp) -> io::Result<Region> {
-        let len = len.div_ceil(PAGE) * PAGE;
+        // A huge page needs a whole aligned 2 MiB.
+        let len = if thp == Thp::Always { len.div_ceil(2 << 20) * (2 << 20) } else { len.div_ceil(PAGE) * PAGE };
         let align = align.max(PAGE);
         let total = len + align;
         // SAFETY: anonymous mapping with no fixed address; checked for MAP_FAILED.

@@ -124,6 +124,10 @@ pub fn infer_indexing(caps: &[StrideCapacity], tol: f64, floor: Option<usize>) -
         };
     }
     let ways = ways_f.round().max(1.0) as usize;
+    // Still halving at the largest stride tried: only a lower bound on the set count.
+    if steps.last().is_some_and(|(_, s)| *s == Step::Half) && start == Some(0) {
+        return Indexing::LinearAtLeast { min_sets: sets, max_ways: ways, index_bits: halving, floor: floor.unwrap_or(0) };
+    }
     match start {
         Some(0) => Indexing::Linear { sets, ways, index_bits: halving },
         Some(_) => Indexing::XorFolded { sets, ways, high_bits: halving, low_bits_enter: true },
@@ -183,6 +187,19 @@ mod tests {
                 assert_eq!(index_bits, vec![0, 1, 2, 3, 4]);
                 assert_eq!(min_sets, 64);
                 assert_eq!(max_ways, 32);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn given_halving_up_to_the_last_stride_then_only_a_lower_bound_is_claimed() {
+        let v = [1600.0, 880.0, 520.0, 257.0, 132.0];
+        let caps: Vec<_> = v.iter().enumerate().map(|(k, &c)| StrideCapacity { log2_stride: k as u32, capacity: Some(c) }).collect();
+        match infer_indexing(&caps, 0.2, Some(64)) {
+            Indexing::LinearAtLeast { min_sets, index_bits, .. } => {
+                assert_eq!(min_sets, 16);
+                assert_eq!(index_bits, vec![0, 1, 2, 3]);
             }
             other => panic!("{other:?}"),
         }

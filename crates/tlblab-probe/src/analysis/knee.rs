@@ -119,9 +119,10 @@ pub fn find_knees(points: &[CurvePoint], p: &KneeParams) -> Vec<Knee> {
 ///
 /// Why a ramp: with a set-indexed level and consecutive pages, N = C + k overflows k sets at once
 /// (seed 003 §3's set arithmetic), so the miss rate climbs from 0 to 1 over one "number of sets"
-/// of pages after the capacity; with random replacement it climbs gradually too. The onset of the
-/// ramp, not its midpoint, is the capacity. The small slope absorbs the slow rise of the walk
-/// cost on the lower plateau.
+/// of pages after the capacity; with random replacement or a skewed index it climbs gradually,
+/// and may start well before C. The onset (`capacity`) is a lower bound on the entries (every
+/// page of the onset still hits); the end (`capacity + width`) is where no hits are left. The
+/// small slope absorbs the slow rise of the walk cost on the lower plateau.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RampFit {
     pub capacity: usize,
@@ -196,11 +197,7 @@ pub fn fit_ramp(points: &[(usize, f64)]) -> Option<RampFit> {
 }
 
 impl RampFit {
-    /// N where the fitted ramp is half-way between the plateaus: the estimate of the entry count.
-    /// For a fully associative LRU level (a step) it equals the onset; for a set-indexed level
-    /// with S sets and consecutive pages it is C + S/2 (within a few % of C); for a level whose
-    /// misses start early (a skewed or shared structure) it is the point where half the accesses
-    /// miss, which is where a cyclic working set of that size loses half its hits.
+    /// N where the fitted ramp is half-way between the plateaus: half the accesses miss.
     pub fn midpoint(&self) -> usize {
         self.capacity + self.width / 2
     }

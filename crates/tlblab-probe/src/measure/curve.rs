@@ -99,10 +99,15 @@ pub fn grid(lo: usize, hi: usize, per_octave: usize) -> Vec<usize> {
 /// A capacity measured by repeated fine scans of one knee.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Capacity {
-    /// Median over the trials of the ramp midpoint (pages / entries).
+    /// Median over the trials of the ramp's end: the smallest working set (pages) with no hits
+    /// left. This is the entry estimate: exact for a fully associative LRU level (a step); C + S
+    /// for a set-indexed LRU level with S sets and consecutive pages (≤ +6% for ≥ 16 ways); ≈ C for
+    /// a skewed or randomly replaced level, whose misses start well before C.
     pub entries: usize,
-    /// Each trial's ramp midpoint.
+    /// Each trial's ramp end.
     pub trials: Vec<usize>,
+    /// Median over the trials of the ramp midpoint (half the accesses miss).
+    pub midpoint: usize,
     /// Median over the trials of the ramp onset (the last N with no extra misses) and of the
     /// ramp's end (the first N where every access misses).
     pub onset: usize,
@@ -132,9 +137,9 @@ pub fn capacity_of(knee: &Knee, trials: usize, reps: usize, window_ns: u64, seed
         if let Some(fit) = fit_ramp(&pts) {
             let noise = crate::stats::median(&rows.iter().map(|r| r.excess.iqr()).collect::<Vec<_>>()).max(fit.rms).max(1e-9);
             snrs.push((fit.high - fit.low) / noise);
-            caps.push(fit.midpoint());
+            caps.push(fit.capacity + fit.width);
             onsets.push(fit.capacity as f64);
-            ends.push((fit.capacity + fit.width) as f64);
+            ends.push(fit.midpoint() as f64);
             widths.push(fit.rel_width());
             first_fit.get_or_insert(fit);
         }
@@ -146,20 +151,25 @@ pub fn capacity_of(knee: &Knee, trials: usize, reps: usize, window_ns: u64, seed
     // A wide ramp means the level does not fill up cleanly (skewed/shared/perturbed): the midpoint
     // is then a convention, not a cliff.
     let w = crate::stats::median(&widths);
-    if w > 0.25 {
+    if w > 0.5 {
         confidence = confidence.min(Confidence::Unclear);
     } else if w > 0.10 {
         confidence = confidence.min(Confidence::Medium);
     }
     let onset = if onsets.is_empty() { 0 } else { crate::stats::median(&onsets).round() as usize };
-    let full_miss = if ends.is_empty() { 0 } else { crate::stats::median(&ends).round() as usize };
-    Capacity { entries, trials: caps, onset, full_miss, knee: *knee, fit: first_fit, confidence }
+    let midpoint = if ends.is_empty() { 0 } else { crate::stats::median(&ends).round() as usize };
+    Capacity { entries, trials: caps, midpoint, onset, full_miss: entries, knee: *knee, fit: first_fit, confidence }
 }
 
 /// Knees of a sweep.
 pub fn knees(rows: &[SweepRow]) -> Vec<Knee> {
+    knees_with(rows, &KneeParams::default())
+}
+
+/// Knees of a sweep with explicit thresholds.
+pub fn knees_with(rows: &[SweepRow], p: &KneeParams) -> Vec<Knee> {
     let pts: Vec<CurvePoint> = rows.iter().map(|r| r.point()).collect();
-    find_knees(&pts, &KneeParams::default())
+    find_knees(&pts, p)
 }
 
 #[cfg(test)]
