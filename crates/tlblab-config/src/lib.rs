@@ -1,1 +1,147 @@
-//! Machine presets and configuration.
+//! tlblab-config: machine presets and configuration files.
+//!
+//! A machine is described in TOML (or JSON) that deserializes into `tlblab_core::MachineConfig`.
+//! The built-in presets in `presets/*.toml` are compiled in, so `--machine zen3` works anywhere;
+//! any other argument is read as a file path. Errors name the file, the line and column, and the
+//! field: `host.toml:14:8: tlb[L1D].ways: 64 entries are not divisible by 5 ways`.
+
+use tlblab_core::MachineConfig;
+
+/// The built-in machine presets: (name, TOML text).
+pub const PRESETS: &[(&str, &str)] = &[
+    ("zen3", include_str!("../../../presets/zen3.toml")),
+    ("cortex-a7", include_str!("../../../presets/cortex-a7.toml")),
+    ("gem5-a7", include_str!("../../../presets/gem5-a7.toml")),
+    ("cortex-a9", include_str!("../../../presets/cortex-a9.toml")),
+    ("sa1100", include_str!("../../../presets/sa1100.toml")),
+    ("xeon-e5-2650", include_str!("../../../presets/xeon-e5-2650.toml")),
+];
+
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS.iter().map(|(n, _)| *n).collect()
+}
+
+pub fn preset_text(name: &str) -> Option<&'static str> {
+    PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+/// Line and column (1-based) of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map(|i| offset - i).unwrap_or(offset + 1);
+    (line, col)
+}
+
+/// Parses a machine description from TOML text; `origin` names it in errors.
+pub fn parse_machine_toml(text: &str, origin: &str) -> Result<MachineConfig, String> {
+    let cfg: MachineConfig = toml::from_str(text).map_err(|e| {
+        let msg = e.message().trim().replace('\n', " ");
+        match e.span() {
+            Some(span) => {
+                let (l, c) = line_col(text, span.start);
+                format!("{origin}:{l}:{c}: {msg}")
+            }
+            None => format!("{origin}: {msg}"),
+        }
+    })?;
+    cfg.validate().map_err(|m| format!("{origin}: {m}"))?;
+    Ok(cfg)
+}
+
+/// Parses a machine description from JSON text.
+pub fn parse_machine_json(text: &str, origin: &str) -> Result<MachineConfig, String> {
+    let cfg: MachineConfig = serde_json::from_str(text)
+        .map_err(|e| format!("{origin}:{}:{}: {}", e.line(), e.column(), e))?;
+    cfg.validate().map_err(|m| format!("{origin}: {m}"))?;
+    Ok(cfg)
+}
+
+/// Loads a machine by preset name or file path (.toml or .json).
+pub fn load_machine(name_or_path: &str) -> Result<MachineConfig, String> {
+    if let Some(text) = preset_text(name_or_path) {
+        return parse_machine_toml(text, &format!("preset {name_or_path}"));
+    }
+    let path = std::path::Path::new(name_or_path);
+    if !path.exists() {
+        return Err(format!(
+            "machine '{name_or_path}' is neither a preset ({}) nor an existing file",
+            preset_names().join(", ")
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{name_or_path}: cannot read: {e}"))?;
+    if path.extension().is_some_and(|e| e == "json") {
+        parse_machine_json(&text, name_or_path)
+    } else {
+        parse_machine_toml(&text, name_or_path)
+    }
+}
+
+/// Serializes a machine to TOML (for `probe --out` and for saving an experiment's machine).
+pub fn machine_to_toml(cfg: &MachineConfig) -> Result<String, String> {
+    toml::to_string_pretty(cfg).map_err(|e| format!("cannot serialize machine '{}': {e}", cfg.name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_file_is_built_in_and_valid() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../presets");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        let mut names: Vec<String> = preset_names().iter().map(|s| s.to_string()).collect();
+        names.sort();
+        assert_eq!(files, names, "presets/ and PRESETS disagree");
+        for (name, _) in PRESETS {
+            let m = load_machine(name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(&m.name, name);
+            for t in &m.tlbs {
+                assert!(!t.source.is_empty(), "{name}: tlb {} has no source", t.name);
+            }
+            for c in &m.caches {
+                assert!(!c.source.is_empty(), "{name}: cache {} has no source", c.name);
+            }
+        }
+    }
+
+    #[test]
+    fn presets_round_trip_through_toml() {
+        for (name, _) in PRESETS {
+            let m = load_machine(name).unwrap();
+            let text = machine_to_toml(&m).unwrap();
+            let back = parse_machine_toml(&text, "roundtrip").unwrap();
+            assert_eq!(m, back, "{name}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_field_names_file_line_and_column() {
+        let text = preset_text("zen3").unwrap().replace("entries = 2048", "entriez = 2048");
+        let e = parse_machine_toml(&text, "host.toml").unwrap_err();
+        assert!(e.starts_with("host.toml:"), "{e}");
+        assert!(e.contains("unknown field `entriez`"), "{e}");
+    }
+
+    #[test]
+    fn an_impossible_geometry_names_the_field() {
+        let text = preset_text("zen3").unwrap().replace("entries = 2048\nways = 16", "entries = 2048\nways = 12");
+        let e = parse_machine_toml(&text, "host.toml").unwrap_err();
+        assert_eq!(e, "host.toml: tlb[L2D].ways: 2048 entries are not divisible by 12 ways");
+        let text = preset_text("zen3").unwrap().replace("replacement = \"random\"", "").replace("ways = 16", "ways = 16\nreplacement = \"lfu\"");
+        let e = parse_machine_toml(&text, "h.toml").unwrap_err();
+        assert!(e.contains("unknown variant `lfu`"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_file_says_what_was_looked_for() {
+        let e = load_machine("/nonexistent/host.toml").unwrap_err();
+        assert!(e.contains("neither a preset (zen3,"), "{e}");
+    }
+}

@@ -1,1 +1,29 @@
-//! The engine. See ARCHITECTURE.md for the codemap.
+//! tlblab-core: the engine. No file I/O, no Python.
+//!
+//! Codemap (see ARCHITECTURE.md for the full picture):
+//! - `replacement/` — LRU, tree-PLRU, FIFO, random; one file each, enum-dispatched.
+//! - `tlb/` — a TLB level (geometry, index functions, tags, lockdown, direct operations).
+//! - `page_table/` — radix page tables as real descriptors in simulated physical memory; one
+//!   file per format (x86-64 4/5-level, ARMv7 short descriptor, ARMv8 4 KiB granule).
+//! - `walker/` — page-walk caches.
+//! - `cache/` — data/instruction caches, physically or virtually indexed.
+//! - `memory/` — the frame allocator and its placement policies.
+//! - `machine` — the machine description (serde), validated field by field.
+//! - `system` — the engine: cores on one timeline, the per-access path.
+//! - `stats` — counters per core, per thread, per level.
+//! - `reference` — a deliberately naive model the engine is checked against.
+
+pub mod cache;
+pub mod machine;
+pub mod memory;
+pub mod page_table;
+pub mod reference;
+pub mod replacement;
+pub mod stats;
+pub mod system;
+pub mod tlb;
+pub mod walker;
+
+pub use machine::MachineConfig;
+pub use stats::Stats;
+pub use system::{RunOptions, SimError, System};

@@ -3,11 +3,13 @@
 use pyo3::prelude::*;
 
 mod probe;
+mod sim;
 mod trace;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    sim::register(m)?;
     probe::register(m)?;
     trace::register(m)?;
     Ok(())

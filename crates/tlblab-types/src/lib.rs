@@ -296,6 +296,9 @@ mod tests {
         let va = VirtAddr(0x1234_5678);
         assert_eq!(va.vpn(PageSize::Size4K), Vpn(0x12345));
         assert_eq!(va.page_offset(PageSize::Size4K), 0x678);
-        assert_eq!(va.vpn(PageSize::Size2M).base(PageSize::Size2M), VirtAddr(0x1220_0000));
+        assert_eq!(
+            va.vpn(PageSize::Size2M).base(PageSize::Size2M),
+            VirtAddr(0x1220_0000)
+        );
     }
 }

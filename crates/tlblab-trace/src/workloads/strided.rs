@@ -1,4 +1,4 @@
-//! `sweep`: touch `pages` pages at a fixed `stride`, in order, `rounds` times.
+//! `strided`: touch `pages` pages at a fixed `stride`, in order, `rounds` times.
 //!
 //! The closed-form workhorse of the behaviour tests (a cyclic sweep of 65 pages over a 64-entry
 //! fully associative LRU TLB misses every time) and the access pattern of seed 000's 4k- and
@@ -10,8 +10,9 @@ use crate::source::RecordSource;
 use tlblab_types::{AccessKind, ThreadId, VirtAddr};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
-    name: "sweep",
-    summary: "cyclic sweep: one load per page over `pages` pages `stride` bytes apart, `rounds` times",
+    name: "strided",
+    summary:
+        "cyclic sweep: one load per page over `pages` pages `stride` bytes apart, `rounds` times",
     source: "seed 000 §4.3 (access pattern of the 4k/68k-benchmarks)",
     params: &[
         ("pages", 1024, "number of pages touched per round"),
@@ -22,7 +23,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     in_default_set: true,
 };
 
-pub struct Sweep {
+pub struct Strided {
     pages: u64,
     stride: u64,
     rounds: u64,
@@ -30,27 +31,40 @@ pub struct Sweep {
     next: u64,
 }
 
-impl Sweep {
+impl Strided {
     pub fn new(pages: u64, stride: u64, rounds: u64, base: u64) -> Self {
-        Sweep { pages, stride, rounds, base, next: 0 }
+        Strided {
+            pages,
+            stride,
+            rounds,
+            base,
+            next: 0,
+        }
     }
 
     pub(super) fn from_params(get: impl Fn(&str) -> u64) -> Result<Self, String> {
         let (pages, stride) = (get("pages"), get("stride"));
         if pages == 0 || stride == 0 {
-            return Err(format!("sweep: pages and stride must be positive (got pages={pages}, stride={stride})"));
+            return Err(format!(
+                "strided: pages and stride must be positive (got pages={pages}, stride={stride})"
+            ));
         }
-        Ok(Sweep::new(pages, stride, get("rounds"), get("base")))
+        Ok(Strided::new(pages, stride, get("rounds"), get("base")))
     }
 }
 
-impl RecordSource for Sweep {
+impl RecordSource for Strided {
     fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String> {
         let total = self.pages * self.rounds;
         let n = (total - self.next).min(max as u64);
         for i in self.next..self.next + n {
             let va = self.base + (i % self.pages) * self.stride;
-            out.push(Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(va), 8)));
+            out.push(Record::Access(Access::new(
+                ThreadId(0),
+                AccessKind::Load,
+                VirtAddr(va),
+                8,
+            )));
         }
         self.next += n;
         Ok(n as usize)

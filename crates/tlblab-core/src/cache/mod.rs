@@ -1,0 +1,256 @@
+//! Data/instruction caches: set-associative, physically indexed and tagged by default, or
+//! virtually indexed and tagged (the StrongARM SA-1100's L1 caches, seed 002 §2), which must be
+//! flushed when the address space changes unless something else (domains) keeps them apart.
+//!
+//! Caches are non-inclusive and write-allocate: a miss fills the line into every level that was
+//! looked up. Latencies are load-to-use: a reference served by level k costs `latency` of level k
+//! (not the sum of the levels above), which is how vendors quote them.
+
+use crate::replacement::{Replacement, ReplacementKind};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheKind {
+    Instr,
+    Data,
+    #[default]
+    Unified,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Indexing {
+    #[default]
+    Physical,
+    /// Virtually indexed and tagged: looked up with the virtual address, flushed on switches.
+    Virtual,
+}
+
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    pub name: String,
+    /// Lookup order within a core: 1 first.
+    pub level: u8,
+    #[serde(default)]
+    pub kind: CacheKind,
+    pub size: u64,
+    pub ways: usize,
+    #[serde(default = "default_line")]
+    pub line: u64,
+    /// Load-to-use cycles when a reference is served here.
+    pub latency: u64,
+    #[serde(default)]
+    pub replacement: ReplacementKind,
+    #[serde(default)]
+    pub shared: bool,
+    #[serde(default)]
+    pub indexing: Indexing,
+    /// Cost of a full flush: fixed cycles, plus cycles per valid line and per dirty line written
+    /// back (seed 002 §2: 1,000–18,000 cycles on the SA-1100 depending on contents).
+    #[serde(default)]
+    pub flush_cycles_base: u64,
+    #[serde(default)]
+    pub flush_cycles_per_line: u64,
+    #[serde(default)]
+    pub flush_cycles_per_dirty_line: u64,
+    #[serde(default)]
+    pub source: String,
+}
+
+fn default_line() -> u64 {
+    64
+}
+
+impl CacheConfig {
+    pub fn sets(&self) -> u64 {
+        self.size / (self.line * self.ways as u64).max(1)
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        let f = |field: &str, msg: String| Err(format!("cache[{}].{field}: {msg}", self.name));
+        if !self.line.is_power_of_two() || self.line < 4 {
+            return f(
+                "line",
+                format!("expected a power of two ≥ 4, found {}", self.line),
+            );
+        }
+        if self.ways == 0 {
+            return f("ways", "must be positive, found 0".into());
+        }
+        let way_bytes = self.line * self.ways as u64;
+        if self.size == 0 || self.size % way_bytes != 0 {
+            return f(
+                "size",
+                format!(
+                    "{} bytes is not a multiple of line × ways = {way_bytes}",
+                    self.size
+                ),
+            );
+        }
+        if self.replacement == ReplacementKind::Plru && !self.ways.is_power_of_two() {
+            return f(
+                "replacement",
+                format!(
+                    "plru needs a power-of-two number of ways, found {}",
+                    self.ways
+                ),
+            );
+        }
+        Ok(())
+    }
+}
+
+const INVALID: u64 = u64::MAX;
+
+#[derive(Clone, Debug)]
+pub struct Cache {
+    pub config: CacheConfig,
+    sets: u64,
+    ways: usize,
+    line_shift: u32,
+    tags: Vec<u64>,
+    dirty: Vec<bool>,
+    repl: Replacement,
+    mask: Vec<u64>,
+}
+
+impl Cache {
+    pub fn new(config: CacheConfig, seed: u64) -> Cache {
+        let sets = config.sets();
+        let ways = config.ways;
+        let n = sets as usize * ways;
+        let full = if ways >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << ways) - 1
+        };
+        let mut mask = vec![u64::MAX; ways.div_ceil(64)];
+        if ways % 64 != 0 {
+            *mask.last_mut().unwrap() = full;
+        }
+        Cache {
+            line_shift: config.line.trailing_zeros(),
+            repl: Replacement::new(
+                config.replacement,
+                sets as usize,
+                ways,
+                seed ^ ((config.level as u64) << 40),
+            ),
+            config,
+            sets,
+            ways,
+            tags: vec![INVALID; n],
+            dirty: vec![false; n],
+            mask,
+        }
+    }
+
+    pub fn is_virtual(&self) -> bool {
+        self.config.indexing == Indexing::Virtual
+    }
+
+    /// Looks up the line of `addr`; fills it on a miss. Returns whether it hit. O(ways).
+    #[inline]
+    pub fn access(&mut self, addr: u64, write: bool) -> bool {
+        let line = addr >> self.line_shift;
+        let set = (line % self.sets) as usize;
+        let base = set * self.ways;
+        let row = &self.tags[base..base + self.ways];
+        if let Some(w) = row.iter().position(|&t| t == line) {
+            self.repl.on_hit(set, w);
+            if write {
+                self.dirty[base + w] = true;
+            }
+            return true;
+        }
+        let w = match row.iter().position(|&t| t == INVALID) {
+            Some(w) => w,
+            None => self.repl.victim(set, &self.mask),
+        };
+        self.tags[base + w] = line;
+        self.dirty[base + w] = write;
+        self.repl.on_fill(set, w);
+        false
+    }
+
+    /// Whether the line of `addr` is present, without changing state.
+    pub fn contains(&self, addr: u64) -> bool {
+        let line = addr >> self.line_shift;
+        let base = (line % self.sets) as usize * self.ways;
+        self.tags[base..base + self.ways].contains(&line)
+    }
+
+    /// Invalidates everything (writing back dirty lines) and returns the cycles it costs.
+    pub fn flush(&mut self) -> u64 {
+        let mut valid = 0u64;
+        let mut dirty = 0u64;
+        for (slot, t) in self.tags.iter_mut().enumerate() {
+            if *t != INVALID {
+                valid += 1;
+                if self.dirty[slot] {
+                    dirty += 1;
+                }
+                *t = INVALID;
+                self.dirty[slot] = false;
+                self.repl.on_invalidate(slot / self.ways, slot % self.ways);
+            }
+        }
+        self.config.flush_cycles_base
+            + valid * self.config.flush_cycles_per_line
+            + dirty * self.config.flush_cycles_per_dirty_line
+    }
+
+    pub fn valid_lines(&self) -> usize {
+        self.tags.iter().filter(|&&t| t != INVALID).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(size: u64, ways: usize) -> CacheConfig {
+        CacheConfig {
+            name: "L1".into(),
+            level: 1,
+            kind: CacheKind::Data,
+            size,
+            ways,
+            line: 64,
+            latency: 4,
+            replacement: ReplacementKind::Lru,
+            shared: false,
+            indexing: Indexing::Physical,
+            flush_cycles_base: 1000,
+            flush_cycles_per_line: 2,
+            flush_cycles_per_dirty_line: 10,
+            source: String::new(),
+        }
+    }
+
+    #[test]
+    fn given_a_direct_mapped_cache_when_two_lines_share_a_set_then_they_evict_each_other() {
+        let mut c = Cache::new(cfg(4096, 1), 0);
+        assert!(!c.access(0, false));
+        assert!(c.access(0, false));
+        assert!(!c.access(4096, false));
+        assert!(!c.access(0, false));
+    }
+
+    #[test]
+    fn flush_cost_counts_valid_and_dirty_lines() {
+        let mut c = Cache::new(cfg(4096, 2), 0);
+        c.access(0, true);
+        c.access(64, false);
+        assert_eq!(c.flush(), 1000 + 2 * 2 + 10);
+        assert_eq!(c.valid_lines(), 0);
+    }
+
+    #[test]
+    fn impossible_geometry_names_the_field() {
+        let e = cfg(1000, 4).validate().unwrap_err();
+        assert!(e.starts_with("cache[L1].size"), "{e}");
+    }
+}

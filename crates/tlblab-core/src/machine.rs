@@ -1,0 +1,238 @@
+//! The description of a simulated machine: cores, TLB levels, walker, caches, memory, timing.
+//!
+//! This is data (serde), validated with messages that name the offending field. Machine presets
+//! in `presets/*.toml` deserialize into it (see tlblab-config for loading and the preset list).
+
+use crate::cache::{CacheConfig, CacheKind};
+use crate::memory::MemoryConfig;
+use crate::page_table::PageTableFormat;
+use crate::tlb::{TlbConfig, TlbKind};
+use crate::walker::PwcConfig;
+use serde::{Deserialize, Serialize};
+use tlblab_types::PageSize;
+
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineConfig {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Number of cores (each with its private TLBs and caches).
+    pub cores: usize,
+    /// SMT hardware threads per core; siblings share the core's TLBs and caches.
+    #[serde(default = "one")]
+    pub threads_per_core: usize,
+    /// Clock, to convert cycles to nanoseconds in reports.
+    pub frequency_mhz: f64,
+    pub page_table: PageTableConfig,
+    #[serde(rename = "tlb")]
+    pub tlbs: Vec<TlbConfig>,
+    #[serde(default)]
+    pub walker: WalkerConfig,
+    #[serde(rename = "cache", default)]
+    pub caches: Vec<CacheConfig>,
+    pub memory: MemoryConfig,
+    #[serde(default)]
+    pub timing: TimingConfig,
+    /// Present when the simulated software runs as a guest: walks become two-dimensional.
+    #[serde(default)]
+    pub virtualization: Option<VirtualizationConfig>,
+    #[serde(default)]
+    pub source: String,
+}
+
+fn one() -> usize {
+    1
+}
+
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageTableConfig {
+    pub format: PageTableFormat,
+    /// The page size a first touch maps, unless a region or mmap event says otherwise.
+    #[serde(default = "default_page_size")]
+    pub page_size: PageSize,
+}
+
+fn default_page_size() -> PageSize {
+    PageSize::Size4K
+}
+
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct WalkerConfig {
+    /// Fixed cycles a walk costs besides its memory references (walker start-up, fill).
+    #[serde(default)]
+    pub latency: u64,
+    /// Which cache level (by `level` number) page-table loads enter the hierarchy at
+    /// (1 = through the L1 data cache, 2 = straight to L2, as on some cores).
+    #[serde(default = "one_u8")]
+    pub first_cache_level: u8,
+    #[serde(default, rename = "pwc")]
+    pub pwcs: Vec<PwcConfig>,
+}
+
+fn one_u8() -> u8 {
+    1
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TimingModel {
+    /// Every latency adds up, in order (the seeds' in-order cores).
+    #[default]
+    InOrder,
+    /// A first-level TLB hit overlaps with the L1 cache access (virtually indexed, physically
+    /// tagged L1s look up both at once); walks and misses still serialize. Documented in
+    /// ARCHITECTURE.md "Timing".
+    Overlap,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TimingConfig {
+    #[serde(default)]
+    pub model: TimingModel,
+}
+
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VirtualizationConfig {
+    pub host_format: PageTableFormat,
+    #[serde(default = "default_page_size")]
+    pub host_page_size: PageSize,
+    /// Page-walk caches of the host (second-dimension) walk.
+    #[serde(default, rename = "host_pwc")]
+    pub host_pwcs: Vec<PwcConfig>,
+    /// Guest-physical memory size.
+    #[serde(default = "default_guest_bytes")]
+    pub guest_memory_bytes: u64,
+}
+
+fn default_guest_bytes() -> u64 {
+    16 << 30
+}
+
+impl MachineConfig {
+    /// Checks every component; the error names the field ("tlb[L1D].ways: ...").
+    pub fn validate(&self) -> Result<(), String> {
+        if self.cores == 0 || self.cores > 1024 {
+            return Err(format!("cores: expected 1..=1024, found {}", self.cores));
+        }
+        if self.threads_per_core == 0 || self.threads_per_core > 8 {
+            return Err(format!(
+                "threads_per_core: expected 1..=8, found {}",
+                self.threads_per_core
+            ));
+        }
+        if !(self.frequency_mhz > 0.0) {
+            return Err(format!(
+                "frequency_mhz: expected a positive number, found {}",
+                self.frequency_mhz
+            ));
+        }
+        let fmt = self.page_table.format;
+        if !fmt.supports(self.page_table.page_size) {
+            return Err(format!(
+                "page_table.page_size: {} is not a page size of {} (expected one of {})",
+                self.page_table.page_size,
+                fmt.name(),
+                names(&fmt.page_sizes())
+            ));
+        }
+        if self.tlbs.is_empty() {
+            return Err("tlb: a machine needs at least one TLB level".into());
+        }
+        for t in &self.tlbs {
+            t.validate()?;
+        }
+        for kind in [TlbKind::Instr, TlbKind::Data] {
+            let path: Vec<_> = self
+                .tlbs
+                .iter()
+                .filter(|t| t.kind == kind || t.kind == TlbKind::Unified)
+                .collect();
+            if path.is_empty() {
+                return Err(format!(
+                    "tlb: no TLB level translates {} references",
+                    if kind == TlbKind::Instr {
+                        "instruction"
+                    } else {
+                        "data"
+                    }
+                ));
+            }
+            let mut levels: Vec<_> = path.iter().map(|t| t.level).collect();
+            levels.sort();
+            if levels.windows(2).any(|w| w[0] == w[1]) {
+                return Err(format!("tlb: two levels with the same `level` on the {kind:?} path; give each a distinct level"));
+            }
+        }
+        let mut names_seen = std::collections::BTreeSet::new();
+        for t in &self.tlbs {
+            if !names_seen.insert(&t.name) {
+                return Err(format!("tlb[{}].name: names must be unique", t.name));
+            }
+        }
+        for c in &self.caches {
+            c.validate()?;
+        }
+        for kind in [CacheKind::Instr, CacheKind::Data] {
+            let mut levels: Vec<_> = self
+                .caches
+                .iter()
+                .filter(|c| c.kind == kind || c.kind == CacheKind::Unified)
+                .map(|c| c.level)
+                .collect();
+            levels.sort();
+            if levels.windows(2).any(|w| w[0] == w[1]) {
+                return Err(format!(
+                    "cache: two levels with the same `level` on the {kind:?} path"
+                ));
+            }
+        }
+        if !self.caches.is_empty()
+            && !self
+                .caches
+                .iter()
+                .any(|c| c.level == self.walker.first_cache_level && c.kind != CacheKind::Instr)
+        {
+            return Err(format!(
+                "walker.first_cache_level: no data or unified cache has level {}",
+                self.walker.first_cache_level
+            ));
+        }
+        let nlevels = fmt.levels().len();
+        for p in &self.walker.pwcs {
+            p.validate(nlevels)?;
+        }
+        self.memory.validate()?;
+        if let Some(v) = &self.virtualization {
+            if !v.host_format.supports(v.host_page_size) {
+                return Err(format!(
+                    "virtualization.host_page_size: {} is not a page size of {}",
+                    v.host_page_size,
+                    v.host_format.name()
+                ));
+            }
+            for p in &v.host_pwcs {
+                p.validate(v.host_format.levels().len())?;
+            }
+            if v.guest_memory_bytes < (4 << 20) || v.guest_memory_bytes > self.memory.bytes {
+                return Err(format!(
+                    "virtualization.guest_memory_bytes: expected 4 MiB ..= memory.bytes ({}), found {}",
+                    self.memory.bytes, v.guest_memory_bytes
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn ns_per_cycle(&self) -> f64 {
+        1000.0 / self.frequency_mhz
+    }
+}
+
+fn names(s: &[PageSize]) -> String {
+    s.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
+}

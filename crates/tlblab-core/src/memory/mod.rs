@@ -1,0 +1,239 @@
+//! Simulated physical memory: a frame allocator with a placement policy.
+//!
+//! Data pages and page-table pages both come from here, so where the OS puts page tables decides
+//! which cache sets their entries compete for — the effect PT-Baker (seed 001) works on.
+//!
+//! Policies (all seeded, deterministic):
+//! - `sequential`: the lowest free frame run of the right alignment (a freshly booted machine).
+//! - `random`: a uniformly random free, aligned frame (an aged machine with shuffled free lists).
+//! - `fragmented`: like `sequential`, but a `fragmentation` fraction of memory is held by others
+//!   in random 4 KiB frames, so large aligned runs are scarce and huge-page allocations can fail
+//!   (the system-aging scenario of seed 001 §5.1).
+
+use serde::{Deserialize, Serialize};
+use tlblab_types::{PageSize, Pfn, SplitMix64};
+
+#[derive(Clone, Copy, PartialEq, Debug, Serialize, Deserialize, Default)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Placement {
+    #[default]
+    Sequential,
+    Random,
+    Fragmented {
+        /// Fraction (0..1) of frames held by other users.
+        fragmentation: f64,
+    },
+}
+
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// Size of simulated physical memory in bytes.
+    #[serde(default = "default_memory_bytes")]
+    pub bytes: u64,
+    /// Cycles for a reference served by main memory.
+    pub latency: u64,
+    #[serde(default)]
+    pub placement: Placement,
+    #[serde(default)]
+    pub source: String,
+}
+
+fn default_memory_bytes() -> u64 {
+    64 << 30
+}
+
+impl MemoryConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.bytes < (4 << 20) || self.bytes % (4 << 10) != 0 {
+            return Err(format!(
+                "memory.bytes: expected a multiple of 4096 of at least 4 MiB, found {}",
+                self.bytes
+            ));
+        }
+        if let Placement::Fragmented { fragmentation } = self.placement {
+            if !(0.0..0.95).contains(&fragmentation) {
+                return Err(format!(
+                    "memory.placement.fragmentation: expected 0 ≤ f < 0.95, found {fragmentation}"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Hands out 4 KiB frames and aligned runs of them. A bitmap tracks used frames.
+#[derive(Clone, Debug)]
+pub struct FrameAllocator {
+    frames: u64,
+    used: Vec<u64>,
+    placement: Placement,
+    rng: SplitMix64,
+    /// Next frame to try for sequential placement, per page size.
+    cursor: [u64; 6],
+    allocated: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct OutOfMemory {
+    pub size: PageSize,
+}
+
+impl FrameAllocator {
+    pub fn new(config: &MemoryConfig, seed: u64) -> FrameAllocator {
+        let frames = config.bytes >> 12;
+        let mut a = FrameAllocator {
+            frames,
+            used: vec![0; frames.div_ceil(64) as usize],
+            placement: config.placement,
+            rng: SplitMix64::derive(seed, "memory.frames"),
+            cursor: [0; 6],
+            allocated: 0,
+        };
+        // Frame 0 is never handed out: a zero PFN in a descriptor then always means "none".
+        a.mark(0, 1);
+        if let Placement::Fragmented { fragmentation } = config.placement {
+            let held = (frames as f64 * fragmentation) as u64;
+            let mut n = 0;
+            while n < held {
+                let f = a.rng.below(frames);
+                if !a.is_used(f) {
+                    a.mark(f, 1);
+                    n += 1;
+                }
+            }
+        }
+        a.allocated = 0;
+        a
+    }
+
+    #[inline]
+    fn is_used(&self, f: u64) -> bool {
+        self.used[(f / 64) as usize] >> (f % 64) & 1 == 1
+    }
+
+    fn mark(&mut self, f: u64, n: u64) {
+        for x in f..f + n {
+            self.used[(x / 64) as usize] |= 1 << (x % 64);
+        }
+        self.allocated += n;
+    }
+
+    fn run_free(&self, f: u64, n: u64) -> bool {
+        f + n <= self.frames && (f..f + n).all(|x| !self.is_used(x))
+    }
+
+    /// Allocates one page of `size` (an aligned run of `size.frames()` frames).
+    pub fn alloc(&mut self, size: PageSize) -> Result<Pfn, OutOfMemory> {
+        let n = size.frames();
+        let runs = self.frames / n;
+        match self.placement {
+            Placement::Sequential | Placement::Fragmented { .. } => {
+                let c = &mut self.cursor[size.index()];
+                let start = *c;
+                let mut r = start;
+                while r < runs {
+                    if self.run_free(r * n, n) {
+                        self.cursor[size.index()] = r + 1;
+                        self.mark(r * n, n);
+                        return Ok(Pfn(r * n));
+                    }
+                    r += 1;
+                }
+                // Wrap around once (frames freed below the cursor are not tracked; we never free).
+                for r in 0..start.min(runs) {
+                    if self.run_free(r * n, n) {
+                        self.cursor[size.index()] = r + 1;
+                        self.mark(r * n, n);
+                        return Ok(Pfn(r * n));
+                    }
+                }
+                Err(OutOfMemory { size })
+            }
+            Placement::Random => {
+                // Random probing, then a linear scan from a random start as a fallback, so a
+                // nearly full memory still finds its last free runs deterministically.
+                for _ in 0..64 {
+                    let r = self.rng.below(runs);
+                    if self.run_free(r * n, n) {
+                        self.mark(r * n, n);
+                        return Ok(Pfn(r * n));
+                    }
+                }
+                let start = self.rng.below(runs);
+                for i in 0..runs {
+                    let r = (start + i) % runs;
+                    if self.run_free(r * n, n) {
+                        self.mark(r * n, n);
+                        return Ok(Pfn(r * n));
+                    }
+                }
+                Err(OutOfMemory { size })
+            }
+        }
+    }
+
+    /// Frames handed out so far (4 KiB units).
+    pub fn allocated_frames(&self) -> u64 {
+        self.allocated
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(placement: Placement) -> MemoryConfig {
+        MemoryConfig {
+            bytes: 64 << 20,
+            latency: 100,
+            placement,
+            source: String::new(),
+        }
+    }
+
+    #[test]
+    fn sequential_hands_out_consecutive_frames_after_frame_zero() {
+        let mut a = FrameAllocator::new(&cfg(Placement::Sequential), 1);
+        assert_eq!(a.alloc(PageSize::Size4K).unwrap(), Pfn(1));
+        assert_eq!(a.alloc(PageSize::Size4K).unwrap(), Pfn(2));
+        assert_eq!(a.alloc(PageSize::Size2M).unwrap(), Pfn(512));
+    }
+
+    #[test]
+    fn random_frames_are_distinct_and_reproducible() {
+        let mut a = FrameAllocator::new(&cfg(Placement::Random), 9);
+        let mut b = FrameAllocator::new(&cfg(Placement::Random), 9);
+        let xs: Vec<_> = (0..1000)
+            .map(|_| a.alloc(PageSize::Size4K).unwrap())
+            .collect();
+        let ys: Vec<_> = (0..1000)
+            .map(|_| b.alloc(PageSize::Size4K).unwrap())
+            .collect();
+        assert_eq!(xs, ys);
+        let mut s = xs.clone();
+        s.sort();
+        s.dedup();
+        assert_eq!(s.len(), 1000);
+    }
+
+    #[test]
+    fn heavily_fragmented_memory_runs_out_of_huge_frames_first() {
+        let mut a = FrameAllocator::new(&cfg(Placement::Fragmented { fragmentation: 0.5 }), 3);
+        assert!(
+            a.alloc(PageSize::Size2M).is_err(),
+            "half the frames held at random leaves no free 2 MiB run"
+        );
+        assert!(a.alloc(PageSize::Size4K).is_ok());
+    }
+
+    #[test]
+    fn exhausting_memory_is_an_error_not_a_panic() {
+        let mut a = FrameAllocator::new(&cfg(Placement::Sequential), 1);
+        let n = (64 << 20) / 4096 - 1;
+        for _ in 0..n {
+            a.alloc(PageSize::Size4K).unwrap();
+        }
+        assert!(a.alloc(PageSize::Size4K).is_err());
+    }
+}

@@ -1,0 +1,69 @@
+//! ARMv7-A short-descriptor translation tables (also the ARMv4/v5 layout of the StrongARM SA-1100
+//! for the parts tlblab models): a 4096-entry first-level table indexed by VA[31:20], 4-byte
+//! descriptors; first-level entries are 1 MiB sections or pointers to 256-entry second-level
+//! tables indexed by VA[19:12] holding 4 KiB small pages or 64 KiB large pages (replicated 16
+//! times). The domain (0..15) lives in first-level descriptor bits [8:5] (ARM ARM B3.5.1) — the
+//! tag seed 002 uses as an address-space identifier.
+
+use super::{Desc, LevelGeom};
+use tlblab_types::{Domain, PageSize, PhysAddr};
+
+pub const LEVELS: &[LevelGeom] = &[
+    LevelGeom {
+        name: "L1",
+        shift: 20,
+        bits: 12,
+        entry_bytes: 4,
+        leaf_sizes: &[PageSize::Size1M],
+    },
+    LevelGeom {
+        name: "L2",
+        shift: 12,
+        bits: 8,
+        entry_bytes: 4,
+        leaf_sizes: &[PageSize::Size4K, PageSize::Size64K],
+    },
+];
+
+pub fn encode_table(child: PhysAddr, domain: Domain) -> u64 {
+    (child.0 & 0xffff_fc00) | ((domain.0 as u64 & 0xf) << 5) | 0b01
+}
+
+pub fn encode_leaf(frame: PhysAddr, size: PageSize, domain: Domain) -> u64 {
+    match size {
+        PageSize::Size1M => (frame.0 & 0xfff0_0000) | ((domain.0 as u64 & 0xf) << 5) | 0b10,
+        PageSize::Size64K => (frame.0 & 0xffff_0000) | 0b01,
+        _ => (frame.0 & 0xffff_f000) | 0b10,
+    }
+}
+
+pub fn decode(desc: u64, _level: &LevelGeom, last: bool) -> Desc {
+    let domain = Domain(((desc >> 5) & 0xf) as u8);
+    if !last {
+        match desc & 0b11 {
+            0b01 => Desc::Table {
+                child: PhysAddr(desc & 0xffff_fc00),
+            },
+            0b10 => Desc::Leaf {
+                frame: PhysAddr(desc & 0xfff0_0000),
+                size: PageSize::Size1M,
+                domain,
+            },
+            _ => Desc::Invalid,
+        }
+    } else {
+        match desc & 0b11 {
+            0b01 => Desc::Leaf {
+                frame: PhysAddr(desc & 0xffff_0000),
+                size: PageSize::Size64K,
+                domain: Domain(0),
+            },
+            0b10 | 0b11 => Desc::Leaf {
+                frame: PhysAddr(desc & 0xffff_f000),
+                size: PageSize::Size4K,
+                domain: Domain(0),
+            },
+            _ => Desc::Invalid,
+        }
+    }
+}

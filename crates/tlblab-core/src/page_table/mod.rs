@@ -1,0 +1,372 @@
+//! Page tables as real data in simulated physical memory.
+//!
+//! A `PageTable` is a radix tree whose nodes occupy frames from the `FrameAllocator`; each node
+//! holds the format's real descriptors, so the physical address of every entry a walk reads is
+//! known (and goes through the caches). One file per format supplies the geometry and the
+//! descriptor encoding; adding a format means one file and one enum arm here.
+//!
+//! Tables are built on first touch: `map` allocates missing intermediate tables. Alongside each
+//! node's descriptors we keep the index of each child node, so following a pointer costs a
+//! vector index instead of a physical-address lookup.
+
+mod armv7;
+mod armv8;
+mod x86_64;
+
+use crate::memory::{FrameAllocator, OutOfMemory};
+use serde::{Deserialize, Serialize};
+use tlblab_types::{Domain, PageSize, Pfn, PhysAddr, VirtAddr};
+
+/// The page-table formats tlblab models.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PageTableFormat {
+    /// x86-64 4-level paging (48-bit VA): 4 KiB, 2 MiB, 1 GiB pages.
+    #[default]
+    X86_64_4level,
+    /// x86-64 5-level paging (57-bit VA).
+    X86_64_5level,
+    /// ARMv7 short descriptor, 2 levels, with domains: 4 KiB, 64 KiB, 1 MiB pages.
+    Armv7Short,
+    /// ARMv8 4 KiB granule, 4 levels: 4 KiB, 64 KiB (contiguous), 2 MiB, 1 GiB pages.
+    Armv8_4k,
+}
+
+/// Geometry of one level of a radix page table, root first.
+#[derive(Clone, Copy, Debug)]
+pub struct LevelGeom {
+    pub name: &'static str,
+    /// The lowest VA bit this level's index uses.
+    pub shift: u32,
+    /// Index width in bits (entries = 2^bits).
+    pub bits: u32,
+    pub entry_bytes: u64,
+    /// Page sizes a descriptor at this level can map directly.
+    pub leaf_sizes: &'static [PageSize],
+}
+
+/// A decoded descriptor.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Desc {
+    Invalid,
+    Table {
+        child: PhysAddr,
+    },
+    Leaf {
+        frame: PhysAddr,
+        size: PageSize,
+        domain: Domain,
+    },
+}
+
+impl PageTableFormat {
+    pub fn levels(self) -> &'static [LevelGeom] {
+        match self {
+            PageTableFormat::X86_64_4level => x86_64::LEVELS_4,
+            PageTableFormat::X86_64_5level => x86_64::LEVELS_5,
+            PageTableFormat::Armv7Short => armv7::LEVELS,
+            PageTableFormat::Armv8_4k => armv8::LEVELS,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PageTableFormat::X86_64_4level => "x86_64_4level",
+            PageTableFormat::X86_64_5level => "x86_64_5level",
+            PageTableFormat::Armv7Short => "armv7_short",
+            PageTableFormat::Armv8_4k => "armv8_4k",
+        }
+    }
+
+    /// Highest virtual address + 1 the format translates.
+    pub fn va_limit(self) -> u64 {
+        let top = self.levels()[0];
+        1u64 << (top.shift + top.bits)
+    }
+
+    pub fn supports(self, size: PageSize) -> bool {
+        self.levels().iter().any(|l| l.leaf_sizes.contains(&size))
+    }
+
+    /// The page sizes this format can map.
+    pub fn page_sizes(self) -> Vec<PageSize> {
+        PageSize::ALL
+            .into_iter()
+            .filter(|&s| self.supports(s))
+            .collect()
+    }
+
+    fn encode_table(self, child: PhysAddr, domain: Domain) -> u64 {
+        match self {
+            PageTableFormat::X86_64_4level | PageTableFormat::X86_64_5level => {
+                x86_64::encode_table(child, domain)
+            }
+            PageTableFormat::Armv7Short => armv7::encode_table(child, domain),
+            PageTableFormat::Armv8_4k => armv8::encode_table(child, domain),
+        }
+    }
+
+    fn encode_leaf(self, frame: PhysAddr, size: PageSize, domain: Domain) -> u64 {
+        match self {
+            PageTableFormat::X86_64_4level | PageTableFormat::X86_64_5level => {
+                x86_64::encode_leaf(frame, size, domain)
+            }
+            PageTableFormat::Armv7Short => armv7::encode_leaf(frame, size, domain),
+            PageTableFormat::Armv8_4k => armv8::encode_leaf(frame, size, domain),
+        }
+    }
+
+    pub fn decode(self, desc: u64, level: usize) -> Desc {
+        let levels = self.levels();
+        let last = level + 1 == levels.len();
+        match self {
+            PageTableFormat::X86_64_4level | PageTableFormat::X86_64_5level => {
+                x86_64::decode(desc, &levels[level], last)
+            }
+            PageTableFormat::Armv7Short => armv7::decode(desc, &levels[level], last),
+            PageTableFormat::Armv8_4k => armv8::decode(desc, &levels[level], last),
+        }
+    }
+
+    /// Size of a table at `level` in 4 KiB frames (ARMv7's L1 table is 16 KiB).
+    fn table_size(self, level: usize) -> PageSize {
+        let l = self.levels()[level];
+        if (l.entry_bytes << l.bits) > 4096 {
+            PageSize::Size16K
+        } else {
+            PageSize::Size4K
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Node {
+    base: PhysAddr,
+    desc: Vec<u64>,
+    /// Node index + 1 of each child table; 0 = none.
+    child: Vec<u32>,
+}
+
+/// The translation a walk found.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Leaf {
+    /// First 4 KiB frame of the page.
+    pub pfn: Pfn,
+    pub size: PageSize,
+    pub domain: Domain,
+}
+
+/// The physical addresses a walk reads, root first, and the node reached at each level.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WalkPath {
+    pub refs: [PhysAddr; 5],
+    /// Node index of the table read at each level (for page-walk-cache fills).
+    pub nodes: [u32; 5],
+    /// Number of levels read.
+    pub len: usize,
+}
+
+/// One address space's page table.
+#[derive(Clone, Debug)]
+pub struct PageTable {
+    format: PageTableFormat,
+    levels: &'static [LevelGeom],
+    nodes: Vec<Node>,
+    mapped_pages: u64,
+}
+
+impl PageTable {
+    /// An empty table: just the root, allocated from `frames`.
+    pub fn new(
+        format: PageTableFormat,
+        frames: &mut FrameAllocator,
+    ) -> Result<PageTable, OutOfMemory> {
+        let mut t = PageTable {
+            format,
+            levels: format.levels(),
+            nodes: Vec::new(),
+            mapped_pages: 0,
+        };
+        t.new_node(0, frames)?;
+        Ok(t)
+    }
+
+    fn new_node(&mut self, level: usize, frames: &mut FrameAllocator) -> Result<u32, OutOfMemory> {
+        let pfn = frames.alloc(self.format.table_size(level))?;
+        let n = 1usize << self.levels[level].bits;
+        self.nodes.push(Node {
+            base: pfn.base(),
+            desc: vec![0; n],
+            child: vec![0; n],
+        });
+        Ok((self.nodes.len() - 1) as u32)
+    }
+
+    pub fn format(&self) -> PageTableFormat {
+        self.format
+    }
+
+    /// Number of table nodes (frames used by the page table).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn mapped_pages(&self) -> u64 {
+        self.mapped_pages
+    }
+
+    /// Physical address of the root table (CR3 / TTBR).
+    pub fn root(&self) -> PhysAddr {
+        self.nodes[0].base
+    }
+
+    pub fn node_base(&self, node: u32) -> PhysAddr {
+        self.nodes[node as usize].base
+    }
+
+    #[inline]
+    fn index(&self, level: usize, va: VirtAddr) -> usize {
+        let l = &self.levels[level];
+        ((va.0 >> l.shift) & ((1 << l.bits) - 1)) as usize
+    }
+
+    /// Level (root = 0) at which a page of `size` is a leaf.
+    pub fn leaf_level(&self, size: PageSize) -> Option<usize> {
+        self.levels
+            .iter()
+            .position(|l| l.leaf_sizes.contains(&size))
+    }
+
+    /// Maps the page of `size` containing `va` to the frame run starting at `pfn`, creating
+    /// intermediate tables. `domain` is recorded in ARMv7 first-level descriptors.
+    pub fn map(
+        &mut self,
+        va: VirtAddr,
+        size: PageSize,
+        pfn: Pfn,
+        domain: Domain,
+        frames: &mut FrameAllocator,
+    ) -> Result<(), OutOfMemory> {
+        let leaf_level = self
+            .leaf_level(size)
+            .expect("page size validated against the format");
+        let mut node = 0u32;
+        for level in 0..leaf_level {
+            let i = self.index(level, va);
+            let c = self.nodes[node as usize].child[i];
+            node = if c != 0 {
+                c - 1
+            } else {
+                let child = self.new_node(level + 1, frames)?;
+                let base = self.nodes[child as usize].base;
+                let n = &mut self.nodes[node as usize];
+                n.child[i] = child + 1;
+                n.desc[i] = self.format.encode_table(base, domain);
+                child
+            };
+        }
+        let desc = self.format.encode_leaf(pfn.base(), size, domain);
+        let i = self.index(leaf_level, va);
+        // A 64 KiB page at a 4 KiB-indexed level occupies 16 replicated entries.
+        let span = 1usize << (size.shift() - self.levels[leaf_level].shift);
+        let first = i & !(span - 1);
+        let n = &mut self.nodes[node as usize];
+        for e in &mut n.desc[first..first + span] {
+            *e = desc;
+        }
+        self.mapped_pages += 1;
+        Ok(())
+    }
+
+    /// Removes the mapping of the page containing `va` (all replicas). Returns whether one existed.
+    pub fn unmap(&mut self, va: VirtAddr) -> bool {
+        let mut node = 0u32;
+        for level in 0..self.levels.len() {
+            let i = self.index(level, va);
+            match self.format.decode(self.nodes[node as usize].desc[i], level) {
+                Desc::Invalid => return false,
+                Desc::Table { .. } => node = self.nodes[node as usize].child[i] - 1,
+                Desc::Leaf { size, .. } => {
+                    let span = 1usize << (size.shift() - self.levels[level].shift);
+                    let first = i & !(span - 1);
+                    for e in &mut self.nodes[node as usize].desc[first..first + span] {
+                        *e = 0;
+                    }
+                    self.mapped_pages -= 1;
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Walks from `start_node` at `start_level`, recording every entry read. Returns the leaf,
+    /// or None if the address is unmapped (the path then ends at the invalid entry).
+    #[inline]
+    pub fn walk_from(
+        &self,
+        va: VirtAddr,
+        start_level: usize,
+        start_node: u32,
+        path: &mut WalkPath,
+    ) -> Option<Leaf> {
+        path.len = 0;
+        let mut node = start_node;
+        let mut domain = Domain(0);
+        for level in start_level..self.levels.len() {
+            let i = self.index(level, va);
+            let n = &self.nodes[node as usize];
+            path.refs[path.len] = PhysAddr(n.base.0 + i as u64 * self.levels[level].entry_bytes);
+            path.nodes[path.len] = node;
+            path.len += 1;
+            match self.format.decode(n.desc[i], level) {
+                Desc::Invalid => return None,
+                Desc::Table { .. } => {
+                    if level == 0 && self.format == PageTableFormat::Armv7Short {
+                        domain = Domain(((n.desc[i] >> 5) & 0xf) as u8);
+                    }
+                    node = n.child[i] - 1;
+                }
+                Desc::Leaf {
+                    frame,
+                    size,
+                    domain: d,
+                } => {
+                    let d = if level == 0 { d } else { domain };
+                    return Some(Leaf {
+                        pfn: frame.pfn(),
+                        size,
+                        domain: d,
+                    });
+                }
+            }
+        }
+        None
+    }
+
+    /// Translation without recording the path.
+    pub fn translate(&self, va: VirtAddr) -> Option<Leaf> {
+        let mut p = WalkPath::default();
+        self.walk_from(va, 0, 0, &mut p)
+    }
+
+    /// The node index of the table at `level` on the path of `va`, if it exists.
+    pub fn node_at(&self, va: VirtAddr, level: usize) -> Option<u32> {
+        let mut node = 0u32;
+        for l in 0..level {
+            let c = self.nodes[node as usize].child[self.index(l, va)];
+            if c == 0 {
+                return None;
+            }
+            node = c - 1;
+        }
+        Some(node)
+    }
+
+    pub fn levels(&self) -> &'static [LevelGeom] {
+        self.levels
+    }
+}
+
+#[cfg(test)]
+mod tests;

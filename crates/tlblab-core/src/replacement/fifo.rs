@@ -1,0 +1,35 @@
+//! First-in first-out: a fill moves the way to the front of its set's order (hits do not); the
+//! victim is the allowed way filled longest ago. O(1) per fill and per unconstrained victim.
+
+use super::order::OrderList;
+
+#[derive(Clone, Debug)]
+pub struct Fifo {
+    order: OrderList,
+}
+
+impl Fifo {
+    pub fn new(sets: usize, ways: usize) -> Self {
+        Fifo { order: OrderList::new(sets, ways) }
+    }
+
+    #[inline]
+    pub fn on_fill(&mut self, set: usize, way: usize) {
+        self.order.to_front(set, way);
+    }
+
+    #[inline]
+    pub fn forget(&mut self, set: usize, way: usize) {
+        self.order.to_back(set, way);
+    }
+
+    #[inline]
+    pub fn victim(&self, set: usize, allowed: &[u64]) -> usize {
+        self.order.oldest_allowed(set, allowed)
+    }
+
+    #[inline]
+    pub fn victim_any(&self, set: usize) -> usize {
+        self.order.oldest(set)
+    }
+}

@@ -1,0 +1,35 @@
+//! Least-recently-used: every hit and fill moves the way to the front of its set's order; the
+//! victim is the oldest allowed way. O(1) per touch and per unconstrained victim.
+
+use super::order::OrderList;
+
+#[derive(Clone, Debug)]
+pub struct Lru {
+    order: OrderList,
+}
+
+impl Lru {
+    pub fn new(sets: usize, ways: usize) -> Self {
+        Lru { order: OrderList::new(sets, ways) }
+    }
+
+    #[inline]
+    pub fn touch(&mut self, set: usize, way: usize) {
+        self.order.to_front(set, way);
+    }
+
+    #[inline]
+    pub fn forget(&mut self, set: usize, way: usize) {
+        self.order.to_back(set, way);
+    }
+
+    #[inline]
+    pub fn victim(&self, set: usize, allowed: &[u64]) -> usize {
+        self.order.oldest_allowed(set, allowed)
+    }
+
+    #[inline]
+    pub fn victim_any(&self, set: usize) -> usize {
+        self.order.oldest(set)
+    }
+}

@@ -1,0 +1,140 @@
+//! Replacement policies for set-associative structures (TLB levels, caches, page-walk caches).
+//!
+//! One file per policy; `Replacement` is the enum the hot path dispatches on statically.
+//!
+//! Contract shared by every policy (state is per set, `ways` slots each):
+//! - `on_hit(set, way)` runs on every hit; `on_fill(set, way)` runs exactly once per fill.
+//! - `victim(set, allowed)` picks a way among the bits set in `allowed` (never empty; the caller
+//!   has already preferred invalid ways and removed locked ones). It must not change state,
+//!   except that `Random` advances its generator (the only state it has).
+//! - `on_invalidate(set, way)` runs when a valid entry is invalidated.
+//! Every operation is O(ways) or better and allocation-free.
+
+use serde::{Deserialize, Serialize};
+
+mod fifo;
+mod order;
+mod lru;
+mod plru;
+mod random;
+
+pub use fifo::Fifo;
+pub use lru::Lru;
+pub use plru::TreePlru;
+pub use random::RandomRepl;
+
+/// Which policy a structure uses (the `replacement` field of a TLB, cache or page-walk cache).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplacementKind {
+    #[default]
+    Lru,
+    /// Tree pseudo-LRU; needs a power-of-two number of ways.
+    Plru,
+    Fifo,
+    /// Uniformly random among allowed ways, from a generator seeded by the run's seed.
+    Random,
+}
+
+impl ReplacementKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReplacementKind::Lru => "lru",
+            ReplacementKind::Plru => "plru",
+            ReplacementKind::Fifo => "fifo",
+            ReplacementKind::Random => "random",
+        }
+    }
+}
+
+/// Replacement state for `sets × ways` slots.
+#[derive(Clone, Debug)]
+pub enum Replacement {
+    Lru(Lru),
+    Plru(TreePlru),
+    Fifo(Fifo),
+    Random(RandomRepl),
+}
+
+impl Replacement {
+    pub fn new(kind: ReplacementKind, sets: usize, ways: usize, seed: u64) -> Replacement {
+        match kind {
+            ReplacementKind::Lru => Replacement::Lru(Lru::new(sets, ways)),
+            ReplacementKind::Plru => Replacement::Plru(TreePlru::new(sets, ways)),
+            ReplacementKind::Fifo => Replacement::Fifo(Fifo::new(sets, ways)),
+            ReplacementKind::Random => Replacement::Random(RandomRepl::new(ways, seed)),
+        }
+    }
+
+    #[inline]
+    pub fn on_hit(&mut self, set: usize, way: usize) {
+        match self {
+            Replacement::Lru(p) => p.touch(set, way),
+            Replacement::Plru(p) => p.touch(set, way),
+            Replacement::Fifo(_) | Replacement::Random(_) => {}
+        }
+    }
+
+    #[inline]
+    pub fn on_fill(&mut self, set: usize, way: usize) {
+        match self {
+            Replacement::Lru(p) => p.touch(set, way),
+            Replacement::Plru(p) => p.touch(set, way),
+            Replacement::Fifo(p) => p.on_fill(set, way),
+            Replacement::Random(_) => {}
+        }
+    }
+
+    #[inline]
+    pub fn on_invalidate(&mut self, set: usize, way: usize) {
+        match self {
+            Replacement::Lru(p) => p.forget(set, way),
+            Replacement::Fifo(p) => p.forget(set, way),
+            Replacement::Plru(_) | Replacement::Random(_) => {}
+        }
+    }
+
+    /// The victim when every way may be chosen (no locked entries): the common, fast case.
+    #[inline]
+    pub fn victim_any(&mut self, set: usize) -> usize {
+        match self {
+            Replacement::Lru(p) => p.victim_any(set),
+            Replacement::Fifo(p) => p.victim_any(set),
+            Replacement::Plru(p) => p.victim_any(set),
+            Replacement::Random(p) => p.victim_any(),
+        }
+    }
+
+    /// `allowed` is a bit mask over ways (bit w = way w may be chosen); ways ≤ 64 per mask word.
+    #[inline]
+    pub fn victim(&mut self, set: usize, allowed: &[u64]) -> usize {
+        match self {
+            Replacement::Lru(p) => p.victim(set, allowed),
+            Replacement::Plru(p) => p.victim(set, allowed),
+            Replacement::Fifo(p) => p.victim(set, allowed),
+            Replacement::Random(p) => p.victim(allowed),
+        }
+    }
+}
+
+/// Iterates the indices of set bits of a multi-word mask, lowest first.
+#[inline]
+pub(crate) fn mask_iter(mask: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    mask.iter().enumerate().flat_map(|(w, &bits)| {
+        let mut b = bits;
+        std::iter::from_fn(move || {
+            if b == 0 {
+                None
+            } else {
+                let i = b.trailing_zeros() as usize;
+                b &= b - 1;
+                Some(w * 64 + i)
+            }
+        })
+    })
+}
+
+#[inline]
+pub(crate) fn mask_has(mask: &[u64], i: usize) -> bool {
+    mask[i / 64] >> (i % 64) & 1 == 1
+}

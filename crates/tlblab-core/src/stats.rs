@@ -1,0 +1,107 @@
+//! Statistics: counters per core and per thread, per TLB level and per cache level.
+//!
+//! Every counter is a plain `u64` incremented on the hot path; nothing is derived until asked.
+//! `Stats` serializes to JSON (the Python layer turns it into DataFrames).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Default, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct LevelStats {
+    pub accesses: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub evictions: u64,
+}
+
+/// Counters of one core or one thread.
+#[derive(Clone, Default, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct UnitStats {
+    /// References (an access crossing a 4 KiB boundary counts twice).
+    pub references: u64,
+    pub instr_references: u64,
+    /// Per TLB level, in `Stats::tlb_levels` order.
+    pub tlb: Vec<LevelStats>,
+    /// Page walks (misses in every TLB level of the path).
+    pub walks: u64,
+    /// Page-table entries read by walks.
+    pub walk_refs: u64,
+    /// Walk references by where they were served: `Stats::sources` order (caches, then memory).
+    pub walk_refs_by_source: Vec<u64>,
+    /// Walk references avoided by page-walk-cache hits.
+    pub pwc_hits: u64,
+    pub walk_cycles: u64,
+    /// Data references by where they were served (same order as walk sources).
+    pub data_by_source: Vec<u64>,
+    /// Per cache level (all references, walks included), in `Stats::cache_levels` order.
+    pub cache: Vec<LevelStats>,
+    /// Pages mapped on first touch.
+    pub page_faults: u64,
+    /// TLB entries invalidated by shootdowns and flushes.
+    pub invalidations: u64,
+    pub cycles: u64,
+}
+
+impl UnitStats {
+    pub fn new(tlb_levels: usize, cache_levels: usize) -> UnitStats {
+        UnitStats {
+            tlb: vec![LevelStats::default(); tlb_levels],
+            walk_refs_by_source: vec![0; cache_levels + 1],
+            data_by_source: vec![0; cache_levels + 1],
+            cache: vec![LevelStats::default(); cache_levels],
+            ..UnitStats::default()
+        }
+    }
+
+    pub fn add(&mut self, o: &UnitStats) {
+        self.references += o.references;
+        self.instr_references += o.instr_references;
+        for (a, b) in self.tlb.iter_mut().zip(&o.tlb) {
+            a.accesses += b.accesses;
+            a.hits += b.hits;
+            a.misses += b.misses;
+            a.evictions += b.evictions;
+        }
+        for (a, b) in self.cache.iter_mut().zip(&o.cache) {
+            a.accesses += b.accesses;
+            a.hits += b.hits;
+            a.misses += b.misses;
+            a.evictions += b.evictions;
+        }
+        self.walks += o.walks;
+        self.walk_refs += o.walk_refs;
+        for (a, b) in self
+            .walk_refs_by_source
+            .iter_mut()
+            .zip(&o.walk_refs_by_source)
+        {
+            *a += b;
+        }
+        for (a, b) in self.data_by_source.iter_mut().zip(&o.data_by_source) {
+            *a += b;
+        }
+        self.pwc_hits += o.pwc_hits;
+        self.walk_cycles += o.walk_cycles;
+        self.page_faults += o.page_faults;
+        self.invalidations += o.invalidations;
+        self.cycles += o.cycles;
+    }
+}
+
+/// All counters of a run.
+#[derive(Clone, Default, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct Stats {
+    pub machine: String,
+    /// TLB level names, in the order of `UnitStats::tlb`.
+    pub tlb_levels: Vec<String>,
+    /// Cache level names, in the order of `UnitStats::cache`.
+    pub cache_levels: Vec<String>,
+    /// Where a reference can be served: cache level names, then "memory".
+    pub sources: Vec<String>,
+    pub cores: Vec<UnitStats>,
+    pub threads: BTreeMap<u32, UnitStats>,
+    /// Sum over cores.
+    pub total: UnitStats,
+    /// Simulated time: the largest core clock.
+    pub cycles: u64,
+}

@@ -1,0 +1,998 @@
+//! The engine: cores with their TLB paths, walkers and cache paths, on one timeline.
+//!
+//! What one access costs (DESIGN.md "The engine"):
+//! 1. Look up the core's TLB levels in order (instruction or data path); each level looked up
+//!    costs its latency.
+//! 2. On a miss in every level, walk: probe the page-walk caches (deepest level first), then load
+//!    each remaining page-table entry by physical address through the core's cache hierarchy
+//!    (entering at `walker.first_cache_level`). Under virtualization every guest entry and the
+//!    final guest-physical address are first translated by a host walk (2D walk). Fill every TLB
+//!    level of the path that holds the page size.
+//! 3. Access the data through the core's caches (unless data accesses are switched off).
+//! 4. Charge cycles (in-order sum, or the overlap model) to the issuing hardware thread's clock.
+//!
+//! Several hardware threads share one timeline: `run` always advances the one with the smallest
+//! clock, so contention in shared caches and TLBs happens in time order. All state is owned here
+//! in flat vectors and referenced by index, so a shared level is simply the same index in several
+//! cores' paths.
+
+use crate::cache::{Cache, CacheKind};
+use crate::machine::{MachineConfig, TimingModel};
+use crate::memory::{FrameAllocator, MemoryConfig, OutOfMemory};
+use crate::page_table::{Leaf, PageTable, PageTableFormat, WalkPath};
+use crate::stats::{Stats, UnitStats};
+use crate::tlb::{Requester, Tlb, TlbEntry, TlbKind};
+use crate::walker::Pwc;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, VecDeque};
+use tlblab_trace::{Access, Event, Record, RecordSource};
+use tlblab_types::{
+    AccessKind, Asid, Domain, PageSize, Pfn, PhysAddr, ThreadId, VirtAddr, Vmid, Vpn,
+};
+
+/// Per-run switches that are not properties of the machine.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunOptions {
+    pub seed: u64,
+    /// Simulate the caches. Off = a machine without caches: every walk reference is served by
+    /// memory (TLB-only studies).
+    pub caches: bool,
+    /// Access the data itself after translating (off for TLB-only studies).
+    pub data_accesses: bool,
+    /// Stop after this many references (0 = no limit).
+    pub max_references: u64,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            seed: 0,
+            caches: true,
+            data_accesses: true,
+            max_references: 0,
+        }
+    }
+}
+
+impl RunOptions {
+    /// TLBs and walks only: no caches, no data accesses.
+    pub fn tlb_only(seed: u64) -> RunOptions {
+        RunOptions {
+            seed,
+            caches: false,
+            data_accesses: false,
+            max_references: 0,
+        }
+    }
+}
+
+/// An error of a run that is the user's to fix (bad trace, exhausted memory).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct SimError(pub String);
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for SimError {}
+
+fn oom(e: OutOfMemory, what: &str) -> SimError {
+    SimError(format!(
+        "simulated {what} memory is exhausted allocating a {} frame; raise memory.bytes (or guest_memory_bytes)",
+        e.size
+    ))
+}
+
+/// A process's address space.
+#[derive(Clone, Debug)]
+pub struct AddressSpace {
+    pub id: u32,
+    pub asid: Asid,
+    pub vmid: Vmid,
+    pub domain: Domain,
+    pub pt: PageTable,
+    /// Regions mapped with a page size other than the default: (start, end, size).
+    regions: Vec<(u64, u64, PageSize)>,
+    default_size: PageSize,
+}
+
+impl AddressSpace {
+    fn page_size_for(&self, va: VirtAddr) -> PageSize {
+        for &(s, e, size) in &self.regions {
+            if va.0 >= s && va.0 < e {
+                return size;
+            }
+        }
+        self.default_size
+    }
+}
+
+#[derive(Clone, Debug)]
+struct CacheRef {
+    cache: usize,
+    stat: usize,
+}
+
+/// A core's private view: its TLB and cache paths (indices into the shared vectors).
+#[derive(Clone, Debug)]
+struct Core {
+    /// (tlb index, stat index) in lookup order.
+    itlb: Vec<(usize, usize)>,
+    dtlb: Vec<(usize, usize)>,
+    icache: Vec<CacheRef>,
+    dcache: Vec<CacheRef>,
+    /// The cache path walk references take.
+    wcache: Vec<CacheRef>,
+    /// Page-walk caches, deepest level first.
+    pwcs: Vec<usize>,
+    host_pwcs: Vec<usize>,
+}
+
+/// A hardware thread: a clock on the timeline, bound to a core.
+#[derive(Clone, Debug)]
+struct Cpu {
+    core: usize,
+    hw_thread: u8,
+    clock: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct ThreadState {
+    space: usize,
+    cpu: usize,
+    stat: usize,
+}
+
+struct Host {
+    pt: PageTable,
+    frames: FrameAllocator,
+    page_size: PageSize,
+    pwcs: Vec<Pwc>,
+}
+
+/// A simulated machine with its memory, address spaces and statistics.
+pub struct System {
+    pub config: MachineConfig,
+    pub options: RunOptions,
+    pub tlbs: Vec<Tlb>,
+    pub caches: Vec<Cache>,
+    pub pwcs: Vec<Pwc>,
+    cores: Vec<Core>,
+    cpus: Vec<Cpu>,
+    pub frames: FrameAllocator,
+    pub spaces: Vec<AddressSpace>,
+    host: Option<Host>,
+    threads: Vec<Option<ThreadState>>,
+    thread_stats: Vec<(u32, UnitStats)>,
+    core_stats: Vec<UnitStats>,
+    tlb_names: Vec<String>,
+    cache_names: Vec<String>,
+    mem_source: usize,
+    mem_latency: u64,
+    path: WalkPath,
+    references: u64,
+}
+
+impl System {
+    /// Builds a machine. The configuration is validated first; the error names the field.
+    pub fn new(config: MachineConfig, options: RunOptions) -> Result<System, SimError> {
+        config.validate().map_err(SimError)?;
+        let seed = options.seed;
+        let ncores = config.cores;
+
+        // TLB levels: one instance per core unless shared. Stats are indexed by config position.
+        let mut order: Vec<usize> = (0..config.tlbs.len()).collect();
+        order.sort_by_key(|&i| (config.tlbs[i].level, config.tlbs[i].kind as u8));
+        let tlb_names: Vec<String> = order.iter().map(|&i| config.tlbs[i].name.clone()).collect();
+        let mut tlbs = Vec::new();
+        let mut tlb_of: Vec<Vec<usize>> = vec![Vec::new(); config.tlbs.len()]; // per config: per core instance
+        for (ci, tc) in config.tlbs.iter().enumerate() {
+            if tc.shared {
+                tlbs.push(Tlb::new(tc.clone(), seed ^ (ci as u64) << 8));
+                tlb_of[ci] = vec![tlbs.len() - 1; ncores];
+            } else {
+                for core in 0..ncores {
+                    tlbs.push(Tlb::new(
+                        tc.clone(),
+                        seed ^ ((ci as u64) << 8) ^ ((core as u64) << 20),
+                    ));
+                    tlb_of[ci].push(tlbs.len() - 1);
+                }
+            }
+        }
+
+        let cache_cfgs = if options.caches {
+            config.caches.clone()
+        } else {
+            Vec::new()
+        };
+        let mut corder: Vec<usize> = (0..cache_cfgs.len()).collect();
+        corder.sort_by_key(|&i| (cache_cfgs[i].level, cache_cfgs[i].kind as u8));
+        let cache_names: Vec<String> = corder.iter().map(|&i| cache_cfgs[i].name.clone()).collect();
+        let mut caches = Vec::new();
+        let mut cache_of: Vec<Vec<usize>> = vec![Vec::new(); cache_cfgs.len()];
+        for (ci, cc) in cache_cfgs.iter().enumerate() {
+            if cc.shared {
+                caches.push(Cache::new(cc.clone(), seed ^ (ci as u64) << 8));
+                cache_of[ci] = vec![caches.len() - 1; ncores];
+            } else {
+                for core in 0..ncores {
+                    caches.push(Cache::new(
+                        cc.clone(),
+                        seed ^ ((ci as u64) << 8) ^ ((core as u64) << 20),
+                    ));
+                    cache_of[ci].push(caches.len() - 1);
+                }
+            }
+        }
+
+        let mut pwcs = Vec::new();
+        let mut host_pwc_pool = Vec::new();
+        let mut cores = Vec::new();
+        for core in 0..ncores {
+            let tpath = |want: TlbKind| -> Vec<(usize, usize)> {
+                order
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &ci)| {
+                        config.tlbs[ci].kind == want || config.tlbs[ci].kind == TlbKind::Unified
+                    })
+                    .map(|(stat, &ci)| (tlb_of[ci][core], stat))
+                    .collect()
+            };
+            let cpath = |want: CacheKind, from: u8| -> Vec<CacheRef> {
+                corder
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &ci)| {
+                        (cache_cfgs[ci].kind == want || cache_cfgs[ci].kind == CacheKind::Unified)
+                            && cache_cfgs[ci].level >= from
+                    })
+                    .map(|(stat, &ci)| CacheRef {
+                        cache: cache_of[ci][core],
+                        stat,
+                    })
+                    .collect()
+            };
+            let mut my_pwcs: Vec<usize> = Vec::new();
+            for p in &config.walker.pwcs {
+                pwcs.push(Pwc::new(p.clone(), seed ^ ((core as u64) << 24)));
+                my_pwcs.push(pwcs.len() - 1);
+            }
+            my_pwcs.sort_by_key(|&i| std::cmp::Reverse(pwcs[i].config.level));
+            let mut my_host = Vec::new();
+            if let Some(v) = &config.virtualization {
+                for p in &v.host_pwcs {
+                    host_pwc_pool.push(Pwc::new(p.clone(), seed ^ ((core as u64) << 28)));
+                    my_host.push(host_pwc_pool.len() - 1);
+                }
+                my_host.sort_by_key(|&i| std::cmp::Reverse(host_pwc_pool[i].config.level));
+            }
+            cores.push(Core {
+                itlb: tpath(TlbKind::Instr),
+                dtlb: tpath(TlbKind::Data),
+                icache: cpath(CacheKind::Instr, 0),
+                dcache: cpath(CacheKind::Data, 0),
+                wcache: cpath(CacheKind::Data, config.walker.first_cache_level),
+                pwcs: my_pwcs,
+                host_pwcs: my_host,
+            });
+        }
+        let mut cpus = Vec::new();
+        for core in 0..ncores {
+            for t in 0..config.threads_per_core {
+                cpus.push(Cpu {
+                    core,
+                    hw_thread: t as u8,
+                    clock: 0,
+                });
+            }
+        }
+
+        let (frames, host) = match &config.virtualization {
+            None => (FrameAllocator::new(&config.memory, seed), None),
+            Some(v) => {
+                let guest_mem = MemoryConfig {
+                    bytes: v.guest_memory_bytes,
+                    ..config.memory.clone()
+                };
+                let guest = FrameAllocator::new(&guest_mem, seed ^ 0x6e657374);
+                let mut hframes = FrameAllocator::new(&config.memory, seed);
+                let pt = PageTable::new(v.host_format, &mut hframes).map_err(|e| oom(e, "host"))?;
+                (
+                    guest,
+                    Some(Host {
+                        pt,
+                        frames: hframes,
+                        page_size: v.host_page_size,
+                        pwcs: host_pwc_pool,
+                    }),
+                )
+            }
+        };
+
+        let mem_source = cache_names.len();
+        let core_stats = vec![UnitStats::new(tlb_names.len(), cache_names.len()); ncores];
+        Ok(System {
+            mem_latency: config.memory.latency,
+            config,
+            options,
+            tlbs,
+            caches,
+            pwcs,
+            cores,
+            cpus,
+            frames,
+            spaces: Vec::new(),
+            host,
+            threads: Vec::new(),
+            thread_stats: Vec::new(),
+            core_stats,
+            tlb_names,
+            cache_names,
+            mem_source,
+            path: WalkPath::default(),
+            references: 0,
+        })
+    }
+
+    pub fn cpu_count(&self) -> usize {
+        self.cpus.len()
+    }
+
+    /// Creates an address space (process) and returns its index. ASIDs are assigned 1, 2, ...
+    /// (the OS model's ASID allocator may reassign them).
+    pub fn create_space(&mut self) -> Result<usize, SimError> {
+        let id = self.spaces.len() as u32;
+        let pt = PageTable::new(self.config.page_table.format, &mut self.frames)
+            .map_err(|e| oom(e, "physical"))?;
+        self.spaces.push(AddressSpace {
+            id,
+            asid: Asid((id + 1) as u16),
+            vmid: Vmid(if self.host.is_some() { 1 } else { 0 }),
+            domain: Domain(0),
+            pt,
+            regions: Vec::new(),
+            default_size: self.config.page_table.page_size,
+        });
+        Ok(id as usize)
+    }
+
+    /// Maps `start..start+len` of `space` with `size` pages from now on (first touch decides).
+    pub fn set_region_page_size(
+        &mut self,
+        space: usize,
+        start: VirtAddr,
+        len: u64,
+        size: PageSize,
+    ) -> Result<(), SimError> {
+        let fmt = self.config.page_table.format;
+        if !fmt.supports(size) {
+            return Err(SimError(format!(
+                "page size {size} is not supported by the {} page-table format",
+                fmt.name()
+            )));
+        }
+        self.spaces[space]
+            .regions
+            .insert(0, (start.0, start.0 + len, size));
+        Ok(())
+    }
+
+    /// Binds `thread` to `space`, running on hardware thread `cpu`.
+    pub fn bind_thread(&mut self, thread: ThreadId, space: usize, cpu: usize) {
+        let t = thread.0 as usize;
+        if self.threads.len() <= t {
+            self.threads.resize(t + 1, None);
+        }
+        let stat = match self.threads[t] {
+            Some(s) => s.stat,
+            None => {
+                self.thread_stats.push((
+                    thread.0,
+                    UnitStats::new(self.tlb_names.len(), self.cache_names.len()),
+                ));
+                self.thread_stats.len() - 1
+            }
+        };
+        self.threads[t] = Some(ThreadState {
+            space,
+            cpu: cpu % self.cpus.len(),
+            stat,
+        });
+    }
+
+    fn thread_state(&mut self, thread: ThreadId) -> Result<ThreadState, SimError> {
+        if let Some(Some(s)) = self.threads.get(thread.0 as usize) {
+            return Ok(*s);
+        }
+        if thread.0 > 1 << 20 {
+            return Err(SimError(format!(
+                "thread id {} is too large (expected < 2^20)",
+                thread.0
+            )));
+        }
+        // Unknown thread: it runs in the first address space, on cpu (id mod cpus).
+        if self.spaces.is_empty() {
+            self.create_space()?;
+        }
+        let cpu = thread.0 as usize % self.cpus.len();
+        self.bind_thread(thread, 0, cpu);
+        Ok(self.threads[thread.0 as usize].unwrap())
+    }
+
+    /// Moves `thread` to hardware thread `cpu` (what it meets there is that core's TLB contents).
+    pub fn migrate(&mut self, thread: ThreadId, cpu: usize) -> Result<(), SimError> {
+        let st = self.thread_state(thread)?;
+        let cpu = cpu % self.cpus.len();
+        // The thread cannot run before the time it left its old cpu.
+        let t = self.cpus[st.cpu].clock;
+        if self.cpus[cpu].clock < t {
+            self.cpus[cpu].clock = t;
+        }
+        self.threads[thread.0 as usize] = Some(ThreadState { cpu, ..st });
+        Ok(())
+    }
+
+    /// Loads `pa` through a cache path; returns (cycles, source index).
+    #[inline]
+    fn load(
+        caches: &mut [Cache],
+        path: &[CacheRef],
+        stats: &mut UnitStats,
+        tstats: &mut UnitStats,
+        addr: u64,
+        write: bool,
+        mem_source: usize,
+        mem_latency: u64,
+    ) -> (u64, usize) {
+        for r in path {
+            let hit = caches[r.cache].access(addr, write);
+            let s = &mut stats.cache[r.stat];
+            s.accesses += 1;
+            let ts = &mut tstats.cache[r.stat];
+            ts.accesses += 1;
+            if hit {
+                s.hits += 1;
+                ts.hits += 1;
+                return (caches[r.cache].config.latency, r.stat);
+            }
+            s.misses += 1;
+            ts.misses += 1;
+        }
+        (mem_latency, mem_source)
+    }
+
+    /// Simulates one access; returns the cycles it cost.
+    pub fn access(&mut self, a: Access) -> Result<u64, SimError> {
+        let st = self.thread_state(a.thread)?;
+        // An access crossing a 4 KiB boundary is two references (Lackey reports such accesses as
+        // one line; the hardware translates both pages).
+        let off = a.vaddr.0 & 0xfff;
+        if a.size > 1 && off + a.size as u64 > 4096 {
+            let first = 4096 - off;
+            let c1 = self.reference(st, a.kind, a.vaddr)?;
+            let c2 = self.reference(st, a.kind, VirtAddr(a.vaddr.0 + first))?;
+            return Ok(c1 + c2);
+        }
+        self.reference(st, a.kind, a.vaddr)
+    }
+
+    #[inline]
+    fn reference(
+        &mut self,
+        st: ThreadState,
+        kind: AccessKind,
+        va: VirtAddr,
+    ) -> Result<u64, SimError> {
+        let fmt_limit = self.config.page_table.format.va_limit();
+        if va.0 >= fmt_limit {
+            return Err(SimError(format!(
+                "virtual address {va} is outside the {}-bit address space of the {} page-table format",
+                fmt_limit.trailing_zeros(),
+                self.config.page_table.format.name()
+            )));
+        }
+        let cpu = &self.cpus[st.cpu];
+        let core_i = cpu.core;
+        let hw = cpu.hw_thread;
+        let space = &self.spaces[st.space];
+        let req = Requester {
+            asid: space.asid,
+            vmid: space.vmid,
+            hw_thread: hw,
+        };
+        let is_instr = kind.is_instr();
+        let ntlb = if is_instr {
+            self.cores[core_i].itlb.len()
+        } else {
+            self.cores[core_i].dtlb.len()
+        };
+
+        let mut cycles = 0u64;
+        let mut tlb_cycles_first = 0u64;
+        let mut found: Option<(usize, Pfn, PageSize, Domain)> = None;
+        {
+            let core = &self.cores[core_i];
+            let path = if is_instr { &core.itlb } else { &core.dtlb };
+            let cs = &mut self.core_stats[core_i];
+            let ts = &mut self.thread_stats[st.stat].1;
+            cs.references += 1;
+            ts.references += 1;
+            if is_instr {
+                cs.instr_references += 1;
+                ts.instr_references += 1;
+            }
+            for (i, &(t, stat)) in path.iter().enumerate() {
+                let tlb = &mut self.tlbs[t];
+                let lat = tlb.config.latency;
+                cycles += lat;
+                if i == 0 {
+                    tlb_cycles_first = lat;
+                }
+                cs.tlb[stat].accesses += 1;
+                ts.tlb[stat].accesses += 1;
+                if let Some(h) = tlb.lookup(va, req) {
+                    cs.tlb[stat].hits += 1;
+                    ts.tlb[stat].hits += 1;
+                    found = Some((i, h.pfn, h.size, h.domain));
+                    break;
+                }
+                cs.tlb[stat].misses += 1;
+                ts.tlb[stat].misses += 1;
+            }
+        }
+
+        let (pfn, size, domain, filled_below) = match found {
+            Some((i, pfn, size, domain)) => (pfn, size, domain, i),
+            None => {
+                let (leaf, wc) = self.walk(core_i, st, va)?;
+                cycles += wc;
+                (leaf.pfn, leaf.size, leaf.domain, ntlb)
+            }
+        };
+        // Fill the levels above the one that hit (all of them after a walk).
+        if filled_below > 0 {
+            let vpn = Vpn(va.0 >> size.shift());
+            let mut e = TlbEntry::new(vpn, size, pfn, req.asid);
+            e.vmid = req.vmid;
+            e.domain = domain;
+            e.hw_thread = hw;
+            let core = &self.cores[core_i];
+            let path = if is_instr { &core.itlb } else { &core.dtlb };
+            for &(t, stat) in &path[..filled_below] {
+                if let Some(_ev) = self.tlbs[t].insert(e) {
+                    self.core_stats[core_i].tlb[stat].evictions += 1;
+                    self.thread_stats[st.stat].1.tlb[stat].evictions += 1;
+                }
+            }
+        }
+
+        if self.options.data_accesses {
+            let pa = (pfn.0 << 12) + (va.0 & (size.bytes() - 1));
+            let core = &self.cores[core_i];
+            let path = if is_instr { &core.icache } else { &core.dcache };
+            let addr_for = |c: &Cache| if c.is_virtual() { va.0 } else { pa };
+            // Virtually indexed caches see the virtual address; the path is uniform in practice
+            // (all virtual or all physical), so we pick by the first level.
+            let addr = path
+                .first()
+                .map(|r| addr_for(&self.caches[r.cache]))
+                .unwrap_or(pa);
+            let (lat, src) = Self::load(
+                &mut self.caches,
+                path,
+                &mut self.core_stats[core_i],
+                &mut self.thread_stats[st.stat].1,
+                addr,
+                kind == AccessKind::Store,
+                self.mem_source,
+                self.mem_latency,
+            );
+            self.core_stats[core_i].data_by_source[src] += 1;
+            self.thread_stats[st.stat].1.data_by_source[src] += 1;
+            if self.config.timing.model == TimingModel::Overlap
+                && filled_below == 0
+                && found.is_some()
+            {
+                cycles = cycles - tlb_cycles_first + tlb_cycles_first.max(lat);
+            } else {
+                cycles += lat;
+            }
+        }
+
+        self.core_stats[core_i].cycles += cycles;
+        self.thread_stats[st.stat].1.cycles += cycles;
+        self.cpus[st.cpu].clock += cycles;
+        self.references += 1;
+        Ok(cycles)
+    }
+
+    /// A page walk for `va`, mapping the page on first touch. Returns the leaf and its cycles.
+    fn walk(
+        &mut self,
+        core_i: usize,
+        st: ThreadState,
+        va: VirtAddr,
+    ) -> Result<(Leaf, u64), SimError> {
+        let mut cycles = self.config.walker.latency;
+        self.core_stats[core_i].walks += 1;
+        self.thread_stats[st.stat].1.walks += 1;
+        let space_id = self.spaces[st.space].id;
+        let levels = self.spaces[st.space].pt.levels();
+
+        // Page-walk caches, deepest level first: the first hit decides where the walk starts.
+        let (mut start_level, mut start_node) = (0usize, 0u32);
+        for &p in &self.cores[core_i].pwcs {
+            let pwc = &mut self.pwcs[p];
+            let lvl = pwc.config.level;
+            if let Some(node) = pwc.lookup(space_id, va.0 >> levels[lvl].shift) {
+                start_level = lvl + 1;
+                start_node = node;
+                cycles += pwc.config.latency;
+                self.core_stats[core_i].pwc_hits += 1;
+                self.thread_stats[st.stat].1.pwc_hits += 1;
+                break;
+            }
+        }
+
+        let mut leaf =
+            self.spaces[st.space]
+                .pt
+                .walk_from(va, start_level, start_node, &mut self.path);
+        if leaf.is_none() {
+            self.first_touch(st.space, va)?;
+            self.core_stats[core_i].page_faults += 1;
+            self.thread_stats[st.stat].1.page_faults += 1;
+            leaf = self.spaces[st.space]
+                .pt
+                .walk_from(va, start_level, start_node, &mut self.path);
+        }
+        let mut leaf = leaf.expect("a page just mapped translates");
+        let path = self.path;
+
+        // Fill the page-walk caches with the table pointers this walk read.
+        let leaf_level = start_level + path.len - 1;
+        for &p in &self.cores[core_i].pwcs {
+            let lvl = self.pwcs[p].config.level;
+            if lvl >= start_level && lvl < leaf_level {
+                let child = path.nodes[lvl + 1 - start_level];
+                self.pwcs[p].insert(space_id, va.0 >> levels[lvl].shift, child);
+            }
+        }
+
+        // Load every entry the walk reads through the caches.
+        for i in 0..path.len {
+            let gpa = path.refs[i];
+            let pa = if self.host.is_some() {
+                let (hpa, c) = self.host_translate(core_i, st, gpa)?;
+                cycles += c;
+                hpa
+            } else {
+                gpa
+            };
+            cycles += self.walk_ref(core_i, st, pa.0);
+        }
+        self.core_stats[core_i].walk_refs += path.len as u64;
+        self.thread_stats[st.stat].1.walk_refs += path.len as u64;
+
+        if self.host.is_some() {
+            // The TLB caches guest-virtual → host-physical; the page is the smaller of the two.
+            let gpa = PhysAddr(leaf.pfn.base().0 + (va.0 & (leaf.size.bytes() - 1)));
+            let (hpa, c, hsize) = self.host_translate_sized(core_i, st, gpa)?;
+            cycles += c;
+            let size = if hsize < leaf.size { hsize } else { leaf.size };
+            leaf = Leaf {
+                pfn: PhysAddr(hpa.0 & !(size.bytes() - 1)).pfn(),
+                size,
+                domain: leaf.domain,
+            };
+        }
+        self.core_stats[core_i].walk_cycles += cycles;
+        self.thread_stats[st.stat].1.walk_cycles += cycles;
+        Ok((leaf, cycles))
+    }
+
+    #[inline]
+    fn walk_ref(&mut self, core_i: usize, st: ThreadState, pa: u64) -> u64 {
+        let (lat, src) = Self::load(
+            &mut self.caches,
+            &self.cores[core_i].wcache,
+            &mut self.core_stats[core_i],
+            &mut self.thread_stats[st.stat].1,
+            pa,
+            false,
+            self.mem_source,
+            self.mem_latency,
+        );
+        self.core_stats[core_i].walk_refs_by_source[src] += 1;
+        self.thread_stats[st.stat].1.walk_refs_by_source[src] += 1;
+        lat
+    }
+
+    fn host_translate(
+        &mut self,
+        core_i: usize,
+        st: ThreadState,
+        gpa: PhysAddr,
+    ) -> Result<(PhysAddr, u64), SimError> {
+        let (hpa, c, _) = self.host_translate_sized(core_i, st, gpa)?;
+        Ok((hpa, c))
+    }
+
+    /// The second dimension of a nested walk: guest-physical → host-physical through the host
+    /// page table (with its own page-walk caches), every host entry loaded through the caches.
+    fn host_translate_sized(
+        &mut self,
+        core_i: usize,
+        st: ThreadState,
+        gpa: PhysAddr,
+    ) -> Result<(PhysAddr, u64, PageSize), SimError> {
+        let host = self
+            .host
+            .as_mut()
+            .expect("called only under virtualization");
+        let levels = host.pt.levels();
+        let gva = VirtAddr(gpa.0);
+        let mut cycles = 0;
+        let (mut start_level, mut start_node) = (0usize, 0u32);
+        for &p in &self.cores[core_i].host_pwcs {
+            let pwc = &mut host.pwcs[p];
+            let lvl = pwc.config.level;
+            if let Some(node) = pwc.lookup(u32::MAX, gva.0 >> levels[lvl].shift) {
+                start_level = lvl + 1;
+                start_node = node;
+                cycles += pwc.config.latency;
+                break;
+            }
+        }
+        let mut path = WalkPath::default();
+        let mut leaf = host.pt.walk_from(gva, start_level, start_node, &mut path);
+        if leaf.is_none() {
+            let size = host.page_size;
+            let pfn = host.frames.alloc(size).map_err(|e| oom(e, "host"))?;
+            host.pt
+                .map(gva.align_down(size), size, pfn, Domain(0), &mut host.frames)
+                .map_err(|e| oom(e, "host"))?;
+            leaf = host.pt.walk_from(gva, start_level, start_node, &mut path);
+        }
+        let leaf = leaf.expect("a host page just mapped translates");
+        let leaf_level = start_level + path.len - 1;
+        for &p in &self.cores[core_i].host_pwcs {
+            let lvl = host.pwcs[p].config.level;
+            if lvl >= start_level && lvl < leaf_level {
+                host.pwcs[p].insert(
+                    u32::MAX,
+                    gva.0 >> levels[lvl].shift,
+                    path.nodes[lvl + 1 - start_level],
+                );
+            }
+        }
+        for i in 0..path.len {
+            cycles += self.walk_ref(core_i, st, path.refs[i].0);
+        }
+        self.core_stats[core_i].walk_refs += path.len as u64;
+        self.thread_stats[st.stat].1.walk_refs += path.len as u64;
+        let hpa = PhysAddr(leaf.pfn.base().0 + (gpa.0 & (leaf.size.bytes() - 1)));
+        Ok((hpa, cycles, leaf.size))
+    }
+
+    /// Demand paging: allocate a frame of the region's page size and map it. A huge-page
+    /// allocation that fails (fragmented memory) falls back to base pages, as Linux THP does.
+    fn first_touch(&mut self, space: usize, va: VirtAddr) -> Result<(), SimError> {
+        let s = &mut self.spaces[space];
+        let mut size = s.page_size_for(va);
+        let pfn = match self.frames.alloc(size) {
+            Ok(p) => p,
+            Err(e) if size != PageSize::Size4K => {
+                let _ = e;
+                size = PageSize::Size4K;
+                self.frames.alloc(size).map_err(|e| oom(e, "physical"))?
+            }
+            Err(e) => return Err(oom(e, "physical")),
+        };
+        let domain = s.domain;
+        s.pt.map(va.align_down(size), size, pfn, domain, &mut self.frames)
+            .map_err(|e| oom(e, "physical"))
+    }
+
+    /// Unmaps `start..start+len` in `space` and shoots the range down in every core's TLBs.
+    /// Returns the number of TLB entries invalidated.
+    pub fn unmap_range(&mut self, space: usize, start: VirtAddr, len: u64) -> usize {
+        let asid = self.spaces[space].asid;
+        let mut n = 0;
+        let mut va = start.align_down(PageSize::Size4K).0;
+        let end = start.0.saturating_add(len);
+        while va < end {
+            self.spaces[space].pt.unmap(VirtAddr(va));
+            for t in &mut self.tlbs {
+                n += t.invalidate_va(VirtAddr(va), Some(asid));
+            }
+            va += 4096;
+        }
+        // Page-walk caches may point at tables of the range; drop this space's entries.
+        let id = self.spaces[space].id;
+        for p in &mut self.pwcs {
+            p.flush_space(id);
+        }
+        n
+    }
+
+    /// Handles an event record. Scheduling events beyond migration belong to the OS model.
+    pub fn event(&mut self, e: Event) -> Result<(), SimError> {
+        match e {
+            Event::ThreadStart { thread, process } => {
+                while self.spaces.len() <= process as usize {
+                    self.create_space()?;
+                }
+                let cpu = thread.0 as usize % self.cpus.len();
+                self.bind_thread(thread, process as usize, cpu);
+            }
+            Event::Migrate { thread, core } => self.migrate(thread, core.0 as usize)?,
+            Event::Mmap {
+                process,
+                start,
+                len,
+                page_shift,
+                ..
+            } => {
+                while self.spaces.len() <= process as usize {
+                    self.create_space()?;
+                }
+                let size = PageSize::ALL
+                    .into_iter()
+                    .find(|s| s.shift() == page_shift as u32)
+                    .ok_or_else(|| {
+                        SimError(format!(
+                            "mmap event: page_shift {page_shift} is not a supported page size"
+                        ))
+                    })?;
+                if size != self.config.page_table.page_size
+                    || self.config.page_table.format.supports(size)
+                {
+                    self.set_region_page_size(process as usize, start, len, size)?;
+                }
+            }
+            Event::Munmap {
+                process,
+                start,
+                len,
+            } => {
+                if (process as usize) < self.spaces.len() {
+                    let n = self.unmap_range(process as usize, start, len);
+                    for c in &mut self.core_stats {
+                        c.invalidations += n as u64 / self.cores.len().max(1) as u64;
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Runs a record source to the end (or `max_references`).
+    ///
+    /// With one hardware thread, records are simulated in trace order. With several, the engine
+    /// reads ahead a bounded window of records (at most `LOOKAHEAD`), queues each access on the
+    /// hardware thread its software thread runs on, and always advances the hardware thread with
+    /// the smallest clock that has work queued; so within the window, contention happens in
+    /// simulated-time order, and memory stays bounded for traces of any length. Events take
+    /// effect in trace order: the queues are drained before an event is applied.
+    pub fn run(&mut self, source: &mut dyn RecordSource) -> Result<(), SimError> {
+        const BATCH: usize = 1 << 14;
+        const LOOKAHEAD: usize = 1 << 16;
+        let mut buf: Vec<Record> = Vec::with_capacity(BATCH);
+        let single = self.cpus.len() == 1;
+        let mut queues: Vec<VecDeque<Access>> = vec![VecDeque::new(); self.cpus.len()];
+        let mut queued = 0usize;
+        let mut exhausted = false;
+        let limit = if self.options.max_references == 0 { u64::MAX } else { self.options.max_references };
+        while self.references < limit {
+            if !exhausted && queued < LOOKAHEAD / 2 {
+                buf.clear();
+                if source.fill(&mut buf, BATCH).map_err(SimError)? == 0 {
+                    exhausted = true;
+                }
+                for i in 0..buf.len() {
+                    match buf[i] {
+                        Record::Access(a) if single => {
+                            self.access(a)?;
+                            if self.references >= limit {
+                                return Ok(());
+                            }
+                        }
+                        Record::Access(a) => {
+                            let st = self.thread_state(a.thread)?;
+                            queues[st.cpu].push_back(a);
+                            queued += 1;
+                        }
+                        Record::Event(e) => {
+                            if queued > 0 {
+                                self.drain(&mut queues, limit)?;
+                                queued = 0;
+                            }
+                            self.event(e)?;
+                        }
+                    }
+                }
+                continue;
+            }
+            if queued == 0 {
+                return Ok(());
+            }
+            // Advance the hardware thread with the smallest clock that has work.
+            let mut best = usize::MAX;
+            for (i, q) in queues.iter().enumerate() {
+                if !q.is_empty() && (best == usize::MAX || self.cpus[i].clock < self.cpus[best].clock) {
+                    best = i;
+                }
+            }
+            let a = queues[best].pop_front().unwrap();
+            queued -= 1;
+            self.access(a)?;
+        }
+        Ok(())
+    }
+
+    fn drain(&mut self, queues: &mut [VecDeque<Access>], limit: u64) -> Result<(), SimError> {
+        while self.references < limit {
+            let mut best = usize::MAX;
+            for (i, q) in queues.iter().enumerate() {
+                if !q.is_empty()
+                    && (best == usize::MAX || self.cpus[i].clock < self.cpus[best].clock)
+                {
+                    best = i;
+                }
+            }
+            if best == usize::MAX {
+                break;
+            }
+            let a = queues[best].pop_front().unwrap();
+            self.access(a)?;
+        }
+        Ok(())
+    }
+
+    /// The statistics so far.
+    pub fn stats(&self) -> Stats {
+        let mut total = UnitStats::new(self.tlb_names.len(), self.cache_names.len());
+        for c in &self.core_stats {
+            total.add(c);
+        }
+        let mut sources = self.cache_names.clone();
+        sources.push("memory".into());
+        Stats {
+            machine: self.config.name.clone(),
+            tlb_levels: self.tlb_names.clone(),
+            cache_levels: self.cache_names.clone(),
+            sources,
+            cores: self.core_stats.clone(),
+            threads: self
+                .thread_stats
+                .iter()
+                .map(|(t, s)| (*t, s.clone()))
+                .collect::<BTreeMap<_, _>>(),
+            total,
+            cycles: self.cpus.iter().map(|c| c.clock).max().unwrap_or(0),
+        }
+    }
+
+    /// The TLB instances of a core's data path, first level first (for techniques and tests).
+    pub fn data_tlbs_of(&self, core: usize) -> Vec<usize> {
+        self.cores[core].dtlb.iter().map(|&(t, _)| t).collect()
+    }
+
+    pub fn instr_tlbs_of(&self, core: usize) -> Vec<usize> {
+        self.cores[core].itlb.iter().map(|&(t, _)| t).collect()
+    }
+
+    pub fn clock(&self, cpu: usize) -> u64 {
+        self.cpus[cpu].clock
+    }
+
+    pub fn page_table_format(&self) -> PageTableFormat {
+        self.config.page_table.format
+    }
+}

@@ -1,0 +1,589 @@
+//! A TLB level: a set-associative cache of translations, tagged by address space.
+//!
+//! Storage is struct-of-arrays so the tag search of a set is a tight loop over `u64`s. An entry
+//! matches a lookup when its packed key (VPN of its page size, size index) matches and, where the
+//! level is so tagged, its ASID matches or it is global, its VMID matches, and (SMT) its hardware
+//! thread matches. Locked entries (TLB lockdown, seed 004 §III) are never chosen as victims and
+//! survive every flush; only `unlock` releases them.
+//!
+//! A one-entry memo of the last hit makes repeated hits on the same page (the common case in real
+//! traces: consecutive references within a page) skip the search. It is exact, not a heuristic:
+//! re-touching the most recently touched way changes no replacement state, and any fill,
+//! invalidation or (un)lock clears the memo.
+
+mod index;
+
+pub use index::{validate_index, IndexFn};
+
+use crate::replacement::{Replacement, ReplacementKind};
+use index::CompiledIndex;
+use serde::{Deserialize, Serialize};
+use tlblab_types::{Asid, Domain, PageSize, Pfn, VirtAddr, Vmid, Vpn};
+
+/// Which references a TLB level translates.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum TlbKind {
+    Instr,
+    Data,
+    #[default]
+    Unified,
+}
+
+/// Associativity: a number of ways, or `"full"`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Ways {
+    N(usize),
+    Named(FullyAssociative),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FullyAssociative {
+    Full,
+}
+
+impl Ways {
+    pub fn resolve(self, entries: usize) -> usize {
+        match self {
+            Ways::N(n) => n,
+            Ways::Named(_) => entries,
+        }
+    }
+}
+
+/// Which tags a TLB level's entries carry.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TagConfig {
+    /// Entries carry an ASID (no flush needed on an address-space switch).
+    pub asid: bool,
+    /// Entries carry a VMID.
+    pub vmid: bool,
+    /// Entries carry the ARM domain of their L1 descriptor (seed 002 §2).
+    pub domain: bool,
+    /// Entries are private to the SMT hardware thread that filled them (Zen 3, seed 001 §4.4.5.1).
+    pub hw_thread: bool,
+}
+
+impl Default for TagConfig {
+    fn default() -> Self {
+        TagConfig {
+            asid: true,
+            vmid: true,
+            domain: false,
+            hw_thread: false,
+        }
+    }
+}
+
+/// Configuration of one TLB level.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlbConfig {
+    /// Name shown in statistics ("L1D", "uTLB-I", "main").
+    pub name: String,
+    /// Lookup order within a core: 1 is searched first.
+    pub level: u8,
+    #[serde(default)]
+    pub kind: TlbKind,
+    pub entries: usize,
+    pub ways: Ways,
+    #[serde(default)]
+    pub index: IndexFn,
+    #[serde(default)]
+    pub replacement: ReplacementKind,
+    /// Page sizes this level holds; a translation of another size is not filled here.
+    pub page_sizes: Vec<PageSize>,
+    /// Cycles charged for a hit in this level (in-order sum, see `system`).
+    #[serde(default)]
+    pub latency: u64,
+    /// One instance shared by all cores instead of one per core.
+    #[serde(default)]
+    pub shared: bool,
+    /// How many entries may be locked at once (0 = no lockdown support).
+    #[serde(default)]
+    pub lockable: usize,
+    #[serde(default)]
+    pub tags: TagConfig,
+    /// Where the numbers come from.
+    #[serde(default)]
+    pub source: String,
+}
+
+impl TlbConfig {
+    pub fn ways(&self) -> usize {
+        self.ways.resolve(self.entries)
+    }
+    pub fn sets(&self) -> usize {
+        self.entries / self.ways().max(1)
+    }
+
+    /// Checks the geometry; errors name the field (`tlb[L1D].ways: ...`).
+    pub fn validate(&self) -> Result<(), String> {
+        let f = |field: &str, msg: String| Err(format!("tlb[{}].{field}: {msg}", self.name));
+        if self.entries == 0 {
+            return f("entries", "must be positive, found 0".into());
+        }
+        let ways = self.ways();
+        if ways == 0 || ways > self.entries {
+            return f(
+                "ways",
+                format!("expected 1..={} (or \"full\"), found {ways}", self.entries),
+            );
+        }
+        if self.entries % ways != 0 {
+            return f(
+                "ways",
+                format!("{} entries are not divisible by {ways} ways", self.entries),
+            );
+        }
+        if self.replacement == ReplacementKind::Plru && !ways.is_power_of_two() {
+            return f(
+                "replacement",
+                format!("plru needs a power-of-two number of ways, found {ways}"),
+            );
+        }
+        if self.page_sizes.is_empty() {
+            return f("page_sizes", "must list at least one page size".into());
+        }
+        if self.lockable > self.entries {
+            return f(
+                "lockable",
+                format!(
+                    "at most {} entries can be locked, found {}",
+                    self.entries, self.lockable
+                ),
+            );
+        }
+        validate_index(&self.index, self.sets()).or_else(|m| f("index", m))
+    }
+}
+
+/// One translation as the techniques see it (iterate, insert, save/restore).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct TlbEntry {
+    /// VPN counted in `size` units.
+    pub vpn: Vpn,
+    pub size: PageSize,
+    /// First 4 KiB frame of the page.
+    pub pfn: Pfn,
+    pub asid: Asid,
+    pub vmid: Vmid,
+    pub global: bool,
+    pub domain: Domain,
+    pub hw_thread: u8,
+    pub locked: bool,
+}
+
+impl TlbEntry {
+    pub fn new(vpn: Vpn, size: PageSize, pfn: Pfn, asid: Asid) -> TlbEntry {
+        TlbEntry {
+            vpn,
+            size,
+            pfn,
+            asid,
+            vmid: Vmid(0),
+            global: false,
+            domain: Domain(0),
+            hw_thread: 0,
+            locked: false,
+        }
+    }
+}
+
+/// Who is asking: the tags a lookup must match.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Requester {
+    pub asid: Asid,
+    pub vmid: Vmid,
+    pub hw_thread: u8,
+}
+
+/// The result of a hit.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct TlbHit {
+    pub slot: usize,
+    pub pfn: Pfn,
+    pub size: PageSize,
+    pub domain: Domain,
+}
+
+const INVALID: u64 = u64::MAX;
+
+/// Bit w set where `row[w] == key` (row.len() ≤ 64); branch-free so it vectorizes.
+#[inline]
+fn match_mask(row: &[u64], key: u64) -> u64 {
+    let mut m = 0u64;
+    for (w, &k) in row.iter().enumerate() {
+        m |= ((k == key) as u64) << w;
+    }
+    m
+}
+
+#[inline]
+fn pack(vpn: u64, size: PageSize) -> u64 {
+    (vpn << 3) | size.index() as u64
+}
+
+#[derive(Clone, Debug)]
+pub struct Tlb {
+    pub config: TlbConfig,
+    sets: usize,
+    ways: usize,
+    index: CompiledIndex,
+    sizes: Vec<PageSize>,
+    keys: Vec<u64>,
+    asid: Vec<Asid>,
+    vmid: Vec<Vmid>,
+    global: Vec<bool>,
+    domain: Vec<Domain>,
+    hw_thread: Vec<u8>,
+    pfn: Vec<Pfn>,
+    locked: Vec<bool>,
+    locked_count: usize,
+    /// Valid entries per page size (lookups skip sizes with none) and per set.
+    size_count: [u32; 6],
+    set_valid: Vec<u32>,
+    repl: Replacement,
+    /// Memo of the last hit: (packed key, requester, slot); `slot == usize::MAX` = empty.
+    memo_key: u64,
+    memo_req: Requester,
+    memo_slot: usize,
+    mask_scratch: Vec<u64>,
+}
+
+impl Tlb {
+    /// Builds an empty TLB. The configuration must have passed `validate`.
+    pub fn new(config: TlbConfig, seed: u64) -> Tlb {
+        let ways = config.ways();
+        let sets = config.sets();
+        let n = sets * ways;
+        let mut sizes = config.page_sizes.clone();
+        sizes.sort();
+        sizes.dedup();
+        Tlb {
+            index: CompiledIndex::new(&config.index, sets),
+            repl: Replacement::new(
+                config.replacement,
+                sets,
+                ways,
+                seed ^ (config.level as u64) << 32,
+            ),
+            config,
+            sets,
+            ways,
+            sizes,
+            keys: vec![INVALID; n],
+            asid: vec![Asid(0); n],
+            vmid: vec![Vmid(0); n],
+            global: vec![false; n],
+            domain: vec![Domain(0); n],
+            hw_thread: vec![0; n],
+            pfn: vec![Pfn(0); n],
+            locked: vec![false; n],
+            locked_count: 0,
+            size_count: [0; 6],
+            set_valid: vec![0; sets],
+            memo_key: INVALID,
+            memo_req: Requester::default(),
+            memo_slot: usize::MAX,
+            mask_scratch: vec![0; ways.div_ceil(64)],
+        }
+    }
+
+    pub fn sets(&self) -> usize {
+        self.sets
+    }
+    pub fn ways(&self) -> usize {
+        self.ways
+    }
+    pub fn holds_size(&self, size: PageSize) -> bool {
+        self.sizes.contains(&size)
+    }
+    pub fn set_of(&self, vpn: Vpn) -> usize {
+        self.index.set_of(vpn.0)
+    }
+
+    #[inline]
+    fn tags_match(&self, slot: usize, req: Requester) -> bool {
+        let t = self.config.tags;
+        (!t.asid || self.global[slot] || self.asid[slot] == req.asid)
+            && (!t.vmid || self.vmid[slot] == req.vmid)
+            && (!t.hw_thread || self.hw_thread[slot] == req.hw_thread)
+    }
+
+    /// Looks up `va`; on a hit updates replacement state. O(sizes × ways), O(1) on a memo hit.
+    #[inline]
+    pub fn lookup(&mut self, va: VirtAddr, req: Requester) -> Option<TlbHit> {
+        if self.memo_slot != usize::MAX && self.memo_req == req {
+            let size = PageSize::from_index((self.memo_key & 7) as usize).unwrap();
+            if pack(va.0 >> size.shift(), size) == self.memo_key {
+                let slot = self.memo_slot;
+                return Some(TlbHit {
+                    slot,
+                    pfn: self.pfn[slot],
+                    size,
+                    domain: self.domain[slot],
+                });
+            }
+        }
+        for i in 0..self.sizes.len() {
+            let size = self.sizes[i];
+            if self.size_count[size.index()] == 0 {
+                continue;
+            }
+            let vpn = va.0 >> size.shift();
+            let key = pack(vpn, size);
+            let set = self.index.set_of(vpn);
+            let base = set * self.ways;
+            let mut chunk = 0;
+            while chunk < self.ways {
+                let end = (chunk + 64).min(self.ways);
+                let mut m = match_mask(&self.keys[base + chunk..base + end], key);
+                while m != 0 {
+                    let w = chunk + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let slot = base + w;
+                    if self.tags_match(slot, req) {
+                        self.repl.on_hit(set, w);
+                        self.memo_key = key;
+                        self.memo_req = req;
+                        self.memo_slot = slot;
+                        return Some(TlbHit { slot, pfn: self.pfn[slot], size, domain: self.domain[slot] });
+                    }
+                }
+                chunk = end;
+            }
+        }
+        self.memo_slot = usize::MAX;
+        None
+    }
+
+    /// Looks up without changing any state (for techniques and tests).
+    pub fn probe(&self, va: VirtAddr, req: Requester) -> Option<TlbEntry> {
+        for &size in &self.sizes {
+            let vpn = va.0 >> size.shift();
+            let key = pack(vpn, size);
+            let base = self.index.set_of(vpn) * self.ways;
+            for slot in base..base + self.ways {
+                if self.keys[slot] == key && self.tags_match(slot, req) {
+                    return Some(self.entry_at(slot));
+                }
+            }
+        }
+        None
+    }
+
+    fn entry_at(&self, slot: usize) -> TlbEntry {
+        let key = self.keys[slot];
+        TlbEntry {
+            vpn: Vpn(key >> 3),
+            size: PageSize::from_index((key & 7) as usize).unwrap(),
+            pfn: self.pfn[slot],
+            asid: self.asid[slot],
+            vmid: self.vmid[slot],
+            global: self.global[slot],
+            domain: self.domain[slot],
+            hw_thread: self.hw_thread[slot],
+            locked: self.locked[slot],
+        }
+    }
+
+    /// Inserts a translation, evicting the replacement victim if the set is full. Returns the
+    /// evicted entry, if any. If the same translation is already present it is refreshed in place.
+    /// Does nothing (returns None) when the level does not hold `e.size` or every way of the set
+    /// is locked. O(ways).
+    pub fn insert(&mut self, e: TlbEntry) -> Option<TlbEntry> {
+        if !self.holds_size(e.size) {
+            return None;
+        }
+        self.memo_slot = usize::MAX;
+        let key = pack(e.vpn.0, e.size);
+        let set = self.index.set_of(e.vpn.0);
+        let base = set * self.ways;
+        let req = Requester {
+            asid: e.asid,
+            vmid: e.vmid,
+            hw_thread: e.hw_thread,
+        };
+        // Same translation already present (e.g. a technique restoring what survived): refresh.
+        let mut way = None;
+        for w in 0..self.ways {
+            if self.keys[base + w] == key && self.tags_match(base + w, req) {
+                way = Some(w);
+                break;
+            }
+        }
+        let mut evicted = None;
+        let w = match way {
+            Some(w) => w,
+            None if (self.set_valid[set] as usize) < self.ways => {
+                let w = (0..self.ways).find(|&w| self.keys[base + w] == INVALID).expect("set not full");
+                self.set_valid[set] += 1;
+                self.size_count[e.size.index()] += 1;
+                w
+            }
+            None => {
+                let w = if self.locked_count == 0 {
+                    self.repl.victim_any(set)
+                } else {
+                    let mut any = false;
+                    for (i, m) in self.mask_scratch.iter_mut().enumerate() {
+                        *m = 0;
+                        for b in 0..64 {
+                            let w = i * 64 + b;
+                            if w < self.ways && !self.locked[base + w] {
+                                *m |= 1 << b;
+                                any = true;
+                            }
+                        }
+                    }
+                    if !any {
+                        return None;
+                    }
+                    self.repl.victim(set, &self.mask_scratch)
+                };
+                let old = self.entry_at(base + w);
+                self.size_count[old.size.index()] -= 1;
+                self.size_count[e.size.index()] += 1;
+                evicted = Some(old);
+                w
+            }
+        };
+        let slot = base + w;
+        self.keys[slot] = key;
+        self.asid[slot] = e.asid;
+        self.vmid[slot] = e.vmid;
+        self.global[slot] = e.global;
+        self.domain[slot] = e.domain;
+        self.hw_thread[slot] = e.hw_thread;
+        self.pfn[slot] = e.pfn;
+        if self.locked[slot] && !e.locked {
+            // Refreshing a locked entry keeps it locked.
+        } else if e.locked && !self.locked[slot] && self.locked_count < self.config.lockable {
+            self.locked[slot] = true;
+            self.locked_count += 1;
+        }
+        self.repl.on_fill(set, w);
+        evicted
+    }
+
+    fn invalidate_slot(&mut self, slot: usize) {
+        self.size_count[(self.keys[slot] & 7) as usize] -= 1;
+        self.set_valid[slot / self.ways] -= 1;
+        self.keys[slot] = INVALID;
+        self.repl.on_invalidate(slot / self.ways, slot % self.ways);
+    }
+
+    /// Invalidates every unlocked translation of `va` (all sizes); `asid = None` matches any
+    /// ASID. Returns how many entries were removed. O(sizes × ways).
+    pub fn invalidate_va(&mut self, va: VirtAddr, asid: Option<Asid>) -> usize {
+        self.memo_slot = usize::MAX;
+        let mut n = 0;
+        for i in 0..self.sizes.len() {
+            let size = self.sizes[i];
+            let vpn = va.0 >> size.shift();
+            let key = pack(vpn, size);
+            let base = self.index.set_of(vpn) * self.ways;
+            for slot in base..base + self.ways {
+                if self.keys[slot] == key
+                    && !self.locked[slot]
+                    && asid.is_none_or(|a| self.global[slot] || self.asid[slot] == a)
+                {
+                    self.invalidate_slot(slot);
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// Invalidates every unlocked, non-global entry of `asid`. O(entries).
+    pub fn invalidate_asid(&mut self, asid: Asid) -> usize {
+        self.invalidate_where(|t, s| !t.global[s] && t.asid[s] == asid)
+    }
+
+    /// Invalidates every unlocked entry (global ones too). O(entries).
+    pub fn invalidate_all(&mut self) -> usize {
+        self.invalidate_where(|_, _| true)
+    }
+
+    /// Invalidates unlocked entries for which `pred(self, slot)` holds. O(entries).
+    pub fn invalidate_where(&mut self, pred: impl Fn(&Tlb, usize) -> bool) -> usize {
+        self.memo_slot = usize::MAX;
+        let mut n = 0;
+        for slot in 0..self.keys.len() {
+            if self.keys[slot] != INVALID && !self.locked[slot] && pred(self, slot) {
+                self.invalidate_slot(slot);
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Locks the entry translating `va` for `req`, if present and a lock slot is free.
+    /// Returns whether it is now locked. O(sizes × ways).
+    pub fn lock(&mut self, va: VirtAddr, req: Requester) -> bool {
+        self.memo_slot = usize::MAX;
+        for i in 0..self.sizes.len() {
+            let size = self.sizes[i];
+            let vpn = va.0 >> size.shift();
+            let key = pack(vpn, size);
+            let base = self.index.set_of(vpn) * self.ways;
+            for slot in base..base + self.ways {
+                if self.keys[slot] == key && self.tags_match(slot, req) {
+                    if self.locked[slot] {
+                        return true;
+                    }
+                    if self.locked_count >= self.config.lockable {
+                        return false;
+                    }
+                    self.locked[slot] = true;
+                    self.locked_count += 1;
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Unlocks every locked entry translating `va` (the entry stays valid). O(sizes × ways).
+    pub fn unlock(&mut self, va: VirtAddr) -> usize {
+        self.memo_slot = usize::MAX;
+        let mut n = 0;
+        for i in 0..self.sizes.len() {
+            let size = self.sizes[i];
+            let vpn = va.0 >> size.shift();
+            let key = pack(vpn, size);
+            let base = self.index.set_of(vpn) * self.ways;
+            for slot in base..base + self.ways {
+                if self.keys[slot] == key && self.locked[slot] {
+                    self.locked[slot] = false;
+                    self.locked_count -= 1;
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    pub fn locked_count(&self) -> usize {
+        self.locked_count
+    }
+
+    /// Every valid entry, in slot order.
+    pub fn entries(&self) -> impl Iterator<Item = TlbEntry> + '_ {
+        (0..self.keys.len())
+            .filter(|&s| self.keys[s] != INVALID)
+            .map(|s| self.entry_at(s))
+    }
+
+    pub fn valid_count(&self) -> usize {
+        self.keys.iter().filter(|&&k| k != INVALID).count()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,168 @@
+//! The page-table walker's page-walk caches (PWCs).
+//!
+//! A PWC for level L holds entries of page-table level L (root = 0): the pointer to the level-L+1
+//! table for a VA prefix, tagged by address space. A hit lets the walk skip levels 0..=L and start
+//! by reading level L+1 (Intel's PML4E/PDPTE/PDE caches; AMD's page-directory cache). The walk
+//! itself — which entries are read and how each reference travels through the cache hierarchy —
+//! is in `system`, because it needs the core's caches.
+
+use crate::replacement::{Replacement, ReplacementKind};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PwcConfig {
+    /// The page-table level (root = 0) whose entries this cache holds.
+    pub level: usize,
+    pub entries: usize,
+    /// Ways; omitted = fully associative.
+    #[serde(default)]
+    pub ways: Option<usize>,
+    /// Cycles for a lookup that hits.
+    #[serde(default)]
+    pub latency: u64,
+    #[serde(default)]
+    pub replacement: ReplacementKind,
+    #[serde(default)]
+    pub source: String,
+}
+
+impl PwcConfig {
+    pub fn ways(&self) -> usize {
+        self.ways.unwrap_or(self.entries)
+    }
+
+    pub fn validate(&self, levels: usize) -> Result<(), String> {
+        let f = |field: &str, msg: String| {
+            Err(format!("walker.pwc[level {}].{field}: {msg}", self.level))
+        };
+        if self.level + 1 >= levels {
+            return f(
+                "level",
+                format!(
+                    "the page table has levels 0..{}; a PWC can cache levels 0..{} (found {})",
+                    levels,
+                    levels.saturating_sub(2),
+                    self.level
+                ),
+            );
+        }
+        if self.entries == 0 {
+            return f("entries", "must be positive, found 0".into());
+        }
+        let w = self.ways();
+        if w == 0 || w > self.entries || self.entries % w != 0 {
+            return f(
+                "ways",
+                format!(
+                    "{} entries are not divisible into sets of {w} ways",
+                    self.entries
+                ),
+            );
+        }
+        if self.replacement == ReplacementKind::Plru && !w.is_power_of_two() {
+            return f(
+                "replacement",
+                format!("plru needs a power-of-two number of ways, found {w}"),
+            );
+        }
+        Ok(())
+    }
+}
+
+const INVALID: u64 = u64::MAX;
+
+/// A page-walk cache: (address-space id, VA prefix) → table node index.
+#[derive(Clone, Debug)]
+pub struct Pwc {
+    pub config: PwcConfig,
+    sets: usize,
+    ways: usize,
+    keys: Vec<u64>,
+    space: Vec<u32>,
+    node: Vec<u32>,
+    repl: Replacement,
+    mask: Vec<u64>,
+}
+
+impl Pwc {
+    pub fn new(config: PwcConfig, seed: u64) -> Pwc {
+        let ways = config.ways();
+        let sets = config.entries / ways;
+        let mut mask = vec![u64::MAX; ways.div_ceil(64)];
+        if ways % 64 != 0 {
+            *mask.last_mut().unwrap() = (1u64 << (ways % 64)) - 1;
+        }
+        Pwc {
+            repl: Replacement::new(
+                config.replacement,
+                sets,
+                ways,
+                seed ^ ((config.level as u64) << 48),
+            ),
+            config,
+            sets,
+            ways,
+            keys: vec![INVALID; sets * ways],
+            space: vec![0; sets * ways],
+            node: vec![0; sets * ways],
+            mask,
+        }
+    }
+
+    /// The cached node for `prefix` (VA >> the level's shift) of address space `space`.
+    #[inline]
+    pub fn lookup(&mut self, space: u32, prefix: u64) -> Option<u32> {
+        let set = (prefix % self.sets as u64) as usize;
+        let base = set * self.ways;
+        for w in 0..self.ways {
+            if self.keys[base + w] == prefix && self.space[base + w] == space {
+                self.repl.on_hit(set, w);
+                return Some(self.node[base + w]);
+            }
+        }
+        None
+    }
+
+    #[inline]
+    pub fn insert(&mut self, space: u32, prefix: u64, node: u32) {
+        let set = (prefix % self.sets as u64) as usize;
+        let base = set * self.ways;
+        let mut free = None;
+        for w in 0..self.ways {
+            if self.keys[base + w] == prefix && self.space[base + w] == space {
+                self.node[base + w] = node;
+                self.repl.on_hit(set, w);
+                return;
+            }
+            if free.is_none() && self.keys[base + w] == INVALID {
+                free = Some(w);
+            }
+        }
+        let w = free.unwrap_or_else(|| self.repl.victim(set, &self.mask));
+        self.keys[base + w] = prefix;
+        self.space[base + w] = space;
+        self.node[base + w] = node;
+        self.repl.on_fill(set, w);
+    }
+
+    /// Drops every entry (e.g. on a full TLB flush without address-space tags).
+    pub fn flush(&mut self) {
+        for s in 0..self.keys.len() {
+            if self.keys[s] != INVALID {
+                self.keys[s] = INVALID;
+                self.repl.on_invalidate(s / self.ways, s % self.ways);
+            }
+        }
+    }
+
+    /// Drops the entries of one address space.
+    pub fn flush_space(&mut self, space: u32) {
+        for s in 0..self.keys.len() {
+            if self.keys[s] != INVALID && self.space[s] == space {
+                self.keys[s] = INVALID;
+                self.repl.on_invalidate(s / self.ways, s % self.ways);
+            }
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! Builders for small machines used by the behaviour tests.
+#![allow(dead_code)]
+
+use tlblab_core::cache::{CacheConfig, CacheKind, Indexing};
+use tlblab_core::machine::{MachineConfig, PageTableConfig, TimingConfig, WalkerConfig};
+use tlblab_core::memory::{MemoryConfig, Placement};
+use tlblab_core::page_table::PageTableFormat;
+use tlblab_core::replacement::ReplacementKind;
+use tlblab_core::tlb::{IndexFn, TagConfig, TlbConfig, TlbKind, Ways};
+use tlblab_core::{RunOptions, System};
+use tlblab_trace::Access;
+use tlblab_types::{AccessKind, PageSize, ThreadId, VirtAddr};
+
+pub fn tlb(name: &str, level: u8, entries: usize, ways: usize, repl: ReplacementKind) -> TlbConfig {
+    TlbConfig {
+        name: name.into(),
+        level,
+        kind: TlbKind::Unified,
+        entries,
+        ways: Ways::N(ways),
+        index: IndexFn::LowBits,
+        replacement: repl,
+        page_sizes: vec![PageSize::Size4K, PageSize::Size64K, PageSize::Size1M, PageSize::Size2M, PageSize::Size1G],
+        latency: 1,
+        shared: false,
+        lockable: 0,
+        tags: TagConfig::default(),
+        source: String::new(),
+    }
+}
+
+pub fn cache(name: &str, level: u8, size: u64, ways: usize, latency: u64) -> CacheConfig {
+    CacheConfig {
+        name: name.into(),
+        level,
+        kind: CacheKind::Unified,
+        size,
+        ways,
+        line: 64,
+        latency,
+        replacement: ReplacementKind::Lru,
+        shared: false,
+        indexing: Indexing::Physical,
+        flush_cycles_base: 0,
+        flush_cycles_per_line: 0,
+        flush_cycles_per_dirty_line: 0,
+        source: String::new(),
+    }
+}
+
+pub fn machine(format: PageTableFormat, tlbs: Vec<TlbConfig>) -> MachineConfig {
+    MachineConfig {
+        name: "test".into(),
+        description: String::new(),
+        cores: 1,
+        threads_per_core: 1,
+        frequency_mhz: 1000.0,
+        page_table: PageTableConfig { format, page_size: PageSize::Size4K },
+        tlbs,
+        walker: WalkerConfig { latency: 0, first_cache_level: 1, pwcs: vec![] },
+        caches: vec![],
+        memory: MemoryConfig { bytes: 8 << 30, latency: 100, placement: Placement::Sequential, source: String::new() },
+        timing: TimingConfig::default(),
+        virtualization: None,
+        source: String::new(),
+    }
+}
+
+pub fn fa(entries: usize) -> MachineConfig {
+    machine(PageTableFormat::X86_64_4level, vec![tlb("L1", 1, entries, entries, ReplacementKind::Lru)])
+}
+
+pub fn system(cfg: MachineConfig) -> System {
+    System::new(cfg, RunOptions { data_accesses: false, ..RunOptions::default() }).unwrap()
+}
+
+pub fn load(sys: &mut System, va: u64) -> u64 {
+    sys.access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(va), 8)).unwrap()
+}
+
+pub fn sweep(sys: &mut System, base: u64, pages: u64, stride: u64, rounds: u64) {
+    for _ in 0..rounds {
+        for p in 0..pages {
+            load(sys, base + p * stride);
+        }
+    }
+}

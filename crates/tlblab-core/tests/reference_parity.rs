@@ -1,0 +1,225 @@
+//! Parity tier: the engine agrees with the naive reference model, access for access, on random
+//! machine configurations and random access streams (STYLE.md §10).
+
+use proptest::prelude::*;
+use tlblab_core::cache::{CacheConfig, CacheKind, Indexing};
+use tlblab_core::machine::{MachineConfig, PageTableConfig, TimingConfig, WalkerConfig};
+use tlblab_core::memory::{MemoryConfig, Placement};
+use tlblab_core::page_table::PageTableFormat;
+use tlblab_core::reference::ReferenceModel;
+use tlblab_core::replacement::ReplacementKind;
+use tlblab_core::tlb::{IndexFn, TagConfig, TlbConfig, TlbKind, Ways};
+use tlblab_core::walker::PwcConfig;
+use tlblab_core::{RunOptions, System};
+use tlblab_trace::Access;
+use tlblab_types::{AccessKind, PageSize, ThreadId, VirtAddr};
+
+fn repl() -> impl Strategy<Value = ReplacementKind> {
+    prop_oneof![
+        Just(ReplacementKind::Lru),
+        Just(ReplacementKind::Plru),
+        Just(ReplacementKind::Fifo),
+        Just(ReplacementKind::Random)
+    ]
+}
+
+fn tlb_level(level: u8, sizes: Vec<PageSize>) -> impl Strategy<Value = TlbConfig> {
+    (0u32..4, 0u32..4, repl(), 0u8..3, 0u64..3).prop_map(
+        move |(log_sets, log_ways, replacement, idx, latency)| {
+            let sets = 1usize << log_sets;
+            let ways = 1usize << log_ways;
+            let index = match (idx, log_sets) {
+                (_, 0) | (0, _) => IndexFn::LowBits,
+                (1, n) => IndexFn::Bits {
+                    bits: (0..n as u8).map(|i| 12 + 2 * i + 1).collect(),
+                },
+                (_, n) => IndexFn::Xor {
+                    a: (12, 12 + n as u8 - 1),
+                    b: (20, 20 + n as u8 - 1),
+                },
+            };
+            TlbConfig {
+                name: format!("T{level}"),
+                level,
+                kind: TlbKind::Unified,
+                entries: sets * ways,
+                ways: Ways::N(ways),
+                index,
+                replacement,
+                page_sizes: sizes.clone(),
+                latency,
+                shared: false,
+                lockable: 0,
+                tags: TagConfig::default(),
+                source: String::new(),
+            }
+        },
+    )
+}
+
+fn cache_level(level: u8) -> impl Strategy<Value = CacheConfig> {
+    (0u32..5, 0u32..3, repl(), 1u64..20).prop_map(
+        move |(log_sets, log_ways, replacement, latency)| {
+            let ways = 1usize << log_ways;
+            CacheConfig {
+                name: format!("C{level}"),
+                level,
+                kind: CacheKind::Unified,
+                size: (1u64 << log_sets) * ways as u64 * 64,
+                ways,
+                line: 64,
+                latency: latency * level as u64,
+                replacement,
+                shared: false,
+                indexing: Indexing::Physical,
+                flush_cycles_base: 0,
+                flush_cycles_per_line: 0,
+                flush_cycles_per_dirty_line: 0,
+                source: String::new(),
+            }
+        },
+    )
+}
+
+fn machine() -> impl Strategy<Value = (MachineConfig, bool)> {
+    let format = prop_oneof![
+        Just(PageTableFormat::X86_64_4level),
+        Just(PageTableFormat::Armv8_4k),
+        Just(PageTableFormat::Armv7Short)
+    ];
+    (
+        format,
+        1usize..4,
+        0usize..4,
+        proptest::collection::vec((0usize..3, 1usize..9, repl(), 0u64..4), 0..3),
+        any::<bool>(),
+        1u8..3,
+        prop_oneof![Just(Placement::Sequential), Just(Placement::Random)],
+    )
+        .prop_flat_map(
+            |(format, ntlb, ncache, pwc_specs, caches_on, first_cache, placement)| {
+                let sizes = format.page_sizes();
+                let tlbs: Vec<_> = (1..=ntlb as u8)
+                    .map(|l| tlb_level(l, sizes.clone()))
+                    .collect();
+                let caches: Vec<_> = (1..=ncache as u8).map(cache_level).collect();
+                (
+                    Just(format),
+                    tlbs,
+                    caches,
+                    Just(pwc_specs),
+                    Just(caches_on),
+                    Just(first_cache),
+                    Just(placement),
+                )
+            },
+        )
+        .prop_map(
+            |(format, tlbs, caches, pwc_specs, caches_on, first_cache, placement)| {
+                let nlevels = format.levels().len();
+                let mut pwcs: Vec<PwcConfig> = Vec::new();
+                for (lvl, entries, replacement, latency) in pwc_specs {
+                    let level = lvl % (nlevels - 1);
+                    if pwcs.iter().any(|p| p.level == level) {
+                        continue;
+                    }
+                    let entries = if replacement == ReplacementKind::Plru {
+                        entries.next_power_of_two()
+                    } else {
+                        entries
+                    };
+                    pwcs.push(PwcConfig {
+                        level,
+                        entries,
+                        ways: None,
+                        latency,
+                        replacement,
+                        source: String::new(),
+                    });
+                }
+                let first_cache_level = if caches.iter().any(|c| c.level == first_cache) {
+                    first_cache
+                } else {
+                    1
+                };
+                let cfg = MachineConfig {
+                    name: "random".into(),
+                    description: String::new(),
+                    cores: 1,
+                    threads_per_core: 1,
+                    frequency_mhz: 1000.0,
+                    page_table: PageTableConfig {
+                        format,
+                        page_size: PageSize::Size4K,
+                    },
+                    tlbs,
+                    walker: WalkerConfig {
+                        latency: 3,
+                        first_cache_level,
+                        pwcs,
+                    },
+                    caches,
+                    memory: MemoryConfig {
+                        bytes: 256 << 20,
+                        latency: 100,
+                        placement,
+                        source: String::new(),
+                    },
+                    timing: TimingConfig::default(),
+                    virtualization: None,
+                    source: String::new(),
+                };
+                (cfg, caches_on)
+            },
+        )
+}
+
+/// Addresses concentrated on a few dozen pages, spread over a large range, with one huge-page
+/// region, so hits, conflicts, walks and page-walk-cache hits all occur.
+fn stream() -> impl Strategy<Value = Vec<(bool, u64)>> {
+    proptest::collection::vec(
+        (
+            any::<bool>(),
+            prop_oneof![
+                (0u64..48).prop_map(|p| 0x4000_0000 + p * 4096 + 8),
+                (0u64..16).prop_map(|p| 0x7f00_0000 + p * 0x10_0000 + 64),
+                (0u64..8).prop_map(|p| 0x2000_0000 + p * 0x1_0000),
+                (0u64..(1 << 20)).prop_map(|w| 0x1000_0000 + w * 64),
+            ],
+        ),
+        1..400,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
+
+    #[test]
+    fn engine_agrees_with_reference_access_for_access((cfg, caches_on) in machine(), accesses in stream(), seed in 0u64..1000, huge in any::<bool>()) {
+        let opts = RunOptions { seed, caches: caches_on, data_accesses: caches_on, max_references: 0 };
+        let mut sys = System::new(cfg.clone(), opts).unwrap();
+        let mut reference = ReferenceModel::new(&cfg, seed, caches_on, caches_on);
+        let space = sys.create_space().unwrap();
+        sys.bind_thread(ThreadId(0), space, 0);
+        // A region of the format's largest non-gigantic page size.
+        let big = cfg.page_table.format.page_sizes().into_iter().filter(|s| *s != PageSize::Size1G && *s != PageSize::Size4K).max();
+        if let (true, Some(size)) = (huge, big) {
+            sys.set_region_page_size(space, VirtAddr(0x7f00_0000), 16 << 20, size).unwrap();
+            reference.set_region(0x7f00_0000, 16 << 20, size);
+        }
+        for (i, &(store, va)) in accesses.iter().enumerate() {
+            let kind = if store { AccessKind::Store } else { AccessKind::Load };
+            let before = sys.stats().total;
+            let c = sys.access(Access::new(ThreadId(0), kind, VirtAddr(va), 1)).unwrap();
+            let after = sys.stats().total;
+            let r = reference.access(kind, va);
+            prop_assert_eq!(c, r.cycles, "cycles differ at access {} ({:#x})", i, va);
+            let walked = after.walks - before.walks;
+            prop_assert_eq!(walked == 1, r.tlb_hit.is_none(), "walk/hit disagree at access {}", i);
+            prop_assert_eq!(after.walk_refs - before.walk_refs, r.walk_sources.len() as u64, "walk refs differ at access {}", i);
+            if let Some(level) = r.tlb_hit {
+                prop_assert_eq!(after.tlb[level].hits - before.tlb[level].hits, 1, "hit level differs at access {}", i);
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! Python bindings for the engine: simulate, presets, workloads, the engine benchmark.
+//! Wrappers only: parse arguments, call tlblab-core/config/trace, return JSON or plain values.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use std::time::Instant;
+use tlblab_core::{MachineConfig, RunOptions, System};
+use tlblab_trace::workloads;
+
+fn err(msg: impl Into<String>) -> PyErr {
+    PyValueError::new_err(msg.into())
+}
+
+/// A machine from a preset name, a .toml/.json path, or inline text (`format` = "toml"/"json").
+fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> {
+    match format {
+        "toml" => tlblab_config::parse_machine_toml(spec, "<machine>").map_err(err),
+        "json" => tlblab_config::parse_machine_json(spec, "<machine>").map_err(err),
+        _ => tlblab_config::load_machine(spec).map_err(err),
+    }
+}
+
+/// Runs `workload` (a spec like "random:pages=1024") on `machine`; returns the stats as JSON.
+#[pyfunction]
+#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto"))]
+#[allow(clippy::too_many_arguments)]
+fn simulate(
+    py: Python<'_>,
+    machine: &str,
+    workload: &str,
+    seed: u64,
+    caches: bool,
+    data_accesses: bool,
+    max_references: u64,
+    machine_format: &str,
+) -> PyResult<String> {
+    let cfg = machine_from(machine, machine_format)?;
+    let (name, params) = workloads::parse_spec(workload).map_err(err)?;
+    let opts = RunOptions { seed, caches, data_accesses, max_references };
+    py.detach(|| {
+        let mut source = workloads::build(&name, &params, seed).map_err(err)?;
+        let mut sys = System::new(cfg, opts).map_err(|e| err(e.0))?;
+        sys.run(&mut source).map_err(|e| err(e.0))?;
+        serde_json::to_string(&sys.stats()).map_err(|e| err(e.to_string()))
+    })
+}
+
+/// The machine as canonical TOML (validated).
+#[pyfunction]
+#[pyo3(signature = (machine, machine_format="auto"))]
+fn machine_toml(machine: &str, machine_format: &str) -> PyResult<String> {
+    let cfg = machine_from(machine, machine_format)?;
+    tlblab_config::machine_to_toml(&cfg).map_err(err)
+}
+
+/// The machine as JSON (validated).
+#[pyfunction]
+#[pyo3(signature = (machine, machine_format="auto"))]
+fn machine_json(machine: &str, machine_format: &str) -> PyResult<String> {
+    let cfg = machine_from(machine, machine_format)?;
+    serde_json::to_string(&cfg).map_err(|e| err(e.to_string()))
+}
+
+/// [(name, description)] of the built-in presets.
+#[pyfunction]
+fn presets() -> PyResult<Vec<(String, String)>> {
+    tlblab_config::PRESETS
+        .iter()
+        .map(|(n, _)| {
+            let m = tlblab_config::load_machine(n).map_err(err)?;
+            Ok((n.to_string(), m.description))
+        })
+        .collect()
+}
+
+/// [(name, summary, source, in_default_set, [(param, default, meaning)])] of the built-in workloads.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn workload_catalog() -> Vec<(String, String, String, bool, Vec<(String, u64, String)>)> {
+    workloads::catalog()
+        .into_iter()
+        .map(|w| {
+            (
+                w.name.to_string(),
+                w.summary.to_string(),
+                w.source.to_string(),
+                w.in_default_set,
+                w.params.iter().map(|(p, d, m)| (p.to_string(), *d, m.to_string())).collect(),
+            )
+        })
+        .collect()
+}
+
+/// Times the engine alone: generates the workload into memory first, then simulates it.
+/// Returns (references simulated, seconds spent simulating).
+#[pyfunction]
+#[pyo3(signature = (machine, workload, tlb_only, seed=0))]
+fn bench_engine(py: Python<'_>, machine: &str, workload: &str, tlb_only: bool, seed: u64) -> PyResult<(u64, f64)> {
+    let cfg = machine_from(machine, "auto")?;
+    let (name, params) = workloads::parse_spec(workload).map_err(err)?;
+    py.detach(|| {
+        let mut source = workloads::build(&name, &params, seed).map_err(err)?;
+        let mut records = Vec::new();
+        while source.fill(&mut records, 1 << 16).map_err(err)? > 0 {}
+        let opts = if tlb_only { RunOptions::tlb_only(seed) } else { RunOptions { seed, ..RunOptions::default() } };
+        let mut sys = System::new(cfg, opts).map_err(|e| err(e.0))?;
+        let mut src = tlblab_trace::VecSource::new(records);
+        let t0 = Instant::now();
+        sys.run(&mut src).map_err(|e| err(e.0))?;
+        let dt = t0.elapsed().as_secs_f64();
+        Ok((sys.stats().total.references, dt))
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(machine_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(machine_json, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_catalog, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_engine, m)?)?;
+    Ok(())
+}

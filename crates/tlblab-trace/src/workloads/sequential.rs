@@ -1,0 +1,53 @@
+//! `sequential`: a streaming read of a region, 8 bytes at a time, `rounds` times.
+//!
+//! The friendliest pattern for a TLB: 512 consecutive references per 4 KiB page, so one miss per
+//! page per round at most.
+
+use super::WorkloadInfo;
+use crate::record::{Access, Record};
+use crate::source::RecordSource;
+use tlblab_types::{AccessKind, ThreadId, VirtAddr};
+
+pub const INFO: WorkloadInfo = WorkloadInfo {
+    name: "sequential",
+    summary: "streaming 8-byte loads over `bytes`, `rounds` times",
+    source: "",
+    params: &[
+        ("bytes", 4 << 20, "size of the region"),
+        ("rounds", 2, "number of passes"),
+        ("base", 0x2000_0000, "virtual address of the region"),
+    ],
+    in_default_set: true,
+};
+
+pub struct Sequential {
+    words: u64,
+    total: u64,
+    base: u64,
+    next: u64,
+}
+
+impl Sequential {
+    pub(super) fn from_params(get: impl Fn(&str) -> u64) -> Result<Self, String> {
+        let bytes = get("bytes");
+        if bytes < 8 {
+            return Err(format!("sequential: bytes must be at least 8 (got {bytes})"));
+        }
+        Ok(Sequential { words: bytes / 8, total: bytes / 8 * get("rounds"), base: get("base"), next: 0 })
+    }
+}
+
+impl RecordSource for Sequential {
+    fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String> {
+        let n = (self.total - self.next).min(max as u64);
+        for i in self.next..self.next + n {
+            let va = self.base + (i % self.words) * 8;
+            out.push(Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(va), 8)));
+        }
+        self.next += n;
+        Ok(n as usize)
+    }
+    fn len_hint(&self) -> Option<u64> {
+        Some(self.total)
+    }
+}

@@ -1,0 +1,40 @@
+"""`tlblab simulate`: run one workload on one machine and print the statistics."""
+
+from __future__ import annotations
+
+import json
+
+from tlblab.report_text import format_table
+
+
+def register(sub) -> None:
+    p = sub.add_parser("simulate", help="simulate a workload on a machine")
+    p.add_argument("--machine", default="zen3", help="preset name or machine .toml/.json file (default: zen3)")
+    p.add_argument("--workload", default="random", help="workload spec NAME[:key=value,...] (default: random)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--tlb-only", action="store_true", help="no caches, no data accesses")
+    p.add_argument("--max-references", type=int, default=0, help="stop after this many references")
+    p.add_argument("--json", action="store_true", help="print the full statistics as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from tlblab import simulate
+
+    r = simulate(args.machine, args.workload, seed=args.seed, tlb_only=args.tlb_only,
+                 max_references=args.max_references)
+    if args.json:
+        print(json.dumps(r.stats, indent=2))
+        return 0
+    t = r.total
+    print(f"machine {r.machine}, workload {r.workload}: {t['references']} references, "
+          f"{r.cycles} cycles ({t['cycles'] / max(t['references'], 1):.2f} per reference)")
+    rows = [[name, lv["accesses"], lv["hits"], lv["misses"], lv["evictions"],
+             f"{lv['misses'] / lv['accesses']:.4f}" if lv["accesses"] else "-"]
+            for name, lv in zip(r.stats["tlb_levels"], t["tlb"])]
+    print(format_table(["TLB level", "accesses", "hits", "misses", "evictions", "miss rate"], rows))
+    print(f"walks {t['walks']}, walk references {t['walk_refs']}, page-walk-cache hits {t['pwc_hits']}, "
+          f"first-touch page faults {t['page_faults']}")
+    rows = [[src, w, d] for src, w, d in zip(r.stats["sources"], t["walk_refs_by_source"], t["data_by_source"])]
+    print(format_table(["served by", "walk refs", "data refs"], rows))
+    return 0

@@ -1,0 +1,113 @@
+"""`tlblab host coloring`: does TLB coloring isolate two tasks on this machine? (seed 003 §6.0.8)
+
+Runs the C benchmark `color_sweep` (runtime/bench/color_sweep.c): two tasks alternate on one core
+as jobs of a cyclic executive; each job sweeps all of the task's pages with a dependent chase. A's
+sweep is timed right after B's. Three placements of the same pages are compared, in interleaved
+rounds: `same` (A and B allocate from overlapping colors, so they share L2 DTLB sets beyond the
+associativity), `diff` (disjoint colors), and `glibc` (malloc(4096) per page, as the seed did).
+Timing only: this VM has no TLB-miss counters.
+
+The colored TLB level defaults to Zen 3's L2 DTLB: 2048 entries, 16 ways, so 128 sets indexed by
+the virtual-address bits 12..18 (notes/feasibility.md §1: effective capacity halves with every
+doubling of a power-of-two page stride, so the index is the low VPN bits; the 64-entry L1 DTLB is
+fully associative and cannot be colored, notes/probing.md §4.2). Each sweep covers more than 64
+pages so that translations come from the L2 DTLB.
+
+Two scenarios:
+  pair   A and B each sweep 96 pages on 8 colors: "same" puts 24 pages on each of A's sets
+         (> 16 ways), "diff" 12.
+  noisy  A sweeps 96 pages on 8 colors, B (a noisy neighbour) 3072 pages on 120 colors, more than
+         the whole L2 DTLB: only disjoint colors keep A's translations in the TLB, but B's sweep also
+         flushes A's data and page-table lines from the caches for every placement, so on this VM
+         (2 vCPUs shared with other jobs) the TLB effect drowns in cache noise (docs/color.md).
+The default is `pair`, the clean demonstration.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tlblab.errors import UserError
+from tlblab.host._runtime import executable
+
+SCENARIOS = {
+    "pair": {"a_pages": 96, "a_colors": 8, "b_pages": 96, "b_colors": 8},
+    "noisy": {"a_pages": 96, "a_colors": 8, "b_pages": 3072, "b_colors": 120},
+}
+
+
+def register(sub) -> None:
+    p = sub.add_parser("coloring", help="two tasks on one core: same vs different TLB colors vs glibc placement")
+    p.add_argument("--scenario", choices=[*SCENARIOS, "all"], default="pair",
+                   help="pair (default), noisy (cache-dominated here), or all")
+    p.add_argument("--sets", type=int, default=128, help="sets of the colored TLB level (default: Zen 3 L2 DTLB)")
+    p.add_argument("--ways", type=int, default=16, help="associativity of the colored TLB level")
+    p.add_argument("--rounds", type=int, default=15, help="interleaved rounds (each yields one median per variant)")
+    p.add_argument("--jobs", type=int, default=201, help="job pairs per variant per round")
+    p.add_argument("--cpu", type=int, default=0, help="CPU to pin the tasks to")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--threads", action="store_true",
+                   help="run A and B as two threads on the CPU handing over with semaphores (context switches) "
+                        "instead of one cyclic-executive thread")
+    p.add_argument("--quick", action="store_true", help="5 rounds of 51 jobs (a smoke run)")
+    p.add_argument("--json", action="store_true", help="print the raw JSON instead of a table")
+    p.set_defaults(func=run)
+
+
+def measure(scenario: str, *, sets: int = 128, ways: int = 16, rounds: int = 15, jobs: int = 201, cpu: int = 0,
+            seed: int = 1, threads: bool = False) -> dict:
+    """Run one scenario and return color_sweep's JSON as a dict (ns per access, medians and spread)."""
+    if scenario not in SCENARIOS:
+        raise UserError(f"unknown scenario '{scenario}': expected one of {', '.join(SCENARIOS)}")
+    for name, value, lo in (("sets", sets, 2), ("ways", ways, 1), ("rounds", rounds, 1), ("jobs", jobs, 1),
+                            ("cpu", cpu, 0), ("seed", seed, 0)):
+        if value < lo:
+            raise UserError(f"--{name} must be at least {lo}, found {value}")
+    if sets & (sets - 1):
+        raise UserError(f"--sets must be a power of two, found {sets}")
+    sc = dict(SCENARIOS[scenario])
+    if sc["a_colors"] + sc["b_colors"] > sets:
+        sc["b_colors"] = sets - sc["a_colors"]
+        if sc["b_colors"] < 1:
+            raise UserError(f"--sets {sets} is too small for scenario '{scenario}' (needs at least 9 sets)")
+    args = [str(executable("color_sweep"))]
+    for k, v in {**sc, "sets": sets, "ways": ways, "rounds": rounds, "jobs": jobs, "cpu": cpu, "seed": seed,
+                 "threads": int(threads)}.items():
+        args += [f"--{k.replace('_', '-')}", str(v)]
+    proc = subprocess.run(args, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise UserError(f"color_sweep failed (exit {proc.returncode}): {proc.stderr.strip()}")
+    try:
+        out = json.loads(proc.stdout)
+    except json.JSONDecodeError as e:
+        raise UserError(f"color_sweep printed malformed JSON at offset {e.pos}: {e.msg}") from None
+    out["scenario"] = scenario
+    return out
+
+
+def _fmt(s: dict) -> str:
+    return f"{s['median']:7.2f} [{s['q1']:.2f}-{s['q3']:.2f}] ({s['min']:.2f}-{s['max']:.2f})"
+
+
+def run(args) -> int:
+    rounds, jobs = (5, 51) if args.quick else (args.rounds, args.jobs)
+    names = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
+    results = [measure(n, sets=args.sets, ways=args.ways, rounds=rounds, jobs=jobs, cpu=args.cpu, seed=args.seed,
+                       threads=args.threads) for n in names]
+    if args.json:
+        json.dump(results, sys.stdout, indent=2)
+        print()
+        return 0
+    for r in results:
+        print(f"scenario {r['scenario']}: A {r['a_pages']} pages on {r['a_colors']} colors, "
+              f"B {r['b_pages']} pages on {r['b_colors']} colors; {r['sets']} sets x {r['ways']} ways; "
+              f"{r['rounds']} rounds x {r['jobs']} jobs, cpu {r['cpu']}, tasks {r['mode']}")
+        print("  ns per access: median [q1-q3] (min-max) over rounds")
+        print(f"  {'variant':8} {'max pages/set':>13} {'sets A∩B':>8}  {'task A (timed after B)':34} task B")
+        for name, v in r["variants"].items():
+            print(f"  {name:8} {v['max_pages_per_set']:13d} {v['sets_shared']:8d}  {_fmt(v['a_ns_per_access']):34} "
+                  f"{_fmt(v['b_ns_per_access'])}")
+        print()
+    return 0

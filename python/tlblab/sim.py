@@ -1,0 +1,118 @@
+"""Simulation from Python: run a workload on a machine and get the statistics back.
+
+    >>> import tlblab
+    >>> r = tlblab.simulate(machine="zen3", workload="random:pages=4096,accesses=100000")
+    >>> r.total["walks"]            # plain dicts
+    >>> r.tlb_frame()               # pandas DataFrame, one row per (core, TLB level)
+
+`machine` is a preset name, a path to a .toml/.json machine file, or a dict with the same
+fields as a preset file. `workload` is a built-in workload spec `name:key=value,...`
+(see `tlblab.workloads()`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from tlblab import _native
+
+
+def _machine_arg(machine: str | dict[str, Any]) -> tuple[str, str]:
+    if isinstance(machine, dict):
+        return json.dumps(machine), "json"
+    return str(machine), "auto"
+
+
+@dataclass
+class Result:
+    """The statistics of one run (see `tlblab_core::stats` for every counter's meaning)."""
+
+    machine: str
+    workload: str
+    stats: dict[str, Any]
+
+    @property
+    def total(self) -> dict[str, Any]:
+        return self.stats["total"]
+
+    @property
+    def cycles(self) -> int:
+        return int(self.stats["cycles"])
+
+    def tlb_frame(self):
+        """One row per (core, TLB level): accesses, hits, misses, evictions, miss_rate."""
+        import pandas as pd
+
+        rows = []
+        for core, unit in enumerate(self.stats["cores"]):
+            for name, lv in zip(self.stats["tlb_levels"], unit["tlb"]):
+                rows.append({"core": core, "level": name, **lv,
+                             "miss_rate": lv["misses"] / lv["accesses"] if lv["accesses"] else 0.0})
+        return pd.DataFrame(rows)
+
+    def walk_frame(self):
+        """One row per (core, source): walk references and data references served there."""
+        import pandas as pd
+
+        rows = []
+        for core, unit in enumerate(self.stats["cores"]):
+            for i, src in enumerate(self.stats["sources"]):
+                rows.append({"core": core, "source": src,
+                             "walk_refs": unit["walk_refs_by_source"][i],
+                             "data_refs": unit["data_by_source"][i]})
+        return pd.DataFrame(rows)
+
+    def summary(self) -> dict[str, Any]:
+        """A flat dict of the headline numbers (what `tlblab simulate` prints)."""
+        t = self.total
+        refs = t["references"] or 1
+        out: dict[str, Any] = {"machine": self.machine, "workload": self.workload, "references": t["references"]}
+        for name, lv in zip(self.stats["tlb_levels"], t["tlb"]):
+            out[f"{name}_misses"] = lv["misses"]
+        out["walks"] = t["walks"]
+        out["walk_refs"] = t["walk_refs"]
+        for src, n in zip(self.stats["sources"], t["walk_refs_by_source"]):
+            out[f"walk_refs_{src}"] = n
+        out["cycles"] = self.cycles
+        out["cycles_per_ref"] = round(t["cycles"] / refs, 3)
+        return out
+
+
+def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *, seed: int = 0,
+             tlb_only: bool = False, caches: bool = True, data_accesses: bool = True,
+             max_references: int = 0) -> Result:
+    """Simulates `workload` on `machine`. `tlb_only=True` switches caches and data accesses off."""
+    spec, fmt = _machine_arg(machine)
+    if tlb_only:
+        caches = data_accesses = False
+    raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses,
+                           max_references=max_references, machine_format=fmt)
+    stats = json.loads(raw)
+    return Result(machine=stats["machine"], workload=workload, stats=stats)
+
+
+def presets() -> dict[str, str]:
+    """Built-in machine presets: name → description."""
+    return dict(_native.presets())
+
+
+def machine_config(machine: str | dict[str, Any]) -> dict[str, Any]:
+    """The validated machine description as a dict (edit it and pass it back to `simulate`)."""
+    spec, fmt = _machine_arg(machine)
+    return json.loads(_native.machine_json(spec, machine_format=fmt))
+
+
+def machine_toml(machine: str | dict[str, Any]) -> str:
+    spec, fmt = _machine_arg(machine)
+    return _native.machine_toml(spec, machine_format=fmt)
+
+
+def workloads() -> list[dict[str, Any]]:
+    """The built-in workloads with their parameters and defaults."""
+    return [
+        {"name": n, "summary": s, "source": src, "default": d,
+         "params": [{"name": p, "default": v, "meaning": m} for p, v, m in params]}
+        for n, s, src, d, params in _native.workload_catalog()
+    ]
