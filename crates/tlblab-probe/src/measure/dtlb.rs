@@ -27,15 +27,6 @@ impl DataChains {
     pub fn new(max_n: usize, layout: Layout, order: Order, thp: Thp) -> std::io::Result<DataChains> {
         let test = Region::new(span_bytes(layout, max_n), 2 << 20, thp)?;
         let control = Region::new(span_bytes(Layout::Packed, max_n), 2 << 20, Thp::Never)?;
-        if std::env::var("SCRAMBLE").is_ok() {
-            let span = crate::chase::span_bytes(layout, max_n) / crate::sys::PAGE;
-            let mut idx: Vec<usize> = (0..span).collect();
-            let mut rng = tlblab_types::rng::SplitMix64::new(99);
-            rng.shuffle(&mut idx);
-            for i in idx {
-                unsafe { test.at(i * crate::sys::PAGE).write_volatile(1) };
-            }
-        }
         // Fault everything in once, so no page fault lands inside a timed window.
         build(&test, layout, order, max_n);
         let control_order = Order::Random(0x5eed ^ max_n as u64);
