@@ -137,7 +137,7 @@ pub fn capacity_of(knee: &Knee, trials: usize, reps: usize, window_ns: u64, seed
         if let Some(fit) = fit_ramp(&pts) {
             let noise = crate::stats::median(&rows.iter().map(|r| r.excess.iqr()).collect::<Vec<_>>()).max(fit.rms).max(1e-9);
             snrs.push((fit.high - fit.low) / noise);
-            caps.push(fit.capacity + fit.width);
+            caps.push(fit.last_with_hits());
             onsets.push(fit.capacity as f64);
             ends.push(fit.midpoint() as f64);
             widths.push(fit.rel_width());
