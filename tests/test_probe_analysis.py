@@ -42,7 +42,7 @@ def test_given_a_flat_curve_then_no_knee():
 def test_ramp_fit_finds_a_step_at_64():
     pts = [[n, 0.0 if n <= 64 else 2.2] for n in range(48, 80)]
     fit = json.loads(_native.probe_fit_ramp(json.dumps(pts)))
-    assert fit["capacity"] == 64 and fit["width"] == 0
+    assert fit["capacity"] == 64 and fit["width"] == 1  # the ramp ends at the first missing N
 
 
 def test_index_inference_tells_fully_associative_from_16x4():
