@@ -1,4 +1,5 @@
-//! Development aid: fine scan of the excess between two N (`dev_scan LO HI STEP ORDER REPS`).
+//! Fine scan of the data-TLB excess between two N, for looking at a knee by eye:
+//! `cargo run --release -p tlblab-probe --example scan -- 1300 2500 64 seq 7` (ORDER: seq or rand).
 use tlblab_probe::chase::{Layout, Order};
 use tlblab_probe::measure::curve::sweep;
 use tlblab_probe::measure::dtlb::DataChains;
