@@ -314,8 +314,11 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                     let hi = ((k.hi as f64) * 1.15) as usize + 8;
                     let mut fresh = || -> Box<dyn crate::measure::curve::Instrument> { Box::new(CodeChains::new(hi).expect("mmap for code chains")) };
                     let mut c = capacity_of(k, b.trials.min(2), b.reps, b.window_ns, b.seed, &mut fresh);
-                    c.confidence = if confirmed { c.confidence.min(Confidence::Medium) } else { Confidence::Unclear };
-                    let mut m = cap_measured(&format!("L{} ITLB entries (4K)", i + 1), &c, r.cpuid.instruction_tlb(i as u8 + 1), "");
+                    // Experimental: on the development VM the knees moved between runs (64-80 and
+                    // 260-870 pages against a documented 64 and 512) even when both sweeps agreed,
+                    // so ITLB sizes are always reported as "unclear" (docs/probe.md).
+                    c.confidence = Confidence::Unclear;
+                    let mut m = cap_measured(&format!("L{} ITLB entries (4K)", i + 1), &c, r.cpuid.instruction_tlb(i as u8 + 1), "experimental; ");
                     if !confirmed {
                         m.note = format!("a second sweep did not show this knee; {}", m.note);
                     }
@@ -333,7 +336,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
     // 6. Prefetch.
     if want("prefetch") {
         let n = l2.as_ref().map(|c| (c.onset / 2).max(256)).unwrap_or(512);
-        for (k, v) in extras::prefetch_fills_tlb(n, if o.quick { 9 } else { 21 }) {
+        for (k, v) in extras::prefetch_fills_tlb(n, if o.quick { 15 } else { 31 }) {
             r.summary.push(Measured {
                 name: format!("{} fills the TLB", k.name()),
                 value: v.fraction,
@@ -382,7 +385,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
         }
         if want("survival") {
             let n = l2.as_ref().map(|c| (c.onset / 2).max(256)).unwrap_or(512);
-            let (m, c) = extras::survival(cpu, oc, n, if o.quick { 9 } else { 21 });
+            let (m, c) = extras::survival(cpu, oc, n, if o.quick { 15 } else { 31 });
             let _ = sys::pin_to(cpu);
             for (name, v) in [("TLB entries survive a migration round trip", &m), ("TLB entries survive a context switch", &c)] {
                 r.summary.push(Measured {

@@ -21,8 +21,9 @@ pub struct Verdict {
     pub note: String,
 }
 
+/// `spread`: the uncertainty of the fraction, relative to the effect (see the callers).
 fn classify(fraction: f64, spread: f64) -> String {
-    if !fraction.is_finite() || spread > 0.5 {
+    if !fraction.is_finite() || spread > 0.3 {
         "unclear".into()
     } else if fraction >= 0.7 {
         "yes".into()
@@ -129,7 +130,8 @@ pub fn prefetch_fills_tlb(n: usize, trials: usize) -> Vec<(PrefetchKind, Verdict
         }
         let (sa, sb, sc) = (Summary::of(&a), Summary::of(&b), Summary::of(&c));
         let frac = (sa.median - sb.median) / (sa.median - sc.median);
-        let spread = (sa.iqr() + sb.iqr()) / (sa.median - sc.median).abs().max(1e-9);
+        // Uncertainty of the two medians (≈ IQR/√n each) against the effect size.
+        let spread = (sa.iqr() + sb.iqr()) / (trials as f64).sqrt() / (sa.median - sc.median).abs().max(1e-9);
         out.push((
             kind,
             Verdict {
@@ -349,7 +351,7 @@ pub fn survival(a: usize, b: usize, n: usize, trials: usize) -> (Verdict, Verdic
     let span = (sc.median - sw.median).max(1e-9);
     let mk = |s: &Summary, what: &str| {
         let frac = (sc.median - s.median) / span;
-        let spread = (s.iqr() + sw.iqr()) / span;
+        let spread = (s.iqr() + sw.iqr()) / (trials as f64).sqrt() / span;
         Verdict {
             answer: classify(frac, spread),
             fraction: Some(frac),
