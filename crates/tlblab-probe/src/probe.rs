@@ -192,7 +192,19 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
     let allowed = sys::allowed_cpus();
     let cpu = o.cpu.unwrap_or(allowed[0]);
     let other = o.other_cpu.or_else(|| allowed.iter().copied().find(|&c| c != cpu));
-    let want = |s: &str| o.sections.is_empty() || o.sections.iter().any(|x| x == s);
+    // Time budget: the expensive sections run first; a later section is skipped (and named in
+    // `errors`) once the run has used its budget, so a heavily loaded machine cannot stretch the
+    // full run far past 2 minutes (or --quick past 20 s).
+    let budget_s = if o.quick { 14.0 } else { 95.0 };
+    let skipped = std::cell::RefCell::new(Vec::<String>::new());
+    let want = |s: &str| {
+        let asked = o.sections.is_empty() || o.sections.iter().any(|x| x == s);
+        if asked && t_start.elapsed().as_secs_f64() > budget_s {
+            skipped.borrow_mut().push(s.to_string());
+            return false;
+        }
+        asked
+    };
     let b = budget(o);
     let mut r = ProbeReport { version: env!("CARGO_PKG_VERSION").into(), quick: o.quick, cpu, other_cpu: other, ..Default::default() };
     r.cpuid = cpuid::read();
@@ -367,8 +379,9 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
         r.thp = Some(v);
     }
     // 8. LLC sharing and 9. survival need a second CPU.
+    let (want_llc, want_survival) = (want("llc"), want("survival"));
     if let Some(oc) = other {
-        if want("llc") {
+        if want_llc {
             let v = extras::llc_sharing(cpu, oc, if o.quick { 5 } else { 11 });
             let _ = sys::pin_to(cpu);
             r.summary.push(Measured {
@@ -383,7 +396,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
             });
             r.llc_shared = Some(v);
         }
-        if want("survival") {
+        if want_survival {
             let n = l2.as_ref().map(|c| (c.onset / 2).max(256)).unwrap_or(512);
             let (m, c) = extras::survival(cpu, oc, n, if o.quick { 15 } else { 31 });
             let _ = sys::pin_to(cpu);
@@ -402,8 +415,13 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
             r.migration_survival = Some(m);
             r.context_switch_survival = Some(c);
         }
-    } else if want("llc") || want("survival") {
+    } else if want_llc || want_survival {
         r.errors.push("only one CPU available: skipped the LLC-sharing and migration tests".into());
+    }
+    let mut sk = skipped.into_inner();
+    sk.dedup();
+    if !sk.is_empty() {
+        r.errors.push(format!("skipped to stay within the {budget_s:.0} s budget: {}", sk.join(", ")));
     }
     if r.priority_raised {
         sys::normal_priority();

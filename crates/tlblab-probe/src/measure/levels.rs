@@ -86,7 +86,7 @@ pub fn stride_sweep(which: usize, expect: usize, max_log2: u32, floor: Option<us
             Some(kn) => {
                 let hi = ((kn.hi as f64) * 1.15) as usize + 8;
                 let mut fresh = || data_instrument(hi, stride);
-                let c = capacity_of(&kn, b.trials, b.reps, b.window_ns, b.seed, &mut fresh);
+                let c = capacity_of(&kn, b.trials.min(2), b.reps, b.window_ns, b.seed, &mut fresh);
                 // For the first level use the onset of misses: exact for a fully associative LRU
                 // level, and at strides where the next level's capacity falls to the same N its
                 // ramp merges into this one's end but not into its onset.
