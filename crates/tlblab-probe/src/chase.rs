@@ -109,11 +109,15 @@ pub unsafe fn follow(mut p: *const usize, count: u64) -> *const usize {
 /// A window during which the thread was switched out (another process ran on this CPU) measures
 /// the neighbour, not the TLB, and comes back cold; such windows are detected with the thread's
 /// context-switch counters and re-run, up to 8 times (then the fastest attempt is kept).
-pub fn time_chain(start: *const usize, n: usize, window_ns: u64) -> f64 {
+///
+/// # Safety
+/// `start` must start a cyclic chain of `n` elements built by [`build`] in a region that is still
+/// mapped.
+pub unsafe fn time_chain(start: *const usize, n: usize, window_ns: u64) -> f64 {
     let mut best = f64::INFINITY;
     for _ in 0..8 {
         let before = crate::sys::context_switches();
-        // SAFETY: `start` came from `build` and its region outlives this call (callers hold it).
+        // SAFETY: the caller's contract.
         let v = unsafe { time_window(start, n, window_ns) };
         let clean = crate::sys::context_switches() == before;
         crate::sys::note_window(clean);
@@ -158,7 +162,8 @@ impl OwnedChain {
     }
 
     pub fn time(&self, window_ns: u64) -> f64 {
-        time_chain(self.start, self.n, window_ns)
+        // SAFETY: the chain lives in `self.region`.
+        unsafe { time_chain(self.start, self.n, window_ns) }
     }
 
     pub fn start(&self) -> *const usize {

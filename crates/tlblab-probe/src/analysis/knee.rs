@@ -192,6 +192,7 @@ pub fn fit_ramp(points: &[(usize, f64)]) -> Option<RampFit> {
 }
 
 /// Gaussian elimination with partial pivoting for the small normal equations.
+#[allow(clippy::needless_range_loop)] // index arithmetic reads as the textbook algorithm
 fn solve<const K: usize>(mut a: [[f64; K]; K], mut b: [f64; K]) -> Option<[f64; K]> {
     for col in 0..K {
         let piv = (col..K).max_by(|&i, &j| a[i][col].abs().partial_cmp(&a[j][col].abs()).unwrap())?;

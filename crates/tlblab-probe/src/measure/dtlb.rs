@@ -49,7 +49,8 @@ impl Instrument for DataChains {
             self.start = if control { build(&self.control, Layout::Packed, self.control_order, n) } else { build(&self.test, self.layout, self.order, n) };
             self.built = Some((n, control));
         }
-        time_chain(self.start, n, window_ns)
+        // SAFETY: `start` was just built in one of our regions, which live as long as `self`.
+        unsafe { time_chain(self.start, n, window_ns) }
     }
 
     fn max_n(&self) -> usize {
