@@ -37,6 +37,14 @@ def run(args) -> int:
     sections = [s.strip() for s in args.sections.split(",") if s.strip()] if args.sections else None
     if args.out and not args.out.endswith((".toml", ".json")):
         raise UserError(f"--out {args.out}: expected a .toml or .json file name")
+    import os
+
+    for flag, path in (("--out", args.out), ("--plot", args.plot if args.validate else None)):
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            raise UserError(f"{flag} {path}: directory {os.path.dirname(os.path.abspath(path))} does not exist")
+    for s in sections or []:
+        if s not in tp.SECTIONS:
+            raise UserError(f"unknown probe section '{s}': expected one of {', '.join(tp.SECTIONS)}")
     print("tlblab probe: measuring (pinned, interleaved repetitions; "
           f"{'≈15 s' if args.quick else 'about a minute'}) ...", file=sys.stderr, flush=True)
     r = tp.probe(quick=args.quick, sections=sections, cpu=args.cpu, other_cpu=args.other_cpu, seed=args.seed,
