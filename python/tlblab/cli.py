@@ -12,6 +12,7 @@ on stderr with exit status 2, never as a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import importlib
 import pkgutil
 import sys
@@ -40,6 +41,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         status = args.func(args)
+    except BrokenPipeError:
+        # The reader went away (`tlblab ... | head`): not an error of ours; stay quiet.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
     except UserError as e:
         print(f"tlblab: error: {e}", file=sys.stderr)
         return 2

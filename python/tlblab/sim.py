@@ -64,6 +64,18 @@ class Result:
                              "data_refs": unit["data_by_source"][i]})
         return pd.DataFrame(rows)
 
+    def job_frame(self):
+        """One row per job of a periodic task: release, start, end, cycles, misses per level."""
+        import pandas as pd
+
+        rows = []
+        for j in self.stats["jobs"]:
+            row = {k: v for k, v in j.items() if k != "tlb_misses"}
+            for name, m in zip(self.stats["tlb_levels"], j["tlb_misses"]):
+                row[f"{name}_misses"] = m
+            rows.append(row)
+        return pd.DataFrame(rows)
+
     def summary(self) -> dict[str, Any]:
         """A flat dict of the headline numbers (what `tlblab simulate` prints)."""
         t = self.total
@@ -82,13 +94,18 @@ class Result:
 
 def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *, seed: int = 0,
              tlb_only: bool = False, caches: bool = True, data_accesses: bool = True,
-             max_references: int = 0) -> Result:
-    """Simulates `workload` on `machine`. `tlb_only=True` switches caches and data accesses off."""
+             max_references: int = 0, os: dict[str, Any] | None = None) -> Result:
+    """Simulates `workload` on `machine`. `tlb_only=True` switches caches and data accesses off.
+
+    `os` sets the OS model: `{"switch": "auto"|"flush_all"|"asid_tagged", "asid_bits": 8,
+    "switch_cycles": 0, "ipi_cycles": 0}` (see `tlblab_core::os::OsConfig`).
+    """
     spec, fmt = _machine_arg(machine)
     if tlb_only:
         caches = data_accesses = False
     raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses,
-                           max_references=max_references, machine_format=fmt)
+                           max_references=max_references, machine_format=fmt,
+                           os_json=json.dumps(os or {}))
     stats = json.loads(raw)
     return Result(machine=stats["machine"], workload=workload, stats=stats)
 
@@ -110,9 +127,8 @@ def machine_toml(machine: str | dict[str, Any]) -> str:
 
 
 def workloads() -> list[dict[str, Any]]:
-    """The built-in workloads with their parameters and defaults."""
-    return [
-        {"name": n, "summary": s, "source": src, "default": d,
-         "params": [{"name": p, "default": v, "meaning": m} for p, v, m in params]}
-        for n, s, src, d, params in _native.workload_catalog()
-    ]
+    """The built-in workloads: name, summary, source (seed section), in_default_set, params
+    (each with name, default, meaning). Same as `tlblab.trace.catalog()`."""
+    from tlblab.trace import catalog
+
+    return catalog()

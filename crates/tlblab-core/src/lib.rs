@@ -16,6 +16,7 @@
 pub mod cache;
 pub mod machine;
 pub mod memory;
+pub mod os;
 pub mod page_table;
 pub mod reference;
 pub mod replacement;

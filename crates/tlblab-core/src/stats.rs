@@ -3,6 +3,7 @@
 //! Every counter is a plain `u64` incremented on the hot path; nothing is derived until asked.
 //! `Stats` serializes to JSON (the Python layer turns it into DataFrames).
 
+use crate::os::{JobStats, OsStats};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -100,8 +101,14 @@ pub struct Stats {
     pub sources: Vec<String>,
     pub cores: Vec<UnitStats>,
     pub threads: BTreeMap<u32, UnitStats>,
+    /// Per process (address space): the sum of its threads.
+    pub processes: BTreeMap<u32, UnitStats>,
     /// Sum over cores.
     pub total: UnitStats,
+    /// OS events: switches, ASID rollovers, flushes, migrations, shootdowns.
+    pub os: OsStats,
+    /// Per job of periodic tasks (trace JobStart/JobEnd events or the RM scheduler).
+    pub jobs: Vec<JobStats>,
     /// Simulated time: the largest core clock.
     pub cycles: u64,
 }

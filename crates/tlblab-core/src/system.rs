@@ -19,12 +19,14 @@
 use crate::cache::{Cache, CacheKind};
 use crate::machine::{MachineConfig, TimingModel};
 use crate::memory::{FrameAllocator, MemoryConfig, OutOfMemory};
+use crate::os::{AsidAllocator, JobStats, MigrationHook, OsConfig, OsStats, SwitchHook};
 use crate::page_table::{Leaf, PageTable, PageTableFormat, WalkPath};
 use crate::stats::{Stats, UnitStats};
 use crate::tlb::{Requester, Tlb, TlbEntry, TlbKind};
 use crate::walker::Pwc;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
+use tlblab_trace::record::{flush, NO_THREAD};
 use tlblab_trace::{Access, Event, Record, RecordSource};
 use tlblab_types::{
     AccessKind, Asid, Domain, PageSize, Pfn, PhysAddr, ThreadId, VirtAddr, Vmid, Vpn,
@@ -42,6 +44,8 @@ pub struct RunOptions {
     pub data_accesses: bool,
     /// Stop after this many references (0 = no limit).
     pub max_references: u64,
+    /// The OS model's parameters.
+    pub os: OsConfig,
 }
 
 impl Default for RunOptions {
@@ -51,6 +55,7 @@ impl Default for RunOptions {
             caches: true,
             data_accesses: true,
             max_references: 0,
+            os: OsConfig::default(),
         }
     }
 }
@@ -63,6 +68,7 @@ impl RunOptions {
             caches: false,
             data_accesses: false,
             max_references: 0,
+            os: OsConfig::default(),
         }
     }
 }
@@ -93,63 +99,65 @@ pub struct AddressSpace {
     pub vmid: Vmid,
     pub domain: Domain,
     pub pt: PageTable,
-    /// Regions mapped with a page size other than the default: (start, end, size).
-    regions: Vec<(u64, u64, PageSize)>,
-    default_size: PageSize,
+    /// Regions mapped with a page size other than the default, or backed by a shared object:
+    /// (start, end, size, shared object).
+    pub(crate) regions: Vec<(u64, u64, PageSize, Option<u32>)>,
+    pub(crate) default_size: PageSize,
 }
 
 impl AddressSpace {
-    fn page_size_for(&self, va: VirtAddr) -> PageSize {
-        for &(s, e, size) in &self.regions {
+    /// The page size and shared object (with the region start) that map `va`.
+    fn mapping_for(&self, va: VirtAddr) -> (PageSize, Option<(u32, u64)>) {
+        for &(s, e, size, object) in &self.regions {
             if va.0 >= s && va.0 < e {
-                return size;
+                return (size, object.map(|o| (o, s)));
             }
         }
-        self.default_size
+        (self.default_size, None)
     }
 }
 
 #[derive(Clone, Debug)]
-struct CacheRef {
-    cache: usize,
-    stat: usize,
+pub(crate) struct CacheRef {
+    pub(crate) cache: usize,
+    pub(crate) stat: usize,
 }
 
 /// A core's private view: its TLB and cache paths (indices into the shared vectors).
 #[derive(Clone, Debug)]
-struct Core {
+pub(crate) struct Core {
     /// (tlb index, stat index) in lookup order.
-    itlb: Vec<(usize, usize)>,
-    dtlb: Vec<(usize, usize)>,
-    icache: Vec<CacheRef>,
-    dcache: Vec<CacheRef>,
+    pub(crate) itlb: Vec<(usize, usize)>,
+    pub(crate) dtlb: Vec<(usize, usize)>,
+    pub(crate) icache: Vec<CacheRef>,
+    pub(crate) dcache: Vec<CacheRef>,
     /// The cache path walk references take.
-    wcache: Vec<CacheRef>,
+    pub(crate) wcache: Vec<CacheRef>,
     /// Page-walk caches, deepest level first.
-    pwcs: Vec<usize>,
-    host_pwcs: Vec<usize>,
+    pub(crate) pwcs: Vec<usize>,
+    pub(crate) host_pwcs: Vec<usize>,
 }
 
 /// A hardware thread: a clock on the timeline, bound to a core.
 #[derive(Clone, Debug)]
-struct Cpu {
-    core: usize,
-    hw_thread: u8,
-    clock: u64,
+pub(crate) struct Cpu {
+    pub(crate) core: usize,
+    pub(crate) hw_thread: u8,
+    pub(crate) clock: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
-struct ThreadState {
-    space: usize,
-    cpu: usize,
-    stat: usize,
+pub(crate) struct ThreadState {
+    pub(crate) space: usize,
+    pub(crate) cpu: usize,
+    pub(crate) stat: usize,
 }
 
-struct Host {
-    pt: PageTable,
-    frames: FrameAllocator,
-    page_size: PageSize,
-    pwcs: Vec<Pwc>,
+pub(crate) struct Host {
+    pub(crate) pt: PageTable,
+    pub(crate) frames: FrameAllocator,
+    pub(crate) page_size: PageSize,
+    pub(crate) pwcs: Vec<Pwc>,
 }
 
 /// A simulated machine with its memory, address spaces and statistics.
@@ -159,26 +167,42 @@ pub struct System {
     pub tlbs: Vec<Tlb>,
     pub caches: Vec<Cache>,
     pub pwcs: Vec<Pwc>,
-    cores: Vec<Core>,
-    cpus: Vec<Cpu>,
+    pub(crate) cores: Vec<Core>,
+    pub(crate) cpus: Vec<Cpu>,
     pub frames: FrameAllocator,
     pub spaces: Vec<AddressSpace>,
-    host: Option<Host>,
-    threads: Vec<Option<ThreadState>>,
-    thread_stats: Vec<(u32, UnitStats)>,
-    core_stats: Vec<UnitStats>,
-    tlb_names: Vec<String>,
-    cache_names: Vec<String>,
-    mem_source: usize,
-    mem_latency: u64,
-    path: WalkPath,
-    references: u64,
+    pub(crate) host: Option<Host>,
+    pub(crate) threads: Vec<Option<ThreadState>>,
+    pub(crate) thread_stats: Vec<(u32, UnitStats)>,
+    pub(crate) core_stats: Vec<UnitStats>,
+    pub(crate) tlb_names: Vec<String>,
+    pub(crate) cache_names: Vec<String>,
+    pub(crate) mem_source: usize,
+    pub(crate) mem_latency: u64,
+    pub(crate) path: WalkPath,
+    pub(crate) references: u64,
+    /// The software thread each hardware thread runs (OS model).
+    pub(crate) current: Vec<Option<ThreadId>>,
+    /// The address space whose translations each hardware thread last loaded.
+    pub(crate) last_space: Vec<Option<usize>>,
+    pub(crate) asids: AsidAllocator,
+    /// ASID generation of each address space's current ASID (0 = never assigned).
+    pub(crate) space_generation: Vec<u64>,
+    pub(crate) os_stats: OsStats,
+    pub(crate) switch_hook: Option<Box<dyn SwitchHook>>,
+    pub(crate) migration_hook: Option<Box<dyn MigrationHook>>,
+    pub(crate) jobs: Vec<JobStats>,
+    /// Jobs started by trace events and not yet ended: (task, job) → stats snapshot at start.
+    pub(crate) open_jobs: BTreeMap<(u32, u32), (JobStats, UnitStats)>,
+    /// Frames of shared objects: (object, page offset, page size index) → frame.
+    pub(crate) shared_frames: std::collections::HashMap<(u32, u64, usize), Pfn>,
 }
 
 impl System {
     /// Builds a machine. The configuration is validated first; the error names the field.
     pub fn new(config: MachineConfig, options: RunOptions) -> Result<System, SimError> {
         config.validate().map_err(SimError)?;
+        options.os.validate().map_err(SimError)?;
         let seed = options.seed;
         let ncores = config.cores;
 
@@ -314,6 +338,7 @@ impl System {
         };
 
         let mem_source = cache_names.len();
+        let ncpus = cpus.len();
         let core_stats = vec![UnitStats::new(tlb_names.len(), cache_names.len()); ncores];
         Ok(System {
             mem_latency: config.memory.latency,
@@ -335,6 +360,16 @@ impl System {
             mem_source,
             path: WalkPath::default(),
             references: 0,
+            current: vec![None; ncpus],
+            last_space: vec![None; ncpus],
+            asids: AsidAllocator::new(options.os.asid_bits),
+            space_generation: Vec::new(),
+            os_stats: OsStats::default(),
+            switch_hook: None,
+            migration_hook: None,
+            jobs: Vec::new(),
+            open_jobs: BTreeMap::new(),
+            shared_frames: std::collections::HashMap::new(),
         })
     }
 
@@ -348,9 +383,11 @@ impl System {
         let id = self.spaces.len() as u32;
         let pt = PageTable::new(self.config.page_table.format, &mut self.frames)
             .map_err(|e| oom(e, "physical"))?;
+        self.space_generation.push(0);
         self.spaces.push(AddressSpace {
             id,
-            asid: Asid((id + 1) as u16),
+            // Assigned by the ASID allocator when the space is first scheduled.
+            asid: Asid(0),
             vmid: Vmid(if self.host.is_some() { 1 } else { 0 }),
             domain: Domain(0),
             pt,
@@ -375,9 +412,18 @@ impl System {
                 fmt.name()
             )));
         }
-        self.spaces[space]
-            .regions
-            .insert(0, (start.0, start.0 + len, size));
+        self.spaces[space].regions.insert(0, (start.0, start.0 + len, size, None));
+        Ok(())
+    }
+
+    /// Backs `start..start+len` of `space` by shared object `object`: every address space that
+    /// maps the same object (at any address) shares its frames.
+    pub fn map_shared(&mut self, space: usize, start: VirtAddr, len: u64, size: PageSize, object: u32) -> Result<(), SimError> {
+        let fmt = self.config.page_table.format;
+        if !fmt.supports(size) {
+            return Err(SimError(format!("page size {size} is not supported by the {} page-table format", fmt.name())));
+        }
+        self.spaces[space].regions.insert(0, (start.0, start.0 + len, size, Some(object)));
         Ok(())
     }
 
@@ -404,7 +450,7 @@ impl System {
         });
     }
 
-    fn thread_state(&mut self, thread: ThreadId) -> Result<ThreadState, SimError> {
+    pub(crate) fn thread_state(&mut self, thread: ThreadId) -> Result<ThreadState, SimError> {
         if let Some(Some(s)) = self.threads.get(thread.0 as usize) {
             return Ok(*s);
         }
@@ -423,17 +469,46 @@ impl System {
         Ok(self.threads[thread.0 as usize].unwrap())
     }
 
-    /// Moves `thread` to hardware thread `cpu` (what it meets there is that core's TLB contents).
+    /// Moves `thread` to hardware thread `cpu`. What it meets there is the new core's TLB
+    /// contents, unless a `MigrationHook` (a technique) intervenes.
     pub fn migrate(&mut self, thread: ThreadId, cpu: usize) -> Result<(), SimError> {
         let st = self.thread_state(thread)?;
         let cpu = cpu % self.cpus.len();
+        if cpu == st.cpu {
+            return Ok(());
+        }
+        self.os_stats.migrations += 1;
         // The thread cannot run before the time it left its old cpu.
         let t = self.cpus[st.cpu].clock;
         if self.cpus[cpu].clock < t {
             self.cpus[cpu].clock = t;
         }
+        if self.current[st.cpu] == Some(thread) {
+            self.current[st.cpu] = None;
+        }
         self.threads[thread.0 as usize] = Some(ThreadState { cpu, ..st });
+        if let Some(mut hook) = self.migration_hook.take() {
+            let r = hook.on_migrate(self, thread, st.space, st.cpu, cpu);
+            self.migration_hook = Some(hook);
+            let c = r?;
+            self.charge(cpu, c);
+        }
         Ok(())
+    }
+
+    /// Installs a technique's migration behaviour.
+    pub fn set_migration_hook(&mut self, hook: Box<dyn MigrationHook>) {
+        self.migration_hook = Some(hook);
+    }
+
+    /// The OS event counters so far.
+    pub fn os_stats(&self) -> &OsStats {
+        &self.os_stats
+    }
+
+    /// Jobs completed so far.
+    pub fn jobs(&self) -> &[JobStats] {
+        &self.jobs
     }
 
     /// Loads `pa` through a cache path; returns (cycles, source index).
@@ -467,7 +542,13 @@ impl System {
 
     /// Simulates one access; returns the cycles it cost.
     pub fn access(&mut self, a: Access) -> Result<u64, SimError> {
-        let st = self.thread_state(a.thread)?;
+        let mut st = self.thread_state(a.thread)?;
+        if self.current[st.cpu] != Some(a.thread) {
+            // A core runs another thread's access: that is a context switch (trace-driven
+            // scheduling). The switch may re-assign ASIDs, so re-read the state after it.
+            self.context_switch(st.cpu, Some(a.thread))?;
+            st = self.thread_state(a.thread)?;
+        }
         // An access crossing a 4 KiB boundary is two references (Lackey reports such accesses as
         // one line; the hardware translates both pages).
         let off = a.vaddr.0 & 0xfff;
@@ -779,37 +860,49 @@ impl System {
         Ok((hpa, cycles, leaf.size))
     }
 
-    /// Demand paging: allocate a frame of the region's page size and map it. A huge-page
-    /// allocation that fails (fragmented memory) falls back to base pages, as Linux THP does.
+    /// Demand paging: allocate a frame of the region's page size and map it; pages of a shared
+    /// object reuse the object's frame. A huge-page allocation that fails (fragmented memory)
+    /// falls back to base pages, as Linux THP does.
     fn first_touch(&mut self, space: usize, va: VirtAddr) -> Result<(), SimError> {
-        let s = &mut self.spaces[space];
-        let mut size = s.page_size_for(va);
-        let pfn = match self.frames.alloc(size) {
-            Ok(p) => p,
-            Err(e) if size != PageSize::Size4K => {
-                let _ = e;
-                size = PageSize::Size4K;
-                self.frames.alloc(size).map_err(|e| oom(e, "physical"))?
+        let (mut size, object) = self.spaces[space].mapping_for(va);
+        let key = object.map(|(o, start)| (o, (va.0 - start) >> size.shift(), size.index()));
+        let pfn = match key.and_then(|k| self.shared_frames.get(&k).copied()) {
+            Some(p) => p,
+            None => {
+                let p = match self.frames.alloc(size) {
+                    Ok(p) => p,
+                    Err(_) if size != PageSize::Size4K && key.is_none() => {
+                        size = PageSize::Size4K;
+                        self.frames.alloc(size).map_err(|e| oom(e, "physical"))?
+                    }
+                    Err(e) => return Err(oom(e, "physical")),
+                };
+                if let Some(k) = key {
+                    self.shared_frames.insert(k, p);
+                }
+                p
             }
-            Err(e) => return Err(oom(e, "physical")),
         };
+        let s = &mut self.spaces[space];
         let domain = s.domain;
-        s.pt.map(va.align_down(size), size, pfn, domain, &mut self.frames)
-            .map_err(|e| oom(e, "physical"))
+        s.pt.map(va.align_down(size), size, pfn, domain, &mut self.frames).map_err(|e| oom(e, "physical"))
     }
 
-    /// Unmaps `start..start+len` in `space` and shoots the range down in every core's TLBs.
-    /// Returns the number of TLB entries invalidated.
-    pub fn unmap_range(&mut self, space: usize, start: VirtAddr, len: u64) -> usize {
-        let asid = self.spaces[space].asid;
-        let mut n = 0;
-        let mut va = start.align_down(PageSize::Size4K).0;
+    /// Charges `cycles` of OS work to hardware thread `cpu`.
+    pub(crate) fn charge(&mut self, cpu: usize, cycles: u64) {
+        self.cpus[cpu].clock += cycles;
+        self.core_stats[self.cpus[cpu].core].cycles += cycles;
+    }
+
+    /// Unmaps `start..start+len` in `space` and shoots the range down: every core's TLBs lose
+    /// the range's entries of that address space, the space's page-walk-cache entries are dropped,
+    /// and every core but the initiator (`cpu`) takes an inter-processor interrupt
+    /// (`os.ipi_cycles`). Returns the number of TLB entries invalidated.
+    pub fn unmap_range(&mut self, space: usize, start: VirtAddr, len: u64, cpu: usize) -> usize {
         let end = start.0.saturating_add(len);
+        let mut va = start.align_down(PageSize::Size4K).0;
         while va < end {
             self.spaces[space].pt.unmap(VirtAddr(va));
-            for t in &mut self.tlbs {
-                n += t.invalidate_va(VirtAddr(va), Some(asid));
-            }
             va += 4096;
         }
         // Page-walk caches may point at tables of the range; drop this space's entries.
@@ -817,59 +910,174 @@ impl System {
         for p in &mut self.pwcs {
             p.flush_space(id);
         }
-        n
+        self.shootdown(space, start, len, cpu)
     }
 
-    /// Handles an event record. Scheduling events beyond migration belong to the OS model.
+    /// The thread's hardware thread, for events that name a process rather than a core.
+    fn cpu_of_process(&self, process: u32) -> usize {
+        self.threads
+            .iter()
+            .flatten()
+            .find(|s| s.space == process as usize)
+            .map(|s| s.cpu)
+            .unwrap_or(0)
+    }
+
+    fn ensure_space(&mut self, process: u32) -> Result<usize, SimError> {
+        if process > 1 << 16 {
+            return Err(SimError(format!("process id {process} is too large (expected < 65536)")));
+        }
+        while self.spaces.len() <= process as usize {
+            self.create_space()?;
+        }
+        Ok(process as usize)
+    }
+
+    fn page_size_of_shift(shift: u8) -> Result<PageSize, SimError> {
+        PageSize::ALL
+            .into_iter()
+            .find(|s| s.shift() == shift as u32)
+            .ok_or_else(|| SimError(format!("mapping event: page_shift {shift} is not a supported page size (12, 14, 16, 20, 21, 30)")))
+    }
+
+    /// Starts recording a job's statistics (trace `JobStart`, or the RM scheduler).
+    pub(crate) fn job_start(&mut self, task: u32, job: u32, release: u64) -> Result<(), SimError> {
+        let st = self.thread_state(ThreadId(task))?;
+        let snapshot = self.thread_stats[st.stat].1.clone();
+        let js = JobStats { task, job, release, start: self.cpus[st.cpu].clock, ..JobStats::default() };
+        self.open_jobs.insert((task, job), (js, snapshot));
+        Ok(())
+    }
+
+    /// Finishes a job's statistics: what its thread did since `job_start`.
+    pub(crate) fn job_end(&mut self, task: u32, job: u32, deadline: Option<u64>) -> Result<(), SimError> {
+        let st = self.thread_state(ThreadId(task))?;
+        let Some((mut js, before)) = self.open_jobs.remove(&(task, job)) else {
+            return Err(SimError(format!("JobEnd for task {task} job {job} without a JobStart")));
+        };
+        let now = &self.thread_stats[st.stat].1;
+        js.end = self.cpus[st.cpu].clock;
+        js.cycles = now.cycles - before.cycles;
+        js.references = now.references - before.references;
+        js.tlb_misses = now.tlb.iter().zip(&before.tlb).map(|(a, b)| a.misses - b.misses).collect();
+        js.walks = now.walks - before.walks;
+        js.deadline_missed = deadline.is_some_and(|d| js.end > d);
+        self.jobs.push(js);
+        Ok(())
+    }
+
+    /// Handles an event record (conventions: docs/formats/trace.md §6).
     pub fn event(&mut self, e: Event) -> Result<(), SimError> {
         match e {
             Event::ThreadStart { thread, process } => {
-                while self.spaces.len() <= process as usize {
-                    self.create_space()?;
-                }
+                let space = self.ensure_space(process)?;
                 let cpu = thread.0 as usize % self.cpus.len();
-                self.bind_thread(thread, process as usize, cpu);
+                self.bind_thread(thread, space, cpu);
             }
-            Event::Migrate { thread, core } => self.migrate(thread, core.0 as usize)?,
-            Event::Mmap {
-                process,
-                start,
-                len,
-                page_shift,
-                ..
-            } => {
-                while self.spaces.len() <= process as usize {
-                    self.create_space()?;
-                }
-                let size = PageSize::ALL
-                    .into_iter()
-                    .find(|s| s.shift() == page_shift as u32)
-                    .ok_or_else(|| {
-                        SimError(format!(
-                            "mmap event: page_shift {page_shift} is not a supported page size"
-                        ))
-                    })?;
-                if size != self.config.page_table.page_size
-                    || self.config.page_table.format.supports(size)
-                {
-                    self.set_region_page_size(process as usize, start, len, size)?;
-                }
-            }
-            Event::Munmap {
-                process,
-                start,
-                len,
-            } => {
-                if (process as usize) < self.spaces.len() {
-                    let n = self.unmap_range(process as usize, start, len);
-                    for c in &mut self.core_stats {
-                        c.invalidations += n as u64 / self.cores.len().max(1) as u64;
+            Event::ThreadExit { thread } => {
+                for c in 0..self.cpus.len() {
+                    if self.current[c] == Some(thread) {
+                        self.current[c] = None;
                     }
                 }
             }
-            _ => {}
+            Event::ContextSwitch { core, to, .. } => {
+                let cpu = core.0 as usize % self.cpus.len();
+                if to == NO_THREAD {
+                    self.context_switch(cpu, None)?;
+                } else {
+                    // The thread now runs on this hardware thread.
+                    let st = self.thread_state(to)?;
+                    if st.cpu != cpu {
+                        self.threads[to.0 as usize] = Some(ThreadState { cpu, ..st });
+                    }
+                    self.context_switch(cpu, Some(to))?;
+                }
+            }
+            Event::Migrate { thread, core } => self.migrate(thread, core.0 as usize)?,
+            Event::Mmap { process, start, len, page_shift, .. } => {
+                let space = self.ensure_space(process)?;
+                let size = Self::page_size_of_shift(page_shift)?;
+                self.set_region_page_size(space, start, len, size)?;
+            }
+            Event::MapShared { process, start, len, page_shift, object, .. } => {
+                let space = self.ensure_space(process)?;
+                let size = Self::page_size_of_shift(page_shift)?;
+                self.map_shared(space, start, len, size, object)?;
+            }
+            Event::Munmap { process, start, len } => {
+                if (process as usize) < self.spaces.len() {
+                    let cpu = self.cpu_of_process(process);
+                    self.unmap_range(process as usize, start, len, cpu);
+                }
+            }
+            Event::Mprotect { process, start, len, .. } => {
+                // Permissions are not modelled, but changing them invalidates the cached
+                // translations everywhere: the same shootdown as munmap, without unmapping.
+                if (process as usize) < self.spaces.len() {
+                    let cpu = self.cpu_of_process(process);
+                    self.shootdown(process as usize, start, len, cpu);
+                }
+            }
+            Event::Flush { core, what } => {
+                let cpu = core.0 as usize % self.cpus.len();
+                if what & flush::TLB != 0 {
+                    crate::os::switch::flush_core(self, cpu, false);
+                }
+                if what & flush::CACHES != 0 {
+                    let c = self.cpus[cpu].core;
+                    let mut caches: Vec<usize> = self.cores[c].icache.iter().chain(&self.cores[c].dcache).map(|r| r.cache).collect();
+                    caches.sort_unstable();
+                    caches.dedup();
+                    for i in caches {
+                        let cost = self.caches[i].flush();
+                        self.os_stats.cache_flushes += 1;
+                        self.os_stats.cache_flush_cycles += cost;
+                    }
+                }
+            }
+            Event::TaskRelease { .. } => {}
+            Event::JobStart { task, job } => {
+                let st = self.thread_state(ThreadId(task))?;
+                let now = self.cpus[st.cpu].clock;
+                self.job_start(task, job, now)?;
+            }
+            Event::JobEnd { task, job } => self.job_end(task, job, None)?,
+            Event::Region { .. } | Event::PhaseBegin { .. } | Event::PhaseEnd { .. } => {}
         }
         Ok(())
+    }
+
+    /// Invalidates a range's translations of `space` on every core (with IPIs), keeping the
+    /// mappings.
+    pub fn shootdown(&mut self, space: usize, start: VirtAddr, len: u64, cpu: usize) -> usize {
+        let asid = self.spaces[space].asid;
+        let end = start.0.saturating_add(len);
+        let mut total = 0;
+        for core in 0..self.cores.len() {
+            let mut tlbs: Vec<usize> = self.cores[core].itlb.iter().chain(&self.cores[core].dtlb).map(|&(t, _)| t).collect();
+            tlbs.sort_unstable();
+            tlbs.dedup();
+            let mut n = 0;
+            let mut va = start.align_down(PageSize::Size4K).0;
+            while va < end {
+                for &t in &tlbs {
+                    n += self.tlbs[t].invalidate_va(VirtAddr(va), Some(asid));
+                }
+                va += 4096;
+            }
+            self.core_stats[core].invalidations += n as u64;
+            total += n;
+        }
+        self.os_stats.shootdowns += 1;
+        let ipi = self.options.os.ipi_cycles;
+        for c in 0..self.cpus.len() {
+            if c != cpu % self.cpus.len() {
+                self.os_stats.ipis += 1;
+                self.charge(c, ipi);
+            }
+        }
+        total
     }
 
     /// Runs a record source to the end (or `max_references`).
@@ -884,7 +1092,11 @@ impl System {
         const BATCH: usize = 1 << 14;
         const LOOKAHEAD: usize = 1 << 16;
         let mut buf: Vec<Record> = Vec::with_capacity(BATCH);
+        // While only one hardware thread has had work (a single-threaded trace), there is nothing
+        // to interleave: simulate in trace order without queueing.
         let single = self.cpus.len() == 1;
+        let mut first_cpu: Option<usize> = None;
+        let mut multi = false;
         let mut queues: Vec<VecDeque<Access>> = vec![VecDeque::new(); self.cpus.len()];
         let mut queued = 0usize;
         let mut exhausted = false;
@@ -896,6 +1108,20 @@ impl System {
                     exhausted = true;
                 }
                 for i in 0..buf.len() {
+                    if let (false, false, Record::Access(a)) = (single, multi, buf[i]) {
+                        if queued == 0 {
+                            let cpu = self.thread_state(a.thread)?.cpu;
+                            if *first_cpu.get_or_insert(cpu) != cpu {
+                                multi = true;
+                            } else {
+                                self.access(a)?;
+                                if self.references >= limit {
+                                    return Ok(());
+                                }
+                                continue;
+                            }
+                        }
+                    }
                     match buf[i] {
                         Record::Access(a) if single => {
                             self.access(a)?;
@@ -974,9 +1200,26 @@ impl System {
                 .iter()
                 .map(|(t, s)| (*t, s.clone()))
                 .collect::<BTreeMap<_, _>>(),
+            processes: self.process_stats(),
             total,
+            os: self.os_stats.clone(),
+            jobs: self.jobs.clone(),
             cycles: self.cpus.iter().map(|c| c.clock).max().unwrap_or(0),
         }
+    }
+
+    fn process_stats(&self) -> BTreeMap<u32, UnitStats> {
+        let mut out: BTreeMap<u32, UnitStats> = BTreeMap::new();
+        for (t, st) in self.threads.iter().enumerate() {
+            if let Some(st) = st {
+                let unit = &self.thread_stats[st.stat].1;
+                out.entry(st.space as u32)
+                    .or_insert_with(|| UnitStats::new(self.tlb_names.len(), self.cache_names.len()))
+                    .add(unit);
+                let _ = t;
+            }
+        }
+        out
     }
 
     /// The TLB instances of a core's data path, first level first (for techniques and tests).
@@ -994,5 +1237,19 @@ impl System {
 
     pub fn page_table_format(&self) -> PageTableFormat {
         self.config.page_table.format
+    }
+}
+
+impl System {
+    /// The hardware thread `thread` runs on (binding unknown threads as `access` would).
+    pub fn thread_cpu(&mut self, thread: ThreadId) -> Result<usize, SimError> {
+        Ok(self.thread_state(thread)?.cpu)
+    }
+
+    /// Places `thread` on hardware thread `cpu` without the migration policy (first placement).
+    pub fn bind_thread_cpu(&mut self, thread: ThreadId, cpu: usize) -> Result<(), SimError> {
+        let st = self.thread_state(thread)?;
+        self.threads[thread.0 as usize] = Some(ThreadState { cpu: cpu % self.cpus.len(), ..st });
+        Ok(())
     }
 }

@@ -255,3 +255,48 @@ fn an_address_beyond_the_format_is_an_error_not_a_panic() {
         .unwrap_err();
     assert!(e.0.contains("outside the 32-bit address space"), "{}", e.0);
 }
+
+fn two_thread_sweep(cores: usize) -> tlblab_core::Stats {
+    use tlblab_trace::{Access, Record, VecSource};
+    use tlblab_types::{AccessKind, ThreadId};
+    let mut cfg = fa(64);
+    cfg.cores = cores;
+    let mut sys = system(cfg);
+    let mut recs = Vec::new();
+    for _ in 0..10 {
+        for p in 0..64u64 {
+            for t in 0..2u32 {
+                let va = 0x1000_0000 + t as u64 * 0x100_0000 + p * 4096;
+                recs.push(Record::Access(Access::new(ThreadId(t), AccessKind::Load, VirtAddr(va), 8)));
+            }
+        }
+    }
+    sys.run(&mut VecSource::new(recs)).unwrap();
+    sys.stats()
+}
+
+#[test]
+fn given_two_threads_on_two_cores_with_private_tlbs_then_they_do_not_evict_each_other() {
+    let s = two_thread_sweep(2);
+    assert_eq!(s.cores[0].tlb[0].misses, 64);
+    assert_eq!(s.cores[1].tlb[0].misses, 64);
+    assert_eq!(s.threads[&1].references, 640);
+    // On one core the same two sweeps share 64 entries: 128 pages cycle through LRU, all miss.
+    let s = two_thread_sweep(1);
+    assert_eq!(s.total.tlb[0].misses, 1280);
+}
+
+#[test]
+fn a_migrated_thread_meets_the_new_cores_cold_tlb() {
+    let mut cfg = fa(64);
+    cfg.cores = 2;
+    let mut sys = system(cfg);
+    sweep(&mut sys, 0x1000_0000, 32, 4096, 2);
+    assert_eq!(sys.stats().total.tlb[0].misses, 32);
+    sys.migrate(tlblab_types::ThreadId(0), 1).unwrap();
+    sweep(&mut sys, 0x1000_0000, 32, 4096, 1);
+    let s = sys.stats();
+    assert_eq!(s.cores[1].tlb[0].misses, 32, "every page misses again on the new core");
+    assert_eq!(s.cores[1].walks, 32);
+    assert!(sys.clock(1) >= sys.clock(0), "the thread resumes no earlier than it left");
+}

@@ -24,7 +24,7 @@ fn repl() -> impl Strategy<Value = ReplacementKind> {
 }
 
 fn tlb_level(level: u8, sizes: Vec<PageSize>) -> impl Strategy<Value = TlbConfig> {
-    (0u32..4, 0u32..4, repl(), 0u8..3, 0u64..3).prop_map(
+    (0u32..4, 0u32..7, repl(), 0u8..3, 0u64..3).prop_map(
         move |(log_sets, log_ways, replacement, idx, latency)| {
             let sets = 1usize << log_sets;
             let ways = 1usize << log_ways;
@@ -196,7 +196,7 @@ proptest! {
 
     #[test]
     fn engine_agrees_with_reference_access_for_access((cfg, caches_on) in machine(), accesses in stream(), seed in 0u64..1000, huge in any::<bool>()) {
-        let opts = RunOptions { seed, caches: caches_on, data_accesses: caches_on, max_references: 0 };
+        let opts = RunOptions { seed, caches: caches_on, data_accesses: caches_on, ..RunOptions::default() };
         let mut sys = System::new(cfg.clone(), opts).unwrap();
         let mut reference = ReferenceModel::new(&cfg, seed, caches_on, caches_on);
         let space = sys.create_space().unwrap();

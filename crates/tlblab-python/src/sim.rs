@@ -22,7 +22,7 @@ fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> {
 
 /// Runs `workload` (a spec like "random:pages=1024") on `machine`; returns the stats as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto"))]
+#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}"))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -33,16 +33,38 @@ fn simulate(
     data_accesses: bool,
     max_references: u64,
     machine_format: &str,
+    os_json: &str,
 ) -> PyResult<String> {
     let cfg = machine_from(machine, machine_format)?;
-    let (name, params) = workloads::parse_spec(workload).map_err(err)?;
-    let opts = RunOptions { seed, caches, data_accesses, max_references };
+    let os: tlblab_core::os::OsConfig =
+        serde_json::from_str(os_json).map_err(|e| err(format!("os options: {e}")))?;
+    let opts = RunOptions { seed, caches, data_accesses, max_references, os };
     py.detach(|| {
-        let mut source = workloads::build(&name, &params, seed).map_err(err)?;
+        let mut source = open_workload(workload, seed)?;
         let mut sys = System::new(cfg, opts).map_err(|e| err(e.0))?;
         sys.run(&mut source).map_err(|e| err(e.0))?;
         serde_json::to_string(&sys.stats()).map_err(|e| err(e.to_string()))
     })
+}
+
+/// A workload: an existing trace file (native, Lackey text or ChampSim, detected), or a built-in
+/// workload spec `name:key=value,...`.
+fn open_workload(workload: &str, seed: u64) -> PyResult<Box<dyn tlblab_trace::RecordSource + Send>> {
+    let path = std::path::Path::new(workload);
+    if path.is_file() {
+        let (src, _meta, _fmt) = tlblab_trace::convert::open_source(path, None).map_err(err)?;
+        return Ok(src);
+    }
+    let looks_like_path = workload.contains('/') || workload.ends_with(".tlbt") || workload.ends_with(".txt");
+    let not_a_file = |e: String| {
+        if looks_like_path {
+            err(format!("{workload}: no such trace file (and not a workload spec: {e})"))
+        } else {
+            err(e)
+        }
+    };
+    let (name, params) = workloads::parse_spec(workload).map_err(not_a_file)?;
+    workloads::build(&name, &params, seed).map_err(not_a_file)
 }
 
 /// The machine as canonical TOML (validated).
@@ -73,24 +95,6 @@ fn presets() -> PyResult<Vec<(String, String)>> {
         .collect()
 }
 
-/// [(name, summary, source, in_default_set, [(param, default, meaning)])] of the built-in workloads.
-#[pyfunction]
-#[allow(clippy::type_complexity)]
-fn workload_catalog() -> Vec<(String, String, String, bool, Vec<(String, u64, String)>)> {
-    workloads::catalog()
-        .into_iter()
-        .map(|w| {
-            (
-                w.name.to_string(),
-                w.summary.to_string(),
-                w.source.to_string(),
-                w.in_default_set,
-                w.params.iter().map(|(p, d, m)| (p.to_string(), *d, m.to_string())).collect(),
-            )
-        })
-        .collect()
-}
-
 /// Times the engine alone: generates the workload into memory first, then simulates it.
 /// Returns (references simulated, seconds spent simulating).
 #[pyfunction]
@@ -117,7 +121,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(machine_toml, m)?)?;
     m.add_function(wrap_pyfunction!(machine_json, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
-    m.add_function(wrap_pyfunction!(workload_catalog, m)?)?;
     m.add_function(wrap_pyfunction!(bench_engine, m)?)?;
     Ok(())
 }

@@ -4,6 +4,13 @@
 //! built-in workload generators) and the engine consumes. `source` is the streaming interface.
 //! This crate knows nothing of TLBs.
 
+pub mod capture;
+pub mod champsim;
+pub mod convert;
+pub mod fileio;
+pub mod format;
+pub mod info;
+pub mod lackey;
 pub mod record;
 pub mod source;
 pub mod workloads;

@@ -17,6 +17,12 @@ pub trait RecordSource {
     fn len_hint(&self) -> Option<u64> {
         None
     }
+
+    /// Names of the regions that `Event::Region`/`PhaseBegin`/`PhaseEnd` refer to by index
+    /// (a trace file keeps them in its header's `regions` list).
+    fn region_names(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A source over records already in memory (tests, small generated workloads).
@@ -49,5 +55,8 @@ impl<S: RecordSource + ?Sized> RecordSource for Box<S> {
     }
     fn len_hint(&self) -> Option<u64> {
         (**self).len_hint()
+    }
+    fn region_names(&self) -> Vec<String> {
+        (**self).region_names()
     }
 }

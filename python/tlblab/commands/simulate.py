@@ -14,6 +14,8 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tlb-only", action="store_true", help="no caches, no data accesses")
     p.add_argument("--max-references", type=int, default=0, help="stop after this many references")
+    p.add_argument("--os", default="", metavar="KEY=VALUE,...",
+                   help="OS model: switch=auto|flush_all|asid_tagged, asid_bits=N, switch_cycles=N, ipi_cycles=N")
     p.add_argument("--json", action="store_true", help="print the full statistics as JSON")
     p.set_defaults(func=run)
 
@@ -22,7 +24,7 @@ def run(args) -> int:
     from tlblab import simulate
 
     r = simulate(args.machine, args.workload, seed=args.seed, tlb_only=args.tlb_only,
-                 max_references=args.max_references)
+                 max_references=args.max_references, os=parse_os(args.os))
     if args.json:
         print(json.dumps(r.stats, indent=2))
         return 0
@@ -37,4 +39,24 @@ def run(args) -> int:
           f"first-touch page faults {t['page_faults']}")
     rows = [[src, w, d] for src, w, d in zip(r.stats["sources"], t["walk_refs_by_source"], t["data_by_source"])]
     print(format_table(["served by", "walk refs", "data refs"], rows))
+    o = r.stats["os"]
+    if o["context_switches"] or o["migrations"] or o["shootdowns"]:
+        print(f"OS: {o['context_switches']} context switches ({o['address_space_switches']} changing address space), "
+              f"{o['tlb_flushes']} TLB flushes, {o['asid_rollovers']} ASID rollovers, {o['migrations']} migrations, "
+              f"{o['shootdowns']} shootdowns ({o['ipis']} IPIs), {o['cache_flush_cycles']} cycles flushing caches")
+    if r.stats["jobs"]:
+        print(f"{len(r.stats['jobs'])} jobs recorded (use --json or tlblab.simulate(...).job_frame())")
     return 0
+
+
+def parse_os(text: str) -> dict:
+    """`switch=flush_all,asid_bits=8` → {"switch": "flush_all", "asid_bits": 8}."""
+    from tlblab.errors import UserError
+
+    out: dict = {}
+    for kv in filter(None, (x.strip() for x in text.split(","))):
+        if "=" not in kv:
+            raise UserError(f"--os: expected key=value, found '{kv}'")
+        k, v = (x.strip() for x in kv.split("=", 1))
+        out[k] = int(v) if v.isdigit() else v
+    return out

@@ -212,12 +212,23 @@ pub struct TlbHit {
 
 const INVALID: u64 = u64::MAX;
 
-/// Bit w set where `row[w] == key` (row.len() ≤ 64); branch-free so it vectorizes.
+/// Bit w set where `row[w] == key` (row.len() ≤ 64). Eight keys at a time without branches, so
+/// the compiler turns it into SIMD compares.
 #[inline]
 fn match_mask(row: &[u64], key: u64) -> u64 {
     let mut m = 0u64;
-    for (w, &k) in row.iter().enumerate() {
-        m |= ((k == key) as u64) << w;
+    let mut chunks = row.chunks_exact(8);
+    let mut base = 0;
+    for c in &mut chunks {
+        let mut b = 0u64;
+        for (i, &k) in c.iter().enumerate() {
+            b |= ((k == key) as u64) << i;
+        }
+        m |= b << base;
+        base += 8;
+    }
+    for (i, &k) in chunks.remainder().iter().enumerate() {
+        m |= ((k == key) as u64) << (base + i);
     }
     m
 }
@@ -251,7 +262,17 @@ pub struct Tlb {
     memo_key: u64,
     memo_req: Requester,
     memo_slot: usize,
+    /// For highly associative levels: a direct-mapped hint table key → slot + 1, verified on use
+    /// (the slot must still hold the key and match the tags), so a hit costs O(1) instead of a
+    /// scan of every way. Empty for levels with few ways, where the scan is cheaper.
+    hint: Vec<u32>,
+    hint_mask: usize,
     mask_scratch: Vec<u64>,
+}
+
+#[inline]
+fn hint_hash(key: u64) -> usize {
+    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as usize
 }
 
 impl Tlb {
@@ -289,6 +310,8 @@ impl Tlb {
             memo_key: INVALID,
             memo_req: Requester::default(),
             memo_slot: usize::MAX,
+            hint: if ways >= 16 { vec![0; (n * 4).next_power_of_two()] } else { Vec::new() },
+            hint_mask: if ways >= 16 { (n * 4).next_power_of_two() - 1 } else { 0 },
             mask_scratch: vec![0; ways.div_ceil(64)],
         }
     }
@@ -336,6 +359,17 @@ impl Tlb {
             }
             let vpn = va.0 >> size.shift();
             let key = pack(vpn, size);
+            if !self.hint.is_empty() {
+                let h = self.hint[hint_hash(key) & self.hint_mask] as usize;
+                if h != 0 && self.keys[h - 1] == key && self.tags_match(h - 1, req) {
+                    let slot = h - 1;
+                    self.repl.on_hit(slot / self.ways, slot % self.ways);
+                    self.memo_key = key;
+                    self.memo_req = req;
+                    self.memo_slot = slot;
+                    return Some(TlbHit { slot, pfn: self.pfn[slot], size, domain: self.domain[slot] });
+                }
+            }
             let set = self.index.set_of(vpn);
             let base = set * self.ways;
             let mut chunk = 0;
@@ -347,6 +381,9 @@ impl Tlb {
                     m &= m - 1;
                     let slot = base + w;
                     if self.tags_match(slot, req) {
+                        if !self.hint.is_empty() {
+                            self.hint[hint_hash(key) & self.hint_mask] = slot as u32 + 1;
+                        }
                         self.repl.on_hit(set, w);
                         self.memo_key = key;
                         self.memo_req = req;
@@ -410,11 +447,17 @@ impl Tlb {
         };
         // Same translation already present (e.g. a technique restoring what survived): refresh.
         let mut way = None;
-        for w in 0..self.ways {
-            if self.keys[base + w] == key && self.tags_match(base + w, req) {
+        let mut m = match_mask(&self.keys[base..base + self.ways.min(64)], key);
+        while m != 0 {
+            let w = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if self.tags_match(base + w, req) {
                 way = Some(w);
                 break;
             }
+        }
+        if way.is_none() && self.ways > 64 {
+            way = (64..self.ways).find(|&w| self.keys[base + w] == key && self.tags_match(base + w, req));
         }
         let mut evicted = None;
         let w = match way {
@@ -453,6 +496,9 @@ impl Tlb {
             }
         };
         let slot = base + w;
+        if !self.hint.is_empty() {
+            self.hint[hint_hash(key) & self.hint_mask] = slot as u32 + 1;
+        }
         self.keys[slot] = key;
         self.asid[slot] = e.asid;
         self.vmid[slot] = e.vmid;
@@ -567,6 +613,11 @@ impl Tlb {
             }
         }
         n
+    }
+
+    /// Whether the entry in `slot` is global (matches every ASID).
+    pub fn is_global(&self, slot: usize) -> bool {
+        self.global[slot]
     }
 
     pub fn locked_count(&self) -> usize {

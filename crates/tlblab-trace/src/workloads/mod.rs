@@ -11,6 +11,23 @@ pub mod chase;
 pub mod random;
 pub mod sequential;
 pub mod strided;
+pub mod gapbs_bc;
+pub mod gen;
+pub mod graph500_bfs;
+pub mod gups;
+pub mod hash_join;
+pub mod hot_potato;
+pub mod l4_ipc;
+pub mod lat_ctx;
+pub mod lockdown_mix;
+pub mod migration_bench;
+pub mod rmat;
+pub mod rr_migration;
+pub mod rt_taskset;
+pub mod tlb_thrash;
+pub mod extreme;
+
+use gen::Chunked;
 
 /// Parameters of a workload: name → integer value (sizes in bytes, counts).
 pub type Params = BTreeMap<String, u64>;
@@ -30,7 +47,33 @@ pub struct WorkloadInfo {
 
 /// Every built-in workload.
 pub fn catalog() -> Vec<WorkloadInfo> {
-    vec![sequential::INFO, strided::INFO, random::INFO, chase::INFO]
+    vec![
+        sequential::INFO,
+        strided::INFO,
+        random::INFO,
+        chase::INFO,
+        // seed 000
+        migration_bench::INFO_4K,
+        migration_bench::INFO_68K,
+        rr_migration::INFO,
+        // seed 001
+        tlb_thrash::INFO,
+        gups::INFO,
+        graph500_bfs::INFO,
+        gapbs_bc::INFO,
+        hash_join::INFO,
+        // seed 002
+        lat_ctx::INFO,
+        hot_potato::INFO,
+        extreme::INFO,
+        l4_ipc::INFO,
+        // seed 003
+        rt_taskset::INFO_TABLE,
+        rt_taskset::INFO_SAME_DIFF,
+        rt_taskset::INFO_MALLOC,
+        // seed 004
+        lockdown_mix::INFO,
+    ]
 }
 
 /// Builds a workload by name. Unknown names and unknown parameters are errors that list the
@@ -73,6 +116,24 @@ pub fn build(
         "strided" => Ok(Box::new(strided::Strided::from_params(get)?)),
         "random" => Ok(Box::new(random::Random::from_params(get, seed)?)),
         "chase" => Ok(Box::new(chase::Chase::from_params(get, seed)?)),
+        "migration_4k" | "migration_68k" => Ok(Box::new(Chunked::new(migration_bench::MigrationBench::from_params(name, get)?))),
+        "rr_migration" => Ok(Box::new(Chunked::new(rr_migration::RrMigration::from_params(get)?))),
+        "tlb_thrash" => Ok(Box::new(Chunked::new(tlb_thrash::TlbThrash::from_params(get)?))),
+        "gups" => Ok(Box::new(Chunked::new(gups::Gups::from_params(get, seed)?))),
+        "graph500_bfs" => Ok(Box::new(Chunked::new(graph500_bfs::Bfs::from_params(get, seed)?))),
+        "gapbs_bc" => Ok(Box::new(Chunked::new(gapbs_bc::Bc::from_params(get, seed)?))),
+        "hash_join" => Ok(Box::new(Chunked::new(hash_join::HashJoin::from_params(get, seed)?))),
+        "lat_ctx" => Ok(Box::new(Chunked::new(lat_ctx::LatCtx::from_params(get)?))),
+        "hot_potato" => Ok(Box::new(Chunked::new(hot_potato::HotPotato::from_params(get)?))),
+        "extreme" => Ok(Box::new(Chunked::new(extreme::Extreme::from_params(get)?))),
+        "l4_ipc" => Ok(Box::new(Chunked::new(l4_ipc::L4Ipc::from_params(get, seed)?))),
+        "rt_table6_1" => {
+            let tasks = rt_taskset::table6_1(get("tasks"))?;
+            Ok(Box::new(Chunked::new(rt_taskset::TaskSet::new(name, tasks, false, false, &get, seed)?)))
+        }
+        "rt_same_diff_set" => Ok(Box::new(Chunked::new(rt_taskset::same_diff(&get, seed)?))),
+        "rt_malloc_vs_tlb_malloc" => Ok(Box::new(Chunked::new(rt_taskset::malloc_vs_tlb(&get, seed)?))),
+        "lockdown_mix" => Ok(Box::new(Chunked::new(lockdown_mix::LockdownMix::from_params(get, seed)?))),
         _ => unreachable!("catalog and build disagree on {name}"),
     }
 }

@@ -1,0 +1,89 @@
+//! Seed 002 §4.1: the *extreme* benchmark (best case for TLB entry sharing, seed Fig. 4).
+//!
+//! "It forks n child processes all running the same executable. Each child mmap()-s the same p
+//! pages, either private or shared. The child then executes a loop where it reads a byte from
+//! each page and then performs a yield()." Shared pages are one `MapShared` object mapped by
+//! every child at the same address; private pages are a `Mmap` per child. The executable's text
+//! is fork-shared (object 0); library code is *not* shared in the seed's run (§4.2), so each
+//! child also fetches from a private library page on its way to `yield`.
+
+use super::gen::*;
+use super::lat_ctx::{process_start, DATA, TEXT};
+use super::WorkloadInfo;
+use crate::record::{prot, Event};
+use tlblab_types::VirtAddr;
+
+pub const INFO: WorkloadInfo = WorkloadInfo {
+    name: "extreme",
+    summary: "n children each read one byte of each of p shared or private pages, then yield",
+    source: "seed 002 §4.1-4.2 (extreme benchmark, Fig. 4)",
+    params: &[
+        ("procs", 4, "n, the number of children (seed Fig. 4: 2, 4, 16)"),
+        ("pages", 16, "p, the pages each child reads per loop (seed: 1..40; ARM D-TLB holds 32)"),
+        ("shared", 1, "1 = the p pages are one shared mapping, 0 = private per child"),
+        ("rounds", 200, "loop iterations per child"),
+    ],
+    in_default_set: true,
+};
+
+const LIB: u64 = 0x0400_0000;
+
+pub struct Extreme {
+    procs: u32,
+    pages: u64,
+    shared: bool,
+    rounds: u64,
+    turn: u64,
+}
+
+impl Extreme {
+    pub fn from_params(get: impl Fn(&str) -> u64) -> Result<Self, String> {
+        let procs = positive("extreme", "procs", get("procs"))?.min(65536) as u32;
+        Ok(Extreme { procs, pages: get("pages"), shared: get("shared") != 0, rounds: get("rounds"), turn: 0 })
+    }
+}
+
+impl Generator for Extreme {
+    fn regions(&self) -> Vec<String> {
+        vec!["text".into(), "pages".into(), "lib".into()]
+    }
+    fn step(&mut self, out: &mut Vec<Record>) -> bool {
+        let total = self.rounds * self.procs as u64;
+        if self.turn == 0 {
+            let len = self.pages.max(1) * 4096;
+            for p in 0..self.procs {
+                process_start(out, p, 4096);
+                out.push(ev(Event::Mmap { process: p, start: VirtAddr(LIB), len: 4096, prot: prot::READ | prot::EXEC, page_shift: 12 }));
+                let e = if self.shared {
+                    Event::MapShared { process: p, start: VirtAddr(DATA), len, prot: prot::READ, page_shift: 12, object: 1 }
+                } else {
+                    Event::Mmap { process: p, start: VirtAddr(DATA), len, prot: prot::READ, page_shift: 12 }
+                };
+                out.push(ev(e));
+            }
+            out.push(ev(Event::Region { region: 0, start: VirtAddr(TEXT), len: 4096 }));
+            out.push(ev(Event::Region { region: 1, start: VirtAddr(DATA), len }));
+            out.push(ev(Event::Region { region: 2, start: VirtAddr(LIB), len: 4096 }));
+            if total > 0 {
+                out.push(switch(0, None, Some(0)));
+            }
+        }
+        if self.turn == total {
+            return false;
+        }
+        let c = (self.turn % self.procs as u64) as u32;
+        for i in 0..self.pages {
+            out.push(fetch(c, TEXT + 0x200 + (i % 4) * 4, 4));
+            out.push(load(c, DATA + i * 4096, 1));
+        }
+        for k in 0..8 {
+            out.push(fetch(c, LIB + 0x40 + k * 4, 4)); // yield() in the private library
+        }
+        self.turn += 1;
+        let next = (self.turn % self.procs as u64) as u32;
+        if self.turn < total && next != c {
+            out.push(switch(0, Some(c), Some(next)));
+        }
+        true
+    }
+}

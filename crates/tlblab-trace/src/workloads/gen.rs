@@ -1,0 +1,126 @@
+//! Shared plumbing of the generators: a `Generator` writes its workload one bounded step at a
+//! time as plain loops, and `Chunked` turns it into a `RecordSource`. Also small record
+//! constructors and a virtual-address layout that hands out named, page-aligned regions.
+
+pub use crate::record::Record;
+use crate::record::{Access, Event, NO_THREAD};
+use crate::source::RecordSource;
+use tlblab_types::{AccessKind, CoreId, ThreadId, VirtAddr};
+
+/// A workload written as steps. `step` appends a bounded number of records (so memory stays
+/// bounded however long the workload) and returns false once the workload is over.
+pub trait Generator: Send {
+    fn step(&mut self, out: &mut Vec<Record>) -> bool;
+    /// Names of the regions the workload's `Region`/`Phase*` events refer to.
+    fn regions(&self) -> Vec<String>;
+}
+
+pub struct Chunked<G: Generator> {
+    g: G,
+    buf: Vec<Record>,
+    pos: usize,
+    done: bool,
+}
+
+impl<G: Generator> Chunked<G> {
+    pub fn new(g: G) -> Self {
+        Chunked { g, buf: Vec::new(), pos: 0, done: false }
+    }
+}
+
+impl<G: Generator> RecordSource for Chunked<G> {
+    fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String> {
+        let mut n = 0;
+        while n < max {
+            if self.pos == self.buf.len() {
+                if self.done {
+                    break;
+                }
+                self.buf.clear();
+                self.pos = 0;
+                while self.buf.is_empty() {
+                    if !self.g.step(&mut self.buf) {
+                        self.done = true;
+                        break;
+                    }
+                }
+                continue;
+            }
+            let k = (self.buf.len() - self.pos).min(max - n);
+            out.extend_from_slice(&self.buf[self.pos..self.pos + k]);
+            self.pos += k;
+            n += k;
+        }
+        Ok(n)
+    }
+    fn region_names(&self) -> Vec<String> {
+        self.g.regions()
+    }
+}
+
+#[inline]
+pub fn load(t: u32, a: u64, size: u32) -> Record {
+    Record::Access(Access::new(ThreadId(t), AccessKind::Load, VirtAddr(a), size))
+}
+#[inline]
+pub fn store(t: u32, a: u64, size: u32) -> Record {
+    Record::Access(Access::new(ThreadId(t), AccessKind::Store, VirtAddr(a), size))
+}
+#[inline]
+pub fn fetch(t: u32, a: u64, size: u32) -> Record {
+    Record::Access(Access::new(ThreadId(t), AccessKind::Instr, VirtAddr(a), size))
+}
+#[inline]
+pub fn ev(e: Event) -> Record {
+    Record::Event(e)
+}
+pub fn switch(core: u16, from: Option<u32>, to: Option<u32>) -> Record {
+    ev(Event::ContextSwitch { core: CoreId(core), from: from.map(ThreadId).unwrap_or(NO_THREAD), to: to.map(ThreadId).unwrap_or(NO_THREAD) })
+}
+
+/// Hands out page-aligned virtual ranges, in order, with a guard page between them, and
+/// remembers their names (the region table of the trace header).
+pub struct Layout {
+    next: u64,
+    pub names: Vec<String>,
+    pub ranges: Vec<(u64, u64)>,
+}
+
+impl Layout {
+    pub fn new(base: u64) -> Self {
+        Layout { next: base, names: Vec::new(), ranges: Vec::new() }
+    }
+    /// Reserves `bytes` (rounded up to `align`, a power of two ≥ 4096) and returns (region index, start).
+    pub fn alloc(&mut self, name: &str, bytes: u64, align: u64) -> (u32, u64) {
+        let start = (self.next + align - 1) & !(align - 1);
+        let len = bytes.max(1).div_ceil(4096) * 4096;
+        self.next = start + len + 4096;
+        self.names.push(name.to_string());
+        self.ranges.push((start, len));
+        ((self.names.len() - 1) as u32, start)
+    }
+    /// A name-only region (a phase marker).
+    pub fn phase(&mut self, name: &str) -> u32 {
+        self.names.push(name.to_string());
+        self.ranges.push((0, 0));
+        (self.names.len() - 1) as u32
+    }
+    /// `Region` events for every allocated range (not the phase markers).
+    pub fn region_events(&self) -> Vec<Record> {
+        self.ranges
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.1 > 0)
+            .map(|(i, &(s, l))| ev(Event::Region { region: i as u32, start: VirtAddr(s), len: l }))
+            .collect()
+    }
+}
+
+/// Reads parameter `k` or fails with a message naming the workload.
+pub fn positive(name: &str, k: &str, v: u64) -> Result<u64, String> {
+    if v == 0 {
+        Err(format!("{name}: parameter {k} must be positive"))
+    } else {
+        Ok(v)
+    }
+}

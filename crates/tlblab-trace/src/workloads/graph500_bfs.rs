@@ -1,0 +1,134 @@
+//! Seed 001 §5.2: a Graph500-like BFS ("Graph500, List-based version") on an R-MAT graph.
+//!
+//! Top-down BFS with a list (queue) frontier over a CSR graph of 8-byte vertex ids, as the
+//! Graph500 reference code: for each queued vertex load its two offsets, then per edge load the
+//! neighbour and its `parent` entry, and for an unvisited neighbour store its parent and append
+//! it to the queue. `roots` searches run back to back (Graph500 runs 64). The adjacency array is
+//! annotated as the main region (the one PT-Baker warms, seed §5.2 / Table 5.2).
+
+use super::gen::*;
+use super::rmat::{rmat, root_with_edges, Csr};
+use super::WorkloadInfo;
+use crate::record::Event;
+use tlblab_types::{SplitMix64, ThreadId};
+
+pub const INFO: WorkloadInfo = WorkloadInfo {
+    name: "graph500_bfs",
+    summary: "Graph500-like top-down BFS (list frontier) on an R-MAT graph; adjacency annotated",
+    source: "seed 001 §5.2 (Graph500 list-based, Table 5.2)",
+    params: &[
+        ("scale", 16, "log2 of the vertex count (the seed ran scale 24)"),
+        ("edge_factor", 16, "edges per vertex (Graph500: 16)"),
+        ("roots", 4, "BFS searches from distinct roots"),
+    ],
+    in_default_set: true,
+};
+
+pub struct Bfs {
+    g: Csr,
+    xadj: u64,
+    adj: u64,
+    parent_va: u64,
+    queue_va: u64,
+    layout: Layout,
+    roots: u64,
+    root_no: u64,
+    parent: Vec<u32>,
+    queue: Vec<u32>,
+    head: usize,
+    rng: SplitMix64,
+    started: bool,
+}
+
+impl Bfs {
+    pub fn from_params(get: impl Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
+        let scale = get("scale");
+        if !(2..=26).contains(&scale) {
+            return Err(format!("graph500_bfs: scale must be in 2..=26 (got {scale})"));
+        }
+        let g = rmat(scale as u32, positive("graph500_bfs", "edge_factor", get("edge_factor"))?, seed);
+        let mut layout = Layout::new(0x1_0000_0000);
+        let (_, xadj) = layout.alloc("offsets", (g.n + 1) * 8, 1 << 21);
+        let (_, adj) = layout.alloc("adjacency", g.adj.len() as u64 * 8, 1 << 21);
+        let (_, parent_va) = layout.alloc("parent", g.n * 8, 1 << 21);
+        let (_, queue_va) = layout.alloc("queue", g.n * 8, 1 << 21);
+        let n = g.n as usize;
+        Ok(Bfs {
+            g,
+            xadj,
+            adj,
+            parent_va,
+            queue_va,
+            layout,
+            roots: get("roots"),
+            root_no: 0,
+            parent: vec![u32::MAX; n],
+            queue: Vec::with_capacity(n),
+            head: 0,
+            rng: SplitMix64::derive(seed, "workload.graph500_bfs.roots"),
+            started: false,
+        })
+    }
+
+    fn start_search(&mut self, out: &mut Vec<Record>) {
+        let root = root_with_edges(&self.g, self.rng.below(self.g.n)) as u32;
+        self.parent.iter_mut().for_each(|p| *p = u32::MAX);
+        // Graph500 resets parent[] before each search: one store per 8-byte entry.
+        for v in 0..self.g.n {
+            out.push(store(0, self.parent_va + v * 8, 8));
+        }
+        self.queue.clear();
+        self.head = 0;
+        self.parent[root as usize] = root;
+        out.push(store(0, self.parent_va + root as u64 * 8, 8));
+        self.queue.push(root);
+        out.push(store(0, self.queue_va, 8));
+    }
+}
+
+impl Generator for Bfs {
+    fn regions(&self) -> Vec<String> {
+        self.layout.names.clone()
+    }
+    fn step(&mut self, out: &mut Vec<Record>) -> bool {
+        if !self.started {
+            self.started = true;
+            out.push(ev(Event::ThreadStart { thread: ThreadId(0), process: 0 }));
+            out.extend(self.layout.region_events());
+            if self.roots == 0 {
+                return false;
+            }
+            self.start_search(out);
+            return true;
+        }
+        // Up to 256 vertices per step (bounded by their degrees).
+        for _ in 0..256 {
+            if self.head == self.queue.len() {
+                self.root_no += 1;
+                if self.root_no >= self.roots {
+                    return !out.is_empty();
+                }
+                self.start_search(out);
+                return true;
+            }
+            let v = self.queue[self.head] as u64;
+            out.push(load(0, self.queue_va + self.head as u64 * 8, 8));
+            self.head += 1;
+            out.push(load(0, self.xadj + v * 8, 8));
+            out.push(load(0, self.xadj + v * 8 + 8, 8));
+            let (lo, hi) = (self.g.offsets[v as usize], self.g.offsets[v as usize + 1]);
+            for e in lo..hi {
+                let w = self.g.adj[e as usize];
+                out.push(load(0, self.adj + e * 8, 8));
+                out.push(load(0, self.parent_va + w as u64 * 8, 8));
+                if self.parent[w as usize] == u32::MAX {
+                    self.parent[w as usize] = v as u32;
+                    out.push(store(0, self.parent_va + w as u64 * 8, 8));
+                    out.push(store(0, self.queue_va + self.queue.len() as u64 * 8, 8));
+                    self.queue.push(w);
+                }
+            }
+        }
+        true
+    }
+}

@@ -1,0 +1,101 @@
+//! Seed 002 §4.1: the L4 IPC ping-pong benchmark.
+//!
+//! "A server process fires up a number of client processes, each of which IPCs back to the
+//! server (for synchronisation) and waits. The server process then IPCs random client
+//! processes, which immediately reply." Thread/process 0 is the server, 1..=n the clients (one
+//! executable, text shared as object 1; the server's text is object 0). Message registers live in
+//! each thread's UTCB page (private, same address in every space): the sender stores its
+//! `msg_words`, the receiver loads them (the kernel's copy is not traced).
+
+use super::gen::*;
+use super::WorkloadInfo;
+use crate::record::{prot, Event};
+use tlblab_types::{SplitMix64, ThreadId, VirtAddr};
+
+pub const INFO: WorkloadInfo = WorkloadInfo {
+    name: "l4_ipc",
+    summary: "L4 IPC: a server ping-pongs with randomly chosen clients out of n",
+    source: "seed 002 §4.1 (L4 benchmark, Fig. 5)",
+    params: &[
+        ("clients", 8, "client processes (seed Fig. 5: 1..~30)"),
+        ("ipcs", 100000, "round-trip IPCs (the seed averaged 100,000)"),
+        ("msg_words", 2, "message registers transferred each way"),
+    ],
+    in_default_set: true,
+};
+
+const TEXT: u64 = 0x0040_0000;
+const UTCB: u64 = 0x7fff_e000_0000;
+
+pub struct L4Ipc {
+    clients: u32,
+    ipcs: u64,
+    words: u64,
+    i: u64,
+    rng: SplitMix64,
+    started: bool,
+}
+
+impl L4Ipc {
+    pub fn from_params(get: impl Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
+        let clients = positive("l4_ipc", "clients", get("clients"))?.min(65535) as u32;
+        Ok(L4Ipc { clients, ipcs: get("ipcs"), words: get("msg_words"), i: 0, rng: SplitMix64::derive(seed, "workload.l4_ipc"), started: false })
+    }
+
+    fn send(&self, out: &mut Vec<Record>, t: u32) {
+        out.push(fetch(t, TEXT + 0x100, 4));
+        for w in 0..self.words {
+            out.push(store(t, UTCB + 0x100 + w * 8, 8));
+        }
+    }
+    fn receive(&self, out: &mut Vec<Record>, t: u32) {
+        out.push(fetch(t, TEXT + 0x140, 4));
+        for w in 0..self.words {
+            out.push(load(t, UTCB + 0x100 + w * 8, 8));
+        }
+    }
+}
+
+impl Generator for L4Ipc {
+    fn regions(&self) -> Vec<String> {
+        vec!["text".into(), "utcb".into()]
+    }
+    fn step(&mut self, out: &mut Vec<Record>) -> bool {
+        if !self.started {
+            self.started = true;
+            for p in 0..=self.clients {
+                out.push(ev(Event::ThreadStart { thread: ThreadId(p), process: p }));
+                let object = if p == 0 { 0 } else { 1 };
+                out.push(ev(Event::MapShared { process: p, start: VirtAddr(TEXT), len: 4096, prot: prot::READ | prot::EXEC, page_shift: 12, object }));
+                out.push(ev(Event::Mmap { process: p, start: VirtAddr(UTCB), len: 4096, prot: prot::READ | prot::WRITE, page_shift: 12 }));
+            }
+            out.push(ev(Event::Region { region: 0, start: VirtAddr(TEXT), len: 4096 }));
+            out.push(ev(Event::Region { region: 1, start: VirtAddr(UTCB), len: 4096 }));
+            // Start-up: the server starts each client, which IPCs back and waits.
+            out.push(switch(0, None, Some(0)));
+            for c in 1..=self.clients {
+                self.send(out, 0);
+                out.push(switch(0, Some(0), Some(c)));
+                self.send(out, c);
+                out.push(switch(0, Some(c), Some(0)));
+                self.receive(out, 0);
+            }
+            return true;
+        }
+        if self.i >= self.ipcs {
+            return false;
+        }
+        let end = (self.i + 1024).min(self.ipcs);
+        for _ in self.i..end {
+            let c = 1 + self.rng.below(self.clients as u64) as u32;
+            self.send(out, 0);
+            out.push(switch(0, Some(0), Some(c)));
+            self.receive(out, c);
+            self.send(out, c);
+            out.push(switch(0, Some(c), Some(0)));
+            self.receive(out, 0);
+        }
+        self.i = end;
+        true
+    }
+}

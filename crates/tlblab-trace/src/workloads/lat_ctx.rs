@@ -1,0 +1,110 @@
+//! Seed 002 §4.1: lmbench `lat_ctx`.
+//!
+//! "It forks n processes, each of which touches k kilobytes of private data and then uses a pipe
+//! to pass a token round-robin to the next process." Processes are forked from one parent, so
+//! their data, stack and text sit at the *same* virtual addresses; the data and stack are
+//! private (`Mmap` per process) while the text is shared (`MapShared`, object 0), which is what
+//! makes address-space tags and TLB entry sharing matter (seed 002 §2-§3, Fig. 2). Per turn: the
+//! process loads its token from its stack (after `read`), sums its k KiB (a 4-byte load per word
+//! with an instruction fetch of the summing loop per word when `instr`=1), stores the token
+//! (before `write`) and the core switches to the next process. The kernel's own accesses are not
+//! traced.
+
+use super::gen::*;
+use super::WorkloadInfo;
+use crate::record::{prot, Event};
+use tlblab_types::{ThreadId, VirtAddr};
+
+pub const INFO: WorkloadInfo = WorkloadInfo {
+    name: "lat_ctx",
+    summary: "lmbench lat_ctx: n processes each summing k KiB of private data, passing a token round-robin",
+    source: "seed 002 §4.1 (lat_ctx, Fig. 2)",
+    params: &[
+        ("procs", 8, "n, the number of processes (seed Fig. 2: 2..20)"),
+        ("kib", 16, "k, KiB of private data each process sums per turn (seed: 0, 4, 8, 16, ...)"),
+        ("rounds", 100, "times the token goes around"),
+        ("instr", 1, "1 = also emit instruction fetches of the summing loop"),
+    ],
+    in_default_set: true,
+};
+
+pub const TEXT: u64 = 0x0040_0000;
+pub const DATA: u64 = 0x1000_0000;
+pub const STACK: u64 = 0x7fff_f000_0000;
+
+/// Per-process set-up shared by the seed 002 workloads: thread = process = `p`, shared text
+/// (object 0), a private stack page.
+pub fn process_start(out: &mut Vec<Record>, p: u32, text_bytes: u64) {
+    out.push(ev(Event::ThreadStart { thread: ThreadId(p), process: p }));
+    out.push(ev(Event::MapShared { process: p, start: VirtAddr(TEXT), len: text_bytes, prot: prot::READ | prot::EXEC, page_shift: 12, object: 0 }));
+    out.push(ev(Event::Mmap { process: p, start: VirtAddr(STACK), len: 4096, prot: prot::READ | prot::WRITE, page_shift: 12 }));
+}
+
+pub struct LatCtx {
+    procs: u32,
+    words: u64,
+    rounds: u64,
+    instr: bool,
+    turn: u64,
+    names: Vec<String>,
+}
+
+impl LatCtx {
+    pub fn from_params(get: impl Fn(&str) -> u64) -> Result<Self, String> {
+        let procs = positive("lat_ctx", "procs", get("procs"))?;
+        if procs > 65536 {
+            return Err(format!("lat_ctx: procs must be at most 65536 (got {procs})"));
+        }
+        Ok(LatCtx {
+            procs: procs as u32,
+            words: get("kib") * 1024 / 4,
+            rounds: get("rounds"),
+            instr: get("instr") != 0,
+            turn: 0,
+            names: vec!["text".into(), "data".into(), "stack".into()],
+        })
+    }
+}
+
+impl Generator for LatCtx {
+    fn regions(&self) -> Vec<String> {
+        self.names.clone()
+    }
+    fn step(&mut self, out: &mut Vec<Record>) -> bool {
+        let total = self.rounds * self.procs as u64;
+        if self.turn == 0 {
+            for p in 0..self.procs {
+                process_start(out, p, 4096);
+                if self.words > 0 {
+                    out.push(ev(Event::Mmap { process: p, start: VirtAddr(DATA), len: (self.words * 4).div_ceil(4096) * 4096, prot: prot::READ | prot::WRITE, page_shift: 12 }));
+                }
+            }
+            out.push(ev(Event::Region { region: 0, start: VirtAddr(TEXT), len: 4096 }));
+            out.push(ev(Event::Region { region: 1, start: VirtAddr(DATA), len: (self.words * 4).max(1).div_ceil(4096) * 4096 }));
+            out.push(ev(Event::Region { region: 2, start: VirtAddr(STACK), len: 4096 }));
+            if total > 0 {
+                out.push(switch(0, None, Some(0)));
+            }
+        }
+        if self.turn == total {
+            return false;
+        }
+        let p = (self.turn % self.procs as u64) as u32;
+        out.push(fetch(p, TEXT + 0x100, 4));
+        out.push(load(p, STACK + 0xf00, 4)); // the token read from the pipe
+        for w in 0..self.words {
+            if self.instr {
+                out.push(fetch(p, TEXT + 0x200 + (w % 4) * 4, 4));
+            }
+            out.push(load(p, DATA + w * 4, 4));
+        }
+        out.push(store(p, STACK + 0xf00, 4)); // the token written to the next pipe
+        out.push(fetch(p, TEXT + 0x140, 4));
+        self.turn += 1;
+        let next = (self.turn % self.procs as u64) as u32;
+        if self.turn < total && next != p {
+            out.push(switch(0, Some(p), Some(next)));
+        }
+        true
+    }
+}

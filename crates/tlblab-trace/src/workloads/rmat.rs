@@ -1,0 +1,73 @@
+//! R-MAT graph generation (Chakrabarti et al.; Graph500 parameters A=0.57, B=C=0.19) into an
+//! undirected CSR, shared by the Graph500-like BFS and the GAPBS-like BC (seed 001 §5.2).
+//! Deterministic for a seed; self-loops dropped, duplicate edges kept (as Graph500's generator).
+
+use tlblab_types::SplitMix64;
+
+pub struct Csr {
+    pub n: u64,
+    /// offsets[v]..offsets[v+1] index `adj`.
+    pub offsets: Vec<u64>,
+    pub adj: Vec<u32>,
+}
+
+pub fn rmat(scale: u32, edge_factor: u64, seed: u64) -> Csr {
+    let n = 1u64 << scale;
+    let m = n * edge_factor;
+    let mut rng = SplitMix64::derive(seed, "workload.rmat");
+    let (a, b, c) = (0.57, 0.19, 0.19);
+    let mut edges: Vec<(u32, u32)> = Vec::with_capacity(m as usize);
+    for _ in 0..m {
+        let (mut u, mut v) = (0u64, 0u64);
+        for bit in 0..scale {
+            let r = rng.next_f64();
+            let (du, dv) = if r < a {
+                (0, 0)
+            } else if r < a + b {
+                (0, 1)
+            } else if r < a + b + c {
+                (1, 0)
+            } else {
+                (1, 1)
+            };
+            u |= du << bit;
+            v |= dv << bit;
+        }
+        if u != v {
+            edges.push((u as u32, v as u32));
+        }
+    }
+    // Scramble vertex ids (Graph500 does), so hubs are not all at low addresses.
+    let mut perm: Vec<u32> = (0..n as u32).collect();
+    rng.shuffle(&mut perm);
+    let mut deg = vec![0u64; n as usize + 1];
+    for &(u, v) in &edges {
+        deg[perm[u as usize] as usize] += 1;
+        deg[perm[v as usize] as usize] += 1;
+    }
+    let mut offsets = vec![0u64; n as usize + 1];
+    for i in 0..n as usize {
+        offsets[i + 1] = offsets[i] + deg[i];
+    }
+    let mut fill = offsets.clone();
+    let mut adj = vec![0u32; offsets[n as usize] as usize];
+    for &(u, v) in &edges {
+        let (pu, pv) = (perm[u as usize], perm[v as usize]);
+        adj[fill[pu as usize] as usize] = pv;
+        fill[pu as usize] += 1;
+        adj[fill[pv as usize] as usize] = pu;
+        fill[pv as usize] += 1;
+    }
+    Csr { n, offsets, adj }
+}
+
+/// The first vertex with an edge at or after `start` (BFS roots must not be isolated).
+pub fn root_with_edges(g: &Csr, start: u64) -> u64 {
+    for k in 0..g.n {
+        let v = (start + k) % g.n;
+        if g.offsets[v as usize + 1] > g.offsets[v as usize] {
+            return v;
+        }
+    }
+    0
+}

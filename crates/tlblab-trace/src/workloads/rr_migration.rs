@@ -1,0 +1,85 @@
+//! Seed 000 §8.1/§8.2: round-robin migration over all cores.
+//!
+//! §8.1 (validation): flush everything once, then per run: access one page, flush the data
+//! caches but not the TLB ("other tasks trashing the shared caches"), migrate to the next core;
+//! it ends after running on every core twice. §8.2 (end-to-end): the same with N pages at a
+//! 68 KiB stride, once per core, the whole procedure repeated `iterations` times (the seed ran
+//! 1000). Each run is a phase `run` so per-run times can be read off as in seed Figs. 8.1/8.2.
+
+use super::gen::*;
+use super::WorkloadInfo;
+use crate::record::{flush, Event};
+use tlblab_types::{CoreId, ThreadId};
+
+pub const INFO: WorkloadInfo = WorkloadInfo {
+    name: "rr_migration",
+    summary: "round-robin migration: access N pages, flush caches (not TLB), migrate to the next core",
+    source: "seed 000 §8.1 (pages=1, visits=2) and §8.2 (pages=56, stride 68 KiB, visits=1)",
+    params: &[
+        ("pages", 56, "pages accessed per run (§8.1: 1; §8.2: up to 64)"),
+        ("stride", 69632, "bytes between pages (68 KiB)"),
+        ("cores", 4, "cores visited in round-robin order"),
+        ("visits", 1, "runs on each core per iteration (§8.1: 2)"),
+        ("iterations", 1000, "repetitions of the whole procedure"),
+    ],
+    in_default_set: true,
+};
+
+pub struct RrMigration {
+    pages: u64,
+    stride: u64,
+    cores: u64,
+    visits: u64,
+    iterations: u64,
+    base: u64,
+    layout: Layout,
+    run_phase: u32,
+    it: u64,
+}
+
+impl RrMigration {
+    pub fn from_params(get: impl Fn(&str) -> u64) -> Result<Self, String> {
+        let pages = positive("rr_migration", "pages", get("pages"))?;
+        let stride = positive("rr_migration", "stride", get("stride"))?;
+        let cores = positive("rr_migration", "cores", get("cores"))?;
+        let mut layout = Layout::new(0x2000_0000);
+        let (_, base) = layout.alloc("data", pages * stride, 1 << 21);
+        let run_phase = layout.phase("run");
+        Ok(RrMigration { pages, stride, cores, visits: positive("rr_migration", "visits", get("visits"))?, iterations: get("iterations"), base, layout, run_phase, it: 0 })
+    }
+}
+
+impl Generator for RrMigration {
+    fn regions(&self) -> Vec<String> {
+        self.layout.names.clone()
+    }
+    fn step(&mut self, out: &mut Vec<Record>) -> bool {
+        if self.it == self.iterations {
+            return false;
+        }
+        if self.it == 0 {
+            out.push(ev(Event::ThreadStart { thread: ThreadId(0), process: 0 }));
+            out.extend(self.layout.region_events());
+            out.push(switch(0, None, Some(0)));
+        }
+        // (1) a clean slate on every core.
+        for c in 0..self.cores {
+            out.push(ev(Event::Flush { core: CoreId(c as u16), what: flush::TLB | flush::CACHES }));
+        }
+        let runs = self.cores * self.visits;
+        for r in 0..runs {
+            let core = (r % self.cores) as u16;
+            out.push(ev(Event::PhaseBegin { region: self.run_phase }));
+            for i in 0..self.pages {
+                out.push(load(0, self.base + i * self.stride, 4));
+            }
+            out.push(ev(Event::PhaseEnd { region: self.run_phase }));
+            // (3) other tasks trash the caches, the TLB survives.
+            out.push(ev(Event::Flush { core: CoreId(core), what: flush::CACHES }));
+            // (4) migrate to the next core.
+            out.push(ev(Event::Migrate { thread: ThreadId(0), core: CoreId(((r + 1) % self.cores) as u16) }));
+        }
+        self.it += 1;
+        true
+    }
+}

@@ -1,0 +1,159 @@
+"""`tlblab host migrate`: the seed 000 migration benchmark on this machine, with and without re-warming.
+
+Runs the C program `migrate_bench` (runtime/bench/migrate_bench.c): touch N pages at a 4 KiB and a 68 KiB
+stride on one CPU, migrate with sched_setaffinity, re-touch them (a dependent chase, or independent
+loads), without and with tlbmig re-warming (tlblab/tlbmig.h), for N from 1 to 4096 (seed 000 §4.3,
+Tables A.3/A.4). Prints per-stride tables and the crossovers: from which N re-warming starts to pay for
+the dependent re-touch, up to which N it keeps paying, and whether it ever pays for independent loads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from tlblab.errors import UserError
+from tlblab.host import _runtime
+from tlblab.host.ptwarm import boost_default, run_json, two_cpus, write_json_atomic
+
+DEFAULT_NS = "1,2,4,8,16,32,48,64,96,128,256,512,1024,2048,4096"
+QUICK_NS = "1,4,16,64,256,1024,4096"
+
+
+def crossover(rows: list[dict], base: str, rewarm: str) -> dict:
+    """Where re-warming wins (its median below the plain one). `first_win_n` is the start of the last
+    unbroken run of wins (the N from which re-warming pays), `last_win_n` the largest N where it still
+    pays, `wins_at` every winning N."""
+    wins = [r["n"] for r in rows if r[rewarm][1] < r[base][1]]
+    if not wins:
+        return {"first_win_n": None, "last_win_n": None, "wins_at": []}
+    ns = [r["n"] for r in rows]
+    last = wins[-1]
+    # walk down from the last win while every N wins: the start of the last contiguous winning run
+    i = ns.index(last)
+    while i > 0 and ns[i - 1] in wins:
+        i -= 1
+    return {"first_win_n": ns[i], "last_win_n": last, "wins_at": wins}
+
+
+def analyse(res: dict) -> dict:
+    out = {}
+    for stride, data in res["strides"].items():
+        rows = data["rows"]
+        out[stride] = {
+            "dep": crossover(rows, "dep", "rewarm+dep"),
+            "indep": crossover(rows, "indep", "rewarm+indep"),
+        }
+    return out
+
+
+def summarize(res: dict, cross: dict) -> str:
+    out = [
+        f"CPUs {res['cpus'][0]} -> {res['cpus'][1]}, {res['trials']} trials per cell, re-warm cap {res['cap']} pages, "
+        f"migration (sched_setaffinity) {res['migration_us_median']:.1f} us median, "
+        f"failed migrations {res['migration_failures']}; times are ns per pass, median [q1-q3]",
+        f"tlbmig_check() without a migration: {res['check_ns']['rseq']:.2f} ns via rseq"
+        f"{'' if res['check_ns']['rseq_available'] else ' (rseq not registered: sched_getcpu)'}, "
+        f"{res['check_ns']['sched_getcpu']:.2f} ns via sched_getcpu()",
+    ]
+    for stride, data in res["strides"].items():
+        out.append("")
+        out.append(f"stride {int(stride)} B ({int(stride) // 1024} KiB)")
+        out.append(
+            f"  {'N':>5}{'hot':>8}{'dep':>18}{'rewarm+dep':>18}{'gain':>7}{'indep':>16}{'rewarm+indep':>16}{'cost':>8}"
+        )
+        for r in data["rows"]:
+            d, rd, i, ri = r["dep"], r["rewarm+dep"], r["indep"], r["rewarm+indep"]
+            gain = d[1] / rd[1] if rd[1] else float("inf")
+            cost = (ri[1] / i[1] - 1) * 100 if i[1] else 0.0
+            out.append(
+                f"  {r['n']:>5}{r['hot_ns']:>8}{d[1]:>8} [{d[0]}-{d[2]}]".ljust(31)
+                + f"{rd[1]:>8} [{rd[0]}-{rd[2]}]".ljust(18)
+                + f"{gain:>6.2f}x{i[1]:>8} [{i[0]}-{i[2]}]".ljust(23)
+                + f"{ri[1]:>8} [{ri[0]}-{ri[2]}]".ljust(16)
+                + f"{cost:>+7.0f}%"
+            )
+        c = cross[stride]
+        dep, ind = c["dep"], c["indep"]
+        if dep["first_win_n"] is None:
+            out.append("  crossover (dependent): re-warming never won")
+        else:
+            out.append(
+                f"  crossover (dependent): re-warming wins from N = {dep['first_win_n']} up to N = {dep['last_win_n']}"
+            )
+        out.append(
+            "  independent loads: re-warming "
+            + ("never won" if ind["first_win_n"] is None else f"won at N = {ind['wins_at']}")
+        )
+    return "\n".join(out)
+
+
+def register(hsub) -> None:
+    p = hsub.add_parser(
+        "migrate",
+        help="measure TLB re-warming after a thread migration (seed 000) on this machine",
+        description="Seed 000's migration benchmark on real cores: N pages at 4 KiB and 68 KiB strides, "
+        "sched_setaffinity migration, re-touch with and without tlbmig re-warming; prints the crossover.",
+    )
+    p.add_argument("--ns", default=DEFAULT_NS, help=f"page counts (default {DEFAULT_NS})")
+    p.add_argument("--strides", default="4096,69632", help="strides in bytes (default 4096,69632)")
+    p.add_argument("--trials", type=int, default=15)
+    p.add_argument("--cap", type=int, default=4096, help="re-warm cap (the library default is 1024)")
+    p.add_argument("--cpus", help="A,B: migrate from A to B (default: the first two allowed CPUs)")
+    p.add_argument("--busy", action="store_true", help="SCHED_IDLE spinners keep the vCPUs from halting")
+    p.add_argument("--boost", action=argparse.BooleanOptionalAction, default=None,
+                   help="run in an own autogroup at nice -20, ahead of builds sharing the machine "
+                   "(default: on when running as root)")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--quick", action="store_true", help=f"N in {QUICK_NS}, 5 trials")
+    p.add_argument("--json", action="store_true", help="print the raw JSON (with the crossovers)")
+    p.add_argument("--output", help="also write the raw JSON to this file")
+    p.set_defaults(func=run)
+
+
+def _int_list(text: str, what: str, lo: int, hi: int) -> list[int]:
+    try:
+        vals = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise UserError(f"{what}: expected comma-separated integers, found '{text}'") from None
+    bad = [v for v in vals if not lo <= v <= hi]
+    if not vals or bad:
+        raise UserError(f"{what}: values must be {lo}..{hi}, found '{text}'")
+    return vals
+
+
+def run(args) -> int:
+    ns = _int_list(QUICK_NS if args.quick and args.ns == DEFAULT_NS else args.ns, "--ns", 1, 65536)
+    strides = _int_list(args.strides, "--strides", 64, 1 << 24)
+    if any(s % 64 for s in strides):
+        raise UserError(f"--strides: must be multiples of 64 bytes, found '{args.strides}'")
+    if len(ns) > 32 or len(strides) > 4:
+        raise UserError("at most 32 --ns values and 4 --strides")
+    trials = 5 if args.quick else args.trials
+    if not 1 <= trials <= 101:
+        raise UserError(f"--trials: expected 1..101, found {trials}")
+    if args.cap < 1:
+        raise UserError(f"--cap: expected >= 1, found {args.cap}")
+    if args.cpus:
+        a_b = _int_list(args.cpus, "--cpus", 0, 4095)
+        if len(a_b) != 2:
+            raise UserError(f"--cpus: expected A,B, found '{args.cpus}'")
+        a, b = two_cpus(a_b[0], a_b[1])
+    else:
+        a, b = two_cpus(None, None)
+    exe = _runtime.executable("migrate_bench")
+    res = run_json(
+        exe,
+        [
+            "--ns", ",".join(map(str, ns)), "--strides", ",".join(map(str, strides)), "--trials", str(trials),
+            "--cap", str(args.cap), "--cpus", f"{a},{b}", "--busy", "1" if args.busy else "0",
+            "--boost", "1" if boost_default(args.boost) else "0", "--seed", str(args.seed),
+        ],
+        "migrate_bench",
+    )
+    cross = analyse(res)
+    res["crossover"] = cross
+    if args.output:
+        write_json_atomic(args.output, res)
+    print(json.dumps(res, indent=2) if args.json else summarize(res, cross))
+    return 0

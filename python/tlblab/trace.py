@@ -1,0 +1,95 @@
+"""Memory traces from Python: inspect, convert, capture and generate them.
+
+The work happens in Rust (`tlblab-trace`, through `tlblab._native`); this module gives it
+typed signatures and Python return values. Formats: the native `.tlbt` (docs/formats/trace.md),
+Valgrind Lackey text, ChampSim binary (optionally .xz/.gz).
+
+    >>> from tlblab import trace
+    >>> trace.generate("strided", "s.tlbt", pages=64, rounds=2)      # doctest: +SKIP
+    >>> trace.info("s.tlbt")["accesses"]["total"]                   # doctest: +SKIP
+    128
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Sequence
+
+from tlblab import _native
+
+
+def _path(p: str | os.PathLike[str]) -> str:
+    return os.fspath(p)
+
+
+def info(path: str | os.PathLike[str], fmt: str | None = None) -> dict[str, Any]:
+    """Counts, events, threads and the 4 KiB-page footprint (per region and mapping) of a trace."""
+    return json.loads(_native.trace_info(_path(path), fmt))
+
+
+def convert(
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str],
+    *,
+    from_fmt: str | None = None,
+    to_fmt: str | None = None,
+    skip: int = 0,
+    limit: int | None = None,
+) -> dict[str, Any]:
+    """Converts between tlbt, lackey and champsim; formats are detected when not given.
+
+    `skip`/`limit` keep a window of records. The output appears only if the whole conversion
+    succeeded.
+    """
+    return json.loads(_native.trace_convert(_path(src), _path(dst), from_fmt, to_fmt, skip, limit))
+
+
+def head(path: str | os.PathLike[str], n: int = 20, skip: int = 0, fmt: str | None = None) -> list[str]:
+    """The first `n` records after `skip`, one text line each."""
+    return list(_native.trace_head(_path(path), n, skip, fmt))
+
+
+def records(path: str | os.PathLike[str], n: int, skip: int = 0) -> list[dict[str, Any]]:
+    """Up to `n` records as dicts (accesses: thread/kind/vaddr/size; events: `event` plus fields)."""
+    return json.loads(_native.trace_records(_path(path), n, skip))
+
+
+def record(
+    argv: Sequence[str],
+    output: str | os.PathLike[str],
+    *,
+    skip: int = 0,
+    limit: int | None = None,
+    progress: bool = False,
+    valgrind: str = "valgrind",
+    stdin: str | os.PathLike[str] | None = None,
+    stdout: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """Runs `argv` under Valgrind Lackey and writes its references to `output` as they stream.
+
+    `skip`/`limit` capture a window: the first `skip` references are dropped and the program is
+    stopped after `limit` more. `stdin`/`stdout` redirect the program's input and output to
+    files (no shell: Lackey would trace the shell, not the program).
+    """
+    return json.loads(
+        _native.trace_record(
+            list(argv), _path(output), skip, limit, progress, valgrind,
+            None if stdin is None else _path(stdin), None if stdout is None else _path(stdout),
+        )
+    )
+
+
+def catalog() -> list[dict[str, Any]]:
+    """The built-in workloads: name, summary, seed section, parameters with defaults."""
+    return json.loads(_native.trace_workload_catalog())
+
+
+def generate(name: str, output: str | os.PathLike[str], seed: int = 1, **params: int) -> dict[str, Any]:
+    """Writes built-in workload `name` (with integer `params`) as a native trace."""
+    return json.loads(_native.workload_generate(name, {k: int(v) for k, v in params.items()}, seed, _path(output)))
+
+
+def decode_bench(path: str | os.PathLike[str], repeats: int = 3) -> dict[str, Any]:
+    """Times full sequential reads of a native trace on one thread (see `tlblab bench trace_decode`)."""
+    return json.loads(_native.trace_decode_bench(_path(path), repeats))

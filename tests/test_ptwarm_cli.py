@@ -1,0 +1,120 @@
+"""Tests of `tlblab host ptwarm`, `tlblab host migrate` and `tlblab warm --pid` (python/tlblab/host/ptwarm.py,
+host/migrate.py, commands/warm.py): size parsing and choice, crossover analysis, user errors as one line with
+exit status 2, and smoke runs of tiny versions of the measurements (seconds; the real measurements are
+commands, not tests)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tlblab import cli
+from tlblab.errors import UserError
+from tlblab.host import migrate, ptwarm
+
+TWO_CPUS = len(os.sched_getaffinity(0)) >= 2
+
+
+def run_cli(capsys, *argv):
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_sizes_parse_with_units():
+    assert ptwarm.parse_size("8G", "--size") == 8192
+    assert ptwarm.parse_size("512M", "--size") == 512
+    assert ptwarm.parse_size("1GiB", "--size") == 1024
+    assert ptwarm.parse_size("0", "--other-size") == 0
+    with pytest.raises(UserError, match="expected a size like 8G"):
+        ptwarm.parse_size("eight", "--size")
+
+
+def test_default_size_shrinks_when_memory_is_short_and_explicit_size_does_not():
+    assert ptwarm.choose_sizes(None, None, 24000) == (8192, 8192)
+    assert ptwarm.choose_sizes(None, None, 12000) == (4096, 4096)
+    assert ptwarm.choose_sizes(None, 0, 12000) == (8192, 0)
+    with pytest.raises(UserError, match="needs more than"):
+        ptwarm.choose_sizes(8192, None, 12000)
+    with pytest.raises(UserError, match="only 1000 MiB"):
+        ptwarm.choose_sizes(None, None, 1000)
+
+
+def test_crossover_is_the_last_unbroken_run_of_wins():
+    def row(n, dep, rdep, ind, rind):
+        return {"n": n, "hot_ns": 0, "dep": [0, dep, 0], "rewarm+dep": [0, rdep, 0],
+                "indep": [0, ind, 0], "rewarm+indep": [0, rind, 0]}
+
+    rows = [row(1, 100, 120, 50, 60), row(2, 90, 80, 50, 60), row(4, 200, 210, 50, 60),
+            row(8, 400, 200, 50, 60), row(16, 800, 300, 50, 40), row(32, 900, 950, 50, 60)]
+    c = migrate.crossover(rows, "dep", "rewarm+dep")
+    assert c == {"first_win_n": 8, "last_win_n": 16, "wins_at": [2, 8, 16]}
+    assert migrate.crossover(rows, "indep", "rewarm+indep")["wins_at"] == [16]
+    assert migrate.crossover(rows[:1], "dep", "rewarm+dep")["first_win_n"] is None
+
+
+def test_user_errors_are_one_line_with_status_2(capsys):
+    status, out, err = run_cli(capsys, "host", "ptwarm", "--size", "lots")
+    assert status == 2 and err.count("\n") == 1 and "--size" in err
+    status, out, err = run_cli(capsys, "warm", "--pid", "999999999")
+    assert status == 2 and "no such process" in err
+    status, out, err = run_cli(capsys, "host", "migrate", "--strides", "100")
+    assert status == 2 and "multiples of 64" in err
+    status, out, err = run_cli(capsys, "warm", "--pid", str(os.getpid()), "--range", "20-10")
+    assert status == 2 and "START < END" in err
+
+
+@pytest.mark.skipif(not TWO_CPUS, reason="needs two CPUs")
+def test_host_ptwarm_tiny_run_reports_paired_changes_and_an_idle_helper(capsys, tmp_path):
+    out_file = tmp_path / "ptwarm.json"
+    status, out, err = run_cli(
+        capsys, "host", "ptwarm", "--size", "32M", "--other-size", "0", "--rounds", "2", "--window-ms", "20",
+        "--settle-ms", "5", "--variants", "none,mincore,mincore-idle,warm-pid", "--workloads", "dep",
+        "--json", "--output", str(out_file),
+    )
+    assert status == 0, err
+    res = json.loads(out)
+    assert json.loads(out_file.read_text()) == res
+    v = res["workloads"]["dep"]["variants"]
+    assert set(v) == {"mincore", "mincore-idle", "warm-pid"}
+    assert v["mincore"]["rounds"] == 2 and len(v["mincore"]["changes"]) == 2
+    assert v["mincore"]["helper_sweeps_per_s"] > 0 and v["mincore"]["helper_state"] == "warming"
+    # the forced "not shared" verdict must make the helper idle: no sweeps at all
+    assert v["mincore-idle"]["helper_sweeps_per_s"] == 0
+    assert v["mincore-idle"]["helper_state"] in ("idle_llc_not_shared", "idle_topology")
+    assert res["llc_probe_ns_before"] > 0 and len(res["llc_probe_ns_per_round"]) == 2
+
+
+@pytest.mark.skipif(not TWO_CPUS, reason="needs two CPUs")
+def test_host_migrate_tiny_run_has_rows_and_crossovers(capsys):
+    status, out, err = run_cli(capsys, "host", "migrate", "--ns", "1,16", "--strides", "4096", "--trials", "3", "--json")
+    assert status == 0, err
+    res = json.loads(out)
+    rows = res["strides"]["4096"]["rows"]
+    assert [r["n"] for r in rows] == [1, 16]
+    assert all(len(r["rewarm+dep"]) == 3 and r["dep"][0] <= r["dep"][1] <= r["dep"][2] for r in rows)
+    assert res["migration_failures"] == 0
+    assert set(res["crossover"]["4096"]) == {"dep", "indep"}
+
+
+def test_warm_pid_warms_a_live_process_and_reports_the_mechanism(capsys):
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; b = bytearray(8 << 20); print('ready', flush=True); time.sleep(30)"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        status, out, err = run_cli(capsys, "warm", "--pid", str(child.pid), "--duration", "0.3",
+                                   "--llc-check", "off", "--json")
+        assert status == 0, err
+        res = json.loads(out)
+        assert res["pid"] == child.pid and res["regions"] > 0 and res["bytes"] >= 8 << 20
+        assert res["sweeps"] >= 1 and res["errors"] == 0
+        assert res["mechanism"] in ("process_madvise(WILLNEED)", "PAGEMAP_SCAN", "pread")
+    finally:
+        child.kill()
+        child.wait()

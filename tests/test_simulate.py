@@ -1,0 +1,93 @@
+"""Smoke and parity tiers for simulation from Python and the CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+
+import tlblab
+
+CLI = [sys.executable, "-m", "tlblab.cli"]
+
+
+def test_a_cyclic_sweep_of_65_pages_misses_a_64_entry_lru_level_every_time():
+    r = tlblab.simulate("zen3", "strided:pages=65,stride=4096,rounds=4", tlb_only=True)
+    assert r.total["references"] == 260
+    l1 = r.tlb_frame().query("level == 'L1D'")
+    assert int(l1["misses"].sum()) == 260
+    assert set(r.walk_frame()["source"]) == set(r.stats["sources"])
+
+
+def test_a_64_entry_fully_associative_lru_level_misses_once_per_page_for_64_pages():
+    m = tlblab.machine_config("zen3")
+    r = tlblab.simulate(m, "strided:pages=64,stride=4096,rounds=10", tlb_only=True)
+    first = r.tlb_frame().query("level == 'L1D'")["misses"].sum()
+    assert first == 64
+
+
+def test_an_edited_machine_dict_with_an_impossible_geometry_names_the_field():
+    m = tlblab.machine_config("zen3")
+    for t in m["tlb"]:
+        if t["name"] == "L2D":
+            t["ways"] = 12
+    with pytest.raises(ValueError, match=r"tlb\[L2D\]\.ways: 2048 entries are not divisible by 12 ways"):
+        tlblab.simulate(m, "random:pages=16,accesses=10")
+
+
+def test_same_seed_same_numbers():
+    a = tlblab.simulate("cortex-a9", "random:pages=512,accesses=20000", seed=3).stats
+    b = tlblab.simulate("cortex-a9", "random:pages=512,accesses=20000", seed=3).stats
+    assert a == b
+
+
+def test_cli_json_equals_python_api():
+    spec = "chase:pages=300,accesses=5000"
+    out = subprocess.run(CLI + ["simulate", "--machine", "xeon-e5-2650", "--workload", spec, "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    assert json.loads(out) == tlblab.simulate("xeon-e5-2650", spec).stats
+
+
+@pytest.mark.parametrize("args, message", [
+    (["simulate", "--machine", "nope"], "machine 'nope' is neither a preset"),
+    (["simulate", "--workload", "random:pages=lots"], "parameter 'pages' expects an integer"),
+    (["simulate", "--workload", "gups2"], "unknown workload 'gups2'"),
+    (["study", "--workloads", "nope"], "unknown workload 'nope'"),
+])
+def test_bad_input_is_one_line_and_exit_status_2(args, message):
+    p = subprocess.run(CLI + args, capture_output=True, text=True)
+    assert p.returncode == 2
+    assert message in p.stderr
+    assert "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_a_machine_file_with_a_typo_names_file_line_and_column(tmp_path):
+    text = tlblab.machine_toml("zen3").replace("entries = 2048", "entriez = 2048", 1)
+    f = tmp_path / "host.toml"
+    f.write_text(text)
+    p = subprocess.run(CLI + ["simulate", "--machine", str(f)], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert f"{f}:" in p.stderr and "unknown field `entriez`" in p.stderr
+
+
+def test_study_writes_csv(tmp_path):
+    out = tmp_path / "study"
+    p = subprocess.run(CLI + ["study", "--machines", "zen3,sa1100", "--workloads", "random,strided", "--out", str(out)],
+                       check=True, capture_output=True, text=True)
+    assert "walk refs from memory" in p.stdout
+    rows = list(csv.DictReader(open(out / "summary.csv")))
+    assert {(r["machine"], r["workload"].split(":")[0]) for r in rows} == {
+        ("zen3", "random"), ("zen3", "strided"), ("sa1100", "random"), ("sa1100", "strided")}
+    assert all(int(r["references"]) > 0 for r in rows)
+    levels = list(csv.DictReader(open(out / "levels.csv")))
+    assert {"L1D", "L2D"} <= {r["level"] for r in levels}
+
+
+def test_presets_and_workloads_are_listed():
+    assert {"zen3", "cortex-a7", "gem5-a7", "cortex-a9", "sa1100", "xeon-e5-2650"} <= set(tlblab.presets())
+    names = {w["name"] for w in tlblab.workloads()}
+    assert {"sequential", "strided", "random", "chase"} <= names
