@@ -1,0 +1,526 @@
+//! Knee detection on latency-versus-working-set curves, and bisection of a knee to one page.
+//!
+//! Input: for each N (pages in the chase), the ns/access of the page-per-element chase (`test`),
+//! of the packed control (`control`), and the spread of their paired difference (`noise`). The
+//! *excess* `test − control` is the translation cost: it is flat while the N pages fit a TLB level
+//! and steps up when they no longer do. Data-cache knees (L1D at 512 lines, L2 at 8192 lines) show
+//! in both chains and cancel (notes/feasibility.md §1).
+//!
+//! A knee is a rise of the excess across at most two grid steps that is large against both the
+//! measured noise and the test latency before it, and that persists at the next grid point. Slow
+//! rises (the walk getting dearer as page-table lines spill out of the caches) are not knees.
+
+use serde::{Deserialize, Serialize};
+
+/// One N of a sweep, reduced to medians.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    pub n: usize,
+    /// Median ns/access of the one-element-per-page chase.
+    pub test: f64,
+    /// Median ns/access of the packed control chase.
+    pub control: f64,
+    /// Spread (IQR) of the paired difference `test − control` over the repetitions.
+    pub noise: f64,
+}
+
+impl CurvePoint {
+    pub fn excess(&self) -> f64 {
+        self.test - self.control
+    }
+}
+
+/// Thresholds of [`find_knees`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KneeParams {
+    /// Smallest rise of the excess across the knee, relative to the test latency before it.
+    pub min_rel_jump: f64,
+    /// Smallest rise in ns, whatever the latencies.
+    pub min_abs_jump_ns: f64,
+    /// The rise must exceed this many times the local noise (the median IQR of the paired
+    /// differences near the knee; the median of 5 repetitions has ≈0.4 IQR of standard error).
+    pub noise_mult: f64,
+    /// A single grid step counts towards a knee when it rises by at least this fraction.
+    pub min_rel_step: f64,
+    /// Largest number of grid steps a knee may spread over.
+    pub max_steps: usize,
+}
+
+impl Default for KneeParams {
+    fn default() -> Self {
+        KneeParams { min_rel_jump: 0.35, min_abs_jump_ns: 0.5, noise_mult: 3.0, min_rel_step: 0.10, max_steps: 2 }
+    }
+}
+
+/// A detected knee: the excess is `before` up to `lo` pages and `after` from `hi` pages on.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Knee {
+    pub lo: usize,
+    pub hi: usize,
+    /// Excess at `lo` (ns).
+    pub before: f64,
+    /// Excess at `hi` (ns).
+    pub after: f64,
+    /// `(after − before) / test(lo)`.
+    pub rel_jump: f64,
+    /// `(after − before) / noise`; how clearly the knee stands out of the noise.
+    pub snr: f64,
+}
+
+/// Finds the knees of a curve (points sorted by N or not; they are sorted here).
+pub fn find_knees(points: &[CurvePoint], p: &KneeParams) -> Vec<Knee> {
+    let mut pts: Vec<CurvePoint> = points.iter().copied().filter(|q| q.test.is_finite() && q.control.is_finite()).collect();
+    pts.sort_by_key(|q| q.n);
+    pts.dedup_by_key(|q| q.n);
+    let mut knees = Vec::new();
+    if pts.len() < 2 {
+        return knees;
+    }
+    let d: Vec<f64> = pts.iter().map(|q| q.excess()).collect();
+    let step_is_rising = |i: usize| -> bool {
+        let step = d[i] - d[i - 1];
+        let base = pts[i - 1].test.max(1e-9);
+        step / base >= p.min_rel_step && step > 0.0
+    };
+    let mut i = 1;
+    while i < pts.len() {
+        if !step_is_rising(i) {
+            i += 1;
+            continue;
+        }
+        // A run of rising steps [i, j).
+        let mut j = i + 1;
+        while j < pts.len() && step_is_rising(j) && j - i < p.max_steps {
+            j += 1;
+        }
+        let (a, b) = (i - 1, j - 1);
+        let jump = d[b] - d[a];
+        let base = pts[a].test.max(1e-9);
+        // Typical noise around the knee: the median IQR of the points near it. A single noisy
+        // window (a neighbour's burst) must not veto a knee that every other point shows.
+        let lo_i = a.saturating_sub(2);
+        let hi_i = (b + 2).min(pts.len() - 1);
+        let near: Vec<f64> = pts[lo_i..=hi_i].iter().map(|q| q.noise).collect();
+        let noise = crate::stats::median(&near).max(1e-9);
+        let persists = match d.get(b + 1) {
+            Some(&next) => next >= d[a] + 0.6 * jump,
+            None => true,
+        };
+        if jump / base >= p.min_rel_jump && jump >= p.min_abs_jump_ns && jump >= p.noise_mult * noise && persists {
+            knees.push(Knee { lo: pts[a].n, hi: pts[b].n, before: d[a], after: d[b], rel_jump: jump / base, snr: jump / noise });
+        }
+        i = j;
+    }
+    knees
+}
+
+/// A fitted knee: the excess is `low + slope·(N − N₀)` up to `capacity`, then ramps linearly to
+/// `high` over `width` pages (`width == 0`: a step).
+///
+/// Why a ramp: with a set-indexed level and consecutive pages, N = C + k overflows k sets at once
+/// (seed 003 §3's set arithmetic), so the miss rate climbs from 0 to 1 over one "number of sets"
+/// of pages after the capacity; with random replacement or a skewed index it climbs gradually,
+/// and may start well before C. The onset (`capacity`) is a lower bound on the entries (every
+/// page of the onset still hits); the end (`capacity + width`) is where no hits are left. The
+/// small slope absorbs the slow rise of the walk cost on the lower plateau.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RampFit {
+    pub capacity: usize,
+    pub width: usize,
+    pub low: f64,
+    pub high: f64,
+    pub slope: f64,
+    /// Root-mean-square residual (ns).
+    pub rms: f64,
+}
+
+/// Least-squares fit of the ramp model to `(N, excess)` points (sorted or not, ≥ 5 points):
+/// a continuous three-segment line with breakpoints at the onset C and the end E of the ramp
+/// (basis 1, x, (x − x_C)₊, (x − x_E)₊), searched over every pair of measured N. The outer
+/// segments may slope (the walk gets dearer as page-table lines spill out of the caches), but the
+/// ramp must rise at least twice as steeply as either of them.
+pub fn fit_ramp(points: &[(usize, f64)]) -> Option<RampFit> {
+    let mut pts: Vec<(usize, f64)> = points.iter().copied().filter(|p| p.1.is_finite()).collect();
+    pts.sort_by_key(|p| p.0);
+    pts.dedup_by_key(|p| p.0);
+    if pts.len() < 5 {
+        return None;
+    }
+    let n0 = pts[0].0 as f64;
+    let span = (pts[pts.len() - 1].0 - pts[0].0).max(1) as f64;
+    let xs: Vec<f64> = pts.iter().map(|p| (p.0 as f64 - n0) / span).collect();
+    let mut best: Option<(f64, RampFit)> = None;
+    for ci in 1..pts.len() - 2 {
+        for ei in ci + 1..pts.len() - 1 {
+            let (xc, xe) = (xs[ci], xs[ei]);
+            let basis = |x: f64| [1.0, x, (x - xc).max(0.0), (x - xe).max(0.0)];
+            let mut ata = [[0.0f64; 4]; 4];
+            let mut aty = [0.0f64; 4];
+            for (k, &(_, y)) in pts.iter().enumerate() {
+                let row = basis(xs[k]);
+                for i in 0..4 {
+                    aty[i] += row[i] * y;
+                    for j in 0..4 {
+                        ata[i][j] += row[i] * row[j];
+                    }
+                }
+            }
+            let Some(b) = solve(ata, aty) else { continue };
+            let (s1, s2, s3) = (b[1], b[1] + b[2], b[1] + b[2] + b[3]);
+            if s2 <= 0.0 || s2 < 2.0 * s1.abs() || s2 < 2.0 * s3.abs() {
+                continue;
+            }
+            let f = |x: f64| {
+                let r = basis(x);
+                (0..4).map(|i| b[i] * r[i]).sum::<f64>()
+            };
+            let rss: f64 = pts.iter().enumerate().map(|(k, &(_, y))| (y - f(xs[k])).powi(2)).sum();
+            let fit = RampFit {
+                capacity: pts[ci].0,
+                width: pts[ei].0 - pts[ci].0,
+                low: f(xc),
+                high: f(xe),
+                slope: s1 / span,
+                rms: (rss / pts.len() as f64).sqrt(),
+            };
+            if best.as_ref().is_none_or(|(r, _)| rss < *r - 1e-12) {
+                best = Some((rss, fit));
+            }
+        }
+    }
+    best.map(|(_, f)| f)
+}
+
+/// Gaussian elimination with partial pivoting for the small normal equations.
+#[allow(clippy::needless_range_loop)] // index arithmetic reads as the textbook algorithm
+fn solve<const K: usize>(mut a: [[f64; K]; K], mut b: [f64; K]) -> Option<[f64; K]> {
+    for col in 0..K {
+        let piv = (col..K).max_by(|&i, &j| a[i][col].abs().partial_cmp(&a[j][col].abs()).unwrap())?;
+        if a[piv][col].abs() < 1e-12 {
+            return None;
+        }
+        a.swap(col, piv);
+        b.swap(col, piv);
+        for row in 0..K {
+            if row != col {
+                let f = a[row][col] / a[col][col];
+                for k in col..K {
+                    a[row][k] -= f * a[col][k];
+                }
+                b[row] -= f * b[col];
+            }
+        }
+    }
+    let mut x = [0.0; K];
+    for i in 0..K {
+        x[i] = b[i] / a[i][i];
+    }
+    Some(x)
+}
+
+impl RampFit {
+    /// N where the fitted ramp is half-way between the plateaus: half the accesses miss.
+    pub fn midpoint(&self) -> usize {
+        self.capacity + self.width / 2
+    }
+
+    /// Ramp width relative to the midpoint: about 0 for a clean cliff.
+    pub fn rel_width(&self) -> f64 {
+        self.width as f64 / self.midpoint().max(1) as f64
+    }
+
+    /// The largest working set that still gets hits: one page before the ramp's end. The entry
+    /// estimate: exact for a fully associative LRU level (a step: the end is C + 1), C + S − 1 for
+    /// a set-indexed LRU level with S sets and consecutive pages (≤ +6% for ≥ 16 ways), ≈ C for a
+    /// skewed or randomly replaced level whose misses start well before C.
+    pub fn last_with_hits(&self) -> usize {
+        (self.capacity + self.width).saturating_sub(1).max(self.capacity)
+    }
+}
+
+/// The N values to scan around a knee found on the coarse grid: from 0.85·lo to 1.4·hi (a gradual
+/// ramp may run well past the coarse knee; the fit needs both plateaus), in steps of about 1% of
+/// N (at least 1 page), so the fit resolves the capacity to ≈1%.
+pub fn scan_points(lo: usize, hi: usize) -> Vec<usize> {
+    let start = ((lo as f64) * 0.85).floor().max(2.0) as usize;
+    let end = ((hi as f64) * 1.4).ceil() as usize;
+    let mut v = Vec::new();
+    let mut n = start;
+    while n <= end {
+        v.push(n);
+        n += ((n as f64) * 0.01).round().max(1.0) as usize;
+    }
+    v
+}
+
+/// How far a reported number can be trusted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    High,
+    Medium,
+    /// The noise was too high to give a number: the value beside it is a best guess at most.
+    Unclear,
+}
+
+impl Confidence {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Confidence::High => "high",
+            Confidence::Medium => "medium",
+            Confidence::Unclear => "unclear",
+        }
+    }
+
+    pub fn min(self, other: Confidence) -> Confidence {
+        use Confidence::*;
+        match (self, other) {
+            (Unclear, _) | (_, Unclear) => Unclear,
+            (Medium, _) | (_, Medium) => Medium,
+            _ => High,
+        }
+    }
+}
+
+/// Confidence in a capacity from independent repetitions of the bisection (each on fresh memory)
+/// and the knee's signal-to-noise ratio: high when every repetition lands within 2% of the median
+/// and the knee stands ≥ 4× out of the noise; medium within 5% and ≥ 2×; otherwise unclear.
+pub fn capacity_confidence(caps: &[usize], snr: f64, ambiguous_fraction: f64) -> Confidence {
+    // `ambiguous_fraction`: share of decisions that fell close to the threshold (0 when unused).
+    if caps.is_empty() {
+        return Confidence::Unclear;
+    }
+    let xs: Vec<f64> = caps.iter().map(|&c| c as f64).collect();
+    let med = crate::stats::median(&xs);
+    let worst = xs.iter().map(|x| (x - med).abs() / med.max(1.0)).fold(0.0, f64::max);
+    if worst <= 0.02 && snr >= 4.0 && ambiguous_fraction <= 0.25 && caps.len() >= 2 {
+        Confidence::High
+    } else if worst <= 0.05 && snr >= 2.0 && ambiguous_fraction <= 0.5 {
+        Confidence::Medium
+    } else {
+        Confidence::Unclear
+    }
+}
+
+/// Confidence in a latency from its repetitions: high when the IQR is ≤ 10% of the median,
+/// medium ≤ 25%, else unclear.
+pub fn latency_confidence(s: &crate::stats::Summary) -> Confidence {
+    let r = s.rel_spread();
+    if s.n == 0 || !s.median.is_finite() {
+        Confidence::Unclear
+    } else if r <= 0.10 {
+        Confidence::High
+    } else if r <= 0.25 {
+        Confidence::Medium
+    } else {
+        Confidence::Unclear
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod synth {
+    //! Synthetic latency curves with known answers.
+    use super::CurvePoint;
+    use tlblab_types::rng::SplitMix64;
+
+    /// A two-level TLB: `l1` entries hit at `base`, up to `l2` entries cost `+pen1`, beyond that
+    /// `+pen2` rising slowly with N (page-table lines spilling). Data-cache knees at 512 and 8192
+    /// lines appear in both test and control. Gaussian-ish noise of relative size `noise`.
+    pub fn two_level(ns: &[usize], l1: usize, l2: usize, noise: f64, seed: u64) -> Vec<CurvePoint> {
+        let mut rng = SplitMix64::new(seed);
+        let mut jitter = |x: f64| {
+            let u: f64 = (0..4).map(|_| rng.next_f64() - 0.5).sum::<f64>() * 1.7; // ~N(0,1)
+            x * (1.0 + noise * u)
+        };
+        ns.iter()
+            .map(|&n| {
+                let data = if n <= 512 { 1.25 } else if n <= 8192 { 3.75 } else { 12.0 };
+                let tlb = if n <= l1 {
+                    0.0
+                } else if n <= l2 {
+                    2.2
+                } else {
+                    7.0 + 3.0 * ((n as f64) / (l2 as f64)).log2()
+                };
+                let t = jitter(data + tlb);
+                let c = jitter(data);
+                // The IQR of a difference of two independent draws: 1.35 σ √2.
+                CurvePoint { n, test: t, control: c, noise: (data + tlb) * noise * 1.35 * std::f64::consts::SQRT_2 }
+            })
+            .collect()
+    }
+
+    pub fn grid(lo: usize, hi: usize, per_octave: usize) -> Vec<usize> {
+        let mut v = Vec::new();
+        let r = 2f64.powf(1.0 / per_octave as f64);
+        let mut x = lo as f64;
+        while x <= hi as f64 * 1.0001 {
+            v.push(x.round() as usize + 1);
+            x *= r;
+        }
+        v.dedup();
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::synth::*;
+    use super::*;
+
+    fn brackets(knees: &[Knee]) -> Vec<(usize, usize)> {
+        knees.iter().map(|k| (k.lo, k.hi)).collect()
+    }
+
+    #[test]
+    fn given_a_clean_zen3_like_curve_then_two_knees_bracket_64_and_2048() {
+        let ns = grid(8, 32768, 4);
+        let pts = two_level(&ns, 64, 2048, 0.0, 1);
+        let k = find_knees(&pts, &KneeParams::default());
+        assert_eq!(k.len(), 2, "{k:?}");
+        assert!(k[0].lo <= 64 && k[0].hi > 64, "{k:?}");
+        assert!(k[1].lo <= 2048 && k[1].hi > 2048, "{k:?}");
+    }
+
+    #[test]
+    fn given_a_skylake_like_curve_then_knees_bracket_64_and_1536() {
+        let ns = grid(8, 32768, 4);
+        let pts = two_level(&ns, 64, 1536, 0.0, 2);
+        let k = brackets(&find_knees(&pts, &KneeParams::default()));
+        assert_eq!(k.len(), 2);
+        assert!(k[0].0 <= 64 && k[0].1 > 64);
+        assert!(k[1].0 <= 1536 && k[1].1 > 1536);
+    }
+
+    #[test]
+    fn given_3_percent_noise_then_the_knees_are_still_found_on_many_seeds() {
+        let ns = grid(8, 32768, 4);
+        for seed in 0..50 {
+            let pts = two_level(&ns, 96, 2048, 0.03, seed);
+            let k = brackets(&find_knees(&pts, &KneeParams::default()));
+            assert_eq!(k.len(), 2, "seed {seed}: {k:?}");
+            assert!(k[0].0 <= 96 && k[0].1 > 96, "seed {seed}: {k:?}");
+            assert!(k[1].0 <= 2048 && k[1].1 > 2048, "seed {seed}: {k:?}");
+        }
+    }
+
+    #[test]
+    fn given_a_flat_noisy_curve_then_no_knee_is_invented() {
+        let ns = grid(8, 4096, 4);
+        for seed in 0..50 {
+            let pts = two_level(&ns, 1 << 30, 1 << 30, 0.05, seed);
+            let k = find_knees(&pts, &KneeParams::default());
+            assert!(k.is_empty(), "seed {seed}: {k:?}");
+        }
+    }
+
+    #[test]
+    fn given_a_data_cache_knee_in_both_chains_then_it_cancels() {
+        // Only the data-cache knees at 512 and 8192 lines, no TLB knee at all.
+        let ns = grid(256, 16384, 4);
+        let pts = two_level(&ns, 1 << 30, 1 << 30, 0.0, 3);
+        assert!(find_knees(&pts, &KneeParams::default()).is_empty());
+    }
+
+    #[test]
+    fn given_a_single_outlier_then_persistence_rejects_it() {
+        let ns = grid(8, 1024, 4);
+        let mut pts = two_level(&ns, 1 << 30, 1 << 30, 0.0, 4);
+        pts[10].test += 3.0;
+        assert!(find_knees(&pts, &KneeParams::default()).is_empty());
+    }
+
+    #[test]
+    fn given_noise_larger_than_the_step_then_the_knee_is_rejected() {
+        let ns = grid(8, 1024, 4);
+        let mut pts = two_level(&ns, 64, 1 << 30, 0.0, 5);
+        for p in &mut pts {
+            p.noise = 2.0; // the 2.2 ns step is only 1.1× the noise
+        }
+        assert!(find_knees(&pts, &KneeParams::default()).is_empty());
+    }
+
+    fn noisy(f: impl Fn(usize) -> f64, ns: &[usize], sigma: f64, seed: u64) -> Vec<(usize, f64)> {
+        let mut rng = tlblab_types::rng::SplitMix64::new(seed);
+        ns.iter().map(|&n| (n, f(n) + sigma * ((0..4).map(|_| rng.next_f64() - 0.5).sum::<f64>() * 1.7))).collect()
+    }
+
+    #[test]
+    fn given_a_clean_step_then_the_fit_finds_the_exact_capacity() {
+        for cap in [64usize, 65, 96, 100] {
+            let ns = scan_points(cap - 10, cap + 10);
+            let pts: Vec<_> = ns.iter().map(|&n| (n, if n <= cap { 0.0 } else { 2.2 })).collect();
+            let f = fit_ramp(&pts).unwrap();
+            assert_eq!(f.capacity, cap);
+            assert_eq!(f.width, 1);
+            assert_eq!(f.last_with_hits(), cap);
+        }
+    }
+
+    #[test]
+    fn given_a_set_overflow_ramp_then_the_onset_not_the_midpoint_is_the_capacity() {
+        // 128 sets × 16 ways with consecutive pages: misses start at 2049 and are total at 2176;
+        // the lower plateau rises slowly (walk cost), as on the real machine.
+        let f = |n: usize| {
+            let miss = if n <= 2048 { 0.0 } else { ((n - 2048) as f64 / 128.0).min(1.0) };
+            2.0 + 0.0005 * n as f64 + 6.0 * miss
+        };
+        let ns = scan_points(1722, 2435);
+        for seed in 0..20 {
+            let fit = fit_ramp(&noisy(f, &ns, 0.3, seed)).unwrap();
+            let err = (fit.capacity as f64 - 2048.0).abs() / 2048.0;
+            assert!(err <= 0.02, "seed {seed}: {fit:?}");
+            let end = (fit.last_with_hits() as f64 - 2175.0).abs() / 2175.0;
+            assert!(end <= 0.03, "seed {seed}: {fit:?}");
+        }
+    }
+
+    #[test]
+    fn given_a_wide_ramp_and_a_rising_upper_plateau_then_the_end_is_found() {
+        // A level whose misses start at 2/3 of its 2048 entries (skewed or shared) and a walk
+        // cost that keeps rising beyond it, as measured on this machine's L2 DTLB.
+        let f = |n: usize| {
+            let n = n as f64;
+            let miss = ((n - 1365.0) / (2048.0 - 1365.0)).clamp(0.0, 1.0);
+            1.6 + 7.0 * miss + if n > 2048.0 { (n - 2048.0) * 0.002 } else { 0.0 }
+        };
+        let ns = scan_points(1448, 2112);
+        for seed in 0..10 {
+            let fit = fit_ramp(&noisy(f, &ns, 0.25, seed)).unwrap();
+            let err = (fit.last_with_hits() as f64 - 2048.0).abs() / 2048.0;
+            assert!(err <= 0.04, "seed {seed}: {fit:?}");
+            assert!((fit.capacity as f64 - 1365.0).abs() / 1365.0 <= 0.05, "seed {seed}: {fit:?}");
+        }
+    }
+
+    #[test]
+    fn given_a_noisy_step_at_64_then_the_fit_is_within_one_page() {
+        let ns = scan_points(54, 66);
+        for seed in 0..20 {
+            let fit = fit_ramp(&noisy(|n| if n <= 64 { 0.0 } else { 2.2 }, &ns, 0.2, seed)).unwrap();
+            assert!((fit.capacity as i64 - 64).abs() <= 1, "seed {seed}: {fit:?}");
+        }
+    }
+
+    #[test]
+    fn given_too_few_points_then_there_is_no_fit() {
+        assert!(fit_ramp(&[(1, 0.0), (2, 1.0), (3, 2.0)]).is_none());
+    }
+
+    #[test]
+    fn scan_points_step_by_about_one_percent() {
+        let v = scan_points(1722, 2435);
+        assert!(v[0] <= 1464 && *v.last().unwrap() >= 3340);
+        assert!(v.windows(2).all(|w| w[1] - w[0] <= 34));
+        assert_eq!(scan_points(54, 66).len(), 49);
+    }
+
+    #[test]
+    fn confidence_follows_agreement_and_snr() {
+        assert_eq!(capacity_confidence(&[2048, 2048, 2049], 20.0, 0.0), Confidence::High);
+        assert_eq!(capacity_confidence(&[2048, 2100, 2000], 20.0, 0.0), Confidence::Medium);
+        assert_eq!(capacity_confidence(&[2048, 2600, 1700], 20.0, 0.0), Confidence::Unclear);
+        assert_eq!(capacity_confidence(&[64, 64, 64], 1.5, 0.0), Confidence::Unclear);
+        assert_eq!(capacity_confidence(&[], 50.0, 0.0), Confidence::Unclear);
+    }
+}

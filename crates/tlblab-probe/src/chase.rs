@@ -1,0 +1,219 @@
+//! Dependent pointer chases: the one instrument behind every data-TLB number.
+//!
+//! A chain has one element per page (each on a different cache line, rotating through the 64
+//! lines of a page so the L1D sets are evenly used; lmbench `tlb_initialize` and the Chips and Cheese
+//! TLB test do the same) or, as the *control*, the same number of elements packed 64 to a page.
+//! Both have the same data footprint; the control's TLB footprint is 64× smaller, so the difference
+//! between the two is the translation cost (notes/feasibility.md §1). Each load's address depends on
+//! the previous load, so the out-of-order core cannot overlap misses and ns/access is a latency.
+
+use crate::sys::{now_ns, Region, Thp, LINE, PAGE};
+use std::hint::black_box;
+use tlblab_types::rng::SplitMix64;
+
+/// Visiting order of the elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Element 0, 1, 2, … cyclically: exact LRU-style cliffs at a level's capacity.
+    Sequential,
+    /// A random cyclic permutation (seeded): defeats next-page prefetchers.
+    Random(u64),
+}
+
+/// Where the elements of a chain live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// One element per page, pages `stride` pages apart.
+    PerPage { stride: usize },
+    /// The control: 64 elements per page, consecutive pages.
+    Packed,
+}
+
+/// Byte offset of element `i` in the region.
+pub fn element_offset(layout: Layout, i: usize) -> usize {
+    match layout {
+        Layout::PerPage { stride } => i * stride * PAGE + ((i + (i >> 6)) & 63) * LINE,
+        Layout::Packed => (i / 64) * PAGE + (i % 64) * LINE,
+    }
+}
+
+/// Bytes a chain of `n` elements spans.
+pub fn span_bytes(layout: Layout, n: usize) -> usize {
+    if n == 0 {
+        return PAGE;
+    }
+    element_offset(layout, n - 1) / PAGE * PAGE + PAGE
+}
+
+/// The visiting sequence of `n` elements.
+pub fn visit_order(order: Order, n: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = (0..n).collect();
+    if let Order::Random(seed) = order {
+        if n > 2 {
+            // Keep element 0 first; shuffle the rest: a uniformly random cycle through all n.
+            let mut rng = SplitMix64::new(seed ^ (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            rng.shuffle(&mut v[1..]);
+        }
+    }
+    v
+}
+
+/// Writes the next-pointers of a chain into `region` and returns the address of its first element.
+/// Writing faults in every page the chain touches.
+pub fn build(region: &Region, layout: Layout, order: Order, n: usize) -> *const usize {
+    assert!(n >= 1);
+    assert!(span_bytes(layout, n) <= region.len(), "chain does not fit its region");
+    let seq = visit_order(order, n);
+    for k in 0..n {
+        let here = region.at(element_offset(layout, seq[k])) as *mut usize;
+        let next = region.at(element_offset(layout, seq[(k + 1) % n])) as usize;
+        // SAFETY: in bounds (checked by `at`), aligned to 64 bytes.
+        unsafe { here.write_volatile(next) };
+    }
+    region.at(element_offset(layout, seq[0])) as *const usize
+}
+
+/// Follows `count` (rounded up to 16) next-pointers from `p`; returns where it stopped.
+///
+/// # Safety
+/// `p` must start a cyclic chain built by [`build`] in a live region.
+#[inline(never)]
+pub unsafe fn follow(mut p: *const usize, count: u64) -> *const usize {
+    let mut left = count.div_ceil(16);
+    while left > 0 {
+        // 16 dependent loads per trip keep the loop overhead off the measured latency.
+        p = p.read_volatile() as *const usize;
+        p = p.read_volatile() as *const usize;
+        p = p.read_volatile() as *const usize;
+        p = p.read_volatile() as *const usize;
+        p = p.read_volatile() as *const usize;
+        p = p.read_volatile() as *const usize;
+        p = p.read_volatile() as *const usize;
+        p = p.read_volatile() as *const usize;
+        p = p.read_volatile() as *const usize;
+        p = p.read_volatile() as *const usize;
+        p = p.read_volatile() as *const usize;
+        p = p.read_volatile() as *const usize;
+        p = p.read_volatile() as *const usize;
+        p = p.read_volatile() as *const usize;
+        p = p.read_volatile() as *const usize;
+        p = p.read_volatile() as *const usize;
+        left -= 1;
+    }
+    p
+}
+
+/// Times a chain: warms it up (two full cycles), then follows it in chunks until `window_ns` have
+/// passed. Returns ns per access.
+///
+/// A window during which the thread was switched out (another process ran on this CPU) measures
+/// the neighbour, not the TLB, and comes back cold; such windows are detected with the thread's
+/// context-switch counters and re-run, up to 8 times (then the fastest attempt is kept).
+///
+/// # Safety
+/// `start` must start a cyclic chain of `n` elements built by [`build`] in a region that is still
+/// mapped.
+pub unsafe fn time_chain(start: *const usize, n: usize, window_ns: u64) -> f64 {
+    let mut best = f64::INFINITY;
+    for _ in 0..8 {
+        let before = crate::sys::context_switches();
+        // SAFETY: the caller's contract.
+        let v = unsafe { time_window(start, n, window_ns) };
+        let clean = crate::sys::context_switches() == before;
+        crate::sys::note_window(clean);
+        if clean {
+            return v;
+        }
+        best = best.min(v);
+    }
+    best
+}
+
+unsafe fn time_window(start: *const usize, n: usize, window_ns: u64) -> f64 {
+    let mut p = follow(start, (2 * n as u64).max(4096));
+    let chunk = (n as u64).max(16_384).div_ceil(16) * 16;
+    let mut total = 0u64;
+    let t0 = now_ns();
+    let mut t1;
+    loop {
+        p = follow(p, chunk);
+        total += chunk;
+        t1 = now_ns();
+        if t1 - t0 >= window_ns {
+            break;
+        }
+    }
+    black_box(p);
+    (t1 - t0) as f64 / total as f64
+}
+
+/// A chain with its own memory, for one-off measurements.
+pub struct OwnedChain {
+    region: Region,
+    start: *const usize,
+    pub n: usize,
+}
+
+impl OwnedChain {
+    pub fn new(layout: Layout, order: Order, n: usize, thp: Thp) -> std::io::Result<OwnedChain> {
+        let region = Region::new(span_bytes(layout, n), 2 << 20, thp)?;
+        let start = build(&region, layout, order, n);
+        Ok(OwnedChain { region, start, n })
+    }
+
+    pub fn time(&self, window_ns: u64) -> f64 {
+        // SAFETY: the chain lives in `self.region`.
+        unsafe { time_chain(self.start, self.n, window_ns) }
+    }
+
+    pub fn start(&self) -> *const usize {
+        self.start
+    }
+
+    pub fn region(&self) -> &Region {
+        &self.region
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_page_elements_rotate_through_all_lines() {
+        let lines: std::collections::HashSet<usize> =
+            (0..64).map(|i| element_offset(Layout::PerPage { stride: 1 }, i) % PAGE / LINE).collect();
+        assert_eq!(lines.len(), 64);
+        assert_eq!(element_offset(Layout::PerPage { stride: 3 }, 2) / PAGE, 6);
+    }
+
+    #[test]
+    fn packed_control_uses_n_over_64_pages() {
+        assert_eq!(span_bytes(Layout::Packed, 128), 2 * PAGE);
+        assert_eq!(span_bytes(Layout::Packed, 129), 3 * PAGE);
+    }
+
+    #[test]
+    fn random_order_is_one_cycle_through_every_element() {
+        let v = visit_order(Order::Random(7), 1000);
+        let mut s = v.clone();
+        s.sort();
+        assert_eq!(s, (0..1000).collect::<Vec<_>>());
+        assert_eq!(v[0], 0);
+        assert_ne!(v, (0..1000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_built_chain_visits_every_element_and_returns() {
+        let c = OwnedChain::new(Layout::PerPage { stride: 2 }, Order::Random(1), 100, Thp::Never).unwrap();
+        let mut seen = std::collections::HashSet::new();
+        let mut p = c.start();
+        for _ in 0..100 {
+            seen.insert(p as usize);
+            p = unsafe { p.read() as *const usize };
+        }
+        assert_eq!(p, c.start());
+        assert_eq!(seen.len(), 100);
+        assert!(c.time(100_000) > 0.0);
+    }
+}

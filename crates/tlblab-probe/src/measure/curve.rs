@@ -1,0 +1,225 @@
+//! Latency curves over N pages, and capacities from them: the interleaved sweep, the knee search
+//! and the bisection, for any instrument that can time a "test" and a "control" chain of N.
+
+use crate::analysis::knee::{capacity_confidence, find_knees, fit_ramp, scan_points, Confidence, CurvePoint, Knee, KneeParams, RampFit};
+use crate::stats::Summary;
+use serde::{Deserialize, Serialize};
+use tlblab_types::rng::SplitMix64;
+
+/// Something that can time a chain of `n` pages (test) and its packed control.
+pub trait Instrument {
+    /// ns per access of the one-element-per-page chain (`control == false`) or of the control.
+    fn time(&mut self, n: usize, control: bool, window_ns: u64) -> f64;
+    /// The largest `n` this instrument was built for.
+    fn max_n(&self) -> usize;
+}
+
+/// One N of a sweep, with the spread of each series.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SweepRow {
+    pub n: usize,
+    pub test: Summary,
+    pub control: Summary,
+    pub excess: Summary,
+}
+
+impl SweepRow {
+    pub fn point(&self) -> CurvePoint {
+        CurvePoint { n: self.n, test: self.test.median, control: self.control.median, noise: self.excess.iqr() }
+    }
+}
+
+/// Paired measurement of one N: `reps` × (test, control), interleaved.
+pub fn measure_n(inst: &mut dyn Instrument, n: usize, reps: usize, window_ns: u64) -> SweepRow {
+    let (mut t, mut c, mut d) = (Vec::new(), Vec::new(), Vec::new());
+    for r in 0..reps {
+        // Alternate which goes first so slow drifts do not bias the difference.
+        let (a, b) = if r % 2 == 0 {
+            let a = inst.time(n, false, window_ns);
+            (a, inst.time(n, true, window_ns))
+        } else {
+            let b = inst.time(n, true, window_ns);
+            (inst.time(n, false, window_ns), b)
+        };
+        t.push(a);
+        c.push(b);
+        d.push(a - b);
+    }
+    SweepRow { n, test: Summary::of(&t), control: Summary::of(&c), excess: Summary::of(&d) }
+}
+
+/// Sweeps `ns` with `reps` rounds; each round visits every N in a fresh random order
+/// (interleaving, so a burst of load from a neighbour smears over all N instead of one).
+pub fn sweep(inst: &mut dyn Instrument, ns: &[usize], reps: usize, window_ns: u64, seed: u64) -> Vec<SweepRow> {
+    let mut rng = SplitMix64::derive(seed, "sweep-order");
+    let mut t: Vec<Vec<f64>> = vec![Vec::new(); ns.len()];
+    let mut c: Vec<Vec<f64>> = vec![Vec::new(); ns.len()];
+    let mut d: Vec<Vec<f64>> = vec![Vec::new(); ns.len()];
+    let mut idx: Vec<usize> = (0..ns.len()).collect();
+    for r in 0..reps {
+        rng.shuffle(&mut idx);
+        for &i in &idx {
+            let n = ns[i];
+            let (a, b) = if r % 2 == 0 {
+                let a = inst.time(n, false, window_ns);
+                (a, inst.time(n, true, window_ns))
+            } else {
+                let b = inst.time(n, true, window_ns);
+                (inst.time(n, false, window_ns), b)
+            };
+            t[i].push(a);
+            c[i].push(b);
+            d[i].push(a - b);
+        }
+    }
+    ns.iter()
+        .enumerate()
+        .map(|(i, &n)| SweepRow { n, test: Summary::of(&t[i]), control: Summary::of(&c[i]), excess: Summary::of(&d[i]) })
+        .collect()
+}
+
+/// A geometric grid from `lo` to `hi` with `per_octave` points per doubling, nudged off exact
+/// powers of two (power-of-two counts are where set conflicts and capacities coincide).
+pub fn grid(lo: usize, hi: usize, per_octave: usize) -> Vec<usize> {
+    let r = 2f64.powf(1.0 / per_octave as f64);
+    let mut v = Vec::new();
+    let mut x = lo as f64;
+    while x <= hi as f64 * 1.0001 {
+        let mut n = x.round() as usize;
+        if n.is_power_of_two() && n > 4 {
+            n += (n / 32).max(1);
+        }
+        v.push(n);
+        x *= r;
+    }
+    v.dedup();
+    v
+}
+
+/// A capacity measured by repeated fine scans of one knee.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Capacity {
+    /// Median over the trials of the ramp's end: the smallest working set (pages) with no hits
+    /// left. This is the entry estimate: exact for a fully associative LRU level (a step); C + S
+    /// for a set-indexed LRU level with S sets and consecutive pages (≤ +6% for ≥ 16 ways); ≈ C for
+    /// a skewed or randomly replaced level, whose misses start well before C.
+    pub entries: usize,
+    /// Each trial's ramp end.
+    pub trials: Vec<usize>,
+    /// Median over the trials of the ramp midpoint (half the accesses miss).
+    pub midpoint: usize,
+    /// Median over the trials of the ramp onset (the last N with no extra misses) and of the
+    /// ramp's end (the first N where every access misses).
+    pub onset: usize,
+    pub full_miss: usize,
+    /// The coarse-grid knee the scans refined.
+    pub knee: Knee,
+    /// The fit of the first trial (plateaus, ramp width).
+    pub fit: Option<RampFit>,
+    pub confidence: Confidence,
+}
+
+/// Refines `knee` `trials` times: each trial scans N around it in ≈1% steps (in a shuffled
+/// order) on a fresh instrument (fresh memory, so the trials also vary the physical pages) and fits
+/// the ramp model; the capacity is the median of the trials.
+pub fn capacity_of(knee: &Knee, trials: usize, reps: usize, window_ns: u64, seed: u64, fresh: &mut dyn FnMut() -> Box<dyn Instrument>) -> Capacity {
+    let mut caps = Vec::new();
+    let mut onsets = Vec::new();
+    let mut ends = Vec::new();
+    let mut widths = Vec::new();
+    let mut first_fit = None;
+    let mut snrs = Vec::new();
+    let ns = scan_points(knee.lo, knee.hi);
+    for t in 0..trials {
+        let mut inst = fresh();
+        let rows = sweep(inst.as_mut(), &ns, reps, window_ns, seed.wrapping_add(t as u64));
+        let pts: Vec<(usize, f64)> = rows.iter().map(|r| (r.n, r.excess.median)).collect();
+        if let Some(fit) = fit_ramp(&pts) {
+            let noise = crate::stats::median(&rows.iter().map(|r| r.excess.iqr()).collect::<Vec<_>>()).max(fit.rms).max(1e-9);
+            snrs.push((fit.high - fit.low) / noise);
+            caps.push(fit.last_with_hits());
+            onsets.push(fit.capacity as f64);
+            ends.push(fit.midpoint() as f64);
+            widths.push(fit.rel_width());
+            first_fit.get_or_insert(fit);
+        }
+    }
+    let xs: Vec<f64> = caps.iter().map(|&c| c as f64).collect();
+    let entries = if xs.is_empty() { 0 } else { crate::stats::median(&xs).round() as usize };
+    let snr = crate::stats::median(&snrs);
+    let mut confidence = if caps.len() < trials { Confidence::Unclear } else { capacity_confidence(&caps, if snr.is_nan() { 0.0 } else { snr }, 0.0) };
+    // A wide ramp means the level does not fill up cleanly (skewed/shared/perturbed): the midpoint
+    // is then a convention, not a cliff.
+    let w = crate::stats::median(&widths);
+    if w > 0.5 {
+        confidence = confidence.min(Confidence::Unclear);
+    } else if w > 0.10 {
+        confidence = confidence.min(Confidence::Medium);
+    }
+    let onset = if onsets.is_empty() { 0 } else { crate::stats::median(&onsets).round() as usize };
+    let midpoint = if ends.is_empty() { 0 } else { crate::stats::median(&ends).round() as usize };
+    Capacity { entries, trials: caps, midpoint, onset, full_miss: entries, knee: *knee, fit: first_fit, confidence }
+}
+
+/// Knees of a sweep.
+pub fn knees(rows: &[SweepRow]) -> Vec<Knee> {
+    knees_with(rows, &KneeParams::default())
+}
+
+/// Knees of a sweep with explicit thresholds.
+pub fn knees_with(rows: &[SweepRow], p: &KneeParams) -> Vec<Knee> {
+    let pts: Vec<CurvePoint> = rows.iter().map(|r| r.point()).collect();
+    find_knees(&pts, p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A simulated instrument: a 2-level TLB with LRU cliffs, plus deterministic noise.
+    struct Fake {
+        l1: usize,
+        l2: usize,
+        rng: SplitMix64,
+    }
+
+    impl Instrument for Fake {
+        fn time(&mut self, n: usize, control: bool, _w: u64) -> f64 {
+            let noise = (self.rng.next_f64() - 0.5) * 0.2;
+            let data = if n <= 512 { 1.25 } else { 3.75 };
+            if control {
+                return data + noise;
+            }
+            let tlb = if n <= self.l1 { 0.0 } else if n <= self.l2 { 2.2 } else { 8.0 };
+            data + tlb + noise
+        }
+        fn max_n(&self) -> usize {
+            1 << 20
+        }
+    }
+
+    #[test]
+    fn given_a_noisy_fake_two_level_tlb_then_sweep_knees_and_bisection_recover_it() {
+        let mut fake = Fake { l1: 64, l2: 2048, rng: SplitMix64::new(1) };
+        let rows = sweep(&mut fake, &grid(16, 8192, 4), 5, 0, 1);
+        let k = knees(&rows);
+        assert_eq!(k.len(), 2, "{k:?}");
+        let mut seed = 10;
+        let mut fresh = || -> Box<dyn Instrument> {
+            seed += 1;
+            Box::new(Fake { l1: 64, l2: 2048, rng: SplitMix64::new(seed) })
+        };
+        let c1 = capacity_of(&k[0], 3, 3, 0, 1, &mut fresh);
+        let c2 = capacity_of(&k[1], 3, 3, 0, 1, &mut fresh);
+        assert_eq!(c1.entries, 64);
+        assert!((c2.entries as f64 - 2048.0).abs() <= 0.01 * 2048.0, "{c2:?}");
+        assert_eq!(c1.confidence, Confidence::High);
+    }
+
+    #[test]
+    fn the_grid_avoids_powers_of_two() {
+        let g = grid(16, 4096, 4);
+        assert!(g.iter().all(|n| !n.is_power_of_two()));
+        assert!(g.len() > 25);
+    }
+}

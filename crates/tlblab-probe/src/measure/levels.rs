@@ -1,0 +1,110 @@
+//! Data-TLB levels: entry counts from the capacity sweep, then, per level, the page-stride sweep
+//! that gives associativity and set-index bits.
+
+use super::curve::{capacity_of, grid, knees, sweep, Capacity, Instrument, SweepRow};
+use super::dtlb::DataChains;
+use crate::analysis::index::{infer_indexing, Indexing, StrideCapacity};
+use crate::analysis::knee::Confidence;
+use crate::chase::{Layout, Order};
+use crate::sys::Thp;
+use serde::{Deserialize, Serialize};
+
+/// Shared measurement budget.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    pub reps: usize,
+    pub window_ns: u64,
+    pub trials: usize,
+    pub seed: u64,
+}
+
+/// The capacity sweep and what came out of it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LevelsResult {
+    pub sweep: Vec<SweepRow>,
+    /// One entry per knee found, in N order: level 1, level 2, …
+    pub levels: Vec<Capacity>,
+}
+
+fn data_instrument(max_n: usize, stride: usize) -> Box<dyn Instrument> {
+    Box::new(DataChains::new(max_n, Layout::PerPage { stride }, Order::Sequential, Thp::Never).expect("mmap for the probe's chains failed"))
+}
+
+/// Sweeps N from 16 to `max_n` pages (sequential page order, consecutive pages) and refines the
+/// first `max_levels` knees.
+pub fn data_levels(max_n: usize, per_octave: usize, max_levels: usize, b: Budget) -> LevelsResult {
+    let ns = grid(16, max_n, per_octave);
+    let mut inst = data_instrument(max_n + 64, 1);
+    let rows = sweep(inst.as_mut(), &ns, b.reps, b.window_ns, b.seed);
+    drop(inst);
+    let mut levels = Vec::new();
+    for k in knees(&rows).iter().take(max_levels) {
+        let hi = ((k.hi as f64) * 1.15) as usize + 8;
+        let mut fresh = || data_instrument(hi, 1);
+        levels.push(capacity_of(k, b.trials, b.reps, b.window_ns, b.seed, &mut fresh));
+    }
+    LevelsResult { sweep: rows, levels }
+}
+
+/// One level's stride sweep.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StrideSweep {
+    /// Capacity (pages) at each stride 2^k; None = below the observable floor.
+    pub capacities: Vec<StrideCapacity>,
+    /// Confidence of each stride's capacity.
+    pub confidences: Vec<Confidence>,
+    pub indexing: Indexing,
+}
+
+/// Measures the effective capacity of the data-TLB level whose knee is the `which`-th (0 = first)
+/// at strides 2^0 … 2^max_log2 pages. `expect` is that level's stride-1 capacity; `floor` the
+/// capacity of the level in front of it (a smaller effective capacity hides behind it).
+pub fn stride_sweep(which: usize, expect: usize, max_log2: u32, floor: Option<usize>, b: Budget) -> StrideSweep {
+    let mut caps = Vec::new();
+    let mut confs = Vec::new();
+    caps.push(StrideCapacity { log2_stride: 0, capacity: Some(expect as f64) });
+    confs.push(Confidence::High);
+    let mut prev = expect;
+    for k in 1..=max_log2 {
+        let stride = 1usize << k;
+        // Sweep up to 1.6× the previous stride's capacity: enough to see "no change" and "half",
+        // without running into the page-table-footprint effects far beyond the level.
+        let max_n = ((prev as f64) * 1.6) as usize + 8;
+        let ns = grid(4, max_n, 4);
+        let mut inst = data_instrument(max_n, stride);
+        let rows = sweep(inst.as_mut(), &ns, b.reps, b.window_ns, b.seed ^ k as u64);
+        drop(inst);
+        let ks = knees(&rows);
+        // The level of interest is the `which`-th knee, unless a level in front hides it: then the
+        // knee count is short and the capacity is below the floor.
+        let knee = if which == 0 {
+            ks.first().copied()
+        } else {
+            ks.iter().copied().find(|kn| floor.is_none_or(|f| kn.lo as f64 > 1.2 * f as f64))
+        };
+        match knee {
+            Some(kn) => {
+                let hi = ((kn.hi as f64) * 1.15) as usize + 8;
+                let mut fresh = || data_instrument(hi, stride);
+                let c = capacity_of(&kn, b.trials.min(2), b.reps, b.window_ns, b.seed, &mut fresh);
+                // For the first level use the onset of misses: exact for a fully associative LRU
+                // level, and at strides where the next level's capacity falls to the same N its
+                // ramp merges into this one's end but not into its onset.
+                let v = if which == 0 { c.onset } else { c.entries };
+                caps.push(StrideCapacity { log2_stride: k, capacity: Some(v as f64) });
+                confs.push(c.confidence);
+                prev = v.max(4);
+            }
+            None => {
+                // Hidden behind the level in front; larger strides can only be smaller still.
+                for kk in k..=max_log2 {
+                    caps.push(StrideCapacity { log2_stride: kk, capacity: None });
+                    confs.push(Confidence::Medium);
+                }
+                break;
+            }
+        }
+    }
+    let indexing = infer_indexing(&caps, 0.2, floor);
+    StrideSweep { capacities: caps, confidences: confs, indexing }
+}

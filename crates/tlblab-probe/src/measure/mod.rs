@@ -1,0 +1,10 @@
+//! Measurements on the host. Each module times one kind of structure; all of them report medians
+//! over interleaved repetitions with their spread.
+
+pub mod curve;
+pub mod dtlb;
+pub mod levels;
+pub mod walk;
+pub mod extras;
+#[cfg(target_arch = "x86_64")]
+pub mod itlb;

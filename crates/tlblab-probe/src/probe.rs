@@ -1,0 +1,449 @@
+//! The orchestration of `tlblab probe`: which measurements run, with what budget, in what order,
+//! and the result structure (serialised to JSON; the Python side prints it for people).
+//!
+//! Budget: `quick` ≤ 20 s, full ≤ 2 min on 2 shared cores. Every number is a median over
+//! interleaved repetitions; each capacity is refined on fresh memory `trials` times.
+
+use crate::analysis::index::Indexing;
+use crate::analysis::knee::{latency_confidence, Confidence};
+use crate::cpuid::{self, Assoc, CpuidInfo};
+use crate::measure::curve::{capacity_of, grid, sweep, Capacity, SweepRow};
+use crate::measure::extras::{self, Verdict};
+use crate::measure::levels::{data_levels, stride_sweep, Budget, StrideSweep};
+use crate::measure::walk::{walk_latencies, WalkLatency};
+use crate::stats::Summary;
+use crate::sys;
+use serde::{Deserialize, Serialize};
+
+/// Every section, in run order.
+pub const SECTIONS: [&str; 9] = ["dtlb", "l1_assoc", "l2_index", "latency", "itlb", "prefetch", "thp", "llc", "survival"];
+
+/// What to run (JSON from Python; every field optional).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProbeOptions {
+    pub quick: bool,
+    pub seed: u64,
+    /// CPU to measure on (default: the first allowed CPU).
+    pub cpu: Option<usize>,
+    /// Second CPU for the sharing/migration tests (default: the next allowed CPU).
+    pub other_cpu: Option<usize>,
+    /// Sections to run (default: all); see [`SECTIONS`].
+    pub sections: Vec<String>,
+    /// Override: repetitions per point, ms per timing window, refinement trials.
+    pub reps: Option<usize>,
+    pub window_ms: Option<f64>,
+    pub trials: Option<usize>,
+    /// Raise this thread's priority (nice −10) while measuring, when allowed.
+    pub raise_priority: bool,
+    /// Also sweep a random-order chase (the simulator's `chase` workload) for `--validate`.
+    pub validation_curve: bool,
+}
+
+impl Default for ProbeOptions {
+    fn default() -> Self {
+        ProbeOptions { quick: false, seed: 1, cpu: None, other_cpu: None, sections: Vec::new(), reps: None, window_ms: None, trials: None, raise_priority: true, validation_curve: false }
+    }
+}
+
+/// A measured number with its spread and confidence, and what CPUID declares beside it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Measured {
+    pub name: String,
+    pub value: Option<f64>,
+    pub unit: String,
+    /// Spread: (low, high) over trials or the IQR of repetitions.
+    pub spread: Option<(f64, f64)>,
+    pub confidence: Confidence,
+    pub cpuid: Option<String>,
+    /// True when the CPUID value is known and disagrees with the measured one.
+    pub disagrees: bool,
+    pub note: String,
+}
+
+/// The whole result.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ProbeReport {
+    pub version: String,
+    pub quick: bool,
+    pub cpu: usize,
+    pub other_cpu: Option<usize>,
+    pub cpuid: CpuidInfo,
+    pub loadavg_before: Option<f64>,
+    pub loadavg_after: Option<f64>,
+    /// Timing windows run / re-run because the thread was switched out.
+    pub windows: (u64, u64),
+    pub priority_raised: bool,
+    pub seconds: f64,
+    /// The headline numbers, in print order.
+    pub summary: Vec<Measured>,
+    pub dtlb_sweep: Vec<SweepRow>,
+    pub dtlb_levels: Vec<Capacity>,
+    pub l1_strides: Option<StrideSweep>,
+    pub l2_strides: Option<StrideSweep>,
+    pub walks: Vec<WalkLatency>,
+    pub itlb_sweep: Vec<SweepRow>,
+    /// Random-order chase over N consecutive pages (only with `validation_curve`).
+    pub random_sweep: Vec<SweepRow>,
+    pub itlb_levels: Vec<Capacity>,
+    pub prefetch: Vec<(String, Verdict)>,
+    pub thp: Option<Verdict>,
+    pub llc_shared: Option<Verdict>,
+    pub migration_survival: Option<Verdict>,
+    pub context_switch_survival: Option<Verdict>,
+    pub errors: Vec<String>,
+}
+
+fn budget(o: &ProbeOptions) -> Budget {
+    let (reps, window_ms, trials) = if o.quick { (3, 0.5, 2) } else { (5, 1.0, 3) };
+    Budget {
+        reps: o.reps.unwrap_or(reps).max(1),
+        window_ns: (o.window_ms.unwrap_or(window_ms).max(0.05) * 1e6) as u64,
+        trials: o.trials.unwrap_or(trials).max(1),
+        seed: o.seed,
+    }
+}
+
+/// Checks options; the message names the bad field.
+pub fn validate(o: &ProbeOptions) -> Result<(), String> {
+    for s in &o.sections {
+        if !SECTIONS.contains(&s.as_str()) {
+            return Err(format!("unknown probe section '{s}': expected one of {}", SECTIONS.join(", ")));
+        }
+    }
+    let allowed = sys::allowed_cpus();
+    for (name, c) in [("cpu", o.cpu), ("other_cpu", o.other_cpu)] {
+        if let Some(c) = c {
+            if !allowed.contains(&c) {
+                return Err(format!("{name} {c} is not a CPU this process may run on (allowed: {allowed:?})"));
+            }
+        }
+    }
+    if o.reps == Some(0) || o.trials == Some(0) {
+        return Err("reps and trials must be at least 1".into());
+    }
+    Ok(())
+}
+
+fn cap_measured(name: &str, c: &Capacity, declared: Option<&cpuid::DeclaredTlb>, note: &str) -> Measured {
+    let lo = c.trials.iter().copied().min().unwrap_or(0) as f64;
+    let hi = c.trials.iter().copied().max().unwrap_or(0) as f64;
+    let (cpuid_s, disagrees) = match declared {
+        Some(d) => (Some(format!("{} entries, {}", d.entries, d.assoc)), (c.entries as f64 - d.entries as f64).abs() > 0.05 * d.entries as f64),
+        None => (None, false),
+    };
+    Measured {
+        name: name.into(),
+        value: Some(c.entries as f64),
+        unit: "entries".into(),
+        spread: Some((lo, hi)),
+        confidence: c.confidence,
+        cpuid: cpuid_s,
+        disagrees,
+        note: format!("{note}misses start after {} pages, half miss at {}, all miss from {} pages", c.onset, c.midpoint, c.full_miss),
+    }
+}
+
+fn lat_measured(name: &str, s: &Summary, note: &str) -> Measured {
+    Measured {
+        name: name.into(),
+        value: Some(s.median),
+        unit: "ns".into(),
+        spread: Some((s.q1, s.q3)),
+        confidence: latency_confidence(s),
+        cpuid: None,
+        disagrees: false,
+        note: note.into(),
+    }
+}
+
+fn indexing_text(ix: &Indexing) -> (String, Confidence) {
+    match ix {
+        Indexing::FullyAssociative { entries, max_log2_stride } => {
+            (format!("fully associative ({entries} entries at every stride up to 2^{max_log2_stride} pages)"), Confidence::High)
+        }
+        Indexing::Linear { sets, ways, index_bits } => (format!("{ways}-way, {sets} sets, set = VPN bits {index_bits:?}"), Confidence::High),
+        Indexing::LinearAtLeast { min_sets, max_ways, index_bits, floor } => (
+            format!("set-indexed by VPN bits {index_bits:?} (and possibly more): ≥ {min_sets} sets, ≤ {max_ways} ways; smaller capacities hide behind the {floor}-entry level in front"),
+            Confidence::Medium,
+        ),
+        Indexing::XorFolded { sets, ways, high_bits, .. } => (format!("{ways}-way, {sets} sets, XOR-folded index (high bits {high_bits:?} fold onto the low bits)"), Confidence::Medium),
+        Indexing::Unclear { reason } => (format!("unclear: {reason}"), Confidence::Unclear),
+    }
+}
+
+fn assoc_matches(ix: &Indexing, a: &Assoc) -> bool {
+    match (ix, a) {
+        (Indexing::FullyAssociative { .. }, Assoc::Full) => true,
+        (Indexing::Linear { ways, .. } | Indexing::XorFolded { ways, .. }, Assoc::Ways { ways: w }) => *ways as u32 == *w,
+        (Indexing::Linear { ways, .. } | Indexing::XorFolded { ways, .. }, Assoc::Range { lo, hi }) => (*lo..=*hi).contains(&(*ways as u32)),
+        (Indexing::LinearAtLeast { max_ways, .. }, Assoc::Range { lo, .. }) => *max_ways as u32 >= *lo,
+        (Indexing::LinearAtLeast { max_ways, .. }, Assoc::Ways { ways }) => *max_ways as u32 >= *ways,
+        (Indexing::Unclear { .. }, _) => true,
+        _ => false,
+    }
+}
+
+/// Runs the probe. Errors are user errors (bad options); measurement failures are collected in
+/// `errors` and the rest of the report still comes back.
+pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
+    validate(o)?;
+    let t_start = std::time::Instant::now();
+    let allowed = sys::allowed_cpus();
+    let cpu = o.cpu.unwrap_or(allowed[0]);
+    let other = o.other_cpu.or_else(|| allowed.iter().copied().find(|&c| c != cpu));
+    // Time budget: the expensive sections run first; a later section is skipped (and named in
+    // `errors`) once the run has used its budget, so a heavily loaded machine cannot stretch the
+    // full run far past 2 minutes (or --quick past 20 s).
+    let budget_s = if o.quick { 14.0 } else { 95.0 };
+    let skipped = std::cell::RefCell::new(Vec::<String>::new());
+    let want = |s: &str| {
+        let asked = o.sections.is_empty() || o.sections.iter().any(|x| x == s);
+        if asked && t_start.elapsed().as_secs_f64() > budget_s {
+            skipped.borrow_mut().push(s.to_string());
+            return false;
+        }
+        asked
+    };
+    let b = budget(o);
+    let mut r = ProbeReport { version: env!("CARGO_PKG_VERSION").into(), quick: o.quick, cpu, other_cpu: other, ..Default::default() };
+    r.cpuid = cpuid::read();
+    r.loadavg_before = sys::loadavg1();
+    sys::pin_to(cpu).map_err(|e| format!("cannot pin to CPU {cpu}: {e}"))?;
+    r.priority_raised = o.raise_priority && sys::raise_priority();
+    sys::reset_window_counts();
+
+    // 1. Data-TLB levels.
+    let mut l1 = None;
+    let mut l2 = None;
+    if want("dtlb") || want("l1_assoc") || want("l2_index") || want("latency") {
+        let lv = data_levels(if o.quick { 6144 } else { 8192 }, 4, 2, b);
+        l1 = lv.levels.first().cloned();
+        l2 = lv.levels.get(1).cloned();
+        r.dtlb_sweep = lv.sweep;
+        r.dtlb_levels = lv.levels;
+        if let Some(c) = &l1 {
+            r.summary.push(cap_measured("L1 DTLB entries (4K)", c, r.cpuid.data_tlb(1), ""));
+        } else {
+            r.errors.push("no first data-TLB knee found between 16 and 8192 pages".into());
+        }
+        if let Some(c) = &l2 {
+            r.summary.push(cap_measured("L2 DTLB entries (4K)", c, r.cpuid.data_tlb(2), ""));
+        } else {
+            r.errors.push("no second data-TLB knee found".into());
+        }
+    }
+    if o.validation_curve {
+        let max_n = if o.quick { 6144 } else { 8192 };
+        let ns = grid(16, max_n, if o.quick { 3 } else { 4 });
+        match crate::measure::dtlb::DataChains::new(max_n + 64, crate::chase::Layout::PerPage { stride: 1 }, crate::chase::Order::Random(b.seed), sys::Thp::Never) {
+            Ok(mut inst) => r.random_sweep = sweep(&mut inst, &ns, b.reps, b.window_ns, b.seed ^ 0x7a),
+            Err(e) => r.errors.push(format!("cannot map the validation chains: {e}")),
+        }
+    }
+    // 2. L1 associativity and index bits.
+    if want("l1_assoc") {
+        if let Some(c) = &l1 {
+            let ss = stride_sweep(0, c.entries, if o.quick { 6 } else { 9 }, None, b);
+            let (text, conf) = indexing_text(&ss.indexing);
+            let declared = r.cpuid.data_tlb(1);
+            let disagrees = declared.is_some_and(|d| !assoc_matches(&ss.indexing, &d.assoc));
+            let conf = ss.confidences.iter().fold(conf, |a, b| a.min(*b).max_medium_if(a));
+            r.summary.push(Measured {
+                name: "L1 DTLB associativity".into(),
+                value: None,
+                unit: String::new(),
+                spread: None,
+                confidence: conf,
+                cpuid: declared.map(|d| d.assoc.to_string()),
+                disagrees,
+                note: text,
+            });
+            r.l1_strides = Some(ss);
+        }
+    }
+    // 3. L2 index bits (hidden below the L1 capacity).
+    if want("l2_index") {
+        if let (Some(c1), Some(c2)) = (&l1, &l2) {
+            let ss = stride_sweep(1, c2.entries, if o.quick { 4 } else { 6 }, Some(c1.entries), b);
+            let (text, conf) = indexing_text(&ss.indexing);
+            let declared = r.cpuid.data_tlb(2);
+            let disagrees = declared.is_some_and(|d| !assoc_matches(&ss.indexing, &d.assoc));
+            r.summary.push(Measured {
+                name: "L2 DTLB organisation".into(),
+                value: None,
+                unit: String::new(),
+                spread: None,
+                confidence: conf,
+                cpuid: declared.map(|d| d.assoc.to_string()),
+                disagrees,
+                note: text,
+            });
+            r.l2_strides = Some(ss);
+        }
+    }
+    // 4. Latencies.
+    if want("latency") {
+        let rows = &r.dtlb_sweep;
+        if let Some(c1) = &l1 {
+            let hits: Vec<f64> = rows.iter().filter(|x| x.n < c1.knee.lo).map(|x| x.test.median).collect();
+            r.summary.push(lat_measured("load, L1 DTLB hit (L1D hit)", &Summary::of(&hits), "the L1 DTLB lookup is part of the load-to-use latency"));
+            if let Some(c2) = &l2 {
+                let lo = (c1.full_miss.max(c1.entries) as f64 * 1.3) as usize;
+                let hi = (c2.onset as f64 * 0.8) as usize;
+                let pen: Vec<f64> = rows.iter().filter(|x| x.n >= lo && x.n <= hi).map(|x| x.excess.median).collect();
+                r.summary.push(lat_measured("L1 DTLB miss, L2 DTLB hit (extra)", &Summary::of(&pen), &format!("excess over the control for {lo}..{hi} pages")));
+            }
+        }
+        r.walks = walk_latencies(b.reps.max(3), b.window_ns * 2, !o.quick);
+        for w in &r.walks {
+            r.summary.push(Measured {
+                confidence: w.confidence,
+                ..lat_measured(&format!("walk, leaf PTEs in {} (extra)", w.pte_in), &w.excess_ns, &format!("{} pages, {} KiB of PTE lines; L1+L2 DTLB miss + nested walk", w.pages, w.pte_bytes >> 10))
+            });
+        }
+    }
+    // 5. Instruction TLB.
+    #[cfg(target_arch = "x86_64")]
+    if want("itlb") {
+        use crate::measure::itlb::CodeChains;
+        let max_n = if o.quick { 2048 } else { 4096 };
+        match CodeChains::new(max_n + 64) {
+            Ok(mut inst) => {
+                let ns = grid(8, max_n, if o.quick { 3 } else { 4 });
+                // Two independent coarse sweeps: jumps run ahead of execution under branch
+                // prediction, so an ITLB miss costs a fraction of a ns per jump and other
+                // front-end structures (op cache, BTB) add steps of their own. A knee counts only
+                // if both sweeps show it; sizes also get at most "medium" confidence.
+                let rows = sweep(&mut inst, &ns, b.reps, b.window_ns, b.seed ^ 0x11b);
+                let rows2 = sweep(&mut inst, &ns, b.reps, b.window_ns, b.seed ^ 0x22c);
+                drop(inst);
+                let p = crate::analysis::knee::KneeParams { min_abs_jump_ns: 0.1, ..Default::default() };
+                let k1 = crate::measure::curve::knees_with(&rows, &p);
+                let k2 = crate::measure::curve::knees_with(&rows2, &p);
+                for (i, k) in k1.iter().take(2).enumerate() {
+                    let confirmed = k2.get(i).is_some_and(|o| o.lo <= k.hi && k.lo <= o.hi);
+                    let hi = ((k.hi as f64) * 1.15) as usize + 8;
+                    let mut fresh = || -> Box<dyn crate::measure::curve::Instrument> { Box::new(CodeChains::new(hi).expect("mmap for code chains")) };
+                    let mut c = capacity_of(k, b.trials.min(2), b.reps, b.window_ns, b.seed, &mut fresh);
+                    // Experimental: on the development VM the knees moved between runs (64-80 and
+                    // 260-870 pages against a documented 64 and 512) even when both sweeps agreed,
+                    // so ITLB sizes are always reported as "unclear" (docs/probe.md).
+                    c.confidence = Confidence::Unclear;
+                    let mut m = cap_measured(&format!("L{} ITLB entries (4K)", i + 1), &c, r.cpuid.instruction_tlb(i as u8 + 1), "experimental; ");
+                    if !confirmed {
+                        m.note = format!("a second sweep did not show this knee; {}", m.note);
+                    }
+                    r.summary.push(m);
+                    r.itlb_levels.push(c);
+                }
+                if r.itlb_levels.is_empty() {
+                    r.errors.push("no instruction-TLB knee found".into());
+                }
+                r.itlb_sweep = rows;
+            }
+            Err(e) => r.errors.push(format!("cannot map code pages for the ITLB test: {e}")),
+        }
+    }
+    // 6. Prefetch.
+    if want("prefetch") {
+        let n = l2.as_ref().map(|c| (c.onset / 2).max(256)).unwrap_or(512);
+        for (k, v) in extras::prefetch_fills_tlb(n, if o.quick { 15 } else { 31 }) {
+            r.summary.push(Measured {
+                name: format!("{} fills the TLB", k.name()),
+                value: v.fraction,
+                unit: "fraction of a load's effect".into(),
+                spread: None,
+                confidence: if v.answer == "unclear" { Confidence::Unclear } else { Confidence::High },
+                cpuid: None,
+                disagrees: false,
+                note: v.answer.clone(),
+            });
+            r.prefetch.push((k.name().into(), v));
+        }
+    }
+    // 7. THP reach.
+    if want("thp") {
+        let n = l1.as_ref().map(|c| (c.entries * 4).min(448)).unwrap_or(256);
+        let v = extras::thp_reach(n, if o.quick { 5 } else { 9 }, b.window_ns);
+        r.summary.push(Measured {
+            name: "THP gives more TLB reach".into(),
+            value: v.fraction,
+            unit: "fraction of the 4K excess removed".into(),
+            spread: None,
+            confidence: if v.answer == "unclear" { Confidence::Unclear } else { Confidence::High },
+            cpuid: None,
+            disagrees: false,
+            note: format!("{}: {}", v.answer, v.note),
+        });
+        r.thp = Some(v);
+    }
+    // 8. LLC sharing and 9. survival need a second CPU.
+    let (want_llc, want_survival) = (want("llc"), want("survival"));
+    if let Some(oc) = other {
+        if want_llc {
+            let v = extras::llc_sharing(cpu, oc, if o.quick { 5 } else { 11 });
+            let _ = sys::pin_to(cpu);
+            r.summary.push(Measured {
+                name: format!("CPUs {cpu} and {oc} share a last-level cache now"),
+                value: v.timings.get(1).map(|t| t.1.median),
+                unit: "ns per line read by the other CPU".into(),
+                spread: v.timings.get(1).map(|t| (t.1.q1, t.1.q3)),
+                confidence: if v.answer == "unclear" { Confidence::Unclear } else { Confidence::High },
+                cpuid: None,
+                disagrees: false,
+                note: v.answer.clone(),
+            });
+            r.llc_shared = Some(v);
+        }
+        if want_survival {
+            let n = l2.as_ref().map(|c| (c.onset / 2).max(256)).unwrap_or(512);
+            let (m, c) = extras::survival(cpu, oc, n, if o.quick { 15 } else { 31 });
+            let _ = sys::pin_to(cpu);
+            for (name, v) in [("TLB entries survive a migration round trip", &m), ("TLB entries survive a context switch", &c)] {
+                r.summary.push(Measured {
+                    name: name.into(),
+                    value: v.fraction,
+                    unit: "fraction surviving".into(),
+                    spread: None,
+                    confidence: if v.answer == "unclear" { Confidence::Unclear } else { Confidence::High },
+                    cpuid: None,
+                    disagrees: false,
+                    note: v.answer.clone(),
+                });
+            }
+            r.migration_survival = Some(m);
+            r.context_switch_survival = Some(c);
+        }
+    } else if want_llc || want_survival {
+        r.errors.push("only one CPU available: skipped the LLC-sharing and migration tests".into());
+    }
+    let mut sk = skipped.into_inner();
+    sk.dedup();
+    if !sk.is_empty() {
+        r.errors.push(format!("skipped to stay within the {budget_s:.0} s budget: {}", sk.join(", ")));
+    }
+    if r.priority_raised {
+        sys::normal_priority();
+    }
+    r.windows = sys::window_counts();
+    r.loadavg_after = sys::loadavg1();
+    r.seconds = t_start.elapsed().as_secs_f64();
+    Ok(r)
+}
+
+trait MaxMedium {
+    fn max_medium_if(self, base: Confidence) -> Confidence;
+}
+
+impl MaxMedium for Confidence {
+    /// Stride points that were themselves only "medium" lower the verdict to medium at most, never
+    /// to unclear: the inference tolerates a noisy stride.
+    fn max_medium_if(self, base: Confidence) -> Confidence {
+        if self == Confidence::Unclear && base != Confidence::Unclear {
+            Confidence::Medium
+        } else {
+            self
+        }
+    }
+}

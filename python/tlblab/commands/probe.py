@@ -1,0 +1,80 @@
+"""`tlblab probe`: measure this machine's TLBs by timing alone, print them beside CPUID's
+declared values, optionally write a machine preset (`--out host.toml`) and check the simulator
+against the measurements (`--validate`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def register(sub) -> None:
+    p = sub.add_parser("probe", help="measure this machine's TLBs by timing alone")
+    p.add_argument("--quick", action="store_true", help="fewer repetitions and strides (≤ 20 s instead of ≤ 2 min)")
+    p.add_argument("--json", action="store_true", help="print the full report as JSON instead of the summary")
+    p.add_argument("--out", metavar="HOST.toml", help="write a machine preset with the measured values")
+    p.add_argument("--base", default="zen3", help="preset whose unmeasured fields --out keeps (default: zen3)")
+    p.add_argument("--validate", action="store_true",
+                   help="simulate the probe's pointer chase on the measured preset; print measured vs simulated")
+    p.add_argument("--plot", metavar="PNG", default="probe-validate.png",
+                   help="where --validate writes its plot (default: probe-validate.png)")
+    p.add_argument("--sections", help="comma-separated subset of the measurements (see --list)")
+    p.add_argument("--list", action="store_true", help="list the measurement sections and exit")
+    p.add_argument("--cpu", type=int, help="CPU to measure on (default: the first allowed)")
+    p.add_argument("--other-cpu", type=int, help="second CPU for the sharing and migration tests")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--no-priority", action="store_true", help="do not raise the measuring thread's priority")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from tlblab import probe as tp
+    from tlblab.errors import UserError
+
+    if args.list:
+        print("\n".join(tp.SECTIONS))
+        return 0
+    sections = [s.strip() for s in args.sections.split(",") if s.strip()] if args.sections else None
+    if args.out and not args.out.endswith((".toml", ".json")):
+        raise UserError(f"--out {args.out}: expected a .toml or .json file name")
+    import os
+
+    for flag, path in (("--out", args.out), ("--plot", args.plot if args.validate else None)):
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            raise UserError(f"{flag} {path}: directory {os.path.dirname(os.path.abspath(path))} does not exist")
+    for s in sections or []:
+        if s not in tp.SECTIONS:
+            raise UserError(f"unknown probe section '{s}': expected one of {', '.join(tp.SECTIONS)}")
+    print("tlblab probe: measuring (pinned, interleaved repetitions; "
+          f"{'≈15 s' if args.quick else 'about a minute'}) ...", file=sys.stderr, flush=True)
+    r = tp.probe(quick=args.quick, sections=sections, cpu=args.cpu, other_cpu=args.other_cpu, seed=args.seed,
+                 raise_priority=not args.no_priority, validation_curve=args.validate)
+    if args.json:
+        print(json.dumps(r.raw, indent=2))
+    else:
+        print(tp.format_text(r))
+    machine = None
+    if args.out or args.validate:
+        machine = tp.host_machine(r, base=args.base)
+    if args.out:
+        if args.out.endswith(".json"):
+            tp.write_atomic(args.out, json.dumps(machine, indent=2) + "\n")
+        else:
+            from tlblab import machine_toml
+
+            tp.write_atomic(args.out, machine_toml(machine))
+        print(f"wrote {args.out} (load it with: tlblab simulate --machine {args.out})", file=sys.stderr)
+    if args.validate:
+        from tlblab.report_text import format_table
+
+        rows = tp.validate(r, machine)
+        table = [[x["pages"], f"{x['measured_ns']:.2f}", f"{x['measured_iqr']:.2f}", f"{x['simulated_ns']:.2f}",
+                  f"{100 * x['error']:+.0f}%"] for x in rows]
+        out = sys.stderr if args.json else sys.stdout
+        print("validation: the probe's random pointer chase, measured vs simulated on the measured preset", file=out)
+        print(format_table(["pages", "measured ns", "IQR", "simulated ns", "error"], table), file=out)
+        errs = sorted(abs(x["error"]) for x in rows)
+        print(f"median |error| {100 * errs[len(errs) // 2]:.0f}%, worst {100 * errs[-1]:.0f}%", file=out)
+        tp.plot_validation(rows, args.plot, title=f"tlblab probe --validate ({machine['frequency_mhz']} MHz est.)")
+        print(f"wrote {args.plot}", file=sys.stderr)
+    return 0

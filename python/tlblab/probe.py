@@ -1,0 +1,267 @@
+"""Measuring the host's TLBs by timing alone, from Python.
+
+    >>> import tlblab.probe as tp
+    >>> r = tp.probe(quick=True)            # ≈ 10-20 s; every number a median with its spread
+    >>> print(tp.format_text(r))             # what `tlblab probe` prints
+    >>> r.summary_frame()                    # pandas: name, value, spread, confidence, CPUID, …
+    >>> tp.host_toml(r)                      # a machine preset `tlblab simulate --machine` accepts
+
+The measurements run in Rust (`crates/tlblab-probe`); this module turns the report into text,
+DataFrames, a machine preset, and the measured-vs-simulated validation. Measured values never
+come from CPUID: CPUID's declared values are printed beside them and disagreements flagged.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+from dataclasses import dataclass
+from typing import Any
+
+from tlblab import _native
+from tlblab.errors import UserError
+
+SECTIONS: list[str] = list(_native.probe_sections())
+
+
+@dataclass
+class ProbeResult:
+    """The probe's report (`raw` is the JSON from `tlblab_probe::probe::ProbeReport`)."""
+
+    raw: dict[str, Any]
+
+    def measured(self, name: str) -> dict[str, Any] | None:
+        """The summary entry whose name starts with `name` (e.g. "L2 DTLB entries")."""
+        for m in self.raw["summary"]:
+            if m["name"].startswith(name):
+                return m
+        return None
+
+    def value(self, name: str) -> float | None:
+        m = self.measured(name)
+        return None if m is None else m["value"]
+
+    def summary_frame(self):
+        """One row per headline number."""
+        import pandas as pd
+
+        return pd.DataFrame([{**m, "spread": tuple(m["spread"]) if m["spread"] else None} for m in self.raw["summary"]])
+
+    def sweep_frame(self, which: str = "dtlb"):
+        """The capacity sweep (`dtlb`, `itlb` or `random`): N, test/control/excess medians and IQRs."""
+        import pandas as pd
+
+        rows = self.raw[{"dtlb": "dtlb_sweep", "itlb": "itlb_sweep", "random": "random_sweep"}[which]]
+        return pd.DataFrame([
+            {"n": r["n"], "test_ns": r["test"]["median"], "control_ns": r["control"]["median"],
+             "excess_ns": r["excess"]["median"], "excess_iqr": r["excess"]["q3"] - r["excess"]["q1"]}
+            for r in rows
+        ])
+
+
+def probe(*, quick: bool = False, sections: list[str] | None = None, cpu: int | None = None,
+          other_cpu: int | None = None, seed: int = 1, reps: int | None = None,
+          window_ms: float | None = None, trials: int | None = None, raise_priority: bool = True,
+          validation_curve: bool = False) -> ProbeResult:
+    """Runs the probe on this machine (Linux x86-64). `sections` picks from `SECTIONS`."""
+    for s in sections or []:
+        if s not in SECTIONS:
+            raise UserError(f"unknown probe section '{s}': expected one of {', '.join(SECTIONS)}")
+    opts = {"quick": quick, "seed": seed, "cpu": cpu, "other_cpu": other_cpu, "sections": sections or [],
+            "reps": reps, "window_ms": window_ms, "trials": trials, "raise_priority": raise_priority,
+            "validation_curve": validation_curve}
+    return ProbeResult(json.loads(_native.probe(json.dumps(opts))))
+
+
+def _fmt_value(m: dict[str, Any]) -> str:
+    v = m["value"]
+    if v is None:
+        return "-"
+    unit = m["unit"]
+    if unit == "entries":
+        return f"{v:.0f}"
+    if unit == "ns":
+        return f"{v:.2f} ns"
+    return f"{v:.2f}"
+
+
+def _fmt_spread(m: dict[str, Any]) -> str:
+    s = m["spread"]
+    if not s:
+        return ""
+    if m["unit"] == "entries":
+        return f"{s[0]:.0f}..{s[1]:.0f}"
+    return f"{s[0]:.2f}..{s[1]:.2f}"
+
+
+def format_text(r: ProbeResult) -> str:
+    """The human-readable summary `tlblab probe` prints."""
+    from tlblab.report_text import format_table
+
+    raw = r.raw
+    c = raw["cpuid"]
+    second = "" if raw["other_cpu"] is None else f" (second CPU {raw['other_cpu']})"
+    hyper = f", hypervisor {c['hypervisor']}" if c["hypervisor"] else ""
+    lines = [f"tlblab probe {'(quick) ' if raw['quick'] else ''}on CPU {raw['cpu']}{second}: "
+             f"{c['brand'] or c['vendor']} (family {c['family']:#x}, model {c['model']:#x}){hyper}"]
+    rows = []
+    for m in raw["summary"]:
+        flag = "DISAGREES" if m["disagrees"] else ""
+        rows.append([m["name"], _fmt_value(m), _fmt_spread(m), m["confidence"], m["cpuid"] or "", flag])
+    lines.append(format_table(["measured (timing only)", "value", "spread", "confidence", "CPUID declares", ""], rows))
+    notes = [f"  {m['name']}: {m['note']}" for m in raw["summary"] if m["note"] and m["unit"] != "ns"]
+    if notes:
+        lines.append("notes:")
+        lines.extend(notes)
+    w, rerun = raw["windows"]
+    lb, la = raw["loadavg_before"], raw["loadavg_after"]
+    lines.append(f"load average {lb} before, {la} after; {rerun} of {w} timing windows were re-run because "
+                 f"another task took the CPU; priority {'raised' if raw['priority_raised'] else 'normal'}; "
+                 f"{raw['seconds']:.1f} s")
+    for e in raw["errors"]:
+        lines.append(f"warning: {e}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# The host preset
+
+
+def _ghz(r: ProbeResult) -> float:
+    """Core clock estimate: a dependent L1D hit is 4 cycles on Zen 3 and Intel cores since
+    Sandy Bridge (AMD #56665 §2.11), so f = 4 / (L1 hit ns). The VM does not expose the clock."""
+    hit = r.value("load, L1 DTLB hit")
+    if not hit or hit <= 0:
+        return 3.0
+    return 4.0 / hit
+
+
+def host_machine(r: ProbeResult, base: str = "zen3") -> dict[str, Any]:
+    """A machine description for the simulator: `base` preset with the measured TLB values.
+
+    Measured: L1/L2 DTLB entries (and L1 associativity), L1/L2 ITLB entries when their
+    confidence is not "unclear", the L2-hit latency, the core clock estimate. Everything else
+    (caches, memory, walker, page-walk caches) stays the base preset's, with its sources.
+    """
+    from tlblab import machine_config
+
+    m = machine_config(base)
+    ghz = _ghz(r)
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    host = platform.node() or "this host"
+    m["name"] = "host"
+    m["description"] = f"measured by tlblab probe on {host}, {stamp}; other fields from preset {base}"
+    m["source"] = f"tlblab probe (timing only) on {host}, {stamp}; unmeasured fields: preset {base}"
+    m["frequency_mhz"] = int(round(ghz * 1000))
+    l2_pen = r.measured("L1 DTLB miss, L2 DTLB hit")
+    want = {("data", 1): "L1 DTLB entries", ("data", 2): "L2 DTLB entries",
+            ("instr", 1): "L1 ITLB entries", ("instr", 2): "L2 ITLB entries"}
+    for t in m["tlb"]:
+        key = (t["kind"], t["level"])
+        if key not in want:
+            continue
+        meas = r.measured(want[key])
+        if meas is None or meas["value"] is None or meas["confidence"] == "unclear":
+            t["source"] = f"{t.get('source', '')} (tlblab probe: not measured clearly here; kept from {base})"
+            continue
+        entries = int(meas["value"])
+        ways = t["ways"]
+        assoc = r.measured("L1 DTLB associativity") if key == ("data", 1) else None
+        if assoc is not None and assoc["note"].startswith("fully associative"):
+            ways = "full"
+        if ways != "full":
+            ways = int(ways)
+            entries = max(ways, int(round(entries / ways)) * ways)  # the engine needs whole sets
+        t["entries"] = entries
+        t["ways"] = ways
+        t["source"] = (f"tlblab probe: {meas['value']:.0f} entries measured ({meas['confidence']} confidence, "
+                       f"trials {_fmt_spread(meas)}; CPUID: {meas['cpuid']})"
+                       + ("" if ways == "full" else f"; ways kept from {base} (not measurable behind the L1)"))
+        if key == ("data", 2) and l2_pen and l2_pen["value"]:
+            t["latency"] = max(1, int(round(l2_pen["value"] * ghz)))
+            t["source"] += f"; latency {l2_pen['value']:.2f} ns × {ghz:.2f} GHz"
+    return m
+
+
+def host_toml(r: ProbeResult, base: str = "zen3") -> str:
+    """`host_machine` as TOML text (the format of presets/*.toml)."""
+    from tlblab import machine_toml
+
+    return machine_toml(host_machine(r, base))
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Writes via a temporary file and rename, so no partial file is ever left behind."""
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise UserError(f"{path}: directory {d} does not exist")
+    tmp = os.path.join(d, f".{os.path.basename(path)}.tmp{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise UserError(f"{path}: cannot write: {e.strerror}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation: the probe's own microbenchmark through the simulator
+
+
+def validate(r: ProbeResult, machine: dict[str, Any] | str, *, accesses_per_page: int = 24,
+             min_accesses: int = 100_000, seed: int = 0) -> list[dict[str, Any]]:
+    """Simulates the probe's random-order chase (the `chase` workload: one load per page, varying
+    line) for every N of `r`'s validation sweep on `machine`, and returns measured vs simulated ns
+    per access with the relative error. Needs a report made with `validation_curve=True`."""
+    from tlblab import machine_config, simulate
+
+    rows = r.raw.get("random_sweep") or []
+    if not rows:
+        raise UserError("the probe report has no validation sweep (run the probe with --validate)")
+    cfg = machine if isinstance(machine, dict) else machine_config(machine)
+    ghz = cfg["frequency_mhz"] / 1000.0
+    out = []
+    for row in rows:
+        n = row["n"]
+        acc = max(min_accesses, accesses_per_page * n)
+        res = simulate(cfg, f"chase:pages={n},accesses={acc}", seed=seed)
+        # Exclude the cold start (first-touch faults, compulsory misses): the probe warms up too.
+        # Simulate twice as many accesses and take the difference of the two runs' cycles.
+        res2 = simulate(cfg, f"chase:pages={n},accesses={2 * acc}", seed=seed)
+        cyc = (res2.cycles - res.cycles) / acc
+        sim_ns = cyc / ghz
+        meas = row["test"]["median"]
+        out.append({"pages": n, "measured_ns": meas, "measured_iqr": row["test"]["q3"] - row["test"]["q1"],
+                    "simulated_ns": sim_ns, "error": (sim_ns - meas) / meas})
+    return out
+
+
+def plot_validation(rows: list[dict[str, Any]], path: str, title: str = "") -> None:
+    """Measured vs simulated ns per access over N, written as a PNG (temp file + rename)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ns = [x["pages"] for x in rows]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(ns, [x["measured_ns"] for x in rows], "o-", label="measured (median)")
+    ax.plot(ns, [x["simulated_ns"] for x in rows], "s--", label="simulated (host preset)")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("pages in the random pointer chase (N)")
+    ax.set_ylabel("ns per access")
+    ax.set_title(title or "tlblab probe --validate")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    d = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(d, f".{os.path.basename(path)}.tmp{os.getpid()}.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    os.replace(tmp, path)

@@ -1,0 +1,118 @@
+"""tlblab probe's analysis through the Python binding, on synthetic curves with known answers
+(the Rust unit tests cover the same functions in more depth), and the preset conversion."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from tlblab import _native
+
+
+def _curve(l1: int, l2: int, noise: float, seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    ns, x = [], 8.0
+    while x < 32768:
+        ns.append(int(round(x)) + 1)
+        x *= 2 ** 0.25
+    pts = []
+    for n in ns:
+        data = 1.25 if n <= 512 else 3.75
+        tlb = 0.0 if n <= l1 else (2.2 if n <= l2 else 7.0)
+        t = (data + tlb) * (1 + rng.gauss(0, noise))
+        c = data * (1 + rng.gauss(0, noise))
+        pts.append({"n": n, "test": t, "control": c, "noise": (data + tlb) * noise * 1.9})
+    return pts
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_given_a_noisy_two_level_curve_then_two_knees_bracket_both_capacities(seed):
+    knees = json.loads(_native.probe_find_knees(json.dumps(_curve(64, 2048, 0.02, seed))))
+    assert len(knees) == 2
+    assert knees[0]["lo"] <= 64 < knees[0]["hi"]
+    assert knees[1]["lo"] <= 2048 < knees[1]["hi"]
+
+
+def test_given_a_flat_curve_then_no_knee():
+    assert json.loads(_native.probe_find_knees(json.dumps(_curve(1 << 30, 1 << 30, 0.01, 3)))) == []
+
+
+def test_ramp_fit_finds_a_step_at_64():
+    pts = [[n, 0.0 if n <= 64 else 2.2] for n in range(48, 80)]
+    fit = json.loads(_native.probe_fit_ramp(json.dumps(pts)))
+    assert fit["capacity"] == 64 and fit["width"] == 1  # the ramp ends at the first missing N
+
+
+def test_index_inference_tells_fully_associative_from_16x4():
+    fa = [{"log2_stride": k, "capacity": 64.0} for k in range(10)]
+    assert json.loads(_native.probe_infer_indexing(json.dumps(fa)))["kind"] == "fully_associative"
+    sk = [{"log2_stride": k, "capacity": max(64.0 / 2 ** k, 4.0)} for k in range(8)]
+    got = json.loads(_native.probe_infer_indexing(json.dumps(sk)))
+    assert got == {"kind": "linear", "sets": 16, "ways": 4, "index_bits": [0, 1, 2, 3]}
+
+
+def test_bad_json_is_a_value_error_naming_the_position():
+    with pytest.raises(ValueError, match="line 1, column"):
+        _native.probe_fit_ramp("[[1, 2], oops]")
+    with pytest.raises(ValueError, match="unknown field"):
+        _native.probe(json.dumps({"quik": True}))
+
+
+def test_unknown_section_is_a_user_error_from_the_cli(capsys):
+    from tlblab.cli import main
+
+    assert main(["probe", "--sections", "dtlb,nonsense"]) == 2
+    assert "unknown probe section 'nonsense'" in capsys.readouterr().err
+
+
+def _report(l1=64, l2=2048, conf="high"):
+    from tlblab.probe import ProbeResult
+
+    def m(name, value, unit="entries", note="", confidence=conf):
+        return {"name": name, "value": value, "unit": unit, "spread": [value, value], "confidence": confidence,
+                "cpuid": None, "disagrees": False, "note": note}
+
+    return ProbeResult({"summary": [
+        m("L1 DTLB entries (4K)", l1), m("L2 DTLB entries (4K)", l2),
+        m("L1 DTLB associativity", None, "", "fully associative (64 entries at every stride)"),
+        m("load, L1 DTLB hit (L1D hit)", 1.25, "ns"), m("L1 DTLB miss, L2 DTLB hit (extra)", 2.2, "ns"),
+        m("L1 ITLB entries (4K)", 20, confidence="unclear"),
+    ], "random_sweep": []})
+
+
+def test_host_preset_takes_the_measured_values_and_keeps_the_rest():
+    from tlblab import machine_config
+    from tlblab.probe import host_machine
+
+    m = host_machine(_report(l1=64, l2=1856))
+    tlb = {(t["kind"], t["level"]): t for t in m["tlb"]}
+    assert tlb[("data", 1)]["entries"] == 64 and tlb[("data", 1)]["ways"] == "full"
+    # 1856 rounded to whole sets of the base preset's 16 ways.
+    assert tlb[("data", 2)]["entries"] == 1856 and tlb[("data", 2)]["entries"] % 16 == 0
+    assert tlb[("data", 2)]["latency"] == 7  # 2.2 ns at 4 cycles / 1.25 ns = 3.2 GHz
+    assert m["frequency_mhz"] == 3200
+    # An unclear measurement is not used: the base value stays, and the source says so.
+    assert tlb[("instr", 1)]["entries"] == 64 and "not measured clearly" in tlb[("instr", 1)]["source"]
+    # And the simulator accepts it.
+    assert machine_config(m)["tlb"][1]["entries"] in (64, 1856)
+
+
+def test_host_toml_round_trips_through_the_simulator(tmp_path):
+    from tlblab import simulate
+    from tlblab.probe import host_toml, write_atomic
+
+    path = tmp_path / "host.toml"
+    write_atomic(str(path), host_toml(_report(l2=1504)))
+    r = simulate(str(path), "chase:pages=256,accesses=20000")
+    assert r.total["references"] >= 20000
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp file left
+
+
+def test_validate_without_a_sweep_is_a_user_error():
+    from tlblab.errors import UserError
+    from tlblab.probe import validate
+
+    with pytest.raises(UserError, match="--validate"):
+        validate(_report(), "zen3")

@@ -1,0 +1,32 @@
+"""Smoke: `tlblab probe --quick` runs for real on this machine and says something sensible.
+
+Timing assertions are deliberately loose (a shared 2-core VM): the first-level data TLB must be
+found and be a plausible size; everything must come back with a confidence flag.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",
+                                reason="the probe measures Linux x86-64 hosts")
+
+
+def test_probe_quick_runs_and_reports_every_number_with_a_confidence(tmp_path):
+    out = tmp_path / "host.toml"
+    p = subprocess.run([sys.executable, "-m", "tlblab.cli", "probe", "--quick", "--json", "--out", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    names = [m["name"] for m in r["summary"]]
+    assert "L1 DTLB entries (4K)" in names
+    assert all(m["confidence"] in ("high", "medium", "unclear") for m in r["summary"])
+    l1 = next(m for m in r["summary"] if m["name"] == "L1 DTLB entries (4K)")
+    assert 8 <= l1["value"] <= 4096
+    assert r["seconds"] < 60
+    assert out.read_text().count("[[tlb]]") >= 2
