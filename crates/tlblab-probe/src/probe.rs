@@ -95,7 +95,7 @@ pub struct ProbeReport {
 }
 
 fn budget(o: &ProbeOptions) -> Budget {
-    let (reps, window_ms, trials) = if o.quick { (3, 0.5, 2) } else { (5, 1.0, 3) };
+    let (reps, window_ms, trials) = if o.quick { (3, 0.5, 3) } else { (5, 1.0, 3) };
     Budget {
         reps: o.reps.unwrap_or(reps).max(1),
         window_ns: (o.window_ms.unwrap_or(window_ms).max(0.05) * 1e6) as u64,
