@@ -7,7 +7,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let cfg = tlblab_config::load_machine(&args[1]).unwrap_or_else(|e| panic!("{e}"));
     let (name, params) = workloads::parse_spec(&args[2]).unwrap();
-    let opts = if args.get(3).is_some_and(|a| a == "tlb-only") { RunOptions::tlb_only(0) } else { RunOptions::default() };
+    let opts = if args.get(3).is_some_and(|a| a == "tlb-only") {
+        RunOptions::tlb_only(0)
+    } else {
+        RunOptions::default()
+    };
     let mut src = workloads::build(&name, &params, 0).unwrap();
     let mut records = Vec::new();
     while src.fill(&mut records, 1 << 16).unwrap() > 0 {}
@@ -16,5 +20,10 @@ fn main() {
     let t = std::time::Instant::now();
     sys.run(&mut src).unwrap();
     let s = sys.stats();
-    eprintln!("{} refs in {:?}: {:.1} M refs/s", s.total.references, t.elapsed(), s.total.references as f64 / t.elapsed().as_secs_f64() / 1e6);
+    eprintln!(
+        "{} refs in {:?}: {:.1} M refs/s",
+        s.total.references,
+        t.elapsed(),
+        s.total.references as f64 / t.elapsed().as_secs_f64() / 1e6
+    );
 }

@@ -14,7 +14,10 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("gem5-a7", include_str!("../../../presets/gem5-a7.toml")),
     ("cortex-a9", include_str!("../../../presets/cortex-a9.toml")),
     ("sa1100", include_str!("../../../presets/sa1100.toml")),
-    ("xeon-e5-2650", include_str!("../../../presets/xeon-e5-2650.toml")),
+    (
+        "xeon-e5-2650",
+        include_str!("../../../presets/xeon-e5-2650.toml"),
+    ),
 ];
 
 pub fn preset_names() -> Vec<&'static str> {
@@ -69,7 +72,8 @@ pub fn load_machine(name_or_path: &str) -> Result<MachineConfig, String> {
             preset_names().join(", ")
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{name_or_path}: cannot read: {e}"))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("{name_or_path}: cannot read: {e}"))?;
     if path.extension().is_some_and(|e| e == "json") {
         parse_machine_json(&text, name_or_path)
     } else {
@@ -106,7 +110,11 @@ mod tests {
                 assert!(!t.source.is_empty(), "{name}: tlb {} has no source", t.name);
             }
             for c in &m.caches {
-                assert!(!c.source.is_empty(), "{name}: cache {} has no source", c.name);
+                assert!(
+                    !c.source.is_empty(),
+                    "{name}: cache {} has no source",
+                    c.name
+                );
             }
         }
     }
@@ -123,7 +131,9 @@ mod tests {
 
     #[test]
     fn an_unknown_field_names_file_line_and_column() {
-        let text = preset_text("zen3").unwrap().replace("entries = 2048", "entriez = 2048");
+        let text = preset_text("zen3")
+            .unwrap()
+            .replace("entries = 2048", "entriez = 2048");
         let e = parse_machine_toml(&text, "host.toml").unwrap_err();
         assert!(e.starts_with("host.toml:"), "{e}");
         assert!(e.contains("unknown field `entriez`"), "{e}");
@@ -131,10 +141,18 @@ mod tests {
 
     #[test]
     fn an_impossible_geometry_names_the_field() {
-        let text = preset_text("zen3").unwrap().replace("entries = 2048\nways = 16", "entries = 2048\nways = 12");
+        let text = preset_text("zen3")
+            .unwrap()
+            .replace("entries = 2048\nways = 16", "entries = 2048\nways = 12");
         let e = parse_machine_toml(&text, "host.toml").unwrap_err();
-        assert_eq!(e, "host.toml: tlb[L2D].ways: 2048 entries are not divisible by 12 ways");
-        let text = preset_text("zen3").unwrap().replace("replacement = \"random\"", "").replace("ways = 16", "ways = 16\nreplacement = \"lfu\"");
+        assert_eq!(
+            e,
+            "host.toml: tlb[L2D].ways: 2048 entries are not divisible by 12 ways"
+        );
+        let text = preset_text("zen3")
+            .unwrap()
+            .replace("replacement = \"random\"", "")
+            .replace("ways = 16", "ways = 16\nreplacement = \"lfu\"");
         let e = parse_machine_toml(&text, "h.toml").unwrap_err();
         assert!(e.contains("unknown variant `lfu`"), "{e}");
     }

@@ -19,7 +19,14 @@ fn run(machine: &str, spec: &str) -> String {
     let cfg = tlblab_config::load_machine(machine).unwrap();
     let (name, params) = workloads::parse_spec(spec).unwrap();
     let mut src = workloads::build(&name, &params, 1).unwrap();
-    let mut sys = System::new(cfg, RunOptions { seed: 1, ..RunOptions::default() }).unwrap();
+    let mut sys = System::new(
+        cfg,
+        RunOptions {
+            seed: 1,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
     sys.run(&mut src).unwrap();
     serde_json::to_string_pretty(&sys.stats()).unwrap() + "\n"
 }
@@ -30,18 +37,25 @@ fn stats_match_the_committed_snapshots() {
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     let mut failures = Vec::new();
     for (machine, spec) in CASES {
-        let file = dir.join(format!("{machine}__{}.json", spec.replace([':', ',', '='], "_")));
+        let file = dir.join(format!(
+            "{machine}__{}.json",
+            spec.replace([':', ',', '='], "_")
+        ));
         let got = run(machine, spec);
         if update {
             std::fs::write(&file, &got).unwrap();
             continue;
         }
-        let want = std::fs::read_to_string(&file).unwrap_or_else(|_| panic!("missing snapshot {}", file.display()));
+        let want = std::fs::read_to_string(&file)
+            .unwrap_or_else(|_| panic!("missing snapshot {}", file.display()));
         if got != want {
             failures.push(file.display().to_string());
         }
     }
-    assert!(failures.is_empty(), "stats changed for: {failures:?} (review, then UPDATE_GOLDEN=1)");
+    assert!(
+        failures.is_empty(),
+        "stats changed for: {failures:?} (review, then UPDATE_GOLDEN=1)"
+    );
 }
 
 #[test]

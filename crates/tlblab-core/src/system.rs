@@ -416,18 +416,32 @@ impl System {
                 fmt.name()
             )));
         }
-        self.spaces[space].regions.insert(0, (start.0, start.0 + len, size, None));
+        self.spaces[space]
+            .regions
+            .insert(0, (start.0, start.0 + len, size, None));
         Ok(())
     }
 
     /// Backs `start..start+len` of `space` by shared object `object`: every address space that
     /// maps the same object (at any address) shares its frames.
-    pub fn map_shared(&mut self, space: usize, start: VirtAddr, len: u64, size: PageSize, object: u32) -> Result<(), SimError> {
+    pub fn map_shared(
+        &mut self,
+        space: usize,
+        start: VirtAddr,
+        len: u64,
+        size: PageSize,
+        object: u32,
+    ) -> Result<(), SimError> {
         let fmt = self.config.page_table.format;
         if !fmt.supports(size) {
-            return Err(SimError(format!("page size {size} is not supported by the {} page-table format", fmt.name())));
+            return Err(SimError(format!(
+                "page size {size} is not supported by the {} page-table format",
+                fmt.name()
+            )));
         }
-        self.spaces[space].regions.insert(0, (start.0, start.0 + len, size, Some(object)));
+        self.spaces[space]
+            .regions
+            .insert(0, (start.0, start.0 + len, size, Some(object)));
         Ok(())
     }
 
@@ -892,7 +906,8 @@ impl System {
         };
         let s = &mut self.spaces[space];
         let domain = s.domain;
-        s.pt.map(va.align_down(size), size, pfn, domain, &mut self.frames).map_err(|e| oom(e, "physical"))
+        s.pt.map(va.align_down(size), size, pfn, domain, &mut self.frames)
+            .map_err(|e| oom(e, "physical"))
     }
 
     /// Charges `cycles` of OS work to hardware thread `cpu`.
@@ -932,7 +947,9 @@ impl System {
 
     fn ensure_space(&mut self, process: u32) -> Result<usize, SimError> {
         if process > 1 << 16 {
-            return Err(SimError(format!("process id {process} is too large (expected < 65536)")));
+            return Err(SimError(format!(
+                "process id {process} is too large (expected < 65536)"
+            )));
         }
         while self.spaces.len() <= process as usize {
             self.create_space()?;
@@ -951,22 +968,40 @@ impl System {
     pub(crate) fn job_start(&mut self, task: u32, job: u32, release: u64) -> Result<(), SimError> {
         let st = self.thread_state(ThreadId(task))?;
         let snapshot = self.thread_stats[st.stat].1.clone();
-        let js = JobStats { task, job, release, start: self.cpus[st.cpu].clock, ..JobStats::default() };
+        let js = JobStats {
+            task,
+            job,
+            release,
+            start: self.cpus[st.cpu].clock,
+            ..JobStats::default()
+        };
         self.open_jobs.insert((task, job), (js, snapshot));
         Ok(())
     }
 
     /// Finishes a job's statistics: what its thread did since `job_start`.
-    pub(crate) fn job_end(&mut self, task: u32, job: u32, deadline: Option<u64>) -> Result<(), SimError> {
+    pub(crate) fn job_end(
+        &mut self,
+        task: u32,
+        job: u32,
+        deadline: Option<u64>,
+    ) -> Result<(), SimError> {
         let st = self.thread_state(ThreadId(task))?;
         let Some((mut js, before)) = self.open_jobs.remove(&(task, job)) else {
-            return Err(SimError(format!("JobEnd for task {task} job {job} without a JobStart")));
+            return Err(SimError(format!(
+                "JobEnd for task {task} job {job} without a JobStart"
+            )));
         };
         let now = &self.thread_stats[st.stat].1;
         js.end = self.cpus[st.cpu].clock;
         js.cycles = now.cycles - before.cycles;
         js.references = now.references - before.references;
-        js.tlb_misses = now.tlb.iter().zip(&before.tlb).map(|(a, b)| a.misses - b.misses).collect();
+        js.tlb_misses = now
+            .tlb
+            .iter()
+            .zip(&before.tlb)
+            .map(|(a, b)| a.misses - b.misses)
+            .collect();
         js.walks = now.walks - before.walks;
         js.deadline_missed = deadline.is_some_and(|d| js.end > d);
         self.jobs.push(js);
@@ -1002,23 +1037,45 @@ impl System {
                 }
             }
             Event::Migrate { thread, core } => self.migrate(thread, core.0 as usize)?,
-            Event::Mmap { process, start, len, page_shift, .. } => {
+            Event::Mmap {
+                process,
+                start,
+                len,
+                page_shift,
+                ..
+            } => {
                 let space = self.ensure_space(process)?;
                 let size = Self::page_size_of_shift(page_shift)?;
                 self.set_region_page_size(space, start, len, size)?;
             }
-            Event::MapShared { process, start, len, page_shift, object, .. } => {
+            Event::MapShared {
+                process,
+                start,
+                len,
+                page_shift,
+                object,
+                ..
+            } => {
                 let space = self.ensure_space(process)?;
                 let size = Self::page_size_of_shift(page_shift)?;
                 self.map_shared(space, start, len, size, object)?;
             }
-            Event::Munmap { process, start, len } => {
+            Event::Munmap {
+                process,
+                start,
+                len,
+            } => {
                 if (process as usize) < self.spaces.len() {
                     let cpu = self.cpu_of_process(process);
                     self.unmap_range(process as usize, start, len, cpu);
                 }
             }
-            Event::Mprotect { process, start, len, .. } => {
+            Event::Mprotect {
+                process,
+                start,
+                len,
+                ..
+            } => {
                 // Permissions are not modelled, but changing them invalidates the cached
                 // translations everywhere: the same shootdown as munmap, without unmapping.
                 if (process as usize) < self.spaces.len() {
@@ -1033,7 +1090,12 @@ impl System {
                 }
                 if what & flush::CACHES != 0 {
                     let c = self.cpus[cpu].core;
-                    let mut caches: Vec<usize> = self.cores[c].icache.iter().chain(&self.cores[c].dcache).map(|r| r.cache).collect();
+                    let mut caches: Vec<usize> = self.cores[c]
+                        .icache
+                        .iter()
+                        .chain(&self.cores[c].dcache)
+                        .map(|r| r.cache)
+                        .collect();
                     caches.sort_unstable();
                     caches.dedup();
                     for i in caches {
@@ -1062,7 +1124,12 @@ impl System {
         let end = start.0.saturating_add(len);
         let mut total = 0;
         for core in 0..self.cores.len() {
-            let mut tlbs: Vec<usize> = self.cores[core].itlb.iter().chain(&self.cores[core].dtlb).map(|&(t, _)| t).collect();
+            let mut tlbs: Vec<usize> = self.cores[core]
+                .itlb
+                .iter()
+                .chain(&self.cores[core].dtlb)
+                .map(|&(t, _)| t)
+                .collect();
             tlbs.sort_unstable();
             tlbs.dedup();
             let mut n = 0;
@@ -1107,7 +1174,11 @@ impl System {
         let mut queues: Vec<VecDeque<Access>> = vec![VecDeque::new(); self.cpus.len()];
         let mut queued = 0usize;
         let mut exhausted = false;
-        let limit = if self.options.max_references == 0 { u64::MAX } else { self.options.max_references };
+        let limit = if self.options.max_references == 0 {
+            u64::MAX
+        } else {
+            self.options.max_references
+        };
         while self.references < limit {
             if !exhausted && queued < LOOKAHEAD / 2 {
                 buf.clear();
@@ -1161,7 +1232,9 @@ impl System {
             // Advance the hardware thread with the smallest clock that has work.
             let mut best = usize::MAX;
             for (i, q) in queues.iter().enumerate() {
-                if !q.is_empty() && (best == usize::MAX || self.cpus[i].clock < self.cpus[best].clock) {
+                if !q.is_empty()
+                    && (best == usize::MAX || self.cpus[i].clock < self.cpus[best].clock)
+                {
                     best = i;
                 }
             }
@@ -1259,7 +1332,10 @@ impl System {
     /// Places `thread` on hardware thread `cpu` without the migration policy (first placement).
     pub fn bind_thread_cpu(&mut self, thread: ThreadId, cpu: usize) -> Result<(), SimError> {
         let st = self.thread_state(thread)?;
-        self.threads[thread.0 as usize] = Some(ThreadState { cpu: cpu % self.cpus.len(), ..st });
+        self.threads[thread.0 as usize] = Some(ThreadState {
+            cpu: cpu % self.cpus.len(),
+            ..st
+        });
         Ok(())
     }
 }

@@ -13,7 +13,8 @@ use tlblab_trace::workloads::{build, Params};
 use tlblab_types::{Asid, PageSize, Pfn, VirtAddr, Vpn};
 
 #[test]
-fn given_a_64_entry_fully_associative_lru_tlb_when_65_pages_are_swept_cyclically_then_every_access_misses() {
+fn given_a_64_entry_fully_associative_lru_tlb_when_65_pages_are_swept_cyclically_then_every_access_misses(
+) {
     let mut sys = system(fa(64));
     sweep(&mut sys, 0x1000_0000, 65, 4096, 10);
     let s = sys.stats().total;
@@ -31,16 +32,23 @@ fn given_a_64_entry_fully_associative_lru_tlb_when_64_pages_are_swept_then_each_
 }
 
 #[test]
-fn given_an_empty_4_way_tlb_when_five_pages_of_one_set_are_touched_twice_then_the_second_round_misses_five_times() {
+fn given_an_empty_4_way_tlb_when_five_pages_of_one_set_are_touched_twice_then_the_second_round_misses_five_times(
+) {
     // 64 entries, 4 ways → 16 sets indexed by the low VPN bits: pages 16 apart share a set.
-    let mut sys = system(machine(PageTableFormat::X86_64_4level, vec![tlb("L1", 1, 64, 4, ReplacementKind::Lru)]));
+    let mut sys = system(machine(
+        PageTableFormat::X86_64_4level,
+        vec![tlb("L1", 1, 64, 4, ReplacementKind::Lru)],
+    ));
     sweep(&mut sys, 0x1000_0000, 5, 16 * 4096, 1);
     let first = sys.stats().total.tlb[0].misses;
     sweep(&mut sys, 0x1000_0000, 5, 16 * 4096, 1);
     assert_eq!(first, 5);
     assert_eq!(sys.stats().total.tlb[0].misses - first, 5);
     // Four pages of one set fit: the second round all hits.
-    let mut sys = system(machine(PageTableFormat::X86_64_4level, vec![tlb("L1", 1, 64, 4, ReplacementKind::Lru)]));
+    let mut sys = system(machine(
+        PageTableFormat::X86_64_4level,
+        vec![tlb("L1", 1, 64, 4, ReplacementKind::Lru)],
+    ));
     sweep(&mut sys, 0x1000_0000, 4, 16 * 4096, 2);
     assert_eq!(sys.stats().total.tlb[0].misses, 4);
 }
@@ -64,7 +72,10 @@ fn given_an_explicit_bit_index_when_pages_differ_only_in_unused_bits_then_they_c
 fn given_an_xor_index_when_pages_collide_in_the_hash_then_they_share_a_set() {
     // 4 sets, set = VA[13:12] ^ VA[15:14]: page 0 and page 5 (0b0101) both hash to 0.
     let mut t = tlb("L1", 1, 4, 1, ReplacementKind::Lru);
-    t.index = IndexFn::Xor { a: (12, 13), b: (14, 15) };
+    t.index = IndexFn::Xor {
+        a: (12, 13),
+        b: (14, 15),
+    };
     let mut sys = system(machine(PageTableFormat::X86_64_4level, vec![t]));
     for _ in 0..3 {
         load(&mut sys, 0);
@@ -74,10 +85,14 @@ fn given_an_xor_index_when_pages_collide_in_the_hash_then_they_share_a_set() {
 }
 
 fn refs_per_walk(format: PageTableFormat, size: PageSize) -> u64 {
-    let mut sys = system(machine(format, vec![tlb("L1", 1, 1, 1, ReplacementKind::Lru)]));
+    let mut sys = system(machine(
+        format,
+        vec![tlb("L1", 1, 1, 1, ReplacementKind::Lru)],
+    ));
     let space = sys.create_space().unwrap();
     sys.bind_thread(tlblab_types::ThreadId(0), space, 0);
-    sys.set_region_page_size(space, VirtAddr(0), 1 << 40, size).unwrap();
+    sys.set_region_page_size(space, VirtAddr(0), 1 << 40, size)
+        .unwrap();
     // Two pages far apart in a 1-entry TLB: every access walks.
     for i in 0..10u64 {
         load(&mut sys, (i % 2) * 0x4000_0000 + 0x40_0000);
@@ -89,20 +104,50 @@ fn refs_per_walk(format: PageTableFormat, size: PageSize) -> u64 {
 
 #[test]
 fn walk_references_per_miss_match_each_format() {
-    assert_eq!(refs_per_walk(PageTableFormat::X86_64_4level, PageSize::Size4K), 4);
-    assert_eq!(refs_per_walk(PageTableFormat::X86_64_4level, PageSize::Size2M), 3);
-    assert_eq!(refs_per_walk(PageTableFormat::X86_64_4level, PageSize::Size1G), 2);
-    assert_eq!(refs_per_walk(PageTableFormat::X86_64_5level, PageSize::Size4K), 5);
-    assert_eq!(refs_per_walk(PageTableFormat::Armv8_4k, PageSize::Size4K), 4);
-    assert_eq!(refs_per_walk(PageTableFormat::Armv8_4k, PageSize::Size64K), 4);
-    assert_eq!(refs_per_walk(PageTableFormat::Armv7Short, PageSize::Size4K), 2);
-    assert_eq!(refs_per_walk(PageTableFormat::Armv7Short, PageSize::Size64K), 2);
-    assert_eq!(refs_per_walk(PageTableFormat::Armv7Short, PageSize::Size1M), 1);
+    assert_eq!(
+        refs_per_walk(PageTableFormat::X86_64_4level, PageSize::Size4K),
+        4
+    );
+    assert_eq!(
+        refs_per_walk(PageTableFormat::X86_64_4level, PageSize::Size2M),
+        3
+    );
+    assert_eq!(
+        refs_per_walk(PageTableFormat::X86_64_4level, PageSize::Size1G),
+        2
+    );
+    assert_eq!(
+        refs_per_walk(PageTableFormat::X86_64_5level, PageSize::Size4K),
+        5
+    );
+    assert_eq!(
+        refs_per_walk(PageTableFormat::Armv8_4k, PageSize::Size4K),
+        4
+    );
+    assert_eq!(
+        refs_per_walk(PageTableFormat::Armv8_4k, PageSize::Size64K),
+        4
+    );
+    assert_eq!(
+        refs_per_walk(PageTableFormat::Armv7Short, PageSize::Size4K),
+        2
+    );
+    assert_eq!(
+        refs_per_walk(PageTableFormat::Armv7Short, PageSize::Size64K),
+        2
+    );
+    assert_eq!(
+        refs_per_walk(PageTableFormat::Armv7Short, PageSize::Size1M),
+        1
+    );
 }
 
 #[test]
 fn given_a_nested_4_level_guest_on_a_4_level_host_then_a_cold_walk_reads_24_entries() {
-    let mut cfg = machine(PageTableFormat::X86_64_4level, vec![tlb("L1", 1, 1, 1, ReplacementKind::Lru)]);
+    let mut cfg = machine(
+        PageTableFormat::X86_64_4level,
+        vec![tlb("L1", 1, 1, 1, ReplacementKind::Lru)],
+    );
     cfg.virtualization = Some(VirtualizationConfig {
         host_format: PageTableFormat::X86_64_4level,
         host_page_size: PageSize::Size4K,
@@ -122,7 +167,14 @@ fn given_a_nested_4_level_guest_on_a_4_level_host_then_a_cold_walk_reads_24_entr
 #[test]
 fn given_a_page_directory_cache_when_neighbouring_pages_miss_then_walks_read_one_entry() {
     let mut cfg = fa(1);
-    cfg.walker.pwcs = vec![PwcConfig { level: 2, entries: 16, ways: None, latency: 1, replacement: ReplacementKind::Lru, source: String::new() }];
+    cfg.walker.pwcs = vec![PwcConfig {
+        level: 2,
+        entries: 16,
+        ways: None,
+        latency: 1,
+        replacement: ReplacementKind::Lru,
+        source: String::new(),
+    }];
     let mut sys = system(cfg);
     sweep(&mut sys, 0x1000_0000, 8, 4096, 1); // 8 pages in one 2 MiB region
     let s = sys.stats().total;
@@ -138,17 +190,27 @@ fn given_locked_entries_when_the_tlb_is_flushed_and_thrashed_then_they_survive()
     let mut sys = system(machine(PageTableFormat::X86_64_4level, vec![t]));
     load(&mut sys, 0x1000);
     load(&mut sys, 0x2000);
-    let req = Requester { asid: Asid(1), ..Requester::default() };
+    let req = Requester {
+        asid: Asid(1),
+        ..Requester::default()
+    };
     assert!(sys.tlbs[0].lock(VirtAddr(0x1000), req));
     assert!(sys.tlbs[0].lock(VirtAddr(0x2000), req));
     load(&mut sys, 0x3000);
-    assert!(!sys.tlbs[0].lock(VirtAddr(0x3000), req), "only two entries are lockable");
+    assert!(
+        !sys.tlbs[0].lock(VirtAddr(0x3000), req),
+        "only two entries are lockable"
+    );
     sys.tlbs[0].invalidate_all();
     sweep(&mut sys, 0x10_0000, 100, 4096, 1);
     let before = sys.stats().total.tlb[0].misses;
     load(&mut sys, 0x1000);
     load(&mut sys, 0x2000);
-    assert_eq!(sys.stats().total.tlb[0].misses, before, "locked pages still hit");
+    assert_eq!(
+        sys.stats().total.tlb[0].misses,
+        before,
+        "locked pages still hit"
+    );
     assert_eq!(sys.tlbs[0].unlock(VirtAddr(0x1000)), 1);
     assert_eq!(sys.tlbs[0].locked_count(), 1);
 }
@@ -164,8 +226,14 @@ fn invalidation_by_asid_keeps_other_address_spaces_and_global_entries() {
     t.insert(g);
     assert_eq!(t.invalidate_asid(Asid(1)), 1);
     assert_eq!(t.valid_count(), 2);
-    let other = Requester { asid: Asid(7), ..Requester::default() };
-    assert!(t.probe(VirtAddr(3 << 12), other).is_some(), "global entries match any ASID");
+    let other = Requester {
+        asid: Asid(7),
+        ..Requester::default()
+    };
+    assert!(
+        t.probe(VirtAddr(3 << 12), other).is_some(),
+        "global entries match any ASID"
+    );
     assert!(t.probe(VirtAddr(2 << 12), other).is_none());
     assert_eq!(t.invalidate_va(VirtAddr(2 << 12), None), 1);
     assert_eq!(t.invalidate_all(), 1);
@@ -175,7 +243,10 @@ fn invalidation_by_asid_keeps_other_address_spaces_and_global_entries() {
 fn given_a_two_level_hierarchy_when_l1_misses_and_l2_hits_then_no_walk_and_l1_is_filled() {
     let cfg = machine(
         PageTableFormat::X86_64_4level,
-        vec![tlb("L1", 1, 4, 4, ReplacementKind::Lru), tlb("L2", 2, 64, 4, ReplacementKind::Lru)],
+        vec![
+            tlb("L1", 1, 4, 4, ReplacementKind::Lru),
+            tlb("L2", 2, 64, 4, ReplacementKind::Lru),
+        ],
     );
     let mut sys = system(cfg);
     sweep(&mut sys, 0x1000_0000, 8, 4096, 3);
@@ -188,8 +259,18 @@ fn given_a_two_level_hierarchy_when_l1_misses_and_l2_hits_then_no_walk_and_l1_is
 #[test]
 fn with_caches_a_walk_reference_is_served_by_the_cache_once_warm() {
     let mut cfg = fa(1);
-    cfg.caches = vec![cache("L1D", 1, 32 << 10, 8, 4), cache("L2", 2, 512 << 10, 8, 12)];
-    let mut sys = System::new(cfg, RunOptions { data_accesses: false, ..RunOptions::default() }).unwrap();
+    cfg.caches = vec![
+        cache("L1D", 1, 32 << 10, 8, 4),
+        cache("L2", 2, 512 << 10, 8, 12),
+    ];
+    let mut sys = System::new(
+        cfg,
+        RunOptions {
+            data_accesses: false,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
     for i in 0..20u64 {
         load(&mut sys, 0x1000_0000 + (i % 2) * 4096);
     }
@@ -198,7 +279,11 @@ fn with_caches_a_walk_reference_is_served_by_the_cache_once_warm() {
     // First walk: 4 references from memory; second: the 3 upper entries hit L1 (same lines), the
     // PTE is on the same line as the first page's PTE, so it hits too.
     assert_eq!(t.walk_refs, 80);
-    assert_eq!(t.walk_refs_by_source[2], 4, "only the cold walk goes to memory: {:?}", t.walk_refs_by_source);
+    assert_eq!(
+        t.walk_refs_by_source[2], 4,
+        "only the cold walk goes to memory: {:?}",
+        t.walk_refs_by_source
+    );
     assert_eq!(t.walk_refs_by_source[0], 76);
     assert_eq!(s.sources, vec!["L1D", "L2", "memory"]);
 }
@@ -220,9 +305,20 @@ fn overlap_timing_hides_the_first_level_tlb_behind_the_l1_cache() {
 #[test]
 fn same_seed_same_numbers_and_random_replacement_depends_on_the_seed() {
     let run = |seed: u64| {
-        let mut cfg = machine(PageTableFormat::X86_64_4level, vec![tlb("L1", 1, 64, 64, ReplacementKind::Random)]);
+        let mut cfg = machine(
+            PageTableFormat::X86_64_4level,
+            vec![tlb("L1", 1, 64, 64, ReplacementKind::Random)],
+        );
         cfg.memory.placement = tlblab_core::memory::Placement::Random;
-        let mut sys = System::new(cfg, RunOptions { seed, data_accesses: false, ..RunOptions::default() }).unwrap();
+        let mut sys = System::new(
+            cfg,
+            RunOptions {
+                seed,
+                data_accesses: false,
+                ..RunOptions::default()
+            },
+        )
+        .unwrap();
         let mut params = Params::new();
         params.insert("pages".into(), 200);
         params.insert("accesses".into(), 20_000);
@@ -244,12 +340,18 @@ fn an_impossible_geometry_is_rejected_naming_the_field() {
     cfg.tlbs[0].ways = tlblab_core::tlb::Ways::N(8);
     cfg.tlbs[0].index = IndexFn::Bits { bits: vec![12, 13] };
     let e = System::new(cfg, RunOptions::default()).err().unwrap().0;
-    assert!(e.starts_with("tlb[L1].index: index.bits: expected 3 bits for 8 sets, found 2"), "{e}");
+    assert!(
+        e.starts_with("tlb[L1].index: index.bits: expected 3 bits for 8 sets, found 2"),
+        "{e}"
+    );
 }
 
 #[test]
 fn an_address_beyond_the_format_is_an_error_not_a_panic() {
-    let mut sys = system(machine(PageTableFormat::Armv7Short, vec![tlb("L1", 1, 8, 8, ReplacementKind::Lru)]));
+    let mut sys = system(machine(
+        PageTableFormat::Armv7Short,
+        vec![tlb("L1", 1, 8, 8, ReplacementKind::Lru)],
+    ));
     let e = sys
         .access(tlblab_trace::Access::load(0x1_0000_0000))
         .unwrap_err();
@@ -267,7 +369,12 @@ fn two_thread_sweep(cores: usize) -> tlblab_core::Stats {
         for p in 0..64u64 {
             for t in 0..2u32 {
                 let va = 0x1000_0000 + t as u64 * 0x100_0000 + p * 4096;
-                recs.push(Record::Access(Access::new(ThreadId(t), AccessKind::Load, VirtAddr(va), 8)));
+                recs.push(Record::Access(Access::new(
+                    ThreadId(t),
+                    AccessKind::Load,
+                    VirtAddr(va),
+                    8,
+                )));
             }
         }
     }
@@ -296,7 +403,13 @@ fn a_migrated_thread_meets_the_new_cores_cold_tlb() {
     sys.migrate(tlblab_types::ThreadId(0), 1).unwrap();
     sweep(&mut sys, 0x1000_0000, 32, 4096, 1);
     let s = sys.stats();
-    assert_eq!(s.cores[1].tlb[0].misses, 32, "every page misses again on the new core");
+    assert_eq!(
+        s.cores[1].tlb[0].misses, 32,
+        "every page misses again on the new core"
+    );
     assert_eq!(s.cores[1].walks, 32);
-    assert!(sys.clock(1) >= sys.clock(0), "the thread resumes no earlier than it left");
+    assert!(
+        sys.clock(1) >= sys.clock(0),
+        "the thread resumes no earlier than it left"
+    );
 }

@@ -13,7 +13,15 @@ use tlblab_trace::{Access, Event, Record, VecSource};
 use tlblab_types::{AccessKind, CoreId, PageSize, ThreadId, VirtAddr};
 
 fn sys_with(cfg: MachineConfig, os: OsConfig) -> System {
-    System::new(cfg, RunOptions { data_accesses: false, os, ..RunOptions::default() }).unwrap()
+    System::new(
+        cfg,
+        RunOptions {
+            data_accesses: false,
+            os,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap()
 }
 
 fn ld(t: u32, va: u64) -> Record {
@@ -22,10 +30,22 @@ fn ld(t: u32, va: u64) -> Record {
 
 /// Two processes (threads 0 and 1) alternate on one core, each touching its 10 pages per turn.
 fn alternate(policy: SwitchPolicy, turns: u32) -> tlblab_core::Stats {
-    let mut sys = sys_with(fa(32), OsConfig { switch: policy, ..OsConfig::default() });
+    let mut sys = sys_with(
+        fa(32),
+        OsConfig {
+            switch: policy,
+            ..OsConfig::default()
+        },
+    );
     let mut recs = vec![
-        Record::Event(Event::ThreadStart { thread: ThreadId(0), process: 0 }),
-        Record::Event(Event::ThreadStart { thread: ThreadId(1), process: 1 }),
+        Record::Event(Event::ThreadStart {
+            thread: ThreadId(0),
+            process: 0,
+        }),
+        Record::Event(Event::ThreadStart {
+            thread: ThreadId(1),
+            process: 1,
+        }),
     ];
     for turn in 0..turns {
         let t = turn % 2;
@@ -38,7 +58,8 @@ fn alternate(policy: SwitchPolicy, turns: u32) -> tlblab_core::Stats {
 }
 
 #[test]
-fn given_two_processes_alternating_over_10_pages_on_a_32_entry_tlb_flush_all_misses_10_per_switch() {
+fn given_two_processes_alternating_over_10_pages_on_a_32_entry_tlb_flush_all_misses_10_per_switch()
+{
     let s = alternate(SwitchPolicy::FlushAll, 8);
     assert_eq!(s.total.tlb[0].misses, 80);
     assert_eq!(s.os.address_space_switches, 8);
@@ -55,10 +76,20 @@ fn given_two_processes_alternating_with_asid_tagged_tlbs_then_only_first_touches
 
 #[test]
 fn given_2_bit_asids_when_four_processes_take_turns_then_asids_roll_over_and_flush() {
-    let mut sys = sys_with(fa(64), OsConfig { asid_bits: 2, switch: SwitchPolicy::AsidTagged, ..OsConfig::default() });
+    let mut sys = sys_with(
+        fa(64),
+        OsConfig {
+            asid_bits: 2,
+            switch: SwitchPolicy::AsidTagged,
+            ..OsConfig::default()
+        },
+    );
     let mut recs = Vec::new();
     for t in 0..4u32 {
-        recs.push(Record::Event(Event::ThreadStart { thread: ThreadId(t), process: t }));
+        recs.push(Record::Event(Event::ThreadStart {
+            thread: ThreadId(t),
+            process: t,
+        }));
     }
     for _round in 0..3 {
         for t in 0..4u32 {
@@ -69,7 +100,10 @@ fn given_2_bit_asids_when_four_processes_take_turns_then_asids_roll_over_and_flu
     let s = sys.stats();
     // Three ASIDs for four spaces: the fourth space of every round forces a new generation.
     assert!(s.os.asid_rollovers >= 3, "{:?}", s.os);
-    assert_eq!(s.total.tlb[0].misses, 12, "each rollover flushes, so every turn misses");
+    assert_eq!(
+        s.total.tlb[0].misses, 12,
+        "each rollover flushes, so every turn misses"
+    );
 }
 
 #[test]
@@ -77,21 +111,40 @@ fn flush_all_on_a_virtually_indexed_machine_pays_the_cache_flush_and_refills() {
     let cfg = tlblab_config_sa1100();
     let mut sys = System::new(cfg, RunOptions::default()).unwrap();
     let mut recs = vec![
-        Record::Event(Event::ThreadStart { thread: ThreadId(0), process: 0 }),
-        Record::Event(Event::ThreadStart { thread: ThreadId(1), process: 1 }),
+        Record::Event(Event::ThreadStart {
+            thread: ThreadId(0),
+            process: 0,
+        }),
+        Record::Event(Event::ThreadStart {
+            thread: ThreadId(1),
+            process: 1,
+        }),
     ];
     for turn in 0..4u32 {
         for p in 0..8u64 {
-            recs.push(Record::Access(Access::new(ThreadId(turn % 2), AccessKind::Store, VirtAddr(0x8000 + p * 4096), 4)));
+            recs.push(Record::Access(Access::new(
+                ThreadId(turn % 2),
+                AccessKind::Store,
+                VirtAddr(0x8000 + p * 4096),
+                4,
+            )));
         }
     }
     sys.run(&mut VecSource::new(recs)).unwrap();
     let s = sys.stats();
-    assert_eq!(sys.switch_policy(), SwitchPolicy::FlushAll, "the SA-1100 TLBs have no ASIDs (seed 002 §2)");
+    assert_eq!(
+        sys.switch_policy(),
+        SwitchPolicy::FlushAll,
+        "the SA-1100 TLBs have no ASIDs (seed 002 §2)"
+    );
     assert_eq!(s.os.address_space_switches, 4);
     // Three switches flush both virtual caches: ≥ 1,000 cycles each (seed 002 §2), more with dirty lines.
     assert_eq!(s.os.cache_flushes, 6);
-    assert!(s.os.cache_flush_cycles >= 6 * 1000 + 3 * 8 * 64, "{}", s.os.cache_flush_cycles);
+    assert!(
+        s.os.cache_flush_cycles >= 6 * 1000 + 3 * 8 * 64,
+        "{}",
+        s.os.cache_flush_cycles
+    );
     assert_eq!(s.total.tlb[1].misses, 32, "every turn refills its 8 pages");
 }
 
@@ -120,10 +173,30 @@ fn tlblab_config_sa1100() -> MachineConfig {
 fn shared_objects_share_frames_across_processes() {
     let mut sys = sys_with(fa(32), OsConfig::default());
     let recs = vec![
-        Record::Event(Event::ThreadStart { thread: ThreadId(0), process: 0 }),
-        Record::Event(Event::ThreadStart { thread: ThreadId(1), process: 1 }),
-        Record::Event(Event::MapShared { process: 0, start: VirtAddr(0x1000_0000), len: 1 << 20, prot: 3, page_shift: 12, object: 7 }),
-        Record::Event(Event::MapShared { process: 1, start: VirtAddr(0x5000_0000), len: 1 << 20, prot: 3, page_shift: 12, object: 7 }),
+        Record::Event(Event::ThreadStart {
+            thread: ThreadId(0),
+            process: 0,
+        }),
+        Record::Event(Event::ThreadStart {
+            thread: ThreadId(1),
+            process: 1,
+        }),
+        Record::Event(Event::MapShared {
+            process: 0,
+            start: VirtAddr(0x1000_0000),
+            len: 1 << 20,
+            prot: 3,
+            page_shift: 12,
+            object: 7,
+        }),
+        Record::Event(Event::MapShared {
+            process: 1,
+            start: VirtAddr(0x5000_0000),
+            len: 1 << 20,
+            prot: 3,
+            page_shift: 12,
+            object: 7,
+        }),
         ld(0, 0x1000_3000),
         ld(1, 0x5000_3000),
         ld(1, 0x5000_4000),
@@ -140,35 +213,80 @@ fn shared_objects_share_frames_across_processes() {
 fn munmap_shoots_the_range_down_on_every_core_with_ipis() {
     let mut cfg = fa(32);
     cfg.cores = 3;
-    let mut sys = sys_with(cfg, OsConfig { ipi_cycles: 500, ..OsConfig::default() });
+    let mut sys = sys_with(
+        cfg,
+        OsConfig {
+            ipi_cycles: 500,
+            ..OsConfig::default()
+        },
+    );
     let mut recs = vec![
-        Record::Event(Event::ThreadStart { thread: ThreadId(0), process: 0 }),
-        Record::Event(Event::ThreadStart { thread: ThreadId(1), process: 0 }),
+        Record::Event(Event::ThreadStart {
+            thread: ThreadId(0),
+            process: 0,
+        }),
+        Record::Event(Event::ThreadStart {
+            thread: ThreadId(1),
+            process: 0,
+        }),
     ];
     for p in 0..4u64 {
         recs.push(ld(0, 0x1000_0000 + p * 4096));
         recs.push(ld(1, 0x1000_0000 + p * 4096));
     }
-    recs.push(Record::Event(Event::Munmap { process: 0, start: VirtAddr(0x1000_0000), len: 2 * 4096 }));
+    recs.push(Record::Event(Event::Munmap {
+        process: 0,
+        start: VirtAddr(0x1000_0000),
+        len: 2 * 4096,
+    }));
     sys.run(&mut VecSource::new(recs)).unwrap();
     let s = sys.stats();
     assert_eq!(s.os.shootdowns, 1);
     assert_eq!(s.os.ipis, 2, "every core but the initiator");
-    assert_eq!(s.cores[0].invalidations + s.cores[1].invalidations, 4, "2 pages × 2 cores");
-    assert_eq!(sys.clock(2), 500, "the idle third core still took the interrupt");
+    assert_eq!(
+        s.cores[0].invalidations + s.cores[1].invalidations,
+        4,
+        "2 pages × 2 cores"
+    );
+    assert_eq!(
+        sys.clock(2),
+        500,
+        "the idle third core still took the interrupt"
+    );
 }
 
 #[test]
 fn flush_events_empty_the_tlb_but_not_locked_entries() {
     let mut t = tlb("main", 1, 8, 8, ReplacementKind::Lru);
     t.lockable = 1;
-    let mut sys = sys_with(machine(tlblab_core::page_table::PageTableFormat::X86_64_4level, vec![t]), OsConfig::default());
-    sys.run(&mut VecSource::new(vec![ld(0, 0x1000), ld(0, 0x2000)])).unwrap();
-    let req = tlblab_core::tlb::Requester { asid: sys.spaces[0].asid, ..Default::default() };
-    assert!(sys.tlbs[0].lock(VirtAddr(0x1000), req));
-    sys.run(&mut VecSource::new(vec![Record::Event(Event::Flush { core: CoreId(0), what: flush::TLB }), ld(0, 0x1000), ld(0, 0x2000)]))
+    let mut sys = sys_with(
+        machine(
+            tlblab_core::page_table::PageTableFormat::X86_64_4level,
+            vec![t],
+        ),
+        OsConfig::default(),
+    );
+    sys.run(&mut VecSource::new(vec![ld(0, 0x1000), ld(0, 0x2000)]))
         .unwrap();
-    assert_eq!(sys.stats().total.tlb[0].misses, 3, "only the unlocked page misses again");
+    let req = tlblab_core::tlb::Requester {
+        asid: sys.spaces[0].asid,
+        ..Default::default()
+    };
+    assert!(sys.tlbs[0].lock(VirtAddr(0x1000), req));
+    sys.run(&mut VecSource::new(vec![
+        Record::Event(Event::Flush {
+            core: CoreId(0),
+            what: flush::TLB,
+        }),
+        ld(0, 0x1000),
+        ld(0, 0x2000),
+    ]))
+    .unwrap();
+    assert_eq!(
+        sys.stats().total.tlb[0].misses,
+        3,
+        "only the unlocked page misses again"
+    );
 }
 
 #[test]
@@ -180,9 +298,21 @@ fn round_robin_with_rotation_migrates_each_thread_every_quantum() {
         thread: ThreadId(t),
         process: t,
         pinned: Some(t as usize),
-        source: Box::new(VecSource::new((0..400).map(|i| ld(t, 0x1000_0000 + (i % 8) * 4096)).collect())),
+        source: Box::new(VecSource::new(
+            (0..400)
+                .map(|i| ld(t, 0x1000_0000 + (i % 8) * 4096))
+                .collect(),
+        )),
     };
-    run_round_robin(&mut sys, vec![mk(0), mk(1)], RrConfig { quantum_cycles: 1000, rotate: true }).unwrap();
+    run_round_robin(
+        &mut sys,
+        vec![mk(0), mk(1)],
+        RrConfig {
+            quantum_cycles: 1000,
+            rotate: true,
+        },
+    )
+    .unwrap();
     let s = sys.stats();
     assert_eq!(s.total.references, 800);
     assert!(s.os.migrations >= 4, "{:?}", s.os);
@@ -193,14 +323,32 @@ fn round_robin_with_rotation_migrates_each_thread_every_quantum() {
 
 #[test]
 fn round_robin_time_slices_two_threads_on_one_core() {
-    let mut sys = sys_with(fa(8), OsConfig { switch: SwitchPolicy::FlushAll, ..OsConfig::default() });
+    let mut sys = sys_with(
+        fa(8),
+        OsConfig {
+            switch: SwitchPolicy::FlushAll,
+            ..OsConfig::default()
+        },
+    );
     let mk = |t: u32| RrThread {
         thread: ThreadId(t),
         process: t,
         pinned: None,
-        source: Box::new(VecSource::new((0..1000).map(|i| ld(t, 0x1000_0000 + (i % 4) * 4096)).collect())),
+        source: Box::new(VecSource::new(
+            (0..1000)
+                .map(|i| ld(t, 0x1000_0000 + (i % 4) * 4096))
+                .collect(),
+        )),
     };
-    run_round_robin(&mut sys, vec![mk(0), mk(1)], RrConfig { quantum_cycles: 2000, rotate: false }).unwrap();
+    run_round_robin(
+        &mut sys,
+        vec![mk(0), mk(1)],
+        RrConfig {
+            quantum_cycles: 2000,
+            rotate: false,
+        },
+    )
+    .unwrap();
     let s = sys.stats();
     assert_eq!(s.total.references, 2000);
     assert!(s.os.address_space_switches >= 4, "{:?}", s.os);
@@ -212,7 +360,10 @@ fn xeon_l1() -> MachineConfig {
     // A 64-entry 4-way L1 DTLB (16 sets) as on the Xeon E5-2650 (seed 003 Ch. 5), alone.
     let mut t = tlb("L1D", 1, 64, 4, ReplacementKind::Lru);
     t.page_sizes = vec![PageSize::Size4K];
-    machine(tlblab_core::page_table::PageTableFormat::X86_64_4level, vec![t])
+    machine(
+        tlblab_core::page_table::PageTableFormat::X86_64_4level,
+        vec![t],
+    )
 }
 
 fn two_tasks(t2_offset_pages: u64) -> Vec<tlblab_core::os::JobStats> {
@@ -220,7 +371,14 @@ fn two_tasks(t2_offset_pages: u64) -> Vec<tlblab_core::os::JobStats> {
     // Each task: 3 pages of one set (16 pages apart). Same set → 6 pages in a 4-way set.
     let pages = |base: u64| (0..3).map(|i| base + i * 16 * 4096).collect::<Vec<_>>();
     let tasks = vec![
-        PeriodicTask { name: "T1".into(), phase: 0, period: 4000, deadline: 0, pages: pages(0x1000_0000), passes: 5 },
+        PeriodicTask {
+            name: "T1".into(),
+            phase: 0,
+            period: 4000,
+            deadline: 0,
+            pages: pages(0x1000_0000),
+            passes: 5,
+        },
         PeriodicTask {
             name: "T2".into(),
             phase: 0,
@@ -237,9 +395,21 @@ fn two_tasks(t2_offset_pages: u64) -> Vec<tlblab_core::os::JobStats> {
 fn rate_monotonic_tasks_on_the_same_tlb_set_interfere_and_on_different_sets_do_not() {
     let same = two_tasks(0);
     let diff = two_tasks(1);
-    let t1_misses = |jobs: &[tlblab_core::os::JobStats]| -> u64 { jobs.iter().filter(|j| j.task == 0 && j.job > 0).map(|j| j.tlb_misses[0]).sum() };
-    assert_eq!(t1_misses(&diff), 0, "colored apart, T1 never misses after warm-up (seed 003 Fig. 6.3 'diff set')");
-    assert!(t1_misses(&same) > 0, "sharing a set, T2 evicts T1's entries");
+    let t1_misses = |jobs: &[tlblab_core::os::JobStats]| -> u64 {
+        jobs.iter()
+            .filter(|j| j.task == 0 && j.job > 0)
+            .map(|j| j.tlb_misses[0])
+            .sum()
+    };
+    assert_eq!(
+        t1_misses(&diff),
+        0,
+        "colored apart, T1 never misses after warm-up (seed 003 Fig. 6.3 'diff set')"
+    );
+    assert!(
+        t1_misses(&same) > 0,
+        "sharing a set, T2 evicts T1's entries"
+    );
     let t1_jobs = same.iter().filter(|j| j.task == 0).count();
     assert_eq!(t1_jobs, 7, "warm-up + 6 jobs");
     assert!(same.iter().all(|j| !j.deadline_missed));
@@ -257,8 +427,14 @@ fn smt_siblings_do_not_share_hw_thread_tagged_entries() {
         cfg.tlbs[0].tags.hw_thread = tagged;
         let mut sys = sys_with(cfg, OsConfig::default());
         let mut recs = vec![
-            Record::Event(Event::ThreadStart { thread: ThreadId(0), process: 0 }),
-            Record::Event(Event::ThreadStart { thread: ThreadId(1), process: 0 }),
+            Record::Event(Event::ThreadStart {
+                thread: ThreadId(0),
+                process: 0,
+            }),
+            Record::Event(Event::ThreadStart {
+                thread: ThreadId(1),
+                process: 0,
+            }),
         ];
         for p in 0..10u64 {
             recs.push(ld(0, 0x1000_0000 + p * 4096));
@@ -269,8 +445,16 @@ fn smt_siblings_do_not_share_hw_thread_tagged_entries() {
         sys.run(&mut VecSource::new(recs)).unwrap();
         sys.stats().total.tlb[0].misses
     };
-    assert_eq!(run(true), 20, "Zen 3: entries private to the hardware thread (seed 001 §4.4.5.1)");
-    assert_eq!(run(false), 10, "shared: the sibling hits the other's entries");
+    assert_eq!(
+        run(true),
+        20,
+        "Zen 3: entries private to the hardware thread (seed 001 §4.4.5.1)"
+    );
+    assert_eq!(
+        run(false),
+        10,
+        "shared: the sibling hits the other's entries"
+    );
 }
 
 #[test]
@@ -280,11 +464,15 @@ fn a_helper_thread_on_another_core_warms_page_table_entries_in_the_shared_cache(
     let run = |with_helper: bool| {
         let mut cfg = fa(64);
         cfg.cores = 2;
-        cfg.caches = vec![cache("L1D", 1, 32 << 10, 8, 4), cache("L2", 2, 256 << 10, 8, 12), {
-            let mut l3 = cache("L3", 3, 4 << 20, 16, 40);
-            l3.shared = true;
-            l3
-        }];
+        cfg.caches = vec![
+            cache("L1D", 1, 32 << 10, 8, 4),
+            cache("L2", 2, 256 << 10, 8, 12),
+            {
+                let mut l3 = cache("L3", 3, 4 << 20, 16, 40);
+                l3.shared = true;
+                l3
+            },
+        ];
         let mut sys = System::new(cfg, RunOptions::default()).unwrap();
         let (n, p) = parse_spec("random:pages=32768,accesses=60000,base=0x40000000").unwrap();
         let mut app = build(&n, &p, 1).unwrap();
@@ -292,18 +480,32 @@ fn a_helper_thread_on_another_core_warms_page_table_entries_in_the_shared_cache(
         sys.bind_thread(ThreadId(0), space, 0);
         let helpers = if with_helper {
             // One load per page over the application's region, repeatedly (user-mode PT-Baker).
-            let (n, p) = parse_spec("strided:pages=32768,stride=4096,rounds=40,base=0x40000000").unwrap();
-            vec![HelperThread { thread: ThreadId(9), space, cpu: 1, burst: 64, pause_cycles: 0, source: build(&n, &p, 1).unwrap() }]
+            let (n, p) =
+                parse_spec("strided:pages=32768,stride=4096,rounds=40,base=0x40000000").unwrap();
+            vec![HelperThread {
+                thread: ThreadId(9),
+                space,
+                cpu: 1,
+                burst: 64,
+                pause_cycles: 0,
+                source: build(&n, &p, 1).unwrap(),
+            }]
         } else {
             vec![]
         };
         run_with_helpers(&mut sys, &mut app, helpers).unwrap();
         let s = sys.stats();
         let mem = s.sources.len() - 1;
-        (s.threads[&0].walk_refs_by_source[mem], s.threads[&0].walk_refs)
+        (
+            s.threads[&0].walk_refs_by_source[mem],
+            s.threads[&0].walk_refs,
+        )
     };
     let (alone_mem, alone_refs) = run(false);
     let (helped_mem, helped_refs) = run(true);
     assert!(alone_refs > 0 && helped_refs > 0);
-    assert!(helped_mem < alone_mem, "helper should cut walk references served by memory: {helped_mem} vs {alone_mem}");
+    assert!(
+        helped_mem < alone_mem,
+        "helper should cut walk references served by memory: {helped_mem} vs {alone_mem}"
+    );
 }

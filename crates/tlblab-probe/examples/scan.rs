@@ -10,13 +10,21 @@ fn main() {
     let lo: usize = a[1].parse().unwrap();
     let hi: usize = a[2].parse().unwrap();
     let step: usize = a[3].parse().unwrap();
-    let order = if a[4] == "rand" { Order::Random(3) } else { Order::Sequential };
+    let order = if a[4] == "rand" {
+        Order::Random(3)
+    } else {
+        Order::Sequential
+    };
     let reps: usize = a[5].parse().unwrap();
     pin_to(0).unwrap();
     let ns: Vec<usize> = (lo..=hi).step_by(step).collect();
-    let mut inst = DataChains::new(hi + 1, Layout::PerPage { stride: 1 }, order, Thp::Never).unwrap();
+    let mut inst =
+        DataChains::new(hi + 1, Layout::PerPage { stride: 1 }, order, Thp::Never).unwrap();
     let rows = sweep(&mut inst, &ns, reps, 2_000_000, 1);
     for r in &rows {
-        println!("{:6} ex {:6.2} [{:6.2} {:6.2}] test {:6.2}", r.n, r.excess.median, r.excess.q1, r.excess.q3, r.test.median);
+        println!(
+            "{:6} ex {:6.2} [{:6.2} {:6.2}] test {:6.2}",
+            r.n, r.excess.median, r.excess.q1, r.excess.q3, r.test.median
+        );
     }
 }

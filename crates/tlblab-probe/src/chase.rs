@@ -62,7 +62,10 @@ pub fn visit_order(order: Order, n: usize) -> Vec<usize> {
 /// Writing faults in every page the chain touches.
 pub fn build(region: &Region, layout: Layout, order: Order, n: usize) -> *const usize {
     assert!(n >= 1);
-    assert!(span_bytes(layout, n) <= region.len(), "chain does not fit its region");
+    assert!(
+        span_bytes(layout, n) <= region.len(),
+        "chain does not fit its region"
+    );
     let seq = visit_order(order, n);
     for k in 0..n {
         let here = region.at(element_offset(layout, seq[k])) as *mut usize;
@@ -181,8 +184,9 @@ mod tests {
 
     #[test]
     fn per_page_elements_rotate_through_all_lines() {
-        let lines: std::collections::HashSet<usize> =
-            (0..64).map(|i| element_offset(Layout::PerPage { stride: 1 }, i) % PAGE / LINE).collect();
+        let lines: std::collections::HashSet<usize> = (0..64)
+            .map(|i| element_offset(Layout::PerPage { stride: 1 }, i) % PAGE / LINE)
+            .collect();
         assert_eq!(lines.len(), 64);
         assert_eq!(element_offset(Layout::PerPage { stride: 3 }, 2) / PAGE, 6);
     }
@@ -205,7 +209,13 @@ mod tests {
 
     #[test]
     fn a_built_chain_visits_every_element_and_returns() {
-        let c = OwnedChain::new(Layout::PerPage { stride: 2 }, Order::Random(1), 100, Thp::Never).unwrap();
+        let c = OwnedChain::new(
+            Layout::PerPage { stride: 2 },
+            Order::Random(1),
+            100,
+            Thp::Never,
+        )
+        .unwrap();
         let mut seen = std::collections::HashSet::new();
         let mut p = c.start();
         for _ in 0..100 {

@@ -12,11 +12,18 @@ use serde::{Deserialize, Serialize};
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Assoc {
     Full,
-    Ways { ways: u32 },
+    Ways {
+        ways: u32,
+    },
     /// AMD L2 codes give a range ("8 to 15 ways").
-    Range { lo: u32, hi: u32 },
+    Range {
+        lo: u32,
+        hi: u32,
+    },
     Disabled,
-    Unknown { code: u32 },
+    Unknown {
+        code: u32,
+    },
 }
 
 impl std::fmt::Display for Assoc {
@@ -78,7 +85,10 @@ pub fn amd_l2_assoc(code: u32) -> Assoc {
         0xb => Assoc::Range { lo: 48, hi: 63 },
         0xc => Assoc::Range { lo: 64, hi: 95 },
         0xd => Assoc::Range { lo: 96, hi: 127 },
-        0xe => Assoc::Range { lo: 128, hi: u32::MAX },
+        0xe => Assoc::Range {
+            lo: 128,
+            hi: u32::MAX,
+        },
         0xf => Assoc::Full,
         c => Assoc::Unknown { code: c },
     }
@@ -88,20 +98,49 @@ fn tlb(level: u8, kind: &str, size: &str, entries: u32, assoc: Assoc) -> Option<
     if entries == 0 || assoc == Assoc::Disabled {
         return None;
     }
-    Some(DeclaredTlb { level, kind: kind.into(), page_sizes: vec![size.into()], entries, assoc })
+    Some(DeclaredTlb {
+        level,
+        kind: kind.into(),
+        page_sizes: vec![size.into()],
+        entries,
+        assoc,
+    })
 }
 
 /// Decodes AMD leaves from raw register values: `l5 = (eax, ebx)` of 0x8000_0005, `l6` of
 /// 0x8000_0006, `l19` of 0x8000_0019 (None when the leaf is absent).
-pub fn decode_amd(l5: Option<(u32, u32)>, l6: Option<(u32, u32)>, l19: Option<(u32, u32)>) -> Vec<DeclaredTlb> {
+pub fn decode_amd(
+    l5: Option<(u32, u32)>,
+    l6: Option<(u32, u32)>,
+    l19: Option<(u32, u32)>,
+) -> Vec<DeclaredTlb> {
     let mut v = Vec::new();
     if let Some((eax, ebx)) = l5 {
         for (reg, size) in [(ebx, "4K"), (eax, "2M")] {
-            v.extend(tlb(1, "data", size, (reg >> 16) & 0xff, amd_l1_assoc(reg >> 24)));
-            v.extend(tlb(1, "instruction", size, reg & 0xff, amd_l1_assoc(reg >> 8)));
+            v.extend(tlb(
+                1,
+                "data",
+                size,
+                (reg >> 16) & 0xff,
+                amd_l1_assoc(reg >> 24),
+            ));
+            v.extend(tlb(
+                1,
+                "instruction",
+                size,
+                reg & 0xff,
+                amd_l1_assoc(reg >> 8),
+            ));
         }
     }
-    let l2_layout = |reg: u32| ((reg >> 16) & 0xfff, amd_l2_assoc(reg >> 28), reg & 0xfff, amd_l2_assoc(reg >> 12));
+    let l2_layout = |reg: u32| {
+        (
+            (reg >> 16) & 0xfff,
+            amd_l2_assoc(reg >> 28),
+            reg & 0xfff,
+            amd_l2_assoc(reg >> 12),
+        )
+    };
     if let Some((eax, ebx)) = l6 {
         for (reg, size) in [(ebx, "4K"), (eax, "2M")] {
             let (de, da, ie, ia) = l2_layout(reg);
@@ -139,8 +178,18 @@ pub fn decode_intel_18(ebx: u32, ecx: u32, edx: u32) -> Option<DeclaredTlb> {
             sizes.push(s.to_string());
         }
     }
-    let assoc = if full { Assoc::Full } else { Assoc::Ways { ways } };
-    Some(DeclaredTlb { level, kind: kind.into(), page_sizes: sizes, entries: ways * sets, assoc })
+    let assoc = if full {
+        Assoc::Full
+    } else {
+        Assoc::Ways { ways }
+    };
+    Some(DeclaredTlb {
+        level,
+        kind: kind.into(),
+        page_sizes: sizes,
+        entries: ways * sets,
+        assoc,
+    })
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -151,7 +200,10 @@ fn raw(leaf: u32, sub: u32) -> (u32, u32, u32, u32) {
 
 fn regs_to_string(regs: &[u32]) -> String {
     let bytes: Vec<u8> = regs.iter().flat_map(|r| r.to_le_bytes()).collect();
-    String::from_utf8_lossy(&bytes).trim_matches(char::from(0)).trim().to_string()
+    String::from_utf8_lossy(&bytes)
+        .trim_matches(char::from(0))
+        .trim()
+        .to_string()
 }
 
 /// Reads CPUID on this machine.
@@ -161,8 +213,17 @@ pub fn read() -> CpuidInfo {
     let vendor = regs_to_string(&[b, d, c]);
     let (eax1, _, ecx1, _) = raw(1, 0);
     let base_family = (eax1 >> 8) & 0xf;
-    let family = if base_family == 0xf { base_family + ((eax1 >> 20) & 0xff) } else { base_family };
-    let model = ((eax1 >> 4) & 0xf) | (if base_family >= 6 { ((eax1 >> 16) & 0xf) << 4 } else { 0 });
+    let family = if base_family == 0xf {
+        base_family + ((eax1 >> 20) & 0xff)
+    } else {
+        base_family
+    };
+    let model = ((eax1 >> 4) & 0xf)
+        | (if base_family >= 6 {
+            ((eax1 >> 16) & 0xf) << 4
+        } else {
+            0
+        });
     let hypervisor = if (ecx1 >> 31) & 1 == 1 {
         let (_, hb, hc, hd) = raw(0x4000_0000, 0);
         Some(regs_to_string(&[hb, hc, hd]))
@@ -182,7 +243,14 @@ pub fn read() -> CpuidInfo {
     };
     let mut tlbs = Vec::new();
     if vendor == "AuthenticAMD" || vendor == "HygonGenuine" {
-        let get = |l: u32| if max_ext >= l { let (a, b, _, _) = raw(l, 0); Some((a, b)) } else { None };
+        let get = |l: u32| {
+            if max_ext >= l {
+                let (a, b, _, _) = raw(l, 0);
+                Some((a, b))
+            } else {
+                None
+            }
+        };
         tlbs = decode_amd(get(0x8000_0005), get(0x8000_0006), get(0x8000_0019));
     } else if max >= 0x18 {
         let (subs, ..) = raw(0x18, 0);
@@ -191,7 +259,14 @@ pub fn read() -> CpuidInfo {
             tlbs.extend(decode_intel_18(b, c, d));
         }
     }
-    CpuidInfo { vendor, brand, family, model, hypervisor, tlbs }
+    CpuidInfo {
+        vendor,
+        brand,
+        family,
+        model,
+        hypervisor,
+        tlbs,
+    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -202,11 +277,19 @@ pub fn read() -> CpuidInfo {
 impl CpuidInfo {
     /// The declared 4K data TLB at `level`, if any.
     pub fn data_tlb(&self, level: u8) -> Option<&DeclaredTlb> {
-        self.tlbs.iter().find(|t| t.level == level && (t.kind == "data" || t.kind == "unified" || t.kind == "data (loads)") && t.page_sizes.iter().any(|s| s == "4K"))
+        self.tlbs.iter().find(|t| {
+            t.level == level
+                && (t.kind == "data" || t.kind == "unified" || t.kind == "data (loads)")
+                && t.page_sizes.iter().any(|s| s == "4K")
+        })
     }
 
     pub fn instruction_tlb(&self, level: u8) -> Option<&DeclaredTlb> {
-        self.tlbs.iter().find(|t| t.level == level && (t.kind == "instruction" || t.kind == "unified") && t.page_sizes.iter().any(|s| s == "4K"))
+        self.tlbs.iter().find(|t| {
+            t.level == level
+                && (t.kind == "instruction" || t.kind == "unified")
+                && t.page_sizes.iter().any(|s| s == "4K")
+        })
     }
 }
 
@@ -217,19 +300,33 @@ mod tests {
     #[test]
     fn ryzen_5600g_raw_leaves_decode_to_the_documented_zen3_tlbs() {
         // Raw values from a Ryzen 5 5600G dump (notes/probing.md §4.2).
-        let v = decode_amd(Some((0xFF40FF40, 0xFF40FF40)), Some((0x48002200, 0x68004200)), Some((0xF040F040, 0xF0400000)));
-        let find = |level, kind: &str, size: &str| v.iter().find(|t| t.level == level && t.kind == kind && t.page_sizes[0] == size).cloned().unwrap();
+        let v = decode_amd(
+            Some((0xFF40FF40, 0xFF40FF40)),
+            Some((0x48002200, 0x68004200)),
+            Some((0xF040F040, 0xF0400000)),
+        );
+        let find = |level, kind: &str, size: &str| {
+            v.iter()
+                .find(|t| t.level == level && t.kind == kind && t.page_sizes[0] == size)
+                .cloned()
+                .unwrap()
+        };
         assert_eq!(find(1, "data", "4K").entries, 64);
         assert_eq!(find(1, "data", "4K").assoc, Assoc::Full);
         assert_eq!(find(2, "data", "4K").entries, 2048);
         assert_eq!(find(2, "data", "4K").assoc, Assoc::Range { lo: 8, hi: 15 });
         assert_eq!(find(2, "instruction", "4K").entries, 512);
-        assert_eq!(find(2, "instruction", "4K").assoc, Assoc::Range { lo: 4, hi: 5 });
+        assert_eq!(
+            find(2, "instruction", "4K").assoc,
+            Assoc::Range { lo: 4, hi: 5 }
+        );
         assert_eq!(find(2, "data", "2M").assoc, Assoc::Range { lo: 4, hi: 5 });
         assert_eq!(find(1, "data", "1G").entries, 64);
         assert_eq!(find(2, "data", "1G").assoc, Assoc::Full);
         // EBX of 0x8000_0019 declares no L2 1G instruction TLB.
-        assert!(v.iter().all(|t| !(t.level == 2 && t.kind == "instruction" && t.page_sizes[0] == "1G")));
+        assert!(v
+            .iter()
+            .all(|t| !(t.level == 2 && t.kind == "instruction" && t.page_sizes[0] == "1G")));
     }
 
     #[test]

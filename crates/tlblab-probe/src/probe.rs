@@ -16,7 +16,9 @@ use crate::sys;
 use serde::{Deserialize, Serialize};
 
 /// Every section, in run order.
-pub const SECTIONS: [&str; 9] = ["dtlb", "l1_assoc", "l2_index", "latency", "itlb", "prefetch", "thp", "llc", "survival"];
+pub const SECTIONS: [&str; 9] = [
+    "dtlb", "l1_assoc", "l2_index", "latency", "itlb", "prefetch", "thp", "llc", "survival",
+];
 
 /// What to run (JSON from Python; every field optional).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -42,7 +44,18 @@ pub struct ProbeOptions {
 
 impl Default for ProbeOptions {
     fn default() -> Self {
-        ProbeOptions { quick: false, seed: 1, cpu: None, other_cpu: None, sections: Vec::new(), reps: None, window_ms: None, trials: None, raise_priority: true, validation_curve: false }
+        ProbeOptions {
+            quick: false,
+            seed: 1,
+            cpu: None,
+            other_cpu: None,
+            sections: Vec::new(),
+            reps: None,
+            window_ms: None,
+            trials: None,
+            raise_priority: true,
+            validation_curve: false,
+        }
     }
 }
 
@@ -108,14 +121,19 @@ fn budget(o: &ProbeOptions) -> Budget {
 pub fn validate(o: &ProbeOptions) -> Result<(), String> {
     for s in &o.sections {
         if !SECTIONS.contains(&s.as_str()) {
-            return Err(format!("unknown probe section '{s}': expected one of {}", SECTIONS.join(", ")));
+            return Err(format!(
+                "unknown probe section '{s}': expected one of {}",
+                SECTIONS.join(", ")
+            ));
         }
     }
     let allowed = sys::allowed_cpus();
     for (name, c) in [("cpu", o.cpu), ("other_cpu", o.other_cpu)] {
         if let Some(c) = c {
             if !allowed.contains(&c) {
-                return Err(format!("{name} {c} is not a CPU this process may run on (allowed: {allowed:?})"));
+                return Err(format!(
+                    "{name} {c} is not a CPU this process may run on (allowed: {allowed:?})"
+                ));
             }
         }
     }
@@ -125,11 +143,19 @@ pub fn validate(o: &ProbeOptions) -> Result<(), String> {
     Ok(())
 }
 
-fn cap_measured(name: &str, c: &Capacity, declared: Option<&cpuid::DeclaredTlb>, note: &str) -> Measured {
+fn cap_measured(
+    name: &str,
+    c: &Capacity,
+    declared: Option<&cpuid::DeclaredTlb>,
+    note: &str,
+) -> Measured {
     let lo = c.trials.iter().copied().min().unwrap_or(0) as f64;
     let hi = c.trials.iter().copied().max().unwrap_or(0) as f64;
     let (cpuid_s, disagrees) = match declared {
-        Some(d) => (Some(format!("{} entries, {}", d.entries, d.assoc)), (c.entries as f64 - d.entries as f64).abs() > 0.05 * d.entries as f64),
+        Some(d) => (
+            Some(format!("{} entries, {}", d.entries, d.assoc)),
+            (c.entries as f64 - d.entries as f64).abs() > 0.05 * d.entries as f64,
+        ),
         None => (None, false),
     };
     Measured {
@@ -140,7 +166,10 @@ fn cap_measured(name: &str, c: &Capacity, declared: Option<&cpuid::DeclaredTlb>,
         confidence: c.confidence,
         cpuid: cpuid_s,
         disagrees,
-        note: format!("{note}misses start after {} pages, half miss at {}, all miss from {} pages", c.onset, c.midpoint, c.full_miss),
+        note: format!(
+            "{note}misses start after {} pages, half miss at {}, all miss from {} pages",
+            c.onset, c.midpoint, c.full_miss
+        ),
     }
 }
 
@@ -175,10 +204,20 @@ fn indexing_text(ix: &Indexing) -> (String, Confidence) {
 fn assoc_matches(ix: &Indexing, a: &Assoc) -> bool {
     match (ix, a) {
         (Indexing::FullyAssociative { .. }, Assoc::Full) => true,
-        (Indexing::Linear { ways, .. } | Indexing::XorFolded { ways, .. }, Assoc::Ways { ways: w }) => *ways as u32 == *w,
-        (Indexing::Linear { ways, .. } | Indexing::XorFolded { ways, .. }, Assoc::Range { lo, hi }) => (*lo..=*hi).contains(&(*ways as u32)),
-        (Indexing::LinearAtLeast { max_ways, .. }, Assoc::Range { lo, .. }) => *max_ways as u32 >= *lo,
-        (Indexing::LinearAtLeast { max_ways, .. }, Assoc::Ways { ways }) => *max_ways as u32 >= *ways,
+        (
+            Indexing::Linear { ways, .. } | Indexing::XorFolded { ways, .. },
+            Assoc::Ways { ways: w },
+        ) => *ways as u32 == *w,
+        (
+            Indexing::Linear { ways, .. } | Indexing::XorFolded { ways, .. },
+            Assoc::Range { lo, hi },
+        ) => (*lo..=*hi).contains(&(*ways as u32)),
+        (Indexing::LinearAtLeast { max_ways, .. }, Assoc::Range { lo, .. }) => {
+            *max_ways as u32 >= *lo
+        }
+        (Indexing::LinearAtLeast { max_ways, .. }, Assoc::Ways { ways }) => {
+            *max_ways as u32 >= *ways
+        }
         (Indexing::Unclear { .. }, _) => true,
         _ => false,
     }
@@ -191,7 +230,9 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
     let t_start = std::time::Instant::now();
     let allowed = sys::allowed_cpus();
     let cpu = o.cpu.unwrap_or(allowed[0]);
-    let other = o.other_cpu.or_else(|| allowed.iter().copied().find(|&c| c != cpu));
+    let other = o
+        .other_cpu
+        .or_else(|| allowed.iter().copied().find(|&c| c != cpu));
     // Time budget: the expensive sections run first; a later section is skipped (and named in
     // `errors`) once the run has used its budget, so a heavily loaded machine cannot stretch the
     // full run far past 2 minutes (or --quick past 20 s).
@@ -206,7 +247,13 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
         asked
     };
     let b = budget(o);
-    let mut r = ProbeReport { version: env!("CARGO_PKG_VERSION").into(), quick: o.quick, cpu, other_cpu: other, ..Default::default() };
+    let mut r = ProbeReport {
+        version: env!("CARGO_PKG_VERSION").into(),
+        quick: o.quick,
+        cpu,
+        other_cpu: other,
+        ..Default::default()
+    };
     r.cpuid = cpuid::read();
     r.loadavg_before = sys::loadavg1();
     sys::pin_to(cpu).map_err(|e| format!("cannot pin to CPU {cpu}: {e}"))?;
@@ -223,12 +270,23 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
         r.dtlb_sweep = lv.sweep;
         r.dtlb_levels = lv.levels;
         if let Some(c) = &l1 {
-            r.summary.push(cap_measured("L1 DTLB entries (4K)", c, r.cpuid.data_tlb(1), ""));
+            r.summary.push(cap_measured(
+                "L1 DTLB entries (4K)",
+                c,
+                r.cpuid.data_tlb(1),
+                "",
+            ));
         } else {
-            r.errors.push("no first data-TLB knee found between 16 and 8192 pages".into());
+            r.errors
+                .push("no first data-TLB knee found between 16 and 8192 pages".into());
         }
         if let Some(c) = &l2 {
-            r.summary.push(cap_measured("L2 DTLB entries (4K)", c, r.cpuid.data_tlb(2), ""));
+            r.summary.push(cap_measured(
+                "L2 DTLB entries (4K)",
+                c,
+                r.cpuid.data_tlb(2),
+                "",
+            ));
         } else {
             r.errors.push("no second data-TLB knee found".into());
         }
@@ -236,9 +294,18 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
     if o.validation_curve {
         let max_n = if o.quick { 6144 } else { 8192 };
         let ns = grid(16, max_n, if o.quick { 3 } else { 4 });
-        match crate::measure::dtlb::DataChains::new(max_n + 64, crate::chase::Layout::PerPage { stride: 1 }, crate::chase::Order::Random(b.seed), sys::Thp::Never) {
-            Ok(mut inst) => r.random_sweep = sweep(&mut inst, &ns, b.reps, b.window_ns, b.seed ^ 0x7a),
-            Err(e) => r.errors.push(format!("cannot map the validation chains: {e}")),
+        match crate::measure::dtlb::DataChains::new(
+            max_n + 64,
+            crate::chase::Layout::PerPage { stride: 1 },
+            crate::chase::Order::Random(b.seed),
+            sys::Thp::Never,
+        ) {
+            Ok(mut inst) => {
+                r.random_sweep = sweep(&mut inst, &ns, b.reps, b.window_ns, b.seed ^ 0x7a)
+            }
+            Err(e) => r
+                .errors
+                .push(format!("cannot map the validation chains: {e}")),
         }
     }
     // 2. L1 associativity and index bits.
@@ -248,7 +315,10 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
             let (text, conf) = indexing_text(&ss.indexing);
             let declared = r.cpuid.data_tlb(1);
             let disagrees = declared.is_some_and(|d| !assoc_matches(&ss.indexing, &d.assoc));
-            let conf = ss.confidences.iter().fold(conf, |a, b| a.min(*b).max_medium_if(a));
+            let conf = ss
+                .confidences
+                .iter()
+                .fold(conf, |a, b| a.min(*b).max_medium_if(a));
             r.summary.push(Measured {
                 name: "L1 DTLB associativity".into(),
                 value: None,
@@ -265,7 +335,13 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
     // 3. L2 index bits (hidden below the L1 capacity).
     if want("l2_index") {
         if let (Some(c1), Some(c2)) = (&l1, &l2) {
-            let ss = stride_sweep(1, c2.entries, if o.quick { 4 } else { 6 }, Some(c1.entries), b);
+            let ss = stride_sweep(
+                1,
+                c2.entries,
+                if o.quick { 4 } else { 6 },
+                Some(c1.entries),
+                b,
+            );
             let (text, conf) = indexing_text(&ss.indexing);
             let declared = r.cpuid.data_tlb(2);
             let disagrees = declared.is_some_and(|d| !assoc_matches(&ss.indexing, &d.assoc));
@@ -286,20 +362,44 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
     if want("latency") {
         let rows = &r.dtlb_sweep;
         if let Some(c1) = &l1 {
-            let hits: Vec<f64> = rows.iter().filter(|x| x.n < c1.knee.lo).map(|x| x.test.median).collect();
-            r.summary.push(lat_measured("load, L1 DTLB hit (L1D hit)", &Summary::of(&hits), "the L1 DTLB lookup is part of the load-to-use latency"));
+            let hits: Vec<f64> = rows
+                .iter()
+                .filter(|x| x.n < c1.knee.lo)
+                .map(|x| x.test.median)
+                .collect();
+            r.summary.push(lat_measured(
+                "load, L1 DTLB hit (L1D hit)",
+                &Summary::of(&hits),
+                "the L1 DTLB lookup is part of the load-to-use latency",
+            ));
             if let Some(c2) = &l2 {
                 let lo = (c1.full_miss.max(c1.entries) as f64 * 1.3) as usize;
                 let hi = (c2.onset as f64 * 0.8) as usize;
-                let pen: Vec<f64> = rows.iter().filter(|x| x.n >= lo && x.n <= hi).map(|x| x.excess.median).collect();
-                r.summary.push(lat_measured("L1 DTLB miss, L2 DTLB hit (extra)", &Summary::of(&pen), &format!("excess over the control for {lo}..{hi} pages")));
+                let pen: Vec<f64> = rows
+                    .iter()
+                    .filter(|x| x.n >= lo && x.n <= hi)
+                    .map(|x| x.excess.median)
+                    .collect();
+                r.summary.push(lat_measured(
+                    "L1 DTLB miss, L2 DTLB hit (extra)",
+                    &Summary::of(&pen),
+                    &format!("excess over the control for {lo}..{hi} pages"),
+                ));
             }
         }
         r.walks = walk_latencies(b.reps.max(3), b.window_ns * 2, !o.quick);
         for w in &r.walks {
             r.summary.push(Measured {
                 confidence: w.confidence,
-                ..lat_measured(&format!("walk, leaf PTEs in {} (extra)", w.pte_in), &w.excess_ns, &format!("{} pages, {} KiB of PTE lines; L1+L2 DTLB miss + nested walk", w.pages, w.pte_bytes >> 10))
+                ..lat_measured(
+                    &format!("walk, leaf PTEs in {} (extra)", w.pte_in),
+                    &w.excess_ns,
+                    &format!(
+                        "{} pages, {} KiB of PTE lines; L1+L2 DTLB miss + nested walk",
+                        w.pages,
+                        w.pte_bytes >> 10
+                    ),
+                )
             });
         }
     }
@@ -318,19 +418,30 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 let rows = sweep(&mut inst, &ns, b.reps, b.window_ns, b.seed ^ 0x11b);
                 let rows2 = sweep(&mut inst, &ns, b.reps, b.window_ns, b.seed ^ 0x22c);
                 drop(inst);
-                let p = crate::analysis::knee::KneeParams { min_abs_jump_ns: 0.1, ..Default::default() };
+                let p = crate::analysis::knee::KneeParams {
+                    min_abs_jump_ns: 0.1,
+                    ..Default::default()
+                };
                 let k1 = crate::measure::curve::knees_with(&rows, &p);
                 let k2 = crate::measure::curve::knees_with(&rows2, &p);
                 for (i, k) in k1.iter().take(2).enumerate() {
                     let confirmed = k2.get(i).is_some_and(|o| o.lo <= k.hi && k.lo <= o.hi);
                     let hi = ((k.hi as f64) * 1.15) as usize + 8;
-                    let mut fresh = || -> Box<dyn crate::measure::curve::Instrument> { Box::new(CodeChains::new(hi).expect("mmap for code chains")) };
-                    let mut c = capacity_of(k, b.trials.min(2), b.reps, b.window_ns, b.seed, &mut fresh);
+                    let mut fresh = || -> Box<dyn crate::measure::curve::Instrument> {
+                        Box::new(CodeChains::new(hi).expect("mmap for code chains"))
+                    };
+                    let mut c =
+                        capacity_of(k, b.trials.min(2), b.reps, b.window_ns, b.seed, &mut fresh);
                     // Experimental: on the development VM the knees moved between runs (64-80 and
                     // 260-870 pages against a documented 64 and 512) even when both sweeps agreed,
                     // so ITLB sizes are always reported as "unclear" (docs/probe.md).
                     c.confidence = Confidence::Unclear;
-                    let mut m = cap_measured(&format!("L{} ITLB entries (4K)", i + 1), &c, r.cpuid.instruction_tlb(i as u8 + 1), "experimental; ");
+                    let mut m = cap_measured(
+                        &format!("L{} ITLB entries (4K)", i + 1),
+                        &c,
+                        r.cpuid.instruction_tlb(i as u8 + 1),
+                        "experimental; ",
+                    );
                     if !confirmed {
                         m.note = format!("a second sweep did not show this knee; {}", m.note);
                     }
@@ -342,7 +453,9 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 }
                 r.itlb_sweep = rows;
             }
-            Err(e) => r.errors.push(format!("cannot map code pages for the ITLB test: {e}")),
+            Err(e) => r
+                .errors
+                .push(format!("cannot map code pages for the ITLB test: {e}")),
         }
     }
     // 6. Prefetch.
@@ -354,7 +467,11 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 value: v.fraction,
                 unit: "fraction of a load's effect".into(),
                 spread: None,
-                confidence: if v.answer == "unclear" { Confidence::Unclear } else { Confidence::High },
+                confidence: if v.answer == "unclear" {
+                    Confidence::Unclear
+                } else {
+                    Confidence::High
+                },
                 cpuid: None,
                 disagrees: false,
                 note: v.answer.clone(),
@@ -371,7 +488,11 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
             value: v.fraction,
             unit: "fraction of the 4K excess removed".into(),
             spread: None,
-            confidence: if v.answer == "unclear" { Confidence::Unclear } else { Confidence::High },
+            confidence: if v.answer == "unclear" {
+                Confidence::Unclear
+            } else {
+                Confidence::High
+            },
             cpuid: None,
             disagrees: false,
             note: format!("{}: {}", v.answer, v.note),
@@ -389,7 +510,11 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 value: v.timings.get(1).map(|t| t.1.median),
                 unit: "ns per line read by the other CPU".into(),
                 spread: v.timings.get(1).map(|t| (t.1.q1, t.1.q3)),
-                confidence: if v.answer == "unclear" { Confidence::Unclear } else { Confidence::High },
+                confidence: if v.answer == "unclear" {
+                    Confidence::Unclear
+                } else {
+                    Confidence::High
+                },
                 cpuid: None,
                 disagrees: false,
                 note: v.answer.clone(),
@@ -400,13 +525,20 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
             let n = l2.as_ref().map(|c| (c.onset / 2).max(256)).unwrap_or(512);
             let (m, c) = extras::survival(cpu, oc, n, if o.quick { 15 } else { 31 });
             let _ = sys::pin_to(cpu);
-            for (name, v) in [("TLB entries survive a migration round trip", &m), ("TLB entries survive a context switch", &c)] {
+            for (name, v) in [
+                ("TLB entries survive a migration round trip", &m),
+                ("TLB entries survive a context switch", &c),
+            ] {
                 r.summary.push(Measured {
                     name: name.into(),
                     value: v.fraction,
                     unit: "fraction surviving".into(),
                     spread: None,
-                    confidence: if v.answer == "unclear" { Confidence::Unclear } else { Confidence::High },
+                    confidence: if v.answer == "unclear" {
+                        Confidence::Unclear
+                    } else {
+                        Confidence::High
+                    },
                     cpuid: None,
                     disagrees: false,
                     note: v.answer.clone(),
@@ -416,12 +548,16 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
             r.context_switch_survival = Some(c);
         }
     } else if want_llc || want_survival {
-        r.errors.push("only one CPU available: skipped the LLC-sharing and migration tests".into());
+        r.errors
+            .push("only one CPU available: skipped the LLC-sharing and migration tests".into());
     }
     let mut sk = skipped.into_inner();
     sk.dedup();
     if !sk.is_empty() {
-        r.errors.push(format!("skipped to stay within the {budget_s:.0} s budget: {}", sk.join(", ")));
+        r.errors.push(format!(
+            "skipped to stay within the {budget_s:.0} s budget: {}",
+            sk.join(", ")
+        ));
     }
     if r.priority_raised {
         sys::normal_priority();

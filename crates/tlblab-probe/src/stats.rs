@@ -22,7 +22,14 @@ impl Summary {
     pub fn of(xs: &[f64]) -> Summary {
         let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
         if v.is_empty() {
-            return Summary { median: f64::NAN, q1: f64::NAN, q3: f64::NAN, min: f64::NAN, max: f64::NAN, n: 0 };
+            return Summary {
+                median: f64::NAN,
+                q1: f64::NAN,
+                q3: f64::NAN,
+                min: f64::NAN,
+                max: f64::NAN,
+                n: 0,
+            };
         }
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
         Summary {

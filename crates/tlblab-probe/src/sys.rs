@@ -29,7 +29,11 @@ impl Region {
     /// Maps `len` bytes (rounded up to pages), aligned to `align` bytes (a power of two ≥ 4096).
     pub fn new(len: usize, align: usize, thp: Thp) -> io::Result<Region> {
         // A huge page needs a whole aligned 2 MiB.
-        let len = if thp == Thp::Always { len.div_ceil(2 << 20) * (2 << 20) } else { len.div_ceil(PAGE) * PAGE };
+        let len = if thp == Thp::Always {
+            len.div_ceil(2 << 20) * (2 << 20)
+        } else {
+            len.div_ceil(PAGE) * PAGE
+        };
         let align = align.max(PAGE);
         let total = len + align;
         // SAFETY: anonymous mapping with no fixed address; checked for MAP_FAILED.
@@ -64,7 +68,10 @@ impl Region {
             };
             libc::madvise(aligned as *mut libc::c_void, len, advice);
         }
-        Ok(Region { ptr: aligned as *mut u8, len })
+        Ok(Region {
+            ptr: aligned as *mut u8,
+            len,
+        })
     }
 
     pub fn base(&self) -> *mut u8 {
@@ -81,7 +88,11 @@ impl Region {
 
     /// Address of byte `off` (panics when outside: a probe bug, never user input).
     pub fn at(&self, off: usize) -> *mut u8 {
-        assert!(off < self.len, "offset {off} outside region of {} bytes", self.len);
+        assert!(
+            off < self.len,
+            "offset {off} outside region of {} bytes",
+            self.len
+        );
         // SAFETY: in bounds by the assert.
         unsafe { self.ptr.add(off) }
     }
@@ -104,7 +115,9 @@ pub fn allowed_cpus() -> Vec<usize> {
         if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
             return vec![0];
         }
-        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
     }
 }
 
@@ -165,12 +178,19 @@ pub fn tsc() -> u64 {
 
 /// Average load over the last minute, from /proc/loadavg (None when unreadable).
 pub fn loadavg1() -> Option<f64> {
-    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// Reads a small sysfs/procfs text file, trimmed.
 pub fn read_trimmed(path: &str) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 /// Voluntary plus involuntary context switches of the calling thread so far.
@@ -199,7 +219,10 @@ pub fn note_window(clean: bool) {
 
 /// (timed windows, windows re-run because the thread was switched out) since the last reset.
 pub fn window_counts() -> (u64, u64) {
-    (WINDOWS.load(Ordering::Relaxed), DISTURBED.load(Ordering::Relaxed))
+    (
+        WINDOWS.load(Ordering::Relaxed),
+        DISTURBED.load(Ordering::Relaxed),
+    )
 }
 
 pub fn reset_window_counts() {

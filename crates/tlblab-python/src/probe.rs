@@ -7,14 +7,19 @@ use tlblab_probe::analysis::knee::{find_knees, fit_ramp, CurvePoint, KneeParams}
 use tlblab_probe::probe::{run, ProbeOptions};
 
 fn json_err(what: &str, e: serde_json::Error) -> PyErr {
-    PyValueError::new_err(format!("{what}: invalid JSON at line {}, column {}: {e}", e.line(), e.column()))
+    PyValueError::new_err(format!(
+        "{what}: invalid JSON at line {}, column {}: {e}",
+        e.line(),
+        e.column()
+    ))
 }
 
 /// Runs the probe. `options_json` holds `ProbeOptions` fields; returns the report as JSON.
 /// The GIL is released while measuring.
 #[pyfunction]
 fn probe(py: Python<'_>, options_json: &str) -> PyResult<String> {
-    let o: ProbeOptions = serde_json::from_str(options_json).map_err(|e| json_err("probe options", e))?;
+    let o: ProbeOptions =
+        serde_json::from_str(options_json).map_err(|e| json_err("probe options", e))?;
     let r = py.detach(|| run(&o)).map_err(PyValueError::new_err)?;
     serde_json::to_string(&r).map_err(|e| PyValueError::new_err(e.to_string()))
 }
@@ -23,7 +28,8 @@ fn probe(py: Python<'_>, options_json: &str) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (points_json, params_json=None))]
 fn probe_find_knees(points_json: &str, params_json: Option<&str>) -> PyResult<String> {
-    let pts: Vec<CurvePoint> = serde_json::from_str(points_json).map_err(|e| json_err("points", e))?;
+    let pts: Vec<CurvePoint> =
+        serde_json::from_str(points_json).map_err(|e| json_err("points", e))?;
     let p: KneeParams = match params_json {
         Some(s) => serde_json::from_str(s).map_err(|e| json_err("knee parameters", e))?,
         None => KneeParams::default(),
@@ -34,7 +40,8 @@ fn probe_find_knees(points_json: &str, params_json: Option<&str>) -> PyResult<St
 /// Ramp fit of `[[n, excess], …]`; returns the fit as JSON or `null`.
 #[pyfunction]
 fn probe_fit_ramp(points_json: &str) -> PyResult<String> {
-    let pts: Vec<(usize, f64)> = serde_json::from_str(points_json).map_err(|e| json_err("points", e))?;
+    let pts: Vec<(usize, f64)> =
+        serde_json::from_str(points_json).map_err(|e| json_err("points", e))?;
     Ok(serde_json::to_string(&fit_ramp(&pts)).unwrap())
 }
 
@@ -42,7 +49,8 @@ fn probe_fit_ramp(points_json: &str) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (capacities_json, tol=0.2, floor=None))]
 fn probe_infer_indexing(capacities_json: &str, tol: f64, floor: Option<usize>) -> PyResult<String> {
-    let caps: Vec<StrideCapacity> = serde_json::from_str(capacities_json).map_err(|e| json_err("capacities", e))?;
+    let caps: Vec<StrideCapacity> =
+        serde_json::from_str(capacities_json).map_err(|e| json_err("capacities", e))?;
     Ok(serde_json::to_string(&infer_indexing(&caps, tol, floor)).unwrap())
 }
 

@@ -38,7 +38,13 @@ fn simulate(
     let cfg = machine_from(machine, machine_format)?;
     let os: tlblab_core::os::OsConfig =
         serde_json::from_str(os_json).map_err(|e| err(format!("os options: {e}")))?;
-    let opts = RunOptions { seed, caches, data_accesses, max_references, os };
+    let opts = RunOptions {
+        seed,
+        caches,
+        data_accesses,
+        max_references,
+        os,
+    };
     py.detach(|| {
         let mut source = open_workload(workload, seed)?;
         let mut sys = System::new(cfg, opts).map_err(|e| err(e.0))?;
@@ -49,16 +55,22 @@ fn simulate(
 
 /// A workload: an existing trace file (native, Lackey text or ChampSim, detected), or a built-in
 /// workload spec `name:key=value,...`.
-fn open_workload(workload: &str, seed: u64) -> PyResult<Box<dyn tlblab_trace::RecordSource + Send>> {
+fn open_workload(
+    workload: &str,
+    seed: u64,
+) -> PyResult<Box<dyn tlblab_trace::RecordSource + Send>> {
     let path = std::path::Path::new(workload);
     if path.is_file() {
         let (src, _meta, _fmt) = tlblab_trace::convert::open_source(path, None).map_err(err)?;
         return Ok(src);
     }
-    let looks_like_path = workload.contains('/') || workload.ends_with(".tlbt") || workload.ends_with(".txt");
+    let looks_like_path =
+        workload.contains('/') || workload.ends_with(".tlbt") || workload.ends_with(".txt");
     let not_a_file = |e: String| {
         if looks_like_path {
-            err(format!("{workload}: no such trace file (and not a workload spec: {e})"))
+            err(format!(
+                "{workload}: no such trace file (and not a workload spec: {e})"
+            ))
         } else {
             err(e)
         }
@@ -99,14 +111,27 @@ fn presets() -> PyResult<Vec<(String, String)>> {
 /// Returns (references simulated, seconds spent simulating).
 #[pyfunction]
 #[pyo3(signature = (machine, workload, tlb_only, seed=0))]
-fn bench_engine(py: Python<'_>, machine: &str, workload: &str, tlb_only: bool, seed: u64) -> PyResult<(u64, f64)> {
+fn bench_engine(
+    py: Python<'_>,
+    machine: &str,
+    workload: &str,
+    tlb_only: bool,
+    seed: u64,
+) -> PyResult<(u64, f64)> {
     let cfg = machine_from(machine, "auto")?;
     let (name, params) = workloads::parse_spec(workload).map_err(err)?;
     py.detach(|| {
         let mut source = workloads::build(&name, &params, seed).map_err(err)?;
         let mut records = Vec::new();
         while source.fill(&mut records, 1 << 16).map_err(err)? > 0 {}
-        let opts = if tlb_only { RunOptions::tlb_only(seed) } else { RunOptions { seed, ..RunOptions::default() } };
+        let opts = if tlb_only {
+            RunOptions::tlb_only(seed)
+        } else {
+            RunOptions {
+                seed,
+                ..RunOptions::default()
+            }
+        };
         let mut sys = System::new(cfg, opts).map_err(|e| err(e.0))?;
         let mut src = tlblab_trace::VecSource::new(records);
         let t0 = Instant::now();
@@ -116,7 +141,92 @@ fn bench_engine(py: Python<'_>, machine: &str, workload: &str, tlb_only: bool, s
     })
 }
 
+/// Replays allocator requests through the simulator's colored placement (the port of
+/// libtlblab's coloring allocator) with `color_trace`'s request language: `malloc SIZE COLOR`,
+/// `aligned ALIGN SIZE COLOR`, `free INDEX`, `realloc INDEX SIZE`. Returns the lines
+/// `INDEX OFFSET` (or `INDEX -`) that `runtime/bench/color_trace` prints for the same input.
+#[pyfunction]
+#[pyo3(signature = (sets, ways, reserved, periods, requests, slot_shift=12))]
+fn colored_placement(
+    sets: u64,
+    ways: u64,
+    reserved: u64,
+    periods: u64,
+    requests: Vec<String>,
+    slot_shift: u32,
+) -> PyResult<Vec<String>> {
+    use tlblab_core::memory::colored::{ColorGeometry, ColoredArena};
+    let mut a = ColoredArena::new(ColorGeometry {
+        sets,
+        ways,
+        reserved,
+        periods,
+        slot_shift,
+    })
+    .map_err(err)?;
+    let mut ptrs: Vec<Option<u64>> = Vec::new();
+    let mut out = Vec::new();
+    for (n, line) in requests.iter().enumerate() {
+        let t: Vec<&str> = line.split_whitespace().collect();
+        let num = |i: usize| -> PyResult<u64> {
+            t.get(i).and_then(|x| x.parse().ok()).ok_or_else(|| {
+                err(format!(
+                    "request {}: expected a number at field {}, found {:?}",
+                    n + 1,
+                    i + 1,
+                    line
+                ))
+            })
+        };
+        let (idx, p) = match t.first().copied() {
+            Some("malloc") => {
+                ptrs.push(a.malloc(num(1)?, num(2)?));
+                (ptrs.len() - 1, *ptrs.last().unwrap())
+            }
+            Some("aligned") => {
+                ptrs.push(a.aligned(num(1)?, num(2)?, num(3)?));
+                (ptrs.len() - 1, *ptrs.last().unwrap())
+            }
+            Some("free") => {
+                let i = num(1)? as usize;
+                if let Some(Some(p)) = ptrs.get(i) {
+                    a.free(*p);
+                    ptrs[i] = None;
+                }
+                continue;
+            }
+            Some("realloc") => {
+                let i = num(1)? as usize;
+                let Some(Some(p)) = ptrs.get(i).copied() else {
+                    return Err(err(format!(
+                        "request {}: realloc of index {i}, which holds no block",
+                        n + 1
+                    )));
+                };
+                let q = a.realloc(p, num(2)?);
+                if q.is_some() {
+                    ptrs[i] = q;
+                }
+                (i, q)
+            }
+            _ => {
+                return Err(err(format!(
+                    "request {}: expected malloc, aligned, free or realloc, found {:?}",
+                    n + 1,
+                    line
+                )))
+            }
+        };
+        out.push(match p {
+            Some(p) => format!("{idx} {p}"),
+            None => format!("{idx} -"),
+        });
+    }
+    Ok(out)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(colored_placement, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(machine_toml, m)?)?;
     m.add_function(wrap_pyfunction!(machine_json, m)?)?;

@@ -13,7 +13,9 @@ use tlblab_trace::source::RecordSource;
 use tlblab_trace::{capture, info, workloads};
 
 fn fmt_opt(s: Option<String>) -> PyResult<Option<Format>> {
-    s.map(|f| Format::parse(&f)).transpose().map_err(PyValueError::new_err)
+    s.map(|f| Format::parse(&f))
+        .transpose()
+        .map_err(PyValueError::new_err)
 }
 
 fn verr(e: String) -> PyErr {
@@ -25,7 +27,9 @@ fn verr(e: String) -> PyErr {
 #[pyo3(signature = (path, fmt=None))]
 fn trace_info(py: Python<'_>, path: String, fmt: Option<String>) -> PyResult<String> {
     let f = fmt_opt(fmt)?;
-    py.detach(move || info::info(&PathBuf::from(path), f)).map(|v| v.to_string()).map_err(verr)
+    py.detach(move || info::info(&PathBuf::from(path), f))
+        .map(|v| v.to_string())
+        .map_err(verr)
 }
 
 /// convert(input, output, from_fmt=None, to_fmt=None, skip=0, limit=None) -> JSON report.
@@ -43,7 +47,16 @@ fn trace_convert(
     let (from, to) = (fmt_opt(from_fmt)?, fmt_opt(to_fmt)?);
     let t0 = std::time::Instant::now();
     let r = py
-        .detach(move || convert::convert(&PathBuf::from(&input), from, &PathBuf::from(&output), to, skip, limit))
+        .detach(move || {
+            convert::convert(
+                &PathBuf::from(&input),
+                from,
+                &PathBuf::from(&output),
+                to,
+                skip,
+                limit,
+            )
+        })
         .map_err(verr)?;
     Ok(json!({
         "records_in": r.records_in,
@@ -58,7 +71,13 @@ fn trace_convert(
 /// head(path, n, skip=0, fmt=None) -> list of text lines, one per record.
 #[pyfunction]
 #[pyo3(signature = (path, n, skip=0, fmt=None))]
-fn trace_head(py: Python<'_>, path: String, n: u64, skip: u64, fmt: Option<String>) -> PyResult<Vec<String>> {
+fn trace_head(
+    py: Python<'_>,
+    path: String,
+    n: u64,
+    skip: u64,
+    fmt: Option<String>,
+) -> PyResult<Vec<String>> {
     let f = fmt_opt(fmt)?;
     py.detach(move || -> Result<Vec<String>, String> {
         let p = PathBuf::from(&path);
@@ -83,7 +102,11 @@ fn trace_head(py: Python<'_>, path: String, n: u64, skip: u64, fmt: Option<Strin
             }
             for r in &buf {
                 if skipped + idx >= skip && (lines.len() as u64) < n {
-                    lines.push(format!("{:>10} {}", skipped + idx, info::record_line(r, &regions)));
+                    lines.push(format!(
+                        "{:>10} {}",
+                        skipped + idx,
+                        info::record_line(r, &regions)
+                    ));
                 }
                 idx += 1;
             }
@@ -134,8 +157,17 @@ fn trace_record(
     stdin: Option<String>,
     stdout: Option<String>,
 ) -> PyResult<String> {
-    let opts = capture::CaptureOptions { valgrind, skip, limit, progress, stdin: stdin.map(PathBuf::from), stdout: stdout.map(PathBuf::from) };
-    let r = py.detach(move || capture::record(&argv, &PathBuf::from(output), &opts)).map_err(verr)?;
+    let opts = capture::CaptureOptions {
+        valgrind,
+        skip,
+        limit,
+        progress,
+        stdin: stdin.map(PathBuf::from),
+        stdout: stdout.map(PathBuf::from),
+    };
+    let r = py
+        .detach(move || capture::record(&argv, &PathBuf::from(output), &opts))
+        .map_err(verr)?;
     Ok(json!({
         "references_seen": r.references_seen,
         "lackey_lines": r.lackey_lines,
@@ -165,7 +197,13 @@ fn trace_workload_catalog() -> String {
 /// generate(name, params, seed, output) -> JSON summary: writes a built-in workload as a trace.
 #[pyfunction]
 #[pyo3(signature = (name, params, seed, output))]
-fn workload_generate(py: Python<'_>, name: String, params: BTreeMap<String, u64>, seed: u64, output: String) -> PyResult<String> {
+fn workload_generate(
+    py: Python<'_>,
+    name: String,
+    params: BTreeMap<String, u64>,
+    seed: u64,
+    output: String,
+) -> PyResult<String> {
     py.detach(move || -> Result<String, String> {
         let mut src = workloads::build(&name, &params, seed)?;
         let info = workloads::catalog().into_iter().find(|w| w.name == name).unwrap();
@@ -218,7 +256,10 @@ fn trace_decode_bench(py: Python<'_>, path: String, repeats: u32) -> PyResult<St
 
 /// CPU time of the calling thread (excludes time spent descheduled on a busy machine).
 fn thread_cpu_seconds() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes into the timespec we own.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9

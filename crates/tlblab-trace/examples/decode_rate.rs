@@ -5,7 +5,10 @@ use tlblab_trace::source::RecordSource;
 
 /// CPU time of this thread: unaffected by time spent descheduled on a shared machine.
 fn cpu_now() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
@@ -14,7 +17,10 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let path = std::path::PathBuf::from(&args[1]);
     let reps: usize = args.get(2).map(|s| s.parse().unwrap()).unwrap_or(5);
-    eprintln!("size_of::<Record>() = {}", std::mem::size_of::<tlblab_trace::Record>());
+    eprintln!(
+        "size_of::<Record>() = {}",
+        std::mem::size_of::<tlblab_trace::Record>()
+    );
     if args.get(3).map(String::as_str) == Some("baseline") {
         baseline();
         return;
@@ -96,7 +102,12 @@ pub fn baseline() {
         out.clear();
         for _ in 0..4096 {
             a = a.wrapping_add(4096);
-            out.push(Record::Access(Access { thread: ThreadId(0), kind: AccessKind::Load, vaddr: VirtAddr(a), size: 8 }));
+            out.push(Record::Access(Access {
+                thread: ThreadId(0),
+                kind: AccessKind::Load,
+                vaddr: VirtAddr(a),
+                size: 8,
+            }));
         }
         std::hint::black_box(&out);
     }

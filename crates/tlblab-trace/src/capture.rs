@@ -40,7 +40,14 @@ pub struct CaptureOptions {
 
 impl Default for CaptureOptions {
     fn default() -> Self {
-        CaptureOptions { valgrind: "valgrind".into(), skip: 0, limit: None, progress: false, stdin: None, stdout: None }
+        CaptureOptions {
+            valgrind: "valgrind".into(),
+            skip: 0,
+            limit: None,
+            progress: false,
+            stdin: None,
+            stdout: None,
+        }
     }
 }
 
@@ -59,12 +66,20 @@ fn valgrind_version(vg: &str) -> Option<String> {
     Some(String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
 
-pub fn record(argv: &[String], output: &Path, opts: &CaptureOptions) -> Result<CaptureReport, String> {
+pub fn record(
+    argv: &[String],
+    output: &Path,
+    opts: &CaptureOptions,
+) -> Result<CaptureReport, String> {
     if argv.is_empty() {
         return Err("nothing to record: give a program and its arguments after --".into());
     }
-    let version = valgrind_version(&opts.valgrind)
-        .ok_or_else(|| format!("cannot run `{}`: is valgrind installed? (Debian package `valgrind`)", opts.valgrind))?;
+    let version = valgrind_version(&opts.valgrind).ok_or_else(|| {
+        format!(
+            "cannot run `{}`: is valgrind installed? (Debian package `valgrind`)",
+            opts.valgrind
+        )
+    })?;
     // The pipe: read end stays here (close-on-exec), write end is inherited by valgrind.
     let mut fds = [0i32; 2];
     // SAFETY: plain pipe2 on a local array.
@@ -148,7 +163,10 @@ pub fn record(argv: &[String], output: &Path, opts: &CaptureOptions) -> Result<C
     };
 
     let t0 = Instant::now();
-    let mut src = LackeySource::new(BufReader::with_capacity(1 << 20, read_end), &format!("valgrind output of {}", argv[0]));
+    let mut src = LackeySource::new(
+        BufReader::with_capacity(1 << 20, read_end),
+        &format!("valgrind output of {}", argv[0]),
+    );
     let mut buf = Vec::with_capacity(8192);
     let mut seen = 0u64;
     let mut kept = 0u64;
@@ -197,7 +215,9 @@ pub fn record(argv: &[String], output: &Path, opts: &CaptureOptions) -> Result<C
     }
     let lines = src.line_no();
     drop(src);
-    let status = child.wait().map_err(|e| format!("waiting for valgrind: {e}"))?;
+    let status = child
+        .wait()
+        .map_err(|e| format!("waiting for valgrind: {e}"))?;
     stop.store(true, Ordering::Relaxed);
     let _ = poller.join();
     if opts.progress {
@@ -218,5 +238,12 @@ pub fn record(argv: &[String], output: &Path, opts: &CaptureOptions) -> Result<C
     writer.set_footer("capture_seconds", json!(seconds));
     writer.set_footer("lackey_lines", json!(lines));
     let summary = writer.finish().map_err(|e| e.message)?;
-    Ok(CaptureReport { summary, lackey_lines: lines, references_seen: seen, seconds, exit_status: status.code(), killed_at_limit: killed })
+    Ok(CaptureReport {
+        summary,
+        lackey_lines: lines,
+        references_seen: seen,
+        seconds,
+        exit_status: status.code(),
+        killed_at_limit: killed,
+    })
 }

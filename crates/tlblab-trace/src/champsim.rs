@@ -39,7 +39,16 @@ impl<R: Read> ChampSimSource<R> {
     }
 
     pub fn new(r: R, name: &str) -> Self {
-        ChampSimSource { name: name.into(), r, offset: 0, buf: vec![0; RECORD_LEN * 4096], pending: Vec::new(), pend_pos: 0, done: false, instructions: 0 }
+        ChampSimSource {
+            name: name.into(),
+            r,
+            offset: 0,
+            buf: vec![0; RECORD_LEN * 4096],
+            pending: Vec::new(),
+            pend_pos: 0,
+            done: false,
+            instructions: 0,
+        }
     }
 }
 
@@ -70,7 +79,13 @@ impl<R: Read> RecordSource for ChampSimSource<R> {
                     Ok(0) => break,
                     Ok(k) => got += k,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(format!("{}: byte {}: {e}", self.name, self.offset + got as u64)),
+                    Err(e) => {
+                        return Err(format!(
+                            "{}: byte {}: {e}",
+                            self.name,
+                            self.offset + got as u64
+                        ))
+                    }
                 }
             }
             if got < self.buf.len() {
@@ -87,17 +102,32 @@ impl<R: Read> RecordSource for ChampSimSource<R> {
             for rec in self.buf[..got].chunks_exact(RECORD_LEN) {
                 self.instructions += 1;
                 let ip = u64_at(rec, 0);
-                self.pending.push(Record::Access(Access::new(ThreadId(0), AccessKind::Instr, VirtAddr(ip), 4)));
+                self.pending.push(Record::Access(Access::new(
+                    ThreadId(0),
+                    AccessKind::Instr,
+                    VirtAddr(ip),
+                    4,
+                )));
                 for i in 0..4 {
                     let a = u64_at(rec, 32 + 8 * i);
                     if a != 0 {
-                        self.pending.push(Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(a), 8)));
+                        self.pending.push(Record::Access(Access::new(
+                            ThreadId(0),
+                            AccessKind::Load,
+                            VirtAddr(a),
+                            8,
+                        )));
                     }
                 }
                 for i in 0..2 {
                     let a = u64_at(rec, 16 + 8 * i);
                     if a != 0 {
-                        self.pending.push(Record::Access(Access::new(ThreadId(0), AccessKind::Store, VirtAddr(a), 8)));
+                        self.pending.push(Record::Access(Access::new(
+                            ThreadId(0),
+                            AccessKind::Store,
+                            VirtAddr(a),
+                            8,
+                        )));
                     }
                 }
             }
@@ -119,7 +149,15 @@ pub struct ChampSimWriter<W: Write> {
 
 impl<W: Write> ChampSimWriter<W> {
     pub fn new(w: W) -> Self {
-        ChampSimWriter { w, cur: None, loads: 0, stores: 0, last_ip: DATA_ONLY_IP, skipped_events: 0, records: 0 }
+        ChampSimWriter {
+            w,
+            cur: None,
+            loads: 0,
+            stores: 0,
+            last_ip: DATA_ONLY_IP,
+            skipped_events: 0,
+            records: 0,
+        }
     }
 
     fn flush_cur(&mut self) -> std::io::Result<()> {
@@ -213,6 +251,9 @@ mod tests {
         let bytes = [0u8; RECORD_LEN * 2 + 10];
         let mut s = ChampSimSource::new(&bytes[..], "x.champsim");
         let e = s.fill(&mut Vec::new(), 100).unwrap_err();
-        assert!(e.contains("x.champsim: byte 128 (of the uncompressed stream): truncated"), "{e}");
+        assert!(
+            e.contains("x.champsim: byte 128 (of the uncompressed stream): truncated"),
+            "{e}"
+        );
     }
 }

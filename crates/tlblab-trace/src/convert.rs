@@ -27,7 +27,9 @@ impl Format {
             "tlbt" | "native" => Ok(Format::Native),
             "lackey" | "txt" => Ok(Format::Lackey),
             "champsim" => Ok(Format::ChampSim),
-            _ => Err(format!("unknown trace format '{s}': expected one of tlbt, lackey, champsim")),
+            _ => Err(format!(
+                "unknown trace format '{s}': expected one of tlbt, lackey, champsim"
+            )),
         }
     }
     pub fn name(self) -> &'static str {
@@ -40,8 +42,13 @@ impl Format {
 }
 
 fn stem_lower(path: &Path) -> String {
-    let s = path.file_name().map(|f| f.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    s.trim_end_matches(".xz").trim_end_matches(".gz").to_string()
+    let s = path
+        .file_name()
+        .map(|f| f.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    s.trim_end_matches(".xz")
+        .trim_end_matches(".gz")
+        .to_string()
 }
 
 /// Guesses an output format from a file name: `.tlbt` native, `.txt`/`.lackey`/`.log` Lackey,
@@ -64,15 +71,25 @@ pub fn format_from_name(path: &Path) -> Result<Format, String> {
 
 /// Detects an input's format from its first bytes (native magic; Lackey text) and its name.
 pub fn detect(path: &Path) -> Result<Format, String> {
-    if std::fs::metadata(path).map(|m| !m.is_file()).unwrap_or(false) {
-        return Err(format!("{}: not a regular file: say its format with --from", path.display()));
+    if std::fs::metadata(path)
+        .map(|m| !m.is_file())
+        .unwrap_or(false)
+    {
+        return Err(format!(
+            "{}: not a regular file: say its format with --from",
+            path.display()
+        ));
     }
     let (c, head) = sniff(path)?;
     if crate::format::is_native(&head) {
         return Ok(Format::Native);
     }
     if c == Compression::None {
-        let looks_lackey = head.starts_with(b"I  ") || head.starts_with(b" L ") || head.starts_with(b" S ") || head.starts_with(b" M ") || head.starts_with(b"==");
+        let looks_lackey = head.starts_with(b"I  ")
+            || head.starts_with(b" L ")
+            || head.starts_with(b" S ")
+            || head.starts_with(b" M ")
+            || head.starts_with(b"==");
         if looks_lackey {
             return Ok(Format::Lackey);
         }
@@ -113,7 +130,10 @@ impl<S: RecordSource> RecordSource for Finishing<S> {
 }
 
 /// Opens any supported input as a record source, with the native header (or `{}`).
-pub fn open_source(path: &Path, fmt: Option<Format>) -> Result<(Box<dyn RecordSource + Send>, Value, Format), String> {
+pub fn open_source(
+    path: &Path,
+    fmt: Option<Format>,
+) -> Result<(Box<dyn RecordSource + Send>, Value, Format), String> {
     let fmt = match fmt {
         Some(f) => f,
         None => detect(path)?,
@@ -128,12 +148,28 @@ pub fn open_source(path: &Path, fmt: Option<Format>) -> Result<(Box<dyn RecordSo
         Format::Lackey => {
             let inp = Input::open(path)?;
             let s = LackeySource::new(inp, &name);
-            (Box::new(Finishing { src: s, finish: |s: &mut LackeySource<Input>| s.get_mut().finish(), finished: false }), json!({}), fmt)
+            (
+                Box::new(Finishing {
+                    src: s,
+                    finish: |s: &mut LackeySource<Input>| s.get_mut().finish(),
+                    finished: false,
+                }),
+                json!({}),
+                fmt,
+            )
         }
         Format::ChampSim => {
             let inp = Input::open(path)?;
             let s = ChampSimSource::new(inp, &name);
-            (Box::new(Finishing { src: s, finish: |s: &mut ChampSimSource<Input>| s.get_mut().finish(), finished: false }), json!({}), fmt)
+            (
+                Box::new(Finishing {
+                    src: s,
+                    finish: |s: &mut ChampSimSource<Input>| s.get_mut().finish(),
+                    finished: false,
+                }),
+                json!({}),
+                fmt,
+            )
         }
     })
 }
@@ -146,12 +182,21 @@ pub enum Sink {
 }
 
 impl Sink {
-    pub fn create(path: &Path, fmt: Format, meta: &Value, opts: WriterOptions) -> Result<Sink, String> {
+    pub fn create(
+        path: &Path,
+        fmt: Format,
+        meta: &Value,
+        opts: WriterOptions,
+    ) -> Result<Sink, String> {
         let name = path.display().to_string();
         Ok(match fmt {
-            Format::Native => Sink::Native(TraceWriter::create(path, meta, opts).map_err(|e| e.message)?),
+            Format::Native => {
+                Sink::Native(TraceWriter::create(path, meta, opts).map_err(|e| e.message)?)
+            }
             Format::Lackey => Sink::Lackey(LackeyWriter::new(AtomicOutput::create(path)?), name),
-            Format::ChampSim => Sink::ChampSim(ChampSimWriter::new(AtomicOutput::create(path)?), name),
+            Format::ChampSim => {
+                Sink::ChampSim(ChampSimWriter::new(AtomicOutput::create(path)?), name)
+            }
         })
     }
 
@@ -195,7 +240,13 @@ pub struct ConvertReport {
 }
 
 /// Copies records `skip..skip+limit` of `src` to `sink`.
-pub fn pump(src: &mut dyn RecordSource, sink: &mut Sink, skip: u64, limit: Option<u64>, summary: &mut Summary) -> Result<(u64, u64), String> {
+pub fn pump(
+    src: &mut dyn RecordSource,
+    sink: &mut Sink,
+    skip: u64,
+    limit: Option<u64>,
+    summary: &mut Summary,
+) -> Result<(u64, u64), String> {
     let mut buf = Vec::with_capacity(8192);
     let (mut seen, mut written) = (0u64, 0u64);
     loop {
@@ -236,12 +287,19 @@ pub fn convert(
         None => format_from_name(output)?,
     };
     let (mut src, in_meta, from) = open_source(input, from)?;
-    let mut meta = if from == Format::Native { in_meta } else { json!({}) };
+    let mut meta = if from == Format::Native {
+        in_meta
+    } else {
+        json!({})
+    };
     let obj = meta.as_object_mut().unwrap();
     let mut regions = src.region_names();
     if regions.is_empty() {
         if let Some(Value::Array(a)) = obj.get("regions") {
-            regions = a.iter().filter_map(|v| v.as_str().map(String::from)).collect();
+            regions = a
+                .iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect();
         }
     }
     obj.insert("regions".into(), json!(regions));
@@ -253,5 +311,10 @@ pub fn convert(
     let mut summary = Summary::default();
     let (seen, written) = pump(src.as_mut(), &mut sink, skip, limit, &mut summary)?;
     let skipped = sink.finish()?;
-    Ok(ConvertReport { records_in: seen, records_out: written, skipped_events: skipped, summary })
+    Ok(ConvertReport {
+        records_in: seen,
+        records_out: written,
+        skipped_events: skipped,
+        summary,
+    })
 }

@@ -57,11 +57,19 @@ impl Input {
         let name = path.display().to_string();
         let meta = std::fs::metadata(path).map_err(|e| format!("{name}: {e}"))?;
         // A pipe or terminal cannot be sniffed without losing what was read: read it as it is.
-        let c = if meta.is_file() { sniff(path)?.0 } else { Compression::None };
+        let c = if meta.is_file() {
+            sniff(path)?.0
+        } else {
+            Compression::None
+        };
         let tool = match c {
             Compression::None => {
                 let f = File::open(path).map_err(|e| format!("{name}: {e}"))?;
-                return Ok(Input { name, inner: InputInner::Plain(BufReader::with_capacity(1 << 20, f)), empty: std::io::empty() });
+                return Ok(Input {
+                    name,
+                    inner: InputInner::Plain(BufReader::with_capacity(1 << 20, f)),
+                    empty: std::io::empty(),
+                });
             }
             Compression::Xz => "xz",
             Compression::Gzip => "gzip",
@@ -75,7 +83,11 @@ impl Input {
             .spawn()
             .map_err(|e| format!("{name}: cannot run `{tool}` to decompress it: {e}"))?;
         let out = child.stdout.take().unwrap();
-        Ok(Input { name, inner: InputInner::Piped(BufReader::with_capacity(1 << 20, out), child, tool), empty: std::io::empty() })
+        Ok(Input {
+            name,
+            inner: InputInner::Piped(BufReader::with_capacity(1 << 20, out), child, tool),
+            empty: std::io::empty(),
+        })
     }
 
     pub fn reader(&mut self) -> &mut dyn std::io::BufRead {
@@ -95,9 +107,15 @@ impl Input {
             if let Some(mut e) = child.stderr.take() {
                 let _ = e.read_to_string(&mut err);
             }
-            let st = child.wait().map_err(|e| format!("{}: {tool}: {e}", self.name))?;
+            let st = child
+                .wait()
+                .map_err(|e| format!("{}: {tool}: {e}", self.name))?;
             if !st.success() {
-                return Err(format!("{}: {tool} failed to decompress it ({st}): {}", self.name, err.trim()));
+                return Err(format!(
+                    "{}: {tool} failed to decompress it ({st}): {}",
+                    self.name,
+                    err.trim()
+                ));
             }
         }
         Ok(())
@@ -145,9 +163,18 @@ pub struct AtomicOutput {
 impl AtomicOutput {
     pub fn create(path: &Path) -> Result<AtomicOutput, String> {
         let name = path.display().to_string();
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let fname = path.file_name().ok_or_else(|| format!("{name}: not a file name"))?;
-        let tmp = dir.join(format!(".{}.tmp-{}", fname.to_string_lossy(), std::process::id()));
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let fname = path
+            .file_name()
+            .ok_or_else(|| format!("{name}: not a file name"))?;
+        let tmp = dir.join(format!(
+            ".{}.tmp-{}",
+            fname.to_string_lossy(),
+            std::process::id()
+        ));
         let f = File::create(&tmp).map_err(|e| format!("{name}: {e}"))?;
         let s = name.to_ascii_lowercase();
         let tool = if s.ends_with(".xz") {
@@ -157,7 +184,12 @@ impl AtomicOutput {
         } else {
             None
         };
-        let mut out = AtomicOutput { path: path.to_path_buf(), tmp, w: None, child: None };
+        let mut out = AtomicOutput {
+            path: path.to_path_buf(),
+            tmp,
+            w: None,
+            child: None,
+        };
         match tool {
             None => out.w = Some(Box::new(std::io::BufWriter::with_capacity(1 << 20, f))),
             Some((t, args)) => {

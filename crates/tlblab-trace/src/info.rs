@@ -24,10 +24,18 @@ pub fn parse_maps(text: &str) -> Vec<Range> {
     for line in text.lines() {
         let mut it = line.split_whitespace();
         let Some(span) = it.next() else { continue };
-        let Some((a, b)) = span.split_once('-') else { continue };
-        let (Ok(start), Ok(end)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16)) else { continue };
+        let Some((a, b)) = span.split_once('-') else {
+            continue;
+        };
+        let (Ok(start), Ok(end)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16)) else {
+            continue;
+        };
         let rest: Vec<&str> = it.collect();
-        let name = if rest.len() >= 5 { rest[4..].join(" ") } else { "[anon]".to_string() };
+        let name = if rest.len() >= 5 {
+            rest[4..].join(" ")
+        } else {
+            "[anon]".to_string()
+        };
         v.push(Range { name, start, end });
     }
     v
@@ -86,8 +94,15 @@ pub fn info(path: &Path, fmt: Option<Format>) -> Result<Value, String> {
                 }
                 Record::Event(e) => match *e {
                     Event::Region { region, start, len } => {
-                        let name = region_names.get(region as usize).cloned().unwrap_or_else(|| format!("region{region}"));
-                        regions.push(Range { name, start: start.0, end: start.0.saturating_add(len) });
+                        let name = region_names
+                            .get(region as usize)
+                            .cloned()
+                            .unwrap_or_else(|| format!("region{region}"));
+                        regions.push(Range {
+                            name,
+                            start: start.0,
+                            end: start.0.saturating_add(len),
+                        });
                     }
                     Event::ThreadStart { process, .. } => {
                         processes.insert(process);
@@ -106,21 +121,34 @@ pub fn info(path: &Path, fmt: Option<Format>) -> Result<Value, String> {
     let s = summary.to_json();
     out.insert("records".into(), s["records"].clone());
     out.insert("accesses".into(), json!({"total": s["accesses"], "instr": summary.instr, "load": summary.loads, "store": summary.stores}));
-    out.insert("events".into(), json!({"total": summary.events, "by_type": s["event_counts"]}));
+    out.insert(
+        "events".into(),
+        json!({"total": summary.events, "by_type": s["event_counts"]}),
+    );
     out.insert("threads".into(), s["threads"].clone());
     out.insert("processes".into(), json!(processes));
     out.insert("tasks".into(), json!(tasks));
     out.insert("cores_named".into(), json!(cores));
-    out.insert("page_crossing_accesses".into(), json!(summary.page_crossing_4k));
+    out.insert(
+        "page_crossing_accesses".into(),
+        json!(summary.page_crossing_4k),
+    );
     if summary.instr + summary.loads + summary.stores > 0 {
-        out.insert("address_range".into(), json!([format!("{min_a:#x}"), format!("{max_a:#x}")]));
-        out.insert("bytes_per_access".into(), json!(file_bytes as f64 / (summary.instr + summary.loads + summary.stores) as f64));
+        out.insert(
+            "address_range".into(),
+            json!([format!("{min_a:#x}"), format!("{max_a:#x}")]),
+        );
+        out.insert(
+            "bytes_per_access".into(),
+            json!(file_bytes as f64 / (summary.instr + summary.loads + summary.stores) as f64),
+        );
     }
     out.insert("footprint_pages_4k".into(), json!(pages.len()));
     let footprint = |ranges: &[Range]| -> Vec<Value> {
         let mut per: BTreeMap<(u64, u64, String), (u64, u64)> = BTreeMap::new();
         for r in ranges {
-            per.entry((r.start, r.end, r.name.clone())).or_insert((0, 0));
+            per.entry((r.start, r.end, r.name.clone()))
+                .or_insert((0, 0));
         }
         let keys: Vec<(u64, u64, String)> = per.keys().cloned().collect();
         for (&p, &c) in &pages {
@@ -138,10 +166,16 @@ pub fn info(path: &Path, fmt: Option<Format>) -> Result<Value, String> {
             .collect()
     };
     out.insert("regions".into(), json!(footprint(&regions)));
-    let maps_text = meta.get("maps").and_then(|v| v.as_str()).or_else(|| footer.get("maps").and_then(|v| v.as_str()));
+    let maps_text = meta
+        .get("maps")
+        .and_then(|v| v.as_str())
+        .or_else(|| footer.get("maps").and_then(|v| v.as_str()));
     if let Some(text) = maps_text {
         let maps = parse_maps(text);
-        let fp: Vec<Value> = footprint(&maps).into_iter().filter(|v| v["pages_touched"].as_u64() != Some(0)).collect();
+        let fp: Vec<Value> = footprint(&maps)
+            .into_iter()
+            .filter(|v| v["pages_touched"].as_u64() != Some(0))
+            .collect();
         out.insert("mappings".into(), json!(fp));
     }
     if !footer.is_null() {
@@ -168,14 +202,25 @@ pub fn record_line(r: &Record, regions: &[String]) -> String {
         }
         Record::Event(e) => {
             let mut v = serde_json::to_value(e).unwrap_or(Value::Null);
-            if let (Event::Region { region, .. } | Event::PhaseBegin { region } | Event::PhaseEnd { region }, Some(o)) = (e, v.as_object_mut()) {
+            if let (
+                Event::Region { region, .. }
+                | Event::PhaseBegin { region }
+                | Event::PhaseEnd { region },
+                Some(o),
+            ) = (e, v.as_object_mut())
+            {
                 if let Some(n) = regions.get(*region as usize) {
                     o.insert("name".into(), json!(n));
                 }
             }
             let fields: Vec<String> = v
                 .as_object()
-                .map(|o| o.iter().filter(|(k, _)| *k != "event").map(|(k, v)| format!("{k}={v}")).collect())
+                .map(|o| {
+                    o.iter()
+                        .filter(|(k, _)| *k != "event")
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect()
+                })
                 .unwrap_or_default();
             format!("= {} {}", event_name(e), fields.join(" "))
         }

@@ -30,7 +30,15 @@ pub struct LackeySource<R: BufRead> {
 
 impl<R: BufRead> LackeySource<R> {
     pub fn new(r: R, name: &str) -> Self {
-        LackeySource { name: name.to_string(), r, line: Vec::with_capacity(64), line_no: 0, pending: None, done: false, references: 0 }
+        LackeySource {
+            name: name.to_string(),
+            r,
+            line: Vec::with_capacity(64),
+            line_no: 0,
+            pending: None,
+            done: false,
+            references: 0,
+        }
     }
 
     pub fn get_mut(&mut self) -> &mut R {
@@ -120,7 +128,10 @@ impl<R: BufRead> RecordSource for LackeySource<R> {
         }
         while n < max && !self.done {
             self.line.clear();
-            let got = self.r.read_until(b'\n', &mut self.line).map_err(|e| format!("{}: line {}: {e}", self.name, self.line_no + 1))?;
+            let got = self
+                .r
+                .read_until(b'\n', &mut self.line)
+                .map_err(|e| format!("{}: line {}: {e}", self.name, self.line_no + 1))?;
             if got == 0 {
                 self.done = true;
                 break;
@@ -158,7 +169,11 @@ pub struct LackeyWriter<W: Write> {
 
 impl<W: Write> LackeyWriter<W> {
     pub fn new(w: W) -> Self {
-        LackeyWriter { w, held: None, skipped_events: 0 }
+        LackeyWriter {
+            w,
+            held: None,
+            skipped_events: 0,
+        }
     }
 
     fn emit(&mut self, tag: &str, a: &Access) -> std::io::Result<()> {
@@ -173,7 +188,11 @@ impl<W: Write> LackeyWriter<W> {
             }
             Record::Access(a) => {
                 if let Some(h) = self.held.take() {
-                    if a.kind == AccessKind::Store && a.vaddr == h.vaddr && a.size == h.size && a.thread == h.thread {
+                    if a.kind == AccessKind::Store
+                        && a.vaddr == h.vaddr
+                        && a.size == h.size
+                        && a.thread == h.thread
+                    {
                         return self.emit(" M ", a);
                     }
                     self.emit(" L ", &h)?;

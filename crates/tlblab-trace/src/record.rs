@@ -19,11 +19,21 @@ pub struct Access {
 impl Access {
     #[inline]
     pub const fn new(thread: ThreadId, kind: AccessKind, vaddr: VirtAddr, size: u32) -> Self {
-        Access { thread, kind, vaddr, size }
+        Access {
+            thread,
+            kind,
+            vaddr,
+            size,
+        }
     }
     #[inline]
     pub const fn load(vaddr: u64) -> Self {
-        Access { thread: ThreadId(0), kind: AccessKind::Load, vaddr: VirtAddr(vaddr), size: 8 }
+        Access {
+            thread: ThreadId(0),
+            kind: AccessKind::Load,
+            vaddr: VirtAddr(vaddr),
+            size: 8,
+        }
     }
 }
 
@@ -52,32 +62,86 @@ pub mod flush {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// A thread begins, in the address space of `process`.
-    ThreadStart { thread: ThreadId, process: u32 },
-    ThreadExit { thread: ThreadId },
+    ThreadStart {
+        thread: ThreadId,
+        process: u32,
+    },
+    ThreadExit {
+        thread: ThreadId,
+    },
     /// The scheduler switches core `core` from thread `from` to thread `to`.
-    ContextSwitch { core: CoreId, from: ThreadId, to: ThreadId },
+    ContextSwitch {
+        core: CoreId,
+        from: ThreadId,
+        to: ThreadId,
+    },
     /// `thread` moves to `core`.
-    Migrate { thread: ThreadId, core: CoreId },
+    Migrate {
+        thread: ThreadId,
+        core: CoreId,
+    },
     /// `len` bytes at `start` become mapped in `process`'s address space; `page_shift` is the
     /// page size the mapping uses (12 = 4 KiB, 21 = 2 MiB, ...).
-    Mmap { process: u32, start: VirtAddr, len: u64, prot: u8, page_shift: u8 },
-    Munmap { process: u32, start: VirtAddr, len: u64 },
-    Mprotect { process: u32, start: VirtAddr, len: u64, prot: u8 },
+    Mmap {
+        process: u32,
+        start: VirtAddr,
+        len: u64,
+        prot: u8,
+        page_shift: u8,
+    },
+    Munmap {
+        process: u32,
+        start: VirtAddr,
+        len: u64,
+    },
+    Mprotect {
+        process: u32,
+        start: VirtAddr,
+        len: u64,
+        prot: u8,
+    },
     /// A periodic task releases job `job` (real-time task sets, seed 003 §6).
-    TaskRelease { task: u32, job: u32 },
-    JobStart { task: u32, job: u32 },
-    JobEnd { task: u32, job: u32 },
+    TaskRelease {
+        task: u32,
+        job: u32,
+    },
+    JobStart {
+        task: u32,
+        job: u32,
+    },
+    JobEnd {
+        task: u32,
+        job: u32,
+    },
     /// A named region (name = header's region table entry `region`) spans `start..start+len`.
-    Region { region: u32, start: VirtAddr, len: u64 },
+    Region {
+        region: u32,
+        start: VirtAddr,
+        len: u64,
+    },
     /// The program enters / leaves an annotated phase.
-    PhaseBegin { region: u32 },
-    PhaseEnd { region: u32 },
+    PhaseBegin {
+        region: u32,
+    },
+    PhaseEnd {
+        region: u32,
+    },
     /// Like `Mmap`, but the range maps shared object `object`: every process that maps the same
     /// object shares its frames (fork-shared text, `MAP_SHARED` memory; seed 002 §4.1 *extreme*).
-    MapShared { process: u32, start: VirtAddr, len: u64, prot: u8, page_shift: u8, object: u32 },
+    MapShared {
+        process: u32,
+        start: VirtAddr,
+        len: u64,
+        prot: u8,
+        page_shift: u8,
+        object: u32,
+    },
     /// The program empties the TLBs and/or caches of `core` (`what` is a set of `flush::*` bits);
     /// the benchmarks of seed 000 (§4.3, §8.1, §8.2) do this between their steps.
-    Flush { core: CoreId, what: u8 },
+    Flush {
+        core: CoreId,
+        what: u8,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]

@@ -22,23 +22,46 @@ fn sample(n: usize, seed: u64) -> Vec<Record> {
     for i in 0..n {
         match rng.below(10) {
             0..=4 => {
-                v.push(Record::Access(Access::new(ThreadId(0), AccessKind::Instr, VirtAddr(pc), 4)));
+                v.push(Record::Access(Access::new(
+                    ThreadId(0),
+                    AccessKind::Instr,
+                    VirtAddr(pc),
+                    4,
+                )));
                 pc += 4;
                 if rng.below(8) == 0 {
                     pc = 0x40_1000 + rng.below(1 << 16);
                 }
             }
-            5..=7 => v.push(Record::Access(Access::new(ThreadId((i / 5000) as u32 % 3), AccessKind::Load, VirtAddr(0x7ff0_0000_0000 + rng.below(1 << 24)), 8))),
-            8 => v.push(Record::Access(Access::new(ThreadId(0), AccessKind::Store, VirtAddr(0x5555_0000 + 8 * (i as u64)), 8))),
-            _ => v.push(Record::Event(Event::ContextSwitch { core: CoreId(0), from: ThreadId(0), to: ThreadId(1) })),
+            5..=7 => v.push(Record::Access(Access::new(
+                ThreadId((i / 5000) as u32 % 3),
+                AccessKind::Load,
+                VirtAddr(0x7ff0_0000_0000 + rng.below(1 << 24)),
+                8,
+            ))),
+            8 => v.push(Record::Access(Access::new(
+                ThreadId(0),
+                AccessKind::Store,
+                VirtAddr(0x5555_0000 + 8 * (i as u64)),
+                8,
+            ))),
+            _ => v.push(Record::Event(Event::ContextSwitch {
+                core: CoreId(0),
+                from: ThreadId(0),
+                to: ThreadId(1),
+            })),
         }
     }
     v
 }
 
 fn write(path: &Path, recs: &[Record], block: u32) {
-    let opts = WriterOptions { block_records: block, ..Default::default() };
-    let mut w = TraceWriter::create(path, &json!({"program": "test", "regions": ["heap"]}), opts).unwrap();
+    let opts = WriterOptions {
+        block_records: block,
+        ..Default::default()
+    };
+    let mut w =
+        TraceWriter::create(path, &json!({"program": "test", "regions": ["heap"]}), opts).unwrap();
     w.write_all(recs).unwrap();
     w.finish().unwrap();
 }
@@ -85,13 +108,23 @@ fn seek_lands_on_the_requested_record() {
         let want: Vec<Record> = recs.iter().skip(n as usize).take(5).copied().collect();
         assert_eq!(out, want, "seek to {n}");
     }
-    assert!(r.seek_record(20_001).unwrap_err().message.contains("past the end"));
+    assert!(r
+        .seek_record(20_001)
+        .unwrap_err()
+        .message
+        .contains("past the end"));
 }
 
 #[test]
 fn wrong_magic_is_reported_at_byte_0() {
-    let e = TraceReader::new(Cursor::new(b"I  04001000,4\n".to_vec()), "x.tlbt").err().unwrap();
-    assert!(e.message.starts_with("x.tlbt: byte 0: not a tlblab trace"), "{}", e.message);
+    let e = TraceReader::new(Cursor::new(b"I  04001000,4\n".to_vec()), "x.tlbt")
+        .err()
+        .unwrap();
+    assert!(
+        e.message.starts_with("x.tlbt: byte 0: not a tlblab trace"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
@@ -102,7 +135,12 @@ fn unknown_version_is_named() {
     let mut b = std::fs::read(&p).unwrap();
     b[8] = 9;
     let e = TraceReader::new(Cursor::new(b), "v.tlbt").err().unwrap();
-    assert!(e.message.contains("byte 8: unsupported trace format version 9"), "{}", e.message);
+    assert!(
+        e.message
+            .contains("byte 8: unsupported trace format version 9"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
@@ -144,8 +182,16 @@ fn truncated_after_a_block_says_the_writer_did_not_finish() {
             Err(e) => break e,
         }
     };
-    assert_eq!(out.len(), 500, "the complete first block is still delivered");
-    assert!(e.message.contains(&format!("byte {second}: truncated")), "{}", e.message);
+    assert_eq!(
+        out.len(),
+        500,
+        "the complete first block is still delivered"
+    );
+    assert!(
+        e.message.contains(&format!("byte {second}: truncated")),
+        "{}",
+        e.message
+    );
     assert!(e.message.contains("did not finish"), "{}", e.message);
 }
 
@@ -169,7 +215,14 @@ fn a_flipped_bit_in_a_block_is_reported_as_corrupt_with_its_offset() {
             Err(e) => break e,
         }
     };
-    assert!(e.message.contains(&format!("byte {}: corrupt block 1: payload checksum mismatch", blk + 36)), "{}", e.message);
+    assert!(
+        e.message.contains(&format!(
+            "byte {}: corrupt block 1: payload checksum mismatch",
+            blk + 36
+        )),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
@@ -177,7 +230,15 @@ fn a_failed_write_leaves_no_file_behind() {
     let d = tmpdir("atomic");
     let p = d.join("never.tlbt");
     {
-        let mut w = TraceWriter::create(&p, &json!({}), WriterOptions { block_records: 10, ..Default::default() }).unwrap();
+        let mut w = TraceWriter::create(
+            &p,
+            &json!({}),
+            WriterOptions {
+                block_records: 10,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         w.write_all(&sample(100, 7)).unwrap();
         // dropped without finish: as on an error
     }

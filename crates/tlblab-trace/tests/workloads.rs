@@ -49,7 +49,11 @@ fn every_workload_builds_is_deterministic_and_well_formed() {
         let (b, _) = all(w.name, &p, 7);
         assert!(!a.is_empty(), "{} produced nothing", w.name);
         assert_eq!(a, b, "{} is not deterministic", w.name);
-        assert!(a.iter().any(|r| matches!(r, Record::Access(_))), "{} has no accesses", w.name);
+        assert!(
+            a.iter().any(|r| matches!(r, Record::Access(_))),
+            "{} has no accesses",
+            w.name
+        );
         let mut started: HashSet<u32> = HashSet::new();
         let mut any_start = false;
         let mut open_jobs: BTreeMap<(u32, u32), i32> = BTreeMap::new();
@@ -59,24 +63,49 @@ fn every_workload_builds_is_deterministic_and_well_formed() {
                     started.insert(thread.0);
                     any_start = true;
                 }
-                Record::Event(Event::Region { region, .. } | Event::PhaseBegin { region } | Event::PhaseEnd { region }) => {
-                    assert!((region as usize) < regions.len(), "{}: region {region} has no name", w.name)
+                Record::Event(
+                    Event::Region { region, .. }
+                    | Event::PhaseBegin { region }
+                    | Event::PhaseEnd { region },
+                ) => {
+                    assert!(
+                        (region as usize) < regions.len(),
+                        "{}: region {region} has no name",
+                        w.name
+                    )
                 }
                 Record::Event(Event::ContextSwitch { from, to, .. }) => {
                     for t in [from, to] {
-                        assert!(t == NO_THREAD || started.contains(&t.0), "{}: switch involves unstarted thread {t:?}", w.name);
+                        assert!(
+                            t == NO_THREAD || started.contains(&t.0),
+                            "{}: switch involves unstarted thread {t:?}",
+                            w.name
+                        );
                     }
                 }
-                Record::Event(Event::JobStart { task, job }) => *open_jobs.entry((task, job)).or_default() += 1,
-                Record::Event(Event::JobEnd { task, job }) => *open_jobs.entry((task, job)).or_default() -= 1,
+                Record::Event(Event::JobStart { task, job }) => {
+                    *open_jobs.entry((task, job)).or_default() += 1
+                }
+                Record::Event(Event::JobEnd { task, job }) => {
+                    *open_jobs.entry((task, job)).or_default() -= 1
+                }
                 Record::Access(x) if any_start => {
-                    assert!(started.contains(&x.thread.0), "{}: access by unstarted thread {:?}", w.name, x.thread)
+                    assert!(
+                        started.contains(&x.thread.0),
+                        "{}: access by unstarted thread {:?}",
+                        w.name,
+                        x.thread
+                    )
                 }
                 _ => {}
             }
         }
         for ((t, j), c) in open_jobs {
-            assert!(c == 0 || c == 1, "{}: job {t}/{j} started {c} more times than it ended", w.name);
+            assert!(
+                c == 0 || c == 1,
+                "{}: job {t}/{j} started {c} more times than it ended",
+                w.name
+            );
         }
         // A different seed changes randomized workloads but must still work.
         let _ = all(w.name, &p, 8);
@@ -97,14 +126,23 @@ fn unknown_parameters_and_bad_values_are_named() {
 
 fn accesses(recs: &[Record]) -> Vec<(u32, AccessKind, u64)> {
     recs.iter()
-        .filter_map(|r| if let Record::Access(a) = r { Some((a.thread.0, a.kind, a.vaddr.0)) } else { None })
+        .filter_map(|r| {
+            if let Record::Access(a) = r {
+                Some((a.thread.0, a.kind, a.vaddr.0))
+            } else {
+                None
+            }
+        })
         .collect()
 }
 
 #[test]
 fn tlb_thrash_follows_alg5() {
     // 4 pages, step 3 pages: indices 0, 3, 2 (6 mod 4), 1 (9 mod 4), 0, ...
-    let p: Params = [("array_pages", 4), ("page_step", 3), ("n", 6)].iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    let p: Params = [("array_pages", 4), ("page_step", 3), ("n", 6)]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
     let (r, _) = all("tlb_thrash", &p, 1);
     let a = accesses(&r);
     let base = a[0].2;
@@ -114,38 +152,63 @@ fn tlb_thrash_follows_alg5() {
 
 #[test]
 fn the_68k_benchmark_touches_every_17th_page_twice_per_iteration_around_a_migration() {
-    let p: Params = [("pages", 4), ("iterations", 1)].iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    let p: Params = [("pages", 4), ("iterations", 1)]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
     let (r, _) = all("migration_68k", &p, 1);
     let a = accesses(&r);
     assert_eq!(a.len(), 8);
     assert_eq!(a[1].2 - a[0].2, 17 * 4096);
     assert_eq!(a[..4], a[4..]);
-    let mig = r.iter().position(|x| matches!(x, Record::Event(Event::Migrate { .. }))).unwrap();
+    let mig = r
+        .iter()
+        .position(|x| matches!(x, Record::Event(Event::Migrate { .. })))
+        .unwrap();
     let first_second = r.iter().filter(|x| matches!(x, Record::Access(_))).count();
     assert_eq!(first_second, 8);
-    assert!(r[..mig].iter().filter(|x| matches!(x, Record::Access(_))).count() == 4);
+    assert!(
+        r[..mig]
+            .iter()
+            .filter(|x| matches!(x, Record::Access(_)))
+            .count()
+            == 4
+    );
 }
 
 #[test]
 fn rate_monotonic_t2_is_preempted_five_times_per_hyperperiod() {
     // seed 003 §6.0.8 / Fig. 6.2: "Every job of T2 is preempted five times."
-    let p: Params = [("hyperperiods", 1)].iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    let p: Params = [("hyperperiods", 1)]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
     let (r, _) = all("rt_same_diff_set", &p, 1);
-    let start = r.iter().position(|x| matches!(x, Record::Event(Event::TaskRelease { .. }))).unwrap();
+    let start = r
+        .iter()
+        .position(|x| matches!(x, Record::Event(Event::TaskRelease { .. })))
+        .unwrap();
     let preempt = r[start..]
         .iter()
         .filter(|x| matches!(x, Record::Event(Event::ContextSwitch { from, to, .. }) if *from == ThreadId(1) && *to == ThreadId(0)))
         .count();
     assert_eq!(preempt, 5);
     // 8 releases of T1 (period 2 ms, phase 1 ms, 16 ms hyperperiod) and 1 of T2.
-    let rel = |t: u32| r.iter().filter(|x| matches!(x, Record::Event(Event::TaskRelease { task, .. }) if *task == t)).count();
+    let rel = |t: u32| {
+        r.iter()
+            .filter(|x| matches!(x, Record::Event(Event::TaskRelease { task, .. }) if *task == t))
+            .count()
+    };
     assert_eq!((rel(0), rel(1)), (8, 1));
 }
 
 #[test]
 fn same_set_layout_puts_all_pages_in_one_dtlb_set_and_different_set_layout_separates_tasks() {
     let sets_of = |layout: u64| -> Vec<HashSet<u64>> {
-        let p: Params = [("hyperperiods", 1), ("layout", layout)].iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let p: Params = [("hyperperiods", 1), ("layout", layout)]
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect();
         let (r, _) = all("rt_same_diff_set", &p, 1);
         let mut s = vec![HashSet::new(), HashSet::new()];
         for (t, _, a) in accesses(&r) {
@@ -164,7 +227,15 @@ fn same_set_layout_puts_all_pages_in_one_dtlb_set_and_different_set_layout_separ
 fn every_table_6_1_task_set_builds_in_every_layout() {
     for tasks in [2, 3, 4] {
         for layout in [0, 1, 2] {
-            let p: Params = [("tasks", tasks), ("layout", layout), ("hyperperiods", 1), ("accesses_per_ms", 10)].iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            let p: Params = [
+                ("tasks", tasks),
+                ("layout", layout),
+                ("hyperperiods", 1),
+                ("accesses_per_ms", 10),
+            ]
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect();
             let (r, _) = all("rt_table6_1", &p, 1);
             let threads: HashSet<u32> = accesses(&r).iter().map(|a| a.0).collect();
             assert_eq!(threads.len() as u64, tasks, "tasks={tasks} layout={layout}");
@@ -177,7 +248,13 @@ fn lat_ctx_passes_the_token_round_robin_among_n_processes() {
     let (r, _) = all("lat_ctx", &small("lat_ctx"), 1);
     let sw: Vec<(u32, u32)> = r
         .iter()
-        .filter_map(|x| if let Record::Event(Event::ContextSwitch { from, to, .. }) = x { Some((from.0, to.0)) } else { None })
+        .filter_map(|x| {
+            if let Record::Event(Event::ContextSwitch { from, to, .. }) = x {
+                Some((from.0, to.0))
+            } else {
+                None
+            }
+        })
         .collect();
     assert_eq!(sw[0], (NO_THREAD.0, 0));
     assert_eq!(sw.len(), 4 * 3);
@@ -185,16 +262,36 @@ fn lat_ctx_passes_the_token_round_robin_among_n_processes() {
         assert_eq!(w.1, (w.0 + 1) % 4);
     }
     // Each turn sums 4 KiB = 1024 words.
-    assert_eq!(accesses(&r).iter().filter(|a| a.1 == AccessKind::Load && a.2 >= 0x1000_0000 && a.2 < 0x1000_1000).count(), 1024 * 12);
+    assert_eq!(
+        accesses(&r)
+            .iter()
+            .filter(|a| a.1 == AccessKind::Load && a.2 >= 0x1000_0000 && a.2 < 0x1000_1000)
+            .count(),
+        1024 * 12
+    );
 }
 
 #[test]
 fn extreme_shared_pages_are_one_object_private_pages_one_mapping_each() {
     let count = |shared: u64| {
-        let p: Params = [("procs", 3), ("pages", 4), ("rounds", 1), ("shared", shared)].iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let p: Params = [
+            ("procs", 3),
+            ("pages", 4),
+            ("rounds", 1),
+            ("shared", shared),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
         let (r, _) = all("extreme", &p, 1);
-        let ms = r.iter().filter(|x| matches!(x, Record::Event(Event::MapShared { object: 1, .. }))).count();
-        let mm = r.iter().filter(|x| matches!(x, Record::Event(Event::Mmap { len: 16384, .. }))).count();
+        let ms = r
+            .iter()
+            .filter(|x| matches!(x, Record::Event(Event::MapShared { object: 1, .. })))
+            .count();
+        let mm = r
+            .iter()
+            .filter(|x| matches!(x, Record::Event(Event::Mmap { len: 16384, .. })))
+            .count();
         (ms, mm)
     };
     assert_eq!(count(1), (3, 0));
@@ -203,15 +300,31 @@ fn extreme_shared_pages_are_one_object_private_pages_one_mapping_each() {
 
 #[test]
 fn bfs_visits_each_reachable_vertex_once_per_search() {
-    let p: Params = [("scale", 6), ("roots", 1)].iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    let p: Params = [("scale", 6), ("roots", 1)]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
     let (r, names) = all("graph500_bfs", &p, 3);
     let q = names.iter().position(|n| n == "queue").unwrap() as u32;
     let (qs, ql) = r
         .iter()
-        .find_map(|x| if let Record::Event(Event::Region { region, start, len }) = x { (*region == q).then_some((start.0, *len)) } else { None })
+        .find_map(|x| {
+            if let Record::Event(Event::Region { region, start, len }) = x {
+                (*region == q).then_some((start.0, *len))
+            } else {
+                None
+            }
+        })
         .unwrap();
-    let stores: Vec<u64> = accesses(&r).iter().filter(|a| a.1 == AccessKind::Store && a.2 >= qs && a.2 < qs + ql).map(|a| a.2).collect();
-    let loads = accesses(&r).iter().filter(|a| a.1 == AccessKind::Load && a.2 >= qs && a.2 < qs + ql).count();
+    let stores: Vec<u64> = accesses(&r)
+        .iter()
+        .filter(|a| a.1 == AccessKind::Store && a.2 >= qs && a.2 < qs + ql)
+        .map(|a| a.2)
+        .collect();
+    let loads = accesses(&r)
+        .iter()
+        .filter(|a| a.1 == AccessKind::Load && a.2 >= qs && a.2 < qs + ql)
+        .count();
     let uniq: HashSet<_> = stores.iter().collect();
     assert_eq!(uniq.len(), stores.len(), "a vertex was queued twice");
     assert_eq!(loads, stores.len(), "every queued vertex is dequeued once");

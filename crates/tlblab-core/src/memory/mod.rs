@@ -10,6 +10,8 @@
 //!   in random 4 KiB frames, so large aligned runs are scarce and huge-page allocations can fail
 //!   (the system-aging scenario of seed 001 §5.1).
 
+pub mod colored;
+
 use serde::{Deserialize, Serialize};
 use tlblab_types::{PageSize, Pfn, SplitMix64};
 

@@ -27,7 +27,12 @@ pub enum Assignment {
 
 impl AsidAllocator {
     pub fn new(bits: u8) -> Self {
-        AsidAllocator { max: ((1u32 << bits) - 1) as u16, next: 1, generation: 1, rollovers: 0 }
+        AsidAllocator {
+            max: ((1u32 << bits) - 1) as u16,
+            next: 1,
+            generation: 1,
+            rollovers: 0,
+        }
     }
 
     pub fn generation(&self) -> u64 {

@@ -21,19 +21,32 @@ pub struct HelperThread {
 /// ends (a helper whose own stream ends simply stops). Before each application access, every
 /// helper whose clock is behind the application's runs, smallest clock first, so the helpers'
 /// loads reach the shared caches in time order with the application's.
-pub fn run_with_helpers(sys: &mut System, app: &mut dyn RecordSource, mut helpers: Vec<HelperThread>) -> Result<(), SimError> {
+pub fn run_with_helpers(
+    sys: &mut System,
+    app: &mut dyn RecordSource,
+    mut helpers: Vec<HelperThread>,
+) -> Result<(), SimError> {
     for h in &helpers {
         if h.cpu >= sys.cpu_count() {
-            return Err(SimError(format!("helper thread {}: cpu {} does not exist (machine has {})", h.thread.0, h.cpu, sys.cpu_count())));
+            return Err(SimError(format!(
+                "helper thread {}: cpu {} does not exist (machine has {})",
+                h.thread.0,
+                h.cpu,
+                sys.cpu_count()
+            )));
         }
         if h.burst == 0 {
-            return Err(SimError(format!("helper thread {}: burst must be positive", h.thread.0)));
+            return Err(SimError(format!(
+                "helper thread {}: burst must be positive",
+                h.thread.0
+            )));
         }
         sys.bind_thread(h.thread, h.space, h.cpu);
     }
     let mut app_buf: Vec<Record> = Vec::new();
     let mut app_pos = 0;
-    let mut bufs: Vec<(Vec<Record>, usize, bool, u64)> = helpers.iter().map(|_| (Vec::new(), 0, false, 0)).collect();
+    let mut bufs: Vec<(Vec<Record>, usize, bool, u64)> =
+        helpers.iter().map(|_| (Vec::new(), 0, false, 0)).collect();
     let app_cpu = |sys: &mut System, r: &Record| -> Result<Option<usize>, SimError> {
         match r {
             Record::Access(a) => Ok(Some(sys.thread_cpu(a.thread)?)),
@@ -60,7 +73,10 @@ pub fn run_with_helpers(sys: &mut System, app: &mut dyn RecordSource, mut helper
         loop {
             let mut best: Option<usize> = None;
             for (k, h) in helpers.iter().enumerate() {
-                if !bufs[k].2 && sys.clock(h.cpu) < sys.clock(acpu) && best.is_none_or(|b| sys.clock(h.cpu) < sys.clock(helpers[b].cpu)) {
+                if !bufs[k].2
+                    && sys.clock(h.cpu) < sys.clock(acpu)
+                    && best.is_none_or(|b| sys.clock(h.cpu) < sys.clock(helpers[b].cpu))
+                {
                     best = Some(k);
                 }
             }

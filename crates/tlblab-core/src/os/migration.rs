@@ -11,5 +11,12 @@ pub trait MigrationHook: Send {
     /// Called when `thread` of address space `space` moves from hardware thread `from` to `to`,
     /// after its clock was carried over and before it runs on `to`. Returns the cycles the
     /// technique costs (charged to `to`).
-    fn on_migrate(&mut self, sys: &mut System, thread: ThreadId, space: usize, from: usize, to: usize) -> Result<u64, SimError>;
+    fn on_migrate(
+        &mut self,
+        sys: &mut System,
+        thread: ThreadId,
+        space: usize,
+        from: usize,
+        to: usize,
+    ) -> Result<u64, SimError>;
 }

@@ -46,14 +46,22 @@ pub struct OsConfig {
 
 impl Default for OsConfig {
     fn default() -> Self {
-        OsConfig { asid_bits: 8, switch: SwitchPolicy::Auto, switch_cycles: 0, ipi_cycles: 0 }
+        OsConfig {
+            asid_bits: 8,
+            switch: SwitchPolicy::Auto,
+            switch_cycles: 0,
+            ipi_cycles: 0,
+        }
     }
 }
 
 impl OsConfig {
     pub fn validate(&self) -> Result<(), String> {
         if !(1..=16).contains(&self.asid_bits) {
-            return Err(format!("os.asid_bits: expected 1..=16, found {}", self.asid_bits));
+            return Err(format!(
+                "os.asid_bits: expected 1..=16, found {}",
+                self.asid_bits
+            ));
         }
         Ok(())
     }

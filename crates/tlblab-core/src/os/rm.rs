@@ -32,7 +32,12 @@ pub struct PeriodicTask {
 
 /// Runs `tasks` for `jobs` jobs each (after the warm-up job 0) on hardware thread `cpu`.
 /// Returns the per-job statistics in completion order (also in `Stats::jobs`).
-pub fn run_rate_monotonic(sys: &mut System, tasks: &[PeriodicTask], jobs: u32, cpu: usize) -> Result<Vec<JobStats>, SimError> {
+pub fn run_rate_monotonic(
+    sys: &mut System,
+    tasks: &[PeriodicTask],
+    jobs: u32,
+    cpu: usize,
+) -> Result<Vec<JobStats>, SimError> {
     if tasks.is_empty() {
         return Err(SimError("rate-monotonic: the task set is empty".into()));
     }
@@ -61,7 +66,13 @@ pub fn run_rate_monotonic(sys: &mut System, tasks: &[PeriodicTask], jobs: u32, c
         VirtAddr(t.pages[p] + (p as u64 * 64) % 4096)
     };
     let run_access = |sys: &mut System, i: usize, k: u64| {
-        sys.access(Access::new(ThreadId(i as u32), AccessKind::Load, access_of(i, k), 4)).map(|_| ())
+        sys.access(Access::new(
+            ThreadId(i as u32),
+            AccessKind::Load,
+            access_of(i, k),
+            4,
+        ))
+        .map(|_| ())
     };
 
     // Warm-up (job 0), in priority order, before time 0.
@@ -76,7 +87,8 @@ pub fn run_rate_monotonic(sys: &mut System, tasks: &[PeriodicTask], jobs: u32, c
     // Per task: next release time, next job number, and the pending job (job, release, progress).
     let mut next_release: Vec<u64> = tasks.iter().map(|t| t0 + t.phase).collect();
     let mut next_job: Vec<u32> = vec![1; n];
-    let mut pending: Vec<std::collections::VecDeque<(u32, u64, u64, bool)>> = vec![Default::default(); n];
+    let mut pending: Vec<std::collections::VecDeque<(u32, u64, u64, bool)>> =
+        vec![Default::default(); n];
     let mut done = vec![0u32; n];
     while done.iter().any(|&d| d < jobs) {
         let now = sys.clock(cpu);
@@ -89,7 +101,10 @@ pub fn run_rate_monotonic(sys: &mut System, tasks: &[PeriodicTask], jobs: u32, c
         }
         let Some(&i) = order.iter().find(|&&i| !pending[i].is_empty()) else {
             // Idle until the next release.
-            let next = (0..n).filter(|&i| next_job[i] <= jobs).map(|i| next_release[i]).min();
+            let next = (0..n)
+                .filter(|&i| next_job[i] <= jobs)
+                .map(|i| next_release[i])
+                .min();
             match next {
                 Some(t) => {
                     let dt = t - now;
@@ -105,14 +120,23 @@ pub fn run_rate_monotonic(sys: &mut System, tasks: &[PeriodicTask], jobs: u32, c
             pending[i][0].3 = true;
         }
         // Run until the job ends or a release of any task is due (a possible preemption).
-        let horizon = (0..n).filter(|&j| next_job[j] <= jobs).map(|j| next_release[j]).min().unwrap_or(u64::MAX);
+        let horizon = (0..n)
+            .filter(|&j| next_job[j] <= jobs)
+            .map(|j| next_release[j])
+            .min()
+            .unwrap_or(u64::MAX);
         let len = job_len(i);
         while k < len && sys.clock(cpu) < horizon {
             run_access(sys, i, k)?;
             k += 1;
         }
         if k == len {
-            let deadline = release + if tasks[i].deadline == 0 { tasks[i].period } else { tasks[i].deadline };
+            let deadline = release
+                + if tasks[i].deadline == 0 {
+                    tasks[i].period
+                } else {
+                    tasks[i].deadline
+                };
             sys.job_end(i as u32, job, Some(deadline))?;
             pending[i].pop_front();
             done[i] += 1;

@@ -63,9 +63,15 @@ impl Live {
 }
 
 /// Runs `threads` to completion under round-robin scheduling.
-pub fn run_round_robin(sys: &mut System, threads: Vec<RrThread>, cfg: RrConfig) -> Result<(), SimError> {
+pub fn run_round_robin(
+    sys: &mut System,
+    threads: Vec<RrThread>,
+    cfg: RrConfig,
+) -> Result<(), SimError> {
     if cfg.quantum_cycles == 0 {
-        return Err(SimError("round-robin: quantum_cycles must be positive".into()));
+        return Err(SimError(
+            "round-robin: quantum_cycles must be positive".into(),
+        ));
     }
     let ncpu = sys.cpu_count();
     let mut live: Vec<Live> = Vec::new();
@@ -78,7 +84,13 @@ pub fn run_round_robin(sys: &mut System, threads: Vec<RrThread>, cfg: RrConfig) 
         };
         let cpu = t.pinned.unwrap_or(0) % ncpu;
         sys.bind_thread(t.thread, space, cpu);
-        live.push(Live { t, buf: Vec::new(), pos: 0, done: false, last_cpu: None });
+        live.push(Live {
+            t,
+            buf: Vec::new(),
+            pos: 0,
+            done: false,
+            last_cpu: None,
+        });
     }
     // Ready queues: one global, plus one per hardware thread for pinned and rotated threads.
     let mut global: VecDeque<usize> = VecDeque::new();
@@ -111,7 +123,10 @@ pub fn run_round_robin(sys: &mut System, threads: Vec<RrThread>, cfg: RrConfig) 
             }
         }
         // Advance the busy hardware thread with the smallest clock by one record.
-        let Some(c) = (0..ncpu).filter(|&c| running[c].is_some()).min_by_key(|&c| sys.clock(c)) else {
+        let Some(c) = (0..ncpu)
+            .filter(|&c| running[c].is_some())
+            .min_by_key(|&c| sys.clock(c))
+        else {
             break;
         };
         let (i, start) = running[c].unwrap();
@@ -135,7 +150,11 @@ pub fn run_round_robin(sys: &mut System, threads: Vec<RrThread>, cfg: RrConfig) 
             sys.context_switch(c, None)?;
         } else if sys.clock(c) - start >= cfg.quantum_cycles {
             running[c] = None;
-            let target = if cfg.rotate { Some((c + 1) % ncpu) } else { live[i].t.pinned.map(|p| p % ncpu) };
+            let target = if cfg.rotate {
+                Some((c + 1) % ncpu)
+            } else {
+                live[i].t.pinned.map(|p| p % ncpu)
+            };
             match target {
                 Some(t) => local[t].push_back(i),
                 None => global.push_back(i),

@@ -10,7 +10,9 @@ pub struct Fifo {
 
 impl Fifo {
     pub fn new(sets: usize, ways: usize) -> Self {
-        Fifo { order: OrderList::new(sets, ways) }
+        Fifo {
+            order: OrderList::new(sets, ways),
+        }
     }
 
     #[inline]

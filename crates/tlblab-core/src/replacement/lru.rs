@@ -10,7 +10,9 @@ pub struct Lru {
 
 impl Lru {
     pub fn new(sets: usize, ways: usize) -> Self {
-        Lru { order: OrderList::new(sets, ways) }
+        Lru {
+            order: OrderList::new(sets, ways),
+        }
     }
 
     #[inline]

@@ -13,8 +13,8 @@
 use serde::{Deserialize, Serialize};
 
 mod fifo;
-mod order;
 mod lru;
+mod order;
 mod plru;
 mod random;
 

@@ -310,8 +310,16 @@ impl Tlb {
             memo_key: INVALID,
             memo_req: Requester::default(),
             memo_slot: usize::MAX,
-            hint: if ways >= 16 { vec![0; (n * 4).next_power_of_two()] } else { Vec::new() },
-            hint_mask: if ways >= 16 { (n * 4).next_power_of_two() - 1 } else { 0 },
+            hint: if ways >= 16 {
+                vec![0; (n * 4).next_power_of_two()]
+            } else {
+                Vec::new()
+            },
+            hint_mask: if ways >= 16 {
+                (n * 4).next_power_of_two() - 1
+            } else {
+                0
+            },
             mask_scratch: vec![0; ways.div_ceil(64)],
         }
     }
@@ -367,7 +375,12 @@ impl Tlb {
                     self.memo_key = key;
                     self.memo_req = req;
                     self.memo_slot = slot;
-                    return Some(TlbHit { slot, pfn: self.pfn[slot], size, domain: self.domain[slot] });
+                    return Some(TlbHit {
+                        slot,
+                        pfn: self.pfn[slot],
+                        size,
+                        domain: self.domain[slot],
+                    });
                 }
             }
             let set = self.index.set_of(vpn);
@@ -388,7 +401,12 @@ impl Tlb {
                         self.memo_key = key;
                         self.memo_req = req;
                         self.memo_slot = slot;
-                        return Some(TlbHit { slot, pfn: self.pfn[slot], size, domain: self.domain[slot] });
+                        return Some(TlbHit {
+                            slot,
+                            pfn: self.pfn[slot],
+                            size,
+                            domain: self.domain[slot],
+                        });
                     }
                 }
                 chunk = end;
@@ -457,13 +475,16 @@ impl Tlb {
             }
         }
         if way.is_none() && self.ways > 64 {
-            way = (64..self.ways).find(|&w| self.keys[base + w] == key && self.tags_match(base + w, req));
+            way = (64..self.ways)
+                .find(|&w| self.keys[base + w] == key && self.tags_match(base + w, req));
         }
         let mut evicted = None;
         let w = match way {
             Some(w) => w,
             None if (self.set_valid[set] as usize) < self.ways => {
-                let w = (0..self.ways).find(|&w| self.keys[base + w] == INVALID).expect("set not full");
+                let w = (0..self.ways)
+                    .find(|&w| self.keys[base + w] == INVALID)
+                    .expect("set not full");
                 self.set_valid[set] += 1;
                 self.size_count[e.size.index()] += 1;
                 w

@@ -20,7 +20,13 @@ pub fn tlb(name: &str, level: u8, entries: usize, ways: usize, repl: Replacement
         ways: Ways::N(ways),
         index: IndexFn::LowBits,
         replacement: repl,
-        page_sizes: vec![PageSize::Size4K, PageSize::Size64K, PageSize::Size1M, PageSize::Size2M, PageSize::Size1G],
+        page_sizes: vec![
+            PageSize::Size4K,
+            PageSize::Size64K,
+            PageSize::Size1M,
+            PageSize::Size2M,
+            PageSize::Size1G,
+        ],
         latency: 1,
         shared: false,
         lockable: 0,
@@ -55,11 +61,23 @@ pub fn machine(format: PageTableFormat, tlbs: Vec<TlbConfig>) -> MachineConfig {
         cores: 1,
         threads_per_core: 1,
         frequency_mhz: 1000.0,
-        page_table: PageTableConfig { format, page_size: PageSize::Size4K },
+        page_table: PageTableConfig {
+            format,
+            page_size: PageSize::Size4K,
+        },
         tlbs,
-        walker: WalkerConfig { latency: 0, first_cache_level: 1, pwcs: vec![] },
+        walker: WalkerConfig {
+            latency: 0,
+            first_cache_level: 1,
+            pwcs: vec![],
+        },
         caches: vec![],
-        memory: MemoryConfig { bytes: 8 << 30, latency: 100, placement: Placement::Sequential, source: String::new() },
+        memory: MemoryConfig {
+            bytes: 8 << 30,
+            latency: 100,
+            placement: Placement::Sequential,
+            source: String::new(),
+        },
         timing: TimingConfig::default(),
         virtualization: None,
         source: String::new(),
@@ -67,15 +85,26 @@ pub fn machine(format: PageTableFormat, tlbs: Vec<TlbConfig>) -> MachineConfig {
 }
 
 pub fn fa(entries: usize) -> MachineConfig {
-    machine(PageTableFormat::X86_64_4level, vec![tlb("L1", 1, entries, entries, ReplacementKind::Lru)])
+    machine(
+        PageTableFormat::X86_64_4level,
+        vec![tlb("L1", 1, entries, entries, ReplacementKind::Lru)],
+    )
 }
 
 pub fn system(cfg: MachineConfig) -> System {
-    System::new(cfg, RunOptions { data_accesses: false, ..RunOptions::default() }).unwrap()
+    System::new(
+        cfg,
+        RunOptions {
+            data_accesses: false,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap()
 }
 
 pub fn load(sys: &mut System, va: u64) -> u64 {
-    sys.access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(va), 8)).unwrap()
+    sys.access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(va), 8))
+        .unwrap()
 }
 
 pub fn sweep(sys: &mut System, base: u64, pages: u64, stride: u64, rounds: u64) {

@@ -24,14 +24,31 @@ pub struct StrideCapacity {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Indexing {
     /// Capacity independent of stride up to the largest stride tried.
-    FullyAssociative { entries: usize, max_log2_stride: u32 },
+    FullyAssociative {
+        entries: usize,
+        max_log2_stride: u32,
+    },
     /// Set index = the VPN bits listed (low bits, linear).
-    Linear { sets: usize, ways: usize, index_bits: Vec<u32> },
+    Linear {
+        sets: usize,
+        ways: usize,
+        index_bits: Vec<u32>,
+    },
     /// Linear in the bits seen, but capacity dropped below the observable floor before the
     /// halving stopped: `sets ≥ min_sets`, `ways ≤ max_ways`.
-    LinearAtLeast { min_sets: usize, max_ways: usize, index_bits: Vec<u32>, floor: usize },
+    LinearAtLeast {
+        min_sets: usize,
+        max_ways: usize,
+        index_bits: Vec<u32>,
+        floor: usize,
+    },
     /// Low bits folded with higher bits: with low bits zero the set is chosen by `high_bits`.
-    XorFolded { sets: usize, ways: usize, high_bits: Vec<u32>, low_bits_enter: bool },
+    XorFolded {
+        sets: usize,
+        ways: usize,
+        high_bits: Vec<u32>,
+        low_bits_enter: bool,
+    },
     /// No consistent linear or XOR pattern (e.g. a skewed design); the raw capacities say more.
     Unclear { reason: String },
 }
@@ -42,10 +59,14 @@ pub fn infer_indexing(caps: &[StrideCapacity], tol: f64, floor: Option<usize>) -
     let mut caps: Vec<StrideCapacity> = caps.to_vec();
     caps.sort_by_key(|c| c.log2_stride);
     let Some(first) = caps.first() else {
-        return Indexing::Unclear { reason: "no strides measured".into() };
+        return Indexing::Unclear {
+            reason: "no strides measured".into(),
+        };
     };
     if first.log2_stride != 0 || first.capacity.is_none() {
-        return Indexing::Unclear { reason: "stride 1 (consecutive pages) was not measured".into() };
+        return Indexing::Unclear {
+            reason: "stride 1 (consecutive pages) was not measured".into(),
+        };
     }
     let entries = first.capacity.unwrap();
     // Classify each doubling: same, half, or something else.
@@ -59,7 +80,9 @@ pub fn infer_indexing(caps: &[StrideCapacity], tol: f64, floor: Option<usize>) -
     let mut steps = Vec::new();
     for w in caps.windows(2) {
         if w[1].log2_stride != w[0].log2_stride + 1 {
-            return Indexing::Unclear { reason: "strides must be consecutive powers of two".into() };
+            return Indexing::Unclear {
+                reason: "strides must be consecutive powers of two".into(),
+            };
         }
         let s = match (w[0].capacity, w[1].capacity) {
             (Some(a), Some(b)) => {
@@ -82,29 +105,46 @@ pub fn infer_indexing(caps: &[StrideCapacity], tol: f64, floor: Option<usize>) -
             reason: format!(
                 "capacity changed by neither 1× nor ½× between some strides ({})",
                 caps.iter()
-                    .map(|c| format!("2^{}: {}", c.log2_stride, c.capacity.map(|x| format!("{x:.0}")).unwrap_or("hidden".into())))
+                    .map(|c| format!(
+                        "2^{}: {}",
+                        c.log2_stride,
+                        c.capacity
+                            .map(|x| format!("{x:.0}"))
+                            .unwrap_or("hidden".into())
+                    ))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
         };
     }
     // Bits whose doubling halved the capacity; bit k-1 → between stride 2^(k-1) and 2^k.
-    let halving: Vec<u32> = steps.iter().filter(|(_, s)| *s == Step::Half).map(|(k, _)| *k).collect();
+    let halving: Vec<u32> = steps
+        .iter()
+        .filter(|(_, s)| *s == Step::Half)
+        .map(|(k, _)| *k)
+        .collect();
     let hidden = steps.iter().any(|(_, s)| *s == Step::Hidden);
     let max_log2 = caps.last().unwrap().log2_stride;
     if halving.is_empty() && !hidden {
-        return Indexing::FullyAssociative { entries: entries.round() as usize, max_log2_stride: max_log2 };
+        return Indexing::FullyAssociative {
+            entries: entries.round() as usize,
+            max_log2_stride: max_log2,
+        };
     }
     // Halving bits must be one contiguous run.
     let contiguous = halving.windows(2).all(|w| w[1] == w[0] + 1);
     if !contiguous {
-        return Indexing::Unclear { reason: format!("the bits that halve the capacity are not contiguous: {halving:?}") };
+        return Indexing::Unclear {
+            reason: format!("the bits that halve the capacity are not contiguous: {halving:?}"),
+        };
     }
     // After the run, the capacity must stay (or become hidden).
     if let Some(&last) = halving.last() {
         let after_run_bad = steps.iter().any(|(k, s)| *k > last && *s == Step::Half);
         if after_run_bad {
-            return Indexing::Unclear { reason: "halving resumed after stopping".into() };
+            return Indexing::Unclear {
+                reason: "halving resumed after stopping".into(),
+            };
         }
     }
     let start = halving.first().copied();
@@ -114,7 +154,9 @@ pub fn infer_indexing(caps: &[StrideCapacity], tol: f64, floor: Option<usize>) -
         // We lost sight of the capacity while it was still (presumably) halving.
         let floor = floor.unwrap_or(0);
         if start.is_some_and(|s| s > 0) {
-            return Indexing::Unclear { reason: "capacity became hidden after a stride-invariant stretch".into() };
+            return Indexing::Unclear {
+                reason: "capacity became hidden after a stride-invariant stretch".into(),
+            };
         }
         return Indexing::LinearAtLeast {
             min_sets: sets * 2,
@@ -126,11 +168,25 @@ pub fn infer_indexing(caps: &[StrideCapacity], tol: f64, floor: Option<usize>) -
     let ways = ways_f.round().max(1.0) as usize;
     // Still halving at the largest stride tried: only a lower bound on the set count.
     if steps.last().is_some_and(|(_, s)| *s == Step::Half) && start == Some(0) {
-        return Indexing::LinearAtLeast { min_sets: sets, max_ways: ways, index_bits: halving, floor: floor.unwrap_or(0) };
+        return Indexing::LinearAtLeast {
+            min_sets: sets,
+            max_ways: ways,
+            index_bits: halving,
+            floor: floor.unwrap_or(0),
+        };
     }
     match start {
-        Some(0) => Indexing::Linear { sets, ways, index_bits: halving },
-        Some(_) => Indexing::XorFolded { sets, ways, high_bits: halving, low_bits_enter: true },
+        Some(0) => Indexing::Linear {
+            sets,
+            ways,
+            index_bits: halving,
+        },
+        Some(_) => Indexing::XorFolded {
+            sets,
+            ways,
+            high_bits: halving,
+            low_bits_enter: true,
+        },
         None => unreachable!(),
     }
 }
@@ -140,33 +196,62 @@ mod tests {
     use super::*;
 
     /// Capacity at stride 2^k of a TLB with `sets` sets, `ways` ways and a given index function.
-    fn simulate(entries_sets: usize, ways: usize, index: impl Fn(u64) -> u64, max_k: u32, floor: Option<f64>) -> Vec<StrideCapacity> {
+    fn simulate(
+        entries_sets: usize,
+        ways: usize,
+        index: impl Fn(u64) -> u64,
+        max_k: u32,
+        floor: Option<f64>,
+    ) -> Vec<StrideCapacity> {
         (0..=max_k)
             .map(|k| {
                 // Count distinct sets among the first `entries` pages at this stride; the
                 // effective capacity is (distinct sets) × ways, capped by the pages available.
                 let n = entries_sets * ways;
-                let distinct: std::collections::HashSet<u64> = (0..n as u64).map(|i| index(i << k) % entries_sets as u64).collect();
+                let distinct: std::collections::HashSet<u64> = (0..n as u64)
+                    .map(|i| index(i << k) % entries_sets as u64)
+                    .collect();
                 let cap = (distinct.len() * ways) as f64;
                 let capacity = match floor {
                     Some(f) if cap < f => None,
                     _ => Some(cap),
                 };
-                StrideCapacity { log2_stride: k, capacity }
+                StrideCapacity {
+                    log2_stride: k,
+                    capacity,
+                }
             })
             .collect()
     }
 
     #[test]
     fn given_a_fully_associative_64_entry_level_then_it_is_recognised() {
-        let caps: Vec<_> = (0..=9).map(|k| StrideCapacity { log2_stride: k, capacity: Some(64.0) }).collect();
-        assert_eq!(infer_indexing(&caps, 0.2, None), Indexing::FullyAssociative { entries: 64, max_log2_stride: 9 });
+        let caps: Vec<_> = (0..=9)
+            .map(|k| StrideCapacity {
+                log2_stride: k,
+                capacity: Some(64.0),
+            })
+            .collect();
+        assert_eq!(
+            infer_indexing(&caps, 0.2, None),
+            Indexing::FullyAssociative {
+                entries: 64,
+                max_log2_stride: 9
+            }
+        );
     }
 
     #[test]
     fn given_skylake_l1_16_sets_4_ways_then_bits_0_to_3_index() {
         let caps = simulate(16, 4, |v| v & 15, 8, None);
-        assert_eq!(infer_indexing(&caps, 0.2, None), Indexing::Linear { sets: 16, ways: 4, index_bits: vec![0, 1, 2, 3] });
+        assert_eq!(
+            infer_indexing(&caps, 0.2, None),
+            Indexing::Linear {
+                sets: 16,
+                ways: 4,
+                index_bits: vec![0, 1, 2, 3]
+            }
+        );
     }
 
     #[test]
@@ -174,7 +259,12 @@ mod tests {
         let caps = simulate(128, 12, |v| (v & 127) ^ ((v >> 7) & 127), 16, None);
         assert_eq!(
             infer_indexing(&caps, 0.2, None),
-            Indexing::XorFolded { sets: 128, ways: 12, high_bits: vec![7, 8, 9, 10, 11, 12, 13], low_bits_enter: true }
+            Indexing::XorFolded {
+                sets: 128,
+                ways: 12,
+                high_bits: vec![7, 8, 9, 10, 11, 12, 13],
+                low_bits_enter: true
+            }
         );
     }
 
@@ -183,7 +273,12 @@ mod tests {
         // Zen 3 L2 DTLB as seen behind a 64-entry L1: 128 sets × 16 ways (vendor: "8–15 ways").
         let caps = simulate(128, 16, |v| v & 127, 9, Some(64.0));
         match infer_indexing(&caps, 0.2, Some(64)) {
-            Indexing::LinearAtLeast { min_sets, max_ways, index_bits, .. } => {
+            Indexing::LinearAtLeast {
+                min_sets,
+                max_ways,
+                index_bits,
+                ..
+            } => {
                 assert_eq!(index_bits, vec![0, 1, 2, 3, 4]);
                 assert_eq!(min_sets, 64);
                 assert_eq!(max_ways, 32);
@@ -195,9 +290,20 @@ mod tests {
     #[test]
     fn given_halving_up_to_the_last_stride_then_only_a_lower_bound_is_claimed() {
         let v = [1600.0, 880.0, 520.0, 257.0, 132.0];
-        let caps: Vec<_> = v.iter().enumerate().map(|(k, &c)| StrideCapacity { log2_stride: k as u32, capacity: Some(c) }).collect();
+        let caps: Vec<_> = v
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| StrideCapacity {
+                log2_stride: k as u32,
+                capacity: Some(c),
+            })
+            .collect();
         match infer_indexing(&caps, 0.2, Some(64)) {
-            Indexing::LinearAtLeast { min_sets, index_bits, .. } => {
+            Indexing::LinearAtLeast {
+                min_sets,
+                index_bits,
+                ..
+            } => {
                 assert_eq!(min_sets, 16);
                 assert_eq!(index_bits, vec![0, 1, 2, 3]);
             }
@@ -208,15 +314,42 @@ mod tests {
     #[test]
     fn given_noisy_capacities_within_tolerance_then_the_answer_holds() {
         let noisy = [64.0, 33.5, 15.2, 8.4, 3.9, 4.1, 4.0];
-        let caps: Vec<_> = noisy.iter().enumerate().map(|(k, &c)| StrideCapacity { log2_stride: k as u32, capacity: Some(c * 1.0) }).collect();
-        assert_eq!(infer_indexing(&caps, 0.2, None), Indexing::Linear { sets: 16, ways: 4, index_bits: vec![0, 1, 2, 3] });
+        let caps: Vec<_> = noisy
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| StrideCapacity {
+                log2_stride: k as u32,
+                capacity: Some(c * 1.0),
+            })
+            .collect();
+        assert_eq!(
+            infer_indexing(&caps, 0.2, None),
+            Indexing::Linear {
+                sets: 16,
+                ways: 4,
+                index_bits: vec![0, 1, 2, 3]
+            }
+        );
     }
 
     #[test]
     fn given_an_inconsistent_sweep_then_it_says_unclear() {
         let v = [64.0, 40.0, 64.0, 64.0];
-        let caps: Vec<_> = v.iter().enumerate().map(|(k, &c)| StrideCapacity { log2_stride: k as u32, capacity: Some(c) }).collect();
-        assert!(matches!(infer_indexing(&caps, 0.2, None), Indexing::Unclear { .. }));
-        assert!(matches!(infer_indexing(&[], 0.2, None), Indexing::Unclear { .. }));
+        let caps: Vec<_> = v
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| StrideCapacity {
+                log2_stride: k as u32,
+                capacity: Some(c),
+            })
+            .collect();
+        assert!(matches!(
+            infer_indexing(&caps, 0.2, None),
+            Indexing::Unclear { .. }
+        ));
+        assert!(matches!(
+            infer_indexing(&[], 0.2, None),
+            Indexing::Unclear { .. }
+        ));
     }
 }

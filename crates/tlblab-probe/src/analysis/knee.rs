@@ -48,7 +48,13 @@ pub struct KneeParams {
 
 impl Default for KneeParams {
     fn default() -> Self {
-        KneeParams { min_rel_jump: 0.35, min_abs_jump_ns: 0.5, noise_mult: 3.0, min_rel_step: 0.10, max_steps: 2 }
+        KneeParams {
+            min_rel_jump: 0.35,
+            min_abs_jump_ns: 0.5,
+            noise_mult: 3.0,
+            min_rel_step: 0.10,
+            max_steps: 2,
+        }
     }
 }
 
@@ -69,7 +75,11 @@ pub struct Knee {
 
 /// Finds the knees of a curve (points sorted by N or not; they are sorted here).
 pub fn find_knees(points: &[CurvePoint], p: &KneeParams) -> Vec<Knee> {
-    let mut pts: Vec<CurvePoint> = points.iter().copied().filter(|q| q.test.is_finite() && q.control.is_finite()).collect();
+    let mut pts: Vec<CurvePoint> = points
+        .iter()
+        .copied()
+        .filter(|q| q.test.is_finite() && q.control.is_finite())
+        .collect();
     pts.sort_by_key(|q| q.n);
     pts.dedup_by_key(|q| q.n);
     let mut knees = Vec::new();
@@ -106,8 +116,19 @@ pub fn find_knees(points: &[CurvePoint], p: &KneeParams) -> Vec<Knee> {
             Some(&next) => next >= d[a] + 0.6 * jump,
             None => true,
         };
-        if jump / base >= p.min_rel_jump && jump >= p.min_abs_jump_ns && jump >= p.noise_mult * noise && persists {
-            knees.push(Knee { lo: pts[a].n, hi: pts[b].n, before: d[a], after: d[b], rel_jump: jump / base, snr: jump / noise });
+        if jump / base >= p.min_rel_jump
+            && jump >= p.min_abs_jump_ns
+            && jump >= p.noise_mult * noise
+            && persists
+        {
+            knees.push(Knee {
+                lo: pts[a].n,
+                hi: pts[b].n,
+                before: d[a],
+                after: d[b],
+                rel_jump: jump / base,
+                snr: jump / noise,
+            });
         }
         i = j;
     }
@@ -174,7 +195,11 @@ pub fn fit_ramp(points: &[(usize, f64)]) -> Option<RampFit> {
                 let r = basis(x);
                 (0..4).map(|i| b[i] * r[i]).sum::<f64>()
             };
-            let rss: f64 = pts.iter().enumerate().map(|(k, &(_, y))| (y - f(xs[k])).powi(2)).sum();
+            let rss: f64 = pts
+                .iter()
+                .enumerate()
+                .map(|(k, &(_, y))| (y - f(xs[k])).powi(2))
+                .sum();
             let fit = RampFit {
                 capacity: pts[ci].0,
                 width: pts[ei].0 - pts[ci].0,
@@ -195,7 +220,8 @@ pub fn fit_ramp(points: &[(usize, f64)]) -> Option<RampFit> {
 #[allow(clippy::needless_range_loop)] // index arithmetic reads as the textbook algorithm
 fn solve<const K: usize>(mut a: [[f64; K]; K], mut b: [f64; K]) -> Option<[f64; K]> {
     for col in 0..K {
-        let piv = (col..K).max_by(|&i, &j| a[i][col].abs().partial_cmp(&a[j][col].abs()).unwrap())?;
+        let piv =
+            (col..K).max_by(|&i, &j| a[i][col].abs().partial_cmp(&a[j][col].abs()).unwrap())?;
         if a[piv][col].abs() < 1e-12 {
             return None;
         }
@@ -234,7 +260,9 @@ impl RampFit {
     /// a set-indexed LRU level with S sets and consecutive pages (≤ +6% for ≥ 16 ways), ≈ C for a
     /// skewed or randomly replaced level whose misses start well before C.
     pub fn last_with_hits(&self) -> usize {
-        (self.capacity + self.width).saturating_sub(1).max(self.capacity)
+        (self.capacity + self.width)
+            .saturating_sub(1)
+            .max(self.capacity)
     }
 }
 
@@ -292,7 +320,10 @@ pub fn capacity_confidence(caps: &[usize], snr: f64, ambiguous_fraction: f64) ->
     }
     let xs: Vec<f64> = caps.iter().map(|&c| c as f64).collect();
     let med = crate::stats::median(&xs);
-    let worst = xs.iter().map(|x| (x - med).abs() / med.max(1.0)).fold(0.0, f64::max);
+    let worst = xs
+        .iter()
+        .map(|x| (x - med).abs() / med.max(1.0))
+        .fold(0.0, f64::max);
     if worst <= 0.02 && snr >= 4.0 && ambiguous_fraction <= 0.25 && caps.len() >= 2 {
         Confidence::High
     } else if worst <= 0.05 && snr >= 2.0 && ambiguous_fraction <= 0.5 {
@@ -334,7 +365,13 @@ pub(crate) mod synth {
         };
         ns.iter()
             .map(|&n| {
-                let data = if n <= 512 { 1.25 } else if n <= 8192 { 3.75 } else { 12.0 };
+                let data = if n <= 512 {
+                    1.25
+                } else if n <= 8192 {
+                    3.75
+                } else {
+                    12.0
+                };
                 let tlb = if n <= l1 {
                     0.0
                 } else if n <= l2 {
@@ -345,7 +382,12 @@ pub(crate) mod synth {
                 let t = jitter(data + tlb);
                 let c = jitter(data);
                 // The IQR of a difference of two independent draws: 1.35 σ √2.
-                CurvePoint { n, test: t, control: c, noise: (data + tlb) * noise * 1.35 * std::f64::consts::SQRT_2 }
+                CurvePoint {
+                    n,
+                    test: t,
+                    control: c,
+                    noise: (data + tlb) * noise * 1.35 * std::f64::consts::SQRT_2,
+                }
             })
             .collect()
     }
@@ -442,14 +484,24 @@ mod tests {
 
     fn noisy(f: impl Fn(usize) -> f64, ns: &[usize], sigma: f64, seed: u64) -> Vec<(usize, f64)> {
         let mut rng = tlblab_types::rng::SplitMix64::new(seed);
-        ns.iter().map(|&n| (n, f(n) + sigma * ((0..4).map(|_| rng.next_f64() - 0.5).sum::<f64>() * 1.7))).collect()
+        ns.iter()
+            .map(|&n| {
+                (
+                    n,
+                    f(n) + sigma * ((0..4).map(|_| rng.next_f64() - 0.5).sum::<f64>() * 1.7),
+                )
+            })
+            .collect()
     }
 
     #[test]
     fn given_a_clean_step_then_the_fit_finds_the_exact_capacity() {
         for cap in [64usize, 65, 96, 100] {
             let ns = scan_points(cap - 10, cap + 10);
-            let pts: Vec<_> = ns.iter().map(|&n| (n, if n <= cap { 0.0 } else { 2.2 })).collect();
+            let pts: Vec<_> = ns
+                .iter()
+                .map(|&n| (n, if n <= cap { 0.0 } else { 2.2 }))
+                .collect();
             let f = fit_ramp(&pts).unwrap();
             assert_eq!(f.capacity, cap);
             assert_eq!(f.width, 1);
@@ -462,7 +514,11 @@ mod tests {
         // 128 sets × 16 ways with consecutive pages: misses start at 2049 and are total at 2176;
         // the lower plateau rises slowly (walk cost), as on the real machine.
         let f = |n: usize| {
-            let miss = if n <= 2048 { 0.0 } else { ((n - 2048) as f64 / 128.0).min(1.0) };
+            let miss = if n <= 2048 {
+                0.0
+            } else {
+                ((n - 2048) as f64 / 128.0).min(1.0)
+            };
             2.0 + 0.0005 * n as f64 + 6.0 * miss
         };
         let ns = scan_points(1722, 2435);
@@ -482,14 +538,22 @@ mod tests {
         let f = |n: usize| {
             let n = n as f64;
             let miss = ((n - 1365.0) / (2048.0 - 1365.0)).clamp(0.0, 1.0);
-            1.6 + 7.0 * miss + if n > 2048.0 { (n - 2048.0) * 0.002 } else { 0.0 }
+            1.6 + 7.0 * miss
+                + if n > 2048.0 {
+                    (n - 2048.0) * 0.002
+                } else {
+                    0.0
+                }
         };
         let ns = scan_points(1448, 2112);
         for seed in 0..10 {
             let fit = fit_ramp(&noisy(f, &ns, 0.25, seed)).unwrap();
             let err = (fit.last_with_hits() as f64 - 2048.0).abs() / 2048.0;
             assert!(err <= 0.04, "seed {seed}: {fit:?}");
-            assert!((fit.capacity as f64 - 1365.0).abs() / 1365.0 <= 0.05, "seed {seed}: {fit:?}");
+            assert!(
+                (fit.capacity as f64 - 1365.0).abs() / 1365.0 <= 0.05,
+                "seed {seed}: {fit:?}"
+            );
         }
     }
 
@@ -497,8 +561,12 @@ mod tests {
     fn given_a_noisy_step_at_64_then_the_fit_is_within_one_page() {
         let ns = scan_points(54, 66);
         for seed in 0..20 {
-            let fit = fit_ramp(&noisy(|n| if n <= 64 { 0.0 } else { 2.2 }, &ns, 0.2, seed)).unwrap();
-            assert!((fit.capacity as i64 - 64).abs() <= 1, "seed {seed}: {fit:?}");
+            let fit =
+                fit_ramp(&noisy(|n| if n <= 64 { 0.0 } else { 2.2 }, &ns, 0.2, seed)).unwrap();
+            assert!(
+                (fit.capacity as i64 - 64).abs() <= 1,
+                "seed {seed}: {fit:?}"
+            );
         }
     }
 
@@ -517,10 +585,22 @@ mod tests {
 
     #[test]
     fn confidence_follows_agreement_and_snr() {
-        assert_eq!(capacity_confidence(&[2048, 2048, 2049], 20.0, 0.0), Confidence::High);
-        assert_eq!(capacity_confidence(&[2048, 2100, 2000], 20.0, 0.0), Confidence::Medium);
-        assert_eq!(capacity_confidence(&[2048, 2600, 1700], 20.0, 0.0), Confidence::Unclear);
-        assert_eq!(capacity_confidence(&[64, 64, 64], 1.5, 0.0), Confidence::Unclear);
+        assert_eq!(
+            capacity_confidence(&[2048, 2048, 2049], 20.0, 0.0),
+            Confidence::High
+        );
+        assert_eq!(
+            capacity_confidence(&[2048, 2100, 2000], 20.0, 0.0),
+            Confidence::Medium
+        );
+        assert_eq!(
+            capacity_confidence(&[2048, 2600, 1700], 20.0, 0.0),
+            Confidence::Unclear
+        );
+        assert_eq!(
+            capacity_confidence(&[64, 64, 64], 1.5, 0.0),
+            Confidence::Unclear
+        );
         assert_eq!(capacity_confidence(&[], 50.0, 0.0), Confidence::Unclear);
     }
 }

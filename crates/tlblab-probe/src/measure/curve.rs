@@ -1,7 +1,10 @@
 //! Latency curves over N pages, and capacities from them: the interleaved sweep, the knee search
 //! and the bisection, for any instrument that can time a "test" and a "control" chain of N.
 
-use crate::analysis::knee::{capacity_confidence, find_knees, fit_ramp, scan_points, Confidence, CurvePoint, Knee, KneeParams, RampFit};
+use crate::analysis::knee::{
+    capacity_confidence, find_knees, fit_ramp, scan_points, Confidence, CurvePoint, Knee,
+    KneeParams, RampFit,
+};
 use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 use tlblab_types::rng::SplitMix64;
@@ -25,7 +28,12 @@ pub struct SweepRow {
 
 impl SweepRow {
     pub fn point(&self) -> CurvePoint {
-        CurvePoint { n: self.n, test: self.test.median, control: self.control.median, noise: self.excess.iqr() }
+        CurvePoint {
+            n: self.n,
+            test: self.test.median,
+            control: self.control.median,
+            noise: self.excess.iqr(),
+        }
     }
 }
 
@@ -45,12 +53,23 @@ pub fn measure_n(inst: &mut dyn Instrument, n: usize, reps: usize, window_ns: u6
         c.push(b);
         d.push(a - b);
     }
-    SweepRow { n, test: Summary::of(&t), control: Summary::of(&c), excess: Summary::of(&d) }
+    SweepRow {
+        n,
+        test: Summary::of(&t),
+        control: Summary::of(&c),
+        excess: Summary::of(&d),
+    }
 }
 
 /// Sweeps `ns` with `reps` rounds; each round visits every N in a fresh random order
 /// (interleaving, so a burst of load from a neighbour smears over all N instead of one).
-pub fn sweep(inst: &mut dyn Instrument, ns: &[usize], reps: usize, window_ns: u64, seed: u64) -> Vec<SweepRow> {
+pub fn sweep(
+    inst: &mut dyn Instrument,
+    ns: &[usize],
+    reps: usize,
+    window_ns: u64,
+    seed: u64,
+) -> Vec<SweepRow> {
     let mut rng = SplitMix64::derive(seed, "sweep-order");
     let mut t: Vec<Vec<f64>> = vec![Vec::new(); ns.len()];
     let mut c: Vec<Vec<f64>> = vec![Vec::new(); ns.len()];
@@ -74,7 +93,12 @@ pub fn sweep(inst: &mut dyn Instrument, ns: &[usize], reps: usize, window_ns: u6
     }
     ns.iter()
         .enumerate()
-        .map(|(i, &n)| SweepRow { n, test: Summary::of(&t[i]), control: Summary::of(&c[i]), excess: Summary::of(&d[i]) })
+        .map(|(i, &n)| SweepRow {
+            n,
+            test: Summary::of(&t[i]),
+            control: Summary::of(&c[i]),
+            excess: Summary::of(&d[i]),
+        })
         .collect()
 }
 
@@ -122,7 +146,14 @@ pub struct Capacity {
 /// Refines `knee` `trials` times: each trial scans N around it in ≈1% steps (in a shuffled
 /// order) on a fresh instrument (fresh memory, so the trials also vary the physical pages) and fits
 /// the ramp model; the capacity is the median of the trials.
-pub fn capacity_of(knee: &Knee, trials: usize, reps: usize, window_ns: u64, seed: u64, fresh: &mut dyn FnMut() -> Box<dyn Instrument>) -> Capacity {
+pub fn capacity_of(
+    knee: &Knee,
+    trials: usize,
+    reps: usize,
+    window_ns: u64,
+    seed: u64,
+    fresh: &mut dyn FnMut() -> Box<dyn Instrument>,
+) -> Capacity {
     let mut caps = Vec::new();
     let mut onsets = Vec::new();
     let mut ends = Vec::new();
@@ -132,10 +163,19 @@ pub fn capacity_of(knee: &Knee, trials: usize, reps: usize, window_ns: u64, seed
     let ns = scan_points(knee.lo, knee.hi);
     for t in 0..trials {
         let mut inst = fresh();
-        let rows = sweep(inst.as_mut(), &ns, reps, window_ns, seed.wrapping_add(t as u64));
+        let rows = sweep(
+            inst.as_mut(),
+            &ns,
+            reps,
+            window_ns,
+            seed.wrapping_add(t as u64),
+        );
         let pts: Vec<(usize, f64)> = rows.iter().map(|r| (r.n, r.excess.median)).collect();
         if let Some(fit) = fit_ramp(&pts) {
-            let noise = crate::stats::median(&rows.iter().map(|r| r.excess.iqr()).collect::<Vec<_>>()).max(fit.rms).max(1e-9);
+            let noise =
+                crate::stats::median(&rows.iter().map(|r| r.excess.iqr()).collect::<Vec<_>>())
+                    .max(fit.rms)
+                    .max(1e-9);
             snrs.push((fit.high - fit.low) / noise);
             caps.push(fit.last_with_hits());
             onsets.push(fit.capacity as f64);
@@ -145,9 +185,17 @@ pub fn capacity_of(knee: &Knee, trials: usize, reps: usize, window_ns: u64, seed
         }
     }
     let xs: Vec<f64> = caps.iter().map(|&c| c as f64).collect();
-    let entries = if xs.is_empty() { 0 } else { crate::stats::median(&xs).round() as usize };
+    let entries = if xs.is_empty() {
+        0
+    } else {
+        crate::stats::median(&xs).round() as usize
+    };
     let snr = crate::stats::median(&snrs);
-    let mut confidence = if caps.len() < trials { Confidence::Unclear } else { capacity_confidence(&caps, if snr.is_nan() { 0.0 } else { snr }, 0.0) };
+    let mut confidence = if caps.len() < trials {
+        Confidence::Unclear
+    } else {
+        capacity_confidence(&caps, if snr.is_nan() { 0.0 } else { snr }, 0.0)
+    };
     // A wide ramp means the level does not fill up cleanly (skewed/shared/perturbed): the midpoint
     // is then a convention, not a cliff.
     let w = crate::stats::median(&widths);
@@ -156,9 +204,26 @@ pub fn capacity_of(knee: &Knee, trials: usize, reps: usize, window_ns: u64, seed
     } else if w > 0.10 {
         confidence = confidence.min(Confidence::Medium);
     }
-    let onset = if onsets.is_empty() { 0 } else { crate::stats::median(&onsets).round() as usize };
-    let midpoint = if ends.is_empty() { 0 } else { crate::stats::median(&ends).round() as usize };
-    Capacity { entries, trials: caps, midpoint, onset, full_miss: entries, knee: *knee, fit: first_fit, confidence }
+    let onset = if onsets.is_empty() {
+        0
+    } else {
+        crate::stats::median(&onsets).round() as usize
+    };
+    let midpoint = if ends.is_empty() {
+        0
+    } else {
+        crate::stats::median(&ends).round() as usize
+    };
+    Capacity {
+        entries,
+        trials: caps,
+        midpoint,
+        onset,
+        full_miss: entries,
+        knee: *knee,
+        fit: first_fit,
+        confidence,
+    }
 }
 
 /// Knees of a sweep.
@@ -190,7 +255,13 @@ mod tests {
             if control {
                 return data + noise;
             }
-            let tlb = if n <= self.l1 { 0.0 } else if n <= self.l2 { 2.2 } else { 8.0 };
+            let tlb = if n <= self.l1 {
+                0.0
+            } else if n <= self.l2 {
+                2.2
+            } else {
+                8.0
+            };
             data + tlb + noise
         }
         fn max_n(&self) -> usize {
@@ -200,19 +271,30 @@ mod tests {
 
     #[test]
     fn given_a_noisy_fake_two_level_tlb_then_sweep_knees_and_bisection_recover_it() {
-        let mut fake = Fake { l1: 64, l2: 2048, rng: SplitMix64::new(1) };
+        let mut fake = Fake {
+            l1: 64,
+            l2: 2048,
+            rng: SplitMix64::new(1),
+        };
         let rows = sweep(&mut fake, &grid(16, 8192, 4), 5, 0, 1);
         let k = knees(&rows);
         assert_eq!(k.len(), 2, "{k:?}");
         let mut seed = 10;
         let mut fresh = || -> Box<dyn Instrument> {
             seed += 1;
-            Box::new(Fake { l1: 64, l2: 2048, rng: SplitMix64::new(seed) })
+            Box::new(Fake {
+                l1: 64,
+                l2: 2048,
+                rng: SplitMix64::new(seed),
+            })
         };
         let c1 = capacity_of(&k[0], 3, 3, 0, 1, &mut fresh);
         let c2 = capacity_of(&k[1], 3, 3, 0, 1, &mut fresh);
         assert_eq!(c1.entries, 64);
-        assert!((c2.entries as f64 - 2048.0).abs() <= 0.01 * 2048.0, "{c2:?}");
+        assert!(
+            (c2.entries as f64 - 2048.0).abs() <= 0.01 * 2048.0,
+            "{c2:?}"
+        );
         assert_eq!(c1.confidence, Confidence::High);
     }
 

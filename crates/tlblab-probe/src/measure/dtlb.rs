@@ -24,14 +24,28 @@ pub struct DataChains {
 }
 
 impl DataChains {
-    pub fn new(max_n: usize, layout: Layout, order: Order, thp: Thp) -> std::io::Result<DataChains> {
+    pub fn new(
+        max_n: usize,
+        layout: Layout,
+        order: Order,
+        thp: Thp,
+    ) -> std::io::Result<DataChains> {
         let test = Region::new(span_bytes(layout, max_n), 2 << 20, thp)?;
         let control = Region::new(span_bytes(Layout::Packed, max_n), 2 << 20, Thp::Never)?;
         // Fault everything in once, so no page fault lands inside a timed window.
         build(&test, layout, order, max_n);
         let control_order = Order::Random(0x5eed ^ max_n as u64);
         build(&control, Layout::Packed, control_order, max_n);
-        Ok(DataChains { test, control, layout, order, control_order, max_n, built: None, start: std::ptr::null() })
+        Ok(DataChains {
+            test,
+            control,
+            layout,
+            order,
+            control_order,
+            max_n,
+            built: None,
+            start: std::ptr::null(),
+        })
     }
 }
 
@@ -46,7 +60,11 @@ impl Instrument for DataChains {
     fn time(&mut self, n: usize, control: bool, window_ns: u64) -> f64 {
         let n = n.clamp(1, self.max_n);
         if self.built != Some((n, control)) {
-            self.start = if control { build(&self.control, Layout::Packed, self.control_order, n) } else { build(&self.test, self.layout, self.order, n) };
+            self.start = if control {
+                build(&self.control, Layout::Packed, self.control_order, n)
+            } else {
+                build(&self.test, self.layout, self.order, n)
+            };
             self.built = Some((n, control));
         }
         // SAFETY: `start` was just built in one of our regions, which live as long as `self`.

@@ -59,7 +59,13 @@ pub enum PrefetchKind {
 
 impl PrefetchKind {
     pub fn all() -> [PrefetchKind; 5] {
-        [PrefetchKind::T0, PrefetchKind::T1, PrefetchKind::T2, PrefetchKind::Nta, PrefetchKind::W]
+        [
+            PrefetchKind::T0,
+            PrefetchKind::T1,
+            PrefetchKind::T2,
+            PrefetchKind::Nta,
+            PrefetchKind::W,
+        ]
     }
     pub fn name(&self) -> &'static str {
         match self {
@@ -99,9 +105,28 @@ fn prefetch(kind: PrefetchKind, p: *const u8) {
 /// pass over the target lines. fraction = (a − b) / (a − c): 1 when the prefetch fills the TLB
 /// like a load, 0 when it does not.
 pub fn prefetch_fills_tlb(n: usize, trials: usize) -> Vec<(PrefetchKind, Verdict)> {
-    let target = OwnedChain::new(Layout::PerPage { stride: 1 }, Order::Random(0x9f), n, Thp::Never).expect("mmap");
-    let evictor = OwnedChain::new(Layout::PerPage { stride: 1 }, Order::Random(0xe7), 8192, Thp::Never).expect("mmap");
-    let other: Vec<*const u8> = (0..n).map(|i| target.region().at(crate::chase::element_offset(Layout::PerPage { stride: 1 }, i) ^ 2048) as *const u8).collect();
+    let target = OwnedChain::new(
+        Layout::PerPage { stride: 1 },
+        Order::Random(0x9f),
+        n,
+        Thp::Never,
+    )
+    .expect("mmap");
+    let evictor = OwnedChain::new(
+        Layout::PerPage { stride: 1 },
+        Order::Random(0xe7),
+        8192,
+        Thp::Never,
+    )
+    .expect("mmap");
+    let other: Vec<*const u8> = (0..n)
+        .map(|i| {
+            target
+                .region()
+                .at(crate::chase::element_offset(Layout::PerPage { stride: 1 }, i) ^ 2048)
+                as *const u8
+        })
+        .collect();
     let mut out = Vec::new();
     for kind in PrefetchKind::all() {
         let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
@@ -131,13 +156,19 @@ pub fn prefetch_fills_tlb(n: usize, trials: usize) -> Vec<(PrefetchKind, Verdict
         let (sa, sb, sc) = (Summary::of(&a), Summary::of(&b), Summary::of(&c));
         let frac = (sa.median - sb.median) / (sa.median - sc.median);
         // Uncertainty of the two medians (≈ IQR/√n each) against the effect size.
-        let spread = (sa.iqr() + sb.iqr()) / (trials as f64).sqrt() / (sa.median - sc.median).abs().max(1e-9);
+        let spread = (sa.iqr() + sb.iqr())
+            / (trials as f64).sqrt()
+            / (sa.median - sc.median).abs().max(1e-9);
         out.push((
             kind,
             Verdict {
                 answer: classify(frac, spread),
                 fraction: Some(frac),
-                timings: vec![("cold".into(), sa), (format!("after {}", kind.name()), sb), ("after loads".into(), sc)],
+                timings: vec![
+                    ("cold".into(), sa),
+                    (format!("after {}", kind.name()), sb),
+                    ("after loads".into(), sc),
+                ],
                 note: format!("{n} pages; one chase pass after evicting the TLBs"),
             },
         ));
@@ -152,7 +183,8 @@ pub fn anon_huge_bytes(addr: usize) -> Option<usize> {
     for line in text.lines() {
         if let Some((range, _)) = line.split_once(' ') {
             if let Some((a, b)) = range.split_once('-') {
-                if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) {
+                if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
+                {
                     inside = a <= addr && addr < b;
                     continue;
                 }
@@ -175,8 +207,20 @@ pub fn anon_huge_bytes(addr: usize) -> Option<usize> {
 pub fn thp_reach(n: usize, reps: usize, window_ns: u64) -> Verdict {
     use super::curve::measure_n;
     use super::dtlb::DataChains;
-    let mut small = DataChains::new(n, Layout::PerPage { stride: 1 }, Order::Sequential, Thp::Never).expect("mmap");
-    let mut huge = DataChains::new(n, Layout::PerPage { stride: 1 }, Order::Sequential, Thp::Always).expect("mmap");
+    let mut small = DataChains::new(
+        n,
+        Layout::PerPage { stride: 1 },
+        Order::Sequential,
+        Thp::Never,
+    )
+    .expect("mmap");
+    let mut huge = DataChains::new(
+        n,
+        Layout::PerPage { stride: 1 },
+        Order::Sequential,
+        Thp::Always,
+    )
+    .expect("mmap");
     let (mut xs, mut xh) = (Vec::new(), Vec::new());
     let (mut rs, mut rh) = (Vec::new(), Vec::new());
     for _ in 0..reps {
@@ -196,12 +240,20 @@ pub fn thp_reach(n: usize, reps: usize, window_ns: u64) -> Verdict {
         answer = "unclear".into();
         "the kernel gave no huge pages to the THP mapping (AnonHugePages = 0), so nothing was tested".to_string()
     } else {
-        format!("{n} pages; the THP mapping had {} MiB of AnonHugePages", granted >> 20)
+        format!(
+            "{n} pages; the THP mapping had {} MiB of AnonHugePages",
+            granted >> 20
+        )
     };
     Verdict {
         answer,
         fraction: Some(frac),
-        timings: vec![("excess 4K".into(), s4), ("excess THP".into(), sh), ("chase 4K".into(), Summary::of(&rs)), ("chase THP".into(), Summary::of(&rh))],
+        timings: vec![
+            ("excess 4K".into(), s4),
+            ("excess THP".into(), sh),
+            ("chase 4K".into(), Summary::of(&rs)),
+            ("chase THP".into(), Summary::of(&rh)),
+        ],
         note,
     }
 }
@@ -283,8 +335,20 @@ pub fn llc_sharing(a: usize, b: usize, trials: usize) -> Verdict {
 /// Positive control: the same pass after evicting the TLB with a 8192-page chase; negative: no
 /// event. fraction = (evicted − after event) / (evicted − warm): 1 = everything survived.
 pub fn survival(a: usize, b: usize, n: usize, trials: usize) -> (Verdict, Verdict) {
-    let target = OwnedChain::new(Layout::PerPage { stride: 1 }, Order::Random(0x5a), n, Thp::Never).expect("mmap");
-    let big = OwnedChain::new(Layout::PerPage { stride: 1 }, Order::Random(0xe9), 8192, Thp::Never).expect("mmap");
+    let target = OwnedChain::new(
+        Layout::PerPage { stride: 1 },
+        Order::Random(0x5a),
+        n,
+        Thp::Never,
+    )
+    .expect("mmap");
+    let big = OwnedChain::new(
+        Layout::PerPage { stride: 1 },
+        Order::Random(0xe9),
+        8192,
+        Thp::Never,
+    )
+    .expect("mmap");
     // A child process that answers each byte on a pipe: the context-switch partner.
     let mut to_child = [0i32; 2];
     let mut to_parent = [0i32; 2];
@@ -347,7 +411,12 @@ pub fn survival(a: usize, b: usize, n: usize, trials: usize) -> (Verdict, Verdic
             libc::waitpid(child, &mut st, 0);
         }
     }
-    let (sw, sc, sm, sx) = (Summary::of(&warm), Summary::of(&cold), Summary::of(&mig), Summary::of(&ctx));
+    let (sw, sc, sm, sx) = (
+        Summary::of(&warm),
+        Summary::of(&cold),
+        Summary::of(&mig),
+        Summary::of(&ctx),
+    );
     let span = (sc.median - sw.median).max(1e-9);
     let mk = |s: &Summary, what: &str| {
         let frac = (sc.median - s.median) / span;
@@ -355,9 +424,18 @@ pub fn survival(a: usize, b: usize, n: usize, trials: usize) -> (Verdict, Verdic
         Verdict {
             answer: classify(frac, spread),
             fraction: Some(frac),
-            timings: vec![("warm".into(), sw), ("after TLB eviction".into(), sc), (format!("after {what}"), *s)],
-            note: format!("{n} pages; one chase pass; data lines stay in this CPU's caches in every case"),
+            timings: vec![
+                ("warm".into(), sw),
+                ("after TLB eviction".into(), sc),
+                (format!("after {what}"), *s),
+            ],
+            note: format!(
+                "{n} pages; one chase pass; data lines stay in this CPU's caches in every case"
+            ),
         }
     };
-    (mk(&sm, "migration round trip"), mk(&sx, "context switch to another process"))
+    (
+        mk(&sm, "migration round trip"),
+        mk(&sx, "context switch to another process"),
+    )
 }

@@ -30,13 +30,25 @@ impl CodeRegion {
         let len = pages * PAGE;
         // SAFETY: anonymous mapping; checked.
         let p = unsafe {
-            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
         };
         if p == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
         unsafe { libc::madvise(p, len, libc::MADV_NOHUGEPAGE) };
-        Ok(CodeRegion { ptr: p as *mut u8, len, built: None, packed })
+        Ok(CodeRegion {
+            ptr: p as *mut u8,
+            len,
+            built: None,
+            packed,
+        })
     }
 
     fn offset(&self, i: usize) -> usize {
@@ -51,7 +63,12 @@ impl CodeRegion {
     fn build(&mut self, n: usize, seed: u64) -> std::io::Result<*const u8> {
         let order = visit_order(Order::Random(seed), n);
         unsafe {
-            if libc::mprotect(self.ptr as *mut libc::c_void, self.len, libc::PROT_READ | libc::PROT_WRITE) != 0 {
+            if libc::mprotect(
+                self.ptr as *mut libc::c_void,
+                self.len,
+                libc::PROT_READ | libc::PROT_WRITE,
+            ) != 0
+            {
                 return Err(std::io::Error::last_os_error());
             }
             for k in 0..n {
@@ -65,7 +82,12 @@ impl CodeRegion {
                     *here = 0xC3; // ret
                 }
             }
-            if libc::mprotect(self.ptr as *mut libc::c_void, self.len, libc::PROT_READ | libc::PROT_EXEC) != 0 {
+            if libc::mprotect(
+                self.ptr as *mut libc::c_void,
+                self.len,
+                libc::PROT_READ | libc::PROT_EXEC,
+            ) != 0
+            {
                 return Err(std::io::Error::last_os_error());
             }
         }
@@ -82,7 +104,11 @@ impl Drop for CodeRegion {
 
 impl CodeChains {
     pub fn new(max_n: usize) -> std::io::Result<CodeChains> {
-        Ok(CodeChains { test: CodeRegion::new(max_n + 1, false)?, control: CodeRegion::new(max_n.div_ceil(64) + 1, true)?, max_n })
+        Ok(CodeChains {
+            test: CodeRegion::new(max_n + 1, false)?,
+            control: CodeRegion::new(max_n.div_ceil(64) + 1, true)?,
+            max_n,
+        })
     }
 }
 
@@ -125,8 +151,14 @@ fn time_code(entry: *const u8, n: usize, window_ns: u64) -> f64 {
 impl Instrument for CodeChains {
     fn time(&mut self, n: usize, control: bool, window_ns: u64) -> f64 {
         let n = n.clamp(1, self.max_n);
-        let region = if control { &mut self.control } else { &mut self.test };
-        let entry = region.build(n, 0x17b ^ n as u64).expect("mprotect of generated code failed");
+        let region = if control {
+            &mut self.control
+        } else {
+            &mut self.test
+        };
+        let entry = region
+            .build(n, 0x17b ^ n as u64)
+            .expect("mprotect of generated code failed");
         time_code(entry, n, window_ns)
     }
 

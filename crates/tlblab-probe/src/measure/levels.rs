@@ -27,7 +27,15 @@ pub struct LevelsResult {
 }
 
 fn data_instrument(max_n: usize, stride: usize) -> Box<dyn Instrument> {
-    Box::new(DataChains::new(max_n, Layout::PerPage { stride }, Order::Sequential, Thp::Never).expect("mmap for the probe's chains failed"))
+    Box::new(
+        DataChains::new(
+            max_n,
+            Layout::PerPage { stride },
+            Order::Sequential,
+            Thp::Never,
+        )
+        .expect("mmap for the probe's chains failed"),
+    )
 }
 
 /// Sweeps N from 16 to `max_n` pages (sequential page order, consecutive pages) and refines the
@@ -41,9 +49,19 @@ pub fn data_levels(max_n: usize, per_octave: usize, max_levels: usize, b: Budget
     for k in knees(&rows).iter().take(max_levels) {
         let hi = ((k.hi as f64) * 1.15) as usize + 8;
         let mut fresh = || data_instrument(hi, 1);
-        levels.push(capacity_of(k, b.trials, b.reps, b.window_ns, b.seed, &mut fresh));
+        levels.push(capacity_of(
+            k,
+            b.trials,
+            b.reps,
+            b.window_ns,
+            b.seed,
+            &mut fresh,
+        ));
     }
-    LevelsResult { sweep: rows, levels }
+    LevelsResult {
+        sweep: rows,
+        levels,
+    }
 }
 
 /// One level's stride sweep.
@@ -59,10 +77,19 @@ pub struct StrideSweep {
 /// Measures the effective capacity of the data-TLB level whose knee is the `which`-th (0 = first)
 /// at strides 2^0 … 2^max_log2 pages. `expect` is that level's stride-1 capacity; `floor` the
 /// capacity of the level in front of it (a smaller effective capacity hides behind it).
-pub fn stride_sweep(which: usize, expect: usize, max_log2: u32, floor: Option<usize>, b: Budget) -> StrideSweep {
+pub fn stride_sweep(
+    which: usize,
+    expect: usize,
+    max_log2: u32,
+    floor: Option<usize>,
+    b: Budget,
+) -> StrideSweep {
     let mut caps = Vec::new();
     let mut confs = Vec::new();
-    caps.push(StrideCapacity { log2_stride: 0, capacity: Some(expect as f64) });
+    caps.push(StrideCapacity {
+        log2_stride: 0,
+        capacity: Some(expect as f64),
+    });
     confs.push(Confidence::High);
     let mut prev = expect;
     for k in 1..=max_log2 {
@@ -80,25 +107,40 @@ pub fn stride_sweep(which: usize, expect: usize, max_log2: u32, floor: Option<us
         let knee = if which == 0 {
             ks.first().copied()
         } else {
-            ks.iter().copied().find(|kn| floor.is_none_or(|f| kn.lo as f64 > 1.2 * f as f64))
+            ks.iter()
+                .copied()
+                .find(|kn| floor.is_none_or(|f| kn.lo as f64 > 1.2 * f as f64))
         };
         match knee {
             Some(kn) => {
                 let hi = ((kn.hi as f64) * 1.15) as usize + 8;
                 let mut fresh = || data_instrument(hi, stride);
-                let c = capacity_of(&kn, b.trials.min(2), b.reps, b.window_ns, b.seed, &mut fresh);
+                let c = capacity_of(
+                    &kn,
+                    b.trials.min(2),
+                    b.reps,
+                    b.window_ns,
+                    b.seed,
+                    &mut fresh,
+                );
                 // For the first level use the onset of misses: exact for a fully associative LRU
                 // level, and at strides where the next level's capacity falls to the same N its
                 // ramp merges into this one's end but not into its onset.
                 let v = if which == 0 { c.onset } else { c.entries };
-                caps.push(StrideCapacity { log2_stride: k, capacity: Some(v as f64) });
+                caps.push(StrideCapacity {
+                    log2_stride: k,
+                    capacity: Some(v as f64),
+                });
                 confs.push(c.confidence);
                 prev = v.max(4);
             }
             None => {
                 // Hidden behind the level in front; larger strides can only be smaller still.
                 for kk in k..=max_log2 {
-                    caps.push(StrideCapacity { log2_stride: kk, capacity: None });
+                    caps.push(StrideCapacity {
+                        log2_stride: kk,
+                        capacity: None,
+                    });
                     confs.push(Confidence::Medium);
                 }
                 break;
@@ -106,5 +148,9 @@ pub fn stride_sweep(which: usize, expect: usize, max_log2: u32, floor: Option<us
         }
     }
     let indexing = infer_indexing(&caps, 0.2, floor);
-    StrideSweep { capacities: caps, confidences: confs, indexing }
+    StrideSweep {
+        capacities: caps,
+        confidences: confs,
+        indexing,
+    }
 }

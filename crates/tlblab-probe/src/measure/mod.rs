@@ -3,8 +3,8 @@
 
 pub mod curve;
 pub mod dtlb;
-pub mod levels;
-pub mod walk;
 pub mod extras;
 #[cfg(target_arch = "x86_64")]
 pub mod itlb;
+pub mod levels;
+pub mod walk;

@@ -30,7 +30,14 @@ impl SkewedChains {
         let span = (n * stride + 64 * skew + 1) * PAGE;
         let test = Region::new(span, 2 << 20, Thp::Never)?;
         let control = Region::new(n.div_ceil(64) * PAGE + PAGE, 2 << 20, Thp::Never)?;
-        Ok(SkewedChains { test, control, n, stride, skew, starts: [None, None] })
+        Ok(SkewedChains {
+            test,
+            control,
+            n,
+            stride,
+            skew,
+            starts: [None, None],
+        })
     }
 
     fn offset(&self, i: usize) -> usize {
@@ -53,7 +60,16 @@ impl Instrument for SkewedChains {
         assert_eq!(n, self.n);
         let idx = control as usize;
         if self.starts[idx].is_none() {
-            self.starts[idx] = Some(if control { build(&self.control, crate::chase::Layout::Packed, Order::Random(0xc0), n) } else { self.build_test() });
+            self.starts[idx] = Some(if control {
+                build(
+                    &self.control,
+                    crate::chase::Layout::Packed,
+                    Order::Random(0xc0),
+                    n,
+                )
+            } else {
+                self.build_test()
+            });
         }
         // SAFETY: built in our own regions, which live as long as `self`.
         unsafe { time_chain(self.starts[idx].unwrap(), n, window_ns) }
@@ -96,7 +112,9 @@ pub fn walk_latencies(reps: usize, window_ns: u64, full: bool) -> Vec<WalkLatenc
     }
     let mut out = Vec::new();
     for (label, n, stride, skew) in cases {
-        let Ok(mut inst) = SkewedChains::new(n, stride, skew) else { continue };
+        let Ok(mut inst) = SkewedChains::new(n, stride, skew) else {
+            continue;
+        };
         let row = measure_n(&mut inst, n, reps, window_ns.max(2 * n as u64 * 40));
         let pte_lines = if stride >= 8 { n } else { n / (8 / stride) };
         out.push(WalkLatency {

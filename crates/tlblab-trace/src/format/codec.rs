@@ -160,7 +160,11 @@ impl Encoder {
         if sc == 7 {
             put_varint(&mut self.data, size as u64);
         }
-        self.st.step[sidx] = if sidx == 0 { size as u64 } else { addr.wrapping_sub(last) };
+        self.st.step[sidx] = if sidx == 0 {
+            size as u64
+        } else {
+            addr.wrapping_sub(last)
+        };
         self.st.last[sidx] = addr;
     }
 
@@ -189,7 +193,13 @@ impl Encoder {
                 put_varint(b, thread.0 as u64);
                 put_varint(b, core.0 as u64);
             }
-            Event::Mmap { process, start, len, prot, page_shift } => {
+            Event::Mmap {
+                process,
+                start,
+                len,
+                prot,
+                page_shift,
+            } => {
                 op(b, OP_MMAP);
                 put_varint(b, process as u64);
                 put_varint(b, start.0);
@@ -197,20 +207,31 @@ impl Encoder {
                 put_varint(b, prot as u64);
                 put_varint(b, page_shift as u64);
             }
-            Event::Munmap { process, start, len } => {
+            Event::Munmap {
+                process,
+                start,
+                len,
+            } => {
                 op(b, OP_MUNMAP);
                 put_varint(b, process as u64);
                 put_varint(b, start.0);
                 put_varint(b, len);
             }
-            Event::Mprotect { process, start, len, prot } => {
+            Event::Mprotect {
+                process,
+                start,
+                len,
+                prot,
+            } => {
                 op(b, OP_MPROTECT);
                 put_varint(b, process as u64);
                 put_varint(b, start.0);
                 put_varint(b, len);
                 put_varint(b, prot as u64);
             }
-            Event::TaskRelease { task, job } | Event::JobStart { task, job } | Event::JobEnd { task, job } => {
+            Event::TaskRelease { task, job }
+            | Event::JobStart { task, job }
+            | Event::JobEnd { task, job } => {
                 let o = match e {
                     Event::TaskRelease { .. } => OP_TASK_RELEASE,
                     Event::JobStart { .. } => OP_JOB_START,
@@ -234,7 +255,14 @@ impl Encoder {
                 op(b, OP_PHASE_END);
                 put_varint(b, region as u64);
             }
-            Event::MapShared { process, start, len, prot, page_shift, object } => {
+            Event::MapShared {
+                process,
+                start,
+                len,
+                prot,
+                page_shift,
+                object,
+            } => {
                 op(b, OP_MAP_SHARED);
                 put_varint(b, process as u64);
                 put_varint(b, start.0);
@@ -298,7 +326,14 @@ struct TagInfo {
 }
 
 const fn tag_table() -> [TagInfo; 256] {
-    let mut t = [TagInfo { stream: 0, ac: 0, nbytes: 0, kind: AccessKind::Instr, size: 0, mask: 0 }; 256];
+    let mut t = [TagInfo {
+        stream: 0,
+        ac: 0,
+        nbytes: 0,
+        kind: AccessKind::Instr,
+        size: 0,
+        mask: 0,
+    }; 256];
     let mut i = 0;
     while i < 256 {
         let kind = i & 3;
@@ -332,10 +367,18 @@ impl Decoder {
         self.st = State::default();
         self.remaining = records;
         let mut p = 0;
-        let ntags = read_varint(buf, &mut p, len).ok_or_else(|| DecodeError { pos: 0, what: "payload too short for its tag count".into() })?;
+        let ntags = read_varint(buf, &mut p, len).ok_or_else(|| DecodeError {
+            pos: 0,
+            what: "payload too short for its tag count".into(),
+        })?;
         if ntags > (len - p) as u64 || ntags < records as u64 {
             self.remaining = 0;
-            return Err(DecodeError { pos: 0, what: format!("tag count {ntags} does not fit the {len}-byte payload of {records} records") });
+            return Err(DecodeError {
+                pos: 0,
+                what: format!(
+                    "tag count {ntags} does not fit the {len}-byte payload of {records} records"
+                ),
+            });
         }
         self.tp = p;
         self.tend = p + ntags as usize;
@@ -355,7 +398,13 @@ impl Decoder {
     /// Appends up to `max` records from `buf[..len]` (the payload given to `start`) to `out`.
     /// `buf` must have `PAD` readable bytes after `len` (their value is irrelevant). When the
     /// last record is decoded, both streams must be consumed exactly.
-    pub fn decode(&mut self, buf: &[u8], len: usize, out: &mut Vec<Record>, max: usize) -> Result<usize, DecodeError> {
+    pub fn decode(
+        &mut self,
+        buf: &[u8],
+        len: usize,
+        out: &mut Vec<Record>,
+        max: usize,
+    ) -> Result<usize, DecodeError> {
         assert!(buf.len() >= len + PAD, "payload buffer must be padded");
         let n = (self.remaining as usize).min(max);
         out.reserve(n);
@@ -363,7 +412,13 @@ impl Decoder {
         let (mut tp, tend, mut dp) = (self.tp, self.tend, self.dp);
         let mut done = 0usize;
         let buf = &buf[..len + PAD];
-        let fail = |me: &mut Decoder, st: State, tp: usize, dp: usize, done: usize, pos: usize, what: String| {
+        let fail = |me: &mut Decoder,
+                    st: State,
+                    tp: usize,
+                    dp: usize,
+                    done: usize,
+                    pos: usize,
+                    what: String| {
             me.st = st;
             me.tp = tp;
             me.dp = dp;
@@ -373,7 +428,15 @@ impl Decoder {
         while done < n {
             if tp >= tend {
                 let missing = self.remaining as usize - done;
-                return fail(self, st, tp, dp, done, tp, format!("tag stream ends with {missing} of the block's records still to come"));
+                return fail(
+                    self,
+                    st,
+                    tp,
+                    dp,
+                    done,
+                    tp,
+                    format!("tag stream ends with {missing} of the block's records still to come"),
+                );
             }
             // Fast path: a run of accesses with table sizes, written straight into `out`'s
             // spare capacity. Safety: `tp < tend <= len` before each tag read; `dp <= len`
@@ -386,7 +449,8 @@ impl Decoder {
                 let room = n - done;
                 // Both streams' state in registers; selects instead of branches, because in a
                 // real trace fetches and data accesses interleave unpredictably.
-                let (mut li, mut si, mut ld, mut sd) = (st.last[0], st.step[0], st.last[1], st.step[1]);
+                let (mut li, mut si, mut ld, mut sd) =
+                    (st.last[0], st.step[0], st.last[1], st.step[1]);
                 let thread = ThreadId(st.thread);
                 let kmax = room.min(tend - tp);
                 let tags = base.add(tp);
@@ -401,14 +465,23 @@ impl Decoder {
                     let data = info.stream != 0;
                     let last = if data { ld } else { li };
                     let step = if data { sd } else { si };
-                    let delta = if info.ac == 0 { step } else { unzigzag(raw) as u64 };
+                    let delta = if info.ac == 0 {
+                        step
+                    } else {
+                        unzigzag(raw) as u64
+                    };
                     let rel = last.wrapping_add(delta);
                     let addr = if info.ac == 7 { raw } else { rel };
                     si = if data { si } else { info.size as u64 };
                     li = if data { li } else { addr };
                     sd = if data { addr.wrapping_sub(ld) } else { sd };
                     ld = if data { addr } else { ld };
-                    dst0.add(k).write(Record::Access(Access { thread, kind: info.kind, vaddr: VirtAddr(addr), size: info.size }));
+                    dst0.add(k).write(Record::Access(Access {
+                        thread,
+                        kind: info.kind,
+                        vaddr: VirtAddr(addr),
+                        size: info.size,
+                    }));
                     k += 1;
                 }
                 tp += k;
@@ -418,7 +491,15 @@ impl Decoder {
                 done += k;
             }
             if dp > len {
-                return fail(self, st, tp, dp, done, len, "an address runs past the end of the payload".into());
+                return fail(
+                    self,
+                    st,
+                    tp,
+                    dp,
+                    done,
+                    len,
+                    "an address runs past the end of the payload".into(),
+                );
             }
             if done >= n || tp >= tend {
                 continue;
@@ -432,12 +513,31 @@ impl Decoder {
                 let raw = le_u64_at(buf, dp) & ADDR_MASK[ac];
                 dp += ADDR_BYTES[ac];
                 if dp > len {
-                    return fail(self, st, tp, dp, done, len, "an address runs past the end of the payload".into());
+                    return fail(
+                        self,
+                        st,
+                        tp,
+                        dp,
+                        done,
+                        len,
+                        "an address runs past the end of the payload".into(),
+                    );
                 }
                 // Only size code 7 reaches here: an explicit varint size.
                 let size = match read_varint(buf, &mut dp, len) {
                     Some(v) if v <= u32::MAX as u64 => v,
-                    _ => return fail(self, st, tp, dp, done, tpos, "bad access size (varint overruns the payload or exceeds 32 bits)".into()),
+                    _ => {
+                        return fail(
+                            self,
+                            st,
+                            tp,
+                            dp,
+                            done,
+                            tpos,
+                            "bad access size (varint overruns the payload or exceeds 32 bits)"
+                                .into(),
+                        )
+                    }
                 };
                 let s = (kind != 0) as usize;
                 let last = st.last[s];
@@ -449,7 +549,12 @@ impl Decoder {
                 st.step[s] = if s == 0 { size } else { a.wrapping_sub(last) };
                 st.last[s] = a;
                 let k = [AccessKind::Instr, AccessKind::Load, AccessKind::Store][kind as usize];
-                out.push(Record::Access(Access { thread: ThreadId(st.thread), kind: k, vaddr: VirtAddr(a), size: size as u32 }));
+                out.push(Record::Access(Access {
+                    thread: ThreadId(st.thread),
+                    kind: k,
+                    vaddr: VirtAddr(a),
+                    size: size as u32,
+                }));
                 done += 1;
             } else {
                 match self.decode_op(t >> 2, buf, &mut dp, len, &mut st) {
@@ -467,16 +572,32 @@ impl Decoder {
         self.dp = dp;
         self.remaining -= done as u32;
         if self.remaining == 0 && (tp != tend || dp != len) {
-            return Err(DecodeError { pos: dp, what: format!("{} tag and {} data bytes left over after the block's last record", tend - tp, len - dp) });
+            return Err(DecodeError {
+                pos: dp,
+                what: format!(
+                    "{} tag and {} data bytes left over after the block's last record",
+                    tend - tp,
+                    len - dp
+                ),
+            });
         }
         Ok(done)
     }
 
-    fn decode_op(&self, op: u8, buf: &[u8], p: &mut usize, len: usize, st: &mut State) -> Result<Option<Event>, String> {
+    fn decode_op(
+        &self,
+        op: u8,
+        buf: &[u8],
+        p: &mut usize,
+        len: usize,
+        st: &mut State,
+    ) -> Result<Option<Event>, String> {
         let mut f = |max: u64, name: &str| -> Result<u64, String> {
             match read_varint(buf, p, len) {
                 Some(v) if v <= max => Ok(v),
-                Some(v) => Err(format!("event field {name} = {v} is out of range (max {max})")),
+                Some(v) => Err(format!(
+                    "event field {name} = {v} is out of range (max {max})"
+                )),
                 None => Err(format!("event field {name} overruns the payload")),
             }
         };
@@ -489,16 +610,22 @@ impl Decoder {
                 st.thread = f(U32, "thread")? as u32;
                 return Ok(None);
             }
-            OP_THREAD_START => {
-                Event::ThreadStart { thread: ThreadId(f(U32, "thread")? as u32), process: f(U32, "process")? as u32 }
-            }
-            OP_THREAD_EXIT => Event::ThreadExit { thread: ThreadId(f(U32, "thread")? as u32) },
+            OP_THREAD_START => Event::ThreadStart {
+                thread: ThreadId(f(U32, "thread")? as u32),
+                process: f(U32, "process")? as u32,
+            },
+            OP_THREAD_EXIT => Event::ThreadExit {
+                thread: ThreadId(f(U32, "thread")? as u32),
+            },
             OP_CONTEXT_SWITCH => Event::ContextSwitch {
                 core: CoreId(f(U16, "core")? as u16),
                 from: ThreadId(f(U32, "from")? as u32),
                 to: ThreadId(f(U32, "to")? as u32),
             },
-            OP_MIGRATE => Event::Migrate { thread: ThreadId(f(U32, "thread")? as u32), core: CoreId(f(U16, "core")? as u16) },
+            OP_MIGRATE => Event::Migrate {
+                thread: ThreadId(f(U32, "thread")? as u32),
+                core: CoreId(f(U16, "core")? as u16),
+            },
             OP_MMAP => Event::Mmap {
                 process: f(U32, "process")? as u32,
                 start: VirtAddr(f(U64, "start")?),
@@ -506,19 +633,40 @@ impl Decoder {
                 prot: f(U8, "prot")? as u8,
                 page_shift: f(63, "page_shift")? as u8,
             },
-            OP_MUNMAP => Event::Munmap { process: f(U32, "process")? as u32, start: VirtAddr(f(U64, "start")?), len: f(U64, "len")? },
+            OP_MUNMAP => Event::Munmap {
+                process: f(U32, "process")? as u32,
+                start: VirtAddr(f(U64, "start")?),
+                len: f(U64, "len")?,
+            },
             OP_MPROTECT => Event::Mprotect {
                 process: f(U32, "process")? as u32,
                 start: VirtAddr(f(U64, "start")?),
                 len: f(U64, "len")?,
                 prot: f(U8, "prot")? as u8,
             },
-            OP_TASK_RELEASE => Event::TaskRelease { task: f(U32, "task")? as u32, job: f(U32, "job")? as u32 },
-            OP_JOB_START => Event::JobStart { task: f(U32, "task")? as u32, job: f(U32, "job")? as u32 },
-            OP_JOB_END => Event::JobEnd { task: f(U32, "task")? as u32, job: f(U32, "job")? as u32 },
-            OP_REGION => Event::Region { region: f(U32, "region")? as u32, start: VirtAddr(f(U64, "start")?), len: f(U64, "len")? },
-            OP_PHASE_BEGIN => Event::PhaseBegin { region: f(U32, "region")? as u32 },
-            OP_PHASE_END => Event::PhaseEnd { region: f(U32, "region")? as u32 },
+            OP_TASK_RELEASE => Event::TaskRelease {
+                task: f(U32, "task")? as u32,
+                job: f(U32, "job")? as u32,
+            },
+            OP_JOB_START => Event::JobStart {
+                task: f(U32, "task")? as u32,
+                job: f(U32, "job")? as u32,
+            },
+            OP_JOB_END => Event::JobEnd {
+                task: f(U32, "task")? as u32,
+                job: f(U32, "job")? as u32,
+            },
+            OP_REGION => Event::Region {
+                region: f(U32, "region")? as u32,
+                start: VirtAddr(f(U64, "start")?),
+                len: f(U64, "len")?,
+            },
+            OP_PHASE_BEGIN => Event::PhaseBegin {
+                region: f(U32, "region")? as u32,
+            },
+            OP_PHASE_END => Event::PhaseEnd {
+                region: f(U32, "region")? as u32,
+            },
             OP_MAP_SHARED => Event::MapShared {
                 process: f(U32, "process")? as u32,
                 start: VirtAddr(f(U64, "start")?),
@@ -527,8 +675,16 @@ impl Decoder {
                 page_shift: f(63, "page_shift")? as u8,
                 object: f(U32, "object")? as u32,
             },
-            OP_FLUSH => Event::Flush { core: CoreId(f(U16, "core")? as u16), what: f(U8, "what")? as u8 },
-            other => return Err(format!("unknown record opcode {other} (tag byte {:#04x})", 3 | (other << 2))),
+            OP_FLUSH => Event::Flush {
+                core: CoreId(f(U16, "core")? as u16),
+                what: f(U8, "what")? as u8,
+            },
+            other => {
+                return Err(format!(
+                    "unknown record opcode {other} (tag byte {:#04x})",
+                    3 | (other << 2)
+                ))
+            }
         }))
     }
 }
@@ -589,38 +745,104 @@ mod tests {
     fn sequential_code_and_strided_data_cost_one_byte_each() {
         let mut recs = Vec::new();
         for i in 0..1000u64 {
-            recs.push(Record::Access(Access::new(ThreadId(0), AccessKind::Instr, VirtAddr(0x400000 + 4 * i), 4)));
-            recs.push(Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(0x1000_0000 + 4096 * i), 8)));
+            recs.push(Record::Access(Access::new(
+                ThreadId(0),
+                AccessKind::Instr,
+                VirtAddr(0x400000 + 4 * i),
+                4,
+            )));
+            recs.push(Record::Access(Access::new(
+                ThreadId(0),
+                AccessKind::Load,
+                VirtAddr(0x1000_0000 + 4096 * i),
+                8,
+            )));
         }
         let mut e = Encoder::new();
         recs.iter().for_each(|r| e.push(r));
         // First of each stream needs an address; everything after is predicted.
         let n = e.payload().len();
-        assert!(n < recs.len() + 20, "{} bytes for {} records", n, recs.len());
+        assert!(
+            n < recs.len() + 20,
+            "{} bytes for {} records",
+            n,
+            recs.len()
+        );
         assert_eq!(round_trip(&recs), recs);
     }
 
     #[test]
     fn every_event_and_odd_sizes_round_trip() {
         let recs = vec![
-            Record::Event(Event::ThreadStart { thread: ThreadId(7), process: 3 }),
-            Record::Access(Access::new(ThreadId(7), AccessKind::Store, VirtAddr(u64::MAX - 3), 3)),
+            Record::Event(Event::ThreadStart {
+                thread: ThreadId(7),
+                process: 3,
+            }),
+            Record::Access(Access::new(
+                ThreadId(7),
+                AccessKind::Store,
+                VirtAddr(u64::MAX - 3),
+                3,
+            )),
             Record::Access(Access::new(ThreadId(7), AccessKind::Load, VirtAddr(0), 0)),
-            Record::Access(Access::new(ThreadId(u32::MAX), AccessKind::Instr, VirtAddr(1 << 63), 4096)),
-            Record::Event(Event::ContextSwitch { core: CoreId(65535), from: ThreadId(1), to: ThreadId(2) }),
-            Record::Event(Event::Migrate { thread: ThreadId(1), core: CoreId(3) }),
-            Record::Event(Event::Mmap { process: 1, start: VirtAddr(0x7fff_0000_0000), len: 1 << 30, prot: 7, page_shift: 21 }),
-            Record::Event(Event::Munmap { process: 1, start: VirtAddr(0x1000), len: 4096 }),
-            Record::Event(Event::Mprotect { process: 1, start: VirtAddr(0x1000), len: 4096, prot: 1 }),
+            Record::Access(Access::new(
+                ThreadId(u32::MAX),
+                AccessKind::Instr,
+                VirtAddr(1 << 63),
+                4096,
+            )),
+            Record::Event(Event::ContextSwitch {
+                core: CoreId(65535),
+                from: ThreadId(1),
+                to: ThreadId(2),
+            }),
+            Record::Event(Event::Migrate {
+                thread: ThreadId(1),
+                core: CoreId(3),
+            }),
+            Record::Event(Event::Mmap {
+                process: 1,
+                start: VirtAddr(0x7fff_0000_0000),
+                len: 1 << 30,
+                prot: 7,
+                page_shift: 21,
+            }),
+            Record::Event(Event::Munmap {
+                process: 1,
+                start: VirtAddr(0x1000),
+                len: 4096,
+            }),
+            Record::Event(Event::Mprotect {
+                process: 1,
+                start: VirtAddr(0x1000),
+                len: 4096,
+                prot: 1,
+            }),
             Record::Event(Event::TaskRelease { task: 1, job: 2 }),
             Record::Event(Event::JobStart { task: 1, job: 2 }),
             Record::Event(Event::JobEnd { task: 1, job: 2 }),
-            Record::Event(Event::Region { region: 0, start: VirtAddr(0x4000), len: 8192 }),
+            Record::Event(Event::Region {
+                region: 0,
+                start: VirtAddr(0x4000),
+                len: 8192,
+            }),
             Record::Event(Event::PhaseBegin { region: 0 }),
             Record::Event(Event::PhaseEnd { region: 0 }),
-            Record::Event(Event::Flush { core: CoreId(0), what: 3 }),
-            Record::Event(Event::MapShared { process: 2, start: VirtAddr(0x40_0000), len: 8192, prot: 5, page_shift: 12, object: 9 }),
-            Record::Event(Event::ThreadExit { thread: ThreadId(7) }),
+            Record::Event(Event::Flush {
+                core: CoreId(0),
+                what: 3,
+            }),
+            Record::Event(Event::MapShared {
+                process: 2,
+                start: VirtAddr(0x40_0000),
+                len: 8192,
+                prot: 5,
+                page_shift: 12,
+                object: 9,
+            }),
+            Record::Event(Event::ThreadExit {
+                thread: ThreadId(7),
+            }),
         ];
         assert_eq!(round_trip(&recs), recs);
     }
@@ -628,7 +850,12 @@ mod tests {
     #[test]
     fn truncated_payload_is_an_error_not_a_panic() {
         let mut e = Encoder::new();
-        e.push(&Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(0x1234_5678_9abc), 8)));
+        e.push(&Record::Access(Access::new(
+            ThreadId(0),
+            AccessKind::Load,
+            VirtAddr(0x1234_5678_9abc),
+            8,
+        )));
         let mut buf = e.payload().to_vec();
         let len = buf.len() - 2;
         buf.resize(len + PAD, 0);
@@ -640,7 +867,26 @@ mod tests {
 
     #[test]
     fn unknown_opcode_is_named() {
-        let buf = [1, 3 | (60 << 2), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        let buf = [
+            1,
+            3 | (60 << 2),
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ];
         let mut d = Decoder::default();
         d.start(&buf, 2, 1).unwrap();
         let err = d.decode(&buf, 2, &mut Vec::new(), 1).unwrap_err();

@@ -50,10 +50,14 @@ pub struct Error {
 impl Error {
     /// "`file`: byte `offset`: `what`".
     pub fn at(file: &str, offset: u64, what: impl fmt::Display) -> Error {
-        Error { message: format!("{file}: byte {offset}: {what}") }
+        Error {
+            message: format!("{file}: byte {offset}: {what}"),
+        }
     }
     pub fn io(file: &str, e: &std::io::Error) -> Error {
-        Error { message: format!("{file}: {e}") }
+        Error {
+            message: format!("{file}: {e}"),
+        }
     }
     pub fn msg(m: impl Into<String>) -> Error {
         Error { message: m.into() }

@@ -69,18 +69,30 @@ impl<R: Read + Seek> TraceReader<R> {
     /// Reads and checks the header; `name` is used in messages.
     pub fn new(mut inner: R, name: &str) -> Result<Self, Error> {
         let name = name.to_string();
-        let file_len = inner.seek(SeekFrom::End(0)).map_err(|e| Error::io(&name, &e))?;
-        inner.seek(SeekFrom::Start(0)).map_err(|e| Error::io(&name, &e))?;
+        let file_len = inner
+            .seek(SeekFrom::End(0))
+            .map_err(|e| Error::io(&name, &e))?;
+        inner
+            .seek(SeekFrom::Start(0))
+            .map_err(|e| Error::io(&name, &e))?;
         let mut h = [0u8; FILE_HEADER_LEN];
         let got = read_exact_at(&mut inner, &mut h).map_err(|e| Error::io(&name, &e))?;
         if got >= 8 && h[..8] != MAGIC || got < 8 && h[..got] != MAGIC[..got] {
-            return Err(Error::at(&name, 0, format!(
-                "not a tlblab trace: expected magic \"TLBTRACE\", found {:?}",
-                String::from_utf8_lossy(&h[..got.min(8)])
-            )));
+            return Err(Error::at(
+                &name,
+                0,
+                format!(
+                    "not a tlblab trace: expected magic \"TLBTRACE\", found {:?}",
+                    String::from_utf8_lossy(&h[..got.min(8)])
+                ),
+            ));
         }
         if got < FILE_HEADER_LEN {
-            return Err(Error::at(&name, got as u64, format!("truncated: file ends inside the {FILE_HEADER_LEN}-byte header")));
+            return Err(Error::at(
+                &name,
+                got as u64,
+                format!("truncated: file ends inside the {FILE_HEADER_LEN}-byte header"),
+            ));
         }
         let version = le_u16(&h[8..]);
         if version != VERSION {
@@ -93,19 +105,36 @@ impl<R: Read + Seek> TraceReader<R> {
         let mut js = vec![0u8; jlen as usize + 4];
         let got = read_exact_at(&mut inner, &mut js).map_err(|e| Error::io(&name, &e))?;
         if got < js.len() {
-            return Err(Error::at(&name, (FILE_HEADER_LEN + got) as u64, "truncated: file ends inside the header metadata"));
+            return Err(Error::at(
+                &name,
+                (FILE_HEADER_LEN + got) as u64,
+                "truncated: file ends inside the header metadata",
+            ));
         }
         let mut hasher = crc32fast::Hasher::new();
         hasher.update(&h);
         hasher.update(&js[..jlen as usize]);
         let crc = le_u32(&js[jlen as usize..]);
         if hasher.finalize() != crc {
-            return Err(Error::at(&name, (FILE_HEADER_LEN + jlen as usize) as u64, "corrupt header: checksum mismatch"));
+            return Err(Error::at(
+                &name,
+                (FILE_HEADER_LEN + jlen as usize) as u64,
+                "corrupt header: checksum mismatch",
+            ));
         }
-        let meta: Value = serde_json::from_slice(&js[..jlen as usize])
-            .map_err(|e| Error::at(&name, FILE_HEADER_LEN as u64, format!("header metadata is not valid JSON: {e}")))?;
+        let meta: Value = serde_json::from_slice(&js[..jlen as usize]).map_err(|e| {
+            Error::at(
+                &name,
+                FILE_HEADER_LEN as u64,
+                format!("header metadata is not valid JSON: {e}"),
+            )
+        })?;
         if !meta.is_object() {
-            return Err(Error::at(&name, FILE_HEADER_LEN as u64, "header metadata is not a JSON object"));
+            return Err(Error::at(
+                &name,
+                FILE_HEADER_LEN as u64,
+                "header metadata is not a JSON object",
+            ));
         }
         let data_start = (FILE_HEADER_LEN + js.len()) as u64;
         let mut r = TraceReader {
@@ -143,7 +172,9 @@ impl<R: Read + Seek> TraceReader<R> {
                     r.trailer_records = Some(le_u64(&t[8..]));
                 }
             }
-            r.inner.seek(SeekFrom::Start(data_start)).map_err(|e| Error::io(&r.name, &e))?;
+            r.inner
+                .seek(SeekFrom::Start(data_start))
+                .map_err(|e| Error::io(&r.name, &e))?;
         }
         Ok(r)
     }
@@ -167,7 +198,11 @@ impl<R: Read + Seek> TraceReader<R> {
         self.meta
             .get("regions")
             .and_then(|v| v.as_array())
-            .map(|a| a.iter().map(|x| x.as_str().unwrap_or("").to_string()).collect())
+            .map(|a| {
+                a.iter()
+                    .map(|x| x.as_str().unwrap_or("").to_string())
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -196,7 +231,8 @@ impl<R: Read + Seek> TraceReader<R> {
         }
         let start = self.pos;
         let mut magic = [0u8; 4];
-        let got = read_exact_at(&mut self.inner, &mut magic).map_err(|e| Error::io(&self.name, &e))?;
+        let got =
+            read_exact_at(&mut self.inner, &mut magic).map_err(|e| Error::io(&self.name, &e))?;
         if got == 0 {
             return Err(self.err(start, format!(
                 "truncated: file ends after {} records in {} blocks, where the next block or the index should start; the writer did not finish",
@@ -222,7 +258,10 @@ impl<R: Read + Seek> TraceReader<R> {
         h[..4].copy_from_slice(&magic);
         self.read_bytes(&mut h[4..], "a block header")?;
         if crc32fast::hash(&h[..32]) != le_u32(&h[32..]) {
-            return Err(self.err(start, format!("corrupt block {} header: checksum mismatch", self.block_no)));
+            return Err(self.err(
+                start,
+                format!("corrupt block {} header: checksum mismatch", self.block_no),
+            ));
         }
         let comp_len = le_u32(&h[4..]);
         let raw_len = le_u32(&h[8..]);
@@ -232,21 +271,30 @@ impl<R: Read + Seek> TraceReader<R> {
             return Err(self.err(start, format!("corrupt block {}: sizes {comp_len}/{raw_len} exceed the {MAX_BLOCK_BYTES}-byte limit", self.block_no)));
         }
         if first != self.records_done {
-            return Err(self.err(start + 20, format!(
+            return Err(self.err(
+                start + 20,
+                format!(
                 "corrupt block {}: says it starts at record {first}, but {} records came before it",
                 self.block_no, self.records_done
-            )));
+            ),
+            ));
         }
         let mut comp = std::mem::take(&mut self.comp);
         comp.resize(comp_len as usize, 0);
-        let r = self.read_bytes(&mut comp, &format!("block {}'s {comp_len}-byte payload", self.block_no));
+        let r = self.read_bytes(
+            &mut comp,
+            &format!("block {}'s {comp_len}-byte payload", self.block_no),
+        );
         if let Err(e) = r {
             self.comp = comp;
             return Err(e);
         }
         if crc32fast::hash(&comp) != le_u32(&h[28..]) {
             self.comp = comp;
-            return Err(self.err(start + BLOCK_HEADER_LEN as u64, format!("corrupt block {}: payload checksum mismatch", self.block_no)));
+            return Err(self.err(
+                start + BLOCK_HEADER_LEN as u64,
+                format!("corrupt block {}: payload checksum mismatch", self.block_no),
+            ));
         }
         self.raw.clear();
         self.raw.reserve(raw_len as usize + PAD);
@@ -255,14 +303,31 @@ impl<R: Read + Seek> TraceReader<R> {
         match res {
             Ok(n) if n == raw_len as usize => {}
             Ok(n) => {
-                return Err(self.err(start + BLOCK_HEADER_LEN as u64, format!("corrupt block {}: decompresses to {n} bytes, header says {raw_len}", self.block_no)))
+                return Err(self.err(
+                    start + BLOCK_HEADER_LEN as u64,
+                    format!(
+                        "corrupt block {}: decompresses to {n} bytes, header says {raw_len}",
+                        self.block_no
+                    ),
+                ))
             }
-            Err(e) => return Err(self.err(start + BLOCK_HEADER_LEN as u64, format!("corrupt block {}: zstd: {e}", self.block_no))),
+            Err(e) => {
+                return Err(self.err(
+                    start + BLOCK_HEADER_LEN as u64,
+                    format!("corrupt block {}: zstd: {e}", self.block_no),
+                ))
+            }
         }
         self.raw_len = raw_len as usize;
         self.raw.resize(raw_len as usize + PAD, 0);
         if let Err(e) = self.dec.start(&self.raw, self.raw_len, records) {
-            return Err(self.err(start, format!("corrupt block {} (record data, decompressed offset {}): {}", self.block_no, e.pos, e.what)));
+            return Err(self.err(
+                start,
+                format!(
+                    "corrupt block {} (record data, decompressed offset {}): {}",
+                    self.block_no, e.pos, e.what
+                ),
+            ));
         }
         self.block_offset = start;
         self.block_no += 1;
@@ -272,12 +337,17 @@ impl<R: Read + Seek> TraceReader<R> {
     /// Reads and checks the index at `off` (its magic already consumed if `magic_read`).
     fn read_index_at(&mut self, off: u64, magic_read: bool) -> Result<(), Error> {
         if !magic_read {
-            self.inner.seek(SeekFrom::Start(off)).map_err(|e| Error::io(&self.name, &e))?;
+            self.inner
+                .seek(SeekFrom::Start(off))
+                .map_err(|e| Error::io(&self.name, &e))?;
             self.pos = off;
             let mut m = [0u8; 4];
             self.read_bytes(&mut m, "the index")?;
             if m != INDEX_MAGIC {
-                return Err(self.err(off, "corrupt: the trailer points at something that is not the index"));
+                return Err(self.err(
+                    off,
+                    "corrupt: the trailer points at something that is not the index",
+                ));
             }
         }
         let mut hasher = crc32fast::Hasher::new();
@@ -287,7 +357,10 @@ impl<R: Read + Seek> TraceReader<R> {
         hasher.update(&c);
         let count = le_u32(&c) as u64;
         if count * INDEX_ENTRY_LEN as u64 > self.file_len {
-            return Err(self.err(off + 4, format!("corrupt index: {count} entries cannot fit in the file")));
+            return Err(self.err(
+                off + 4,
+                format!("corrupt index: {count} entries cannot fit in the file"),
+            ));
         }
         let mut ent = vec![0u8; count as usize * INDEX_ENTRY_LEN];
         self.read_bytes(&mut ent, "the index")?;
@@ -314,16 +387,37 @@ impl<R: Read + Seek> TraceReader<R> {
         }
         let blocks: Vec<BlockInfo> = ent
             .chunks_exact(INDEX_ENTRY_LEN)
-            .map(|e| BlockInfo { offset: le_u64(e), first_record: le_u64(&e[8..]), records: le_u32(&e[16..]), accesses: le_u32(&e[20..]) })
+            .map(|e| BlockInfo {
+                offset: le_u64(e),
+                first_record: le_u64(&e[8..]),
+                records: le_u32(&e[16..]),
+                accesses: le_u32(&e[20..]),
+            })
             .collect();
-        let total = blocks.last().map(|b| b.first_record + b.records as u64).unwrap_or(0);
+        let total = blocks
+            .last()
+            .map(|b| b.first_record + b.records as u64)
+            .unwrap_or(0);
         if le_u64(&trailer[8..]) != total {
-            return Err(self.err(self.pos - 16, format!("corrupt trailer: {} records stated, index holds {total}", le_u64(&trailer[8..]))));
+            return Err(self.err(
+                self.pos - 16,
+                format!(
+                    "corrupt trailer: {} records stated, index holds {total}",
+                    le_u64(&trailer[8..])
+                ),
+            ));
         }
         if magic_read && total != self.records_done {
-            return Err(self.err(off, format!("corrupt index: {total} records listed, {} read", self.records_done)));
+            return Err(self.err(
+                off,
+                format!(
+                    "corrupt index: {total} records listed, {} read",
+                    self.records_done
+                ),
+            ));
         }
-        let footer: Value = serde_json::from_slice(&fj).map_err(|e| self.err(off, format!("footer is not valid JSON: {e}")))?;
+        let footer: Value = serde_json::from_slice(&fj)
+            .map_err(|e| self.err(off, format!("footer is not valid JSON: {e}")))?;
         self.footer = Some(footer);
         self.blocks = Some(blocks);
         Ok(())
@@ -339,7 +433,9 @@ impl<R: Read + Seek> TraceReader<R> {
         })?;
         let (save_pos, save_end) = (self.pos, self.at_end);
         self.read_index_at(off, false)?;
-        self.inner.seek(SeekFrom::Start(save_pos)).map_err(|e| Error::io(&self.name, &e))?;
+        self.inner
+            .seek(SeekFrom::Start(save_pos))
+            .map_err(|e| Error::io(&self.name, &e))?;
         self.pos = save_pos;
         self.at_end = save_end;
         Ok(())
@@ -349,16 +445,24 @@ impl<R: Read + Seek> TraceReader<R> {
     pub fn seek_record(&mut self, n: u64) -> Result<(), Error> {
         self.load_index()?;
         let blocks = self.blocks.as_ref().unwrap();
-        let total = blocks.last().map(|b| b.first_record + b.records as u64).unwrap_or(0);
+        let total = blocks
+            .last()
+            .map(|b| b.first_record + b.records as u64)
+            .unwrap_or(0);
         if n > total {
-            return Err(Error::msg(format!("{}: record {n} is past the end ({total} records)", self.name)));
+            return Err(Error::msg(format!(
+                "{}: record {n} is past the end ({total} records)",
+                self.name
+            )));
         }
         let i = blocks.partition_point(|b| b.first_record + b.records as u64 <= n);
         self.dec.clear();
         if i == blocks.len() {
             // At the end: the next read finds the index.
             let off = self.index_offset.unwrap();
-            self.inner.seek(SeekFrom::Start(off)).map_err(|e| Error::io(&self.name, &e))?;
+            self.inner
+                .seek(SeekFrom::Start(off))
+                .map_err(|e| Error::io(&self.name, &e))?;
             self.pos = off;
             self.records_done = total;
             self.block_no = blocks.len() as u64;
@@ -366,7 +470,9 @@ impl<R: Read + Seek> TraceReader<R> {
             return Ok(());
         }
         let b = blocks[i];
-        self.inner.seek(SeekFrom::Start(b.offset)).map_err(|e| Error::io(&self.name, &e))?;
+        self.inner
+            .seek(SeekFrom::Start(b.offset))
+            .map_err(|e| Error::io(&self.name, &e))?;
         self.pos = b.offset;
         self.records_done = b.first_record;
         self.block_no = i as u64;

@@ -26,7 +26,10 @@ pub struct WriterOptions {
 
 impl Default for WriterOptions {
     fn default() -> Self {
-        WriterOptions { block_records: 1 << 18, level: 3 }
+        WriterOptions {
+            block_records: 1 << 18,
+            level: 3,
+        }
     }
 }
 
@@ -132,16 +135,28 @@ impl TraceWriter {
     pub fn create(path: &Path, meta: &Value, opts: WriterOptions) -> Result<TraceWriter, Error> {
         let name = path.display().to_string();
         if !meta.is_object() {
-            return Err(Error::msg(format!("{name}: trace metadata must be a JSON object")));
+            return Err(Error::msg(format!(
+                "{name}: trace metadata must be a JSON object"
+            )));
         }
         if opts.block_records == 0 {
             return Err(Error::msg("block_records must be positive"));
         }
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let fname = path.file_name().ok_or_else(|| Error::msg(format!("{name}: not a file name")))?;
-        let tmp = dir.join(format!(".{}.tmp-{}", fname.to_string_lossy(), std::process::id()));
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let fname = path
+            .file_name()
+            .ok_or_else(|| Error::msg(format!("{name}: not a file name")))?;
+        let tmp = dir.join(format!(
+            ".{}.tmp-{}",
+            fname.to_string_lossy(),
+            std::process::id()
+        ));
         let f = File::create(&tmp).map_err(|e| Error::io(&name, &e))?;
-        let comp = zstd::bulk::Compressor::new(opts.level).map_err(|e| Error::msg(format!("zstd: {e}")))?;
+        let comp = zstd::bulk::Compressor::new(opts.level)
+            .map_err(|e| Error::msg(format!("zstd: {e}")))?;
         let mut w = TraceWriter {
             path: path.to_path_buf(),
             tmp,
@@ -169,7 +184,11 @@ impl TraceWriter {
 
     fn put(&mut self, b: &[u8]) -> Result<(), Error> {
         let name = self.path.display().to_string();
-        self.file.as_mut().expect("writer used after finish").write_all(b).map_err(|e| Error::io(&name, &e))?;
+        self.file
+            .as_mut()
+            .expect("writer used after finish")
+            .write_all(b)
+            .map_err(|e| Error::io(&name, &e))?;
         self.offset += b.len() as u64;
         Ok(())
     }
@@ -201,9 +220,21 @@ impl TraceWriter {
             return Ok(());
         }
         let raw_len = self.enc.payload().len();
-        let comp = self.comp.compress(self.enc.payload()).map_err(|e| Error::msg(format!("zstd: {e}")))?;
-        let first = self.blocks.last().map(|b| b.first_record + b.records as u64).unwrap_or(0);
-        let info = BlockInfo { offset: self.offset, first_record: first, records: self.enc.records, accesses: self.enc.accesses };
+        let comp = self
+            .comp
+            .compress(self.enc.payload())
+            .map_err(|e| Error::msg(format!("zstd: {e}")))?;
+        let first = self
+            .blocks
+            .last()
+            .map(|b| b.first_record + b.records as u64)
+            .unwrap_or(0);
+        let info = BlockInfo {
+            offset: self.offset,
+            first_record: first,
+            records: self.enc.records,
+            accesses: self.enc.accesses,
+        };
         let mut h = [0u8; BLOCK_HEADER_LEN];
         h[0..4].copy_from_slice(&BLOCK_MAGIC);
         h[4..8].copy_from_slice(&(comp.len() as u32).to_le_bytes());

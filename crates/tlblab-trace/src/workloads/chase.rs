@@ -39,7 +39,9 @@ impl Chase {
         }
         let stride = get("stride");
         if stride < 64 {
-            return Err(format!("chase: stride must be at least 64 bytes (got {stride})"));
+            return Err(format!(
+                "chase: stride must be at least 64 bytes (got {stride})"
+            ));
         }
         // Sattolo's algorithm: a uniformly random permutation with a single cycle.
         let mut perm: Vec<u32> = (0..pages as u32).collect();
@@ -52,7 +54,14 @@ impl Chase {
         for i in 0..perm.len() {
             next_of[perm[i] as usize] = perm[(i + 1) % perm.len()];
         }
-        Ok(Chase { next_of, stride, base: get("base"), accesses: get("accesses"), done: 0, cur: 0 })
+        Ok(Chase {
+            next_of,
+            stride,
+            base: get("base"),
+            accesses: get("accesses"),
+            done: 0,
+            cur: 0,
+        })
     }
 }
 
@@ -64,7 +73,12 @@ impl RecordSource for Chase {
             let p = self.cur as u64;
             // A different cache line in each page, so the chase does not hammer one cache set.
             let va = self.base + p * self.stride + (p % line_slots) * 64;
-            out.push(Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(va), 8)));
+            out.push(Record::Access(Access::new(
+                ThreadId(0),
+                AccessKind::Load,
+                VirtAddr(va),
+                8,
+            )));
             self.cur = self.next_of[self.cur as usize];
         }
         self.done += n;

@@ -18,9 +18,21 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "n children each read one byte of each of p shared or private pages, then yield",
     source: "seed 002 §4.1-4.2 (extreme benchmark, Fig. 4)",
     params: &[
-        ("procs", 4, "n, the number of children (seed Fig. 4: 2, 4, 16)"),
-        ("pages", 16, "p, the pages each child reads per loop (seed: 1..40; ARM D-TLB holds 32)"),
-        ("shared", 1, "1 = the p pages are one shared mapping, 0 = private per child"),
+        (
+            "procs",
+            4,
+            "n, the number of children (seed Fig. 4: 2, 4, 16)",
+        ),
+        (
+            "pages",
+            16,
+            "p, the pages each child reads per loop (seed: 1..40; ARM D-TLB holds 32)",
+        ),
+        (
+            "shared",
+            1,
+            "1 = the p pages are one shared mapping, 0 = private per child",
+        ),
         ("rounds", 200, "loop iterations per child"),
     ],
     in_default_set: true,
@@ -39,7 +51,13 @@ pub struct Extreme {
 impl Extreme {
     pub fn from_params(get: impl Fn(&str) -> u64) -> Result<Self, String> {
         let procs = positive("extreme", "procs", get("procs"))?.min(65536) as u32;
-        Ok(Extreme { procs, pages: get("pages"), shared: get("shared") != 0, rounds: get("rounds"), turn: 0 })
+        Ok(Extreme {
+            procs,
+            pages: get("pages"),
+            shared: get("shared") != 0,
+            rounds: get("rounds"),
+            turn: 0,
+        })
     }
 }
 
@@ -53,17 +71,48 @@ impl Generator for Extreme {
             let len = self.pages.max(1) * 4096;
             for p in 0..self.procs {
                 process_start(out, p, 4096);
-                out.push(ev(Event::Mmap { process: p, start: VirtAddr(LIB), len: 4096, prot: prot::READ | prot::EXEC, page_shift: 12 }));
+                out.push(ev(Event::Mmap {
+                    process: p,
+                    start: VirtAddr(LIB),
+                    len: 4096,
+                    prot: prot::READ | prot::EXEC,
+                    page_shift: 12,
+                }));
                 let e = if self.shared {
-                    Event::MapShared { process: p, start: VirtAddr(DATA), len, prot: prot::READ, page_shift: 12, object: 1 }
+                    Event::MapShared {
+                        process: p,
+                        start: VirtAddr(DATA),
+                        len,
+                        prot: prot::READ,
+                        page_shift: 12,
+                        object: 1,
+                    }
                 } else {
-                    Event::Mmap { process: p, start: VirtAddr(DATA), len, prot: prot::READ, page_shift: 12 }
+                    Event::Mmap {
+                        process: p,
+                        start: VirtAddr(DATA),
+                        len,
+                        prot: prot::READ,
+                        page_shift: 12,
+                    }
                 };
                 out.push(ev(e));
             }
-            out.push(ev(Event::Region { region: 0, start: VirtAddr(TEXT), len: 4096 }));
-            out.push(ev(Event::Region { region: 1, start: VirtAddr(DATA), len }));
-            out.push(ev(Event::Region { region: 2, start: VirtAddr(LIB), len: 4096 }));
+            out.push(ev(Event::Region {
+                region: 0,
+                start: VirtAddr(TEXT),
+                len: 4096,
+            }));
+            out.push(ev(Event::Region {
+                region: 1,
+                start: VirtAddr(DATA),
+                len,
+            }));
+            out.push(ev(Event::Region {
+                region: 2,
+                start: VirtAddr(LIB),
+                len: 4096,
+            }));
             if total > 0 {
                 out.push(switch(0, None, Some(0)));
             }

@@ -15,10 +15,15 @@ use tlblab_types::{SplitMix64, ThreadId};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "gapbs_bc",
-    summary: "GAPBS-like Brandes betweenness centrality (forward BFS + backward sweep) on an R-MAT graph",
+    summary:
+        "GAPBS-like Brandes betweenness centrality (forward BFS + backward sweep) on an R-MAT graph",
     source: "seed 001 §5.2 (GAPBS BC, Table 5.2)",
     params: &[
-        ("scale", 15, "log2 of the vertex count (the seed used the twitter graph)"),
+        (
+            "scale",
+            15,
+            "log2 of the vertex count (the seed used the twitter graph)",
+        ),
         ("edge_factor", 16, "edges per vertex"),
         ("sources", 2, "BC iterations (source vertices)"),
     ],
@@ -63,7 +68,11 @@ impl Bc {
         if !(2..=26).contains(&scale) {
             return Err(format!("gapbs_bc: scale must be in 2..=26 (got {scale})"));
         }
-        let g = rmat(scale as u32, positive("gapbs_bc", "edge_factor", get("edge_factor"))?, seed);
+        let g = rmat(
+            scale as u32,
+            positive("gapbs_bc", "edge_factor", get("edge_factor"))?,
+            seed,
+        );
         let n = g.n;
         let m = g.adj.len() as u64;
         let mut layout = Layout::new(0x1_0000_0000);
@@ -108,7 +117,10 @@ impl Generator for Bc {
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
         if !self.started {
             self.started = true;
-            out.push(ev(Event::ThreadStart { thread: ThreadId(0), process: 0 }));
+            out.push(ev(Event::ThreadStart {
+                thread: ThreadId(0),
+                process: 0,
+            }));
             out.extend(self.layout.region_events());
             return self.sources > 0;
         }

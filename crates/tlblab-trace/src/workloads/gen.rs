@@ -24,7 +24,12 @@ pub struct Chunked<G: Generator> {
 
 impl<G: Generator> Chunked<G> {
     pub fn new(g: G) -> Self {
-        Chunked { g, buf: Vec::new(), pos: 0, done: false }
+        Chunked {
+            g,
+            buf: Vec::new(),
+            pos: 0,
+            done: false,
+        }
     }
 }
 
@@ -60,22 +65,41 @@ impl<G: Generator> RecordSource for Chunked<G> {
 
 #[inline]
 pub fn load(t: u32, a: u64, size: u32) -> Record {
-    Record::Access(Access::new(ThreadId(t), AccessKind::Load, VirtAddr(a), size))
+    Record::Access(Access::new(
+        ThreadId(t),
+        AccessKind::Load,
+        VirtAddr(a),
+        size,
+    ))
 }
 #[inline]
 pub fn store(t: u32, a: u64, size: u32) -> Record {
-    Record::Access(Access::new(ThreadId(t), AccessKind::Store, VirtAddr(a), size))
+    Record::Access(Access::new(
+        ThreadId(t),
+        AccessKind::Store,
+        VirtAddr(a),
+        size,
+    ))
 }
 #[inline]
 pub fn fetch(t: u32, a: u64, size: u32) -> Record {
-    Record::Access(Access::new(ThreadId(t), AccessKind::Instr, VirtAddr(a), size))
+    Record::Access(Access::new(
+        ThreadId(t),
+        AccessKind::Instr,
+        VirtAddr(a),
+        size,
+    ))
 }
 #[inline]
 pub fn ev(e: Event) -> Record {
     Record::Event(e)
 }
 pub fn switch(core: u16, from: Option<u32>, to: Option<u32>) -> Record {
-    ev(Event::ContextSwitch { core: CoreId(core), from: from.map(ThreadId).unwrap_or(NO_THREAD), to: to.map(ThreadId).unwrap_or(NO_THREAD) })
+    ev(Event::ContextSwitch {
+        core: CoreId(core),
+        from: from.map(ThreadId).unwrap_or(NO_THREAD),
+        to: to.map(ThreadId).unwrap_or(NO_THREAD),
+    })
 }
 
 /// Hands out page-aligned virtual ranges, in order, with a guard page between them, and
@@ -88,7 +112,11 @@ pub struct Layout {
 
 impl Layout {
     pub fn new(base: u64) -> Self {
-        Layout { next: base, names: Vec::new(), ranges: Vec::new() }
+        Layout {
+            next: base,
+            names: Vec::new(),
+            ranges: Vec::new(),
+        }
     }
     /// Reserves `bytes` (rounded up to `align`, a power of two ≥ 4096) and returns (region index, start).
     pub fn alloc(&mut self, name: &str, bytes: u64, align: u64) -> (u32, u64) {
@@ -111,7 +139,13 @@ impl Layout {
             .iter()
             .enumerate()
             .filter(|(_, r)| r.1 > 0)
-            .map(|(i, &(s, l))| ev(Event::Region { region: i as u32, start: VirtAddr(s), len: l }))
+            .map(|(i, &(s, l))| {
+                ev(Event::Region {
+                    region: i as u32,
+                    start: VirtAddr(s),
+                    len: l,
+                })
+            })
             .collect()
     }
 }

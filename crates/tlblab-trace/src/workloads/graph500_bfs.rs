@@ -17,7 +17,11 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "Graph500-like top-down BFS (list frontier) on an R-MAT graph; adjacency annotated",
     source: "seed 001 §5.2 (Graph500 list-based, Table 5.2)",
     params: &[
-        ("scale", 16, "log2 of the vertex count (the seed ran scale 24)"),
+        (
+            "scale",
+            16,
+            "log2 of the vertex count (the seed ran scale 24)",
+        ),
         ("edge_factor", 16, "edges per vertex (Graph500: 16)"),
         ("roots", 4, "BFS searches from distinct roots"),
     ],
@@ -44,9 +48,15 @@ impl Bfs {
     pub fn from_params(get: impl Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
         let scale = get("scale");
         if !(2..=26).contains(&scale) {
-            return Err(format!("graph500_bfs: scale must be in 2..=26 (got {scale})"));
+            return Err(format!(
+                "graph500_bfs: scale must be in 2..=26 (got {scale})"
+            ));
         }
-        let g = rmat(scale as u32, positive("graph500_bfs", "edge_factor", get("edge_factor"))?, seed);
+        let g = rmat(
+            scale as u32,
+            positive("graph500_bfs", "edge_factor", get("edge_factor"))?,
+            seed,
+        );
         let mut layout = Layout::new(0x1_0000_0000);
         let (_, xadj) = layout.alloc("offsets", (g.n + 1) * 8, 1 << 21);
         let (_, adj) = layout.alloc("adjacency", g.adj.len() as u64 * 8, 1 << 21);
@@ -93,7 +103,10 @@ impl Generator for Bfs {
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
         if !self.started {
             self.started = true;
-            out.push(ev(Event::ThreadStart { thread: ThreadId(0), process: 0 }));
+            out.push(ev(Event::ThreadStart {
+                thread: ThreadId(0),
+                process: 0,
+            }));
             out.extend(self.layout.region_events());
             if self.roots == 0 {
                 return false;

@@ -14,8 +14,16 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "HPCC RandomAccess: read-modify-write of random 8-byte words of a 2^log2_words table",
     source: "seed 001 §5.2 (GUPS, Table 5.2)",
     params: &[
-        ("log2_words", 22, "table size: 2^log2_words 8-byte words (22 = 32 MiB; the seed used 32 GB)"),
-        ("updates", 1 << 22, "number of updates (HPCC: 4 x table words)"),
+        (
+            "log2_words",
+            22,
+            "table size: 2^log2_words 8-byte words (22 = 32 MiB; the seed used 32 GB)",
+        ),
+        (
+            "updates",
+            1 << 22,
+            "number of updates (HPCC: 4 x table words)",
+        ),
     ],
     in_default_set: true,
 };
@@ -40,8 +48,19 @@ impl Gups {
         let mut layout = Layout::new(0x1_0000_0000);
         let (_, base) = layout.alloc("table", 8 << lw, 1 << 21);
         // HPCC starts at HPCC_starts(0) = 1; other seeds start elsewhere on the same sequence.
-        let ran = if seed == 0 { 1 } else { SplitMix64::derive(seed, "workload.gups").next_u64() | 1 };
-        Ok(Gups { mask: (1 << lw) - 1, updates: get("updates"), i: 0, ran, base, layout })
+        let ran = if seed == 0 {
+            1
+        } else {
+            SplitMix64::derive(seed, "workload.gups").next_u64() | 1
+        };
+        Ok(Gups {
+            mask: (1 << lw) - 1,
+            updates: get("updates"),
+            i: 0,
+            ran,
+            base,
+            layout,
+        })
     }
 }
 
@@ -54,7 +73,10 @@ impl Generator for Gups {
             return false;
         }
         if self.i == 0 {
-            out.push(ev(Event::ThreadStart { thread: ThreadId(0), process: 0 }));
+            out.push(ev(Event::ThreadStart {
+                thread: ThreadId(0),
+                process: 0,
+            }));
             out.extend(self.layout.region_events());
         }
         let end = (self.i + 32768).min(self.updates);

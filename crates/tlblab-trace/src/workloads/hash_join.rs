@@ -13,8 +13,10 @@ use tlblab_types::{SplitMix64, ThreadId};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "hash_join",
-    summary: "hash join: build a chained hash table from the inner table, probe it with the outer table",
-    source: "seed 001 §5.2 (Hashjoin: table 1e8 buckets, inner 9e8, outer 1e7 rows; scaled down here)",
+    summary:
+        "hash join: build a chained hash table from the inner table, probe it with the outer table",
+    source:
+        "seed 001 §5.2 (Hashjoin: table 1e8 buckets, inner 9e8, outer 1e7 rows; scaled down here)",
     params: &[
         ("buckets", 1 << 20, "hash table buckets (8-byte heads)"),
         ("inner_rows", 1 << 20, "rows of the inner (build) table"),
@@ -52,7 +54,9 @@ impl HashJoin {
         let buckets = positive("hash_join", "buckets", get("buckets"))?;
         let inner = positive("hash_join", "inner_rows", get("inner_rows"))?;
         if inner >= u32::MAX as u64 {
-            return Err(format!("hash_join: inner_rows must be below 2^32 (got {inner})"));
+            return Err(format!(
+                "hash_join: inner_rows must be below 2^32 (got {inner})"
+            ));
         }
         let mut layout = Layout::new(0x1_0000_0000);
         let va_buckets = layout.alloc("hashtable", buckets * 8, 1 << 21).1;
@@ -90,7 +94,10 @@ impl Generator for HashJoin {
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
         if !self.started {
             self.started = true;
-            out.push(ev(Event::ThreadStart { thread: ThreadId(0), process: 0 }));
+            out.push(ev(Event::ThreadStart {
+                thread: ThreadId(0),
+                process: 0,
+            }));
             out.extend(self.layout.region_events());
             return true;
         }
@@ -124,7 +131,11 @@ impl Generator for HashJoin {
             // Outer keys: half hit an inner key, half miss (a deterministic function of r).
             let mut h = SplitMix64::new(self.seed ^ r.wrapping_mul(0x2545_f491_4f6c_dd1d));
             let x = h.next_u64();
-            let k = if x & 1 == 0 { self.keys[(x >> 1) as usize % self.inner as usize] } else { x | 1 << 63 };
+            let k = if x & 1 == 0 {
+                self.keys[(x >> 1) as usize % self.inner as usize]
+            } else {
+                x | 1 << 63
+            };
             out.push(load(0, self.va_outer + r * 16, 8));
             let b = hash(k, self.buckets);
             out.push(load(0, self.va_buckets + b * 8, 8));

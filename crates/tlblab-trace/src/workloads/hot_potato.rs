@@ -15,7 +15,11 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     source: "seed 002 §4.1 (hot potato, Table 1)",
     params: &[
         ("rounds", 10000, "round trips"),
-        ("msg_bytes", 4, "bytes written and read per message (latency test: one word)"),
+        (
+            "msg_bytes",
+            4,
+            "bytes written and read per message (latency test: one word)",
+        ),
     ],
     in_default_set: true,
 };
@@ -28,7 +32,11 @@ pub struct HotPotato {
 
 impl HotPotato {
     pub fn from_params(get: impl Fn(&str) -> u64) -> Result<Self, String> {
-        Ok(HotPotato { rounds: get("rounds"), words: positive("hot_potato", "msg_bytes", get("msg_bytes"))?.div_ceil(4), turn: 0 })
+        Ok(HotPotato {
+            rounds: get("rounds"),
+            words: positive("hot_potato", "msg_bytes", get("msg_bytes"))?.div_ceil(4),
+            turn: 0,
+        })
     }
 }
 
@@ -42,11 +50,29 @@ impl Generator for HotPotato {
         if self.turn == 0 {
             for p in 0..2 {
                 process_start(out, p, 4096);
-                out.push(ev(Event::Mmap { process: p, start: VirtAddr(DATA), len: buf_len, prot: prot::READ | prot::WRITE, page_shift: 12 }));
+                out.push(ev(Event::Mmap {
+                    process: p,
+                    start: VirtAddr(DATA),
+                    len: buf_len,
+                    prot: prot::READ | prot::WRITE,
+                    page_shift: 12,
+                }));
             }
-            out.push(ev(Event::Region { region: 0, start: VirtAddr(TEXT), len: 4096 }));
-            out.push(ev(Event::Region { region: 1, start: VirtAddr(DATA), len: buf_len }));
-            out.push(ev(Event::Region { region: 2, start: VirtAddr(STACK), len: 4096 }));
+            out.push(ev(Event::Region {
+                region: 0,
+                start: VirtAddr(TEXT),
+                len: 4096,
+            }));
+            out.push(ev(Event::Region {
+                region: 1,
+                start: VirtAddr(DATA),
+                len: buf_len,
+            }));
+            out.push(ev(Event::Region {
+                region: 2,
+                start: VirtAddr(STACK),
+                len: 4096,
+            }));
             if total > 0 {
                 out.push(switch(0, None, Some(0)));
             }

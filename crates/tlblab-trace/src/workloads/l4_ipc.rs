@@ -18,7 +18,11 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     source: "seed 002 §4.1 (L4 benchmark, Fig. 5)",
     params: &[
         ("clients", 8, "client processes (seed Fig. 5: 1..~30)"),
-        ("ipcs", 100000, "round-trip IPCs (the seed averaged 100,000)"),
+        (
+            "ipcs",
+            100000,
+            "round-trip IPCs (the seed averaged 100,000)",
+        ),
         ("msg_words", 2, "message registers transferred each way"),
     ],
     in_default_set: true,
@@ -39,7 +43,14 @@ pub struct L4Ipc {
 impl L4Ipc {
     pub fn from_params(get: impl Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
         let clients = positive("l4_ipc", "clients", get("clients"))?.min(65535) as u32;
-        Ok(L4Ipc { clients, ipcs: get("ipcs"), words: get("msg_words"), i: 0, rng: SplitMix64::derive(seed, "workload.l4_ipc"), started: false })
+        Ok(L4Ipc {
+            clients,
+            ipcs: get("ipcs"),
+            words: get("msg_words"),
+            i: 0,
+            rng: SplitMix64::derive(seed, "workload.l4_ipc"),
+            started: false,
+        })
     }
 
     fn send(&self, out: &mut Vec<Record>, t: u32) {
@@ -64,13 +75,37 @@ impl Generator for L4Ipc {
         if !self.started {
             self.started = true;
             for p in 0..=self.clients {
-                out.push(ev(Event::ThreadStart { thread: ThreadId(p), process: p }));
+                out.push(ev(Event::ThreadStart {
+                    thread: ThreadId(p),
+                    process: p,
+                }));
                 let object = if p == 0 { 0 } else { 1 };
-                out.push(ev(Event::MapShared { process: p, start: VirtAddr(TEXT), len: 4096, prot: prot::READ | prot::EXEC, page_shift: 12, object }));
-                out.push(ev(Event::Mmap { process: p, start: VirtAddr(UTCB), len: 4096, prot: prot::READ | prot::WRITE, page_shift: 12 }));
+                out.push(ev(Event::MapShared {
+                    process: p,
+                    start: VirtAddr(TEXT),
+                    len: 4096,
+                    prot: prot::READ | prot::EXEC,
+                    page_shift: 12,
+                    object,
+                }));
+                out.push(ev(Event::Mmap {
+                    process: p,
+                    start: VirtAddr(UTCB),
+                    len: 4096,
+                    prot: prot::READ | prot::WRITE,
+                    page_shift: 12,
+                }));
             }
-            out.push(ev(Event::Region { region: 0, start: VirtAddr(TEXT), len: 4096 }));
-            out.push(ev(Event::Region { region: 1, start: VirtAddr(UTCB), len: 4096 }));
+            out.push(ev(Event::Region {
+                region: 0,
+                start: VirtAddr(TEXT),
+                len: 4096,
+            }));
+            out.push(ev(Event::Region {
+                region: 1,
+                start: VirtAddr(UTCB),
+                len: 4096,
+            }));
             // Start-up: the server starts each client, which IPCs back and waits.
             out.push(switch(0, None, Some(0)));
             for c in 1..=self.clients {

@@ -35,9 +35,25 @@ pub const STACK: u64 = 0x7fff_f000_0000;
 /// Per-process set-up shared by the seed 002 workloads: thread = process = `p`, shared text
 /// (object 0), a private stack page.
 pub fn process_start(out: &mut Vec<Record>, p: u32, text_bytes: u64) {
-    out.push(ev(Event::ThreadStart { thread: ThreadId(p), process: p }));
-    out.push(ev(Event::MapShared { process: p, start: VirtAddr(TEXT), len: text_bytes, prot: prot::READ | prot::EXEC, page_shift: 12, object: 0 }));
-    out.push(ev(Event::Mmap { process: p, start: VirtAddr(STACK), len: 4096, prot: prot::READ | prot::WRITE, page_shift: 12 }));
+    out.push(ev(Event::ThreadStart {
+        thread: ThreadId(p),
+        process: p,
+    }));
+    out.push(ev(Event::MapShared {
+        process: p,
+        start: VirtAddr(TEXT),
+        len: text_bytes,
+        prot: prot::READ | prot::EXEC,
+        page_shift: 12,
+        object: 0,
+    }));
+    out.push(ev(Event::Mmap {
+        process: p,
+        start: VirtAddr(STACK),
+        len: 4096,
+        prot: prot::READ | prot::WRITE,
+        page_shift: 12,
+    }));
 }
 
 pub struct LatCtx {
@@ -53,7 +69,9 @@ impl LatCtx {
     pub fn from_params(get: impl Fn(&str) -> u64) -> Result<Self, String> {
         let procs = positive("lat_ctx", "procs", get("procs"))?;
         if procs > 65536 {
-            return Err(format!("lat_ctx: procs must be at most 65536 (got {procs})"));
+            return Err(format!(
+                "lat_ctx: procs must be at most 65536 (got {procs})"
+            ));
         }
         Ok(LatCtx {
             procs: procs as u32,
@@ -76,12 +94,30 @@ impl Generator for LatCtx {
             for p in 0..self.procs {
                 process_start(out, p, 4096);
                 if self.words > 0 {
-                    out.push(ev(Event::Mmap { process: p, start: VirtAddr(DATA), len: (self.words * 4).div_ceil(4096) * 4096, prot: prot::READ | prot::WRITE, page_shift: 12 }));
+                    out.push(ev(Event::Mmap {
+                        process: p,
+                        start: VirtAddr(DATA),
+                        len: (self.words * 4).div_ceil(4096) * 4096,
+                        prot: prot::READ | prot::WRITE,
+                        page_shift: 12,
+                    }));
                 }
             }
-            out.push(ev(Event::Region { region: 0, start: VirtAddr(TEXT), len: 4096 }));
-            out.push(ev(Event::Region { region: 1, start: VirtAddr(DATA), len: (self.words * 4).max(1).div_ceil(4096) * 4096 }));
-            out.push(ev(Event::Region { region: 2, start: VirtAddr(STACK), len: 4096 }));
+            out.push(ev(Event::Region {
+                region: 0,
+                start: VirtAddr(TEXT),
+                len: 4096,
+            }));
+            out.push(ev(Event::Region {
+                region: 1,
+                start: VirtAddr(DATA),
+                len: (self.words * 4).max(1).div_ceil(4096) * 4096,
+            }));
+            out.push(ev(Event::Region {
+                region: 2,
+                start: VirtAddr(STACK),
+                len: 4096,
+            }));
             if total > 0 {
                 out.push(switch(0, None, Some(0)));
             }

@@ -128,13 +128,43 @@ struct Susan {
 }
 
 const SUSAN_MASK: [(i64, i64); 37] = [
-    (-3, -1), (-3, 0), (-3, 1),
-    (-2, -2), (-2, -1), (-2, 0), (-2, 1), (-2, 2),
-    (-1, -3), (-1, -2), (-1, -1), (-1, 0), (-1, 1), (-1, 2), (-1, 3),
-    (0, -3), (0, -2), (0, -1), (0, 0), (0, 1), (0, 2), (0, 3),
-    (1, -3), (1, -2), (1, -1), (1, 0), (1, 1), (1, 2), (1, 3),
-    (2, -2), (2, -1), (2, 0), (2, 1), (2, 2),
-    (3, -1), (3, 0), (3, 1),
+    (-3, -1),
+    (-3, 0),
+    (-3, 1),
+    (-2, -2),
+    (-2, -1),
+    (-2, 0),
+    (-2, 1),
+    (-2, 2),
+    (-1, -3),
+    (-1, -2),
+    (-1, -1),
+    (-1, 0),
+    (-1, 1),
+    (-1, 2),
+    (-1, 3),
+    (0, -3),
+    (0, -2),
+    (0, -1),
+    (0, 0),
+    (0, 1),
+    (0, 2),
+    (0, 3),
+    (1, -3),
+    (1, -2),
+    (1, -1),
+    (1, 0),
+    (1, 1),
+    (1, 2),
+    (1, 3),
+    (2, -2),
+    (2, -1),
+    (2, 0),
+    (2, 1),
+    (2, 2),
+    (3, -1),
+    (3, 0),
+    (3, 1),
 ];
 
 impl Kernel for Susan {
@@ -149,7 +179,11 @@ impl Kernel for Susan {
                 let p = (c as i64 + dy * self.w as i64 + dx) as u64;
                 out.push(load(t, p, 1));
                 // bp[centre - pixel]: 516-byte table, index depends on the brightness difference.
-                out.push(load(t, lut + 258 + ((p.wrapping_mul(0x9e37) >> 7) % 256) - 128, 1));
+                out.push(load(
+                    t,
+                    lut + 258 + ((p.wrapping_mul(0x9e37) >> 7) % 256) - 128,
+                    1,
+                ));
             }
             out.push(store(t, outp + y * self.w + x, 1));
         }
@@ -205,7 +239,9 @@ impl Kernel for Jpeg {
         let huff = quant + 0x1000; // Huffman tables
         let bw = self.w / 8;
         let (bx, by) = (self.block % bw, self.block / bw);
-        let rows: Vec<u64> = (0..8).map(|r| raw + ((by * 8 + r) * self.w + bx * 8) * 3).collect();
+        let rows: Vec<u64> = (0..8)
+            .map(|r| raw + ((by * 8 + r) * self.w + bx * 8) * 3)
+            .collect();
         if self.encode {
             for &r in &rows {
                 out.push(load(t, r, 8));
@@ -297,20 +333,49 @@ impl LockdownMix {
         let s = positive("lockdown_mix", "scale", get("scale"))?;
         let cores = positive("lockdown_mix", "cores", get("cores"))?;
         if cores > 256 {
-            return Err(format!("lockdown_mix: cores must be at most 256 (got {cores})"));
+            return Err(format!(
+                "lockdown_mix: cores must be at most 256 (got {cores})"
+            ));
         }
         let rt: Box<dyn Kernel> = match get("rt") {
-            0 => Box::new(Basicmath { iters: 20000 * s, i: 0 }),
+            0 => Box::new(Basicmath {
+                iters: 20000 * s,
+                i: 0,
+            }),
             1 => Box::new(Qsort::new((2000 * s) as usize, seed)),
-            2 => Box::new(Susan { w: 96 * s.min(8), h: 72 * s.min(8), row: 0 }),
-            v => return Err(format!("lockdown_mix: rt must be 0 (basicmath), 1 (qsort) or 2 (susan), got {v}")),
+            2 => Box::new(Susan {
+                w: 96 * s.min(8),
+                h: 72 * s.min(8),
+                row: 0,
+            }),
+            v => {
+                return Err(format!(
+                    "lockdown_mix: rt must be 0 (basicmath), 1 (qsort) or 2 (susan), got {v}"
+                ))
+            }
         };
         let mk = |k: u64, seed: u64| -> Box<dyn Kernel> {
             let rng = SplitMix64::derive(seed, "workload.lockdown.bg");
             match k {
-                0 => Box::new(Jpeg { encode: true, w: 128 * s.min(8), h: 96 * s.min(8), block: 0, rng }),
-                1 => Box::new(Jpeg { encode: false, w: 128 * s.min(8), h: 96 * s.min(8), block: 0, rng }),
-                _ => Box::new(Typeset { bytes: 64 * 1024 * s, pos: 0, rng }),
+                0 => Box::new(Jpeg {
+                    encode: true,
+                    w: 128 * s.min(8),
+                    h: 96 * s.min(8),
+                    block: 0,
+                    rng,
+                }),
+                1 => Box::new(Jpeg {
+                    encode: false,
+                    w: 128 * s.min(8),
+                    h: 96 * s.min(8),
+                    block: 0,
+                    rng,
+                }),
+                _ => Box::new(Typeset {
+                    bytes: 64 * 1024 * s,
+                    pos: 0,
+                    rng,
+                }),
             }
         };
         // Kernel 0 = real-time; then each background program instance has its own state.
@@ -318,11 +383,17 @@ impl LockdownMix {
         let mut slots = Vec::new();
         kernels.push(mk(0, seed)); // core 0's cjpeg
         kernels.push(mk(1, seed)); // core 0's djpeg
-        slots.push(Slot { plan: vec![(1, 1, false), (2, 2, false), (0, 0, true)], step: 0 });
+        slots.push(Slot {
+            plan: vec![(1, 1, false), (2, 2, false), (0, 0, true)],
+            step: 0,
+        });
         for c in 1..cores {
             let k = (c - 1) % 3;
             kernels.push(mk(k, seed ^ c));
-            slots.push(Slot { plan: vec![(kernels.len() - 1, 2 + c as u32, false)], step: 0 });
+            slots.push(Slot {
+                plan: vec![(kernels.len() - 1, 2 + c as u32, false)],
+                step: 0,
+            });
         }
         Ok(LockdownMix {
             kernels,
@@ -347,7 +418,10 @@ impl Generator for LockdownMix {
             // thread 2 (djpeg, process 2); background core c runs thread 2+c in process 2+c.
             for s in &self.slots {
                 for &(_, t, _) in &s.plan {
-                    out.push(ev(Event::ThreadStart { thread: ThreadId(t), process: t }));
+                    out.push(ev(Event::ThreadStart {
+                        thread: ThreadId(t),
+                        process: t,
+                    }));
                 }
             }
             for (c, s) in self.slots.iter().enumerate() {
@@ -369,10 +443,16 @@ impl Generator for LockdownMix {
         if !self.kernels[k].next(t, out) {
             self.kernels[k].restart();
             if is_rt {
-                out.push(ev(Event::JobEnd { task: 0, job: self.rt_done as u32 }));
+                out.push(ev(Event::JobEnd {
+                    task: 0,
+                    job: self.rt_done as u32,
+                }));
                 self.rt_done += 1;
                 if self.rt_done < self.repeats {
-                    out.push(ev(Event::TaskRelease { task: 0, job: self.rt_done as u32 }));
+                    out.push(ev(Event::TaskRelease {
+                        task: 0,
+                        job: self.rt_done as u32,
+                    }));
                 }
             }
             slot.step = (slot.step + 1) % slot.plan.len();
@@ -381,7 +461,10 @@ impl Generator for LockdownMix {
                 out.push(switch(c as u16, Some(t), Some(nt)));
             }
             if nrt && self.rt_done < self.repeats {
-                out.push(ev(Event::JobStart { task: 0, job: self.rt_done as u32 }));
+                out.push(ev(Event::JobStart {
+                    task: 0,
+                    job: self.rt_done as u32,
+                }));
             }
         }
         true

@@ -16,11 +16,27 @@ use crate::record::{flush, Event};
 use tlblab_types::{CoreId, ThreadId};
 
 const PARAMS: &[(&str, u64, &str)] = &[
-    ("pages", 32, "N, the number of pages accessed (seed figures: 1..64)"),
-    ("stride", 4096, "bytes between accessed pages (4096 = 4k-benchmark, 69632 = 68k-benchmark)"),
-    ("offset", 64, "byte offset of each access inside its page (the seed's pld warmed the first 64 B)"),
+    (
+        "pages",
+        32,
+        "N, the number of pages accessed (seed figures: 1..64)",
+    ),
+    (
+        "stride",
+        4096,
+        "bytes between accessed pages (4096 = 4k-benchmark, 69632 = 68k-benchmark)",
+    ),
+    (
+        "offset",
+        64,
+        "byte offset of each access inside its page (the seed's pld warmed the first 64 B)",
+    ),
     ("iterations", 1000, "repetitions of steps 1-6"),
-    ("cores", 2, "cores the thread alternates between (migration target = next core)"),
+    (
+        "cores",
+        2,
+        "cores the thread alternates between (migration target = next core)",
+    ),
 ];
 
 pub const INFO_4K: WorkloadInfo = WorkloadInfo {
@@ -36,7 +52,11 @@ pub const INFO_68K: WorkloadInfo = WorkloadInfo {
     summary: "68k-benchmark: as migration_4k with a 68 KiB stride (no shared descriptor lines)",
     source: "seed 000 §4.3 (68k-benchmark, Figs. 4.6-4.11)",
     params: &[
-        ("pages", 32, "N, the number of pages accessed (seed figures: 1..64)"),
+        (
+            "pages",
+            32,
+            "N, the number of pages accessed (seed figures: 1..64)",
+        ),
         ("stride", 69632, "bytes between accessed pages (17 pages)"),
         ("offset", 64, "byte offset of each access inside its page"),
         ("iterations", 1000, "repetitions of steps 1-6"),
@@ -65,13 +85,27 @@ impl MigrationBench {
         let stride = positive(name, "stride", get("stride"))?;
         let cores = get("cores");
         if cores < 2 {
-            return Err(format!("{name}: cores must be at least 2 (got {cores}): the benchmark migrates"));
+            return Err(format!(
+                "{name}: cores must be at least 2 (got {cores}): the benchmark migrates"
+            ));
         }
         let mut layout = Layout::new(0x2000_0000);
         let (_, base) = layout.alloc("data", pages * stride, 1 << 21);
         let first = layout.phase("first_access");
         let second = layout.phase("second_access");
-        Ok(MigrationBench { pages, stride, offset: get("offset") % 4096, iterations: get("iterations"), cores, base, layout, first, second, it: 0, core: 0 })
+        Ok(MigrationBench {
+            pages,
+            stride,
+            offset: get("offset") % 4096,
+            iterations: get("iterations"),
+            cores,
+            base,
+            layout,
+            first,
+            second,
+            it: 0,
+            core: 0,
+        })
     }
 }
 
@@ -84,14 +118,20 @@ impl Generator for MigrationBench {
             return false;
         }
         if self.it == 0 {
-            out.push(ev(Event::ThreadStart { thread: ThreadId(0), process: 0 }));
+            out.push(ev(Event::ThreadStart {
+                thread: ThreadId(0),
+                process: 0,
+            }));
             out.extend(self.layout.region_events());
             out.push(switch(0, None, Some(0)));
         }
         let core = CoreId(self.core as u16);
         let next = ((self.core + 1) % self.cores) as u16;
         // (1) flush everything on the current core.
-        out.push(ev(Event::Flush { core, what: flush::TLB | flush::CACHES }));
+        out.push(ev(Event::Flush {
+            core,
+            what: flush::TLB | flush::CACHES,
+        }));
         // (2) first access.
         out.push(ev(Event::PhaseBegin { region: self.first }));
         for i in 0..self.pages {
@@ -99,14 +139,24 @@ impl Generator for MigrationBench {
         }
         out.push(ev(Event::PhaseEnd { region: self.first }));
         // (3)-(5) migrate to a cold core.
-        out.push(ev(Event::Flush { core: CoreId(next), what: flush::TLB | flush::CACHES }));
-        out.push(ev(Event::Migrate { thread: ThreadId(0), core: CoreId(next) }));
+        out.push(ev(Event::Flush {
+            core: CoreId(next),
+            what: flush::TLB | flush::CACHES,
+        }));
+        out.push(ev(Event::Migrate {
+            thread: ThreadId(0),
+            core: CoreId(next),
+        }));
         // (6) second access.
-        out.push(ev(Event::PhaseBegin { region: self.second }));
+        out.push(ev(Event::PhaseBegin {
+            region: self.second,
+        }));
         for i in 0..self.pages {
             out.push(load(0, self.base + i * self.stride + self.offset, 4));
         }
-        out.push(ev(Event::PhaseEnd { region: self.second }));
+        out.push(ev(Event::PhaseEnd {
+            region: self.second,
+        }));
         self.core = next as u64;
         self.it += 1;
         true

@@ -8,9 +8,7 @@ use crate::source::RecordSource;
 use std::collections::BTreeMap;
 
 pub mod chase;
-pub mod random;
-pub mod sequential;
-pub mod strided;
+pub mod extreme;
 pub mod gapbs_bc;
 pub mod gen;
 pub mod graph500_bfs;
@@ -21,11 +19,13 @@ pub mod l4_ipc;
 pub mod lat_ctx;
 pub mod lockdown_mix;
 pub mod migration_bench;
+pub mod random;
 pub mod rmat;
 pub mod rr_migration;
 pub mod rt_taskset;
+pub mod sequential;
+pub mod strided;
 pub mod tlb_thrash;
-pub mod extreme;
 
 use gen::Chunked;
 
@@ -116,24 +116,46 @@ pub fn build(
         "strided" => Ok(Box::new(strided::Strided::from_params(get)?)),
         "random" => Ok(Box::new(random::Random::from_params(get, seed)?)),
         "chase" => Ok(Box::new(chase::Chase::from_params(get, seed)?)),
-        "migration_4k" | "migration_68k" => Ok(Box::new(Chunked::new(migration_bench::MigrationBench::from_params(name, get)?))),
-        "rr_migration" => Ok(Box::new(Chunked::new(rr_migration::RrMigration::from_params(get)?))),
-        "tlb_thrash" => Ok(Box::new(Chunked::new(tlb_thrash::TlbThrash::from_params(get)?))),
+        "migration_4k" | "migration_68k" => Ok(Box::new(Chunked::new(
+            migration_bench::MigrationBench::from_params(name, get)?,
+        ))),
+        "rr_migration" => Ok(Box::new(Chunked::new(
+            rr_migration::RrMigration::from_params(get)?,
+        ))),
+        "tlb_thrash" => Ok(Box::new(Chunked::new(tlb_thrash::TlbThrash::from_params(
+            get,
+        )?))),
         "gups" => Ok(Box::new(Chunked::new(gups::Gups::from_params(get, seed)?))),
-        "graph500_bfs" => Ok(Box::new(Chunked::new(graph500_bfs::Bfs::from_params(get, seed)?))),
-        "gapbs_bc" => Ok(Box::new(Chunked::new(gapbs_bc::Bc::from_params(get, seed)?))),
-        "hash_join" => Ok(Box::new(Chunked::new(hash_join::HashJoin::from_params(get, seed)?))),
+        "graph500_bfs" => Ok(Box::new(Chunked::new(graph500_bfs::Bfs::from_params(
+            get, seed,
+        )?))),
+        "gapbs_bc" => Ok(Box::new(Chunked::new(gapbs_bc::Bc::from_params(
+            get, seed,
+        )?))),
+        "hash_join" => Ok(Box::new(Chunked::new(hash_join::HashJoin::from_params(
+            get, seed,
+        )?))),
         "lat_ctx" => Ok(Box::new(Chunked::new(lat_ctx::LatCtx::from_params(get)?))),
-        "hot_potato" => Ok(Box::new(Chunked::new(hot_potato::HotPotato::from_params(get)?))),
+        "hot_potato" => Ok(Box::new(Chunked::new(hot_potato::HotPotato::from_params(
+            get,
+        )?))),
         "extreme" => Ok(Box::new(Chunked::new(extreme::Extreme::from_params(get)?))),
-        "l4_ipc" => Ok(Box::new(Chunked::new(l4_ipc::L4Ipc::from_params(get, seed)?))),
+        "l4_ipc" => Ok(Box::new(Chunked::new(l4_ipc::L4Ipc::from_params(
+            get, seed,
+        )?))),
         "rt_table6_1" => {
             let tasks = rt_taskset::table6_1(get("tasks"))?;
-            Ok(Box::new(Chunked::new(rt_taskset::TaskSet::new(name, tasks, false, false, &get, seed)?)))
+            Ok(Box::new(Chunked::new(rt_taskset::TaskSet::new(
+                name, tasks, false, false, &get, seed,
+            )?)))
         }
         "rt_same_diff_set" => Ok(Box::new(Chunked::new(rt_taskset::same_diff(&get, seed)?))),
-        "rt_malloc_vs_tlb_malloc" => Ok(Box::new(Chunked::new(rt_taskset::malloc_vs_tlb(&get, seed)?))),
-        "lockdown_mix" => Ok(Box::new(Chunked::new(lockdown_mix::LockdownMix::from_params(get, seed)?))),
+        "rt_malloc_vs_tlb_malloc" => Ok(Box::new(Chunked::new(rt_taskset::malloc_vs_tlb(
+            &get, seed,
+        )?))),
+        "lockdown_mix" => Ok(Box::new(Chunked::new(
+            lockdown_mix::LockdownMix::from_params(get, seed)?,
+        ))),
         _ => unreachable!("catalog and build disagree on {name}"),
     }
 }
@@ -146,7 +168,9 @@ pub fn parse_spec(spec: &str) -> Result<(String, Params), String> {
         None => (spec.trim(), ""),
     };
     if name.is_empty() {
-        return Err(format!("workload spec '{spec}': expected NAME[:key=value,...]"));
+        return Err(format!(
+            "workload spec '{spec}': expected NAME[:key=value,...]"
+        ));
     }
     let mut params = Params::new();
     for kv in rest.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -188,10 +212,16 @@ mod tests {
         assert_eq!(p["base"], 0x1000);
         let e = parse_spec("random:pages=lots").unwrap_err();
         assert!(e.contains("parameter 'pages' expects an integer"), "{e}");
-        assert!(build("nope", &Params::new(), 0).err().unwrap().contains("unknown workload 'nope'"));
+        assert!(build("nope", &Params::new(), 0)
+            .err()
+            .unwrap()
+            .contains("unknown workload 'nope'"));
         let mut p = Params::new();
         p.insert("page".into(), 1);
-        assert!(build("random", &p, 0).err().unwrap().contains("has no parameter 'page'"));
+        assert!(build("random", &p, 0)
+            .err()
+            .unwrap()
+            .contains("has no parameter 'page'"));
     }
 
     #[test]

@@ -16,8 +16,16 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     source: "seed 001 §5.2 (GUPS access pattern)",
     params: &[
         ("pages", 65536, "pages in the region (per thread)"),
-        ("accesses", 1 << 20, "number of loads (all threads together)"),
-        ("threads", 1, "threads, each on its own region, interleaved access by access"),
+        (
+            "accesses",
+            1 << 20,
+            "number of loads (all threads together)",
+        ),
+        (
+            "threads",
+            1,
+            "threads, each on its own region, interleaved access by access",
+        ),
         ("base", 0x4000_0000, "virtual address of the region"),
     ],
     in_default_set: true,
@@ -37,7 +45,9 @@ impl Random {
     pub(super) fn from_params(get: impl Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
         let (pages, threads) = (get("pages"), get("threads"));
         if pages == 0 || threads == 0 {
-            return Err(format!("random: pages and threads must be positive (got pages={pages}, threads={threads})"));
+            return Err(format!(
+                "random: pages and threads must be positive (got pages={pages}, threads={threads})"
+            ));
         }
         Ok(Random {
             words: pages * 512,
@@ -57,7 +67,12 @@ impl RecordSource for Random {
         for i in self.next..self.next + n {
             let t = i % self.threads;
             let va = self.base + t * self.region + self.rng.below(self.words) * 8;
-            out.push(Record::Access(Access::new(ThreadId(t as u32), AccessKind::Load, VirtAddr(va), 8)));
+            out.push(Record::Access(Access::new(
+                ThreadId(t as u32),
+                AccessKind::Load,
+                VirtAddr(va),
+                8,
+            )));
         }
         self.next += n;
         Ok(n as usize)

@@ -13,10 +13,15 @@ use tlblab_types::{CoreId, ThreadId};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "rr_migration",
-    summary: "round-robin migration: access N pages, flush caches (not TLB), migrate to the next core",
+    summary:
+        "round-robin migration: access N pages, flush caches (not TLB), migrate to the next core",
     source: "seed 000 §8.1 (pages=1, visits=2) and §8.2 (pages=56, stride 68 KiB, visits=1)",
     params: &[
-        ("pages", 56, "pages accessed per run (§8.1: 1; §8.2: up to 64)"),
+        (
+            "pages",
+            56,
+            "pages accessed per run (§8.1: 1; §8.2: up to 64)",
+        ),
         ("stride", 69632, "bytes between pages (68 KiB)"),
         ("cores", 4, "cores visited in round-robin order"),
         ("visits", 1, "runs on each core per iteration (§8.1: 2)"),
@@ -45,7 +50,17 @@ impl RrMigration {
         let mut layout = Layout::new(0x2000_0000);
         let (_, base) = layout.alloc("data", pages * stride, 1 << 21);
         let run_phase = layout.phase("run");
-        Ok(RrMigration { pages, stride, cores, visits: positive("rr_migration", "visits", get("visits"))?, iterations: get("iterations"), base, layout, run_phase, it: 0 })
+        Ok(RrMigration {
+            pages,
+            stride,
+            cores,
+            visits: positive("rr_migration", "visits", get("visits"))?,
+            iterations: get("iterations"),
+            base,
+            layout,
+            run_phase,
+            it: 0,
+        })
     }
 }
 
@@ -58,26 +73,42 @@ impl Generator for RrMigration {
             return false;
         }
         if self.it == 0 {
-            out.push(ev(Event::ThreadStart { thread: ThreadId(0), process: 0 }));
+            out.push(ev(Event::ThreadStart {
+                thread: ThreadId(0),
+                process: 0,
+            }));
             out.extend(self.layout.region_events());
             out.push(switch(0, None, Some(0)));
         }
         // (1) a clean slate on every core.
         for c in 0..self.cores {
-            out.push(ev(Event::Flush { core: CoreId(c as u16), what: flush::TLB | flush::CACHES }));
+            out.push(ev(Event::Flush {
+                core: CoreId(c as u16),
+                what: flush::TLB | flush::CACHES,
+            }));
         }
         let runs = self.cores * self.visits;
         for r in 0..runs {
             let core = (r % self.cores) as u16;
-            out.push(ev(Event::PhaseBegin { region: self.run_phase }));
+            out.push(ev(Event::PhaseBegin {
+                region: self.run_phase,
+            }));
             for i in 0..self.pages {
                 out.push(load(0, self.base + i * self.stride, 4));
             }
-            out.push(ev(Event::PhaseEnd { region: self.run_phase }));
+            out.push(ev(Event::PhaseEnd {
+                region: self.run_phase,
+            }));
             // (3) other tasks trash the caches, the TLB survives.
-            out.push(ev(Event::Flush { core: CoreId(core), what: flush::CACHES }));
+            out.push(ev(Event::Flush {
+                core: CoreId(core),
+                what: flush::CACHES,
+            }));
             // (4) migrate to the next core.
-            out.push(ev(Event::Migrate { thread: ThreadId(0), core: CoreId(((r + 1) % self.cores) as u16) }));
+            out.push(ev(Event::Migrate {
+                thread: ThreadId(0),
+                core: CoreId(((r + 1) % self.cores) as u16),
+            }));
         }
         self.it += 1;
         true

@@ -23,11 +23,27 @@ use tlblab_types::{SplitMix64, ThreadId};
 type Task = (u64, u64, u64, u64, u64);
 
 const P: &[(&str, u64, &str)] = &[
-    ("layout", 1, "0 = malloc-like, 1 = tlb_malloc (a color per task), 2 = tlb_malloc same color"),
-    ("hyperperiods", 5, "hyperperiods simulated after the warm-up"),
-    ("accesses_per_ms", 1000, "memory accesses per millisecond of execution time"),
+    (
+        "layout",
+        1,
+        "0 = malloc-like, 1 = tlb_malloc (a color per task), 2 = tlb_malloc same color",
+    ),
+    (
+        "hyperperiods",
+        5,
+        "hyperperiods simulated after the warm-up",
+    ),
+    (
+        "accesses_per_ms",
+        1000,
+        "memory accesses per millisecond of execution time",
+    ),
     ("tlb_sets", 16, "sets of the DTLB the colors refer to"),
-    ("tlb_ways", 4, "ways of that DTLB (pages per color a task may own)"),
+    (
+        "tlb_ways",
+        4,
+        "ways of that DTLB (pages per color a task may own)",
+    ),
 ];
 
 pub const INFO_TABLE: WorkloadInfo = WorkloadInfo {
@@ -36,9 +52,21 @@ pub const INFO_TABLE: WorkloadInfo = WorkloadInfo {
     source: "seed 003 §6.0.9, Table 6.1",
     params: &[
         ("tasks", 2, "which row group of Table 6.1: 2, 3 or 4 tasks"),
-        ("layout", 1, "0 = malloc-like, 1 = tlb_malloc (a color per task), 2 = tlb_malloc same color"),
-        ("hyperperiods", 5, "hyperperiods simulated after the warm-up"),
-        ("accesses_per_ms", 1000, "memory accesses per millisecond of execution time"),
+        (
+            "layout",
+            1,
+            "0 = malloc-like, 1 = tlb_malloc (a color per task), 2 = tlb_malloc same color",
+        ),
+        (
+            "hyperperiods",
+            5,
+            "hyperperiods simulated after the warm-up",
+        ),
+        (
+            "accesses_per_ms",
+            1000,
+            "memory accesses per millisecond of execution time",
+        ),
         ("tlb_sets", 16, "sets of the DTLB the colors refer to"),
         ("tlb_ways", 4, "ways of that DTLB"),
     ],
@@ -47,7 +75,8 @@ pub const INFO_TABLE: WorkloadInfo = WorkloadInfo {
 
 pub const INFO_SAME_DIFF: WorkloadInfo = WorkloadInfo {
     name: "rt_same_diff_set",
-    summary: "T1 (1, 2, 0.392 ms) and T2 (0, 16, 7.88 ms), 4 pages each, same or different DTLB set",
+    summary:
+        "T1 (1, 2, 0.392 ms) and T2 (0, 16, 7.88 ms), 4 pages each, same or different DTLB set",
     source: "seed 003 §6.0.8 (same set vs. different set, Figs. 6.2-6.3)",
     params: P,
     in_default_set: true,
@@ -75,11 +104,31 @@ pub fn table6_1(tasks: u64) -> Result<Vec<Task>, String> {
     let rows: &[(f64, f64, f64, u64)] = match tasks {
         2 => &[(1.0, 2.0, 0.4, 16), (0.0, 54.0, 27.0, 16)],
         3 => &[(3.0, 2.0, 0.4, 4), (2.0, 3.0, 0.9, 7), (0.0, 15.0, 3.2, 2)],
-        4 => &[(3.0, 2.0, 0.2, 2), (2.0, 3.0, 0.6, 2), (1.0, 5.0, 1.1, 1), (0.0, 15.0, 3.2, 2)],
-        _ => return Err(format!("rt_table6_1: tasks must be 2, 3 or 4 (the rows of Table 6.1), got {tasks}")),
+        4 => &[
+            (3.0, 2.0, 0.2, 2),
+            (2.0, 3.0, 0.6, 2),
+            (1.0, 5.0, 1.1, 1),
+            (0.0, 15.0, 3.2, 2),
+        ],
+        _ => {
+            return Err(format!(
+                "rt_table6_1: tasks must be 2, 3 or 4 (the rows of Table 6.1), got {tasks}"
+            ))
+        }
     };
     let alloc = 64u64.div_ceil(tasks);
-    Ok(rows.iter().map(|&(ph, pe, ex, pg)| ((ph * MS as f64) as u64, (pe * MS as f64) as u64, (ex * MS as f64).round() as u64, alloc, pg)).collect())
+    Ok(rows
+        .iter()
+        .map(|&(ph, pe, ex, pg)| {
+            (
+                (ph * MS as f64) as u64,
+                (pe * MS as f64) as u64,
+                (ex * MS as f64).round() as u64,
+                alloc,
+                pg,
+            )
+        })
+        .collect())
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
@@ -114,7 +163,14 @@ impl TaskSet {
     /// `random_choice`: a task accesses a seeded random subset of its allocated pages (the
     /// malloc vs. tlb_malloc experiment); otherwise the first `pages accessed` ones, and only
     /// those need a color (Table 6.1: 3 × 22 allocated pages would not fit 16 colors × 4 ways).
-    pub fn new(name: &str, tasks: Vec<Task>, store: bool, random_choice: bool, get: &dyn Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
+    pub fn new(
+        name: &str,
+        tasks: Vec<Task>,
+        store: bool,
+        random_choice: bool,
+        get: &dyn Fn(&str) -> u64,
+        seed: u64,
+    ) -> Result<Self, String> {
         let layout_kind = get("layout");
         let sets = positive(name, "tlb_sets", get("tlb_sets"))?;
         let ways = positive(name, "tlb_ways", get("tlb_ways"))?;
@@ -151,10 +207,21 @@ impl TaskSet {
                     }
                     let c0 = next_color;
                     next_color += colors;
-                    (0..alloc).map(|k| heap + ((c0 + k / ways) % sets) * 4096 + (k % ways + i as u64 * ways) * span).collect()
+                    (0..alloc)
+                        .map(|k| {
+                            heap + ((c0 + k / ways) % sets) * 4096
+                                + (k % ways + i as u64 * ways) * span
+                        })
+                        .collect()
                 }
-                2 => (0..alloc).map(|k| heap + 4096 + (i as u64 * alloc + k) * span).collect(),
-                _ => return Err(format!("{name}: layout must be 0, 1 or 2 (got {layout_kind})")),
+                2 => (0..alloc)
+                    .map(|k| heap + 4096 + (i as u64 * alloc + k) * span)
+                    .collect(),
+                _ => {
+                    return Err(format!(
+                        "{name}: layout must be 0, 1 or 2 (got {layout_kind})"
+                    ))
+                }
             };
             // Which of the allocated pages the task accesses: the first `used`, or (when it
             // allocates more than it uses, as in the malloc experiment) a seeded random choice.
@@ -198,13 +265,21 @@ impl TaskSet {
         let k = self.cursor[i] as usize % pg.len();
         // Different L1D sets per page (§6.0.8): 64-byte steps through the page.
         let a = pg[k] + (k as u64 * 64) % 4096;
-        out.push(if self.store { store(i as u32, a, 4) } else { load(i as u32, a, 4) });
+        out.push(if self.store {
+            store(i as u32, a, 4)
+        } else {
+            load(i as u32, a, 4)
+        });
         self.cursor[i] += 1;
     }
 
     fn switch_to(&mut self, to: Option<usize>, out: &mut Vec<Record>) {
         if to != self.running {
-            out.push(switch(0, self.running.map(|x| x as u32), to.map(|x| x as u32)));
+            out.push(switch(
+                0,
+                self.running.map(|x| x as u32),
+                to.map(|x| x as u32),
+            ));
             self.running = to;
         }
     }
@@ -218,18 +293,27 @@ impl Generator for TaskSet {
         if !self.warm {
             self.warm = true;
             for i in 0..self.tasks.len() {
-                out.push(ev(Event::ThreadStart { thread: ThreadId(i as u32), process: 0 }));
+                out.push(ev(Event::ThreadStart {
+                    thread: ThreadId(i as u32),
+                    process: 0,
+                }));
             }
             out.extend(self.layout.region_events());
             // Warm-up (job 0): each task touches each of its pages once, highest priority last
             // so it is the one whose entries are freshest (tasks start in creation order).
             for i in 0..self.tasks.len() {
                 self.switch_to(Some(i), out);
-                out.push(ev(Event::JobStart { task: i as u32, job: 0 }));
+                out.push(ev(Event::JobStart {
+                    task: i as u32,
+                    job: 0,
+                }));
                 for &p in &self.pages[i] {
                     out.push(store(i as u32, p, 4));
                 }
-                out.push(ev(Event::JobEnd { task: i as u32, job: 0 }));
+                out.push(ev(Event::JobEnd {
+                    task: i as u32,
+                    job: 0,
+                }));
             }
             return true;
         }
@@ -244,22 +328,33 @@ impl Generator for TaskSet {
                 let (ph, pe, ex, _, _) = self.tasks[i];
                 if t >= ph && (t - ph).is_multiple_of(pe) {
                     self.job[i] += 1;
-                    out.push(ev(Event::TaskRelease { task: i as u32, job: self.job[i] }));
+                    out.push(ev(Event::TaskRelease {
+                        task: i as u32,
+                        job: self.job[i],
+                    }));
                     // An unfinished job is abandoned at its next release (its deadline).
                     if self.remaining[i] > 0 && self.started_job[i] {
-                        out.push(ev(Event::JobEnd { task: i as u32, job: self.job[i] - 1 }));
+                        out.push(ev(Event::JobEnd {
+                            task: i as u32,
+                            job: self.job[i] - 1,
+                        }));
                     }
                     self.remaining[i] = ex;
                     self.started_job[i] = false;
                 }
             }
             // Rate monotonic: the ready task with the shortest period (ties: lower index).
-            let pick = (0..self.tasks.len()).filter(|&i| self.remaining[i] > 0).min_by_key(|&i| (self.tasks[i].1, i));
+            let pick = (0..self.tasks.len())
+                .filter(|&i| self.remaining[i] > 0)
+                .min_by_key(|&i| (self.tasks[i].1, i));
             self.switch_to(pick, out);
             if let Some(i) = pick {
                 if !self.started_job[i] {
                     self.started_job[i] = true;
-                    out.push(ev(Event::JobStart { task: i as u32, job: self.job[i] }));
+                    out.push(ev(Event::JobStart {
+                        task: i as u32,
+                        job: self.job[i],
+                    }));
                 }
                 self.credit += 1.0;
                 while self.credit >= self.per_access_us {
@@ -268,7 +363,10 @@ impl Generator for TaskSet {
                 }
                 self.remaining[i] -= 1;
                 if self.remaining[i] == 0 {
-                    out.push(ev(Event::JobEnd { task: i as u32, job: self.job[i] }));
+                    out.push(ev(Event::JobEnd {
+                        task: i as u32,
+                        job: self.job[i],
+                    }));
                 }
             } else {
                 self.credit = 0.0;
@@ -288,7 +386,11 @@ pub fn malloc_vs_tlb(get: &dyn Fn(&str) -> u64, seed: u64) -> Result<TaskSet, St
     let tasks = match get("variant") {
         0 => vec![(MS, 2 * MS, 385, 32, 14), (0, 16 * MS, 7380, 32, 14)],
         1 => vec![(MS, 2 * MS, 390, 32, 16), (0, 16 * MS, 7800, 32, 16)],
-        v => return Err(format!("rt_malloc_vs_tlb_malloc: variant must be 0 or 1 (got {v})")),
+        v => {
+            return Err(format!(
+                "rt_malloc_vs_tlb_malloc: variant must be 0 or 1 (got {v})"
+            ))
+        }
     };
     TaskSet::new("rt_malloc_vs_tlb_malloc", tasks, true, true, get, seed)
 }

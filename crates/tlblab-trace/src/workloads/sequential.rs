@@ -31,9 +31,16 @@ impl Sequential {
     pub(super) fn from_params(get: impl Fn(&str) -> u64) -> Result<Self, String> {
         let bytes = get("bytes");
         if bytes < 8 {
-            return Err(format!("sequential: bytes must be at least 8 (got {bytes})"));
+            return Err(format!(
+                "sequential: bytes must be at least 8 (got {bytes})"
+            ));
         }
-        Ok(Sequential { words: bytes / 8, total: bytes / 8 * get("rounds"), base: get("base"), next: 0 })
+        Ok(Sequential {
+            words: bytes / 8,
+            total: bytes / 8 * get("rounds"),
+            base: get("base"),
+            next: 0,
+        })
     }
 }
 
@@ -42,7 +49,12 @@ impl RecordSource for Sequential {
         let n = (self.total - self.next).min(max as u64);
         for i in self.next..self.next + n {
             let va = self.base + (i % self.words) * 8;
-            out.push(Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(va), 8)));
+            out.push(Record::Access(Access::new(
+                ThreadId(0),
+                AccessKind::Load,
+                VirtAddr(va),
+                8,
+            )));
         }
         self.next += n;
         Ok(n as usize)

@@ -40,7 +40,15 @@ impl TlbThrash {
         let offset = page * positive("tlb_thrash", "page_step", get("page_step"))?;
         let mut layout = Layout::new(0x1000_0000);
         let (_, base) = layout.alloc("array", size, 1 << 21);
-        Ok(TlbThrash { size, offset, n: get("n"), i: 0, index: 0, base, layout })
+        Ok(TlbThrash {
+            size,
+            offset,
+            n: get("n"),
+            i: 0,
+            index: 0,
+            base,
+            layout,
+        })
     }
 }
 
@@ -53,7 +61,10 @@ impl Generator for TlbThrash {
             return false;
         }
         if self.i == 0 {
-            out.push(ev(Event::ThreadStart { thread: ThreadId(0), process: 0 }));
+            out.push(ev(Event::ThreadStart {
+                thread: ThreadId(0),
+                process: 0,
+            }));
             out.extend(self.layout.region_events());
         }
         let end = (self.i + 65536).min(self.n);

@@ -15,7 +15,13 @@ pub(crate) fn switch_asid_tagged(sys: &mut System, cpu: usize, space: usize) -> 
             sys.os_stats.asid_rollovers += 1;
             for core in 0..sys.cores.len() {
                 let mut n = 0;
-                for t in sys.cores[core].itlb.iter().chain(&sys.cores[core].dtlb).map(|&(t, _)| t).collect::<Vec<_>>() {
+                for t in sys.cores[core]
+                    .itlb
+                    .iter()
+                    .chain(&sys.cores[core].dtlb)
+                    .map(|&(t, _)| t)
+                    .collect::<Vec<_>>()
+                {
                     n += sys.tlbs[t].invalidate_where(|tlb, slot| !tlb.is_global(slot)) as u64;
                 }
                 sys.core_stats[core].invalidations += n;

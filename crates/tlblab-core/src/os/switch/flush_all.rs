@@ -8,7 +8,12 @@ use crate::system::System;
 /// `virtual_caches`; returns the cycles the cache flushes cost.
 pub(crate) fn flush_core(sys: &mut System, cpu: usize, virtual_caches: bool) -> u64 {
     let core = sys.cpus[cpu].core;
-    let mut tlbs: Vec<usize> = sys.cores[core].itlb.iter().chain(&sys.cores[core].dtlb).map(|&(t, _)| t).collect();
+    let mut tlbs: Vec<usize> = sys.cores[core]
+        .itlb
+        .iter()
+        .chain(&sys.cores[core].dtlb)
+        .map(|&(t, _)| t)
+        .collect();
     tlbs.sort_unstable();
     tlbs.dedup();
     let mut n = 0;
@@ -23,7 +28,12 @@ pub(crate) fn flush_core(sys: &mut System, cpu: usize, virtual_caches: bool) -> 
     if !virtual_caches {
         return 0;
     }
-    let mut caches: Vec<usize> = sys.cores[core].icache.iter().chain(&sys.cores[core].dcache).map(|r| r.cache).collect();
+    let mut caches: Vec<usize> = sys.cores[core]
+        .icache
+        .iter()
+        .chain(&sys.cores[core].dcache)
+        .map(|r| r.cache)
+        .collect();
     caches.sort_unstable();
     caches.dedup();
     let mut cycles = 0;

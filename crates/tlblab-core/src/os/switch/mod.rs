@@ -37,7 +37,13 @@ pub trait SwitchHook: Send {
     /// Called once for every change of address space on hardware thread `cpu`, from address space
     /// `from` (None = the core was idle) to `to`. It may change any TLB, cache or page-walk cache
     /// and returns the cycles the switch costs beyond `OsConfig::switch_cycles`.
-    fn on_switch(&mut self, sys: &mut System, cpu: usize, from: Option<usize>, to: usize) -> Result<u64, SimError>;
+    fn on_switch(
+        &mut self,
+        sys: &mut System,
+        cpu: usize,
+        from: Option<usize>,
+        to: usize,
+    ) -> Result<u64, SimError>;
 }
 
 impl System {
