@@ -225,7 +225,78 @@ fn colored_placement(
     Ok(out)
 }
 
+/// Runs a periodic task set under preemptive rate-monotonic scheduling on hardware thread 0
+/// (`tlblab_core::os::rm`); `tasks_json` is a list of {name, phase, period, deadline, pages,
+/// passes}. Returns the stats as JSON (per-job statistics in `jobs`).
+#[pyfunction]
+#[pyo3(signature = (machine, tasks_json, jobs, seed=0, machine_format="auto", os_json="{}"))]
+fn run_periodic(
+    py: Python<'_>,
+    machine: &str,
+    tasks_json: &str,
+    jobs: u32,
+    seed: u64,
+    machine_format: &str,
+    os_json: &str,
+) -> PyResult<String> {
+    let cfg = machine_from(machine, machine_format)?;
+    let tasks: Vec<tlblab_core::os::rm::PeriodicTask> =
+        serde_json::from_str(tasks_json).map_err(|e| err(format!("tasks: {e}")))?;
+    let os: tlblab_core::os::OsConfig =
+        serde_json::from_str(os_json).map_err(|e| err(format!("os options: {e}")))?;
+    py.detach(|| {
+        let mut sys = System::new(
+            cfg,
+            RunOptions {
+                seed,
+                os,
+                ..RunOptions::default()
+            },
+        )
+        .map_err(|e| err(e.0))?;
+        tlblab_core::os::rm::run_rate_monotonic(&mut sys, &tasks, jobs, 0).map_err(|e| err(e.0))?;
+        serde_json::to_string(&sys.stats()).map_err(|e| err(e.to_string()))
+    })
+}
+
+/// Page-sized allocations of `color` from a fresh colored arena: the offsets (from the arena
+/// base) of `count` allocations of `size` bytes, as `tlb_malloc` would place them.
+#[pyfunction]
+#[pyo3(signature = (sets, ways, reserved, periods, color, count, size, slot_shift=12))]
+#[allow(clippy::too_many_arguments)]
+fn colored_offsets(
+    sets: u64,
+    ways: u64,
+    reserved: u64,
+    periods: u64,
+    color: u64,
+    count: u64,
+    size: u64,
+    slot_shift: u32,
+) -> PyResult<Vec<u64>> {
+    use tlblab_core::memory::colored::{ColorGeometry, ColoredArena};
+    let mut a = ColoredArena::new(ColorGeometry {
+        sets,
+        ways,
+        reserved,
+        periods,
+        slot_shift,
+    })
+    .map_err(err)?;
+    (0..count)
+        .map(|i| {
+            a.malloc(size, color).ok_or_else(|| {
+                err(format!(
+                    "color {color} holds only {i} allocations of {size} bytes"
+                ))
+            })
+        })
+        .collect()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run_periodic, m)?)?;
+    m.add_function(wrap_pyfunction!(colored_offsets, m)?)?;
     m.add_function(wrap_pyfunction!(colored_placement, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(machine_toml, m)?)?;
