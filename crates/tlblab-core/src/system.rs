@@ -409,17 +409,7 @@ impl System {
         len: u64,
         size: PageSize,
     ) -> Result<(), SimError> {
-        let fmt = self.config.page_table.format;
-        if !fmt.supports(size) {
-            return Err(SimError(format!(
-                "page size {size} is not supported by the {} page-table format",
-                fmt.name()
-            )));
-        }
-        self.spaces[space]
-            .regions
-            .insert(0, (start.0, start.0 + len, size, None));
-        Ok(())
+        self.add_region(space, start, len, size, None)
     }
 
     /// Backs `start..start+len` of `space` by shared object `object`: every address space that
@@ -432,6 +422,18 @@ impl System {
         size: PageSize,
         object: u32,
     ) -> Result<(), SimError> {
+        self.add_region(space, start, len, size, Some(object))
+    }
+
+    /// Newer regions take precedence over older ones that overlap them.
+    fn add_region(
+        &mut self,
+        space: usize,
+        start: VirtAddr,
+        len: u64,
+        size: PageSize,
+        object: Option<u32>,
+    ) -> Result<(), SimError> {
         let fmt = self.config.page_table.format;
         if !fmt.supports(size) {
             return Err(SimError(format!(
@@ -441,7 +443,7 @@ impl System {
         }
         self.spaces[space]
             .regions
-            .insert(0, (start.0, start.0 + len, size, Some(object)));
+            .insert(0, (start.0, start.0.saturating_add(len), size, object));
         Ok(())
     }
 
