@@ -1,6 +1,8 @@
 //! Statistics: counters per core and per thread, per TLB level and per cache level.
 //!
 //! Every counter is a plain `u64` incremented on the hot path; nothing is derived until asked.
+//! The hot path counts once, per hardware thread; per-thread and per-core numbers are derived
+//! (see `System::stats`).
 //! `Stats` serializes to JSON (the Python layer turns it into DataFrames).
 
 use crate::os::{JobStats, OsStats};
@@ -54,38 +56,47 @@ impl UnitStats {
         }
     }
 
+    /// Adds every counter of `o` to this one.
     pub fn add(&mut self, o: &UnitStats) {
-        self.references += o.references;
-        self.instr_references += o.instr_references;
+        self.combine(o, |a, b| a + b);
+    }
+
+    /// Subtracts every counter of `o` (an earlier snapshot of the same unit) from this one.
+    pub fn sub(&mut self, o: &UnitStats) {
+        self.combine(o, |a, b| a - b);
+    }
+
+    /// Applies `f(self, o)` to every pair of corresponding counters: the one list of fields
+    /// that `add` and `sub` share.
+    fn combine(&mut self, o: &UnitStats, f: impl Fn(u64, u64) -> u64) {
+        let level = |a: &mut LevelStats, b: &LevelStats| {
+            a.accesses = f(a.accesses, b.accesses);
+            a.hits = f(a.hits, b.hits);
+            a.misses = f(a.misses, b.misses);
+            a.evictions = f(a.evictions, b.evictions);
+        };
         for (a, b) in self.tlb.iter_mut().zip(&o.tlb) {
-            a.accesses += b.accesses;
-            a.hits += b.hits;
-            a.misses += b.misses;
-            a.evictions += b.evictions;
+            level(a, b);
         }
         for (a, b) in self.cache.iter_mut().zip(&o.cache) {
-            a.accesses += b.accesses;
-            a.hits += b.hits;
-            a.misses += b.misses;
-            a.evictions += b.evictions;
+            level(a, b);
         }
-        self.walks += o.walks;
-        self.walk_refs += o.walk_refs;
-        for (a, b) in self
-            .walk_refs_by_source
-            .iter_mut()
-            .zip(&o.walk_refs_by_source)
-        {
-            *a += b;
-        }
-        for (a, b) in self.data_by_source.iter_mut().zip(&o.data_by_source) {
-            *a += b;
-        }
-        self.pwc_hits += o.pwc_hits;
-        self.walk_cycles += o.walk_cycles;
-        self.page_faults += o.page_faults;
-        self.invalidations += o.invalidations;
-        self.cycles += o.cycles;
+        let vec = |a: &mut Vec<u64>, b: &Vec<u64>| {
+            for (x, y) in a.iter_mut().zip(b) {
+                *x = f(*x, *y);
+            }
+        };
+        vec(&mut self.walk_refs_by_source, &o.walk_refs_by_source);
+        vec(&mut self.data_by_source, &o.data_by_source);
+        self.references = f(self.references, o.references);
+        self.instr_references = f(self.instr_references, o.instr_references);
+        self.walks = f(self.walks, o.walks);
+        self.walk_refs = f(self.walk_refs, o.walk_refs);
+        self.pwc_hits = f(self.pwc_hits, o.pwc_hits);
+        self.walk_cycles = f(self.walk_cycles, o.walk_cycles);
+        self.page_faults = f(self.page_faults, o.page_faults);
+        self.invalidations = f(self.invalidations, o.invalidations);
+        self.cycles = f(self.cycles, o.cycles);
     }
 }
 

@@ -144,6 +144,9 @@ pub(crate) struct Cpu {
     pub(crate) core: usize,
     pub(crate) hw_thread: u8,
     pub(crate) clock: u64,
+    /// The core's first TLB level for [data, instruction] references as (tlb, stat index), or
+    /// None: a copy of `Core::dtlb[0]`/`itlb[0]` one pointer closer to the memo fast path.
+    pub(crate) first_tlb: [Option<(usize, usize)>; 2],
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -173,8 +176,15 @@ pub struct System {
     pub spaces: Vec<AddressSpace>,
     pub(crate) host: Option<Host>,
     pub(crate) threads: Vec<Option<ThreadState>>,
+    /// Per software thread: its counters up to its last switch-out (see `set_current`).
     pub(crate) thread_stats: Vec<(u32, UnitStats)>,
-    pub(crate) core_stats: Vec<UnitStats>,
+    /// Per hardware thread: counters of the references it simulated. The hot path counts only
+    /// here, once; a software thread's share is the difference between switch-in and switch-out.
+    pub(crate) cpu_stats: Vec<UnitStats>,
+    /// `cpu_stats` of each hardware thread when its current software thread was switched in.
+    pub(crate) cpu_snap: Vec<UnitStats>,
+    /// Per core: OS work charged to the core and to no thread (switch costs, invalidations).
+    pub(crate) core_os: Vec<UnitStats>,
     pub(crate) tlb_names: Vec<String>,
     pub(crate) cache_names: Vec<String>,
     pub(crate) mem_source: usize,
@@ -313,6 +323,10 @@ impl System {
                     core,
                     hw_thread: t as u8,
                     clock: 0,
+                    first_tlb: [
+                        cores[core].dtlb.first().copied(),
+                        cores[core].itlb.first().copied(),
+                    ],
                 });
             }
         }
@@ -342,7 +356,7 @@ impl System {
         let mem_source = cache_names.len();
         let ncpus = cpus.len();
         let va_limit = config.page_table.format.va_limit();
-        let core_stats = vec![UnitStats::new(tlb_names.len(), cache_names.len()); ncores];
+        let unit = UnitStats::new(tlb_names.len(), cache_names.len());
         Ok(System {
             mem_latency: config.memory.latency,
             config,
@@ -357,7 +371,9 @@ impl System {
             host,
             threads: Vec::new(),
             thread_stats: Vec::new(),
-            core_stats,
+            cpu_stats: vec![unit.clone(); ncpus],
+            cpu_snap: vec![unit.clone(); ncpus],
+            core_os: vec![unit; ncores],
             tlb_names,
             cache_names,
             mem_source,
@@ -504,7 +520,7 @@ impl System {
             self.cpus[cpu].clock = t;
         }
         if self.current[st.cpu] == Some(thread) {
-            self.current[st.cpu] = None;
+            self.set_current(st.cpu, None);
         }
         self.threads[thread.0 as usize] = Some(ThreadState { cpu, ..st });
         if let Some(mut hook) = self.migration_hook.take() {
@@ -537,7 +553,6 @@ impl System {
         caches: &mut [Cache],
         path: &[CacheRef],
         stats: &mut UnitStats,
-        tstats: &mut UnitStats,
         addr: u64,
         write: bool,
         mem_source: usize,
@@ -547,21 +562,36 @@ impl System {
             let hit = caches[r.cache].access(addr, write);
             let s = &mut stats.cache[r.stat];
             s.accesses += 1;
-            let ts = &mut tstats.cache[r.stat];
-            ts.accesses += 1;
             if hit {
                 s.hits += 1;
-                ts.hits += 1;
                 return (caches[r.cache].config.latency, r.stat);
             }
             s.misses += 1;
-            ts.misses += 1;
         }
         (mem_latency, mem_source)
     }
 
     /// Simulates one access; returns the cycles it cost.
+    #[inline(always)]
     pub fn access(&mut self, a: Access) -> Result<u64, SimError> {
+        // The common case inline: a known thread, already running on its hardware thread, an
+        // access within one page.
+        if let Some(Some(st)) = self.threads.get(a.thread.0 as usize) {
+            let st = *st;
+            let within_page = a.size <= 1 || (a.vaddr.0 & 0xfff) + a.size as u64 <= 4096;
+            if within_page && self.current[st.cpu] == Some(a.thread) {
+                return match self.reference_memo_hit(st, a.kind, a.vaddr) {
+                    Some(cycles) => Ok(cycles),
+                    None => self.reference_full(st, a.kind, a.vaddr),
+                };
+            }
+        }
+        self.access_general(a)
+    }
+
+    /// `access` in general: unknown threads, trace-driven context switches, page crossings.
+    #[inline(never)]
+    fn access_general(&mut self, a: Access) -> Result<u64, SimError> {
         let mut st = match self.threads.get(a.thread.0 as usize) {
             Some(Some(s)) => *s,
             _ => self.thread_state(a.thread)?,
@@ -584,8 +614,118 @@ impl System {
         self.reference(st, a.kind, a.vaddr)
     }
 
-    #[inline]
+    /// One reference: translate, then access the data. The common case (the page of the
+    /// previous reference through this path, so the first TLB level's memo hits) takes a short
+    /// path that searches, fills and walks nothing; `reference_full` is the general one.
+    #[inline(always)]
     fn reference(
+        &mut self,
+        st: ThreadState,
+        kind: AccessKind,
+        va: VirtAddr,
+    ) -> Result<u64, SimError> {
+        match self.reference_memo_hit(st, kind, va) {
+            Some(cycles) => Ok(cycles),
+            None => self.reference_full(st, kind, va),
+        }
+    }
+
+    #[inline]
+    fn requester(&self, st: ThreadState) -> Requester {
+        let space = &self.spaces[st.space];
+        Requester {
+            asid: space.asid,
+            vmid: space.vmid,
+            hw_thread: self.cpus[st.cpu].hw_thread,
+        }
+    }
+
+    /// `reference` when the first TLB level's last-hit memo matches (see `Tlb::memo_hit`); None
+    /// otherwise, having changed nothing. The memo only holds translations that passed the
+    /// address-limit check, so that check is not repeated here.
+    #[inline(always)]
+    fn reference_memo_hit(
+        &mut self,
+        st: ThreadState,
+        kind: AccessKind,
+        va: VirtAddr,
+    ) -> Option<u64> {
+        let req = self.requester(st);
+        let cpu = &self.cpus[st.cpu];
+        let core_i = cpu.core;
+        let is_instr = kind.is_instr();
+        let (t, stat) = cpu.first_tlb[is_instr as usize]?;
+        let tlb = &mut self.tlbs[t];
+        let hit = tlb.memo_hit(va, req)?;
+        let tlb_latency = tlb.config.latency;
+        let cs = &mut self.cpu_stats[st.cpu];
+        cs.references += 1;
+        cs.instr_references += is_instr as u64;
+        let ls = &mut cs.tlb[stat];
+        ls.accesses += 1;
+        ls.hits += 1;
+        let mut cycles = tlb_latency;
+        if self.options.data_accesses {
+            let lat = self.data_access(st.cpu, core_i, kind, va, hit.pfn, hit.size);
+            cycles = if self.config.timing.model == TimingModel::Overlap {
+                tlb_latency.max(lat)
+            } else {
+                tlb_latency + lat
+            };
+        }
+        self.finish_reference(st.cpu, cycles);
+        Some(cycles)
+    }
+
+    /// Accesses the data of a translated reference through the core's cache path; returns its
+    /// latency.
+    #[inline(always)]
+    fn data_access(
+        &mut self,
+        cpu: usize,
+        core_i: usize,
+        kind: AccessKind,
+        va: VirtAddr,
+        pfn: Pfn,
+        size: PageSize,
+    ) -> u64 {
+        let pa = (pfn.0 << 12) + (va.0 & (size.bytes() - 1));
+        let core = &self.cores[core_i];
+        let path = if kind.is_instr() {
+            &core.icache
+        } else {
+            &core.dcache
+        };
+        // Virtually indexed caches see the virtual address; the path is uniform in practice
+        // (all virtual or all physical), so we pick by the first level.
+        let addr = match path.first() {
+            Some(r) if self.caches[r.cache].is_virtual() => va.0,
+            _ => pa,
+        };
+        let (lat, src) = Self::load(
+            &mut self.caches,
+            path,
+            &mut self.cpu_stats[cpu],
+            addr,
+            kind == AccessKind::Store,
+            self.mem_source,
+            self.mem_latency,
+        );
+        self.cpu_stats[cpu].data_by_source[src] += 1;
+        lat
+    }
+
+    #[inline(always)]
+    fn finish_reference(&mut self, cpu: usize, cycles: u64) {
+        self.cpu_stats[cpu].cycles += cycles;
+        self.cpus[cpu].clock += cycles;
+        self.references += 1;
+    }
+
+    /// The general `reference`: look up every TLB level of the path, walk on a miss in all of
+    /// them, fill the levels above the one that hit, access the data, charge the cycles.
+    #[inline(never)]
+    fn reference_full(
         &mut self,
         st: ThreadState,
         kind: AccessKind,
@@ -599,15 +739,9 @@ impl System {
                 self.config.page_table.format.name()
             )));
         }
-        let cpu = &self.cpus[st.cpu];
-        let core_i = cpu.core;
-        let hw = cpu.hw_thread;
-        let space = &self.spaces[st.space];
-        let req = Requester {
-            asid: space.asid,
-            vmid: space.vmid,
-            hw_thread: hw,
-        };
+        let req = self.requester(st);
+        let core_i = self.cpus[st.cpu].core;
+        let hw = req.hw_thread;
         let is_instr = kind.is_instr();
         let ntlb = if is_instr {
             self.cores[core_i].itlb.len()
@@ -621,14 +755,9 @@ impl System {
         {
             let core = &self.cores[core_i];
             let path = if is_instr { &core.itlb } else { &core.dtlb };
-            let cs = &mut self.core_stats[core_i];
-            let ts = &mut self.thread_stats[st.stat].1;
+            let cs = &mut self.cpu_stats[st.cpu];
             cs.references += 1;
-            ts.references += 1;
-            if is_instr {
-                cs.instr_references += 1;
-                ts.instr_references += 1;
-            }
+            cs.instr_references += is_instr as u64;
             for (i, &(t, stat)) in path.iter().enumerate() {
                 let tlb = &mut self.tlbs[t];
                 let lat = tlb.config.latency;
@@ -637,15 +766,12 @@ impl System {
                     tlb_cycles_first = lat;
                 }
                 cs.tlb[stat].accesses += 1;
-                ts.tlb[stat].accesses += 1;
                 if let Some(h) = tlb.lookup(va, req) {
                     cs.tlb[stat].hits += 1;
-                    ts.tlb[stat].hits += 1;
                     found = Some((i, h.pfn, h.size, h.domain));
                     break;
                 }
                 cs.tlb[stat].misses += 1;
-                ts.tlb[stat].misses += 1;
             }
         }
 
@@ -667,36 +793,14 @@ impl System {
             let core = &self.cores[core_i];
             let path = if is_instr { &core.itlb } else { &core.dtlb };
             for &(t, stat) in &path[..filled_below] {
-                if let Some(_ev) = self.tlbs[t].insert(e) {
-                    self.core_stats[core_i].tlb[stat].evictions += 1;
-                    self.thread_stats[st.stat].1.tlb[stat].evictions += 1;
+                if self.tlbs[t].fill(e) {
+                    self.cpu_stats[st.cpu].tlb[stat].evictions += 1;
                 }
             }
         }
 
         if self.options.data_accesses {
-            let pa = (pfn.0 << 12) + (va.0 & (size.bytes() - 1));
-            let core = &self.cores[core_i];
-            let path = if is_instr { &core.icache } else { &core.dcache };
-            let addr_for = |c: &Cache| if c.is_virtual() { va.0 } else { pa };
-            // Virtually indexed caches see the virtual address; the path is uniform in practice
-            // (all virtual or all physical), so we pick by the first level.
-            let addr = path
-                .first()
-                .map(|r| addr_for(&self.caches[r.cache]))
-                .unwrap_or(pa);
-            let (lat, src) = Self::load(
-                &mut self.caches,
-                path,
-                &mut self.core_stats[core_i],
-                &mut self.thread_stats[st.stat].1,
-                addr,
-                kind == AccessKind::Store,
-                self.mem_source,
-                self.mem_latency,
-            );
-            self.core_stats[core_i].data_by_source[src] += 1;
-            self.thread_stats[st.stat].1.data_by_source[src] += 1;
+            let lat = self.data_access(st.cpu, core_i, kind, va, pfn, size);
             if self.config.timing.model == TimingModel::Overlap
                 && filled_below == 0
                 && found.is_some()
@@ -706,11 +810,7 @@ impl System {
                 cycles += lat;
             }
         }
-
-        self.core_stats[core_i].cycles += cycles;
-        self.thread_stats[st.stat].1.cycles += cycles;
-        self.cpus[st.cpu].clock += cycles;
-        self.references += 1;
+        self.finish_reference(st.cpu, cycles);
         Ok(cycles)
     }
 
@@ -722,8 +822,7 @@ impl System {
         va: VirtAddr,
     ) -> Result<(Leaf, u64), SimError> {
         let mut cycles = self.config.walker.latency;
-        self.core_stats[core_i].walks += 1;
-        self.thread_stats[st.stat].1.walks += 1;
+        self.cpu_stats[st.cpu].walks += 1;
         let space_id = self.spaces[st.space].id;
         let levels = self.spaces[st.space].pt.levels();
 
@@ -736,8 +835,7 @@ impl System {
                 start_level = lvl + 1;
                 start_node = node;
                 cycles += pwc.config.latency;
-                self.core_stats[core_i].pwc_hits += 1;
-                self.thread_stats[st.stat].1.pwc_hits += 1;
+                self.cpu_stats[st.cpu].pwc_hits += 1;
                 break;
             }
         }
@@ -748,8 +846,7 @@ impl System {
                 .walk_from(va, start_level, start_node, &mut self.path);
         if leaf.is_none() {
             self.first_touch(st.space, va)?;
-            self.core_stats[core_i].page_faults += 1;
-            self.thread_stats[st.stat].1.page_faults += 1;
+            self.cpu_stats[st.cpu].page_faults += 1;
             leaf = self.spaces[st.space]
                 .pt
                 .walk_from(va, start_level, start_node, &mut self.path);
@@ -779,8 +876,7 @@ impl System {
             };
             cycles += self.walk_ref(core_i, st, pa.0);
         }
-        self.core_stats[core_i].walk_refs += path.len as u64;
-        self.thread_stats[st.stat].1.walk_refs += path.len as u64;
+        self.cpu_stats[st.cpu].walk_refs += path.len as u64;
 
         if self.host.is_some() {
             // The TLB caches guest-virtual → host-physical; the page is the smaller of the two.
@@ -794,8 +890,7 @@ impl System {
                 domain: leaf.domain,
             };
         }
-        self.core_stats[core_i].walk_cycles += cycles;
-        self.thread_stats[st.stat].1.walk_cycles += cycles;
+        self.cpu_stats[st.cpu].walk_cycles += cycles;
         Ok((leaf, cycles))
     }
 
@@ -804,15 +899,13 @@ impl System {
         let (lat, src) = Self::load(
             &mut self.caches,
             &self.cores[core_i].wcache,
-            &mut self.core_stats[core_i],
-            &mut self.thread_stats[st.stat].1,
+            &mut self.cpu_stats[st.cpu],
             pa,
             false,
             self.mem_source,
             self.mem_latency,
         );
-        self.core_stats[core_i].walk_refs_by_source[src] += 1;
-        self.thread_stats[st.stat].1.walk_refs_by_source[src] += 1;
+        self.cpu_stats[st.cpu].walk_refs_by_source[src] += 1;
         lat
     }
 
@@ -877,8 +970,7 @@ impl System {
         for i in 0..path.len {
             cycles += self.walk_ref(core_i, st, path.refs[i].0);
         }
-        self.core_stats[core_i].walk_refs += path.len as u64;
-        self.thread_stats[st.stat].1.walk_refs += path.len as u64;
+        self.cpu_stats[st.cpu].walk_refs += path.len as u64;
         let hpa = PhysAddr(leaf.pfn.base().0 + (gpa.0 & (leaf.size.bytes() - 1)));
         Ok((hpa, cycles, leaf.size))
     }
@@ -915,7 +1007,7 @@ impl System {
     /// Charges `cycles` of OS work to hardware thread `cpu`.
     pub(crate) fn charge(&mut self, cpu: usize, cycles: u64) {
         self.cpus[cpu].clock += cycles;
-        self.core_stats[self.cpus[cpu].core].cycles += cycles;
+        self.core_os[self.cpus[cpu].core].cycles += cycles;
     }
 
     /// Unmaps `start..start+len` in `space` and shoots the range down: every core's TLBs lose
@@ -969,7 +1061,7 @@ impl System {
     /// Starts recording a job's statistics (trace `JobStart`, or the RM scheduler).
     pub(crate) fn job_start(&mut self, task: u32, job: u32, release: u64) -> Result<(), SimError> {
         let st = self.thread_state(ThreadId(task))?;
-        let snapshot = self.thread_stats[st.stat].1.clone();
+        let snapshot = self.thread_stats_now(ThreadId(task), st);
         let js = JobStats {
             task,
             job,
@@ -994,7 +1086,7 @@ impl System {
                 "JobEnd for task {task} job {job} without a JobStart"
             )));
         };
-        let now = &self.thread_stats[st.stat].1;
+        let now = &self.thread_stats_now(ThreadId(task), st);
         js.end = self.cpus[st.cpu].clock;
         js.cycles = now.cycles - before.cycles;
         js.references = now.references - before.references;
@@ -1021,7 +1113,7 @@ impl System {
             Event::ThreadExit { thread } => {
                 for c in 0..self.cpus.len() {
                     if self.current[c] == Some(thread) {
-                        self.current[c] = None;
+                        self.set_current(c, None);
                     }
                 }
             }
@@ -1142,7 +1234,7 @@ impl System {
                 }
                 va += 4096;
             }
-            self.core_stats[core].invalidations += n as u64;
+            self.core_os[core].invalidations += n as u64;
             total += n;
         }
         self.os_stats.shootdowns += 1;
@@ -1187,31 +1279,17 @@ impl System {
                 if source.fill(&mut buf, BATCH).map_err(SimError)? == 0 {
                     exhausted = true;
                 }
-                for i in 0..buf.len() {
-                    if let (false, false, Record::Access(a)) = (single, multi, buf[i]) {
-                        if queued == 0 {
-                            let cpu = match self.threads.get(a.thread.0 as usize) {
-                                Some(Some(s)) => s.cpu,
-                                _ => self.thread_state(a.thread)?.cpu,
-                            };
-                            if *first_cpu.get_or_insert(cpu) != cpu {
-                                multi = true;
-                            } else {
-                                self.access(a)?;
-                                if self.references >= limit {
-                                    return Ok(());
-                                }
-                                continue;
-                            }
-                        }
+                let mut i = 0;
+                if !multi && queued == 0 {
+                    i = self.run_direct(&buf, single, &mut first_cpu, limit)?;
+                    if self.references >= limit {
+                        return Ok(());
                     }
-                    match buf[i] {
-                        Record::Access(a) if single => {
-                            self.access(a)?;
-                            if self.references >= limit {
-                                return Ok(());
-                            }
-                        }
+                    // Stopped early: a second hardware thread has work from here on.
+                    multi = i < buf.len();
+                }
+                for r in &buf[i..] {
+                    match *r {
                         Record::Access(a) => {
                             let st = self.thread_state(a.thread)?;
                             queues[st.cpu].push_back(a);
@@ -1247,6 +1325,39 @@ impl System {
         Ok(())
     }
 
+    /// Simulates `records` in trace order while every access runs on one hardware thread (with
+    /// one, nothing needs interleaving). Returns how many records it consumed: all of them, or
+    /// up to the first access of a second hardware thread, or up to the reference limit.
+    fn run_direct(
+        &mut self,
+        records: &[Record],
+        single: bool,
+        first_cpu: &mut Option<usize>,
+        limit: u64,
+    ) -> Result<usize, SimError> {
+        for (i, r) in records.iter().enumerate() {
+            match *r {
+                Record::Access(a) => {
+                    if !single {
+                        let cpu = match self.threads.get(a.thread.0 as usize) {
+                            Some(Some(s)) => s.cpu,
+                            _ => self.thread_state(a.thread)?.cpu,
+                        };
+                        if *first_cpu.get_or_insert(cpu) != cpu {
+                            return Ok(i);
+                        }
+                    }
+                    self.access(a)?;
+                    if self.references >= limit {
+                        return Ok(i + 1);
+                    }
+                }
+                Record::Event(e) => self.event(e)?,
+            }
+        }
+        Ok(records.len())
+    }
+
     fn drain(&mut self, queues: &mut [VecDeque<Access>], limit: u64) -> Result<(), SimError> {
         while self.references < limit {
             let mut best = usize::MAX;
@@ -1266,45 +1377,81 @@ impl System {
         Ok(())
     }
 
+    /// Makes `to` the software thread hardware thread `cpu` runs, folding what the outgoing
+    /// thread did there (the change of `cpu_stats` since it was switched in) into its counters.
+    /// Every change of `current` goes through here, so per-thread counters cost the hot path
+    /// nothing.
+    pub(crate) fn set_current(&mut self, cpu: usize, to: Option<ThreadId>) {
+        if let Some(from) = self.current[cpu] {
+            if let Some(Some(st)) = self.threads.get(from.0 as usize) {
+                let unit = &mut self.thread_stats[st.stat].1;
+                unit.add(&self.cpu_stats[cpu]);
+                unit.sub(&self.cpu_snap[cpu]);
+            }
+        }
+        self.cpu_snap[cpu].clone_from(&self.cpu_stats[cpu]);
+        self.current[cpu] = to;
+    }
+
+    /// A software thread's counters including what it has done since it was last switched in.
+    fn thread_stats_now(&self, thread: ThreadId, st: ThreadState) -> UnitStats {
+        let mut unit = self.thread_stats[st.stat].1.clone();
+        for cpu in 0..self.cpus.len() {
+            if self.current[cpu] == Some(thread) {
+                unit.add(&self.cpu_stats[cpu]);
+                unit.sub(&self.cpu_snap[cpu]);
+            }
+        }
+        unit
+    }
+
+    /// Per core: its hardware threads' references plus the OS work charged to it.
+    fn core_stats(&self) -> Vec<UnitStats> {
+        let mut cores = self.core_os.clone();
+        for (cpu, c) in self.cpus.iter().enumerate() {
+            cores[c.core].add(&self.cpu_stats[cpu]);
+        }
+        cores
+    }
+
     /// The statistics so far.
     pub fn stats(&self) -> Stats {
+        let cores = self.core_stats();
         let mut total = UnitStats::new(self.tlb_names.len(), self.cache_names.len());
-        for c in &self.core_stats {
+        for c in &cores {
             total.add(c);
         }
         let mut sources = self.cache_names.clone();
         sources.push("memory".into());
+        let threads: BTreeMap<u32, UnitStats> = self
+            .threads
+            .iter()
+            .enumerate()
+            .filter_map(|(t, st)| {
+                st.map(|st| (t as u32, self.thread_stats_now(ThreadId(t as u32), st)))
+            })
+            .collect();
+        let mut processes: BTreeMap<u32, UnitStats> = BTreeMap::new();
+        for (t, unit) in &threads {
+            let space = self.threads[*t as usize].expect("listed thread").space as u32;
+            processes
+                .entry(space)
+                .or_insert_with(|| UnitStats::new(self.tlb_names.len(), self.cache_names.len()))
+                .add(unit);
+        }
         Stats {
             machine: self.config.name.clone(),
             tlb_levels: self.tlb_names.clone(),
             cache_levels: self.cache_names.clone(),
             sources,
-            cores: self.core_stats.clone(),
-            threads: self
-                .thread_stats
-                .iter()
-                .map(|(t, s)| (*t, s.clone()))
-                .collect::<BTreeMap<_, _>>(),
-            processes: self.process_stats(),
+            cores,
+            threads,
+            processes,
             total,
             os: self.os_stats.clone(),
             jobs: self.jobs.clone(),
             cycles: self.cpus.iter().map(|c| c.clock).max().unwrap_or(0),
         }
-    }
-
-    fn process_stats(&self) -> BTreeMap<u32, UnitStats> {
-        let mut out: BTreeMap<u32, UnitStats> = BTreeMap::new();
-        for (t, st) in self.threads.iter().enumerate() {
-            if let Some(st) = st {
-                let unit = &self.thread_stats[st.stat].1;
-                out.entry(st.space as u32)
-                    .or_insert_with(|| UnitStats::new(self.tlb_names.len(), self.cache_names.len()))
-                    .add(unit);
-                let _ = t;
-            }
-        }
-        out
     }
 
     /// The TLB instances of a core's data path, first level first (for techniques and tests).

@@ -114,6 +114,13 @@ pub struct Cache {
     dirty: Vec<bool>,
     repl: Replacement,
     mask: Vec<u64>,
+    /// `sets - 1` when the number of sets is a power of two (a mask instead of a division).
+    set_mask: Option<u64>,
+    /// The line of the last access and its slot (`u64::MAX` = none). Exact, like the TLB memo:
+    /// the last line touched is the most recently used of its set under every policy here, so
+    /// touching it again changes no replacement state; `flush` clears it.
+    memo_line: u64,
+    memo_slot: usize,
 }
 
 impl Cache {
@@ -144,6 +151,9 @@ impl Cache {
             tags: vec![INVALID; n],
             dirty: vec![false; n],
             mask,
+            set_mask: sets.is_power_of_two().then(|| sets - 1),
+            memo_line: INVALID,
+            memo_slot: 0,
         }
     }
 
@@ -151,28 +161,42 @@ impl Cache {
         self.config.indexing == Indexing::Virtual
     }
 
-    /// Looks up the line of `addr`; fills it on a miss. Returns whether it hit. O(ways).
+    /// Looks up the line of `addr`; fills it on a miss. Returns whether it hit. O(ways), O(1)
+    /// when it is the line of the previous access.
     #[inline]
     pub fn access(&mut self, addr: u64, write: bool) -> bool {
         let line = addr >> self.line_shift;
-        let set = (line % self.sets) as usize;
-        let base = set * self.ways;
-        let row = &self.tags[base..base + self.ways];
-        if let Some(w) = row.iter().position(|&t| t == line) {
-            self.repl.on_hit(set, w);
-            if write {
-                self.dirty[base + w] = true;
-            }
+        if line == self.memo_line {
+            self.dirty[self.memo_slot] |= write;
             return true;
         }
-        let w = match row.iter().position(|&t| t == INVALID) {
-            Some(w) => w,
-            None => self.repl.victim(set, &self.mask),
+        self.access_line(line, write)
+    }
+
+    fn access_line(&mut self, line: u64, write: bool) -> bool {
+        let set = match self.set_mask {
+            Some(m) => (line & m) as usize,
+            None => (line % self.sets) as usize,
         };
-        self.tags[base + w] = line;
-        self.dirty[base + w] = write;
-        self.repl.on_fill(set, w);
-        false
+        let base = set * self.ways;
+        let row = &self.tags[base..base + self.ways];
+        let (w, hit) = if let Some(w) = row.iter().position(|&t| t == line) {
+            self.repl.on_hit(set, w);
+            self.dirty[base + w] |= write;
+            (w, true)
+        } else {
+            let w = match row.iter().position(|&t| t == INVALID) {
+                Some(w) => w,
+                None => self.repl.victim(set, &self.mask),
+            };
+            self.tags[base + w] = line;
+            self.dirty[base + w] = write;
+            self.repl.on_fill(set, w);
+            (w, false)
+        };
+        self.memo_line = line;
+        self.memo_slot = base + w;
+        hit
     }
 
     /// Whether the line of `addr` is present, without changing state.
@@ -184,6 +208,7 @@ impl Cache {
 
     /// Invalidates everything (writing back dirty lines) and returns the cycles it costs.
     pub fn flush(&mut self) -> u64 {
+        self.memo_line = INVALID;
         let mut valid = 0u64;
         let mut dirty = 0u64;
         for (slot, t) in self.tags.iter_mut().enumerate() {

@@ -212,9 +212,33 @@ pub struct TlbHit {
 
 const INVALID: u64 = u64::MAX;
 
-/// Bit w set where `row[w] == key` (row.len() ≤ 64). Eight keys at a time without branches, so
-/// the compiler turns it into SIMD compares.
+/// Bit w set where `row[w] == key` (row.len() ≤ 64): two keys per SSE4.1 compare where the
+/// target has it (x86-64-v2, see .cargo/config.toml), a branch-free scalar loop elsewhere.
 #[inline]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse4.1"))]
+fn match_mask(row: &[u64], key: u64) -> u64 {
+    use std::arch::x86_64::{_mm_cmpeq_epi64, _mm_castsi128_pd, _mm_loadu_si128, _mm_movemask_pd, _mm_set1_epi64x};
+    let mut m = 0u64;
+    let mut pairs = row.chunks_exact(2);
+    // SAFETY: SSE4.1 is enabled for this target (cfg above); each load reads exactly the two
+    // u64s of a chunk that `chunks_exact` guarantees exist (unaligned loads are allowed).
+    unsafe {
+        let k = _mm_set1_epi64x(key as i64);
+        for (i, p) in (&mut pairs).enumerate() {
+            let v = _mm_loadu_si128(p.as_ptr().cast());
+            let bits = _mm_movemask_pd(_mm_castsi128_pd(_mm_cmpeq_epi64(v, k))) as u64;
+            m |= bits << (2 * i);
+        }
+    }
+    if let [last] = pairs.remainder() {
+        m |= ((*last == key) as u64) << (row.len() - 1);
+    }
+    m
+}
+
+/// Bit w set where `row[w] == key` (row.len() ≤ 64), without branches (portable fallback).
+#[inline]
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse4.1")))]
 fn match_mask(row: &[u64], key: u64) -> u64 {
     let mut m = 0u64;
     let mut chunks = row.chunks_exact(8);
@@ -260,6 +284,7 @@ pub struct Tlb {
     repl: Replacement,
     /// Memo of the last hit: (packed key, requester, slot); `slot == usize::MAX` = empty.
     memo_key: u64,
+    memo_size: PageSize,
     memo_req: Requester,
     memo_slot: usize,
     /// For highly associative levels: a direct-mapped hint table key → slot + 1, verified on use
@@ -267,12 +292,27 @@ pub struct Tlb {
     /// scan of every way. Empty for levels with few ways, where the scan is cheaper.
     hint: Vec<u32>,
     hint_mask: usize,
+    /// For levels with many ways: per bucket of `present_hash(key)`, how many valid entries have
+    /// a key in that bucket. A zero proves a key absent, so most misses cost O(1) instead of a
+    /// scan of every way (and a fill skips the "already present?" scan). Exact bookkeeping,
+    /// updated wherever a key is written or cleared; empty for levels with few ways.
+    present: Vec<u16>,
+    present_mask: usize,
     mask_scratch: Vec<u64>,
 }
+
+/// Levels with at least this many ways keep the `present` filter (fewer ways: the SIMD scan
+/// of one set is cheaper than the filter's extra cache line).
+const PRESENT_MIN_WAYS: usize = 32;
 
 #[inline]
 fn hint_hash(key: u64) -> usize {
     (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as usize
+}
+
+#[inline]
+fn present_hash(key: u64) -> usize {
+    (key.wrapping_mul(0xc2b2_ae3d_27d4_eb4f) >> 40) as usize
 }
 
 impl Tlb {
@@ -308,6 +348,7 @@ impl Tlb {
             size_count: [0; 6],
             set_valid: vec![0; sets],
             memo_key: INVALID,
+            memo_size: PageSize::Size4K,
             memo_req: Requester::default(),
             memo_slot: usize::MAX,
             hint: if ways >= 16 {
@@ -320,8 +361,35 @@ impl Tlb {
             } else {
                 0
             },
+            present: if ways >= PRESENT_MIN_WAYS {
+                vec![0; (n * 16).next_power_of_two()]
+            } else {
+                Vec::new()
+            },
+            present_mask: (n * 16).next_power_of_two() - 1,
             mask_scratch: vec![0; ways.div_ceil(64)],
         }
+    }
+
+    /// Whether `key` is certainly held by no entry (false: it may be).
+    #[inline(always)]
+    fn surely_absent(&self, key: u64) -> bool {
+        !self.present.is_empty() && self.present[present_hash(key) & self.present_mask] == 0
+    }
+
+    /// Writes `key` into `slot` (INVALID clears it), keeping the `present` counts exact.
+    #[inline]
+    fn write_key(&mut self, slot: usize, key: u64) {
+        if !self.present.is_empty() {
+            let old = self.keys[slot];
+            if old != INVALID {
+                self.present[present_hash(old) & self.present_mask] -= 1;
+            }
+            if key != INVALID {
+                self.present[present_hash(key) & self.present_mask] += 1;
+            }
+        }
+        self.keys[slot] = key;
     }
 
     pub fn sets(&self) -> usize {
@@ -346,20 +414,38 @@ impl Tlb {
     }
 
     /// Looks up `va`; on a hit updates replacement state. O(sizes × ways), O(1) on a memo hit.
-    #[inline]
+    #[inline(always)]
     pub fn lookup(&mut self, va: VirtAddr, req: Requester) -> Option<TlbHit> {
-        if self.memo_slot != usize::MAX && self.memo_req == req {
-            let size = PageSize::from_index((self.memo_key & 7) as usize).unwrap();
-            if pack(va.0 >> size.shift(), size) == self.memo_key {
-                let slot = self.memo_slot;
-                return Some(TlbHit {
-                    slot,
-                    pfn: self.pfn[slot],
-                    size,
-                    domain: self.domain[slot],
-                });
-            }
+        match self.memo_hit(va, req) {
+            Some(h) => Some(h),
+            None => self.lookup_search(va, req),
         }
+    }
+
+    /// A hit on the entry of the last hit, if `va` and `req` match it: the same answer `lookup`
+    /// gives, with no state to update (re-touching the most recently used way changes no
+    /// policy's state). None says only "not the memo": the entry may still be elsewhere.
+    #[inline(always)]
+    pub fn memo_hit(&self, va: VirtAddr, req: Requester) -> Option<TlbHit> {
+        let size = self.memo_size;
+        if self.memo_slot != usize::MAX
+            && pack(va.0 >> size.shift(), size) == self.memo_key
+            && self.memo_req == req
+        {
+            let slot = self.memo_slot;
+            return Some(TlbHit {
+                slot,
+                pfn: self.pfn[slot],
+                size,
+                domain: self.domain[slot],
+            });
+        }
+        None
+    }
+
+    /// `lookup` past the memo: the search of every page size's set.
+    #[inline(never)]
+    fn lookup_search(&mut self, va: VirtAddr, req: Requester) -> Option<TlbHit> {
         for i in 0..self.sizes.len() {
             let size = self.sizes[i];
             if self.size_count[size.index()] == 0 {
@@ -367,12 +453,16 @@ impl Tlb {
             }
             let vpn = va.0 >> size.shift();
             let key = pack(vpn, size);
+            if self.surely_absent(key) {
+                continue;
+            }
             if !self.hint.is_empty() {
                 let h = self.hint[hint_hash(key) & self.hint_mask] as usize;
                 if h != 0 && self.keys[h - 1] == key && self.tags_match(h - 1, req) {
                     let slot = h - 1;
                     self.repl.on_hit(slot / self.ways, slot % self.ways);
                     self.memo_key = key;
+                    self.memo_size = size;
                     self.memo_req = req;
                     self.memo_slot = slot;
                     return Some(TlbHit {
@@ -399,6 +489,7 @@ impl Tlb {
                         }
                         self.repl.on_hit(set, w);
                         self.memo_key = key;
+                        self.memo_size = size;
                         self.memo_req = req;
                         self.memo_slot = slot;
                         return Some(TlbHit {
@@ -451,8 +542,20 @@ impl Tlb {
     /// Does nothing (returns None) when the level does not hold `e.size` or every way of the set
     /// is locked. O(ways).
     pub fn insert(&mut self, e: TlbEntry) -> Option<TlbEntry> {
+        self.insert_reporting::<true>(e).1
+    }
+
+    /// `insert` for the simulator's fills: says only whether an entry was evicted, without
+    /// building it.
+    #[inline]
+    pub fn fill(&mut self, e: TlbEntry) -> bool {
+        self.insert_reporting::<false>(e).0
+    }
+
+    /// `insert`, returning (whether an entry was evicted, the evicted entry if `REPORT`).
+    fn insert_reporting<const REPORT: bool>(&mut self, e: TlbEntry) -> (bool, Option<TlbEntry>) {
         if !self.holds_size(e.size) {
-            return None;
+            return (false, None);
         }
         self.memo_slot = usize::MAX;
         let key = pack(e.vpn.0, e.size);
@@ -465,7 +568,11 @@ impl Tlb {
         };
         // Same translation already present (e.g. a technique restoring what survived): refresh.
         let mut way = None;
-        let mut m = match_mask(&self.keys[base..base + self.ways.min(64)], key);
+        let mut m = if self.surely_absent(key) {
+            0
+        } else {
+            match_mask(&self.keys[base..base + self.ways.min(64)], key)
+        };
         while m != 0 {
             let w = m.trailing_zeros() as usize;
             m &= m - 1;
@@ -474,11 +581,11 @@ impl Tlb {
                 break;
             }
         }
-        if way.is_none() && self.ways > 64 {
+        if way.is_none() && self.ways > 64 && !self.surely_absent(key) {
             way = (64..self.ways)
                 .find(|&w| self.keys[base + w] == key && self.tags_match(base + w, req));
         }
-        let mut evicted = None;
+        let mut evicted = (false, None);
         let w = match way {
             Some(w) => w,
             None if (self.set_valid[set] as usize) < self.ways => {
@@ -505,14 +612,13 @@ impl Tlb {
                         }
                     }
                     if !any {
-                        return None;
+                        return (false, None);
                     }
                     self.repl.victim(set, &self.mask_scratch)
                 };
-                let old = self.entry_at(base + w);
-                self.size_count[old.size.index()] -= 1;
+                self.size_count[(self.keys[base + w] & 7) as usize] -= 1;
                 self.size_count[e.size.index()] += 1;
-                evicted = Some(old);
+                evicted = (true, REPORT.then(|| self.entry_at(base + w)));
                 w
             }
         };
@@ -520,7 +626,7 @@ impl Tlb {
         if !self.hint.is_empty() {
             self.hint[hint_hash(key) & self.hint_mask] = slot as u32 + 1;
         }
-        self.keys[slot] = key;
+        self.write_key(slot, key);
         self.asid[slot] = e.asid;
         self.vmid[slot] = e.vmid;
         self.global[slot] = e.global;
@@ -540,7 +646,7 @@ impl Tlb {
     fn invalidate_slot(&mut self, slot: usize) {
         self.size_count[(self.keys[slot] & 7) as usize] -= 1;
         self.set_valid[slot / self.ways] -= 1;
-        self.keys[slot] = INVALID;
+        self.write_key(slot, INVALID);
         self.repl.on_invalidate(slot / self.ways, slot % self.ways);
     }
 

@@ -24,7 +24,7 @@ pub(crate) fn switch_asid_tagged(sys: &mut System, cpu: usize, space: usize) -> 
                 {
                     n += sys.tlbs[t].invalidate_where(|tlb, slot| !tlb.is_global(slot)) as u64;
                 }
-                sys.core_stats[core].invalidations += n;
+                sys.core_os[core].invalidations += n;
                 sys.os_stats.tlb_flushes += 1;
             }
             for p in &mut sys.pwcs {

@@ -20,7 +20,7 @@ pub(crate) fn flush_core(sys: &mut System, cpu: usize, virtual_caches: bool) -> 
     for t in tlbs {
         n += sys.tlbs[t].invalidate_all() as u64;
     }
-    sys.core_stats[core].invalidations += n;
+    sys.core_os[core].invalidations += n;
     for &p in &sys.cores[core].pwcs {
         sys.pwcs[p].flush();
     }

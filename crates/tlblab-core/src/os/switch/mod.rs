@@ -100,7 +100,7 @@ impl System {
                 };
             }
         }
-        self.current[cpu] = to;
+        self.set_current(cpu, to);
         if let Some(t) = to {
             self.last_space[cpu] = Some(self.thread_state(t)?.space);
         }
