@@ -12,6 +12,7 @@
 //! - `system` — the engine: cores on one timeline, the per-access path.
 //! - `stats` — counters per core, per thread, per level.
 //! - `reference` — a deliberately naive model the engine is checked against.
+//! - `simd` — the tag search of one set (SSE4.1 where available).
 
 pub mod cache;
 pub mod machine;
@@ -20,6 +21,7 @@ pub mod os;
 pub mod page_table;
 pub mod reference;
 pub mod replacement;
+mod simd;
 pub mod stats;
 pub mod system;
 pub mod tlb;

@@ -6,6 +6,7 @@ use common::*;
 use tlblab_core::os::rm::{run_rate_monotonic, PeriodicTask};
 use tlblab_core::os::rr::{run_round_robin, RrConfig, RrThread};
 use tlblab_core::os::{OsConfig, SwitchPolicy};
+use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::replacement::ReplacementKind;
 use tlblab_core::{MachineConfig, RunOptions, System};
 use tlblab_trace::record::flush;
@@ -508,4 +509,55 @@ fn a_helper_thread_on_another_core_warms_page_table_entries_in_the_shared_cache(
         helped_mem < alone_mem,
         "helper should cut walk references served by memory: {helped_mem} vs {alone_mem}"
     );
+}
+
+/// Per-thread counters are derived (what a hardware thread counted between a thread's switch-in
+/// and switch-out), not counted twice; they must still add up: every reference of the trace is
+/// some thread's, and the threads' TLB and walk counters sum to the machine's.
+#[test]
+fn per_thread_counters_add_up_to_the_total_across_switches_and_migrations() {
+    let mut cfg = machine(
+        PageTableFormat::X86_64_4level,
+        vec![
+            tlb("L1", 1, 16, 16, ReplacementKind::Lru),
+            tlb("L2", 2, 64, 4, ReplacementKind::Lru),
+        ],
+    );
+    cfg.cores = 2;
+    cfg.caches = vec![cache("L1D", 1, 4096, 4, 2)];
+    let mut sys = System::new(cfg, RunOptions::default()).unwrap();
+    let mut recs = Vec::new();
+    let mut expected = [0u64; 3];
+    for round in 0..40u64 {
+        for t in 0..3u32 {
+            for p in 0..(5 + t as u64) {
+                recs.push(ld(t, 0x1000_0000 * (t as u64 + 1) + ((p * 7 + round) % 50) * 4096));
+                expected[t as usize] += 1;
+            }
+        }
+        if round % 7 == 3 {
+            recs.push(Record::Event(Event::Migrate {
+                thread: ThreadId((round % 3) as u32),
+                core: CoreId((round % 2) as u16),
+            }));
+        }
+    }
+    sys.run(&mut VecSource::new(recs)).unwrap();
+    let s = sys.stats();
+    assert!(s.os.context_switches > 3 && s.os.migrations > 0);
+    for t in 0..3u32 {
+        assert_eq!(s.threads[&t].references, expected[t as usize], "thread {t}");
+    }
+    let sum = |f: &dyn Fn(&tlblab_core::stats::UnitStats) -> u64| -> u64 {
+        s.threads.values().map(f).sum()
+    };
+    assert_eq!(sum(&|u| u.references), s.total.references);
+    assert_eq!(sum(&|u| u.walks), s.total.walks);
+    assert_eq!(sum(&|u| u.walk_refs), s.total.walk_refs);
+    for l in 0..s.tlb_levels.len() {
+        assert_eq!(sum(&|u| u.tlb[l].misses), s.total.tlb[l].misses, "level {l}");
+        assert_eq!(sum(&|u| u.tlb[l].hits), s.total.tlb[l].hits, "level {l}");
+    }
+    // Cycles: the threads' plus the OS work charged to cores (switch costs) make the total.
+    assert_eq!(sum(&|u| u.cycles) + s.os.switch_cycles, s.total.cycles);
 }

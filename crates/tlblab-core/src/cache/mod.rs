@@ -6,6 +6,7 @@
 //! looked up. Latencies are load-to-use: a reference served by level k costs `latency` of level k
 //! (not the sum of the levels above), which is how vendors quote them.
 
+use crate::simd::match_mask;
 use crate::replacement::{Replacement, ReplacementKind};
 use serde::{Deserialize, Serialize};
 
@@ -113,7 +114,6 @@ pub struct Cache {
     tags: Vec<u64>,
     dirty: Vec<bool>,
     repl: Replacement,
-    mask: Vec<u64>,
     /// `sets - 1` when the number of sets is a power of two (a mask instead of a division).
     set_mask: Option<u64>,
     /// The line of the last access and its slot (`u64::MAX` = none). Exact, like the TLB memo:
@@ -128,15 +128,6 @@ impl Cache {
         let sets = config.sets();
         let ways = config.ways;
         let n = sets as usize * ways;
-        let full = if ways >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << ways) - 1
-        };
-        let mut mask = vec![u64::MAX; ways.div_ceil(64)];
-        if ways % 64 != 0 {
-            *mask.last_mut().unwrap() = full;
-        }
         Cache {
             line_shift: config.line.trailing_zeros(),
             repl: Replacement::new(
@@ -150,7 +141,6 @@ impl Cache {
             ways,
             tags: vec![INVALID; n],
             dirty: vec![false; n],
-            mask,
             set_mask: sets.is_power_of_two().then(|| sets - 1),
             memo_line: INVALID,
             memo_slot: 0,
@@ -179,24 +169,38 @@ impl Cache {
             None => (line % self.sets) as usize,
         };
         let base = set * self.ways;
-        let row = &self.tags[base..base + self.ways];
-        let (w, hit) = if let Some(w) = row.iter().position(|&t| t == line) {
-            self.repl.on_hit(set, w);
-            self.dirty[base + w] |= write;
-            (w, true)
-        } else {
-            let w = match row.iter().position(|&t| t == INVALID) {
-                Some(w) => w,
-                None => self.repl.victim(set, &self.mask),
-            };
-            self.tags[base + w] = line;
-            self.dirty[base + w] = write;
-            self.repl.on_fill(set, w);
-            (w, false)
+        let (w, hit) = match self.find(base, line) {
+            Some(w) => {
+                self.repl.on_hit(set, w);
+                self.dirty[base + w] |= write;
+                (w, true)
+            }
+            None => {
+                let w = match self.find(base, INVALID) {
+                    Some(w) => w,
+                    None => self.repl.victim_any(set),
+                };
+                self.tags[base + w] = line;
+                self.dirty[base + w] = write;
+                self.repl.on_fill(set, w);
+                (w, false)
+            }
         };
         self.memo_line = line;
         self.memo_slot = base + w;
         hit
+    }
+
+    /// The first way of the set at `base` whose tag is `tag`.
+    #[inline]
+    fn find(&self, base: usize, tag: u64) -> Option<usize> {
+        let row = &self.tags[base..base + self.ways];
+        if self.ways <= 64 {
+            let m = match_mask(row, tag);
+            (m != 0).then(|| m.trailing_zeros() as usize)
+        } else {
+            row.iter().position(|&t| t == tag)
+        }
     }
 
     /// Whether the line of `addr` is present, without changing state.
