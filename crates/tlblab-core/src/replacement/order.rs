@@ -1,13 +1,153 @@
 //! A per-set ordered list of ways (most recent first), with O(1) move-to-front and O(1) access
 //! to the oldest: the shared bookkeeping of LRU (ordered by use) and FIFO (ordered by fill).
 //!
-//! Stored as `prev`/`next` index arrays, one doubly linked list per set, so no allocation
-//! happens after construction.
+//! Two representations, one behaviour:
+//! - up to 16 ways, a set's order is one `u64` of 4-bit way numbers, most recent in the lowest
+//!   nibble: every operation is a few shifts and masks on one word, and a whole cache's order
+//!   state is 8 bytes per set (a 32 MiB simulated L3 keeps 256 KiB of it, not megabytes of
+//!   links), which is what keeps the host's caches warm on large simulated caches;
+//! - more ways, `prev`/`next` index arrays, one doubly linked list per set.
+//! Neither allocates after construction.
 
 const NIL: u32 = u32::MAX;
 
 #[derive(Clone, Debug)]
-pub(crate) struct OrderList {
+pub(crate) enum OrderList {
+    Packed(PackedOrder),
+    Linked(LinkedOrder),
+}
+
+impl OrderList {
+    pub(crate) fn new(sets: usize, ways: usize) -> Self {
+        if ways <= 16 {
+            OrderList::Packed(PackedOrder::new(sets, ways))
+        } else {
+            OrderList::Linked(LinkedOrder::new(sets, ways))
+        }
+    }
+
+    /// Makes `w` the most recent of its set. O(1).
+    #[inline]
+    pub(crate) fn to_front(&mut self, set: usize, w: usize) {
+        match self {
+            OrderList::Packed(p) => p.to_front(set, w),
+            OrderList::Linked(l) => l.to_front(set, w),
+        }
+    }
+
+    /// Makes `w` the oldest of its set (an invalidated way). O(1).
+    #[inline]
+    pub(crate) fn to_back(&mut self, set: usize, w: usize) {
+        match self {
+            OrderList::Packed(p) => p.to_back(set, w),
+            OrderList::Linked(l) => l.to_back(set, w),
+        }
+    }
+
+    /// The oldest way. O(1).
+    #[inline]
+    pub(crate) fn oldest(&self, set: usize) -> usize {
+        match self {
+            OrderList::Packed(p) => p.oldest(set),
+            OrderList::Linked(l) => l.oldest(set),
+        }
+    }
+
+    /// The oldest way allowed by `allowed`, walking from the oldest. O(ways) worst case.
+    #[inline]
+    pub(crate) fn oldest_allowed(&self, set: usize, allowed: &[u64]) -> usize {
+        match self {
+            OrderList::Packed(p) => p.oldest_allowed(set, allowed),
+            OrderList::Linked(l) => l.oldest_allowed(set, allowed),
+        }
+    }
+}
+
+/// Nibbles below position `k` (k ≤ 16).
+#[inline]
+fn low_nibbles(k: usize) -> u64 {
+    if k >= 16 {
+        u64::MAX
+    } else {
+        (1u64 << (4 * k)) - 1
+    }
+}
+
+/// The order of each set as nibbles: position 0 = most recent, position `ways - 1` = oldest.
+#[derive(Clone, Debug)]
+pub(crate) struct PackedOrder {
+    ways: usize,
+    sets: Vec<u64>,
+}
+
+impl PackedOrder {
+    fn new(sets: usize, ways: usize) -> Self {
+        // Same initial order as the linked form: way 0 oldest, way `ways - 1` most recent.
+        let mut init = 0u64;
+        for p in 0..ways {
+            init |= ((ways - 1 - p) as u64) << (4 * p);
+        }
+        PackedOrder {
+            ways,
+            sets: vec![init; sets],
+        }
+    }
+
+    /// The position of way `w` in `order` (it is there exactly once).
+    #[inline]
+    fn position(&self, order: u64, w: usize) -> usize {
+        // Zero nibbles of order ^ (w in every nibble): the lowest one found by the classic
+        // has-zero test is exact (borrows only create false hits above a true zero), and the
+        // unused nibbles above `ways` lie above the true one.
+        let x = order ^ (w as u64).wrapping_mul(0x1111_1111_1111_1111);
+        let z = x.wrapping_sub(0x1111_1111_1111_1111) & !x & 0x8888_8888_8888_8888;
+        debug_assert!(z != 0, "way {w} not in order {order:#x}");
+        z.trailing_zeros() as usize / 4
+    }
+
+    #[inline]
+    fn to_front(&mut self, set: usize, w: usize) {
+        let order = self.sets[set];
+        if order & 0xf == w as u64 {
+            return;
+        }
+        let p = self.position(order, w);
+        let below = low_nibbles(p);
+        self.sets[set] = (order & !low_nibbles(p + 1)) | ((order & below) << 4) | w as u64;
+    }
+
+    #[inline]
+    fn to_back(&mut self, set: usize, w: usize) {
+        let order = self.sets[set];
+        let p = self.position(order, w);
+        let last = self.ways - 1;
+        if p == last {
+            return;
+        }
+        let kept_below = order & low_nibbles(p);
+        let shifted_above = (order >> 4) & !low_nibbles(p) & low_nibbles(last);
+        self.sets[set] = kept_below | shifted_above | ((w as u64) << (4 * last));
+    }
+
+    #[inline]
+    fn oldest(&self, set: usize) -> usize {
+        ((self.sets[set] >> (4 * (self.ways - 1))) & 0xf) as usize
+    }
+
+    fn oldest_allowed(&self, set: usize, allowed: &[u64]) -> usize {
+        let order = self.sets[set];
+        for p in (0..self.ways).rev() {
+            let w = ((order >> (4 * p)) & 0xf) as usize;
+            if super::mask_has(allowed, w) {
+                return w;
+            }
+        }
+        unreachable!("allowed mask is never empty")
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct LinkedOrder {
     ways: usize,
     prev: Vec<u32>,
     next: Vec<u32>,
@@ -15,9 +155,9 @@ pub(crate) struct OrderList {
     tail: Vec<u32>,
 }
 
-impl OrderList {
-    pub(crate) fn new(sets: usize, ways: usize) -> Self {
-        let mut l = OrderList {
+impl LinkedOrder {
+    fn new(sets: usize, ways: usize) -> Self {
+        let mut l = LinkedOrder {
             ways,
             prev: vec![NIL; sets * ways],
             next: vec![NIL; sets * ways],
@@ -77,33 +217,28 @@ impl OrderList {
         self.tail[set] = w as u32;
     }
 
-    /// Makes `w` the most recent of its set. O(1).
     #[inline]
-    pub(crate) fn to_front(&mut self, set: usize, w: usize) {
+    fn to_front(&mut self, set: usize, w: usize) {
         if self.head[set] as usize != w {
             self.unlink(set, w);
             self.push_front(set, w);
         }
     }
 
-    /// Makes `w` the oldest of its set (an invalidated way). O(1).
     #[inline]
-    pub(crate) fn to_back(&mut self, set: usize, w: usize) {
+    fn to_back(&mut self, set: usize, w: usize) {
         if self.tail[set] as usize != w {
             self.unlink(set, w);
             self.push_back(set, w);
         }
     }
 
-    /// The oldest way. O(1).
     #[inline]
-    pub(crate) fn oldest(&self, set: usize) -> usize {
+    fn oldest(&self, set: usize) -> usize {
         self.tail[set] as usize
     }
 
-    /// The oldest way allowed by `allowed`, walking from the oldest. O(ways) worst case.
-    #[inline]
-    pub(crate) fn oldest_allowed(&self, set: usize, allowed: &[u64]) -> usize {
+    fn oldest_allowed(&self, set: usize, allowed: &[u64]) -> usize {
         let mut w = self.tail[set];
         while w != NIL {
             if super::mask_has(allowed, w as usize) {
@@ -112,5 +247,40 @@ impl OrderList {
             w = self.prev[set * self.ways + w as usize];
         }
         unreachable!("allowed mask is never empty")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The packed form behaves exactly like the linked one under random operations.
+    #[test]
+    fn packed_and_linked_orders_agree() {
+        let mut rng = tlblab_types::SplitMix64::new(7);
+        for ways in 1..=16usize {
+            let sets = 3;
+            let mut p = PackedOrder::new(sets, ways);
+            let mut l = LinkedOrder::new(sets, ways);
+            for _ in 0..2000 {
+                let set = rng.below(sets as u64) as usize;
+                let w = rng.below(ways as u64) as usize;
+                match rng.below(3) {
+                    0 => {
+                        p.to_front(set, w);
+                        l.to_front(set, w);
+                    }
+                    1 => {
+                        p.to_back(set, w);
+                        l.to_back(set, w);
+                    }
+                    _ => {
+                        let allowed = [rng.next_u64() | 1u64 << w];
+                        assert_eq!(p.oldest_allowed(set, &allowed), l.oldest_allowed(set, &allowed));
+                    }
+                }
+                assert_eq!(p.oldest(set), l.oldest(set), "ways {ways}");
+            }
+        }
     }
 }
