@@ -1,18 +1,25 @@
 //! Runs one workload on a machine for profiling (perf, callgrind):
 //! `cargo run --release -p tlblab-config --example profile_run -- zen3 random:pages=262144,accesses=1M [tlb-only]`
+//! (or a trace file instead of the workload spec)
 use tlblab_core::{RunOptions, System};
 use tlblab_trace::workloads;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let cfg = tlblab_config::load_machine(&args[1]).unwrap_or_else(|e| panic!("{e}"));
-    let (name, params) = workloads::parse_spec(&args[2]).unwrap();
     let opts = if args.get(3).is_some_and(|a| a == "tlb-only") {
         RunOptions::tlb_only(0)
     } else {
         RunOptions::default()
     };
-    let mut src = workloads::build(&name, &params, 0).unwrap();
+    // A trace file, or a built-in workload spec.
+    let path = std::path::Path::new(&args[2]);
+    let mut src = if path.is_file() {
+        tlblab_trace::convert::open_source(path, None).unwrap().0
+    } else {
+        let (name, params) = workloads::parse_spec(&args[2]).unwrap();
+        workloads::build(&name, &params, 0).unwrap()
+    };
     let mut records = Vec::new();
     while src.fill(&mut records, 1 << 16).unwrap() > 0 {}
     let mut src = tlblab_trace::VecSource::new(records);

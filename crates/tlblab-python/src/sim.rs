@@ -107,7 +107,8 @@ fn presets() -> PyResult<Vec<(String, String)>> {
         .collect()
 }
 
-/// Times the engine alone: generates the workload into memory first, then simulates it.
+/// Times the engine alone: generates the workload (a spec or a trace file) into memory first,
+/// then simulates it.
 /// Returns (references simulated, seconds spent simulating).
 #[pyfunction]
 #[pyo3(signature = (machine, workload, tlb_only, seed=0))]
@@ -119,9 +120,8 @@ fn bench_engine(
     seed: u64,
 ) -> PyResult<(u64, f64)> {
     let cfg = machine_from(machine, "auto")?;
-    let (name, params) = workloads::parse_spec(workload).map_err(err)?;
     py.detach(|| {
-        let mut source = workloads::build(&name, &params, seed).map_err(err)?;
+        let mut source = open_workload(workload, seed)?;
         let mut records = Vec::new();
         while source.fill(&mut records, 1 << 16).map_err(err)? > 0 {}
         let opts = if tlb_only {

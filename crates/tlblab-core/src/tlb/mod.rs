@@ -372,9 +372,52 @@ impl Tlb {
     /// Looks up `va`; on a hit updates replacement state. O(sizes × ways), O(1) on a memo hit.
     #[inline(always)]
     pub fn lookup(&mut self, va: VirtAddr, req: Requester) -> Option<TlbHit> {
-        match self.memo_hit(va, req) {
-            Some(h) => Some(h),
-            None => self.lookup_search(va, req),
+        if let Some(h) = self.memo_hit(va, req) {
+            return Some(h);
+        }
+        if !self.hint.is_empty() {
+            if let Some(h) = self.hint_hit(va, req) {
+                return Some(h);
+            }
+        }
+        self.lookup_search(va, req)
+    }
+
+    /// A hit through the hint table for the smallest page size with entries: the first size
+    /// `lookup_search` tries, so a verified hint there is the answer the search would give.
+    #[inline(always)]
+    fn hint_hit(&mut self, va: VirtAddr, req: Requester) -> Option<TlbHit> {
+        let size = *self
+            .sizes
+            .iter()
+            .find(|s| self.size_count[s.index()] != 0)?;
+        let key = pack(va.0 >> size.shift(), size);
+        let h = self.hint[hint_hash(key) & self.hint_mask] as usize;
+        if h != 0 && self.keys[h - 1] == key && self.tags_match(h - 1, req) {
+            return Some(self.hit_slot(h - 1, key, size, req));
+        }
+        None
+    }
+
+    /// Records a hit on `slot`: replacement state, then the memo.
+    #[inline(always)]
+    fn hit_slot(&mut self, slot: usize, key: u64, size: PageSize, req: Requester) -> TlbHit {
+        // Fully associative levels (one set) are common; spare them two divisions.
+        let (set, way) = if self.sets == 1 {
+            (0, slot)
+        } else {
+            (slot / self.ways, slot % self.ways)
+        };
+        self.repl.on_hit(set, way);
+        self.memo_key = key;
+        self.memo_size = size;
+        self.memo_req = req;
+        self.memo_slot = slot;
+        TlbHit {
+            slot,
+            pfn: self.pfn[slot],
+            size,
+            domain: self.domain[slot],
         }
     }
 
@@ -415,18 +458,7 @@ impl Tlb {
             if !self.hint.is_empty() {
                 let h = self.hint[hint_hash(key) & self.hint_mask] as usize;
                 if h != 0 && self.keys[h - 1] == key && self.tags_match(h - 1, req) {
-                    let slot = h - 1;
-                    self.repl.on_hit(slot / self.ways, slot % self.ways);
-                    self.memo_key = key;
-                    self.memo_size = size;
-                    self.memo_req = req;
-                    self.memo_slot = slot;
-                    return Some(TlbHit {
-                        slot,
-                        pfn: self.pfn[slot],
-                        size,
-                        domain: self.domain[slot],
-                    });
+                    return Some(self.hit_slot(h - 1, key, size, req));
                 }
             }
             let set = self.index.set_of(vpn);
@@ -443,17 +475,7 @@ impl Tlb {
                         if !self.hint.is_empty() {
                             self.hint[hint_hash(key) & self.hint_mask] = slot as u32 + 1;
                         }
-                        self.repl.on_hit(set, w);
-                        self.memo_key = key;
-                        self.memo_size = size;
-                        self.memo_req = req;
-                        self.memo_slot = slot;
-                        return Some(TlbHit {
-                            slot,
-                            pfn: self.pfn[slot],
-                            size,
-                            domain: self.domain[slot],
-                        });
+                        return Some(self.hit_slot(slot, key, size, req));
                     }
                 }
                 chunk = end;
