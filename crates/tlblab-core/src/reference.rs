@@ -221,8 +221,11 @@ pub struct ReferenceModel {
     tables: HashMap<(usize, u64), u64>,
     /// (VA >> size shift, size) → frame.
     pages: HashMap<(u64, PageSize), u64>,
-    dtlb: Vec<NaiveTlb>,
-    itlb: Vec<NaiveTlb>,
+    /// One instance per configured level; a unified level is on both paths.
+    tlbs: Vec<NaiveTlb>,
+    /// Lookup order of the data and instruction paths, as indices into `tlbs`.
+    dtlb: Vec<usize>,
+    itlb: Vec<usize>,
     /// Unified list of TLBs; d/i paths index into it.
     dcaches: Vec<usize>,
     icaches: Vec<usize>,
@@ -287,10 +290,8 @@ impl ReferenceModel {
             .copied()
             .filter(|&i| config.tlbs[i].kind != TlbKind::Data)
             .collect();
-        // Unified levels get separate copies on the two paths here, so parity holds for streams
-        // of data references, or for instruction references with split levels only.
-        let dtlb = dtlb_ids.iter().map(|&i| mk_tlb(i)).collect();
-        let itlb = itlb_ids.iter().map(|&i| mk_tlb(i)).collect();
+        let tlbs = (0..config.tlbs.len()).map(mk_tlb).collect();
+        let (dtlb, itlb) = (dtlb_ids, itlb_ids);
 
         let cache_cfgs = if caches_on {
             config.caches.clone()
@@ -356,6 +357,7 @@ impl ReferenceModel {
             frames,
             tables,
             pages: HashMap::new(),
+            tlbs,
             dtlb,
             itlb,
             dcaches: path(CacheKind::Data, 0),
@@ -459,9 +461,9 @@ impl ReferenceModel {
         let mut hit: Option<(usize, NaiveTlbEntry)> = None;
         for i in 0..ntlb {
             let t = if instr {
-                &mut self.itlb[i]
+                &mut self.tlbs[self.itlb[i]]
             } else {
-                &mut self.dtlb[i]
+                &mut self.tlbs[self.dtlb[i]]
             };
             out.cycles += t.latency;
             if let Some(e) = t.lookup(va) {
@@ -534,9 +536,9 @@ impl ReferenceModel {
         };
         for i in 0..fill_upto {
             let t = if instr {
-                &mut self.itlb[i]
+                &mut self.tlbs[self.itlb[i]]
             } else {
-                &mut self.dtlb[i]
+                &mut self.tlbs[self.dtlb[i]]
             };
             t.insert(entry.clone());
         }

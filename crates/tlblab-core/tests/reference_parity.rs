@@ -24,8 +24,8 @@ fn repl() -> impl Strategy<Value = ReplacementKind> {
 }
 
 fn tlb_level(level: u8, sizes: Vec<PageSize>) -> impl Strategy<Value = TlbConfig> {
-    (0u32..4, 0u32..7, repl(), 0u8..3, 0u64..3).prop_map(
-        move |(log_sets, log_ways, replacement, idx, latency)| {
+    (0u32..4, 0u32..7, repl(), 0u8..3, 0u64..3, 0u8..4).prop_map(
+        move |(log_sets, log_ways, replacement, idx, latency, kind)| {
             let sets = 1usize << log_sets;
             let ways = 1usize << log_ways;
             let index = match (idx, log_sets) {
@@ -41,7 +41,8 @@ fn tlb_level(level: u8, sizes: Vec<PageSize>) -> impl Strategy<Value = TlbConfig
             TlbConfig {
                 name: format!("T{level}"),
                 level,
-                kind: TlbKind::Unified,
+                // Mostly unified; split levels so both paths and their interplay are covered.
+                kind: [TlbKind::Unified, TlbKind::Unified, TlbKind::Data, TlbKind::Instr][kind as usize],
                 entries: sets * ways,
                 ways: Ways::N(ways),
                 index,
@@ -115,7 +116,12 @@ fn machine() -> impl Strategy<Value = (MachineConfig, bool)> {
             },
         )
         .prop_map(
-            |(format, tlbs, caches, pwc_specs, caches_on, first_cache, placement)| {
+            |(format, mut tlbs, caches, pwc_specs, caches_on, first_cache, placement)| {
+                // Both paths need a level: make the first unified if one path has none.
+                let covers = |k: TlbKind| tlbs.iter().any(|t: &TlbConfig| t.kind != k);
+                if !covers(TlbKind::Instr) || !covers(TlbKind::Data) {
+                    tlbs[0].kind = TlbKind::Unified;
+                }
                 let nlevels = format.levels().len();
                 let mut pwcs: Vec<PwcConfig> = Vec::new();
                 for (lvl, entries, replacement, latency) in pwc_specs {
@@ -175,12 +181,15 @@ fn machine() -> impl Strategy<Value = (MachineConfig, bool)> {
 }
 
 /// Addresses concentrated on a few dozen pages, spread over a large range, with one huge-page
-/// region, so hits, conflicts, walks and page-walk-cache hits all occur.
-fn stream() -> impl Strategy<Value = Vec<(bool, u64)>> {
+/// region, so hits, conflicts, walks and page-walk-cache hits all occur. A value below 4096 means
+/// "this offset in the previous reference's page", so runs on one page and one line (the memo
+/// fast paths of TLBs and caches) are common too. Kinds: load, store, instruction fetch.
+fn stream() -> impl Strategy<Value = Vec<(u8, u64)>> {
     proptest::collection::vec(
         (
-            any::<bool>(),
+            0u8..3,
             prop_oneof![
+                (0u64..4096),
                 (0u64..48).prop_map(|p| 0x4000_0000 + p * 4096 + 8),
                 (0u64..16).prop_map(|p| 0x7f00_0000 + p * 0x10_0000 + 64),
                 (0u64..8).prop_map(|p| 0x2000_0000 + p * 0x1_0000),
@@ -189,6 +198,21 @@ fn stream() -> impl Strategy<Value = Vec<(bool, u64)>> {
         ),
         1..400,
     )
+}
+
+/// The stats index of the `n`-th TLB level on the path of `kind` (stats list every level in
+/// (level, kind) order, as the engine does).
+fn stat_index_on_path(cfg: &MachineConfig, kind: AccessKind, n: usize) -> usize {
+    let mut order: Vec<usize> = (0..cfg.tlbs.len()).collect();
+    order.sort_by_key(|&i| (cfg.tlbs[i].level, cfg.tlbs[i].kind as u8));
+    let other = if kind == AccessKind::Instr { TlbKind::Data } else { TlbKind::Instr };
+    order
+        .iter()
+        .enumerate()
+        .filter(|(_, &i)| cfg.tlbs[i].kind != other)
+        .map(|(stat, _)| stat)
+        .nth(n)
+        .expect("hit level on the path")
 }
 
 proptest! {
@@ -207,8 +231,11 @@ proptest! {
             sys.set_region_page_size(space, VirtAddr(0x7f00_0000), 16 << 20, size).unwrap();
             reference.set_region(0x7f00_0000, 16 << 20, size);
         }
-        for (i, &(store, va)) in accesses.iter().enumerate() {
-            let kind = if store { AccessKind::Store } else { AccessKind::Load };
+        let mut prev = 0x4000_0000u64;
+        for (i, &(k, va)) in accesses.iter().enumerate() {
+            let kind = [AccessKind::Load, AccessKind::Store, AccessKind::Instr][k as usize];
+            let va = if va < 4096 { (prev & !0xfff) | va } else { va };
+            prev = va;
             let before = sys.stats().total;
             let c = sys.access(Access::new(ThreadId(0), kind, VirtAddr(va), 1)).unwrap();
             let after = sys.stats().total;
@@ -218,7 +245,9 @@ proptest! {
             prop_assert_eq!(walked == 1, r.tlb_hit.is_none(), "walk/hit disagree at access {}", i);
             prop_assert_eq!(after.walk_refs - before.walk_refs, r.walk_sources.len() as u64, "walk refs differ at access {}", i);
             if let Some(level) = r.tlb_hit {
-                prop_assert_eq!(after.tlb[level].hits - before.tlb[level].hits, 1, "hit level differs at access {}", i);
+                // The reference counts levels along the path; stats index all levels.
+                let stat = stat_index_on_path(&cfg, kind, level);
+                prop_assert_eq!(after.tlb[stat].hits - before.tlb[stat].hits, 1, "hit level differs at access {}", i);
             }
         }
     }

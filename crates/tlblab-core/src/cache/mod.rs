@@ -278,6 +278,18 @@ mod tests {
     }
 
     #[test]
+    fn the_line_of_the_last_access_misses_after_a_flush() {
+        let mut c = Cache::new(cfg(4096, 2), 0);
+        assert!(!c.access(128, true));
+        assert!(c.access(136, false), "same line: a hit (through the last-line memo)");
+        c.flush();
+        assert!(!c.access(136, false), "a flush empties the memo too");
+        // A write hit through the memo still dirties the line: the flush pays for it.
+        assert!(c.access(140, true));
+        assert_eq!(c.flush(), 1000 + 2 + 10);
+    }
+
+    #[test]
     fn impossible_geometry_names_the_field() {
         let e = cfg(1000, 4).validate().unwrap_err();
         assert!(e.starts_with("cache[L1].size"), "{e}");
