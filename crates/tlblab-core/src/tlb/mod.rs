@@ -380,7 +380,21 @@ impl Tlb {
                 return Some(h);
             }
         }
+        if !self.present.is_empty() && self.surely_absent_all_sizes(va) {
+            self.memo_slot = usize::MAX;
+            return None;
+        }
         self.lookup_search(va, req)
+    }
+
+    /// Whether the `present` filter proves `va` absent in every page size with entries: the
+    /// common miss of a large fully associative level, settled without a search.
+    #[inline(always)]
+    fn surely_absent_all_sizes(&self, va: VirtAddr) -> bool {
+        self.sizes.iter().all(|&size| {
+            self.size_count[size.index()] == 0
+                || self.surely_absent(pack(va.0 >> size.shift(), size))
+        })
     }
 
     /// A hit through the hint table for the smallest page size with entries: the first size

@@ -110,10 +110,21 @@ impl Pwc {
         }
     }
 
+    /// The set of `prefix`: a mask when the number of sets is a power of two (the usual case),
+    /// sparing a division per walk level.
+    #[inline]
+    fn set_of(&self, prefix: u64) -> usize {
+        if self.sets.is_power_of_two() {
+            (prefix & (self.sets as u64 - 1)) as usize
+        } else {
+            (prefix % self.sets as u64) as usize
+        }
+    }
+
     /// The cached node for `prefix` (VA >> the level's shift) of address space `space`.
     #[inline]
     pub fn lookup(&mut self, space: u32, prefix: u64) -> Option<u32> {
-        let set = (prefix % self.sets as u64) as usize;
+        let set = self.set_of(prefix);
         let base = set * self.ways;
         for w in 0..self.ways {
             if self.keys[base + w] == prefix && self.space[base + w] == space {
@@ -126,7 +137,7 @@ impl Pwc {
 
     #[inline]
     pub fn insert(&mut self, space: u32, prefix: u64, node: u32) {
-        let set = (prefix % self.sets as u64) as usize;
+        let set = self.set_of(prefix);
         let base = set * self.ways;
         let mut free = None;
         for w in 0..self.ways {
