@@ -75,7 +75,8 @@ impl Bc {
         );
         let n = g.n;
         let m = g.adj.len() as u64;
-        let mut layout = Layout::new(0x1_0000_0000);
+        // Below 4 GiB, so 32-bit machines can run the default sizes too.
+        let mut layout = Layout::new(0x1000_0000);
         let mut va = [0u64; 7];
         for (i, (name, bytes)) in [
             ("offsets", (n + 1) * 8),

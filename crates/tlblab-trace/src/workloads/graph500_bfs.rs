@@ -57,7 +57,8 @@ impl Bfs {
             positive("graph500_bfs", "edge_factor", get("edge_factor"))?,
             seed,
         );
-        let mut layout = Layout::new(0x1_0000_0000);
+        // Below 4 GiB, so 32-bit machines can run the default sizes too.
+        let mut layout = Layout::new(0x1000_0000);
         let (_, xadj) = layout.alloc("offsets", (g.n + 1) * 8, 1 << 21);
         let (_, adj) = layout.alloc("adjacency", g.adj.len() as u64 * 8, 1 << 21);
         let (_, parent_va) = layout.alloc("parent", g.n * 8, 1 << 21);

@@ -45,7 +45,8 @@ impl Gups {
         if !(1..=40).contains(&lw) {
             return Err(format!("gups: log2_words must be in 1..=40 (got {lw})"));
         }
-        let mut layout = Layout::new(0x1_0000_0000);
+        // Below 4 GiB, so 32-bit machines can run the default sizes too.
+        let mut layout = Layout::new(0x1000_0000);
         let (_, base) = layout.alloc("table", 8 << lw, 1 << 21);
         // HPCC starts at HPCC_starts(0) = 1; other seeds start elsewhere on the same sequence.
         let ran = if seed == 0 {

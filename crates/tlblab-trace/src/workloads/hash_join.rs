@@ -58,7 +58,8 @@ impl HashJoin {
                 "hash_join: inner_rows must be below 2^32 (got {inner})"
             ));
         }
-        let mut layout = Layout::new(0x1_0000_0000);
+        // Below 4 GiB, so 32-bit machines can run the default sizes too.
+        let mut layout = Layout::new(0x1000_0000);
         let va_buckets = layout.alloc("hashtable", buckets * 8, 1 << 21).1;
         let va_nodes = layout.alloc("chain_nodes", inner * 16, 1 << 21).1;
         let va_inner = layout.alloc("inner_table", inner * 16, 1 << 21).1;

@@ -28,8 +28,10 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     in_default_set: true,
 };
 
+// A 32-bit ARM Linux user layout (TASK_SIZE 0xbf00_0000): the seed's own 32-bit machines can run
+// it, and the same addresses are valid on 64-bit ones.
 const TEXT: u64 = 0x0040_0000;
-const UTCB: u64 = 0x7fff_e000_0000;
+const UTCB: u64 = 0xbefe_0000;
 
 pub struct L4Ipc {
     clients: u32,

@@ -28,9 +28,11 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     in_default_set: true,
 };
 
+// A 32-bit ARM Linux user layout (TASK_SIZE 0xbf00_0000): the seed's own 32-bit machines can run
+// it, and the same addresses are valid on 64-bit ones.
 pub const TEXT: u64 = 0x0040_0000;
 pub const DATA: u64 = 0x1000_0000;
-pub const STACK: u64 = 0x7fff_f000_0000;
+pub const STACK: u64 = 0xbeff_f000;
 
 /// Per-process set-up shared by the seed 002 workloads: thread = process = `p`, shared text
 /// (object 0), a private stack page.

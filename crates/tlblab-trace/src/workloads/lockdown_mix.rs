@@ -34,8 +34,10 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     in_default_set: true,
 };
 
-const HEAP: u64 = 0x0055_5555_0000;
-const STACK: u64 = 0x7ffd_0000_0000;
+// A 32-bit ARM Linux user layout (TASK_SIZE 0xbf00_0000): the seed's own 32-bit machines can run
+// it, and the same addresses are valid on 64-bit ones.
+const HEAP: u64 = 0x0100_0000;
+const STACK: u64 = 0xbeff_0000;
 
 /// One program's memory behaviour, produced in bounded chunks; `restart` begins a new run.
 trait Kernel: Send {
