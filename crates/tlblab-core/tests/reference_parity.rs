@@ -252,3 +252,73 @@ proptest! {
         }
     }
 }
+
+/// Records for `run`: two threads of two processes on one hardware thread (so trace-driven
+/// context switches), loads, stores and fetches, runs on one page and one line (the memo lane),
+/// and accesses that cross a page boundary.
+fn records() -> impl Strategy<Value = Vec<(u8, u8, u64, u32)>> {
+    proptest::collection::vec(
+        (
+            0u8..2,
+            0u8..3,
+            prop_oneof![
+                3 => 0u64..4096,
+                1 => (0u64..48).prop_map(|p| 0x4000_0000 + p * 4096 + 8),
+                1 => (0u64..16).prop_map(|p| 0x7f00_0000 + p * 0x10_0000 + 64),
+                1 => (0u64..8).prop_map(|p| 0x2000_0ff8 + p * 0x1_0000),
+            ],
+            prop_oneof![Just(1u32), Just(4u32), Just(8u32), Just(16u32)],
+        ),
+        1..600,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 120, ..ProptestConfig::default() })]
+
+    /// `System::run` (with its memo lane, system/lane.rs) leaves exactly the stats, clocks and
+    /// per-thread counters that calling `access` record by record leaves, reference limit
+    /// included.
+    #[test]
+    fn run_agrees_with_access_by_access((cfg, caches_on) in machine(), recs in records(), seed in 0u64..1000, overlap in any::<bool>(), limit in prop_oneof![Just(0u64), 1u64..700]) {
+        let mut cfg = cfg;
+        if overlap {
+            cfg.timing.model = tlblab_core::machine::TimingModel::Overlap;
+        }
+        let opts = RunOptions { seed, caches: caches_on, data_accesses: caches_on, max_references: limit, ..RunOptions::default() };
+        let mut prev = [0x4000_0000u64; 2];
+        let accesses: Vec<Access> = recs
+            .iter()
+            .map(|&(t, k, va, size)| {
+                let va = if va < 4096 { (prev[t as usize] & !0xfff) | va } else { va };
+                prev[t as usize] = va;
+                let kind = [AccessKind::Load, AccessKind::Store, AccessKind::Instr][k as usize];
+                Access::new(ThreadId(t as u32), kind, VirtAddr(va), size)
+            })
+            .collect();
+        let setup = |cfg: &MachineConfig| {
+            let mut sys = System::new(cfg.clone(), opts.clone()).unwrap();
+            for t in 0..2u32 {
+                let space = sys.create_space().unwrap();
+                sys.bind_thread(ThreadId(t), space, 0);
+            }
+            sys
+        };
+        let mut by_run = setup(&cfg);
+        let mut src = tlblab_trace::VecSource::new(accesses.iter().map(|&a| a.into()).collect());
+        by_run.run(&mut src).unwrap();
+        let mut by_access = setup(&cfg);
+        let limit = if limit == 0 { u64::MAX } else { limit };
+        for &a in &accesses {
+            if by_access.stats().total.references >= limit {
+                break;
+            }
+            by_access.access(a).unwrap();
+        }
+        prop_assert_eq!(by_run.clock(0), by_access.clock(0));
+        prop_assert_eq!(
+            serde_json::to_value(by_run.stats()).unwrap(),
+            serde_json::to_value(by_access.stats()).unwrap()
+        );
+    }
+}

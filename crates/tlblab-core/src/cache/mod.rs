@@ -163,6 +163,24 @@ impl Cache {
         self.access_line(line, write)
     }
 
+    /// The line of the previous access (the one `access` hits without a search), if any, and
+    /// log2 of the line size: for the system's memo lane.
+    #[inline]
+    pub(crate) fn memo_line(&self) -> (Option<u64>, u32) {
+        (
+            (self.memo_line != INVALID).then_some(self.memo_line),
+            self.line_shift,
+        )
+    }
+
+    /// What `access(addr, true)` does to a line that is the memo: marks it dirty.
+    #[inline]
+    pub(crate) fn write_memo_line(&mut self) {
+        if self.memo_line != INVALID {
+            self.dirty[self.memo_slot] = true;
+        }
+    }
+
     fn access_line(&mut self, line: u64, write: bool) -> bool {
         let set = match self.set_mask {
             Some(m) => (line & m) as usize,

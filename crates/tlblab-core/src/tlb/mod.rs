@@ -397,6 +397,16 @@ impl Tlb {
         })
     }
 
+    /// A hit through the hint table (levels of 16 ways or more), with the effects of a `lookup`
+    /// hit; None, having changed nothing, when the hint does not settle it (it may still hit).
+    #[inline(always)]
+    pub(crate) fn lookup_hinted(&mut self, va: VirtAddr, req: Requester) -> Option<TlbHit> {
+        if self.hint.is_empty() {
+            return None;
+        }
+        self.hint_hit(va, req)
+    }
+
     /// A hit through the hint table for the smallest page size with entries: the first size
     /// `lookup_search` tries, so a verified hint there is the answer the search would give.
     #[inline(always)]
@@ -454,6 +464,20 @@ impl Tlb {
             });
         }
         None
+    }
+
+    /// The memo as (page number `va >> shift`, shift, pfn) if it holds a translation for `req`:
+    /// while it does, every reference to that page by `req` is a `memo_hit` with that pfn
+    /// (the system's memo lane counts such runs without calling in here per reference).
+    #[inline]
+    pub(crate) fn memo_page(&self, req: Requester) -> Option<(u64, u32, Pfn)> {
+        (self.memo_slot != usize::MAX && self.memo_req == req).then(|| {
+            (
+                self.memo_key >> 3,
+                self.memo_size.shift(),
+                self.pfn[self.memo_slot],
+            )
+        })
     }
 
     /// `lookup` past the memo: the search of every page size's set.

@@ -16,14 +16,17 @@
 //! in flat vectors and referenced by index, so a shared level is simply the same index in several
 //! cores' paths.
 
+mod lane;
+
 use crate::cache::{Cache, CacheKind};
 use crate::machine::{MachineConfig, TimingModel};
 use crate::memory::{FrameAllocator, MemoryConfig, OutOfMemory};
 use crate::os::{AsidAllocator, JobStats, MigrationHook, OsConfig, OsStats, SwitchHook};
 use crate::page_table::{Leaf, PageTable, PageTableFormat, WalkPath};
 use crate::stats::{Stats, UnitStats};
-use crate::tlb::{Requester, Tlb, TlbEntry, TlbKind};
+use crate::tlb::{Requester, Tlb, TlbEntry, TlbHit, TlbKind};
 use crate::walker::Pwc;
+use lane::Lane;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 use tlblab_trace::record::{flush, NO_THREAD};
@@ -582,7 +585,7 @@ impl System {
             if within_page && self.current[st.cpu] == Some(a.thread) {
                 return match self.reference_memo_hit(st, a.kind, a.vaddr) {
                     Some(cycles) => Ok(cycles),
-                    None => self.reference_full(st, a.kind, a.vaddr),
+                    None => self.reference_past_memo(st, a.kind, a.vaddr),
                 };
             }
         }
@@ -626,8 +629,45 @@ impl System {
     ) -> Result<u64, SimError> {
         match self.reference_memo_hit(st, kind, va) {
             Some(cycles) => Ok(cycles),
+            None => self.reference_past_memo(st, kind, va),
+        }
+    }
+
+    /// `reference` after a memo miss: a hit in the first TLB level through its hint table takes
+    /// `reference_hinted_hit`; anything else `reference_full`.
+    #[inline(never)]
+    fn reference_past_memo(
+        &mut self,
+        st: ThreadState,
+        kind: AccessKind,
+        va: VirtAddr,
+    ) -> Result<u64, SimError> {
+        match self.reference_hinted_hit(st, kind, va) {
+            Some(cycles) => Ok(cycles),
             None => self.reference_full(st, kind, va),
         }
+    }
+
+    /// `reference` when the first TLB level hits through its hint table (`Tlb::lookup_hinted`):
+    /// the same effects as `reference_full` for a first-level hit (no fill, no walk), without
+    /// its general loop. None, having changed nothing, otherwise. The va-limit check is not
+    /// needed: only translations that passed it are ever filled.
+    #[inline(always)]
+    fn reference_hinted_hit(
+        &mut self,
+        st: ThreadState,
+        kind: AccessKind,
+        va: VirtAddr,
+    ) -> Option<u64> {
+        let req = self.requester(st);
+        let cpu = &self.cpus[st.cpu];
+        let core_i = cpu.core;
+        let is_instr = kind.is_instr();
+        let (t, stat) = cpu.first_tlb[is_instr as usize]?;
+        let tlb = &mut self.tlbs[t];
+        let hit = tlb.lookup_hinted(va, req)?;
+        let tlb_latency = tlb.config.latency;
+        Some(self.settle_first_level_hit(st, core_i, kind, va, stat, tlb_latency, hit))
     }
 
     #[inline]
@@ -658,6 +698,24 @@ impl System {
         let tlb = &mut self.tlbs[t];
         let hit = tlb.memo_hit(va, req)?;
         let tlb_latency = tlb.config.latency;
+        Some(self.settle_first_level_hit(st, core_i, kind, va, stat, tlb_latency, hit))
+    }
+
+    /// The rest of a reference that hit the first TLB level (stats index `stat`): counters, the
+    /// data access, cycles. Returns the cycles.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn settle_first_level_hit(
+        &mut self,
+        st: ThreadState,
+        core_i: usize,
+        kind: AccessKind,
+        va: VirtAddr,
+        stat: usize,
+        tlb_latency: u64,
+        hit: TlbHit,
+    ) -> u64 {
+        let is_instr = kind.is_instr();
         let cs = &mut self.cpu_stats[st.cpu];
         cs.references += 1;
         cs.instr_references += is_instr as u64;
@@ -674,7 +732,7 @@ impl System {
             };
         }
         self.finish_reference(st.cpu, cycles);
-        Some(cycles)
+        cycles
     }
 
     /// Accesses the data of a translated reference through the core's cache path; returns its
@@ -1335,8 +1393,39 @@ impl System {
         first_cpu: &mut Option<usize>,
         limit: u64,
     ) -> Result<usize, SimError> {
-        for (i, r) in records.iter().enumerate() {
-            match *r {
+        // Runs of references that hit their path's memos go through the memo lane (lane.rs);
+        // the lane is rebuilt after every record that took the general path, which may have
+        // changed a memo.
+        let mut lane: Option<Lane> = None;
+        let mut lane_stale = true;
+        let mut i = 0;
+        while i < records.len() {
+            let r = records[i];
+            if let Record::Access(a) = r {
+                if lane_stale || lane.as_ref().is_some_and(|l| l.thread != a.thread) {
+                    lane = Lane::build(self, a.thread);
+                    lane_stale = false;
+                }
+                if let Some(l) = &lane {
+                    // Each lane record is one reference: stop at the limit.
+                    let budget = (limit - self.references).min((records.len() - i) as u64);
+                    let mut counts = [0u64; 3];
+                    let n = l.scan(&records[i..i + budget as usize], &mut counts);
+                    if n > 0 {
+                        if !single && *first_cpu.get_or_insert(l.cpu) != l.cpu {
+                            return Ok(i);
+                        }
+                        l.apply(self, counts);
+                        i += n;
+                        if self.references >= limit {
+                            return Ok(i);
+                        }
+                        continue;
+                    }
+                }
+            }
+            lane_stale = true;
+            match r {
                 Record::Access(a) => {
                     if !single {
                         let cpu = match self.threads.get(a.thread.0 as usize) {
@@ -1354,6 +1443,7 @@ impl System {
                 }
                 Record::Event(e) => self.event(e)?,
             }
+            i += 1;
         }
         Ok(records.len())
     }
