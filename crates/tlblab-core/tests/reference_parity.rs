@@ -11,8 +11,9 @@ use tlblab_core::replacement::ReplacementKind;
 use tlblab_core::tlb::{IndexFn, TagConfig, TlbConfig, TlbKind, Ways};
 use tlblab_core::walker::PwcConfig;
 use tlblab_core::{RunOptions, System};
-use tlblab_trace::Access;
-use tlblab_types::{AccessKind, PageSize, ThreadId, VirtAddr};
+use tlblab_trace::record::flush;
+use tlblab_trace::{Access, Event, Record};
+use tlblab_types::{AccessKind, CoreId, PageSize, ThreadId, VirtAddr};
 
 fn repl() -> impl Strategy<Value = ReplacementKind> {
     prop_oneof![
@@ -260,7 +261,8 @@ fn records() -> impl Strategy<Value = Vec<(u8, u8, u64, u32)>> {
     proptest::collection::vec(
         (
             0u8..2,
-            0u8..3,
+            // 3: a cache flush event instead of an access (its cost counts dirty lines).
+            prop_oneof![30 => 0u8..3, 1 => Just(3u8)],
             prop_oneof![
                 3 => 0u64..4096,
                 1 => (0u64..48).prop_map(|p| 0x4000_0000 + p * 4096 + 8),
@@ -286,14 +288,20 @@ proptest! {
             cfg.timing.model = tlblab_core::machine::TimingModel::Overlap;
         }
         let opts = RunOptions { seed, caches: caches_on, data_accesses: caches_on, max_references: limit, ..RunOptions::default() };
+        for c in cfg.caches.iter_mut() {
+            c.flush_cycles_per_dirty_line = 1000;
+        }
         let mut prev = [0x4000_0000u64; 2];
-        let accesses: Vec<Access> = recs
+        let records: Vec<Record> = recs
             .iter()
             .map(|&(t, k, va, size)| {
+                if k == 3 {
+                    return Record::Event(Event::Flush { core: CoreId(0), what: flush::CACHES });
+                }
                 let va = if va < 4096 { (prev[t as usize] & !0xfff) | va } else { va };
                 prev[t as usize] = va;
                 let kind = [AccessKind::Load, AccessKind::Store, AccessKind::Instr][k as usize];
-                Access::new(ThreadId(t as u32), kind, VirtAddr(va), size)
+                Record::Access(Access::new(ThreadId(t as u32), kind, VirtAddr(va), size))
             })
             .collect();
         let setup = |cfg: &MachineConfig| {
@@ -305,16 +313,24 @@ proptest! {
             sys
         };
         let mut by_run = setup(&cfg);
-        let mut src = tlblab_trace::VecSource::new(accesses.iter().map(|&a| a.into()).collect());
+        let mut src = tlblab_trace::VecSource::new(records.clone());
         by_run.run(&mut src).unwrap();
         let mut by_access = setup(&cfg);
         let limit = if limit == 0 { u64::MAX } else { limit };
-        for &a in &accesses {
+        for &r in &records {
             if by_access.stats().total.references >= limit {
                 break;
             }
-            by_access.access(a).unwrap();
+            match r {
+                Record::Access(a) => by_access.access(a).map(|_| ()).unwrap(),
+                Record::Event(e) => by_access.event(e).unwrap(),
+            }
         }
+        // A final flush makes the dirty state of every line count (its cost).
+        for sys in [&mut by_run, &mut by_access] {
+            sys.event(Event::Flush { core: CoreId(0), what: flush::CACHES }).unwrap();
+        }
+        prop_assert_eq!(by_run.os_stats(), by_access.os_stats());
         prop_assert_eq!(by_run.clock(0), by_access.clock(0));
         prop_assert_eq!(
             serde_json::to_value(by_run.stats()).unwrap(),

@@ -1406,16 +1406,14 @@ impl System {
                     lane = Lane::build(self, a.thread);
                     lane_stale = false;
                 }
-                if let Some(l) = &lane {
+                if let Some(l) = &mut lane {
+                    if !single && *first_cpu.get_or_insert(l.cpu) != l.cpu {
+                        return Ok(i);
+                    }
                     // Each lane record is one reference: stop at the limit.
                     let budget = (limit - self.references).min((records.len() - i) as u64);
-                    let mut counts = [0u64; 3];
-                    let n = l.scan(&records[i..i + budget as usize], &mut counts);
+                    let n = l.run(self, &records[i..i + budget as usize]);
                     if n > 0 {
-                        if !single && *first_cpu.get_or_insert(l.cpu) != l.cpu {
-                            return Ok(i);
-                        }
-                        l.apply(self, counts);
                         i += n;
                         if self.references >= limit {
                             return Ok(i);
