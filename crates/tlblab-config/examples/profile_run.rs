@@ -22,10 +22,9 @@ fn main() {
     };
     let mut records = Vec::new();
     while src.fill(&mut records, 1 << 16).unwrap() > 0 {}
-    let mut src = tlblab_trace::VecSource::new(records);
     let mut sys = System::new(cfg, opts).unwrap();
     let t = std::time::Instant::now();
-    sys.run(&mut src).unwrap();
+    sys.run_slice(&records).unwrap();
     let s = sys.stats();
     eprintln!(
         "{} refs in {:?}: {:.1} M refs/s",

@@ -280,7 +280,7 @@ proptest! {
 
     /// `System::run` (with its memo lane, system/lane.rs) leaves exactly the stats, clocks and
     /// per-thread counters that calling `access` record by record leaves, reference limit
-    /// included.
+    /// included; `run_slice` leaves what `run` leaves.
     #[test]
     fn run_agrees_with_access_by_access((cfg, caches_on) in machine(), recs in records(), seed in 0u64..1000, overlap in any::<bool>(), limit in prop_oneof![Just(0u64), 1u64..700]) {
         let mut cfg = cfg;
@@ -326,10 +326,16 @@ proptest! {
                 Record::Event(e) => by_access.event(e).unwrap(),
             }
         }
+        let mut by_slice = setup(&cfg);
+        by_slice.run_slice(&records).unwrap();
         // A final flush makes the dirty state of every line count (its cost).
-        for sys in [&mut by_run, &mut by_access] {
+        for sys in [&mut by_run, &mut by_access, &mut by_slice] {
             sys.event(Event::Flush { core: CoreId(0), what: flush::CACHES }).unwrap();
         }
+        prop_assert_eq!(
+            serde_json::to_value(by_run.stats()).unwrap(),
+            serde_json::to_value(by_slice.stats()).unwrap()
+        );
         prop_assert_eq!(by_run.os_stats(), by_access.os_stats());
         prop_assert_eq!(by_run.clock(0), by_access.clock(0));
         prop_assert_eq!(

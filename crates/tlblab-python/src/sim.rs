@@ -133,9 +133,8 @@ fn bench_engine(
             }
         };
         let mut sys = System::new(cfg, opts).map_err(|e| err(e.0))?;
-        let mut src = tlblab_trace::VecSource::new(records);
         let t0 = Instant::now();
-        sys.run(&mut src).map_err(|e| err(e.0))?;
+        sys.run_slice(&records).map_err(|e| err(e.0))?;
         let dt = t0.elapsed().as_secs_f64();
         Ok((sys.stats().total.references, dt))
     })

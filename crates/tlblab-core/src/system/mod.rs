@@ -166,6 +166,44 @@ pub(crate) struct Host {
     pub(crate) pwcs: Vec<Pwc>,
 }
 
+/// Records per batch the run loop takes from a source.
+const BATCH: usize = 1 << 14;
+
+/// Where the run loop's batches of records come from.
+trait Batches {
+    /// The next batch; empty at the end.
+    fn next(&mut self) -> Result<&[Record], SimError>;
+}
+
+/// Batches filled from a `RecordSource` into a reused buffer.
+struct Filled<'a> {
+    source: &'a mut dyn RecordSource,
+    buf: Vec<Record>,
+}
+
+impl Batches for Filled<'_> {
+    fn next(&mut self) -> Result<&[Record], SimError> {
+        self.buf.clear();
+        self.source.fill(&mut self.buf, BATCH).map_err(SimError)?;
+        Ok(&self.buf)
+    }
+}
+
+/// Batches that are pieces of a slice.
+struct Slices<'a> {
+    records: &'a [Record],
+    pos: usize,
+}
+
+impl Batches for Slices<'_> {
+    fn next(&mut self) -> Result<&[Record], SimError> {
+        let end = (self.pos + BATCH).min(self.records.len());
+        let batch = &self.records[self.pos..end];
+        self.pos = end;
+        Ok(batch)
+    }
+}
+
 /// A simulated machine with its memory, address spaces and statistics.
 pub struct System {
     pub config: MachineConfig,
@@ -1315,9 +1353,19 @@ impl System {
     /// simulated-time order, and memory stays bounded for traces of any length. Events take
     /// effect in trace order: the queues are drained before an event is applied.
     pub fn run(&mut self, source: &mut dyn RecordSource) -> Result<(), SimError> {
-        const BATCH: usize = 1 << 14;
+        self.run_batches(&mut Filled {
+            source,
+            buf: Vec::with_capacity(BATCH),
+        })
+    }
+
+    /// `run` on records already in memory, read in place (no copy into a batch buffer).
+    pub fn run_slice(&mut self, records: &[Record]) -> Result<(), SimError> {
+        self.run_batches(&mut Slices { records, pos: 0 })
+    }
+
+    fn run_batches(&mut self, batches: &mut impl Batches) -> Result<(), SimError> {
         const LOOKAHEAD: usize = 1 << 16;
-        let mut buf: Vec<Record> = Vec::with_capacity(BATCH);
         // While only one hardware thread has had work (a single-threaded trace), there is nothing
         // to interleave: simulate in trace order without queueing.
         let single = self.cpus.len() == 1;
@@ -1333,13 +1381,13 @@ impl System {
         };
         while self.references < limit {
             if !exhausted && queued < LOOKAHEAD / 2 {
-                buf.clear();
-                if source.fill(&mut buf, BATCH).map_err(SimError)? == 0 {
+                let buf = batches.next()?;
+                if buf.is_empty() {
                     exhausted = true;
                 }
                 let mut i = 0;
                 if !multi && queued == 0 {
-                    i = self.run_direct(&buf, single, &mut first_cpu, limit)?;
+                    i = self.run_direct(buf, single, &mut first_cpu, limit)?;
                     if self.references >= limit {
                         return Ok(());
                     }
