@@ -14,7 +14,7 @@
 //!
 //! Trace-driven scheduling (ContextSwitch/Migrate/TaskRelease/JobStart/JobEnd events, and the
 //! implicit switch when a core runs an access of a thread other than its current one) is handled
-//! in `system.rs` through the same switch and migration policies.
+//! in `system/mod.rs` through the same switch and migration policies.
 
 pub mod asid;
 pub mod helper;
