@@ -888,8 +888,9 @@ impl System {
             e.hw_thread = hw;
             let core = &self.cores[core_i];
             let path = if is_instr { &core.itlb } else { &core.dtlb };
+            // Every level filled here has just missed this page for this requester.
             for &(t, stat) in &path[..filled_below] {
-                if self.tlbs[t].fill(e) {
+                if self.tlbs[t].fill_after_miss(e) {
                     self.cpu_stats[st.cpu].tlb[stat].evictions += 1;
                 }
             }

@@ -558,18 +558,30 @@ impl Tlb {
     /// Does nothing (returns None) when the level does not hold `e.size` or every way of the set
     /// is locked. O(ways).
     pub fn insert(&mut self, e: TlbEntry) -> Option<TlbEntry> {
-        self.insert_reporting::<true>(e).1
+        self.insert_reporting::<true, false>(e).1
     }
 
     /// `insert` for the simulator's fills: says only whether an entry was evicted, without
     /// building it.
     #[inline]
     pub fn fill(&mut self, e: TlbEntry) -> bool {
-        self.insert_reporting::<false>(e).0
+        self.insert_reporting::<false, false>(e).0
+    }
+
+    /// `fill` right after a `lookup` by the same requester missed `e`'s page (nothing in
+    /// between touched this level): the translation is known absent, so the search for a copy
+    /// to refresh is skipped.
+    #[inline]
+    pub(crate) fn fill_after_miss(&mut self, e: TlbEntry) -> bool {
+        self.insert_reporting::<false, true>(e).0
     }
 
     /// `insert`, returning (whether an entry was evicted, the evicted entry if `REPORT`).
-    fn insert_reporting<const REPORT: bool>(&mut self, e: TlbEntry) -> (bool, Option<TlbEntry>) {
+    /// `ABSENT`: the caller knows no entry holds the translation (see `fill_after_miss`).
+    fn insert_reporting<const REPORT: bool, const ABSENT: bool>(
+        &mut self,
+        e: TlbEntry,
+    ) -> (bool, Option<TlbEntry>) {
         if !self.holds_size(e.size) {
             return (false, None);
         }
@@ -584,7 +596,7 @@ impl Tlb {
         };
         // Same translation already present (e.g. a technique restoring what survived): refresh.
         let mut way = None;
-        let mut m = if self.surely_absent(key) {
+        let mut m = if ABSENT || self.surely_absent(key) {
             0
         } else {
             match_mask(&self.keys[base..base + self.ways.min(64)], key)
@@ -597,7 +609,7 @@ impl Tlb {
                 break;
             }
         }
-        if way.is_none() && self.ways > 64 && !self.surely_absent(key) {
+        if !ABSENT && way.is_none() && self.ways > 64 && !self.surely_absent(key) {
             way = (64..self.ways)
                 .find(|&w| self.keys[base + w] == key && self.tags_match(base + w, req));
         }
