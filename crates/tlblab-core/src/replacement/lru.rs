@@ -15,7 +15,7 @@ impl Lru {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn touch(&mut self, set: usize, way: usize) {
         self.order.to_front(set, way);
     }

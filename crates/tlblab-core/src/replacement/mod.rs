@@ -66,7 +66,7 @@ impl Replacement {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn on_hit(&mut self, set: usize, way: usize) {
         match self {
             Replacement::Lru(p) => p.touch(set, way),
@@ -75,7 +75,7 @@ impl Replacement {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn on_fill(&mut self, set: usize, way: usize) {
         match self {
             Replacement::Lru(p) => p.touch(set, way),
@@ -95,7 +95,7 @@ impl Replacement {
     }
 
     /// The victim when every way may be chosen (no locked entries): the common, fast case.
-    #[inline]
+    #[inline(always)]
     pub fn victim_any(&mut self, set: usize) -> usize {
         match self {
             Replacement::Lru(p) => p.victim_any(set),

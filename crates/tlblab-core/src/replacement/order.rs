@@ -27,7 +27,7 @@ impl OrderList {
     }
 
     /// Makes `w` the most recent of its set. O(1).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn to_front(&mut self, set: usize, w: usize) {
         match self {
             OrderList::Packed(p) => p.to_front(set, w),
@@ -45,7 +45,7 @@ impl OrderList {
     }
 
     /// The oldest way. O(1).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn oldest(&self, set: usize) -> usize {
         match self {
             OrderList::Packed(p) => p.oldest(set),
@@ -94,7 +94,7 @@ impl PackedOrder {
     }
 
     /// The position of way `w` in `order` (it is there exactly once).
-    #[inline]
+    #[inline(always)]
     fn position(&self, order: u64, w: usize) -> usize {
         // Zero nibbles of order ^ (w in every nibble): the lowest one found by the classic
         // has-zero test is exact (borrows only create false hits above a true zero), and the
@@ -105,7 +105,7 @@ impl PackedOrder {
         z.trailing_zeros() as usize / 4
     }
 
-    #[inline]
+    #[inline(always)]
     fn to_front(&mut self, set: usize, w: usize) {
         let order = self.sets[set];
         if order & 0xf == w as u64 {
@@ -173,7 +173,7 @@ impl LinkedOrder {
         l
     }
 
-    #[inline]
+    #[inline(always)]
     fn unlink(&mut self, set: usize, w: usize) {
         let i = set * self.ways + w;
         let (p, n) = (self.prev[i], self.next[i]);
@@ -189,7 +189,7 @@ impl LinkedOrder {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_front(&mut self, set: usize, w: usize) {
         let i = set * self.ways + w;
         let h = self.head[set];
@@ -217,7 +217,7 @@ impl LinkedOrder {
         self.tail[set] = w as u32;
     }
 
-    #[inline]
+    #[inline(always)]
     fn to_front(&mut self, set: usize, w: usize) {
         if self.head[set] as usize != w {
             self.unlink(set, w);

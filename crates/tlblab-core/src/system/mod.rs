@@ -1445,30 +1445,47 @@ impl System {
         // Runs of references that hit their path's memos go through the memo lane (lane.rs);
         // the lane is rebuilt after every record that took the general path, which may have
         // changed a memo.
+        //
+        // Streams that rarely hit a memo (random, strided, pointer chases) would pay for a lane
+        // build on every reference, so after a failed try the next `skip` accesses go straight
+        // to the general path, `skip` doubling with each consecutive failure up to
+        // LANE_MAX_BACKOFF and resetting on a success. The lane only ever changes speed, never
+        // a result (tests/reference_parity.rs compares runs with access-by-access).
+        const LANE_MAX_BACKOFF: u32 = 16;
         let mut lane: Option<Lane> = None;
         let mut lane_stale = true;
+        let mut backoff = 0u32;
+        let mut skip = 0u32;
         let mut i = 0;
         while i < records.len() {
             let r = records[i];
             if let Record::Access(a) = r {
-                if lane_stale || lane.as_ref().is_some_and(|l| l.thread != a.thread) {
-                    lane = Lane::build(self, a.thread);
-                    lane_stale = false;
-                }
-                if let Some(l) = &mut lane {
-                    if !single && *first_cpu.get_or_insert(l.cpu) != l.cpu {
-                        return Ok(i);
+                if skip > 0 {
+                    skip -= 1;
+                } else {
+                    if lane_stale || lane.as_ref().is_some_and(|l| l.thread != a.thread) {
+                        lane = Lane::build(self, a.thread);
+                        lane_stale = false;
                     }
-                    // Each lane record is one reference: stop at the limit.
-                    let budget = (limit - self.references).min((records.len() - i) as u64);
-                    let n = l.run(self, &records[i..i + budget as usize]);
-                    if n > 0 {
-                        i += n;
+                    let mut took = 0;
+                    if let Some(l) = &mut lane {
+                        if !single && *first_cpu.get_or_insert(l.cpu) != l.cpu {
+                            return Ok(i);
+                        }
+                        // Each lane record is one reference: stop at the limit.
+                        let budget = (limit - self.references).min((records.len() - i) as u64);
+                        took = l.run(self, &records[i..i + budget as usize]);
+                    }
+                    if took > 0 {
+                        backoff = 0;
+                        i += took;
                         if self.references >= limit {
                             return Ok(i);
                         }
                         continue;
                     }
+                    backoff = (backoff * 2).clamp(1, LANE_MAX_BACKOFF);
+                    skip = backoff - 1;
                 }
             }
             lane_stale = true;

@@ -790,6 +790,3 @@ impl Tlb {
         self.keys.iter().filter(|&&k| k != INVALID).count()
     }
 }
-
-#[cfg(test)]
-mod tests;
