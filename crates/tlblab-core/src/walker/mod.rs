@@ -82,17 +82,12 @@ pub struct Pwc {
     space: Vec<u32>,
     node: Vec<u32>,
     repl: Replacement,
-    mask: Vec<u64>,
 }
 
 impl Pwc {
     pub fn new(config: PwcConfig, seed: u64) -> Pwc {
         let ways = config.ways();
         let sets = config.entries / ways;
-        let mut mask = vec![u64::MAX; ways.div_ceil(64)];
-        if ways % 64 != 0 {
-            *mask.last_mut().unwrap() = (1u64 << (ways % 64)) - 1;
-        }
         Pwc {
             repl: Replacement::new(
                 config.replacement,
@@ -106,7 +101,6 @@ impl Pwc {
             keys: vec![INVALID; sets * ways],
             space: vec![0; sets * ways],
             node: vec![0; sets * ways],
-            mask,
         }
     }
 
@@ -121,36 +115,48 @@ impl Pwc {
         }
     }
 
+    /// The way of `set` holding (`space`, `prefix`), if any. The keys are compared with the
+    /// SIMD tag search rather than a loop that exits at the match: which way holds a prefix is
+    /// random, so an early-exit loop mispredicts on most walks.
+    #[inline]
+    fn find(&self, set: usize, space: u32, prefix: u64) -> Option<usize> {
+        let base = set * self.ways;
+        let mut chunk = 0;
+        while chunk < self.ways {
+            let end = (chunk + 64).min(self.ways);
+            let mut m = crate::simd::match_mask(&self.keys[base + chunk..base + end], prefix);
+            while m != 0 {
+                let w = chunk + m.trailing_zeros() as usize;
+                m &= m - 1;
+                if self.space[base + w] == space {
+                    return Some(w);
+                }
+            }
+            chunk = end;
+        }
+        None
+    }
+
     /// The cached node for `prefix` (VA >> the level's shift) of address space `space`.
     #[inline]
     pub fn lookup(&mut self, space: u32, prefix: u64) -> Option<u32> {
         let set = self.set_of(prefix);
-        let base = set * self.ways;
-        for w in 0..self.ways {
-            if self.keys[base + w] == prefix && self.space[base + w] == space {
-                self.repl.on_hit(set, w);
-                return Some(self.node[base + w]);
-            }
-        }
-        None
+        let w = self.find(set, space, prefix)?;
+        self.repl.on_hit(set, w);
+        Some(self.node[set * self.ways + w])
     }
 
     #[inline]
     pub fn insert(&mut self, space: u32, prefix: u64, node: u32) {
         let set = self.set_of(prefix);
         let base = set * self.ways;
-        let mut free = None;
-        for w in 0..self.ways {
-            if self.keys[base + w] == prefix && self.space[base + w] == space {
-                self.node[base + w] = node;
-                self.repl.on_hit(set, w);
-                return;
-            }
-            if free.is_none() && self.keys[base + w] == INVALID {
-                free = Some(w);
-            }
+        if let Some(w) = self.find(set, space, prefix) {
+            self.node[base + w] = node;
+            self.repl.on_hit(set, w);
+            return;
         }
-        let w = free.unwrap_or_else(|| self.repl.victim(set, &self.mask));
+        let free = (0..self.ways).find(|&w| self.keys[base + w] == INVALID);
+        let w = free.unwrap_or_else(|| self.repl.victim_any(set));
         self.keys[base + w] = prefix;
         self.space[base + w] = space;
         self.node[base + w] = node;
