@@ -109,7 +109,7 @@ fn presets() -> PyResult<Vec<(String, String)>> {
 
 /// Times the engine alone: generates the workload (a spec or a trace file) into memory first,
 /// then simulates it.
-/// Returns (references simulated, seconds spent simulating).
+/// Returns (references simulated, wall seconds, thread CPU seconds spent simulating).
 #[pyfunction]
 #[pyo3(signature = (machine, workload, tlb_only, seed=0))]
 fn bench_engine(
@@ -118,7 +118,7 @@ fn bench_engine(
     workload: &str,
     tlb_only: bool,
     seed: u64,
-) -> PyResult<(u64, f64)> {
+) -> PyResult<(u64, f64, f64)> {
     let cfg = machine_from(machine, "auto")?;
     py.detach(|| {
         let mut source = open_workload(workload, seed)?;
@@ -133,10 +133,11 @@ fn bench_engine(
             }
         };
         let mut sys = System::new(cfg, opts).map_err(|e| err(e.0))?;
-        let t0 = Instant::now();
+        let (t0, c0) = (Instant::now(), crate::trace::thread_cpu_seconds());
         sys.run_slice(&records).map_err(|e| err(e.0))?;
         let dt = t0.elapsed().as_secs_f64();
-        Ok((sys.stats().total.references, dt))
+        let cpu = crate::trace::thread_cpu_seconds() - c0;
+        Ok((sys.stats().total.references, dt, cpu))
     })
 }
 

@@ -255,7 +255,7 @@ fn trace_decode_bench(py: Python<'_>, path: String, repeats: u32) -> PyResult<St
 }
 
 /// CPU time of the calling thread (excludes time spent descheduled on a busy machine).
-fn thread_cpu_seconds() -> f64 {
+pub(crate) fn thread_cpu_seconds() -> f64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

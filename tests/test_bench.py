@@ -1,0 +1,51 @@
+"""`tlblab bench engine`: the benchmark runs, counts what it simulated, and reports rates.
+
+Rates are never asserted against targets here (benchmarks print numbers; tests check that
+the numbers are real measurements of the cases named).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tlblab import _native
+from tlblab.benchmarks import engine
+
+CLI = [sys.executable, "-m", "tlblab.cli"]
+
+
+def test_bench_engine_counts_every_reference_and_times_it():
+    for tlb_only in (True, False):
+        refs, wall, cpu = _native.bench_engine("zen3", "random:pages=4096,accesses=20000", tlb_only, 0)
+        assert refs == 20000
+        assert wall > 0 and cpu > 0
+
+
+def test_bench_engine_reports_each_case_in_both_modes(monkeypatch):
+    tiny = {
+        "random": ("random:pages=1024,accesses=5000", "random:pages=1024,accesses=5000"),
+        "strided": ("strided:pages=256,stride=4096,rounds=2", "strided:pages=256,stride=4096,rounds=2"),
+    }
+    monkeypatch.setattr(engine, "CASES", tiny)
+    monkeypatch.setattr(engine.shutil, "which", lambda _: None)  # no Lackey capture here
+    out = engine.run(quick=True)
+    assert out["machine"] == "zen3"
+    assert set(out["cases"]) == {f"{m}/{c}" for m in ("tlb_only", "full") for c in tiny}
+    for case in out["cases"].values():
+        assert case["min_refs_per_s"] <= case["median_refs_per_s"] <= case["max_refs_per_s"]
+        assert case["median_cpu_refs_per_s"] > 0
+    assert out["cases"]["full/strided"]["references"] == 512
+
+
+def test_bench_cli_rejects_an_unknown_benchmark():
+    p = subprocess.run(CLI + ["bench", "no_such"], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert "unknown benchmark 'no_such'" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_bench_list_names_the_engine_benchmark():
+    p = subprocess.run(CLI + ["bench", "--list"], capture_output=True, text=True)
+    assert p.returncode == 0
+    assert any(line.startswith("engine\t") for line in p.stdout.splitlines())
