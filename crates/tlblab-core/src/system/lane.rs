@@ -1,80 +1,145 @@
-//! The memo lane: how the run loop settles runs of references that change no state.
+//! The memo lane: how the run loop settles runs of first-level TLB hits in bulk.
 //!
-//! A reference that hits the memo of its path's first TLB level (the translation of that
-//! level's previous hit, `Tlb::memo_hit`) and, with data accesses on, the line memo of its
-//! path's first cache level (`Cache::access`'s previous line) changes nothing but counters:
-//! re-touching the most recently used entry or line changes no replacement policy's state, and
-//! nothing is filled, walked or evicted. Real programs make long runs of such references (a
-//! loop's instruction fetches on one page, a stack frame's loads). Since the TLB memos cannot
-//! change during such a run, `Lane::build` copies them out once, `Lane::run` goes over as many
-//! records in a row as qualify, a few compares each, and then adds once what `System::access`
-//! would have added to the TLB counters for each of them. With data accesses on, a reference
-//! whose line is not the first cache level's memo goes through the caches on the spot
-//! (`System::load`, as `data_access` does) and the lane re-reads the line memos.
+//! Real programs make long runs of references that hit the first TLB level of their path (a
+//! loop's instruction fetches on a few code pages, loads from a stack frame and a heap
+//! object). Such a hit walks, fills and evicts nothing; all it changes besides counters is the
+//! level's replacement state and its memo. `Lane` keeps, per path (data, instruction), up to
+//! `LANE_PAGES` pages already found in the level (`Tlb::peek`, which changes nothing), goes
+//! over as many records in a row as hit one of them, a few compares each, and settles the run
+//! at its end: the counters and cycles once, and a hit (`Tlb::hit_found`) on each page touched,
+//! in the order of their last touches. That order is all the state of LRU and tree-PLRU
+//! depends on (each touch overwrites what the earlier ones wrote on its way), FIFO and random
+//! replacement ignore hits, and the memo ends on the last page touched: the level ends as it
+//! would have reference by reference. With data accesses on, a reference whose line is the
+//! first cache level's memo line is counted the same way; any other goes through the caches
+//! on the spot (`System::load`, as `data_access` does) and the lane re-reads the line memos.
 //!
 //! Exactness: `run` accepts a record only under the conditions of `System::access`'s inline
-//! case followed by `reference_memo_hit`, and mirrors their counter updates and cycles.
+//! case followed by a first-level hit, and mirrors their counter updates and cycles.
 //! `tests/reference_parity.rs` (`run_agrees_with_access_by_access`) checks every counter
 //! against `access` called record by record, on random machines and streams.
 
 use super::{System, TimingModel};
+use crate::tlb::{FoundEntry, Requester};
 use tlblab_trace::Record;
-use tlblab_types::{AccessKind, ThreadId};
+use tlblab_types::{AccessKind, PageSize, Pfn, ThreadId, VirtAddr};
 
-/// What one path (data or instruction) of the lane's thread hits without changing state.
+/// Pages per path the lane holds: enough for a loop's code, stack and a few data objects.
+const LANE_PAGES: usize = 8;
+
+/// A page of the first TLB level the lane has found (and, while it runs, nothing evicts).
 #[derive(Clone, Copy)]
-struct PathMemo {
-    /// The first TLB level's memo page (`va >> shift`); `u64::MAX` (no page number has it)
-    /// when the path has no usable memo, so nothing qualifies.
+struct LanePage {
+    /// `va >> shift` of the page.
     page: u64,
     shift: u32,
-    /// The physical address of `va` on the memo page is `pa_base + (va & offset_mask)`.
+    /// The physical address of `va` on the page is `pa_base + (va & offset_mask)`.
     pa_base: u64,
     offset_mask: u64,
+    entry: FoundEntry,
+    /// Position in the current run of the last reference to the page + 1; 0 = not touched
+    /// (for the path's current page, `PathLane::cur_last` holds it until the path moves on).
+    last_touch: u32,
+}
+
+/// No page: no `va >> shift` (shift ≥ 12) equals it.
+const NO_PAGE: LanePage = LanePage {
+    page: u64::MAX,
+    shift: 12,
+    pa_base: 0,
+    offset_mask: 0,
+    entry: FoundEntry {
+        slot: 0,
+        key: 0,
+        size: PageSize::Size4K,
+        pfn: Pfn(0),
+    },
+    last_touch: 0,
+};
+
+/// One path (data or instruction) of the lane's thread.
+#[derive(Clone, Copy)]
+struct PathLane {
+    /// The path has a first TLB level (and, with data accesses, a first cache level).
+    usable: bool,
+    pages: [LanePage; LANE_PAGES],
+    len: usize,
+    /// The page of the previous reference on this path (`pages[cur]`, copied: the check the
+    /// loop makes first) and the position + 1 of that reference.
+    cur: usize,
+    cur_page: LanePage,
+    cur_last: u32,
+    /// The first TLB level: its instance and stats index.
+    tlb: usize,
+    tlb_stat: usize,
+    /// The first TLB level's hit latency.
+    tlb_latency: u64,
     /// With data accesses: the first cache level's memo line and log2 of its line size.
     line: u64,
     line_shift: u32,
     /// The first cache level is virtually indexed and tagged: it sees `va`, not the pa.
     virtual_cache: bool,
-    tlb_stat: usize,
     /// With data accesses: (cache instance, its stats index) of the first cache level.
     cache: (usize, usize),
-    /// The first TLB level's hit latency.
-    tlb_latency: u64,
-    /// The cycles `System::access` charges each such reference (whose line, with data
-    /// accesses, is the cache's memo).
+    /// The cycles `System::access` charges a first-level hit whose line, with data accesses,
+    /// is the cache's memo.
     cycles: u64,
 }
 
-const NO_MEMO: PathMemo = PathMemo {
-    page: u64::MAX,
-    shift: 12,
-    pa_base: 0,
-    offset_mask: 0,
+const NO_PATH: PathLane = PathLane {
+    usable: false,
+    pages: [NO_PAGE; LANE_PAGES],
+    len: 0,
+    cur: 0,
+    cur_page: NO_PAGE,
+    cur_last: 0,
+    tlb: 0,
+    tlb_stat: 0,
+    tlb_latency: 0,
     line: u64::MAX,
     line_shift: 0,
     virtual_cache: false,
-    tlb_stat: 0,
     cache: (0, 0),
-    tlb_latency: 0,
     cycles: 0,
 };
 
-/// The memos of one software thread running on its hardware thread, by path
+impl PathLane {
+    /// Makes `pages[i]` the current page, recording the last touch of the one it replaces.
+    #[inline]
+    fn switch_to(&mut self, i: usize) {
+        if self.cur_last != 0 {
+            self.pages[self.cur].last_touch = self.cur_last;
+        }
+        self.cur = i;
+        self.cur_page = self.pages[i];
+        self.cur_last = 0;
+    }
+
+    /// Records the current page's last touch (before a settle).
+    fn commit(&mut self) {
+        if self.cur_last != 0 {
+            self.pages[self.cur].last_touch = self.cur_last;
+            self.cur_last = 0;
+        }
+    }
+}
+
+/// The lane of one software thread running on its hardware thread, by path
 /// (`[data, instruction]`, as `Cpu::first_tlb`).
 pub(super) struct Lane {
     pub(super) thread: ThreadId,
     pub(super) cpu: usize,
     core: usize,
+    req: Requester,
     data: bool,
     overlap: bool,
-    paths: [PathMemo; 2],
+    paths: [PathLane; 2],
 }
 
 /// What a run of the lane adds up, by path (`[data, instruction]`).
 #[derive(Default)]
 struct Tally {
-    /// References (first-level TLB memo hits).
+    /// References (first-level TLB hits).
     refs: [u64; 2],
     /// Of those, with data accesses: the ones whose line was the first cache level's memo.
     line_hits: [u64; 2],
@@ -86,7 +151,7 @@ struct Tally {
 
 impl Lane {
     /// The lane of `thread`, or None when none of its references can take it (unknown thread,
-    /// not the one running on its hardware thread, no memo on either path).
+    /// not the one running on its hardware thread, no first TLB level on either path).
     pub(super) fn build(sys: &System, thread: ThreadId) -> Option<Lane> {
         let st = match sys.threads.get(thread.0 as usize) {
             Some(Some(s)) => *s,
@@ -95,30 +160,23 @@ impl Lane {
         if sys.current[st.cpu] != Some(thread) {
             return None;
         }
-        let req = sys.requester(st);
         let cpu = &sys.cpus[st.cpu];
         let core = &sys.cores[cpu.core];
         let data = sys.options.data_accesses;
         let overlap = sys.config.timing.model == TimingModel::Overlap;
-        let mut paths = [NO_MEMO; 2];
-        for (p, memo) in paths.iter_mut().enumerate() {
+        let mut paths = [NO_PATH; 2];
+        for (p, lane) in paths.iter_mut().enumerate() {
             let Some((t, tlb_stat)) = cpu.first_tlb[p] else {
                 continue;
             };
-            let tlb = &sys.tlbs[t];
-            let Some((page, shift, pfn)) = tlb.memo_page(req) else {
-                continue;
-            };
-            let tlb_latency = tlb.config.latency;
-            let mut m = PathMemo {
-                page,
-                shift,
-                pa_base: pfn.0 << 12,
-                offset_mask: (1u64 << shift) - 1,
+            let tlb_latency = sys.tlbs[t].config.latency;
+            let mut l = PathLane {
+                usable: true,
+                tlb: t,
                 tlb_stat,
                 tlb_latency,
                 cycles: tlb_latency,
-                ..NO_MEMO
+                ..NO_PATH
             };
             if data {
                 // A path without caches goes to memory: rare enough to leave to `access`.
@@ -128,46 +186,79 @@ impl Lane {
                 };
                 let cache = &sys.caches[r.cache];
                 let (line, line_shift) = cache.memo_line();
-                m.line = line.unwrap_or(u64::MAX);
-                m.line_shift = line_shift;
-                m.virtual_cache = cache.is_virtual();
-                m.cache = (r.cache, r.stat);
+                l.line = line.unwrap_or(u64::MAX);
+                l.line_shift = line_shift;
+                l.virtual_cache = cache.is_virtual();
+                l.cache = (r.cache, r.stat);
                 let lat = cache.config.latency;
-                m.cycles = if overlap {
+                l.cycles = if overlap {
                     tlb_latency.max(lat)
                 } else {
                     tlb_latency + lat
                 };
             }
-            *memo = m;
+            *lane = l;
         }
-        if paths.iter().all(|m| m.page == u64::MAX) {
+        if paths.iter().all(|l| !l.usable) {
             return None;
         }
         Some(Lane {
             thread,
             cpu: st.cpu,
             core: cpu.core,
+            req: sys.requester(st),
             data,
             overlap,
             paths,
         })
     }
 
+    /// Makes the lane page of `path` holding `va` the current one, adding it if the first
+    /// TLB level holds it and there is room; false when the reference is not a first-level hit
+    /// the lane can take.
+    #[inline(never)]
+    fn move_to_page(&mut self, sys: &System, path: usize, va: u64) -> bool {
+        let l = &mut self.paths[path];
+        if let Some(i) = (0..l.len).find(|&i| va >> l.pages[i].shift == l.pages[i].page) {
+            l.switch_to(i);
+            return true;
+        }
+        if !l.usable || l.len == LANE_PAGES {
+            return false;
+        }
+        let Some(entry) = sys.tlbs[l.tlb].peek(VirtAddr(va), self.req) else {
+            return false;
+        };
+        let shift = entry.size.shift();
+        l.pages[l.len] = LanePage {
+            page: va >> shift,
+            shift,
+            pa_base: entry.pfn.0 << 12,
+            offset_mask: (1u64 << shift) - 1,
+            entry,
+            last_touch: 0,
+        };
+        l.len += 1;
+        l.switch_to(l.len - 1);
+        true
+    }
+
     /// Reads the first cache level's memo line of each path again (after a data access that
     /// may have moved it; the two paths may share the level).
     fn reload_lines(&mut self, sys: &System) {
-        for m in self.paths.iter_mut() {
-            if m.page != u64::MAX {
-                m.line = sys.caches[m.cache.0].memo_line().0.unwrap_or(u64::MAX);
+        for l in self.paths.iter_mut() {
+            if l.usable {
+                l.line = sys.caches[l.cache.0].memo_line().0.unwrap_or(u64::MAX);
             }
         }
     }
 
     /// Simulates the records from the start of `records` that are references of the lane's
-    /// thread hitting their path's first-level TLB memo; returns how many it took (stopping at
-    /// the first other record).
+    /// thread hitting their path's first TLB level; returns how many it took (stopping at the
+    /// first other record).
     pub(super) fn run(&mut self, sys: &mut System, records: &[Record]) -> usize {
+        // Touches are ordered by position in the run, a u32.
+        let records = &records[..records.len().min(u32::MAX as usize - 1)];
         // Two copies of the loop: TLB-only studies skip the data checks altogether.
         if self.data {
             self.run_with::<true>(sys, records)
@@ -180,6 +271,9 @@ impl Lane {
     fn run_with<const DATA: bool>(&mut self, sys: &mut System, records: &[Record]) -> usize {
         let mut t = Tally::default();
         let mut taken = records.len();
+        // The position + 1 of each path's latest reference (its current page's last touch so
+        // far), kept here rather than in `paths` on the per-record path.
+        let mut last = [self.paths[0].cur_last, self.paths[1].cur_last];
         for (n, r) in records.iter().enumerate() {
             let Record::Access(a) = r else {
                 taken = n;
@@ -192,22 +286,29 @@ impl Lane {
                 break;
             }
             let path = a.kind.is_instr() as usize;
-            let p = &self.paths[path];
-            if va >> p.shift != p.page {
-                taken = n;
-                break;
+            let cur = &self.paths[path].cur_page;
+            if va >> cur.shift != cur.page {
+                self.paths[path].cur_last = last[path];
+                if !self.move_to_page(sys, path, va) {
+                    taken = n;
+                    break;
+                }
             }
+            // Record positions + 1 order the touches (`run` caps runs below 2^32 records).
+            last[path] = n as u32 + 1;
             t.refs[path] += 1;
+            let l = &self.paths[path];
+            let page = &l.cur_page;
             if !DATA {
                 continue;
             }
             let store = a.kind == AccessKind::Store;
-            let addr = if p.virtual_cache {
+            let addr = if l.virtual_cache {
                 va
             } else {
-                p.pa_base + (va & p.offset_mask)
+                page.pa_base + (va & page.offset_mask)
             };
-            if addr >> p.line_shift == p.line {
+            if addr >> l.line_shift == l.line {
                 t.line_hits[path] += 1;
                 t.memo_line_written |= store;
                 continue;
@@ -234,6 +335,8 @@ impl Lane {
             t.other_cycles += self.cycles_with(path, lat);
             self.reload_lines(sys);
         }
+        self.paths[0].cur_last = last[0];
+        self.paths[1].cur_last = last[1];
         self.settle(sys, &t);
         taken
     }
@@ -250,33 +353,52 @@ impl Lane {
         }
     }
 
-    /// Adds what `System::access` adds for the references of a run.
-    fn settle(&self, sys: &mut System, t: &Tally) {
+    /// Adds what `System::access` adds for the references of a run: counters and cycles, then
+    /// a hit on each page touched, in the order of the last touches (the two paths may share
+    /// their first level, so their touches are replayed as one sequence).
+    fn settle(&mut self, sys: &mut System, t: &Tally) {
         let refs = t.refs[0] + t.refs[1];
         if refs == 0 {
             return;
+        }
+        let mut touched = [(0u32, 0usize, 0usize); 2 * LANE_PAGES];
+        let mut k = 0;
+        for (path, l) in self.paths.iter_mut().enumerate() {
+            l.commit();
+            for (i, page) in l.pages[..l.len].iter_mut().enumerate() {
+                if page.last_touch != 0 {
+                    touched[k] = (page.last_touch, path, i);
+                    k += 1;
+                    page.last_touch = 0;
+                }
+            }
+        }
+        touched[..k].sort_unstable();
+        for &(_, path, i) in &touched[..k] {
+            let l = &self.paths[path];
+            sys.tlbs[l.tlb].hit_found(&l.pages[i].entry, self.req);
         }
         let cs = &mut sys.cpu_stats[self.cpu];
         cs.references += refs;
         cs.instr_references += t.refs[1];
         let mut cycles = t.other_cycles;
-        for (path, m) in self.paths.iter().enumerate() {
+        for (path, l) in self.paths.iter().enumerate() {
             let k = t.refs[path];
             if k == 0 {
                 continue;
             }
-            let l = &mut cs.tlb[m.tlb_stat];
-            l.accesses += k;
-            l.hits += k;
+            let s = &mut cs.tlb[l.tlb_stat];
+            s.accesses += k;
+            s.hits += k;
             if self.data {
                 let hits = t.line_hits[path];
-                let c = &mut cs.cache[m.cache.1];
+                let c = &mut cs.cache[l.cache.1];
                 c.accesses += hits;
                 c.hits += hits;
-                cs.data_by_source[m.cache.1] += hits;
-                cycles += hits * m.cycles;
+                cs.data_by_source[l.cache.1] += hits;
+                cycles += hits * l.cycles;
             } else {
-                cycles += k * m.cycles;
+                cycles += k * l.cycles;
             }
         }
         if t.memo_line_written {

@@ -1451,7 +1451,7 @@ impl System {
         // to the general path, `skip` doubling with each consecutive failure up to
         // LANE_MAX_BACKOFF and resetting on a success. The lane only ever changes speed, never
         // a result (tests/reference_parity.rs compares runs with access-by-access).
-        const LANE_MAX_BACKOFF: u32 = 16;
+        const LANE_MAX_BACKOFF: u32 = 64;
         let mut lane: Option<Lane> = None;
         let mut lane_stale = true;
         let mut backoff = 0u32;

@@ -202,6 +202,15 @@ pub struct Requester {
     pub hw_thread: u8,
 }
 
+/// An entry `Tlb::peek` found: where it is, its key and page size, its frame.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FoundEntry {
+    pub slot: usize,
+    pub key: u64,
+    pub size: PageSize,
+    pub pfn: Pfn,
+}
+
 /// The result of a hit.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct TlbHit {
@@ -411,16 +420,52 @@ impl Tlb {
     /// `lookup_search` tries, so a verified hint there is the answer the search would give.
     #[inline(always)]
     fn hint_hit(&mut self, va: VirtAddr, req: Requester) -> Option<TlbHit> {
+        let (slot, key, size) = self.hint_find(va, req)?;
+        Some(self.hit_slot(slot, key, size, req))
+    }
+
+    /// `hint_hit` without its effects: (slot, key, size).
+    #[inline(always)]
+    fn hint_find(&self, va: VirtAddr, req: Requester) -> Option<(usize, u64, PageSize)> {
         let size = *self
             .sizes
             .iter()
             .find(|s| self.size_count[s.index()] != 0)?;
         let key = pack(va.0 >> size.shift(), size);
         let h = self.hint[hint_hash(key) & self.hint_mask] as usize;
-        if h != 0 && self.keys[h - 1] == key && self.tags_match(h - 1, req) {
-            return Some(self.hit_slot(h - 1, key, size, req));
-        }
-        None
+        (h != 0 && self.keys[h - 1] == key && self.tags_match(h - 1, req))
+            .then_some((h - 1, key, size))
+    }
+
+    /// Where `lookup` would hit, without changing any state, found in the same order (memo,
+    /// hint, filter, search): `hit_found` on it then has `lookup`'s effects, except for the hint
+    /// table, which only speeds lookups up. For the memo lane.
+    pub(crate) fn peek(&self, va: VirtAddr, req: Requester) -> Option<FoundEntry> {
+        let (slot, key, size) = if self.memo_hit(va, req).is_some() {
+            (self.memo_slot, self.memo_key, self.memo_size)
+        } else if let Some(found) = (!self.hint.is_empty())
+            .then(|| self.hint_find(va, req))
+            .flatten()
+        {
+            found
+        } else if !self.present.is_empty() && self.surely_absent_all_sizes(va) {
+            return None;
+        } else {
+            let (slot, key, size, _) = self.search(va, req)?;
+            (slot, key, size)
+        };
+        Some(FoundEntry {
+            slot,
+            key,
+            size,
+            pfn: self.pfn[slot],
+        })
+    }
+
+    /// Records a hit on an entry `peek` found (nothing filled or evicted since).
+    #[inline]
+    pub(crate) fn hit_found(&mut self, f: &FoundEntry, req: Requester) {
+        self.hit_slot(f.slot, f.key, f.size, req);
     }
 
     /// Records a hit on `slot`: replacement state, then the memo.
@@ -466,25 +511,28 @@ impl Tlb {
         None
     }
 
-    /// The memo as (page number `va >> shift`, shift, pfn) if it holds a translation for `req`:
-    /// while it does, every reference to that page by `req` is a `memo_hit` with that pfn
-    /// (the system's memo lane counts such runs without calling in here per reference).
-    #[inline]
-    pub(crate) fn memo_page(&self, req: Requester) -> Option<(u64, u32, Pfn)> {
-        (self.memo_slot != usize::MAX && self.memo_req == req).then(|| {
-            (
-                self.memo_key >> 3,
-                self.memo_size.shift(),
-                self.pfn[self.memo_slot],
-            )
-        })
-    }
-
     /// `lookup` past the memo: the search of every page size's set.
     #[inline(never)]
     fn lookup_search(&mut self, va: VirtAddr, req: Requester) -> Option<TlbHit> {
-        for i in 0..self.sizes.len() {
-            let size = self.sizes[i];
+        match self.search(va, req) {
+            Some((slot, key, size, scanned)) => {
+                if scanned && !self.hint.is_empty() {
+                    self.hint[hint_hash(key) & self.hint_mask] = slot as u32 + 1;
+                }
+                Some(self.hit_slot(slot, key, size, req))
+            }
+            None => {
+                self.memo_slot = usize::MAX;
+                None
+            }
+        }
+    }
+
+    /// The search of every page size's set, smallest size first: (slot, key, size, whether
+    /// the set was scanned rather than the hint taken).
+    #[inline(always)]
+    fn search(&self, va: VirtAddr, req: Requester) -> Option<(usize, u64, PageSize, bool)> {
+        for &size in &self.sizes {
             if self.size_count[size.index()] == 0 {
                 continue;
             }
@@ -496,7 +544,7 @@ impl Tlb {
             if !self.hint.is_empty() {
                 let h = self.hint[hint_hash(key) & self.hint_mask] as usize;
                 if h != 0 && self.keys[h - 1] == key && self.tags_match(h - 1, req) {
-                    return Some(self.hit_slot(h - 1, key, size, req));
+                    return Some((h - 1, key, size, false));
                 }
             }
             let set = self.index.set_of(vpn);
@@ -510,16 +558,12 @@ impl Tlb {
                     m &= m - 1;
                     let slot = base + w;
                     if self.tags_match(slot, req) {
-                        if !self.hint.is_empty() {
-                            self.hint[hint_hash(key) & self.hint_mask] = slot as u32 + 1;
-                        }
-                        return Some(self.hit_slot(slot, key, size, req));
+                        return Some((slot, key, size, true));
                     }
                 }
                 chunk = end;
             }
         }
-        self.memo_slot = usize::MAX;
         None
     }
 
