@@ -379,6 +379,39 @@ impl PageTable {
         None
     }
 
+    /// Asks the host to bring the entry a walk of `va` would end at into its caches, following
+    /// the child links as far as they exist (upper levels are few and stay cached; the last
+    /// entry, one of many in a large random footprint, is the miss worth hiding). The run loop
+    /// calls it for a record some way ahead. A hint to the host only: nothing simulated changes.
+    /// Tables smaller than this (bytes of entries) stay in the host's caches, where a prefetch
+    /// only costs (measured: strided and pointer-chase workloads with 0.25-1 MiB of entries
+    /// ran 8-12% slower with it, a 4 MiB random one 40-70% faster).
+    #[inline]
+    pub fn prefetch_walk(&self, va: VirtAddr) {
+        const MIN_BYTES: usize = 2 << 20;
+        if self.slots.len() * std::mem::size_of::<Slot>() < MIN_BYTES {
+            return;
+        }
+        let mut node = 0u32;
+        for level in 0..self.levels.len() {
+            let first = self.nodes[node as usize].first_slot as usize;
+            let Some(slot) = self.slots.get(first + self.index(level, va)) else {
+                return;
+            };
+            if slot.child == 0 || level + 2 == self.levels.len() {
+                // The next table down, if any, is the last level: prefetch its entry.
+                if slot.child != 0 {
+                    let child = self.nodes[(slot.child - 1) as usize].first_slot as usize;
+                    if let Some(leaf) = self.slots.get(child + self.index(level + 1, va)) {
+                        prefetch(leaf);
+                    }
+                }
+                return;
+            }
+            node = slot.child - 1;
+        }
+    }
+
     /// Translation without recording the path.
     pub fn translate(&self, va: VirtAddr) -> Option<Leaf> {
         let mut p = WalkPath::default();
@@ -401,4 +434,16 @@ impl PageTable {
     pub fn levels(&self) -> &'static [LevelGeom] {
         self.levels
     }
+}
+
+/// Prefetches the cache line of `x` into the host's caches (a no-op off x86-64).
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint and never faults; `x` is a valid reference anyway.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch((x as *const T).cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }

@@ -1452,6 +1452,7 @@ impl System {
         // LANE_MAX_BACKOFF and resetting on a success. The lane only ever changes speed, never
         // a result (tests/reference_parity.rs compares runs with access-by-access).
         const LANE_MAX_BACKOFF: u32 = 64;
+        const PREFETCH_AHEAD: usize = 8;
         let mut lane: Option<Lane> = None;
         let mut lane_stale = true;
         let mut backoff = 0u32;
@@ -1489,6 +1490,14 @@ impl System {
                 }
             }
             lane_stale = true;
+            // This record takes the general path, which may walk: hint the host to fetch the
+            // page-table entry a record ahead will need (random footprints are host-memory
+            // bound). Changes nothing simulated.
+            if let Some(Record::Access(ahead)) = records.get(i + PREFETCH_AHEAD) {
+                if let Some(Some(st)) = self.threads.get(ahead.thread.0 as usize) {
+                    self.spaces[st.space].pt.prefetch_walk(ahead.vaddr);
+                }
+            }
             match r {
                 Record::Access(a) => {
                     if !single {
