@@ -1,4 +1,5 @@
-//! The tag search shared by TLB levels and caches: which ways of a set hold a key.
+//! The tag search shared by TLB levels and caches (which ways of a set hold a key), and the
+//! host prefetch hint the run loop uses.
 
 /// Bit w set where `row[w] == key` (row.len() ≤ 64): two keys per SSE4.1 compare where the
 /// target has it (x86-64-v2, see .cargo/config.toml), a branch-free scalar loop elsewhere.
@@ -45,3 +46,19 @@ pub(crate) fn match_mask(row: &[u64], key: u64) -> u64 {
     m
 }
 
+
+/// Asks the host to bring the cache line of `x` into its caches (a no-op off x86-64). A hint:
+/// it never faults and changes nothing the program can observe.
+#[inline(always)]
+pub(crate) fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint and never faults; `x` is a valid reference anyway.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(
+            (x as *const T).cast::<i8>(),
+            std::arch::x86_64::_MM_HINT_T0,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}

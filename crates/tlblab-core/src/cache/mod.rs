@@ -209,6 +209,30 @@ impl Cache {
         hit
     }
 
+    /// Whether this level's state is large enough that its sets miss in the host's caches on
+    /// a random footprint (tags over 1 MiB), so that `prefetch` pays.
+    pub(crate) fn worth_prefetching(&self) -> bool {
+        self.tags.len() * std::mem::size_of::<u64>() > 1 << 20
+    }
+
+    /// Asks the host to bring the state of `addr`'s set (tags, dirty bits, replacement order)
+    /// into its caches ahead of an access. A hint to the host only: nothing simulated changes.
+    #[inline]
+    pub(crate) fn prefetch(&self, addr: u64) {
+        let line = addr >> self.line_shift;
+        let set = match self.set_mask {
+            Some(m) => (line & m) as usize,
+            None => (line % self.sets) as usize,
+        };
+        let base = set * self.ways;
+        let row = &self.tags[base..base + self.ways];
+        for tags in row.chunks(8) {
+            crate::simd::prefetch(&tags[0]);
+        }
+        crate::simd::prefetch(&self.dirty[base]);
+        self.repl.prefetch(set);
+    }
+
     /// The first way of the set at `base` whose tag is `tag`.
     #[inline]
     fn find(&self, base: usize, tag: u64) -> Option<usize> {

@@ -379,17 +379,22 @@ impl PageTable {
         None
     }
 
+    /// Whether the entries outgrow the host's caches (over 2 MiB). Smaller tables stay cached,
+    /// where a prefetch only costs (measured: strided and pointer-chase workloads with 0.25-1
+    /// MiB of entries ran 8-12% slower with it, a 4 MiB random one 40-70% faster).
+    #[inline]
+    pub fn worth_prefetching(&self) -> bool {
+        self.slots.len() * std::mem::size_of::<Slot>() > 2 << 20
+    }
+
     /// Asks the host to bring the entry a walk of `va` would end at into its caches, following
     /// the child links as far as they exist (upper levels are few and stay cached; the last
     /// entry, one of many in a large random footprint, is the miss worth hiding). The run loop
     /// calls it for a record some way ahead. A hint to the host only: nothing simulated changes.
-    /// Tables smaller than this (bytes of entries) stay in the host's caches, where a prefetch
-    /// only costs (measured: strided and pointer-chase workloads with 0.25-1 MiB of entries
-    /// ran 8-12% slower with it, a 4 MiB random one 40-70% faster).
+    /// See `worth_prefetching`.
     #[inline]
     pub fn prefetch_walk(&self, va: VirtAddr) {
-        const MIN_BYTES: usize = 2 << 20;
-        if self.slots.len() * std::mem::size_of::<Slot>() < MIN_BYTES {
+        if !self.worth_prefetching() {
             return;
         }
         let mut node = 0u32;
@@ -403,7 +408,7 @@ impl PageTable {
                 if slot.child != 0 {
                     let child = self.nodes[(slot.child - 1) as usize].first_slot as usize;
                     if let Some(leaf) = self.slots.get(child + self.index(level + 1, va)) {
-                        prefetch(leaf);
+                        crate::simd::prefetch(leaf);
                     }
                 }
                 return;
@@ -434,16 +439,4 @@ impl PageTable {
     pub fn levels(&self) -> &'static [LevelGeom] {
         self.levels
     }
-}
-
-/// Prefetches the cache line of `x` into the host's caches (a no-op off x86-64).
-#[inline(always)]
-fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint and never faults; `x` is a valid reference anyway.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch((x as *const T).cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }

@@ -34,4 +34,9 @@ impl Lru {
     pub fn victim_any(&self, set: usize) -> usize {
         self.order.oldest(set)
     }
+
+    #[inline]
+    pub(crate) fn prefetch(&self, set: usize) {
+        self.order.prefetch(set);
+    }
 }

@@ -94,6 +94,16 @@ impl Replacement {
         }
     }
 
+    /// Host prefetch hint for the state of `set` (only the packed LRU/FIFO order is worth it).
+    #[inline]
+    pub(crate) fn prefetch(&self, set: usize) {
+        match self {
+            Replacement::Lru(p) => p.prefetch(set),
+            Replacement::Fifo(p) => p.prefetch(set),
+            Replacement::Plru(_) | Replacement::Random(_) => {}
+        }
+    }
+
     /// The victim when every way may be chosen (no locked entries): the common, fast case.
     #[inline(always)]
     pub fn victim_any(&mut self, set: usize) -> usize {

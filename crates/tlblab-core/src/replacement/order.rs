@@ -53,6 +53,14 @@ impl OrderList {
         }
     }
 
+    /// Host prefetch hint for the order of `set` (the packed form: one word per set).
+    #[inline]
+    pub(crate) fn prefetch(&self, set: usize) {
+        if let OrderList::Packed(p) = self {
+            crate::simd::prefetch(&p.sets[set]);
+        }
+    }
+
     /// The oldest way allowed by `allowed`, walking from the oldest. O(ways) worst case.
     #[inline]
     pub(crate) fn oldest_allowed(&self, set: usize, allowed: &[u64]) -> usize {

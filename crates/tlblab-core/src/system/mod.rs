@@ -230,6 +230,8 @@ pub struct System {
     pub(crate) cache_names: Vec<String>,
     pub(crate) mem_source: usize,
     pub(crate) mem_latency: u64,
+    /// Some cache level's state outgrows the host's caches (`Cache::worth_prefetching`).
+    big_caches: bool,
     pub(crate) path: WalkPath,
     pub(crate) references: u64,
     /// First virtual address the page-table format cannot translate.
@@ -398,8 +400,10 @@ impl System {
         let ncpus = cpus.len();
         let va_limit = config.page_table.format.va_limit();
         let unit = UnitStats::new(tlb_names.len(), cache_names.len());
+        let big_caches = caches.iter().any(Cache::worth_prefetching);
         Ok(System {
             mem_latency: config.memory.latency,
+            big_caches,
             config,
             options,
             tlbs,
@@ -1452,7 +1456,7 @@ impl System {
         // LANE_MAX_BACKOFF and resetting on a success. The lane only ever changes speed, never
         // a result (tests/reference_parity.rs compares runs with access-by-access).
         const LANE_MAX_BACKOFF: u32 = 64;
-        const PREFETCH_AHEAD: usize = 8;
+        const PREFETCH_AHEAD: usize = 16;
         let mut lane: Option<Lane> = None;
         let mut lane_stale = true;
         let mut backoff = 0u32;
@@ -1498,6 +1502,9 @@ impl System {
                     self.spaces[st.space].pt.prefetch_walk(ahead.vaddr);
                 }
             }
+            if let Some(Record::Access(near)) = records.get(i + PREFETCH_AHEAD / 2) {
+                self.prefetch_cache_sets(near);
+            }
             match r {
                 Record::Access(a) => {
                     if !single {
@@ -1519,6 +1526,40 @@ impl System {
             i += 1;
         }
         Ok(records.len())
+    }
+
+    /// Host prefetch hints for the simulated cache sets a coming access will touch: its leaf
+    /// page-table entry's (through the walker's caches) and its data's, in cache levels whose
+    /// state outgrows the host's caches. The run loop calls it for a record some way ahead,
+    /// after `PageTable::prefetch_walk` has hinted the entry it reads here. Reads only: nothing
+    /// simulated changes.
+    fn prefetch_cache_sets(&self, a: &Access) {
+        if !self.options.caches || self.host.is_some() || !self.big_caches {
+            return;
+        }
+        let Some(Some(st)) = self.threads.get(a.thread.0 as usize) else {
+            return;
+        };
+        let mut walk = WalkPath::default();
+        let Some(leaf) = self.spaces[st.space].pt.walk_from(a.vaddr, 0, 0, &mut walk) else {
+            return;
+        };
+        let core = &self.cores[self.cpus[st.cpu].core];
+        let hint = |caches: &[CacheRef], pa: u64, va: u64| {
+            for r in caches {
+                let c = &self.caches[r.cache];
+                if c.worth_prefetching() {
+                    c.prefetch(if c.is_virtual() { va } else { pa });
+                }
+            }
+        };
+        let pte = walk.refs[walk.len - 1].0;
+        hint(&core.wcache, pte, pte);
+        if self.options.data_accesses {
+            let pa = (leaf.pfn.0 << 12) + (a.vaddr.0 & (leaf.size.bytes() - 1));
+            let caches = if a.kind.is_instr() { &core.icache } else { &core.dcache };
+            hint(caches, pa, a.vaddr.0);
+        }
     }
 
     fn drain(&mut self, queues: &mut [VecDeque<Access>], limit: u64) -> Result<(), SimError> {
