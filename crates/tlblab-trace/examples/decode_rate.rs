@@ -32,7 +32,8 @@ fn main() {
         let mut r = TraceReader::open(&path).unwrap();
         let meta = r.meta.clone();
         let out = std::path::PathBuf::from(&args[4]);
-        let s = tlblab_trace::format::writer::write_source(&mut r, &out, &meta, Default::default()).unwrap();
+        let s = tlblab_trace::format::writer::write_source(&mut r, &out, &meta, Default::default())
+            .unwrap();
         println!("{} records -> {}", s.records, out.display());
         return;
     }

@@ -10,7 +10,9 @@ use tlblab_types::{AccessKind, CoreId, SplitMix64, ThreadId, VirtAddr};
 include!("fixture_records.rs.inc");
 
 fn fixture(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
 }
 
 #[test]
@@ -31,6 +33,10 @@ fn a_version_1_file_seeks() {
         r.seek_record(n).unwrap();
         let mut out = Vec::new();
         r.fill(&mut out, 3).unwrap();
-        assert_eq!(out[..], want[n as usize..(n as usize + 3).min(want.len())], "seek {n}");
+        assert_eq!(
+            out[..],
+            want[n as usize..(n as usize + 3).min(want.len())],
+            "seek {n}"
+        );
     }
 }

@@ -492,10 +492,7 @@ fn scan_group_sse2(g: &[u8; 16]) -> (usize, u64, u64) {
     let mask = unsafe {
         let v = _mm_loadu_si128(g.as_ptr() as *const __m128i);
         let esc = _mm_cmpeq_epi8(_mm_and_si128(v, _mm_set1_epi8(0x1f)), _mm_setzero_si128());
-        let vsz = _mm_cmpeq_epi8(
-            _mm_and_si128(v, _mm_set1_epi8(0x1d)),
-            _mm_set1_epi8(0x1d),
-        );
+        let vsz = _mm_cmpeq_epi8(_mm_and_si128(v, _mm_set1_epi8(0x1d)), _mm_set1_epi8(0x1d));
         _mm_movemask_epi8(_mm_or_si128(esc, vsz)) as u32
     };
     let run = (mask | 0x1_0000).trailing_zeros() as usize;
@@ -561,24 +558,20 @@ impl Decoder {
         max: usize,
     ) -> Result<usize, DecodeError> {
         match self.scan {
-            #[cfg(target_arch = "x86_64")]
-            Scan::Auto => self.decode_with(buf, len, out, max, scan_group_sse2, true),
-            #[cfg(not(target_arch = "x86_64"))]
-            Scan::Auto => self.decode_with(buf, len, out, max, scan_group_word, true),
-            Scan::Word => self.decode_with(buf, len, out, max, scan_group_word, true),
-            Scan::Checked => self.decode_with(buf, len, out, max, scan_group_word, false),
+            Scan::Auto => self.decode_with::<1>(buf, len, out, max),
+            Scan::Word => self.decode_with::<0>(buf, len, out, max),
+            Scan::Checked => self.decode_with::<2>(buf, len, out, max),
         }
     }
 
+    /// `SCAN`: 0 word scan, 1 the best scan for the target, 2 no group path.
     #[inline(always)]
-    fn decode_with(
+    fn decode_with<const SCAN: u8>(
         &mut self,
         buf: &[u8],
         len: usize,
         out: &mut Vec<Record>,
         max: usize,
-        scan: impl Fn(&[u8; 16]) -> (usize, u64, u64),
-        fast: bool,
     ) -> Result<usize, DecodeError> {
         assert!(buf.len() >= len + PAD, "payload buffer must be padded");
         let buf = &buf[..len + PAD];
@@ -587,19 +580,13 @@ impl Decoder {
         let mut done = 0usize;
         // The group path reads each access's address as the 8 bytes that end at its field, so
         // it needs 8 bytes before the data stream (the tags and the tag count are there).
-        let fast = fast && self.tend >= 8;
+        let fast = SCAN != 2 && self.tend >= 8;
         while done < n {
-            if fast && self.tp + 16 <= len + PAD {
-                let g: &[u8; 16] = buf[self.tp..self.tp + 16].try_into().unwrap();
-                let (run, n0, n1) = scan(g);
-                let r = run.min(self.tend - self.tp).min(n - done);
-                if r > 0 {
-                    let need = run_bytes(n0, n1, r);
-                    if self.dp + need <= len {
-                        self.run_plain(buf, r, out);
-                        done += r;
-                        continue;
-                    }
+            if fast {
+                let k = self.run_groups::<SCAN>(buf, len, out, n - done);
+                done += k;
+                if done >= n {
+                    break;
                 }
             }
             // One item, with every check.
@@ -626,53 +613,93 @@ impl Decoder {
         Ok(done)
     }
 
-    /// Decodes `r` plain access tags at `tp`, whose address fields end at or before the
-    /// payload's end, into `out`'s spare capacity (at least `r` records reserved).
+    /// Decodes groups of plain access tags from `tp` on, at most `room` records, into `out`'s
+    /// spare capacity (at least `room` records reserved); stops where a group does not start
+    /// with a plain tag or its address fields would run past the payload's end, leaving that
+    /// to the checked path. Returns the records written.
     #[inline(never)]
-    fn run_plain(&mut self, buf: &[u8], r: usize, out: &mut Vec<Record>) {
+    fn run_groups<const SCAN: u8>(
+        &mut self,
+        buf: &[u8],
+        len: usize,
+        out: &mut Vec<Record>,
+        room: usize,
+    ) -> usize {
+        debug_assert!(out.capacity() - out.len() >= room && self.tend >= 8);
+        debug_assert!(buf.len() >= len + PAD && self.tend <= len);
         let State { thread, ni, ld, sd } = self.st;
         let (mut ni, mut ld, mut sd) = (ni, ld, sd);
         let thread = ThreadId(thread);
-        let mut dp = self.dp;
-        let tags = &buf[self.tp..self.tp + r];
-        debug_assert!(out.capacity() - out.len() >= r && dp >= 8);
-        // SAFETY: the caller checked that `tp + r <= tend` (so `tags` is in bounds, checked by
-        // the slice above), that the `r` tags are plain and that their address fields, read in
-        // order from `dp`, end at or before the payload's end: each read below covers the 8
-        // bytes ending at that field's end, `dp - 8 + n >= tend - 8 >= 0` (the caller requires
-        // `tend >= 8`), so every read is inside `buf`. At least `r` records of capacity are
-        // reserved past `out.len()`, and exactly `r` are written before `set_len`.
-        unsafe {
-            let base = buf.as_ptr();
-            let dst = out.as_mut_ptr().add(out.len());
-            for (k, &t) in tags.iter().enumerate() {
-                let info = *TAG.get_unchecked(t as usize);
-                let dpn = dp + info.n as usize;
-                let raw = (base.add(dpn - 8) as *const u64).read_unaligned();
-                dp = dpn;
-                let delta = (((raw as i64) >> info.sh) as u64) & info.keep;
-                // Fetches and data accesses interleave unpredictably in real traces: selects,
-                // never branches.
-                let data = info.data != 0;
-                let delta = select_unpredictable(info.pred != 0, sd, delta);
-                let addr = select_unpredictable(data, ld, ni).wrapping_add(delta);
-                ni = select_unpredictable(data, ni, addr.wrapping_add(info.size as u64));
-                sd = select_unpredictable(data, addr.wrapping_sub(ld), sd);
-                ld = select_unpredictable(data, addr, ld);
-                dst.add(k).write(Record::Access(Access {
-                    thread,
-                    kind: info.kind,
-                    vaddr: VirtAddr(addr),
-                    size: info.size,
-                }));
+        let (mut tp, tend, mut dp) = (self.tp, self.tend, self.dp);
+        let mut done = 0usize;
+        while tp < tend && done < room {
+            // In bounds: tp < tend <= len and buf holds PAD (16) bytes past len.
+            let g: &[u8; 16] = buf[tp..tp + 16].try_into().unwrap();
+            #[cfg(target_arch = "x86_64")]
+            let (run, n0, n1) = if SCAN == 1 {
+                scan_group_sse2(g)
+            } else {
+                scan_group_word(g)
+            };
+            #[cfg(not(target_arch = "x86_64"))]
+            let (run, n0, n1) = scan_group_word(g);
+            let r = run.min(tend - tp).min(room - done);
+            if r == 0 || dp + run_bytes(n0, n1, r) > len {
+                break;
             }
-            out.set_len(out.len() + r);
+            // SAFETY: `tp + r <= tend <= len`, so the `r` tags read are in bounds; they are
+            // plain (the scan), and their address fields, read in order from `dp`, end at or
+            // before `len` (checked just above). Each read covers the 8 bytes ending at its
+            // field's end, which start at `dp - 8 + n >= tend - 8 >= 0` (the caller requires
+            // `tend >= 8`), so every read is inside `buf`. `done + r <= room` records of
+            // reserved capacity are written, and `set_len` follows for exactly those.
+            unsafe {
+                let base = buf.as_ptr();
+                let mut dptr = base.add(dp);
+                let mut tptr = base.add(tp);
+                let tlast = tptr.add(r);
+                let mut dst = out.as_mut_ptr().add(out.len());
+                while tptr < tlast {
+                    let info = *TAG.get_unchecked(*tptr as usize);
+                    tptr = tptr.add(1);
+                    dptr = dptr.add(info.n as usize);
+                    let raw = (dptr.sub(8) as *const u64).read_unaligned();
+                    let delta = (((raw as i64) >> info.sh) as u64) & info.keep;
+                    // Fetches and data accesses interleave unpredictably in real traces:
+                    // selects, never branches. Both candidates are computed, so each
+                    // predictor's update is one add and one select long.
+                    let data = info.data != 0;
+                    let fetch_addr = ni.wrapping_add(delta);
+                    let next_fetch = ni.wrapping_add(delta.wrapping_add(info.size as u64));
+                    let dd = select_unpredictable(info.pred != 0, sd, delta);
+                    let data_addr = ld.wrapping_add(dd);
+                    let addr = select_unpredictable(data, data_addr, fetch_addr);
+                    ni = select_unpredictable(data, ni, next_fetch);
+                    sd = select_unpredictable(data, dd, sd);
+                    ld = select_unpredictable(data, data_addr, ld);
+                    dst.write(Record::Access(Access {
+                        thread,
+                        kind: info.kind,
+                        vaddr: VirtAddr(addr),
+                        size: info.size,
+                    }));
+                    dst = dst.add(1);
+                }
+                out.set_len(out.len() + r);
+                dp = dptr.offset_from(base) as usize;
+            }
+            tp += r;
+            done += r;
+            if r < 16 {
+                break;
+            }
         }
         self.st.ni = ni;
         self.st.ld = ld;
         self.st.sd = sd;
+        self.tp = tp;
         self.dp = dp;
-        self.tp += r;
+        done
     }
 
     /// Decodes one item with every bounds check. Ok(true): a record was appended; Ok(false): a
@@ -721,16 +748,15 @@ impl Decoder {
                     }
                 }
                 ESC_FETCH => {
-                    let size = match read_varint(buf, &mut dp, len) {
-                        Some(v) if v <= u32::MAX as u64 => v,
-                        _ => {
-                            return err(
+                    let size =
+                        match read_varint(buf, &mut dp, len) {
+                            Some(v) if v <= u32::MAX as u64 => v,
+                            _ => return err(
                                 self.dp,
                                 "bad fetch size (varint overruns the payload or exceeds 32 bits)"
                                     .into(),
-                            )
-                        }
-                    };
+                            ),
+                        };
                     let Some(z) = read_varint(buf, &mut dp, len) else {
                         return err(dp, "fetch address overruns the payload".into());
                     };
@@ -989,7 +1015,9 @@ mod tests {
         let mut x = 12345u64;
         for _ in 0..20_000 {
             for b in g.iter_mut() {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 // Mostly plain tags, so runs are long.
                 *b = (x >> 56) as u8;
                 if *b & 0x1f == 0 && x & 0x100 != 0 {
@@ -998,7 +1026,10 @@ mod tests {
             }
             let run = g.iter().take_while(|&&t| is_plain(t)).count();
             for (name, f) in [
-                ("word", scan_group_word as fn(&[u8; 16]) -> (usize, u64, u64)),
+                (
+                    "word",
+                    scan_group_word as fn(&[u8; 16]) -> (usize, u64, u64),
+                ),
                 #[cfg(target_arch = "x86_64")]
                 ("sse2", scan_group_sse2),
             ] {
@@ -1030,7 +1061,12 @@ mod tests {
             )));
         }
         let (_, n, _) = encode(&recs);
-        assert!(n < recs.len() + 20, "{} bytes for {} records", n, recs.len());
+        assert!(
+            n < recs.len() + 20,
+            "{} bytes for {} records",
+            n,
+            recs.len()
+        );
         assert_eq!(round_trip(&recs), recs);
     }
 
@@ -1056,7 +1092,12 @@ mod tests {
             )),
             Record::Access(Access::new(ThreadId(1), AccessKind::Instr, VirtAddr(5), 0)),
             Record::Access(Access::new(ThreadId(1), AccessKind::Instr, VirtAddr(5), 15)),
-            Record::Access(Access::new(ThreadId(1), AccessKind::Instr, VirtAddr(20), 16)),
+            Record::Access(Access::new(
+                ThreadId(1),
+                AccessKind::Instr,
+                VirtAddr(20),
+                16,
+            )),
             Record::Event(Event::ContextSwitch {
                 core: CoreId(65535),
                 from: ThreadId(1),
@@ -1168,6 +1209,114 @@ mod tests {
         d.start(&buf, len + 1, n).unwrap();
         let err = d.decode(&buf, len + 1, &mut Vec::new(), 100).unwrap_err();
         assert!(err.what.contains("left over"), "{err:?}");
+    }
+
+    /// A long stream shaped like a Lackey capture (runs of sequential fetches with branches,
+    /// loads and stores with mixed strides and jumps, long fetches), with a thread change or an
+    /// event now and then: the group path handles almost all of it.
+    fn lackey_like(n: usize, seed: u64) -> Vec<Record> {
+        let mut x = seed;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        let mut v = Vec::with_capacity(n);
+        let (mut pc, mut sp, mut heap) = (0x40_1000u64, 0x001f_ff00_0000_u64, 0x5555_0000u64);
+        let mut thread = 0;
+        while v.len() < n {
+            let r = next() % 1000;
+            let size = [1u32, 2, 3, 3, 4, 5, 6, 7, 8, 11, 15][(next() % 11) as usize];
+            v.push(Record::Access(Access::new(
+                ThreadId(thread),
+                AccessKind::Instr,
+                VirtAddr(pc),
+                size,
+            )));
+            pc += size as u64;
+            if r < 100 {
+                pc = 0x40_1000 + next() % (1 << 20);
+            }
+            if r % 3 == 0 {
+                let (kind, addr) = match r % 4 {
+                    0 => (AccessKind::Load, sp - 8 * (next() % 16)),
+                    1 => (AccessKind::Store, sp - 8 * (next() % 16)),
+                    2 => {
+                        heap += 8;
+                        (AccessKind::Load, heap)
+                    }
+                    _ => (AccessKind::Store, 0x7f00_0000_0000 + next() % (1 << 30)),
+                };
+                let size = [1u32, 4, 8, 8, 16, 32, 3][(next() % 7) as usize];
+                v.push(Record::Access(Access::new(
+                    ThreadId(thread),
+                    kind,
+                    VirtAddr(addr),
+                    size,
+                )));
+            }
+            if r == 999 {
+                sp -= 4096;
+                v.push(Record::Event(Event::PhaseBegin { region: 1 }));
+            }
+            if r == 998 {
+                thread = (thread + 1) % 3;
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn a_long_capture_like_stream_round_trips_through_every_path() {
+        let recs = lackey_like(200_000, 7);
+        assert_eq!(round_trip(&recs), recs);
+    }
+
+    #[test]
+    fn any_truncation_or_corruption_is_an_error_or_records_never_a_panic() {
+        let recs = lackey_like(300, 3);
+        let (buf, len, n) = encode(&recs);
+        for cut in 0..len {
+            for scan in [Scan::Auto, Scan::Word, Scan::Checked] {
+                let mut b = buf[..cut].to_vec();
+                b.resize(cut + PAD, 0xff);
+                let mut d = Decoder::default();
+                d.set_scan(scan);
+                if d.start(&b, cut, n).is_ok() {
+                    let mut out = Vec::new();
+                    while d.remaining() > 0 {
+                        if d.decode(&b, cut, &mut out, 50).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        // Flipped bytes: every path must agree on the records or on failing.
+        for pos in 0..len {
+            let mut b = buf.clone();
+            b[pos] ^= 0x5a;
+            let res: Vec<Result<Vec<Record>, String>> = [Scan::Auto, Scan::Word, Scan::Checked]
+                .iter()
+                .map(|&scan| {
+                    let mut d = Decoder::default();
+                    d.set_scan(scan);
+                    d.start(&b, len, n).map_err(|e| e.what)?;
+                    let mut out = Vec::new();
+                    while d.remaining() > 0 {
+                        d.decode(&b, len, &mut out, 64).map_err(|e| e.what)?;
+                    }
+                    Ok(out)
+                })
+                .collect();
+            assert_eq!(res[0].is_ok(), res[2].is_ok(), "flip at {pos}");
+            assert_eq!(res[1].is_ok(), res[2].is_ok(), "flip at {pos}");
+            if let (Ok(a), Ok(w), Ok(c)) = (&res[0], &res[1], &res[2]) {
+                assert_eq!(a, c);
+                assert_eq!(w, c);
+            }
+        }
     }
 
     use proptest::prelude::*;
