@@ -416,6 +416,24 @@ const fn tag_table() -> [TagInfo; 256] {
 
 static TAG: [TagInfo; 256] = tag_table();
 
+/// The record of each tag with address 0 and thread 0 (a dummy access for tags that are not
+/// plain): the group path copies it whole, then sets the address and the thread.
+static TEMPLATE: [Record; 256] = {
+    let mut t = [Record::Access(Access::new(ThreadId(0), AccessKind::Instr, VirtAddr(0), 0)); 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = Record::Access(Access::new(
+            ThreadId(0),
+            TAG_CONST[i].kind,
+            VirtAddr(0),
+            TAG_CONST[i].size,
+        ));
+        i += 1;
+    }
+    t
+};
+const TAG_CONST: [TagInfo; 256] = tag_table();
+
 #[cfg(test)]
 /// A plain tag: an access whose size is in the tag (not an escape, not a varint data size).
 #[inline]
@@ -652,7 +670,9 @@ impl Decoder {
             // before `len` (checked just above). Each read covers the 8 bytes ending at its
             // field's end, which start at `dp - 8 + n >= tend - 8 >= 0` (the caller requires
             // `tend >= 8`), so every read is inside `buf`. `done + r <= room` records of
-            // reserved capacity are written, and `set_len` follows for exactly those.
+            // reserved capacity are written, and `set_len` follows for exactly those. Each is
+            // first a byte copy of a `TEMPLATE` entry, all of which are `Record::Access`
+            // values, so it is a valid `Record::Access` and the `Event` arm is unreachable.
             unsafe {
                 let base = buf.as_ptr();
                 let mut dptr = base.add(dp);
@@ -660,7 +680,8 @@ impl Decoder {
                 let tlast = tptr.add(r);
                 let mut dst = out.as_mut_ptr().add(out.len());
                 while tptr < tlast {
-                    let info = *TAG.get_unchecked(*tptr as usize);
+                    let t = *tptr;
+                    let info = *TAG.get_unchecked(t as usize);
                     tptr = tptr.add(1);
                     dptr = dptr.add(info.n as usize);
                     let raw = (dptr.sub(8) as *const u64).read_unaligned();
@@ -677,12 +698,20 @@ impl Decoder {
                     ni = select_unpredictable(data, ni, next_fetch);
                     sd = select_unpredictable(data, dd, sd);
                     ld = select_unpredictable(data, data_addr, ld);
-                    dst.write(Record::Access(Access {
-                        thread,
-                        kind: info.kind,
-                        vaddr: VirtAddr(addr),
-                        size: info.size,
-                    }));
+                    // The tag's record (kind and size set) copied as 32 raw bytes, then its
+                    // address and thread: fewer stores than writing it field by field.
+                    std::ptr::copy_nonoverlapping(
+                        TEMPLATE.as_ptr().add(t as usize) as *const u8,
+                        dst as *mut u8,
+                        std::mem::size_of::<Record>(),
+                    );
+                    match &mut *dst {
+                        Record::Access(a) => {
+                            a.vaddr = VirtAddr(addr);
+                            a.thread = thread;
+                        }
+                        Record::Event(_) => std::hint::unreachable_unchecked(),
+                    }
                     dst = dst.add(1);
                 }
                 out.set_len(out.len() + r);
