@@ -601,7 +601,11 @@ impl Decoder {
         let fast = SCAN != 2 && self.tend >= 8;
         while done < n {
             if fast {
-                let k = self.run_groups::<SCAN>(buf, len, out, n - done);
+                let k = if self.st.thread == 0 {
+                    self.run_groups::<SCAN, true>(buf, len, out, n - done)
+                } else {
+                    self.run_groups::<SCAN, false>(buf, len, out, n - done)
+                };
                 done += k;
                 if done >= n {
                     break;
@@ -635,8 +639,10 @@ impl Decoder {
     /// spare capacity (at least `room` records reserved); stops where a group does not start
     /// with a plain tag or its address fields would run past the payload's end, leaving that
     /// to the checked path. Returns the records written.
+    /// `THREAD0`: the thread is 0, as in the templates (every Lackey capture), so the thread
+    /// needs no store of its own.
     #[inline(never)]
-    fn run_groups<const SCAN: u8>(
+    fn run_groups<const SCAN: u8, const THREAD0: bool>(
         &mut self,
         buf: &[u8],
         len: usize,
@@ -645,6 +651,7 @@ impl Decoder {
     ) -> usize {
         debug_assert!(out.capacity() - out.len() >= room && self.tend >= 8);
         debug_assert!(buf.len() >= len + PAD && self.tend <= len);
+        debug_assert!(!THREAD0 || self.st.thread == 0);
         let State { thread, ni, ld, sd } = self.st;
         let (mut ni, mut ld, mut sd) = (ni, ld, sd);
         let thread = ThreadId(thread);
@@ -708,7 +715,9 @@ impl Decoder {
                     match &mut *dst {
                         Record::Access(a) => {
                             a.vaddr = VirtAddr(addr);
-                            a.thread = thread;
+                            if !THREAD0 {
+                                a.thread = thread;
+                            }
                         }
                         Record::Event(_) => std::hint::unreachable_unchecked(),
                     }
