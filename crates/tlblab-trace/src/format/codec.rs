@@ -414,7 +414,7 @@ const fn tag_table() -> [TagInfo; 256] {
     t
 }
 
-static TAG: [TagInfo; 256] = tag_table();
+static TAG: [TagInfo; 256] = TAG_CONST;
 
 /// The record of each tag with address 0 and thread 0 (a dummy access for tags that are not
 /// plain): the group path copies it whole, then sets the address and the thread.
@@ -472,8 +472,8 @@ fn sum_low(n: u64, k: usize) -> usize {
     ((n & m).wrapping_mul(ONES) >> 56) as usize
 }
 
-/// Scans the 16 tags at `g`: how many plain tags lead the group (0..=16), and the address
-/// bytes the first `limit` of them use (`limit` at most that many).
+/// Scans the 16 tags at `g`: how many plain tags lead the group (0..=16), and two words holding
+/// each tag's address-field length in its byte (lanes 0..8, 8..16), for `run_bytes`.
 #[inline(always)]
 fn scan_group_word(g: &[u8; 16]) -> (usize, u64, u64) {
     let w0 = u64::from_le_bytes(g[..8].try_into().unwrap());
@@ -490,6 +490,7 @@ fn scan_group_word(g: &[u8; 16]) -> (usize, u64, u64) {
     (run, n0, n1)
 }
 
+/// Address bytes used by the first `r` (0..=16) tags of a scanned group.
 #[inline(always)]
 fn run_bytes(n0: u64, n1: u64, r: usize) -> usize {
     if r <= 8 {
