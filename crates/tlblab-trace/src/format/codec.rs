@@ -10,11 +10,14 @@
 //! from the previous data address; differences are signed little-endian integers of 1..6 or 8
 //! bytes. Events, thread changes and unusual sizes use escape tags with LEB128 fields.
 //!
-//! Decoding works on groups of 16 tags. A word-at-a-time scan of the group finds the run of
-//! plain accesses at its start and the data bytes that run needs; the run is then decoded by a
-//! loop with no checks and no unpredictable branches (one table lookup per tag, selects for the
-//! two predictor streams). Everything else, and anything near the end of a payload, goes through
-//! a fully checked path one item at a time. All state resets at a block boundary.
+//! Decoding works on groups of 16 tags. A scan of the group (SSE2 compares on x86-64, a
+//! portable 64-bit word-at-a-time scan elsewhere; `Decoder::set_scan` forces either, or no
+//! group path at all, for tests) finds the run of plain accesses at its start and the data
+//! bytes that run needs; the run is then decoded by a loop with no checks and no unpredictable
+//! branches (one table lookup per tag, selects for the two predictor streams, each record a
+//! copied 32-byte template plus its address). Everything else, and anything near the end of a
+//! payload, goes through a fully checked path one item at a time. All state resets at a block
+//! boundary.
 
 use crate::record::{Access, Event, Record};
 use std::hint::select_unpredictable;

@@ -2,7 +2,8 @@
 //! zstd-compressed blocks of delta-encoded records, then an index and a fixed trailer.
 //!
 //! The byte-level specification is `docs/formats/trace.md`; this module is its reference
-//! implementation. `codec` turns records into block payloads and back, `writer` streams records
+//! implementation. `codec` turns records into block payloads and back (`codec_v1` decodes the
+//! payloads of version 1 files), `writer` streams records
 //! into a file (atomically: temp file + rename), `reader` streams them back (bounded memory,
 //! block at a time) and seeks by record number through the index.
 //!
