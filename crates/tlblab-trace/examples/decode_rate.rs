@@ -1,4 +1,6 @@
-//! Times sequential decoding of a native trace: `cargo run --release --example decode_rate -- FILE [REPEATS]`.
+//! Times sequential decoding of a native trace: `cargo run --release --example decode_rate -- FILE [REPEATS]`;
+//! `FILE REPEATS breakdown` times record decoding and zstd apart; `IN 0 rewrite OUT` rewrites IN
+//! in the current format version.
 //! (The `tlblab bench trace_decode` benchmark runs the same loop through the Python binding.)
 use tlblab_trace::format::TraceReader;
 use tlblab_trace::source::RecordSource;
@@ -23,6 +25,36 @@ fn main() {
     );
     if args.get(3).map(String::as_str) == Some("baseline") {
         baseline();
+        return;
+    }
+    if args.get(3).map(String::as_str) == Some("rewrite") {
+        // Rewrites FILE in the current format version: `decode_rate IN 0 rewrite OUT`.
+        let mut r = TraceReader::open(&path).unwrap();
+        let meta = r.meta.clone();
+        let out = std::path::PathBuf::from(&args[4]);
+        let s = tlblab_trace::format::writer::write_source(&mut r, &out, &meta, Default::default())
+            .unwrap();
+        println!("{} records -> {}", s.records, out.display());
+        return;
+    }
+    if args.get(3).map(String::as_str) == Some("compare") {
+        // `decode_rate A 0 compare B`: both files hold the same records.
+        let mut a = TraceReader::open(&path).unwrap();
+        let mut b = TraceReader::open(std::path::Path::new(&args[4])).unwrap();
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        let mut n = 0u64;
+        loop {
+            x.clear();
+            y.clear();
+            let k = a.fill(&mut x, 4096).unwrap();
+            assert_eq!(k, b.fill(&mut y, 4096).unwrap());
+            assert!(x == y, "records differ in the batch starting at record {n}");
+            if k == 0 {
+                break;
+            }
+            n += k as u64;
+        }
+        println!("{n} identical records");
         return;
     }
     if args.get(3).map(String::as_str) == Some("breakdown") {

@@ -2,13 +2,15 @@
 //! zstd-compressed blocks of delta-encoded records, then an index and a fixed trailer.
 //!
 //! The byte-level specification is `docs/formats/trace.md`; this module is its reference
-//! implementation. `codec` turns records into block payloads and back, `writer` streams records
+//! implementation. `codec` turns records into block payloads and back (`codec_v1` decodes the
+//! payloads of version 1 files), `writer` streams records
 //! into a file (atomically: temp file + rename), `reader` streams them back (bounded memory,
 //! block at a time) and seeks by record number through the index.
 //!
 //! Every malformed input is reported as an `Error` naming the file and the byte offset.
 
 pub mod codec;
+pub mod codec_v1;
 pub mod reader;
 pub mod writer;
 
@@ -19,8 +21,11 @@ use std::fmt;
 
 /// First 8 bytes of every file.
 pub const MAGIC: [u8; 8] = *b"TLBTRACE";
-/// Format version this code writes; readers accept exactly the versions they know.
-pub const VERSION: u16 = 1;
+/// Format version this code writes; readers accept exactly the versions they know
+/// (`READ_VERSIONS`).
+pub const VERSION: u16 = 2;
+/// Versions the reader decodes: 1 (the first payload encoding, `codec_v1`) and 2 (`codec`).
+pub const READ_VERSIONS: [u16; 2] = [1, 2];
 /// Fixed part of the file header: magic, version u16, flags u16, JSON length u32.
 pub const FILE_HEADER_LEN: usize = 16;
 /// Marks the start of a block.

@@ -5,7 +5,8 @@
 //! index (read from the trailer at the end of a complete file) it seeks to any record number by
 //! decoding only the block that holds it.
 
-use super::codec::{Decoder, PAD};
+use super::codec::{DecodeError, Decoder, PAD};
+use super::codec_v1;
 use super::*;
 use crate::record::Record;
 use crate::source::RecordSource;
@@ -13,6 +14,52 @@ use serde_json::Value;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
+
+/// The record decoder of the file's format version.
+enum Dec {
+    V1(codec_v1::Decoder),
+    V2(Decoder),
+}
+
+impl Dec {
+    fn start(&mut self, buf: &[u8], len: usize, records: u32) -> Result<(), DecodeError> {
+        match self {
+            Dec::V1(d) => d.start(buf, len, records).map_err(|e| DecodeError {
+                pos: e.pos,
+                what: e.what,
+            }),
+            Dec::V2(d) => d.start(buf, len, records),
+        }
+    }
+    #[inline]
+    fn decode(
+        &mut self,
+        buf: &[u8],
+        len: usize,
+        out: &mut Vec<Record>,
+        max: usize,
+    ) -> Result<usize, DecodeError> {
+        match self {
+            Dec::V1(d) => d.decode(buf, len, out, max).map_err(|e| DecodeError {
+                pos: e.pos,
+                what: e.what,
+            }),
+            Dec::V2(d) => d.decode(buf, len, out, max),
+        }
+    }
+    fn remaining(&self) -> u32 {
+        match self {
+            Dec::V1(d) => d.remaining(),
+            Dec::V2(d) => d.remaining(),
+        }
+    }
+    fn clear(&mut self) {
+        match self {
+            Dec::V1(d) => d.clear(),
+            Dec::V2(d) => d.clear(),
+        }
+    }
+}
 
 pub struct TraceReader<R: Read + Seek = BufReader<File>> {
     name: String,
@@ -31,7 +78,7 @@ pub struct TraceReader<R: Read + Seek = BufReader<File>> {
     // current block
     raw: Vec<u8>,
     raw_len: usize,
-    dec: Decoder,
+    dec: Dec,
     block_no: u64,
     block_offset: u64,
     records_done: u64,
@@ -95,8 +142,8 @@ impl<R: Read + Seek> TraceReader<R> {
             ));
         }
         let version = le_u16(&h[8..]);
-        if version != VERSION {
-            return Err(Error::at(&name, 8, format!("unsupported trace format version {version} (this tlblab reads version {VERSION})")));
+        if !READ_VERSIONS.contains(&version) {
+            return Err(Error::at(&name, 8, format!("unsupported trace format version {version} (this tlblab reads versions 1 and {VERSION})")));
         }
         let jlen = le_u32(&h[12..]);
         if jlen > MAX_JSON_BYTES || (jlen as u64 + FILE_HEADER_LEN as u64 + 4) > file_len {
@@ -149,7 +196,11 @@ impl<R: Read + Seek> TraceReader<R> {
             index_offset: None,
             raw: Vec::new(),
             raw_len: 0,
-            dec: Decoder::default(),
+            dec: if version == 1 {
+                Dec::V1(codec_v1::Decoder::default())
+            } else {
+                Dec::V2(Decoder::default())
+            },
             block_no: 0,
             block_offset: data_start,
             records_done: 0,

@@ -1,0 +1,923 @@
+//! Version 1 record encoding (spec: docs/formats/trace.md §4.5), kept so that version 1 files
+//! still read; new files are written in version 2 (`codec`). The encoder stays for tests.
+//!
+//! Original description:
+//! Record encoding inside one block of the native format (spec: docs/formats/trace.md §4).
+//!
+//! A payload is two streams: one tag byte per item, then the bytes the tags call for (address
+//! deltas, varint fields). Keeping tags apart means the decoder's next tag never waits for the
+//! previous record's length (its position just advances by one), which is what lets the
+//! decode loop run at a few cycles per record. Each record has a tag byte. For an access the tag holds the kind (2 bits), a size
+//! code (3 bits) and an address code (3 bits); the address is predicted from the previous access
+//! of the same stream (instruction fetches: previous fetch + its size; data: previous data
+//! address + previous data stride), so sequential code and strided sweeps cost one byte per
+//! reference, and otherwise a zigzag delta of 1–6 bytes or an absolute 8-byte address follows.
+//! Events and thread changes use the fourth kind with an opcode and LEB128 fields. All state
+//! resets at a block boundary, which is what makes blocks independently decodable.
+
+use crate::record::{Access, Event, Record};
+use tlblab_types::{AccessKind, CoreId, ThreadId, VirtAddr};
+
+/// Zero bytes appended after a payload so the decoder may read 8 bytes past any position.
+pub const PAD: usize = 16;
+
+const OP_THREAD: u8 = 0;
+const OP_THREAD_START: u8 = 1;
+const OP_THREAD_EXIT: u8 = 2;
+const OP_CONTEXT_SWITCH: u8 = 3;
+const OP_MIGRATE: u8 = 4;
+const OP_MMAP: u8 = 5;
+const OP_MUNMAP: u8 = 6;
+const OP_MPROTECT: u8 = 7;
+const OP_TASK_RELEASE: u8 = 8;
+const OP_JOB_START: u8 = 9;
+const OP_JOB_END: u8 = 10;
+const OP_REGION: u8 = 11;
+const OP_PHASE_BEGIN: u8 = 12;
+const OP_PHASE_END: u8 = 13;
+const OP_FLUSH: u8 = 14;
+const OP_MAP_SHARED: u8 = 15;
+
+#[inline]
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+#[inline]
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// The predictor state shared by encoder and decoder.
+#[derive(Clone, Copy, Default, Debug)]
+struct State {
+    thread: u32,
+    /// Last address of stream 0 (instruction fetches) and 1 (data).
+    last: [u64; 2],
+    /// Predicted step of each stream: the last fetch's size; the last data stride.
+    step: [u64; 2],
+}
+
+/// Encodes records into one block payload.
+#[derive(Default)]
+pub struct Encoder {
+    tags: Vec<u8>,
+    data: Vec<u8>,
+    /// The assembled payload (`payload()`).
+    buf: Vec<u8>,
+    st: State,
+    pub records: u32,
+    pub accesses: u32,
+}
+
+fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+impl Encoder {
+    pub fn new() -> Self {
+        Encoder::default()
+    }
+
+    /// Starts a new block: empties the buffer and resets the predictors.
+    pub fn reset(&mut self) {
+        self.tags.clear();
+        self.data.clear();
+        self.buf.clear();
+        self.st = State::default();
+        self.records = 0;
+        self.accesses = 0;
+    }
+
+    /// The block payload of everything pushed since the last reset: varint(tag count), the
+    /// tags, the data bytes.
+    pub fn payload(&mut self) -> &[u8] {
+        self.buf.clear();
+        put_varint(&mut self.buf, self.tags.len() as u64);
+        self.buf.extend_from_slice(&self.tags);
+        self.buf.extend_from_slice(&self.data);
+        &self.buf
+    }
+
+    #[inline]
+    pub fn push(&mut self, r: &Record) {
+        self.records += 1;
+        match r {
+            Record::Access(a) => self.push_access(a),
+            Record::Event(e) => self.push_event(e),
+        }
+    }
+
+    #[inline]
+    fn push_access(&mut self, a: &Access) {
+        self.accesses += 1;
+        if a.thread.0 != self.st.thread {
+            self.tags.push(3 | (OP_THREAD << 2));
+            put_varint(&mut self.data, a.thread.0 as u64);
+            self.st.thread = a.thread.0;
+        }
+        let kind: u8 = match a.kind {
+            AccessKind::Instr => 0,
+            AccessKind::Load => 1,
+            AccessKind::Store => 2,
+        };
+        let size = a.size;
+        // Size codes: fetches 1..=7 bytes (x86 instruction lengths), data 1..=64 as powers of 2.
+        let sc: u8 = if kind == 0 {
+            if (1..=7).contains(&size) {
+                (size - 1) as u8
+            } else {
+                7
+            }
+        } else if size.is_power_of_two() && size <= 64 {
+            size.trailing_zeros() as u8
+        } else {
+            7
+        };
+        let addr = a.vaddr.0;
+        let sidx = (kind != 0) as usize;
+        let last = self.st.last[sidx];
+        let pred = last.wrapping_add(self.st.step[sidx]);
+        let ac: u8;
+        let mut tail = [0u8; 8];
+        let mut ntail = 0usize;
+        if addr == pred {
+            ac = 0;
+        } else {
+            let zz = zigzag(addr.wrapping_sub(last) as i64);
+            let nbytes = (64 - zz.leading_zeros() as usize).div_ceil(8).max(1);
+            if nbytes <= 6 {
+                ac = nbytes as u8;
+                tail = zz.to_le_bytes();
+                ntail = nbytes;
+            } else {
+                ac = 7;
+                tail = addr.to_le_bytes();
+                ntail = 8;
+            }
+        }
+        self.tags.push(kind | (sc << 2) | (ac << 5));
+        self.data.extend_from_slice(&tail[..ntail]);
+        if sc == 7 {
+            put_varint(&mut self.data, size as u64);
+        }
+        self.st.step[sidx] = if sidx == 0 {
+            size as u64
+        } else {
+            addr.wrapping_sub(last)
+        };
+        self.st.last[sidx] = addr;
+    }
+
+    fn push_event(&mut self, e: &Event) {
+        let tags = &mut self.tags;
+        let b = &mut self.data;
+        let mut op = |_: &mut Vec<u8>, op: u8| tags.push(3 | (op << 2));
+        match *e {
+            Event::ThreadStart { thread, process } => {
+                op(b, OP_THREAD_START);
+                put_varint(b, thread.0 as u64);
+                put_varint(b, process as u64);
+            }
+            Event::ThreadExit { thread } => {
+                op(b, OP_THREAD_EXIT);
+                put_varint(b, thread.0 as u64);
+            }
+            Event::ContextSwitch { core, from, to } => {
+                op(b, OP_CONTEXT_SWITCH);
+                put_varint(b, core.0 as u64);
+                put_varint(b, from.0 as u64);
+                put_varint(b, to.0 as u64);
+            }
+            Event::Migrate { thread, core } => {
+                op(b, OP_MIGRATE);
+                put_varint(b, thread.0 as u64);
+                put_varint(b, core.0 as u64);
+            }
+            Event::Mmap {
+                process,
+                start,
+                len,
+                prot,
+                page_shift,
+            } => {
+                op(b, OP_MMAP);
+                put_varint(b, process as u64);
+                put_varint(b, start.0);
+                put_varint(b, len);
+                put_varint(b, prot as u64);
+                put_varint(b, page_shift as u64);
+            }
+            Event::Munmap {
+                process,
+                start,
+                len,
+            } => {
+                op(b, OP_MUNMAP);
+                put_varint(b, process as u64);
+                put_varint(b, start.0);
+                put_varint(b, len);
+            }
+            Event::Mprotect {
+                process,
+                start,
+                len,
+                prot,
+            } => {
+                op(b, OP_MPROTECT);
+                put_varint(b, process as u64);
+                put_varint(b, start.0);
+                put_varint(b, len);
+                put_varint(b, prot as u64);
+            }
+            Event::TaskRelease { task, job }
+            | Event::JobStart { task, job }
+            | Event::JobEnd { task, job } => {
+                let o = match e {
+                    Event::TaskRelease { .. } => OP_TASK_RELEASE,
+                    Event::JobStart { .. } => OP_JOB_START,
+                    _ => OP_JOB_END,
+                };
+                op(b, o);
+                put_varint(b, task as u64);
+                put_varint(b, job as u64);
+            }
+            Event::Region { region, start, len } => {
+                op(b, OP_REGION);
+                put_varint(b, region as u64);
+                put_varint(b, start.0);
+                put_varint(b, len);
+            }
+            Event::PhaseBegin { region } => {
+                op(b, OP_PHASE_BEGIN);
+                put_varint(b, region as u64);
+            }
+            Event::PhaseEnd { region } => {
+                op(b, OP_PHASE_END);
+                put_varint(b, region as u64);
+            }
+            Event::MapShared {
+                process,
+                start,
+                len,
+                prot,
+                page_shift,
+                object,
+            } => {
+                op(b, OP_MAP_SHARED);
+                put_varint(b, process as u64);
+                put_varint(b, start.0);
+                put_varint(b, len);
+                put_varint(b, prot as u64);
+                put_varint(b, page_shift as u64);
+                put_varint(b, object as u64);
+            }
+            Event::Flush { core, what } => {
+                op(b, OP_FLUSH);
+                put_varint(b, core.0 as u64);
+                put_varint(b, what as u64);
+            }
+        }
+    }
+}
+
+/// A decoding failure at a byte offset inside the raw (decompressed) payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    pub pos: usize,
+    pub what: String,
+}
+
+/// Decodes one block payload, resumably (a caller may ask for a few records at a time).
+#[derive(Default, Clone, Debug)]
+pub struct Decoder {
+    st: State,
+    /// Next tag, end of the tag stream, next data byte.
+    tp: usize,
+    tend: usize,
+    dp: usize,
+    remaining: u32,
+}
+
+/// Bytes of an address field for each address code (code 0 = predicted, 7 = absolute).
+const ADDR_BYTES: [usize; 8] = [0, 1, 2, 3, 4, 5, 6, 8];
+const ADDR_MASK: [u64; 8] = [
+    0,
+    0xff,
+    0xffff,
+    0xff_ffff,
+    0xffff_ffff,
+    0xff_ffff_ffff,
+    0xffff_ffff_ffff,
+    u64::MAX,
+];
+
+/// What a tag byte says, precomputed for all 256 values.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct TagInfo {
+    mask: u64,
+    /// 0 marks a tag the fast path leaves alone: an event, a thread change, a varint size.
+    size: u32,
+    stream: u8,
+    ac: u8,
+    /// Bytes of the address field in the data stream.
+    nbytes: u8,
+    kind: AccessKind,
+}
+
+const fn tag_table() -> [TagInfo; 256] {
+    let mut t = [TagInfo {
+        stream: 0,
+        ac: 0,
+        nbytes: 0,
+        kind: AccessKind::Instr,
+        size: 0,
+        mask: 0,
+    }; 256];
+    let mut i = 0;
+    while i < 256 {
+        let kind = i & 3;
+        let sc = (i >> 2) & 7;
+        let ac = i >> 5;
+        if kind != 3 && sc != 7 {
+            t[i] = TagInfo {
+                stream: (kind != 0) as u8,
+                ac: ac as u8,
+                nbytes: ADDR_BYTES[ac] as u8,
+                kind: match kind {
+                    0 => AccessKind::Instr,
+                    1 => AccessKind::Load,
+                    _ => AccessKind::Store,
+                },
+                size: if kind == 0 { sc as u32 + 1 } else { 1 << sc },
+                mask: ADDR_MASK[ac],
+            };
+        }
+        i += 1;
+    }
+    t
+}
+
+static TAG: [TagInfo; 256] = tag_table();
+
+impl Decoder {
+    /// Starts decoding the payload `buf[..len]`, which holds `records` records: reads the tag
+    /// stream's length.
+    pub fn start(&mut self, buf: &[u8], len: usize, records: u32) -> Result<(), DecodeError> {
+        self.st = State::default();
+        self.remaining = records;
+        let mut p = 0;
+        let ntags = read_varint(buf, &mut p, len).ok_or_else(|| DecodeError {
+            pos: 0,
+            what: "payload too short for its tag count".into(),
+        })?;
+        if ntags > (len - p) as u64 || ntags < records as u64 {
+            self.remaining = 0;
+            return Err(DecodeError {
+                pos: 0,
+                what: format!(
+                    "tag count {ntags} does not fit the {len}-byte payload of {records} records"
+                ),
+            });
+        }
+        self.tp = p;
+        self.tend = p + ntags as usize;
+        self.dp = self.tend;
+        Ok(())
+    }
+
+    /// Forgets the current payload (nothing remains to decode).
+    pub fn clear(&mut self) {
+        self.remaining = 0;
+    }
+
+    pub fn remaining(&self) -> u32 {
+        self.remaining
+    }
+
+    /// Appends up to `max` records from `buf[..len]` (the payload given to `start`) to `out`.
+    /// `buf` must have `PAD` readable bytes after `len` (their value is irrelevant). When the
+    /// last record is decoded, both streams must be consumed exactly.
+    pub fn decode(
+        &mut self,
+        buf: &[u8],
+        len: usize,
+        out: &mut Vec<Record>,
+        max: usize,
+    ) -> Result<usize, DecodeError> {
+        assert!(buf.len() >= len + PAD, "payload buffer must be padded");
+        let n = (self.remaining as usize).min(max);
+        out.reserve(n);
+        let mut st = self.st;
+        let (mut tp, tend, mut dp) = (self.tp, self.tend, self.dp);
+        let mut done = 0usize;
+        let buf = &buf[..len + PAD];
+        let fail = |me: &mut Decoder,
+                    st: State,
+                    tp: usize,
+                    dp: usize,
+                    done: usize,
+                    pos: usize,
+                    what: String| {
+            me.st = st;
+            me.tp = tp;
+            me.dp = dp;
+            me.remaining = me.remaining.saturating_sub(done as u32);
+            Err(DecodeError { pos, what })
+        };
+        while done < n {
+            if tp >= tend {
+                let missing = self.remaining as usize - done;
+                return fail(
+                    self,
+                    st,
+                    tp,
+                    dp,
+                    done,
+                    tp,
+                    format!("tag stream ends with {missing} of the block's records still to come"),
+                );
+            }
+            // Fast path: a run of accesses with table sizes, written straight into `out`'s
+            // spare capacity. Safety: `tp < tend <= len` before each tag read; `dp <= len`
+            // before each data read, which reads 8 bytes and `buf` has `PAD` (16) bytes past
+            // `len`; at most `n - done` records are written into capacity reserved above.
+            unsafe {
+                let base = buf.as_ptr();
+                let dst0 = out.as_mut_ptr().add(out.len());
+                let mut k = 0usize;
+                let room = n - done;
+                // Both streams' state in registers; selects instead of branches, because in a
+                // real trace fetches and data accesses interleave unpredictably.
+                let (mut li, mut si, mut ld, mut sd) =
+                    (st.last[0], st.step[0], st.last[1], st.step[1]);
+                let thread = ThreadId(st.thread);
+                let kmax = room.min(tend - tp);
+                let tags = base.add(tp);
+                while k < kmax && dp <= len {
+                    let t = *tags.add(k);
+                    let info = *TAG.get_unchecked(t as usize);
+                    if info.size == 0 {
+                        break;
+                    }
+                    let raw = (base.add(dp) as *const u64).read_unaligned() & info.mask;
+                    dp += info.nbytes as usize;
+                    let data = info.stream != 0;
+                    let last = if data { ld } else { li };
+                    let step = if data { sd } else { si };
+                    let delta = if info.ac == 0 {
+                        step
+                    } else {
+                        unzigzag(raw) as u64
+                    };
+                    let rel = last.wrapping_add(delta);
+                    let addr = if info.ac == 7 { raw } else { rel };
+                    si = if data { si } else { info.size as u64 };
+                    li = if data { li } else { addr };
+                    sd = if data { addr.wrapping_sub(ld) } else { sd };
+                    ld = if data { addr } else { ld };
+                    dst0.add(k).write(Record::Access(Access {
+                        thread,
+                        kind: info.kind,
+                        vaddr: VirtAddr(addr),
+                        size: info.size,
+                    }));
+                    k += 1;
+                }
+                tp += k;
+                st.last = [li, ld];
+                st.step = [si, sd];
+                out.set_len(out.len() + k);
+                done += k;
+            }
+            if dp > len {
+                return fail(
+                    self,
+                    st,
+                    tp,
+                    dp,
+                    done,
+                    len,
+                    "an address runs past the end of the payload".into(),
+                );
+            }
+            if done >= n || tp >= tend {
+                continue;
+            }
+            let t = buf[tp];
+            let kind = t & 3;
+            let tpos = tp;
+            tp += 1;
+            if kind != 3 {
+                let ac = (t >> 5) as usize;
+                let raw = le_u64_at(buf, dp) & ADDR_MASK[ac];
+                dp += ADDR_BYTES[ac];
+                if dp > len {
+                    return fail(
+                        self,
+                        st,
+                        tp,
+                        dp,
+                        done,
+                        len,
+                        "an address runs past the end of the payload".into(),
+                    );
+                }
+                // Only size code 7 reaches here: an explicit varint size.
+                let size = match read_varint(buf, &mut dp, len) {
+                    Some(v) if v <= u32::MAX as u64 => v,
+                    _ => {
+                        return fail(
+                            self,
+                            st,
+                            tp,
+                            dp,
+                            done,
+                            tpos,
+                            "bad access size (varint overruns the payload or exceeds 32 bits)"
+                                .into(),
+                        )
+                    }
+                };
+                let s = (kind != 0) as usize;
+                let last = st.last[s];
+                let a = match ac {
+                    0 => last.wrapping_add(st.step[s]),
+                    7 => raw,
+                    _ => last.wrapping_add(unzigzag(raw) as u64),
+                };
+                st.step[s] = if s == 0 { size } else { a.wrapping_sub(last) };
+                st.last[s] = a;
+                let k = [AccessKind::Instr, AccessKind::Load, AccessKind::Store][kind as usize];
+                out.push(Record::Access(Access {
+                    thread: ThreadId(st.thread),
+                    kind: k,
+                    vaddr: VirtAddr(a),
+                    size: size as u32,
+                }));
+                done += 1;
+            } else {
+                match self.decode_op(t >> 2, buf, &mut dp, len, &mut st) {
+                    Ok(Some(ev)) => {
+                        out.push(Record::Event(ev));
+                        done += 1;
+                    }
+                    Ok(None) => {}
+                    Err(what) => return fail(self, st, tp, dp, done, tpos, what),
+                }
+            }
+        }
+        self.st = st;
+        self.tp = tp;
+        self.dp = dp;
+        self.remaining -= done as u32;
+        if self.remaining == 0 && (tp != tend || dp != len) {
+            return Err(DecodeError {
+                pos: dp,
+                what: format!(
+                    "{} tag and {} data bytes left over after the block's last record",
+                    tend - tp,
+                    len - dp
+                ),
+            });
+        }
+        Ok(done)
+    }
+
+    fn decode_op(
+        &self,
+        op: u8,
+        buf: &[u8],
+        p: &mut usize,
+        len: usize,
+        st: &mut State,
+    ) -> Result<Option<Event>, String> {
+        let mut f = |max: u64, name: &str| -> Result<u64, String> {
+            match read_varint(buf, p, len) {
+                Some(v) if v <= max => Ok(v),
+                Some(v) => Err(format!(
+                    "event field {name} = {v} is out of range (max {max})"
+                )),
+                None => Err(format!("event field {name} overruns the payload")),
+            }
+        };
+        const U32: u64 = u32::MAX as u64;
+        const U16: u64 = u16::MAX as u64;
+        const U8: u64 = u8::MAX as u64;
+        const U64: u64 = u64::MAX;
+        Ok(Some(match op {
+            OP_THREAD => {
+                st.thread = f(U32, "thread")? as u32;
+                return Ok(None);
+            }
+            OP_THREAD_START => Event::ThreadStart {
+                thread: ThreadId(f(U32, "thread")? as u32),
+                process: f(U32, "process")? as u32,
+            },
+            OP_THREAD_EXIT => Event::ThreadExit {
+                thread: ThreadId(f(U32, "thread")? as u32),
+            },
+            OP_CONTEXT_SWITCH => Event::ContextSwitch {
+                core: CoreId(f(U16, "core")? as u16),
+                from: ThreadId(f(U32, "from")? as u32),
+                to: ThreadId(f(U32, "to")? as u32),
+            },
+            OP_MIGRATE => Event::Migrate {
+                thread: ThreadId(f(U32, "thread")? as u32),
+                core: CoreId(f(U16, "core")? as u16),
+            },
+            OP_MMAP => Event::Mmap {
+                process: f(U32, "process")? as u32,
+                start: VirtAddr(f(U64, "start")?),
+                len: f(U64, "len")?,
+                prot: f(U8, "prot")? as u8,
+                page_shift: f(63, "page_shift")? as u8,
+            },
+            OP_MUNMAP => Event::Munmap {
+                process: f(U32, "process")? as u32,
+                start: VirtAddr(f(U64, "start")?),
+                len: f(U64, "len")?,
+            },
+            OP_MPROTECT => Event::Mprotect {
+                process: f(U32, "process")? as u32,
+                start: VirtAddr(f(U64, "start")?),
+                len: f(U64, "len")?,
+                prot: f(U8, "prot")? as u8,
+            },
+            OP_TASK_RELEASE => Event::TaskRelease {
+                task: f(U32, "task")? as u32,
+                job: f(U32, "job")? as u32,
+            },
+            OP_JOB_START => Event::JobStart {
+                task: f(U32, "task")? as u32,
+                job: f(U32, "job")? as u32,
+            },
+            OP_JOB_END => Event::JobEnd {
+                task: f(U32, "task")? as u32,
+                job: f(U32, "job")? as u32,
+            },
+            OP_REGION => Event::Region {
+                region: f(U32, "region")? as u32,
+                start: VirtAddr(f(U64, "start")?),
+                len: f(U64, "len")?,
+            },
+            OP_PHASE_BEGIN => Event::PhaseBegin {
+                region: f(U32, "region")? as u32,
+            },
+            OP_PHASE_END => Event::PhaseEnd {
+                region: f(U32, "region")? as u32,
+            },
+            OP_MAP_SHARED => Event::MapShared {
+                process: f(U32, "process")? as u32,
+                start: VirtAddr(f(U64, "start")?),
+                len: f(U64, "len")?,
+                prot: f(U8, "prot")? as u8,
+                page_shift: f(63, "page_shift")? as u8,
+                object: f(U32, "object")? as u32,
+            },
+            OP_FLUSH => Event::Flush {
+                core: CoreId(f(U16, "core")? as u16),
+                what: f(U8, "what")? as u8,
+            },
+            other => {
+                return Err(format!(
+                    "unknown record opcode {other} (tag byte {:#04x})",
+                    3 | (other << 2)
+                ))
+            }
+        }))
+    }
+}
+
+#[inline(always)]
+fn le_u64_at(buf: &[u8], p: usize) -> u64 {
+    let b: [u8; 8] = buf[p..p + 8].try_into().unwrap();
+    u64::from_le_bytes(b)
+}
+
+/// LEB128, at most 10 bytes, never reading at or past `len`.
+#[inline]
+fn read_varint(buf: &[u8], p: &mut usize, len: usize) -> Option<u64> {
+    let mut v: u64 = 0;
+    let mut shift = 0u32;
+    loop {
+        if *p >= len || shift > 63 {
+            return None;
+        }
+        let b = buf[*p];
+        *p += 1;
+        if shift == 63 && b > 1 {
+            return None;
+        }
+        v |= ((b & 0x7f) as u64) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+        shift += 7;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(recs: &[Record]) -> Vec<Record> {
+        let mut e = Encoder::new();
+        for r in recs {
+            e.push(r);
+        }
+        let mut buf = e.payload().to_vec();
+        let len = buf.len();
+        buf.resize(len + PAD, 0);
+        let mut d = Decoder::default();
+        d.start(&buf, len, e.records).unwrap();
+        let mut out = Vec::new();
+        // Decode in uneven pieces to exercise resumption.
+        let mut step = 1;
+        while d.remaining() > 0 {
+            d.decode(&buf, len, &mut out, step).unwrap();
+            step = step * 3 + 1;
+        }
+        out
+    }
+
+    #[test]
+    fn sequential_code_and_strided_data_cost_one_byte_each() {
+        let mut recs = Vec::new();
+        for i in 0..1000u64 {
+            recs.push(Record::Access(Access::new(
+                ThreadId(0),
+                AccessKind::Instr,
+                VirtAddr(0x400000 + 4 * i),
+                4,
+            )));
+            recs.push(Record::Access(Access::new(
+                ThreadId(0),
+                AccessKind::Load,
+                VirtAddr(0x1000_0000 + 4096 * i),
+                8,
+            )));
+        }
+        let mut e = Encoder::new();
+        recs.iter().for_each(|r| e.push(r));
+        // First of each stream needs an address; everything after is predicted.
+        let n = e.payload().len();
+        assert!(
+            n < recs.len() + 20,
+            "{} bytes for {} records",
+            n,
+            recs.len()
+        );
+        assert_eq!(round_trip(&recs), recs);
+    }
+
+    #[test]
+    fn every_event_and_odd_sizes_round_trip() {
+        let recs = vec![
+            Record::Event(Event::ThreadStart {
+                thread: ThreadId(7),
+                process: 3,
+            }),
+            Record::Access(Access::new(
+                ThreadId(7),
+                AccessKind::Store,
+                VirtAddr(u64::MAX - 3),
+                3,
+            )),
+            Record::Access(Access::new(ThreadId(7), AccessKind::Load, VirtAddr(0), 0)),
+            Record::Access(Access::new(
+                ThreadId(u32::MAX),
+                AccessKind::Instr,
+                VirtAddr(1 << 63),
+                4096,
+            )),
+            Record::Event(Event::ContextSwitch {
+                core: CoreId(65535),
+                from: ThreadId(1),
+                to: ThreadId(2),
+            }),
+            Record::Event(Event::Migrate {
+                thread: ThreadId(1),
+                core: CoreId(3),
+            }),
+            Record::Event(Event::Mmap {
+                process: 1,
+                start: VirtAddr(0x7fff_0000_0000),
+                len: 1 << 30,
+                prot: 7,
+                page_shift: 21,
+            }),
+            Record::Event(Event::Munmap {
+                process: 1,
+                start: VirtAddr(0x1000),
+                len: 4096,
+            }),
+            Record::Event(Event::Mprotect {
+                process: 1,
+                start: VirtAddr(0x1000),
+                len: 4096,
+                prot: 1,
+            }),
+            Record::Event(Event::TaskRelease { task: 1, job: 2 }),
+            Record::Event(Event::JobStart { task: 1, job: 2 }),
+            Record::Event(Event::JobEnd { task: 1, job: 2 }),
+            Record::Event(Event::Region {
+                region: 0,
+                start: VirtAddr(0x4000),
+                len: 8192,
+            }),
+            Record::Event(Event::PhaseBegin { region: 0 }),
+            Record::Event(Event::PhaseEnd { region: 0 }),
+            Record::Event(Event::Flush {
+                core: CoreId(0),
+                what: 3,
+            }),
+            Record::Event(Event::MapShared {
+                process: 2,
+                start: VirtAddr(0x40_0000),
+                len: 8192,
+                prot: 5,
+                page_shift: 12,
+                object: 9,
+            }),
+            Record::Event(Event::ThreadExit {
+                thread: ThreadId(7),
+            }),
+        ];
+        assert_eq!(round_trip(&recs), recs);
+    }
+
+    #[test]
+    fn truncated_payload_is_an_error_not_a_panic() {
+        let mut e = Encoder::new();
+        e.push(&Record::Access(Access::new(
+            ThreadId(0),
+            AccessKind::Load,
+            VirtAddr(0x1234_5678_9abc),
+            8,
+        )));
+        let mut buf = e.payload().to_vec();
+        let len = buf.len() - 2;
+        buf.resize(len + PAD, 0);
+        let mut d = Decoder::default();
+        d.start(&buf, len, 1).unwrap();
+        let err = d.decode(&buf, len, &mut Vec::new(), 10).unwrap_err();
+        assert!(err.what.contains("past the end"), "{err:?}");
+    }
+
+    #[test]
+    fn unknown_opcode_is_named() {
+        let buf = [
+            1,
+            3 | (60 << 2),
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ];
+        let mut d = Decoder::default();
+        d.start(&buf, 2, 1).unwrap();
+        let err = d.decode(&buf, 2, &mut Vec::new(), 1).unwrap_err();
+        assert!(err.what.contains("unknown record opcode 60"), "{err:?}");
+    }
+
+    use proptest::prelude::*;
+
+    fn arb_record() -> impl Strategy<Value = Record> {
+        prop_oneof![
+            4 => (0u32..4, 0u8..3, any::<u64>(), prop_oneof![Just(1u32), Just(4), Just(8), any::<u32>()]).prop_map(|(t, k, a, s)| {
+                let kind = [AccessKind::Instr, AccessKind::Load, AccessKind::Store][k as usize];
+                Record::Access(Access::new(ThreadId(t), kind, VirtAddr(a), s))
+            }),
+            4 => (0u8..3, 0u64..1_000_000).prop_map(|(k, a)| {
+                let kind = [AccessKind::Instr, AccessKind::Load, AccessKind::Store][k as usize];
+                Record::Access(Access::new(ThreadId(0), kind, VirtAddr(0x5555_0000 + a * 8), 8))
+            }),
+            1 => (any::<u16>(), any::<u32>(), any::<u32>()).prop_map(|(c, f, t)| Record::Event(Event::ContextSwitch { core: CoreId(c), from: ThreadId(f), to: ThreadId(t) })),
+            1 => (any::<u32>(), any::<u64>(), any::<u64>()).prop_map(|(r, s, l)| Record::Event(Event::Region { region: r, start: VirtAddr(s), len: l })),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn any_record_sequence_round_trips(recs in proptest::collection::vec(arb_record(), 0..400)) {
+            prop_assert_eq!(round_trip(&recs), recs);
+        }
+    }
+}
