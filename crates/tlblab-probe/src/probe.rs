@@ -109,9 +109,15 @@ pub struct ProbeReport {
 
 fn budget(o: &ProbeOptions) -> Budget {
     let (reps, window_ms, trials) = if o.quick { (3, 0.5, 3) } else { (5, 1.0, 3) };
+    // The capacity scans take the fastest of many 0.1 ms windows per N (see
+    // `SweepRow::floor`): 0.1 ms still covers several passes over a 4096-page chain after its
+    // warm-up, and is short enough that a fair share of windows escape every intruder.
+    let scan_reps = if o.quick { 15 } else { 31 };
     Budget {
         reps: o.reps.unwrap_or(reps).max(1),
         window_ns: (o.window_ms.unwrap_or(window_ms).max(0.05) * 1e6) as u64,
+        scan_reps: o.reps.map(|r| r.max(1) * 3).unwrap_or(scan_reps),
+        scan_window_ns: 100_000,
         trials: o.trials.unwrap_or(trials).max(1),
         seed: o.seed,
     }
@@ -373,8 +379,10 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 "the L1 DTLB lookup is part of the load-to-use latency",
             ));
             if let Some(c2) = &l2 {
+                // Well inside the plateau: the median window near the L2's capacity is
+                // disturbed by intruders (see `SweepRow::floor`).
                 let lo = (c1.full_miss.max(c1.entries) as f64 * 1.3) as usize;
-                let hi = (c2.onset as f64 * 0.8) as usize;
+                let hi = (c2.onset as f64 * 0.3).max(lo as f64 * 2.0) as usize;
                 let pen: Vec<f64> = rows
                     .iter()
                     .filter(|x| x.n >= lo && x.n <= hi)

@@ -216,6 +216,48 @@ pub fn fit_ramp(points: &[(usize, f64)]) -> Option<RampFit> {
     best.map(|(_, f)| f)
 }
 
+/// The largest non-decreasing curve below `points` (sorted by N here): each value becomes the
+/// minimum over itself and every larger N.
+///
+/// Why: for a chain cycling through N pages, an undisturbed TLB never hits more often when N
+/// grows (LRU has the inclusion property; tree-PLRU and random replacement follow it on average),
+/// so the true translation cost is non-decreasing in N, and the measurement errors left in a
+/// lower envelope are one-sided (a point whose fastest window was still disturbed by an intruder
+/// is too high, none can be too low by more than the clean windows' jitter). The suffix minimum
+/// removes exactly those upward outliers; fitting the ramp to it keeps a single unlucky point
+/// just below the capacity from being read as the onset.
+pub fn monotone_floor(points: &[(usize, f64)]) -> Vec<(usize, f64)> {
+    let mut pts: Vec<(usize, f64)> = points.iter().copied().filter(|p| p.1.is_finite()).collect();
+    pts.sort_by_key(|p| p.0);
+    let mut m = f64::INFINITY;
+    for p in pts.iter_mut().rev() {
+        m = m.min(p.1);
+        p.1 = m;
+    }
+    pts
+}
+
+/// The ramp fitted to several scans of the same N values pooled: per N the lowest of the scans'
+/// envelopes, made non-decreasing ([`monotone_floor`]), then [`fit_ramp`].
+///
+/// Why the lowest: the scans run seconds apart on fresh memory, and on a shared VM the
+/// interference comes in phases of seconds (a neighbour's burst on the SMT sibling of the host),
+/// so one scan may see no clean window near the capacity while another does; by the one-sided
+/// argument of [`monotone_floor`] the lowest envelope is the least disturbed one.
+pub fn fit_pooled(scans: &[Vec<(usize, f64)>]) -> Option<RampFit> {
+    let mut best: std::collections::BTreeMap<usize, f64> = std::collections::BTreeMap::new();
+    for scan in scans {
+        for &(n, y) in scan {
+            if y.is_finite() {
+                let e = best.entry(n).or_insert(f64::INFINITY);
+                *e = e.min(y);
+            }
+        }
+    }
+    let pts: Vec<(usize, f64)> = best.into_iter().collect();
+    fit_ramp(&monotone_floor(&pts))
+}
+
 /// Gaussian elimination with partial pivoting for the small normal equations.
 #[allow(clippy::needless_range_loop)] // index arithmetic reads as the textbook algorithm
 fn solve<const K: usize>(mut a: [[f64; K]; K], mut b: [f64; K]) -> Option<[f64; K]> {

@@ -14,6 +14,11 @@ use serde::{Deserialize, Serialize};
 pub struct Budget {
     pub reps: usize,
     pub window_ns: u64,
+    /// Repetitions and window length of the data-TLB capacity scans (coarse sweep, fine scans,
+    /// stride sweeps). They read the lower envelope (the fastest window per N), so they want many
+    /// short windows: a short window is more often one that no intruder disturbed.
+    pub scan_reps: usize,
+    pub scan_window_ns: u64,
     pub trials: usize,
     pub seed: u64,
 }
@@ -26,12 +31,17 @@ pub struct LevelsResult {
     pub levels: Vec<Capacity>,
 }
 
-fn data_instrument(max_n: usize, stride: usize) -> Box<dyn Instrument> {
+/// The pages are visited in a random cyclic order: on Zen 5 a sequential page walk (a constant
+/// 4160-byte stride) is partly prefetched, translations included, so that at some N the test
+/// chain ran *faster* than its control and the excess alternated between N values. A random
+/// cycle is still one fixed order per pass, so each set sees its pages cyclically and the
+/// capacity argument (no misses until a set holds more pages than ways) is unchanged.
+fn data_instrument(max_n: usize, stride: usize, seed: u64) -> Box<dyn Instrument> {
     Box::new(
         DataChains::new(
             max_n,
             Layout::PerPage { stride },
-            Order::Sequential,
+            Order::Random(seed),
             Thp::Never,
         )
         .expect("mmap for the probe's chains failed"),
@@ -42,18 +52,22 @@ fn data_instrument(max_n: usize, stride: usize) -> Box<dyn Instrument> {
 /// first `max_levels` knees.
 pub fn data_levels(max_n: usize, per_octave: usize, max_levels: usize, b: Budget) -> LevelsResult {
     let ns = grid(16, max_n, per_octave);
-    let mut inst = data_instrument(max_n + 64, 1);
-    let rows = sweep(inst.as_mut(), &ns, b.reps, b.window_ns, b.seed);
+    let mut inst = data_instrument(max_n + 64, 1, b.seed);
+    let rows = sweep(inst.as_mut(), &ns, b.scan_reps, b.scan_window_ns, b.seed);
     drop(inst);
     let mut levels = Vec::new();
     for k in knees(&rows).iter().take(max_levels) {
         let hi = ((k.hi as f64) * 1.15) as usize + 8;
-        let mut fresh = || data_instrument(hi, 1);
+        let mut t = 0u64;
+        let mut fresh = || {
+            t += 1;
+            data_instrument(hi, 1, b.seed.wrapping_add(t))
+        };
         levels.push(capacity_of(
             k,
             b.trials,
-            b.reps,
-            b.window_ns,
+            b.scan_reps,
+            b.scan_window_ns,
             b.seed,
             &mut fresh,
         ));
@@ -98,8 +112,14 @@ pub fn stride_sweep(
         // without running into the page-table-footprint effects far beyond the level.
         let max_n = ((prev as f64) * 1.6) as usize + 8;
         let ns = grid(4, max_n, 4);
-        let mut inst = data_instrument(max_n, stride);
-        let rows = sweep(inst.as_mut(), &ns, b.reps, b.window_ns, b.seed ^ k as u64);
+        let mut inst = data_instrument(max_n, stride, b.seed ^ k as u64);
+        let rows = sweep(
+            inst.as_mut(),
+            &ns,
+            b.scan_reps,
+            b.scan_window_ns,
+            b.seed ^ k as u64,
+        );
         drop(inst);
         let ks = knees(&rows);
         // The level of interest is the `which`-th knee, unless a level in front hides it: then the
@@ -114,19 +134,22 @@ pub fn stride_sweep(
         match knee {
             Some(kn) => {
                 let hi = ((kn.hi as f64) * 1.15) as usize + 8;
-                let mut fresh = || data_instrument(hi, stride);
+                let mut t = 0u64;
+                let mut fresh = || {
+                    t += 1;
+                    data_instrument(hi, stride, b.seed ^ (k as u64) << 8 ^ t)
+                };
                 let c = capacity_of(
                     &kn,
                     b.trials.min(2),
-                    b.reps,
-                    b.window_ns,
+                    b.scan_reps,
+                    b.scan_window_ns,
                     b.seed,
                     &mut fresh,
                 );
-                // For the first level use the onset of misses: exact for a fully associative LRU
-                // level, and at strides where the next level's capacity falls to the same N its
-                // ramp merges into this one's end but not into its onset.
-                let v = if which == 0 { c.onset } else { c.entries };
+                // The onset of misses (the entry estimate): at strides where the next level's
+                // capacity falls to the same N its ramp merges into this one's end, not its onset.
+                let v = c.entries;
                 caps.push(StrideCapacity {
                     log2_stride: k,
                     capacity: Some(v as f64),
