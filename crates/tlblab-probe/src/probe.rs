@@ -317,7 +317,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
     // 2. L1 associativity and index bits.
     if want("l1_assoc") {
         if let Some(c) = &l1 {
-            let ss = stride_sweep(0, c.entries, if o.quick { 6 } else { 9 }, None, b);
+            let step = c.fit.map(|f| f.high - f.low);
+            let ss = stride_sweep(0, c.entries, if o.quick { 6 } else { 9 }, None, step, b);
             let (text, conf) = indexing_text(&ss.indexing);
             let declared = r.cpuid.data_tlb(1);
             let disagrees = declared.is_some_and(|d| !assoc_matches(&ss.indexing, &d.assoc));
@@ -346,6 +347,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 c2.entries,
                 if o.quick { 4 } else { 6 },
                 Some(c1.entries),
+                None,
                 b,
             );
             let (text, conf) = indexing_text(&ss.indexing);

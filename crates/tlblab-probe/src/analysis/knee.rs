@@ -258,6 +258,29 @@ pub fn fit_pooled(scans: &[Vec<(usize, f64)>]) -> Option<RampFit> {
     fit_ramp(&monotone_floor(&pts))
 }
 
+/// The last N before a (monotone) envelope first rises by more than half of `step` above its
+/// starting level (the median of its first `base` points), or None if it never does or has fewer
+/// than `base` points.
+///
+/// For the first level's capacity at page strides where the next level's effective capacity
+/// falls just above it (on Zen 5, 4096 L2 entries over 8 sets at a 32-page stride = 128, beside
+/// a 96-entry L1): its ramp then runs straight into the first level's step and a single ramp
+/// fit reads the two as one. `step` is the first level's step height at stride 1 (the L2-hit
+/// cost); the first level ends where half of that step is reached, whatever follows.
+pub fn onset_by_threshold(envelope: &[(usize, f64)], base: usize, step: f64) -> Option<usize> {
+    let pts = monotone_floor(envelope);
+    if pts.len() < base.max(1) || step.is_nan() || step <= 0.0 {
+        return None;
+    }
+    let b: Vec<f64> = pts[..base.max(1)].iter().map(|p| p.1).collect();
+    let level = crate::stats::median(&b) + 0.5 * step;
+    let first_above = pts.iter().position(|p| p.1 > level)?;
+    if first_above == 0 {
+        return None;
+    }
+    Some(pts[first_above - 1].0)
+}
+
 /// Gaussian elimination with partial pivoting for the small normal equations.
 #[allow(clippy::needless_range_loop)] // index arithmetic reads as the textbook algorithm
 fn solve<const K: usize>(mut a: [[f64; K]; K], mut b: [f64; K]) -> Option<[f64; K]> {
@@ -610,6 +633,62 @@ mod tests {
                 "seed {seed}: {fit:?}"
             );
         }
+    }
+
+    #[test]
+    fn monotone_floor_removes_upward_outliers_only() {
+        let f = monotone_floor(&[(3, 1.0), (1, 0.0), (2, 5.0), (4, 0.5), (5, 2.0)]);
+        assert_eq!(f, vec![(1, 0.0), (2, 0.5), (3, 0.5), (4, 0.5), (5, 2.0)]);
+    }
+
+    #[test]
+    fn given_a_second_step_right_after_the_first_then_the_threshold_onset_finds_the_first() {
+        // L1 of 96 (step 1.7 ns), the next level's effective capacity 128 right behind it
+        // (walks of 12 ns rising over 128..260): a ramp fit reads one wide ramp.
+        let f = |n: usize| {
+            if n <= 96 {
+                0.0
+            } else if n <= 118 {
+                1.7
+            } else {
+                1.7 + 10.0 * ((n - 118) as f64 / 140.0).min(1.0)
+            }
+        };
+        let ns = scan_points(91, 132);
+        for seed in 0..20 {
+            let pts = noisy(f, &ns, 0.05, seed);
+            let c = onset_by_threshold(&pts, 5, 1.7).unwrap();
+            assert!((95..=97).contains(&c), "seed {seed}: {c}");
+        }
+        // Without a rise there is no onset.
+        assert_eq!(
+            onset_by_threshold(&noisy(|_| 0.0, &ns, 0.05, 1), 5, 1.7),
+            None
+        );
+    }
+
+    #[test]
+    fn pooled_scans_take_the_least_disturbed_envelope() {
+        // Two scans of a 2048-entry level: one disturbed throughout (intruders), one clean.
+        let ns = scan_points(1722, 2435);
+        let clean = |n: usize| {
+            if n <= 2048 {
+                1.7
+            } else {
+                1.7 + 10.0 * ((n - 2048) as f64 / 128.0).min(1.0)
+            }
+        };
+        // Intruders holding ~500 entries during the whole scan: the level looks 500 pages smaller.
+        let disturbed = |n: usize| clean(n + 500);
+        let a = noisy(disturbed, &ns, 0.05, 1);
+        let b = noisy(clean, &ns, 0.05, 2);
+        let alone = fit_ramp(&a).unwrap().capacity;
+        let pooled = fit_pooled(&[a, b]).unwrap().capacity;
+        assert!((pooled as f64 - 2048.0).abs() <= 0.01 * 2048.0, "{pooled}");
+        assert!(
+            alone < 1950,
+            "the disturbed scan alone should start early: {alone}"
+        );
     }
 
     #[test]

@@ -294,7 +294,10 @@ mod tests {
         assert!(t.access(0));
         assert!(t.access(2));
         assert!(!t.access(9));
-        assert!(t.access(0) && t.access(2), "a recently used way was evicted");
+        assert!(
+            t.access(0) && t.access(2),
+            "a recently used way was evicted"
+        );
     }
 
     #[test]

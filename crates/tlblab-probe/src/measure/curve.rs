@@ -2,8 +2,8 @@
 //! and the bisection, for any instrument that can time a "test" and a "control" chain of N.
 
 use crate::analysis::knee::{
-    capacity_confidence, find_knees, fit_pooled, fit_ramp, monotone_floor, scan_points, Confidence, CurvePoint, Knee,
-    KneeParams, RampFit,
+    capacity_confidence, find_knees, fit_pooled, fit_ramp, monotone_floor, scan_points, Confidence,
+    CurvePoint, Knee, KneeParams, RampFit,
 };
 use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
