@@ -397,7 +397,12 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 ));
             }
         }
-        r.walks = walk_latencies(b.reps.max(3), b.window_ns * 2, !o.quick);
+        r.walks = walk_latencies(
+            b.reps.max(3),
+            b.window_ns * 2,
+            !o.quick,
+            l1.as_ref().map(|c| c.entries),
+        );
         for w in &r.walks {
             r.summary.push(Measured {
                 confidence: w.confidence,

@@ -245,17 +245,19 @@ pub fn monotone_floor(points: &[(usize, f64)]) -> Vec<(usize, f64)> {
 /// so one scan may see no clean window near the capacity while another does; by the one-sided
 /// argument of [`monotone_floor`] the lowest envelope is the least disturbed one.
 pub fn fit_pooled(scans: &[Vec<(usize, f64)>]) -> Option<RampFit> {
+    fit_ramp(&pooled_envelope(scans))
+}
+
+/// Per N the lowest of the scans' values, made non-decreasing (see [`fit_pooled`]).
+pub fn pooled_envelope(scans: &[Vec<(usize, f64)>]) -> Vec<(usize, f64)> {
     let mut best: std::collections::BTreeMap<usize, f64> = std::collections::BTreeMap::new();
-    for scan in scans {
-        for &(n, y) in scan {
-            if y.is_finite() {
-                let e = best.entry(n).or_insert(f64::INFINITY);
-                *e = e.min(y);
-            }
+    for &(n, y) in scans.iter().flatten() {
+        if y.is_finite() {
+            let e = best.entry(n).or_insert(f64::INFINITY);
+            *e = e.min(y);
         }
     }
-    let pts: Vec<(usize, f64)> = best.into_iter().collect();
-    fit_ramp(&monotone_floor(&pts))
+    monotone_floor(&best.into_iter().collect::<Vec<_>>())
 }
 
 /// The last N before a (monotone) envelope first rises by more than half of `step` above its
@@ -279,6 +281,63 @@ pub fn onset_by_threshold(envelope: &[(usize, f64)], base: usize, step: f64) -> 
         return None;
     }
     Some(pts[first_above - 1].0)
+}
+
+/// The capacity read off a lower envelope by the tangent at its steepest rise: the N where the
+/// line through the steepest three consecutive points (least squares) meets the level the
+/// envelope starts at (the median of its first 5 points), rounded up to a whole page. None
+/// without a rise of at least `min_rise` ns.
+///
+/// Why the steepest rise and not the first departure from the plateau: intruders that survive
+/// into the fastest windows make the envelope creep up before C (a few per cent of the step),
+/// and a ramp fit that lets its lower segment slope reads the creep as the start of the ramp
+/// (on the development VM the fitted onset of the same level moved between 3777 and 4050). The
+/// steepest part is the level's own overflow: for a set-indexed LRU or tree-PLRU level the ramp
+/// from C to C + S is straight and its tangent meets the plateau exactly at C; for random
+/// replacement the rise is steepest just after C and the tangent lands within ≈2% of C; for a
+/// step between C and C + 1 the tangent meets the plateau between C − 2/3 and C, hence the
+/// rounding up; with points several pages apart it is not put before the last point still on
+/// the plateau. The steepest window is searched only where the envelope is still in the lower
+/// half of its rise, so a later, steeper knee (the next level) cannot be taken for this one.
+pub fn tangent_onset(envelope: &[(usize, f64)], min_rise: f64) -> Option<f64> {
+    let pts = monotone_floor(envelope);
+    if pts.len() < 8 {
+        return None;
+    }
+    let firsts: Vec<f64> = pts[..5].iter().map(|p| p.1).collect();
+    let base = crate::stats::median(&firsts);
+    let top = pts.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    if top - base < min_rise {
+        return None;
+    }
+    let half = base + 0.5 * (top - base);
+    let mut best: Option<(f64, f64, f64)> = None; // (slope, x̄, ȳ)
+    for w in pts.windows(3) {
+        if w[0].1 > half {
+            break;
+        }
+        let xm = w.iter().map(|p| p.0 as f64).sum::<f64>() / 3.0;
+        let ym = w.iter().map(|p| p.1).sum::<f64>() / 3.0;
+        let sxy: f64 = w.iter().map(|p| (p.0 as f64 - xm) * (p.1 - ym)).sum();
+        let sxx: f64 = w.iter().map(|p| (p.0 as f64 - xm).powi(2)).sum();
+        let m = sxy / sxx.max(1e-12);
+        // Ties (a clean step gives two windows of the same slope) go to the later window.
+        if best.is_none_or(|(bm, _, _)| m >= bm - 1e-12) {
+            best = Some((m, xm, ym));
+        }
+    }
+    let (m, xm, ym) = best?;
+    if m <= 0.0 {
+        return None;
+    }
+    // Never before the last point still on the plateau (within 3% of the rise): with points
+    // several pages apart, the tangent through a step would otherwise land inside the plateau.
+    let on_plateau = pts
+        .iter()
+        .take_while(|p| p.1 <= base + 0.03 * (top - base))
+        .last()
+        .map_or(pts[0].0, |p| p.0);
+    Some((xm - (ym - base) / m).max(on_plateau as f64))
 }
 
 /// Gaussian elimination with partial pivoting for the small normal equations.
@@ -689,6 +748,80 @@ mod tests {
             alone < 1950,
             "the disturbed scan alone should start early: {alone}"
         );
+    }
+
+    fn tangent(f: impl Fn(usize) -> f64, ns: &[usize], sigma: f64, seed: u64) -> usize {
+        tangent_onset(&noisy(f, ns, sigma, seed), 0.5)
+            .unwrap()
+            .ceil() as usize
+    }
+
+    #[test]
+    fn the_tangent_onset_of_a_clean_step_is_the_capacity() {
+        for cap in [64usize, 65, 96, 100] {
+            let ns = scan_points(cap - 10, cap + 10);
+            assert_eq!(
+                tangent(|n| if n <= cap { 0.0 } else { 2.2 }, &ns, 0.0, 0),
+                cap
+            );
+        }
+    }
+
+    #[test]
+    fn the_tangent_onset_of_a_noisy_step_at_96_is_within_one_page() {
+        let ns = scan_points(91, 108);
+        for seed in 0..20 {
+            let c = tangent(|n| if n <= 96 { 0.0 } else { 1.7 }, &ns, 0.05, seed);
+            assert!((95..=97).contains(&c), "seed {seed}: {c}");
+        }
+    }
+
+    #[test]
+    fn the_tangent_onset_of_a_set_overflow_ramp_is_its_start() {
+        // 256 sets x 16 ways, LRU: misses from 4097, all miss at 4352, then walks get dearer.
+        let f = |n: usize| {
+            let miss = ((n as f64 - 4096.0) / 256.0).clamp(0.0, 1.0);
+            1.7 + 10.0 * miss
+                + if n > 4352 {
+                    (n - 4352) as f64 * 0.002
+                } else {
+                    0.0
+                }
+        };
+        let ns = scan_points(3444, 4224);
+        for seed in 0..20 {
+            let c = tangent(f, &ns, 0.1, seed);
+            assert!((c as f64 / 4096.0 - 1.0).abs() <= 0.02, "seed {seed}: {c}");
+        }
+    }
+
+    #[test]
+    fn given_creep_before_a_sharp_rise_then_the_tangent_finds_the_rise_and_the_fit_does_not() {
+        // The development VM's envelope: intruders make it creep by 1.4 ns from 2/3 of the
+        // capacity on, then the level overflows at 4173 (steep), then rises gently.
+        let f = |n: usize| {
+            let n = n as f64;
+            let creep = 1.4 * ((n - 2700.0) / 1473.0).clamp(0.0, 1.0);
+            let rise = 2.0 * ((n - 4173.0) / 42.0).clamp(0.0, 1.0);
+            let after = 4.0 * ((n - 4215.0) / 700.0).clamp(0.0, 1.0);
+            1.7 + creep + rise + after
+        };
+        let ns = scan_points(2896, 4224);
+        for seed in 0..20 {
+            let c = tangent(f, &ns, 0.05, seed);
+            assert!((4100..=4200).contains(&c), "seed {seed}: {c}");
+        }
+        let fit = fit_ramp(&noisy(f, &ns, 0.05, 1)).unwrap();
+        assert!(
+            fit.capacity < 4100,
+            "the ramp fit is not fooled by creep after all: {fit:?}"
+        );
+    }
+
+    #[test]
+    fn given_a_flat_envelope_then_there_is_no_tangent_onset() {
+        let ns = scan_points(91, 108);
+        assert_eq!(tangent_onset(&noisy(|_| 1.0, &ns, 0.05, 3), 0.5), None);
     }
 
     #[test]

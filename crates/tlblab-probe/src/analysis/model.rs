@@ -207,7 +207,7 @@ pub fn model_scan(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::knee::{fit_pooled, fit_ramp, scan_points};
+    use crate::analysis::knee::{fit_ramp, pooled_envelope, scan_points, tangent_onset};
 
     /// Disturbance resembling the probe's: between windows the control chain (N/64 pages) and
     /// some kernel pages; about one burst of 40 foreign pages per window (an interrupt, the
@@ -234,7 +234,8 @@ mod tests {
             medians.push(fit_ramp(&med).map(|f| f.capacity).unwrap_or(0));
         }
         medians.sort_unstable();
-        (fit_pooled(&scans).unwrap().capacity, medians[1])
+        let est = tangent_onset(&pooled_envelope(&scans), 1.0).unwrap().ceil() as usize;
+        (est, medians[1])
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! and the bisection, for any instrument that can time a "test" and a "control" chain of N.
 
 use crate::analysis::knee::{
-    capacity_confidence, find_knees, fit_pooled, fit_ramp, monotone_floor, scan_points, Confidence,
-    CurvePoint, Knee, KneeParams, RampFit,
+    capacity_confidence, find_knees, fit_ramp, monotone_floor, pooled_envelope, scan_points,
+    tangent_onset, Confidence, CurvePoint, Knee, KneeParams, RampFit,
 };
 use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
@@ -161,19 +161,20 @@ pub fn grid(lo: usize, hi: usize, per_octave: usize) -> Vec<usize> {
 /// A capacity measured by repeated fine scans of one knee.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Capacity {
-    /// Median over the trials of the onset of the lower envelope's ramp: the largest working set
-    /// (pages) the fastest windows still serve without extra misses. This is the entry estimate:
-    /// with the pages spread evenly over the sets (consecutive pages, an index of low VPN bits) no
-    /// set holds more than its ways until N > C, and a replacement policy that fills free ways
-    /// first cannot miss before then, so the undisturbed onset is C for LRU, tree-PLRU and random
-    /// replacement alike (the policies differ only after C: the end is C + S for LRU, ≈ 2C for
-    /// random). Intruders that survive into the fastest windows lower it (a lower bound).
+    /// The entry estimate: where the tangent at the steepest rise of the pooled lower envelope
+    /// meets its starting level ([`tangent_onset`]). Why the lower envelope: with the pages spread
+    /// evenly over the sets (consecutive pages, an index of low VPN bits) no set holds more
+    /// pages than ways until N > C, and a replacement policy that fills free ways first cannot
+    /// miss before then, so the *undisturbed* curve leaves its plateau at C for LRU, tree-PLRU
+    /// and random replacement alike (they differ only after C: all miss at C + S for LRU,
+    /// gradually towards ≈ 2C for random); the fastest windows are the least disturbed ones.
     pub entries: usize,
-    /// Each trial's onset.
+    /// Each trial's own estimate (the same tangent on that trial's envelope).
     pub trials: Vec<usize>,
     /// Median over the trials of the ramp midpoint (half-way between the plateaus).
     pub midpoint: usize,
-    /// Same as `entries` (kept for readers of older reports): the last N with no extra misses.
+    /// The onset of the ramp fitted to the pooled envelope: where it first leaves its plateau
+    /// (earlier than `entries` when intruders make it creep up before the capacity).
     pub onset: usize,
     /// Median over the trials of the ramp's end (where the upper plateau starts).
     pub full_miss: usize,
@@ -207,6 +208,8 @@ pub fn capacity_of(
     let mut first_fit = None;
     let mut snrs = Vec::new();
     let mut scans = Vec::new();
+    // A rise smaller than half the coarse knee's is not this level's overflow.
+    let min_rise = 0.5 * (knee.after - knee.before).max(0.0);
     let ns = scan_points(knee.lo, knee.hi);
     for t in 0..trials {
         let mut inst = fresh();
@@ -218,7 +221,9 @@ pub fn capacity_of(
             seed.wrapping_add(t as u64),
         );
         let pts: Vec<(usize, f64)> = rows.iter().map(|r| (r.n, r.floor())).collect();
-        let fit = fit_ramp(&monotone_floor(&pts));
+        let floor = monotone_floor(&pts);
+        let fit = fit_ramp(&floor);
+        let own = tangent_onset(&floor, min_rise);
         scans.push(pts);
         if let Some(fit) = fit {
             let noise =
@@ -226,7 +231,7 @@ pub fn capacity_of(
                     .max(fit.rms)
                     .max(1e-9);
             snrs.push((fit.high - fit.low) / noise);
-            caps.push(fit.capacity);
+            caps.push(own.map_or(fit.capacity, |x| x.ceil() as usize));
             onsets.push(fit.capacity as f64);
             mids.push(fit.midpoint() as f64);
             ends.push((fit.capacity + fit.width) as f64);
@@ -234,10 +239,15 @@ pub fn capacity_of(
             first_fit.get_or_insert(fit);
         }
     }
-    // The estimate comes from the trials pooled (the least disturbed envelope per N); each
-    // trial's own onset gives the spread and the confidence.
-    let pooled = fit_pooled(&scans);
-    let entries = pooled.map(|f| f.capacity).unwrap_or(0);
+    // The estimate comes from the trials pooled (the least disturbed envelope per N), read by
+    // the tangent at its steepest rise (`tangent_onset`; the ramp fit's onset when there is no
+    // clear rise); each trial's own estimate gives the spread and the confidence.
+    let envelope = pooled_envelope(&scans);
+    let pooled = fit_ramp(&envelope);
+    let entries = match tangent_onset(&envelope, min_rise) {
+        Some(x) => x.ceil() as usize,
+        None => pooled.map(|f| f.capacity).unwrap_or(0),
+    };
     let snr = crate::stats::median(&snrs);
     let mut confidence = if caps.len() < trials {
         Confidence::Unclear
@@ -251,7 +261,8 @@ pub fn capacity_of(
     if w > 0.25 {
         confidence = confidence.min(Confidence::Medium);
     }
-    let onset = entries;
+    // The ramp fit's own onset, for the notes (where the envelope first leaves its plateau).
+    let onset = pooled.map(|f| f.capacity).unwrap_or(entries);
     let med = |v: &[f64]| {
         if v.is_empty() {
             0
@@ -262,14 +273,6 @@ pub fn capacity_of(
     let (midpoint, full_miss) = match pooled {
         Some(f) => (f.midpoint(), f.capacity + f.width),
         None => (med(&mids), med(&ends)),
-    };
-    let envelope = {
-        let mut best = std::collections::BTreeMap::<usize, f64>::new();
-        for &(n, y) in scans.iter().flatten() {
-            let e = best.entry(n).or_insert(f64::INFINITY);
-            *e = e.min(y);
-        }
-        monotone_floor(&best.into_iter().collect::<Vec<_>>())
     };
     Capacity {
         entries,
