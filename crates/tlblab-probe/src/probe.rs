@@ -118,6 +118,18 @@ fn budget(o: &ProbeOptions) -> Budget {
         window_ns: (o.window_ms.unwrap_or(window_ms).max(0.05) * 1e6) as u64,
         scan_reps: o.reps.map(|r| r.max(1) * 3).unwrap_or(scan_reps),
         scan_window_ns: 100_000,
+        max_trials: o
+            .trials
+            .map(|t| t.max(1))
+            .unwrap_or(if o.quick { 4 } else { 6 }),
+        stride_reps: o
+            .reps
+            .map(|r| r.max(1) * 2)
+            .unwrap_or(if o.quick { 9 } else { 15 }),
+        stride_trials: o
+            .trials
+            .map(|t| t.clamp(1, 2))
+            .unwrap_or(if o.quick { 1 } else { 2 }),
         trials: o.trials.unwrap_or(trials).max(1),
         seed: o.seed,
     }
@@ -173,8 +185,9 @@ fn cap_measured(
         cpuid: cpuid_s,
         disagrees,
         note: format!(
-            "{note}misses start after {} pages, half miss at {}, all miss from {} pages",
-            c.onset, c.midpoint, c.full_miss
+            "{note}steepest rise meets the plateau at {} pages (the estimate); the fastest \
+             windows leave the plateau after {}, half-way at {}, ramp ends at {} pages",
+            c.entries, c.onset, c.midpoint, c.full_miss
         ),
     }
 }
@@ -242,7 +255,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
     // Time budget: the expensive sections run first; a later section is skipped (and named in
     // `errors`) once the run has used its budget, so a heavily loaded machine cannot stretch the
     // full run far past 2 minutes (or --quick past 20 s).
-    let budget_s = if o.quick { 14.0 } else { 95.0 };
+    let budget_s = if o.quick { 15.0 } else { 95.0 };
     let skipped = std::cell::RefCell::new(Vec::<String>::new());
     let want = |s: &str| {
         let asked = o.sections.is_empty() || o.sections.iter().any(|x| x == s);
@@ -445,8 +458,15 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                     let mut fresh = || -> Box<dyn crate::measure::curve::Instrument> {
                         Box::new(CodeChains::new(hi).expect("mmap for code chains"))
                     };
-                    let mut c =
-                        capacity_of(k, b.trials.min(2), b.reps, b.window_ns, b.seed, &mut fresh);
+                    let mut c = capacity_of(
+                        k,
+                        b.trials.min(2),
+                        b.trials.min(2),
+                        b.reps,
+                        b.window_ns,
+                        b.seed,
+                        &mut fresh,
+                    );
                     // Experimental: on the development VM the knees moved between runs (64-80 and
                     // 260-870 pages against a documented 64 and 512) even when both sweeps agreed,
                     // so ITLB sizes are always reported as "unclear" (docs/probe.md).

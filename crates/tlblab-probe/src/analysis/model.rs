@@ -246,11 +246,11 @@ mod tests {
             (64, 16, Policy::Lru, 0.99, 1.01),
             (64, 16, Policy::TreePlru, 0.99, 1.01),
             // Random replacement: an intruder's damage lasts (the stale entry is evicted only by
-            // chance), so even the best windows start missing a little before C: a lower bound
-            // within ≈ 8% (measured on this model: 0.93-0.98).
-            (64, 16, Policy::Random, 0.92, 1.02),
+            // chance), so even the best windows creep up a little before C, and the rise after C
+            // is gradual (measured on this model: 1.00-1.03 × C).
+            (64, 16, Policy::Random, 0.95, 1.04),
             (128, 12, Policy::Lru, 0.99, 1.01),
-            (128, 12, Policy::Random, 0.92, 1.02),
+            (128, 12, Policy::Random, 0.95, 1.04),
             // Fully associative: the 2 persistent pages take 2 of the 64 entries.
             (1, 64, Policy::Lru, 0.95, 1.02),
         ] {

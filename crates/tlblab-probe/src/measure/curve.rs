@@ -30,6 +30,9 @@ pub struct SweepRow {
     /// the same), so the envelope skips the fastest few percent.
     #[serde(default)]
     pub test_low: f64,
+    /// The same order statistic of the control windows.
+    #[serde(default)]
+    pub control_low: f64,
 }
 
 /// The ⌈len/12⌉-th smallest of `xs` (NaN when empty); see [`SweepRow::test_low`].
@@ -54,10 +57,11 @@ impl SweepRow {
     /// level's capacity every set is nearly full, so one intruding entry already costs misses, and
     /// on a busy VM most windows contain one (on the development VM the median excess left the
     /// L2-hit plateau at a third of the capacity while the fastest windows still hit).
-    /// The control is taken at its median: its TLB footprint is 64× smaller, so it is rarely
-    /// disturbed, and its median is the robust estimate of the data-side cost.
+    /// The control is taken at the same order statistic, so data-cache effects (the L1D
+    /// overflowing at 768 lines on Zen 5) cancel between two like statistics: with the control's
+    /// median instead, a fast test window at the L1D's edge once read as a TLB knee at 768.
     pub fn floor(&self) -> f64 {
-        self.test_low - self.control.median
+        self.test_low - self.control_low
     }
 
     /// The point knee detection works on: the lower envelope (see [`SweepRow::floor`]), with the
@@ -67,7 +71,7 @@ impl SweepRow {
         CurvePoint {
             n: self.n,
             test: self.test_low,
-            control: self.control.median,
+            control: self.control_low,
             noise: self.control.iqr() * std::f64::consts::SQRT_2,
         }
     }
@@ -92,6 +96,7 @@ pub fn measure_n(inst: &mut dyn Instrument, n: usize, reps: usize, window_ns: u6
     SweepRow {
         n,
         test_low: low_order_stat(&t),
+        control_low: low_order_stat(&c),
         test: Summary::of(&t),
         control: Summary::of(&c),
         excess: Summary::of(&d),
@@ -133,6 +138,7 @@ pub fn sweep(
         .map(|(i, &n)| SweepRow {
             n,
             test_low: low_order_stat(&t[i]),
+            control_low: low_order_stat(&c[i]),
             test: Summary::of(&t[i]),
             control: Summary::of(&c[i]),
             excess: Summary::of(&d[i]),
@@ -192,9 +198,16 @@ pub struct Capacity {
 /// Refines `knee` `trials` times: each trial scans N around it in ≈1% steps (in a shuffled
 /// order) on a fresh instrument (fresh memory, so the trials also vary the physical pages) and fits
 /// the ramp model; the capacity is the median of the trials.
+///
+/// After `trials` trials, more are run (up to `max_trials`) while the trials' own estimates
+/// disagree by more than 5%: on a shared VM a trial that fell into a busy phase of a neighbour
+/// has no clean window near the capacity, and more trials, seconds apart, give the pooled
+/// envelope more chances to contain one.
+#[allow(clippy::too_many_arguments)]
 pub fn capacity_of(
     knee: &Knee,
     trials: usize,
+    max_trials: usize,
     reps: usize,
     window_ns: u64,
     seed: u64,
@@ -211,7 +224,14 @@ pub fn capacity_of(
     // A rise smaller than half the coarse knee's is not this level's overflow.
     let min_rise = 0.5 * (knee.after - knee.before).max(0.0);
     let ns = scan_points(knee.lo, knee.hi);
-    for t in 0..trials {
+    for t in 0..max_trials.max(trials) {
+        if t >= trials {
+            let lo = caps.iter().copied().min().unwrap_or(0) as f64;
+            let hi = caps.iter().copied().max().unwrap_or(0) as f64;
+            if caps.len() >= trials && hi <= 1.05 * lo {
+                break;
+            }
+        }
         let mut inst = fresh();
         let rows = sweep(
             inst.as_mut(),
@@ -249,7 +269,7 @@ pub fn capacity_of(
         None => pooled.map(|f| f.capacity).unwrap_or(0),
     };
     let snr = crate::stats::median(&snrs);
-    let mut confidence = if caps.len() < trials {
+    let mut confidence = if caps.len() < trials || caps.is_empty() {
         Confidence::Unclear
     } else {
         capacity_confidence(&caps, if snr.is_nan() { 0.0 } else { snr }, 0.0)
@@ -349,8 +369,8 @@ mod tests {
                 rng: SplitMix64::new(seed),
             })
         };
-        let c1 = capacity_of(&k[0], 3, 3, 0, 1, &mut fresh);
-        let c2 = capacity_of(&k[1], 3, 3, 0, 1, &mut fresh);
+        let c1 = capacity_of(&k[0], 3, 3, 3, 0, 1, &mut fresh);
+        let c2 = capacity_of(&k[1], 3, 3, 3, 0, 1, &mut fresh);
         assert_eq!(c1.entries, 64);
         assert!(
             (c2.entries as f64 - 2048.0).abs() <= 0.01 * 2048.0,

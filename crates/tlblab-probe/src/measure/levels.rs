@@ -19,6 +19,11 @@ pub struct Budget {
     /// short windows: a short window is more often one that no intruder disturbed.
     pub scan_reps: usize,
     pub scan_window_ns: u64,
+    /// Most trials per data-TLB capacity (see `capacity_of`), and the repetitions of the stride
+    /// sweeps (which need a knee per stride, not a 5% capacity).
+    pub max_trials: usize,
+    pub stride_reps: usize,
+    pub stride_trials: usize,
     pub trials: usize,
     pub seed: u64,
 }
@@ -66,6 +71,7 @@ pub fn data_levels(max_n: usize, per_octave: usize, max_levels: usize, b: Budget
         levels.push(capacity_of(
             k,
             b.trials,
+            b.max_trials,
             b.scan_reps,
             b.scan_window_ns,
             b.seed,
@@ -121,7 +127,7 @@ pub fn stride_sweep(
         let rows = sweep(
             inst.as_mut(),
             &ns,
-            b.scan_reps,
+            b.stride_reps,
             b.scan_window_ns,
             b.seed ^ k as u64,
         );
@@ -146,8 +152,9 @@ pub fn stride_sweep(
                 };
                 let c = capacity_of(
                     &kn,
-                    b.trials.min(2),
-                    b.scan_reps,
+                    b.stride_trials,
+                    b.stride_trials,
+                    b.stride_reps,
                     b.scan_window_ns,
                     b.seed,
                     &mut fresh,
