@@ -24,8 +24,8 @@ pub struct SweepRow {
     pub test: Summary,
     pub control: Summary,
     pub excess: Summary,
-    /// A low order statistic of the test windows: the ⌈reps/12⌉-th fastest (the fastest of up
-    /// to 12, the 2nd of up to 24, …). Not the plain minimum: on the development VM about one
+    /// A low order statistic of the test windows: the ⌈reps/12⌉-th fastest, at least the 2nd
+    /// of 6 or more (the 2nd of up to 24, the 3rd of up to 36, …). Not the plain minimum: on the development VM about one
     /// window in 30 came back implausibly fast (faster than the control, whose data footprint is
     /// the same), so the envelope skips the fastest few percent.
     #[serde(default)]
@@ -35,14 +35,16 @@ pub struct SweepRow {
     pub control_low: f64,
 }
 
-/// The ⌈len/12⌉-th smallest of `xs` (NaN when empty); see [`SweepRow::test_low`].
+/// The ⌈len/12⌉-th smallest of `xs`, at least the 2nd of 6 or more (NaN when empty); see
+/// [`SweepRow::test_low`].
 pub fn low_order_stat(xs: &[f64]) -> f64 {
     let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
     if v.is_empty() {
         return f64::NAN;
     }
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len().div_ceil(12) - 1]
+    let k = v.len().div_ceil(12).max(if v.len() >= 6 { 2 } else { 1 });
+    v[k - 1]
 }
 
 impl SweepRow {
@@ -188,6 +190,11 @@ pub struct Capacity {
     /// of the trials' envelopes, made non-decreasing ([`fit_pooled`]).
     #[serde(default)]
     pub envelope: Vec<(usize, f64)>,
+    /// False when the pooled envelope did not rise by half the coarse knee's step within the
+    /// scan (the estimate is then the ramp fit's onset): the coarse knee came from disturbed
+    /// windows and the level's own overflow lies further up.
+    #[serde(default)]
+    pub rise_found: bool,
     /// The coarse-grid knee the scans refined.
     pub knee: Knee,
     /// The fit of the first trial (plateaus, ramp width).
@@ -264,7 +271,9 @@ pub fn capacity_of(
     // clear rise); each trial's own estimate gives the spread and the confidence.
     let envelope = pooled_envelope(&scans);
     let pooled = fit_ramp(&envelope);
-    let entries = match tangent_onset(&envelope, min_rise) {
+    let tangent = tangent_onset(&envelope, min_rise);
+    let rise_found = tangent.is_some();
+    let entries = match tangent {
         Some(x) => x.ceil() as usize,
         None => pooled.map(|f| f.capacity).unwrap_or(0),
     };
@@ -296,6 +305,7 @@ pub fn capacity_of(
     };
     Capacity {
         entries,
+        rise_found,
         envelope,
         trials: caps,
         midpoint,

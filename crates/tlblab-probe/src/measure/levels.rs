@@ -4,6 +4,7 @@
 use super::curve::{capacity_of, grid, knees, sweep, Capacity, Instrument, SweepRow};
 use super::dtlb::DataChains;
 use crate::analysis::index::{infer_indexing, Indexing, StrideCapacity};
+use crate::analysis::knee::Knee;
 use crate::analysis::knee::{onset_by_threshold, Confidence};
 use crate::chase::{Layout, Order};
 use crate::sys::Thp;
@@ -62,13 +63,14 @@ pub fn data_levels(max_n: usize, per_octave: usize, max_levels: usize, b: Budget
     drop(inst);
     let mut levels = Vec::new();
     for k in knees(&rows).iter().take(max_levels) {
-        let hi = ((k.hi as f64) * 1.15) as usize + 8;
+        // Room for the whole fine scan (it reaches 1.4× the knee; the chains clamp N to their size).
+        let hi = ((k.hi as f64) * 1.4).ceil() as usize + 8;
         let mut t = 0u64;
         let mut fresh = || {
             t += 1;
             data_instrument(hi, 1, b.seed.wrapping_add(t))
         };
-        levels.push(capacity_of(
+        let mut c = capacity_of(
             k,
             b.trials,
             b.max_trials,
@@ -76,7 +78,43 @@ pub fn data_levels(max_n: usize, per_octave: usize, max_levels: usize, b: Budget
             b.scan_window_ns,
             b.seed,
             &mut fresh,
-        ));
+        );
+        // A coarse knee made by disturbed windows (a neighbour's busy phase during the coarse
+        // sweep) sits below the level's own overflow, and the fine scan then never reaches the
+        // knee's upper level. Follow the rise: scan the next coarse bracket up (at most twice).
+        let mut knee = *k;
+        for _ in 0..2 {
+            if c.rise_found {
+                break;
+            }
+            let Some(next) = rows.iter().find(|r| r.n > knee.hi) else {
+                break;
+            };
+            let here = rows.iter().find(|r| r.n == knee.hi).map(|r| r.floor());
+            knee = Knee {
+                lo: knee.hi,
+                hi: next.n,
+                before: here.unwrap_or(knee.after),
+                after: next.floor(),
+                ..knee
+            };
+            let hi = ((knee.hi as f64) * 1.4).ceil() as usize + 8;
+            let mut t = 100u64;
+            let mut fresh = || {
+                t += 1;
+                data_instrument(hi, 1, b.seed.wrapping_add(t))
+            };
+            c = capacity_of(
+                &knee,
+                b.trials,
+                b.max_trials,
+                b.scan_reps,
+                b.scan_window_ns,
+                b.seed ^ 0x5ca1,
+                &mut fresh,
+            );
+        }
+        levels.push(c);
     }
     LevelsResult {
         sweep: rows,
@@ -123,16 +161,31 @@ pub fn stride_sweep(
         // without running into the page-table-footprint effects far beyond the level.
         let max_n = ((prev as f64) * 1.6) as usize + 8;
         let ns = grid(4, max_n, 4);
-        let mut inst = data_instrument(max_n, stride, b.seed ^ k as u64);
-        let rows = sweep(
-            inst.as_mut(),
-            &ns,
-            b.stride_reps,
-            b.scan_window_ns,
-            b.seed ^ k as u64,
-        );
-        drop(inst);
-        let ks = knees(&rows);
+        let coarse = |salt: u64| {
+            let mut inst = data_instrument(max_n, stride, b.seed ^ k as u64 ^ salt);
+            sweep(
+                inst.as_mut(),
+                &ns,
+                b.stride_reps,
+                b.scan_window_ns,
+                b.seed ^ k as u64 ^ salt,
+            )
+        };
+        let mut ks = knees(&coarse(0));
+        if which == 0 && ks.is_empty() {
+            // Nothing is in front of the first level, so no knee means a failed sweep (a
+            // neighbour's burst), not a hidden level: sweep again on fresh memory.
+            ks = knees(&coarse(0x9e37));
+        }
+        if which == 0 && ks.is_empty() {
+            return StrideSweep {
+                capacities: caps,
+                confidences: confs,
+                indexing: Indexing::Unclear {
+                    reason: format!("no knee found at a stride of {stride} pages (twice)"),
+                },
+            };
+        }
         // The level of interest is the `which`-th knee, unless a level in front hides it: then the
         // knee count is short and the capacity is below the floor.
         let knee = if which == 0 {
@@ -144,7 +197,7 @@ pub fn stride_sweep(
         };
         match knee {
             Some(kn) => {
-                let hi = ((kn.hi as f64) * 1.15) as usize + 8;
+                let hi = ((kn.hi as f64) * 1.4).ceil() as usize + 8;
                 let mut t = 0u64;
                 let mut fresh = || {
                     t += 1;
