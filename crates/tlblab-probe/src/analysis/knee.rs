@@ -296,8 +296,9 @@ pub fn onset_by_threshold(envelope: &[(usize, f64)], base: usize, step: f64) -> 
 /// from C to C + S is straight and its tangent meets the plateau exactly at C; for random
 /// replacement the rise is steepest just after C and the tangent lands a few per cent from C;
 /// for a step the tangent meets the plateau a page or so early, so the estimate is never put
-/// before the last point still on the plateau (within 3% of the rise). The steepest window is searched only where the envelope is still in the lower
-/// half of its rise, so a later, steeper knee (the next level) cannot be taken for this one.
+/// before the last point still on the plateau (within 3% of the rise). The steepest window is searched only where the envelope is still in the lowest
+/// 35% of its rise, so a later, steeper rise (the next level, dearer walks) cannot be taken for
+/// this one.
 pub fn tangent_onset(envelope: &[(usize, f64)], min_rise: f64) -> Option<f64> {
     let pts = monotone_floor(envelope);
     if pts.len() < 8 {
@@ -309,13 +310,16 @@ pub fn tangent_onset(envelope: &[(usize, f64)], min_rise: f64) -> Option<f64> {
     if top - base < min_rise {
         return None;
     }
-    let half = base + 0.5 * (top - base);
+    // The level's own overflow starts the rise; further up, the scan (which runs to 1.4× the
+    // coarse knee) reaches the walks getting dearer as page-table lines leave the caches, which
+    // can be steeper (on the development VM once 4610-4798 against the overflow at 4132-4300).
+    let lower = base + 0.35 * (top - base);
     let mut best: Option<(f64, f64, f64, usize)> = None; // (slope, x̄, ȳ, first index)
                                                          // Five points (≈ 4% of N): wide enough that one point whose every window was disturbed
                                                          // (a jump of the monotone envelope inside the creep) is not the steepest part, narrow enough
                                                          // to sit inside a 16-way level's overflow ramp (S = 6% of C).
     for (i, w) in pts.windows(5).enumerate() {
-        if w[0].1 > half {
+        if w[0].1 > lower {
             break;
         }
         let (m, xm, ym) = line_fit(w);
@@ -405,10 +409,9 @@ impl RampFit {
         self.width as f64 / self.midpoint().max(1) as f64
     }
 
-    /// The largest working set that still gets hits: one page before the ramp's end. The entry
-    /// estimate: exact for a fully associative LRU level (a step: the end is C + 1), C + S − 1 for
-    /// a set-indexed LRU level with S sets and consecutive pages (≤ +6% for ≥ 16 ways), ≈ C for a
-    /// skewed or randomly replaced level whose misses start well before C.
+    /// The largest working set that still gets hits: one page before the ramp's end (C + S − 1
+    /// for a set-indexed LRU level with S sets). Formerly the entry estimate; the probe now uses
+    /// [`tangent_onset`] on the lower envelope, and this is kept for the fit's own tests.
     pub fn last_with_hits(&self) -> usize {
         (self.capacity + self.width)
             .saturating_sub(1)
@@ -836,6 +839,25 @@ mod tests {
         for seed in 0..20 {
             let c = tangent(f, &ns, 0.05, seed);
             assert!((c as f64 / 4173.0 - 1.0).abs() <= 0.04, "seed {seed}: {c}");
+        }
+    }
+
+    #[test]
+    fn given_a_steeper_rise_further_up_then_the_tangent_takes_the_first() {
+        // A busy run on the development VM: creep to 3.8 ns, the overflow at ≈4130 (slope
+        // 0.0075 ns/page), then walks getting dearer even faster from 4610 (0.0091).
+        let f = |n: usize| {
+            let n = n as f64;
+            let ramp = |a: f64, b: f64, h: f64| h * ((n - a) / (b - a)).clamp(0.0, 1.0);
+            2.16 + ramp(2950.0, 4130.0, 1.64)
+                + ramp(4130.0, 4386.0, 1.9)
+                + ramp(4610.0, 4850.0, 2.2)
+                + ramp(4850.0, 5912.0, 2.4)
+        };
+        let ns = scan_points(2896, 4224);
+        for seed in 0..20 {
+            let c = tangent(f, &ns, 0.03, seed);
+            assert!((c as f64 / 4130.0 - 1.0).abs() <= 0.03, "seed {seed}: {c}");
         }
     }
 
