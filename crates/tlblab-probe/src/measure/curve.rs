@@ -25,9 +25,9 @@ pub struct SweepRow {
     pub control: Summary,
     pub excess: Summary,
     /// A low order statistic of the test windows: the ⌈reps/12⌉-th fastest, at least the 2nd
-    /// of 6 or more (the 2nd of up to 24, the 3rd of up to 36, …). Not the plain minimum: on the development VM about one
-    /// window in 30 came back implausibly fast (faster than the control, whose data footprint is
-    /// the same), so the envelope skips the fastest few percent.
+    /// of 6 or more (the 2nd of up to 24, the 3rd of up to 36, …). Not the plain minimum: on
+    /// the development VM about one window in 30 came back implausibly fast (faster than the
+    /// control, whose data footprint is the same), so the envelope skips the fastest few.
     #[serde(default)]
     pub test_low: f64,
     /// The same order statistic of the control windows.
@@ -49,7 +49,8 @@ pub fn low_order_stat(xs: &[f64]) -> f64 {
 
 impl SweepRow {
     /// The lower envelope of the translation cost at this N: a low order statistic of the test
-    /// windows (nearly the fastest, see [`SweepRow::test_low`]) minus the typical control window.
+    /// windows (nearly the fastest, see [`SweepRow::test_low`]) minus the same statistic of the
+    /// control windows.
     ///
     /// Why the fastest window: everything that disturbs a window (a timer or TLB-shootdown
     /// interrupt, the hypervisor, an SMT sibling on the host, the chain's own rebuild) can only
@@ -170,7 +171,7 @@ pub fn grid(lo: usize, hi: usize, per_octave: usize) -> Vec<usize> {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Capacity {
     /// The entry estimate: where the tangent at the steepest rise of the pooled lower envelope
-    /// meets its starting level ([`tangent_onset`]). Why the lower envelope: with the pages spread
+    /// crosses the line the envelope follows just before it ([`tangent_onset`]). Why the lower envelope: with the pages spread
     /// evenly over the sets (consecutive pages, an index of low VPN bits) no set holds more
     /// pages than ways until N > C, and a replacement policy that fills free ways first cannot
     /// miss before then, so the *undisturbed* curve leaves its plateau at C for LRU, tree-PLRU
@@ -179,12 +180,12 @@ pub struct Capacity {
     pub entries: usize,
     /// Each trial's own estimate (the same tangent on that trial's envelope).
     pub trials: Vec<usize>,
-    /// Median over the trials of the ramp midpoint (half-way between the plateaus).
+    /// Midpoint of the ramp fitted to the pooled envelope (half-way between the plateaus).
     pub midpoint: usize,
     /// The onset of the ramp fitted to the pooled envelope: where it first leaves its plateau
     /// (earlier than `entries` when intruders make it creep up before the capacity).
     pub onset: usize,
-    /// Median over the trials of the ramp's end (where the upper plateau starts).
+    /// End of the ramp fitted to the pooled envelope (where the upper plateau starts).
     pub full_miss: usize,
     /// The pooled lower envelope the estimate was fitted to: (N, ns of excess), per N the lowest
     /// of the trials' envelopes, made non-decreasing ([`fit_pooled`]).
@@ -203,8 +204,8 @@ pub struct Capacity {
 }
 
 /// Refines `knee` `trials` times: each trial scans N around it in ≈1% steps (in a shuffled
-/// order) on a fresh instrument (fresh memory, so the trials also vary the physical pages) and fits
-/// the ramp model; the capacity is the median of the trials.
+/// order) on a fresh instrument (fresh memory, so the trials also vary the physical pages); the
+/// trials' envelopes are pooled and the capacity read off the pooled envelope.
 ///
 /// After `trials` trials, more are run (up to `max_trials`) while the trials' own estimates
 /// disagree by more than 5%: on a shared VM a trial that fell into a busy phase of a neighbour

@@ -212,7 +212,7 @@ pub fn stride_sweep(
                     b.seed,
                     &mut fresh,
                 );
-                // The onset of misses (the entry estimate); for the first level the half-step
+                // The entry estimate (`Capacity::entries`); for the first level the half-step
                 // point when the step height is known (see `first_step`).
                 let v = match (which, first_step) {
                     (0, Some(h)) => onset_by_threshold(&c.envelope, 5, h).unwrap_or(c.entries),
