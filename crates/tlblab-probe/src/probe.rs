@@ -109,9 +109,29 @@ pub struct ProbeReport {
 
 fn budget(o: &ProbeOptions) -> Budget {
     let (reps, window_ms, trials) = if o.quick { (3, 0.5, 3) } else { (5, 1.0, 3) };
+    // The capacity scans take the fastest of many 0.1 ms windows per N (see
+    // `SweepRow::floor`): 0.1 ms still covers several passes over a 4096-page chain after its
+    // warm-up, and is short enough that a fair share of windows escape every intruder. Quick
+    // runs with 15 windows per N twice read the L2 DTLB near −5% (a staircase envelope); 21
+    // still keeps `--quick` ≈ 11-13 s.
+    let scan_reps = if o.quick { 21 } else { 31 };
     Budget {
         reps: o.reps.unwrap_or(reps).max(1),
         window_ns: (o.window_ms.unwrap_or(window_ms).max(0.05) * 1e6) as u64,
+        scan_reps: o.reps.map(|r| r.max(1) * 3).unwrap_or(scan_reps),
+        scan_window_ns: 100_000,
+        max_trials: o
+            .trials
+            .map(|t| t.max(1))
+            .unwrap_or(if o.quick { 4 } else { 6 }),
+        stride_reps: o
+            .reps
+            .map(|r| r.max(1) * 2)
+            .unwrap_or(if o.quick { 9 } else { 15 }),
+        stride_trials: o
+            .trials
+            .map(|t| t.clamp(1, 2))
+            .unwrap_or(if o.quick { 1 } else { 2 }),
         trials: o.trials.unwrap_or(trials).max(1),
         seed: o.seed,
     }
@@ -167,8 +187,9 @@ fn cap_measured(
         cpuid: cpuid_s,
         disagrees,
         note: format!(
-            "{note}misses start after {} pages, half miss at {}, all miss from {} pages",
-            c.onset, c.midpoint, c.full_miss
+            "{note}steepest rise meets the plateau at {} pages (the estimate); the fastest \
+             windows leave the plateau after {}, half-way at {}, ramp ends at {} pages",
+            c.entries, c.onset, c.midpoint, c.full_miss
         ),
     }
 }
@@ -236,7 +257,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
     // Time budget: the expensive sections run first; a later section is skipped (and named in
     // `errors`) once the run has used its budget, so a heavily loaded machine cannot stretch the
     // full run far past 2 minutes (or --quick past 20 s).
-    let budget_s = if o.quick { 14.0 } else { 95.0 };
+    let budget_s = if o.quick { 15.0 } else { 95.0 };
     let skipped = std::cell::RefCell::new(Vec::<String>::new());
     let want = |s: &str| {
         let asked = o.sections.is_empty() || o.sections.iter().any(|x| x == s);
@@ -311,7 +332,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
     // 2. L1 associativity and index bits.
     if want("l1_assoc") {
         if let Some(c) = &l1 {
-            let ss = stride_sweep(0, c.entries, if o.quick { 6 } else { 9 }, None, b);
+            let step = c.fit.map(|f| f.high - f.low);
+            let ss = stride_sweep(0, c.entries, if o.quick { 6 } else { 9 }, None, step, b);
             let (text, conf) = indexing_text(&ss.indexing);
             let declared = r.cpuid.data_tlb(1);
             let disagrees = declared.is_some_and(|d| !assoc_matches(&ss.indexing, &d.assoc));
@@ -340,6 +362,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 c2.entries,
                 if o.quick { 4 } else { 6 },
                 Some(c1.entries),
+                None,
                 b,
             );
             let (text, conf) = indexing_text(&ss.indexing);
@@ -373,8 +396,10 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 "the L1 DTLB lookup is part of the load-to-use latency",
             ));
             if let Some(c2) = &l2 {
+                // Well inside the plateau: the median window near the L2's capacity is
+                // disturbed by intruders (see `SweepRow::floor`).
                 let lo = (c1.full_miss.max(c1.entries) as f64 * 1.3) as usize;
-                let hi = (c2.onset as f64 * 0.8) as usize;
+                let hi = (c2.onset as f64 * 0.3).max(lo as f64 * 2.0) as usize;
                 let pen: Vec<f64> = rows
                     .iter()
                     .filter(|x| x.n >= lo && x.n <= hi)
@@ -387,7 +412,12 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 ));
             }
         }
-        r.walks = walk_latencies(b.reps.max(3), b.window_ns * 2, !o.quick);
+        r.walks = walk_latencies(
+            b.reps.max(3),
+            b.window_ns * 2,
+            !o.quick,
+            l1.as_ref().map(|c| c.entries),
+        );
         for w in &r.walks {
             r.summary.push(Measured {
                 confidence: w.confidence,
@@ -430,8 +460,15 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                     let mut fresh = || -> Box<dyn crate::measure::curve::Instrument> {
                         Box::new(CodeChains::new(hi).expect("mmap for code chains"))
                     };
-                    let mut c =
-                        capacity_of(k, b.trials.min(2), b.reps, b.window_ns, b.seed, &mut fresh);
+                    let mut c = capacity_of(
+                        k,
+                        b.trials.min(2),
+                        b.trials.min(2),
+                        b.reps,
+                        b.window_ns,
+                        b.seed,
+                        &mut fresh,
+                    );
                     // Experimental: on the development VM the knees moved between runs (64-80 and
                     // 260-870 pages against a documented 64 and 512) even when both sweeps agreed,
                     // so ITLB sizes are always reported as "unclear" (docs/probe.md).
@@ -550,6 +587,52 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
     } else if want_llc || want_survival {
         r.errors
             .push("only one CPU available: skipped the LLC-sharing and migration tests".into());
+    }
+    // 10. The L2 DTLB's capacity once more, at the end of the run, pooled with the first
+    // measurement (`merge_capacities`): the interference comes in phases of seconds.
+    if want("dtlb") {
+        if let Some(c2) = r.dtlb_levels.get(1).cloned() {
+            let hi = ((c2.knee.hi as f64) * 1.4).ceil() as usize + 8;
+            let mut t = 200u64;
+            let mut fresh = || -> Box<dyn crate::measure::curve::Instrument> {
+                t += 1;
+                Box::new(
+                    crate::measure::dtlb::DataChains::new(
+                        hi,
+                        crate::chase::Layout::PerPage { stride: 1 },
+                        crate::chase::Order::Random(b.seed.wrapping_add(t)),
+                        sys::Thp::Never,
+                    )
+                    .expect("mmap for the probe's chains failed"),
+                )
+            };
+            let again = capacity_of(
+                &c2.knee,
+                b.trials,
+                b.max_trials,
+                b.scan_reps,
+                b.scan_window_ns,
+                b.seed ^ 0xa6a1,
+                &mut fresh,
+            );
+            let merged = crate::measure::curve::merge_capacities(&c2, &again);
+            if let Some(m) = r
+                .summary
+                .iter_mut()
+                .find(|m| m.name == "L2 DTLB entries (4K)")
+            {
+                *m = cap_measured(
+                    "L2 DTLB entries (4K)",
+                    &merged,
+                    r.cpuid.data_tlb(2),
+                    &format!(
+                        "measured twice, {} and {}, pooled; ",
+                        c2.entries, again.entries
+                    ),
+                );
+            }
+            r.dtlb_levels[1] = merged;
+        }
     }
     let mut sk = skipped.into_inner();
     sk.dedup();

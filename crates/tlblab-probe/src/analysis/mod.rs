@@ -3,3 +3,5 @@
 
 pub mod index;
 pub mod knee;
+#[cfg(test)]
+pub mod model;

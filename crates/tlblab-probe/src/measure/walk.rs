@@ -100,13 +100,23 @@ pub struct WalkLatency {
 /// Measures the walk latency for each PTE residency. `full` adds the memory case: 128 Ki pages
 /// 64 KiB apart, one PTE line each (8 MiB of PTE lines, 4 GiB of address space in 1024 page-table
 /// pages, 512 MiB touched; a few seconds).
-pub fn walk_latencies(reps: usize, window_ns: u64, full: bool) -> Vec<WalkLatency> {
+///
+/// `l1_entries`: the measured first-level DTLB capacity. The "L2" case uses twice that many
+/// pages (at least 96), so its pages cannot all sit in the L1 DTLB (Zen 5's holds exactly 96).
+pub fn walk_latencies(
+    reps: usize,
+    window_ns: u64,
+    full: bool,
+    l1_entries: Option<usize>,
+) -> Vec<WalkLatency> {
     // (label, pages, stride, skew). Stride 512 pages puts every page in its own page-table page
-    // and every PTE at offset 0 of it: 96 PTE lines in one L1D set, so they are served from L2.
+    // and every PTE at offset 0 of it: ≥ 96 PTE lines in one L1D set, so they are served from L2.
     // Stride 8 gives every page its own PTE line: 16384 lines = 1 MiB, beyond L2, in L3.
     // A skew would spread PTE lines over L1D sets but also over L2 DTLB sets (the L2 DTLB would
     // then hit), so an "all PTEs in L1D" case with certain L2 DTLB misses is not attempted.
-    let mut cases: Vec<(&str, usize, usize, usize)> = vec![("L2", 96, 512, 0), ("L3", 16384, 8, 0)];
+    let near = l1_entries.map_or(96, |e| (2 * e).max(96));
+    let mut cases: Vec<(&str, usize, usize, usize)> =
+        vec![("L2", near, 512, 0), ("L3", 16384, 8, 0)];
     if full {
         cases.push(("L3/memory", 131_072, 16, 0));
     }
