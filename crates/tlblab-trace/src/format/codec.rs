@@ -53,11 +53,11 @@ const OP_MAP_SHARED: u64 = 15;
 const ADDR_BYTES: [usize; 8] = [0, 1, 2, 3, 4, 5, 6, 8];
 
 #[inline]
-fn zigzag(v: i64) -> u64 {
+pub(super) fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 #[inline]
-fn unzigzag(v: u64) -> i64 {
+pub(super) fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
@@ -109,7 +109,80 @@ pub struct Encoder {
     pub accesses: u32,
 }
 
-fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+/// The opcode of an event (the same numbers in both payload versions, formats/trace.md §4.3).
+pub(super) fn event_op(e: &Event) -> u64 {
+    match e {
+        Event::ThreadStart { .. } => OP_THREAD_START,
+        Event::ThreadExit { .. } => OP_THREAD_EXIT,
+        Event::ContextSwitch { .. } => OP_CONTEXT_SWITCH,
+        Event::Migrate { .. } => OP_MIGRATE,
+        Event::Mmap { .. } => OP_MMAP,
+        Event::Munmap { .. } => OP_MUNMAP,
+        Event::Mprotect { .. } => OP_MPROTECT,
+        Event::TaskRelease { .. } => OP_TASK_RELEASE,
+        Event::JobStart { .. } => OP_JOB_START,
+        Event::JobEnd { .. } => OP_JOB_END,
+        Event::Region { .. } => OP_REGION,
+        Event::PhaseBegin { .. } => OP_PHASE_BEGIN,
+        Event::PhaseEnd { .. } => OP_PHASE_END,
+        Event::MapShared { .. } => OP_MAP_SHARED,
+        Event::Flush { .. } => OP_FLUSH,
+    }
+}
+
+/// An event's fields after its opcode, LEB128 varints in declaration order (both versions).
+pub(super) fn put_event_fields(b: &mut Vec<u8>, e: &Event) {
+    let fields: &[u64] = match *e {
+        Event::ThreadStart { thread, process } => &[thread.0 as u64, process as u64],
+        Event::ThreadExit { thread } => &[thread.0 as u64],
+        Event::ContextSwitch { core, from, to } => &[core.0 as u64, from.0 as u64, to.0 as u64],
+        Event::Migrate { thread, core } => &[thread.0 as u64, core.0 as u64],
+        Event::Mmap {
+            process,
+            start,
+            len,
+            prot,
+            page_shift,
+        } => &[process as u64, start.0, len, prot as u64, page_shift as u64],
+        Event::Munmap {
+            process,
+            start,
+            len,
+        } => &[process as u64, start.0, len],
+        Event::Mprotect {
+            process,
+            start,
+            len,
+            prot,
+        } => &[process as u64, start.0, len, prot as u64],
+        Event::TaskRelease { task, job }
+        | Event::JobStart { task, job }
+        | Event::JobEnd { task, job } => &[task as u64, job as u64],
+        Event::Region { region, start, len } => &[region as u64, start.0, len],
+        Event::PhaseBegin { region } | Event::PhaseEnd { region } => &[region as u64],
+        Event::MapShared {
+            process,
+            start,
+            len,
+            prot,
+            page_shift,
+            object,
+        } => &[
+            process as u64,
+            start.0,
+            len,
+            prot as u64,
+            page_shift as u64,
+            object as u64,
+        ],
+        Event::Flush { core, what } => &[core.0 as u64, what as u64],
+    };
+    for &f in fields {
+        put_varint(b, f);
+    }
+}
+
+pub(super) fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         buf.push((v as u8) | 0x80);
         v >>= 7;
@@ -202,116 +275,8 @@ impl Encoder {
 
     fn push_event(&mut self, e: &Event) {
         self.tags.push(ESC_EVENT);
-        let b = &mut self.data;
-        let v = |b: &mut Vec<u8>, x: u64| put_varint(b, x);
-        match *e {
-            Event::ThreadStart { thread, process } => {
-                v(b, OP_THREAD_START);
-                v(b, thread.0 as u64);
-                v(b, process as u64);
-            }
-            Event::ThreadExit { thread } => {
-                v(b, OP_THREAD_EXIT);
-                v(b, thread.0 as u64);
-            }
-            Event::ContextSwitch { core, from, to } => {
-                v(b, OP_CONTEXT_SWITCH);
-                v(b, core.0 as u64);
-                v(b, from.0 as u64);
-                v(b, to.0 as u64);
-            }
-            Event::Migrate { thread, core } => {
-                v(b, OP_MIGRATE);
-                v(b, thread.0 as u64);
-                v(b, core.0 as u64);
-            }
-            Event::Mmap {
-                process,
-                start,
-                len,
-                prot,
-                page_shift,
-            } => {
-                v(b, OP_MMAP);
-                v(b, process as u64);
-                v(b, start.0);
-                v(b, len);
-                v(b, prot as u64);
-                v(b, page_shift as u64);
-            }
-            Event::Munmap {
-                process,
-                start,
-                len,
-            } => {
-                v(b, OP_MUNMAP);
-                v(b, process as u64);
-                v(b, start.0);
-                v(b, len);
-            }
-            Event::Mprotect {
-                process,
-                start,
-                len,
-                prot,
-            } => {
-                v(b, OP_MPROTECT);
-                v(b, process as u64);
-                v(b, start.0);
-                v(b, len);
-                v(b, prot as u64);
-            }
-            Event::TaskRelease { task, job } => {
-                v(b, OP_TASK_RELEASE);
-                v(b, task as u64);
-                v(b, job as u64);
-            }
-            Event::JobStart { task, job } => {
-                v(b, OP_JOB_START);
-                v(b, task as u64);
-                v(b, job as u64);
-            }
-            Event::JobEnd { task, job } => {
-                v(b, OP_JOB_END);
-                v(b, task as u64);
-                v(b, job as u64);
-            }
-            Event::Region { region, start, len } => {
-                v(b, OP_REGION);
-                v(b, region as u64);
-                v(b, start.0);
-                v(b, len);
-            }
-            Event::PhaseBegin { region } => {
-                v(b, OP_PHASE_BEGIN);
-                v(b, region as u64);
-            }
-            Event::PhaseEnd { region } => {
-                v(b, OP_PHASE_END);
-                v(b, region as u64);
-            }
-            Event::MapShared {
-                process,
-                start,
-                len,
-                prot,
-                page_shift,
-                object,
-            } => {
-                v(b, OP_MAP_SHARED);
-                v(b, process as u64);
-                v(b, start.0);
-                v(b, len);
-                v(b, prot as u64);
-                v(b, page_shift as u64);
-                v(b, object as u64);
-            }
-            Event::Flush { core, what } => {
-                v(b, OP_FLUSH);
-                v(b, core.0 as u64);
-                v(b, what as u64);
-            }
-        }
+        put_varint(&mut self.data, event_op(e));
+        put_event_fields(&mut self.data, e);
     }
 }
 
@@ -881,6 +846,19 @@ impl Decoder {
 
 /// An event after `ESC_EVENT`: its opcode and fields, LEB128 varints.
 fn decode_event(buf: &[u8], p: &mut usize, len: usize) -> Result<Event, String> {
+    let op = read_varint(buf, p, len).ok_or("event field opcode overruns the payload")?;
+    decode_event_fields(op, buf, p, len)?
+        .ok_or_else(|| format!("unknown event opcode {op} (expected 1..=15)"))
+}
+
+/// The fields of an event with opcode `op` (both payload versions), checked against their
+/// types' ranges; None when `op` names no event.
+pub(super) fn decode_event_fields(
+    op: u64,
+    buf: &[u8],
+    p: &mut usize,
+    len: usize,
+) -> Result<Option<Event>, String> {
     let mut f = |max: u64, name: &str| -> Result<u64, String> {
         match read_varint(buf, p, len) {
             Some(v) if v <= max => Ok(v),
@@ -894,8 +872,7 @@ fn decode_event(buf: &[u8], p: &mut usize, len: usize) -> Result<Event, String> 
     const U16: u64 = u16::MAX as u64;
     const U8: u64 = u8::MAX as u64;
     const U64: u64 = u64::MAX;
-    let op = f(U64, "opcode")?;
-    Ok(match op {
+    Ok(Some(match op {
         OP_THREAD_START => Event::ThreadStart {
             thread: ThreadId(f(U32, "thread")? as u32),
             process: f(U32, "process")? as u32,
@@ -965,13 +942,13 @@ fn decode_event(buf: &[u8], p: &mut usize, len: usize) -> Result<Event, String> 
             core: CoreId(f(U16, "core")? as u16),
             what: f(U8, "what")? as u8,
         },
-        other => return Err(format!("unknown event opcode {other} (expected 1..=15)")),
-    })
+        _ => return Ok(None),
+    }))
 }
 
 /// LEB128, at most 10 bytes, never reading at or past `len`.
 #[inline]
-fn read_varint(buf: &[u8], p: &mut usize, len: usize) -> Option<u64> {
+pub(super) fn read_varint(buf: &[u8], p: &mut usize, len: usize) -> Option<u64> {
     let mut v: u64 = 0;
     let mut shift = 0u32;
     loop {

@@ -15,37 +15,17 @@
 //! Events and thread changes use the fourth kind with an opcode and LEB128 fields. All state
 //! resets at a block boundary, which is what makes blocks independently decodable.
 
+use super::codec::{
+    decode_event_fields, event_op, put_event_fields, put_varint, read_varint, unzigzag, zigzag,
+};
 use crate::record::{Access, Event, Record};
-use tlblab_types::{AccessKind, CoreId, ThreadId, VirtAddr};
+use tlblab_types::{AccessKind, ThreadId, VirtAddr};
 
 /// Zero bytes appended after a payload so the decoder may read 8 bytes past any position.
 pub const PAD: usize = 16;
 
+/// The opcode of a thread change; events use the opcodes of `codec` (the same numbers).
 const OP_THREAD: u8 = 0;
-const OP_THREAD_START: u8 = 1;
-const OP_THREAD_EXIT: u8 = 2;
-const OP_CONTEXT_SWITCH: u8 = 3;
-const OP_MIGRATE: u8 = 4;
-const OP_MMAP: u8 = 5;
-const OP_MUNMAP: u8 = 6;
-const OP_MPROTECT: u8 = 7;
-const OP_TASK_RELEASE: u8 = 8;
-const OP_JOB_START: u8 = 9;
-const OP_JOB_END: u8 = 10;
-const OP_REGION: u8 = 11;
-const OP_PHASE_BEGIN: u8 = 12;
-const OP_PHASE_END: u8 = 13;
-const OP_FLUSH: u8 = 14;
-const OP_MAP_SHARED: u8 = 15;
-
-#[inline]
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-#[inline]
-fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
-}
 
 /// The predictor state shared by encoder and decoder.
 #[derive(Clone, Copy, Default, Debug)]
@@ -67,14 +47,6 @@ pub struct Encoder {
     st: State,
     pub records: u32,
     pub accesses: u32,
-}
-
-fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        buf.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    buf.push(v as u8);
 }
 
 impl Encoder {
@@ -173,114 +145,8 @@ impl Encoder {
     }
 
     fn push_event(&mut self, e: &Event) {
-        let tags = &mut self.tags;
-        let b = &mut self.data;
-        let mut op = |_: &mut Vec<u8>, op: u8| tags.push(3 | (op << 2));
-        match *e {
-            Event::ThreadStart { thread, process } => {
-                op(b, OP_THREAD_START);
-                put_varint(b, thread.0 as u64);
-                put_varint(b, process as u64);
-            }
-            Event::ThreadExit { thread } => {
-                op(b, OP_THREAD_EXIT);
-                put_varint(b, thread.0 as u64);
-            }
-            Event::ContextSwitch { core, from, to } => {
-                op(b, OP_CONTEXT_SWITCH);
-                put_varint(b, core.0 as u64);
-                put_varint(b, from.0 as u64);
-                put_varint(b, to.0 as u64);
-            }
-            Event::Migrate { thread, core } => {
-                op(b, OP_MIGRATE);
-                put_varint(b, thread.0 as u64);
-                put_varint(b, core.0 as u64);
-            }
-            Event::Mmap {
-                process,
-                start,
-                len,
-                prot,
-                page_shift,
-            } => {
-                op(b, OP_MMAP);
-                put_varint(b, process as u64);
-                put_varint(b, start.0);
-                put_varint(b, len);
-                put_varint(b, prot as u64);
-                put_varint(b, page_shift as u64);
-            }
-            Event::Munmap {
-                process,
-                start,
-                len,
-            } => {
-                op(b, OP_MUNMAP);
-                put_varint(b, process as u64);
-                put_varint(b, start.0);
-                put_varint(b, len);
-            }
-            Event::Mprotect {
-                process,
-                start,
-                len,
-                prot,
-            } => {
-                op(b, OP_MPROTECT);
-                put_varint(b, process as u64);
-                put_varint(b, start.0);
-                put_varint(b, len);
-                put_varint(b, prot as u64);
-            }
-            Event::TaskRelease { task, job }
-            | Event::JobStart { task, job }
-            | Event::JobEnd { task, job } => {
-                let o = match e {
-                    Event::TaskRelease { .. } => OP_TASK_RELEASE,
-                    Event::JobStart { .. } => OP_JOB_START,
-                    _ => OP_JOB_END,
-                };
-                op(b, o);
-                put_varint(b, task as u64);
-                put_varint(b, job as u64);
-            }
-            Event::Region { region, start, len } => {
-                op(b, OP_REGION);
-                put_varint(b, region as u64);
-                put_varint(b, start.0);
-                put_varint(b, len);
-            }
-            Event::PhaseBegin { region } => {
-                op(b, OP_PHASE_BEGIN);
-                put_varint(b, region as u64);
-            }
-            Event::PhaseEnd { region } => {
-                op(b, OP_PHASE_END);
-                put_varint(b, region as u64);
-            }
-            Event::MapShared {
-                process,
-                start,
-                len,
-                prot,
-                page_shift,
-                object,
-            } => {
-                op(b, OP_MAP_SHARED);
-                put_varint(b, process as u64);
-                put_varint(b, start.0);
-                put_varint(b, len);
-                put_varint(b, prot as u64);
-                put_varint(b, page_shift as u64);
-                put_varint(b, object as u64);
-            }
-            Event::Flush { core, what } => {
-                op(b, OP_FLUSH);
-                put_varint(b, core.0 as u64);
-                put_varint(b, what as u64);
-            }
-        }
+        self.tags.push(3 | ((event_op(e) as u8) << 2));
+        put_event_fields(&mut self.data, e);
     }
 }
 
@@ -596,100 +462,23 @@ impl Decoder {
         len: usize,
         st: &mut State,
     ) -> Result<Option<Event>, String> {
-        let mut f = |max: u64, name: &str| -> Result<u64, String> {
-            match read_varint(buf, p, len) {
-                Some(v) if v <= max => Ok(v),
-                Some(v) => Err(format!(
-                    "event field {name} = {v} is out of range (max {max})"
-                )),
-                None => Err(format!("event field {name} overruns the payload")),
-            }
-        };
-        const U32: u64 = u32::MAX as u64;
-        const U16: u64 = u16::MAX as u64;
-        const U8: u64 = u8::MAX as u64;
-        const U64: u64 = u64::MAX;
-        Ok(Some(match op {
-            OP_THREAD => {
-                st.thread = f(U32, "thread")? as u32;
-                return Ok(None);
-            }
-            OP_THREAD_START => Event::ThreadStart {
-                thread: ThreadId(f(U32, "thread")? as u32),
-                process: f(U32, "process")? as u32,
-            },
-            OP_THREAD_EXIT => Event::ThreadExit {
-                thread: ThreadId(f(U32, "thread")? as u32),
-            },
-            OP_CONTEXT_SWITCH => Event::ContextSwitch {
-                core: CoreId(f(U16, "core")? as u16),
-                from: ThreadId(f(U32, "from")? as u32),
-                to: ThreadId(f(U32, "to")? as u32),
-            },
-            OP_MIGRATE => Event::Migrate {
-                thread: ThreadId(f(U32, "thread")? as u32),
-                core: CoreId(f(U16, "core")? as u16),
-            },
-            OP_MMAP => Event::Mmap {
-                process: f(U32, "process")? as u32,
-                start: VirtAddr(f(U64, "start")?),
-                len: f(U64, "len")?,
-                prot: f(U8, "prot")? as u8,
-                page_shift: f(63, "page_shift")? as u8,
-            },
-            OP_MUNMAP => Event::Munmap {
-                process: f(U32, "process")? as u32,
-                start: VirtAddr(f(U64, "start")?),
-                len: f(U64, "len")?,
-            },
-            OP_MPROTECT => Event::Mprotect {
-                process: f(U32, "process")? as u32,
-                start: VirtAddr(f(U64, "start")?),
-                len: f(U64, "len")?,
-                prot: f(U8, "prot")? as u8,
-            },
-            OP_TASK_RELEASE => Event::TaskRelease {
-                task: f(U32, "task")? as u32,
-                job: f(U32, "job")? as u32,
-            },
-            OP_JOB_START => Event::JobStart {
-                task: f(U32, "task")? as u32,
-                job: f(U32, "job")? as u32,
-            },
-            OP_JOB_END => Event::JobEnd {
-                task: f(U32, "task")? as u32,
-                job: f(U32, "job")? as u32,
-            },
-            OP_REGION => Event::Region {
-                region: f(U32, "region")? as u32,
-                start: VirtAddr(f(U64, "start")?),
-                len: f(U64, "len")?,
-            },
-            OP_PHASE_BEGIN => Event::PhaseBegin {
-                region: f(U32, "region")? as u32,
-            },
-            OP_PHASE_END => Event::PhaseEnd {
-                region: f(U32, "region")? as u32,
-            },
-            OP_MAP_SHARED => Event::MapShared {
-                process: f(U32, "process")? as u32,
-                start: VirtAddr(f(U64, "start")?),
-                len: f(U64, "len")?,
-                prot: f(U8, "prot")? as u8,
-                page_shift: f(63, "page_shift")? as u8,
-                object: f(U32, "object")? as u32,
-            },
-            OP_FLUSH => Event::Flush {
-                core: CoreId(f(U16, "core")? as u16),
-                what: f(U8, "what")? as u8,
-            },
-            other => {
-                return Err(format!(
-                    "unknown record opcode {other} (tag byte {:#04x})",
-                    3 | (other << 2)
-                ))
-            }
-        }))
+        if op == OP_THREAD {
+            let t = read_varint(buf, p, len).ok_or("event field thread overruns the payload")?;
+            st.thread = u32::try_from(t).map_err(|_| {
+                format!(
+                    "event field thread = {t} is out of range (max {})",
+                    u32::MAX
+                )
+            })?;
+            return Ok(None);
+        }
+        match decode_event_fields(op as u64, buf, p, len)? {
+            Some(e) => Ok(Some(e)),
+            None => Err(format!(
+                "unknown record opcode {op} (tag byte {:#04x})",
+                3 | (op << 2)
+            )),
+        }
     }
 }
 
@@ -699,31 +488,10 @@ fn le_u64_at(buf: &[u8], p: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// LEB128, at most 10 bytes, never reading at or past `len`.
-#[inline]
-fn read_varint(buf: &[u8], p: &mut usize, len: usize) -> Option<u64> {
-    let mut v: u64 = 0;
-    let mut shift = 0u32;
-    loop {
-        if *p >= len || shift > 63 {
-            return None;
-        }
-        let b = buf[*p];
-        *p += 1;
-        if shift == 63 && b > 1 {
-            return None;
-        }
-        v |= ((b & 0x7f) as u64) << shift;
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-        shift += 7;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tlblab_types::CoreId;
 
     fn round_trip(recs: &[Record]) -> Vec<Record> {
         let mut e = Encoder::new();
