@@ -224,13 +224,7 @@ pub fn stride_sweep(
                 // at a 32-page stride: 128 L2 entries behind 96 L1 entries read as 194-208).
                 // Reported as hidden, like a capacity below the front level's.
                 if floor.is_some_and(|f| (v as f64) < 2.5 * f as f64) {
-                    for kk in k..=max_log2 {
-                        caps.push(StrideCapacity {
-                            log2_stride: kk,
-                            capacity: None,
-                        });
-                        confs.push(Confidence::Medium);
-                    }
+                    push_hidden(&mut caps, &mut confs, k..=max_log2);
                     break;
                 }
                 caps.push(StrideCapacity {
@@ -242,13 +236,7 @@ pub fn stride_sweep(
             }
             None => {
                 // Hidden behind the level in front; larger strides can only be smaller still.
-                for kk in k..=max_log2 {
-                    caps.push(StrideCapacity {
-                        log2_stride: kk,
-                        capacity: None,
-                    });
-                    confs.push(Confidence::Medium);
-                }
+                push_hidden(&mut caps, &mut confs, k..=max_log2);
                 break;
             }
         }
@@ -258,5 +246,20 @@ pub fn stride_sweep(
         capacities: caps,
         confidences: confs,
         indexing,
+    }
+}
+
+/// Records the strides `log2_strides` as hidden behind the level in front (no capacity).
+fn push_hidden(
+    caps: &mut Vec<StrideCapacity>,
+    confs: &mut Vec<Confidence>,
+    log2_strides: std::ops::RangeInclusive<u32>,
+) {
+    for log2_stride in log2_strides {
+        caps.push(StrideCapacity {
+            log2_stride,
+            capacity: None,
+        });
+        confs.push(Confidence::Medium);
     }
 }

@@ -969,7 +969,7 @@ pub(super) fn read_varint(buf: &[u8], p: &mut usize, len: usize) -> Option<u64> 
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     fn encode(recs: &[Record]) -> (Vec<u8>, usize, u32) {
@@ -1089,9 +1089,10 @@ mod tests {
         assert_eq!(round_trip(&recs), recs);
     }
 
-    #[test]
-    fn every_event_and_odd_sizes_round_trip() {
-        let mut recs = vec![
+    /// Every event kind, extreme field values and odd access sizes: the records both payload
+    /// versions must round-trip (codec_v1's tests use it too).
+    pub(in crate::format) fn every_event_and_odd_sizes() -> Vec<Record> {
+        vec![
             Record::Event(Event::ThreadStart {
                 thread: ThreadId(7),
                 process: 3,
@@ -1169,7 +1170,12 @@ mod tests {
             Record::Event(Event::ThreadExit {
                 thread: ThreadId(7),
             }),
-        ];
+        ]
+    }
+
+    #[test]
+    fn every_event_and_odd_sizes_round_trip() {
+        let mut recs = every_event_and_odd_sizes();
         assert_eq!(round_trip(&recs), recs);
         // Long enough for the group path too (tend >= 8), events in the middle of groups.
         let copy = recs.clone();

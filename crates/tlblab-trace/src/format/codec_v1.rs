@@ -545,77 +545,7 @@ mod tests {
 
     #[test]
     fn every_event_and_odd_sizes_round_trip() {
-        let recs = vec![
-            Record::Event(Event::ThreadStart {
-                thread: ThreadId(7),
-                process: 3,
-            }),
-            Record::Access(Access::new(
-                ThreadId(7),
-                AccessKind::Store,
-                VirtAddr(u64::MAX - 3),
-                3,
-            )),
-            Record::Access(Access::new(ThreadId(7), AccessKind::Load, VirtAddr(0), 0)),
-            Record::Access(Access::new(
-                ThreadId(u32::MAX),
-                AccessKind::Instr,
-                VirtAddr(1 << 63),
-                4096,
-            )),
-            Record::Event(Event::ContextSwitch {
-                core: CoreId(65535),
-                from: ThreadId(1),
-                to: ThreadId(2),
-            }),
-            Record::Event(Event::Migrate {
-                thread: ThreadId(1),
-                core: CoreId(3),
-            }),
-            Record::Event(Event::Mmap {
-                process: 1,
-                start: VirtAddr(0x7fff_0000_0000),
-                len: 1 << 30,
-                prot: 7,
-                page_shift: 21,
-            }),
-            Record::Event(Event::Munmap {
-                process: 1,
-                start: VirtAddr(0x1000),
-                len: 4096,
-            }),
-            Record::Event(Event::Mprotect {
-                process: 1,
-                start: VirtAddr(0x1000),
-                len: 4096,
-                prot: 1,
-            }),
-            Record::Event(Event::TaskRelease { task: 1, job: 2 }),
-            Record::Event(Event::JobStart { task: 1, job: 2 }),
-            Record::Event(Event::JobEnd { task: 1, job: 2 }),
-            Record::Event(Event::Region {
-                region: 0,
-                start: VirtAddr(0x4000),
-                len: 8192,
-            }),
-            Record::Event(Event::PhaseBegin { region: 0 }),
-            Record::Event(Event::PhaseEnd { region: 0 }),
-            Record::Event(Event::Flush {
-                core: CoreId(0),
-                what: 3,
-            }),
-            Record::Event(Event::MapShared {
-                process: 2,
-                start: VirtAddr(0x40_0000),
-                len: 8192,
-                prot: 5,
-                page_shift: 12,
-                object: 9,
-            }),
-            Record::Event(Event::ThreadExit {
-                thread: ThreadId(7),
-            }),
-        ];
+        let recs = super::super::codec::tests::every_event_and_odd_sizes();
         assert_eq!(round_trip(&recs), recs);
     }
 
