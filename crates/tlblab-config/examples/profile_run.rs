@@ -2,6 +2,7 @@
 //! `cargo run --release -p tlblab-config --example profile_run -- zen3 random:pages=262144,accesses=1M [tlb-only]`
 //! (or a trace file instead of the workload spec)
 use tlblab_core::{RunOptions, System};
+use tlblab_trace::clock::thread_cpu_seconds;
 use tlblab_trace::workloads;
 
 fn main() {
@@ -35,12 +36,3 @@ fn main() {
     );
 }
 
-fn thread_cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec we pass and nothing else.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}

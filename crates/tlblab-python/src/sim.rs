@@ -133,10 +133,10 @@ fn bench_engine(
             }
         };
         let mut sys = System::new(cfg, opts).map_err(|e| err(e.0))?;
-        let (t0, c0) = (Instant::now(), crate::trace::thread_cpu_seconds());
+        let (t0, c0) = (Instant::now(), tlblab_trace::clock::thread_cpu_seconds());
         sys.run_slice(&records).map_err(|e| err(e.0))?;
         let dt = t0.elapsed().as_secs_f64();
-        let cpu = crate::trace::thread_cpu_seconds() - c0;
+        let cpu = tlblab_trace::clock::thread_cpu_seconds() - c0;
         Ok((sys.stats().total.references, dt, cpu))
     })
 }

@@ -235,7 +235,7 @@ fn trace_decode_bench(py: Python<'_>, path: String, repeats: u32) -> PyResult<St
             let mut r = TraceReader::open(&PathBuf::from(&path)).map_err(|e| e.message)?;
             let mut buf = Vec::with_capacity(4096);
             let t0 = std::time::Instant::now();
-            let c0 = thread_cpu_seconds();
+            let c0 = tlblab_trace::clock::thread_cpu_seconds();
             let mut n = 0u64;
             loop {
                 buf.clear();
@@ -245,24 +245,13 @@ fn trace_decode_bench(py: Python<'_>, path: String, repeats: u32) -> PyResult<St
                 }
                 n += k as u64;
             }
-            cpu.push(thread_cpu_seconds() - c0);
+            cpu.push(tlblab_trace::clock::thread_cpu_seconds() - c0);
             times.push(t0.elapsed().as_secs_f64());
             records = n;
         }
         Ok(json!({"records": records, "seconds": times, "cpu_seconds": cpu}).to_string())
     })
     .map_err(verr)
-}
-
-/// CPU time of the calling thread (excludes time spent descheduled on a busy machine).
-pub(crate) fn thread_cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -2,18 +2,9 @@
 //! `FILE REPEATS breakdown` times record decoding and zstd apart; `IN 0 rewrite OUT` rewrites IN
 //! in the current format version.
 //! (The `tlblab bench trace_decode` benchmark runs the same loop through the Python binding.)
+use tlblab_trace::clock::thread_cpu_seconds as cpu_now;
 use tlblab_trace::format::TraceReader;
 use tlblab_trace::source::RecordSource;
-
-/// CPU time of this thread: unaffected by time spent descheduled on a shared machine.
-fn cpu_now() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

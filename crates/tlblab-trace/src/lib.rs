@@ -6,6 +6,7 @@
 
 pub mod capture;
 pub mod champsim;
+pub mod clock;
 pub mod convert;
 pub mod fileio;
 pub mod format;
