@@ -24,6 +24,7 @@ pub mod replacement;
 mod simd;
 pub mod stats;
 pub mod system;
+mod tags;
 pub mod tlb;
 pub mod walker;
 

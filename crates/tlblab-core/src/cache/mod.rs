@@ -6,8 +6,8 @@
 //! looked up. Latencies are load-to-use: a reference served by level k costs `latency` of level k
 //! (not the sum of the levels above), which is how vendors quote them.
 
-use crate::simd::match_mask;
 use crate::replacement::{Replacement, ReplacementKind};
+use crate::tags::TagArray;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, Default)]
@@ -111,7 +111,7 @@ pub struct Cache {
     sets: u64,
     ways: usize,
     line_shift: u32,
-    tags: Vec<u64>,
+    tags: TagArray,
     dirty: Vec<bool>,
     repl: Replacement,
     /// `sets - 1` when the number of sets is a power of two (a mask instead of a division).
@@ -139,7 +139,7 @@ impl Cache {
             config,
             sets,
             ways,
-            tags: vec![INVALID; n],
+            tags: TagArray::new(n, INVALID),
             dirty: vec![false; n],
             set_mask: sets.is_power_of_two().then(|| sets - 1),
             memo_line: INVALID,
@@ -198,7 +198,7 @@ impl Cache {
                     Some(w) => w,
                     None => self.repl.victim_any(set),
                 };
-                self.tags[base + w] = line;
+                self.tags.set(base + w, line);
                 self.dirty[base + w] = write;
                 self.repl.on_fill(set, w);
                 (w, false)
@@ -225,10 +225,7 @@ impl Cache {
             None => (line % self.sets) as usize,
         };
         let base = set * self.ways;
-        let row = &self.tags[base..base + self.ways];
-        for tags in row.chunks(8) {
-            crate::simd::prefetch(&tags[0]);
-        }
+        self.tags.prefetch(base, self.ways);
         crate::simd::prefetch(&self.dirty[base]);
         self.repl.prefetch(set);
     }
@@ -236,12 +233,12 @@ impl Cache {
     /// The first way of the set at `base` whose tag is `tag`.
     #[inline]
     fn find(&self, base: usize, tag: u64) -> Option<usize> {
-        let row = &self.tags[base..base + self.ways];
         if self.ways <= 64 {
-            let m = match_mask(row, tag);
-            (m != 0).then(|| m.trailing_zeros() as usize)
+            self.tags.first(base, self.ways, tag)
         } else {
-            row.iter().position(|&t| t == tag)
+            self.tags.as_slice()[base..base + self.ways]
+                .iter()
+                .position(|&t| t == tag)
         }
     }
 
@@ -249,7 +246,7 @@ impl Cache {
     pub fn contains(&self, addr: u64) -> bool {
         let line = addr >> self.line_shift;
         let base = (line % self.sets) as usize * self.ways;
-        self.tags[base..base + self.ways].contains(&line)
+        self.tags.as_slice()[base..base + self.ways].contains(&line)
     }
 
     /// Invalidates everything (writing back dirty lines) and returns the cycles it costs.
@@ -257,13 +254,13 @@ impl Cache {
         self.memo_line = INVALID;
         let mut valid = 0u64;
         let mut dirty = 0u64;
-        for (slot, t) in self.tags.iter_mut().enumerate() {
-            if *t != INVALID {
+        for slot in 0..self.tags.len() {
+            if self.tags.get(slot) != INVALID {
                 valid += 1;
                 if self.dirty[slot] {
                     dirty += 1;
                 }
-                *t = INVALID;
+                self.tags.set(slot, INVALID);
                 self.dirty[slot] = false;
                 self.repl.on_invalidate(slot / self.ways, slot % self.ways);
             }
@@ -274,7 +271,11 @@ impl Cache {
     }
 
     pub fn valid_lines(&self) -> usize {
-        self.tags.iter().filter(|&&t| t != INVALID).count()
+        self.tags
+            .as_slice()
+            .iter()
+            .filter(|&&t| t != INVALID)
+            .count()
     }
 }
 
@@ -323,7 +324,10 @@ mod tests {
     fn the_line_of_the_last_access_misses_after_a_flush() {
         let mut c = Cache::new(cfg(4096, 2), 0);
         assert!(!c.access(128, true));
-        assert!(c.access(136, false), "same line: a hit (through the last-line memo)");
+        assert!(
+            c.access(136, false),
+            "same line: a hit (through the last-line memo)"
+        );
         c.flush();
         assert!(!c.access(136, false), "a flush empties the memo too");
         // A write hit through the memo still dirties the line: the flush pays for it.

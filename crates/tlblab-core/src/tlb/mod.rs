@@ -16,7 +16,7 @@ mod index;
 pub use index::{validate_index, IndexFn};
 
 use crate::replacement::{Replacement, ReplacementKind};
-use crate::simd::match_mask;
+use crate::tags::TagArray;
 use index::CompiledIndex;
 use serde::{Deserialize, Serialize};
 use tlblab_types::{Asid, Domain, PageSize, Pfn, VirtAddr, Vmid, Vpn};
@@ -234,7 +234,7 @@ pub struct Tlb {
     ways: usize,
     index: CompiledIndex,
     sizes: Vec<PageSize>,
-    keys: Vec<u64>,
+    keys: TagArray,
     asid: Vec<Asid>,
     vmid: Vec<Vmid>,
     global: Vec<bool>,
@@ -301,7 +301,7 @@ impl Tlb {
             sets,
             ways,
             sizes,
-            keys: vec![INVALID; n],
+            keys: TagArray::new(n, INVALID),
             asid: vec![Asid(0); n],
             vmid: vec![Vmid(0); n],
             global: vec![false; n],
@@ -346,7 +346,7 @@ impl Tlb {
     #[inline]
     fn write_key(&mut self, slot: usize, key: u64) {
         if !self.present.is_empty() {
-            let old = self.keys[slot];
+            let old = self.keys.get(slot);
             if old != INVALID {
                 self.present[present_hash(old) & self.present_mask] -= 1;
             }
@@ -354,7 +354,7 @@ impl Tlb {
                 self.present[present_hash(key) & self.present_mask] += 1;
             }
         }
-        self.keys[slot] = key;
+        self.keys.set(slot, key);
     }
 
     pub fn sets(&self) -> usize {
@@ -433,8 +433,11 @@ impl Tlb {
             .find(|s| self.size_count[s.index()] != 0)?;
         let key = pack(va.0 >> size.shift(), size);
         let h = self.hint[hint_hash(key) & self.hint_mask] as usize;
-        (h != 0 && self.keys[h - 1] == key && self.tags_match(h - 1, req))
-            .then_some((h - 1, key, size))
+        (h != 0 && self.keys.get(h - 1) == key && self.tags_match(h - 1, req)).then_some((
+            h - 1,
+            key,
+            size,
+        ))
     }
 
     /// Where `lookup` would hit, without changing any state, found in the same order (memo,
@@ -543,16 +546,28 @@ impl Tlb {
             }
             if !self.hint.is_empty() {
                 let h = self.hint[hint_hash(key) & self.hint_mask] as usize;
-                if h != 0 && self.keys[h - 1] == key && self.tags_match(h - 1, req) {
+                if h != 0 && self.keys.get(h - 1) == key && self.tags_match(h - 1, req) {
                     return Some((h - 1, key, size, false));
                 }
             }
             let set = self.index.set_of(vpn);
             let base = set * self.ways;
+            if self.ways <= 64 {
+                // One search of the whole set (the usual geometry), no chunk loop.
+                let mut m = self.keys.matches(base, self.ways, key);
+                while m != 0 {
+                    let slot = base + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    if self.tags_match(slot, req) {
+                        return Some((slot, key, size, true));
+                    }
+                }
+                continue;
+            }
             let mut chunk = 0;
             while chunk < self.ways {
                 let end = (chunk + 64).min(self.ways);
-                let mut m = match_mask(&self.keys[base + chunk..base + end], key);
+                let mut m = self.keys.matches(base + chunk, end - chunk, key);
                 while m != 0 {
                     let w = chunk + m.trailing_zeros() as usize;
                     m &= m - 1;
@@ -574,7 +589,7 @@ impl Tlb {
             let key = pack(vpn, size);
             let base = self.index.set_of(vpn) * self.ways;
             for slot in base..base + self.ways {
-                if self.keys[slot] == key && self.tags_match(slot, req) {
+                if self.keys.get(slot) == key && self.tags_match(slot, req) {
                     return Some(self.entry_at(slot));
                 }
             }
@@ -583,7 +598,7 @@ impl Tlb {
     }
 
     fn entry_at(&self, slot: usize) -> TlbEntry {
-        let key = self.keys[slot];
+        let key = self.keys.get(slot);
         TlbEntry {
             vpn: Vpn(key >> 3),
             size: PageSize::from_index((key & 7) as usize).unwrap(),
@@ -643,7 +658,7 @@ impl Tlb {
         let mut m = if ABSENT || self.surely_absent(key) {
             0
         } else {
-            match_mask(&self.keys[base..base + self.ways.min(64)], key)
+            self.keys.matches(base, self.ways.min(64), key)
         };
         while m != 0 {
             let w = m.trailing_zeros() as usize;
@@ -655,14 +670,14 @@ impl Tlb {
         }
         if !ABSENT && way.is_none() && self.ways > 64 && !self.surely_absent(key) {
             way = (64..self.ways)
-                .find(|&w| self.keys[base + w] == key && self.tags_match(base + w, req));
+                .find(|&w| self.keys.get(base + w) == key && self.tags_match(base + w, req));
         }
         let mut evicted = (false, None);
         let w = match way {
             Some(w) => w,
             None if (self.set_valid[set] as usize) < self.ways => {
                 let w = (0..self.ways)
-                    .find(|&w| self.keys[base + w] == INVALID)
+                    .find(|&w| self.keys.get(base + w) == INVALID)
                     .expect("set not full");
                 self.set_valid[set] += 1;
                 self.size_count[e.size.index()] += 1;
@@ -688,7 +703,7 @@ impl Tlb {
                     }
                     self.repl.victim(set, &self.mask_scratch)
                 };
-                self.size_count[(self.keys[base + w] & 7) as usize] -= 1;
+                self.size_count[(self.keys.get(base + w) & 7) as usize] -= 1;
                 self.size_count[e.size.index()] += 1;
                 evicted = (true, REPORT.then(|| self.entry_at(base + w)));
                 w
@@ -716,7 +731,7 @@ impl Tlb {
     }
 
     fn invalidate_slot(&mut self, slot: usize) {
-        self.size_count[(self.keys[slot] & 7) as usize] -= 1;
+        self.size_count[(self.keys.get(slot) & 7) as usize] -= 1;
         self.set_valid[slot / self.ways] -= 1;
         self.write_key(slot, INVALID);
         self.repl.on_invalidate(slot / self.ways, slot % self.ways);
@@ -733,7 +748,7 @@ impl Tlb {
             let key = pack(vpn, size);
             let base = self.index.set_of(vpn) * self.ways;
             for slot in base..base + self.ways {
-                if self.keys[slot] == key
+                if self.keys.get(slot) == key
                     && !self.locked[slot]
                     && asid.is_none_or(|a| self.global[slot] || self.asid[slot] == a)
                 {
@@ -760,7 +775,7 @@ impl Tlb {
         self.memo_slot = usize::MAX;
         let mut n = 0;
         for slot in 0..self.keys.len() {
-            if self.keys[slot] != INVALID && !self.locked[slot] && pred(self, slot) {
+            if self.keys.get(slot) != INVALID && !self.locked[slot] && pred(self, slot) {
                 self.invalidate_slot(slot);
                 n += 1;
             }
@@ -778,7 +793,7 @@ impl Tlb {
             let key = pack(vpn, size);
             let base = self.index.set_of(vpn) * self.ways;
             for slot in base..base + self.ways {
-                if self.keys[slot] == key && self.tags_match(slot, req) {
+                if self.keys.get(slot) == key && self.tags_match(slot, req) {
                     if self.locked[slot] {
                         return true;
                     }
@@ -804,7 +819,7 @@ impl Tlb {
             let key = pack(vpn, size);
             let base = self.index.set_of(vpn) * self.ways;
             for slot in base..base + self.ways {
-                if self.keys[slot] == key && self.locked[slot] {
+                if self.keys.get(slot) == key && self.locked[slot] {
                     self.locked[slot] = false;
                     self.locked_count -= 1;
                     n += 1;
@@ -826,11 +841,15 @@ impl Tlb {
     /// Every valid entry, in slot order.
     pub fn entries(&self) -> impl Iterator<Item = TlbEntry> + '_ {
         (0..self.keys.len())
-            .filter(|&s| self.keys[s] != INVALID)
+            .filter(|&s| self.keys.get(s) != INVALID)
             .map(|s| self.entry_at(s))
     }
 
     pub fn valid_count(&self) -> usize {
-        self.keys.iter().filter(|&&k| k != INVALID).count()
+        self.keys
+            .as_slice()
+            .iter()
+            .filter(|&&k| k != INVALID)
+            .count()
     }
 }

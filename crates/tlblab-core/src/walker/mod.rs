@@ -7,6 +7,7 @@
 //! is in `system`, because it needs the core's caches.
 
 use crate::replacement::{Replacement, ReplacementKind};
+use crate::tags::TagArray;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
@@ -78,7 +79,7 @@ pub struct Pwc {
     pub config: PwcConfig,
     sets: usize,
     ways: usize,
-    keys: Vec<u64>,
+    keys: TagArray,
     space: Vec<u32>,
     node: Vec<u32>,
     repl: Replacement,
@@ -98,7 +99,7 @@ impl Pwc {
             config,
             sets,
             ways,
-            keys: vec![INVALID; sets * ways],
+            keys: TagArray::new(sets * ways, INVALID),
             space: vec![0; sets * ways],
             node: vec![0; sets * ways],
         }
@@ -124,7 +125,7 @@ impl Pwc {
         let mut chunk = 0;
         while chunk < self.ways {
             let end = (chunk + 64).min(self.ways);
-            let mut m = crate::simd::match_mask(&self.keys[base + chunk..base + end], prefix);
+            let mut m = self.keys.matches(base + chunk, end - chunk, prefix);
             while m != 0 {
                 let w = chunk + m.trailing_zeros() as usize;
                 m &= m - 1;
@@ -155,9 +156,13 @@ impl Pwc {
             self.repl.on_hit(set, w);
             return;
         }
-        let free = (0..self.ways).find(|&w| self.keys[base + w] == INVALID);
+        let free = if self.ways <= 64 {
+            self.keys.first(base, self.ways, INVALID)
+        } else {
+            (0..self.ways).find(|&w| self.keys.get(base + w) == INVALID)
+        };
         let w = free.unwrap_or_else(|| self.repl.victim_any(set));
-        self.keys[base + w] = prefix;
+        self.keys.set(base + w, prefix);
         self.space[base + w] = space;
         self.node[base + w] = node;
         self.repl.on_fill(set, w);
@@ -166,8 +171,8 @@ impl Pwc {
     /// Drops every entry (e.g. on a full TLB flush without address-space tags).
     pub fn flush(&mut self) {
         for s in 0..self.keys.len() {
-            if self.keys[s] != INVALID {
-                self.keys[s] = INVALID;
+            if self.keys.get(s) != INVALID {
+                self.keys.set(s, INVALID);
                 self.repl.on_invalidate(s / self.ways, s % self.ways);
             }
         }
@@ -176,8 +181,8 @@ impl Pwc {
     /// Drops the entries of one address space.
     pub fn flush_space(&mut self, space: u32) {
         for s in 0..self.keys.len() {
-            if self.keys[s] != INVALID && self.space[s] == space {
-                self.keys[s] = INVALID;
+            if self.keys.get(s) != INVALID && self.space[s] == space {
+                self.keys.set(s, INVALID);
                 self.repl.on_invalidate(s / self.ways, s % self.ways);
             }
         }

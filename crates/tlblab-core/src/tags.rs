@@ -1,0 +1,207 @@
+//! The tag store of a set-associative structure (TLB level, cache, page-walk cache): one `u64`
+//! key per slot, sets stored one after another, and beside each key a one-byte fingerprint
+//! (a hash of the key).
+//!
+//! Why fingerprints: the set search is the inner loop of every simulated access. Comparing a
+//! set's 16 one-byte fingerprints is one 16-byte SIMD compare, where comparing 16 `u64` keys
+//! takes eight; and a miss (the common case of a random footprint) then reads only the
+//! fingerprints, an eighth of the keys' bytes, which keeps large simulated caches' state in
+//! the host's caches. Fingerprint matches are only candidates: each is verified against its
+//! key, so the answer is exact (the technique of SwissTable-style hash tables).
+//!
+//! Both vectors carry `PAD` spare slots past the end so a search may always read 16
+//! fingerprints from any set's first slot; whatever it reads past the set is masked off.
+
+/// Spare fingerprints past the last slot: a 16-byte read from any slot stays in bounds.
+const PAD: usize = 15;
+
+#[inline(always)]
+fn fingerprint(key: u64) -> u8 {
+    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as u8
+}
+
+/// Bits 0..n set (n ≤ 64).
+#[inline(always)]
+fn low_bits(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct TagArray {
+    keys: Vec<u64>,
+    fps: Vec<u8>,
+}
+
+impl TagArray {
+    /// `len` slots, every key `fill`.
+    pub(crate) fn new(len: usize, fill: u64) -> TagArray {
+        TagArray {
+            keys: vec![fill; len],
+            fps: vec![fingerprint(fill); len + PAD],
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    #[inline(always)]
+    pub(crate) fn get(&self, slot: usize) -> u64 {
+        self.keys[slot]
+    }
+
+    #[inline(always)]
+    pub(crate) fn set(&mut self, slot: usize, key: u64) {
+        self.keys[slot] = key;
+        self.fps[slot] = fingerprint(key);
+    }
+
+    /// Every key, slot order.
+    pub(crate) fn as_slice(&self) -> &[u64] {
+        &self.keys
+    }
+
+    /// Bit w set where slot `base + w` holds `key`, for w < n (n ≤ 64): exact.
+    #[inline(always)]
+    pub(crate) fn matches(&self, base: usize, n: usize, key: u64) -> u64 {
+        debug_assert!(n <= 64 && base + n <= self.keys.len());
+        let mut candidates = self.fingerprint_matches(base, n, fingerprint(key));
+        let mut m = 0u64;
+        while candidates != 0 {
+            let w = candidates.trailing_zeros() as usize;
+            candidates &= candidates - 1;
+            m |= ((self.keys[base + w] == key) as u64) << w;
+        }
+        m
+    }
+
+    /// The first w < n (n ≤ 64) where slot `base + w` holds `key`.
+    #[inline(always)]
+    pub(crate) fn first(&self, base: usize, n: usize, key: u64) -> Option<usize> {
+        debug_assert!(n <= 64 && base + n <= self.keys.len());
+        let mut candidates = self.fingerprint_matches(base, n, fingerprint(key));
+        while candidates != 0 {
+            let w = candidates.trailing_zeros() as usize;
+            if self.keys[base + w] == key {
+                return Some(w);
+            }
+            candidates &= candidates - 1;
+        }
+        None
+    }
+
+    /// Host prefetch hint for the set of `n` slots at `base` (its fingerprints and keys).
+    #[inline]
+    pub(crate) fn prefetch(&self, base: usize, n: usize) {
+        crate::simd::prefetch(&self.fps[base]);
+        for k in self.keys[base..base + n].chunks(8) {
+            crate::simd::prefetch(&k[0]);
+        }
+    }
+
+    /// Bit w set where the fingerprint of slot `base + w` is `fp`, for w < n.
+    #[inline(always)]
+    #[cfg(target_arch = "x86_64")]
+    fn fingerprint_matches(&self, base: usize, n: usize, fp: u8) -> u64 {
+        use std::arch::x86_64::{
+            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+        };
+        if n <= 16 {
+            // Sets of up to 16 ways (nearly every structure): one compare, no loop.
+            let row: &[u8; 16] = self.fps[base..base + 16].try_into().unwrap();
+            // SAFETY: SSE2 is part of x86-64; the load reads the 16 bytes of `row`.
+            let bits = unsafe {
+                let v = _mm_loadu_si128(row.as_ptr().cast());
+                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(fp as i8))) as u32 as u64
+            };
+            return bits & low_bits(n);
+        }
+        // One bounds check for the whole read: base + 16·⌈n/16⌉ ≤ len + PAD.
+        let row = &self.fps[base..base + n.div_ceil(16) * 16];
+        let mut m = 0u64;
+        // SAFETY: SSE2 is part of x86-64; each load reads 16 bytes inside `row`.
+        unsafe {
+            let want = _mm_set1_epi8(fp as i8);
+            for (i, chunk) in row.chunks_exact(16).enumerate() {
+                let v = _mm_loadu_si128(chunk.as_ptr().cast());
+                let bits = _mm_movemask_epi8(_mm_cmpeq_epi8(v, want)) as u32 as u64;
+                m |= bits << (16 * i);
+            }
+        }
+        m & low_bits(n)
+    }
+
+    #[inline(always)]
+    #[cfg(not(target_arch = "x86_64"))]
+    fn fingerprint_matches(&self, base: usize, n: usize, fp: u8) -> u64 {
+        let mut m = 0u64;
+        for (w, &f) in self.fps[base..base + n].iter().enumerate() {
+            m |= ((f == fp) as u64) << w;
+        }
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tlblab_types::SplitMix64;
+
+    /// `matches` and `first` agree with a plain scan of the keys, for every set width up to 64
+    /// (across the 16-slot chunk edges), with keys drawn from a tiny range so that both real
+    /// matches and fingerprint collisions are frequent.
+    #[test]
+    fn searches_agree_with_a_plain_scan() {
+        let mut rng = SplitMix64::new(3);
+        for n in 1..=64usize {
+            let sets = 5;
+            let mut t = TagArray::new(sets * n, u64::MAX);
+            let mut plain = vec![u64::MAX; sets * n];
+            for _ in 0..400 {
+                let slot = rng.below((sets * n) as u64) as usize;
+                let key = if rng.below(8) == 0 {
+                    u64::MAX
+                } else {
+                    rng.below(40)
+                };
+                t.set(slot, key);
+                plain[slot] = key;
+                let base = rng.below(sets as u64) as usize * n;
+                let probe = if rng.below(8) == 0 {
+                    u64::MAX
+                } else {
+                    rng.below(40)
+                };
+                let want: u64 = (0..n)
+                    .filter(|&w| plain[base + w] == probe)
+                    .map(|w| 1u64 << w)
+                    .sum();
+                assert_eq!(t.matches(base, n, probe), want, "n {n}");
+                assert_eq!(
+                    t.first(base, n, probe),
+                    (0..n).find(|&w| plain[base + w] == probe),
+                    "n {n}"
+                );
+            }
+            assert_eq!(t.as_slice(), &plain[..]);
+        }
+    }
+
+    /// Colliding fingerprints are told apart by the keys.
+    #[test]
+    fn fingerprint_collisions_are_verified() {
+        let a = 1u64;
+        let b = (2..).find(|&k| fingerprint(k) == fingerprint(a)).unwrap();
+        let mut t = TagArray::new(16, u64::MAX);
+        t.set(3, a);
+        assert_eq!(t.matches(0, 16, b), 0);
+        assert_eq!(t.first(0, 16, a), Some(3));
+        t.set(7, b);
+        assert_eq!(t.matches(0, 16, b), 1 << 7);
+    }
+}
