@@ -94,6 +94,17 @@ fn oom(e: OutOfMemory, what: &str) -> SimError {
     ))
 }
 
+/// See `System::prefetch_leaf_table`: the table at `level` (node `node`) of space `space`
+/// maps every address whose bits above `region_shift` are `region`.
+#[derive(Clone, Copy, Debug)]
+struct LeafTableMemo {
+    space: usize,
+    region: u64,
+    region_shift: u32,
+    level: usize,
+    node: u32,
+}
+
 /// A process's address space.
 #[derive(Clone, Debug)]
 pub struct AddressSpace {
@@ -232,6 +243,9 @@ pub struct System {
     pub(crate) mem_latency: u64,
     /// Some cache level's state outgrows the host's caches (`Cache::worth_prefetching`).
     big_caches: bool,
+    /// The last-level table `prefetch_cache_sets` last walked to, so that the next record in
+    /// the same table (strided and sequential streams) reads one entry instead of a whole walk.
+    prefetch_leaf_table: Option<LeafTableMemo>,
     pub(crate) path: WalkPath,
     pub(crate) references: u64,
     /// First virtual address the page-table format cannot translate.
@@ -404,6 +418,7 @@ impl System {
         Ok(System {
             mem_latency: config.memory.latency,
             big_caches,
+            prefetch_leaf_table: None,
             config,
             options,
             tlbs,
@@ -1533,17 +1548,37 @@ impl System {
     /// state outgrows the host's caches. The run loop calls it for a record some way ahead,
     /// after `PageTable::prefetch_walk` has hinted the entry it reads here. Reads only: nothing
     /// simulated changes.
-    fn prefetch_cache_sets(&self, a: &Access) {
+    fn prefetch_cache_sets(&mut self, a: &Access) {
         if !self.options.caches || self.host.is_some() || !self.big_caches {
             return;
         }
         let Some(Some(st)) = self.threads.get(a.thread.0 as usize) else {
             return;
         };
+        let pt = &self.spaces[st.space].pt;
+        let (start_level, start_node) = match self.prefetch_leaf_table {
+            Some(m) if m.space == st.space && a.vaddr.0 >> m.region_shift == m.region => {
+                (m.level, m.node)
+            }
+            _ => (0, 0),
+        };
         let mut walk = WalkPath::default();
-        let Some(leaf) = self.spaces[st.space].pt.walk_from(a.vaddr, 0, 0, &mut walk) else {
+        let Some(leaf) = pt.walk_from(a.vaddr, start_level, start_node, &mut walk) else {
             return;
         };
+        if start_level == 0 && walk.len >= 2 {
+            // Tables are never freed (nodes only grow), so the memo stays a valid index; an
+            // entry unmapped since then just ends the walk above. Hints only, either way.
+            let level = walk.len - 1;
+            let region_shift = pt.levels()[level - 1].shift;
+            self.prefetch_leaf_table = Some(LeafTableMemo {
+                space: st.space,
+                region: a.vaddr.0 >> region_shift,
+                region_shift,
+                level,
+                node: walk.nodes[level],
+            });
+        }
         let core = &self.cores[self.cpus[st.cpu].core];
         let hint = |caches: &[CacheRef], pa: u64, va: u64| {
             for r in caches {
