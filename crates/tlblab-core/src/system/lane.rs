@@ -274,6 +274,13 @@ impl Lane {
         // The position + 1 of each path's latest reference (its current page's last touch so
         // far), kept here rather than in `paths` on the per-record path.
         let mut last = [self.paths[0].cur_last, self.paths[1].cur_last];
+        // TLB-only, kept in registers on the per-record path (indexing `paths` by the path costs
+        // loads per record): the data path's current page and shift. (With data accesses the
+        // loop has more live values and this measured slower.) So are the instruction
+        // references; data references follow from the count taken.
+        let (mut data_page, mut data_shift) =
+            (self.paths[0].cur_page.page, self.paths[0].cur_page.shift);
+        let mut instr_refs = 0u64;
         for (n, r) in records.iter().enumerate() {
             let Record::Access(a) = r else {
                 taken = n;
@@ -286,17 +293,30 @@ impl Lane {
                 break;
             }
             let path = a.kind.is_instr() as usize;
-            let cur = &self.paths[path].cur_page;
-            if va >> cur.shift != cur.page {
+            let on_page = if path == 0 && !DATA {
+                va >> data_shift == data_page
+            } else {
+                let cur = &self.paths[path].cur_page;
+                va >> cur.shift == cur.page
+            };
+            if !on_page {
                 self.paths[path].cur_last = last[path];
                 if !self.move_to_page(sys, path, va) {
                     taken = n;
                     break;
                 }
+                if !DATA {
+                    let cur = &self.paths[0].cur_page;
+                    (data_page, data_shift) = (cur.page, cur.shift);
+                }
             }
             // Record positions + 1 order the touches (`run` caps runs below 2^32 records).
             last[path] = n as u32 + 1;
-            t.refs[path] += 1;
+            if DATA {
+                t.refs[path] += 1;
+            } else {
+                instr_refs += path as u64;
+            }
             let l = &self.paths[path];
             let page = &l.cur_page;
             if !DATA {
@@ -320,7 +340,11 @@ impl Lane {
                 t.memo_line_written = false;
             }
             let core = &sys.cores[self.core];
-            let caches = if path == 1 { &core.icache } else { &core.dcache };
+            let caches = if path == 1 {
+                &core.icache
+            } else {
+                &core.dcache
+            };
             let cs = &mut sys.cpu_stats[self.cpu];
             let (lat, src) = System::load(
                 &mut sys.caches,
@@ -337,6 +361,9 @@ impl Lane {
         }
         self.paths[0].cur_last = last[0];
         self.paths[1].cur_last = last[1];
+        if !DATA {
+            t.refs = [taken as u64 - instr_refs, instr_refs];
+        }
         self.settle(sys, &t);
         taken
     }
