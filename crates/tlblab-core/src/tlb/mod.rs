@@ -222,6 +222,19 @@ pub struct TlbHit {
 
 const INVALID: u64 = u64::MAX;
 
+/// `PageSize::from_index` as a table, padded to 8 so that any bit of a `u8` size mask indexes
+/// it (bits 6 and 7 are never set).
+const SIZE_BY_INDEX: [PageSize; 8] = [
+    PageSize::Size4K,
+    PageSize::Size16K,
+    PageSize::Size64K,
+    PageSize::Size1M,
+    PageSize::Size2M,
+    PageSize::Size1G,
+    PageSize::Size4K,
+    PageSize::Size4K,
+];
+
 #[inline]
 fn pack(vpn: u64, size: PageSize) -> u64 {
     (vpn << 3) | size.index() as u64
@@ -245,6 +258,11 @@ pub struct Tlb {
     locked_count: usize,
     /// Valid entries per page size (lookups skip sizes with none) and per set.
     size_count: [u32; 6],
+    /// Bit i set: page size of index i is held by this level (`held_sizes`) / has valid
+    /// entries now (`live_sizes`, kept with `size_count`). The per-lookup loops over page
+    /// sizes iterate these bits, smallest size first, instead of the configured list.
+    held_sizes: u8,
+    live_sizes: u8,
     set_valid: Vec<u32>,
     repl: Replacement,
     /// Memo of the last hit: (packed key, requester, slot); `slot == usize::MAX` = empty.
@@ -289,6 +307,7 @@ impl Tlb {
         let mut sizes = config.page_sizes.clone();
         sizes.sort();
         sizes.dedup();
+        let held_sizes = sizes.iter().fold(0u8, |m, s| m | 1 << s.index());
         Tlb {
             index: CompiledIndex::new(&config.index, sets),
             repl: Replacement::new(
@@ -311,6 +330,8 @@ impl Tlb {
             locked: vec![false; n],
             locked_count: 0,
             size_count: [0; 6],
+            held_sizes,
+            live_sizes: 0,
             set_valid: vec![0; sets],
             memo_key: INVALID,
             memo_size: PageSize::Size4K,
@@ -333,6 +354,20 @@ impl Tlb {
             },
             present_mask: (n * 16).next_power_of_two() - 1,
             mask_scratch: vec![0; ways.div_ceil(64)],
+        }
+    }
+
+    /// One more (`add`) or one fewer valid entry of the page size of index `i`.
+    #[inline(always)]
+    fn count_size(&mut self, i: usize, add: bool) {
+        if add {
+            self.size_count[i] += 1;
+            self.live_sizes |= 1 << i;
+        } else {
+            self.size_count[i] -= 1;
+            if self.size_count[i] == 0 {
+                self.live_sizes &= !(1 << i);
+            }
         }
     }
 
@@ -364,7 +399,7 @@ impl Tlb {
         self.ways
     }
     pub fn holds_size(&self, size: PageSize) -> bool {
-        self.sizes.contains(&size)
+        self.held_sizes >> size.index() & 1 == 1
     }
     pub fn set_of(&self, vpn: Vpn) -> usize {
         self.index.set_of(vpn.0)
@@ -400,10 +435,15 @@ impl Tlb {
     /// common miss of a large fully associative level, settled without a search.
     #[inline(always)]
     fn surely_absent_all_sizes(&self, va: VirtAddr) -> bool {
-        self.sizes.iter().all(|&size| {
-            self.size_count[size.index()] == 0
-                || self.surely_absent(pack(va.0 >> size.shift(), size))
-        })
+        let mut live = self.live_sizes;
+        while live != 0 {
+            let size = SIZE_BY_INDEX[live.trailing_zeros() as usize];
+            live &= live - 1;
+            if !self.surely_absent(pack(va.0 >> size.shift(), size)) {
+                return false;
+            }
+        }
+        true
     }
 
     /// A hit through the hint table (levels of 16 ways or more), with the effects of a `lookup`
@@ -427,10 +467,10 @@ impl Tlb {
     /// `hint_hit` without its effects: (slot, key, size).
     #[inline(always)]
     fn hint_find(&self, va: VirtAddr, req: Requester) -> Option<(usize, u64, PageSize)> {
-        let size = *self
-            .sizes
-            .iter()
-            .find(|s| self.size_count[s.index()] != 0)?;
+        if self.live_sizes == 0 {
+            return None;
+        }
+        let size = SIZE_BY_INDEX[self.live_sizes.trailing_zeros() as usize];
         let key = pack(va.0 >> size.shift(), size);
         let h = self.hint[hint_hash(key) & self.hint_mask] as usize;
         (h != 0 && self.keys.get(h - 1) == key && self.tags_match(h - 1, req)).then_some((
@@ -535,10 +575,10 @@ impl Tlb {
     /// the set was scanned rather than the hint taken).
     #[inline(always)]
     fn search(&self, va: VirtAddr, req: Requester) -> Option<(usize, u64, PageSize, bool)> {
-        for &size in &self.sizes {
-            if self.size_count[size.index()] == 0 {
-                continue;
-            }
+        let mut live = self.live_sizes;
+        while live != 0 {
+            let size = SIZE_BY_INDEX[live.trailing_zeros() as usize];
+            live &= live - 1;
             let vpn = va.0 >> size.shift();
             let key = pack(vpn, size);
             if self.surely_absent(key) {
@@ -680,7 +720,7 @@ impl Tlb {
                     .find(|&w| self.keys.get(base + w) == INVALID)
                     .expect("set not full");
                 self.set_valid[set] += 1;
-                self.size_count[e.size.index()] += 1;
+                self.count_size(e.size.index(), true);
                 w
             }
             None => {
@@ -703,8 +743,8 @@ impl Tlb {
                     }
                     self.repl.victim(set, &self.mask_scratch)
                 };
-                self.size_count[(self.keys.get(base + w) & 7) as usize] -= 1;
-                self.size_count[e.size.index()] += 1;
+                self.count_size((self.keys.get(base + w) & 7) as usize, false);
+                self.count_size(e.size.index(), true);
                 evicted = (true, REPORT.then(|| self.entry_at(base + w)));
                 w
             }
@@ -731,7 +771,7 @@ impl Tlb {
     }
 
     fn invalidate_slot(&mut self, slot: usize) {
-        self.size_count[(self.keys.get(slot) & 7) as usize] -= 1;
+        self.count_size((self.keys.get(slot) & 7) as usize, false);
         self.set_valid[slot / self.ways] -= 1;
         self.write_key(slot, INVALID);
         self.repl.on_invalidate(slot / self.ways, slot % self.ways);
