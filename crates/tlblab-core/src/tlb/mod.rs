@@ -194,6 +194,18 @@ impl TlbEntry {
     }
 }
 
+/// The fields of a TLB slot besides its key (see `Tlb::payload`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Payload {
+    pfn: Pfn,
+    asid: Asid,
+    vmid: Vmid,
+    domain: Domain,
+    hw_thread: u8,
+    global: bool,
+    locked: bool,
+}
+
 /// Who is asking: the tags a lookup must match.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct Requester {
@@ -248,13 +260,9 @@ pub struct Tlb {
     index: CompiledIndex,
     sizes: Vec<PageSize>,
     keys: TagArray,
-    asid: Vec<Asid>,
-    vmid: Vec<Vmid>,
-    global: Vec<bool>,
-    domain: Vec<Domain>,
-    hw_thread: Vec<u8>,
-    pfn: Vec<Pfn>,
-    locked: Vec<bool>,
+    /// Everything of an entry but its key, one 16-byte record per slot: a fill writes, and a
+    /// hit or a tag check reads, one host cache line instead of one per field.
+    payload: Vec<Payload>,
     locked_count: usize,
     /// Valid entries per page size (lookups skip sizes with none) and per set.
     size_count: [u32; 6],
@@ -321,13 +329,7 @@ impl Tlb {
             ways,
             sizes,
             keys: TagArray::new(n, INVALID),
-            asid: vec![Asid(0); n],
-            vmid: vec![Vmid(0); n],
-            global: vec![false; n],
-            domain: vec![Domain(0); n],
-            hw_thread: vec![0; n],
-            pfn: vec![Pfn(0); n],
-            locked: vec![false; n],
+            payload: vec![Payload::default(); n],
             locked_count: 0,
             size_count: [0; 6],
             held_sizes,
@@ -408,9 +410,10 @@ impl Tlb {
     #[inline]
     fn tags_match(&self, slot: usize, req: Requester) -> bool {
         let t = self.config.tags;
-        (!t.asid || self.global[slot] || self.asid[slot] == req.asid)
-            && (!t.vmid || self.vmid[slot] == req.vmid)
-            && (!t.hw_thread || self.hw_thread[slot] == req.hw_thread)
+        let p = &self.payload[slot];
+        (!t.asid || p.global || p.asid == req.asid)
+            && (!t.vmid || p.vmid == req.vmid)
+            && (!t.hw_thread || p.hw_thread == req.hw_thread)
     }
 
     /// Looks up `va`; on a hit updates replacement state. O(sizes × ways), O(1) on a memo hit.
@@ -501,7 +504,7 @@ impl Tlb {
             slot,
             key,
             size,
-            pfn: self.pfn[slot],
+            pfn: self.payload[slot].pfn,
         })
     }
 
@@ -527,9 +530,9 @@ impl Tlb {
         self.memo_slot = slot;
         TlbHit {
             slot,
-            pfn: self.pfn[slot],
+            pfn: self.payload[slot].pfn,
             size,
-            domain: self.domain[slot],
+            domain: self.payload[slot].domain,
         }
     }
 
@@ -546,9 +549,9 @@ impl Tlb {
             let slot = self.memo_slot;
             return Some(TlbHit {
                 slot,
-                pfn: self.pfn[slot],
+                pfn: self.payload[slot].pfn,
                 size,
-                domain: self.domain[slot],
+                domain: self.payload[slot].domain,
             });
         }
         None
@@ -639,16 +642,17 @@ impl Tlb {
 
     fn entry_at(&self, slot: usize) -> TlbEntry {
         let key = self.keys.get(slot);
+        let p = &self.payload[slot];
         TlbEntry {
             vpn: Vpn(key >> 3),
             size: PageSize::from_index((key & 7) as usize).unwrap(),
-            pfn: self.pfn[slot],
-            asid: self.asid[slot],
-            vmid: self.vmid[slot],
-            global: self.global[slot],
-            domain: self.domain[slot],
-            hw_thread: self.hw_thread[slot],
-            locked: self.locked[slot],
+            pfn: p.pfn,
+            asid: p.asid,
+            vmid: p.vmid,
+            global: p.global,
+            domain: p.domain,
+            hw_thread: p.hw_thread,
+            locked: p.locked,
         }
     }
 
@@ -732,7 +736,7 @@ impl Tlb {
                         *m = 0;
                         for b in 0..64 {
                             let w = i * 64 + b;
-                            if w < self.ways && !self.locked[base + w] {
+                            if w < self.ways && !self.payload[base + w].locked {
                                 *m |= 1 << b;
                                 any = true;
                             }
@@ -754,16 +758,20 @@ impl Tlb {
             self.hint[hint_hash(key) & self.hint_mask] = slot as u32 + 1;
         }
         self.write_key(slot, key);
-        self.asid[slot] = e.asid;
-        self.vmid[slot] = e.vmid;
-        self.global[slot] = e.global;
-        self.domain[slot] = e.domain;
-        self.hw_thread[slot] = e.hw_thread;
-        self.pfn[slot] = e.pfn;
-        if self.locked[slot] && !e.locked {
+        let was_locked = self.payload[slot].locked;
+        self.payload[slot] = Payload {
+            pfn: e.pfn,
+            asid: e.asid,
+            vmid: e.vmid,
+            domain: e.domain,
+            hw_thread: e.hw_thread,
+            global: e.global,
+            locked: was_locked,
+        };
+        if was_locked && !e.locked {
             // Refreshing a locked entry keeps it locked.
-        } else if e.locked && !self.locked[slot] && self.locked_count < self.config.lockable {
-            self.locked[slot] = true;
+        } else if e.locked && !was_locked && self.locked_count < self.config.lockable {
+            self.payload[slot].locked = true;
             self.locked_count += 1;
         }
         self.repl.on_fill(set, w);
@@ -789,8 +797,8 @@ impl Tlb {
             let base = self.index.set_of(vpn) * self.ways;
             for slot in base..base + self.ways {
                 if self.keys.get(slot) == key
-                    && !self.locked[slot]
-                    && asid.is_none_or(|a| self.global[slot] || self.asid[slot] == a)
+                    && !self.payload[slot].locked
+                    && asid.is_none_or(|a| self.payload[slot].global || self.payload[slot].asid == a)
                 {
                     self.invalidate_slot(slot);
                     n += 1;
@@ -802,7 +810,7 @@ impl Tlb {
 
     /// Invalidates every unlocked, non-global entry of `asid`. O(entries).
     pub fn invalidate_asid(&mut self, asid: Asid) -> usize {
-        self.invalidate_where(|t, s| !t.global[s] && t.asid[s] == asid)
+        self.invalidate_where(|t, s| !t.payload[s].global && t.payload[s].asid == asid)
     }
 
     /// Invalidates every unlocked entry (global ones too). O(entries).
@@ -815,7 +823,7 @@ impl Tlb {
         self.memo_slot = usize::MAX;
         let mut n = 0;
         for slot in 0..self.keys.len() {
-            if self.keys.get(slot) != INVALID && !self.locked[slot] && pred(self, slot) {
+            if self.keys.get(slot) != INVALID && !self.payload[slot].locked && pred(self, slot) {
                 self.invalidate_slot(slot);
                 n += 1;
             }
@@ -834,13 +842,13 @@ impl Tlb {
             let base = self.index.set_of(vpn) * self.ways;
             for slot in base..base + self.ways {
                 if self.keys.get(slot) == key && self.tags_match(slot, req) {
-                    if self.locked[slot] {
+                    if self.payload[slot].locked {
                         return true;
                     }
                     if self.locked_count >= self.config.lockable {
                         return false;
                     }
-                    self.locked[slot] = true;
+                    self.payload[slot].locked = true;
                     self.locked_count += 1;
                     return true;
                 }
@@ -859,8 +867,8 @@ impl Tlb {
             let key = pack(vpn, size);
             let base = self.index.set_of(vpn) * self.ways;
             for slot in base..base + self.ways {
-                if self.keys.get(slot) == key && self.locked[slot] {
-                    self.locked[slot] = false;
+                if self.keys.get(slot) == key && self.payload[slot].locked {
+                    self.payload[slot].locked = false;
                     self.locked_count -= 1;
                     n += 1;
                 }
@@ -871,7 +879,7 @@ impl Tlb {
 
     /// Whether the entry in `slot` is global (matches every ASID).
     pub fn is_global(&self, slot: usize) -> bool {
-        self.global[slot]
+        self.payload[slot].global
     }
 
     pub fn locked_count(&self) -> usize {
