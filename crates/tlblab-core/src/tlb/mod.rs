@@ -1,6 +1,7 @@
 //! A TLB level: a set-associative cache of translations, tagged by address space.
 //!
-//! Storage is struct-of-arrays so the tag search of a set is a tight loop over `u64`s. An entry
+//! Storage: the packed keys in a `TagArray` (a set's search is one SIMD compare of one-byte
+//! fingerprints, `tags.rs`), everything else of an entry in one 16-byte `Payload`. An entry
 //! matches a lookup when its packed key (VPN of its page size, size index) matches and, where the
 //! level is so tagged, its ASID matches or it is global, its VMID matches, and (SMT) its hardware
 //! thread matches. Locked entries (TLB lockdown, seed 004 §III) are never chosen as victims and
