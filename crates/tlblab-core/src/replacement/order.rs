@@ -119,9 +119,11 @@ impl PackedOrder {
         if order & 0xf == w as u64 {
             return;
         }
+        // Here 1 ≤ p ≤ 15, so both masks are shifts of all ones, without `low_nibbles`' branch.
         let p = self.position(order, w);
-        let below = low_nibbles(p);
-        self.sets[set] = (order & !low_nibbles(p + 1)) | ((order & below) << 4) | w as u64;
+        let below = u64::MAX >> (64 - 4 * p);
+        let through = u64::MAX >> (60 - 4 * p);
+        self.sets[set] = (order & !through) | ((order & below) << 4) | w as u64;
     }
 
     #[inline]
