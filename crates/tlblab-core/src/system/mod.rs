@@ -640,9 +640,10 @@ impl System {
             let st = *st;
             let within_page = a.size <= 1 || (a.vaddr.0 & 0xfff) + a.size as u64 <= 4096;
             if within_page && self.current[st.cpu] == Some(a.thread) {
-                return match self.reference_memo_hit(st, a.kind, a.vaddr) {
+                let req = self.requester(st);
+                return match self.reference_memo_hit(st, req, a.kind, a.vaddr) {
                     Some(cycles) => Ok(cycles),
-                    None => self.reference_past_memo(st, a.kind, a.vaddr),
+                    None => self.reference_past_memo(st, req, a.kind, a.vaddr),
                 };
             }
         }
@@ -684,9 +685,10 @@ impl System {
         kind: AccessKind,
         va: VirtAddr,
     ) -> Result<u64, SimError> {
-        match self.reference_memo_hit(st, kind, va) {
+        let req = self.requester(st);
+        match self.reference_memo_hit(st, req, kind, va) {
             Some(cycles) => Ok(cycles),
-            None => self.reference_past_memo(st, kind, va),
+            None => self.reference_past_memo(st, req, kind, va),
         }
     }
 
@@ -696,12 +698,13 @@ impl System {
     fn reference_past_memo(
         &mut self,
         st: ThreadState,
+        req: Requester,
         kind: AccessKind,
         va: VirtAddr,
     ) -> Result<u64, SimError> {
-        match self.reference_hinted_hit(st, kind, va) {
+        match self.reference_hinted_hit(st, req, kind, va) {
             Some(cycles) => Ok(cycles),
-            None => self.reference_full(st, kind, va),
+            None => self.reference_full(st, req, kind, va),
         }
     }
 
@@ -713,10 +716,10 @@ impl System {
     fn reference_hinted_hit(
         &mut self,
         st: ThreadState,
+        req: Requester,
         kind: AccessKind,
         va: VirtAddr,
     ) -> Option<u64> {
-        let req = self.requester(st);
         let cpu = &self.cpus[st.cpu];
         let core_i = cpu.core;
         let is_instr = kind.is_instr();
@@ -744,10 +747,10 @@ impl System {
     fn reference_memo_hit(
         &mut self,
         st: ThreadState,
+        req: Requester,
         kind: AccessKind,
         va: VirtAddr,
     ) -> Option<u64> {
-        let req = self.requester(st);
         let cpu = &self.cpus[st.cpu];
         let core_i = cpu.core;
         let is_instr = kind.is_instr();
@@ -843,6 +846,7 @@ impl System {
     fn reference_full(
         &mut self,
         st: ThreadState,
+        req: Requester,
         kind: AccessKind,
         va: VirtAddr,
     ) -> Result<u64, SimError> {
@@ -854,7 +858,6 @@ impl System {
                 self.config.page_table.format.name()
             )));
         }
-        let req = self.requester(st);
         let core_i = self.cpus[st.cpu].core;
         let hw = req.hw_thread;
         let is_instr = kind.is_instr();
