@@ -108,7 +108,7 @@ pub struct ProbeReport {
 }
 
 fn budget(o: &ProbeOptions) -> Budget {
-    let (reps, window_ms, trials) = if o.quick { (3, 0.5, 3) } else { (5, 1.0, 3) };
+    let (reps, window_ms, trials) = if o.quick { (3, 0.5, 4) } else { (5, 1.0, 5) };
     // The capacity scans take the fastest of many 0.1 ms windows per N (see
     // `SweepRow::floor`): 0.1 ms still covers several passes over a 4096-page chain after its
     // warm-up, and is short enough that a fair share of windows escape every intruder. Quick
@@ -123,7 +123,7 @@ fn budget(o: &ProbeOptions) -> Budget {
         max_trials: o
             .trials
             .map(|t| t.max(1))
-            .unwrap_or(if o.quick { 4 } else { 6 }),
+            .unwrap_or(if o.quick { 8 } else { 12 }),
         stride_reps: o
             .reps
             .map(|r| r.max(1) * 2)
@@ -134,6 +134,7 @@ fn budget(o: &ProbeOptions) -> Budget {
             .unwrap_or(if o.quick { 1 } else { 2 }),
         trials: o.trials.unwrap_or(trials).max(1),
         seed: o.seed,
+        deadline: None,
     }
 }
 
@@ -285,7 +286,13 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
     let mut l1 = None;
     let mut l2 = None;
     if want("dtlb") || want("l1_assoc") || want("l2_index") || want("latency") {
-        let lv = data_levels(if o.quick { 6144 } else { 8192 }, 4, 2, b);
+        // Extra trials of the first measurement (beyond `trials`) stop after a few seconds: the
+        // second measurement at the end of the run gets the rest of the budget.
+        let first = Budget {
+            deadline: Some(t_start + std::time::Duration::from_secs(if o.quick { 6 } else { 30 })),
+            ..b
+        };
+        let lv = data_levels(if o.quick { 6144 } else { 8192 }, 4, 2, first);
         l1 = lv.levels.first().cloned();
         l2 = lv.levels.get(1).cloned();
         r.dtlb_sweep = lv.sweep;
@@ -467,6 +474,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                         b.reps,
                         b.window_ns,
                         b.seed,
+                        None,
                         &mut fresh,
                     );
                     // Experimental: on the development VM the knees moved between runs (64-80 and
@@ -613,6 +621,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 b.scan_reps,
                 b.scan_window_ns,
                 b.seed ^ 0xa6a1,
+                Some(t_start + std::time::Duration::from_secs_f64(budget_s + 1.0)),
                 &mut fresh,
             );
             let merged = crate::measure::curve::merge_capacities(&c2, &again);

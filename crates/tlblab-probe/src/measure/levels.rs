@@ -27,6 +27,8 @@ pub struct Budget {
     pub stride_trials: usize,
     pub trials: usize,
     pub seed: u64,
+    /// No extra data-TLB capacity trials (beyond `trials`) are started after this.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// The capacity sweep and what came out of it.
@@ -77,6 +79,7 @@ pub fn data_levels(max_n: usize, per_octave: usize, max_levels: usize, b: Budget
             b.scan_reps,
             b.scan_window_ns,
             b.seed,
+            b.deadline,
             &mut fresh,
         );
         // A coarse knee made by disturbed windows (a neighbour's busy phase during the coarse
@@ -111,6 +114,7 @@ pub fn data_levels(max_n: usize, per_octave: usize, max_levels: usize, b: Budget
                 b.scan_reps,
                 b.scan_window_ns,
                 b.seed ^ 0x5ca1,
+                b.deadline,
                 &mut fresh,
             );
         }
@@ -210,6 +214,7 @@ pub fn stride_sweep(
                     b.stride_reps,
                     b.scan_window_ns,
                     b.seed,
+                    None,
                     &mut fresh,
                 );
                 // The entry estimate (`Capacity::entries`); for the first level the half-step
