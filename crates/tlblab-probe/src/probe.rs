@@ -88,6 +88,10 @@ pub struct ProbeReport {
     pub windows: (u64, u64),
     pub priority_raised: bool,
     pub seconds: f64,
+    /// (section, seconds since the start of the run) when each section began: where the time
+    /// went.
+    #[serde(default)]
+    pub started: Vec<(String, f64)>,
     /// The headline numbers, in print order.
     pub summary: Vec<Measured>,
     pub dtlb_sweep: Vec<SweepRow>,
@@ -188,9 +192,15 @@ fn cap_measured(
         cpuid: cpuid_s,
         disagrees,
         note: format!(
-            "{note}steepest rise meets the plateau at {} pages (the estimate); the fastest \
-             windows leave the plateau after {}, half-way at {}, ramp ends at {} pages",
-            c.entries, c.onset, c.midpoint, c.full_miss
+            "{note}{} of {} trials within 3% of the estimate (their upper median; each trial: \
+             where the steepest rise of its fastest windows meets the line before it); the \
+             trials' pooled envelope leaves the plateau after {}, is half-way at {}, ramp ends \
+             at {} pages",
+            c.agreeing,
+            c.trials.len(),
+            c.onset,
+            c.midpoint,
+            c.full_miss
         ),
     }
 }
@@ -282,6 +292,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
     r.priority_raised = o.raise_priority && sys::raise_priority();
     sys::reset_window_counts();
 
+    r.started
+        .push(("dtlb".into(), t_start.elapsed().as_secs_f64()));
     // 1. Data-TLB levels.
     let mut l1 = None;
     let mut l2 = None;
@@ -336,6 +348,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 .push(format!("cannot map the validation chains: {e}")),
         }
     }
+    r.started
+        .push(("l1_assoc".into(), t_start.elapsed().as_secs_f64()));
     // 2. L1 associativity and index bits.
     if want("l1_assoc") {
         if let Some(c) = &l1 {
@@ -361,6 +375,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
             r.l1_strides = Some(ss);
         }
     }
+    r.started
+        .push(("l2_index".into(), t_start.elapsed().as_secs_f64()));
     // 3. L2 index bits (hidden below the L1 capacity).
     if want("l2_index") {
         if let (Some(c1), Some(c2)) = (&l1, &l2) {
@@ -388,6 +404,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
             r.l2_strides = Some(ss);
         }
     }
+    r.started
+        .push(("latency".into(), t_start.elapsed().as_secs_f64()));
     // 4. Latencies.
     if want("latency") {
         let rows = &r.dtlb_sweep;
@@ -440,6 +458,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
             });
         }
     }
+    r.started
+        .push(("itlb".into(), t_start.elapsed().as_secs_f64()));
     // 5. Instruction TLB.
     #[cfg(target_arch = "x86_64")]
     if want("itlb") {
@@ -475,6 +495,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                         b.window_ns,
                         b.seed,
                         None,
+                        &[],
                         &mut fresh,
                     );
                     // Experimental: on the development VM the knees moved between runs (64-80 and
@@ -503,6 +524,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 .push(format!("cannot map code pages for the ITLB test: {e}")),
         }
     }
+    r.started
+        .push(("prefetch".into(), t_start.elapsed().as_secs_f64()));
     // 6. Prefetch.
     if want("prefetch") {
         let n = l2.as_ref().map(|c| (c.onset / 2).max(256)).unwrap_or(512);
@@ -524,6 +547,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
             r.prefetch.push((k.name().into(), v));
         }
     }
+    r.started
+        .push(("thp".into(), t_start.elapsed().as_secs_f64()));
     // 7. THP reach.
     if want("thp") {
         let n = l1.as_ref().map(|c| (c.entries * 4).min(448)).unwrap_or(256);
@@ -544,6 +569,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
         });
         r.thp = Some(v);
     }
+    r.started
+        .push(("llc, survival".into(), t_start.elapsed().as_secs_f64()));
     // 8. LLC sharing and 9. survival need a second CPU.
     let (want_llc, want_survival) = (want("llc"), want("survival"));
     if let Some(oc) = other {
@@ -596,6 +623,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
         r.errors
             .push("only one CPU available: skipped the LLC-sharing and migration tests".into());
     }
+    r.started
+        .push(("dtlb (L2 again)".into(), t_start.elapsed().as_secs_f64()));
     // 10. The L2 DTLB's capacity once more, at the end of the run, pooled with the first
     // measurement (`merge_capacities`): the interference comes in phases of seconds.
     if want("dtlb") {
@@ -622,6 +651,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 b.scan_window_ns,
                 b.seed ^ 0xa6a1,
                 Some(t_start + std::time::Duration::from_secs_f64(budget_s + 1.0)),
+                &c2.trials,
                 &mut fresh,
             );
             let merged = crate::measure::curve::merge_capacities(&c2, &again);
@@ -635,7 +665,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                     &merged,
                     r.cpuid.data_tlb(2),
                     &format!(
-                        "measured twice, {} and {}, pooled; ",
+                        "measured twice, {} then {}, the trials of both taken together; ",
                         c2.entries, again.entries
                     ),
                 );

@@ -213,7 +213,8 @@ pub struct Capacity {
 /// trials agree on ([`trial_consensus`]: the upper median of their estimates).
 ///
 /// After `trials` trials, more are run (up to `max_trials`, and not after `deadline`) until three
-/// quarters of them agree within 3%: on a shared VM a trial that fell into a busy phase of a
+/// quarters of them (with `prior`, the trials of an earlier measurement of the same knee, which
+/// [`merge_capacities`] will count too) agree within 3%: on a shared VM a trial that fell into a busy phase of a
 /// neighbour overflows early, and more trials, seconds apart, outvote it. From the third trial on,
 /// the scan skips N below 0.8× the estimate so far (the level's plateau; the top of the scan, which
 /// the tangent's search range depends on, stays), so each extra trial costs less.
@@ -226,6 +227,7 @@ pub fn capacity_of(
     window_ns: u64,
     seed: u64,
     deadline: Option<std::time::Instant>,
+    prior: &[usize],
     fresh: &mut dyn FnMut() -> Box<dyn Instrument>,
 ) -> Capacity {
     let mut caps = Vec::new();
@@ -246,7 +248,8 @@ pub fn capacity_of(
     };
     for t in 0..max_trials.max(trials) {
         if t >= trials {
-            let settled = trial_consensus(&caps, snr_of(&snrs)).is_some_and(|c| c.settled());
+            let all: Vec<usize> = prior.iter().chain(&caps).copied().collect();
+            let settled = trial_consensus(&all, snr_of(&snrs)).is_some_and(|c| c.settled());
             let late = deadline.is_some_and(|d| std::time::Instant::now() >= d);
             if settled || late {
                 break;
@@ -424,8 +427,8 @@ mod tests {
                 rng: SplitMix64::new(seed),
             })
         };
-        let c1 = capacity_of(&k[0], 3, 3, 3, 0, 1, None, &mut fresh);
-        let c2 = capacity_of(&k[1], 3, 3, 3, 0, 1, None, &mut fresh);
+        let c1 = capacity_of(&k[0], 3, 3, 3, 0, 1, None, &[], &mut fresh);
+        let c2 = capacity_of(&k[1], 3, 3, 3, 0, 1, None, &[], &mut fresh);
         // Each trial reads its own envelope (3 windows per N, ±0.1 ns of noise on a 2.2 ns step),
         // so a trial may put the step's last plateau point one page early.
         assert!(c1.entries.abs_diff(64) <= 1, "{c1:?}");

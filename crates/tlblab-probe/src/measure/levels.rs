@@ -80,6 +80,7 @@ pub fn data_levels(max_n: usize, per_octave: usize, max_levels: usize, b: Budget
             b.scan_window_ns,
             b.seed,
             b.deadline,
+            &[],
             &mut fresh,
         );
         // A coarse knee made by disturbed windows (a neighbour's busy phase during the coarse
@@ -115,6 +116,7 @@ pub fn data_levels(max_n: usize, per_octave: usize, max_levels: usize, b: Budget
                 b.scan_window_ns,
                 b.seed ^ 0x5ca1,
                 b.deadline,
+                &[],
                 &mut fresh,
             );
         }
@@ -215,6 +217,7 @@ pub fn stride_sweep(
                     b.scan_window_ns,
                     b.seed,
                     None,
+                    &[],
                     &mut fresh,
                 );
                 // The entry estimate (`Capacity::entries`); for the first level the half-step
