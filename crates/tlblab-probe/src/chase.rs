@@ -76,6 +76,22 @@ pub fn build(region: &Region, layout: Layout, order: Order, n: usize) -> *const 
     region.at(element_offset(layout, seq[0])) as *const usize
 }
 
+/// Writes a chain with one element on each of `pages` (page numbers within `region`; element `i`
+/// on line `(i + i/64) mod 64` of its page, as [`Layout::PerPage`] does) in a random cyclic
+/// order, and returns its first element.
+pub fn build_on_pages(region: &Region, pages: &[usize], seed: u64) -> *const usize {
+    assert!(!pages.is_empty());
+    let at = |i: usize| region.at(pages[i] * PAGE + ((i + (i >> 6)) & 63) * LINE);
+    let seq = visit_order(Order::Random(seed), pages.len());
+    for k in 0..seq.len() {
+        let here = at(seq[k]) as *mut usize;
+        let next = at(seq[(k + 1) % seq.len()]) as usize;
+        // SAFETY: in bounds (checked by `at`), aligned to 64 bytes.
+        unsafe { here.write_volatile(next) };
+    }
+    at(seq[0]) as *const usize
+}
+
 /// Writes `lanes` independent cyclic chains that together hold the `n` elements, and returns
 /// their first elements. Lane `j` takes every `lanes`-th element of the visiting sequence from
 /// the `j`-th on, so following all lanes in lockstep ([`time_lanes`]) visits the elements in the

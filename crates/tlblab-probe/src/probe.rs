@@ -377,20 +377,32 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
     }
     r.started
         .push(("l2_index".into(), t_start.elapsed().as_secs_f64()));
-    // 3. L2 index bits (hidden below the L1 capacity).
+    // 3. L2 sets and ways: conflict sets at page strides 2^4 … 2^9, with filler pages that keep
+    // the L1 missing (`measure::conflict`), so small per-stride capacities do not hide behind it.
     if want("l2_index") {
-        if let (Some(c1), Some(c2)) = (&l1, &l2) {
-            let ss = stride_sweep(
-                1,
+        if let (Some(_), Some(c2)) = (&l1, &l2) {
+            let ss = crate::measure::conflict::conflict_sweep(
                 c2.entries,
-                if o.quick { 4 } else { 6 },
-                Some(c1.entries),
-                None,
-                b,
+                4,
+                9,
+                b.scan_reps,
+                b.scan_window_ns,
+                if o.quick { 1 } else { 2 },
+                b.seed,
             );
             let (text, conf) = indexing_text(&ss.indexing);
             let declared = r.cpuid.data_tlb(2);
             let disagrees = declared.is_some_and(|d| !assoc_matches(&ss.indexing, &d.assoc));
+            // A stride read by one trial only (quick) or by disagreeing trials caps the verdict.
+            let conf = ss.confidences.iter().fold(conf, |a, b| a.min(*b));
+            let text = format!(
+                "{text} (conflict sets past the L1; capacity at strides 2^4..: {})",
+                ss.capacities
+                    .iter()
+                    .map(|c| c.capacity.map_or("-".into(), |x| format!("{x:.0}")))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
             r.summary.push(Measured {
                 name: "L2 DTLB organisation".into(),
                 value: None,

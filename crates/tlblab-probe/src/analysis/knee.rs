@@ -998,6 +998,36 @@ mod tests {
     }
 
     #[test]
+    fn given_a_gradual_conflict_ramp_then_a_fixed_share_of_a_walk_reads_the_ways_at_any_scan_end() {
+        // One set of 16 ways under a non-LRU policy: with 16 + j targets a share j/16 of the
+        // accesses walk (11 ns each), all of them from 32 on. A fifth of a walk (threshold
+        // 2.2 ns, `step` = 4.4 for the half-step rule) reads 16-19 however far the scan runs;
+        // half of the scan's own rise would read 18 at 1.3 W and 24 at 2.6 W.
+        let walk = |t: usize| 11.0 * ((t as f64 - 16.0) / 16.0).clamp(0.0, 1.0);
+        for (hi, seed) in [(21, 1), (42, 2), (42, 3), (21, 4)] {
+            let ts: Vec<usize> = (6..=hi).collect();
+            let c = onset_by_threshold(&noisy(walk, &ts, 0.2, seed), 5, 0.4 * 11.0).unwrap();
+            assert!((16..=19).contains(&c), "scan to {hi}: {c}");
+        }
+    }
+
+    #[test]
+    fn given_a_conflict_set_step_with_noise_then_the_threshold_onset_is_the_ways() {
+        let step = |t: usize| if t <= 16 { 0.05 } else { 12.0 };
+        let ts: Vec<usize> = (6..=21).collect();
+        for seed in 0..30 {
+            // ±0.5 ns of noise per point (a disturbed window now and then).
+            let c = onset_by_threshold(&noisy(step, &ts, 0.5, seed), 5, 0.4 * 12.0);
+            assert_eq!(c, Some(16), "seed {seed}");
+        }
+        // No rise: no reading.
+        assert_eq!(
+            onset_by_threshold(&noisy(|_| 0.1, &ts, 0.2, 1), 5, 4.8),
+            None
+        );
+    }
+
+    #[test]
     fn confidence_follows_agreement_and_snr() {
         assert_eq!(
             capacity_confidence(&[2048, 2048, 2049], 20.0, 0.0),
