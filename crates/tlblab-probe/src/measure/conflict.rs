@@ -168,10 +168,11 @@ pub fn conflict_sweep(
             .collect();
         match trial_consensus(&found, 10.0) {
             Some(c) => {
-                // Every trial within 3% (or one page) of the estimate: high; a single trial is a
-                // reading, not a confirmation: medium; trials that disagree: unclear.
+                // Every trial within 10% (or one page) of the estimate: high (the inference
+                // tells halves from equals with ±12.5% of slack); a single trial is a reading,
+                // not a confirmation: medium; trials further apart: unclear.
                 let close =
-                    |x: usize| x.abs_diff(c.estimate) as f64 <= (0.03 * c.estimate as f64).max(1.0);
+                    |x: usize| x.abs_diff(c.estimate) as f64 <= (0.1 * c.estimate as f64).max(1.0);
                 let conf = if found.len() < 2 {
                     Confidence::Medium
                 } else if found.iter().all(|&x| close(x)) {
