@@ -63,8 +63,18 @@ pub fn data_levels(max_n: usize, per_octave: usize, max_levels: usize, b: Budget
     let mut inst = data_instrument(max_n + 64, 1, b.seed);
     let rows = sweep(inst.as_mut(), &ns, b.scan_reps, b.scan_window_ns, b.seed);
     drop(inst);
-    let mut levels = Vec::new();
-    for k in knees(&rows).iter().take(max_levels) {
+    let mut levels: Vec<Capacity> = Vec::new();
+    for k in knees(&rows).iter() {
+        if levels.len() >= max_levels {
+            break;
+        }
+        // A knee whose bracket starts below a level already measured is that level's step seen
+        // again: a disturbed coarse sweep can make a knee below the first level (on the
+        // development VM once at 45-66 pages), whose refinement follows the rise up to the
+        // first level (96), and the first level's own knee comes next.
+        if levels.last().is_some_and(|l| k.lo < l.entries) {
+            continue;
+        }
         // Room for the whole fine scan (it reaches 1.4× the knee; the chains clamp N to their size).
         let hi = ((k.hi as f64) * 1.4).ceil() as usize + 8;
         let mut t = 0u64;
@@ -119,6 +129,12 @@ pub fn data_levels(max_n: usize, per_octave: usize, max_levels: usize, b: Budget
                 &[],
                 &mut fresh,
             );
+        }
+        if levels
+            .last()
+            .is_some_and(|l| c.entries as f64 <= 1.1 * l.entries as f64)
+        {
+            continue;
         }
         levels.push(c);
     }
