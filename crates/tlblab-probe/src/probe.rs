@@ -387,7 +387,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 9,
                 b.scan_reps,
                 b.scan_window_ns,
-                if o.quick { 1 } else { 2 },
+                if o.quick { 1 } else { 3 },
                 b.seed,
             );
             let (text, conf) = indexing_text(&ss.indexing);
@@ -395,6 +395,19 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
             let disagrees = declared.is_some_and(|d| !assoc_matches(&ss.indexing, &d.assoc));
             // A stride read by one trial only (quick) or by disagreeing trials caps the verdict.
             let conf = ss.confidences.iter().fold(conf, |a, b| a.min(*b));
+            // Trials that disagree at some stride: the reading is printed, but as unclear.
+            let text = match ss
+                .confidences
+                .iter()
+                .position(|c| *c == Confidence::Unclear)
+            {
+                Some(i) if conf == Confidence::Unclear && !text.starts_with("unclear") => format!(
+                    "unclear: the trials disagree at a stride of {} pages; their vote reads \
+                     as {text}",
+                    1u32 << ss.capacities[i].log2_stride
+                ),
+                _ => text,
+            };
             let text = format!(
                 "{text} (conflict sets past the L1; capacity at strides 2^4..: {})",
                 ss.capacities

@@ -169,14 +169,17 @@ pub fn conflict_sweep(
         match trial_consensus(&found, 10.0) {
             Some(c) => {
                 // Every trial within 10% (or one page) of the estimate: high (the inference
-                // tells halves from equals with ±12.5% of slack); a single trial is a reading,
-                // not a confirmation: medium; trials further apart: unclear.
+                // tells halves from equals with ±12.5% of slack); a majority: medium; a single
+                // trial is a reading, not a confirmation: medium; else unclear.
                 let close =
                     |x: usize| x.abs_diff(c.estimate) as f64 <= (0.1 * c.estimate as f64).max(1.0);
+                let agree = found.iter().filter(|&&x| close(x)).count();
                 let conf = if found.len() < 2 {
                     Confidence::Medium
-                } else if found.iter().all(|&x| close(x)) {
+                } else if agree == found.len() {
                     Confidence::High
+                } else if 2 * agree > found.len() {
+                    Confidence::Medium
                 } else {
                     Confidence::Unclear
                 };
