@@ -205,6 +205,44 @@ fn cap_measured(
     }
 }
 
+/// The "L2 DTLB organisation" line from the conflict sweep.
+fn l2_organisation(ss: &StrideSweep, declared: Option<&cpuid::DeclaredTlb>) -> Measured {
+    let (text, conf) = indexing_text(&ss.indexing);
+    let disagrees = declared.is_some_and(|d| !assoc_matches(&ss.indexing, &d.assoc));
+    // A stride read by one trial only (quick) or by disagreeing trials caps the verdict.
+    let conf = ss.confidences.iter().fold(conf, |a, b| a.min(*b));
+    // Trials that disagree at some stride: the reading is printed, but as unclear.
+    let text = match ss
+        .confidences
+        .iter()
+        .position(|c| *c == Confidence::Unclear)
+    {
+        Some(i) if conf == Confidence::Unclear && !text.starts_with("unclear") => format!(
+            "unclear: the trials disagree at a stride of {} pages; their vote reads as {text}",
+            1u32 << ss.capacities[i].log2_stride
+        ),
+        _ => text,
+    };
+    let text = format!(
+        "{text} (conflict sets past the L1; capacity at strides 2^4..: {})",
+        ss.capacities
+            .iter()
+            .map(|c| c.capacity.map_or("-".into(), |x| format!("{x:.0}")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Measured {
+        name: "L2 DTLB organisation".into(),
+        value: None,
+        unit: String::new(),
+        spread: None,
+        confidence: conf,
+        cpuid: declared.map(|d| d.assoc.to_string()),
+        disagrees,
+        note: text,
+    }
+}
+
 fn lat_measured(name: &str, s: &Summary, note: &str) -> Measured {
     Measured {
         name: name.into(),
@@ -390,42 +428,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 if o.quick { 1 } else { 3 },
                 b.seed,
             );
-            let (text, conf) = indexing_text(&ss.indexing);
-            let declared = r.cpuid.data_tlb(2);
-            let disagrees = declared.is_some_and(|d| !assoc_matches(&ss.indexing, &d.assoc));
-            // A stride read by one trial only (quick) or by disagreeing trials caps the verdict.
-            let conf = ss.confidences.iter().fold(conf, |a, b| a.min(*b));
-            // Trials that disagree at some stride: the reading is printed, but as unclear.
-            let text = match ss
-                .confidences
-                .iter()
-                .position(|c| *c == Confidence::Unclear)
-            {
-                Some(i) if conf == Confidence::Unclear && !text.starts_with("unclear") => format!(
-                    "unclear: the trials disagree at a stride of {} pages; their vote reads \
-                     as {text}",
-                    1u32 << ss.capacities[i].log2_stride
-                ),
-                _ => text,
-            };
-            let text = format!(
-                "{text} (conflict sets past the L1; capacity at strides 2^4..: {})",
-                ss.capacities
-                    .iter()
-                    .map(|c| c.capacity.map_or("-".into(), |x| format!("{x:.0}")))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            r.summary.push(Measured {
-                name: "L2 DTLB organisation".into(),
-                value: None,
-                unit: String::new(),
-                spread: None,
-                confidence: conf,
-                cpuid: declared.map(|d| d.assoc.to_string()),
-                disagrees,
-                note: text,
-            });
+            r.summary.push(l2_organisation(&ss, r.cpuid.data_tlb(2)));
             r.l2_strides = Some(ss);
         }
     }
@@ -697,6 +700,14 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                         c2.entries, again.entries
                     ),
                 );
+            }
+            // The organisation's ways are entries / sets: read again with the merged entries.
+            if let Some(ss) = r.l2_strides.as_mut() {
+                ss.indexing = crate::measure::conflict::infer(ss, merged.entries);
+                let m = l2_organisation(ss, r.cpuid.data_tlb(2));
+                if let Some(old) = r.summary.iter_mut().find(|x| x.name == m.name) {
+                    *old = m;
+                }
             }
             r.dtlb_levels[1] = merged;
         }

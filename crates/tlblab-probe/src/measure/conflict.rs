@@ -191,6 +191,12 @@ pub fn conflict_sweep(
                 prev = c.estimate.max(2);
             }
             None => {
+                // Recorded as missing, so `infer` keeps this reason.
+                caps.push(StrideCapacity {
+                    log2_stride: k,
+                    capacity: None,
+                });
+                confs.push(Confidence::Unclear);
                 failed = Some(format!(
                     "no step in the conflict sets at a stride of {stride} pages between {} and \
                      {} targets",
@@ -201,15 +207,26 @@ pub fn conflict_sweep(
             }
         }
     }
-    let indexing = match failed {
-        Some(reason) => Indexing::Unclear { reason },
-        // Tolerance 0.25 (same: 0.75-1.25×, half: 0.375-0.625×): at one or two sets the reading is
-        // a few pages of 16 (on Zen 5, 13-16 at a 256-page stride, 15-17 at 512, run to run).
-        None => infer_from_conflicts(entries as f64, &caps, 0.25),
-    };
-    StrideSweep {
+    let mut ss = StrideSweep {
         capacities: caps,
         confidences: confs,
-        indexing,
+        indexing: Indexing::Unclear {
+            reason: failed.clone().unwrap_or_default(),
+        },
+    };
+    if failed.is_none() {
+        ss.indexing = infer(&ss, entries);
     }
+    ss
+}
+
+/// The organisation from a conflict sweep's capacities and the level's entries (again, when the
+/// entries are measured once more later in the run); a sweep that lost its step keeps its reason.
+pub fn infer(ss: &StrideSweep, entries: usize) -> Indexing {
+    if ss.capacities.iter().any(|c| c.capacity.is_none()) || ss.capacities.is_empty() {
+        return ss.indexing.clone();
+    }
+    // Tolerance 0.25 (same: 0.75-1.25×, half: 0.375-0.625×): at one or two sets the reading is
+    // a few pages of 16 (on Zen 5, 13-16 at a 256-page stride, 15-17 at 512, run to run).
+    infer_from_conflicts(entries as f64, &ss.capacities, 0.25)
 }
