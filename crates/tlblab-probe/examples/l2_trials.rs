@@ -1,6 +1,8 @@
 //! Exploration: many fine scans of the L2 DTLB's knee, one after another, each trial's lower
 //! envelope printed as one JSON line with its start time (for studying how interference varies
-//! over seconds). `cargo run --release -p tlblab-probe --example l2_trials -- TRIALS REPS LO HI`
+//! over seconds). `cargo run --release -p tlblab-probe --example l2_trials -- TRIALS REPS LO HI LANES...`
+//! (LANES: 1 for the probe's one chain; 4 or 8 for independent chains in lockstep, see
+//! `DataChains::with_lanes`; each trial runs once per LANES value).
 use tlblab_probe::chase::{Layout, Order};
 use tlblab_probe::measure::curve::sweep;
 use tlblab_probe::measure::dtlb::DataChains;
