@@ -17,6 +17,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,7 +142,7 @@ def _ghz(r: ProbeResult) -> float:
 def host_machine(r: ProbeResult, base: str = "zen3") -> dict[str, Any]:
     """A machine description for the simulator: `base` preset with the measured TLB values.
 
-    Measured: L1/L2 DTLB entries (and L1 associativity), L1/L2 ITLB entries when their
+    Measured: L1/L2 DTLB entries (and L1 associativity, L2 ways), L1/L2 ITLB entries when their
     confidence is not "unclear", the L2-hit latency, the core clock estimate. Everything else
     (caches, memory, walker, page-walk caches) stays the base preset's, with its sources.
     """
@@ -171,6 +172,10 @@ def host_machine(r: ProbeResult, base: str = "zen3") -> dict[str, Any]:
         assoc = r.measured("L1 DTLB associativity") if key == ("data", 1) else None
         if assoc is not None and assoc["note"].startswith("fully associative"):
             ways = "full"
+        org = r.measured("L2 DTLB organisation") if key == ("data", 2) else None
+        org_ways = re.match(r"(\d+)-way", org["note"]) if org and org["confidence"] != "unclear" else None
+        if org_ways:
+            ways = int(org_ways.group(1))
         if ways != "full":
             ways = int(ways)
             entries = max(ways, int(round(entries / ways)) * ways)  # the engine needs whole sets
@@ -178,7 +183,9 @@ def host_machine(r: ProbeResult, base: str = "zen3") -> dict[str, Any]:
         t["ways"] = ways
         t["source"] = (f"tlblab probe: {meas['value']:.0f} entries measured ({meas['confidence']} confidence, "
                        f"trials {_fmt_spread(meas)}; CPUID: {meas['cpuid']})"
-                       + ("" if ways == "full" else f"; ways kept from {base} (not measurable behind the L1)"))
+                       + ("" if ways == "full" else
+                          f"; {ways} ways measured (conflict sets, {org['confidence']} confidence)" if org_ways else
+                          f"; ways kept from {base} (not measured clearly)"))
         if key == ("data", 2) and l2_pen and l2_pen["value"]:
             t["latency"] = max(1, int(round(l2_pen["value"] * ghz)))
             t["source"] += f"; latency {l2_pen['value']:.2f} ns × {ghz:.2f} GHz"

@@ -76,6 +76,128 @@ pub fn build(region: &Region, layout: Layout, order: Order, n: usize) -> *const 
     region.at(element_offset(layout, seq[0])) as *const usize
 }
 
+/// Writes a chain with one element on each of `pages` (page numbers within `region`; element `i`
+/// on line `(i + i/64) mod 64` of its page, as [`Layout::PerPage`] does) in a random cyclic
+/// order, and returns its first element.
+pub fn build_on_pages(region: &Region, pages: &[usize], seed: u64) -> *const usize {
+    assert!(!pages.is_empty());
+    let at = |i: usize| region.at(pages[i] * PAGE + ((i + (i >> 6)) & 63) * LINE);
+    let seq = visit_order(Order::Random(seed), pages.len());
+    for k in 0..seq.len() {
+        let here = at(seq[k]) as *mut usize;
+        let next = at(seq[(k + 1) % seq.len()]) as usize;
+        // SAFETY: in bounds (checked by `at`), aligned to 64 bytes.
+        unsafe { here.write_volatile(next) };
+    }
+    at(seq[0]) as *const usize
+}
+
+/// Writes `lanes` independent cyclic chains that together hold the `n` elements, and returns
+/// their first elements. Lane `j` takes every `lanes`-th element of the visiting sequence from
+/// the `j`-th on, so following all lanes in lockstep ([`time_lanes`]) visits the elements in the
+/// same cyclic order as one chain would (exactly when `lanes` divides `n`; otherwise each
+/// element's reuse distance is within `lanes` of `n`), only `lanes` loads at a time.
+pub fn build_lanes(
+    region: &Region,
+    layout: Layout,
+    order: Order,
+    n: usize,
+    lanes: usize,
+) -> Vec<*const usize> {
+    let lanes = lanes.clamp(1, n.max(1));
+    if lanes == 1 {
+        return vec![build(region, layout, order, n)];
+    }
+    assert!(
+        span_bytes(layout, n) <= region.len(),
+        "chain does not fit its region"
+    );
+    let seq = visit_order(order, n);
+    (0..lanes)
+        .map(|j| {
+            let mine: Vec<usize> = seq.iter().copied().skip(j).step_by(lanes).collect();
+            for k in 0..mine.len() {
+                let here = region.at(element_offset(layout, mine[k])) as *mut usize;
+                let next = region.at(element_offset(layout, mine[(k + 1) % mine.len()])) as usize;
+                // SAFETY: in bounds (checked by `at`), aligned to 64 bytes.
+                unsafe { here.write_volatile(next) };
+            }
+            region.at(element_offset(layout, mine[0])) as *const usize
+        })
+        .collect()
+}
+
+/// Follows `steps` next-pointers in each of `L` independent chains, in lockstep; returns where
+/// each stopped. The lanes' loads do not depend on each other, so up to `L` translations (and
+/// walks) are in flight at once.
+///
+/// # Safety
+/// Each of `ps` must start a cyclic chain built by [`build_lanes`] in a live region.
+#[inline(never)]
+unsafe fn follow_lanes<const L: usize>(mut ps: [*const usize; L], steps: u64) -> [*const usize; L] {
+    for _ in 0..steps.div_ceil(4) {
+        for _ in 0..4 {
+            for p in ps.iter_mut() {
+                *p = p.read_volatile() as *const usize;
+            }
+        }
+    }
+    ps
+}
+
+/// Times lanes built by [`build_lanes`] like [`time_chain`] times one chain (warm-up of two
+/// cycles, windows switched out re-run): ns per access over all lanes, a throughput, not a
+/// latency. Why lanes: a pass over N pages then takes a fraction of the time, so fewer foreign
+/// entries (another hardware thread's, the kernel's) enter the TLB between two visits of a page.
+///
+/// # Safety
+/// `starts` must come from [`build_lanes`] with `n` elements in a region that is still mapped.
+pub unsafe fn time_lanes(starts: &[*const usize], n: usize, window_ns: u64) -> f64 {
+    match starts.len() {
+        // SAFETY: the caller's contract.
+        1 => unsafe { time_chain(starts[0], n, window_ns) },
+        2 => unsafe { time_lanes_k::<2>(starts, n, window_ns) },
+        4 => unsafe { time_lanes_k::<4>(starts, n, window_ns) },
+        8 => unsafe { time_lanes_k::<8>(starts, n, window_ns) },
+        k => panic!("time_lanes: {k} lanes (1, 2, 4 or 8 supported)"),
+    }
+}
+
+unsafe fn time_lanes_k<const L: usize>(starts: &[*const usize], n: usize, window_ns: u64) -> f64 {
+    let mut best = f64::INFINITY;
+    for _ in 0..8 {
+        let before = crate::sys::context_switches();
+        let mut ps = [std::ptr::null::<usize>(); L];
+        ps.copy_from_slice(starts);
+        // Two cycles of warm-up, then chunks of at least 16 Ki accesses until the window is over.
+        let per_lane = (n as u64).div_ceil(L as u64);
+        // SAFETY: the caller's contract.
+        ps = unsafe { follow_lanes(ps, (2 * per_lane).max(4096 / L as u64)) };
+        let chunk = per_lane.max(16_384 / L as u64);
+        let mut total = 0u64;
+        let t0 = now_ns();
+        let mut t1;
+        loop {
+            // SAFETY: the caller's contract.
+            ps = unsafe { follow_lanes(ps, chunk) };
+            total += chunk.div_ceil(4) * 4 * L as u64;
+            t1 = now_ns();
+            if t1 - t0 >= window_ns {
+                break;
+            }
+        }
+        black_box(ps);
+        let v = (t1 - t0) as f64 / total as f64;
+        let clean = crate::sys::context_switches() == before;
+        crate::sys::note_window(clean);
+        if clean {
+            return v;
+        }
+        best = best.min(v);
+    }
+    best
+}
+
 /// Follows `count` (rounded up to 16) next-pointers from `p`; returns where it stopped.
 ///
 /// # Safety

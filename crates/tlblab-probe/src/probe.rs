@@ -88,6 +88,10 @@ pub struct ProbeReport {
     pub windows: (u64, u64),
     pub priority_raised: bool,
     pub seconds: f64,
+    /// (section, seconds since the start of the run) when each section began: where the time
+    /// went.
+    #[serde(default)]
+    pub started: Vec<(String, f64)>,
     /// The headline numbers, in print order.
     pub summary: Vec<Measured>,
     pub dtlb_sweep: Vec<SweepRow>,
@@ -108,7 +112,7 @@ pub struct ProbeReport {
 }
 
 fn budget(o: &ProbeOptions) -> Budget {
-    let (reps, window_ms, trials) = if o.quick { (3, 0.5, 3) } else { (5, 1.0, 3) };
+    let (reps, window_ms, trials) = if o.quick { (3, 0.5, 4) } else { (5, 1.0, 5) };
     // The capacity scans take the fastest of many 0.1 ms windows per N (see
     // `SweepRow::floor`): 0.1 ms still covers several passes over a 4096-page chain after its
     // warm-up, and is short enough that a fair share of windows escape every intruder. Quick
@@ -123,7 +127,7 @@ fn budget(o: &ProbeOptions) -> Budget {
         max_trials: o
             .trials
             .map(|t| t.max(1))
-            .unwrap_or(if o.quick { 4 } else { 6 }),
+            .unwrap_or(if o.quick { 8 } else { 12 }),
         stride_reps: o
             .reps
             .map(|r| r.max(1) * 2)
@@ -134,6 +138,7 @@ fn budget(o: &ProbeOptions) -> Budget {
             .unwrap_or(if o.quick { 1 } else { 2 }),
         trials: o.trials.unwrap_or(trials).max(1),
         seed: o.seed,
+        deadline: None,
     }
 }
 
@@ -187,10 +192,54 @@ fn cap_measured(
         cpuid: cpuid_s,
         disagrees,
         note: format!(
-            "{note}steepest rise meets the plateau at {} pages (the estimate); the fastest \
-             windows leave the plateau after {}, half-way at {}, ramp ends at {} pages",
-            c.entries, c.onset, c.midpoint, c.full_miss
+            "{note}{} of {} trials within 3% of the estimate (their upper median; each trial: \
+             where the steepest rise of its fastest windows meets the line before it); the \
+             trials' pooled envelope leaves the plateau after {}, is half-way at {}, ramp ends \
+             at {} pages",
+            c.agreeing,
+            c.trials.len(),
+            c.onset,
+            c.midpoint,
+            c.full_miss
         ),
+    }
+}
+
+/// The "L2 DTLB organisation" line from the conflict sweep.
+fn l2_organisation(ss: &StrideSweep, declared: Option<&cpuid::DeclaredTlb>) -> Measured {
+    let (text, conf) = indexing_text(&ss.indexing);
+    let disagrees = declared.is_some_and(|d| !assoc_matches(&ss.indexing, &d.assoc));
+    // A stride read by one trial only (quick) or by disagreeing trials caps the verdict.
+    let conf = ss.confidences.iter().fold(conf, |a, b| a.min(*b));
+    // Trials that disagree at some stride: the reading is printed, but as unclear.
+    let text = match ss
+        .confidences
+        .iter()
+        .position(|c| *c == Confidence::Unclear)
+    {
+        Some(i) if conf == Confidence::Unclear && !text.starts_with("unclear") => format!(
+            "unclear: the trials disagree at a stride of {} pages; their vote reads as {text}",
+            1u32 << ss.capacities[i].log2_stride
+        ),
+        _ => text,
+    };
+    let text = format!(
+        "{text} (conflict sets past the L1; capacity at strides 2^4..: {})",
+        ss.capacities
+            .iter()
+            .map(|c| c.capacity.map_or("-".into(), |x| format!("{x:.0}")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Measured {
+        name: "L2 DTLB organisation".into(),
+        value: None,
+        unit: String::new(),
+        spread: None,
+        confidence: conf,
+        cpuid: declared.map(|d| d.assoc.to_string()),
+        disagrees,
+        note: text,
     }
 }
 
@@ -281,11 +330,19 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
     r.priority_raised = o.raise_priority && sys::raise_priority();
     sys::reset_window_counts();
 
+    r.started
+        .push(("dtlb".into(), t_start.elapsed().as_secs_f64()));
     // 1. Data-TLB levels.
     let mut l1 = None;
     let mut l2 = None;
     if want("dtlb") || want("l1_assoc") || want("l2_index") || want("latency") {
-        let lv = data_levels(if o.quick { 6144 } else { 8192 }, 4, 2, b);
+        // Extra trials of the first measurement (beyond `trials`) stop after a few seconds: the
+        // second measurement at the end of the run gets the rest of the budget.
+        let first = Budget {
+            deadline: Some(t_start + std::time::Duration::from_secs(if o.quick { 6 } else { 30 })),
+            ..b
+        };
+        let lv = data_levels(if o.quick { 6144 } else { 8192 }, 4, 2, first);
         l1 = lv.levels.first().cloned();
         l2 = lv.levels.get(1).cloned();
         r.dtlb_sweep = lv.sweep;
@@ -329,6 +386,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 .push(format!("cannot map the validation chains: {e}")),
         }
     }
+    r.started
+        .push(("l1_assoc".into(), t_start.elapsed().as_secs_f64()));
     // 2. L1 associativity and index bits.
     if want("l1_assoc") {
         if let Some(c) = &l1 {
@@ -354,33 +413,27 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
             r.l1_strides = Some(ss);
         }
     }
-    // 3. L2 index bits (hidden below the L1 capacity).
+    r.started
+        .push(("l2_index".into(), t_start.elapsed().as_secs_f64()));
+    // 3. L2 sets and ways: conflict sets at page strides 2^4 … 2^9, with filler pages that keep
+    // the L1 missing (`measure::conflict`), so small per-stride capacities do not hide behind it.
     if want("l2_index") {
-        if let (Some(c1), Some(c2)) = (&l1, &l2) {
-            let ss = stride_sweep(
-                1,
+        if let (Some(_), Some(c2)) = (&l1, &l2) {
+            let ss = crate::measure::conflict::conflict_sweep(
                 c2.entries,
-                if o.quick { 4 } else { 6 },
-                Some(c1.entries),
-                None,
-                b,
+                4,
+                9,
+                b.scan_reps,
+                b.scan_window_ns,
+                if o.quick { 1 } else { 3 },
+                b.seed,
             );
-            let (text, conf) = indexing_text(&ss.indexing);
-            let declared = r.cpuid.data_tlb(2);
-            let disagrees = declared.is_some_and(|d| !assoc_matches(&ss.indexing, &d.assoc));
-            r.summary.push(Measured {
-                name: "L2 DTLB organisation".into(),
-                value: None,
-                unit: String::new(),
-                spread: None,
-                confidence: conf,
-                cpuid: declared.map(|d| d.assoc.to_string()),
-                disagrees,
-                note: text,
-            });
+            r.summary.push(l2_organisation(&ss, r.cpuid.data_tlb(2)));
             r.l2_strides = Some(ss);
         }
     }
+    r.started
+        .push(("latency".into(), t_start.elapsed().as_secs_f64()));
     // 4. Latencies.
     if want("latency") {
         let rows = &r.dtlb_sweep;
@@ -433,6 +486,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
             });
         }
     }
+    r.started
+        .push(("itlb".into(), t_start.elapsed().as_secs_f64()));
     // 5. Instruction TLB.
     #[cfg(target_arch = "x86_64")]
     if want("itlb") {
@@ -467,6 +522,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                         b.reps,
                         b.window_ns,
                         b.seed,
+                        None,
+                        &[],
                         &mut fresh,
                     );
                     // Experimental: on the development VM the knees moved between runs (64-80 and
@@ -495,6 +552,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 .push(format!("cannot map code pages for the ITLB test: {e}")),
         }
     }
+    r.started
+        .push(("prefetch".into(), t_start.elapsed().as_secs_f64()));
     // 6. Prefetch.
     if want("prefetch") {
         let n = l2.as_ref().map(|c| (c.onset / 2).max(256)).unwrap_or(512);
@@ -516,6 +575,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
             r.prefetch.push((k.name().into(), v));
         }
     }
+    r.started
+        .push(("thp".into(), t_start.elapsed().as_secs_f64()));
     // 7. THP reach.
     if want("thp") {
         let n = l1.as_ref().map(|c| (c.entries * 4).min(448)).unwrap_or(256);
@@ -536,6 +597,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
         });
         r.thp = Some(v);
     }
+    r.started
+        .push(("llc, survival".into(), t_start.elapsed().as_secs_f64()));
     // 8. LLC sharing and 9. survival need a second CPU.
     let (want_llc, want_survival) = (want("llc"), want("survival"));
     if let Some(oc) = other {
@@ -588,6 +651,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
         r.errors
             .push("only one CPU available: skipped the LLC-sharing and migration tests".into());
     }
+    r.started
+        .push(("dtlb (L2 again)".into(), t_start.elapsed().as_secs_f64()));
     // 10. The L2 DTLB's capacity once more, at the end of the run, pooled with the first
     // measurement (`merge_capacities`): the interference comes in phases of seconds.
     if want("dtlb") {
@@ -606,13 +671,18 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                     .expect("mmap for the probe's chains failed"),
                 )
             };
+            // A run that got here late (a loaded machine) takes 2 trials, not `trials`, so that
+            // `--quick` stays under 20 s: a trial of the L2 costs ≈ 1-1.5 s.
+            let late = t_start.elapsed().as_secs_f64() > budget_s - 3.5;
             let again = capacity_of(
                 &c2.knee,
-                b.trials,
+                if late { b.trials.min(2) } else { b.trials },
                 b.max_trials,
                 b.scan_reps,
                 b.scan_window_ns,
                 b.seed ^ 0xa6a1,
+                Some(t_start + std::time::Duration::from_secs_f64(budget_s + 1.0)),
+                &c2.trials,
                 &mut fresh,
             );
             let merged = crate::measure::curve::merge_capacities(&c2, &again);
@@ -626,10 +696,18 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                     &merged,
                     r.cpuid.data_tlb(2),
                     &format!(
-                        "measured twice, {} and {}, pooled; ",
+                        "measured twice, {} then {}, the trials of both taken together; ",
                         c2.entries, again.entries
                     ),
                 );
+            }
+            // The organisation's ways are entries / sets: read again with the merged entries.
+            if let Some(ss) = r.l2_strides.as_mut() {
+                ss.indexing = crate::measure::conflict::infer(ss, merged.entries);
+                let m = l2_organisation(ss, r.cpuid.data_tlb(2));
+                if let Some(old) = r.summary.iter_mut().find(|x| x.name == m.name) {
+                    *old = m;
+                }
             }
             r.dtlb_levels[1] = merged;
         }

@@ -191,6 +191,85 @@ pub fn infer_indexing(caps: &[StrideCapacity], tol: f64, floor: Option<usize>) -
     }
 }
 
+/// Sets and ways from conflict-set capacities at strides 2^k0 … 2^kmax (k0 ≥ 1, consecutive;
+/// `measure::conflict`) and the level's stride-1 capacity `entries`.
+///
+/// A linear index of the low `b` VPN bits gives `entries / 2^k` at strides 2^k with k ≤ b (the
+/// targets reach 2^(b−k) sets) and `ways` from 2^b on (all in one set). So the capacities must
+/// halve (within `tol`) up to some stride and then stay (at least one step) — the first stride of
+/// the plateau is the set count; `ways` is `entries / sets`, and the plateau must agree with it
+/// within 25% (the conflict capacity at one set reads a page or two high when the replacement
+/// is not LRU: the extra pages miss only now and then); the first capacity times its stride
+/// must be within 25% of `entries` (else the low bits below 2^k0 are not all in the index, or
+/// the index is hashed: unclear). Still halving at the largest stride: only `sets ≥ 2^kmax`.
+pub fn infer_from_conflicts(entries: f64, caps: &[StrideCapacity], tol: f64) -> Indexing {
+    let listing = || {
+        caps.iter()
+            .map(|c| {
+                format!(
+                    "2^{}: {}",
+                    c.log2_stride,
+                    c.capacity.map_or("-".into(), |x| format!("{x:.0}"))
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let unclear = |why: &str| Indexing::Unclear {
+        reason: format!("{why} (conflict-set capacities {})", listing()),
+    };
+    let Some(first) = caps.first() else {
+        return unclear("no strides measured");
+    };
+    let vals: Option<Vec<f64>> = caps.iter().map(|c| c.capacity).collect();
+    let Some(vals) = vals else {
+        return unclear("a stride gave no capacity");
+    };
+    if first.log2_stride == 0
+        || caps
+            .windows(2)
+            .any(|w| w[1].log2_stride != w[0].log2_stride + 1)
+    {
+        return unclear("strides must be consecutive powers of two from 2^1 on");
+    }
+    let k0 = first.log2_stride;
+    let spread = vals[0] * (1u64 << k0) as f64 / entries;
+    if !(0.75..=1.25).contains(&spread) {
+        return unclear("the first stride does not reach entries/stride pages");
+    }
+    // Halvings first, then the plateau.
+    let ratios: Vec<f64> = vals.windows(2).map(|w| w[1] / w[0]).collect();
+    let halves = ratios
+        .iter()
+        .take_while(|r| (**r - 0.5).abs() <= 0.5 * tol)
+        .count();
+    let rest = &ratios[halves..];
+    if !rest.iter().all(|r| (r - 1.0).abs() <= tol) {
+        return unclear("capacity changed by neither 1× nor ½× between some strides");
+    }
+    let kb = k0 + halves as u32; // first stride of the plateau (or the last stride)
+    let index_bits: Vec<u32> = (0..kb).collect();
+    let sets = 1usize << kb;
+    let ways = (entries / sets as f64).round().max(1.0) as usize;
+    if rest.is_empty() {
+        return Indexing::LinearAtLeast {
+            min_sets: sets,
+            max_ways: ways,
+            index_bits,
+            floor: 0,
+        };
+    }
+    let plateau = crate::stats::median(&vals[halves..]);
+    if !(0.75..=1.25).contains(&(plateau / ways as f64)) {
+        return unclear("the plateau does not match entries / sets");
+    }
+    Indexing::Linear {
+        sets,
+        ways,
+        index_bits,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,6 +409,77 @@ mod tests {
                 index_bits: vec![0, 1, 2, 3]
             }
         );
+    }
+
+    fn conflicts(v: &[f64], k0: u32) -> Vec<StrideCapacity> {
+        v.iter()
+            .enumerate()
+            .map(|(i, &c)| StrideCapacity {
+                log2_stride: k0 + i as u32,
+                capacity: Some(c),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn given_zen5_like_conflict_capacities_then_256_sets_of_16_ways() {
+        // Read on the development VM (half-rise of the per-target excess, strides 16..512).
+        let caps = conflicts(&[290.0, 135.0, 66.0, 35.0, 18.0, 18.0], 4);
+        assert_eq!(
+            infer_from_conflicts(4130.0, &caps, 0.2),
+            Indexing::Linear {
+                sets: 256,
+                ways: 16,
+                index_bits: (0..8).collect()
+            }
+        );
+        // Exact values of a 128-set, 12-way level from stride 2 on.
+        let caps = conflicts(
+            &[768.0, 384.0, 192.0, 96.0, 48.0, 24.0, 12.0, 12.0, 12.0],
+            1,
+        );
+        assert_eq!(
+            infer_from_conflicts(1536.0, &caps, 0.2),
+            Indexing::Linear {
+                sets: 128,
+                ways: 12,
+                index_bits: (0..7).collect()
+            }
+        );
+    }
+
+    #[test]
+    fn given_conflict_capacities_still_halving_then_only_a_lower_bound() {
+        let caps = conflicts(&[256.0, 128.0, 64.0, 32.0], 4);
+        match infer_from_conflicts(4096.0, &caps, 0.2) {
+            Indexing::LinearAtLeast { min_sets, .. } => assert_eq!(min_sets, 128),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn given_conflict_capacities_that_do_not_fit_then_unclear() {
+        let unclear = |e: f64, v: &[f64]| {
+            matches!(
+                infer_from_conflicts(e, &conflicts(v, 4), 0.2),
+                Indexing::Unclear { .. }
+            )
+        };
+        // The first stride reaches far more than entries/16: low bits hashed or not indexed.
+        assert!(unclear(4096.0, &[1024.0, 512.0, 256.0, 128.0]));
+        // A ratio of 0.7 between two strides.
+        assert!(unclear(4096.0, &[256.0, 180.0, 90.0, 45.0]));
+        // Halving again after a plateau.
+        assert!(unclear(4096.0, &[256.0, 128.0, 128.0, 64.0]));
+        // Errors adding up: a plateau at 43 where entries/sets says 32.
+        assert!(unclear(4096.0, &[250.0, 140.0, 77.0, 43.0, 43.0]));
+        // A stride without a reading.
+        let mut caps = conflicts(&[256.0, 128.0], 4);
+        caps[1].capacity = None;
+        assert!(matches!(
+            infer_from_conflicts(4096.0, &caps, 0.2),
+            Indexing::Unclear { .. }
+        ));
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! and the bisection, for any instrument that can time a "test" and a "control" chain of N.
 
 use crate::analysis::knee::{
-    capacity_confidence, find_knees, fit_ramp, monotone_floor, pooled_envelope, scan_points,
-    tangent_onset, Confidence, CurvePoint, Knee, KneeParams, RampFit,
+    find_knees, fit_ramp, monotone_floor, pooled_envelope, scan_points, tangent_onset,
+    trial_consensus, Confidence, CurvePoint, Knee, KneeParams, RampFit,
 };
 use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
@@ -170,16 +170,20 @@ pub fn grid(lo: usize, hi: usize, per_octave: usize) -> Vec<usize> {
 /// A capacity measured by repeated fine scans of one knee.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Capacity {
-    /// The entry estimate: where the tangent at the steepest rise of the pooled lower envelope
-    /// crosses the line the envelope follows just before it ([`tangent_onset`]). Why the lower envelope: with the pages spread
+    /// The entry estimate: what the trials agree on ([`trial_consensus`]), each trial's own
+    /// estimate being where the tangent at the steepest rise of its lower envelope crosses the
+    /// line the envelope follows just before it ([`tangent_onset`]). Why the lower envelope: with the pages spread
     /// evenly over the sets (consecutive pages, an index of low VPN bits) no set holds more
     /// pages than ways until N > C, and a replacement policy that fills free ways first cannot
     /// miss before then, so the *undisturbed* curve leaves its plateau at C for LRU, tree-PLRU
     /// and random replacement alike (they differ only after C: all miss at C + S for LRU,
     /// gradually towards ≈ 2C for random); the fastest windows are the least disturbed ones.
     pub entries: usize,
-    /// Each trial's own estimate (the same tangent on that trial's envelope).
+    /// Each trial's own estimate (the tangent on that trial's envelope).
     pub trials: Vec<usize>,
+    /// How many of `trials` are within 3% of `entries`.
+    #[serde(default)]
+    pub agreeing: usize,
     /// Midpoint of the ramp fitted to the pooled envelope (half-way between the plateaus).
     pub midpoint: usize,
     /// The onset of the ramp fitted to the pooled envelope: where it first leaves its plateau
@@ -187,13 +191,13 @@ pub struct Capacity {
     pub onset: usize,
     /// End of the ramp fitted to the pooled envelope (where the upper plateau starts).
     pub full_miss: usize,
-    /// The pooled lower envelope the estimate was fitted to: (N, ns of excess), per N the lowest
-    /// of the trials' envelopes, made non-decreasing ([`fit_pooled`]).
+    /// The trials' lower envelopes pooled: (N, ns of excess), per N the lowest of the trials'
+    /// envelopes, made non-decreasing ([`pooled_envelope`]); the ramp fit of the notes.
     #[serde(default)]
     pub envelope: Vec<(usize, f64)>,
     /// False when the pooled envelope did not rise by half the coarse knee's step within the
-    /// scan (the estimate is then the ramp fit's onset): the coarse knee came from disturbed
-    /// windows and the level's own overflow lies further up.
+    /// scan: the coarse knee came from disturbed windows and the level's own overflow lies
+    /// further up.
     #[serde(default)]
     pub rise_found: bool,
     /// The coarse-grid knee the scans refined.
@@ -204,13 +208,16 @@ pub struct Capacity {
 }
 
 /// Refines `knee` `trials` times: each trial scans N around it in ≈1% steps (in a shuffled
-/// order) on a fresh instrument (fresh memory, so the trials also vary the physical pages); the
-/// trials' envelopes are pooled and the capacity read off the pooled envelope.
+/// order) on a fresh instrument (fresh memory, so the trials also vary the physical pages) and
+/// reads its own estimate off its lower envelope ([`tangent_onset`]); the capacity is what the
+/// trials agree on ([`trial_consensus`]: the upper median of their estimates).
 ///
-/// After `trials` trials, more are run (up to `max_trials`) while the trials' own estimates
-/// disagree by more than 5%: on a shared VM a trial that fell into a busy phase of a neighbour
-/// has no clean window near the capacity, and more trials, seconds apart, give the pooled
-/// envelope more chances to contain one.
+/// After `trials` trials, more are run (up to `max_trials`, and not after `deadline`) until three
+/// quarters of them (with `prior`, the trials of an earlier measurement of the same knee, which
+/// [`merge_capacities`] will count too) agree within 3%: on a shared VM a trial that fell into a busy phase of a
+/// neighbour overflows early, and more trials, seconds apart, outvote it. From the third trial on,
+/// the scan skips N below 0.8× the estimate so far (the level's plateau; the top of the scan, which
+/// the tangent's search range depends on, stays), so each extra trial costs less.
 #[allow(clippy::too_many_arguments)]
 pub fn capacity_of(
     knee: &Knee,
@@ -219,27 +226,47 @@ pub fn capacity_of(
     reps: usize,
     window_ns: u64,
     seed: u64,
+    deadline: Option<std::time::Instant>,
+    prior: &[usize],
     fresh: &mut dyn FnMut() -> Box<dyn Instrument>,
 ) -> Capacity {
     let mut caps = Vec::new();
-    let mut onsets = Vec::new();
-    let mut mids = Vec::new();
-    let mut ends = Vec::new();
     let mut widths = Vec::new();
     let mut first_fit = None;
     let mut snrs = Vec::new();
     let mut scans = Vec::new();
     // A rise smaller than half the coarse knee's is not this level's overflow.
     let min_rise = 0.5 * (knee.after - knee.before).max(0.0);
-    let ns = scan_points(knee.lo, knee.hi);
+    let all = scan_points(knee.lo, knee.hi);
+    let snr_of = |snrs: &[f64]| {
+        let x = crate::stats::median(snrs);
+        if x.is_nan() {
+            0.0
+        } else {
+            x
+        }
+    };
     for t in 0..max_trials.max(trials) {
         if t >= trials {
-            let lo = caps.iter().copied().min().unwrap_or(0) as f64;
-            let hi = caps.iter().copied().max().unwrap_or(0) as f64;
-            if caps.len() >= trials && hi <= 1.05 * lo {
+            let all: Vec<usize> = prior.iter().chain(&caps).copied().collect();
+            let settled = trial_consensus(&all, snr_of(&snrs)).is_some_and(|c| c.settled());
+            let late = deadline.is_some_and(|d| std::time::Instant::now() >= d);
+            if settled || late {
                 break;
             }
         }
+        let ns: Vec<usize> = match trial_consensus(&caps, 0.0) {
+            Some(c) if caps.len() >= 2 => {
+                let from = 0.8 * c.estimate as f64;
+                let v: Vec<usize> = all.iter().copied().filter(|&n| n as f64 >= from).collect();
+                if v.len() >= 20 {
+                    v
+                } else {
+                    all.clone()
+                }
+            }
+            _ => all.clone(),
+        };
         let mut inst = fresh();
         let rows = sweep(
             inst.as_mut(),
@@ -260,98 +287,82 @@ pub fn capacity_of(
                     .max(1e-9);
             snrs.push((fit.high - fit.low) / noise);
             caps.push(own.map_or(fit.capacity, |x| x.ceil() as usize));
-            onsets.push(fit.capacity as f64);
-            mids.push(fit.midpoint() as f64);
-            ends.push((fit.capacity + fit.width) as f64);
             widths.push(fit.rel_width());
             first_fit.get_or_insert(fit);
         }
     }
-    // The estimate comes from the trials pooled (the least disturbed envelope per N), read by
-    // the tangent at its steepest rise (`tangent_onset`; the ramp fit's onset when there is no
-    // clear rise); each trial's own estimate gives the spread and the confidence.
     let envelope = pooled_envelope(&scans);
-    let pooled = fit_ramp(&envelope);
-    let tangent = tangent_onset(&envelope, min_rise);
-    let rise_found = tangent.is_some();
-    let entries = match tangent {
-        Some(x) => x.ceil() as usize,
-        None => pooled.map(|f| f.capacity).unwrap_or(0),
-    };
-    let snr = crate::stats::median(&snrs);
-    let mut confidence = if caps.len() < trials || caps.is_empty() {
-        Confidence::Unclear
-    } else {
-        capacity_confidence(&caps, if snr.is_nan() { 0.0 } else { snr }, 0.0)
-    };
+    let consensus = trial_consensus(&caps, snr_of(&snrs));
+    let mut c = from_trials(knee, caps, envelope, first_fit, consensus);
+    if caps_too_few(&c, trials) {
+        c.confidence = Confidence::Unclear;
+    }
     // A wide ramp (beyond what one "number of sets" of pages explains for ≥ 4 ways) means a
     // replacement or index that does not fill up cleanly, or intruders left in the fastest
     // windows: the onset is then less firmly established.
-    let w = crate::stats::median(&widths);
-    if w > 0.25 {
-        confidence = confidence.min(Confidence::Medium);
+    if crate::stats::median(&widths) > 0.25 {
+        c.confidence = c.confidence.min(Confidence::Medium);
     }
-    // The ramp fit's own onset, for the notes (where the envelope first leaves its plateau).
-    let onset = pooled.map(|f| f.capacity).unwrap_or(entries);
-    let med = |v: &[f64]| {
-        if v.is_empty() {
-            0
-        } else {
-            crate::stats::median(v).round() as usize
-        }
+    c
+}
+
+fn caps_too_few(c: &Capacity, trials: usize) -> bool {
+    c.trials.len() < trials || c.trials.is_empty()
+}
+
+/// A capacity from its trials' estimates and their pooled envelope. The ramp fitted to the pooled
+/// envelope (per N the lowest trial, made non-decreasing) is kept for the notes: where the
+/// fastest windows first leave the plateau, half-way, and where the ramp ends.
+fn from_trials(
+    knee: &Knee,
+    trials: Vec<usize>,
+    envelope: Vec<(usize, f64)>,
+    fit: Option<RampFit>,
+    consensus: Option<crate::analysis::knee::Consensus>,
+) -> Capacity {
+    let pooled = fit_ramp(&envelope);
+    let min_rise = 0.5 * (knee.after - knee.before).max(0.0);
+    let rise_found = tangent_onset(&envelope, min_rise).is_some();
+    let entries = match consensus {
+        Some(c) => c.estimate,
+        None => pooled.map(|f| f.capacity).unwrap_or(0),
     };
-    let (midpoint, full_miss) = match pooled {
-        Some(f) => (f.midpoint(), f.capacity + f.width),
-        None => (med(&mids), med(&ends)),
+    let (onset, midpoint, full_miss) = match pooled {
+        Some(f) => (f.capacity, f.midpoint(), f.capacity + f.width),
+        None => (entries, entries, entries),
     };
     Capacity {
         entries,
+        agreeing: consensus.map_or(0, |c| c.agreeing),
         rise_found,
         envelope,
-        trials: caps,
+        trials,
         midpoint,
         onset,
         full_miss,
         knee: *knee,
-        fit: first_fit,
-        confidence,
+        fit,
+        confidence: consensus.map_or(Confidence::Unclear, |c| c.confidence),
     }
 }
 
-/// Two measurements of the same knee's capacity, made at different times of a run, pooled: the
-/// envelopes per N at their lower value ([`pooled_envelope`]), the estimate read off again
-/// ([`tangent_onset`]), the trials listed together.
+/// Two measurements of the same knee's capacity, made at different times of a run, taken
+/// together: the trials of both vote ([`trial_consensus`]), their envelopes are pooled for the
+/// notes.
 ///
-/// Why: a trial's envelope is only as good as its cleanest windows, and on a shared VM the
-/// interference comes in phases (on the development VM once all four trials of a `--quick` run,
-/// over three seconds, saw the L2 DTLB overflow at 3850 pages, runs before and after at ≈ 4120);
-/// a second measurement tens of seconds later gets another chance.
+/// Why: on a shared VM the interference comes in phases (on the development VM once all four
+/// trials of a `--quick` run, over three seconds, saw the L2 DTLB overflow at 3850 pages, runs
+/// before and after at ≈ 4120); a second measurement tens of seconds later gets another chance.
 pub fn merge_capacities(a: &Capacity, b: &Capacity) -> Capacity {
     let envelope = pooled_envelope(&[a.envelope.clone(), b.envelope.clone()]);
-    let min_rise = 0.5 * (a.knee.after - a.knee.before).max(0.0);
-    let fit = fit_ramp(&envelope);
-    let tangent = tangent_onset(&envelope, min_rise);
-    let entries = match tangent {
-        Some(x) => x.ceil() as usize,
-        None => fit.map(|f| f.capacity).unwrap_or(a.entries.max(b.entries)),
-    };
     let trials: Vec<usize> = a.trials.iter().chain(&b.trials).copied().collect();
-    let mut confidence = capacity_confidence(&trials, a.knee.snr, 0.0);
-    if fit.is_some_and(|f| f.rel_width() > 0.25) {
-        confidence = confidence.min(Confidence::Medium);
+    let consensus = trial_consensus(&trials, a.knee.snr);
+    let mut c = from_trials(&a.knee, trials, envelope, a.fit, consensus);
+    c.rise_found = a.rise_found || b.rise_found;
+    if fit_ramp(&c.envelope).is_some_and(|f| f.rel_width() > 0.25) {
+        c.confidence = c.confidence.min(Confidence::Medium);
     }
-    Capacity {
-        entries,
-        rise_found: tangent.is_some(),
-        envelope,
-        trials,
-        midpoint: fit.map_or(a.midpoint, |f| f.midpoint()),
-        onset: fit.map_or(a.onset, |f| f.capacity),
-        full_miss: fit.map_or(a.full_miss, |f| f.capacity + f.width),
-        knee: a.knee,
-        fit: a.fit,
-        confidence,
-    }
+    c
 }
 
 /// Knees of a sweep.
@@ -416,9 +427,11 @@ mod tests {
                 rng: SplitMix64::new(seed),
             })
         };
-        let c1 = capacity_of(&k[0], 3, 3, 3, 0, 1, &mut fresh);
-        let c2 = capacity_of(&k[1], 3, 3, 3, 0, 1, &mut fresh);
-        assert_eq!(c1.entries, 64);
+        let c1 = capacity_of(&k[0], 3, 3, 3, 0, 1, None, &[], &mut fresh);
+        let c2 = capacity_of(&k[1], 3, 3, 3, 0, 1, None, &[], &mut fresh);
+        // Each trial reads its own envelope (3 windows per N, ±0.1 ns of noise on a 2.2 ns step),
+        // so a trial may put the step's last plateau point one page early.
+        assert!(c1.entries.abs_diff(64) <= 1, "{c1:?}");
         assert!(
             (c2.entries as f64 - 2048.0).abs() <= 0.01 * 2048.0,
             "{c2:?}"
@@ -444,6 +457,7 @@ mod tests {
         };
         let cap = |c: f64| Capacity {
             entries: c as usize,
+            agreeing: 1,
             rise_found: true,
             envelope: env(c),
             trials: vec![c as usize],

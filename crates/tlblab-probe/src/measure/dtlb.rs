@@ -7,7 +7,7 @@
 //! follow.
 
 use super::curve::Instrument;
-use crate::chase::{build, span_bytes, time_chain, Layout, Order};
+use crate::chase::{build, build_lanes, span_bytes, time_lanes, Layout, Order};
 use crate::sys::{Region, Thp};
 
 /// Memory for test chains of up to `max_n` pages at `stride` pages, and for their controls.
@@ -19,8 +19,11 @@ pub struct DataChains {
     order: Order,
     control_order: Order,
     max_n: usize,
+    /// Independent chains followed in lockstep (1: one dependent chain, a latency); see
+    /// [`time_lanes`].
+    lanes: usize,
     built: Option<(usize, bool)>,
-    start: *const usize,
+    starts: Vec<*const usize>,
 }
 
 impl DataChains {
@@ -43,9 +46,17 @@ impl DataChains {
             order,
             control_order,
             max_n,
+            lanes: 1,
             built: None,
-            start: std::ptr::null(),
+            starts: Vec::new(),
         })
+    }
+
+    /// Times `lanes` independent chains in lockstep instead of one (both test and control).
+    pub fn with_lanes(mut self, lanes: usize) -> DataChains {
+        self.lanes = lanes;
+        self.built = None;
+        self
     }
 }
 
@@ -60,15 +71,21 @@ impl Instrument for DataChains {
     fn time(&mut self, n: usize, control: bool, window_ns: u64) -> f64 {
         let n = n.clamp(1, self.max_n);
         if self.built != Some((n, control)) {
-            self.start = if control {
-                build(&self.control, Layout::Packed, self.control_order, n)
+            self.starts = if control {
+                build_lanes(
+                    &self.control,
+                    Layout::Packed,
+                    self.control_order,
+                    n,
+                    self.lanes,
+                )
             } else {
-                build(&self.test, self.layout, self.order, n)
+                build_lanes(&self.test, self.layout, self.order, n, self.lanes)
             };
             self.built = Some((n, control));
         }
         // SAFETY: `start` was just built in one of our regions, which live as long as `self`.
-        unsafe { time_chain(self.start, n, window_ns) }
+        unsafe { time_lanes(&self.starts, n, window_ns) }
     }
 
     fn max_n(&self) -> usize {

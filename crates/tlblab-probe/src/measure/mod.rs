@@ -1,6 +1,7 @@
 //! Measurements on the host. Each module times one kind of structure; all of them report medians
 //! over interleaved repetitions with their spread.
 
+pub mod conflict;
 pub mod curve;
 pub mod dtlb;
 pub mod extras;
