@@ -164,9 +164,7 @@ pub unsafe fn time_lanes(starts: &[*const usize], n: usize, window_ns: u64) -> f
 }
 
 unsafe fn time_lanes_k<const L: usize>(starts: &[*const usize], n: usize, window_ns: u64) -> f64 {
-    let mut best = f64::INFINITY;
-    for _ in 0..8 {
-        let before = crate::sys::context_switches();
+    crate::sys::undisturbed_window(|| {
         let mut ps = [std::ptr::null::<usize>(); L];
         ps.copy_from_slice(starts);
         // Two cycles of warm-up, then chunks of at least 16 Ki accesses until the window is over.
@@ -187,15 +185,8 @@ unsafe fn time_lanes_k<const L: usize>(starts: &[*const usize], n: usize, window
             }
         }
         black_box(ps);
-        let v = (t1 - t0) as f64 / total as f64;
-        let clean = crate::sys::context_switches() == before;
-        crate::sys::note_window(clean);
-        if clean {
-            return v;
-        }
-        best = best.min(v);
-    }
-    best
+        (t1 - t0) as f64 / total as f64
+    })
 }
 
 /// Follows `count` (rounded up to 16) next-pointers from `p`; returns where it stopped.
@@ -239,19 +230,8 @@ pub unsafe fn follow(mut p: *const usize, count: u64) -> *const usize {
 /// `start` must start a cyclic chain of `n` elements built by [`build`] in a region that is still
 /// mapped.
 pub unsafe fn time_chain(start: *const usize, n: usize, window_ns: u64) -> f64 {
-    let mut best = f64::INFINITY;
-    for _ in 0..8 {
-        let before = crate::sys::context_switches();
-        // SAFETY: the caller's contract.
-        let v = unsafe { time_window(start, n, window_ns) };
-        let clean = crate::sys::context_switches() == before;
-        crate::sys::note_window(clean);
-        if clean {
-            return v;
-        }
-        best = best.min(v);
-    }
-    best
+    // SAFETY: the caller's contract.
+    crate::sys::undisturbed_window(|| unsafe { time_window(start, n, window_ns) })
 }
 
 unsafe fn time_window(start: *const usize, n: usize, window_ns: u64) -> f64 {

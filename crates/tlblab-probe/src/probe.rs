@@ -74,6 +74,29 @@ pub struct Measured {
     pub note: String,
 }
 
+impl Measured {
+    /// A finding without a number (associativity, set index): the verdict is in `note`, beside
+    /// CPUID's declared associativity.
+    fn organisation(
+        name: &str,
+        confidence: Confidence,
+        declared: Option<&cpuid::DeclaredTlb>,
+        disagrees: bool,
+        note: String,
+    ) -> Measured {
+        Measured {
+            name: name.into(),
+            value: None,
+            unit: String::new(),
+            spread: None,
+            confidence,
+            cpuid: declared.map(|d| d.assoc.to_string()),
+            disagrees,
+            note,
+        }
+    }
+}
+
 /// The whole result.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ProbeReport {
@@ -231,16 +254,7 @@ fn l2_organisation(ss: &StrideSweep, declared: Option<&cpuid::DeclaredTlb>) -> M
             .collect::<Vec<_>>()
             .join(", ")
     );
-    Measured {
-        name: "L2 DTLB organisation".into(),
-        value: None,
-        unit: String::new(),
-        spread: None,
-        confidence: conf,
-        cpuid: declared.map(|d| d.assoc.to_string()),
-        disagrees,
-        note: text,
-    }
+    Measured::organisation("L2 DTLB organisation", conf, declared, disagrees, text)
 }
 
 fn lat_measured(name: &str, s: &Summary, note: &str) -> Measured {
@@ -400,16 +414,13 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 .confidences
                 .iter()
                 .fold(conf, |a, b| a.min(*b).max_medium_if(a));
-            r.summary.push(Measured {
-                name: "L1 DTLB associativity".into(),
-                value: None,
-                unit: String::new(),
-                spread: None,
-                confidence: conf,
-                cpuid: declared.map(|d| d.assoc.to_string()),
+            r.summary.push(Measured::organisation(
+                "L1 DTLB associativity",
+                conf,
+                declared,
                 disagrees,
-                note: text,
-            });
+                text,
+            ));
             r.l1_strides = Some(ss);
         }
     }

@@ -235,18 +235,6 @@ pub struct TlbHit {
 
 const INVALID: u64 = u64::MAX;
 
-/// `PageSize::from_index` as a table, padded to 8 so that any bit of a `u8` size mask indexes
-/// it (bits 6 and 7 are never set).
-const SIZE_BY_INDEX: [PageSize; 8] = [
-    PageSize::Size4K,
-    PageSize::Size16K,
-    PageSize::Size64K,
-    PageSize::Size1M,
-    PageSize::Size2M,
-    PageSize::Size1G,
-    PageSize::Size4K,
-    PageSize::Size4K,
-];
 
 #[inline]
 fn pack(vpn: u64, size: PageSize) -> u64 {
@@ -441,7 +429,7 @@ impl Tlb {
     fn surely_absent_all_sizes(&self, va: VirtAddr) -> bool {
         let mut live = self.live_sizes;
         while live != 0 {
-            let size = SIZE_BY_INDEX[live.trailing_zeros() as usize];
+            let size = PageSize::ALL[live.trailing_zeros() as usize];
             live &= live - 1;
             if !self.surely_absent(pack(va.0 >> size.shift(), size)) {
                 return false;
@@ -474,7 +462,7 @@ impl Tlb {
         if self.live_sizes == 0 {
             return None;
         }
-        let size = SIZE_BY_INDEX[self.live_sizes.trailing_zeros() as usize];
+        let size = PageSize::ALL[self.live_sizes.trailing_zeros() as usize];
         let key = pack(va.0 >> size.shift(), size);
         let h = self.hint[hint_hash(key) & self.hint_mask] as usize;
         (h != 0 && self.keys.get(h - 1) == key && self.tags_match(h - 1, req)).then_some((
@@ -581,7 +569,7 @@ impl Tlb {
     fn search(&self, va: VirtAddr, req: Requester) -> Option<(usize, u64, PageSize, bool)> {
         let mut live = self.live_sizes;
         while live != 0 {
-            let size = SIZE_BY_INDEX[live.trailing_zeros() as usize];
+            let size = PageSize::ALL[live.trailing_zeros() as usize];
             live &= live - 1;
             let vpn = va.0 >> size.shift();
             let key = pack(vpn, size);

@@ -118,9 +118,7 @@ fn time_code(entry: *const u8, n: usize, window_ns: u64) -> f64 {
     // executable mapping that outlives this call.
     let f: extern "C" fn() = unsafe { std::mem::transmute(entry) };
     let calls_per_chunk = (16_384 / n.max(1)).max(4);
-    let mut best = f64::INFINITY;
-    for _ in 0..8 {
-        let before = crate::sys::context_switches();
+    crate::sys::undisturbed_window(|| {
         for _ in 0..2 {
             f();
         }
@@ -137,15 +135,8 @@ fn time_code(entry: *const u8, n: usize, window_ns: u64) -> f64 {
                 break;
             }
         }
-        let v = (t1 - t0) as f64 / (calls as f64 * n as f64);
-        let clean = crate::sys::context_switches() == before;
-        crate::sys::note_window(clean);
-        if clean {
-            return v;
-        }
-        best = best.min(v);
-    }
-    best
+        (t1 - t0) as f64 / (calls as f64 * n as f64)
+    })
 }
 
 impl Instrument for CodeChains {
