@@ -573,48 +573,82 @@ impl Tlb {
     /// the set was scanned rather than the hint taken).
     #[inline(always)]
     fn search(&self, va: VirtAddr, req: Requester) -> Option<(usize, u64, PageSize, bool)> {
+        let live = self.live_sizes;
+        // Nearly always one page size has entries: search it without the loop over sizes,
+        // whose loop-invariant set-up (hoisted by the compiler) cost more than the search.
+        if live & live.wrapping_sub(1) == 0 {
+            if live == 0 {
+                return None;
+            }
+            return self.search_size(va, req, PageSize::ALL[live.trailing_zeros() as usize]);
+        }
+        self.search_sizes(va, req)
+    }
+
+    /// `search` when several page sizes have entries.
+    #[inline(never)]
+    fn search_sizes(&self, va: VirtAddr, req: Requester) -> Option<(usize, u64, PageSize, bool)> {
         let mut live = self.live_sizes;
         while live != 0 {
             let size = PageSize::ALL[live.trailing_zeros() as usize];
             live &= live - 1;
-            let vpn = va.0 >> size.shift();
-            let key = pack(vpn, size);
-            if self.surely_absent(key) {
-                continue;
+            if let Some(found) = self.search_size(va, req, size) {
+                return Some(found);
             }
-            if !self.hint.is_empty() {
-                let h = self.hint[hint_hash(key) & self.hint_mask] as usize;
-                if h != 0 && self.keys.get(h - 1) == key && self.tags_match(h - 1, req) {
-                    return Some((h - 1, key, size, false));
-                }
+        }
+        None
+    }
+
+    /// The search of `size`'s set: (slot, key, size, whether the set was scanned rather than
+    /// the hint taken).
+    #[inline(always)]
+    fn search_size(
+        &self,
+        va: VirtAddr,
+        req: Requester,
+        size: PageSize,
+    ) -> Option<(usize, u64, PageSize, bool)> {
+        let vpn = va.0 >> size.shift();
+        let key = pack(vpn, size);
+        if self.surely_absent(key) {
+            return None;
+        }
+        if !self.hint.is_empty() {
+            let h = self.hint[hint_hash(key) & self.hint_mask] as usize;
+            if h != 0 && self.keys.get(h - 1) == key && self.tags_match(h - 1, req) {
+                return Some((h - 1, key, size, false));
             }
-            let set = self.index.set_of(vpn);
-            let base = set * self.ways;
-            if self.ways <= 64 {
-                // One search of the whole set (the usual geometry), no chunk loop.
-                let mut m = self.keys.matches(base, self.ways, key);
-                while m != 0 {
-                    let slot = base + m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    if self.tags_match(slot, req) {
-                        return Some((slot, key, size, true));
-                    }
-                }
-                continue;
+        }
+        let base = self.index.set_of(vpn) * self.ways;
+        if self.ways <= 64 {
+            // Every built-in geometry. A miss (no key matches) returns before the tag checks,
+            // whose set-up the compiler would otherwise hoist in front of the search.
+            let m = self.keys.matches(base, self.ways, key);
+            if m == 0 {
+                return None;
             }
-            let mut chunk = 0;
-            while chunk < self.ways {
-                let end = (chunk + 64).min(self.ways);
-                let mut m = self.keys.matches(base + chunk, end - chunk, key);
-                while m != 0 {
-                    let w = chunk + m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    let slot = base + w;
-                    if self.tags_match(slot, req) {
-                        return Some((slot, key, size, true));
-                    }
-                }
-                chunk = end;
+            return self.first_tag_match(base, m, req).map(|slot| (slot, key, size, true));
+        }
+        let mut chunk = 0;
+        while chunk < self.ways {
+            let end = (chunk + 64).min(self.ways);
+            let m = self.keys.matches(base + chunk, end - chunk, key);
+            if let Some(slot) = self.first_tag_match(base + chunk, m, req) {
+                return Some((slot, key, size, true));
+            }
+            chunk = end;
+        }
+        None
+    }
+
+    /// The first slot `base + w`, for bit w of `matches`, whose tags match `req`.
+    #[inline(never)]
+    fn first_tag_match(&self, base: usize, mut matches: u64, req: Requester) -> Option<usize> {
+        while matches != 0 {
+            let slot = base + matches.trailing_zeros() as usize;
+            matches &= matches - 1;
+            if self.tags_match(slot, req) {
+                return Some(slot);
             }
         }
         None
