@@ -122,6 +122,18 @@ impl Pwc {
     #[inline]
     fn find(&self, set: usize, space: u32, prefix: u64) -> Option<usize> {
         let base = set * self.ways;
+        if self.ways <= 64 {
+            // The usual geometry: no chunk loop, and no address-space check without a match.
+            let mut m = self.keys.matches(base, self.ways, prefix);
+            while m != 0 {
+                let w = m.trailing_zeros() as usize;
+                m &= m - 1;
+                if self.space[base + w] == space {
+                    return Some(w);
+                }
+            }
+            return None;
+        }
         let mut chunk = 0;
         while chunk < self.ways {
             let end = (chunk + 64).min(self.ways);
