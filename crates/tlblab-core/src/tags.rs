@@ -95,6 +95,60 @@ impl TagArray {
         None
     }
 
+    /// One look at a set of `n` ways (n ≤ 64) for a fill: `Ok(w)` where slot `base + w` holds
+    /// `key`, else `Err(Some(w))` for the first slot holding `free` (the empty key), else
+    /// `Err(None)`. Same answers as `first(key)` then `first(free)`, with one read of the
+    /// fingerprints.
+    #[inline(always)]
+    pub(crate) fn find_or_free(
+        &self,
+        base: usize,
+        n: usize,
+        key: u64,
+        free: u64,
+    ) -> Result<usize, Option<usize>> {
+        let (mut hits, mut frees) =
+            self.fingerprint_matches2(base, n, fingerprint(key), fingerprint(free));
+        while hits != 0 {
+            let w = hits.trailing_zeros() as usize;
+            if self.keys[base + w] == key {
+                return Ok(w);
+            }
+            hits &= hits - 1;
+        }
+        while frees != 0 {
+            let w = frees.trailing_zeros() as usize;
+            if self.keys[base + w] == free {
+                return Err(Some(w));
+            }
+            frees &= frees - 1;
+        }
+        Err(None)
+    }
+
+    /// `fingerprint_matches` for two fingerprints at once.
+    #[inline(always)]
+    fn fingerprint_matches2(&self, base: usize, n: usize, a: u8, b: u8) -> (u64, u64) {
+        #[cfg(target_arch = "x86_64")]
+        if n <= 16 {
+            use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+            let row: &[u8; 16] = self.fps[base..base + 16].try_into().unwrap();
+            // SAFETY: SSE2 is part of x86-64; the load reads the 16 bytes of `row`.
+            let (ma, mb) = unsafe {
+                let v = _mm_loadu_si128(row.as_ptr().cast());
+                (
+                    _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(a as i8))) as u32 as u64,
+                    _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8))) as u32 as u64,
+                )
+            };
+            return (ma & low_bits(n), mb & low_bits(n));
+        }
+        (
+            self.fingerprint_matches(base, n, a),
+            self.fingerprint_matches(base, n, b),
+        )
+    }
+
     /// Host prefetch hint for the set of `n` slots at `base` (its fingerprints and keys).
     #[inline]
     pub(crate) fn prefetch(&self, base: usize, n: usize) {
@@ -152,7 +206,7 @@ mod tests {
     use super::*;
     use tlblab_types::SplitMix64;
 
-    /// `matches` and `first` agree with a plain scan of the keys, for every set width up to 64
+    /// `matches`, `first` and `find_or_free` agree with a plain scan of the keys, for every set width up to 64
     /// (across the 16-slot chunk edges), with keys drawn from a tiny range so that both real
     /// matches and fingerprint collisions are frequent.
     #[test]
@@ -182,9 +236,12 @@ mod tests {
                     .map(|w| 1u64 << w)
                     .sum();
                 assert_eq!(t.matches(base, n, probe), want, "n {n}");
+                let first = (0..n).find(|&w| plain[base + w] == probe);
+                assert_eq!(t.first(base, n, probe), first, "n {n}");
+                let free = (0..n).find(|&w| plain[base + w] == u64::MAX);
                 assert_eq!(
-                    t.first(base, n, probe),
-                    (0..n).find(|&w| plain[base + w] == probe),
+                    t.find_or_free(base, n, probe, u64::MAX),
+                    first.ok_or(free),
                     "n {n}"
                 );
             }

@@ -187,14 +187,19 @@ impl Cache {
             None => (line % self.sets) as usize,
         };
         let base = set * self.ways;
-        let (w, hit) = match self.find(base, line) {
-            Some(w) => {
+        let found = if self.ways <= 64 {
+            self.tags.find_or_free(base, self.ways, line, INVALID)
+        } else {
+            self.find(base, line).ok_or_else(|| self.find(base, INVALID))
+        };
+        let (w, hit) = match found {
+            Ok(w) => {
                 self.repl.on_hit(set, w);
                 self.dirty[base + w] |= write;
                 (w, true)
             }
-            None => {
-                let w = match self.find(base, INVALID) {
+            Err(free) => {
+                let w = match free {
                     Some(w) => w,
                     None => self.repl.victim_any(set),
                 };
