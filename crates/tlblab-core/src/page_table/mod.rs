@@ -118,6 +118,7 @@ impl PageTableFormat {
         }
     }
 
+    #[inline]
     pub fn decode(self, desc: u64, level: usize) -> Desc {
         let levels = self.levels();
         let last = level + 1 == levels.len();
