@@ -12,7 +12,9 @@
 //! - `system` — the engine: cores on one timeline, the per-access path.
 //! - `stats` — counters per core, per thread, per level.
 //! - `reference` — a deliberately naive model the engine is checked against.
-//! - `simd` — the tag search of one set (SSE4.1 where available).
+//! - `tags` — the keys of a set-associative structure with one-byte fingerprints: a set's
+//!   search is one SSE2 compare (TLB levels, caches and page-walk caches share it).
+//! - `simd` — the host prefetch hint.
 
 pub mod cache;
 pub mod machine;
