@@ -70,7 +70,7 @@ impl TagArray {
     #[inline(always)]
     pub(crate) fn matches(&self, base: usize, n: usize, key: u64) -> u64 {
         debug_assert!(n <= 64 && base + n <= self.keys.len());
-        let mut candidates = self.fingerprint_matches(base, n, fingerprint(key));
+        let [mut candidates] = self.fingerprint_matches(base, n, [fingerprint(key)]);
         let mut m = 0u64;
         while candidates != 0 {
             let w = candidates.trailing_zeros() as usize;
@@ -84,7 +84,7 @@ impl TagArray {
     #[inline(always)]
     pub(crate) fn first(&self, base: usize, n: usize, key: u64) -> Option<usize> {
         debug_assert!(n <= 64 && base + n <= self.keys.len());
-        let mut candidates = self.fingerprint_matches(base, n, fingerprint(key));
+        let [mut candidates] = self.fingerprint_matches(base, n, [fingerprint(key)]);
         while candidates != 0 {
             let w = candidates.trailing_zeros() as usize;
             if self.keys[base + w] == key {
@@ -107,8 +107,9 @@ impl TagArray {
         key: u64,
         free: u64,
     ) -> Result<usize, Option<usize>> {
-        let (mut hits, mut frees) =
-            self.fingerprint_matches2(base, n, fingerprint(key), fingerprint(free));
+        let (mut hits, mut frees) = self
+            .fingerprint_matches(base, n, [fingerprint(key), fingerprint(free)])
+            .into();
         while hits != 0 {
             let w = hits.trailing_zeros() as usize;
             if self.keys[base + w] == key {
@@ -126,29 +127,6 @@ impl TagArray {
         Err(None)
     }
 
-    /// `fingerprint_matches` for two fingerprints at once.
-    #[inline(always)]
-    fn fingerprint_matches2(&self, base: usize, n: usize, a: u8, b: u8) -> (u64, u64) {
-        #[cfg(target_arch = "x86_64")]
-        if n <= 16 {
-            use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
-            let row: &[u8; 16] = self.fps[base..base + 16].try_into().unwrap();
-            // SAFETY: SSE2 is part of x86-64; the load reads the 16 bytes of `row`.
-            let (ma, mb) = unsafe {
-                let v = _mm_loadu_si128(row.as_ptr().cast());
-                (
-                    _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(a as i8))) as u32 as u64,
-                    _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8))) as u32 as u64,
-                )
-            };
-            return (ma & low_bits(n), mb & low_bits(n));
-        }
-        (
-            self.fingerprint_matches(base, n, a),
-            self.fingerprint_matches(base, n, b),
-        )
-    }
-
     /// Host prefetch hint for the set of `n` slots at `base` (its fingerprints and keys).
     #[inline]
     pub(crate) fn prefetch(&self, base: usize, n: usize) {
@@ -158,46 +136,51 @@ impl TagArray {
         }
     }
 
-    /// Bit w set where the fingerprint of slot `base + w` is `fp`, for w < n.
+    /// For each of `fps`: bit w set where the fingerprint of slot `base + w` is that one, for
+    /// w < n. Several fingerprints share one read of the set (`find_or_free`).
     #[inline(always)]
     #[cfg(target_arch = "x86_64")]
-    fn fingerprint_matches(&self, base: usize, n: usize, fp: u8) -> u64 {
+    fn fingerprint_matches<const K: usize>(&self, base: usize, n: usize, fps: [u8; K]) -> [u64; K] {
         use std::arch::x86_64::{
-            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
         };
+        // SAFETY (both closures' callers): SSE2 is part of x86-64.
+        let eq = |v: __m128i, fp: u8| unsafe {
+            _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(fp as i8))) as u32 as u64
+        };
+        let mut out = [0u64; K];
         if n <= 16 {
-            // Sets of up to 16 ways (nearly every structure): one compare, no loop.
+            // Sets of up to 16 ways (nearly every structure): one read, no loop.
             let row: &[u8; 16] = self.fps[base..base + 16].try_into().unwrap();
             // SAFETY: SSE2 is part of x86-64; the load reads the 16 bytes of `row`.
-            let bits = unsafe {
-                let v = _mm_loadu_si128(row.as_ptr().cast());
-                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(fp as i8))) as u32 as u64
-            };
-            return bits & low_bits(n);
-        }
-        // One bounds check for the whole read: base + 16·⌈n/16⌉ ≤ len + PAD.
-        let row = &self.fps[base..base + n.div_ceil(16) * 16];
-        let mut m = 0u64;
-        // SAFETY: SSE2 is part of x86-64; each load reads 16 bytes inside `row`.
-        unsafe {
-            let want = _mm_set1_epi8(fp as i8);
+            let v = unsafe { _mm_loadu_si128(row.as_ptr().cast()) };
+            for (m, &fp) in out.iter_mut().zip(&fps) {
+                *m = eq(v, fp);
+            }
+        } else {
+            // One bounds check for the whole read: base + 16·⌈n/16⌉ ≤ len + PAD.
+            let row = &self.fps[base..base + n.div_ceil(16) * 16];
             for (i, chunk) in row.chunks_exact(16).enumerate() {
-                let v = _mm_loadu_si128(chunk.as_ptr().cast());
-                let bits = _mm_movemask_epi8(_mm_cmpeq_epi8(v, want)) as u32 as u64;
-                m |= bits << (16 * i);
+                // SAFETY: SSE2 is part of x86-64; the load reads 16 bytes inside `row`.
+                let v = unsafe { _mm_loadu_si128(chunk.as_ptr().cast()) };
+                for (m, &fp) in out.iter_mut().zip(&fps) {
+                    *m |= eq(v, fp) << (16 * i);
+                }
             }
         }
-        m & low_bits(n)
+        out.map(|m| m & low_bits(n))
     }
 
     #[inline(always)]
     #[cfg(not(target_arch = "x86_64"))]
-    fn fingerprint_matches(&self, base: usize, n: usize, fp: u8) -> u64 {
-        let mut m = 0u64;
+    fn fingerprint_matches<const K: usize>(&self, base: usize, n: usize, fps: [u8; K]) -> [u64; K] {
+        let mut out = [0u64; K];
         for (w, &f) in self.fps[base..base + n].iter().enumerate() {
-            m |= ((f == fp) as u64) << w;
+            for (m, &fp) in out.iter_mut().zip(&fps) {
+                *m |= ((f == fp) as u64) << w;
+            }
         }
-        m
+        out
     }
 }
 
