@@ -190,7 +190,8 @@ impl Cache {
         let found = if self.ways <= 64 {
             self.tags.find_or_free(base, self.ways, line, INVALID)
         } else {
-            self.find(base, line).ok_or_else(|| self.find(base, INVALID))
+            self.find_wide(base, line)
+                .ok_or_else(|| self.find_wide(base, INVALID))
         };
         let (w, hit) = match found {
             Ok(w) => {
@@ -235,16 +236,12 @@ impl Cache {
         self.repl.prefetch(set);
     }
 
-    /// The first way of the set at `base` whose tag is `tag`.
-    #[inline]
-    fn find(&self, base: usize, tag: u64) -> Option<usize> {
-        if self.ways <= 64 {
-            self.tags.first(base, self.ways, tag)
-        } else {
-            self.tags.as_slice()[base..base + self.ways]
-                .iter()
-                .position(|&t| t == tag)
-        }
+    /// The first way of the set at `base` whose tag is `tag`, by a plain scan: for sets of
+    /// more than 64 ways (smaller ones use `TagArray::find_or_free`).
+    fn find_wide(&self, base: usize, tag: u64) -> Option<usize> {
+        self.tags.as_slice()[base..base + self.ways]
+            .iter()
+            .position(|&t| t == tag)
     }
 
     /// Whether the line of `addr` is present, without changing state.
