@@ -16,13 +16,20 @@ CLI = [sys.executable, "-m", "tlblab.cli"]
 
 
 def test_bench_engine_counts_every_reference_and_times_it():
-    for tlb_only in (True, False):
-        refs, wall, cpu = _native.bench_engine("zen3", "random:pages=4096,accesses=20000", tlb_only, 0)
+    for mode in engine.MODES:
+        refs, wall, cpu = _native.bench_engine("zen3", "random:pages=4096,accesses=20000", mode, 0)
         assert refs == 20000
         assert wall > 0 and cpu > 0
 
 
-def test_bench_engine_reports_each_case_in_both_modes(monkeypatch):
+def test_bench_engine_rejects_an_unknown_mode():
+    import pytest
+
+    with pytest.raises(ValueError, match="expected tlb_only, no_caches or full"):
+        _native.bench_engine("zen3", "random:pages=16,accesses=10", "fast", 0)
+
+
+def test_bench_engine_reports_each_case_in_every_mode(monkeypatch):
     tiny = {
         "random": ("random:pages=1024,accesses=5000", "random:pages=1024,accesses=5000"),
         "strided": ("strided:pages=256,stride=4096,rounds=2", "strided:pages=256,stride=4096,rounds=2"),
@@ -31,7 +38,7 @@ def test_bench_engine_reports_each_case_in_both_modes(monkeypatch):
     monkeypatch.setattr(engine.shutil, "which", lambda _: None)  # no Lackey capture here
     out = engine.run(quick=True)
     assert out["machine"] == "zen3"
-    assert set(out["cases"]) == {f"{m}/{c}" for m in ("tlb_only", "full") for c in tiny}
+    assert set(out["cases"]) == {f"{m}/{c}" for m in ("tlb_only", "no_caches", "full") for c in tiny}
     for case in out["cases"].values():
         assert case["min_refs_per_s"] <= case["median_refs_per_s"] <= case["max_refs_per_s"]
         assert case["median_cpu_refs_per_s"] > 0

@@ -29,6 +29,23 @@ def test_a_64_entry_fully_associative_lru_level_misses_once_per_page_for_64_page
     assert first == 64
 
 
+def test_tlb_only_counts_the_same_tlb_hits_as_a_run_with_walks_and_reads_no_page_table():
+    w = "random:pages=8192,accesses=50000"
+    only = tlblab.simulate("zen3", w, tlb_only=True)
+    walked = tlblab.simulate("zen3", w, caches=False, data_accesses=False)
+    assert only.total["tlb"] == walked.total["tlb"]
+    l2d = only.stats["tlb_levels"].index("L2D")
+    assert only.total["walks"] == walked.total["walks"] == only.total["tlb"][l2d]["misses"]
+    assert only.total["walk_refs"] == 0 and only.total["page_faults"] == 0
+    assert walked.total["walk_refs"] > walked.total["walks"]
+    assert only.total["walk_cycles"] == only.total["walks"] * tlblab.machine_config("zen3")["walker"]["latency"]
+
+
+def test_walks_off_with_caches_on_is_refused_naming_the_switches():
+    with pytest.raises(ValueError, match="walks = false .* needs caches = false and data_accesses = false"):
+        tlblab.simulate("zen3", "random:pages=16,accesses=10", walks=False)
+
+
 def test_an_edited_machine_dict_with_an_impossible_geometry_names_the_field():
     m = tlblab.machine_config("zen3")
     for t in m["tlb"]:

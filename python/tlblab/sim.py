@@ -94,17 +94,23 @@ class Result:
 
 def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *, seed: int = 0,
              tlb_only: bool = False, caches: bool = True, data_accesses: bool = True,
-             max_references: int = 0, os: dict[str, Any] | None = None) -> Result:
-    """Simulates `workload` on `machine`. `tlb_only=True` switches caches and data accesses off.
+             walks: bool = True, max_references: int = 0,
+             os: dict[str, Any] | None = None) -> Result:
+    """Simulates `workload` on `machine`.
+
+    `tlb_only=True` simulates the TLB levels alone (DESIGN.md "TLB-only simulation"): no page
+    walks (a miss in every level counts as a walk of the walker's fixed latency, and nothing is
+    read from page tables), no caches, no data accesses. `caches=False, data_accesses=False`
+    keeps the page walks, every page-table entry read from memory. `walks=False` needs both off.
 
     `os` sets the OS model: `{"switch": "auto"|"flush_all"|"asid_tagged", "asid_bits": 8,
     "switch_cycles": 0, "ipi_cycles": 0}` (see `tlblab_core::os::OsConfig`).
     """
     spec, fmt = _machine_arg(machine)
     if tlb_only:
-        caches = data_accesses = False
+        caches = data_accesses = walks = False
     raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses,
-                           max_references=max_references, machine_format=fmt,
+                           walks=walks, max_references=max_references, machine_format=fmt,
                            os_json=json.dumps(os or {}))
     stats = json.loads(raw)
     return Result(machine=stats["machine"], workload=workload, stats=stats)

@@ -235,6 +235,8 @@ pub struct ReferenceModel {
     mem_latency: u64,
     walker_latency: u64,
     data_accesses: bool,
+    /// False: a TLB-only run (`RunOptions::walks` off).
+    walks: bool,
 }
 
 impl ReferenceModel {
@@ -368,7 +370,17 @@ impl ReferenceModel {
             mem_latency: config.memory.latency,
             walker_latency: config.walker.latency,
             data_accesses,
+            walks: true,
         }
+    }
+
+    /// The model of a TLB-only run (`RunOptions::walks` off): a miss in every level costs the
+    /// walker's latency and fills the page's identity frame; no table is built or read.
+    pub fn without_walks(mut self) -> ReferenceModel {
+        self.walks = false;
+        self.data_accesses = false;
+        self.caches.clear();
+        self
     }
 
     pub fn set_region(&mut self, start: u64, len: u64, size: PageSize) {
@@ -475,6 +487,18 @@ impl ReferenceModel {
             Some((i, e)) => {
                 out.tlb_hit = Some(i);
                 (e, i)
+            }
+            None if !self.walks => {
+                out.cycles += self.walker_latency;
+                let size = self.page_size_for(va);
+                (
+                    NaiveTlbEntry {
+                        vpn: va >> size.shift(),
+                        size,
+                        pfn: (va >> size.shift()) << (size.shift() - 12),
+                    },
+                    ntlb,
+                )
             }
             None => {
                 out.cycles += self.walker_latency;

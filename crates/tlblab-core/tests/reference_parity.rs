@@ -220,10 +220,17 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
 
     #[test]
-    fn engine_agrees_with_reference_access_for_access((cfg, caches_on) in machine(), accesses in stream(), seed in 0u64..1000, huge in any::<bool>()) {
-        let opts = RunOptions { seed, caches: caches_on, data_accesses: caches_on, ..RunOptions::default() };
+    fn engine_agrees_with_reference_access_for_access((cfg, caches_on) in machine(), accesses in stream(), seed in 0u64..1000, huge in any::<bool>(), tlb_only in proptest::bool::weighted(0.25)) {
+        let opts = if tlb_only {
+            RunOptions::tlb_only(seed)
+        } else {
+            RunOptions { seed, caches: caches_on, data_accesses: caches_on, ..RunOptions::default() }
+        };
         let mut sys = System::new(cfg.clone(), opts).unwrap();
         let mut reference = ReferenceModel::new(&cfg, seed, caches_on, caches_on);
+        if tlb_only {
+            reference = reference.without_walks();
+        }
         let space = sys.create_space().unwrap();
         sys.bind_thread(ThreadId(0), space, 0);
         // A region of the format's largest non-gigantic page size.
@@ -282,12 +289,17 @@ proptest! {
     /// per-thread counters that calling `access` record by record leaves, reference limit
     /// included; `run_slice` leaves what `run` leaves.
     #[test]
-    fn run_agrees_with_access_by_access((cfg, caches_on) in machine(), recs in records(), seed in 0u64..1000, overlap in any::<bool>(), limit in prop_oneof![Just(0u64), 1u64..700]) {
+    fn run_agrees_with_access_by_access((cfg, caches_on) in machine(), recs in records(), seed in 0u64..1000, overlap in any::<bool>(), limit in prop_oneof![Just(0u64), 1u64..700], tlb_only in proptest::bool::weighted(0.3)) {
         let mut cfg = cfg;
         if overlap {
             cfg.timing.model = tlblab_core::machine::TimingModel::Overlap;
         }
-        let opts = RunOptions { seed, caches: caches_on, data_accesses: caches_on, max_references: limit, ..RunOptions::default() };
+        // TLB-only runs take their own lane (system/tlb_only.rs).
+        let opts = if tlb_only {
+            RunOptions { max_references: limit, ..RunOptions::tlb_only(seed) }
+        } else {
+            RunOptions { seed, caches: caches_on, data_accesses: caches_on, max_references: limit, ..RunOptions::default() }
+        };
         for c in cfg.caches.iter_mut() {
             c.flush_cycles_per_dirty_line = 1000;
         }
@@ -337,6 +349,10 @@ proptest! {
             serde_json::to_value(by_slice.stats()).unwrap()
         );
         prop_assert_eq!(by_run.os_stats(), by_access.os_stats());
+        // The TLB levels end holding the same entries in the same slots.
+        for (a, b) in by_run.tlbs.iter().zip(&by_access.tlbs) {
+            prop_assert_eq!(a.entries().collect::<Vec<_>>(), b.entries().collect::<Vec<_>>());
+        }
         prop_assert_eq!(by_run.clock(0), by_access.clock(0));
         prop_assert_eq!(
             serde_json::to_value(by_run.stats()).unwrap(),

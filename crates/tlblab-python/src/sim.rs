@@ -22,7 +22,7 @@ fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> {
 
 /// Runs `workload` (a spec like "random:pages=1024") on `machine`; returns the stats as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}"))]
+#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -34,6 +34,7 @@ fn simulate(
     max_references: u64,
     machine_format: &str,
     os_json: &str,
+    walks: bool,
 ) -> PyResult<String> {
     let cfg = machine_from(machine, machine_format)?;
     let os: tlblab_core::os::OsConfig =
@@ -42,6 +43,7 @@ fn simulate(
         seed,
         caches,
         data_accesses,
+        walks,
         max_references,
         os,
     };
@@ -109,29 +111,35 @@ fn presets() -> PyResult<Vec<(String, String)>> {
 
 /// Times the engine alone: generates the workload (a spec or a trace file) into memory first,
 /// then simulates it.
+/// `mode`: "tlb_only" (TLB levels alone), "no_caches" (TLB levels and page walks) or "full".
 /// Returns (references simulated, wall seconds, thread CPU seconds spent simulating).
 #[pyfunction]
-#[pyo3(signature = (machine, workload, tlb_only, seed=0))]
+#[pyo3(signature = (machine, workload, mode, seed=0))]
 fn bench_engine(
     py: Python<'_>,
     machine: &str,
     workload: &str,
-    tlb_only: bool,
+    mode: &str,
     seed: u64,
 ) -> PyResult<(u64, f64, f64)> {
     let cfg = machine_from(machine, "auto")?;
+    let opts = match mode {
+        "tlb_only" => RunOptions::tlb_only(seed),
+        "no_caches" => RunOptions::no_caches(seed),
+        "full" => RunOptions {
+            seed,
+            ..RunOptions::default()
+        },
+        _ => {
+            return Err(err(format!(
+                "bench mode: expected tlb_only, no_caches or full, found {mode:?}"
+            )))
+        }
+    };
     py.detach(|| {
         let mut source = open_workload(workload, seed)?;
         let mut records = Vec::new();
         while source.fill(&mut records, 1 << 16).map_err(err)? > 0 {}
-        let opts = if tlb_only {
-            RunOptions::tlb_only(seed)
-        } else {
-            RunOptions {
-                seed,
-                ..RunOptions::default()
-            }
-        };
         let mut sys = System::new(cfg, opts).map_err(|e| err(e.0))?;
         let (t0, c0) = (Instant::now(), tlblab_trace::clock::thread_cpu_seconds());
         sys.run_slice(&records).map_err(|e| err(e.0))?;

@@ -12,7 +12,13 @@ def register(sub) -> None:
     p.add_argument("--machine", default="zen3", help="preset name or machine .toml/.json file (default: zen3)")
     p.add_argument("--workload", default="random", help="workload spec NAME[:key=value,...] (default: random)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--tlb-only", action="store_true", help="no caches, no data accesses")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--tlb-only", action="store_true",
+                      help="the TLB levels alone: no page walks (a miss in every level counts as a walk "
+                           "of the walker's fixed latency), no caches, no data accesses")
+    mode.add_argument("--no-caches", action="store_true",
+                      help="TLB levels and page walks, every page-table entry read from memory; no caches, "
+                           "no data accesses")
     p.add_argument("--max-references", type=int, default=0, help="stop after this many references")
     p.add_argument("--os", default="", metavar="KEY=VALUE,...",
                    help="OS model: switch=auto|flush_all|asid_tagged, asid_bits=N, switch_cycles=N, ipi_cycles=N")
@@ -24,6 +30,7 @@ def run(args) -> int:
     from tlblab import simulate
 
     r = simulate(args.machine, args.workload, seed=args.seed, tlb_only=args.tlb_only,
+                 caches=not args.no_caches, data_accesses=not args.no_caches,
                  max_references=args.max_references, os=parse_os(args.os))
     if args.json:
         print(json.dumps(r.stats, indent=2))
@@ -35,8 +42,11 @@ def run(args) -> int:
              f"{lv['misses'] / lv['accesses']:.4f}" if lv["accesses"] else "-"]
             for name, lv in zip(r.stats["tlb_levels"], t["tlb"])]
     print(format_table(["TLB level", "accesses", "hits", "misses", "evictions", "miss rate"], rows))
-    print(f"walks {t['walks']}, walk references {t['walk_refs']}, page-walk-cache hits {t['pwc_hits']}, "
-          f"first-touch page faults {t['page_faults']}")
+    if args.tlb_only:
+        print(f"walks {t['walks']} (TLB-only: page tables are not simulated)")
+    else:
+        print(f"walks {t['walks']}, walk references {t['walk_refs']}, page-walk-cache hits {t['pwc_hits']}, "
+              f"first-touch page faults {t['page_faults']}")
     rows = [[src, w, d] for src, w, d in zip(r.stats["sources"], t["walk_refs_by_source"], t["data_by_source"])]
     print(format_table(["served by", "walk refs", "data refs"], rows))
     o = r.stats["os"]

@@ -17,6 +17,7 @@
 //! cores' paths.
 
 mod lane;
+mod tlb_only;
 
 use crate::cache::{Cache, CacheKind};
 use crate::machine::{MachineConfig, TimingModel};
@@ -29,6 +30,7 @@ use crate::walker::Pwc;
 use lane::Lane;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
+use tlb_only::TlbOnlyLane;
 use tlblab_trace::record::{flush, NO_THREAD};
 use tlblab_trace::{Access, Event, Record, RecordSource};
 use tlblab_types::{
@@ -45,6 +47,13 @@ pub struct RunOptions {
     pub caches: bool,
     /// Access the data itself after translating (off for TLB-only studies).
     pub data_accesses: bool,
+    /// Walk the page tables on a miss in every TLB level. Off = a TLB-only study (DESIGN.md
+    /// "TLB-only simulation"): such a miss is counted as a walk and charged the walker's fixed
+    /// latency (`walker.latency`), but no page table is built or read, nothing is loaded through
+    /// the caches, no page-walk cache is consulted and no page fault is counted; the translation
+    /// filled is the page's identity frame, of the page size its region maps it with. Needs
+    /// `caches` and `data_accesses` off (the frames are not real).
+    pub walks: bool,
     /// Stop after this many references (0 = no limit).
     pub max_references: u64,
     /// The OS model's parameters.
@@ -57,6 +66,7 @@ impl Default for RunOptions {
             seed: 0,
             caches: true,
             data_accesses: true,
+            walks: true,
             max_references: 0,
             os: OsConfig::default(),
         }
@@ -64,15 +74,36 @@ impl Default for RunOptions {
 }
 
 impl RunOptions {
-    /// TLBs and walks only: no caches, no data accesses.
+    /// TLB levels only: no page walks, no caches, no data accesses (see `walks`).
     pub fn tlb_only(seed: u64) -> RunOptions {
+        RunOptions {
+            walks: false,
+            ..RunOptions::no_caches(seed)
+        }
+    }
+
+    /// TLB levels and page walks (with the page-walk caches, every page-table entry read from
+    /// memory): no caches, no data accesses.
+    pub fn no_caches(seed: u64) -> RunOptions {
         RunOptions {
             seed,
             caches: false,
             data_accesses: false,
+            walks: true,
             max_references: 0,
             os: OsConfig::default(),
         }
+    }
+
+    /// Checks the combination of switches; the error names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        if !self.walks && (self.caches || self.data_accesses) {
+            return Err(format!(
+                "run options: walks = false (a TLB-only run) needs caches = false and data_accesses = false, found caches = {}, data_accesses = {}",
+                self.caches, self.data_accesses
+            ));
+        }
+        self.os.validate()
     }
 }
 
@@ -271,7 +302,7 @@ impl System {
     /// Builds a machine. The configuration is validated first; the error names the field.
     pub fn new(config: MachineConfig, options: RunOptions) -> Result<System, SimError> {
         config.validate().map_err(SimError)?;
-        options.os.validate().map_err(SimError)?;
+        options.validate().map_err(SimError)?;
         let seed = options.seed;
         let ncores = config.cores;
 
@@ -896,7 +927,11 @@ impl System {
         let (pfn, size, domain, filled_below) = match found {
             Some((i, pfn, size, domain)) => (pfn, size, domain, i),
             None => {
-                let (leaf, wc) = self.walk(core_i, st, va)?;
+                let (leaf, wc) = if self.options.walks {
+                    self.walk(core_i, st, va)?
+                } else {
+                    self.translate_without_walk(st, va)
+                };
                 cycles += wc;
                 (leaf.pfn, leaf.size, leaf.domain, ntlb)
             }
@@ -1011,6 +1046,25 @@ impl System {
         }
         self.cpu_stats[st.cpu].walk_cycles += cycles;
         Ok((leaf, cycles))
+    }
+
+    /// A miss in every TLB level of a TLB-only run (`RunOptions::walks` off): counted as a walk
+    /// of the walker's fixed latency; the translation is the identity frame of the page, of
+    /// the size the address space maps `va` with, and the address space's domain.
+    #[inline]
+    fn translate_without_walk(&mut self, st: ThreadState, va: VirtAddr) -> (Leaf, u64) {
+        let cycles = self.config.walker.latency;
+        let cs = &mut self.cpu_stats[st.cpu];
+        cs.walks += 1;
+        cs.walk_cycles += cycles;
+        let space = &self.spaces[st.space];
+        let (size, _) = space.mapping_for(va);
+        let leaf = Leaf {
+            pfn: Pfn(va.align_down(size).0 >> 12),
+            size,
+            domain: space.domain,
+        };
+        (leaf, cycles)
     }
 
     #[inline]
@@ -1473,6 +1527,9 @@ impl System {
         // to the general path, `skip` doubling with each consecutive failure up to
         // LANE_MAX_BACKOFF and resetting on a success. The lane only ever changes speed, never
         // a result (tests/reference_parity.rs compares runs with access-by-access).
+        if !self.options.walks {
+            return self.run_direct_tlb_only(records, single, first_cpu, limit);
+        }
         const LANE_MAX_BACKOFF: u32 = 64;
         const PREFETCH_AHEAD: usize = 16;
         let mut lane: Option<Lane> = None;
@@ -1515,7 +1572,9 @@ impl System {
             // This record takes the general path, which may walk: hint the host to fetch the
             // page-table entry a record ahead will need (random footprints are host-memory
             // bound). Changes nothing simulated.
-            if let Some(Record::Access(ahead)) = records.get(i + PREFETCH_AHEAD) {
+            if let (true, Some(Record::Access(ahead))) =
+                (self.options.walks, records.get(i + PREFETCH_AHEAD))
+            {
                 if let Some(Some(st)) = self.threads.get(ahead.thread.0 as usize) {
                     self.spaces[st.space].pt.prefetch_walk(ahead.vaddr);
                 }
@@ -1523,27 +1582,88 @@ impl System {
             if let Some(Record::Access(near)) = records.get(i + PREFETCH_AHEAD / 2) {
                 self.prefetch_cache_sets(near);
             }
-            match r {
-                Record::Access(a) => {
-                    if !single {
-                        let cpu = match self.threads.get(a.thread.0 as usize) {
-                            Some(Some(s)) => s.cpu,
-                            _ => self.thread_state(a.thread)?.cpu,
-                        };
-                        if *first_cpu.get_or_insert(cpu) != cpu {
-                            return Ok(i);
-                        }
-                    }
-                    self.access(a)?;
-                    if self.references >= limit {
-                        return Ok(i + 1);
-                    }
-                }
-                Record::Event(e) => self.event(e)?,
+            if !self.direct_record(r, single, first_cpu)? {
+                return Ok(i);
             }
             i += 1;
+            if self.references >= limit {
+                return Ok(i);
+            }
         }
         Ok(records.len())
+    }
+
+    /// `run_direct` for TLB-only runs (`RunOptions::walks` off): every reference the TLB-only
+    /// lane can take goes through it (system/tlb_only.rs), hit or miss; the rest through
+    /// `direct_record`.
+    fn run_direct_tlb_only(
+        &mut self,
+        records: &[Record],
+        single: bool,
+        first_cpu: &mut Option<usize>,
+        limit: u64,
+    ) -> Result<usize, SimError> {
+        let mut lane: Option<TlbOnlyLane> = None;
+        let mut i = 0;
+        while i < records.len() {
+            let r = records[i];
+            if let Record::Access(a) = r {
+                if lane.as_ref().is_none_or(|l| l.thread != a.thread) {
+                    lane = TlbOnlyLane::build(self, a.thread);
+                }
+                if let Some(l) = &lane {
+                    if !single && *first_cpu.get_or_insert(l.cpu) != l.cpu {
+                        return Ok(i);
+                    }
+                    // Each lane record is one reference: stop at the limit.
+                    let budget = (limit - self.references).min((records.len() - i) as u64);
+                    let took = l.run(self, &records[i..i + budget as usize]);
+                    i += took;
+                    if self.references >= limit {
+                        return Ok(i);
+                    }
+                    if took > 0 {
+                        continue;
+                    }
+                }
+            }
+            // The general path may change what the lane relies on (page sizes, locks).
+            lane = None;
+            if !self.direct_record(r, single, first_cpu)? {
+                return Ok(i);
+            }
+            i += 1;
+            if self.references >= limit {
+                return Ok(i);
+            }
+        }
+        Ok(records.len())
+    }
+
+    /// One record of `run_direct` through the general path; false (nothing done) when it is
+    /// an access of a second hardware thread.
+    fn direct_record(
+        &mut self,
+        r: Record,
+        single: bool,
+        first_cpu: &mut Option<usize>,
+    ) -> Result<bool, SimError> {
+        match r {
+            Record::Access(a) => {
+                if !single {
+                    let cpu = match self.threads.get(a.thread.0 as usize) {
+                        Some(Some(s)) => s.cpu,
+                        _ => self.thread_state(a.thread)?.cpu,
+                    };
+                    if *first_cpu.get_or_insert(cpu) != cpu {
+                        return Ok(false);
+                    }
+                }
+                self.access(a)?;
+            }
+            Record::Event(e) => self.event(e)?,
+        }
+        Ok(true)
     }
 
     /// Host prefetch hints for the simulated cache sets a coming access will touch: its leaf
@@ -1595,7 +1715,11 @@ impl System {
         hint(&core.wcache, pte, pte);
         if self.options.data_accesses {
             let pa = (leaf.pfn.0 << 12) + (a.vaddr.0 & (leaf.size.bytes() - 1));
-            let caches = if a.kind.is_instr() { &core.icache } else { &core.dcache };
+            let caches = if a.kind.is_instr() {
+                &core.icache
+            } else {
+                &core.dcache
+            };
             hint(caches, pa, a.vaddr.0);
         }
     }

@@ -197,14 +197,31 @@ impl TlbEntry {
 
 /// The fields of a TLB slot besides its key (see `Tlb::payload`).
 #[derive(Clone, Copy, Debug, Default)]
-struct Payload {
-    pfn: Pfn,
-    asid: Asid,
-    vmid: Vmid,
-    domain: Domain,
-    hw_thread: u8,
-    global: bool,
-    locked: bool,
+pub(crate) struct Payload {
+    pub(crate) pfn: Pfn,
+    pub(crate) asid: Asid,
+    pub(crate) vmid: Vmid,
+    pub(crate) domain: Domain,
+    pub(crate) hw_thread: u8,
+    pub(crate) global: bool,
+    pub(crate) locked: bool,
+}
+
+impl Payload {
+    /// What the simulator fills for `req`: an entry of its ASID, VMID and hardware thread,
+    /// neither global nor locked (as `System::reference_full` builds it).
+    #[inline(always)]
+    pub(crate) fn filled(pfn: Pfn, domain: Domain, req: Requester) -> Payload {
+        Payload {
+            pfn,
+            asid: req.asid,
+            vmid: req.vmid,
+            domain,
+            hw_thread: req.hw_thread,
+            global: false,
+            locked: false,
+        }
+    }
 }
 
 /// Who is asking: the tags a lookup must match.
@@ -235,9 +252,8 @@ pub struct TlbHit {
 
 const INVALID: u64 = u64::MAX;
 
-
 #[inline]
-fn pack(vpn: u64, size: PageSize) -> u64 {
+pub(crate) fn pack(vpn: u64, size: PageSize) -> u64 {
     (vpn << 3) | size.index() as u64
 }
 
@@ -627,7 +643,9 @@ impl Tlb {
             if m == 0 {
                 return None;
             }
-            return self.first_tag_match(base, m, req).map(|slot| (slot, key, size, true));
+            return self
+                .first_tag_match(base, m, req)
+                .map(|slot| (slot, key, size, true));
         }
         let mut chunk = 0;
         while chunk < self.ways {
@@ -652,6 +670,93 @@ impl Tlb {
             }
         }
         None
+    }
+
+    /// Whether `fast_lookup` and `fast_fill` may serve this level for translations of `size`
+    /// (the TLB-only run loop, `system/tlb_only.rs`): the level holds `size`, no other size
+    /// has entries, no entry is locked, and a set has at most 64 ways. Those two methods keep
+    /// it true; anything else that changes the level may not.
+    pub(crate) fn fast_ready(&self, size: PageSize) -> bool {
+        self.holds_size(size)
+            && self.live_sizes & !(1 << size.index()) == 0
+            && self.locked_count == 0
+            && self.ways <= 64
+    }
+
+    /// `lookup` of the page `vpn` of the size of `key` (`pack(vpn, size)`) on a level that is
+    /// `fast_ready(size)`: the slot of the hit, with `lookup`'s effects on a hit (replacement
+    /// state, the memo). A miss changes nothing: the memo still names the most recently touched
+    /// way of its set, which is all it promises (`lookup` clearing it is only conservative).
+    #[inline(always)]
+    pub(crate) fn fast_lookup(&mut self, vpn: u64, key: u64, req: Requester) -> Option<usize> {
+        if self.memo_key == key && self.memo_slot != usize::MAX && self.memo_req == req {
+            return Some(self.memo_slot);
+        }
+        if self.live_sizes == 0 || self.surely_absent(key) {
+            return None;
+        }
+        let set = self.index.set_of(vpn);
+        let base = set * self.ways;
+        let m = self.keys.matches(base, self.ways, key);
+        if m == 0 {
+            return None;
+        }
+        let slot = self.first_tag_match(base, m, req)?;
+        self.repl.on_hit(set, slot - base);
+        self.set_memo(key, req, slot);
+        Some(slot)
+    }
+
+    /// The payload of `slot`.
+    #[inline(always)]
+    pub(crate) fn payload_at(&self, slot: usize) -> Payload {
+        self.payload[slot]
+    }
+
+    /// `fill_after_miss` of the page `vpn` (key `pack(vpn, size)`, size index `size_index`)
+    /// on a level that is `fast_ready(size)`, just after `fast_lookup` missed it for `req`:
+    /// the same entry in the same way, and whether an entry was evicted. It leaves the memo on
+    /// the filled way, the most recently touched of its set (`fill` clears it, conservatively).
+    #[inline(always)]
+    pub(crate) fn fast_fill(
+        &mut self,
+        vpn: u64,
+        key: u64,
+        size_index: usize,
+        payload: Payload,
+        req: Requester,
+    ) -> bool {
+        let set = self.index.set_of(vpn);
+        let base = set * self.ways;
+        let (w, evicted) = if (self.set_valid[set] as usize) < self.ways {
+            let w = self
+                .keys
+                .first(base, self.ways, INVALID)
+                .expect("a set that is not full has an invalid way");
+            self.set_valid[set] += 1;
+            self.count_size(size_index, true);
+            (w, false)
+        } else {
+            // The victim is of the same size (`fast_ready`): the size counts stay.
+            (self.repl.victim_any(set), true)
+        };
+        let slot = base + w;
+        if !self.hint.is_empty() {
+            self.hint[hint_hash(key) & self.hint_mask] = slot as u32 + 1;
+        }
+        self.write_key(slot, key);
+        self.payload[slot] = payload;
+        self.repl.on_fill(set, w);
+        self.set_memo(key, req, slot);
+        evicted
+    }
+
+    #[inline(always)]
+    fn set_memo(&mut self, key: u64, req: Requester, slot: usize) {
+        self.memo_key = key;
+        self.memo_size = PageSize::ALL[(key & 7) as usize];
+        self.memo_req = req;
+        self.memo_slot = slot;
     }
 
     /// Looks up without changing any state (for techniques and tests).
@@ -827,7 +932,8 @@ impl Tlb {
             for slot in base..base + self.ways {
                 if self.keys.get(slot) == key
                     && !self.payload[slot].locked
-                    && asid.is_none_or(|a| self.payload[slot].global || self.payload[slot].asid == a)
+                    && asid
+                        .is_none_or(|a| self.payload[slot].global || self.payload[slot].asid == a)
                 {
                     self.invalidate_slot(slot);
                     n += 1;

@@ -1,0 +1,202 @@
+//! The TLB-only run loop: how the run loop simulates references when page walks are off
+//! (`RunOptions::walks`, DESIGN.md "TLB-only simulation").
+//!
+//! Without walks, caches or data accesses, a reference is only its TLB levels: look each up in
+//! order, count a walk if every one missed, fill the levels above the one that hit. The
+//! general path (`System::reference_full`) does that for any machine state, at the cost of
+//! dispatching on it per reference: page sizes, locked entries, the memo and hint paths, the
+//! statistics vectors. `TlbOnlyLane` settles those questions once, when it is built for a
+//! thread, and then runs that thread's references with `Tlb::fast_lookup`/`Tlb::fast_fill`
+//! and counters held in a local tally, settled into the statistics at the end of the run.
+//!
+//! When it applies (`TlbOnlyLane::build`): the thread runs on its hardware thread, its address
+//! space maps everything with one page size (no regions of another size or shared objects),
+//! and every TLB level of its paths is `Tlb::fast_ready` for that size (no locked entries, no
+//! entries of other sizes, at most 64 ways). The lane stops at the first record it cannot take
+//! (an event, another thread, an access crossing a page, an address the format cannot
+//! translate), which then takes the general path; the run loop builds the lane again after it.
+//!
+//! Exactness: the lane makes the lookups, fills and evictions `reference_full` makes, in the
+//! same order, and the same counter and cycle updates (`settle`). `tests/reference_parity.rs`
+//! checks runs with TLB-only options against the naive reference model and against `access`
+//! called record by record.
+
+use super::System;
+use crate::tlb::{pack, Payload, Requester};
+use tlblab_trace::Record;
+use tlblab_types::{Domain, PageSize, Pfn, ThreadId};
+
+/// TLB levels per path the lane handles (every built-in machine has at most two).
+const MAX_LEVELS: usize = 4;
+
+/// One path (data or instruction): its TLB levels in lookup order.
+#[derive(Clone, Copy, Default)]
+struct FastPath {
+    /// The path has at least one TLB level (a path without any takes the general path).
+    usable: bool,
+    levels: usize,
+    /// Per level: the TLB instance and its statistics index.
+    tlb: [usize; MAX_LEVELS],
+    stat: [usize; MAX_LEVELS],
+    latency: [u64; MAX_LEVELS],
+}
+
+/// What a run adds up, by path (`[data, instruction]`) and level.
+#[derive(Default)]
+struct Tally {
+    refs: [u64; 2],
+    accesses: [[u64; MAX_LEVELS]; 2],
+    hits: [[u64; MAX_LEVELS]; 2],
+    evictions: [[u64; MAX_LEVELS]; 2],
+    walks: [u64; 2],
+}
+
+pub(super) struct TlbOnlyLane {
+    pub(super) thread: ThreadId,
+    pub(super) cpu: usize,
+    req: Requester,
+    /// The one page size of the thread's address space, and its shift and index.
+    size: PageSize,
+    shift: u32,
+    size_index: usize,
+    domain: Domain,
+    /// First address the page-table format cannot translate (the general path reports it).
+    va_limit: u64,
+    walker_latency: u64,
+    paths: [FastPath; 2],
+}
+
+impl TlbOnlyLane {
+    /// The lane of `thread`, or None when the general path must take its next reference
+    /// (see the module comment for the conditions).
+    pub(super) fn build(sys: &System, thread: ThreadId) -> Option<TlbOnlyLane> {
+        debug_assert!(!sys.options.walks && !sys.options.caches && !sys.options.data_accesses);
+        let st = match sys.threads.get(thread.0 as usize) {
+            Some(Some(s)) => *s,
+            _ => return None,
+        };
+        if sys.current[st.cpu] != Some(thread) {
+            return None;
+        }
+        let space = &sys.spaces[st.space];
+        if !space.regions.is_empty() {
+            return None;
+        }
+        let size = space.default_size;
+        let core = &sys.cores[sys.cpus[st.cpu].core];
+        let mut paths = [FastPath::default(); 2];
+        for (path, levels) in paths.iter_mut().zip([&core.dtlb, &core.itlb]) {
+            if levels.len() > MAX_LEVELS {
+                return None;
+            }
+            for (i, &(t, stat)) in levels.iter().enumerate() {
+                let tlb = &sys.tlbs[t];
+                if !tlb.fast_ready(size) {
+                    return None;
+                }
+                path.tlb[i] = t;
+                path.stat[i] = stat;
+                path.latency[i] = tlb.config.latency;
+            }
+            path.levels = levels.len();
+            path.usable = !levels.is_empty();
+        }
+        Some(TlbOnlyLane {
+            thread,
+            cpu: st.cpu,
+            req: sys.requester(st),
+            size,
+            shift: size.shift(),
+            size_index: size.index(),
+            domain: space.domain,
+            va_limit: sys.va_limit,
+            walker_latency: sys.config.walker.latency,
+            paths,
+        })
+    }
+
+    /// Simulates the records from the start of `records` that the lane can take; returns how
+    /// many it took (stopping at the first other record).
+    pub(super) fn run(&self, sys: &mut System, records: &[Record]) -> usize {
+        let mut t = Tally::default();
+        let mut taken = records.len();
+        let req = self.req;
+        for (n, r) in records.iter().enumerate() {
+            let Record::Access(a) = r else {
+                taken = n;
+                break;
+            };
+            let va = a.vaddr.0;
+            // An access crossing a 4 KiB boundary is two references (`System::access`).
+            let crosses = a.size > 1 && (va & 0xfff) + a.size as u64 > 4096;
+            let p = a.kind.is_instr() as usize;
+            let path = &self.paths[p];
+            if a.thread != self.thread || crosses || va >= self.va_limit || !path.usable {
+                taken = n;
+                break;
+            }
+            t.refs[p] += 1;
+            let vpn = va >> self.shift;
+            let key = pack(vpn, self.size);
+            // Look the levels up in order; `hit` is the level that hit (`levels`: none).
+            let mut hit = path.levels;
+            let mut payload = None;
+            for i in 0..path.levels {
+                t.accesses[p][i] += 1;
+                let tlb = &mut sys.tlbs[path.tlb[i]];
+                if let Some(slot) = tlb.fast_lookup(vpn, key, req) {
+                    t.hits[p][i] += 1;
+                    hit = i;
+                    let found = tlb.payload_at(slot);
+                    payload = Some(Payload::filled(found.pfn, found.domain, req));
+                    break;
+                }
+            }
+            if hit == 0 {
+                continue;
+            }
+            let payload = payload.unwrap_or_else(|| {
+                // A miss in every level: a walk, whose translation is the identity frame
+                // (`System::translate_without_walk`).
+                t.walks[p] += 1;
+                Payload::filled(Pfn(vpn << (self.shift - 12)), self.domain, req)
+            });
+            for i in 0..hit {
+                let tlb = &mut sys.tlbs[path.tlb[i]];
+                let evicted = tlb.fast_fill(vpn, key, self.size_index, payload, req);
+                t.evictions[p][i] += evicted as u64;
+            }
+        }
+        self.settle(sys, &t);
+        taken
+    }
+
+    /// Adds the counters and cycles `System::reference_full` adds for the references of a run.
+    fn settle(&self, sys: &mut System, t: &Tally) {
+        let refs = t.refs[0] + t.refs[1];
+        if refs == 0 {
+            return;
+        }
+        let cs = &mut sys.cpu_stats[self.cpu];
+        cs.references += refs;
+        cs.instr_references += t.refs[1];
+        let walks = t.walks[0] + t.walks[1];
+        let walk_cycles = walks * self.walker_latency;
+        cs.walks += walks;
+        cs.walk_cycles += walk_cycles;
+        let mut cycles = walk_cycles;
+        for (p, path) in self.paths.iter().enumerate() {
+            for i in 0..path.levels {
+                let s = &mut cs.tlb[path.stat[i]];
+                s.accesses += t.accesses[p][i];
+                s.hits += t.hits[p][i];
+                s.misses += t.accesses[p][i] - t.hits[p][i];
+                s.evictions += t.evictions[p][i];
+                cycles += t.accesses[p][i] * path.latency[i];
+            }
+        }
+        cs.cycles += cycles;
+        sys.cpus[self.cpu].clock += cycles;
+        sys.references += refs;
+    }
+}
