@@ -35,6 +35,12 @@ impl Lru {
         self.order.oldest(set)
     }
 
+    /// `victim_any` then the fill of that way, in one step (the replacement of a full set).
+    #[inline(always)]
+    pub fn fill_victim(&mut self, set: usize) -> usize {
+        self.order.recycle_oldest(set)
+    }
+
     #[inline]
     pub(crate) fn prefetch(&self, set: usize) {
         self.order.prefetch(set);

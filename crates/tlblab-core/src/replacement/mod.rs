@@ -115,6 +115,23 @@ impl Replacement {
         }
     }
 
+    /// Picks the victim when every way may be chosen and records its fill: `victim_any` then
+    /// `on_fill` on the way it returns, with one dispatch (and, for LRU and FIFO, one rotation
+    /// of the set's order). The fill path of a full set without locked entries.
+    #[inline(always)]
+    pub fn fill_victim(&mut self, set: usize) -> usize {
+        match self {
+            Replacement::Lru(p) => p.fill_victim(set),
+            Replacement::Fifo(p) => p.fill_victim(set),
+            Replacement::Plru(p) => {
+                let w = p.victim_any(set);
+                p.touch(set, w);
+                w
+            }
+            Replacement::Random(p) => p.victim_any(),
+        }
+    }
+
     /// `allowed` is a bit mask over ways (bit w = way w may be chosen); ways ≤ 64 per mask word.
     #[inline]
     pub fn victim(&mut self, set: usize, allowed: &[u64]) -> usize {
@@ -147,4 +164,51 @@ pub(crate) fn mask_iter(mask: &[u64]) -> impl Iterator<Item = usize> + '_ {
 #[inline]
 pub(crate) fn mask_has(mask: &[u64], i: usize) -> bool {
     mask[i / 64] >> (i % 64) & 1 == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `fill_victim` is `victim_any` then `on_fill`, for every policy and set size, from any
+    /// state that hits, fills and invalidations reach.
+    #[test]
+    fn fill_victim_is_victim_any_then_on_fill() {
+        let mut rng = tlblab_types::SplitMix64::new(11);
+        for kind in [
+            ReplacementKind::Lru,
+            ReplacementKind::Plru,
+            ReplacementKind::Fifo,
+            ReplacementKind::Random,
+        ] {
+            for ways in [1usize, 2, 3, 4, 8, 16, 17, 32, 64] {
+                if kind == ReplacementKind::Plru && !ways.is_power_of_two() {
+                    continue;
+                }
+                let sets = 3;
+                let mut fused = Replacement::new(kind, sets, ways, 5);
+                let mut stepwise = Replacement::new(kind, sets, ways, 5);
+                for _ in 0..3000 {
+                    let set = rng.below(sets as u64) as usize;
+                    let w = rng.below(ways as u64) as usize;
+                    match rng.below(4) {
+                        0 => {
+                            fused.on_hit(set, w);
+                            stepwise.on_hit(set, w);
+                        }
+                        1 => {
+                            fused.on_invalidate(set, w);
+                            stepwise.on_invalidate(set, w);
+                        }
+                        _ => {
+                            let a = fused.fill_victim(set);
+                            let b = stepwise.victim_any(set);
+                            stepwise.on_fill(set, b);
+                            assert_eq!(a, b, "{kind:?}, {ways} ways");
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

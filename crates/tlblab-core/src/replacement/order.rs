@@ -35,6 +35,16 @@ impl OrderList {
         }
     }
 
+    /// Makes the oldest way the most recent and returns it: `oldest` then `to_front`, the
+    /// replacement of a full set, as one rotation of the packed order. O(1).
+    #[inline(always)]
+    pub(crate) fn recycle_oldest(&mut self, set: usize) -> usize {
+        match self {
+            OrderList::Packed(p) => p.recycle_oldest(set),
+            OrderList::Linked(l) => l.recycle_oldest(set),
+        }
+    }
+
     /// Makes `w` the oldest of its set (an invalidated way). O(1).
     #[inline]
     pub(crate) fn to_back(&mut self, set: usize, w: usize) {
@@ -144,6 +154,15 @@ impl PackedOrder {
         ((self.sets[set] >> (4 * (self.ways - 1))) & 0xf) as usize
     }
 
+    /// The oldest way moved to the front: every other way one position older.
+    #[inline(always)]
+    fn recycle_oldest(&mut self, set: usize) -> usize {
+        let order = self.sets[set];
+        let w = (order >> (4 * (self.ways - 1))) & 0xf;
+        self.sets[set] = ((order << 4) & low_nibbles(self.ways)) | w;
+        w as usize
+    }
+
     fn oldest_allowed(&self, set: usize, allowed: &[u64]) -> usize {
         let order = self.sets[set];
         for p in (0..self.ways).rev() {
@@ -248,6 +267,13 @@ impl LinkedOrder {
         self.tail[set] as usize
     }
 
+    #[inline(always)]
+    fn recycle_oldest(&mut self, set: usize) -> usize {
+        let w = self.oldest(set);
+        self.to_front(set, w);
+        w
+    }
+
     fn oldest_allowed(&self, set: usize, allowed: &[u64]) -> usize {
         let mut w = self.tail[set];
         while w != NIL {
@@ -286,8 +312,14 @@ mod tests {
                     }
                     _ => {
                         let allowed = [rng.next_u64() | 1u64 << w];
-                        assert_eq!(p.oldest_allowed(set, &allowed), l.oldest_allowed(set, &allowed));
+                        assert_eq!(
+                            p.oldest_allowed(set, &allowed),
+                            l.oldest_allowed(set, &allowed)
+                        );
                     }
+                }
+                if rng.below(8) == 0 {
+                    assert_eq!(p.recycle_oldest(set), l.recycle_oldest(set));
                 }
                 assert_eq!(p.oldest(set), l.oldest(set), "ways {ways}");
             }

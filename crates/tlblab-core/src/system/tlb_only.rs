@@ -64,6 +64,8 @@ pub(super) struct TlbOnlyLane {
     va_limit: u64,
     walker_latency: u64,
     paths: [FastPath; 2],
+    /// Both paths' first level is one TLB instance (a unified first level).
+    shared_first: bool,
 }
 
 impl TlbOnlyLane {
@@ -111,6 +113,7 @@ impl TlbOnlyLane {
             domain: space.domain,
             va_limit: sys.va_limit,
             walker_latency: sys.config.walker.latency,
+            shared_first: paths[0].usable && paths[1].usable && paths[0].tlb[0] == paths[1].tlb[0],
             paths,
         })
     }
@@ -121,6 +124,12 @@ impl TlbOnlyLane {
         let mut t = Tally::default();
         let mut taken = records.len();
         let req = self.req;
+        // Per path: the key of its previous reference in this run. That reference left its
+        // first level's memo on that key (a hit keeps or sets it, a fill sets it), so the same
+        // key again is a memo hit, which changes no state: counted, nothing else. A reference on
+        // the other path moves the memo of a shared first level.
+        let mut last_key = [u64::MAX; 2];
+        let mut memo_hits = [0u64; 2];
         for (n, r) in records.iter().enumerate() {
             let Record::Access(a) = r else {
                 taken = n;
@@ -135,9 +144,17 @@ impl TlbOnlyLane {
                 taken = n;
                 break;
             }
-            t.refs[p] += 1;
             let vpn = va >> self.shift;
             let key = pack(vpn, self.size);
+            if key == last_key[p] {
+                memo_hits[p] += 1;
+                continue;
+            }
+            last_key[p] = key;
+            if self.shared_first {
+                last_key[1 - p] = u64::MAX;
+            }
+            t.refs[p] += 1;
             // Look the levels up in order; `hit` is the level that hit (`levels`: none).
             let mut hit = path.levels;
             let mut payload = None;
@@ -166,6 +183,11 @@ impl TlbOnlyLane {
                 let evicted = tlb.fast_fill(vpn, key, self.size_index, payload, req);
                 t.evictions[p][i] += evicted as u64;
             }
+        }
+        for p in 0..2 {
+            t.refs[p] += memo_hits[p];
+            t.accesses[p][0] += memo_hits[p];
+            t.hits[p][0] += memo_hits[p];
         }
         self.settle(sys, &t);
         taken

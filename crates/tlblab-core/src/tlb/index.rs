@@ -23,7 +23,6 @@ pub enum IndexFn {
 /// The compiled form used on the hot path.
 #[derive(Clone, Debug)]
 pub(crate) enum CompiledIndex {
-    Single,
     Mask(u64),
     Modulo(u64),
     Bits(Vec<u8>),
@@ -37,7 +36,8 @@ pub(crate) enum CompiledIndex {
 impl CompiledIndex {
     pub(crate) fn new(f: &IndexFn, sets: usize) -> CompiledIndex {
         if sets == 1 {
-            return CompiledIndex::Single;
+            // One set: every page is in set 0, as `vpn & 0` says.
+            return CompiledIndex::Mask(0);
         }
         match f {
             IndexFn::LowBits if sets.is_power_of_two() => CompiledIndex::Mask(sets as u64 - 1),
@@ -54,8 +54,12 @@ impl CompiledIndex {
     /// Set of a page, given its VPN counted in its own page size.
     #[inline]
     pub(crate) fn set_of(&self, vpn: u64) -> usize {
+        // Low VPN bits (and one set, mask 0) are nearly every geometry: a compare and an AND,
+        // before the dispatch over the others.
+        if let CompiledIndex::Mask(m) = self {
+            return (vpn & m) as usize;
+        }
         match self {
-            CompiledIndex::Single => 0,
             CompiledIndex::Mask(m) => (vpn & m) as usize,
             CompiledIndex::Modulo(n) => (vpn % n) as usize,
             CompiledIndex::Bits(bits) => {

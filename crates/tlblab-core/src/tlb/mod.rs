@@ -737,16 +737,18 @@ impl Tlb {
             self.count_size(size_index, true);
             (w, false)
         } else {
-            // The victim is of the same size (`fast_ready`): the size counts stay.
-            (self.repl.victim_any(set), true)
+            // The victim is of the same size (`fast_ready`): the size counts stay. Its fill is
+            // recorded here (`fill_victim`), a fill into an invalid way below.
+            (self.repl.fill_victim(set), true)
         };
-        let slot = base + w;
-        if !self.hint.is_empty() {
-            self.hint[hint_hash(key) & self.hint_mask] = slot as u32 + 1;
+        if !evicted {
+            self.repl.on_fill(set, w);
         }
+        let slot = base + w;
+        // The hint table is left as it is: hints are verified before use, and this lane does
+        // not read them.
         self.write_key(slot, key);
         self.payload[slot] = payload;
-        self.repl.on_fill(set, w);
         self.set_memo(key, req, slot);
         evicted
     }
