@@ -22,7 +22,7 @@
 //! called record by record.
 
 use super::System;
-use crate::tlb::{pack, Payload, Requester};
+use crate::tlb::{pack, Payload, Requester, Tlb};
 use tlblab_trace::Record;
 use tlblab_types::{Domain, PageSize, Pfn, ThreadId};
 
@@ -44,11 +44,10 @@ struct FastPath {
 /// What a run adds up, by path (`[data, instruction]`) and level.
 #[derive(Default)]
 struct Tally {
-    refs: [u64; 2],
-    accesses: [[u64; MAX_LEVELS]; 2],
-    hits: [[u64; MAX_LEVELS]; 2],
+    /// References by the level that hit; index `levels`: none did (a walk). The accesses of a
+    /// level are the references that reached it: those settled there or further down.
+    settled_at: [[u64; MAX_LEVELS + 1]; 2],
     evictions: [[u64; MAX_LEVELS]; 2],
-    walks: [u64; 2],
 }
 
 pub(super) struct TlbOnlyLane {
@@ -123,7 +122,6 @@ impl TlbOnlyLane {
     pub(super) fn run(&self, sys: &mut System, records: &[Record]) -> usize {
         let mut t = Tally::default();
         let mut taken = records.len();
-        let req = self.req;
         // Per path: the key of its previous reference in this run. That reference left its
         // first level's memo on that key (a hit keeps or sets it, a fill sets it), so the same
         // key again is a memo hit, which changes no state: counted, nothing else. A reference on
@@ -154,69 +152,72 @@ impl TlbOnlyLane {
             if self.shared_first {
                 last_key[1 - p] = u64::MAX;
             }
-            t.refs[p] += 1;
-            // Look the levels up in order; `hit` is the level that hit (`levels`: none).
-            let mut hit = path.levels;
-            let mut payload = None;
-            for i in 0..path.levels {
-                t.accesses[p][i] += 1;
-                let tlb = &mut sys.tlbs[path.tlb[i]];
-                if let Some(slot) = tlb.fast_lookup(vpn, key, req) {
-                    t.hits[p][i] += 1;
-                    hit = i;
-                    let found = tlb.payload_at(slot);
-                    payload = Some(Payload::filled(found.pfn, found.domain, req));
-                    break;
-                }
-            }
-            if hit == 0 {
-                continue;
-            }
-            let payload = payload.unwrap_or_else(|| {
-                // A miss in every level: a walk, whose translation is the identity frame
-                // (`System::translate_without_walk`).
-                t.walks[p] += 1;
-                Payload::filled(Pfn(vpn << (self.shift - 12)), self.domain, req)
-            });
-            for i in 0..hit {
-                let tlb = &mut sys.tlbs[path.tlb[i]];
-                let evicted = tlb.fast_fill(vpn, key, self.size_index, payload, req);
-                t.evictions[p][i] += evicted as u64;
+            if p == 0 {
+                self.translate::<0>(&mut sys.tlbs, &mut t, vpn, key);
+            } else {
+                self.translate::<1>(&mut sys.tlbs, &mut t, vpn, key);
             }
         }
         for p in 0..2 {
-            t.refs[p] += memo_hits[p];
-            t.accesses[p][0] += memo_hits[p];
-            t.hits[p][0] += memo_hits[p];
+            t.settled_at[p][0] += memo_hits[p];
         }
         self.settle(sys, &t);
         taken
     }
 
-    /// Adds the counters and cycles `System::reference_full` adds for the references of a run.
-    fn settle(&self, sys: &mut System, t: &Tally) {
-        let refs = t.refs[0] + t.refs[1];
-        if refs == 0 {
-            return;
-        }
-        let cs = &mut sys.cpu_stats[self.cpu];
-        cs.references += refs;
-        cs.instr_references += t.refs[1];
-        let walks = t.walks[0] + t.walks[1];
-        let walk_cycles = walks * self.walker_latency;
-        cs.walks += walks;
-        cs.walk_cycles += walk_cycles;
-        let mut cycles = walk_cycles;
-        for (p, path) in self.paths.iter().enumerate() {
-            for i in 0..path.levels {
-                let s = &mut cs.tlb[path.stat[i]];
-                s.accesses += t.accesses[p][i];
-                s.hits += t.hits[p][i];
-                s.misses += t.accesses[p][i] - t.hits[p][i];
-                s.evictions += t.evictions[p][i];
-                cycles += t.accesses[p][i] * path.latency[i];
+    /// One reference of path `P` past the memo: look the levels up in order, fill the ones
+    /// above the level that hit (all of them after a miss in every level, with the identity
+    /// frame: `System::translate_without_walk`).
+    #[inline(always)]
+    fn translate<const P: usize>(&self, tlbs: &mut [Tlb], t: &mut Tally, vpn: u64, key: u64) {
+        let path = &self.paths[P];
+        let req = self.req;
+        let mut hit = path.levels;
+        let mut payload = Payload::filled(Pfn(vpn << (self.shift - 12)), self.domain, req);
+        for i in 0..path.levels {
+            let tlb = &mut tlbs[path.tlb[i]];
+            if let Some(slot) = tlb.fast_lookup(vpn, key, req) {
+                hit = i;
+                let found = tlb.payload_at(slot);
+                payload = Payload::filled(found.pfn, found.domain, req);
+                break;
             }
         }
+        t.settled_at[P][hit] += 1;
+        for i in 0..hit {
+            let evicted = tlbs[path.tlb[i]].fast_fill(vpn, key, self.size_index, payload, req);
+            t.evictions[P][i] += evicted as u64;
+        }
+    }
+
+    /// Adds the counters and cycles `System::reference_full` adds for the references of a run.
+    fn settle(&self, sys: &mut System, t: &Tally) {
+        let cs = &mut sys.cpu_stats[self.cpu];
+        let mut refs = 0;
+        let mut cycles = 0;
+        for (p, path) in self.paths.iter().enumerate() {
+            let settled = &t.settled_at[p];
+            let path_refs: u64 = settled[..=path.levels].iter().sum();
+            refs += path_refs;
+            if p == 1 {
+                cs.instr_references += path_refs;
+            }
+            let mut reached = path_refs;
+            for i in 0..path.levels {
+                let s = &mut cs.tlb[path.stat[i]];
+                s.accesses += reached;
+                s.hits += settled[i];
+                s.misses += reached - settled[i];
+                s.evictions += t.evictions[p][i];
+                cycles += reached * path.latency[i];
+                reached -= settled[i];
+            }
+            let walks = settled[path.levels];
+            cs.walks += walks;
+            cs.walk_cycles += walks * self.walker_latency;
+            cycles += walks * self.walker_latency;
+        }
+        cs.references += refs;
         cs.cycles += cycles;
         sys.cpus[self.cpu].clock += cycles;
         sys.references += refs;

@@ -391,7 +391,7 @@ impl Tlb {
     }
 
     /// Writes `key` into `slot` (INVALID clears it), keeping the `present` counts exact.
-    #[inline]
+    #[inline(always)]
     fn write_key(&mut self, slot: usize, key: u64) {
         if !self.present.is_empty() {
             let old = self.keys.get(slot);
