@@ -16,6 +16,15 @@ impl Lru {
     }
 
     #[inline(always)]
+    pub(crate) fn order_mut(&mut self) -> &mut OrderList {
+        &mut self.order
+    }
+
+    pub(crate) fn order(&self) -> &OrderList {
+        &self.order
+    }
+
+    #[inline(always)]
     pub fn touch(&mut self, set: usize, way: usize) {
         self.order.to_front(set, way);
     }

@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 mod fifo;
 mod lru;
 mod order;
+
+pub(crate) use order::OrderList;
 mod plru;
 mod random;
 
@@ -112,6 +114,23 @@ impl Replacement {
             Replacement::Fifo(p) => p.victim_any(set),
             Replacement::Plru(p) => p.victim_any(set),
             Replacement::Random(p) => p.victim_any(),
+        }
+    }
+
+    /// The LRU order, if this is LRU (the TLB-only lane's shaped levels, `tlb/fast.rs`).
+    #[inline(always)]
+    pub(crate) fn lru_order(&mut self) -> Option<&mut OrderList> {
+        match self {
+            Replacement::Lru(p) => Some(p.order_mut()),
+            _ => None,
+        }
+    }
+
+    /// `lru_order`, to read.
+    pub(crate) fn lru_order_ref(&self) -> Option<&OrderList> {
+        match self {
+            Replacement::Lru(p) => Some(p.order()),
+            _ => None,
         }
     }
 

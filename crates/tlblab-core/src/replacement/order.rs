@@ -124,7 +124,7 @@ impl PackedOrder {
     }
 
     #[inline(always)]
-    fn to_front(&mut self, set: usize, w: usize) {
+    pub(crate) fn to_front(&mut self, set: usize, w: usize) {
         let order = self.sets[set];
         if order & 0xf == w as u64 {
             return;
@@ -156,7 +156,7 @@ impl PackedOrder {
 
     /// The oldest way moved to the front: every other way one position older.
     #[inline(always)]
-    fn recycle_oldest(&mut self, set: usize) -> usize {
+    pub(crate) fn recycle_oldest(&mut self, set: usize) -> usize {
         let order = self.sets[set];
         let w = (order >> (4 * (self.ways - 1))) & 0xf;
         self.sets[set] = ((order << 4) & low_nibbles(self.ways)) | w;
@@ -247,7 +247,7 @@ impl LinkedOrder {
     }
 
     #[inline(always)]
-    fn to_front(&mut self, set: usize, w: usize) {
+    pub(crate) fn to_front(&mut self, set: usize, w: usize) {
         if self.head[set] as usize != w {
             self.unlink(set, w);
             self.push_front(set, w);
@@ -270,7 +270,7 @@ impl LinkedOrder {
     /// The tail moved to the head: its predecessor becomes the tail (fewer reads than
     /// `to_front`'s general unlink; the replacement of every full fully associative set).
     #[inline(always)]
-    fn recycle_oldest(&mut self, set: usize) -> usize {
+    pub(crate) fn recycle_oldest(&mut self, set: usize) -> usize {
         let (t, h) = (self.tail[set], self.head[set]);
         if t == h {
             return t as usize; // one way

@@ -23,6 +23,7 @@
 
 use super::System;
 use crate::tlb::{pack, Payload, Requester, Tlb};
+use crate::tlb::{SHAPE_ANY, SHAPE_FULLY_ASSOC, SHAPE_SET_ASSOC};
 use tlblab_trace::Record;
 use tlblab_types::{Domain, PageSize, Pfn, ThreadId};
 
@@ -65,6 +66,8 @@ pub(super) struct TlbOnlyLane {
     paths: [FastPath; 2],
     /// Both paths' first level is one TLB instance (a unified first level).
     shared_first: bool,
+    /// The shapes (`Tlb::fast_shape`) of the data path's two levels, when it has two.
+    data_shapes: Option<(u8, u8)>,
 }
 
 impl TlbOnlyLane {
@@ -113,6 +116,10 @@ impl TlbOnlyLane {
             va_limit: sys.va_limit,
             walker_latency: sys.config.walker.latency,
             shared_first: paths[0].usable && paths[1].usable && paths[0].tlb[0] == paths[1].tlb[0],
+            data_shapes: (paths[0].levels == 2 && paths[0].tlb[0] != paths[0].tlb[1]).then(|| {
+                let shape = |i: usize| sys.tlbs[paths[0].tlb[i]].fast_shape(size);
+                (shape(0), shape(1))
+            }),
             paths,
         })
     }
@@ -120,6 +127,31 @@ impl TlbOnlyLane {
     /// Simulates the records from the start of `records` that the lane can take; returns how
     /// many it took (stopping at the first other record).
     pub(super) fn run(&self, sys: &mut System, records: &[Record]) -> usize {
+        // One copy of the loop per shape pair of a two-level data path (tlb/fast.rs).
+        const FA: u8 = SHAPE_FULLY_ASSOC;
+        const SA: u8 = SHAPE_SET_ASSOC;
+        const ANY: u8 = SHAPE_ANY;
+        match self.data_shapes {
+            None => self.run_with::<false, ANY, ANY>(sys, records),
+            Some((FA, SA)) => self.run_with::<true, FA, SA>(sys, records),
+            Some((FA, FA)) => self.run_with::<true, FA, FA>(sys, records),
+            Some((FA, ANY)) => self.run_with::<true, FA, ANY>(sys, records),
+            Some((SA, SA)) => self.run_with::<true, SA, SA>(sys, records),
+            Some((SA, FA)) => self.run_with::<true, SA, FA>(sys, records),
+            Some((SA, ANY)) => self.run_with::<true, SA, ANY>(sys, records),
+            Some((ANY, FA)) => self.run_with::<true, ANY, FA>(sys, records),
+            Some((ANY, SA)) => self.run_with::<true, ANY, SA>(sys, records),
+            Some(_) => self.run_with::<true, ANY, ANY>(sys, records),
+        }
+    }
+
+    /// `run` with the data path's two levels of shapes `S0` and `S1` (when `TWO`).
+    #[inline(always)]
+    fn run_with<const TWO: bool, const S0: u8, const S1: u8>(
+        &self,
+        sys: &mut System,
+        records: &[Record],
+    ) -> usize {
         let mut t = Tally::default();
         let mut taken = records.len();
         // Per path: the key of its previous reference in this run. That reference left its
@@ -152,7 +184,9 @@ impl TlbOnlyLane {
             if self.shared_first {
                 last_key[1 - p] = u64::MAX;
             }
-            if p == 0 {
+            if p == 0 && TWO {
+                self.translate_two::<S0, S1>(&mut sys.tlbs, &mut t, vpn, key);
+            } else if p == 0 {
                 self.translate::<0>(&mut sys.tlbs, &mut t, vpn, key);
             } else {
                 self.translate::<1>(&mut sys.tlbs, &mut t, vpn, key);
@@ -190,6 +224,41 @@ impl TlbOnlyLane {
         }
     }
 
+    /// `translate::<0>` for a data path of two levels of shapes `S0` and `S1`.
+    #[inline(always)]
+    fn translate_two<const S0: u8, const S1: u8>(
+        &self,
+        tlbs: &mut [Tlb],
+        t: &mut Tally,
+        vpn: u64,
+        key: u64,
+    ) {
+        let path = &self.paths[0];
+        let req = self.req;
+        let (first, second) = two_mut(tlbs, path.tlb[0], path.tlb[1]);
+        if first.lookup_shaped::<S0>(vpn, key, req).is_some() {
+            t.settled_at[0][0] += 1;
+            return;
+        }
+        let (payload, settled) = match second.lookup_shaped::<S1>(vpn, key, req) {
+            Some(slot) => {
+                let found = second.payload_at(slot);
+                (Payload::filled(found.pfn, found.domain, req), 1)
+            }
+            None => {
+                let frame = Pfn(vpn << (self.shift - 12));
+                (Payload::filled(frame, self.domain, req), 2)
+            }
+        };
+        t.settled_at[0][settled] += 1;
+        let evicted = first.fill_shaped::<S0>(vpn, key, self.size_index, payload, req);
+        t.evictions[0][0] += evicted as u64;
+        if settled == 2 {
+            let evicted = second.fill_shaped::<S1>(vpn, key, self.size_index, payload, req);
+            t.evictions[0][1] += evicted as u64;
+        }
+    }
+
     /// Adds the counters and cycles `System::reference_full` adds for the references of a run.
     fn settle(&self, sys: &mut System, t: &Tally) {
         let cs = &mut sys.cpu_stats[self.cpu];
@@ -221,5 +290,18 @@ impl TlbOnlyLane {
         cs.cycles += cycles;
         sys.cpus[self.cpu].clock += cycles;
         sys.references += refs;
+    }
+}
+
+/// Mutable references to two distinct elements.
+#[inline(always)]
+fn two_mut<T>(v: &mut [T], i: usize, j: usize) -> (&mut T, &mut T) {
+    assert_ne!(i, j, "two levels of one path are distinct instances");
+    if i < j {
+        let (low, high) = v.split_at_mut(j);
+        (&mut low[i], &mut high[0])
+    } else {
+        let (low, high) = v.split_at_mut(i);
+        (&mut high[0], &mut low[j])
     }
 }

@@ -51,6 +51,14 @@ impl CompiledIndex {
         }
     }
 
+    /// The mask of a low-VPN-bits index (one set: 0), if it is one.
+    pub(crate) fn low_mask(&self) -> Option<u64> {
+        match self {
+            CompiledIndex::Mask(m) => Some(*m),
+            _ => None,
+        }
+    }
+
     /// Set of a page, given its VPN counted in its own page size.
     #[inline]
     pub(crate) fn set_of(&self, vpn: u64) -> usize {

@@ -12,7 +12,10 @@
 //! re-touching the most recently touched way changes no replacement state, and any fill,
 //! invalidation or (un)lock clears the memo.
 
+mod fast;
 mod index;
+
+pub(crate) use fast::{SHAPE_ANY, SHAPE_FULLY_ASSOC, SHAPE_SET_ASSOC};
 
 pub use index::{validate_index, IndexFn};
 
@@ -263,6 +266,8 @@ pub struct Tlb {
     sets: usize,
     ways: usize,
     index: CompiledIndex,
+    /// The mask of a low-VPN-bits index (`CompiledIndex::low_mask`), 0 for other indexes.
+    low_mask: u64,
     sizes: Vec<PageSize>,
     keys: TagArray,
     /// Everything of an entry but its key, one 16-byte record per slot: a fill writes, and a
@@ -327,8 +332,10 @@ impl Tlb {
         sizes.sort();
         sizes.dedup();
         let held_sizes = sizes.iter().fold(0u8, |m, s| m | 1 << s.index());
+        let index = CompiledIndex::new(&config.index, sets);
         Tlb {
-            index: CompiledIndex::new(&config.index, sets),
+            low_mask: index.low_mask().unwrap_or(0),
+            index,
             repl: Replacement::new(
                 config.replacement,
                 sets,

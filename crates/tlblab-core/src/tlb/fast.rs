@@ -1,0 +1,123 @@
+//! Shaped lookups and fills for the TLB-only lane (`system/tlb_only.rs`).
+//!
+//! `Tlb::fast_lookup` and `Tlb::fast_fill` serve any level that is `fast_ready`, deciding per
+//! call what the level is: how its sets are indexed, which replacement policy it runs, whether
+//! it keeps the `present` filter. For the two shapes nearly every machine's data TLBs have, the
+//! lane decides that once (`Tlb::fast_shape`) and calls the versions here, monomorphised for the
+//! shape, which only do what that shape needs:
+//!
+//! - `SHAPE_FULLY_ASSOC`: one set of 32..=64 ways, LRU (the linked order), with the `present`
+//!   filter (a first-level micro TLB: zen3 L1D, gem5-a7's micro TLBs);
+//! - `SHAPE_SET_ASSOC`: sets of at most 16 ways indexed by low VPN bits, LRU (the packed order)
+//!   (a second level: zen3 L2D, the Cortex-A7/A9 main TLBs).
+//!
+//! `SHAPE_ANY` forwards to the general fast methods. A shaped call has exactly the effects of
+//! the general one (the shapes only skip questions whose answers are known);
+//! `tests/reference_parity.rs` runs zen3-shaped levels against the naive model.
+
+use super::{present_hash, Payload, Requester, Tlb};
+use crate::replacement::OrderList;
+use tlblab_types::PageSize;
+
+/// Any level `fast_ready` allows: the general fast methods.
+pub(crate) const SHAPE_ANY: u8 = 0;
+/// One set of 32..=64 ways, LRU, with the `present` filter.
+pub(crate) const SHAPE_FULLY_ASSOC: u8 = 1;
+/// At most 16 ways per set, low-VPN-bit index, LRU.
+pub(crate) const SHAPE_SET_ASSOC: u8 = 2;
+
+impl Tlb {
+    /// The shape of this level for the shaped methods (a level that is `fast_ready(size)`).
+    pub(crate) fn fast_shape(&self, size: PageSize) -> u8 {
+        debug_assert!(self.fast_ready(size));
+        let ways = self.ways;
+        let low_mask = self.index.low_mask();
+        match self.repl.lru_order_ref() {
+            Some(OrderList::Linked(_))
+                if self.sets == 1 && (32..=64).contains(&ways) && !self.present.is_empty() =>
+            {
+                SHAPE_FULLY_ASSOC
+            }
+            Some(OrderList::Packed(_)) if ways <= 16 && low_mask.is_some() => SHAPE_SET_ASSOC,
+            _ => SHAPE_ANY,
+        }
+    }
+
+    #[inline(always)]
+    fn set_of_shaped<const S: u8>(&self, vpn: u64) -> usize {
+        if S == SHAPE_FULLY_ASSOC {
+            0
+        } else {
+            (vpn & self.low_mask) as usize
+        }
+    }
+
+    /// `fast_lookup` for a level of shape `S` (`fast_shape`).
+    #[inline(always)]
+    pub(crate) fn lookup_shaped<const S: u8>(
+        &mut self,
+        vpn: u64,
+        key: u64,
+        req: Requester,
+    ) -> Option<usize> {
+        if S == SHAPE_ANY {
+            return self.fast_lookup(vpn, key, req);
+        }
+        if self.memo_key == key && self.memo_slot != usize::MAX && self.memo_req == req {
+            return Some(self.memo_slot);
+        }
+        if S == SHAPE_FULLY_ASSOC && self.present[present_hash(key) & self.present_mask] == 0 {
+            return None;
+        }
+        let set = self.set_of_shaped::<S>(vpn);
+        let base = set * self.ways;
+        // No key equals INVALID (addresses stay below the format's limit), so empty ways never
+        // match and the count of live sizes need not be checked.
+        let m = self.keys.matches(base, self.ways, key);
+        if m == 0 {
+            return None;
+        }
+        let slot = self.first_tag_match(base, m, req)?;
+        match self.repl.lru_order() {
+            Some(OrderList::Linked(o)) if S == SHAPE_FULLY_ASSOC => o.to_front(set, slot - base),
+            Some(OrderList::Packed(o)) if S == SHAPE_SET_ASSOC => o.to_front(set, slot - base),
+            _ => unreachable!("the shape was checked when the lane was built"),
+        }
+        self.set_memo(key, req, slot);
+        Some(slot)
+    }
+
+    /// `fast_fill` for a level of shape `S` (`fast_shape`).
+    #[inline(always)]
+    pub(crate) fn fill_shaped<const S: u8>(
+        &mut self,
+        vpn: u64,
+        key: u64,
+        size_index: usize,
+        payload: Payload,
+        req: Requester,
+    ) -> bool {
+        let set = self.set_of_shaped::<S>(vpn);
+        if S == SHAPE_ANY || (self.set_valid[set] as usize) < self.ways {
+            // A set still filling up (only while the level warms up) takes the general fill.
+            return self.fast_fill(vpn, key, size_index, payload, req);
+        }
+        // A full set: the LRU way is the victim, of the same size (`fast_ready`), so the size
+        // counts stay; it becomes the most recent way.
+        let w = match self.repl.lru_order() {
+            Some(OrderList::Linked(o)) if S == SHAPE_FULLY_ASSOC => o.recycle_oldest(set),
+            Some(OrderList::Packed(o)) if S == SHAPE_SET_ASSOC => o.recycle_oldest(set),
+            _ => unreachable!("the shape was checked when the lane was built"),
+        };
+        let slot = set * self.ways + w;
+        if S == SHAPE_FULLY_ASSOC {
+            let old = self.keys.get(slot);
+            self.present[present_hash(old) & self.present_mask] -= 1;
+            self.present[present_hash(key) & self.present_mask] += 1;
+        }
+        self.keys.set(slot, key);
+        self.payload[slot] = payload;
+        self.set_memo(key, req, slot);
+        true
+    }
+}
