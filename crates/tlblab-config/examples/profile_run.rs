@@ -1,5 +1,5 @@
 //! Runs one workload on a machine for profiling (perf, callgrind):
-//! `cargo run --release -p tlblab-config --example profile_run -- zen3 random:pages=262144,accesses=1M [tlb-only]`
+//! `cargo run --release -p tlblab-config --example profile_run -- zen3 random:pages=262144,accesses=1M [tlb-only|no-caches]`
 //! (or a trace file instead of the workload spec)
 use tlblab_core::{RunOptions, System};
 use tlblab_trace::clock::thread_cpu_seconds;
@@ -8,10 +8,10 @@ use tlblab_trace::workloads;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let cfg = tlblab_config::load_machine(&args[1]).unwrap_or_else(|e| panic!("{e}"));
-    let opts = if args.get(3).is_some_and(|a| a == "tlb-only") {
-        RunOptions::tlb_only(0)
-    } else {
-        RunOptions::default()
+    let opts = match args.get(3).map(String::as_str) {
+        Some("tlb-only") => RunOptions::tlb_only(0),
+        Some("no-caches") => RunOptions::no_caches(0),
+        _ => RunOptions::default(),
     };
     // A trace file, or a built-in workload spec.
     let path = std::path::Path::new(&args[2]);
