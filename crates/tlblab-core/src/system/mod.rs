@@ -1527,11 +1527,14 @@ impl System {
         // to the general path, `skip` doubling with each consecutive failure up to
         // LANE_MAX_BACKOFF and resetting on a success. The lane only ever changes speed, never
         // a result (tests/reference_parity.rs compares runs with access-by-access).
-        if !self.options.walks {
-            return self.run_direct_tlb_only(records, single, first_cpu, limit);
-        }
+        //
+        // TLB-only runs (`RunOptions::walks` off) send what the memo lane does not take to the
+        // TLB-only lane (tlb_only.rs), which takes any reference of its thread, hit or miss, and
+        // hands back after a run of first-level hits for the memo lane to try.
         const LANE_MAX_BACKOFF: u32 = 64;
         const PREFETCH_AHEAD: usize = 16;
+        let tlb_only = !self.options.walks;
+        let mut tlb_lane: Option<TlbOnlyLane> = None;
         let mut lane: Option<Lane> = None;
         let mut lane_stale = true;
         let mut backoff = 0u32;
@@ -1567,8 +1570,31 @@ impl System {
                     backoff = (backoff * 2).clamp(1, LANE_MAX_BACKOFF);
                     skip = backoff - 1;
                 }
+                if tlb_only {
+                    if tlb_lane.as_ref().is_none_or(|l| l.thread != a.thread) {
+                        tlb_lane = TlbOnlyLane::build(self, a.thread);
+                    }
+                    if let Some(l) = &tlb_lane {
+                        if !single && *first_cpu.get_or_insert(l.cpu) != l.cpu {
+                            return Ok(i);
+                        }
+                        let budget = (limit - self.references).min((records.len() - i) as u64);
+                        let took = l.run(self, &records[i..i + budget as usize]);
+                        if took > 0 {
+                            // It filled and evicted: the memo lane's pages may be gone.
+                            lane_stale = true;
+                            i += took;
+                            if self.references >= limit {
+                                return Ok(i);
+                            }
+                            continue;
+                        }
+                    }
+                }
             }
             lane_stale = true;
+            // The general path may change what the TLB-only lane relies on (page sizes, locks).
+            tlb_lane = None;
             // This record takes the general path, which may walk: hint the host to fetch the
             // page-table entry a record ahead will need (random footprints are host-memory
             // bound). Changes nothing simulated.
@@ -1582,53 +1608,6 @@ impl System {
             if let Some(Record::Access(near)) = records.get(i + PREFETCH_AHEAD / 2) {
                 self.prefetch_cache_sets(near);
             }
-            if !self.direct_record(r, single, first_cpu)? {
-                return Ok(i);
-            }
-            i += 1;
-            if self.references >= limit {
-                return Ok(i);
-            }
-        }
-        Ok(records.len())
-    }
-
-    /// `run_direct` for TLB-only runs (`RunOptions::walks` off): every reference the TLB-only
-    /// lane can take goes through it (system/tlb_only.rs), hit or miss; the rest through
-    /// `direct_record`.
-    fn run_direct_tlb_only(
-        &mut self,
-        records: &[Record],
-        single: bool,
-        first_cpu: &mut Option<usize>,
-        limit: u64,
-    ) -> Result<usize, SimError> {
-        let mut lane: Option<TlbOnlyLane> = None;
-        let mut i = 0;
-        while i < records.len() {
-            let r = records[i];
-            if let Record::Access(a) = r {
-                if lane.as_ref().is_none_or(|l| l.thread != a.thread) {
-                    lane = TlbOnlyLane::build(self, a.thread);
-                }
-                if let Some(l) = &lane {
-                    if !single && *first_cpu.get_or_insert(l.cpu) != l.cpu {
-                        return Ok(i);
-                    }
-                    // Each lane record is one reference: stop at the limit.
-                    let budget = (limit - self.references).min((records.len() - i) as u64);
-                    let took = l.run(self, &records[i..i + budget as usize]);
-                    i += took;
-                    if self.references >= limit {
-                        return Ok(i);
-                    }
-                    if took > 0 {
-                        continue;
-                    }
-                }
-            }
-            // The general path may change what the lane relies on (page sizes, locks).
-            lane = None;
             if !self.direct_record(r, single, first_cpu)? {
                 return Ok(i);
             }

@@ -9,6 +9,10 @@
 //! thread, and then runs that thread's references with `Tlb::fast_lookup`/`Tlb::fast_fill`
 //! and counters held in a local tally, settled into the statistics at the end of the run.
 //!
+//! The run loop (`System::run_direct`) still offers every reference to the memo lane first
+//! (lane.rs), which settles runs of first-level hits in bulk; this lane takes what that one does
+//! not and hands back after `HAND_BACK` first-level hits in a row.
+//!
 //! When it applies (`TlbOnlyLane::build`): the thread runs on its hardware thread, its address
 //! space maps everything with one page size (no regions of another size or shared objects),
 //! and every TLB level of its paths is `Tlb::fast_ready` for that size (no locked entries, no
@@ -29,6 +33,11 @@ use tlblab_types::{Domain, PageSize, Pfn, ThreadId};
 
 /// TLB levels per path the lane handles (every built-in machine has at most two).
 const MAX_LEVELS: usize = 4;
+
+/// After this many references in a row settled by their first TLB level, `run` returns so the
+/// memo lane can take the run (measured on Lackey captures of `gzip` and `ls`, where the memo
+/// lane settles first-level hits in about half the instructions).
+const HAND_BACK: u32 = 32;
 
 /// One path (data or instruction): its TLB levels in lookup order.
 #[derive(Clone, Copy, Default)]
@@ -160,6 +169,9 @@ impl TlbOnlyLane {
         // the other path moves the memo of a shared first level.
         let mut last_key = [u64::MAX; 2];
         let mut memo_hits = [0u64; 2];
+        // Consecutive references settled by the first level: at HAND_BACK, the memo lane
+        // (lane.rs), which settles such runs in bulk, gets its turn.
+        let mut first_level_run = 0u32;
         for (n, r) in records.iter().enumerate() {
             let Record::Access(a) = r else {
                 taken = n;
@@ -176,20 +188,26 @@ impl TlbOnlyLane {
             }
             let vpn = va >> self.shift;
             let key = pack(vpn, self.size);
-            if key == last_key[p] {
+            let first_level = if key == last_key[p] {
                 memo_hits[p] += 1;
-                continue;
-            }
-            last_key[p] = key;
-            if self.shared_first {
-                last_key[1 - p] = u64::MAX;
-            }
-            if p == 0 && TWO {
-                self.translate_two::<S0, S1>(&mut sys.tlbs, &mut t, vpn, key);
-            } else if p == 0 {
-                self.translate::<0>(&mut sys.tlbs, &mut t, vpn, key);
+                true
             } else {
-                self.translate::<1>(&mut sys.tlbs, &mut t, vpn, key);
+                last_key[p] = key;
+                if self.shared_first {
+                    last_key[1 - p] = u64::MAX;
+                }
+                if p == 0 && TWO {
+                    self.translate_two::<S0, S1>(&mut sys.tlbs, &mut t, vpn, key)
+                } else if p == 0 {
+                    self.translate::<0>(&mut sys.tlbs, &mut t, vpn, key)
+                } else {
+                    self.translate::<1>(&mut sys.tlbs, &mut t, vpn, key)
+                }
+            };
+            first_level_run = if first_level { first_level_run + 1 } else { 0 };
+            if first_level_run == HAND_BACK {
+                taken = n + 1;
+                break;
             }
         }
         for p in 0..2 {
@@ -202,8 +220,15 @@ impl TlbOnlyLane {
     /// One reference of path `P` past the memo: look the levels up in order, fill the ones
     /// above the level that hit (all of them after a miss in every level, with the identity
     /// frame: `System::translate_without_walk`).
+    /// Returns whether the first level settled it.
     #[inline(always)]
-    fn translate<const P: usize>(&self, tlbs: &mut [Tlb], t: &mut Tally, vpn: u64, key: u64) {
+    fn translate<const P: usize>(
+        &self,
+        tlbs: &mut [Tlb],
+        t: &mut Tally,
+        vpn: u64,
+        key: u64,
+    ) -> bool {
         let path = &self.paths[P];
         let req = self.req;
         let mut hit = path.levels;
@@ -222,6 +247,7 @@ impl TlbOnlyLane {
             let evicted = tlbs[path.tlb[i]].fast_fill(vpn, key, self.size_index, payload, req);
             t.evictions[P][i] += evicted as u64;
         }
+        hit == 0
     }
 
     /// `translate::<0>` for a data path of two levels of shapes `S0` and `S1`.
@@ -232,13 +258,13 @@ impl TlbOnlyLane {
         t: &mut Tally,
         vpn: u64,
         key: u64,
-    ) {
+    ) -> bool {
         let path = &self.paths[0];
         let req = self.req;
         let (first, second) = two_mut(tlbs, path.tlb[0], path.tlb[1]);
         if first.lookup_shaped::<S0>(vpn, key, req).is_some() {
             t.settled_at[0][0] += 1;
-            return;
+            return true;
         }
         let (payload, settled) = match second.lookup_shaped::<S1>(vpn, key, req) {
             Some(slot) => {
@@ -257,6 +283,7 @@ impl TlbOnlyLane {
             let evicted = second.fill_shaped::<S1>(vpn, key, self.size_index, payload, req);
             t.evictions[0][1] += evicted as u64;
         }
+        false
     }
 
     /// Adds the counters and cycles `System::reference_full` adds for the references of a run.

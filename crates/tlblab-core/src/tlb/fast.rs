@@ -6,8 +6,8 @@
 //! lane decides that once (`Tlb::fast_shape`) and calls the versions here, monomorphised for the
 //! shape, which only do what that shape needs:
 //!
-//! - `SHAPE_FULLY_ASSOC`: one set of 32..=64 ways, LRU (the linked order), with the `present`
-//!   filter (a first-level micro TLB: zen3 L1D, gem5-a7's micro TLBs);
+//! - `SHAPE_FULLY_ASSOC`: one set of 32..=64 ways, LRU (the linked order), with the hint table
+//!   and the `present` filter (a first-level micro TLB: zen3 L1D, gem5-a7's micro TLBs);
 //! - `SHAPE_SET_ASSOC`: sets of at most 16 ways indexed by low VPN bits, LRU (the packed order)
 //!   (a second level: zen3 L2D, the Cortex-A7/A9 main TLBs).
 //!
@@ -15,7 +15,7 @@
 //! the general one (the shapes only skip questions whose answers are known);
 //! `tests/reference_parity.rs` runs zen3-shaped levels against the naive model.
 
-use super::{present_hash, Payload, Requester, Tlb};
+use super::{hint_hash, present_hash, Payload, Requester, Tlb};
 use crate::replacement::OrderList;
 use tlblab_types::PageSize;
 
@@ -34,7 +34,10 @@ impl Tlb {
         let low_mask = self.index.low_mask();
         match self.repl.lru_order_ref() {
             Some(OrderList::Linked(_))
-                if self.sets == 1 && (32..=64).contains(&ways) && !self.present.is_empty() =>
+                if self.sets == 1
+                    && (32..=64).contains(&ways)
+                    && !self.present.is_empty()
+                    && !self.hint.is_empty() =>
             {
                 SHAPE_FULLY_ASSOC
             }
@@ -66,18 +69,33 @@ impl Tlb {
         if self.memo_key == key && self.memo_slot != usize::MAX && self.memo_req == req {
             return Some(self.memo_slot);
         }
-        if S == SHAPE_FULLY_ASSOC && self.present[present_hash(key) & self.present_mask] == 0 {
-            return None;
+        let mut hinted = false;
+        let slot = 'found: {
+            if S == SHAPE_FULLY_ASSOC {
+                // The filter first (most misses in O(1)), then the hint table (most hits).
+                if self.present[present_hash(key) & self.present_mask] == 0 {
+                    return None;
+                }
+                let h = self.hint[hint_hash(key) & self.hint_mask] as usize;
+                if h != 0 && self.keys.get(h - 1) == key && self.tags_match(h - 1, req) {
+                    hinted = true;
+                    break 'found h - 1;
+                }
+            }
+            let base = self.set_of_shaped::<S>(vpn) * self.ways;
+            // No key equals INVALID (addresses stay below the format's limit), so empty ways
+            // never match and the count of live sizes need not be checked.
+            let m = self.keys.matches(base, self.ways, key);
+            if m == 0 {
+                return None;
+            }
+            self.first_tag_match(base, m, req)?
+        };
+        if S == SHAPE_FULLY_ASSOC && !hinted {
+            self.hint[hint_hash(key) & self.hint_mask] = slot as u32 + 1;
         }
         let set = self.set_of_shaped::<S>(vpn);
         let base = set * self.ways;
-        // No key equals INVALID (addresses stay below the format's limit), so empty ways never
-        // match and the count of live sizes need not be checked.
-        let m = self.keys.matches(base, self.ways, key);
-        if m == 0 {
-            return None;
-        }
-        let slot = self.first_tag_match(base, m, req)?;
         match self.repl.lru_order() {
             Some(OrderList::Linked(o)) if S == SHAPE_FULLY_ASSOC => o.to_front(set, slot - base),
             Some(OrderList::Packed(o)) if S == SHAPE_SET_ASSOC => o.to_front(set, slot - base),
@@ -111,6 +129,7 @@ impl Tlb {
         };
         let slot = set * self.ways + w;
         if S == SHAPE_FULLY_ASSOC {
+            self.hint[hint_hash(key) & self.hint_mask] = slot as u32 + 1;
             let old = self.keys.get(slot);
             self.present[present_hash(old) & self.present_mask] -= 1;
             self.present[present_hash(key) & self.present_mask] += 1;
