@@ -56,3 +56,20 @@ def test_bench_list_names_the_engine_benchmark():
     p = subprocess.run(CLI + ["bench", "--list"], capture_output=True, text=True)
     assert p.returncode == 0
     assert any(line.startswith("engine\t") for line in p.stdout.splitlines())
+
+
+def test_bench_engine_times_a_real_program_captured_under_lackey(monkeypatch):
+    import shutil
+
+    import pytest
+
+    if not shutil.which("valgrind"):
+        pytest.skip("valgrind is not installed")
+    monkeypatch.setattr(engine, "CASES", {})
+    monkeypatch.setattr(engine, "REAL_PROGRAMS", (engine.REAL_PROGRAMS[1],))
+    out = engine.run(quick=True)
+    assert set(out["cases"]) == {f"{m}/lackey_gzip" for m in engine.MODES}
+    case = out["cases"]["tlb_only/lackey_gzip"]
+    assert case["workload"] == "gzip -9 -c /usr/bin/gzip (Lackey)"
+    assert case["references"] >= 500_000  # the capture limit; accesses crossing a page count twice
+    assert case["median_cpu_refs_per_s"] > 0

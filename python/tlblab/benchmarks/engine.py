@@ -9,9 +9,10 @@ The workload is generated into memory first, so only simulation is timed. Each c
 rate of thread CPU time. Targets (DESIGN.md):
 TLB-only ≥ 200 M refs/s, full model ≥ 50 M refs/s, one host thread.
 
-Besides the synthetic extremes (random and strided miss in every TLB level on nearly every
-reference; sequential hits the first level's memo), `lackey_ls` is a real program: `ls -lR
-/usr/share/doc` captured under Valgrind Lackey (skipped when valgrind is missing).
+Besides the synthetic extremes (random, strided and chase miss in every TLB level on nearly
+every reference; sequential hits the first level's memo), two real programs captured under
+Valgrind Lackey: `ls -lR /usr/share/doc` and `gzip -9 -c /usr/bin/gzip` (skipped when valgrind
+is missing).
 """
 
 from __future__ import annotations
@@ -35,6 +36,12 @@ CASES = {
 
 MODES = ("tlb_only", "no_caches", "full")
 
+# Real programs captured under Valgrind Lackey (name, argv, a path that must exist).
+REAL_PROGRAMS = (
+    ("lackey_ls", ["ls", "-lR", "/usr/share/doc"], "/usr/share/doc"),
+    ("lackey_gzip", ["gzip", "-9", "-c", "/usr/bin/gzip"], "/usr/bin/gzip"),
+)
+
 
 def run(quick: bool = False) -> dict:
     with tempfile.TemporaryDirectory() as d:
@@ -45,13 +52,18 @@ def _run(quick: bool, tmp: str) -> dict:
     repeats = 3 if quick else 5
     out = {"machine": "zen3", "unit": "simulated references per second (one host thread)", "cases": {}}
     cases = {name: (quick_spec if quick else full_spec) for name, (full_spec, quick_spec) in CASES.items()}
-    if shutil.which("valgrind") and os.path.isdir("/usr/share/doc"):
+    labels = {}
+    if shutil.which("valgrind"):
         from tlblab import trace
 
-        path = os.path.join(tmp, "ls.tlbt")
         limit = 500_000 if quick else 4_000_000
-        trace.record(["ls", "-lR", "/usr/share/doc"], path, limit=limit, stdout=os.devnull)
-        cases["lackey_ls"] = path
+        for name, argv, needs in REAL_PROGRAMS:
+            if not os.path.exists(needs):
+                continue
+            path = os.path.join(tmp, f"{name}.tlbt")
+            trace.record(argv, path, limit=limit, stdout=os.devnull)
+            cases[name] = path
+            labels[name] = " ".join(argv) + " (Lackey)"
     for mode in MODES:
         for name, spec in cases.items():
             rates, cpu_rates = [], []
@@ -61,7 +73,7 @@ def _run(quick: bool, tmp: str) -> dict:
                 rates.append(refs / secs)
                 cpu_rates.append(refs / max(cpu_secs, 1e-9))
             out["cases"][f"{mode}/{name}"] = {
-                "workload": "ls -lR /usr/share/doc (Lackey)" if name == "lackey_ls" else spec,
+                "workload": labels.get(name, spec),
                 "references": refs,
                 "median_refs_per_s": round(statistics.median(rates)),
                 "min_refs_per_s": round(min(rates)),
