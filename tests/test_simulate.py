@@ -108,3 +108,18 @@ def test_presets_and_workloads_are_listed():
     assert {"zen3", "cortex-a7", "gem5-a7", "cortex-a9", "sa1100", "xeon-e5-2650"} <= set(tlblab.presets())
     names = {w["name"] for w in tlblab.workloads()}
     assert {"sequential", "strided", "random", "chase"} <= names
+
+
+def test_cli_run_modes_say_what_they_simulate_and_exclude_each_other():
+    w = ["--workload", "random:pages=4096,accesses=5000"]
+    only = subprocess.run(CLI + ["simulate", "--tlb-only"] + w, capture_output=True, text=True)
+    assert only.returncode == 0, only.stderr
+    assert "(TLB-only: page tables, caches and data are not simulated)" in only.stdout
+    assert "served by" not in only.stdout
+    walked = subprocess.run(CLI + ["simulate", "--no-caches"] + w, capture_output=True, text=True)
+    assert walked.returncode == 0, walked.stderr
+    assert "walk references" in walked.stdout and "served by" in walked.stdout
+    both = subprocess.run(CLI + ["simulate", "--tlb-only", "--no-caches"] + w, capture_output=True, text=True)
+    assert both.returncode == 2
+    assert "not allowed with argument --tlb-only" in both.stderr
+    assert "Traceback" not in both.stderr

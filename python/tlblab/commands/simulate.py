@@ -43,12 +43,12 @@ def run(args) -> int:
             for name, lv in zip(r.stats["tlb_levels"], t["tlb"])]
     print(format_table(["TLB level", "accesses", "hits", "misses", "evictions", "miss rate"], rows))
     if args.tlb_only:
-        print(f"walks {t['walks']} (TLB-only: page tables are not simulated)")
+        print(f"walks {t['walks']} (TLB-only: page tables, caches and data are not simulated)")
     else:
         print(f"walks {t['walks']}, walk references {t['walk_refs']}, page-walk-cache hits {t['pwc_hits']}, "
               f"first-touch page faults {t['page_faults']}")
-    rows = [[src, w, d] for src, w, d in zip(r.stats["sources"], t["walk_refs_by_source"], t["data_by_source"])]
-    print(format_table(["served by", "walk refs", "data refs"], rows))
+        rows = [[src, w, d] for src, w, d in zip(r.stats["sources"], t["walk_refs_by_source"], t["data_by_source"])]
+        print(format_table(["served by", "walk refs", "data refs"], rows))
     o = r.stats["os"]
     if o["context_switches"] or o["migrations"] or o["shootdowns"]:
         print(f"OS: {o['context_switches']} context switches ({o['address_space_switches']} changing address space), "
