@@ -364,7 +364,7 @@ proptest! {
 /// A split two-level TLB of the shapes the TLB-only lane specialises (tlb/fast.rs): a fully
 /// associative LRU first level of `l1_ways` ways, a low-bit indexed LRU second level of
 /// `l2_sets` × `l2_ways`, on each path; x86-64 4-level, 4 KiB pages.
-fn shaped_machine(l1_ways: usize, l2_sets: usize, l2_ways: usize, latency: u64) -> MachineConfig {
+fn shaped_machine(l1_ways: usize, l2_sets: usize, l2_ways: usize, latency: u64, unified_l2: bool) -> MachineConfig {
     let level = |name: &str, level: u8, kind: TlbKind, sets: usize, ways: usize| TlbConfig {
         name: name.into(),
         level,
@@ -387,12 +387,22 @@ fn shaped_machine(l1_ways: usize, l2_sets: usize, l2_ways: usize, latency: u64) 
         threads_per_core: 1,
         frequency_mhz: 1000.0,
         page_table: PageTableConfig { format: PageTableFormat::X86_64_4level, page_size: PageSize::Size4K },
-        tlbs: vec![
-            level("L1I", 1, TlbKind::Instr, 1, l1_ways),
-            level("L1D", 1, TlbKind::Data, 1, l1_ways),
-            level("L2I", 2, TlbKind::Instr, l2_sets, l2_ways),
-            level("L2D", 2, TlbKind::Data, l2_sets, l2_ways),
-        ],
+        tlbs: if unified_l2 {
+            // One second level behind both paths: instruction references move its state (and
+            // its memo) between the data path's shaped lookups.
+            vec![
+                level("L1I", 1, TlbKind::Instr, 1, l1_ways),
+                level("L1D", 1, TlbKind::Data, 1, l1_ways),
+                level("L2", 2, TlbKind::Unified, l2_sets, l2_ways),
+            ]
+        } else {
+            vec![
+                level("L1I", 1, TlbKind::Instr, 1, l1_ways),
+                level("L1D", 1, TlbKind::Data, 1, l1_ways),
+                level("L2I", 2, TlbKind::Instr, l2_sets, l2_ways),
+                level("L2D", 2, TlbKind::Data, l2_sets, l2_ways),
+            ]
+        },
         walker: WalkerConfig { latency: 5, first_cache_level: 1, pwcs: Vec::new() },
         caches: Vec::new(),
         memory: MemoryConfig { bytes: 64 << 20, latency: 100, placement: Placement::Sequential, source: String::new() },
@@ -417,8 +427,9 @@ proptest! {
         pages in 40u64..400,
         refs in proptest::collection::vec((0u64..1000, 0u8..8), 1..3000),
         seed in 0u64..1000,
+        unified_l2 in any::<bool>(),
     ) {
-        let cfg = shaped_machine(l1_ways, l2_sets, l2_ways, latency);
+        let cfg = shaped_machine(l1_ways, l2_sets, l2_ways, latency, unified_l2);
         let records: Vec<Record> = refs
             .iter()
             .map(|&(p, k)| {

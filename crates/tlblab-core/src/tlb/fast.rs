@@ -55,7 +55,9 @@ impl Tlb {
         }
     }
 
-    /// `fast_lookup` for a level of shape `S` (`fast_shape`).
+    /// `fast_lookup` for a level of shape `S` (`fast_shape`), except for the memo: a shaped
+    /// lookup does not consult it (the lane keeps its own, `last_key`) and leaves it empty, as
+    /// a shaped fill does. An empty memo is always correct; it only speeds lookups up.
     #[inline(always)]
     pub(crate) fn lookup_shaped<const S: u8>(
         &mut self,
@@ -65,9 +67,6 @@ impl Tlb {
     ) -> Option<usize> {
         if S == SHAPE_ANY {
             return self.fast_lookup(vpn, key, req);
-        }
-        if self.memo_key == key && self.memo_slot != usize::MAX && self.memo_req == req {
-            return Some(self.memo_slot);
         }
         let mut hinted = false;
         let slot = 'found: {
@@ -101,11 +100,13 @@ impl Tlb {
             Some(OrderList::Packed(o)) if S == SHAPE_SET_ASSOC => o.to_front(set, slot - base),
             _ => unreachable!("the shape was checked when the lane was built"),
         }
-        self.set_memo(key, req, slot);
+        // The memo may name another way (set by a general lookup of a path sharing the level):
+        // no longer the most recent one.
+        self.memo_slot = usize::MAX;
         Some(slot)
     }
 
-    /// `fast_fill` for a level of shape `S` (`fast_shape`).
+    /// `fast_fill` for a level of shape `S` (`fast_shape`), leaving the memo empty.
     #[inline(always)]
     pub(crate) fn fill_shaped<const S: u8>(
         &mut self,
@@ -136,7 +137,7 @@ impl Tlb {
         }
         self.keys.set(slot, key);
         self.payload[slot] = payload;
-        self.set_memo(key, req, slot);
+        self.memo_slot = usize::MAX;
         true
     }
 }
