@@ -201,12 +201,15 @@ impl Cache {
             }
             Err(free) => {
                 let w = match free {
-                    Some(w) => w,
-                    None => self.repl.victim_any(set),
+                    Some(w) => {
+                        self.repl.on_fill(set, w);
+                        w
+                    }
+                    // The victim's choice and its fill in one step (one rotation for LRU).
+                    None => self.repl.fill_victim(set),
                 };
                 self.tags.set(base + w, line);
                 self.dirty[base + w] = write;
-                self.repl.on_fill(set, w);
                 (w, false)
             }
         };

@@ -1008,13 +1008,14 @@ impl System {
         let mut leaf = leaf.expect("a page just mapped translates");
         let path = self.path;
 
-        // Fill the page-walk caches with the table pointers this walk read.
+        // Fill the page-walk caches with the table pointers this walk read. Each level filled
+        // is below the one that hit (or there was no hit): its lookup above just missed.
         let leaf_level = start_level + path.len - 1;
         for &p in &self.cores[core_i].pwcs {
             let lvl = self.pwcs[p].config.level;
             if lvl >= start_level && lvl < leaf_level {
                 let child = path.nodes[lvl + 1 - start_level];
-                self.pwcs[p].insert(space_id, va.0 >> levels[lvl].shift, child);
+                self.pwcs[p].insert_after_miss(space_id, va.0 >> levels[lvl].shift, child);
             }
         }
 
@@ -1133,7 +1134,8 @@ impl System {
         for &p in &self.cores[core_i].host_pwcs {
             let lvl = host.pwcs[p].config.level;
             if lvl >= start_level && lvl < leaf_level {
-                host.pwcs[p].insert(
+                // Looked up above and missed, as in `walk`.
+                host.pwcs[p].insert_after_miss(
                     u32::MAX,
                     gva.0 >> levels[lvl].shift,
                     path.nodes[lvl + 1 - start_level],

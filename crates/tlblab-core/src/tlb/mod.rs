@@ -860,6 +860,7 @@ impl Tlb {
                 .find(|&w| self.keys.get(base + w) == key && self.tags_match(base + w, req));
         }
         let mut evicted = (false, None);
+        let mut filled = false;
         let w = match way {
             Some(w) => w,
             None if (self.set_valid[set] as usize) < self.ways => {
@@ -872,7 +873,9 @@ impl Tlb {
             }
             None => {
                 let w = if self.locked_count == 0 {
-                    self.repl.victim_any(set)
+                    // The victim's choice and its fill in one step (one rotation for LRU).
+                    filled = true;
+                    self.repl.fill_victim(set)
                 } else {
                     let mut any = false;
                     for (i, m) in self.mask_scratch.iter_mut().enumerate() {
@@ -917,7 +920,9 @@ impl Tlb {
             self.payload[slot].locked = true;
             self.locked_count += 1;
         }
-        self.repl.on_fill(set, w);
+        if !filled {
+            self.repl.on_fill(set, w);
+        }
         evicted
     }
 

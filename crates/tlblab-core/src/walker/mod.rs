@@ -180,6 +180,30 @@ impl Pwc {
         self.repl.on_fill(set, w);
     }
 
+    /// `insert` right after `lookup` missed (`space`, `prefix`) with nothing in between
+    /// touching this cache (a walk fills the levels it just looked up): the search for a copy
+    /// to refresh is skipped, and a full set's victim is chosen and filled in one step.
+    #[inline]
+    pub(crate) fn insert_after_miss(&mut self, space: u32, prefix: u64, node: u32) {
+        let set = self.set_of(prefix);
+        let base = set * self.ways;
+        let free = if self.ways <= 64 {
+            self.keys.first(base, self.ways, INVALID)
+        } else {
+            (0..self.ways).find(|&w| self.keys.get(base + w) == INVALID)
+        };
+        let w = match free {
+            Some(w) => {
+                self.repl.on_fill(set, w);
+                w
+            }
+            None => self.repl.fill_victim(set),
+        };
+        self.keys.set(base + w, prefix);
+        self.space[base + w] = space;
+        self.node[base + w] = node;
+    }
+
     /// Drops every entry (e.g. on a full TLB flush without address-space tags).
     pub fn flush(&mut self) {
         for s in 0..self.keys.len() {
