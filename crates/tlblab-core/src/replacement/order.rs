@@ -175,23 +175,29 @@ impl PackedOrder {
     }
 }
 
+/// `LinkedOrder::links[i]`: the neighbours of slot i, more recent and older.
+const PREV: usize = 0;
+const NEXT: usize = 1;
+/// `LinkedOrder::ends[set]`: its most recent and oldest way.
+const HEAD: usize = 0;
+const TAIL: usize = 1;
+
 #[derive(Clone, Debug)]
 pub(crate) struct LinkedOrder {
     ways: usize,
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    head: Vec<u32>,
-    tail: Vec<u32>,
+    /// Per slot, [prev, next]: a slot's two links in one 8-byte element, so a relink reads one
+    /// host line and one bounds check per slot touched.
+    links: Vec<[u32; 2]>,
+    /// Per set, [head, tail].
+    ends: Vec<[u32; 2]>,
 }
 
 impl LinkedOrder {
     fn new(sets: usize, ways: usize) -> Self {
         let mut l = LinkedOrder {
             ways,
-            prev: vec![NIL; sets * ways],
-            next: vec![NIL; sets * ways],
-            head: vec![NIL; sets],
-            tail: vec![NIL; sets],
+            links: vec![[NIL; 2]; sets * ways],
+            ends: vec![[NIL; 2]; sets],
         };
         // Initial order: way 0 is the oldest, so untouched ways are chosen lowest first.
         for s in 0..sets {
@@ -204,51 +210,49 @@ impl LinkedOrder {
 
     #[inline(always)]
     fn unlink(&mut self, set: usize, w: usize) {
-        let i = set * self.ways + w;
-        let (p, n) = (self.prev[i], self.next[i]);
+        let base = set * self.ways;
+        let [p, n] = self.links[base + w];
         if p == NIL {
-            self.head[set] = n;
+            self.ends[set][HEAD] = n;
         } else {
-            self.next[set * self.ways + p as usize] = n;
+            self.links[base + p as usize][NEXT] = n;
         }
         if n == NIL {
-            self.tail[set] = p;
+            self.ends[set][TAIL] = p;
         } else {
-            self.prev[set * self.ways + n as usize] = p;
+            self.links[base + n as usize][PREV] = p;
         }
     }
 
     #[inline(always)]
     fn push_front(&mut self, set: usize, w: usize) {
-        let i = set * self.ways + w;
-        let h = self.head[set];
-        self.prev[i] = NIL;
-        self.next[i] = h;
+        let base = set * self.ways;
+        let h = self.ends[set][HEAD];
+        self.links[base + w] = [NIL, h];
         if h == NIL {
-            self.tail[set] = w as u32;
+            self.ends[set][TAIL] = w as u32;
         } else {
-            self.prev[set * self.ways + h as usize] = w as u32;
+            self.links[base + h as usize][PREV] = w as u32;
         }
-        self.head[set] = w as u32;
+        self.ends[set][HEAD] = w as u32;
     }
 
     #[inline]
     fn push_back(&mut self, set: usize, w: usize) {
-        let i = set * self.ways + w;
-        let t = self.tail[set];
-        self.next[i] = NIL;
-        self.prev[i] = t;
+        let base = set * self.ways;
+        let t = self.ends[set][TAIL];
+        self.links[base + w] = [t, NIL];
         if t == NIL {
-            self.head[set] = w as u32;
+            self.ends[set][HEAD] = w as u32;
         } else {
-            self.next[set * self.ways + t as usize] = w as u32;
+            self.links[base + t as usize][NEXT] = w as u32;
         }
-        self.tail[set] = w as u32;
+        self.ends[set][TAIL] = w as u32;
     }
 
     #[inline(always)]
     pub(crate) fn to_front(&mut self, set: usize, w: usize) {
-        if self.head[set] as usize != w {
+        if self.ends[set][HEAD] as usize != w {
             self.unlink(set, w);
             self.push_front(set, w);
         }
@@ -256,7 +260,7 @@ impl LinkedOrder {
 
     #[inline]
     fn to_back(&mut self, set: usize, w: usize) {
-        if self.tail[set] as usize != w {
+        if self.ends[set][TAIL] as usize != w {
             self.unlink(set, w);
             self.push_back(set, w);
         }
@@ -264,35 +268,33 @@ impl LinkedOrder {
 
     #[inline]
     fn oldest(&self, set: usize) -> usize {
-        self.tail[set] as usize
+        self.ends[set][TAIL] as usize
     }
 
     /// The tail moved to the head: its predecessor becomes the tail (fewer reads than
     /// `to_front`'s general unlink; the replacement of every full fully associative set).
     #[inline(always)]
     pub(crate) fn recycle_oldest(&mut self, set: usize) -> usize {
-        let (t, h) = (self.tail[set], self.head[set]);
+        let [h, t] = self.ends[set];
         if t == h {
             return t as usize; // one way
         }
         let base = set * self.ways;
-        let new_tail = self.prev[base + t as usize];
-        self.next[base + new_tail as usize] = NIL;
-        self.tail[set] = new_tail;
-        self.prev[base + t as usize] = NIL;
-        self.next[base + t as usize] = h;
-        self.prev[base + h as usize] = t;
-        self.head[set] = t;
+        let new_tail = self.links[base + t as usize][PREV];
+        self.links[base + new_tail as usize][NEXT] = NIL;
+        self.links[base + t as usize] = [NIL, h];
+        self.links[base + h as usize][PREV] = t;
+        self.ends[set] = [t, new_tail];
         t as usize
     }
 
     fn oldest_allowed(&self, set: usize, allowed: &[u64]) -> usize {
-        let mut w = self.tail[set];
+        let mut w = self.ends[set][TAIL];
         while w != NIL {
             if super::mask_has(allowed, w as usize) {
                 return w as usize;
             }
-            w = self.prev[set * self.ways + w as usize];
+            w = self.links[set * self.ways + w as usize][PREV];
         }
         unreachable!("allowed mask is never empty")
     }
