@@ -16,8 +16,8 @@
 //! in flat vectors and referenced by index, so a shared level is simply the same index in several
 //! cores' paths.
 
+mod fast_lane;
 mod lane;
-mod tlb_only;
 
 use crate::cache::{Cache, CacheKind};
 use crate::machine::{MachineConfig, TimingModel};
@@ -27,10 +27,10 @@ use crate::page_table::{Leaf, PageTable, PageTableFormat, WalkPath};
 use crate::stats::{Stats, UnitStats};
 use crate::tlb::{Requester, Tlb, TlbEntry, TlbHit, TlbKind};
 use crate::walker::Pwc;
+use fast_lane::FastLane;
 use lane::Lane;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
-use tlb_only::TlbOnlyLane;
 use tlblab_trace::record::{flush, NO_THREAD};
 use tlblab_trace::{Access, Event, Record, RecordSource};
 use tlblab_types::{
@@ -1530,13 +1530,12 @@ impl System {
         // LANE_MAX_BACKOFF and resetting on a success. The lane only ever changes speed, never
         // a result (tests/reference_parity.rs compares runs with access-by-access).
         //
-        // TLB-only runs (`RunOptions::walks` off) send what the memo lane does not take to the
-        // TLB-only lane (tlb_only.rs), which takes any reference of its thread, hit or miss, and
-        // hands back after a run of first-level hits for the memo lane to try.
+        // What the memo lane does not take goes to the fast lane (fast_lane.rs), which takes any
+        // reference of its thread, hit or miss, and hands back after a run of first-level hits
+        // for the memo lane to try; what neither takes, to the general path.
         const LANE_MAX_BACKOFF: u32 = 64;
         const PREFETCH_AHEAD: usize = 16;
-        let tlb_only = !self.options.walks;
-        let mut tlb_lane: Option<TlbOnlyLane> = None;
+        let mut fast: Option<FastLane> = None;
         let mut lane: Option<Lane> = None;
         let mut lane_stale = true;
         let mut backoff = 0u32;
@@ -1572,44 +1571,39 @@ impl System {
                     backoff = (backoff * 2).clamp(1, LANE_MAX_BACKOFF);
                     skip = backoff - 1;
                 }
-                if tlb_only {
-                    if tlb_lane.as_ref().is_none_or(|l| l.thread != a.thread) {
-                        tlb_lane = TlbOnlyLane::build(self, a.thread);
+                // With walks, only once the memo lane keeps failing (a stream that misses the
+                // first level): on traces that mostly hit it, short stretches of the fast lane
+                // between memo-lane runs cost more than the general path (measured: +12% on a
+                // Lackey capture of `ls`, full model).
+                let fast_worth_it = !self.options.walks || backoff == LANE_MAX_BACKOFF;
+                if fast_worth_it && fast.as_ref().is_none_or(|l| l.thread != a.thread) {
+                    fast = FastLane::build(self, a.thread);
+                }
+                if let (true, Some(l)) = (fast_worth_it, &fast) {
+                    if !single && *first_cpu.get_or_insert(l.cpu) != l.cpu {
+                        return Ok(i);
                     }
-                    if let Some(l) = &tlb_lane {
-                        if !single && *first_cpu.get_or_insert(l.cpu) != l.cpu {
+                    // Each lane record is one reference: stop at the limit.
+                    let budget = (limit - self.references).min((records.len() - i) as u64);
+                    let (took, fast_stale) = l.run(self, &records[i..i + budget as usize])?;
+                    if took > 0 {
+                        // It filled and evicted: the memo lane's pages may be gone.
+                        lane_stale = true;
+                        i += took;
+                        if self.references >= limit {
                             return Ok(i);
                         }
-                        let budget = (limit - self.references).min((records.len() - i) as u64);
-                        let took = l.run(self, &records[i..i + budget as usize]);
-                        if took > 0 {
-                            // It filled and evicted: the memo lane's pages may be gone.
-                            lane_stale = true;
-                            i += took;
-                            if self.references >= limit {
-                                return Ok(i);
-                            }
-                            continue;
+                        if fast_stale {
+                            fast = None;
                         }
+                        continue;
                     }
                 }
             }
             lane_stale = true;
-            // The general path may change what the TLB-only lane relies on (page sizes, locks).
-            tlb_lane = None;
-            // This record takes the general path, which may walk: hint the host to fetch the
-            // page-table entry a record ahead will need (random footprints are host-memory
-            // bound). Changes nothing simulated.
-            if let (true, Some(Record::Access(ahead))) =
-                (self.options.walks, records.get(i + PREFETCH_AHEAD))
-            {
-                if let Some(Some(st)) = self.threads.get(ahead.thread.0 as usize) {
-                    self.spaces[st.space].pt.prefetch_walk(ahead.vaddr);
-                }
-            }
-            if let Some(Record::Access(near)) = records.get(i + PREFETCH_AHEAD / 2) {
-                self.prefetch_cache_sets(near);
-            }
+            // The general path may change what the fast lane relies on (page sizes, locks).
+            fast = None;
+            self.prefetch_ahead(records, i, PREFETCH_AHEAD);
             if !self.direct_record(r, single, first_cpu)? {
                 return Ok(i);
             }
@@ -1645,6 +1639,25 @@ impl System {
             Record::Event(e) => self.event(e)?,
         }
         Ok(true)
+    }
+
+    /// Host prefetch hints for the record `ahead` records after `records[i]` (its walk's last
+    /// entry) and the one `ahead / 2` after it (the cache sets it will touch): a record about to
+    /// take a path that may walk does this first, since random footprints are host-memory
+    /// bound. Changes nothing simulated.
+    #[inline]
+    pub(crate) fn prefetch_ahead(&mut self, records: &[Record], i: usize, ahead: usize) {
+        if !self.options.walks {
+            return;
+        }
+        if let Some(Record::Access(far)) = records.get(i + ahead) {
+            if let Some(Some(st)) = self.threads.get(far.thread.0 as usize) {
+                self.spaces[st.space].pt.prefetch_walk(far.vaddr);
+            }
+        }
+        if let Some(Record::Access(near)) = records.get(i + ahead / 2) {
+            self.prefetch_cache_sets(near);
+        }
     }
 
     /// Host prefetch hints for the simulated cache sets a coming access will touch: its leaf

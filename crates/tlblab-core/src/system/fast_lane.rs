@@ -1,0 +1,539 @@
+//! The fast lane: how the run loop simulates the references the memo lane does not take.
+//!
+//! The general path (`System::reference_full`) handles any machine state, at the cost of
+//! dispatching on it per reference: page sizes, locked entries, the memo and hint paths, the
+//! statistics vectors. `FastLane` settles those questions once, when it is built for a thread,
+//! and then runs that thread's references — hits and misses — looking the TLB levels up and
+//! filling them with `Tlb::fast_lookup`/`Tlb::fast_fill`, or for the common shapes of a
+//! two-level data path with `lookup_shaped`/`fill_shaped` (tlb/fast.rs), and counting into a
+//! local tally settled into the statistics at the end of the run. A miss in every level is a
+//! walk (`System::walk`, unchanged) or, in a TLB-only run (`RunOptions::walks` off, DESIGN.md
+//! "TLB-only simulation"), the walker's fixed latency and the page's identity frame
+//! (`System::translate_without_walk`); with data accesses on, the data then goes through the
+//! caches (`System::data_access`).
+//!
+//! The run loop (`System::run_direct`) offers every reference to the memo lane first (lane.rs),
+//! which settles runs of first-level hits in bulk; this lane takes what that one does not and
+//! hands back after `HAND_BACK` first-level hits in a row.
+//!
+//! When it applies (`FastLane::build`): the thread runs on its hardware thread, its address
+//! space maps everything with one page size (no regions of another size or shared objects),
+//! and every TLB level of its paths is `Tlb::fast_ready` for that size (no locked entries, no
+//! entries of other sizes, at most 64 ways). The lane stops at the first record it cannot take
+//! (an event, another thread, an access crossing a page, an address the format cannot
+//! translate), which then takes the general path, and after a walk that found a page of another
+//! size (a huge page that fell back to 4 KiB, a smaller host page), whose fill it leaves to the
+//! general `Tlb::fill_after_miss`; the run loop builds the lane again after either.
+//!
+//! Exactness: the lane makes the lookups, walks, fills, evictions and data accesses
+//! `reference_full` makes, in the same order, and the same counter and cycle updates (the
+//! cycles reach the hardware thread's clock at the end of the run, as in the memo lane).
+//! `tests/reference_parity.rs` checks runs against `access` called record by record (random
+//! machines, every run mode) and against the naive reference model (zen3-shaped machines).
+
+use super::{SimError, System, ThreadState, TimingModel};
+use crate::tlb::{pack, Payload, Requester, TlbEntry};
+use crate::tlb::{SHAPE_ANY, SHAPE_FULLY_ASSOC, SHAPE_SET_ASSOC};
+use tlblab_trace::Record;
+use tlblab_types::{Domain, PageSize, Pfn, ThreadId, VirtAddr, Vpn};
+
+/// TLB levels per path the lane handles (every built-in machine has at most two).
+const MAX_LEVELS: usize = 4;
+
+/// After this many references in a row settled by their first TLB level, `run` returns so the
+/// memo lane can take the run (measured on Lackey captures of `gzip` and `ls`, where the memo
+/// lane settles first-level hits in about half the instructions).
+const HAND_BACK: u32 = 32;
+
+/// How far ahead the lane hints the host to fetch a walk's entries and cache sets (as the
+/// general path does in `System::run_direct`).
+const PREFETCH_AHEAD: usize = 16;
+
+/// One path (data or instruction): its TLB levels in lookup order.
+#[derive(Clone, Copy, Default)]
+struct FastPath {
+    /// The path has at least one TLB level (a path without any takes the general path).
+    usable: bool,
+    levels: usize,
+    /// Per level: the TLB instance and its statistics index.
+    tlb: [usize; MAX_LEVELS],
+    stat: [usize; MAX_LEVELS],
+    latency: [u64; MAX_LEVELS],
+}
+
+/// What a run adds up, by path (`[data, instruction]`) and level.
+#[derive(Default)]
+struct Tally {
+    /// References by the level that hit; index `levels`: none did (a walk). The accesses of a
+    /// level are the references that reached it: those settled there or further down.
+    settled_at: [[u64; MAX_LEVELS + 1]; 2],
+    evictions: [[u64; MAX_LEVELS]; 2],
+    /// Cycles besides the TLB levels' latencies: walks (with walks on) and data accesses.
+    other_cycles: u64,
+    /// TLB latencies of a reference whose walk failed: counted, as `reference_full` counts it,
+    /// but never charged.
+    uncharged: u64,
+}
+
+/// How `translate` settled a reference.
+#[derive(Clone, Copy)]
+struct Settled {
+    /// The level that hit; `levels` after a walk.
+    level: usize,
+    /// The frame and page size of the translation (for the data access).
+    pfn: Pfn,
+    size: PageSize,
+    /// The walk found a page of another size than the lane's: the lane must stop after it.
+    stop: bool,
+}
+
+pub(super) struct FastLane {
+    pub(super) thread: ThreadId,
+    pub(super) cpu: usize,
+    st: ThreadState,
+    core: usize,
+    req: Requester,
+    /// The one page size of the thread's address space, and its shift and index.
+    size: PageSize,
+    shift: u32,
+    size_index: usize,
+    domain: Domain,
+    /// First address the page-table format cannot translate (the general path reports it).
+    va_limit: u64,
+    walker_latency: u64,
+    /// The run's switches: page walks, data accesses, the overlap timing model.
+    walks: bool,
+    data: bool,
+    overlap: bool,
+    paths: [FastPath; 2],
+    /// Both paths' first level is one TLB instance (a unified first level).
+    shared_first: bool,
+    /// The shapes (`Tlb::fast_shape`) of the data path's two levels, when it has two.
+    data_shapes: Option<(u8, u8)>,
+}
+
+impl FastLane {
+    /// The lane of `thread`, or None when the general path must take its next reference
+    /// (see the module comment for the conditions).
+    pub(super) fn build(sys: &System, thread: ThreadId) -> Option<FastLane> {
+        let st = match sys.threads.get(thread.0 as usize) {
+            Some(Some(s)) => *s,
+            _ => return None,
+        };
+        if sys.current[st.cpu] != Some(thread) {
+            return None;
+        }
+        let space = &sys.spaces[st.space];
+        if !space.regions.is_empty() {
+            return None;
+        }
+        let size = space.default_size;
+        let core = sys.cpus[st.cpu].core;
+        let mut paths = [FastPath::default(); 2];
+        for (path, levels) in paths
+            .iter_mut()
+            .zip([&sys.cores[core].dtlb, &sys.cores[core].itlb])
+        {
+            if levels.len() > MAX_LEVELS {
+                return None;
+            }
+            for (i, &(t, stat)) in levels.iter().enumerate() {
+                let tlb = &sys.tlbs[t];
+                if !tlb.fast_ready(size) {
+                    return None;
+                }
+                path.tlb[i] = t;
+                path.stat[i] = stat;
+                path.latency[i] = tlb.config.latency;
+            }
+            path.levels = levels.len();
+            path.usable = !levels.is_empty();
+        }
+        Some(FastLane {
+            thread,
+            cpu: st.cpu,
+            st,
+            core,
+            req: sys.requester(st),
+            size,
+            shift: size.shift(),
+            size_index: size.index(),
+            domain: space.domain,
+            va_limit: sys.va_limit,
+            walker_latency: sys.config.walker.latency,
+            walks: sys.options.walks,
+            data: sys.options.data_accesses,
+            overlap: sys.config.timing.model == TimingModel::Overlap,
+            shared_first: paths[0].usable && paths[1].usable && paths[0].tlb[0] == paths[1].tlb[0],
+            data_shapes: (paths[0].levels == 2 && paths[0].tlb[0] != paths[0].tlb[1]).then(|| {
+                let shape = |i: usize| sys.tlbs[paths[0].tlb[i]].fast_shape(size);
+                (shape(0), shape(1))
+            }),
+            paths,
+        })
+    }
+
+    /// Simulates the records from the start of `records` that the lane can take; returns how
+    /// many it took (stopping at the first other record), and whether the lane must be built
+    /// again (a walk found a page of another size). An error is the walk's (simulated memory
+    /// exhausted), after the counters of the references before it.
+    pub(super) fn run(
+        &self,
+        sys: &mut System,
+        records: &[Record],
+    ) -> Result<(usize, bool), SimError> {
+        // One copy of the loop per shape pair of a two-level data path (tlb/fast.rs), TLB-only;
+        // with walks, only the zen3 pair has its own.
+        const FA: u8 = SHAPE_FULLY_ASSOC;
+        const SA: u8 = SHAPE_SET_ASSOC;
+        const ANY: u8 = SHAPE_ANY;
+        if self.walks {
+            return match self.data_shapes {
+                Some((FA, SA)) => self.run_with::<true, true, FA, SA>(sys, records),
+                Some(_) => self.run_with::<true, true, ANY, ANY>(sys, records),
+                None => self.run_with::<true, false, ANY, ANY>(sys, records),
+            };
+        }
+        match self.data_shapes {
+            None => self.run_with::<false, false, ANY, ANY>(sys, records),
+            Some((FA, SA)) => self.run_with::<false, true, FA, SA>(sys, records),
+            Some((FA, FA)) => self.run_with::<false, true, FA, FA>(sys, records),
+            Some((FA, ANY)) => self.run_with::<false, true, FA, ANY>(sys, records),
+            Some((SA, SA)) => self.run_with::<false, true, SA, SA>(sys, records),
+            Some((SA, FA)) => self.run_with::<false, true, SA, FA>(sys, records),
+            Some((SA, ANY)) => self.run_with::<false, true, SA, ANY>(sys, records),
+            Some((ANY, FA)) => self.run_with::<false, true, ANY, FA>(sys, records),
+            Some((ANY, SA)) => self.run_with::<false, true, ANY, SA>(sys, records),
+            Some(_) => self.run_with::<false, true, ANY, ANY>(sys, records),
+        }
+    }
+
+    /// `run` with page walks (`WALKS`) and the data path's two levels of shapes `S0` and `S1`
+    /// (when `TWO`).
+    #[inline(always)]
+    fn run_with<const WALKS: bool, const TWO: bool, const S0: u8, const S1: u8>(
+        &self,
+        sys: &mut System,
+        records: &[Record],
+    ) -> Result<(usize, bool), SimError> {
+        let mut t = Tally::default();
+        let mut stale = false;
+        let mut taken = records.len();
+        // Per path: the key and frame of its previous reference in this run. That reference
+        // left its first level's most recently used way on that page (a hit or a fill makes it
+        // so), so the same page again is a hit that changes no state: counted, nothing else. A
+        // reference on the other path moves that way in a shared first level.
+        let mut last_key = [u64::MAX; 2];
+        let mut last_pfn = [Pfn(0); 2];
+        let mut memo_hits = [0u64; 2];
+        // Consecutive references settled by the first level: at HAND_BACK, the memo lane
+        // (lane.rs), which settles such runs in bulk, gets its turn.
+        let mut first_level_run = 0u32;
+        for (n, r) in records.iter().enumerate() {
+            let Record::Access(a) = r else {
+                taken = n;
+                break;
+            };
+            let va = a.vaddr.0;
+            // An access crossing a 4 KiB boundary is two references (`System::access`).
+            let crosses = a.size > 1 && (va & 0xfff) + a.size as u64 > 4096;
+            let p = a.kind.is_instr() as usize;
+            let path = &self.paths[p];
+            if a.thread != self.thread || crosses || va >= self.va_limit || !path.usable {
+                taken = n;
+                break;
+            }
+            let vpn = va >> self.shift;
+            let key = pack(vpn, self.size);
+            let found = if key == last_key[p] {
+                memo_hits[p] += 1;
+                Settled {
+                    level: 0,
+                    pfn: last_pfn[p],
+                    size: self.size,
+                    stop: false,
+                }
+            } else {
+                let found = if p == 0 && TWO {
+                    self.translate_two::<WALKS, S0, S1>(sys, &mut t, va, vpn, key)
+                } else if p == 0 {
+                    self.translate::<WALKS, 0>(sys, &mut t, va, vpn, key)
+                } else {
+                    self.translate::<WALKS, 1>(sys, &mut t, va, vpn, key)
+                };
+                let found = match found {
+                    Ok(f) => f,
+                    Err(e) => {
+                        t.uncharged = path.latency[..path.levels].iter().sum();
+                        self.settle(sys, &t, memo_hits);
+                        return Err(e);
+                    }
+                };
+                last_key[p] = if found.stop { u64::MAX } else { key };
+                last_pfn[p] = found.pfn;
+                if self.shared_first {
+                    last_key[1 - p] = u64::MAX;
+                }
+                found
+            };
+            if WALKS && self.data {
+                let lat =
+                    sys.data_access(self.cpu, self.core, a.kind, a.vaddr, found.pfn, found.size);
+                // `reference_full`: a first-level hit overlaps its data access (Overlap model).
+                let tlb_first = path.latency[0];
+                t.other_cycles += if self.overlap && found.level == 0 {
+                    tlb_first.max(lat) - tlb_first
+                } else {
+                    lat
+                };
+            }
+            if WALKS && found.stop {
+                taken = n + 1;
+                stale = true;
+                break;
+            }
+            if WALKS && found.level != 0 {
+                // Past the first level: the kind of reference that walks. Hint the host about
+                // the walk and cache sets of the ones ahead, as the general path does.
+                sys.prefetch_ahead(records, n, PREFETCH_AHEAD);
+            }
+            first_level_run = if found.level == 0 {
+                first_level_run + 1
+            } else {
+                0
+            };
+            if first_level_run == HAND_BACK {
+                taken = n + 1;
+                break;
+            }
+        }
+        self.settle(sys, &t, memo_hits);
+        Ok((taken, stale))
+    }
+
+    /// A miss in every level of path `P`: the walk (or, TLB-only, the identity frame), its
+    /// cycles added to the tally. Returns the translation to fill.
+    #[inline(always)]
+    fn miss<const WALKS: bool>(
+        &self,
+        sys: &mut System,
+        t: &mut Tally,
+        va: u64,
+        vpn: u64,
+    ) -> Result<(Pfn, PageSize, Domain), SimError> {
+        if WALKS {
+            let (leaf, cycles) = sys.walk(self.core, self.st, VirtAddr(va))?;
+            t.other_cycles += cycles;
+            Ok((leaf.pfn, leaf.size, leaf.domain))
+        } else {
+            Ok((Pfn(vpn << (self.shift - 12)), self.size, self.domain))
+        }
+    }
+
+    /// The fills of path `P` after a walk found a page of another size than the lane's: the
+    /// general fill (`reference_full`'s), for every level of the path.
+    #[cold]
+    fn fill_other_size<const P: usize>(
+        &self,
+        sys: &mut System,
+        t: &mut Tally,
+        va: u64,
+        leaf: (Pfn, PageSize, Domain),
+    ) {
+        let (pfn, size, domain) = leaf;
+        let mut e = TlbEntry::new(Vpn(va >> size.shift()), size, pfn, self.req.asid);
+        e.vmid = self.req.vmid;
+        e.domain = domain;
+        e.hw_thread = self.req.hw_thread;
+        let path = &self.paths[P];
+        for i in 0..path.levels {
+            t.evictions[P][i] += sys.tlbs[path.tlb[i]].fill_after_miss(e) as u64;
+        }
+    }
+
+    /// One reference of path `P` past the memo: look the levels up in order, walk after a
+    /// miss in every level, fill the levels above the one that hit.
+    #[inline(always)]
+    fn translate<const WALKS: bool, const P: usize>(
+        &self,
+        sys: &mut System,
+        t: &mut Tally,
+        va: u64,
+        vpn: u64,
+        key: u64,
+    ) -> Result<Settled, SimError> {
+        let path = &self.paths[P];
+        let req = self.req;
+        let mut hit = path.levels;
+        let mut payload = Payload::default();
+        for i in 0..path.levels {
+            let tlb = &mut sys.tlbs[path.tlb[i]];
+            if let Some(slot) = tlb.fast_lookup(vpn, key, req) {
+                hit = i;
+                let found = tlb.payload_at(slot);
+                payload = Payload::filled(found.pfn, found.domain, req);
+                break;
+            }
+        }
+        t.settled_at[P][hit] += 1;
+        if hit == path.levels {
+            let leaf = self.miss::<WALKS>(sys, t, va, vpn)?;
+            if leaf.1 != self.size {
+                self.fill_other_size::<P>(sys, t, va, leaf);
+                return Ok(Settled {
+                    level: hit,
+                    pfn: leaf.0,
+                    size: leaf.1,
+                    stop: true,
+                });
+            }
+            payload = Payload::filled(leaf.0, leaf.2, req);
+        }
+        for i in 0..hit {
+            let evicted = sys.tlbs[path.tlb[i]].fast_fill(vpn, key, self.size_index, payload, req);
+            t.evictions[P][i] += evicted as u64;
+        }
+        Ok(Settled {
+            level: hit,
+            pfn: payload.pfn,
+            size: self.size,
+            stop: false,
+        })
+    }
+
+    /// `translate::<WALKS, 0>` for a data path of two levels of shapes `S0` and `S1`.
+    #[inline(always)]
+    fn translate_two<const WALKS: bool, const S0: u8, const S1: u8>(
+        &self,
+        sys: &mut System,
+        t: &mut Tally,
+        va: u64,
+        vpn: u64,
+        key: u64,
+    ) -> Result<Settled, SimError> {
+        let path = &self.paths[0];
+        let req = self.req;
+        let (first, second) = two_mut(&mut sys.tlbs, path.tlb[0], path.tlb[1]);
+        if let Some(slot) = first.lookup_shaped::<S0>(vpn, key, req) {
+            t.settled_at[0][0] += 1;
+            let pfn = first.payload_at(slot).pfn;
+            return Ok(Settled {
+                level: 0,
+                pfn,
+                size: self.size,
+                stop: false,
+            });
+        }
+        if !WALKS {
+            // TLB-only: the miss needs nothing but the levels, so one borrow serves throughout.
+            let (payload, level) = match second.lookup_shaped::<S1>(vpn, key, req) {
+                Some(slot) => {
+                    let found = second.payload_at(slot);
+                    (Payload::filled(found.pfn, found.domain, req), 1)
+                }
+                None => {
+                    let frame = Pfn(vpn << (self.shift - 12));
+                    (Payload::filled(frame, self.domain, req), 2)
+                }
+            };
+            t.settled_at[0][level] += 1;
+            let evicted = first.fill_shaped::<S0>(vpn, key, self.size_index, payload, req);
+            t.evictions[0][0] += evicted as u64;
+            if level == 2 {
+                let evicted = second.fill_shaped::<S1>(vpn, key, self.size_index, payload, req);
+                t.evictions[0][1] += evicted as u64;
+            }
+            return Ok(Settled {
+                level,
+                pfn: payload.pfn,
+                size: self.size,
+                stop: false,
+            });
+        }
+        let (payload, level) = match second.lookup_shaped::<S1>(vpn, key, req) {
+            Some(slot) => {
+                let found = second.payload_at(slot);
+                (Payload::filled(found.pfn, found.domain, req), 1)
+            }
+            None => {
+                let leaf = self.miss::<WALKS>(sys, t, va, vpn)?;
+                if leaf.1 != self.size {
+                    t.settled_at[0][2] += 1;
+                    self.fill_other_size::<0>(sys, t, va, leaf);
+                    return Ok(Settled {
+                        level: 2,
+                        pfn: leaf.0,
+                        size: leaf.1,
+                        stop: true,
+                    });
+                }
+                (Payload::filled(leaf.0, leaf.2, req), 2)
+            }
+        };
+        t.settled_at[0][level] += 1;
+        let (first, second) = two_mut(&mut sys.tlbs, path.tlb[0], path.tlb[1]);
+        let evicted = first.fill_shaped::<S0>(vpn, key, self.size_index, payload, req);
+        t.evictions[0][0] += evicted as u64;
+        if level == 2 {
+            let evicted = second.fill_shaped::<S1>(vpn, key, self.size_index, payload, req);
+            t.evictions[0][1] += evicted as u64;
+        }
+        Ok(Settled {
+            level,
+            pfn: payload.pfn,
+            size: self.size,
+            stop: false,
+        })
+    }
+
+    /// Adds the counters and cycles `System::reference_full` adds for the references of a run
+    /// (with walks on, `System::walk` has counted its own).
+    fn settle(&self, sys: &mut System, t: &Tally, memo_hits: [u64; 2]) {
+        let cs = &mut sys.cpu_stats[self.cpu];
+        let mut refs = 0;
+        let mut cycles = t.other_cycles;
+        for (p, path) in self.paths.iter().enumerate() {
+            let mut settled = t.settled_at[p];
+            settled[0] += memo_hits[p];
+            let path_refs: u64 = settled[..=path.levels].iter().sum();
+            refs += path_refs;
+            if p == 1 {
+                cs.instr_references += path_refs;
+            }
+            let mut reached = path_refs;
+            for i in 0..path.levels {
+                let s = &mut cs.tlb[path.stat[i]];
+                s.accesses += reached;
+                s.hits += settled[i];
+                s.misses += reached - settled[i];
+                s.evictions += t.evictions[p][i];
+                cycles += reached * path.latency[i];
+                reached -= settled[i];
+            }
+            if !self.walks {
+                let walks = settled[path.levels];
+                cs.walks += walks;
+                cs.walk_cycles += walks * self.walker_latency;
+                cycles += walks * self.walker_latency;
+            }
+        }
+        let cycles = cycles - t.uncharged;
+        cs.references += refs;
+        cs.cycles += cycles;
+        sys.cpus[self.cpu].clock += cycles;
+        sys.references += refs;
+    }
+}
+
+/// Mutable references to two distinct elements.
+#[inline(always)]
+fn two_mut<T>(v: &mut [T], i: usize, j: usize) -> (&mut T, &mut T) {
+    assert_ne!(i, j, "two levels of one path are distinct instances");
+    if i < j {
+        let (low, high) = v.split_at_mut(j);
+        (&mut low[i], &mut high[0])
+    } else {
+        let (low, high) = v.split_at_mut(i);
+        (&mut high[0], &mut low[j])
+    }
+}
