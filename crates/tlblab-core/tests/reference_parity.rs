@@ -294,7 +294,7 @@ proptest! {
         if overlap {
             cfg.timing.model = tlblab_core::machine::TimingModel::Overlap;
         }
-        // TLB-only runs take their own lane (system/tlb_only.rs).
+        // TLB-only runs: the fast lane takes every reference the memo lane does not.
         let opts = if tlb_only {
             RunOptions { max_references: limit, ..RunOptions::tlb_only(seed) }
         } else {
@@ -361,7 +361,7 @@ proptest! {
     }
 }
 
-/// A split two-level TLB of the shapes the TLB-only lane specialises (tlb/fast.rs): a fully
+/// A split two-level TLB of the shapes the fast lane specialises (tlb/fast.rs): a fully
 /// associative LRU first level of `l1_ways` ways, a low-bit indexed LRU second level of
 /// `l2_sets` × `l2_ways`, on each path; x86-64 4-level, 4 KiB pages.
 fn shaped_machine(l1_ways: usize, l2_sets: usize, l2_ways: usize, latency: u64, unified_l2: bool) -> MachineConfig {

@@ -117,7 +117,7 @@ impl Replacement {
         }
     }
 
-    /// The LRU order, if this is LRU (the TLB-only lane's shaped levels, `tlb/fast.rs`).
+    /// The LRU order, if this is LRU (the fast lane's shaped levels, `tlb/fast.rs`).
     #[inline(always)]
     pub(crate) fn lru_order(&mut self) -> Option<&mut OrderList> {
         match self {

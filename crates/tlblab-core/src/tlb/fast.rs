@@ -1,4 +1,4 @@
-//! Shaped lookups and fills for the TLB-only lane (`system/tlb_only.rs`).
+//! Shaped lookups and fills for the fast lane (`system/fast_lane.rs`).
 //!
 //! `Tlb::fast_lookup` and `Tlb::fast_fill` serve any level that is `fast_ready`, deciding per
 //! call what the level is: how its sets are indexed, which replacement policy it runs, whether

@@ -680,7 +680,7 @@ impl Tlb {
     }
 
     /// Whether `fast_lookup` and `fast_fill` may serve this level for translations of `size`
-    /// (the TLB-only run loop, `system/tlb_only.rs`): the level holds `size`, no other size
+    /// (the fast lane, `system/fast_lane.rs`): the level holds `size`, no other size
     /// has entries, no entry is locked, and a set has at most 64 ways. Those two methods keep
     /// it true; anything else that changes the level may not.
     pub(crate) fn fast_ready(&self, size: PageSize) -> bool {
