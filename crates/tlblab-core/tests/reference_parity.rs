@@ -43,7 +43,12 @@ fn tlb_level(level: u8, sizes: Vec<PageSize>) -> impl Strategy<Value = TlbConfig
                 name: format!("T{level}"),
                 level,
                 // Mostly unified; split levels so both paths and their interplay are covered.
-                kind: [TlbKind::Unified, TlbKind::Unified, TlbKind::Data, TlbKind::Instr][kind as usize],
+                kind: [
+                    TlbKind::Unified,
+                    TlbKind::Unified,
+                    TlbKind::Data,
+                    TlbKind::Instr,
+                ][kind as usize],
                 entries: sets * ways,
                 ways: Ways::N(ways),
                 index,
@@ -206,7 +211,11 @@ fn stream() -> impl Strategy<Value = Vec<(u8, u64)>> {
 fn stat_index_on_path(cfg: &MachineConfig, kind: AccessKind, n: usize) -> usize {
     let mut order: Vec<usize> = (0..cfg.tlbs.len()).collect();
     order.sort_by_key(|&i| (cfg.tlbs[i].level, cfg.tlbs[i].kind as u8));
-    let other = if kind == AccessKind::Instr { TlbKind::Data } else { TlbKind::Instr };
+    let other = if kind == AccessKind::Instr {
+        TlbKind::Data
+    } else {
+        TlbKind::Instr
+    };
     order
         .iter()
         .enumerate()
@@ -361,10 +370,39 @@ proptest! {
     }
 }
 
+/// A machine with one thread (0) bound to hardware thread 0 in a fresh address space.
+fn one_thread_system(cfg: &MachineConfig, opts: RunOptions) -> System {
+    let mut sys = System::new(cfg.clone(), opts).unwrap();
+    let space = sys.create_space().unwrap();
+    sys.bind_thread(ThreadId(0), space, 0);
+    sys
+}
+
+/// `by_run` and `by_access` ended in the same state: every statistic, the TLB levels' entries.
+fn same_end_state(by_run: &System, by_access: &System) -> Result<(), TestCaseError> {
+    prop_assert_eq!(
+        serde_json::to_value(by_run.stats()).unwrap(),
+        serde_json::to_value(by_access.stats()).unwrap()
+    );
+    for (a, b) in by_run.tlbs.iter().zip(&by_access.tlbs) {
+        prop_assert_eq!(
+            a.entries().collect::<Vec<_>>(),
+            b.entries().collect::<Vec<_>>()
+        );
+    }
+    Ok(())
+}
+
 /// A split two-level TLB of the shapes the fast lane specialises (tlb/fast.rs): a fully
 /// associative LRU first level of `l1_ways` ways, a low-bit indexed LRU second level of
 /// `l2_sets` × `l2_ways`, on each path; x86-64 4-level, 4 KiB pages.
-fn shaped_machine(l1_ways: usize, l2_sets: usize, l2_ways: usize, latency: u64, unified_l2: bool) -> MachineConfig {
+fn shaped_machine(
+    l1_ways: usize,
+    l2_sets: usize,
+    l2_ways: usize,
+    latency: u64,
+    unified_l2: bool,
+) -> MachineConfig {
     let level = |name: &str, level: u8, kind: TlbKind, sets: usize, ways: usize| TlbConfig {
         name: name.into(),
         level,
@@ -386,7 +424,10 @@ fn shaped_machine(l1_ways: usize, l2_sets: usize, l2_ways: usize, latency: u64, 
         cores: 1,
         threads_per_core: 1,
         frequency_mhz: 1000.0,
-        page_table: PageTableConfig { format: PageTableFormat::X86_64_4level, page_size: PageSize::Size4K },
+        page_table: PageTableConfig {
+            format: PageTableFormat::X86_64_4level,
+            page_size: PageSize::Size4K,
+        },
         tlbs: if unified_l2 {
             // One second level behind both paths: instruction references move its state (and
             // its memo) between the data path's shaped lookups.
@@ -403,9 +444,18 @@ fn shaped_machine(l1_ways: usize, l2_sets: usize, l2_ways: usize, latency: u64, 
                 level("L2D", 2, TlbKind::Data, l2_sets, l2_ways),
             ]
         },
-        walker: WalkerConfig { latency: 5, first_cache_level: 1, pwcs: Vec::new() },
+        walker: WalkerConfig {
+            latency: 5,
+            first_cache_level: 1,
+            pwcs: Vec::new(),
+        },
         caches: Vec::new(),
-        memory: MemoryConfig { bytes: 64 << 20, latency: 100, placement: Placement::Sequential, source: String::new() },
+        memory: MemoryConfig {
+            bytes: 64 << 20,
+            latency: 100,
+            placement: Placement::Sequential,
+            source: String::new(),
+        },
         timing: TimingConfig::default(),
         virtualization: None,
         source: String::new(),
@@ -439,15 +489,9 @@ proptest! {
                 Record::Access(Access::new(ThreadId(0), kind, VirtAddr(va), 4))
             })
             .collect();
-        let setup = || {
-            let mut sys = System::new(cfg.clone(), RunOptions::tlb_only(seed)).unwrap();
-            let space = sys.create_space().unwrap();
-            sys.bind_thread(ThreadId(0), space, 0);
-            sys
-        };
-        let mut by_run = setup();
+        let mut by_run = one_thread_system(&cfg, RunOptions::tlb_only(seed));
         by_run.run_slice(&records).unwrap();
-        let mut by_access = setup();
+        let mut by_access = one_thread_system(&cfg, RunOptions::tlb_only(seed));
         let mut reference = ReferenceModel::new(&cfg, seed, false, false).without_walks();
         let mut expected_hits = vec![0u64; cfg.tlbs.len()];
         let mut expected_walks = 0;
@@ -466,13 +510,7 @@ proptest! {
         prop_assert_eq!(stats.tlb.iter().map(|l| l.hits).collect::<Vec<_>>(), expected_hits);
         prop_assert_eq!(stats.walks, expected_walks);
         prop_assert_eq!(stats.cycles, expected_cycles);
-        prop_assert_eq!(
-            serde_json::to_value(by_run.stats()).unwrap(),
-            serde_json::to_value(by_access.stats()).unwrap()
-        );
-        for (a, b) in by_run.tlbs.iter().zip(&by_access.tlbs) {
-            prop_assert_eq!(a.entries().collect::<Vec<_>>(), b.entries().collect::<Vec<_>>());
-        }
+        same_end_state(&by_run, &by_access)?;
     }
 }
 
@@ -520,27 +558,15 @@ proptest! {
                 Record::Access(Access::new(ThreadId(0), kind, VirtAddr(va), 4))
             })
             .collect();
-        let setup = || {
-            let mut sys = System::new(cfg.clone(), opts).unwrap();
-            let space = sys.create_space().unwrap();
-            sys.bind_thread(ThreadId(0), space, 0);
-            sys
-        };
-        let mut by_run = setup();
+        let mut by_run = one_thread_system(&cfg, opts);
         by_run.run_slice(&records).unwrap();
-        let mut by_access = setup();
+        let mut by_access = one_thread_system(&cfg, opts);
         for r in &records {
             let Record::Access(a) = *r else { unreachable!() };
             by_access.access(a).unwrap();
         }
         let sizes = |sys: &System| sys.tlbs.iter().flat_map(|t| t.entries()).map(|e| e.size).collect::<std::collections::BTreeSet<_>>();
         prop_assume!(sizes(&by_access).len() == 2, "both page sizes in use");
-        prop_assert_eq!(
-            serde_json::to_value(by_run.stats()).unwrap(),
-            serde_json::to_value(by_access.stats()).unwrap()
-        );
-        for (a, b) in by_run.tlbs.iter().zip(&by_access.tlbs) {
-            prop_assert_eq!(a.entries().collect::<Vec<_>>(), b.entries().collect::<Vec<_>>());
-        }
+        same_end_state(&by_run, &by_access)?;
     }
 }
