@@ -177,6 +177,7 @@ impl FastLane {
     /// many it took (stopping at the first other record), and whether the lane must be built
     /// again (a walk found a page of another size). An error is the walk's (simulated memory
     /// exhausted), after the counters of the references before it.
+    #[inline(never)]
     pub(super) fn run(
         &self,
         sys: &mut System,
