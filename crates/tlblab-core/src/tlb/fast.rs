@@ -11,9 +11,11 @@
 //! - `SHAPE_SET_ASSOC`: sets of at most 16 ways indexed by low VPN bits, LRU (the packed order)
 //!   (a second level: zen3 L2D, the Cortex-A7/A9 main TLBs).
 //!
-//! `SHAPE_ANY` forwards to the general fast methods. A shaped call has exactly the effects of
-//! the general one (the shapes only skip questions whose answers are known);
-//! `tests/reference_parity.rs` runs zen3-shaped levels against the naive model.
+//! `SHAPE_ANY` forwards to the general fast methods. A shaped call has the effects of the
+//! general one on the entries, the replacement state, the `present` counts and the hint table
+//! (the shapes only skip questions whose answers are known); it leaves the memo empty where the
+//! general one sets it, which is always correct (`lookup_shaped`). `tests/reference_parity.rs`
+//! runs zen3-shaped levels against the naive model.
 
 use super::{hint_hash, present_hash, Payload, Requester, Tlb};
 use crate::replacement::OrderList;
@@ -21,7 +23,7 @@ use tlblab_types::PageSize;
 
 /// Any level `fast_ready` allows: the general fast methods.
 pub(crate) const SHAPE_ANY: u8 = 0;
-/// One set of 32..=64 ways, LRU, with the `present` filter.
+/// One set of 32..=64 ways, LRU, with the hint table and the `present` filter.
 pub(crate) const SHAPE_FULLY_ASSOC: u8 = 1;
 /// At most 16 ways per set, low-VPN-bit index, LRU.
 pub(crate) const SHAPE_SET_ASSOC: u8 = 2;
