@@ -1,6 +1,8 @@
 //! Parity tier: the engine agrees with the naive reference model, access for access, on random
 //! machine configurations and random access streams (STYLE.md §10).
 
+mod common;
+
 use proptest::prelude::*;
 use tlblab_core::cache::{CacheConfig, CacheKind, Indexing};
 use tlblab_core::machine::{MachineConfig, PageTableConfig, TimingConfig, WalkerConfig};
@@ -404,62 +406,30 @@ fn shaped_machine(
     unified_l2: bool,
 ) -> MachineConfig {
     let level = |name: &str, level: u8, kind: TlbKind, sets: usize, ways: usize| TlbConfig {
-        name: name.into(),
-        level,
         kind,
-        entries: sets * ways,
-        ways: Ways::N(ways),
-        index: IndexFn::LowBits,
-        replacement: ReplacementKind::Lru,
-        page_sizes: vec![PageSize::Size4K, PageSize::Size2M],
         latency: latency * (level as u64 - 1),
-        shared: false,
-        lockable: 0,
-        tags: TagConfig::default(),
-        source: String::new(),
+        ..common::tlb(name, level, sets * ways, ways, ReplacementKind::Lru)
     };
-    MachineConfig {
-        name: "shaped".into(),
-        description: String::new(),
-        cores: 1,
-        threads_per_core: 1,
-        frequency_mhz: 1000.0,
-        page_table: PageTableConfig {
-            format: PageTableFormat::X86_64_4level,
-            page_size: PageSize::Size4K,
-        },
-        tlbs: if unified_l2 {
-            // One second level behind both paths: instruction references move its state (and
-            // its memo) between the data path's shaped lookups.
-            vec![
-                level("L1I", 1, TlbKind::Instr, 1, l1_ways),
-                level("L1D", 1, TlbKind::Data, 1, l1_ways),
-                level("L2", 2, TlbKind::Unified, l2_sets, l2_ways),
-            ]
-        } else {
-            vec![
-                level("L1I", 1, TlbKind::Instr, 1, l1_ways),
-                level("L1D", 1, TlbKind::Data, 1, l1_ways),
-                level("L2I", 2, TlbKind::Instr, l2_sets, l2_ways),
-                level("L2D", 2, TlbKind::Data, l2_sets, l2_ways),
-            ]
-        },
-        walker: WalkerConfig {
-            latency: 5,
-            first_cache_level: 1,
-            pwcs: Vec::new(),
-        },
-        caches: Vec::new(),
-        memory: MemoryConfig {
-            bytes: 64 << 20,
-            latency: 100,
-            placement: Placement::Sequential,
-            source: String::new(),
-        },
-        timing: TimingConfig::default(),
-        virtualization: None,
-        source: String::new(),
-    }
+    let tlbs = if unified_l2 {
+        // One second level behind both paths: instruction references move its state (and its
+        // memo) between the data path's shaped lookups.
+        vec![
+            level("L1I", 1, TlbKind::Instr, 1, l1_ways),
+            level("L1D", 1, TlbKind::Data, 1, l1_ways),
+            level("L2", 2, TlbKind::Unified, l2_sets, l2_ways),
+        ]
+    } else {
+        vec![
+            level("L1I", 1, TlbKind::Instr, 1, l1_ways),
+            level("L1D", 1, TlbKind::Data, 1, l1_ways),
+            level("L2I", 2, TlbKind::Instr, l2_sets, l2_ways),
+            level("L2D", 2, TlbKind::Data, l2_sets, l2_ways),
+        ]
+    };
+    let mut cfg = common::machine(PageTableFormat::X86_64_4level, tlbs);
+    cfg.walker.latency = 5;
+    cfg.memory.bytes = 64 << 20;
+    cfg
 }
 
 proptest! {
@@ -533,22 +503,7 @@ proptest! {
         cfg.page_table.page_size = PageSize::Size2M;
         cfg.memory.bytes = 512 << 20;
         cfg.memory.placement = Placement::Fragmented { fragmentation };
-        cfg.caches = vec![CacheConfig {
-            name: "C1".into(),
-            level: 1,
-            kind: CacheKind::Unified,
-            size: 32 << 10,
-            ways: 8,
-            line: 64,
-            latency: 4,
-            replacement: ReplacementKind::Lru,
-            shared: false,
-            indexing: Indexing::Physical,
-            flush_cycles_base: 0,
-            flush_cycles_per_line: 0,
-            flush_cycles_per_dirty_line: 0,
-            source: String::new(),
-        }];
+        cfg.caches = vec![common::cache("C1", 1, 32 << 10, 8, 4)];
         let opts = RunOptions { seed, caches: caches_on, data_accesses: caches_on, ..RunOptions::default() };
         let records: Vec<Record> = refs
             .iter()
