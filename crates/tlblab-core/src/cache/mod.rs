@@ -200,14 +200,7 @@ impl Cache {
                 (w, true)
             }
             Err(free) => {
-                let w = match free {
-                    Some(w) => {
-                        self.repl.on_fill(set, w);
-                        w
-                    }
-                    // The victim's choice and its fill in one step (one rotation for LRU).
-                    None => self.repl.fill_victim(set),
-                };
+                let w = self.repl.fill_way(set, free);
                 self.tags.set(base + w, line);
                 self.dirty[base + w] = write;
                 (w, false)

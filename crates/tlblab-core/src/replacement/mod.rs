@@ -151,6 +151,19 @@ impl Replacement {
         }
     }
 
+    /// The way a fill of `set` takes, its fill recorded: `free` (an invalid way the caller
+    /// found) if there is one, else the victim (`fill_victim`). Every way may be chosen.
+    #[inline(always)]
+    pub fn fill_way(&mut self, set: usize, free: Option<usize>) -> usize {
+        match free {
+            Some(w) => {
+                self.on_fill(set, w);
+                w
+            }
+            None => self.fill_victim(set),
+        }
+    }
+
     /// `allowed` is a bit mask over ways (bit w = way w may be chosen); ways ≤ 64 per mask word.
     #[inline]
     pub fn victim(&mut self, set: usize, allowed: &[u64]) -> usize {

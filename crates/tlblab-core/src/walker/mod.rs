@@ -192,13 +192,7 @@ impl Pwc {
         } else {
             (0..self.ways).find(|&w| self.keys.get(base + w) == INVALID)
         };
-        let w = match free {
-            Some(w) => {
-                self.repl.on_fill(set, w);
-                w
-            }
-            None => self.repl.fill_victim(set),
-        };
+        let w = self.repl.fill_way(set, free);
         self.keys.set(base + w, prefix);
         self.space[base + w] = space;
         self.node[base + w] = node;
