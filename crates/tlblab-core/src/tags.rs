@@ -16,7 +16,7 @@
 const PAD: usize = 15;
 
 #[inline(always)]
-fn fingerprint(key: u64) -> u8 {
+pub(crate) fn fingerprint(key: u64) -> u8 {
     (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as u8
 }
 
@@ -64,6 +64,12 @@ impl TagArray {
     /// Every key, slot order.
     pub(crate) fn as_slice(&self) -> &[u64] {
         &self.keys
+    }
+
+    /// The keys and the fingerprints (`PAD` longer), for code that keeps them in step itself
+    /// (`set`'s rule: the fingerprint of slot i is `fingerprint(keys[i])`; tlb/pair.rs).
+    pub(crate) fn parts_mut(&mut self) -> (&mut [u64], &mut [u8]) {
+        (&mut self.keys, &mut self.fps)
     }
 
     /// Bit w set where slot `base + w` holds `key`, for w < n (n ≤ 64): exact.
@@ -139,49 +145,66 @@ impl TagArray {
     /// For each of `fps`: bit w set where the fingerprint of slot `base + w` is that one, for
     /// w < n. Several fingerprints share one read of the set (`find_or_free`).
     #[inline(always)]
-    #[cfg(target_arch = "x86_64")]
     fn fingerprint_matches<const K: usize>(&self, base: usize, n: usize, fps: [u8; K]) -> [u64; K] {
-        use std::arch::x86_64::{
-            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
-        };
-        // SAFETY (both closures' callers): SSE2 is part of x86-64.
-        let eq = |v: __m128i, fp: u8| unsafe {
-            _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(fp as i8))) as u32 as u64
-        };
-        let mut out = [0u64; K];
-        if n <= 16 {
-            // Sets of up to 16 ways (nearly every structure): one read, no loop.
-            let row: &[u8; 16] = self.fps[base..base + 16].try_into().unwrap();
-            // SAFETY: SSE2 is part of x86-64; the load reads the 16 bytes of `row`.
-            let v = unsafe { _mm_loadu_si128(row.as_ptr().cast()) };
-            for (m, &fp) in out.iter_mut().zip(&fps) {
-                *m = eq(v, fp);
-            }
-        } else {
-            // One bounds check for the whole read: base + 16·⌈n/16⌉ ≤ len + PAD.
-            let row = &self.fps[base..base + n.div_ceil(16) * 16];
-            for (i, chunk) in row.chunks_exact(16).enumerate() {
-                // SAFETY: SSE2 is part of x86-64; the load reads 16 bytes inside `row`.
-                let v = unsafe { _mm_loadu_si128(chunk.as_ptr().cast()) };
-                for (m, &fp) in out.iter_mut().zip(&fps) {
-                    *m |= eq(v, fp) << (16 * i);
-                }
-            }
-        }
-        out.map(|m| m & low_bits(n))
+        fingerprint_matches_in(&self.fps, base, n, fps)
     }
+}
 
-    #[inline(always)]
-    #[cfg(not(target_arch = "x86_64"))]
-    fn fingerprint_matches<const K: usize>(&self, base: usize, n: usize, fps: [u8; K]) -> [u64; K] {
-        let mut out = [0u64; K];
-        for (w, &f) in self.fps[base..base + n].iter().enumerate() {
+/// `TagArray::fingerprint_matches` on a fingerprint vector (`PAD` past its last slot): for each
+/// of `fps`, bit w set where the fingerprint of slot `base + w` is that one, for w < n ≤ 64.
+#[inline(always)]
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn fingerprint_matches_in<const K: usize>(
+    all: &[u8],
+    base: usize,
+    n: usize,
+    fps: [u8; K],
+) -> [u64; K] {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+    // SAFETY (both closures' callers): SSE2 is part of x86-64.
+    let eq = |v: __m128i, fp: u8| unsafe {
+        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(fp as i8))) as u32 as u64
+    };
+    let mut out = [0u64; K];
+    if n <= 16 {
+        // Sets of up to 16 ways (nearly every structure): one read, no loop.
+        let row: &[u8; 16] = all[base..base + 16].try_into().unwrap();
+        // SAFETY: SSE2 is part of x86-64; the load reads the 16 bytes of `row`.
+        let v = unsafe { _mm_loadu_si128(row.as_ptr().cast()) };
+        for (m, &fp) in out.iter_mut().zip(&fps) {
+            *m = eq(v, fp);
+        }
+    } else {
+        // One bounds check for the whole read: base + 16·⌈n/16⌉ ≤ len + PAD.
+        let row = &all[base..base + n.div_ceil(16) * 16];
+        for (i, chunk) in row.chunks_exact(16).enumerate() {
+            // SAFETY: SSE2 is part of x86-64; the load reads 16 bytes inside `row`.
+            let v = unsafe { _mm_loadu_si128(chunk.as_ptr().cast()) };
             for (m, &fp) in out.iter_mut().zip(&fps) {
-                *m |= ((f == fp) as u64) << w;
+                *m |= eq(v, fp) << (16 * i);
             }
         }
-        out
     }
+    out.map(|m| m & low_bits(n))
+}
+
+#[inline(always)]
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn fingerprint_matches_in<const K: usize>(
+    all: &[u8],
+    base: usize,
+    n: usize,
+    fps: [u8; K],
+) -> [u64; K] {
+    let mut out = [0u64; K];
+    for (w, &f) in all[base..base + n].iter().enumerate() {
+        for (m, &fp) in out.iter_mut().zip(&fps) {
+            *m |= ((f == fp) as u64) << w;
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 mod fifo;
 mod lru;
-mod order;
+pub(crate) mod order;
 
 pub(crate) use order::OrderList;
 mod plru;

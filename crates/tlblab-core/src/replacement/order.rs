@@ -6,10 +6,8 @@
 //!   nibble: every operation is a few shifts and masks on one word, and a whole cache's order
 //!   state is 8 bytes per set (a 32 MiB simulated L3 keeps 256 KiB of it, not megabytes of
 //!   links), which is what keeps the host's caches warm on large simulated caches;
-//! - more ways, `prev`/`next` index arrays, one doubly linked list per set.
+//! - more ways, `prev`/`next` index arrays, one circular doubly linked list per set.
 //! Neither allocates after construction.
-
-const NIL: u32 = u32::MAX;
 
 #[derive(Clone, Debug)]
 pub(crate) enum OrderList {
@@ -91,6 +89,42 @@ fn low_nibbles(k: usize) -> u64 {
     }
 }
 
+/// The position of way `w` in the packed order `order` (it is there exactly once).
+#[inline(always)]
+fn packed_position(order: u64, w: usize) -> usize {
+    // Zero nibbles of order ^ (w in every nibble): the lowest one found by the classic
+    // has-zero test is exact (borrows only create false hits above a true zero), and the
+    // unused nibbles above `ways` lie above the true one.
+    let x = order ^ (w as u64).wrapping_mul(0x1111_1111_1111_1111);
+    let z = x.wrapping_sub(0x1111_1111_1111_1111) & !x & 0x8888_8888_8888_8888;
+    debug_assert!(z != 0, "way {w} not in order {order:#x}");
+    z.trailing_zeros() as usize / 4
+}
+
+/// Makes way `w` the most recent in one set's packed order.
+#[inline(always)]
+pub(crate) fn packed_to_front(order: &mut u64, w: usize) {
+    let o = *order;
+    if o & 0xf == w as u64 {
+        return;
+    }
+    // Here 1 ≤ p ≤ 15, so both masks are shifts of all ones, without `low_nibbles`' branch.
+    let p = packed_position(o, w);
+    let below = u64::MAX >> (64 - 4 * p);
+    let through = u64::MAX >> (60 - 4 * p);
+    *order = (o & !through) | ((o & below) << 4) | w as u64;
+}
+
+/// The oldest way of one set's packed order (of `ways` ways) moved to the front, every other
+/// way one position older; returns it.
+#[inline(always)]
+pub(crate) fn packed_recycle_oldest(order: &mut u64, ways: usize) -> usize {
+    let o = *order;
+    let w = (o >> (4 * (ways - 1))) & 0xf;
+    *order = ((o << 4) & low_nibbles(ways)) | w;
+    w as usize
+}
+
 /// The order of each set as nibbles: position 0 = most recent, position `ways - 1` = oldest.
 #[derive(Clone, Debug)]
 pub(crate) struct PackedOrder {
@@ -111,35 +145,21 @@ impl PackedOrder {
         }
     }
 
-    /// The position of way `w` in `order` (it is there exactly once).
-    #[inline(always)]
-    fn position(&self, order: u64, w: usize) -> usize {
-        // Zero nibbles of order ^ (w in every nibble): the lowest one found by the classic
-        // has-zero test is exact (borrows only create false hits above a true zero), and the
-        // unused nibbles above `ways` lie above the true one.
-        let x = order ^ (w as u64).wrapping_mul(0x1111_1111_1111_1111);
-        let z = x.wrapping_sub(0x1111_1111_1111_1111) & !x & 0x8888_8888_8888_8888;
-        debug_assert!(z != 0, "way {w} not in order {order:#x}");
-        z.trailing_zeros() as usize / 4
+    /// Every set's order word and the number of ways, for code that works on the words
+    /// directly (`packed_to_front`, `packed_recycle_oldest`; tlb/pair.rs).
+    pub(crate) fn words_mut(&mut self) -> (&mut [u64], usize) {
+        (&mut self.sets, self.ways)
     }
 
     #[inline(always)]
     pub(crate) fn to_front(&mut self, set: usize, w: usize) {
-        let order = self.sets[set];
-        if order & 0xf == w as u64 {
-            return;
-        }
-        // Here 1 ≤ p ≤ 15, so both masks are shifts of all ones, without `low_nibbles`' branch.
-        let p = self.position(order, w);
-        let below = u64::MAX >> (64 - 4 * p);
-        let through = u64::MAX >> (60 - 4 * p);
-        self.sets[set] = (order & !through) | ((order & below) << 4) | w as u64;
+        packed_to_front(&mut self.sets[set], w);
     }
 
     #[inline]
     fn to_back(&mut self, set: usize, w: usize) {
         let order = self.sets[set];
-        let p = self.position(order, w);
+        let p = packed_position(order, w);
         let last = self.ways - 1;
         if p == last {
             return;
@@ -157,10 +177,7 @@ impl PackedOrder {
     /// The oldest way moved to the front: every other way one position older.
     #[inline(always)]
     pub(crate) fn recycle_oldest(&mut self, set: usize) -> usize {
-        let order = self.sets[set];
-        let w = (order >> (4 * (self.ways - 1))) & 0xf;
-        self.sets[set] = ((order << 4) & low_nibbles(self.ways)) | w;
-        w as usize
+        packed_recycle_oldest(&mut self.sets[set], self.ways)
     }
 
     fn oldest_allowed(&self, set: usize, allowed: &[u64]) -> usize {
@@ -175,12 +192,11 @@ impl PackedOrder {
     }
 }
 
-/// `LinkedOrder::links[i]`: the neighbours of slot i, more recent and older.
+/// `LinkedOrder::links[i]`: the neighbours of slot i, more recent and older. The list is
+/// circular: the most recent way's more recent neighbour is the oldest way, and the oldest
+/// way's older neighbour the most recent one.
 const PREV: usize = 0;
 const NEXT: usize = 1;
-/// `LinkedOrder::ends[set]`: its most recent and oldest way.
-const HEAD: usize = 0;
-const TAIL: usize = 1;
 
 #[derive(Clone, Debug)]
 pub(crate) struct LinkedOrder {
@@ -188,113 +204,81 @@ pub(crate) struct LinkedOrder {
     /// Per slot, [prev, next]: a slot's two links in one 8-byte element, so a relink reads one
     /// host line and one bounds check per slot touched.
     links: Vec<[u32; 2]>,
-    /// Per set, [head, tail].
-    ends: Vec<[u32; 2]>,
+    /// Per set, its most recent way. Its oldest is `links[head][PREV]`, so making the oldest
+    /// way the most recent (the replacement of every full set) only moves the head.
+    heads: Vec<u32>,
 }
 
 impl LinkedOrder {
     fn new(sets: usize, ways: usize) -> Self {
-        let mut l = LinkedOrder {
-            ways,
-            links: vec![[NIL; 2]; sets * ways],
-            ends: vec![[NIL; 2]; sets],
-        };
-        // Initial order: way 0 is the oldest, so untouched ways are chosen lowest first.
+        // Initial order: way 0 is the oldest, so untouched ways are chosen lowest first; the
+        // most recent is way `ways - 1`.
+        let mut links = vec![[0; 2]; sets * ways];
         for s in 0..sets {
             for w in 0..ways {
-                l.push_front(s, w);
+                let more_recent = (w + 1) % ways;
+                let older = (w + ways - 1) % ways;
+                links[s * ways + w] = [more_recent as u32, older as u32];
             }
         }
-        l
-    }
-
-    #[inline(always)]
-    fn unlink(&mut self, set: usize, w: usize) {
-        let base = set * self.ways;
-        let [p, n] = self.links[base + w];
-        if p == NIL {
-            self.ends[set][HEAD] = n;
-        } else {
-            self.links[base + p as usize][NEXT] = n;
+        LinkedOrder {
+            ways,
+            links,
+            heads: vec![ways as u32 - 1; sets],
         }
-        if n == NIL {
-            self.ends[set][TAIL] = p;
-        } else {
-            self.links[base + n as usize][PREV] = p;
-        }
-    }
-
-    #[inline(always)]
-    fn push_front(&mut self, set: usize, w: usize) {
-        let base = set * self.ways;
-        let h = self.ends[set][HEAD];
-        self.links[base + w] = [NIL, h];
-        if h == NIL {
-            self.ends[set][TAIL] = w as u32;
-        } else {
-            self.links[base + h as usize][PREV] = w as u32;
-        }
-        self.ends[set][HEAD] = w as u32;
-    }
-
-    #[inline]
-    fn push_back(&mut self, set: usize, w: usize) {
-        let base = set * self.ways;
-        let t = self.ends[set][TAIL];
-        self.links[base + w] = [t, NIL];
-        if t == NIL {
-            self.ends[set][HEAD] = w as u32;
-        } else {
-            self.links[base + t as usize][NEXT] = w as u32;
-        }
-        self.ends[set][TAIL] = w as u32;
     }
 
     #[inline(always)]
     pub(crate) fn to_front(&mut self, set: usize, w: usize) {
-        if self.ends[set][HEAD] as usize != w {
-            self.unlink(set, w);
-            self.push_front(set, w);
-        }
+        let base = set * self.ways;
+        linked_to_front(
+            &mut self.links[base..base + self.ways],
+            &mut self.heads[set],
+            w,
+        );
     }
 
     #[inline]
     fn to_back(&mut self, set: usize, w: usize) {
-        if self.ends[set][TAIL] as usize != w {
-            self.unlink(set, w);
-            self.push_back(set, w);
+        let base = set * self.ways;
+        let links = &mut self.links[base..base + self.ways];
+        let head = &mut self.heads[set];
+        if w == *head as usize {
+            // The head becomes the oldest by moving the head one older: a rotation.
+            *head = links[w][NEXT];
+        } else if w != links[*head as usize][PREV] as usize {
+            // Neither end: out of its place, in between the oldest and the head.
+            unlink(links, w);
+            insert_before_head(links, *head, w);
         }
     }
 
     #[inline]
     fn oldest(&self, set: usize) -> usize {
-        self.ends[set][TAIL] as usize
+        self.links[set * self.ways + self.heads[set] as usize][PREV] as usize
     }
 
-    /// The tail moved to the head: its predecessor becomes the tail (fewer reads than
-    /// `to_front`'s general unlink; the replacement of every full fully associative set).
+    /// The oldest way moved to the front: every other way one position older.
     #[inline(always)]
     pub(crate) fn recycle_oldest(&mut self, set: usize) -> usize {
-        let [h, t] = self.ends[set];
-        if t == h {
-            return t as usize; // one way
-        }
         let base = set * self.ways;
-        let new_tail = self.links[base + t as usize][PREV];
-        self.links[base + new_tail as usize][NEXT] = NIL;
-        self.links[base + t as usize] = [NIL, h];
-        self.links[base + h as usize][PREV] = t;
-        self.ends[set] = [t, new_tail];
-        t as usize
+        linked_recycle_oldest(&self.links[base..base + self.ways], &mut self.heads[set])
+    }
+
+    /// The links and head of set 0 (a fully associative level's one set), for code that works
+    /// on them directly (`linked_to_front`, `linked_recycle_oldest`; tlb/pair.rs).
+    pub(crate) fn first_set_mut(&mut self) -> (&mut [[u32; 2]], &mut u32) {
+        (&mut self.links[..self.ways], &mut self.heads[0])
     }
 
     fn oldest_allowed(&self, set: usize, allowed: &[u64]) -> usize {
-        let mut w = self.ends[set][TAIL];
-        while w != NIL {
-            if super::mask_has(allowed, w as usize) {
-                return w as usize;
+        let base = set * self.ways;
+        let mut w = self.oldest(set);
+        for _ in 0..self.ways {
+            if super::mask_has(allowed, w) {
+                return w;
             }
-            w = self.links[set * self.ways + w as usize][PREV];
+            w = self.links[base + w][PREV] as usize;
         }
         unreachable!("allowed mask is never empty")
     }
@@ -339,4 +323,101 @@ mod tests {
             }
         }
     }
+
+    /// The linked form, at any number of ways, behaves like a plain list of ways most recent
+    /// first.
+    #[test]
+    fn linked_order_agrees_with_a_plain_list() {
+        let mut rng = tlblab_types::SplitMix64::new(11);
+        for ways in (1..=20usize).chain([31, 32, 33, 63, 64, 65, 70]) {
+            let sets = 3;
+            let mut l = LinkedOrder::new(sets, ways);
+            let mut plain: Vec<Vec<usize>> = vec![(0..ways).rev().collect(); sets];
+            for _ in 0..3000 {
+                let set = rng.below(sets as u64) as usize;
+                let w = rng.below(ways as u64) as usize;
+                let list = &mut plain[set];
+                match rng.below(4) {
+                    0 => {
+                        l.to_front(set, w);
+                        list.retain(|&x| x != w);
+                        list.insert(0, w);
+                    }
+                    1 => {
+                        l.to_back(set, w);
+                        list.retain(|&x| x != w);
+                        list.push(w);
+                    }
+                    2 => {
+                        let got = l.recycle_oldest(set);
+                        let oldest = list.pop().unwrap();
+                        list.insert(0, oldest);
+                        assert_eq!(got, oldest, "ways {ways}");
+                    }
+                    _ => {
+                        let allowed = [rng.next_u64(), rng.next_u64()];
+                        let mut allowed = allowed;
+                        allowed[w / 64] |= 1 << (w % 64);
+                        let want = *list
+                            .iter()
+                            .rev()
+                            .find(|&&x| allowed[x / 64] >> (x % 64) & 1 == 1)
+                            .unwrap();
+                        assert_eq!(l.oldest_allowed(set, &allowed), want, "ways {ways}");
+                    }
+                }
+                assert_eq!(l.oldest(set), *list.last().unwrap(), "ways {ways}");
+                // The whole order, walking the circle from the head.
+                let base = set * ways;
+                let mut walk = vec![l.heads[set] as usize];
+                for _ in 1..ways {
+                    walk.push(l.links[base + walk[walk.len() - 1]][NEXT] as usize);
+                }
+                assert_eq!(&walk, list, "ways {ways}");
+            }
+        }
+    }
+}
+
+/// Takes way `w` out of its set's circular list (`links[w]` for the set's ways); the set has
+/// another way, and `w` is not its head.
+#[inline(always)]
+fn unlink(links: &mut [[u32; 2]], w: usize) {
+    let [p, n] = links[w];
+    links[p as usize][NEXT] = n;
+    links[n as usize][PREV] = p;
+}
+
+/// Puts way `w`, out of the list, between the oldest way and the head `head`.
+#[inline(always)]
+fn insert_before_head(links: &mut [[u32; 2]], head: u32, w: usize) {
+    let oldest = links[head as usize][PREV];
+    links[w] = [oldest, head];
+    links[oldest as usize][NEXT] = w as u32;
+    links[head as usize][PREV] = w as u32;
+}
+
+/// `LinkedOrder::to_front` on one set's links (`links[w]` for its ways) and head.
+#[inline(always)]
+pub(crate) fn linked_to_front(links: &mut [[u32; 2]], head: &mut u32, w: usize) {
+    let h = *head;
+    if h as usize == w {
+        return;
+    }
+    if links[h as usize][PREV] as usize != w {
+        // Not the oldest: out of its place, in just before the head. (The oldest is there
+        // already: the circle makes it most recent by moving the head alone.)
+        unlink(links, w);
+        insert_before_head(links, h, w);
+    }
+    *head = w as u32;
+}
+
+/// `LinkedOrder::recycle_oldest` on one set's links and head: the oldest way, just before the
+/// head in the circle, becomes the head. Returns it.
+#[inline(always)]
+pub(crate) fn linked_recycle_oldest(links: &[[u32; 2]], head: &mut u32) -> usize {
+    let oldest = links[*head as usize][PREV];
+    *head = oldest;
+    oldest as usize
 }

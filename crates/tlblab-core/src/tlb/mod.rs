@@ -14,8 +14,10 @@
 
 mod fast;
 mod index;
+mod pair;
 
 pub(crate) use fast::{SHAPE_ANY, SHAPE_FULLY_ASSOC, SHAPE_SET_ASSOC};
+pub(crate) use pair::{FullPair, SETTLED_FIRST, SETTLED_SECOND, SETTLED_WALK};
 
 pub use index::{validate_index, IndexFn};
 
@@ -312,6 +314,15 @@ const PRESENT_MIN_WAYS: usize = 32;
 /// instructions per all-miss reference and no fewer on a Lackey capture).
 const HINT_MIN_WAYS: usize = 32;
 
+/// Whether an entry with payload `p`, in a level whose entries carry the tags `t`, may
+/// translate for `req` (its key matching).
+#[inline(always)]
+fn tags_allow(t: TagConfig, p: &Payload, req: Requester) -> bool {
+    (!t.asid || p.global || p.asid == req.asid)
+        && (!t.vmid || p.vmid == req.vmid)
+        && (!t.hw_thread || p.hw_thread == req.hw_thread)
+}
+
 #[inline]
 fn hint_hash(key: u64) -> usize {
     (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as usize
@@ -427,11 +438,7 @@ impl Tlb {
 
     #[inline]
     fn tags_match(&self, slot: usize, req: Requester) -> bool {
-        let t = self.config.tags;
-        let p = &self.payload[slot];
-        (!t.asid || p.global || p.asid == req.asid)
-            && (!t.vmid || p.vmid == req.vmid)
-            && (!t.hw_thread || p.hw_thread == req.hw_thread)
+        tags_allow(self.config.tags, &self.payload[slot], req)
     }
 
     /// Looks up `va`; on a hit updates replacement state. O(sizes × ways), O(1) on a memo hit.
