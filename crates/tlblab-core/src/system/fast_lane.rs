@@ -83,7 +83,7 @@ struct RunState {
     /// Per path: the key and frame of its previous reference in this run. That reference left
     /// its first level's most recently used way on that page (a hit or a fill makes it so), so
     /// the same page again is a hit that changes no state: counted, nothing else. A reference
-    /// on the other path moves that way in a shared first level.
+    /// on the other path may move that way (`FastLane::ends_other_memo`).
     last_key: [u64; 2],
     last_pfn: [Pfn; 2],
     memo_hits: [u64; 2],
@@ -131,14 +131,18 @@ pub(super) struct FastLane {
     data: bool,
     overlap: bool,
     paths: [FastPath; 2],
-    /// Both paths' first level is one TLB instance (a unified first level).
-    shared_first: bool,
+    /// Per path p: a reference of p past its memo may move the most recently used way of the
+    /// other path's first level, which is one of p's levels (a unified first level, or a
+    /// unified second level that is the other path's first). It then ends the other path's
+    /// memo (`RunState::last_key`).
+    ends_other_memo: [bool; 2],
     /// The shapes (`Tlb::fast_shape`) of the data path's two levels, when it has two.
     data_shapes: Option<(u8, u8)>,
-    /// TLB-only, zen3-shaped data path (`data_shapes` = (FULLY_ASSOC, SET_ASSOC)) with both
-    /// levels full: its references go through `run_pair`. Once true it stays true for the
-    /// lane's life: nothing the lanes do empties a way (the general path, which may, drops it).
-    pair_full: Cell<bool>,
+    /// TLB-only, zen3-shaped data path (`data_shapes` = (FULLY_ASSOC, SET_ASSOC)) that may be
+    /// a `FullPair` (`FullPair::ready`: both levels full): its references go through
+    /// `run_pair`. Once true it stays true for the lane's life: nothing the lanes do empties a
+    /// way (the general path, which may, drops the lane).
+    pair_ready: Cell<bool>,
 }
 
 impl FastLane {
@@ -193,13 +197,16 @@ impl FastLane {
             walks: sys.options.walks,
             data: sys.options.data_accesses,
             overlap: sys.config.timing.model == TimingModel::Overlap,
-            shared_first: paths[0].usable && paths[1].usable && paths[0].tlb[0] == paths[1].tlb[0],
+            ends_other_memo: [0, 1].map(|p: usize| {
+                let (mine, other) = (&paths[p], &paths[1 - p]);
+                mine.usable && other.usable && mine.tlb[..mine.levels].contains(&other.tlb[0])
+            }),
             data_shapes: (paths[0].levels == 2 && paths[0].tlb[0] != paths[0].tlb[1]).then(|| {
                 let shape = |i: usize| sys.tlbs[paths[0].tlb[i]].fast_shape(size);
                 (shape(0), shape(1))
             }),
             paths,
-            pair_full: Cell::new(false),
+            pair_ready: Cell::new(false),
         })
     }
 
@@ -247,10 +254,10 @@ impl FastLane {
             match self.data_shapes {
                 None => self.run_with::<false, false, ANY, ANY>(sys, records, 0, s),
                 Some((FA, SA)) => {
-                    self.refresh_pair_full(sys);
+                    self.refresh_pair_ready(sys);
                     // `run_pair` switches at an instruction reference, `run_with` at a data
                     // reference once the pair is full.
-                    let (mut n, mut pair) = (0, self.pair_full.get());
+                    let (mut n, mut pair) = (0, self.pair_ready.get());
                     loop {
                         let step = if pair {
                             self.run_pair(sys, records, n, s)
@@ -279,22 +286,22 @@ impl FastLane {
         }
     }
 
-    /// Sets `pair_full` once the zen3-shaped data path's two levels are full (TLB-only).
-    fn refresh_pair_full(&self, sys: &System) {
-        if !self.pair_full.get() {
+    /// Sets `pair_ready` once the zen3-shaped data path's two levels may be a `FullPair`.
+    fn refresh_pair_ready(&self, sys: &System) {
+        if !self.pair_ready.get() {
             let path = &self.paths[0];
-            let full = sys.tlbs[path.tlb[0]].is_full() && sys.tlbs[path.tlb[1]].is_full();
-            self.pair_full.set(full);
+            let ready = FullPair::ready(&sys.tlbs[path.tlb[0]], &sys.tlbs[path.tlb[1]]);
+            self.pair_ready.set(ready);
         }
     }
 
     /// `run_with` for the data references of a TLB-only run whose data path is zen3-shaped
-    /// and full (`pair_full`), from record `from`: the levels are borrowed once as a
+    /// and full (`pair_ready`), from record `from`: the levels are borrowed once as a
     /// `FullPair` (tlb/pair.rs) for the whole stretch. An instruction reference switches to
     /// `run_with`, which switches back at the next data reference.
     ///
     /// Measured (callgrind, zen3, random:pages=262144,accesses=1M, TLB-only): 287 instructions
-    /// per reference through `run_with`'s shaped calls, 169 through the pair.
+    /// per reference through `run_with`'s shaped calls, 149 through the pair.
     #[inline(never)]
     fn run_pair(
         &self,
@@ -305,8 +312,8 @@ impl FastLane {
     ) -> Result<Step, SimError> {
         let path = &self.paths[0];
         let (first, second) = two_mut(&mut sys.tlbs, path.tlb[0], path.tlb[1]);
-        let mut pair = FullPair::new(first, second);
-        let (req, domain, shift, size) = (self.req, self.domain, self.shift, self.size);
+        let mut pair = FullPair::new(first, second, self.domain);
+        let (req, shift, size) = (self.req, self.shift, self.size);
         let frame_shift = shift - 12;
         let mut settled = [0u64; 3];
         let mut memo_hits = 0u64;
@@ -316,7 +323,8 @@ impl FastLane {
             taken: records.len(),
             stale: false,
         };
-        for (n, r) in records.iter().enumerate().skip(from) {
+        for (i, r) in records[from..].iter().enumerate() {
+            let n = from + i;
             let Record::Access(a) = r else {
                 step = Step::Done {
                     taken: n,
@@ -343,7 +351,7 @@ impl FastLane {
                 memo_hits += 1;
                 SETTLED_FIRST
             } else {
-                let (level, _) = pair.translate(vpn, key, req, Pfn(vpn << frame_shift), domain);
+                let (level, _) = pair.translate(vpn, key, req, Pfn(vpn << frame_shift));
                 settled[level] += 1;
                 last_key = key;
                 level
@@ -370,11 +378,9 @@ impl FastLane {
         t.evictions[0][1] += settled[SETTLED_WALK];
         s.memo_hits[0] += memo_hits;
         s.first_level_run = first_level_run;
-        if last_key != s.last_key[0] {
-            s.last_key[0] = last_key;
-            if self.shared_first {
-                s.last_key[1] = u64::MAX;
-            }
+        s.last_key[0] = last_key;
+        if self.ends_other_memo[0] && settled.iter().any(|&n| n > 0) {
+            s.last_key[1] = u64::MAX;
         }
         Ok(step)
     }
@@ -410,7 +416,7 @@ impl FastLane {
                     stale: false,
                 });
             }
-            if pair_shaped && p == 0 && n > from && self.pair_full.get() {
+            if pair_shaped && p == 0 && n > from && self.pair_ready.get() {
                 return Ok(Step::Switch(n));
             }
             let vpn = va >> self.shift;
@@ -440,12 +446,12 @@ impl FastLane {
                 };
                 s.last_key[p] = if found.stop { u64::MAX } else { key };
                 s.last_pfn[p] = found.pfn;
-                if self.shared_first {
+                if self.ends_other_memo[p] {
                     s.last_key[1 - p] = u64::MAX;
                 }
                 if pair_shaped && p == 0 && found.level != 0 {
                     // A fill: perhaps the one that made both levels full.
-                    self.refresh_pair_full(sys);
+                    self.refresh_pair_ready(sys);
                 }
                 found
             };

@@ -30,19 +30,26 @@ pub(crate) const SETTLED_SECOND: usize = 1;
 /// Missed both levels: a walk (TLB-only: the walker's fixed latency).
 pub(crate) const SETTLED_WALK: usize = 2;
 
+/// The ways of the pair's first level (zen3's L1D, gem5-a7's micro TLBs). Fixed, so a way
+/// number read from the replacement order indexes the level's arrays as `w & (FIRST_WAYS - 1)`,
+/// without a bounds check: the order only ever holds way numbers below it.
+pub(crate) const FIRST_WAYS: usize = 64;
+const FIRST_MASK: usize = FIRST_WAYS - 1;
+
 pub(crate) struct FullPair<'a> {
-    // The first level: one set of `ways1` ways.
-    keys1: &'a mut [u64],
+    // The first level: one set of `FIRST_WAYS` ways.
+    keys1: &'a mut [u64; FIRST_WAYS],
     fps1: &'a mut [u8],
-    payload1: &'a mut [Payload],
-    links1: &'a mut [[u32; 2]],
+    payload1: &'a mut [Payload; FIRST_WAYS],
+    links1: &'a mut [[u32; 2]; FIRST_WAYS],
     head1: &'a mut u32,
     hint: &'a mut [u32],
     hint_mask: usize,
     present: &'a mut [u16],
     present_mask: usize,
-    ways1: usize,
     tags1: TagConfig,
+    /// The domain of what a miss in both levels fills.
+    domain: Domain,
     // The second level: sets of `ways2` ways, indexed by the low VPN bits `low_mask2`.
     keys2: &'a mut [u64],
     fps2: &'a mut [u8],
@@ -55,15 +62,28 @@ pub(crate) struct FullPair<'a> {
 
 impl Tlb {
     /// Every set holds `ways` valid entries.
-    pub(crate) fn is_full(&self) -> bool {
+    fn is_full(&self) -> bool {
         self.set_valid.iter().all(|&v| v as usize == self.ways)
     }
 }
 
 impl<'a> FullPair<'a> {
-    /// Borrows `first` and `second` (see the module comment for what the caller has checked).
-    pub(crate) fn new(first: &'a mut Tlb, second: &'a mut Tlb) -> FullPair<'a> {
-        debug_assert!(first.sets == 1 && first.is_full() && second.is_full());
+    /// Whether `first` over `second`, of the shapes the caller has checked, may be a pair now:
+    /// the first level has `FIRST_WAYS` ways, and both are full.
+    pub(crate) fn ready(first: &Tlb, second: &Tlb) -> bool {
+        first.ways == FIRST_WAYS && first.is_full() && second.is_full()
+    }
+
+    /// Borrows `first` and `second` (see the module comment for what the caller has checked;
+    /// the first level has `FIRST_WAYS` ways).
+    pub(crate) fn new(first: &'a mut Tlb, second: &'a mut Tlb, domain: Domain) -> FullPair<'a> {
+        debug_assert!(first.sets == 1 && FullPair::ready(first, second));
+        // What the unchecked indexing in `translate` relies on (see the SAFETY comments there):
+        // masks that stay inside their tables, a second level of `low_mask + 1` sets.
+        assert!(first.ways == FIRST_WAYS && second.ways <= 16);
+        assert!(first.hint.len() == first.hint_mask + 1);
+        assert!(first.present.len() == first.present_mask + 1);
+        assert!(second.sets == second.low_mask as usize + 1);
         // Neither level's memo names the most recent way once the pair has run.
         first.memo_slot = usize::MAX;
         second.memo_slot = usize::MAX;
@@ -77,18 +97,21 @@ impl<'a> FullPair<'a> {
             Some(OrderList::Packed(o)) => o.words_mut(),
             _ => unreachable!("the second level's shape was checked (SHAPE_SET_ASSOC)"),
         };
+        assert!(order2.len() == second.sets && keys2.len() == second.sets * ways2);
+        assert!(second.payload.len() == keys2.len() && fps2.len() >= keys2.len() + 15);
+        let whole = "the first level has FIRST_WAYS slots (asserted above)";
         FullPair {
-            keys1,
+            keys1: keys1.try_into().expect(whole),
             fps1,
-            payload1: &mut first.payload,
-            links1,
+            payload1: (&mut first.payload[..]).try_into().expect(whole),
+            links1: links1.try_into().expect(whole),
             head1,
             hint: &mut first.hint,
             hint_mask: first.hint_mask,
             present: &mut first.present,
             present_mask: first.present_mask,
-            ways1: first.ways,
             tags1: first.config.tags,
+            domain,
             keys2,
             fps2,
             payload2: &mut second.payload,
@@ -100,7 +123,8 @@ impl<'a> FullPair<'a> {
     }
 
     /// One reference to page `vpn` (`key = pack(vpn, size)`) by `req`: the first level, then
-    /// the second, then (a miss in both) the translation `frame`/`domain`; fills the levels
+    /// the second, then (a miss in both) the translation `frame` in the domain `new` was
+    /// given; fills the levels
     /// above the one that hit. Returns where it settled (`SETTLED_*`) and the frame.
     #[inline(always)]
     pub(crate) fn translate(
@@ -109,10 +133,8 @@ impl<'a> FullPair<'a> {
         key: u64,
         req: Requester,
         frame: Pfn,
-        domain: Domain,
     ) -> (usize, Pfn) {
-        let bucket = present_hash(key) & self.present_mask;
-        if self.present[bucket] != 0 {
+        if *self.present_count(key) != 0 {
             if let Some(w) = self.find_first(key, req) {
                 linked_to_front(self.links1, self.head1, w);
                 return (SETTLED_FIRST, self.payload1[w].pfn);
@@ -122,16 +144,18 @@ impl<'a> FullPair<'a> {
         let base = set * self.ways2;
         let (settled, payload) = match self.find_second(base, key, req) {
             Some(w) => {
-                packed_to_front(&mut self.order2[set], w);
-                let found = self.payload2[base + w];
+                packed_to_front(self.order_of(set), w);
+                let found = *self.payload2_at(base, w);
                 (
                     SETTLED_SECOND,
                     Payload::filled(found.pfn, found.domain, req),
                 )
             }
             None => {
-                let payload = Payload::filled(frame, domain, req);
-                let slot = base + packed_recycle_oldest(&mut self.order2[set], self.ways2);
+                let payload = Payload::filled(frame, self.domain, req);
+                let ways2 = self.ways2;
+                // Checked: a way number read from the order, not derived from a mask.
+                let slot = base + packed_recycle_oldest(self.order_of(set), ways2);
                 self.keys2[slot] = key;
                 self.fps2[slot] = fingerprint(key);
                 self.payload2[slot] = payload;
@@ -139,11 +163,11 @@ impl<'a> FullPair<'a> {
             }
         };
         // The first level's fill: its least recently used way, which the hint now names.
-        let w = linked_recycle_oldest(self.links1, self.head1);
-        self.hint[hint_hash(key) & self.hint_mask] = w as u32 + 1;
+        let w = linked_recycle_oldest(self.links1, self.head1) & FIRST_MASK;
+        *self.hint_slot(key) = w as u32 + 1;
         let old = self.keys1[w];
-        self.present[present_hash(old) & self.present_mask] -= 1;
-        self.present[bucket] += 1;
+        *self.present_count(old) -= 1;
+        *self.present_count(key) += 1;
         self.keys1[w] = key;
         self.fps1[w] = fingerprint(key);
         self.payload1[w] = payload;
@@ -154,20 +178,18 @@ impl<'a> FullPair<'a> {
     /// (which then points the hint at it), as `lookup_shaped` finds it.
     #[inline(always)]
     fn find_first(&mut self, key: u64, req: Requester) -> Option<usize> {
-        let h = hint_hash(key) & self.hint_mask;
-        let hinted = self.hint[h] as usize;
-        if hinted != 0
-            && self.keys1[hinted - 1] == key
-            && tags_allow(self.tags1, &self.payload1[hinted - 1], req)
-        {
-            return Some(hinted - 1);
+        // Hints name slots of this level (below FIRST_WAYS); the mask only spares the check.
+        let hinted = *self.hint_slot(key) as usize;
+        let w = hinted.wrapping_sub(1) & FIRST_MASK;
+        if hinted != 0 && self.keys1[w] == key && tags_allow(self.tags1, &self.payload1[w], req) {
+            return Some(w);
         }
-        let [mut candidates] = fingerprint_matches_in(self.fps1, 0, self.ways1, [fingerprint(key)]);
+        let [mut candidates] = fingerprint_matches_in(self.fps1, 0, FIRST_WAYS, [fingerprint(key)]);
         while candidates != 0 {
-            let w = candidates.trailing_zeros() as usize;
+            let w = candidates.trailing_zeros() as usize & FIRST_MASK;
             candidates &= candidates - 1;
             if self.keys1[w] == key && tags_allow(self.tags1, &self.payload1[w], req) {
-                self.hint[h] = w as u32 + 1;
+                *self.hint_slot(key) = w as u32 + 1;
                 return Some(w);
             }
         }
@@ -182,11 +204,57 @@ impl<'a> FullPair<'a> {
         while candidates != 0 {
             let w = candidates.trailing_zeros() as usize;
             candidates &= candidates - 1;
-            if self.keys2[base + w] == key && tags_allow(self.tags2, &self.payload2[base + w], req)
+            if *self.key2_at(base, w) == key
+                && tags_allow(self.tags2, self.payload2_at(base, w), req)
             {
                 return Some(w);
             }
         }
         None
+    }
+
+    // The accessors below index without bounds checks, on what `new` asserted; each index is
+    // a mask of its table's length or inside a set that is.
+
+    /// The first level's `present` count of `key`'s bucket.
+    #[inline(always)]
+    fn present_count(&mut self, key: u64) -> &mut u16 {
+        let i = present_hash(key) & self.present_mask;
+        // SAFETY: i ≤ present_mask and present.len() == present_mask + 1 (`new`).
+        unsafe { self.present.get_unchecked_mut(i) }
+    }
+
+    /// The first level's hint for `key`.
+    #[inline(always)]
+    fn hint_slot(&mut self, key: u64) -> &mut u32 {
+        let i = hint_hash(key) & self.hint_mask;
+        // SAFETY: i ≤ hint_mask and hint.len() == hint_mask + 1 (`new`).
+        unsafe { self.hint.get_unchecked_mut(i) }
+    }
+
+    /// The packed LRU order of the second level's set `set` (`vpn & low_mask2`).
+    #[inline(always)]
+    fn order_of(&mut self, set: usize) -> &mut u64 {
+        debug_assert!(set <= self.low_mask2 as usize);
+        // SAFETY: callers pass vpn & low_mask2 ≤ low_mask2, and order2.len() == sets ==
+        // low_mask2 + 1 (`new`).
+        unsafe { self.order2.get_unchecked_mut(set) }
+    }
+
+    /// The key of way `w` (< ways2, from a fingerprint match) of the second-level set at `base`.
+    #[inline(always)]
+    fn key2_at(&self, base: usize, w: usize) -> &u64 {
+        debug_assert!(w < self.ways2 && base + w < self.keys2.len());
+        // SAFETY: base = set × ways2 with set < sets (`order_of`), w < ways2 (fingerprint
+        // matches are masked to the set's ways), and keys2.len() == sets × ways2 (`new`).
+        unsafe { self.keys2.get_unchecked(base + w) }
+    }
+
+    /// The payload of way `w` (< ways2) of the second-level set at `base`.
+    #[inline(always)]
+    fn payload2_at(&self, base: usize, w: usize) -> &Payload {
+        debug_assert!(w < self.ways2 && base + w < self.payload2.len());
+        // SAFETY: as `key2_at`; payload2.len() == keys2.len() (`new`).
+        unsafe { self.payload2.get_unchecked(base + w) }
     }
 }
