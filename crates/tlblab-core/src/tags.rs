@@ -171,10 +171,8 @@ pub(crate) fn fingerprint_matches_in<const K: usize>(
     if n <= 16 {
         // Sets of up to 16 ways (nearly every structure): one read, no loop.
         let row: &[u8; 16] = all[base..base + 16].try_into().unwrap();
-        // SAFETY: SSE2 is part of x86-64; the load reads the 16 bytes of `row`.
-        let v = unsafe { _mm_loadu_si128(row.as_ptr().cast()) };
         for (m, &fp) in out.iter_mut().zip(&fps) {
-            *m = eq(v, fp);
+            *m = row_matches(row, fp);
         }
     } else {
         // One bounds check for the whole read: base + 16·⌈n/16⌉ ≤ len + PAD.
@@ -188,6 +186,27 @@ pub(crate) fn fingerprint_matches_in<const K: usize>(
         }
     }
     out.map(|m| m & low_bits(n))
+}
+
+/// Bit w set where `row[w]` is `fp`: the compare of one set of up to 16 fingerprints.
+#[inline(always)]
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn row_matches(row: &[u8; 16], fp: u8) -> u64 {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+    // SAFETY: SSE2 is part of x86-64; the load reads the 16 bytes of `row`.
+    unsafe {
+        let v = _mm_loadu_si128(row.as_ptr().cast());
+        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(fp as i8))) as u32 as u64
+    }
+}
+
+/// Bit w set where `row[w]` is `fp`.
+#[inline(always)]
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn row_matches(row: &[u8; 16], fp: u8) -> u64 {
+    row.iter()
+        .enumerate()
+        .fold(0, |m, (w, &f)| m | ((f == fp) as u64) << w)
 }
 
 #[inline(always)]

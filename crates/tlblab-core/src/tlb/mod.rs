@@ -323,6 +323,16 @@ fn tags_allow(t: TagConfig, p: &Payload, req: Requester) -> bool {
         && (!t.hw_thread || p.hw_thread == req.hw_thread)
 }
 
+/// The hint table of a level of `n` entries: a power of two, about four slots per entry.
+const fn hint_len(n: usize) -> usize {
+    (n * 4).next_power_of_two()
+}
+
+/// The `present` filter of a level of `n` entries: a power of two, about 16 buckets per entry.
+const fn present_len(n: usize) -> usize {
+    (n * 16).next_power_of_two()
+}
+
 #[inline]
 fn hint_hash(key: u64) -> usize {
     (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as usize
@@ -369,21 +379,21 @@ impl Tlb {
             memo_req: Requester::default(),
             memo_slot: usize::MAX,
             hint: if ways >= HINT_MIN_WAYS {
-                vec![0; (n * 4).next_power_of_two()]
+                vec![0; hint_len(n)]
             } else {
                 Vec::new()
             },
             hint_mask: if ways >= HINT_MIN_WAYS {
-                (n * 4).next_power_of_two() - 1
+                hint_len(n) - 1
             } else {
                 0
             },
             present: if ways >= PRESENT_MIN_WAYS {
-                vec![0; (n * 16).next_power_of_two()]
+                vec![0; present_len(n)]
             } else {
                 Vec::new()
             },
-            present_mask: (n * 16).next_power_of_two() - 1,
+            present_mask: present_len(n) - 1,
             mask_scratch: vec![0; ways.div_ceil(64)],
         }
     }
