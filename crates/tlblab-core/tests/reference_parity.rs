@@ -391,6 +391,7 @@ fn same_end_state(by_run: &System, by_access: &System) -> Result<(), TestCaseErr
             a.entries().collect::<Vec<_>>(),
             b.entries().collect::<Vec<_>>()
         );
+        prop_assert_eq!(a.check_bookkeeping(), Ok(()));
     }
     Ok(())
 }

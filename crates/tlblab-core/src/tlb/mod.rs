@@ -1052,6 +1052,44 @@ impl Tlb {
         self.locked_count
     }
 
+    /// Checks the bookkeeping kept beside the entries against the entries themselves: the
+    /// valid ways per set, the entries per page size, the `present` counts. For tests: the
+    /// fast paths keep these in step by hand, and a wrong count may only show much later
+    /// (an overcounted `present` bucket, say, only costs searches until it wraps).
+    pub fn check_bookkeeping(&self) -> Result<(), String> {
+        let keys = self.keys.as_slice();
+        for set in 0..self.sets {
+            let valid = keys[set * self.ways..(set + 1) * self.ways]
+                .iter()
+                .filter(|&&k| k != INVALID)
+                .count();
+            if valid != self.set_valid[set] as usize {
+                return Err(format!(
+                    "{}: set {set} has {valid} valid ways, counted {}",
+                    self.config.name, self.set_valid[set]
+                ));
+            }
+        }
+        let mut by_size = [0u32; 6];
+        let mut present = vec![0u16; self.present.len()];
+        for &k in keys.iter().filter(|&&k| k != INVALID) {
+            by_size[(k & 7) as usize] += 1;
+            if !present.is_empty() {
+                present[present_hash(k) & self.present_mask] += 1;
+            }
+        }
+        if by_size != self.size_count {
+            return Err(format!(
+                "{}: entries per page size {by_size:?}, counted {:?}",
+                self.config.name, self.size_count
+            ));
+        }
+        if present != self.present {
+            return Err(format!("{}: present counts differ from the keys", self.config.name));
+        }
+        Ok(())
+    }
+
     /// Every valid entry, in slot order.
     pub fn entries(&self) -> impl Iterator<Item = TlbEntry> + '_ {
         (0..self.keys.len())
