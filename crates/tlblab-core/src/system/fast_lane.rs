@@ -301,7 +301,7 @@ impl FastLane {
     /// `run_with`, which switches back at the next data reference.
     ///
     /// Measured (callgrind, zen3, random:pages=262144,accesses=1M, TLB-only): 287 instructions
-    /// per reference through `run_with`'s shaped calls, 136 through the pair.
+    /// per reference through `run_with`'s shaped calls, 123 through the pair.
     #[inline(never)]
     fn run_pair(
         &self,
