@@ -490,18 +490,26 @@ proptest! {
 
     /// Two processes taking turns on one core, on the same virtual pages: with ASID tags the
     /// TLB levels hold both processes' entries for one page, so which of them a lookup may use
-    /// is up to the tags. TLB-only runs of zen3-shaped machines (64-way first level, whose data
-    /// path becomes a `FullPair` once full) agree with `access` and `event` record by record.
+    /// is up to the tags. Runs of zen3-shaped machines (64-way first level over 16-way sets,
+    /// whose data path becomes a `FullPair` once full; other second levels keep the shaped
+    /// calls) agree with `access` and `event` record by record, in every run mode.
     #[test]
     fn shaped_runs_of_two_address_spaces_agree_with_access_by_access(
         l2_sets in prop_oneof![Just(1usize), Just(4), Just(16)],
-        l2_ways in prop_oneof![Just(4usize), Just(8), Just(16)],
+        l2_ways in prop_oneof![Just(4usize), Just(16), Just(16)],
+        mode in 0u8..3,
         turns in proptest::collection::vec((1usize..400, 0u64..1000), 1..12),
         pages in 70u64..300,
         seed in 0u64..1000,
         unified_l2 in any::<bool>(),
     ) {
-        let cfg = shaped_machine(64, l2_sets, l2_ways, 1, unified_l2);
+        let mut cfg = shaped_machine(64, l2_sets, l2_ways, 1, unified_l2);
+        cfg.caches = vec![common::cache("C1", 1, 4 << 10, 4, 4), common::cache("C2", 2, 32 << 10, 8, 12)];
+        let opts = match mode {
+            0 => RunOptions::tlb_only(seed),
+            1 => RunOptions::no_caches(seed),
+            _ => RunOptions { seed, ..RunOptions::default() },
+        };
         let mut records = vec![
             Record::Event(Event::ThreadStart { thread: ThreadId(0), process: 0 }),
             Record::Event(Event::ThreadStart { thread: ThreadId(1), process: 1 }),
@@ -519,9 +527,9 @@ proptest! {
                 records.push(Record::Access(Access::new(next, kind, VirtAddr(va), 8)));
             }
         }
-        let mut by_run = System::new(cfg.clone(), RunOptions::tlb_only(seed)).unwrap();
+        let mut by_run = System::new(cfg.clone(), opts).unwrap();
         by_run.run_slice(&records).unwrap();
-        let mut by_record = System::new(cfg.clone(), RunOptions::tlb_only(seed)).unwrap();
+        let mut by_record = System::new(cfg.clone(), opts).unwrap();
         for r in &records {
             match *r {
                 Record::Access(a) => { by_record.access(a).unwrap(); }
@@ -529,6 +537,60 @@ proptest! {
             }
         }
         same_end_state(&by_run, &by_record)?;
+    }
+}
+
+/// Streams of first touches on a small memory, zen3's TLB geometry, each new page followed by
+/// a reference to the page touched 40 earlier (out of the first level, usually still in the
+/// second): every reference misses the first level, so the fast lane runs, and once both
+/// levels are full its data path is a `FullPair`. With 2 MiB pages by default, 2 MiB runs run
+/// out and first touches fall back to 4 KiB frames (a walk finds a page of another size: the
+/// pair's stretch and the lane end there) before memory does; with 4 KiB pages memory runs out
+/// while the pair runs (the walk fails). With and without caches, `run_slice` agrees with
+/// `access` record by record, up to and including the error.
+#[test]
+fn pair_stretches_ending_in_other_sizes_and_exhausted_memory_agree_with_access_by_access() {
+    for (page_size, memory) in [(PageSize::Size2M, 512u64 << 20), (PageSize::Size4K, 4 << 20)] {
+        let mut cfg = shaped_machine(64, 4, 16, 2, false);
+        cfg.page_table.page_size = page_size;
+        cfg.memory.bytes = memory;
+        cfg.caches = vec![common::cache("C1", 1, 4 << 10, 4, 4)];
+        let mut rng = SplitMix64::new(5);
+        let shift = page_size.shift();
+        let page = |n: u64, offset: u64| VirtAddr(0x4000_0000 + (n << shift) + offset * 8);
+        let mut records = Vec::new();
+        for n in 0..2000u64 {
+            let fresh = page(n, rng.below(512));
+            records.push(Record::Access(Access::new(ThreadId(0), AccessKind::Load, fresh, 8)));
+            if n >= 40 {
+                let back = page(n - 40, rng.below(512));
+                records.push(Record::Access(Access::new(ThreadId(0), AccessKind::Store, back, 8)));
+            }
+        }
+        for caches_on in [false, true] {
+            let opts = RunOptions {
+                seed: 1,
+                caches: caches_on,
+                data_accesses: caches_on,
+                ..RunOptions::default()
+            };
+            let mut by_run = one_thread_system(&cfg, opts);
+            let run_error = by_run.run_slice(&records).err();
+            let mut by_access = one_thread_system(&cfg, opts);
+            let mut access_error = None;
+            for r in &records {
+                let Record::Access(a) = *r else { unreachable!() };
+                if let Err(e) = by_access.access(a) {
+                    access_error = Some(e);
+                    break;
+                }
+            }
+            assert!(run_error.is_some(), "memory runs out");
+            assert_eq!(run_error.map(|e| e.0), access_error.map(|e| e.0));
+            // With 2 MiB pages, the 4 KiB fallbacks are what the TLBs end with.
+            assert!(by_access.tlbs.iter().flat_map(|t| t.entries()).any(|e| e.size == PageSize::Size4K));
+            same_end_state(&by_run, &by_access).unwrap();
+        }
     }
 }
 
@@ -544,10 +606,16 @@ proptest! {
         refs in proptest::collection::vec((0u64..64, 0u64..512, 0u8..3), 1..1500),
         seed in 0u64..1000,
         caches_on in any::<bool>(),
+        // 64 ways over 16-way sets: the data path becomes a `FullPair` once full.
+        zen3_geometry in any::<bool>(),
         // A few frames held at random: some 2 MiB runs stay free, most do not.
         fragmentation in prop_oneof![Just(0.001f64), Just(0.002), Just(0.004)],
     ) {
-        let mut cfg = shaped_machine(32, 4, 8, 2, false);
+        let mut cfg = if zen3_geometry {
+            shaped_machine(64, 2, 16, 2, false)
+        } else {
+            shaped_machine(32, 4, 8, 2, false)
+        };
         cfg.page_table.page_size = PageSize::Size2M;
         cfg.memory.bytes = 512 << 20;
         cfg.memory.placement = Placement::Fragmented { fragmentation };
