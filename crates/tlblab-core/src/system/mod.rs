@@ -125,16 +125,28 @@ fn oom(e: OutOfMemory, what: &str) -> SimError {
     ))
 }
 
-/// See `System::prefetch_leaf_table`: the table at `level` (node `node`) of space `space`
-/// maps every address whose bits above `region_shift` are `region`.
+/// One entry of `System::leaf_tables`: the last-level table of the region `region` (the
+/// addresses whose bits above `PageTable::last_table_shift` are `region`) of address space
+/// `space` is node `node`.
 #[derive(Clone, Copy, Debug)]
 struct LeafTableMemo {
     space: usize,
     region: u64,
-    region_shift: u32,
-    level: usize,
     node: u32,
 }
+
+impl LeafTableMemo {
+    const EMPTY: LeafTableMemo = LeafTableMemo {
+        space: usize::MAX,
+        region: 0,
+        node: 0,
+    };
+}
+
+/// Entries of `System::leaf_tables` (a power of two). `prefetch_ahead` fills the entry of the
+/// record `PREFETCH_AHEAD` ahead and reads it for the one half as far ahead, so the entries of
+/// the records in between compete for it: with 64, one of 8 others lands on it 12% of the time.
+const LEAF_TABLES: usize = 64;
 
 /// A process's address space.
 #[derive(Clone, Debug)]
@@ -181,6 +193,12 @@ pub(crate) struct Core {
     /// Page-walk caches, deepest level first.
     pub(crate) pwcs: Vec<usize>,
     pub(crate) host_pwcs: Vec<usize>,
+    /// The caches of `wcache`, `dcache` and `icache` whose sets are worth a host prefetch
+    /// (`Cache::worth_prefetching`, fixed by the geometry): `System::prefetch_cache_sets`
+    /// hints only these, without testing every level of every path per reference.
+    pub(crate) big_wcache: Vec<usize>,
+    pub(crate) big_dcache: Vec<usize>,
+    pub(crate) big_icache: Vec<usize>,
 }
 
 /// A hardware thread: a clock on the timeline, bound to a core.
@@ -274,9 +292,12 @@ pub struct System {
     pub(crate) mem_latency: u64,
     /// Some cache level's state outgrows the host's caches (`Cache::worth_prefetching`).
     big_caches: bool,
-    /// The last-level table `prefetch_cache_sets` last walked to, so that the next record in
-    /// the same table (strided and sequential streams) reads one entry instead of a whole walk.
-    prefetch_leaf_table: Option<LeafTableMemo>,
+    /// The last-level tables `prefetch_ahead` found lately, direct-mapped by region: the
+    /// descent for a far record is done once, and read again for it as the near record (and
+    /// for later records of the same table, as in strided and sequential streams), so that
+    /// each hint reads one entry instead of a whole walk. Tables are never freed and a table
+    /// pointer never changes once set (`PageTable::map`), so an entry stays right.
+    leaf_tables: Box<[LeafTableMemo; LEAF_TABLES]>,
     pub(crate) path: WalkPath,
     pub(crate) references: u64,
     /// First virtual address the page-table format cannot translate.
@@ -394,12 +415,23 @@ impl System {
                 }
                 my_host.sort_by_key(|&i| std::cmp::Reverse(host_pwc_pool[i].config.level));
             }
+            let big = |path: &[CacheRef]| -> Vec<usize> {
+                path.iter()
+                    .map(|r| r.cache)
+                    .filter(|&c| caches[c].worth_prefetching())
+                    .collect()
+            };
+            let (icache, dcache) = (cpath(CacheKind::Instr, 0), cpath(CacheKind::Data, 0));
+            let wcache = cpath(CacheKind::Data, config.walker.first_cache_level);
             cores.push(Core {
                 itlb: tpath(TlbKind::Instr),
                 dtlb: tpath(TlbKind::Data),
-                icache: cpath(CacheKind::Instr, 0),
-                dcache: cpath(CacheKind::Data, 0),
-                wcache: cpath(CacheKind::Data, config.walker.first_cache_level),
+                big_wcache: big(&wcache),
+                big_dcache: big(&dcache),
+                big_icache: big(&icache),
+                icache,
+                dcache,
+                wcache,
                 pwcs: my_pwcs,
                 host_pwcs: my_host,
             });
@@ -449,7 +481,7 @@ impl System {
         Ok(System {
             mem_latency: config.memory.latency,
             big_caches,
-            prefetch_leaf_table: None,
+            leaf_tables: Box::new([LeafTableMemo::EMPTY; LEAF_TABLES]),
             config,
             options,
             tlbs,
@@ -1652,7 +1684,15 @@ impl System {
         }
         if let Some(Record::Access(far)) = records.get(i + ahead) {
             if let Some(Some(st)) = self.threads.get(far.thread.0 as usize) {
-                self.spaces[st.space].pt.prefetch_walk(far.vaddr);
+                // Only for a table that outgrows the host's caches: with a smaller one, the
+                // lookup alone costs more than the near record's own (measured: +3% on a
+                // strided stream whose records share their last-level table).
+                let space = st.space;
+                if self.spaces[space].pt.worth_prefetching() {
+                    if let Some(node) = self.leaf_table(space, far.vaddr) {
+                        self.spaces[space].pt.prefetch_entry(node, far.vaddr);
+                    }
+                }
             }
         }
         if let Some(Record::Access(near)) = records.get(i + ahead / 2) {
@@ -1660,59 +1700,68 @@ impl System {
         }
     }
 
+    /// Whether `prefetch_cache_sets` hints anything: with caches whose state outgrows the
+    /// host's, and a page table read directly (not under virtualization).
+    #[inline]
+    fn cache_hints(&self) -> bool {
+        self.options.caches && self.host.is_none() && self.big_caches
+    }
+
+    /// The last-level table on the path of `va` in address space `space` (through
+    /// `leaf_tables`, filling it), or None if the table pointers end above that level.
+    #[inline(always)]
+    fn leaf_table(&mut self, space: usize, va: VirtAddr) -> Option<u32> {
+        let pt = &self.spaces[space].pt;
+        let region = va.0 >> pt.last_table_shift();
+        let m = &mut self.leaf_tables[(region ^ space as u64) as usize % LEAF_TABLES];
+        if m.space == space && m.region == region {
+            return Some(m.node);
+        }
+        let node = pt.node_at(va, pt.levels().len() - 1)?;
+        *m = LeafTableMemo {
+            space,
+            region,
+            node,
+        };
+        Some(node)
+    }
+
     /// Host prefetch hints for the simulated cache sets a coming access will touch: its leaf
     /// page-table entry's (through the walker's caches) and its data's, in cache levels whose
     /// state outgrows the host's caches. The run loop calls it for a record some way ahead,
-    /// after `PageTable::prefetch_walk` has hinted the entry it reads here. Reads only: nothing
+    /// after `prefetch_ahead` has hinted the entry it reads here. Reads only: nothing
     /// simulated changes.
     fn prefetch_cache_sets(&mut self, a: &Access) {
-        if !self.options.caches || self.host.is_some() || !self.big_caches {
+        if !self.cache_hints() {
             return;
         }
         let Some(Some(st)) = self.threads.get(a.thread.0 as usize) else {
             return;
         };
-        let pt = &self.spaces[st.space].pt;
-        let (start_level, start_node) = match self.prefetch_leaf_table {
-            Some(m) if m.space == st.space && a.vaddr.0 >> m.region_shift == m.region => {
-                (m.level, m.node)
-            }
-            _ => (0, 0),
+        let st = *st;
+        let last = match self.leaf_table(st.space, a.vaddr) {
+            Some(node) => self.spaces[st.space].pt.last_level_entry(node, a.vaddr),
+            // A page mapped above the last level (or no page): the whole descent.
+            None => self.spaces[st.space].pt.last_entry(a.vaddr, 0, 0),
         };
-        let mut walk = WalkPath::default();
-        let Some(leaf) = pt.walk_from(a.vaddr, start_level, start_node, &mut walk) else {
+        let Some((pfn, size)) = last.leaf else {
             return;
         };
-        if start_level == 0 && walk.len >= 2 {
-            // Tables are never freed (nodes only grow), so the memo stays a valid index; an
-            // entry unmapped since then just ends the walk above. Hints only, either way.
-            let level = walk.len - 1;
-            let region_shift = pt.levels()[level - 1].shift;
-            self.prefetch_leaf_table = Some(LeafTableMemo {
-                space: st.space,
-                region: a.vaddr.0 >> region_shift,
-                region_shift,
-                level,
-                node: walk.nodes[level],
-            });
-        }
         let core = &self.cores[self.cpus[st.cpu].core];
-        let hint = |caches: &[CacheRef], pa: u64, va: u64| {
-            for r in caches {
-                let c = &self.caches[r.cache];
-                if c.worth_prefetching() {
-                    c.prefetch(if c.is_virtual() { va } else { pa });
-                }
+        let hint = |caches: &[usize], pa: u64, va: u64| {
+            for &c in caches {
+                let c = &self.caches[c];
+                c.prefetch(if c.is_virtual() { va } else { pa });
             }
         };
-        let pte = walk.refs[walk.len - 1].0;
-        hint(&core.wcache, pte, pte);
+        let pte = last.entry.0;
+        hint(&core.big_wcache, pte, pte);
         if self.options.data_accesses {
-            let pa = (leaf.pfn.0 << 12) + (a.vaddr.0 & (leaf.size.bytes() - 1));
+            let pa = (pfn.0 << 12) + (a.vaddr.0 & (size.bytes() - 1));
             let caches = if a.kind.is_instr() {
-                &core.icache
+                &core.big_icache
             } else {
-                &core.dcache
+                &core.big_dcache
             };
             hint(caches, pa, a.vaddr.0);
         }
