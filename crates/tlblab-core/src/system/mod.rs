@@ -1717,7 +1717,7 @@ impl System {
         if m.space == space && m.region == region {
             return Some(m.node);
         }
-        let node = pt.node_at(va, pt.levels().len() - 1)?;
+        let node = pt.last_table(va)?;
         *m = LeafTableMemo {
             space,
             region,
