@@ -131,8 +131,11 @@ impl TagArray {
     #[inline]
     pub(crate) fn prefetch(&self, base: usize, n: usize) {
         crate::simd::prefetch(&self.fps[base]);
-        for k in self.keys[base..base + n].chunks(8) {
-            crate::simd::prefetch(&k[0]);
+        let keys = &self.keys[base..base + n];
+        // The first key of every 8 (one host line's worth), as a counted loop: the chunk
+        // iterator cost a dozen instructions per set (measured in `System::prefetch_cache_sets`).
+        for w in (0..n).step_by(8) {
+            crate::simd::prefetch(&keys[w]);
         }
     }
 
@@ -154,9 +157,12 @@ impl TagArray {
             let row: &[u8; 16] = self.fps[base..base + 16].try_into().unwrap();
             // SAFETY: SSE2 is part of x86-64; the load reads the 16 bytes of `row`.
             let v = unsafe { _mm_loadu_si128(row.as_ptr().cast()) };
+            // Here n ≤ 16: the mask of the set's ways is a plain shift, without `low_bits`'
+            // test for 64 (measured: 5 instructions per search of a cache level).
             for (m, &fp) in out.iter_mut().zip(&fps) {
-                *m = eq(v, fp);
+                *m = eq(v, fp) & ((1u64 << n) - 1);
             }
+            return out;
         } else {
             // One bounds check for the whole read: base + 16·⌈n/16⌉ ≤ len + PAD.
             let row = &self.fps[base..base + n.div_ceil(16) * 16];

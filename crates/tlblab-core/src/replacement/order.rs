@@ -95,6 +95,11 @@ fn low_nibbles(k: usize) -> u64 {
 #[derive(Clone, Debug)]
 pub(crate) struct PackedOrder {
     ways: usize,
+    /// `4 * (ways - 1)`, the shift of the oldest position, and `low_nibbles(ways)`, the
+    /// positions in use: fixed by the geometry, kept so that the fill of a full set (a cache
+    /// miss, every level of every walk reference of a random stream) computes neither.
+    oldest_shift: u32,
+    in_use: u64,
     sets: Vec<u64>,
 }
 
@@ -107,6 +112,8 @@ impl PackedOrder {
         }
         PackedOrder {
             ways,
+            oldest_shift: 4 * (ways as u32 - 1),
+            in_use: low_nibbles(ways),
             sets: vec![init; sets],
         }
     }
@@ -151,15 +158,15 @@ impl PackedOrder {
 
     #[inline]
     fn oldest(&self, set: usize) -> usize {
-        ((self.sets[set] >> (4 * (self.ways - 1))) & 0xf) as usize
+        ((self.sets[set] >> self.oldest_shift) & 0xf) as usize
     }
 
     /// The oldest way moved to the front: every other way one position older.
     #[inline(always)]
     pub(crate) fn recycle_oldest(&mut self, set: usize) -> usize {
         let order = self.sets[set];
-        let w = (order >> (4 * (self.ways - 1))) & 0xf;
-        self.sets[set] = ((order << 4) & low_nibbles(self.ways)) | w;
+        let w = (order >> self.oldest_shift) & 0xf;
+        self.sets[set] = ((order << 4) & self.in_use) | w;
         w as usize
     }
 

@@ -78,6 +78,9 @@ const INVALID: u64 = u64::MAX;
 pub struct Pwc {
     pub config: PwcConfig,
     sets: usize,
+    /// `sets - 1` when the number of sets is a power of two (the usual case): a mask instead
+    /// of a division, and no test of the power per lookup.
+    set_mask: Option<u64>,
     ways: usize,
     keys: TagArray,
     space: Vec<u32>,
@@ -98,6 +101,7 @@ impl Pwc {
             ),
             config,
             sets,
+            set_mask: sets.is_power_of_two().then(|| sets as u64 - 1),
             ways,
             keys: TagArray::new(sets * ways, INVALID),
             space: vec![0; sets * ways],
@@ -109,10 +113,9 @@ impl Pwc {
     /// sparing a division per walk level.
     #[inline]
     fn set_of(&self, prefix: u64) -> usize {
-        if self.sets.is_power_of_two() {
-            (prefix & (self.sets as u64 - 1)) as usize
-        } else {
-            (prefix % self.sets as u64) as usize
+        match self.set_mask {
+            Some(m) => (prefix & m) as usize,
+            None => (prefix % self.sets as u64) as usize,
         }
     }
 
