@@ -1748,14 +1748,8 @@ impl System {
             return;
         };
         let core = &self.cores[self.cpus[st.cpu].core];
-        let hint = |caches: &[usize], pa: u64, va: u64| {
-            for &c in caches {
-                let c = &self.caches[c];
-                c.prefetch(if c.is_virtual() { va } else { pa });
-            }
-        };
         let pte = last.entry.0;
-        hint(&core.big_wcache, pte, pte);
+        Self::hint_sets(&self.caches, &core.big_wcache, pte, pte);
         if self.options.data_accesses {
             let pa = (pfn.0 << 12) + (a.vaddr.0 & (size.bytes() - 1));
             let caches = if a.kind.is_instr() {
@@ -1763,7 +1757,18 @@ impl System {
             } else {
                 &core.big_dcache
             };
-            hint(caches, pa, a.vaddr.0);
+            Self::hint_sets(&self.caches, caches, pa, a.vaddr.0);
+        }
+    }
+
+    /// `Cache::prefetch` of physical address `pa` (virtual address `va` in a virtually indexed
+    /// cache) in each of `which`. Inlined: as a closure it was a call with its own prologue
+    /// per use (measured: 16 instructions per reference of a random stream).
+    #[inline(always)]
+    fn hint_sets(caches: &[Cache], which: &[usize], pa: u64, va: u64) {
+        for &c in which {
+            let c = &caches[c];
+            c.prefetch(if c.is_virtual() { va } else { pa });
         }
     }
 
