@@ -223,7 +223,7 @@ impl Cache {
 
     /// Asks the host to bring the state of `addr`'s set (tags, dirty bits, replacement order)
     /// into its caches ahead of an access. A hint to the host only: nothing simulated changes.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn prefetch(&self, addr: u64) {
         let line = addr >> self.line_shift;
         let set = match self.set_mask {

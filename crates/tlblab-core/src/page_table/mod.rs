@@ -489,7 +489,7 @@ impl PageTable {
     }
 
     /// `last_entry` from last-level table `node` (which is on the path of `va`).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn last_level_entry(&self, node: u32, va: VirtAddr) -> LastEntry {
         // As in `walk_from`: the format's geometry and decoder constant in each arm.
         match self.format {

@@ -298,6 +298,12 @@ pub struct System {
     /// each hint reads one entry instead of a whole walk. Tables are never freed and a table
     /// pointer never changes once set (`PageTable::map`), so an entry stays right.
     leaf_tables: Box<[LeafTableMemo; LEAF_TABLES]>,
+    /// For the virtual and the physical (data) addresses `prefetch_cache_sets` looks at:
+    /// the 64-byte line seen last and the step from the one before. See `strides_on`.
+    hint_strides: [(u64, u64); 2],
+    /// How many more records `prefetch_cache_sets` skips while their virtual addresses keep
+    /// their step (see there).
+    hint_skips: u32,
     pub(crate) path: WalkPath,
     pub(crate) references: u64,
     /// First virtual address the page-table format cannot translate.
@@ -482,6 +488,8 @@ impl System {
             mem_latency: config.memory.latency,
             big_caches,
             leaf_tables: Box::new([LeafTableMemo::EMPTY; LEAF_TABLES]),
+            hint_strides: [(0, 0); 2],
+            hint_skips: 0,
             config,
             options,
             tlbs,
@@ -1735,6 +1743,20 @@ impl System {
         if !self.cache_hints() {
             return;
         }
+        // A stream whose virtual and physical addresses both moved by constant steps last
+        // time is hinted nothing while its virtual addresses keep their step, for up to
+        // HINT_SKIPS records; then it is looked at again, in case its physical addresses
+        // stopped following (frames are not allocated in virtual order in general). The
+        // cache sets of such a stream are regular too, few or in a pattern the host's own
+        // prefetchers follow, and hints only cost instructions (measured: a strided stream,
+        // zen3 full model, 8% faster; random and pointer-chase streams, whose hints make them
+        // 40-70% faster, pay ~20 instructions per reference for the two `strides_on`).
+        const HINT_SKIPS: u32 = 64;
+        if self.strides_on(0, a.vaddr.0) && self.hint_skips > 0 {
+            self.hint_skips -= 1;
+            return;
+        }
+        self.hint_skips = 0;
         let Some(Some(st)) = self.threads.get(a.thread.0 as usize) else {
             return;
         };
@@ -1747,11 +1769,14 @@ impl System {
         let Some((pfn, size)) = last.leaf else {
             return;
         };
-        let core = &self.cores[self.cpus[st.cpu].core];
         let pte = last.entry.0;
+        let pa = (pfn.0 << 12) + (a.vaddr.0 & (size.bytes() - 1));
+        if self.strides_on(1, pa) {
+            self.hint_skips = HINT_SKIPS;
+        }
+        let core = &self.cores[self.cpus[st.cpu].core];
         Self::hint_sets(&self.caches, &core.big_wcache, pte, pte);
         if self.options.data_accesses {
-            let pa = (pfn.0 << 12) + (a.vaddr.0 & (size.bytes() - 1));
             let caches = if a.kind.is_instr() {
                 &core.big_icache
             } else {
@@ -1759,6 +1784,19 @@ impl System {
             };
             Self::hint_sets(&self.caches, caches, pa, a.vaddr.0);
         }
+    }
+
+    /// Whether the addresses of kind `k` (`hint_strides`: 0 virtual, 1 physical) move by a
+    /// constant step: the 64-byte line of `addr` is as far from the last one as that was from
+    /// the one before.
+    #[inline(always)]
+    fn strides_on(&mut self, k: usize, addr: u64) -> bool {
+        let line = addr >> 6;
+        let (last, step) = &mut self.hint_strides[k];
+        let d = line.wrapping_sub(*last);
+        let same = d == *step;
+        (*last, *step) = (line, d);
+        same
     }
 
     /// `Cache::prefetch` of physical address `pa` (virtual address `va` in a virtually indexed
