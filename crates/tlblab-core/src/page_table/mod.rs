@@ -481,7 +481,7 @@ impl PageTable {
     /// large random footprint that entry is the miss worth hiding (the upper levels are few
     /// and stay cached). A hint to the host only: nothing simulated changes. See
     /// `worth_prefetching`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn prefetch_entry(&self, node: u32, va: VirtAddr) {
         let last = self.levels.len() - 1;
         let first = self.nodes[node as usize].first_slot as usize;

@@ -1049,22 +1049,24 @@ impl System {
                 .walk_from(va, start_level, start_node, &mut self.path);
         }
         let mut leaf = leaf.expect("a page just mapped translates");
-        let path = self.path;
+        // `self.path` is read in place below, not copied out (nothing in between writes it:
+        // a nested walk has its own): the copy cost ~10 instructions per walk.
+        let path_len = self.path.len;
 
         // Fill the page-walk caches with the table pointers this walk read. Each level filled
         // is below the one that hit (or there was no hit): its lookup above just missed.
-        let leaf_level = start_level + path.len - 1;
+        let leaf_level = start_level + path_len - 1;
         for &p in &self.cores[core_i].pwcs {
             let lvl = self.pwcs[p].config.level;
             if lvl >= start_level && lvl < leaf_level {
-                let child = path.nodes[lvl + 1 - start_level];
+                let child = self.path.nodes[lvl + 1 - start_level];
                 self.pwcs[p].insert_after_miss(space_id, va.0 >> levels[lvl].shift, child);
             }
         }
 
         // Load every entry the walk reads through the caches.
-        for i in 0..path.len {
-            let gpa = path.refs[i];
+        for i in 0..path_len {
+            let gpa = self.path.refs[i];
             let pa = if self.host.is_some() {
                 let (hpa, c) = self.host_translate(core_i, st, gpa)?;
                 cycles += c;
@@ -1074,7 +1076,7 @@ impl System {
             };
             cycles += self.walk_ref(core_i, st, pa.0);
         }
-        self.cpu_stats[st.cpu].walk_refs += path.len as u64;
+        self.cpu_stats[st.cpu].walk_refs += path_len as u64;
 
         if self.host.is_some() {
             // The TLB caches guest-virtual → host-physical; the page is the smaller of the two.
