@@ -80,6 +80,16 @@ impl TagArray {
         m
     }
 
+    /// Bit w set where the fingerprint of slot `base + w` is that of `key`, for w < n (n ≤ 64):
+    /// the candidates for `key`, to be verified against the keys (`get`) by a caller that
+    /// checks more than the key per candidate (the page-walk caches' address space).
+    #[inline(always)]
+    pub(crate) fn candidates(&self, base: usize, n: usize, key: u64) -> u64 {
+        debug_assert!(n <= 64 && base + n <= self.keys.len());
+        let [candidates] = self.fingerprint_matches(base, n, [fingerprint(key)]);
+        candidates
+    }
+
     /// The first w < n (n ≤ 64) where slot `base + w` holds `key`.
     #[inline(always)]
     pub(crate) fn first(&self, base: usize, n: usize, key: u64) -> Option<usize> {
