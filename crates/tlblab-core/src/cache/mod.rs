@@ -181,6 +181,10 @@ impl Cache {
         }
     }
 
+    // Inlined into `System::load`, its one caller on the hot path: the call cost ~20
+    // instructions per level looked up (measured: -4% instructions per reference of a random
+    // stream, full model, and -3% on the Lackey capture of `ls`).
+    #[inline(always)]
     fn access_line(&mut self, line: u64, write: bool) -> bool {
         let set = match self.set_mask {
             Some(m) => (line & m) as usize,
@@ -219,7 +223,7 @@ impl Cache {
 
     /// Asks the host to bring the state of `addr`'s set (tags, dirty bits, replacement order)
     /// into its caches ahead of an access. A hint to the host only: nothing simulated changes.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn prefetch(&self, addr: u64) {
         let line = addr >> self.line_shift;
         let set = match self.set_mask {

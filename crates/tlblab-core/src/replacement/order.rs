@@ -119,9 +119,16 @@ pub(crate) fn packed_to_front(order: &mut u64, w: usize) {
 /// way one position older; returns it.
 #[inline(always)]
 pub(crate) fn packed_recycle_oldest(order: &mut u64, ways: usize) -> usize {
+    rotate_oldest(order, 4 * (ways as u32 - 1), low_nibbles(ways))
+}
+
+/// `packed_recycle_oldest` given the shift of the oldest position (`4 * (ways - 1)`) and the
+/// positions in use (`low_nibbles(ways)`).
+#[inline(always)]
+fn rotate_oldest(order: &mut u64, oldest_shift: u32, in_use: u64) -> usize {
     let o = *order;
-    let w = (o >> (4 * (ways - 1))) & 0xf;
-    *order = ((o << 4) & low_nibbles(ways)) | w;
+    let w = (o >> oldest_shift) & 0xf;
+    *order = ((o << 4) & in_use) | w;
     w as usize
 }
 
@@ -129,6 +136,11 @@ pub(crate) fn packed_recycle_oldest(order: &mut u64, ways: usize) -> usize {
 #[derive(Clone, Debug)]
 pub(crate) struct PackedOrder {
     ways: usize,
+    /// `4 * (ways - 1)`, the shift of the oldest position, and `low_nibbles(ways)`, the
+    /// positions in use: fixed by the geometry, kept so that the fill of a full set (a cache
+    /// miss, every level of every walk reference of a random stream) computes neither.
+    oldest_shift: u32,
+    in_use: u64,
     sets: Vec<u64>,
 }
 
@@ -141,6 +153,8 @@ impl PackedOrder {
         }
         PackedOrder {
             ways,
+            oldest_shift: 4 * (ways as u32 - 1),
+            in_use: low_nibbles(ways),
             sets: vec![init; sets],
         }
     }
@@ -171,13 +185,13 @@ impl PackedOrder {
 
     #[inline]
     fn oldest(&self, set: usize) -> usize {
-        ((self.sets[set] >> (4 * (self.ways - 1))) & 0xf) as usize
+        ((self.sets[set] >> self.oldest_shift) & 0xf) as usize
     }
 
     /// The oldest way moved to the front: every other way one position older.
     #[inline(always)]
     pub(crate) fn recycle_oldest(&mut self, set: usize) -> usize {
-        packed_recycle_oldest(&mut self.sets[set], self.ways)
+        rotate_oldest(&mut self.sets[set], self.oldest_shift, self.in_use)
     }
 
     fn oldest_allowed(&self, set: usize, allowed: &[u64]) -> usize {

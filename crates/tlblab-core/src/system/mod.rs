@@ -125,16 +125,31 @@ fn oom(e: OutOfMemory, what: &str) -> SimError {
     ))
 }
 
-/// See `System::prefetch_leaf_table`: the table at `level` (node `node`) of space `space`
-/// maps every address whose bits above `region_shift` are `region`.
+/// One entry of `System::leaf_tables`: the last-level table of the region `region` (the
+/// addresses whose bits above `PageTable::last_table_shift` are `region`) of address space
+/// `space` is node `node`.
 #[derive(Clone, Copy, Debug)]
 struct LeafTableMemo {
     space: usize,
     region: u64,
-    region_shift: u32,
-    level: usize,
     node: u32,
 }
+
+impl LeafTableMemo {
+    const EMPTY: LeafTableMemo = LeafTableMemo {
+        space: usize::MAX,
+        region: 0,
+        node: 0,
+    };
+}
+
+/// Entries of `System::leaf_tables` (a power of two). `prefetch_ahead` fills the entry of the
+/// record `PREFETCH_AHEAD` ahead and reads it for the one half as far ahead, so the entries of
+/// the records in between compete for it (with 64, one of 8 others lands on it 12% of the
+/// time). With 512 (12 KiB), the far record of a random stream over up to 1 GiB also finds
+/// its table without a descent (measured, random 1M zen3 full: 2620 -> 2542 Ir/ref, 5.5 ->
+/// 5.9 M refs/s; no change over 4 GiB or on a pointer chase).
+const LEAF_TABLES: usize = 512;
 
 /// A process's address space.
 #[derive(Clone, Debug)]
@@ -181,6 +196,12 @@ pub(crate) struct Core {
     /// Page-walk caches, deepest level first.
     pub(crate) pwcs: Vec<usize>,
     pub(crate) host_pwcs: Vec<usize>,
+    /// The caches of `wcache`, `dcache` and `icache` whose sets are worth a host prefetch
+    /// (`Cache::worth_prefetching`, fixed by the geometry): `System::prefetch_cache_sets`
+    /// hints only these, without testing every level of every path per reference.
+    pub(crate) big_wcache: Vec<usize>,
+    pub(crate) big_dcache: Vec<usize>,
+    pub(crate) big_icache: Vec<usize>,
 }
 
 /// A hardware thread: a clock on the timeline, bound to a core.
@@ -274,9 +295,18 @@ pub struct System {
     pub(crate) mem_latency: u64,
     /// Some cache level's state outgrows the host's caches (`Cache::worth_prefetching`).
     big_caches: bool,
-    /// The last-level table `prefetch_cache_sets` last walked to, so that the next record in
-    /// the same table (strided and sequential streams) reads one entry instead of a whole walk.
-    prefetch_leaf_table: Option<LeafTableMemo>,
+    /// The last-level tables `prefetch_ahead` found lately, direct-mapped by region: the
+    /// descent for a far record is done once, and read again for it as the near record (and
+    /// for later records of the same table, as in strided and sequential streams), so that
+    /// each hint reads one entry instead of a whole walk. Tables are never freed and a table
+    /// pointer never changes once set (`PageTable::map`), so an entry stays right.
+    leaf_tables: Box<[LeafTableMemo; LEAF_TABLES]>,
+    /// For the virtual and the physical (data) addresses `prefetch_cache_sets` looks at:
+    /// the 64-byte line seen last and the step from the one before. See `strides_on`.
+    hint_strides: [(u64, u64); 2],
+    /// How many more records `prefetch_cache_sets` skips while their virtual addresses keep
+    /// their step (see there).
+    hint_skips: u32,
     pub(crate) path: WalkPath,
     pub(crate) references: u64,
     /// First virtual address the page-table format cannot translate.
@@ -394,12 +424,23 @@ impl System {
                 }
                 my_host.sort_by_key(|&i| std::cmp::Reverse(host_pwc_pool[i].config.level));
             }
+            let big = |path: &[CacheRef]| -> Vec<usize> {
+                path.iter()
+                    .map(|r| r.cache)
+                    .filter(|&c| caches[c].worth_prefetching())
+                    .collect()
+            };
+            let (icache, dcache) = (cpath(CacheKind::Instr, 0), cpath(CacheKind::Data, 0));
+            let wcache = cpath(CacheKind::Data, config.walker.first_cache_level);
             cores.push(Core {
                 itlb: tpath(TlbKind::Instr),
                 dtlb: tpath(TlbKind::Data),
-                icache: cpath(CacheKind::Instr, 0),
-                dcache: cpath(CacheKind::Data, 0),
-                wcache: cpath(CacheKind::Data, config.walker.first_cache_level),
+                big_wcache: big(&wcache),
+                big_dcache: big(&dcache),
+                big_icache: big(&icache),
+                icache,
+                dcache,
+                wcache,
                 pwcs: my_pwcs,
                 host_pwcs: my_host,
             });
@@ -449,7 +490,9 @@ impl System {
         Ok(System {
             mem_latency: config.memory.latency,
             big_caches,
-            prefetch_leaf_table: None,
+            leaf_tables: Box::new([LeafTableMemo::EMPTY; LEAF_TABLES]),
+            hint_strides: [(0, 0); 2],
+            hint_skips: 0,
             config,
             options,
             tlbs,
@@ -1006,22 +1049,24 @@ impl System {
                 .walk_from(va, start_level, start_node, &mut self.path);
         }
         let mut leaf = leaf.expect("a page just mapped translates");
-        let path = self.path;
+        // `self.path` is read in place below, not copied out (nothing in between writes it:
+        // a nested walk has its own): the copy cost ~10 instructions per walk.
+        let path_len = self.path.len;
 
         // Fill the page-walk caches with the table pointers this walk read. Each level filled
         // is below the one that hit (or there was no hit): its lookup above just missed.
-        let leaf_level = start_level + path.len - 1;
+        let leaf_level = start_level + path_len - 1;
         for &p in &self.cores[core_i].pwcs {
             let lvl = self.pwcs[p].config.level;
             if lvl >= start_level && lvl < leaf_level {
-                let child = path.nodes[lvl + 1 - start_level];
+                let child = self.path.nodes[lvl + 1 - start_level];
                 self.pwcs[p].insert_after_miss(space_id, va.0 >> levels[lvl].shift, child);
             }
         }
 
         // Load every entry the walk reads through the caches.
-        for i in 0..path.len {
-            let gpa = path.refs[i];
+        for i in 0..path_len {
+            let gpa = self.path.refs[i];
             let pa = if self.host.is_some() {
                 let (hpa, c) = self.host_translate(core_i, st, gpa)?;
                 cycles += c;
@@ -1031,7 +1076,7 @@ impl System {
             };
             cycles += self.walk_ref(core_i, st, pa.0);
         }
-        self.cpu_stats[st.cpu].walk_refs += path.len as u64;
+        self.cpu_stats[st.cpu].walk_refs += path_len as u64;
 
         if self.host.is_some() {
             // The TLB caches guest-virtual → host-physical; the page is the smaller of the two.
@@ -1652,7 +1697,15 @@ impl System {
         }
         if let Some(Record::Access(far)) = records.get(i + ahead) {
             if let Some(Some(st)) = self.threads.get(far.thread.0 as usize) {
-                self.spaces[st.space].pt.prefetch_walk(far.vaddr);
+                // Only for a table that outgrows the host's caches: with a smaller one, the
+                // lookup alone costs more than the near record's own (measured: +3% on a
+                // strided stream whose records share their last-level table).
+                let space = st.space;
+                if self.spaces[space].pt.worth_prefetching() {
+                    if let Some(node) = self.leaf_table(space, far.vaddr) {
+                        self.spaces[space].pt.prefetch_entry(node, far.vaddr);
+                    }
+                }
             }
         }
         if let Some(Record::Access(near)) = records.get(i + ahead / 2) {
@@ -1660,61 +1713,105 @@ impl System {
         }
     }
 
+    /// Whether `prefetch_cache_sets` hints anything: with caches whose state outgrows the
+    /// host's, and a page table read directly (not under virtualization).
+    #[inline]
+    fn cache_hints(&self) -> bool {
+        self.options.caches && self.host.is_none() && self.big_caches
+    }
+
+    /// The last-level table on the path of `va` in address space `space` (through
+    /// `leaf_tables`, filling it), or None if the table pointers end above that level.
+    #[inline(always)]
+    fn leaf_table(&mut self, space: usize, va: VirtAddr) -> Option<u32> {
+        let pt = &self.spaces[space].pt;
+        let region = va.0 >> pt.last_table_shift();
+        let m = &mut self.leaf_tables[(region ^ space as u64) as usize % LEAF_TABLES];
+        if m.space == space && m.region == region {
+            return Some(m.node);
+        }
+        let node = pt.last_table(va)?;
+        *m = LeafTableMemo {
+            space,
+            region,
+            node,
+        };
+        Some(node)
+    }
+
     /// Host prefetch hints for the simulated cache sets a coming access will touch: its leaf
     /// page-table entry's (through the walker's caches) and its data's, in cache levels whose
     /// state outgrows the host's caches. The run loop calls it for a record some way ahead,
-    /// after `PageTable::prefetch_walk` has hinted the entry it reads here. Reads only: nothing
+    /// after `prefetch_ahead` has hinted the entry it reads here. Reads only: nothing
     /// simulated changes.
     fn prefetch_cache_sets(&mut self, a: &Access) {
-        if !self.options.caches || self.host.is_some() || !self.big_caches {
+        if !self.cache_hints() {
             return;
         }
+        // A stream whose virtual and physical addresses both moved by constant steps last
+        // time is hinted nothing while its virtual addresses keep their step, for up to
+        // HINT_SKIPS records; then it is looked at again, in case its physical addresses
+        // stopped following (frames are not allocated in virtual order in general). The
+        // cache sets of such a stream are regular too, few or in a pattern the host's own
+        // prefetchers follow, and hints only cost instructions (measured: a strided stream,
+        // zen3 full model, 8% faster; random and pointer-chase streams, whose hints make them
+        // 40-70% faster, pay ~20 instructions per reference for the two `strides_on`).
+        const HINT_SKIPS: u32 = 64;
+        if self.strides_on(0, a.vaddr.0) && self.hint_skips > 0 {
+            self.hint_skips -= 1;
+            return;
+        }
+        self.hint_skips = 0;
         let Some(Some(st)) = self.threads.get(a.thread.0 as usize) else {
             return;
         };
-        let pt = &self.spaces[st.space].pt;
-        let (start_level, start_node) = match self.prefetch_leaf_table {
-            Some(m) if m.space == st.space && a.vaddr.0 >> m.region_shift == m.region => {
-                (m.level, m.node)
-            }
-            _ => (0, 0),
+        let st = *st;
+        let last = match self.leaf_table(st.space, a.vaddr) {
+            Some(node) => self.spaces[st.space].pt.last_level_entry(node, a.vaddr),
+            // A page mapped above the last level (or no page): the whole descent.
+            None => self.spaces[st.space].pt.last_entry(a.vaddr, 0, 0),
         };
-        let mut walk = WalkPath::default();
-        let Some(leaf) = pt.walk_from(a.vaddr, start_level, start_node, &mut walk) else {
+        let Some((pfn, size)) = last.leaf else {
             return;
         };
-        if start_level == 0 && walk.len >= 2 {
-            // Tables are never freed (nodes only grow), so the memo stays a valid index; an
-            // entry unmapped since then just ends the walk above. Hints only, either way.
-            let level = walk.len - 1;
-            let region_shift = pt.levels()[level - 1].shift;
-            self.prefetch_leaf_table = Some(LeafTableMemo {
-                space: st.space,
-                region: a.vaddr.0 >> region_shift,
-                region_shift,
-                level,
-                node: walk.nodes[level],
-            });
+        let pte = last.entry.0;
+        let pa = (pfn.0 << 12) + (a.vaddr.0 & (size.bytes() - 1));
+        if self.strides_on(1, pa) {
+            self.hint_skips = HINT_SKIPS;
         }
         let core = &self.cores[self.cpus[st.cpu].core];
-        let hint = |caches: &[CacheRef], pa: u64, va: u64| {
-            for r in caches {
-                let c = &self.caches[r.cache];
-                if c.worth_prefetching() {
-                    c.prefetch(if c.is_virtual() { va } else { pa });
-                }
-            }
-        };
-        let pte = walk.refs[walk.len - 1].0;
-        hint(&core.wcache, pte, pte);
+        Self::hint_sets(&self.caches, &core.big_wcache, pte, pte);
         if self.options.data_accesses {
-            let pa = (leaf.pfn.0 << 12) + (a.vaddr.0 & (leaf.size.bytes() - 1));
             let caches = if a.kind.is_instr() {
-                &core.icache
+                &core.big_icache
             } else {
-                &core.dcache
+                &core.big_dcache
             };
-            hint(caches, pa, a.vaddr.0);
+            Self::hint_sets(&self.caches, caches, pa, a.vaddr.0);
+        }
+    }
+
+    /// Whether the addresses of kind `k` (`hint_strides`: 0 virtual, 1 physical) move by a
+    /// constant step: the 64-byte line of `addr` is as far from the last one as that was from
+    /// the one before.
+    #[inline(always)]
+    fn strides_on(&mut self, k: usize, addr: u64) -> bool {
+        let line = addr >> 6;
+        let (last, step) = &mut self.hint_strides[k];
+        let d = line.wrapping_sub(*last);
+        let same = d == *step;
+        (*last, *step) = (line, d);
+        same
+    }
+
+    /// `Cache::prefetch` of physical address `pa` (virtual address `va` in a virtually indexed
+    /// cache) in each of `which`. Inlined: as a closure it was a call with its own prologue
+    /// per use (measured: 16 instructions per reference of a random stream).
+    #[inline(always)]
+    fn hint_sets(caches: &[Cache], which: &[usize], pa: u64, va: u64) {
+        for &c in which {
+            let c = &caches[c];
+            c.prefetch(if c.is_virtual() { va } else { pa });
         }
     }
 
