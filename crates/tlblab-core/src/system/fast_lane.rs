@@ -100,6 +100,10 @@ enum Step {
     Switch(usize),
 }
 
+/// A loop over a stretch of records from a given one (`FastLane::alternate`).
+type StretchLoop =
+    fn(&FastLane, &mut System, &[Record], usize, &mut RunState) -> Result<Step, SimError>;
+
 /// How `translate` settled a reference.
 #[derive(Clone, Copy)]
 struct Settled {
@@ -246,44 +250,26 @@ impl FastLane {
         const ANY: u8 = SHAPE_ANY;
         let step = if self.walks {
             match self.data_shapes {
-                Some((FA, SA)) => {
-                    self.refresh_pair_ready(sys);
-                    let (mut n, mut pair) = (0, self.pair_ready.get());
-                    loop {
-                        let step = if pair {
-                            self.run_pair_walking(sys, records, n, s)
-                        } else {
-                            self.run_with::<true, true, FA, SA>(sys, records, n, s)
-                        }?;
-                        match step {
-                            Step::Switch(m) => (n, pair) = (m, !pair),
-                            done => break Ok(done),
-                        }
-                    }
-                }
+                Some((FA, SA)) => self.alternate(
+                    sys,
+                    records,
+                    s,
+                    Self::run_pair_walking,
+                    Self::run_with::<true, true, FA, SA>,
+                ),
                 Some(_) => self.run_with::<true, true, ANY, ANY>(sys, records, 0, s),
                 None => self.run_with::<true, false, ANY, ANY>(sys, records, 0, s),
             }
         } else {
             match self.data_shapes {
                 None => self.run_with::<false, false, ANY, ANY>(sys, records, 0, s),
-                Some((FA, SA)) => {
-                    self.refresh_pair_ready(sys);
-                    // `run_pair` switches at an instruction reference, `run_with` at a data
-                    // reference once the pair is full.
-                    let (mut n, mut pair) = (0, self.pair_ready.get());
-                    loop {
-                        let step = if pair {
-                            self.run_pair(sys, records, n, s)
-                        } else {
-                            self.run_with::<false, true, FA, SA>(sys, records, n, s)
-                        }?;
-                        match step {
-                            Step::Switch(m) => (n, pair) = (m, !pair),
-                            done => break Ok(done),
-                        }
-                    }
-                }
+                Some((FA, SA)) => self.alternate(
+                    sys,
+                    records,
+                    s,
+                    Self::run_pair,
+                    Self::run_with::<false, true, FA, SA>,
+                ),
                 Some((FA, FA)) => self.run_with::<false, true, FA, FA>(sys, records, 0, s),
                 Some((FA, ANY)) => self.run_with::<false, true, FA, ANY>(sys, records, 0, s),
                 Some((SA, SA)) => self.run_with::<false, true, SA, SA>(sys, records, 0, s),
@@ -297,6 +283,28 @@ impl FastLane {
         match step {
             Step::Done { taken, stale } => Ok((taken, stale)),
             Step::Switch(_) => unreachable!("only the pair loop switches, and it is handled"),
+        }
+    }
+
+    /// A zen3-shaped data path's run: `pair_loop` (`run_pair`, `run_pair_walking`) while the
+    /// pair is ready, else `shaped_loop` (`run_with`); the first switches at an instruction
+    /// reference, the second at a data reference once the pair is ready.
+    fn alternate(
+        &self,
+        sys: &mut System,
+        records: &[Record],
+        s: &mut RunState,
+        pair_loop: StretchLoop,
+        shaped_loop: StretchLoop,
+    ) -> Result<Step, SimError> {
+        self.refresh_pair_ready(sys);
+        let (mut n, mut pair) = (0, self.pair_ready.get());
+        loop {
+            let run = if pair { pair_loop } else { shaped_loop };
+            match run(self, sys, records, n, s)? {
+                Step::Switch(m) => (n, pair) = (m, !pair),
+                done => return Ok(done),
+            }
         }
     }
 
