@@ -12,6 +12,12 @@
 //! (`System::translate_without_walk`); with data accesses on, the data then goes through the
 //! caches (`System::data_access`).
 //!
+//! For zen3's data path (a 64-way fully associative level over 16-way sets), once both levels
+//! are full, the data references go through `run_pair` (TLB-only) or `run_pair_walking`
+//! instead, which borrow the two levels as one `FullPair` (tlb/pair.rs) for a whole stretch of
+//! references; `alternate` switches between them and the per-reference loop at instruction
+//! references. These are the loops that set the speed of streams that miss every level.
+//!
 //! The run loop (`System::run_direct`) offers every reference to the memo lane first (lane.rs),
 //! which settles runs of first-level hits in bulk; this lane takes what that one does not and
 //! hands back after `HAND_BACK` first-level hits in a row.
@@ -26,8 +32,9 @@
 //! general `Tlb::fill_after_miss`; the run loop builds the lane again after either.
 //!
 //! Exactness: the lane makes the lookups, walks, fills, evictions and data accesses
-//! `reference_full` makes, in the same order, and the same counter and cycle updates (the
-//! cycles reach the hardware thread's clock at the end of the run, as in the memo lane).
+//! `reference_full` makes, in the same order (but for updates of two distinct levels, which
+//! `FullPair::translate` may interleave), and the same counter and cycle updates (the cycles
+//! reach the hardware thread's clock at the end of the run, as in the memo lane).
 //! `tests/reference_parity.rs` checks runs against `access` called record by record (random
 //! machines, every run mode) and against the naive reference model (zen3-shaped machines).
 
