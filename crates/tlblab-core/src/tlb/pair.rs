@@ -44,6 +44,7 @@ const SECOND_WAYS: usize = 16;
 const HINT_LEN: usize = hint_len(FIRST_WAYS);
 const PRESENT_LEN: usize = present_len(FIRST_WAYS);
 
+/// The two data levels, borrowed for a stretch of references (see the module comment).
 pub(crate) struct FullPair<'a> {
     // The first level: one set of `FIRST_WAYS` ways. A way number read from its order or its
     // hints indexes as `w % FIRST_WAYS`: they only ever hold way numbers below it, and the
