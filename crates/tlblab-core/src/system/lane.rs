@@ -64,6 +64,11 @@ struct PathLane {
     usable: bool,
     pages: [LanePage; LANE_PAGES],
     len: usize,
+    /// `pages[i].page` for i < len, `u64::MAX` (no page) beyond, and the one shift of all the
+    /// pages when they share it (the common case: one page size): finding a page is then
+    /// one shift and `LANE_PAGES` compares without a loop-carried length (`find`).
+    page_numbers: [u64; LANE_PAGES],
+    uniform_shift: Option<u32>,
     /// The page of the previous reference on this path (`pages[cur]`, copied: the check the
     /// loop makes first) and the position + 1 of that reference.
     cur: usize,
@@ -90,6 +95,8 @@ const NO_PATH: PathLane = PathLane {
     usable: false,
     pages: [NO_PAGE; LANE_PAGES],
     len: 0,
+    page_numbers: [u64::MAX; LANE_PAGES],
+    uniform_shift: None,
     cur: 0,
     cur_page: NO_PAGE,
     cur_last: 0,
@@ -113,6 +120,15 @@ impl PathLane {
         self.cur = i;
         self.cur_page = self.pages[i];
         self.cur_last = 0;
+    }
+
+    /// The index of the lane page holding `va`.
+    #[inline(always)]
+    fn find(&self, va: u64) -> Option<usize> {
+        match self.uniform_shift {
+            Some(shift) => self.page_numbers.iter().position(|&p| p == va >> shift),
+            None => (0..self.len).find(|&i| va >> self.pages[i].shift == self.pages[i].page),
+        }
     }
 
     /// Records the current page's last touch (before a settle).
@@ -219,7 +235,7 @@ impl Lane {
     #[inline(never)]
     fn move_to_page(&mut self, sys: &System, path: usize, va: u64) -> bool {
         let l = &mut self.paths[path];
-        if let Some(i) = (0..l.len).find(|&i| va >> l.pages[i].shift == l.pages[i].page) {
+        if let Some(i) = l.find(va) {
             l.switch_to(i);
             return true;
         }
@@ -237,6 +253,12 @@ impl Lane {
             offset_mask: (1u64 << shift) - 1,
             entry,
             last_touch: 0,
+        };
+        l.page_numbers[l.len] = va >> shift;
+        l.uniform_shift = match l.uniform_shift {
+            _ if l.len == 0 => Some(shift),
+            Some(s) if s == shift => Some(s),
+            _ => None,
         };
         l.len += 1;
         l.switch_to(l.len - 1);
