@@ -159,10 +159,10 @@ impl PackedOrder {
         }
     }
 
-    /// Every set's order word and the number of ways, for code that works on the words
+    /// Every set's order word, for code that works on the words
     /// directly (`packed_to_front`, `packed_recycle_oldest`; tlb/pair.rs).
-    pub(crate) fn words_mut(&mut self) -> (&mut [u64], usize) {
-        (&mut self.sets, self.ways)
+    pub(crate) fn words_mut(&mut self) -> &mut [u64] {
+        &mut self.sets
     }
 
     #[inline(always)]

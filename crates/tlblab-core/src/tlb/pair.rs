@@ -104,7 +104,7 @@ impl<'a> FullPair<'a> {
         };
         let (keys2, fps2) = second.keys.parts_mut();
         let order2 = match second.repl.lru_order() {
-            Some(OrderList::Packed(o)) => o.words_mut().0,
+            Some(OrderList::Packed(o)) => o.words_mut(),
             _ => unreachable!("the second level's shape was checked (SHAPE_SET_ASSOC)"),
         };
         let (keys2, []) = keys2.as_chunks_mut() else {
