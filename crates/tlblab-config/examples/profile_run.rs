@@ -35,4 +35,3 @@ fn main() {
         refs / cpu / 1e6
     );
 }
-

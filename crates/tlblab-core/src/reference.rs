@@ -187,10 +187,13 @@ impl NaiveTlb {
 }
 
 struct NaiveCache {
+    name: String,
     sets: NaiveSets<u64>,
     nsets: u64,
     line: u64,
     latency: u64,
+    /// accesses, hits, misses, evictions (a miss whose set had no empty way).
+    counts: [u64; 4],
 }
 
 struct NaivePwc {
@@ -309,6 +312,8 @@ impl ReferenceModel {
             let cseed = seed ^ ((ci as u64) << 8) ^ ((c.level as u64) << 40);
             pos_of.insert(ci, caches.len());
             caches.push(NaiveCache {
+                name: c.name.clone(),
+                counts: [0; 4],
                 sets: NaiveSets::new(
                     c.sets() as usize,
                     c.ways,
@@ -383,6 +388,14 @@ impl ReferenceModel {
         self
     }
 
+    /// Each cache level's name and its counters so far: accesses, hits, misses, evictions.
+    pub fn cache_counts(&self) -> Vec<(String, [u64; 4])> {
+        self.caches
+            .iter()
+            .map(|c| (c.name.clone(), c.counts))
+            .collect()
+    }
+
     pub fn set_region(&mut self, start: u64, len: u64, size: PageSize) {
         self.regions.insert(0, (start, start + len, size));
     }
@@ -393,9 +406,15 @@ impl ReferenceModel {
             let cache = &mut self.caches[c];
             let line = addr / cache.line;
             let set = (line % cache.nsets) as usize;
+            cache.counts[0] += 1;
             if let Some(w) = cache.sets.find(set, |&t| t == line) {
                 cache.sets.touch(set, w, false);
+                cache.counts[1] += 1;
                 return (cache.latency, i);
+            }
+            cache.counts[2] += 1;
+            if cache.sets.slots[set].iter().all(|s| s.is_some()) {
+                cache.counts[3] += 1;
             }
             let allowed = vec![true; cache.sets.ways];
             let w = cache.sets.victim(set, &allowed).unwrap();

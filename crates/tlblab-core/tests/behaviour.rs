@@ -413,3 +413,30 @@ fn a_migrated_thread_meets_the_new_cores_cold_tlb() {
         "the thread resumes no earlier than it left"
     );
 }
+
+/// A cache level counts an eviction for each miss that replaces a valid line: a cyclic sweep of
+/// 12 lines over one 8-way LRU set misses every time and evicts on all but the 8 cold fills;
+/// 8 lines miss once each and evict nothing.
+#[test]
+fn a_cache_counts_an_eviction_for_each_miss_into_a_full_set() {
+    for (lines, misses, evictions) in [(12u64, 36u64, 28u64), (8, 8, 0)] {
+        let mut cfg = fa(64);
+        cfg.caches = vec![
+            cache("L1D", 1, 8 * 64, 8, 4),
+            cache("L2", 2, 64 << 10, 8, 12),
+        ];
+        // Walks enter at the L2: only data lines fill the L1D.
+        cfg.walker.first_cache_level = 2;
+        let mut sys = System::new(cfg, RunOptions::default()).unwrap();
+        for _ in 0..3 {
+            for l in 0..lines {
+                load(&mut sys, 0x4000_0000 + l * 64);
+            }
+        }
+        let s = sys.stats();
+        assert_eq!(s.cache_levels[0], "L1D");
+        let c = &s.total.cache[0];
+        assert_eq!((c.accesses, c.misses), (3 * lines, misses), "{lines} lines");
+        assert_eq!(c.evictions, evictions, "{lines} lines");
+    }
+}

@@ -531,7 +531,10 @@ fn per_thread_counters_add_up_to_the_total_across_switches_and_migrations() {
     for round in 0..40u64 {
         for t in 0..3u32 {
             for p in 0..(5 + t as u64) {
-                recs.push(ld(t, 0x1000_0000 * (t as u64 + 1) + ((p * 7 + round) % 50) * 4096));
+                recs.push(ld(
+                    t,
+                    0x1000_0000 * (t as u64 + 1) + ((p * 7 + round) % 50) * 4096,
+                ));
                 expected[t as usize] += 1;
             }
         }
@@ -555,7 +558,11 @@ fn per_thread_counters_add_up_to_the_total_across_switches_and_migrations() {
     assert_eq!(sum(&|u| u.walks), s.total.walks);
     assert_eq!(sum(&|u| u.walk_refs), s.total.walk_refs);
     for l in 0..s.tlb_levels.len() {
-        assert_eq!(sum(&|u| u.tlb[l].misses), s.total.tlb[l].misses, "level {l}");
+        assert_eq!(
+            sum(&|u| u.tlb[l].misses),
+            s.total.tlb[l].misses,
+            "level {l}"
+        );
         assert_eq!(sum(&|u| u.tlb[l].hits), s.total.tlb[l].hits, "level {l}");
     }
     // Cycles: the threads' plus the OS work charged to cores (switch costs) make the total.

@@ -269,6 +269,13 @@ proptest! {
                 prop_assert_eq!(after.tlb[stat].hits - before.tlb[stat].hits, 1, "hit level differs at access {}", i);
             }
         }
+        // Every cache level's counters, evictions included, over the whole stream.
+        let stats = sys.stats();
+        for (name, [accesses, hits, misses, evictions]) in reference.cache_counts() {
+            let i = stats.cache_levels.iter().position(|n| *n == name).unwrap();
+            let c = &stats.total.cache[i];
+            prop_assert_eq!((c.accesses, c.hits, c.misses, c.evictions), (accesses, hits, misses, evictions), "cache {} counters", name);
+        }
     }
 }
 
@@ -550,7 +557,10 @@ proptest! {
 /// `access` record by record, up to and including the error.
 #[test]
 fn pair_stretches_ending_in_other_sizes_and_exhausted_memory_agree_with_access_by_access() {
-    for (page_size, memory) in [(PageSize::Size2M, 512u64 << 20), (PageSize::Size4K, 4 << 20)] {
+    for (page_size, memory) in [
+        (PageSize::Size2M, 512u64 << 20),
+        (PageSize::Size4K, 4 << 20),
+    ] {
         let mut cfg = shaped_machine(64, 4, 16, 2, false);
         cfg.page_table.page_size = page_size;
         cfg.memory.bytes = memory;
@@ -561,10 +571,20 @@ fn pair_stretches_ending_in_other_sizes_and_exhausted_memory_agree_with_access_b
         let mut records = Vec::new();
         for n in 0..2000u64 {
             let fresh = page(n, rng.below(512));
-            records.push(Record::Access(Access::new(ThreadId(0), AccessKind::Load, fresh, 8)));
+            records.push(Record::Access(Access::new(
+                ThreadId(0),
+                AccessKind::Load,
+                fresh,
+                8,
+            )));
             if n >= 40 {
                 let back = page(n - 40, rng.below(512));
-                records.push(Record::Access(Access::new(ThreadId(0), AccessKind::Store, back, 8)));
+                records.push(Record::Access(Access::new(
+                    ThreadId(0),
+                    AccessKind::Store,
+                    back,
+                    8,
+                )));
             }
         }
         for caches_on in [false, true] {
@@ -579,7 +599,9 @@ fn pair_stretches_ending_in_other_sizes_and_exhausted_memory_agree_with_access_b
             let mut by_access = one_thread_system(&cfg, opts);
             let mut access_error = None;
             for r in &records {
-                let Record::Access(a) = *r else { unreachable!() };
+                let Record::Access(a) = *r else {
+                    unreachable!()
+                };
                 if let Err(e) = by_access.access(a) {
                     access_error = Some(e);
                     break;
@@ -588,7 +610,11 @@ fn pair_stretches_ending_in_other_sizes_and_exhausted_memory_agree_with_access_b
             assert!(run_error.is_some(), "memory runs out");
             assert_eq!(run_error.map(|e| e.0), access_error.map(|e| e.0));
             // With 2 MiB pages, the 4 KiB fallbacks are what the TLBs end with.
-            assert!(by_access.tlbs.iter().flat_map(|t| t.entries()).any(|e| e.size == PageSize::Size4K));
+            assert!(by_access
+                .tlbs
+                .iter()
+                .flat_map(|t| t.entries())
+                .any(|e| e.size == PageSize::Size4K));
             same_end_state(&by_run, &by_access).unwrap();
         }
     }

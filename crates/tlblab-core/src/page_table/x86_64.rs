@@ -13,11 +13,41 @@ const ADDR: u64 = 0x000f_ffff_ffff_f000;
 
 /// 5-level paging: PML5 above the 4-level hierarchy.
 pub const LEVELS_5: &[LevelGeom] = &[
-    LevelGeom { name: "PML5", shift: 48, bits: 9, entry_bytes: 8, leaf_sizes: &[] },
-    LevelGeom { name: "PML4", shift: 39, bits: 9, entry_bytes: 8, leaf_sizes: &[] },
-    LevelGeom { name: "PDPT", shift: 30, bits: 9, entry_bytes: 8, leaf_sizes: &[PageSize::Size1G] },
-    LevelGeom { name: "PD", shift: 21, bits: 9, entry_bytes: 8, leaf_sizes: &[PageSize::Size2M] },
-    LevelGeom { name: "PT", shift: 12, bits: 9, entry_bytes: 8, leaf_sizes: &[PageSize::Size4K] },
+    LevelGeom {
+        name: "PML5",
+        shift: 48,
+        bits: 9,
+        entry_bytes: 8,
+        leaf_sizes: &[],
+    },
+    LevelGeom {
+        name: "PML4",
+        shift: 39,
+        bits: 9,
+        entry_bytes: 8,
+        leaf_sizes: &[],
+    },
+    LevelGeom {
+        name: "PDPT",
+        shift: 30,
+        bits: 9,
+        entry_bytes: 8,
+        leaf_sizes: &[PageSize::Size1G],
+    },
+    LevelGeom {
+        name: "PD",
+        shift: 21,
+        bits: 9,
+        entry_bytes: 8,
+        leaf_sizes: &[PageSize::Size2M],
+    },
+    LevelGeom {
+        name: "PT",
+        shift: 12,
+        bits: 9,
+        entry_bytes: 8,
+        leaf_sizes: &[PageSize::Size4K],
+    },
 ];
 
 /// 4-level paging: the same levels without PML5.

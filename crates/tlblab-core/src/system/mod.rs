@@ -19,7 +19,7 @@
 mod fast_lane;
 mod lane;
 
-use crate::cache::{Cache, CacheKind};
+use crate::cache::{Cache, CacheKind, Outcome as CacheOutcome};
 use crate::machine::{MachineConfig, TimingModel};
 use crate::memory::{FrameAllocator, MemoryConfig, OutOfMemory};
 use crate::os::{AsidAllocator, JobStats, MigrationHook, OsConfig, OsStats, SwitchHook};
@@ -693,14 +693,15 @@ impl System {
         mem_latency: u64,
     ) -> (u64, usize) {
         for r in path {
-            let hit = caches[r.cache].access(addr, write);
+            let outcome = caches[r.cache].access_counted(addr, write);
             let s = &mut stats.cache[r.stat];
             s.accesses += 1;
-            if hit {
+            if outcome == CacheOutcome::Hit {
                 s.hits += 1;
                 return (caches[r.cache].config.latency, r.stat);
             }
             s.misses += 1;
+            s.evictions += (outcome == CacheOutcome::Evicted) as u64;
         }
         (mem_latency, mem_source)
     }

@@ -1085,7 +1085,10 @@ impl Tlb {
             ));
         }
         if present != self.present {
-            return Err(format!("{}: present counts differ from the keys", self.config.name));
+            return Err(format!(
+                "{}: present counts differ from the keys",
+                self.config.name
+            ));
         }
         Ok(())
     }
