@@ -167,6 +167,11 @@ pub struct Cache {
     /// touching it again changes no replacement state; `flush` clears it.
     memo_line: u64,
     memo_slot: usize,
+    /// Slots holding no line. Lines only leave by `flush`, so once this is 0 every set is full
+    /// and a miss needs no search for a free way: the set's keys are read only for a hit's
+    /// fingerprint candidates (a random footprint keeps a large cache full, and the free-way
+    /// check's false candidates cost a host cache miss on the keys each).
+    empty_slots: usize,
 }
 
 impl Cache {
@@ -190,6 +195,7 @@ impl Cache {
             set_mask: sets.is_power_of_two().then(|| sets - 1),
             memo_line: INVALID,
             memo_slot: 0,
+            empty_slots: n,
         }
     }
 
@@ -249,7 +255,9 @@ impl Cache {
             None => (line % self.sets) as usize,
         };
         let base = set * self.ways;
-        let found = if self.ways <= 64 {
+        let found = if self.empty_slots == 0 && self.ways <= 64 {
+            self.tags.first(base, self.ways, line).ok_or(None)
+        } else if self.ways <= 64 {
             self.tags.find_or_free(base, self.ways, line, INVALID)
         } else {
             self.find_wide(base, line)
@@ -266,6 +274,7 @@ impl Cache {
                 self.tags.set(base + w, line);
                 self.dirty.set(base + w, write);
                 let outcome = if free.is_some() {
+                    self.empty_slots -= 1;
                     Outcome::Filled
                 } else {
                     Outcome::Evicted
@@ -317,6 +326,7 @@ impl Cache {
     /// Invalidates everything (writing back dirty lines) and returns the cycles it costs.
     pub fn flush(&mut self) -> u64 {
         self.memo_line = INVALID;
+        self.empty_slots = self.tags.len();
         let mut valid = 0u64;
         let mut dirty = 0u64;
         for slot in 0..self.tags.len() {
