@@ -450,7 +450,7 @@ proptest! {
     fn shaped_tlb_only_runs_agree_with_the_reference(
         l1_ways in prop_oneof![Just(32usize), Just(48), Just(64)],
         l2_sets in prop_oneof![Just(1usize), Just(4), Just(16)],
-        l2_ways in prop_oneof![Just(4usize), Just(8), Just(16)],
+        l2_ways in prop_oneof![Just(2usize), Just(4), Just(8), Just(12), Just(16)],
         latency in 0u64..8,
         pages in 40u64..400,
         refs in proptest::collection::vec((0u64..1000, 0u8..8), 1..3000),
@@ -503,14 +503,15 @@ proptest! {
     #[test]
     fn shaped_runs_of_two_address_spaces_agree_with_access_by_access(
         l2_sets in prop_oneof![Just(1usize), Just(4), Just(16)],
-        l2_ways in prop_oneof![Just(4usize), Just(16), Just(16)],
+        l1_ways in prop_oneof![Just(32usize), Just(48), Just(64), Just(64)],
+        l2_ways in prop_oneof![Just(2usize), Just(4), Just(8), Just(16), Just(16)],
         mode in 0u8..3,
         turns in proptest::collection::vec((1usize..400, 0u64..1000), 1..12),
         pages in 70u64..300,
         seed in 0u64..1000,
         unified_l2 in any::<bool>(),
     ) {
-        let mut cfg = shaped_machine(64, l2_sets, l2_ways, 1, unified_l2);
+        let mut cfg = shaped_machine(l1_ways, l2_sets, l2_ways, 1, unified_l2);
         cfg.caches = vec![common::cache("C1", 1, 4 << 10, 4, 4), common::cache("C2", 2, 32 << 10, 8, 12)];
         let opts = match mode {
             0 => RunOptions::tlb_only(seed),

@@ -39,7 +39,7 @@
 //! machines, every run mode) and against the naive reference model (zen3-shaped machines).
 
 use super::{SimError, System, ThreadState, TimingModel};
-use crate::tlb::{pack, FullPair, Payload, Requester, TlbEntry};
+use crate::tlb::{pack, pair_ready, FullPair, Payload, Requester, TlbEntry};
 use crate::tlb::{SETTLED_FIRST, SETTLED_SECOND, SETTLED_WALK};
 use crate::tlb::{SHAPE_ANY, SHAPE_FULLY_ASSOC, SHAPE_SET_ASSOC};
 use std::cell::Cell;
@@ -149,10 +149,13 @@ pub(super) struct FastLane {
     ends_other_memo: [bool; 2],
     /// The shapes (`Tlb::fast_shape`) of the data path's two levels, when it has two.
     data_shapes: Option<(u8, u8)>,
-    /// TLB-only, zen3-shaped data path (`data_shapes` = (FULLY_ASSOC, SET_ASSOC)) that may be
-    /// a `FullPair` (`FullPair::ready`: both levels full): its references go through
-    /// `run_pair`. Once true it stays true for the lane's life: nothing the lanes do empties a
-    /// way (the general path, which may, drops the lane).
+    /// A data path of shapes (FULLY_ASSOC, SET_ASSOC) whose geometry has a compiled
+    /// `FullPair`: the copies of `run_pair` (TLB-only) and `run_pair_walking` for it
+    /// (`pair_loops`).
+    pair_loops: Option<(StretchLoop, StretchLoop)>,
+    /// `pair_loops` is set and the two levels are full (`pair_ready`): the data references
+    /// go through the pair loop. Once true it stays true for the lane's life: nothing the
+    /// lanes do empties a way (the general path, which may, drops the lane).
     pair_ready: Cell<bool>,
 }
 
@@ -193,6 +196,10 @@ impl FastLane {
             path.levels = levels.len();
             path.usable = !levels.is_empty();
         }
+        let data_shapes = (paths[0].levels == 2 && paths[0].tlb[0] != paths[0].tlb[1]).then(|| {
+            let shape = |i: usize| sys.tlbs[paths[0].tlb[i]].fast_shape(size);
+            (shape(0), shape(1))
+        });
         Some(FastLane {
             thread,
             cpu: st.cpu,
@@ -212,10 +219,14 @@ impl FastLane {
                 let (mine, other) = (&paths[p], &paths[1 - p]);
                 mine.usable && other.usable && mine.tlb[..mine.levels].contains(&other.tlb[0])
             }),
-            data_shapes: (paths[0].levels == 2 && paths[0].tlb[0] != paths[0].tlb[1]).then(|| {
-                let shape = |i: usize| sys.tlbs[paths[0].tlb[i]].fast_shape(size);
-                (shape(0), shape(1))
-            }),
+            data_shapes,
+            pair_loops: match data_shapes {
+                Some((SHAPE_FULLY_ASSOC, SHAPE_SET_ASSOC)) => {
+                    let level = |i: usize| &sys.tlbs[paths[0].tlb[i]];
+                    Self::pair_loops(level(0).ways(), level(1).ways())
+                }
+                _ => None,
+            },
             paths,
             pair_ready: Cell::new(false),
         })
@@ -257,26 +268,32 @@ impl FastLane {
         const ANY: u8 = SHAPE_ANY;
         let step = if self.walks {
             match self.data_shapes {
-                Some((FA, SA)) => self.alternate(
-                    sys,
-                    records,
-                    s,
-                    Self::run_pair_walking,
-                    Self::run_with::<true, true, FA, SA>,
-                ),
+                Some((FA, SA)) => match self.pair_loops {
+                    Some((_, walking)) => self.alternate(
+                        sys,
+                        records,
+                        s,
+                        walking,
+                        Self::run_with::<true, true, FA, SA>,
+                    ),
+                    None => self.run_with::<true, true, FA, SA>(sys, records, 0, s),
+                },
                 Some(_) => self.run_with::<true, true, ANY, ANY>(sys, records, 0, s),
                 None => self.run_with::<true, false, ANY, ANY>(sys, records, 0, s),
             }
         } else {
             match self.data_shapes {
                 None => self.run_with::<false, false, ANY, ANY>(sys, records, 0, s),
-                Some((FA, SA)) => self.alternate(
-                    sys,
-                    records,
-                    s,
-                    Self::run_pair,
-                    Self::run_with::<false, true, FA, SA>,
-                ),
+                Some((FA, SA)) => match self.pair_loops {
+                    Some((tlb_only, _)) => self.alternate(
+                        sys,
+                        records,
+                        s,
+                        tlb_only,
+                        Self::run_with::<false, true, FA, SA>,
+                    ),
+                    None => self.run_with::<false, true, FA, SA>(sys, records, 0, s),
+                },
                 Some((FA, FA)) => self.run_with::<false, true, FA, FA>(sys, records, 0, s),
                 Some((FA, ANY)) => self.run_with::<false, true, FA, ANY>(sys, records, 0, s),
                 Some((SA, SA)) => self.run_with::<false, true, SA, SA>(sys, records, 0, s),
@@ -315,13 +332,45 @@ impl FastLane {
         }
     }
 
-    /// Sets `pair_ready` once the zen3-shaped data path's two levels may be a `FullPair`.
+    /// Sets `pair_ready` once a data path with `pair_loops` has both levels full.
     fn refresh_pair_ready(&self, sys: &System) {
-        if !self.pair_ready.get() {
+        if !self.pair_ready.get() && self.pair_loops.is_some() {
             let path = &self.paths[0];
-            let ready = FullPair::ready(&sys.tlbs[path.tlb[0]], &sys.tlbs[path.tlb[1]]);
+            let ready = pair_ready(&sys.tlbs[path.tlb[0]], &sys.tlbs[path.tlb[1]]);
             self.pair_ready.set(ready);
         }
+    }
+
+    /// The copies of `run_pair` and `run_pair_walking` for a first level of `first_ways` ways
+    /// over sets of `second_ways`, if that geometry is compiled: a fully associative first
+    /// level of 32, 48 or 64 ways (the range of `SHAPE_FULLY_ASSOC`) over sets of 2, 4, 8 or
+    /// 16 ways; zen3's L1D over its L2D is (64, 16). Each costs two copies of the loops.
+    fn pair_loops(first_ways: usize, second_ways: usize) -> Option<(StretchLoop, StretchLoop)> {
+        macro_rules! compiled {
+            ($(($w1:literal, $w2:literal)),*) => {
+                match (first_ways, second_ways) {
+                    $(($w1, $w2) => Some((
+                        FastLane::run_pair::<$w1, $w2> as StretchLoop,
+                        FastLane::run_pair_walking::<$w1, $w2> as StretchLoop,
+                    )),)*
+                    _ => None,
+                }
+            };
+        }
+        compiled!(
+            (32, 2),
+            (32, 4),
+            (32, 8),
+            (32, 16),
+            (48, 2),
+            (48, 4),
+            (48, 8),
+            (48, 16),
+            (64, 2),
+            (64, 4),
+            (64, 8),
+            (64, 16)
+        )
     }
 
     /// `run_with` for the data references of a TLB-only run whose data path is zen3-shaped
@@ -332,7 +381,7 @@ impl FastLane {
     /// Measured (callgrind, zen3, random:pages=262144,accesses=1M, TLB-only): 287 instructions
     /// per reference through `run_with`'s shaped calls, 122-125 through the pair.
     #[inline(never)]
-    fn run_pair(
+    fn run_pair<const W1: usize, const W2: usize>(
         &self,
         sys: &mut System,
         records: &[Record],
@@ -341,7 +390,7 @@ impl FastLane {
     ) -> Result<Step, SimError> {
         let path = &self.paths[0];
         let (first, second) = two_mut(&mut sys.tlbs, path.tlb[0], path.tlb[1]);
-        let mut pair = FullPair::new(first, second, self.domain);
+        let mut pair = FullPair::<W1, W2>::new(first, second, self.domain);
         let (req, shift, size) = (self.req, self.shift, self.size);
         let frame_shift = shift - 12;
         let mut settled = [0u64; 3];
@@ -425,7 +474,7 @@ impl FastLane {
     /// against `run_with`'s shaped calls: 1,561 → 1,350 without caches, 3,293 → 3,070 in the
     /// full model.
     #[inline(never)]
-    fn run_pair_walking(
+    fn run_pair_walking<const W1: usize, const W2: usize>(
         &self,
         sys: &mut System,
         records: &[Record],
@@ -435,7 +484,7 @@ impl FastLane {
         let mut tlbs = std::mem::take(&mut sys.tlbs);
         let path = &self.paths[0];
         let (first, second) = two_mut(&mut tlbs, path.tlb[0], path.tlb[1]);
-        let mut pair = FullPair::new(first, second, self.domain);
+        let mut pair = FullPair::<W1, W2>::new(first, second, self.domain);
         let (req, shift, size) = (self.req, self.shift, self.size);
         let tlb_first = path.latency[0];
         let mut settled = [0u64; 3];

@@ -1,6 +1,6 @@
-//! The zen3-shaped data path of a TLB-only run, as one structure: a fully associative first
-//! level (`SHAPE_FULLY_ASSOC`) over a set-associative second level (`SHAPE_SET_ASSOC`), both
-//! full, borrowed for a stretch of references (`system/fast_lane.rs`, `FastLane::run_pair`).
+//! A two-level data path as one structure: a fully associative first level
+//! (`SHAPE_FULLY_ASSOC`) over a set-associative second level (`SHAPE_SET_ASSOC`), both full,
+//! borrowed for a stretch of references (`system/fast_lane.rs`, `FastLane::run_pair`).
 //!
 //! Why it exists: on a stream that misses both levels (random, strided, pointer chases) the
 //! shaped calls of tlb/fast.rs spend most of their instructions reaching the state, not
@@ -9,13 +9,15 @@
 //! both levels once, so a reference is the few loads and stores the model needs (measured with
 //! callgrind on random:pages=262144, TLB-only: see `FastLane::run_pair`).
 //!
-//! It is built for one geometry, zen3's (`FIRST_WAYS`, `SECOND_WAYS`): with the sizes fixed,
-//! way numbers and hash buckets index fixed-size arrays through masks, without bounds checks or
-//! registers for the sizes (measured: 149 → 136 instructions per all-miss reference). Other
-//! geometries of the two shapes keep the shaped calls.
+//! It is compiled per geometry, `FullPair<W1, W2>`: a first level of `W1` ways over sets of
+//! `W2` ways. With the sizes fixed, way numbers and hash buckets index fixed-size arrays
+//! through masks, without bounds checks or registers for the sizes (measured on zen3's
+//! geometry: 149 → 136 instructions per all-miss reference). `FastLane::pair_loops` lists the
+//! geometries compiled (zen3's, 64 over 16, and its neighbours in a sweep: 32, 48 or 64 ways
+//! over sets of 2, 4, 8 or 16); other geometries of the two shapes keep the shaped calls.
 //!
 //! What it relies on, checked by the caller (`FastLane`): both levels are `fast_ready` for the
-//! lane's page size, of those two shapes, and `FullPair::ready` (that geometry, full), so
+//! lane's page size, of those two shapes, and `FullPair::ready` (this geometry, full), so
 //! every fill replaces the least recently used way of its set with an entry of the same size,
 //! and nothing invalidates entries while the pair is borrowed. It has the effects of `lookup_shaped` and `fill_shaped`
 //! on entries, replacement order, `present` counts and hint table, and leaves both memos empty,
@@ -36,34 +38,31 @@ pub(crate) const SETTLED_SECOND: usize = 1;
 /// Missed both levels: a walk (TLB-only: the walker's fixed latency).
 pub(crate) const SETTLED_WALK: usize = 2;
 
-/// The ways of the first level (zen3's L1D: one set).
-const FIRST_WAYS: usize = 64;
-/// The ways of a second-level set (zen3's L2D: 2048 entries, 16-way).
-const SECOND_WAYS: usize = 16;
-/// The first level's hint table and `present` filter (`Tlb::new`).
-const HINT_LEN: usize = hint_len(FIRST_WAYS);
-const PRESENT_LEN: usize = present_len(FIRST_WAYS);
-
-/// The two data levels, borrowed for a stretch of references (see the module comment).
-pub(crate) struct FullPair<'a> {
-    // The first level: one set of `FIRST_WAYS` ways. A way number read from its order or its
-    // hints indexes as `w % FIRST_WAYS`: they only ever hold way numbers below it, and the
-    // remainder spares the bounds check.
-    keys1: &'a mut [u64; FIRST_WAYS],
-    fps1: &'a mut [u8; FIRST_WAYS],
-    payload1: &'a mut [Payload; FIRST_WAYS],
-    links1: &'a mut [[u32; 2]; FIRST_WAYS],
+/// The two data levels, borrowed for a stretch of references (see the module comment): a
+/// first level of `W1` ways in one set over a second level of `W2`-way sets.
+pub(crate) struct FullPair<'a, const W1: usize, const W2: usize> {
+    // The first level: one set of `W1` ways. A way number read from its order or its hints
+    // indexes as `w % W1`: they only ever hold way numbers below it, and the remainder spares
+    // the bounds check.
+    keys1: &'a mut [u64; W1],
+    fps1: &'a mut [u8; W1],
+    payload1: &'a mut [Payload; W1],
+    links1: &'a mut [[u32; 2]; W1],
     head1: &'a mut u32,
-    hint: &'a mut [u32; HINT_LEN],
-    present: &'a mut [u16; PRESENT_LEN],
+    // `Self::HINT_LEN` and `Self::PRESENT_LEN` long (`new` asserts it): indexed unchecked
+    // through `% LEN`, a mask.
+    hint: &'a mut [u32],
+    present: &'a mut [u16],
     tags1: TagConfig,
     /// The domain of what a miss in both levels fills.
     domain: Domain,
-    // The second level: sets of `SECOND_WAYS` ways, set `vpn & low_mask2`; every vector has
-    // one element per set (`new` asserts it), so a set number indexes them unchecked.
-    keys2: &'a mut [[u64; SECOND_WAYS]],
-    fps2: &'a mut [[u8; SECOND_WAYS]],
-    payload2: &'a mut [[Payload; SECOND_WAYS]],
+    // The second level: sets of `W2` ways, set `vpn & low_mask2`; every vector has one
+    // element per set (`new` asserts it), so a set number indexes them unchecked.
+    keys2: &'a mut [[u64; W2]],
+    // The fingerprints with their padding (at least 15 bytes past the last set, `TagArray`):
+    // set `set`'s row starts at `set * W2`, and a 16-byte read from there stays in bounds.
+    fps2: &'a mut [u8],
+    payload2: &'a mut [[Payload; W2]],
     order2: &'a mut [u64],
     low_mask2: u64,
     tags2: TagConfig,
@@ -76,27 +75,33 @@ impl Tlb {
     }
 }
 
-impl<'a> FullPair<'a> {
-    /// Whether `first` over `second`, of the shapes the caller has checked, may be a pair now:
-    /// zen3's geometry (`FIRST_WAYS` ways in one set over sets of `SECOND_WAYS`), both full.
-    pub(crate) fn ready(first: &Tlb, second: &Tlb) -> bool {
-        first.sets == 1
-            && first.ways == FIRST_WAYS
-            && second.ways == SECOND_WAYS
-            && first.is_full()
-            && second.is_full()
+/// Whether `first` over `second`, of the shapes `FastLane` has checked, may be a pair now:
+/// both full. (Their geometry picked the copy of the pair loops, `FastLane::pair_loops`.)
+pub(crate) fn pair_ready(first: &Tlb, second: &Tlb) -> bool {
+    first.is_full() && second.is_full()
+}
+
+impl<'a, const W1: usize, const W2: usize> FullPair<'a, W1, W2> {
+    /// The first level's hint table and `present` filter (`Tlb::new`).
+    const HINT_LEN: usize = hint_len(W1);
+    const PRESENT_LEN: usize = present_len(W1);
+
+    /// Whether `first` over `second` has this pair's geometry (`W1` ways in one set over sets
+    /// of `W2` ways).
+    pub(crate) fn fits(first: &Tlb, second: &Tlb) -> bool {
+        first.sets == 1 && first.ways == W1 && second.ways == W2
     }
 
-    /// Borrows `first` and `second` (`ready`, and the caller's shape checks).
-    pub(crate) fn new(first: &'a mut Tlb, second: &'a mut Tlb, domain: Domain) -> FullPair<'a> {
-        debug_assert!(FullPair::ready(first, second));
+    /// Borrows `first` and `second` (`fits`, `pair_ready`, and the caller's shape checks).
+    pub(crate) fn new(first: &'a mut Tlb, second: &'a mut Tlb, domain: Domain) -> Self {
+        debug_assert!(Self::fits(first, second) && pair_ready(first, second));
         // Neither level's memo names the most recent way once the pair has run.
         first.memo_slot = usize::MAX;
         second.memo_slot = usize::MAX;
         let sets2 = second.sets;
         // What the unchecked set indexing in `translate` relies on: `low_mask + 1` sets.
         assert!(sets2 == second.low_mask as usize + 1);
-        let geometry = "FullPair::ready checked the geometry";
+        let geometry = "FullPair::fits checked the geometry";
         let (keys1, fps1) = first.keys.parts_mut();
         let (links1, head1) = match first.repl.lru_order() {
             Some(OrderList::Linked(o)) => o.first_set_mut(),
@@ -113,18 +118,20 @@ impl<'a> FullPair<'a> {
         let (payload2, []) = second.payload.as_chunks_mut() else {
             unreachable!("{geometry}")
         };
-        // The fingerprints' padding is left out of the sets.
-        let fps2 = fps2[..sets2 * SECOND_WAYS].as_chunks_mut().0;
-        assert!(keys2.len() == sets2 && payload2.len() == sets2);
-        assert!(fps2.len() == sets2 && order2.len() == sets2);
+        assert!(keys2.len() == sets2 && payload2.len() == sets2 && order2.len() == sets2);
+        // What `set_rows`' 16-byte fingerprint rows rely on.
+        assert!(W2 <= 16 && fps2.len() >= (sets2 - 1) * W2 + 16);
+        // What the unchecked indexing of the hint table and the filter relies on.
+        assert!(first.hint.len() == Self::HINT_LEN && first.present.len() == Self::PRESENT_LEN);
+        assert!(Self::HINT_LEN.is_power_of_two() && Self::PRESENT_LEN.is_power_of_two());
         FullPair {
             keys1: keys1.try_into().expect(geometry),
-            fps1: (&mut fps1[..FIRST_WAYS]).try_into().expect(geometry),
+            fps1: (&mut fps1[..W1]).try_into().expect(geometry),
             payload1: (&mut first.payload[..]).try_into().expect(geometry),
             links1: links1.try_into().expect(geometry),
             head1,
-            hint: (&mut first.hint[..]).try_into().expect(geometry),
-            present: (&mut first.present[..]).try_into().expect(geometry),
+            hint: &mut first.hint[..],
+            present: &mut first.present[..],
             tags1: first.config.tags,
             domain,
             keys2,
@@ -172,7 +179,7 @@ impl<'a> FullPair<'a> {
     /// recent, or None.
     #[inline(always)]
     pub(crate) fn lookup_first(&mut self, key: u64, req: Requester) -> Option<Pfn> {
-        if self.present[present_hash(key) % PRESENT_LEN] == 0 {
+        if *self.present_at(present_hash(key)) == 0 {
             return None;
         }
         let w = self.find_first(key, req)?;
@@ -202,11 +209,11 @@ impl<'a> FullPair<'a> {
     /// hint, `present` counts and fingerprint follow); the caller writes its payload.
     #[inline(always)]
     fn replace_first(&mut self, key: u64) -> usize {
-        let w = linked_recycle_oldest(self.links1, self.head1) % FIRST_WAYS;
-        self.hint[hint_hash(key) % HINT_LEN] = w as u32 + 1;
+        let w = linked_recycle_oldest(self.links1, self.head1) % W1;
+        *self.hint_at(hint_hash(key)) = w as u32 + 1;
         let old = self.keys1[w];
-        self.present[present_hash(old) % PRESENT_LEN] -= 1;
-        self.present[present_hash(key) % PRESENT_LEN] += 1;
+        *self.present_at(present_hash(old)) -= 1;
+        *self.present_at(present_hash(key)) += 1;
         self.keys1[w] = key;
         self.fps1[w] = fingerprint(key);
         w
@@ -219,19 +226,16 @@ impl<'a> FullPair<'a> {
     fn set_rows(
         &mut self,
         set: usize,
-    ) -> (
-        &mut [u64; SECOND_WAYS],
-        &mut [u8; SECOND_WAYS],
-        &mut [Payload; SECOND_WAYS],
-        &mut u64,
-    ) {
+    ) -> (&mut [u64; W2], &mut [u8; 16], &mut [Payload; W2], &mut u64) {
         debug_assert!(set <= self.low_mask2 as usize);
         // SAFETY: callers pass vpn & low_mask2 ≤ low_mask2 < sets, the length of each
-        // second-level vector (`new`).
+        // second-level vector (`new`); the fingerprint row's 16 bytes from set * W2 end at
+        // most at (sets - 1) * W2 + 16, within `fps2` (`new`). (For W2 < 16 the row runs into
+        // the next sets' fingerprints: only its first W2 are read as this set's, or written.)
         unsafe {
             (
                 self.keys2.get_unchecked_mut(set),
-                self.fps2.get_unchecked_mut(set),
+                &mut *self.fps2.as_mut_ptr().add(set * W2).cast::<[u8; 16]>(),
                 self.payload2.get_unchecked_mut(set),
                 self.order2.get_unchecked_mut(set),
             )
@@ -253,7 +257,7 @@ impl<'a> FullPair<'a> {
     #[inline(always)]
     fn replace_in_set(&mut self, set: usize, key: u64, payload: Payload) {
         let (keys, fps, payloads, order) = self.set_rows(set);
-        let w = packed_recycle_oldest(order, SECOND_WAYS) % SECOND_WAYS;
+        let w = packed_recycle_oldest(order, W2) % W2;
         keys[w] = key;
         fps[w] = fingerprint(key);
         payloads[w] = payload;
@@ -263,38 +267,54 @@ impl<'a> FullPair<'a> {
     /// (which then points the hint at it), as `lookup_shaped` finds it.
     #[inline(always)]
     fn find_first(&mut self, key: u64, req: Requester) -> Option<usize> {
-        let h = hint_hash(key) % HINT_LEN;
-        let hinted = self.hint[h] as usize;
-        let w = hinted.wrapping_sub(1) % FIRST_WAYS;
+        let h = hint_hash(key);
+        let hinted = *self.hint_at(h) as usize;
+        let w = hinted.wrapping_sub(1) % W1;
         if hinted != 0 && self.keys1[w] == key && tags_allow(self.tags1, &self.payload1[w], req) {
             return Some(w);
         }
-        let [mut candidates] = fingerprint_matches_in(self.fps1, 0, FIRST_WAYS, [fingerprint(key)]);
+        let [mut candidates] = fingerprint_matches_in(self.fps1, 0, W1, [fingerprint(key)]);
         while candidates != 0 {
-            let w = candidates.trailing_zeros() as usize % FIRST_WAYS;
+            let w = candidates.trailing_zeros() as usize % W1;
             candidates &= candidates - 1;
             if self.keys1[w] == key && tags_allow(self.tags1, &self.payload1[w], req) {
-                self.hint[h] = w as u32 + 1;
+                *self.hint_at(h) = w as u32 + 1;
                 return Some(w);
             }
         }
         None
     }
+
+    /// The hint-table bucket of hash `h`.
+    #[inline(always)]
+    fn hint_at(&mut self, h: usize) -> &mut u32 {
+        // SAFETY: `new` asserts that the table is HINT_LEN long, a power of two, so the
+        // remainder (a mask) is in bounds.
+        unsafe { self.hint.get_unchecked_mut(h % Self::HINT_LEN) }
+    }
+
+    /// The `present` count of hash `h`.
+    #[inline(always)]
+    fn present_at(&mut self, h: usize) -> &mut u16 {
+        // SAFETY: as `hint_at`, for PRESENT_LEN.
+        unsafe { self.present.get_unchecked_mut(h % Self::PRESENT_LEN) }
+    }
 }
 
 /// The way of a second-level set holding `key` for `req`.
 #[inline(always)]
-fn find_in_set(
-    keys: &[u64; SECOND_WAYS],
-    fps: &[u8; SECOND_WAYS],
-    payloads: &[Payload; SECOND_WAYS],
+fn find_in_set<const W2: usize>(
+    keys: &[u64; W2],
+    fps: &[u8; 16],
+    payloads: &[Payload; W2],
     tags: TagConfig,
     key: u64,
     req: Requester,
 ) -> Option<usize> {
-    let mut candidates = row_matches(fps, fingerprint(key));
+    // Ways past W2 belong to the next sets: masked off (W2 ≤ 16).
+    let mut candidates = row_matches(fps, fingerprint(key)) & ((1u64 << W2) - 1);
     while candidates != 0 {
-        let w = candidates.trailing_zeros() as usize % SECOND_WAYS;
+        let w = candidates.trailing_zeros() as usize % W2;
         candidates &= candidates - 1;
         if keys[w] == key && tags_allow(tags, &payloads[w], req) {
             return Some(w);
