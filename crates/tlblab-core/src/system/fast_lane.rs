@@ -12,8 +12,9 @@
 //! (`System::translate_without_walk`); with data accesses on, the data then goes through the
 //! caches (`System::data_access`).
 //!
-//! For zen3's data path (a 64-way fully associative level over 16-way sets), once both levels
-//! are full, the data references go through `run_pair` (TLB-only) or `run_pair_walking`
+//! For a data path of a compiled pair geometry (`pair_loops`: zen3's 64-way fully associative
+//! level over 16-way sets, its neighbours, Intel-like 4-way levels over 4..16-way sets), once
+//! both levels are full, the data references go through `run_pair` (TLB-only) or `run_pair_walking`
 //! instead, which borrow the two levels as one `FullPair` (tlb/pair.rs) for a whole stretch of
 //! references; `alternate` switches between them and the per-reference loop at instruction
 //! references. These are the loops that set the speed of streams that miss every level.
@@ -39,7 +40,7 @@
 //! machines, every run mode) and against the naive reference model (zen3-shaped machines).
 
 use super::{SimError, System, ThreadState, TimingModel};
-use crate::tlb::{pack, pair_ready, FullPair, Payload, Requester, TlbEntry};
+use crate::tlb::{pack, pair_ready, Fa, FirstKind, FullPair, Payload, Requester, Sa, TlbEntry};
 use crate::tlb::{SETTLED_FIRST, SETTLED_SECOND, SETTLED_WALK};
 use crate::tlb::{SHAPE_ANY, SHAPE_FULLY_ASSOC, SHAPE_SET_ASSOC};
 use std::cell::Cell;
@@ -221,9 +222,9 @@ impl FastLane {
             }),
             data_shapes,
             pair_loops: match data_shapes {
-                Some((SHAPE_FULLY_ASSOC, SHAPE_SET_ASSOC)) => {
+                Some((first @ (SHAPE_FULLY_ASSOC | SHAPE_SET_ASSOC), SHAPE_SET_ASSOC)) => {
                     let level = |i: usize| &sys.tlbs[paths[0].tlb[i]];
-                    Self::pair_loops(level(0).ways(), level(1).ways())
+                    Self::pair_loops(first, level(0).ways(), level(1).ways())
                 }
                 _ => None,
             },
@@ -255,8 +256,9 @@ impl FastLane {
     }
 
     /// `run`'s loops: one copy per shape pair of a two-level data path (tlb/fast.rs),
-    /// TLB-only; with walks, only the zen3 pair has its own. A TLB-only zen3-shaped data path
-    /// alternates between `run_with` and `run_pair` once its levels are full.
+    /// TLB-only; with walks, only the pairs with `pair_loops` have their own. A data path with
+    /// `pair_loops` alternates between `run_with` and `run_pair` (or `run_pair_walking`) once
+    /// its levels are full.
     fn run_stretches(
         &self,
         sys: &mut System,
@@ -278,6 +280,16 @@ impl FastLane {
                     ),
                     None => self.run_with::<true, true, FA, SA>(sys, records, 0, s),
                 },
+                Some((SA, SA)) => match self.pair_loops {
+                    Some((_, walking)) => self.alternate(
+                        sys,
+                        records,
+                        s,
+                        walking,
+                        Self::run_with::<true, true, SA, SA>,
+                    ),
+                    None => self.run_with::<true, true, ANY, ANY>(sys, records, 0, s),
+                },
                 Some(_) => self.run_with::<true, true, ANY, ANY>(sys, records, 0, s),
                 None => self.run_with::<true, false, ANY, ANY>(sys, records, 0, s),
             }
@@ -296,7 +308,16 @@ impl FastLane {
                 },
                 Some((FA, FA)) => self.run_with::<false, true, FA, FA>(sys, records, 0, s),
                 Some((FA, ANY)) => self.run_with::<false, true, FA, ANY>(sys, records, 0, s),
-                Some((SA, SA)) => self.run_with::<false, true, SA, SA>(sys, records, 0, s),
+                Some((SA, SA)) => match self.pair_loops {
+                    Some((tlb_only, _)) => self.alternate(
+                        sys,
+                        records,
+                        s,
+                        tlb_only,
+                        Self::run_with::<false, true, SA, SA>,
+                    ),
+                    None => self.run_with::<false, true, SA, SA>(sys, records, 0, s),
+                },
                 Some((SA, FA)) => self.run_with::<false, true, SA, FA>(sys, records, 0, s),
                 Some((SA, ANY)) => self.run_with::<false, true, SA, ANY>(sys, records, 0, s),
                 Some((ANY, FA)) => self.run_with::<false, true, ANY, FA>(sys, records, 0, s),
@@ -310,7 +331,7 @@ impl FastLane {
         }
     }
 
-    /// A zen3-shaped data path's run: `pair_loop` (`run_pair`, `run_pair_walking`) while the
+    /// A run of a data path with `pair_loops`: `pair_loop` (`run_pair`, `run_pair_walking`) while the
     /// pair is ready, else `shaped_loop` (`run_with`); the first switches at an instruction
     /// reference, the second at a data reference once the pair is ready.
     fn alternate(
@@ -341,39 +362,37 @@ impl FastLane {
         }
     }
 
-    /// The copies of `run_pair` and `run_pair_walking` for a first level of `first_ways` ways
-    /// over sets of `second_ways`, if that geometry is compiled: a fully associative first
-    /// level of 32, 48 or 64 ways (the range of `SHAPE_FULLY_ASSOC`) over sets of 2, 4, 8 or
-    /// 16 ways; zen3's L1D over its L2D is (64, 16). Each costs two copies of the loops.
-    fn pair_loops(first_ways: usize, second_ways: usize) -> Option<(StretchLoop, StretchLoop)> {
+    /// The copies of `run_pair` and `run_pair_walking` for a first level of shape `first`
+    /// (`SHAPE_FULLY_ASSOC` or `SHAPE_SET_ASSOC`) and `first_ways` ways over sets of
+    /// `second_ways`, if that geometry is compiled: a fully associative first level of 32, 48
+    /// or 64 ways (the range of `SHAPE_FULLY_ASSOC`; zen3's L1D is 64) or a 4-way set
+    /// associative one (Intel's L1 DTLBs, the Xeon E5-2650's), over sets of 2, 4, 8, 12 or
+    /// 16 ways (zen3's L2D: 16; Intel STLBs: 4 to 12). Each costs two copies of the loops.
+    fn pair_loops(
+        first: u8,
+        first_ways: usize,
+        second_ways: usize,
+    ) -> Option<(StretchLoop, StretchLoop)> {
         macro_rules! compiled {
-            ($(($w1:literal, $w2:literal)),*) => {
-                match (first_ways, second_ways) {
-                    $(($w1, $w2) => Some((
-                        FastLane::run_pair::<$w1, $w2> as StretchLoop,
-                        FastLane::run_pair_walking::<$w1, $w2> as StretchLoop,
-                    )),)*
+            ($($kind:ident, $shape:ident, $w1:literal: $($w2:literal),*;)*) => {
+                match (first, first_ways, second_ways) {
+                    $($(($shape, $w1, $w2) => Some((
+                        FastLane::run_pair::<$kind<$w1>, $w2> as StretchLoop,
+                        FastLane::run_pair_walking::<$kind<$w1>, $w2> as StretchLoop,
+                    )),)*)*
                     _ => None,
                 }
             };
         }
         compiled!(
-            (32, 2),
-            (32, 4),
-            (32, 8),
-            (32, 16),
-            (48, 2),
-            (48, 4),
-            (48, 8),
-            (48, 16),
-            (64, 2),
-            (64, 4),
-            (64, 8),
-            (64, 16)
+            Fa, SHAPE_FULLY_ASSOC, 32: 2, 4, 8, 12, 16;
+            Fa, SHAPE_FULLY_ASSOC, 48: 2, 4, 8, 12, 16;
+            Fa, SHAPE_FULLY_ASSOC, 64: 2, 4, 8, 12, 16;
+            Sa, SHAPE_SET_ASSOC, 4: 4, 8, 12, 16;
         )
     }
 
-    /// `run_with` for the data references of a TLB-only run whose data path is zen3-shaped
+    /// `run_with` for the data references of a TLB-only run whose data path has `pair_loops`
     /// and full (`pair_ready`), from record `from`: the levels are borrowed once as a
     /// `FullPair` (tlb/pair.rs) for the whole stretch. An instruction reference switches to
     /// `run_with`, which switches back at the next data reference.
@@ -381,7 +400,7 @@ impl FastLane {
     /// Measured (callgrind, zen3, random:pages=262144,accesses=1M, TLB-only): 287 instructions
     /// per reference through `run_with`'s shaped calls, 122-125 through the pair.
     #[inline(never)]
-    fn run_pair<const W1: usize, const W2: usize>(
+    fn run_pair<K: FirstKind, const W2: usize>(
         &self,
         sys: &mut System,
         records: &[Record],
@@ -390,7 +409,7 @@ impl FastLane {
     ) -> Result<Step, SimError> {
         let path = &self.paths[0];
         let (first, second) = two_mut(&mut sys.tlbs, path.tlb[0], path.tlb[1]);
-        let mut pair = FullPair::<W1, W2>::new(first, second, self.domain);
+        let mut pair = FullPair::<K::Level<'_>, W2>::new(first, second, self.domain);
         let (req, shift, size) = (self.req, self.shift, self.size);
         let frame_shift = shift - 12;
         let mut settled = [0u64; 3];
@@ -474,7 +493,7 @@ impl FastLane {
     /// against `run_with`'s shaped calls: 1,561 → 1,350 without caches, 3,293 → 3,070 in the
     /// full model.
     #[inline(never)]
-    fn run_pair_walking<const W1: usize, const W2: usize>(
+    fn run_pair_walking<K: FirstKind, const W2: usize>(
         &self,
         sys: &mut System,
         records: &[Record],
@@ -484,7 +503,7 @@ impl FastLane {
         let mut tlbs = std::mem::take(&mut sys.tlbs);
         let path = &self.paths[0];
         let (first, second) = two_mut(&mut tlbs, path.tlb[0], path.tlb[1]);
-        let mut pair = FullPair::<W1, W2>::new(first, second, self.domain);
+        let mut pair = FullPair::<K::Level<'_>, W2>::new(first, second, self.domain);
         let (req, shift, size) = (self.req, self.shift, self.size);
         let tlb_first = path.latency[0];
         let mut settled = [0u64; 3];
@@ -522,7 +541,7 @@ impl FastLane {
             let (level, pfn) = if memo_hit {
                 s.memo_hits[0] += 1;
                 (SETTLED_FIRST, s.last_pfn[0])
-            } else if let Some(pfn) = pair.lookup_first(key, req) {
+            } else if let Some(pfn) = pair.lookup_first(vpn, key, req) {
                 settled[SETTLED_FIRST] += 1;
                 (SETTLED_FIRST, pfn)
             } else if let Some(payload) = pair.lookup_second(vpn, key, req) {
@@ -623,7 +642,8 @@ impl FastLane {
         from: usize,
         s: &mut RunState,
     ) -> Result<Step, SimError> {
-        let pair_shaped = TWO && S0 == SHAPE_FULLY_ASSOC && S1 == SHAPE_SET_ASSOC;
+        let pair_shaped =
+            TWO && (S0 == SHAPE_FULLY_ASSOC || S0 == SHAPE_SET_ASSOC) && S1 == SHAPE_SET_ASSOC;
         let t = &mut s.t;
         for (n, r) in records.iter().enumerate().skip(from) {
             let Record::Access(a) = r else {

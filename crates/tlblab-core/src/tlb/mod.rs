@@ -17,7 +17,9 @@ mod index;
 mod pair;
 
 pub(crate) use fast::{SHAPE_ANY, SHAPE_FULLY_ASSOC, SHAPE_SET_ASSOC};
-pub(crate) use pair::{pair_ready, FullPair, SETTLED_FIRST, SETTLED_SECOND, SETTLED_WALK};
+pub(crate) use pair::{
+    pair_ready, Fa, FirstKind, FullPair, Sa, SETTLED_FIRST, SETTLED_SECOND, SETTLED_WALK,
+};
 
 pub use index::{validate_index, IndexFn};
 

@@ -1,5 +1,5 @@
-//! A two-level data path as one structure: a fully associative first level
-//! (`SHAPE_FULLY_ASSOC`) over a set-associative second level (`SHAPE_SET_ASSOC`), both full,
+//! A two-level data path as one structure: a first level (`SHAPE_FULLY_ASSOC` or
+//! `SHAPE_SET_ASSOC`) over a set-associative second level (`SHAPE_SET_ASSOC`), both full,
 //! borrowed for a stretch of references (`system/fast_lane.rs`, `FastLane::run_pair`).
 //!
 //! Why it exists: on a stream that misses both levels (random, strided, pointer chases) the
@@ -9,19 +9,22 @@
 //! both levels once, so a reference is the few loads and stores the model needs (measured with
 //! callgrind on random:pages=262144, TLB-only: see `FastLane::run_pair`).
 //!
-//! It is compiled per geometry, `FullPair<W1, W2>`: a first level of `W1` ways over sets of
-//! `W2` ways. With the sizes fixed, way numbers and hash buckets index fixed-size arrays
-//! through masks, without bounds checks or registers for the sizes (measured on zen3's
-//! geometry: 149 → 136 instructions per all-miss reference). `FastLane::pair_loops` lists the
-//! geometries compiled (zen3's, 64 over 16, and its neighbours in a sweep: 32, 48 or 64 ways
-//! over sets of 2, 4, 8 or 16); other geometries of the two shapes keep the shaped calls.
+//! It is compiled per geometry, `FullPair<F, W2>`: a first level `F` (`FullyAssoc<W1>`, one
+//! set of `W1` ways, or `SetAssoc<W1>`, sets of `W1` ways) over sets of `W2` ways. With the
+//! sizes fixed, way numbers and hash buckets index fixed-size arrays through masks, without
+//! bounds checks or registers for the sizes (measured on zen3's geometry: 149 → 136
+//! instructions per all-miss reference). `FastLane::pair_loops` lists the geometries
+//! compiled (zen3's, 64 fully associative over 16, and its neighbours in a sweep; an Intel-like
+//! 4-way first level over 4..16-way sets); other geometries of the two shapes keep the shaped
+//! calls.
 //!
 //! What it relies on, checked by the caller (`FastLane`): both levels are `fast_ready` for the
-//! lane's page size, of those two shapes, and `FullPair::ready` (this geometry, full), so
-//! every fill replaces the least recently used way of its set with an entry of the same size,
-//! and nothing invalidates entries while the pair is borrowed. It has the effects of `lookup_shaped` and `fill_shaped`
-//! on entries, replacement order, `present` counts and hint table, and leaves both memos empty,
-//! as they do. `tests/reference_parity.rs` runs it against the naive model.
+//! lane's page size, of those shapes and this geometry (`FullPair::fits`), and full
+//! (`pair_ready`), so every fill replaces the least recently used way of its set with an entry
+//! of the same size, and nothing invalidates entries while the pair is borrowed. It has the
+//! effects of `lookup_shaped` and `fill_shaped` on entries, replacement order, `present` counts
+//! and hint table, and leaves both memos empty, as they do. `tests/reference_parity.rs` runs it
+//! against the naive model.
 
 use super::{hint_hash, hint_len, present_hash, present_len, tags_allow};
 use super::{Payload, Requester, TagConfig, Tlb};
@@ -38,36 +41,6 @@ pub(crate) const SETTLED_SECOND: usize = 1;
 /// Missed both levels: a walk (TLB-only: the walker's fixed latency).
 pub(crate) const SETTLED_WALK: usize = 2;
 
-/// The two data levels, borrowed for a stretch of references (see the module comment): a
-/// first level of `W1` ways in one set over a second level of `W2`-way sets.
-pub(crate) struct FullPair<'a, const W1: usize, const W2: usize> {
-    // The first level: one set of `W1` ways. A way number read from its order or its hints
-    // indexes as `w % W1`: they only ever hold way numbers below it, and the remainder spares
-    // the bounds check.
-    keys1: &'a mut [u64; W1],
-    fps1: &'a mut [u8; W1],
-    payload1: &'a mut [Payload; W1],
-    links1: &'a mut [[u32; 2]; W1],
-    head1: &'a mut u32,
-    // `Self::HINT_LEN` and `Self::PRESENT_LEN` long (`new` asserts it): indexed unchecked
-    // through `% LEN`, a mask.
-    hint: &'a mut [u32],
-    present: &'a mut [u16],
-    tags1: TagConfig,
-    /// The domain of what a miss in both levels fills.
-    domain: Domain,
-    // The second level: sets of `W2` ways, set `vpn & low_mask2`; every vector has one
-    // element per set (`new` asserts it), so a set number indexes them unchecked.
-    keys2: &'a mut [[u64; W2]],
-    // The fingerprints with their padding (at least 15 bytes past the last set, `TagArray`):
-    // set `set`'s row starts at `set * W2`, and a 16-byte read from there stays in bounds.
-    fps2: &'a mut [u8],
-    payload2: &'a mut [[Payload; W2]],
-    order2: &'a mut [u64],
-    low_mask2: u64,
-    tags2: TagConfig,
-}
-
 impl Tlb {
     /// Every set holds `ways` valid entries.
     fn is_full(&self) -> bool {
@@ -75,21 +48,297 @@ impl Tlb {
     }
 }
 
-/// Whether `first` over `second`, of the shapes `FastLane` has checked, may be a pair now:
-/// both full. (Their geometry picked the copy of the pair loops, `FastLane::pair_loops`.)
+/// Whether `first` over `second`, of the shapes and the geometry `FastLane` has checked, may
+/// be a pair now: both full.
 pub(crate) fn pair_ready(first: &Tlb, second: &Tlb) -> bool {
     first.is_full() && second.is_full()
 }
 
-impl<'a, const W1: usize, const W2: usize> FullPair<'a, W1, W2> {
-    /// The first level's hint table and `present` filter (`Tlb::new`).
-    const HINT_LEN: usize = hint_len(W1);
-    const PRESENT_LEN: usize = present_len(W1);
+/// The first level of a pair, borrowed: its lookup, and its replacement on a miss in two
+/// steps (the bookkeeping first, the payload once the second level has settled the reference).
+pub(crate) trait FirstLevel<'a>: Sized {
+    /// Whether `tlb` (of this kind's shape) has this level's geometry.
+    fn fits(tlb: &Tlb) -> bool;
+    /// Borrows `tlb` (`fits`, full).
+    fn borrow(tlb: &'a mut Tlb) -> Self;
+    /// The frame of the entry of `key` (page `vpn`) for `req`, made the most recent, or None.
+    fn lookup(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Pfn>;
+    /// The least recently used way of `vpn`'s set, made the most recent and given `key`; its
+    /// slot, for `set_payload`.
+    fn replace(&mut self, vpn: u64, key: u64) -> usize;
+    /// The payload of the way `replace` returned.
+    fn set_payload(&mut self, slot: usize, payload: Payload);
+}
 
-    /// Whether `first` over `second` has this pair's geometry (`W1` ways in one set over sets
-    /// of `W2` ways).
+/// A first level's kind without the borrow, naming a `FirstLevel` in `FastLane`'s loops:
+/// `Fa<W>` (`FullyAssoc<W>`) or `Sa<W>` (`SetAssoc<W>`).
+pub(crate) trait FirstKind {
+    type Level<'a>: FirstLevel<'a>;
+}
+
+pub(crate) struct Fa<const W: usize>;
+pub(crate) struct Sa<const W: usize>;
+
+impl<const W: usize> FirstKind for Fa<W> {
+    type Level<'a> = FullyAssoc<'a, W>;
+}
+
+impl<const W: usize> FirstKind for Sa<W> {
+    type Level<'a> = SetAssoc<'a, W>;
+}
+
+/// A fully associative first level of `W` ways (`SHAPE_FULLY_ASSOC`: the linked LRU order, the
+/// hint table and the `present` filter). A way number read from its order or its hints indexes
+/// as `w % W`: they only ever hold way numbers below it, and the remainder spares the bounds
+/// check.
+pub(crate) struct FullyAssoc<'a, const W: usize> {
+    keys: &'a mut [u64; W],
+    fps: &'a mut [u8; W],
+    payload: &'a mut [Payload; W],
+    links: &'a mut [[u32; 2]; W],
+    head: &'a mut u32,
+    // `Self::HINT_LEN` and `Self::PRESENT_LEN` long (`borrow` asserts it): indexed unchecked
+    // through `% LEN`, a mask.
+    hint: &'a mut [u32],
+    present: &'a mut [u16],
+    tags: TagConfig,
+}
+
+impl<const W: usize> FullyAssoc<'_, W> {
+    /// The hint table and `present` filter of a level of `W` entries (`Tlb::new`).
+    const HINT_LEN: usize = hint_len(W);
+    const PRESENT_LEN: usize = present_len(W);
+
+    /// The hint-table bucket of hash `h`.
+    #[inline(always)]
+    fn hint_at(&mut self, h: usize) -> &mut u32 {
+        // SAFETY: `borrow` asserts that the table is HINT_LEN long, a power of two, so the
+        // remainder (a mask) is in bounds.
+        unsafe { self.hint.get_unchecked_mut(h % Self::HINT_LEN) }
+    }
+
+    /// The `present` count of hash `h`.
+    #[inline(always)]
+    fn present_at(&mut self, h: usize) -> &mut u16 {
+        // SAFETY: as `hint_at`, for PRESENT_LEN.
+        unsafe { self.present.get_unchecked_mut(h % Self::PRESENT_LEN) }
+    }
+
+    /// The way holding `key` for `req`: through the hint table, else a search (which then
+    /// points the hint at it), as `lookup_shaped` finds it.
+    #[inline(always)]
+    fn find(&mut self, key: u64, req: Requester) -> Option<usize> {
+        let h = hint_hash(key);
+        let hinted = *self.hint_at(h) as usize;
+        let w = hinted.wrapping_sub(1) % W;
+        if hinted != 0 && self.keys[w] == key && tags_allow(self.tags, &self.payload[w], req) {
+            return Some(w);
+        }
+        let [mut candidates] = fingerprint_matches_in(self.fps, 0, W, [fingerprint(key)]);
+        while candidates != 0 {
+            let w = candidates.trailing_zeros() as usize % W;
+            candidates &= candidates - 1;
+            if self.keys[w] == key && tags_allow(self.tags, &self.payload[w], req) {
+                *self.hint_at(h) = w as u32 + 1;
+                return Some(w);
+            }
+        }
+        None
+    }
+}
+
+impl<'a, const W: usize> FirstLevel<'a> for FullyAssoc<'a, W> {
+    fn fits(tlb: &Tlb) -> bool {
+        tlb.sets == 1 && tlb.ways == W
+    }
+
+    fn borrow(tlb: &'a mut Tlb) -> Self {
+        let geometry = "FullyAssoc::fits checked the geometry";
+        // What the unchecked indexing of the hint table and the filter relies on.
+        assert!(tlb.hint.len() == Self::HINT_LEN && tlb.present.len() == Self::PRESENT_LEN);
+        assert!(Self::HINT_LEN.is_power_of_two() && Self::PRESENT_LEN.is_power_of_two());
+        let (keys, fps) = tlb.keys.parts_mut();
+        let (links, head) = match tlb.repl.lru_order() {
+            Some(OrderList::Linked(o)) => o.first_set_mut(),
+            _ => unreachable!("the first level's shape was checked (SHAPE_FULLY_ASSOC)"),
+        };
+        FullyAssoc {
+            keys: keys.try_into().expect(geometry),
+            fps: (&mut fps[..W]).try_into().expect(geometry),
+            payload: (&mut tlb.payload[..]).try_into().expect(geometry),
+            links: links.try_into().expect(geometry),
+            head,
+            hint: &mut tlb.hint[..],
+            present: &mut tlb.present[..],
+            tags: tlb.config.tags,
+        }
+    }
+
+    #[inline(always)]
+    fn lookup(&mut self, _vpn: u64, key: u64, req: Requester) -> Option<Pfn> {
+        if *self.present_at(present_hash(key)) == 0 {
+            return None;
+        }
+        let w = self.find(key, req)?;
+        linked_to_front(self.links, self.head, w);
+        Some(self.payload[w].pfn)
+    }
+
+    /// The hint, `present` counts and fingerprint follow the new key.
+    #[inline(always)]
+    fn replace(&mut self, _vpn: u64, key: u64) -> usize {
+        let w = linked_recycle_oldest(self.links, self.head) % W;
+        *self.hint_at(hint_hash(key)) = w as u32 + 1;
+        let old = self.keys[w];
+        *self.present_at(present_hash(old)) -= 1;
+        *self.present_at(present_hash(key)) += 1;
+        self.keys[w] = key;
+        self.fps[w] = fingerprint(key);
+        w
+    }
+
+    #[inline(always)]
+    fn set_payload(&mut self, slot: usize, payload: Payload) {
+        self.payload[slot % W] = payload;
+    }
+}
+
+/// A level of sets of `W` ways indexed by low VPN bits (`SHAPE_SET_ASSOC`: the packed LRU
+/// order; no hint table or filter below 32 ways): every pair's second level, and an Intel-like
+/// first level. Every vector has one element per set (`borrow` asserts it), so a set number
+/// (`vpn & low_mask`) indexes them unchecked.
+pub(crate) struct SetAssoc<'a, const W: usize> {
+    keys: &'a mut [[u64; W]],
+    // The fingerprints with their padding (at least 15 bytes past the last set, `TagArray`):
+    // set `set`'s row starts at `set * W`, and a 16-byte read from there stays in bounds.
+    fps: &'a mut [u8],
+    payload: &'a mut [[Payload; W]],
+    order: &'a mut [u64],
+    low_mask: u64,
+    tags: TagConfig,
+}
+
+impl<'a, const W: usize> SetAssoc<'a, W> {
+    /// The rows of set `set` (`vpn & low_mask`): keys, fingerprints, payloads, order.
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    fn set_rows(
+        &mut self,
+        set: usize,
+    ) -> (&mut [u64; W], &mut [u8; 16], &mut [Payload; W], &mut u64) {
+        debug_assert!(set <= self.low_mask as usize);
+        // SAFETY: callers pass vpn & low_mask ≤ low_mask < sets, the length of each vector
+        // (`borrow`); the fingerprint row's 16 bytes from set * W end at most at
+        // (sets - 1) * W + 16, within `fps` (`borrow`). (For W < 16 the row runs into the next
+        // sets' fingerprints: only its first W are read as this set's, or written.)
+        unsafe {
+            (
+                self.keys.get_unchecked_mut(set),
+                &mut *self.fps.as_mut_ptr().add(set * W).cast::<[u8; 16]>(),
+                self.payload.get_unchecked_mut(set),
+                self.order.get_unchecked_mut(set),
+            )
+        }
+    }
+
+    #[inline(always)]
+    fn set_of(&self, vpn: u64) -> usize {
+        (vpn & self.low_mask) as usize
+    }
+
+    /// The lookup in set `set`: the entry of `key` for `req`, made the most recent, or None.
+    #[inline(always)]
+    fn lookup_in_set(&mut self, set: usize, key: u64, req: Requester) -> Option<Payload> {
+        let tags = self.tags;
+        let (keys, fps, payloads, order) = self.set_rows(set);
+        let w = find_in_set(keys, fps, payloads, tags, key, req)?;
+        packed_to_front(order, w);
+        Some(payloads[w])
+    }
+
+    /// Set `set`'s least recently used way, made the most recent and given `key`; its way.
+    #[inline(always)]
+    fn replace_way(&mut self, set: usize, key: u64) -> usize {
+        let (keys, fps, _, order) = self.set_rows(set);
+        let w = packed_recycle_oldest(order, W) % W;
+        keys[w] = key;
+        fps[w] = fingerprint(key);
+        w
+    }
+
+    /// `replace_way`, with the payload.
+    #[inline(always)]
+    fn replace_in_set(&mut self, set: usize, key: u64, payload: Payload) {
+        let w = self.replace_way(set, key);
+        self.set_rows(set).2[w] = payload;
+    }
+}
+
+impl<'a, const W: usize> FirstLevel<'a> for SetAssoc<'a, W> {
+    fn fits(tlb: &Tlb) -> bool {
+        tlb.ways == W
+    }
+
+    fn borrow(tlb: &'a mut Tlb) -> Self {
+        let sets = tlb.sets;
+        let geometry = "SetAssoc::fits checked the geometry";
+        // What the unchecked set indexing relies on: `low_mask + 1` sets.
+        assert!(sets == tlb.low_mask as usize + 1);
+        let (keys, fps) = tlb.keys.parts_mut();
+        let order = match tlb.repl.lru_order() {
+            Some(OrderList::Packed(o)) => o.words_mut(),
+            _ => unreachable!("the level's shape was checked (SHAPE_SET_ASSOC)"),
+        };
+        let (keys, []) = keys.as_chunks_mut() else {
+            unreachable!("{geometry}")
+        };
+        let (payload, []) = tlb.payload.as_chunks_mut() else {
+            unreachable!("{geometry}")
+        };
+        assert!(keys.len() == sets && payload.len() == sets && order.len() == sets);
+        // What `set_rows`' 16-byte fingerprint rows rely on.
+        assert!(W <= 16 && fps.len() >= (sets - 1) * W + 16);
+        SetAssoc {
+            keys,
+            fps,
+            payload,
+            order,
+            low_mask: tlb.low_mask,
+            tags: tlb.config.tags,
+        }
+    }
+
+    #[inline(always)]
+    fn lookup(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Pfn> {
+        Some(self.lookup_in_set(self.set_of(vpn), key, req)?.pfn)
+    }
+
+    /// The slot is `set * W + way`.
+    #[inline(always)]
+    fn replace(&mut self, vpn: u64, key: u64) -> usize {
+        let set = self.set_of(vpn);
+        set * W + self.replace_way(set, key)
+    }
+
+    #[inline(always)]
+    fn set_payload(&mut self, slot: usize, payload: Payload) {
+        self.set_rows(slot / W).2[slot % W] = payload;
+    }
+}
+
+/// The two data levels, borrowed for a stretch of references (see the module comment): a
+/// first level `F` over a second level of `W2`-way sets.
+pub(crate) struct FullPair<'a, F, const W2: usize> {
+    first: F,
+    second: SetAssoc<'a, W2>,
+    /// The domain of what a miss in both levels fills.
+    domain: Domain,
+}
+
+impl<'a, F: FirstLevel<'a>, const W2: usize> FullPair<'a, F, W2> {
+    /// Whether `first` over `second` (of the shapes `FastLane` checked) has this geometry.
     pub(crate) fn fits(first: &Tlb, second: &Tlb) -> bool {
-        first.sets == 1 && first.ways == W1 && second.ways == W2
+        F::fits(first) && <SetAssoc<'a, W2> as FirstLevel<'a>>::fits(second)
     }
 
     /// Borrows `first` and `second` (`fits`, `pair_ready`, and the caller's shape checks).
@@ -98,48 +347,10 @@ impl<'a, const W1: usize, const W2: usize> FullPair<'a, W1, W2> {
         // Neither level's memo names the most recent way once the pair has run.
         first.memo_slot = usize::MAX;
         second.memo_slot = usize::MAX;
-        let sets2 = second.sets;
-        // What the unchecked set indexing in `translate` relies on: `low_mask + 1` sets.
-        assert!(sets2 == second.low_mask as usize + 1);
-        let geometry = "FullPair::fits checked the geometry";
-        let (keys1, fps1) = first.keys.parts_mut();
-        let (links1, head1) = match first.repl.lru_order() {
-            Some(OrderList::Linked(o)) => o.first_set_mut(),
-            _ => unreachable!("the first level's shape was checked (SHAPE_FULLY_ASSOC)"),
-        };
-        let (keys2, fps2) = second.keys.parts_mut();
-        let order2 = match second.repl.lru_order() {
-            Some(OrderList::Packed(o)) => o.words_mut(),
-            _ => unreachable!("the second level's shape was checked (SHAPE_SET_ASSOC)"),
-        };
-        let (keys2, []) = keys2.as_chunks_mut() else {
-            unreachable!("{geometry}")
-        };
-        let (payload2, []) = second.payload.as_chunks_mut() else {
-            unreachable!("{geometry}")
-        };
-        assert!(keys2.len() == sets2 && payload2.len() == sets2 && order2.len() == sets2);
-        // What `set_rows`' 16-byte fingerprint rows rely on.
-        assert!(W2 <= 16 && fps2.len() >= (sets2 - 1) * W2 + 16);
-        // What the unchecked indexing of the hint table and the filter relies on.
-        assert!(first.hint.len() == Self::HINT_LEN && first.present.len() == Self::PRESENT_LEN);
-        assert!(Self::HINT_LEN.is_power_of_two() && Self::PRESENT_LEN.is_power_of_two());
         FullPair {
-            keys1: keys1.try_into().expect(geometry),
-            fps1: (&mut fps1[..W1]).try_into().expect(geometry),
-            payload1: (&mut first.payload[..]).try_into().expect(geometry),
-            links1: links1.try_into().expect(geometry),
-            head1,
-            hint: &mut first.hint[..],
-            present: &mut first.present[..],
-            tags1: first.config.tags,
+            first: F::borrow(first),
+            second: SetAssoc::borrow(second),
             domain,
-            keys2,
-            fps2,
-            payload2,
-            order2,
-            low_mask2: second.low_mask,
-            tags2: second.config.tags,
         }
     }
 
@@ -156,165 +367,72 @@ impl<'a, const W1: usize, const W2: usize> FullPair<'a, W1, W2> {
         req: Requester,
         frame: Pfn,
     ) -> (usize, Pfn) {
-        if let Some(pfn) = self.lookup_first(key, req) {
+        if let Some(pfn) = self.first.lookup(vpn, key, req) {
             return (SETTLED_FIRST, pfn);
         }
         // The first level's bookkeeping first, its payload once the second level has settled
         // the reference (measured: 12% faster and 13 instructions fewer than all after it).
-        let w1 = self.replace_first(key);
-        let set = (vpn & self.low_mask2) as usize;
-        let (settled, payload) = match self.lookup_in_set(set, key, req) {
-            Some(payload) => (SETTLED_SECOND, payload),
+        let slot1 = self.first.replace(vpn, key);
+        let set = self.second.set_of(vpn);
+        let (settled, payload) = match self.second.lookup_in_set(set, key, req) {
+            Some(found) => (
+                SETTLED_SECOND,
+                Payload::filled(found.pfn, found.domain, req),
+            ),
             None => {
                 let payload = Payload::filled(frame, self.domain, req);
-                self.replace_in_set(set, key, payload);
+                self.second.replace_in_set(set, key, payload);
                 (SETTLED_WALK, payload)
             }
         };
-        self.payload1[w1] = payload;
+        self.first.set_payload(slot1, payload);
         (settled, payload.pfn)
     }
 
     /// The first level's lookup: the frame of its entry of `key` for `req`, made the most
     /// recent, or None.
     #[inline(always)]
-    pub(crate) fn lookup_first(&mut self, key: u64, req: Requester) -> Option<Pfn> {
-        if *self.present_at(present_hash(key)) == 0 {
-            return None;
-        }
-        let w = self.find_first(key, req)?;
-        linked_to_front(self.links1, self.head1, w);
-        Some(self.payload1[w].pfn)
+    pub(crate) fn lookup_first(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Pfn> {
+        self.first.lookup(vpn, key, req)
     }
 
     /// The second level's lookup (after a first-level miss): what its entry of `key` for `req`
     /// fills above it, the entry made the most recent, or None.
     #[inline(always)]
     pub(crate) fn lookup_second(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Payload> {
-        self.lookup_in_set((vpn & self.low_mask2) as usize, key, req)
+        let found = self
+            .second
+            .lookup_in_set(self.second.set_of(vpn), key, req)?;
+        Some(Payload::filled(found.pfn, found.domain, req))
     }
 
     /// The fills after a first-level miss: `payload` under `key` in the first level and, when
     /// the second level missed too (`second`), in the second.
     #[inline(always)]
     pub(crate) fn fill(&mut self, vpn: u64, key: u64, payload: Payload, second: bool) {
-        let w1 = self.replace_first(key);
-        self.payload1[w1] = payload;
+        let slot1 = self.first.replace(vpn, key);
+        self.first.set_payload(slot1, payload);
         if second {
-            self.replace_in_set((vpn & self.low_mask2) as usize, key, payload);
+            self.second
+                .replace_in_set(self.second.set_of(vpn), key, payload);
         }
-    }
-
-    /// The first level's least recently used way, made the most recent and given `key` (its
-    /// hint, `present` counts and fingerprint follow); the caller writes its payload.
-    #[inline(always)]
-    fn replace_first(&mut self, key: u64) -> usize {
-        let w = linked_recycle_oldest(self.links1, self.head1) % W1;
-        *self.hint_at(hint_hash(key)) = w as u32 + 1;
-        let old = self.keys1[w];
-        *self.present_at(present_hash(old)) -= 1;
-        *self.present_at(present_hash(key)) += 1;
-        self.keys1[w] = key;
-        self.fps1[w] = fingerprint(key);
-        w
-    }
-
-    /// The rows of the second level's set `set` (`vpn & low_mask2`): keys, fingerprints,
-    /// payloads, order.
-    #[inline(always)]
-    #[allow(clippy::type_complexity)]
-    fn set_rows(
-        &mut self,
-        set: usize,
-    ) -> (&mut [u64; W2], &mut [u8; 16], &mut [Payload; W2], &mut u64) {
-        debug_assert!(set <= self.low_mask2 as usize);
-        // SAFETY: callers pass vpn & low_mask2 ≤ low_mask2 < sets, the length of each
-        // second-level vector (`new`); the fingerprint row's 16 bytes from set * W2 end at
-        // most at (sets - 1) * W2 + 16, within `fps2` (`new`). (For W2 < 16 the row runs into
-        // the next sets' fingerprints: only its first W2 are read as this set's, or written.)
-        unsafe {
-            (
-                self.keys2.get_unchecked_mut(set),
-                &mut *self.fps2.as_mut_ptr().add(set * W2).cast::<[u8; 16]>(),
-                self.payload2.get_unchecked_mut(set),
-                self.order2.get_unchecked_mut(set),
-            )
-        }
-    }
-
-    /// `lookup_second` in set `set`.
-    #[inline(always)]
-    fn lookup_in_set(&mut self, set: usize, key: u64, req: Requester) -> Option<Payload> {
-        let tags = self.tags2;
-        let (keys, fps, payloads, order) = self.set_rows(set);
-        let w = find_in_set(keys, fps, payloads, tags, key, req)?;
-        packed_to_front(order, w);
-        let found = payloads[w];
-        Some(Payload::filled(found.pfn, found.domain, req))
-    }
-
-    /// Set `set`'s least recently used way, made the most recent and given `key`, `payload`.
-    #[inline(always)]
-    fn replace_in_set(&mut self, set: usize, key: u64, payload: Payload) {
-        let (keys, fps, payloads, order) = self.set_rows(set);
-        let w = packed_recycle_oldest(order, W2) % W2;
-        keys[w] = key;
-        fps[w] = fingerprint(key);
-        payloads[w] = payload;
-    }
-
-    /// The first level's way holding `key` for `req`: through the hint table, else a search
-    /// (which then points the hint at it), as `lookup_shaped` finds it.
-    #[inline(always)]
-    fn find_first(&mut self, key: u64, req: Requester) -> Option<usize> {
-        let h = hint_hash(key);
-        let hinted = *self.hint_at(h) as usize;
-        let w = hinted.wrapping_sub(1) % W1;
-        if hinted != 0 && self.keys1[w] == key && tags_allow(self.tags1, &self.payload1[w], req) {
-            return Some(w);
-        }
-        let [mut candidates] = fingerprint_matches_in(self.fps1, 0, W1, [fingerprint(key)]);
-        while candidates != 0 {
-            let w = candidates.trailing_zeros() as usize % W1;
-            candidates &= candidates - 1;
-            if self.keys1[w] == key && tags_allow(self.tags1, &self.payload1[w], req) {
-                *self.hint_at(h) = w as u32 + 1;
-                return Some(w);
-            }
-        }
-        None
-    }
-
-    /// The hint-table bucket of hash `h`.
-    #[inline(always)]
-    fn hint_at(&mut self, h: usize) -> &mut u32 {
-        // SAFETY: `new` asserts that the table is HINT_LEN long, a power of two, so the
-        // remainder (a mask) is in bounds.
-        unsafe { self.hint.get_unchecked_mut(h % Self::HINT_LEN) }
-    }
-
-    /// The `present` count of hash `h`.
-    #[inline(always)]
-    fn present_at(&mut self, h: usize) -> &mut u16 {
-        // SAFETY: as `hint_at`, for PRESENT_LEN.
-        unsafe { self.present.get_unchecked_mut(h % Self::PRESENT_LEN) }
     }
 }
 
-/// The way of a second-level set holding `key` for `req`.
+/// The way of a set holding `key` for `req`.
 #[inline(always)]
-fn find_in_set<const W2: usize>(
-    keys: &[u64; W2],
+fn find_in_set<const W: usize>(
+    keys: &[u64; W],
     fps: &[u8; 16],
-    payloads: &[Payload; W2],
+    payloads: &[Payload; W],
     tags: TagConfig,
     key: u64,
     req: Requester,
 ) -> Option<usize> {
-    // Ways past W2 belong to the next sets: masked off (W2 ≤ 16).
-    let mut candidates = row_matches(fps, fingerprint(key)) & ((1u64 << W2) - 1);
+    // Ways past W belong to the next sets: masked off (W ≤ 16).
+    let mut candidates = row_matches(fps, fingerprint(key)) & ((1u64 << W) - 1);
     while candidates != 0 {
-        let w = candidates.trailing_zeros() as usize % W2;
+        let w = candidates.trailing_zeros() as usize % W;
         candidates &= candidates - 1;
         if keys[w] == key && tags_allow(tags, &payloads[w], req) {
             return Some(w);
