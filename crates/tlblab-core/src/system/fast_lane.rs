@@ -40,7 +40,8 @@
 //! machines, every run mode) and against the naive reference model (zen3-shaped machines).
 
 use super::{SimError, System, ThreadState, TimingModel};
-use crate::tlb::{pack, pair_ready, Fa, FirstKind, FullPair, Payload, Requester, Sa, TlbEntry};
+use crate::tlb::{pack, pair_ready, DataPath, Fa, One, PathKind, Sa, Two};
+use crate::tlb::{Payload, Requester, Tlb, TlbEntry};
 use crate::tlb::{SETTLED_FIRST, SETTLED_SECOND, SETTLED_WALK};
 use crate::tlb::{SHAPE_ANY, SHAPE_FULLY_ASSOC, SHAPE_SET_ASSOC};
 use std::cell::Cell;
@@ -221,10 +222,14 @@ impl FastLane {
                 mine.usable && other.usable && mine.tlb[..mine.levels].contains(&other.tlb[0])
             }),
             data_shapes,
-            pair_loops: match data_shapes {
-                Some((first @ (SHAPE_FULLY_ASSOC | SHAPE_SET_ASSOC), SHAPE_SET_ASSOC)) => {
+            pair_loops: match (paths[0].levels, data_shapes) {
+                (2, Some((first @ (SHAPE_FULLY_ASSOC | SHAPE_SET_ASSOC), SHAPE_SET_ASSOC))) => {
                     let level = |i: usize| &sys.tlbs[paths[0].tlb[i]];
-                    Self::pair_loops(first, level(0).ways(), level(1).ways())
+                    Self::pair_loops(2, first, level(0).ways(), level(1).ways())
+                }
+                (1, None) => {
+                    let first = &sys.tlbs[paths[0].tlb[0]];
+                    Self::pair_loops(1, first.fast_shape(size), first.ways(), 0)
                 }
                 _ => None,
             },
@@ -291,11 +296,29 @@ impl FastLane {
                     None => self.run_with::<true, true, ANY, ANY>(sys, records, 0, s),
                 },
                 Some(_) => self.run_with::<true, true, ANY, ANY>(sys, records, 0, s),
-                None => self.run_with::<true, false, ANY, ANY>(sys, records, 0, s),
+                None => match self.pair_loops {
+                    Some((_, walking)) => self.alternate(
+                        sys,
+                        records,
+                        s,
+                        walking,
+                        Self::run_with::<true, false, FA, ANY>,
+                    ),
+                    None => self.run_with::<true, false, ANY, ANY>(sys, records, 0, s),
+                },
             }
         } else {
             match self.data_shapes {
-                None => self.run_with::<false, false, ANY, ANY>(sys, records, 0, s),
+                None => match self.pair_loops {
+                    Some((tlb_only, _)) => self.alternate(
+                        sys,
+                        records,
+                        s,
+                        tlb_only,
+                        Self::run_with::<false, false, FA, ANY>,
+                    ),
+                    None => self.run_with::<false, false, ANY, ANY>(sys, records, 0, s),
+                },
                 Some((FA, SA)) => match self.pair_loops {
                     Some((tlb_only, _)) => self.alternate(
                         sys,
@@ -353,33 +376,59 @@ impl FastLane {
         }
     }
 
-    /// Sets `pair_ready` once a data path with `pair_loops` has both levels full.
+    /// Sets `pair_ready` once a data path with `pair_loops` has its levels full.
     fn refresh_pair_ready(&self, sys: &System) {
         if !self.pair_ready.get() && self.pair_loops.is_some() {
             let path = &self.paths[0];
-            let ready = pair_ready(&sys.tlbs[path.tlb[0]], &sys.tlbs[path.tlb[1]]);
+            let first = &sys.tlbs[path.tlb[0]];
+            let ready = match path.levels {
+                1 => first.is_full(),
+                _ => pair_ready(first, &sys.tlbs[path.tlb[1]]),
+            };
             self.pair_ready.set(ready);
         }
     }
 
-    /// The copies of `run_pair` and `run_pair_walking` for a first level of shape `first`
-    /// (`SHAPE_FULLY_ASSOC` or `SHAPE_SET_ASSOC`) and `first_ways` ways over sets of
-    /// `second_ways`, if that geometry is compiled: a fully associative first level of 32, 48
-    /// or 64 ways (the range of `SHAPE_FULLY_ASSOC`; zen3's L1D is 64) or a 4-way set
-    /// associative one (Intel's L1 DTLBs, the Xeon E5-2650's), over sets of 2, 4, 8, 12 or
-    /// 16 ways (zen3's L2D: 16; Intel STLBs: 4 to 12). Each costs two copies of the loops.
+    /// The data path's levels borrowed as `P`, the `DataPath` `pair_loops` picked for them
+    /// (`pair_ready`).
+    #[inline(always)]
+    fn borrow_data_path<'a, P: DataPath<'a>>(&self, tlbs: &'a mut [Tlb]) -> P {
+        let path = &self.paths[0];
+        if P::LEVELS == 2 {
+            let (first, second) = two_mut(tlbs, path.tlb[0], path.tlb[1]);
+            P::borrow(first, Some(second), self.domain)
+        } else {
+            P::borrow(&mut tlbs[path.tlb[0]], None, self.domain)
+        }
+    }
+
+    /// The copies of `run_pair` and `run_pair_walking` for a data path of `levels` levels
+    /// whose first has shape `first` (`SHAPE_FULLY_ASSOC` or `SHAPE_SET_ASSOC`) and
+    /// `first_ways` ways (over sets of `second_ways` when there are two), if that geometry is
+    /// compiled. Two levels: a fully associative first level of 32, 48 or 64 ways (the range
+    /// of `SHAPE_FULLY_ASSOC`; zen3's L1D is 64) or a 4-way set associative one (Intel's L1
+    /// DTLBs, the Xeon E5-2650's), over sets of 2, 4, 8, 12 or 16 ways (zen3's L2D: 16; Intel
+    /// STLBs: 4 to 12). One level: fully associative of 32, 48 or 64 ways (the SA-1100's 32,
+    /// gem5's 64). Each costs two copies of the loops.
     fn pair_loops(
+        levels: usize,
         first: u8,
         first_ways: usize,
         second_ways: usize,
     ) -> Option<(StretchLoop, StretchLoop)> {
+        macro_rules! loops {
+            ($kind:ty) => {
+                Some((
+                    FastLane::run_pair::<$kind> as StretchLoop,
+                    FastLane::run_pair_walking::<$kind> as StretchLoop,
+                ))
+            };
+        }
         macro_rules! compiled {
-            ($($kind:ident, $shape:ident, $w1:literal: $($w2:literal),*;)*) => {
-                match (first, first_ways, second_ways) {
-                    $($(($shape, $w1, $w2) => Some((
-                        FastLane::run_pair::<$kind<$w1>, $w2> as StretchLoop,
-                        FastLane::run_pair_walking::<$kind<$w1>, $w2> as StretchLoop,
-                    )),)*)*
+            ($($first:ident, $shape:ident, $w1:literal: $($w2:literal),*;)*) => {
+                match (levels, first, first_ways, second_ways) {
+                    $((1, $shape, $w1, _) if $shape == SHAPE_FULLY_ASSOC => loops!(One<$first<$w1>>),)*
+                    $($((2, $shape, $w1, $w2) => loops!(Two<$first<$w1>, $w2>),)*)*
                     _ => None,
                 }
             };
@@ -400,16 +449,14 @@ impl FastLane {
     /// Measured (callgrind, zen3, random:pages=262144,accesses=1M, TLB-only): 287 instructions
     /// per reference through `run_with`'s shaped calls, 122-125 through the pair.
     #[inline(never)]
-    fn run_pair<K: FirstKind, const W2: usize>(
+    fn run_pair<P: PathKind>(
         &self,
         sys: &mut System,
         records: &[Record],
         from: usize,
         s: &mut RunState,
     ) -> Result<Step, SimError> {
-        let path = &self.paths[0];
-        let (first, second) = two_mut(&mut sys.tlbs, path.tlb[0], path.tlb[1]);
-        let mut pair = FullPair::<K::Level<'_>, W2>::new(first, second, self.domain);
+        let mut pair: P::Path<'_> = self.borrow_data_path(&mut sys.tlbs);
         let (req, shift, size) = (self.req, self.shift, self.size);
         let frame_shift = shift - 12;
         let mut settled = [0u64; 3];
@@ -467,12 +514,8 @@ impl FastLane {
             }
         }
         // Full levels: every fill evicted. (`last_pfn` is only read with walks on.)
-        let t = &mut s.t;
-        t.settled_at[0][0] += settled[SETTLED_FIRST];
-        t.settled_at[0][1] += settled[SETTLED_SECOND];
-        t.settled_at[0][2] += settled[SETTLED_WALK];
-        t.evictions[0][0] += settled[SETTLED_SECOND] + settled[SETTLED_WALK];
-        t.evictions[0][1] += settled[SETTLED_WALK];
+        let levels = <P::Path<'_> as DataPath>::LEVELS;
+        settle_data_path(&mut s.t, levels, settled, settled[SETTLED_WALK]);
         s.memo_hits[0] += memo_hits;
         s.first_level_run = first_level_run;
         s.last_key[0] = last_key;
@@ -493,7 +536,7 @@ impl FastLane {
     /// against `run_with`'s shaped calls: 1,561 → 1,350 without caches, 3,293 → 3,070 in the
     /// full model.
     #[inline(never)]
-    fn run_pair_walking<K: FirstKind, const W2: usize>(
+    fn run_pair_walking<P: PathKind>(
         &self,
         sys: &mut System,
         records: &[Record],
@@ -502,8 +545,7 @@ impl FastLane {
     ) -> Result<Step, SimError> {
         let mut tlbs = std::mem::take(&mut sys.tlbs);
         let path = &self.paths[0];
-        let (first, second) = two_mut(&mut tlbs, path.tlb[0], path.tlb[1]);
-        let mut pair = FullPair::<K::Level<'_>, W2>::new(first, second, self.domain);
+        let mut pair: P::Path<'_> = self.borrow_data_path(&mut tlbs);
         let (req, shift, size) = (self.req, self.shift, self.size);
         let tlb_first = path.latency[0];
         let mut settled = [0u64; 3];
@@ -606,11 +648,7 @@ impl FastLane {
         // a page of another size is filled below, by the general fill, which counts its own).
         let t = &mut s.t;
         let pair_walks = settled[SETTLED_WALK] - (other_size.is_some() || outcome.is_err()) as u64;
-        t.settled_at[0][0] += settled[SETTLED_FIRST];
-        t.settled_at[0][1] += settled[SETTLED_SECOND];
-        t.settled_at[0][2] += settled[SETTLED_WALK];
-        t.evictions[0][0] += settled[SETTLED_SECOND] + pair_walks;
-        t.evictions[0][1] += pair_walks;
+        settle_data_path(t, <P::Path<'_> as DataPath>::LEVELS, settled, pair_walks);
         if let Some((n, a, leaf)) = other_size {
             // The walk's page is of another size: the general fill, the data access, and the
             // lane ends (as `run_with` after `translate_two`).
@@ -642,8 +680,12 @@ impl FastLane {
         from: usize,
         s: &mut RunState,
     ) -> Result<Step, SimError> {
-        let pair_shaped =
-            TWO && (S0 == SHAPE_FULLY_ASSOC || S0 == SHAPE_SET_ASSOC) && S1 == SHAPE_SET_ASSOC;
+        // The copies whose data path may have `pair_loops` (one level: `S0` fully associative).
+        let pair_shaped = if TWO {
+            (S0 == SHAPE_FULLY_ASSOC || S0 == SHAPE_SET_ASSOC) && S1 == SHAPE_SET_ASSOC
+        } else {
+            S0 == SHAPE_FULLY_ASSOC
+        };
         let t = &mut s.t;
         for (n, r) in records.iter().enumerate().skip(from) {
             let Record::Access(a) = r else {
@@ -965,6 +1007,18 @@ impl FastLane {
 
 /// Mutable references to two distinct elements.
 #[inline(always)]
+/// Adds what a pair loop settled (`settled`, by `SETTLED_*`) to the tally of a data path of
+/// `levels` levels (1 or 2), all full: every fill evicted, `filled_walks` of the walks filled.
+fn settle_data_path(t: &mut Tally, levels: usize, settled: [u64; 3], filled_walks: u64) {
+    t.settled_at[0][0] += settled[SETTLED_FIRST];
+    t.settled_at[0][levels] += settled[SETTLED_WALK];
+    t.evictions[0][0] += settled[SETTLED_SECOND] + filled_walks;
+    if levels == 2 {
+        t.settled_at[0][1] += settled[SETTLED_SECOND];
+        t.evictions[0][1] += filled_walks;
+    }
+}
+
 fn two_mut<T>(v: &mut [T], i: usize, j: usize) -> (&mut T, &mut T) {
     assert_ne!(i, j, "two levels of one path are distinct instances");
     if i < j {

@@ -33,6 +33,7 @@ use crate::replacement::order::{
 };
 use crate::replacement::OrderList;
 use crate::tags::{fingerprint, fingerprint_matches_in, row_matches};
+use std::marker::PhantomData;
 use tlblab_types::{Domain, Pfn};
 
 /// Where `FullPair::translate` settled a reference.
@@ -43,7 +44,7 @@ pub(crate) const SETTLED_WALK: usize = 2;
 
 impl Tlb {
     /// Every set holds `ways` valid entries.
-    fn is_full(&self) -> bool {
+    pub(crate) fn is_full(&self) -> bool {
         self.set_valid.iter().all(|&v| v as usize == self.ways)
     }
 }
@@ -323,6 +324,118 @@ impl<'a, const W: usize> FirstLevel<'a> for SetAssoc<'a, W> {
     #[inline(always)]
     fn set_payload(&mut self, slot: usize, payload: Payload) {
         self.set_rows(slot / W).2[slot % W] = payload;
+    }
+}
+
+/// A data path borrowed for a stretch of references: a `FullPair` (two levels) or a `Single`
+/// (one). The fast lane's pair loops run on either (`FastLane::run_pair`).
+pub(crate) trait DataPath<'a>: Sized {
+    /// The path's TLB levels (a walk is settled at index `LEVELS`).
+    const LEVELS: usize;
+    /// Borrows the path's first level and, for a pair, its second (`second` is `Some` exactly
+    /// when `LEVELS` is 2), of the geometry the caller picked this type for, full.
+    fn borrow(first: &'a mut Tlb, second: Option<&'a mut Tlb>, domain: Domain) -> Self;
+    /// One TLB-only reference (`FullPair::translate`).
+    fn translate(&mut self, vpn: u64, key: u64, req: Requester, frame: Pfn) -> (usize, Pfn);
+    /// `FullPair::lookup_first`.
+    fn lookup_first(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Pfn>;
+    /// `FullPair::lookup_second`; None without a second level.
+    fn lookup_second(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Payload>;
+    /// `FullPair::fill` (`second` is false without a second level).
+    fn fill(&mut self, vpn: u64, key: u64, payload: Payload, second: bool);
+}
+
+/// A data path's kind without the borrow, naming a `DataPath` in `FastLane`'s loops:
+/// `Two<K, W2>` (`FullPair`) or `One<K>` (`Single`).
+pub(crate) trait PathKind {
+    type Path<'a>: DataPath<'a>;
+}
+
+pub(crate) struct Two<K, const W2: usize>(PhantomData<K>);
+pub(crate) struct One<K>(PhantomData<K>);
+
+impl<K: FirstKind, const W2: usize> PathKind for Two<K, W2> {
+    type Path<'a> = FullPair<'a, K::Level<'a>, W2>;
+}
+
+impl<K: FirstKind> PathKind for One<K> {
+    type Path<'a> = Single<K::Level<'a>>;
+}
+
+/// A data path of one TLB level, borrowed for a stretch of references (the StrongARM's and
+/// gem5's fully associative data TLBs): `FullPair` without the second level.
+pub(crate) struct Single<F> {
+    first: F,
+    /// The domain of what a miss fills.
+    domain: Domain,
+}
+
+impl<'a, F: FirstLevel<'a>> DataPath<'a> for Single<F> {
+    const LEVELS: usize = 1;
+
+    fn borrow(first: &'a mut Tlb, second: Option<&'a mut Tlb>, domain: Domain) -> Self {
+        debug_assert!(second.is_none() && F::fits(first) && first.is_full());
+        // The memo names no longer the most recent way once the path has run.
+        first.memo_slot = usize::MAX;
+        Single {
+            first: F::borrow(first),
+            domain,
+        }
+    }
+
+    #[inline(always)]
+    fn translate(&mut self, vpn: u64, key: u64, req: Requester, frame: Pfn) -> (usize, Pfn) {
+        if let Some(pfn) = self.first.lookup(vpn, key, req) {
+            return (SETTLED_FIRST, pfn);
+        }
+        let slot = self.first.replace(vpn, key);
+        self.first
+            .set_payload(slot, Payload::filled(frame, self.domain, req));
+        (SETTLED_WALK, frame)
+    }
+
+    #[inline(always)]
+    fn lookup_first(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Pfn> {
+        self.first.lookup(vpn, key, req)
+    }
+
+    #[inline(always)]
+    fn lookup_second(&mut self, _vpn: u64, _key: u64, _req: Requester) -> Option<Payload> {
+        None
+    }
+
+    #[inline(always)]
+    fn fill(&mut self, vpn: u64, key: u64, payload: Payload, _second: bool) {
+        let slot = self.first.replace(vpn, key);
+        self.first.set_payload(slot, payload);
+    }
+}
+
+impl<'a, F: FirstLevel<'a>, const W2: usize> DataPath<'a> for FullPair<'a, F, W2> {
+    const LEVELS: usize = 2;
+
+    fn borrow(first: &'a mut Tlb, second: Option<&'a mut Tlb>, domain: Domain) -> Self {
+        FullPair::new(first, second.expect("a pair has a second level"), domain)
+    }
+
+    #[inline(always)]
+    fn translate(&mut self, vpn: u64, key: u64, req: Requester, frame: Pfn) -> (usize, Pfn) {
+        FullPair::translate(self, vpn, key, req, frame)
+    }
+
+    #[inline(always)]
+    fn lookup_first(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Pfn> {
+        FullPair::lookup_first(self, vpn, key, req)
+    }
+
+    #[inline(always)]
+    fn lookup_second(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Payload> {
+        FullPair::lookup_second(self, vpn, key, req)
+    }
+
+    #[inline(always)]
+    fn fill(&mut self, vpn: u64, key: u64, payload: Payload, second: bool) {
+        FullPair::fill(self, vpn, key, payload, second)
     }
 }
 
