@@ -9,6 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import tlblab
 from tlblab import _native
 from tlblab.benchmarks import engine
 
@@ -35,6 +36,7 @@ def test_bench_engine_reports_each_case_in_every_mode(monkeypatch):
         "strided": ("strided:pages=256,stride=4096,rounds=2", "strided:pages=256,stride=4096,rounds=2"),
     }
     monkeypatch.setattr(engine, "CASES", tiny)
+    monkeypatch.setattr(engine, "PRESET_CASE", ("random:pages=512,accesses=3000",) * 2)
     monkeypatch.setattr(engine.shutil, "which", lambda _: None)  # no Lackey capture here
     out = engine.run(quick=True)
     assert out["machine"] == "zen3"
@@ -43,6 +45,10 @@ def test_bench_engine_reports_each_case_in_every_mode(monkeypatch):
         assert case["min_refs_per_s"] <= case["median_refs_per_s"] <= case["max_refs_per_s"]
         assert case["median_cpu_refs_per_s"] > 0
     assert out["cases"]["full/strided"]["references"] == 512
+    # Every preset, TLB-only, on the preset case.
+    machines = out["presets"]["machines"]
+    assert set(machines) == set(tlblab.presets())
+    assert all(m["references"] == 3000 and m["median_refs_per_s"] > 0 for m in machines.values())
 
 
 def test_bench_cli_rejects_an_unknown_benchmark():

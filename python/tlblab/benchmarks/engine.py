@@ -9,6 +9,10 @@ The workload is generated into memory first, so only simulation is timed. Each c
 rate of thread CPU time. Targets (DESIGN.md):
 TLB-only ≥ 200 M refs/s, full model ≥ 50 M refs/s, one host thread.
 
+`presets` times the TLB-only random case on every machine preset: the fast lane compiles its
+pair loops per TLB geometry (ARCHITECTURE.md), so the geometry decides the rate of a stream
+that misses every level.
+
 Besides the synthetic extremes (random, strided and chase miss in every TLB level on nearly
 every reference; sequential hits the first level's memo), two real programs captured under
 Valgrind Lackey: `ls -lR /usr/share/doc` and `gzip -9 -c /usr/bin/gzip` (skipped when valgrind
@@ -22,6 +26,7 @@ import shutil
 import statistics
 import tempfile
 
+import tlblab
 from tlblab import _native
 
 NAME = "engine"
@@ -35,6 +40,9 @@ CASES = {
 }
 
 MODES = ("tlb_only", "no_caches", "full")
+
+# The case timed on every preset, TLB-only (full size, quick size).
+PRESET_CASE = ("random:pages=262144,accesses=4M", "random:pages=262144,accesses=500k")
 
 # Real programs captured under Valgrind Lackey (name, argv, a path that must exist).
 REAL_PROGRAMS = (
@@ -66,20 +74,31 @@ def _run(quick: bool, tmp: str) -> dict:
             labels[name] = " ".join(argv) + " (Lackey)"
     for mode in MODES:
         for name, spec in cases.items():
-            rates, cpu_rates = [], []
-            refs = 0
-            for _ in range(repeats):
-                refs, secs, cpu_secs = _native.bench_engine("zen3", spec, mode, 0)
-                rates.append(refs / secs)
-                cpu_rates.append(refs / max(cpu_secs, 1e-9))
-            out["cases"][f"{mode}/{name}"] = {
-                "workload": labels.get(name, spec),
-                "references": refs,
-                "median_refs_per_s": round(statistics.median(rates)),
-                "min_refs_per_s": round(min(rates)),
-                "max_refs_per_s": round(max(rates)),
-                # Thread CPU time leaves out time the thread spent descheduled: the fairer
-                # figure on a shared machine (the wall-clock rate is the headline).
-                "median_cpu_refs_per_s": round(statistics.median(cpu_rates)),
-            }
+            out["cases"][f"{mode}/{name}"] = _time("zen3", spec, mode, repeats, labels.get(name, spec))
+    spec = PRESET_CASE[1] if quick else PRESET_CASE[0]
+    out["presets"] = {
+        "workload": spec,
+        "mode": "tlb_only",
+        "machines": {m: _time(m, spec, "tlb_only", repeats, spec) for m in tlblab.presets()},
+    }
     return out
+
+
+def _time(machine: str, spec: str, mode: str, repeats: int, label: str) -> dict:
+    """`repeats` runs of `spec` on `machine` in `mode`: the rates' median, min and max."""
+    rates, cpu_rates = [], []
+    refs = 0
+    for _ in range(repeats):
+        refs, secs, cpu_secs = _native.bench_engine(machine, spec, mode, 0)
+        rates.append(refs / secs)
+        cpu_rates.append(refs / max(cpu_secs, 1e-9))
+    return {
+        "workload": label,
+        "references": refs,
+        "median_refs_per_s": round(statistics.median(rates)),
+        "min_refs_per_s": round(min(rates)),
+        "max_refs_per_s": round(max(rates)),
+        # Thread CPU time leaves out time the thread spent descheduled: the fairer figure on a
+        # shared machine (the wall-clock rate is the headline).
+        "median_cpu_refs_per_s": round(statistics.median(cpu_rates)),
+    }

@@ -279,14 +279,26 @@ int ptwarm_prim_pagemap_scan_supported(int fd) {
 
 long ptwarm_prim_pagemap_scan(int fd, uintptr_t addr, size_t len) {
     uintptr_t cur = addr, end = addr + len;
-    long calls = 0;
+    long calls = 0, found = 0;
     while (cur < end) {
         uint64_t we = end;
         long r = scan_call(fd, cur, end, &we);
         calls++;
         if (r < 0) return r;
+        found += r;
         if (we <= cur) break; /* no progress: avoid spinning */
         cur = (uintptr_t)we;
+    }
+    if (found == 0) {
+        /* Nothing present: perhaps the target has exited. The PAGEMAP_SCAN ioctl does not say so
+         * (on 6.x kernels it walks the exited process's empty address space and returns no
+         * regions), but a read of the same pagemap does: 0 bytes once the mm is gone. One 8-byte
+         * read, only when the scan found nothing to warm anyway. */
+        uint64_t entry;
+        off_t off = (off_t)(addr / ptwarm_prim_page_size() * sizeof entry);
+        ssize_t n = pread(fd, &entry, sizeof entry, off);
+        if (n < 0) return errno == ESRCH ? -ESRCH : -errno;
+        if (n == 0) return -ESRCH;
     }
     return calls;
 }
