@@ -449,8 +449,8 @@ fn shaped_machine(
 
 /// First levels (sets, ways) for `shaped_machine`: fully associative of the sizes the fast
 /// lane's pairs are compiled for (32, 48, 64 ways; zen3's L1D is 64) and one they are not
-/// (40), and 4-way set associative (Intel's L1 DTLBs: 16 sets) with a 2-way one beside it (no
-/// pair).
+/// (40), 4-way set associative (Intel's L1 DTLBs: 16 sets) with a 2-way one beside it (no
+/// pair), and a 10-entry fully associative micro TLB (the Cortex-A7's; set-associative shape).
 fn first_levels() -> impl Strategy<Value = (usize, usize)> {
     prop_oneof![
         Just((1usize, 32usize)),
@@ -461,6 +461,7 @@ fn first_levels() -> impl Strategy<Value = (usize, usize)> {
         Just((4, 4)),
         Just((16, 4)),
         Just((8, 2)),
+        Just((1, 10)),
     ]
 }
 

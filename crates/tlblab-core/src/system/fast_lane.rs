@@ -406,10 +406,12 @@ impl FastLane {
     /// whose first has shape `first` (`SHAPE_FULLY_ASSOC` or `SHAPE_SET_ASSOC`) and
     /// `first_ways` ways (over sets of `second_ways` when there are two), if that geometry is
     /// compiled. Two levels: a fully associative first level of 32, 48 or 64 ways (the range
-    /// of `SHAPE_FULLY_ASSOC`; zen3's L1D is 64) or a 4-way set associative one (Intel's L1
-    /// DTLBs, the Xeon E5-2650's), over sets of 2, 4, 8, 12 or 16 ways (zen3's L2D: 16; Intel
-    /// STLBs: 4 to 12). One level: fully associative of 32, 48 or 64 ways (the SA-1100's 32,
-    /// gem5's 64). Each costs two copies of the loops.
+    /// of `SHAPE_FULLY_ASSOC`; zen3's L1D is 64) over sets of 2, 4, 8, 12 or 16 ways (zen3's
+    /// L2D: 16); a 4-way set associative one (Intel's L1 DTLBs, the Xeon E5-2650's) over 4 to
+    /// 16 ways (Intel STLBs: 4 to 12); a 10-entry fully associative micro TLB (one set of 10
+    /// ways, `SHAPE_SET_ASSOC` below 32 ways: the Cortex-A7's) over 2 or 4 ways (its main TLB:
+    /// 2). One level: fully associative of 32, 48 or 64 ways (the SA-1100's 32, gem5's 64).
+    /// Each costs two copies of the loops.
     fn pair_loops(
         levels: usize,
         first: u8,
@@ -425,19 +427,25 @@ impl FastLane {
             };
         }
         macro_rules! compiled {
-            ($($first:ident, $shape:ident, $w1:literal: $($w2:literal),*;)*) => {
+            (
+                one: $($w:literal),*;
+                two: $($first:ident, $shape:ident, $w1:literal: $($w2:literal),*;)*
+            ) => {
                 match (levels, first, first_ways, second_ways) {
-                    $((1, $shape, $w1, _) if $shape == SHAPE_FULLY_ASSOC => loops!(One<$first<$w1>>),)*
+                    $((1, SHAPE_FULLY_ASSOC, $w, _) => loops!(One<Fa<$w>>),)*
                     $($((2, $shape, $w1, $w2) => loops!(Two<$first<$w1>, $w2>),)*)*
                     _ => None,
                 }
             };
         }
         compiled!(
+            one: 32, 48, 64;
+            two:
             Fa, SHAPE_FULLY_ASSOC, 32: 2, 4, 8, 12, 16;
             Fa, SHAPE_FULLY_ASSOC, 48: 2, 4, 8, 12, 16;
             Fa, SHAPE_FULLY_ASSOC, 64: 2, 4, 8, 12, 16;
             Sa, SHAPE_SET_ASSOC, 4: 4, 8, 12, 16;
+            Sa, SHAPE_SET_ASSOC, 10: 2, 4;
         )
     }
 
