@@ -273,74 +273,33 @@ impl FastLane {
         const FA: u8 = SHAPE_FULLY_ASSOC;
         const SA: u8 = SHAPE_SET_ASSOC;
         const ANY: u8 = SHAPE_ANY;
-        let step = if self.walks {
+        let step = if let Some((tlb_only, walking)) = self.pair_loops {
+            // A data path with compiled pair loops (`pair_loops`: two levels of shapes
+            // (FULLY_ASSOC, SET_ASSOC) or (SET_ASSOC, SET_ASSOC), or one FULLY_ASSOC level):
+            // they alternate with the shaped loop of its shapes.
+            let pair_loop = if self.walks { walking } else { tlb_only };
+            let shaped_loop: StretchLoop = match (self.walks, self.data_shapes) {
+                (true, Some((FA, _))) => Self::run_with::<true, true, FA, SA>,
+                (true, Some(_)) => Self::run_with::<true, true, SA, SA>,
+                (true, None) => Self::run_with::<true, false, FA, ANY>,
+                (false, Some((FA, _))) => Self::run_with::<false, true, FA, SA>,
+                (false, Some(_)) => Self::run_with::<false, true, SA, SA>,
+                (false, None) => Self::run_with::<false, false, FA, ANY>,
+            };
+            self.alternate(sys, records, s, pair_loop, shaped_loop)
+        } else if self.walks {
             match self.data_shapes {
-                Some((FA, SA)) => match self.pair_loops {
-                    Some((_, walking)) => self.alternate(
-                        sys,
-                        records,
-                        s,
-                        walking,
-                        Self::run_with::<true, true, FA, SA>,
-                    ),
-                    None => self.run_with::<true, true, FA, SA>(sys, records, 0, s),
-                },
-                Some((SA, SA)) => match self.pair_loops {
-                    Some((_, walking)) => self.alternate(
-                        sys,
-                        records,
-                        s,
-                        walking,
-                        Self::run_with::<true, true, SA, SA>,
-                    ),
-                    None => self.run_with::<true, true, ANY, ANY>(sys, records, 0, s),
-                },
+                Some((FA, SA)) => self.run_with::<true, true, FA, SA>(sys, records, 0, s),
                 Some(_) => self.run_with::<true, true, ANY, ANY>(sys, records, 0, s),
-                None => match self.pair_loops {
-                    Some((_, walking)) => self.alternate(
-                        sys,
-                        records,
-                        s,
-                        walking,
-                        Self::run_with::<true, false, FA, ANY>,
-                    ),
-                    None => self.run_with::<true, false, ANY, ANY>(sys, records, 0, s),
-                },
+                None => self.run_with::<true, false, ANY, ANY>(sys, records, 0, s),
             }
         } else {
             match self.data_shapes {
-                None => match self.pair_loops {
-                    Some((tlb_only, _)) => self.alternate(
-                        sys,
-                        records,
-                        s,
-                        tlb_only,
-                        Self::run_with::<false, false, FA, ANY>,
-                    ),
-                    None => self.run_with::<false, false, ANY, ANY>(sys, records, 0, s),
-                },
-                Some((FA, SA)) => match self.pair_loops {
-                    Some((tlb_only, _)) => self.alternate(
-                        sys,
-                        records,
-                        s,
-                        tlb_only,
-                        Self::run_with::<false, true, FA, SA>,
-                    ),
-                    None => self.run_with::<false, true, FA, SA>(sys, records, 0, s),
-                },
+                None => self.run_with::<false, false, ANY, ANY>(sys, records, 0, s),
+                Some((FA, SA)) => self.run_with::<false, true, FA, SA>(sys, records, 0, s),
                 Some((FA, FA)) => self.run_with::<false, true, FA, FA>(sys, records, 0, s),
                 Some((FA, ANY)) => self.run_with::<false, true, FA, ANY>(sys, records, 0, s),
-                Some((SA, SA)) => match self.pair_loops {
-                    Some((tlb_only, _)) => self.alternate(
-                        sys,
-                        records,
-                        s,
-                        tlb_only,
-                        Self::run_with::<false, true, SA, SA>,
-                    ),
-                    None => self.run_with::<false, true, SA, SA>(sys, records, 0, s),
-                },
+                Some((SA, SA)) => self.run_with::<false, true, SA, SA>(sys, records, 0, s),
                 Some((SA, FA)) => self.run_with::<false, true, SA, FA>(sys, records, 0, s),
                 Some((SA, ANY)) => self.run_with::<false, true, SA, ANY>(sys, records, 0, s),
                 Some((ANY, FA)) => self.run_with::<false, true, ANY, FA>(sys, records, 0, s),
