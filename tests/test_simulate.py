@@ -123,3 +123,19 @@ def test_cli_run_modes_say_what_they_simulate_and_exclude_each_other():
     assert both.returncode == 2
     assert "not allowed with argument --tlb-only" in both.stderr
     assert "Traceback" not in both.stderr
+
+
+def test_a_full_cache_level_evicts_on_every_miss_past_its_capacity():
+    # Nothing flushes the caches here, so a level's misses are its evictions plus the lines it
+    # holds at the end: a random stream over 16 MiB fills zen3's L1D (32 KiB: 512 lines) and L2
+    # (512 KiB: 8192 lines), but not its 32 MiB L3.
+    r = tlblab.simulate("zen3", "random:pages=4096,accesses=100k")
+    caches = r.cache_frame().query("core == 0").set_index("level")  # the thread runs on core 0
+    assert int(caches.loc["L1D", "misses"] - caches.loc["L1D", "evictions"]) == 512
+    assert int(caches.loc["L2", "misses"] - caches.loc["L2", "evictions"]) == 8192
+    assert int(caches.loc["L3", "evictions"]) == 0 < int(caches.loc["L3", "misses"])
+    # The CLI prints the same counters.
+    p = subprocess.run(CLI + ["simulate", "--machine", "zen3", "--workload", "random:pages=4096,accesses=100k"],
+                       capture_output=True, text=True, check=True)
+    l2 = next(line.split() for line in p.stdout.splitlines() if line.startswith("L2 ") and "." in line)
+    assert [int(x) for x in l2[1:5]] == [int(caches.loc["L2", c]) for c in ("accesses", "hits", "misses", "evictions")]

@@ -43,11 +43,19 @@ class Result:
 
     def tlb_frame(self):
         """One row per (core, TLB level): accesses, hits, misses, evictions, miss_rate."""
+        return self._level_frame("tlb_levels", "tlb")
+
+    def cache_frame(self):
+        """One row per (core, cache level): accesses (walk and data references), hits, misses,
+        evictions (misses that replaced a valid line), miss_rate. Empty without caches."""
+        return self._level_frame("cache_levels", "cache")
+
+    def _level_frame(self, names: str, counters: str):
         import pandas as pd
 
         rows = []
         for core, unit in enumerate(self.stats["cores"]):
-            for name, lv in zip(self.stats["tlb_levels"], unit["tlb"]):
+            for name, lv in zip(self.stats[names], unit[counters]):
                 rows.append({"core": core, "level": name, **lv,
                              "miss_rate": lv["misses"] / lv["accesses"] if lv["accesses"] else 0.0})
         return pd.DataFrame(rows)

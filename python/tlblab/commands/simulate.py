@@ -38,10 +38,8 @@ def run(args) -> int:
     t = r.total
     print(f"machine {r.machine}, workload {r.workload}: {t['references']} references, "
           f"{r.cycles} cycles ({t['cycles'] / max(t['references'], 1):.2f} per reference)")
-    rows = [[name, lv["accesses"], lv["hits"], lv["misses"], lv["evictions"],
-             f"{lv['misses'] / lv['accesses']:.4f}" if lv["accesses"] else "-"]
-            for name, lv in zip(r.stats["tlb_levels"], t["tlb"])]
-    print(format_table(["TLB level", "accesses", "hits", "misses", "evictions", "miss rate"], rows))
+    print(format_table(["TLB level", "accesses", "hits", "misses", "evictions", "miss rate"],
+                       _level_rows(r.stats["tlb_levels"], t["tlb"])))
     if args.tlb_only:
         print(f"walks {t['walks']} (TLB-only: page tables, caches and data are not simulated)")
     else:
@@ -49,6 +47,9 @@ def run(args) -> int:
               f"first-touch page faults {t['page_faults']}")
         rows = [[src, w, d] for src, w, d in zip(r.stats["sources"], t["walk_refs_by_source"], t["data_by_source"])]
         print(format_table(["served by", "walk refs", "data refs"], rows))
+        if not args.no_caches and r.stats["cache_levels"]:
+            print(format_table(["cache level", "accesses", "hits", "misses", "evictions", "miss rate"],
+                               _level_rows(r.stats["cache_levels"], t["cache"])))
     o = r.stats["os"]
     if o["context_switches"] or o["migrations"] or o["shootdowns"]:
         print(f"OS: {o['context_switches']} context switches ({o['address_space_switches']} changing address space), "
@@ -70,3 +71,10 @@ def parse_os(text: str) -> dict:
         k, v = (x.strip() for x in kv.split("=", 1))
         out[k] = int(v) if v.isdigit() else v
     return out
+
+
+def _level_rows(names, levels) -> list[list]:
+    """Table rows of TLB or cache levels: name, accesses, hits, misses, evictions, miss rate."""
+    return [[name, lv["accesses"], lv["hits"], lv["misses"], lv["evictions"],
+             f"{lv['misses'] / lv['accesses']:.4f}" if lv["accesses"] else "-"]
+            for name, lv in zip(names, levels)]
