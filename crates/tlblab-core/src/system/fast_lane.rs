@@ -37,7 +37,8 @@
 //! `FullPair::translate` may interleave), and the same counter and cycle updates (the cycles
 //! reach the hardware thread's clock at the end of the run, as in the memo lane).
 //! `tests/reference_parity.rs` checks runs against `access` called record by record (random
-//! machines, every run mode) and against the naive reference model (zen3-shaped machines).
+//! machines, every run mode) and against the naive reference model (machines of the shapes
+//! the lane specialises, with and without compiled pair loops).
 
 use super::{SimError, System, ThreadState, TimingModel};
 use crate::tlb::{pack, pair_ready, DataPath, Fa, One, PathKind, Sa, Two};
@@ -637,7 +638,7 @@ impl FastLane {
     }
 
     /// `run` with page walks (`WALKS`) and the data path's two levels of shapes `S0` and `S1`
-    /// (when `TWO`), from record `from`. A zen3-shaped data path whose levels are full
+    /// (when `TWO`), from record `from`. A data path with `pair_loops` whose levels are full
     /// switches to `run_pair` (TLB-only) or `run_pair_walking` at its next data reference.
     #[inline(always)]
     fn run_with<const WALKS: bool, const TWO: bool, const S0: u8, const S1: u8>(

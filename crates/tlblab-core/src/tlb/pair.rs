@@ -15,8 +15,9 @@
 //! bounds checks or registers for the sizes (measured on zen3's geometry: 149 → 136
 //! instructions per all-miss reference). `FastLane::pair_loops` lists the geometries
 //! compiled (zen3's, 64 fully associative over 16, and its neighbours in a sweep; an Intel-like
-//! 4-way first level over 4..16-way sets); other geometries of the two shapes keep the shaped
-//! calls.
+//! 4-way first level over 4..16-way sets; the Cortex-A7's 10-entry micro TLB over 2 or 4 ways);
+//! other geometries of the two shapes keep the shaped calls. `Single<F>` is the same for a data
+//! path of one level (the SA-1100's, gem5's); both are `DataPath`s.
 //!
 //! What it relies on, checked by the caller (`FastLane`): both levels are `fast_ready` for the
 //! lane's page size, of those shapes and this geometry (`FullPair::fits`), and full
