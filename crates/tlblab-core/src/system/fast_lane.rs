@@ -46,7 +46,7 @@ use crate::tlb::{Payload, Requester, Tlb, TlbEntry};
 use crate::tlb::{SETTLED_FIRST, SETTLED_SECOND, SETTLED_WALK};
 use crate::tlb::{SHAPE_ANY, SHAPE_FULLY_ASSOC, SHAPE_SET_ASSOC};
 use std::cell::Cell;
-use tlblab_trace::Record;
+use tlblab_trace::{Access, Record};
 use tlblab_types::{Domain, PageSize, Pfn, ThreadId, VirtAddr, Vpn};
 
 /// TLB levels per path the lane handles (every built-in machine has at most two).
@@ -409,6 +409,29 @@ impl FastLane {
         )
     }
 
+    /// Record `n` of a pair loop as a data reference the pair can take, or where the stretch
+    /// ends: at an event, a reference of another thread, crossing a page or past the address
+    /// limit (`Done`), or at an instruction reference (`Switch`, to the shaped loop).
+    #[inline(always)]
+    fn pair_access<'r>(&self, r: &'r Record, n: usize) -> Result<&'r Access, Step> {
+        let done = Step::Done {
+            taken: n,
+            stale: false,
+        };
+        let Record::Access(a) = r else {
+            return Err(done);
+        };
+        if a.kind.is_instr() {
+            return Err(Step::Switch(n));
+        }
+        let va = a.vaddr.0;
+        let crosses = a.size > 1 && (va & 0xfff) + a.size as u64 > 4096;
+        if a.thread != self.thread || crosses || va >= self.va_limit {
+            return Err(done);
+        }
+        Ok(a)
+    }
+
     /// `run_with` for the data references of a TLB-only run whose data path has `pair_loops`
     /// and full (`pair_ready`), from record `from`: the levels are borrowed once as a
     /// `FullPair` (tlb/pair.rs) for the whole stretch. An instruction reference switches to
@@ -437,26 +460,14 @@ impl FastLane {
         };
         for (i, r) in records[from..].iter().enumerate() {
             let n = from + i;
-            let Record::Access(a) = r else {
-                step = Step::Done {
-                    taken: n,
-                    stale: false,
-                };
-                break;
+            let a = match self.pair_access(r, n) {
+                Ok(a) => a,
+                Err(end) => {
+                    step = end;
+                    break;
+                }
             };
-            if a.kind.is_instr() {
-                step = Step::Switch(n);
-                break;
-            }
             let va = a.vaddr.0;
-            let crosses = a.size > 1 && (va & 0xfff) + a.size as u64 > 4096;
-            if a.thread != self.thread || crosses || va >= self.va_limit {
-                step = Step::Done {
-                    taken: n,
-                    stale: false,
-                };
-                break;
-            }
             let vpn = va >> shift;
             let key = pack(vpn, size);
             let level = if key == last_key {
@@ -525,26 +536,14 @@ impl FastLane {
         });
         for (i, r) in records[from..].iter().enumerate() {
             let n = from + i;
-            let Record::Access(a) = r else {
-                outcome = Ok(Step::Done {
-                    taken: n,
-                    stale: false,
-                });
-                break;
+            let a = match self.pair_access(r, n) {
+                Ok(a) => a,
+                Err(end) => {
+                    outcome = Ok(end);
+                    break;
+                }
             };
-            if a.kind.is_instr() {
-                outcome = Ok(Step::Switch(n));
-                break;
-            }
             let va = a.vaddr.0;
-            let crosses = a.size > 1 && (va & 0xfff) + a.size as u64 > 4096;
-            if a.thread != self.thread || crosses || va >= self.va_limit {
-                outcome = Ok(Step::Done {
-                    taken: n,
-                    stale: false,
-                });
-                break;
-            }
             let vpn = va >> shift;
             let key = pack(vpn, size);
             let memo_hit = key == s.last_key[0];

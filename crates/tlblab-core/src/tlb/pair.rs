@@ -412,34 +412,6 @@ impl<'a, F: FirstLevel<'a>> DataPath<'a> for Single<F> {
     }
 }
 
-impl<'a, F: FirstLevel<'a>, const W2: usize> DataPath<'a> for FullPair<'a, F, W2> {
-    const LEVELS: usize = 2;
-
-    fn borrow(first: &'a mut Tlb, second: Option<&'a mut Tlb>, domain: Domain) -> Self {
-        FullPair::new(first, second.expect("a pair has a second level"), domain)
-    }
-
-    #[inline(always)]
-    fn translate(&mut self, vpn: u64, key: u64, req: Requester, frame: Pfn) -> (usize, Pfn) {
-        FullPair::translate(self, vpn, key, req, frame)
-    }
-
-    #[inline(always)]
-    fn lookup_first(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Pfn> {
-        FullPair::lookup_first(self, vpn, key, req)
-    }
-
-    #[inline(always)]
-    fn lookup_second(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Payload> {
-        FullPair::lookup_second(self, vpn, key, req)
-    }
-
-    #[inline(always)]
-    fn fill(&mut self, vpn: u64, key: u64, payload: Payload, second: bool) {
-        FullPair::fill(self, vpn, key, payload, second)
-    }
-}
-
 /// The two data levels, borrowed for a stretch of references (see the module comment): a
 /// first level `F` over a second level of `W2`-way sets.
 pub(crate) struct FullPair<'a, F, const W2: usize> {
@@ -467,6 +439,14 @@ impl<'a, F: FirstLevel<'a>, const W2: usize> FullPair<'a, F, W2> {
             domain,
         }
     }
+}
+
+impl<'a, F: FirstLevel<'a>, const W2: usize> DataPath<'a> for FullPair<'a, F, W2> {
+    const LEVELS: usize = 2;
+
+    fn borrow(first: &'a mut Tlb, second: Option<&'a mut Tlb>, domain: Domain) -> Self {
+        FullPair::new(first, second.expect("a pair has a second level"), domain)
+    }
 
     /// One reference to page `vpn` (`key = pack(vpn, size)`) by `req`: the first level, then
     /// the second, then (a miss in both) the translation `frame` in the domain `new` was
@@ -474,13 +454,7 @@ impl<'a, F: FirstLevel<'a>, const W2: usize> FullPair<'a, F, W2> {
     /// and the frame. (A TLB-only run: the translation is known before the levels are looked
     /// up. With walks, `lookup_first`, `lookup_second` and `fill` take the steps one by one.)
     #[inline(always)]
-    pub(crate) fn translate(
-        &mut self,
-        vpn: u64,
-        key: u64,
-        req: Requester,
-        frame: Pfn,
-    ) -> (usize, Pfn) {
+    fn translate(&mut self, vpn: u64, key: u64, req: Requester, frame: Pfn) -> (usize, Pfn) {
         if let Some(pfn) = self.first.lookup(vpn, key, req) {
             return (SETTLED_FIRST, pfn);
         }
@@ -506,14 +480,14 @@ impl<'a, F: FirstLevel<'a>, const W2: usize> FullPair<'a, F, W2> {
     /// The first level's lookup: the frame of its entry of `key` for `req`, made the most
     /// recent, or None.
     #[inline(always)]
-    pub(crate) fn lookup_first(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Pfn> {
+    fn lookup_first(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Pfn> {
         self.first.lookup(vpn, key, req)
     }
 
     /// The second level's lookup (after a first-level miss): what its entry of `key` for `req`
     /// fills above it, the entry made the most recent, or None.
     #[inline(always)]
-    pub(crate) fn lookup_second(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Payload> {
+    fn lookup_second(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Payload> {
         let found = self
             .second
             .lookup_in_set(self.second.set_of(vpn), key, req)?;
@@ -523,7 +497,7 @@ impl<'a, F: FirstLevel<'a>, const W2: usize> FullPair<'a, F, W2> {
     /// The fills after a first-level miss: `payload` under `key` in the first level and, when
     /// the second level missed too (`second`), in the second.
     #[inline(always)]
-    pub(crate) fn fill(&mut self, vpn: u64, key: u64, payload: Payload, second: bool) {
+    fn fill(&mut self, vpn: u64, key: u64, payload: Payload, second: bool) {
         let slot1 = self.first.replace(vpn, key);
         self.first.set_payload(slot1, payload);
         if second {
