@@ -216,12 +216,7 @@ impl Cache {
     /// when it is the line of the previous access.
     #[inline]
     pub fn access(&mut self, addr: u64, write: bool) -> bool {
-        let line = addr >> self.line_shift;
-        if line == self.memo_line {
-            self.dirty.mark(self.memo_slot, write);
-            return true;
-        }
-        self.access_line(line, write) == Outcome::Hit
+        self.access_counted(addr, write) == Outcome::Hit
     }
 
     /// `access`, telling a miss that filled a free way from one that evicted a valid line
