@@ -435,3 +435,16 @@ pub(crate) fn linked_recycle_oldest(links: &[[u32; 2]], head: &mut u32) -> usize
     *head = oldest;
     oldest as usize
 }
+
+/// `linked_recycle_oldest` on a set of `W` ways known at compile time (the fast lane's pair
+/// loops): the head indexes through `% W`, a mask for the compiled sizes, without a bounds
+/// check (it only ever holds way numbers below `W`).
+#[inline(always)]
+pub(crate) fn linked_recycle_oldest_of<const W: usize>(
+    links: &[[u32; 2]; W],
+    head: &mut u32,
+) -> usize {
+    let oldest = links[*head as usize % W][PREV];
+    *head = oldest;
+    oldest as usize % W
+}
