@@ -405,19 +405,28 @@ fn same_end_state(by_run: &System, by_access: &System) -> Result<(), TestCaseErr
 
 /// A split two-level TLB of the shapes the fast lane specialises (tlb/fast.rs): an LRU first
 /// level of `l1_sets` × `l1_ways` (fully associative when `l1_sets` is 1), a low-bit indexed
-/// LRU second level of `l2_sets` × `l2_ways` (none when `l2_sets` is 0), on each path;
-/// x86-64 4-level, 4 KiB pages.
+/// second level of `l2_sets` × `l2_ways` (none when `l2_sets` is 0) replaced by `l2_policy`
+/// (LRU, or random as the Cortex-A9's main TLB), on each path; x86-64 4-level, 4 KiB pages.
 fn shaped_machine(
     (l1_sets, l1_ways): (usize, usize),
-    l2_sets: usize,
-    l2_ways: usize,
+    (l2_sets, l2_ways, l2_policy): (usize, usize, ReplacementKind),
     latency: u64,
     unified_l2: bool,
 ) -> MachineConfig {
     let level = |name: &str, level: u8, kind: TlbKind, sets: usize, ways: usize| TlbConfig {
         kind,
         latency: latency * (level as u64 - 1),
-        ..common::tlb(name, level, sets * ways, ways, ReplacementKind::Lru)
+        ..common::tlb(
+            name,
+            level,
+            sets * ways,
+            ways,
+            if level == 2 {
+                l2_policy
+            } else {
+                ReplacementKind::Lru
+            },
+        )
     };
     let tlbs = if l2_sets == 0 {
         // One level per path (the SA-1100's and gem5's data TLBs).
@@ -465,6 +474,17 @@ fn first_levels() -> impl Strategy<Value = (usize, usize)> {
     ]
 }
 
+/// Second-level replacement for `shaped_machine`: LRU (most machines' second levels), and
+/// random (the Cortex-A9's main TLB), whose pairs draw their victims from the level's
+/// generator (`RandomSets`, tlb/pair.rs): compiled over 32- and 64-way first levels of 2 and
+/// 4 ways, the shaped calls elsewhere.
+fn second_level_policies() -> impl Strategy<Value = ReplacementKind> {
+    prop_oneof![
+        2 => Just(ReplacementKind::Lru),
+        1 => Just(ReplacementKind::Random),
+    ]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
@@ -476,13 +496,14 @@ proptest! {
         l1 in first_levels(),
         l2_sets in prop_oneof![Just(0usize), Just(1), Just(4), Just(16)],
         l2_ways in prop_oneof![Just(2usize), Just(4), Just(8), Just(12), Just(16)],
+        l2_policy in second_level_policies(),
         latency in 0u64..8,
         pages in 40u64..400,
         refs in proptest::collection::vec((0u64..1000, 0u8..8), 1..3000),
         seed in 0u64..1000,
         unified_l2 in any::<bool>(),
     ) {
-        let cfg = shaped_machine(l1, l2_sets, l2_ways, latency, unified_l2);
+        let cfg = shaped_machine(l1, (l2_sets, l2_ways, l2_policy), latency, unified_l2);
         let records: Vec<Record> = refs
             .iter()
             .map(|&(p, k)| {
@@ -530,13 +551,14 @@ proptest! {
         l2_sets in prop_oneof![Just(0usize), Just(1), Just(4), Just(16)],
         l1 in first_levels(),
         l2_ways in prop_oneof![Just(2usize), Just(4), Just(8), Just(12), Just(16)],
+        l2_policy in second_level_policies(),
         mode in 0u8..3,
         turns in proptest::collection::vec((1usize..400, 0u64..1000), 1..12),
         pages in 70u64..300,
         seed in 0u64..1000,
         unified_l2 in any::<bool>(),
     ) {
-        let mut cfg = shaped_machine(l1, l2_sets, l2_ways, 1, unified_l2);
+        let mut cfg = shaped_machine(l1, (l2_sets, l2_ways, l2_policy), 1, unified_l2);
         cfg.caches = vec![common::cache("C1", 1, 4 << 10, 4, 4), common::cache("C2", 2, 32 << 10, 8, 12)];
         let opts = match mode {
             0 => RunOptions::tlb_only(seed),
@@ -587,7 +609,7 @@ fn pair_stretches_ending_in_other_sizes_and_exhausted_memory_agree_with_access_b
         (PageSize::Size2M, 512u64 << 20),
         (PageSize::Size4K, 4 << 20),
     ] {
-        let mut cfg = shaped_machine((1, 64), 4, 16, 2, false);
+        let mut cfg = shaped_machine((1, 64), (4, 16, ReplacementKind::Lru), 2, false);
         cfg.page_table.page_size = page_size;
         cfg.memory.bytes = memory;
         cfg.caches = vec![common::cache("C1", 1, 4 << 10, 4, 4)];
@@ -659,15 +681,16 @@ proptest! {
         refs in proptest::collection::vec((0u64..64, 0u64..512, 0u8..3), 1..1500),
         seed in 0u64..1000,
         caches_on in any::<bool>(),
-        // 64 ways over 16-way sets: the data path becomes a `FullPair` once full.
-        zen3_geometry in any::<bool>(),
+        // 64 ways over 16-way sets: the data path becomes a `FullPair` once full (also with
+        // random replacement in the second level, over 2-way sets as the Cortex-A9's).
+        geometry in 0u8..3,
         // A few frames held at random: some 2 MiB runs stay free, most do not.
         fragmentation in prop_oneof![Just(0.001f64), Just(0.002), Just(0.004)],
     ) {
-        let mut cfg = if zen3_geometry {
-            shaped_machine((1, 64), 2, 16, 2, false)
-        } else {
-            shaped_machine((1, 32), 4, 8, 2, false)
+        let mut cfg = match geometry {
+            0 => shaped_machine((1, 64), (2, 16, ReplacementKind::Lru), 2, false),
+            1 => shaped_machine((1, 32), (16, 2, ReplacementKind::Random), 2, false),
+            _ => shaped_machine((1, 32), (4, 8, ReplacementKind::Lru), 2, false),
         };
         cfg.page_table.page_size = PageSize::Size2M;
         cfg.memory.bytes = 512 << 20;

@@ -13,7 +13,8 @@
 //! caches (`System::data_access`).
 //!
 //! For a data path of a compiled pair geometry (`pair_loops`: zen3's 64-way fully associative
-//! level over 16-way sets, its neighbours, Intel-like 4-way levels over 4..16-way sets), once
+//! level over 16-way sets, its neighbours, Intel-like 4-way levels over 4..16-way sets, the
+//! Cortex-A9's 32-way micro TLB over 2-way sets of random replacement), once
 //! both levels are full, the data references go through `run_pair` (TLB-only) or `run_pair_walking`
 //! instead, which borrow the two levels as one `FullPair` (tlb/pair.rs) for a whole stretch of
 //! references; `alternate` switches between them and the per-reference loop at instruction
@@ -41,7 +42,7 @@
 //! the lane specialises, with and without compiled pair loops).
 
 use super::{SimError, System, ThreadState, TimingModel};
-use crate::tlb::{pack, pair_ready, DataPath, Fa, One, PathKind, Sa, Two};
+use crate::tlb::{pack, pair_ready, DataPath, Fa, One, PathKind, RandomOrder, Sa, Two};
 use crate::tlb::{Payload, Requester, Tlb, TlbEntry};
 use crate::tlb::{SETTLED_FIRST, SETTLED_SECOND, SETTLED_WALK};
 use crate::tlb::{SHAPE_ANY, SHAPE_FULLY_ASSOC, SHAPE_SET_ASSOC};
@@ -224,13 +225,18 @@ impl FastLane {
             }),
             data_shapes,
             pair_loops: match (paths[0].levels, data_shapes) {
-                (2, Some((first @ (SHAPE_FULLY_ASSOC | SHAPE_SET_ASSOC), SHAPE_SET_ASSOC))) => {
+                (2, Some((first @ (SHAPE_FULLY_ASSOC | SHAPE_SET_ASSOC), second))) => {
                     let level = |i: usize| &sys.tlbs[paths[0].tlb[i]];
-                    Self::pair_loops(2, first, level(0).ways(), level(1).ways())
+                    let random = second == SHAPE_ANY && level(1).random_sets();
+                    if second == SHAPE_SET_ASSOC || random {
+                        Self::pair_loops(2, first, level(0).ways(), level(1).ways(), random)
+                    } else {
+                        None
+                    }
                 }
                 (1, None) => {
                     let first = &sys.tlbs[paths[0].tlb[0]];
-                    Self::pair_loops(1, first.fast_shape(size), first.ways(), 0)
+                    Self::pair_loops(1, first.fast_shape(size), first.ways(), 0, false)
                 }
                 _ => None,
             },
@@ -280,11 +286,15 @@ impl FastLane {
             // they alternate with the shaped loop of its shapes.
             let pair_loop = if self.walks { walking } else { tlb_only };
             let shaped_loop: StretchLoop = match (self.walks, self.data_shapes) {
-                (true, Some((FA, _))) => Self::run_with::<true, true, FA, SA>,
-                (true, Some(_)) => Self::run_with::<true, true, SA, SA>,
+                (true, Some((FA, SA))) => Self::run_with::<true, true, FA, SA>,
+                (true, Some((SA, SA))) => Self::run_with::<true, true, SA, SA>,
+                // A second level of random replacement (`RandomSets`).
+                (true, Some(_)) => Self::run_with::<true, true, ANY, ANY>,
                 (true, None) => Self::run_with::<true, false, FA, ANY>,
-                (false, Some((FA, _))) => Self::run_with::<false, true, FA, SA>,
-                (false, Some(_)) => Self::run_with::<false, true, SA, SA>,
+                (false, Some((FA, SA))) => Self::run_with::<false, true, FA, SA>,
+                (false, Some((SA, SA))) => Self::run_with::<false, true, SA, SA>,
+                (false, Some((FA, _))) => Self::run_with::<false, true, FA, ANY>,
+                (false, Some(_)) => Self::run_with::<false, true, SA, ANY>,
                 (false, None) => Self::run_with::<false, false, FA, ANY>,
             };
             self.alternate(sys, records, s, pair_loop, shaped_loop)
@@ -370,13 +380,16 @@ impl FastLane {
     /// L2D: 16); a 4-way set associative one (Intel's L1 DTLBs, the Xeon E5-2650's) over 4 to
     /// 16 ways (Intel STLBs: 4 to 12); a 10-entry fully associative micro TLB (one set of 10
     /// ways, `SHAPE_SET_ASSOC` below 32 ways: the Cortex-A7's) over 2 or 4 ways (its main TLB:
-    /// 2). One level: fully associative of 32, 48 or 64 ways (the SA-1100's 32, gem5's 64).
-    /// Each costs two copies of the loops.
+    /// 2). Random replacement in the second level (`second_random`, `Tlb::random_sets`): a
+    /// fully associative first level of 32 or 64 ways over 2 or 4 ways (the Cortex-A9's 32
+    /// over its 2-way main TLB, seed 004 §III, §V). One level: fully associative of 32, 48 or
+    /// 64 ways (the SA-1100's 32, gem5's 64). Each costs two copies of the loops.
     fn pair_loops(
         levels: usize,
         first: u8,
         first_ways: usize,
         second_ways: usize,
+        second_random: bool,
     ) -> Option<(StretchLoop, StretchLoop)> {
         macro_rules! loops {
             ($kind:ty) => {
@@ -389,23 +402,32 @@ impl FastLane {
         macro_rules! compiled {
             (
                 one: $($w:literal),*;
-                two: $($first:ident, $shape:ident, $w1:literal: $($w2:literal),*;)*
+                two: [$($first:ident, $shape:ident, $w1:literal: $($w2:literal),*;)*]
+                random_second: [$($rfirst:ident, $rshape:ident, $rw1:literal: $($rw2:literal),*;)*]
             ) => {
-                match (levels, first, first_ways, second_ways) {
-                    $((1, SHAPE_FULLY_ASSOC, $w, _) => loops!(One<Fa<$w>>),)*
-                    $($((2, $shape, $w1, $w2) => loops!(Two<$first<$w1>, $w2>),)*)*
+                match (levels, first, first_ways, second_ways, second_random) {
+                    $((1, SHAPE_FULLY_ASSOC, $w, _, _) => loops!(One<Fa<$w>>),)*
+                    $($((2, $shape, $w1, $w2, false) => loops!(Two<$first<$w1>, $w2>),)*)*
+                    $($((2, $rshape, $rw1, $rw2, true) => {
+                        loops!(Two<$rfirst<$rw1>, $rw2, RandomOrder>)
+                    })*)*
                     _ => None,
                 }
             };
         }
         compiled!(
             one: 32, 48, 64;
-            two:
+            two: [
             Fa, SHAPE_FULLY_ASSOC, 32: 2, 4, 8, 12, 16;
             Fa, SHAPE_FULLY_ASSOC, 48: 2, 4, 8, 12, 16;
             Fa, SHAPE_FULLY_ASSOC, 64: 2, 4, 8, 12, 16;
             Sa, SHAPE_SET_ASSOC, 4: 4, 8, 12, 16;
             Sa, SHAPE_SET_ASSOC, 10: 2, 4;
+            ]
+            random_second: [
+            Fa, SHAPE_FULLY_ASSOC, 32: 2, 4;
+            Fa, SHAPE_FULLY_ASSOC, 64: 2, 4;
+            ]
         )
     }
 
@@ -650,9 +672,10 @@ impl FastLane {
         from: usize,
         s: &mut RunState,
     ) -> Result<Step, SimError> {
-        // The copies whose data path may have `pair_loops` (one level: `S0` fully associative).
+        // The copies whose data path may have `pair_loops` (one level: `S0` fully associative;
+        // a second level of shape ANY: one of random replacement, `RandomSets`).
         let pair_shaped = if TWO {
-            (S0 == SHAPE_FULLY_ASSOC || S0 == SHAPE_SET_ASSOC) && S1 == SHAPE_SET_ASSOC
+            S1 == SHAPE_SET_ASSOC || S1 == SHAPE_ANY
         } else {
             S0 == SHAPE_FULLY_ASSOC
         };

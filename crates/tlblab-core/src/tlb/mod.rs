@@ -18,7 +18,8 @@ mod pair;
 
 pub(crate) use fast::{SHAPE_ANY, SHAPE_FULLY_ASSOC, SHAPE_SET_ASSOC};
 pub(crate) use pair::{
-    pair_ready, DataPath, Fa, One, PathKind, Sa, Two, SETTLED_FIRST, SETTLED_SECOND, SETTLED_WALK,
+    pair_ready, DataPath, Fa, One, PathKind, RandomOrder, Sa, Two, SETTLED_FIRST, SETTLED_SECOND,
+    SETTLED_WALK,
 };
 
 pub use index::{validate_index, IndexFn};

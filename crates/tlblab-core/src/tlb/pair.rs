@@ -9,8 +9,9 @@
 //! both levels once, so a reference is the few loads and stores the model needs (measured with
 //! callgrind on random:pages=262144, TLB-only: see `FastLane::run_pair`).
 //!
-//! It is compiled per geometry, `FullPair<F, W2>`: a first level `F` (`FullyAssoc<W1>`, one
-//! set of `W1` ways, or `SetAssoc<W1>`, sets of `W1` ways) over sets of `W2` ways. With the
+//! It is compiled per geometry, `FullPair<F, W2, O>`: a first level `F` (`FullyAssoc<W1>`,
+//! one set of `W1` ways, or `SetAssoc<W1>`, sets of `W1` ways) over sets of `W2` ways replaced
+//! by `O` (`LruSets`, or `RandomSets` for the Cortex-A9's random main TLB). With the
 //! sizes fixed, way numbers and hash buckets index fixed-size arrays through masks, without
 //! bounds checks or registers for the sizes (measured on zen3's geometry: 149 → 136
 //! instructions per all-miss reference). `FastLane::pair_loops` lists the geometries
@@ -32,7 +33,7 @@ use super::{Payload, Requester, TagConfig, Tlb};
 use crate::replacement::order::{
     linked_recycle_oldest_of, linked_to_front, packed_recycle_oldest, packed_to_front,
 };
-use crate::replacement::OrderList;
+use crate::replacement::{OrderList, RandomRepl, Replacement};
 use crate::tags::{fingerprint, fingerprint_matches_in, row_matches};
 use std::marker::PhantomData;
 use tlblab_types::{Domain, Pfn};
@@ -206,29 +207,122 @@ impl<'a, const W: usize> FirstLevel<'a> for FullyAssoc<'a, W> {
     }
 }
 
-/// A level of sets of `W` ways indexed by low VPN bits (`SHAPE_SET_ASSOC`: the packed LRU
-/// order; no hint table or filter below 32 ways): every pair's second level, and an Intel-like
-/// first level. Every vector has one element per set (`borrow` asserts it), so a set number
-/// (`vpn & low_mask`) indexes them unchecked.
-pub(crate) struct SetAssoc<'a, const W: usize> {
+/// The replacement state of a `SetAssoc` level, borrowed: what a hit and the fill of a full
+/// set do to it. `LruSets` (the packed LRU order, `SHAPE_SET_ASSOC`) or `RandomSets` (random
+/// replacement: the Cortex-A9's main TLB, seed 004 §V).
+pub(crate) trait SetOrder<'a>: Sized {
+    /// Whether `tlb` runs this policy.
+    fn fits(tlb: &Tlb) -> bool;
+    /// Borrows the replacement state of a level that `fits`, of `sets` sets.
+    fn borrow_order(repl: &'a mut Replacement, sets: usize) -> Self;
+    /// A hit on way `w` of `set` (`set` < sets).
+    fn hit(&mut self, set: usize, w: usize);
+    /// The way the fill of full `set` (of `ways` ways) takes, its fill recorded, as
+    /// `Replacement::fill_victim` does it.
+    fn fill_victim(&mut self, set: usize, ways: usize) -> usize;
+}
+
+/// The packed LRU order of each set (one word per set: `replacement/order.rs`).
+pub(crate) struct LruSets<'a> {
+    words: &'a mut [u64],
+}
+
+impl LruSets<'_> {
+    #[inline(always)]
+    fn word(&mut self, set: usize) -> &mut u64 {
+        // SAFETY: callers pass a set number below `sets`, the length of `words` (`borrow`).
+        unsafe { self.words.get_unchecked_mut(set) }
+    }
+}
+
+impl<'a> SetOrder<'a> for LruSets<'a> {
+    fn fits(tlb: &Tlb) -> bool {
+        matches!(tlb.repl.lru_order_ref(), Some(OrderList::Packed(_)))
+    }
+
+    fn borrow_order(repl: &'a mut Replacement, sets: usize) -> Self {
+        let words = match repl.lru_order() {
+            Some(OrderList::Packed(o)) => o.words_mut(),
+            _ => unreachable!("the level's policy was checked (LruSets::fits)"),
+        };
+        assert!(words.len() == sets);
+        LruSets { words }
+    }
+
+    #[inline(always)]
+    fn hit(&mut self, set: usize, w: usize) {
+        packed_to_front(self.word(set), w);
+    }
+
+    #[inline(always)]
+    fn fill_victim(&mut self, set: usize, ways: usize) -> usize {
+        packed_recycle_oldest(self.word(set), ways)
+    }
+}
+
+/// Random replacement: hits change nothing; a fill draws the way from the level's seeded
+/// generator, the one draw `Replacement::fill_victim` makes, so the stream of draws (and of
+/// victims) is the general path's.
+pub(crate) struct RandomSets<'a> {
+    repl: &'a mut RandomRepl,
+}
+
+impl<'a> SetOrder<'a> for RandomSets<'a> {
+    fn fits(tlb: &Tlb) -> bool {
+        matches!(tlb.repl, Replacement::Random(_))
+    }
+
+    fn borrow_order(repl: &'a mut Replacement, _sets: usize) -> Self {
+        match repl {
+            Replacement::Random(repl) => RandomSets { repl },
+            _ => unreachable!("the level's policy was checked (RandomSets::fits)"),
+        }
+    }
+
+    #[inline(always)]
+    fn hit(&mut self, _set: usize, _w: usize) {}
+
+    #[inline(always)]
+    fn fill_victim(&mut self, _set: usize, _ways: usize) -> usize {
+        self.repl.victim_any()
+    }
+}
+
+/// A `SetOrder` without the borrow, naming one in a `PathKind` (`Two<K, W2, O>`).
+pub(crate) trait OrderKind {
+    type Order<'a>: SetOrder<'a>;
+}
+
+pub(crate) struct LruOrder;
+pub(crate) struct RandomOrder;
+
+impl OrderKind for LruOrder {
+    type Order<'a> = LruSets<'a>;
+}
+
+impl OrderKind for RandomOrder {
+    type Order<'a> = RandomSets<'a>;
+}
+
+/// A level of sets of `W` ways indexed by low VPN bits, replaced by `O` (`SHAPE_SET_ASSOC`
+/// with `LruSets`; no hint table or filter below 32 ways): every pair's second level, and an
+/// Intel-like first level. Every vector has one element per set (`borrow` asserts it), so a
+/// set number (`vpn & low_mask`) indexes them unchecked.
+pub(crate) struct SetAssoc<'a, const W: usize, O = LruSets<'a>> {
     keys: &'a mut [[u64; W]],
     // The fingerprints with their padding (at least 15 bytes past the last set, `TagArray`):
     // set `set`'s row starts at `set * W`, and a 16-byte read from there stays in bounds.
     fps: &'a mut [u8],
     payload: &'a mut [[Payload; W]],
-    order: &'a mut [u64],
+    order: O,
     low_mask: u64,
     tags: TagConfig,
 }
 
-impl<'a, const W: usize> SetAssoc<'a, W> {
-    /// The rows of set `set` (`vpn & low_mask`): keys, fingerprints, payloads, order.
+impl<'a, const W: usize, O: SetOrder<'a>> SetAssoc<'a, W, O> {
+    /// The rows of set `set` (`vpn & low_mask`): keys, fingerprints, payloads.
     #[inline(always)]
-    #[allow(clippy::type_complexity)]
-    fn set_rows(
-        &mut self,
-        set: usize,
-    ) -> (&mut [u64; W], &mut [u8; 16], &mut [Payload; W], &mut u64) {
+    fn set_rows(&mut self, set: usize) -> (&mut [u64; W], &mut [u8; 16], &mut [Payload; W]) {
         debug_assert!(set <= self.low_mask as usize);
         // SAFETY: callers pass vpn & low_mask ≤ low_mask < sets, the length of each vector
         // (`borrow`); the fingerprint row's 16 bytes from set * W end at most at
@@ -239,7 +333,6 @@ impl<'a, const W: usize> SetAssoc<'a, W> {
                 self.keys.get_unchecked_mut(set),
                 &mut *self.fps.as_mut_ptr().add(set * W).cast::<[u8; 16]>(),
                 self.payload.get_unchecked_mut(set),
-                self.order.get_unchecked_mut(set),
             )
         }
     }
@@ -253,17 +346,18 @@ impl<'a, const W: usize> SetAssoc<'a, W> {
     #[inline(always)]
     fn lookup_in_set(&mut self, set: usize, key: u64, req: Requester) -> Option<Payload> {
         let tags = self.tags;
-        let (keys, fps, payloads, order) = self.set_rows(set);
+        let (keys, fps, payloads) = self.set_rows(set);
         let w = find_in_set(keys, fps, payloads, tags, key, req)?;
-        packed_to_front(order, w);
-        Some(payloads[w])
+        let found = payloads[w];
+        self.order.hit(set, w);
+        Some(found)
     }
 
     /// Set `set`'s least recently used way, made the most recent and given `key`; its way.
     #[inline(always)]
     fn replace_way(&mut self, set: usize, key: u64) -> usize {
-        let (keys, fps, _, order) = self.set_rows(set);
-        let w = packed_recycle_oldest(order, W) % W;
+        let w = self.order.fill_victim(set, W) % W;
+        let (keys, fps, _) = self.set_rows(set);
         keys[w] = key;
         fps[w] = fingerprint(key);
         w
@@ -277,9 +371,9 @@ impl<'a, const W: usize> SetAssoc<'a, W> {
     }
 }
 
-impl<'a, const W: usize> FirstLevel<'a> for SetAssoc<'a, W> {
+impl<'a, const W: usize, O: SetOrder<'a>> FirstLevel<'a> for SetAssoc<'a, W, O> {
     fn fits(tlb: &Tlb) -> bool {
-        tlb.ways == W
+        tlb.ways == W && O::fits(tlb)
     }
 
     fn borrow(tlb: &'a mut Tlb) -> Self {
@@ -288,17 +382,14 @@ impl<'a, const W: usize> FirstLevel<'a> for SetAssoc<'a, W> {
         // What the unchecked set indexing relies on: `low_mask + 1` sets.
         assert!(sets == tlb.low_mask as usize + 1);
         let (keys, fps) = tlb.keys.parts_mut();
-        let order = match tlb.repl.lru_order() {
-            Some(OrderList::Packed(o)) => o.words_mut(),
-            _ => unreachable!("the level's shape was checked (SHAPE_SET_ASSOC)"),
-        };
+        let order = O::borrow_order(&mut tlb.repl, sets);
         let (keys, []) = keys.as_chunks_mut() else {
             unreachable!("{geometry}")
         };
         let (payload, []) = tlb.payload.as_chunks_mut() else {
             unreachable!("{geometry}")
         };
-        assert!(keys.len() == sets && payload.len() == sets && order.len() == sets);
+        assert!(keys.len() == sets && payload.len() == sets);
         // What `set_rows`' 16-byte fingerprint rows rely on.
         assert!(W <= 16 && fps.len() >= (sets - 1) * W + 16);
         SetAssoc {
@@ -359,11 +450,11 @@ pub(crate) trait PathKind {
     type Path<'a>: DataPath<'a>;
 }
 
-pub(crate) struct Two<K, const W2: usize>(PhantomData<K>);
+pub(crate) struct Two<K, const W2: usize, O = LruOrder>(PhantomData<(K, O)>);
 pub(crate) struct One<K>(PhantomData<K>);
 
-impl<K: FirstKind, const W2: usize> PathKind for Two<K, W2> {
-    type Path<'a> = FullPair<'a, K::Level<'a>, W2>;
+impl<K: FirstKind, const W2: usize, O: OrderKind> PathKind for Two<K, W2, O> {
+    type Path<'a> = FullPair<'a, K::Level<'a>, W2, O::Order<'a>>;
 }
 
 impl<K: FirstKind> PathKind for One<K> {
@@ -426,18 +517,19 @@ impl<'a, F: FirstLevel<'a>> DataPath<'a> for Single<F> {
 }
 
 /// The two data levels, borrowed for a stretch of references (see the module comment): a
-/// first level `F` over a second level of `W2`-way sets.
-pub(crate) struct FullPair<'a, F, const W2: usize> {
+/// first level `F` over a second level of `W2`-way sets replaced by `O`.
+pub(crate) struct FullPair<'a, F, const W2: usize, O = LruSets<'a>> {
     first: F,
-    second: SetAssoc<'a, W2>,
+    second: SetAssoc<'a, W2, O>,
     /// The tags of what a miss in both levels fills (`Payload::tags_word`).
     walk_tags: u64,
 }
 
-impl<'a, F: FirstLevel<'a>, const W2: usize> FullPair<'a, F, W2> {
-    /// Whether `first` over `second` (of the shapes `FastLane` checked) has this geometry.
+impl<'a, F: FirstLevel<'a>, const W2: usize, O: SetOrder<'a>> FullPair<'a, F, W2, O> {
+    /// Whether `first` over `second` (of the shapes `FastLane` checked) has this geometry and
+    /// `second` this replacement policy.
     pub(crate) fn fits(first: &Tlb, second: &Tlb) -> bool {
-        F::fits(first) && <SetAssoc<'a, W2> as FirstLevel<'a>>::fits(second)
+        F::fits(first) && <SetAssoc<'a, W2, O> as FirstLevel<'a>>::fits(second)
     }
 
     /// Borrows `first` and `second` (`fits`, `pair_ready`, and the caller's shape checks).
@@ -460,7 +552,9 @@ impl<'a, F: FirstLevel<'a>, const W2: usize> FullPair<'a, F, W2> {
     }
 }
 
-impl<'a, F: FirstLevel<'a>, const W2: usize> DataPath<'a> for FullPair<'a, F, W2> {
+impl<'a, F: FirstLevel<'a>, const W2: usize, O: SetOrder<'a>> DataPath<'a>
+    for FullPair<'a, F, W2, O>
+{
     const LEVELS: usize = 2;
 
     fn borrow(
