@@ -138,6 +138,9 @@ pub(super) struct FastLane {
     shift: u32,
     size_index: usize,
     domain: Domain,
+    /// What a miss in every level fills besides the frame, for the pair loops: the thread's
+    /// tags in its domain (`Payload::tags_word`).
+    walk_tags: u64,
     /// First address the page-table format cannot translate (the general path reports it).
     va_limit: u64,
     walker_latency: u64,
@@ -214,6 +217,7 @@ impl FastLane {
             shift: size.shift(),
             size_index: size.index(),
             domain: space.domain,
+            walk_tags: Payload::filled(Pfn(0), space.domain, sys.requester(st)).tags_word(),
             va_limit: sys.va_limit,
             walker_latency: sys.config.walker.latency,
             walks: sys.options.walks,
@@ -366,9 +370,9 @@ impl FastLane {
         let path = &self.paths[0];
         if P::LEVELS == 2 {
             let (first, second) = two_mut(tlbs, path.tlb[0], path.tlb[1]);
-            P::borrow(first, Some(second), self.domain, self.req)
+            P::borrow(first, Some(second), self.walk_tags)
         } else {
-            P::borrow(&mut tlbs[path.tlb[0]], None, self.domain, self.req)
+            P::borrow(&mut tlbs[path.tlb[0]], None, self.walk_tags)
         }
     }
 

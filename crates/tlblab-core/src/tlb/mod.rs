@@ -204,8 +204,8 @@ impl TlbEntry {
 }
 
 /// The fields of a TLB slot besides its key (see `Tlb::payload`). `repr(C)`: 16 bytes without
-/// padding, the frame and then the tags, so the fast lane's pair loops store it as two words
-/// (`Payload::store`).
+/// padding, the frame and then the tags, so the fast lane's pair loops build it from two
+/// words and store it as two (`Payload::from_words`).
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
 pub(crate) struct Payload {
@@ -222,27 +222,19 @@ const _: () = assert!(std::mem::size_of::<Payload>() == 16);
 const _: () = assert!(std::mem::align_of::<Payload>() == 8);
 
 impl Payload {
-    /// Writes `self` into `dst` as two word stores. (Measured: the pair loops, which fill two
-    /// levels per reference on a stream missing both, stored a payload built from fields
-    /// field by field, in up to six stores; see `from_words`.)
-    #[inline(always)]
-    pub(crate) fn store(self, dst: &mut Payload) {
-        // SAFETY: `Payload` is `repr(C)`, 16 bytes of fields without padding (asserted above),
-        // so it reads as two initialised words, which are a valid `Payload` again.
-        let words: [u64; 2] = unsafe { std::mem::transmute(self) };
-        unsafe { (dst as *mut Payload).cast::<[u64; 2]>().write(words) }
-    }
-
     /// The word of everything but the frame (`from_words`).
     #[inline(always)]
     pub(crate) fn tags_word(self) -> u64 {
-        // SAFETY: as in `store`.
+        // SAFETY: `Payload` is `repr(C)`, 16 bytes of fields without padding (asserted above),
+        // so it reads as two initialised words.
         let [_, tags]: [u64; 2] = unsafe { std::mem::transmute(self) };
         tags
     }
 
     /// The payload of frame `pfn` and the tags of `tags`, a `tags_word`. Built once per
-    /// stretch, the word keeps the compiler from storing the tags field by field.
+    /// stretch, the word keeps the compiler from storing the tags field by field (measured:
+    /// the pair loops, which fill two levels per reference on a stream missing both, stored
+    /// a payload built from fields in up to six stores).
     #[inline(always)]
     pub(crate) fn from_words(pfn: Pfn, tags: u64) -> Payload {
         // SAFETY: `tags` is the second word of a valid `Payload` (`tags_word`), and any frame

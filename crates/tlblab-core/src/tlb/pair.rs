@@ -36,7 +36,7 @@ use crate::replacement::order::{
 use crate::replacement::{OrderList, RandomRepl, Replacement};
 use crate::tags::{fingerprint, fingerprint_matches_in, row_matches};
 use std::marker::PhantomData;
-use tlblab_types::{Domain, Pfn};
+use tlblab_types::Pfn;
 
 /// Where `FullPair::translate` settled a reference.
 pub(crate) const SETTLED_FIRST: usize = 0;
@@ -72,6 +72,13 @@ pub(crate) trait FirstLevel<'a>: Sized {
     fn replace(&mut self, vpn: u64, key: u64, h: KeyHash) -> usize;
     /// The payload of the way `replace` returned.
     fn set_payload(&mut self, slot: usize, payload: Payload);
+
+    /// `replace` and `set_payload` in one step, for a fill whose payload is known.
+    #[inline(always)]
+    fn fill(&mut self, vpn: u64, key: u64, h: KeyHash, payload: Payload) {
+        let slot = self.replace(vpn, key, h);
+        self.set_payload(slot, payload);
+    }
 }
 
 /// A first level's kind without the borrow, naming a `FirstLevel` in `FastLane`'s loops:
@@ -203,7 +210,7 @@ impl<'a, const W: usize> FirstLevel<'a> for FullyAssoc<'a, W> {
 
     #[inline(always)]
     fn set_payload(&mut self, slot: usize, payload: Payload) {
-        payload.store(&mut self.payload[slot % W]);
+        self.payload[slot % W] = payload;
     }
 }
 
@@ -367,7 +374,7 @@ impl<'a, const W: usize, O: SetOrder<'a>> SetAssoc<'a, W, O> {
     #[inline(always)]
     fn replace_in_set(&mut self, set: usize, key: u64, payload: Payload) {
         let w = self.replace_way(set, key);
-        payload.store(&mut self.set_rows(set).2[w]);
+        self.set_rows(set).2[w] = payload;
     }
 }
 
@@ -416,7 +423,7 @@ impl<'a, const W: usize, O: SetOrder<'a>> FirstLevel<'a> for SetAssoc<'a, W, O> 
 
     #[inline(always)]
     fn set_payload(&mut self, slot: usize, payload: Payload) {
-        payload.store(&mut self.set_rows(slot / W).2[slot % W]);
+        self.set_rows(slot / W).2[slot % W] = payload;
     }
 }
 
@@ -427,13 +434,8 @@ pub(crate) trait DataPath<'a>: Sized {
     const LEVELS: usize;
     /// Borrows the path's first level and, for a pair, its second (`second` is `Some` exactly
     /// when `LEVELS` is 2), of the geometry the caller picked this type for, full; `translate`
-    /// fills entries of `domain` for `req`.
-    fn borrow(
-        first: &'a mut Tlb,
-        second: Option<&'a mut Tlb>,
-        domain: Domain,
-        req: Requester,
-    ) -> Self;
+    /// fills entries with the tags `walk_tags` (`Payload::tags_word` of `Payload::filled`).
+    fn borrow(first: &'a mut Tlb, second: Option<&'a mut Tlb>, walk_tags: u64) -> Self;
     /// One TLB-only reference (`FullPair::translate`).
     fn translate(&mut self, vpn: u64, key: u64, req: Requester, frame: Pfn) -> (usize, Pfn);
     /// `FullPair::lookup_first`.
@@ -472,18 +474,13 @@ pub(crate) struct Single<F> {
 impl<'a, F: FirstLevel<'a>> DataPath<'a> for Single<F> {
     const LEVELS: usize = 1;
 
-    fn borrow(
-        first: &'a mut Tlb,
-        second: Option<&'a mut Tlb>,
-        domain: Domain,
-        req: Requester,
-    ) -> Self {
+    fn borrow(first: &'a mut Tlb, second: Option<&'a mut Tlb>, walk_tags: u64) -> Self {
         debug_assert!(second.is_none() && F::fits(first) && first.is_full());
         // The memo names no longer the most recent way once the path has run.
         first.memo_slot = usize::MAX;
         Single {
             first: F::borrow(first),
-            walk_tags: Payload::filled(Pfn(0), domain, req).tags_word(),
+            walk_tags,
         }
     }
 
@@ -493,9 +490,8 @@ impl<'a, F: FirstLevel<'a>> DataPath<'a> for Single<F> {
         if let Some(pfn) = self.first.lookup(vpn, key, h, req) {
             return (SETTLED_FIRST, pfn);
         }
-        let slot = self.first.replace(vpn, key, h);
-        self.first
-            .set_payload(slot, Payload::from_words(frame, self.walk_tags));
+        let payload = Payload::from_words(frame, self.walk_tags);
+        self.first.fill(vpn, key, h, payload);
         (SETTLED_WALK, frame)
     }
 
@@ -511,8 +507,7 @@ impl<'a, F: FirstLevel<'a>> DataPath<'a> for Single<F> {
 
     #[inline(always)]
     fn fill(&mut self, vpn: u64, key: u64, payload: Payload, _second: bool) {
-        let slot = self.first.replace(vpn, key, KeyHash::of(key));
-        self.first.set_payload(slot, payload);
+        self.first.fill(vpn, key, KeyHash::of(key), payload);
     }
 }
 
@@ -533,13 +528,8 @@ impl<'a, F: FirstLevel<'a>, const W2: usize, O: SetOrder<'a>> FullPair<'a, F, W2
     }
 
     /// Borrows `first` and `second` (`fits`, `pair_ready`, and the caller's shape checks).
-    /// A miss in both levels fills entries of `domain` for `req`.
-    pub(crate) fn new(
-        first: &'a mut Tlb,
-        second: &'a mut Tlb,
-        domain: Domain,
-        req: Requester,
-    ) -> Self {
+    /// A miss in both levels fills entries with the tags `walk_tags`.
+    pub(crate) fn new(first: &'a mut Tlb, second: &'a mut Tlb, walk_tags: u64) -> Self {
         debug_assert!(Self::fits(first, second) && pair_ready(first, second));
         // Neither level's memo names the most recent way once the pair has run.
         first.memo_slot = usize::MAX;
@@ -547,7 +537,7 @@ impl<'a, F: FirstLevel<'a>, const W2: usize, O: SetOrder<'a>> FullPair<'a, F, W2
         FullPair {
             first: F::borrow(first),
             second: SetAssoc::borrow(second),
-            walk_tags: Payload::filled(Pfn(0), domain, req).tags_word(),
+            walk_tags,
         }
     }
 }
@@ -557,18 +547,8 @@ impl<'a, F: FirstLevel<'a>, const W2: usize, O: SetOrder<'a>> DataPath<'a>
 {
     const LEVELS: usize = 2;
 
-    fn borrow(
-        first: &'a mut Tlb,
-        second: Option<&'a mut Tlb>,
-        domain: Domain,
-        req: Requester,
-    ) -> Self {
-        FullPair::new(
-            first,
-            second.expect("a pair has a second level"),
-            domain,
-            req,
-        )
+    fn borrow(first: &'a mut Tlb, second: Option<&'a mut Tlb>, walk_tags: u64) -> Self {
+        FullPair::new(first, second.expect("a pair has a second level"), walk_tags)
     }
 
     /// One reference to page `vpn` (`key = pack(vpn, size)`) by `req`: the first level, then
@@ -622,8 +602,7 @@ impl<'a, F: FirstLevel<'a>, const W2: usize, O: SetOrder<'a>> DataPath<'a>
     /// the second level missed too (`second`), in the second.
     #[inline(always)]
     fn fill(&mut self, vpn: u64, key: u64, payload: Payload, second: bool) {
-        let slot1 = self.first.replace(vpn, key, KeyHash::of(key));
-        self.first.set_payload(slot1, payload);
+        self.first.fill(vpn, key, KeyHash::of(key), payload);
         if second {
             self.second
                 .replace_in_set(self.second.set_of(vpn), key, payload);
