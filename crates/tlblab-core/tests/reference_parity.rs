@@ -717,3 +717,59 @@ proptest! {
         same_end_state(&by_run, &by_access)?;
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Programs touch more pages in a loop than the memo lane holds per path (8): a path whose
+    /// lane pages are all taken lets go of the one touched longest ago, keeps its last touch
+    /// for the settle, and after 128 let-gos the run ends and the next goes on (lane.rs). Long
+    /// streams over a pool of 9..96 pages (some beyond a 64-entry first level, so its
+    /// replacement order shows in later misses), on random machines whose first level has 64
+    /// entries (unified: both paths' touches replayed as one sequence; or split), with every
+    /// replacement policy: `run_slice` agrees with `access` record by record.
+    #[test]
+    fn lane_runs_over_more_pages_than_it_holds_agree_with_access_by_access(
+        (cfg, caches_on) in machine(),
+        (_pages, refs) in (9u64..96).prop_flat_map(|pages| (
+            Just(pages),
+            // (kind, another page than the path's previous, page, offset)
+            proptest::collection::vec((0u8..3, any::<bool>(), 0..pages, 0u64..4096), 300..3000),
+        )),
+        seed in 0u64..1000,
+        tlb_only in proptest::bool::weighted(0.5),
+    ) {
+        let mut cfg = cfg;
+        let first = &mut cfg.tlbs[0];
+        let sets = first.entries / first.ways.resolve(first.entries);
+        first.entries = 64;
+        first.ways = Ways::N(64 / sets);
+        let opts = if tlb_only {
+            RunOptions::tlb_only(seed)
+        } else {
+            RunOptions { seed, caches: caches_on, data_accesses: caches_on, ..RunOptions::default() }
+        };
+        let mut prev = [0u64; 2];
+        let records: Vec<Record> = refs
+            .iter()
+            .map(|&(k, moves, page, offset)| {
+                let kind = [AccessKind::Load, AccessKind::Store, AccessKind::Instr][k as usize];
+                let path = kind.is_instr() as usize;
+                if moves {
+                    prev[path] = page;
+                }
+                let va = 0x4000_0000 + (prev[path] << 12) + (offset & !7);
+                Record::Access(Access::new(ThreadId(0), kind, VirtAddr(va), 8))
+            })
+            .collect();
+        let mut by_run = one_thread_system(&cfg, opts.clone());
+        by_run.run_slice(&records).unwrap();
+        let mut by_access = one_thread_system(&cfg, opts);
+        for r in &records {
+            let Record::Access(a) = *r else { unreachable!() };
+            by_access.access(a).unwrap();
+        }
+        same_end_state(&by_run, &by_access)?;
+        prop_assert_eq!(by_run.clock(0), by_access.clock(0));
+    }
+}

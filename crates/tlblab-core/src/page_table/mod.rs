@@ -35,7 +35,7 @@ pub enum PageTableFormat {
 }
 
 /// Geometry of one level of a radix page table, root first.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LevelGeom {
     pub name: &'static str,
     /// The lowest VA bit this level's index uses.
@@ -389,7 +389,7 @@ impl PageTable {
         start_node: u32,
         path: &mut WalkPath,
     ) -> Option<Leaf> {
-        debug_assert!(std::ptr::eq(levels, self.levels));
+        debug_assert!(levels == self.levels);
         path.len = 0;
         let mut node = start_node;
         let mut domain = Domain(0);

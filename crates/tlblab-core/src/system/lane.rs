@@ -10,7 +10,16 @@
 //! in the order of their last touches. That order is all the state of LRU and tree-PLRU
 //! depends on (each touch overwrites what the earlier ones wrote on its way), FIFO and random
 //! replacement ignore hits, and the memo ends on the last page touched: the level ends as it
-//! would have reference by reference. With data accesses on, a reference whose line is the
+//! would have reference by reference.
+//!
+//! A path whose lane pages are all taken lets go of the one touched longest ago for a new page
+//! the level holds, keeping that page's last touch (`LaneTouch`) for the settle: replaying an
+//! earlier touch of a page that is touched again later changes nothing the later one does not
+//! overwrite, so the replay stays exact. Programs touch more pages than `LANE_PAGES` in a loop
+//! (a Lackey capture of `ls -lR` switches data pages every ~2 references, one switch in six to
+//! a page not among the last eight); before, each such switch ended the run, and a run's end
+//! (settle, the fast lane's stretch, a new lane) cost ~4,000 host instructions. After
+//! `SPILL_ROOM` let-gos on a path the run ends, settles, and the next run goes on. With data accesses on, a reference whose line is the
 //! first cache level's memo line is counted the same way; any other goes through the caches
 //! on the spot (`System::load`, as `data_access` does) and the lane re-reads the line memos.
 //!
@@ -27,7 +36,31 @@ use tlblab_types::{AccessKind, PageSize, Pfn, ThreadId, VirtAddr};
 /// Pages per path the lane holds: enough for a loop's code, stack and a few data objects.
 const LANE_PAGES: usize = 8;
 
-/// A page of the first TLB level the lane has found (and, while it runs, nothing evicts).
+/// Touches of pages let go of that a path keeps before the run ends to settle them (the next
+/// run goes on with the same lane): each settle costs ~1,000 host instructions, so not too
+/// few.
+const SPILL_ROOM: usize = 128;
+
+/// The room each path's list in `System::lane_touches` reserves: the let-go touches and, at a
+/// settle, the last touches of the path's lane pages.
+pub(super) const TOUCHES_ROOM: usize = SPILL_ROOM + LANE_PAGES;
+
+/// The last touch of a page in a run (its position in the run + 1) and its entry, for the
+/// settle's replay: of a page let go of while the run went on, or of a lane page at the settle.
+///
+/// A path's let-go touches come in increasing order, and before the touches of the pages it
+/// still holds: a path lets go of a touched page only when all of its pages are touched, and
+/// of the one touched longest ago, so every page it keeps or takes later is touched after it.
+/// The settle replays each path's list as it stands (merging the two when the paths share
+/// their first level), without a sort.
+#[derive(Clone, Copy)]
+pub(super) struct LaneTouch {
+    touch: u32,
+    entry: FoundEntry,
+}
+
+/// What the per-record loop reads of a page of the first TLB level the lane has found (and,
+/// while it runs, nothing evicts).
 #[derive(Clone, Copy)]
 struct LanePage {
     /// `va >> shift` of the page.
@@ -36,10 +69,6 @@ struct LanePage {
     /// The physical address of `va` on the page is `pa_base + (va & offset_mask)`.
     pa_base: u64,
     offset_mask: u64,
-    entry: FoundEntry,
-    /// Position in the current run of the last reference to the page + 1; 0 = not touched
-    /// (for the path's current page, `PathLane::cur_last` holds it until the path moves on).
-    last_touch: u32,
 }
 
 /// No page: no `va >> shift` (shift ≥ 12) equals it.
@@ -48,13 +77,13 @@ const NO_PAGE: LanePage = LanePage {
     shift: 12,
     pa_base: 0,
     offset_mask: 0,
-    entry: FoundEntry {
-        slot: 0,
-        key: 0,
-        size: PageSize::Size4K,
-        pfn: Pfn(0),
-    },
-    last_touch: 0,
+};
+
+const NO_ENTRY: FoundEntry = FoundEntry {
+    slot: 0,
+    key: 0,
+    size: PageSize::Size4K,
+    pfn: Pfn(0),
 };
 
 /// One path (data or instruction) of the lane's thread.
@@ -62,7 +91,12 @@ const NO_PAGE: LanePage = LanePage {
 struct PathLane {
     /// The path has a first TLB level (and, with data accesses, a first cache level).
     usable: bool,
+    /// Per lane page: what the loop reads, its entry in the level, and the position + 1 in the
+    /// current run of its last reference (0 = not touched; for the path's current page,
+    /// `cur_last` holds it until the path moves on).
     pages: [LanePage; LANE_PAGES],
+    entries: [FoundEntry; LANE_PAGES],
+    last_touch: [u32; LANE_PAGES],
     len: usize,
     /// `pages[i].page` for i < len, `u64::MAX` (no page) beyond, and the one shift of all the
     /// pages when they share it (the common case: one page size): finding a page is then
@@ -94,6 +128,8 @@ struct PathLane {
 const NO_PATH: PathLane = PathLane {
     usable: false,
     pages: [NO_PAGE; LANE_PAGES],
+    entries: [NO_ENTRY; LANE_PAGES],
+    last_touch: [0; LANE_PAGES],
     len: 0,
     page_numbers: [u64::MAX; LANE_PAGES],
     uniform_shift: None,
@@ -112,14 +148,11 @@ const NO_PATH: PathLane = PathLane {
 
 impl PathLane {
     /// Makes `pages[i]` the current page, recording the last touch of the one it replaces.
-    #[inline]
+    #[inline(always)]
     fn switch_to(&mut self, i: usize) {
-        if self.cur_last != 0 {
-            self.pages[self.cur].last_touch = self.cur_last;
-        }
+        self.commit();
         self.cur = i;
         self.cur_page = self.pages[i];
-        self.cur_last = 0;
     }
 
     /// The index of the lane page holding `va`.
@@ -131,12 +164,75 @@ impl PathLane {
         }
     }
 
-    /// Records the current page's last touch (before a settle).
+    /// Records the current page's last touch (before a switch, a let-go or a settle).
+    #[inline(always)]
     fn commit(&mut self) {
         if self.cur_last != 0 {
-            self.pages[self.cur].last_touch = self.cur_last;
+            self.last_touch[self.cur % LANE_PAGES] = self.cur_last;
             self.cur_last = 0;
         }
+    }
+
+    /// Adds the page `entry` of the first TLB level holds, for `va`, and makes it current: in
+    /// a free place, or in place of the page touched longest ago, whose last touch, if it has
+    /// one in this run, goes to `spilled` (which has room for it).
+    #[inline(never)]
+    fn add(&mut self, entry: FoundEntry, va: u64, spilled: &mut Vec<LaneTouch>) {
+        let i = if self.len < LANE_PAGES {
+            self.len += 1;
+            self.len - 1
+        } else {
+            // The current page's touches so far count in the choice.
+            self.commit();
+            let oldest = (0..LANE_PAGES)
+                .min_by_key(|&i| self.last_touch[i])
+                .expect("LANE_PAGES > 0");
+            let touch = self.last_touch[oldest];
+            if touch != 0 {
+                debug_assert!(spilled.len() < SPILL_ROOM, "the run settles first");
+                debug_assert!(spilled.last().is_none_or(|t| t.touch < touch));
+                spilled.push(LaneTouch {
+                    touch,
+                    entry: self.entries[oldest],
+                });
+            }
+            oldest
+        };
+        let shift = entry.size.shift();
+        self.pages[i] = LanePage {
+            page: va >> shift,
+            shift,
+            pa_base: entry.pfn.0 << 12,
+            offset_mask: (1u64 << shift) - 1,
+        };
+        self.entries[i] = entry;
+        self.last_touch[i] = 0;
+        self.page_numbers[i] = va >> shift;
+        self.uniform_shift = match self.uniform_shift {
+            _ if self.len == 1 => Some(shift),
+            Some(s) if s == shift => Some(s),
+            _ => None,
+        };
+        self.switch_to(i);
+    }
+
+    /// Appends the last touches of the pages touched in this run to `touches` (after the
+    /// let-go ones, all earlier), in increasing order, and clears them.
+    fn collect_touches(&mut self, touches: &mut Vec<LaneTouch>) {
+        self.commit();
+        let from = touches.len();
+        for i in 0..self.len {
+            let touch = std::mem::take(&mut self.last_touch[i]);
+            if touch != 0 {
+                touches.push(LaneTouch {
+                    touch,
+                    entry: self.entries[i],
+                });
+            }
+        }
+        // At most LANE_PAGES: the small-slice sort (insertion) is what it takes.
+        touches[from..].sort_unstable_by_key(|t| t.touch);
+        debug_assert!(touches.windows(2).all(|w| w[0].touch < w[1].touch));
     }
 }
 
@@ -229,42 +325,6 @@ impl Lane {
         })
     }
 
-    /// Makes the lane page of `path` holding `va` the current one, adding it if the first
-    /// TLB level holds it and there is room; false when the reference is not a first-level hit
-    /// the lane can take.
-    #[inline(never)]
-    fn move_to_page(&mut self, sys: &System, path: usize, va: u64) -> bool {
-        let l = &mut self.paths[path];
-        if let Some(i) = l.find(va) {
-            l.switch_to(i);
-            return true;
-        }
-        if !l.usable || l.len == LANE_PAGES {
-            return false;
-        }
-        let Some(entry) = sys.tlbs[l.tlb].peek(VirtAddr(va), self.req) else {
-            return false;
-        };
-        let shift = entry.size.shift();
-        l.pages[l.len] = LanePage {
-            page: va >> shift,
-            shift,
-            pa_base: entry.pfn.0 << 12,
-            offset_mask: (1u64 << shift) - 1,
-            entry,
-            last_touch: 0,
-        };
-        l.page_numbers[l.len] = va >> shift;
-        l.uniform_shift = match l.uniform_shift {
-            _ if l.len == 0 => Some(shift),
-            Some(s) if s == shift => Some(s),
-            _ => None,
-        };
-        l.len += 1;
-        l.switch_to(l.len - 1);
-        true
-    }
-
     /// Reads the first cache level's memo line of each path again (after a data access that
     /// may have moved it; the two paths may share the level).
     fn reload_lines(&mut self, sys: &System) {
@@ -313,7 +373,8 @@ impl Lane {
             };
             let va = a.vaddr.0;
             // An access crossing a 4 KiB boundary is two references (`System::access`).
-            if a.thread != self.thread || (a.size > 1 && (va & 0xfff) + a.size as u64 > 4096) {
+            // (A size of 0 or 1 never crosses.)
+            if a.thread != self.thread || (va & 0xfff) + a.size as u64 > 4096 {
                 taken = n;
                 break;
             }
@@ -325,10 +386,27 @@ impl Lane {
                 va >> cur.shift == cur.page
             };
             if !on_page {
-                self.paths[path].cur_last = last[path];
-                if !self.move_to_page(sys, path, va) {
-                    taken = n;
-                    break;
+                let l = &mut self.paths[path];
+                l.cur_last = last[path];
+                if let Some(i) = l.find(va) {
+                    l.switch_to(i);
+                } else {
+                    // A page new to the lane: a first-level hit, or the run ends here.
+                    let Some(entry) = (l.usable)
+                        .then(|| sys.tlbs[l.tlb].peek(VirtAddr(va), self.req))
+                        .flatten()
+                    else {
+                        taken = n;
+                        break;
+                    };
+                    if sys.lane_touches[path].len() == SPILL_ROOM {
+                        // The page may take the place of a touched one, and its touch needs
+                        // room: the run ends here, and settles; the next run (with the same
+                        // lane: nothing has changed it) goes on from this record.
+                        taken = n;
+                        break;
+                    }
+                    self.paths[path].add(entry, va, &mut sys.lane_touches[path]);
                 }
                 if !DATA {
                     let cur = &self.paths[0].cur_page;
@@ -413,23 +491,30 @@ impl Lane {
         if refs == 0 {
             return;
         }
-        let mut touched = [(0u32, 0usize, 0usize); 2 * LANE_PAGES];
-        let mut k = 0;
-        for (path, l) in self.paths.iter_mut().enumerate() {
-            l.commit();
-            for (i, page) in l.pages[..l.len].iter_mut().enumerate() {
-                if page.last_touch != 0 {
-                    touched[k] = (page.last_touch, path, i);
-                    k += 1;
-                    page.last_touch = 0;
+        let [data, instr] = &mut sys.lane_touches;
+        self.paths[0].collect_touches(data);
+        self.paths[1].collect_touches(instr);
+        let [dl, il] = &self.paths;
+        if dl.usable && il.usable && dl.tlb == il.tlb {
+            // One level for both paths: their touches replayed as one sequence, by position.
+            let tlb = &mut sys.tlbs[dl.tlb];
+            let (mut d, mut i) = (data.iter().peekable(), instr.iter().peekable());
+            while let Some(t) = match (d.peek(), i.peek()) {
+                (Some(a), Some(b)) if b.touch < a.touch => i.next(),
+                (Some(_), _) => d.next(),
+                (None, _) => i.next(),
+            } {
+                tlb.hit_found(&t.entry, self.req);
+            }
+        } else {
+            for (l, touches) in [(dl, &*data), (il, &*instr)] {
+                for t in touches {
+                    sys.tlbs[l.tlb].hit_found(&t.entry, self.req);
                 }
             }
         }
-        touched[..k].sort_unstable();
-        for &(_, path, i) in &touched[..k] {
-            let l = &self.paths[path];
-            sys.tlbs[l.tlb].hit_found(&l.pages[i].entry, self.req);
-        }
+        data.clear();
+        instr.clear();
         let cs = &mut sys.cpu_stats[self.cpu];
         cs.references += refs;
         cs.instr_references += t.refs[1];

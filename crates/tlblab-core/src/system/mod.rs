@@ -307,6 +307,9 @@ pub struct System {
     /// How many more records `prefetch_cache_sets` skips while their virtual addresses keep
     /// their step (see there).
     hint_skips: u32,
+    /// The memo lane's touches to replay at its settle, by path (lane.rs, `LaneTouch`), kept
+    /// here so that their room is reserved once, not per lane.
+    lane_touches: [Vec<lane::LaneTouch>; 2],
     pub(crate) path: WalkPath,
     pub(crate) references: u64,
     /// First virtual address the page-table format cannot translate.
@@ -493,6 +496,7 @@ impl System {
             leaf_tables: Box::new([LeafTableMemo::EMPTY; LEAF_TABLES]),
             hint_strides: [(0, 0); 2],
             hint_skips: 0,
+            lane_touches: [(); 2].map(|_| Vec::with_capacity(lane::TOUCHES_ROOM)),
             config,
             options,
             tlbs,

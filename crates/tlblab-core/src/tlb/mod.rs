@@ -575,11 +575,9 @@ impl Tlb {
         let size = PageSize::ALL[self.live_sizes.trailing_zeros() as usize];
         let key = pack(va.0 >> size.shift(), size);
         let h = self.hint[hint_hash(key) & self.hint_mask] as usize;
-        (h != 0 && self.keys.get(h - 1) == key && self.tags_match(h - 1, req)).then_some((
-            h - 1,
-            key,
-            size,
-        ))
+        // `then`, not `then_some`: `h - 1` must not be computed for h = 0.
+        (h != 0 && self.keys.get(h - 1) == key && self.tags_match(h - 1, req))
+            .then(|| (h - 1, key, size))
     }
 
     /// Where `lookup` would hit, without changing any state, found in the same order (memo,
