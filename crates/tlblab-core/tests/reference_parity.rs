@@ -727,7 +727,9 @@ proptest! {
     /// streams over a pool of 9..96 pages (some beyond a 64-entry first level, so its
     /// replacement order shows in later misses), on random machines whose first level has 64
     /// entries (unified: both paths' touches replayed as one sequence; or split), with every
-    /// replacement policy: `run_slice` agrees with `access` record by record.
+    /// replacement policy, and caches whose first level the lane looks up itself
+    /// (`Cache::access_if_present`): `run_slice` agrees with `access` record by record, dirty
+    /// lines included (a final flush counts them).
     #[test]
     fn lane_runs_over_more_pages_than_it_holds_agree_with_access_by_access(
         (cfg, caches_on) in machine(),
@@ -744,6 +746,10 @@ proptest! {
         let sets = first.entries / first.ways.resolve(first.entries);
         first.entries = 64;
         first.ways = Ways::N(64 / sets);
+        // The final flush's cost counts the dirty lines: stores must mark the lines they hit.
+        for c in cfg.caches.iter_mut() {
+            c.flush_cycles_per_dirty_line = 1000;
+        }
         let opts = if tlb_only {
             RunOptions::tlb_only(seed)
         } else {
@@ -768,6 +774,9 @@ proptest! {
         for r in &records {
             let Record::Access(a) = *r else { unreachable!() };
             by_access.access(a).unwrap();
+        }
+        for sys in [&mut by_run, &mut by_access] {
+            sys.event(Event::Flush { core: CoreId(0), what: flush::CACHES }).unwrap();
         }
         same_end_state(&by_run, &by_access)?;
         prop_assert_eq!(by_run.clock(0), by_access.clock(0));

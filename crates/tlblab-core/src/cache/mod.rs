@@ -249,6 +249,39 @@ impl Cache {
         }
     }
 
+    /// `access(addr, write)` for a line the level holds: its effects (replacement, dirty bit,
+    /// memo), and true; for any other line, false and nothing changed (the caller then makes
+    /// the access that misses). For the memo lane (system/lane.rs), whose first-level data
+    /// accesses mostly hit: a hit is then a few instructions instead of `System::load`'s walk
+    /// down the cache path.
+    #[inline(always)]
+    pub(crate) fn access_if_present(&mut self, addr: u64, write: bool) -> bool {
+        let line = addr >> self.line_shift;
+        if line == self.memo_line {
+            self.dirty.mark(self.memo_slot, write);
+            return true;
+        }
+        let set = match self.set_mask {
+            Some(m) => (line & m) as usize,
+            None => (line % self.sets) as usize,
+        };
+        let base = set * self.ways;
+        // A line is in at most one way: the first match is the one `access_line` finds.
+        let found = if self.ways <= 64 {
+            self.tags.first(base, self.ways, line)
+        } else {
+            self.find_wide(base, line)
+        };
+        let Some(w) = found else {
+            return false;
+        };
+        self.repl.on_hit(set, w);
+        self.dirty.mark(base + w, write);
+        self.memo_line = line;
+        self.memo_slot = base + w;
+        true
+    }
+
     // Inlined into `System::load`, its one caller on the hot path: the call cost ~20
     // instructions per level looked up (measured: -4% instructions per reference of a random
     // stream, full model, and -3% on the Lackey capture of `ls`).

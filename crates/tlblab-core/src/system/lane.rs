@@ -253,7 +253,8 @@ pub(super) struct Lane {
 struct Tally {
     /// References (first-level TLB hits).
     refs: [u64; 2],
-    /// Of those, with data accesses: the ones whose line was the first cache level's memo.
+    /// Of those, with data accesses: the ones that hit the first cache level (its memo line,
+    /// or a line `Cache::access_if_present` found), counted and charged at the settle.
     line_hits: [u64; 2],
     /// Cycles of the references whose data went past the line memo.
     other_cycles: u64,
@@ -441,6 +442,13 @@ impl Lane {
             if t.memo_line_written {
                 sys.caches[self.paths[0].cache.0].write_memo_line();
                 t.memo_line_written = false;
+            }
+            // Most such lines are still in the first level: a hit there is counted as a memo
+            // hit is (same level, same cycles), and only the level's state is updated now.
+            if sys.caches[l.cache.0].access_if_present(addr, store) {
+                t.line_hits[path] += 1;
+                self.reload_lines(sys);
+                continue;
             }
             let core = &sys.cores[self.core];
             let caches = if path == 1 {
