@@ -728,15 +728,29 @@ proptest! {
     /// replacement order shows in later misses), on random machines whose first level has 64
     /// entries (unified: both paths' touches replayed as one sequence; or split), with every
     /// replacement policy, and caches whose first level the lane looks up itself
-    /// (`Cache::access_if_present`): `run_slice` agrees with `access` record by record, dirty
-    /// lines included (a final flush counts them).
+    /// (`Cache::access_if_present`), a few page-crossing accesses taking the general path
+    /// between lane runs (which keeps the lanes when the access missed no first level):
+    /// `run_slice` agrees with `access` record by record, dirty lines included (a final flush
+    /// counts them).
     #[test]
     fn lane_runs_over_more_pages_than_it_holds_agree_with_access_by_access(
         (cfg, caches_on) in machine(),
         (_pages, refs) in (9u64..96).prop_flat_map(|pages| (
             Just(pages),
-            // (kind, another page than the path's previous, page, offset)
-            proptest::collection::vec((0u8..3, any::<bool>(), 0..pages, 0u64..4096), 300..3000),
+            // (kind, another page than the path's previous, page, offset, crossing into the
+            // next page: the general path, between memo-lane runs)
+            proptest::collection::vec(
+                (
+                    0u8..3,
+                    any::<bool>(),
+                    0..pages,
+                    // Mostly the first lines of a page: the first cache level's memo line and
+                    // a few sets, which the crossing accesses touch too.
+                    prop_oneof![3 => 0u64..256, 1 => 0u64..4096],
+                    proptest::bool::weighted(0.05),
+                ),
+                300..3000,
+            ),
         )),
         seed in 0u64..1000,
         tlb_only in proptest::bool::weighted(0.5),
@@ -747,8 +761,12 @@ proptest! {
         first.entries = 64;
         first.ways = Ways::N(64 / sets);
         // The final flush's cost counts the dirty lines: stores must mark the lines they hit.
+        // A first cache level of two sets: the lane's lines share them with everything else.
         for c in cfg.caches.iter_mut() {
             c.flush_cycles_per_dirty_line = 1000;
+            if c.level == 1 {
+                c.size = 2 * 64 * c.ways as u64;
+            }
         }
         let opts = if tlb_only {
             RunOptions::tlb_only(seed)
@@ -758,13 +776,14 @@ proptest! {
         let mut prev = [0u64; 2];
         let records: Vec<Record> = refs
             .iter()
-            .map(|&(k, moves, page, offset)| {
+            .map(|&(k, moves, page, offset, crossing)| {
                 let kind = [AccessKind::Load, AccessKind::Store, AccessKind::Instr][k as usize];
                 let path = kind.is_instr() as usize;
                 if moves {
                     prev[path] = page;
                 }
-                let va = 0x4000_0000 + (prev[path] << 12) + (offset & !7);
+                let offset = if crossing { 0xffc } else { offset & !7 };
+                let va = 0x4000_0000 + (prev[path] << 12) + offset;
                 Record::Access(Access::new(ThreadId(0), kind, VirtAddr(va), 8))
             })
             .collect();

@@ -336,6 +336,15 @@ impl Lane {
         }
     }
 
+    /// The lane stays after its thread's access through the general path hit both paths' first
+    /// TLB levels (`System::run_direct`): its pages are still there, and only the cache line
+    /// memos it copied may have moved.
+    pub(super) fn keep_after_general_access(&mut self, sys: &System) {
+        if self.data {
+            self.reload_lines(sys);
+        }
+    }
+
     /// Simulates the records from the start of `records` that are references of the lane's
     /// thread hitting their path's first TLB level; returns how many it took (stopping at the
     /// first other record).
