@@ -19,14 +19,19 @@
 //! (a Lackey capture of `ls -lR` switches data pages every ~2 references, one switch in six to
 //! a page not among the last eight); before, each such switch ended the run, and a run's end
 //! (settle, the fast lane's stretch, a new lane) cost ~4,000 host instructions. After
-//! `SPILL_ROOM` let-gos on a path the run ends, settles, and the next run goes on. With data accesses on, a reference whose line is the
-//! first cache level's memo line is counted the same way; any other goes through the caches
-//! on the spot (`System::load`, as `data_access` does) and the lane re-reads the line memos.
+//! `SPILL_ROOM` let-gos on a path the run ends, settles, and the next run goes on.
+//!
+//! With data accesses on, a reference whose line is the first cache level's memo line, or a
+//! line the level holds (`Cache::access_if_present`, which updates the level as the hit
+//! would), is counted the same way; any other goes through the caches on the spot
+//! (`System::load`, as `data_access` does). Either moves the line memos, which the lane then
+//! re-reads.
 //!
 //! Exactness: `run` accepts a record only under the conditions of `System::access`'s inline
 //! case followed by a first-level hit, and mirrors their counter updates and cycles.
-//! `tests/reference_parity.rs` (`run_agrees_with_access_by_access`) checks every counter
-//! against `access` called record by record, on random machines and streams.
+//! `tests/reference_parity.rs` checks every counter against `access` called record by record,
+//! on random machines and streams (`run_agrees_with_access_by_access`), and on long streams
+//! over more pages than the lane holds (`lane_runs_over_more_pages_than_it_holds_...`).
 
 use super::{System, TimingModel};
 use crate::tlb::{FoundEntry, Requester};
