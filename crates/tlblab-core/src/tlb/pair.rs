@@ -102,52 +102,17 @@ impl<const W: usize> FirstKind for Sa<W> {
 /// hint table and the `present` filter). A way number read from its order or its hints indexes
 /// as `w % W`: they only ever hold way numbers below it, and the remainder spares the bounds
 /// check.
-///
-/// Its ways (keys, fingerprints, payloads, order) are copied into the borrow (`FaWays`) and
-/// back when it ends (`Drop`): the loop holding the borrow reaches them in its own stack frame
-/// instead of through five pointers it has no registers for. Measured on zen3, TLB-only
-/// `random:pages=262144` (`profile_run`, interleaved, two orders): 60-62 → 68-70 M refs/s
-/// (cortex-a9 61-66 → 69-73 M), though with ~5 more instructions per reference (115 against
-/// 110, callgrind): fewer of them wait on a pointer loaded from the stack. The copies cost
-/// ~2 KiB each way per stretch of references.
 pub(crate) struct FullyAssoc<'a, const W: usize> {
-    ways: FaWays<W>,
-    home: FaHome<'a, W>,
-    // `Self::HINT_LEN` and `Self::PRESENT_LEN` long (`borrow` asserts it): indexed unchecked
-    // through `% LEN`, a mask.
-    hint: &'a mut [u32],
-    present: &'a mut [u16],
-    tags: TagConfig,
-}
-
-/// The ways of a `FullyAssoc`, copied.
-#[derive(Clone, Copy)]
-struct FaWays<const W: usize> {
-    keys: [u64; W],
-    fps: [u8; W],
-    payload: [Payload; W],
-    links: [[u32; 2]; W],
-    head: u32,
-}
-
-/// Where the ways of a `FullyAssoc` live in its `Tlb`, to copy them back to.
-struct FaHome<'a, const W: usize> {
     keys: &'a mut [u64; W],
     fps: &'a mut [u8; W],
     payload: &'a mut [Payload; W],
     links: &'a mut [[u32; 2]; W],
     head: &'a mut u32,
-}
-
-impl<const W: usize> Drop for FullyAssoc<'_, W> {
-    fn drop(&mut self) {
-        let (ways, home) = (&self.ways, &mut self.home);
-        *home.keys = ways.keys;
-        *home.fps = ways.fps;
-        *home.payload = ways.payload;
-        *home.links = ways.links;
-        *home.head = ways.head;
-    }
+    // `Self::HINT_LEN` and `Self::PRESENT_LEN` long (`borrow` asserts it): indexed unchecked
+    // through `% LEN`, a mask.
+    hint: &'a mut [u32],
+    present: &'a mut [u16],
+    tags: TagConfig,
 }
 
 impl<const W: usize> FullyAssoc<'_, W> {
@@ -177,15 +142,14 @@ impl<const W: usize> FullyAssoc<'_, W> {
         let h = hash.hint();
         let hinted = *self.hint_at(h) as usize;
         let w = hinted.wrapping_sub(1) % W;
-        let ways = &self.ways;
-        if hinted != 0 && ways.keys[w] == key && tags_allow(self.tags, &ways.payload[w], req) {
+        if hinted != 0 && self.keys[w] == key && tags_allow(self.tags, &self.payload[w], req) {
             return Some(w);
         }
-        let [mut candidates] = fingerprint_matches_in(&ways.fps, 0, W, [hash.fingerprint()]);
+        let [mut candidates] = fingerprint_matches_in(self.fps, 0, W, [hash.fingerprint()]);
         while candidates != 0 {
             let w = candidates.trailing_zeros() as usize % W;
             candidates &= candidates - 1;
-            if ways.keys[w] == key && tags_allow(self.tags, &ways.payload[w], req) {
+            if self.keys[w] == key && tags_allow(self.tags, &self.payload[w], req) {
                 *self.hint_at(h) = w as u32 + 1;
                 return Some(w);
             }
@@ -209,22 +173,12 @@ impl<'a, const W: usize> FirstLevel<'a> for FullyAssoc<'a, W> {
             Some(OrderList::Linked(o)) => o.first_set_mut(),
             _ => unreachable!("the first level's shape was checked (SHAPE_FULLY_ASSOC)"),
         };
-        let home = FaHome {
+        FullyAssoc {
             keys: keys.try_into().expect(geometry),
             fps: (&mut fps[..W]).try_into().expect(geometry),
             payload: (&mut tlb.payload[..]).try_into().expect(geometry),
             links: links.try_into().expect(geometry),
             head,
-        };
-        FullyAssoc {
-            ways: FaWays {
-                keys: *home.keys,
-                fps: *home.fps,
-                payload: *home.payload,
-                links: *home.links,
-                head: *home.head,
-            },
-            home,
             hint: &mut tlb.hint[..],
             present: &mut tlb.present[..],
             tags: tlb.config.tags,
@@ -237,26 +191,26 @@ impl<'a, const W: usize> FirstLevel<'a> for FullyAssoc<'a, W> {
             return None;
         }
         let w = self.find(key, h, req)?;
-        linked_to_front(&mut self.ways.links, &mut self.ways.head, w);
-        Some(self.ways.payload[w].pfn)
+        linked_to_front(self.links, self.head, w);
+        Some(self.payload[w].pfn)
     }
 
     /// The hint, `present` counts and fingerprint follow the new key.
     #[inline(always)]
     fn replace(&mut self, _vpn: u64, key: u64, h: KeyHash) -> usize {
-        let w = linked_recycle_oldest_of(&self.ways.links, &mut self.ways.head);
+        let w = linked_recycle_oldest_of(self.links, self.head);
         *self.hint_at(h.hint()) = w as u32 + 1;
-        let old = self.ways.keys[w];
+        let old = self.keys[w];
         *self.present_at(KeyHash::of(old).present()) -= 1;
         *self.present_at(h.present()) += 1;
-        self.ways.keys[w] = key;
-        self.ways.fps[w] = h.fingerprint();
+        self.keys[w] = key;
+        self.fps[w] = h.fingerprint();
         w
     }
 
     #[inline(always)]
     fn set_payload(&mut self, slot: usize, payload: Payload) {
-        self.ways.payload[slot % W] = payload;
+        self.payload[slot % W] = payload;
     }
 }
 
