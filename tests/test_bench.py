@@ -36,6 +36,7 @@ def test_bench_engine_reports_each_case_in_every_mode(monkeypatch):
         "strided": ("strided:pages=256,stride=4096,rounds=2", "strided:pages=256,stride=4096,rounds=2"),
     }
     monkeypatch.setattr(engine, "CASES", tiny)
+    monkeypatch.setattr(engine, "GENERATED", {})
     monkeypatch.setattr(engine, "PRESET_CASE", ("random:pages=512,accesses=3000",) * 2)
     monkeypatch.setattr(engine.shutil, "which", lambda _: None)  # no Lackey capture here
     out = engine.run(quick=True)
@@ -72,6 +73,7 @@ def test_bench_engine_times_a_real_program_captured_under_lackey(monkeypatch):
     if not shutil.which("valgrind"):
         pytest.skip("valgrind is not installed")
     monkeypatch.setattr(engine, "CASES", {})
+    monkeypatch.setattr(engine, "GENERATED", {})
     monkeypatch.setattr(engine, "REAL_PROGRAMS", (engine.REAL_PROGRAMS[1],))
     out = engine.run(quick=True)
     assert set(out["cases"]) == {f"{m}/lackey_gzip" for m in engine.MODES}
@@ -79,3 +81,26 @@ def test_bench_engine_times_a_real_program_captured_under_lackey(monkeypatch):
     assert case["workload"] == "gzip -9 -c /usr/bin/gzip (Lackey)"
     assert case["references"] >= 500_000  # the capture limit; accesses crossing a page count twice
     assert case["median_cpu_refs_per_s"] > 0
+
+
+def test_bench_engine_times_fetches_between_all_miss_loads(monkeypatch):
+    """The generated Lackey-format case: every record is simulated, in every mode, and the
+    file is the same every time (seeded)."""
+    import os
+    import tempfile
+
+    monkeypatch.setattr(engine, "CASES", {})
+    monkeypatch.setattr(engine, "GENERATED", {"fetch_random": (4000, 4000)})
+    monkeypatch.setattr(engine, "REAL_PROGRAMS", ())
+    monkeypatch.setattr(engine, "PRESET_CASE", ("random:pages=64,accesses=100",) * 2)
+    out = engine.run(quick=True)
+    assert set(out["cases"]) == {f"{m}/fetch_random" for m in engine.MODES}
+    assert all(c["references"] == 4000 for c in out["cases"].values())
+    with tempfile.TemporaryDirectory() as d:
+        a, b = os.path.join(d, "a"), os.path.join(d, "b")
+        engine._write_fetch_random(a, 100)
+        engine._write_fetch_random(b, 100)
+        text = open(a).read()
+        assert text == open(b).read()
+        lines = text.splitlines()
+        assert len(lines) == 100 and lines[0].startswith("I  ") and lines[1].startswith(" L ")

@@ -14,7 +14,9 @@ pair loops per TLB geometry (ARCHITECTURE.md), so the geometry decides the rate 
 that misses every level.
 
 Besides the synthetic extremes (random, strided and chase miss in every TLB level on nearly
-every reference; sequential hits the first level's memo), two real programs captured under
+every reference; sequential hits the first level's memo), a generated Lackey-format text of
+fetches on one code page between loads that miss every level (`fetch_random`), and two real
+programs captured under
 Valgrind Lackey: `ls -lR /usr/share/doc` and `gzip -9 -c /usr/bin/gzip` (skipped when valgrind
 is missing).
 """
@@ -22,6 +24,7 @@ is missing).
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import statistics
 import tempfile
@@ -44,6 +47,13 @@ MODES = ("tlb_only", "no_caches", "full")
 # The case timed on every preset, TLB-only (full size, quick size).
 PRESET_CASE = ("random:pages=262144,accesses=4M", "random:pages=262144,accesses=500k")
 
+# Generated Lackey-format texts: name -> (references full size, quick size). `fetch_random`:
+# instruction fetches on one code page alternating with loads that miss every TLB level (a
+# random page of 1 GiB), as a program with a large random footprint makes them; each load
+# ends a stretch of the fast lane's pair loop, so this times the per-stretch work, which the
+# all-data streams above never show (ARCHITECTURE.md, "Where all-miss time goes").
+GENERATED = {"fetch_random": (4_000_000, 500_000)}
+
 # Real programs captured under Valgrind Lackey (name, argv, a path that must exist).
 REAL_PROGRAMS = (
     ("lackey_ls", ["ls", "-lR", "/usr/share/doc"], "/usr/share/doc"),
@@ -61,6 +71,11 @@ def _run(quick: bool, tmp: str) -> dict:
     out = {"machine": "zen3", "unit": "simulated references per second (one host thread)", "cases": {}}
     cases = {name: (quick_spec if quick else full_spec) for name, (full_spec, quick_spec) in CASES.items()}
     labels = {}
+    for name, (full_refs, quick_refs) in GENERATED.items():
+        path = os.path.join(tmp, f"{name}.lackey")
+        _write_fetch_random(path, quick_refs if quick else full_refs)
+        cases[name] = path
+        labels[name] = "fetches on one code page between loads of random pages of 1 GiB (Lackey format)"
     if shutil.which("valgrind"):
         from tlblab import trace
 
@@ -82,6 +97,18 @@ def _run(quick: bool, tmp: str) -> dict:
         "machines": {m: _time(m, spec, "tlb_only", repeats, spec) for m in tlblab.presets()},
     }
     return out
+
+
+def _write_fetch_random(path: str, refs: int) -> None:
+    """`refs` Lackey records: a 4-byte fetch on one code page, then an 8-byte load on a random
+    page of 1 GiB, and so on (seeded: the same file every time)."""
+    rng = random.Random(1)
+    lines = []
+    for i in range(refs // 2):
+        lines.append(f"I  {0x400000 + (i * 4) % 4096:08x},4\n")
+        lines.append(f" L {0x10000000 + rng.randrange(262144) * 4096 + rng.randrange(512) * 8:08x},8\n")
+    with open(path, "w") as f:
+        f.writelines(lines)
 
 
 def _time(machine: str, spec: str, mode: str, repeats: int, label: str) -> dict:
