@@ -249,6 +249,15 @@ impl Cache {
         }
     }
 
+    /// The set of `line` (a mask when the number of sets is a power of two).
+    #[inline(always)]
+    fn set_of(&self, line: u64) -> usize {
+        match self.set_mask {
+            Some(m) => (line & m) as usize,
+            None => (line % self.sets) as usize,
+        }
+    }
+
     /// `access(addr, write)` for a line the level holds: its effects (replacement, dirty bit,
     /// memo), and true; for any other line, false and nothing changed (the caller then makes
     /// the access that misses). For the memo lane (system/lane.rs), whose first-level data
@@ -261,10 +270,7 @@ impl Cache {
             self.dirty.mark(self.memo_slot, write);
             return true;
         }
-        let set = match self.set_mask {
-            Some(m) => (line & m) as usize,
-            None => (line % self.sets) as usize,
-        };
+        let set = self.set_of(line);
         let base = set * self.ways;
         // A line is in at most one way: the first match is the one `access_line` finds.
         let found = if self.ways <= 64 {
@@ -287,10 +293,7 @@ impl Cache {
     // stream, full model, and -3% on the Lackey capture of `ls`).
     #[inline(always)]
     fn access_line(&mut self, line: u64, write: bool) -> Outcome {
-        let set = match self.set_mask {
-            Some(m) => (line & m) as usize,
-            None => (line % self.sets) as usize,
-        };
+        let set = self.set_of(line);
         let base = set * self.ways;
         let found = if self.empty_slots == 0 && self.ways <= 64 {
             self.tags.first(base, self.ways, line).ok_or(None)
@@ -335,10 +338,7 @@ impl Cache {
     #[inline(always)]
     pub(crate) fn prefetch(&self, addr: u64) {
         let line = addr >> self.line_shift;
-        let set = match self.set_mask {
-            Some(m) => (line & m) as usize,
-            None => (line % self.sets) as usize,
-        };
+        let set = self.set_of(line);
         let base = set * self.ways;
         self.tags.prefetch(base, self.ways);
         self.dirty.prefetch(base);
