@@ -54,10 +54,6 @@ struct Floor {
     next: [u8; L1_WAYS],
     head: usize,
     present: [u16; BUCKETS],
-    /// Each way's `present` bucket, so an eviction needs no second hash (on this host the
-    /// rehash put a multiplication between the victim's load and the count's update: 100 → 156
-    /// M refs/s in this kernel).
-    bucket: [u16; L1_WAYS],
     sets: Vec<Set>,
     l1_misses: u64,
     l2_misses: u64,
@@ -72,7 +68,6 @@ impl Floor {
             next: [0; L1_WAYS],
             head: 0,
             present: [0; BUCKETS],
-            bucket: [0; L1_WAYS],
             sets: vec![
                 Set {
                     fps: [0; L2_WAYS],
@@ -108,11 +103,11 @@ impl Floor {
         // The oldest way becomes the head: in a circle, moving the head is the whole update.
         let v = self.prev[self.head] as usize % L1_WAYS;
         self.head = v;
-        if self.keys[v] != INVALID {
-            self.present[self.bucket[v] as usize] -= 1;
+        let old = self.keys[v];
+        if old != INVALID {
+            self.present[(hash(old) >> 40) as usize % BUCKETS] -= 1;
         }
         self.present[b] += 1;
-        self.bucket[v] = b as u16;
         self.keys[v] = vpn;
         let set = &mut self.sets[vpn as usize % L2_SETS];
         let mut candidates = fingerprint_matches(&set.fps, fp);
