@@ -102,7 +102,7 @@ impl Tlb {
             self.first_tag_match(base, m, req)?
         };
         if S == SHAPE_FULLY_ASSOC && !hinted {
-            self.hint[hint_hash(key) & self.hint_mask] = slot as u32 + 1;
+            self.point_hint(key, slot);
         }
         let set = self.set_of_shaped::<S>(vpn);
         let base = set * self.ways;
@@ -141,7 +141,7 @@ impl Tlb {
         };
         let slot = set * self.ways + w;
         if S == SHAPE_FULLY_ASSOC {
-            self.hint[hint_hash(key) & self.hint_mask] = slot as u32 + 1;
+            self.point_hint(key, slot);
             let old = self.keys.get(slot);
             self.present[present_hash(old) & self.present_mask] -= 1;
             self.present[present_hash(key) & self.present_mask] += 1;

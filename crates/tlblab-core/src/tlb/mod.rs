@@ -476,6 +476,12 @@ impl Tlb {
         }
     }
 
+    /// Points the hint table's bucket of `key` at `slot` (a level with the table).
+    #[inline(always)]
+    fn point_hint(&mut self, key: u64, slot: usize) {
+        self.hint[hint_hash(key) & self.hint_mask] = slot as u32 + 1;
+    }
+
     /// Whether `key` is certainly held by no entry (false: it may be).
     #[inline(always)]
     fn surely_absent(&self, key: u64) -> bool {
@@ -599,7 +605,7 @@ impl Tlb {
         } else {
             let (slot, key, size, scanned) = self.search(va, req)?;
             if scanned && !self.hint.is_empty() {
-                self.hint[hint_hash(key) & self.hint_mask] = slot as u32 + 1;
+                self.point_hint(key, slot);
             }
             (slot, key, size)
         };
@@ -666,7 +672,7 @@ impl Tlb {
         match self.search(va, req) {
             Some((slot, key, size, scanned)) => {
                 if scanned && !self.hint.is_empty() {
-                    self.hint[hint_hash(key) & self.hint_mask] = slot as u32 + 1;
+                    self.point_hint(key, slot);
                 }
                 Some(self.hit_slot(slot, key, size, req))
             }
@@ -986,7 +992,7 @@ impl Tlb {
         };
         let slot = base + w;
         if !self.hint.is_empty() {
-            self.hint[hint_hash(key) & self.hint_mask] = slot as u32 + 1;
+            self.point_hint(key, slot);
         }
         self.write_key(slot, key);
         let was_locked = self.payload[slot].locked;
