@@ -1,4 +1,5 @@
-//! The host prefetch hint the run loop uses. (The set search is in `tags`.)
+//! The host prefetch hint the run loop uses, and a branch-free search of eight words. (The set
+//! search is in `tags`.)
 
 /// Asks the host to bring the cache line of `x` into its caches (a no-op off x86-64). A hint:
 /// it never faults and changes nothing the program can observe.
@@ -14,4 +15,50 @@ pub(crate) fn prefetch<T>(x: &T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = x;
+}
+
+/// The first i with `words[i] == x`, without a branch per word: for a search whose answer
+/// changes from one call to the next at random (which of a few pages a program switched to,
+/// `PathLane::find`), a chain of compare-and-branch mispredicts on most calls.
+#[inline(always)]
+pub(crate) fn position_of_8(words: &[u64; 8], x: u64) -> Option<usize> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse4.1"))]
+    // SAFETY: SSE4.1 is enabled at compile time (the cfg); each load reads two words of `words`.
+    unsafe {
+        use std::arch::x86_64::*;
+        let key = _mm_set1_epi64x(x as i64);
+        let p = words.as_ptr().cast::<__m128i>();
+        let eq = |i: usize| _mm_cmpeq_epi64(_mm_loadu_si128(p.add(i)), key);
+        // Each 64-bit lane is all ones or all zeros, so signed saturating packs keep it: two
+        // mask bits per word.
+        let lo = _mm_packs_epi32(eq(0), eq(1));
+        let hi = _mm_packs_epi32(eq(2), eq(3));
+        let mask = _mm_movemask_epi8(_mm_packs_epi16(lo, hi)) as u32;
+        (mask != 0).then(|| mask.trailing_zeros() as usize / 2)
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse4.1")))]
+    {
+        let mut mask = 0u32;
+        for (i, &w) in words.iter().enumerate() {
+            mask |= ((w == x) as u32) << i;
+        }
+        (mask != 0).then(|| mask.trailing_zeros() as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::position_of_8;
+
+    #[test]
+    fn position_of_8_finds_the_first_equal_word_or_none() {
+        let words = [3, u64::MAX, 7, 1 << 63, 7, 0, 9, u64::MAX - 1];
+        for (i, &w) in words.iter().enumerate() {
+            let first = words.iter().position(|&v| v == w).unwrap();
+            assert_eq!(position_of_8(&words, w), Some(first), "word {i}");
+        }
+        for x in [1, 2, u64::MAX - 2, 1 << 62] {
+            assert_eq!(position_of_8(&words, x), None, "{x}");
+        }
+    }
 }

@@ -39,6 +39,7 @@ use tlblab_trace::Record;
 use tlblab_types::{AccessKind, PageSize, Pfn, ThreadId, VirtAddr};
 
 /// Pages per path the lane holds: enough for a loop's code, stack and a few data objects.
+/// Eight: `simd::position_of_8` searches them.
 const LANE_PAGES: usize = 8;
 
 /// Touches of pages let go of that a path keeps before the run ends to settle them (the next
@@ -160,11 +161,15 @@ impl PathLane {
         self.cur_page = self.pages[i];
     }
 
-    /// The index of the lane page holding `va`.
+    /// The index of the lane page holding `va`. Without a branch per page when the pages share
+    /// their size: which page a program switches to next is close to random, and a chain of
+    /// compares mispredicted on most switches (measured: the branch-free search made a Lackey
+    /// capture of `ls` 20% faster TLB-only, 11% in the full model, for one more instruction
+    /// per reference).
     #[inline(always)]
     fn find(&self, va: u64) -> Option<usize> {
         match self.uniform_shift {
-            Some(shift) => self.page_numbers.iter().position(|&p| p == va >> shift),
+            Some(shift) => crate::simd::position_of_8(&self.page_numbers, va >> shift),
             None => (0..self.len).find(|&i| va >> self.pages[i].shift == self.pages[i].page),
         }
     }
@@ -374,12 +379,8 @@ impl Lane {
         // The position + 1 of each path's latest reference (its current page's last touch so
         // far), kept here rather than in `paths` on the per-record path.
         let mut last = [self.paths[0].cur_last, self.paths[1].cur_last];
-        // TLB-only, kept in registers on the per-record path (indexing `paths` by the path costs
-        // loads per record): the data path's current page and shift. (With data accesses the
-        // loop has more live values and this measured slower.) So are the instruction
-        // references; data references follow from the count taken.
-        let (mut data_page, mut data_shift) =
-            (self.paths[0].cur_page.page, self.paths[0].cur_page.shift);
+        // TLB-only, the instruction references are counted in a register; data references
+        // follow from the count taken.
         let mut instr_refs = 0u64;
         for (n, r) in records.iter().enumerate() {
             let Record::Access(a) = r else {
@@ -394,12 +395,13 @@ impl Lane {
                 break;
             }
             let path = a.kind.is_instr() as usize;
-            let on_page = if path == 0 && !DATA {
-                va >> data_shift == data_page
-            } else {
-                let cur = &self.paths[path].cur_page;
-                va >> cur.shift == cur.page
-            };
+            // The path's current page, indexed by the path rather than a branch on it: which
+            // path a record takes follows the program's mix of fetches and data references,
+            // which a branch mispredicts often. (Keeping the data path's page in registers
+            // behind such a branch took 1.5 more instructions per reference of a Lackey
+            // capture of `ls`, TLB-only, and was no faster.)
+            let cur = &self.paths[path].cur_page;
+            let on_page = va >> cur.shift == cur.page;
             if !on_page {
                 let l = &mut self.paths[path];
                 l.cur_last = last[path];
@@ -422,10 +424,6 @@ impl Lane {
                         break;
                     }
                     self.paths[path].add(entry, va, &mut sys.lane_touches[path]);
-                }
-                if !DATA {
-                    let cur = &self.paths[0].cur_page;
-                    (data_page, data_shift) = (cur.page, cur.shift);
                 }
             }
             // Record positions + 1 order the touches (`run` caps runs below 2^32 records).
