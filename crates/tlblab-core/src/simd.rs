@@ -37,28 +37,41 @@ pub(crate) fn position_of_8(words: &[u64; 8], x: u64) -> Option<usize> {
         (mask != 0).then(|| mask.trailing_zeros() as usize / 2)
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse4.1")))]
-    {
-        let mut mask = 0u32;
-        for (i, &w) in words.iter().enumerate() {
-            mask |= ((w == x) as u32) << i;
-        }
-        (mask != 0).then(|| mask.trailing_zeros() as usize)
+    position_of_8_portable(words, x)
+}
+
+/// `position_of_8` without SSE4.1 (a mask built word by word, still no branch per word).
+#[cfg_attr(
+    all(target_arch = "x86_64", target_feature = "sse4.1"),
+    allow(dead_code)
+)]
+#[inline(always)]
+fn position_of_8_portable(words: &[u64; 8], x: u64) -> Option<usize> {
+    let mut mask = 0u32;
+    for (i, &w) in words.iter().enumerate() {
+        mask |= ((w == x) as u32) << i;
     }
+    (mask != 0).then(|| mask.trailing_zeros() as usize)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::position_of_8;
+    use super::{position_of_8, position_of_8_portable};
 
     #[test]
     fn position_of_8_finds_the_first_equal_word_or_none() {
+        // Both forms, whichever the build's target features select.
+        let searches: [fn(&[u64; 8], u64) -> Option<usize>; 2] =
+            [position_of_8, position_of_8_portable];
         let words = [3, u64::MAX, 7, 1 << 63, 7, 0, 9, u64::MAX - 1];
-        for (i, &w) in words.iter().enumerate() {
-            let first = words.iter().position(|&v| v == w).unwrap();
-            assert_eq!(position_of_8(&words, w), Some(first), "word {i}");
-        }
-        for x in [1, 2, u64::MAX - 2, 1 << 62] {
-            assert_eq!(position_of_8(&words, x), None, "{x}");
+        for search in searches {
+            for (i, &w) in words.iter().enumerate() {
+                let first = words.iter().position(|&v| v == w).unwrap();
+                assert_eq!(search(&words, w), Some(first), "word {i}");
+            }
+            for x in [1, 2, u64::MAX - 2, 1 << 62] {
+                assert_eq!(search(&words, x), None, "{x}");
+            }
         }
     }
 }
