@@ -46,6 +46,14 @@ def test_bench_engine_reports_each_case_in_every_mode(monkeypatch):
         assert case["min_refs_per_s"] <= case["median_refs_per_s"] <= case["max_refs_per_s"]
         assert case["median_cpu_refs_per_s"] > 0
     assert out["cases"]["full/strided"]["references"] == 512
+    # The targets block compares each target case's own median with its target.
+    assert set(out["targets"]) == set(engine.TARGETS)
+    for name, t in out["targets"].items():
+        median = out["cases"][name]["median_refs_per_s"]
+        assert t["median_refs_per_s"] == median
+        assert t["target_refs_per_s"] == engine.TARGETS[name]
+        assert t["met"] == (median >= engine.TARGETS[name])
+        assert abs(t["fraction_of_target"] - median / engine.TARGETS[name]) < 1e-3
     # Every preset, TLB-only, on the preset case.
     machines = out["presets"]["machines"]
     assert set(machines) == set(tlblab.presets())
