@@ -206,6 +206,16 @@ fn cap_measured(
         ),
         None => (None, false),
     };
+    let before_ramp = if c.before_ramp {
+        format!(
+            "unclear: the trials read a smaller, sharper rise at {} before the ramp of the \
+             pooled envelope ({}..{}), which carries most of the step; timing alone does not \
+             tell which is the overflow; ",
+            c.entries, c.onset, c.full_miss
+        )
+    } else {
+        String::new()
+    };
     Measured {
         name: name.into(),
         value: Some(c.entries as f64),
@@ -215,7 +225,7 @@ fn cap_measured(
         cpuid: cpuid_s,
         disagrees,
         note: format!(
-            "{note}{} of {} trials within 3% of the estimate (their upper median; each trial: \
+            "{before_ramp}{note}{} of {} trials within 3% of the estimate (their upper median; each trial: \
              where the steepest rise of its fastest windows meets the line before it); the \
              trials' pooled envelope leaves the plateau after {}, is half-way at {}, ramp ends \
              at {} pages",
