@@ -10,12 +10,12 @@ PYTHON ?= python3
 CARGO ?= cargo
 RUNTIME_BUILD := build/runtime
 
-.PHONY: run test setup sysdeps venv ext runtime test-rust test-python test-c bench clean
+.PHONY: run test setup sysdeps venv ext runtime lint test-rust test-python test-c bench clean
 
 run: setup
 	$(VENV)/bin/tlblab study
 
-test: setup test-rust test-c test-python
+test: setup lint test-rust test-c test-python
 
 setup: sysdeps venv ext runtime
 
@@ -38,6 +38,11 @@ runtime:
 	  cmake -S runtime -B $(RUNTIME_BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null && \
 	  cmake --build $(RUNTIME_BUILD) -j2 >/dev/null; \
 	fi
+
+# Formatting and clippy, warnings as errors (the toolchain is pinned, so its lints are too).
+lint:
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --workspace --all-targets --quiet -- -D warnings
 
 test-rust:
 	$(CARGO) test --workspace --exclude tlblab-python --release

@@ -106,7 +106,7 @@ impl Floor {
         let fp = (h >> 44) as u8;
         if self.present[b] != 0 {
             if let Some(w) = self.keys.iter().position(|&k| k == vpn) {
-                self.to_front(w);
+                self.move_to_front(w);
                 return;
             }
         }
@@ -145,7 +145,7 @@ impl Floor {
         self.payload[v] = frame;
     }
 
-    fn to_front(&mut self, w: usize) {
+    fn move_to_front(&mut self, w: usize) {
         if w == self.head {
             return;
         }

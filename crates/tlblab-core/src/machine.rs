@@ -125,7 +125,8 @@ impl MachineConfig {
                 self.threads_per_core
             ));
         }
-        if !(self.frequency_mhz > 0.0) {
+        // NaN fails too: the comparison is false for it.
+        if self.frequency_mhz.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
             return Err(format!(
                 "frequency_mhz: expected a positive number, found {}",
                 self.frequency_mhz

@@ -61,8 +61,8 @@ mod tests {
     #[test]
     fn position_of_8_finds_the_first_equal_word_or_none() {
         // Both forms, whichever the build's target features select.
-        let searches: [fn(&[u64; 8], u64) -> Option<usize>; 2] =
-            [position_of_8, position_of_8_portable];
+        type Search = fn(&[u64; 8], u64) -> Option<usize>;
+        let searches: [Search; 2] = [position_of_8, position_of_8_portable];
         let words = [3, u64::MAX, 7, 1 << 63, 7, 0, 9, u64::MAX - 1];
         for search in searches {
             for (i, &w) in words.iter().enumerate() {

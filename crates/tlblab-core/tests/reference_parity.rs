@@ -335,7 +335,7 @@ proptest! {
             })
             .collect();
         let setup = |cfg: &MachineConfig| {
-            let mut sys = System::new(cfg.clone(), opts.clone()).unwrap();
+            let mut sys = System::new(cfg.clone(), opts).unwrap();
             for t in 0..2u32 {
                 let space = sys.create_space().unwrap();
                 sys.bind_thread(ThreadId(t), space, 0);
@@ -787,7 +787,7 @@ proptest! {
                 Record::Access(Access::new(ThreadId(0), kind, VirtAddr(va), 8))
             })
             .collect();
-        let mut by_run = one_thread_system(&cfg, opts.clone());
+        let mut by_run = one_thread_system(&cfg, opts);
         by_run.run_slice(&records).unwrap();
         let mut by_access = one_thread_system(&cfg, opts);
         for r in &records {

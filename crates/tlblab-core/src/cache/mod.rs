@@ -81,7 +81,7 @@ impl CacheConfig {
             return f("ways", "must be positive, found 0".into());
         }
         let way_bytes = self.line * self.ways as u64;
-        if self.size == 0 || self.size % way_bytes != 0 {
+        if self.size == 0 || !self.size.is_multiple_of(way_bytes) {
             return f(
                 "size",
                 format!(

@@ -464,7 +464,7 @@ mod tests {
             n += 1;
         }
         assert!(
-            n >= 4 && n <= 8,
+            (4..=8).contains(&n),
             "{n} blocks of ~1 KiB fit in two 4 KiB slots"
         );
     }

@@ -47,7 +47,7 @@ fn default_memory_bytes() -> u64 {
 
 impl MemoryConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if self.bytes < (4 << 20) || self.bytes % (4 << 10) != 0 {
+        if self.bytes < (4 << 20) || !self.bytes.is_multiple_of(4 << 10) {
             return Err(format!(
                 "memory.bytes: expected a multiple of 4096 of at least 4 MiB, found {}",
                 self.bytes

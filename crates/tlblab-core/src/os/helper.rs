@@ -95,7 +95,7 @@ pub fn run_with_helpers(
                 a.thread = h.thread;
                 sys.access(a)?;
                 b.3 += 1;
-                if b.3 % h.burst == 0 {
+                if b.3.is_multiple_of(h.burst) {
                     sys.charge(h.cpu, h.pause_cycles);
                 }
             }

@@ -26,12 +26,12 @@ impl Lru {
 
     #[inline(always)]
     pub fn touch(&mut self, set: usize, way: usize) {
-        self.order.to_front(set, way);
+        self.order.move_to_front(set, way);
     }
 
     #[inline]
     pub fn forget(&mut self, set: usize, way: usize) {
-        self.order.to_back(set, way);
+        self.order.move_to_back(set, way);
     }
 
     #[inline]

@@ -8,6 +8,7 @@
 //!   has already preferred invalid ways and removed locked ones). It must not change state,
 //!   except that `Random` advances its generator (the only state it has).
 //! - `on_invalidate(set, way)` runs when a valid entry is invalidated.
+//!
 //! Every operation is O(ways) or better and allocation-free.
 
 use serde::{Deserialize, Serialize};

@@ -7,6 +7,7 @@
 //!   state is 8 bytes per set (a 32 MiB simulated L3 keeps 256 KiB of it, not megabytes of
 //!   links), which is what keeps the host's caches warm on large simulated caches;
 //! - more ways, `prev`/`next` index arrays, one circular doubly linked list per set.
+//!
 //! Neither allocates after construction.
 
 #[derive(Clone, Debug)]
@@ -26,14 +27,14 @@ impl OrderList {
 
     /// Makes `w` the most recent of its set. O(1).
     #[inline(always)]
-    pub(crate) fn to_front(&mut self, set: usize, w: usize) {
+    pub(crate) fn move_to_front(&mut self, set: usize, w: usize) {
         match self {
-            OrderList::Packed(p) => p.to_front(set, w),
-            OrderList::Linked(l) => l.to_front(set, w),
+            OrderList::Packed(p) => p.move_to_front(set, w),
+            OrderList::Linked(l) => l.move_to_front(set, w),
         }
     }
 
-    /// Makes the oldest way the most recent and returns it: `oldest` then `to_front`, the
+    /// Makes the oldest way the most recent and returns it: `oldest` then `move_to_front`, the
     /// replacement of a full set, as one rotation of the packed order. O(1).
     #[inline(always)]
     pub(crate) fn recycle_oldest(&mut self, set: usize) -> usize {
@@ -45,10 +46,10 @@ impl OrderList {
 
     /// Makes `w` the oldest of its set (an invalidated way). O(1).
     #[inline]
-    pub(crate) fn to_back(&mut self, set: usize, w: usize) {
+    pub(crate) fn move_to_back(&mut self, set: usize, w: usize) {
         match self {
-            OrderList::Packed(p) => p.to_back(set, w),
-            OrderList::Linked(l) => l.to_back(set, w),
+            OrderList::Packed(p) => p.move_to_back(set, w),
+            OrderList::Linked(l) => l.move_to_back(set, w),
         }
     }
 
@@ -166,12 +167,12 @@ impl PackedOrder {
     }
 
     #[inline(always)]
-    pub(crate) fn to_front(&mut self, set: usize, w: usize) {
+    pub(crate) fn move_to_front(&mut self, set: usize, w: usize) {
         packed_to_front(&mut self.sets[set], w);
     }
 
     #[inline]
-    fn to_back(&mut self, set: usize, w: usize) {
+    fn move_to_back(&mut self, set: usize, w: usize) {
         let order = self.sets[set];
         let p = packed_position(order, w);
         let last = self.ways - 1;
@@ -243,7 +244,7 @@ impl LinkedOrder {
     }
 
     #[inline(always)]
-    pub(crate) fn to_front(&mut self, set: usize, w: usize) {
+    pub(crate) fn move_to_front(&mut self, set: usize, w: usize) {
         let base = set * self.ways;
         linked_to_front(
             &mut self.links[base..base + self.ways],
@@ -253,7 +254,7 @@ impl LinkedOrder {
     }
 
     #[inline]
-    fn to_back(&mut self, set: usize, w: usize) {
+    fn move_to_back(&mut self, set: usize, w: usize) {
         let base = set * self.ways;
         let links = &mut self.links[base..base + self.ways];
         let head = &mut self.heads[set];
@@ -298,101 +299,6 @@ impl LinkedOrder {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The packed form behaves exactly like the linked one under random operations.
-    #[test]
-    fn packed_and_linked_orders_agree() {
-        let mut rng = tlblab_types::SplitMix64::new(7);
-        for ways in 1..=16usize {
-            let sets = 3;
-            let mut p = PackedOrder::new(sets, ways);
-            let mut l = LinkedOrder::new(sets, ways);
-            for _ in 0..2000 {
-                let set = rng.below(sets as u64) as usize;
-                let w = rng.below(ways as u64) as usize;
-                match rng.below(3) {
-                    0 => {
-                        p.to_front(set, w);
-                        l.to_front(set, w);
-                    }
-                    1 => {
-                        p.to_back(set, w);
-                        l.to_back(set, w);
-                    }
-                    _ => {
-                        let allowed = [rng.next_u64() | 1u64 << w];
-                        assert_eq!(
-                            p.oldest_allowed(set, &allowed),
-                            l.oldest_allowed(set, &allowed)
-                        );
-                    }
-                }
-                if rng.below(8) == 0 {
-                    assert_eq!(p.recycle_oldest(set), l.recycle_oldest(set));
-                }
-                assert_eq!(p.oldest(set), l.oldest(set), "ways {ways}");
-            }
-        }
-    }
-
-    /// The linked form, at any number of ways, behaves like a plain list of ways most recent
-    /// first.
-    #[test]
-    fn linked_order_agrees_with_a_plain_list() {
-        let mut rng = tlblab_types::SplitMix64::new(11);
-        for ways in (1..=20usize).chain([31, 32, 33, 63, 64, 65, 70]) {
-            let sets = 3;
-            let mut l = LinkedOrder::new(sets, ways);
-            let mut plain: Vec<Vec<usize>> = vec![(0..ways).rev().collect(); sets];
-            for _ in 0..3000 {
-                let set = rng.below(sets as u64) as usize;
-                let w = rng.below(ways as u64) as usize;
-                let list = &mut plain[set];
-                match rng.below(4) {
-                    0 => {
-                        l.to_front(set, w);
-                        list.retain(|&x| x != w);
-                        list.insert(0, w);
-                    }
-                    1 => {
-                        l.to_back(set, w);
-                        list.retain(|&x| x != w);
-                        list.push(w);
-                    }
-                    2 => {
-                        let got = l.recycle_oldest(set);
-                        let oldest = list.pop().unwrap();
-                        list.insert(0, oldest);
-                        assert_eq!(got, oldest, "ways {ways}");
-                    }
-                    _ => {
-                        let allowed = [rng.next_u64(), rng.next_u64()];
-                        let mut allowed = allowed;
-                        allowed[w / 64] |= 1 << (w % 64);
-                        let want = *list
-                            .iter()
-                            .rev()
-                            .find(|&&x| allowed[x / 64] >> (x % 64) & 1 == 1)
-                            .unwrap();
-                        assert_eq!(l.oldest_allowed(set, &allowed), want, "ways {ways}");
-                    }
-                }
-                assert_eq!(l.oldest(set), *list.last().unwrap(), "ways {ways}");
-                // The whole order, walking the circle from the head.
-                let base = set * ways;
-                let mut walk = vec![l.heads[set] as usize];
-                for _ in 1..ways {
-                    walk.push(l.links[base + walk[walk.len() - 1]][NEXT] as usize);
-                }
-                assert_eq!(&walk, list, "ways {ways}");
-            }
-        }
-    }
-}
-
 /// Takes way `w` out of its set's circular list (`links[w]` for the set's ways); the set has
 /// another way, and `w` is not its head.
 #[inline(always)]
@@ -411,7 +317,7 @@ fn insert_before_head(links: &mut [[u32; 2]], head: u32, w: usize) {
     links[head as usize][PREV] = w as u32;
 }
 
-/// `LinkedOrder::to_front` on one set's links (`links[w]` for its ways) and head.
+/// `LinkedOrder::move_to_front` on one set's links (`links[w]` for its ways) and head.
 #[inline(always)]
 pub(crate) fn linked_to_front(links: &mut [[u32; 2]], head: &mut u32, w: usize) {
     let h = *head;
@@ -447,4 +353,99 @@ pub(crate) fn linked_recycle_oldest_of<const W: usize>(
     let oldest = links[*head as usize % W][PREV];
     *head = oldest;
     oldest as usize % W
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The packed form behaves exactly like the linked one under random operations.
+    #[test]
+    fn packed_and_linked_orders_agree() {
+        let mut rng = tlblab_types::SplitMix64::new(7);
+        for ways in 1..=16usize {
+            let sets = 3;
+            let mut p = PackedOrder::new(sets, ways);
+            let mut l = LinkedOrder::new(sets, ways);
+            for _ in 0..2000 {
+                let set = rng.below(sets as u64) as usize;
+                let w = rng.below(ways as u64) as usize;
+                match rng.below(3) {
+                    0 => {
+                        p.move_to_front(set, w);
+                        l.move_to_front(set, w);
+                    }
+                    1 => {
+                        p.move_to_back(set, w);
+                        l.move_to_back(set, w);
+                    }
+                    _ => {
+                        let allowed = [rng.next_u64() | 1u64 << w];
+                        assert_eq!(
+                            p.oldest_allowed(set, &allowed),
+                            l.oldest_allowed(set, &allowed)
+                        );
+                    }
+                }
+                if rng.below(8) == 0 {
+                    assert_eq!(p.recycle_oldest(set), l.recycle_oldest(set));
+                }
+                assert_eq!(p.oldest(set), l.oldest(set), "ways {ways}");
+            }
+        }
+    }
+
+    /// The linked form, at any number of ways, behaves like a plain list of ways most recent
+    /// first.
+    #[test]
+    fn linked_order_agrees_with_a_plain_list() {
+        let mut rng = tlblab_types::SplitMix64::new(11);
+        for ways in (1..=20usize).chain([31, 32, 33, 63, 64, 65, 70]) {
+            let sets = 3;
+            let mut l = LinkedOrder::new(sets, ways);
+            let mut plain: Vec<Vec<usize>> = vec![(0..ways).rev().collect(); sets];
+            for _ in 0..3000 {
+                let set = rng.below(sets as u64) as usize;
+                let w = rng.below(ways as u64) as usize;
+                let list = &mut plain[set];
+                match rng.below(4) {
+                    0 => {
+                        l.move_to_front(set, w);
+                        list.retain(|&x| x != w);
+                        list.insert(0, w);
+                    }
+                    1 => {
+                        l.move_to_back(set, w);
+                        list.retain(|&x| x != w);
+                        list.push(w);
+                    }
+                    2 => {
+                        let got = l.recycle_oldest(set);
+                        let oldest = list.pop().unwrap();
+                        list.insert(0, oldest);
+                        assert_eq!(got, oldest, "ways {ways}");
+                    }
+                    _ => {
+                        let allowed = [rng.next_u64(), rng.next_u64()];
+                        let mut allowed = allowed;
+                        allowed[w / 64] |= 1 << (w % 64);
+                        let want = *list
+                            .iter()
+                            .rev()
+                            .find(|&&x| allowed[x / 64] >> (x % 64) & 1 == 1)
+                            .unwrap();
+                        assert_eq!(l.oldest_allowed(set, &allowed), want, "ways {ways}");
+                    }
+                }
+                assert_eq!(l.oldest(set), *list.last().unwrap(), "ways {ways}");
+                // The whole order, walking the circle from the head.
+                let base = set * ways;
+                let mut walk = vec![l.heads[set] as usize];
+                for _ in 1..ways {
+                    walk.push(l.links[base + walk[walk.len() - 1]][NEXT] as usize);
+                }
+                assert_eq!(&walk, list, "ways {ways}");
+            }
+        }
+    }
 }

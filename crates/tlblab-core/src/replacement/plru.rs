@@ -35,7 +35,7 @@ impl TreePlru {
             // bit = true means "the victim is in the upper half".
             if way < mid {
                 self.bits[base + node] = true;
-                node = node * 2;
+                node *= 2;
                 hi = mid;
             } else {
                 self.bits[base + node] = false;

@@ -1032,14 +1032,14 @@ impl FastLane {
                 cs.instr_references += path_refs;
             }
             let mut reached = path_refs;
-            for i in 0..path.levels {
+            for (i, &hits) in settled[..path.levels].iter().enumerate() {
                 let s = &mut cs.tlb[path.stat[i]];
                 s.accesses += reached;
-                s.hits += settled[i];
-                s.misses += reached - settled[i];
+                s.hits += hits;
+                s.misses += reached - hits;
                 s.evictions += t.evictions[p][i];
                 cycles += reached * path.latency[i];
-                reached -= settled[i];
+                reached -= hits;
             }
             if !self.walks {
                 let walks = settled[path.levels];

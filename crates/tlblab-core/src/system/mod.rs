@@ -449,16 +449,13 @@ impl System {
             });
         }
         let mut cpus = Vec::new();
-        for core in 0..ncores {
+        for (core, paths) in cores.iter().enumerate() {
             for t in 0..config.threads_per_core {
                 cpus.push(Cpu {
                     core,
                     hw_thread: t as u8,
                     clock: 0,
-                    first_tlb: [
-                        cores[core].dtlb.first().copied(),
-                        cores[core].itlb.first().copied(),
-                    ],
+                    first_tlb: [paths.dtlb.first().copied(), paths.itlb.first().copied()],
                 });
             }
         }

@@ -107,8 +107,10 @@ impl Tlb {
         let set = self.set_of_shaped::<S>(vpn);
         let base = set * self.ways;
         match self.repl.lru_order() {
-            Some(OrderList::Linked(o)) if S == SHAPE_FULLY_ASSOC => o.to_front(set, slot - base),
-            Some(OrderList::Packed(o)) if S == SHAPE_SET_ASSOC => o.to_front(set, slot - base),
+            Some(OrderList::Linked(o)) if S == SHAPE_FULLY_ASSOC => {
+                o.move_to_front(set, slot - base)
+            }
+            Some(OrderList::Packed(o)) if S == SHAPE_SET_ASSOC => o.move_to_front(set, slot - base),
             _ => unreachable!("the shape was checked when the lane was built"),
         }
         // The memo may name another way (set by a general lookup of a path sharing the level):

@@ -143,7 +143,7 @@ impl TlbConfig {
                 format!("expected 1..={} (or \"full\"), found {ways}", self.entries),
             );
         }
-        if self.entries % ways != 0 {
+        if !self.entries.is_multiple_of(ways) {
             return f(
                 "ways",
                 format!("{} entries are not divisible by {ways} ways", self.entries),

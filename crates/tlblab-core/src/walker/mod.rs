@@ -52,7 +52,7 @@ impl PwcConfig {
             return f("entries", "must be positive, found 0".into());
         }
         let w = self.ways();
-        if w == 0 || w > self.entries || self.entries % w != 0 {
+        if w == 0 || w > self.entries || !self.entries.is_multiple_of(w) {
             return f(
                 "ways",
                 format!(

@@ -171,6 +171,9 @@ pub fn window_excess(
     hit_ns + miss_ns * misses as f64 / total as f64
 }
 
+/// Points of a modelled curve: (pages N, nanoseconds per load).
+pub type Curve = Vec<(usize, f64)>;
+
 /// The probe's scan, modelled: for every N, `reps` windows (each N's chain a random cyclic order
 /// of pages 0..N), and per N the same low order statistic the probe uses
 /// ([`crate::measure::curve::low_order_stat`]). Also returns the median window per N.
@@ -183,7 +186,7 @@ pub fn model_scan(
     ns: &[usize],
     reps: usize,
     seed: u64,
-) -> (Vec<(usize, f64)>, Vec<(usize, f64)>) {
+) -> (Curve, Curve) {
     let mut rng = SplitMix64::new(seed);
     let mut tlb = Tlb::new(sets, ways, policy, seed ^ 0x55);
     let mut low = Vec::new();
