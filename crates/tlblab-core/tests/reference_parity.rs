@@ -801,3 +801,135 @@ proptest! {
         prop_assert_eq!(by_run.clock(0), by_access.clock(0));
     }
 }
+
+/// What `System::run` does with a trace whose threads run on several hardware threads, spelled
+/// out with `access` and `event` (DESIGN.md "The engine", the multi-core timeline): in trace
+/// order while only the first hardware thread to have work has had any; from the first access
+/// of another on, every access waits in its hardware thread's queue, and the hardware thread
+/// with the smallest clock (the lowest index among equals) runs its oldest; an event first
+/// runs every queued access. Valid for traces shorter than `run`'s look-ahead window (64 Ki
+/// records), all of which it queues before running any.
+fn scheduled_access_by_access(
+    sys: &mut System,
+    records: &[Record],
+    cpu_of: impl Fn(ThreadId) -> usize,
+    limit: u64,
+) {
+    use std::collections::VecDeque;
+    let cpus = sys.config.cores * sys.config.threads_per_core;
+    let mut queues: Vec<VecDeque<Access>> = vec![VecDeque::new(); cpus];
+    let mut first_cpu = None;
+    let mut multi = false;
+    let drain = |sys: &mut System, queues: &mut Vec<VecDeque<Access>>| {
+        while sys.stats().total.references < limit {
+            let next = (0..cpus)
+                .filter(|&c| !queues[c].is_empty())
+                .min_by_key(|&c| (sys.clock(c), c));
+            let Some(c) = next else { break };
+            let a = queues[c].pop_front().unwrap();
+            sys.access(a).unwrap();
+        }
+    };
+    for &r in records {
+        match r {
+            Record::Access(a) => {
+                let cpu = cpu_of(a.thread);
+                if !multi && *first_cpu.get_or_insert(cpu) != cpu {
+                    multi = true;
+                }
+                if multi {
+                    queues[cpu].push_back(a);
+                } else if sys.stats().total.references < limit {
+                    sys.access(a).unwrap();
+                }
+            }
+            Record::Event(e) => {
+                drain(sys, &mut queues);
+                sys.event(e).unwrap();
+            }
+        }
+    }
+    drain(sys, &mut queues);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// Threads on several hardware threads (two or three cores, with and without SMT siblings,
+    /// TLB levels private or shared by the cores), in two address spaces: `run_slice` runs
+    /// them on one timeline exactly as `scheduled_access_by_access` spells the timeline out,
+    /// in every run mode, on random machines and on zen3-shaped ones (whose data paths become
+    /// `FullPair`s once full), with cache flushes and accesses crossing a page between.
+    #[test]
+    fn runs_on_several_hardware_threads_agree_with_the_timeline_access_by_access(
+        (random_cfg, caches_on) in machine(),
+        shaped in any::<bool>(),
+        l1 in first_levels(),
+        l2_ways in prop_oneof![Just(4usize), Just(16)],
+        cores in 2usize..4,
+        smt in any::<bool>(),
+        shared in proptest::collection::vec(any::<bool>(), 4),
+        threads in 2u32..5,
+        recs in proptest::collection::vec((0u32..4, 0u8..3, 0u64..200, prop_oneof![40 => Just(false), 1 => Just(true)], prop_oneof![60 => Just(false), 1 => Just(true)]), 1..1500),
+        seed in 0u64..1000,
+        mode in 0u8..3,
+        limit in prop_oneof![3 => Just(0u64), 1 => 1u64..1500],
+    ) {
+        let mut cfg = if shaped {
+            let mut cfg = shaped_machine(l1, (16, l2_ways, ReplacementKind::Lru), 1, false);
+            cfg.caches = vec![common::cache("C1", 1, 4 << 10, 4, 4), common::cache("C2", 2, 32 << 10, 8, 12)];
+            cfg
+        } else {
+            random_cfg
+        };
+        cfg.cores = cores;
+        cfg.threads_per_core = 1 + smt as usize;
+        for (t, s) in cfg.tlbs.iter_mut().zip(&shared) {
+            t.shared = *s && !shaped;
+        }
+        for c in cfg.caches.iter_mut() {
+            c.flush_cycles_per_dirty_line = 1000;
+        }
+        let opts = match mode {
+            0 => RunOptions::tlb_only(seed),
+            1 => RunOptions::no_caches(seed),
+            _ => RunOptions { seed, caches: caches_on || shaped, data_accesses: caches_on || shaped, ..RunOptions::default() },
+        };
+        let opts = RunOptions { max_references: limit, ..opts };
+        let cpus = cores * cfg.threads_per_core;
+        let cpu_of = |t: ThreadId| t.0 as usize % cpus;
+        let setup = || {
+            let mut sys = System::new(cfg.clone(), opts).unwrap();
+            let spaces = [sys.create_space().unwrap(), sys.create_space().unwrap()];
+            for t in 0..threads {
+                sys.bind_thread(ThreadId(t), spaces[t as usize % 2], cpu_of(ThreadId(t)));
+            }
+            sys
+        };
+        let records: Vec<Record> = recs
+            .iter()
+            .map(|&(t, k, page, crossing, flush)| {
+                if flush {
+                    return Record::Event(Event::Flush { core: CoreId(0), what: flush::CACHES });
+                }
+                let kind = [AccessKind::Load, AccessKind::Store, AccessKind::Instr][k as usize];
+                let offset = if crossing { 0xffc } else { (page * 72) & 0xff8 };
+                let va = 0x4000_0000 + page * 4096 + offset;
+                Record::Access(Access::new(ThreadId(t % threads), kind, VirtAddr(va), 8))
+            })
+            .collect();
+        let mut by_run = setup();
+        by_run.run_slice(&records).unwrap();
+        let mut by_access = setup();
+        let limit = if limit == 0 { u64::MAX } else { limit };
+        scheduled_access_by_access(&mut by_access, &records, cpu_of, limit);
+        for sys in [&mut by_run, &mut by_access] {
+            sys.event(Event::Flush { core: CoreId(0), what: flush::CACHES }).unwrap();
+        }
+        same_end_state(&by_run, &by_access)?;
+        for cpu in 0..cpus {
+            prop_assert_eq!(by_run.clock(cpu), by_access.clock(cpu), "clock of hardware thread {}", cpu);
+        }
+        prop_assert_eq!(by_run.os_stats(), by_access.os_stats());
+    }
+}
