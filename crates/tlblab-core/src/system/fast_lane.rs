@@ -344,64 +344,22 @@ impl FastLane {
         loop {
             let run = if pair { pair_loop } else { shaped_loop };
             match run(self, sys, records, n, s)? {
-                Step::Switch(m) if pair => match self.fetches_on_memo(records, m, s) {
-                    Ok(after) => n = after,
-                    Err(Step::Switch(m)) => (n, pair) = (m, false),
-                    Err(done) => return Ok(done),
-                },
                 Step::Switch(m) => (n, pair) = (m, !pair),
                 done => return Ok(done),
             }
         }
     }
 
-    /// At instruction fetch `m`, where a TLB-only pair loop stopped: the fetches from there
-    /// on the instruction path's previous page, which are first-level hits that change
-    /// nothing (`RunState::last_key`), counted as `run_with` counts them; then `Ok` of where the
-    /// pair loop goes on (`m` itself when the fetch is not such a hit: `run_with` takes it,
-    /// through the caller's switch), or `Err` when the run ends among them (`HAND_BACK`).
-    /// Without it, a program fetching on one code page between data references that miss
-    /// every level paid a switch to `run_with` and back per fetch (measured on an I/L
-    /// alternation over 1 GiB, zen3 TLB-only: 275 -> 229 instructions per
-    /// reference); in the pair loop itself the check cost the all-data loop 6 instructions
-    /// per reference.
-    fn fetches_on_memo(
-        &self,
-        records: &[Record],
-        m: usize,
-        s: &mut RunState,
-    ) -> Result<usize, Step> {
-        // With walks, a fetch still has a data access to make (`run_with`); and a data
-        // reference that ends the instruction path's memo has ended it already.
-        if self.walks || self.data || self.ends_other_memo[0] || !self.paths[1].usable {
-            return Err(Step::Switch(m));
-        }
-        let key = s.last_key[1];
-        let mut n = m;
-        while let Some(Record::Access(a)) = records.get(n) {
-            let va = a.vaddr.0;
-            let on_memo = a.kind.is_instr()
-                && a.thread == self.thread
-                && (va & 0xfff) + a.size as u64 <= 4096
-                && va < self.va_limit
-                && pack(va >> self.shift, self.size) == key;
-            if !on_memo {
-                break;
-            }
-            s.memo_hits[1] += 1;
-            s.first_level_run += 1;
-            n += 1;
-            if s.first_level_run == HAND_BACK {
-                return Err(Step::Done {
-                    taken: n,
-                    stale: false,
-                });
-            }
-        }
-        if n == m {
-            return Err(Step::Switch(m));
-        }
-        Ok(n)
+    /// Whether `a` is an instruction fetch of the lane's thread, within one page the lane can
+    /// translate, on the page of key `key`.
+    #[inline(always)]
+    fn is_fetch_on(&self, a: &Access, key: u64) -> bool {
+        let va = a.vaddr.0;
+        a.kind.is_instr()
+            && a.thread == self.thread
+            && (va & 0xfff) + a.size as u64 <= 4096
+            && va < self.va_limit
+            && pack(va >> self.shift, self.size) == key
     }
 
     /// Sets `pair_ready` once a data path with `pair_loops` has its levels full.
@@ -541,10 +499,39 @@ impl FastLane {
             taken: records.len(),
             stale: false,
         };
+        // Fetches on the instruction path's previous page are first-level hits that change
+        // nothing (`RunState::last_key`): counted here, as `run_with` counts them, without
+        // ending the stretch. Data references leave that page the most recent in the
+        // instruction path's first level unless one of their levels is it (`ends_other_memo`).
+        // A program fetching on one code page between data references that miss every level
+        // otherwise ended a stretch, and borrowed the pair again, per fetch: measured
+        // (callgrind, zen3, the engine benchmark's `fetch_random`, TLB-only), 229 → 74
+        // instructions per reference (33 → 112 M refs/s, interleaved medians of 5), at a
+        // cost of 4 instructions per reference to the all-data loop (109.5 → 113.3 on
+        // random:pages=262144; 60.1 against 61.2 M refs/s, interleaved medians of 7).
+        let fetch_key = if self.paths[1].usable && !self.ends_other_memo[0] {
+            s.last_key[1]
+        } else {
+            u64::MAX
+        };
+        let mut fetch_memo_hits = 0u64;
         for (i, r) in records[from..].iter().enumerate() {
             let n = from + i;
             let a = match self.pair_access(r, n) {
                 Ok(a) => a,
+                Err(Step::Switch(_)) if matches!(r, Record::Access(a) if self.is_fetch_on(a, fetch_key)) =>
+                {
+                    fetch_memo_hits += 1;
+                    first_level_run += 1;
+                    if first_level_run == HAND_BACK {
+                        step = Step::Done {
+                            taken: n + 1,
+                            stale: false,
+                        };
+                        break;
+                    }
+                    continue;
+                }
                 Err(end) => {
                     step = end;
                     break;
@@ -579,6 +566,7 @@ impl FastLane {
         let levels = <P::Path<'_> as DataPath>::LEVELS;
         settle_data_path(&mut s.t, levels, settled, settled[SETTLED_WALK]);
         s.memo_hits[0] += memo_hits;
+        s.memo_hits[1] += fetch_memo_hits;
         s.first_level_run = first_level_run;
         s.last_key[0] = last_key;
         if self.ends_other_memo[0] && settled.iter().any(|&n| n > 0) {
