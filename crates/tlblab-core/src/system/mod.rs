@@ -232,6 +232,10 @@ pub(crate) struct Host {
 /// Records per batch the run loop takes from a source.
 const BATCH: usize = 1 << 14;
 
+/// How far ahead in a hardware thread's queue the multi-core timeline hints the host to fetch
+/// a walk's entries (and half as far, the cache sets): as `run_direct` does in trace order.
+const TIMELINE_PREFETCH_AHEAD: usize = 16;
+
 /// Where the run loop's batches of records come from.
 trait Batches {
     /// The next batch; empty at the end.
@@ -1498,6 +1502,7 @@ impl System {
         let mut first_cpu: Option<usize> = None;
         let mut multi = false;
         let mut queues: Vec<VecDeque<Access>> = vec![VecDeque::new(); self.cpus.len()];
+        let mut missing = vec![false; self.cpus.len()];
         let mut queued = 0usize;
         let mut exhausted = false;
         let limit = if self.options.max_references == 0 {
@@ -1529,7 +1534,7 @@ impl System {
                         }
                         Record::Event(e) => {
                             if queued > 0 {
-                                self.drain(&mut queues, limit)?;
+                                self.drain(&mut queues, &mut missing, limit)?;
                                 queued = 0;
                             }
                             self.event(e)?;
@@ -1546,11 +1551,41 @@ impl System {
             };
             let a = queues[cpu].pop_front().unwrap();
             queued -= 1;
-            // Through the general path: several hardware threads' accesses interleave one by
-            // one, and the fast lane's per-call cost made runs of first-level hits 1.6-2.5x
-            // slower than `access` (measured 2026-11-24; ARCHITECTURE.md).
-            self.access(a)?;
+            self.timeline_access(cpu, a, &queues[cpu], &mut missing)?;
         }
+        Ok(())
+    }
+
+    /// One access of the multi-core timeline, of hardware thread `cpu` (`queue`: its accesses
+    /// after this one), through the general path: several hardware threads' accesses
+    /// interleave one by one, and the fast lane's per-call cost made runs of first-level hits
+    /// 1.6-2.5x slower than `access` (measured 2026-11-24; ARCHITECTURE.md).
+    ///
+    /// While the hardware thread's accesses keep walking (`missing`, per hardware thread; a
+    /// TLB-only run has no walks to hint), the host is hinted to fetch what accesses further down its queue will
+    /// walk and touch, as `run_direct` does in trace order: 1.0 → 1.5 M refs/s on two threads'
+    /// random streams over 1 GiB each (zen3, full model). Hinting every access cost streams of
+    /// first-level hits a third of their rate.
+    fn timeline_access(
+        &mut self,
+        cpu: usize,
+        a: Access,
+        queue: &VecDeque<Access>,
+        missing: &mut [bool],
+    ) -> Result<(), SimError> {
+        if !self.options.walks {
+            self.access(a)?;
+            return Ok(());
+        }
+        if missing[cpu] {
+            self.prefetch_for(
+                queue.get(TIMELINE_PREFETCH_AHEAD - 1).copied(),
+                queue.get(TIMELINE_PREFETCH_AHEAD / 2 - 1).copied(),
+            );
+        }
+        let walks = self.cpu_stats[cpu].walks;
+        self.access(a)?;
+        missing[cpu] = self.cpu_stats[cpu].walks != walks;
         Ok(())
     }
 
@@ -1735,10 +1770,23 @@ impl System {
     /// bound. Changes nothing simulated.
     #[inline]
     pub(crate) fn prefetch_ahead(&mut self, records: &[Record], i: usize, ahead: usize) {
+        let access = |r: Option<&Record>| match r {
+            Some(Record::Access(a)) => Some(*a),
+            _ => None,
+        };
+        self.prefetch_for(
+            access(records.get(i + ahead)),
+            access(records.get(i + ahead / 2)),
+        );
+    }
+
+    /// `prefetch_ahead`'s hints: the walk of access `far`, the cache sets of access `near`.
+    #[inline]
+    fn prefetch_for(&mut self, far: Option<Access>, near: Option<Access>) {
         if !self.options.walks {
             return;
         }
-        if let Some(Record::Access(far)) = records.get(i + ahead) {
+        if let Some(far) = far {
             if let Some(Some(st)) = self.threads.get(far.thread.0 as usize) {
                 // Only for a table that outgrows the host's caches: with a smaller one, the
                 // lookup alone costs more than the near record's own (measured: +3% on a
@@ -1751,8 +1799,8 @@ impl System {
                 }
             }
         }
-        if let Some(Record::Access(near)) = records.get(i + ahead / 2) {
-            self.prefetch_cache_sets(near);
+        if let Some(near) = near {
+            self.prefetch_cache_sets(&near);
         }
     }
 
@@ -1858,13 +1906,18 @@ impl System {
         }
     }
 
-    fn drain(&mut self, queues: &mut [VecDeque<Access>], limit: u64) -> Result<(), SimError> {
+    fn drain(
+        &mut self,
+        queues: &mut [VecDeque<Access>],
+        missing: &mut [bool],
+        limit: u64,
+    ) -> Result<(), SimError> {
         while self.references < limit {
             let Some(cpu) = self.next_on_timeline(queues) else {
                 break;
             };
             let a = queues[cpu].pop_front().unwrap();
-            self.access(a)?;
+            self.timeline_access(cpu, a, &queues[cpu], missing)?;
         }
         Ok(())
     }
