@@ -14,7 +14,8 @@ pair loops per TLB geometry (ARCHITECTURE.md), so the geometry decides the rate 
 that misses every level.
 
 Besides the synthetic extremes (random, strided and chase miss in every TLB level on nearly
-every reference; sequential hits the first level's memo), a generated Lackey-format text of
+every reference; sequential hits the first level's memo; random_2threads is random on two
+threads of two cores, the multi-core timeline), a generated Lackey-format text of
 fetches on one code page between loads that miss every level (`fetch_random`), and two real
 programs captured under
 Valgrind Lackey: `ls -lR /usr/share/doc` and `gzip -9 -c /usr/bin/gzip` (skipped when valgrind
@@ -40,6 +41,12 @@ CASES = {
     "strided": ("strided:pages=65536,stride=4096,rounds=64", "strided:pages=65536,stride=4096,rounds=8"),
     "sequential": ("sequential:bytes=256M,rounds=1", "sequential:bytes=32M,rounds=1"),
     "chase": ("chase:pages=16384,accesses=4M", "chase:pages=16384,accesses=500k"),
+    # Two threads on zen3's two cores, interleaved access by access: the multi-core timeline,
+    # which takes the general path per access (ARCHITECTURE.md, "Several hardware threads").
+    "random_2threads": (
+        "random:pages=262144,accesses=4M,threads=2",
+        "random:pages=262144,accesses=500k,threads=2",
+    ),
 }
 
 MODES = ("tlb_only", "no_caches", "full")
