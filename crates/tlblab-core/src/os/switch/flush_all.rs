@@ -8,17 +8,18 @@ use crate::system::System;
 /// `virtual_caches`; returns the cycles the cache flushes cost.
 pub(crate) fn flush_core(sys: &mut System, cpu: usize, virtual_caches: bool) -> u64 {
     let core = sys.cpus[cpu].core;
-    let mut tlbs: Vec<usize> = sys.cores[core]
-        .itlb
-        .iter()
-        .chain(&sys.cores[core].dtlb)
-        .map(|&(t, _)| t)
-        .collect();
-    tlbs.sort_unstable();
-    tlbs.dedup();
+    // Each structure once, though a unified level is on both paths; in path order, without
+    // a vector per switch (distinct structures are independent, so the order changes nothing).
+    let tlb_of = |sys: &System, i: usize| {
+        let c = &sys.cores[core];
+        c.itlb.iter().chain(&c.dtlb).nth(i).map(|&(t, _)| t)
+    };
     let mut n = 0;
-    for t in tlbs {
-        n += sys.tlbs[t].invalidate_all() as u64;
+    for i in 0.. {
+        let Some(t) = tlb_of(sys, i) else { break };
+        if (0..i).all(|j| tlb_of(sys, j) != Some(t)) {
+            n += sys.tlbs[t].invalidate_all() as u64;
+        }
     }
     sys.core_os[core].invalidations += n;
     for &p in &sys.cores[core].pwcs {
@@ -28,17 +29,14 @@ pub(crate) fn flush_core(sys: &mut System, cpu: usize, virtual_caches: bool) -> 
     if !virtual_caches {
         return 0;
     }
-    let mut caches: Vec<usize> = sys.cores[core]
-        .icache
-        .iter()
-        .chain(&sys.cores[core].dcache)
-        .map(|r| r.cache)
-        .collect();
-    caches.sort_unstable();
-    caches.dedup();
+    let cache_of = |sys: &System, i: usize| {
+        let c = &sys.cores[core];
+        c.icache.iter().chain(&c.dcache).nth(i).map(|r| r.cache)
+    };
     let mut cycles = 0;
-    for c in caches {
-        if sys.caches[c].is_virtual() {
+    for i in 0.. {
+        let Some(c) = cache_of(sys, i) else { break };
+        if (0..i).all(|j| cache_of(sys, j) != Some(c)) && sys.caches[c].is_virtual() {
             cycles += sys.caches[c].flush();
             sys.os_stats.cache_flushes += 1;
         }
