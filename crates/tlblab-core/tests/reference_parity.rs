@@ -853,7 +853,7 @@ fn scheduled_access_by_access(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     /// Threads on several hardware threads (two or three cores, with and without SMT siblings,
     /// TLB levels private or shared by the cores), in two address spaces: `run_slice` runs
@@ -874,6 +874,7 @@ proptest! {
         seed in 0u64..1000,
         mode in 0u8..3,
         limit in prop_oneof![3 => Just(0u64), 1 => 1u64..1500],
+        started in any::<bool>(),
     ) {
         let mut cfg = if shaped {
             let mut cfg = shaped_machine(l1, (16, l2_ways, ReplacementKind::Lru), 1, false);
@@ -906,9 +907,14 @@ proptest! {
             }
             sys
         };
-        let records: Vec<Record> = recs
-            .iter()
-            .map(|&(t, k, page, crossing, flush)| {
+        // `started`: every thread has run once before a flush, so that from there on each
+        // hardware thread runs the thread it ran last (the TLB-only timeline then runs each
+        // hardware thread's queue apart, `System::run_apart`, when no TLB level is shared).
+        let start = (0..threads).map(|t| Record::Access(Access::new(ThreadId(t), AccessKind::Load, VirtAddr(0x7000_0000), 8)));
+        let records: Vec<Record> = start
+            .chain([Record::Event(Event::Flush { core: CoreId(0), what: flush::CACHES })])
+            .filter(|_| started)
+            .chain(recs.iter().map(|&(t, k, page, crossing, flush)| {
                 if flush {
                     return Record::Event(Event::Flush { core: CoreId(0), what: flush::CACHES });
                 }
@@ -916,7 +922,7 @@ proptest! {
                 let offset = if crossing { 0xffc } else { (page * 72) & 0xff8 };
                 let va = 0x4000_0000 + page * 4096 + offset;
                 Record::Access(Access::new(ThreadId(t % threads), kind, VirtAddr(va), 8))
-            })
+            }))
             .collect();
         let mut by_run = setup();
         by_run.run_slice(&records).unwrap();

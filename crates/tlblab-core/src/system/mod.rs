@@ -271,6 +271,32 @@ impl Batches for Slices<'_> {
     }
 }
 
+/// The accesses waiting on the multi-core timeline: `run_batches`, once a second hardware
+/// thread has work.
+struct Timeline {
+    /// Per hardware thread, its accesses (`Record::Access` only) in trace order.
+    queues: Vec<VecDeque<Record>>,
+    queued: usize,
+    /// Per hardware thread: its last access walked (`System::timeline_access`).
+    walking: Vec<bool>,
+    /// No hardware thread's accesses can change what another's find (`System::independent_cpus`).
+    independent: bool,
+    /// Records were queued since `System::run_apart` was last tried.
+    try_apart: bool,
+}
+
+impl Timeline {
+    fn new(cpus: usize, independent: bool) -> Timeline {
+        Timeline {
+            queues: vec![VecDeque::new(); cpus],
+            queued: 0,
+            walking: vec![false; cpus],
+            independent,
+            try_apart: false,
+        }
+    }
+}
+
 /// A simulated machine with its memory, address spaces and statistics.
 pub struct System {
     pub config: MachineConfig,
@@ -1501,23 +1527,21 @@ impl System {
         let single = self.cpus.len() == 1;
         let mut first_cpu: Option<usize> = None;
         let mut multi = false;
-        let mut queues: Vec<VecDeque<Access>> = vec![VecDeque::new(); self.cpus.len()];
-        let mut missing = vec![false; self.cpus.len()];
-        let mut queued = 0usize;
         let mut exhausted = false;
         let limit = if self.options.max_references == 0 {
             u64::MAX
         } else {
             self.options.max_references
         };
+        let mut tl = Timeline::new(self.cpus.len(), self.independent_cpus(limit));
         while self.references < limit {
-            if !exhausted && queued < LOOKAHEAD / 2 {
+            if !exhausted && tl.queued < LOOKAHEAD / 2 {
                 let buf = batches.next()?;
                 if buf.is_empty() {
                     exhausted = true;
                 }
                 let mut i = 0;
-                if !multi && queued == 0 {
+                if !multi && tl.queued == 0 {
                     i = self.run_direct(buf, single, &mut first_cpu, limit)?;
                     if self.references >= limit {
                         return Ok(());
@@ -1529,31 +1553,97 @@ impl System {
                     match *r {
                         Record::Access(a) => {
                             let st = self.thread_state(a.thread)?;
-                            queues[st.cpu].push_back(a);
-                            queued += 1;
+                            tl.queues[st.cpu].push_back(*r);
+                            tl.queued += 1;
                         }
                         Record::Event(e) => {
-                            if queued > 0 {
-                                self.drain(&mut queues, &mut missing, limit)?;
-                                queued = 0;
+                            if tl.queued > 0 {
+                                self.drain(&mut tl, limit)?;
                             }
                             self.event(e)?;
                         }
                     }
                 }
+                tl.try_apart = true;
                 continue;
             }
-            if queued == 0 {
+            if tl.queued == 0 {
                 return Ok(());
             }
-            let Some(cpu) = self.next_on_timeline(&queues) else {
-                unreachable!("{queued} accesses are queued")
+            if std::mem::take(&mut tl.try_apart) && self.run_apart(&mut tl)? {
+                continue;
+            }
+            let Some(cpu) = self.next_on_timeline(&tl.queues) else {
+                unreachable!("{} accesses are queued", tl.queued)
             };
-            let a = queues[cpu].pop_front().unwrap();
-            queued -= 1;
-            self.timeline_access(cpu, a, &queues[cpu], &mut missing)?;
+            let Some(Record::Access(a)) = tl.queues[cpu].pop_front() else {
+                unreachable!("the queues hold accesses")
+            };
+            tl.queued -= 1;
+            self.timeline_access(cpu, a, &tl.queues[cpu], &mut tl.walking)?;
         }
         Ok(())
+    }
+
+    /// Whether, in this run, no hardware thread's accesses can change what another's find,
+    /// so that the timeline may run each hardware thread's queue on its own
+    /// (`run_apart`): a TLB-only run (no caches, no page tables, nothing allocated: a
+    /// reference reads and changes only the TLB levels of its path) in which no TLB level is
+    /// on two hardware threads' paths (no SMT siblings, no level shared by cores), without a
+    /// reference limit (which references it cuts off depends on the interleaving).
+    fn independent_cpus(&self, limit: u64) -> bool {
+        if self.options.walks || limit != u64::MAX {
+            return false;
+        }
+        let mut owner: Vec<Option<usize>> = vec![None; self.tlbs.len()];
+        for (cpu, c) in self.cpus.iter().enumerate() {
+            let core = &self.cores[c.core];
+            for &(t, _) in core.itlb.iter().chain(&core.dtlb) {
+                if owner[t].is_some_and(|o| o != cpu) {
+                    return false;
+                }
+                owner[t] = Some(cpu);
+            }
+        }
+        true
+    }
+
+    /// Runs every queued access, each hardware thread's queue on its own through
+    /// `run_direct` (the memo lane and the fast lane, as for one thread), when the hardware
+    /// threads are independent (`Timeline::independent`) and every queued access is of the
+    /// thread its hardware thread runs now (no context switch, whose ASID assignment and
+    /// costs would depend on the order); returns whether it did. Exact: each hardware
+    /// thread's references, in their order, meet the same TLB state as on the interleaved
+    /// timeline, its clock is the sum of their costs either way, and nothing else is shared.
+    /// Two threads' random streams over 1 GiB each on zen3's two cores, TLB-only: 5.7-6.6 →
+    /// 35-38 M refs/s (`profile_run`, three interleaved runs, 2026-11-24).
+    /// `tests/reference_parity.rs` checks it against the timeline spelled out access by
+    /// access.
+    fn run_apart(&mut self, tl: &mut Timeline) -> Result<bool, SimError> {
+        if !tl.independent {
+            return Ok(false);
+        }
+        for (cpu, q) in tl.queues.iter().enumerate() {
+            let current = self.current[cpu];
+            if q.iter()
+                .any(|r| !matches!(r, Record::Access(a) if Some(a.thread) == current))
+            {
+                return Ok(false);
+            }
+        }
+        for cpu in 0..tl.queues.len() {
+            let records = tl.queues[cpu].make_contiguous();
+            let taken = self.run_direct(records, false, &mut Some(cpu), u64::MAX)?;
+            // (`run_direct` takes all of them: every one is an access of `cpu`.)
+            for r in &records[taken..] {
+                if let Record::Access(a) = *r {
+                    self.access(a)?;
+                }
+            }
+            tl.queues[cpu].clear();
+        }
+        tl.queued = 0;
+        Ok(true)
     }
 
     /// One access of the multi-core timeline, of hardware thread `cpu` (`queue`: its accesses
@@ -1561,7 +1651,7 @@ impl System {
     /// interleave one by one, and the fast lane's per-call cost made runs of first-level hits
     /// 1.6-2.5x slower than `access` (measured 2026-11-24; ARCHITECTURE.md).
     ///
-    /// While the hardware thread's accesses keep walking (`missing`, per hardware thread; a
+    /// While the hardware thread's accesses keep walking (`walking`, per hardware thread; a
     /// TLB-only run has no walks to hint), the host is hinted to fetch what accesses further down its queue will
     /// walk and touch, as `run_direct` does in trace order: 1.0 → 1.5 M refs/s on two threads'
     /// random streams over 1 GiB each (zen3, full model). Hinting every access cost streams of
@@ -1570,28 +1660,32 @@ impl System {
         &mut self,
         cpu: usize,
         a: Access,
-        queue: &VecDeque<Access>,
-        missing: &mut [bool],
+        queue: &VecDeque<Record>,
+        walking: &mut [bool],
     ) -> Result<(), SimError> {
         if !self.options.walks {
             self.access(a)?;
             return Ok(());
         }
-        if missing[cpu] {
+        if walking[cpu] {
+            let access = |i: usize| match queue.get(i) {
+                Some(Record::Access(a)) => Some(*a),
+                _ => None,
+            };
             self.prefetch_for(
-                queue.get(TIMELINE_PREFETCH_AHEAD - 1).copied(),
-                queue.get(TIMELINE_PREFETCH_AHEAD / 2 - 1).copied(),
+                access(TIMELINE_PREFETCH_AHEAD - 1),
+                access(TIMELINE_PREFETCH_AHEAD / 2 - 1),
             );
         }
         let walks = self.cpu_stats[cpu].walks;
         self.access(a)?;
-        missing[cpu] = self.cpu_stats[cpu].walks != walks;
+        walking[cpu] = self.cpu_stats[cpu].walks != walks;
         Ok(())
     }
 
     /// The hardware thread the timeline advances next: of those with work queued, the one
     /// with the smallest clock (the lowest index among equals).
-    fn next_on_timeline(&self, queues: &[VecDeque<Access>]) -> Option<usize> {
+    fn next_on_timeline(&self, queues: &[VecDeque<Record>]) -> Option<usize> {
         let mut best: Option<usize> = None;
         for (i, q) in queues.iter().enumerate() {
             if !q.is_empty() && best.is_none_or(|b| self.cpus[i].clock < self.cpus[b].clock) {
@@ -1906,19 +2000,22 @@ impl System {
         }
     }
 
-    fn drain(
-        &mut self,
-        queues: &mut [VecDeque<Access>],
-        missing: &mut [bool],
-        limit: u64,
-    ) -> Result<(), SimError> {
-        while self.references < limit {
-            let Some(cpu) = self.next_on_timeline(queues) else {
-                break;
-            };
-            let a = queues[cpu].pop_front().unwrap();
-            self.timeline_access(cpu, a, &queues[cpu], missing)?;
+    /// Runs every access of the timeline (before an event), up to the reference limit.
+    fn drain(&mut self, tl: &mut Timeline, limit: u64) -> Result<(), SimError> {
+        if !self.run_apart(tl)? {
+            while self.references < limit {
+                let Some(cpu) = self.next_on_timeline(&tl.queues) else {
+                    break;
+                };
+                let Some(Record::Access(a)) = tl.queues[cpu].pop_front() else {
+                    unreachable!("the queues hold accesses")
+                };
+                self.timeline_access(cpu, a, &tl.queues[cpu], &mut tl.walking)?;
+            }
         }
+        // (Past the limit, what is left is never run.)
+        tl.queues.iter_mut().for_each(VecDeque::clear);
+        tl.queued = 0;
         Ok(())
     }
 
