@@ -1573,16 +1573,22 @@ impl System {
             if std::mem::take(&mut tl.try_apart) && self.run_apart(&mut tl)? {
                 continue;
             }
-            let Some(cpu) = self.next_on_timeline(&tl.queues) else {
-                unreachable!("{} accesses are queued", tl.queued)
-            };
-            let Some(Record::Access(a)) = tl.queues[cpu].pop_front() else {
-                unreachable!("the queues hold accesses")
-            };
-            tl.queued -= 1;
-            self.timeline_access(cpu, a, &tl.queues[cpu], &mut tl.walking)?;
+            self.timeline_step(&mut tl)?;
         }
         Ok(())
+    }
+
+    /// Runs the next access of the timeline (`next_on_timeline`); false when none is queued.
+    fn timeline_step(&mut self, tl: &mut Timeline) -> Result<bool, SimError> {
+        let Some(cpu) = self.next_on_timeline(&tl.queues) else {
+            return Ok(false);
+        };
+        let Some(Record::Access(a)) = tl.queues[cpu].pop_front() else {
+            unreachable!("the queues hold accesses")
+        };
+        tl.queued -= 1;
+        self.timeline_access(cpu, a, &tl.queues[cpu], &mut tl.walking)?;
+        Ok(true)
     }
 
     /// Whether, in this run, no hardware thread's accesses can change what another's find,
@@ -1652,10 +1658,10 @@ impl System {
     /// 1.6-2.5x slower than `access` (measured 2026-11-24; ARCHITECTURE.md).
     ///
     /// While the hardware thread's accesses keep walking (`walking`, per hardware thread; a
-    /// TLB-only run has no walks to hint), the host is hinted to fetch what accesses further down its queue will
-    /// walk and touch, as `run_direct` does in trace order: 1.0 → 1.5 M refs/s on two threads'
-    /// random streams over 1 GiB each (zen3, full model). Hinting every access cost streams of
-    /// first-level hits a third of their rate.
+    /// TLB-only run has no walks to hint), the host is hinted to fetch what accesses further
+    /// down its queue will walk and touch, as `run_direct` does in trace order: 1.0 → 1.5 M
+    /// refs/s on two threads' random streams over 1 GiB each (zen3, full model). Hinting
+    /// every access cost streams of first-level hits a third of their rate.
     fn timeline_access(
         &mut self,
         cpu: usize,
@@ -2003,15 +2009,7 @@ impl System {
     /// Runs every access of the timeline (before an event), up to the reference limit.
     fn drain(&mut self, tl: &mut Timeline, limit: u64) -> Result<(), SimError> {
         if !self.run_apart(tl)? {
-            while self.references < limit {
-                let Some(cpu) = self.next_on_timeline(&tl.queues) else {
-                    break;
-                };
-                let Some(Record::Access(a)) = tl.queues[cpu].pop_front() else {
-                    unreachable!("the queues hold accesses")
-                };
-                self.timeline_access(cpu, a, &tl.queues[cpu], &mut tl.walking)?;
-            }
+            while self.references < limit && self.timeline_step(tl)? {}
         }
         // (Past the limit, what is left is never run.)
         tl.queues.iter_mut().for_each(VecDeque::clear);
