@@ -4,9 +4,10 @@
 //! Budget: `quick` ≤ 20 s, full ≤ 2 min on 2 shared cores. Every number is a median over
 //! interleaved repetitions; each capacity is refined on fresh memory `trials` times.
 
-use crate::analysis::index::Indexing;
+use crate::analysis::index::{ConflictGeometry, Indexing};
 use crate::analysis::knee::{latency_confidence, Confidence};
 use crate::cpuid::{self, Assoc, CpuidInfo};
+use crate::measure::conflict::{arbitrate, Arbitration};
 use crate::measure::curve::{capacity_of, grid, sweep, Capacity, SweepRow};
 use crate::measure::extras::{self, Verdict};
 use crate::measure::levels::{data_levels, stride_sweep, Budget, StrideSweep};
@@ -191,41 +192,115 @@ pub fn validate(o: &ProbeOptions) -> Result<(), String> {
     Ok(())
 }
 
+/// The "… entries" line of a capacity `c`; for the L2 DTLB, `arb` is what the conflict sets say
+/// of it ([`Arbitration`]): they decide between a rise before the ramp and the ramp, and
+/// confirm or contradict any other reading.
 fn cap_measured(
     name: &str,
     c: &Capacity,
     declared: Option<&cpuid::DeclaredTlb>,
     note: &str,
+    arb: Option<&Arbitration>,
 ) -> Measured {
-    let lo = c.trials.iter().copied().min().unwrap_or(0) as f64;
-    let hi = c.trials.iter().copied().max().unwrap_or(0) as f64;
+    let mut value = c.entries as f64;
+    let mut spread = (
+        c.trials.iter().copied().min().unwrap_or(0) as f64,
+        c.trials.iter().copied().max().unwrap_or(0) as f64,
+    );
+    let mut confidence = c.confidence;
+    let geometry = |g: &ConflictGeometry| {
+        format!(
+            "{} sets × {} ways = {} (capacity × stride {:.0}..{:.0} at strides up to the sets)",
+            g.sets,
+            g.ways,
+            g.entries(),
+            g.lo,
+            g.hi
+        )
+    };
+    let rise = format!(
+        "the trials read a smaller, sharper rise at {} before the ramp of the pooled envelope \
+         ({}..{}), which carries most of the step",
+        c.entries, c.onset, c.full_miss
+    );
+    let prefix = match (arb, c.before_ramp) {
+        (
+            Some(Arbitration::Ramp {
+                geometry: g,
+                half_way,
+            }),
+            before_ramp,
+        ) => {
+            value = g.entries() as f64;
+            spread = (g.lo, g.hi);
+            confidence = Confidence::Medium;
+            let read = if before_ramp {
+                rise.clone()
+            } else {
+                format!(
+                    "the trials read a smaller rise at {} (the ramp fitted to the pooled \
+                     envelope: {}..{})",
+                    c.entries, c.onset, c.full_miss
+                )
+            };
+            let half = half_way.map_or(String::new(), |n| {
+                format!("; the pooled envelope is half-way up its step at {n} pages")
+            });
+            format!(
+                "from the conflict sets: {}{half}; {read}: there the level starts losing pages \
+                 of a random chain over every set before it is full; ",
+                geometry(g)
+            )
+        }
+        (Some(Arbitration::Agrees(g)), true) => {
+            confidence = Confidence::Medium;
+            format!(
+                "{rise}; the conflict sets' {} agree with the rise; ",
+                geometry(g)
+            )
+        }
+        (Some(Arbitration::Agrees(g)), false) => {
+            format!("the conflict sets agree: {}; ", geometry(g))
+        }
+        (Some(Arbitration::Disagrees(g)), before_ramp) => {
+            confidence = confidence.min(Confidence::Medium);
+            let what = if before_ramp {
+                "neither the rise nor the ramp"
+            } else {
+                "more than 10% off"
+            };
+            format!(
+                "{}the conflict sets' {} is {what}; ",
+                if before_ramp {
+                    format!("unclear: {rise}; ")
+                } else {
+                    String::new()
+                },
+                geometry(g)
+            )
+        }
+        (None, true) => {
+            format!("unclear: {rise}; timing alone does not tell which is the overflow; ")
+        }
+        (None, false) => String::new(),
+    };
     let (cpuid_s, disagrees) = match declared {
         Some(d) => (
             Some(format!("{} entries, {}", d.entries, d.assoc)),
-            (c.entries as f64 - d.entries as f64).abs() > 0.05 * d.entries as f64,
+            (value - d.entries as f64).abs() > 0.05 * d.entries as f64,
         ),
         None => (None, false),
     };
-    let before_ramp = if c.before_ramp {
-        format!(
-            "unclear: the trials read a smaller, sharper rise at {} before the ramp of the \
-             pooled envelope ({}..{}), which carries most of the step; timing alone does not \
-             tell which is the overflow; ",
-            c.entries, c.onset, c.full_miss
-        )
-    } else {
-        String::new()
-    };
     Measured {
         name: name.into(),
-        value: Some(c.entries as f64),
+        value: Some(value),
         unit: "entries".into(),
-        spread: Some((lo, hi)),
-        confidence: c.confidence,
+        spread: Some(spread),
+        confidence,
         cpuid: cpuid_s,
         disagrees,
         note: format!(
-            "{before_ramp}{note}{} of {} trials within 3% of the estimate (their upper median; each trial: \
+            "{prefix}{note}{} of {} trials within 3% of the estimate (their upper median; each trial: \
              where the steepest rise of its fastest windows meets the line before it); the \
              trials' pooled envelope leaves the plateau after {}, is half-way at {}, ramp ends \
              at {} pages",
@@ -235,6 +310,30 @@ fn cap_measured(
             c.midpoint,
             c.full_miss
         ),
+    }
+}
+
+/// The L2 DTLB's two lines from its capacity `c` and, when it ran, the conflict sweep: the
+/// entries line with what the conflict sets say of it ([`arbitrate`]), and the organisation
+/// inferred again with the entries that line reports (its ways are entries / sets).
+fn l2_lines(r: &mut ProbeReport, c: &Capacity, note: &str) {
+    let arb = r.l2_strides.as_ref().and_then(|ss| arbitrate(c, ss));
+    let declared = r.cpuid.data_tlb(2);
+    let m = cap_measured("L2 DTLB entries (4K)", c, declared, note, arb.as_ref());
+    let entries = m.value.map_or(c.entries, |v| v.round() as usize);
+    replace_or_push(&mut r.summary, m);
+    if let Some(ss) = r.l2_strides.as_mut() {
+        ss.indexing = crate::measure::conflict::infer(ss, entries);
+        let m = l2_organisation(ss, r.cpuid.data_tlb(2));
+        replace_or_push(&mut r.summary, m);
+    }
+}
+
+/// Replaces the summary line of the same name, or appends `m`.
+fn replace_or_push(summary: &mut Vec<Measured>, m: Measured) {
+    match summary.iter_mut().find(|x| x.name == m.name) {
+        Some(old) => *old = m,
+        None => summary.push(m),
     }
 }
 
@@ -377,6 +476,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 c,
                 r.cpuid.data_tlb(1),
                 "",
+                None,
             ));
         } else {
             r.errors
@@ -388,6 +488,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 c,
                 r.cpuid.data_tlb(2),
                 "",
+                None,
             ));
         } else {
             r.errors.push("no second data-TLB knee found".into());
@@ -449,8 +550,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 if o.quick { 1 } else { 3 },
                 b.seed,
             );
-            r.summary.push(l2_organisation(&ss, r.cpuid.data_tlb(2)));
             r.l2_strides = Some(ss);
+            l2_lines(&mut r, c2, "");
         }
     }
     r.started
@@ -556,6 +657,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                         &c,
                         r.cpuid.instruction_tlb(i as u8 + 1),
                         "experimental; ",
+                        None,
                     );
                     if !confirmed {
                         m.note = format!("a second sweep did not show this knee; {}", m.note);
@@ -707,29 +809,14 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                 &mut fresh,
             );
             let merged = crate::measure::curve::merge_capacities(&c2, &again);
-            if let Some(m) = r
-                .summary
-                .iter_mut()
-                .find(|m| m.name == "L2 DTLB entries (4K)")
-            {
-                *m = cap_measured(
-                    "L2 DTLB entries (4K)",
-                    &merged,
-                    r.cpuid.data_tlb(2),
-                    &format!(
-                        "measured twice, {} then {}, the trials of both taken together; ",
-                        c2.entries, again.entries
-                    ),
-                );
-            }
-            // The organisation's ways are entries / sets: read again with the merged entries.
-            if let Some(ss) = r.l2_strides.as_mut() {
-                ss.indexing = crate::measure::conflict::infer(ss, merged.entries);
-                let m = l2_organisation(ss, r.cpuid.data_tlb(2));
-                if let Some(old) = r.summary.iter_mut().find(|x| x.name == m.name) {
-                    *old = m;
-                }
-            }
+            l2_lines(
+                &mut r,
+                &merged,
+                &format!(
+                    "measured twice, {} then {}, the trials of both taken together; ",
+                    c2.entries, again.entries
+                ),
+            );
             r.dtlb_levels[1] = merged;
         }
     }

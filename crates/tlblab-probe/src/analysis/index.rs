@@ -270,6 +270,55 @@ pub fn infer_from_conflicts(entries: f64, caps: &[StrideCapacity], tol: f64) -> 
     }
 }
 
+/// A level's sets and ways as conflict sets alone give them, without its stride-1 capacity.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ConflictGeometry {
+    pub sets: usize,
+    pub ways: usize,
+    /// The lowest and highest capacity × stride over the strides that still halve: each is a
+    /// reading of `sets × ways` of its own.
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl ConflictGeometry {
+    pub fn entries(&self) -> usize {
+        self.sets * self.ways
+    }
+}
+
+/// Sets and ways from conflict-set capacities only, without the level's stride-1 capacity:
+/// the sets are where the capacities stop halving ([`infer_from_conflicts`], given the first
+/// stride's capacity × stride as the entries, so its check against the stride-1 capacity holds
+/// by construction); every stride up to the sets reads `sets × ways` as its capacity × stride,
+/// and the ways are their median over the sets. Only when the capacities halve at least once
+/// and then stay: None for a sweep that lost a step, no plateau, a plateau from the first
+/// stride (the sets are then only bounded), a hashed or folded index.
+pub fn geometry_from_conflicts(caps: &[StrideCapacity], tol: f64) -> Option<ConflictGeometry> {
+    let first = caps.first()?;
+    let e0 = first.capacity? * (1u64 << first.log2_stride) as f64;
+    let Indexing::Linear { sets, .. } = infer_from_conflicts(e0, caps, tol) else {
+        return None;
+    };
+    if sets <= 1usize << first.log2_stride {
+        return None;
+    }
+    let products: Vec<f64> = caps
+        .iter()
+        .filter(|c| (1usize << c.log2_stride) <= sets)
+        .filter_map(|c| c.capacity.map(|x| x * (1u64 << c.log2_stride) as f64))
+        .collect();
+    let ways = (crate::stats::median(&products) / sets as f64)
+        .round()
+        .max(1.0) as usize;
+    Some(ConflictGeometry {
+        sets,
+        ways,
+        lo: products.iter().copied().fold(f64::INFINITY, f64::min),
+        hi: products.iter().copied().fold(0.0, f64::max),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -480,6 +529,40 @@ mod tests {
             infer_from_conflicts(4096.0, &caps, 0.2),
             Indexing::Unclear { .. }
         ));
+    }
+
+    #[test]
+    fn given_conflict_capacities_alone_then_sets_times_ways_is_the_entries() {
+        // Read on the Zen 3 host (2026-11-24, strides 16..512), whose stride-1 scan that run read
+        // a rise at 1451 before the ramp at ~2050: the conflict sets say 128 × 16 = 2048.
+        let g =
+            geometry_from_conflicts(&conflicts(&[129.0, 64.0, 32.0, 16.0, 16.0, 16.0], 4), 0.25)
+                .expect("a halving run and a plateau");
+        assert_eq!((g.sets, g.ways, g.entries()), (128, 16, 2048));
+        // The readings of sets × ways: 129·16, 64·32, 32·64 and 16·128.
+        assert_eq!((g.lo, g.hi), (2048.0, 2064.0));
+        // Zen 5 (docs/probe.md, full run 8): 256 × 16; the one-set reading 14 · 256 is the lowest.
+        let g =
+            geometry_from_conflicts(&conflicts(&[242.0, 125.0, 64.0, 31.0, 14.0, 15.0], 4), 0.25)
+                .unwrap();
+        assert_eq!((g.sets, g.ways, g.entries()), (256, 16, 4096));
+        assert_eq!((g.lo, g.hi), (3584.0, 4096.0));
+    }
+
+    #[test]
+    fn given_conflict_capacities_without_a_plateau_or_a_halving_then_no_geometry() {
+        let none = |v: &[f64]| geometry_from_conflicts(&conflicts(v, 4), 0.25).is_none();
+        // Still halving at the largest stride: the ways are not seen.
+        assert!(none(&[256.0, 128.0, 64.0, 32.0]));
+        // No halving at all: fully associative or hashed, no sets to multiply.
+        assert!(none(&[64.0, 64.0, 64.0]));
+        // Halving after a plateau.
+        assert!(none(&[256.0, 128.0, 128.0, 64.0]));
+        // A stride without a reading.
+        let mut caps = conflicts(&[256.0, 128.0, 128.0], 4);
+        caps[1].capacity = None;
+        assert!(geometry_from_conflicts(&caps, 0.25).is_none());
+        assert!(geometry_from_conflicts(&[], 0.25).is_none());
     }
 
     #[test]

@@ -19,8 +19,10 @@
 //! `ways · sets / s` while the stride still spreads them over several sets, and `ways` from the
 //! stride that puts them all in one set.
 
-use super::curve::{sweep, Instrument};
-use crate::analysis::index::{infer_from_conflicts, Indexing, StrideCapacity};
+use super::curve::{sweep, Capacity, Instrument};
+use crate::analysis::index::{
+    geometry_from_conflicts, infer_from_conflicts, ConflictGeometry, Indexing, StrideCapacity,
+};
 use crate::analysis::knee::{monotone_floor, onset_by_threshold, trial_consensus, Confidence};
 use crate::chase::{build_on_pages, time_chain};
 use crate::measure::levels::StrideSweep;
@@ -229,4 +231,294 @@ pub fn infer(ss: &StrideSweep, entries: usize) -> Indexing {
     // Tolerance 0.25 (same: 0.75-1.25×, half: 0.375-0.625×): at one or two sets the reading is
     // a few pages of 16 (on Zen 5, 13-16 at a 256-page stride, 15-17 at 512, run to run).
     infer_from_conflicts(entries as f64, &ss.capacities, 0.25)
+}
+
+/// What the conflict sets say of the level's stride-1 capacity reading ([`arbitrate`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arbitration {
+    /// Their sets × ways is within 10% of the reading: two methods agree.
+    Agrees(ConflictGeometry),
+    /// Sets × ways lies above the reading, in the pooled envelope's ramp (from where it leaves
+    /// its plateau to where it ends, 10% of slack): the level holds that many pages, and
+    /// starts losing pages of the stride-1 scan's random chain before it is full. Typically the
+    /// reading was a rise before the ramp (`Capacity::before_ramp`, two candidates that timing
+    /// alone cannot choose between), or the pooled envelope is half-way up its step near
+    /// sets × ways (`half_way`, N pages) though the ramp fitted to it took an earlier rise.
+    Ramp {
+        geometry: ConflictGeometry,
+        half_way: Option<usize>,
+    },
+    /// Sets × ways is neither the reading nor, for a reading before the ramp, in the ramp.
+    Disagrees(ConflictGeometry),
+}
+
+/// The conflict sets' sets × ways ([`geometry_from_conflicts`]) set against `c`, the level's
+/// capacity read at stride 1; None when the sweep gives no geometry (no halving run with a
+/// plateau after it).
+///
+/// Why it can arbitrate: the stride-1 scan times random chains over consecutive pages, every
+/// set filling at once, and reads where the excess first rises; a structure that starts losing
+/// pages of such a chain before it is full (a replacement that is not LRU, a second structure's
+/// smaller step) reads early there. The conflict sets fill a few sets at a time and read the
+/// sets and ways from how the capacity scales with the stride, not from one rise. On the Zen 3
+/// host (2048 entries, AMD) the stride-1 trials of some runs agree on a ~2 ns rise at
+/// ~1440-1460 pages ahead of the ramp at ~1900-2200, while the conflict sets read 129, 64, 32,
+/// 16, 16, 16 at strides 16..512, i.e. 128 × 16 = 2048 (feasibility.md: a sequential chain keeps
+/// its plateau to exactly 2048, a random one degrades from ≈ 1536).
+pub fn arbitrate(c: &Capacity, ss: &StrideSweep) -> Option<Arbitration> {
+    let g = geometry_from_conflicts(&ss.capacities, 0.25)?;
+    let e = g.entries() as f64;
+    let read = c.entries as f64;
+    let in_fitted_ramp = e >= 0.9 * c.onset as f64 && e <= 1.1 * c.full_miss as f64;
+    let half_way =
+        half_rise(&c.envelope, e).filter(|&n| n as f64 >= 0.85 * e && n as f64 <= 1.1 * e);
+    Some(if (e - read).abs() <= 0.1 * read {
+        Arbitration::Agrees(g)
+    } else if e > read && (in_fitted_ramp || half_way.is_some()) {
+        Arbitration::Ramp {
+            geometry: g,
+            half_way,
+        }
+    } else {
+        Arbitration::Disagrees(g)
+    })
+}
+
+/// Where the pooled envelope (non-decreasing) first reaches half-way from its first value to
+/// its value at 1.2 `e`: the N by which most of the step up to just past `e` is taken. None if
+/// the envelope stops short of 1.1 `e` (it cannot tell what happens at `e`).
+///
+/// Why not only the ramp fitted to the envelope (`Capacity::onset..full_miss`): one ramp is
+/// fitted, and when the envelope has two rises it may take either. On the Zen 3 host a ~3 ns
+/// rise at ~1450 pages is followed by the climb to a full walk (13-15 ns more) at ~1800-2150;
+/// the fit took the first rise in two of four runs, whose envelopes were half-way at 1882 and
+/// 1905-1982 pages.
+fn half_rise(envelope: &[(usize, f64)], e: f64) -> Option<usize> {
+    let &(_, first) = envelope.first()?;
+    let &(last_n, _) = envelope.last()?;
+    if (last_n as f64) < 1.1 * e {
+        return None;
+    }
+    let top = envelope
+        .iter()
+        .take_while(|(n, _)| *n as f64 <= 1.2 * e)
+        .last()?
+        .1;
+    let half = first + 0.5 * (top - first);
+    envelope.iter().find(|(_, x)| *x >= half).map(|(n, _)| *n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::knee::{Confidence, Knee};
+
+    fn capacity(entries: usize, onset: usize, full_miss: usize, before_ramp: bool) -> Capacity {
+        Capacity {
+            entries,
+            trials: vec![entries; 4],
+            agreeing: 4,
+            midpoint: (onset + full_miss) / 2,
+            onset,
+            full_miss,
+            envelope: Vec::new(),
+            rise_found: true,
+            before_ramp,
+            knee: Knee {
+                lo: onset / 2,
+                hi: full_miss * 2,
+                before: 6.0,
+                after: 14.0,
+                rel_jump: 1.0,
+                snr: 10.0,
+            },
+            fit: None,
+            confidence: if before_ramp {
+                Confidence::Unclear
+            } else {
+                Confidence::High
+            },
+        }
+    }
+
+    fn sweep_of(caps: &[f64]) -> StrideSweep {
+        StrideSweep {
+            capacities: caps
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| StrideCapacity {
+                    log2_stride: 4 + i as u32,
+                    capacity: Some(c),
+                })
+                .collect(),
+            confidences: vec![Confidence::High; caps.len()],
+            indexing: Indexing::Unclear {
+                reason: String::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn given_a_rise_before_the_ramp_and_conflict_sets_in_the_ramp_then_the_ramp() {
+        // The Zen 3 host's run of 2026-11-24: trials at 1451, pooled ramp 1901..2207.
+        let zen3 = sweep_of(&[129.0, 64.0, 32.0, 16.0, 16.0, 16.0]);
+        match arbitrate(&capacity(1451, 1901, 2207, true), &zen3) {
+            Some(Arbitration::Ramp { geometry, .. }) => {
+                assert_eq!((geometry.sets, geometry.ways), (128, 16))
+            }
+            other => panic!("{other:?}"),
+        }
+        // The same conflict sets behind a reading at the ramp agree with it.
+        assert!(matches!(
+            arbitrate(&capacity(2041, 1950, 2150, false), &zen3),
+            Some(Arbitration::Agrees(_))
+        ));
+        // ... a reading at the start of a wide ramp that reaches 2048 is the ramp too ...
+        assert!(matches!(
+            arbitrate(&capacity(1438, 1500, 2150, false), &zen3),
+            Some(Arbitration::Ramp { .. })
+        ));
+        // ... and a clean reading of 1451 (a short ramp after it) is contradicted, not replaced.
+        assert!(matches!(
+            arbitrate(&capacity(1451, 1440, 1580, false), &zen3),
+            Some(Arbitration::Disagrees(_))
+        ));
+        // Conflict sets below the reading never replace it, whatever the ramp.
+        let small = sweep_of(&[64.0, 32.0, 16.0, 16.0]);
+        assert!(matches!(
+            arbitrate(&capacity(1451, 900, 2200, false), &small),
+            Some(Arbitration::Disagrees(_))
+        ));
+    }
+
+    #[test]
+    fn given_an_envelope_that_takes_most_of_its_step_at_the_conflict_sets_then_the_ramp() {
+        let zen3 = sweep_of(&[130.0, 64.0, 32.0, 16.0, 16.0, 16.0]);
+        // Pooled envelopes of two Zen 3 host runs (2026-11-24, every fourth point) whose ramp
+        // fit took the ~3 ns rise at ~1450 (ramp 1467..1497 and 1442..1486), not the climb.
+        type Run<'a> = (usize, usize, usize, &'a [(usize, f64)]);
+        let runs: [Run; 2] = [
+            (
+                1452,
+                1467,
+                1497,
+                &[
+                    (1035, 2.4),
+                    (1077, 2.4),
+                    (1121, 2.4),
+                    (1166, 2.4),
+                    (1214, 2.4),
+                    (1263, 2.4),
+                    (1315, 2.5),
+                    (1368, 2.5),
+                    (1424, 2.5),
+                    (1482, 3.3),
+                    (1542, 6.3),
+                    (1605, 6.4),
+                    (1670, 6.6),
+                    (1738, 6.8),
+                    (1809, 7.2),
+                    (1882, 8.5),
+                    (1958, 9.8),
+                    (2038, 11.7),
+                    (2121, 13.3),
+                    (2207, 14.4),
+                    (2297, 15.1),
+                    (2390, 15.2),
+                ],
+            ),
+            (
+                1442,
+                1442,
+                1486,
+                &[
+                    (1230, 2.4),
+                    (1280, 2.4),
+                    (1332, 2.4),
+                    (1386, 2.5),
+                    (1442, 2.6),
+                    (1501, 5.7),
+                    (1561, 6.7),
+                    (1625, 6.7),
+                    (1691, 7.0),
+                    (1759, 7.4),
+                    (1831, 8.2),
+                    (1905, 9.2),
+                    (1982, 10.8),
+                    (2062, 12.4),
+                    (2146, 13.9),
+                    (2233, 15.3),
+                    (2324, 15.6),
+                    (2418, 16.3),
+                    (2516, 17.7),
+                    (2618, 19.7),
+                    (2724, 20.7),
+                    (2835, 22.2),
+                    (2950, 24.2),
+                ],
+            ),
+        ];
+        for (entries, onset, full_miss, env) in runs {
+            let c = Capacity {
+                envelope: env.to_vec(),
+                ..capacity(entries, onset, full_miss, false)
+            };
+            assert!(
+                matches!(arbitrate(&c, &zen3), Some(Arbitration::Ramp { .. })),
+                "{entries}"
+            );
+            // Cut short of 1.1 × 2048, the envelope tells nothing there.
+            let short = Capacity {
+                envelope: env.iter().copied().filter(|p| p.0 < 2200).collect(),
+                ..c
+            };
+            assert!(matches!(
+                arbitrate(&short, &zen3),
+                Some(Arbitration::Disagrees(_))
+            ));
+        }
+        // A level that is full at 1451 (all-miss 128 pages later) against the same conflict
+        // sets: its envelope is half-way at ~1515, far from 2048.
+        let clean: Vec<(usize, f64)> = (1000..2600)
+            .step_by(20)
+            .map(|n| {
+                let x = (n as f64 - 1451.0) / 128.0;
+                (
+                    n,
+                    2.4 + 13.0 * x.clamp(0.0, 1.0) + 0.002 * (n as f64 - 1451.0).max(0.0),
+                )
+            })
+            .collect();
+        let c = Capacity {
+            envelope: clean,
+            ..capacity(1451, 1451, 1579, false)
+        };
+        assert!(matches!(
+            arbitrate(&c, &zen3),
+            Some(Arbitration::Disagrees(_))
+        ));
+    }
+
+    #[test]
+    fn given_conflict_sets_that_side_with_the_rise_then_they_agree_with_it() {
+        // A 96 × 16 = 1536 level: the rise is the overflow, the later ramp something else.
+        let s = sweep_of(&[96.0, 48.0, 24.0, 12.0, 16.0, 16.0]);
+        let s = StrideSweep {
+            capacities: s.capacities[..4].to_vec(),
+            ..s
+        };
+        // Still halving at the last stride: no geometry, nothing said.
+        assert_eq!(arbitrate(&capacity(1536, 1901, 2207, true), &s), None);
+        let s = sweep_of(&[96.0, 48.0, 24.0, 12.0, 12.0]);
+        assert!(matches!(
+            arbitrate(&capacity(1500, 1901, 2207, true), &s),
+            Some(Arbitration::Agrees(_))
+        ));
+        // Neither the rise nor the ramp: 64 × 16 = 1024.
+        let s = sweep_of(&[64.0, 32.0, 16.0, 16.0]);
+        assert!(matches!(
+            arbitrate(&capacity(1451, 1901, 2207, true), &s),
+            Some(Arbitration::Disagrees(_))
+        ));
+    }
 }
