@@ -939,3 +939,64 @@ proptest! {
         prop_assert_eq!(by_run.os_stats(), by_access.os_stats());
     }
 }
+
+/// A reference limit that falls among the accesses queued on the timeline, on two independent
+/// hardware threads (TLB-only, private levels), where every access crosses a page and so is
+/// two references: the timeline cuts them off where the interleaving puts the limit, as
+/// `scheduled_access_by_access` does, and not after the queued accesses' count (which would
+/// let `System::run_apart` run all of them).
+#[test]
+fn a_limit_among_queued_page_crossing_accesses_cuts_where_the_timeline_does() {
+    let mut cfg = shaped_machine((1, 16), (16, 4, ReplacementKind::Lru), 1, false);
+    cfg.cores = 2;
+    cfg.threads_per_core = 1;
+    for limit in [1200u64, 1501, 2001, 2004, 2005] {
+        let opts = RunOptions {
+            max_references: limit,
+            ..RunOptions::tlb_only(3)
+        };
+        let setup = || {
+            let mut sys = System::new(cfg.clone(), opts).unwrap();
+            let space = sys.create_space().unwrap();
+            for t in 0..2 {
+                sys.bind_thread(ThreadId(t), space, t as usize);
+            }
+            sys
+        };
+        let access = |t: u32, page: u64, offset: u64| {
+            Record::Access(Access::new(
+                ThreadId(t),
+                AccessKind::Load,
+                VirtAddr(0x4000_0000 + (page + 1000 * t as u64) * 4096 + offset),
+                8,
+            ))
+        };
+        // Both threads run once (drained at the flush: from there on each hardware thread
+        // runs the thread it ran last), then 1000 accesses, each crossing into the next page.
+        let flush = Record::Event(Event::Flush {
+            core: CoreId(0),
+            what: flush::CACHES,
+        });
+        let records: Vec<Record> = [access(0, 0, 0), access(1, 0, 0), flush]
+            .into_iter()
+            .chain((0..1000u64).map(|i| access((i % 2) as u32, i % 300, 0xffc)))
+            .collect();
+        let mut by_run = setup();
+        by_run.run_slice(&records).unwrap();
+        let mut by_access = setup();
+        scheduled_access_by_access(&mut by_access, &records, |t| t.0 as usize, limit);
+        assert_eq!(
+            by_run.stats().total.references,
+            by_access.stats().total.references,
+            "limit {limit}"
+        );
+        same_end_state(&by_run, &by_access).unwrap();
+        for cpu in 0..2 {
+            assert_eq!(
+                by_run.clock(cpu),
+                by_access.clock(cpu),
+                "limit {limit}, cpu {cpu}"
+            );
+        }
+    }
+}

@@ -1533,7 +1533,7 @@ impl System {
         } else {
             self.options.max_references
         };
-        let mut tl = Timeline::new(self.cpus.len(), self.independent_cpus(limit));
+        let mut tl = Timeline::new(self.cpus.len(), self.independent_cpus());
         while self.references < limit {
             if !exhausted && tl.queued < LOOKAHEAD / 2 {
                 let buf = batches.next()?;
@@ -1570,7 +1570,7 @@ impl System {
             if tl.queued == 0 {
                 return Ok(());
             }
-            if std::mem::take(&mut tl.try_apart) && self.run_apart(&mut tl)? {
+            if std::mem::take(&mut tl.try_apart) && self.run_apart(&mut tl, limit)? {
                 continue;
             }
             self.timeline_step(&mut tl)?;
@@ -1595,10 +1595,9 @@ impl System {
     /// so that the timeline may run each hardware thread's queue on its own
     /// (`run_apart`): a TLB-only run (no caches, no page tables, nothing allocated: a
     /// reference reads and changes only the TLB levels of its path) in which no TLB level is
-    /// on two hardware threads' paths (no SMT siblings, no level shared by cores), without a
-    /// reference limit (which references it cuts off depends on the interleaving).
-    fn independent_cpus(&self, limit: u64) -> bool {
-        if self.options.walks || limit != u64::MAX {
+    /// on two hardware threads' paths (no SMT siblings, no level shared by cores).
+    fn independent_cpus(&self) -> bool {
+        if self.options.walks {
             return false;
         }
         let mut owner: Vec<Option<usize>> = vec![None; self.tlbs.len()];
@@ -1618,15 +1617,19 @@ impl System {
     /// `run_direct` (the memo lane and the fast lane, as for one thread), when the hardware
     /// threads are independent (`Timeline::independent`) and every queued access is of the
     /// thread its hardware thread runs now (no context switch, whose ASID assignment and
-    /// costs would depend on the order); returns whether it did. Exact: each hardware
+    /// costs would depend on the order), and the reference limit, if any, cannot fall among
+    /// them; returns whether it did. Exact: each hardware
     /// thread's references, in their order, meet the same TLB state as on the interleaved
     /// timeline, its clock is the sum of their costs either way, and nothing else is shared.
     /// Two threads' random streams over 1 GiB each on zen3's two cores, TLB-only: 5.7-6.6 →
     /// 35-38 M refs/s (`profile_run`, three interleaved runs, 2026-11-24).
     /// `tests/reference_parity.rs` checks it against the timeline spelled out access by
     /// access.
-    fn run_apart(&mut self, tl: &mut Timeline) -> Result<bool, SimError> {
-        if !tl.independent {
+    fn run_apart(&mut self, tl: &mut Timeline, limit: u64) -> Result<bool, SimError> {
+        // A reference limit that may fall among the queued accesses cuts them off where the
+        // interleaving puts it, so those go access by access; one that cannot (an access is at
+        // most two references, one per page it touches) leaves them all to run.
+        if !tl.independent || self.references.saturating_add(2 * tl.queued as u64) > limit {
             return Ok(false);
         }
         for (cpu, q) in tl.queues.iter().enumerate() {
@@ -2008,7 +2011,7 @@ impl System {
 
     /// Runs every access of the timeline (before an event), up to the reference limit.
     fn drain(&mut self, tl: &mut Timeline, limit: u64) -> Result<(), SimError> {
-        if !self.run_apart(tl)? {
+        if !self.run_apart(tl, limit)? {
             while self.references < limit && self.timeline_step(tl)? {}
         }
         // (Past the limit, what is left is never run.)
