@@ -182,7 +182,7 @@ def host_machine(r: ProbeResult, base: str = "zen3") -> dict[str, Any]:
         t["entries"] = entries
         t["ways"] = ways
         t["source"] = (f"tlblab probe: {meas['value']:.0f} entries measured ({meas['confidence']} confidence, "
-                       f"trials {_fmt_spread(meas)}; CPUID: {meas['cpuid']})"
+                       f"spread {_fmt_spread(meas)}; CPUID: {meas['cpuid']})"
                        + ("" if ways == "full" else
                           f"; {ways} ways measured (conflict sets, {org['confidence']} confidence)" if org_ways else
                           f"; ways kept from {base} (not measured clearly)"))
