@@ -1,6 +1,9 @@
 //! Runs one workload on a machine for profiling (perf, callgrind):
 //! `cargo run --release -p tlblab-config --example profile_run -- zen3 random:pages=262144,accesses=1M [tlb-only|no-caches]`
-//! (or a trace file instead of the workload spec)
+//! (or a trace file instead of the workload spec). With `QUANTUM=n` in the environment the
+//! records are regrouped into time slices: each thread's next n accesses in turn, as a
+//! scheduler with n-access quanta would run a multi-threaded workload (context switches
+//! among the threads that share a hardware thread).
 use tlblab_core::{RunOptions, System};
 use tlblab_trace::clock::thread_cpu_seconds;
 use tlblab_trace::workloads;
@@ -23,15 +26,49 @@ fn main() {
     };
     let mut records = Vec::new();
     while src.fill(&mut records, 1 << 16).unwrap() > 0 {}
+    if let Some(q) = std::env::var("QUANTUM")
+        .ok()
+        .and_then(|q| q.parse::<usize>().ok())
+    {
+        records = time_slices(&records, q.max(1));
+    }
     let mut sys = System::new(cfg, opts).unwrap();
     let (t, cpu0) = (std::time::Instant::now(), thread_cpu_seconds());
     sys.run_slice(&records).unwrap();
     let (wall, cpu) = (t.elapsed().as_secs_f64(), thread_cpu_seconds() - cpu0);
     let refs = sys.stats().total.references as f64;
     // Thread CPU time is the figure to compare on a shared machine; wall time for reference.
+    // The simulated cycles and walks too, so that two builds are seen to agree.
+    let total = &sys.stats().total;
     eprintln!(
-        "{refs} refs in {wall:.3} s wall, {cpu:.3} s CPU: {:.1} M refs/s wall, {:.1} M refs/s CPU",
+        "{refs} refs ({} cycles, {} walks) in {wall:.3} s wall, {cpu:.3} s CPU: {:.1} M refs/s wall, {:.1} M refs/s CPU",
+        total.cycles,
+        total.walks,
         refs / wall / 1e6,
         refs / cpu / 1e6
     );
+}
+
+/// `records` regrouped into slices of `quantum` accesses of one thread, the threads in turn
+/// (by thread id), each thread's accesses in their order; events keep their place at the end.
+fn time_slices(records: &[tlblab_trace::Record], quantum: usize) -> Vec<tlblab_trace::Record> {
+    use std::collections::BTreeMap;
+    use tlblab_trace::Record;
+    let mut by_thread: BTreeMap<u32, std::collections::VecDeque<Record>> = BTreeMap::new();
+    let mut events = Vec::new();
+    for r in records {
+        match r {
+            Record::Access(a) => by_thread.entry(a.thread.0).or_default().push_back(*r),
+            Record::Event(_) => events.push(*r),
+        }
+    }
+    let mut out = Vec::with_capacity(records.len());
+    while by_thread.values().any(|q| !q.is_empty()) {
+        for q in by_thread.values_mut() {
+            let n = quantum.min(q.len());
+            out.extend(q.drain(..n));
+        }
+    }
+    out.extend(events);
+    out
 }

@@ -7,6 +7,7 @@ use proptest::prelude::*;
 use tlblab_core::cache::{CacheConfig, CacheKind, Indexing};
 use tlblab_core::machine::{MachineConfig, PageTableConfig, TimingConfig, WalkerConfig};
 use tlblab_core::memory::{MemoryConfig, Placement};
+use tlblab_core::os::SwitchPolicy;
 use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::reference::ReferenceModel;
 use tlblab_core::replacement::ReplacementKind;
@@ -996,6 +997,74 @@ fn a_limit_among_queued_page_crossing_accesses_cuts_where_the_timeline_does() {
                 by_run.clock(cpu),
                 by_access.clock(cpu),
                 "limit {limit}, cpu {cpu}"
+            );
+        }
+    }
+}
+
+/// Context switches among the queued accesses of independent hardware threads (TLB-only,
+/// private levels): two cores each alternating between threads of five address spaces, under
+/// `flush_all` and under `asid_tagged` with 2-bit ASIDs (three per generation, so new ASIDs
+/// and rollovers come every few switches). The timeline runs them as
+/// `scheduled_access_by_access` spells it out: apart only where a switch changes nothing
+/// beyond its hardware thread (`System::switch_apart`), in timeline order where a new ASID's
+/// number or a rollover's flush of every core depends on it.
+#[test]
+fn switches_among_queued_accesses_run_as_the_timeline_does() {
+    let mut cfg = shaped_machine((1, 16), (16, 4, ReplacementKind::Lru), 1, false);
+    cfg.cores = 2;
+    cfg.threads_per_core = 1;
+    for policy in [SwitchPolicy::FlushAll, SwitchPolicy::AsidTagged] {
+        for (spaces, threads) in [(2usize, 4u32), (5, 10)] {
+            let mut opts = RunOptions::tlb_only(7);
+            opts.os.switch = policy;
+            opts.os.asid_bits = 2;
+            opts.os.switch_cycles = 100;
+            let setup = || {
+                let mut sys = System::new(cfg.clone(), opts.clone()).unwrap();
+                let ids: Vec<_> = (0..spaces).map(|_| sys.create_space().unwrap()).collect();
+                for t in 0..threads {
+                    sys.bind_thread(ThreadId(t), ids[t as usize % spaces], t as usize % 2);
+                }
+                sys
+            };
+            let flush = Record::Event(Event::Flush {
+                core: CoreId(0),
+                what: flush::CACHES,
+            });
+            let mut rng = SplitMix64::new(spaces as u64);
+            let mut records = Vec::new();
+            let mut t = 0u32;
+            for i in 0..3000u64 {
+                if i % 500 == 499 {
+                    records.push(flush);
+                }
+                // Runs of about 20 accesses per thread, so each core switches now and then.
+                if rng.below(20) == 0 {
+                    t = rng.below(threads as u64) as u32;
+                }
+                let page = rng.below(96);
+                records.push(Record::Access(Access::new(
+                    ThreadId(t),
+                    AccessKind::Load,
+                    VirtAddr(0x4000_0000 + page * 4096 + 8 * rng.below(512)),
+                    8,
+                )));
+            }
+            let mut by_run = setup();
+            by_run.run_slice(&records).unwrap();
+            let mut by_access = setup();
+            scheduled_access_by_access(&mut by_access, &records, |t| t.0 as usize % 2, u64::MAX);
+            let what = format!("{policy:?}, {spaces} spaces");
+            same_end_state(&by_run, &by_access).unwrap_or_else(|e| panic!("{what}: {e}"));
+            for cpu in 0..2 {
+                assert_eq!(by_run.clock(cpu), by_access.clock(cpu), "{what}, cpu {cpu}");
+            }
+            assert_eq!(by_run.os_stats(), by_access.os_stats(), "{what}");
+            assert!(
+                by_run.os_stats().context_switches > 40,
+                "{what}: {:?}",
+                by_run.os_stats()
             );
         }
     }

@@ -22,7 +22,9 @@ mod lane;
 use crate::cache::{Cache, CacheKind, Outcome as CacheOutcome};
 use crate::machine::{MachineConfig, TimingModel};
 use crate::memory::{FrameAllocator, MemoryConfig, OutOfMemory};
-use crate::os::{AsidAllocator, JobStats, MigrationHook, OsConfig, OsStats, SwitchHook};
+use crate::os::{
+    AsidAllocator, JobStats, MigrationHook, OsConfig, OsStats, SwitchHook, SwitchPolicy,
+};
 use crate::page_table::{Leaf, PageTable, PageTableFormat, WalkPath};
 use crate::stats::{Stats, UnitStats};
 use crate::tlb::{Requester, Tlb, TlbEntry, TlbHit, TlbKind};
@@ -1615,10 +1617,11 @@ impl System {
 
     /// Runs every queued access, each hardware thread's queue on its own through
     /// `run_direct` (the memo lane and the fast lane, as for one thread), when the hardware
-    /// threads are independent (`Timeline::independent`) and every queued access is of the
-    /// thread its hardware thread runs now (no context switch, whose ASID assignment and
-    /// costs would depend on the order), and the reference limit, if any, cannot fall among
-    /// them; returns whether it did. Exact: each hardware
+    /// threads are independent (`Timeline::independent`), every queued access is of the
+    /// thread its hardware thread runs now or of one whose switch is independent too
+    /// (`switch_apart`: not a new ASID, whose number would depend on the order, nor a
+    /// switch hook), and the reference limit, if any, cannot fall among them; returns
+    /// whether it did. Exact: each hardware
     /// thread's references, in their order, meet the same TLB state as on the interleaved
     /// timeline, its clock is the sum of their costs either way, and nothing else is shared.
     /// Two threads' random streams over 1 GiB each on zen3's two cores, TLB-only: 5.7-6.6 →
@@ -1634,10 +1637,13 @@ impl System {
         }
         for (cpu, q) in tl.queues.iter().enumerate() {
             let current = self.current[cpu];
-            if q.iter()
-                .any(|r| !matches!(r, Record::Access(a) if Some(a.thread) == current))
-            {
-                return Ok(false);
+            for r in q.iter() {
+                let Record::Access(a) = r else {
+                    return Ok(false);
+                };
+                if Some(a.thread) != current && !self.switch_apart(a.thread) {
+                    return Ok(false);
+                }
             }
         }
         for cpu in 0..tl.queues.len() {
@@ -1653,6 +1659,25 @@ impl System {
         }
         tl.queued = 0;
         Ok(true)
+    }
+
+    /// Whether a switch to `thread` (on its hardware thread, in a run whose hardware threads
+    /// are independent) changes nothing but that hardware thread's own state, whenever it
+    /// comes: under `flush_all` it flushes only that core's TLB levels (private here; the
+    /// caches and page-walk caches of a TLB-only run hold nothing, so their flush costs its
+    /// fixed part whatever the order) and charges that hardware thread; under `asid_tagged`
+    /// when the thread's address space holds an ASID of the current generation (the
+    /// allocator then keeps it and does nothing; a new ASID would be numbered in the
+    /// timeline's order, a rollover flushes every core). A switch hook may do anything: no.
+    fn switch_apart(&self, thread: ThreadId) -> bool {
+        match self.switch_policy() {
+            SwitchPolicy::FlushAll => true,
+            SwitchPolicy::AsidTagged => match self.threads.get(thread.0 as usize) {
+                Some(Some(st)) => self.space_generation[st.space] == self.asids.generation(),
+                _ => false,
+            },
+            SwitchPolicy::Auto | SwitchPolicy::Hook => false,
+        }
     }
 
     /// One access of the multi-core timeline, of hardware thread `cpu` (`queue`: its accesses
