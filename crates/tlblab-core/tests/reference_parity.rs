@@ -1021,7 +1021,7 @@ fn switches_among_queued_accesses_run_as_the_timeline_does() {
             opts.os.asid_bits = 2;
             opts.os.switch_cycles = 100;
             let setup = || {
-                let mut sys = System::new(cfg.clone(), opts.clone()).unwrap();
+                let mut sys = System::new(cfg.clone(), opts).unwrap();
                 let ids: Vec<_> = (0..spaces).map(|_| sys.create_space().unwrap()).collect();
                 for t in 0..threads {
                     sys.bind_thread(ThreadId(t), ids[t as usize % spaces], t as usize % 2);
