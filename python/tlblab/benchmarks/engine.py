@@ -15,7 +15,8 @@ that misses every level.
 
 Besides the synthetic extremes (random, strided and chase miss in every TLB level on nearly
 every reference; sequential hits the first level's memo; random_2threads is random on two
-threads of two cores, the multi-core timeline), a generated Lackey-format text of
+threads of two cores, the multi-core timeline; random_4threads_sliced is four threads on the
+two cores in time slices, each core switching between two), a generated Lackey-format text of
 fetches on one code page between loads that miss every level (`fetch_random`), and two real
 programs captured under
 Valgrind Lackey: `ls -lR /usr/share/doc` and `gzip -9 -c /usr/bin/gzip` (skipped when valgrind
@@ -46,6 +47,12 @@ CASES = {
     "random_2threads": (
         "random:pages=262144,accesses=4M,threads=2",
         "random:pages=262144,accesses=500k,threads=2",
+    ),
+    # Four threads on the two cores in time slices of 10k accesses: each core switches between
+    # two threads (ARCHITECTURE.md, `switch_apart`).
+    "random_4threads_sliced": (
+        "random:pages=65536,accesses=4M,threads=4,slice=10k",
+        "random:pages=65536,accesses=500k,threads=4,slice=10k",
     ),
 }
 

@@ -3,7 +3,8 @@
 //! The access pattern of GUPS / HPCC RandomAccess (seed 001 §5.2) without its read-modify-write:
 //! each access picks one of `pages` pages uniformly and a random 8-byte word in it, so nearly
 //! every access misses any TLB much smaller than `pages`. With `threads` > 1, thread t uses its
-//! own region (`base + t × pages × 4 KiB`) and threads take turns access by access.
+//! own region (`base + t × pages × 4 KiB`) and threads take turns, `slice` accesses each (1:
+//! access by access; more: time slices, as a scheduler runs threads that share a core).
 
 use super::WorkloadInfo;
 use crate::record::{Access, Record};
@@ -24,7 +25,12 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         (
             "threads",
             1,
-            "threads, each on its own region, interleaved access by access",
+            "threads, each on its own region, taking turns",
+        ),
+        (
+            "slice",
+            1,
+            "accesses a thread makes in its turn (1: access by access; more: time slices)",
         ),
         ("base", 0x4000_0000, "virtual address of the region"),
     ],
@@ -36,6 +42,7 @@ pub struct Random {
     region: u64,
     accesses: u64,
     threads: u64,
+    slice: u64,
     base: u64,
     next: u64,
     rng: SplitMix64,
@@ -43,10 +50,11 @@ pub struct Random {
 
 impl Random {
     pub(super) fn from_params(get: impl Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
-        let (pages, threads) = (get("pages"), get("threads"));
-        if pages == 0 || threads == 0 {
+        let (pages, threads, slice) = (get("pages"), get("threads"), get("slice"));
+        if pages == 0 || threads == 0 || slice == 0 {
             return Err(format!(
-                "random: pages and threads must be positive (got pages={pages}, threads={threads})"
+                "random: pages, threads and slice must be positive (got pages={pages}, \
+                 threads={threads}, slice={slice})"
             ));
         }
         Ok(Random {
@@ -54,6 +62,7 @@ impl Random {
             region: pages * 4096,
             accesses: get("accesses"),
             threads,
+            slice,
             base: get("base"),
             next: 0,
             rng: SplitMix64::derive(seed, "workload.random"),
@@ -65,7 +74,7 @@ impl RecordSource for Random {
     fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String> {
         let n = (self.accesses - self.next).min(max as u64);
         for i in self.next..self.next + n {
-            let t = i % self.threads;
+            let t = (i / self.slice) % self.threads;
             let va = self.base + t * self.region + self.rng.below(self.words) * 8;
             out.push(Record::Access(Access::new(
                 ThreadId(t as u32),
@@ -79,5 +88,62 @@ impl RecordSource for Random {
     }
     fn len_hint(&self) -> Option<u64> {
         Some(self.accesses)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn threads_of(threads: u64, slice: u64, n: usize) -> Vec<u32> {
+        let get = |k: &str| match k {
+            "pages" => 16,
+            "accesses" => n as u64,
+            "threads" => threads,
+            "slice" => slice,
+            _ => 0x4000_0000,
+        };
+        let mut src = Random::from_params(get, 1).unwrap();
+        let mut out = Vec::new();
+        src.fill(&mut out, n).unwrap();
+        out.iter()
+            .map(|r| match r {
+                Record::Access(a) => a.thread.0,
+                Record::Event(_) => unreachable!("random makes accesses only"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn threads_take_turns_a_slice_at_a_time() {
+        assert_eq!(threads_of(2, 1, 5), [0, 1, 0, 1, 0]);
+        assert_eq!(threads_of(3, 2, 9), [0, 0, 1, 1, 2, 2, 0, 0, 1]);
+        // The addresses do not depend on the slice, only on the order of draws.
+        let get = |slice: u64| {
+            move |k: &str| match k {
+                "pages" => 16,
+                "accesses" => 8,
+                "threads" => 1,
+                "slice" => slice,
+                _ => 0x4000_0000,
+            }
+        };
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        Random::from_params(get(1), 1)
+            .unwrap()
+            .fill(&mut a, 8)
+            .unwrap();
+        Random::from_params(get(4), 1)
+            .unwrap()
+            .fill(&mut b, 8)
+            .unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn a_slice_of_zero_is_an_error_naming_it() {
+        let get = |k: &str| if k == "slice" { 0 } else { 1 };
+        let e = Random::from_params(get, 1).err().unwrap();
+        assert!(e.contains("slice=0"), "{e}");
     }
 }
