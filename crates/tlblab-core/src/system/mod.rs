@@ -1595,11 +1595,15 @@ impl System {
 
     /// Whether, in this run, no hardware thread's accesses can change what another's find,
     /// so that the timeline may run each hardware thread's queue on its own
-    /// (`run_apart`): a TLB-only run (no caches, no page tables, nothing allocated: a
-    /// reference reads and changes only the TLB levels of its path) in which no TLB level is
-    /// on two hardware threads' paths (no SMT siblings, no level shared by cores).
+    /// (`run_apart`): no TLB level is on two hardware threads' paths (no SMT siblings, no
+    /// level shared by cores; the page-walk caches are per core), and either a TLB-only run
+    /// (no page tables: a reference reads and changes only the TLB levels of its path) or one
+    /// with walks but no caches and no nested translation, where a walk reads its address
+    /// space's page table and changes its core's page-walk caches only. What such a walk may
+    /// still share is the frame allocator, on a first touch: `run_apart` checks that none
+    /// comes (`all_mapped`).
     fn independent_cpus(&self) -> bool {
-        if self.options.walks {
+        if self.options.walks && (self.options.caches || self.host.is_some()) {
             return false;
         }
         let mut owner: Vec<Option<usize>> = vec![None; self.tlbs.len()];
@@ -1644,6 +1648,9 @@ impl System {
                 if Some(a.thread) != current && !self.switch_apart(a.thread) {
                     return Ok(false);
                 }
+                if self.options.walks && !self.all_mapped(a) {
+                    return Ok(false);
+                }
             }
         }
         for cpu in 0..tl.queues.len() {
@@ -1659,6 +1666,23 @@ impl System {
         }
         tl.queued = 0;
         Ok(true)
+    }
+
+    /// Whether every page access `a` touches (two when it crosses a page) is mapped in its
+    /// thread's address space: its walk then allocates nothing. A first touch takes frames
+    /// from the allocator all address spaces share, so the frames each page gets, and what
+    /// the TLB levels then hold, follow the timeline's order of first touches.
+    fn all_mapped(&self, a: &Access) -> bool {
+        let Some(Some(st)) = self.threads.get(a.thread.0 as usize) else {
+            return false;
+        };
+        let pt = &self.spaces[st.space].pt;
+        let va = a.vaddr.0;
+        let last = va + (a.size.max(1) as u64 - 1);
+        va < self.va_limit
+            && last < self.va_limit
+            && pt.translate(VirtAddr(va)).is_some()
+            && (last >> 12 == va >> 12 || pt.translate(VirtAddr(last)).is_some())
     }
 
     /// Whether a switch to `thread` (on its hardware thread, in a run whose hardware threads
