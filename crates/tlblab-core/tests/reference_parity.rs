@@ -846,6 +846,10 @@ fn scheduled_access_by_access(
             }
             Record::Event(e) => {
                 drain(sys, &mut queues);
+                // Nothing after the limit's reference runs, events included.
+                if sys.stats().total.references >= limit {
+                    break;
+                }
                 sys.event(e).unwrap();
             }
         }
@@ -1136,4 +1140,61 @@ fn walks_without_caches_run_apart_only_over_mapped_pages() {
     }
     assert_eq!(by_run.os_stats(), by_access.os_stats());
     assert!(by_run.stats().total.walks > 1000);
+}
+
+/// Nothing after the reference limit runs, events included, wherever the limit falls: in
+/// trace order before a second hardware thread has work (`run_direct`), or among the queued
+/// accesses of several (the timeline), as `scheduled_access_by_access` does. Before, an event
+/// after the limit ran when it came in the same batch of records as the accesses before it.
+#[test]
+fn events_after_the_reference_limit_do_not_run() {
+    let mut cfg = shaped_machine((1, 16), (16, 4, ReplacementKind::Lru), 1, false);
+    cfg.cores = 2;
+    cfg.threads_per_core = 1;
+    let access = |t: u32, page: u64| {
+        Record::Access(Access::new(
+            ThreadId(t),
+            AccessKind::Load,
+            VirtAddr(0x4000_0000 + page * 4096),
+            8,
+        ))
+    };
+    let flush = Record::Event(Event::Flush {
+        core: CoreId(0),
+        what: flush::TLB | flush::CACHES,
+    });
+    let records = [
+        access(0, 0),
+        flush,
+        access(1, 1),
+        access(0, 2),
+        flush,
+        access(1, 3),
+        flush,
+    ];
+    for limit in 1..=5u64 {
+        let opts = RunOptions {
+            max_references: limit,
+            ..RunOptions::default()
+        };
+        let setup = || {
+            let mut sys = System::new(cfg.clone(), opts).unwrap();
+            let space = sys.create_space().unwrap();
+            for t in 0..2 {
+                sys.bind_thread(ThreadId(t), space, t as usize);
+            }
+            sys
+        };
+        let mut by_run = setup();
+        by_run.run_slice(&records).unwrap();
+        let mut by_access = setup();
+        scheduled_access_by_access(&mut by_access, &records, |t| t.0 as usize, limit);
+        assert_eq!(by_run.os_stats(), by_access.os_stats(), "limit {limit}");
+        same_end_state(&by_run, &by_access).unwrap();
+        assert_eq!(
+            by_run.stats().total.references,
+            limit.min(4),
+            "limit {limit}"
+        );
+    }
 }

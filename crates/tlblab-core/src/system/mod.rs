@@ -1562,6 +1562,11 @@ impl System {
                             if tl.queued > 0 {
                                 self.drain(&mut tl, limit)?;
                             }
+                            // Nothing after the limit's reference runs, events included (as
+                            // `run_direct` stops there).
+                            if self.references >= limit {
+                                return Ok(());
+                            }
                             self.event(e)?;
                         }
                     }
