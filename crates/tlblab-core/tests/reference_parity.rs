@@ -945,6 +945,59 @@ proptest! {
     }
 }
 
+/// The two-core machine of the tests below: one hardware thread per core, each with its own
+/// shaped TLB levels (16-entry fully associative first level, 16 × 4 second level).
+fn two_cores() -> MachineConfig {
+    let mut cfg = shaped_machine((1, 16), (16, 4, ReplacementKind::Lru), 1, false);
+    cfg.cores = 2;
+    cfg.threads_per_core = 1;
+    cfg
+}
+
+/// `records` run by `run_slice` and by `scheduled_access_by_access` on two systems made alike
+/// (`cfg`, `opts`; thread t of `threads` in address space t % `spaces` on hardware thread
+/// t % 2), asserting they end alike: statistics, TLB contents, clocks, OS counters. `what`
+/// names the case in a failure. Returns the system `run_slice` ran.
+fn agrees_with_the_timeline(
+    cfg: &MachineConfig,
+    opts: RunOptions,
+    (spaces, threads): (usize, u32),
+    records: &[Record],
+    what: &str,
+) -> System {
+    let setup = || {
+        let mut sys = System::new(cfg.clone(), opts).unwrap();
+        let ids: Vec<_> = (0..spaces).map(|_| sys.create_space().unwrap()).collect();
+        for t in 0..threads {
+            sys.bind_thread(ThreadId(t), ids[t as usize % spaces], t as usize % 2);
+        }
+        sys
+    };
+    let limit = match opts.max_references {
+        0 => u64::MAX,
+        n => n,
+    };
+    let mut by_run = setup();
+    by_run.run_slice(records).unwrap();
+    let mut by_access = setup();
+    scheduled_access_by_access(&mut by_access, records, |t| t.0 as usize % 2, limit);
+    same_end_state(&by_run, &by_access).unwrap_or_else(|e| panic!("{what}: {e}"));
+    for cpu in 0..2 {
+        assert_eq!(by_run.clock(cpu), by_access.clock(cpu), "{what}, cpu {cpu}");
+    }
+    assert_eq!(by_run.os_stats(), by_access.os_stats(), "{what}");
+    by_run
+}
+
+fn load(t: u32, va: u64) -> Record {
+    Record::Access(Access::new(ThreadId(t), AccessKind::Load, VirtAddr(va), 8))
+}
+
+const FLUSH_CACHES: Record = Record::Event(Event::Flush {
+    core: CoreId(0),
+    what: flush::CACHES,
+});
+
 /// A reference limit that falls among the accesses queued on the timeline, on two independent
 /// hardware threads (TLB-only, private levels), where every access crosses a page and so is
 /// two references: the timeline cuts them off where the interleaving puts the limit, as
@@ -952,57 +1005,28 @@ proptest! {
 /// let `System::run_apart` run all of them).
 #[test]
 fn a_limit_among_queued_page_crossing_accesses_cuts_where_the_timeline_does() {
-    let mut cfg = shaped_machine((1, 16), (16, 4, ReplacementKind::Lru), 1, false);
-    cfg.cores = 2;
-    cfg.threads_per_core = 1;
+    let access = |t: u32, page: u64, offset: u64| {
+        load(t, 0x4000_0000 + (page + 1000 * t as u64) * 4096 + offset)
+    };
+    // Both threads run once (drained at the flush: from there on each hardware thread runs
+    // the thread it ran last), then 1000 accesses, each crossing into the next page.
+    let records: Vec<Record> = [access(0, 0, 0), access(1, 0, 0), FLUSH_CACHES]
+        .into_iter()
+        .chain((0..1000u64).map(|i| access((i % 2) as u32, i % 300, 0xffc)))
+        .collect();
     for limit in [1200u64, 1501, 2001, 2004, 2005] {
         let opts = RunOptions {
             max_references: limit,
             ..RunOptions::tlb_only(3)
         };
-        let setup = || {
-            let mut sys = System::new(cfg.clone(), opts).unwrap();
-            let space = sys.create_space().unwrap();
-            for t in 0..2 {
-                sys.bind_thread(ThreadId(t), space, t as usize);
-            }
-            sys
-        };
-        let access = |t: u32, page: u64, offset: u64| {
-            Record::Access(Access::new(
-                ThreadId(t),
-                AccessKind::Load,
-                VirtAddr(0x4000_0000 + (page + 1000 * t as u64) * 4096 + offset),
-                8,
-            ))
-        };
-        // Both threads run once (drained at the flush: from there on each hardware thread
-        // runs the thread it ran last), then 1000 accesses, each crossing into the next page.
-        let flush = Record::Event(Event::Flush {
-            core: CoreId(0),
-            what: flush::CACHES,
-        });
-        let records: Vec<Record> = [access(0, 0, 0), access(1, 0, 0), flush]
-            .into_iter()
-            .chain((0..1000u64).map(|i| access((i % 2) as u32, i % 300, 0xffc)))
-            .collect();
-        let mut by_run = setup();
-        by_run.run_slice(&records).unwrap();
-        let mut by_access = setup();
-        scheduled_access_by_access(&mut by_access, &records, |t| t.0 as usize, limit);
-        assert_eq!(
-            by_run.stats().total.references,
-            by_access.stats().total.references,
-            "limit {limit}"
+        // (An access at the limit that crosses a page counts both its references, both ways.)
+        agrees_with_the_timeline(
+            &two_cores(),
+            opts,
+            (1, 2),
+            &records,
+            &format!("limit {limit}"),
         );
-        same_end_state(&by_run, &by_access).unwrap();
-        for cpu in 0..2 {
-            assert_eq!(
-                by_run.clock(cpu),
-                by_access.clock(cpu),
-                "limit {limit}, cpu {cpu}"
-            );
-        }
     }
 }
 
@@ -1015,60 +1039,35 @@ fn a_limit_among_queued_page_crossing_accesses_cuts_where_the_timeline_does() {
 /// number or a rollover's flush of every core depends on it.
 #[test]
 fn switches_among_queued_accesses_run_as_the_timeline_does() {
-    let mut cfg = shaped_machine((1, 16), (16, 4, ReplacementKind::Lru), 1, false);
-    cfg.cores = 2;
-    cfg.threads_per_core = 1;
     for policy in [SwitchPolicy::FlushAll, SwitchPolicy::AsidTagged] {
         for (spaces, threads) in [(2usize, 4u32), (5, 10)] {
             let mut opts = RunOptions::tlb_only(7);
             opts.os.switch = policy;
             opts.os.asid_bits = 2;
             opts.os.switch_cycles = 100;
-            let setup = || {
-                let mut sys = System::new(cfg.clone(), opts).unwrap();
-                let ids: Vec<_> = (0..spaces).map(|_| sys.create_space().unwrap()).collect();
-                for t in 0..threads {
-                    sys.bind_thread(ThreadId(t), ids[t as usize % spaces], t as usize % 2);
-                }
-                sys
-            };
-            let flush = Record::Event(Event::Flush {
-                core: CoreId(0),
-                what: flush::CACHES,
-            });
             let mut rng = SplitMix64::new(spaces as u64);
             let mut records = Vec::new();
             let mut t = 0u32;
             for i in 0..3000u64 {
                 if i % 500 == 499 {
-                    records.push(flush);
+                    records.push(FLUSH_CACHES);
                 }
                 // Runs of about 20 accesses per thread, so each core switches now and then.
                 if rng.below(20) == 0 {
                     t = rng.below(threads as u64) as u32;
                 }
-                let page = rng.below(96);
-                records.push(Record::Access(Access::new(
-                    ThreadId(t),
-                    AccessKind::Load,
-                    VirtAddr(0x4000_0000 + page * 4096 + 8 * rng.below(512)),
-                    8,
-                )));
+                records.push(load(
+                    t,
+                    0x4000_0000 + rng.below(96) * 4096 + 8 * rng.below(512),
+                ));
             }
-            let mut by_run = setup();
-            by_run.run_slice(&records).unwrap();
-            let mut by_access = setup();
-            scheduled_access_by_access(&mut by_access, &records, |t| t.0 as usize % 2, u64::MAX);
             let what = format!("{policy:?}, {spaces} spaces");
-            same_end_state(&by_run, &by_access).unwrap_or_else(|e| panic!("{what}: {e}"));
-            for cpu in 0..2 {
-                assert_eq!(by_run.clock(cpu), by_access.clock(cpu), "{what}, cpu {cpu}");
-            }
-            assert_eq!(by_run.os_stats(), by_access.os_stats(), "{what}");
+            let sys =
+                agrees_with_the_timeline(&two_cores(), opts, (spaces, threads), &records, &what);
             assert!(
-                by_run.os_stats().context_switches > 40,
+                sys.os_stats().context_switches > 40,
                 "{what}: {:?}",
-                by_run.os_stats()
+                sys.os_stats()
             );
         }
     }
@@ -1082,30 +1081,7 @@ fn switches_among_queued_accesses_run_as_the_timeline_does() {
 /// access by access, with pages first touched both before and among the queued accesses.
 #[test]
 fn walks_without_caches_run_apart_only_over_mapped_pages() {
-    let mut cfg = shaped_machine((1, 16), (16, 4, ReplacementKind::Lru), 1, false);
-    cfg.cores = 2;
-    cfg.threads_per_core = 1;
-    let opts = RunOptions::no_caches(5);
-    let setup = || {
-        let mut sys = System::new(cfg.clone(), opts).unwrap();
-        let spaces = [sys.create_space().unwrap(), sys.create_space().unwrap()];
-        for t in 0..4u32 {
-            sys.bind_thread(ThreadId(t), spaces[t as usize % 2], t as usize % 2);
-        }
-        sys
-    };
-    let flush = Record::Event(Event::Flush {
-        core: CoreId(0),
-        what: flush::CACHES,
-    });
-    let access = |t: u32, page: u64, offset: u64| {
-        Record::Access(Access::new(
-            ThreadId(t),
-            AccessKind::Load,
-            VirtAddr(0x4000_0000 + page * 4096 + offset),
-            8,
-        ))
-    };
+    let access = |t: u32, page: u64, offset: u64| load(t, 0x4000_0000 + page * 4096 + offset);
     let mut rng = SplitMix64::new(9);
     // Every thread touches pages 0..60 (first touches, on the timeline); then random pages of
     // 0..120 in slices of a few dozen accesses (the first touches of 60..120 among them),
@@ -1114,11 +1090,11 @@ fn walks_without_caches_run_apart_only_over_mapped_pages() {
         .flat_map(|p| (0..4u32).map(move |t| (t, p)))
         .map(|(t, p)| access(t, p, 0))
         .collect();
-    records.push(flush);
+    records.push(FLUSH_CACHES);
     let mut t = 0u32;
     for i in 0..6000u64 {
         if i % 400 == 399 {
-            records.push(flush);
+            records.push(FLUSH_CACHES);
         }
         if rng.below(30) == 0 {
             t = rng.below(4) as u32;
@@ -1130,16 +1106,14 @@ fn walks_without_caches_run_apart_only_over_mapped_pages() {
         };
         records.push(access(t, rng.below(120), offset));
     }
-    let mut by_run = setup();
-    by_run.run_slice(&records).unwrap();
-    let mut by_access = setup();
-    scheduled_access_by_access(&mut by_access, &records, |t| t.0 as usize % 2, u64::MAX);
-    same_end_state(&by_run, &by_access).unwrap();
-    for cpu in 0..2 {
-        assert_eq!(by_run.clock(cpu), by_access.clock(cpu), "cpu {cpu}");
-    }
-    assert_eq!(by_run.os_stats(), by_access.os_stats());
-    assert!(by_run.stats().total.walks > 1000);
+    let sys = agrees_with_the_timeline(
+        &two_cores(),
+        RunOptions::no_caches(5),
+        (2, 4),
+        &records,
+        "no caches",
+    );
+    assert!(sys.stats().total.walks > 1000);
 }
 
 /// Nothing after the reference limit runs, events included, wherever the limit falls: in
@@ -1148,17 +1122,7 @@ fn walks_without_caches_run_apart_only_over_mapped_pages() {
 /// after the limit ran when it came in the same batch of records as the accesses before it.
 #[test]
 fn events_after_the_reference_limit_do_not_run() {
-    let mut cfg = shaped_machine((1, 16), (16, 4, ReplacementKind::Lru), 1, false);
-    cfg.cores = 2;
-    cfg.threads_per_core = 1;
-    let access = |t: u32, page: u64| {
-        Record::Access(Access::new(
-            ThreadId(t),
-            AccessKind::Load,
-            VirtAddr(0x4000_0000 + page * 4096),
-            8,
-        ))
-    };
+    let access = |t: u32, page: u64| load(t, 0x4000_0000 + page * 4096);
     let flush = Record::Event(Event::Flush {
         core: CoreId(0),
         what: flush::TLB | flush::CACHES,
@@ -1177,24 +1141,13 @@ fn events_after_the_reference_limit_do_not_run() {
             max_references: limit,
             ..RunOptions::default()
         };
-        let setup = || {
-            let mut sys = System::new(cfg.clone(), opts).unwrap();
-            let space = sys.create_space().unwrap();
-            for t in 0..2 {
-                sys.bind_thread(ThreadId(t), space, t as usize);
-            }
-            sys
-        };
-        let mut by_run = setup();
-        by_run.run_slice(&records).unwrap();
-        let mut by_access = setup();
-        scheduled_access_by_access(&mut by_access, &records, |t| t.0 as usize, limit);
-        assert_eq!(by_run.os_stats(), by_access.os_stats(), "limit {limit}");
-        same_end_state(&by_run, &by_access).unwrap();
-        assert_eq!(
-            by_run.stats().total.references,
-            limit.min(4),
-            "limit {limit}"
+        let sys = agrees_with_the_timeline(
+            &two_cores(),
+            opts,
+            (1, 2),
+            &records,
+            &format!("limit {limit}"),
         );
+        assert_eq!(sys.stats().total.references, limit.min(4), "limit {limit}");
     }
 }
