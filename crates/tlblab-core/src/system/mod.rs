@@ -1644,13 +1644,14 @@ impl System {
         if !tl.independent || self.references.saturating_add(2 * tl.queued as u64) > limit {
             return Ok(false);
         }
+        let policy = self.switch_policy();
         for (cpu, q) in tl.queues.iter().enumerate() {
             let current = self.current[cpu];
             for r in q.iter() {
                 let Record::Access(a) = r else {
                     return Ok(false);
                 };
-                if Some(a.thread) != current && !self.switch_apart(a.thread) {
+                if Some(a.thread) != current && !self.switch_apart(policy, a.thread) {
                     return Ok(false);
                 }
                 if self.options.walks && !self.all_mapped(a) {
@@ -1690,16 +1691,17 @@ impl System {
             && (last >> 12 == va >> 12 || pt.translate(VirtAddr(last)).is_some())
     }
 
-    /// Whether a switch to `thread` (on its hardware thread, in a run whose hardware threads
-    /// are independent) changes nothing but that hardware thread's own state, whenever it
-    /// comes: under `flush_all` it flushes only that core's TLB levels (private here; the
-    /// caches and page-walk caches of a TLB-only run hold nothing, so their flush costs its
-    /// fixed part whatever the order) and charges that hardware thread; under `asid_tagged`
-    /// when the thread's address space holds an ASID of the current generation (the
-    /// allocator then keeps it and does nothing; a new ASID would be numbered in the
-    /// timeline's order, a rollover flushes every core). A switch hook may do anything: no.
-    fn switch_apart(&self, thread: ThreadId) -> bool {
-        match self.switch_policy() {
+    /// Whether a switch to `thread` under `policy` (the run's, `switch_policy`; on the
+    /// thread's hardware thread, in a run whose hardware threads are independent) changes
+    /// nothing but that hardware thread's own state, whenever it comes: under `flush_all` it
+    /// flushes only that core's TLB levels and page-walk caches (private here; the caches of
+    /// such a run hold nothing, so their flush costs its fixed part whatever the order) and
+    /// charges that hardware thread; under `asid_tagged` when the thread's address space
+    /// holds an ASID of the current generation (the allocator then keeps it and does nothing;
+    /// a new ASID would be numbered in the timeline's order, a rollover flushes every core).
+    /// A switch hook may do anything: no.
+    fn switch_apart(&self, policy: SwitchPolicy, thread: ThreadId) -> bool {
+        match policy {
             SwitchPolicy::FlushAll => true,
             SwitchPolicy::AsidTagged => match self.threads.get(thread.0 as usize) {
                 Some(Some(st)) => self.space_generation[st.space] == self.asids.generation(),
