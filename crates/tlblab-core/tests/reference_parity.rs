@@ -388,20 +388,9 @@ fn one_thread_system(cfg: &MachineConfig, opts: RunOptions) -> System {
     sys
 }
 
-/// `by_run` and `by_access` ended in the same state: every statistic, the TLB levels' entries.
+/// `by_run` and `by_access` ended in the same state (`common::end_state_difference`).
 fn same_end_state(by_run: &System, by_access: &System) -> Result<(), TestCaseError> {
-    prop_assert_eq!(
-        serde_json::to_value(by_run.stats()).unwrap(),
-        serde_json::to_value(by_access.stats()).unwrap()
-    );
-    for (a, b) in by_run.tlbs.iter().zip(&by_access.tlbs) {
-        prop_assert_eq!(
-            a.entries().collect::<Vec<_>>(),
-            b.entries().collect::<Vec<_>>()
-        );
-        prop_assert_eq!(a.check_bookkeeping(), Ok(()));
-    }
-    Ok(())
+    common::end_state_difference(by_run, by_access).map_err(TestCaseError::fail)
 }
 
 /// A split two-level TLB of the shapes the fast lane specialises (tlb/fast.rs): an LRU first

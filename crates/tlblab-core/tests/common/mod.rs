@@ -114,3 +114,31 @@ pub fn sweep(sys: &mut System, base: u64, pages: u64, stride: u64, rounds: u64) 
         }
     }
 }
+
+/// Where `by_run` and `by_access` (the same records through `run`/`run_slice` and through
+/// `access` one by one) ended in different states: every statistic, each TLB level's entries,
+/// and the run's TLB bookkeeping; Ok if nowhere.
+pub fn end_state_difference(by_run: &System, by_access: &System) -> Result<(), String> {
+    let stats = |s: &System| serde_json::to_value(s.stats()).unwrap();
+    let (a, b) = (stats(by_run), stats(by_access));
+    if a != b {
+        return Err(format!(
+            "statistics differ\n  by run:    {a}\n  by access: {b}"
+        ));
+    }
+    for (x, y) in by_run.tlbs.iter().zip(&by_access.tlbs) {
+        let (ex, ey) = (
+            x.entries().collect::<Vec<_>>(),
+            y.entries().collect::<Vec<_>>(),
+        );
+        if ex != ey {
+            return Err(format!(
+                "TLB {} entries differ\n  by run:    {ex:?}\n  by access: {ey:?}",
+                x.config.name
+            ));
+        }
+        x.check_bookkeeping()
+            .map_err(|e| format!("TLB {}: {e}", x.config.name))?;
+    }
+    Ok(())
+}
