@@ -1,6 +1,7 @@
 //! What an exact TLB-only simulation of zen3's two data TLB levels costs on this host when it
 //! has none of the engine's generality: the yardstick for the engine's rate on streams that miss
-//! every level (ARCHITECTURE.md, "Where all-miss time goes").
+//! every level (ARCHITECTURE.md, "Where all-miss time goes"). `full_miss_floor` is the same for
+//! the full model.
 //!
 //! `cargo run --release -p tlblab-config --example all_miss_floor [-- ACCESSES [REPEATS]]`
 //!
@@ -18,184 +19,27 @@
 //! Before any timing, the floor's miss counts must equal the engine's for both levels: the
 //! floor is exact, not an estimate (an LRU level's hits depend on the recency order of its valid
 //! entries only, not on which slot holds which, so an empty start agrees with the engine's).
+#[path = "floor/tlb.rs"]
+mod tlb;
+
 use std::time::Instant;
+use tlb::TlbPair as Floor;
 use tlblab_core::{RunOptions, System};
 use tlblab_trace::record::Record;
 use tlblab_trace::workloads;
 use tlblab_types::ThreadId;
 
-const L1_WAYS: usize = 64;
-const L2_SETS: usize = 128;
-const L2_WAYS: usize = 16;
-/// The L1's `present` filter: counts of valid keys per hash bucket; a zero proves a miss.
-/// 4096 one-byte counts (4 KiB): a random page finds its bucket taken one time in 64, where
-/// the engine's 1024 find it one time in 16 and then search (2026-11-24, later: with the set layout
-/// below, 85 → 62 instructions per reference, 128 → 140 M refs/s).
-const BUCKETS: usize = 4096;
-const INVALID: u64 = u64::MAX;
-
+/// One TLB-only reference: the translation is the page itself.
 #[inline(always)]
-fn hash(key: u64) -> u64 {
-    key.wrapping_mul(0x9e37_79b9_7f4a_7c15)
-}
-
-/// The filter bucket of a hash: its top 12 bits.
-#[inline(always)]
-fn bucket(h: u64) -> usize {
-    (h >> 52) as usize % BUCKETS
-}
-
-/// One L2 set: its fingerprints and LRU order (a word of 4-bit way numbers, most recent in the
-/// lowest nibble) in one host cache line of their own, so a miss reads one line before the
-/// fill writes the keys' and payloads'.
-#[derive(Clone)]
-#[repr(C, align(64))]
-struct Set {
-    fps: [u8; L2_WAYS],
-    order: u64,
-}
-
-struct Floor {
-    // L1: keys, payloads, the LRU order as a circular list (`prev` of the head is the oldest)
-    keys: [u64; L1_WAYS],
-    payload: [u64; L1_WAYS],
-    prev: [u8; L1_WAYS],
-    next: [u8; L1_WAYS],
-    head: usize,
-    present: [u8; BUCKETS],
-    sets: Vec<Set>,
-    set_keys: Vec<[u64; L2_WAYS]>,
-    set_payload: Vec<[u64; L2_WAYS]>,
-    l1_misses: u64,
-    l2_misses: u64,
-}
-
-impl Floor {
-    fn new() -> Floor {
-        let mut f = Floor {
-            keys: [INVALID; L1_WAYS],
-            payload: [0; L1_WAYS],
-            prev: [0; L1_WAYS],
-            next: [0; L1_WAYS],
-            head: 0,
-            present: [0; BUCKETS],
-            sets: vec![
-                Set {
-                    fps: [0; L2_WAYS],
-                    order: 0xfedc_ba98_7654_3210,
-                };
-                L2_SETS
-            ],
-            set_keys: vec![[INVALID; L2_WAYS]; L2_SETS],
-            set_payload: vec![[0; L2_WAYS]; L2_SETS],
-            l1_misses: 0,
-            l2_misses: 0,
-        };
-        for w in 0..L1_WAYS {
-            f.next[w] = ((w + 1) % L1_WAYS) as u8;
-            f.prev[w] = ((w + L1_WAYS - 1) % L1_WAYS) as u8;
-        }
-        f
-    }
-
-    /// One data reference to page `vpn`.
-    #[inline(always)]
-    fn reference(&mut self, vpn: u64) {
-        let h = hash(vpn);
-        let b = bucket(h);
-        let fp = (h >> 44) as u8;
-        if self.present[b] != 0 {
-            if let Some(w) = self.keys.iter().position(|&k| k == vpn) {
-                self.move_to_front(w);
-                return;
-            }
-        }
-        self.l1_misses += 1;
-        // The oldest way becomes the head: in a circle, moving the head is the whole update.
-        let v = self.prev[self.head] as usize % L1_WAYS;
-        self.head = v;
-        let old = self.keys[v];
-        if old != INVALID {
-            let ob = bucket(hash(old));
-            self.present[ob] -= 1;
-        }
-        self.present[b] += 1;
-        self.keys[v] = vpn;
-        let s = vpn as usize % L2_SETS;
-        let set = &mut self.sets[s];
-        let keys = &mut self.set_keys[s];
-        let payload = &mut self.set_payload[s];
-        let mut candidates = fingerprint_matches(&set.fps, fp);
-        while candidates != 0 {
-            let w = candidates.trailing_zeros() as usize % L2_WAYS;
-            candidates &= candidates - 1;
-            if keys[w] == vpn {
-                set.order = packed_to_front(set.order, w);
-                self.payload[v] = payload[w];
-                return;
-            }
-        }
-        self.l2_misses += 1;
-        let w = (set.order >> 60) as usize;
-        set.order = (set.order << 4) | w as u64;
-        keys[w] = vpn;
-        set.fps[w] = fp;
-        let frame = vpn; // TLB-only: the translation is the page itself
-        payload[w] = frame;
-        self.payload[v] = frame;
-    }
-
-    fn move_to_front(&mut self, w: usize) {
-        if w == self.head {
-            return;
-        }
-        let (p, n) = (self.prev[w] as usize, self.next[w] as usize);
-        self.next[p] = n as u8;
-        self.prev[n] = p as u8;
-        let tail = self.prev[self.head] as usize;
-        self.next[tail] = w as u8;
-        self.prev[w] = tail as u8;
-        self.next[w] = self.head as u8;
-        self.prev[self.head] = w as u8;
-        self.head = w;
-    }
-}
-
-/// The ways of a set whose fingerprint is `fp`, as bits.
-#[inline(always)]
-fn fingerprint_matches(fps: &[u8; 16], fp: u8) -> u32 {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE2 is part of x86-64; the load reads exactly the 16 bytes of `fps`.
-    unsafe {
-        use std::arch::x86_64::*;
-        let row = _mm_loadu_si128(fps.as_ptr().cast());
-        _mm_movemask_epi8(_mm_cmpeq_epi8(row, _mm_set1_epi8(fp as i8))) as u32
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    fps.iter()
-        .enumerate()
-        .fold(0, |m, (w, &f)| m | (((f == fp) as u32) << w))
-}
-
-/// Way `w` made the most recent in a packed LRU order.
-#[inline(always)]
-fn packed_to_front(order: u64, w: usize) -> u64 {
-    let x = order ^ (w as u64).wrapping_mul(0x1111_1111_1111_1111);
-    let z = x.wrapping_sub(0x1111_1111_1111_1111) & !x & 0x8888_8888_8888_8888;
-    let p = z.trailing_zeros() as usize / 4;
-    if p == 0 {
-        return order;
-    }
-    let below = u64::MAX >> (64 - 4 * p);
-    let through = u64::MAX >> (60 - 4 * p);
-    (order & !through) | ((order & below) << 4) | w as u64
+fn reference(f: &mut Floor, vpn: u64) {
+    f.translate(vpn, |vpn| vpn);
 }
 
 fn over_addresses(addrs: &[u64]) -> (Floor, f64) {
     let mut f = Floor::new();
     let t = Instant::now();
     for &va in addrs {
-        f.reference(va >> 12);
+        reference(&mut f, va >> 12);
     }
     (f, t.elapsed().as_secs_f64())
 }
@@ -209,7 +53,7 @@ fn over_records(records: &[Record], thread: ThreadId) -> (Floor, f64) {
         if a.kind.is_instr() || a.thread != thread || (va & 0xfff) + a.size as u64 > 4096 {
             break;
         }
-        f.reference(va >> 12);
+        reference(&mut f, va >> 12);
     }
     (f, t.elapsed().as_secs_f64())
 }

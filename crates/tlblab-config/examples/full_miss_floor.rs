@@ -1,0 +1,506 @@
+//! What an exact simulation of the zen3 preset's full model costs on this host when it has none
+//! of the engine's generality: the yardstick for the engine's full-model rate on streams that
+//! miss every TLB level, as `all_miss_floor` is for TLB-only runs (ARCHITECTURE.md, "Where
+//! all-miss time goes").
+//!
+//! `cargo run --release -p tlblab-config --example full_miss_floor [-- ACCESSES [REPEATS]]`
+//!
+//! The stream is the engine benchmark's `random:pages=262144` (uniform random 8-byte loads over
+//! 1 GiB, one thread). `Floor` models what the zen3 preset simulates for it and nothing else:
+//!
+//! - the two data TLB levels (`floor/tlb.rs`);
+//! - on a miss in both, a walk of an x86-64 4-level page table held as data, built on first
+//!   touch from a sequential frame allocator (the data frame first, then any missing tables,
+//!   top down, as `System::first_touch` and `PageTable::map` take them), starting below the
+//!   deepest page-walk-cache hit (the PDE cache: 64 entries, 4-way; the PDPTE cache: 16, fully
+//!   associative; both LRU), filling the caches it missed;
+//! - every entry the walk reads and then the data loaded through L1D (32 KiB, 8-way), L2
+//!   (512 KiB, 8-way) and L3 (32 MiB, 16-way), LRU, non-inclusive, each miss filling the levels
+//!   it looked up, each served at its level's load-to-use latency (memory 330);
+//! - cycles as the preset's in-order sum (L2 DTLB 7, walker 5, a page-walk-cache hit 1).
+//!
+//! One page size, one address space, no dirty bits (nothing here is ever flushed), no
+//! statistics but the counters the exactness check compares. Each cache set's fingerprints and
+//! LRU order share one host line, apart from its keys, as in `floor/tlb.rs`. While references
+//! walk, the host is asked to fetch ahead the page-table entry and the simulated cache sets of
+//! the reference `AHEAD` records on (reading the table, changing nothing simulated), as the
+//! engine's `prefetch_ahead` does: these sets outgrow the host's caches.
+//!
+//! It runs two ways, interleaved, `REPEATS` times each (medians and spread printed): `floor`,
+//! over a vector of 8-byte addresses, and `engine`, `System::run_slice` on the zen3 preset's
+//! full model. Before any timing the floor's counts (TLB misses per level, walks, page-walk-
+//! cache hits, cache misses per level, cycles) must equal the engine's: the floor is exact.
+#[path = "floor/tlb.rs"]
+mod tlb;
+
+use std::time::Instant;
+use tlb::{fingerprint, fingerprint_matches, packed_to_front, TlbPair, SETTLED_SECOND};
+use tlblab_core::{RunOptions, System};
+use tlblab_trace::record::Record;
+use tlblab_trace::workloads;
+
+const INVALID: u64 = u64::MAX;
+/// How many records ahead the floor hints the host to fetch the cache sets of a reference
+/// (twice as far ahead, its last-level page-table entry), as the engine's `prefetch_ahead`.
+/// 2026-11-24: 4, 8, 16 and 32 read 5.2-7.7 M refs/s, within the host's noise; 16 is the
+/// engine's.
+const AHEAD: usize = 16;
+
+/// One set's fingerprints and LRU order (`W` 4-bit way numbers, most recent in the lowest
+/// nibble) in a host line of their own.
+#[derive(Clone)]
+#[repr(C, align(64))]
+struct SetMeta {
+    fps: [u8; 16],
+    order: u64,
+}
+
+/// Sets of `W` ways (at most 16), LRU, indexed by the low bits of the key.
+struct LruSets<const W: usize> {
+    meta: Vec<SetMeta>,
+    keys: Vec<[u64; W]>,
+    mask: u64,
+}
+
+impl<const W: usize> LruSets<W> {
+    fn new(sets: usize) -> Self {
+        assert!(sets.is_power_of_two() && W <= 16);
+        // The ways in order, way 0 the most recent: the first fills take the top way, down.
+        let order = (0..W as u64).fold(0, |o, w| o | w << (4 * w));
+        LruSets {
+            meta: vec![
+                SetMeta {
+                    fps: [0; 16],
+                    order
+                };
+                sets
+            ],
+            keys: vec![[INVALID; W]; sets],
+            mask: sets as u64 - 1,
+        }
+    }
+
+    #[inline(always)]
+    fn set_of(&self, key: u64) -> usize {
+        (key & self.mask) as usize
+    }
+
+    /// The way of set `s` holding `key`, made the most recent; or None.
+    #[inline(always)]
+    fn hit(&mut self, s: usize, key: u64, fp: u8) -> Option<usize> {
+        let meta = &mut self.meta[s];
+        let keys = &self.keys[s];
+        let mut candidates = fingerprint_matches(&meta.fps, fp) & ((1 << W) - 1);
+        while candidates != 0 {
+            let w = candidates.trailing_zeros() as usize % W;
+            candidates &= candidates - 1;
+            if keys[w] == key {
+                meta.order = packed_to_front(meta.order, w);
+                return Some(w);
+            }
+        }
+        None
+    }
+
+    /// Set `s`'s least recently used way, made the most recent and given `key`; its way.
+    #[inline(always)]
+    fn fill(&mut self, s: usize, key: u64, fp: u8) -> usize {
+        let meta = &mut self.meta[s];
+        let top = 4 * (W - 1);
+        let w = (meta.order >> top) as usize & 0xf;
+        meta.order = ((meta.order << 4) | w as u64) & (u64::MAX >> (64 - 4 * W));
+        meta.fps[w] = fp;
+        self.keys[s][w % W] = key;
+        w
+    }
+
+    /// `hit`, else `fill`: whether it hit.
+    #[inline(always)]
+    fn access(&mut self, key: u64) -> bool {
+        let (s, fp) = (self.set_of(key), fingerprint(key));
+        if self.hit(s, key, fp).is_some() {
+            return true;
+        }
+        self.fill(s, key, fp);
+        false
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, key: u64) {
+        let s = self.set_of(key);
+        prefetch(&self.meta[s]);
+        prefetch(&self.keys[s]);
+    }
+}
+
+#[inline(always)]
+fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch hint reads nothing architecturally; the pointer is a valid reference.
+    unsafe {
+        use std::arch::x86_64::*;
+        _mm_prefetch::<_MM_HINT_T0>((p as *const T).cast());
+    }
+}
+
+/// A page-walk cache: (VA prefix) → table node, `W`-way sets.
+struct Pwc<const W: usize> {
+    sets: LruSets<W>,
+    node: Vec<[u32; W]>,
+}
+
+impl<const W: usize> Pwc<W> {
+    fn new(entries: usize) -> Self {
+        Pwc {
+            sets: LruSets::new(entries / W),
+            node: vec![[0; W]; entries / W],
+        }
+    }
+
+    #[inline(always)]
+    fn lookup(&mut self, prefix: u64) -> Option<u32> {
+        let s = self.sets.set_of(prefix);
+        let w = self.sets.hit(s, prefix, fingerprint(prefix))?;
+        Some(self.node[s][w % W])
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, prefix: u64, node: u32) {
+        let s = self.sets.set_of(prefix);
+        let w = self.sets.fill(s, prefix, fingerprint(prefix));
+        self.node[s][w % W] = node;
+    }
+}
+
+/// The cache levels walks and data go through, with the preset's latencies.
+struct Caches {
+    l1: LruSets<8>,
+    l2: LruSets<8>,
+    l3: LruSets<16>,
+    misses: [u64; 3],
+}
+
+impl Caches {
+    /// The load of physical address `pa`: its cycles.
+    #[inline(always)]
+    fn load(&mut self, pa: u64) -> u64 {
+        let line = pa >> 6;
+        if self.l1.access(line) {
+            return 4;
+        }
+        self.misses[0] += 1;
+        if self.l2.access(line) {
+            return 12;
+        }
+        self.misses[1] += 1;
+        if self.l3.access(line) {
+            return 46;
+        }
+        self.misses[2] += 1;
+        330
+    }
+
+    /// Hints the host to fetch the sets `pa` will touch in the two levels that outgrow its
+    /// caches.
+    #[inline(always)]
+    fn prefetch(&self, pa: u64) {
+        self.l2.prefetch(pa >> 6);
+        self.l3.prefetch(pa >> 6);
+    }
+}
+
+/// An x86-64 4-level page table as data: node n's 512 entries at `entries[512 n..]`, each the
+/// child node + 1 (levels 0-2) or the frame + 1 (level 3), 0 when invalid; node 0 the root.
+struct PageTable {
+    entries: Vec<u64>,
+    bases: Vec<u64>,
+    next_frame: u64,
+}
+
+const SHIFTS: [u32; 4] = [39, 30, 21, 12];
+
+#[inline(always)]
+fn index(level: usize, va: u64) -> usize {
+    (va >> SHIFTS[level]) as usize & 511
+}
+
+impl PageTable {
+    fn new() -> PageTable {
+        let mut pt = PageTable {
+            entries: Vec::new(),
+            bases: Vec::new(),
+            next_frame: 0,
+        };
+        pt.new_node();
+        pt
+    }
+
+    fn alloc(&mut self) -> u64 {
+        self.next_frame += 1;
+        self.next_frame - 1
+    }
+
+    fn new_node(&mut self) -> u64 {
+        let frame = self.alloc();
+        self.bases.push(frame << 12);
+        self.entries.resize(self.entries.len() + 512, 0);
+        self.bases.len() as u64 - 1
+    }
+
+    /// Maps the page of `va` to a new frame, making the tables on its path.
+    fn first_touch(&mut self, va: u64) {
+        let frame = self.alloc();
+        let mut node = 0;
+        for level in 0..3 {
+            let e = node as usize * 512 + index(level, va);
+            if self.entries[e] == 0 {
+                self.entries[e] = self.new_node() + 1;
+            }
+            node = self.entries[e] - 1;
+        }
+        self.entries[node as usize * 512 + index(3, va)] = frame + 1;
+    }
+
+    /// The position in `entries` of the last-level entry of `va`, if its tables exist.
+    #[inline(always)]
+    fn leaf_slot(&self, va: u64) -> Option<(usize, usize)> {
+        let mut node = 0;
+        for level in 0..3 {
+            let e = self.entries[node as usize * 512 + index(level, va)];
+            if e == 0 {
+                return None;
+            }
+            node = e - 1;
+        }
+        let i = index(3, va);
+        Some((node as usize, i))
+    }
+
+    /// The frame of `va` and the physical address of its last-level entry, if mapped.
+    #[inline(always)]
+    fn leaf(&self, va: u64) -> Option<(u64, u64)> {
+        let (node, i) = self.leaf_slot(va)?;
+        let e = self.entries[node * 512 + i];
+        (e != 0).then(|| (e - 1, self.bases[node] + 8 * i as u64))
+    }
+}
+
+/// Everything a walk touches besides the TLB levels.
+struct Memory {
+    pt: PageTable,
+    pde: Pwc<4>,
+    pdpte: Pwc<16>,
+    caches: Caches,
+    walks: u64,
+    pwc_hits: u64,
+}
+
+impl Memory {
+    /// The walk of `va`: its frame and cycles (`System::walk`).
+    #[inline(always)]
+    fn walk(&mut self, va: u64) -> (u64, u64) {
+        let mut cycles = 5;
+        self.walks += 1;
+        let (start, start_node) = if let Some(node) = self.pde.lookup(va >> 21) {
+            (3, node as u64)
+        } else if let Some(node) = self.pdpte.lookup(va >> 30) {
+            (2, node as u64)
+        } else {
+            (0, 0)
+        };
+        if start > 0 {
+            cycles += 1;
+            self.pwc_hits += 1;
+        }
+        // The entries read, top down, and the nodes below each.
+        let mut refs = [0u64; 4];
+        let mut nodes = [0u64; 4];
+        let frame = loop {
+            let mut node = start_node;
+            let mut found = None;
+            for level in start..4 {
+                let i = index(level, va);
+                refs[level] = self.pt.bases[node as usize] + 8 * i as u64;
+                let e = self.pt.entries[node as usize * 512 + i];
+                if e == 0 {
+                    break;
+                }
+                if level == 3 {
+                    found = Some(e - 1);
+                } else {
+                    node = e - 1;
+                    nodes[level + 1] = node;
+                }
+            }
+            match found {
+                Some(frame) => break frame,
+                None => self.pt.first_touch(va),
+            }
+        };
+        if start <= 1 {
+            self.pdpte.insert(va >> 30, nodes[2] as u32);
+        }
+        if start <= 2 {
+            self.pde.insert(va >> 21, nodes[3] as u32);
+        }
+        for &pa in &refs[start..] {
+            cycles += self.caches.load(pa);
+        }
+        (frame, cycles)
+    }
+}
+
+struct Floor {
+    tlb: TlbPair,
+    mem: Memory,
+    cycles: u64,
+}
+
+impl Floor {
+    fn new() -> Floor {
+        Floor {
+            tlb: TlbPair::new(),
+            mem: Memory {
+                pt: PageTable::new(),
+                pde: Pwc::new(64),
+                pdpte: Pwc::new(16),
+                caches: Caches {
+                    l1: LruSets::new(64),
+                    l2: LruSets::new(1024),
+                    l3: LruSets::new(32768),
+                    misses: [0; 3],
+                },
+                walks: 0,
+                pwc_hits: 0,
+            },
+            cycles: 0,
+        }
+    }
+
+    /// One load of `va`.
+    #[inline(always)]
+    fn reference(&mut self, va: u64) {
+        let mem = &mut self.mem;
+        let mut walk_cycles = 0;
+        let (level, frame) = self.tlb.translate(va >> 12, |_| {
+            let (frame, c) = mem.walk(va);
+            walk_cycles = c;
+            frame
+        });
+        let tlb_cycles = if level >= SETTLED_SECOND { 7 } else { 0 };
+        let data = self.mem.caches.load((frame << 12) | (va & 0xfff));
+        self.cycles += tlb_cycles + walk_cycles + data;
+    }
+
+    /// Hints for the load of `va` twice as far ahead: its last-level entry (host memory).
+    #[inline(always)]
+    fn prefetch_entry(&self, va: u64) {
+        if let Some((node, i)) = self.mem.pt.leaf_slot(va) {
+            prefetch(&self.mem.pt.entries[node * 512 + i]);
+        }
+    }
+
+    /// Hints for the load of `va` some records ahead: its leaf entry's sets and its data's.
+    #[inline(always)]
+    fn prefetch(&self, va: u64) {
+        if let Some((frame, pte)) = self.mem.pt.leaf(va) {
+            self.mem.caches.prefetch(pte);
+            self.mem.caches.prefetch((frame << 12) | (va & 0xfff));
+        }
+    }
+}
+
+fn floor(addrs: &[u64]) -> (Floor, f64) {
+    let mut f = Floor::new();
+    let t = Instant::now();
+    for (i, &va) in addrs.iter().enumerate() {
+        if let Some(&far) = addrs.get(i + 2 * AHEAD) {
+            f.prefetch_entry(far);
+        }
+        if let Some(&ahead) = addrs.get(i + AHEAD) {
+            f.prefetch(ahead);
+        }
+        f.reference(va);
+    }
+    (f, t.elapsed().as_secs_f64())
+}
+
+fn engine(records: &[Record]) -> (System, f64) {
+    let cfg = tlblab_config::load_machine("zen3").unwrap_or_else(|e| panic!("{e}"));
+    let mut sys = System::new(cfg, RunOptions::default()).unwrap_or_else(|e| panic!("{}", e.0));
+    let t = Instant::now();
+    sys.run_slice(records).unwrap_or_else(|e| panic!("{}", e.0));
+    (sys, t.elapsed().as_secs_f64())
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("ACCESSES and REPEATS are numbers"))
+        .collect();
+    let (accesses, repeats) = (
+        *args.first().unwrap_or(&4_000_000),
+        *args.get(1).unwrap_or(&5),
+    );
+    let spec = format!("random:pages=262144,accesses={accesses}");
+    let (name, params) = workloads::parse_spec(&spec).unwrap();
+    let mut source = workloads::build(&name, &params, 0).unwrap();
+    let mut records = Vec::new();
+    while source.fill(&mut records, 1 << 16).unwrap() > 0 {}
+    let addrs: Vec<u64> = records
+        .iter()
+        .map(|r| match r {
+            Record::Access(a) => a.vaddr.0,
+            _ => panic!("{spec}: a record that is not an access"),
+        })
+        .collect();
+
+    // Exactness first: the floor's counts are the engine's.
+    let (f, _) = floor(&addrs);
+    let (sys, _) = engine(&records);
+    let stats = sys.stats();
+    let t = &stats.total;
+    let tlb = |name: &str| {
+        let i = stats.tlb_levels.iter().position(|n| n == name);
+        t.tlb[i.unwrap_or_else(|| panic!("zen3 has no TLB level {name}"))].misses
+    };
+    let cache = |name: &str| {
+        let i = stats.cache_levels.iter().position(|n| n == name);
+        t.cache[i.unwrap_or_else(|| panic!("zen3 has no cache level {name}"))].misses
+    };
+    let floor_counts = (
+        [f.tlb.l1_misses, f.tlb.l2_misses],
+        [f.mem.walks, f.mem.pwc_hits],
+        f.mem.caches.misses,
+        f.cycles,
+    );
+    let engine_counts = (
+        [tlb("L1D"), tlb("L2D")],
+        [t.walks, t.pwc_hits],
+        [cache("L1D"), cache("L2"), cache("L3")],
+        t.cycles,
+    );
+    assert_eq!(
+        floor_counts, engine_counts,
+        "floor and engine disagree: ([L1D, L2D] TLB misses, [walks, PWC hits], [L1D, L2, L3] cache misses, cycles)"
+    );
+    println!(
+        "{spec}: TLB misses {:?}, walks {}, PWC hits {}, cache misses {:?}, cycles {} (floor = engine)",
+        floor_counts.0, floor_counts.1[0], floor_counts.1[1], floor_counts.2, floor_counts.3
+    );
+
+    let mut rates: [Vec<f64>; 2] = Default::default();
+    for _ in 0..repeats {
+        rates[0].push(accesses as f64 / floor(&addrs).1 / 1e6);
+        rates[1].push(accesses as f64 / engine(&records).1 / 1e6);
+    }
+    for (name, mut r) in ["floor", "engine"].into_iter().zip(rates) {
+        r.sort_by(f64::total_cmp);
+        println!(
+            "{name:8} median {:6.2} M refs/s (min {:.2}, max {:.2})",
+            r[r.len() / 2],
+            r[0],
+            r[r.len() - 1]
+        );
+    }
+}
