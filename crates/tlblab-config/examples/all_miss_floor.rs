@@ -66,15 +66,8 @@ fn engine(records: &[Record]) -> (System, f64) {
     (sys, t.elapsed().as_secs_f64())
 }
 
-fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("ACCESSES and REPEATS are numbers"))
-        .collect();
-    let (accesses, repeats) = (
-        *args.first().unwrap_or(&4_000_000),
-        *args.get(1).unwrap_or(&5),
-    );
+/// The benchmark's random stream of `accesses` loads: its spec, records, addresses and thread.
+fn stream(accesses: usize) -> (String, Vec<Record>, Vec<u64>, ThreadId) {
     let spec = format!("random:pages=262144,accesses={accesses}");
     let (name, params) = workloads::parse_spec(&spec).unwrap();
     let mut source = workloads::build(&name, &params, 0).unwrap();
@@ -91,21 +84,37 @@ fn main() {
             _ => panic!("{spec}: a record that is not an access"),
         })
         .collect();
+    (spec, records, addrs, thread)
+}
 
-    // Exactness first: the floor's misses are the engine's, level by level.
-    let (f, _) = over_records(&records, thread);
-    let (sys, _) = engine(&records);
+/// The (L1D, L2D) misses of the floor and of the engine on the same records.
+fn misses(records: &[Record], thread: ThreadId) -> ((u64, u64), (u64, u64)) {
+    let (f, _) = over_records(records, thread);
+    let (sys, _) = engine(records);
     let stats = sys.stats();
     let level = |name: &str| {
         let i = stats.tlb_levels.iter().position(|n| n == name);
         stats.total.tlb[i.unwrap_or_else(|| panic!("zen3 has no TLB level {name}"))].misses
     };
-    let (l1, l2) = (level("L1D"), level("L2D"));
-    assert_eq!(
-        (f.l1_misses, f.l2_misses),
-        (l1, l2),
-        "floor and engine disagree on (L1D, L2D) misses"
+    ((f.l1_misses, f.l2_misses), (level("L1D"), level("L2D")))
+}
+
+const DISAGREE: &str = "floor and engine disagree on (L1D, L2D) misses";
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("ACCESSES and REPEATS are numbers"))
+        .collect();
+    let (accesses, repeats) = (
+        *args.first().unwrap_or(&4_000_000),
+        *args.get(1).unwrap_or(&5),
     );
+    let (spec, records, addrs, thread) = stream(accesses);
+
+    // Exactness first: the floor's misses are the engine's, level by level.
+    let (floor_misses, (l1, l2)) = misses(&records, thread);
+    assert_eq!(floor_misses, (l1, l2), "{DISAGREE}");
     println!("{spec}: L1D misses {l1}, L2D misses {l2} (floor = engine)");
 
     let mut rates: [Vec<f64>; 3] = Default::default();
@@ -126,4 +135,15 @@ fn main() {
             r[r.len() - 1]
         );
     }
+}
+
+/// `cargo test` runs this (the example is a test target, tlblab-config/Cargo.toml), so the
+/// yardstick stays exact as the engine changes. 300k references: the levels fill in the first
+/// few thousand.
+#[test]
+fn the_floor_misses_as_the_engine_misses() {
+    let (_, records, _, thread) = stream(300_000);
+    let (floor_misses, engine_misses) = misses(&records, thread);
+    assert_eq!(floor_misses, engine_misses, "{DISAGREE}");
+    assert!(floor_misses.1 > 290_000, "{floor_misses:?}");
 }
