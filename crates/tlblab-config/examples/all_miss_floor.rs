@@ -19,6 +19,8 @@
 //! Before any timing, the floor's miss counts must equal the engine's for both levels: the
 //! floor is exact, not an estimate (an LRU level's hits depend on the recency order of its valid
 //! entries only, not on which slot holds which, so an empty start agrees with the engine's).
+#[path = "floor/run.rs"]
+mod run;
 #[path = "floor/tlb.rs"]
 mod tlb;
 
@@ -26,7 +28,6 @@ use std::time::Instant;
 use tlb::TlbPair as Floor;
 use tlblab_core::{RunOptions, System};
 use tlblab_trace::record::Record;
-use tlblab_trace::workloads;
 use tlblab_types::ThreadId;
 
 /// One TLB-only reference: the translation is the page itself.
@@ -66,24 +67,13 @@ fn engine(records: &[Record]) -> (System, f64) {
     (sys, t.elapsed().as_secs_f64())
 }
 
-/// The benchmark's random stream of `accesses` loads: its spec, records, addresses and thread.
+/// The benchmark's random stream (`run::stream`) and its one thread.
 fn stream(accesses: usize) -> (String, Vec<Record>, Vec<u64>, ThreadId) {
-    let spec = format!("random:pages=262144,accesses={accesses}");
-    let (name, params) = workloads::parse_spec(&spec).unwrap();
-    let mut source = workloads::build(&name, &params, 0).unwrap();
-    let mut records = Vec::new();
-    while source.fill(&mut records, 1 << 16).unwrap() > 0 {}
+    let (spec, records, addrs) = run::stream(accesses);
     let Some(Record::Access(first)) = records.first() else {
         panic!("{spec}: no accesses")
     };
     let thread = first.thread;
-    let addrs: Vec<u64> = records
-        .iter()
-        .map(|r| match r {
-            Record::Access(a) => a.vaddr.0,
-            _ => panic!("{spec}: a record that is not an access"),
-        })
-        .collect();
     (spec, records, addrs, thread)
 }
 
@@ -102,14 +92,7 @@ fn misses(records: &[Record], thread: ThreadId) -> ((u64, u64), (u64, u64)) {
 const DISAGREE: &str = "floor and engine disagree on (L1D, L2D) misses";
 
 fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("ACCESSES and REPEATS are numbers"))
-        .collect();
-    let (accesses, repeats) = (
-        *args.first().unwrap_or(&4_000_000),
-        *args.get(1).unwrap_or(&5),
-    );
+    let (accesses, repeats) = run::args();
     let (spec, records, addrs, thread) = stream(accesses);
 
     // Exactness first: the floor's misses are the engine's, level by level.
@@ -123,18 +106,10 @@ fn main() {
         rates[1].push(accesses as f64 / over_records(&records, thread).1 / 1e6);
         rates[2].push(accesses as f64 / engine(&records).1 / 1e6);
     }
-    for (name, mut r) in ["floor/addresses", "floor/records", "engine"]
-        .into_iter()
-        .zip(rates)
-    {
-        r.sort_by(f64::total_cmp);
-        println!(
-            "{name:16} median {:6.1} M refs/s (min {:.1}, max {:.1})",
-            r[r.len() / 2],
-            r[0],
-            r[r.len() - 1]
-        );
-    }
+    run::report(
+        &["floor/addresses", "floor/records", "engine"],
+        rates.into(),
+    );
 }
 
 /// `cargo test` runs this (the example is a test target, tlblab-config/Cargo.toml), so the

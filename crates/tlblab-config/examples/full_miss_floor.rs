@@ -30,6 +30,8 @@
 //! over a vector of 8-byte addresses, and `engine`, `System::run_slice` on the zen3 preset's
 //! full model. Before any timing the floor's counts (TLB misses per level, walks, page-walk-
 //! cache hits, cache misses per level, cycles) must equal the engine's: the floor is exact.
+#[path = "floor/run.rs"]
+mod run;
 #[path = "floor/tlb.rs"]
 mod tlb;
 
@@ -37,7 +39,6 @@ use std::time::Instant;
 use tlb::{fingerprint, fingerprint_matches, packed_to_front, TlbPair, SETTLED_SECOND};
 use tlblab_core::{RunOptions, System};
 use tlblab_trace::record::Record;
-use tlblab_trace::workloads;
 
 const INVALID: u64 = u64::MAX;
 /// How many records ahead the floor hints the host to fetch the cache sets of a reference
@@ -433,23 +434,6 @@ fn engine(records: &[Record]) -> (System, f64) {
     (sys, t.elapsed().as_secs_f64())
 }
 
-/// The benchmark's random stream of `accesses` loads, as records and as addresses.
-fn stream(accesses: usize) -> (String, Vec<Record>, Vec<u64>) {
-    let spec = format!("random:pages=262144,accesses={accesses}");
-    let (name, params) = workloads::parse_spec(&spec).unwrap();
-    let mut source = workloads::build(&name, &params, 0).unwrap();
-    let mut records = Vec::new();
-    while source.fill(&mut records, 1 << 16).unwrap() > 0 {}
-    let addrs: Vec<u64> = records
-        .iter()
-        .map(|r| match r {
-            Record::Access(a) => a.vaddr.0,
-            _ => panic!("{spec}: a record that is not an access"),
-        })
-        .collect();
-    (spec, records, addrs)
-}
-
 /// What the exactness check compares: ([L1D, L2D] TLB misses, [walks, page-walk-cache hits],
 /// [L1D, L2, L3] cache misses, cycles).
 type Counts = ([u64; 2], [u64; 2], [u64; 3], u64);
@@ -486,15 +470,8 @@ fn counts(records: &[Record], addrs: &[u64]) -> (Counts, Counts) {
 const DISAGREE: &str = "floor and engine disagree: ([L1D, L2D] TLB misses, [walks, PWC hits], [L1D, L2, L3] cache misses, cycles)";
 
 fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("ACCESSES and REPEATS are numbers"))
-        .collect();
-    let (accesses, repeats) = (
-        *args.first().unwrap_or(&4_000_000),
-        *args.get(1).unwrap_or(&5),
-    );
-    let (spec, records, addrs) = stream(accesses);
+    let (accesses, repeats) = run::args();
+    let (spec, records, addrs) = run::stream(accesses);
 
     // Exactness first: the floor's counts are the engine's.
     let (floor_counts, engine_counts) = counts(&records, &addrs);
@@ -509,15 +486,7 @@ fn main() {
         rates[0].push(accesses as f64 / floor(&addrs).1 / 1e6);
         rates[1].push(accesses as f64 / engine(&records).1 / 1e6);
     }
-    for (name, mut r) in ["floor", "engine"].into_iter().zip(rates) {
-        r.sort_by(f64::total_cmp);
-        println!(
-            "{name:8} median {:6.2} M refs/s (min {:.2}, max {:.2})",
-            r[r.len() / 2],
-            r[0],
-            r[r.len() - 1]
-        );
-    }
+    run::report(&["floor", "engine"], rates.into());
 }
 
 /// `cargo test` runs this (the example is a test target, tlblab-config/Cargo.toml): the floor
@@ -526,7 +495,7 @@ fn main() {
 /// a quarter of them first touches, the rest through full TLB levels and a full L1D and L2.
 #[test]
 fn the_floor_counts_what_the_engine_counts() {
-    let (_, records, addrs) = stream(300_000);
+    let (_, records, addrs) = run::stream(300_000);
     let (floor_counts, engine_counts) = counts(&records, &addrs);
     assert_eq!(floor_counts, engine_counts, "{DISAGREE}");
     assert!(
