@@ -21,10 +21,11 @@
 //!
 //! One page size, one address space, no dirty bits (nothing here is ever flushed), no
 //! statistics but the counters the exactness check compares. Each cache set's fingerprints and
-//! LRU order share one host line, apart from its keys, as in `floor/tlb.rs`. While references
-//! walk, the host is asked to fetch ahead the page-table entry and the simulated cache sets of
-//! the reference `AHEAD` records on (reading the table, changing nothing simulated), as the
-//! engine's `prefetch_ahead` does: these sets outgrow the host's caches.
+//! LRU order share one host line, apart from its keys, as in `floor/tlb.rs`. Before each
+//! reference the host is asked to fetch the last-level page-table entry of the reference
+//! `2 * AHEAD` records on, and the simulated L3 sets that of the one `AHEAD` records on will
+//! touch (reading the table, changing nothing simulated), as the engine's `prefetch_ahead`
+//! does: the L3's state outgrows the host's caches.
 //!
 //! It runs two ways, interleaved, `REPEATS` times each (medians and spread printed): `floor`,
 //! over a vector of 8-byte addresses, and `engine`, `System::run_slice` on the zen3 preset's
@@ -201,11 +202,10 @@ impl Caches {
         330
     }
 
-    /// Hints the host to fetch the sets `pa` will touch in the two levels that outgrow its
-    /// caches.
+    /// Hints the host to fetch the set `pa` will touch in the L3, the one level whose state
+    /// outgrows the host's caches (the engine's `Cache::worth_prefetching`: tags over 1 MiB).
     #[inline(always)]
     fn prefetch(&self, pa: u64) {
-        self.l2.prefetch(pa >> 6);
         self.l3.prefetch(pa >> 6);
     }
 }

@@ -31,10 +31,18 @@ fn bucket(h: u64) -> usize {
     (h >> 52) as usize % BUCKETS
 }
 
-/// An 8-bit fingerprint of a key, for the SIMD row searches.
+/// An 8-bit fingerprint of a key, for the SIMD row searches. (`full_miss_floor`'s cache sets
+/// use it; `all_miss_floor`, which compiles this module too, does not.)
+#[allow(dead_code)]
 #[inline(always)]
 pub fn fingerprint(key: u64) -> u8 {
-    (hash(key) >> 44) as u8
+    fingerprint_of(hash(key))
+}
+
+/// The fingerprint of a key whose hash is `h`.
+#[inline(always)]
+fn fingerprint_of(h: u64) -> u8 {
+    (h >> 44) as u8
 }
 
 /// One L2 set: its fingerprints and LRU order (a word of 4-bit way numbers, most recent in the
@@ -96,7 +104,7 @@ impl TlbPair {
     pub fn translate(&mut self, vpn: u64, walk: impl FnOnce(u64) -> u64) -> (usize, u64) {
         let h = hash(vpn);
         let b = bucket(h);
-        let fp = fingerprint(vpn); // (the same product as `h`: computed once)
+        let fp = fingerprint_of(h);
         if self.present[b] != 0 {
             if let Some(w) = self.keys.iter().position(|&k| k == vpn) {
                 self.move_to_front(w);
@@ -134,7 +142,7 @@ impl TlbPair {
         keys[w] = vpn;
         set.fps[w] = fp;
         let frame = walk(vpn);
-        self.set_payload[s][w] = frame;
+        payload[w] = frame;
         self.payload[v] = frame;
         (SETTLED_WALK, frame)
     }
