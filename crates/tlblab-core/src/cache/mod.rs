@@ -6,8 +6,11 @@
 //! looked up. Latencies are load-to-use: a reference served by level k costs `latency` of level k
 //! (not the sum of the levels above), which is how vendors quote them.
 
+mod lean;
+
 use crate::replacement::{Replacement, ReplacementKind};
 use crate::tags::TagArray;
+use lean::LeanSets;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, Default)]
@@ -157,12 +160,19 @@ impl DirtyBits {
     }
 }
 
+/// A cache's lines, dirty bits and replacement state, in one of two layouts.
 #[derive(Clone, Debug)]
-pub struct Cache {
-    pub config: CacheConfig,
-    sets: u64,
-    ways: usize,
-    line_shift: u32,
+enum Lines {
+    /// LRU, at most 16 ways, a power-of-two number of sets: each set's state in one place
+    /// (lean.rs), the layout of nearly every cache, which the hot path takes without
+    /// dispatching on the policy.
+    Lean(LeanSets),
+    /// Any policy and geometry.
+    General(GeneralLines),
+}
+
+#[derive(Clone, Debug)]
+struct GeneralLines {
     tags: TagArray,
     /// One dirty bit per slot (slot s is bit s % 64 of word s / 64). Bits, not a `Vec<bool>`:
     /// a simulated 32 MiB L3 keeps its dirty state in 64 KiB instead of 512 KiB, so a fill's
@@ -171,7 +181,19 @@ pub struct Cache {
     repl: Replacement,
     /// `sets - 1` when the number of sets is a power of two (a mask instead of a division).
     set_mask: Option<u64>,
-    /// The line of the last access and its slot (`u64::MAX` = none). Exact, like the TLB memo:
+}
+
+#[derive(Clone, Debug)]
+pub struct Cache {
+    pub config: CacheConfig,
+    sets: u64,
+    ways: usize,
+    line_shift: u32,
+    lines: Lines,
+    /// Slots in all (sets × ways).
+    slots: usize,
+    /// The line of the last access and its slot (`u64::MAX` = none; the slot as the layout
+    /// names it: set × ways + way in the general one, `lean::slot` in the lean one). Exact, like the TLB memo:
     /// the last line touched is the most recently used of its set under every policy here, so
     /// touching it again changes no replacement state; `flush` clears it.
     memo_line: u64,
@@ -193,23 +215,40 @@ pub struct Cache {
 
 impl Cache {
     pub fn new(config: CacheConfig, seed: u64) -> Cache {
+        let lean = config.replacement == ReplacementKind::Lru
+            && config.ways <= lean::LEAN_WAYS
+            && config.sets().is_power_of_two();
+        Cache::with_layout(config, seed, lean)
+    }
+
+    /// `new`, in the lean layout if `lean` (which the geometry and policy must allow), else in
+    /// the general one (for tests that compare the two).
+    fn with_layout(config: CacheConfig, seed: u64, lean: bool) -> Cache {
         let sets = config.sets();
         let ways = config.ways;
         let n = sets as usize * ways;
+        let lines = if lean {
+            Lines::Lean(LeanSets::new(sets as usize, ways))
+        } else {
+            Lines::General(GeneralLines {
+                tags: TagArray::new(n, INVALID),
+                dirty: DirtyBits::new(n),
+                repl: Replacement::new(
+                    config.replacement,
+                    sets as usize,
+                    ways,
+                    seed ^ ((config.level as u64) << 40),
+                ),
+                set_mask: sets.is_power_of_two().then(|| sets - 1),
+            })
+        };
         Cache {
             line_shift: config.line.trailing_zeros(),
-            repl: Replacement::new(
-                config.replacement,
-                sets as usize,
-                ways,
-                seed ^ ((config.level as u64) << 40),
-            ),
             config,
             sets,
             ways,
-            tags: TagArray::new(n, INVALID),
-            dirty: DirtyBits::new(n),
-            set_mask: sets.is_power_of_two().then(|| sets - 1),
+            lines,
+            slots: n,
             memo_line: INVALID,
             memo_slot: 0,
             empty_slots: n,
@@ -234,10 +273,35 @@ impl Cache {
     pub(crate) fn access_counted(&mut self, addr: u64, write: bool) -> Outcome {
         let line = addr >> self.line_shift;
         if line == self.memo_line {
-            self.dirty.mark(self.memo_slot, write);
+            self.mark_memo(write);
             return Outcome::Hit;
         }
-        self.access_line(line, write)
+        let full = self.empty_slots == 0;
+        let (outcome, set, w, slot) = match &mut self.lines {
+            Lines::Lean(l) => {
+                let (outcome, set, w) = l.access(line, write, full);
+                (outcome, set, w, LeanSets::slot(set, w))
+            }
+            Lines::General(g) => g.access(line, write, full, self.sets, self.ways),
+        };
+        if outcome == Outcome::Filled {
+            self.empty_slots -= 1;
+            if w == 0 {
+                self.filled_sets.push(set as u32);
+            }
+        }
+        self.memo_line = line;
+        self.memo_slot = slot;
+        outcome
+    }
+
+    /// Marks the memo's line dirty if `write`.
+    #[inline(always)]
+    fn mark_memo(&mut self, write: bool) {
+        match &mut self.lines {
+            Lines::Lean(l) => l.mark(self.memo_slot, write),
+            Lines::General(g) => g.dirty.mark(self.memo_slot, write),
+        }
     }
 
     /// The line of the previous access (the one `access` hits without a search), if any, and
@@ -254,16 +318,7 @@ impl Cache {
     #[inline]
     pub(crate) fn write_memo_line(&mut self) {
         if self.memo_line != INVALID {
-            self.dirty.mark(self.memo_slot, true);
-        }
-    }
-
-    /// The set of `line` (a mask when the number of sets is a power of two).
-    #[inline(always)]
-    fn set_of(&self, line: u64) -> usize {
-        match self.set_mask {
-            Some(m) => (line & m) as usize,
-            None => (line % self.sets) as usize,
+            self.mark_memo(true);
         }
     }
 
@@ -276,73 +331,27 @@ impl Cache {
     pub(crate) fn access_if_present(&mut self, addr: u64, write: bool) -> bool {
         let line = addr >> self.line_shift;
         if line == self.memo_line {
-            self.dirty.mark(self.memo_slot, write);
+            self.mark_memo(write);
             return true;
         }
-        let set = self.set_of(line);
-        let base = set * self.ways;
-        // A line is in at most one way: the first match is the one `access_line` finds.
-        let found = if self.ways <= 64 {
-            self.tags.first(base, self.ways, line)
-        } else {
-            self.find_wide(base, line)
+        let slot = match &mut self.lines {
+            Lines::Lean(l) => l
+                .access_if_present(line, write)
+                .map(|(set, w)| LeanSets::slot(set, w)),
+            Lines::General(g) => g.access_if_present(line, write, self.sets, self.ways),
         };
-        let Some(w) = found else {
+        let Some(slot) = slot else {
             return false;
         };
-        self.repl.on_hit(set, w);
-        self.dirty.mark(base + w, write);
         self.memo_line = line;
-        self.memo_slot = base + w;
+        self.memo_slot = slot;
         true
-    }
-
-    // Inlined into `System::load`, its one caller on the hot path: the call cost ~20
-    // instructions per level looked up (measured: -4% instructions per reference of a random
-    // stream, full model, and -3% on the Lackey capture of `ls`).
-    #[inline(always)]
-    fn access_line(&mut self, line: u64, write: bool) -> Outcome {
-        let set = self.set_of(line);
-        let base = set * self.ways;
-        let found = if self.empty_slots == 0 && self.ways <= 64 {
-            self.tags.first(base, self.ways, line).ok_or(None)
-        } else if self.ways <= 64 {
-            self.tags.find_or_free(base, self.ways, line, INVALID)
-        } else {
-            self.find_wide(base, line)
-                .ok_or_else(|| self.find_wide(base, INVALID))
-        };
-        let (w, outcome) = match found {
-            Ok(w) => {
-                self.repl.on_hit(set, w);
-                self.dirty.mark(base + w, write);
-                (w, Outcome::Hit)
-            }
-            Err(free) => {
-                let w = self.repl.fill_way(set, free);
-                self.tags.set(base + w, line);
-                self.dirty.set(base + w, write);
-                let outcome = if free.is_some() {
-                    self.empty_slots -= 1;
-                    if w == 0 {
-                        self.filled_sets.push(set as u32);
-                    }
-                    Outcome::Filled
-                } else {
-                    Outcome::Evicted
-                };
-                (w, outcome)
-            }
-        };
-        self.memo_line = line;
-        self.memo_slot = base + w;
-        outcome
     }
 
     /// Whether this level's state is large enough that its sets miss in the host's caches on
     /// a random footprint (tags over 1 MiB), so that `prefetch` pays.
     pub(crate) fn worth_prefetching(&self) -> bool {
-        self.tags.len() * std::mem::size_of::<u64>() > 1 << 20
+        self.slots * std::mem::size_of::<u64>() > 1 << 20
     }
 
     /// Asks the host to bring the state of `addr`'s set (tags, dirty bits, replacement order)
@@ -350,50 +359,45 @@ impl Cache {
     #[inline(always)]
     pub(crate) fn prefetch(&self, addr: u64) {
         let line = addr >> self.line_shift;
-        let set = self.set_of(line);
-        let base = set * self.ways;
-        self.tags.prefetch(base, self.ways);
-        self.dirty.prefetch(base);
-        self.repl.prefetch(set);
-    }
-
-    /// The first way of the set at `base` whose tag is `tag`, by a plain scan: for sets of
-    /// more than 64 ways (smaller ones use `TagArray::find_or_free`).
-    fn find_wide(&self, base: usize, tag: u64) -> Option<usize> {
-        self.tags.as_slice()[base..base + self.ways]
-            .iter()
-            .position(|&t| t == tag)
+        match &self.lines {
+            Lines::Lean(l) => l.prefetch(line),
+            Lines::General(g) => {
+                let set = g.set_of(line, self.sets);
+                let base = set * self.ways;
+                g.tags.prefetch(base, self.ways);
+                g.dirty.prefetch(base);
+                g.repl.prefetch(set);
+            }
+        }
     }
 
     /// Whether the line of `addr` is present, without changing state.
     pub fn contains(&self, addr: u64) -> bool {
         let line = addr >> self.line_shift;
-        let base = (line % self.sets) as usize * self.ways;
-        self.tags.as_slice()[base..base + self.ways].contains(&line)
+        match &self.lines {
+            Lines::Lean(l) => l.contains(line),
+            Lines::General(g) => {
+                let base = (line % self.sets) as usize * self.ways;
+                g.tags.as_slice()[base..base + self.ways].contains(&line)
+            }
+        }
     }
 
     /// Invalidates everything (writing back dirty lines) and returns the cycles it costs.
     pub fn flush(&mut self) -> u64 {
         self.memo_line = INVALID;
-        self.empty_slots = self.tags.len();
+        self.empty_slots = self.slots;
         let mut valid = 0u64;
         let mut dirty = 0u64;
-        // Only the sets that received lines hold any (`filled_sets`); each set's ways in
-        // order, as a scan of every slot would meet them.
+        // Only the sets that received lines hold any (`filled_sets`).
         for i in 0..self.filled_sets.len() {
             let set = self.filled_sets[i] as usize;
-            for w in 0..self.ways {
-                let slot = set * self.ways + w;
-                if self.tags.get(slot) != INVALID {
-                    valid += 1;
-                    if self.dirty.get(slot) {
-                        dirty += 1;
-                    }
-                    self.tags.set(slot, INVALID);
-                    self.dirty.set(slot, false);
-                    self.repl.on_invalidate(set, w);
-                }
-            }
+            let (v, d) = match &mut self.lines {
+                Lines::Lean(l) => l.flush_set(set),
+                Lines::General(g) => g.flush_set(set, self.ways),
+            };
+            valid += v;
+            dirty += d;
         }
         self.filled_sets.clear();
         self.config.flush_cycles_base
@@ -402,7 +406,109 @@ impl Cache {
     }
 
     pub fn valid_lines(&self) -> usize {
-        self.tags.len() - self.empty_slots
+        self.slots - self.empty_slots
+    }
+}
+
+impl GeneralLines {
+    /// The set of `line` (a mask when the number of sets is a power of two).
+    #[inline(always)]
+    fn set_of(&self, line: u64, sets: u64) -> usize {
+        match self.set_mask {
+            Some(m) => (line & m) as usize,
+            None => (line % sets) as usize,
+        }
+    }
+
+    /// `LeanSets::access` in this layout, under any policy: (what happened, the set, the way,
+    /// the slot).
+    // Inlined into `System::load`, its one caller on the hot path: the call cost ~20
+    // instructions per level looked up (measured: -4% instructions per reference of a random
+    // stream, full model, and -3% on the Lackey capture of `ls`).
+    #[inline(always)]
+    fn access(
+        &mut self,
+        line: u64,
+        write: bool,
+        full: bool,
+        sets: u64,
+        ways: usize,
+    ) -> (Outcome, usize, usize, usize) {
+        let set = self.set_of(line, sets);
+        let base = set * ways;
+        let found = if full && ways <= 64 {
+            self.tags.first(base, ways, line).ok_or(None)
+        } else if ways <= 64 {
+            self.tags.find_or_free(base, ways, line, INVALID)
+        } else {
+            self.find_wide(base, ways, line)
+                .ok_or_else(|| self.find_wide(base, ways, INVALID))
+        };
+        match found {
+            Ok(w) => {
+                self.repl.on_hit(set, w);
+                self.dirty.mark(base + w, write);
+                (Outcome::Hit, set, w, base + w)
+            }
+            Err(free) => {
+                let w = self.repl.fill_way(set, free);
+                self.tags.set(base + w, line);
+                self.dirty.set(base + w, write);
+                let outcome = match free {
+                    Some(_) => Outcome::Filled,
+                    None => Outcome::Evicted,
+                };
+                (outcome, set, w, base + w)
+            }
+        }
+    }
+
+    /// `LeanSets::access_if_present` in this layout: the slot of a hit.
+    #[inline(always)]
+    fn access_if_present(
+        &mut self,
+        line: u64,
+        write: bool,
+        sets: u64,
+        ways: usize,
+    ) -> Option<usize> {
+        let set = self.set_of(line, sets);
+        let base = set * ways;
+        // A line is in at most one way: the first match is the one `access` finds.
+        let w = if ways <= 64 {
+            self.tags.first(base, ways, line)
+        } else {
+            self.find_wide(base, ways, line)
+        }?;
+        self.repl.on_hit(set, w);
+        self.dirty.mark(base + w, write);
+        Some(base + w)
+    }
+
+    /// The first way of the set at `base` whose tag is `tag`, by a plain scan: for sets of
+    /// more than 64 ways (smaller ones use `TagArray::find_or_free`).
+    fn find_wide(&self, base: usize, ways: usize, tag: u64) -> Option<usize> {
+        self.tags.as_slice()[base..base + ways]
+            .iter()
+            .position(|&t| t == tag)
+    }
+
+    /// Invalidates set `set`, its ways in order: (valid lines, dirty lines) it held.
+    fn flush_set(&mut self, set: usize, ways: usize) -> (u64, u64) {
+        let (mut valid, mut dirty) = (0, 0);
+        for w in 0..ways {
+            let slot = set * ways + w;
+            if self.tags.get(slot) != INVALID {
+                valid += 1;
+                if self.dirty.get(slot) {
+                    dirty += 1;
+                }
+                self.tags.set(slot, INVALID);
+                self.dirty.set(slot, false);
+                self.repl.on_invalidate(set, w);
+            }
+        }
+        (valid, dirty)
     }
 }
 
@@ -493,19 +599,29 @@ mod tests {
         assert_eq!(c.flush(), 1000 + 2 + 10);
     }
 
-    /// `flush` as it was before `filled_sets`: every slot scanned.
+    /// The general layout's state of `c`.
+    fn general(c: &mut Cache) -> &mut GeneralLines {
+        match &mut c.lines {
+            Lines::General(g) => g,
+            Lines::Lean(_) => panic!("a cache in the general layout was expected"),
+        }
+    }
+
+    /// `flush` as it was before `filled_sets`: every slot scanned (general layout).
     fn flush_by_scan(c: &mut Cache) -> u64 {
         c.memo_line = INVALID;
-        c.empty_slots = c.tags.len();
+        c.empty_slots = c.slots;
         c.filled_sets.clear();
+        let ways = c.ways;
+        let g = general(c);
         let (mut valid, mut dirty) = (0u64, 0u64);
-        for slot in 0..c.tags.len() {
-            if c.tags.get(slot) != INVALID {
+        for slot in 0..g.tags.len() {
+            if g.tags.get(slot) != INVALID {
                 valid += 1;
-                dirty += c.dirty.get(slot) as u64;
-                c.tags.set(slot, INVALID);
-                c.dirty.set(slot, false);
-                c.repl.on_invalidate(slot / c.ways, slot % c.ways);
+                dirty += g.dirty.get(slot) as u64;
+                g.tags.set(slot, INVALID);
+                g.dirty.set(slot, false);
+                g.repl.on_invalidate(slot / ways, slot % ways);
             }
         }
         c.config.flush_cycles_base
@@ -514,11 +630,16 @@ mod tests {
     }
 
     #[test]
-    fn a_flush_of_the_filled_sets_only_leaves_what_a_scan_of_every_slot_leaves() {
-        // Every policy, a few geometries (up to 80 ways: the wide search), random lines over
-        // a footprint from a few sets to many times the cache, flushes in between; after each
-        // flush both caches cost the same and then answer every access the same way.
+    fn every_layout_and_flush_leaves_what_a_scan_of_every_slot_leaves() {
+        // Every policy, geometries from 1 to 80 ways (past 64: the wide search) and sets in
+        // and out of the lean layout's reach, random lines over a footprint from a few sets to
+        // many times the cache, flushes in between. Three caches see the same accesses: the
+        // general layout flushed through `filled_sets`, the general layout flushed by a scan
+        // of every slot, and the layout `Cache::new` picks (the lean one for LRU over at most
+        // 16 ways and a power-of-two number of sets). All three answer every access and every
+        // lookup the same way and cost the same at each flush.
         let mut rng = tlblab_types::SplitMix64::new(7);
+        let mut lean_seen = 0;
         for policy in [
             ReplacementKind::Lru,
             ReplacementKind::Plru,
@@ -528,45 +649,71 @@ mod tests {
             for (size, ways) in [
                 (4096u64, 2usize),
                 (64 * 64 * 8, 8),
+                (64 * 32 * 16, 16),
+                (64 * 8 * 3, 3),
+                (64 * 16 * 12, 12),
+                (64 * 3 * 8, 8),
                 (64 * 80 * 4, 80),
+                (64 * 20 * 4, 20),
                 (128, 1),
+                (1024, 16),
             ] {
                 if policy == ReplacementKind::Plru && !ways.is_power_of_two() {
                     continue;
                 }
                 let mut config = cfg(size, ways);
                 config.replacement = policy;
-                let mut by_sets = Cache::new(config, 3);
+                let mut picked = Cache::new(config.clone(), 3);
+                lean_seen += matches!(picked.lines, Lines::Lean(_)) as u32;
+                let mut by_sets = Cache::with_layout(config, 3, false);
                 let mut by_scan = by_sets.clone();
                 for round in 0..20 {
                     let lines = 1 + rng.below(4 * size / 64);
                     for _ in 0..rng.below(3 * size / 64 + 2) {
-                        let addr = rng.below(lines) * 64;
+                        let addr = rng.below(lines) * 64 + rng.below(64);
                         let write = rng.below(3) == 0;
-                        assert_eq!(
-                            by_sets.access_counted(addr, write),
-                            by_scan.access_counted(addr, write),
-                            "{policy:?} {size}/{ways} round {round}"
-                        );
+                        let what = format!("{policy:?} {size}/{ways} round {round}");
+                        let want = by_scan.access_counted(addr, write);
+                        assert_eq!(by_sets.access_counted(addr, write), want, "{what}");
+                        assert_eq!(picked.access_counted(addr, write), want, "{what}");
+                        if rng.below(4) == 0 {
+                            // The memo lane's lookup: a hit has an access's effects.
+                            let probe = rng.below(lines) * 64;
+                            let hit = by_scan.contains(probe);
+                            assert_eq!(picked.contains(probe), hit, "{what}");
+                            assert_eq!(picked.access_if_present(probe, write), hit, "{what}");
+                            assert_eq!(by_sets.access_if_present(probe, write), hit, "{what}");
+                            if hit {
+                                by_scan.access_counted(probe, write);
+                            }
+                        }
                     }
-                    assert_eq!(
-                        by_sets.valid_lines(),
-                        by_scan
-                            .tags
-                            .as_slice()
-                            .iter()
-                            .filter(|&&t| t != INVALID)
-                            .count()
-                    );
-                    assert_eq!(
-                        by_sets.flush(),
-                        flush_by_scan(&mut by_scan),
-                        "{policy:?} {size}/{ways}"
-                    );
+                    let valid = general(&mut by_scan)
+                        .tags
+                        .as_slice()
+                        .iter()
+                        .filter(|&&t| t != INVALID)
+                        .count();
+                    assert_eq!(by_sets.valid_lines(), valid);
+                    assert_eq!(picked.valid_lines(), valid);
+                    if rng.below(2) == 0 {
+                        // A write through the memo dirties the line the last access left.
+                        picked.write_memo_line();
+                        by_sets.write_memo_line();
+                        by_scan.write_memo_line();
+                    }
+                    let cost = flush_by_scan(&mut by_scan);
+                    assert_eq!(by_sets.flush(), cost, "{policy:?} {size}/{ways}");
+                    assert_eq!(picked.flush(), cost, "{policy:?} {size}/{ways}");
                     assert_eq!(by_sets.valid_lines(), 0);
+                    assert_eq!(picked.valid_lines(), 0);
                 }
             }
         }
+        assert_eq!(
+            lean_seen, 7,
+            "LRU, power-of-two sets of 2, 8, 16, 3, 12, 1 and 16 ways"
+        );
     }
 
     #[test]

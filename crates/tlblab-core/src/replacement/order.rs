@@ -82,7 +82,7 @@ impl OrderList {
 
 /// Nibbles below position `k` (k ≤ 16).
 #[inline]
-fn low_nibbles(k: usize) -> u64 {
+pub(crate) fn low_nibbles(k: usize) -> u64 {
     if k >= 16 {
         u64::MAX
     } else {
@@ -126,7 +126,7 @@ pub(crate) fn packed_recycle_oldest(order: &mut u64, ways: usize) -> usize {
 /// `packed_recycle_oldest` given the shift of the oldest position (`4 * (ways - 1)`) and the
 /// positions in use (`low_nibbles(ways)`).
 #[inline(always)]
-fn rotate_oldest(order: &mut u64, oldest_shift: u32, in_use: u64) -> usize {
+pub(crate) fn rotate_oldest(order: &mut u64, oldest_shift: u32, in_use: u64) -> usize {
     let o = *order;
     let w = (o >> oldest_shift) & 0xf;
     *order = ((o << 4) & in_use) | w;
