@@ -8,6 +8,9 @@
 
 use crate::replacement::{Replacement, ReplacementKind};
 use crate::tags::TagArray;
+use lean::LeanPwc;
+
+mod lean;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
@@ -77,6 +80,101 @@ const INVALID: u64 = u64::MAX;
 #[derive(Clone, Debug)]
 pub struct Pwc {
     pub config: PwcConfig,
+    entries: Entries,
+}
+
+/// A page-walk cache's entries and replacement state, in one of two layouts.
+#[derive(Clone, Debug)]
+enum Entries {
+    /// LRU, at most 16 ways, a power-of-two number of sets (lean.rs): every preset's.
+    Lean(LeanPwc),
+    /// Any policy and geometry.
+    General(GeneralPwc),
+}
+
+impl Pwc {
+    pub fn new(config: PwcConfig, seed: u64) -> Pwc {
+        let ways = config.ways();
+        let sets = config.entries / ways;
+        let lean = LeanPwc::fits(sets, ways, config.replacement == ReplacementKind::Lru);
+        Pwc::with_layout(config, seed, lean)
+    }
+
+    /// `new`, in the lean layout if `lean` (which the geometry and policy must allow), else in
+    /// the general one (for tests that compare the two).
+    fn with_layout(config: PwcConfig, seed: u64, lean: bool) -> Pwc {
+        let ways = config.ways();
+        let sets = config.entries / ways;
+        let entries = if lean {
+            Entries::Lean(LeanPwc::new(sets, ways))
+        } else {
+            Entries::General(GeneralPwc {
+                repl: Replacement::new(
+                    config.replacement,
+                    sets,
+                    ways,
+                    seed ^ ((config.level as u64) << 48),
+                ),
+                sets,
+                set_mask: sets.is_power_of_two().then(|| sets as u64 - 1),
+                ways,
+                keys: TagArray::new(sets * ways, INVALID),
+                space: vec![0; sets * ways],
+                node: vec![0; sets * ways],
+            })
+        };
+        Pwc { config, entries }
+    }
+
+    /// The cached node for `prefix` (VA >> the level's shift) of address space `space`.
+    #[inline]
+    pub fn lookup(&mut self, space: u32, prefix: u64) -> Option<u32> {
+        match &mut self.entries {
+            Entries::Lean(l) => l.lookup(space, prefix),
+            Entries::General(g) => g.lookup(space, prefix),
+        }
+    }
+
+    /// Caches `node` for (`space`, `prefix`), refreshing an entry already there.
+    #[inline]
+    pub fn insert(&mut self, space: u32, prefix: u64, node: u32) {
+        match &mut self.entries {
+            Entries::Lean(l) => l.insert(space, prefix, node),
+            Entries::General(g) => g.insert(space, prefix, node),
+        }
+    }
+
+    /// `insert` right after `lookup` missed (`space`, `prefix`) with nothing in between
+    /// touching this cache (a walk fills the levels it just looked up): the search for a copy
+    /// to refresh is skipped, and a full set's victim is chosen and filled in one step.
+    #[inline]
+    pub(crate) fn insert_after_miss(&mut self, space: u32, prefix: u64, node: u32) {
+        match &mut self.entries {
+            Entries::Lean(l) => l.fill(space, prefix, node),
+            Entries::General(g) => g.insert_after_miss(space, prefix, node),
+        }
+    }
+
+    /// Drops every entry (e.g. on a full TLB flush without address-space tags).
+    pub fn flush(&mut self) {
+        match &mut self.entries {
+            Entries::Lean(l) => l.flush_where(|_| true),
+            Entries::General(g) => g.flush_where(|_| true),
+        }
+    }
+
+    /// Drops the entries of one address space.
+    pub fn flush_space(&mut self, space: u32) {
+        match &mut self.entries {
+            Entries::Lean(l) => l.flush_where(|s| s == space),
+            Entries::General(g) => g.flush_where(|s| s == space),
+        }
+    }
+}
+
+/// The general layout: any policy, any geometry.
+#[derive(Clone, Debug)]
+struct GeneralPwc {
     sets: usize,
     /// `sets - 1` when the number of sets is a power of two (the usual case): a mask instead
     /// of a division, and no test of the power per lookup.
@@ -88,27 +186,7 @@ pub struct Pwc {
     repl: Replacement,
 }
 
-impl Pwc {
-    pub fn new(config: PwcConfig, seed: u64) -> Pwc {
-        let ways = config.ways();
-        let sets = config.entries / ways;
-        Pwc {
-            repl: Replacement::new(
-                config.replacement,
-                sets,
-                ways,
-                seed ^ ((config.level as u64) << 48),
-            ),
-            config,
-            sets,
-            set_mask: sets.is_power_of_two().then(|| sets as u64 - 1),
-            ways,
-            keys: TagArray::new(sets * ways, INVALID),
-            space: vec![0; sets * ways],
-            node: vec![0; sets * ways],
-        }
-    }
-
+impl GeneralPwc {
     /// The set of `prefix`: a mask when the number of sets is a power of two (the usual case),
     /// sparing a division per walk level.
     #[inline]
@@ -155,9 +233,8 @@ impl Pwc {
         None
     }
 
-    /// The cached node for `prefix` (VA >> the level's shift) of address space `space`.
     #[inline]
-    pub fn lookup(&mut self, space: u32, prefix: u64) -> Option<u32> {
+    fn lookup(&mut self, space: u32, prefix: u64) -> Option<u32> {
         let set = self.set_of(prefix);
         let w = self.find(set, space, prefix)?;
         self.repl.on_hit(set, w);
@@ -165,7 +242,7 @@ impl Pwc {
     }
 
     #[inline]
-    pub fn insert(&mut self, space: u32, prefix: u64, node: u32) {
+    fn insert(&mut self, space: u32, prefix: u64, node: u32) {
         let set = self.set_of(prefix);
         let base = set * self.ways;
         if let Some(w) = self.find(set, space, prefix) {
@@ -185,11 +262,8 @@ impl Pwc {
         self.repl.on_fill(set, w);
     }
 
-    /// `insert` right after `lookup` missed (`space`, `prefix`) with nothing in between
-    /// touching this cache (a walk fills the levels it just looked up): the search for a copy
-    /// to refresh is skipped, and a full set's victim is chosen and filled in one step.
     #[inline]
-    pub(crate) fn insert_after_miss(&mut self, space: u32, prefix: u64, node: u32) {
+    fn insert_after_miss(&mut self, space: u32, prefix: u64, node: u32) {
         let set = self.set_of(prefix);
         let base = set * self.ways;
         let free = if self.ways <= 64 {
@@ -203,22 +277,61 @@ impl Pwc {
         self.node[base + w] = node;
     }
 
-    /// Drops every entry (e.g. on a full TLB flush without address-space tags).
-    pub fn flush(&mut self) {
+    /// Drops every entry for which `drop(space)` holds.
+    fn flush_where(&mut self, drop: impl Fn(u32) -> bool) {
         for s in 0..self.keys.len() {
-            if self.keys.get(s) != INVALID {
+            if self.keys.get(s) != INVALID && drop(self.space[s]) {
                 self.keys.set(s, INVALID);
                 self.repl.on_invalidate(s / self.ways, s % self.ways);
             }
         }
     }
+}
 
-    /// Drops the entries of one address space.
-    pub fn flush_space(&mut self, space: u32) {
-        for s in 0..self.keys.len() {
-            if self.keys.get(s) != INVALID && self.space[s] == space {
-                self.keys.set(s, INVALID);
-                self.repl.on_invalidate(s / self.ways, s % self.ways);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(entries: usize, ways: usize) -> PwcConfig {
+        PwcConfig {
+            level: 1,
+            entries,
+            ways: Some(ways),
+            latency: 1,
+            replacement: ReplacementKind::Lru,
+            source: String::new(),
+        }
+    }
+
+    /// The lean layout answers every lookup as the general one does, whatever mix of lookups,
+    /// refreshes, fills after misses and flushes (of everything or of one address space)
+    /// reaches it, on every LRU geometry it takes.
+    #[test]
+    fn the_lean_layout_behaves_as_the_general_one() {
+        let mut rng = tlblab_types::SplitMix64::new(5);
+        for (entries, ways) in [(16, 16), (64, 4), (8, 2), (4, 1), (48, 12), (32, 16)] {
+            let lean = Pwc::new(config(entries, ways), 1);
+            assert!(matches!(lean.entries, Entries::Lean(_)), "{entries}/{ways}");
+            let mut pair = [lean, Pwc::with_layout(config(entries, ways), 1, false)];
+            for step in 0..20_000 {
+                let space = rng.below(3) as u32;
+                let prefix = rng.below(3 * entries as u64);
+                let node = rng.next_u64() as u32;
+                let what = format!("{entries}/{ways}, step {step}");
+                match rng.below(40) {
+                    0 => pair.iter_mut().for_each(|p| p.flush()),
+                    1..=2 => pair.iter_mut().for_each(|p| p.flush_space(space)),
+                    3..=10 => pair.iter_mut().for_each(|p| p.insert(space, prefix, node)),
+                    _ => {
+                        let [a, b] = &mut pair;
+                        let found = a.lookup(space, prefix);
+                        assert_eq!(found, b.lookup(space, prefix), "{what}");
+                        if found.is_none() {
+                            a.insert_after_miss(space, prefix, node);
+                            b.insert_after_miss(space, prefix, node);
+                        }
+                    }
+                }
             }
         }
     }
