@@ -17,6 +17,7 @@
 //! - `simd` — the host prefetch hint.
 
 pub mod cache;
+mod lean_row;
 pub mod machine;
 pub mod memory;
 pub mod os;

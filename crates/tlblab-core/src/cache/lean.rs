@@ -18,11 +18,9 @@
 //! to match the general one's: a flush leaves the order as it is.
 
 use super::{Outcome, INVALID};
-use crate::replacement::order::{low_nibbles, packed_to_front, rotate_oldest};
-use crate::tags::{fingerprint, row_matches};
-
-/// Ways a lean set has room for.
-pub(super) const LEAN_WAYS: usize = 16;
+use crate::lean_row::{row_find, LeanGeometry, ROW as LEAN_WAYS};
+use crate::replacement::order::packed_to_front;
+use crate::tags::fingerprint;
 
 /// One set: 160 bytes, the first 26 (fingerprints, order, dirty bits) within one host line.
 #[derive(Clone, Debug)]
@@ -47,38 +45,29 @@ fn slot(set: usize, way: usize) -> usize {
 #[derive(Clone, Debug)]
 pub(super) struct LeanSets {
     sets: Vec<LeanSet>,
-    ways: usize,
-    /// Bits 0..ways: the ways in use.
-    way_mask: u64,
-    set_mask: u64,
-    /// The shift of the oldest position in an order word (`4 * (ways - 1)`) and the positions
-    /// in use (`low_nibbles(ways)`), fixed by the geometry: a fill of a full set computes
-    /// neither (`PackedOrder` keeps them for the same reason).
-    oldest_shift: u32,
-    in_use: u64,
+    geometry: LeanGeometry,
 }
 
 impl LeanSets {
+    /// Whether `sets` sets of `ways` ways of `policy` can take this layout.
+    pub(super) fn fits(sets: usize, ways: usize, lru: bool) -> bool {
+        lru && LeanGeometry::fits(sets, ways)
+    }
+
     /// `sets` (a power of two) sets of `ways` (1..=16) ways, all invalid.
     pub(super) fn new(sets: usize, ways: usize) -> LeanSets {
-        assert!(sets.is_power_of_two() && (1..=LEAN_WAYS).contains(&ways));
-        // Same initial order as `PackedOrder`: way 0 the oldest (never consulted, see above).
-        let order = (0..ways).fold(0u64, |o, p| o | ((ways - 1 - p) as u64) << (4 * p));
+        let geometry = LeanGeometry::new(sets, ways);
         LeanSets {
             sets: vec![
                 LeanSet {
                     fps: [fingerprint(INVALID); LEAN_WAYS],
-                    order,
+                    order: geometry.initial_order(),
                     dirty: 0,
                     keys: [INVALID; LEAN_WAYS],
                 };
                 sets
             ],
-            ways,
-            way_mask: (1u64 << ways) - 1,
-            set_mask: sets as u64 - 1,
-            oldest_shift: 4 * (ways as u32 - 1),
-            in_use: low_nibbles(ways),
+            geometry,
         }
     }
 
@@ -88,37 +77,26 @@ impl LeanSets {
     /// `write` or if it was a dirty hit.
     #[inline(always)]
     pub(super) fn access(&mut self, line: u64, write: bool, full: bool) -> (Outcome, usize, usize) {
-        let set_i = (line & self.set_mask) as usize;
+        let g = &self.geometry;
+        let set_i = g.set_of(line);
         let set = &mut self.sets[set_i];
-        let fp = fingerprint(line);
-        let mut candidates = row_matches(&set.fps, fp) & self.way_mask;
-        while candidates != 0 {
-            let w = candidates.trailing_zeros() as usize % LEAN_WAYS;
-            if set.keys[w] == line {
-                packed_to_front(&mut set.order, w);
-                set.dirty |= (write as u16) << w;
-                return (Outcome::Hit, set_i, w);
-            }
-            candidates &= candidates - 1;
+        if let Some(w) = row_find(&set.fps, &set.keys, g.way_mask, line, |_| true) {
+            packed_to_front(&mut set.order, w);
+            set.dirty |= (write as u16) << w;
+            return (Outcome::Hit, set_i, w);
         }
         let (w, outcome) = match full {
-            true => (
-                rotate_oldest(&mut set.order, self.oldest_shift, self.in_use) % LEAN_WAYS,
-                Outcome::Evicted,
-            ),
-            false => match Self::first_invalid(set, self.way_mask) {
+            true => (g.take_oldest(&mut set.order), Outcome::Evicted),
+            false => match Self::first_invalid(set, g.way_mask) {
                 Some(w) => {
                     packed_to_front(&mut set.order, w);
                     (w, Outcome::Filled)
                 }
-                None => (
-                    rotate_oldest(&mut set.order, self.oldest_shift, self.in_use) % LEAN_WAYS,
-                    Outcome::Evicted,
-                ),
+                None => (g.take_oldest(&mut set.order), Outcome::Evicted),
             },
         };
         set.keys[w] = line;
-        set.fps[w] = fp;
+        set.fps[w] = fingerprint(line);
         set.dirty = (set.dirty & !(1 << w)) | (write as u16) << w;
         (outcome, set_i, w)
     }
@@ -126,34 +104,19 @@ impl LeanSets {
     /// The lowest way of `set` holding no line.
     #[inline(always)]
     fn first_invalid(set: &LeanSet, way_mask: u64) -> Option<usize> {
-        let mut candidates = row_matches(&set.fps, fingerprint(INVALID)) & way_mask;
-        while candidates != 0 {
-            let w = candidates.trailing_zeros() as usize % LEAN_WAYS;
-            if set.keys[w] == INVALID {
-                return Some(w);
-            }
-            candidates &= candidates - 1;
-        }
-        None
+        row_find(&set.fps, &set.keys, way_mask, INVALID, |_| true)
     }
 
     /// `access` for a line the cache holds (its effects, and its set and way); for any other
     /// line, None and nothing changed.
     #[inline(always)]
     pub(super) fn access_if_present(&mut self, line: u64, write: bool) -> Option<(usize, usize)> {
-        let set_i = (line & self.set_mask) as usize;
+        let set_i = self.geometry.set_of(line);
         let set = &mut self.sets[set_i];
-        let mut candidates = row_matches(&set.fps, fingerprint(line)) & self.way_mask;
-        while candidates != 0 {
-            let w = candidates.trailing_zeros() as usize % LEAN_WAYS;
-            if set.keys[w] == line {
-                packed_to_front(&mut set.order, w);
-                set.dirty |= (write as u16) << w;
-                return Some((set_i, w));
-            }
-            candidates &= candidates - 1;
-        }
-        None
+        let w = row_find(&set.fps, &set.keys, self.geometry.way_mask, line, |_| true)?;
+        packed_to_front(&mut set.order, w);
+        set.dirty |= (write as u16) << w;
+        Some((set_i, w))
     }
 
     /// The lean slot (`slot`) of way `way` of set `set`, for the cache's memo.
@@ -172,14 +135,14 @@ impl LeanSets {
 
     /// Whether `line` is present, without changing state.
     pub(super) fn contains(&self, line: u64) -> bool {
-        let set = &self.sets[(line & self.set_mask) as usize];
-        set.keys[..self.ways].contains(&line)
+        let set = &self.sets[self.geometry.set_of(line)];
+        set.keys[..self.geometry.ways].contains(&line)
     }
 
     /// Host prefetch hint for the set of `line`: its 160 bytes, three host lines at most.
     #[inline(always)]
     pub(super) fn prefetch(&self, line: u64) {
-        let set = &self.sets[(line & self.set_mask) as usize];
+        let set = &self.sets[self.geometry.set_of(line)];
         crate::simd::prefetch(&set.fps);
         crate::simd::prefetch(&set.keys[4]);
         crate::simd::prefetch(&set.keys[LEAN_WAYS - 1]);
@@ -187,10 +150,10 @@ impl LeanSets {
 
     /// Invalidates set `set`: (valid lines, dirty lines) it held.
     pub(super) fn flush_set(&mut self, set: usize) -> (u64, u64) {
-        let ways = self.ways;
+        let (ways, way_mask) = (self.geometry.ways, self.geometry.way_mask);
         let set = &mut self.sets[set];
         let valid = set.keys[..ways].iter().filter(|&&k| k != INVALID).count() as u64;
-        let dirty = (set.dirty as u64 & self.way_mask).count_ones() as u64;
+        let dirty = (set.dirty as u64 & way_mask).count_ones() as u64;
         set.keys = [INVALID; LEAN_WAYS];
         set.fps = [fingerprint(INVALID); LEAN_WAYS];
         set.dirty = 0;

@@ -215,9 +215,11 @@ pub struct Cache {
 
 impl Cache {
     pub fn new(config: CacheConfig, seed: u64) -> Cache {
-        let lean = config.replacement == ReplacementKind::Lru
-            && config.ways <= lean::LEAN_WAYS
-            && config.sets().is_power_of_two();
+        let lean = LeanSets::fits(
+            config.sets() as usize,
+            config.ways,
+            config.replacement == ReplacementKind::Lru,
+        );
         Cache::with_layout(config, seed, lean)
     }
 

@@ -12,10 +12,9 @@
 //! layouts, while the ways never invalidated keep their relative order in both; so the
 //! general layout's move of an invalidated way to the back has no lean counterpart.
 
-use crate::replacement::order::{low_nibbles, packed_to_front, rotate_oldest};
-use crate::tags::{fingerprint, row_matches};
-
-const WAYS: usize = 16;
+use crate::lean_row::{row_find, LeanGeometry, ROW as WAYS};
+use crate::replacement::order::packed_to_front;
+use crate::tags::fingerprint;
 const INVALID: u64 = u64::MAX;
 
 #[derive(Clone, Debug)]
@@ -31,80 +30,58 @@ struct PwcSet {
 #[derive(Clone, Debug)]
 pub(super) struct LeanPwc {
     sets: Vec<PwcSet>,
-    ways: usize,
-    way_mask: u64,
-    set_mask: u64,
-    oldest_shift: u32,
-    in_use: u64,
+    geometry: LeanGeometry,
 }
 
 impl LeanPwc {
     /// Whether a cache of this geometry and policy can take this layout.
     pub(super) fn fits(sets: usize, ways: usize, lru: bool) -> bool {
-        lru && ways <= WAYS && sets.is_power_of_two()
+        lru && LeanGeometry::fits(sets, ways)
     }
 
     pub(super) fn new(sets: usize, ways: usize) -> LeanPwc {
-        assert!(Self::fits(sets, ways, true) && ways > 0);
+        let geometry = LeanGeometry::new(sets, ways);
         LeanPwc {
             sets: vec![
                 PwcSet {
                     fps: [fingerprint(INVALID); WAYS],
-                    order: (0..ways).fold(0u64, |o, p| o | ((ways - 1 - p) as u64) << (4 * p)),
+                    order: geometry.initial_order(),
                     keys: [INVALID; WAYS],
                     space: [0; WAYS],
                     node: [0; WAYS],
                 };
                 sets
             ],
-            ways,
-            way_mask: (1u64 << ways) - 1,
-            set_mask: sets as u64 - 1,
-            oldest_shift: 4 * (ways as u32 - 1),
-            in_use: low_nibbles(ways),
+            geometry,
         }
     }
 
     /// The way of `set` whose key is `key` (in `space`), if any.
     #[inline(always)]
     fn find(set: &PwcSet, way_mask: u64, space: u32, key: u64) -> Option<usize> {
-        let mut candidates = row_matches(&set.fps, fingerprint(key)) & way_mask;
-        while candidates != 0 {
-            let w = candidates.trailing_zeros() as usize % WAYS;
-            if set.keys[w] == key && set.space[w] == space {
-                return Some(w);
-            }
-            candidates &= candidates - 1;
-        }
-        None
+        row_find(&set.fps, &set.keys, way_mask, key, |w| {
+            set.space[w] == space
+        })
     }
 
     /// The lowest invalid way of `set`, if any.
     #[inline(always)]
     fn free(set: &PwcSet, way_mask: u64) -> Option<usize> {
-        let mut candidates = row_matches(&set.fps, fingerprint(INVALID)) & way_mask;
-        while candidates != 0 {
-            let w = candidates.trailing_zeros() as usize % WAYS;
-            if set.keys[w] == INVALID {
-                return Some(w);
-            }
-            candidates &= candidates - 1;
-        }
-        None
+        row_find(&set.fps, &set.keys, way_mask, INVALID, |_| true)
     }
 
     #[inline(always)]
     pub(super) fn lookup(&mut self, space: u32, prefix: u64) -> Option<u32> {
-        let set = &mut self.sets[(prefix & self.set_mask) as usize];
-        let w = Self::find(set, self.way_mask, space, prefix)?;
+        let set = &mut self.sets[self.geometry.set_of(prefix)];
+        let w = Self::find(set, self.geometry.way_mask, space, prefix)?;
         packed_to_front(&mut set.order, w);
         Some(set.node[w])
     }
 
     #[inline]
     pub(super) fn insert(&mut self, space: u32, prefix: u64, node: u32) {
-        let set = &mut self.sets[(prefix & self.set_mask) as usize];
-        if let Some(w) = Self::find(set, self.way_mask, space, prefix) {
+        let set = &mut self.sets[self.geometry.set_of(prefix)];
+        if let Some(w) = Self::find(set, self.geometry.way_mask, space, prefix) {
             set.node[w] = node;
             packed_to_front(&mut set.order, w);
             return;
@@ -115,13 +92,13 @@ impl LeanPwc {
     /// A fill of (`space`, `prefix`), known to be absent: `Pwc::insert_after_miss`.
     #[inline(always)]
     pub(super) fn fill(&mut self, space: u32, prefix: u64, node: u32) {
-        let set = &mut self.sets[(prefix & self.set_mask) as usize];
-        let w = match Self::free(set, self.way_mask) {
+        let set = &mut self.sets[self.geometry.set_of(prefix)];
+        let w = match Self::free(set, self.geometry.way_mask) {
             Some(w) => {
                 packed_to_front(&mut set.order, w);
                 w
             }
-            None => rotate_oldest(&mut set.order, self.oldest_shift, self.in_use) % WAYS,
+            None => self.geometry.take_oldest(&mut set.order),
         };
         set.keys[w] = prefix;
         set.fps[w] = fingerprint(prefix);
@@ -132,7 +109,7 @@ impl LeanPwc {
     /// Drops every entry for which `drop(space)` holds.
     pub(super) fn flush_where(&mut self, drop: impl Fn(u32) -> bool) {
         for set in &mut self.sets {
-            for w in 0..self.ways {
+            for w in 0..self.geometry.ways {
                 if set.keys[w] != INVALID && drop(set.space[w]) {
                     set.keys[w] = INVALID;
                     set.fps[w] = fingerprint(INVALID);
