@@ -49,7 +49,7 @@ pub(super) struct LeanSets {
 }
 
 impl LeanSets {
-    /// Whether `sets` sets of `ways` ways of `policy` can take this layout.
+    /// Whether `sets` sets of `ways` ways can take this layout (`lru`: the policy is LRU).
     pub(super) fn fits(sets: usize, ways: usize, lru: bool) -> bool {
         lru && LeanGeometry::fits(sets, ways)
     }

@@ -15,6 +15,7 @@
 use crate::lean_row::{row_find, LeanGeometry, ROW as WAYS};
 use crate::replacement::order::packed_to_front;
 use crate::tags::fingerprint;
+
 const INVALID: u64 = u64::MAX;
 
 #[derive(Clone, Debug)]
@@ -34,7 +35,7 @@ pub(super) struct LeanPwc {
 }
 
 impl LeanPwc {
-    /// Whether a cache of this geometry and policy can take this layout.
+    /// Whether `sets` sets of `ways` ways can take this layout (`lru`: the policy is LRU).
     pub(super) fn fits(sets: usize, ways: usize, lru: bool) -> bool {
         lru && LeanGeometry::fits(sets, ways)
     }
