@@ -3,7 +3,7 @@
 //! one fingerprint compare; a power-of-two number of sets; LRU order in one packed word
 //! (`replacement/order.rs`).
 
-use crate::replacement::order::{low_nibbles, rotate_oldest};
+use crate::replacement::order::PackedShape;
 use crate::tags::{fingerprint, row_matches};
 
 /// Ways a lean set has room for.
@@ -16,11 +16,7 @@ pub(crate) struct LeanGeometry {
     /// Bits 0..ways: the ways in use.
     pub(crate) way_mask: u64,
     set_mask: u64,
-    /// The shift of the oldest position in an order word (`4 * (ways - 1)`) and the positions
-    /// in use (`low_nibbles(ways)`): a fill of a full set computes neither (`PackedOrder`
-    /// keeps them for the same reason).
-    oldest_shift: u32,
-    in_use: u64,
+    order: PackedShape,
 }
 
 impl LeanGeometry {
@@ -35,16 +31,15 @@ impl LeanGeometry {
             ways,
             way_mask: (1u64 << ways) - 1,
             set_mask: sets as u64 - 1,
-            oldest_shift: 4 * (ways as u32 - 1),
-            in_use: low_nibbles(ways),
+            order: PackedShape::new(ways),
         }
     }
 
-    /// A set's order word before any access: `PackedOrder`'s, way 0 the oldest. (The order is
-    /// only consulted once a set is full, and by then every way has been made the most
-    /// recent, so this choice never shows.)
+    /// A set's order word before any access (`PackedShape::initial`). The order is only
+    /// consulted once a set is full, and by then every way has been made the most recent, so
+    /// this choice never shows.
     pub(crate) fn initial_order(&self) -> u64 {
-        (0..self.ways).fold(0u64, |o, p| o | ((self.ways - 1 - p) as u64) << (4 * p))
+        PackedShape::initial(self.ways)
     }
 
     /// The set of `key`.
@@ -56,7 +51,7 @@ impl LeanGeometry {
     /// The least recently used way of a full set, made the most recent.
     #[inline(always)]
     pub(crate) fn take_oldest(&self, order: &mut u64) -> usize {
-        rotate_oldest(order, self.oldest_shift, self.in_use) % ROW
+        self.order.rotate_oldest(order) % ROW
     }
 }
 

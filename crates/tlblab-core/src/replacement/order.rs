@@ -82,7 +82,7 @@ impl OrderList {
 
 /// Nibbles below position `k` (k ≤ 16).
 #[inline]
-pub(crate) fn low_nibbles(k: usize) -> u64 {
+fn low_nibbles(k: usize) -> u64 {
     if k >= 16 {
         u64::MAX
     } else {
@@ -120,43 +120,73 @@ pub(crate) fn packed_to_front(order: &mut u64, w: usize) {
 /// way one position older; returns it.
 #[inline(always)]
 pub(crate) fn packed_recycle_oldest(order: &mut u64, ways: usize) -> usize {
-    rotate_oldest(order, 4 * (ways as u32 - 1), low_nibbles(ways))
+    // Built here rather than through `new`, whose check would sit on the pair loop's path.
+    let shape = PackedShape {
+        oldest_shift: 4 * (ways as u32 - 1),
+        in_use: low_nibbles(ways),
+    };
+    shape.rotate_oldest(order)
 }
 
-/// `packed_recycle_oldest` given the shift of the oldest position (`4 * (ways - 1)`) and the
-/// positions in use (`low_nibbles(ways)`).
-#[inline(always)]
-pub(crate) fn rotate_oldest(order: &mut u64, oldest_shift: u32, in_use: u64) -> usize {
-    let o = *order;
-    let w = (o >> oldest_shift) & 0xf;
-    *order = ((o << 4) & in_use) | w;
-    w as usize
+/// What a packed order word's number of ways fixes, computed once: the shift of the oldest
+/// position (`4 * (ways - 1)`) and the positions in use (`low_nibbles(ways)`), so that the fill
+/// of a full set (a cache miss, every level of every walk reference of a random stream)
+/// computes neither. `PackedOrder` and the lean layouts (`lean_row.rs`) keep one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PackedShape {
+    oldest_shift: u32,
+    in_use: u64,
+}
+
+impl PackedShape {
+    pub(crate) fn new(ways: usize) -> PackedShape {
+        assert!(
+            (1..=16).contains(&ways),
+            "a packed order holds 1 to 16 ways, not {ways}"
+        );
+        PackedShape {
+            oldest_shift: 4 * (ways as u32 - 1),
+            in_use: low_nibbles(ways),
+        }
+    }
+
+    /// A set's word before any access: way 0 the oldest, way `ways - 1` the most recent (the
+    /// linked form's initial order too).
+    pub(crate) fn initial(ways: usize) -> u64 {
+        (0..ways).fold(0u64, |o, p| o | ((ways - 1 - p) as u64) << (4 * p))
+    }
+
+    /// The oldest way of `order`.
+    #[inline(always)]
+    fn oldest(&self, order: u64) -> usize {
+        ((order >> self.oldest_shift) & 0xf) as usize
+    }
+
+    /// `packed_recycle_oldest`: the oldest way moved to the front, every other way one
+    /// position older; returns it.
+    #[inline(always)]
+    pub(crate) fn rotate_oldest(&self, order: &mut u64) -> usize {
+        let o = *order;
+        let w = (o >> self.oldest_shift) & 0xf;
+        *order = ((o << 4) & self.in_use) | w;
+        w as usize
+    }
 }
 
 /// The order of each set as nibbles: position 0 = most recent, position `ways - 1` = oldest.
 #[derive(Clone, Debug)]
 pub(crate) struct PackedOrder {
     ways: usize,
-    /// `4 * (ways - 1)`, the shift of the oldest position, and `low_nibbles(ways)`, the
-    /// positions in use: fixed by the geometry, kept so that the fill of a full set (a cache
-    /// miss, every level of every walk reference of a random stream) computes neither.
-    oldest_shift: u32,
-    in_use: u64,
+    shape: PackedShape,
     sets: Vec<u64>,
 }
 
 impl PackedOrder {
     fn new(sets: usize, ways: usize) -> Self {
-        // Same initial order as the linked form: way 0 oldest, way `ways - 1` most recent.
-        let mut init = 0u64;
-        for p in 0..ways {
-            init |= ((ways - 1 - p) as u64) << (4 * p);
-        }
         PackedOrder {
             ways,
-            oldest_shift: 4 * (ways as u32 - 1),
-            in_use: low_nibbles(ways),
-            sets: vec![init; sets],
+            shape: PackedShape::new(ways),
+            sets: vec![PackedShape::initial(ways); sets],
         }
     }
 
@@ -186,13 +216,13 @@ impl PackedOrder {
 
     #[inline]
     fn oldest(&self, set: usize) -> usize {
-        ((self.sets[set] >> self.oldest_shift) & 0xf) as usize
+        self.shape.oldest(self.sets[set])
     }
 
     /// The oldest way moved to the front: every other way one position older.
     #[inline(always)]
     pub(crate) fn recycle_oldest(&mut self, set: usize) -> usize {
-        rotate_oldest(&mut self.sets[set], self.oldest_shift, self.in_use)
+        self.shape.rotate_oldest(&mut self.sets[set])
     }
 
     fn oldest_allowed(&self, set: usize, allowed: &[u64]) -> usize {
