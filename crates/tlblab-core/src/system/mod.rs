@@ -1761,7 +1761,7 @@ impl System {
         walking: &mut [bool],
     ) -> Result<(), SimError> {
         if !self.options.walks {
-            self.access(a)?;
+            self.timeline_reference(a)?;
             return Ok(());
         }
         if walking[cpu] {
@@ -1775,9 +1775,32 @@ impl System {
             );
         }
         let walks = self.cpu_stats[cpu].walks;
-        self.access(a)?;
+        self.timeline_reference(a)?;
         walking[cpu] = self.cpu_stats[cpu].walks != walks;
         Ok(())
+    }
+
+    /// `access` with its hint path inline as well as its memo path: on the timeline, where
+    /// the hardware threads' references interleave one by one, a first-level hit through the
+    /// hint table is the common case of streams with locality, and the call to
+    /// `reference_past_memo` a good part of its cost.
+    #[inline(always)]
+    fn timeline_reference(&mut self, a: Access) -> Result<u64, SimError> {
+        if let Some(Some(st)) = self.threads.get(a.thread.0 as usize) {
+            let st = *st;
+            let within_page = a.size <= 1 || (a.vaddr.0 & 0xfff) + a.size as u64 <= 4096;
+            if within_page && self.current[st.cpu] == Some(a.thread) {
+                let req = self.requester(st);
+                if let Some(cycles) = self.reference_memo_hit(st, req, a.kind, a.vaddr) {
+                    return Ok(cycles);
+                }
+                if let Some(cycles) = self.reference_hinted_hit(st, req, a.kind, a.vaddr) {
+                    return Ok(cycles);
+                }
+                return self.reference_full(st, req, a.kind, a.vaddr);
+            }
+        }
+        self.access_general(a)
     }
 
     /// The hardware thread the timeline advances next: of those with work queued, the one
