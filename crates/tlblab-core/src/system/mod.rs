@@ -653,17 +653,27 @@ impl System {
         });
     }
 
+    /// The state of software thread `thread`; a thread first seen runs in the first address
+    /// space, on hardware thread (id mod hardware threads).
+    #[inline]
     pub(crate) fn thread_state(&mut self, thread: ThreadId) -> Result<ThreadState, SimError> {
         if let Some(Some(s)) = self.threads.get(thread.0 as usize) {
             return Ok(*s);
         }
+        self.new_thread_state(thread)
+    }
+
+    /// `thread_state` of a thread not seen before (the multi-core run loop asks for every
+    /// queued access's: the known case inline, this one out of the way).
+    #[cold]
+    #[inline(never)]
+    fn new_thread_state(&mut self, thread: ThreadId) -> Result<ThreadState, SimError> {
         if thread.0 > 1 << 20 {
             return Err(SimError(format!(
                 "thread id {} is too large (expected < 2^20)",
                 thread.0
             )));
         }
-        // Unknown thread: it runs in the first address space, on cpu (id mod cpus).
         if self.spaces.is_empty() {
             self.create_space()?;
         }
