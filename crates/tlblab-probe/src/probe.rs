@@ -210,12 +210,16 @@ fn cap_measured(
     let mut confidence = c.confidence;
     let geometry = |g: &ConflictGeometry| {
         format!(
-            "{} sets × {} ways = {} (capacity × stride {:.0}..{:.0} at strides up to the sets)",
+            "{} sets × {} ways = {} (capacity × stride {:.0}..{:.0} at strides up to the sets; \
+             capacity against the sets the targets spread over: {} ways and {:.1} pages beyond \
+             them)",
             g.sets,
             g.ways,
             g.entries(),
             g.lo,
-            g.hi
+            g.hi,
+            g.fitted_ways,
+            g.beyond
         )
     };
     let rise = format!(

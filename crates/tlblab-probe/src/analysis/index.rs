@@ -274,16 +274,32 @@ pub fn infer_from_conflicts(entries: f64, caps: &[StrideCapacity], tol: f64) -> 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ConflictGeometry {
     pub sets: usize,
+    /// The ways: the median over the strides up to the sets of capacity × stride / sets, each
+    /// stride's own reading of them.
     pub ways: usize,
     /// The lowest and highest capacity × stride over the strides that still halve: each is a
     /// reading of `sets × ways` of its own.
     pub lo: f64,
     pub hi: f64,
+    /// The ways as the slope of a least-squares line through the capacities against the
+    /// number of sets the targets spread over (`sets / stride`, 1 from the sets on), and its
+    /// intercept: pages the targets keep beyond the ways whatever the number of sets, which
+    /// capacity × stride multiplies by the stride (`geometry_from_conflicts`).
+    pub fitted_ways: usize,
+    pub beyond: f64,
 }
 
 impl ConflictGeometry {
     pub fn entries(&self) -> usize {
         self.sets * self.ways
+    }
+
+    /// This geometry with the fitted ways instead of the median ones.
+    pub fn as_fitted(&self) -> ConflictGeometry {
+        ConflictGeometry {
+            ways: self.fitted_ways,
+            ..*self
+        }
     }
 }
 
@@ -294,6 +310,15 @@ impl ConflictGeometry {
 /// and the ways are their median over the sets. Only when the capacities halve at least once
 /// and then stay: None for a sweep that lost a step, no plateau, a plateau from the first
 /// stride (the sets are then only bounded), a hashed or folded index.
+///
+/// The ways are also fitted (`fitted_ways`, `beyond`): capacity = ways × sets spread over +
+/// pages beyond. The two differ where the targets keep a few pages beyond the ways at every
+/// stride, which capacity × stride multiplies by the stride: on the Zen 4 host (AMD EPYC
+/// family 25 model 17; CPUID: 3072 L2 DTLB entries) the capacities at strides 16..512 read
+/// 191-197, 99-102, 50-54, 25-27, 25-27, 25-26 in three runs, i.e. 24 ways and 2-6 pages
+/// beyond at every stride: the median read 26 ways, the fit 24. Neither is right everywhere:
+/// on Zen 5 (242, 125, 64, 31, 14, 15: 16 ways) the most spread stride reads low and the fit
+/// says 15. [`crate::measure::conflict::arbitrate`] takes the one the stride-1 scan is nearer.
 pub fn geometry_from_conflicts(caps: &[StrideCapacity], tol: f64) -> Option<ConflictGeometry> {
     let first = caps.first()?;
     let e0 = first.capacity? * (1u64 << first.log2_stride) as f64;
@@ -311,12 +336,38 @@ pub fn geometry_from_conflicts(caps: &[StrideCapacity], tol: f64) -> Option<Conf
     let ways = (crate::stats::median(&products) / sets as f64)
         .round()
         .max(1.0) as usize;
+    let points: Vec<(f64, f64)> = caps
+        .iter()
+        .filter_map(|c| {
+            let spread = (sets >> c.log2_stride.min(usize::BITS - 1)).max(1);
+            c.capacity.map(|x| (spread as f64, x))
+        })
+        .collect();
+    // (Two distinct spreads at least: the capacities halve once before the plateau.)
+    let (slope, beyond) = least_squares(&points)?;
     Some(ConflictGeometry {
         sets,
         ways,
         lo: products.iter().copied().fold(f64::INFINITY, f64::min),
         hi: products.iter().copied().fold(0.0, f64::max),
+        fitted_ways: slope.round().max(1.0) as usize,
+        beyond,
     })
+}
+
+/// The least-squares line y = slope · x + intercept through `points`; None without two
+/// distinct x.
+fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64)> {
+    let n = points.len() as f64;
+    let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
+    if sxx <= 0.0 {
+        return None;
+    }
+    let slope = sxy / sxx;
+    Some((slope, mean_y - slope * mean_x))
 }
 
 #[cfg(test)]
@@ -541,12 +592,29 @@ mod tests {
         assert_eq!((g.sets, g.ways, g.entries()), (128, 16, 2048));
         // The readings of sets × ways: 129·16, 64·32, 32·64 and 16·128.
         assert_eq!((g.lo, g.hi), (2048.0, 2064.0));
+        assert_eq!(g.fitted_ways, 16);
+        assert!(g.beyond.abs() < 1.0, "{}", g.beyond);
         // Zen 5 (docs/probe.md, full run 8): 256 × 16; the one-set reading 14 · 256 is the lowest.
         let g =
             geometry_from_conflicts(&conflicts(&[242.0, 125.0, 64.0, 31.0, 14.0, 15.0], 4), 0.25)
                 .unwrap();
         assert_eq!((g.sets, g.ways, g.entries()), (256, 16, 4096));
         assert_eq!((g.lo, g.hi), (3584.0, 4096.0));
+        // Its most spread stride reads low: the fit says 15.
+        assert_eq!(g.fitted_ways, 15);
+        // Zen 4 (2026-11-24, three runs): 24 ways and a few pages beyond at every stride. The
+        // median of capacity × stride reads 25-26; the fit, 24 (3072, as CPUID declares).
+        for caps in [
+            [191.0, 102.0, 52.0, 27.0, 27.0, 25.0],
+            [191.0, 99.0, 50.0, 25.0, 25.0, 26.0],
+            [197.0, 102.0, 54.0, 27.0, 26.0, 26.0],
+        ] {
+            let g = geometry_from_conflicts(&conflicts(&caps, 4), 0.25).unwrap();
+            assert_eq!((g.sets, g.fitted_ways), (128, 24), "{caps:?}");
+            assert!((25..=26).contains(&g.ways), "{caps:?}");
+            assert_eq!(g.as_fitted().entries(), 3072);
+            assert!((1.0..4.0).contains(&g.beyond), "{}", g.beyond);
+        }
     }
 
     #[test]

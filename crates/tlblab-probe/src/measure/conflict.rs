@@ -265,8 +265,19 @@ pub enum Arbitration {
 /// ~1440-1460 pages ahead of the ramp at ~1900-2200, while the conflict sets read 129, 64, 32,
 /// 16, 16, 16 at strides 16..512, i.e. 128 × 16 = 2048 (feasibility.md: a sequential chain keeps
 /// its plateau to exactly 2048, a random one degrades from ≈ 1536).
+///
+/// Of the conflict sets' two readings of the ways (`ConflictGeometry::ways`, `fitted_ways`),
+/// the one whose sets × ways is nearer the stride-1 scan's pooled envelope half-way point
+/// (`Capacity::midpoint`) is taken, the median one on a tie or without an envelope fit: on the Zen 4 host the envelopes were
+/// half-way at 2921-3045 pages, the median read 3200-3328 and the fit 3072 (CPUID: 3072).
 pub fn arbitrate(c: &Capacity, ss: &StrideSweep) -> Option<Arbitration> {
     let g = geometry_from_conflicts(&ss.capacities, 0.25)?;
+    let off = |g: &ConflictGeometry| (g.entries() as f64 - c.midpoint as f64).abs();
+    let g = if c.midpoint > 0 && off(&g.as_fitted()) < off(&g) {
+        g.as_fitted()
+    } else {
+        g
+    };
     let e = g.entries() as f64;
     let read = c.entries as f64;
     let in_fitted_ramp = e >= 0.9 * c.onset as f64 && e <= 1.1 * c.full_miss as f64;
@@ -389,6 +400,26 @@ mod tests {
             arbitrate(&capacity(1451, 900, 2200, false), &small),
             Some(Arbitration::Disagrees(_))
         ));
+    }
+
+    #[test]
+    fn given_ways_read_two_ways_then_the_stride_1_envelope_chooses() {
+        // The Zen 4 host's run of 2026-11-24 (CPUID: 3072 entries): trials at 2431, pooled ramp
+        // 2418..3673 (half-way at 3045); capacity × stride reads 26 ways, the fit 24.
+        let zen4 = sweep_of(&[197.0, 102.0, 54.0, 27.0, 26.0, 26.0]);
+        match arbitrate(&capacity(2431, 2418, 3673, false), &zen4) {
+            Some(Arbitration::Ramp { geometry, .. }) => {
+                assert_eq!((geometry.sets, geometry.ways, geometry.entries()), (128, 24, 3072))
+            }
+            other => panic!("{other:?}"),
+        }
+        // Zen 5's conflict sets (the fit reads 15 ways of 256 sets, the median 16) behind a
+        // reading at 4104 whose envelope is half-way at 4140: 16.
+        let zen5 = sweep_of(&[242.0, 125.0, 64.0, 31.0, 14.0, 15.0]);
+        match arbitrate(&capacity(4104, 4050, 4230, false), &zen5) {
+            Some(Arbitration::Agrees(g)) => assert_eq!((g.sets, g.ways), (256, 16)),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
