@@ -409,7 +409,10 @@ mod tests {
         let zen4 = sweep_of(&[197.0, 102.0, 54.0, 27.0, 26.0, 26.0]);
         match arbitrate(&capacity(2431, 2418, 3673, false), &zen4) {
             Some(Arbitration::Ramp { geometry, .. }) => {
-                assert_eq!((geometry.sets, geometry.ways, geometry.entries()), (128, 24, 3072))
+                assert_eq!(
+                    (geometry.sets, geometry.ways, geometry.entries()),
+                    (128, 24, 3072)
+                )
             }
             other => panic!("{other:?}"),
         }
