@@ -752,17 +752,29 @@ impl System {
     /// Simulates one access; returns the cycles it cost.
     #[inline(always)]
     pub fn access(&mut self, a: Access) -> Result<u64, SimError> {
-        // The common case inline: a known thread, already running on its hardware thread, an
-        // access within one page.
+        self.access_inline::<false>(a)
+    }
+
+    /// `access`, its common case inline: a known thread, already running on its hardware
+    /// thread, an access within one page, through the first level's memo and then, with
+    /// `HINT_INLINE`, its hint table inline as well (else `reference_past_memo`, a call).
+    #[inline(always)]
+    fn access_inline<const HINT_INLINE: bool>(&mut self, a: Access) -> Result<u64, SimError> {
         if let Some(Some(st)) = self.threads.get(a.thread.0 as usize) {
             let st = *st;
             let within_page = a.size <= 1 || (a.vaddr.0 & 0xfff) + a.size as u64 <= 4096;
             if within_page && self.current[st.cpu] == Some(a.thread) {
                 let req = self.requester(st);
-                return match self.reference_memo_hit(st, req, a.kind, a.vaddr) {
-                    Some(cycles) => Ok(cycles),
-                    None => self.reference_past_memo(st, req, a.kind, a.vaddr),
-                };
+                if let Some(cycles) = self.reference_memo_hit(st, req, a.kind, a.vaddr) {
+                    return Ok(cycles);
+                }
+                if !HINT_INLINE {
+                    return self.reference_past_memo(st, req, a.kind, a.vaddr);
+                }
+                if let Some(cycles) = self.reference_hinted_hit(st, req, a.kind, a.vaddr) {
+                    return Ok(cycles);
+                }
+                return self.reference_full(st, req, a.kind, a.vaddr);
             }
         }
         self.access_general(a)
@@ -1756,7 +1768,11 @@ impl System {
     /// One access of the multi-core timeline, of hardware thread `cpu` (`queue`: its accesses
     /// after this one), through the general path: several hardware threads' accesses
     /// interleave one by one, and the fast lane's per-call cost made runs of first-level hits
-    /// 1.6-2.5x slower than `access` (measured 2026-11-24; ARCHITECTURE.md).
+    /// 1.6-2.5x slower than `access` (measured 2026-11-24; ARCHITECTURE.md). It is `access`
+    /// with the hint-table hit inline too (`access_inline::<true>`): there such hits are the
+    /// common case of streams with locality, and the call to `reference_past_memo` was a good
+    /// part of their cost (two SMT siblings over 4 pages, full model: 730 → 666 instructions
+    /// per reference).
     ///
     /// While the hardware thread's accesses keep walking (`walking`, per hardware thread; a
     /// TLB-only run has no walks to hint), the host is hinted to fetch what accesses further
@@ -1771,7 +1787,7 @@ impl System {
         walking: &mut [bool],
     ) -> Result<(), SimError> {
         if !self.options.walks {
-            self.timeline_reference(a)?;
+            self.access_inline::<true>(a)?;
             return Ok(());
         }
         if walking[cpu] {
@@ -1785,32 +1801,9 @@ impl System {
             );
         }
         let walks = self.cpu_stats[cpu].walks;
-        self.timeline_reference(a)?;
+        self.access_inline::<true>(a)?;
         walking[cpu] = self.cpu_stats[cpu].walks != walks;
         Ok(())
-    }
-
-    /// `access` with its hint path inline as well as its memo path: on the timeline, where
-    /// the hardware threads' references interleave one by one, a first-level hit through the
-    /// hint table is the common case of streams with locality, and the call to
-    /// `reference_past_memo` a good part of its cost.
-    #[inline(always)]
-    fn timeline_reference(&mut self, a: Access) -> Result<u64, SimError> {
-        if let Some(Some(st)) = self.threads.get(a.thread.0 as usize) {
-            let st = *st;
-            let within_page = a.size <= 1 || (a.vaddr.0 & 0xfff) + a.size as u64 <= 4096;
-            if within_page && self.current[st.cpu] == Some(a.thread) {
-                let req = self.requester(st);
-                if let Some(cycles) = self.reference_memo_hit(st, req, a.kind, a.vaddr) {
-                    return Ok(cycles);
-                }
-                if let Some(cycles) = self.reference_hinted_hit(st, req, a.kind, a.vaddr) {
-                    return Ok(cycles);
-                }
-                return self.reference_full(st, req, a.kind, a.vaddr);
-            }
-        }
-        self.access_general(a)
     }
 
     /// The hardware thread the timeline advances next: of those with work queued, the one

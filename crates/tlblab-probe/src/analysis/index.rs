@@ -336,15 +336,17 @@ pub fn geometry_from_conflicts(caps: &[StrideCapacity], tol: f64) -> Option<Conf
     let ways = (crate::stats::median(&products) / sets as f64)
         .round()
         .max(1.0) as usize;
-    let points: Vec<(f64, f64)> = caps
+    // Capacity against the sets the targets spread over (at least two distinct: the
+    // capacities halve once before the plateau).
+    let points: Vec<(usize, f64)> = caps
         .iter()
         .filter_map(|c| {
             let spread = (sets >> c.log2_stride.min(usize::BITS - 1)).max(1);
-            c.capacity.map(|x| (spread as f64, x))
+            c.capacity.map(|x| (spread, x))
         })
         .collect();
-    // (Two distinct spreads at least: the capacities halve once before the plateau.)
-    let (slope, beyond) = least_squares(&points)?;
+    let (slope, mean_spread, mean_capacity) = crate::analysis::knee::line_fit(&points);
+    let beyond = mean_capacity - slope * mean_spread;
     Some(ConflictGeometry {
         sets,
         ways,
@@ -353,21 +355,6 @@ pub fn geometry_from_conflicts(caps: &[StrideCapacity], tol: f64) -> Option<Conf
         fitted_ways: slope.round().max(1.0) as usize,
         beyond,
     })
-}
-
-/// The least-squares line y = slope · x + intercept through `points`; None without two
-/// distinct x.
-fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64)> {
-    let n = points.len() as f64;
-    let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
-    let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
-    if sxx <= 0.0 {
-        return None;
-    }
-    let slope = sxy / sxx;
-    Some((slope, mean_y - slope * mean_x))
 }
 
 #[cfg(test)]

@@ -388,7 +388,7 @@ pub fn tangent_onset(envelope: &[(usize, f64)], min_rise: f64) -> Option<f64> {
 }
 
 /// Least-squares line through `pts`: (slope, mean N, mean value).
-fn line_fit(pts: &[(usize, f64)]) -> (f64, f64, f64) {
+pub(crate) fn line_fit(pts: &[(usize, f64)]) -> (f64, f64, f64) {
     let k = pts.len() as f64;
     let xm = pts.iter().map(|p| p.0 as f64).sum::<f64>() / k;
     let ym = pts.iter().map(|p| p.1).sum::<f64>() / k;

@@ -268,8 +268,9 @@ pub enum Arbitration {
 ///
 /// Of the conflict sets' two readings of the ways (`ConflictGeometry::ways`, `fitted_ways`),
 /// the one whose sets × ways is nearer the stride-1 scan's pooled envelope half-way point
-/// (`Capacity::midpoint`) is taken, the median one on a tie or without an envelope fit: on the Zen 4 host the envelopes were
-/// half-way at 2921-3045 pages, the median read 3200-3328 and the fit 3072 (CPUID: 3072).
+/// (`Capacity::midpoint`) is taken, the median one on a tie or without an envelope fit: on the
+/// Zen 4 host the envelopes were half-way at 2921-3045 pages, the median read 3200-3328 and
+/// the fit 3072 (CPUID: 3072).
 pub fn arbitrate(c: &Capacity, ss: &StrideSweep) -> Option<Arbitration> {
     let g = geometry_from_conflicts(&ss.capacities, 0.25)?;
     let off = |g: &ConflictGeometry| (g.entries() as f64 - c.midpoint as f64).abs();
