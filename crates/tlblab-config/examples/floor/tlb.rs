@@ -103,16 +103,32 @@ impl TlbPair {
     #[inline(always)]
     pub fn translate(&mut self, vpn: u64, walk: impl FnOnce(u64) -> u64) -> (usize, u64) {
         let h = hash(vpn);
-        let b = bucket(h);
-        let fp = fingerprint_of(h);
-        if self.present[b] != 0 {
-            if let Some(w) = self.keys.iter().position(|&k| k == vpn) {
-                self.move_to_front(w);
-                return (SETTLED_FIRST, self.payload[w]);
-            }
+        if let Some(w) = self.first_level_hit(vpn, h) {
+            return (SETTLED_FIRST, self.payload[w]);
         }
+        let v = self.first_level_replace(vpn, h);
+        let (settled, frame) = self.second_level(vpn, h, walk);
+        self.payload[v] = frame;
+        (settled, frame)
+    }
+
+    /// The first level's way holding `vpn` (hash `h`), made the most recent, or None.
+    #[inline(always)]
+    fn first_level_hit(&mut self, vpn: u64, h: u64) -> Option<usize> {
+        if self.present[bucket(h)] == 0 {
+            return None;
+        }
+        let w = self.keys.iter().position(|&k| k == vpn)?;
+        self.move_to_front(w);
+        Some(w)
+    }
+
+    /// A first-level miss of `vpn` (hash `h`): the oldest way becomes the head and holds
+    /// `vpn`; its slot, for the payload.
+    #[inline(always)]
+    fn first_level_replace(&mut self, vpn: u64, h: u64) -> usize {
         self.l1_misses += 1;
-        // The oldest way becomes the head: in a circle, moving the head is the whole update.
+        // In a circle, moving the head is the whole update.
         let v = self.prev[self.head] as usize % L1_WAYS;
         self.head = v;
         let old = self.keys[v];
@@ -120,8 +136,16 @@ impl TlbPair {
             let ob = bucket(hash(old));
             self.present[ob] -= 1;
         }
-        self.present[b] += 1;
+        self.present[bucket(h)] += 1;
         self.keys[v] = vpn;
+        v
+    }
+
+    /// The second level's reference to `vpn` (hash `h`) after a first-level miss: where it
+    /// settled and its frame (`walk(vpn)` on a miss, filled).
+    #[inline(always)]
+    fn second_level(&mut self, vpn: u64, h: u64, walk: impl FnOnce(u64) -> u64) -> (usize, u64) {
+        let fp = fingerprint_of(h);
         let s = vpn as usize % L2_SETS;
         let set = &mut self.sets[s];
         let keys = &mut self.set_keys[s];
@@ -132,7 +156,6 @@ impl TlbPair {
             candidates &= candidates - 1;
             if keys[w] == vpn {
                 set.order = packed_to_front(set.order, w);
-                self.payload[v] = payload[w];
                 return (SETTLED_SECOND, payload[w]);
             }
         }
@@ -143,8 +166,30 @@ impl TlbPair {
         set.fps[w] = fp;
         let frame = walk(vpn);
         payload[w] = frame;
-        self.payload[v] = frame;
         (SETTLED_WALK, frame)
+    }
+
+    /// The same references as `translate` on the page of each of `addrs` (`addr >> shift`) in
+    /// turn, TLB-only (the frame is the page), one level at a time: the first level over all
+    /// of them, then the second over the pages the first missed, in their order (`misses`: scratch). Exact because
+    /// nothing the second level does changes the first's hits: a TLB-only payload is the
+    /// page itself. The layered kernel's loops are shorter than the fused one's and carry
+    /// fewer values; `all_miss_floor` times both.
+    #[allow(dead_code)]
+    pub fn translate_layered(&mut self, addrs: &[u64], shift: u32, misses: &mut Vec<u64>) {
+        misses.clear();
+        for &va in addrs {
+            let vpn = va >> shift;
+            let h = hash(vpn);
+            if self.first_level_hit(vpn, h).is_none() {
+                let v = self.first_level_replace(vpn, h);
+                self.payload[v] = vpn;
+                misses.push(vpn);
+            }
+        }
+        for &vpn in misses.iter() {
+            self.second_level(vpn, hash(vpn), |vpn| vpn);
+        }
     }
 
     fn move_to_front(&mut self, w: usize) {
