@@ -10,8 +10,9 @@ const L2_SETS: usize = 128;
 const L2_WAYS: usize = 16;
 /// The L1's `present` filter: counts of valid keys per hash bucket; a zero proves a miss.
 /// 4096 one-byte counts (4 KiB): a random page finds its bucket taken one time in 64, where
-/// the engine's 1024 find it one time in 16 and then search (2026-11-24, later: with the set layout
-/// below, 85 → 62 instructions per reference, 128 → 140 M refs/s).
+/// 1024 find it one time in 16 and then search (2026-11-24, later: with the set layout below,
+/// 85 → 62 instructions per reference, 128 → 140 M refs/s). The engine's filters of small
+/// levels have 4096 buckets too since 8f38be8 (two-byte counts: `tlb::present_len`).
 const BUCKETS: usize = 4096;
 const INVALID: u64 = u64::MAX;
 
