@@ -9,7 +9,7 @@
 //! 1 GiB, one thread). `Floor` models the zen3 preset's L1D (64 entries, fully associative, LRU)
 //! over its L2D (2048 entries, 16-way, LRU, indexed by low VPN bits) and nothing else: one page
 //! size, one address space, no locked entries, no statistics but two miss counters, payloads of
-//! one word. It runs three ways, interleaved, `REPEATS` times each (medians and spread printed):
+//! one word. It runs four ways, interleaved, `REPEATS` times each (medians and spread printed):
 //!
 //! - `floor/addresses`: over a vector of 8-byte addresses;
 //! - `floor/layered`: the same, one level at a time over chunks of 4096 pages

@@ -357,30 +357,30 @@ const fn hint_len(n: usize) -> usize {
     (n * 4).next_power_of_two()
 }
 
-/// The `present` filter of a level of `n` entries: a power of two, about 16 buckets per entry,
-/// and at least `PRESENT_MIN_BUCKETS` (up to 64 per entry). A key that is absent finds its
-/// bucket taken one time in 64 in zen3's 64-entry L1D, not 16, and so searches the ways that
-/// much less often on a stream that misses it (measured, 2026-11-24, Zen 4 host, `profile_run
-/// zen3 random:pages=262144` TLB-only: 114.3 → 113.0 instructions per reference, interleaved
-/// medians of 7: 94.8 → 98.9 M refs/s), as `all_miss_floor`'s kernel found. The floor is
-/// capped so that a level of thousands of entries keeps 16 per entry (2 bytes each).
+/// The `present` filter of a level of `n` entries: a power of two, 64 buckets per entry up to
+/// `PRESENT_SMALL_BUCKETS`, 16 per entry beyond. An absent key finds its bucket taken one time
+/// in 64 in zen3's 64-entry L1D, not 16 (16 per entry before 8f38be8), and so searches the
+/// ways that much less often on a stream that misses the level (measured, 2026-11-24, Zen 4
+/// host, `profile_run zen3 random:pages=262144` TLB-only: 114.3 → 113.0 instructions per
+/// reference, interleaved medians of 7: 94.8 → 98.9 M refs/s), as `all_miss_floor`'s kernel
+/// found. A level of thousands of entries keeps 16 per entry (2 bytes each).
 const fn present_len(n: usize) -> usize {
     let per_entry = (n * 16).next_power_of_two();
-    let floor = (n * 64).next_power_of_two();
-    let floor = if floor < PRESENT_MIN_BUCKETS {
-        floor
+    let small = (n * 64).next_power_of_two();
+    let small = if small < PRESENT_SMALL_BUCKETS {
+        small
     } else {
-        PRESENT_MIN_BUCKETS
+        PRESENT_SMALL_BUCKETS
     };
-    if per_entry > floor {
+    if per_entry > small {
         per_entry
     } else {
-        floor
+        small
     }
 }
 
-/// The smallest `present` filter of a level with one (8 KiB of two-byte counts).
-const PRESENT_MIN_BUCKETS: usize = 4096;
+/// The most buckets `present_len` gives at 64 per entry (8 KiB of two-byte counts).
+const PRESENT_SMALL_BUCKETS: usize = 4096;
 
 /// The product of a key that indexes the hint table (`hint`) and the `present` filter
 /// (`present`), and is its fingerprint (`fingerprint`, as `tags::fingerprint`): one
