@@ -622,6 +622,8 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
         match CodeChains::new(max_n + 64) {
             Ok(mut inst) => {
                 let ns = grid(8, max_n, if o.quick { 3 } else { 4 });
+                let control = inst.control();
+                let choice = inst.choice().to_string();
                 // Two independent coarse sweeps: jumps run ahead of execution under branch
                 // prediction, so an ITLB miss costs a fraction of a ns per jump and other
                 // front-end structures (op cache, BTB) add steps of their own. A knee counts only
@@ -639,7 +641,9 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                     let confirmed = k2.get(i).is_some_and(|o| o.lo <= k.hi && k.lo <= o.hi);
                     let hi = ((k.hi as f64) * 1.15) as usize + 8;
                     let mut fresh = || -> Box<dyn crate::measure::curve::Instrument> {
-                        Box::new(CodeChains::new(hi).expect("mmap for code chains"))
+                        Box::new(
+                            CodeChains::with_control(hi, control).expect("mmap for code chains"),
+                        )
                     };
                     let mut c = capacity_of(
                         k,
@@ -660,7 +664,7 @@ pub fn run(o: &ProbeOptions) -> Result<ProbeReport, String> {
                         &format!("L{} ITLB entries (4K)", i + 1),
                         &c,
                         r.cpuid.instruction_tlb(i as u8 + 1),
-                        "experimental; ",
+                        &format!("experimental, {choice}; "),
                         None,
                     );
                     if !confirmed {
