@@ -1,5 +1,5 @@
 //! Exploration: the per-target excess of conflict-set chains (`measure::conflict`) at one stride.
-//! `cargo run --release -p tlblab-probe --example l2_conflict -- STRIDE LO HI REPS`
+//! `cargo run --release -p tlblab-probe --example l2_conflict -- STRIDE LO HI REPS [FILLERS]`
 use tlblab_probe::measure::conflict::{ConflictChains, FILLERS};
 use tlblab_probe::measure::curve::sweep;
 use tlblab_probe::sys;
@@ -18,10 +18,11 @@ fn main() {
         ts.push(t);
         t += ((t as f64) * 0.03).round().max(1.0) as usize;
     }
-    let mut inst = ConflictChains::new(stride, hi, 3).unwrap();
+    let fillers = a.get(4).copied().unwrap_or(FILLERS);
+    let mut inst = ConflictChains::with_fillers(stride, hi, 3, fillers).unwrap();
     let rows = sweep(&mut inst, &ts, reps, 100_000, 3);
     for r in &rows {
-        let per = r.floor() * (r.n + FILLERS) as f64 / r.n as f64;
+        let per = r.floor() * (r.n + fillers) as f64 / r.n as f64;
         print!(
             "{}:{:.1}({:.1}/{:.1}) ",
             r.n, per, r.test_low, r.control_low

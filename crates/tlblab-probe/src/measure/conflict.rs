@@ -39,34 +39,52 @@ pub struct ConflictChains {
     stride: usize,
     max_t: usize,
     seed: u64,
+    fillers: usize,
     built: Option<(usize, bool)>,
     start: *const usize,
 }
 
 impl ConflictChains {
     pub fn new(stride: usize, max_t: usize, seed: u64) -> std::io::Result<ConflictChains> {
-        let pages = Self::control_base(stride, max_t) + max_t + FILLERS + 1;
+        Self::with_fillers(stride, max_t, seed, FILLERS)
+    }
+
+    /// Chains with `fillers` filler pages instead of [`FILLERS`] (`examples/l2_conflict.rs`:
+    /// does the first level hold targets the fillers should have pushed out?).
+    pub fn with_fillers(
+        stride: usize,
+        max_t: usize,
+        seed: u64,
+        fillers: usize,
+    ) -> std::io::Result<ConflictChains> {
+        let pages = Self::control_base(stride, max_t, fillers) + max_t + fillers + 1;
         Ok(ConflictChains {
             region: Region::new(pages * PAGE, 2 << 20, Thp::Never)?,
             stride,
             max_t,
             seed,
+            fillers,
             built: None,
             start: std::ptr::null(),
         })
     }
 
+    /// The number of filler pages in each chain.
+    pub fn fillers(&self) -> usize {
+        self.fillers
+    }
+
     /// First page of the control chains: past the targets and the fillers.
-    fn control_base(stride: usize, max_t: usize) -> usize {
-        (max_t * stride).max(2 * FILLERS) + 1
+    fn control_base(stride: usize, max_t: usize, fillers: usize) -> usize {
+        (max_t * stride).max(2 * fillers) + 1
     }
 
     fn pages(&self, t: usize, control: bool) -> Vec<usize> {
         if control {
-            let base = Self::control_base(self.stride, self.max_t);
-            (base..base + t + FILLERS).collect()
+            let base = Self::control_base(self.stride, self.max_t, self.fillers);
+            (base..base + t + self.fillers).collect()
         } else {
-            let odd = (0..FILLERS).map(|j| 2 * j + 1);
+            let odd = (0..self.fillers).map(|j| 2 * j + 1);
             (0..t).map(|k| k * self.stride).chain(odd).collect()
         }
     }
@@ -82,7 +100,7 @@ impl Instrument for ConflictChains {
             self.built = Some((t, control));
         }
         // SAFETY: `start` was just built in our region, which lives as long as `self`.
-        unsafe { time_chain(self.start, t + FILLERS, window_ns) }
+        unsafe { time_chain(self.start, t + self.fillers, window_ns) }
     }
 
     fn max_n(&self) -> usize {
