@@ -54,10 +54,39 @@ def test_bench_engine_reports_each_case_in_every_mode(monkeypatch):
         assert t["target_refs_per_s"] == engine.TARGETS[name]
         assert t["met"] == (median >= engine.TARGETS[name])
         assert abs(t["fraction_of_target"] - median / engine.TARGETS[name]) < 1e-3
+    # Each target case's floor: checked exact against the engine, then timed beside it.
+    assert set(out["floors"]) == set(engine.TARGETS)
+    for name, f in out["floors"].items():
+        assert f["exact"] and f["references"] == out["cases"][name]["references"]
+        assert f["floor_min_refs_per_s"] <= f["floor_median_refs_per_s"] <= f["floor_max_refs_per_s"]
+        assert abs(f["engine_fraction_of_floor"] - f["engine_median_refs_per_s"] / f["floor_median_refs_per_s"]) < 1e-3
+        target = out["targets"][name]
+        assert abs(target["floor_fraction_of_target"] - f["floor_median_refs_per_s"] / engine.TARGETS[name]) < 1e-3
+    # 256 pages twice: the second round misses the L1D (64 entries) and hits the L2D.
+    assert out["floors"]["full/strided"]["counts"]["tlb_misses"] == [512, 256]
     # Every preset, TLB-only, on the preset case.
     machines = out["presets"]["machines"]
     assert set(machines) == set(tlblab.presets())
     assert all(m["references"] == 3000 and m["median_refs_per_s"] > 0 for m in machines.values())
+
+
+def test_a_floor_counts_what_the_engine_counts_and_is_timed():
+    counts = _native.floor_check("random:pages=4096,accesses=20000", "full", 0)
+    assert counts["tlb_misses"][0] > 19000 and counts["walks"] == counts["tlb_misses"][1]
+    assert counts["cycles"] > 0 and len(counts["cache_misses"]) == 3
+    tlb_only = _native.floor_check("random:pages=4096,accesses=20000", "tlb_only", 0)
+    assert tlb_only["tlb_misses"] == counts["tlb_misses"] and tlb_only["cycles"] == 0
+    refs, secs = _native.bench_floor("random:pages=4096,accesses=20000", "tlb_only", 0)
+    assert refs == 20000 and secs > 0
+
+
+def test_a_floor_names_what_it_cannot_take():
+    import pytest
+
+    with pytest.raises(ValueError, match="record 0: a floor takes one thread's accesses|record 1: a floor takes one thread"):
+        _native.floor_check("random:pages=64,accesses=100,threads=2", "full", 0)
+    with pytest.raises(ValueError, match="expected tlb_only or full"):
+        _native.bench_floor("random:pages=64,accesses=100", "no_caches", 0)
 
 
 def test_bench_cli_rejects_an_unknown_benchmark():

@@ -137,15 +137,55 @@ fn bench_engine(
         }
     };
     py.detach(|| {
-        let mut source = open_workload(workload, seed)?;
-        let mut records = Vec::new();
-        while source.fill(&mut records, 1 << 16).map_err(err)? > 0 {}
+        let records = workload_records(workload, seed)?;
         let mut sys = System::new(cfg, opts).map_err(|e| err(e.0))?;
         let (t0, c0) = (Instant::now(), tlblab_trace::clock::thread_cpu_seconds());
         sys.run_slice(&records).map_err(|e| err(e.0))?;
         let dt = t0.elapsed().as_secs_f64();
         let cpu = tlblab_trace::clock::thread_cpu_seconds() - c0;
         Ok((sys.stats().total.references, dt, cpu))
+    })
+}
+
+/// The records of a workload (a spec or a trace file), in memory.
+fn workload_records(workload: &str, seed: u64) -> PyResult<Vec<tlblab_trace::record::Record>> {
+    let mut source = open_workload(workload, seed)?;
+    let mut records = Vec::new();
+    while source.fill(&mut records, 1 << 16).map_err(err)? > 0 {}
+    Ok(records)
+}
+
+/// Checks the floor of `mode` ("tlb_only" or "full", tlblab-floor) against the engine on the
+/// zen3 preset over `workload`: its counts as a dict if they are the engine's, else an error
+/// (a workload the floor cannot take is an error too, naming its first such record).
+#[pyfunction]
+#[pyo3(signature = (workload, mode, seed=0))]
+fn floor_check(py: Python<'_>, workload: &str, mode: &str, seed: u64) -> PyResult<Py<PyAny>> {
+    let mode = tlblab_floor::Mode::parse(mode).map_err(err)?;
+    let c = py.detach(|| {
+        let records = workload_records(workload, seed)?;
+        tlblab_floor::check(mode, &records).map_err(err)
+    })?;
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("tlb_misses", c.tlb_misses.to_vec())?;
+    d.set_item("walks", c.walks)?;
+    d.set_item("pwc_hits", c.pwc_hits)?;
+    d.set_item("cache_misses", c.cache_misses.to_vec())?;
+    d.set_item("cycles", c.cycles)?;
+    Ok(d.into_any().unbind())
+}
+
+/// Times the floor of `mode` over `workload` as `bench_engine` times the engine (generated into
+/// memory first). Returns (references, wall seconds). `floor_check` says whether it is exact.
+#[pyfunction]
+#[pyo3(signature = (workload, mode, seed=0))]
+fn bench_floor(py: Python<'_>, workload: &str, mode: &str, seed: u64) -> PyResult<(u64, f64)> {
+    let mode = tlblab_floor::Mode::parse(mode).map_err(err)?;
+    py.detach(|| {
+        let records = workload_records(workload, seed)?;
+        let addrs = tlblab_floor::addresses(&records).map_err(err)?;
+        let (_, secs) = tlblab_floor::run(mode, &addrs);
+        Ok((addrs.len() as u64, secs))
     })
 }
 
@@ -307,6 +347,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(colored_offsets, m)?)?;
     m.add_function(wrap_pyfunction!(colored_placement, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(floor_check, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_floor, m)?)?;
     m.add_function(wrap_pyfunction!(machine_toml, m)?)?;
     m.add_function(wrap_pyfunction!(machine_json, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;

@@ -7,7 +7,11 @@
 The workload is generated into memory first, so only simulation is timed. Each case runs
 `repeats` times; the median wall-clock rate is reported with the min and max, and the median
 rate of thread CPU time. The output's `targets` block sets the random and strided cases
-against the engine's targets (`TARGETS`, one host thread), met or not.
+against the engine's targets (`TARGETS`, one host thread), met or not, and beside each the
+rate of its floor (`floors`: an exact kernel of the same case with none of the engine's
+generality, crates/tlblab-floor, checked against the engine count for count and timed
+interleaved with it): the floor's fraction of the target is how far this host lets any exact
+simulation of the case go.
 
 `presets` times the TLB-only random case on every machine preset: the fast lane compiles its
 pair loops per TLB geometry (ARCHITECTURE.md), so the geometry decides the rate of a stream
@@ -113,7 +117,12 @@ def _run(quick: bool, tmp: str) -> dict:
     for mode in MODES:
         for name, spec in cases.items():
             out["cases"][f"{mode}/{name}"] = _time("zen3", spec, mode, repeats, labels.get(name, spec))
-    out["targets"] = _targets(out["cases"])
+    out["floors"] = {}
+    for name in TARGETS:
+        mode, case = name.split("/")
+        if case in cases:
+            out["floors"][name] = _floor(cases[case], mode, repeats)
+    out["targets"] = _targets(out["cases"], out["floors"])
     spec = PRESET_CASE[1] if quick else PRESET_CASE[0]
     out["presets"] = {
         "workload": spec,
@@ -135,9 +144,11 @@ def _write_fetch_random(path: str, refs: int) -> None:
         f.writelines(lines)
 
 
-def _targets(cases: dict) -> dict:
+def _targets(cases: dict, floors: dict) -> dict:
     """Each target case's median rate against its target (the wall-clock median, the
-    headline rate): whether it is met and the rate as a fraction of the target."""
+    headline rate): whether it is met and the rate as a fraction of the target; and the
+    floor's rate (an exact kernel without the engine's generality, `_floor`) as a fraction of
+    the target: how far this host lets any exact simulation of the case go."""
     out = {}
     for name, target in TARGETS.items():
         if name not in cases:
@@ -149,7 +160,38 @@ def _targets(cases: dict) -> dict:
             "fraction_of_target": round(median / target, 3),
             "met": median >= target,
         }
+        floor = floors.get(name)
+        if floor:
+            out[name]["floor_fraction_of_target"] = round(floor["floor_median_refs_per_s"] / target, 3)
     return out
+
+
+def _floor(spec: str, mode: str, repeats: int) -> dict:
+    """The floor of a target case (tlblab-floor: an exact minimal kernel of what the zen3
+    preset simulates for one thread's loads, with none of the engine's generality), checked
+    against the engine first (its counts must be the engine's), then timed `repeats` times
+    interleaved with the engine on the same stream: medians, and the engine's rate as a
+    fraction of the floor's (the part of the host's reach the engine's generality costs)."""
+    counts = _native.floor_check(spec, mode, 0)
+    floor_rates, engine_rates = [], []
+    refs = 0
+    for _ in range(repeats):
+        refs, secs = _native.bench_floor(spec, mode, 0)
+        floor_rates.append(refs / secs)
+        refs, secs, _cpu = _native.bench_engine("zen3", spec, mode, 0)
+        engine_rates.append(refs / secs)
+    floor, engine = statistics.median(floor_rates), statistics.median(engine_rates)
+    return {
+        "workload": spec,
+        "references": refs,
+        "exact": True,
+        "counts": counts,
+        "floor_median_refs_per_s": round(floor),
+        "floor_min_refs_per_s": round(min(floor_rates)),
+        "floor_max_refs_per_s": round(max(floor_rates)),
+        "engine_median_refs_per_s": round(engine),
+        "engine_fraction_of_floor": round(engine / floor, 3),
+    }
 
 
 def _time(machine: str, spec: str, mode: str, repeats: int, label: str) -> dict:

@@ -1,5 +1,5 @@
-//! zen3's two data TLB levels with none of the engine's generality, for the floor examples
-//! (`all_miss_floor`, `full_miss_floor`): the L1D (64 entries, fully associative, LRU) over the
+//! zen3's two data TLB levels with none of the engine's generality, for both floors (the
+//! TLB-only one, and `full.rs`): the L1D (64 entries, fully associative, LRU) over the
 //! L2D (2048 entries, 16-way, LRU, indexed by low VPN bits); one page size, one address space,
 //! no locked entries, payloads of one word (the frame). Exact for the counts it keeps: an LRU
 //! level's hits depend on the recency order of its valid entries only, not on which slot holds
@@ -32,9 +32,7 @@ fn bucket(h: u64) -> usize {
     (h >> 52) as usize % BUCKETS
 }
 
-/// An 8-bit fingerprint of a key, for the SIMD row searches. (`full_miss_floor`'s cache sets
-/// use it; `all_miss_floor`, which compiles this module too, does not.)
-#[allow(dead_code)]
+/// An 8-bit fingerprint of a key, for the SIMD row searches (`full.rs`'s cache sets).
 #[inline(always)]
 pub fn fingerprint(key: u64) -> u8 {
     fingerprint_of(hash(key))
@@ -69,6 +67,12 @@ pub struct TlbPair {
     set_payload: Vec<[u64; L2_WAYS]>,
     pub l1_misses: u64,
     pub l2_misses: u64,
+}
+
+impl Default for TlbPair {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl TlbPair {
@@ -176,7 +180,6 @@ impl TlbPair {
     /// nothing the second level does changes the first's hits: a TLB-only payload is the
     /// page itself. The layered kernel's loops are shorter than the fused one's and carry
     /// fewer values; `all_miss_floor` times both.
-    #[allow(dead_code)]
     pub fn translate_layered(&mut self, addrs: &[u64], shift: u32, misses: &mut Vec<u64>) {
         misses.clear();
         for &va in addrs {

@@ -3,15 +3,16 @@
 //! every level (ARCHITECTURE.md, "Where all-miss time goes"). `full_miss_floor` is the same for
 //! the full model.
 //!
-//! `cargo run --release -p tlblab-config --example all_miss_floor [-- ACCESSES [REPEATS]]`
+//! `cargo run --release -p tlblab-floor --example all_miss_floor [-- ACCESSES [REPEATS]]`
 //!
 //! The stream is the engine benchmark's `random:pages=262144` (uniform random 4 KiB pages of
-//! 1 GiB, one thread). `Floor` models the zen3 preset's L1D (64 entries, fully associative, LRU)
+//! 1 GiB, one thread). The floor (`tlblab_floor::tlb`) models the zen3 preset's L1D (64 entries, fully associative, LRU)
 //! over its L2D (2048 entries, 16-way, LRU, indexed by low VPN bits) and nothing else: one page
 //! size, one address space, no locked entries, no statistics but two miss counters, payloads of
 //! one word. It runs four ways, interleaved, `REPEATS` times each (medians and spread printed):
 //!
-//! - `floor/addresses`: over a vector of 8-byte addresses;
+//! - `floor/addresses`: over a vector of 8-byte addresses (`tlblab_floor::run`, what
+//!   `tlblab bench engine` times);
 //! - `floor/layered`: the same, one level at a time over chunks of 4096 pages
 //!   (`TlbPair::translate_layered`): the first level over the chunk, then the second over
 //!   what it missed;
@@ -19,17 +20,14 @@
 //!   makes on each (an access, a data reference, this thread, not crossing a page);
 //! - `engine`: `System::run_slice` in a TLB-only run on the zen3 preset.
 //!
-//! Before any timing, the floor's miss counts must equal the engine's for both levels: the
-//! floor is exact, not an estimate (an LRU level's hits depend on the recency order of its valid
-//! entries only, not on which slot holds which, so an empty start agrees with the engine's).
+//! Before any timing, the floor's miss counts must equal the engine's for both levels
+//! (`tlblab_floor::check`, and the layered kernel's too): the floor is exact, not an estimate.
 #[path = "floor/run.rs"]
 mod run;
-#[path = "floor/tlb.rs"]
-mod tlb;
 
 use std::time::Instant;
-use tlb::TlbPair as Floor;
-use tlblab_core::{RunOptions, System};
+use tlblab_floor::tlb::TlbPair as Floor;
+use tlblab_floor::Mode;
 use tlblab_trace::record::Record;
 use tlblab_types::ThreadId;
 
@@ -37,15 +35,6 @@ use tlblab_types::ThreadId;
 #[inline(always)]
 fn reference(f: &mut Floor, vpn: u64) {
     f.translate(vpn, |vpn| vpn);
-}
-
-fn over_addresses(addrs: &[u64]) -> (Floor, f64) {
-    let mut f = Floor::new();
-    let t = Instant::now();
-    for &va in addrs {
-        reference(&mut f, va >> 12);
-    }
-    (f, t.elapsed().as_secs_f64())
 }
 
 /// The layered kernel's chunk: 4096 pages (32 KiB) and the misses of the first level over them
@@ -76,14 +65,6 @@ fn over_records(records: &[Record], thread: ThreadId) -> (Floor, f64) {
     (f, t.elapsed().as_secs_f64())
 }
 
-fn engine(records: &[Record]) -> (System, f64) {
-    let cfg = tlblab_config::load_machine("zen3").unwrap_or_else(|e| panic!("{e}"));
-    let mut sys = System::new(cfg, RunOptions::tlb_only(0)).unwrap_or_else(|e| panic!("{}", e.0));
-    let t = Instant::now();
-    sys.run_slice(records).unwrap_or_else(|e| panic!("{}", e.0));
-    (sys, t.elapsed().as_secs_f64())
-}
-
 /// The benchmark's random stream (`run::stream`) and its one thread.
 fn stream(accesses: usize) -> (String, Vec<Record>, Vec<u64>, ThreadId) {
     let (spec, records, addrs) = run::stream(accesses);
@@ -94,37 +75,32 @@ fn stream(accesses: usize) -> (String, Vec<Record>, Vec<u64>, ThreadId) {
     (spec, records, addrs, thread)
 }
 
-/// The (L1D, L2D) misses of the floor and of the engine on the same records.
-fn misses(records: &[Record], thread: ThreadId) -> ((u64, u64), (u64, u64)) {
-    let (f, _) = over_records(records, thread);
-    let (sys, _) = engine(records);
-    let stats = sys.stats();
-    let level = |name: &str| {
-        let i = stats.tlb_levels.iter().position(|n| n == name);
-        stats.total.tlb[i.unwrap_or_else(|| panic!("zen3 has no TLB level {name}"))].misses
-    };
-    ((f.l1_misses, f.l2_misses), (level("L1D"), level("L2D")))
-}
-
 const DISAGREE: &str = "floor and engine disagree on (L1D, L2D) misses";
 
 fn main() {
     let (accesses, repeats) = run::args();
     let (spec, records, addrs, thread) = stream(accesses);
 
-    // Exactness first: the floor's misses are the engine's, level by level.
-    let (floor_misses, (l1, l2)) = misses(&records, thread);
-    assert_eq!(floor_misses, (l1, l2), "{DISAGREE}");
+    // Exactness first: every variant's misses are the engine's, level by level.
+    let counts = tlblab_floor::check(Mode::TlbOnly, &records).unwrap_or_else(|e| panic!("{e}"));
+    let [l1, l2] = counts.tlb_misses;
     let (f, _) = layered(&addrs);
     assert_eq!((f.l1_misses, f.l2_misses), (l1, l2), "{DISAGREE} (layered)");
+    let (f, _) = over_records(&records, thread);
+    assert_eq!((f.l1_misses, f.l2_misses), (l1, l2), "{DISAGREE} (records)");
     println!("{spec}: L1D misses {l1}, L2D misses {l2} (floor = engine)");
 
     let mut rates: [Vec<f64>; 4] = Default::default();
+    let engine = |records| {
+        tlblab_floor::engine(Mode::TlbOnly, records)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .1
+    };
     for _ in 0..repeats {
-        rates[0].push(accesses as f64 / over_addresses(&addrs).1 / 1e6);
+        rates[0].push(accesses as f64 / tlblab_floor::run(Mode::TlbOnly, &addrs).1 / 1e6);
         rates[1].push(accesses as f64 / layered(&addrs).1 / 1e6);
         rates[2].push(accesses as f64 / over_records(&records, thread).1 / 1e6);
-        rates[3].push(accesses as f64 / engine(&records).1 / 1e6);
+        rates[3].push(accesses as f64 / engine(&records) / 1e6);
     }
     run::report(
         &[
@@ -135,21 +111,4 @@ fn main() {
         ],
         rates.into(),
     );
-}
-
-/// `cargo test` runs this (the example is a test target, tlblab-config/Cargo.toml), so the
-/// yardstick stays exact as the engine changes. 300k references: the levels fill in the first
-/// few thousand.
-#[test]
-fn the_floor_misses_as_the_engine_misses() {
-    let (_, records, addrs, thread) = stream(300_000);
-    let (floor_misses, engine_misses) = misses(&records, thread);
-    assert_eq!(floor_misses, engine_misses, "{DISAGREE}");
-    let (f, _) = layered(&addrs);
-    assert_eq!(
-        (f.l1_misses, f.l2_misses),
-        engine_misses,
-        "{DISAGREE} (layered)"
-    );
-    assert!(floor_misses.1 > 290_000, "{floor_misses:?}");
 }

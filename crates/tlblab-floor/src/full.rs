@@ -1,14 +1,7 @@
-//! What an exact simulation of the zen3 preset's full model costs on this host when it has none
-//! of the engine's generality: the yardstick for the engine's full-model rate on streams that
-//! miss every TLB level, as `all_miss_floor` is for TLB-only runs (ARCHITECTURE.md, "Where
-//! all-miss time goes").
+//! The full-model floor: everything the zen3 preset simulates for a stream of one thread's
+//! loads, and nothing more (crate docs).
 //!
-//! `cargo run --release -p tlblab-config --example full_miss_floor [-- ACCESSES [REPEATS]]`
-//!
-//! The stream is the engine benchmark's `random:pages=262144` (uniform random 8-byte loads over
-//! 1 GiB, one thread). `Floor` models what the zen3 preset simulates for it and nothing else:
-//!
-//! - the two data TLB levels (`floor/tlb.rs`);
+//! - the two data TLB levels (`tlb.rs`);
 //! - on a miss in both, a walk of an x86-64 4-level page table held as data, built on first
 //!   touch from a sequential frame allocator (the data frame first, then any missing tables,
 //!   top down, as `System::first_touch` and `PageTable::map` take them), starting below the
@@ -19,27 +12,16 @@
 //!   it looked up, each served at its level's load-to-use latency (memory 330);
 //! - cycles as the preset's in-order sum (L2 DTLB 7, walker 5, a page-walk-cache hit 1).
 //!
-//! One page size, one address space, no dirty bits (nothing here is ever flushed), no
-//! statistics but the counters the exactness check compares. Each cache set's fingerprints and
-//! LRU order share one host line, apart from its keys, as in `floor/tlb.rs`. Before each
-//! reference the host is asked to fetch the last-level page-table entry of the reference
-//! `2 * AHEAD` records on, and the simulated L3 sets that of the one `AHEAD` records on will
-//! touch (reading the table, changing nothing simulated), as the engine's `prefetch_ahead`
-//! does: the L3's state outgrows the host's caches.
-//!
-//! It runs two ways, interleaved, `REPEATS` times each (medians and spread printed): `floor`,
-//! over a vector of 8-byte addresses, and `engine`, `System::run_slice` on the zen3 preset's
-//! full model. Before any timing the floor's counts (TLB misses per level, walks, page-walk-
-//! cache hits, cache misses per level, cycles) must equal the engine's: the floor is exact.
-#[path = "floor/run.rs"]
-mod run;
-#[path = "floor/tlb.rs"]
-mod tlb;
+//! One page size, one address space, no dirty bits (the stream has loads only, and nothing is
+//! ever flushed), no statistics but the counters the exactness check compares. Each cache
+//! set's fingerprints and LRU order share one host line, apart from its keys, as in `tlb.rs`.
+//! Before each reference the host is asked to fetch the last-level page-table entry of the
+//! reference `2 * AHEAD` records on, and the simulated L3 sets that of the one `AHEAD` records
+//! on will touch (reading the table, changing nothing simulated), as the engine's
+//! `prefetch_ahead` does: the L3's state outgrows the host's caches.
 
+use crate::tlb::{fingerprint, fingerprint_matches, packed_to_front, TlbPair, SETTLED_SECOND};
 use std::time::Instant;
-use tlb::{fingerprint, fingerprint_matches, packed_to_front, TlbPair, SETTLED_SECOND};
-use tlblab_core::{RunOptions, System};
-use tlblab_trace::record::Record;
 
 const INVALID: u64 = u64::MAX;
 /// How many records ahead the floor hints the host to fetch the cache sets of a reference
@@ -175,11 +157,11 @@ impl<const W: usize> Pwc<W> {
 }
 
 /// The cache levels walks and data go through, with the preset's latencies.
-struct Caches {
+pub(crate) struct Caches {
     l1: LruSets<8>,
     l2: LruSets<8>,
     l3: LruSets<16>,
-    misses: [u64; 3],
+    pub(crate) misses: [u64; 3],
 }
 
 impl Caches {
@@ -287,13 +269,13 @@ impl PageTable {
 }
 
 /// Everything a walk touches besides the TLB levels.
-struct Memory {
+pub(crate) struct Memory {
     pt: PageTable,
     pde: Pwc<4>,
     pdpte: Pwc<16>,
-    caches: Caches,
-    walks: u64,
-    pwc_hits: u64,
+    pub(crate) caches: Caches,
+    pub(crate) walks: u64,
+    pub(crate) pwc_hits: u64,
 }
 
 impl Memory {
@@ -351,14 +333,21 @@ impl Memory {
     }
 }
 
-struct Floor {
-    tlb: TlbPair,
-    mem: Memory,
-    cycles: u64,
+/// The full-model floor's state: the TLB pair, everything a walk touches, and the cycles.
+pub struct Floor {
+    pub(crate) tlb: TlbPair,
+    pub(crate) mem: Memory,
+    pub(crate) cycles: u64,
+}
+
+impl Default for Floor {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Floor {
-    fn new() -> Floor {
+    pub fn new() -> Floor {
         Floor {
             tlb: TlbPair::new(),
             mem: Memory {
@@ -411,7 +400,8 @@ impl Floor {
     }
 }
 
-fn floor(addrs: &[u64]) -> (Floor, f64) {
+/// The floor over the loads of `addrs`, from an empty start: its state and the seconds taken.
+pub fn run(addrs: &[u64]) -> (Floor, f64) {
     let mut f = Floor::new();
     let t = Instant::now();
     for (i, &va) in addrs.iter().enumerate() {
@@ -424,82 +414,4 @@ fn floor(addrs: &[u64]) -> (Floor, f64) {
         f.reference(va);
     }
     (f, t.elapsed().as_secs_f64())
-}
-
-fn engine(records: &[Record]) -> (System, f64) {
-    let cfg = tlblab_config::load_machine("zen3").unwrap_or_else(|e| panic!("{e}"));
-    let mut sys = System::new(cfg, RunOptions::default()).unwrap_or_else(|e| panic!("{}", e.0));
-    let t = Instant::now();
-    sys.run_slice(records).unwrap_or_else(|e| panic!("{}", e.0));
-    (sys, t.elapsed().as_secs_f64())
-}
-
-/// What the exactness check compares: ([L1D, L2D] TLB misses, [walks, page-walk-cache hits],
-/// [L1D, L2, L3] cache misses, cycles).
-type Counts = ([u64; 2], [u64; 2], [u64; 3], u64);
-
-/// The floor's counts and the engine's on the same stream.
-fn counts(records: &[Record], addrs: &[u64]) -> (Counts, Counts) {
-    let (f, _) = floor(addrs);
-    let (sys, _) = engine(records);
-    let stats = sys.stats();
-    let t = &stats.total;
-    let tlb = |name: &str| {
-        let i = stats.tlb_levels.iter().position(|n| n == name);
-        t.tlb[i.unwrap_or_else(|| panic!("zen3 has no TLB level {name}"))].misses
-    };
-    let cache = |name: &str| {
-        let i = stats.cache_levels.iter().position(|n| n == name);
-        t.cache[i.unwrap_or_else(|| panic!("zen3 has no cache level {name}"))].misses
-    };
-    let floor_counts = (
-        [f.tlb.l1_misses, f.tlb.l2_misses],
-        [f.mem.walks, f.mem.pwc_hits],
-        f.mem.caches.misses,
-        f.cycles,
-    );
-    let engine_counts = (
-        [tlb("L1D"), tlb("L2D")],
-        [t.walks, t.pwc_hits],
-        [cache("L1D"), cache("L2"), cache("L3")],
-        t.cycles,
-    );
-    (floor_counts, engine_counts)
-}
-
-const DISAGREE: &str = "floor and engine disagree: ([L1D, L2D] TLB misses, [walks, PWC hits], [L1D, L2, L3] cache misses, cycles)";
-
-fn main() {
-    let (accesses, repeats) = run::args();
-    let (spec, records, addrs) = run::stream(accesses);
-
-    // Exactness first: the floor's counts are the engine's.
-    let (floor_counts, engine_counts) = counts(&records, &addrs);
-    assert_eq!(floor_counts, engine_counts, "{DISAGREE}");
-    println!(
-        "{spec}: TLB misses {:?}, walks {}, PWC hits {}, cache misses {:?}, cycles {} (floor = engine)",
-        floor_counts.0, floor_counts.1[0], floor_counts.1[1], floor_counts.2, floor_counts.3
-    );
-
-    let mut rates: [Vec<f64>; 2] = Default::default();
-    for _ in 0..repeats {
-        rates[0].push(accesses as f64 / floor(&addrs).1 / 1e6);
-        rates[1].push(accesses as f64 / engine(&records).1 / 1e6);
-    }
-    run::report(&["floor", "engine"], rates.into());
-}
-
-/// `cargo test` runs this (the example is a test target, tlblab-config/Cargo.toml): the floor
-/// is a second, independent implementation of what the zen3 full model does to a random
-/// stream, so a change to either that moves a count or a cycle fails here. 300k references:
-/// a quarter of them first touches, the rest through full TLB levels and a full L1D and L2.
-#[test]
-fn the_floor_counts_what_the_engine_counts() {
-    let (_, records, addrs) = run::stream(300_000);
-    let (floor_counts, engine_counts) = counts(&records, &addrs);
-    assert_eq!(floor_counts, engine_counts, "{DISAGREE}");
-    assert!(
-        floor_counts.0[1] > 290_000 && floor_counts.2[2] > 200_000,
-        "{floor_counts:?}"
-    );
 }
