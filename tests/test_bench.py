@@ -80,6 +80,21 @@ def test_a_floor_counts_what_the_engine_counts_and_is_timed():
     assert refs == 20000 and secs > 0
 
 
+def test_a_floor_that_disagrees_is_reported_not_timed(monkeypatch):
+    def disagree(spec, mode, seed):
+        raise ValueError("the Full floor and the engine disagree: floor ..., engine ...")
+
+    monkeypatch.setattr(engine._native, "floor_check", disagree)
+    out = engine._floor("random:pages=64,accesses=100", "full", 1)
+    assert out == {
+        "workload": "random:pages=64,accesses=100",
+        "exact": False,
+        "error": "the Full floor and the engine disagree: floor ..., engine ...",
+    }
+    targets = engine._targets({"full/random": {"median_refs_per_s": 10}}, {"full/random": out})
+    assert "floor_fraction_of_target" not in targets["full/random"]
+
+
 def test_a_floor_names_what_it_cannot_take():
     import pytest
 
