@@ -340,14 +340,8 @@ pub struct Floor {
     pub(crate) cycles: u64,
 }
 
-impl Default for Floor {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Floor {
-    pub fn new() -> Floor {
+    pub(crate) fn new() -> Floor {
         Floor {
             tlb: TlbPair::new(),
             mem: Memory {

@@ -69,11 +69,6 @@ impl ConflictChains {
         })
     }
 
-    /// The number of filler pages in each chain.
-    pub fn fillers(&self) -> usize {
-        self.fillers
-    }
-
     /// First page of the control chains: past the targets and the fillers.
     fn control_base(stride: usize, max_t: usize, fillers: usize) -> usize {
         (max_t * stride).max(2 * fillers) + 1
