@@ -528,6 +528,80 @@ proptest! {
     }
 }
 
+/// A stream for `staged_runs_agree_with_the_reference`: segments of long runs of data
+/// references on random pages among `pages` (a stretch the fast lane stages its first level
+/// for: tlb/pair.rs `Staged`), runs of references on a few pages (first-level hits, which hand
+/// the stretch back after `HAND_BACK` of them), and single fetches on random pages (which end
+/// a stretch).
+fn staged_stream() -> impl Strategy<Value = Vec<(u8, u64)>> {
+    let segment = prop_oneof![
+        3 => (256usize..1200, any::<u64>()).prop_map(|(n, s)| (0u8, n, s)),
+        1 => (20usize..120, any::<u64>()).prop_map(|(n, s)| (1u8, n, s)),
+        1 => any::<u64>().prop_map(|s| (2u8, 1, s)),
+    ];
+    proptest::collection::vec(segment, 1..8).prop_map(|segments| {
+        let mut out = Vec::new();
+        for (kind, n, seed) in segments {
+            let mut rng = tlblab_types::SplitMix64::new(seed);
+            for _ in 0..n {
+                out.push((kind, rng.next_u64()));
+            }
+        }
+        out
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// TLB-only runs whose fully associative first level the fast lane stages into one block
+    /// for long stretches (tlb/pair.rs `Staged`, `FastLane::worth_staging`), between stretches
+    /// it does not stage (short ones, ones handed back after first-level hits), agree with the
+    /// naive reference model and leave the TLBs as `access` record by record does. The levels
+    /// fill first (every page once), so the pair runs from then on.
+    #[test]
+    fn staged_runs_agree_with_the_reference(
+        l1_ways in prop_oneof![Just(32usize), Just(48), Just(64)],
+        l2_sets in prop_oneof![Just(0usize), Just(4), Just(16)],
+        l2_ways in prop_oneof![Just(2usize), Just(4), Just(16)],
+        l2_policy in second_level_policies(),
+        pages in 400u64..3000,
+        stream in staged_stream(),
+        seed in 0u64..1000,
+    ) {
+        let cfg = shaped_machine((1, l1_ways), (l2_sets, l2_ways, l2_policy), 7, false);
+        let data = |p: u64, off: u64| {
+            Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(0x4000_0000 + p * 4096 + off), 8))
+        };
+        let mut records: Vec<Record> = (0..pages).map(|p| data(p, 0)).collect();
+        for &(kind, r) in &stream {
+            records.push(match kind {
+                0 => data(r % pages, r >> 52 << 3),
+                1 => data(r % 3, 0),
+                _ => Record::Access(Access::new(ThreadId(0), AccessKind::Instr, VirtAddr(0x8000_0000 + (r % 64) * 4096), 4)),
+            });
+        }
+        let mut by_run = one_thread_system(&cfg, RunOptions::tlb_only(seed));
+        by_run.run_slice(&records).unwrap();
+        let mut by_access = one_thread_system(&cfg, RunOptions::tlb_only(seed));
+        let mut reference = ReferenceModel::new(&cfg, seed, false, false).without_walks();
+        let mut expected_hits = vec![0u64; cfg.tlbs.len()];
+        let mut expected_walks = 0;
+        for r in &records {
+            let Record::Access(a) = *r else { unreachable!() };
+            by_access.access(a).unwrap();
+            match reference.access(a.kind, a.vaddr.0).tlb_hit {
+                Some(level) => expected_hits[stat_index_on_path(&cfg, a.kind, level)] += 1,
+                None => expected_walks += 1,
+            }
+        }
+        let stats = by_run.stats().total;
+        prop_assert_eq!(stats.tlb.iter().map(|l| l.hits).collect::<Vec<_>>(), expected_hits);
+        prop_assert_eq!(stats.walks, expected_walks);
+        same_end_state(&by_run, &by_access)?;
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 

@@ -58,6 +58,10 @@ const MAX_LEVELS: usize = 4;
 /// lane settles first-level hits in about half the instructions).
 const HAND_BACK: u32 = 32;
 
+/// The fewest references a `run_pair` stretch is expected to take for its first level to be
+/// staged (`FastLane::worth_staging`): the copies then cost at most a few percent of it.
+const STAGE_MIN: usize = 256;
+
 /// How far ahead the lane hints the host to fetch a walk's entries and cache sets (as the
 /// general path does in `System::run_direct`).
 const PREFETCH_AHEAD: usize = 16;
@@ -164,6 +168,9 @@ pub(super) struct FastLane {
     /// go through the pair loop. Once true it stays true for the lane's life: nothing the
     /// lanes do empties a way (the general path, which may, drops the lane).
     pair_ready: Cell<bool>,
+    /// References the lane's last `run_pair` stretch took (`usize::MAX` before the first):
+    /// `worth_staging` stages the next one only after a long one.
+    last_stretch: Cell<usize>,
 }
 
 impl FastLane {
@@ -246,6 +253,7 @@ impl FastLane {
             },
             paths,
             pair_ready: Cell::new(false),
+            last_stretch: Cell::new(usize::MAX),
         })
     }
 
@@ -480,6 +488,9 @@ impl FastLane {
     /// Measured (callgrind, zen3, random:pages=262144,accesses=1M, TLB-only): 287 instructions
     /// per reference through `run_with`'s shaped calls, 108 through the pair (122-125 before
     /// its payloads were stored as two words, `KeyHash` and the unchecked LRU head).
+    ///
+    /// A stretch `worth_staging` runs with the first level staged (`PathKind::Staged`,
+    /// tlb/pair.rs `Staged`), any other with it in place; both are `pair_stretch`.
     #[inline(never)]
     fn run_pair<P: PathKind>(
         &self,
@@ -488,7 +499,64 @@ impl FastLane {
         from: usize,
         s: &mut RunState,
     ) -> Result<Step, SimError> {
-        let mut pair: P::Path<'_> = self.borrow_data_path(&mut sys.tlbs);
+        let step = if P::STAGES && self.worth_staging(records, from, self.fetch_key(s)) {
+            let pair: P::Staged<'_> = self.borrow_data_path(&mut sys.tlbs);
+            self.pair_stretch(pair, records, from, s)
+        } else {
+            let pair: P::Path<'_> = self.borrow_data_path(&mut sys.tlbs);
+            self.pair_stretch(pair, records, from, s)
+        };
+        let end = match step {
+            Step::Done { taken, .. } => taken,
+            Step::Switch(n) => n,
+        };
+        self.last_stretch.set(end - from);
+        Ok(step)
+    }
+
+    /// The key of the page whose fetches `run_pair` counts without ending its stretch (the
+    /// instruction path's memo, `RunState::last_key`), or none (`u64::MAX`).
+    #[inline(always)]
+    fn fetch_key(&self, s: &RunState) -> u64 {
+        if self.paths[1].usable && !self.ends_other_memo[0] {
+            s.last_key[1]
+        } else {
+            u64::MAX
+        }
+    }
+
+    /// Whether the pair stretch from record `from` is likely long enough to repay staging its
+    /// first level (two copies of 2.2 KiB for 64 ways, and an allocation): the lane's last
+    /// stretch was at least `STAGE_MIN` references (a stretch the first level hands back
+    /// after `HAND_BACK` hits was not), and the next `STAGE_MIN` records are references the
+    /// pair takes (data references, or fetches on the page of `fetch_key`). Either way the
+    /// simulation is the same; only its speed differs.
+    fn worth_staging(&self, records: &[Record], from: usize, fetch_key: u64) -> bool {
+        if self.last_stretch.get() < STAGE_MIN {
+            return false;
+        }
+        let Some(ahead) = records.get(from..from + STAGE_MIN) else {
+            return false;
+        };
+        ahead
+            .iter()
+            .enumerate()
+            .all(|(i, r)| match self.pair_access(r, from + i) {
+                Ok(_) => true,
+                Err(_) => matches!(r, Record::Access(a) if self.is_fetch_on(a, fetch_key)),
+            })
+    }
+
+    /// `run_pair`'s loop on the data path `pair`, borrowed from the lane's levels: from record
+    /// `from` to the end of the stretch.
+    #[inline(never)]
+    fn pair_stretch<'a, D: DataPath<'a>>(
+        &self,
+        mut pair: D,
+        records: &[Record],
+        from: usize,
+        s: &mut RunState,
+    ) -> Step {
         let (req, shift, size) = (self.req, self.shift, self.size);
         let frame_shift = shift - 12;
         let mut settled = [0u64; 3];
@@ -509,11 +577,7 @@ impl FastLane {
         // instructions per reference (33 → 112 M refs/s, interleaved medians of 5), at a
         // cost of 4 instructions per reference to the all-data loop (109.5 → 113.3 on
         // random:pages=262144; 60.1 against 61.2 M refs/s, interleaved medians of 7).
-        let fetch_key = if self.paths[1].usable && !self.ends_other_memo[0] {
-            s.last_key[1]
-        } else {
-            u64::MAX
-        };
+        let fetch_key = self.fetch_key(s);
         let mut fetch_memo_hits = 0u64;
         for (i, r) in records[from..].iter().enumerate() {
             let n = from + i;
@@ -563,7 +627,7 @@ impl FastLane {
             }
         }
         // Full levels: every fill evicted. (`last_pfn` is only read with walks on.)
-        let levels = <P::Path<'_> as DataPath>::LEVELS;
+        let levels = D::LEVELS;
         settle_data_path(&mut s.t, levels, settled, settled[SETTLED_WALK]);
         s.memo_hits[0] += memo_hits;
         s.memo_hits[1] += fetch_memo_hits;
@@ -572,7 +636,7 @@ impl FastLane {
         if self.ends_other_memo[0] && settled.iter().any(|&n| n > 0) {
             s.last_key[1] = u64::MAX;
         }
-        Ok(step)
+        step
     }
 
     /// `run_pair` with page walks on: a miss in both levels walks (`System::walk`), and with
