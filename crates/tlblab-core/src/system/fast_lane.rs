@@ -119,6 +119,16 @@ enum Step {
 type StretchLoop =
     fn(&FastLane, &mut System, &[Record], usize, &mut RunState) -> Result<Step, SimError>;
 
+/// A compiled pair geometry's loops (`FastLane::pair_loops`): `run_pair` TLB-only,
+/// `run_pair_staged` TLB-only after a long stretch (the same when the first level is never
+/// staged), `run_pair_walking` with walks.
+#[derive(Clone, Copy)]
+struct PairLoops {
+    tlb_only: StretchLoop,
+    tlb_only_long: StretchLoop,
+    walking: StretchLoop,
+}
+
 /// How `translate` settled a reference.
 #[derive(Clone, Copy)]
 struct Settled {
@@ -163,13 +173,15 @@ pub(super) struct FastLane {
     /// A data path of shapes (FULLY_ASSOC, SET_ASSOC) whose geometry has a compiled
     /// `FullPair`: the copies of `run_pair` (TLB-only) and `run_pair_walking` for it
     /// (`pair_loops`).
-    pair_loops: Option<(StretchLoop, StretchLoop)>,
+    pair_loops: Option<PairLoops>,
     /// `pair_loops` is set and the two levels are full (`pair_ready`): the data references
     /// go through the pair loop. Once true it stays true for the lane's life: nothing the
     /// lanes do empties a way (the general path, which may, drops the lane).
     pair_ready: Cell<bool>,
-    /// References the lane's last `run_pair` stretch took (`usize::MAX` before the first):
-    /// `worth_staging` stages the next one only after a long one.
+    /// References the lane's last pair stretch took (`usize::MAX` before the first), across
+    /// runs: `alternate` tries staging the next one (`run_pair_staged`) only after a long one,
+    /// so that a stretch the first level hands back after `HAND_BACK` hits, or one record
+    /// between fetches on other pages, pays for no copies and no look ahead.
     last_stretch: Cell<usize>,
 }
 
@@ -292,11 +304,15 @@ impl FastLane {
         const FA: u8 = SHAPE_FULLY_ASSOC;
         const SA: u8 = SHAPE_SET_ASSOC;
         const ANY: u8 = SHAPE_ANY;
-        let step = if let Some((tlb_only, walking)) = self.pair_loops {
+        let step = if let Some(loops) = self.pair_loops {
             // A data path with compiled pair loops (`pair_loops`: two levels of shapes
             // (FULLY_ASSOC, SET_ASSOC) or (SET_ASSOC, SET_ASSOC), or one FULLY_ASSOC level):
             // they alternate with the shaped loop of its shapes.
-            let pair_loop = if self.walks { walking } else { tlb_only };
+            let (pair_loop, long_loop) = if self.walks {
+                (loops.walking, loops.walking)
+            } else {
+                (loops.tlb_only, loops.tlb_only_long)
+            };
             let shaped_loop: StretchLoop = match (self.walks, self.data_shapes) {
                 (true, Some((FA, SA))) => Self::run_with::<true, true, FA, SA>,
                 (true, Some((SA, SA))) => Self::run_with::<true, true, SA, SA>,
@@ -309,7 +325,7 @@ impl FastLane {
                 (false, Some(_)) => Self::run_with::<false, true, SA, ANY>,
                 (false, None) => Self::run_with::<false, false, FA, ANY>,
             };
-            self.alternate(sys, records, s, pair_loop, shaped_loop)
+            self.alternate(sys, records, s, [pair_loop, long_loop], shaped_loop)
         } else if self.walks {
             match self.data_shapes {
                 Some((FA, SA)) => self.run_with::<true, true, FA, SA>(sys, records, 0, s),
@@ -344,18 +360,33 @@ impl FastLane {
         sys: &mut System,
         records: &[Record],
         s: &mut RunState,
-        pair_loop: StretchLoop,
+        [pair_loop, long_loop]: [StretchLoop; 2],
         shaped_loop: StretchLoop,
     ) -> Result<Step, SimError> {
         self.refresh_pair_ready(sys);
         let (mut n, mut pair) = (0, self.pair_ready.get());
-        loop {
-            let run = if pair { pair_loop } else { shaped_loop };
-            match run(self, sys, records, n, s)? {
-                Step::Switch(m) => (n, pair) = (m, !pair),
-                done => return Ok(done),
+        let mut last = self.last_stretch.get();
+        let step = loop {
+            let run = match (pair, last >= STAGE_MIN) {
+                (false, _) => shaped_loop,
+                (true, false) => pair_loop,
+                (true, true) => long_loop,
+            };
+            let step = run(self, sys, records, n, s)?;
+            let end = match step {
+                Step::Switch(m) => m,
+                Step::Done { taken, .. } => taken,
+            };
+            if pair {
+                last = end - n;
             }
-        }
+            match step {
+                Step::Switch(m) => (n, pair) = (m, !pair),
+                done => break done,
+            }
+        };
+        self.last_stretch.set(last);
+        Ok(step)
     }
 
     /// Whether `a` is an instruction fetch of the lane's thread, within one page the lane can
@@ -414,13 +445,18 @@ impl FastLane {
         first_ways: usize,
         second_ways: usize,
         second_random: bool,
-    ) -> Option<(StretchLoop, StretchLoop)> {
+    ) -> Option<PairLoops> {
         macro_rules! loops {
             ($kind:ty) => {
-                Some((
-                    FastLane::run_pair::<$kind> as StretchLoop,
-                    FastLane::run_pair_walking::<$kind> as StretchLoop,
-                ))
+                Some(PairLoops {
+                    tlb_only: FastLane::run_pair::<$kind>,
+                    tlb_only_long: if <$kind as PathKind>::STAGES {
+                        FastLane::run_pair_staged::<$kind>
+                    } else {
+                        FastLane::run_pair::<$kind>
+                    },
+                    walking: FastLane::run_pair_walking::<$kind>,
+                })
             };
         }
         macro_rules! compiled {
@@ -489,12 +525,13 @@ impl FastLane {
     /// per reference through `run_with`'s shaped calls, 108 through the pair (122-125 before
     /// its payloads were stored as two words, `KeyHash` and the unchecked LRU head).
     ///
-    /// A stretch of 4 KiB pages `worth_staging` runs with the first level staged
-    /// (`PathKind::Staged`, tlb/pair.rs `Staged`) and the page size a constant
-    /// (`pair_stretch::<_, true>`; measured, interleaved medians of 9, `profile_run zen3 …
-    /// tlb-only`: random:pages=262144 111.3 → 117.1 M refs/s, strided 105.3 → 114.3 for the
-    /// constant, 113.5 → 108.3 instructions per reference); any other with it in place. Two
-    /// copies of the loop per geometry, not four.
+    /// This is the stretch with the first level in place; after a long stretch `alternate`
+    /// calls `run_pair_staged` instead, which stages it for a stretch of 4 KiB pages that is
+    /// `worth_staging` (`PathKind::Staged`, tlb/pair.rs `Staged`) and takes the page size as
+    /// a constant (`pair_stretch::<_, true>`; measured, interleaved medians of 9,
+    /// `profile_run zen3 … tlb-only`: random:pages=262144 111.3 → 117.1 M refs/s, strided
+    /// 105.3 → 114.3 for the constant, 113.5 → 108.3 instructions per reference). Two copies
+    /// of the loop per geometry, not four.
     #[inline(never)]
     fn run_pair<P: PathKind>(
         &self,
@@ -503,22 +540,26 @@ impl FastLane {
         from: usize,
         s: &mut RunState,
     ) -> Result<Step, SimError> {
-        let step = if P::STAGES
-            && self.size == PageSize::Size4K
-            && self.worth_staging(records, from, self.fetch_key(s))
-        {
+        let pair: P::Path<'_> = self.borrow_data_path(&mut sys.tlbs);
+        Ok(self.pair_stretch::<_, false>(pair, records, from, s))
+    }
+
+    /// `run_pair` for a stretch that follows a long one (`FastLane::alternate`): staged if it is
+    /// on 4 KiB pages and `worth_staging`, else as `run_pair`.
+    #[inline(never)]
+    fn run_pair_staged<P: PathKind>(
+        &self,
+        sys: &mut System,
+        records: &[Record],
+        from: usize,
+        s: &mut RunState,
+    ) -> Result<Step, SimError> {
+        if self.size == PageSize::Size4K && self.worth_staging(records, from, self.fetch_key(s)) {
             let pair: P::Staged<'_> = self.borrow_data_path(&mut sys.tlbs);
-            self.pair_stretch::<_, true>(pair, records, from, s)
+            Ok(self.staged_stretch(pair, records, from, s))
         } else {
-            let pair: P::Path<'_> = self.borrow_data_path(&mut sys.tlbs);
-            self.pair_stretch::<_, false>(pair, records, from, s)
-        };
-        let end = match step {
-            Step::Done { taken, .. } => taken,
-            Step::Switch(n) => n,
-        };
-        self.last_stretch.set(end - from);
-        Ok(step)
+            self.run_pair::<P>(sys, records, from, s)
+        }
     }
 
     /// The key of the page whose fetches `run_pair` counts without ending its stretch (the
@@ -532,16 +573,12 @@ impl FastLane {
         }
     }
 
-    /// Whether the pair stretch from record `from` is likely long enough to repay staging its
-    /// first level (two copies of 2.2 KiB for 64 ways, and an allocation): the lane's last
-    /// stretch was at least `STAGE_MIN` references (a stretch the first level hands back
-    /// after `HAND_BACK` hits was not), and the next `STAGE_MIN` records are references the
-    /// pair takes (data references, or fetches on the page of `fetch_key`). Either way the
-    /// simulation is the same; only its speed differs.
+    /// Whether the pair stretch from record `from`, after a long one (`alternate`), is likely
+    /// long enough to repay staging its first level (two copies of 2.2 KiB for 64 ways, and an
+    /// allocation): the next `STAGE_MIN` records are references the pair takes (data
+    /// references, or fetches on the page of `fetch_key`). Either way the simulation is the
+    /// same; only its speed differs.
     fn worth_staging(&self, records: &[Record], from: usize, fetch_key: u64) -> bool {
-        if self.last_stretch.get() < STAGE_MIN {
-            return false;
-        }
         let Some(ahead) = records.get(from..from + STAGE_MIN) else {
             return false;
         };
@@ -554,9 +591,25 @@ impl FastLane {
             })
     }
 
+    /// `pair_stretch` of a staged path on 4 KiB pages, in a function of its own: inlined in
+    /// `run_pair` beside the other copy, its loop kept fewer values in registers (measured:
+    /// 100 against 113 M refs/s on random:pages=262144), while the unstaged copy stays
+    /// inlined, as a stretch of one record (data references between fetches on other pages)
+    /// pays for a call (measured: 36.7 against 32.5 M refs/s on such a stream).
+    #[inline(never)]
+    fn staged_stretch<'a, D: DataPath<'a>>(
+        &self,
+        pair: D,
+        records: &[Record],
+        from: usize,
+        s: &mut RunState,
+    ) -> Step {
+        self.pair_stretch::<D, true>(pair, records, from, s)
+    }
+
     /// `run_pair`'s loop on the data path `pair`, borrowed from the lane's levels: from record
     /// `from` to the end of the stretch.
-    #[inline(never)]
+    #[inline(always)]
     fn pair_stretch<'a, D: DataPath<'a>, const SMALL: bool>(
         &self,
         mut pair: D,
