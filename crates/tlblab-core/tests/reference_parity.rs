@@ -503,29 +503,45 @@ proptest! {
                 Record::Access(Access::new(ThreadId(0), kind, VirtAddr(va), 4))
             })
             .collect();
-        let mut by_run = one_thread_system(&cfg, RunOptions::tlb_only(seed));
-        by_run.run_slice(&records).unwrap();
-        let mut by_access = one_thread_system(&cfg, RunOptions::tlb_only(seed));
-        let mut reference = ReferenceModel::new(&cfg, seed, false, false).without_walks();
-        let mut expected_hits = vec![0u64; cfg.tlbs.len()];
-        let mut expected_walks = 0;
-        let mut expected_cycles = 0;
-        for r in &records {
-            let Record::Access(a) = *r else { unreachable!() };
-            by_access.access(a).unwrap();
-            let out = reference.access(a.kind, a.vaddr.0);
-            expected_cycles += out.cycles;
-            match out.tlb_hit {
-                Some(level) => expected_hits[stat_index_on_path(&cfg, a.kind, level)] += 1,
-                None => expected_walks += 1,
-            }
-        }
-        let stats = by_run.stats().total;
-        prop_assert_eq!(stats.tlb.iter().map(|l| l.hits).collect::<Vec<_>>(), expected_hits);
-        prop_assert_eq!(stats.walks, expected_walks);
-        prop_assert_eq!(stats.cycles, expected_cycles);
-        same_end_state(&by_run, &by_access)?;
+        tlb_only_run_agrees_with_the_reference(&cfg, seed, &records)?;
     }
+}
+
+/// A TLB-only `run_slice` of `records` (one thread's accesses) on `cfg` agrees with the naive
+/// reference model, level by level (hits, walks, cycles), and leaves the same state as
+/// `access` called record by record.
+fn tlb_only_run_agrees_with_the_reference(
+    cfg: &MachineConfig,
+    seed: u64,
+    records: &[Record],
+) -> Result<(), TestCaseError> {
+    let mut by_run = one_thread_system(cfg, RunOptions::tlb_only(seed));
+    by_run.run_slice(records).unwrap();
+    let mut by_access = one_thread_system(cfg, RunOptions::tlb_only(seed));
+    let mut reference = ReferenceModel::new(cfg, seed, false, false).without_walks();
+    let mut expected_hits = vec![0u64; cfg.tlbs.len()];
+    let mut expected_walks = 0;
+    let mut expected_cycles = 0;
+    for r in records {
+        let Record::Access(a) = *r else {
+            unreachable!()
+        };
+        by_access.access(a).unwrap();
+        let out = reference.access(a.kind, a.vaddr.0);
+        expected_cycles += out.cycles;
+        match out.tlb_hit {
+            Some(level) => expected_hits[stat_index_on_path(cfg, a.kind, level)] += 1,
+            None => expected_walks += 1,
+        }
+    }
+    let stats = by_run.stats().total;
+    prop_assert_eq!(
+        stats.tlb.iter().map(|l| l.hits).collect::<Vec<_>>(),
+        expected_hits
+    );
+    prop_assert_eq!(stats.walks, expected_walks);
+    prop_assert_eq!(stats.cycles, expected_cycles);
+    same_end_state(&by_run, &by_access)
 }
 
 /// A stream for `staged_runs_agree_with_the_reference`: segments of long runs of data
@@ -581,24 +597,7 @@ proptest! {
                 _ => Record::Access(Access::new(ThreadId(0), AccessKind::Instr, VirtAddr(0x8000_0000 + (r % 64) * 4096), 4)),
             });
         }
-        let mut by_run = one_thread_system(&cfg, RunOptions::tlb_only(seed));
-        by_run.run_slice(&records).unwrap();
-        let mut by_access = one_thread_system(&cfg, RunOptions::tlb_only(seed));
-        let mut reference = ReferenceModel::new(&cfg, seed, false, false).without_walks();
-        let mut expected_hits = vec![0u64; cfg.tlbs.len()];
-        let mut expected_walks = 0;
-        for r in &records {
-            let Record::Access(a) = *r else { unreachable!() };
-            by_access.access(a).unwrap();
-            match reference.access(a.kind, a.vaddr.0).tlb_hit {
-                Some(level) => expected_hits[stat_index_on_path(&cfg, a.kind, level)] += 1,
-                None => expected_walks += 1,
-            }
-        }
-        let stats = by_run.stats().total;
-        prop_assert_eq!(stats.tlb.iter().map(|l| l.hits).collect::<Vec<_>>(), expected_hits);
-        prop_assert_eq!(stats.walks, expected_walks);
-        same_end_state(&by_run, &by_access)?;
+        tlb_only_run_agrees_with_the_reference(&cfg, seed, &records)?;
     }
 }
 

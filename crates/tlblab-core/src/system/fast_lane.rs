@@ -592,10 +592,13 @@ impl FastLane {
     }
 
     /// `pair_stretch` of a staged path on 4 KiB pages, in a function of its own: inlined in
-    /// `run_pair` beside the other copy, its loop kept fewer values in registers (measured:
-    /// 100 against 113 M refs/s on random:pages=262144), while the unstaged copy stays
-    /// inlined, as a stretch of one record (data references between fetches on other pages)
-    /// pays for a call (measured: 36.7 against 32.5 M refs/s on such a stream).
+    /// the function that decides on staging (`run_pair_staged`, or earlier `run_pair`), its
+    /// loop kept more values in registers (measured, `profile_run zen3
+    /// random:pages=262144,accesses=4M tlb-only`, interleaved medians of 7: 105 against
+    /// 118 M refs/s, though with 1 instruction per reference fewer). The unstaged copy stays
+    /// inlined in `run_pair`: a stretch of one record (data references between fetches on
+    /// other pages) pays for no call and no decision (36.7 M refs/s on such a stream, as
+    /// before staging; 32.5 with the decision in `run_pair`).
     #[inline(never)]
     fn staged_stretch<'a, D: DataPath<'a>>(
         &self,
