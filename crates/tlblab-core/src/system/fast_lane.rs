@@ -59,7 +59,9 @@ const MAX_LEVELS: usize = 4;
 const HAND_BACK: u32 = 32;
 
 /// The fewest references a `run_pair` stretch is expected to take for its first level to be
-/// staged (`FastLane::worth_staging`): the copies then cost at most a few percent of it.
+/// staged: the lane's previous pair stretch took at least this many (`FastLane::alternate`),
+/// and so many records ahead are all the pair's (`FastLane::worth_staging`). The copies then
+/// cost at most a few percent of the stretch.
 const STAGE_MIN: usize = 256;
 
 /// How far ahead the lane hints the host to fetch a walk's entries and cache sets (as the
@@ -592,10 +594,11 @@ impl FastLane {
     }
 
     /// `pair_stretch` of a staged path on 4 KiB pages, in a function of its own: inlined in
-    /// the function that decides on staging (`run_pair_staged`, or earlier `run_pair`), its
-    /// loop kept more values in registers (measured, `profile_run zen3
-    /// random:pages=262144,accesses=4M tlb-only`, interleaved medians of 7: 105 against
-    /// 118 M refs/s, though with 1 instruction per reference fewer). The unstaged copy stays
+    /// the function that decides on staging (`run_pair_staged`, or earlier `run_pair`), the
+    /// same loop ran slower (measured, `profile_run zen3 random:pages=262144,accesses=4M
+    /// tlb-only`, interleaved medians of 7: 105 against 118 M refs/s, with 1 instruction per
+    /// reference fewer; how the compiler lays out and allocates the bigger function, not the
+    /// instruction count, decides here). The unstaged copy stays
     /// inlined in `run_pair`: a stretch of one record (data references between fetches on
     /// other pages) pays for no call and no decision (36.7 M refs/s on such a stream, as
     /// before staging; 32.5 with the decision in `run_pair`).

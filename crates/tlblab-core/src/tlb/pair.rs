@@ -161,7 +161,8 @@ impl<'a, const W: usize> FaStore<'a, W> for InPlace<'a, W> {
 /// the second level's and the loop's own. Measured (`profile_run zen3 … tlb-only`, 4M
 /// references, interleaved medians of 9, 2026-11-25): random:pages=262144 100.6 → 114.2 M
 /// refs/s, strided:pages=65536 103.2 → 111.1. The copies are 2.2 KiB each way for 64 ways, so
-/// `FastLane` stages only a stretch it expects to be long (`FastLane::worth_staging`).
+/// `FastLane` stages only a stretch it expects to be long (`FastLane::alternate`,
+/// `worth_staging`).
 pub(crate) struct Staged<'a, const W: usize> {
     block: Box<Block<W>>,
     home: InPlace<'a, W>,
@@ -178,6 +179,9 @@ struct Block<const W: usize> {
 
 impl<'a, const W: usize> FaStore<'a, W> for Staged<'a, W> {
     fn new(home: InPlace<'a, W>) -> Self {
+        // The fingerprint search reads whole rows of 16 (`fingerprint_matches_in`), and the
+        // block's fingerprints have no padding after them (the compiled sizes: 32, 48, 64).
+        const { assert!(W.is_multiple_of(16)) };
         let block = Box::new(Block {
             keys: *home.keys,
             payload: *home.payload,
