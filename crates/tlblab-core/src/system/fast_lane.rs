@@ -41,7 +41,7 @@
 //! machines, every run mode) and against the naive reference model (machines of the shapes
 //! the lane specialises, with and without compiled pair loops).
 
-use super::{SimError, System, ThreadState, TimingModel};
+use super::{LaneHints, SimError, System, ThreadState, TimingModel};
 use crate::tlb::{pack, pair_ready, DataPath, Fa, One, PathKind, RandomOrder, Sa, Two};
 use crate::tlb::{Payload, Requester, Tlb, TlbEntry};
 use crate::tlb::{SETTLED_FIRST, SETTLED_SECOND, SETTLED_WALK};
@@ -63,10 +63,6 @@ const HAND_BACK: u32 = 32;
 /// and so many records ahead are all the pair's (`FastLane::worth_staging`). The copies then
 /// cost at most a few percent of the stretch.
 const STAGE_MIN: usize = 256;
-
-/// How far ahead the lane hints the host to fetch a walk's entries and cache sets (as the
-/// general path does in `System::run_direct`).
-const PREFETCH_AHEAD: usize = 16;
 
 /// One path (data or instruction): its TLB levels in lookup order.
 #[derive(Clone, Copy, Default)]
@@ -160,6 +156,8 @@ pub(super) struct FastLane {
     /// First address the page-table format cannot translate (the general path reports it).
     va_limit: u64,
     walker_latency: u64,
+    /// The host prefetch hints of the lane's references (`System::prefetch_lane`).
+    hints: LaneHints,
     /// The run's switches: page walks, data accesses, the overlap timing model.
     walks: bool,
     data: bool,
@@ -241,6 +239,7 @@ impl FastLane {
             walk_tags: Payload::filled(Pfn(0), space.domain, sys.requester(st)).tags_word(),
             va_limit: sys.va_limit,
             walker_latency: sys.config.walker.latency,
+            hints: sys.lane_hints(thread, st),
             walks: sys.options.walks,
             data: sys.options.data_accesses,
             overlap: sys.config.timing.model == TimingModel::Overlap,
@@ -800,7 +799,7 @@ impl FastLane {
                 };
             }
             if level != SETTLED_FIRST {
-                sys.prefetch_ahead(records, n, PREFETCH_AHEAD);
+                sys.prefetch_lane(&self.hints, records, n);
             }
             s.first_level_run = if level == SETTLED_FIRST {
                 s.first_level_run + 1
@@ -938,7 +937,7 @@ impl FastLane {
             if WALKS && found.level != 0 {
                 // Past the first level: the kind of reference that walks. Hint the host about
                 // the walk and cache sets of the ones ahead, as the general path does.
-                sys.prefetch_ahead(records, n, PREFETCH_AHEAD);
+                sys.prefetch_lane(&self.hints, records, n);
             }
             s.first_level_run = if found.level == 0 {
                 s.first_level_run + 1
