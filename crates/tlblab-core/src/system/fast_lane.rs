@@ -41,7 +41,7 @@
 //! machines, every run mode) and against the naive reference model (machines of the shapes
 //! the lane specialises, with and without compiled pair loops).
 
-use super::{LaneHints, SimError, System, ThreadState, TimingModel};
+use super::{CacheTally, LaneHints, SimError, System, ThreadState, TimingModel};
 use crate::tlb::{pack, pair_ready, DataPath, Fa, One, PathKind, RandomOrder, Sa, Two};
 use crate::tlb::{Payload, Requester, Tlb, TlbEntry};
 use crate::tlb::{SETTLED_FIRST, SETTLED_SECOND, SETTLED_WALK};
@@ -88,6 +88,9 @@ struct Tally {
     /// TLB latencies of a reference whose walk failed: counted, as `reference_full` counts it,
     /// but never charged.
     uncharged: u64,
+    /// The cache levels' counts of the walks' and data accesses' loads, with
+    /// `FastLane::tally_caches` (`System::settle_cache_tally`).
+    caches: CacheTally,
 }
 
 /// What a run carries from record to record, across `run_with` and `run_pair`.
@@ -158,6 +161,9 @@ pub(super) struct FastLane {
     walker_latency: u64,
     /// The host prefetch hints of the lane's references (`System::prefetch_lane`).
     hints: LaneHints,
+    /// The lane counts its loads into `Tally::caches` (every cache path of its core is short
+    /// enough, `System::paths_tallied`), not load by load into the statistics.
+    tally_caches: bool,
     /// The run's switches: page walks, data accesses, the overlap timing model.
     walks: bool,
     data: bool,
@@ -240,6 +246,7 @@ impl FastLane {
             va_limit: sys.va_limit,
             walker_latency: sys.config.walker.latency,
             hints: sys.lane_hints(thread, st),
+            tally_caches: sys.paths_tallied(sys.cpus[st.cpu].core),
             walks: sys.options.walks,
             data: sys.options.data_accesses,
             overlap: sys.config.timing.model == TimingModel::Overlap,
@@ -764,7 +771,9 @@ impl FastLane {
                 (SETTLED_SECOND, payload.pfn)
             } else {
                 settled[SETTLED_WALK] += 1;
-                let (leaf, cycles) = match sys.walk(self.core, self.st, VirtAddr(va)) {
+                let tally = self.tally(&mut s.t.caches);
+                let (leaf, cycles) = match sys.walk_counted(self.core, self.st, VirtAddr(va), tally)
+                {
                     Ok(walked) => walked,
                     Err(e) => {
                         // Counted, its TLB latencies uncharged (`Tally::uncharged`), as
@@ -790,7 +799,9 @@ impl FastLane {
                 }
             }
             if self.data {
-                let lat = sys.data_access(self.cpu, self.core, a.kind, a.vaddr, pfn, size);
+                let tally = self.tally(&mut s.t.caches);
+                let lat =
+                    sys.data_access_counted(self.cpu, self.core, a.kind, a.vaddr, pfn, size, tally);
                 // `reference_full`: a first-level hit overlaps its data access (Overlap model).
                 s.t.other_cycles += if self.overlap && level == SETTLED_FIRST {
                     tlb_first.max(lat) - tlb_first
@@ -918,8 +929,10 @@ impl FastLane {
                 found
             };
             if WALKS && self.data {
+                let tally = self.tally(&mut t.caches);
+                let (pfn, size) = (found.pfn, found.size);
                 let lat =
-                    sys.data_access(self.cpu, self.core, a.kind, a.vaddr, found.pfn, found.size);
+                    sys.data_access_counted(self.cpu, self.core, a.kind, a.vaddr, pfn, size, tally);
                 // `reference_full`: a first-level hit overlaps its data access (Overlap model).
                 let tlb_first = path.latency[0];
                 t.other_cycles += if self.overlap && found.level == 0 {
@@ -968,7 +981,8 @@ impl FastLane {
         vpn: u64,
     ) -> Result<(Pfn, PageSize, Domain), SimError> {
         if WALKS {
-            let (leaf, cycles) = sys.walk(self.core, self.st, VirtAddr(va))?;
+            let tally = self.tally(&mut t.caches);
+            let (leaf, cycles) = sys.walk_counted(self.core, self.st, VirtAddr(va), tally)?;
             t.other_cycles += cycles;
             Ok((leaf.pfn, leaf.size, leaf.domain))
         } else {
@@ -1139,9 +1153,16 @@ impl FastLane {
         })
     }
 
+    /// `Tally::caches`, if the lane counts its loads there.
+    #[inline(always)]
+    fn tally<'t>(&self, caches: &'t mut CacheTally) -> Option<&'t mut CacheTally> {
+        self.tally_caches.then_some(caches)
+    }
+
     /// Adds the counters and cycles `System::reference_full` adds for the references of a run
-    /// (with walks on, `System::walk` has counted its own).
+    /// (with walks on, `System::walk` has counted its own, but for the loads in `t.caches`).
     fn settle(&self, sys: &mut System, t: &Tally, memo_hits: [u64; 2]) {
+        sys.settle_cache_tally(self.cpu, self.core, &t.caches);
         let cs = &mut sys.cpu_stats[self.cpu];
         let mut refs = 0;
         let mut cycles = t.other_cycles;
