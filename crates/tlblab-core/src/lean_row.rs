@@ -35,9 +35,10 @@ impl LeanGeometry {
         }
     }
 
-    /// A set's order word before any access (`PackedShape::initial`). The order is only
-    /// consulted once a set is full, and by then every way has been made the most recent, so
-    /// this choice never shows.
+    /// A set's order word before any access (`PackedShape::initial`: way 0 the oldest, up).
+    /// The lean cache takes a set's invalid ways in this order, oldest first (cache/lean.rs);
+    /// the lean page-walk cache searches for its lowest invalid way and consults the order
+    /// only once a set is full, when every way has been made the most recent.
     pub(crate) fn initial_order(&self) -> u64 {
         PackedShape::initial(self.ways)
     }

@@ -278,13 +278,15 @@ impl Cache {
             self.mark_memo(write);
             return Outcome::Hit;
         }
-        let full = self.empty_slots == 0;
         let (outcome, set, w, slot) = match &mut self.lines {
             Lines::Lean(l) => {
-                let (outcome, set, w) = l.access(line, write, full);
+                let (outcome, set, w) = l.access(line, write);
                 (outcome, set, w, LeanSets::slot(set, w))
             }
-            Lines::General(g) => g.access(line, write, full, self.sets, self.ways),
+            Lines::General(g) => {
+                let full = self.empty_slots == 0;
+                g.access(line, write, full, self.sets, self.ways)
+            }
         };
         if outcome == Outcome::Filled {
             self.empty_slots -= 1;
