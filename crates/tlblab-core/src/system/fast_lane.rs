@@ -800,8 +800,7 @@ impl FastLane {
             }
             if self.data {
                 let tally = self.tally(&mut s.t.caches);
-                let lat =
-                    sys.data_access_counted(self.cpu, self.core, a.kind, a.vaddr, pfn, size, tally);
+                let lat = sys.data_access(self.cpu, self.core, a.kind, a.vaddr, pfn, size, tally);
                 // `reference_full`: a first-level hit overlaps its data access (Overlap model).
                 s.t.other_cycles += if self.overlap && level == SETTLED_FIRST {
                     tlb_first.max(lat) - tlb_first
@@ -841,8 +840,9 @@ impl FastLane {
             }
             self.fill_other_size::<0>(sys, t, a.vaddr.0, (leaf.pfn, leaf.size, leaf.domain));
             if self.data {
-                t.other_cycles +=
-                    sys.data_access(self.cpu, self.core, a.kind, a.vaddr, leaf.pfn, leaf.size);
+                t.other_cycles += sys.data_access(
+                    self.cpu, self.core, a.kind, a.vaddr, leaf.pfn, leaf.size, None,
+                );
             }
             return Ok(Step::Done {
                 taken: n + 1,
@@ -931,8 +931,7 @@ impl FastLane {
             if WALKS && self.data {
                 let tally = self.tally(&mut t.caches);
                 let (pfn, size) = (found.pfn, found.size);
-                let lat =
-                    sys.data_access_counted(self.cpu, self.core, a.kind, a.vaddr, pfn, size, tally);
+                let lat = sys.data_access(self.cpu, self.core, a.kind, a.vaddr, pfn, size, tally);
                 // `reference_full`: a first-level hit overlaps its data access (Overlap model).
                 let tlb_first = path.latency[0];
                 t.other_cycles += if self.overlap && found.level == 0 {

@@ -1025,7 +1025,7 @@ impl System {
         ls.hits += 1;
         let mut cycles = tlb_latency;
         if self.options.data_accesses {
-            let lat = self.data_access(st.cpu, core_i, kind, va, hit.pfn, hit.size);
+            let lat = self.data_access(st.cpu, core_i, kind, va, hit.pfn, hit.size, None);
             cycles = if self.config.timing.model == TimingModel::Overlap {
                 tlb_latency.max(lat)
             } else {
@@ -1037,24 +1037,11 @@ impl System {
     }
 
     /// Accesses the data of a translated reference through the core's cache path; returns its
-    /// latency.
-    #[inline(always)]
-    fn data_access(
-        &mut self,
-        cpu: usize,
-        core_i: usize,
-        kind: AccessKind,
-        va: VirtAddr,
-        pfn: Pfn,
-        size: PageSize,
-    ) -> u64 {
-        self.data_access_counted(cpu, core_i, kind, va, pfn, size, None)
-    }
-
-    /// `data_access`, counting into `tally` if given (a fast lane's, `settle_cache_tally`).
+    /// latency. Counts into the statistics, or into `tally` if given (a fast lane's,
+    /// `settle_cache_tally`).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub(crate) fn data_access_counted(
+    pub(crate) fn data_access(
         &mut self,
         cpu: usize,
         core_i: usize,
@@ -1189,7 +1176,7 @@ impl System {
         }
 
         if self.options.data_accesses {
-            let lat = self.data_access(st.cpu, core_i, kind, va, pfn, size);
+            let lat = self.data_access(st.cpu, core_i, kind, va, pfn, size, None);
             if self.config.timing.model == TimingModel::Overlap
                 && filled_below == 0
                 && found.is_some()
