@@ -346,7 +346,10 @@ impl PageTable {
 
     /// Walks from `start_node` at `start_level`, recording every entry read. Returns the leaf,
     /// or None if the address is unmapped (the path then ends at the invalid entry).
-    #[inline]
+    /// Always inlined: as a call it cost each walk its prologue, the format dispatch through a
+    /// jump table and the path's stores through memory (callgrind, zen3 full model, instructions
+    /// per reference: strided 988 → 945, random 1,667 → 1,637).
+    #[inline(always)]
     pub fn walk_from(
         &self,
         va: VirtAddr,

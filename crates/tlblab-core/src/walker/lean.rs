@@ -32,6 +32,12 @@ struct PwcSet {
 pub(super) struct LeanPwc {
     sets: Vec<PwcSet>,
     geometry: LeanGeometry,
+    /// The entry of the last lookup hit or fill: (space, key, node), `key` INVALID for none.
+    /// It is the most recent of its set (every operation that makes another way of a set
+    /// the most recent, or drops entries, replaces or clears it), so a lookup of it again
+    /// changes nothing and needs no search: a stream of walks within one table's reach (a
+    /// strided or sequential one) looks up the same entry again and again.
+    memo: (u32, u64, u32),
 }
 
 impl LeanPwc {
@@ -54,6 +60,7 @@ impl LeanPwc {
                 sets
             ],
             geometry,
+            memo: (0, INVALID, 0),
         }
     }
 
@@ -73,9 +80,14 @@ impl LeanPwc {
 
     #[inline(always)]
     pub(super) fn lookup(&mut self, space: u32, prefix: u64) -> Option<u32> {
+        let (memo_space, memo_key, memo_node) = self.memo;
+        if memo_key == prefix && memo_space == space {
+            return Some(memo_node);
+        }
         let set = &mut self.sets[self.geometry.set_of(prefix)];
         let w = Self::find(set, self.geometry.way_mask, space, prefix)?;
         packed_to_front(&mut set.order, w);
+        self.memo = (space, prefix, set.node[w]);
         Some(set.node[w])
     }
 
@@ -85,6 +97,7 @@ impl LeanPwc {
         if let Some(w) = Self::find(set, self.geometry.way_mask, space, prefix) {
             set.node[w] = node;
             packed_to_front(&mut set.order, w);
+            self.memo = (space, prefix, node);
             return;
         }
         self.fill(space, prefix, node);
@@ -105,10 +118,12 @@ impl LeanPwc {
         set.fps[w] = fingerprint(prefix);
         set.space[w] = space;
         set.node[w] = node;
+        self.memo = (space, prefix, node);
     }
 
     /// Drops every entry for which `drop(space)` holds.
     pub(super) fn flush_where(&mut self, drop: impl Fn(u32) -> bool) {
+        self.memo.1 = INVALID;
         for set in &mut self.sets {
             for w in 0..self.geometry.ways {
                 if set.keys[w] != INVALID && drop(set.space[w]) {

@@ -313,9 +313,16 @@ mod tests {
             let lean = Pwc::new(config(entries, ways), 1);
             assert!(matches!(lean.entries, Entries::Lean(_)), "{entries}/{ways}");
             let mut pair = [lean, Pwc::with_layout(config(entries, ways), 1, false)];
+            let mut last = (0, 0);
             for step in 0..20_000 {
-                let space = rng.below(3) as u32;
-                let prefix = rng.below(3 * entries as u64);
+                // Half the operations are on the key of the one before: the lean layout's
+                // memo of its last entry (walker/lean.rs) is then looked up and refreshed.
+                let (space, prefix) = if rng.below(2) == 0 {
+                    last
+                } else {
+                    (rng.below(3) as u32, rng.below(3 * entries as u64))
+                };
+                last = (space, prefix);
                 let node = rng.next_u64() as u32;
                 let what = format!("{entries}/{ways}, step {step}");
                 match rng.below(40) {
