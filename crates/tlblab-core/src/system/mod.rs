@@ -1281,6 +1281,11 @@ impl System {
         let space = &self.spaces[st.space];
         let (space_id, levels) = (space.id, space.pt.levels());
         let (pwcs, path) = (&mut self.pwcs, &self.path);
+        if path.len == 1 {
+            // The walk read only its leaf's entry: nothing above it to cache (the common case
+            // of a walk whose deepest page-walk cache hit).
+            return;
+        }
         let leaf_level = start_level + path.len - 1;
         for &p in &self.cores[core_i].pwcs {
             let pwc = &mut pwcs[p];
