@@ -393,6 +393,22 @@ impl PageTable {
         path: &mut WalkPath,
     ) -> Option<Leaf> {
         debug_assert!(levels == self.levels);
+        if start_level > 0 && start_level + 1 == levels.len() {
+            // From the last level (the deepest page-walk cache hit): one entry, in straight
+            // code rather than the loop, whose set-up cost more than the entry (callgrind,
+            // zen3 full model on a strided stream: 871 → 843 instructions per reference). As
+            // the loop at that level: a leaf below the first level takes the domain read
+            // above it, and none was read here.
+            let last = self.last_level_entry_with(levels, decode, start_node, va);
+            path.refs[0] = last.entry;
+            path.nodes[0] = start_node;
+            path.len = 1;
+            return last.leaf.map(|(pfn, size)| Leaf {
+                pfn,
+                size,
+                domain: Domain(0),
+            });
+        }
         path.len = 0;
         let mut node = start_node;
         let mut domain = Domain(0);
@@ -644,12 +660,33 @@ mod tests {
                 } else {
                     assert_eq!(pt.last_table(probe), None, "{format:?} {size}");
                 }
-                // Starting below the root (a page-walk-cache hit) reads the rest of the path.
+                // Starting below the root (a page-walk-cache hit) reads the rest of the path
+                // (from the last level, in `walk_with`'s straight code). It reads no
+                // first-level descriptor, so an ARMv7 leaf found that way has domain 0.
                 for start in 1..path.len {
                     let mut rest = WalkPath::default();
                     let again = pt.walk_from(probe, start, path.nodes[start], &mut rest);
-                    assert_eq!(again.map(|l| (l.pfn, l.size)), Some((pfn, size)));
+                    let expected = Leaf {
+                        pfn,
+                        size,
+                        domain: Domain(0),
+                    };
+                    assert_eq!(again, Some(expected), "{format:?} {size} from {start}");
                     assert_eq!(&rest.refs[..rest.len], &path.refs[start..path.len]);
+                    assert_eq!(&rest.nodes[..rest.len], &path.nodes[start..path.len]);
+                }
+                if leaf_level > 0 && leaf_level + 1 == pt.levels().len() {
+                    // The next page of the same last-level table is unmapped: from that table,
+                    // no leaf, and the path is its invalid entry.
+                    let next = VirtAddr(probe.0 + size.bytes());
+                    let mut full = WalkPath::default();
+                    assert_eq!(pt.walk_from(next, 0, 0, &mut full), None, "{format:?}");
+                    let (start, node) = (full.len - 1, full.nodes[full.len - 1]);
+                    assert_eq!(node, path.nodes[path.len - 1], "{format:?} {size}");
+                    let mut rest = WalkPath::default();
+                    assert_eq!(pt.walk_from(next, start, node, &mut rest), None);
+                    assert_eq!(&rest.refs[..rest.len], &full.refs[start..full.len]);
+                    assert_eq!(&rest.nodes[..rest.len], &full.nodes[start..full.len]);
                 }
                 va += 1 << 30;
             }
