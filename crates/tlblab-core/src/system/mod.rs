@@ -231,7 +231,7 @@ pub(crate) struct Core {
     /// The cache path walk references take.
     pub(crate) wcache: Vec<CacheRef>,
     /// Page-walk caches, deepest level first.
-    pub(crate) pwcs: Vec<usize>,
+    pub(crate) pwcs: Vec<PwcRef>,
     pub(crate) host_pwcs: Vec<usize>,
     /// The caches of `wcache`, `dcache` and `icache` whose sets are worth a host prefetch
     /// (`Cache::worth_prefetching`, fixed by the geometry): `System::prefetch_cache_sets`
@@ -239,6 +239,17 @@ pub(crate) struct Core {
     pub(crate) big_wcache: Vec<usize>,
     pub(crate) big_dcache: Vec<usize>,
     pub(crate) big_icache: Vec<usize>,
+}
+
+/// A page-walk cache as a core's walks use it: which one (`System::pwcs`), the page-table
+/// level whose entries it caches, and the shift of the virtual-address prefix that keys them
+/// (that level's, in the page-table format every address space of the machine shares), looked
+/// up once here instead of per walk.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PwcRef {
+    pub(crate) pwc: usize,
+    pub(crate) level: usize,
+    pub(crate) shift: u32,
 }
 
 /// A hardware thread: a clock on the timeline, bound to a core.
@@ -485,12 +496,17 @@ impl System {
                     })
                     .collect()
             };
-            let mut my_pwcs: Vec<usize> = Vec::new();
+            let mut my_pwcs: Vec<PwcRef> = Vec::new();
+            let levels = config.page_table.format.levels();
             for p in &config.walker.pwcs {
                 pwcs.push(Pwc::new(p.clone(), seed ^ ((core as u64) << 24)));
-                my_pwcs.push(pwcs.len() - 1);
+                my_pwcs.push(PwcRef {
+                    pwc: pwcs.len() - 1,
+                    level: p.level,
+                    shift: levels[p.level].shift,
+                });
             }
-            my_pwcs.sort_by_key(|&i| std::cmp::Reverse(pwcs[i].config.level));
+            my_pwcs.sort_by_key(|r| std::cmp::Reverse(r.level));
             let mut my_host = Vec::new();
             if let Some(v) = &config.virtualization {
                 for p in &v.host_pwcs {
@@ -1259,15 +1275,13 @@ impl System {
     /// vector's pointer and length: ~50 instructions per walk, callgrind, zen3 full model).
     #[inline(always)]
     fn pwc_lookups(&mut self, core_i: usize, st: ThreadState, va: VirtAddr) -> (usize, u32, u64) {
-        let space = &self.spaces[st.space];
-        let (space_id, levels) = (space.id, space.pt.levels());
+        let space_id = self.spaces[st.space].id;
         let pwcs = &mut self.pwcs;
-        for &p in &self.cores[core_i].pwcs {
-            let pwc = &mut pwcs[p];
-            let lvl = pwc.config.level;
-            if let Some(node) = pwc.lookup(space_id, va.0 >> levels[lvl].shift) {
+        for r in &self.cores[core_i].pwcs {
+            let pwc = &mut pwcs[r.pwc];
+            if let Some(node) = pwc.lookup(space_id, va.0 >> r.shift) {
                 self.cpu_stats[st.cpu].pwc_hits += 1;
-                return (lvl + 1, node, pwc.config.latency);
+                return (r.level + 1, node, pwc.config.latency);
             }
         }
         (0, 0, 0)
@@ -1278,8 +1292,7 @@ impl System {
     /// hit): its lookup just missed.
     #[inline(always)]
     fn fill_pwcs(&mut self, core_i: usize, st: ThreadState, va: VirtAddr, start_level: usize) {
-        let space = &self.spaces[st.space];
-        let (space_id, levels) = (space.id, space.pt.levels());
+        let space_id = self.spaces[st.space].id;
         let (pwcs, path) = (&mut self.pwcs, &self.path);
         if path.len == 1 {
             // The walk read only its leaf's entry: nothing above it to cache (the common case
@@ -1287,12 +1300,10 @@ impl System {
             return;
         }
         let leaf_level = start_level + path.len - 1;
-        for &p in &self.cores[core_i].pwcs {
-            let pwc = &mut pwcs[p];
-            let lvl = pwc.config.level;
-            if lvl >= start_level && lvl < leaf_level {
-                let child = path.nodes[lvl + 1 - start_level];
-                pwc.insert_after_miss(space_id, va.0 >> levels[lvl].shift, child);
+        for r in &self.cores[core_i].pwcs {
+            if r.level >= start_level && r.level < leaf_level {
+                let child = path.nodes[r.level + 1 - start_level];
+                pwcs[r.pwc].insert_after_miss(space_id, va.0 >> r.shift, child);
             }
         }
     }

@@ -18,8 +18,8 @@ pub(crate) fn flush_core(sys: &mut System, cpu: usize, virtual_caches: bool) -> 
             n += sys.tlbs[t].invalidate_all() as u64;
         }
     }
-    for &p in &c.pwcs {
-        sys.pwcs[p].flush();
+    for r in &c.pwcs {
+        sys.pwcs[r.pwc].flush();
     }
     sys.core_os[sys.cpus[cpu].core].invalidations += n;
     sys.os_stats.tlb_flushes += 1;
