@@ -2191,9 +2191,10 @@ impl System {
     /// a strided stream whose records share their last-level table).
     #[inline(always)]
     fn prefetch_entry_of(&mut self, space: usize, va: VirtAddr) {
-        if self.spaces[space].pt.worth_prefetching() {
-            if let Some(node) = self.leaf_table(space, va) {
-                self.spaces[space].pt.prefetch_entry(node, va);
+        let pt = &self.spaces[space].pt;
+        if pt.worth_prefetching() {
+            if let Some(node) = Self::leaf_table(&mut self.leaf_tables, pt, space, va) {
+                pt.prefetch_entry(node, va);
             }
         }
     }
@@ -2205,13 +2206,18 @@ impl System {
         self.options.caches && self.host.is_none() && self.big_caches
     }
 
-    /// The last-level table on the path of `va` in address space `space` (through
-    /// `leaf_tables`, filling it), or None if the table pointers end above that level.
+    /// The last-level table on the path of `va` in `pt`, the page table of address space
+    /// `space` (through the memo `leaf_tables`, filling it), or None if the table pointers end
+    /// above that level. The fields, not `self`: the callers borrow the page table once.
     #[inline(always)]
-    fn leaf_table(&mut self, space: usize, va: VirtAddr) -> Option<u32> {
-        let pt = &self.spaces[space].pt;
+    fn leaf_table(
+        leaf_tables: &mut [LeafTableMemo; LEAF_TABLES],
+        pt: &PageTable,
+        space: usize,
+        va: VirtAddr,
+    ) -> Option<u32> {
         let region = va.0 >> pt.last_table_shift();
-        let m = &mut self.leaf_tables[(region ^ space as u64) as usize % LEAF_TABLES];
+        let m = &mut leaf_tables[(region ^ space as u64) as usize % LEAF_TABLES];
         if m.space == space && m.region == region {
             return Some(m.node);
         }
@@ -2241,10 +2247,11 @@ impl System {
     /// `core`.
     #[inline(always)]
     fn prefetch_sets_of(&mut self, space: usize, core: usize, kind: AccessKind, va: VirtAddr) {
-        let last = match self.leaf_table(space, va) {
-            Some(node) => self.spaces[space].pt.last_level_entry(node, va),
+        let pt = &self.spaces[space].pt;
+        let last = match Self::leaf_table(&mut self.leaf_tables, pt, space, va) {
+            Some(node) => pt.last_level_entry(node, va),
             // A page mapped above the last level (or no page): the whole descent.
-            None => self.spaces[space].pt.last_entry(va, 0, 0),
+            None => pt.last_entry(va, 0, 0),
         };
         let Some((pfn, size)) = last.leaf else {
             return;
