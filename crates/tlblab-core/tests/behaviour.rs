@@ -184,6 +184,40 @@ fn given_a_page_directory_cache_when_neighbouring_pages_miss_then_walks_read_one
 }
 
 #[test]
+fn given_an_armv7_walk_cache_when_a_walk_skips_the_first_level_then_the_entry_keeps_its_domain() {
+    // The domain lives in the first-level descriptor (ARMv7 short descriptors); a walk that
+    // a walk-cache hit starts at the second level does not read that descriptor, but its
+    // TLB entry still carries the domain the cache holds with the table pointer.
+    let mut cfg = machine(
+        PageTableFormat::Armv7Short,
+        vec![tlb("L1", 1, 16, 16, ReplacementKind::Lru)],
+    );
+    cfg.walker.pwcs = vec![PwcConfig {
+        level: 0,
+        entries: 4,
+        ways: None,
+        latency: 1,
+        replacement: ReplacementKind::Lru,
+        source: String::new(),
+    }];
+    let mut sys = system(cfg);
+    let space = sys.create_space().unwrap();
+    sys.spaces[space].domain = tlblab_types::Domain(3);
+    load(&mut sys, 0x10_0000); // cold: both levels read
+    load(&mut sys, 0x10_1000); // same 1 MiB section: the walk cache gives the second level
+    let s = sys.stats().total;
+    assert_eq!((s.walks, s.pwc_hits, s.walk_refs), (2, 1, 3));
+    let req = Requester {
+        asid: Asid(1),
+        ..Requester::default()
+    };
+    for va in [0x10_0000, 0x10_1000] {
+        let e = sys.tlbs[0].probe(VirtAddr(va), req).expect("filled");
+        assert_eq!(e.domain, tlblab_types::Domain(3), "{va:#x}");
+    }
+}
+
+#[test]
 fn given_locked_entries_when_the_tlb_is_flushed_and_thrashed_then_they_survive() {
     let mut t = tlb("main", 1, 8, 8, ReplacementKind::Lru);
     t.lockable = 2;

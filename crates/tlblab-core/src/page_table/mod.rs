@@ -393,15 +393,28 @@ impl PageTable {
         path: &mut WalkPath,
     ) -> Option<Leaf> {
         debug_assert!(levels == self.levels);
+        // An ARMv7 leaf below the first level has the domain of the first-level descriptor
+        // above it (armv7.rs). A walk that starts below that level (a page-walk cache hit)
+        // does not read it, but the cache that let it skip the read holds what it said, the
+        // domain with the table pointer: taken here from the table, with no simulated
+        // reference. (Before 2026-11-25 such a walk gave domain 0; no preset has an ARMv7
+        // page-walk cache.)
+        let first_domain = if armv7 && start_level > 0 {
+            let l = &levels[0];
+            let i = ((va.0 >> l.shift) & ((1 << l.bits) - 1)) as usize;
+            let desc = self.slots[self.nodes[0].first_slot as usize + i].desc;
+            Domain(((desc >> 5) & 0xf) as u8)
+        } else {
+            Domain(0)
+        };
         // From one of the last two levels (a page-walk cache hit), in straight code rather
         // than the loop, whose set-up cost more than the entries (callgrind, zen3 full model,
         // instructions per reference: strided, from the last level, 871 → 843; random, from
-        // the one above, 1,585 → 1,528). As the loop there: a leaf below the first level
-        // takes the domain read above it, and none was read here.
+        // the one above, 1,585 → 1,528).
         let below_first = |(pfn, size)| Leaf {
             pfn,
             size,
-            domain: Domain(0),
+            domain: first_domain,
         };
         if start_level > 0 && start_level + 1 == levels.len() {
             let last = self.last_level_entry_with(levels, decode, start_node, va);
@@ -433,7 +446,7 @@ impl PageTable {
         }
         path.len = 0;
         let mut node = start_node;
-        let mut domain = Domain(0);
+        let mut domain = first_domain;
         for (level, l) in levels.iter().enumerate().skip(start_level) {
             let i = ((va.0 >> l.shift) & ((1 << l.bits) - 1)) as usize;
             let n = self.nodes[node as usize];
@@ -683,16 +696,13 @@ mod tests {
                     assert_eq!(pt.last_table(probe), None, "{format:?} {size}");
                 }
                 // Starting below the root (a page-walk-cache hit) reads the rest of the path
-                // (from the last level, in `walk_with`'s straight code). It reads no
-                // first-level descriptor, so an ARMv7 leaf found that way has domain 0.
+                // (from the last two levels, in `walk_with`'s straight code), and finds the
+                // same leaf: an ARMv7 one with the domain of the first-level descriptor it
+                // did not read.
                 for start in 1..path.len {
                     let mut rest = WalkPath::default();
                     let again = pt.walk_from(probe, start, path.nodes[start], &mut rest);
-                    let expected = Leaf {
-                        pfn,
-                        size,
-                        domain: Domain(0),
-                    };
+                    let expected = Leaf { pfn, size, domain };
                     assert_eq!(again, Some(expected), "{format:?} {size} from {start}");
                     assert_eq!(&rest.refs[..rest.len], &path.refs[start..path.len]);
                     assert_eq!(&rest.nodes[..rest.len], &path.nodes[start..path.len]);
