@@ -47,6 +47,14 @@ pub struct LevelGeom {
     pub leaf_sizes: &'static [PageSize],
 }
 
+impl LevelGeom {
+    /// The index of `va`'s entry in a table of this level.
+    #[inline(always)]
+    pub fn index_of(&self, va: VirtAddr) -> usize {
+        ((va.0 >> self.shift) & ((1 << self.bits) - 1)) as usize
+    }
+}
+
 /// A decoded descriptor.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Desc {
@@ -272,8 +280,7 @@ impl PageTable {
 
     #[inline]
     fn index(&self, level: usize, va: VirtAddr) -> usize {
-        let l = &self.levels[level];
-        ((va.0 >> l.shift) & ((1 << l.bits) - 1)) as usize
+        self.levels[level].index_of(va)
     }
 
     /// Level (root = 0) at which a page of `size` is a leaf.
@@ -400,8 +407,7 @@ impl PageTable {
         // reference. (Before 2026-11-25 such a walk gave domain 0; no preset has an ARMv7
         // page-walk cache.)
         let first_domain = if armv7 && start_level > 0 {
-            let l = &levels[0];
-            let i = ((va.0 >> l.shift) & ((1 << l.bits) - 1)) as usize;
+            let i = levels[0].index_of(va);
             let desc = self.slots[self.nodes[0].first_slot as usize + i].desc;
             Domain(((desc >> 5) & 0xf) as u8)
         } else {
@@ -425,7 +431,7 @@ impl PageTable {
         }
         if start_level > 0 && start_level + 2 == levels.len() {
             let l = &levels[start_level];
-            let i = ((va.0 >> l.shift) & ((1 << l.bits) - 1)) as usize;
+            let i = l.index_of(va);
             let n = self.nodes[start_node as usize];
             let slot = self.slots[n.first_slot as usize + i];
             path.refs[0] = PhysAddr(n.base.0 + i as u64 * l.entry_bytes);
@@ -448,7 +454,7 @@ impl PageTable {
         let mut node = start_node;
         let mut domain = first_domain;
         for (level, l) in levels.iter().enumerate().skip(start_level) {
-            let i = ((va.0 >> l.shift) & ((1 << l.bits) - 1)) as usize;
+            let i = l.index_of(va);
             let n = self.nodes[node as usize];
             let slot = self.slots[n.first_slot as usize + i];
             path.refs[path.len] = PhysAddr(n.base.0 + i as u64 * l.entry_bytes);
@@ -497,7 +503,7 @@ impl PageTable {
         let mut level = start_level;
         loop {
             let l = &self.levels[level];
-            let i = ((va.0 >> l.shift) & ((1 << l.bits) - 1)) as usize;
+            let i = l.index_of(va);
             let n = self.nodes[node as usize];
             let slot = self.slots[n.first_slot as usize + i];
             if slot.child == 0 || level + 1 == self.levels.len() {
@@ -572,7 +578,7 @@ impl PageTable {
         va: VirtAddr,
     ) -> LastEntry {
         let l = &levels[levels.len() - 1];
-        let i = ((va.0 >> l.shift) & ((1 << l.bits) - 1)) as usize;
+        let i = l.index_of(va);
         let n = self.nodes[node as usize];
         let slot = self.slots[n.first_slot as usize + i];
         let leaf = match decode(slot.desc, l, true) {
@@ -603,7 +609,7 @@ impl PageTable {
     fn last_table_with(&self, levels: &'static [LevelGeom], va: VirtAddr) -> Option<u32> {
         let mut node = 0u32;
         for l in &levels[..levels.len() - 1] {
-            let i = ((va.0 >> l.shift) & ((1 << l.bits) - 1)) as usize;
+            let i = l.index_of(va);
             let c = self.slots[self.nodes[node as usize].first_slot as usize + i].child;
             if c == 0 {
                 return None;
