@@ -865,6 +865,69 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// A stream of first-level hits over more pages than the memo lane holds, in no order it
+    /// follows, makes its runs poor (a new page more often than one reference in 8): the run
+    /// loop then gives the fast lane stretches that hand back only after 1,024 and more
+    /// first-level hits in a row, growing while the memo lane stays poor and dropping back once
+    /// it pays again (`System::run_direct`). Phases of 1,500..5,000 references over pools of
+    /// 2..8 pages (the memo lane pays) and 12..60 pages (it does not), with or without
+    /// instruction fetches on a code page every few references, on random machines whose first
+    /// level holds 64 entries, TLB-only and with walks (and caches): `run_slice` agrees with
+    /// `access` record by record.
+    #[test]
+    fn phases_the_memo_lane_does_and_does_not_pay_for_agree_with_access_by_access(
+        (cfg, caches_on) in machine(),
+        phases in proptest::collection::vec((prop_oneof![2u64..=8, 12u64..=60], 1500usize..5000), 2..5),
+        fetch_every in prop_oneof![Just(0usize), 3usize..10],
+        seed in 0u64..1000,
+        tlb_only in any::<bool>(),
+    ) {
+        let mut cfg = cfg;
+        let first = &mut cfg.tlbs[0];
+        let sets = first.entries / first.ways.resolve(first.entries);
+        first.entries = 64;
+        first.ways = Ways::N(64 / sets);
+        let opts = if tlb_only {
+            RunOptions::tlb_only(seed)
+        } else {
+            RunOptions { seed, caches: caches_on, data_accesses: caches_on, ..RunOptions::default() }
+        };
+        // A small LCG (Knuth's MMIX constants): the pages and offsets follow from `seed`.
+        let mut x = seed.wrapping_mul(2) + 1;
+        let mut next = |n: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let mut records = Vec::new();
+        for &(pool, len) in &phases {
+            for n in 0..len {
+                if fetch_every > 0 && n % fetch_every == 0 {
+                    let va = 0x40_0000 + next(1024) * 4;
+                    records.push(Record::Access(Access::new(ThreadId(0), AccessKind::Instr, VirtAddr(va), 4)));
+                }
+                let kind = if next(4) == 0 { AccessKind::Store } else { AccessKind::Load };
+                let va = 0x4000_0000 + (next(pool) << 12) + next(512) * 8;
+                records.push(Record::Access(Access::new(ThreadId(0), kind, VirtAddr(va), 8)));
+            }
+        }
+        let mut by_run = one_thread_system(&cfg, opts);
+        by_run.run_slice(&records).unwrap();
+        let mut by_access = one_thread_system(&cfg, opts);
+        for r in &records {
+            let Record::Access(a) = *r else { unreachable!() };
+            by_access.access(a).unwrap();
+        }
+        for sys in [&mut by_run, &mut by_access] {
+            sys.event(Event::Flush { core: CoreId(0), what: flush::CACHES }).unwrap();
+        }
+        same_end_state(&by_run, &by_access)?;
+        prop_assert_eq!(by_run.clock(0), by_access.clock(0));
+    }
+}
+
 /// What `System::run` does with a trace whose threads run on several hardware threads, spelled
 /// out with `access` and `event` (DESIGN.md "The engine", the multi-core timeline): in trace
 /// order while only the first hardware thread to have work has had any; from the first access

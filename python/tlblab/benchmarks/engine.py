@@ -18,7 +18,8 @@ pair loops per TLB geometry (ARCHITECTURE.md), so the geometry decides the rate 
 that misses every level.
 
 Besides the synthetic extremes (random, strided and chase miss in every TLB level on nearly
-every reference; sequential hits the first level's memo; random_2threads is random on two
+every reference; sequential hits the first level's memo; random_32pages hits the first level
+on every reference, on one of more pages than the memo lane holds; random_2threads is random on two
 threads of two cores, the multi-core timeline; random_4threads_sliced is four threads on the
 two cores in time slices, each core switching between two), a generated Lackey-format text of
 fetches on one code page between loads that miss every level (`fetch_random`), and two real
@@ -46,6 +47,10 @@ CASES = {
     "strided": ("strided:pages=65536,stride=4096,rounds=64", "strided:pages=65536,stride=4096,rounds=8"),
     "sequential": ("sequential:bytes=256M,rounds=1", "sequential:bytes=32M,rounds=1"),
     "chase": ("chase:pages=16384,accesses=4M", "chase:pages=16384,accesses=500k"),
+    # First-level hits in random order over 32 pages: more than the memo lane holds (8 per
+    # path), so the run loop must see that it does not pay and give the fast lane the stream
+    # (ARCHITECTURE.md, "Memo lane or fast lane").
+    "random_32pages": ("random:pages=32,accesses=4M", "random:pages=32,accesses=500k"),
     # Two threads on zen3's two cores, interleaved access by access: the multi-core timeline,
     # which takes the general path per access (ARCHITECTURE.md, "Several hardware threads").
     "random_2threads": (

@@ -22,7 +22,8 @@
 //!
 //! The run loop (`System::run_direct`) offers every reference to the memo lane first (lane.rs),
 //! which settles runs of first-level hits in bulk; this lane takes what that one does not and
-//! hands back after `HAND_BACK` first-level hits in a row.
+//! hands back after `HAND_BACK` first-level hits in a row, or more while the memo lane's runs
+//! meet new pages too often to pay (`run`'s `hand_back`, chosen by `run_direct`).
 //!
 //! When it applies (`FastLane::build`): the thread runs on its hardware thread, its address
 //! space maps everything with one page size (no regions of another size or shared objects),
@@ -55,8 +56,10 @@ const MAX_LEVELS: usize = 4;
 
 /// After this many references in a row settled by their first TLB level, `run` returns so the
 /// memo lane can take the run (measured on Lackey captures of `gzip` and `ls`, where the memo
-/// lane settles first-level hits in about half the instructions).
-const HAND_BACK: u32 = 32;
+/// lane settles first-level hits in about half the instructions): the hand-back of a run
+/// whose caller has no better guess (`System::run_direct` asks for longer ones while the memo
+/// lane finds new pages too often to pay).
+pub(super) const HAND_BACK: u32 = 32;
 
 /// The fewest references a `run_pair` stretch is expected to take for its first level to be
 /// staged: the lane's previous pair stretch took at least this many (`FastLane::alternate`),
@@ -103,9 +106,10 @@ struct RunState {
     last_key: [u64; 2],
     last_pfn: [Pfn; 2],
     memo_hits: [u64; 2],
-    /// Consecutive references settled by the first level: at HAND_BACK, the memo lane
+    /// Consecutive references settled by the first level: at `hand_back`, the memo lane
     /// (lane.rs), which settles such runs in bulk, gets its turn.
     first_level_run: u32,
+    hand_back: u32,
 }
 
 /// Where a stretch of the run ended.
@@ -278,14 +282,16 @@ impl FastLane {
     }
 
     /// Simulates the records from the start of `records` that the lane can take; returns how
-    /// many it took (stopping at the first other record), and whether the lane must be built
-    /// again (a walk found a page of another size). An error is the walk's (simulated memory
-    /// exhausted), after the counters of the references before it.
+    /// many it took (stopping at the first other record, or after `hand_back` (at least 1)
+    /// references in a row settled by their first TLB level), and whether the lane must be
+    /// built again (a walk found a page of another size). An error is the walk's (simulated
+    /// memory exhausted), after the counters of the references before it.
     #[inline(never)]
     pub(super) fn run(
         &self,
         sys: &mut System,
         records: &[Record],
+        hand_back: u32,
     ) -> Result<(usize, bool), SimError> {
         let mut s = RunState {
             t: Tally::default(),
@@ -293,6 +299,7 @@ impl FastLane {
             last_pfn: [Pfn(0); 2],
             memo_hits: [0; 2],
             first_level_run: 0,
+            hand_back: hand_back.max(1),
         };
         let done = self.run_stretches(sys, records, &mut s);
         self.settle(sys, &s.t, s.memo_hits);
@@ -640,6 +647,7 @@ impl FastLane {
         let mut memo_hits = 0u64;
         let mut last_key = s.last_key[0];
         let mut first_level_run = s.first_level_run;
+        let hand_back = s.hand_back;
         let mut step = Step::Done {
             taken: records.len(),
             stale: false,
@@ -664,7 +672,7 @@ impl FastLane {
                 {
                     fetch_memo_hits += 1;
                     first_level_run += 1;
-                    if first_level_run == HAND_BACK {
+                    if first_level_run == hand_back {
                         step = Step::Done {
                             taken: n + 1,
                             stale: false,
@@ -695,7 +703,7 @@ impl FastLane {
             } else {
                 0
             };
-            if first_level_run == HAND_BACK {
+            if first_level_run == hand_back {
                 step = Step::Done {
                     taken: n + 1,
                     stale: false,
@@ -816,7 +824,7 @@ impl FastLane {
             } else {
                 0
             };
-            if s.first_level_run == HAND_BACK {
+            if s.first_level_run == s.hand_back {
                 outcome = Ok(Step::Done {
                     taken: n + 1,
                     stale: false,
@@ -956,7 +964,7 @@ impl FastLane {
             } else {
                 0
             };
-            if s.first_level_run == HAND_BACK {
+            if s.first_level_run == s.hand_back {
                 return Ok(Step::Done {
                     taken: n + 1,
                     stale: false,

@@ -256,6 +256,10 @@ pub(super) struct Lane {
     data: bool,
     overlap: bool,
     paths: [PathLane; 2],
+    /// References of the last `run` on a page new to the lane, each found with `Tlb::peek`
+    /// (and once the path's pages are all taken, a let-go): the run's costly step, by which
+    /// `System::run_direct` judges whether the lane pays.
+    pub(super) new_pages: usize,
 }
 
 /// What a run of the lane adds up, by path (`[data, instruction]`).
@@ -333,6 +337,7 @@ impl Lane {
             data,
             overlap,
             paths,
+            new_pages: 0,
         })
     }
 
@@ -357,7 +362,7 @@ impl Lane {
 
     /// Simulates the records from the start of `records` that are references of the lane's
     /// thread hitting their path's first TLB level; returns how many it took (stopping at the
-    /// first other record).
+    /// first other record). `new_pages` then counts those on a page new to the lane.
     // Kept out of `run_direct`: inlined there, its loop got worse code (measured: +15%
     // instructions per reference on a Lackey capture of `ls`, full model).
     #[inline(never)]
@@ -376,6 +381,7 @@ impl Lane {
     fn run_with<const DATA: bool>(&mut self, sys: &mut System, records: &[Record]) -> usize {
         let mut t = Tally::default();
         let mut taken = records.len();
+        self.new_pages = 0;
         // The position + 1 of each path's latest reference (its current page's last touch so
         // far), kept here rather than in `paths` on the per-record path.
         let mut last = [self.paths[0].cur_last, self.paths[1].cur_last];
@@ -424,6 +430,9 @@ impl Lane {
                         break;
                     }
                     self.paths[path].add(entry, va, &mut sys.lane_touches[path]);
+                    // (Counted in the lane, not in a local: the loop has no register to spare
+                    // for a count it rarely changes.)
+                    self.new_pages += 1;
                 }
             }
             // Record positions + 1 order the touches (`run` caps runs below 2^32 records).
