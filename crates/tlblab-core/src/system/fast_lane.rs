@@ -15,7 +15,8 @@
 //! For a data path of a compiled pair geometry (`pair_loops`: zen3's 64-way fully associative
 //! level over 16-way sets, its neighbours, Intel-like 4-way levels over 4..16-way sets, the
 //! Cortex-A9's 32-way micro TLB over 2-way sets of random replacement), once
-//! both levels are full, the data references go through `run_pair` (TLB-only) or `run_pair_walking`
+//! both levels are ready (`pair_ready`: LRU levels at once, a level of random replacement once
+//! full), the data references go through `run_pair` (TLB-only) or `run_pair_walking`
 //! instead, which borrow the two levels as one `FullPair` (tlb/pair.rs) for a whole stretch of
 //! references; `alternate` switches between them and the per-reference loop at instruction
 //! references. These are the loops that set the speed of streams that miss every level.
@@ -43,7 +44,9 @@
 //! the lane specialises, with and without compiled pair loops).
 
 use super::{CacheTally, LaneHints, SimError, System, ThreadState, TimingModel};
-use crate::tlb::{pack, pair_ready, DataPath, Fa, One, PathKind, RandomOrder, Sa, Two};
+use crate::tlb::{
+    level_ready, pack, pair_ready, DataPath, Fa, One, PathKind, RandomOrder, Sa, Two,
+};
 use crate::tlb::{Payload, Requester, Tlb, TlbEntry};
 use crate::tlb::{SETTLED_FIRST, SETTLED_SECOND, SETTLED_WALK};
 use crate::tlb::{SHAPE_ANY, SHAPE_FULLY_ASSOC, SHAPE_SET_ASSOC};
@@ -184,10 +187,13 @@ pub(super) struct FastLane {
     /// `FullPair`: the copies of `run_pair` (TLB-only) and `run_pair_walking` for it
     /// (`pair_loops`).
     pair_loops: Option<PairLoops>,
-    /// `pair_loops` is set and the two levels are full (`pair_ready`): the data references
+    /// `pair_loops` is set and the two levels are ready (`pair_ready`): the data references
     /// go through the pair loop. Once true it stays true for the lane's life: nothing the
     /// lanes do empties a way (the general path, which may, drops the lane).
     pair_ready: Cell<bool>,
+    /// The data path's levels are full (`levels_full`): then the TLB-only pair loops check
+    /// for no invalid way. Once true it stays true, as `pair_ready`.
+    full: Cell<bool>,
     /// References the lane's last pair stretch took (`usize::MAX` before the first), across
     /// runs: `alternate` tries staging the next one (`run_pair_staged`) only after a long one,
     /// so that a stretch the first level hands back after `HAND_BACK` hits, or one record
@@ -277,6 +283,7 @@ impl FastLane {
             },
             paths,
             pair_ready: Cell::new(false),
+            full: Cell::new(false),
             last_stretch: Cell::new(usize::MAX),
         })
     }
@@ -416,13 +423,27 @@ impl FastLane {
             && pack(va >> self.shift, self.size) == key
     }
 
-    /// Sets `pair_ready` once a data path with `pair_loops` has its levels full.
+    /// Every level of the data path holds a valid entry in every way: known once found
+    /// (`full`; nothing the lanes do empties a way), else counted, O(sets).
+    fn levels_full(&self, sys: &System) -> bool {
+        if !self.full.get() {
+            let path = &self.paths[0];
+            let full = path.tlb[..path.levels]
+                .iter()
+                .all(|&t| sys.tlbs[t].is_full());
+            self.full.set(full);
+        }
+        self.full.get()
+    }
+
+    /// Sets `pair_ready` once a data path with `pair_loops` has its levels ready (tlb/pair.rs
+    /// `pair_ready`).
     fn refresh_pair_ready(&self, sys: &System) {
         if !self.pair_ready.get() && self.pair_loops.is_some() {
             let path = &self.paths[0];
             let first = &sys.tlbs[path.tlb[0]];
             let ready = match path.levels {
-                1 => first.is_full(),
+                1 => level_ready(first),
                 _ => pair_ready(first, &sys.tlbs[path.tlb[1]]),
             };
             self.pair_ready.set(ready);
@@ -555,8 +576,26 @@ impl FastLane {
         from: usize,
         s: &mut RunState,
     ) -> Result<Step, SimError> {
+        if !self.levels_full(sys) {
+            return Ok(self.run_pair_with_room::<P>(sys, records, from, s));
+        }
         let pair: P::Path<'_> = self.borrow_data_path(&mut sys.tlbs);
-        Ok(self.pair_stretch::<_, false>(pair, records, from, s))
+        Ok(self.pair_stretch::<_, false, false>(pair, records, from, s))
+    }
+
+    /// `run_pair` while the data path's levels have room (`levels_full` is false: a fill may
+    /// find an invalid way), out of line: inlined beside the full levels' copy, it made that
+    /// copy 6 instructions per reference dearer (the engine benchmark's `fetch_random`).
+    #[inline(never)]
+    fn run_pair_with_room<P: PathKind>(
+        &self,
+        sys: &mut System,
+        records: &[Record],
+        from: usize,
+        s: &mut RunState,
+    ) -> Step {
+        let pair: P::Path<'_> = self.borrow_data_path(&mut sys.tlbs);
+        self.pair_stretch::<_, false, true>(pair, records, from, s)
     }
 
     /// `run_pair` for a stretch that follows a long one (`FastLane::alternate`): staged if it is
@@ -569,7 +608,12 @@ impl FastLane {
         from: usize,
         s: &mut RunState,
     ) -> Result<Step, SimError> {
-        if self.size == PageSize::Size4K && self.worth_staging(records, from, self.fetch_key(s)) {
+        // A staged stretch checks for no invalid way (`DataPath::translate`'s `ROOM`): its
+        // levels must be full.
+        if self.size == PageSize::Size4K
+            && self.worth_staging(records, from, self.fetch_key(s))
+            && self.levels_full(sys)
+        {
             let pair: P::Staged<'_> = self.borrow_data_path(&mut sys.tlbs);
             Ok(self.staged_stretch(pair, records, from, s))
         } else {
@@ -623,13 +667,13 @@ impl FastLane {
         from: usize,
         s: &mut RunState,
     ) -> Step {
-        self.pair_stretch::<D, true>(pair, records, from, s)
+        self.pair_stretch::<D, true, false>(pair, records, from, s)
     }
 
     /// `run_pair`'s loop on the data path `pair`, borrowed from the lane's levels: from record
     /// `from` to the end of the stretch.
     #[inline(always)]
-    fn pair_stretch<'a, D: DataPath<'a>, const SMALL: bool>(
+    fn pair_stretch<'a, D: DataPath<'a>, const SMALL: bool, const ROOM: bool>(
         &self,
         mut pair: D,
         records: &[Record],
@@ -693,7 +737,7 @@ impl FastLane {
                 memo_hits += 1;
                 SETTLED_FIRST
             } else {
-                let (level, _) = pair.translate(vpn, key, req, Pfn(vpn << frame_shift));
+                let (level, _) = pair.translate::<ROOM>(vpn, key, req, Pfn(vpn << frame_shift));
                 settled[level] += 1;
                 last_key = key;
                 level
@@ -713,7 +757,8 @@ impl FastLane {
         }
         // Full levels: every fill evicted. (`last_pfn` is only read with walks on.)
         let levels = D::LEVELS;
-        settle_data_path(&mut s.t, levels, settled, settled[SETTLED_WALK]);
+        let room = pair.fills_into_room();
+        settle_data_path(&mut s.t, levels, settled, settled[SETTLED_WALK], room);
         s.memo_hits[0] += memo_hits;
         s.memo_hits[1] += fetch_memo_hits;
         s.first_level_run = first_level_run;
@@ -832,13 +877,20 @@ impl FastLane {
                 break;
             }
         }
+        let room = pair.fills_into_room();
         drop(pair);
         sys.tlbs = tlbs;
         // Full levels: every fill by the pair evicted (a walk that failed filled nothing; one to
         // a page of another size is filled below, by the general fill, which counts its own).
         let t = &mut s.t;
         let pair_walks = settled[SETTLED_WALK] - (other_size.is_some() || outcome.is_err()) as u64;
-        settle_data_path(t, <P::Path<'_> as DataPath>::LEVELS, settled, pair_walks);
+        settle_data_path(
+            t,
+            <P::Path<'_> as DataPath>::LEVELS,
+            settled,
+            pair_walks,
+            room,
+        );
         if let Some((n, a, leaf)) = other_size {
             // The walk's page is of another size: the general fill, the data access, and the
             // lane ends (as `run_with` after `translate_two`).
@@ -1210,13 +1262,19 @@ impl FastLane {
 #[inline(always)]
 /// Adds what a pair loop settled (`settled`, by `SETTLED_*`) to the tally of a data path of
 /// `levels` levels (1 or 2), all full: every fill evicted, `filled_walks` of the walks filled.
-fn settle_data_path(t: &mut Tally, levels: usize, settled: [u64; 3], filled_walks: u64) {
+fn settle_data_path(
+    t: &mut Tally,
+    levels: usize,
+    settled: [u64; 3],
+    filled_walks: u64,
+    room: [u64; 2],
+) {
     t.settled_at[0][0] += settled[SETTLED_FIRST];
     t.settled_at[0][levels] += settled[SETTLED_WALK];
-    t.evictions[0][0] += settled[SETTLED_SECOND] + filled_walks;
+    t.evictions[0][0] += settled[SETTLED_SECOND] + filled_walks - room[0];
     if levels == 2 {
         t.settled_at[0][1] += settled[SETTLED_SECOND];
-        t.evictions[0][1] += filled_walks;
+        t.evictions[0][1] += filled_walks - room[1];
     }
 }
 

@@ -18,8 +18,8 @@ mod pair;
 
 pub(crate) use fast::{SHAPE_ANY, SHAPE_FULLY_ASSOC, SHAPE_SET_ASSOC};
 pub(crate) use pair::{
-    pair_ready, DataPath, Fa, One, PathKind, RandomOrder, Sa, Two, SETTLED_FIRST, SETTLED_SECOND,
-    SETTLED_WALK,
+    level_ready, pair_ready, DataPath, Fa, One, PathKind, RandomOrder, Sa, Two, SETTLED_FIRST,
+    SETTLED_SECOND, SETTLED_WALK,
 };
 
 pub use index::{validate_index, IndexFn};
@@ -1038,10 +1038,33 @@ impl Tlb {
     }
 
     fn invalidate_slot(&mut self, slot: usize) {
+        let (set, way) = (slot / self.ways, slot % self.ways);
         self.count_size((self.keys.get(slot) & 7) as usize, false);
-        self.set_valid[slot / self.ways] -= 1;
+        self.set_valid[set] -= 1;
         self.write_key(slot, INVALID);
-        self.repl.on_invalidate(slot / self.ways, slot % self.ways);
+        // LRU keeps a set's invalid ways its oldest (`forget` moves the way there), in
+        // ascending order from the oldest: the lower invalid ways of the set go behind it
+        // again, highest first. The general fill takes the lowest invalid way and never asks
+        // the order while the set has room, so this changes nothing it does; it lets the fast
+        // lane's pair loops fill a set with room as they fill a full one, with its oldest way
+        // (`fills_oldest_first`). O(ways) per invalidation.
+        self.repl.on_invalidate(set, way);
+        if matches!(self.repl, Replacement::Lru(_)) {
+            let base = set * self.ways;
+            for lower in (0..way).rev() {
+                if self.keys.get(base + lower) == INVALID {
+                    self.repl.on_invalidate(set, lower);
+                }
+            }
+        }
+    }
+
+    /// A fill of a set with room takes the set's oldest way, as the fill of a full set does:
+    /// under LRU, whose invalid ways are always the oldest, the lowest of them the oldest
+    /// (`invalidate_slot`), and the general fill takes the lowest. Then the fast lane's pair
+    /// loops need not wait for the level to fill (tlb/pair.rs).
+    pub(crate) fn fills_oldest_first(&self) -> bool {
+        matches!(self.repl, Replacement::Lru(_))
     }
 
     /// Invalidates every unlocked translation of `va` (all sizes); `asid = None` matches any

@@ -1,6 +1,5 @@
 //! A two-level data path as one structure: a first level (`SHAPE_FULLY_ASSOC` or
-//! `SHAPE_SET_ASSOC`) over a set-associative second level (`SHAPE_SET_ASSOC`), both full,
-//! borrowed for a stretch of references (`system/fast_lane.rs`, `FastLane::run_pair`).
+//! `SHAPE_SET_ASSOC`) over a set-associative second level (`SHAPE_SET_ASSOC`), borrowed for a stretch of references (`system/fast_lane.rs`, `FastLane::run_pair`).
 //!
 //! Why it exists: on a stream that misses both levels (random, strided, pointer chases) the
 //! shaped calls of tlb/fast.rs spend most of their instructions reaching the state, not
@@ -23,14 +22,18 @@
 //! staged: its entries and order copied into one block and back (`Staged`).
 //!
 //! What it relies on, checked by the caller (`FastLane`): both levels are `fast_ready` for the
-//! lane's page size, of those shapes and this geometry (`FullPair::fits`), and full
-//! (`pair_ready`), so every fill replaces the least recently used way of its set with an entry
-//! of the same size, and nothing invalidates entries while the pair is borrowed. It has the
+//! lane's page size, of those shapes and this geometry (`FullPair::fits`), and ready
+//! (`pair_ready`): full, or LRU, whose invalid ways are always the oldest of their set, the
+//! lowest the oldest (`Tlb::invalidate_slot`), so that every fill replaces the least recently
+//! used way of its set, as the general fill of a set with room takes its lowest invalid way
+//! (`Room` then counts the fill into the set's and page size's valid entries, and it evicts
+//! nothing); and nothing invalidates entries while the pair is borrowed. Over full levels a
+//! TLB-only loop checks for no invalid way (`DataPath::translate`'s `ROOM`). It has the
 //! effects of `lookup_shaped` and `fill_shaped` on entries, replacement order, `present` counts
 //! and hint table, and leaves both memos empty, as they do. `tests/reference_parity.rs` runs it
 //! against the naive model.
 
-use super::{hint_len, present_len, tags_allow, KeyHash};
+use super::{hint_len, present_len, tags_allow, KeyHash, INVALID};
 use super::{Payload, Requester, TagConfig, Tlb};
 use crate::replacement::order::{
     linked_recycle_oldest_of, linked_to_front, packed_recycle_oldest, packed_to_front,
@@ -54,9 +57,73 @@ impl Tlb {
 }
 
 /// Whether `first` over `second`, of the shapes and the geometry `FastLane` has checked, may
-/// be a pair now: both full.
+/// be a pair now: each level full, or one whose fill of a set with room takes its oldest way
+/// (`Tlb::fills_oldest_first`: LRU), as a pair fills every set.
 pub(crate) fn pair_ready(first: &Tlb, second: &Tlb) -> bool {
-    first.is_full() && second.is_full()
+    level_ready(first) && level_ready(second)
+}
+
+/// `pair_ready` for one level (a `Single`'s).
+pub(crate) fn level_ready(tlb: &Tlb) -> bool {
+    tlb.fills_oldest_first() || tlb.is_full()
+}
+
+/// What a level's fills into invalid ways change besides the way itself, borrowed with the
+/// level: its valid-entry counts, per set and per page size. Such a fill evicts nothing; the
+/// fast lane counts them (`fills_into_room`) to count only the others as evictions.
+pub(crate) struct Room<'a> {
+    set_valid: &'a mut [u32],
+    size_count: &'a mut [u32; 6],
+    live_sizes: &'a mut u8,
+    /// The level's valid entries at the borrow: the fills into room are the count now less
+    /// this (nothing in a pair invalidates an entry), not a count kept in the loop.
+    valid_at_borrow: u32,
+}
+
+impl<'a> Room<'a> {
+    fn borrow(
+        set_valid: &'a mut [u32],
+        size_count: &'a mut [u32; 6],
+        live_sizes: &'a mut u8,
+    ) -> Self {
+        let valid_at_borrow = size_count.iter().sum();
+        Room {
+            set_valid,
+            size_count,
+            live_sizes,
+            valid_at_borrow,
+        }
+    }
+
+    /// Fills into invalid ways since the borrow.
+    fn filled(&self) -> u64 {
+        (self.size_count.iter().sum::<u32>() - self.valid_at_borrow) as u64
+    }
+
+    /// A way of `set` that held no entry now holds `key`: the set and the key's page size
+    /// hold one more (`Tlb::insert`'s bookkeeping of a set with room).
+    #[inline(always)]
+    fn fill_room(&mut self, set: usize, key: u64) {
+        count_room_fill(
+            &mut self.set_valid[set],
+            self.size_count,
+            self.live_sizes,
+            key,
+        );
+    }
+}
+
+/// `Room::fill_room`'s counts, out of line (a level fills its room once) and given the counts
+/// themselves rather than the `Room`: the level's fields then stay in registers in the pair
+/// loops (a `&mut Room` passed out of line kept the whole borrowed pair in memory: +22
+/// instructions per all-miss reference).
+#[cold]
+#[inline(never)]
+fn count_room_fill(set_valid: &mut u32, size_count: &mut [u32; 6], live_sizes: &mut u8, key: u64) {
+    let size = (key & 7) as usize;
+    *set_valid += 1;
+    size_count[size] += 1;
+    *live_sizes |= 1 << size;
 }
 
 /// The first level of a pair, borrowed: its lookup, and its replacement on a miss in two
@@ -71,14 +138,17 @@ pub(crate) trait FirstLevel<'a>: Sized {
     fn lookup(&mut self, vpn: u64, key: u64, h: KeyHash, req: Requester) -> Option<Pfn>;
     /// The least recently used way of `vpn`'s set, made the most recent and given `key`
     /// (`h = KeyHash::of(key)`); its slot, for `set_payload`.
-    fn replace(&mut self, vpn: u64, key: u64, h: KeyHash) -> usize;
+    /// `ROOM`: the way may be invalid (else the caller knows the level is full).
+    fn replace<const ROOM: bool>(&mut self, vpn: u64, key: u64, h: KeyHash) -> usize;
     /// The payload of the way `replace` returned.
     fn set_payload(&mut self, slot: usize, payload: Payload);
+    /// How many of the borrow's fills took an invalid way (evicting nothing).
+    fn fills_into_room(&self) -> u64;
 
     /// `replace` and `set_payload` in one step, for a fill whose payload is known.
     #[inline(always)]
     fn fill(&mut self, vpn: u64, key: u64, h: KeyHash, payload: Payload) {
-        let slot = self.replace(vpn, key, h);
+        let slot = self.replace::<true>(vpn, key, h);
         self.set_payload(slot, payload);
     }
 }
@@ -237,6 +307,7 @@ pub(crate) struct FullyAssoc<'a, const W: usize, S> {
     hint: &'a mut [u32],
     present: &'a mut [u16],
     tags: TagConfig,
+    room: Room<'a>,
 }
 
 impl<'a, const W: usize, S: FaStore<'a, W>> FullyAssoc<'a, W, S> {
@@ -311,6 +382,7 @@ impl<'a, const W: usize, S: FaStore<'a, W>> FirstLevel<'a> for FullyAssoc<'a, W,
             hint: &mut tlb.hint[..],
             present: &mut tlb.present[..],
             tags: tlb.config.tags,
+            room: Room::borrow(&mut tlb.set_valid, &mut tlb.size_count, &mut tlb.live_sizes),
         }
     }
 
@@ -327,12 +399,16 @@ impl<'a, const W: usize, S: FaStore<'a, W>> FirstLevel<'a> for FullyAssoc<'a, W,
 
     /// The hint, `present` counts and fingerprint follow the new key.
     #[inline(always)]
-    fn replace(&mut self, _vpn: u64, key: u64, h: KeyHash) -> usize {
+    fn replace<const ROOM: bool>(&mut self, _vpn: u64, key: u64, h: KeyHash) -> usize {
         let (links, head) = self.store.order();
         let w = linked_recycle_oldest_of(links, head);
         *self.hint_at(h.hint()) = w as u32 + 1;
         let old = self.store.keys()[w];
-        *self.present_at(KeyHash::of(old).present()) -= 1;
+        if !ROOM || old != INVALID {
+            *self.present_at(KeyHash::of(old).present()) -= 1;
+        } else {
+            self.room.fill_room(0, key);
+        }
         *self.present_at(h.present()) += 1;
         self.store.keys()[w] = key;
         self.store.fps()[w] = h.fingerprint();
@@ -342,6 +418,10 @@ impl<'a, const W: usize, S: FaStore<'a, W>> FirstLevel<'a> for FullyAssoc<'a, W,
     #[inline(always)]
     fn set_payload(&mut self, slot: usize, payload: Payload) {
         self.store.payload()[slot % W] = payload;
+    }
+
+    fn fills_into_room(&self) -> u64 {
+        self.room.filled()
     }
 }
 
@@ -455,6 +535,7 @@ pub(crate) struct SetAssoc<'a, const W: usize, O = LruSets<'a>> {
     order: O,
     low_mask: u64,
     tags: TagConfig,
+    room: Room<'a>,
 }
 
 impl<'a, const W: usize, O: SetOrder<'a>> SetAssoc<'a, W, O> {
@@ -492,19 +573,24 @@ impl<'a, const W: usize, O: SetOrder<'a>> SetAssoc<'a, W, O> {
     }
 
     /// Set `set`'s least recently used way, made the most recent and given `key`; its way.
+    /// `room`: the way may be invalid (a constant where it is inlined).
     #[inline(always)]
-    fn replace_way(&mut self, set: usize, key: u64) -> usize {
+    fn replace_way(&mut self, set: usize, key: u64, room: bool) -> usize {
         let w = self.order.fill_victim(set, W) % W;
         let (keys, fps, _) = self.set_rows(set);
+        let old = keys[w];
         keys[w] = key;
         fps[w] = fingerprint(key);
+        if room && old == INVALID {
+            self.room.fill_room(set, key);
+        }
         w
     }
 
     /// `replace_way`, with the payload.
     #[inline(always)]
-    fn replace_in_set(&mut self, set: usize, key: u64, payload: Payload) {
-        let w = self.replace_way(set, key);
+    fn replace_in_set(&mut self, set: usize, key: u64, payload: Payload, room: bool) {
+        let w = self.replace_way(set, key, room);
         self.set_rows(set).2[w] = payload;
     }
 }
@@ -537,6 +623,7 @@ impl<'a, const W: usize, O: SetOrder<'a>> FirstLevel<'a> for SetAssoc<'a, W, O> 
             order,
             low_mask: tlb.low_mask,
             tags: tlb.config.tags,
+            room: Room::borrow(&mut tlb.set_valid, &mut tlb.size_count, &mut tlb.live_sizes),
         }
     }
 
@@ -547,14 +634,18 @@ impl<'a, const W: usize, O: SetOrder<'a>> FirstLevel<'a> for SetAssoc<'a, W, O> 
 
     /// The slot is `set * W + way`.
     #[inline(always)]
-    fn replace(&mut self, vpn: u64, key: u64, _h: KeyHash) -> usize {
+    fn replace<const ROOM: bool>(&mut self, vpn: u64, key: u64, _h: KeyHash) -> usize {
         let set = self.set_of(vpn);
-        set * W + self.replace_way(set, key)
+        set * W + self.replace_way(set, key, ROOM)
     }
 
     #[inline(always)]
     fn set_payload(&mut self, slot: usize, payload: Payload) {
         self.set_rows(slot / W).2[slot % W] = payload;
+    }
+
+    fn fills_into_room(&self) -> u64 {
+        self.room.filled()
     }
 }
 
@@ -567,14 +658,23 @@ pub(crate) trait DataPath<'a>: Sized {
     /// when `LEVELS` is 2), of the geometry the caller picked this type for, full; `translate`
     /// fills entries with the tags `walk_tags` (`Payload::tags_word` of `Payload::filled`).
     fn borrow(first: &'a mut Tlb, second: Option<&'a mut Tlb>, walk_tags: u64) -> Self;
-    /// One TLB-only reference (`FullPair::translate`).
-    fn translate(&mut self, vpn: u64, key: u64, req: Requester, frame: Pfn) -> (usize, Pfn);
+    /// One TLB-only reference (`FullPair::translate`); `ROOM`: a fill may find an invalid
+    /// way (false: the caller knows the levels are full, and the loop checks for none).
+    fn translate<const ROOM: bool>(
+        &mut self,
+        vpn: u64,
+        key: u64,
+        req: Requester,
+        frame: Pfn,
+    ) -> (usize, Pfn);
     /// `FullPair::lookup_first`.
     fn lookup_first(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Pfn>;
     /// `FullPair::lookup_second`; None without a second level.
     fn lookup_second(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Payload>;
     /// `FullPair::fill` (`second` is false without a second level).
     fn fill(&mut self, vpn: u64, key: u64, payload: Payload, second: bool);
+    /// Per level, the fills that took an invalid way (`FirstLevel::fills_into_room`).
+    fn fills_into_room(&self) -> [u64; 2];
 }
 
 /// A data path's kind without the borrow, naming a `DataPath` in `FastLane`'s loops:
@@ -614,7 +714,7 @@ impl<'a, F: FirstLevel<'a>> DataPath<'a> for Single<F> {
     const LEVELS: usize = 1;
 
     fn borrow(first: &'a mut Tlb, second: Option<&'a mut Tlb>, walk_tags: u64) -> Self {
-        debug_assert!(second.is_none() && F::fits(first) && first.is_full());
+        debug_assert!(second.is_none() && F::fits(first) && level_ready(first));
         // The memo names no longer the most recent way once the path has run.
         first.memo_slot = usize::MAX;
         Single {
@@ -624,13 +724,20 @@ impl<'a, F: FirstLevel<'a>> DataPath<'a> for Single<F> {
     }
 
     #[inline(always)]
-    fn translate(&mut self, vpn: u64, key: u64, req: Requester, frame: Pfn) -> (usize, Pfn) {
+    fn translate<const ROOM: bool>(
+        &mut self,
+        vpn: u64,
+        key: u64,
+        req: Requester,
+        frame: Pfn,
+    ) -> (usize, Pfn) {
         let h = KeyHash::of(key);
         if let Some(pfn) = self.first.lookup(vpn, key, h, req) {
             return (SETTLED_FIRST, pfn);
         }
         let payload = Payload::from_words(frame, self.walk_tags);
-        self.first.fill(vpn, key, h, payload);
+        let slot = self.first.replace::<ROOM>(vpn, key, h);
+        self.first.set_payload(slot, payload);
         (SETTLED_WALK, frame)
     }
 
@@ -647,6 +754,10 @@ impl<'a, F: FirstLevel<'a>> DataPath<'a> for Single<F> {
     #[inline(always)]
     fn fill(&mut self, vpn: u64, key: u64, payload: Payload, _second: bool) {
         self.first.fill(vpn, key, KeyHash::of(key), payload);
+    }
+
+    fn fills_into_room(&self) -> [u64; 2] {
+        [self.first.fills_into_room(), 0]
     }
 }
 
@@ -696,14 +807,20 @@ impl<'a, F: FirstLevel<'a>, const W2: usize, O: SetOrder<'a>> DataPath<'a>
     /// and the frame. (A TLB-only run: the translation is known before the levels are looked
     /// up. With walks, `lookup_first`, `lookup_second` and `fill` take the steps one by one.)
     #[inline(always)]
-    fn translate(&mut self, vpn: u64, key: u64, req: Requester, frame: Pfn) -> (usize, Pfn) {
+    fn translate<const ROOM: bool>(
+        &mut self,
+        vpn: u64,
+        key: u64,
+        req: Requester,
+        frame: Pfn,
+    ) -> (usize, Pfn) {
         let h = KeyHash::of(key);
         if let Some(pfn) = self.first.lookup(vpn, key, h, req) {
             return (SETTLED_FIRST, pfn);
         }
         // The first level's bookkeeping first, its payload once the second level has settled
         // the reference (measured: 12% faster and 13 instructions fewer than all after it).
-        let slot1 = self.first.replace(vpn, key, h);
+        let slot1 = self.first.replace::<ROOM>(vpn, key, h);
         let set = self.second.set_of(vpn);
         match self.second.lookup_in_set(set, key, req) {
             Some(found) => {
@@ -713,7 +830,7 @@ impl<'a, F: FirstLevel<'a>, const W2: usize, O: SetOrder<'a>> DataPath<'a>
             }
             None => {
                 let payload = Payload::from_words(frame, self.walk_tags);
-                self.second.replace_in_set(set, key, payload);
+                self.second.replace_in_set(set, key, payload, ROOM);
                 self.first.set_payload(slot1, payload);
                 (SETTLED_WALK, frame)
             }
@@ -744,8 +861,12 @@ impl<'a, F: FirstLevel<'a>, const W2: usize, O: SetOrder<'a>> DataPath<'a>
         self.first.fill(vpn, key, KeyHash::of(key), payload);
         if second {
             self.second
-                .replace_in_set(self.second.set_of(vpn), key, payload);
+                .replace_in_set(self.second.set_of(vpn), key, payload, true);
         }
+    }
+
+    fn fills_into_room(&self) -> [u64; 2] {
+        [self.first.fills_into_room(), self.second.fills_into_room()]
     }
 }
 
