@@ -388,6 +388,35 @@ fn one_thread_system(cfg: &MachineConfig, opts: RunOptions) -> System {
     sys
 }
 
+/// `run_slice` over `records` (one thread's) leaves the state `access` and `event` called
+/// record by record leave, dirty lines included (a final flush of the caches counts them), and
+/// the same clock.
+fn agrees_record_by_record(
+    cfg: &MachineConfig,
+    opts: RunOptions,
+    records: &[Record],
+) -> Result<(), TestCaseError> {
+    let mut by_run = one_thread_system(cfg, opts);
+    by_run.run_slice(records).unwrap();
+    let mut by_access = one_thread_system(cfg, opts);
+    for &r in records {
+        match r {
+            Record::Access(a) => by_access.access(a).map(|_| ()).unwrap(),
+            Record::Event(e) => by_access.event(e).unwrap(),
+        }
+    }
+    for sys in [&mut by_run, &mut by_access] {
+        sys.event(Event::Flush {
+            core: CoreId(0),
+            what: flush::CACHES,
+        })
+        .unwrap();
+    }
+    same_end_state(&by_run, &by_access)?;
+    prop_assert_eq!(by_run.clock(0), by_access.clock(0));
+    Ok(())
+}
+
 /// `by_run` and `by_access` ended in the same state (`common::end_state_difference`).
 fn same_end_state(by_run: &System, by_access: &System) -> Result<(), TestCaseError> {
     common::end_state_difference(by_run, by_access).map_err(TestCaseError::fail)
@@ -850,18 +879,7 @@ proptest! {
                 Record::Access(Access::new(ThreadId(0), kind, VirtAddr(va), 8))
             })
             .collect();
-        let mut by_run = one_thread_system(&cfg, opts);
-        by_run.run_slice(&records).unwrap();
-        let mut by_access = one_thread_system(&cfg, opts);
-        for r in &records {
-            let Record::Access(a) = *r else { unreachable!() };
-            by_access.access(a).unwrap();
-        }
-        for sys in [&mut by_run, &mut by_access] {
-            sys.event(Event::Flush { core: CoreId(0), what: flush::CACHES }).unwrap();
-        }
-        same_end_state(&by_run, &by_access)?;
-        prop_assert_eq!(by_run.clock(0), by_access.clock(0));
+        agrees_record_by_record(&cfg, opts, &records)?;
     }
 }
 
@@ -913,18 +931,7 @@ proptest! {
                 records.push(Record::Access(Access::new(ThreadId(0), kind, VirtAddr(va), 8)));
             }
         }
-        let mut by_run = one_thread_system(&cfg, opts);
-        by_run.run_slice(&records).unwrap();
-        let mut by_access = one_thread_system(&cfg, opts);
-        for r in &records {
-            let Record::Access(a) = *r else { unreachable!() };
-            by_access.access(a).unwrap();
-        }
-        for sys in [&mut by_run, &mut by_access] {
-            sys.event(Event::Flush { core: CoreId(0), what: flush::CACHES }).unwrap();
-        }
-        same_end_state(&by_run, &by_access)?;
-        prop_assert_eq!(by_run.clock(0), by_access.clock(0));
+        agrees_record_by_record(&cfg, opts, &records)?;
     }
 }
 
@@ -978,17 +985,7 @@ proptest! {
                 }
             })
             .collect();
-        let mut by_run = one_thread_system(&cfg, opts);
-        by_run.run_slice(&records).unwrap();
-        let mut by_access = one_thread_system(&cfg, opts);
-        for &r in &records {
-            match r {
-                Record::Access(a) => by_access.access(a).map(|_| ()).unwrap(),
-                Record::Event(e) => by_access.event(e).unwrap(),
-            }
-        }
-        same_end_state(&by_run, &by_access)?;
-        prop_assert_eq!(by_run.clock(0), by_access.clock(0));
+        agrees_record_by_record(&cfg, opts, &records)?;
     }
 }
 
