@@ -1337,3 +1337,35 @@ fn events_after_the_reference_limit_do_not_run() {
         assert_eq!(sys.stats().total.references, limit.min(4), "limit {limit}");
     }
 }
+
+/// A long trace of two threads on two cores in the full model (not independent: the timeline
+/// interleaves them access by access), more than the timeline's look-ahead, so that each
+/// hardware thread's queue is refilled before it runs empty and drops the part already taken
+/// (`CpuQueue::pop_front`) many times: the run ends as the timeline spelled out access by
+/// access does, statistics, TLB contents, clocks and all.
+#[test]
+fn a_timeline_whose_queues_never_run_empty_runs_as_access_by_access() {
+    let mut cfg = two_cores();
+    cfg.caches = vec![
+        common::cache("C1", 1, 4 << 10, 4, 4),
+        common::cache("C2", 2, 32 << 10, 8, 12),
+    ];
+    let mut rng = SplitMix64::new(11);
+    // Runs of a few accesses per thread over 3,000 pages each, as a scheduler's slices would
+    // interleave them: neither queue empties while records keep coming.
+    let mut t = 0u32;
+    let records: Vec<Record> = (0..300_000u64)
+        .map(|_| {
+            if rng.below(4) == 0 {
+                t ^= 1;
+            }
+            load(
+                t,
+                0x4000_0000 + (t as u64 * 4096 + rng.below(3000)) * 4096 + 8 * rng.below(512),
+            )
+        })
+        .collect();
+    let sys = agrees_with_the_timeline(&cfg, RunOptions::default(), (2, 2), &records, "full model");
+    assert_eq!(sys.stats().total.references, 300_000);
+    assert!(sys.stats().total.walks > 10_000);
+}
