@@ -1369,3 +1369,57 @@ fn a_timeline_whose_queues_never_run_empty_runs_as_access_by_access() {
     assert_eq!(sys.stats().total.references, 300_000);
     assert!(sys.stats().total.walks > 10_000);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// A program fetching on one code page between data references that miss the first level
+    /// (a large random footprint): the memo lane's one-fetch runs count as failed tries
+    /// (`System::run_direct`, `MEMO_SHORT`), the fast lane takes the stream, and its walking
+    /// pair loop counts each fetch on the instruction path's previous page, with its cache
+    /// access, without ending the stretch (`FastLane::walking_fetch_memo_hit`). Streams with
+    /// runs of fetches long enough to hand the stretch back, fetches moving to a second code
+    /// page, and stores, on zen3-shaped machines with walks, with and without caches (and a
+    /// few random machines): `run_slice` agrees with `access` record by record.
+    #[test]
+    fn fetches_between_walking_data_references_agree_with_access_by_access(
+        first in first_levels(),
+        shaped in prop_oneof![4 => Just(true), 1 => Just(false)],
+        (random_cfg, _) in machine(),
+        refs in proptest::collection::vec((0u64..6000, 0u8..8, 0u8..4, 0u64..1024), 500..4000),
+        seed in 0u64..1000,
+        caches_on in any::<bool>(),
+    ) {
+        let cfg = if shaped {
+            let mut cfg = shaped_machine(first, (16, 16, ReplacementKind::Lru), 2, false);
+            cfg.caches = vec![common::cache("C1", 1, 4 << 10, 4, 4), common::cache("C2", 2, 32 << 10, 8, 12)];
+            cfg
+        } else {
+            random_cfg
+        };
+        let opts = RunOptions { seed, caches: caches_on, data_accesses: caches_on, ..RunOptions::default() };
+        let mut code_page = 0u64;
+        let mut records = Vec::new();
+        for &(page, fetches, kind, offset) in &refs {
+            // Mostly one fetch per data reference; sometimes none, sometimes a run of 40
+            // (more than `HAND_BACK` first-level hits in a row); now and then a jump to
+            // another code page.
+            let fetches = match fetches {
+                0 => 0,
+                1 => 40,
+                _ => 1,
+            };
+            if kind == 3 {
+                code_page ^= 1;
+            }
+            for f in 0..fetches {
+                let va = 0x40_0000 + (code_page << 12) + ((offset + 4 * f) & 0xffc);
+                records.push(Record::Access(Access::new(ThreadId(0), AccessKind::Instr, VirtAddr(va), 4)));
+            }
+            let kind = if kind == 0 { AccessKind::Store } else { AccessKind::Load };
+            let va = 0x4000_0000 + (page << 12) + (offset & 0x1ff) * 8;
+            records.push(Record::Access(Access::new(ThreadId(0), kind, VirtAddr(va), 8)));
+        }
+        agrees_record_by_record(&cfg, opts, &records)?;
+    }
+}

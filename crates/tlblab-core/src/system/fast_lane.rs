@@ -769,6 +769,40 @@ impl FastLane {
         step
     }
 
+    /// In `run_pair_walking`, an instruction fetch `r` on the instruction path's previous page
+    /// (`fetch_key`): a first-level hit that changes no TLB state (`RunState::last_key`),
+    /// counted, its cache access made and its cycles added as `run_with` does, without ending
+    /// the stretch (as `pair_stretch` does TLB-only); returns whether `r` was one. A program
+    /// fetching on one code page between data references that miss every level otherwise
+    /// ended the stretch, and borrowed the pair again, per fetch (ARCHITECTURE.md, "Fetches in
+    /// the walking pair loop"). Out of line: kept in the loop, its values cost the all-data
+    /// streams 8-12 instructions per reference.
+    #[cold]
+    #[inline(never)]
+    fn walking_fetch_memo_hit(&self, sys: &mut System, r: &Record, s: &mut RunState) -> bool {
+        let Record::Access(a) = r else {
+            return false;
+        };
+        if !self.is_fetch_on(a, self.fetch_key(s)) {
+            return false;
+        }
+        s.memo_hits[1] += 1;
+        if self.data {
+            let first = self.paths[1].latency[0];
+            let tally = self.tally(&mut s.t.caches);
+            let pfn = s.last_pfn[1];
+            let lat = sys.data_access(self.cpu, self.core, a.kind, a.vaddr, pfn, self.size, tally);
+            // `reference_full`: a first-level hit overlaps its access (Overlap model).
+            s.t.other_cycles += if self.overlap {
+                first.max(lat) - first
+            } else {
+                lat
+            };
+        }
+        s.first_level_run += 1;
+        true
+    }
+
     /// `run_pair` with page walks on: a miss in both levels walks (`System::walk`), and with
     /// data accesses on every reference then goes through the caches (`System::data_access`),
     /// as in `run_with`. The walk and the data access need the `System` while the pair holds
@@ -795,87 +829,110 @@ impl FastLane {
         let mut settled = [0u64; 3];
         // A walk that found a page of another size: its leaf, for the general fill.
         let mut other_size = None;
-        let mut outcome = Ok(Step::Done {
-            taken: records.len(),
-            stale: false,
-        });
-        for (i, r) in records[from..].iter().enumerate() {
-            let n = from + i;
-            let a = match self.pair_access(r, n) {
-                Ok(a) => a,
-                Err(end) => {
-                    outcome = Ok(end);
-                    break;
-                }
-            };
-            let va = a.vaddr.0;
-            let vpn = va >> shift;
-            let key = pack(vpn, size);
-            let memo_hit = key == s.last_key[0];
-            let (level, pfn) = if memo_hit {
-                s.memo_hits[0] += 1;
-                (SETTLED_FIRST, s.last_pfn[0])
-            } else if let Some(pfn) = pair.lookup_first(vpn, key, req) {
-                settled[SETTLED_FIRST] += 1;
-                (SETTLED_FIRST, pfn)
-            } else if let Some(payload) = pair.lookup_second(vpn, key, req) {
-                settled[SETTLED_SECOND] += 1;
-                pair.fill(vpn, key, payload, false);
-                (SETTLED_SECOND, payload.pfn)
-            } else {
-                settled[SETTLED_WALK] += 1;
-                let tally = self.tally(&mut s.t.caches);
-                let (leaf, cycles) = match sys.walk_counted(self.core, self.st, VirtAddr(va), tally)
-                {
-                    Ok(walked) => walked,
-                    Err(e) => {
-                        // Counted, its TLB latencies uncharged (`Tally::uncharged`), as
-                        // `reference_full` counts it.
-                        s.t.uncharged = path.latency[..path.levels].iter().sum();
-                        outcome = Err(e);
+        let mut outcome;
+        let mut from = from;
+        // The loop over the records, entered again after a fetch on the instruction path's
+        // previous page (`walking_fetch_memo_hit`): outside it, so that the loop itself is
+        // compiled as before (with the fetch's arm inside, all-data streams of first-level
+        // hits cost 8% more instructions: register allocation, not work).
+        'stretch: loop {
+            outcome = Ok(Step::Done {
+                taken: records.len(),
+                stale: false,
+            });
+            for (i, r) in records[from..].iter().enumerate() {
+                let n = from + i;
+                let a = match self.pair_access(r, n) {
+                    Ok(a) => a,
+                    Err(end) => {
+                        outcome = Ok(end);
                         break;
                     }
                 };
-                s.t.other_cycles += cycles;
-                if leaf.size != size {
-                    other_size = Some((n, a, leaf));
+                let va = a.vaddr.0;
+                let vpn = va >> shift;
+                let key = pack(vpn, size);
+                let memo_hit = key == s.last_key[0];
+                let (level, pfn) = if memo_hit {
+                    s.memo_hits[0] += 1;
+                    (SETTLED_FIRST, s.last_pfn[0])
+                } else if let Some(pfn) = pair.lookup_first(vpn, key, req) {
+                    settled[SETTLED_FIRST] += 1;
+                    (SETTLED_FIRST, pfn)
+                } else if let Some(payload) = pair.lookup_second(vpn, key, req) {
+                    settled[SETTLED_SECOND] += 1;
+                    pair.fill(vpn, key, payload, false);
+                    (SETTLED_SECOND, payload.pfn)
+                } else {
+                    settled[SETTLED_WALK] += 1;
+                    let tally = self.tally(&mut s.t.caches);
+                    let (leaf, cycles) =
+                        match sys.walk_counted(self.core, self.st, VirtAddr(va), tally) {
+                            Ok(walked) => walked,
+                            Err(e) => {
+                                // Counted, its TLB latencies uncharged (`Tally::uncharged`), as
+                                // `reference_full` counts it.
+                                s.t.uncharged = path.latency[..path.levels].iter().sum();
+                                outcome = Err(e);
+                                break;
+                            }
+                        };
+                    s.t.other_cycles += cycles;
+                    if leaf.size != size {
+                        other_size = Some((n, a, leaf));
+                        break;
+                    }
+                    pair.fill(vpn, key, Payload::filled(leaf.pfn, leaf.domain, req), true);
+                    (SETTLED_WALK, leaf.pfn)
+                };
+                if !memo_hit {
+                    s.last_key[0] = key;
+                    s.last_pfn[0] = pfn;
+                    if self.ends_other_memo[0] {
+                        s.last_key[1] = u64::MAX;
+                    }
+                }
+                if self.data {
+                    let tally = self.tally(&mut s.t.caches);
+                    let lat =
+                        sys.data_access(self.cpu, self.core, a.kind, a.vaddr, pfn, size, tally);
+                    // `reference_full`: a first-level hit overlaps its data access (Overlap model).
+                    s.t.other_cycles += if self.overlap && level == SETTLED_FIRST {
+                        tlb_first.max(lat) - tlb_first
+                    } else {
+                        lat
+                    };
+                }
+                if level != SETTLED_FIRST {
+                    sys.prefetch_lane(&self.hints, records, n);
+                }
+                s.first_level_run = if level == SETTLED_FIRST {
+                    s.first_level_run + 1
+                } else {
+                    0
+                };
+                if s.first_level_run == s.hand_back {
+                    outcome = Ok(Step::Done {
+                        taken: n + 1,
+                        stale: false,
+                    });
                     break;
                 }
-                pair.fill(vpn, key, Payload::filled(leaf.pfn, leaf.domain, req), true);
-                (SETTLED_WALK, leaf.pfn)
-            };
-            if !memo_hit {
-                s.last_key[0] = key;
-                s.last_pfn[0] = pfn;
-                if self.ends_other_memo[0] {
-                    s.last_key[1] = u64::MAX;
+            }
+            if let Ok(Step::Switch(n)) = outcome {
+                if self.walking_fetch_memo_hit(sys, &records[n], s) {
+                    if s.first_level_run == s.hand_back {
+                        outcome = Ok(Step::Done {
+                            taken: n + 1,
+                            stale: false,
+                        });
+                        break 'stretch;
+                    }
+                    from = n + 1;
+                    continue 'stretch;
                 }
             }
-            if self.data {
-                let tally = self.tally(&mut s.t.caches);
-                let lat = sys.data_access(self.cpu, self.core, a.kind, a.vaddr, pfn, size, tally);
-                // `reference_full`: a first-level hit overlaps its data access (Overlap model).
-                s.t.other_cycles += if self.overlap && level == SETTLED_FIRST {
-                    tlb_first.max(lat) - tlb_first
-                } else {
-                    lat
-                };
-            }
-            if level != SETTLED_FIRST {
-                sys.prefetch_lane(&self.hints, records, n);
-            }
-            s.first_level_run = if level == SETTLED_FIRST {
-                s.first_level_run + 1
-            } else {
-                0
-            };
-            if s.first_level_run == s.hand_back {
-                outcome = Ok(Step::Done {
-                    taken: n + 1,
-                    stale: false,
-                });
-                break;
-            }
+            break 'stretch;
         }
         let room = pair.fills_into_room();
         drop(pair);

@@ -2116,7 +2116,14 @@ impl System {
         // (from `LONG_HAND_BACK_MIN` up to `LONG_HAND_BACK_MAX`) while the memo lane's tries
         // between stretches stay poor, and drops back to `HAND_BACK` after one that is not.
         // (A Lackey capture of `ls -lR` meets a new page about one time in 12.)
+        //
+        // A memo-lane run shorter than `MEMO_SHORT` references counts as a failed try, not a
+        // success: a program fetching on one code page between data references that miss the
+        // first level (a large random footprint) gives the memo lane one fetch at a time, and
+        // the lane was built twice per data reference and the fast lane never tried
+        // (ARCHITECTURE.md, "Fetches in the walking pair loop").
         const LANE_MAX_BACKOFF: u32 = 64;
+        const MEMO_SHORT: usize = 4;
         const MEMO_JUDGED: usize = 64;
         const MEMO_PAGES_PER_NEW: usize = 8;
         const LONG_HAND_BACK_MIN: u32 = 1024;
@@ -2149,7 +2156,12 @@ impl System {
                         new_pages = l.new_pages;
                     }
                     if took > 0 {
-                        backoff = 0;
+                        backoff = if took < MEMO_SHORT {
+                            (backoff * 2).clamp(1, LANE_MAX_BACKOFF)
+                        } else {
+                            0
+                        };
+                        skip = backoff.saturating_sub(1) * (took < MEMO_SHORT) as u32;
                         i += took;
                         if self.references >= limit {
                             return Ok(i);
