@@ -1377,10 +1377,12 @@ proptest! {
     /// (a large random footprint): the memo lane's one-fetch runs count as failed tries
     /// (`System::run_direct`, `MEMO_SHORT`), the fast lane takes the stream, and its walking
     /// pair loop counts each fetch on the instruction path's previous page, with its cache
-    /// access, without ending the stretch (`FastLane::walking_fetch_memo_hit`). Streams with
-    /// runs of fetches long enough to hand the stretch back, fetches moving to a second code
-    /// page, and stores, on zen3-shaped machines with walks, with and without caches (and a
-    /// few random machines): `run_slice` agrees with `access` record by record.
+    /// access, without ending the stretch (`FastLane::walking_fetch_memo_hit`); a fetch on
+    /// another page that hits the instruction path's first level is settled between two pair
+    /// stretches (`FastLane::fetch_first_level_hit`). Streams with runs of fetches long enough
+    /// to hand the stretch back, fetches taking turns on 1..4 code pages or moving to others,
+    /// and stores, on zen3-shaped machines TLB-only and with walks, with and without caches
+    /// (and a few random machines): `run_slice` agrees with `access` record by record.
     #[test]
     fn fetches_between_walking_data_references_agree_with_access_by_access(
         first in first_levels(),
@@ -1389,6 +1391,8 @@ proptest! {
         refs in proptest::collection::vec((0u64..6000, 0u8..8, 0u8..4, 0u64..1024), 500..4000),
         seed in 0u64..1000,
         caches_on in any::<bool>(),
+        tlb_only in prop_oneof![3 => Just(false), 1 => Just(true)],
+        code_pages in 1u64..5,
     ) {
         let cfg = if shaped {
             let mut cfg = shaped_machine(first, (16, 16, ReplacementKind::Lru), 2, false);
@@ -1397,8 +1401,13 @@ proptest! {
         } else {
             random_cfg
         };
-        let opts = RunOptions { seed, caches: caches_on, data_accesses: caches_on, ..RunOptions::default() };
+        let opts = if tlb_only {
+            RunOptions::tlb_only(seed)
+        } else {
+            RunOptions { seed, caches: caches_on, data_accesses: caches_on, ..RunOptions::default() }
+        };
         let mut code_page = 0u64;
+        let mut turn = 0u64;
         let mut records = Vec::new();
         for &(page, fetches, kind, offset) in &refs {
             // Mostly one fetch per data reference; sometimes none, sometimes a run of 40
@@ -1410,10 +1419,12 @@ proptest! {
                 _ => 1,
             };
             if kind == 3 {
-                code_page ^= 1;
+                code_page = (code_page + 5) % 16;
             }
             for f in 0..fetches {
-                let va = 0x40_0000 + (code_page << 12) + ((offset + 4 * f) & 0xffc);
+                turn += 1;
+                let page = code_page + turn % code_pages;
+                let va = 0x40_0000 + (page << 12) + ((offset + 4 * f) & 0xffc);
                 records.push(Record::Access(Access::new(ThreadId(0), AccessKind::Instr, VirtAddr(va), 4)));
             }
             let kind = if kind == 0 { AccessKind::Store } else { AccessKind::Load };

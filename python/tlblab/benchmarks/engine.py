@@ -81,9 +81,11 @@ PRESET_CASE = ("random:pages=262144,accesses=4M", "random:pages=262144,accesses=
 
 # Generated Lackey-format texts: name -> (references full size, quick size). `fetch_random`:
 # instruction fetches on one code page alternating with loads that miss every TLB level (a
-# random page of 1 GiB), as a program with a large random footprint makes them; each load
-# ends a stretch of the fast lane's pair loop, so this times the per-stretch work, which the
-# all-data streams above never show (ARCHITECTURE.md, "Where all-miss time goes").
+# random page of 1 GiB), as a program with a large random footprint makes them. The fast
+# lane's pair loops count such fetches as the memo hits they are without ending their stretch
+# (TLB-only and, since 2026-11-25, with walks), and the memo lane's one-fetch runs count as
+# failed tries: this case times that handling, which the all-data streams above never show
+# (ARCHITECTURE.md, "Where all-miss time goes" and "Fetches in the walking pair loop").
 GENERATED = {"fetch_random": (4_000_000, 500_000)}
 
 # Real programs captured under Valgrind Lackey (name, argv, a path that must exist).

@@ -115,6 +115,16 @@ struct RunState {
     hand_back: u32,
 }
 
+/// What `FastLane::fetch_first_level_hit` made of a record.
+enum FetchHit {
+    /// Not a fetch hitting the instruction path's first level: `run_with` takes it.
+    No,
+    /// Settled; the pair loop goes on at the next record.
+    Yes,
+    /// Settled, and the run of first-level hits reached `hand_back`: the stretch ends.
+    HandBack,
+}
+
 /// Where a stretch of the run ended.
 enum Step {
     /// The run is over: `taken` records taken, and whether the lane must be built again.
@@ -183,6 +193,9 @@ pub(super) struct FastLane {
     ends_other_memo: [bool; 2],
     /// The shapes (`Tlb::fast_shape`) of the data path's two levels, when it has two.
     data_shapes: Option<(u8, u8)>,
+    /// The instruction path's first level is of shape `SHAPE_FULLY_ASSOC` (its filter and
+    /// hint table find a hit without a search: `fetch_first_level_hit`).
+    instr_first_fa: bool,
     /// A data path of shapes (FULLY_ASSOC, SET_ASSOC) whose geometry has a compiled
     /// `FullPair`: the copies of `run_pair` (TLB-only) and `run_pair_walking` for it
     /// (`pair_loops`).
@@ -265,6 +278,8 @@ impl FastLane {
                 mine.usable && other.usable && mine.tlb[..mine.levels].contains(&other.tlb[0])
             }),
             data_shapes,
+            instr_first_fa: paths[1].usable
+                && sys.tlbs[paths[1].tlb[0]].fast_shape(size) == SHAPE_FULLY_ASSOC,
             pair_loops: match (paths[0].levels, data_shapes) {
                 (2, Some((first @ (SHAPE_FULLY_ASSOC | SHAPE_SET_ASSOC), second))) => {
                     let level = |i: usize| &sys.tlbs[paths[0].tlb[i]];
@@ -403,6 +418,18 @@ impl FastLane {
                 last = end - n;
             }
             match step {
+                // A fetch that hits the instruction path's first level, between data
+                // references: the pair loop goes on after it (`fetch_first_level_hit`).
+                Step::Switch(m) if pair => match self.fetch_first_level_hit(sys, &records[m], s) {
+                    FetchHit::No => (n, pair) = (m, false),
+                    FetchHit::Yes => n = m + 1,
+                    FetchHit::HandBack => {
+                        break Step::Done {
+                            taken: m + 1,
+                            stale: false,
+                        }
+                    }
+                },
                 Step::Switch(m) => (n, pair) = (m, !pair),
                 done => break done,
             }
@@ -767,6 +794,73 @@ impl FastLane {
             s.last_key[1] = u64::MAX;
         }
         step
+    }
+
+    /// Between two pair-loop stretches (`alternate`), an instruction fetch `r` of the lane's
+    /// thread that hits the instruction path's first level, settled as `run_with` settles it
+    /// (its memo, or `Tlb::fast_lookup`; the hit counted, the memos moved, with walks and data
+    /// accesses its cache access made and its cycles added), so that the pair loop goes on at
+    /// the next record instead of `run_with` taking the fetch and handing back at the next
+    /// data reference: a program whose fetches move between code pages among data references
+    /// that miss paid for that switch per fetch (ARCHITECTURE.md, "Fetches in the walking
+    /// pair loop"). Anything else (`FetchHit::No`: a miss, which fills, or a record the lane
+    /// does not take) is left to `run_with`.
+    fn fetch_first_level_hit(&self, sys: &mut System, r: &Record, s: &mut RunState) -> FetchHit {
+        let Record::Access(a) = r else {
+            return FetchHit::No;
+        };
+        let path = &self.paths[1];
+        let va = a.vaddr.0;
+        let crosses = a.size > 1 && (va & 0xfff) + a.size as u64 > 4096;
+        if !a.kind.is_instr()
+            || a.thread != self.thread
+            || crosses
+            || va >= self.va_limit
+            || !path.usable
+        {
+            return FetchHit::No;
+        }
+        let vpn = va >> self.shift;
+        let key = pack(vpn, self.size);
+        let pfn = if key == s.last_key[1] {
+            s.memo_hits[1] += 1;
+            s.last_pfn[1]
+        } else {
+            let tlb = &mut sys.tlbs[path.tlb[0]];
+            let found = if self.instr_first_fa {
+                tlb.lookup_shaped::<SHAPE_FULLY_ASSOC>(vpn, key, self.req)
+            } else {
+                tlb.fast_lookup(vpn, key, self.req)
+            };
+            let Some(slot) = found else {
+                return FetchHit::No;
+            };
+            let pfn = tlb.payload_at(slot).pfn;
+            s.t.settled_at[1][0] += 1;
+            s.last_key[1] = key;
+            s.last_pfn[1] = pfn;
+            if self.ends_other_memo[1] {
+                s.last_key[0] = u64::MAX;
+            }
+            pfn
+        };
+        if self.walks && self.data {
+            let tally = self.tally(&mut s.t.caches);
+            let lat = sys.data_access(self.cpu, self.core, a.kind, a.vaddr, pfn, self.size, tally);
+            // `reference_full`: a first-level hit overlaps its access (Overlap model).
+            let first = path.latency[0];
+            s.t.other_cycles += if self.overlap {
+                first.max(lat) - first
+            } else {
+                lat
+            };
+        }
+        s.first_level_run += 1;
+        if s.first_level_run == s.hand_back {
+            FetchHit::HandBack
+        } else {
+            FetchHit::Yes
+        }
     }
 
     /// In `run_pair_walking`, an instruction fetch `r` on the instruction path's previous page
