@@ -844,17 +844,7 @@ impl FastLane {
             }
             pfn
         };
-        if self.walks && self.data {
-            let tally = self.tally(&mut s.t.caches);
-            let lat = sys.data_access(self.cpu, self.core, a.kind, a.vaddr, pfn, self.size, tally);
-            // `reference_full`: a first-level hit overlaps its access (Overlap model).
-            let first = path.latency[0];
-            s.t.other_cycles += if self.overlap {
-                first.max(lat) - first
-            } else {
-                lat
-            };
-        }
+        self.fetch_cache_access(sys, a, pfn, s);
         s.first_level_run += 1;
         if s.first_level_run == s.hand_back {
             FetchHit::HandBack
@@ -881,20 +871,26 @@ impl FastLane {
             return false;
         }
         s.memo_hits[1] += 1;
-        if self.data {
-            let first = self.paths[1].latency[0];
-            let tally = self.tally(&mut s.t.caches);
-            let pfn = s.last_pfn[1];
-            let lat = sys.data_access(self.cpu, self.core, a.kind, a.vaddr, pfn, self.size, tally);
-            // `reference_full`: a first-level hit overlaps its access (Overlap model).
-            s.t.other_cycles += if self.overlap {
-                first.max(lat) - first
-            } else {
-                lat
-            };
-        }
+        self.fetch_cache_access(sys, a, s.last_pfn[1], s);
         s.first_level_run += 1;
         true
+    }
+
+    /// With walks and data accesses on, the cache access of fetch `a`, which hit the
+    /// instruction path's first level at frame `pfn`, its cycles added as `run_with` adds them.
+    fn fetch_cache_access(&self, sys: &mut System, a: &Access, pfn: Pfn, s: &mut RunState) {
+        if !(self.walks && self.data) {
+            return;
+        }
+        let tally = self.tally(&mut s.t.caches);
+        let lat = sys.data_access(self.cpu, self.core, a.kind, a.vaddr, pfn, self.size, tally);
+        // `reference_full`: a first-level hit overlaps its access (Overlap model).
+        let first = self.paths[1].latency[0];
+        s.t.other_cycles += if self.overlap {
+            first.max(lat) - first
+        } else {
+            lat
+        };
     }
 
     /// `run_pair` with page walks on: a miss in both levels walks (`System::walk`), and with
