@@ -142,11 +142,11 @@ def test_bench_engine_times_fetches_between_all_miss_loads(monkeypatch):
     import tempfile
 
     monkeypatch.setattr(engine, "CASES", {})
-    monkeypatch.setattr(engine, "GENERATED", {"fetch_random": (4000, 4000)})
+    monkeypatch.setattr(engine, "GENERATED", {"fetch_random": (4000, 4000, 1), "fetch2_random": (4000, 4000, 2)})
     monkeypatch.setattr(engine, "REAL_PROGRAMS", ())
     monkeypatch.setattr(engine, "PRESET_CASE", ("random:pages=64,accesses=100",) * 2)
     out = engine.run(quick=True)
-    assert set(out["cases"]) == {f"{m}/fetch_random" for m in engine.MODES}
+    assert set(out["cases"]) == {f"{m}/{c}" for m in engine.MODES for c in ("fetch_random", "fetch2_random")}
     assert all(c["references"] == 4000 for c in out["cases"].values())
     with tempfile.TemporaryDirectory() as d:
         a, b = os.path.join(d, "a"), os.path.join(d, "b")
@@ -156,3 +156,7 @@ def test_bench_engine_times_fetches_between_all_miss_loads(monkeypatch):
         assert text == open(b).read()
         lines = text.splitlines()
         assert len(lines) == 100 and lines[0].startswith("I  ") and lines[1].startswith(" L ")
+        # Two code pages: the fetches take turns on them.
+        engine._write_fetch_random(a, 8, code_pages=2)
+        fetch_pages = [int(line.split()[1].split(",")[0], 16) >> 12 for line in open(a) if line.startswith("I")]
+        assert fetch_pages == [0x400, 0x401, 0x400, 0x401]

@@ -79,14 +79,18 @@ TARGETS = {
 # The case timed on every preset, TLB-only (full size, quick size).
 PRESET_CASE = ("random:pages=262144,accesses=4M", "random:pages=262144,accesses=500k")
 
-# Generated Lackey-format texts: name -> (references full size, quick size). `fetch_random`:
+# Generated Lackey-format texts: name -> (references full size, quick size, code pages).
+# `fetch_random`:
 # instruction fetches on one code page alternating with loads that miss every TLB level (a
 # random page of 1 GiB), as a program with a large random footprint makes them. The fast
 # lane's pair loops count such fetches as the memo hits they are without ending their stretch
 # (TLB-only and, since 2026-11-25, with walks), and the memo lane's one-fetch runs count as
 # failed tries: this case times that handling, which the all-data streams above never show
 # (ARCHITECTURE.md, "Where all-miss time goes" and "Fetches in the walking pair loop").
-GENERATED = {"fetch_random": (4_000_000, 500_000)}
+# `fetch2_random`: the same with the fetches taking turns on two code pages (a hot loop that
+# spans a page boundary, or calls a function on another page), each fetch then on another
+# page than the one before.
+GENERATED = {"fetch_random": (4_000_000, 500_000, 1), "fetch2_random": (4_000_000, 500_000, 2)}
 
 # Real programs captured under Valgrind Lackey (name, argv, a path that must exist).
 REAL_PROGRAMS = (
@@ -105,11 +109,12 @@ def _run(quick: bool, tmp: str) -> dict:
     out = {"machine": "zen3", "unit": "simulated references per second (one host thread)", "cases": {}}
     cases = {name: (quick_spec if quick else full_spec) for name, (full_spec, quick_spec) in CASES.items()}
     labels = {}
-    for name, (full_refs, quick_refs) in GENERATED.items():
+    for name, (full_refs, quick_refs, code_pages) in GENERATED.items():
         path = os.path.join(tmp, f"{name}.lackey")
-        _write_fetch_random(path, quick_refs if quick else full_refs)
+        _write_fetch_random(path, quick_refs if quick else full_refs, code_pages)
         cases[name] = path
-        labels[name] = "fetches on one code page between loads of random pages of 1 GiB (Lackey format)"
+        on = "one code page" if code_pages == 1 else f"{code_pages} code pages in turn"
+        labels[name] = f"fetches on {on} between loads of random pages of 1 GiB (Lackey format)"
     if shutil.which("valgrind"):
         from tlblab import trace
 
@@ -139,13 +144,13 @@ def _run(quick: bool, tmp: str) -> dict:
     return out
 
 
-def _write_fetch_random(path: str, refs: int) -> None:
-    """`refs` Lackey records: a 4-byte fetch on one code page, then an 8-byte load on a random
-    page of 1 GiB, and so on (seeded: the same file every time)."""
+def _write_fetch_random(path: str, refs: int, code_pages: int = 1) -> None:
+    """`refs` Lackey records: a 4-byte fetch on one of `code_pages` code pages (in turn), then
+    an 8-byte load on a random page of 1 GiB, and so on (seeded: the same file every time)."""
     rng = random.Random(1)
     lines = []
     for i in range(refs // 2):
-        lines.append(f"I  {0x400000 + (i * 4) % 4096:08x},4\n")
+        lines.append(f"I  {0x400000 + (i % code_pages) * 4096 + (i * 4) % 4096:08x},4\n")
         lines.append(f" L {0x10000000 + rng.randrange(262144) * 4096 + rng.randrange(512) * 8:08x},8\n")
     with open(path, "w") as f:
         f.writelines(lines)
