@@ -442,12 +442,18 @@ impl FastLane {
     /// translate, on the page of key `key`.
     #[inline(always)]
     fn is_fetch_on(&self, a: &Access, key: u64) -> bool {
+        self.is_fetch(a) && pack(a.vaddr.0 >> self.shift, self.size) == key
+    }
+
+    /// Whether `a` is an instruction fetch of the lane's thread, within one page the lane can
+    /// translate.
+    #[inline(always)]
+    fn is_fetch(&self, a: &Access) -> bool {
         let va = a.vaddr.0;
         a.kind.is_instr()
             && a.thread == self.thread
             && (va & 0xfff) + a.size as u64 <= 4096
             && va < self.va_limit
-            && pack(va >> self.shift, self.size) == key
     }
 
     /// Every level of the data path holds a valid entry in every way: known once found
@@ -806,21 +812,12 @@ impl FastLane {
     /// pair loop"). Anything else (`FetchHit::No`: a miss, which fills, or a record the lane
     /// does not take) is left to `run_with`.
     fn fetch_first_level_hit(&self, sys: &mut System, r: &Record, s: &mut RunState) -> FetchHit {
-        let Record::Access(a) = r else {
-            return FetchHit::No;
-        };
         let path = &self.paths[1];
-        let va = a.vaddr.0;
-        let crosses = a.size > 1 && (va & 0xfff) + a.size as u64 > 4096;
-        if !a.kind.is_instr()
-            || a.thread != self.thread
-            || crosses
-            || va >= self.va_limit
-            || !path.usable
-        {
-            return FetchHit::No;
-        }
-        let vpn = va >> self.shift;
+        let a = match r {
+            Record::Access(a) if path.usable && self.is_fetch(a) => a,
+            _ => return FetchHit::No,
+        };
+        let vpn = a.vaddr.0 >> self.shift;
         let key = pack(vpn, self.size);
         let pfn = if key == s.last_key[1] {
             s.memo_hits[1] += 1;
@@ -844,13 +841,7 @@ impl FastLane {
             }
             pfn
         };
-        self.fetch_cache_access(sys, a, pfn, s);
-        s.first_level_run += 1;
-        if s.first_level_run == s.hand_back {
-            FetchHit::HandBack
-        } else {
-            FetchHit::Yes
-        }
+        self.settle_fetch_hit(sys, a, pfn, s)
     }
 
     /// In `run_pair_walking`, an instruction fetch `r` on the instruction path's previous page
@@ -863,25 +854,39 @@ impl FastLane {
     /// streams 8-12 instructions per reference.
     #[cold]
     #[inline(never)]
-    fn walking_fetch_memo_hit(&self, sys: &mut System, r: &Record, s: &mut RunState) -> bool {
-        let Record::Access(a) = r else {
-            return false;
-        };
-        if !self.is_fetch_on(a, self.fetch_key(s)) {
-            return false;
+    fn walking_fetch_memo_hit(&self, sys: &mut System, r: &Record, s: &mut RunState) -> FetchHit {
+        match r {
+            Record::Access(a) if self.is_fetch_on(a, self.fetch_key(s)) => {
+                s.memo_hits[1] += 1;
+                self.settle_fetch_hit(sys, a, s.last_pfn[1], s)
+            }
+            _ => FetchHit::No,
         }
-        s.memo_hits[1] += 1;
-        self.fetch_cache_access(sys, a, s.last_pfn[1], s);
-        s.first_level_run += 1;
-        true
     }
 
-    /// With walks and data accesses on, the cache access of fetch `a`, which hit the
-    /// instruction path's first level at frame `pfn`, its cycles added as `run_with` adds them.
-    fn fetch_cache_access(&self, sys: &mut System, a: &Access, pfn: Pfn, s: &mut RunState) {
-        if !(self.walks && self.data) {
-            return;
+    /// The rest of fetch `a`'s hit in the instruction path's first level at frame `pfn`, as
+    /// `run_with` settles it: with walks and data accesses on, its cache access and cycles;
+    /// then one more first-level hit in a row, which may reach `hand_back`.
+    fn settle_fetch_hit(
+        &self,
+        sys: &mut System,
+        a: &Access,
+        pfn: Pfn,
+        s: &mut RunState,
+    ) -> FetchHit {
+        if self.walks && self.data {
+            self.fetch_cache_access(sys, a, pfn, s);
         }
+        s.first_level_run += 1;
+        if s.first_level_run == s.hand_back {
+            FetchHit::HandBack
+        } else {
+            FetchHit::Yes
+        }
+    }
+
+    /// `settle_fetch_hit`'s cache access of fetch `a` at frame `pfn`, its cycles added.
+    fn fetch_cache_access(&self, sys: &mut System, a: &Access, pfn: Pfn, s: &mut RunState) {
         let tally = self.tally(&mut s.t.caches);
         let lat = sys.data_access(self.cpu, self.core, a.kind, a.vaddr, pfn, self.size, tally);
         // `reference_full`: a first-level hit overlaps its access (Overlap model).
@@ -1010,16 +1015,18 @@ impl FastLane {
                 }
             }
             if let Ok(Step::Switch(n)) = outcome {
-                if self.walking_fetch_memo_hit(sys, &records[n], s) {
-                    if s.first_level_run == s.hand_back {
+                match self.walking_fetch_memo_hit(sys, &records[n], s) {
+                    FetchHit::Yes => {
+                        from = n + 1;
+                        continue 'stretch;
+                    }
+                    FetchHit::HandBack => {
                         outcome = Ok(Step::Done {
                             taken: n + 1,
                             stale: false,
-                        });
-                        break 'stretch;
+                        })
                     }
-                    from = n + 1;
-                    continue 'stretch;
+                    FetchHit::No => {}
                 }
             }
             break 'stretch;

@@ -805,6 +805,16 @@ impl System {
         self.new_thread_state(thread)
     }
 
+    /// The hardware thread `thread` runs on (`thread_state`'s, without copying the whole
+    /// state: the run loops ask it per record).
+    #[inline(always)]
+    fn cpu_of(&mut self, thread: ThreadId) -> Result<usize, SimError> {
+        match self.threads.get(thread.0 as usize) {
+            Some(Some(s)) => Ok(s.cpu),
+            _ => Ok(self.new_thread_state(thread)?.cpu),
+        }
+    }
+
     /// `thread_state` of a thread not seen before (the multi-core run loop asks for every
     /// queued access's: the known case inline, this one out of the way).
     #[cold]
@@ -1858,11 +1868,7 @@ impl System {
                 for r in &buf[i..] {
                     match *r {
                         Record::Access(a) => {
-                            // (Only the hardware thread is needed: not the whole state copied.)
-                            let cpu = match self.threads.get(a.thread.0 as usize) {
-                                Some(Some(st)) => st.cpu,
-                                _ => self.thread_state(a.thread)?.cpu,
-                            };
+                            let cpu = self.cpu_of(a.thread)?;
                             tl.queues[cpu].push(*r, a.thread);
                             tl.queued += 1;
                         }
@@ -2156,12 +2162,13 @@ impl System {
                         new_pages = l.new_pages;
                     }
                     if took > 0 {
-                        backoff = if took < MEMO_SHORT {
-                            (backoff * 2).clamp(1, LANE_MAX_BACKOFF)
+                        if took < MEMO_SHORT {
+                            // A failed try, as below.
+                            backoff = (backoff * 2).clamp(1, LANE_MAX_BACKOFF);
+                            skip = backoff - 1;
                         } else {
-                            0
-                        };
-                        skip = backoff.saturating_sub(1) * (took < MEMO_SHORT) as u32;
+                            backoff = 0;
+                        }
                         i += took;
                         if self.references >= limit {
                             return Ok(i);
@@ -2270,10 +2277,7 @@ impl System {
         match r {
             Record::Access(a) => {
                 if !single {
-                    let cpu = match self.threads.get(a.thread.0 as usize) {
-                        Some(Some(s)) => s.cpu,
-                        _ => self.thread_state(a.thread)?.cpu,
-                    };
+                    let cpu = self.cpu_of(a.thread)?;
                     if *first_cpu.get_or_insert(cpu) != cpu {
                         return Ok(false);
                     }
