@@ -73,6 +73,12 @@ def test_cli_json_equals_python_api():
     (["simulate", "--workload", "random:pages=lots"], "parameter 'pages' expects an integer"),
     (["simulate", "--workload", "gups2"], "unknown workload 'gups2'"),
     (["study", "--workloads", "nope"], "unknown workload 'nope'"),
+    (["study", "--machines", "zen3,nope"], "--machines: machine 'nope' is neither a preset"),
+    # The --os pairs become JSON inside tlblab: the message names the key, not a JSON column.
+    (["simulate", "--workload", "random:pages=64", "--os", "asid_bits=8,switch=bogus"],
+     "os options: switch: unknown variant `bogus`, expected one of `auto`"),
+    (["simulate", "--workload", "random:pages=64", "--os", "swtch=flush_all"],
+     "os options: swtch: unknown field `swtch`"),
 ])
 def test_bad_input_is_one_line_and_exit_status_2(args, message):
     p = subprocess.run(CLI + args, capture_output=True, text=True)

@@ -11,6 +11,27 @@ fn err(msg: impl Into<String>) -> PyErr {
     PyValueError::new_err(msg.into())
 }
 
+/// Options given as a JSON object built from the caller's keyword arguments or `--os
+/// key=value` pairs (`what` names them), into `T` (every field defaulted). The JSON is ours,
+/// so serde's "at line 1 column 18" means nothing to the caller: a failing object is parsed
+/// again one key at a time, and the message names the key that fails.
+fn options_from_json<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> PyResult<T> {
+    let whole = serde_json::from_str::<T>(json);
+    let e = match whole {
+        Ok(t) => return Ok(t),
+        Err(e) => e,
+    };
+    if let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(json) {
+        for (k, v) in map {
+            let one = serde_json::Value::Object([(k.clone(), v)].into_iter().collect());
+            if let Err(e) = serde_json::from_value::<T>(one) {
+                return Err(err(format!("{what}: {k}: {e}")));
+            }
+        }
+    }
+    Err(err(format!("{what}: {e}")))
+}
+
 /// A machine from a preset name, a .toml/.json path, or inline text (`format` = "toml"/"json").
 fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> {
     match format {
@@ -37,8 +58,7 @@ fn simulate(
     walks: bool,
 ) -> PyResult<String> {
     let cfg = machine_from(machine, machine_format)?;
-    let os: tlblab_core::os::OsConfig =
-        serde_json::from_str(os_json).map_err(|e| err(format!("os options: {e}")))?;
+    let os: tlblab_core::os::OsConfig = options_from_json("os options", os_json)?;
     let opts = RunOptions {
         seed,
         caches,
@@ -290,8 +310,7 @@ fn run_periodic(
     let cfg = machine_from(machine, machine_format)?;
     let tasks: Vec<tlblab_core::os::rm::PeriodicTask> =
         serde_json::from_str(tasks_json).map_err(|e| err(format!("tasks: {e}")))?;
-    let os: tlblab_core::os::OsConfig =
-        serde_json::from_str(os_json).map_err(|e| err(format!("os options: {e}")))?;
+    let os: tlblab_core::os::OsConfig = options_from_json("os options", os_json)?;
     py.detach(|| {
         let mut sys = System::new(
             cfg,

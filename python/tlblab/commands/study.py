@@ -67,6 +67,13 @@ def run(args) -> int:
     for n in names:
         if n not in catalog:
             raise UserError(f"unknown workload '{n}': expected one of {', '.join(catalog)}")
+    # A machine that cannot load is the user's error, before any run: not a "not run" line per
+    # workload after empty CSVs have replaced the last study's.
+    for m in machines:
+        try:
+            tlblab.machine_config(m)
+        except ValueError as e:
+            raise UserError(f"--machines: {e}") from None
 
     summary, levels, failures = [], [], []
     total = len(machines) * len(names)
