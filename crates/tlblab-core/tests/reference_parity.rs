@@ -1406,31 +1406,76 @@ proptest! {
         } else {
             RunOptions { seed, caches: caches_on, data_accesses: caches_on, ..RunOptions::default() }
         };
-        let mut code_page = 0u64;
-        let mut turn = 0u64;
-        let mut records = Vec::new();
-        for &(page, fetches, kind, offset) in &refs {
-            // Mostly one fetch per data reference; sometimes none, sometimes a run of 40
-            // (more than `HAND_BACK` first-level hits in a row); now and then a jump to
-            // another code page.
-            let fetches = match fetches {
-                0 => 0,
-                1 => 40,
-                _ => 1,
-            };
-            if kind == 3 {
-                code_page = (code_page + 5) % 16;
-            }
-            for f in 0..fetches {
-                turn += 1;
-                let page = code_page + turn % code_pages;
-                let va = 0x40_0000 + (page << 12) + ((offset + 4 * f) & 0xffc);
-                records.push(Record::Access(Access::new(ThreadId(0), AccessKind::Instr, VirtAddr(va), 4)));
-            }
-            let kind = if kind == 0 { AccessKind::Store } else { AccessKind::Load };
-            let va = 0x4000_0000 + (page << 12) + (offset & 0x1ff) * 8;
-            records.push(Record::Access(Access::new(ThreadId(0), kind, VirtAddr(va), 8)));
-        }
-        agrees_record_by_record(&cfg, opts, &records)?;
+        agrees_record_by_record(&cfg, opts, &fetch_stream(&refs, code_pages))?;
     }
+
+    /// Fetches taking turns on 2..4 code pages between data references that miss the first
+    /// level, on machines whose instruction path's first level is fully associative of 64
+    /// ways (zen3's L1I): the pair loops borrow it beside the data path and settle a fetch on
+    /// another page that hits it without ending their stretch (`FastLane::instr_in_pair`,
+    /// `instr_first_hit`; with walks `walking_fetch_other_hit`). TLB-only and with walks,
+    /// with and without caches, a unified second level (where the lane does not borrow it) now
+    /// and then: `run_slice` agrees with `access` record by record.
+    #[test]
+    fn fetches_on_other_code_pages_settled_in_the_pair_loop_agree_with_access_by_access(
+        refs in proptest::collection::vec((0u64..6000, 0u8..8, 0u8..4, 0u64..1024), 500..4000),
+        seed in 0u64..1000,
+        caches_on in any::<bool>(),
+        tlb_only in any::<bool>(),
+        unified_l2 in prop_oneof![4 => Just(false), 1 => Just(true)],
+        code_pages in 2u64..5,
+    ) {
+        let mut cfg = shaped_machine((1, 64), (16, 16, ReplacementKind::Lru), 2, unified_l2);
+        cfg.caches = vec![common::cache("C1", 1, 4 << 10, 4, 4), common::cache("C2", 2, 32 << 10, 8, 12)];
+        let opts = if tlb_only {
+            RunOptions::tlb_only(seed)
+        } else {
+            RunOptions { seed, caches: caches_on, data_accesses: caches_on, ..RunOptions::default() }
+        };
+        agrees_record_by_record(&cfg, opts, &fetch_stream(&refs, code_pages))?;
+    }
+}
+
+/// The records of the fetch proptests: per (data page, fetches, kind, offset), mostly one
+/// fetch before the data reference, sometimes none, sometimes a run of 40 (more than
+/// `HAND_BACK` first-level hits in a row); the fetches take turns on `code_pages` code pages,
+/// which now and then jump to others; a quarter of the data references are stores.
+fn fetch_stream(refs: &[(u64, u8, u8, u64)], code_pages: u64) -> Vec<Record> {
+    let mut code_page = 0u64;
+    let mut turn = 0u64;
+    let mut records = Vec::new();
+    for &(page, fetches, kind, offset) in refs {
+        let fetches = match fetches {
+            0 => 0,
+            1 => 40,
+            _ => 1,
+        };
+        if kind == 3 {
+            code_page = (code_page + 5) % 16;
+        }
+        for f in 0..fetches {
+            turn += 1;
+            let page = code_page + turn % code_pages;
+            let va = 0x40_0000 + (page << 12) + ((offset + 4 * f) & 0xffc);
+            records.push(Record::Access(Access::new(
+                ThreadId(0),
+                AccessKind::Instr,
+                VirtAddr(va),
+                4,
+            )));
+        }
+        let kind = if kind == 0 {
+            AccessKind::Store
+        } else {
+            AccessKind::Load
+        };
+        let va = 0x4000_0000 + (page << 12) + (offset & 0x1ff) * 8;
+        records.push(Record::Access(Access::new(
+            ThreadId(0),
+            kind,
+            VirtAddr(va),
+            8,
+        )));
+    }
+    records
 }

@@ -89,7 +89,9 @@ PRESET_CASE = ("random:pages=262144,accesses=4M", "random:pages=262144,accesses=
 # (ARCHITECTURE.md, "Where all-miss time goes" and "Fetches in the walking pair loop").
 # `fetch2_random`: the same with the fetches taking turns on two code pages (a hot loop that
 # spans a page boundary, or calls a function on another page), each fetch then on another
-# page than the one before.
+# page than the one before: on zen3 the pair loops settle those too, in the instruction
+# path's first level borrowed beside the data path (ARCHITECTURE.md, "The instruction level
+# in the pair loops").
 GENERATED = {"fetch_random": (4_000_000, 500_000, 1), "fetch2_random": (4_000_000, 500_000, 2)}
 
 # Real programs captured under Valgrind Lackey (name, argv, a path that must exist).

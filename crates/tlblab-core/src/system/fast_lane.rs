@@ -70,6 +70,12 @@ pub(super) const HAND_BACK: u32 = 32;
 /// cost at most a few percent of the stretch.
 const STAGE_MIN: usize = 256;
 
+/// The instruction path's first level as the pair loops borrow it beside the data path
+/// (`FastLane::instr_in_pair`): fully associative, of `INSTR_FIRST_WAYS` ways (zen3's L1I,
+/// gem5-a7's), as a one-level path whose lookups have `lookup_shaped`'s effects.
+type InstrFirst<'a> = <One<Fa<INSTR_FIRST_WAYS>> as PathKind>::Path<'a>;
+const INSTR_FIRST_WAYS: usize = 64;
+
 /// One path (data or instruction): its TLB levels in lookup order.
 #[derive(Clone, Copy, Default)]
 struct FastPath {
@@ -196,6 +202,11 @@ pub(super) struct FastLane {
     /// The instruction path's first level is of shape `SHAPE_FULLY_ASSOC` (its filter and
     /// hint table find a hit without a search: `fetch_first_level_hit`).
     instr_first_fa: bool,
+    /// The pair loops borrow the instruction path's first level beside the data path
+    /// (`InstrFirst`, `borrow_paths`) and settle a fetch that hits it without ending their
+    /// stretch: it is fully associative of `INSTR_FIRST_WAYS` ways, on no data path level,
+    /// and neither path's references end the other's memo.
+    instr_in_pair: bool,
     /// A data path of shapes (FULLY_ASSOC, SET_ASSOC) whose geometry has a compiled
     /// `FullPair`: the copies of `run_pair` (TLB-only) and `run_pair_walking` for it
     /// (`pair_loops`).
@@ -255,6 +266,10 @@ impl FastLane {
             let shape = |i: usize| sys.tlbs[paths[0].tlb[i]].fast_shape(size);
             (shape(0), shape(1))
         });
+        let ends_other_memo = [0, 1].map(|p: usize| {
+            let (mine, other) = (&paths[p], &paths[1 - p]);
+            mine.usable && other.usable && mine.tlb[..mine.levels].contains(&other.tlb[0])
+        });
         Some(FastLane {
             thread,
             cpu: st.cpu,
@@ -273,13 +288,18 @@ impl FastLane {
             walks: sys.options.walks,
             data: sys.options.data_accesses,
             overlap: sys.config.timing.model == TimingModel::Overlap,
-            ends_other_memo: [0, 1].map(|p: usize| {
-                let (mine, other) = (&paths[p], &paths[1 - p]);
-                mine.usable && other.usable && mine.tlb[..mine.levels].contains(&other.tlb[0])
-            }),
+            ends_other_memo,
             data_shapes,
             instr_first_fa: paths[1].usable
                 && sys.tlbs[paths[1].tlb[0]].fast_shape(size) == SHAPE_FULLY_ASSOC,
+            instr_in_pair: paths[1].usable && {
+                let (data, instr) = (&paths[0], paths[1].tlb[0]);
+                let level = &sys.tlbs[instr];
+                level.fast_shape(size) == SHAPE_FULLY_ASSOC
+                    && level.ways() == INSTR_FIRST_WAYS
+                    && !data.tlb[..data.levels].contains(&instr)
+                    && ends_other_memo == [false; 2]
+            },
             pair_loops: match (paths[0].levels, data_shapes) {
                 (2, Some((first @ (SHAPE_FULLY_ASSOC | SHAPE_SET_ASSOC), second))) => {
                     let level = |i: usize| &sys.tlbs[paths[0].tlb[i]];
@@ -496,6 +516,30 @@ impl FastLane {
         }
     }
 
+    /// `borrow_data_path`, and with `instr_in_pair` the instruction path's first level too.
+    #[inline(never)]
+    fn borrow_paths<'a, P: DataPath<'a>>(
+        &self,
+        tlbs: &'a mut [Tlb],
+    ) -> (P, Option<InstrFirst<'a>>) {
+        if !self.instr_in_pair {
+            return (self.borrow_data_path(tlbs), None);
+        }
+        let (data, instr) = (&self.paths[0], self.paths[1].tlb[0]);
+        let apart = "instr_in_pair: the instruction path's first level is on no data level";
+        if P::LEVELS == 2 {
+            let [first, second, instr] = tlbs
+                .get_disjoint_mut([data.tlb[0], data.tlb[1], instr])
+                .expect(apart);
+            let pair = P::borrow(first, Some(second), self.walk_tags);
+            (pair, Some(InstrFirst::borrow(instr, None, 0)))
+        } else {
+            let [first, instr] = tlbs.get_disjoint_mut([data.tlb[0], instr]).expect(apart);
+            let path = P::borrow(first, None, self.walk_tags);
+            (path, Some(InstrFirst::borrow(instr, None, 0)))
+        }
+    }
+
     /// The copies of `run_pair` and `run_pair_walking` for a data path of `levels` levels
     /// whose first has shape `first` (`SHAPE_FULLY_ASSOC` or `SHAPE_SET_ASSOC`) and
     /// `first_ways` ways (over sets of `second_ways` when there are two), if that geometry is
@@ -612,8 +656,8 @@ impl FastLane {
         if !self.levels_full(sys) {
             return Ok(self.run_pair_with_room::<P>(sys, records, from, s));
         }
-        let pair: P::Path<'_> = self.borrow_data_path(&mut sys.tlbs);
-        Ok(self.pair_stretch::<_, false, false>(pair, records, from, s))
+        let (pair, instr): (P::Path<'_>, _) = self.borrow_paths(&mut sys.tlbs);
+        Ok(self.pair_stretch::<_, false, false, true>(pair, instr, records, from, s))
     }
 
     /// `run_pair` while the data path's levels have room (`levels_full` is false: a fill may
@@ -627,8 +671,8 @@ impl FastLane {
         from: usize,
         s: &mut RunState,
     ) -> Step {
-        let pair: P::Path<'_> = self.borrow_data_path(&mut sys.tlbs);
-        self.pair_stretch::<_, false, true>(pair, records, from, s)
+        let (pair, instr): (P::Path<'_>, _) = self.borrow_paths(&mut sys.tlbs);
+        self.pair_stretch::<_, false, true, true>(pair, instr, records, from, s)
     }
 
     /// `run_pair` for a stretch that follows a long one (`FastLane::alternate`): staged if it is
@@ -700,15 +744,16 @@ impl FastLane {
         from: usize,
         s: &mut RunState,
     ) -> Step {
-        self.pair_stretch::<D, true, false>(pair, records, from, s)
+        self.pair_stretch::<D, true, false, false>(pair, None, records, from, s)
     }
 
     /// `run_pair`'s loop on the data path `pair`, borrowed from the lane's levels: from record
     /// `from` to the end of the stretch.
     #[inline(always)]
-    fn pair_stretch<'a, D: DataPath<'a>, const SMALL: bool, const ROOM: bool>(
+    fn pair_stretch<'a, D: DataPath<'a>, const SMALL: bool, const ROOM: bool, const INSTR: bool>(
         &self,
         mut pair: D,
+        mut instr: Option<InstrFirst<'a>>,
         records: &[Record],
         from: usize,
         s: &mut RunState,
@@ -739,7 +784,10 @@ impl FastLane {
         // instructions per reference (33 → 112 M refs/s, interleaved medians of 5), at a
         // cost of 4 instructions per reference to the all-data loop (109.5 → 113.3 on
         // random:pages=262144; 60.1 against 61.2 M refs/s, interleaved medians of 7).
-        let fetch_key = self.fetch_key(s);
+        //
+        // With `instr_in_pair`, a fetch on another page that hits the instruction path's first
+        // level is settled here too (`instr_first_hit`), and its page becomes the memo's.
+        let mut fetch_key = self.fetch_key(s);
         let mut fetch_memo_hits = 0u64;
         for (i, r) in records[from..].iter().enumerate() {
             let n = from + i;
@@ -748,6 +796,22 @@ impl FastLane {
                 Err(Step::Switch(_)) if matches!(r, Record::Access(a) if self.is_fetch_on(a, fetch_key)) =>
                 {
                     fetch_memo_hits += 1;
+                    first_level_run += 1;
+                    if first_level_run == hand_back {
+                        step = Step::Done {
+                            taken: n + 1,
+                            stale: false,
+                        };
+                        break;
+                    }
+                    continue;
+                }
+                Err(Step::Switch(_))
+                    if INSTR
+                        && self.instr_in_pair
+                        && matches!(r, Record::Access(a) if self.instr_first_hit(&mut instr, a, s).is_some()) =>
+                {
+                    fetch_key = s.last_key[1];
                     first_level_run += 1;
                     if first_level_run == hand_back {
                         step = Step::Done {
@@ -802,6 +866,31 @@ impl FastLane {
         step
     }
 
+    /// In a pair stretch with `instr_in_pair`, access `a`, not a fetch on the instruction
+    /// path's memo page: if it is a fetch that hits the instruction path's first level `level`
+    /// (borrowed beside the data path), its frame, the hit counted and the memo moved to its
+    /// page as `fetch_first_level_hit` does (the caller settles the rest: with walks and data
+    /// accesses, `settle_fetch_hit`). Out of line, as `walking_fetch_memo_hit`.
+    #[inline(never)]
+    fn instr_first_hit(
+        &self,
+        level: &mut Option<InstrFirst<'_>>,
+        a: &Access,
+        s: &mut RunState,
+    ) -> Option<Pfn> {
+        let level = level.as_mut()?;
+        if !self.is_fetch(a) {
+            return None;
+        }
+        let vpn = a.vaddr.0 >> self.shift;
+        let key = pack(vpn, self.size);
+        let pfn = level.lookup_first(vpn, key, self.req)?;
+        s.t.settled_at[1][0] += 1;
+        s.last_key[1] = key;
+        s.last_pfn[1] = pfn;
+        Some(pfn)
+    }
+
     /// Between two pair-loop stretches (`alternate`), an instruction fetch `r` of the lane's
     /// thread that hits the instruction path's first level, settled as `run_with` settles it
     /// (its memo, or `Tlb::fast_lookup`; the hit counted, the memos moved, with walks and data
@@ -847,11 +936,11 @@ impl FastLane {
     /// In `run_pair_walking`, an instruction fetch `r` on the instruction path's previous page
     /// (`fetch_key`): a first-level hit that changes no TLB state (`RunState::last_key`),
     /// counted, its cache access made and its cycles added as `run_with` does, without ending
-    /// the stretch (as `pair_stretch` does TLB-only); returns whether `r` was one. A program
-    /// fetching on one code page between data references that miss every level otherwise
-    /// ended the stretch, and borrowed the pair again, per fetch (ARCHITECTURE.md, "Fetches in
-    /// the walking pair loop"). Out of line: kept in the loop, its values cost the all-data
-    /// streams 8-12 instructions per reference.
+    /// the stretch (as `pair_stretch` does TLB-only); returns whether `r` was one, and whether
+    /// the stretch hands back after it. A program fetching on one code page between data
+    /// references that miss every level otherwise ended the stretch, and borrowed the pair
+    /// again, per fetch (ARCHITECTURE.md, "Fetches in the walking pair loop"). Out of line:
+    /// kept in the loop, its values cost the all-data streams 8-12 instructions per reference.
     #[cold]
     #[inline(never)]
     fn walking_fetch_memo_hit(&self, sys: &mut System, r: &Record, s: &mut RunState) -> FetchHit {
@@ -864,9 +953,34 @@ impl FastLane {
         }
     }
 
+    /// `walking_fetch_memo_hit` for a fetch `r` on another page that hits the instruction
+    /// path's first level `instr` (`instr_in_pair`, `instr_first_hit`). A function of its own:
+    /// one that also asked this made each fetch on the memo's page 21 instructions dearer
+    /// (callgrind, the engine benchmark's `fetch_random`, without caches).
+    #[cold]
+    #[inline(never)]
+    fn walking_fetch_other_hit(
+        &self,
+        sys: &mut System,
+        r: &Record,
+        instr: &mut Option<InstrFirst<'_>>,
+        s: &mut RunState,
+    ) -> FetchHit {
+        match r {
+            Record::Access(a) => match self.instr_first_hit(instr, a, s) {
+                Some(pfn) => self.settle_fetch_hit(sys, a, pfn, s),
+                None => FetchHit::No,
+            },
+            _ => FetchHit::No,
+        }
+    }
+
     /// The rest of fetch `a`'s hit in the instruction path's first level at frame `pfn`, as
     /// `run_with` settles it: with walks and data accesses on, its cache access and cycles;
-    /// then one more first-level hit in a row, which may reach `hand_back`.
+    /// then one more first-level hit in a row, which may reach `hand_back`. Inlined, cache
+    /// access and all, in each of its three callers: left to the compiler, the cache access
+    /// was a call of its own, 16-26 instructions per fetch dearer (callgrind, `fetch_random`).
+    #[inline(always)]
     fn settle_fetch_hit(
         &self,
         sys: &mut System,
@@ -886,6 +1000,7 @@ impl FastLane {
     }
 
     /// `settle_fetch_hit`'s cache access of fetch `a` at frame `pfn`, its cycles added.
+    #[inline(always)]
     fn fetch_cache_access(&self, sys: &mut System, a: &Access, pfn: Pfn, s: &mut RunState) {
         let tally = self.tally(&mut s.t.caches);
         let lat = sys.data_access(self.cpu, self.core, a.kind, a.vaddr, pfn, self.size, tally);
@@ -918,7 +1033,7 @@ impl FastLane {
     ) -> Result<Step, SimError> {
         let mut tlbs = std::mem::take(&mut sys.tlbs);
         let path = &self.paths[0];
-        let mut pair: P::Path<'_> = self.borrow_data_path(&mut tlbs);
+        let (mut pair, mut instr): (P::Path<'_>, _) = self.borrow_paths(&mut tlbs);
         let (req, shift, size) = (self.req, self.shift, self.size);
         let tlb_first = path.latency[0];
         let mut settled = [0u64; 3];
@@ -1015,7 +1130,13 @@ impl FastLane {
                 }
             }
             if let Ok(Step::Switch(n)) = outcome {
-                match self.walking_fetch_memo_hit(sys, &records[n], s) {
+                let hit = match self.walking_fetch_memo_hit(sys, &records[n], s) {
+                    FetchHit::No if self.instr_in_pair => {
+                        self.walking_fetch_other_hit(sys, &records[n], &mut instr, s)
+                    }
+                    hit => hit,
+                };
+                match hit {
                     FetchHit::Yes => {
                         from = n + 1;
                         continue 'stretch;
@@ -1032,7 +1153,7 @@ impl FastLane {
             break 'stretch;
         }
         let room = pair.fills_into_room();
-        drop(pair);
+        drop((pair, instr));
         sys.tlbs = tlbs;
         // Full levels: every fill by the pair evicted (a walk that failed filled nothing; one to
         // a page of another size is filled below, by the general fill, which counts its own).
