@@ -1411,13 +1411,14 @@ proptest! {
 
     /// Fetches taking turns on 2..4 code pages between data references that miss the first
     /// level, on machines whose instruction path's first level is fully associative of 64
-    /// ways (zen3's L1I): the pair loops borrow it beside the data path and settle a fetch on
+    /// ways (zen3's L1I) or 32 (the SA-1100's ITLB): the pair loops borrow it beside the data path and settle a fetch on
     /// another page that hits it without ending their stretch (`FastLane::instr_in_pair`,
     /// `instr_first_hit`; with walks `walking_fetch_other_hit`). TLB-only and with walks,
     /// with and without caches, a unified second level (where the lane does not borrow it) now
     /// and then: `run_slice` agrees with `access` record by record.
     #[test]
     fn fetches_on_other_code_pages_settled_in_the_pair_loop_agree_with_access_by_access(
+        first_ways in prop_oneof![Just(64usize), Just(32usize)],
         refs in proptest::collection::vec((0u64..6000, 0u8..8, 0u8..4, 0u64..1024), 500..4000),
         seed in 0u64..1000,
         caches_on in any::<bool>(),
@@ -1425,7 +1426,7 @@ proptest! {
         unified_l2 in prop_oneof![4 => Just(false), 1 => Just(true)],
         code_pages in 2u64..5,
     ) {
-        let mut cfg = shaped_machine((1, 64), (16, 16, ReplacementKind::Lru), 2, unified_l2);
+        let mut cfg = shaped_machine((1, first_ways), (16, 16, ReplacementKind::Lru), 2, unified_l2);
         cfg.caches = vec![common::cache("C1", 1, 4 << 10, 4, 4), common::cache("C2", 2, 32 << 10, 8, 12)];
         let opts = if tlb_only {
             RunOptions::tlb_only(seed)

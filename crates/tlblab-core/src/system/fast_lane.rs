@@ -71,10 +71,37 @@ pub(super) const HAND_BACK: u32 = 32;
 const STAGE_MIN: usize = 256;
 
 /// The instruction path's first level as the pair loops borrow it beside the data path
-/// (`FastLane::instr_in_pair`): fully associative, of `INSTR_FIRST_WAYS` ways (zen3's L1I,
-/// gem5-a7's), as a one-level path whose lookups have `lookup_shaped`'s effects.
-type InstrFirst<'a> = <One<Fa<INSTR_FIRST_WAYS>> as PathKind>::Path<'a>;
-const INSTR_FIRST_WAYS: usize = 64;
+/// (`FastLane::instr_in_pair`): fully associative, of 64 ways (zen3's L1I, gem5-a7's) or 32
+/// (the SA-1100's ITLB, the Cortex-A9's micro TLB), as a one-level path whose lookups have
+/// `lookup_shaped`'s effects.
+enum InstrFirst<'a> {
+    Ways64(<One<Fa<64>> as PathKind>::Path<'a>),
+    Ways32(<One<Fa<32>> as PathKind>::Path<'a>),
+}
+
+impl<'a> InstrFirst<'a> {
+    /// Whether a level of `ways` ways, of shape `SHAPE_FULLY_ASSOC`, has a variant.
+    fn compiled(ways: usize) -> bool {
+        matches!(ways, 32 | 64)
+    }
+
+    /// Borrows `level` (`compiled`, and `SHAPE_FULLY_ASSOC` for the lane's page size).
+    fn borrow(level: &'a mut Tlb) -> Self {
+        if level.ways() == 64 {
+            InstrFirst::Ways64(DataPath::borrow(level, None, 0))
+        } else {
+            InstrFirst::Ways32(DataPath::borrow(level, None, 0))
+        }
+    }
+
+    #[inline(always)]
+    fn lookup(&mut self, vpn: u64, key: u64, req: Requester) -> Option<Pfn> {
+        match self {
+            InstrFirst::Ways64(l) => l.lookup_first(vpn, key, req),
+            InstrFirst::Ways32(l) => l.lookup_first(vpn, key, req),
+        }
+    }
+}
 
 /// One path (data or instruction): its TLB levels in lookup order.
 #[derive(Clone, Copy, Default)]
@@ -204,7 +231,7 @@ pub(super) struct FastLane {
     instr_first_fa: bool,
     /// The pair loops borrow the instruction path's first level beside the data path
     /// (`InstrFirst`, `borrow_paths`) and settle a fetch that hits it without ending their
-    /// stretch: it is fully associative of `INSTR_FIRST_WAYS` ways, on no data path level,
+    /// stretch: it is fully associative of a size `InstrFirst` compiles, on no data path level,
     /// and neither path's references end the other's memo.
     instr_in_pair: bool,
     /// A data path of shapes (FULLY_ASSOC, SET_ASSOC) whose geometry has a compiled
@@ -296,7 +323,7 @@ impl FastLane {
                 let (data, instr) = (&paths[0], paths[1].tlb[0]);
                 let level = &sys.tlbs[instr];
                 level.fast_shape(size) == SHAPE_FULLY_ASSOC
-                    && level.ways() == INSTR_FIRST_WAYS
+                    && InstrFirst::compiled(level.ways())
                     && !data.tlb[..data.levels].contains(&instr)
                     && ends_other_memo == [false; 2]
             },
@@ -532,11 +559,11 @@ impl FastLane {
                 .get_disjoint_mut([data.tlb[0], data.tlb[1], instr])
                 .expect(apart);
             let pair = P::borrow(first, Some(second), self.walk_tags);
-            (pair, Some(InstrFirst::borrow(instr, None, 0)))
+            (pair, Some(InstrFirst::borrow(instr)))
         } else {
             let [first, instr] = tlbs.get_disjoint_mut([data.tlb[0], instr]).expect(apart);
             let path = P::borrow(first, None, self.walk_tags);
-            (path, Some(InstrFirst::borrow(instr, None, 0)))
+            (path, Some(InstrFirst::borrow(instr)))
         }
     }
 
@@ -884,7 +911,7 @@ impl FastLane {
         }
         let vpn = a.vaddr.0 >> self.shift;
         let key = pack(vpn, self.size);
-        let pfn = level.lookup_first(vpn, key, self.req)?;
+        let pfn = level.lookup(vpn, key, self.req)?;
         s.t.settled_at[1][0] += 1;
         s.last_key[1] = key;
         s.last_pfn[1] = pfn;
