@@ -70,6 +70,13 @@ pub(super) const HAND_BACK: u32 = 32;
 /// cost at most a few percent of the stretch.
 const STAGE_MIN: usize = 256;
 
+/// One more first-level hit in a row in a pair loop's `run`: whether it reaches `hand_back`.
+#[inline(always)]
+fn hands_back(run: &mut u32, hand_back: u32) -> bool {
+    *run += 1;
+    *run == hand_back
+}
+
 /// The instruction path's first level as the pair loops borrow it beside the data path
 /// (`FastLane::instr_in_pair`): fully associative, of 64 ways (zen3's L1I, gem5-a7's) or 32
 /// (the SA-1100's ITLB, the Cortex-A9's micro TLB), as a one-level path whose lookups have
@@ -164,6 +171,16 @@ enum Step {
     Done { taken: usize, stale: bool },
     /// Record `n` is for the other loop (`run_pair` ↔ `run_with`).
     Switch(usize),
+}
+
+impl Step {
+    /// `Done` after `taken` records, the lane still good.
+    fn taken(taken: usize) -> Step {
+        Step::Done {
+            taken,
+            stale: false,
+        }
+    }
 }
 
 /// A loop over a stretch of records from a given one (`FastLane::alternate`).
@@ -470,12 +487,7 @@ impl FastLane {
                 Step::Switch(m) if pair => match self.fetch_first_level_hit(sys, &records[m], s) {
                     FetchHit::No => (n, pair) = (m, false),
                     FetchHit::Yes => n = m + 1,
-                    FetchHit::HandBack => {
-                        break Step::Done {
-                            taken: m + 1,
-                            stale: false,
-                        }
-                    }
+                    FetchHit::HandBack => break Step::taken(m + 1),
                 },
                 Step::Switch(m) => (n, pair) = (m, !pair),
                 done => break done,
@@ -636,10 +648,7 @@ impl FastLane {
     /// limit (`Done`), or at an instruction reference (`Switch`, to the shaped loop).
     #[inline(always)]
     fn pair_access<'r>(&self, r: &'r Record, n: usize) -> Result<&'r Access, Step> {
-        let done = Step::Done {
-            taken: n,
-            stale: false,
-        };
+        let done = Step::taken(n);
         let Record::Access(a) = r else {
             return Err(done);
         };
@@ -797,10 +806,7 @@ impl FastLane {
         let mut last_key = s.last_key[0];
         let mut first_level_run = s.first_level_run;
         let hand_back = s.hand_back;
-        let mut step = Step::Done {
-            taken: records.len(),
-            stale: false,
-        };
+        let mut step = Step::taken(records.len());
         // Fetches on the instruction path's previous page are first-level hits that change
         // nothing (`RunState::last_key`): counted here, as `run_with` counts them, without
         // ending the stretch. Data references leave that page the most recent in the
@@ -823,12 +829,8 @@ impl FastLane {
                 Err(Step::Switch(_)) if matches!(r, Record::Access(a) if self.is_fetch_on(a, fetch_key)) =>
                 {
                     fetch_memo_hits += 1;
-                    first_level_run += 1;
-                    if first_level_run == hand_back {
-                        step = Step::Done {
-                            taken: n + 1,
-                            stale: false,
-                        };
+                    if hands_back(&mut first_level_run, hand_back) {
+                        step = Step::taken(n + 1);
                         break;
                     }
                     continue;
@@ -839,12 +841,8 @@ impl FastLane {
                         && matches!(r, Record::Access(a) if self.instr_first_hit(&mut instr, a, s).is_some()) =>
                 {
                     fetch_key = s.last_key[1];
-                    first_level_run += 1;
-                    if first_level_run == hand_back {
-                        step = Step::Done {
-                            taken: n + 1,
-                            stale: false,
-                        };
+                    if hands_back(&mut first_level_run, hand_back) {
+                        step = Step::taken(n + 1);
                         break;
                     }
                     continue;
@@ -872,10 +870,7 @@ impl FastLane {
                 0
             };
             if first_level_run == hand_back {
-                step = Step::Done {
-                    taken: n + 1,
-                    stale: false,
-                };
+                step = Step::taken(n + 1);
                 break;
             }
         }
@@ -1073,10 +1068,7 @@ impl FastLane {
         // compiled as before (with the fetch's arm inside, all-data streams of first-level
         // hits cost 8% more instructions: register allocation, not work).
         'stretch: loop {
-            outcome = Ok(Step::Done {
-                taken: records.len(),
-                stale: false,
-            });
+            outcome = Ok(Step::taken(records.len()));
             for (i, r) in records[from..].iter().enumerate() {
                 let n = from + i;
                 let a = match self.pair_access(r, n) {
@@ -1149,10 +1141,7 @@ impl FastLane {
                     0
                 };
                 if s.first_level_run == s.hand_back {
-                    outcome = Ok(Step::Done {
-                        taken: n + 1,
-                        stale: false,
-                    });
+                    outcome = Ok(Step::taken(n + 1));
                     break;
                 }
             }
@@ -1168,12 +1157,7 @@ impl FastLane {
                         from = n + 1;
                         continue 'stretch;
                     }
-                    FetchHit::HandBack => {
-                        outcome = Ok(Step::Done {
-                            taken: n + 1,
-                            stale: false,
-                        })
-                    }
+                    FetchHit::HandBack => outcome = Ok(Step::taken(n + 1)),
                     FetchHit::No => {}
                 }
             }
@@ -1235,10 +1219,7 @@ impl FastLane {
         let t = &mut s.t;
         for (n, r) in records.iter().enumerate().skip(from) {
             let Record::Access(a) = r else {
-                return Ok(Step::Done {
-                    taken: n,
-                    stale: false,
-                });
+                return Ok(Step::taken(n));
             };
             let va = a.vaddr.0;
             // An access crossing a 4 KiB boundary is two references (`System::access`).
@@ -1246,10 +1227,7 @@ impl FastLane {
             let p = a.kind.is_instr() as usize;
             let path = &self.paths[p];
             if a.thread != self.thread || crosses || va >= self.va_limit || !path.usable {
-                return Ok(Step::Done {
-                    taken: n,
-                    stale: false,
-                });
+                return Ok(Step::taken(n));
             }
             if pair_shaped && p == 0 && n > from && self.pair_ready.get() {
                 return Ok(Step::Switch(n));
@@ -1319,16 +1297,10 @@ impl FastLane {
                 0
             };
             if s.first_level_run == s.hand_back {
-                return Ok(Step::Done {
-                    taken: n + 1,
-                    stale: false,
-                });
+                return Ok(Step::taken(n + 1));
             }
         }
-        Ok(Step::Done {
-            taken: records.len(),
-            stale: false,
-        })
+        Ok(Step::taken(records.len()))
     }
 
     /// A miss in every level of path `P`: the walk (or, TLB-only, the identity frame), its
