@@ -822,8 +822,8 @@ impl FastLane {
         // level is settled here too (`instr_first_hit`), and its page becomes the memo's.
         let mut fetch_key = self.fetch_key(s);
         let mut fetch_memo_hits = 0u64;
-        for (i, r) in records[from..].iter().enumerate() {
-            let n = from + i;
+        for n in from..records.len() {
+            let r = &records[n];
             let a = match self.pair_access(r, n) {
                 Ok(a) => a,
                 Err(Step::Switch(_)) if matches!(r, Record::Access(a) if self.is_fetch_on(a, fetch_key)) =>
@@ -864,12 +864,10 @@ impl FastLane {
                 last_key = key;
                 level
             };
-            first_level_run = if level == SETTLED_FIRST {
-                first_level_run + 1
-            } else {
-                0
-            };
-            if first_level_run == hand_back {
+            // Only a first-level hit can reach `hand_back` (at least 1).
+            if level != SETTLED_FIRST {
+                first_level_run = 0;
+            } else if hands_back(&mut first_level_run, hand_back) {
                 step = Step::taken(n + 1);
                 break;
             }
