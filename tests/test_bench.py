@@ -28,6 +28,19 @@ def test_bench_engine_rejects_an_unknown_mode():
 
     with pytest.raises(ValueError, match="expected tlb_only, no_caches or full"):
         _native.bench_engine("zen3", "random:pages=16,accesses=10", "fast", 0)
+    with pytest.raises(ValueError, match='bench feed: expected slice or source, found "pipe"'):
+        _native.bench_engine("zen3", "random:pages=16,accesses=10", "full", 0, "pipe")
+
+
+def test_both_feeds_simulate_every_reference_and_leave_out_only_the_replay():
+    # 70,000 references: five of System::run's batches (16,384), the last one short; two
+    # threads, so the run goes through the multi-core timeline across batch boundaries.
+    spec = "random:pages=4096,accesses=70000,threads=2"
+    for mode in engine.MODES:
+        by_slice = _native.bench_engine("zen3", spec, mode, 0, "slice")
+        by_source = _native.bench_engine("zen3", spec, mode, 0, "source")
+        assert by_slice[0] == by_source[0] == 70000
+        assert by_source[1] > 0 and by_source[2] > 0
 
 
 def test_bench_engine_reports_each_case_in_every_mode(monkeypatch):
@@ -45,6 +58,9 @@ def test_bench_engine_reports_each_case_in_every_mode(monkeypatch):
     for case in out["cases"].values():
         assert case["min_refs_per_s"] <= case["median_refs_per_s"] <= case["max_refs_per_s"]
         assert case["median_cpu_refs_per_s"] > 0
+        source = case["source"]  # the same records through System::run, in batches
+        assert source["min_refs_per_s"] <= source["median_refs_per_s"] <= source["max_refs_per_s"]
+        assert source["median_cpu_refs_per_s"] > 0
     assert out["cases"]["full/strided"]["references"] == 512
     # The targets block compares each target case's own median with its target.
     assert set(out["targets"]) == set(engine.TARGETS)
@@ -54,6 +70,10 @@ def test_bench_engine_reports_each_case_in_every_mode(monkeypatch):
         assert t["target_refs_per_s"] == engine.TARGETS[name]
         assert t["met"] == (median >= engine.TARGETS[name])
         assert abs(t["fraction_of_target"] - median / engine.TARGETS[name]) < 1e-3
+        source = out["cases"][name]["source"]["median_refs_per_s"]
+        assert t["source_median_refs_per_s"] == source
+        assert t["source_met"] == (source >= engine.TARGETS[name])
+        assert abs(t["source_fraction_of_target"] - source / engine.TARGETS[name]) < 1e-3
     # Each target case's floor: checked exact against the engine, then timed beside it.
     assert set(out["floors"]) == set(engine.TARGETS)
     for name, f in out["floors"].items():
@@ -68,6 +88,7 @@ def test_bench_engine_reports_each_case_in_every_mode(monkeypatch):
     machines = out["presets"]["machines"]
     assert set(machines) == set(tlblab.presets())
     assert all(m["references"] == 3000 and m["median_refs_per_s"] > 0 for m in machines.values())
+    assert all("source" not in m for m in machines.values())  # the slice feed only
 
 
 def test_a_floor_counts_what_the_engine_counts_and_is_timed():
