@@ -17,6 +17,19 @@ pub(crate) fn prefetch<T>(x: &T) {
     let _ = x;
 }
 
+/// `prefetch` of the host line at `p`, which may be past the end of its allocation (a hint
+/// never faults): for a run ahead in a slice of records.
+#[inline(always)]
+pub(crate) fn prefetch_at<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint and never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// The first i with `words[i] == x`, without a branch per word: for a search whose answer
 /// changes from one call to the next at random (which of a few pages a program switched to,
 /// `PathLane::find`), a chain of compare-and-branch mispredicts on most calls.

@@ -70,6 +70,12 @@ pub(super) const HAND_BACK: u32 = 32;
 /// cost at most a few percent of the stretch.
 const STAGE_MIN: usize = 256;
 
+/// How many records ahead the lanes' loops hint the host to fetch the record stream itself
+/// (2 KiB: two records a host line). A run over records in memory (`System::run_slice`)
+/// otherwise waits on them: 32 bytes a record is the host's memory bandwidth at the rates of
+/// the fast cases (ARCHITECTURE.md, "Records from memory").
+pub(super) const RECORD_AHEAD: usize = 64;
+
 /// One more first-level hit in a row in a pair loop's `run`: whether it reaches `hand_back`.
 #[inline(always)]
 fn hands_back(run: &mut u32, hand_back: u32) -> bool {
@@ -153,6 +159,8 @@ struct RunState {
     /// (lane.rs), which settles such runs in bulk, gets its turn.
     first_level_run: u32,
     hand_back: u32,
+    /// `System::records_in_memory`: hint the host to fetch the records ahead.
+    prefetch_records: bool,
 }
 
 /// What `FastLane::fetch_first_level_hit` made of a record.
@@ -386,6 +394,7 @@ impl FastLane {
             memo_hits: [0; 2],
             first_level_run: 0,
             hand_back: hand_back.max(1),
+            prefetch_records: sys.records_in_memory,
         };
         let done = self.run_stretches(sys, records, &mut s);
         self.settle(sys, &s.t, s.memo_hits);
@@ -827,8 +836,12 @@ impl FastLane {
         // host), the index form ran strided 126-138 M refs/s against 115-121 for the
         // iterator's (random 124-130 against 118-125): code layout, not instruction count.
         #[allow(clippy::needless_range_loop)]
+        let prefetch_records = s.prefetch_records;
         for n in from..records.len() {
             let r = &records[n];
+            if prefetch_records {
+                crate::simd::prefetch_at(records.as_ptr().wrapping_add(n + RECORD_AHEAD));
+            }
             let a = match self.pair_access(r, n) {
                 Ok(a) => a,
                 Err(Step::Switch(_)) if matches!(r, Record::Access(a) if self.is_fetch_on(a, fetch_key)) =>
@@ -1074,6 +1087,9 @@ impl FastLane {
             outcome = Ok(Step::taken(records.len()));
             for (i, r) in records[from..].iter().enumerate() {
                 let n = from + i;
+                if s.prefetch_records {
+                    crate::simd::prefetch_at(records.as_ptr().wrapping_add(n + RECORD_AHEAD));
+                }
                 let a = match self.pair_access(r, n) {
                     Ok(a) => a,
                     Err(end) => {
@@ -1220,7 +1236,11 @@ impl FastLane {
             S0 == SHAPE_FULLY_ASSOC
         };
         let t = &mut s.t;
+        let prefetch_records = s.prefetch_records;
         for (n, r) in records.iter().enumerate().skip(from) {
+            if prefetch_records {
+                crate::simd::prefetch_at(records.as_ptr().wrapping_add(n + RECORD_AHEAD));
+            }
             let Record::Access(a) = r else {
                 return Ok(Step::taken(n));
             };
