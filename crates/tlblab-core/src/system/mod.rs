@@ -29,7 +29,7 @@ use crate::page_table::{Leaf, PageTable, PageTableFormat, WalkPath};
 use crate::stats::{Stats, UnitStats};
 use crate::tlb::{Requester, Tlb, TlbEntry, TlbHit, TlbKind};
 use crate::walker::Pwc;
-use fast_lane::{FastLane, HAND_BACK};
+use fast_lane::{FastLane, HAND_BACK, RECORD_AHEAD};
 use lane::Lane;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -1880,7 +1880,11 @@ impl System {
                     // Stopped early: a second hardware thread has work from here on.
                     multi = i < buf.len();
                 }
-                for r in &buf[i..] {
+                let prefetch_records = self.records_in_memory;
+                for (n, r) in buf.iter().enumerate().skip(i) {
+                    if prefetch_records {
+                        crate::simd::prefetch_at(buf.as_ptr().wrapping_add(n + RECORD_AHEAD));
+                    }
                     match *r {
                         Record::Access(a) => {
                             let cpu = self.cpu_of(a.thread)?;
@@ -2157,6 +2161,9 @@ impl System {
         let mut hand_back = HAND_BACK;
         let mut i = 0;
         while i < records.len() {
+            if self.records_in_memory {
+                crate::simd::prefetch_at(records.as_ptr().wrapping_add(i + RECORD_AHEAD));
+            }
             let r = records[i];
             if let Record::Access(a) = r {
                 if skip > 0 {
