@@ -1843,8 +1843,9 @@ impl System {
     /// `run` on records already in memory, read in place (no copy into a batch buffer).
     pub fn run_slice(&mut self, records: &[Record]) -> Result<(), SimError> {
         // A slice past 2 MiB (the host's L2, where the records of a small one stay after
-        // whoever wrote them) is read from memory: hinted ahead. A small one pays ~1 instruction
-        // a record for nothing: sequential TLB-only from 16K-record slices, 465 → 428 M refs/s.
+        // whoever wrote them) is read from memory: hinted ahead. A small one would pay for
+        // hints it does not need (measured with the hints on in every run: sequential
+        // TLB-only from 16K-record slices, 465 → 428 M refs/s).
         self.records_in_memory = records.len() > SLICE_FROM_MEMORY;
         let done = self.run_batches(&mut Slices { records, pos: 0 });
         self.records_in_memory = false;
