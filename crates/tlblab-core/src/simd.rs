@@ -5,16 +5,7 @@
 /// it never faults and changes nothing the program can observe.
 #[inline(always)]
 pub(crate) fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint and never faults; `x` is a valid reference anyway.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(
-            (x as *const T).cast::<i8>(),
-            std::arch::x86_64::_MM_HINT_T0,
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
+    prefetch_at(x as *const T);
 }
 
 /// `prefetch` of the host line at `p`, which may be past the end of its allocation (a hint

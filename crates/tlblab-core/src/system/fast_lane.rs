@@ -43,7 +43,7 @@
 //! machines, every run mode) and against the naive reference model (machines of the shapes
 //! the lane specialises, with and without compiled pair loops).
 
-use super::{CacheTally, LaneHints, SimError, System, ThreadState, TimingModel};
+use super::{hint_record, CacheTally, LaneHints, SimError, System, ThreadState, TimingModel};
 use crate::tlb::{
     level_ready, pack, pair_ready, DataPath, Fa, One, PathKind, RandomOrder, Sa, Two,
 };
@@ -69,12 +69,6 @@ pub(super) const HAND_BACK: u32 = 32;
 /// and so many records ahead are all the pair's (`FastLane::worth_staging`). The copies then
 /// cost at most a few percent of the stretch.
 const STAGE_MIN: usize = 256;
-
-/// How many records ahead the lanes' loops hint the host to fetch the record stream itself
-/// (2 KiB: two records a host line). A run over records in memory (`System::run_slice`)
-/// otherwise waits on them: 32 bytes a record is the host's memory bandwidth at the rates of
-/// the fast cases (ARCHITECTURE.md, "Records from memory").
-pub(super) const RECORD_AHEAD: usize = 64;
 
 /// One more first-level hit in a row in a pair loop's `run`: whether it reaches `hand_back`.
 #[inline(always)]
@@ -842,7 +836,7 @@ impl FastLane {
         for n in from..records.len() {
             let r = &records[n];
             if prefetch_records {
-                crate::simd::prefetch_at(records.as_ptr().wrapping_add(n + RECORD_AHEAD));
+                hint_record(records, n);
             }
             let a = match self.pair_access(r, n) {
                 Ok(a) => a,
@@ -1090,7 +1084,7 @@ impl FastLane {
             for (i, r) in records[from..].iter().enumerate() {
                 let n = from + i;
                 if s.prefetch_records {
-                    crate::simd::prefetch_at(records.as_ptr().wrapping_add(n + RECORD_AHEAD));
+                    hint_record(records, n);
                 }
                 let a = match self.pair_access(r, n) {
                     Ok(a) => a,
@@ -1241,7 +1235,7 @@ impl FastLane {
         let prefetch_records = s.prefetch_records;
         for (n, r) in records.iter().enumerate().skip(from) {
             if prefetch_records {
-                crate::simd::prefetch_at(records.as_ptr().wrapping_add(n + RECORD_AHEAD));
+                hint_record(records, n);
             }
             let Record::Access(a) = r else {
                 return Ok(Step::taken(n));

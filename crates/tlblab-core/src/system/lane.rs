@@ -33,8 +33,7 @@
 //! on random machines and streams (`run_agrees_with_access_by_access`), and on long streams
 //! over more pages than the lane holds (`lane_runs_over_more_pages_than_it_holds_...`).
 
-use super::fast_lane::RECORD_AHEAD;
-use super::{System, TimingModel};
+use super::{hint_record, System, TimingModel};
 use crate::tlb::{FoundEntry, Requester};
 use tlblab_trace::Record;
 use tlblab_types::{AccessKind, PageSize, Pfn, ThreadId, VirtAddr};
@@ -414,7 +413,7 @@ impl Lane {
         let mut instr_refs = 0u64;
         for (n, r) in records.iter().enumerate() {
             if PREFETCH {
-                crate::simd::prefetch_at(records.as_ptr().wrapping_add(n + RECORD_AHEAD));
+                hint_record(records, n);
             }
             let Record::Access(a) = r else {
                 taken = n;

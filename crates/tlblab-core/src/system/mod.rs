@@ -29,7 +29,7 @@ use crate::page_table::{Leaf, PageTable, PageTableFormat, WalkPath};
 use crate::stats::{Stats, UnitStats};
 use crate::tlb::{Requester, Tlb, TlbEntry, TlbHit, TlbKind};
 use crate::walker::Pwc;
-use fast_lane::{FastLane, HAND_BACK, RECORD_AHEAD};
+use fast_lane::{FastLane, HAND_BACK};
 use lane::Lane;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -288,6 +288,19 @@ const BATCH: usize = 1 << 14;
 /// than in the host's caches (`System::records_in_memory`).
 const SLICE_FROM_MEMORY: usize = 1 << 16;
 
+/// How many records ahead the run loops hint the host to fetch the record stream itself
+/// (2 KiB: two records a host line). A run over records in memory (`System::run_slice`)
+/// otherwise waits on them: 32 bytes a record is the host's memory bandwidth at the rates of
+/// the fast cases (ARCHITECTURE.md, "Records from memory").
+const RECORD_AHEAD: usize = 64;
+
+/// Hints the host to fetch the record `RECORD_AHEAD` after `records[n]` (past the end is fine:
+/// a hint never faults). For the loops of a run with `System::records_in_memory`.
+#[inline(always)]
+pub(crate) fn hint_record(records: &[Record], n: usize) {
+    crate::simd::prefetch_at(records.as_ptr().wrapping_add(n + RECORD_AHEAD));
+}
+
 /// How far ahead in a hardware thread's queue the multi-core timeline hints the host to fetch
 /// a walk's entries (and half as far, the cache sets): as `run_direct` does in trace order.
 const TIMELINE_PREFETCH_AHEAD: usize = 16;
@@ -469,7 +482,7 @@ pub struct System {
     big_caches: bool,
     /// The run reads its records in place from a slice in memory (`run_slice`), not from a
     /// batch buffer just filled (`run`): the lanes' loops then hint the host to fetch the
-    /// records `fast_lane::RECORD_AHEAD` ahead (ARCHITECTURE.md, "Records from memory").
+    /// records `RECORD_AHEAD` ahead (ARCHITECTURE.md, "Records from memory").
     pub(crate) records_in_memory: bool,
     /// The last-level tables `prefetch_ahead` found lately, direct-mapped by region: the
     /// descent for a far record is done once, and read again for it as the near record (and
@@ -1884,7 +1897,7 @@ impl System {
                 let prefetch_records = self.records_in_memory;
                 for (n, r) in buf.iter().enumerate().skip(i) {
                     if prefetch_records {
-                        crate::simd::prefetch_at(buf.as_ptr().wrapping_add(n + RECORD_AHEAD));
+                        hint_record(buf, n);
                     }
                     match *r {
                         Record::Access(a) => {
@@ -2163,7 +2176,7 @@ impl System {
         let mut i = 0;
         while i < records.len() {
             if self.records_in_memory {
-                crate::simd::prefetch_at(records.as_ptr().wrapping_add(i + RECORD_AHEAD));
+                hint_record(records, i);
             }
             let r = records[i];
             if let Record::Access(a) = r {
