@@ -82,6 +82,19 @@ def test_bench_engine_reports_each_case_in_every_mode(monkeypatch):
         assert abs(f["engine_fraction_of_floor"] - f["engine_median_refs_per_s"] / f["floor_median_refs_per_s"]) < 1e-3
         target = out["targets"][name]
         assert abs(target["floor_fraction_of_target"] - f["floor_median_refs_per_s"] / engine.TARGETS[name]) < 1e-3
+        if name.startswith("tlb_only/"):
+            # TLB-only, the floors over the engine's records too: in place (the slice feed's
+            # yardstick) and in batches (the source feed's), each against its feed.
+            for prefix, key, feed in (
+                ("records_floor", "records_floor", "engine_median_refs_per_s"),
+                ("batches_floor", "source_floor", "engine_source_median_refs_per_s"),
+            ):
+                median = f[f"{prefix}_median_refs_per_s"]
+                assert f[f"{prefix}_min_refs_per_s"] <= median <= f[f"{prefix}_max_refs_per_s"]
+                assert abs(f[f"engine_fraction_of_{prefix}"] - f[feed] / median) < 1e-3
+                assert abs(target[f"{key}_fraction_of_target"] - median / engine.TARGETS[name]) < 1e-3
+        else:
+            assert "records_floor_median_refs_per_s" not in f and "source_floor_fraction_of_target" not in target
     # 256 pages twice: the second round misses the L1D (64 entries) and hits the L2D.
     assert out["floors"]["full/strided"]["counts"]["tlb_misses"] == [512, 256]
     # Every preset, TLB-only, on the preset case.
@@ -97,8 +110,9 @@ def test_a_floor_counts_what_the_engine_counts_and_is_timed():
     assert counts["cycles"] > 0 and len(counts["cache_misses"]) == 3
     tlb_only = _native.floor_check("random:pages=4096,accesses=20000", "tlb_only", 0)
     assert tlb_only["tlb_misses"] == counts["tlb_misses"] and tlb_only["cycles"] == 0
-    refs, secs = _native.bench_floor("random:pages=4096,accesses=20000", "tlb_only", 0)
-    assert refs == 20000 and secs > 0
+    for floor_input in ("addresses", "records", "batches"):
+        refs, secs = _native.bench_floor("random:pages=4096,accesses=20000", "tlb_only", 0, floor_input)
+        assert refs == 20000 and secs > 0
 
 
 def test_a_floor_that_disagrees_is_reported_not_timed(monkeypatch):
@@ -123,6 +137,12 @@ def test_a_floor_names_what_it_cannot_take():
         _native.floor_check("random:pages=64,accesses=100,threads=2", "full", 0)
     with pytest.raises(ValueError, match="expected tlb_only or full"):
         _native.bench_floor("random:pages=64,accesses=100", "no_caches", 0)
+    with pytest.raises(ValueError, match="expected addresses, records or batches, found \"slice\""):
+        _native.bench_floor("random:pages=64,accesses=100", "tlb_only", 0, "slice")
+    with pytest.raises(ValueError, match="the full floor reads addresses only"):
+        _native.bench_floor("random:pages=64,accesses=100", "full", 0, "records")
+    with pytest.raises(ValueError, match=r"record \d+: a floor takes data references of thread 0 within a 4 KiB page, found .*thread: ThreadId\(1\)"):
+        _native.bench_floor("random:pages=64,accesses=100,threads=2", "tlb_only", 0, "batches")
 
 
 def test_bench_cli_rejects_an_unknown_benchmark():

@@ -118,14 +118,7 @@ pub fn run(mode: Mode, addrs: &[u64]) -> (Counts, f64) {
             for &va in addrs {
                 f.translate(va >> 12, |vpn| vpn);
             }
-            let secs = t.elapsed().as_secs_f64();
-            (
-                Counts {
-                    tlb_misses: [f.l1_misses, f.l2_misses],
-                    ..Counts::default()
-                },
-                secs,
-            )
+            (tlb_counts(&f), t.elapsed().as_secs_f64())
         }
         Mode::Full => {
             let (f, secs) = full::run(addrs);
@@ -140,6 +133,139 @@ pub fn run(mode: Mode, addrs: &[u64]) -> (Counts, f64) {
                 secs,
             )
         }
+    }
+}
+
+/// How the references reach a floor: what it reads per reference, and from where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// 8-byte virtual addresses in memory, nothing to check ([`run`]): the kernel alone.
+    Addresses,
+    /// The engine's 32-byte `Record`s read in place from memory, each checked as the engine's
+    /// pair loop checks it ([`run_records`]): the yardstick of the bench's `slice` feed.
+    Records,
+    /// The same records copied in batches of the engine's size into one reused buffer, only
+    /// the kernel timed ([`run_batches`]): the yardstick of the bench's `source` feed.
+    Batches,
+}
+
+impl Input {
+    /// `addresses`, `records` or `batches` (the bench's names); anything else is an error.
+    pub fn parse(name: &str) -> Result<Input, String> {
+        match name {
+            "addresses" => Ok(Input::Addresses),
+            "records" => Ok(Input::Records),
+            "batches" => Ok(Input::Batches),
+            _ => Err(format!(
+                "floor input: expected addresses, records or batches, found {name:?}"
+            )),
+        }
+    }
+}
+
+/// Records per batch in [`run_batches`]: what `System::run` takes from a source at a time.
+pub const BATCH: usize = 1 << 14;
+
+/// How many records ahead [`run_records`] hints the host to fetch, as the engine's run over
+/// records in memory does (`RECORD_AHEAD` in tlblab-core).
+const RECORD_AHEAD: usize = 64;
+
+/// The TLB-only floor over the engine's records in place, from an empty start: its counts
+/// and the seconds it took, or an error naming the first record it cannot take (as
+/// [`addresses`]). Each record is checked as the engine's pair loop checks it before its
+/// reference (an access, not a fetch, the stream's thread, within one 4 KiB page), and the
+/// host is hinted to fetch the record `RECORD_AHEAD` on: what an exact kernel that reads the
+/// engine's input (32 bytes a reference, in host memory) can reach, where [`run`] reads 8.
+/// (TLB-only: the full model's floor over addresses is below its target already.)
+pub fn run_records(records: &[Record]) -> Result<(Counts, f64), String> {
+    let thread = stream_thread(records)?;
+    let mut f = tlb::TlbPair::new();
+    let t = Instant::now();
+    for (n, r) in records.iter().enumerate() {
+        prefetch_record(records, n + RECORD_AHEAD);
+        if !translate_record(&mut f, r, thread) {
+            return Err(not_taken(n, r, thread));
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    Ok((tlb_counts(&f), secs))
+}
+
+/// [`run_records`] over the records copied `BATCH` at a time into one reused buffer, as a
+/// trace decoder or generator delivers them to `System::run` (the copies not timed, the
+/// records then in the host's caches): the yardstick of the bench's `source` feed.
+pub fn run_batches(records: &[Record]) -> Result<(Counts, f64), String> {
+    let thread = stream_thread(records)?;
+    let mut f = tlb::TlbPair::new();
+    let mut buf: Vec<Record> = Vec::with_capacity(BATCH);
+    let mut secs = 0.0;
+    for (b, chunk) in records.chunks(BATCH).enumerate() {
+        buf.clear();
+        buf.extend_from_slice(chunk);
+        let t = Instant::now();
+        for (n, r) in buf.iter().enumerate() {
+            if !translate_record(&mut f, r, thread) {
+                return Err(not_taken(b * BATCH + n, r, thread));
+            }
+        }
+        secs += t.elapsed().as_secs_f64();
+    }
+    Ok((tlb_counts(&f), secs))
+}
+
+/// The thread of a stream's first record (the floors take one thread's loads).
+fn stream_thread(records: &[Record]) -> Result<ThreadId, String> {
+    match records.first() {
+        Some(Record::Access(a)) => Ok(a.thread),
+        Some(r) => Err(not_taken(0, r, ThreadId(0))),
+        None => Ok(ThreadId(0)),
+    }
+}
+
+/// One record's TLB-only reference, if the engine's pair loop would take the record (an
+/// access, not a fetch, of `thread`, within one 4 KiB page); false, and nothing done, if not.
+#[inline(always)]
+fn translate_record(f: &mut tlb::TlbPair, r: &Record, thread: ThreadId) -> bool {
+    let Record::Access(a) = r else {
+        return false;
+    };
+    let va = a.vaddr.0;
+    if a.kind.is_instr() || a.thread != thread || (va & 0xfff) + a.size as u64 > 4096 {
+        return false;
+    }
+    f.translate(va >> 12, |vpn| vpn);
+    true
+}
+
+/// Why record `n`, `r`, is not one `translate_record` takes.
+#[cold]
+fn not_taken(n: usize, r: &Record, thread: ThreadId) -> String {
+    match r {
+        Record::Access(a) => format!(
+            "record {n}: a floor takes data references of thread {} within a 4 KiB page, \
+             found {a:?}",
+            thread.0
+        ),
+        _ => format!("record {n}: a floor takes accesses only, found the event {r:?}"),
+    }
+}
+
+fn tlb_counts(f: &tlb::TlbPair) -> Counts {
+    Counts {
+        tlb_misses: [f.l1_misses, f.l2_misses],
+        ..Counts::default()
+    }
+}
+
+/// Hints the host to fetch `records[n]` (past the end is fine: a hint never faults).
+#[inline(always)]
+fn prefetch_record(records: &[Record], n: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch hint reads nothing architecturally, so the address need not be valid;
+    // `wrapping_add` computes it without the in-bounds requirement of `add`.
+    unsafe {
+        use std::arch::x86_64::*;
+        _mm_prefetch::<_MM_HINT_T0>(records.as_ptr().wrapping_add(n).cast());
     }
 }
 
@@ -185,6 +311,20 @@ pub fn check(mode: Mode, records: &[Record]) -> Result<Counts, String> {
             "the {mode:?} floor and the engine disagree: floor {floor:?}, engine {engine:?}"
         ));
     }
+    if mode == Mode::TlbOnly {
+        // The floors over the records are the same kernel: they must count the same.
+        for (input, (counts, _)) in [
+            ("records", run_records(records)?),
+            ("batches", run_batches(records)?),
+        ] {
+            if counts != engine {
+                return Err(format!(
+                    "the TlbOnly floor over {input} and the engine disagree: floor {counts:?}, \
+                     engine {engine:?}"
+                ));
+            }
+        }
+    }
     Ok(floor)
 }
 
@@ -227,6 +367,33 @@ mod tests {
         assert_eq!(tlb_only.tlb_misses, [262_144, 262_144]);
         let full = check(Mode::Full, &records).unwrap();
         assert!(full.pwc_hits > 250_000, "{full:?}");
+    }
+
+    /// The floors over the records stop at a record the engine's pair loop would not take,
+    /// naming it, wherever it falls (in place, or in a later batch).
+    #[test]
+    fn the_floors_over_records_name_the_first_record_they_cannot_take() {
+        let mut records = stream("random:pages=64,accesses=20000");
+        let Record::Access(mut fetch) = records[BATCH + 5] else {
+            panic!("the stream is all accesses")
+        };
+        fetch.kind = AccessKind::Instr;
+        records[BATCH + 5] = Record::Access(fetch);
+        for run in [run_records, run_batches] {
+            let err = run(&records).unwrap_err();
+            assert!(
+                err.starts_with(&format!("record {}: a floor takes data references", BATCH + 5)),
+                "{err}"
+            );
+        }
+        // The same stream before that record: both count what the engine counts.
+        let (engine, _) = engine(Mode::TlbOnly, &records[..BATCH + 5]).unwrap();
+        assert_eq!(run_records(&records[..BATCH + 5]).unwrap().0, engine);
+        assert_eq!(run_batches(&records[..BATCH + 5]).unwrap().0, engine);
+        assert!(engine.tlb_misses[0] > 0);
+        assert!(Input::parse("slice")
+            .unwrap_err()
+            .contains("addresses, records or batches"));
     }
 
     #[test]

@@ -252,16 +252,37 @@ fn floor_check(py: Python<'_>, workload: &str, mode: &str, seed: u64) -> PyResul
 }
 
 /// Times the floor of `mode` over `workload` as `bench_engine` times the engine (generated into
-/// memory first). Returns (references, wall seconds). `floor_check` says whether it is exact.
+/// memory first), reading `input` (tlblab-floor's `Input`: `addresses`, or, TLB-only, the
+/// engine's `records` in place or in `batches`). Returns (references, wall seconds).
+/// `floor_check` says whether it is exact.
 #[pyfunction]
-#[pyo3(signature = (workload, mode, seed=0))]
-fn bench_floor(py: Python<'_>, workload: &str, mode: &str, seed: u64) -> PyResult<(u64, f64)> {
-    let mode = tlblab_floor::Mode::parse(mode).map_err(err)?;
+#[pyo3(signature = (workload, mode, seed=0, input="addresses"))]
+fn bench_floor(
+    py: Python<'_>,
+    workload: &str,
+    mode: &str,
+    seed: u64,
+    input: &str,
+) -> PyResult<(u64, f64)> {
+    use tlblab_floor::{Input, Mode};
+    let mode = Mode::parse(mode).map_err(err)?;
+    let input = Input::parse(input).map_err(err)?;
+    if mode == Mode::Full && input != Input::Addresses {
+        return Err(err(format!(
+            "floor input: the full floor reads addresses only, found {input:?}"
+        )));
+    }
     py.detach(|| {
         let records = workload_records(workload, seed)?;
-        let addrs = tlblab_floor::addresses(&records).map_err(err)?;
-        let (_, secs) = tlblab_floor::run(mode, &addrs);
-        Ok((addrs.len() as u64, secs))
+        let secs = match input {
+            Input::Addresses => {
+                let addrs = tlblab_floor::addresses(&records).map_err(err)?;
+                tlblab_floor::run(mode, &addrs).1
+            }
+            Input::Records => tlblab_floor::run_records(&records).map_err(err)?.1,
+            Input::Batches => tlblab_floor::run_batches(&records).map_err(err)?.1,
+        };
+        Ok((records.len() as u64, secs))
     })
 }
 

@@ -174,7 +174,10 @@ def _targets(cases: dict, floors: dict) -> dict:
     """Each target case's median rate against its target (the wall-clock median, the
     headline rate): whether it is met and the rate as a fraction of the target; and the
     floor's rate (an exact kernel without the engine's generality, `_floor`) as a fraction of
-    the target: how far this host lets any exact simulation of the case go."""
+    the target: how far this host lets any exact simulation of the case go; TLB-only also
+    the floors that read the engine's records (`records_floor_*`: in place, as the `slice`
+    feed; `source_floor_*`: in batches, as the `source` feed), how far any exact simulation
+    that takes the engine's input can go."""
     out = {}
     for name, target in TARGETS.items():
         if name not in cases:
@@ -194,40 +197,64 @@ def _targets(cases: dict, floors: dict) -> dict:
         floor = floors.get(name)
         if floor and floor["exact"]:
             out[name]["floor_fraction_of_target"] = round(floor["floor_median_refs_per_s"] / target, 3)
+            # TLB-only, the floors that read the engine's records: the yardsticks of the feeds.
+            for prefix, key in (("records_floor", "records_floor"), ("batches_floor", "source_floor")):
+                if f"{prefix}_median_refs_per_s" in floor:
+                    out[name][f"{key}_fraction_of_target"] = round(floor[f"{prefix}_median_refs_per_s"] / target, 3)
     return out
+
+
+# What each mode's floor is timed reading (`_native.bench_floor`'s `input`): 8-byte
+# addresses (the kernel alone, `floor_*`), and TLB-only also the engine's own 32-byte records,
+# in place from memory with the checks the engine makes on each (`records_floor_*`, the
+# yardstick of the `slice` feed) and copied in the engine's batches (`batches_floor_*`, the
+# `source` feed's). The full model's floor over addresses is below its target already.
+FLOOR_INPUTS = {"tlb_only": ("addresses", "records", "batches"), "full": ("addresses",)}
+
+# The engine feed each floor input is set against (`engine_fraction_of_*`).
+FLOOR_FEED = {"addresses": "slice", "records": "slice", "batches": "source"}
 
 
 def _floor(spec: str, mode: str, repeats: int) -> dict:
     """The floor of a target case (tlblab-floor: an exact minimal kernel of what the zen3
     preset simulates for one thread's loads, with none of the engine's generality), checked
     against the engine first (its counts must be the engine's), then timed `repeats` times
-    interleaved with the engine on the same stream: medians, and the engine's rate as a
-    fraction of the floor's (the part of the host's reach the engine's generality costs).
-    A floor that disagrees with the engine (a bug in one of them) is reported, with both
-    sides' counts, and not timed: the other cases' numbers still come out."""
+    per input (`FLOOR_INPUTS`) interleaved with the engine on the same stream: medians, and
+    the engine's rate as a fraction of each floor's (the part of the host's reach the
+    engine's generality costs). A floor that disagrees with the engine (a bug in one of them)
+    is reported, with both sides' counts, and not timed: the other cases' numbers still come
+    out."""
     try:
         counts = _native.floor_check(spec, mode, 0)
     except ValueError as e:
         return {"workload": spec, "exact": False, "error": str(e)}
-    floor_rates, engine_rates = [], []
+    inputs = FLOOR_INPUTS[mode]
+    feeds = sorted({FLOOR_FEED[i] for i in inputs}, key=FEEDS.index)
+    floor_rates = {i: [] for i in inputs}
+    engine_rates = {f: [] for f in feeds}
     refs = 0
     for _ in range(repeats):
-        refs, secs = _native.bench_floor(spec, mode, 0)
-        floor_rates.append(refs / secs)
-        refs, secs, _cpu = _native.bench_engine("zen3", spec, mode, 0, "slice")
-        engine_rates.append(refs / secs)
-    floor, engine = statistics.median(floor_rates), statistics.median(engine_rates)
-    return {
-        "workload": spec,
-        "references": refs,
-        "exact": True,  # floor_check returned: every count equal to the engine's
-        "counts": counts,
-        "floor_median_refs_per_s": round(floor),
-        "floor_min_refs_per_s": round(min(floor_rates)),
-        "floor_max_refs_per_s": round(max(floor_rates)),
-        "engine_median_refs_per_s": round(engine),
-        "engine_fraction_of_floor": round(engine / floor, 3),
-    }
+        for i in inputs:
+            refs, secs = _native.bench_floor(spec, mode, 0, i)
+            floor_rates[i].append(refs / secs)
+        for f in feeds:
+            refs, secs, _cpu = _native.bench_engine("zen3", spec, mode, 0, f)
+            engine_rates[f].append(refs / secs)
+    out = {"workload": spec, "references": refs, "exact": True, "counts": counts}  # exact: floor_check returned
+    for i in inputs:
+        prefix = "floor" if i == "addresses" else f"{i}_floor"
+        rates = floor_rates[i]
+        out[f"{prefix}_median_refs_per_s"] = round(statistics.median(rates))
+        out[f"{prefix}_min_refs_per_s"] = round(min(rates))
+        out[f"{prefix}_max_refs_per_s"] = round(max(rates))
+    for f in feeds:
+        key = "engine_median_refs_per_s" if f == "slice" else f"engine_{f}_median_refs_per_s"
+        out[key] = round(statistics.median(engine_rates[f]))
+    for i in inputs:
+        prefix = "floor" if i == "addresses" else f"{i}_floor"
+        engine = statistics.median(engine_rates[FLOOR_FEED[i]])
+        out[f"engine_fraction_of_{prefix}"] = round(engine / statistics.median(floor_rates[i]), 3)
+    return out
 
 
 def _time(machine: str, spec: str, mode: str, repeats: int, label: str, feeds=FEEDS) -> dict:
