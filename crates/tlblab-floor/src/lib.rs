@@ -382,7 +382,10 @@ mod tests {
         for run in [run_records, run_batches] {
             let err = run(&records).unwrap_err();
             assert!(
-                err.starts_with(&format!("record {}: a floor takes data references", BATCH + 5)),
+                err.starts_with(&format!(
+                    "record {}: a floor takes data references",
+                    BATCH + 5
+                )),
                 "{err}"
             );
         }
