@@ -47,6 +47,9 @@ fn layered(addrs: &[u64]) -> (Floor, f64) {
     (f, t.elapsed().as_secs_f64())
 }
 
+/// `tlblab_floor::run_records` or `run_batches`.
+type FloorOverRecords = fn(&[Record]) -> Result<(tlblab_floor::Counts, f64), String>;
+
 const DISAGREE: &str = "floor and engine disagree on (L1D, L2D) misses";
 
 fn main() {
@@ -62,9 +65,7 @@ fn main() {
     println!("{spec}: L1D misses {l1}, L2D misses {l2} (floor = engine)");
 
     let mut rates: [Vec<f64>; 5] = Default::default();
-    let over = |run: fn(&[Record]) -> Result<(tlblab_floor::Counts, f64), String>, records| {
-        run(records).unwrap_or_else(|e| panic!("{e}")).1
-    };
+    let over = |run: FloorOverRecords, records| run(records).unwrap_or_else(|e| panic!("{e}")).1;
     let engine = |records| {
         tlblab_floor::engine(Mode::TlbOnly, records)
             .unwrap_or_else(|e| panic!("{e}"))
