@@ -13,7 +13,9 @@ against the engine's targets (`TARGETS`, one host thread), met or not, and besid
 rate of its floor (`floors`: an exact kernel of the same case with none of the engine's
 generality, crates/tlblab-floor, checked against the engine count for count and timed
 interleaved with it): the floor's fraction of the target is how far this host lets any exact
-simulation of the case go.
+simulation of the case go. TLB-only, the floor is also timed over the engine's own records,
+with the checks the engine makes on each (`FLOOR_INPUTS`): how far an exact simulation that
+takes the engine's input can go, per feed.
 
 `presets` times the TLB-only random case on every machine preset: the fast lane compiles its
 pair loops per TLB geometry (ARCHITECTURE.md), so the geometry decides the rate of a stream
