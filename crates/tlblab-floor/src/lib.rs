@@ -24,6 +24,7 @@ pub mod full;
 pub mod tlb;
 
 use std::time::Instant;
+use tlblab_core::system::{hint_record, BATCH};
 use tlblab_core::{RunOptions, System};
 use tlblab_trace::record::Record;
 use tlblab_types::{AccessKind, ThreadId};
@@ -163,26 +164,20 @@ impl Input {
     }
 }
 
-/// Records per batch in [`run_batches`]: what `System::run` takes from a source at a time.
-pub const BATCH: usize = 1 << 14;
-
-/// How many records ahead [`run_records`] hints the host to fetch, as the engine's run over
-/// records in memory does (`RECORD_AHEAD` in tlblab-core).
-const RECORD_AHEAD: usize = 64;
-
 /// The TLB-only floor over the engine's records in place, from an empty start: its counts
 /// and the seconds it took, or an error naming the first record it cannot take (as
 /// [`addresses`]). Each record is checked as the engine's pair loop checks it before its
 /// reference (an access, not a fetch, the stream's thread, within one 4 KiB page), and the
-/// host is hinted to fetch the record `RECORD_AHEAD` on: what an exact kernel that reads the
-/// engine's input (32 bytes a reference, in host memory) can reach, where [`run`] reads 8.
+/// host is hinted to fetch records ahead as the engine's loops are (`hint_record`): what an
+/// exact kernel that reads the engine's input (32 bytes a reference, in host memory) can
+/// reach, where [`run`] reads 8.
 /// (TLB-only: the full model's floor over addresses is below its target already.)
 pub fn run_records(records: &[Record]) -> Result<(Counts, f64), String> {
     let thread = stream_thread(records)?;
     let mut f = tlb::TlbPair::new();
     let t = Instant::now();
     for (n, r) in records.iter().enumerate() {
-        prefetch_record(records, n + RECORD_AHEAD);
+        hint_record(records, n);
         if !translate_record(&mut f, r, thread) {
             return Err(not_taken(n, r, thread));
         }
@@ -254,18 +249,6 @@ fn tlb_counts(f: &tlb::TlbPair) -> Counts {
     Counts {
         tlb_misses: [f.l1_misses, f.l2_misses],
         ..Counts::default()
-    }
-}
-
-/// Hints the host to fetch `records[n]` (past the end is fine: a hint never faults).
-#[inline(always)]
-fn prefetch_record(records: &[Record], n: usize) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch hint reads nothing architecturally, so the address need not be valid;
-    // `wrapping_add` computes it without the in-bounds requirement of `add`.
-    unsafe {
-        use std::arch::x86_64::*;
-        _mm_prefetch::<_MM_HINT_T0>(records.as_ptr().wrapping_add(n).cast());
     }
 }
 

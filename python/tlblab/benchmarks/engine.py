@@ -243,19 +243,17 @@ def _floor(spec: str, mode: str, repeats: int) -> dict:
             refs, secs, _cpu = _native.bench_engine("zen3", spec, mode, 0, f)
             engine_rates[f].append(refs / secs)
     out = {"workload": spec, "references": refs, "exact": True, "counts": counts}  # exact: floor_check returned
+    for f in feeds:
+        key = "engine_median_refs_per_s" if f == "slice" else f"engine_{f}_median_refs_per_s"
+        out[key] = round(statistics.median(engine_rates[f]))
     for i in inputs:
         prefix = "floor" if i == "addresses" else f"{i}_floor"
         rates = floor_rates[i]
         out[f"{prefix}_median_refs_per_s"] = round(statistics.median(rates))
         out[f"{prefix}_min_refs_per_s"] = round(min(rates))
         out[f"{prefix}_max_refs_per_s"] = round(max(rates))
-    for f in feeds:
-        key = "engine_median_refs_per_s" if f == "slice" else f"engine_{f}_median_refs_per_s"
-        out[key] = round(statistics.median(engine_rates[f]))
-    for i in inputs:
-        prefix = "floor" if i == "addresses" else f"{i}_floor"
         engine = statistics.median(engine_rates[FLOOR_FEED[i]])
-        out[f"engine_fraction_of_{prefix}"] = round(engine / statistics.median(floor_rates[i]), 3)
+        out[f"engine_fraction_of_{prefix}"] = round(engine / statistics.median(rates), 3)
     return out
 
 

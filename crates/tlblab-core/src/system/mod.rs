@@ -281,8 +281,9 @@ pub(crate) struct Host {
 /// half as far, the cache sets): `prefetch_ahead`, `prefetch_lane`.
 pub(crate) const PREFETCH_AHEAD: usize = 16;
 
-/// Records per batch the run loop takes from a source.
-const BATCH: usize = 1 << 14;
+/// Records per batch the run loop takes from a source (public for the floors that mimic it,
+/// tlblab-floor's `run_batches`).
+pub const BATCH: usize = 1 << 14;
 
 /// Records (32 bytes each) beyond which `run_slice` takes its slice to be in host memory rather
 /// than in the host's caches (`System::records_in_memory`).
@@ -295,9 +296,10 @@ const SLICE_FROM_MEMORY: usize = 1 << 16;
 const RECORD_AHEAD: usize = 64;
 
 /// Hints the host to fetch the record `RECORD_AHEAD` after `records[n]` (past the end is fine:
-/// a hint never faults). For the loops of a run with `System::records_in_memory`.
+/// a hint never faults). For the loops of a run with `System::records_in_memory` (and
+/// tlblab-floor's `run_records`, which reads records in place as they do).
 #[inline(always)]
-pub(crate) fn hint_record(records: &[Record], n: usize) {
+pub fn hint_record(records: &[Record], n: usize) {
     crate::simd::prefetch_at(records.as_ptr().wrapping_add(n + RECORD_AHEAD));
 }
 
