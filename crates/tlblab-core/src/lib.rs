@@ -24,10 +24,12 @@ pub mod os;
 pub mod page_table;
 pub mod reference;
 pub mod replacement;
+pub mod sched;
 mod simd;
 pub mod stats;
 pub mod system;
 mod tags;
+pub mod techniques;
 pub mod tlb;
 pub mod walker;
 

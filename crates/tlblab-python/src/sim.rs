@@ -371,7 +371,7 @@ fn colored_placement(
 }
 
 /// Runs a periodic task set under preemptive rate-monotonic scheduling on hardware thread 0
-/// (`tlblab_core::os::rm`); `tasks_json` is a list of {name, phase, period, deadline, pages,
+/// (`tlblab_core::sched::rm`); `tasks_json` is a list of {name, phase, period, deadline, pages,
 /// passes}. Returns the stats as JSON (per-job statistics in `jobs`).
 #[pyfunction]
 #[pyo3(signature = (machine, tasks_json, jobs, seed=0, machine_format="auto", os_json="{}"))]
@@ -385,7 +385,7 @@ fn run_periodic(
     os_json: &str,
 ) -> PyResult<String> {
     let cfg = machine_from(machine, machine_format)?;
-    let tasks: Vec<tlblab_core::os::rm::PeriodicTask> =
+    let tasks: Vec<tlblab_core::sched::rm::PeriodicTask> =
         serde_json::from_str(tasks_json).map_err(|e| err(format!("tasks: {e}")))?;
     let os: tlblab_core::os::OsConfig = options_from_json("os options", os_json)?;
     py.detach(|| {
@@ -398,7 +398,8 @@ fn run_periodic(
             },
         )
         .map_err(|e| err(e.0))?;
-        tlblab_core::os::rm::run_rate_monotonic(&mut sys, &tasks, jobs, 0).map_err(|e| err(e.0))?;
+        tlblab_core::sched::rm::run_rate_monotonic(&mut sys, &tasks, jobs, 0)
+            .map_err(|e| err(e.0))?;
         serde_json::to_string(&sys.stats()).map_err(|e| err(e.to_string()))
     })
 }
