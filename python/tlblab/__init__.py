@@ -1,10 +1,19 @@
 """tlblab: a laboratory for address translation.
 
 The Python API is hand-written for people on top of the Rust extension `tlblab._native`:
-`simulate`, `presets`, `machine_config`, `workloads` (see `tlblab.sim`).
+`simulate`, `presets`, `machine_config`, `workloads` (see `tlblab.sim`); `sweep` (a grid of
+configurations on a Dask cluster, see `tlblab.sweeps`).
 """
 
 from tlblab.sim import Result, machine_config, machine_toml, presets, simulate, workloads
 
 __version__ = "0.1.0"
-__all__ = ["Result", "machine_config", "machine_toml", "presets", "simulate", "workloads"]
+__all__ = ["Result", "machine_config", "machine_toml", "presets", "simulate", "sweep", "workloads"]
+
+
+def sweep(grid, out=None, **kwargs):
+    """Runs a grid of configurations and returns one DataFrame (see `tlblab.sweeps.sweep`).
+    Imported on first use: Dask is loaded only by the programs that sweep."""
+    from tlblab.sweeps import sweep as _sweep
+
+    return _sweep(grid, out, **kwargs)
