@@ -28,7 +28,7 @@ max_references = 60000
 [axes]
 "machine.tlb.L1D.entries" = [32, 64, 128]
 "machine.tlb.L1D.ways" = ["full", 4]
-workload = ["random:pages=2048,accesses=60000", "strided:pages=512,stride=4096,rounds=100"]
+workload = ["random:pages=2048,accesses=60000", "strided:pages=512,stride=4096,rounds=200"]
 """
 
 
@@ -42,6 +42,19 @@ def grid_file(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def serial(grid_file) -> pd.DataFrame:
     return tlblab.sweep(grid_file, serial=True, progress=False)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """One real LocalCluster of 2 worker processes for the module (starting one costs seconds)."""
+    import logging
+
+    from distributed import LocalCluster
+
+    c = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                     silence_logs=logging.ERROR)
+    yield c.scheduler_address
+    c.close()
 
 
 def test_given_a_grid_when_expanded_then_the_first_axis_varies_slowest(grid_file):
@@ -62,34 +75,35 @@ def test_given_the_serial_result_then_it_has_a_row_per_point_and_differs_across_
     assert serial["L1D_misses"].nunique() > 3
 
 
-def test_given_a_localcluster_of_two_workers_then_the_frame_equals_the_serial_one(grid_file, serial, tmp_path):
-    df = tlblab.sweep(grid_file, tmp_path / "out", workers=2, progress=False)
-    assert "LocalCluster of 2 workers" in LAST.where
+def test_given_a_localcluster_of_two_workers_then_the_frame_equals_the_serial_one(grid_file, serial, cluster,
+                                                                                 tmp_path):
+    df = tlblab.sweep(grid_file, tmp_path / "out", scheduler=cluster, progress=False)
+    assert "(2 workers)" in LAST.where
     pd.testing.assert_frame_equal(df, serial)
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "out" / "sweep.parquet"), serial)
 
 
 def test_given_a_killed_sweep_when_run_again_then_it_resumes_and_the_frame_equals_the_serial_one(
-        grid_file, serial, tmp_path):
+        grid_file, serial, cluster, tmp_path):
     out = tmp_path / "out"
-    # One point at a time on one worker, so the kill lands with some points done and some not.
+    # The client is killed (SIGKILL, no clean-up) while the cluster runs its points.
     proc = subprocess.Popen([sys.executable, "-m", "tlblab.cli", "sweep", str(grid_file), "--out", str(out),
-                             "--workers", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             "--scheduler", cluster], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             done = list((out / "points").glob("*.json")) if (out / "points").is_dir() else []
-            if len(done) >= 3 or proc.poll() is not None:
+            if len(done) >= 2 or proc.poll() is not None:
                 break
             time.sleep(0.05)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     done = len(list((out / "points").glob("*.json")))
-    assert 3 <= done < 12, f"the kill should land mid-sweep ({done} of 12 points done)"
+    assert 2 <= done < 12, f"the kill should land mid-sweep ({done} of 12 points done)"
     assert not (out / "sweep.parquet").exists()
-    df = tlblab.sweep(grid_file, out, workers=2, progress=False)
+    df = tlblab.sweep(grid_file, out, scheduler=cluster, progress=False)
     assert LAST.reused == done and LAST.ran == 12 - done
     pd.testing.assert_frame_equal(df, serial)
 

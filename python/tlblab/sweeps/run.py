@@ -41,7 +41,7 @@ def _write_atomic(path: Path, data: dict[str, Any]) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(data, f, sort_keys=True)
+            json.dump(data, f)  # in the engine's order: the DataFrame's columns follow it
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
