@@ -44,10 +44,18 @@ def run(args) -> int:
                serial=args.serial)
     csv = out / "sweep.csv"
     df.to_csv(csv, index=False)
-    import pandas as pd
+    from tlblab.report_text import format_table
 
-    with pd.option_context("display.max_columns", 12, "display.width", 160, "display.max_rows", 30):
-        print(df[["point", *grid.axes, *[c for c in ("references", "walks", "cycles_per_ref") if c in df]]])
+    # The axes (machine paths shortened to their last two parts) and the headline numbers; every
+    # counter is in the files.
+    heads = [k.removeprefix("machine.tlb.").removeprefix("machine.") for k in grid.axes]
+    nums = [c for c in ("L1D_misses", "walks", "cycles_per_ref") if c in df]
+    shown = df if len(df) <= 40 else df.head(40)
+    print(format_table(["point", *heads, *nums],
+                       [[r["point"], *[r[k] for k in grid.axes], *[r[c] for c in nums]]
+                        for r in shown.to_dict("records")]))
+    if len(df) > 40:
+        print(f"... and {len(df) - 40} more rows")
     print(f"\n{LAST}", file=sys.stderr)
     print(f"{len(df)} rows in {out / 'sweep.parquet'} and {csv}")
     return 0
