@@ -25,7 +25,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     host seconds it took. Plain data in and out, so any worker with tlblab installed can run it."""
     import tlblab
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     r = tlblab.simulate(task["machine"], task["workload"], seed=task["seed"],
                         max_references=task["max_references"], os=task["os"],
                         **_mode_kwargs(task["mode"]))
@@ -34,7 +34,8 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     for k, v in (tech.get("counters") or {}).items() if isinstance(tech, dict) else ():
         if isinstance(v, (int, float)):
             metrics[f"technique_{k}"] = v
-    return {"key": task["key"], "metrics": metrics, "host_seconds": time.perf_counter() - t0}
+    return {"key": task["key"], "metrics": metrics, "host_seconds": time.perf_counter() - t0,
+            "host_cpu_seconds": time.thread_time() - c0}
 
 
 def _write_atomic(path: Path, data: dict[str, Any]) -> None:
@@ -77,6 +78,7 @@ class Report:
         self.ran = 0
         self.reused = 0
         self.seconds = 0.0
+        self.cpu_seconds = 0.0  # the engine's CPU time over the points run (not queueing, not start-up)
         self.where = ""
 
     def __repr__(self) -> str:
@@ -143,6 +145,7 @@ def sweep(grid: Grid | dict[str, Any] | str | Path, out: str | Path | None = Non
         if points_dir is not None:
             _write_atomic(points_dir / f"{res['key']}.json", res)
         rep.ran += 1
+        rep.cpu_seconds += res.get("host_cpu_seconds", 0.0)
         if bar is not None:
             bar.update(1)
         elif callable(progress):
