@@ -146,6 +146,8 @@ def lines(series: dict[str, list[tuple[float, float]]], title: str, xlabel: str,
             ax.plot(*zip(*pts), "-o", ms=3, color=f"C{i % 10}", label=name)
     if logx:
         ax.set_xscale("log", base=2)
+    if _log_worthy([y for pts in series.values() for _, y in pts]):
+        ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=7, frameon=False)
