@@ -111,25 +111,27 @@ def reproduction(rows: list[dict[str, Any]], title: str, prefix: str) -> str | N
     return to_svg(fig, prefix)
 
 
-def grouped_bars(frame, group: str, bar: str, value: str, title: str, ylabel: str, prefix: str) -> str | None:
-    """One group per `group` value, one bar per `bar` value: the engine table's cycles per
-    reference by workload and machine."""
+def grouped_bars(frame, group: str, bar: str, value: str, title: str, xlabel: str, prefix: str) -> str | None:
+    """One row of bars per `group` value (top to bottom), one bar per `bar` value: the engine
+    table's cycles per reference by workload and machine. Horizontal, so twenty workloads read."""
     plt = _mpl()
     if frame is None or frame.empty or value not in frame:
         return None
     groups = list(dict.fromkeys(frame[group]))
     bars = list(dict.fromkeys(frame[bar]))
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(groups) * max(1, len(bars)) / 3), 3.2))
-    w = 0.8 / max(len(bars), 1)
+    h = 0.8 / max(len(bars), 1)
+    fig, ax = plt.subplots(figsize=(7.5, 0.9 + 0.16 * len(groups) * max(len(bars), 2) / 2), layout="constrained")
     for i, b in enumerate(bars):
         sub = frame[frame[bar] == b].set_index(group)[value]
-        ax.bar([g + i * w - 0.4 + w / 2 for g in range(len(groups))],
-               [float(sub.get(gname, float("nan"))) for gname in groups], width=w, label=str(b), color=f"C{i % 10}")
-    ax.set_xticks(range(len(groups)), groups)
-    ax.set_ylabel(ylabel)
+        ax.barh([g + i * h - 0.4 + h / 2 for g in range(len(groups))],
+                [float(sub.get(gname, float("nan"))) for gname in groups], height=h, label=str(b),
+                color=f"C{i % 10}")
+    ax.set_yticks(range(len(groups)), groups)
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel)
     if _log_worthy([float(v) for v in frame[value]]):
-        ax.set_yscale("log")
-    ax.legend(fontsize=7, frameon=False, ncols=min(len(bars), 3))
+        ax.set_xscale("log")
+    ax.legend(fontsize=7, frameon=False, loc="lower right")
     ax.set_title(title, fontsize=9)
     return to_svg(fig, prefix)
 
