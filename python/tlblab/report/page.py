@@ -61,6 +61,8 @@ def table(columns: list[tuple[str, str]], rows: Iterable[dict[str, Any]], table_
         out.append("<tr>")
         for f, _ in columns:
             v = r.get(f)
+            if hasattr(v, "item") and not isinstance(v, (str, bytes)):
+                v = v.item()  # a NumPy scalar from a DataFrame: the plain number
             if isinstance(v, float) and math.isnan(v):
                 v = None
             if _is_num(v):
