@@ -33,7 +33,54 @@ def build_parser() -> argparse.ArgumentParser:
         register = getattr(module, "register", None)
         if register is not None:
             register(sub)
+    _check_numbers(parser)
     return parser
+
+
+U64_MAX = 2**64 - 1
+
+
+def _count(text: str) -> int:
+    """An integer flag: 0 .. 2^64-1, written as workload specs write values (`4096`, `0x1000`,
+    `64k`, `2M`), so a negative or huge value is one message naming the flag, not an
+    OverflowError from the extension."""
+    from tlblab import _native
+
+    v = _native.parse_number(text)
+    if v is None:
+        raise argparse.ArgumentTypeError(
+            f"expected a non-negative integer (e.g. 4096, 0x1000, 64k, 2M) up to {U64_MAX}, found '{text}'")
+    return int(v)
+
+
+def _seconds(text: str) -> float:
+    """A float flag (durations, pauses): finite and not negative."""
+    import math
+
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, found '{text}'")
+    return v
+
+
+_count.__name__ = "integer"
+_seconds.__name__ = "number"
+
+
+def _check_numbers(parser: argparse.ArgumentParser) -> None:
+    """Gives every `type=int` / `type=float` flag of every subcommand a checked type (no flag
+    of tlblab takes a negative number), so commands need not repeat the range checks."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for p in set(action.choices.values()):
+                _check_numbers(p)
+        elif action.type is int:
+            action.type = _count
+        elif action.type is float:
+            action.type = _seconds
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,6 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tlblab: interrupted", file=sys.stderr)
         return 130
+    except OverflowError as e:
+        # A number past what the extension takes (a flag not range-checked above, or a value
+        # computed from one): bad input, not a crash.
+        print(f"tlblab: error: a number is out of range: {e}", file=sys.stderr)
+        return 2
     return int(status or 0)
 
 

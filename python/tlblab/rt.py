@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from tlblab import _native
-from tlblab.sim import Result, _machine_arg
+from tlblab.sim import Result, _machine_arg, label_levels
 
 ARENA_BASE = 0x1000_0000  # where simulated colored arenas start (rounded down to a period)
 
@@ -59,5 +59,5 @@ def simulate_taskset(machine: str | dict[str, Any], tasks: list[dict], jobs: int
     spec, fmt = _machine_arg(machine)
     raw = _native.run_periodic(spec, json.dumps(tasks), jobs, seed=seed, machine_format=fmt,
                                os_json=json.dumps(os or {}))
-    stats = json.loads(raw)
+    stats = label_levels(json.loads(raw))
     return Result(machine=stats["machine"], workload="periodic task set", stats=stats)

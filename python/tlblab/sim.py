@@ -55,8 +55,8 @@ class Result:
 
         rows = []
         for core, unit in enumerate(self.stats["cores"]):
-            for name, lv in zip(self.stats[names], unit[counters]):
-                rows.append({"core": core, "level": name, **lv,
+            for lv in unit[counters]:
+                rows.append({"core": core, **lv,
                              "miss_rate": lv["misses"] / lv["accesses"] if lv["accesses"] else 0.0})
         return pd.DataFrame(rows)
 
@@ -66,10 +66,10 @@ class Result:
 
         rows = []
         for core, unit in enumerate(self.stats["cores"]):
-            for i, src in enumerate(self.stats["sources"]):
+            for src in self.stats["sources"]:
                 rows.append({"core": core, "source": src,
-                             "walk_refs": unit["walk_refs_by_source"][i],
-                             "data_refs": unit["data_by_source"][i]})
+                             "walk_refs": unit["walk_refs_by_source"][src],
+                             "data_refs": unit["data_by_source"][src]})
         return pd.DataFrame(rows)
 
     def job_frame(self):
@@ -89,21 +89,37 @@ class Result:
         t = self.total
         refs = t["references"] or 1
         out: dict[str, Any] = {"machine": self.machine, "workload": self.workload, "references": t["references"]}
-        for name, lv in zip(self.stats["tlb_levels"], t["tlb"]):
-            out[f"{name}_misses"] = lv["misses"]
+        for lv in t["tlb"]:
+            out[f"{lv['level']}_misses"] = lv["misses"]
         out["walks"] = t["walks"]
         out["walk_refs"] = t["walk_refs"]
-        for src, n in zip(self.stats["sources"], t["walk_refs_by_source"]):
+        for src, n in t["walk_refs_by_source"].items():
             out[f"walk_refs_{src}"] = n
         out["cycles"] = self.cycles
         out["cycles_per_ref"] = round(t["cycles"] / refs, 3)
         return out
 
 
+def label_levels(stats: dict[str, Any]) -> dict[str, Any]:
+    """Names every per-level and per-source count in `stats` (as the engine returns it) in
+    place: each entry of a unit's `tlb` and `cache` lists starts with `"level": NAME`, and
+    `walk_refs_by_source` / `data_by_source` become objects keyed by source (`L1D`, ...,
+    `memory`). A unit is the total, each core, each thread and each process, so `--json`
+    output reads without the top-level name lists beside it."""
+    units = [stats["total"], *stats["cores"], *stats["threads"].values(), *stats["processes"].values()]
+    for u in units:
+        for key, names in (("tlb", stats["tlb_levels"]), ("cache", stats["cache_levels"])):
+            u[key] = [{"level": n, **lv} for n, lv in zip(names, u[key])]
+        for key in ("walk_refs_by_source", "data_by_source"):
+            if isinstance(u.get(key), list):
+                u[key] = dict(zip(stats["sources"], u[key]))
+    return stats
+
+
 def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *, seed: int = 0,
              tlb_only: bool = False, caches: bool = True, data_accesses: bool = True,
              walks: bool = True, max_references: int = 0,
-             os: dict[str, Any] | None = None) -> Result:
+             os: dict[str, Any] | None = None, progress: bool = False) -> Result:
     """Simulates `workload` on `machine`.
 
     `tlb_only=True` simulates the TLB levels alone (DESIGN.md "TLB-only simulation"): no page
@@ -113,14 +129,21 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
 
     `os` sets the OS model: `{"switch": "auto"|"flush_all"|"asid_tagged", "asid_bits": 8,
     "switch_cycles": 0, "ipi_cycles": 0}` (see `tlblab_core::os::OsConfig`).
+
+    `max_references=0` means no limit. `progress=True` redraws a line on stderr about once a
+    second (references done, rate, time left when the length is known). Ctrl-C stops the run
+    within a fraction of a second with `KeyboardInterrupt`.
+
+    In the statistics every TLB and cache level entry carries its `level` name and the
+    by-source counts are keyed by source (see `label_levels`).
     """
     spec, fmt = _machine_arg(machine)
     if tlb_only:
         caches = data_accesses = walks = False
     raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses,
                            walks=walks, max_references=max_references, machine_format=fmt,
-                           os_json=json.dumps(os or {}))
-    stats = json.loads(raw)
+                           os_json=json.dumps(os or {}), progress=progress)
+    stats = label_levels(json.loads(raw))
     return Result(machine=stats["machine"], workload=workload, stats=stats)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from tlblab.report_text import format_table
 
@@ -19,7 +20,8 @@ def register(sub) -> None:
     mode.add_argument("--no-caches", action="store_true",
                       help="TLB levels and page walks, every page-table entry read from memory; no caches, "
                            "no data accesses")
-    p.add_argument("--max-references", type=int, default=0, help="stop after this many references")
+    p.add_argument("--max-references", type=int, default=0,
+                   help="stop after this many references (default 0: no limit)")
     p.add_argument("--os", default="", metavar="KEY=VALUE,...",
                    help="OS model: switch=auto|flush_all|asid_tagged, asid_bits=N, switch_cycles=N, ipi_cycles=N")
     p.add_argument("--json", action="store_true", help="print the full statistics as JSON")
@@ -31,7 +33,7 @@ def run(args) -> int:
 
     r = simulate(args.machine, args.workload, seed=args.seed, tlb_only=args.tlb_only,
                  caches=not args.no_caches, data_accesses=not args.no_caches,
-                 max_references=args.max_references, os=parse_os(args.os))
+                 max_references=args.max_references, os=parse_os(args.os), progress=sys.stderr.isatty())
     if args.json:
         print(json.dumps(r.stats, indent=2))
         return 0
@@ -41,11 +43,13 @@ def run(args) -> int:
     print(format_table(["TLB level", "accesses", "hits", "misses", "evictions", "miss rate"],
                        _level_rows(r.stats["tlb_levels"], t["tlb"])))
     if args.tlb_only:
-        print(f"walks {t['walks']} (TLB-only: page tables, caches and data are not simulated)")
+        print(f"walks {t['walks']} (TLB-only: page tables, caches and data are not simulated; "
+              "a hit in the first TLB level costs 0 cycles by design, the cycles are the levels' "
+              "lookups past it and each walk's fixed latency)")
     else:
         print(f"walks {t['walks']}, walk references {t['walk_refs']}, page-walk-cache hits {t['pwc_hits']}, "
               f"first-touch page faults {t['page_faults']}")
-        rows = [[src, w, d] for src, w, d in zip(r.stats["sources"], t["walk_refs_by_source"], t["data_by_source"])]
+        rows = [[src, t["walk_refs_by_source"][src], t["data_by_source"][src]] for src in r.stats["sources"]]
         print(format_table(["served by", "walk refs", "data refs"], rows))
         if not args.no_caches and r.stats["cache_levels"]:
             print(format_table(["cache level", "accesses", "hits", "misses", "evictions", "miss rate"],

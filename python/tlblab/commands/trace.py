@@ -64,7 +64,8 @@ def register(sub) -> None:
     g = tsub.add_parser("gen", help="write a built-in workload as a .tlbt trace")
     g.add_argument("name")
     g.add_argument("-o", "--output", required=True)
-    g.add_argument("-p", "--param", action="append", default=[], metavar="KEY=INT", help="workload parameter")
+    g.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="workload parameter (repeatable; values as in workload specs: 4096, 0x1000, 64k, 2M)")
     g.add_argument("--seed", type=int, default=1)
     g.set_defaults(func=_gen)
 
@@ -181,15 +182,12 @@ def _workloads(args) -> int:
 def _gen(args) -> int:
     from tlblab import trace
 
-    params = {}
-    for kv in args.param:
-        k, sep, v = kv.partition("=")
-        if not sep:
-            raise UserError(f"bad parameter '{kv}': expected KEY=INT")
-        try:
-            params[k] = int(v, 0)
-        except ValueError:
-            raise UserError(f"bad parameter '{kv}': '{v}' is not an integer") from None
-    s = trace.generate(args.name, args.output, seed=args.seed, **params)
+    from tlblab import _native
+
+    # The parameters are read by the one workload-spec parser (suffixes, duplicates, empty
+    # items), as `simulate --workload NAME:KEY=VALUE,...` reads them.
+    spec = args.name + (":" + ",".join(args.param) if args.param else "")
+    name, params = _native.parse_workload_spec(spec)
+    s = trace.generate(name, args.output, seed=args.seed, **params)
     print(f"wrote {s['records']:,} records ({s['accesses']:,} accesses, {s['events']:,} events) -> {args.output}")
     return 0
