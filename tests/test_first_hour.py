@@ -259,4 +259,31 @@ def test_simulate_json_names_levels_and_sources():
 
 def test_tlb_only_output_says_hits_cost_nothing_by_design():
     r = run_cli("simulate", "--tlb-only", "--workload", "random:pages=64,accesses=1k")
-    assert "costs 0 cycles by design" in r.stdout
+    assert "first-level hit costs 0 cycles by design" in r.stdout
+
+
+def test_control_characters_in_messages_are_escaped(tmp_path):
+    """An escape sequence in a corrupt file or an argument reaches the terminal as text."""
+    r = run_cli("simulate", "--workload", "ran\x1b[2Jdom")
+    assert r.returncode == 2
+    assert "\x1b" not in r.stderr and "ran\\x1b[2Jdom" in r.stderr, r.stderr
+    f = tmp_path / "c.txt"
+    f.write_bytes(b"I  zz\x1b[31m\x9b,4\n")
+    r = run_cli("simulate", "--workload", str(f))
+    assert r.returncode == 2
+    assert "\x1b" not in r.stderr and "\x9b" not in r.stderr, r.stderr
+
+
+# --- make -------------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_does_not_rebuild_an_extension_built_from_the_current_sources():
+    """After `make setup` (which `make test` runs before pytest), the extension's stamp is newer
+    than every Rust source, so `make test` goes straight to testing: `make -q ext` says "up to
+    date". (A failure here after editing Rust without `make` means the extension is stale.)"""
+    r = subprocess.run(["make", "-q", "ext"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, "make would rebuild the extension: " + subprocess.run(
+        ["make", "-n", "ext"], cwd=ROOT, capture_output=True, text=True).stdout

@@ -37,6 +37,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def printable(text: str) -> str:
+    """`text` with control characters (and bytes that were not UTF-8) escaped: messages quote
+    file contents and user input, and an escape sequence from a corrupt file must not reach the
+    terminal as one."""
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if ch == "\t" or (o >= 0x20 and o != 0x7F and not 0x80 <= o < 0xA0 and not 0xD800 <= o < 0xE000):
+            out.append(ch)
+        elif o < 0x100:
+            out.append(f"\\x{o:02x}")
+        else:
+            out.append(f"\\u{o:04x}")
+    return "".join(out)
+
+
 U64_MAX = 2**64 - 1
 
 
@@ -96,11 +112,11 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 0
     except UserError as e:
-        print(f"tlblab: error: {e}", file=sys.stderr)
+        print(f"tlblab: error: {printable(str(e))}", file=sys.stderr)
         return 2
     except (ValueError, OSError) as e:
         # The extension reports bad input as ValueError/OSError with a complete message.
-        print(f"tlblab: error: {e}", file=sys.stderr)
+        print(f"tlblab: error: {printable(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("tlblab: interrupted", file=sys.stderr)
@@ -108,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     except OverflowError as e:
         # A number past what the extension takes (a flag not range-checked above, or a value
         # computed from one): bad input, not a crash.
-        print(f"tlblab: error: a number is out of range: {e}", file=sys.stderr)
+        print(f"tlblab: error: a number is out of range: {printable(str(e))}", file=sys.stderr)
         return 2
     return int(status or 0)
 

@@ -43,9 +43,9 @@ def run(args) -> int:
     print(format_table(["TLB level", "accesses", "hits", "misses", "evictions", "miss rate"],
                        _level_rows(r.stats["tlb_levels"], t["tlb"])))
     if args.tlb_only:
-        print(f"walks {t['walks']} (TLB-only: page tables, caches and data are not simulated; "
-              "a hit in the first TLB level costs 0 cycles by design, the cycles are the levels' "
-              "lookups past it and each walk's fixed latency)")
+        print(f"walks {t['walks']} (TLB-only: page tables, caches and data are not simulated)")
+        print("cycles count TLB lookups past the first level and each walk's fixed latency: "
+              "a first-level hit costs 0 cycles by design (it is looked up beside the L1 cache)")
     else:
         print(f"walks {t['walks']}, walk references {t['walk_refs']}, page-walk-cache hits {t['pwc_hits']}, "
               f"first-touch page faults {t['page_faults']}")

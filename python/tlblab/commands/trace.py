@@ -15,6 +15,7 @@ import shutil
 import sys
 
 from tlblab.errors import UserError
+from tlblab.cli import printable
 
 FORMATS = ["tlbt", "lackey", "champsim"]
 
@@ -112,10 +113,18 @@ def _info(args) -> int:
     if d["format"] == "tlbt":
         print(f"version     {d['version']}, {'complete' if d['complete'] else 'INCOMPLETE (no index)'}"
               + (f", {d['blocks']} blocks" if d.get("blocks") is not None else ""))
+        foot = d.get("footer") or {}
+        if foot.get("signal") is not None:
+            # Kept only when the program died of its own fault (an interrupted capture is
+            # removed): the trace ends where the program did.
+            print(f"program     killed by signal {foot['signal']}: the trace ends where the program died")
+        elif "exit_status" in foot:
+            print(f"program     exit status {foot['exit_status']}"
+                  + (" (stopped at --limit)" if foot.get("killed_at_limit") else ""))
         meta = d.get("meta", {})
         for k in ("program", "argv", "workload", "capture", "converted_from"):
             if k in meta:
-                print(f"{k:<11} {json.dumps(meta[k]) if not isinstance(meta[k], str) else meta[k]}")
+                print(f"{k:<11} {json.dumps(meta[k]) if not isinstance(meta[k], str) else printable(meta[k])}")
     a = d["accesses"]
     print(f"records     {d['records']:,}")
     print(f"accesses    {a['total']:,} (instr {a['instr']:,}, load {a['load']:,}, store {a['store']:,});"
