@@ -84,6 +84,39 @@ class Result:
             rows.append(row)
         return pd.DataFrame(rows)
 
+    def phase_frame(self):
+        """One row per phase the workload marked (`PhaseBegin`/`PhaseEnd`: seed 000's first and
+        second access, a measured loop), in the order the phases ended: name, occurrence, begin
+        and end cycle, cycles (elapsed), ns (at the machine's clock), references, misses per TLB
+        level, walks, walk references and the other counters of the phase over every core."""
+        import pandas as pd
+
+        ns_per_cycle = 1000.0 / self.stats.get("frequency_mhz", 1000.0)
+        rows = []
+        for p in self.stats.get("phases", []):
+            st = p["stats"]
+            row = {"name": p["name"], "region": p["region"], "occurrence": p["occurrence"],
+                   "begin_cycle": p["begin_cycle"], "end_cycle": p["end_cycle"],
+                   "cycles": p["end_cycle"] - p["begin_cycle"],
+                   "ns": (p["end_cycle"] - p["begin_cycle"]) * ns_per_cycle,
+                   "references": st["references"]}
+            for lv in st["tlb"]:
+                row[f"{lv['level']}_misses"] = lv["misses"]
+            for k in ("walks", "walk_refs", "pwc_hits", "walk_cycles", "page_faults", "invalidations"):
+                row[k] = st[k]
+            for src, n in st["walk_refs_by_source"].items():
+                row[f"walk_refs_{src}"] = n
+            row["reference_cycles"] = st["cycles"]
+            row["migrations"] = p["os"]["migrations"]
+            row["context_switches"] = p["os"]["context_switches"]
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    @property
+    def technique(self) -> dict[str, Any] | None:
+        """The technique the run used: {name, params (every one, defaults included), counters}."""
+        return self.stats.get("technique")
+
     def summary(self) -> dict[str, Any]:
         """A flat dict of the headline numbers (what `tlblab simulate` prints)."""
         t = self.total
@@ -104,9 +137,10 @@ def label_levels(stats: dict[str, Any]) -> dict[str, Any]:
     """Names every per-level and per-source count in `stats` (as the engine returns it) in
     place: each entry of a unit's `tlb` and `cache` lists starts with `"level": NAME`, and
     `walk_refs_by_source` / `data_by_source` become objects keyed by source (`L1D`, ...,
-    `memory`). A unit is the total, each core, each thread and each process, so `--json`
+    `memory`). A unit is the total, each core, thread, process and phase, so `--json`
     output reads without the top-level name lists beside it."""
-    units = [stats["total"], *stats["cores"], *stats["threads"].values(), *stats["processes"].values()]
+    units = [stats["total"], *stats["cores"], *stats["threads"].values(), *stats["processes"].values(),
+             *(p["stats"] for p in stats.get("phases", []))]
     for u in units:
         for key, names in (("tlb", stats["tlb_levels"]), ("cache", stats["cache_levels"])):
             u[key] = [{"level": n, **lv} for n, lv in zip(names, u[key])]
@@ -119,7 +153,8 @@ def label_levels(stats: dict[str, Any]) -> dict[str, Any]:
 def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *, seed: int = 0,
              tlb_only: bool = False, caches: bool = True, data_accesses: bool = True,
              walks: bool = True, max_references: int = 0,
-             os: dict[str, Any] | None = None, progress: bool = False) -> Result:
+             os: dict[str, Any] | None = None, technique: str | None = None,
+             progress: bool = False) -> Result:
     """Simulates `workload` on `machine`.
 
     `tlb_only=True` simulates the TLB levels alone (DESIGN.md "TLB-only simulation"): no page
@@ -129,6 +164,9 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
 
     `os` sets the OS model: `{"switch": "auto"|"flush_all"|"asid_tagged", "asid_bits": 8,
     "switch_cycles": 0, "ipi_cycles": 0}` (see `tlblab_core::os::OsConfig`).
+
+    `technique` switches on a technique, `"NAME[:key=value,...]"` (`tlblab.techniques()` lists
+    them with their parameters); it overrides a `[technique]` table of the machine file.
 
     `max_references=0` means no limit. `progress=True` redraws a line on stderr about once a
     second (references done, rate, time left when the length is known). Ctrl-C stops the run
@@ -142,9 +180,26 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
         caches = data_accesses = walks = False
     raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses,
                            walks=walks, max_references=max_references, machine_format=fmt,
-                           os_json=json.dumps(os or {}), progress=progress)
+                           os_json=json.dumps(os or {}), technique=technique or "", progress=progress)
     stats = label_levels(json.loads(raw))
+    stats["frequency_mhz"] = _frequency_mhz(machine)
     return Result(machine=stats["machine"], workload=workload, stats=stats)
+
+
+def _frequency_mhz(machine: str | dict[str, Any]) -> float:
+    return float(machine_config(machine)["frequency_mhz"])
+
+
+def techniques() -> list[dict[str, Any]]:
+    """The techniques you can switch on: name, summary, seed (the sections the model follows),
+    params (each with name, default, meaning)."""
+    return json.loads(_native.techniques())
+
+
+def check_technique(technique: str, machine: str | dict[str, Any] = "zen3") -> None:
+    """Raises ValueError naming the parameter if `technique` cannot run on `machine`."""
+    spec, fmt = _machine_arg(machine)
+    _native.check_technique(technique, spec, machine_format=fmt)
 
 
 def presets() -> dict[str, str]:
