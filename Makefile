@@ -12,7 +12,11 @@ RUNTIME_BUILD := build/runtime
 
 .PHONY: run test setup sysdeps venv ext runtime lint test-rust test-python test-c bench clean
 
+# Each step says what it is doing before it starts, so the minutes of compiling are never silent.
+step = @printf '\n==> %s\n' $(1)
+
 run: setup
+	$(call step,"the main job: tlblab study (every built-in workload on every preset; CSV in out/study)")
 	$(VENV)/bin/tlblab study
 
 test: setup lint test-rust test-c test-python
@@ -24,38 +28,56 @@ sysdeps:
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt
+	$(call step,"creating $(VENV) with the pinned Python dependencies")
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	touch $@
 
 # Builds the Rust extension (tlblab._native) and installs the package into the venv, editable.
-ext: venv
+# A stamp file stands for the build: it is redone only when a Rust source, a manifest, a preset
+# (compiled in) or the packaging changed since, so `make test` after `make run` starts testing
+# at once. The Python sources are installed editable and need no rebuild.
+EXT_STAMP := $(VENV)/.ext-built
+EXT_SOURCES := $(shell find crates presets -type f \( -name '*.rs' -o -name '*.toml' \) -not -path '*/target/*' 2>/dev/null) \
+               Cargo.toml Cargo.lock pyproject.toml rust-toolchain.toml
+ext: $(EXT_STAMP)
+$(EXT_STAMP): $(VENV)/.installed $(EXT_SOURCES)
+	$(call step,"building the Rust extension with maturin (release; about 4 minutes on 2 cores from a fresh clone)")
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
-	  $(VENV)/bin/maturin develop --release --quiet
+	  $(VENV)/bin/maturin develop --release
+	touch $@
 
 runtime:
 	@if [ -f runtime/CMakeLists.txt ]; then \
+	  printf '\n==> building the C runtime (libtlblab) with CMake\n' && \
 	  cmake -S runtime -B $(RUNTIME_BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null && \
-	  cmake --build $(RUNTIME_BUILD) -j2 >/dev/null; \
+	  cmake --build $(RUNTIME_BUILD) -j2 | grep -E '^\[ *[0-9]+%\] (Built|Linking)' || test $${PIPESTATUS[0]} -eq 0; \
 	fi
 
 # Formatting and clippy, warnings as errors (the toolchain is pinned, so its lints are too).
 lint:
+	$(call step,"lint: rustfmt, then clippy on every target (warnings are errors)")
 	$(CARGO) fmt --all --check
-	$(CARGO) clippy --workspace --all-targets --quiet -- -D warnings
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
+# The library and integration tests; the examples are compiled (checked) by clippy above, so
+# they are not linked again here as test binaries.
 test-rust:
-	$(CARGO) test --workspace --exclude tlblab-python --release
+	$(call step,"Rust tests: compiling the test binaries (release profile), then running them")
+	$(CARGO) test --workspace --exclude tlblab-python --release --lib --tests
 
 test-c: runtime
 	@if [ -f runtime/CMakeLists.txt ]; then \
+	  printf '\n==> C runtime tests (ctest)\n' && \
 	  ctest --test-dir $(RUNTIME_BUILD) --output-on-failure; \
 	fi
 
 test-python: ext
+	$(call step,"Python tests (pytest)")
 	$(VENV)/bin/pytest
 
 bench: setup
+	$(call step,"benchmarks: tlblab bench")
 	$(VENV)/bin/tlblab bench
 
 clean:

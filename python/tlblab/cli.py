@@ -33,7 +33,70 @@ def build_parser() -> argparse.ArgumentParser:
         register = getattr(module, "register", None)
         if register is not None:
             register(sub)
+    _check_numbers(parser)
     return parser
+
+
+def printable(text: str) -> str:
+    """`text` with control characters (and bytes that were not UTF-8) escaped: messages quote
+    file contents and user input, and an escape sequence from a corrupt file must not reach the
+    terminal as one."""
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if ch == "\t" or (o >= 0x20 and o != 0x7F and not 0x80 <= o < 0xA0 and not 0xD800 <= o < 0xE000):
+            out.append(ch)
+        elif o < 0x100:
+            out.append(f"\\x{o:02x}")
+        else:
+            out.append(f"\\u{o:04x}")
+    return "".join(out)
+
+
+U64_MAX = 2**64 - 1
+
+
+def _count(text: str) -> int:
+    """An integer flag: 0 .. 2^64-1, written as workload specs write values (`4096`, `0x1000`,
+    `64k`, `2M`), so a negative or huge value is one message naming the flag, not an
+    OverflowError from the extension."""
+    from tlblab import _native
+
+    v = _native.parse_number(text)
+    if v is None:
+        raise argparse.ArgumentTypeError(
+            f"expected a non-negative integer (e.g. 4096, 0x1000, 64k, 2M) up to {U64_MAX}, found '{text}'")
+    return int(v)
+
+
+def _seconds(text: str) -> float:
+    """A float flag (durations, pauses): finite and not negative."""
+    import math
+
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, found '{text}'")
+    return v
+
+
+_count.__name__ = "integer"
+_seconds.__name__ = "number"
+
+
+def _check_numbers(parser: argparse.ArgumentParser) -> None:
+    """Gives every `type=int` / `type=float` flag of every subcommand a checked type (no flag
+    of tlblab takes a negative number), so commands need not repeat the range checks."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for p in set(action.choices.values()):
+                _check_numbers(p)
+        elif action.type is int:
+            action.type = _count
+        elif action.type is float:
+            action.type = _seconds
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,15 +112,20 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 0
     except UserError as e:
-        print(f"tlblab: error: {e}", file=sys.stderr)
+        print(f"tlblab: error: {printable(str(e))}", file=sys.stderr)
         return 2
     except (ValueError, OSError) as e:
         # The extension reports bad input as ValueError/OSError with a complete message.
-        print(f"tlblab: error: {e}", file=sys.stderr)
+        print(f"tlblab: error: {printable(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("tlblab: interrupted", file=sys.stderr)
         return 130
+    except OverflowError as e:
+        # A number past what the extension takes (a flag not range-checked above, or a value
+        # computed from one): bad input, not a crash.
+        print(f"tlblab: error: a number is out of range: {printable(str(e))}", file=sys.stderr)
+        return 2
     return int(status or 0)
 
 

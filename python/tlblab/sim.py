@@ -133,10 +133,28 @@ class Result:
         return out
 
 
+def label_levels(stats: dict[str, Any]) -> dict[str, Any]:
+    """Names every per-level and per-source count in `stats` (as the engine returns it) in
+    place (call it on a copy to keep `Result.stats` as it is): each entry of a unit's `tlb` and `cache` lists starts with `"level": NAME`, and
+    `walk_refs_by_source` / `data_by_source` become objects keyed by source (`L1D`, ...,
+    `memory`). A unit is the total, each core, thread, process and phase, so `--json`
+    output reads without the top-level name lists beside it."""
+    units = [stats["total"], *stats["cores"], *stats["threads"].values(), *stats["processes"].values(),
+             *(p["stats"] for p in stats.get("phases", []))]
+    for u in units:
+        for key, names in (("tlb", stats["tlb_levels"]), ("cache", stats["cache_levels"])):
+            u[key] = [{"level": n, **lv} for n, lv in zip(names, u[key])]
+        for key in ("walk_refs_by_source", "data_by_source"):
+            if isinstance(u.get(key), list):
+                u[key] = dict(zip(stats["sources"], u[key]))
+    return stats
+
+
 def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *, seed: int = 0,
              tlb_only: bool = False, caches: bool = True, data_accesses: bool = True,
              walks: bool = True, max_references: int = 0,
-             os: dict[str, Any] | None = None, technique: str | None = None) -> Result:
+             os: dict[str, Any] | None = None, technique: str | None = None,
+             progress: bool = False) -> Result:
     """Simulates `workload` on `machine`.
 
     `tlb_only=True` simulates the TLB levels alone (DESIGN.md "TLB-only simulation"): no page
@@ -149,13 +167,21 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
 
     `technique` switches on a technique, `"NAME[:key=value,...]"` (`tlblab.techniques()` lists
     them with their parameters); it overrides a `[technique]` table of the machine file.
+
+    `max_references=0` means no limit. `progress=True` redraws a line on stderr about once a
+    second (references done, rate, time left when the length is known). Ctrl-C stops the run
+    within a fraction of a second with `KeyboardInterrupt`.
+
+    `Result.stats` keeps the engine's layout: per-level and per-source counts are lists in the
+    order of `stats["tlb_levels"]`, `["cache_levels"]` and `["sources"]`; `label_levels` (what
+    `tlblab simulate --json` prints) names them.
     """
     spec, fmt = _machine_arg(machine)
     if tlb_only:
         caches = data_accesses = walks = False
     raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses,
                            walks=walks, max_references=max_references, machine_format=fmt,
-                           os_json=json.dumps(os or {}), technique=technique or "")
+                           os_json=json.dumps(os or {}), technique=technique or "", progress=progress)
     stats = json.loads(raw)
     stats["frequency_mhz"] = _frequency_mhz(machine)
     return Result(machine=stats["machine"], workload=workload, stats=stats)

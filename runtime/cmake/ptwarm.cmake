@@ -13,6 +13,9 @@ include(CheckCCompilerFlag)
 
 # tlblab_ptwarm_test(NAME SOURCE EXTRA_LIB_SOURCES...): the plain test, plus (when the toolchain has
 # them) an ASan+UBSan build of the same test and a valgrind memcheck run, each its own ctest test.
+# The cases listed in ${NAME}_CASES (those that need what a machine may lack) run as their own
+# tests, `NAME_CASE` (`--case CASE`), in every variant; they exit 77 when they cannot run here,
+# which ctest reports as skipped (SKIP_RETURN_CODE).
 function(tlblab_ptwarm_test name src)
   add_executable(${name} ${src})
   target_link_libraries(${name} PRIVATE tlblab)
@@ -20,6 +23,10 @@ function(tlblab_ptwarm_test name src)
   target_compile_definitions(${name} PRIVATE _GNU_SOURCE)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES TIMEOUT 60)
+  foreach(case IN LISTS ${name}_CASES)
+    add_test(NAME ${name}_${case} COMMAND ${name} --case ${case})
+    set_tests_properties(${name}_${case} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77)
+  endforeach()
   if(NOT TLBLAB_SANITIZE)
     set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=address,undefined)
     check_c_compiler_flag(-fsanitize=address,undefined TLBLAB_HAVE_ASAN)
@@ -35,6 +42,11 @@ function(tlblab_ptwarm_test name src)
       add_test(NAME ${name}_asan COMMAND ${name}_asan)
       set_tests_properties(${name}_asan PROPERTIES TIMEOUT 120
                            ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0")
+      foreach(case IN LISTS ${name}_CASES)
+        add_test(NAME ${name}_${case}_asan COMMAND ${name}_asan --case ${case})
+        set_tests_properties(${name}_${case}_asan PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                             ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0")
+      endforeach()
     endif()
   endif()
   find_program(TLBLAB_VALGRIND valgrind)
@@ -45,9 +57,16 @@ function(tlblab_ptwarm_test name src)
              COMMAND ${TLBLAB_VALGRIND} --quiet --fair-sched=yes --error-exitcode=3 --leak-check=full
                      --errors-for-leak-kinds=definite,indirect $<TARGET_FILE:${name}> --quick)
     set_tests_properties(${name}_valgrind PROPERTIES TIMEOUT 180)
+    foreach(case IN LISTS ${name}_CASES)
+      add_test(NAME ${name}_${case}_valgrind
+               COMMAND ${TLBLAB_VALGRIND} --quiet --fair-sched=yes --error-exitcode=3 --leak-check=full
+                       --errors-for-leak-kinds=definite,indirect $<TARGET_FILE:${name}> --quick --case ${case})
+      set_tests_properties(${name}_${case}_valgrind PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77)
+    endforeach()
   endif()
 endfunction()
 
+set(test_ptwarm_CASES llc_check willneed)
 tlblab_ptwarm_test(test_ptwarm ${CMAKE_CURRENT_LIST_DIR}/../tests/test_ptwarm.c ${PTWARM_SRCS})
 
 # The other compiler: the library, its tests and the measurement programs must also build warning-free

@@ -5,6 +5,7 @@ target_sources(tlblab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/../src/tlbmig/tlbmig.c
   ${CMAKE_CURRENT_LIST_DIR}/../src/tlbmig/prim_linux.c)
 
+set(test_tlbmig_CASES migration)
 tlblab_ptwarm_test(test_tlbmig ${CMAKE_CURRENT_LIST_DIR}/../tests/test_tlbmig.c ${TLBMIG_SRCS})
 
 add_executable(migrate_bench ${CMAKE_CURRENT_LIST_DIR}/../bench/migrate_bench.c)

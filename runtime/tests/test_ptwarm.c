@@ -2,7 +2,10 @@
  * with exact counts, unmapped and shrinking regions, start/stop (and how long a stop takes), register/
  * unregister races against a running TOUCH helper (a broken "unregister, then munmap" guarantee would
  * crash here), the LLC check idling the helper, and PAGEMAP mode on another process that then exits.
- * `--quick` (used under valgrind) shortens the loops. Exit status 0 = all passed. */
+ * `--quick` (used under valgrind) shortens the loops. `--case NAME` runs one case only: the cases
+ * that need what a machine may lack (two CPUs, process_madvise) run only that way, as their own
+ * ctest tests, and exit 77 (ctest's SKIP_RETURN_CODE) when they cannot run, so ctest reports them
+ * "skipped", not passed. Exit status 0 = all passed, 1 = a check failed. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -19,6 +22,15 @@
 
 static _Atomic int failures;
 static int quick;
+static int skipped; /* cases that could not run here (printed with the reason) */
+
+#define SKIP_RETURN_CODE 77
+#define SKIP(why)                                                   \
+    do {                                                            \
+        fprintf(stderr, "%s: skipped (%s)\n", __func__, why);       \
+        skipped++;                                                  \
+        return;                                                     \
+    } while (0)
 
 #define CHECK(cond)                                                                   \
     do {                                                                              \
@@ -87,15 +99,16 @@ static ptwarm_stats wait_sweeps(ptwarm_t *w, uint64_t n, unsigned timeout_ms) {
     return s;
 }
 
-/* WILLNEED needs pidfd_open and process_madvise (Linux >= 5.10); valgrind 3.19 knows neither. */
-static int willneed_available(void) {
+/* WILLNEED needs pidfd_open and process_madvise (Linux >= 5.10); valgrind 3.19 knows neither.
+ * 0 if available, else the error. */
+static int willneed_unavailable(void) {
     ptwarm_config c = cfg_for(PTWARM_MODE_WILLNEED);
     ptwarm_t *w = NULL;
-    if (ptwarm_create(&c, &w) != 0) return 0;
-    int rc = ptwarm_sweep_once(w);
+    int rc = ptwarm_create(&c, &w);
+    if (rc != 0) return rc;
+    rc = ptwarm_sweep_once(w);
     ptwarm_destroy(w);
-    if (rc != 0) fprintf(stderr, "willneed mode unavailable here (%s): its cases are skipped\n", strerror(-rc));
-    return rc == 0;
+    return rc;
 }
 
 static void test_config_is_validated(void) {
@@ -127,13 +140,13 @@ static void test_config_is_validated(void) {
     ptwarm_destroy(w);
 }
 
-/* Given a 4 MiB populated region, one sweep in each mode covers 1024 pages with the expected number
- * of accesses: 1024/8 loads or prefetches, one mincore call per 256-page batch. */
-static void test_one_sweep_per_mode_counts_exactly(void) {
+/* Given a 4 MiB populated region, one sweep in each mode from `first` to `last` covers 1024 pages
+ * with the expected number of accesses: 1024/8 loads or prefetches, one mincore call per 256-page
+ * batch. */
+static void one_sweep_counts_exactly(int first, int last) {
     const size_t pages = 1024, bytes = pages * 4096;
     char *r = map_pages(bytes);
-    int last = willneed_available() ? PTWARM_MODE_WILLNEED : PTWARM_MODE_PAGEMAP;
-    for (int m = 0; m <= last; m++) {
+    for (int m = first; m <= last; m++) {
         ptwarm_config c = cfg_for((ptwarm_mode)m);
         c.batch_pages = 256;
         ptwarm_t *w = NULL;
@@ -162,16 +175,19 @@ static void test_one_sweep_per_mode_counts_exactly(void) {
     munmap(r, bytes);
 }
 
+static void test_one_sweep_per_mode_counts_exactly(void) {
+    one_sweep_counts_exactly(PTWARM_MODE_TOUCH, PTWARM_MODE_PAGEMAP); /* WILLNEED: its own case */
+}
+
 /* Given a registered region with a hole punched in it (and one region unmapped entirely), mincore mode
  * skips the unmapped parts without error, prefetch never faults, pagemap reads zeros. */
-static void test_unmapped_and_shrinking_regions_are_safe(void) {
+static void unmapped_regions_are_skipped(int first, int last) {
     const size_t bytes = 2u << 20;
     char *r = map_pages(bytes);
     char *gone = map_pages(bytes);
     munmap(r + (512u << 10), 256u << 10); /* a hole */
     munmap(gone, bytes);                  /* the application forgot to unregister */
-    int last = willneed_available() ? PTWARM_MODE_WILLNEED : PTWARM_MODE_PAGEMAP;
-    for (int m = PTWARM_MODE_PREFETCH; m <= last; m++) {
+    for (int m = first; m <= last; m++) {
         ptwarm_config c = cfg_for((ptwarm_mode)m);
         c.batch_pages = 128;
         ptwarm_t *w = NULL;
@@ -189,6 +205,12 @@ static void test_unmapped_and_shrinking_regions_are_safe(void) {
         }
         ptwarm_destroy(w);
     }
+    munmap(r, bytes);
+}
+
+static void test_unmapped_and_shrinking_regions_are_safe(void) {
+    const size_t bytes = 2u << 20;
+    unmapped_regions_are_skipped(PTWARM_MODE_PREFETCH, PTWARM_MODE_PAGEMAP); /* WILLNEED: own case */
     /* A region that shrinks while the helper runs (mremap to a quarter, in place). */
     ptwarm_config c = cfg_for(PTWARM_MODE_MINCORE);
     c.batch_pages = 64;
@@ -208,8 +230,6 @@ static void test_unmapped_and_shrinking_regions_are_safe(void) {
     CHECK(ptwarm_stop(w) == 0);
     ptwarm_destroy(w);
     munmap(s2, bytes / 4);
-    munmap(r, 512u << 10);
-    munmap(r + (768u << 10), bytes - (768u << 10));
 }
 
 /* Start, sweep, stop, restart: statistics accumulate; a stop returns quickly even with a 16 GiB
@@ -224,7 +244,10 @@ static void test_start_stop_is_bounded_and_restartable(void) {
     char *r = map_pages(1u << 20);
     CHECK(ptwarm_register(w, r, 1u << 20, NULL) == 0);
     CHECK(ptwarm_register(w, res, big, NULL) == 0);
-    for (int round = 0; round < 2; round++) {
+    /* The bound is on the best of the rounds: the property is that a stop does not wait for a
+     * sweep of the 16 GiB, and one stop delayed by a busy machine does not say otherwise. */
+    uint64_t best_stop_ns = UINT64_MAX;
+    for (int round = 0; round < 3; round++) {
         ptwarm_stats s;
         ptwarm_get_stats(w, &s);
         uint64_t before = s.sweeps; /* statistics accumulate across restarts */
@@ -238,11 +261,13 @@ static void test_start_stop_is_bounded_and_restartable(void) {
         uint64_t t0 = now_ns();
         CHECK(ptwarm_stop(w) == 0);
         uint64_t dt = now_ns() - t0;
-        CHECK(dt < 100000000u); /* 100 ms: one 64 MiB batch is ~25 us here */
+        if (dt < best_stop_ns) best_stop_ns = dt;
         ptwarm_get_stats(w, &s);
         CHECK(s.state == PTWARM_STATE_STOPPED);
         CHECK(ptwarm_stop(w) == -EALREADY);
     }
+    /* 100 ms (2 s under valgrind, which serialises the threads): one 64 MiB batch is ~25 us. */
+    CHECK(best_stop_ns < (quick ? 2000000000u : 100000000u));
     CHECK(ptwarm_invariants_hold(w));
     ptwarm_destroy(w);
     munmap(res, big);
@@ -298,8 +323,11 @@ static void test_throttling_and_placement(void) {
     CHECK(s.helper_cpu == cpu);
     ptwarm_destroy(w);
 
-    uint64_t ns[2];
-    for (int i = 0; i < 2; i++) {
+    /* The best of 7 interleaved sweeps each: a preemption can only lengthen a sweep, so the
+     * fastest of each kind is its cost, and one slow sweep without pauses cannot fail this. */
+    uint64_t ns[2] = {UINT64_MAX, UINT64_MAX};
+    for (int k = 0; k < 14; k++) {
+        int i = k % 2;
         ptwarm_config t = cfg_for(PTWARM_MODE_PREFETCH);
         t.stride_pages = 1;
         t.nops = i ? 2000 : 0;
@@ -308,7 +336,7 @@ static void test_throttling_and_placement(void) {
         CHECK(ptwarm_sweep_once(w) == 0);
         ptwarm_get_stats(w, &s);
         CHECK(s.accesses == 256);
-        ns[i] = s.last_sweep_ns;
+        if (s.last_sweep_ns < ns[i]) ns[i] = s.last_sweep_ns;
         ptwarm_destroy(w);
     }
     CHECK(ns[1] > 4 * ns[0]); /* 256 x 2000 pauses: at least ~50 us, against ~1-5 us without */
@@ -371,8 +399,7 @@ static void test_register_unregister_races_with_touch_helper(void) {
 static void test_llc_check_idles_the_helper(void) {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 2) {
-        fprintf(stderr, "test_llc_check_idles_the_helper: skipped (one CPU)\n");
-        return;
+        SKIP("one CPU");
     }
     int a = -1, b = -1;
     for (int k = 0; k < CPU_SETSIZE && b < 0; k++)
@@ -383,9 +410,12 @@ static void test_llc_check_idles_the_helper(void) {
                 b = k;
         }
     double ns = -1;
-    int prc = ptwarm_llc_probe(a, b, &ns);
-    /* Under valgrind (--quick) threads are serialised and the probe may time out: that is its contract. */
-    CHECK(prc == 0 || (quick && prc == -ETIMEDOUT));
+    int prc = -ETIMEDOUT;
+    /* The probe needs both CPUs running at once; under valgrind (threads serialised) or on a busy
+     * machine it may time out, which is its contract. Repeated: one success is the measurement. */
+    for (int t = 0; t < 5 && prc == -ETIMEDOUT; t++) prc = ptwarm_llc_probe(a, b, &ns);
+    if (prc == -ETIMEDOUT) SKIP("the LLC probe timed out 5 times: the two CPUs never ran at once");
+    CHECK(prc == 0);
     if (prc == 0) CHECK(ns > 0.1 && ns < 100000.0);
     CHECK(ptwarm_llc_probe(a, a, &ns) == -EINVAL);
 
@@ -406,12 +436,12 @@ static void test_llc_check_idles_the_helper(void) {
         CHECK(s.state == PTWARM_STATE_IDLE_LLC_NOT_SHARED || s.state == PTWARM_STATE_IDLE_TOPOLOGY);
         CHECK(s.sweeps == 0);
         CHECK(s.llc_not_shared == s.llc_checks);
+        CHECK(s.idle_ns > 0);
     } else {
         /* a probe that fails (timed out) leaves the decision to the topology: warming is allowed */
         fprintf(stderr, "test_llc_check_idles_the_helper: %llu probe(s) failed (errno %d); idling unchecked\n",
                 (unsigned long long)s.errors, s.last_errno);
     }
-    CHECK(s.idle_ns > 0);
     CHECK(s.app_cpu == a && s.helper_cpu != a && s.helper_cpu >= 0);
     CHECK(ptwarm_stop(w) == 0);
     ptwarm_destroy(w);
@@ -422,7 +452,7 @@ static void test_llc_check_idles_the_helper(void) {
     CHECK(ptwarm_start(w) == 0);
     s = poll_until(w, probed_shared, 1, 10000);
     CHECK(s.llc_shared >= 1);
-    CHECK(s.last_probe_ns > 0 || (quick && s.errors > 0));
+    CHECK(s.last_probe_ns > 0 || s.errors > 0); /* a timed-out probe: see above */
     s = wait_sweeps(w, 2, 10000);
     CHECK(s.sweeps >= 2);
     ptwarm_destroy(w);
@@ -468,24 +498,65 @@ static void other_process_case(ptwarm_mode mode) {
  * sweep reports -ESRCH and a running helper ends in state target_gone. */
 static void test_other_process_until_it_exits(void) {
     other_process_case(PTWARM_MODE_PAGEMAP);
-    if (willneed_available()) other_process_case(PTWARM_MODE_WILLNEED);
 }
 
+static void test_willneed_on_another_process_until_it_exits(void) {
+    int rc = willneed_unavailable();
+    if (rc != 0) {
+        char why[160];
+        snprintf(why, sizeof why, "WILLNEED mode unavailable here: %s", strerror(-rc));
+        SKIP(why);
+    }
+    one_sweep_counts_exactly(PTWARM_MODE_WILLNEED, PTWARM_MODE_WILLNEED);
+    unmapped_regions_are_skipped(PTWARM_MODE_WILLNEED, PTWARM_MODE_WILLNEED);
+    other_process_case(PTWARM_MODE_WILLNEED);
+}
+
+/* The cases; `own` ones need what a machine may lack and run only when named (`--case`). */
+static const struct {
+    const char *name;
+    void (*run)(void);
+    int own;
+} cases[] = {
+    {"config", test_config_is_validated, 0},
+    {"one_sweep", test_one_sweep_per_mode_counts_exactly, 0},
+    {"unmapped", test_unmapped_and_shrinking_regions_are_safe, 0},
+    {"start_stop", test_start_stop_is_bounded_and_restartable, 0},
+    {"idle", test_idle_without_regions_then_wakes, 0},
+    {"throttling", test_throttling_and_placement, 0},
+    {"races", test_register_unregister_races_with_touch_helper, 0},
+    {"other_process", test_other_process_until_it_exits, 0},
+    {"llc_check", test_llc_check_idles_the_helper, 1},
+    {"willneed", test_willneed_on_another_process_until_it_exits, 1},
+};
+
 int main(int argc, char **argv) {
-    quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
-    test_config_is_validated();
-    test_one_sweep_per_mode_counts_exactly();
-    test_unmapped_and_shrinking_regions_are_safe();
-    test_start_stop_is_bounded_and_restartable();
-    test_idle_without_regions_then_wakes();
-    test_throttling_and_placement();
-    test_register_unregister_races_with_touch_helper();
-    test_llc_check_idles_the_helper();
-    test_other_process_until_it_exits();
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = 1;
+        else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc)
+            only = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s [--quick] [--case NAME]\n", argv[0]);
+            return 2;
+        }
+    }
+    int ran = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (only ? strcmp(only, cases[i].name) == 0 : !cases[i].own) {
+            cases[i].run();
+            ran++;
+        }
+    if (!ran) {
+        fprintf(stderr, "test_ptwarm: no case named '%s'\n", only);
+        return 2;
+    }
     if (failures) {
         fprintf(stderr, "test_ptwarm: %d check(s) failed\n", failures);
         return 1;
     }
+    if (skipped) return SKIP_RETURN_CODE;
     printf("test_ptwarm: all passed\n");
     return 0;
 }

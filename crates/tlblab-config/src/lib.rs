@@ -39,7 +39,7 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 /// Parses a machine description from TOML text; `origin` names it in errors.
 pub fn parse_machine_toml(text: &str, origin: &str) -> Result<MachineConfig, String> {
     let cfg: MachineConfig = toml::from_str(text).map_err(|e| {
-        let msg = e.message().trim().replace('\n', " ");
+        let msg = plain_types(&e.message().trim().replace('\n', " "));
         match e.span() {
             Some(span) => {
                 let (l, c) = line_col(text, span.start);
@@ -52,10 +52,52 @@ pub fn parse_machine_toml(text: &str, origin: &str) -> Result<MachineConfig, Str
     Ok(cfg)
 }
 
+/// Serde's messages name Rust types ("invalid value: integer `-1`, expected usize"); a user
+/// wrote a TOML or JSON value and needs the range in words. Replaces `expected <type>` for
+/// the integer and float types with what they accept.
+pub fn plain_types(msg: &str) -> String {
+    const WORDS: [(&str, &str); 12] = [
+        ("u8", "an integer from 0 to 255"),
+        ("u16", "an integer from 0 to 65535"),
+        ("u32", "an integer from 0 to 4294967295"),
+        ("u64", "a non-negative integer"),
+        ("usize", "a non-negative integer"),
+        ("u128", "a non-negative integer"),
+        ("i8", "an integer from -128 to 127"),
+        ("i16", "an integer from -32768 to 32767"),
+        ("i32", "an integer from -2147483648 to 2147483647"),
+        ("i64", "an integer"),
+        ("f32", "a number"),
+        ("f64", "a number"),
+    ];
+    let mut out = msg.to_string();
+    for (ty, words) in WORDS {
+        let pat = format!("expected {ty}");
+        let mut from = 0;
+        while let Some(i) = out[from..].find(&pat).map(|i| i + from) {
+            let end = i + pat.len();
+            let next = out[end..].chars().next();
+            if next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                from = end;
+                continue;
+            }
+            out.replace_range(i..end, &format!("expected {words}"));
+            from = i;
+        }
+    }
+    out
+}
+
 /// Parses a machine description from JSON text.
 pub fn parse_machine_json(text: &str, origin: &str) -> Result<MachineConfig, String> {
-    let cfg: MachineConfig = serde_json::from_str(text)
-        .map_err(|e| format!("{origin}:{}:{}: {}", e.line(), e.column(), e))?;
+    let cfg: MachineConfig = serde_json::from_str(text).map_err(|e| {
+        format!(
+            "{origin}:{}:{}: {}",
+            e.line(),
+            e.column(),
+            plain_types(&e.to_string())
+        )
+    })?;
     cfg.validate().map_err(|m| format!("{origin}: {m}"))?;
     Ok(cfg)
 }
@@ -89,6 +131,21 @@ pub fn machine_to_toml(cfg: &MachineConfig) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_say_the_expected_range_in_words_not_rust_types() {
+        let zen3 = preset_text("zen3").unwrap();
+        let bad = zen3.replacen("entries = 64", "entries = -1", 1);
+        assert_ne!(bad, zen3, "the preset no longer has `entries = 64`");
+        let e = parse_machine_toml(&bad, "m.toml").unwrap_err();
+        assert!(e.contains("expected a non-negative integer"), "{e}");
+        assert!(!e.contains("usize") && !e.contains("u64"), "{e}");
+        assert_eq!(
+            plain_types("invalid type: string \"x\", expected u8"),
+            "invalid type: string \"x\", expected an integer from 0 to 255"
+        );
+        assert_eq!(plain_types("expected u8x"), "expected u8x");
+    }
 
     #[test]
     fn every_preset_file_is_built_in_and_valid() {

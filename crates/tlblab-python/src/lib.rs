@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 mod probe;
 mod sim;
 mod trace;
+mod watch;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -7,6 +7,8 @@ use std::time::Instant;
 use tlblab_core::{MachineConfig, RunOptions, System};
 use tlblab_trace::workloads;
 
+use crate::watch;
+
 fn err(msg: impl Into<String>) -> PyErr {
     PyValueError::new_err(msg.into())
 }
@@ -25,11 +27,13 @@ fn options_from_json<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> 
         for (k, v) in map {
             let one = serde_json::Value::Object([(k.clone(), v)].into_iter().collect());
             if let Err(e) = serde_json::from_value::<T>(one) {
-                return Err(err(format!("{what}: {k}: {e}")));
+                return Err(err(tlblab_config::plain_types(&format!(
+                    "{what}: {k}: {e}"
+                ))));
             }
         }
     }
-    Err(err(format!("{what}: {e}")))
+    Err(err(tlblab_config::plain_types(&format!("{what}: {e}"))))
 }
 
 /// A machine from a preset name, a .toml/.json path, or inline text (`format` = "toml"/"json").
@@ -43,7 +47,7 @@ fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> {
 
 /// Runs `workload` (a spec like "random:pages=1024") on `machine`; returns the stats as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique=""))]
+#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique="", progress=false))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -57,6 +61,7 @@ fn simulate(
     os_json: &str,
     walks: bool,
     technique: &str,
+    progress: bool,
 ) -> PyResult<String> {
     let cfg = machine_from(machine, machine_format)?;
     // `technique` (the `--technique` form) overrides the machine file's `[technique]` table.
@@ -74,15 +79,26 @@ fn simulate(
         max_references,
         os,
     };
-    py.detach(|| {
-        let mut source = open_workload(workload, seed)?;
-        let mut sys = System::new(cfg, opts).map_err(|e| err(e.0))?;
+    let source = open_workload(workload, seed)?;
+    // Ctrl-C stops the run within a fraction of a second (`watch.rs`); on a terminal a
+    // progress line shows references done, the rate and, when the length is known, time left.
+    let total = match (source.len_hint(), max_references) {
+        (t, 0) => t,
+        (Some(t), m) => Some(t.min(m)),
+        (None, m) => Some(m),
+    };
+    let progress = progress.then(|| watch::Progress::new("simulate", total));
+    watch::start();
+    let r = py.detach(|| -> Result<String, String> {
+        let mut source = watch::Watched::new(source, progress);
+        let mut sys = System::new(cfg, opts).map_err(|e| e.0)?;
         if let Some(spec) = &technique {
-            tlblab_core::techniques::install(&mut sys, spec).map_err(|e| err(e.0))?;
+            tlblab_core::techniques::install(&mut sys, spec).map_err(|e| e.0)?;
         }
-        sys.run(&mut source).map_err(|e| err(e.0))?;
-        serde_json::to_string(&sys.stats()).map_err(|e| err(e.to_string()))
-    })
+        sys.run(&mut source).map_err(|e| e.0)?;
+        serde_json::to_string(&sys.stats()).map_err(|e| e.to_string())
+    });
+    watch::finish(r)
 }
 
 /// A workload: an existing trace file (native, Lackey text or ChampSim, detected), or a built-in
@@ -93,7 +109,13 @@ fn open_workload(
 ) -> PyResult<Box<dyn tlblab_trace::RecordSource + Send>> {
     let path = std::path::Path::new(workload);
     if path.is_file() {
-        let (src, _meta, _fmt) = tlblab_trace::convert::open_source(path, None).map_err(err)?;
+        // `simulate` has no --from: a file it cannot recognise is converted first.
+        let (src, _meta, _fmt) = tlblab_trace::convert::open_source(path, None).map_err(|e| {
+            err(e.replace(
+                "(use --from)",
+                "(convert it first: tlblab trace convert --from lackey|champsim FILE OUT.tlbt)",
+            ))
+        })?;
         return Ok(src);
     }
     let looks_like_path =
@@ -107,8 +129,20 @@ fn open_workload(
             err(e)
         }
     };
+    if path.exists() {
+        return Err(err(format!(
+            "{workload}: not a regular file (expected a trace file or a workload spec)"
+        )));
+    }
     let (name, params) = workloads::parse_spec(workload).map_err(not_a_file)?;
     workloads::build(&name, &params, seed).map_err(not_a_file)
+}
+
+/// Builds a workload (a spec or a trace file) and drops it: its errors (unknown parameters,
+/// impossible values) before anything runs. Nothing is generated.
+#[pyfunction]
+fn check_workload(workload: &str) -> PyResult<()> {
+    open_workload(workload, 0).map(|_| ())
 }
 
 /// The techniques: [{name, summary, seed, params: [{name, default, meaning}]}] as JSON.
@@ -484,6 +518,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(colored_offsets, m)?)?;
     m.add_function(wrap_pyfunction!(colored_placement, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(check_workload, m)?)?;
     m.add_function(wrap_pyfunction!(techniques, m)?)?;
     m.add_function(wrap_pyfunction!(check_technique, m)?)?;
     m.add_function(wrap_pyfunction!(floor_check, m)?)?;

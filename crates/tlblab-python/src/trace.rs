@@ -12,6 +12,8 @@ use tlblab_trace::format::{TraceReader, WriterOptions};
 use tlblab_trace::source::RecordSource;
 use tlblab_trace::{capture, info, workloads};
 
+use crate::watch;
+
 fn fmt_opt(s: Option<String>) -> PyResult<Option<Format>> {
     s.map(|f| Format::parse(&f))
         .transpose()
@@ -46,18 +48,18 @@ fn trace_convert(
 ) -> PyResult<String> {
     let (from, to) = (fmt_opt(from_fmt)?, fmt_opt(to_fmt)?);
     let t0 = std::time::Instant::now();
-    let r = py
-        .detach(move || {
-            convert::convert(
-                &PathBuf::from(&input),
-                from,
-                &PathBuf::from(&output),
-                to,
-                skip,
-                limit,
-            )
-        })
-        .map_err(verr)?;
+    watch::start();
+    let r = watch::finish(py.detach(move || {
+        convert::convert_with(
+            &PathBuf::from(&input),
+            from,
+            &PathBuf::from(&output),
+            to,
+            skip,
+            limit,
+            |s| Box::new(watch::Watched::new(s, None)),
+        )
+    }))?;
     Ok(json!({
         "records_in": r.records_in,
         "records_out": r.records_out,
@@ -79,7 +81,8 @@ fn trace_head(
     fmt: Option<String>,
 ) -> PyResult<Vec<String>> {
     let f = fmt_opt(fmt)?;
-    py.detach(move || -> Result<Vec<String>, String> {
+    watch::start();
+    watch::finish(py.detach(move || -> Result<Vec<String>, String> {
         let p = PathBuf::from(&path);
         let (mut src, _, format) = convert::open_source(&p, f)?;
         let regions = src.region_names();
@@ -92,6 +95,8 @@ fn trace_head(
                 skipped = skip;
             }
         }
+        // `--skip` past a non-native file reads every record before it: stoppable.
+        let mut src = watch::Watched::new(src, None);
         let mut lines = Vec::new();
         let mut buf = Vec::new();
         let mut idx = 0u64;
@@ -112,8 +117,7 @@ fn trace_head(
             }
         }
         Ok(lines)
-    })
-    .map_err(verr)
+    }))
 }
 
 /// records(path, n, skip=0) -> JSON list of up to n records (for the Python API).
@@ -164,10 +168,11 @@ fn trace_record(
         progress,
         stdin: stdin.map(PathBuf::from),
         stdout: stdout.map(PathBuf::from),
+        stop: Some(watch::interrupted),
     };
-    let r = py
-        .detach(move || capture::record(&argv, &PathBuf::from(output), &opts))
-        .map_err(verr)?;
+    watch::start();
+    let r =
+        watch::finish(py.detach(move || capture::record(&argv, &PathBuf::from(output), &opts)))?;
     Ok(json!({
         "references_seen": r.references_seen,
         "lackey_lines": r.lackey_lines,
@@ -204,8 +209,9 @@ fn workload_generate(
     seed: u64,
     output: String,
 ) -> PyResult<String> {
-    py.detach(move || -> Result<String, String> {
-        let mut src = workloads::build(&name, &params, seed)?;
+    watch::start();
+    watch::finish(py.detach(move || -> Result<String, String> {
+        let mut src = watch::Watched::new(workloads::build(&name, &params, seed)?, None);
         let info = workloads::catalog().into_iter().find(|w| w.name == name).unwrap();
         let mut all = BTreeMap::new();
         for (p, d, _) in info.params {
@@ -217,10 +223,10 @@ fn workload_generate(
             "page_size": 4096,
             "regions": src.region_names(),
         });
-        let s = write_source(src.as_mut(), &PathBuf::from(output), &meta, WriterOptions::default()).map_err(|e| e.message)?;
+        // Interrupted, the writer is dropped unfinished and removes its temporary file.
+        let s = write_source(&mut src, &PathBuf::from(output), &meta, WriterOptions::default()).map_err(|e| e.message)?;
         Ok(s.to_json().to_string())
-    })
-    .map_err(verr)
+    }))
 }
 
 /// decode_bench(path, repeats) -> JSON: records and seconds per full sequential read, one thread,
@@ -254,7 +260,23 @@ fn trace_decode_bench(py: Python<'_>, path: String, repeats: u32) -> PyResult<St
     .map_err(verr)
 }
 
+/// parse_workload_spec(spec) -> (name, {param: value}): the one parser of workload specs
+/// `NAME[:key=value,...]` (values with `0x`, `k`/`M`/`G`), for every command that takes one.
+#[pyfunction]
+fn parse_workload_spec(spec: &str) -> PyResult<(String, BTreeMap<String, u64>)> {
+    workloads::parse_spec(spec).map_err(verr)
+}
+
+/// parse_number(text) -> int or None: a non-negative integer as workload specs write them
+/// (`4096`, `0x1000`, `64k`, `2M`, `1G`), so command-line counts read the same way.
+#[pyfunction]
+fn parse_number(text: &str) -> Option<u64> {
+    workloads::parse_number(text.trim())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(parse_workload_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_number, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(trace_head, m)?)?;

@@ -36,6 +36,10 @@ pub struct CaptureOptions {
     /// that filter can be traced without a shell in between (Lackey would trace the shell).
     pub stdin: Option<std::path::PathBuf>,
     pub stdout: Option<std::path::PathBuf>,
+    /// Asked between batches of the program's references: `true` stops the program and fails
+    /// the capture with "interrupted", leaving no file (the Python binding passes its Ctrl-C
+    /// check here).
+    pub stop: Option<fn() -> bool>,
 }
 
 impl Default for CaptureOptions {
@@ -47,6 +51,7 @@ impl Default for CaptureOptions {
             progress: false,
             stdin: None,
             stdout: None,
+            stop: None,
         }
     }
 }
@@ -174,6 +179,9 @@ pub fn record(
     let mut last_report = Instant::now();
     let result: Result<(), String> = (|| {
         loop {
+            if opts.stop.is_some_and(|stop| stop()) {
+                return Err("interrupted".to_string());
+            }
             buf.clear();
             let n = src.fill(&mut buf, 8192)?;
             if n == 0 {
@@ -225,6 +233,28 @@ pub fn record(
     }
     result?;
     let seconds = t0.elapsed().as_secs_f64();
+    // Valgrind (and the program under it) stopped by a signal meant to stop a command (Ctrl-C
+    // reaches the whole process group, so the program may die before our own check sees it):
+    // the trace is cut short at a point nobody chose, so it is not kept. A program that dies
+    // of its own fault (SIGSEGV, SIGABRT) keeps its trace, with the signal in the footer.
+    let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+    if !killed
+        && signal.is_some_and(|s| {
+            [
+                libc::SIGINT,
+                libc::SIGTERM,
+                libc::SIGHUP,
+                libc::SIGKILL,
+                libc::SIGQUIT,
+            ]
+            .contains(&s)
+        })
+    {
+        return Err(format!(
+            "interrupted: valgrind was stopped by signal {} after {seen} references; no trace written",
+            signal.unwrap_or(0)
+        ));
+    }
     if seen == 0 && !status.success() {
         return Err(format!(
             "valgrind produced no trace and exited with {status}: is `{}` a program valgrind can run?",
@@ -234,6 +264,7 @@ pub fn record(
     let maps_text = maps.lock().unwrap().clone();
     writer.set_footer("maps", Value::String(maps_text));
     writer.set_footer("exit_status", json!(status.code()));
+    writer.set_footer("signal", json!(signal));
     writer.set_footer("killed_at_limit", json!(killed));
     writer.set_footer("capture_seconds", json!(seconds));
     writer.set_footer("lackey_lines", json!(lines));

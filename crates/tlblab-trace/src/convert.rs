@@ -282,11 +282,26 @@ pub fn convert(
     skip: u64,
     limit: Option<u64>,
 ) -> Result<ConvertReport, String> {
+    convert_with(input, from, output, to, skip, limit, |s| s)
+}
+
+/// `convert`, with the input source passed through `wrap` first (the Python binding wraps it
+/// to stop on Ctrl-C; an error from the wrapped source leaves no output, as any other).
+pub fn convert_with(
+    input: &Path,
+    from: Option<Format>,
+    output: &Path,
+    to: Option<Format>,
+    skip: u64,
+    limit: Option<u64>,
+    wrap: impl FnOnce(Box<dyn RecordSource + Send>) -> Box<dyn RecordSource + Send>,
+) -> Result<ConvertReport, String> {
     let to = match to {
         Some(t) => t,
         None => format_from_name(output)?,
     };
-    let (mut src, in_meta, from) = open_source(input, from)?;
+    let (src, in_meta, from) = open_source(input, from)?;
+    let mut src = wrap(src);
     let mut meta = if from == Format::Native {
         in_meta
     } else {

@@ -10,6 +10,7 @@ import importlib
 import json
 import pkgutil
 import sys
+import time
 
 
 def register(sub) -> None:
@@ -44,6 +45,8 @@ def run(args) -> int:
         if args.names and name not in args.names:
             continue
         print(f"bench: {name} ...", file=sys.stderr, flush=True)
+        t0 = time.monotonic()
         results[name] = m.run(quick=args.quick)
+        print(f"bench: {name} done in {time.monotonic() - t0:.1f} s", file=sys.stderr, flush=True)
     print(json.dumps(results, indent=2))
     return 0

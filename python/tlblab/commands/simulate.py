@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from tlblab.report_text import format_table
 
@@ -19,7 +20,8 @@ def register(sub) -> None:
     mode.add_argument("--no-caches", action="store_true",
                       help="TLB levels and page walks, every page-table entry read from memory; no caches, "
                            "no data accesses")
-    p.add_argument("--max-references", type=int, default=0, help="stop after this many references")
+    p.add_argument("--max-references", type=int, default=0,
+                   help="stop after this many references (default 0: no limit)")
     p.add_argument("--os", default="", metavar="KEY=VALUE,...",
                    help="OS model: switch=auto|flush_all|asid_tagged, asid_bits=N, switch_cycles=N, ipi_cycles=N")
     p.add_argument("--technique", default="", metavar="NAME[:KEY=VALUE,...]",
@@ -33,9 +35,14 @@ def run(args) -> int:
 
     r = simulate(args.machine, args.workload, seed=args.seed, tlb_only=args.tlb_only,
                  caches=not args.no_caches, data_accesses=not args.no_caches,
-                 max_references=args.max_references, os=parse_os(args.os), technique=args.technique or None)
+                 max_references=args.max_references, os=parse_os(args.os), technique=args.technique or None,
+                 progress=sys.stderr.isatty())
     if args.json:
-        print(json.dumps(r.stats, indent=2))
+        import copy
+
+        from tlblab.sim import label_levels
+
+        print(json.dumps(label_levels(copy.deepcopy(r.stats)), indent=2))
         return 0
     t = r.total
     print(f"machine {r.machine}, workload {r.workload}: {t['references']} references, "
@@ -44,6 +51,8 @@ def run(args) -> int:
                        _level_rows(r.stats["tlb_levels"], t["tlb"])))
     if args.tlb_only:
         print(f"walks {t['walks']} (TLB-only: page tables, caches and data are not simulated)")
+        print("cycles count TLB lookups past the first level and each walk's fixed latency: "
+              "a first-level hit costs 0 cycles by design (it is looked up beside the L1 cache)")
     else:
         print(f"walks {t['walks']}, walk references {t['walk_refs']}, page-walk-cache hits {t['pwc_hits']}, "
               f"first-touch page faults {t['page_faults']}")

@@ -26,15 +26,29 @@ STUDY_PARAMS = {
     "strided": "pages=1024,stride=4096,rounds=64",
     "random": "pages=4096,accesses=1M",
     "chase": "pages=4096,accesses=1M",
+    # The default 32 MiB table (2^22 words) is all of the SA-1100's memory, page tables aside.
+    "gups": "log2_words=21",
 }
 MAX_REFERENCES = 2_000_000
+
+# What the table's columns mean, printed under it (the README says the same).
+COLUMNS = """\
+  references             memory references simulated (each run stops at 2 M)
+  L1 TLB misses          misses in the first-level TLBs (instruction and data together)
+  walks                  page-table walks: misses in every TLB level
+  refs/walk              page-table entries read per walk (walk references / walks): the levels a
+                         walk descends after the page-walk caches let it skip the upper ones
+  walk refs from memory  the share of those entry reads that missed every cache level
+  cycles/ref             simulated cycles per reference: TLB lookups, walks, data accesses"""
 
 
 def register(sub) -> None:
     p = sub.add_parser("study", help="the main job: every built-in workload on every preset")
     p.add_argument("--out", default="out/study", help="directory for the CSV files (default: out/study)")
     p.add_argument("--machines", default="", help="comma-separated presets (default: all)")
-    p.add_argument("--workloads", default="", help="comma-separated workloads (default: the default set)")
+    p.add_argument("--workloads", default="", metavar="SPEC,...",
+                   help="comma-separated workload specs, each NAME or NAME:key=value,... as for simulate "
+                        "(e.g. random:pages=8192,accesses=1M,chase); default: the default set at the study's sizes")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="smaller runs: the whole study in 2 minutes or less")
     p.add_argument("--host", action="store_true", help="also measure the techniques on this host (probe, coloring, "
@@ -51,7 +65,8 @@ def study(args) -> int:
 
 
 def _write_csv(path: Path, rows: list[dict]) -> None:
-    """Writes atomically: a failed run leaves no partial file."""
+    """Writes atomically: a failed run leaves no partial file. The file gets the mode a plain
+    `open` would give it (0666 less the umask), not the temporary file's 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fields: list[str] = []
     for r in rows:
@@ -60,6 +75,9 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
                 fields.append(k)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=fields)
             w.writeheader()
@@ -70,16 +88,70 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
         raise
 
 
+def split_specs(text: str) -> list[str]:
+    """`random:pages=8192,accesses=1M,chase` → `['random:pages=8192,accesses=1M', 'chase']`.
+
+    Workload specs use commas themselves, so an item holding `=` and no `:` continues the spec
+    before it (a workload name never holds `=`). Empty items stay, for the parser to reject."""
+    specs: list[str] = []
+    for item in text.split(","):
+        if "=" in item and ":" not in item and specs:
+            specs[-1] += "," + item
+        else:
+            specs.append(item)
+    return specs
+
+
+def study_specs(text: str, catalog: dict) -> list[str]:
+    """The workload specs to run: each given spec parsed by the one spec parser
+    (`tlblab._native.parse_workload_spec`, as `simulate` parses them), its parameters laid over
+    the study's sizes for that workload; or the default set at the study's sizes."""
+    from tlblab import _native
+    from tlblab.errors import UserError
+
+    if not text.strip():
+        return [f"{n}:{STUDY_PARAMS[n]}" if n in STUDY_PARAMS else n
+                for n, w in catalog.items() if w["in_default_set"]]
+    specs = []
+    for item in split_specs(text):
+        try:
+            name, params = _native.parse_workload_spec(item)
+        except ValueError as e:
+            raise UserError(f"--workloads: {e}") from None
+        if name not in catalog:
+            raise UserError(f"--workloads: unknown workload '{name}': expected one of {', '.join(catalog)}")
+        merged = dict(_native.parse_workload_spec(f"{name}:{STUDY_PARAMS.get(name, '')}")[1])
+        merged.update(params)
+        try:
+            # Builds the generator (nothing runs): unknown parameters and impossible values are
+            # reported here, before any simulation.
+            _native.check_workload(f"{name}:" + ",".join(f"{k}={v}" for k, v in merged.items()))
+        except ValueError as e:
+            raise UserError(f"--workloads: {e}") from None
+        specs.append(f"{name}:" + ",".join(f"{k}={v}" for k, v in merged.items()) if merged else name)
+    return specs
+
+
+def _check_writable(out: Path) -> None:
+    """Fails before the first simulation, not after the last, when `--out` cannot be written."""
+    from tlblab.errors import UserError
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=out, prefix=".study-check.")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise UserError(f"--out {out}: cannot write there: {e.strerror or e}") from None
+
+
 def run(args) -> int:
     import tlblab
     from tlblab.errors import UserError
 
     machines = [m for m in args.machines.split(",") if m] or sorted(tlblab.presets())
     catalog = {w["name"]: w for w in tlblab.workloads()}
-    names = [w for w in args.workloads.split(",") if w] or [n for n, w in catalog.items() if w["in_default_set"]]
-    for n in names:
-        if n not in catalog:
-            raise UserError(f"unknown workload '{n}': expected one of {', '.join(catalog)}")
+    specs = study_specs(args.workloads, catalog)
     # A machine that cannot load is the user's error, before any run: not a "not run" line per
     # workload after empty CSVs have replaced the last study's.
     for m in machines:
@@ -87,14 +159,15 @@ def run(args) -> int:
             tlblab.machine_config(m)
         except ValueError as e:
             raise UserError(f"--machines: {e}") from None
+    out = Path(args.out)
+    _check_writable(out)
 
     summary, levels, failures = [], [], []
-    total = len(machines) * len(names)
+    total = len(machines) * len(specs)
     t0 = time.monotonic()
     for i, machine in enumerate(machines):
-        for j, name in enumerate(names):
-            spec = f"{name}:{STUDY_PARAMS[name]}" if name in STUDY_PARAMS else name
-            k = i * len(names) + j + 1
+        for j, spec in enumerate(specs):
+            k = i * len(specs) + j + 1
             print(f"[{k}/{total}] {machine} × {spec}", file=sys.stderr, flush=True)
             try:
                 r = tlblab.simulate(machine, spec, seed=args.seed, max_references=MAX_REFERENCES)
@@ -116,12 +189,15 @@ def run(args) -> int:
                      round(s["cycles_per_ref"], 2)])
     print(format_table(["machine", "workload", "references", "L1 TLB misses", "walks", "refs/walk",
                         "walk refs from memory", "cycles/ref"], rows))
-    out = Path(args.out)
+    print(COLUMNS)
     _write_csv(out / "summary.csv", summary)
     _write_csv(out / "levels.csv", levels)
     print(f"\n{len(summary)} runs in {time.monotonic() - t0:.1f} s; CSV in {out}/summary.csv and {out}/levels.csv")
     for m, w, e in failures:
-        print(f"not run: {m} × {w}: {e}", file=sys.stderr)
+        print(f"failed: {m} × {w}: {e}", file=sys.stderr)
+    if failures:
+        print(f"tlblab: error: {len(failures)} of {total} runs failed", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -15,6 +15,7 @@ import shutil
 import sys
 
 from tlblab.errors import UserError
+from tlblab.cli import printable
 
 FORMATS = ["tlbt", "lackey", "champsim"]
 
@@ -64,7 +65,8 @@ def register(sub) -> None:
     g = tsub.add_parser("gen", help="write a built-in workload as a .tlbt trace")
     g.add_argument("name")
     g.add_argument("-o", "--output", required=True)
-    g.add_argument("-p", "--param", action="append", default=[], metavar="KEY=INT", help="workload parameter")
+    g.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="workload parameter (repeatable; values as in workload specs: 4096, 0x1000, 64k, 2M)")
     g.add_argument("--seed", type=int, default=1)
     g.set_defaults(func=_gen)
 
@@ -111,10 +113,18 @@ def _info(args) -> int:
     if d["format"] == "tlbt":
         print(f"version     {d['version']}, {'complete' if d['complete'] else 'INCOMPLETE (no index)'}"
               + (f", {d['blocks']} blocks" if d.get("blocks") is not None else ""))
+        foot = d.get("footer") or {}
+        if foot.get("signal") is not None:
+            # Kept only when the program died of its own fault (an interrupted capture is
+            # removed): the trace ends where the program did.
+            print(f"program     killed by signal {foot['signal']}: the trace ends where the program died")
+        elif "exit_status" in foot:
+            print(f"program     exit status {foot['exit_status']}"
+                  + (" (stopped at --limit)" if foot.get("killed_at_limit") else ""))
         meta = d.get("meta", {})
         for k in ("program", "argv", "workload", "capture", "converted_from"):
             if k in meta:
-                print(f"{k:<11} {json.dumps(meta[k]) if not isinstance(meta[k], str) else meta[k]}")
+                print(f"{k:<11} {json.dumps(meta[k]) if not isinstance(meta[k], str) else printable(meta[k])}")
     a = d["accesses"]
     print(f"records     {d['records']:,}")
     print(f"accesses    {a['total']:,} (instr {a['instr']:,}, load {a['load']:,}, store {a['store']:,});"
@@ -181,15 +191,12 @@ def _workloads(args) -> int:
 def _gen(args) -> int:
     from tlblab import trace
 
-    params = {}
-    for kv in args.param:
-        k, sep, v = kv.partition("=")
-        if not sep:
-            raise UserError(f"bad parameter '{kv}': expected KEY=INT")
-        try:
-            params[k] = int(v, 0)
-        except ValueError:
-            raise UserError(f"bad parameter '{kv}': '{v}' is not an integer") from None
-    s = trace.generate(args.name, args.output, seed=args.seed, **params)
+    from tlblab import _native
+
+    # The parameters are read by the one workload-spec parser (suffixes, duplicates, empty
+    # items), as `simulate --workload NAME:KEY=VALUE,...` reads them.
+    spec = args.name + (":" + ",".join(args.param) if args.param else "")
+    name, params = _native.parse_workload_spec(spec)
+    s = trace.generate(name, args.output, seed=args.seed, **params)
     print(f"wrote {s['records']:,} records ({s['accesses']:,} accesses, {s['events']:,} events) -> {args.output}")
     return 0

@@ -111,6 +111,61 @@ pub fn build(
                 .unwrap_or(0)
         })
     };
+    let zeros: Vec<String> = info
+        .params
+        .iter()
+        .filter(|(p, _, _)| get(p) == 0)
+        .map(|(p, _, _)| format!("{p}=0"))
+        .collect();
+    let src = build_known(name, &get, seed)?;
+    Ok(Box::new(NonEmpty {
+        inner: src,
+        what: if zeros.is_empty() {
+            format!("workload '{name}': these parameters make no references")
+        } else {
+            format!(
+                "workload '{name}': these parameters make no references ({})",
+                zeros.join(", ")
+            )
+        },
+        started: false,
+    }))
+}
+
+/// A workload source that fails, instead of delivering nothing, when its parameters make no
+/// references at all (`accesses=0`): a run over nothing would print a table of zeros as if
+/// it were a result.
+struct NonEmpty {
+    inner: Box<dyn RecordSource + Send>,
+    what: String,
+    started: bool,
+}
+
+impl RecordSource for NonEmpty {
+    fn fill(&mut self, out: &mut Vec<crate::record::Record>, max: usize) -> Result<usize, String> {
+        let n = self.inner.fill(out, max)?;
+        if !self.started && max > 0 {
+            if n == 0 {
+                return Err(self.what.clone());
+            }
+            self.started = true;
+        }
+        Ok(n)
+    }
+    fn len_hint(&self) -> Option<u64> {
+        self.inner.len_hint()
+    }
+    fn region_names(&self) -> Vec<String> {
+        self.inner.region_names()
+    }
+}
+
+fn build_known(
+    name: &str,
+    get: &dyn Fn(&str) -> u64,
+    seed: u64,
+) -> Result<Box<dyn RecordSource + Send>, String> {
+    let get = |k: &str| get(k);
     match name {
         "sequential" => Ok(Box::new(sequential::Sequential::from_params(get)?)),
         "strided" => Ok(Box::new(strided::Strided::from_params(get)?)),
@@ -173,13 +228,33 @@ pub fn parse_spec(spec: &str) -> Result<(String, Params), String> {
         ));
     }
     let mut params = Params::new();
-    for kv in rest.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+    // `name:` alone is a name with no parameters; otherwise every item must be key=value: an
+    // empty item (`a=1,,b=2`, a trailing comma) is a typo, not something to skip silently.
+    if rest.trim().is_empty() {
+        return Ok((name.to_string(), params));
+    }
+    for kv in rest.split(',').map(str::trim) {
+        if kv.is_empty() {
+            return Err(format!(
+                "workload spec '{spec}': empty item between commas: expected key=value"
+            ));
+        }
         let (k, v) = kv
             .split_once('=')
             .ok_or_else(|| format!("workload spec '{spec}': expected key=value, found '{kv}'"))?;
+        let k = k.trim();
+        if k.is_empty() {
+            return Err(format!(
+                "workload spec '{spec}': no parameter name before '=' in '{kv}'"
+            ));
+        }
         let value = parse_number(v.trim())
-            .ok_or_else(|| format!("workload spec '{spec}': parameter '{}' expects an integer (e.g. 4096, 0x1000, 64k, 2M), found '{}'", k.trim(), v.trim()))?;
-        params.insert(k.trim().to_string(), value);
+            .ok_or_else(|| format!("workload spec '{spec}': parameter '{k}' expects an integer (e.g. 4096, 0x1000, 64k, 2M), found '{}'", v.trim()))?;
+        if params.insert(k.to_string(), value).is_some() {
+            return Err(format!(
+                "workload spec '{spec}': parameter '{k}' is given twice"
+            ));
+        }
     }
     Ok((name.to_string(), params))
 }
@@ -212,6 +287,23 @@ mod tests {
         assert_eq!(p["base"], 0x1000);
         let e = parse_spec("random:pages=lots").unwrap_err();
         assert!(e.contains("parameter 'pages' expects an integer"), "{e}");
+        let e = parse_spec("random:pages=4096,pages=8192").unwrap_err();
+        assert!(e.contains("parameter 'pages' is given twice"), "{e}");
+        for bad in [
+            "random:pages=64,,accesses=10",
+            "random:pages=64,",
+            "random:,pages=1",
+        ] {
+            let e = parse_spec(bad).unwrap_err();
+            assert!(e.contains("empty item"), "{bad}: {e}");
+        }
+        let e = parse_spec("random:=5").unwrap_err();
+        assert!(e.contains("no parameter name"), "{e}");
+        assert!(parse_spec("random:").unwrap().1.is_empty());
+        let (n, p) = parse_spec("random:accesses=0").unwrap();
+        let mut buf = Vec::new();
+        let e = build(&n, &p, 0).unwrap().fill(&mut buf, 64).unwrap_err();
+        assert!(e.contains("make no references (accesses=0)"), "{e}");
         assert!(build("nope", &Params::new(), 0)
             .err()
             .unwrap()
