@@ -180,7 +180,7 @@ def _geometry(doc: dict[str, Any], where: str, base: Path | None) -> Geometry:
     except (ValueError, OSError) as e:
         raise UserError(f"{where}: machine {machine!r}: {e}") from None
     level = doc.get("level")
-    tlbs = cfg["tlbs"]
+    tlbs = cfg.get("tlb") or []
     if level is None:
         data = [t for t in tlbs if t.get("kind") != "instr"]
         if not data:
@@ -191,14 +191,14 @@ def _geometry(doc: dict[str, Any], where: str, base: Path | None) -> Geometry:
         if not found:
             raise UserError(f"{where}: 'level' expects one of {', '.join(t['name'] for t in tlbs)}, found {level!r}")
         tlb = found[0]
-    ways = tlb["ways"]
-    entries = tlb["entries"]
-    if ways in ("all", "full") or (isinstance(ways, dict)) or ways == entries:
+    ways, entries = tlb["ways"], int(tlb["entries"])
+    if not isinstance(ways, int) or ways >= entries:
         raise UserError(f"{where}: TLB level {tlb['name']} is fully associative: it has no colors")
-    ways = int(ways)
-    index = tlb.get("index", "low_bits")
-    if index not in ("low_bits", "lowbits", {"type": "low_bits"}) and str(index).lower() not in ("low_bits", "lowbits"):
-        raise UserError(f"{where}: TLB level {tlb['name']} is not indexed by the low bits of the page number ({index!r}): its sets are not colors")
+    index = tlb.get("index", {"type": "low_bits"})
+    kind = index.get("type") if isinstance(index, dict) else index
+    if kind != "low_bits":
+        raise UserError(f"{where}: TLB level {tlb['name']} is not indexed by the low bits of the page "
+                        f"number ({kind}): its sets are not colors")
     repl = tlb.get("replacement", "lru")
     if isinstance(repl, dict):
         repl = repl.get("type", "lru")
@@ -440,12 +440,18 @@ def plan(source: str | Path | dict[str, Any]) -> tuple[dict[str, dict[str, list[
     small = g.sets - g.reserved
     # Pages of tasks not colored by the planner (glibc, explicit) take ways first.
     fixed = [t for t in tasks if t.placement != "tlb_malloc"]
-    place(g, fixed, where) if fixed else None
+    if fixed:
+        place(g, fixed, where)
     taken = dict(g.noise)
     for t in fixed:
         for vpn in t.pages:
             s = vpn % g.sets
             taken[s] = taken.get(s, 0) + 1
+    for t in tasks:  # explicit pages of the colored tasks (their stacks) take ways too
+        if t.placement == "tlb_malloc":
+            for vpn in {a >> 12 for a in t.addresses}:
+                s = vpn % g.sets
+                taken[s] = taken.get(s, 0) + 1
     free = {c: g.ways - taken.get(g.reserved + c, 0) for c in range(small)}
     # Demand: small pages (first-fit packing into pages) and large allocations per task.
     demand: dict[str, int] = {}
