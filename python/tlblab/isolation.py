@@ -42,8 +42,8 @@ PAGE = 4096
 LEN_BYTES = 8  # tlb_malloc stores an allocation's length before it (seed 003 §4.0.3)
 
 # The glibc malloc model of the simulator's rt task sets (crates/tlblab-trace/src/workloads/
-# rt_glibc.rs; sources there): 64 MiB-aligned thread arenas from 0x7ffff0000000 down, 128 MiB
-# apart, first user pointer 0x8c0 in, chunks of request + 8 rounded to 16, and requests of
+# rt_glibc.rs; sources there): 64 MiB-aligned thread arenas handed out below 0x7ffff0000000,
+# 64 MiB apart, first user pointer 0x8c0 in, chunks of request + 8 rounded to 16, and requests of
 # 128 KiB or more in their own mapping.
 GLIBC_ARENA_TOP = 0x7FFF_F000_0000
 GLIBC_HEAP_MAX = 64 << 20
@@ -112,7 +112,8 @@ class Report:
         lines.append("set  " + "  ".join(f"{n:>5}" for n in names) + "  noise  total")
         for s in range(g.sets):
             occ = self.occupancy.get(s, {})
-            total = sum(occ.values()) + g.noise.get(s, 0)
+            total = next((c["total"] for c in self.conflicts if c["set"] == s), None) or next(
+                (o["total"] for o in self.overflows if o["set"] == s), None) or (sum(occ.values()) + g.noise.get(s, 0))
             if total == 0:
                 continue
             mark = "  <- conflict" if any(c["set"] == s for c in self.conflicts) else (
@@ -322,7 +323,7 @@ def _place_tlb_malloc(g: Geometry, t: TaskIn, used: dict[tuple[int, int], int], 
 
 
 def _place_glibc(index: int, t: TaskIn) -> None:
-    nxt = GLIBC_ARENA_TOP - index * 2 * GLIBC_HEAP_MAX + GLIBC_FIRST
+    nxt = GLIBC_ARENA_TOP - (index + 1) * GLIBC_HEAP_MAX + GLIBC_FIRST
     mmap_top = GLIBC_MMAP_TOP - index * (1 << 30)
     for k, size in enumerate(t.allocations):
         if size >= GLIBC_MMAP_THRESHOLD:
@@ -390,9 +391,14 @@ def analyze(g: Geometry, tasks: list[TaskIn]) -> Report:
             occ.setdefault(s, {}).setdefault(t.name, 0)
             occ[s][t.name] += 1
             where.setdefault(s, {}).setdefault(t.name, []).append(f"{hex(vpn << 12)} [{what}]")
+    # A page two tasks share is one translation: the set's total counts distinct pages.
+    distinct: dict[int, set[int]] = {}
+    for t in tasks:
+        for vpn in t.pages:
+            distinct.setdefault(vpn % g.sets, set()).add(vpn)
     conflicts, overflows = [], []
     for s in sorted(occ):
-        total = sum(occ[s].values()) + g.noise.get(s, 0)
+        total = len(distinct[s]) + g.noise.get(s, 0)
         if total <= g.ways:
             continue
         if len(occ[s]) >= 2:

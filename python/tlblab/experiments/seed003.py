@@ -77,7 +77,7 @@ def fig6_4_8(quick: bool) -> dict[str, float]:
     mask = noisy_set_mask()
     out: dict[str, float] = {"noisy_mask": float(mask)}
     base = f"rt_malloc_vs_tlb_malloc:hyperperiods=2,{NOISE}"
-    for case, lay in (("malloc", f"layout=3"), ("tlb", f"layout=1,avoid_sets={mask}")):
+    for case, lay in (("malloc", "layout=3,aslr=1"), ("tlb", f"layout=1,avoid_sets={mask}")):
         per_job: dict[tuple[int, int], list[float]] = {}
         cycles: dict[int, list[float]] = {1: [], 2: []}
         run_means: dict[int, list[float]] = {1: [], 2: []}
@@ -117,7 +117,7 @@ def table6_1(quick: bool) -> dict[str, float]:
     out: dict[str, float] = {}
     for n in (2, 3, 4):
         base = f"rt_table6_1:tasks={n},kernels=1,accesses_per_ms=10000,hyperperiods={hyper},{NOISE}"
-        for case, lay in (("malloc", "layout=3"), ("tlb", f"layout=1,avoid_sets={mask}")):
+        for case, lay in (("malloc", "layout=3,aslr=1"), ("tlb", f"layout=1,avoid_sets={mask}")):
             means: dict[int, list[float]] = {t: [] for t in range(1, n + 1)}
             for seed in range(runs):
                 jobs = _jobs(f"{base},{lay}", seed)
@@ -139,7 +139,7 @@ def fig6_13_14(quick: bool) -> dict[str, float]:
     out: dict[str, float] = {}
     for fig, s in (("6_13", 0), ("6_14", 1)):
         base = f"rt_benchmark_pair:set={s},accesses_per_ms=10000,hyperperiods={hyper},{NOISE}"
-        for case, lay in (("malloc", "layout=3"), ("tlb", f"layout=1,avoid_sets={mask}")):
+        for case, lay in (("malloc", "layout=3,aslr=1"), ("tlb", f"layout=1,avoid_sets={mask}")):
             means: dict[int, list[float]] = {1: [], 2: []}
             for seed in range(runs):
                 jobs = _jobs(f"{base},{lay}", seed)

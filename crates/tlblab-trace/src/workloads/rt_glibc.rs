@@ -44,8 +44,8 @@ pub struct GlibcArena {
 
 impl GlibcArena {
     /// The arena of the `index`-th thread to allocate: heaps are 64 MiB-aligned and handed out
-    /// top-down from `top` (the kernel's top-down `mmap`; aligned mappings of 2 × HEAP_MAX then
-    /// trimmed, so consecutive arenas are HEAP_MAX apart). Large chunks come from `mmap_top`.
+    /// top-down below `top` (the kernel's top-down `mmap`; `new_heap` maps 2 × HEAP_MAX and
+    /// trims it to an aligned HEAP_MAX). Large chunks come from `mmap_top`.
     pub fn new(top: u64, index: u64, mmap_top: u64) -> Self {
         let heap = (top & !(HEAP_MAX_SIZE - 1)) - (index + 1) * HEAP_MAX_SIZE;
         GlibcArena {

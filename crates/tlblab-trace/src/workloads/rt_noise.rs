@@ -52,12 +52,13 @@ pub struct Noise {
 
 impl Noise {
     /// The noise of `tasks` tasks with `kernel_pages` small kernel pages on the entry path.
-    pub fn new(tasks: usize, kernel_pages: u64) -> Self {
+    /// `aslr_shift` moves the mmap-placed pages (libc, the stacks) down by that many bytes.
+    pub fn new(tasks: usize, kernel_pages: u64, aslr_shift: u64) -> Self {
         let kernel: Vec<u64> = (0..kernel_pages).map(|k| KERNEL_PAGES + k * 4096).collect();
         let per_switch = (0..tasks)
             .map(|i| {
                 let mut v = kernel.clone();
-                v.push(stack_top(i));
+                v.push(stack_top(i) - aslr_shift);
                 v
             })
             .collect();
@@ -66,7 +67,7 @@ impl Noise {
                 (VSYSCALL_PAGE, false),
                 (GOT_PAGE + 0xfe8, false),
                 (DATA_PAGE + 0x40, true),
-                (LIBC_DATA_PAGE + 0x7a0, false),
+                (LIBC_DATA_PAGE - aslr_shift + 0x7a0, false),
             ],
             per_switch,
         }

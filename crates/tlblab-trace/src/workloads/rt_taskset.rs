@@ -48,6 +48,7 @@ macro_rules! common_params {
             ("tlb_ways", 4, "ways of that DTLB (pages per color a task may own)"),
             ("noise", 0, "1 = OS noise pages (seed 003 §6.0.6): vsyscall, GOT, globals, libc data per job, the stack per switch-in"),
             ("kernel_pages", 0, "4 KiB kernel pages on the entry path, touched on every switch-in (noise = 1)"),
+            ("aslr", 0, "1 = address-space randomization moves libc and the stacks by a seeded number of pages (noise = 1)"),
             ("avoid_sets", 1, "bit mask of the DTLB sets tlb_malloc never hands out (noisy sets, §6.0.6)"),
             ("layout_t1", 9, "T1's layout (9 = as layout)"),
             ("layout_t2", 9, "T2's layout (9 = as layout)"),
@@ -74,13 +75,13 @@ const fn cat<const A: usize, const B: usize, const C: usize>(
     out
 }
 
-const P: &[(&str, u64, &str)] = &cat::<1, 11, 12>([LAYOUT], common_params!());
+const P: &[(&str, u64, &str)] = &cat::<1, 12, 13>([LAYOUT], common_params!());
 
 pub const INFO_TABLE: WorkloadInfo = WorkloadInfo {
     name: "rt_table6_1",
     summary: "the periodic task sets of seed 003 Table 6.1 (2, 3 or 4 tasks), rate-monotonic",
     source: "seed 003 §6.0.9, Table 6.1",
-    params: &cat::<3, 11, 14>(
+    params: &cat::<3, 12, 15>(
         [
             ("tasks", 2, "which row group of Table 6.1: 2, 3 or 4 tasks"),
             ("kernels", 1, "0 = synthetic page writes, 1 = the benchmark kernels (T1 statistics, T2 bubble sort, T3 insertion sort, T4 nth largest)"),
@@ -104,7 +105,7 @@ pub const INFO_MALLOC: WorkloadInfo = WorkloadInfo {
     name: "rt_malloc_vs_tlb_malloc",
     summary: "T1 (1, 2, 0.385 ms), T2 (0, 16, 7.38 ms): 32 pages allocated, 14 random ones written",
     source: "seed 003 §6.0.8 (malloc vs. tlb_malloc, Figs. 6.4-6.8); variant=1: Appendix A.1 (0.39/7.8 ms, 16 pages)",
-    params: &cat::<2, 11, 13>(
+    params: &cat::<2, 12, 14>(
         [
             ("variant", 0, "0 = §6.0.8 (14 of 32 pages), 1 = Appendix A.1 (16 of 32 pages)"),
             ("layout", 0, "0 = contiguous, 1 = tlb_malloc (colors per task), 2 = tlb_malloc same color, 3 = glibc malloc, 4 = random pages"),
@@ -118,7 +119,7 @@ pub const INFO_PAIR: WorkloadInfo = WorkloadInfo {
     name: "rt_benchmark_pair",
     summary: "two benchmark tasks: fft (1, 4, 2 ms) with adpcm (0, 20, 4.6 ms), or FIR (1, 7, 2.5 ms) with Mi adpcm (0, 14, 5.3 ms)",
     source: "seed 003 §6.0.9 (Fig. 6.13), §6.0.10 (Fig. 6.14)",
-    params: &cat::<2, 11, 13>(
+    params: &cat::<2, 12, 14>(
         [
             ("set", 0, "0 = fft + adpcm (Fig. 6.13), 1 = FIR + Mi adpcm (Fig. 6.14)"),
             ("layout", 3, "0 = contiguous, 1 = tlb_malloc (colors per task), 2 = tlb_malloc same color, 3 = glibc malloc, 4 = random pages"),
@@ -132,7 +133,7 @@ pub const INFO_NOISY: WorkloadInfo = WorkloadInfo {
     name: "rt_noisy_sets",
     summary: "the noisy-set probe: T1 (1, 2, 0.392 ms) and T2 (0, 16, 7.88 ms), each writing `pages` pages of one color",
     source: "seed 003 §6.0.6 (identifying noisy DTLB sets)",
-    params: &cat::<3, 11, 14>(
+    params: &cat::<3, 12, 15>(
         [
             ("color", 1, "the DTLB set both tasks allocate in"),
             ("pages", 1, "pages each task allocates in that color"),
@@ -209,8 +210,8 @@ impl From<Task> for TaskSpec {
     }
 }
 
-/// Where glibc's thread arenas are handed out from: 0x7ffff0000000 is the first thread arena
-/// of an x86-64 process with ASLR off (the address gdb users know); later ones below it.
+/// Where glibc's thread arenas are handed out below (64 MiB-aligned, one below the other: the
+/// first at 0x7fffec000000); any 64 MiB-aligned base gives the same sets.
 const ARENA_TOP: u64 = 0x7fff_f000_0000;
 /// Where a thread's large (`mmap`ed) chunks go, below the arenas.
 const MMAP_TOP: u64 = 0x7fff_c000_0000;
@@ -292,18 +293,42 @@ impl TaskSet {
             .filter(|&c| !noisy(c))
             .chain((0..sets).filter(|&c| noisy(c)))
             .collect();
-        let mut next_color = 0usize;
-        let mut pages = Vec::new();
-        let mut taken: Vec<u64> = Vec::new();
-        for (i, t) in tasks.iter().enumerate() {
-            let (alloc, used) = (t.alloc, t.used.min(t.alloc));
-            let kind = match i {
+        let kinds: Vec<u64> = (0..tasks.len())
+            .map(|i| match i {
                 0..=3 => match get(&format!("layout_t{}", i + 1)) {
                     9 => layout_kind,
                     k => k,
                 },
                 _ => layout_kind,
-            };
+            })
+            .collect();
+        let colored_pages = |t: &TaskSpec| {
+            if random_choice {
+                t.alloc
+            } else {
+                t.used.min(t.alloc)
+            }
+        };
+        // When the tlb_malloc tasks need more colors at `ways` pages each than the clean sets
+        // offer (the §6.0.8 tasks allocate 32 pages each: the whole 64-entry DTLB), each still
+        // gets clean colors of its own, a share in proportion to its pages, and its pages fill
+        // them period after period (the allocator's arena has more periods than ways): the
+        // seed kept tlb_malloc off the noisy sets (§6.0.6) and only the pages a job touches
+        // occupy ways.
+        let n_clean = (0..sets).filter(|&c| !noisy(c)).count() as u64;
+        let demand: u64 = tasks
+            .iter()
+            .zip(&kinds)
+            .filter(|(_, &k)| k == 1)
+            .map(|(t, _)| colored_pages(t).div_ceil(ways))
+            .sum();
+        let shared = demand > n_clean;
+        let mut next_color = 0usize;
+        let mut pages = Vec::new();
+        let mut taken: Vec<u64> = Vec::new();
+        for (i, t) in tasks.iter().enumerate() {
+            let (alloc, used) = (t.alloc, t.used.min(t.alloc));
+            let kind = kinds[i];
             let pool: Vec<u64> = match kind {
                 0 => {
                     // Non-overlapping pools at seeded random pages of a 1 GiB heap.
@@ -315,6 +340,22 @@ impl TaskSet {
                     taken.push(slot);
                     let start = heap + slot * alloc * 4096;
                     (0..alloc).map(|k| start + k * 4096).collect()
+                }
+                1 if shared => {
+                    let alloc = colored_pages(t);
+                    let share = ((n_clean * alloc.div_ceil(ways)) / demand).max(1) as usize;
+                    if next_color + share > clean.len() {
+                        return Err(format!("{name}: the task set needs more than the {sets} colors of a {sets}-set, {ways}-way DTLB"));
+                    }
+                    let mine = &clean[next_color..next_color + share];
+                    next_color += share;
+                    let share = share as u64;
+                    (0..alloc)
+                        .map(|k| {
+                            heap + mine[(k % share) as usize] * 4096
+                                + (k / share + i as u64 * 256) * span
+                        })
+                        .collect()
                 }
                 1 => {
                     // tlb_malloc: each task its own clean colors, `ways` pages per color.
@@ -380,10 +421,22 @@ impl TaskSet {
                 k => k.run(p.len() as u32 * 64, &mut kernel_rng),
             })
             .collect();
-        let noise = match get("noise") {
-            0 => None,
-            1 => Some(Noise::new(tasks.len(), get("kernel_pages"))),
-            v => return Err(format!("{name}: noise must be 0 or 1 (got {v})")),
+        let noise = match (get("noise"), get("aslr")) {
+            (0, _) => None,
+            (1, a @ (0 | 1)) => {
+                // ASLR moves the mmap base by a random number of pages, and with it libc and
+                // the thread stacks (the arenas stay 64 MiB-aligned, the executable and the
+                // vsyscall page stay put): the seed's malloc runs differ in which sets those
+                // land in; its noisy-set runs had randomization off (§6.0.6).
+                let shift = if a == 1 {
+                    SplitMix64::derive(seed, "workload.rt_taskset.aslr").below(1 << 16) * 4096
+                } else {
+                    0
+                };
+                Some(Noise::new(tasks.len(), get("kernel_pages"), shift))
+            }
+            (1, a) => return Err(format!("{name}: aslr must be 0 or 1 (got {a})")),
+            (v, _) => return Err(format!("{name}: noise must be 0 or 1 (got {v})")),
         };
         let n = tasks.len();
         let hyperperiods = get("hyperperiods");
