@@ -98,3 +98,14 @@ def test_the_bound_is_never_below_the_simulated_misses_on_random_task_sets():
             collided += s["max_misses"] > 0
             assert s["max_misses"] <= s["bound"], (name, s, rep.text())
     assert checked >= 60 and collided >= 10, (checked, collided)
+
+
+def test_the_python_example_in_the_docs_runs_and_says_what_it_prints(monkeypatch):
+    root = SETS.parent.parent.parent
+    doc = (root / "docs" / "technique-tlb_coloring-isolation.md").read_text()
+    block = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(root)
+    env: dict = {}
+    exec(compile(block.replace("print(rep.text())", "text = rep.text()"), "doc", "exec"), env)
+    assert env["rep"].bounds == {"T1": 2, "T2": 36} and not env["rep"].isolated
+    assert env["assignment"] is not None
