@@ -2,16 +2,18 @@
 
 The Python API is hand-written for people on top of the Rust extension `tlblab._native`:
 `simulate`, `presets`, `machine_config`, `workloads`, `techniques` (see `tlblab.sim`);
+`isolate` (TLB isolation of a task set, `tlblab.isolation`);
 `tlblab.reproduce` holds each seed's tables against tlblab; `sweep` runs a grid of
 configurations on a Dask cluster (see `tlblab.sweeps`).
 """
 
+from tlblab.isolation import isolate
 from tlblab.sim import (Result, check_technique, machine_config, machine_toml, presets, simulate,
                         techniques, workloads)
 
 __version__ = "0.1.0"
-__all__ = ["Result", "check_technique", "machine_config", "machine_toml", "presets", "simulate",
-           "sweep", "techniques", "workloads"]
+__all__ = ["Result", "check_technique", "isolate", "machine_config", "machine_toml", "presets",
+           "simulate", "sweep", "techniques", "workloads"]
 
 
 def sweep(grid, out=None, **kwargs):

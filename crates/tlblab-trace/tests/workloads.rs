@@ -26,6 +26,7 @@ fn small(name: &str) -> Params {
         "extreme" => &[("procs", 3), ("pages", 8), ("rounds", 4)],
         "l4_ipc" => &[("clients", 3), ("ipcs", 50)],
         "rt_table6_1" | "rt_same_diff_set" | "rt_malloc_vs_tlb_malloc" => &[("hyperperiods", 1)],
+        "rt_benchmark_pair" | "rt_noisy_sets" => &[("hyperperiods", 1), ("noise", 1)],
         "lockdown_mix" => &[("repeats", 2), ("cores", 4)],
         _ => &[],
     };
@@ -328,4 +329,77 @@ fn bfs_visits_each_reachable_vertex_once_per_search() {
     let uniq: HashSet<_> = stores.iter().collect();
     assert_eq!(uniq.len(), stores.len(), "a vertex was queued twice");
     assert_eq!(loads, stores.len(), "every queued vertex is dequeued once");
+}
+
+fn rt(name: &str, kv: &[(&str, u64)]) -> Vec<(u32, AccessKind, u64)> {
+    let p: Params = kv.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    accesses(&all(name, &p, 5).0)
+}
+
+#[test]
+fn glibc_placement_puts_both_tasks_arenas_in_the_same_dtlb_sets() {
+    // seed 003 §6.0.8 with malloc: thread arenas are 64 MiB-aligned, so the n-th malloc(4096) of
+    // each task lands in the same set. The synthetic job writes one word per buffer, at
+    // 64-byte steps: buffer k at 0x8c0 + 4112 k, word at + 64 k, so 16 buffers touch pages 0-15.
+    let acc = rt(
+        "rt_table6_1",
+        &[
+            ("tasks", 2),
+            ("kernels", 0),
+            ("layout", 3),
+            ("hyperperiods", 1),
+        ],
+    );
+    let pages =
+        |t: u32| -> HashSet<u64> { acc.iter().filter(|a| a.0 == t).map(|a| a.2 >> 12).collect() };
+    let (p1, p2) = (pages(0), pages(1));
+    assert!(p1.contains(&(0x7fff_ec00_0000u64 >> 12)));
+    assert!(p2.contains(&(0x7fff_e800_0000u64 >> 12)));
+    let sets = |p: &HashSet<u64>| -> HashSet<u64> { p.iter().map(|v| v % 16).collect() };
+    assert_eq!(sets(&p1), sets(&p2));
+    assert_eq!(p1.len(), 16);
+}
+
+#[test]
+fn os_noise_touches_the_stack_tops_of_every_task_in_one_set_and_the_vsyscall_page() {
+    let acc = rt("rt_same_diff_set", &[("noise", 1), ("hyperperiods", 1)]);
+    let stack_sets: HashSet<u64> = acc
+        .iter()
+        .filter(|a| a.2 >> 32 == 0x7fff && (a.2 >> 12) & 0xfff == 0xa0b)
+        .map(|a| (a.2 >> 12) % 16)
+        .collect();
+    assert_eq!(stack_sets.len(), 1);
+    for t in [0, 1] {
+        assert!(acc.iter().any(|a| a.0 == t && a.2 >> 12 == 0x7fff_ff600));
+    }
+    let quiet = rt("rt_same_diff_set", &[("hyperperiods", 1)]);
+    assert!(!quiet.iter().any(|a| a.2 >> 12 == 0x7fff_ff600));
+}
+
+#[test]
+fn the_noisy_set_probe_puts_both_tasks_pages_in_the_color_asked() {
+    let acc = rt(
+        "rt_noisy_sets",
+        &[("color", 7), ("pages", 2), ("hyperperiods", 1)],
+    );
+    let sets: HashSet<u64> = acc.iter().map(|a| (a.2 >> 12) % 16).collect();
+    assert_eq!(sets, HashSet::from([7]));
+    let pages: HashSet<u64> = acc.iter().map(|a| a.2 >> 12).collect();
+    assert_eq!(pages.len(), 4);
+}
+
+#[test]
+fn tlb_malloc_colors_skip_the_sets_marked_noisy() {
+    let acc = rt(
+        "rt_table6_1",
+        &[
+            ("tasks", 2),
+            ("layout", 1),
+            ("avoid_sets", 0x80b),
+            ("hyperperiods", 1),
+        ],
+    );
+    let sets: HashSet<u64> = acc.iter().map(|a| (a.2 >> 12) % 16).collect();
+    assert!(sets.is_disjoint(&HashSet::from([0, 1, 3, 11])), "{sets:?}");
+    assert_eq!(sets.len(), 8);
 }

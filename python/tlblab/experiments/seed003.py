@@ -28,3 +28,125 @@ def fig6_2(quick: bool) -> dict[str, float]:
         for (task, job), m in per_job.items():
             out[f"{case}/T{task}/job{job}"] = m
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Figs. 6.4-6.8, Table 6.1 (Figs. 6.9-6.12), Figs. 6.13-6.14: malloc vs. tlb_malloc with the OS
+# noise of §6.0.6 and glibc's placement (the rt task-set workloads' layout=3 and noise=1).
+
+NOISE = "noise=1"
+
+
+def noisy_set_mask(sets: int = 16) -> int:
+    """Seed 003 §6.0.6's procedure on the simulated machine: two tasks (the §6.0.8 pair) each
+    allocate pages of one color with tlb_malloc; a color whose tasks miss after the warm-up is
+    noisy. Run with two pages per task, so a color passes only when all four ways are free of
+    OS pages (the tlb_malloc experiments put up to four pages of one task in a color)."""
+    mask = 0
+    for color in range(sets):
+        r = tlblab.simulate(XEON, f"rt_noisy_sets:color={color},pages=2,hyperperiods=1,{NOISE}")
+        jobs = r.job_frame()
+        after = jobs[jobs["job"] >= 1]
+        if int(after["L1D_misses"].sum()) > 0:
+            mask |= 1 << color
+    return mask
+
+
+def _jobs(workload: str, seed: int):
+    r = tlblab.simulate(XEON, workload, seed=seed)
+    return r.job_frame()
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs) if xs else 0.0
+
+
+def _sd(xs: list[float]) -> float:
+    if len(xs) < 2:
+        return 0.0
+    m = _mean(xs)
+    return (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
+
+
+def fig6_4_8(quick: bool) -> dict[str, float]:
+    """Figs. 6.4-6.8: T1 (1, 2, 0.385 ms) and T2 (0, 16, 7.38 ms) each allocate 32 pages and
+    write 14 chosen at random, with glibc malloc (layout=3) or tlb_malloc in colors clear of
+    the noisy sets the §6.0.6 procedure finds; 10 runs (seeds) of two hyperperiods, as the seed's
+    figures (3 runs with `quick`). Misses are L1 DTLB misses per job; cycles per job for Fig. 6.8."""
+    runs = 3 if quick else 10
+    mask = noisy_set_mask()
+    out: dict[str, float] = {"noisy_mask": float(mask)}
+    base = f"rt_malloc_vs_tlb_malloc:hyperperiods=2,{NOISE}"
+    for case, lay in (("malloc", "layout=3,aslr=1"), ("tlb", f"layout=1,avoid_sets={mask}")):
+        per_job: dict[tuple[int, int], list[float]] = {}
+        cycles: dict[int, list[float]] = {1: [], 2: []}
+        run_means: dict[int, list[float]] = {1: [], 2: []}
+        for seed in range(runs):
+            jobs = _jobs(f"{base},{lay}", seed)
+            for t in (1, 2):
+                js = jobs[(jobs["task"] == t - 1) & (jobs["job"] >= 1)]
+                run_means[t].append(float(js["L1D_misses"].mean()))
+                for j, m, c in zip(js["job"], js["L1D_misses"], js["cycles"]):
+                    per_job.setdefault((t, int(j)), []).append(float(m))
+                    if t == 1 and int(j) >= 2:
+                        cycles[1].append(float(c))
+        for (t, j), ms in per_job.items():
+            if t == 1 and j <= 8:
+                out[f"{case}/T1/job{j}"] = _mean(ms)
+        for t in (1, 2):
+            allm = [m for (tt, _), ms in per_job.items() if tt == t for m in ms]
+            out[f"{case}/T{t}/mean"] = _mean(allm)
+            out[f"{case}/T{t}/max"] = max(allm) if allm else 0.0
+            out[f"{case}/T{t}/run_sd"] = _sd(run_means[t])
+        cs = cycles[1]
+        out[f"{case}/T1/cycles_cv"] = (_sd(cs) / _mean(cs)) if cs else 0.0
+    return out
+
+
+# Table 6.1, as the seed reports it under Figs. 6.9-6.12 (§6.0.9): malloc's average misses per
+# job (all jobs but the warm-up) for each task of the 2-, 3- and 4-task sets.
+TABLE6_1_MALLOC = {2: [13, 130], 3: [6, 32, 20], 4: [1.7, 6.8, 2.5, 6.7]}
+
+
+def table6_1(quick: bool) -> dict[str, float]:
+    """Figs. 6.9-6.12: the Table 6.1 task sets running the benchmark kernels (statistics, bubble
+    sort, insertion sort, nth largest), glibc malloc vs. tlb_malloc (clean colors), OS noise on;
+    average L1 DTLB misses per job over 5 hyperperiods and 5 runs (2 and 2 with `quick`)."""
+    runs, hyper = (2, 2) if quick else (5, 5)
+    mask = noisy_set_mask()
+    out: dict[str, float] = {}
+    for n in (2, 3, 4):
+        base = f"rt_table6_1:tasks={n},kernels=1,accesses_per_ms=10000,hyperperiods={hyper},{NOISE}"
+        for case, lay in (("malloc", "layout=3,aslr=1"), ("tlb", f"layout=1,avoid_sets={mask}")):
+            means: dict[int, list[float]] = {t: [] for t in range(1, n + 1)}
+            for seed in range(runs):
+                jobs = _jobs(f"{base},{lay}", seed)
+                for t in range(1, n + 1):
+                    js = jobs[(jobs["task"] == t - 1) & (jobs["job"] >= 1)]
+                    means[t].append(float(js["L1D_misses"].mean()))
+            for t in range(1, n + 1):
+                out[f"{n}tasks/{case}/T{t}"] = _mean(means[t])
+                out[f"{n}tasks/{case}/T{t}/sd"] = _sd(means[t])
+    return out
+
+
+def fig6_13_14(quick: bool) -> dict[str, float]:
+    """Fig. 6.13 (fft T1 (1, 4, 2 ms) and adpcm T2 (0, 20, 4.6 ms), 20 pages together) and
+    Fig. 6.14 (FIR T1 (1, 7, 2.5 ms) and Mi adpcm T2 (0, 14, 5.3 ms)): glibc malloc vs.
+    tlb_malloc, OS noise on; average misses per job over 5 hyperperiods and 5 runs."""
+    runs, hyper = (2, 2) if quick else (5, 5)
+    mask = noisy_set_mask()
+    out: dict[str, float] = {}
+    for fig, s in (("6_13", 0), ("6_14", 1)):
+        base = f"rt_benchmark_pair:set={s},accesses_per_ms=10000,hyperperiods={hyper},{NOISE}"
+        for case, lay in (("malloc", "layout=3,aslr=1"), ("tlb", f"layout=1,avoid_sets={mask}")):
+            means: dict[int, list[float]] = {1: [], 2: []}
+            for seed in range(runs):
+                jobs = _jobs(f"{base},{lay}", seed)
+                for t in (1, 2):
+                    js = jobs[(jobs["task"] == t - 1) & (jobs["job"] >= 1)]
+                    means[t].append(float(js["L1D_misses"].mean()))
+            for t in (1, 2):
+                out[f"fig{fig}/{case}/T{t}"] = _mean(means[t])
+                out[f"fig{fig}/{case}/T{t}/sd"] = _sd(means[t])
+    return out

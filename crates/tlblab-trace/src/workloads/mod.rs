@@ -22,6 +22,9 @@ pub mod migration_bench;
 pub mod random;
 pub mod rmat;
 pub mod rr_migration;
+pub mod rt_glibc;
+pub mod rt_kernels;
+pub mod rt_noise;
 pub mod rt_taskset;
 pub mod sequential;
 pub mod strided;
@@ -71,6 +74,8 @@ pub fn catalog() -> Vec<WorkloadInfo> {
         rt_taskset::INFO_TABLE,
         rt_taskset::INFO_SAME_DIFF,
         rt_taskset::INFO_MALLOC,
+        rt_taskset::INFO_PAIR,
+        rt_taskset::INFO_NOISY,
         // seed 004
         lockdown_mix::INFO,
     ]
@@ -198,12 +203,13 @@ fn build_known(
         "l4_ipc" => Ok(Box::new(Chunked::new(l4_ipc::L4Ipc::from_params(
             get, seed,
         )?))),
-        "rt_table6_1" => {
-            let tasks = rt_taskset::table6_1(get("tasks"))?;
-            Ok(Box::new(Chunked::new(rt_taskset::TaskSet::new(
-                name, tasks, false, false, &get, seed,
-            )?)))
-        }
+        "rt_table6_1" => Ok(Box::new(Chunked::new(rt_taskset::table6_1_set(
+            &get, seed,
+        )?))),
+        "rt_benchmark_pair" => Ok(Box::new(Chunked::new(rt_taskset::benchmark_pair(
+            &get, seed,
+        )?))),
+        "rt_noisy_sets" => Ok(Box::new(Chunked::new(rt_taskset::noisy_sets(&get, seed)?))),
         "rt_same_diff_set" => Ok(Box::new(Chunked::new(rt_taskset::same_diff(&get, seed)?))),
         "rt_malloc_vs_tlb_malloc" => Ok(Box::new(Chunked::new(rt_taskset::malloc_vs_tlb(
             &get, seed,

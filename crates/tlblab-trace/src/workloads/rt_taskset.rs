@@ -8,13 +8,23 @@
 //! 1/`accesses_per_ms` ms of execution — at offsets that fall in different L1 data-cache sets
 //! (§6.0.8's modification). Events: `TaskRelease`, `JobStart`, `JobEnd`, `ContextSwitch`.
 //!
-//! Page placement (`layout`): 0 = malloc-like (each task's pool at a seeded, ASLR-like random
-//! page — so conflicts vary from seed to seed as the seed's malloc runs vary); 1 = `tlb_malloc`
-//! with a different color (DTLB set) per task; 2 = `tlb_malloc` with every page in one color
-//! ("same set"). Colors are sets of an `tlb_sets`-set, `tlb_ways`-way DTLB (Xeon E5-2650 L1
-//! DTLB: 16 × 4, seed §6); color 0 is left out (the seed avoided noisy sets, §6.0.7).
+//! Page placement (`layout`, per task with `layout_t1`..`layout_t4`): 0 = contiguous (each
+//! task's pool at a seeded, ASLR-like random page); 1 = `tlb_malloc` with different colors
+//! (DTLB sets) per task; 2 = `tlb_malloc` with every page in one color ("same set"); 3 = glibc
+//! `malloc` as the seed's machine did it (`rt_glibc`: thread arenas aligned to 64 MiB, 16-byte
+//! chunk headers, the mmap threshold); 4 = random pages. Colors are sets of a `tlb_sets`-set,
+//! `tlb_ways`-way DTLB (Xeon E5-2650 L1 DTLB: 16 × 4, seed §5); the sets in the `avoid_sets`
+//! mask are never handed out (the seed avoided noisy sets, §6.0.6; by default set 0).
+//!
+//! `noise = 1` adds the OS noise of §6.0.6 (`rt_noise`: vsyscall, GOT, globals, libc data on
+//! every job; each task's stack top on every switch-in). Jobs run the seed's synthetic page
+//! writes or, in `rt_table6_1` (`kernels = 1`) and `rt_benchmark_pair`, the benchmark kernels
+//! of §6.0.9-6.0.10 (`rt_kernels`) on their real access patterns.
 
 use super::gen::*;
+use super::rt_glibc::GlibcArena;
+use super::rt_kernels::{Kernel, Ref};
+use super::rt_noise::Noise;
 use super::WorkloadInfo;
 use crate::record::Event;
 use tlblab_types::{SplitMix64, ThreadId};
@@ -22,54 +32,63 @@ use tlblab_types::{SplitMix64, ThreadId};
 /// (phase µs, period µs, execution µs, pages allocated, pages accessed)
 type Task = (u64, u64, u64, u64, u64);
 
-const P: &[(&str, u64, &str)] = &[
-    (
-        "layout",
-        1,
-        "0 = malloc-like, 1 = tlb_malloc (a color per task), 2 = tlb_malloc same color",
-    ),
-    (
-        "hyperperiods",
-        5,
-        "hyperperiods simulated after the warm-up",
-    ),
-    (
-        "accesses_per_ms",
-        1000,
-        "memory accesses per millisecond of execution time",
-    ),
-    ("tlb_sets", 16, "sets of the DTLB the colors refer to"),
-    (
-        "tlb_ways",
-        4,
-        "ways of that DTLB (pages per color a task may own)",
-    ),
-];
+const LAYOUT: (&str, u64, &str) = (
+    "layout",
+    1,
+    "0 = contiguous, 1 = tlb_malloc (colors per task), 2 = tlb_malloc same color, 3 = glibc malloc, 4 = random pages",
+);
+
+/// Parameters every task-set workload has besides `layout`.
+macro_rules! common_params {
+    () => {
+        [
+            ("hyperperiods", 5, "hyperperiods simulated after the warm-up"),
+            ("accesses_per_ms", 1000, "memory accesses per millisecond of execution time"),
+            ("tlb_sets", 16, "sets of the DTLB the colors refer to"),
+            ("tlb_ways", 4, "ways of that DTLB (pages per color a task may own)"),
+            ("noise", 0, "1 = OS noise pages (seed 003 §6.0.6): vsyscall, GOT, globals, libc data per job, the stack per switch-in"),
+            ("kernel_pages", 0, "4 KiB kernel pages on the entry path, touched on every switch-in (noise = 1)"),
+            ("aslr", 0, "1 = address-space randomization moves libc and the stacks by a seeded number of pages (noise = 1)"),
+            ("avoid_sets", 1, "bit mask of the DTLB sets tlb_malloc never hands out (noisy sets, §6.0.6)"),
+            ("layout_t1", 9, "T1's layout (9 = as layout)"),
+            ("layout_t2", 9, "T2's layout (9 = as layout)"),
+            ("layout_t3", 9, "T3's layout (9 = as layout)"),
+            ("layout_t4", 9, "T4's layout (9 = as layout)"),
+        ]
+    };
+}
+
+const fn cat<const A: usize, const B: usize, const C: usize>(
+    a: [(&'static str, u64, &'static str); A],
+    b: [(&'static str, u64, &'static str); B],
+) -> [(&'static str, u64, &'static str); C] {
+    let mut out = [("", 0, ""); C];
+    let mut i = 0;
+    while i < A {
+        out[i] = a[i];
+        i += 1;
+    }
+    while i < C {
+        out[i] = b[i - A];
+        i += 1;
+    }
+    out
+}
+
+const P: &[(&str, u64, &str)] = &cat::<1, 12, 13>([LAYOUT], common_params!());
 
 pub const INFO_TABLE: WorkloadInfo = WorkloadInfo {
     name: "rt_table6_1",
     summary: "the periodic task sets of seed 003 Table 6.1 (2, 3 or 4 tasks), rate-monotonic",
     source: "seed 003 §6.0.9, Table 6.1",
-    params: &[
-        ("tasks", 2, "which row group of Table 6.1: 2, 3 or 4 tasks"),
-        (
-            "layout",
-            1,
-            "0 = malloc-like, 1 = tlb_malloc (a color per task), 2 = tlb_malloc same color",
-        ),
-        (
-            "hyperperiods",
-            5,
-            "hyperperiods simulated after the warm-up",
-        ),
-        (
-            "accesses_per_ms",
-            1000,
-            "memory accesses per millisecond of execution time",
-        ),
-        ("tlb_sets", 16, "sets of the DTLB the colors refer to"),
-        ("tlb_ways", 4, "ways of that DTLB"),
-    ],
+    params: &cat::<3, 12, 15>(
+        [
+            ("tasks", 2, "which row group of Table 6.1: 2, 3 or 4 tasks"),
+            ("kernels", 1, "0 = synthetic page writes, 1 = the benchmark kernels (T1 statistics, T2 bubble sort, T3 insertion sort, T4 nth largest)"),
+            LAYOUT,
+        ],
+        common_params!(),
+    ),
     in_default_set: true,
 };
 
@@ -86,15 +105,43 @@ pub const INFO_MALLOC: WorkloadInfo = WorkloadInfo {
     name: "rt_malloc_vs_tlb_malloc",
     summary: "T1 (1, 2, 0.385 ms), T2 (0, 16, 7.38 ms): 32 pages allocated, 14 random ones written",
     source: "seed 003 §6.0.8 (malloc vs. tlb_malloc, Figs. 6.4-6.8); variant=1: Appendix A.1 (0.39/7.8 ms, 16 pages)",
-    params: &[
-        ("variant", 0, "0 = §6.0.8 (14 of 32 pages), 1 = Appendix A.1 (16 of 32 pages)"),
-        ("layout", 0, "0 = malloc-like, 1 = tlb_malloc (a color per task), 2 = tlb_malloc same color"),
-        ("hyperperiods", 5, "hyperperiods simulated after the warm-up"),
-        ("accesses_per_ms", 1000, "memory accesses per millisecond of execution time"),
-        ("tlb_sets", 16, "sets of the DTLB the colors refer to"),
-        ("tlb_ways", 4, "ways of that DTLB"),
-    ],
+    params: &cat::<2, 12, 14>(
+        [
+            ("variant", 0, "0 = §6.0.8 (14 of 32 pages), 1 = Appendix A.1 (16 of 32 pages)"),
+            ("layout", 0, "0 = contiguous, 1 = tlb_malloc (colors per task), 2 = tlb_malloc same color, 3 = glibc malloc, 4 = random pages"),
+        ],
+        common_params!(),
+    ),
     in_default_set: true,
+};
+
+pub const INFO_PAIR: WorkloadInfo = WorkloadInfo {
+    name: "rt_benchmark_pair",
+    summary: "two benchmark tasks: fft (1, 4, 2 ms) with adpcm (0, 20, 4.6 ms), or FIR (1, 7, 2.5 ms) with Mi adpcm (0, 14, 5.3 ms)",
+    source: "seed 003 §6.0.9 (Fig. 6.13), §6.0.10 (Fig. 6.14)",
+    params: &cat::<2, 12, 14>(
+        [
+            ("set", 0, "0 = fft + adpcm (Fig. 6.13), 1 = FIR + Mi adpcm (Fig. 6.14)"),
+            ("layout", 3, "0 = contiguous, 1 = tlb_malloc (colors per task), 2 = tlb_malloc same color, 3 = glibc malloc, 4 = random pages"),
+        ],
+        common_params!(),
+    ),
+    in_default_set: false,
+};
+
+pub const INFO_NOISY: WorkloadInfo = WorkloadInfo {
+    name: "rt_noisy_sets",
+    summary: "the noisy-set probe: T1 (1, 2, 0.392 ms) and T2 (0, 16, 7.88 ms), each writing `pages` pages of one color",
+    source: "seed 003 §6.0.6 (identifying noisy DTLB sets)",
+    params: &cat::<3, 12, 15>(
+        [
+            ("color", 1, "the DTLB set both tasks allocate in"),
+            ("pages", 1, "pages each task allocates in that color"),
+            ("layout", 2, "kept at 2 (tlb_malloc, one color for both tasks)"),
+        ],
+        common_params!(),
+    ),
+    in_default_set: false,
 };
 
 const MS: u64 = 1000;
@@ -139,11 +186,45 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
+/// One task of a set: timing in µs, pages allocated and accessed, and what its jobs run.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskSpec {
+    pub phase: u64,
+    pub period: u64,
+    pub exec: u64,
+    pub alloc: u64,
+    pub used: u64,
+    pub kernel: Kernel,
+}
+
+impl From<Task> for TaskSpec {
+    fn from(t: Task) -> Self {
+        TaskSpec {
+            phase: t.0,
+            period: t.1,
+            exec: t.2,
+            alloc: t.3,
+            used: t.4,
+            kernel: Kernel::Pages,
+        }
+    }
+}
+
+/// Where glibc's thread arenas are handed out below (64 MiB-aligned, one below the other: the
+/// first at 0x7fffec000000); any 64 MiB-aligned base gives the same sets.
+const ARENA_TOP: u64 = 0x7fff_f000_0000;
+/// Where a thread's large (`mmap`ed) chunks go, below the arenas.
+const MMAP_TOP: u64 = 0x7fff_c000_0000;
+
 pub struct TaskSet {
-    tasks: Vec<Task>,
+    tasks: Vec<TaskSpec>,
     store: bool,
-    /// Virtual addresses of the pages each task accesses.
+    /// Start of each buffer a task's jobs access (page-aligned except under glibc placement,
+    /// where a page-sized buffer straddles two pages).
     pages: Vec<Vec<u64>>,
+    /// Per task, one run of its kernel (empty for the synthetic page writes).
+    runs: Vec<Vec<Ref>>,
+    noise: Option<Noise>,
     hyper: u64,
     end: u64,
     per_access_us: f64,
@@ -171,22 +252,84 @@ impl TaskSet {
         get: &dyn Fn(&str) -> u64,
         seed: u64,
     ) -> Result<Self, String> {
+        Self::with_specs(
+            name,
+            tasks.into_iter().map(TaskSpec::from).collect(),
+            store,
+            random_choice,
+            get,
+            seed,
+        )
+    }
+
+    pub fn with_specs(
+        name: &str,
+        tasks: Vec<TaskSpec>,
+        store: bool,
+        random_choice: bool,
+        get: &dyn Fn(&str) -> u64,
+        seed: u64,
+    ) -> Result<Self, String> {
         let layout_kind = get("layout");
         let sets = positive(name, "tlb_sets", get("tlb_sets"))?;
         let ways = positive(name, "tlb_ways", get("tlb_ways"))?;
         let rate = positive(name, "accesses_per_ms", get("accesses_per_ms"))?;
-        let hyper = tasks.iter().fold(1, |h, t| h / gcd(h, t.1) * t.1);
+        let avoid = get("avoid_sets");
+        if tasks.len() > 8 {
+            return Err(format!("{name}: at most 8 tasks (got {})", tasks.len()));
+        }
+        let hyper = tasks.iter().fold(1, |h, t| h / gcd(h, t.period) * t.period);
         let mut rng = SplitMix64::derive(seed, "workload.rt_taskset");
+        let mut kernel_rng = SplitMix64::derive(seed, "workload.rt_taskset.kernels");
         let mut layout = Layout::new(0x1000_0000);
         let heap_len = 1u64 << 30;
         let (_, heap) = layout.alloc("heap", heap_len, 1 << 21);
+        let mut random_region = None;
         let span = sets * 4096; // one "color cycle" of virtual pages
+                                // The colors tlb_malloc hands out, in order: every set not marked noisy (§6.0.6), then
+                                // (only when a set needs more) the noisy ones.
+        let noisy = |c: u64| c < 64 && avoid & (1 << c) != 0;
+        let clean: Vec<u64> = (0..sets)
+            .filter(|&c| !noisy(c))
+            .chain((0..sets).filter(|&c| noisy(c)))
+            .collect();
+        let kinds: Vec<u64> = (0..tasks.len())
+            .map(|i| match i {
+                0..=3 => match get(&format!("layout_t{}", i + 1)) {
+                    9 => layout_kind,
+                    k => k,
+                },
+                _ => layout_kind,
+            })
+            .collect();
+        let colored_pages = |t: &TaskSpec| {
+            if random_choice {
+                t.alloc
+            } else {
+                t.used.min(t.alloc)
+            }
+        };
+        // When the tlb_malloc tasks need more colors at `ways` pages each than the clean sets
+        // offer (the §6.0.8 tasks allocate 32 pages each: the whole 64-entry DTLB), each still
+        // gets clean colors of its own, a share in proportion to its pages, and its pages fill
+        // them period after period (the allocator's arena has more periods than ways): the
+        // seed kept tlb_malloc off the noisy sets (§6.0.6) and only the pages a job touches
+        // occupy ways.
+        let n_clean = (0..sets).filter(|&c| !noisy(c)).count() as u64;
+        let demand: u64 = tasks
+            .iter()
+            .zip(&kinds)
+            .filter(|(_, &k)| k == 1)
+            .map(|(t, _)| colored_pages(t).div_ceil(ways))
+            .sum();
+        let shared = demand > n_clean;
+        let mut next_color = 0usize;
         let mut pages = Vec::new();
-        let mut next_color = 1u64;
         let mut taken: Vec<u64> = Vec::new();
         for (i, t) in tasks.iter().enumerate() {
-            let (alloc, used) = (t.3, t.4.min(t.3));
-            let pool: Vec<u64> = match layout_kind {
+            let (alloc, used) = (t.alloc, t.used.min(t.alloc));
+            let kind = kinds[i];
+            let pool: Vec<u64> = match kind {
                 0 => {
                     // Non-overlapping pools at seeded random pages of a 1 GiB heap.
                     let slots = heap_len / 4096 / alloc.max(1);
@@ -198,28 +341,66 @@ impl TaskSet {
                     let start = heap + slot * alloc * 4096;
                     (0..alloc).map(|k| start + k * 4096).collect()
                 }
-                1 => {
-                    // Colors from 1 upwards, wrapping to color 0 only when the set needs it.
-                    let alloc = if random_choice { alloc } else { used };
-                    let colors = alloc.div_ceil(ways);
-                    if next_color - 1 + colors > sets {
+                1 if shared => {
+                    let alloc = colored_pages(t);
+                    let share = ((n_clean * alloc.div_ceil(ways)) / demand).max(1) as usize;
+                    if next_color + share > clean.len() {
                         return Err(format!("{name}: the task set needs more than the {sets} colors of a {sets}-set, {ways}-way DTLB"));
                     }
-                    let c0 = next_color;
+                    let mine = &clean[next_color..next_color + share];
+                    next_color += share;
+                    let share = share as u64;
+                    (0..alloc)
+                        .map(|k| {
+                            heap + mine[(k % share) as usize] * 4096
+                                + (k / share + i as u64 * 256) * span
+                        })
+                        .collect()
+                }
+                1 => {
+                    // tlb_malloc: each task its own clean colors, `ways` pages per color.
+                    let alloc = if random_choice { alloc } else { used };
+                    let colors = alloc.div_ceil(ways) as usize;
+                    if next_color + colors > clean.len() {
+                        return Err(format!("{name}: the task set needs more than the {sets} colors of a {sets}-set, {ways}-way DTLB"));
+                    }
+                    let mine = &clean[next_color..next_color + colors];
                     next_color += colors;
                     (0..alloc)
                         .map(|k| {
-                            heap + ((c0 + k / ways) % sets) * 4096
+                            heap + mine[(k / ways) as usize] * 4096
                                 + (k % ways + i as u64 * ways) * span
                         })
                         .collect()
                 }
-                2 => (0..alloc)
-                    .map(|k| heap + 4096 + (i as u64 * alloc + k) * span)
-                    .collect(),
+                2 => {
+                    let c = clean.first().copied().unwrap_or(0);
+                    (0..alloc)
+                        .map(|k| heap + c * 4096 + (i as u64 * alloc + k) * span)
+                        .collect()
+                }
+                3 => {
+                    // glibc malloc: `alloc` calls malloc(4096) in the task's thread arena.
+                    let mut a = GlibcArena::new(ARENA_TOP, i as u64, MMAP_TOP - i as u64 * (1 << 30));
+                    (0..alloc).map(|_| a.malloc(4096)).collect()
+                }
+                4 => {
+                    // Random placement: every page at a seeded random page of its own 1 GiB.
+                    let base = *random_region
+                        .get_or_insert_with(|| layout.alloc("random", heap_len, 1 << 21).1);
+                    let mut seen = std::collections::HashSet::new();
+                    (0..alloc)
+                        .map(|_| loop {
+                            let p = base + rng.below(heap_len / 4096) * 4096;
+                            if seen.insert(p) {
+                                break p;
+                            }
+                        })
+                        .collect()
+                }
                 _ => {
                     return Err(format!(
-                        "{name}: layout must be 0, 1 or 2 (got {layout_kind})"
+                        "{name}: layout must be 0 (contiguous), 1 (tlb_malloc), 2 (same color), 3 (glibc malloc) or 4 (random) (got {kind})"
                     ))
                 }
             };
@@ -232,12 +413,39 @@ impl TaskSet {
             chosen.truncate(used as usize);
             pages.push(chosen);
         }
+        let runs = tasks
+            .iter()
+            .zip(&pages)
+            .map(|(t, p)| match t.kernel {
+                Kernel::Pages => Vec::new(),
+                k => k.run(p.len() as u32 * 64, &mut kernel_rng),
+            })
+            .collect();
+        let noise = match (get("noise"), get("aslr")) {
+            (0, _) => None,
+            (1, a @ (0 | 1)) => {
+                // ASLR moves the mmap base by a random number of pages, and with it libc and
+                // the thread stacks (the arenas stay 64 MiB-aligned, the executable and the
+                // vsyscall page stay put): the seed's malloc runs differ in which sets those
+                // land in; its noisy-set runs had randomization off (§6.0.6).
+                let shift = if a == 1 {
+                    SplitMix64::derive(seed, "workload.rt_taskset.aslr").below(1 << 16) * 4096
+                } else {
+                    0
+                };
+                Some(Noise::new(tasks.len(), get("kernel_pages"), shift))
+            }
+            (1, a) => return Err(format!("{name}: aslr must be 0 or 1 (got {a})")),
+            (v, _) => return Err(format!("{name}: noise must be 0 or 1 (got {v})")),
+        };
         let n = tasks.len();
         let hyperperiods = get("hyperperiods");
         Ok(TaskSet {
             end: hyper * hyperperiods,
             store,
             pages,
+            runs,
+            noise,
             hyper,
             per_access_us: MS as f64 / rate as f64,
             layout,
@@ -257,20 +465,44 @@ impl TaskSet {
         self.hyper
     }
 
+    /// The buffers each task's jobs access (for the isolation verifier and tests).
+    pub fn task_pages(&self) -> &[Vec<u64>] {
+        &self.pages
+    }
+
     fn access(&mut self, i: usize, out: &mut Vec<Record>) {
         let pg = &self.pages[i];
         if pg.is_empty() {
             return;
         }
-        let k = self.cursor[i] as usize % pg.len();
-        // Different L1D sets per page (§6.0.8): 64-byte steps through the page.
-        let a = pg[k] + (k as u64 * 64) % 4096;
-        out.push(if self.store {
+        let run = &self.runs[i];
+        let (a, write) = if run.is_empty() {
+            let k = self.cursor[i] as usize % pg.len();
+            // Different L1D sets per page (§6.0.8): 64-byte steps through the page.
+            (pg[k] + (k as u64 * 64) % 4096, self.store)
+        } else {
+            let (line, w) = run[self.cursor[i] as usize % run.len()];
+            (pg[(line / 64) as usize] + (line as u64 % 64) * 64, w)
+        };
+        out.push(if write {
             store(i as u32, a, 4)
         } else {
             load(i as u32, a, 4)
         });
         self.cursor[i] += 1;
+    }
+
+    /// The noise of a job start of task `i` (Alg. 4 lines 14-18 and the return from nanosleep).
+    fn job_noise(&self, i: usize, out: &mut Vec<Record>) {
+        if let Some(n) = &self.noise {
+            for &(a, w) in &n.per_job {
+                out.push(if w {
+                    store(i as u32, a, 8)
+                } else {
+                    load(i as u32, a, 8)
+                });
+            }
+        }
     }
 
     fn switch_to(&mut self, to: Option<usize>, out: &mut Vec<Record>) {
@@ -281,6 +513,12 @@ impl TaskSet {
                 to.map(|x| x as u32),
             ));
             self.running = to;
+            // A switch-in returns to the task's code, which works on its stack (§6.0.6).
+            if let (Some(i), Some(n)) = (to, &self.noise) {
+                for &p in &n.per_switch[i] {
+                    out.push(store(i as u32, p + 0xe00, 8));
+                }
+            }
         }
     }
 }
@@ -307,6 +545,7 @@ impl Generator for TaskSet {
                     task: i as u32,
                     job: 0,
                 }));
+                self.job_noise(i, out);
                 for &p in &self.pages[i] {
                     out.push(store(i as u32, p, 4));
                 }
@@ -325,7 +564,12 @@ impl Generator for TaskSet {
         while self.t < stop {
             let t = self.t;
             for i in 0..self.tasks.len() {
-                let (ph, pe, ex, _, _) = self.tasks[i];
+                let TaskSpec {
+                    phase: ph,
+                    period: pe,
+                    exec: ex,
+                    ..
+                } = self.tasks[i];
                 if t >= ph && (t - ph).is_multiple_of(pe) {
                     self.job[i] += 1;
                     out.push(ev(Event::TaskRelease {
@@ -346,7 +590,7 @@ impl Generator for TaskSet {
             // Rate monotonic: the ready task with the shortest period (ties: lower index).
             let pick = (0..self.tasks.len())
                 .filter(|&i| self.remaining[i] > 0)
-                .min_by_key(|&i| (self.tasks[i].1, i));
+                .min_by_key(|&i| (self.tasks[i].period, i));
             self.switch_to(pick, out);
             if let Some(i) = pick {
                 if !self.started_job[i] {
@@ -355,6 +599,7 @@ impl Generator for TaskSet {
                         task: i as u32,
                         job: self.job[i],
                     }));
+                    self.job_noise(i, out);
                 }
                 self.credit += 1.0;
                 while self.credit >= self.per_access_us {
@@ -393,4 +638,82 @@ pub fn malloc_vs_tlb(get: &dyn Fn(&str) -> u64, seed: u64) -> Result<TaskSet, St
         }
     };
     TaskSet::new("rt_malloc_vs_tlb_malloc", tasks, true, true, get, seed)
+}
+
+/// Table 6.1's task set with the benchmark kernels (§6.0.9: "bubble sort, insertion sort, nth
+/// largest and statistics"; the table does not say which task runs which: Appendix A.2 pairs
+/// T1 with statistics and T2 with bubble sort, and we give T3 insertion sort and T4 nth largest).
+pub fn table6_1_set(get: &dyn Fn(&str) -> u64, seed: u64) -> Result<TaskSet, String> {
+    let kernels = [
+        Kernel::Statistics,
+        Kernel::Bubble,
+        Kernel::Insertion,
+        Kernel::Nth,
+    ];
+    let mut specs: Vec<TaskSpec> = table6_1(get("tasks"))?
+        .into_iter()
+        .map(TaskSpec::from)
+        .collect();
+    match get("kernels") {
+        0 => {}
+        1 => {
+            for (s, k) in specs.iter_mut().zip(kernels) {
+                s.kernel = k;
+            }
+        }
+        v => return Err(format!("rt_table6_1: kernels must be 0 or 1 (got {v})")),
+    }
+    TaskSet::with_specs("rt_table6_1", specs, false, false, get, seed)
+}
+
+/// §6.0.9 (Fig. 6.13): T1 fft (1, 4, 2 ms) and T2 adpcm (0, 20, 4.6 ms), "the sum of the number
+/// of pages accessed by both the tasks is twenty": fft's real and imaginary arrays take 8 (two
+/// power-of-two halves), adpcm the other 12. §6.0.10 (Fig. 6.14): T1 FIR (1, 7, 2.5 ms) on 16 kB
+/// of input (4 pages, plus a page of coefficients and outputs) and T2 the Mi adpcm (0, 14,
+/// 5.3 ms), which streams its 450 kB file through read() into block buffers (rawcaudio: 1000
+/// samples in, 500 bytes out): 2 pages. Each task allocates ⌈64/2⌉ = 32 pages, as in Table 6.1.
+pub fn benchmark_pair(get: &dyn Fn(&str) -> u64, seed: u64) -> Result<TaskSet, String> {
+    let t = |phase: f64, period: f64, exec: f64, used: u64, kernel: Kernel| TaskSpec {
+        phase: (phase * MS as f64) as u64,
+        period: (period * MS as f64) as u64,
+        exec: (exec * MS as f64).round() as u64,
+        alloc: 32,
+        used,
+        kernel,
+    };
+    let specs = match get("set") {
+        0 => vec![
+            t(1.0, 4.0, 2.0, 8, Kernel::Fft),
+            t(0.0, 20.0, 4.6, 12, Kernel::Adpcm),
+        ],
+        1 => vec![
+            t(1.0, 7.0, 2.5, 5, Kernel::Fir),
+            t(0.0, 14.0, 5.3, 2, Kernel::Adpcm),
+        ],
+        v => return Err(format!("rt_benchmark_pair: set must be 0 or 1 (got {v})")),
+    };
+    TaskSet::with_specs("rt_benchmark_pair", specs, false, false, get, seed)
+}
+
+/// §6.0.6's probe: the §6.0.8 task pair, each task writing `pages` pages of color `color`.
+pub fn noisy_sets(get: &dyn Fn(&str) -> u64, seed: u64) -> Result<TaskSet, String> {
+    let sets = positive("rt_noisy_sets", "tlb_sets", get("tlb_sets"))?;
+    let color = get("color");
+    if color >= sets {
+        return Err(format!(
+            "rt_noisy_sets: color must be below tlb_sets ({sets}), got {color}"
+        ));
+    }
+    let pages = positive("rt_noisy_sets", "pages", get("pages"))?;
+    let tasks = vec![
+        (MS, 2 * MS, 392, pages, pages),
+        (0, 16 * MS, 7880, pages, pages),
+    ];
+    // Layout 2 with every set but `color` avoided puts both tasks' pages in `color`.
+    let only = |k: &str| match k {
+        "layout" => 2,
+        "avoid_sets" => !(1u64 << color),
+        k => get(k),
+    };
+    TaskSet::new("rt_noisy_sets", tasks, true, false, &only, seed)
 }
