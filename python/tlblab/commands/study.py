@@ -61,7 +61,30 @@ def study(args) -> int:
     (tlblab.report.study)."""
     from tlblab.report.study import run as run_study
 
+    # Bad input (an unknown machine or workload, an --out that cannot be written) is the user's
+    # error, reported before any section runs, not a failed section after minutes of work.
+    _check_input(args)
     return run_study(args, run)
+
+
+def _check_input(args) -> tuple[list[str], list[str], Path]:
+    """The machines and workload specs the table runs and its output directory, each checked."""
+    import tlblab
+    from tlblab.errors import UserError
+
+    machines = [m for m in args.machines.split(",") if m] or sorted(tlblab.presets())
+    catalog = {w["name"]: w for w in tlblab.workloads()}
+    specs = study_specs(args.workloads, catalog)
+    # A machine that cannot load is the user's error, before any run: not a "not run" line per
+    # workload after empty CSVs have replaced the last study's.
+    for m in machines:
+        try:
+            tlblab.machine_config(m)
+        except ValueError as e:
+            raise UserError(f"--machines: {e}") from None
+    out = Path(args.out)
+    _check_writable(out)
+    return machines, specs, out
 
 
 def _write_csv(path: Path, rows: list[dict]) -> None:
@@ -147,20 +170,8 @@ def _check_writable(out: Path) -> None:
 
 def run(args) -> int:
     import tlblab
-    from tlblab.errors import UserError
 
-    machines = [m for m in args.machines.split(",") if m] or sorted(tlblab.presets())
-    catalog = {w["name"]: w for w in tlblab.workloads()}
-    specs = study_specs(args.workloads, catalog)
-    # A machine that cannot load is the user's error, before any run: not a "not run" line per
-    # workload after empty CSVs have replaced the last study's.
-    for m in machines:
-        try:
-            tlblab.machine_config(m)
-        except ValueError as e:
-            raise UserError(f"--machines: {e}") from None
-    out = Path(args.out)
-    _check_writable(out)
+    machines, specs, out = _check_input(args)
 
     summary, levels, failures = [], [], []
     total = len(machines) * len(specs)
