@@ -43,7 +43,7 @@ fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> {
 
 /// Runs `workload` (a spec like "random:pages=1024") on `machine`; returns the stats as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true))]
+#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique="", stall_cycles=false))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -56,6 +56,8 @@ fn simulate(
     machine_format: &str,
     os_json: &str,
     walks: bool,
+    technique: &str,
+    stall_cycles: bool,
 ) -> PyResult<String> {
     let cfg = machine_from(machine, machine_format)?;
     let os: tlblab_core::os::OsConfig = options_from_json("os options", os_json)?;
@@ -66,10 +68,20 @@ fn simulate(
         walks,
         max_references,
         os,
+        stall_cycles,
+    };
+    // `technique` ("name:k=v,...") overrides the machine's [technique] table.
+    let spec = if technique.is_empty() {
+        cfg.technique.clone()
+    } else {
+        Some(tlblab_core::techniques::parse_spec(technique).map_err(err)?)
     };
     py.detach(|| {
         let mut source = open_workload(workload, seed)?;
         let mut sys = System::new(cfg, opts).map_err(|e| err(e.0))?;
+        if let Some(spec) = &spec {
+            tlblab_core::techniques::install(&mut sys, spec).map_err(|e| err(e.0))?;
+        }
         sys.run(&mut source).map_err(|e| err(e.0))?;
         serde_json::to_string(&sys.stats()).map_err(|e| err(e.to_string()))
     })

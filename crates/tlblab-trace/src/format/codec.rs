@@ -48,6 +48,7 @@ const OP_PHASE_BEGIN: u64 = 12;
 const OP_PHASE_END: u64 = 13;
 const OP_FLUSH: u64 = 14;
 const OP_MAP_SHARED: u64 = 15;
+const OP_TLB_LOCK: u64 = 16;
 
 /// Bytes of the address field for each address code `ac = tag >> 5`.
 const ADDR_BYTES: [usize; 8] = [0, 1, 2, 3, 4, 5, 6, 8];
@@ -127,6 +128,7 @@ pub(super) fn event_op(e: &Event) -> u64 {
         Event::PhaseEnd { .. } => OP_PHASE_END,
         Event::MapShared { .. } => OP_MAP_SHARED,
         Event::Flush { .. } => OP_FLUSH,
+        Event::TlbLock { .. } => OP_TLB_LOCK,
     }
 }
 
@@ -176,6 +178,12 @@ pub(super) fn put_event_fields(b: &mut Vec<u8>, e: &Event) {
             object as u64,
         ],
         Event::Flush { core, what } => &[core.0 as u64, what as u64],
+        Event::TlbLock {
+            process,
+            page,
+            core,
+            lock,
+        } => &[process as u64, page.0, core.0 as u64, lock as u64],
     };
     for &f in fields {
         put_varint(b, f);
@@ -848,7 +856,7 @@ impl Decoder {
 fn decode_event(buf: &[u8], p: &mut usize, len: usize) -> Result<Event, String> {
     let op = read_varint(buf, p, len).ok_or("event field opcode overruns the payload")?;
     decode_event_fields(op, buf, p, len)?
-        .ok_or_else(|| format!("unknown event opcode {op} (expected 1..=15)"))
+        .ok_or_else(|| format!("unknown event opcode {op} (expected 1..=16)"))
 }
 
 /// The fields of an event with opcode `op` (both payload versions), checked against their
@@ -941,6 +949,12 @@ pub(super) fn decode_event_fields(
         OP_FLUSH => Event::Flush {
             core: CoreId(f(U16, "core")? as u16),
             what: f(U8, "what")? as u8,
+        },
+        OP_TLB_LOCK => Event::TlbLock {
+            process: f(U32, "process")? as u32,
+            page: VirtAddr(f(U64, "page")?),
+            core: CoreId(f(U16, "core")? as u16),
+            lock: f(1, "lock")? != 0,
         },
         _ => return Ok(None),
     }))
