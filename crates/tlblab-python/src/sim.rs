@@ -87,6 +87,24 @@ fn simulate(
     })
 }
 
+/// page_counts(workload, seed=0) -> [(process, page number, loads, stores, fetches)]: the
+/// accesses per 4 KiB page of a trace file or a built-in workload (seed 004 §IV's profile;
+/// `tlblab_trace::profile`), sorted by process and page.
+#[pyfunction]
+#[pyo3(signature = (workload, seed=0))]
+fn page_counts(py: Python<'_>, workload: &str, seed: u64) -> PyResult<Vec<(u32, u64, u64, u64, u64)>> {
+    py.detach(|| {
+        let mut source = open_workload(workload, seed)?;
+        let counts = tlblab_trace::profile::page_counts(source.as_mut()).map_err(err)?;
+        let mut rows: Vec<_> = counts
+            .into_iter()
+            .map(|((p, page), [l, s, f])| (p, page, l, s, f))
+            .collect();
+        rows.sort_unstable();
+        Ok(rows)
+    })
+}
+
 /// A workload: an existing trace file (native, Lackey text or ChampSim, detected), or a built-in
 /// workload spec `name:key=value,...`.
 fn open_workload(
@@ -456,6 +474,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(colored_offsets, m)?)?;
     m.add_function(wrap_pyfunction!(colored_placement, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(page_counts, m)?)?;
     m.add_function(wrap_pyfunction!(floor_check, m)?)?;
     m.add_function(wrap_pyfunction!(bench_floor, m)?)?;
     m.add_function(wrap_pyfunction!(machine_toml, m)?)?;
