@@ -36,7 +36,9 @@ int main(int argc, char **argv) {
         char buf[MAXWORD];
         while (fscanf(f, "%63s", buf) == 1) {
             if (count == cap) { cap = cap ? cap * 2 : 1024; words = realloc(words, cap * sizeof *words); }
-            words[count++] = strdup(buf);
+            size_t len = strlen(buf) + 1; /* strdup is POSIX, not C11 */
+            words[count] = malloc(len);
+            memcpy(words[count++], buf, len);
         }
         fclose(f);
     } else {

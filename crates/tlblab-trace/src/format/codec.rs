@@ -1181,6 +1181,18 @@ pub(super) mod tests {
                 page_shift: 12,
                 object: 9,
             }),
+            Record::Event(Event::TlbLock {
+                process: 0,
+                page: VirtAddr(0xbeff_f000),
+                core: crate::record::ALL_CORES,
+                lock: true,
+            }),
+            Record::Event(Event::TlbLock {
+                process: 3,
+                page: VirtAddr(0x10_0000),
+                core: CoreId(2),
+                lock: false,
+            }),
             Record::Event(Event::ThreadExit {
                 thread: ThreadId(7),
             }),
@@ -1385,6 +1397,7 @@ pub(super) mod tests {
             1 => (any::<u32>(), any::<u64>(), any::<u64>(), any::<u8>(), 0u8..64, any::<u32>()).prop_map(|(p, s, l, pr, sh, o)| Record::Event(Event::MapShared { process: p, start: VirtAddr(s), len: l, prot: pr, page_shift: sh, object: o })),
             1 => (any::<u32>(), any::<u32>()).prop_map(|(t, j)| Record::Event(Event::JobEnd { task: t, job: j })),
             1 => (any::<u16>(), any::<u8>()).prop_map(|(c, w)| Record::Event(Event::Flush { core: CoreId(c), what: w })),
+            1 => (any::<u32>(), any::<u64>(), any::<u16>(), any::<bool>()).prop_map(|(p, a, c, l)| Record::Event(Event::TlbLock { process: p, page: VirtAddr(a), core: CoreId(c), lock: l })),
         ]
     }
 
