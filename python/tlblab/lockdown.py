@@ -21,11 +21,43 @@ from typing import Any
 from tlblab.errors import UserError
 
 
+def lockable_level(machine: str | dict[str, Any], level: str = "") -> dict[str, Any]:
+    """The machine's data TLB level the technique locks into (its configuration)."""
+    from tlblab.sim import machine_config
+
+    tlbs = machine_config(machine)["tlb"]
+    cands = [t for t in tlbs if t.get("lockable", 0) > 0 and t["kind"] != "instr"
+             and (not level or t["name"] == level)]
+    if not cands:
+        raise UserError(f"technique lockdown: machine {machine_config(machine)['name']} has no data TLB "
+                        f"level with lockable entries{' named ' + level if level else ''}")
+    return min(cands, key=lambda t: t["level"])
+
+
+def geometry(machine: str | dict[str, Any], level: str = "") -> tuple[int, int]:
+    """(sets, ways) of the lockable level (low-bit set index)."""
+    t = lockable_level(machine, level)
+    ways = t["entries"] if t["ways"] == "full" else int(t["ways"])
+    return t["entries"] // ways, ways
+
+
+def feasible(pages, sets: int, ways: int) -> bool:
+    """Whether `pages` can be locked and leave every set of the level a replaceable way: locks
+    take ways of their set in tlblab's TLB (`Tlb::lock`), so at most ways - 1 per set."""
+    per: dict[int, int] = {}
+    for p in pages:
+        s = (p >> 12) % sets
+        per[s] = per.get(s, 0) + 1
+        if per[s] > max(ways - 1, 1):
+            return False
+    return True
+
+
 def lockable_entries(machine: str | dict[str, Any], level: str = "") -> tuple[str, int]:
     """(name, lockable entries) of the machine's data TLB level the technique locks into."""
     from tlblab.sim import machine_config
 
-    tlbs = machine_config(machine)["tlbs"]
+    tlbs = machine_config(machine)["tlb"]
     cands = [t for t in tlbs if t.get("lockable", 0) > 0 and t["kind"] != "instr"
              and (not level or t["name"] == level)]
     if not cands:
@@ -48,11 +80,20 @@ def data_accesses(row: dict[str, Any]) -> int:
     return int(row["loads"]) + int(row["stores"])
 
 
-def most_frequent(rows: list[dict[str, Any]], n: int, process: int = 0) -> list[int]:
-    """Seed 004 §IV: the `n` pages of `process` with the most data accesses (ties: lower page)."""
+def most_frequent(rows: list[dict[str, Any]], n: int, process: int = 0,
+                  geom: tuple[int, int] | None = None) -> list[int]:
+    """Seed 004 §IV: the `n` pages of `process` with the most data accesses (ties: lower page).
+    With the level's `geom` (sets, ways), a page that would leave its set no replaceable way is
+    passed over for the next (`feasible`)."""
     mine = [r for r in rows if r.get("process", 0) == process and data_accesses(r) > 0]
     mine.sort(key=lambda r: (-data_accesses(r), r["page"]))
-    return [r["page"] for r in mine[:n]]
+    out: list[int] = []
+    for r in mine:
+        if len(out) == n:
+            break
+        if geom is None or feasible(out + [r["page"]], *geom):
+            out.append(r["page"])
+    return out
 
 
 def pages_spec(pages: list[int]) -> str:
@@ -78,7 +119,7 @@ def resolve_technique(technique: str, machine: str | dict[str, Any]) -> str:
     if count > lockable:
         raise UserError(f"technique lockdown: parameter 'count' asks for {count} pages, but the machine's "
                         f"lockable level has {lockable} lockable entries")
-    chosen = most_frequent(read_csv(pages), count, process)
+    chosen = most_frequent(read_csv(pages), count, process, geometry(machine, params.get("level", "")))
     out = [(k, pages_spec(chosen) if k == "pages" else v) for k, v in items if k != "count"]
     if not chosen:
         out = [(k, v) for k, v in out if k != "pages"]
@@ -123,7 +164,9 @@ def simulation_guided(machine: str | dict[str, Any], workload: str, rows: list[d
     n = lockable if n is None else n
     if n > lockable:
         raise UserError(f"lockdown: {n} pages asked for, the machine has {lockable} lockable entries")
-    cand = most_frequent(rows, max(candidates, n), process)
+    geom = geometry(machine)
+    frequent_pages = most_frequent(rows, n, process, geom)
+    cand = list(dict.fromkeys(frequent_pages + most_frequent(rows, max(candidates, n), process)))
     memo: dict[tuple[int, ...], int] = {}
 
     def cost(pages) -> int:
@@ -134,20 +177,22 @@ def simulation_guided(machine: str | dict[str, Any], workload: str, rows: list[d
         return memo[key]
 
     baseline = cost([])
-    frequent_pages = cand[:n]
     frequent = cost(frequent_pages)
     k = min(n, len(cand))
-    subsets = list(itertools.combinations(cand, k))
-    if len(subsets) <= exact_limit:
+    subsets = [s for s in itertools.combinations(cand, k) if feasible(s, *geom)]
+    if subsets and len(subsets) <= exact_limit:
         method = "exact"
         best = min(subsets, key=lambda s: (cost(s), s))
     else:
         method = "greedy"
         best = ()
         for _ in range(k):
-            best = min((best + (c,) for c in cand if c not in best), key=lambda s: (cost(s), s))
+            steps = [best + (c,) for c in cand if c not in best and feasible(best + (c,), *geom)]
+            if not steps:
+                break
+            best = min(steps, key=lambda s: (cost(s), s))
     best = list(best)
-    if cost(best) > frequent:  # greedy can miss: never worse than the seed's choice
+    if not best or cost(best) > frequent:  # never worse than the seed's choice
         best, method = frequent_pages, method + "+frequent"
     return Selection(pages=best, method=method, baseline=baseline, frequent_pages=frequent_pages,
                      frequent=frequent, guided=cost(best), simulations=len(memo), evaluated=memo)

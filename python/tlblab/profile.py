@@ -166,12 +166,7 @@ def profile(workload: str, *, seed: int = 0, maps: str | None = None,
     default: the maps a `tlblab trace record` capture stored in its footer, if any).
     `process`: only that process's pages. Rows have the keys of `COLUMNS`."""
     if maps is None and os.path.isfile(workload):
-        try:
-            from tlblab.trace import info
-
-            maps = (info(workload).get("footer") or {}).get("maps") or None
-        except Exception:  # a Lackey text file or ChampSim trace has no footer
-            maps = None
+        maps = _native.trace_maps(workload) or None
     try:
         counts = _native.page_counts(workload, seed=seed)
     except ValueError as e:

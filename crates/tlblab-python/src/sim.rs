@@ -92,7 +92,11 @@ fn simulate(
 /// `tlblab_trace::profile`), sorted by process and page.
 #[pyfunction]
 #[pyo3(signature = (workload, seed=0))]
-fn page_counts(py: Python<'_>, workload: &str, seed: u64) -> PyResult<Vec<(u32, u64, u64, u64, u64)>> {
+fn page_counts(
+    py: Python<'_>,
+    workload: &str,
+    seed: u64,
+) -> PyResult<Vec<(u32, u64, u64, u64, u64)>> {
     py.detach(|| {
         let mut source = open_workload(workload, seed)?;
         let counts = tlblab_trace::profile::page_counts(source.as_mut()).map_err(err)?;
@@ -103,6 +107,24 @@ fn page_counts(py: Python<'_>, workload: &str, seed: u64) -> PyResult<Vec<(u32, 
         rows.sort_unstable();
         Ok(rows)
     })
+}
+
+/// trace_maps(path) -> the `/proc/PID/maps` snapshot a capture (`tlblab trace record`) kept in
+/// a native trace's footer, or None (another format, an incomplete file, no snapshot).
+#[pyfunction]
+fn trace_maps(path: &str) -> PyResult<Option<String>> {
+    let Ok(mut r) = tlblab_trace::format::TraceReader::open(std::path::Path::new(path)) else {
+        return Ok(None);
+    };
+    if !r.is_complete() {
+        return Ok(None);
+    }
+    r.load_index().map_err(|e| err(e.message))?;
+    Ok(r.footer
+        .as_ref()
+        .and_then(|f| f.get("maps"))
+        .and_then(|v| v.as_str())
+        .map(String::from))
 }
 
 /// A workload: an existing trace file (native, Lackey text or ChampSim, detected), or a built-in
@@ -505,6 +527,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(colored_placement, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(page_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_maps, m)?)?;
     m.add_function(wrap_pyfunction!(techniques, m)?)?;
     m.add_function(wrap_pyfunction!(check_technique, m)?)?;
     m.add_function(wrap_pyfunction!(floor_check, m)?)?;

@@ -16,9 +16,7 @@ pub type PageCounts = [u64; 3];
 /// access crossing a page boundary counts once on each page (the hardware translates both;
 /// runtime.md §3.1: Lackey reports it as one line). A thread's process comes from its
 /// `ThreadStart` event (0 before one, as the engine binds an unknown thread).
-pub fn page_counts(
-    src: &mut dyn RecordSource,
-) -> Result<HashMap<(u32, u64), PageCounts>, String> {
+pub fn page_counts(src: &mut dyn RecordSource) -> Result<HashMap<(u32, u64), PageCounts>, String> {
     let mut counts: HashMap<(u32, u64), PageCounts> = HashMap::new();
     let mut process_of: HashMap<u32, u32> = HashMap::new();
     let mut buf = Vec::with_capacity(16384);

@@ -20,12 +20,12 @@ def _workload(rt: int, cores: int, repeats: int) -> str:
 
 
 def _table(cores: int, quick: bool) -> dict[str, float]:
-    repeats = 2 if quick else 5
+    repeats = 2 if quick else 3
     out: dict[str, float] = {}
     for prog, rt in PROGRAMS.items():
         # seed 004 §IV: the real-time program profiled alone (one run), its pages ranked.
         rows = profile(_workload(rt, 1, 1), process=0)
-        pages = ld.most_frequent(rows, 4, process=0)
+        pages = ld.most_frequent(rows, 4, process=0, geom=ld.geometry(A9))
         work = _workload(rt, cores, repeats)
         base = ld.stall_of(A9, work, [], process=0)
         locked = ld.stall_of(A9, work, pages, process=0)
@@ -35,7 +35,7 @@ def _table(cores: int, quick: bool) -> dict[str, float]:
             out[f"{prog}/{lvl}_locked"] = w
             out[f"{prog}/decreased_{lvl}"] = b - w
             out[f"{prog}/{lvl}_reduction"] = (b - w) / b if b else 0.0
-        sel = ld.simulation_guided(A9, work, rows, 4, process=0, candidates=6 if quick else 8)
+        sel = ld.simulation_guided(A9, work, rows, 4, process=0, candidates=5 if quick else 6)
         out[f"{prog}/guided_gain"] = sel.gain_over_frequent
         out[f"{prog}/guided_simulations"] = sel.simulations
         out[f"{prog}/frequent_stall"] = sel.frequent / repeats
