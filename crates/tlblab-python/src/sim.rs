@@ -90,13 +90,12 @@ fn simulate(
 /// page_counts(workload, seed=0) -> [(process, page number, loads, stores, fetches)]: the
 /// accesses per 4 KiB page of a trace file or a built-in workload (seed 004 §IV's profile;
 /// `tlblab_trace::profile`), sorted by process and page.
+/// One page's row: (process, page number, loads, stores, fetches).
+type PageRow = (u32, u64, u64, u64, u64);
+
 #[pyfunction]
 #[pyo3(signature = (workload, seed=0))]
-fn page_counts(
-    py: Python<'_>,
-    workload: &str,
-    seed: u64,
-) -> PyResult<Vec<(u32, u64, u64, u64, u64)>> {
+fn page_counts(py: Python<'_>, workload: &str, seed: u64) -> PyResult<Vec<PageRow>> {
     py.detach(|| {
         let mut source = open_workload(workload, seed)?;
         let counts = tlblab_trace::profile::page_counts(source.as_mut()).map_err(err)?;
