@@ -72,6 +72,18 @@ class Result:
                              "data_refs": unit["data_by_source"][i]})
         return pd.DataFrame(rows)
 
+    def stall_cycles(self, unit: str = "total") -> dict[str, int]:
+        """Data TLB stall cycles per TLB level (seed 004 Tables 2-3: the micro TLB's miss stall
+        is the main TLB's lookups, the main TLB's is the walks) of `unit`: "total", "core N" or
+        "process N". Empty when the run did not count them (`simulate(stall_cycles=True)`)."""
+        if unit == "total":
+            u = self.total
+        else:
+            kind, _, n = unit.partition(" ")
+            u = {"core": lambda: self.stats["cores"][int(n)],
+                 "process": lambda: self.stats["processes"][str(n)]}[kind]()
+        return dict(zip(self.stats["tlb_levels"], u.get("data_stall_cycles", [])))
+
     def job_frame(self):
         """One row per job of a periodic task: release, start, end, cycles, misses per level."""
         import pandas as pd
@@ -154,7 +166,7 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
              tlb_only: bool = False, caches: bool = True, data_accesses: bool = True,
              walks: bool = True, max_references: int = 0,
              os: dict[str, Any] | None = None, technique: str | None = None,
-             progress: bool = False) -> Result:
+             progress: bool = False, stall_cycles: bool = False) -> Result:
     """Simulates `workload` on `machine`.
 
     `tlb_only=True` simulates the TLB levels alone (DESIGN.md "TLB-only simulation"): no page
@@ -175,13 +187,24 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
     `Result.stats` keeps the engine's layout: per-level and per-source counts are lists in the
     order of `stats["tlb_levels"]`, `["cache_levels"]` and `["sources"]`; `label_levels` (what
     `tlblab simulate --json` prints) names them.
+
+    `lockdown:pages=FILE.csv` reads a profile (`tlblab profile`) and locks its top pages.
+
+    `stall_cycles=True` counts the data TLB stall cycles per level (`Result.stall_cycles`, seed
+    004 Tables 2-3); runs with a technique that keeps the engine on its general path count them
+    anyway. Every other counter is the same either way.
     """
     spec, fmt = _machine_arg(machine)
     if tlb_only:
         caches = data_accesses = walks = False
+    if technique and technique.split(":", 1)[0].strip() == "lockdown":
+        from tlblab.lockdown import resolve_technique
+
+        technique = resolve_technique(technique, machine)
     raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses,
                            walks=walks, max_references=max_references, machine_format=fmt,
-                           os_json=json.dumps(os or {}), technique=technique or "", progress=progress)
+                           os_json=json.dumps(os or {}), technique=technique or "", progress=progress,
+                           stall_cycles=stall_cycles)
     stats = json.loads(raw)
     stats["frequency_mhz"] = _frequency_mhz(machine)
     return Result(machine=stats["machine"], workload=workload, stats=stats)

@@ -43,6 +43,14 @@ pub struct UnitStats {
     /// TLB entries invalidated by shootdowns and flushes.
     pub invalidations: u64,
     pub cycles: u64,
+    /// Per TLB level (`Stats::tlb_levels` order): cycles data references (loads, stores) stalled
+    /// because they missed that level: the next level's lookup, or the walk after the path's
+    /// last level (seed 004 §V: the Cortex-A9 PMU's micro and main data TLB miss stall
+    /// cycles, Tables 2-3). Counted on the general path only (`System::reference_full`), so
+    /// reported only by runs that take it throughout (`RunOptions::stall_cycles`, or a technique
+    /// the lanes step aside for); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub data_stall_cycles: Vec<u64>,
 }
 
 /// By hand for `clone_from`, which reuses the vectors' buffers: `System::set_current` takes a
@@ -72,6 +80,7 @@ impl Clone for UnitStats {
             page_faults,
             invalidations,
             cycles,
+            data_stall_cycles,
         } = source;
         self.references = *references;
         self.instr_references = *instr_references;
@@ -86,6 +95,7 @@ impl Clone for UnitStats {
         self.page_faults = *page_faults;
         self.invalidations = *invalidations;
         self.cycles = *cycles;
+        self.data_stall_cycles.clone_from(data_stall_cycles);
     }
 }
 
@@ -96,6 +106,7 @@ impl UnitStats {
             walk_refs_by_source: vec![0; cache_levels + 1],
             data_by_source: vec![0; cache_levels + 1],
             cache: vec![LevelStats::default(); cache_levels],
+            data_stall_cycles: vec![0; tlb_levels],
             ..UnitStats::default()
         }
     }
@@ -132,6 +143,7 @@ impl UnitStats {
         };
         vec(&mut self.walk_refs_by_source, &o.walk_refs_by_source);
         vec(&mut self.data_by_source, &o.data_by_source);
+        vec(&mut self.data_stall_cycles, &o.data_stall_cycles);
         self.references = f(self.references, o.references);
         self.instr_references = f(self.instr_references, o.instr_references);
         self.walks = f(self.walks, o.walks);

@@ -47,7 +47,7 @@ fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> {
 
 /// Runs `workload` (a spec like "random:pages=1024") on `machine`; returns the stats as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique="", progress=false))]
+#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique="", progress=false, stall_cycles=false))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -62,6 +62,7 @@ fn simulate(
     walks: bool,
     technique: &str,
     progress: bool,
+    stall_cycles: bool,
 ) -> PyResult<String> {
     let cfg = machine_from(machine, machine_format)?;
     // `technique` (the `--technique` form) overrides the machine file's `[technique]` table.
@@ -78,6 +79,7 @@ fn simulate(
         walks,
         max_references,
         os,
+        stall_cycles,
     };
     let source = open_workload(workload, seed)?;
     // Ctrl-C stops the run within a fraction of a second (`watch.rs`); on a terminal a
@@ -99,6 +101,45 @@ fn simulate(
         serde_json::to_string(&sys.stats()).map_err(|e| e.to_string())
     });
     watch::finish(r)
+}
+
+/// page_counts(workload, seed=0) -> [(process, page number, loads, stores, fetches)]: the
+/// accesses per 4 KiB page of a trace file or a built-in workload (seed 004 §IV's profile;
+/// `tlblab_trace::profile`), sorted by process and page.
+/// One page's row: (process, page number, loads, stores, fetches).
+type PageRow = (u32, u64, u64, u64, u64);
+
+#[pyfunction]
+#[pyo3(signature = (workload, seed=0))]
+fn page_counts(py: Python<'_>, workload: &str, seed: u64) -> PyResult<Vec<PageRow>> {
+    py.detach(|| {
+        let mut source = open_workload(workload, seed)?;
+        let counts = tlblab_trace::profile::page_counts(source.as_mut()).map_err(err)?;
+        let mut rows: Vec<_> = counts
+            .into_iter()
+            .map(|((p, page), [l, s, f])| (p, page, l, s, f))
+            .collect();
+        rows.sort_unstable();
+        Ok(rows)
+    })
+}
+
+/// trace_maps(path) -> the `/proc/PID/maps` snapshot a capture (`tlblab trace record`) kept in
+/// a native trace's footer, or None (another format, an incomplete file, no snapshot).
+#[pyfunction]
+fn trace_maps(path: &str) -> PyResult<Option<String>> {
+    let Ok(mut r) = tlblab_trace::format::TraceReader::open(std::path::Path::new(path)) else {
+        return Ok(None);
+    };
+    if !r.is_complete() {
+        return Ok(None);
+    }
+    r.load_index().map_err(|e| err(e.message))?;
+    Ok(r.footer
+        .as_ref()
+        .and_then(|f| f.get("maps"))
+        .and_then(|v| v.as_str())
+        .map(String::from))
 }
 
 /// A workload: an existing trace file (native, Lackey text or ChampSim, detected), or a built-in
@@ -519,6 +560,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(colored_placement, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(check_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(page_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_maps, m)?)?;
     m.add_function(wrap_pyfunction!(techniques, m)?)?;
     m.add_function(wrap_pyfunction!(check_technique, m)?)?;
     m.add_function(wrap_pyfunction!(floor_check, m)?)?;

@@ -12,6 +12,7 @@ pub mod fileio;
 pub mod format;
 pub mod info;
 pub mod lackey;
+pub mod profile;
 pub mod record;
 pub mod source;
 pub mod workloads;

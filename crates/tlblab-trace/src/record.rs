@@ -142,7 +142,20 @@ pub enum Event {
         core: CoreId,
         what: u8,
     },
+    /// `lock`: the translation of `page` in `process`'s address space is loaded and locked
+    /// into the lockable TLB level of core `core` (`ALL_CORES`: of every core), as seed 004's
+    /// lockdown does at the real-time program's start (§IV-V); otherwise it is unlocked there
+    /// (it stays cached, now replaceable).
+    TlbLock {
+        process: u32,
+        page: VirtAddr,
+        core: CoreId,
+        lock: bool,
+    },
 }
+
+/// The `core` of a `TlbLock` event that means every core.
+pub const ALL_CORES: CoreId = CoreId(u16::MAX);
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(untagged)]

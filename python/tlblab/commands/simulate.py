@@ -26,6 +26,9 @@ def register(sub) -> None:
                    help="OS model: switch=auto|flush_all|asid_tagged, asid_bits=N, switch_cycles=N, ipi_cycles=N")
     p.add_argument("--technique", default="", metavar="NAME[:KEY=VALUE,...]",
                    help="switch on a technique (see `tlblab techniques`); overrides a machine file's [technique]")
+    p.add_argument("--stall-cycles", action="store_true",
+                   help="count data TLB stall cycles per level (seed 004 Tables 2-3); every reference takes "
+                        "the engine's general path")
     p.add_argument("--json", action="store_true", help="print the full statistics as JSON")
     p.set_defaults(func=run)
 
@@ -36,7 +39,7 @@ def run(args) -> int:
     r = simulate(args.machine, args.workload, seed=args.seed, tlb_only=args.tlb_only,
                  caches=not args.no_caches, data_accesses=not args.no_caches,
                  max_references=args.max_references, os=parse_os(args.os), technique=args.technique or None,
-                 progress=sys.stderr.isatty())
+                 progress=sys.stderr.isatty(), stall_cycles=args.stall_cycles)
     if args.json:
         import copy
 
@@ -49,6 +52,12 @@ def run(args) -> int:
           f"{r.cycles} cycles ({t['cycles'] / max(t['references'], 1):.2f} per reference)")
     print(format_table(["TLB level", "accesses", "hits", "misses", "evictions", "miss rate"],
                        _level_rows(r.stats["tlb_levels"], t["tlb"])))
+    if t.get("data_stall_cycles"):
+        # seed 004 Tables 2-3: a level's stall is the next level's lookups, or the walks.
+        rows = [[name, "total", c] for name, c in r.stall_cycles().items()]
+        for p in sorted(r.stats["processes"], key=int):
+            rows += [[name, f"process {p}", c] for name, c in r.stall_cycles(f"process {p}").items()]
+        print(format_table(["TLB level", "unit", "data stall cycles"], rows))
     if args.tlb_only:
         print(f"walks {t['walks']} (TLB-only: page tables, caches and data are not simulated)")
         print("cycles count TLB lookups past the first level and each walk's fixed latency: "

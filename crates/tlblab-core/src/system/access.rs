@@ -404,6 +404,10 @@ impl System {
                 cycles += lat;
                 if i == 0 {
                     tlb_cycles_first = lat;
+                } else if !is_instr {
+                    // seed 004 §V: a data reference that missed level i-1 stalls for level i's
+                    // lookup (the micro TLB's miss stall, when the main TLB answers).
+                    cs.data_stall_cycles[path[i - 1].1] += lat;
                 }
                 cs.tlb[stat].accesses += 1;
                 if let Some(h) = tlb.lookup(va, req) {
@@ -424,6 +428,12 @@ impl System {
                     self.translate_without_walk(st, va)
                 };
                 cycles += wc;
+                if !is_instr {
+                    // ... and one that missed the path's last level stalls for the walk.
+                    if let Some(&(_, last)) = self.cores[core_i].dtlb.last() {
+                        self.cpu_stats[st.cpu].data_stall_cycles[last] += wc;
+                    }
+                }
                 (leaf.pfn, leaf.size, leaf.domain, ntlb)
             }
         };

@@ -58,6 +58,38 @@ impl System {
             .unwrap_or(0)
     }
 
+    /// A `TlbLock` event (seed 004): lock or unlock `page` of `process` in the lockable data
+    /// TLB level of `core` (or every core); the walk a lock makes is paid by the process's
+    /// hardware thread (`lock_page` in techniques/lockdown.rs).
+    fn tlb_lock_event(
+        &mut self,
+        process: u32,
+        page: VirtAddr,
+        core: tlblab_types::CoreId,
+        lock: bool,
+    ) -> Result<(), SimError> {
+        let space = self.ensure_space(process)?;
+        let cores: Vec<usize> = if core == tlblab_trace::record::ALL_CORES {
+            (0..self.cores.len()).collect()
+        } else if (core.0 as usize) < self.cores.len() {
+            vec![core.0 as usize]
+        } else {
+            return Err(SimError(format!(
+                "TlbLock event: core {} does not exist (the machine has {})",
+                core.0,
+                self.cores.len()
+            )));
+        };
+        if lock {
+            let cpu = self.cpu_of_process(process);
+            let (cycles, _) = self.lock_page(space, page, cpu, &cores, "")?;
+            self.charge(cpu, cycles);
+        } else {
+            self.unlock_page(page, &cores, "")?;
+        }
+        Ok(())
+    }
+
     pub(super) fn ensure_space(&mut self, process: u32) -> Result<usize, SimError> {
         if process > 1 << 16 {
             return Err(SimError(format!(
@@ -228,6 +260,12 @@ impl System {
             Event::Region { .. } => {}
             Event::PhaseBegin { region } => self.phase_begin(region),
             Event::PhaseEnd { region } => self.phase_end(region)?,
+            Event::TlbLock {
+                process,
+                page,
+                core,
+                lock,
+            } => self.tlb_lock_event(process, page, core, lock)?,
         }
         if self.technique.is_some() {
             let cpu = self.event_cpu(&e);
@@ -255,7 +293,8 @@ impl System {
             Event::Mmap { process, .. }
             | Event::MapShared { process, .. }
             | Event::Munmap { process, .. }
-            | Event::Mprotect { process, .. } => self.cpu_of_process(process),
+            | Event::Mprotect { process, .. }
+            | Event::TlbLock { process, .. } => self.cpu_of_process(process),
             Event::JobStart { task, .. } | Event::JobEnd { task, .. } => of_thread(ThreadId(task)),
             _ => 0,
         }
@@ -333,7 +372,7 @@ impl System {
             let mut va = start.align_down(PageSize::Size4K).0;
             while va < end {
                 for &t in &tlbs {
-                    n += self.tlbs[t].invalidate_va(VirtAddr(va), Some(asid));
+                    n += self.tlbs[t].shoot_down_va(VirtAddr(va), Some(asid));
                 }
                 va += 4096;
             }

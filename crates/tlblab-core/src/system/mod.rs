@@ -72,6 +72,10 @@ pub struct RunOptions {
     pub max_references: u64,
     /// The OS model's parameters.
     pub os: OsConfig,
+    /// Count the per-level data TLB stall cycles (`UnitStats::data_stall_cycles`, seed 004
+    /// Tables 2-3): every reference takes the general path (the lanes step aside, as for a
+    /// technique), which counts them; the result is the same in every other counter.
+    pub stall_cycles: bool,
 }
 
 impl Default for RunOptions {
@@ -83,6 +87,7 @@ impl Default for RunOptions {
             walks: true,
             max_references: 0,
             os: OsConfig::default(),
+            stall_cycles: false,
         }
     }
 }
@@ -106,6 +111,7 @@ impl RunOptions {
             walks: true,
             max_references: 0,
             os: OsConfig::default(),
+            stall_cycles: false,
         }
     }
 
@@ -508,7 +514,7 @@ impl System {
             phase_counts: Vec::new(),
             technique_params: BTreeMap::new(),
             technique: None,
-            lanes_allowed: true,
+            lanes_allowed: !options.stall_cycles,
             jobs: Vec::new(),
             open_jobs: BTreeMap::new(),
             shared_frames: std::collections::HashMap::new(),
@@ -725,7 +731,7 @@ impl System {
                 .or_insert_with(|| UnitStats::new(self.tlb_names.len(), self.cache_names.len()))
                 .add(unit);
         }
-        Stats {
+        let mut stats = Stats {
             machine: self.config.name.clone(),
             tlb_levels: self.tlb_names.clone(),
             cache_levels: self.cache_names.clone(),
@@ -746,7 +752,22 @@ impl System {
                     params: self.technique_params.clone(),
                     counters: t.counters().into_iter().collect(),
                 }),
+        };
+        if self.lanes_allowed {
+            // The lanes do not count stall cycles: a run they may have served reports none
+            // rather than a part (`UnitStats::data_stall_cycles`).
+            let units = stats
+                .cores
+                .iter_mut()
+                .chain(stats.threads.values_mut())
+                .chain(stats.processes.values_mut())
+                .chain(std::iter::once(&mut stats.total))
+                .chain(stats.phases.iter_mut().map(|p| &mut p.stats));
+            for u in units {
+                u.data_stall_cycles.clear();
+            }
         }
+        stats
     }
 
     /// The machine's time: the largest hardware-thread clock.

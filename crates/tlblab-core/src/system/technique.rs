@@ -104,7 +104,7 @@ impl System {
     /// its `install`.
     pub fn install_technique(&mut self, mut technique: Box<dyn Technique>) -> Result<(), SimError> {
         technique.install(self)?;
-        self.lanes_allowed = technique.lanes_allowed();
+        self.lanes_allowed = technique.lanes_allowed() && !self.options.stall_cycles;
         self.technique = Some(technique);
         Ok(())
     }

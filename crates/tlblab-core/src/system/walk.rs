@@ -5,7 +5,7 @@ use super::*;
 
 impl System {
     /// A page walk for `va`, mapping the page on first touch. Returns the leaf and its cycles.
-    pub(super) fn walk(
+    pub(crate) fn walk(
         &mut self,
         core_i: usize,
         st: ThreadState,
@@ -159,7 +159,7 @@ impl System {
     /// of the walker's fixed latency; the translation is the identity frame of the page, of
     /// the size the address space maps `va` with, and the address space's domain.
     #[inline]
-    pub(super) fn translate_without_walk(&mut self, st: ThreadState, va: VirtAddr) -> (Leaf, u64) {
+    pub(crate) fn translate_without_walk(&mut self, st: ThreadState, va: VirtAddr) -> (Leaf, u64) {
         let cycles = self.config.walker.latency;
         let cs = &mut self.cpu_stats[st.cpu];
         cs.walks += 1;

@@ -12,7 +12,9 @@
 //!
 //! - `tlb_coloring` — seed 003: each thread's pages placed in its own TLB colors, as
 //!   `tlb_malloc` would place them.
+//! - `lockdown` — seed 004: a program's most-accessed pages locked into the main TLB.
 
+pub mod lockdown;
 pub mod tlb_coloring;
 
 use crate::machine::{MachineConfig, TechniqueSpec};
@@ -39,7 +41,7 @@ pub struct TechniqueInfo {
 
 /// Every technique, in seed order.
 pub fn catalog() -> Vec<TechniqueInfo> {
-    vec![tlb_coloring::INFO]
+    vec![tlb_coloring::INFO, lockdown::INFO]
 }
 
 /// Builds the technique `spec` names for `machine` (the run's seed for anything random). The
@@ -65,6 +67,7 @@ pub fn build(
         "tlb_coloring" => Ok(Box::new(tlb_coloring::TlbColoring::build(
             &params, machine, seed,
         )?)),
+        "lockdown" => Ok(Box::new(lockdown::Lockdown::build(&params, machine, seed)?)),
         other => unreachable!("catalog and build disagree on {other}"),
     }
 }

@@ -1070,6 +1070,21 @@ impl Tlb {
     /// Invalidates every unlocked translation of `va` (all sizes); `asid = None` matches any
     /// ASID. Returns how many entries were removed. O(sizes × ways).
     pub fn invalidate_va(&mut self, va: VirtAddr, asid: Option<Asid>) -> usize {
+        self.invalidate_va_inner::<false>(va, asid)
+    }
+
+    /// `invalidate_va` for a shootdown of `va`'s range (munmap, mprotect): locked entries go
+    /// too, unlocked first. A lock keeps an entry through replacement and flushes, not through
+    /// the change of its own mapping (seed 004 §III; ARM's TLB invalidate by MVA). O(sizes × ways).
+    pub fn shoot_down_va(&mut self, va: VirtAddr, asid: Option<Asid>) -> usize {
+        self.invalidate_va_inner::<true>(va, asid)
+    }
+
+    fn invalidate_va_inner<const LOCKED: bool>(
+        &mut self,
+        va: VirtAddr,
+        asid: Option<Asid>,
+    ) -> usize {
         self.memo_slot = usize::MAX;
         let mut n = 0;
         for i in 0..self.sizes.len() {
@@ -1079,10 +1094,14 @@ impl Tlb {
             let base = self.index.set_of(vpn) * self.ways;
             for slot in base..base + self.ways {
                 if self.keys.get(slot) == key
-                    && !self.payload[slot].locked
+                    && (LOCKED || !self.payload[slot].locked)
                     && asid
                         .is_none_or(|a| self.payload[slot].global || self.payload[slot].asid == a)
                 {
+                    if self.payload[slot].locked {
+                        self.payload[slot].locked = false;
+                        self.locked_count -= 1;
+                    }
                     self.invalidate_slot(slot);
                     n += 1;
                 }

@@ -48,6 +48,7 @@ const OP_PHASE_BEGIN: u64 = 12;
 const OP_PHASE_END: u64 = 13;
 const OP_FLUSH: u64 = 14;
 const OP_MAP_SHARED: u64 = 15;
+const OP_TLB_LOCK: u64 = 16;
 
 /// Bytes of the address field for each address code `ac = tag >> 5`.
 const ADDR_BYTES: [usize; 8] = [0, 1, 2, 3, 4, 5, 6, 8];
@@ -127,6 +128,7 @@ pub(super) fn event_op(e: &Event) -> u64 {
         Event::PhaseEnd { .. } => OP_PHASE_END,
         Event::MapShared { .. } => OP_MAP_SHARED,
         Event::Flush { .. } => OP_FLUSH,
+        Event::TlbLock { .. } => OP_TLB_LOCK,
     }
 }
 
@@ -176,6 +178,12 @@ pub(super) fn put_event_fields(b: &mut Vec<u8>, e: &Event) {
             object as u64,
         ],
         Event::Flush { core, what } => &[core.0 as u64, what as u64],
+        Event::TlbLock {
+            process,
+            page,
+            core,
+            lock,
+        } => &[process as u64, page.0, core.0 as u64, lock as u64],
     };
     for &f in fields {
         put_varint(b, f);
@@ -848,7 +856,7 @@ impl Decoder {
 fn decode_event(buf: &[u8], p: &mut usize, len: usize) -> Result<Event, String> {
     let op = read_varint(buf, p, len).ok_or("event field opcode overruns the payload")?;
     decode_event_fields(op, buf, p, len)?
-        .ok_or_else(|| format!("unknown event opcode {op} (expected 1..=15)"))
+        .ok_or_else(|| format!("unknown event opcode {op} (expected 1..=16)"))
 }
 
 /// The fields of an event with opcode `op` (both payload versions), checked against their
@@ -941,6 +949,12 @@ pub(super) fn decode_event_fields(
         OP_FLUSH => Event::Flush {
             core: CoreId(f(U16, "core")? as u16),
             what: f(U8, "what")? as u8,
+        },
+        OP_TLB_LOCK => Event::TlbLock {
+            process: f(U32, "process")? as u32,
+            page: VirtAddr(f(U64, "page")?),
+            core: CoreId(f(U16, "core")? as u16),
+            lock: f(1, "lock")? != 0,
         },
         _ => return Ok(None),
     }))
@@ -1167,6 +1181,18 @@ pub(super) mod tests {
                 page_shift: 12,
                 object: 9,
             }),
+            Record::Event(Event::TlbLock {
+                process: 0,
+                page: VirtAddr(0xbeff_f000),
+                core: crate::record::ALL_CORES,
+                lock: true,
+            }),
+            Record::Event(Event::TlbLock {
+                process: 3,
+                page: VirtAddr(0x10_0000),
+                core: CoreId(2),
+                lock: false,
+            }),
             Record::Event(Event::ThreadExit {
                 thread: ThreadId(7),
             }),
@@ -1371,6 +1397,7 @@ pub(super) mod tests {
             1 => (any::<u32>(), any::<u64>(), any::<u64>(), any::<u8>(), 0u8..64, any::<u32>()).prop_map(|(p, s, l, pr, sh, o)| Record::Event(Event::MapShared { process: p, start: VirtAddr(s), len: l, prot: pr, page_shift: sh, object: o })),
             1 => (any::<u32>(), any::<u32>()).prop_map(|(t, j)| Record::Event(Event::JobEnd { task: t, job: j })),
             1 => (any::<u16>(), any::<u8>()).prop_map(|(c, w)| Record::Event(Event::Flush { core: CoreId(c), what: w })),
+            1 => (any::<u32>(), any::<u64>(), any::<u16>(), any::<bool>()).prop_map(|(p, a, c, l)| Record::Event(Event::TlbLock { process: p, page: VirtAddr(a), core: CoreId(c), lock: l })),
         ]
     }
 

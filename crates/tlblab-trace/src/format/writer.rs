@@ -113,6 +113,7 @@ pub fn event_name(e: &Event) -> &'static str {
         Event::PhaseEnd { .. } => "phase_end",
         Event::Flush { .. } => "flush",
         Event::MapShared { .. } => "map_shared",
+        Event::TlbLock { .. } => "tlb_lock",
     }
 }
 

@@ -1,0 +1,266 @@
+//! Model tier for the lockdown technique (seed 004): closed forms on a Cortex-A9-shaped data
+//! path (a 32-entry fully associative micro TLB over a 128-entry 2-way main TLB of random
+//! replacement with 4 lockable entries, seed 004 §III).
+
+mod common;
+
+use common::*;
+use tlblab_core::page_table::PageTableFormat;
+use tlblab_core::replacement::ReplacementKind;
+use tlblab_core::techniques::{install, parse_spec};
+use tlblab_core::tlb::TlbKind;
+use tlblab_core::{RunOptions, System};
+use tlblab_trace::record::{flush, ALL_CORES};
+use tlblab_trace::{Access, Event};
+use tlblab_types::{AccessKind, CoreId, SplitMix64, ThreadId, VirtAddr};
+
+const MAIN_LATENCY: u64 = 3;
+
+fn a9_like(cores: usize) -> tlblab_core::machine::MachineConfig {
+    let mut micro = tlb("uTLB-D", 1, 32, 32, ReplacementKind::Lru);
+    micro.kind = TlbKind::Data;
+    micro.latency = 0;
+    let mut main = tlb("main", 2, 128, 2, ReplacementKind::Random);
+    main.latency = MAIN_LATENCY;
+    main.lockable = 4;
+    // seed 004 §V ran Linux on the Cortex-A9, whose TLB entries carry ASIDs.
+    micro.tags.asid = true;
+    main.tags.asid = true;
+    let mut m = machine(PageTableFormat::Armv7Short, vec![micro, main]);
+    m.walker.latency = 2;
+    m.cores = cores;
+    m
+}
+
+fn sys_with(cores: usize, spec: &str, stall_cycles: bool) -> System {
+    let mut sys = System::new(
+        a9_like(cores),
+        RunOptions {
+            caches: false,
+            data_accesses: false,
+            stall_cycles,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
+    if !spec.is_empty() {
+        install(&mut sys, &parse_spec(spec).unwrap()).unwrap();
+    }
+    sys
+}
+
+fn access(sys: &mut System, thread: u32, va: u64) -> u64 {
+    sys.access(Access::new(
+        ThreadId(thread),
+        AccessKind::Load,
+        VirtAddr(va),
+        4,
+    ))
+    .unwrap()
+}
+
+const LOCKED: [u64; 4] = [0x0010_0000, 0x0010_1000, 0x0020_0000, 0x0bef_f000];
+
+#[test]
+fn given_four_locked_pages_when_thrashed_flushed_and_switched_then_they_never_miss_the_main_tlb() {
+    let spec = format!(
+        "lockdown:pages={}",
+        LOCKED.map(|p| format!("{p:#x}")).join("+")
+    );
+    let mut sys = sys_with(1, &spec, false);
+    sys.event(Event::ThreadStart {
+        thread: ThreadId(0),
+        process: 0,
+    })
+    .unwrap();
+    sys.event(Event::ThreadStart {
+        thread: ThreadId(1),
+        process: 1,
+    })
+    .unwrap();
+    let mut rng = SplitMix64::derive(4, "test.lockdown");
+    // The first access switches thread 0 in: the program's start, when the pages are locked.
+    access(&mut sys, 0, 0x0300_0000);
+    let main = sys.data_tlbs_of(0)[1];
+    assert_eq!(sys.tlbs[main].locked_count(), 4);
+    let mut checked = 0;
+    for round in 0..4000u64 {
+        // Thrash: random pages over 1 GiB, pages of the locked pages' own main-TLB sets
+        // (64 sets: VPNs 64 apart), sequential sweeps past both TLBs' reach.
+        let va = match round % 4 {
+            0 => rng.below(1 << 30) & !0xfff,
+            1 => LOCKED[(round / 4 % 4) as usize] + (1 + rng.below(4096)) * 64 * 4096,
+            _ => 0x4000_0000 + (round % 512) * 4096,
+        };
+        access(&mut sys, 0, va);
+        if round % 97 == 0 {
+            sys.event(Event::Flush {
+                core: CoreId(0),
+                what: flush::TLB,
+            })
+            .unwrap();
+        }
+        if round % 131 == 0 {
+            // Another process runs for a while (an address-space switch), then thread 0 again.
+            for k in 0..200 {
+                access(&mut sys, 1, 0x0010_0000 + k * 4096);
+            }
+        }
+        // A locked page costs at most the main TLB's lookup: never a walk.
+        for &p in &LOCKED {
+            let c = access(&mut sys, 0, p + 8 * (round % 512));
+            assert!(
+                c <= MAIN_LATENCY,
+                "round {round}: page {p:#x} cost {c} cycles"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 16000);
+    assert_eq!(sys.tlbs[main].locked_count(), 4);
+    let counters = sys.stats().technique.unwrap().counters;
+    assert_eq!(counters["entries_locked"], 4);
+}
+
+#[test]
+fn given_a_locked_page_when_its_range_is_shot_down_then_it_misses_once_and_is_no_longer_locked() {
+    let mut sys = sys_with(1, "lockdown:pages=0x100000+0x101000", false);
+    access(&mut sys, 0, 0x0300_0000);
+    let main = sys.data_tlbs_of(0)[1];
+    assert_eq!(sys.tlbs[main].locked_count(), 2);
+    sys.event(Event::Mprotect {
+        process: 0,
+        start: VirtAddr(0x10_0000),
+        len: 4096,
+        prot: 1,
+    })
+    .unwrap();
+    assert_eq!(sys.tlbs[main].locked_count(), 1, "its own range only");
+    let walks = sys.stats().total.walks;
+    access(&mut sys, 0, 0x10_0000);
+    access(&mut sys, 0, 0x10_1000);
+    assert_eq!(
+        sys.stats().total.walks,
+        walks + 1,
+        "only the shot-down page walks"
+    );
+}
+
+#[test]
+fn given_more_pages_than_lockable_entries_then_building_is_a_clear_error() {
+    let m = a9_like(1);
+    let spec = parse_spec("lockdown:pages=0x1000+0x2000+0x3000+0x4000+0x5000").unwrap();
+    let e = tlblab_core::techniques::build(&spec, &m, 0).err().unwrap();
+    assert!(
+        e.contains("5 pages given") && e.contains("main has 4 lockable entries"),
+        "{e}"
+    );
+    let spec = parse_spec("lockdown:count=5").unwrap();
+    let e = tlblab_core::techniques::build(&spec, &m, 0).err().unwrap();
+    assert!(e.contains("'count' asks for 5"), "{e}");
+    let mut no_lock = a9_like(1);
+    no_lock.tlbs[1].lockable = 0;
+    let spec = parse_spec("lockdown:pages=0x1000").unwrap();
+    let e = tlblab_core::techniques::build(&spec, &no_lock, 0)
+        .err()
+        .unwrap();
+    assert!(e.contains("no data TLB level with lockable entries"), "{e}");
+    let e = tlblab_core::techniques::build(&parse_spec("lockdown:pages=lots").unwrap(), &m, 0)
+        .err()
+        .unwrap();
+    assert!(e.contains("'pages' expects addresses"), "{e}");
+}
+
+#[test]
+fn given_cores_all_then_every_core_locks_and_a_lock_event_does_the_same_without_the_technique() {
+    let mut sys = sys_with(4, "lockdown:pages=0x100000+0x200000,cores=all", false);
+    access(&mut sys, 0, 0x0300_0000);
+    for c in 0..4 {
+        let main = sys.data_tlbs_of(c)[1];
+        assert_eq!(sys.tlbs[main].locked_count(), 2, "core {c}");
+    }
+    let mut sys = sys_with(4, "", false);
+    sys.event(Event::TlbLock {
+        process: 0,
+        page: VirtAddr(0x10_0000),
+        core: ALL_CORES,
+        lock: true,
+    })
+    .unwrap();
+    sys.event(Event::TlbLock {
+        process: 0,
+        page: VirtAddr(0x20_0000),
+        core: CoreId(2),
+        lock: true,
+    })
+    .unwrap();
+    let locked: Vec<usize> = (0..4)
+        .map(|c| sys.tlbs[sys.data_tlbs_of(c)[1]].locked_count())
+        .collect();
+    assert_eq!(locked, vec![1, 1, 2, 1]);
+    sys.event(Event::TlbLock {
+        process: 0,
+        page: VirtAddr(0x10_0000),
+        core: ALL_CORES,
+        lock: false,
+    })
+    .unwrap();
+    let locked: Vec<usize> = (0..4)
+        .map(|c| sys.tlbs[sys.data_tlbs_of(c)[1]].locked_count())
+        .collect();
+    assert_eq!(locked, vec![0, 0, 1, 0]);
+    let e = sys
+        .event(Event::TlbLock {
+            process: 0,
+            page: VirtAddr(0x10_0000),
+            core: CoreId(9),
+            lock: true,
+        })
+        .unwrap_err();
+    assert!(e.0.contains("core 9 does not exist"), "{e}");
+}
+
+#[test]
+fn stall_cycles_are_the_main_lookup_per_micro_miss_and_the_walk_per_main_miss() {
+    // 300 new pages, then the same again: the second round misses the micro TLB (32 entries)
+    // and hits or misses the main TLB (128 entries, random replacement).
+    let run = |stall: bool| {
+        let mut sys = sys_with(1, "", stall);
+        let mut rs = Vec::new();
+        for round in 0..2 {
+            for p in 0..300u64 {
+                rs.push(tlblab_trace::Record::Access(Access::new(
+                    ThreadId(0),
+                    AccessKind::Load,
+                    VirtAddr(0x100_0000 + p * 4096 + round * 8),
+                    4,
+                )));
+            }
+        }
+        sys.run_slice(&rs).unwrap();
+        sys.stats()
+    };
+    let with = run(true);
+    let t = &with.total;
+    assert_eq!(t.data_stall_cycles.len(), 2);
+    assert_eq!(t.data_stall_cycles[0], t.tlb[0].misses * MAIN_LATENCY);
+    assert_eq!(t.data_stall_cycles[1], t.walk_cycles);
+    assert!(t.tlb[1].hits > 0 && t.walks > 300);
+    let mut without = run(false);
+    assert!(
+        without.total.data_stall_cycles.is_empty(),
+        "not counted: not reported"
+    );
+    // Counting them changes nothing else.
+    let mut with = with;
+    for s in [&mut with, &mut without] {
+        s.total.data_stall_cycles.clear();
+        for c in &mut s.cores {
+            c.data_stall_cycles.clear();
+        }
+        for u in s.threads.values_mut().chain(s.processes.values_mut()) {
+            u.data_stall_cycles.clear();
+        }
+    }
+    assert_eq!(with, without);
+}
