@@ -12,8 +12,11 @@
 //!
 //! - `tlb_coloring` — seed 003: each thread's pages placed in its own TLB colors, as
 //!   `tlb_malloc` would place them.
+//! - `tlb_migration` — seed 000: a migrating thread's TLB entries saved on the source core and
+//!   restored on the destination (pld on the Cortex-A7, gem5's interfaces v1-v4, Linux hooks).
 
 pub mod tlb_coloring;
+pub mod tlb_migration;
 
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::system::{SimError, System, Technique};
@@ -39,7 +42,7 @@ pub struct TechniqueInfo {
 
 /// Every technique, in seed order.
 pub fn catalog() -> Vec<TechniqueInfo> {
-    vec![tlb_coloring::INFO]
+    vec![tlb_coloring::INFO, tlb_migration::INFO]
 }
 
 /// Builds the technique `spec` names for `machine` (the run's seed for anything random). The
@@ -63,6 +66,9 @@ pub fn build(
     let params = Params::new(info, &spec.params)?;
     match info.name {
         "tlb_coloring" => Ok(Box::new(tlb_coloring::TlbColoring::build(
+            &params, machine, seed,
+        )?)),
+        "tlb_migration" => Ok(Box::new(tlb_migration::TlbMigration::build(
             &params, machine, seed,
         )?)),
         other => unreachable!("catalog and build disagree on {other}"),
