@@ -31,7 +31,9 @@ const STRIDE: u64 = 17 * 4096;
 fn machine_of(cores: usize) -> MachineConfig {
     let mut t = tlb("DTB", 1, 16, 16, ReplacementKind::Lru);
     t.kind = tlblab_core::tlb::TlbKind::Data;
-    let mut m = machine(PageTableFormat::Armv7Short, vec![t]);
+    let mut i = tlb("ITB", 1, 16, 16, ReplacementKind::Lru);
+    i.kind = tlblab_core::tlb::TlbKind::Instr;
+    let mut m = machine(PageTableFormat::Armv7Short, vec![i, t]);
     m.cores = cores;
     m.name = "gem5-test".into();
     let l1 = cache("L1D", 1, 32 << 10, 2, 2);
@@ -125,7 +127,8 @@ fn counter(st: &Stats, name: &str) -> u64 {
 
 /// The misses of the last phase (the destination's first access).
 fn last_phase_misses(st: &Stats) -> u64 {
-    st.phases.last().unwrap().stats.tlb[0].misses
+    let dtb = st.tlb_levels.iter().position(|n| n == "DTB").unwrap();
+    st.phases.last().unwrap().stats.tlb[dtb].misses
 }
 
 /// Thread 0 touches `pages` pages on core 0, migrates to core 1, is switched in there and
@@ -144,10 +147,18 @@ fn migrate_and_retouch(pages: u64, technique: Option<&str>) -> (System, Stats) {
 #[test]
 fn given_a_migration_when_entries_were_restored_then_the_destinations_first_accesses_all_hit() {
     let (_, off) = migrate_and_retouch(8, None);
-    assert_eq!(last_phase_misses(&off), 8, "without migration every page misses");
+    assert_eq!(
+        last_phase_misses(&off),
+        8,
+        "without migration every page misses"
+    );
     for iface in ["pld_direct", "v1", "v2", "v3", "v4"] {
         let (s, st) = migrate_and_retouch(8, Some(&format!("tlb_migration:interface={iface}")));
-        assert_eq!(last_phase_misses(&st), 0, "{iface}: a restored entry must hit");
+        assert_eq!(
+            last_phase_misses(&st),
+            0,
+            "{iface}: a restored entry must hit"
+        );
         assert_eq!(counter(&st, "entries_restored"), 8, "{iface}");
         assert_eq!(counter(&st, "entries_saved"), 8, "{iface}");
         assert!(counter(&st, "save_cycles") > 0 && counter(&st, "restore_cycles") > 0);
@@ -159,11 +170,10 @@ fn given_a_migration_when_entries_were_restored_then_the_destinations_first_acce
     assert_eq!(last_phase_misses(&st), 8);
     let cold = off.phases.last().unwrap().stats.walk_refs_by_source.clone();
     let warm = st.phases.last().unwrap().stats.walk_refs_by_source.clone();
-    let from_memory = |v: &Vec<u64>| *v.last().unwrap();
-    assert!(
-        from_memory(&warm) < from_memory(&cold),
-        "indirect: descriptors from memory {warm:?} vs {cold:?}"
-    );
+    // Walk references served by the destination's L1 (the sources are L1D, L2, memory): all
+    // 16 (two per page) after the indirect restore, fewer cold.
+    assert_eq!(warm[0], 16, "indirect: {warm:?}");
+    assert!(cold[0] < 16, "cold: {cold:?}");
 }
 
 /// Threads 0 (process 0) and 1 (process 1) share core 0, each touching its own pages; then
@@ -221,10 +231,8 @@ fn given_another_address_spaces_entries_when_the_filter_is_asid_then_none_is_res
 #[test]
 fn given_a_storage_limit_when_more_entries_pass_the_filter_then_only_limit_are_carried() {
     for iface in ["pld_direct", "v2", "v4"] {
-        let (_, st) = migrate_and_retouch(
-            8,
-            Some(&format!("tlb_migration:interface={iface},limit=3")),
-        );
+        let (_, st) =
+            migrate_and_retouch(8, Some(&format!("tlb_migration:interface={iface},limit=3")));
         assert_eq!(counter(&st, "entries_saved"), 3, "{iface}");
         assert_eq!(counter(&st, "dropped_limit"), 5, "{iface}");
         assert_eq!(counter(&st, "entries_restored"), 3, "{iface}");
@@ -284,7 +292,11 @@ fn given_a_thread_that_migrates_back_before_running_then_nothing_is_restored() {
     assert_eq!(counter(&st, "saves"), 1);
     assert_eq!(counter(&st, "returned_before_running"), 1);
     assert_eq!(counter(&st, "restores"), 0);
-    assert_eq!(last_phase_misses(&st), 0, "its entries were still on core 0");
+    assert_eq!(
+        last_phase_misses(&st),
+        0,
+        "its entries were still on core 0"
+    );
     // Migrating on (0 -> 1 -> 2) before running keeps the set read on core 0.
     let mut s = sys(3, 8, Some("tlb_migration:interface=v2"));
     let mut r = start(0, 0, 0);
@@ -326,7 +338,11 @@ fn given_entries_restored_but_not_used_when_the_thread_migrates_again_then_used_
 #[test]
 fn given_the_uses_predictor_then_only_entries_used_often_enough_are_carried() {
     // Pages 0-3 touched three times, pages 4-9 once, then a migration.
-    let mut s = sys(2, 8, Some("tlb_migration:interface=v4,predict=uses,min_uses=2"));
+    let mut s = sys(
+        2,
+        8,
+        Some("tlb_migration:interface=v4,predict=uses,min_uses=2"),
+    );
     let mut r = start(0, 0, 0);
     for _ in 0..3 {
         r.extend(touch(0, 0..4));
@@ -338,7 +354,11 @@ fn given_the_uses_predictor_then_only_entries_used_often_enough_are_carried() {
     assert_eq!(counter(&st, "entries_saved"), 4);
     assert_eq!(counter(&st, "filtered_predictor"), 6);
     // Age: only the six touched last are within 6 references of the migration.
-    let mut s = sys(2, 8, Some("tlb_migration:interface=v4,predict=age,max_age=6"));
+    let mut s = sys(
+        2,
+        8,
+        Some("tlb_migration:interface=v4,predict=age,max_age=6"),
+    );
     let mut r = start(0, 0, 0);
     r.extend(touch(0, 0..10));
     r.push(migrate(0, 1));

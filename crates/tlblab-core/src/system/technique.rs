@@ -222,12 +222,8 @@ impl System {
         domain: tlblab_types::Domain,
         req: crate::tlb::Requester,
     ) {
-        let mut e = crate::tlb::TlbEntry::new(
-            tlblab_types::Vpn(va.0 >> size.shift()),
-            size,
-            pfn,
-            req.asid,
-        );
+        let mut e =
+            crate::tlb::TlbEntry::new(tlblab_types::Vpn(va.0 >> size.shift()), size, pfn, req.asid);
         e.vmid = req.vmid;
         e.domain = domain;
         e.hw_thread = req.hw_thread;

@@ -381,7 +381,14 @@ impl TlbMigration {
 
     /// Stores or loads `n` entries' bytes at the save area, word by word through `cpu`'s caches
     /// (real simulated accesses). Returns the cycles.
-    fn move_words(&self, sys: &mut System, cpu: usize, thread: ThreadId, n: u64, write: bool) -> u64 {
+    fn move_words(
+        &self,
+        sys: &mut System,
+        cpu: usize,
+        thread: ThreadId,
+        n: u64,
+        write: bool,
+    ) -> u64 {
         let words = (n * self.interface.bytes_per_entry()).div_ceil(4);
         let base = self.area(thread);
         let mut cycles = 0;
@@ -445,8 +452,7 @@ impl TlbMigration {
             self.c.entries_read += kept.len() as u64;
         } else {
             // Every slot is read (§3.1 step 1), then filtered in software.
-            let per_entry =
-                k.op_write + self.interface.data_regs() * k.data_reg + k.read_loop;
+            let per_entry = k.op_write + self.interface.data_regs() * k.data_reg + k.read_loop;
             cycles += capacity * (per_entry + self.filter.checks() * k.filter_check);
             self.c.entries_read += capacity;
         }
@@ -538,7 +544,14 @@ impl TlbMigration {
                         // (a kernel address, translated by the kernel's own mapping).
                         pld.t += k.indirect_addr + k.word + sys.kernel_access(cpu, desc[0], false);
                         pld.burst = 0;
-                        self.pld(sys, &mut pld, cpu, thread, VirtAddr(desc[desc.len() - 1]), false)?;
+                        self.pld(
+                            sys,
+                            &mut pld,
+                            cpu,
+                            thread,
+                            VirtAddr(desc[desc.len() - 1]),
+                            false,
+                        )?;
                         self.c.entries_restored += 1;
                     }
                 }
