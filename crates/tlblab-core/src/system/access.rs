@@ -453,6 +453,9 @@ impl System {
                 }
             }
         }
+        if self.track_use {
+            self.count_uses(core_i, is_instr, va, req, found.map_or(ntlb, |f| f.0));
+        }
 
         if self.options.data_accesses {
             let lat = self.data_access(st.cpu, core_i, kind, va, pfn, size, None);
@@ -467,5 +470,31 @@ impl System {
         }
         self.finish_reference(st.cpu, cycles);
         Ok(cycles)
+    }
+
+    /// Counts a use of every entry that translated this reference (`track_use`): the level
+    /// that hit (`hit_level`; the path's length after a walk) and the levels filled above it.
+    /// Only a technique that asked for it runs this (seed 000 §5.2's used bit).
+    #[cold]
+    #[inline(never)]
+    fn count_uses(
+        &mut self,
+        core_i: usize,
+        is_instr: bool,
+        va: VirtAddr,
+        req: Requester,
+        hit_level: usize,
+    ) {
+        let core = &self.cores[core_i];
+        let path = if is_instr { &core.itlb } else { &core.dtlb };
+        let now = self.references;
+        for &(t, _) in path.iter().take(hit_level + 1) {
+            let tlb = &mut self.tlbs[t];
+            if let Some(slot) = tlb.slot_of(va, req) {
+                if tlb.tracks_use() {
+                    tlb.count_use(slot, now);
+                }
+            }
+        }
     }
 }

@@ -307,6 +307,9 @@ pub struct System {
     pub(crate) technique: Option<Box<dyn Technique>>,
     /// The lanes may serve this run: no technique, or one the parity tests cover.
     pub(crate) lanes_allowed: bool,
+    /// A technique counts the uses of TLB entries (`System::track_tlb_use`): the general
+    /// path's `reference_full` counts each access an entry translates.
+    pub(crate) track_use: bool,
     pub(crate) jobs: Vec<JobStats>,
     /// Jobs started by trace events and not yet ended: (task, job) → stats snapshot at start.
     pub(crate) open_jobs: BTreeMap<(u32, u32), (JobStats, UnitStats)>,
@@ -515,6 +518,7 @@ impl System {
             technique_params: BTreeMap::new(),
             technique: None,
             lanes_allowed: !options.stall_cycles,
+            track_use: false,
             jobs: Vec::new(),
             open_jobs: BTreeMap::new(),
             shared_frames: std::collections::HashMap::new(),

@@ -134,3 +134,144 @@ impl System {
         r
     }
 }
+
+/// Operations for techniques that act on the machine as software would (seed 000's TLB
+/// migration: a kernel reading and storing TLB entries, preloading pages). None of these is on
+/// the per-access path.
+impl System {
+    /// Counts the uses of every TLB entry from now on (`Tlb::track_use`): the general path
+    /// counts each access an entry translates. For seed 000 §5.2's used bit; the hint tables
+    /// and memos step aside so that every access reaches the count.
+    pub fn track_tlb_use(&mut self) {
+        self.track_use = true;
+        for t in &mut self.tlbs {
+            t.track_use();
+        }
+    }
+
+    /// The engine's reference count (the clock of `Tlb::uses_of`'s last use).
+    pub fn references_so_far(&self) -> u64 {
+        self.references
+    }
+
+    /// One kernel load or store of physical address `pa` by hardware thread `cpu`, through its
+    /// core's data-cache path (a kernel's linear map: no TLB lookup is modelled). Counted in the
+    /// caches' statistics like any data access; returns its latency in cycles.
+    pub fn kernel_access(&mut self, cpu: usize, pa: u64, write: bool) -> u64 {
+        let core_i = self.cpus[cpu].core;
+        let (lat, src) = Self::load(
+            &mut self.caches,
+            &self.cores[core_i].dcache,
+            &mut self.cpu_stats[cpu],
+            pa,
+            write,
+            self.mem_source,
+            self.mem_latency,
+        );
+        self.cpu_stats[cpu].data_by_source[src] += 1;
+        lat
+    }
+
+    /// Translates `va` for `thread` on hardware thread `cpu` as a preload instruction does
+    /// (ARM `pld`, seed 000 §3.3): the core's data TLB levels are looked up and, on a miss in
+    /// all of them, the page is walked (its descriptors loaded through the caches, counted as a
+    /// walk) and every level filled. No reference is counted. Returns (cycles, physical
+    /// address), or None for the address when the page is not mapped (a preload does not
+    /// fault: nothing happens).
+    pub fn preload_translate(
+        &mut self,
+        cpu: usize,
+        thread: ThreadId,
+        va: tlblab_types::VirtAddr,
+    ) -> Result<(u64, Option<u64>), SimError> {
+        let st = self.thread_state(thread)?;
+        let st = super::ThreadState { cpu, ..st };
+        let req = self.requester(st);
+        let core_i = self.cpus[cpu].core;
+        let path = self.cores[core_i].dtlb.clone();
+        let mut cycles = 0;
+        for (i, &(t, _)) in path.iter().enumerate() {
+            let tlb = &mut self.tlbs[t];
+            cycles += tlb.config.latency;
+            if let Some(h) = tlb.lookup(va, req) {
+                let pa = (h.pfn.0 << 12) + (va.0 & (h.size.bytes() - 1));
+                self.fill_levels(&path[..i], va, h.pfn, h.size, h.domain, req);
+                return Ok((cycles, Some(pa)));
+            }
+        }
+        if va.0 >= self.va_limit || self.spaces[st.space].pt.translate(va).is_none() {
+            return Ok((cycles, None));
+        }
+        let (leaf, wc) = if self.options.walks {
+            self.walk(core_i, st, va)?
+        } else {
+            self.translate_without_walk(st, va)
+        };
+        cycles += wc;
+        self.fill_levels(&path, va, leaf.pfn, leaf.size, leaf.domain, req);
+        let pa = (leaf.pfn.0 << 12) + (va.0 & (leaf.size.bytes() - 1));
+        Ok((cycles, Some(pa)))
+    }
+
+    fn fill_levels(
+        &mut self,
+        levels: &[(usize, usize)],
+        va: tlblab_types::VirtAddr,
+        pfn: tlblab_types::Pfn,
+        size: tlblab_types::PageSize,
+        domain: tlblab_types::Domain,
+        req: crate::tlb::Requester,
+    ) {
+        let mut e =
+            crate::tlb::TlbEntry::new(tlblab_types::Vpn(va.0 >> size.shift()), size, pfn, req.asid);
+        e.vmid = req.vmid;
+        e.domain = domain;
+        e.hw_thread = req.hw_thread;
+        for &(t, _) in levels {
+            self.tlbs[t].fill(e);
+        }
+    }
+
+    /// The physical addresses of the page-table entries a walk of `va` in `thread`'s address
+    /// space reads, top level first (empty when `va` is not mapped). Nothing is loaded.
+    pub fn descriptor_addresses(
+        &mut self,
+        thread: ThreadId,
+        va: tlblab_types::VirtAddr,
+    ) -> Result<Vec<u64>, SimError> {
+        let st = self.thread_state(thread)?;
+        let mut path = self.path;
+        let leaf = self.spaces[st.space].pt.walk_from(va, 0, 0, &mut path);
+        Ok(match leaf {
+            Some(_) => path.refs[..path.len].iter().map(|p| p.0).collect(),
+            None => Vec::new(),
+        })
+    }
+
+    /// The address space of `thread` and its ASID generation (seed 000 §3.3: ARM Linux's
+    /// rollover gives spaces new ASIDs; a saved entry of an older generation is stale).
+    pub fn space_and_generation(&mut self, thread: ThreadId) -> Result<(usize, u64), SimError> {
+        let st = self.thread_state(thread)?;
+        Ok((st.space, self.space_generation[st.space]))
+    }
+
+    /// The hardware threads of the machine.
+    pub fn hardware_threads(&self) -> usize {
+        self.cpus.len()
+    }
+
+    /// The SMT index of hardware thread `cpu` within its core (a TLB entry's `hw_thread` tag).
+    pub fn hw_thread_of(&self, cpu: usize) -> u8 {
+        self.cpus[cpu].hw_thread
+    }
+
+    /// The machine's memory latency in cycles (what a load served by memory costs).
+    pub fn memory_latency(&self) -> u64 {
+        self.mem_latency
+    }
+
+    /// The core of hardware thread `cpu`.
+    pub fn core_of_cpu(&self, cpu: usize) -> usize {
+        self.cpus[cpu].core
+    }
+}

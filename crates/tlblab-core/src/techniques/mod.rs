@@ -13,9 +13,12 @@
 //! - `tlb_coloring` — seed 003: each thread's pages placed in its own TLB colors, as
 //!   `tlb_malloc` would place them.
 //! - `lockdown` — seed 004: a program's most-accessed pages locked into the main TLB.
+//! - `tlb_migration` — seed 000: a migrating thread's TLB entries saved on the source core and
+//!   restored on the destination (pld on the Cortex-A7, gem5's interfaces v1-v4, Linux hooks).
 
 pub mod lockdown;
 pub mod tlb_coloring;
+pub mod tlb_migration;
 
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::system::{SimError, System, Technique};
@@ -41,7 +44,7 @@ pub struct TechniqueInfo {
 
 /// Every technique, in seed order.
 pub fn catalog() -> Vec<TechniqueInfo> {
-    vec![tlb_coloring::INFO, lockdown::INFO]
+    vec![tlb_migration::INFO, tlb_coloring::INFO, lockdown::INFO]
 }
 
 /// Builds the technique `spec` names for `machine` (the run's seed for anything random). The
@@ -68,6 +71,9 @@ pub fn build(
             &params, machine, seed,
         )?)),
         "lockdown" => Ok(Box::new(lockdown::Lockdown::build(&params, machine, seed)?)),
+        "tlb_migration" => Ok(Box::new(tlb_migration::TlbMigration::build(
+            &params, machine, seed,
+        )?)),
         other => unreachable!("catalog and build disagree on {other}"),
     }
 }

@@ -331,6 +331,12 @@ pub struct Tlb {
     present: Vec<u16>,
     present_mask: usize,
     mask_scratch: Vec<u64>,
+    /// Per slot, the uses of the entry since it was filled or its count was last cleared (seed
+    /// 000 §3.1/§5.2's "used bit", widened to a count for the selective-restore predictor) and
+    /// the engine's reference count at its last use. Empty unless a technique asked for them
+    /// (`track_use`): then `System::reference_full` counts every access an entry translates,
+    /// and nothing else in the engine reads or writes them.
+    uses: Vec<(u32, u64)>,
 }
 
 /// Levels with at least this many ways keep the `present` filter (fewer ways: the SIMD scan
@@ -479,6 +485,7 @@ impl Tlb {
             },
             present_mask: present_len(n) - 1,
             mask_scratch: vec![0; ways.div_ceil(64)],
+            uses: Vec::new(),
         }
     }
 
@@ -1227,6 +1234,73 @@ impl Tlb {
             ));
         }
         Ok(())
+    }
+
+    /// Starts counting the uses of each entry (`uses`), for a technique that filters by them
+    /// (seed 000 §5.2's used bit). Every lookup must then reach the general path, where the
+    /// counting is: the hint table goes (it only ever sped searches up) and the last-hit memo
+    /// is forgotten, and `System::reference_full` forgets it after each hit it counts.
+    pub fn track_use(&mut self) {
+        if self.uses.is_empty() {
+            self.uses = vec![(0, 0); self.keys.len()];
+        }
+        self.hint = Vec::new();
+        self.hint_mask = 0;
+        self.memo_slot = usize::MAX;
+    }
+
+    /// Whether `track_use` is on.
+    pub fn tracks_use(&self) -> bool {
+        !self.uses.is_empty()
+    }
+
+    /// Counts a use of the entry in `slot` at reference `now` (use tracking on), and forgets
+    /// the memo so that the next access to it is counted too.
+    pub(crate) fn count_use(&mut self, slot: usize, now: u64) {
+        let u = &mut self.uses[slot];
+        u.0 = u.0.saturating_add(1);
+        u.1 = now;
+        self.memo_slot = usize::MAX;
+    }
+
+    /// (uses since filled or cleared, reference count at the last use) of `slot`; (0, 0)
+    /// without use tracking.
+    pub fn uses_of(&self, slot: usize) -> (u32, u64) {
+        self.uses.get(slot).copied().unwrap_or((0, 0))
+    }
+
+    /// Clears the use count of `slot` (a technique's own fill, or a save that read it).
+    pub fn clear_uses(&mut self, slot: usize) {
+        if let Some(u) = self.uses.get_mut(slot) {
+            *u = (0, 0);
+        }
+    }
+
+    /// The slot holding the translation of `va` for `req`, without changing any state.
+    pub fn slot_of(&self, va: VirtAddr, req: Requester) -> Option<usize> {
+        for &size in &self.sizes {
+            let vpn = va.0 >> size.shift();
+            let key = pack(vpn, size);
+            let base = self.index.set_of(vpn) * self.ways;
+            for slot in base..base + self.ways {
+                if self.keys.get(slot) == key && self.tags_match(slot, req) {
+                    return Some(slot);
+                }
+            }
+        }
+        None
+    }
+
+    /// Every valid entry with its slot, in slot order (a TLB read interface, seed 000 §3.3).
+    pub fn entries_with_slots(&self) -> impl Iterator<Item = (usize, TlbEntry)> + '_ {
+        (0..self.keys.len())
+            .filter(|&s| self.keys.get(s) != INVALID)
+            .map(|s| (s, self.entry_at(s)))
+    }
+
+    /// The number of slots (entries) of the level.
+    pub fn capacity(&self) -> usize {
+        self.keys.len()
     }
 
     /// Every valid entry, in slot order.

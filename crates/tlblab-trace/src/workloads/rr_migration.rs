@@ -40,6 +40,8 @@ pub struct RrMigration {
     layout: Layout,
     run_phase: u32,
     it: u64,
+    /// The core the thread is on (an iteration starts where the last one ended).
+    core: u64,
 }
 
 impl RrMigration {
@@ -60,6 +62,7 @@ impl RrMigration {
             layout,
             run_phase,
             it: 0,
+            core: 0,
         })
     }
 }
@@ -87,9 +90,11 @@ impl Generator for RrMigration {
                 what: flush::TLB | flush::CACHES,
             }));
         }
+        // The seed's process runs `cores * visits` times and migrates between runs, not after
+        // the last (§8.2: "four runs are performed in total", three migrations).
         let runs = self.cores * self.visits;
         for r in 0..runs {
-            let core = (r % self.cores) as u16;
+            let core = self.core as u16;
             out.push(ev(Event::PhaseBegin {
                 region: self.run_phase,
             }));
@@ -99,16 +104,23 @@ impl Generator for RrMigration {
             out.push(ev(Event::PhaseEnd {
                 region: self.run_phase,
             }));
+            if r + 1 == runs {
+                break;
+            }
             // (3) other tasks trash the caches, the TLB survives.
             out.push(ev(Event::Flush {
                 core: CoreId(core),
                 what: flush::CACHES,
             }));
             // (4) migrate to the next core.
+            let next = ((self.core + 1) % self.cores) as u16;
             out.push(ev(Event::Migrate {
                 thread: ThreadId(0),
-                core: CoreId(((r + 1) % self.cores) as u16),
+                core: CoreId(next),
             }));
+            // Switched in on the next core (`finish_task_switch`, seed 000 §7) before its run.
+            out.push(switch(next, None, Some(0)));
+            self.core = next as u64;
         }
         self.it += 1;
         true

@@ -1,0 +1,782 @@
+//! TLB migration (seed 000, Landsberg 2018): when a thread moves to another core, its TLB
+//! entries are read on the source core, filtered, stored in memory, and written into the
+//! destination core's TLB before the thread runs there (seed 000 §3.1, steps 1-4).
+//!
+//! The model acts at the two moments of the seed's Linux integration (§7): `on_migrate`
+//! (`move_queued_task`) saves, `on_switch_in` (the first `finish_task_switch` on the new core)
+//! restores. A thread that migrates back to the core it was saved from before it ran elsewhere
+//! restores nothing (its entries are still there); a thread that migrates on before running
+//! keeps the set saved from the core it ran on. An ASID rollover between save and restore makes
+//! the saved entries stale (§3.3: ASIDs are reassigned), so they are dropped.
+//!
+//! Every step is simulated on the machine, not assumed: the source TLB level is read entry by
+//! entry (cost per entry: Table A.1 on the Cortex-A7, the gem5 interface's register operations
+//! on gem5, §5.2); the kept entries are stored word by word through the source core's caches
+//! (`System::kernel_access`, real cache accesses); the restore loads them back through the
+//! destination's caches and writes the TLB:
+//!
+//! - `pld_direct` (§3.3, §4.2): a preload of each page. The walk happens in the foreground
+//!   (simulated through the caches, filling every data TLB level); the line fill of the page's
+//!   first line runs in the background with two fills outstanding (Fig. 4.5); a back-to-back
+//!   burst of preloads with no other load between them starts at most 17 fills (Table A.2: the
+//!   cache accesses stay at 17 from 17 pages on; §4.3 saw no such limit in the restore loop,
+//!   whose loads of saved addresses come between the preloads).
+//! - `pld_indirect` (§3.3, §4.3): the first-level descriptor is loaded and the second-level
+//!   descriptor's line preloaded; no TLB entry is written, the thread's own access then walks
+//!   from cached descriptors.
+//! - `v1`-`v4`, seed §5: gem5 interfaces that write entries directly (no walk). v1: 92-bit
+//!   layout in three data registers plus a commit write (Table A.8); v2: 64 bits in two, the
+//!   second write commits (Table A.9); v3: the hardware streams the valid entries of an ASID
+//!   (layout v3, 55 bits in two registers, Table A.10): no per-entry read or software filter,
+//!   a zero entry ends the stream; v4: v3's stream byte-packed to 7 bytes per entry, its
+//!   restore stream ended by two zero writes, and the used bit filtered in hardware (§5.2).
+//!
+//! Filters (§3.1): `none` keeps every slot read, `valid` the valid entries, `asid` the valid
+//! entries of the thread's ASID (the seed's), `used` those of them used since they were filled
+//! (§5.2's used bit: `System::track_tlb_use` counts uses on the general path). The storage limit
+//! (§7: room in `task_struct`) keeps the first `limit` entries. The selective-restore predictor
+//! of the seed's future work (§9; Reza and Byrd's age predictor, §2.3) is one more filter:
+//! `uses` keeps entries used at least `min_uses` times since filled, `age` those used within
+//! the last `max_age` references before the migration.
+//!
+//! The cost constants are per CPU model (`cpu`): the Cortex-A7's from Tables A.1-A.2 only, gem5's
+//! from the text of §5-6 only; each is named below with its source (docs/technique-tlb_migration.md
+//! lists them). Memory latencies are never constants here: they are the machine's caches.
+
+use super::{ParamInfo, Params, TechniqueInfo};
+use crate::machine::MachineConfig;
+use crate::system::{SimError, System, Technique};
+use crate::tlb::TlbEntry;
+use std::collections::HashMap;
+use tlblab_types::{Asid, ThreadId, VirtAddr};
+
+pub const INFO: TechniqueInfo = TechniqueInfo {
+    name: "tlb_migration",
+    summary: "a migrating thread's TLB entries saved on the source core and restored on the destination",
+    seed: "seed 000 §3-4 (Cortex-A7 pld), §5-6 (gem5 interfaces v1-v4), §7 (Linux), §9 (predictor)",
+    params: &[
+        ParamInfo {
+            name: "interface",
+            default: "pld_direct",
+            meaning: "pld_direct, pld_indirect (Cortex-A7, §3.3), v1, v2, v3, v4 (gem5, §5.2)",
+        },
+        ParamInfo {
+            name: "filter",
+            default: "asid",
+            meaning: "none, valid, asid (valid and the thread's ASID), used (asid and used since filled)",
+        },
+        ParamInfo {
+            name: "limit",
+            default: "0",
+            meaning: "most entries saved per migration (§7's storage limit); 0: the size of the TLB level read",
+        },
+        ParamInfo {
+            name: "predict",
+            default: "none",
+            meaning: "selective restore (§9 future work): none, uses (>= min_uses uses), age (used within max_age references)",
+        },
+        ParamInfo {
+            name: "min_uses",
+            default: "2",
+            meaning: "predict=uses: uses since filled an entry needs to be carried",
+        },
+        ParamInfo {
+            name: "max_age",
+            default: "10000",
+            meaning: "predict=age: an entry is carried if used within this many references before the migration",
+        },
+        ParamInfo {
+            name: "cpu",
+            default: "auto",
+            meaning: "cost model: a7 (Tables A.1-A.2), gem5 (§5-6), auto (gem5 for machines named gem5*, else a7)",
+        },
+        ParamInfo {
+            name: "save_base",
+            default: "0",
+            meaning: "physical address of the per-thread save areas (4 KiB each); 0: 64 MiB below the top of memory",
+        },
+    ],
+};
+
+/// How entries get into the destination TLB.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Interface {
+    PldDirect,
+    PldIndirect,
+    V1,
+    V2,
+    V3,
+    V4,
+}
+
+impl Interface {
+    /// Whether the hardware streams the entries of an ASID (v3, v4: §5.2), so the software
+    /// neither reads every slot nor filters.
+    fn streams(self) -> bool {
+        matches!(self, Interface::V3 | Interface::V4)
+    }
+
+    /// Bits stored per entry: the VA word for pld (§3.3: "only needs a virtual address");
+    /// Table 5.1's totals for v1-v3, padded to the 32-bit data registers; v4 packs 55 bits into
+    /// 7 bytes (§5.2: "save 1 B for each entry").
+    fn bytes_per_entry(self) -> u64 {
+        match self {
+            Interface::PldDirect | Interface::PldIndirect => 4,
+            Interface::V1 => 12,
+            Interface::V2 | Interface::V3 => 8,
+            Interface::V4 => 7,
+        }
+    }
+
+    /// Data-register reads per entry read (Listing 3.1: three on the A7; v1 three, v2 two, §5.2).
+    fn data_regs(self) -> u64 {
+        match self {
+            Interface::PldDirect | Interface::PldIndirect | Interface::V1 => 3,
+            Interface::V2 | Interface::V3 | Interface::V4 => 2,
+        }
+    }
+}
+
+/// Which entries are saved.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Filter {
+    None,
+    Valid,
+    Asid,
+    Used,
+}
+
+impl Filter {
+    /// Fields the software tests per entry (valid, ASID, used).
+    fn checks(self) -> u64 {
+        match self {
+            Filter::None => 0,
+            Filter::Valid => 1,
+            Filter::Asid => 2,
+            Filter::Used => 3,
+        }
+    }
+}
+
+/// The selective-restore predictor (§9).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Predict {
+    None,
+    Uses(u32),
+    Age(u64),
+}
+
+/// A CPU's cost constants in cycles (memory latencies come from the simulated caches).
+#[derive(Clone, Copy, Debug)]
+pub struct Costs {
+    /// Per call of save or of restore: entering the routine, timers, loop set-up.
+    pub fixed: u64,
+    /// Write of the operation register (selects the entry, starts a stream, commits a write).
+    pub op_write: u64,
+    /// Read or write of one data register.
+    pub data_reg: u64,
+    /// Loop overhead per entry read in software (index update, compare, branch).
+    pub read_loop: u64,
+    /// Per field tested by the software filter.
+    pub filter_check: u64,
+    /// Loop overhead per entry streamed (v3/v4) or written back.
+    pub stream_loop: u64,
+    /// Issue cost per word stored or loaded, beyond the cache's latency.
+    pub word: u64,
+    /// pld: loop overhead per preload.
+    pub pld_loop: u64,
+    /// pld: cycles a line fill holds its slot beyond the latency of the line's first access.
+    pub pld_fill_extra: u64,
+    /// pld: line fills outstanding at once.
+    pub pld_slots: usize,
+    /// pld: most line fills a back-to-back burst of preloads starts.
+    pub pld_burst_fills: u64,
+    /// pld_indirect: address arithmetic per entry (first- and second-level descriptor address).
+    pub indirect_addr: u64,
+}
+
+/// Cortex-A7 (Raspberry Pi 2), calibrated on Tables A.1-A.2 only.
+pub const A7: Costs = Costs {
+    // The seed gives no call overhead apart from the benchmark tables (A.3-A.7, not used).
+    fixed: 0,
+    // §4.1: "a write to the operation register takes 4 cycles, while a read from a data register
+    // takes 1 cycle".
+    op_write: 4,
+    data_reg: 1,
+    // Table A.1: 13 cycles for one entry, 10 per further entry = 7 register cycles + 3 of loop.
+    read_loop: 3,
+    // Not in the seed: a test and a branch per field at one instruction per cycle (in-order A7).
+    filter_check: 2,
+    // Not in the seed: increment, compare, branch per entry written back.
+    stream_loop: 3,
+    // Not in the seed: one store/load instruction per word on the in-order A7.
+    word: 1,
+    // Fitted to Table A.2 (pld of 1-64 consecutive pages, least squares with the walks simulated on
+    // the cortex-a7 preset, whose memory takes 160 cycles): 16 cycles of loop per preload and a fill
+    // holding its slot 32 cycles past the first word (a 64-byte line's burst).
+    pld_loop: 16,
+    pld_fill_extra: 32,
+    // §4.2, Fig. 4.5: "this limit seems to be at two".
+    pld_slots: 2,
+    // Table A.2: cache accesses stay at 17 for 17, 18, 32 and 64 pages.
+    pld_burst_fills: 17,
+    // Not in the seed: two shifts and an add for each descriptor address.
+    indirect_addr: 6,
+};
+
+/// gem5's TimingSimpleCPU at 900 MHz (Listing 6.1), calibrated on the text of §6.2 only.
+pub const GEM5: Costs = Costs {
+    // §6.2: v3/v4 take "about 800 ns for a single page" (720 cycles), of which the stream of one
+    // entry and its store are ~110 cycles on the gem5-a7 preset: the rest is the call.
+    // Least squares over §6.2's five stated times (v1/v2 "about 2600 ns" for one page, 4904 and
+    // 3712 ns for 64 pages, v3/v4 about 800 ns): 610 cycles fixed, 23 per entry read in
+    // software (19 of loop and 4 of the ASID filter's two checks), 2 per word stored.
+    fixed: 610,
+    // gem5's TimingSimpleCPU executes a register access like any instruction: one cycle.
+    op_write: 1,
+    data_reg: 1,
+    read_loop: 19,
+    filter_check: 2,
+    // Not in the seed: a test, a branch and an increment per streamed or written entry.
+    stream_loop: 3,
+    word: 2,
+    // gem5 does not implement pld as the A7 does (§6.1); the A7's constants stand in.
+    pld_loop: 16,
+    pld_fill_extra: 32,
+    pld_slots: 2,
+    pld_burst_fills: 17,
+    indirect_addr: 6,
+};
+
+/// A set of entries saved for a thread.
+#[derive(Clone, Debug)]
+struct Saved {
+    /// The hardware thread it was read on.
+    from: usize,
+    /// The ASID generation of the thread's space at the save.
+    generation: u64,
+    entries: Vec<TlbEntry>,
+}
+
+pub struct TlbMigration {
+    pub interface: Interface,
+    pub filter: Filter,
+    pub predict: Predict,
+    pub limit: u64,
+    pub costs: Costs,
+    save_base: u64,
+    pending: HashMap<ThreadId, Saved>,
+    c: Counters,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Counters {
+    migrations: u64,
+    saves: u64,
+    entries_read: u64,
+    entries_saved: u64,
+    filtered_invalid: u64,
+    filtered_other_asid: u64,
+    filtered_unused: u64,
+    filtered_predictor: u64,
+    dropped_limit: u64,
+    restores: u64,
+    entries_restored: u64,
+    returned_before_running: u64,
+    rollover_discards: u64,
+    save_cycles: u64,
+    restore_cycles: u64,
+    pld_fills: u64,
+    pld_fills_dropped: u64,
+}
+
+impl TlbMigration {
+    pub fn build(p: &Params, machine: &MachineConfig, _seed: u64) -> Result<Self, String> {
+        let interface = match p.choice(
+            "interface",
+            &["pld_direct", "pld_indirect", "v1", "v2", "v3", "v4"],
+        )? {
+            "pld_direct" => Interface::PldDirect,
+            "pld_indirect" => Interface::PldIndirect,
+            "v1" => Interface::V1,
+            "v2" => Interface::V2,
+            "v3" => Interface::V3,
+            _ => Interface::V4,
+        };
+        let filter = match p.choice("filter", &["none", "valid", "asid", "used"])? {
+            "none" => Filter::None,
+            "valid" => Filter::Valid,
+            "asid" => Filter::Asid,
+            _ => Filter::Used,
+        };
+        if interface.streams() && matches!(filter, Filter::None | Filter::Valid) {
+            return Err(format!(
+                "technique tlb_migration: parameter 'filter' expects asid or used with interface {} (its hardware streams the entries of one ASID, §5.2), found '{}'",
+                p.text("interface"),
+                p.text("filter")
+            ));
+        }
+        let predict = match p.choice("predict", &["none", "uses", "age"])? {
+            "none" => Predict::None,
+            "uses" => Predict::Uses(p.u64_in("min_uses", 1, u32::MAX as u64)? as u32),
+            _ => Predict::Age(p.u64_in("max_age", 1, u64::MAX)?),
+        };
+        let cpu = p.choice("cpu", &["auto", "a7", "gem5"])?;
+        let costs = match cpu {
+            "a7" => A7,
+            "gem5" => GEM5,
+            _ if machine.name.starts_with("gem5") => GEM5,
+            _ => A7,
+        };
+        let data = machine
+            .tlbs
+            .iter()
+            .filter(|t| t.kind != crate::tlb::TlbKind::Instr)
+            .max_by_key(|t| t.level)
+            .ok_or("technique tlb_migration: the machine has no data TLB to migrate")?;
+        let limit = p.u64("limit")?;
+        let limit = if limit == 0 {
+            data.entries as u64
+        } else {
+            limit
+        };
+        let mut save_base = p.u64("save_base")?;
+        if save_base == 0 {
+            save_base = machine.memory.bytes.saturating_sub(64 << 20);
+        }
+        if save_base % 4096 != 0 {
+            return Err(format!(
+                "technique tlb_migration: parameter 'save_base' expects a multiple of 4096, found '{}'",
+                p.text("save_base")
+            ));
+        }
+        Ok(TlbMigration {
+            interface,
+            filter,
+            predict,
+            limit,
+            costs,
+            save_base,
+            pending: HashMap::new(),
+            c: Counters::default(),
+        })
+    }
+
+    /// Whether the filters need the engine's use counts.
+    fn needs_use(&self) -> bool {
+        self.filter == Filter::Used || self.predict != Predict::None
+    }
+
+    /// The save area of `thread`: one 4 KiB page per thread (room for 256 entries of 12 bytes,
+    /// the largest layout: the seed's `task_struct` fields, §7).
+    fn area(&self, thread: ThreadId) -> u64 {
+        self.save_base + (thread.0 as u64 % 4096) * 4096
+    }
+
+    /// The TLB level the interface reads and writes on `core`: the last data level (the A7's
+    /// main TLB, §3.3: the micro TLBs cannot be read; gem5's data TLB, §5.2).
+    fn level(sys: &System, core: usize) -> Option<usize> {
+        sys.data_tlbs_of(core).last().copied()
+    }
+
+    /// Stores or loads `n` entries' bytes at the save area, word by word through `cpu`'s caches
+    /// (real simulated accesses). Returns the cycles.
+    fn move_words(
+        &self,
+        sys: &mut System,
+        cpu: usize,
+        thread: ThreadId,
+        n: u64,
+        write: bool,
+    ) -> u64 {
+        let words = (n * self.interface.bytes_per_entry()).div_ceil(4);
+        let base = self.area(thread);
+        let mut cycles = 0;
+        for w in 0..words {
+            cycles += self.costs.word + sys.kernel_access(cpu, base + w * 4, write);
+        }
+        cycles
+    }
+
+    /// Step 1-3 of §3.1 on hardware thread `from`: read, filter, store.
+    fn save(&mut self, sys: &mut System, thread: ThreadId, from: usize) -> Result<u64, SimError> {
+        let core = sys.core_of_cpu(from);
+        let Some(t) = Self::level(sys, core) else {
+            return Ok(0);
+        };
+        let (space, generation) = sys.space_and_generation(thread)?;
+        let asid = sys.spaces[space].asid;
+        let k = self.costs;
+        let now = sys.references_so_far();
+        let tlb = &sys.tlbs[t];
+        let capacity = tlb.capacity() as u64;
+        let mut kept: Vec<(usize, TlbEntry)> = Vec::new();
+        let mut cycles = k.fixed;
+        let mut valid = 0u64;
+        for (slot, e) in tlb.entries_with_slots() {
+            valid += 1;
+            let mine = !e.global && e.asid == asid;
+            if matches!(self.filter, Filter::Asid | Filter::Used) && !mine {
+                self.c.filtered_other_asid += 1;
+                continue;
+            }
+            let (uses, last) = tlb.uses_of(slot);
+            if self.filter == Filter::Used && uses == 0 {
+                self.c.filtered_unused += 1;
+                continue;
+            }
+            let carried = match self.predict {
+                Predict::None => true,
+                Predict::Uses(min) => uses >= min,
+                Predict::Age(max) => uses > 0 && now.saturating_sub(last) <= max,
+            };
+            if !carried {
+                self.c.filtered_predictor += 1;
+                continue;
+            }
+            kept.push((slot, e));
+        }
+        if self.filter != Filter::None {
+            self.c.filtered_invalid += capacity - valid;
+        }
+        if self.interface.streams() {
+            // §5.2: writing the ASID starts the stream; each entry is read from the data
+            // registers (v4: packed, 7 bytes of 8 per entry); zeroed registers end it.
+            let stored = (kept.len() as u64).min(self.limit);
+            let reads = if self.interface == Interface::V4 {
+                (stored * 7).div_ceil(4)
+            } else {
+                stored * 2
+            };
+            cycles += k.op_write + (reads + 2) * k.data_reg + stored * k.stream_loop;
+            self.c.entries_read += kept.len() as u64;
+        } else {
+            // Every slot is read (§3.1 step 1), then filtered in software.
+            let per_entry = k.op_write + self.interface.data_regs() * k.data_reg + k.read_loop;
+            cycles += capacity * (per_entry + self.filter.checks() * k.filter_check);
+            self.c.entries_read += capacity;
+        }
+        let mut entries: Vec<TlbEntry> = kept.iter().map(|&(_, e)| e).collect();
+        if self.filter == Filter::None {
+            // Invalid slots are stored too: as entries that restore nothing.
+            let invalid = capacity - valid;
+            entries.reserve(invalid as usize);
+            for _ in 0..invalid {
+                entries.push(TlbEntry::new(
+                    tlblab_types::Vpn(u64::MAX >> 12),
+                    tlblab_types::PageSize::Size4K,
+                    tlblab_types::Pfn(0),
+                    Asid(u16::MAX),
+                ));
+            }
+        }
+        if entries.len() as u64 > self.limit {
+            self.c.dropped_limit += entries.len() as u64 - self.limit;
+            entries.truncate(self.limit as usize);
+        }
+        // The saved entries count as read: a used bit starts over (§3.1, "accessed since the
+        // last migration").
+        if sys.tlbs[t].tracks_use() {
+            for &(slot, _) in &kept {
+                sys.tlbs[t].clear_uses(slot);
+            }
+        }
+        cycles += self.move_words(sys, from, thread, entries.len() as u64, true);
+        self.c.saves += 1;
+        self.c.entries_saved += entries.len() as u64;
+        self.c.save_cycles += cycles;
+        self.pending.insert(
+            thread,
+            Saved {
+                from,
+                generation,
+                entries,
+            },
+        );
+        Ok(cycles)
+    }
+
+    /// Step 4 of §3.1 on hardware thread `cpu`.
+    fn restore(
+        &mut self,
+        sys: &mut System,
+        cpu: usize,
+        thread: ThreadId,
+        saved: Saved,
+    ) -> Result<u64, SimError> {
+        let (space, generation) = sys.space_and_generation(thread)?;
+        if generation != saved.generation {
+            // §3.3: the space's ASID was reassigned by a rollover; the saved entries name an
+            // ASID that may now be another process's.
+            self.c.rollover_discards += 1;
+            return Ok(0);
+        }
+        let k = self.costs;
+        let core = sys.core_of_cpu(cpu);
+        let n = saved.entries.len() as u64;
+        let mut cycles = k.fixed;
+        let asid = sys.spaces[space].asid;
+        match self.interface {
+            Interface::PldDirect | Interface::PldIndirect => {
+                let mut pld = Pld::new(k);
+                let base = self.area(thread);
+                for (i, e) in saved.entries.iter().enumerate() {
+                    // The saved address, loaded (a load between preloads: §4.3).
+                    let addr = base + i as u64 * 4;
+                    pld.t += k.word + sys.kernel_access(cpu, addr, false) + k.stream_loop;
+                    pld.burst = 0;
+                    if e.vpn.0 == u64::MAX >> 12 {
+                        continue; // an invalid slot saved under filter=none
+                    }
+                    let va = VirtAddr(e.vpn.0 << e.size.shift());
+                    if self.interface == Interface::PldDirect {
+                        let mine = e.asid == asid;
+                        self.pld(sys, &mut pld, cpu, thread, va, true)?;
+                        if mine {
+                            self.c.entries_restored += 1;
+                        }
+                    } else {
+                        let desc = sys.descriptor_addresses(thread, va)?;
+                        if desc.len() < 2 {
+                            continue;
+                        }
+                        // Load the first-level descriptor, then preload the second-level one
+                        // (a kernel address, translated by the kernel's own mapping).
+                        pld.t += k.indirect_addr + k.word + sys.kernel_access(cpu, desc[0], false);
+                        pld.burst = 0;
+                        self.pld(
+                            sys,
+                            &mut pld,
+                            cpu,
+                            thread,
+                            VirtAddr(desc[desc.len() - 1]),
+                            false,
+                        )?;
+                        self.c.entries_restored += 1;
+                    }
+                }
+                cycles += pld.t;
+            }
+            Interface::V1 | Interface::V2 | Interface::V3 | Interface::V4 => {
+                cycles += self.move_words(sys, cpu, thread, n, false);
+                let writes = match self.interface {
+                    // Three data registers and the commit to the operation register (§5.2).
+                    Interface::V1 => n * (3 * k.data_reg + k.op_write),
+                    // The second data register's write commits (§5.2).
+                    Interface::V2 | Interface::V3 => n * 2 * k.data_reg,
+                    // The packed stream, ended by two zeroed data registers (§5.2, §6.2).
+                    _ => ((n * 7).div_ceil(4) + 2) * k.data_reg,
+                };
+                cycles += writes + n * k.stream_loop;
+                if let Some(t) = Self::level(sys, core) {
+                    let hw = sys.hw_thread_of(cpu);
+                    for e in &saved.entries {
+                        if e.vpn.0 == u64::MAX >> 12 {
+                            continue;
+                        }
+                        let mut e = *e;
+                        e.hw_thread = hw;
+                        sys.tlbs[t].insert(e);
+                        if sys.tlbs[t].tracks_use() {
+                            if let Some(slot) = sys.tlbs[t].slot_of(
+                                VirtAddr(e.vpn.0 << e.size.shift()),
+                                crate::tlb::Requester {
+                                    asid: e.asid,
+                                    vmid: e.vmid,
+                                    hw_thread: e.hw_thread,
+                                },
+                            ) {
+                                sys.tlbs[t].clear_uses(slot);
+                            }
+                        }
+                        if e.asid == asid && !e.global {
+                            self.c.entries_restored += 1;
+                        }
+                    }
+                }
+            }
+        }
+        self.c.restores += 1;
+        self.c.restore_cycles += cycles;
+        Ok(cycles)
+    }
+
+    /// One preload at time `pld.t` (`user`: a page of the thread, walked in the foreground; else
+    /// a kernel address whose translation is the kernel's, assumed held).
+    fn pld(
+        &mut self,
+        sys: &mut System,
+        pld: &mut Pld,
+        cpu: usize,
+        thread: ThreadId,
+        va: VirtAddr,
+        user: bool,
+    ) -> Result<(), SimError> {
+        let k = self.costs;
+        pld.t += k.pld_loop;
+        let pa = if user {
+            let (walk, pa) = sys.preload_translate(cpu, thread, va)?;
+            pld.t += walk;
+            // Preloaded entries start with no use (seed 000 §5.2's used bit).
+            let core = sys.core_of_cpu(cpu);
+            for t in sys.data_tlbs_of(core) {
+                if sys.tlbs[t].tracks_use() {
+                    let (space, _) = sys.space_and_generation(thread)?;
+                    let req = crate::tlb::Requester {
+                        asid: sys.spaces[space].asid,
+                        vmid: sys.spaces[space].vmid,
+                        hw_thread: sys.hw_thread_of(cpu),
+                    };
+                    if let Some(slot) = sys.tlbs[t].slot_of(va, req) {
+                        sys.tlbs[t].clear_uses(slot);
+                    }
+                }
+            }
+            pa
+        } else {
+            Some(va.0)
+        };
+        let Some(pa) = pa else {
+            return Ok(());
+        };
+        if pld.burst >= k.pld_burst_fills {
+            self.c.pld_fills_dropped += 1;
+            return Ok(());
+        }
+        // The fill waits for a free slot (Fig. 4.5), then holds it for the line's latency.
+        let slot = (0..k.pld_slots)
+            .min_by_key(|&i| pld.free[i])
+            .expect("at least one slot");
+        if pld.free[slot] > pld.t {
+            pld.t = pld.free[slot];
+        }
+        let line = pa & !63;
+        let lat = sys.kernel_access(cpu, line, false);
+        let extra = if lat >= sys.memory_latency() {
+            k.pld_fill_extra
+        } else {
+            0
+        };
+        pld.free[slot] = pld.t + lat + extra;
+        pld.burst += 1;
+        self.c.pld_fills += 1;
+        Ok(())
+    }
+}
+
+/// The timing state of a sequence of preloads: the clock, when each fill slot frees, and the
+/// fills started since the last other load.
+struct Pld {
+    t: u64,
+    free: [u64; 4],
+    burst: u64,
+}
+
+impl Pld {
+    fn new(k: Costs) -> Pld {
+        assert!(k.pld_slots >= 1 && k.pld_slots <= 4);
+        Pld {
+            t: 0,
+            free: [0; 4],
+            burst: 0,
+        }
+    }
+}
+
+/// Preloads `vas` back to back on hardware thread `cpu` for `thread` (Table A.2's benchmark:
+/// a loop of `pld` with nothing between), with the model's timing; returns the cycles. For
+/// the calibration check against Table A.2.
+pub fn pld_burst(
+    sys: &mut System,
+    costs: Costs,
+    cpu: usize,
+    thread: ThreadId,
+    vas: &[VirtAddr],
+) -> Result<u64, SimError> {
+    let mut m = TlbMigration {
+        interface: Interface::PldDirect,
+        filter: Filter::Asid,
+        predict: Predict::None,
+        limit: u64::MAX,
+        costs,
+        save_base: 0,
+        pending: HashMap::new(),
+        c: Counters::default(),
+    };
+    let mut pld = Pld::new(costs);
+    for &va in vas {
+        m.pld(sys, &mut pld, cpu, thread, va, true)?;
+    }
+    Ok(pld.t)
+}
+
+impl Technique for TlbMigration {
+    fn name(&self) -> &'static str {
+        "tlb_migration"
+    }
+
+    fn install(&mut self, sys: &mut System) -> Result<(), SimError> {
+        if self.needs_use() {
+            sys.track_tlb_use();
+        }
+        Ok(())
+    }
+
+    fn on_migrate(
+        &mut self,
+        sys: &mut System,
+        thread: ThreadId,
+        _space: usize,
+        from: usize,
+        to: usize,
+    ) -> Result<u64, SimError> {
+        self.c.migrations += 1;
+        if let Some(p) = self.pending.get(&thread) {
+            // It has not run since the last save: its entries are on `p.from`'s TLB still.
+            if p.from == to {
+                self.pending.remove(&thread);
+                self.c.returned_before_running += 1;
+            }
+            return Ok(0);
+        }
+        self.save(sys, thread, from)
+    }
+
+    fn on_switch_in(
+        &mut self,
+        sys: &mut System,
+        cpu: usize,
+        thread: ThreadId,
+    ) -> Result<u64, SimError> {
+        match self.pending.remove(&thread) {
+            Some(saved) if saved.from != cpu => self.restore(sys, cpu, thread, saved),
+            _ => Ok(0),
+        }
+    }
+
+    fn counters(&self) -> Vec<(String, u64)> {
+        let c = &self.c;
+        [
+            ("migrations", c.migrations),
+            ("saves", c.saves),
+            ("entries_read", c.entries_read),
+            ("entries_saved", c.entries_saved),
+            ("filtered_invalid", c.filtered_invalid),
+            ("filtered_other_asid", c.filtered_other_asid),
+            ("filtered_unused", c.filtered_unused),
+            ("filtered_predictor", c.filtered_predictor),
+            ("dropped_limit", c.dropped_limit),
+            ("restores", c.restores),
+            ("entries_restored", c.entries_restored),
+            ("returned_before_running", c.returned_before_running),
+            ("rollover_discards", c.rollover_discards),
+            ("save_cycles", c.save_cycles),
+            ("restore_cycles", c.restore_cycles),
+            ("pld_fills", c.pld_fills),
+            ("pld_fills_dropped", c.pld_fills_dropped),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+}

@@ -1,0 +1,402 @@
+//! TLB migration (seed 000): behaviour tests with closed-form answers.
+//!
+//! - with the ASID filter (and in v3/v4's hardware stream) an entry of another address space is
+//!   never restored; with `valid` it is (the filter is what keeps it out);
+//! - a restored entry hits on the destination's first access, for every interface that writes
+//!   the TLB (pld direct, v1-v4); pld indirect writes none but warms the descriptors;
+//! - the storage limit (§7) caps the entries carried;
+//! - an ASID rollover between save and restore discards the saved entries (§3.3);
+//! - a thread that migrates back before running restores nothing (§7);
+//! - the used filter (§5.2) and the selective-restore predictor (§9) carry only what was used;
+//! - a technique run without migrations counts exactly what a technique-free run counts.
+
+mod common;
+
+use common::{cache, machine, tlb};
+use tlblab_core::os::{OsConfig, SwitchPolicy};
+use tlblab_core::page_table::PageTableFormat;
+use tlblab_core::replacement::ReplacementKind;
+use tlblab_core::techniques;
+use tlblab_core::{MachineConfig, RunOptions, Stats, System};
+use tlblab_trace::record::NO_THREAD;
+use tlblab_trace::{Access, Event, Record, VecSource};
+use tlblab_types::{AccessKind, CoreId, ThreadId, VirtAddr};
+
+const BASE: u64 = 0x2000_0000;
+/// 17 pages: each page has its own second-level descriptor line (seed 000 §4.3's 68k stride).
+const STRIDE: u64 = 17 * 4096;
+
+/// `cores` cores, each with a 16-entry fully associative LRU data TLB, a private L1 and a shared
+/// L2: an ARMv7 machine like gem5-a7 (seed 000 Listing 6.1), smaller.
+fn machine_of(cores: usize) -> MachineConfig {
+    let mut t = tlb("DTB", 1, 16, 16, ReplacementKind::Lru);
+    t.kind = tlblab_core::tlb::TlbKind::Data;
+    let mut i = tlb("ITB", 1, 16, 16, ReplacementKind::Lru);
+    i.kind = tlblab_core::tlb::TlbKind::Instr;
+    let mut m = machine(PageTableFormat::Armv7Short, vec![i, t]);
+    m.cores = cores;
+    m.name = "gem5-test".into();
+    let l1 = cache("L1D", 1, 32 << 10, 2, 2);
+    let mut l2 = cache("L2", 2, 512 << 10, 8, 20);
+    l2.shared = true;
+    m.caches = vec![l1, l2];
+    m.memory.bytes = 1 << 30;
+    m.memory.latency = 90;
+    m
+}
+
+fn sys(cores: usize, asid_bits: u8, technique: Option<&str>) -> System {
+    let mut s = System::new(
+        machine_of(cores),
+        RunOptions {
+            os: OsConfig {
+                switch: SwitchPolicy::AsidTagged,
+                asid_bits,
+                ..OsConfig::default()
+            },
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
+    if let Some(t) = technique {
+        techniques::install(&mut s, &techniques::parse_spec(t).unwrap()).unwrap();
+    }
+    s
+}
+
+fn ev(e: Event) -> Record {
+    Record::Event(e)
+}
+
+fn load(thread: u32, va: u64) -> Record {
+    Record::Access(Access::new(
+        ThreadId(thread),
+        AccessKind::Load,
+        VirtAddr(va),
+        4,
+    ))
+}
+
+fn start(thread: u32, process: u32, core: u16) -> Vec<Record> {
+    vec![
+        ev(Event::ThreadStart {
+            thread: ThreadId(thread),
+            process,
+        }),
+        switch_in(thread, core),
+    ]
+}
+
+fn switch_in(thread: u32, core: u16) -> Record {
+    ev(Event::ContextSwitch {
+        core: CoreId(core),
+        from: NO_THREAD,
+        to: ThreadId(thread),
+    })
+}
+
+fn migrate(thread: u32, core: u16) -> Record {
+    ev(Event::Migrate {
+        thread: ThreadId(thread),
+        core: CoreId(core),
+    })
+}
+
+fn touch(thread: u32, pages: impl IntoIterator<Item = u64>) -> Vec<Record> {
+    pages
+        .into_iter()
+        .map(|p| load(thread, BASE + p * STRIDE + 64))
+        .collect()
+}
+
+fn phase(region: u32, body: Vec<Record>) -> Vec<Record> {
+    let mut v = vec![ev(Event::PhaseBegin { region })];
+    v.extend(body);
+    v.push(ev(Event::PhaseEnd { region }));
+    v
+}
+
+fn run(s: &mut System, records: Vec<Record>) -> Stats {
+    s.run(&mut VecSource::new(records)).unwrap();
+    s.stats()
+}
+
+fn counter(st: &Stats, name: &str) -> u64 {
+    st.technique.as_ref().unwrap().counters[name]
+}
+
+/// The misses of the last phase (the destination's first access).
+fn last_phase_misses(st: &Stats) -> u64 {
+    let dtb = st.tlb_levels.iter().position(|n| n == "DTB").unwrap();
+    st.phases.last().unwrap().stats.tlb[dtb].misses
+}
+
+/// Thread 0 touches `pages` pages on core 0, migrates to core 1, is switched in there and
+/// touches them again inside a phase.
+fn migrate_and_retouch(pages: u64, technique: Option<&str>) -> (System, Stats) {
+    let mut s = sys(2, 8, technique);
+    let mut r = start(0, 0, 0);
+    r.extend(touch(0, 0..pages));
+    r.push(migrate(0, 1));
+    r.push(switch_in(0, 1));
+    r.extend(phase(0, touch(0, 0..pages)));
+    let st = run(&mut s, r);
+    (s, st)
+}
+
+#[test]
+fn given_a_migration_when_entries_were_restored_then_the_destinations_first_accesses_all_hit() {
+    let (_, off) = migrate_and_retouch(8, None);
+    assert_eq!(
+        last_phase_misses(&off),
+        8,
+        "without migration every page misses"
+    );
+    for iface in ["pld_direct", "v1", "v2", "v3", "v4"] {
+        let (s, st) = migrate_and_retouch(8, Some(&format!("tlb_migration:interface={iface}")));
+        assert_eq!(
+            last_phase_misses(&st),
+            0,
+            "{iface}: a restored entry must hit"
+        );
+        assert_eq!(counter(&st, "entries_restored"), 8, "{iface}");
+        assert_eq!(counter(&st, "entries_saved"), 8, "{iface}");
+        assert!(counter(&st, "save_cycles") > 0 && counter(&st, "restore_cycles") > 0);
+        let dest = s.data_tlbs_of(1)[0];
+        assert_eq!(s.tlbs[dest].valid_count(), 8, "{iface}");
+    }
+    // pld indirect writes no entry: every page misses, but its walk finds the descriptor cached.
+    let (_, st) = migrate_and_retouch(8, Some("tlb_migration:interface=pld_indirect"));
+    assert_eq!(last_phase_misses(&st), 8);
+    let cold = off.phases.last().unwrap().stats.walk_refs_by_source.clone();
+    let warm = st.phases.last().unwrap().stats.walk_refs_by_source.clone();
+    // Walk references served by the destination's L1 (the sources are L1D, L2, memory): all
+    // 16 (two per page) after the indirect restore, fewer cold.
+    assert_eq!(warm[0], 16, "indirect: {warm:?}");
+    assert!(cold[0] < 16, "cold: {cold:?}");
+}
+
+/// Threads 0 (process 0) and 1 (process 1) share core 0, each touching its own pages; then
+/// thread 0 migrates to core 1.
+fn two_processes_then_migrate(technique: &str) -> (System, Stats) {
+    let mut s = sys(2, 8, Some(technique));
+    let mut r = start(0, 0, 0);
+    r.extend(touch(0, 0..5));
+    r.push(ev(Event::ThreadStart {
+        thread: ThreadId(1),
+        process: 1,
+    }));
+    r.push(switch_in(1, 0));
+    r.extend(touch(1, 100..106));
+    r.push(switch_in(0, 0));
+    r.push(migrate(0, 1));
+    r.push(switch_in(0, 1));
+    let st = run(&mut s, r);
+    (s, st)
+}
+
+#[test]
+fn given_another_address_spaces_entries_when_the_filter_is_asid_then_none_is_restored() {
+    for spec in [
+        "tlb_migration:interface=pld_direct",
+        "tlb_migration:interface=v1",
+        "tlb_migration:interface=v2,filter=asid",
+        "tlb_migration:interface=v3",
+        "tlb_migration:interface=v4",
+        "tlb_migration:interface=v4,filter=used",
+    ] {
+        let (s, st) = two_processes_then_migrate(spec);
+        let asid0 = s.spaces[0].asid;
+        let dest = s.data_tlbs_of(1)[0];
+        let entries: Vec<_> = s.tlbs[dest].entries().collect();
+        assert_eq!(entries.len(), 5, "{spec}: {entries:?}");
+        assert!(entries.iter().all(|e| e.asid == asid0), "{spec}");
+        assert_eq!(counter(&st, "entries_saved"), 5, "{spec}");
+        if !spec.contains("v3") && !spec.contains("v4") {
+            assert_eq!(counter(&st, "filtered_other_asid"), 6, "{spec}");
+            assert_eq!(counter(&st, "filtered_invalid"), 16 - 11, "{spec}");
+        }
+    }
+    // Only the filter keeps them out: `valid` carries all 11 (v2 writes each with its own ASID).
+    let (s, st) = two_processes_then_migrate("tlb_migration:interface=v2,filter=valid");
+    let dest = s.data_tlbs_of(1)[0];
+    assert_eq!(s.tlbs[dest].valid_count(), 11);
+    assert_eq!(counter(&st, "entries_saved"), 11);
+    // `none` stores every slot, the 5 invalid ones too, and restores the 11 valid.
+    let (s, st) = two_processes_then_migrate("tlb_migration:interface=v1,filter=none");
+    assert_eq!(counter(&st, "entries_saved"), 16);
+    assert_eq!(s.tlbs[s.data_tlbs_of(1)[0]].valid_count(), 11);
+}
+
+#[test]
+fn given_a_storage_limit_when_more_entries_pass_the_filter_then_only_limit_are_carried() {
+    for iface in ["pld_direct", "v2", "v4"] {
+        let (_, st) =
+            migrate_and_retouch(8, Some(&format!("tlb_migration:interface={iface},limit=3")));
+        assert_eq!(counter(&st, "entries_saved"), 3, "{iface}");
+        assert_eq!(counter(&st, "dropped_limit"), 5, "{iface}");
+        assert_eq!(counter(&st, "entries_restored"), 3, "{iface}");
+        assert_eq!(last_phase_misses(&st), 5, "{iface}");
+    }
+    // The default limit is the TLB's size (§7): nothing dropped.
+    let (_, st) = migrate_and_retouch(16, Some("tlb_migration:interface=v4"));
+    assert_eq!(counter(&st, "dropped_limit"), 0);
+    assert_eq!(counter(&st, "entries_saved"), 16);
+}
+
+#[test]
+fn given_an_asid_rollover_between_save_and_restore_then_the_saved_entries_are_discarded() {
+    // 2-bit ASIDs: three per generation. Thread 0 (process 0) migrates to core 1; before it
+    // runs there, threads of processes 1-3 run on core 1, and the third needs a fourth ASID.
+    let records = |rollover: bool| {
+        let mut r = start(0, 0, 0);
+        r.extend(touch(0, 0..6));
+        r.push(migrate(0, 1));
+        let others: &[u32] = if rollover { &[1, 2, 3] } else { &[1] };
+        for &t in others {
+            r.push(ev(Event::ThreadStart {
+                thread: ThreadId(t),
+                process: t,
+            }));
+            r.push(switch_in(t, 1));
+            r.extend(touch(t, [200 + t as u64]));
+        }
+        r.push(switch_in(0, 1));
+        r.extend(phase(0, touch(0, 0..6)));
+        r
+    };
+    let mut s = sys(2, 2, Some("tlb_migration:interface=v4"));
+    let st = run(&mut s, records(true));
+    assert_eq!(st.os.asid_rollovers, 1);
+    assert_eq!(counter(&st, "rollover_discards"), 1);
+    assert_eq!(counter(&st, "entries_restored"), 0);
+    assert_eq!(last_phase_misses(&st), 6);
+    // The same without the rollover restores all six.
+    let mut s = sys(2, 2, Some("tlb_migration:interface=v4"));
+    let st = run(&mut s, records(false));
+    assert_eq!(st.os.asid_rollovers, 0);
+    assert_eq!(counter(&st, "rollover_discards"), 0);
+    assert_eq!(last_phase_misses(&st), 0);
+}
+
+#[test]
+fn given_a_thread_that_migrates_back_before_running_then_nothing_is_restored() {
+    let mut s = sys(3, 8, Some("tlb_migration:interface=v2"));
+    let mut r = start(0, 0, 0);
+    r.extend(touch(0, 0..4));
+    r.push(migrate(0, 1));
+    r.push(migrate(0, 0));
+    r.push(switch_in(0, 0));
+    r.extend(phase(0, touch(0, 0..4)));
+    let st = run(&mut s, r);
+    assert_eq!(counter(&st, "saves"), 1);
+    assert_eq!(counter(&st, "returned_before_running"), 1);
+    assert_eq!(counter(&st, "restores"), 0);
+    assert_eq!(
+        last_phase_misses(&st),
+        0,
+        "its entries were still on core 0"
+    );
+    // Migrating on (0 -> 1 -> 2) before running keeps the set read on core 0.
+    let mut s = sys(3, 8, Some("tlb_migration:interface=v2"));
+    let mut r = start(0, 0, 0);
+    r.extend(touch(0, 0..4));
+    r.push(migrate(0, 1));
+    r.push(migrate(0, 2));
+    r.push(switch_in(0, 2));
+    r.extend(phase(0, touch(0, 0..4)));
+    let st = run(&mut s, r);
+    assert_eq!(counter(&st, "saves"), 1);
+    assert_eq!(counter(&st, "restores"), 1);
+    assert_eq!(last_phase_misses(&st), 0);
+}
+
+#[test]
+fn given_entries_restored_but_not_used_when_the_thread_migrates_again_then_used_carries_only_the_used(
+) {
+    // 8 pages on core 0; on core 1 (all 8 restored) only pages 0-2 are touched; then core 2.
+    let records = || {
+        let mut r = start(0, 0, 0);
+        r.extend(touch(0, 0..8));
+        r.push(migrate(0, 1));
+        r.push(switch_in(0, 1));
+        r.extend(touch(0, 0..3));
+        r.push(migrate(0, 2));
+        r.push(switch_in(0, 2));
+        r
+    };
+    let mut s = sys(3, 8, Some("tlb_migration:interface=v4,filter=used"));
+    let st = run(&mut s, records());
+    assert_eq!(counter(&st, "entries_saved"), 8 + 3);
+    assert_eq!(counter(&st, "filtered_unused"), 5);
+    assert_eq!(s.tlbs[s.data_tlbs_of(2)[0]].valid_count(), 3);
+    let mut s = sys(3, 8, Some("tlb_migration:interface=v4,filter=asid"));
+    let st = run(&mut s, records());
+    assert_eq!(counter(&st, "entries_saved"), 8 + 8);
+}
+
+#[test]
+fn given_the_uses_predictor_then_only_entries_used_often_enough_are_carried() {
+    // Pages 0-3 touched three times, pages 4-9 once, then a migration.
+    let mut s = sys(
+        2,
+        8,
+        Some("tlb_migration:interface=v4,predict=uses,min_uses=2"),
+    );
+    let mut r = start(0, 0, 0);
+    for _ in 0..3 {
+        r.extend(touch(0, 0..4));
+    }
+    r.extend(touch(0, 4..10));
+    r.push(migrate(0, 1));
+    r.push(switch_in(0, 1));
+    let st = run(&mut s, r);
+    assert_eq!(counter(&st, "entries_saved"), 4);
+    assert_eq!(counter(&st, "filtered_predictor"), 6);
+    // Age: only the six touched last are within 6 references of the migration.
+    let mut s = sys(
+        2,
+        8,
+        Some("tlb_migration:interface=v4,predict=age,max_age=6"),
+    );
+    let mut r = start(0, 0, 0);
+    r.extend(touch(0, 0..10));
+    r.push(migrate(0, 1));
+    r.push(switch_in(0, 1));
+    let st = run(&mut s, r);
+    assert_eq!(counter(&st, "entries_saved"), 6, "{:?}", st.technique);
+}
+
+#[test]
+fn given_no_migration_then_a_technique_run_counts_what_a_technique_free_run_counts() {
+    let mut r = start(0, 0, 0);
+    for round in 0..4 {
+        r.extend(touch(0, (0..24).map(|p| (p * 7 + round) % 24)));
+    }
+    r.extend(start(1, 1, 1));
+    r.extend(touch(1, 0..30));
+    let off = run(&mut sys(2, 8, None), r.clone());
+    for spec in [
+        "tlb_migration:interface=pld_direct",
+        "tlb_migration:interface=v4,filter=used",
+        "tlb_migration:interface=v4,predict=uses",
+    ] {
+        let on = run(&mut sys(2, 8, Some(spec)), r.clone());
+        assert_eq!(on.total, off.total, "{spec}");
+        assert_eq!(on.cycles, off.cycles, "{spec}");
+    }
+}
+
+#[test]
+fn bad_parameters_name_the_parameter() {
+    let m = machine_of(2);
+    let e = |t: &str| {
+        techniques::build(&techniques::parse_spec(t).unwrap(), &m, 0)
+            .err()
+            .unwrap()
+    };
+    assert!(e("tlb_migration:interface=v5").contains("'interface' expects one of"));
+    assert!(e("tlb_migration:interface=v4,filter=valid").contains("'filter' expects asid or used"));
+    assert!(e("tlb_migration:save_base=12").contains("'save_base'"));
+    assert!(e("tlb_migration:predict=lru").contains("'predict'"));
+}

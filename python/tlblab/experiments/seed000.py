@@ -1,0 +1,175 @@
+"""Seed 000 (Landsberg 2018, TLB migration): the experiments behind its reproductions.
+
+Each function returns {row key: our value} for `python/tlblab/reproductions/000/<id>.toml`.
+The 4k/68k benchmarks (§4.3, §6) run `migration_4k`/`migration_68k` with and without the
+`tlb_migration` technique: cold access is the `first_access` phase, migrated access the
+`second_access` phase of the run with the technique, save and restore the technique's cycles per
+migration (its counters), and the overall speedup cold - migrated - save - restore (§4.3). The
+Linux runs (§8) use `rr_migration`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import tlblab
+
+A7 = "cortex-a7"
+GEM5 = "gem5-a7"
+# Listing 6.1: 900 MHz; Tables A.11-A.17 are in ns.
+NS_PER_CYCLE = 1000.0 / 900.0
+PAGES_A7 = (1, 2, 3, 4, 5, 6, 7, 8, 16, 17, 18, 32, 64)
+PAGES_GEM5 = (1, 2, 3, 4, 5, 6, 7, 8, 16, 21, 32, 64)
+STRIDE = {"4k": 4096, "68k": 69632}
+
+
+def _iterations(quick: bool) -> int:
+    # Every iteration is the same up to the caches' random replacement; the seed took medians of
+    # 2500 runs, the simulator needs few.
+    return 3 if quick else 8
+
+
+def _mean(xs) -> float:
+    xs = list(xs)
+    return sum(xs) / len(xs)
+
+
+@lru_cache(maxsize=None)
+def bench(machine: str, bench_name: str, pages: int, interface: str | None, iterations: int) -> dict[str, float]:
+    """One benchmark run: {cold, migrated, save, restore} in cycles (means per iteration)."""
+    workload = f"migration_{bench_name}:pages={pages},iterations={iterations}"
+    technique = f"tlb_migration:interface={interface}" if interface else None
+    r = tlblab.simulate(machine, workload, technique=technique)
+    ph = r.phase_frame()
+    out = {
+        "cold": _mean(ph[ph["name"] == "first_access"]["cycles"]),
+        "migrated": _mean(ph[ph["name"] == "second_access"]["cycles"]),
+        "save": 0.0,
+        "restore": 0.0,
+    }
+    if interface:
+        c = r.technique["counters"]
+        out["save"] = c["save_cycles"] / max(c["saves"], 1)
+        out["restore"] = c["restore_cycles"] / max(c["restores"], 1)
+    return out
+
+
+def _table(machine: str, bench_name: str, interface: str, pages, quick: bool, scale: float = 1.0) -> dict[str, float]:
+    out: dict[str, float] = {}
+    it = _iterations(quick)
+    for p in pages:
+        on = bench(machine, bench_name, p, interface, it)
+        off = bench(machine, bench_name, p, None, it)
+        out[f"cold/p{p}"] = off["cold"] * scale
+        out[f"migrated/p{p}"] = on["migrated"] * scale
+        out[f"restore/p{p}"] = on["restore"] * scale
+        out[f"save/p{p}"] = on["save"] * scale
+        # Ours only: the second access without the technique (as cold as the first).
+        out[f"unmigrated/p{p}"] = off["migrated"] * scale
+    return out
+
+
+def _speedup(t: dict[str, float], p: int) -> float:
+    return t[f"cold/p{p}"] - t[f"migrated/p{p}"] - t[f"save/p{p}"] - t[f"restore/p{p}"]
+
+
+def a3(quick: bool) -> dict[str, float]:
+    """Table A.3: the 4k-benchmark, pld direct, on the Cortex-A7 (cycles)."""
+    return _table(A7, "4k", "pld_direct", PAGES_A7, quick)
+
+
+def a4(quick: bool) -> dict[str, float]:
+    """Table A.4: the 68k-benchmark, pld direct, on the Cortex-A7 (cycles)."""
+    return _table(A7, "68k", "pld_direct", PAGES_A7, quick)
+
+
+def a5(quick: bool) -> dict[str, float]:
+    """Table A.5: the 4k-benchmark, pld indirect, on the Cortex-A7 (cycles)."""
+    return _table(A7, "4k", "pld_indirect", PAGES_A7, quick)
+
+
+def a6(quick: bool) -> dict[str, float]:
+    """Table A.6: the 68k-benchmark, pld indirect, on the Cortex-A7 (cycles)."""
+    return _table(A7, "68k", "pld_indirect", PAGES_A7, quick)
+
+
+def a7(quick: bool) -> dict[str, float]:
+    """Table A.7: the overall speedup of Tables A.3-A.6 (cycles)."""
+    out: dict[str, float] = {}
+    for key, t in (("direct4k", a3(quick)), ("direct68k", a4(quick)), ("indirect4k", a5(quick)), ("indirect68k", a6(quick))):
+        for p in PAGES_A7:
+            out[f"{key}/p{p}"] = _speedup(t, p)
+    return out
+
+
+def _gem5(version: int, quick: bool) -> dict[str, float]:
+    return _table(GEM5, "68k", f"v{version}", PAGES_GEM5, quick, NS_PER_CYCLE)
+
+
+def a11(quick: bool) -> dict[str, float]:
+    """Table A.11: gem5, interface v1 (ns)."""
+    return _gem5(1, quick)
+
+
+def a12(quick: bool) -> dict[str, float]:
+    """Table A.12: gem5, interface v2 (ns)."""
+    return _gem5(2, quick)
+
+
+def a13(quick: bool) -> dict[str, float]:
+    """Table A.13: gem5, interface v3 (ns)."""
+    return _gem5(3, quick)
+
+
+def a14(quick: bool) -> dict[str, float]:
+    """Table A.14: gem5, interface v4 (ns)."""
+    return _gem5(4, quick)
+
+
+def interfaces(quick: bool) -> dict[str, float]:
+    """§5.2/§6.2: save + restore per migration of each interface at 1, 32 and 64 pages (ns)."""
+    out: dict[str, float] = {}
+    for v in (1, 2, 3, 4):
+        t = _gem5(v, quick)
+        for p in (1, 32, 64):
+            out[f"v{v}/p{p}"] = t[f"save/p{p}"] + t[f"restore/p{p}"]
+    return out
+
+
+def a15(quick: bool) -> dict[str, float]:
+    """Table A.15: the overall speedup with v4 (ns)."""
+    t = a14(quick)
+    return {f"speedup/p{p}": _speedup(t, p) for p in PAGES_GEM5}
+
+
+@lru_cache(maxsize=None)
+def _rr(pages: int, visits: int, interface: str | None, iterations: int):
+    workload = f"rr_migration:pages={pages},visits={visits},cores=4,iterations={iterations}"
+    technique = f"tlb_migration:interface={interface}" if interface else None
+    return tlblab.simulate(GEM5, workload, technique=technique)
+
+
+def a16(quick: bool) -> dict[str, float]:
+    """Table A.16: one page, four cores visited twice; each run's access time (ns)."""
+    it = _iterations(quick)
+    out: dict[str, float] = {}
+    for key, iface in (("nomig", None), ("mig", "v4")):
+        ph = _rr(1, 2, iface, it).phase_frame()
+        runs = ph[ph["name"] == "run"].reset_index(drop=True)
+        for r in range(8):
+            out[f"{key}/run{r + 1}"] = _mean(runs["cycles"][r::8]) * NS_PER_CYCLE
+    return out
+
+
+def a17(quick: bool) -> dict[str, float]:
+    """Table A.17: N pages on four cores back to back; the process's time with and without TLB
+    migration per iteration, and the delta (ns)."""
+    it = _iterations(quick)
+    out: dict[str, float] = {}
+    for p in (1, 8, 16, 24, 32, 40, 48, 56, 64):
+        no = _rr(p, 1, None, it).stats["cycles"] / it * NS_PER_CYCLE
+        mi = _rr(p, 1, "v4", it).stats["cycles"] / it * NS_PER_CYCLE
+        out[f"nomig/p{p}"] = no
+        out[f"mig/p{p}"] = mi
+        out[f"delta/p{p}"] = no - mi
+    return out

