@@ -17,8 +17,9 @@
 //! deterministic (draw randomness from a `SplitMix64` seeded from `RunOptions::seed`).
 
 use super::{SimError, System};
+use crate::page_table::{Leaf, WalkPath};
 use tlblab_trace::{Event, Record};
-use tlblab_types::ThreadId;
+use tlblab_types::{PhysAddr, ThreadId, VirtAddr};
 
 pub trait Technique: Send {
     /// The catalog name (`tlblab techniques`).
@@ -97,6 +98,22 @@ pub trait Technique: Send {
     fn lanes_allowed(&self) -> bool {
         false
     }
+
+    /// Whether the technique runs work of its own on hardware threads the records do not use
+    /// (a helper thread, seed 001 §4; stressors, §5.3): the engine then calls `run_companion`
+    /// before each access it simulates. Read once, at install.
+    fn has_companion(&self) -> bool {
+        false
+    }
+
+    /// The companion's work up to time `until` (the clock of the hardware thread whose access
+    /// runs next on the timeline): it runs while its own hardware threads' clocks are behind
+    /// `until`, through the engine's operations (`System::access`, `read_page_table_line`,
+    /// `charge`), so that its loads reach the shared caches in time order with the records'.
+    /// Called on the general path only (a technique with a companion takes no lane).
+    fn run_companion(&mut self, _sys: &mut System, _until: u64) -> Result<(), SimError> {
+        Ok(())
+    }
 }
 
 impl System {
@@ -105,6 +122,7 @@ impl System {
     pub fn install_technique(&mut self, mut technique: Box<dyn Technique>) -> Result<(), SimError> {
         technique.install(self)?;
         self.lanes_allowed = technique.lanes_allowed();
+        self.companion = technique.has_companion();
         self.technique = Some(technique);
         Ok(())
     }
@@ -132,5 +150,106 @@ impl System {
         let r = f(t.as_mut(), self);
         self.technique = Some(t);
         r
+    }
+}
+
+/// Operations for techniques that run work of their own (`Technique::run_companion`). None of
+/// them is on the per-access path of a run without a technique.
+impl System {
+    /// The page-table entries a software walk of `va` in address space `space` reads, root
+    /// first, as the table's own (guest-)physical addresses, and the leaf if `va` is mapped;
+    /// the path ends at the first invalid entry when it is not (`len` then counts it). No
+    /// page-walk cache, TLB or cache is touched: this is where the entries are, not a load.
+    pub fn page_table_path(&self, space: usize, va: VirtAddr) -> (WalkPath, Option<Leaf>) {
+        let mut path = WalkPath::default();
+        let leaf = self.spaces[space].pt.walk_from(va, 0, 0, &mut path);
+        (path, leaf)
+    }
+
+    /// Reads the page-table entry at `pa` as data through the data-cache path of hardware
+    /// thread `cpu`'s core, with no TLB lookup or fill and no walk: what seed 001's kernel-level
+    /// PT-Baker system call does (§4.3, Alg. 3: the kernel dereferences the entries through
+    /// its direct map). Under virtualization `pa` is guest-physical and the guest kernel's
+    /// direct map is taken to be TLB-resident (huge pages): it becomes host-physical at no
+    /// cost, or None when the host has not mapped that guest frame yet. Counts the cache
+    /// levels' accesses on `cpu` (not as a reference, a walk or a walk reference) and advances
+    /// its clock. Returns (cycles, source index: a cache level, or `Stats::sources`' last,
+    /// memory).
+    pub fn read_page_table_line(&mut self, cpu: usize, pa: PhysAddr) -> Option<(u64, usize)> {
+        let addr = match &self.host {
+            None => pa.0,
+            Some(h) => {
+                let leaf = h.pt.translate(VirtAddr(pa.0))?;
+                leaf.pfn.base().0 + (pa.0 & (leaf.size.bytes() - 1))
+            }
+        };
+        let core_i = self.cpus[cpu].core;
+        let (lat, src) = Self::load(
+            &mut self.caches,
+            &self.cores[core_i].dcache,
+            &mut self.cpu_stats[cpu],
+            addr,
+            false,
+            self.mem_source,
+            self.mem_latency,
+        );
+        self.cpu_stats[cpu].cycles += lat;
+        self.cpus[cpu].clock += lat;
+        Some((lat, src))
+    }
+
+    /// Charges `cycles` of a technique's own work (a loop's instructions, NOPs) to hardware
+    /// thread `cpu`: its clock and its counted cycles advance.
+    pub fn charge_busy(&mut self, cpu: usize, cycles: u64) {
+        self.cpu_stats[cpu].cycles += cycles;
+        self.cpus[cpu].clock += cycles;
+    }
+
+    /// Hardware thread `cpu` idles (sleeps) until time `t`: its clock advances, no cycles are
+    /// counted as work.
+    pub fn idle_until(&mut self, cpu: usize, t: u64) {
+        let c = &mut self.cpus[cpu].clock;
+        *c = (*c).max(t);
+    }
+
+    /// Takes back `cycles` of the reference hardware thread `cpu` just ran: the part that
+    /// overlapped its later work (a non-blocking prefetch, an access among many in flight).
+    /// At most what the clock holds beyond 0.
+    pub fn overlap_last(&mut self, cpu: usize, cycles: u64) {
+        let c = cycles
+            .min(self.cpus[cpu].clock)
+            .min(self.cpu_stats[cpu].cycles);
+        self.cpus[cpu].clock -= c;
+        self.cpu_stats[cpu].cycles -= c;
+    }
+
+    /// Whether `va` is mapped in address space `space` (a walk of it would find a leaf).
+    pub fn is_mapped(&self, space: usize, va: VirtAddr) -> bool {
+        va.0 < self.va_limit && self.spaces[space].pt.translate(va).is_some()
+    }
+
+    /// The address space software thread `thread` runs in, if it is known.
+    pub fn space_of(&self, thread: ThreadId) -> Option<usize> {
+        match self.threads.get(thread.0 as usize) {
+            Some(Some(st)) => Some(st.space),
+            _ => None,
+        }
+    }
+
+    /// The names of the regions the source's `Region` and phase events refer to.
+    pub fn region_names(&self) -> &[String] {
+        &self.region_names
+    }
+
+    /// The core of hardware thread `cpu`.
+    pub fn core_of(&self, cpu: usize) -> usize {
+        self.cpus[cpu].core
+    }
+
+    /// Whether cores `a` and `b` share an instance of some cache level (`cache_level` with its
+    /// name), i.e. lines one loads can serve the other.
+    pub fn cores_share_cache(&self, a: usize, b: usize) -> bool {
+        let (pa, pb) = (&self.cores[a].dcache, &self.cores[b].dcache);
+        pa.iter().any(|x| pb.iter().any(|y| x.cache == y.cache))
     }
 }
