@@ -51,8 +51,8 @@ fn zen3_like(cores: usize, l3_group: usize) -> MachineConfig {
     l1.kind = TlbKind::Data;
     l1.latency = 0;
     l1.tags = tags;
+    // Unified, so that the machine translates instruction references too (none come here).
     let mut l2 = tlb("L2D", 2, 2048, 16, ReplacementKind::Lru);
-    l2.kind = TlbKind::Data;
     l2.latency = 7;
     l2.tags = tags;
     l2.page_sizes = vec![PageSize::Size4K, PageSize::Size2M];
@@ -133,7 +133,12 @@ fn app(pages: u64, accesses: u64, seed: u64) -> Vec<Record> {
     out
 }
 
-fn run(cfg: MachineConfig, options: RunOptions, technique: Option<&str>, records: &[Record]) -> System {
+fn run(
+    cfg: MachineConfig,
+    options: RunOptions,
+    technique: Option<&str>,
+    records: &[Record],
+) -> System {
     let mut sys = System::new(cfg, options).unwrap();
     if let Some(t) = technique {
         techniques::install(&mut sys, &techniques::parse_spec(t).unwrap()).unwrap();
@@ -153,21 +158,41 @@ fn counter(sys: &System, name: &str) -> u64 {
 #[test]
 fn given_a_kernel_mode_helper_when_it_sweeps_then_no_tlb_is_looked_up_or_filled_on_its_core() {
     let records = app(8192, 100_000, 1);
-    let sys = run(zen3_like(2, 0), RunOptions::default(), Some("pt_baker:mode=kernel,stride=8"), &records);
+    let sys = run(
+        zen3_like(2, 0),
+        RunOptions::default(),
+        Some("pt_baker:mode=kernel,stride=8"),
+        &records,
+    );
     assert!(counter(&sys, "sweeps") >= 1, "the helper swept the range");
     assert!(counter(&sys, "pte_reads") > 1024);
     let stats = sys.stats();
     let helper = &stats.threads[&pt_baker::HELPER_THREAD.0];
     assert_eq!(helper.references, 0);
     assert_eq!(helper.walks, 0);
-    assert!(helper.tlb.iter().all(|l| l.accesses == 0 && l.hits == 0 && l.misses == 0));
+    assert!(helper
+        .tlb
+        .iter()
+        .all(|l| l.accesses == 0 && l.hits == 0 && l.misses == 0));
     for t in sys.data_tlbs_of(1) {
-        assert_eq!(sys.tlbs[t].entries().count(), 0, "the helper's core holds no translation");
+        assert_eq!(
+            sys.tlbs[t].entries().count(),
+            0,
+            "the helper's core holds no translation"
+        );
     }
     // The control: a user-mode helper (loads) walks and fills its core's TLBs.
-    let user = run(zen3_like(2, 0), RunOptions::default(), Some("pt_baker:mode=user,stride=8"), &records);
+    let user = run(
+        zen3_like(2, 0),
+        RunOptions::default(),
+        Some("pt_baker:mode=user,stride=8"),
+        &records,
+    );
     assert!(user.stats().threads[&pt_baker::HELPER_THREAD.0].walks > 0);
-    assert!(user.data_tlbs_of(1).iter().any(|&t| user.tlbs[t].entries().count() > 0));
+    assert!(user
+        .data_tlbs_of(1)
+        .iter()
+        .any(|&t| user.tlbs[t].entries().count() > 0));
 }
 
 #[test]
@@ -175,25 +200,42 @@ fn given_a_helper_on_another_ccx_then_no_walk_reference_of_the_application_chang
     let records = app(16384, 60_000, 2);
     // Two CCXs of one core each: the helper's L3 is not the application's.
     let base = app_stats(&run(zen3_like(2, 1), RunOptions::default(), None, &records));
-    assert!(base.walk_refs_by_source.iter().rev().next().copied().unwrap() > 0);
+    assert!(
+        base.walk_refs_by_source
+            .iter()
+            .rev()
+            .next()
+            .copied()
+            .unwrap()
+            > 0
+    );
     for mode in ["kernel", "user", "prefetch"] {
         let t = format!("pt_baker:mode={mode},place=other_ccx");
         let sys = run(zen3_like(2, 1), RunOptions::default(), Some(&t), &records);
         assert_eq!(counter(&sys, "helper_cpu"), 1);
-        assert!(counter(&sys, "sweeps") >= 1, "{mode}: the helper swept the range");
+        assert!(
+            counter(&sys, "sweeps") >= 1,
+            "{mode}: the helper swept the range"
+        );
         let with = app_stats(&sys);
         assert_eq!(with.walk_refs_by_source, base.walk_refs_by_source, "{mode}");
         assert_eq!(with.data_by_source, base.data_by_source, "{mode}");
         assert_eq!(with.cycles, base.cycles, "{mode}");
     }
     // The control: on the same CCX the kernel-mode helper does change them.
-    let same = app_stats(&run(zen3_like(2, 0), RunOptions::default(), Some("pt_baker:mode=kernel"), &records));
+    let same = app_stats(&run(
+        zen3_like(2, 0),
+        RunOptions::default(),
+        Some("pt_baker:mode=kernel"),
+        &records,
+    ));
     let base_same = app_stats(&run(zen3_like(2, 0), RunOptions::default(), None, &records));
     assert_ne!(same.walk_refs_by_source, base_same.walk_refs_by_source);
 }
 
 #[test]
-fn given_data_accesses_off_when_the_helper_has_swept_a_range_that_fits_the_l3_then_no_walk_of_it_goes_to_memory() {
+fn given_data_accesses_off_when_the_helper_has_swept_a_range_that_fits_the_l3_then_no_walk_of_it_goes_to_memory(
+) {
     // 64 MiB: 16,384 pages, their leaf PTEs 128 KiB (2,048 lines), far below the 32 MiB L3.
     let pages = 16384;
     let mut before = vec![region(pages)];
@@ -210,7 +252,9 @@ fn given_data_accesses_off_when_the_helper_has_swept_a_range_that_fits_the_l3_th
         before.push(load(other + (i % 4096) * 4096));
     }
     let mut rng = SplitMix64::new(3);
-    let after: Vec<Record> = (0..20_000).map(|_| load(BASE + rng.below(pages) * 4096)).collect();
+    let after: Vec<Record> = (0..20_000)
+        .map(|_| load(BASE + rng.below(pages) * 4096))
+        .collect();
     let options = RunOptions {
         data_accesses: false,
         ..RunOptions::default()
@@ -231,7 +275,10 @@ fn given_data_accesses_off_when_the_helper_has_swept_a_range_that_fits_the_l3_th
         let m = a.walk_refs_by_source.len() - 1;
         b.walk_refs_by_source[m] - a.walk_refs_by_source[m]
     };
-    assert!(memory_walk_refs(None) > 1000, "without the helper the flushed lines come from memory");
+    assert!(
+        memory_walk_refs(None) > 1000,
+        "without the helper the flushed lines come from memory"
+    );
     assert_eq!(memory_walk_refs(Some("pt_baker:mode=kernel,stride=8")), 0);
 }
 
@@ -239,7 +286,13 @@ fn given_data_accesses_off_when_the_helper_has_swept_a_range_that_fits_the_l3_th
 fn given_mode_none_without_pressure_then_the_run_is_the_technique_free_one() {
     let records = app(4096, 30_000, 4);
     let base = run(zen3_like(2, 0), RunOptions::default(), None, &records).stats();
-    let none = run(zen3_like(2, 0), RunOptions::default(), Some("pt_baker:mode=none"), &records).stats();
+    let none = run(
+        zen3_like(2, 0),
+        RunOptions::default(),
+        Some("pt_baker:mode=none"),
+        &records,
+    )
+    .stats();
     assert_eq!(none.total, base.total);
     assert_eq!(none.threads, base.threads);
     assert_eq!(none.cycles, base.cycles);
@@ -248,14 +301,21 @@ fn given_mode_none_without_pressure_then_the_run_is_the_technique_free_one() {
 #[test]
 fn given_a_placement_the_machine_cannot_give_then_install_names_it() {
     let mut sys = System::new(zen3_like(1, 0), RunOptions::default()).unwrap();
-    let e = techniques::install(&mut sys, &techniques::parse_spec("pt_baker").unwrap()).unwrap_err();
+    let e =
+        techniques::install(&mut sys, &techniques::parse_spec("pt_baker").unwrap()).unwrap_err();
     assert!(e.0.contains("place=ccx"), "{e}");
     let mut sys = System::new(zen3_like(2, 0), RunOptions::default()).unwrap();
-    let e = techniques::install(&mut sys, &techniques::parse_spec("pt_baker:place=other_ccx").unwrap())
-        .unwrap_err();
+    let e = techniques::install(
+        &mut sys,
+        &techniques::parse_spec("pt_baker:place=other_ccx").unwrap(),
+    )
+    .unwrap_err();
     assert!(e.0.contains("cores_per_instance"), "{e}");
     let mut sys = System::new(zen3_like(2, 0), RunOptions::default()).unwrap();
-    let e = techniques::install(&mut sys, &techniques::parse_spec("pt_baker:pressure=stream").unwrap())
-        .unwrap_err();
+    let e = techniques::install(
+        &mut sys,
+        &techniques::parse_spec("pt_baker:pressure=stream").unwrap(),
+    )
+    .unwrap_err();
     assert!(e.0.contains("pressure=stream needs 2"), "{e}");
 }

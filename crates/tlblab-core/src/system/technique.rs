@@ -176,13 +176,7 @@ impl System {
     /// its clock. Returns (cycles, source index: a cache level, or `Stats::sources`' last,
     /// memory).
     pub fn read_page_table_line(&mut self, cpu: usize, pa: PhysAddr) -> Option<(u64, usize)> {
-        let addr = match &self.host {
-            None => pa.0,
-            Some(h) => {
-                let leaf = h.pt.translate(VirtAddr(pa.0))?;
-                leaf.pfn.base().0 + (pa.0 & (leaf.size.bytes() - 1))
-            }
-        };
+        let addr = self.host_physical(pa)?;
         let core_i = self.cpus[cpu].core;
         let (lat, src) = Self::load(
             &mut self.caches,
@@ -195,7 +189,38 @@ impl System {
         );
         self.cpu_stats[cpu].cycles += lat;
         self.cpus[cpu].clock += lat;
+        self.keep_in_shared_levels(cpu, PhysAddr(addr));
         Some((lat, src))
+    }
+
+    /// `pa` (host-)physical: itself natively; under virtualization the host's translation of
+    /// the guest-physical `pa`, None when the host has not mapped it.
+    pub fn host_physical(&self, pa: PhysAddr) -> Option<u64> {
+        match &self.host {
+            None => Some(pa.0),
+            Some(h) => {
+                let leaf = h.pt.translate(VirtAddr(pa.0))?;
+                Some(leaf.pfn.base().0 + (pa.0 & (leaf.size.bytes() - 1)))
+            }
+        }
+    }
+
+    /// Keeps the line of host-physical `pa`, which hardware thread `cpu` has just read, present
+    /// in the shared cache levels of its core's data path (looked up there: filled if absent,
+    /// made most recent), counting nothing. Zen 3's L3 keeps shadow tags of every L2 of its
+    /// CCX, so a line that one core holds in its L2 is served to another core as an L3 hit
+    /// (seed 001 Table 5.3: event 0x5B mask 0x12, 'L3 cache hit on local or remote CCX'); the
+    /// engine has no probe of another core's private levels, so a companion whose reads hit
+    /// its own L1/L2 would otherwise stop refreshing the lines the application looks for in
+    /// the L3.
+    pub fn keep_in_shared_levels(&mut self, cpu: usize, pa: PhysAddr) {
+        let core_i = self.cpus[cpu].core;
+        for r in &self.cores[core_i].dcache {
+            let c = &mut self.caches[r.cache];
+            if c.config.shared {
+                c.access_counted(pa.0, false);
+            }
+        }
     }
 
     /// Charges `cycles` of a technique's own work (a loop's instructions, NOPs) to hardware

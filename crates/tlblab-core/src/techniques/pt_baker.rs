@@ -39,7 +39,7 @@ use super::{ParamInfo, Params, TechniqueInfo};
 use crate::machine::MachineConfig;
 use crate::system::{SimError, System, Technique};
 use tlblab_trace::{Access, Event};
-use tlblab_types::{AccessKind, SplitMix64, ThreadId, VirtAddr};
+use tlblab_types::{AccessKind, PhysAddr, SplitMix64, ThreadId, VirtAddr};
 
 pub const INFO: TechniqueInfo = TechniqueInfo {
     name: "pt_baker",
@@ -472,6 +472,21 @@ impl PtBaker {
                         VirtAddr(va),
                         1,
                     ))?;
+                    // What the helper's walk and load brought to its core stays visible to
+                    // the application's in the L3 (`System::keep_in_shared_levels`): the
+                    // walked entries and the data line.
+                    let (path, leaf) = sys.page_table_path(self.space, VirtAddr(va));
+                    for r in &path.refs[..path.len] {
+                        if let Some(hpa) = sys.host_physical(*r) {
+                            sys.keep_in_shared_levels(cpu, PhysAddr(hpa));
+                        }
+                    }
+                    if let Some(leaf) = leaf {
+                        let gpa = PhysAddr(leaf.pfn.base().0 + (va & (leaf.size.bytes() - 1)));
+                        if let Some(hpa) = sys.host_physical(gpa) {
+                            sys.keep_in_shared_levels(cpu, PhysAddr(hpa));
+                        }
+                    }
                     if self.mode == Mode::Prefetch {
                         let keep = (c as f64 * PREFETCH_COST).round() as u64;
                         sys.overlap_last(cpu, c - keep);
