@@ -248,6 +248,13 @@ impl System {
         self.cpu_stats[cpu].cycles -= c;
     }
 
+    /// Takes one reference a companion made (`System::access` on its own thread) out of the
+    /// count `RunOptions::max_references` limits: the limit is on the records' references, so
+    /// that runs with and without a companion cover the same prefix of the trace.
+    pub fn uncount_companion_reference(&mut self) {
+        self.references = self.references.saturating_sub(1);
+    }
+
     /// Whether `va` is mapped in address space `space` (a walk of it would find a leaf).
     pub fn is_mapped(&self, space: usize, va: VirtAddr) -> bool {
         va.0 < self.va_limit && self.spaces[space].pt.translate(va).is_some()

@@ -472,6 +472,7 @@ impl PtBaker {
                         VirtAddr(va),
                         1,
                     ))?;
+                    sys.uncount_companion_reference();
                     // What the helper's walk and load brought to its core stays visible to
                     // the application's in the L3 (`System::keep_in_shared_levels`): the
                     // walked entries and the data line.
@@ -553,6 +554,7 @@ impl PtBaker {
         let (cpu, thread) = (s.cpu, s.thread);
         let mut go = |sys: &mut System, kind: AccessKind, va: u64| -> Result<(), SimError> {
             let c = sys.access(Access::new(thread, kind, VirtAddr(va), 8))?;
+            sys.uncount_companion_reference();
             // The stressor's accesses are independent: `mlp` of them in flight at once.
             sys.overlap_last(cpu, c - c / mlp);
             n += 1;
