@@ -81,6 +81,7 @@ fn cache_level(level: u8) -> impl Strategy<Value = CacheConfig> {
                 latency: latency * level as u64,
                 replacement,
                 shared: false,
+                cores_per_instance: 0,
                 indexing: Indexing::Physical,
                 flush_cycles_base: 0,
                 flush_cycles_per_line: 0,

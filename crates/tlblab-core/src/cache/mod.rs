@@ -49,6 +49,11 @@ pub struct CacheConfig {
     pub replacement: ReplacementKind,
     #[serde(default)]
     pub shared: bool,
+    /// For a shared level: how many consecutive cores share one instance (0 = all of them).
+    /// Zen 3's L3 is one per CCX (seed 001 §4.4.5, Fig. 4.5: 6 cores share 32 MB), so a
+    /// machine of two CCXs has `cores_per_instance` = cores / 2.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cores_per_instance: usize,
     #[serde(default)]
     pub indexing: Indexing,
     /// Cost of a full flush: fixed cycles, plus cycles per valid line and per dirty line written
@@ -65,6 +70,10 @@ pub struct CacheConfig {
 
 fn default_line() -> u64 {
     64
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl CacheConfig {
@@ -90,6 +99,15 @@ impl CacheConfig {
                 format!(
                     "{} bytes is not a multiple of line × ways = {way_bytes}",
                     self.size
+                ),
+            );
+        }
+        if self.cores_per_instance != 0 && !self.shared {
+            return f(
+                "cores_per_instance",
+                format!(
+                    "applies to a shared level only (shared = true), found {} on a private one",
+                    self.cores_per_instance
                 ),
             );
         }
@@ -531,6 +549,7 @@ mod tests {
             latency: 4,
             replacement: ReplacementKind::Lru,
             shared: false,
+            cores_per_instance: 0,
             indexing: Indexing::Physical,
             flush_cycles_base: 1000,
             flush_cycles_per_line: 2,

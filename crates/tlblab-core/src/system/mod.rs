@@ -310,6 +310,9 @@ pub struct System {
     /// A technique counts the uses of TLB entries (`System::track_tlb_use`): the general
     /// path's `reference_full` counts each access an entry translates.
     pub(crate) track_use: bool,
+    /// The technique runs a companion (`Technique::has_companion`): `timeline_step` lets it
+    /// catch up before each access.
+    pub(crate) companion: bool,
     pub(crate) jobs: Vec<JobStats>,
     /// Jobs started by trace events and not yet ended: (task, job) → stats snapshot at start.
     pub(crate) open_jobs: BTreeMap<(u32, u32), (JobStats, UnitStats)>,
@@ -357,8 +360,18 @@ impl System {
         let mut cache_of: Vec<Vec<usize>> = vec![Vec::new(); cache_cfgs.len()];
         for (ci, cc) in cache_cfgs.iter().enumerate() {
             if cc.shared {
-                caches.push(Cache::new(cc.clone(), seed ^ (ci as u64) << 8));
-                cache_of[ci] = vec![caches.len() - 1; ncores];
+                // One instance per group of `cores_per_instance` cores (0: one for all).
+                let group = match cc.cores_per_instance {
+                    0 => ncores,
+                    n => n,
+                };
+                for core in 0..ncores {
+                    if core % group == 0 {
+                        let salt = ((core / group) as u64) << 20;
+                        caches.push(Cache::new(cc.clone(), seed ^ (ci as u64) << 8 ^ salt));
+                    }
+                    cache_of[ci].push(caches.len() - 1);
+                }
             } else {
                 for core in 0..ncores {
                     caches.push(Cache::new(
@@ -519,6 +532,7 @@ impl System {
             technique: None,
             lanes_allowed: !options.stall_cycles,
             track_use: false,
+            companion: false,
             jobs: Vec::new(),
             open_jobs: BTreeMap::new(),
             shared_frames: std::collections::HashMap::new(),

@@ -17,8 +17,9 @@
 //! deterministic (draw randomness from a `SplitMix64` seeded from `RunOptions::seed`).
 
 use super::{SimError, System};
+use crate::page_table::{Leaf, WalkPath};
 use tlblab_trace::{Event, Record};
-use tlblab_types::ThreadId;
+use tlblab_types::{PhysAddr, ThreadId, VirtAddr};
 
 pub trait Technique: Send {
     /// The catalog name (`tlblab techniques`).
@@ -97,6 +98,22 @@ pub trait Technique: Send {
     fn lanes_allowed(&self) -> bool {
         false
     }
+
+    /// Whether the technique runs work of its own on hardware threads the records do not use
+    /// (a helper thread, seed 001 §4; stressors, §5.3): the engine then calls `run_companion`
+    /// before each access it simulates. Read once, at install.
+    fn has_companion(&self) -> bool {
+        false
+    }
+
+    /// The companion's work up to time `until` (the clock of the hardware thread whose access
+    /// runs next on the timeline): it runs while its own hardware threads' clocks are behind
+    /// `until`, through the engine's operations (`System::access`, `read_page_table_line`,
+    /// `charge`), so that its loads reach the shared caches in time order with the records'.
+    /// Called on the general path only (a technique with a companion takes no lane).
+    fn run_companion(&mut self, _sys: &mut System, _until: u64) -> Result<(), SimError> {
+        Ok(())
+    }
 }
 
 impl System {
@@ -105,6 +122,7 @@ impl System {
     pub fn install_technique(&mut self, mut technique: Box<dyn Technique>) -> Result<(), SimError> {
         technique.install(self)?;
         self.lanes_allowed = technique.lanes_allowed() && !self.options.stall_cycles;
+        self.companion = technique.has_companion();
         self.technique = Some(technique);
         Ok(())
     }
@@ -158,6 +176,30 @@ impl System {
     /// core's data-cache path (a kernel's linear map: no TLB lookup is modelled). Counted in the
     /// caches' statistics like any data access; returns its latency in cycles.
     pub fn kernel_access(&mut self, cpu: usize, pa: u64, write: bool) -> u64 {
+/// Operations for techniques that run work of their own (`Technique::run_companion`). None of
+/// them is on the per-access path of a run without a technique.
+impl System {
+    /// The page-table entries a software walk of `va` in address space `space` reads, root
+    /// first, as the table's own (guest-)physical addresses, and the leaf if `va` is mapped;
+    /// the path ends at the first invalid entry when it is not (`len` then counts it). No
+    /// page-walk cache, TLB or cache is touched: this is where the entries are, not a load.
+    pub fn page_table_path(&self, space: usize, va: VirtAddr) -> (WalkPath, Option<Leaf>) {
+        let mut path = WalkPath::default();
+        let leaf = self.spaces[space].pt.walk_from(va, 0, 0, &mut path);
+        (path, leaf)
+    }
+
+    /// Reads the page-table entry at `pa` as data through the data-cache path of hardware
+    /// thread `cpu`'s core, with no TLB lookup or fill and no walk: what seed 001's kernel-level
+    /// PT-Baker system call does (§4.3, Alg. 3: the kernel dereferences the entries through
+    /// its direct map). Under virtualization `pa` is guest-physical and the guest kernel's
+    /// direct map is taken to be TLB-resident (huge pages): it becomes host-physical at no
+    /// cost, or None when the host has not mapped that guest frame yet. Counts the cache
+    /// levels' accesses on `cpu` (not as a reference, a walk or a walk reference) and advances
+    /// its clock. Returns (cycles, source index: a cache level, or `Stats::sources`' last,
+    /// memory).
+    pub fn read_page_table_line(&mut self, cpu: usize, pa: PhysAddr) -> Option<(u64, usize)> {
+        let addr = self.host_physical(pa)?;
         let core_i = self.cpus[cpu].core;
         let (lat, src) = Self::load(
             &mut self.caches,
@@ -273,5 +315,107 @@ impl System {
     /// The core of hardware thread `cpu`.
     pub fn core_of_cpu(&self, cpu: usize) -> usize {
         self.cpus[cpu].core
+    }
+            addr,
+            false,
+            self.mem_source,
+            self.mem_latency,
+        );
+        self.cpu_stats[cpu].cycles += lat;
+        self.cpus[cpu].clock += lat;
+        self.keep_in_shared_levels(cpu, PhysAddr(addr));
+        Some((lat, src))
+    }
+
+    /// `pa` (host-)physical: itself natively; under virtualization the host's translation of
+    /// the guest-physical `pa`, None when the host has not mapped it.
+    pub fn host_physical(&self, pa: PhysAddr) -> Option<u64> {
+        match &self.host {
+            None => Some(pa.0),
+            Some(h) => {
+                let leaf = h.pt.translate(VirtAddr(pa.0))?;
+                Some(leaf.pfn.base().0 + (pa.0 & (leaf.size.bytes() - 1)))
+            }
+        }
+    }
+
+    /// Keeps the line of host-physical `pa`, which hardware thread `cpu` has just read, present
+    /// in the shared cache levels of its core's data path (looked up there: filled if absent,
+    /// made most recent), counting nothing. Zen 3's L3 keeps shadow tags of every L2 of its
+    /// CCX, so a line that one core holds in its L2 is served to another core as an L3 hit
+    /// (seed 001 Table 5.3: event 0x5B mask 0x12, 'L3 cache hit on local or remote CCX'); the
+    /// engine has no probe of another core's private levels, so a companion whose reads hit
+    /// its own L1/L2 would otherwise stop refreshing the lines the application looks for in
+    /// the L3.
+    pub fn keep_in_shared_levels(&mut self, cpu: usize, pa: PhysAddr) {
+        let core_i = self.cpus[cpu].core;
+        for r in &self.cores[core_i].dcache {
+            let c = &mut self.caches[r.cache];
+            if c.config.shared {
+                c.access_counted(pa.0, false);
+            }
+        }
+    }
+
+    /// Charges `cycles` of a technique's own work (a loop's instructions, NOPs) to hardware
+    /// thread `cpu`: its clock and its counted cycles advance.
+    pub fn charge_busy(&mut self, cpu: usize, cycles: u64) {
+        self.cpu_stats[cpu].cycles += cycles;
+        self.cpus[cpu].clock += cycles;
+    }
+
+    /// Hardware thread `cpu` idles (sleeps) until time `t`: its clock advances, no cycles are
+    /// counted as work.
+    pub fn idle_until(&mut self, cpu: usize, t: u64) {
+        let c = &mut self.cpus[cpu].clock;
+        *c = (*c).max(t);
+    }
+
+    /// Takes back `cycles` of the reference hardware thread `cpu` just ran: the part that
+    /// overlapped its later work (a non-blocking prefetch, an access among many in flight).
+    /// At most what the clock holds beyond 0.
+    pub fn overlap_last(&mut self, cpu: usize, cycles: u64) {
+        let c = cycles
+            .min(self.cpus[cpu].clock)
+            .min(self.cpu_stats[cpu].cycles);
+        self.cpus[cpu].clock -= c;
+        self.cpu_stats[cpu].cycles -= c;
+    }
+
+    /// Takes one reference a companion made (`System::access` on its own thread) out of the
+    /// count `RunOptions::max_references` limits: the limit is on the records' references, so
+    /// that runs with and without a companion cover the same prefix of the trace.
+    pub fn uncount_companion_reference(&mut self) {
+        self.references = self.references.saturating_sub(1);
+    }
+
+    /// Whether `va` is mapped in address space `space` (a walk of it would find a leaf).
+    pub fn is_mapped(&self, space: usize, va: VirtAddr) -> bool {
+        va.0 < self.va_limit && self.spaces[space].pt.translate(va).is_some()
+    }
+
+    /// The address space software thread `thread` runs in, if it is known.
+    pub fn space_of(&self, thread: ThreadId) -> Option<usize> {
+        match self.threads.get(thread.0 as usize) {
+            Some(Some(st)) => Some(st.space),
+            _ => None,
+        }
+    }
+
+    /// The names of the regions the source's `Region` and phase events refer to.
+    pub fn region_names(&self) -> &[String] {
+        &self.region_names
+    }
+
+    /// The core of hardware thread `cpu`.
+    pub fn core_of(&self, cpu: usize) -> usize {
+        self.cpus[cpu].core
+    }
+
+    /// Whether cores `a` and `b` share an instance of some cache level (`cache_level` with its
+    /// name), i.e. lines one loads can serve the other.
+    pub fn cores_share_cache(&self, a: usize, b: usize) -> bool {
+        let (pa, pb) = (&self.cores[a].dcache, &self.cores[b].dcache);
+        pa.iter().any(|x| pb.iter().any(|y| x.cache == y.cache))
     }
 }

@@ -278,6 +278,13 @@ impl System {
         let Some(cpu) = self.next_on_timeline(&tl.queues) else {
             return Ok(false);
         };
+        if self.companion {
+            // A technique's own hardware threads (seed 001's helper) run up to this access's
+            // time first, so that their loads and the records' meet the shared caches in
+            // time order (`Technique::run_companion`).
+            let until = self.cpus[cpu].clock;
+            self.with_technique((), |t, s| t.run_companion(s, until))?;
+        }
         let Some(Record::Access(a)) = tl.queues[cpu].pop_front() else {
             unreachable!("the queues hold accesses")
         };

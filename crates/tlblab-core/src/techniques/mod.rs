@@ -10,6 +10,8 @@
 //! machine, seed)`, one arm in `catalog()` and `build()`, a naive twin in `reference.rs`, and its
 //! reproductions in `python/tlblab/reproductions/<seed>/`.
 //!
+//! - `pt_baker` — seed 001: a helper thread keeps the page-table entries of the application's
+//!   range in the shared caches (user loads, prefetches, or a kernel page-table walk).
 //! - `tlb_coloring` — seed 003: each thread's pages placed in its own TLB colors, as
 //!   `tlb_malloc` would place them.
 //! - `lockdown` — seed 004: a program's most-accessed pages locked into the main TLB.
@@ -17,6 +19,7 @@
 //!   restored on the destination (pld on the Cortex-A7, gem5's interfaces v1-v4, Linux hooks).
 
 pub mod lockdown;
+pub mod pt_baker;
 pub mod tlb_coloring;
 pub mod tlb_migration;
 
@@ -44,7 +47,7 @@ pub struct TechniqueInfo {
 
 /// Every technique, in seed order.
 pub fn catalog() -> Vec<TechniqueInfo> {
-    vec![tlb_migration::INFO, tlb_coloring::INFO, lockdown::INFO]
+    vec![tlb_migration::INFO, pt_baker::INFO, tlb_coloring::INFO, lockdown::INFO]
 }
 
 /// Builds the technique `spec` names for `machine` (the run's seed for anything random). The
@@ -67,6 +70,7 @@ pub fn build(
         })?;
     let params = Params::new(info, &spec.params)?;
     match info.name {
+        "pt_baker" => Ok(Box::new(pt_baker::PtBaker::build(&params, machine, seed)?)),
         "tlb_coloring" => Ok(Box::new(tlb_coloring::TlbColoring::build(
             &params, machine, seed,
         )?)),

@@ -46,6 +46,7 @@ pub fn cache(name: &str, level: u8, size: u64, ways: usize, latency: u64) -> Cac
         latency,
         replacement: ReplacementKind::Lru,
         shared: false,
+        cores_per_instance: 0,
         indexing: Indexing::Physical,
         flush_cycles_base: 0,
         flush_cycles_per_line: 0,

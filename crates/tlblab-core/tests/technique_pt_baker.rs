@@ -1,0 +1,321 @@
+//! PT-Baker (seed 001): behaviour tests of the helper thread, in closed form.
+//!
+//! - a kernel-mode helper (§4.3) reads page-table entries as data: it never looks up or fills
+//!   a TLB, while a user-mode one (§4.2) fills its core's;
+//! - a helper on another CCX (Fig. 4.5: nothing shared) changes no walk reference's source of
+//!   the application, nor anything else the application counts;
+//! - with data accesses off, once the helper has swept a range whose page-table lines fit in
+//!   the L3, no walk reference of that range is served by memory (and without it, after the
+//!   caches were emptied, some are);
+//! - mode=none with no pressure is the technique-free run, count for count.
+
+mod common;
+
+use common::tlb;
+use tlblab_core::cache::{CacheConfig, CacheKind, Indexing};
+use tlblab_core::machine::{MachineConfig, PageTableConfig, TimingConfig, WalkerConfig};
+use tlblab_core::memory::{MemoryConfig, Placement};
+use tlblab_core::page_table::PageTableFormat;
+use tlblab_core::replacement::ReplacementKind;
+use tlblab_core::stats::UnitStats;
+use tlblab_core::techniques::{self, pt_baker};
+use tlblab_core::tlb::{TagConfig, TlbKind};
+use tlblab_core::walker::PwcConfig;
+use tlblab_core::{RunOptions, System};
+use tlblab_trace::record::flush;
+use tlblab_trace::{Access, Event, Record};
+use tlblab_types::{AccessKind, CoreId, PageSize, SplitMix64, ThreadId, VirtAddr};
+
+fn cache(name: &str, level: u8, size: u64, ways: usize, latency: u64, shared: bool) -> CacheConfig {
+    let mut c = common::cache(name, level, size, ways, latency);
+    c.kind = if level == 1 {
+        CacheKind::Data
+    } else {
+        CacheKind::Unified
+    };
+    c.shared = shared;
+    c.indexing = Indexing::Physical;
+    c
+}
+
+/// The zen3 preset's geometry and latencies (presets/zen3.toml), `cores` cores; the L3 shared by
+/// groups of `l3_group` cores (0: all of them, one CCX).
+fn zen3_like(cores: usize, l3_group: usize) -> MachineConfig {
+    let tags = TagConfig {
+        asid: true,
+        vmid: true,
+        hw_thread: true,
+        ..TagConfig::default()
+    };
+    let mut l1 = tlb("L1D", 1, 64, 64, ReplacementKind::Lru);
+    l1.kind = TlbKind::Data;
+    l1.latency = 0;
+    l1.tags = tags;
+    // Unified, so that the machine translates instruction references too (none come here).
+    let mut l2 = tlb("L2D", 2, 2048, 16, ReplacementKind::Lru);
+    l2.latency = 7;
+    l2.tags = tags;
+    l2.page_sizes = vec![PageSize::Size4K, PageSize::Size2M];
+    let mut l3 = cache("L3", 3, 32 << 20, 16, 46, true);
+    l3.cores_per_instance = l3_group;
+    MachineConfig {
+        name: "zen3-like".into(),
+        description: String::new(),
+        cores,
+        threads_per_core: 1,
+        frequency_mhz: 3700.0,
+        page_table: PageTableConfig {
+            format: PageTableFormat::X86_64_4level,
+            page_size: PageSize::Size4K,
+        },
+        tlbs: vec![l1, l2],
+        walker: WalkerConfig {
+            latency: 5,
+            first_cache_level: 1,
+            pwcs: vec![
+                PwcConfig {
+                    level: 2,
+                    entries: 64,
+                    ways: Some(4),
+                    latency: 1,
+                    replacement: ReplacementKind::Lru,
+                    source: String::new(),
+                },
+                PwcConfig {
+                    level: 1,
+                    entries: 16,
+                    ways: None,
+                    latency: 1,
+                    replacement: ReplacementKind::Lru,
+                    source: String::new(),
+                },
+            ],
+        },
+        caches: vec![
+            cache("L1D", 1, 32 << 10, 8, 4, false),
+            cache("L2", 2, 512 << 10, 8, 12, false),
+            l3,
+        ],
+        memory: MemoryConfig {
+            bytes: 8 << 30,
+            latency: 330,
+            placement: Placement::Sequential,
+            source: String::new(),
+        },
+        timing: TimingConfig::default(),
+        virtualization: None,
+        technique: None,
+        source: String::new(),
+    }
+}
+
+const BASE: u64 = 0x1000_0000;
+
+fn load(va: u64) -> Record {
+    Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(va), 8))
+}
+
+fn region(pages: u64) -> Record {
+    Record::Event(Event::Region {
+        region: 0,
+        start: VirtAddr(BASE),
+        len: pages * 4096,
+    })
+}
+
+/// The application: announces its region of `pages` pages, touches each page once in order
+/// (populating it), then makes `accesses` random loads over it.
+fn app(pages: u64, accesses: u64, seed: u64) -> Vec<Record> {
+    let mut out = vec![region(pages)];
+    out.extend((0..pages).map(|p| load(BASE + p * 4096)));
+    let mut rng = SplitMix64::new(seed);
+    out.extend((0..accesses).map(|_| load(BASE + rng.below(pages) * 4096 + 8 * rng.below(512))));
+    out
+}
+
+fn run(
+    cfg: MachineConfig,
+    options: RunOptions,
+    technique: Option<&str>,
+    records: &[Record],
+) -> System {
+    let mut sys = System::new(cfg, options).unwrap();
+    if let Some(t) = technique {
+        techniques::install(&mut sys, &techniques::parse_spec(t).unwrap()).unwrap();
+    }
+    sys.run_slice(records).unwrap();
+    sys
+}
+
+fn app_stats(sys: &System) -> UnitStats {
+    sys.stats().threads[&0].clone()
+}
+
+fn counter(sys: &System, name: &str) -> u64 {
+    sys.stats().technique.unwrap().counters[name]
+}
+
+#[test]
+fn given_a_kernel_mode_helper_when_it_sweeps_then_no_tlb_is_looked_up_or_filled_on_its_core() {
+    let records = app(8192, 100_000, 1);
+    let sys = run(
+        zen3_like(2, 0),
+        RunOptions::default(),
+        Some("pt_baker:mode=kernel,stride=8"),
+        &records,
+    );
+    assert!(counter(&sys, "sweeps") >= 1, "the helper swept the range");
+    assert!(counter(&sys, "pte_reads") > 1024);
+    let stats = sys.stats();
+    let helper = &stats.threads[&pt_baker::HELPER_THREAD.0];
+    assert_eq!(helper.references, 0);
+    assert_eq!(helper.walks, 0);
+    assert!(helper
+        .tlb
+        .iter()
+        .all(|l| l.accesses == 0 && l.hits == 0 && l.misses == 0));
+    for t in sys.data_tlbs_of(1) {
+        assert_eq!(
+            sys.tlbs[t].entries().count(),
+            0,
+            "the helper's core holds no translation"
+        );
+    }
+    // The control: a user-mode helper (loads) walks and fills its core's TLBs.
+    let user = run(
+        zen3_like(2, 0),
+        RunOptions::default(),
+        Some("pt_baker:mode=user,stride=8"),
+        &records,
+    );
+    assert!(user.stats().threads[&pt_baker::HELPER_THREAD.0].walks > 0);
+    assert!(user
+        .data_tlbs_of(1)
+        .iter()
+        .any(|&t| user.tlbs[t].entries().count() > 0));
+}
+
+#[test]
+fn given_a_helper_on_another_ccx_then_no_walk_reference_of_the_application_changes_source() {
+    let records = app(16384, 60_000, 2);
+    // Two CCXs of one core each: the helper's L3 is not the application's.
+    let base = app_stats(&run(zen3_like(2, 1), RunOptions::default(), None, &records));
+    assert!(
+        base.walk_refs_by_source
+            .iter()
+            .rev()
+            .next()
+            .copied()
+            .unwrap()
+            > 0
+    );
+    for mode in ["kernel", "user", "prefetch"] {
+        let t = format!("pt_baker:mode={mode},place=other_ccx");
+        let sys = run(zen3_like(2, 1), RunOptions::default(), Some(&t), &records);
+        assert_eq!(counter(&sys, "helper_cpu"), 1);
+        assert!(
+            counter(&sys, "sweeps") >= 1,
+            "{mode}: the helper swept the range"
+        );
+        let with = app_stats(&sys);
+        assert_eq!(with.walk_refs_by_source, base.walk_refs_by_source, "{mode}");
+        assert_eq!(with.data_by_source, base.data_by_source, "{mode}");
+        assert_eq!(with.cycles, base.cycles, "{mode}");
+    }
+    // The control: on the same CCX the kernel-mode helper does change them.
+    let same = app_stats(&run(
+        zen3_like(2, 0),
+        RunOptions::default(),
+        Some("pt_baker:mode=kernel"),
+        &records,
+    ));
+    let base_same = app_stats(&run(zen3_like(2, 0), RunOptions::default(), None, &records));
+    assert_ne!(same.walk_refs_by_source, base_same.walk_refs_by_source);
+}
+
+#[test]
+fn given_data_accesses_off_when_the_helper_has_swept_a_range_that_fits_the_l3_then_no_walk_of_it_goes_to_memory(
+) {
+    // 64 MiB: 16,384 pages, their leaf PTEs 128 KiB (2,048 lines), far below the 32 MiB L3.
+    let pages = 16384;
+    let mut before = vec![region(pages)];
+    before.extend((0..pages).map(|p| load(BASE + p * 4096)));
+    // Empty the caches (core 0's and the L3 it shares): the range's PTE lines are gone.
+    before.push(Record::Event(Event::Flush {
+        core: CoreId(0),
+        what: flush::CACHES,
+    }));
+    // The application works elsewhere meanwhile: 4,096 other pages in turn (beyond the L2 TLB,
+    // so the range's translations are evicted too), long enough for the helper to sweep.
+    let other = BASE + (1 << 30);
+    for i in 0..200_000u64 {
+        before.push(load(other + (i % 4096) * 4096));
+    }
+    let mut rng = SplitMix64::new(3);
+    let after: Vec<Record> = (0..20_000)
+        .map(|_| load(BASE + rng.below(pages) * 4096))
+        .collect();
+    let options = RunOptions {
+        data_accesses: false,
+        ..RunOptions::default()
+    };
+    let memory_walk_refs = |technique: Option<&str>| {
+        let mut sys = System::new(zen3_like(2, 0), options).unwrap();
+        if let Some(t) = technique {
+            techniques::install(&mut sys, &techniques::parse_spec(t).unwrap()).unwrap();
+        }
+        sys.run_slice(&before).unwrap();
+        if technique.is_some() {
+            assert!(counter(&sys, "sweeps") >= 1, "the helper swept the range");
+        }
+        let a = app_stats(&sys);
+        sys.run_slice(&after).unwrap();
+        let b = app_stats(&sys);
+        assert!(b.walks - a.walks > 10_000, "the range's pages walk again");
+        let m = a.walk_refs_by_source.len() - 1;
+        b.walk_refs_by_source[m] - a.walk_refs_by_source[m]
+    };
+    assert!(
+        memory_walk_refs(None) > 1000,
+        "without the helper the flushed lines come from memory"
+    );
+    assert_eq!(memory_walk_refs(Some("pt_baker:mode=kernel,stride=8")), 0);
+}
+
+#[test]
+fn given_mode_none_without_pressure_then_the_run_is_the_technique_free_one() {
+    let records = app(4096, 30_000, 4);
+    let base = run(zen3_like(2, 0), RunOptions::default(), None, &records).stats();
+    let none = run(
+        zen3_like(2, 0),
+        RunOptions::default(),
+        Some("pt_baker:mode=none"),
+        &records,
+    )
+    .stats();
+    assert_eq!(none.total, base.total);
+    assert_eq!(none.threads, base.threads);
+    assert_eq!(none.cycles, base.cycles);
+}
+
+#[test]
+fn given_a_placement_the_machine_cannot_give_then_install_names_it() {
+    let mut sys = System::new(zen3_like(1, 0), RunOptions::default()).unwrap();
+    let e =
+        techniques::install(&mut sys, &techniques::parse_spec("pt_baker").unwrap()).unwrap_err();
+    assert!(e.0.contains("place=ccx"), "{e}");
+    let mut sys = System::new(zen3_like(2, 0), RunOptions::default()).unwrap();
+    let e = techniques::install(
+        &mut sys,
+        &techniques::parse_spec("pt_baker:place=other_ccx").unwrap(),
+    )
+    .unwrap_err();
+    assert!(e.0.contains("cores_per_instance"), "{e}");
+    let mut sys = System::new(zen3_like(2, 0), RunOptions::default()).unwrap();
+    let e = techniques::install(
+        &mut sys,
+        &techniques::parse_spec("pt_baker:pressure=stream").unwrap(),
+    )
+    .unwrap_err();
+    assert!(e.0.contains("pressure=stream needs 2"), "{e}");
+}

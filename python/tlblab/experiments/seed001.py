@@ -1,0 +1,205 @@
+"""Seed 001 (Chatzopoulos 2024, PT-Baker): the experiments behind its reproductions.
+
+Each function returns {row key: our value} for `python/tlblab/reproductions/001/<id>.toml`.
+Every run is the zen3 preset (seed 001 Table 5.1) or zen3-virt (§6.2), widened to the cores the
+run needs (seed 001 §5.1: a 12-core 5900X; the app, the helper and the stressors each on a core
+of one CCX). The application's numbers are its own thread's (thread 0): the helper and the
+stressors are other threads (`pt_baker.rs`: 0xF000, 0xF001..).
+
+The seed's workloads are 5.5-32 GB (Table 5.2); a simulation of that many references is hours.
+The runs here keep the seed's regime where it matters: the swept region's leaf page-table
+entries (one 8-byte PTE per 4 KiB page) outgrow what the application's own data traffic leaves
+of the 32 MiB L3 between two uses of a PTE line. `quick` runs fewer references of the same
+footprints.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tlblab
+
+APP = "0"
+
+# (name, workload spec quick, workload spec full, the region PT-Baker sweeps: seed §5.2)
+WORKLOADS = [
+    ("gups", "gups:log2_words=28,updates=150000", "gups:log2_words=30,updates=1000000", "table"),
+    ("graph500_bfs", "graph500_bfs:scale=17,edge_factor=16,roots=1",
+     "graph500_bfs:scale=20,edge_factor=16,roots=1", "adjacency"),
+    ("hash_join", "hash_join:buckets=67108864,inner_rows=150000,outer_rows=150000",
+     "hash_join:buckets=268435456,inner_rows=1000000,outer_rows=1000000", "hashtable"),
+]
+
+# References per run (the application's prefix; a user-mode helper's own references count
+# against it too, so every comparison is per application reference).
+LIMIT = {True: 400_000, False: 3_000_000}
+_quick = [True]
+
+
+def machine(cores: int = 4, virt: bool = False, ccx_cores: int = 0) -> dict[str, Any]:
+    """zen3 (or zen3-virt) with `cores` cores; `ccx_cores` > 0 splits them into CCXs of that
+    many cores (one L3 each, seed 001 Fig. 4.5)."""
+    m = tlblab.machine_config("zen3-virt" if virt else "zen3")
+    m["cores"] = cores
+    m["name"] = m["name"] + f"-{cores}c"
+    if ccx_cores:
+        for c in m["cache"] if "cache" in m else m["caches"]:
+            if c.get("shared"):
+                c["cores_per_instance"] = ccx_cores
+    return m
+
+
+def _app(r: tlblab.Result) -> dict[str, Any]:
+    return r.stats["threads"][APP]
+
+
+def dram_share(r: tlblab.Result) -> float:
+    """Percent of the application's walk references served by memory (seed Figs. 3.2-3.3)."""
+    src = _app(r)["walk_refs_by_source"]
+    total = sum(src)
+    return 100.0 * src[-1] / total if total else 0.0
+
+
+def dram_walk_refs(r: tlblab.Result) -> int:
+    return int(_app(r)["walk_refs_by_source"][-1])
+
+
+def app_cycles(r: tlblab.Result) -> float:
+    """The application's cycles per reference of its own."""
+    a = _app(r)
+    return a["cycles"] / max(1, a["references"])
+
+
+def _run(m, workload: str, technique: str | None) -> tlblab.Result:
+    return tlblab.simulate(m, workload, technique=technique, max_references=LIMIT[_quick[0]])
+
+
+def _pressure(kind: str) -> str:
+    return f"pt_baker:mode=none,pressure={kind}" if kind not in ("", "none") else ""
+
+
+def _workloads(quick: bool):
+    _quick[0] = quick
+    for name, q, f, region in WORKLOADS:
+        yield name, (q if quick else f), region
+
+
+def walk_locality(quick: bool) -> dict[str, float]:
+    """Figs. 3.2 and 3.3: where the application's walk references are served, no helper: native,
+    under one stress-ng `cache` stressor, under two `stream` stressors, virtualized."""
+    out: dict[str, float] = {}
+    settings = {
+        "native": (machine(), None),
+        "cache": (machine(), "pt_baker:mode=none,pressure=cache"),
+        "stream": (machine(), "pt_baker:mode=none,pressure=stream"),
+        "virt": (machine(virt=True), None),
+    }
+    for setting, (m, tech) in settings.items():
+        shares = []
+        for name, wl, _ in _workloads(quick):
+            r = _run(m, wl, tech)
+            src = _app(r)["walk_refs_by_source"]
+            total = sum(src) or 1
+            for level, n in zip(r.stats["sources"], src):
+                out[f"{setting}/{name}/{level}"] = 100.0 * n / total
+            shares.append(dram_share(r))
+        out[f"{setting}/avg"] = sum(shares) / len(shares)
+        out[f"{setting}/max"] = max(shares)
+    return out
+
+
+def _effect(m, wl: str, region: str, tech: str, base: tlblab.Result, pressure: str = "") -> dict[str, float]:
+    spec = f"pt_baker:{tech},region={region}" + (f",pressure={pressure}" if pressure else "")
+    r = _run(m, wl, spec)
+    per_ref = lambda x: dram_walk_refs(x) / max(1, _app(x)["references"])  # noqa: E731
+    b_dram, r_dram = per_ref(base), per_ref(r)
+    return {
+        "dram_cut": 100.0 * (b_dram - r_dram) / b_dram if b_dram else 0.0,
+        "speedup": 100.0 * (app_cycles(base) / app_cycles(r) - 1.0),
+    }
+
+
+def helper_effect(quick: bool) -> dict[str, float]:
+    """Figs. 6.1 and 6.2 (and the abstract): the helper on another core of the CCX, kernel and
+    user modes, stride 8: the cut in DRAM walk references and the speedup, per workload."""
+    out: dict[str, float] = {}
+    m = machine()
+    modes = {"kernel": "mode=kernel,stride=8", "user": "mode=user,stride=8"}
+    for name, wl, region in _workloads(quick):
+        base = _run(m, wl, None)
+        out[f"{name}/base/dram_share"] = dram_share(base)
+        for mode, tech in modes.items():
+            e = _effect(m, wl, region, tech, base)
+            out[f"{name}/{mode}/dram_cut"] = e["dram_cut"]
+            out[f"{name}/{mode}/speedup"] = e["speedup"]
+    for mode in modes:
+        out[f"max/{mode}/dram_cut"] = max(out[f"{n}/{mode}/dram_cut"] for n, *_ in WORKLOADS)
+        out[f"max/{mode}/speedup"] = max(out[f"{n}/{mode}/speedup"] for n, *_ in WORKLOADS)
+    return out
+
+
+def throttle(quick: bool) -> dict[str, float]:
+    """Figs. 6.10 and 6.11: speedup against the NOP count and the sleep length, user and kernel
+    modes, on one workload (the seed used LibLinear; graph500_bfs here)."""
+    out: dict[str, float] = {}
+    m = machine()
+    name, wl, region = next((n, w, r) for n, w, r in _workloads(quick) if n == "graph500_bfs")
+    base = _run(m, wl, None)
+    nops = [0, 100, 1000]
+    sleeps = [10, 100, 1000]
+    for mode in ("user", "kernel"):
+        vals = []
+        for n in nops:
+            v = _effect(m, wl, region, f"mode={mode},stride=8,nops={n}", base)["speedup"]
+            out[f"{mode}/nops{n}"] = v
+            vals.append(v)
+        out[f"{mode}/nop_spread"] = max(vals) - min(vals)
+        vals = []
+        for s in sleeps:
+            v = _effect(m, wl, region, f"mode={mode},stride=8,sleep_us={s}", base)["speedup"]
+            out[f"{mode}/sleep{s}"] = v
+            vals.append(v)
+        out[f"{mode}/sleep_spread"] = max(vals) - min(vals)
+    return out
+
+
+def placement(quick: bool) -> dict[str, float]:
+    """§4.4.5, Figs. 4.4, 4.5 and 6.8: the helper on the SMT sibling, on another core of the CCX,
+    on another CCX (nothing shared), kernel and user modes, on graph500_bfs."""
+    out: dict[str, float] = {}
+    name, wl, region = next((n, w, r) for n, w, r in _workloads(quick) if n == "graph500_bfs")
+    cases = {
+        "ccx": machine(cores=2, ccx_cores=0),
+        "other_ccx": machine(cores=2, ccx_cores=1),
+    }
+    smt = machine(cores=2)
+    smt["threads_per_core"] = 2
+    cases["smt"] = smt
+    for place, m in cases.items():
+        base = _run(m, wl, None)
+        for mode in ("kernel", "user"):
+            e = _effect(m, wl, region, f"mode={mode},stride=8,place={place}", base)
+            out[f"{place}/{mode}/dram_cut"] = e["dram_cut"]
+            out[f"{place}/{mode}/speedup"] = e["speedup"]
+    return out
+
+
+def pressure_virt(quick: bool) -> dict[str, float]:
+    """Figs. 6.3, 6.4 and 6.6: the kernel- and user-mode helper's speedup under two stream
+    stressors (native) and in the virtualized machine, with the native numbers beside them."""
+    out: dict[str, float] = {}
+    for setting, m, pressure in (("native", machine(), ""), ("stream", machine(), "stream"),
+                                 ("virt", machine(virt=True), "")):
+        for name, wl, region in _workloads(quick):
+            if name == "gups":
+                continue
+            base = _run(m, wl, _pressure(pressure) or None)
+            for mode in ("kernel", "user"):
+                e = _effect(m, wl, region, f"mode={mode},stride=8", base, pressure)
+                out[f"{setting}/{name}/{mode}/speedup"] = e["speedup"]
+                out[f"{setting}/{name}/{mode}/dram_cut"] = e["dram_cut"]
+        for mode in ("kernel", "user"):
+            out[f"{setting}/max/{mode}/speedup"] = max(
+                v for k, v in out.items() if k.startswith(f"{setting}/") and k.endswith(f"/{mode}/speedup")
+                and "/max/" not in k)
+    return out
