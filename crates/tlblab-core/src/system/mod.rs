@@ -17,6 +17,7 @@
 //! cores' paths.
 
 mod access;
+mod domains;
 mod events;
 mod fast_lane;
 mod hints;
@@ -26,6 +27,7 @@ mod technique;
 mod timeline;
 mod walk;
 
+pub use domains::{dacr_allows, DomainFault, DomainState, SECTIONS};
 pub use hints::hint_record;
 pub use technique::Technique;
 pub use timeline::BATCH;
@@ -299,6 +301,8 @@ pub struct System {
     pub(crate) technique: Option<Box<dyn Technique>>,
     /// The lanes may serve this run: no technique, or one the parity tests cover.
     pub(crate) lanes_allowed: bool,
+    /// ARM domain checks (`domains.rs`), on only when a technique turns them on.
+    pub(crate) domains: Option<Box<DomainState>>,
     pub(crate) jobs: Vec<JobStats>,
     /// Jobs started by trace events and not yet ended: (task, job) → stats snapshot at start.
     pub(crate) open_jobs: BTreeMap<(u32, u32), (JobStats, UnitStats)>,
@@ -506,6 +510,7 @@ impl System {
             technique_params: BTreeMap::new(),
             technique: None,
             lanes_allowed: true,
+            domains: None,
             jobs: Vec::new(),
             open_jobs: BTreeMap::new(),
             shared_frames: std::collections::HashMap::new(),

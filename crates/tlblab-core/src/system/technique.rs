@@ -16,9 +16,9 @@
 //! which the engine charges to the hardware thread named in the call. They must be
 //! deterministic (draw randomness from a `SplitMix64` seeded from `RunOptions::seed`).
 
-use super::{SimError, System};
+use super::{DomainFault, SimError, System};
 use tlblab_trace::{Event, Record};
-use tlblab_types::ThreadId;
+use tlblab_types::{AccessKind, ThreadId, VirtAddr};
 
 pub trait Technique: Send {
     /// The catalog name (`tlblab techniques`).
@@ -85,6 +85,25 @@ pub trait Technique: Send {
         _event: &Event,
     ) -> Result<u64, SimError> {
         Ok(0)
+    }
+
+    /// An access faulted on ARM domains (`System::enable_domains`, seed 002 §2.3): thread of
+    /// address space `space` on hardware thread `cpu` touched `va`, whose CPD entry is empty
+    /// (`Section`) or whose TLB or CPD entry is tagged with a domain the DACR does not enable
+    /// (`Domain`). The handler must make the restarted access pass (load the entry, flush,
+    /// change the DACR) and returns the cycles the fault cost.
+    fn on_domain_fault(
+        &mut self,
+        _sys: &mut System,
+        _cpu: usize,
+        _space: usize,
+        _kind: AccessKind,
+        va: VirtAddr,
+        fault: DomainFault,
+    ) -> Result<u64, SimError> {
+        Err(SimError(format!(
+            "{fault:?} fault at {va}: the technique that turned ARM domains on must handle it"
+        )))
     }
 
     /// The technique's own counters (entries saved, restored, filtered, …), for `Stats::technique`.

@@ -10,9 +10,12 @@
 //! machine, seed)`, one arm in `catalog()` and `build()`, a naive twin in `reference.rs`, and its
 //! reproductions in `python/tlblab/reproductions/<seed>/`.
 //!
+//! - `fass` — seed 002: ARM domains as address-space tags, PID relocation, the caching page
+//!   directory, domain recycling and TLB sharing on the StrongARM.
 //! - `tlb_coloring` — seed 003: each thread's pages placed in its own TLB colors, as
 //!   `tlb_malloc` would place them.
 
+pub mod fass;
 pub mod tlb_coloring;
 
 use crate::machine::{MachineConfig, TechniqueSpec};
@@ -39,7 +42,7 @@ pub struct TechniqueInfo {
 
 /// Every technique, in seed order.
 pub fn catalog() -> Vec<TechniqueInfo> {
-    vec![tlb_coloring::INFO]
+    vec![fass::INFO, tlb_coloring::INFO]
 }
 
 /// Builds the technique `spec` names for `machine` (the run's seed for anything random). The
@@ -62,6 +65,7 @@ pub fn build(
         })?;
     let params = Params::new(info, &spec.params)?;
     match info.name {
+        "fass" => Ok(Box::new(fass::Fass::build(&params, machine, seed)?)),
         "tlb_coloring" => Ok(Box::new(tlb_coloring::TlbColoring::build(
             &params, machine, seed,
         )?)),
