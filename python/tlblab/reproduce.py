@@ -226,7 +226,8 @@ def evaluate(rep: Reproduction, ours: dict[str, float]) -> list[dict[str, Any]]:
                 pts = [(_num(xs[k]), ours[k]) for k in c["rows"]]
                 cross = None
                 for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
-                    if (y0 - t) * (y1 - t) <= 0 and y0 != y1 and (y0 - t) != 0 or (y1 - t == 0 and y0 - t != 0):
+                    a, b = y0 - t, y1 - t
+                    if a * b < 0 or (b == 0 and a != 0):
                         cross = x0 + (t - y0) * (x1 - x0) / (y1 - y0)
                         break
                 lo, hi = c.get("min_x", -math.inf), c.get("max_x", math.inf)
