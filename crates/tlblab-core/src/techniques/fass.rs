@@ -107,7 +107,6 @@ struct Placed {
     end: u64,
     to: u64,
     owner: Owner,
-    writable: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -285,7 +284,6 @@ impl Fass {
             end,
             to: start,
             owner,
-            writable,
         };
         if start >= self.kernel_base {
             return keep(Owner::Kernel);
