@@ -135,6 +135,7 @@ impl Generator for HotPotato {
         let recv = DATA + self.words * 4; // second half of the buffer page(s)
         if self.turn > 0 {
             if let Some((recv_path, _)) = &self.paths {
+                kernel_path::switch_path().run(out, p);
                 recv_path.run(out, p);
             }
             out.push(fetch(p, TEXT + 0x180, 4));

@@ -102,3 +102,19 @@ pub const fn text_slot(i: u64) -> u64 {
 pub const fn data_slot(i: u64) -> u64 {
     i * (64 << 10)
 }
+
+/// Instructions of the scheduler's switch path (`schedule`, `switch_to`), run by the process
+/// switched in, only when a switch happens: "a few dozen (or at worst a few hundred)
+/// instructions" (seed 002 §1). lmbench's `lat_ctx` subtracts the cost of its pipe calls
+/// measured without switches, which this path is not part of.
+pub const SWITCH_INSTRS: u64 = 300;
+
+/// The scheduler's switch path.
+pub const fn switch_path() -> KernelPath {
+    KernelPath {
+        text: text_slot(14),
+        instrs: SWITCH_INSTRS,
+        loop_lines: 0,
+        data: data_slot(14),
+    }
+}

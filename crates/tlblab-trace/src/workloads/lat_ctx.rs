@@ -138,6 +138,9 @@ impl Generator for LatCtx {
         }
         let p = (self.turn % self.procs as u64) as u32;
         if let Some((recv_path, _)) = &self.paths {
+            if self.turn > 0 && self.procs > 1 {
+                super::kernel_path::switch_path().run(out, p);
+            }
             recv_path.run(out, p);
         }
         out.push(fetch(p, TEXT + 0x100, 4));
