@@ -15,8 +15,9 @@ use super::kernel_path::{self, KernelPath};
 use super::WorkloadInfo;
 
 /// Instructions of the L4 kernel's path per one-way IPC, calibrated to Fig. 5's standard kernel
-/// (135 us per round trip on the flushing kernel, seed 002 §4.2; docs/technique-fass.md).
-pub const L4_IPC_INSTRS: u64 = 620;
+/// (135 us per round trip on the flushing kernel, seed 002 §4.2; docs/technique-fass.md): ours
+/// 137.5 us at one client, 2,000 IPCs.
+pub const L4_IPC_INSTRS: u64 = 594;
 use crate::record::{prot, Event};
 use tlblab_types::{SplitMix64, ThreadId, VirtAddr};
 
