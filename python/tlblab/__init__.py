@@ -2,7 +2,8 @@
 
 The Python API is hand-written for people on top of the Rust extension `tlblab._native`:
 `simulate`, `presets`, `machine_config`, `workloads`, `techniques` (see `tlblab.sim`);
-`tlblab.reproduce` holds each seed's tables against tlblab.
+`tlblab.reproduce` holds each seed's tables against tlblab; `sweep` runs a grid of
+configurations on a Dask cluster (see `tlblab.sweeps`).
 """
 
 from tlblab.sim import (Result, check_technique, machine_config, machine_toml, presets, simulate,
@@ -10,4 +11,12 @@ from tlblab.sim import (Result, check_technique, machine_config, machine_toml, p
 
 __version__ = "0.1.0"
 __all__ = ["Result", "check_technique", "machine_config", "machine_toml", "presets", "simulate",
-           "techniques", "workloads"]
+           "sweep", "techniques", "workloads"]
+
+
+def sweep(grid, out=None, **kwargs):
+    """Runs a grid of configurations and returns one DataFrame (see `tlblab.sweeps.sweep`).
+    Imported on first use: Dask is loaded only by the programs that sweep."""
+    from tlblab.sweeps import sweep as _sweep
+
+    return _sweep(grid, out, **kwargs)

@@ -35,4 +35,4 @@ pub mod walker;
 
 pub use machine::MachineConfig;
 pub use stats::Stats;
-pub use system::{RunOptions, SimError, System};
+pub use system::{RunOptions, SimError, System, Technique};

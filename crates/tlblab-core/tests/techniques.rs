@@ -23,9 +23,10 @@ use tlblab_types::{AccessKind, CoreId, ThreadId, VirtAddr};
 
 /// The Xeon E5-2650's L1 DTLB: 16 sets x 4 ways, LRU (seed 003 Ch. 5).
 fn xeon_l1() -> tlblab_core::MachineConfig {
-    let mut t = tlb("L1D", 1, 64, 4, ReplacementKind::Lru);
-    t.kind = tlblab_core::tlb::TlbKind::Data;
-    machine(PageTableFormat::X86_64_4level, vec![t])
+    machine(
+        PageTableFormat::X86_64_4level,
+        vec![tlb("L1D", 1, 64, 4, ReplacementKind::Lru)],
+    )
 }
 
 fn tlb_only() -> RunOptions {

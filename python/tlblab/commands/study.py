@@ -1,9 +1,11 @@
 """`tlblab study`: the main job.
 
-Until the seed reproductions land, the study simulates every built-in workload of the default
-set on every machine preset and prints one readable table (TLB misses per level, walks, where
-walk references were served, cycles), also written as CSV under `--out` (default `out/study`):
-`summary.csv` (one row per machine × workload) and `levels.csv` (one row per TLB level).
+Runs every seed reproduction that exists, then this module's technique-free table (`run`: every
+built-in workload of the default set on every machine preset, one readable table of TLB misses
+per level, walks, where walk references were served, cycles, also written as CSV under `--out`,
+default `out/study`: `summary.csv`, one row per machine × workload, and `levels.csv`, one row
+per TLB level), with `--host` the host measurements, and writes the report,
+`<out>/report/index.html` (tlblab.report, docs/report.md).
 """
 
 from __future__ import annotations
@@ -34,7 +36,18 @@ def register(sub) -> None:
     p.add_argument("--machines", default="", help="comma-separated presets (default: all)")
     p.add_argument("--workloads", default="", help="comma-separated workloads (default: the default set)")
     p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(func=run)
+    p.add_argument("--quick", action="store_true", help="smaller runs: the whole study in 2 minutes or less")
+    p.add_argument("--host", action="store_true", help="also measure the techniques on this host (probe, coloring, "
+                   "ptwarm, migrate)")
+    p.set_defaults(func=study)
+
+
+def study(args) -> int:
+    """The whole study: reproductions, this table (`run`), --host, then out/study/report/index.html
+    (tlblab.report.study)."""
+    from tlblab.report.study import run as run_study
+
+    return run_study(args, run)
 
 
 def _write_csv(path: Path, rows: list[dict]) -> None:

@@ -263,8 +263,15 @@ impl System {
 
     /// A phase begins: snapshot the machine's counters and time (`Stats::phases`).
     fn phase_begin(&mut self, region: u32) {
-        let occurrence = self.phases.iter().filter(|p| p.region == region).count() as u32
-            + self.open_phases.iter().filter(|p| p.0 == region).count() as u32;
+        let counter = match self.phase_counts.iter_mut().find(|c| c.0 == region) {
+            Some(c) => c,
+            None => {
+                self.phase_counts.push((region, 0));
+                self.phase_counts.last_mut().expect("just pushed")
+            }
+        };
+        let occurrence = counter.1;
+        counter.1 += 1;
         let snap = (
             region,
             occurrence,

@@ -295,6 +295,8 @@ pub struct System {
     /// Phases begun and not yet ended: (region, occurrence, time, counters, OS counters then).
     pub(crate) open_phases: Vec<(u32, u32, u64, UnitStats, OsStats)>,
     pub(crate) phases: Vec<crate::stats::PhaseStats>,
+    /// Phases begun so far per region: (region, count), for each phase's `occurrence`.
+    pub(crate) phase_counts: Vec<(u32, u32)>,
     /// The parameters the technique was selected with (`Stats::technique`).
     pub(crate) technique_params: BTreeMap<String, String>,
     /// The technique under test (`technique.rs`), if any.
@@ -507,6 +509,7 @@ impl System {
             region_names: Vec::new(),
             open_phases: Vec::new(),
             phases: Vec::new(),
+            phase_counts: Vec::new(),
             technique_params: BTreeMap::new(),
             technique: None,
             lanes_allowed: true,
@@ -758,8 +761,10 @@ impl System {
 
     /// Every counter of the machine so far, summed over its cores (what `Stats::total` holds).
     pub(crate) fn machine_counters(&self) -> UnitStats {
+        // What `core_stats` sums per core, summed at once: no vector of cores built per call
+        // (phases may come every few hundred references).
         let mut total = UnitStats::new(self.tlb_names.len(), self.cache_names.len());
-        for c in &self.core_stats() {
+        for c in self.core_os.iter().chain(&self.cpu_stats) {
             total.add(c);
         }
         total

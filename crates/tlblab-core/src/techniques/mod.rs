@@ -253,7 +253,7 @@ pub(crate) fn test_machine(sets: usize, ways: usize) -> MachineConfig {
         tlbs: vec![TlbConfig {
             name: "L1D".into(),
             level: 1,
-            kind: TlbKind::Data,
+            kind: TlbKind::Unified,
             entries: sets * ways,
             ways: Ways::N(ways),
             index: IndexFn::LowBits,

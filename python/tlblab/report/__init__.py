@@ -1,0 +1,242 @@
+"""The study's report: `out/study/report/index.html`, one page people read.
+
+One section per seed (what it claims; each reproduction's figure redrawn from the transcribed
+numbers beside ours; the rows with their errors; the verdicts, with the explanation where a
+shape does not hold), the engine's own technique-free table, the host measurements when they
+ran, and the time each section took. Every number is also in `data/` beside the page, as CSV
+and Parquet. The page needs no network and no JavaScript (docs/report.md).
+
+    >>> from tlblab.report import Study, build
+    >>> build(Study(outcomes=tlblab.reproduce.run(quick=True)), "out/study/report")
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tlblab.report import page, plots
+from tlblab.report.data import write_table
+from tlblab.report.seeds import about
+
+
+@dataclass
+class HostRun:
+    """One host measurement as the study ran it."""
+
+    name: str
+    argv: list[str]
+    seconds: float
+    data: dict[str, Any] | None = None
+    error: str = ""
+
+
+@dataclass
+class Study:
+    """Everything the page shows. Any part may be empty: the page says what did not run."""
+
+    outcomes: list = field(default_factory=list)          # tlblab.reproduce.Outcome
+    engine_summary: Any = None                           # DataFrame: summary.csv of the table
+    engine_levels: Any = None                            # DataFrame: levels.csv
+    engine_failures: list[str] = field(default_factory=list)
+    host: list[HostRun] | None = None                    # None: --host not given
+    timings: list[dict[str, Any]] = field(default_factory=list)
+    quick: bool = False
+    command: str = "tlblab study"
+
+
+ROW_COLS = [("key", "row"), ("quantity", "quantity"), ("unit", "unit"), ("x", "x"), ("seed", "seed"),
+            ("ours", "tlblab"), ("error", "error"), ("rel_error", "relative error"), ("note", "note")]
+VERDICT_COLS = [("criterion", "criterion"), ("says", "says"), ("kind", "kind"), ("holds", "verdict"),
+                ("detail", "what it looked at"), ("explanation", "why not (written after the run)")]
+
+
+def build(study: Study, out: str | Path) -> Path:
+    """Writes `index.html` and `data/` under `out`; returns the page's path."""
+    import pandas as pd
+
+    out = Path(out)
+    data_dir = out / "data"
+    body: list[str] = []
+    nav: list[tuple[str, str]] = [("summary", "Summary")]
+
+    # The verdicts of every reproduction first: what a reader looks for.
+    summary_rows = []
+    for o in study.outcomes:
+        rep = o.reproduction
+        summary_rows.append({"reproduction": rep.name, "title": rep.title, "machine": rep.machine,
+                             "criteria": len(o.verdict_records),
+                             "hold": sum(bool(v["holds"]) for v in o.verdict_records),
+                             "verdict": "error" if o.error else ("holds" if o.holds else "does not hold"),
+                             "seconds": round(o.seconds, 2)})
+    body.append('<section id="summary"><h2>Summary</h2>')
+    if summary_rows:
+        files = write_table(pd.DataFrame(summary_rows), data_dir, "verdicts_summary")
+        body.append(page.table([(c, c) for c in summary_rows[0]], summary_rows, "verdicts-summary"))
+        body.append(page.links(files, "verdicts"))
+    else:
+        body.append("<p>No reproduction has landed yet: python/tlblab/reproductions/ is empty.</p>")
+    if study.timings:
+        files = write_table(pd.DataFrame(study.timings), data_dir, "timings")
+        body.append("<h3>Time per section</h3>")
+        body.append(page.table([("section", "section"), ("seconds", "seconds"), ("status", "status")],
+                               study.timings, "timings"))
+        body.append(page.links(files, "timings"))
+    body.append("</section>")
+
+    by_seed: dict[str, list] = {}
+    for o in study.outcomes:
+        by_seed.setdefault(o.reproduction.seed, []).append(o)
+    for seed in sorted(by_seed):
+        info = about(seed)
+        sid = f"seed-{seed}"
+        nav.append((sid, f"Seed {seed}: {info['cite'].split(',')[0]}"))
+        body.append(f'<section id="{sid}" class="seed" data-seed="{page.esc(seed)}">')
+        body.append(f"<h2>Seed {page.esc(seed)}</h2><p class=\"meta\">{page.esc(info['cite'])}</p>")
+        if info["claims"]:
+            body.append(f"<p><strong>What it claims.</strong> {page.esc(info['claims'])}</p>")
+        outs = by_seed[seed]
+        body.append("<p><strong>Reproduced here:</strong></p><ul>" + "".join(
+            f"<li>{page.esc(o.reproduction.title)} <span class=\"meta\">({page.esc(o.reproduction.source)})</span></li>"
+            for o in outs) + "</ul>")
+        for o in outs:
+            body.append(_reproduction(o, data_dir))
+        body.append("</section>")
+
+    nav.append(("engine", "The engine's own table"))
+    body.append(_engine(study, data_dir))
+    if study.host is not None:
+        nav.append(("host", "This host"))
+        body.append(_host(study.host, data_dir))
+
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    mode = " --quick" if study.quick else ""
+    text = page.document("tlblab study: the seeds' results beside tlblab's", nav, body,
+                         f"Written by `{study.command}`{mode} on {stamp}. Every number is also in data/ "
+                         "(CSV and Parquet).")
+    out.mkdir(parents=True, exist_ok=True)
+    index = out / "index.html"
+    from tlblab.report.data import _atomic
+
+    _atomic(index, lambda p: Path(p).write_text(text))
+    return index
+
+
+def _reproduction(o, data_dir: Path) -> str:
+    import pandas as pd
+
+    rep = o.reproduction
+    rid = f"repro-{rep.seed}-{page.slug(rep.id)}"
+    parts = [f'<article id="{rid}" class="reproduction" data-name="{page.esc(rep.name)}">',
+             f"<h3>{page.esc(rep.title)}</h3>",
+             f"<p class=\"meta\">{page.esc(rep.source)} · machine <code>{page.esc(rep.machine)}</code> · "
+             f"{o.seconds:.1f} s</p>",
+             f"<details><summary>Setup: how tlblab stands in for the seed's machine and benchmark</summary><p>{page.esc(rep.setup)}</p></details>"]
+    if o.error:
+        parts.append(f'<p class="error">Not run: {page.esc(o.error)}</p>')
+    else:
+        verdict = "holds" if o.holds else "does not hold"
+        held = sum(bool(v["holds"]) for v in o.verdict_records)
+        parts.append(f'<p>Verdict: <span class="{"holds" if o.holds else "fails"}">{verdict}</span> '
+                     f"({held} of {len(o.verdict_records)} criteria).</p>")
+    rows = o.row_records or [{"key": r["key"], "quantity": r["quantity"], "unit": r.get("unit", ""),
+                              "series": r.get("series", ""), "x": r.get("x"), "seed": r.get("seed"),
+                              "ours": None, "error": None, "rel_error": None, "note": r.get("note", "")}
+                             for r in rep.rows]
+    svg = plots.reproduction(rows, f"{rep.source.split('(')[0].strip()}: seed vs tlblab", f"plot-{rid}")
+    parts.append(page.figure(svg, "The seed's numbers (transcribed, hatched or dashed) beside tlblab's."))
+    stem = f"seed{rep.seed}_{page.slug(rep.id)}"
+    files = write_table(pd.DataFrame(rows), data_dir, stem)
+    parts.append(page.table(ROW_COLS, rows, f"rows-{rid}", "rows", scroll=len(rows) > 14))
+    parts.append(page.links(files, "rows"))
+    if o.verdict_records:
+        vfiles = write_table(pd.DataFrame(o.verdict_records), data_dir, f"{stem}_verdicts")
+        parts.append(page.table(VERDICT_COLS, o.verdict_records, f"verdicts-{rid}", "verdicts"))
+        parts.append(page.links(vfiles, "verdicts"))
+    parts.append("</article>")
+    return "\n".join(parts)
+
+
+ENGINE_COLS = [("machine", "machine"), ("workload", "workload"), ("references", "references"),
+               ("walks", "walks"), ("walk_refs", "walk refs"), ("walk_refs_memory", "walk refs from memory"),
+               ("cycles", "cycles"), ("cycles_per_ref", "cycles/ref")]
+
+
+def _engine(study: Study, data_dir: Path) -> str:
+    parts = ['<section id="engine"><h2>The engine\'s own table</h2>',
+             "<p>Every built-in workload of the default set on every machine preset, no technique: TLB "
+             "misses, page walks, where the walks' references were served, cycles (what "
+             "<code>tlblab study</code> prints).</p>"]
+    s = study.engine_summary
+    if s is None or len(s) == 0:
+        parts.append("<p>Not run.</p></section>")
+        return "\n".join(parts)
+    s = s.copy()
+    s["workload_name"] = s["workload"].map(lambda w: str(w).split(":")[0])
+    files = write_table(s.drop(columns=["workload_name"]), data_dir, "engine_summary")
+    parts.append(page.figure(plots.grouped_bars(s, "workload_name", "machine", "cycles_per_ref",
+                                                "Cycles per reference, no technique", "cycles / reference",
+                                                "plot-engine"), "Each workload on each preset."))
+    cols = [(c, h) for c, h in ENGINE_COLS if c in s]
+    parts.append(page.table(cols, s.to_dict("records"), "engine-summary", "engine", scroll=len(s) > 14))
+    parts.append(page.links(files, "one row per machine × workload, every counter"))
+    if study.engine_levels is not None and len(study.engine_levels):
+        lfiles = write_table(study.engine_levels, data_dir, "engine_levels")
+        parts.append(page.links(lfiles, "one row per TLB level"))
+    for f in study.engine_failures:
+        parts.append(f'<p class="error">not run: {page.esc(f)}</p>')
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _flatten(d: Any, prefix: str = "") -> list[dict[str, Any]]:
+    out = []
+    if isinstance(d, dict):
+        for k, v in d.items():
+            out += _flatten(v, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(d, list):
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in d) and len(d) <= 8:
+            out.append({"field": prefix, "value": ", ".join(page.fmt(v) for v in d)})
+        else:
+            for i, v in enumerate(d):
+                out += _flatten(v, f"{prefix}[{i}]")
+    else:
+        out.append({"field": prefix, "value": d})
+    return out
+
+
+def _host(runs: list[HostRun], data_dir: Path) -> str:
+    import pandas as pd
+
+    parts = ['<section id="host"><h2>This host</h2>',
+             "<p>The techniques measured on the machine the study ran on (<code>tlblab probe</code>, "
+             "<code>tlblab host coloring / ptwarm / migrate</code>). Timing on a shared machine is noisy: "
+             "each tool reports medians and spreads.</p>"]
+    for r in runs:
+        hid = f"host-{page.slug(r.name)}"
+        parts.append(f'<article id="{hid}" class="host"><h3>{page.esc(r.name)}</h3>'
+                     f"<p class=\"meta\"><code>{page.esc(' '.join(r.argv))}</code> · {r.seconds:.1f} s</p>")
+        if r.error:
+            parts.append(f'<p class="error">{page.esc(r.error)}</p></article>')
+            continue
+        if r.name == "migrate" and r.data:
+            for stride, d in (r.data.get("strides") or {}).items():
+                series = {}
+                for variant in ("dep", "rewarm+dep", "indep", "rewarm+indep"):
+                    pts = [(row["n"], row[variant][1]) for row in d.get("rows", []) if variant in row]
+                    if pts:
+                        series[variant] = pts
+                parts.append(page.figure(plots.lines(series, f"stride {stride} B: re-touch after a migration",
+                                                     "pages", "ns per pass (median)", f"plot-{hid}-{stride}", logx=True),
+                                         "Seed 000 §4.3's benchmark on this host, with and without re-warming."))
+        flat = _flatten(r.data or {})
+        files = write_table(pd.DataFrame(flat if flat else [{"field": "", "value": ""}]), data_dir,
+                            f"host_{page.slug(r.name)}")
+        parts.append(page.table([("field", "field"), ("value", "value")], flat, f"table-{hid}", "host",
+                                scroll=True))
+        parts.append(page.links(files, "every field of the measurement"))
+        parts.append("</article>")
+    parts.append("</section>")
+    return "\n".join(parts)

@@ -1,0 +1,157 @@
+"""The report's plots, drawn with matplotlib as SVG text to inline in the page.
+
+Deterministic (a fixed hash salt, no date in the metadata) and self-contained: text stays text
+(`svg.fonttype = none`), so the page needs no font files, and each plot's element ids carry a
+prefix of their own, so several SVGs in one page never share an id.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from typing import Any
+
+_IDS = re.compile(r'id="([^"]+)"')
+
+
+def _mpl():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "tlblab", "font.size": 9,
+                         "axes.spines.top": False, "axes.spines.right": False})
+    return plt
+
+
+def to_svg(fig, prefix: str) -> str:
+    """The figure as an `<svg>` element (no XML prolog), ids prefixed with `prefix`."""
+    plt = _mpl()
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+    plt.close(fig)
+    text = buf.getvalue()
+    text = text[text.index("<svg"):]
+    for ident in sorted(set(_IDS.findall(text)), key=len, reverse=True):
+        new = f"{prefix}-{ident}"
+        text = text.replace(f'id="{ident}"', f'id="{new}"').replace(f"#{ident})", f"#{new})") \
+                   .replace(f'"#{ident}"', f'"#{new}"')
+    # Screen readers and the browser test find the plot by its role and label.
+    return text.replace("<svg ", f'<svg role="img" aria-label="{prefix}" class="plot" ', 1)
+
+
+def _log_worthy(values: list[float]) -> bool:
+    pos = [v for v in values if v is not None and not math.isnan(v) and v > 0]
+    return len(pos) == len([v for v in values if v is not None and not math.isnan(v)]) and len(pos) > 1 \
+        and max(pos) / min(pos) > 1000
+
+
+def _num(v: Any) -> float | None:
+    if v is None:
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
+
+
+def reproduction(rows: list[dict[str, Any]], title: str, prefix: str) -> str | None:
+    """The seed's numbers beside ours, one panel per unit: where every row of the panel has an
+    `x`, a curve per series (the seed dashed with open markers, ours solid); else paired bars
+    per row (the seed hatched). Rows the seed has no number for ("ours only") stay in the table."""
+    plt = _mpl()
+    rows = [r for r in rows if _num(r.get("seed")) is not None]
+    if not rows:
+        return None
+    units: dict[str, list] = {}
+    for r in rows:
+        units.setdefault(r.get("unit") or "", []).append(r)
+    kinds = {u: all(_num(r.get("x")) is not None for r in rs) for u, rs in units.items()}
+    heights = [2.8 if kinds[u] else 0.6 + 0.2 * len(rs) for u, rs in units.items()]
+    fig, axes = plt.subplots(len(units), 1, figsize=(7.5, sum(heights) + 0.4), squeeze=False,
+                             gridspec_kw={"height_ratios": heights}, layout="constrained")
+    for ax, (unit, mine) in zip(axes.flat, units.items()):
+        vals = [_num(r.get("seed")) for r in mine] + [_num(r.get("ours")) for r in mine]
+        if kinds[unit]:
+            series: dict[str, list] = {}
+            for r in mine:
+                series.setdefault(r.get("series") or r.get("quantity", ""), []).append(r)
+            for i, (name, rs) in enumerate(series.items()):
+                rs = sorted(rs, key=lambda r: _num(r["x"]))
+                color = f"C{i % 10}"
+                xs = [_num(r["x"]) for r in rs]
+                seed = [(x, _num(r.get("seed"))) for x, r in zip(xs, rs)]
+                ours = [(x, _num(r.get("ours"))) for x, r in zip(xs, rs) if _num(r.get("ours")) is not None]
+                ax.plot(*zip(*seed), "--o", color=color, mfc="none", ms=6, label=f"{name}: seed")
+                if ours:
+                    ax.plot(*zip(*ours), "-s", color=color, ms=3, label=f"{name}: tlblab")
+            if _log_worthy([_num(r["x"]) for r in mine]):
+                ax.set_xscale("log", base=2)
+            ax.legend(fontsize=7, frameon=False, ncols=2 if len(series) > 2 else 1)
+            ax.set_ylabel(unit)
+            ax.set_xlabel("x (the rows' position on the seed's axis: see their quantity)")
+        else:
+            ys = list(range(len(mine)))
+            seed = [_num(r.get("seed")) for r in mine]
+            ours = [_num(r.get("ours")) for r in mine]
+            ax.barh([y - 0.2 for y in ys], [v if v is not None else 0 for v in seed], height=0.4,
+                    color="#bbbbbb", edgecolor="#555555", hatch="//", label="seed")
+            ax.barh([y + 0.2 for y in ys], [v if v is not None else 0 for v in ours], height=0.4,
+                    color="C0", label="tlblab")
+            ax.set_yticks(ys, [r["key"] for r in mine], fontsize=7)
+            ax.invert_yaxis()
+            ax.set_xlabel(unit)
+            ax.legend(fontsize=7, frameon=False, loc="best")
+        if _log_worthy(vals):
+            (ax.set_yscale if kinds[unit] else ax.set_xscale)("log")
+    fig.suptitle(title, fontsize=9)
+    return to_svg(fig, prefix)
+
+
+def grouped_bars(frame, group: str, bar: str, value: str, title: str, xlabel: str, prefix: str) -> str | None:
+    """One row of bars per `group` value (top to bottom), one bar per `bar` value: the engine
+    table's cycles per reference by workload and machine. Horizontal, so twenty workloads read."""
+    plt = _mpl()
+    if frame is None or frame.empty or value not in frame:
+        return None
+    groups = list(dict.fromkeys(frame[group]))
+    bars = list(dict.fromkeys(frame[bar]))
+    h = 0.8 / max(len(bars), 1)
+    fig, ax = plt.subplots(figsize=(7.5, 0.9 + 0.16 * len(groups) * max(len(bars), 2) / 2), layout="constrained")
+    for i, b in enumerate(bars):
+        sub = frame[frame[bar] == b].set_index(group)[value]
+        ax.barh([g + i * h - 0.4 + h / 2 for g in range(len(groups))],
+                [float(sub.get(gname, float("nan"))) for gname in groups], height=h, label=str(b),
+                color=f"C{i % 10}")
+    ax.set_yticks(range(len(groups)), groups)
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel)
+    if _log_worthy([float(v) for v in frame[value]]):
+        ax.set_xscale("log")
+    ax.legend(fontsize=7, frameon=False, loc="lower right")
+    ax.set_title(title, fontsize=9)
+    return to_svg(fig, prefix)
+
+
+def lines(series: dict[str, list[tuple[float, float]]], title: str, xlabel: str, ylabel: str, prefix: str,
+          logx: bool = False) -> str | None:
+    """Plain curves (the host measurements: ns per pass against pages)."""
+    plt = _mpl()
+    if not series:
+        return None
+    fig, ax = plt.subplots(figsize=(5.5, 3.2))
+    for i, (name, pts) in enumerate(series.items()):
+        if pts:
+            ax.plot(*zip(*pts), "-o", ms=3, color=f"C{i % 10}", label=name)
+    if logx:
+        ax.set_xscale("log", base=2)
+    if _log_worthy([y for pts in series.values() for _, y in pts]):
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7, frameon=False)
+    ax.set_title(title, fontsize=9)
+    return to_svg(fig, prefix)

@@ -1,0 +1,201 @@
+"""The study's sections, run in turn and timed: every reproduction that exists, the engine's own
+technique-free table, the host measurements (`--host`); then the report and a summary.
+
+`tlblab study` (commands/study.py) calls `run(args, engine_table)`, where `engine_table(args)` is
+the command's technique-free table (it writes summary.csv and levels.csv under --out).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from tlblab.report import HostRun, Study, build
+
+# The host measurements with the arguments that fit the study's budget (each tool's own --quick
+# is its smoke run; the default study gives the slower ones more rounds where they fit).
+HOST_RUNS: dict[str, dict[bool, list[str]]] = {
+    "probe": {True: ["probe", "--quick", "--json"], False: ["probe", "--quick", "--json"]},
+    "coloring": {True: ["host", "coloring", "--quick", "--json"], False: ["host", "coloring", "--json"]},
+    "ptwarm": {True: ["host", "ptwarm", "--quick", "--json"], False: ["host", "ptwarm", "--quick", "--json"]},
+    "migrate": {True: ["host", "migrate", "--quick", "--json"], False: ["host", "migrate", "--json"]},
+}
+# In --quick, each run of the engine's table stops here (the default is the command's own cap).
+QUICK_MAX_REFERENCES = 300_000
+
+
+def _bar(total: int, desc: str):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="run", file=sys.stderr, dynamic_ncols=True, leave=True)
+
+
+def reproductions(quick: bool, out: Path) -> list:
+    """Runs every reproduction that exists; one that cannot run (a missing experiment, a
+    malformed file) is shown as not run, and the others still run."""
+    from tlblab import reproduce
+    from tlblab.errors import UserError
+    from tlblab.reproduce import Outcome
+
+    outcomes = []
+    paths = sorted(reproduce.DATA.glob("*/*.toml"))
+    bar = _bar(len(paths), "reproductions")
+    for p in paths:
+        bar.set_postfix_str(f"{p.parent.name}/{p.stem}")
+        try:
+            rep = reproduce.load_file(p)
+        except UserError as e:
+            bar.write(f"study: skipped {p}: {e}")
+            bar.update(1)
+            continue
+        t0 = time.monotonic()
+        try:
+            outcomes.append(reproduce.run_one(rep, quick))
+        except UserError as e:
+            outcomes.append(Outcome(rep, {}, time.monotonic() - t0, error=str(e)))
+        except Exception as e:  # noqa: BLE001 - an experiment's bug is shown as its error, named;
+            # the reproductions land one by one, and one that breaks must not hide the others.
+            msg = f"the experiment raised {type(e).__name__}: {e}"
+            bar.write(f"study: {rep.name}: {msg}")
+            outcomes.append(Outcome(rep, {}, time.monotonic() - t0, error=msg))
+        bar.update(1)
+    bar.close()
+    if outcomes:
+        reproduce.write(outcomes, out)
+    return outcomes
+
+
+def engine(args, engine_table: Callable[[Any], int], quick: bool) -> tuple[Any, Any, list[str], int]:
+    """The command's own table; reads back the CSVs it wrote. In --quick its runs are shorter."""
+    import pandas as pd
+
+    from tlblab.commands import study as cmd
+
+    saved = cmd.MAX_REFERENCES
+    if quick:
+        cmd.MAX_REFERENCES = min(saved, QUICK_MAX_REFERENCES)
+    err = io.StringIO()
+    try:
+        # Its per-run lines go to stderr; the failures among them are kept for the page.
+        with contextlib.redirect_stderr(_Tee(sys.stderr, err)):
+            status = engine_table(args)
+    finally:
+        cmd.MAX_REFERENCES = saved
+    out = Path(args.out)
+    summary = pd.read_csv(out / "summary.csv") if (out / "summary.csv").is_file() else None
+    levels = pd.read_csv(out / "levels.csv") if (out / "levels.csv").is_file() else None
+    failures = [ln.removeprefix("not run: ") for ln in err.getvalue().splitlines() if ln.startswith("not run: ")]
+    return summary, levels, failures, int(status or 0)
+
+
+class _Tee(io.TextIOBase):
+    def __init__(self, *streams) -> None:
+        self.streams = streams
+
+    def write(self, s: str) -> int:
+        for st in self.streams:
+            st.write(s)
+        return len(s)
+
+    def flush(self) -> None:
+        for st in self.streams:
+            st.flush()
+
+
+def host(quick: bool, out: Path) -> list[HostRun]:
+    """Each host measurement in its own process (`tlblab ... --json`), its JSON kept beside the
+    report; one that fails (no runtime build, a CPU it may not use) is shown with its message."""
+    runs = []
+    bar = _bar(len(HOST_RUNS), "host")
+    for name, argv in HOST_RUNS.items():
+        cmdline = ["tlblab", *argv[quick]]
+        bar.set_postfix_str(name)
+        t0 = time.monotonic()
+        p = subprocess.run([sys.executable, "-m", "tlblab.cli", *argv[quick]], capture_output=True, text=True)
+        dt = time.monotonic() - t0
+        r = HostRun(name=name, argv=cmdline, seconds=dt)
+        if p.returncode != 0:
+            r.error = (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[-1]
+        else:
+            try:
+                r.data = json.loads(p.stdout)
+            except json.JSONDecodeError:
+                r.error = "the measurement printed no JSON"
+        if r.data is not None:
+            (out / "host").mkdir(parents=True, exist_ok=True)
+            (out / "host" / f"{name}.json").write_text(json.dumps(r.data, indent=1))
+        runs.append(r)
+        bar.update(1)
+    bar.close()
+    return runs
+
+
+def run(args, engine_table: Callable[[Any], int]) -> int:
+    out = Path(args.out)
+    quick = bool(getattr(args, "quick", False))
+    study = Study(quick=quick)
+    status = 0
+
+    def timed(section: str, fn):
+        t0 = time.monotonic()
+        try:
+            res, note = fn()
+        except Exception as e:  # a section's failure is reported; the other sections still run
+            from tlblab.errors import UserError
+
+            if not isinstance(e, (UserError, ValueError, OSError)):
+                raise
+            res, note = None, f"failed: {e}"
+        study.timings.append({"section": section, "seconds": round(time.monotonic() - t0, 1), "status": note})
+        return res
+
+    def do_repro():
+        o = reproductions(quick, out / "reproduce")
+        held = sum(x.holds for x in o)
+        return o, f"{len(o)} reproductions, {held} hold"
+
+    study.outcomes = timed("reproductions", do_repro) or []
+
+    def do_engine():
+        s, lv, fails, st = engine(args, engine_table, quick)
+        return (s, lv, fails, st), f"{0 if s is None else len(s)} runs, {len(fails)} not run"
+
+    eng = timed("engine table", do_engine)
+    if eng:
+        study.engine_summary, study.engine_levels, study.engine_failures, st = eng
+        status = status or st
+    if getattr(args, "host", False):
+        study.host = timed("host", lambda: (lambda r: (r, f"{sum(not x.error for x in r)} of {len(r)} ran"))(
+            host(quick, out)))
+
+    t0 = time.monotonic()
+    index = build(study, out / "report")
+    # The page lists the sections before it; the summary printed here adds the report's own time.
+    study.timings.append({"section": "report", "seconds": round(time.monotonic() - t0, 1), "status": "written"})
+    _print_summary(study)
+    print(f"\nreport: {index.resolve()}")
+    return status
+
+
+def _print_summary(study: Study) -> None:
+    from tlblab.report_text import format_table
+
+    if study.outcomes:
+        rows = []
+        for o in study.outcomes:
+            held = sum(bool(v["holds"]) for v in o.verdict_records)
+            verdict = "error" if o.error else ("holds" if o.holds else "does not hold")
+            rows.append([o.reproduction.name, f"{held}/{len(o.verdict_records)}", verdict, f"{o.seconds:.1f}"])
+        print("\nverdicts")
+        print(format_table(["reproduction", "criteria hold", "verdict", "seconds"], rows))
+    else:
+        print("\nverdicts: no reproduction has landed yet")
+    print("\ntime per section")
+    print(format_table(["section", "seconds", "status"],
+                       [[t["section"], f"{t['seconds']:.1f}", t["status"]] for t in study.timings]))

@@ -1,0 +1,313 @@
+"""A sweep's grid: read, checked and expanded into points before any simulation runs.
+
+A grid (TOML, or the same as a dict) has a `[base]` table — what every point runs unless an
+axis says otherwise — and an `[axes]` table whose keys each name one setting and whose values
+are the list of values to sweep; the points are the cross product, in the order the axes are
+written. docs/sweeps.md has the keys:
+
+    machine                   a preset name or machine file
+    machine.<path>            a field of the machine dict (`tlblab.machine_config`): list
+                              elements by their `name` (TLBs, caches) or `level` (page-walk
+                              caches) or index, e.g. machine.tlb.L1D.entries,
+                              machine.walker.pwc.2.entries, machine.page_table.page_size
+    technique                 "none" or NAME[:key=value,...] (the machine's [technique] table)
+    technique.<param>         one parameter of the technique
+    os.<field>                the OS model (switch, asid_bits, switch_cycles, ipi_cycles)
+    workload                  a built-in workload spec or a trace file (read by the workers:
+                              give a path every worker can read)
+    seed, max_references, mode (full | no_caches | tlb_only)
+
+Every error names the key (and the point) and is raised before the first point runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tlblab.errors import UserError
+
+MODES = ("full", "no_caches", "tlb_only")
+SCALARS = ("machine", "technique", "workload", "seed", "max_references", "mode")
+NAMESPACES = ("machine.", "technique.", "os.")
+OS_FIELDS = ("switch", "asid_bits", "switch_cycles", "ipi_cycles")
+# Grids larger than this are almost certainly a typo in an axis (and would take days).
+MAX_POINTS = 1_000_000
+
+
+@dataclass
+class Grid:
+    """A checked grid: the base settings, the axes in order, where it came from."""
+
+    base: dict[str, Any]
+    axes: dict[str, list[Any]]
+    where: str = "<grid>"
+    root: Path = field(default_factory=Path.cwd)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for v in self.axes.values():
+            n *= len(v)
+        return n
+
+
+@dataclass
+class Point:
+    """One configuration of the grid: its axis values and everything a worker needs to run it."""
+
+    index: int
+    values: dict[str, Any]
+    machine: dict[str, Any]
+    workload: str
+    seed: int
+    max_references: int
+    mode: str
+    os: dict[str, Any]
+
+    def key(self) -> str:
+        """A hash of everything that decides the point's result (not of its index or of the grid
+        it came from): a resumed or reordered grid finds the points it already ran."""
+        blob = json.dumps({"machine": self.machine, "workload": self.workload, "seed": self.seed,
+                           "max_references": self.max_references, "mode": self.mode, "os": self.os},
+                          sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+    def task(self) -> dict[str, Any]:
+        """What a worker receives: plain data, picklable without tlblab."""
+        return {"key": self.key(), "values": self.values, "machine": self.machine,
+                "workload": self.workload, "seed": self.seed, "max_references": self.max_references,
+                "mode": self.mode, "os": self.os}
+
+
+def load(path: str | Path) -> Grid:
+    """Reads a grid file; relative paths in it (machine files, traces) are relative to it."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as e:
+        raise UserError(f"{p}: cannot read the grid: {e.strerror or e}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise UserError(f"{p}: not valid TOML: {e}") from None
+    return parse(data, where=str(p), root=p.resolve().parent)
+
+
+def parse(data: dict[str, Any], where: str = "<grid>", root: Path | None = None) -> Grid:
+    """Checks a grid's shape (tables, keys, value lists); `expand` checks the values."""
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: expected a table with [base] and [axes], found {type(data).__name__}")
+    unknown = set(data) - {"base", "axes"}
+    if unknown:
+        raise UserError(f"{where}: unknown table '{sorted(unknown)[0]}': expected [base] and [axes]")
+    base = data.get("base", {})
+    axes = data.get("axes", {})
+    for name, t in (("base", base), ("axes", axes)):
+        if not isinstance(t, dict):
+            raise UserError(f"{where}: [{name}]: expected a table, found {type(t).__name__}")
+    for k in list(base) + list(axes):
+        _check_key(k, where, "base" if k in base else "axes")
+    for k, v in axes.items():
+        if not isinstance(v, list) or not v:
+            raise UserError(f"{where}: axes.\"{k}\": expected a non-empty list of values, found {v!r}")
+        seen = []
+        for x in v:
+            if x in seen:
+                raise UserError(f"{where}: axes.\"{k}\": the value {x!r} appears twice")
+            seen.append(x)
+    both = set(base) & set(axes)
+    if both:
+        k = sorted(both)[0]
+        raise UserError(f"{where}: '{k}' is in both [base] and [axes]: give it in one")
+    g = Grid(base=dict(base), axes={k: list(v) for k, v in axes.items()}, where=where,
+             root=root or Path.cwd())
+    if g.size > MAX_POINTS:
+        raise UserError(f"{where}: {g.size} points (more than {MAX_POINTS}): check the axes' lengths")
+    return g
+
+
+def _check_key(k: str, where: str, table: str) -> None:
+    if k in SCALARS or any(k.startswith(ns) and len(k) > len(ns) for ns in NAMESPACES):
+        if k.startswith("os.") and k[3:] not in OS_FIELDS:
+            raise UserError(f"{where}: {table}.\"{k}\": unknown OS field '{k[3:]}': expected one of "
+                            f"{', '.join(OS_FIELDS)}")
+        return
+    raise UserError(f"{where}: {table}.\"{k}\": unknown key: expected one of {', '.join(SCALARS)}, "
+                    f"or machine.<field path>, technique.<param>, os.<field>")
+
+
+def _set_path(machine: dict[str, Any], path: str, value: Any, what: str) -> None:
+    """Sets machine[path] where `path` is dotted; list elements by name, level or index."""
+    parts = path.split(".")
+    node: Any = machine
+    trail = "machine"
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if isinstance(node, dict):
+            if part not in node:
+                raise UserError(f"{what}: '{trail}' has no field '{part}': expected one of "
+                                f"{', '.join(node) or '(none)'}")
+            if last:
+                node[part] = copy.deepcopy(value)
+                return
+            node = node[part]
+        elif isinstance(node, list):
+            idx = _list_index(node, part)
+            if idx is None:
+                names = [str(e.get("name", e.get("level", j))) if isinstance(e, dict) else str(j)
+                         for j, e in enumerate(node)]
+                raise UserError(f"{what}: '{trail}' has no element '{part}': expected one of "
+                                f"{', '.join(names) or '(an empty list)'}")
+            if last:
+                node[idx] = copy.deepcopy(value)
+                return
+            node = node[idx]
+        else:
+            raise UserError(f"{what}: '{trail}' is a value ({node!r}), not a table: '{part}' cannot be under it")
+        trail += "." + part
+
+
+def _list_index(node: list, part: str) -> int | None:
+    for j, e in enumerate(node):
+        if isinstance(e, dict) and e.get("name") == part:
+            return j
+    for j, e in enumerate(node):
+        if isinstance(e, dict) and "level" in e and str(e["level"]) == part and "name" not in e:
+            return j
+    if part.isdigit() and int(part) < len(node):
+        return int(part)
+    return None
+
+
+def _technique(spec: Any, what: str) -> dict[str, Any] | None:
+    """"none" → None; "NAME[:k=v,...]" → the [technique] table."""
+    if spec is None or spec == "none" or spec == "":
+        return None
+    if isinstance(spec, dict):
+        if not isinstance(spec.get("name"), str):
+            raise UserError(f"{what}: a technique table needs a 'name'")
+        return dict(spec)
+    if not isinstance(spec, str):
+        raise UserError(f"{what}: expected \"none\" or NAME[:key=value,...], found {spec!r}")
+    name, _, rest = spec.partition(":")
+    table: dict[str, Any] = {"name": name}
+    for item in filter(None, rest.split(",")):
+        k, eq, v = item.partition("=")
+        if not eq or not k:
+            raise UserError(f"{what}: '{item}' in '{spec}': expected key=value")
+        table[k] = v
+    return table
+
+
+def _resolve_path(value: str, root: Path) -> str:
+    """A machine file or trace given relative to the grid file, made absolute (workers may run
+    elsewhere; the path must be one they can read)."""
+    p = Path(value)
+    if not p.is_absolute() and (root / p).exists():
+        return str((root / p).resolve())
+    return value
+
+
+def _looks_like_file(w: str) -> bool:
+    return "/" in w or w.endswith((".tlbt", ".txt", ".xz", ".gz", ".champsim"))
+
+
+def expand(grid: Grid, check: bool = True) -> list[Point]:
+    """Every point of the grid, in order (the first axis varies slowest). With `check`, each
+    distinct machine, technique, OS setting and workload is validated by the engine first."""
+    import tlblab
+
+    axes = list(grid.axes)
+    machines: dict[str, dict[str, Any]] = {}
+    points = []
+    for index, combo in enumerate(itertools.product(*grid.axes.values())):
+        values = dict(zip(axes, combo))
+        s = {**grid.base, **values}
+        what = grid.where + ": point " + ", ".join(f"{k}={v!r}" for k, v in values.items()) if values else grid.where
+        mname = s.get("machine", "zen3")
+        if not isinstance(mname, str):
+            raise UserError(f"{grid.where}: machine: expected a preset name or file, found {mname!r}")
+        mname = _resolve_path(mname, grid.root)
+        if mname not in machines:
+            try:
+                machines[mname] = tlblab.machine_config(mname)
+            except (ValueError, OSError) as e:
+                raise UserError(f"{grid.where}: machine = {mname!r}: {e}") from None
+        m = copy.deepcopy(machines[mname])
+        for k, v in s.items():
+            if k.startswith("machine."):
+                _set_path(m, k[len("machine."):], v, f"{what}: \"{k}\"")
+        tech = _technique(s.get("technique", m.get("technique")), f"{what}: technique")
+        params = {k[len("technique."):]: v for k, v in s.items() if k.startswith("technique.")}
+        if params:
+            if tech is None:
+                k = next(k for k in s if k.startswith("technique."))
+                raise UserError(f"{what}: \"{k}\": a technique parameter, but the point has no technique")
+            tech.update(params)
+        if tech is None:
+            m.pop("technique", None)
+        else:
+            m["technique"] = tech
+        workload = s.get("workload", "random")
+        if not isinstance(workload, str):
+            raise UserError(f"{what}: workload: expected a spec or a trace file, found {workload!r}")
+        workload = _resolve_path(workload, grid.root)
+        if _looks_like_file(workload) and not Path(workload).is_file():
+            raise UserError(f"{what}: workload: no such trace file '{workload}'")
+        mode = s.get("mode", "full")
+        if mode not in MODES:
+            raise UserError(f"{what}: mode: expected one of {', '.join(MODES)}, found {mode!r}")
+        ints = {}
+        for k, default in (("seed", 0), ("max_references", 0)):
+            v = s.get(k, default)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise UserError(f"{what}: {k}: expected a non-negative integer, found {v!r}")
+            ints[k] = v
+        os_opts = {k[3:]: v for k, v in s.items() if k.startswith("os.")}
+        points.append(Point(index=index, values=values, machine=m, workload=workload,
+                            seed=ints["seed"], max_references=ints["max_references"], mode=mode,
+                            os=os_opts))
+    if check:
+        _check_with_engine(grid, points)
+    return points
+
+
+def _check_with_engine(grid: Grid, points: list[Point]) -> None:
+    """Lets the engine refuse what it would refuse mid-sweep: each distinct machine (with its
+    technique) and OS setting is built and run for one reference, each distinct workload opened.
+    The message names the axis values of the first point that has it."""
+    import tlblab
+
+    seen_cfg: set[str] = set()
+    seen_wl: set[str] = set()
+    for p in points:
+        what = grid.where + (": point " + ", ".join(f"{k}={v!r}" for k, v in p.values.items()) if p.values else "")
+        cfg = json.dumps([p.machine, p.os, p.mode], sort_keys=True)
+        if cfg not in seen_cfg:
+            seen_cfg.add(cfg)
+            try:
+                tlblab.simulate(p.machine, "sequential:bytes=4096,rounds=1", max_references=1, os=p.os,
+                                **_mode_kwargs(p.mode))
+            except (ValueError, OSError) as e:
+                raise UserError(f"{what}: {e}") from None
+        if p.workload not in seen_wl:
+            seen_wl.add(p.workload)
+            try:
+                tlblab.simulate(p.machine, p.workload, max_references=1, seed=p.seed, **_mode_kwargs(p.mode))
+            except (ValueError, OSError) as e:
+                raise UserError(f"{what}: workload {p.workload!r}: {e}") from None
+
+
+def _mode_kwargs(mode: str) -> dict[str, bool]:
+    if mode == "tlb_only":
+        return {"tlb_only": True}
+    if mode == "no_caches":
+        return {"caches": False, "data_accesses": False}
+    return {}

@@ -1,0 +1,246 @@
+"""Running a sweep's points: in this process, on a Dask LocalCluster, or on an existing scheduler.
+
+Each point's result is written, as it arrives, to `<out>/points/<key>.json` (the key is a hash
+of everything that decides the result: `Point.key`), atomically; a sweep re-run with the same
+`out` loads those and runs only the rest, so a killed sweep resumes where it stopped. The
+client writes the files, not the workers: only the traces need a path every worker can read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from tlblab.errors import UserError
+from tlblab.sweeps.grid import Grid, Point, _mode_kwargs, expand
+
+
+def run_point(task: dict[str, Any]) -> dict[str, Any]:
+    """Runs one point (on a worker): the run's headline numbers, the technique's counters and the
+    host seconds it took. Plain data in and out, so any worker with tlblab installed can run it."""
+    import tlblab
+
+    t0, c0 = time.perf_counter(), time.thread_time()
+    r = tlblab.simulate(task["machine"], task["workload"], seed=task["seed"],
+                        max_references=task["max_references"], os=task["os"],
+                        **_mode_kwargs(task["mode"]))
+    metrics = {k: v for k, v in r.summary().items() if k not in ("machine", "workload")}
+    tech = r.stats.get("technique") or {}
+    for k, v in (tech.get("counters") or {}).items() if isinstance(tech, dict) else ():
+        if isinstance(v, (int, float)):
+            metrics[f"technique_{k}"] = v
+    return {"key": task["key"], "metrics": metrics, "host_seconds": time.perf_counter() - t0,
+            "host_cpu_seconds": time.thread_time() - c0}
+
+
+def _write_atomic(path: Path, data: dict[str, Any]) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f)  # in the engine's order: the DataFrame's columns follow it
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _load_done(points_dir: Path | None, keys: set[str]) -> dict[str, dict[str, Any]]:
+    done: dict[str, dict[str, Any]] = {}
+    if points_dir is None or not points_dir.is_dir():
+        return done
+    for k in keys:
+        p = points_dir / f"{k}.json"
+        if p.is_file():
+            try:
+                done[k] = json.loads(p.read_text())
+            except (OSError, json.JSONDecodeError):
+                pass  # a file from a run killed mid-write cannot exist (atomic); any other: redo it
+    return done
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+class Report:
+    """How the last sweep went: points run here and reused from an earlier run, seconds."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.ran = 0
+        self.reused = 0
+        self.seconds = 0.0
+        self.cpu_seconds = 0.0  # the engine's CPU time over the points run (not queueing, not start-up)
+        self.where = ""
+
+    def __repr__(self) -> str:
+        return (f"{self.total} points ({self.ran} run, {self.reused} from an earlier run) in "
+                f"{self.seconds:.1f} s on {self.where}")
+
+
+LAST = Report()
+
+
+def sweep(grid: Grid | dict[str, Any] | str | Path, out: str | Path | None = None, *,
+          scheduler: str | None = None, workers: int | None = None, serial: bool = False,
+          progress: bool | Callable[[int, int], None] = True, limit: int | None = None):
+    """Runs every point of `grid` (a `Grid`, a dict, or a TOML file) and returns one DataFrame:
+    a row per point, in grid order, with the axis values and the run's numbers.
+
+    `serial=True` runs in this process; otherwise on `scheduler` (`tcp://HOST:PORT`) or a new
+    LocalCluster of `workers` processes (default: one per core). With `out`, each point is saved
+    as it finishes and the DataFrame written as `<out>/sweep.parquet`; a re-run with the same `out`
+    reuses the saved points. `limit` stops after that many new points (for tests and trials).
+    """
+    import pandas as pd
+
+    from tlblab.sweeps import grid as g
+
+    if isinstance(grid, (str, Path)):
+        grid = g.load(grid)
+    elif isinstance(grid, dict):
+        grid = g.parse(grid)
+    points = expand(grid)
+    out_dir = Path(out) if out is not None else None
+    points_dir = None
+    if out_dir is not None:
+        points_dir = out_dir / "points"
+        try:
+            points_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UserError(f"{out_dir}: cannot write the sweep there: {e.strerror or e}") from None
+    keys = {p.key() for p in points}
+    done = _load_done(points_dir, keys)
+    todo: list[Point] = []
+    queued: set[str] = set()
+    for p in points:
+        k = p.key()
+        if k not in done and k not in queued:
+            queued.add(k)
+            todo.append(p)
+    if limit is not None:
+        todo = todo[:limit]
+
+    t0 = time.monotonic()
+    rep = Report()
+    rep.total, rep.reused = len(points), len(points) - len(queued)
+
+    bar = None
+    if progress is True:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(points), initial=len(points) - len(queued), unit="point",
+                   desc="sweep", file=sys.stderr, dynamic_ncols=True)
+
+    def arrived(res: dict[str, Any]) -> None:
+        done[res["key"]] = res
+        if points_dir is not None:
+            _write_atomic(points_dir / f"{res['key']}.json", res)
+        rep.ran += 1
+        rep.cpu_seconds += res.get("host_cpu_seconds", 0.0)
+        if bar is not None:
+            bar.update(1)
+        elif callable(progress):
+            progress(len(done), len(points))
+
+    try:
+        if serial or not todo:
+            rep.where = "this process"
+            for p in todo:
+                arrived(_run_here(p))
+        else:
+            _run_on_dask(todo, arrived, scheduler, workers, rep)
+    finally:
+        if bar is not None:
+            bar.close()
+    rep.seconds = time.monotonic() - t0
+    LAST.__dict__.update(rep.__dict__)
+
+    rows = []
+    for p in points:
+        res = done.get(p.key())
+        if res is None:
+            continue  # only when `limit` stopped early
+        rows.append({"point": p.index, **{k: _cell(v) for k, v in p.values.items()}, **res["metrics"]})
+    df = pd.DataFrame(rows)
+    for col in grid.axes:
+        if col in df and len({type(v) for v in df[col]}) > 1:
+            df[col] = df[col].map(str)  # mixed types ("full" and 4 ways): one column type for Parquet
+    if out_dir is not None and len(rows) == len(points):
+        _write_frame(df, out_dir / "sweep.parquet")
+    return df
+
+
+def _cell(v: Any) -> Any:
+    """Tables and lists (a whole pwc list as one axis value) as JSON text: one column type."""
+    return json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v
+
+
+def _write_frame(df, path: Path) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.close(fd)
+    try:
+        df.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _run_here(p: Point) -> dict[str, Any]:
+    try:
+        return run_point(p.task())
+    except (ValueError, OSError) as e:
+        raise UserError(f"point {p.index} ({_describe(p)}): {e}") from None
+
+
+def _describe(p: Point) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in p.values.items()) or "the base"
+
+
+def _run_on_dask(todo: list[Point], arrived, scheduler: str | None, workers: int | None,
+                 rep: Report) -> None:
+    import logging
+
+    from distributed import Client, LocalCluster, as_completed
+
+    cluster = None
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError) as e:
+            raise UserError(f"--scheduler {scheduler}: cannot connect: {e}") from None
+        n = len(client.scheduler_info().get("workers", {}))
+        rep.where = f"scheduler {scheduler} ({n} workers)"
+    else:
+        n = workers or _cores()
+        # Workers are processes with one thread each: the engine is single-threaded per run.
+        # No dashboard: the sweep needs no web server (and the port may be taken).
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+        client = Client(cluster)
+        rep.where = f"a LocalCluster of {n} workers"
+    try:
+        by_key = {p.key(): p for p in todo}
+        futures = [client.submit(run_point, p.task(), key=f"tlblab-point-{p.key()}", pure=False,
+                                 retries=1) for p in todo]
+        for fut in as_completed(futures):
+            try:
+                res = fut.result()
+            except (ValueError, OSError) as e:
+                p = by_key[fut.key.removeprefix("tlblab-point-")] if isinstance(fut.key, str) else None
+                where = f"point {p.index} ({_describe(p)})" if p else "a point"
+                raise UserError(f"{where}: {e}") from None
+            arrived(res)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

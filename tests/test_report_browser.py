@@ -1,0 +1,94 @@
+"""The study's report in a real headless Chromium (Debian's, driven by Playwright): the page loads
+with no console error and fetches nothing, every seed that has a reproduction has its section and
+every reproduction its plot, and numbers on the page equal those in the CSV beside it.
+
+Skipped, with the reason, only when no browser can be had (no Playwright, or no chromium: `make
+setup` installs both)."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tlblab import cli, reproduce
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("study")
+    status = cli.main(["study", "--quick", "--machines", "zen3,sa1100", "--workloads", "random",
+                       "--out", str(out)])
+    assert status == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("no browser: the playwright package is not installed (make setup installs it)")
+    if not CHROMIUM:
+        pytest.skip("no browser: chromium is not installed (scripts/debian-packages.txt; make setup)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+def _num(text: str) -> float:
+    return float(text.replace("\u2009", "").replace(",", ""))
+
+
+def test_given_the_quick_study_when_the_report_is_opened_then_every_section_plot_and_number_is_there(
+        report, browser):
+    index = report / "report" / "index.html"
+    assert index.is_file()
+    page = browser.new_page()
+    errors, fetched = [], []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: fetched.append(r.url) if not r.url.startswith("file:") else None)
+    page.goto(index.as_uri())
+    assert errors == []
+    assert fetched == [], "the page works offline: it fetches nothing"
+    assert page.locator("script").count() == 0, "readable without JavaScript: there is none"
+
+    reps = reproduce.catalog()
+    for seed in sorted({r.seed for r in reps}):
+        assert page.locator(f"section#seed-{seed}").count() == 1, f"seed {seed} has its section"
+    for r in reps:
+        art = page.locator(f'article.reproduction[data-name="{r.name}"]')
+        assert art.count() == 1, r.name
+        assert art.locator("svg.plot").count() == 1, f"{r.name} has its plot"
+        assert art.locator("table.verdicts td[data-col=holds]").count() == len(r.criteria)
+    assert page.locator("#engine svg.plot").count() == 1
+
+    # The engine's table: a number on the page is the one in its CSV.
+    engine = pd.read_csv(report / "report" / "data" / "engine_summary.csv")
+    cells = page.locator("#engine-summary tbody tr").first.locator("td")
+    shown = {cells.nth(i).get_attribute("data-col"): cells.nth(i).inner_text() for i in range(cells.count())}
+    row = engine.iloc[0]
+    assert shown["machine"] == row["machine"]
+    assert _num(shown["walks"]) == row["walks"]
+    assert _num(shown["cycles_per_ref"]) == pytest.approx(row["cycles_per_ref"], rel=1e-5)
+    # And one row of each reproduction: the value shown for tlblab is the one in the CSV.
+    for r in reps:
+        stem = f"seed{r.seed}_{r.id.lower()}"
+        csv = pd.read_csv(report / "report" / "data" / f"{stem}.csv")
+        ours = csv["ours"].dropna()
+        if ours.empty:
+            continue
+        i = ours.index[0]
+        cell = page.locator(f'article.reproduction[data-name="{r.name}"] table.rows tbody tr').nth(int(i)) \
+            .locator("td[data-col=ours]")
+        assert math.isclose(_num(cell.inner_text()), float(ours.iloc[0]), rel_tol=1e-5), r.name
+    page.close()
