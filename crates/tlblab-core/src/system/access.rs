@@ -374,6 +374,10 @@ impl System {
     ) -> Result<u64, SimError> {
         let fmt_limit = self.va_limit;
         if va.0 >= fmt_limit {
+            // ARM domains on (a technique's, `domains.rs`) make every reference come here.
+            if self.domains.is_some() {
+                return self.reference_domains(st, req, kind, va);
+            }
             return Err(SimError(format!(
                 "virtual address {va} is outside the {}-bit address space of the {} page-table format",
                 fmt_limit.trailing_zeros(),

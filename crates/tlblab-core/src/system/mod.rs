@@ -17,6 +17,7 @@
 //! cores' paths.
 
 mod access;
+mod domains;
 mod events;
 mod fast_lane;
 mod hints;
@@ -26,6 +27,7 @@ mod technique;
 mod timeline;
 mod walk;
 
+pub use domains::{dacr_allows, DomainFault, DomainState, SECTIONS};
 pub use hints::hint_record;
 pub use technique::Technique;
 pub use timeline::BATCH;
@@ -313,6 +315,8 @@ pub struct System {
     /// The technique runs a companion (`Technique::has_companion`): `timeline_step` lets it
     /// catch up before each access.
     pub(crate) companion: bool,
+    /// ARM domain checks (`domains.rs`), on only when a technique turns them on.
+    pub(crate) domains: Option<Box<DomainState>>,
     pub(crate) jobs: Vec<JobStats>,
     /// Jobs started by trace events and not yet ended: (task, job) → stats snapshot at start.
     pub(crate) open_jobs: BTreeMap<(u32, u32), (JobStats, UnitStats)>,
@@ -533,6 +537,7 @@ impl System {
             lanes_allowed: !options.stall_cycles,
             track_use: false,
             companion: false,
+            domains: None,
             jobs: Vec::new(),
             open_jobs: BTreeMap::new(),
             shared_frames: std::collections::HashMap::new(),

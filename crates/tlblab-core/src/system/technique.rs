@@ -20,6 +20,9 @@ use super::{SimError, System};
 use crate::page_table::{Leaf, WalkPath};
 use tlblab_trace::{Event, Record};
 use tlblab_types::{PhysAddr, ThreadId, VirtAddr};
+use super::{DomainFault, SimError, System};
+use tlblab_trace::{Event, Record};
+use tlblab_types::{AccessKind, ThreadId, VirtAddr};
 
 pub trait Technique: Send {
     /// The catalog name (`tlblab techniques`).
@@ -86,6 +89,25 @@ pub trait Technique: Send {
         _event: &Event,
     ) -> Result<u64, SimError> {
         Ok(0)
+    }
+
+    /// An access faulted on ARM domains (`System::enable_domains`, seed 002 §2.3): thread of
+    /// address space `space` on hardware thread `cpu` touched `va`, whose CPD entry is empty
+    /// (`Section`) or whose TLB or CPD entry is tagged with a domain the DACR does not enable
+    /// (`Domain`). The handler must make the restarted access pass (load the entry, flush,
+    /// change the DACR) and returns the cycles the fault cost.
+    fn on_domain_fault(
+        &mut self,
+        _sys: &mut System,
+        _cpu: usize,
+        _space: usize,
+        _kind: AccessKind,
+        va: VirtAddr,
+        fault: DomainFault,
+    ) -> Result<u64, SimError> {
+        Err(SimError(format!(
+            "{fault:?} fault at {va}: the technique that turned ARM domains on must handle it"
+        )))
     }
 
     /// The technique's own counters (entries saved, restored, filtered, …), for `Stats::technique`.

@@ -12,6 +12,8 @@
 //!
 //! - `pt_baker` — seed 001: a helper thread keeps the page-table entries of the application's
 //!   range in the shared caches (user loads, prefetches, or a kernel page-table walk).
+//! - `fass` — seed 002: ARM domains as address-space tags, PID relocation, the caching page
+//!   directory, domain recycling and TLB sharing on the StrongARM.
 //! - `tlb_coloring` — seed 003: each thread's pages placed in its own TLB colors, as
 //!   `tlb_malloc` would place them.
 //! - `lockdown` — seed 004: a program's most-accessed pages locked into the main TLB.
@@ -20,6 +22,7 @@
 
 pub mod lockdown;
 pub mod pt_baker;
+pub mod fass;
 pub mod tlb_coloring;
 pub mod tlb_migration;
 
@@ -47,7 +50,7 @@ pub struct TechniqueInfo {
 
 /// Every technique, in seed order.
 pub fn catalog() -> Vec<TechniqueInfo> {
-    vec![tlb_migration::INFO, pt_baker::INFO, tlb_coloring::INFO, lockdown::INFO]
+    vec![tlb_migration::INFO, pt_baker::INFO, fass::INFO, tlb_coloring::INFO, lockdown::INFO]
 }
 
 /// Builds the technique `spec` names for `machine` (the run's seed for anything random). The
@@ -71,6 +74,7 @@ pub fn build(
     let params = Params::new(info, &spec.params)?;
     match info.name {
         "pt_baker" => Ok(Box::new(pt_baker::PtBaker::build(&params, machine, seed)?)),
+        "fass" => Ok(Box::new(fass::Fass::build(&params, machine, seed)?)),
         "tlb_coloring" => Ok(Box::new(tlb_coloring::TlbColoring::build(
             &params, machine, seed,
         )?)),

@@ -1122,6 +1122,30 @@ impl Tlb {
         self.invalidate_where(|t, s| !t.payload[s].global && t.payload[s].asid == asid)
     }
 
+    /// The domain of the entry a lookup of `va` for `req` would hit, without touching any
+    /// state (seed 002's domain check, `System::reference_domains`).
+    pub(crate) fn probe_domain(&self, va: VirtAddr, req: Requester) -> Option<Domain> {
+        self.search(va, req)
+            .map(|(slot, ..)| self.payload[slot].domain)
+    }
+
+    /// Tags the entry a lookup of `va` for `req` hits with `domain` (the CPD's, seed 002
+    /// Fig. 1); false when there is none.
+    pub(crate) fn set_domain(&mut self, va: VirtAddr, req: Requester, domain: Domain) -> bool {
+        match self.search(va, req) {
+            Some((slot, ..)) => {
+                self.payload[slot].domain = domain;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether the entry in `slot` is valid and tagged with `domain`.
+    pub fn slot_in_domain(&self, slot: usize, domain: Domain) -> bool {
+        self.keys.get(slot) != INVALID && self.payload[slot].domain == domain
+    }
+
     /// Invalidates every unlocked entry (global ones too). O(entries).
     pub fn invalidate_all(&mut self) -> usize {
         self.invalidate_where(|_, _| true)

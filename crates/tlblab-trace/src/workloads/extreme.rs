@@ -5,9 +5,12 @@
 //! each page and then performs a yield()." Shared pages are one `MapShared` object mapped by
 //! every child at the same address; private pages are a `Mmap` per child. The executable's text
 //! is fork-shared (object 0); library code is *not* shared in the seed's run (§4.2), so each
-//! child also fetches from a private library page on its way to `yield`.
+//! child also fetches from a private library page on its way to `yield`. With `kernel` on (the
+//! default) the kernel's `sched_yield` path is traced around each switch (`kernel_path.rs`,
+//! `YIELD_INSTRS`).
 
 use super::gen::*;
+use super::kernel_path::{self, KernelPath};
 use super::lat_ctx::{process_start, DATA, TEXT};
 use super::WorkloadInfo;
 use crate::record::{prot, Event};
@@ -34,11 +37,21 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
             "1 = the p pages are one shared mapping, 0 = private per child",
         ),
         ("rounds", 200, "loop iterations per child"),
+        (
+            "kernel",
+            1,
+            "1 = trace the kernel's yield path around each switch",
+        ),
     ],
     in_default_set: true,
 };
 
 const LIB: u64 = 0x0400_0000;
+
+/// Instructions of the kernel's `sched_yield` path (system call entry and exit and the
+/// scheduler): "a few hundred instructions" for a switch (seed 002 §1). Not calibrated: Fig. 4
+/// is read for its ratios only.
+pub const YIELD_INSTRS: u64 = 400;
 
 pub struct Extreme {
     procs: u32,
@@ -46,6 +59,7 @@ pub struct Extreme {
     shared: bool,
     rounds: u64,
     turn: u64,
+    paths: Option<(KernelPath, KernelPath)>,
 }
 
 impl Extreme {
@@ -57,6 +71,15 @@ impl Extreme {
             shared: get("shared") != 0,
             rounds: get("rounds"),
             turn: 0,
+            paths: (get("kernel") != 0).then(|| {
+                let half = |i: u64| KernelPath {
+                    text: kernel_path::text_slot(12 + i),
+                    instrs: YIELD_INSTRS / 2,
+                    loop_lines: 0,
+                    data: kernel_path::data_slot(12 + i),
+                };
+                (half(0), half(1))
+            }),
         })
     }
 }
@@ -71,6 +94,9 @@ impl Generator for Extreme {
             let len = self.pages.max(1) * 4096;
             for p in 0..self.procs {
                 process_start(out, p, 4096);
+                if self.paths.is_some() {
+                    kernel_path::map_kernel(out, p);
+                }
                 out.push(ev(Event::Mmap {
                     process: p,
                     start: VirtAddr(LIB),
@@ -121,12 +147,18 @@ impl Generator for Extreme {
             return false;
         }
         let c = (self.turn % self.procs as u64) as u32;
+        if let Some((back, _)) = &self.paths {
+            back.run(out, c);
+        }
         for i in 0..self.pages {
             out.push(fetch(c, TEXT + 0x200 + (i % 4) * 4, 4));
             out.push(load(c, DATA + i * 4096, 1));
         }
         for k in 0..8 {
             out.push(fetch(c, LIB + 0x40 + k * 4, 4)); // yield() in the private library
+        }
+        if let Some((_, into)) = &self.paths {
+            into.run(out, c);
         }
         self.turn += 1;
         let next = (self.turn % self.procs as u64) as u32;

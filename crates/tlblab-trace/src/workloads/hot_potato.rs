@@ -1,9 +1,14 @@
-//! Seed 002 §4.1: lmbench `hot_potato` (pipe latency): two processes sending a token back and
-//! forth. Each turn the sender stores `msg_bytes` into its send buffer before `write`, the core
-//! switches, and the receiver loads them from its receive buffer after `read` (the kernel's copy
-//! in between is not traced). Text is fork-shared (object 0); buffers and stacks are private.
+//! Seed 002 §4.1: lmbench `hot_potato` (latency): two processes sending a token back and forth
+//! through a pipe, a FIFO, a UNIX socket or file locks (`ipc` 0-3, Table 1's four latency
+//! rows). Each turn the sender stores `msg_bytes` into its send buffer and runs the kernel's
+//! send half (`write`, or `fcntl` unlock), the core switches, and the receiver runs the
+//! receive half (the return from `read`, or `fcntl` lock) and loads the message. With `kernel`
+//! on (the default) the kernel's paths are traced (`kernel_path.rs`), each of its calibrated
+//! length unless `kernel_instrs` gives one (both halves together). Text is fork-shared
+//! (object 0); buffers and stacks are private.
 
 use super::gen::*;
+use super::kernel_path::{self, KernelPath};
 use super::lat_ctx::{process_start, DATA, STACK, TEXT};
 use super::WorkloadInfo;
 use crate::record::{prot, Event};
@@ -20,6 +25,17 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
             4,
             "bytes written and read per message (latency test: one word)",
         ),
+        (
+            "ipc",
+            0,
+            "0 = pipe, 1 = FIFO, 2 = UNIX socket, 3 = fcntl file locks (seed Table 1)",
+        ),
+        ("kernel", 1, "1 = trace the kernel's path around each switch"),
+        (
+            "kernel_instrs",
+            0,
+            "instructions of the kernel's path per message (0 = the calibrated length of the ipc kind)",
+        ),
     ],
     in_default_set: true,
 };
@@ -28,14 +44,49 @@ pub struct HotPotato {
     rounds: u64,
     words: u64,
     turn: u64,
+    /// The kernel's (receive, send) halves, when traced.
+    paths: Option<(KernelPath, KernelPath)>,
+}
+
+/// The kernel's path of each IPC kind: instructions per message (both halves), and the loop
+/// footprint in lines (0 = straight-line). Pipe, FIFO and UNIX socket lengths are calibrated
+/// (bisection, 200 round trips) so that the flushing kernel on the `sa1100` preset gives
+/// Table 1's original column (seed 002 §4.2; docs/technique-fass.md): pipe 257 us (ours 252),
+/// FIFO 263 us (262.7; Linux's FIFOs are its pipe code), UNIX socket 511 us (519). fcntl's 39 us
+/// is below the flushing kernel's floor here (two flushes and the switch path's refetch: 85 us
+/// with a 2-instruction path), so its length is set from the fast column instead (25 us) and
+/// its original latency is the prediction; its path is the lock list's search loop: "the test
+/// code touches very few pages and cache lines" (§4.2).
+pub const IPC_PATHS: [(u64, u64); 4] = [(1040, 0), (1104, 0), (2513, 0), (1673, 24)];
+
+/// The kernel's two halves of one message of IPC kind `ipc` with `instrs` instructions.
+pub fn ipc_paths(ipc: u64, instrs: u64) -> (KernelPath, KernelPath) {
+    let (default, loop_lines) = IPC_PATHS[ipc as usize];
+    let n = if instrs == 0 { default } else { instrs };
+    // FIFOs run the pipe's code (fs/pipe.c), so they share its lines.
+    let code = if ipc == 1 { 0 } else { ipc };
+    let half = |i: u64, k: u64| KernelPath {
+        text: kernel_path::text_slot(2 * code + i),
+        instrs: k,
+        loop_lines: loop_lines / 2,
+        data: kernel_path::data_slot(2 * code + i),
+    };
+    (half(0, n / 2), half(1, n - n / 2))
 }
 
 impl HotPotato {
     pub fn from_params(get: impl Fn(&str) -> u64) -> Result<Self, String> {
+        let ipc = get("ipc");
+        if ipc > 3 {
+            return Err(format!(
+                "hot_potato: ipc must be 0 (pipe), 1 (FIFO), 2 (UNIX socket) or 3 (fcntl) (got {ipc})"
+            ));
+        }
         Ok(HotPotato {
             rounds: get("rounds"),
             words: positive("hot_potato", "msg_bytes", get("msg_bytes"))?.div_ceil(4),
             turn: 0,
+            paths: (get("kernel") != 0).then(|| ipc_paths(ipc, get("kernel_instrs"))),
         })
     }
 }
@@ -50,6 +101,9 @@ impl Generator for HotPotato {
         if self.turn == 0 {
             for p in 0..2 {
                 process_start(out, p, 4096);
+                if self.paths.is_some() {
+                    kernel_path::map_kernel(out, p);
+                }
                 out.push(ev(Event::Mmap {
                     process: p,
                     start: VirtAddr(DATA),
@@ -83,6 +137,10 @@ impl Generator for HotPotato {
         let p = (self.turn % 2) as u32;
         let recv = DATA + self.words * 4; // second half of the buffer page(s)
         if self.turn > 0 {
+            if let Some((recv_path, _)) = &self.paths {
+                kernel_path::switch_path().run(out, p);
+                recv_path.run(out, p);
+            }
             out.push(fetch(p, TEXT + 0x180, 4));
             for w in 0..self.words {
                 out.push(load(p, recv + w * 4, 4));
@@ -92,6 +150,9 @@ impl Generator for HotPotato {
         out.push(load(p, STACK + 0xf00, 8));
         for w in 0..self.words {
             out.push(store(p, DATA + w * 4, 4));
+        }
+        if let Some((_, send_path)) = &self.paths {
+            send_path.run(out, p);
         }
         self.turn += 1;
         if self.turn < total {

@@ -5,10 +5,19 @@
 //! processes, which immediately reply." Thread/process 0 is the server, 1..=n the clients (one
 //! executable, text shared as object 1; the server's text is object 0). Message registers live in
 //! each thread's UTCB page (private, same address in every space): the sender stores its
-//! `msg_words`, the receiver loads them (the kernel's copy is not traced).
+//! `msg_words`, the receiver loads them. With `kernel` on (the default) the L4 kernel's IPC
+//! path is traced around each switch (`kernel_path.rs`): `kernel_instrs` per one-way IPC,
+//! calibrated so that the flushing kernel on `sa1100` gives Fig. 5's 135 us round trip (seed
+//! 002 §4.2).
 
 use super::gen::*;
+use super::kernel_path::{self, KernelPath};
 use super::WorkloadInfo;
+
+/// Instructions of the L4 kernel's path per one-way IPC, calibrated to Fig. 5's standard kernel
+/// (135 us per round trip on the flushing kernel, seed 002 §4.2; docs/technique-fass.md): ours
+/// 137.5 us at one client, 2,000 IPCs.
+pub const L4_IPC_INSTRS: u64 = 594;
 use crate::record::{prot, Event};
 use tlblab_types::{SplitMix64, ThreadId, VirtAddr};
 
@@ -24,6 +33,16 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
             "round-trip IPCs (the seed averaged 100,000)",
         ),
         ("msg_words", 2, "message registers transferred each way"),
+        (
+            "kernel",
+            1,
+            "1 = trace the L4 kernel's IPC path around each switch",
+        ),
+        (
+            "kernel_instrs",
+            0,
+            "instructions of the kernel's path per one-way IPC (0 = the calibrated length)",
+        ),
     ],
     in_default_set: true,
 };
@@ -40,6 +59,7 @@ pub struct L4Ipc {
     i: u64,
     rng: SplitMix64,
     started: bool,
+    paths: Option<(KernelPath, KernelPath)>,
 }
 
 impl L4Ipc {
@@ -52,6 +72,19 @@ impl L4Ipc {
             i: 0,
             rng: SplitMix64::derive(seed, "workload.l4_ipc"),
             started: false,
+            paths: (get("kernel") != 0).then(|| {
+                let n = match get("kernel_instrs") {
+                    0 => L4_IPC_INSTRS,
+                    n => n,
+                };
+                let half = |i: u64, k: u64| KernelPath {
+                    text: kernel_path::text_slot(10 + i),
+                    instrs: k,
+                    loop_lines: 0,
+                    data: kernel_path::data_slot(10 + i),
+                };
+                (half(0, n / 2), half(1, n - n / 2))
+            }),
         })
     }
 
@@ -60,8 +93,14 @@ impl L4Ipc {
         for w in 0..self.words {
             out.push(store(t, UTCB + 0x100 + w * 8, 8));
         }
+        if let Some((send, _)) = &self.paths {
+            send.run(out, t);
+        }
     }
     fn receive(&self, out: &mut Vec<Record>, t: u32) {
+        if let Some((_, recv)) = &self.paths {
+            recv.run(out, t);
+        }
         out.push(fetch(t, TEXT + 0x140, 4));
         for w in 0..self.words {
             out.push(load(t, UTCB + 0x100 + w * 8, 8));
@@ -90,6 +129,9 @@ impl Generator for L4Ipc {
                     page_shift: 12,
                     object,
                 }));
+                if self.paths.is_some() {
+                    kernel_path::map_kernel(out, p);
+                }
                 out.push(ev(Event::Mmap {
                     process: p,
                     start: VirtAddr(UTCB),

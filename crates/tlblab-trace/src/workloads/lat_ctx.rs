@@ -7,8 +7,8 @@
 //! makes address-space tags and TLB entry sharing matter (seed 002 §2-§3, Fig. 2). Per turn: the
 //! process loads its token from its stack (after `read`), sums its k KiB (a 4-byte load per word
 //! with an instruction fetch of the summing loop per word when `instr`=1), stores the token
-//! (before `write`) and the core switches to the next process. The kernel's own accesses are not
-//! traced.
+//! (before `write`) and the core switches to the next process. With `kernel` on (the default)
+//! the kernel's pipe path is traced too, as in `hot_potato` with `ipc=0` (`kernel_path.rs`).
 
 use super::gen::*;
 use super::WorkloadInfo;
@@ -24,6 +24,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ("kib", 16, "k, KiB of private data each process sums per turn (seed: 0, 4, 8, 16, ...)"),
         ("rounds", 100, "times the token goes around"),
         ("instr", 1, "1 = also emit instruction fetches of the summing loop"),
+        ("kernel", 1, "1 = trace the kernel's pipe path around each switch"),
     ],
     in_default_set: true,
 };
@@ -65,6 +66,10 @@ pub struct LatCtx {
     instr: bool,
     turn: u64,
     names: Vec<String>,
+    paths: Option<(
+        super::kernel_path::KernelPath,
+        super::kernel_path::KernelPath,
+    )>,
 }
 
 impl LatCtx {
@@ -82,6 +87,7 @@ impl LatCtx {
             instr: get("instr") != 0,
             turn: 0,
             names: vec!["text".into(), "data".into(), "stack".into()],
+            paths: (get("kernel") != 0).then(|| super::hot_potato::ipc_paths(0, 0)),
         })
     }
 }
@@ -95,6 +101,9 @@ impl Generator for LatCtx {
         if self.turn == 0 {
             for p in 0..self.procs {
                 process_start(out, p, 4096);
+                if self.paths.is_some() {
+                    super::kernel_path::map_kernel(out, p);
+                }
                 if self.words > 0 {
                     out.push(ev(Event::Mmap {
                         process: p,
@@ -128,6 +137,12 @@ impl Generator for LatCtx {
             return false;
         }
         let p = (self.turn % self.procs as u64) as u32;
+        if let Some((recv_path, _)) = &self.paths {
+            if self.turn > 0 && self.procs > 1 {
+                super::kernel_path::switch_path().run(out, p);
+            }
+            recv_path.run(out, p);
+        }
         out.push(fetch(p, TEXT + 0x100, 4));
         out.push(load(p, STACK + 0xf00, 4)); // the token read from the pipe
         for w in 0..self.words {
@@ -138,6 +153,9 @@ impl Generator for LatCtx {
         }
         out.push(store(p, STACK + 0xf00, 4)); // the token written to the next pipe
         out.push(fetch(p, TEXT + 0x140, 4));
+        if let Some((_, send_path)) = &self.paths {
+            send_path.run(out, p);
+        }
         self.turn += 1;
         let next = (self.turn % self.procs as u64) as u32;
         if self.turn < total && next != p {

@@ -15,6 +15,7 @@ pub mod graph500_bfs;
 pub mod gups;
 pub mod hash_join;
 pub mod hot_potato;
+pub mod kernel_path;
 pub mod l4_ipc;
 pub mod lat_ctx;
 pub mod lockdown_mix;

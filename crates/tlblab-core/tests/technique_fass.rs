@@ -1,0 +1,221 @@
+//! Fast address-space switching (seed 002, `techniques::fass`) on the `sa1100` preset: the
+//! closed forms of its behaviour.
+//!
+//! - two processes in distinct domains never flush (seed 002 §3.1);
+//! - one process more than the free domains forces exactly one recycle (16 domains, §2.1/§3.1);
+//! - a collision costs exactly one flush (§2.3), and PID relocation avoids it (§2.2);
+//! - a domain fault comes from a TLB hit whose domain the DACR does not enable;
+//! - processes sharing a region hit each other's TLB entries (§3.2);
+//! - a run without the technique never turns domain checks on.
+
+use tlblab_core::machine::MachineConfig;
+use tlblab_core::techniques;
+use tlblab_core::{RunOptions, Stats, System};
+use tlblab_trace::record::{prot, NO_THREAD};
+use tlblab_trace::{workloads, Access, Event, Record, VecSource};
+use tlblab_types::{AccessKind, CoreId, ThreadId, VirtAddr};
+
+fn sa1100() -> MachineConfig {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../presets/sa1100.toml"
+    ))
+    .unwrap();
+    toml::from_str(&text).unwrap()
+}
+
+fn run_records(records: Vec<Record>, technique: Option<&str>) -> Stats {
+    let mut sys = System::new(sa1100(), RunOptions::default()).unwrap();
+    if let Some(t) = technique {
+        techniques::install(&mut sys, &techniques::parse_spec(t).unwrap()).unwrap();
+    }
+    sys.run(&mut VecSource::new(records)).unwrap();
+    sys.stats()
+}
+
+fn run_workload(spec: &str, technique: Option<&str>) -> Stats {
+    let (name, params) = workloads::parse_spec(spec).unwrap();
+    let mut src = workloads::build(&name, &params, 1).unwrap();
+    let mut sys = System::new(sa1100(), RunOptions::default()).unwrap();
+    if let Some(t) = technique {
+        techniques::install(&mut sys, &techniques::parse_spec(t).unwrap()).unwrap();
+    }
+    sys.run(src.as_mut()).unwrap();
+    sys.stats()
+}
+
+fn counter(s: &Stats, name: &str) -> u64 {
+    s.technique.as_ref().unwrap().counters[name]
+}
+
+fn dtlb_misses(s: &Stats) -> u64 {
+    let i = s.tlb_levels.iter().position(|n| n == "DTLB").unwrap();
+    s.total.tlb[i].misses
+}
+
+#[test]
+fn two_processes_in_distinct_domains_never_flush() {
+    let s = run_workload("hot_potato:rounds=200", Some("fass"));
+    assert!(s.os.address_space_switches >= 399);
+    assert_eq!(s.os.tlb_flushes, 0);
+    assert_eq!(s.os.cache_flushes, 0);
+    assert_eq!(counter(&s, "collisions"), 0);
+    assert_eq!(counter(&s, "recycles"), 0);
+    // The same run on the stock kernel flushes at every switch but the first.
+    let base = run_workload("hot_potato:rounds=200", None);
+    assert_eq!(base.os.tlb_flushes, base.os.address_space_switches - 1);
+}
+
+#[test]
+fn one_process_more_than_the_free_domains_forces_one_recycle() {
+    // L4: one kernel domain, 15 for processes. Fifteen fit; the sixteenth process (the
+    // seventeenth domain holder, with the kernel) takes one by recycling.
+    let fit = run_workload(
+        "lat_ctx:procs=15,kib=0,rounds=1,kernel=0",
+        Some("fass:kernel_domains=1"),
+    );
+    assert_eq!(counter(&fit, "recycles"), 0);
+    assert_eq!(fit.os.tlb_flushes, 0);
+    let over = run_workload(
+        "lat_ctx:procs=16,kib=0,rounds=1,kernel=0",
+        Some("fass:kernel_domains=1"),
+    );
+    assert_eq!(counter(&over, "recycles"), 1);
+    // The victim (process 0, least recently scheduled) is dirty: one TLB and cache flush.
+    assert_eq!(over.os.tlb_flushes, 1);
+    // Linux: three kernel domains, so the fourteenth process recycles.
+    let linux = run_workload("lat_ctx:procs=14,kib=0,rounds=1,kernel=0", Some("fass"));
+    assert_eq!(counter(&linux, "recycles"), 1);
+    let linux13 = run_workload("lat_ctx:procs=13,kib=0,rounds=1,kernel=0", Some("fass"));
+    assert_eq!(counter(&linux13, "recycles"), 0);
+}
+
+fn ev(e: Event) -> Record {
+    Record::Event(e)
+}
+
+fn load(t: u32, va: u64) -> Record {
+    Record::Access(Access::new(ThreadId(t), AccessKind::Load, VirtAddr(va), 4))
+}
+
+fn switch(from: u32, to: u32) -> Record {
+    ev(Event::ContextSwitch {
+        core: CoreId(0),
+        from: if from == u32::MAX {
+            NO_THREAD
+        } else {
+            ThreadId(from)
+        },
+        to: ThreadId(to),
+    })
+}
+
+/// Two processes with private data at the same address `x`, each touching it in turn `turns`
+/// times.
+fn same_address(x: u64, turns: u32) -> Vec<Record> {
+    let mut r = Vec::new();
+    for p in 0..2 {
+        r.push(ev(Event::ThreadStart {
+            thread: ThreadId(p),
+            process: p,
+        }));
+        r.push(ev(Event::Mmap {
+            process: p,
+            start: VirtAddr(x),
+            len: 4096,
+            prot: prot::READ | prot::WRITE,
+            page_shift: 12,
+        }));
+    }
+    r.push(switch(u32::MAX, 0));
+    r.push(load(0, x));
+    for i in 1..turns {
+        let (from, to) = ((i + 1) % 2, i % 2);
+        r.push(switch(from, to));
+        r.push(load(to, x));
+    }
+    r
+}
+
+#[test]
+fn a_collision_costs_exactly_one_flush() {
+    // Without relocation the two spaces overlap: the second touch hits the first process's TLB
+    // entry, tagged with its domain: one domain fault, one TLB and cache flush (§2.3).
+    let s = run_records(same_address(0x0100_0000, 2), Some("fass:relocate=false"));
+    assert_eq!(counter(&s, "domain_faults"), 1);
+    assert_eq!(counter(&s, "collisions"), 1);
+    assert_eq!(s.os.tlb_flushes, 1);
+    assert_eq!(counter(&s, "cache_flushes"), 1);
+    // Each further turn collides again (the entry belongs to the other process): one each.
+    let s = run_records(same_address(0x0100_0000, 6), Some("fass:relocate=false"));
+    assert_eq!(counter(&s, "collisions"), 5);
+    assert_eq!(s.os.tlb_flushes, 5);
+    // PID relocation puts them in different 32 MiB slots: no collision, no flush (§2.2), and
+    // a private mapping above 32 MiB moves into the slot too (§3.1).
+    for x in [0x0100_0000, 0x1000_0000] {
+        let s = run_records(same_address(x, 6), Some("fass"));
+        assert_eq!(counter(&s, "collisions"), 0, "{x:#x}");
+        assert_eq!(s.os.tlb_flushes, 0, "{x:#x}");
+        // Each process loads one CPD entry once: two section faults, no domain fault.
+        assert_eq!(counter(&s, "section_faults"), 2, "{x:#x}");
+        assert_eq!(counter(&s, "domain_faults"), 0, "{x:#x}");
+    }
+}
+
+#[test]
+fn shared_regions_share_tlb_entries() {
+    // extreme: two children read the same 8 pages, shared: with a shared domain the second
+    // child hits the first one's D-TLB entries, so each page misses once (§3.2).
+    let w = "extreme:procs=2,pages=8,shared=1,rounds=10,kernel=0";
+    let shared = run_workload(w, Some("fass"));
+    assert_eq!(dtlb_misses(&shared), 8);
+    assert_eq!(counter(&shared, "shared_regions"), 1);
+    // Without TLB sharing each child has its own entries: each page misses once per child.
+    let apart = run_workload(w, Some("fass:sharing=false"));
+    assert_eq!(dtlb_misses(&apart), 16);
+    // Private mappings: the same, and no shared region.
+    let private = run_workload(
+        "extreme:procs=2,pages=8,shared=0,rounds=10,kernel=0",
+        Some("fass"),
+    );
+    assert_eq!(dtlb_misses(&private), 16);
+    assert_eq!(counter(&private, "shared_regions"), 0);
+    // The stock kernel flushes at each switch: every page misses every turn.
+    let base = run_workload(w, None);
+    assert_eq!(dtlb_misses(&base), 8 * 20);
+}
+
+#[test]
+fn without_the_technique_nothing_changes() {
+    let w = "lat_ctx:procs=3,kib=4,rounds=5";
+    let a = run_workload(w, None);
+    let mut sys = System::new(sa1100(), RunOptions::default()).unwrap();
+    assert!(sys.domains().is_none());
+    let (name, params) = workloads::parse_spec(w).unwrap();
+    let mut src = workloads::build(&name, &params, 1).unwrap();
+    sys.run(src.as_mut()).unwrap();
+    assert!(sys.domains().is_none());
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&sys.stats()).unwrap()
+    );
+    assert!(a.technique.is_none());
+}
+
+#[test]
+fn bad_machines_and_parameters_are_refused() {
+    let mut zen = sa1100();
+    zen.page_table.format = tlblab_core::page_table::PageTableFormat::X86_64_4level;
+    let e = techniques::build(&techniques::parse_spec("fass").unwrap(), &zen, 0)
+        .err()
+        .unwrap();
+    assert!(e.contains("armv7_short"), "{e}");
+    let e = techniques::build(
+        &techniques::parse_spec("fass:kernel_domains=16").unwrap(),
+        &sa1100(),
+        0,
+    )
+    .err()
+    .unwrap();
+    assert!(e.contains("'kernel_domains'"), "{e}");
+}

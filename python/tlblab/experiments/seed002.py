@@ -1,0 +1,90 @@
+"""Seed 002 (Wiggins, Tuch, Uhlig, Heiser 2003, fast address-space switching on the StrongARM):
+the experiments behind its reproductions.
+
+Each function returns {row key: our value} for `python/tlblab/reproductions/002/<id>.toml`. The
+original (standard) kernel is the flush-all switch policy of the `sa1100` preset; the fast one
+is the `fass` technique. Times are in microseconds at the preset's 200 MHz.
+"""
+
+from __future__ import annotations
+
+import tlblab
+
+SA1100 = "sa1100"
+MHZ = 200.0
+LINUX = "fass"  # 3 kernel domains (ARM Linux, seed 002 §4.2)
+L4 = "fass:kernel_domains=1"  # one kernel domain (L4, seed 002 §4.2)
+
+
+def _cycles(workload: str, technique: str | None) -> float:
+    r = tlblab.simulate(SA1100, workload, technique=technique)
+    return float(r.stats["cycles"])
+
+
+def table1(quick: bool) -> dict[str, float]:
+    """Table 1's latency rows: hot potato round trips over fcntl locks, a FIFO, a pipe and a UNIX
+    socket, original against fast kernel."""
+    rounds = 100 if quick else 400
+    out: dict[str, float] = {}
+    for name, ipc in (("pipe", 0), ("fifo", 1), ("unix", 2), ("fcntl", 3)):
+        w = f"hot_potato:ipc={ipc},rounds={rounds}"
+        orig = _cycles(w, None) / rounds / MHZ
+        fast = _cycles(w, LINUX) / rounds / MHZ
+        out[f"{name}/original"] = orig
+        out[f"{name}/fast"] = fast
+        out[f"{name}/ratio"] = orig / fast
+    return out
+
+
+def _per_switch(procs: int, rounds: int, technique: str | None) -> float:
+    """lmbench lat_ctx's figure: time per token pass less the time per pass of one process
+    passing the token to itself (the pipe calls without a switch), in us."""
+    turns = rounds * procs
+    t = _cycles(f"lat_ctx:procs={procs},kib=0,rounds={rounds}", technique) / turns
+    t1 = _cycles(f"lat_ctx:procs=1,kib=0,rounds={turns}", technique) / turns
+    return (t - t1) / MHZ
+
+
+def fig2(quick: bool) -> dict[str, float]:
+    """Fig. 2 (0 KiB): lat_ctx per-switch latency over the number of processes."""
+    rounds = 20 if quick else 60
+    out: dict[str, float] = {}
+    for n in (2, 4, 6, 8, 10, 12, 13, 14, 15, 16, 18, 20):
+        orig = _per_switch(n, rounds, None)
+        fast = _per_switch(n, rounds, LINUX)
+        out[f"original/{n}"] = orig
+        out[f"fast/{n}"] = fast
+        out[f"ratio/{n}"] = orig / fast
+    return out
+
+
+def fig4(quick: bool) -> dict[str, float]:
+    """Fig. 4: extreme, private against shared pages, on the fast kernel; cycles per child loop
+    iteration."""
+    rounds = 20 if quick else 60
+    out: dict[str, float] = {}
+    for n in (2, 4, 16):
+        best = 0.0
+        for p in (1, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40):
+            iters = rounds * n
+            priv = _cycles(f"extreme:procs={n},pages={p},shared=0,rounds={rounds}", LINUX) / iters
+            shar = _cycles(f"extreme:procs={n},pages={p},shared=1,rounds={rounds}", LINUX) / iters
+            out[f"private/{n}/{p}"] = priv
+            out[f"shared/{n}/{p}"] = shar
+            out[f"ratio/{n}/{p}"] = priv / shar
+            best = max(best, priv / shar)
+        out[f"max_ratio/{n}"] = best
+    return out
+
+
+def fig5(quick: bool) -> dict[str, float]:
+    """Fig. 5: L4 round-trip IPC time over the number of clients."""
+    ipcs = 2000 if quick else 10000
+    out: dict[str, float] = {}
+    for c in (1, 2, 4, 8, 12, 14, 15, 16, 18, 20, 24, 30):
+        w = f"l4_ipc:clients={c},ipcs={ipcs}"
+        # The start-up (each client IPCs back once) is a small part; it is counted as IPCs too.
+        n = ipcs + c
+        out[f"standard/{c}"] = _cycles(w, None) / n / MHZ
+        out[f"fast/{c}"] = _cycles(w, L4) / n / MHZ
+    return out
