@@ -19,28 +19,31 @@
 //! hole's depth and `d` entries filled the hole (a miss), every larger one hit and now has
 //! its hole where the page was. Each TLB size then holds exactly the pages the engine's does.
 
+use crate::head::Head;
 use crate::keymap::KeyMap;
 use std::collections::BTreeSet;
 
 const MIN_TREE: usize = 1 << 12;
 
+/// The stack below the head: pages by the timestamp they entered it, holes, and the tree
+/// that counts them.
 #[derive(Clone)]
-pub struct Fully {
-    /// Live page → timestamp of its last reference.
+pub struct Tree {
+    /// Page → timestamp it entered the tree (its recency among the tree's pages).
     map: KeyMap,
     /// Fenwick tree over timestamps (1-based; entry `t + 1` is timestamp `t`).
     tree: Vec<u32>,
     /// The next timestamp.
     now: u32,
-    /// Marked timestamps: live pages and holes.
+    /// Marked timestamps: pages and holes.
     marked: u32,
     /// Timestamps of the holes (invalidated pages), oldest first.
     holes: BTreeSet<u32>,
 }
 
-impl Fully {
+impl Tree {
     pub fn new() -> Self {
-        Fully {
+        Tree {
             map: KeyMap::new(),
             tree: vec![0; MIN_TREE + 1],
             now: 0,
@@ -54,7 +57,6 @@ impl Fully {
         let n = self.tree.len();
         let mut i = t as usize + 1;
         while i < n {
-            // SAFETY-free: `i < n` is checked by the loop condition.
             self.tree[i] = self.tree[i].wrapping_add(delta as u32);
             i += i & i.wrapping_neg();
         }
@@ -72,12 +74,12 @@ impl Fully {
         s
     }
 
-    /// References `key`; returns its stack depth (1 = the most recent page), or 0 when the
-    /// page is not in the stack (its first reference, or the first since it was invalidated
-    /// or flushed).
+    /// Takes `key` out to the top of the stack (above the tree): returns its depth within the
+    /// tree (1 = the tree's most recent, holes counted), or 0 if it is not there. Applies the
+    /// hole rules of a reference to it.
     #[inline]
-    pub fn access(&mut self, key: u64) -> u32 {
-        let depth = match self.map.get(key) {
+    pub fn take(&mut self, key: u64) -> u32 {
+        match self.map.remove(key) {
             Some(t) => {
                 let depth = self.marked - self.prefix(t) + 1;
                 match self.holes.last() {
@@ -100,7 +102,12 @@ impl Fully {
                 }
                 0
             }
-        };
+        }
+    }
+
+    /// Puts `key` (not in the tree) on top of the tree.
+    #[inline]
+    pub fn put(&mut self, key: u64) {
         let t = self.now;
         self.now += 1;
         self.add(t, 1);
@@ -109,10 +116,9 @@ impl Fully {
         if self.now as usize + 1 >= self.tree.len() {
             self.compact();
         }
-        depth
     }
 
-    /// Invalidates `key` if it is in the stack: it becomes a hole at its depth.
+    /// Invalidates `key` if it is in the tree: it becomes a hole at its depth.
     pub fn invalidate(&mut self, key: u64) -> bool {
         match self.map.remove(key) {
             Some(t) => {
@@ -123,19 +129,14 @@ impl Fully {
         }
     }
 
-    /// Invalidates every page `pred` selects (a large range: cheaper than probing each page).
-    pub fn invalidate_where(&mut self, pred: impl Fn(u64) -> bool) {
-        let keys: Vec<u64> = self.map.iter().map(|(k, _)| k).filter(|&k| pred(k)).collect();
-        for k in keys {
-            self.invalidate(k);
-        }
+    pub fn keys_where(&self, pred: impl Fn(u64) -> bool) -> Vec<u64> {
+        self.map.iter().map(|(k, _)| k).filter(|&k| pred(k)).collect()
     }
 
-    /// Empties the stack (a TLB flush: every size is empty again; holes with no page below
-    /// them change nothing, so none are kept).
+    /// Empties the tree (holes with no page below them change nothing: none are kept).
     pub fn flush(&mut self) {
         if self.tree.len() > 4 * MIN_TREE {
-            *self = Fully::new();
+            *self = Tree::new();
             return;
         }
         self.map.clear();
@@ -176,9 +177,75 @@ impl Fully {
     }
 }
 
-impl Default for Fully {
+impl Default for Tree {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// The whole stack: the head (`head.rs`) over the tree.
+#[derive(Clone, Default)]
+pub struct Fully {
+    head: Head,
+    tree: Tree,
+}
+
+impl Fully {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// References `key`; returns its stack depth (1 = the most recent page), or 0 when the
+    /// page is not in the stack (its first reference, or the first since it was invalidated
+    /// or flushed).
+    #[inline(always)]
+    pub fn access(&mut self, key: u64) -> u32 {
+        if let Some(i) = self.head.find(key) {
+            self.head.promote(i);
+            return i as u32 + 1;
+        }
+        self.access_tree(key)
+    }
+
+    #[inline(never)]
+    fn access_tree(&mut self, key: u64) -> u32 {
+        let above = self.head.len() as u32;
+        let d = self.tree.take(key);
+        if let Some(out) = self.head.push(key) {
+            self.tree.put(out);
+        }
+        if d == 0 {
+            0
+        } else {
+            above + d
+        }
+    }
+
+    /// Moves the head's pages into the tree (holes live in the tree only).
+    fn spill(&mut self) {
+        for k in self.head.drain_oldest_first() {
+            self.tree.put(k);
+        }
+    }
+
+    /// Invalidates `key` if it is in the stack: it becomes a hole at its depth.
+    pub fn invalidate(&mut self, key: u64) -> bool {
+        self.spill();
+        self.tree.invalidate(key)
+    }
+
+    /// Invalidates every page `pred` selects (a large range: cheaper than probing each page).
+    pub fn invalidate_where(&mut self, pred: impl Fn(u64) -> bool) {
+        self.spill();
+        for k in self.tree.keys_where(pred) {
+            self.tree.invalidate(k);
+        }
+    }
+
+    /// Empties the stack (a TLB flush).
+    pub fn flush(&mut self) {
+        self.head.clear();
+        self.tree.flush();
     }
 }
 

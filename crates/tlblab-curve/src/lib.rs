@@ -20,7 +20,9 @@
 //! engine's `flush_all`). The exactness tests (`tests/exact.rs`) compare every point with a
 //! separate `tlblab-core` TLB-only run of that geometry.
 
+pub mod bench;
 pub mod fully;
+pub mod head;
 pub mod keymap;
 pub mod sampled;
 pub mod sets;
@@ -202,25 +204,48 @@ impl Analyzer {
     #[inline(always)]
     fn access(&mut self, key: u64) {
         self.references += 1;
-        if let Some(s) = &mut self.sampled {
-            s.access(key);
+        self.access_with::<true, true, true>(key);
+    }
+
+    /// `access` for the components the flags allow (the lean loop's copies, `Run::feed_lean`,
+    /// are compiled per combination; `access` checks each). The caller counts the reference.
+    #[inline(always)]
+    fn access_with<const FULLY: bool, const SETS: bool, const SAMPLED: bool>(&mut self, key: u64) {
+        if SAMPLED {
+            if let Some(s) = &mut self.sampled {
+                s.access(key);
+            }
+        }
+        if !FULLY && !SETS {
+            return;
         }
         if key == self.last {
             self.repeats += 1;
             return;
         }
         self.last = key;
-        if let Some(f) = &mut self.fully {
-            let d = f.access(key) as usize;
-            if d == 0 {
-                self.cold += 1;
-            } else if d <= self.fully_hist.len() {
-                self.fully_hist[d - 1] += 1;
+        if FULLY {
+            if let Some(f) = &mut self.fully {
+                let d = f.access(key) as usize;
+                if d == 0 {
+                    self.cold += 1;
+                } else if d <= self.fully_hist.len() {
+                    self.fully_hist[d - 1] += 1;
+                }
             }
         }
-        if let Some(s) = &mut self.sets {
-            s.access(key);
+        if SETS {
+            if let Some(s) = &mut self.sets {
+                s.access(key);
+            }
         }
+    }
+
+    /// An access's two references across a 4 KiB boundary (rare: out of the lean loop).
+    #[inline(never)]
+    fn crossing<const FULLY: bool, const SETS: bool, const SAMPLED: bool>(&mut self, a: u64, b: u64) {
+        self.access_with::<FULLY, SETS, SAMPLED>(a);
+        self.access_with::<FULLY, SETS, SAMPLED>(b);
     }
 
     fn invalidate_keys(&mut self, keys: &[u64]) {
@@ -297,21 +322,12 @@ impl Analyzer {
             }
         }
         if let Some(sa) = &self.sampled {
-            let mut hits = 0u64;
-            for (i, h) in sa.hist.iter().enumerate() {
-                hits += h;
-                let ratio = if sa.sampled == 0 {
-                    1.0
-                } else {
-                    1.0 - hits as f64 / sa.sampled as f64
-                };
-                points.push(Point {
-                    sets: 1,
-                    ways: i + 1,
-                    misses: (ratio * refs as f64).round() as u64,
-                    exact: false,
-                });
-            }
+            points.extend(sa.curve().into_iter().enumerate().map(|(i, m)| Point {
+                sets: 1,
+                ways: i + 1,
+                misses: m,
+                exact: false,
+            }));
         }
         GroupCurves {
             name,
@@ -361,6 +377,9 @@ pub struct Run {
     sizes_seen: u8,
     /// The address space the core last loaded (for `flush_on_switch`).
     loaded: Option<u32>,
+    /// Address spaces the engine would have created by now (0..spaces): those named by a
+    /// `ThreadStart` or a mapping event, and all below them, and space 0 at the first access.
+    spaces: u32,
     /// [0]: all references; then groups split off as a second page size or address space
     /// appears.
     analyzers: Vec<(String, Analyzer)>,
@@ -387,6 +406,7 @@ impl Run {
             any_regions: false,
             sizes_seen: 0,
             loaded: None,
+            spaces: 0,
             analyzers: vec![("all".into(), Analyzer::new(&spec))],
             size_group: [0; 6],
             first_size: None,
@@ -412,36 +432,130 @@ impl Run {
 
     /// Runs `records` (in trace order; call again with the next ones).
     pub fn feed(&mut self, records: &[Record]) -> Result<(), String> {
-        for r in records {
-            match r {
-                Record::Access(a) => {
-                    let t = a.thread.0 as usize;
-                    if t > 1 << 20 {
-                        return Err(format!("thread id {t} is too large (expected < 2^20)"));
-                    }
-                    let process = self.thread_process.get(t).copied().unwrap_or(0) as u32;
-                    if self.spec.flush_on_switch && self.loaded != Some(process) {
-                        self.switch_to(process);
-                    }
-                    let instr = a.kind == AccessKind::Instr;
-                    if !(if instr { self.take_instr } else { self.take_data }) {
-                        continue;
-                    }
-                    let va = a.vaddr.0;
-                    // An access crossing a 4 KiB boundary is two references (the engine's
-                    // `access_general`), whatever the page size.
-                    let off = va & 0xfff;
-                    if a.size > 1 && off + a.size as u64 > 4096 {
-                        self.reference(instr, process, va);
-                        self.reference(instr, process, va + (4096 - off));
-                    } else {
-                        self.reference(instr, process, va);
-                    }
+        let mut i = 0;
+        while i < records.len() {
+            if self.lean() {
+                let a = &self.analyzers[0].1;
+                let (f, s, x) = (a.fully.is_some(), a.sets.is_some(), a.sampled.is_some());
+                let rest = &records[i..];
+                i += match (f, s, x) {
+                    (true, false, false) => self.feed_lean::<true, false, false>(rest),
+                    (false, true, false) => self.feed_lean::<false, true, false>(rest),
+                    (false, false, true) => self.feed_lean::<false, false, true>(rest),
+                    _ => self.feed_lean::<true, true, true>(rest),
+                };
+                if i == records.len() {
+                    break;
                 }
-                Record::Event(e) => self.event(e)?,
             }
+            self.feed_one(&records[i])?;
+            i += 1;
         }
         self.records += records.len() as u64;
+        Ok(())
+    }
+
+    /// Whether the lean loop can take accesses: no level above, one page size, no switch
+    /// flushes, no groups split off.
+    fn lean(&self) -> bool {
+        self.upper.is_empty()
+            && !self.any_regions
+            && !self.spec.flush_on_switch
+            && self.analyzers.len() == 1
+            && (!self.spec.groups || self.first_process.is_some())
+    }
+
+    /// The common case in one loop: accesses of the first address space (any, without
+    /// groups) in the default page size. Returns how many records it took; it stops at the
+    /// first it cannot (an event, another address space), which `feed_one` takes.
+    #[inline(never)]
+    fn feed_lean<const FULLY: bool, const SETS: bool, const SAMPLED: bool>(
+        &mut self,
+        records: &[Record],
+    ) -> usize {
+        let size = self.spec.page_size;
+        self.sizes_seen |= 1 << size.index();
+        if self.spec.groups && self.first_size.is_none() {
+            self.first_size = Some(size);
+        }
+        let shift = size.shift();
+        let take = (self.take_instr as u8) | (self.take_data as u8) << 1;
+        let only = self.spec.groups.then(|| self.first_process.unwrap());
+        let tp = &self.thread_process;
+        let a = &mut self.analyzers[0].1;
+        // Counted here, not per reference in memory: a loop-carried store would bound the loop.
+        let mut refs = 0u64;
+        let mut taken = records.len();
+        for (n, r) in records.iter().enumerate() {
+            let Record::Access(acc) = r else {
+                taken = n;
+                break;
+            };
+            let data = acc.kind != AccessKind::Instr;
+            if take >> data as u8 & 1 == 0 {
+                continue;
+            }
+            let t = acc.thread.0 as usize;
+            let p = match tp.get(t) {
+                Some(&p) => p as u32,
+                None if t <= 1 << 20 => 0,
+                None => {
+                    taken = n;
+                    break;
+                }
+            };
+            if only.is_some_and(|q| q != p) {
+                taken = n;
+                break;
+            }
+            let base = key(p, size, 0);
+            let va = acc.vaddr.0;
+            let off = va & 0xfff;
+            if acc.size > 1 && off + acc.size as u64 > 4096 {
+                a.crossing::<FULLY, SETS, SAMPLED>(base | va >> shift, base | (va + 4096 - off) >> shift);
+                refs += 2;
+            } else {
+                a.access_with::<FULLY, SETS, SAMPLED>(base | va >> shift);
+                refs += 1;
+            }
+        }
+        a.references += refs;
+        if refs > 0 {
+            self.spaces = self.spaces.max(1);
+        }
+        taken
+    }
+
+    /// One record, in general.
+    fn feed_one(&mut self, r: &Record) -> Result<(), String> {
+        match r {
+            Record::Access(a) => {
+                self.spaces = self.spaces.max(1);
+                let t = a.thread.0 as usize;
+                if t > 1 << 20 {
+                    return Err(format!("thread id {t} is too large (expected < 2^20)"));
+                }
+                let process = self.thread_process.get(t).copied().unwrap_or(0) as u32;
+                if self.spec.flush_on_switch && self.loaded != Some(process) {
+                    self.switch_to(process);
+                }
+                let instr = a.kind == AccessKind::Instr;
+                if !(if instr { self.take_instr } else { self.take_data }) {
+                    return Ok(());
+                }
+                let va = a.vaddr.0;
+                // An access crossing a 4 KiB boundary is two references (the engine's
+                // `access_general`), whatever the page size.
+                let off = va & 0xfff;
+                if a.size > 1 && off + a.size as u64 > 4096 {
+                    self.reference(instr, process, va);
+                    self.reference(instr, process, va + (4096 - off));
+                } else {
+                    self.reference(instr, process, va);
+                }
+            }
+            Record::Event(e) => self.event(e)?,
+        }
         Ok(())
     }
 
@@ -549,6 +663,7 @@ impl Run {
         match *e {
             Event::ThreadStart { thread, process } => {
                 let p = Self::process_of_event(process, "ThreadStart")?;
+                self.spaces = self.spaces.max(p + 1);
                 let t = thread.0 as usize;
                 if t > 1 << 20 {
                     return Err(format!("thread id {t} is too large (expected < 2^20)"));
@@ -585,6 +700,7 @@ impl Run {
                 ..
             } => {
                 let p = Self::process_of_event(process, "mapping")?;
+                self.spaces = self.spaces.max(p + 1);
                 let size = PageSize::ALL
                     .into_iter()
                     .find(|s| s.shift() == page_shift as u32)
@@ -615,8 +731,15 @@ impl Run {
                 len,
                 ..
             } => {
-                if process < MAX_PROCESSES {
-                    self.shootdown(process, start.0, len);
+                // The engine shoots down only in an address space it has created; without ASID
+                // tags (`flush_on_switch`) every entry it holds is the loaded space's, and
+                // all carry the same tag, so the range goes in whichever space is loaded.
+                if process < self.spaces {
+                    if !self.spec.flush_on_switch {
+                        self.shootdown(process, start.0, len);
+                    } else if let Some(p) = self.loaded {
+                        self.shootdown(p, start.0, len);
+                    }
                 }
             }
             Event::Flush { what, .. } if what & flush::TLB != 0 => self.flush_all(),
