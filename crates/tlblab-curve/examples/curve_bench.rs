@@ -18,16 +18,52 @@ fn main() {
     };
     if std::env::var("ONLY_SAMPLED").is_ok() {
         for _ in 0..5 {
-            let sa = timed(&recs, Spec { sample_rate: Some(rate), sample_entries: 65536, ..base.clone() }).unwrap();
+            let sa = timed(
+                &recs,
+                Spec {
+                    sample_rate: Some(rate),
+                    sample_entries: 65536,
+                    ..base.clone()
+                },
+            )
+            .unwrap();
             println!("sampled: {:.1} M refs/s", sa.accesses as f64 / sa.cpu / 1e6);
         }
         return;
     }
-    let fa = timed(&recs, Spec { max_entries: 65536, ..base.clone() }).unwrap();
-    println!("exact fully associative: {:.1} M refs/s", fa.accesses as f64 / fa.cpu / 1e6);
-    let sets = timed(&recs, Spec { set_counts: vec![1, 2, 4, 8, 16, 32, 64, 128], ..base.clone() }).unwrap();
-    println!("8 set counts x 16 ways: {:.1} M refs/s", sets.accesses as f64 / sets.cpu / 1e6);
-    let sa = timed(&recs, Spec { sample_rate: Some(rate), sample_entries: 65536, ..base.clone() }).unwrap();
+    let fa = timed(
+        &recs,
+        Spec {
+            max_entries: 65536,
+            ..base.clone()
+        },
+    )
+    .unwrap();
+    println!(
+        "exact fully associative: {:.1} M refs/s",
+        fa.accesses as f64 / fa.cpu / 1e6
+    );
+    let sets = timed(
+        &recs,
+        Spec {
+            set_counts: vec![1, 2, 4, 8, 16, 32, 64, 128],
+            ..base.clone()
+        },
+    )
+    .unwrap();
+    println!(
+        "8 set counts x 16 ways: {:.1} M refs/s",
+        sets.accesses as f64 / sets.cpu / 1e6
+    );
+    let sa = timed(
+        &recs,
+        Spec {
+            sample_rate: Some(rate),
+            sample_entries: 65536,
+            ..base.clone()
+        },
+    )
+    .unwrap();
     let grid: Vec<usize> = (0..=16).map(|i| 1 << i).collect();
     println!(
         "sampled R={rate}: {:.1} M refs/s, MAE {:.5}",
@@ -44,6 +80,10 @@ fn dump(sa: &tlblab_curve::Curves, fa: &tlblab_curve::Curves) {
     for i in 0..=16 {
         let c = 1usize << i;
         let ps = s.points.iter().find(|p| !p.exact && p.ways == c).unwrap();
-        println!("{c:>6} exact {:.4} sampled {:.4}", e.misses(1, c).unwrap() as f64 / r, ps.misses as f64 / r);
+        println!(
+            "{c:>6} exact {:.4} sampled {:.4}",
+            e.misses(1, c).unwrap() as f64 / r,
+            ps.misses as f64 / r
+        );
     }
 }

@@ -55,7 +55,10 @@ pub fn sampled_error(sampled: &Curves, exact: &Curves, sizes: &[usize]) -> Optio
     let refs = e.references as f64;
     let mut total = 0.0;
     for &c in sizes {
-        let ps = s.points.iter().find(|p| !p.exact && p.sets == 1 && p.ways == c)?;
+        let ps = s
+            .points
+            .iter()
+            .find(|p| !p.exact && p.sets == 1 && p.ways == c)?;
         let pe = e.misses(1, c)?;
         total += (ps.misses as f64 / refs - pe as f64 / refs).abs();
     }

@@ -130,7 +130,11 @@ impl Tree {
     }
 
     pub fn keys_where(&self, pred: impl Fn(u64) -> bool) -> Vec<u64> {
-        self.map.iter().map(|(k, _)| k).filter(|&k| pred(k)).collect()
+        self.map
+            .iter()
+            .map(|(k, _)| k)
+            .filter(|&k| pred(k))
+            .collect()
     }
 
     /// Empties the tree (holes with no page below them change nothing: none are kept).

@@ -243,7 +243,11 @@ impl Analyzer {
 
     /// An access's two references across a 4 KiB boundary (rare: out of the lean loop).
     #[inline(never)]
-    fn crossing<const FULLY: bool, const SETS: bool, const SAMPLED: bool>(&mut self, a: u64, b: u64) {
+    fn crossing<const FULLY: bool, const SETS: bool, const SAMPLED: bool>(
+        &mut self,
+        a: u64,
+        b: u64,
+    ) {
         self.access_with::<FULLY, SETS, SAMPLED>(a);
         self.access_with::<FULLY, SETS, SAMPLED>(b);
     }
@@ -512,7 +516,10 @@ impl Run {
             let va = acc.vaddr.0;
             let off = va & 0xfff;
             if acc.size > 1 && off + acc.size as u64 > 4096 {
-                a.crossing::<FULLY, SETS, SAMPLED>(base | va >> shift, base | (va + 4096 - off) >> shift);
+                a.crossing::<FULLY, SETS, SAMPLED>(
+                    base | va >> shift,
+                    base | (va + 4096 - off) >> shift,
+                );
                 refs += 2;
             } else {
                 a.access_with::<FULLY, SETS, SAMPLED>(base | va >> shift);
@@ -540,7 +547,11 @@ impl Run {
                     self.switch_to(process);
                 }
                 let instr = a.kind == AccessKind::Instr;
-                if !(if instr { self.take_instr } else { self.take_data }) {
+                if !(if instr {
+                    self.take_instr
+                } else {
+                    self.take_data
+                }) {
                     return Ok(());
                 }
                 let va = a.vaddr.0;
@@ -675,11 +686,7 @@ impl Run {
             }
             Event::ContextSwitch { to, .. } if to != NO_THREAD => {
                 if self.spec.flush_on_switch {
-                    let p = self
-                        .thread_process
-                        .get(to.0 as usize)
-                        .copied()
-                        .unwrap_or(0) as u32;
+                    let p = self.thread_process.get(to.0 as usize).copied().unwrap_or(0) as u32;
                     if self.loaded != Some(p) {
                         self.switch_to(p);
                     }

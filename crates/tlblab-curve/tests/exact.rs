@@ -268,7 +268,13 @@ fn given_two_sizes_and_two_spaces_then_each_group_is_its_references_alone() {
     let mut recs2 = recs.clone();
     for r in recs.iter().skip(5).step_by(3) {
         if let Record::Access(a) = r {
-            recs2.push(Access { thread: ThreadId(1), ..*a }.into());
+            recs2.push(
+                Access {
+                    thread: ThreadId(1),
+                    ..*a
+                }
+                .into(),
+            );
         }
     }
     let c = curves(&recs2, unified(64, &[4]));

@@ -7,7 +7,7 @@ use std::time::Instant;
 use tlblab_core::{MachineConfig, RunOptions, System};
 use tlblab_trace::workloads;
 
-fn err(msg: impl Into<String>) -> PyErr {
+pub(crate) fn err(msg: impl Into<String>) -> PyErr {
     PyValueError::new_err(msg.into())
 }
 
@@ -33,7 +33,7 @@ fn options_from_json<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> 
 }
 
 /// A machine from a preset name, a .toml/.json path, or inline text (`format` = "toml"/"json").
-fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> {
+pub(crate) fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> {
     match format {
         "toml" => tlblab_config::parse_machine_toml(spec, "<machine>").map_err(err),
         "json" => tlblab_config::parse_machine_json(spec, "<machine>").map_err(err),
@@ -77,7 +77,7 @@ fn simulate(
 
 /// A workload: an existing trace file (native, Lackey text or ChampSim, detected), or a built-in
 /// workload spec `name:key=value,...`.
-fn open_workload(
+pub(crate) fn open_workload(
     workload: &str,
     seed: u64,
 ) -> PyResult<Box<dyn tlblab_trace::RecordSource + Send>> {
@@ -188,15 +188,15 @@ fn bench_engine(
 
 /// Records in memory delivered in batches, as a trace decoder delivers them, with the time
 /// its copies take (wall and thread CPU seconds), for `bench_engine` to leave out.
-struct ReplaySource<'a> {
+pub(crate) struct ReplaySource<'a> {
     records: &'a [tlblab_trace::record::Record],
     pos: usize,
-    copy_wall: f64,
-    copy_cpu: f64,
+    pub(crate) copy_wall: f64,
+    pub(crate) copy_cpu: f64,
 }
 
 impl<'a> ReplaySource<'a> {
-    fn new(records: &'a [tlblab_trace::record::Record]) -> Self {
+    pub(crate) fn new(records: &'a [tlblab_trace::record::Record]) -> Self {
         ReplaySource {
             records,
             pos: 0,
@@ -224,7 +224,10 @@ impl tlblab_trace::source::RecordSource for ReplaySource<'_> {
 }
 
 /// The records of a workload (a spec or a trace file), in memory.
-fn workload_records(workload: &str, seed: u64) -> PyResult<Vec<tlblab_trace::record::Record>> {
+pub(crate) fn workload_records(
+    workload: &str,
+    seed: u64,
+) -> PyResult<Vec<tlblab_trace::record::Record>> {
     let mut source = open_workload(workload, seed)?;
     let mut records = Vec::new();
     while source.fill(&mut records, 1 << 16).map_err(err)? > 0 {}
