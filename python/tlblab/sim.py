@@ -84,6 +84,39 @@ class Result:
             rows.append(row)
         return pd.DataFrame(rows)
 
+    def phase_frame(self):
+        """One row per phase the workload marked (`PhaseBegin`/`PhaseEnd`: seed 000's first and
+        second access, a measured loop), in the order the phases ended: name, occurrence, begin
+        and end cycle, cycles (elapsed), ns (at the machine's clock), references, misses per TLB
+        level, walks, walk references and the other counters of the phase over every core."""
+        import pandas as pd
+
+        ns_per_cycle = 1000.0 / self.stats.get("frequency_mhz", 1000.0)
+        rows = []
+        for p in self.stats.get("phases", []):
+            st = p["stats"]
+            row = {"name": p["name"], "region": p["region"], "occurrence": p["occurrence"],
+                   "begin_cycle": p["begin_cycle"], "end_cycle": p["end_cycle"],
+                   "cycles": p["end_cycle"] - p["begin_cycle"],
+                   "ns": (p["end_cycle"] - p["begin_cycle"]) * ns_per_cycle,
+                   "references": st["references"]}
+            for name, lv in zip(self.stats["tlb_levels"], st["tlb"]):
+                row[f"{name}_misses"] = lv["misses"]
+            for k in ("walks", "walk_refs", "pwc_hits", "walk_cycles", "page_faults", "invalidations"):
+                row[k] = st[k]
+            for src, n in zip(self.stats["sources"], st["walk_refs_by_source"]):
+                row[f"walk_refs_{src}"] = n
+            row["reference_cycles"] = st["cycles"]
+            row["migrations"] = p["os"]["migrations"]
+            row["context_switches"] = p["os"]["context_switches"]
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    @property
+    def technique(self) -> dict[str, Any] | None:
+        """The technique the run used: {name, params (every one, defaults included), counters}."""
+        return self.stats.get("technique")
+
     def summary(self) -> dict[str, Any]:
         """A flat dict of the headline numbers (what `tlblab simulate` prints)."""
         t = self.total
@@ -103,7 +136,7 @@ class Result:
 def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *, seed: int = 0,
              tlb_only: bool = False, caches: bool = True, data_accesses: bool = True,
              walks: bool = True, max_references: int = 0,
-             os: dict[str, Any] | None = None) -> Result:
+             os: dict[str, Any] | None = None, technique: str | None = None) -> Result:
     """Simulates `workload` on `machine`.
 
     `tlb_only=True` simulates the TLB levels alone (DESIGN.md "TLB-only simulation"): no page
@@ -113,15 +146,35 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
 
     `os` sets the OS model: `{"switch": "auto"|"flush_all"|"asid_tagged", "asid_bits": 8,
     "switch_cycles": 0, "ipi_cycles": 0}` (see `tlblab_core::os::OsConfig`).
+
+    `technique` switches on a technique, `"NAME[:key=value,...]"` (`tlblab.techniques()` lists
+    them with their parameters); it overrides a `[technique]` table of the machine file.
     """
     spec, fmt = _machine_arg(machine)
     if tlb_only:
         caches = data_accesses = walks = False
     raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses,
                            walks=walks, max_references=max_references, machine_format=fmt,
-                           os_json=json.dumps(os or {}))
+                           os_json=json.dumps(os or {}), technique=technique or "")
     stats = json.loads(raw)
+    stats["frequency_mhz"] = _frequency_mhz(machine)
     return Result(machine=stats["machine"], workload=workload, stats=stats)
+
+
+def _frequency_mhz(machine: str | dict[str, Any]) -> float:
+    return float(machine_config(machine)["frequency_mhz"])
+
+
+def techniques() -> list[dict[str, Any]]:
+    """The techniques you can switch on: name, summary, seed (the sections the model follows),
+    params (each with name, default, meaning)."""
+    return json.loads(_native.techniques())
+
+
+def check_technique(technique: str, machine: str | dict[str, Any] = "zen3") -> None:
+    """Raises ValueError naming the parameter if `technique` cannot run on `machine`."""
+    spec, fmt = _machine_arg(machine)
+    _native.check_technique(technique, spec, machine_format=fmt)
 
 
 def presets() -> dict[str, str]:

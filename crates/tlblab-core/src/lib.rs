@@ -24,13 +24,15 @@ pub mod os;
 pub mod page_table;
 pub mod reference;
 pub mod replacement;
+pub mod sched;
 mod simd;
 pub mod stats;
 pub mod system;
 mod tags;
+pub mod techniques;
 pub mod tlb;
 pub mod walker;
 
 pub use machine::MachineConfig;
 pub use stats::Stats;
-pub use system::{RunOptions, SimError, System};
+pub use system::{RunOptions, SimError, System, Technique};

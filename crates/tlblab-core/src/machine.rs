@@ -39,6 +39,10 @@ pub struct MachineConfig {
     pub virtualization: Option<VirtualizationConfig>,
     #[serde(default)]
     pub source: String,
+    /// The technique under test in runs of this machine (`[technique]`, `tlblab techniques`);
+    /// `--technique` / `technique=` override it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub technique: Option<TechniqueSpec>,
 }
 
 fn one() -> usize {
@@ -236,4 +240,42 @@ impl MachineConfig {
 
 fn names(s: &[PageSize]) -> String {
     s.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
+}
+
+/// A technique selected for a run: its name and its parameters as the user gave them (a
+/// `[technique]` table, `--technique NAME:key=value,...`, `technique=` in Python). Values are
+/// kept as text; the technique reads and checks them (`techniques::build`).
+#[derive(Clone, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+pub struct TechniqueSpec {
+    pub name: String,
+    #[serde(flatten, deserialize_with = "scalars_as_text")]
+    pub params: std::collections::BTreeMap<String, String>,
+}
+
+/// A `[technique]` table's values as text: TOML and JSON give integers, floats and booleans
+/// their own types, and a parameter may be any of them.
+fn scalars_as_text<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<std::collections::BTreeMap<String, String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Scalar {
+        Bool(bool),
+        Int(i64),
+        Float(f64),
+        Text(String),
+    }
+    let raw = std::collections::BTreeMap::<String, Scalar>::deserialize(d)?;
+    Ok(raw
+        .into_iter()
+        .map(|(k, v)| {
+            let text = match v {
+                Scalar::Bool(b) => b.to_string(),
+                Scalar::Int(i) => i.to_string(),
+                Scalar::Float(f) => f.to_string(),
+                Scalar::Text(t) => t,
+            };
+            (k, text)
+        })
+        .collect())
 }

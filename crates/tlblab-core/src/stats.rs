@@ -166,4 +166,45 @@ pub struct Stats {
     pub jobs: Vec<JobStats>,
     /// Simulated time: the largest core clock.
     pub cycles: u64,
+    /// Per phase the workload marked (`PhaseBegin`/`PhaseEnd` events), in the order they ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseStats>,
+    /// The technique of the run (`tlblab techniques`) and its own counters, when one is installed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub technique: Option<TechniqueStats>,
+}
+
+/// What happened between a `PhaseBegin` and its `PhaseEnd` (seed 000's first and second
+/// access, a measured loop): every counter as the difference of two snapshots of the whole
+/// machine's counters (all cores, OS work included), and the simulated time it took.
+#[derive(Clone, Default, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct PhaseStats {
+    /// The region's name from the source (`RecordSource::region_names`), else `region N`.
+    pub name: String,
+    pub region: u32,
+    /// Which occurrence of this region's phase (0 for the first).
+    pub occurrence: u32,
+    /// The machine's time (the largest hardware-thread clock) at the begin and end events.
+    pub begin_cycle: u64,
+    pub end_cycle: u64,
+    /// Counters of the phase, over every core.
+    pub stats: UnitStats,
+    /// OS events in the phase.
+    pub os: OsStats,
+}
+
+impl PhaseStats {
+    /// Simulated time the phase took, in cycles.
+    pub fn elapsed_cycles(&self) -> u64 {
+        self.end_cycle - self.begin_cycle
+    }
+}
+
+/// The technique installed in a run and its counters.
+#[derive(Clone, Default, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct TechniqueStats {
+    pub name: String,
+    /// The parameters it ran with (every one, defaults included), as `key=value` strings.
+    pub params: BTreeMap<String, String>,
+    pub counters: BTreeMap<String, u64>,
 }

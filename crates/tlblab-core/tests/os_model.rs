@@ -3,11 +3,11 @@
 mod common;
 
 use common::*;
-use tlblab_core::os::rm::{run_rate_monotonic, PeriodicTask};
-use tlblab_core::os::rr::{run_round_robin, RrConfig, RrThread};
 use tlblab_core::os::{OsConfig, SwitchPolicy};
 use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::replacement::ReplacementKind;
+use tlblab_core::sched::rm::{run_rate_monotonic, PeriodicTask};
+use tlblab_core::sched::rr::{run_round_robin, RrConfig, RrThread};
 use tlblab_core::{MachineConfig, RunOptions, System};
 use tlblab_trace::record::flush;
 use tlblab_trace::{Access, Event, Record, VecSource};
@@ -460,7 +460,7 @@ fn smt_siblings_do_not_share_hw_thread_tagged_entries() {
 
 #[test]
 fn a_helper_thread_on_another_core_warms_page_table_entries_in_the_shared_cache() {
-    use tlblab_core::os::helper::{run_with_helpers, HelperThread};
+    use tlblab_core::sched::helper::{run_with_helpers, HelperThread};
     use tlblab_trace::workloads::{build, parse_spec};
     let run = |with_helper: bool| {
         let mut cfg = fa(64);

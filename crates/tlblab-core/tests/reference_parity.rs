@@ -182,6 +182,7 @@ fn machine() -> impl Strategy<Value = (MachineConfig, bool)> {
                     },
                     timing: TimingConfig::default(),
                     virtualization: None,
+                    technique: None,
                     source: String::new(),
                 };
                 (cfg, caches_on)

@@ -60,6 +60,7 @@ fn machine(tlbs: Vec<TlbConfig>) -> MachineConfig {
         },
         timing: TimingConfig::default(),
         virtualization: None,
+        technique: None,
         source: String::new(),
     }
 }

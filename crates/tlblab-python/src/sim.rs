@@ -43,7 +43,7 @@ pub(crate) fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> 
 
 /// Runs `workload` (a spec like "random:pages=1024") on `machine`; returns the stats as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true))]
+#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique=""))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -56,8 +56,15 @@ fn simulate(
     machine_format: &str,
     os_json: &str,
     walks: bool,
+    technique: &str,
 ) -> PyResult<String> {
     let cfg = machine_from(machine, machine_format)?;
+    // `technique` (the `--technique` form) overrides the machine file's `[technique]` table.
+    let technique = if technique.is_empty() {
+        cfg.technique.clone()
+    } else {
+        Some(tlblab_core::techniques::parse_spec(technique).map_err(err)?)
+    };
     let os: tlblab_core::os::OsConfig = options_from_json("os options", os_json)?;
     let opts = RunOptions {
         seed,
@@ -70,6 +77,9 @@ fn simulate(
     py.detach(|| {
         let mut source = open_workload(workload, seed)?;
         let mut sys = System::new(cfg, opts).map_err(|e| err(e.0))?;
+        if let Some(spec) = &technique {
+            tlblab_core::techniques::install(&mut sys, spec).map_err(|e| err(e.0))?;
+        }
         sys.run(&mut source).map_err(|e| err(e.0))?;
         serde_json::to_string(&sys.stats()).map_err(|e| err(e.to_string()))
     })
@@ -99,6 +109,36 @@ pub(crate) fn open_workload(
     };
     let (name, params) = workloads::parse_spec(workload).map_err(not_a_file)?;
     workloads::build(&name, &params, seed).map_err(not_a_file)
+}
+
+/// The techniques: [{name, summary, seed, params: [{name, default, meaning}]}] as JSON.
+#[pyfunction]
+fn techniques() -> PyResult<String> {
+    let list: Vec<serde_json::Value> = tlblab_core::techniques::catalog()
+        .iter()
+        .map(|t| {
+            serde_json::json!({
+                "name": t.name,
+                "summary": t.summary,
+                "seed": t.seed,
+                "params": t.params.iter().map(|p| serde_json::json!({
+                    "name": p.name, "default": p.default, "meaning": p.meaning,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::to_string(&list).map_err(|e| err(e.to_string()))
+}
+
+/// Checks a technique spec (`NAME[:key=value,...]`) against `machine` without running: the
+/// error names the technique and the parameter.
+#[pyfunction]
+#[pyo3(signature = (technique, machine, machine_format="auto"))]
+fn check_technique(technique: &str, machine: &str, machine_format: &str) -> PyResult<()> {
+    let cfg = machine_from(machine, machine_format)?;
+    let spec = tlblab_core::techniques::parse_spec(technique).map_err(err)?;
+    tlblab_core::techniques::build(&spec, &cfg, 0).map_err(err)?;
+    Ok(())
 }
 
 /// The machine as canonical TOML (validated).
@@ -374,7 +414,7 @@ fn colored_placement(
 }
 
 /// Runs a periodic task set under preemptive rate-monotonic scheduling on hardware thread 0
-/// (`tlblab_core::os::rm`); `tasks_json` is a list of {name, phase, period, deadline, pages,
+/// (`tlblab_core::sched::rm`); `tasks_json` is a list of {name, phase, period, deadline, pages,
 /// passes}. Returns the stats as JSON (per-job statistics in `jobs`).
 #[pyfunction]
 #[pyo3(signature = (machine, tasks_json, jobs, seed=0, machine_format="auto", os_json="{}"))]
@@ -388,7 +428,7 @@ fn run_periodic(
     os_json: &str,
 ) -> PyResult<String> {
     let cfg = machine_from(machine, machine_format)?;
-    let tasks: Vec<tlblab_core::os::rm::PeriodicTask> =
+    let tasks: Vec<tlblab_core::sched::rm::PeriodicTask> =
         serde_json::from_str(tasks_json).map_err(|e| err(format!("tasks: {e}")))?;
     let os: tlblab_core::os::OsConfig = options_from_json("os options", os_json)?;
     py.detach(|| {
@@ -401,7 +441,8 @@ fn run_periodic(
             },
         )
         .map_err(|e| err(e.0))?;
-        tlblab_core::os::rm::run_rate_monotonic(&mut sys, &tasks, jobs, 0).map_err(|e| err(e.0))?;
+        tlblab_core::sched::rm::run_rate_monotonic(&mut sys, &tasks, jobs, 0)
+            .map_err(|e| err(e.0))?;
         serde_json::to_string(&sys.stats()).map_err(|e| err(e.to_string()))
     })
 }
@@ -446,6 +487,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(colored_offsets, m)?)?;
     m.add_function(wrap_pyfunction!(colored_placement, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(techniques, m)?)?;
+    m.add_function(wrap_pyfunction!(check_technique, m)?)?;
     m.add_function(wrap_pyfunction!(floor_check, m)?)?;
     m.add_function(wrap_pyfunction!(bench_floor, m)?)?;
     m.add_function(wrap_pyfunction!(machine_toml, m)?)?;

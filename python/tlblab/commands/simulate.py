@@ -22,6 +22,8 @@ def register(sub) -> None:
     p.add_argument("--max-references", type=int, default=0, help="stop after this many references")
     p.add_argument("--os", default="", metavar="KEY=VALUE,...",
                    help="OS model: switch=auto|flush_all|asid_tagged, asid_bits=N, switch_cycles=N, ipi_cycles=N")
+    p.add_argument("--technique", default="", metavar="NAME[:KEY=VALUE,...]",
+                   help="switch on a technique (see `tlblab techniques`); overrides a machine file's [technique]")
     p.add_argument("--json", action="store_true", help="print the full statistics as JSON")
     p.set_defaults(func=run)
 
@@ -31,7 +33,7 @@ def run(args) -> int:
 
     r = simulate(args.machine, args.workload, seed=args.seed, tlb_only=args.tlb_only,
                  caches=not args.no_caches, data_accesses=not args.no_caches,
-                 max_references=args.max_references, os=parse_os(args.os))
+                 max_references=args.max_references, os=parse_os(args.os), technique=args.technique or None)
     if args.json:
         print(json.dumps(r.stats, indent=2))
         return 0
@@ -55,6 +57,16 @@ def run(args) -> int:
         print(f"OS: {o['context_switches']} context switches ({o['address_space_switches']} changing address space), "
               f"{o['tlb_flushes']} TLB flushes, {o['asid_rollovers']} ASID rollovers, {o['migrations']} migrations, "
               f"{o['shootdowns']} shootdowns ({o['ipis']} IPIs), {o['cache_flush_cycles']} cycles flushing caches")
+    if r.technique:
+        params = ", ".join(f"{k}={v}" for k, v in r.technique["params"].items())
+        counters = ", ".join(f"{k} {v}" for k, v in r.technique["counters"].items())
+        print(f"technique {r.technique['name']} ({params}): {counters}")
+    phases = r.phase_frame()
+    if len(phases):
+        cols = [c for c in phases.columns if c.endswith("_misses")]
+        print(format_table(["phase", "#", "cycles", "ns", "references", *cols, "walks"],
+                           [[p["name"], p["occurrence"], p["cycles"], f"{p['ns']:.1f}", p["references"],
+                             *[p[c] for c in cols], p["walks"]] for _, p in phases.iterrows()]))
     if r.stats["jobs"]:
         print(f"{len(r.stats['jobs'])} jobs recorded (use --json or tlblab.simulate(...).job_frame())")
     return 0

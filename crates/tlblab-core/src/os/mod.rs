@@ -1,33 +1,34 @@
-//! The OS model: address-space identifiers, context switches, shootdowns, schedulers, jobs.
+//! The OS model's vocabulary: what an OS run is configured with and what it counts.
 //!
-//! Every seed's technique acts at an OS event, so the engine needs the events themselves:
+//! Data only: this module depends on nothing of the engine. The engine applies the OS events
+//! (`system/events.rs`), the context-switch policies (`system/switch/`), and the drivers that
+//! schedule threads over it live in `sched/`.
 //! - `asid` — a finite ASID space with Linux-style generation rollover (seed 000 §3.3: 8-bit ASIDs).
-//! - `switch/` — what a context switch does to TLBs and caches, one file per policy: flush
-//!   everything (seed 002 §2's naive StrongARM Linux), ASID-tagged (no flush; flush on rollover),
-//!   and `SwitchHook`, the extension point a technique (ARM domains, seed 002) implements.
-//! - `migration` — what a thread meets when it moves to another core (`MigrationHook`; the default
-//!   is the new core's TLB as it is), the extension point of TLB migration (seed 000).
-//! - `rr` — round-robin scheduling with a quantum over N cores, pinning, forced rotation.
-//! - `rm` — preemptive fixed-priority rate-monotonic scheduling of periodic task sets on one
-//!   core, with statistics per job (seed 003 Figs. 6.2–6.8).
-//! - `helper` — helper threads that generate their own access stream at a rate (PT-Baker, seed 001).
-//!
-//! Trace-driven scheduling (ContextSwitch/Migrate/TaskRelease/JobStart/JobEnd events, and the
-//! implicit switch when a core runs an access of a thread other than its current one) is handled
-//! in `system/mod.rs` through the same switch and migration policies.
+//! - `SwitchPolicy` — what a change of address space does: flush everything (seed 002 §2's naive
+//!   StrongARM Linux), ASID-tagged (no flush; flush on rollover), or a technique's hook.
+//! - `OsConfig`, `OsStats`, `JobStats` — the parameters, counters and per-job records of a run.
 
 pub mod asid;
-pub mod helper;
-pub mod migration;
-pub mod rm;
-pub mod rr;
-pub mod switch;
 
 use serde::{Deserialize, Serialize};
 
 pub use asid::AsidAllocator;
-pub use migration::MigrationHook;
-pub use switch::{SwitchHook, SwitchPolicy};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SwitchPolicy {
+    /// `asid_tagged` when every TLB level carries ASIDs, else `flush_all`.
+    #[default]
+    Auto,
+    /// Invalidate every unlocked TLB entry and page-walk-cache entry of the core and flush its
+    /// virtually indexed caches (with their cost) on every address-space change: what Linux did
+    /// on the StrongARM (seed 002 §2: 1,000–18,000 cycles direct, then refills as misses).
+    FlushAll,
+    /// No flush: entries are told apart by ASID; the ASID space rolls over (seed 000 §3.3).
+    AsidTagged,
+    /// Leave the switch to the technique installed (`Technique::on_switch`; ARM domains, seed 002).
+    Hook,
+}
 
 /// OS parameters of a run (not properties of the hardware).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
@@ -82,6 +83,24 @@ pub struct OsStats {
     pub shootdowns: u64,
     pub ipis: u64,
     pub switch_cycles: u64,
+}
+
+impl OsStats {
+    /// The counts of `self` less those of `earlier` (a snapshot of the same run).
+    pub fn since(&self, earlier: &OsStats) -> OsStats {
+        OsStats {
+            context_switches: self.context_switches - earlier.context_switches,
+            address_space_switches: self.address_space_switches - earlier.address_space_switches,
+            asid_rollovers: self.asid_rollovers - earlier.asid_rollovers,
+            tlb_flushes: self.tlb_flushes - earlier.tlb_flushes,
+            cache_flushes: self.cache_flushes - earlier.cache_flushes,
+            cache_flush_cycles: self.cache_flush_cycles - earlier.cache_flush_cycles,
+            migrations: self.migrations - earlier.migrations,
+            shootdowns: self.shootdowns - earlier.shootdowns,
+            ipis: self.ipis - earlier.ipis,
+            switch_cycles: self.switch_cycles - earlier.switch_cycles,
+        }
+    }
 }
 
 /// What one job of a periodic task did (seed 003 Figs. 6.2–6.8 plot these per job).

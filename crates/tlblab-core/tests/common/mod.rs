@@ -80,6 +80,7 @@ pub fn machine(format: PageTableFormat, tlbs: Vec<TlbConfig>) -> MachineConfig {
         },
         timing: TimingConfig::default(),
         virtualization: None,
+        technique: None,
         source: String::new(),
     }
 }

@@ -1,0 +1,346 @@
+//! The OS events of a record stream as the engine applies them: thread starts and exits,
+//! switches and migrations, mappings, shootdowns, flushes, jobs and phases (the context-switch
+//! policies themselves are in `switch.rs`).
+
+use super::*;
+
+impl System {
+    /// Moves `thread` to hardware thread `cpu`. What it meets there is the new core's TLB
+    /// contents, unless the technique installed intervenes (`Technique::on_migrate`).
+    pub fn migrate(&mut self, thread: ThreadId, cpu: usize) -> Result<(), SimError> {
+        let st = self.thread_state(thread)?;
+        let cpu = cpu % self.cpus.len();
+        if cpu == st.cpu {
+            return Ok(());
+        }
+        self.os_stats.migrations += 1;
+        // The thread cannot run before the time it left its old cpu.
+        let t = self.cpus[st.cpu].clock;
+        if self.cpus[cpu].clock < t {
+            self.cpus[cpu].clock = t;
+        }
+        if self.current[st.cpu] == Some(thread) {
+            self.set_current(st.cpu, None);
+        }
+        self.threads[thread.0 as usize] = Some(ThreadState { cpu, ..st });
+        let c =
+            self.with_technique(0, |t, sys| t.on_migrate(sys, thread, st.space, st.cpu, cpu))?;
+        self.charge(cpu, c);
+        Ok(())
+    }
+
+    /// Unmaps `start..start+len` in `space` and shoots the range down: every core's TLBs lose
+    /// the range's entries of that address space, the space's page-walk-cache entries are dropped,
+    /// and every core but the initiator (`cpu`) takes an inter-processor interrupt
+    /// (`os.ipi_cycles`). Returns the number of TLB entries invalidated.
+    pub fn unmap_range(&mut self, space: usize, start: VirtAddr, len: u64, cpu: usize) -> usize {
+        let end = start.0.saturating_add(len);
+        let mut va = start.align_down(PageSize::Size4K).0;
+        while va < end {
+            self.spaces[space].pt.unmap(VirtAddr(va));
+            va += 4096;
+        }
+        // Page-walk caches may point at tables of the range; drop this space's entries.
+        let id = self.spaces[space].id;
+        for p in &mut self.pwcs {
+            p.flush_space(id);
+        }
+        self.shootdown(space, start, len, cpu)
+    }
+
+    /// The thread's hardware thread, for events that name a process rather than a core.
+    pub(super) fn cpu_of_process(&self, process: u32) -> usize {
+        self.threads
+            .iter()
+            .flatten()
+            .find(|s| s.space == process as usize)
+            .map(|s| s.cpu)
+            .unwrap_or(0)
+    }
+
+    pub(super) fn ensure_space(&mut self, process: u32) -> Result<usize, SimError> {
+        if process > 1 << 16 {
+            return Err(SimError(format!(
+                "process id {process} is too large (expected < 65536)"
+            )));
+        }
+        while self.spaces.len() <= process as usize {
+            self.create_space()?;
+        }
+        Ok(process as usize)
+    }
+
+    pub(super) fn page_size_of_shift(shift: u8) -> Result<PageSize, SimError> {
+        PageSize::ALL
+            .into_iter()
+            .find(|s| s.shift() == shift as u32)
+            .ok_or_else(|| SimError(format!("mapping event: page_shift {shift} is not a supported page size (12, 14, 16, 20, 21, 30)")))
+    }
+
+    /// Starts recording a job's statistics (trace `JobStart`, or the RM scheduler).
+    pub(crate) fn job_start(&mut self, task: u32, job: u32, release: u64) -> Result<(), SimError> {
+        let st = self.thread_state(ThreadId(task))?;
+        let snapshot = self.thread_stats_now(ThreadId(task), st);
+        let js = JobStats {
+            task,
+            job,
+            release,
+            start: self.cpus[st.cpu].clock,
+            ..JobStats::default()
+        };
+        self.open_jobs.insert((task, job), (js, snapshot));
+        Ok(())
+    }
+
+    /// Finishes a job's statistics: what its thread did since `job_start`.
+    pub(crate) fn job_end(
+        &mut self,
+        task: u32,
+        job: u32,
+        deadline: Option<u64>,
+    ) -> Result<(), SimError> {
+        let st = self.thread_state(ThreadId(task))?;
+        let Some((mut js, before)) = self.open_jobs.remove(&(task, job)) else {
+            return Err(SimError(format!(
+                "JobEnd for task {task} job {job} without a JobStart"
+            )));
+        };
+        let now = &self.thread_stats_now(ThreadId(task), st);
+        js.end = self.cpus[st.cpu].clock;
+        js.cycles = now.cycles - before.cycles;
+        js.references = now.references - before.references;
+        js.tlb_misses = now
+            .tlb
+            .iter()
+            .zip(&before.tlb)
+            .map(|(a, b)| a.misses - b.misses)
+            .collect();
+        js.walks = now.walks - before.walks;
+        js.deadline_missed = deadline.is_some_and(|d| js.end > d);
+        self.jobs.push(js);
+        Ok(())
+    }
+
+    /// Handles an event record (conventions: docs/formats/trace.md §6).
+    pub fn event(&mut self, e: Event) -> Result<(), SimError> {
+        match e {
+            Event::ThreadStart { thread, process } => {
+                let space = self.ensure_space(process)?;
+                let cpu = thread.0 as usize % self.cpus.len();
+                self.bind_thread(thread, space, cpu);
+            }
+            Event::ThreadExit { thread } => {
+                for c in 0..self.cpus.len() {
+                    if self.current[c] == Some(thread) {
+                        self.set_current(c, None);
+                    }
+                }
+            }
+            Event::ContextSwitch { core, to, .. } => {
+                let cpu = core.0 as usize % self.cpus.len();
+                if to == NO_THREAD {
+                    self.context_switch(cpu, None)?;
+                } else {
+                    // The thread now runs on this hardware thread.
+                    let st = self.thread_state(to)?;
+                    if st.cpu != cpu {
+                        self.threads[to.0 as usize] = Some(ThreadState { cpu, ..st });
+                    }
+                    self.context_switch(cpu, Some(to))?;
+                }
+            }
+            Event::Migrate { thread, core } => self.migrate(thread, core.0 as usize)?,
+            Event::Mmap {
+                process,
+                start,
+                len,
+                page_shift,
+                ..
+            } => {
+                let space = self.ensure_space(process)?;
+                let size = Self::page_size_of_shift(page_shift)?;
+                self.set_region_page_size(space, start, len, size)?;
+            }
+            Event::MapShared {
+                process,
+                start,
+                len,
+                page_shift,
+                object,
+                ..
+            } => {
+                let space = self.ensure_space(process)?;
+                let size = Self::page_size_of_shift(page_shift)?;
+                self.map_shared(space, start, len, size, object)?;
+            }
+            Event::Munmap {
+                process,
+                start,
+                len,
+            } => {
+                if (process as usize) < self.spaces.len() {
+                    let cpu = self.cpu_of_process(process);
+                    self.unmap_range(process as usize, start, len, cpu);
+                }
+            }
+            Event::Mprotect {
+                process,
+                start,
+                len,
+                ..
+            } => {
+                // Permissions are not modelled, but changing them invalidates the cached
+                // translations everywhere: the same shootdown as munmap, without unmapping.
+                if (process as usize) < self.spaces.len() {
+                    let cpu = self.cpu_of_process(process);
+                    self.shootdown(process as usize, start, len, cpu);
+                }
+            }
+            Event::Flush { core, what } => {
+                let cpu = core.0 as usize % self.cpus.len();
+                if what & flush::TLB != 0 {
+                    super::switch::flush_core(self, cpu, false);
+                }
+                if what & flush::CACHES != 0 {
+                    let c = self.cpus[cpu].core;
+                    let mut caches: Vec<usize> = self.cores[c]
+                        .icache
+                        .iter()
+                        .chain(&self.cores[c].dcache)
+                        .map(|r| r.cache)
+                        .collect();
+                    caches.sort_unstable();
+                    caches.dedup();
+                    for i in caches {
+                        let cost = self.caches[i].flush();
+                        self.os_stats.cache_flushes += 1;
+                        self.os_stats.cache_flush_cycles += cost;
+                    }
+                }
+            }
+            Event::TaskRelease { .. } => {}
+            Event::JobStart { task, job } => {
+                let st = self.thread_state(ThreadId(task))?;
+                let now = self.cpus[st.cpu].clock;
+                self.job_start(task, job, now)?;
+            }
+            Event::JobEnd { task, job } => self.job_end(task, job, None)?,
+            Event::Region { .. } => {}
+            Event::PhaseBegin { region } => self.phase_begin(region),
+            Event::PhaseEnd { region } => self.phase_end(region)?,
+        }
+        if self.technique.is_some() {
+            let cpu = self.event_cpu(&e);
+            let cycles = self.with_technique(0, |t, sys| t.on_event(sys, cpu, &e))?;
+            self.charge(cpu, cycles);
+        }
+        Ok(())
+    }
+
+    /// The hardware thread an event concerns: its core, its thread's, its process's, else 0.
+    fn event_cpu(&self, e: &Event) -> usize {
+        let n = self.cpus.len();
+        let of_thread = |t: ThreadId| {
+            self.threads
+                .get(t.0 as usize)
+                .copied()
+                .flatten()
+                .map_or(0, |st| st.cpu)
+        };
+        match *e {
+            Event::ContextSwitch { core, .. }
+            | Event::Migrate { core, .. }
+            | Event::Flush { core, .. } => core.0 as usize % n,
+            Event::ThreadStart { thread, .. } | Event::ThreadExit { thread } => of_thread(thread),
+            Event::Mmap { process, .. }
+            | Event::MapShared { process, .. }
+            | Event::Munmap { process, .. }
+            | Event::Mprotect { process, .. } => self.cpu_of_process(process),
+            Event::JobStart { task, .. } | Event::JobEnd { task, .. } => of_thread(ThreadId(task)),
+            _ => 0,
+        }
+    }
+
+    /// A phase begins: snapshot the machine's counters and time (`Stats::phases`).
+    fn phase_begin(&mut self, region: u32) {
+        let occurrence = self.phases.iter().filter(|p| p.region == region).count() as u32
+            + self.open_phases.iter().filter(|p| p.0 == region).count() as u32;
+        let snap = (
+            region,
+            occurrence,
+            self.now(),
+            self.machine_counters(),
+            self.os_stats.clone(),
+        );
+        self.open_phases.push(snap);
+    }
+
+    /// A phase ends: its counters are the difference from its begin. An end without a begin
+    /// is the trace's error.
+    fn phase_end(&mut self, region: u32) -> Result<(), SimError> {
+        let Some(at) = self.open_phases.iter().rposition(|p| p.0 == region) else {
+            return Err(SimError(format!(
+                "PhaseEnd of region {region} ({}) with no PhaseBegin before it",
+                self.region_name(region)
+            )));
+        };
+        let (_, occurrence, begin_cycle, begin, os_begin) = self.open_phases.remove(at);
+        let mut stats = self.machine_counters();
+        stats.sub(&begin);
+        self.phases.push(crate::stats::PhaseStats {
+            name: self.region_name(region),
+            region,
+            occurrence,
+            begin_cycle,
+            end_cycle: self.now(),
+            stats,
+            os: self.os_stats.since(&os_begin),
+        });
+        Ok(())
+    }
+
+    /// A region's name from the source, else `region N`.
+    pub(super) fn region_name(&self, region: u32) -> String {
+        self.region_names
+            .get(region as usize)
+            .cloned()
+            .unwrap_or_else(|| format!("region {region}"))
+    }
+
+    /// Invalidates a range's translations of `space` on every core (with IPIs), keeping the
+    /// mappings.
+    pub fn shootdown(&mut self, space: usize, start: VirtAddr, len: u64, cpu: usize) -> usize {
+        let asid = self.spaces[space].asid;
+        let end = start.0.saturating_add(len);
+        let mut total = 0;
+        for core in 0..self.cores.len() {
+            let mut tlbs: Vec<usize> = self.cores[core]
+                .itlb
+                .iter()
+                .chain(&self.cores[core].dtlb)
+                .map(|&(t, _)| t)
+                .collect();
+            tlbs.sort_unstable();
+            tlbs.dedup();
+            let mut n = 0;
+            let mut va = start.align_down(PageSize::Size4K).0;
+            while va < end {
+                for &t in &tlbs {
+                    n += self.tlbs[t].invalidate_va(VirtAddr(va), Some(asid));
+                }
+                va += 4096;
+            }
+            self.core_os[core].invalidations += n as u64;
+            total += n;
+        }
+        self.os_stats.shootdowns += 1;
+        let ipi = self.options.os.ipi_cycles;
+        for c in 0..self.cpus.len() {
+            if c != cpu % self.cpus.len() {
+                self.os_stats.ipis += 1;
+                self.charge(c, ipi);
+            }
+        }
+        total
+    }
+}

@@ -1,0 +1,753 @@
+//! The run loops: records in batches from a source (`run`) or in place (`run_slice`), in trace
+//! order while one hardware thread has work (`run_direct`, which offers stretches to the memo
+//! lane and the fast lane), and on the multi-core timeline otherwise (always the hardware thread
+//! with the smallest clock next; `run_apart` for hardware threads that cannot affect each other).
+
+use super::*;
+
+/// Records per batch the run loop takes from a source (public for the floors that mimic it,
+/// tlblab-floor's `run_batches`).
+pub const BATCH: usize = 1 << 14;
+
+/// Records (32 bytes each) beyond which `run_slice` takes its slice to be in host memory rather
+/// than in the host's caches (`System::records_in_memory`).
+pub(super) const SLICE_FROM_MEMORY: usize = 1 << 16;
+
+/// How far ahead in a hardware thread's queue the multi-core timeline hints the host to fetch
+/// a walk's entries (and half as far, the cache sets): as `run_direct` does in trace order.
+pub(super) const TIMELINE_PREFETCH_AHEAD: usize = 16;
+
+/// Where the run loop's batches of records come from.
+pub(super) trait Batches {
+    /// The next batch; empty at the end.
+    fn next(&mut self) -> Result<&[Record], SimError>;
+}
+
+/// Batches filled from a `RecordSource` into a reused buffer.
+pub(super) struct Filled<'a> {
+    source: &'a mut dyn RecordSource,
+    buf: Vec<Record>,
+}
+
+impl Batches for Filled<'_> {
+    fn next(&mut self) -> Result<&[Record], SimError> {
+        self.buf.clear();
+        self.source.fill(&mut self.buf, BATCH).map_err(SimError)?;
+        Ok(&self.buf)
+    }
+}
+
+/// Batches that are pieces of a slice.
+pub(super) struct Slices<'a> {
+    records: &'a [Record],
+    pos: usize,
+}
+
+impl Batches for Slices<'_> {
+    fn next(&mut self) -> Result<&[Record], SimError> {
+        let end = (self.pos + BATCH).min(self.records.len());
+        let batch = &self.records[self.pos..end];
+        self.pos = end;
+        Ok(batch)
+    }
+}
+
+/// One hardware thread's accesses waiting on the multi-core timeline (`Record::Access` only),
+/// in trace order: a vector read from `head`, since the timeline takes them from the front one
+/// at a time and `run_apart` takes them all at once as one slice; and whether they are all of
+/// one software thread (`Sole`), kept as they are queued so that `run_apart` need not read
+/// them again to know it (`sole`). Measured against a `VecDeque` and that second reading
+/// (callgrind, zen3, `random:pages=262144,accesses=2M,threads=2`, TLB-only): queueing and
+/// `run_apart` cost about 62 instructions per reference before (178 in all, against 108 for
+/// one thread's stream); see `ARCHITECTURE.md`, "Several hardware threads".
+#[derive(Default)]
+pub(super) struct CpuQueue {
+    records: Vec<Record>,
+    /// The first record not yet taken; `records[..head]` are taken, dropped once they are
+    /// more than half (`pop_front`), so the vector stays within twice what is queued.
+    head: usize,
+    /// The thread of the first access queued since the queue was last empty, and whether a
+    /// later one was of another thread (kept without a branch: `push` runs per access).
+    first: ThreadId,
+    mixed: bool,
+}
+
+/// Whose accesses a `CpuQueue` holds (`CpuQueue::sole`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Sole {
+    /// None.
+    Empty,
+    /// Only this software thread's.
+    One(ThreadId),
+    /// Two or more threads'.
+    Mixed,
+}
+
+impl CpuQueue {
+    /// The accesses not yet taken, in trace order.
+    #[inline]
+    fn pending(&self) -> &[Record] {
+        &self.records[self.head..]
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.head == self.records.len()
+    }
+
+    /// Queues an access of `thread`.
+    #[inline(always)]
+    fn push(&mut self, r: Record, thread: ThreadId) {
+        if self.is_empty() {
+            self.first = thread;
+        }
+        self.mixed |= thread != self.first;
+        self.records.push(r);
+    }
+
+    /// Whose accesses are queued.
+    fn sole(&self) -> Sole {
+        if self.is_empty() {
+            Sole::Empty
+        } else if self.mixed {
+            Sole::Mixed
+        } else {
+            Sole::One(self.first)
+        }
+    }
+
+    /// Takes the first access, if any.
+    fn pop_front(&mut self) -> Option<Record> {
+        let r = *self.records.get(self.head)?;
+        self.head += 1;
+        if self.head == self.records.len() {
+            self.clear();
+        } else if self.head > 4096 && 2 * self.head > self.records.len() {
+            // Most of the vector is taken: drop that part (amortised: each record moves at most
+            // once per halving), so a queue that never empties does not grow without bound.
+            self.records.drain(..self.head);
+            self.head = 0;
+        }
+        Some(r)
+    }
+
+    fn clear(&mut self) {
+        self.records.clear();
+        self.head = 0;
+        self.mixed = false;
+    }
+}
+
+/// The accesses waiting on the multi-core timeline: `run_batches`, once a second hardware
+/// thread has work.
+pub(super) struct Timeline {
+    /// Per hardware thread, its accesses in trace order.
+    queues: Vec<CpuQueue>,
+    queued: usize,
+    /// Per hardware thread: its last access walked (`System::timeline_access`).
+    walking: Vec<bool>,
+    /// No hardware thread's accesses can change what another's find (`System::independent_cpus`).
+    independent: bool,
+    /// Records were queued since `System::run_apart` was last tried.
+    try_apart: bool,
+}
+
+impl Timeline {
+    fn new(cpus: usize, independent: bool) -> Timeline {
+        Timeline {
+            queues: (0..cpus).map(|_| CpuQueue::default()).collect(),
+            queued: 0,
+            walking: vec![false; cpus],
+            independent,
+            try_apart: false,
+        }
+    }
+}
+
+impl System {
+    /// Runs a record source to the end (or `max_references`).
+    ///
+    /// With one hardware thread, records are simulated in trace order. With several, the engine
+    /// reads ahead a bounded window of records (at most `LOOKAHEAD`), queues each access on the
+    /// hardware thread its software thread runs on, and always advances the hardware thread with
+    /// the smallest clock that has work queued; so within the window, contention happens in
+    /// simulated-time order, and memory stays bounded for traces of any length. Events take
+    /// effect in trace order: the queues are drained before an event is applied.
+    pub fn run(&mut self, source: &mut dyn RecordSource) -> Result<(), SimError> {
+        self.region_names = source.region_names();
+        self.run_batches(&mut Filled {
+            source,
+            buf: Vec::with_capacity(BATCH),
+        })
+    }
+
+    /// `run` on records already in memory, read in place (no copy into a batch buffer).
+    pub fn run_slice(&mut self, records: &[Record]) -> Result<(), SimError> {
+        // A slice past 2 MiB (the host's L2, where the records of a small one stay after
+        // whoever wrote them) is read from memory: hinted ahead. A small one would pay for
+        // hints it does not need (measured with the hints on in every run: sequential
+        // TLB-only from 16K-record slices, 465 → 428 M refs/s).
+        self.records_in_memory = records.len() > SLICE_FROM_MEMORY;
+        let done = self.run_batches(&mut Slices { records, pos: 0 });
+        self.records_in_memory = false;
+        done
+    }
+
+    pub(super) fn run_batches(&mut self, batches: &mut impl Batches) -> Result<(), SimError> {
+        const LOOKAHEAD: usize = 1 << 16;
+        // While only one hardware thread has had work (a single-threaded trace), there is nothing
+        // to interleave: simulate in trace order without queueing.
+        let single = self.cpus.len() == 1;
+        let mut first_cpu: Option<usize> = None;
+        let mut multi = false;
+        let mut exhausted = false;
+        let limit = if self.options.max_references == 0 {
+            u64::MAX
+        } else {
+            self.options.max_references
+        };
+        let mut tl = Timeline::new(self.cpus.len(), self.independent_cpus());
+        // A technique sees each batch first (`Technique::transform`), in a copy of its own.
+        let mut transformed: Vec<Record> = Vec::new();
+        while self.references < limit {
+            if !exhausted && tl.queued < LOOKAHEAD / 2 {
+                let mut buf = batches.next()?;
+                if buf.is_empty() {
+                    exhausted = true;
+                }
+                if let Some(t) = &mut self.technique {
+                    transformed.clear();
+                    transformed.extend_from_slice(buf);
+                    t.transform(&mut transformed)?;
+                    buf = &transformed;
+                }
+                let mut i = 0;
+                // With a technique the lanes may not serve, every access goes through the
+                // timeline's queues to the general path (`Technique::lanes_allowed`).
+                if !multi && tl.queued == 0 && self.lanes_allowed {
+                    i = self.run_direct(buf, single, &mut first_cpu, limit)?;
+                    if self.references >= limit {
+                        return Ok(());
+                    }
+                    // Stopped early: a second hardware thread has work from here on.
+                    multi = i < buf.len();
+                }
+                let prefetch_records = self.records_in_memory;
+                for (n, r) in buf.iter().enumerate().skip(i) {
+                    if prefetch_records {
+                        hint_record(buf, n);
+                    }
+                    match *r {
+                        Record::Access(a) => {
+                            let cpu = self.cpu_of(a.thread)?;
+                            tl.queues[cpu].push(*r, a.thread);
+                            tl.queued += 1;
+                        }
+                        Record::Event(e) => {
+                            if tl.queued > 0 {
+                                self.drain(&mut tl, limit)?;
+                            }
+                            // Nothing after the limit's reference runs, events included (as
+                            // `run_direct` stops there).
+                            if self.references >= limit {
+                                return Ok(());
+                            }
+                            self.event(e)?;
+                        }
+                    }
+                }
+                tl.try_apart = true;
+                continue;
+            }
+            if tl.queued == 0 {
+                return Ok(());
+            }
+            if std::mem::take(&mut tl.try_apart)
+                && self.lanes_allowed
+                && self.run_apart(&mut tl, limit)?
+            {
+                continue;
+            }
+            self.timeline_step(&mut tl)?;
+        }
+        Ok(())
+    }
+
+    /// Runs the next access of the timeline (`next_on_timeline`); false when none is queued.
+    pub(super) fn timeline_step(&mut self, tl: &mut Timeline) -> Result<bool, SimError> {
+        let Some(cpu) = self.next_on_timeline(&tl.queues) else {
+            return Ok(false);
+        };
+        let Some(Record::Access(a)) = tl.queues[cpu].pop_front() else {
+            unreachable!("the queues hold accesses")
+        };
+        tl.queued -= 1;
+        self.timeline_access(cpu, a, tl.queues[cpu].pending(), &mut tl.walking)?;
+        Ok(true)
+    }
+
+    /// Whether, in this run, no hardware thread's accesses can change what another's find,
+    /// so that the timeline may run each hardware thread's queue on its own
+    /// (`run_apart`): no TLB level is on two hardware threads' paths (no SMT siblings, no
+    /// level shared by cores; the page-walk caches are per core), and either a TLB-only run
+    /// (no page tables: a reference reads and changes only the TLB levels of its path) or one
+    /// with walks but no caches and no nested translation, where a walk reads its address
+    /// space's page table and changes its core's page-walk caches only. What such a walk may
+    /// still share is the frame allocator, on a first touch: `run_apart` checks that none
+    /// comes (`all_mapped`).
+    pub(super) fn independent_cpus(&self) -> bool {
+        if self.options.walks && (self.options.caches || self.host.is_some()) {
+            return false;
+        }
+        let mut owner: Vec<Option<usize>> = vec![None; self.tlbs.len()];
+        for (cpu, c) in self.cpus.iter().enumerate() {
+            let core = &self.cores[c.core];
+            for &(t, _) in core.itlb.iter().chain(&core.dtlb) {
+                if owner[t].is_some_and(|o| o != cpu) {
+                    return false;
+                }
+                owner[t] = Some(cpu);
+            }
+        }
+        true
+    }
+
+    /// Runs every queued access, each hardware thread's queue on its own through
+    /// `run_direct` (the memo lane and the fast lane, as for one thread), when the hardware
+    /// threads are independent (`Timeline::independent`), every queued access is of the
+    /// thread its hardware thread runs now or of one whose switch is independent too
+    /// (`switch_apart`: not a new ASID, whose number would depend on the order, nor a
+    /// switch hook), and the reference limit, if any, cannot fall among them; returns
+    /// whether it did. Exact: each hardware
+    /// thread's references, in their order, meet the same TLB state as on the interleaved
+    /// timeline, its clock is the sum of their costs either way, and nothing else is shared.
+    /// Two threads' random streams over 1 GiB each on zen3's two cores, TLB-only: 5.7-6.6 →
+    /// 35-38 M refs/s (`profile_run`, three interleaved runs, 2026-11-24).
+    /// `tests/reference_parity.rs` checks it against the timeline spelled out access by
+    /// access.
+    pub(super) fn run_apart(&mut self, tl: &mut Timeline, limit: u64) -> Result<bool, SimError> {
+        // A reference limit that may fall among the queued accesses cuts them off where the
+        // interleaving puts it, so those go access by access; one that cannot (an access is at
+        // most two references, one per page it touches) leaves them all to run.
+        if !tl.independent || self.references.saturating_add(2 * tl.queued as u64) > limit {
+            return Ok(false);
+        }
+        let policy = self.switch_policy();
+        for (cpu, q) in tl.queues.iter().enumerate() {
+            let current = self.current[cpu];
+            // Accesses all of one thread need one look, not one each, unless walks must find
+            // each page mapped.
+            if let Sole::One(t) = q.sole() {
+                if Some(t) != current && !self.switch_apart(policy, t) {
+                    return Ok(false);
+                }
+                if !self.options.walks {
+                    continue;
+                }
+            }
+            for r in q.pending() {
+                let Record::Access(a) = r else {
+                    return Ok(false);
+                };
+                if Some(a.thread) != current && !self.switch_apart(policy, a.thread) {
+                    return Ok(false);
+                }
+                if self.options.walks && !self.all_mapped(a) {
+                    return Ok(false);
+                }
+            }
+        }
+        for cpu in 0..tl.queues.len() {
+            let records = tl.queues[cpu].pending();
+            let taken = self.run_direct(records, false, &mut Some(cpu), u64::MAX)?;
+            // (`run_direct` takes all of them: every one is an access of `cpu`.)
+            for r in &records[taken..] {
+                if let Record::Access(a) = *r {
+                    self.access(a)?;
+                }
+            }
+            tl.queues[cpu].clear();
+        }
+        tl.queued = 0;
+        Ok(true)
+    }
+
+    /// Whether every page access `a` touches (two when it crosses a page) is mapped in its
+    /// thread's address space: its walk then allocates nothing. A first touch takes frames
+    /// from the allocator all address spaces share, so the frames each page gets, and what
+    /// the TLB levels then hold, follow the timeline's order of first touches.
+    pub(super) fn all_mapped(&self, a: &Access) -> bool {
+        let Some(Some(st)) = self.threads.get(a.thread.0 as usize) else {
+            return false;
+        };
+        let pt = &self.spaces[st.space].pt;
+        let va = a.vaddr.0;
+        let last = va + (a.size.max(1) as u64 - 1);
+        va < self.va_limit
+            && last < self.va_limit
+            && pt.translate(VirtAddr(va)).is_some()
+            && (last >> 12 == va >> 12 || pt.translate(VirtAddr(last)).is_some())
+    }
+
+    /// Whether a switch to `thread` under `policy` (the run's, `switch_policy`; on the
+    /// thread's hardware thread, in a run whose hardware threads are independent) changes
+    /// nothing but that hardware thread's own state, whenever it comes: under `flush_all` it
+    /// flushes only that core's TLB levels and page-walk caches (private here; the caches of
+    /// such a run hold nothing, so their flush costs its fixed part whatever the order) and
+    /// charges that hardware thread; under `asid_tagged` when the thread's address space
+    /// holds an ASID of the current generation (the allocator then keeps it and does nothing;
+    /// a new ASID would be numbered in the timeline's order, a rollover flushes every core).
+    /// A switch hook may do anything: no.
+    pub(super) fn switch_apart(&self, policy: SwitchPolicy, thread: ThreadId) -> bool {
+        match policy {
+            SwitchPolicy::FlushAll => true,
+            SwitchPolicy::AsidTagged => match self.threads.get(thread.0 as usize) {
+                Some(Some(st)) => self.space_generation[st.space] == self.asids.generation(),
+                _ => false,
+            },
+            SwitchPolicy::Auto | SwitchPolicy::Hook => false,
+        }
+    }
+
+    /// One access of the multi-core timeline, of hardware thread `cpu` (`queue`: its accesses
+    /// after this one), through the general path: several hardware threads' accesses
+    /// interleave one by one, and the fast lane's per-call cost made runs of first-level hits
+    /// 1.6-2.5x slower than `access` (measured 2026-11-24; ARCHITECTURE.md). It is `access`
+    /// with the hint-table hit inline too (`access_inline::<true>`): there such hits are the
+    /// common case of streams with locality, and the call to `reference_past_memo` was a good
+    /// part of their cost (two SMT siblings over 4 pages, full model: 730 → 666 instructions
+    /// per reference).
+    ///
+    /// While the hardware thread's accesses keep walking (`walking`, per hardware thread; a
+    /// TLB-only run has no walks to hint), the host is hinted to fetch what accesses further
+    /// down its queue will walk and touch, as `run_direct` does in trace order: 1.0 → 1.5 M
+    /// refs/s on two threads' random streams over 1 GiB each (zen3, full model). Hinting
+    /// every access cost streams of first-level hits a third of their rate.
+    pub(super) fn timeline_access(
+        &mut self,
+        cpu: usize,
+        a: Access,
+        queue: &[Record],
+        walking: &mut [bool],
+    ) -> Result<(), SimError> {
+        if !self.options.walks {
+            self.access_inline::<true>(a)?;
+            return Ok(());
+        }
+        if walking[cpu] {
+            let access = |i: usize| match queue.get(i) {
+                Some(Record::Access(a)) => Some(*a),
+                _ => None,
+            };
+            self.prefetch_for(
+                access(TIMELINE_PREFETCH_AHEAD - 1),
+                access(TIMELINE_PREFETCH_AHEAD / 2 - 1),
+            );
+        }
+        let walks = self.cpu_stats[cpu].walks;
+        self.access_inline::<true>(a)?;
+        walking[cpu] = self.cpu_stats[cpu].walks != walks;
+        Ok(())
+    }
+
+    /// The hardware thread the timeline advances next: of those with work queued, the one
+    /// with the smallest clock (the lowest index among equals).
+    pub(super) fn next_on_timeline(&self, queues: &[CpuQueue]) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        for (i, q) in queues.iter().enumerate() {
+            if !q.is_empty() && best.is_none_or(|b| self.cpus[i].clock < self.cpus[b].clock) {
+                best = Some(i);
+            }
+        }
+        best
+    }
+
+    /// Simulates `records` in trace order while every access runs on one hardware thread (with
+    /// one, nothing needs interleaving). Returns how many records it consumed: all of them, or
+    /// up to the first access of a second hardware thread, or up to the reference limit.
+    pub(super) fn run_direct(
+        &mut self,
+        records: &[Record],
+        single: bool,
+        first_cpu: &mut Option<usize>,
+        limit: u64,
+    ) -> Result<usize, SimError> {
+        // Runs of references that hit their path's memos go through the memo lane (lane.rs);
+        // the lane is rebuilt after every record that took the general path, which may have
+        // changed a memo.
+        //
+        // Streams that rarely hit a memo (random, strided, pointer chases) would pay for a lane
+        // build on every reference, so after a failed try the next `skip` accesses go straight
+        // to the general path, `skip` doubling with each consecutive failure up to
+        // LANE_MAX_BACKOFF and resetting on a success. The lane only ever changes speed, never
+        // a result (tests/reference_parity.rs compares runs with access-by-access).
+        //
+        // What the memo lane does not take goes to the fast lane (fast_lane.rs), which takes any
+        // reference of its thread, hit or miss, and hands back after a run of first-level hits
+        // for the memo lane to try; what neither takes, to the general path.
+        //
+        // The memo lane pays for every page new to it (`Tlb::peek`, and a let-go once its
+        // eight pages per path are taken): a stream of first-level hits over more pages than
+        // it holds, in no order it follows (a random walk over 12..60 pages), made it 3x
+        // slower than the fast lane (zen3, TLB-only: 22-44 against 70-79 M refs/s). A memo-lane
+        // run of at least `MEMO_JUDGED` references that met a new page more often than one
+        // time in `MEMO_PAGES_PER_NEW` is `poor`: the fast lane then takes the next stretch and
+        // hands back only after `hand_back` first-level hits in a row, which grows fourfold
+        // (from `LONG_HAND_BACK_MIN` up to `LONG_HAND_BACK_MAX`) while the memo lane's tries
+        // between stretches stay poor, and drops back to `HAND_BACK` after one that is not.
+        // (A Lackey capture of `ls -lR` meets a new page about one time in 12.)
+        //
+        // A memo-lane run shorter than `MEMO_SHORT` references counts as a failed try, not a
+        // success: a program fetching on one code page between data references that miss the
+        // first level (a large random footprint) gives the memo lane one fetch at a time, and
+        // the lane was built twice per data reference and the fast lane never tried
+        // (ARCHITECTURE.md, "Fetches in the walking pair loop").
+        const LANE_MAX_BACKOFF: u32 = 64;
+        const MEMO_SHORT: usize = 4;
+        const MEMO_JUDGED: usize = 64;
+        const MEMO_PAGES_PER_NEW: usize = 8;
+        const LONG_HAND_BACK_MIN: u32 = 1024;
+        const LONG_HAND_BACK_MAX: u32 = 1 << 16;
+        let mut fast: Option<FastLane> = None;
+        let mut lane: Option<Lane> = None;
+        let mut lane_stale = true;
+        let mut backoff = 0u32;
+        let mut skip = 0u32;
+        let mut hand_back = HAND_BACK;
+        let mut i = 0;
+        while i < records.len() {
+            if self.records_in_memory {
+                hint_record(records, i);
+            }
+            let r = records[i];
+            if let Record::Access(a) = r {
+                if skip > 0 {
+                    skip -= 1;
+                } else {
+                    if lane_stale || lane.as_ref().is_some_and(|l| l.thread != a.thread) {
+                        lane = Lane::build(self, a.thread);
+                        lane_stale = false;
+                    }
+                    let (mut took, mut new_pages) = (0, 0);
+                    if let Some(l) = &mut lane {
+                        if !single && *first_cpu.get_or_insert(l.cpu) != l.cpu {
+                            return Ok(i);
+                        }
+                        // Each lane record is one reference: stop at the limit.
+                        let budget = (limit - self.references).min((records.len() - i) as u64);
+                        took = l.run(self, &records[i..i + budget as usize]);
+                        new_pages = l.new_pages;
+                    }
+                    if took > 0 {
+                        if took < MEMO_SHORT {
+                            // A failed try, as below.
+                            backoff = (backoff * 2).clamp(1, LANE_MAX_BACKOFF);
+                            skip = backoff - 1;
+                        } else {
+                            backoff = 0;
+                        }
+                        i += took;
+                        if self.references >= limit {
+                            return Ok(i);
+                        }
+                        if took >= MEMO_JUDGED {
+                            if new_pages * MEMO_PAGES_PER_NEW > took {
+                                // Poor: the fast lane takes the next stretch, a longer one.
+                                hand_back =
+                                    (hand_back * 4).clamp(LONG_HAND_BACK_MIN, LONG_HAND_BACK_MAX);
+                                skip = 1;
+                            } else {
+                                hand_back = HAND_BACK;
+                            }
+                        }
+                        continue;
+                    }
+                    backoff = (backoff * 2).clamp(1, LANE_MAX_BACKOFF);
+                    skip = backoff - 1;
+                }
+                // With walks, only once the memo lane keeps failing (a stream that misses the
+                // first level): on traces that mostly hit it, short stretches of the fast lane
+                // between memo-lane runs cost more than the general path (measured: +12% on a
+                // Lackey capture of `ls`, full model).
+                let fast_worth_it =
+                    !self.options.walks || backoff == LANE_MAX_BACKOFF || hand_back > HAND_BACK;
+                if fast_worth_it && fast.as_ref().is_none_or(|l| l.thread != a.thread) {
+                    fast = FastLane::build(self, a.thread);
+                }
+                if let (true, Some(l)) = (fast_worth_it, &fast) {
+                    if !single && *first_cpu.get_or_insert(l.cpu) != l.cpu {
+                        return Ok(i);
+                    }
+                    // Each lane record is one reference: stop at the limit.
+                    let budget = (limit - self.references).min((records.len() - i) as u64);
+                    let (took, fast_stale) =
+                        l.run(self, &records[i..i + budget as usize], hand_back)?;
+                    if took > 0 {
+                        // It filled and evicted: the memo lane's pages may be gone.
+                        lane_stale = true;
+                        i += took;
+                        if self.references >= limit {
+                            return Ok(i);
+                        }
+                        if fast_stale {
+                            fast = None;
+                        }
+                        continue;
+                    }
+                }
+            }
+            // An access of the memo lane's thread that misses neither path's first TLB level
+            // fills, evicts and invalidates nothing in any level (a fill follows a miss in
+            // every level above it): the lanes' pages and what the fast lane relies on stay
+            // as they were, and only the cache line memos the memo lane copied may move.
+            // Anything else through the general path may change them (fills, page sizes,
+            // locks): both lanes are built again. (Measured on a Lackey capture of `ls -lR`,
+            // whose page-crossing accesses take the general path: 3,000 lane builds of
+            // ~5,000 host instructions each, mostly finding the pages again.)
+            let misses_before = match (&r, &lane) {
+                (Record::Access(a), Some(l)) if a.thread == l.thread => {
+                    Some((l.cpu, self.first_level_misses(l.cpu)))
+                }
+                _ => None,
+            };
+            self.prefetch_ahead(records, i, PREFETCH_AHEAD);
+            if !self.direct_record(r, single, first_cpu)? {
+                return Ok(i);
+            }
+            match (misses_before, &mut lane) {
+                (Some((cpu, before)), Some(l)) if self.first_level_misses(cpu) == before => {
+                    l.keep_after_general_access(self);
+                }
+                _ => {
+                    lane_stale = true;
+                    fast = None;
+                }
+            }
+            i += 1;
+            if self.references >= limit {
+                return Ok(i);
+            }
+        }
+        Ok(records.len())
+    }
+
+    /// The misses so far of hardware thread `cpu`'s first TLB levels (both paths'), as counted
+    /// in its statistics.
+    pub(super) fn first_level_misses(&self, cpu: usize) -> u64 {
+        let stats = &self.cpu_stats[cpu].tlb;
+        self.cpus[cpu]
+            .first_tlb
+            .iter()
+            .flatten()
+            .map(|&(_, stat)| stats[stat].misses)
+            .sum()
+    }
+
+    /// One record of `run_direct` through the general path; false (nothing done) when it is
+    /// an access of a second hardware thread.
+    pub(super) fn direct_record(
+        &mut self,
+        r: Record,
+        single: bool,
+        first_cpu: &mut Option<usize>,
+    ) -> Result<bool, SimError> {
+        match r {
+            Record::Access(a) => {
+                if !single {
+                    let cpu = self.cpu_of(a.thread)?;
+                    if *first_cpu.get_or_insert(cpu) != cpu {
+                        return Ok(false);
+                    }
+                }
+                self.access(a)?;
+            }
+            Record::Event(e) => self.event(e)?,
+        }
+        Ok(true)
+    }
+
+    /// Runs every access of the timeline (before an event), up to the reference limit.
+    pub(super) fn drain(&mut self, tl: &mut Timeline, limit: u64) -> Result<(), SimError> {
+        if !self.run_apart(tl, limit)? {
+            while self.references < limit && self.timeline_step(tl)? {}
+        }
+        // (Past the limit, what is left is never run.)
+        tl.queues.iter_mut().for_each(CpuQueue::clear);
+        tl.queued = 0;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CpuQueue, Sole};
+    use std::collections::VecDeque;
+    use tlblab_trace::{Access, Record};
+    use tlblab_types::{AccessKind, SplitMix64, ThreadId, VirtAddr};
+
+    fn access(thread: u32, n: u64) -> Record {
+        Record::Access(Access::new(
+            ThreadId(thread),
+            AccessKind::Load,
+            VirtAddr(n * 8),
+            8,
+        ))
+    }
+
+    /// Given a queue fed and drained in random bursts (some long enough to make it drop the
+    /// part already taken), when compared with a `VecDeque` after every step, then it holds
+    /// the same accesses in the same order, and says whose they are as the model does.
+    #[test]
+    fn given_random_bursts_of_pushes_and_pops_then_the_queue_matches_a_deque() {
+        let mut rng = SplitMix64::derive(7, "cpu-queue");
+        let mut q = CpuQueue::default();
+        let mut model: VecDeque<Record> = VecDeque::new();
+        let mut n = 0u64;
+        for _ in 0..400 {
+            // Mostly one thread, sometimes a second: both `Sole::One` and `Sole::Mixed` occur.
+            let burst = rng.below(12_000) as usize;
+            if rng.below(2) == 0 {
+                for _ in 0..burst {
+                    let thread = (rng.below(50) == 0) as u32;
+                    q.push(access(thread, n), ThreadId(thread));
+                    model.push_back(access(thread, n));
+                    n += 1;
+                }
+            } else {
+                for _ in 0..burst {
+                    assert_eq!(q.pop_front(), model.pop_front());
+                }
+            }
+            assert_eq!(
+                q.pending(),
+                model.iter().copied().collect::<Vec<_>>().as_slice()
+            );
+            assert_eq!(q.is_empty(), model.is_empty());
+            // The taken part is dropped once it is most of the vector.
+            assert!(q.records.len() <= 2 * model.len() + 4097);
+            let threads: Vec<u32> = model
+                .iter()
+                .map(|r| match r {
+                    Record::Access(a) => a.thread.0,
+                    Record::Event(_) => unreachable!(),
+                })
+                .collect();
+            let expected = match threads.first() {
+                None => Sole::Empty,
+                Some(&t) if threads.iter().all(|&u| u == t) => Sole::One(ThreadId(t)),
+                Some(_) => Sole::Mixed,
+            };
+            // `sole` may say `Mixed` of accesses left from a mixed past (conservative), never
+            // `One` of a mix.
+            match (q.sole(), expected) {
+                (Sole::Mixed, Sole::One(_)) => {}
+                (got, want) => assert_eq!(got, want),
+            }
+            if rng.below(20) == 0 {
+                q.clear();
+                model.clear();
+                assert_eq!(q.sole(), Sole::Empty);
+            }
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! Page walks: the page-walk caches, each page-table entry loaded by physical address through
+//! the core's cache path, nested (2D) walks under virtualization, and demand paging (first touch).
+
+use super::*;
+
+impl System {
+    /// A page walk for `va`, mapping the page on first touch. Returns the leaf and its cycles.
+    pub(super) fn walk(
+        &mut self,
+        core_i: usize,
+        st: ThreadState,
+        va: VirtAddr,
+    ) -> Result<(Leaf, u64), SimError> {
+        self.walk_counted(core_i, st, va, None)
+    }
+
+    /// `walk`, counting the loads of its entries into `tally` if given (a fast lane's,
+    /// `settle_cache_tally`; not under virtualization, whose loads count as they go).
+    pub(crate) fn walk_counted(
+        &mut self,
+        core_i: usize,
+        st: ThreadState,
+        va: VirtAddr,
+        tally: Option<&mut CacheTally>,
+    ) -> Result<(Leaf, u64), SimError> {
+        let mut cycles = self.config.walker.latency;
+        self.cpu_stats[st.cpu].walks += 1;
+        let (start_level, start_node, pwc_cycles) = self.pwc_lookups(core_i, st, va);
+        cycles += pwc_cycles;
+        let mut leaf =
+            self.spaces[st.space]
+                .pt
+                .walk_from(va, start_level, start_node, &mut self.path);
+        if leaf.is_none() {
+            self.first_touch(st.space, va)?;
+            self.cpu_stats[st.cpu].page_faults += 1;
+            leaf = self.spaces[st.space]
+                .pt
+                .walk_from(va, start_level, start_node, &mut self.path);
+        }
+        let mut leaf = leaf.expect("a page just mapped translates");
+        self.fill_pwcs(core_i, st, va, start_level);
+
+        // Load every entry the walk reads through the caches. `self.path` is read in place,
+        // not copied out (nothing in between writes it: a nested walk has its own).
+        if self.host.is_none() {
+            cycles += self.load_walk_path(core_i, st, tally);
+        } else {
+            for i in 0..self.path.len {
+                let gpa = self.path.refs[i];
+                let (hpa, c) = self.host_translate(core_i, st, gpa)?;
+                cycles += c + self.walk_ref(core_i, st, hpa.0);
+            }
+            self.cpu_stats[st.cpu].walk_refs += self.path.len as u64;
+            // The TLB caches guest-virtual → host-physical; the page is the smaller of the two.
+            let gpa = PhysAddr(leaf.pfn.base().0 + (va.0 & (leaf.size.bytes() - 1)));
+            let (hpa, c, hsize) = self.host_translate_sized(core_i, st, gpa)?;
+            cycles += c;
+            let size = if hsize < leaf.size { hsize } else { leaf.size };
+            leaf = Leaf {
+                pfn: PhysAddr(hpa.0 & !(size.bytes() - 1)).pfn(),
+                size,
+                domain: leaf.domain,
+            };
+        }
+        self.cpu_stats[st.cpu].walk_cycles += cycles;
+        Ok((leaf, cycles))
+    }
+
+    /// A walk's page-walk-cache lookups, deepest level first: the first hit decides where the
+    /// walk starts. Returns (start level, start node, the latency of the cache that hit).
+    /// The fields are borrowed once, not through `self` per lookup (which reloaded each
+    /// vector's pointer and length: ~50 instructions per walk, callgrind, zen3 full model).
+    #[inline(always)]
+    pub(super) fn pwc_lookups(
+        &mut self,
+        core_i: usize,
+        st: ThreadState,
+        va: VirtAddr,
+    ) -> (usize, u32, u64) {
+        let space_id = self.spaces[st.space].id;
+        let pwcs = &mut self.pwcs;
+        for r in &self.cores[core_i].pwcs {
+            let pwc = &mut pwcs[r.pwc];
+            if let Some(node) = pwc.lookup(space_id, va.0 >> r.shift) {
+                self.cpu_stats[st.cpu].pwc_hits += 1;
+                return (r.level + 1, node, pwc.config.latency);
+            }
+        }
+        (0, 0, 0)
+    }
+
+    /// Fills the page-walk caches with the table pointers the walk in `self.path` read, which
+    /// started at `start_level`. Each level filled is below the one that hit (or there was no
+    /// hit): its lookup just missed.
+    #[inline(always)]
+    pub(super) fn fill_pwcs(
+        &mut self,
+        core_i: usize,
+        st: ThreadState,
+        va: VirtAddr,
+        start_level: usize,
+    ) {
+        let space_id = self.spaces[st.space].id;
+        let (pwcs, path) = (&mut self.pwcs, &self.path);
+        if path.len == 1 {
+            // The walk read only its leaf's entry: nothing above it to cache (the common case
+            // of a walk whose deepest page-walk cache hit).
+            return;
+        }
+        let leaf_level = start_level + path.len - 1;
+        for r in &self.cores[core_i].pwcs {
+            if r.level >= start_level && r.level < leaf_level {
+                let child = path.nodes[r.level + 1 - start_level];
+                pwcs[r.pwc].insert_after_miss(space_id, va.0 >> r.shift, child);
+            }
+        }
+    }
+
+    /// Loads every entry of `self.path` (physical addresses: no virtualization) through the
+    /// core's walk cache path; returns the cycles. Fields borrowed once, as in `pwc_lookups`.
+    #[inline(always)]
+    pub(super) fn load_walk_path(
+        &mut self,
+        core_i: usize,
+        st: ThreadState,
+        tally: Option<&mut CacheTally>,
+    ) -> u64 {
+        let (path, caches) = (&self.path, &mut self.caches);
+        let wcache = &self.cores[core_i].wcache;
+        let stats = &mut self.cpu_stats[st.cpu];
+        let mut cycles = 0;
+        if let Some(t) = tally {
+            for &pa in &path.refs[..path.len] {
+                cycles +=
+                    Self::load_tallied(caches, wcache, &mut t.walk, pa.0, false, self.mem_latency);
+            }
+            stats.walk_refs += path.len as u64;
+            return cycles;
+        }
+        for &pa in &path.refs[..path.len] {
+            let (lat, src) = Self::load(
+                caches,
+                wcache,
+                stats,
+                pa.0,
+                false,
+                self.mem_source,
+                self.mem_latency,
+            );
+            stats.walk_refs_by_source[src] += 1;
+            cycles += lat;
+        }
+        stats.walk_refs += path.len as u64;
+        cycles
+    }
+
+    /// A miss in every TLB level of a TLB-only run (`RunOptions::walks` off): counted as a walk
+    /// of the walker's fixed latency; the translation is the identity frame of the page, of
+    /// the size the address space maps `va` with, and the address space's domain.
+    #[inline]
+    pub(super) fn translate_without_walk(&mut self, st: ThreadState, va: VirtAddr) -> (Leaf, u64) {
+        let cycles = self.config.walker.latency;
+        let cs = &mut self.cpu_stats[st.cpu];
+        cs.walks += 1;
+        cs.walk_cycles += cycles;
+        let space = &self.spaces[st.space];
+        let (size, _) = space.mapping_for(va);
+        let leaf = Leaf {
+            pfn: Pfn(va.align_down(size).0 >> 12),
+            size,
+            domain: space.domain,
+        };
+        (leaf, cycles)
+    }
+
+    #[inline]
+    pub(super) fn walk_ref(&mut self, core_i: usize, st: ThreadState, pa: u64) -> u64 {
+        let (lat, src) = Self::load(
+            &mut self.caches,
+            &self.cores[core_i].wcache,
+            &mut self.cpu_stats[st.cpu],
+            pa,
+            false,
+            self.mem_source,
+            self.mem_latency,
+        );
+        self.cpu_stats[st.cpu].walk_refs_by_source[src] += 1;
+        lat
+    }
+
+    pub(super) fn host_translate(
+        &mut self,
+        core_i: usize,
+        st: ThreadState,
+        gpa: PhysAddr,
+    ) -> Result<(PhysAddr, u64), SimError> {
+        let (hpa, c, _) = self.host_translate_sized(core_i, st, gpa)?;
+        Ok((hpa, c))
+    }
+
+    /// The second dimension of a nested walk: guest-physical → host-physical through the host
+    /// page table (with its own page-walk caches), every host entry loaded through the caches.
+    pub(super) fn host_translate_sized(
+        &mut self,
+        core_i: usize,
+        st: ThreadState,
+        gpa: PhysAddr,
+    ) -> Result<(PhysAddr, u64, PageSize), SimError> {
+        let host = self
+            .host
+            .as_mut()
+            .expect("called only under virtualization");
+        let levels = host.pt.levels();
+        let gva = VirtAddr(gpa.0);
+        let mut cycles = 0;
+        let (mut start_level, mut start_node) = (0usize, 0u32);
+        for &p in &self.cores[core_i].host_pwcs {
+            let pwc = &mut host.pwcs[p];
+            let lvl = pwc.config.level;
+            if let Some(node) = pwc.lookup(u32::MAX, gva.0 >> levels[lvl].shift) {
+                start_level = lvl + 1;
+                start_node = node;
+                cycles += pwc.config.latency;
+                break;
+            }
+        }
+        let mut path = WalkPath::default();
+        let mut leaf = host.pt.walk_from(gva, start_level, start_node, &mut path);
+        if leaf.is_none() {
+            let size = host.page_size;
+            let pfn = host.frames.alloc(size).map_err(|e| oom(e, "host"))?;
+            host.pt
+                .map(gva.align_down(size), size, pfn, Domain(0), &mut host.frames)
+                .map_err(|e| oom(e, "host"))?;
+            leaf = host.pt.walk_from(gva, start_level, start_node, &mut path);
+        }
+        let leaf = leaf.expect("a host page just mapped translates");
+        let leaf_level = start_level + path.len - 1;
+        for &p in &self.cores[core_i].host_pwcs {
+            let lvl = host.pwcs[p].config.level;
+            if lvl >= start_level && lvl < leaf_level {
+                // Looked up above and missed, as in `walk`.
+                host.pwcs[p].insert_after_miss(
+                    u32::MAX,
+                    gva.0 >> levels[lvl].shift,
+                    path.nodes[lvl + 1 - start_level],
+                );
+            }
+        }
+        for i in 0..path.len {
+            cycles += self.walk_ref(core_i, st, path.refs[i].0);
+        }
+        self.cpu_stats[st.cpu].walk_refs += path.len as u64;
+        let hpa = PhysAddr(leaf.pfn.base().0 + (gpa.0 & (leaf.size.bytes() - 1)));
+        Ok((hpa, cycles, leaf.size))
+    }
+
+    /// Demand paging: allocate a frame of the region's page size and map it; pages of a shared
+    /// object reuse the object's frame. A huge-page allocation that fails (fragmented memory)
+    /// falls back to base pages, as Linux THP does.
+    pub(super) fn first_touch(&mut self, space: usize, va: VirtAddr) -> Result<(), SimError> {
+        let (mut size, object) = self.spaces[space].mapping_for(va);
+        let key = object.map(|(o, start)| (o, (va.0 - start) >> size.shift(), size.index()));
+        let pfn = match key.and_then(|k| self.shared_frames.get(&k).copied()) {
+            Some(p) => p,
+            None => {
+                let p = match self.frames.alloc(size) {
+                    Ok(p) => p,
+                    Err(_) if size != PageSize::Size4K && key.is_none() => {
+                        size = PageSize::Size4K;
+                        self.frames.alloc(size).map_err(|e| oom(e, "physical"))?
+                    }
+                    Err(e) => return Err(oom(e, "physical")),
+                };
+                if let Some(k) = key {
+                    self.shared_frames.insert(k, p);
+                }
+                p
+            }
+        };
+        let s = &mut self.spaces[space];
+        let domain = s.domain;
+        s.pt.map(va.align_down(size), size, pfn, domain, &mut self.frames)
+            .map_err(|e| oom(e, "physical"))
+    }
+}

@@ -1,0 +1,323 @@
+//! The five seeds' TLB-management techniques as models a run can switch on, one file each.
+//!
+//! A technique is selected by name with parameters (`machine::TechniqueSpec`: a `[technique]`
+//! table in a machine file, `--technique NAME:key=value,...` on `tlblab simulate`, `technique=`
+//! in Python), listed with its parameters, defaults and seed sections by `catalog()` (`tlblab
+//! techniques`), built by `build`, and installed on a `System` (`install`), where it acts
+//! through the engine's extension point, `system::Technique` (its contract is there).
+//!
+//! Adding one (ARCHITECTURE.md, recipe 6): a file here with an `INFO` and a `build(params,
+//! machine, seed)`, one arm in `catalog()` and `build()`, a naive twin in `reference.rs`, and its
+//! reproductions in `python/tlblab/reproductions/<seed>/`.
+//!
+//! - `tlb_coloring` — seed 003: each thread's pages placed in its own TLB colors, as
+//!   `tlb_malloc` would place them.
+
+pub mod tlb_coloring;
+
+use crate::machine::{MachineConfig, TechniqueSpec};
+use crate::system::{SimError, System, Technique};
+use std::collections::BTreeMap;
+
+/// One parameter of a technique: its name, default (as text) and meaning.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamInfo {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub meaning: &'static str,
+}
+
+/// What the catalog says about a technique.
+#[derive(Clone, Copy, Debug)]
+pub struct TechniqueInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// The seed and sections the model follows.
+    pub seed: &'static str,
+    pub params: &'static [ParamInfo],
+}
+
+/// Every technique, in seed order.
+pub fn catalog() -> Vec<TechniqueInfo> {
+    vec![tlb_coloring::INFO]
+}
+
+/// Builds the technique `spec` names for `machine` (the run's seed for anything random). The
+/// error names the technique and the parameter.
+pub fn build(
+    spec: &TechniqueSpec,
+    machine: &MachineConfig,
+    seed: u64,
+) -> Result<Box<dyn Technique>, String> {
+    let info = catalog()
+        .into_iter()
+        .find(|t| t.name == spec.name)
+        .ok_or_else(|| {
+            let names: Vec<_> = catalog().iter().map(|t| t.name).collect();
+            format!(
+                "unknown technique '{}': expected one of {}",
+                spec.name,
+                names.join(", ")
+            )
+        })?;
+    let params = Params::new(info, &spec.params)?;
+    match info.name {
+        "tlb_coloring" => Ok(Box::new(tlb_coloring::TlbColoring::build(
+            &params, machine, seed,
+        )?)),
+        other => unreachable!("catalog and build disagree on {other}"),
+    }
+}
+
+/// Builds `spec` for the system's machine and installs it; the statistics then name it with
+/// every parameter it ran with, defaults included (`Stats::technique`).
+pub fn install(sys: &mut System, spec: &TechniqueSpec) -> Result<(), SimError> {
+    let t = build(spec, &sys.config, sys.options.seed).map_err(SimError)?;
+    let info = catalog()
+        .into_iter()
+        .find(|i| i.name == spec.name)
+        .expect("built, so listed");
+    let mut resolved: BTreeMap<String, String> = info
+        .params
+        .iter()
+        .map(|p| (p.name.to_string(), p.default.to_string()))
+        .collect();
+    resolved.extend(spec.params.clone());
+    sys.set_technique_params(resolved);
+    sys.install_technique(t)
+}
+
+/// Parses `NAME[:key=value,key=value]` (the `--technique` form). Duplicate keys and empty
+/// items are errors.
+pub fn parse_spec(text: &str) -> Result<TechniqueSpec, String> {
+    let (name, rest) = match text.split_once(':') {
+        Some((n, r)) => (n.trim(), r),
+        None => (text.trim(), ""),
+    };
+    if name.is_empty() {
+        return Err(format!("technique '{text}': expected NAME[:key=value,...]"));
+    }
+    let mut params = BTreeMap::new();
+    if !rest.trim().is_empty() {
+        for kv in rest.split(',') {
+            let kv = kv.trim();
+            let (k, v) = kv.split_once('=').ok_or_else(|| {
+                if kv.is_empty() {
+                    format!("technique '{text}': an empty item between commas")
+                } else {
+                    format!("technique '{text}': expected key=value, found '{kv}'")
+                }
+            })?;
+            let (k, v) = (k.trim(), v.trim());
+            if k.is_empty() || v.is_empty() {
+                return Err(format!(
+                    "technique '{text}': expected key=value, found '{kv}'"
+                ));
+            }
+            if params.insert(k.to_string(), v.to_string()).is_some() {
+                return Err(format!(
+                    "technique '{text}': parameter '{k}' is given twice"
+                ));
+            }
+        }
+    }
+    Ok(TechniqueSpec {
+        name: name.to_string(),
+        params,
+    })
+}
+
+/// A technique's parameters, checked against its `INFO`: unknown names are refused up front,
+/// and each getter names the parameter and what it expects when the value does not parse.
+pub struct Params<'a> {
+    info: TechniqueInfo,
+    given: &'a BTreeMap<String, String>,
+}
+
+impl<'a> Params<'a> {
+    pub fn new(info: TechniqueInfo, given: &'a BTreeMap<String, String>) -> Result<Self, String> {
+        for k in given.keys() {
+            if !info.params.iter().any(|p| p.name == k) {
+                let names: Vec<_> = info.params.iter().map(|p| p.name).collect();
+                return Err(format!(
+                    "technique {} has no parameter '{k}': expected one of {}",
+                    info.name,
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ));
+            }
+        }
+        Ok(Params { info, given })
+    }
+
+    /// The value given, else the default (text).
+    pub fn text(&self, name: &str) -> &str {
+        if let Some(v) = self.given.get(name) {
+            return v;
+        }
+        self.info
+            .params
+            .iter()
+            .find(|p| p.name == name)
+            .unwrap_or_else(|| {
+                panic!(
+                    "technique {} reads undeclared parameter {name}",
+                    self.info.name
+                )
+            })
+            .default
+    }
+
+    /// Whether the user gave `name` (rather than leaving its default).
+    pub fn given(&self, name: &str) -> bool {
+        self.given.contains_key(name)
+    }
+
+    fn bad(&self, name: &str, expected: &str) -> String {
+        format!(
+            "technique {}: parameter '{name}' expects {expected}, found '{}'",
+            self.info.name,
+            self.text(name)
+        )
+    }
+
+    /// A non-negative integer (`4096`, `0x1000`, `64k`, `2M`).
+    pub fn u64(&self, name: &str) -> Result<u64, String> {
+        tlblab_trace::workloads::parse_number(self.text(name))
+            .ok_or_else(|| self.bad(name, "a non-negative integer (e.g. 4, 0x1000, 64k)"))
+    }
+
+    /// An integer within `lo..=hi`.
+    pub fn u64_in(&self, name: &str, lo: u64, hi: u64) -> Result<u64, String> {
+        let v = self.u64(name)?;
+        if v < lo || v > hi {
+            return Err(self.bad(name, &format!("an integer from {lo} to {hi}")));
+        }
+        Ok(v)
+    }
+
+    /// A real number.
+    pub fn f64(&self, name: &str) -> Result<f64, String> {
+        self.text(name)
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| self.bad(name, "a number"))
+    }
+
+    /// `true`/`false` (also `1`/`0`, `yes`/`no`, `on`/`off`).
+    pub fn bool(&self, name: &str) -> Result<bool, String> {
+        match self.text(name).to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => Ok(true),
+            "false" | "0" | "no" | "off" => Ok(false),
+            _ => Err(self.bad(name, "true or false")),
+        }
+    }
+
+    /// One of `choices`.
+    pub fn choice(&self, name: &str, choices: &[&'static str]) -> Result<&'static str, String> {
+        let v = self.text(name);
+        choices
+            .iter()
+            .find(|c| **c == v)
+            .copied()
+            .ok_or_else(|| self.bad(name, &format!("one of {}", choices.join(", "))))
+    }
+}
+
+/// A one-core machine with one data TLB level of `sets` x `ways` (the Xeon E5-2650's L1 DTLB is
+/// 16 x 4), for the techniques' unit tests.
+#[cfg(test)]
+pub(crate) fn test_machine(sets: usize, ways: usize) -> MachineConfig {
+    use crate::machine::{PageTableConfig, TimingConfig, WalkerConfig};
+    use crate::memory::{MemoryConfig, Placement};
+    use crate::tlb::{IndexFn, TagConfig, TlbConfig, TlbKind, Ways};
+    use tlblab_types::PageSize;
+    MachineConfig {
+        name: "test".into(),
+        description: String::new(),
+        cores: 1,
+        threads_per_core: 1,
+        frequency_mhz: 1000.0,
+        page_table: PageTableConfig {
+            format: crate::page_table::PageTableFormat::X86_64_4level,
+            page_size: PageSize::Size4K,
+        },
+        tlbs: vec![TlbConfig {
+            name: "L1D".into(),
+            level: 1,
+            kind: TlbKind::Unified,
+            entries: sets * ways,
+            ways: Ways::N(ways),
+            index: IndexFn::LowBits,
+            replacement: crate::replacement::ReplacementKind::Lru,
+            page_sizes: vec![PageSize::Size4K],
+            latency: 1,
+            shared: false,
+            lockable: 0,
+            tags: TagConfig::default(),
+            source: String::new(),
+        }],
+        walker: WalkerConfig {
+            latency: 30,
+            first_cache_level: 1,
+            pwcs: vec![],
+        },
+        caches: vec![],
+        memory: MemoryConfig {
+            bytes: 1 << 30,
+            latency: 100,
+            placement: Placement::Sequential,
+            source: String::new(),
+        },
+        timing: TimingConfig::default(),
+        virtualization: None,
+        source: String::new(),
+        technique: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_and_bad_ones_name_the_problem() {
+        let s = parse_spec("tlb_coloring:reserved=2, assign=same").unwrap();
+        assert_eq!(s.name, "tlb_coloring");
+        assert_eq!(s.params["reserved"], "2");
+        assert_eq!(s.params["assign"], "same");
+        assert!(parse_spec("x:a=1,a=2").unwrap_err().contains("given twice"));
+        assert!(parse_spec("x:a=1,,b=2").unwrap_err().contains("empty item"));
+        assert!(parse_spec(":a=1").unwrap_err().contains("expected NAME"));
+        let m = test_machine(16, 4);
+        let e = build(&parse_spec("nope").unwrap(), &m, 0).err().unwrap();
+        assert!(
+            e.contains("unknown technique 'nope'") && e.contains("tlb_coloring"),
+            "{e}"
+        );
+        let e = build(&parse_spec("tlb_coloring:colour=1").unwrap(), &m, 0)
+            .err()
+            .unwrap();
+        assert!(e.contains("no parameter 'colour'"), "{e}");
+        let e = build(&parse_spec("tlb_coloring:reserved=lots").unwrap(), &m, 0)
+            .err()
+            .unwrap();
+        assert!(e.contains("'reserved' expects"), "{e}");
+    }
+
+    #[test]
+    fn every_catalog_entry_builds_with_its_defaults() {
+        let m = test_machine(16, 4);
+        for t in catalog() {
+            let spec = TechniqueSpec {
+                name: t.name.to_string(),
+                params: BTreeMap::new(),
+            };
+            assert!(build(&spec, &m, 0).is_ok(), "{} does not build", t.name);
+        }
+    }
+}
