@@ -5,11 +5,15 @@ The Python API is hand-written for people on top of the Rust extension `tlblab._
 `isolate` (TLB isolation of a task set, `tlblab.isolation`);
 `tlblab.reproduce` holds each seed's tables against tlblab; `sweep` runs a grid of
 configurations on a Dask cluster (see `tlblab.sweeps`).
+`tlblab.reproduce` holds each seed's tables against tlblab; `curve`, `plot_curve` (miss curves
+of every TLB size in one pass; `tlblab.curve` is the function, the module is `tlblab.curve`'s
+import path).
 """
 
 from tlblab.isolation import isolate
 from tlblab.sim import (Result, check_technique, machine_config, machine_toml, presets, simulate,
                         techniques, workloads)
+from tlblab.curve import curve, plot_curve  # noqa: E402
 
 __version__ = "0.1.0"
 __all__ = ["Result", "check_technique", "isolate", "machine_config", "machine_toml", "presets",
@@ -22,3 +26,5 @@ def sweep(grid, out=None, **kwargs):
     from tlblab.sweeps import sweep as _sweep
 
     return _sweep(grid, out, **kwargs)
+__all__ = ["Result", "check_technique", "curve", "machine_config", "machine_toml", "plot_curve", "presets",
+           "simulate", "techniques", "workloads"]

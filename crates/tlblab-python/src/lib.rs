@@ -2,6 +2,7 @@
 //! One file per area, each with `register(m)`.
 use pyo3::prelude::*;
 
+mod curve;
 mod probe;
 mod sim;
 mod trace;
@@ -13,5 +14,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sim::register(m)?;
     probe::register(m)?;
     trace::register(m)?;
+    curve::register(m)?;
     Ok(())
 }

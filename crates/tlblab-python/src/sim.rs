@@ -10,6 +10,7 @@ use tlblab_trace::workloads;
 use crate::watch;
 
 fn err(msg: impl Into<String>) -> PyErr {
+pub(crate) fn err(msg: impl Into<String>) -> PyErr {
     PyValueError::new_err(msg.into())
 }
 
@@ -37,7 +38,7 @@ fn options_from_json<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> 
 }
 
 /// A machine from a preset name, a .toml/.json path, or inline text (`format` = "toml"/"json").
-fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> {
+pub(crate) fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> {
     match format {
         "toml" => tlblab_config::parse_machine_toml(spec, "<machine>").map_err(err),
         "json" => tlblab_config::parse_machine_json(spec, "<machine>").map_err(err),
@@ -144,7 +145,7 @@ fn trace_maps(path: &str) -> PyResult<Option<String>> {
 
 /// A workload: an existing trace file (native, Lackey text or ChampSim, detected), or a built-in
 /// workload spec `name:key=value,...`.
-fn open_workload(
+pub(crate) fn open_workload(
     workload: &str,
     seed: u64,
 ) -> PyResult<Box<dyn tlblab_trace::RecordSource + Send>> {
@@ -303,15 +304,15 @@ fn bench_engine(
 
 /// Records in memory delivered in batches, as a trace decoder delivers them, with the time
 /// its copies take (wall and thread CPU seconds), for `bench_engine` to leave out.
-struct ReplaySource<'a> {
+pub(crate) struct ReplaySource<'a> {
     records: &'a [tlblab_trace::record::Record],
     pos: usize,
-    copy_wall: f64,
-    copy_cpu: f64,
+    pub(crate) copy_wall: f64,
+    pub(crate) copy_cpu: f64,
 }
 
 impl<'a> ReplaySource<'a> {
-    fn new(records: &'a [tlblab_trace::record::Record]) -> Self {
+    pub(crate) fn new(records: &'a [tlblab_trace::record::Record]) -> Self {
         ReplaySource {
             records,
             pos: 0,
@@ -339,7 +340,10 @@ impl tlblab_trace::source::RecordSource for ReplaySource<'_> {
 }
 
 /// The records of a workload (a spec or a trace file), in memory.
-fn workload_records(workload: &str, seed: u64) -> PyResult<Vec<tlblab_trace::record::Record>> {
+pub(crate) fn workload_records(
+    workload: &str,
+    seed: u64,
+) -> PyResult<Vec<tlblab_trace::record::Record>> {
     let mut source = open_workload(workload, seed)?;
     let mut records = Vec::new();
     while source.fill(&mut records, 1 << 16).map_err(err)? > 0 {}
