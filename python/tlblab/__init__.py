@@ -5,9 +5,8 @@ The Python API is hand-written for people on top of the Rust extension `tlblab._
 `isolate` (TLB isolation of a task set, `tlblab.isolation`);
 `tlblab.reproduce` holds each seed's tables against tlblab; `sweep` runs a grid of
 configurations on a Dask cluster (see `tlblab.sweeps`).
-`tlblab.reproduce` holds each seed's tables against tlblab; `curve`, `plot_curve` (miss curves
-of every TLB size in one pass; `tlblab.curve` is the function, the module is `tlblab.curve`'s
-import path).
+`curve`, `plot_curve` (miss curves of every TLB size in one pass; `tlblab.curve` is the
+function, the module is importable as `from tlblab.curve import ...`).
 """
 
 from tlblab.isolation import isolate
@@ -16,8 +15,8 @@ from tlblab.sim import (Result, check_technique, machine_config, machine_toml, p
 from tlblab.curve import curve, plot_curve  # noqa: E402
 
 __version__ = "0.1.0"
-__all__ = ["Result", "check_technique", "isolate", "machine_config", "machine_toml", "presets",
-           "simulate", "sweep", "techniques", "workloads"]
+__all__ = ["Result", "check_technique", "curve", "isolate", "machine_config", "machine_toml", "plot_curve",
+           "presets", "simulate", "sweep", "techniques", "workloads"]
 
 
 def sweep(grid, out=None, **kwargs):
@@ -26,5 +25,3 @@ def sweep(grid, out=None, **kwargs):
     from tlblab.sweeps import sweep as _sweep
 
     return _sweep(grid, out, **kwargs)
-__all__ = ["Result", "check_technique", "curve", "machine_config", "machine_toml", "plot_curve", "presets",
-           "simulate", "techniques", "workloads"]

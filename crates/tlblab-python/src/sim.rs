@@ -9,7 +9,6 @@ use tlblab_trace::workloads;
 
 use crate::watch;
 
-fn err(msg: impl Into<String>) -> PyErr {
 pub(crate) fn err(msg: impl Into<String>) -> PyErr {
     PyValueError::new_err(msg.into())
 }

@@ -16,13 +16,10 @@
 //! which the engine charges to the hardware thread named in the call. They must be
 //! deterministic (draw randomness from a `SplitMix64` seeded from `RunOptions::seed`).
 
-use super::{SimError, System};
+use super::{DomainFault, SimError, System};
 use crate::page_table::{Leaf, WalkPath};
 use tlblab_trace::{Event, Record};
-use tlblab_types::{PhysAddr, ThreadId, VirtAddr};
-use super::{DomainFault, SimError, System};
-use tlblab_trace::{Event, Record};
-use tlblab_types::{AccessKind, ThreadId, VirtAddr};
+use tlblab_types::{AccessKind, PhysAddr, ThreadId, VirtAddr};
 
 pub trait Technique: Send {
     /// The catalog name (`tlblab techniques`).
@@ -91,6 +88,17 @@ pub trait Technique: Send {
         Ok(0)
     }
 
+    /// The technique's own counters (entries saved, restored, filtered, …), for `Stats::technique`.
+    fn counters(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
+
+    /// Whether the lanes may serve a run with this technique: true only when the parity tests
+    /// run this technique with and without the lanes and find the same statistics.
+    fn lanes_allowed(&self) -> bool {
+        false
+    }
+
     /// An access faulted on ARM domains (`System::enable_domains`, seed 002 §2.3): thread of
     /// address space `space` on hardware thread `cpu` touched `va`, whose CPD entry is empty
     /// (`Section`) or whose TLB or CPD entry is tagged with a domain the DACR does not enable
@@ -108,17 +116,6 @@ pub trait Technique: Send {
         Err(SimError(format!(
             "{fault:?} fault at {va}: the technique that turned ARM domains on must handle it"
         )))
-    }
-
-    /// The technique's own counters (entries saved, restored, filtered, …), for `Stats::technique`.
-    fn counters(&self) -> Vec<(String, u64)> {
-        Vec::new()
-    }
-
-    /// Whether the lanes may serve a run with this technique: true only when the parity tests
-    /// run this technique with and without the lanes and find the same statistics.
-    fn lanes_allowed(&self) -> bool {
-        false
     }
 
     /// Whether the technique runs work of its own on hardware threads the records do not use
@@ -198,30 +195,6 @@ impl System {
     /// core's data-cache path (a kernel's linear map: no TLB lookup is modelled). Counted in the
     /// caches' statistics like any data access; returns its latency in cycles.
     pub fn kernel_access(&mut self, cpu: usize, pa: u64, write: bool) -> u64 {
-/// Operations for techniques that run work of their own (`Technique::run_companion`). None of
-/// them is on the per-access path of a run without a technique.
-impl System {
-    /// The page-table entries a software walk of `va` in address space `space` reads, root
-    /// first, as the table's own (guest-)physical addresses, and the leaf if `va` is mapped;
-    /// the path ends at the first invalid entry when it is not (`len` then counts it). No
-    /// page-walk cache, TLB or cache is touched: this is where the entries are, not a load.
-    pub fn page_table_path(&self, space: usize, va: VirtAddr) -> (WalkPath, Option<Leaf>) {
-        let mut path = WalkPath::default();
-        let leaf = self.spaces[space].pt.walk_from(va, 0, 0, &mut path);
-        (path, leaf)
-    }
-
-    /// Reads the page-table entry at `pa` as data through the data-cache path of hardware
-    /// thread `cpu`'s core, with no TLB lookup or fill and no walk: what seed 001's kernel-level
-    /// PT-Baker system call does (§4.3, Alg. 3: the kernel dereferences the entries through
-    /// its direct map). Under virtualization `pa` is guest-physical and the guest kernel's
-    /// direct map is taken to be TLB-resident (huge pages): it becomes host-physical at no
-    /// cost, or None when the host has not mapped that guest frame yet. Counts the cache
-    /// levels' accesses on `cpu` (not as a reference, a walk or a walk reference) and advances
-    /// its clock. Returns (cycles, source index: a cache level, or `Stats::sources`' last,
-    /// memory).
-    pub fn read_page_table_line(&mut self, cpu: usize, pa: PhysAddr) -> Option<(u64, usize)> {
-        let addr = self.host_physical(pa)?;
         let core_i = self.cpus[cpu].core;
         let (lat, src) = Self::load(
             &mut self.caches,
@@ -338,6 +311,37 @@ impl System {
     pub fn core_of_cpu(&self, cpu: usize) -> usize {
         self.cpus[cpu].core
     }
+}
+
+/// Operations for techniques that run work of their own (`Technique::run_companion`). None of
+/// them is on the per-access path of a run without a technique.
+impl System {
+    /// The page-table entries a software walk of `va` in address space `space` reads, root
+    /// first, as the table's own (guest-)physical addresses, and the leaf if `va` is mapped;
+    /// the path ends at the first invalid entry when it is not (`len` then counts it). No
+    /// page-walk cache, TLB or cache is touched: this is where the entries are, not a load.
+    pub fn page_table_path(&self, space: usize, va: VirtAddr) -> (WalkPath, Option<Leaf>) {
+        let mut path = WalkPath::default();
+        let leaf = self.spaces[space].pt.walk_from(va, 0, 0, &mut path);
+        (path, leaf)
+    }
+
+    /// Reads the page-table entry at `pa` as data through the data-cache path of hardware
+    /// thread `cpu`'s core, with no TLB lookup or fill and no walk: what seed 001's kernel-level
+    /// PT-Baker system call does (§4.3, Alg. 3: the kernel dereferences the entries through
+    /// its direct map). Under virtualization `pa` is guest-physical and the guest kernel's
+    /// direct map is taken to be TLB-resident (huge pages): it becomes host-physical at no
+    /// cost, or None when the host has not mapped that guest frame yet. Counts the cache
+    /// levels' accesses on `cpu` (not as a reference, a walk or a walk reference) and advances
+    /// its clock. Returns (cycles, source index: a cache level, or `Stats::sources`' last,
+    /// memory).
+    pub fn read_page_table_line(&mut self, cpu: usize, pa: PhysAddr) -> Option<(u64, usize)> {
+        let addr = self.host_physical(pa)?;
+        let core_i = self.cpus[cpu].core;
+        let (lat, src) = Self::load(
+            &mut self.caches,
+            &self.cores[core_i].dcache,
+            &mut self.cpu_stats[cpu],
             addr,
             false,
             self.mem_source,

@@ -20,9 +20,9 @@
 //! - `tlb_migration` — seed 000: a migrating thread's TLB entries saved on the source core and
 //!   restored on the destination (pld on the Cortex-A7, gem5's interfaces v1-v4, Linux hooks).
 
+pub mod fass;
 pub mod lockdown;
 pub mod pt_baker;
-pub mod fass;
 pub mod tlb_coloring;
 pub mod tlb_migration;
 
@@ -50,7 +50,13 @@ pub struct TechniqueInfo {
 
 /// Every technique, in seed order.
 pub fn catalog() -> Vec<TechniqueInfo> {
-    vec![tlb_migration::INFO, pt_baker::INFO, fass::INFO, tlb_coloring::INFO, lockdown::INFO]
+    vec![
+        tlb_migration::INFO,
+        pt_baker::INFO,
+        fass::INFO,
+        tlb_coloring::INFO,
+        lockdown::INFO,
+    ]
 }
 
 /// Builds the technique `spec` names for `machine` (the run's seed for anything random). The
