@@ -56,14 +56,14 @@ runtime:
 
 # Formatting and clippy, warnings as errors (the toolchain is pinned, so its lints are too).
 lint:
-	$(call step,"lint: rustfmt, then clippy on every target (warnings are errors)")
+	$(call step,"lint: rustfmt then clippy on every target (warnings are errors)")
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 # The library and integration tests; the examples are compiled (checked) by clippy above, so
 # they are not linked again here as test binaries.
 test-rust:
-	$(call step,"Rust tests: compiling the test binaries (release profile), then running them")
+	$(call step,"Rust tests: compiling the test binaries (release profile) then running them")
 	$(CARGO) test --workspace --exclude tlblab-python --release --lib --tests
 
 test-c: runtime

@@ -211,7 +211,7 @@ def test_machine_errors_name_ranges_in_words(tmp_path):
 # --- the study --------------------------------------------------------------------------------
 
 def test_study_takes_full_workload_specs(tmp_path):
-    r = run_cli("study", "--machines", "zen3", "--out", str(tmp_path),
+    r = run_cli("study", "--reproductions", "none", "--machines", "zen3", "--out", str(tmp_path),
                 "--workloads", "random:pages=512,accesses=10k,chase:pages=64,accesses=2k")
     assert r.returncode == 0, r.stderr
     assert "[1/2] zen3 × random:" in r.stderr and "accesses=10240" in r.stderr
@@ -225,7 +225,7 @@ def test_study_takes_full_workload_specs(tmp_path):
 
 
 def test_study_rejects_a_bad_spec_before_any_run(tmp_path):
-    r = run_cli("study", "--machines", "zen3", "--out", str(tmp_path), "--workloads", "chase,random:pages=0")
+    r = run_cli("study", "--reproductions", "none", "--machines", "zen3", "--out", str(tmp_path), "--workloads", "chase,random:pages=0")
     assert r.returncode == 2
     assert "unknown workload" not in r.stderr and "random" in r.stderr and "[1/" not in r.stderr, r.stderr
 
@@ -240,7 +240,7 @@ def test_study_checks_out_is_writable_before_running(tmp_path):
 
 def test_sa1100_runs_gups_at_the_study_size(tmp_path):
     """The default set on the smallest preset (32 MB) runs clean: gups at the study's size fits."""
-    r = run_cli("study", "--machines", "sa1100", "--workloads", "gups", "--out", str(tmp_path))
+    r = run_cli("study", "--reproductions", "none", "--machines", "sa1100", "--workloads", "gups", "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert "failed" not in r.stderr
 

@@ -200,15 +200,7 @@ fn given_a_helper_on_another_ccx_then_no_walk_reference_of_the_application_chang
     let records = app(16384, 60_000, 2);
     // Two CCXs of one core each: the helper's L3 is not the application's.
     let base = app_stats(&run(zen3_like(2, 1), RunOptions::default(), None, &records));
-    assert!(
-        base.walk_refs_by_source
-            .iter()
-            .rev()
-            .next()
-            .copied()
-            .unwrap()
-            > 0
-    );
+    assert!(base.walk_refs_by_source.last().copied().unwrap() > 0);
     for mode in ["kernel", "user", "prefetch"] {
         let t = format!("pt_baker:mode={mode},place=other_ccx");
         let sys = run(zen3_like(2, 1), RunOptions::default(), Some(&t), &records);

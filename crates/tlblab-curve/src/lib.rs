@@ -684,12 +684,10 @@ impl Run {
                 }
                 self.thread_process[t] = p as u8;
             }
-            Event::ContextSwitch { to, .. } if to != NO_THREAD => {
-                if self.spec.flush_on_switch {
-                    let p = self.thread_process.get(to.0 as usize).copied().unwrap_or(0) as u32;
-                    if self.loaded != Some(p) {
-                        self.switch_to(p);
-                    }
+            Event::ContextSwitch { to, .. } if to != NO_THREAD && self.spec.flush_on_switch => {
+                let p = self.thread_process.get(to.0 as usize).copied().unwrap_or(0) as u32;
+                if self.loaded != Some(p) {
+                    self.switch_to(p);
                 }
             }
             Event::Mmap {
@@ -737,16 +735,14 @@ impl Run {
                 start,
                 len,
                 ..
-            } => {
+            } if process < self.spaces => {
                 // The engine shoots down only in an address space it has created; without ASID
                 // tags (`flush_on_switch`) every entry it holds is the loaded space's, and
                 // all carry the same tag, so the range goes in whichever space is loaded.
-                if process < self.spaces {
-                    if !self.spec.flush_on_switch {
-                        self.shootdown(process, start.0, len);
-                    } else if let Some(p) = self.loaded {
-                        self.shootdown(p, start.0, len);
-                    }
+                if !self.spec.flush_on_switch {
+                    self.shootdown(process, start.0, len);
+                } else if let Some(p) = self.loaded {
+                    self.shootdown(p, start.0, len);
                 }
             }
             Event::Flush { what, .. } if what & flush::TLB != 0 => self.flush_all(),

@@ -51,6 +51,10 @@ def register(sub) -> None:
                         "(e.g. random:pages=8192,accesses=1M,chase); default: the default set at the study's sizes")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="smaller runs: the whole study in 2 minutes or less")
+    p.add_argument("--reproductions", default="all", metavar="all|none|SEED[/ID],...",
+                   help="which seed reproductions to run (default: all; none skips them)")
+    p.add_argument("--full", action="store_true",
+                   help="run the reproductions at their full sizes (default: their quick sizes, minutes in all)")
     p.add_argument("--host", action="store_true", help="also measure the techniques on this host (probe, coloring, "
                    "ptwarm, migrate)")
     p.set_defaults(func=study)

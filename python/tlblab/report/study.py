@@ -36,15 +36,35 @@ def _bar(total: int, desc: str):
     return tqdm(total=total, desc=desc, unit="run", file=sys.stderr, dynamic_ncols=True, leave=True)
 
 
-def reproductions(quick: bool, out: Path) -> list:
-    """Runs every reproduction that exists; one that cannot run (a missing experiment, a
+def _chosen(which: str) -> list[Path]:
+    """The reproduction files `--reproductions` names: all, none, or SEED[/ID],..."""
+    from tlblab import reproduce
+    from tlblab.errors import UserError
+
+    every = sorted(reproduce.DATA.glob("*/*.toml"))
+    if which == "all":
+        return every
+    if which == "none":
+        return []
+    chosen = []
+    for item in filter(None, (w.strip() for w in which.split(","))):
+        seed, _, rid = item.partition("/")
+        hit = [p for p in every if p.parent.name == seed and (not rid or p.stem == rid)]
+        if not hit:
+            raise UserError(f"--reproductions: no reproduction '{item}' (expected all, none or SEED[/ID],...)")
+        chosen += [p for p in hit if p not in chosen]
+    return chosen
+
+
+def reproductions(quick: bool, out: Path, which: str = "all") -> list:
+    """Runs the reproductions `which` names; one that cannot run (a missing experiment, a
     malformed file) is shown as not run, and the others still run."""
     from tlblab import reproduce
     from tlblab.errors import UserError
     from tlblab.reproduce import Outcome
 
     outcomes = []
-    paths = sorted(reproduce.DATA.glob("*/*.toml"))
+    paths = _chosen(which)
     bar = _bar(len(paths), "reproductions")
     for p in paths:
         bar.set_postfix_str(f"{p.parent.name}/{p.stem}")
@@ -155,8 +175,13 @@ def run(args, engine_table: Callable[[Any], int]) -> int:
         study.timings.append({"section": section, "seconds": round(time.monotonic() - t0, 1), "status": note})
         return res
 
+    # The reproductions run at their quick sizes unless --full: the study's budget is minutes.
+    repro_quick = quick or not getattr(args, "full", False)
+    which = getattr(args, "reproductions", "all")
+    _chosen(which)  # a bad --reproductions is the user's error, before any work
+
     def do_repro():
-        o = reproductions(quick, out / "reproduce")
+        o = reproductions(repro_quick, out / "reproduce", which)
         held = sum(x.holds for x in o)
         return o, f"{len(o)} reproductions, {held} hold"
 
