@@ -63,18 +63,23 @@ def reproduction(rows: list[dict[str, Any]], title: str, prefix: str) -> str | N
     `x`, a curve per series (the seed dashed with open markers, ours solid); else paired bars
     per row (the seed hatched). Rows the seed has no number for ("ours only") stay in the table."""
     plt = _mpl()
-    rows = [r for r in rows if _num(r.get("seed")) is not None]
+    with_seed = [r for r in rows if _num(r.get("seed")) is not None]
+    # A reproduction whose seed states no number (a shape only: "nothing shared, nothing to
+    # gain") is drawn as our bars alone.
+    ours_only = not with_seed
+    rows = with_seed or [r for r in rows if _num(r.get("ours")) is not None]
     if not rows:
         return None
     units: dict[str, list] = {}
     for r in rows:
         units.setdefault(r.get("unit") or "", []).append(r)
-    kinds = {u: all(_num(r.get("x")) is not None for r in rs) for u, rs in units.items()}
+    kinds = {u: not ours_only and all(_num(r.get("x")) is not None for r in rs) for u, rs in units.items()}
     heights = [2.8 if kinds[u] else 0.6 + 0.2 * len(rs) for u, rs in units.items()]
     fig, axes = plt.subplots(len(units), 1, figsize=(7.5, sum(heights) + 0.4), squeeze=False,
                              gridspec_kw={"height_ratios": heights}, layout="constrained")
     for ax, (unit, mine) in zip(axes.flat, units.items()):
-        vals = [_num(r.get("seed")) for r in mine] + [_num(r.get("ours")) for r in mine]
+        vals = [v for v in [_num(r.get("seed")) for r in mine] + [_num(r.get("ours")) for r in mine]
+                if v is not None]
         if kinds[unit]:
             series: dict[str, list] = {}
             for r in mine:
@@ -97,8 +102,9 @@ def reproduction(rows: list[dict[str, Any]], title: str, prefix: str) -> str | N
             ys = list(range(len(mine)))
             seed = [_num(r.get("seed")) for r in mine]
             ours = [_num(r.get("ours")) for r in mine]
-            ax.barh([y - 0.2 for y in ys], [v if v is not None else 0 for v in seed], height=0.4,
-                    color="#bbbbbb", edgecolor="#555555", hatch="//", label="seed")
+            if not ours_only:
+                ax.barh([y - 0.2 for y in ys], [v if v is not None else 0 for v in seed], height=0.4,
+                        color="#bbbbbb", edgecolor="#555555", hatch="//", label="seed")
             ax.barh([y + 0.2 for y in ys], [v if v is not None else 0 for v in ours], height=0.4,
                     color="C0", label="tlblab")
             ax.set_yticks(ys, [r["key"] for r in mine], fontsize=7)
