@@ -1,0 +1,1299 @@
+//! A deliberately naive reference model of the whole machine, for differential testing
+//! (STYLE.md §10; what it covers: `docs/reference-model.md`).
+//!
+//! It implements the same specification as `system` — TLB levels with their tags and locks,
+//! page-walk caches, walks whose references go through the caches (nested under
+//! virtualization), demand paging, caches with dirty lines and flush costs, several cores and
+//! SMT hardware threads on one timeline, address spaces with ASIDs and the context-switch
+//! policies, shootdowns, flushes, both timing models — with the simplest data structures that
+//! could work: each set is a `Vec` of entries in recency order, a page table is a `HashMap`
+//! from (level, VA prefix) to a table's physical address, a lookup is a linear search, the
+//! timeline is a queue per hardware thread and a search for the smallest clock. Nothing here
+//! is optimized, and nothing of the engine is called: the frame allocator (`frames.rs`) and
+//! each format's level geometry (`formats.rs`) are the reference's own; from the engine's
+//! crate it reads only the configuration (`MachineConfig`, `RunOptions`) and the record types.
+//! Property tests check that the engine agrees with it (`tests/reference_parity.rs`,
+//! `tests/reference_machine.rs`).
+
+mod formats;
+mod frames;
+mod parts;
+
+use crate::cache::CacheKind;
+use crate::machine::{MachineConfig, TimingModel};
+use crate::os::SwitchPolicy;
+use crate::system::RunOptions;
+use crate::tlb::TlbKind;
+use formats::RefLevel;
+use frames::RefFrames;
+use parts::{CacheOutcome, Entry, NaiveCache, NaivePwc, NaiveTlb, Who};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use tlblab_trace::record::{flush, ALL_CORES, NO_THREAD};
+use tlblab_trace::{Access, Event, Record};
+use tlblab_types::{AccessKind, PageSize, ThreadId, VirtAddr};
+
+/// What the reference model says one reference did.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct RefOutcome {
+    /// Index of the TLB level (along the path) that hit, or None after a walk.
+    pub tlb_hit: Option<usize>,
+    /// Where each walk reference was served (cache position in `Stats::sources` order, the
+    /// last being memory).
+    pub walk_sources: Vec<usize>,
+    pub cycles: u64,
+}
+
+/// The counters the reference keeps, as `UnitStats` names them (per core: its hardware
+/// threads' references and the OS work charged to it). TLB and cache levels are
+/// (accesses, hits, misses, evictions) in `Stats::tlb_levels`/`cache_levels` order.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct RefCounters {
+    pub references: u64,
+    pub instr_references: u64,
+    pub tlb: Vec<[u64; 4]>,
+    pub walks: u64,
+    pub walk_refs: u64,
+    pub walk_refs_by_source: Vec<u64>,
+    pub pwc_hits: u64,
+    pub walk_cycles: u64,
+    pub data_by_source: Vec<u64>,
+    pub cache: Vec<[u64; 4]>,
+    pub page_faults: u64,
+    pub invalidations: u64,
+    pub cycles: u64,
+}
+
+impl RefCounters {
+    fn new(tlbs: usize, caches: usize) -> RefCounters {
+        RefCounters {
+            tlb: vec![[0; 4]; tlbs],
+            cache: vec![[0; 4]; caches],
+            walk_refs_by_source: vec![0; caches + 1],
+            data_by_source: vec![0; caches + 1],
+            ..RefCounters::default()
+        }
+    }
+
+    fn add(&mut self, o: &RefCounters) {
+        let sum = |a: &mut Vec<u64>, b: &Vec<u64>| a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+        let sum4 = |a: &mut Vec<[u64; 4]>, b: &Vec<[u64; 4]>| {
+            for (x, y) in a.iter_mut().zip(b) {
+                for k in 0..4 {
+                    x[k] += y[k];
+                }
+            }
+        };
+        self.references += o.references;
+        self.instr_references += o.instr_references;
+        sum4(&mut self.tlb, &o.tlb);
+        self.walks += o.walks;
+        self.walk_refs += o.walk_refs;
+        sum(&mut self.walk_refs_by_source, &o.walk_refs_by_source);
+        self.pwc_hits += o.pwc_hits;
+        self.walk_cycles += o.walk_cycles;
+        sum(&mut self.data_by_source, &o.data_by_source);
+        sum4(&mut self.cache, &o.cache);
+        self.page_faults += o.page_faults;
+        self.invalidations += o.invalidations;
+        self.cycles += o.cycles;
+    }
+}
+
+/// The OS counters, as `OsStats` names them.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct RefOsCounters {
+    pub context_switches: u64,
+    pub address_space_switches: u64,
+    pub asid_rollovers: u64,
+    pub tlb_flushes: u64,
+    pub cache_flushes: u64,
+    pub cache_flush_cycles: u64,
+    pub migrations: u64,
+    pub shootdowns: u64,
+    pub ipis: u64,
+    pub switch_cycles: u64,
+}
+
+/// One TLB entry as tests compare it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct RefEntry {
+    pub vpn: u64,
+    pub size: PageSize,
+    pub pfn: u64,
+    pub asid: u16,
+    pub hw_thread: u8,
+    pub locked: bool,
+}
+
+/// A page table: (level, VA >> the shift of the level above) → the table's physical address
+/// (the root is (0, 0)); and the pages mapped: (VA >> size's shift, size) → frame address.
+struct Tables {
+    tables: HashMap<(usize, u64), u64>,
+    pages: HashMap<(u64, PageSize), u64>,
+}
+
+impl Tables {
+    fn new(levels: &[RefLevel], frames: &mut RefFrames) -> Option<Tables> {
+        let root = frames.alloc(formats::table_page(&levels[0]))? << 12;
+        Some(Tables {
+            tables: HashMap::from([((0, 0), root)]),
+            pages: HashMap::new(),
+        })
+    }
+
+    fn table(&self, levels: &[RefLevel], level: usize, va: u64) -> u64 {
+        let key = if level == 0 {
+            0
+        } else {
+            va >> levels[level - 1].shift
+        };
+        self.tables[&(level, key)]
+    }
+
+    fn mapping(&self, va: u64) -> Option<(PageSize, u64)> {
+        PageSize::ALL
+            .into_iter()
+            .find_map(|s| self.pages.get(&(va >> s.shift(), s)).map(|&f| (s, f)))
+    }
+
+    /// Maps `va`'s page of `size` to `frame`, allocating the missing tables below the root,
+    /// top down.
+    fn map(
+        &mut self,
+        levels: &[RefLevel],
+        va: u64,
+        size: PageSize,
+        frame: u64,
+        frames: &mut RefFrames,
+    ) -> Option<()> {
+        let leaf = leaf_level(levels, size);
+        for level in 1..=leaf {
+            let key = (level, va >> levels[level - 1].shift);
+            if !self.tables.contains_key(&key) {
+                let base = frames.alloc(formats::table_page(&levels[level]))? << 12;
+                self.tables.insert(key, base);
+            }
+        }
+        self.pages.insert((va >> size.shift(), size), frame);
+        Some(())
+    }
+
+    /// The physical addresses of the entries a walk of `va` reads from `start` to its leaf.
+    fn path(&self, levels: &[RefLevel], start: usize, va: u64, size: PageSize) -> Vec<u64> {
+        (start..=leaf_level(levels, size))
+            .map(|level| {
+                let l = &levels[level];
+                self.table(levels, level, va) + ((va >> l.shift) % (1 << l.bits)) * l.entry_bytes
+            })
+            .collect()
+    }
+}
+
+fn leaf_level(levels: &[RefLevel], size: PageSize) -> usize {
+    levels
+        .iter()
+        .position(|l| l.leaves.contains(&size))
+        .expect("page size of the format")
+}
+
+struct Space {
+    id: u32,
+    asid: u16,
+    generation: u64,
+    tables: Tables,
+    /// (start, end, page size), newest first.
+    regions: Vec<(u64, u64, PageSize)>,
+}
+
+struct Host {
+    levels: &'static [RefLevel],
+    frames: RefFrames,
+    tables: Tables,
+    page_size: PageSize,
+}
+
+struct Core {
+    /// (TLB instance, stats index) in lookup order.
+    itlb: Vec<(usize, usize)>,
+    dtlb: Vec<(usize, usize)>,
+    /// (cache instance, stats index) in lookup order.
+    icache: Vec<(usize, usize)>,
+    dcache: Vec<(usize, usize)>,
+    wcache: Vec<(usize, usize)>,
+    /// Page-walk caches (indices into `pwcs` / `host_pwcs`), deepest level first.
+    pwcs: Vec<usize>,
+    host_pwcs: Vec<usize>,
+}
+
+struct Cpu {
+    core: usize,
+    hw_thread: u8,
+    clock: u64,
+    current: Option<u32>,
+    last_space: Option<usize>,
+}
+
+/// The naive machine.
+pub struct ReferenceModel {
+    config: MachineConfig,
+    opts: RunOptions,
+    policy: SwitchPolicy,
+    levels: &'static [RefLevel],
+    frames: RefFrames,
+    host: Option<Host>,
+    spaces: Vec<Space>,
+    tlbs: Vec<NaiveTlb>,
+    caches: Vec<NaiveCache>,
+    cache_names: Vec<String>,
+    pwcs: Vec<NaivePwc>,
+    host_pwcs: Vec<NaivePwc>,
+    cores: Vec<Core>,
+    cpus: Vec<Cpu>,
+    /// Software thread → (address space, hardware thread).
+    threads: BTreeMap<u32, (usize, usize)>,
+    counters: Vec<RefCounters>,
+    core_os: Vec<RefCounters>,
+    os: RefOsCounters,
+    asid_next: u16,
+    asid_max: u16,
+    generation: u64,
+    references: u64,
+}
+
+impl ReferenceModel {
+    /// The reference of one thread (0) in one address space on the first hardware thread of
+    /// `config`: `caches`/`data_accesses` as in `RunOptions`.
+    pub fn new(
+        config: &MachineConfig,
+        seed: u64,
+        caches_on: bool,
+        data_accesses: bool,
+    ) -> ReferenceModel {
+        let opts = RunOptions {
+            seed,
+            caches: caches_on,
+            data_accesses,
+            ..RunOptions::default()
+        };
+        let mut r = ReferenceModel::machine(config, opts);
+        let space = r.create_space().expect("memory for a root table");
+        r.bind_thread(ThreadId(0), space, 0);
+        r
+    }
+
+    /// The model of a TLB-only run (`RunOptions::walks` off) of `new`'s thread: a miss in
+    /// every level costs the walker's latency and fills the page's identity frame; no table
+    /// is read.
+    pub fn without_walks(self) -> ReferenceModel {
+        let mut r = ReferenceModel::machine(&self.config, RunOptions::tlb_only(self.opts.seed));
+        let space = r.create_space().expect("memory for a root table");
+        r.bind_thread(ThreadId(0), space, 0);
+        for (from, to) in self.spaces.iter().zip(r.spaces.iter_mut()) {
+            to.regions.clone_from(&from.regions);
+        }
+        r
+    }
+
+    /// The reference of `config` run with `opts`, before any address space exists (as
+    /// `System::new`).
+    pub fn machine(config: &MachineConfig, opts: RunOptions) -> ReferenceModel {
+        let seed = opts.seed;
+        let ncores = config.cores;
+        let mut order: Vec<usize> = (0..config.tlbs.len()).collect();
+        order.sort_by_key(|&i| (config.tlbs[i].level, config.tlbs[i].kind as u8));
+        // One instance per core unless shared; the random policy's generator is seeded per
+        // instance as the engine seeds it (seed ^ config index << 8 ^ core << 20).
+        let mut tlbs = Vec::new();
+        let mut tlb_of = vec![Vec::new(); config.tlbs.len()];
+        for (ci, t) in config.tlbs.iter().enumerate() {
+            let base = seed ^ (ci as u64) << 8;
+            if t.shared {
+                tlbs.push(NaiveTlb::new(t, base));
+                tlb_of[ci] = vec![tlbs.len() - 1; ncores];
+            } else {
+                for core in 0..ncores {
+                    tlbs.push(NaiveTlb::new(t, base ^ (core as u64) << 20));
+                    tlb_of[ci].push(tlbs.len() - 1);
+                }
+            }
+        }
+        let cache_cfgs = if opts.caches {
+            config.caches.clone()
+        } else {
+            Vec::new()
+        };
+        let mut corder: Vec<usize> = (0..cache_cfgs.len()).collect();
+        corder.sort_by_key(|&i| (cache_cfgs[i].level, cache_cfgs[i].kind as u8));
+        let cache_names = corder.iter().map(|&i| cache_cfgs[i].name.clone()).collect();
+        let mut caches = Vec::new();
+        let mut cache_of = vec![Vec::new(); cache_cfgs.len()];
+        for (ci, c) in cache_cfgs.iter().enumerate() {
+            let base = seed ^ (ci as u64) << 8;
+            // A shared level: one instance per group of `cores_per_instance` cores (0: all).
+            let group = match (c.shared, c.cores_per_instance) {
+                (false, _) => 1,
+                (true, 0) => ncores,
+                (true, n) => n,
+            };
+            for core in 0..ncores {
+                if core % group == 0 {
+                    let salt = if c.shared { core / group } else { core };
+                    caches.push(NaiveCache::new(c, base ^ (salt as u64) << 20));
+                }
+                cache_of[ci].push(caches.len() - 1);
+            }
+        }
+        let levels = formats::levels(config.page_table.format);
+        let mut pwcs = Vec::new();
+        let mut host_pwcs = Vec::new();
+        let mut cores = Vec::new();
+        for core in 0..ncores {
+            let tpath = |want: TlbKind| -> Vec<(usize, usize)> {
+                order
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &ci)| matches!(config.tlbs[ci].kind, k if k == want || k == TlbKind::Unified))
+                    .map(|(stat, &ci)| (tlb_of[ci][core], stat))
+                    .collect()
+            };
+            let cpath = |want: CacheKind, from: u8| -> Vec<(usize, usize)> {
+                corder
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &ci)| {
+                        let c = &cache_cfgs[ci];
+                        (c.kind == want || c.kind == CacheKind::Unified) && c.level >= from
+                    })
+                    .map(|(stat, &ci)| (cache_of[ci][core], stat))
+                    .collect()
+            };
+            let mut mine: Vec<usize> = Vec::new();
+            for p in &config.walker.pwcs {
+                pwcs.push(NaivePwc::new(p, seed ^ (core as u64) << 24));
+                mine.push(pwcs.len() - 1);
+            }
+            mine.sort_by_key(|&i| std::cmp::Reverse(pwcs[i].level));
+            let mut mine_host: Vec<usize> = Vec::new();
+            if let Some(v) = &config.virtualization {
+                for p in &v.host_pwcs {
+                    host_pwcs.push(NaivePwc::new(p, seed ^ (core as u64) << 28));
+                    mine_host.push(host_pwcs.len() - 1);
+                }
+                mine_host.sort_by_key(|&i| std::cmp::Reverse(host_pwcs[i].level));
+            }
+            cores.push(Core {
+                itlb: tpath(TlbKind::Instr),
+                dtlb: tpath(TlbKind::Data),
+                icache: cpath(CacheKind::Instr, 0),
+                dcache: cpath(CacheKind::Data, 0),
+                wcache: cpath(CacheKind::Data, config.walker.first_cache_level),
+                pwcs: mine,
+                host_pwcs: mine_host,
+            });
+        }
+        let cpus: Vec<Cpu> = (0..ncores * config.threads_per_core)
+            .map(|i| Cpu {
+                core: i / config.threads_per_core,
+                hw_thread: (i % config.threads_per_core) as u8,
+                clock: 0,
+                current: None,
+                last_space: None,
+            })
+            .collect();
+        // Under virtualization the guest's frames come from guest-physical memory (its own
+        // generator), the host's tables and frames from the machine's memory.
+        let (frames, host) = match &config.virtualization {
+            None => (RefFrames::new(&config.memory, seed), None),
+            Some(v) => {
+                let guest = crate::memory::MemoryConfig {
+                    bytes: v.guest_memory_bytes,
+                    ..config.memory.clone()
+                };
+                let hlevels = formats::levels(v.host_format);
+                let mut hframes = RefFrames::new(&config.memory, seed);
+                let tables = Tables::new(hlevels, &mut hframes).expect("memory for the host root");
+                (
+                    RefFrames::new(&guest, seed ^ 0x6e65_7374),
+                    Some(Host {
+                        levels: hlevels,
+                        frames: hframes,
+                        tables,
+                        page_size: v.host_page_size,
+                    }),
+                )
+            }
+        };
+        let policy = match opts.os.switch {
+            SwitchPolicy::Auto if config.tlbs.iter().all(|t| t.tags.asid) => {
+                SwitchPolicy::AsidTagged
+            }
+            SwitchPolicy::Auto => SwitchPolicy::FlushAll,
+            p => p,
+        };
+        let (nt, nc) = (config.tlbs.len(), caches.len().min(cache_cfgs.len()));
+        let nc = if opts.caches { cache_cfgs.len() } else { nc };
+        ReferenceModel {
+            counters: vec![RefCounters::new(nt, nc); cpus.len()],
+            core_os: vec![RefCounters::new(nt, nc); ncores],
+            config: config.clone(),
+            opts,
+            policy,
+            levels,
+            frames,
+            host,
+            spaces: Vec::new(),
+            tlbs,
+            caches,
+            cache_names,
+            pwcs,
+            host_pwcs,
+            cores,
+            cpus,
+            threads: BTreeMap::new(),
+            os: RefOsCounters::default(),
+            asid_next: 1,
+            asid_max: ((1u32 << opts.os.asid_bits) - 1) as u16,
+            generation: 1,
+            references: 0,
+        }
+    }
+
+    // ---- set-up, as `System` offers it ----
+
+    /// Creates an address space (its root table allocated now); returns its index.
+    pub fn create_space(&mut self) -> Result<usize, String> {
+        let tables = Tables::new(self.levels, &mut self.frames).ok_or("out of memory")?;
+        self.spaces.push(Space {
+            id: self.spaces.len() as u32,
+            asid: 0,
+            generation: 0,
+            tables,
+            regions: Vec::new(),
+        });
+        Ok(self.spaces.len() - 1)
+    }
+
+    pub fn bind_thread(&mut self, thread: ThreadId, space: usize, cpu: usize) {
+        self.threads
+            .insert(thread.0, (space, cpu % self.cpus.len()));
+    }
+
+    /// Pages of `start..start+len` of `space` are `size` from now on (the newest region wins).
+    pub fn set_region_page_size(&mut self, space: usize, start: u64, len: u64, size: PageSize) {
+        self.spaces[space]
+            .regions
+            .insert(0, (start, start.saturating_add(len), size));
+    }
+
+    /// `set_region_page_size` of `new`'s address space.
+    pub fn set_region(&mut self, start: u64, len: u64, size: PageSize) {
+        self.set_region_page_size(0, start, len, size);
+    }
+
+    // ---- what tests read ----
+
+    /// Each cache level's name and its counters so far, summed over the hardware threads:
+    /// accesses, hits, misses, evictions.
+    pub fn cache_counts(&self) -> Vec<(String, [u64; 4])> {
+        let total = self.total();
+        self.cache_names
+            .iter()
+            .cloned()
+            .zip(total.cache.iter().copied())
+            .collect()
+    }
+
+    /// Per core: its hardware threads' counters plus the OS work charged to it.
+    pub fn core_counters(&self) -> Vec<RefCounters> {
+        let mut cores = self.core_os.clone();
+        for (cpu, c) in self.cpus.iter().enumerate() {
+            cores[c.core].add(&self.counters[cpu]);
+        }
+        cores
+    }
+
+    pub fn total(&self) -> RefCounters {
+        let mut t = self.core_os[0].clone();
+        for c in &self.core_os[1..] {
+            t.add(c);
+        }
+        for c in &self.counters {
+            t.add(c);
+        }
+        t
+    }
+
+    pub fn clocks(&self) -> Vec<u64> {
+        self.cpus.iter().map(|c| c.clock).collect()
+    }
+
+    pub fn os_counters(&self) -> &RefOsCounters {
+        &self.os
+    }
+
+    /// Each TLB instance's valid entries in slot order (instances as `System::tlbs` lists
+    /// them: configuration order, one per core unless shared).
+    pub fn tlb_contents(&self) -> Vec<Vec<RefEntry>> {
+        self.tlbs
+            .iter()
+            .map(|t| {
+                t.entries()
+                    .map(|e| RefEntry {
+                        vpn: e.vpn,
+                        size: e.size,
+                        pfn: e.pfn,
+                        asid: e.asid,
+                        hw_thread: e.hw_thread,
+                        locked: e.locked,
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    pub fn references(&self) -> u64 {
+        self.references
+    }
+
+    // ---- the records ----
+
+    /// `access(kind, va)` of thread 0 (the one `new` binds), one reference within a page.
+    pub fn access(&mut self, kind: AccessKind, va: u64) -> RefOutcome {
+        let mut out = RefOutcome::default();
+        self.step_with(Access::new(ThreadId(0), kind, VirtAddr(va), 1), &mut out)
+            .expect("the reference's access");
+        out
+    }
+
+    /// One access of any thread, as `System::access`: a thread not running on its hardware
+    /// thread is switched in first; an access crossing a 4 KiB boundary is two references.
+    /// Returns the cycles of its references.
+    pub fn step(&mut self, a: Access) -> Result<u64, String> {
+        self.step_with(a, &mut RefOutcome::default())
+    }
+
+    fn step_with(&mut self, a: Access, out: &mut RefOutcome) -> Result<u64, String> {
+        let (mut space, cpu) = self.thread(a.thread)?;
+        if self.cpus[cpu].current != Some(a.thread.0) {
+            self.context_switch(cpu, Some(a.thread.0))?;
+            space = self.thread(a.thread)?.0;
+        }
+        let off = a.vaddr.0 % 4096;
+        if a.size > 1 && off + a.size as u64 > 4096 {
+            let c1 = self.reference(cpu, space, a.kind, a.vaddr.0, out)?;
+            *out = RefOutcome::default();
+            let c2 = self.reference(cpu, space, a.kind, a.vaddr.0 + 4096 - off, out)?;
+            return Ok(c1 + c2);
+        }
+        self.reference(cpu, space, a.kind, a.vaddr.0, out)
+    }
+
+    /// Runs `records` as `System::run` does (DESIGN.md, the multi-core timeline): in trace
+    /// order while only the first hardware thread to have work has had any; from the first
+    /// access of another on, every access waits in its hardware thread's queue and the one
+    /// with the smallest clock (the lowest index among equals) runs its oldest; an event
+    /// first runs every queued access. Nothing runs once `max_references` references have.
+    /// (`run`'s look-ahead is a window of 64 Ki records: longer traces drain more often there.)
+    pub fn run(&mut self, records: &[Record]) -> Result<(), String> {
+        let limit = match self.opts.max_references {
+            0 => u64::MAX,
+            n => n,
+        };
+        let mut queues: Vec<VecDeque<Access>> = vec![VecDeque::new(); self.cpus.len()];
+        let mut first_cpu = None;
+        let mut multi = false;
+        for &r in records {
+            match r {
+                Record::Access(a) => {
+                    let cpu = self.thread(a.thread)?.1;
+                    if !multi && *first_cpu.get_or_insert(cpu) != cpu {
+                        multi = true;
+                    }
+                    if multi {
+                        queues[cpu].push_back(a);
+                    } else if self.references < limit {
+                        self.step(a)?;
+                    }
+                }
+                Record::Event(e) => {
+                    self.drain(&mut queues, limit)?;
+                    if self.references >= limit {
+                        return Ok(());
+                    }
+                    self.event(e)?;
+                }
+            }
+        }
+        self.drain(&mut queues, limit)
+    }
+
+    fn drain(&mut self, queues: &mut [VecDeque<Access>], limit: u64) -> Result<(), String> {
+        while self.references < limit {
+            let next = (0..queues.len())
+                .filter(|&c| !queues[c].is_empty())
+                .min_by_key(|&c| (self.cpus[c].clock, c));
+            let Some(c) = next else { break };
+            let a = queues[c].pop_front().expect("not empty");
+            self.step(a)?;
+        }
+        Ok(())
+    }
+
+    /// An event record (docs/formats/trace.md §6). Shared objects are not modelled (an error);
+    /// jobs, phases and regions change nothing the reference keeps.
+    pub fn event(&mut self, e: Event) -> Result<(), String> {
+        let n = self.cpus.len();
+        match e {
+            Event::ThreadStart { thread, process } => {
+                let space = self.ensure_space(process)?;
+                self.bind_thread(thread, space, thread.0 as usize % n);
+            }
+            Event::ThreadExit { thread } => {
+                for c in &mut self.cpus {
+                    if c.current == Some(thread.0) {
+                        c.current = None;
+                    }
+                }
+            }
+            Event::ContextSwitch { core, to, .. } => {
+                let cpu = core.0 as usize % n;
+                if to == NO_THREAD {
+                    self.context_switch(cpu, None)?;
+                } else {
+                    let (space, _) = self.thread(to)?;
+                    self.threads.insert(to.0, (space, cpu));
+                    self.context_switch(cpu, Some(to.0))?;
+                }
+            }
+            Event::Migrate { thread, core } => {
+                let (space, from) = self.thread(thread)?;
+                let to = core.0 as usize % n;
+                if to != from {
+                    self.os.migrations += 1;
+                    // The thread cannot run before the time it left.
+                    self.cpus[to].clock = self.cpus[to].clock.max(self.cpus[from].clock);
+                    if self.cpus[from].current == Some(thread.0) {
+                        self.cpus[from].current = None;
+                    }
+                    self.threads.insert(thread.0, (space, to));
+                }
+            }
+            Event::Mmap {
+                process,
+                start,
+                len,
+                page_shift,
+                ..
+            } => {
+                let space = self.ensure_space(process)?;
+                let size = PageSize::ALL
+                    .into_iter()
+                    .find(|s| s.shift() == page_shift as u32)
+                    .ok_or("mmap: page_shift")?;
+                self.set_region_page_size(space, start.0, len, size);
+            }
+            Event::MapShared { .. } => return Err("the reference models no shared objects".into()),
+            Event::Munmap {
+                process,
+                start,
+                len,
+            } => {
+                if (process as usize) < self.spaces.len() {
+                    let space = process as usize;
+                    let end = start.0.saturating_add(len);
+                    let mut va = start.0 & !0xfff;
+                    while va < end {
+                        let tables = &mut self.spaces[space].tables;
+                        if let Some((size, _)) = tables.mapping(va) {
+                            tables.pages.remove(&(va >> size.shift(), size));
+                        }
+                        va += 4096;
+                    }
+                    let id = self.spaces[space].id;
+                    for p in &mut self.pwcs {
+                        p.flush_where(|s| s == id);
+                    }
+                    let cpu = self.cpu_of_process(process);
+                    self.shootdown(space, start.0, len, cpu);
+                }
+            }
+            Event::Mprotect {
+                process,
+                start,
+                len,
+                ..
+            } => {
+                if (process as usize) < self.spaces.len() {
+                    let cpu = self.cpu_of_process(process);
+                    self.shootdown(process as usize, start.0, len, cpu);
+                }
+            }
+            Event::Flush { core, what } => {
+                let cpu = core.0 as usize % n;
+                if what & flush::TLB != 0 {
+                    self.flush_core(cpu, false);
+                }
+                if what & flush::CACHES != 0 {
+                    let c = &self.cores[self.cpus[cpu].core];
+                    let mut ids: Vec<usize> =
+                        c.icache.iter().chain(&c.dcache).map(|&(k, _)| k).collect();
+                    ids.sort_unstable();
+                    ids.dedup();
+                    for k in ids {
+                        // Counted, and charged to no clock.
+                        self.os.cache_flush_cycles += self.caches[k].flush();
+                        self.os.cache_flushes += 1;
+                    }
+                }
+            }
+            Event::TlbLock {
+                process,
+                page,
+                core,
+                lock,
+            } => self.tlb_lock(process, page.0, core, lock)?,
+            Event::TaskRelease { .. }
+            | Event::JobStart { .. }
+            | Event::JobEnd { .. }
+            | Event::Region { .. }
+            | Event::PhaseBegin { .. }
+            | Event::PhaseEnd { .. } => {}
+        }
+        Ok(())
+    }
+
+    // ---- threads, switches, ASIDs ----
+
+    /// (address space, hardware thread) of `thread`; a thread first seen runs in the first
+    /// address space (made if there is none) on hardware thread (id mod hardware threads).
+    fn thread(&mut self, thread: ThreadId) -> Result<(usize, usize), String> {
+        if let Some(&s) = self.threads.get(&thread.0) {
+            return Ok(s);
+        }
+        if thread.0 > 1 << 20 {
+            return Err(format!("thread id {} is too large", thread.0));
+        }
+        if self.spaces.is_empty() {
+            self.create_space()?;
+        }
+        let cpu = thread.0 as usize % self.cpus.len();
+        self.bind_thread(thread, 0, cpu);
+        Ok((0, cpu))
+    }
+
+    fn ensure_space(&mut self, process: u32) -> Result<usize, String> {
+        if process > 1 << 16 {
+            return Err(format!("process id {process} is too large"));
+        }
+        while self.spaces.len() <= process as usize {
+            self.create_space()?;
+        }
+        Ok(process as usize)
+    }
+
+    /// The hardware thread of the lowest-numbered thread of `process`, else 0.
+    fn cpu_of_process(&self, process: u32) -> usize {
+        self.threads
+            .values()
+            .find(|&&(s, _)| s == process as usize)
+            .map_or(0, |&(_, c)| c)
+    }
+
+    fn charge(&mut self, cpu: usize, cycles: u64) {
+        self.cpus[cpu].clock += cycles;
+        self.core_os[self.cpus[cpu].core].cycles += cycles;
+    }
+
+    /// Hardware thread `cpu` now runs `to` (None: idle). Every switch costs
+    /// `os.switch_cycles`; one that changes the address space whose translations the core
+    /// holds (the last one that ran there, lazy TLB) also applies the policy: `flush_all`
+    /// invalidates the core's unlocked TLB entries and page-walk caches and flushes its
+    /// virtually indexed caches at their cost (nothing on a core that never ran anything);
+    /// `asid_tagged` gives the space a valid ASID (seed 002 §2; seed 000 §3.3).
+    fn context_switch(&mut self, cpu: usize, to: Option<u32>) -> Result<u64, String> {
+        if self.cpus[cpu].current == to {
+            return Ok(0);
+        }
+        let from_space = self.cpus[cpu].last_space;
+        let mut cycles = self.opts.os.switch_cycles;
+        self.os.context_switches += 1;
+        let mut space = None;
+        if let Some(t) = to {
+            let s = self.thread(ThreadId(t))?.0;
+            space = Some(s);
+            if from_space != Some(s) {
+                self.os.address_space_switches += 1;
+                cycles += match self.policy {
+                    SwitchPolicy::FlushAll if from_space.is_none() => 0,
+                    SwitchPolicy::FlushAll => self.flush_core(cpu, true),
+                    SwitchPolicy::AsidTagged => {
+                        self.assign_asid(cpu, s);
+                        0
+                    }
+                    _ => return Err("the reference models no switch hook".into()),
+                };
+            }
+        }
+        self.cpus[cpu].current = to;
+        if space.is_some() {
+            self.cpus[cpu].last_space = space;
+        }
+        self.os.switch_cycles += cycles;
+        self.charge(cpu, cycles);
+        Ok(cycles)
+    }
+
+    /// Flushes the TLB levels (each once) and page-walk caches of `cpu`'s core, and its
+    /// virtually indexed caches if `virtual_caches`; returns the cache flushes' cost.
+    fn flush_core(&mut self, cpu: usize, virtual_caches: bool) -> u64 {
+        let core = self.cpus[cpu].core;
+        let c = &self.cores[core];
+        let mut tlbs: Vec<usize> = c.itlb.iter().chain(&c.dtlb).map(|&(t, _)| t).collect();
+        tlbs.sort_unstable();
+        tlbs.dedup();
+        let n: u64 = tlbs
+            .iter()
+            .map(|&t| self.tlbs[t].invalidate_unlocked())
+            .sum();
+        for &p in &c.pwcs {
+            self.pwcs[p].flush_where(|_| true);
+        }
+        self.core_os[core].invalidations += n;
+        self.os.tlb_flushes += 1;
+        if !virtual_caches {
+            return 0;
+        }
+        let mut ids: Vec<usize> = c.icache.iter().chain(&c.dcache).map(|&(k, _)| k).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut cycles = 0;
+        for k in ids {
+            if self.caches[k].virtual_indexed {
+                cycles += self.caches[k].flush();
+                self.os.cache_flushes += 1;
+            }
+        }
+        self.os.cache_flush_cycles += cycles;
+        cycles
+    }
+
+    /// ASIDs as ARM Linux hands them out (seed 000 §3.3): a space keeps its ASID while its
+    /// generation is current; else it takes the next free one; when none is left the
+    /// generation advances, every core's TLB levels lose their unlocked entries and every
+    /// page-walk cache empties, the space takes ASID 1, and the spaces the other hardware
+    /// threads run take the next ones, in hardware-thread order.
+    fn assign_asid(&mut self, cpu: usize, space: usize) {
+        if self.spaces[space].generation == self.generation {
+            return;
+        }
+        if self.asid_next <= self.asid_max {
+            self.set_asid(space);
+            return;
+        }
+        self.generation += 1;
+        self.asid_next = 1;
+        self.os.asid_rollovers += 1;
+        for core in 0..self.cores.len() {
+            let c = &self.cores[core];
+            let tlbs: Vec<usize> = c.itlb.iter().chain(&c.dtlb).map(|&(t, _)| t).collect();
+            let n: u64 = tlbs
+                .iter()
+                .map(|&t| self.tlbs[t].invalidate_unlocked())
+                .sum();
+            self.core_os[core].invalidations += n;
+            self.os.tlb_flushes += 1;
+        }
+        for p in &mut self.pwcs {
+            p.flush_where(|_| true);
+        }
+        self.set_asid(space);
+        for c in 0..self.cpus.len() {
+            let Some(t) = self.cpus[c].current else {
+                continue;
+            };
+            let Some(&(s, _)) = self.threads.get(&t) else {
+                continue;
+            };
+            if c != cpu && s != space && self.spaces[s].generation != self.generation {
+                self.set_asid(s);
+            }
+        }
+    }
+
+    fn set_asid(&mut self, space: usize) {
+        self.spaces[space].asid = self.asid_next;
+        self.spaces[space].generation = self.generation;
+        self.asid_next += 1;
+    }
+
+    /// Invalidates `start..start+len` of `space` (its current ASID) in every core's TLB
+    /// levels, locked entries included, 4 KiB at a time; every hardware thread but `cpu`
+    /// takes an inter-processor interrupt (`os.ipi_cycles`).
+    fn shootdown(&mut self, space: usize, start: u64, len: u64, cpu: usize) {
+        let asid = self.spaces[space].asid;
+        let end = start.saturating_add(len);
+        for core in 0..self.cores.len() {
+            let c = &self.cores[core];
+            let mut tlbs: Vec<usize> = c.itlb.iter().chain(&c.dtlb).map(|&(t, _)| t).collect();
+            tlbs.sort_unstable();
+            tlbs.dedup();
+            let mut n = 0;
+            let mut va = start & !0xfff;
+            while va < end {
+                for &t in &tlbs {
+                    n += self.tlbs[t].shoot_down(va, asid);
+                }
+                va += 4096;
+            }
+            self.core_os[core].invalidations += n;
+        }
+        self.os.shootdowns += 1;
+        let ipi = self.opts.os.ipi_cycles;
+        for c in 0..self.cpus.len() {
+            if c != cpu % self.cpus.len() {
+                self.os.ipis += 1;
+                self.charge(c, ipi);
+            }
+        }
+    }
+
+    /// A `TlbLock` event (seed 004): the page is translated (a walk, paid by the process's
+    /// hardware thread) and put, locked, into the first lockable level of the data path of
+    /// each core named; an unlock leaves the entries valid and replaceable.
+    fn tlb_lock(
+        &mut self,
+        process: u32,
+        page: u64,
+        core: tlblab_types::CoreId,
+        lock: bool,
+    ) -> Result<(), String> {
+        let space = self.ensure_space(process)?;
+        let cores: Vec<usize> = if core == ALL_CORES {
+            (0..self.cores.len()).collect()
+        } else if (core.0 as usize) < self.cores.len() {
+            vec![core.0 as usize]
+        } else {
+            return Err(format!("TlbLock event: core {} does not exist", core.0));
+        };
+        let lockable = |r: &ReferenceModel, c: usize| -> Result<usize, String> {
+            r.cores[c]
+                .dtlb
+                .iter()
+                .map(|&(t, _)| t)
+                .find(|&t| r.tlbs[t].lockable > 0)
+                .ok_or_else(|| format!("core {c} has no lockable data TLB level"))
+        };
+        if !lock {
+            for c in cores {
+                let t = lockable(self, c)?;
+                self.tlbs[t].unlock(page);
+            }
+            return Ok(());
+        }
+        let cpu = self.cpu_of_process(process);
+        let mut out = RefOutcome::default();
+        let (pfn, size, cycles) = self.translate(cpu, space, page, &mut out)?;
+        for c in cores {
+            let t = lockable(self, c)?;
+            // The entry carries the hardware thread number of the core's first one (0).
+            let who = Who {
+                asid: self.spaces[space].asid,
+                vmid: self.vmid(),
+                hw_thread: 0,
+            };
+            self.tlbs[t].insert(Entry {
+                vpn: page >> size.shift(),
+                size,
+                pfn,
+                asid: who.asid,
+                vmid: who.vmid,
+                hw_thread: 0,
+                locked: true,
+            });
+            if !self.tlbs[t].lock(page, who) {
+                return Err(format!(
+                    "cannot lock page {page:#x} into {} of core {c}",
+                    self.tlbs[t].name
+                ));
+            }
+        }
+        self.charge(cpu, cycles);
+        Ok(())
+    }
+
+    fn vmid(&self) -> u16 {
+        self.host.is_some() as u16
+    }
+
+    // ---- one reference ----
+
+    /// One reference of hardware thread `cpu` in `space`: the TLB levels of the path in order
+    /// (each costs its latency), a walk after a miss in all, the fill of every level above
+    /// the one that hit, the data access through the caches, the cycles (in order; under the
+    /// overlap model a first-level hit costs the larger of its latency and the data access's).
+    fn reference(
+        &mut self,
+        cpu: usize,
+        space: usize,
+        kind: AccessKind,
+        va: u64,
+        out: &mut RefOutcome,
+    ) -> Result<u64, String> {
+        let top = &self.levels[0];
+        if va >> (top.shift + top.bits) != 0 {
+            return Err(format!("virtual address {va:#x} is outside the format's"));
+        }
+        let core = self.cpus[cpu].core;
+        let instr = kind == AccessKind::Instr;
+        let path = if instr {
+            self.cores[core].itlb.clone()
+        } else {
+            self.cores[core].dtlb.clone()
+        };
+        let who = Who {
+            asid: self.spaces[space].asid,
+            vmid: self.vmid(),
+            hw_thread: self.cpus[cpu].hw_thread,
+        };
+        let cs = &mut self.counters[cpu];
+        cs.references += 1;
+        cs.instr_references += instr as u64;
+        let mut cycles = 0;
+        let mut found = None;
+        for (i, &(t, stat)) in path.iter().enumerate() {
+            cycles += self.tlbs[t].latency;
+            cs.tlb[stat][0] += 1;
+            if let Some(e) = self.tlbs[t].lookup(va, who) {
+                cs.tlb[stat][1] += 1;
+                found = Some((i, e.pfn, e.size));
+                break;
+            }
+            cs.tlb[stat][2] += 1;
+        }
+        let (pfn, size, filled_below) = match found {
+            Some((i, pfn, size)) => (pfn, size, i),
+            None => {
+                let (pfn, size, c) = self.translate(cpu, space, va, out)?;
+                cycles += c;
+                (pfn, size, path.len())
+            }
+        };
+        out.tlb_hit = found.map(|f| f.0);
+        for &(t, stat) in &path[..filled_below] {
+            let e = Entry {
+                vpn: va >> size.shift(),
+                size,
+                pfn,
+                asid: who.asid,
+                vmid: who.vmid,
+                hw_thread: who.hw_thread,
+                locked: false,
+            };
+            if self.tlbs[t].insert(e) {
+                self.counters[cpu].tlb[stat][3] += 1;
+            }
+        }
+        if self.opts.data_accesses {
+            let c = &self.cores[core];
+            let cpath = if instr {
+                c.icache.clone()
+            } else {
+                c.dcache.clone()
+            };
+            let pa = (pfn << 12) + (va & (size.bytes() - 1));
+            // A virtually indexed first level: the path is looked up with the virtual address.
+            let addr = match cpath.first() {
+                Some(&(k, _)) if self.caches[k].virtual_indexed => va,
+                _ => pa,
+            };
+            let (lat, src) = self.load(cpu, &cpath, addr, kind == AccessKind::Store);
+            self.counters[cpu].data_by_source[src] += 1;
+            let first = path.first().map_or(0, |&(t, _)| self.tlbs[t].latency);
+            cycles = if self.config.timing.model == TimingModel::Overlap
+                && found.map(|f| f.0) == Some(0)
+            {
+                cycles - first + first.max(lat)
+            } else {
+                cycles + lat
+            };
+        }
+        self.counters[cpu].cycles += cycles;
+        self.cpus[cpu].clock += cycles;
+        self.references += 1;
+        out.cycles += cycles;
+        Ok(cycles)
+    }
+
+    /// Loads `addr` through a cache path; returns (cycles, source index).
+    fn load(
+        &mut self,
+        cpu: usize,
+        path: &[(usize, usize)],
+        addr: u64,
+        write: bool,
+    ) -> (u64, usize) {
+        let cs = &mut self.counters[cpu];
+        for &(k, stat) in path {
+            let outcome = self.caches[k].access(addr, write);
+            cs.cache[stat][0] += 1;
+            if outcome == CacheOutcome::Hit {
+                cs.cache[stat][1] += 1;
+                return (self.caches[k].latency, stat);
+            }
+            cs.cache[stat][2] += 1;
+            cs.cache[stat][3] += (outcome == CacheOutcome::Evicted) as u64;
+        }
+        (self.config.memory.latency, self.cache_names.len())
+    }
+
+    /// A walk-reference load through the core's walk path; returns its cycles.
+    fn walk_load(&mut self, cpu: usize, pa: u64, out: &mut RefOutcome) -> u64 {
+        let path = self.cores[self.cpus[cpu].core].wcache.clone();
+        let (lat, src) = self.load(cpu, &path, pa, false);
+        self.counters[cpu].walk_refs_by_source[src] += 1;
+        out.walk_sources.push(src);
+        lat
+    }
+
+    /// The translation of `va` after a miss in every TLB level: (frame number, page size,
+    /// cycles). A walk: the walker's latency; the page-walk caches looked up deepest level
+    /// first, the first hit (its latency) deciding the level the walk starts at; the page
+    /// mapped on first touch; the page-walk caches of the levels below the hit filled; every
+    /// entry read loaded through the walk path (under virtualization each one, and the page's
+    /// guest-physical address, translated by a host walk first; the translation is then of the
+    /// smaller page). A TLB-only run: the walker's latency and the page's identity frame.
+    fn translate(
+        &mut self,
+        cpu: usize,
+        space: usize,
+        va: u64,
+        out: &mut RefOutcome,
+    ) -> Result<(u64, PageSize, u64), String> {
+        let mut cycles = self.config.walker.latency;
+        self.counters[cpu].walks += 1;
+        if !self.opts.walks {
+            self.counters[cpu].walk_cycles += cycles;
+            let size = self.page_size_for(space, va);
+            return Ok(((va >> size.shift()) << (size.shift() - 12), size, cycles));
+        }
+        let core = self.cpus[cpu].core;
+        let id = self.spaces[space].id;
+        let mut start = 0;
+        for &p in &self.cores[core].pwcs {
+            let lvl = self.pwcs[p].level;
+            if self.pwcs[p].lookup(id, va >> self.levels[lvl].shift) {
+                self.counters[cpu].pwc_hits += 1;
+                cycles += self.pwcs[p].latency;
+                start = lvl + 1;
+                break;
+            }
+        }
+        if self.spaces[space].tables.mapping(va).is_none() {
+            self.first_touch(space, va)?;
+            self.counters[cpu].page_faults += 1;
+        }
+        let (size, frame) = self.spaces[space].tables.mapping(va).expect("mapped");
+        let leaf = leaf_level(self.levels, size);
+        for &p in &self.cores[core].pwcs {
+            let lvl = self.pwcs[p].level;
+            if lvl >= start && lvl < leaf {
+                self.pwcs[p].insert(id, va >> self.levels[lvl].shift);
+            }
+        }
+        let refs = self.spaces[space].tables.path(self.levels, start, va, size);
+        self.counters[cpu].walk_refs += refs.len() as u64;
+        let (pfn, size) = if self.host.is_none() {
+            for pa in refs {
+                cycles += self.walk_load(cpu, pa, out);
+            }
+            (frame >> 12, size)
+        } else {
+            for gpa in refs {
+                let (hpa, c, _) = self.host_translate(cpu, gpa, out)?;
+                cycles += c + self.walk_load(cpu, hpa, out);
+            }
+            let gpa = frame + (va & (size.bytes() - 1));
+            let (hpa, c, hsize) = self.host_translate(cpu, gpa, out)?;
+            cycles += c;
+            let size = size.min(hsize);
+            ((hpa & !(size.bytes() - 1)) >> 12, size)
+        };
+        self.counters[cpu].walk_cycles += cycles;
+        Ok((pfn, size, cycles))
+    }
+
+    /// The second dimension of a nested walk: guest-physical `gpa` through the host's page
+    /// table (its own page-walk caches, keyed by no address space; a host page mapped on
+    /// first touch, of the host page size), each entry loaded through the walk path. Returns
+    /// (host-physical address, cycles, host page size).
+    fn host_translate(
+        &mut self,
+        cpu: usize,
+        gpa: u64,
+        out: &mut RefOutcome,
+    ) -> Result<(u64, u64, PageSize), String> {
+        let core = self.cpus[cpu].core;
+        let host = self.host.as_mut().expect("virtualization");
+        let levels = host.levels;
+        let mut cycles = 0;
+        let mut start = 0;
+        for &p in &self.cores[core].host_pwcs {
+            let lvl = self.host_pwcs[p].level;
+            if self.host_pwcs[p].lookup(u32::MAX, gpa >> levels[lvl].shift) {
+                cycles += self.host_pwcs[p].latency;
+                start = lvl + 1;
+                break;
+            }
+        }
+        if host.tables.mapping(gpa).is_none() {
+            let size = host.page_size;
+            let frame = host.frames.alloc(size).ok_or("host memory is exhausted")? << 12;
+            host.tables
+                .map(levels, gpa, size, frame, &mut host.frames)
+                .ok_or("host memory is exhausted")?;
+        }
+        let (size, frame) = host.tables.mapping(gpa).expect("mapped");
+        let leaf = leaf_level(levels, size);
+        for &p in &self.cores[core].host_pwcs {
+            let lvl = self.host_pwcs[p].level;
+            if lvl >= start && lvl < leaf {
+                self.host_pwcs[p].insert(u32::MAX, gpa >> levels[lvl].shift);
+            }
+        }
+        let refs = host.tables.path(levels, start, gpa, size);
+        self.counters[cpu].walk_refs += refs.len() as u64;
+        for pa in refs {
+            cycles += self.walk_load(cpu, pa, out);
+        }
+        Ok((frame + (gpa & (size.bytes() - 1)), cycles, size))
+    }
+
+    fn page_size_for(&self, space: usize, va: u64) -> PageSize {
+        self.spaces[space]
+            .regions
+            .iter()
+            .find(|r| va >= r.0 && va < r.1)
+            .map_or(self.config.page_table.page_size, |r| r.2)
+    }
+
+    /// Demand paging: a frame of the region's page size (4 KiB when no aligned run of that
+    /// size is free, as Linux's THP falls back), then the missing tables, top down.
+    fn first_touch(&mut self, space: usize, va: u64) -> Result<(), String> {
+        let mut size = self.page_size_for(space, va);
+        let frame = match self.frames.alloc(size) {
+            Some(f) => f,
+            None if size != PageSize::Size4K => {
+                size = PageSize::Size4K;
+                self.frames
+                    .alloc(size)
+                    .ok_or("physical memory is exhausted")?
+            }
+            None => return Err("physical memory is exhausted".into()),
+        };
+        let va = va & !(size.bytes() - 1);
+        self.spaces[space]
+            .tables
+            .map(self.levels, va, size, frame << 12, &mut self.frames)
+            .ok_or_else(|| "physical memory is exhausted".to_string())
+    }
+}

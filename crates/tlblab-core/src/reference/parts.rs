@@ -1,0 +1,489 @@
+//! The reference's structures: a set-associative store with naive replacement bookkeeping
+//! (each set a `Vec` of slots and a `Vec` of ways in recency order), and on it the TLB levels,
+//! caches and page-walk caches. A lookup is a linear search.
+
+use crate::replacement::ReplacementKind;
+use crate::tlb::IndexFn;
+use tlblab_types::{PageSize, SplitMix64};
+
+/// A set-associative store with naive replacement bookkeeping.
+pub(super) struct NaiveSets<K: PartialEq + Clone> {
+    pub(super) ways: usize,
+    /// Per set: slots (None = invalid).
+    pub(super) slots: Vec<Vec<Option<K>>>,
+    /// Per set: valid ways in recency order, most recent last (LRU) or fill order, newest
+    /// last (FIFO).
+    order: Vec<Vec<usize>>,
+    /// Per set: tree-PLRU bits, node 1.. (true = victim in upper half).
+    plru: Vec<Vec<bool>>,
+    kind: ReplacementKind,
+    rng: SplitMix64,
+}
+
+impl<K: PartialEq + Clone> NaiveSets<K> {
+    pub(super) fn new(sets: usize, ways: usize, kind: ReplacementKind, seed: u64) -> Self {
+        NaiveSets {
+            ways,
+            slots: vec![vec![None; ways]; sets],
+            order: vec![Vec::new(); sets],
+            plru: vec![vec![false; ways.max(2)]; sets],
+            kind,
+            rng: SplitMix64::derive(seed, "replacement.random"),
+        }
+    }
+
+    pub(super) fn touch(&mut self, set: usize, way: usize, fill: bool) {
+        match self.kind {
+            ReplacementKind::Lru => {
+                self.order[set].retain(|&w| w != way);
+                self.order[set].push(way);
+            }
+            ReplacementKind::Fifo if fill => {
+                self.order[set].retain(|&w| w != way);
+                self.order[set].push(way);
+            }
+            ReplacementKind::Plru => {
+                // Walk the implicit tree from the root, pointing each node away from `way`.
+                let (mut node, mut lo, mut hi) = (1, 0, self.ways);
+                while hi - lo > 1 {
+                    let mid = (lo + hi) / 2;
+                    if way < mid {
+                        self.plru[set][node] = true;
+                        node *= 2;
+                        hi = mid;
+                    } else {
+                        self.plru[set][node] = false;
+                        node = node * 2 + 1;
+                        lo = mid;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The lowest way of `set` holding an entry for which `pred` holds.
+    pub(super) fn find(&self, set: usize, pred: impl Fn(&K) -> bool) -> Option<usize> {
+        (0..self.ways).find(|&w| self.slots[set][w].as_ref().is_some_and(&pred))
+    }
+
+    /// Empties a way: it leaves the recency order (LRU, FIFO); tree-PLRU bits and the random
+    /// generator are not changed by an invalidation.
+    pub(super) fn invalidate(&mut self, set: usize, way: usize) {
+        self.slots[set][way] = None;
+        self.order[set].retain(|&w| w != way);
+    }
+
+    pub(super) fn full(&self, set: usize) -> bool {
+        self.slots[set].iter().all(|s| s.is_some())
+    }
+
+    /// Where a new entry goes: the lowest invalid way, else the policy's victim among
+    /// `allowed` (None when nothing is allowed).
+    pub(super) fn victim(&mut self, set: usize, allowed: &[bool]) -> Option<usize> {
+        if let Some(w) = (0..self.ways).find(|&w| self.slots[set][w].is_none()) {
+            return Some(w);
+        }
+        if !allowed.iter().any(|&a| a) {
+            return None;
+        }
+        Some(match self.kind {
+            ReplacementKind::Lru | ReplacementKind::Fifo => {
+                *self.order[set].iter().find(|&&w| allowed[w]).unwrap()
+            }
+            ReplacementKind::Random => {
+                let candidates: Vec<usize> = (0..self.ways).filter(|&w| allowed[w]).collect();
+                candidates[self.rng.below(candidates.len() as u64) as usize]
+            }
+            ReplacementKind::Plru => {
+                let (mut node, mut lo, mut hi) = (1, 0, self.ways);
+                while hi - lo > 1 {
+                    let mid = (lo + hi) / 2;
+                    let upper_ok = (mid..hi).any(|w| allowed[w]);
+                    let lower_ok = (lo..mid).any(|w| allowed[w]);
+                    if (self.plru[set][node] && upper_ok) || !lower_ok {
+                        node = node * 2 + 1;
+                        lo = mid;
+                    } else {
+                        node *= 2;
+                        hi = mid;
+                    }
+                }
+                lo
+            }
+        })
+    }
+
+    /// Puts `k` in `set` (the lowest invalid way, else the victim among every way); returns
+    /// whether a valid entry was replaced.
+    pub(super) fn fill(&mut self, set: usize, k: K) -> bool {
+        let evicting = self.full(set);
+        let all = vec![true; self.ways];
+        let w = self.victim(set, &all).expect("every way allowed");
+        self.slots[set][w] = Some(k);
+        self.touch(set, w, true);
+        evicting
+    }
+}
+
+/// One TLB entry as the reference keeps it.
+#[derive(Clone, PartialEq, Debug)]
+pub(super) struct Entry {
+    pub(super) vpn: u64,
+    pub(super) size: PageSize,
+    pub(super) pfn: u64,
+    pub(super) asid: u16,
+    pub(super) vmid: u16,
+    pub(super) hw_thread: u8,
+    pub(super) locked: bool,
+}
+
+/// Who looks a translation up: the tags a hit must match.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(super) struct Who {
+    pub(super) asid: u16,
+    pub(super) vmid: u16,
+    pub(super) hw_thread: u8,
+}
+
+pub(super) struct NaiveTlb {
+    pub(super) sets: NaiveSets<Entry>,
+    nsets: usize,
+    index: IndexFn,
+    /// The page sizes held, smallest first.
+    sizes: Vec<PageSize>,
+    pub(super) latency: u64,
+    tag_asid: bool,
+    tag_vmid: bool,
+    tag_hw: bool,
+    pub(super) lockable: usize,
+    pub(super) name: String,
+}
+
+impl NaiveTlb {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(t: &crate::tlb::TlbConfig, seed: u64) -> NaiveTlb {
+        let ways = match t.ways {
+            crate::tlb::Ways::N(n) => n,
+            crate::tlb::Ways::Named(_) => t.entries,
+        };
+        let mut sizes = t.page_sizes.clone();
+        sizes.sort();
+        sizes.dedup();
+        NaiveTlb {
+            sets: NaiveSets::new(
+                t.entries / ways,
+                ways,
+                t.replacement,
+                seed ^ (t.level as u64) << 32,
+            ),
+            nsets: t.entries / ways,
+            index: t.index.clone(),
+            sizes,
+            latency: t.latency,
+            tag_asid: t.tags.asid,
+            tag_vmid: t.tags.vmid,
+            tag_hw: t.tags.hw_thread,
+            lockable: t.lockable,
+            name: t.name.clone(),
+        }
+    }
+
+    fn set_of(&self, vpn: u64) -> usize {
+        if self.nsets == 1 {
+            return 0;
+        }
+        match &self.index {
+            IndexFn::LowBits => (vpn % self.nsets as u64) as usize,
+            IndexFn::Bits { bits } => {
+                let mut s = 0;
+                for (i, b) in bits.iter().enumerate() {
+                    if vpn & (1 << (b - 12)) != 0 {
+                        s += 1 << i;
+                    }
+                }
+                s
+            }
+            IndexFn::Xor { a, b } => {
+                let w = a.1 - a.0 + 1;
+                let ra = (vpn >> (a.0 - 12)) % (1 << w);
+                let rb = (vpn >> (b.0 - 12)) % (1 << w);
+                (ra ^ rb) as usize
+            }
+        }
+    }
+
+    pub(super) fn holds(&self, size: PageSize) -> bool {
+        self.sizes.contains(&size)
+    }
+
+    fn allows(&self, e: &Entry, who: Who) -> bool {
+        (!self.tag_asid || e.asid == who.asid)
+            && (!self.tag_vmid || e.vmid == who.vmid)
+            && (!self.tag_hw || e.hw_thread == who.hw_thread)
+    }
+
+    /// (set, way) of the entry translating `va` for `who`, smallest page size first.
+    fn position(&self, va: u64, who: Who) -> Option<(usize, usize)> {
+        for &size in &self.sizes {
+            let vpn = va >> size.shift();
+            let set = self.set_of(vpn);
+            if let Some(w) = self.sets.find(set, |e| {
+                e.vpn == vpn && e.size == size && self.allows(e, who)
+            }) {
+                return Some((set, w));
+            }
+        }
+        None
+    }
+
+    pub(super) fn lookup(&mut self, va: u64, who: Who) -> Option<Entry> {
+        let (set, w) = self.position(va, who)?;
+        self.sets.touch(set, w, false);
+        self.sets.slots[set][w].clone()
+    }
+
+    fn locked_count(&self) -> usize {
+        self.sets
+            .slots
+            .iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.locked)
+            .count()
+    }
+
+    /// Puts `e` in: an entry already translating it for its tags is refreshed in place (a lock
+    /// stays), else the lowest invalid way, else the victim among the unlocked ways (nothing
+    /// when every way is locked). A locked `e` takes a lock if one of `lockable` is free.
+    /// Returns whether a valid entry was replaced.
+    pub(super) fn insert(&mut self, e: Entry) -> bool {
+        if !self.holds(e.size) {
+            return false;
+        }
+        let set = self.set_of(e.vpn);
+        let who = Who {
+            asid: e.asid,
+            vmid: e.vmid,
+            hw_thread: e.hw_thread,
+        };
+        let same = self.sets.find(set, |x| {
+            x.vpn == e.vpn && x.size == e.size && self.allows(x, who)
+        });
+        let locks_free = self.locked_count() < self.lockable;
+        let (w, evicted) = match same {
+            Some(w) => (w, false),
+            None => {
+                let evicting = self.sets.full(set);
+                let allowed: Vec<bool> = self.sets.slots[set]
+                    .iter()
+                    .map(|s| s.as_ref().is_none_or(|x| !x.locked))
+                    .collect();
+                match self.sets.victim(set, &allowed) {
+                    Some(w) => (w, evicting),
+                    None => return false,
+                }
+            }
+        };
+        let was_locked = self.sets.slots[set][w].as_ref().is_some_and(|x| x.locked);
+        let locked = was_locked || (e.locked && locks_free);
+        self.sets.slots[set][w] = Some(Entry { locked, ..e });
+        self.sets.touch(set, w, true);
+        evicted
+    }
+
+    /// Locks the entry translating `va` for `who` if there is one and a lock is free (or it
+    /// is locked already): whether it is locked now.
+    pub(super) fn lock(&mut self, va: u64, who: Who) -> bool {
+        let Some((set, w)) = self.position(va, who) else {
+            return false;
+        };
+        let free = self.locked_count() < self.lockable;
+        let e = self.sets.slots[set][w].as_mut().unwrap();
+        if !e.locked && free {
+            e.locked = true;
+        }
+        e.locked
+    }
+
+    /// Unlocks every entry of `va`'s pages (any tags).
+    pub(super) fn unlock(&mut self, va: u64) {
+        for &size in &self.sizes {
+            let vpn = va >> size.shift();
+            let set = self.set_of(vpn);
+            for e in self.sets.slots[set].iter_mut().flatten() {
+                if e.vpn == vpn && e.size == size {
+                    e.locked = false;
+                }
+            }
+        }
+    }
+
+    /// Invalidates every unlocked entry; returns how many.
+    pub(super) fn invalidate_unlocked(&mut self) -> u64 {
+        let mut n = 0;
+        for set in 0..self.nsets {
+            for w in 0..self.sets.ways {
+                if self.sets.slots[set][w].as_ref().is_some_and(|e| !e.locked) {
+                    self.sets.invalidate(set, w);
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// A shootdown of `va`'s pages of ASID `asid`: locked entries go too (a lock holds through
+    /// replacement and flushes, not through a change of the mapping, seed 004 §III).
+    pub(super) fn shoot_down(&mut self, va: u64, asid: u16) -> u64 {
+        let mut n = 0;
+        for i in 0..self.sizes.len() {
+            let size = self.sizes[i];
+            let vpn = va >> size.shift();
+            let set = self.set_of(vpn);
+            for w in 0..self.sets.ways {
+                let hit = self.sets.slots[set][w]
+                    .as_ref()
+                    .is_some_and(|e| e.vpn == vpn && e.size == size && e.asid == asid);
+                if hit {
+                    self.sets.invalidate(set, w);
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// The valid entries in slot order (set by set, way by way).
+    pub(super) fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.sets.slots.iter().flatten().flatten()
+    }
+}
+
+/// A cache level: lines with a dirty bit.
+pub(super) struct NaiveCache {
+    pub(super) sets: NaiveSets<(u64, bool)>,
+    pub(super) nsets: u64,
+    pub(super) line: u64,
+    pub(super) latency: u64,
+    pub(super) virtual_indexed: bool,
+    /// Flush cost: fixed, per valid line, per dirty line.
+    pub(super) flush_costs: [u64; 3],
+}
+
+/// What one cache access did.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(super) enum CacheOutcome {
+    Hit,
+    Filled,
+    Evicted,
+}
+
+impl NaiveCache {
+    pub(super) fn new(c: &crate::cache::CacheConfig, seed: u64) -> NaiveCache {
+        let nsets = c.size / (c.ways as u64 * c.line);
+        NaiveCache {
+            sets: NaiveSets::new(
+                nsets as usize,
+                c.ways,
+                c.replacement,
+                seed ^ (c.level as u64) << 40,
+            ),
+            nsets,
+            line: c.line,
+            latency: c.latency,
+            virtual_indexed: c.indexing == crate::cache::Indexing::Virtual,
+            flush_costs: [
+                c.flush_cycles_base,
+                c.flush_cycles_per_line,
+                c.flush_cycles_per_dirty_line,
+            ],
+        }
+    }
+
+    pub(super) fn access(&mut self, addr: u64, write: bool) -> CacheOutcome {
+        let line = addr / self.line;
+        let set = (line % self.nsets) as usize;
+        if let Some(w) = self.sets.find(set, |&(t, _)| t == line) {
+            self.sets.touch(set, w, false);
+            let slot = self.sets.slots[set][w].as_mut().unwrap();
+            slot.1 |= write;
+            return CacheOutcome::Hit;
+        }
+        if self.sets.fill(set, (line, write)) {
+            CacheOutcome::Evicted
+        } else {
+            CacheOutcome::Filled
+        }
+    }
+
+    /// Writes back and invalidates every line; returns the cost.
+    pub(super) fn flush(&mut self) -> u64 {
+        let (mut valid, mut dirty) = (0, 0);
+        for set in 0..self.nsets as usize {
+            for w in 0..self.sets.ways {
+                if let Some((_, d)) = self.sets.slots[set][w] {
+                    valid += 1;
+                    dirty += d as u64;
+                    self.sets.invalidate(set, w);
+                }
+            }
+        }
+        let [base, per_line, per_dirty] = self.flush_costs;
+        base + valid * per_line + dirty * per_dirty
+    }
+}
+
+/// A page-walk cache: entries (address space, VA prefix above the level's index).
+pub(super) struct NaivePwc {
+    pub(super) sets: NaiveSets<(u32, u64)>,
+    pub(super) nsets: u64,
+    pub(super) level: usize,
+    pub(super) latency: u64,
+}
+
+impl NaivePwc {
+    pub(super) fn new(p: &crate::walker::PwcConfig, seed: u64) -> NaivePwc {
+        let ways = p.ways.unwrap_or(p.entries);
+        NaivePwc {
+            sets: NaiveSets::new(
+                p.entries / ways,
+                ways,
+                p.replacement,
+                seed ^ (p.level as u64) << 48,
+            ),
+            nsets: (p.entries / ways) as u64,
+            level: p.level,
+            latency: p.latency,
+        }
+    }
+
+    pub(super) fn lookup(&mut self, space: u32, prefix: u64) -> bool {
+        let set = (prefix % self.nsets) as usize;
+        match self.sets.find(set, |&k| k == (space, prefix)) {
+            Some(w) => {
+                self.sets.touch(set, w, false);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(super) fn insert(&mut self, space: u32, prefix: u64) {
+        if !self.lookup(space, prefix) {
+            let set = (prefix % self.nsets) as usize;
+            self.sets.fill(set, (space, prefix));
+        }
+    }
+
+    /// Drops the entries for which `drop(space)` holds.
+    pub(super) fn flush_where(&mut self, drop: impl Fn(u32) -> bool) {
+        for set in 0..self.nsets as usize {
+            for w in 0..self.sets.ways {
+                if self.sets.slots[set][w].is_some_and(|(s, _)| drop(s)) {
+                    self.sets.invalidate(set, w);
+                }
+            }
+        }
+    }
+}
