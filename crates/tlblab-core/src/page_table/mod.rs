@@ -330,6 +330,30 @@ impl PageTable {
         Ok(())
     }
 
+    /// Whether a page of `size` could be mapped at `va` without touching a mapping already
+    /// there: on its way down no entry has a table below it, and the entries it would take
+    /// (a 64 KiB page's 16 replicas) are empty with no table below. Linux maps a huge page
+    /// only where the page-middle directory entry is empty (`pmd_none`, mm/memory.c), and
+    /// otherwise faults in a base page.
+    pub fn room_for(&self, va: VirtAddr, size: PageSize) -> bool {
+        let Some(leaf_level) = self.leaf_level(size) else {
+            return false;
+        };
+        let mut node = 0u32;
+        for level in 0..leaf_level {
+            match self.slot(node, self.index(level, va)).child {
+                0 => return true,
+                c => node = c - 1,
+            }
+        }
+        let span = 1usize << (size.shift() - self.levels[leaf_level].shift);
+        let first = self.index(leaf_level, va) & !(span - 1);
+        (first..first + span).all(|i| {
+            let slot = self.slot(node, i);
+            slot.child == 0 && self.format.decode(slot.desc, leaf_level) == Desc::Invalid
+        })
+    }
+
     /// Removes the mapping of the page containing `va` (all replicas). Returns whether one existed.
     pub fn unmap(&mut self, va: VirtAddr) -> bool {
         let mut node = 0u32;

@@ -178,6 +178,22 @@ impl Tables {
         Some(())
     }
 
+    /// Whether `va`'s page of `size` would cover no page mapped already and no table below
+    /// its level.
+    fn room_for(&self, levels: &[RefLevel], va: u64, size: PageSize) -> bool {
+        let start = va & !(size.bytes() - 1);
+        let leaf = leaf_level(levels, size);
+        let no_table = (leaf + 1 >= levels.len())
+            || !self
+                .tables
+                .contains_key(&(leaf + 1, start >> levels[leaf].shift));
+        let no_page = PageSize::ALL.into_iter().filter(|&s| s < size).all(|s| {
+            (0..size.bytes() / s.bytes())
+                .all(|i| !self.pages.contains_key(&((start >> s.shift()) + i, s)))
+        });
+        no_table && no_page
+    }
+
     /// The physical addresses of the entries a walk of `va` reads from `start` to its leaf.
     fn path(&self, levels: &[RefLevel], start: usize, va: u64, size: PageSize) -> Vec<u64> {
         (start..=leaf_level(levels, size))
@@ -1280,6 +1296,11 @@ impl ReferenceModel {
     /// size is free, as Linux's THP falls back), then the missing tables, top down.
     fn first_touch(&mut self, space: usize, va: u64) -> Result<(), String> {
         let mut size = self.page_size_for(space, va);
+        // A larger page only where its range holds no page and no table yet (Linux maps a
+        // huge page only over an empty page-middle directory entry, `pmd_none`).
+        if size != PageSize::Size4K && !self.spaces[space].tables.room_for(self.levels, va, size) {
+            size = PageSize::Size4K;
+        }
         let frame = match self.frames.alloc(size) {
             Some(f) => f,
             None if size != PageSize::Size4K => {

@@ -261,6 +261,16 @@ impl System {
     /// falls back to base pages, as Linux THP does.
     pub(super) fn first_touch(&mut self, space: usize, va: VirtAddr) -> Result<(), SimError> {
         let (mut size, object) = self.spaces[space].mapping_for(va);
+        // A page larger than 4 KiB only where nothing is mapped in its range yet (a region
+        // made huge after some of its pages were touched keeps them; before 2026-11-25 the
+        // huge page replaced their table, and a later walk of one of them found the huge
+        // page: `tests/reference_machine.rs`, `a_huge_page_is_not_mapped_over_small_ones`).
+        if size != PageSize::Size4K
+            && object.is_none()
+            && !self.spaces[space].pt.room_for(va.align_down(size), size)
+        {
+            size = PageSize::Size4K;
+        }
         let key = object.map(|(o, start)| (o, (va.0 - start) >> size.shift(), size.index()));
         let pfn = match key.and_then(|k| self.shared_frames.get(&k).copied()) {
             Some(p) => p,
