@@ -603,3 +603,88 @@ proptest! {
         same_machine(&sys, a, &r, b)?;
     }
 }
+
+/// Given 4 KiB pages touched in a 2 MiB range, when the range is then made a 2 MiB region and
+/// another of its pages is touched, then that page is mapped with 4 KiB (Linux maps a huge
+/// page only over an empty directory entry) and the pages touched first keep their frames:
+/// a later walk of one reads four entries and finds its old frame. Before 2026-11-25 the
+/// engine mapped a 2 MiB page over their table and the walk found it (three entries).
+#[test]
+fn a_huge_page_is_not_mapped_over_small_ones() {
+    let mut cfg = common_machine();
+    cfg.tlbs[0].entries = 1;
+    cfg.tlbs[0].ways = Ways::N(1);
+    let opts = RunOptions::no_caches(0);
+    let load =
+        |va: u64| Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(va), 8));
+    let records = [
+        load(0x4020_1000),
+        Record::Event(Event::Mmap {
+            process: 0,
+            start: VirtAddr(0x4020_0000),
+            len: 2 << 20,
+            prot: 3,
+            page_shift: 21,
+        }),
+        load(0x4020_3000),
+        load(0x4040_1000),
+        load(0x4020_1000),
+    ];
+    let (mut sys, mut r) = setup(&cfg, opts, 1);
+    sys.run_slice(&records).unwrap();
+    r.run(&records).unwrap();
+    let stats = sys.stats().total;
+    // Four walks of four entries each: every page 4 KiB, every walk from the root.
+    assert_eq!(
+        (stats.walks, stats.walk_refs, stats.page_faults),
+        (4, 16, 3)
+    );
+    assert!(sys.tlbs[0].entries().all(|e| e.size == PageSize::Size4K));
+    same_machine(&sys, Ok(()), &r, Ok(())).unwrap();
+}
+
+/// x86-64 4-level, one 16-entry fully associative LRU level, no caches, 256 MiB.
+fn common_machine() -> MachineConfig {
+    MachineConfig {
+        name: "huge".into(),
+        description: String::new(),
+        cores: 1,
+        threads_per_core: 1,
+        frequency_mhz: 1000.0,
+        page_table: PageTableConfig {
+            format: PageTableFormat::X86_64_4level,
+            page_size: PageSize::Size4K,
+        },
+        tlbs: vec![TlbConfig {
+            name: "T1".into(),
+            level: 1,
+            kind: TlbKind::Unified,
+            entries: 16,
+            ways: Ways::N(16),
+            index: IndexFn::LowBits,
+            replacement: ReplacementKind::Lru,
+            page_sizes: vec![PageSize::Size4K, PageSize::Size2M],
+            latency: 1,
+            shared: false,
+            lockable: 0,
+            tags: TagConfig::default(),
+            source: String::new(),
+        }],
+        walker: WalkerConfig {
+            latency: 3,
+            first_cache_level: 1,
+            pwcs: vec![],
+        },
+        caches: vec![],
+        memory: MemoryConfig {
+            bytes: 256 << 20,
+            latency: 100,
+            placement: Placement::Sequential,
+            source: String::new(),
+        },
+        timing: TimingConfig::default(),
+        virtualization: None,
+        technique: None,
+        source: String::new(),
+    }
+}

@@ -379,7 +379,51 @@ proptest! {
             serde_json::to_value(by_run.stats()).unwrap(),
             serde_json::to_value(by_access.stats()).unwrap()
         );
+        agrees_with_the_reference(&by_run, opts, (2, 2), |t| (t as usize, 0), &records, true).map_err(TestCaseError::fail)?;
     }
+}
+
+/// The reference model (`reference/`) of `cfg` run with `opts` over `records`, set up as the
+/// engine was: `spaces` address spaces, thread t in `bind(t)` = (space, hardware thread) for
+/// t in 0..`threads`; then, if `flush_after`, a flush of core 0's caches (which counts their
+/// dirty lines). The reference counterpart of a test comparing the engine with itself.
+fn reference_run(
+    cfg: &MachineConfig,
+    opts: RunOptions,
+    (spaces, threads): (usize, u32),
+    bind: impl Fn(u32) -> (usize, usize),
+    records: &[Record],
+    flush_after: bool,
+) -> Result<ReferenceModel, String> {
+    let mut r = ReferenceModel::machine(cfg, opts);
+    for _ in 0..spaces {
+        r.create_space()?;
+    }
+    for t in 0..threads {
+        let (space, cpu) = bind(t);
+        r.bind_thread(ThreadId(t), space, cpu);
+    }
+    r.run(records)?;
+    if flush_after {
+        r.event(Event::Flush {
+            core: CoreId(0),
+            what: flush::CACHES,
+        })?;
+    }
+    Ok(r)
+}
+
+/// `sys` (which ran `records` as `reference_run` sets up) ended as the reference did.
+fn agrees_with_the_reference(
+    sys: &System,
+    opts: RunOptions,
+    setup: (usize, u32),
+    bind: impl Fn(u32) -> (usize, usize),
+    records: &[Record],
+    flush_after: bool,
+) -> Result<(), String> {
+    let r = reference_run(&sys.config, opts, setup, bind, records, flush_after)?;
+    common::reference_difference(sys, &r)
 }
 
 /// A machine with one thread (0) bound to hardware thread 0 in a fresh address space.
@@ -416,7 +460,8 @@ fn agrees_record_by_record(
     }
     same_end_state(&by_run, &by_access)?;
     prop_assert_eq!(by_run.clock(0), by_access.clock(0));
-    Ok(())
+    agrees_with_the_reference(&by_run, opts, (1, 1), |_| (0, 0), records, true)
+        .map_err(TestCaseError::fail)
 }
 
 /// `by_run` and `by_access` ended in the same state (`common::end_state_difference`).
@@ -686,6 +731,7 @@ proptest! {
             }
         }
         same_end_state(&by_run, &by_record)?;
+        agrees_with_the_reference(&by_run, opts, (0, 0), |_| (0, 0), &records, false).map_err(TestCaseError::fail)?;
     }
 }
 
@@ -750,6 +796,8 @@ fn pair_stretches_ending_in_other_sizes_and_exhausted_memory_agree_with_access_b
                 }
             }
             assert!(run_error.is_some(), "memory runs out");
+            let r = reference_run(&cfg, opts, (1, 1), |_| (0, 0), &records, false);
+            assert!(r.is_err(), "the reference runs out of memory too");
             assert_eq!(run_error.map(|e| e.0), access_error.map(|e| e.0));
             // With 2 MiB pages, the 4 KiB fallbacks are what the TLBs end with.
             assert!(by_access
@@ -809,6 +857,7 @@ proptest! {
         let sizes = |sys: &System| sys.tlbs.iter().flat_map(|t| t.entries()).map(|e| e.size).collect::<std::collections::BTreeSet<_>>();
         prop_assume!(sizes(&by_access).len() == 2, "both page sizes in use");
         same_end_state(&by_run, &by_access)?;
+        agrees_with_the_reference(&by_run, opts, (1, 1), |_| (0, 0), &records, false).map_err(TestCaseError::fail)?;
     }
 }
 
@@ -1130,6 +1179,7 @@ proptest! {
             prop_assert_eq!(by_run.clock(cpu), by_access.clock(cpu), "clock of hardware thread {}", cpu);
         }
         prop_assert_eq!(by_run.os_stats(), by_access.os_stats());
+        agrees_with_the_reference(&by_run, opts, (2, threads), |t| (t as usize % 2, cpu_of(ThreadId(t))), &records, true).map_err(TestCaseError::fail)?;
     }
 }
 
@@ -1174,6 +1224,15 @@ fn agrees_with_the_timeline(
         assert_eq!(by_run.clock(cpu), by_access.clock(cpu), "{what}, cpu {cpu}");
     }
     assert_eq!(by_run.os_stats(), by_access.os_stats(), "{what}");
+    agrees_with_the_reference(
+        &by_run,
+        opts,
+        (spaces, threads),
+        |t| (t as usize % spaces, t as usize % 2),
+        records,
+        false,
+    )
+    .unwrap_or_else(|e| panic!("{what}, against the reference: {e}"));
     by_run
 }
 
@@ -1537,5 +1596,7 @@ fn a_slice_read_from_memory_agrees_with_access_by_access_and_with_run() {
             .run(&mut tlblab_trace::VecSource::new(records.clone()))
             .unwrap();
         common::end_state_difference(&by_slice, &by_run).unwrap_or_else(|e| panic!("{e}"));
+        agrees_with_the_reference(&by_slice, opts, (1, 1), |_| (0, 0), &records, false)
+            .unwrap_or_else(|e| panic!("against the reference: {e}"));
     }
 }

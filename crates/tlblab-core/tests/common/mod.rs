@@ -144,3 +144,93 @@ pub fn end_state_difference(by_run: &System, by_access: &System) -> Result<(), S
     }
     Ok(())
 }
+
+/// Where the engine `sys` and the reference model `r` (the same records run on both) ended
+/// differently: every counter of every core (`UnitStats` as the reference keeps it), every
+/// hardware thread's clock, the OS counters, every TLB instance's entries; Ok if nowhere.
+pub fn reference_difference(
+    sys: &System,
+    r: &tlblab_core::reference::ReferenceModel,
+) -> Result<(), String> {
+    use tlblab_core::reference::{RefCounters, RefEntry};
+    let four = |l: &tlblab_core::stats::LevelStats| [l.accesses, l.hits, l.misses, l.evictions];
+    let stats = sys.stats();
+    for (i, (u, mine)) in stats.cores.iter().zip(r.core_counters()).enumerate() {
+        let theirs = RefCounters {
+            references: u.references,
+            instr_references: u.instr_references,
+            tlb: u.tlb.iter().map(four).collect(),
+            walks: u.walks,
+            walk_refs: u.walk_refs,
+            walk_refs_by_source: u.walk_refs_by_source.clone(),
+            pwc_hits: u.pwc_hits,
+            walk_cycles: u.walk_cycles,
+            data_by_source: u.data_by_source.clone(),
+            cache: u.cache.iter().map(four).collect(),
+            page_faults: u.page_faults,
+            invalidations: u.invalidations,
+            cycles: u.cycles,
+        };
+        if theirs != mine {
+            return Err(format!(
+                "core {i} counters differ\n  engine:    {theirs:?}\n  reference: {mine:?}"
+            ));
+        }
+    }
+    let clocks: Vec<u64> = (0..sys.cpu_count()).map(|c| sys.clock(c)).collect();
+    if clocks != r.clocks() {
+        return Err(format!(
+            "clocks differ: engine {clocks:?}, reference {:?}",
+            r.clocks()
+        ));
+    }
+    let (os, ro) = (sys.os_stats(), r.os_counters());
+    let a = [
+        os.context_switches,
+        os.address_space_switches,
+        os.asid_rollovers,
+        os.tlb_flushes,
+        os.cache_flushes,
+        os.cache_flush_cycles,
+        os.migrations,
+        os.shootdowns,
+        os.ipis,
+        os.switch_cycles,
+    ];
+    let b = [
+        ro.context_switches,
+        ro.address_space_switches,
+        ro.asid_rollovers,
+        ro.tlb_flushes,
+        ro.cache_flushes,
+        ro.cache_flush_cycles,
+        ro.migrations,
+        ro.shootdowns,
+        ro.ipis,
+        ro.switch_cycles,
+    ];
+    if a != b {
+        return Err(format!("OS counters differ: engine {a:?}, reference {b:?}"));
+    }
+    let contents = r.tlb_contents();
+    for (i, t) in sys.tlbs.iter().enumerate() {
+        let entries: Vec<RefEntry> = t
+            .entries()
+            .map(|e| RefEntry {
+                vpn: e.vpn.0,
+                size: e.size,
+                pfn: e.pfn.0,
+                asid: e.asid.0,
+                hw_thread: e.hw_thread,
+                locked: e.locked,
+            })
+            .collect();
+        if entries != contents[i] {
+            return Err(format!(
+                "TLB {} ({i}) entries differ\n  engine:    {entries:?}\n  reference: {:?}",
+                t.config.name, contents[i]
+            ));
+        }
+    }
+    Ok(())
+}
