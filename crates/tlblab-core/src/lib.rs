@@ -11,7 +11,8 @@
 //! - `machine` — the machine description (serde), validated field by field.
 //! - `system` — the engine: cores on one timeline, the per-access path.
 //! - `stats` — counters per core, per thread, per level.
-//! - `reference` — a deliberately naive model the engine is checked against.
+//! - `reference` — a deliberately naive model of the whole machine the engine is checked against
+//!   (its own frame allocator and page-table geometry; docs/reference-model.md).
 //! - `tags` — the keys of a set-associative structure with one-byte fingerprints: a set's
 //!   search is one SSE2 compare (TLB levels, caches and page-walk caches share it).
 //! - `simd` — the host prefetch hint.
