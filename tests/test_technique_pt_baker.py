@@ -43,6 +43,11 @@ def test_the_cli_and_python_agree_and_show_the_helpers_counters():
     assert helper["references"] == 0 and helper["walks"] == 0
     text = cli("simulate", "--machine", "zen3", "--workload", GUPS, "--technique", tech)
     assert "technique pt_baker" in text.stdout and "pte_reads_from_l3" in text.stdout
+    # The text output gives the application's walk references by source beside the totals
+    # (a user-mode helper's own walks are in the totals).
+    assert "walk refs t0" in text.stdout and f"walk refs t{0xF000}" in text.stdout
+    row = next(ln.split() for ln in text.stdout.splitlines() if ln.startswith("memory "))
+    assert int(row[3]) == py.stats["threads"]["0"]["walk_refs_by_source"][-1]
 
 
 def test_the_application_walk_sources_change_only_where_the_helper_shares_a_cache():
