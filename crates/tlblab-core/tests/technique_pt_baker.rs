@@ -378,8 +378,15 @@ fn given_a_user_mode_helper_on_a_populated_range_then_its_core_tlb_holds_the_ran
     let (mem, l3, sys) = run_it(Some("pt_baker:mode=user,stride=8"));
     assert!(counter(&sys, "sweeps") >= 1, "the helper swept the range");
     assert!(counter(&sys, "pages_touched") >= pages / 8);
-    assert_eq!(counter(&sys, "pte_reads"), 0, "a user-mode helper reads no entry in software");
-    assert_eq!(mem, 0, "every walk reference of the range is served by a cache");
+    assert_eq!(
+        counter(&sys, "pte_reads"),
+        0,
+        "a user-mode helper reads no entry in software"
+    );
+    assert_eq!(
+        mem, 0,
+        "every walk reference of the range is served by a cache"
+    );
     assert!(
         l3 >= l3_base + mem_base,
         "what came from memory comes from the L3 (shadow tags of the helper's L2): {l3} vs {l3_base} + {mem_base}"
@@ -395,6 +402,9 @@ fn given_a_user_mode_helper_on_a_populated_range_then_its_core_tlb_holds_the_ran
             .entries()
             .filter(|e| range.contains(&e.vpn.0))
             .count();
-        assert!(n > 0, "TLB {t} of the helper's core holds pages of the range");
+        assert!(
+            n > 0,
+            "TLB {t} of the helper's core holds pages of the range"
+        );
     }
 }

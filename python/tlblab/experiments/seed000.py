@@ -10,6 +10,8 @@ Linux runs (§8) use `rr_migration`.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from functools import lru_cache
 
 import tlblab
@@ -175,7 +177,8 @@ def a17(quick: bool) -> dict[str, float]:
     return out
 
 
-HOST_PRESET = "docs/data/host-xeon-2vcpu.toml"
+# The host-like preset `tlblab probe` and sysfs gave on the development VM (docs/data/).
+HOST_PRESET = str(Path(__file__).resolve().parents[3] / "docs" / "data" / "host-xeon-2vcpu.toml")
 HOST_NS = (1, 4, 16, 64, 256, 1024, 4096)
 
 

@@ -15,6 +15,8 @@ footprints.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from typing import Any
 
 import tlblab
@@ -205,7 +207,8 @@ def pressure_virt(quick: bool) -> dict[str, float]:
     return out
 
 
-HOST_PRESET = "docs/data/host-xeon-2vcpu.toml"
+# The host-like preset `tlblab probe` and sysfs gave on the development VM (docs/data/).
+HOST_PRESET = str(Path(__file__).resolve().parents[3] / "docs" / "data" / "host-xeon-2vcpu.toml")
 
 
 def host_ptwarm_prediction(machine: str = HOST_PRESET, size_mib: int = 1024, passes: int = 3) -> dict[str, float]:
