@@ -169,9 +169,8 @@ impl Tables {
         let leaf = leaf_level(levels, size);
         for level in 1..=leaf {
             let key = (level, va >> levels[level - 1].shift);
-            if !self.tables.contains_key(&key) {
-                let base = frames.alloc(formats::table_page(&levels[level]))? << 12;
-                self.tables.insert(key, base);
+            if let std::collections::hash_map::Entry::Vacant(e) = self.tables.entry(key) {
+                e.insert(frames.alloc(formats::table_page(&levels[level]))? << 12);
             }
         }
         self.pages.insert((va >> size.shift(), size), frame);
@@ -446,8 +445,8 @@ impl ReferenceModel {
             SwitchPolicy::Auto => SwitchPolicy::FlushAll,
             p => p,
         };
-        let (nt, nc) = (config.tlbs.len(), caches.len().min(cache_cfgs.len()));
-        let nc = if opts.caches { cache_cfgs.len() } else { nc };
+        // Statistics list every configured level (no cache level when caches are off).
+        let (nt, nc) = (config.tlbs.len(), cache_cfgs.len());
         ReferenceModel {
             counters: vec![RefCounters::new(nt, nc); cpus.len()],
             core_os: vec![RefCounters::new(nt, nc); ncores],

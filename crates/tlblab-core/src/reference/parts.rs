@@ -161,7 +161,6 @@ pub(super) struct NaiveTlb {
 }
 
 impl NaiveTlb {
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(t: &crate::tlb::TlbConfig, seed: u64) -> NaiveTlb {
         let ways = match t.ways {
             crate::tlb::Ways::N(n) => n,
