@@ -4,7 +4,7 @@
 //! streams records from one to the other in bounded memory. Outputs are atomic (a failed
 //! conversion leaves nothing behind).
 
-use crate::champsim::{ChampSimSource, ChampSimWriter};
+use crate::champsim::{ChampSimOptions, ChampSimSource, ChampSimWriter};
 use crate::fileio::{sniff, AtomicOutput, Compression, Input};
 use crate::format::writer::Summary;
 use crate::format::{TraceReader, TraceWriter, WriterOptions};
@@ -134,11 +134,32 @@ pub fn open_source(
     path: &Path,
     fmt: Option<Format>,
 ) -> Result<(Box<dyn RecordSource + Send>, Value, Format), String> {
+    open_source_with(path, fmt, ChampSimOptions::default())
+}
+
+/// `open_source` with ChampSim import options; options other than the defaults on another
+/// format are an error naming the file and the format.
+pub fn open_source_with(
+    path: &Path,
+    fmt: Option<Format>,
+    champsim: ChampSimOptions,
+) -> Result<(Box<dyn RecordSource + Send>, Value, Format), String> {
     let fmt = match fmt {
         Some(f) => f,
         None => detect(path)?,
     };
     let name = path.display().to_string();
+    if fmt != Format::ChampSim && champsim != ChampSimOptions::default() {
+        let what = if !champsim.fetches {
+            "turning instruction fetches off"
+        } else {
+            "counting instructions (--warmup-instructions, --simulation-instructions)"
+        };
+        return Err(format!(
+            "{name}: {what} needs a ChampSim trace (this is a {} trace: use --warmup, --roi or --max-references, which count references)",
+            fmt.name()
+        ));
+    }
     Ok(match fmt {
         Format::Native => {
             let r = TraceReader::open(path).map_err(|e| e.message)?;
@@ -160,11 +181,19 @@ pub fn open_source(
         }
         Format::ChampSim => {
             let inp = Input::open(path)?;
-            let s = ChampSimSource::new(inp, &name);
+            let s = ChampSimSource::with_options(inp, &name, champsim);
             (
                 Box::new(Finishing {
                     src: s,
-                    finish: |s: &mut ChampSimSource<Input>| s.get_mut().finish(),
+                    // A stream ended at `--simulation-instructions` leaves the decompressor
+                    // unread: dropping the input stops it, and its exit is no error.
+                    finish: |s: &mut ChampSimSource<Input>| {
+                        if s.stopped_early {
+                            Ok(())
+                        } else {
+                            s.get_mut().finish()
+                        }
+                    },
                     finished: false,
                 }),
                 json!({}),

@@ -57,6 +57,12 @@ pub mod flush {
     pub const CACHES: u8 = 2;
 }
 
+/// The region a `PhaseBegin` names to end the warm-up and begin the region of interest: the
+/// engine snapshots every counter there and reports the difference (`System::begin_roi`).
+/// Readers of instruction traces mark it after their warm-up instructions (ChampSim's
+/// `--warmup-instructions`, `champsim::ChampSimOptions`); it is no phase of its own.
+pub const ROI_REGION: u32 = u32::MAX;
+
 /// Something that happened between accesses.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]

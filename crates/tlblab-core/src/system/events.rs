@@ -258,6 +258,9 @@ impl System {
             }
             Event::JobEnd { task, job } => self.job_end(task, job, None)?,
             Event::Region { .. } => {}
+            Event::PhaseBegin {
+                region: tlblab_trace::record::ROI_REGION,
+            } => self.begin_roi(),
             Event::PhaseBegin { region } => self.phase_begin(region),
             Event::PhaseEnd { region } => self.phase_end(region)?,
             Event::TlbLock {
