@@ -209,6 +209,10 @@ pub(crate) struct PwcRef {
     pub(crate) pwc: usize,
     pub(crate) level: usize,
     pub(crate) shift: u32,
+    /// The page-table level a walk starts at when this cache hits, whose table's node the
+    /// cache holds: `level + 1` (the next table), or `level` under `PwcRestart::AtHitLevel`
+    /// (the level's own table, whose entry the walk reads again).
+    pub(crate) start: usize,
 }
 
 /// A hardware thread: a clock on the timeline, bound to a core.
@@ -425,10 +429,13 @@ impl System {
             let levels = config.page_table.format.levels();
             for p in &config.walker.pwcs {
                 pwcs.push(Pwc::new(p.clone(), seed ^ ((core as u64) << 24)));
+                let restart_at_hit =
+                    config.walker.pwc_restart == crate::machine::PwcRestart::AtHitLevel;
                 my_pwcs.push(PwcRef {
                     pwc: pwcs.len() - 1,
                     level: p.level,
                     shift: levels[p.level].shift,
+                    start: p.level + usize::from(!restart_at_hit),
                 });
             }
             my_pwcs.sort_by_key(|r| std::cmp::Reverse(r.level));
