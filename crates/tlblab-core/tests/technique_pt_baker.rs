@@ -90,6 +90,7 @@ fn zen3_like(cores: usize, l3_group: usize) -> MachineConfig {
                     source: String::new(),
                 },
             ],
+            pwc_restart: Default::default(),
         },
         caches: vec![
             cache("L1D", 1, 32 << 10, 8, 4, false),
