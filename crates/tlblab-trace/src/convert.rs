@@ -170,11 +170,14 @@ pub fn open_source_with(
             let inp = Input::open(path)?;
             let s = LackeySource::new(inp, &name);
             (
-                Box::new(Finishing {
-                    src: s,
-                    finish: |s: &mut LackeySource<Input>| s.get_mut().finish(),
-                    finished: false,
-                }),
+                decode_thread(
+                    path,
+                    Box::new(Finishing {
+                        src: s,
+                        finish: |s: &mut LackeySource<Input>| s.get_mut().finish(),
+                        finished: false,
+                    }),
+                )?,
                 json!({}),
                 fmt,
             )
@@ -183,23 +186,39 @@ pub fn open_source_with(
             let inp = Input::open(path)?;
             let s = ChampSimSource::with_options(inp, &name, champsim);
             (
-                Box::new(Finishing {
-                    src: s,
-                    // A stream ended at `--simulation-instructions` leaves the decompressor
-                    // unread: dropping the input stops it, and its exit is no error.
-                    finish: |s: &mut ChampSimSource<Input>| {
-                        if s.stopped_early {
-                            Ok(())
-                        } else {
-                            s.get_mut().finish()
-                        }
-                    },
-                    finished: false,
-                }),
+                decode_thread(
+                    path,
+                    Box::new(Finishing {
+                        src: s,
+                        // A stream ended at `--simulation-instructions` leaves the decompressor
+                        // unread: dropping the input stops it, and its exit is no error.
+                        finish: |s: &mut ChampSimSource<Input>| {
+                            if s.stopped_early {
+                                Ok(())
+                            } else {
+                                s.get_mut().finish()
+                            }
+                        },
+                        finished: false,
+                    }),
+                )?,
                 json!({}),
                 fmt,
             )
         }
+    })
+}
+
+/// A compressed input is read on a thread of its own (`Threaded`): the decompressor and the
+/// decoding overlap with whatever consumes the records (the engine, a converter).
+fn decode_thread(
+    path: &Path,
+    source: Box<dyn RecordSource + Send>,
+) -> Result<Box<dyn RecordSource + Send>, String> {
+    Ok(if sniff(path)?.0 == Compression::None {
+        source
+    } else {
+        Box::new(crate::threaded::Threaded::new(source))
     })
 }
 
