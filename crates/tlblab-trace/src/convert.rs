@@ -48,6 +48,8 @@ fn stem_lower(path: &Path) -> String {
         .unwrap_or_default();
     s.trim_end_matches(".xz")
         .trim_end_matches(".gz")
+        .trim_end_matches(".bz2")
+        .trim_end_matches(".zst")
         .to_string()
 }
 
