@@ -75,6 +75,7 @@ def run_champsim(binary: str, trace: Path, warmup: int, simulation: int) -> dict
     if p.returncode != 0:
         raise SystemExit(f"{binary} failed on {trace}:\n{p.stderr[-2000:]}")
     seconds = time.perf_counter() - t0
+    trace.with_suffix(".champsim-output.txt").write_text(p.stdout)
     # The region of interest's statistics follow "Region of Interest Statistics".
     roi = p.stdout[p.stdout.index("Region of Interest Statistics"):]
     counts = {}
