@@ -36,6 +36,22 @@ def table1(quick: bool) -> dict[str, float]:
     return out
 
 
+def table1_proc(quick: bool) -> dict[str, float]:
+    """Table 1's process-creation rows: fork, fork+exec and system() latency per round,
+    original against fast kernel (proc_create; its path lengths are calibrated on 20 rounds of
+    fork and exec and 2 of shell, the quick sizes)."""
+    out: dict[str, float] = {}
+    for name, mode, rounds in (("fork", 0, 20 if quick else 60), ("exec", 1, 20 if quick else 60),
+                               ("shell", 2, 2 if quick else 6)):
+        w = f"proc_create:mode={mode},rounds={rounds}"
+        orig = _cycles(w, None) / rounds / MHZ
+        fast = _cycles(w, LINUX) / rounds / MHZ
+        out[f"{name}/original"] = orig
+        out[f"{name}/fast"] = fast
+        out[f"{name}/ratio"] = orig / fast
+    return out
+
+
 def _per_switch(procs: int, rounds: int, technique: str | None) -> float:
     """lmbench lat_ctx's figure: time per token pass less the time per pass of one process
     passing the token to itself (the pipe calls without a switch), in us."""
