@@ -139,8 +139,27 @@ def _ghz(r: ProbeResult) -> float:
     return 4.0 / hit
 
 
-def host_machine(r: ProbeResult, base: str = "zen3") -> dict[str, Any]:
-    """A machine description for the simulator: `base` preset with the measured TLB values.
+def default_base(r: ProbeResult) -> str:
+    """The preset whose unmeasured fields a host machine keeps: zen3-virt (nested paging: every
+    guest walk reference and the final address go through a host walk, seed 001 §2.2.4) when the
+    probe ran in a VM (CPUID's hypervisor signature, or the `hypervisor` flag of /proc/cpuinfo),
+    else zen3. A guest's walks are two-dimensional; a preset without them underestimated the
+    probe's own chase by 42-82% past the L2 DTLB's reach (docs/probe.md, --validate)."""
+    if r.raw.get("cpuid", {}).get("hypervisor"):
+        return "zen3-virt"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return "zen3-virt" if " hypervisor" in line else "zen3"
+    except OSError:
+        pass
+    return "zen3"
+
+
+def host_machine(r: ProbeResult, base: str | None = None) -> dict[str, Any]:
+    """A machine description for the simulator: `base` preset (default: `default_base`) with the
+    measured TLB values.
 
     Measured: L1/L2 DTLB entries (and L1 associativity, L2 ways), L1/L2 ITLB entries when their
     confidence is not "unclear", the L2-hit latency, the core clock estimate. Everything else
@@ -148,6 +167,7 @@ def host_machine(r: ProbeResult, base: str = "zen3") -> dict[str, Any]:
     """
     from tlblab import machine_config
 
+    base = base or default_base(r)
     m = machine_config(base)
     ghz = _ghz(r)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -192,7 +212,7 @@ def host_machine(r: ProbeResult, base: str = "zen3") -> dict[str, Any]:
     return m
 
 
-def host_toml(r: ProbeResult, base: str = "zen3") -> str:
+def host_toml(r: ProbeResult, base: str | None = None) -> str:
     """`host_machine` as TOML text (the format of presets/*.toml)."""
     from tlblab import machine_toml
 

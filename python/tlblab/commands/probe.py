@@ -13,7 +13,8 @@ def register(sub) -> None:
     p.add_argument("--quick", action="store_true", help="fewer repetitions and strides (≤ 20 s instead of ≤ 2 min)")
     p.add_argument("--json", action="store_true", help="print the full report as JSON instead of the summary")
     p.add_argument("--out", metavar="HOST.toml", help="write a machine preset with the measured values")
-    p.add_argument("--base", default="zen3", help="preset whose unmeasured fields --out keeps (default: zen3)")
+    p.add_argument("--base", help="preset whose unmeasured fields --out keeps (default: zen3-virt in a VM, whose "
+                                  "walks are two-dimensional, else zen3)")
     p.add_argument("--validate", action="store_true",
                    help="simulate the probe's pointer chase on the measured preset; print measured vs simulated")
     p.add_argument("--plot", metavar="PNG", default="probe-validate.png",
