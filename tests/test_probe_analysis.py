@@ -116,3 +116,21 @@ def test_validate_without_a_sweep_is_a_user_error():
 
     with pytest.raises(UserError, match="--validate"):
         validate(_report(), "zen3")
+
+
+def test_a_probe_run_in_a_vm_writes_a_preset_with_nested_walks(tmp_path, monkeypatch):
+    import tlblab.probe as tp
+
+    r = _report()
+    r.raw["cpuid"] = {"hypervisor": "KVMKVMKVM"}
+    assert tp.default_base(r) == "zen3-virt"
+    assert tp.host_machine(r)["virtualization"] is not None
+    # CPUID without a signature: the cpuinfo flag decides.
+    r.raw["cpuid"] = {"hypervisor": None}
+    info = tmp_path / "cpuinfo"
+    monkeypatch.setattr(tp, "_CPUINFO", str(info))
+    info.write_text("processor : 0\nflags : fpu vme hypervisor avx\n")
+    assert tp.default_base(r) == "zen3-virt"
+    info.write_text("processor : 0\nflags : fpu vme avx\n")
+    assert tp.default_base(r) == "zen3"
+    assert tp.host_machine(r).get("virtualization") is None

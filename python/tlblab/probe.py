@@ -139,6 +139,9 @@ def _ghz(r: ProbeResult) -> float:
     return 4.0 / hit
 
 
+_CPUINFO = "/proc/cpuinfo"
+
+
 def default_base(r: ProbeResult) -> str:
     """The preset whose unmeasured fields a host machine keeps: zen3-virt (nested paging: every
     guest walk reference and the final address go through a host walk, seed 001 §2.2.4) when the
@@ -148,7 +151,7 @@ def default_base(r: ProbeResult) -> str:
     if r.raw.get("cpuid", {}).get("hypervisor"):
         return "zen3-virt"
     try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
+        with open(_CPUINFO, encoding="utf-8") as f:
             for line in f:
                 if line.startswith("flags"):
                     return "zen3-virt" if " hypervisor" in line else "zen3"
