@@ -134,3 +134,19 @@ def test_a_probe_run_in_a_vm_writes_a_preset_with_nested_walks(tmp_path, monkeyp
     info.write_text("processor : 0\nflags : fpu vme avx\n")
     assert tp.default_base(r) == "zen3"
     assert tp.host_machine(r).get("virtualization") is None
+
+
+def test_a_set_associative_first_level_keeps_its_measured_ways():
+    from tlblab.probe import host_machine
+
+    r = _report(l1=97)
+    for m in r.raw["summary"]:
+        if m["name"] == "L1 DTLB associativity":
+            m["note"], m["confidence"] = "6-way, 16 sets, set = VPN bits [0, 1, 2, 3]", "medium"
+            break
+    else:
+        r.raw["summary"].append({"name": "L1 DTLB associativity", "value": None, "unit": "", "spread": None,
+                                 "confidence": "medium", "cpuid": None, "disagrees": False,
+                                 "note": "6-way, 16 sets, set = VPN bits [0, 1, 2, 3]"})
+    tlb = {(t["kind"], t["level"]): t for t in host_machine(r)["tlb"]}
+    assert (tlb[("data", 1)]["entries"], tlb[("data", 1)]["ways"]) == (96, 6)

@@ -195,6 +195,10 @@ def host_machine(r: ProbeResult, base: str | None = None) -> dict[str, Any]:
         assoc = r.measured("L1 DTLB associativity") if key == ("data", 1) else None
         if assoc is not None and assoc["note"].startswith("fully associative"):
             ways = "full"
+        l1_ways = (re.match(r"(\d+)-way, \d+ sets", assoc["note"])
+                   if assoc is not None and assoc["confidence"] != "unclear" else None)
+        if l1_ways:
+            ways = int(l1_ways.group(1))  # e.g. the Intel VM's 6-way, 16 sets (96 entries)
         org = r.measured("L2 DTLB organisation") if key == ("data", 2) else None
         org_ways = re.match(r"(\d+)-way", org["note"]) if org and org["confidence"] != "unclear" else None
         if org_ways:
