@@ -63,7 +63,6 @@ pub fn data_levels(
         if levels.last().is_some_and(|l| k.lo < l.entries) {
             continue;
         }
-        let k = &widen_to_ramp_end(k, &rows);
         // Room for the whole fine scan (it reaches 1.4× the knee; the chains clamp N to their size).
         let hi = ((k.hi as f64) * 1.4).ceil() as usize + 8;
         let mut t = 0u64;
@@ -130,42 +129,6 @@ pub fn data_levels(
     LevelsResult {
         sweep: rows,
         levels,
-    }
-}
-
-/// A knee whose rise goes on past its bracket: its upper end moved to where the coarse sweep's
-/// envelope stops rising (a grid step adding less than a quarter of the knee's own rise), at most
-/// twice the bracket's end, when the bracket holds under 40% of that climb.
-///
-/// Why: a knee spans at most 2 grid steps (`KneeParams::max_steps`), so a level whose excess
-/// climbs over an octave or more is bracketed by the start of its climb, and the fine scan (to
-/// 1.4× the bracket) ended half-way up. On the Intel host (a Golden Cove-class VM, 2048-entry
-/// STLB) under load 11 the climb ran from ≈ 1700 to ≈ 2700 pages; a `--quick` scan of the bracket
-/// 1218-1722 stopped at 2390, below the top, and its trials read 1803-1867 (−9%), a full run's
-/// scan to 2950 read 1840-2155.
-pub fn widen_to_ramp_end(k: &Knee, rows: &[SweepRow]) -> Knee {
-    let step = (k.after - k.before).max(0.0);
-    let Some(mut i) = rows.iter().position(|r| r.n == k.hi) else {
-        return *k;
-    };
-    while i + 1 < rows.len()
-        && rows[i + 1].n <= 2 * k.hi
-        && rows[i + 1].floor() - rows[i].floor() >= 0.25 * step
-    {
-        i += 1;
-    }
-    // Only when the bracket holds under 40% of the whole climb: the fine scan to 1.4× the
-    // bracket then ends well below the top. A level whose bracket holds about half of its climb
-    // (the Cortex-A7 preset's 2-way L2: 2.6 → 7.1 ns of 2.6 → 11.3) is scanned as before; widened,
-    // its trials' tangents moved to the climb's later, steeper part (283 for 256 + 10).
-    let climb = rows[i].floor() - k.before;
-    if i == 0 || rows[i].n == k.hi || step >= 0.4 * climb {
-        return *k;
-    }
-    Knee {
-        hi: rows[i].n,
-        after: rows[i].floor().max(k.after),
-        ..*k
     }
 }
 
@@ -341,85 +304,5 @@ fn push_hidden(
             capacity: None,
         });
         confs.push(Confidence::Medium);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::stats::Summary;
-
-    fn row(n: usize, excess: f64) -> SweepRow {
-        SweepRow {
-            n,
-            test: Summary::of(&[1.0 + excess]),
-            control: Summary::of(&[1.0]),
-            excess: Summary::of(&[excess]),
-            test_low: 1.0 + excess,
-            control_low: 1.0,
-        }
-    }
-
-    /// The Intel host's coarse envelope (quick run 2, load 11): a climb from ≈ 1700 to ≈ 2900 pages
-    /// whose knee was bracketed 1218-1722.
-    #[test]
-    fn a_knee_on_a_long_climb_is_widened_to_where_the_climb_ends() {
-        let rows: Vec<SweepRow> = [
-            (1056, 1.7),
-            (1218, 1.7),
-            (1722, 3.4),
-            (2112, 6.8),
-            (2435, 11.0),
-            (2896, 13.1),
-            (3444, 13.4),
-        ]
-        .iter()
-        .map(|&(n, e)| row(n, e))
-        .collect();
-        let k = Knee {
-            lo: 1218,
-            hi: 1722,
-            before: 1.7,
-            after: 3.4,
-            rel_jump: 0.6,
-            snr: 6.0,
-        };
-        let w = widen_to_ramp_end(&k, &rows);
-        assert_eq!((w.lo, w.hi), (1218, 2896));
-        assert!((w.after - 13.1).abs() < 1e-9);
-        // A sharp step (an LRU level) stays as it was: the next grid step adds nothing.
-        let sharp: Vec<SweepRow> = [(54, 0.0), (66, 0.1), (76, 2.0), (91, 2.05)]
-            .iter()
-            .map(|&(n, e)| row(n, e))
-            .collect();
-        let k1 = Knee {
-            lo: 66,
-            hi: 76,
-            before: 0.1,
-            after: 2.0,
-            rel_jump: 1.0,
-            snr: 9.0,
-        };
-        assert_eq!(widen_to_ramp_end(&k1, &sharp).hi, 76);
-        // A bracket holding half of a longer climb is kept (the Cortex-A7 preset's L2).
-        let half: Vec<SweepRow> = [
-            (215, 2.55),
-            (264, 3.74),
-            (304, 7.05),
-            (362, 10.58),
-            (431, 11.27),
-        ]
-        .iter()
-        .map(|&(n, e)| row(n, e))
-        .collect();
-        let k2 = Knee {
-            lo: 215,
-            hi: 304,
-            before: 2.55,
-            after: 7.05,
-            rel_jump: 1.0,
-            snr: 9.0,
-        };
-        assert_eq!(widen_to_ramp_end(&k2, &half).hi, 304);
     }
 }
