@@ -71,6 +71,13 @@ def test_given_the_quick_study_when_the_report_is_opened_then_every_section_plot
         assert art.locator("svg.plot").count() == 1, f"{r.name} has its plot"
         assert art.locator("table.verdicts td[data-col=holds]").count() == len(r.criteria)
     assert page.locator("#engine svg.plot").count() == 1
+    # A miss-curve figure per workload of the table, its points in the CSV beside it.
+    art = page.locator('#curves article.curve[data-workload^="random"]')
+    assert art.locator("svg.plot").count() == 1
+    curves = pd.read_csv(report / "report" / "data" / "miss_curves.csv")
+    assert set(curves["level"]) == {"L1D", "L2D"}
+    full = curves[(curves["level"] == "L1D")].set_index("entries")["miss_ratio"]
+    assert full.is_monotonic_decreasing, "LRU's inclusion property: more entries never miss more"
 
     # The engine's table: a number on the page is the one in its CSV.
     engine = pd.read_csv(report / "report" / "data" / "engine_summary.csv")

@@ -43,6 +43,11 @@ def test_the_cli_and_python_agree_and_show_the_helpers_counters():
     assert helper["references"] == 0 and helper["walks"] == 0
     text = cli("simulate", "--machine", "zen3", "--workload", GUPS, "--technique", tech)
     assert "technique pt_baker" in text.stdout and "pte_reads_from_l3" in text.stdout
+    # The text output gives the application's walk references by source beside the totals
+    # (a user-mode helper's own walks are in the totals).
+    assert "walk refs t0" in text.stdout and f"walk refs t{0xF000}" in text.stdout
+    row = next(ln.split() for ln in text.stdout.splitlines() if ln.startswith("memory "))
+    assert int(row[3]) == py.stats["threads"]["0"]["walk_refs_by_source"][-1]
 
 
 def test_the_application_walk_sources_change_only_where_the_helper_shares_a_cache():
@@ -60,3 +65,19 @@ def test_a_bad_parameter_is_one_line_and_exit_2():
         assert out.returncode == 2, (bad, out.stderr)
         assert out.stderr.strip().count("\n") == 0 and word in out.stderr, out.stderr
         assert "Traceback" not in out.stderr
+
+
+def test_the_host_prediction_runs_the_helper_over_the_chase_it_is_given():
+    # `chase` announces no Region: host_ptwarm_prediction names the range, so every helper
+    # variant warms the chase's PTEs (its DRAM walk references per access fall to almost none)
+    # on a host-like preset whose L3 (4 MiB here) the 256 MiB chase outgrows.
+    from tlblab.experiments import seed001
+
+    m = tlblab.machine_config(seed001.HOST_PRESET)
+    for c in m["cache"]:
+        if c["level"] == 3:
+            c["size"], c["ways"] = 4 << 20, 16
+    r = seed001.host_ptwarm_prediction(m, size_mib=256, passes=2)
+    assert r["none/dram_walk_refs_per_access"] > 0.01
+    for v in ("touch", "prefetch", "mincore"):
+        assert r[f"{v}/dram_walk_refs_per_access"] < r["none/dram_walk_refs_per_access"] / 10, v

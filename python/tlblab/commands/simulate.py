@@ -66,7 +66,16 @@ def run(args) -> int:
         print(f"walks {t['walks']}, walk references {t['walk_refs']}, page-walk-cache hits {t['pwc_hits']}, "
               f"first-touch page faults {t['page_faults']}")
         rows = [[src, w, d] for src, w, d in zip(r.stats["sources"], t["walk_refs_by_source"], t["data_by_source"])]
-        print(format_table(["served by", "walk refs", "data refs"], rows))
+        head = ["served by", "walk refs", "data refs"]
+        threads = r.stats.get("threads", {})
+        if r.technique and len(threads) > 1:
+            # A technique with threads of its own (seed 001's helper, its stressors): the totals
+            # mix theirs with the records', so each thread's walk references get a column.
+            for tid in sorted(threads, key=int)[:8]:
+                head.append(f"walk refs t{tid}")
+                for row, n in zip(rows, threads[tid]["walk_refs_by_source"]):
+                    row.append(n)
+        print(format_table(head, rows))
         if not args.no_caches and r.stats["cache_levels"]:
             print(format_table(["cache level", "accesses", "hits", "misses", "evictions", "miss rate"],
                                _level_rows(r.stats["cache_levels"], t["cache"])))

@@ -10,6 +10,8 @@ Linux runs (§8) use `rr_migration`.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from functools import lru_cache
 
 import tlblab
@@ -172,4 +174,47 @@ def a17(quick: bool) -> dict[str, float]:
         out[f"nomig/p{p}"] = no
         out[f"mig/p{p}"] = mi
         out[f"delta/p{p}"] = no - mi
+    return out
+
+
+# The host-like preset `tlblab probe` and sysfs gave on the development VM (docs/data/).
+HOST_PRESET = str(Path(__file__).resolve().parents[3] / "docs" / "data" / "host-xeon-2vcpu.toml")
+HOST_NS = (1, 4, 16, 64, 256, 1024, 4096)
+
+
+def host_migrate_prediction(machine: str = HOST_PRESET, ns=HOST_NS, strides=(4096, 69632),
+                            iterations: int = 3, offset: int = 0) -> dict[str, float]:
+    """The model's prediction for `tlblab host migrate --quick` (migrate_bench: touch N pages at a
+    stride on CPU A, migrate to B, re-touch them, without and with re-warming) on a host-like
+    preset: the `migration_4k` benchmark with `stride` and N pages, without the technique (`dep`:
+    the second access after the migration) and with `tlb_migration:interface=pld_direct` (the
+    nearest of the seed's restores to libtlbmig's prefetch of each registered page: a walk, a TLB
+    fill and a line preload per page; `rewarm+dep` = its restore + its second access). The save is
+    left out: libtlbmig keeps the list the application registered and reads no TLB (its check is
+    ~1 ns), while the seed's save reads the TLB. `offset` 0 (default): the preloaded line is the
+    one re-touched, as libtlbmig prefetches the registered lines (64: the seed's benchmark, whose
+    pld warms the page's first 64 bytes and whose accesses are past them). Returns, in cycles per pass,
+    {S/N/dep, S/N/rewarm+dep, S/N/gain (dep / rewarm+dep)} and S/first_win_n (the first N from
+    which re-warming wins at every larger N; 0 when it never does)."""
+    out: dict[str, float] = {}
+    for s in strides:
+        wins = []
+        for n in ns:
+            wl = f"migration_4k:pages={n},stride={s},iterations={iterations},offset={offset}"
+            off = tlblab.simulate(machine, wl).phase_frame()
+            on_r = tlblab.simulate(machine, wl, technique="tlb_migration:interface=pld_direct")
+            on = on_r.phase_frame()
+            c = on_r.technique["counters"]
+            dep = _mean(off[off["name"] == "second_access"]["cycles"])
+            rew = _mean(on[on["name"] == "second_access"]["cycles"]) + c["restore_cycles"] / max(c["restores"], 1)
+            out[f"{s}/{n}/dep"] = dep
+            out[f"{s}/{n}/rewarm+dep"] = rew
+            out[f"{s}/{n}/gain"] = dep / rew if rew else 0.0
+            wins.append(rew < dep)
+        first = 0
+        for n, w in zip(reversed(ns), reversed(wins)):
+            if not w:
+                break
+            first = n
+        out[f"{s}/first_win_n"] = float(first)
     return out

@@ -15,6 +15,8 @@ footprints.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from typing import Any
 
 import tlblab
@@ -202,4 +204,40 @@ def pressure_virt(quick: bool) -> dict[str, float]:
             out[f"{setting}/max/{mode}/speedup"] = max(
                 v for k, v in out.items() if k.startswith(f"{setting}/") and k.endswith(f"/{mode}/speedup")
                 and "/max/" not in k)
+    return out
+
+
+# The host-like preset `tlblab probe` and sysfs gave on the development VM (docs/data/).
+HOST_PRESET = str(Path(__file__).resolve().parents[3] / "docs" / "data" / "host-xeon-2vcpu.toml")
+
+
+def host_ptwarm_prediction(machine: str = HOST_PRESET, size_mib: int = 1024, passes: int = 3) -> dict[str, float]:
+    """The model's prediction for `tlblab host ptwarm --quick`'s dependent chase (ptwarm_bench `dep`:
+    a random cyclic chase over every 4 KiB page of a `size_mib` region, one line per page) on a
+    host-like preset: the application's cycles per access in the last pass (the first ones populate
+    the region and fill the caches: the difference of two runs cut `passes - 1` and `passes` passes
+    in), with no helper and with the helper as `touch` (user mode, a load every 8 pages), `prefetch`
+    and `mincore` (kernel mode: the kernel reads every PTE, §4.3; stride 1 as mincore reads them all).
+    Returns {variant: cycles per access, variant/change_pct: the speedup over none in percent}."""
+    pages = size_mib * 256
+    wl = lambda n: f"chase:pages={pages},accesses={n * pages},stride=4096"  # noqa: E731
+    # `chase` announces no Region: the helper is given the chase's range (its default base).
+    rng = f"range=0x60000000:{size_mib}M"
+    variants = {
+        "none": None,
+        "touch": f"pt_baker:mode=user,stride=8,{rng}",
+        "prefetch": f"pt_baker:mode=prefetch,stride=8,{rng}",
+        "mincore": f"pt_baker:mode=kernel,stride=1,{rng}",
+    }
+    out: dict[str, float] = {}
+    for name, tech in variants.items():
+        a = _app(tlblab.simulate(machine, wl(passes - 1), technique=tech))
+        b = _app(tlblab.simulate(machine, wl(passes), technique=tech))
+        out[name] = (b["cycles"] - a["cycles"]) / (b["references"] - a["references"])
+        out[f"{name}/dram_walk_refs_per_access"] = (
+            (b["walk_refs_by_source"][-1] - a["walk_refs_by_source"][-1]) / (b["references"] - a["references"]))
+        out[f"{name}/dram_data_per_access"] = (
+            (b["data_by_source"][-1] - a["data_by_source"][-1]) / (b["references"] - a["references"]))
+    for name in variants:
+        out[f"{name}/change_pct"] = 100.0 * (out["none"] / out[name] - 1.0)
     return out

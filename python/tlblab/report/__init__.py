@@ -41,6 +41,7 @@ class Study:
     engine_summary: Any = None                           # DataFrame: summary.csv of the table
     engine_levels: Any = None                            # DataFrame: levels.csv
     engine_failures: list[str] = field(default_factory=list)
+    curves: list | None = None                           # tlblab.report.curves.WorkloadCurves
     host: list[HostRun] | None = None                    # None: --host not given
     timings: list[dict[str, Any]] = field(default_factory=list)
     quick: bool = False
@@ -107,6 +108,9 @@ def build(study: Study, out: str | Path) -> Path:
 
     nav.append(("engine", "The engine's own table"))
     body.append(_engine(study, data_dir))
+    if study.curves is not None:
+        nav.append(("curves", "Miss curves"))
+        body.append(_curves(study.curves, data_dir))
     if study.host is not None:
         nav.append(("host", "This host"))
         body.append(_host(study.host, data_dir))
@@ -187,6 +191,43 @@ def _engine(study: Study, data_dir: Path) -> str:
         parts.append(page.links(lfiles, "one row per TLB level"))
     for f in study.engine_failures:
         parts.append(f'<p class="error">not run: {page.esc(f)}</p>')
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _curves(curves: list, data_dir: Path) -> str:
+    import pandas as pd
+
+    parts = ['<section id="curves"><h2>Miss curves</h2>',
+             "<p>Each workload of the engine's table: the misses of its first data TLB level at every "
+             "size (fully associative LRU, exact, from one pass), and of the second data level with "
+             "the first fixed at the preset's geometry. A dashed line marks the preset's own size. "
+             "The same curves, for any level, set count and trace: <code>tlblab curve</code> "
+             "(docs/curves.md).</p>"]
+    points = [p for c in curves for p in c.points]
+    if points:
+        files = write_table(pd.DataFrame(points), data_dir, "miss_curves")
+        parts.append(page.links(files, "every point drawn (a geometric grid of sizes)"))
+    for c in curves:
+        cid = f"curve-{page.slug(c.workload)}"
+        parts.append(f'<article id="{cid}" class="curve" data-workload="{page.esc(c.workload)}">')
+        parts.append(f"<h3><code>{page.esc(c.workload)}</code></h3>")
+        if c.error:
+            parts.append(f'<p class="error">not drawn: {page.esc(c.error)}</p></article>')
+            continue
+        series: dict[str, list[tuple[float, float]]] = {}
+        refs = {}
+        for lvl in c.levels:
+            pts = [(p["entries"], p["miss_ratio"]) for p in c.points if p["level"] == lvl]
+            label = lvl if lvl == c.levels[0] else f"{lvl} ({c.levels[0]} fixed)"
+            series[label] = pts
+            refs[lvl] = next((p["references"] for p in c.points if p["level"] == lvl), 0)
+        svg = plots.lines(series, f"{c.workload} on {c.machine}", "entries (fully associative LRU)",
+                          "miss ratio", f"plot-{cid}", logx=True,
+                          marks={f"{lvl}: {n}": n for lvl, n in c.preset_entries.items()})
+        reached = ", ".join(f"{lvl}: {n:,} references" for lvl, n in refs.items())
+        parts.append(page.figure(svg, f"References that reached each level: {reached}. {c.seconds:.1f} s."))
+        parts.append("</article>")
     parts.append("</section>")
     return "\n".join(parts)
 

@@ -143,8 +143,9 @@ def grouped_bars(frame, group: str, bar: str, value: str, title: str, xlabel: st
 
 
 def lines(series: dict[str, list[tuple[float, float]]], title: str, xlabel: str, ylabel: str, prefix: str,
-          logx: bool = False) -> str | None:
-    """Plain curves (the host measurements: ns per pass against pages)."""
+          logx: bool = False, marks: dict[str, float] | None = None) -> str | None:
+    """Plain curves (the host measurements: ns per pass against pages; miss curves); `marks`
+    draws a dashed vertical line at each x it names (a preset's own size)."""
     plt = _mpl()
     if not series:
         return None
@@ -152,6 +153,8 @@ def lines(series: dict[str, list[tuple[float, float]]], title: str, xlabel: str,
     for i, (name, pts) in enumerate(series.items()):
         if pts:
             ax.plot(*zip(*pts), "-o", ms=3, color=f"C{i % 10}", label=name)
+    for j, (name, x) in enumerate((marks or {}).items()):
+        ax.axvline(x, ls="--", lw=0.8, color="0.4" if j == 0 else "0.65", label=name)
     if logx:
         ax.set_xscale("log", base=2)
     if _log_worthy([y for pts in series.values() for _, y in pts]):

@@ -128,6 +128,24 @@ class _Tee(io.TextIOBase):
             st.flush()
 
 
+def curves(args) -> list:
+    """The miss curves of each workload of the engine's table, on zen3 when the table runs it
+    (the default preset), else on the table's first machine (tlblab.report.curves)."""
+    from tlblab.commands import study as cmd
+    from tlblab.report.curves import workload_curves
+
+    machines, specs, _ = cmd._check_input(args)
+    machine = "zen3" if "zen3" in machines else machines[0]
+    out = []
+    bar = _bar(len(specs), "miss curves")
+    for spec in specs:
+        bar.set_postfix_str(spec.split(":")[0])
+        out.append(workload_curves(machine, spec))
+        bar.update(1)
+    bar.close()
+    return out
+
+
 def host(quick: bool, out: Path) -> list[HostRun]:
     """Each host measurement in its own process (`tlblab ... --json`), its JSON kept beside the
     report; one that fails (no runtime build, a CPU it may not use) is shown with its message."""
@@ -195,6 +213,11 @@ def run(args, engine_table: Callable[[Any], int]) -> int:
     if eng:
         study.engine_summary, study.engine_levels, study.engine_failures, st = eng
         status = status or st
+    def do_curves():
+        c = curves(args)
+        return c, f"{len(c)} workloads on {c[0].machine if c else '-'}, {sum(bool(x.error) for x in c)} not drawn"
+
+    study.curves = timed("miss curves", do_curves)
     if getattr(args, "host", False):
         study.host = timed("host", lambda: (lambda r: (r, f"{sum(not x.error for x in r)} of {len(r)} ran"))(
             host(quick, out)))
@@ -220,7 +243,7 @@ def _print_summary(study: Study) -> None:
         print("\nverdicts")
         print(format_table(["reproduction", "criteria hold", "verdict", "seconds"], rows))
     else:
-        print("\nverdicts: no reproduction has landed yet")
+        print("\nverdicts: no reproduction ran")
     print("\ntime per section")
     print(format_table(["section", "seconds", "status"],
                        [[t["section"], f"{t['seconds']:.1f}", t["status"]] for t in study.timings]))
