@@ -150,3 +150,23 @@ def test_a_set_associative_first_level_keeps_its_measured_ways():
                                  "note": "6-way, 16 sets, set = VPN bits [0, 1, 2, 3]"})
     tlb = {(t["kind"], t["level"]): t for t in host_machine(r)["tlb"]}
     assert (tlb[("data", 1)]["entries"], tlb[("data", 1)]["ways"]) == (96, 6)
+
+
+def test_the_host_preset_takes_the_private_caches_from_sysfs(tmp_path, monkeypatch):
+    import tlblab.probe as tp
+
+    for i, (level, kind, size, ways) in enumerate([(1, "Data", "48K", 12), (1, "Instruction", "64K", 16),
+                                                   (2, "Unified", "2048K", 16), (3, "Unified", "491520K", 16)]):
+        d = tmp_path / f"index{i}"
+        d.mkdir()
+        for f, v in {"level": level, "type": kind, "size": size, "ways_of_associativity": ways,
+                     "coherency_line_size": 64}.items():
+            (d / f).write_text(f"{v}\n")
+    monkeypatch.setattr(tp, "_SYSFS_CACHE", str(tmp_path))
+    assert tp.sysfs_caches()[0] == {"level": 1, "kind": "data", "size": 48 << 10, "ways": 12, "line": 64}
+    caches = {c["name"]: c for c in tp.host_machine(_report(), base="zen3")["cache"]}
+    assert (caches["L1D"]["size"], caches["L1D"]["ways"]) == (48 << 10, 12)
+    assert (caches["L2"]["size"], caches["L2"]["ways"]) == (2 << 20, 16)
+    # The shared level (491520 sets: not a power of two, and not credible in a VM) stays the base's.
+    assert caches["L3"]["size"] == 32 << 20 and "sysfs" not in caches["L3"]["source"]
+    assert caches["L1D"]["latency"] == 4  # latencies stay the base's
