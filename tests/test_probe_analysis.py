@@ -170,3 +170,27 @@ def test_the_host_preset_takes_the_private_caches_from_sysfs(tmp_path, monkeypat
     # The shared level (491520 sets: not a power of two, and not credible in a VM) stays the base's.
     assert caches["L3"]["size"] == 32 << 20 and "sysfs" not in caches["L3"]["source"]
     assert caches["L1D"]["latency"] == 4  # latencies stay the base's
+
+
+def test_the_probe_reads_a_simulated_host_deterministically():
+    from tlblab.probe import probe_simulated
+
+    a = probe_simulated("xeon-e5-2650", quick=True, sections=["dtlb"], reps=1, trials=1, seed=3)
+    b = probe_simulated("xeon-e5-2650", quick=True, sections=["dtlb"], reps=1, trials=1, seed=3)
+    assert a.raw["summary"] == b.raw["summary"]
+    l1 = a.measured("L1 DTLB entries")
+    assert l1["cpuid"] == "64 entries, 4-way"  # the machine declares its own TLBs
+    assert abs(l1["value"] - 64) <= 3
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["probe", "--simulate", "zen3", "--sections", "itlb"], "cannot run on a simulated host"),
+    (["probe", "--simulate", "zen3", "--validate"], "does not apply with --simulate"),
+    (["probe", "--simulate", "/nonexistent.toml", "--quick"], "neither a preset"),
+])
+def test_simulate_errors_are_one_line_with_status_2(argv, words, capsys):
+    from tlblab.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert words in err[-1]

@@ -76,6 +76,36 @@ def probe(*, quick: bool = False, sections: list[str] | None = None, cpu: int | 
     return ProbeResult(json.loads(_native.probe(json.dumps(opts))))
 
 
+SIMULATED_SECTIONS = ["dtlb", "l1_assoc", "l2_index"]
+
+
+def probe_simulated(machine: str | dict[str, Any], *, quick: bool = False, sections: list[str] | None = None,
+                    seed: int = 1, reps: int | None = None, trials: int | None = None,
+                    noise: str = "vm") -> ProbeResult:
+    """The probe's data-TLB sections on a simulated host: `machine` (a preset name, machine file or
+    description) timed by the simulator, with the disturbances of a shared VM added (`noise="vm"`)
+    or none. What the probe would read on a host with that machine's TLBs; deterministic for a
+    seed. Its CPUID fields declare the machine's own TLBs (docs/probe.md, "Simulated hosts")."""
+    from tlblab import machine_config
+
+    for s in sections or []:
+        if s not in SIMULATED_SECTIONS:
+            raise UserError(f"probe section '{s}' cannot run on a simulated host: expected one of "
+                            f"{', '.join(SIMULATED_SECTIONS)}")
+    if noise not in ("vm", "none"):
+        raise UserError(f"noise '{noise}': expected vm or none")
+    try:
+        m = machine_config(machine)
+    except ValueError as e:
+        raise UserError(str(e).splitlines()[0]) from None
+    opts = {"quick": quick, "seed": seed, "sections": sections or [], "reps": reps, "trials": trials}
+    try:
+        raw = _native.probe_simulated(json.dumps(m), json.dumps(opts), noise)
+    except ValueError as e:
+        raise UserError(str(e).splitlines()[0]) from None
+    return ProbeResult(json.loads(raw))
+
+
 def _fmt_value(m: dict[str, Any]) -> str:
     v = m["value"]
     if v is None:
@@ -188,7 +218,7 @@ def sysfs_caches(root: str | None = None) -> list[dict[str, Any]]:
     return out
 
 
-def host_machine(r: ProbeResult, base: str | None = None) -> dict[str, Any]:
+def host_machine(r: ProbeResult, base: str | None = None, *, sysfs: bool = True) -> dict[str, Any]:
     """A machine description for the simulator: `base` preset (default: `default_base`) with the
     measured TLB values.
 
@@ -205,7 +235,7 @@ def host_machine(r: ProbeResult, base: str | None = None) -> dict[str, Any]:
     # L1D misses at 512 lines instead of 768 (--validate: +56-93% at 609-724 pages). The shared
     # level stays the base's (this VM reports a 480 MiB L3 of 491520 sets, not credible), and so
     # do the latencies (sysfs has none).
-    for hc in sysfs_caches():
+    for hc in sysfs_caches() if sysfs else []:
         if hc["level"] > 2:
             continue
         for c in m.get("cache", []):
