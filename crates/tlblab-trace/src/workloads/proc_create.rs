@@ -87,6 +87,12 @@ const HELLO_TEXT: u64 = 4 << 10;
 const SH_TEXT: u64 = 96 << 10;
 /// Private data of each program.
 const PROG_DATA: u64 = 16 << 10;
+/// Each address space's private mappings: the program's data, libc's data, the stack.
+const PRIVATE: [(u64, u64); 3] = [
+    (DATA, PROG_DATA),
+    (LIBC_DATA, LIBC_DATA_BYTES),
+    (STACK, 4096),
+];
 /// Lines of libc text and data the dynamic loader touches to start a program (an assumption).
 const LOADER_TEXT_LINES: u64 = 128;
 const LOADER_DATA_LINES: u64 = 64;
@@ -222,11 +228,7 @@ impl ProcCreate {
     /// `p`'s address space goes (exit_mmap: the flush, then the unmapping) and its task ends.
     fn end_space(&mut self, p: u32) {
         self.mm_flush();
-        for (start, len) in [
-            (DATA, PROG_DATA),
-            (LIBC_DATA, LIBC_DATA_BYTES),
-            (STACK, 4096),
-        ] {
+        for (start, len) in PRIVATE {
             self.rec(ev(Event::Munmap {
                 process: p,
                 start: VirtAddr(start),
@@ -329,11 +331,7 @@ fn start_space(out: &mut Vec<Record>, p: u32, prog: Program) {
             object,
         }));
     }
-    for (start, len) in [
-        (DATA, PROG_DATA),
-        (LIBC_DATA, LIBC_DATA_BYTES),
-        (STACK, 4096),
-    ] {
+    for (start, len) in PRIVATE {
         out.push(ev(Event::Mmap {
             process: p,
             start: VirtAddr(start),
