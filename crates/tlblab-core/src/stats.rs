@@ -46,9 +46,10 @@ pub struct UnitStats {
     /// Per TLB level (`Stats::tlb_levels` order): cycles data references (loads, stores) stalled
     /// because they missed that level: the next level's lookup, or the walk after the path's
     /// last level (seed 004 §V: the Cortex-A9 PMU's micro and main data TLB miss stall
-    /// cycles, Tables 2-3). Counted on the general path only (`System::reference_full`), so
-    /// reported only by runs that take it throughout (`RunOptions::stall_cycles`, or a technique
-    /// the lanes step aside for); empty otherwise.
+    /// cycles, Tables 2-3). Counted on the general path only (`System::reference_full`), and
+    /// reported only by runs that ask for them and take that path throughout
+    /// (`RunOptions::stall_cycles`, or a technique that reports them,
+    /// `Technique::reports_stall_cycles`); empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub data_stall_cycles: Vec<u64>,
 }

@@ -837,9 +837,15 @@ impl System {
                 }),
             warmup: None,
         };
-        if self.lanes_allowed {
+        let stall_reported = self.options.stall_cycles
+            || self
+                .technique
+                .as_ref()
+                .is_some_and(|t| t.reports_stall_cycles());
+        if self.lanes_allowed || !stall_reported {
             // The lanes do not count stall cycles: a run they may have served reports none
-            // rather than a part (`UnitStats::data_stall_cycles`).
+            // rather than a part; and a run that did not ask for them reports none, as a
+            // technique-free run does (`UnitStats::data_stall_cycles`).
             let units = stats
                 .cores
                 .iter_mut()
