@@ -67,3 +67,58 @@ def test_given_alloc_bench_quick_then_percentiles_are_ordered(monkeypatch):
             s = out[phase][name]
             assert s["count"] > 0 and s["p50"] <= s["p99"] <= s["p999"] <= s["max"]
         assert out[phase]["tlb_malloc_failures"] == 0
+
+
+def _zen4_like(tmp_path):
+    """A machine file as `tlblab probe --out` writes it on the Zen 4 VM: 72 fully associative L1
+    entries, a 3072-entry 24-way L2 DTLB (128 sets)."""
+    from tlblab import machine_config, machine_toml
+
+    m = machine_config("zen3")
+    for t in m["tlb"]:
+        if (t["kind"], t["level"]) == ("data", 1):
+            t["entries"] = 72
+        if (t["kind"], t["level"]) == ("data", 2):
+            t["entries"], t["ways"] = 3072, 24
+    p = tmp_path / "host.toml"
+    p.write_text(machine_toml(m))
+    return str(p)
+
+
+def test_given_a_probed_machine_file_then_coloring_uses_its_geometry(tmp_path, capsys):
+    host = _zen4_like(tmp_path)
+    r = coloring.measure("pair", machine=host, rounds=1, jobs=3)
+    # 128 sets x 24 ways: 18 pages per color and task (> 72 L1 entries over 8 colors), so "same"
+    # holds 36 pages per set (> 24 ways) and "diff" 18.
+    assert (r["sets"], r["ways"], r["a_pages"], r["a_colors"]) == (128, 24, 144, 8)
+    assert r["variants"]["same"]["max_pages_per_set"] == 36
+    assert r["variants"]["diff"]["max_pages_per_set"] == 18
+    assert r["geometry_source"] == host
+    assert main(["host", "coloring", "--machine", host, "--rounds", "1", "--jobs", "3"]) == 0
+    assert "128 sets x 24 ways (from " + host in capsys.readouterr().out
+
+
+def test_given_the_environment_names_no_machine_then_the_hosts_cache_is_used(tmp_path, monkeypatch):
+    from tlblab.host import geometry
+
+    monkeypatch.delenv("TLBLAB_HOST_MACHINE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cached = geometry.cache_path()
+    assert cached.startswith(str(tmp_path))
+    import os
+    import shutil
+
+    os.makedirs(os.path.dirname(cached))
+    shutil.copy(_zen4_like(tmp_path), cached)
+    g = geometry.geometry(None)
+    assert (g.l1_entries, g.l2_entries, g.sets, g.ways, g.source) == (72, 3072, 128, 24, cached)
+
+
+@pytest.mark.parametrize("machine, words", [
+    ("/nonexistent/host.toml", "neither a preset"),
+    ("sa1100", "cannot be colored"),
+])
+def test_given_a_machine_without_a_colorable_level_then_one_line_error(machine, words, capsys):
+    assert main(["host", "coloring", "--machine", machine, "--rounds", "1", "--jobs", "3"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and "\n" not in err

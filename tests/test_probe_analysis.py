@@ -116,3 +116,81 @@ def test_validate_without_a_sweep_is_a_user_error():
 
     with pytest.raises(UserError, match="--validate"):
         validate(_report(), "zen3")
+
+
+def test_a_probe_run_in_a_vm_writes_a_preset_with_nested_walks(tmp_path, monkeypatch):
+    import tlblab.probe as tp
+
+    r = _report()
+    r.raw["cpuid"] = {"hypervisor": "KVMKVMKVM"}
+    assert tp.default_base(r) == "zen3-virt"
+    assert tp.host_machine(r)["virtualization"] is not None
+    # CPUID without a signature: the cpuinfo flag decides.
+    r.raw["cpuid"] = {"hypervisor": None}
+    info = tmp_path / "cpuinfo"
+    monkeypatch.setattr(tp, "_CPUINFO", str(info))
+    info.write_text("processor : 0\nflags : fpu vme hypervisor avx\n")
+    assert tp.default_base(r) == "zen3-virt"
+    info.write_text("processor : 0\nflags : fpu vme avx\n")
+    assert tp.default_base(r) == "zen3"
+    assert tp.host_machine(r).get("virtualization") is None
+
+
+def test_a_set_associative_first_level_keeps_its_measured_ways():
+    from tlblab.probe import host_machine
+
+    r = _report(l1=97)
+    for m in r.raw["summary"]:
+        if m["name"] == "L1 DTLB associativity":
+            m["note"], m["confidence"] = "6-way, 16 sets, set = VPN bits [0, 1, 2, 3]", "medium"
+            break
+    else:
+        r.raw["summary"].append({"name": "L1 DTLB associativity", "value": None, "unit": "", "spread": None,
+                                 "confidence": "medium", "cpuid": None, "disagrees": False,
+                                 "note": "6-way, 16 sets, set = VPN bits [0, 1, 2, 3]"})
+    tlb = {(t["kind"], t["level"]): t for t in host_machine(r)["tlb"]}
+    assert (tlb[("data", 1)]["entries"], tlb[("data", 1)]["ways"]) == (96, 6)
+
+
+def test_the_host_preset_takes_the_private_caches_from_sysfs(tmp_path, monkeypatch):
+    import tlblab.probe as tp
+
+    for i, (level, kind, size, ways) in enumerate([(1, "Data", "48K", 12), (1, "Instruction", "64K", 16),
+                                                   (2, "Unified", "2048K", 16), (3, "Unified", "491520K", 16)]):
+        d = tmp_path / f"index{i}"
+        d.mkdir()
+        for f, v in {"level": level, "type": kind, "size": size, "ways_of_associativity": ways,
+                     "coherency_line_size": 64}.items():
+            (d / f).write_text(f"{v}\n")
+    monkeypatch.setattr(tp, "_SYSFS_CACHE", str(tmp_path))
+    assert tp.sysfs_caches()[0] == {"level": 1, "kind": "data", "size": 48 << 10, "ways": 12, "line": 64}
+    caches = {c["name"]: c for c in tp.host_machine(_report(), base="zen3")["cache"]}
+    assert (caches["L1D"]["size"], caches["L1D"]["ways"]) == (48 << 10, 12)
+    assert (caches["L2"]["size"], caches["L2"]["ways"]) == (2 << 20, 16)
+    # The shared level (491520 sets: not a power of two, and not credible in a VM) stays the base's.
+    assert caches["L3"]["size"] == 32 << 20 and "sysfs" not in caches["L3"]["source"]
+    assert caches["L1D"]["latency"] == 4  # latencies stay the base's
+
+
+def test_the_probe_reads_a_simulated_host_deterministically():
+    from tlblab.probe import probe_simulated
+
+    a = probe_simulated("xeon-e5-2650", quick=True, sections=["dtlb"], reps=1, trials=1, seed=3)
+    b = probe_simulated("xeon-e5-2650", quick=True, sections=["dtlb"], reps=1, trials=1, seed=3)
+    assert a.raw["summary"] == b.raw["summary"]
+    l1 = a.measured("L1 DTLB entries")
+    assert l1["cpuid"] == "64 entries, 4-way"  # the machine declares its own TLBs
+    assert abs(l1["value"] - 64) <= 3
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["probe", "--simulate", "zen3", "--sections", "itlb"], "cannot run on a simulated host"),
+    (["probe", "--simulate", "zen3", "--validate"], "does not apply with --simulate"),
+    (["probe", "--simulate", "/nonexistent.toml", "--quick"], "neither a preset"),
+])
+def test_simulate_errors_are_one_line_with_status_2(argv, words, capsys):
+    from tlblab.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert words in err[-1]

@@ -66,7 +66,11 @@ def test_cli_json_equals_python_api():
     out = subprocess.run(CLI + ["simulate", "--machine", "xeon-e5-2650", "--workload", spec, "--json"],
                          check=True, capture_output=True, text=True).stdout
     # `--json` names the levels and sources (`label_levels`); Python keeps the engine's lists.
-    assert json.loads(out) == tlblab.sim.label_levels(tlblab.simulate("xeon-e5-2650", spec).stats)
+    d = json.loads(out)
+    run = d.pop("run")  # the rate block: wall and CPU seconds differ from run to run
+    assert run["references"] == run["roi_references"] == 5000
+    assert run["wall_seconds"] > 0 and run["cpu_seconds"] >= 0 and run["refs_per_second"] > 0
+    assert d == tlblab.sim.label_levels(tlblab.simulate("xeon-e5-2650", spec).stats)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -27,6 +27,7 @@ def test_the_cli_and_python_agree_and_fass_is_listed():
     stats = json.loads(out.stdout)
     stats["frequency_mhz"] = py.stats["frequency_mhz"]
     # `--json` names the levels and sources; Python keeps the engine's lists (`label_levels`).
+    stats.pop("run")  # the rate block: wall and CPU seconds
     assert stats == tlblab.sim.label_levels(copy.deepcopy(py.stats))
     assert py.technique["params"]["kernel_domains"] == "3"
     assert py.technique["counters"]["collisions"] == 0

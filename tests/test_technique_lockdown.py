@@ -55,6 +55,7 @@ def test_cli_and_python_agree_and_report_the_stall_split(mix_profile):
     stats = json.loads(out.stdout)
     stats["frequency_mhz"] = py.stats["frequency_mhz"]
     # `--json` names the levels and sources; Python keeps the engine's lists (`label_levels`).
+    stats.pop("run")  # the rate block: wall and CPU seconds
     assert stats == tlblab.sim.label_levels(copy.deepcopy(py.stats))
     text = cli("simulate", "--machine", A9, "--workload", MIX, "--technique", spec)
     assert "data stall cycles" in text.stdout and "process 0" in text.stdout

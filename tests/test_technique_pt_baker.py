@@ -34,6 +34,7 @@ def test_the_cli_and_python_agree_and_show_the_helpers_counters():
     stats = json.loads(out.stdout)
     stats["frequency_mhz"] = py.stats["frequency_mhz"]
     # `--json` names the levels and sources; Python keeps the engine's lists (`label_levels`).
+    stats.pop("run")  # the rate block: wall and CPU seconds
     assert stats == tlblab.sim.label_levels(copy.deepcopy(py.stats))
     c = py.technique["counters"]
     assert c["sweeps"] >= 1 and c["pte_reads"] > 0

@@ -76,6 +76,36 @@ def probe(*, quick: bool = False, sections: list[str] | None = None, cpu: int | 
     return ProbeResult(json.loads(_native.probe(json.dumps(opts))))
 
 
+SIMULATED_SECTIONS = ["dtlb", "l1_assoc", "l2_index"]
+
+
+def probe_simulated(machine: str | dict[str, Any], *, quick: bool = False, sections: list[str] | None = None,
+                    seed: int = 1, reps: int | None = None, trials: int | None = None,
+                    noise: str = "vm") -> ProbeResult:
+    """The probe's data-TLB sections on a simulated host: `machine` (a preset name, machine file or
+    description) timed by the simulator, with the disturbances of a shared VM added (`noise="vm"`)
+    or none. What the probe would read on a host with that machine's TLBs; deterministic for a
+    seed. Its CPUID fields declare the machine's own TLBs (docs/probe.md, "Simulated hosts")."""
+    from tlblab import machine_config
+
+    for s in sections or []:
+        if s not in SIMULATED_SECTIONS:
+            raise UserError(f"probe section '{s}' cannot run on a simulated host: expected one of "
+                            f"{', '.join(SIMULATED_SECTIONS)}")
+    if noise not in ("vm", "none"):
+        raise UserError(f"noise '{noise}': expected vm or none")
+    try:
+        m = machine_config(machine)
+    except ValueError as e:
+        raise UserError(str(e).splitlines()[0]) from None
+    opts = {"quick": quick, "seed": seed, "sections": sections or [], "reps": reps, "trials": trials}
+    try:
+        raw = _native.probe_simulated(json.dumps(m), json.dumps(opts), noise)
+    except ValueError as e:
+        raise UserError(str(e).splitlines()[0]) from None
+    return ProbeResult(json.loads(raw))
+
+
 def _fmt_value(m: dict[str, Any]) -> str:
     v = m["value"]
     if v is None:
@@ -139,8 +169,58 @@ def _ghz(r: ProbeResult) -> float:
     return 4.0 / hit
 
 
-def host_machine(r: ProbeResult, base: str = "zen3") -> dict[str, Any]:
-    """A machine description for the simulator: `base` preset with the measured TLB values.
+_CPUINFO = "/proc/cpuinfo"
+
+
+def default_base(r: ProbeResult) -> str:
+    """The preset whose unmeasured fields a host machine keeps: zen3-virt (nested paging: every
+    guest walk reference and the final address go through a host walk, seed 001 §2.2.4) when the
+    probe ran in a VM (CPUID's hypervisor signature, or the `hypervisor` flag of /proc/cpuinfo),
+    else zen3. A guest's walks are two-dimensional; a preset without them underestimated the
+    probe's own chase by 42-82% past the L2 DTLB's reach (docs/probe.md, --validate)."""
+    if r.raw.get("cpuid", {}).get("hypervisor"):
+        return "zen3-virt"
+    try:
+        with open(_CPUINFO, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return "zen3-virt" if " hypervisor" in line else "zen3"
+    except OSError:
+        pass
+    return "zen3"
+
+
+_SYSFS_CACHE = "/sys/devices/system/cpu/cpu0/cache"
+
+
+def sysfs_caches(root: str | None = None) -> list[dict[str, Any]]:
+    """This CPU's caches as Linux describes them (`/sys/devices/system/cpu/cpu0/cache/index*`):
+    level, kind ("data", "instr", "unified"), size in bytes, ways, line bytes. Empty when absent."""
+    root = root or _SYSFS_CACHE
+    out = []
+    kinds = {"Data": "data", "Instruction": "instr", "Unified": "unified"}
+    try:
+        names = sorted(n for n in os.listdir(root) if n.startswith("index"))
+    except OSError:
+        return []
+    for n in names:
+        def rd(f: str) -> str:
+            with open(os.path.join(root, n, f), encoding="utf-8") as fh:
+                return fh.read().strip()
+        try:
+            size = rd("size")
+            mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1:], 1)
+            out.append({"level": int(rd("level")), "kind": kinds.get(rd("type"), "unified"),
+                        "size": int(size.rstrip("KMG")) * mult, "ways": int(rd("ways_of_associativity")),
+                        "line": int(rd("coherency_line_size"))})
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def host_machine(r: ProbeResult, base: str | None = None, *, sysfs: bool = True) -> dict[str, Any]:
+    """A machine description for the simulator: `base` preset (default: `default_base`) with the
+    measured TLB values.
 
     Measured: L1/L2 DTLB entries (and L1 associativity, L2 ways), L1/L2 ITLB entries when their
     confidence is not "unclear", the L2-hit latency, the core clock estimate. Everything else
@@ -148,7 +228,25 @@ def host_machine(r: ProbeResult, base: str = "zen3") -> dict[str, Any]:
     """
     from tlblab import machine_config
 
+    base = base or default_base(r)
     m = machine_config(base)
+    # The private caches (levels 1-2) from sysfs: the probe's chains and their controls live in
+    # them, and a base preset's L1D of 32 KiB against the Intel VM's 48 KiB put the simulated
+    # L1D misses at 512 lines instead of 768 (--validate: +56-93% at 609-724 pages). The shared
+    # level stays the base's (this VM reports a 480 MiB L3 of 491520 sets, not credible), and so
+    # do the latencies (sysfs has none).
+    for hc in sysfs_caches() if sysfs else []:
+        if hc["level"] > 2:
+            continue
+        for c in m.get("cache", []):
+            if c["level"] == hc["level"] and c["kind"] == hc["kind"]:
+                sets = hc["size"] // max(1, hc["ways"] * hc["line"])
+                if sets < 1 or sets & (sets - 1):
+                    break
+                c.update(size=hc["size"], ways=hc["ways"], line=hc["line"])
+                c["source"] = (f"sysfs cache/index (level {hc['level']} {hc['kind']}: {hc['size'] >> 10} KiB, "
+                               f"{hc['ways']}-way, {hc['line']} B lines); latency kept from {base}")
+                break
     ghz = _ghz(r)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     host = platform.node() or "this host"
@@ -172,6 +270,10 @@ def host_machine(r: ProbeResult, base: str = "zen3") -> dict[str, Any]:
         assoc = r.measured("L1 DTLB associativity") if key == ("data", 1) else None
         if assoc is not None and assoc["note"].startswith("fully associative"):
             ways = "full"
+        l1_ways = (re.match(r"(\d+)-way, \d+ sets", assoc["note"])
+                   if assoc is not None and assoc["confidence"] != "unclear" else None)
+        if l1_ways:
+            ways = int(l1_ways.group(1))  # e.g. the Intel VM's 6-way, 16 sets (96 entries)
         org = r.measured("L2 DTLB organisation") if key == ("data", 2) else None
         org_ways = re.match(r"(\d+)-way", org["note"]) if org and org["confidence"] != "unclear" else None
         if org_ways:
@@ -185,14 +287,15 @@ def host_machine(r: ProbeResult, base: str = "zen3") -> dict[str, Any]:
                        f"spread {_fmt_spread(meas)}; CPUID: {meas['cpuid']})"
                        + ("" if ways == "full" else
                           f"; {ways} ways measured (conflict sets, {org['confidence']} confidence)" if org_ways else
-                          f"; ways kept from {base} (not measured clearly)"))
+                          f"; {ways} ways measured (page-stride sweep, {assoc['confidence']} confidence)"
+                          if l1_ways else f"; ways kept from {base} (not measured clearly)"))
         if key == ("data", 2) and l2_pen and l2_pen["value"]:
             t["latency"] = max(1, int(round(l2_pen["value"] * ghz)))
             t["source"] += f"; latency {l2_pen['value']:.2f} ns × {ghz:.2f} GHz"
     return m
 
 
-def host_toml(r: ProbeResult, base: str = "zen3") -> str:
+def host_toml(r: ProbeResult, base: str | None = None) -> str:
     """`host_machine` as TOML text (the format of presets/*.toml)."""
     from tlblab import machine_toml
 

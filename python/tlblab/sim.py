@@ -13,7 +13,8 @@ fields as a preset file. `workload` is a built-in workload spec `name:key=value,
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from tlblab import _native
@@ -32,6 +33,9 @@ class Result:
     machine: str
     workload: str
     stats: dict[str, Any]
+    #: The rate block: references simulated, wall and CPU seconds, references per second
+    #: (`simulate`); empty for results built by hand.
+    run: dict[str, Any] = field(default_factory=dict)
 
     @property
     def total(self) -> dict[str, Any]:
@@ -166,7 +170,10 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
              tlb_only: bool = False, caches: bool = True, data_accesses: bool = True,
              walks: bool = True, max_references: int = 0,
              os: dict[str, Any] | None = None, technique: str | None = None,
-             progress: bool = False, stall_cycles: bool = False) -> Result:
+             progress: bool = False, stall_cycles: bool = False,
+             warmup: int = 0, roi: int | None = None,
+             warmup_instructions: int = 0, simulation_instructions: int | None = None,
+             fetches: bool = True) -> Result:
     """Simulates `workload` on `machine`.
 
     `tlb_only=True` simulates the TLB levels alone (DESIGN.md "TLB-only simulation"): no page
@@ -193,7 +200,23 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
     `stall_cycles=True` counts the data TLB stall cycles per level (`Result.stall_cycles`, seed
     004 Tables 2-3); runs with a technique that keeps the engine on its general path count them
     anyway. Every other counter is the same either way.
+
+    Warm-up and region of interest: `warmup=W` simulates the first W references, then resets
+    the statistics (the engine snapshots every counter there and reports the difference), and
+    `roi=S` stops S references later; every counter then covers the S references alone and
+    `stats["warmup"]` says what was left out (its references and the machine's time). It is
+    exactly what a run limited to W+S references and one limited to W differ by. On a ChampSim
+    trace, `warmup_instructions` and `simulation_instructions` count instructions instead, as
+    ChampSim's own options do, and `fetches=False` drops each record's instruction fetch (the
+    reference counts then count data references).
+
+    `Result.run` is the rate block (the `run` object of `tlblab simulate --json`): references
+    simulated (warm-up included; `roi_references` without it), wall and CPU seconds (the whole
+    process: decoding included), references per second. It is kept apart from `stats`, whose
+    counters are deterministic.
     """
+    max_references = _run_limits(max_references, warmup, roi, warmup_instructions,
+                                 simulation_instructions, fetches)
     spec, fmt = _machine_arg(machine)
     if tlb_only:
         caches = data_accesses = walks = False
@@ -201,13 +224,58 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
         from tlblab.lockdown import resolve_technique
 
         technique = resolve_technique(technique, machine)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
     raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses,
                            walks=walks, max_references=max_references, machine_format=fmt,
                            os_json=json.dumps(os or {}), technique=technique or "", progress=progress,
-                           stall_cycles=stall_cycles)
+                           stall_cycles=stall_cycles, warmup=warmup, fetches=fetches,
+                           warmup_instructions=warmup_instructions,
+                           simulation_instructions=simulation_instructions or 0)
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     stats = json.loads(raw)
+    simulated = stats["total"]["references"] + (stats.get("warmup") or {}).get("references", 0)
+    run = {"references": simulated, "roi_references": stats["total"]["references"],
+           "wall_seconds": round(wall, 6), "cpu_seconds": round(cpu, 6),
+           "refs_per_second": round(simulated / wall) if wall > 0 else 0}
     stats["frequency_mhz"] = _frequency_mhz(machine)
-    return Result(machine=stats["machine"], workload=workload, stats=stats)
+    return Result(machine=stats["machine"], workload=workload, stats=stats, run=run)
+
+
+def _count(name: str, value: Any, minimum: int = 0) -> int:
+    """A reference or instruction count given to `simulate`: an integer (not a bool) of at least
+    `minimum`; anything else is one message naming the option."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or value >= 2**64:
+        what = "a positive" if minimum else "a non-negative"
+        flag = "--" + name.replace("_", "-")
+        raise ValueError(f"{name} ({flag}): expected {what} integer count, found {value!r}")
+    return value
+
+
+def _run_limits(max_references: int, warmup: int, roi: int | None, warmup_instructions: int,
+                simulation_instructions: int | None, fetches: bool) -> int:
+    """Checks the run's limits (warm-up, region of interest, instruction counts); returns the
+    reference limit the engine stops at (0: none)."""
+    max_references = _count("max_references", max_references)
+    _count("warmup", warmup)
+    _count("warmup_instructions", warmup_instructions)
+    if not isinstance(fetches, bool):
+        raise ValueError(f"fetches: expected true or false, found {fetches!r}")
+    if roi is not None:
+        _count("roi", roi, minimum=1)
+        if max_references:
+            raise ValueError("roi (--roi) and max_references (--max-references) both limit the run: "
+                             "give one (roi counts after the warm-up)")
+        max_references = warmup + roi
+    if simulation_instructions is not None:
+        _count("simulation_instructions", simulation_instructions, minimum=1)
+    if (warmup_instructions or simulation_instructions is not None) and (warmup or roi is not None):
+        raise ValueError("warmup/roi (--warmup, --roi) count references and warmup_instructions/"
+                         "simulation_instructions (--warmup-instructions, --simulation-instructions) "
+                         "count instructions: give one pair")
+    if warmup and max_references and max_references <= warmup:
+        raise ValueError(f"max_references (--max-references) {max_references} is within the warm-up "
+                         f"(--warmup {warmup}): nothing would be measured")
+    return max_references
 
 
 def _frequency_mhz(machine: str | dict[str, Any]) -> float:

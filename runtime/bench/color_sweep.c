@@ -22,8 +22,10 @@
  * is a context switch in the same address space, so no TLB flush, but kernel entries add their
  * own translations ("OS noise", seed §6.0.6).
  *
- * Usage: color_sweep [--sets 128] [--ways 16] [--a-pages 96] [--a-colors 8] [--a-first 0] [--b-pages 96]
+ * Usage: color_sweep [--machine HOST.toml] [--sets 128] [--ways 16] [--a-pages 96] [--a-colors 8] [--a-first 0] [--b-pages 96]
  *                    [--b-colors 8] [--b-first A_COLORS] [--rounds 15] [--jobs 201] [--cpu 0] [--seed 1] [--threads 0|1]
+ * --machine takes sets and ways from a machine file (tlb_geometry_from_machine: the set-associative
+ * data-TLB level with the most entries), as `tlblab host coloring` passes them.
  * Output: one JSON object on stdout. Errors: one line on stderr, exit status 2. */
 #include "tlblab/color.h"
 
@@ -271,6 +273,19 @@ int main(int argc, char **argv) {
                 .rounds = 15, .jobs = 201, .cpu = 0, .seed = 1};
     for (int i = 1; i < argc; i += 2) {
         const char *k = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(k, "--machine")) {
+            /* The colored level from a machine file (`tlblab probe --out host.toml`); a later
+             * --sets/--ways overrides it. */
+            tlb_geometry_t mg = {0};
+            char emsg[512];
+            if (val == NULL || tlb_geometry_from_machine(val, &mg, emsg, sizeof emsg) != TLB_OK) {
+                fprintf(stderr, "color_sweep: --machine: %s\n", val ? emsg : "needs a file name");
+                return 2;
+            }
+            o.sets = mg.sets;
+            o.ways = mg.ways;
+            continue;
+        }
         unsigned v = parse_opt(k, val);
         if (!strcmp(k, "--sets")) o.sets = v;
         else if (!strcmp(k, "--ways")) o.ways = v;

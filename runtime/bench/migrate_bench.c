@@ -4,7 +4,8 @@
  * Seed 000 (Landsberg 2018, §4.3, Tables A.3/A.4; §8.2, Table A.17) touches N pages at a 4 KiB or a
  * 68 KiB stride, migrates the thread, and times the re-touch with a cold TLB versus a restored one. Here,
  * per trial (notes/feasibility.md §4):
- *   1. on CPU B: evict the TLB and L1/L2 (touch 4096 other pages and 1 MiB of other lines);
+ *   1. on CPU B: evict the TLB and L1/L2 (touch --evict-pages other pages, default 4096, twice a
+ *      2048-entry L2 DTLB; `tlblab host migrate` passes twice the machine's, and 1 MiB of other lines);
  *   2. on CPU A: chase the N pages 3 times (the last pass is the "hot" time);
  *   3. migrate to CPU B with sched_setaffinity (verified with sched_getcpu);
  *   4. time one variant: `dep` (dependent chase over the N pages), `rewarm+dep` (tlbmig_check(), which
@@ -13,7 +14,7 @@
  * Variants rotate trial by trial; medians and quartiles over --trials trials per (stride, N, variant).
  * Element i sits at page i*stride, line ((i + (i>>4)) & 63), in a random cyclic order.
  *
- * usage: migrate_bench [--strides 4096,69632] [--ns 1,2,4,...] [--trials T] [--cap C] [--cpus A,B]
+ * usage: migrate_bench [--strides 4096,69632] [--ns 1,2,4,...] [--trials T] [--cap C] [--evict-pages P] [--cpus A,B]
  *                      [--busy 0|1] [--seed N] [--boost 0|1]
  */
 #include <errno.h>
@@ -31,7 +32,7 @@
 
 #include "tlblab/tlbmig.h"
 
-enum { MAXN = 32, MAXT = 101, MAXS = 4, NVAR = 4, EVICT_PAGES = 4096 };
+enum { MAXN = 32, MAXT = 101, MAXS = 4, NVAR = 4 };
 static const char *VAR[NVAR] = {"dep", "rewarm+dep", "indep", "rewarm+indep"};
 
 /* --boost 1: run ahead of the builds that share the machine. With autogroup scheduling (on here) a
@@ -154,6 +155,7 @@ int main(int argc, char **argv) {
     size_t ns[MAXN] = {1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 256, 512, 1024, 2048, 4096};
     int nn = 15, trials = 15, busy = 0, cpu_a = 0, cpu_b = 1;
     size_t cap = 4096;
+    size_t evict_pages = 4096;
     uint64_t seed = 7;
     int boost = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -166,6 +168,7 @@ int main(int argc, char **argv) {
             for (char *t = strtok((char *)v, ","); t && nn < MAXN; t = strtok(NULL, ",")) ns[nn++] = strtoull(t, NULL, 10);
         } else if (!strcmp(a, "--trials")) trials = atoi(v);
         else if (!strcmp(a, "--cap")) cap = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--evict-pages")) evict_pages = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--busy")) busy = atoi(v);
         else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--boost")) boost = atoi(v);
@@ -177,6 +180,7 @@ int main(int argc, char **argv) {
         }
     }
     if ((argc - 1) % 2) die("every option takes a value");
+    if (evict_pages < 1 || evict_pages > (1u << 20)) die("need 1 <= --evict-pages <= 1048576");
     if (trials < 1 || trials > MAXT || nn < 1 || nstr < 1 || cap < 1) die("need 1 <= --trials <= 101 and non-empty lists");
     size_t maxn = 0, maxs = 0;
     for (int i = 0; i < nn; i++) {
@@ -191,7 +195,7 @@ int main(int argc, char **argv) {
     if (boost) boost_self();
 
     char *data = map(maxn * maxs + 4096);
-    char *evict = map((size_t)EVICT_PAGES * 4096 + (1u << 20));
+    char *evict = map((size_t)evict_pages * 4096 + (1u << 20));
     spinner sp[2] = {{0, cpu_a}, {0, cpu_b}};
     pthread_t spt[2];
     if (busy)
@@ -264,8 +268,8 @@ int main(int argc, char **argv) {
                 /* 1. evict on the destination */
                 pin(cpu_b);
                 uintptr_t s = 0;
-                for (size_t p = 0; p < EVICT_PAGES; p++) s += (uintptr_t)evict[p * 4096 + (p & 63) * 64];
-                for (size_t o = 0; o < (1u << 20); o += 64) s += (uintptr_t)evict[(size_t)EVICT_PAGES * 4096 + o];
+                for (size_t p = 0; p < evict_pages; p++) s += (uintptr_t)evict[p * 4096 + (p & 63) * 64];
+                for (size_t o = 0; o < (1u << 20); o += 64) s += (uintptr_t)evict[(size_t)evict_pages * 4096 + o];
                 /* 2. hot on the source */
                 pin(cpu_a);
                 void **p = start;

@@ -5,7 +5,8 @@
 
 set(TLBLAB_COLOR_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/src/color/color.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/src/color/prim_linux.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/color/prim_linux.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/src/color/machine.c)
 target_sources(tlblab PRIVATE ${TLBLAB_COLOR_SOURCES})
 
 function(tlblab_color_exe name src)
@@ -23,7 +24,11 @@ tlblab_color_exe(color_trace bench/color_trace.c)
 tlblab_color_exe(color_wcet bench/color_wcet.c)
 tlblab_color_exe(color_sweep bench/color_sweep.c)
 
+tlblab_color_exe(test_color_machine tests/test_color_machine.c)
+
 add_test(NAME color_unit COMMAND test_color_unit)
+# The geometry loader on the presets themselves (their L2 levels are known) and on bad files.
+add_test(NAME color_machine COMMAND test_color_machine ${CMAKE_CURRENT_SOURCE_DIR}/../presets)
 add_test(NAME color_prop COMMAND test_color_prop 200 20000)
 add_test(NAME color_threads COMMAND test_color_threads)
 add_test(NAME color_trace_smoke

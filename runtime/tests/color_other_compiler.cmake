@@ -18,7 +18,7 @@ foreach(opt -O0 -O2)
     message(FATAL_ERROR "test_color_unit built by ${CC} ${opt} failed:\n${out}${err}")
   endif()
   # Every other C file of the part must compile warning-free too (objects only).
-  foreach(f bench/color_trace.c bench/color_wcet.c bench/color_sweep.c tests/test_color_prop.c
+  foreach(f src/color/machine.c tests/test_color_machine.c bench/color_trace.c bench/color_wcet.c bench/color_sweep.c tests/test_color_prop.c
             tests/test_color_threads.c tests/test_color_example.c)
     execute_process(
       COMMAND ${CC} -std=c11 ${opt} ${warn} -D_GNU_SOURCE -I${SRC}/include -I${SRC}/src/color -c ${SRC}/${f}

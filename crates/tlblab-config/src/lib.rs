@@ -11,6 +11,7 @@ use tlblab_core::MachineConfig;
 pub const PRESETS: &[(&str, &str)] = &[
     ("zen3", include_str!("../../../presets/zen3.toml")),
     ("zen3-virt", include_str!("../../../presets/zen3-virt.toml")),
+    ("champsim", include_str!("../../../presets/champsim.toml")),
     ("cortex-a7", include_str!("../../../presets/cortex-a7.toml")),
     ("gem5-a7", include_str!("../../../presets/gem5-a7.toml")),
     ("cortex-a9", include_str!("../../../presets/cortex-a9.toml")),

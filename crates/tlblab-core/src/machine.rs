@@ -74,6 +74,30 @@ pub struct WalkerConfig {
     pub first_cache_level: u8,
     #[serde(default, rename = "pwc")]
     pub pwcs: Vec<PwcConfig>,
+    /// Where a walk starts after a page-walk-cache hit (`PwcRestart`).
+    #[serde(default, skip_serializing_if = "PwcRestart::is_below_hit")]
+    pub pwc_restart: PwcRestart,
+}
+
+/// Where a walk starts after a hit in the page-walk cache of page-table level L.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PwcRestart {
+    /// At level L+1: the cached entry of level L points at the next table, so the walk reads
+    /// the entries below it (Intel's paging-structure caches, SDM Vol. 3A §4.10.3.2).
+    #[default]
+    BelowHit,
+    /// At level L: the walk reads level L's entry again, then the ones below it, one
+    /// reference more per hit. ChampSim's `PageTableWalker` does this: `handle_read` restarts
+    /// at the level stored with the PSCL entry that hit and reads that level's entry
+    /// (`src/ptw.cc`, commit 2ff2501; docs/champsim.md).
+    AtHitLevel,
+}
+
+impl PwcRestart {
+    fn is_below_hit(&self) -> bool {
+        *self == PwcRestart::BelowHit
+    }
 }
 
 fn one_u8() -> u8 {

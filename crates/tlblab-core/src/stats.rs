@@ -46,9 +46,10 @@ pub struct UnitStats {
     /// Per TLB level (`Stats::tlb_levels` order): cycles data references (loads, stores) stalled
     /// because they missed that level: the next level's lookup, or the walk after the path's
     /// last level (seed 004 §V: the Cortex-A9 PMU's micro and main data TLB miss stall
-    /// cycles, Tables 2-3). Counted on the general path only (`System::reference_full`), so
-    /// reported only by runs that take it throughout (`RunOptions::stall_cycles`, or a technique
-    /// the lanes step aside for); empty otherwise.
+    /// cycles, Tables 2-3). Counted on the general path only (`System::reference_full`), and
+    /// reported only by runs that ask for them and take that path throughout
+    /// (`RunOptions::stall_cycles`, or a technique that reports them,
+    /// `Technique::reports_stall_cycles`); empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub data_stall_cycles: Vec<u64>,
 }
@@ -184,6 +185,55 @@ pub struct Stats {
     /// The technique of the run (`tlblab techniques`) and its own counters, when one is installed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub technique: Option<TechniqueStats>,
+    /// What a warm-up left out (`System::set_warmup`, or an instruction trace's `ROI_REGION`
+    /// mark): every other counter covers the region of interest alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<WarmupStats>,
+}
+
+/// The warm-up of a run whose statistics cover its region of interest only: how much was
+/// simulated before the statistics began (the counters of `Stats` exclude it).
+#[derive(Clone, Default, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct WarmupStats {
+    /// References simulated in the warm-up (an access crossing a page counts twice, as in
+    /// `UnitStats::references`).
+    pub references: u64,
+    /// The machine's time (the largest hardware-thread clock) when the region of interest began.
+    pub cycles: u64,
+}
+
+impl Stats {
+    /// The counters of `self` less those of `earlier`, a snapshot of the same run (the start
+    /// of a region of interest): exactly what two runs that stop at those two points differ
+    /// by. Units (threads, processes) that `earlier` did not have are counted whole; jobs and
+    /// phases are those that ended since; technique counters saturate at 0 (a technique may
+    /// keep a level rather than a count, e.g. entries locked now).
+    pub fn since(&self, earlier: &Stats) -> Stats {
+        fn units(now: &mut BTreeMap<u32, UnitStats>, then: &BTreeMap<u32, UnitStats>) {
+            for (k, u) in now.iter_mut() {
+                if let Some(t) = then.get(k) {
+                    u.sub(t);
+                }
+            }
+        }
+        let mut s = self.clone();
+        for (c, t) in s.cores.iter_mut().zip(&earlier.cores) {
+            c.sub(t);
+        }
+        units(&mut s.threads, &earlier.threads);
+        units(&mut s.processes, &earlier.processes);
+        s.total.sub(&earlier.total);
+        s.os = self.os.since(&earlier.os);
+        s.jobs.drain(..earlier.jobs.len().min(s.jobs.len()));
+        s.phases.drain(..earlier.phases.len().min(s.phases.len()));
+        s.cycles -= earlier.cycles;
+        if let (Some(t), Some(e)) = (&mut s.technique, &earlier.technique) {
+            for (k, v) in t.counters.iter_mut() {
+                *v = v.saturating_sub(e.counters.get(k).copied().unwrap_or(0));
+            }
+        }
+        s
+    }
 }
 
 /// What happened between a `PhaseBegin` and its `PhaseEnd` (seed 000's first and second

@@ -173,6 +173,7 @@ fn machine() -> impl Strategy<Value = (MachineConfig, bool)> {
                         latency: 3,
                         first_cache_level,
                         pwcs,
+                        pwc_restart: Default::default(),
                     },
                     caches,
                     memory: MemoryConfig {

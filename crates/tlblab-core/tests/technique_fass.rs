@@ -219,3 +219,81 @@ fn bad_machines_and_parameters_are_refused() {
     .unwrap();
     assert!(e.contains("'kernel_domains'"), "{e}");
 }
+
+/// Process creation (seed 002 §4.1 proc_create, Table 1): the stock kernel flushes four times
+/// a fork round (the parent's `flush_cache_mm` at fork and the child's at exit, and the two
+/// switches); the fast kernel defers the two address-space cache flushes (§4.2 lazy flushing)
+/// and, with free domains and round-robin slots, flushes no cache at all.
+#[test]
+fn forks_flush_four_times_a_round_on_the_stock_kernel_and_never_on_the_fast_one() {
+    let rounds = 5;
+    let spec = format!("proc_create:mode=0,rounds={rounds},kernel_instrs=4000");
+    let stock = run_workload(&spec, None);
+    assert_eq!(stock.os.tlb_flushes, 4 * rounds);
+    // Each flush empties both virtual caches (I and D), each counted.
+    assert_eq!(stock.os.cache_flushes, 2 * 4 * rounds);
+    let fast = run_workload(&spec, Some("fass"));
+    assert_eq!(fast.os.cache_flushes, 0);
+    assert_eq!(counter(&fast, "collisions"), 0);
+    assert_eq!(counter(&fast, "lazy_frees"), rounds);
+    // The address-space flushes still empty the TLB (fork write-protects the parent).
+    assert_eq!(fast.os.tlb_flushes, 2 * rounds);
+    assert!(fast.cycles < stock.cycles);
+}
+
+/// A `Flush` with `ADDRESS_SPACE` is the kernel's work: its cost is on the thread's clock,
+/// exactly the cycles the cache flushes cost; a plain `Flush` (a benchmark's) costs none.
+#[test]
+fn an_address_space_flush_is_charged_to_the_core_and_a_plain_one_is_not() {
+    use tlblab_trace::record::flush;
+    let records = |what: u8| -> Vec<Record> {
+        let mut r = vec![
+            ev(Event::ThreadStart {
+                thread: ThreadId(0),
+                process: 0,
+            }),
+            ev(Event::Mmap {
+                process: 0,
+                start: VirtAddr(0x10_0000),
+                len: 64 << 10,
+                prot: prot::READ | prot::WRITE,
+                page_shift: 12,
+            }),
+            ev(Event::ContextSwitch {
+                core: CoreId(0),
+                from: NO_THREAD,
+                to: ThreadId(0),
+            }),
+        ];
+        r.extend((0..256).map(|i| {
+            Record::Access(Access::new(
+                ThreadId(0),
+                AccessKind::Store,
+                VirtAddr(0x10_0000 + i * 32),
+                4,
+            ))
+        }));
+        r.push(ev(Event::Flush {
+            core: CoreId(0),
+            what,
+        }));
+        r
+    };
+    let none = run_records(records(0), None);
+    let plain = run_records(records(flush::TLB | flush::CACHES), None);
+    let kernel = run_records(
+        records(flush::TLB | flush::CACHES | flush::ADDRESS_SPACE),
+        None,
+    );
+    assert_eq!(plain.cycles, none.cycles);
+    assert!(kernel.os.cache_flush_cycles > 1000, "dirty lines to clean");
+    assert_eq!(kernel.cycles, none.cycles + kernel.os.cache_flush_cycles);
+    // ADDRESS_SPACE flushes the TLB; caches alone are refused with a message.
+    let mut sys = System::new(sa1100(), RunOptions::default()).unwrap();
+    let e = sys
+        .run(&mut VecSource::new(records(
+            flush::CACHES | flush::ADDRESS_SPACE,
+        )))
+        .unwrap_err();
+    assert!(e.0.contains("ADDRESS_SPACE"), "{e}");
+}

@@ -4,7 +4,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use tlblab_probe::analysis::index::{infer_indexing, StrideCapacity};
 use tlblab_probe::analysis::knee::{find_knees, fit_ramp, CurvePoint, KneeParams};
-use tlblab_probe::probe::{run, ProbeOptions};
+use tlblab_probe::measure::simulated::Noise;
+use tlblab_probe::probe::{run, run_simulated, ProbeOptions};
 
 fn json_err(what: &str, e: serde_json::Error) -> PyErr {
     PyValueError::new_err(format!(
@@ -21,6 +22,35 @@ fn probe(py: Python<'_>, options_json: &str) -> PyResult<String> {
     let o: ProbeOptions =
         serde_json::from_str(options_json).map_err(|e| json_err("probe options", e))?;
     let r = py.detach(|| run(&o)).map_err(PyValueError::new_err)?;
+    serde_json::to_string(&r).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The probe's data-TLB sections on a simulated host: `machine_json` a machine description (the
+/// dict `machine_config` returns, as JSON), `noise` "vm" (`Noise::VM`) or "none". Returns the
+/// report as JSON; deterministic for the options' seed.
+#[pyfunction]
+fn probe_simulated(
+    py: Python<'_>,
+    machine_json: &str,
+    options_json: &str,
+    noise: &str,
+) -> PyResult<String> {
+    let o: ProbeOptions =
+        serde_json::from_str(options_json).map_err(|e| json_err("probe options", e))?;
+    let m = tlblab_config::parse_machine_json(machine_json, "machine")
+        .map_err(PyValueError::new_err)?;
+    let noise = match noise {
+        "vm" => Noise::VM,
+        "none" => Noise::NONE,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "noise '{other}': expected vm or none"
+            )))
+        }
+    };
+    let r = py
+        .detach(|| run_simulated(&m, noise, &o))
+        .map_err(PyValueError::new_err)?;
     serde_json::to_string(&r).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
@@ -62,6 +92,7 @@ fn probe_sections() -> Vec<&'static str> {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(probe, m)?)?;
+    m.add_function(wrap_pyfunction!(probe_simulated, m)?)?;
     m.add_function(wrap_pyfunction!(probe_find_knees, m)?)?;
     m.add_function(wrap_pyfunction!(probe_fit_ramp, m)?)?;
     m.add_function(wrap_pyfunction!(probe_infer_indexing, m)?)?;

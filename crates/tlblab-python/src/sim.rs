@@ -47,7 +47,7 @@ pub(crate) fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> 
 
 /// Runs `workload` (a spec like "random:pages=1024") on `machine`; returns the stats as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique="", progress=false, stall_cycles=false))]
+#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique="", progress=false, stall_cycles=false, warmup=0, fetches=true, warmup_instructions=0, simulation_instructions=0))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -63,8 +63,18 @@ fn simulate(
     technique: &str,
     progress: bool,
     stall_cycles: bool,
+    warmup: u64,
+    fetches: bool,
+    warmup_instructions: u64,
+    simulation_instructions: u64,
 ) -> PyResult<String> {
     let cfg = machine_from(machine, machine_format)?;
+    // ChampSim's import options (`ChampSimOptions`): an error on any other workload.
+    let champsim = tlblab_trace::champsim::ChampSimOptions {
+        fetches,
+        warmup_instructions,
+        simulation_instructions,
+    };
     // `technique` (the `--technique` form) overrides the machine file's `[technique]` table.
     let technique = if technique.is_empty() {
         cfg.technique.clone()
@@ -81,7 +91,7 @@ fn simulate(
         os,
         stall_cycles,
     };
-    let source = open_workload(workload, seed)?;
+    let source = open_workload_with(workload, seed, champsim)?;
     // Ctrl-C stops the run within a fraction of a second (`watch.rs`); on a terminal a
     // progress line shows references done, the rate and, when the length is known, time left.
     let total = match (source.len_hint(), max_references) {
@@ -97,7 +107,16 @@ fn simulate(
         if let Some(spec) = &technique {
             tlblab_core::techniques::install(&mut sys, spec).map_err(|e| e.0)?;
         }
+        sys.set_warmup(warmup);
         sys.run(&mut source).map_err(|e| e.0)?;
+        if (warmup > 0 || warmup_instructions > 0) && !sys.roi_begun() {
+            let done = sys.stats().total.references;
+            return Err(if warmup > 0 {
+                format!("--warmup {warmup}: the warm-up is longer than the run ({done} references): nothing is left to measure")
+            } else {
+                format!("--warmup-instructions {warmup_instructions}: the trace has fewer instructions than the warm-up ({done} references were simulated): nothing is left to measure")
+            });
+        }
         serde_json::to_string(&sys.stats()).map_err(|e| e.to_string())
     });
     watch::finish(r)
@@ -148,15 +167,26 @@ pub(crate) fn open_workload(
     workload: &str,
     seed: u64,
 ) -> PyResult<Box<dyn tlblab_trace::RecordSource + Send>> {
+    open_workload_with(workload, seed, Default::default())
+}
+
+/// `open_workload` with ChampSim import options (an error for any other workload but the
+/// defaults).
+pub(crate) fn open_workload_with(
+    workload: &str,
+    seed: u64,
+    champsim: tlblab_trace::champsim::ChampSimOptions,
+) -> PyResult<Box<dyn tlblab_trace::RecordSource + Send>> {
     let path = std::path::Path::new(workload);
     if path.is_file() {
         // `simulate` has no --from: a file it cannot recognise is converted first.
-        let (src, _meta, _fmt) = tlblab_trace::convert::open_source(path, None).map_err(|e| {
-            err(e.replace(
-                "(use --from)",
-                "(convert it first: tlblab trace convert --from lackey|champsim FILE OUT.tlbt)",
-            ))
-        })?;
+        let (src, _meta, _fmt) = tlblab_trace::convert::open_source_with(path, None, champsim)
+            .map_err(|e| {
+                err(e.replace(
+                    "(use --from)",
+                    "(convert it first: tlblab trace convert --from lackey|champsim FILE OUT.tlbt)",
+                ))
+            })?;
         return Ok(src);
     }
     let looks_like_path =
@@ -176,6 +206,11 @@ pub(crate) fn open_workload(
         )));
     }
     let (name, params) = workloads::parse_spec(workload).map_err(not_a_file)?;
+    if champsim != Default::default() {
+        return Err(err(format!(
+            "{workload}: instruction counts and fetches off need a ChampSim trace file (a built-in workload counts references: use --warmup, --roi or --max-references)"
+        )));
+    }
     workloads::build(&name, &params, seed).map_err(not_a_file)
 }
 

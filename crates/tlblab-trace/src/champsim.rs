@@ -13,7 +13,7 @@
 //! Events have no ChampSim form and are skipped (and counted). Registers and branch fields are
 //! written as zero: the trace drives ChampSim's memory system, not its branch predictor.
 
-use crate::record::{Access, Record};
+use crate::record::{Access, Event, Record, ROI_REGION};
 use crate::source::RecordSource;
 use std::io::{Read, Write};
 use tlblab_types::{AccessKind, ThreadId, VirtAddr};
@@ -22,8 +22,38 @@ pub const RECORD_LEN: usize = 64;
 /// The ip given to data accesses that have no instruction fetch before them.
 pub const DATA_ONLY_IP: u64 = 0x1000;
 
+/// How a ChampSim trace is read: which references each record gives, and which instructions
+/// are simulated (ChampSim's own `--warmup-instructions` and `--simulation-instructions`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChampSimOptions {
+    /// Give each record's instruction fetch (the default). Off: the data references alone,
+    /// so reference counts (`--max-references`, `--warmup`, `--roi`) count data references.
+    pub fetches: bool,
+    /// Instructions of warm-up: after the last reference of this many records the reader
+    /// marks the region of interest's start (`PhaseBegin` of `ROI_REGION`). 0: none.
+    pub warmup_instructions: u64,
+    /// Instructions simulated after the warm-up; the stream ends there. 0: to the trace's end.
+    pub simulation_instructions: u64,
+}
+
+impl Default for ChampSimOptions {
+    fn default() -> Self {
+        ChampSimOptions {
+            fetches: true,
+            warmup_instructions: 0,
+            simulation_instructions: 0,
+        }
+    }
+}
+
 pub struct ChampSimSource<R: Read> {
     name: String,
+    opts: ChampSimOptions,
+    /// The record after which the stream ends (`u64::MAX`: none).
+    last_instruction: u64,
+    /// The stream ended at `last_instruction` rather than at the file's end: what is left of
+    /// the input is not read (nor, for a compressed one, checked).
+    pub stopped_early: bool,
     r: R,
     offset: u64,
     buf: Vec<u8>,
@@ -39,8 +69,19 @@ impl<R: Read> ChampSimSource<R> {
     }
 
     pub fn new(r: R, name: &str) -> Self {
+        Self::with_options(r, name, ChampSimOptions::default())
+    }
+
+    pub fn with_options(r: R, name: &str, opts: ChampSimOptions) -> Self {
+        let last_instruction = match opts.simulation_instructions {
+            0 => u64::MAX,
+            n => opts.warmup_instructions.saturating_add(n),
+        };
         ChampSimSource {
             name: name.into(),
+            opts,
+            last_instruction,
+            stopped_early: false,
             r,
             offset: 0,
             buf: vec![0; RECORD_LEN * 4096],
@@ -100,14 +141,21 @@ impl<R: Read> RecordSource for ChampSimSource<R> {
                 ));
             }
             for rec in self.buf[..got].chunks_exact(RECORD_LEN) {
+                if self.instructions == self.last_instruction {
+                    self.done = true;
+                    self.stopped_early = true;
+                    break;
+                }
                 self.instructions += 1;
-                let ip = u64_at(rec, 0);
-                self.pending.push(Record::Access(Access::new(
-                    ThreadId(0),
-                    AccessKind::Instr,
-                    VirtAddr(ip),
-                    4,
-                )));
+                if self.opts.fetches {
+                    let ip = u64_at(rec, 0);
+                    self.pending.push(Record::Access(Access::new(
+                        ThreadId(0),
+                        AccessKind::Instr,
+                        VirtAddr(ip),
+                        4,
+                    )));
+                }
                 for i in 0..4 {
                     let a = u64_at(rec, 32 + 8 * i);
                     if a != 0 {
@@ -129,6 +177,12 @@ impl<R: Read> RecordSource for ChampSimSource<R> {
                             8,
                         )));
                     }
+                }
+                if self.instructions == self.opts.warmup_instructions {
+                    // ChampSim's warm-up ends after this many instructions; the engine
+                    // begins the region of interest here (`System::begin_roi`).
+                    self.pending
+                        .push(Record::Event(Event::PhaseBegin { region: ROI_REGION }));
                 }
             }
             self.offset += got as u64;

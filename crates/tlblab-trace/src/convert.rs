@@ -4,7 +4,7 @@
 //! streams records from one to the other in bounded memory. Outputs are atomic (a failed
 //! conversion leaves nothing behind).
 
-use crate::champsim::{ChampSimSource, ChampSimWriter};
+use crate::champsim::{ChampSimOptions, ChampSimSource, ChampSimWriter};
 use crate::fileio::{sniff, AtomicOutput, Compression, Input};
 use crate::format::writer::Summary;
 use crate::format::{TraceReader, TraceWriter, WriterOptions};
@@ -48,6 +48,8 @@ fn stem_lower(path: &Path) -> String {
         .unwrap_or_default();
     s.trim_end_matches(".xz")
         .trim_end_matches(".gz")
+        .trim_end_matches(".bz2")
+        .trim_end_matches(".zst")
         .to_string()
 }
 
@@ -134,11 +136,32 @@ pub fn open_source(
     path: &Path,
     fmt: Option<Format>,
 ) -> Result<(Box<dyn RecordSource + Send>, Value, Format), String> {
+    open_source_with(path, fmt, ChampSimOptions::default())
+}
+
+/// `open_source` with ChampSim import options; options other than the defaults on another
+/// format are an error naming the file and the format.
+pub fn open_source_with(
+    path: &Path,
+    fmt: Option<Format>,
+    champsim: ChampSimOptions,
+) -> Result<(Box<dyn RecordSource + Send>, Value, Format), String> {
     let fmt = match fmt {
         Some(f) => f,
         None => detect(path)?,
     };
     let name = path.display().to_string();
+    if fmt != Format::ChampSim && champsim != ChampSimOptions::default() {
+        let what = if !champsim.fetches {
+            "turning instruction fetches off"
+        } else {
+            "counting instructions (--warmup-instructions, --simulation-instructions)"
+        };
+        return Err(format!(
+            "{name}: {what} needs a ChampSim trace (this is a {} trace: use --warmup, --roi or --max-references, which count references)",
+            fmt.name()
+        ));
+    }
     Ok(match fmt {
         Format::Native => {
             let r = TraceReader::open(path).map_err(|e| e.message)?;
@@ -149,28 +172,55 @@ pub fn open_source(
             let inp = Input::open(path)?;
             let s = LackeySource::new(inp, &name);
             (
-                Box::new(Finishing {
-                    src: s,
-                    finish: |s: &mut LackeySource<Input>| s.get_mut().finish(),
-                    finished: false,
-                }),
+                decode_thread(
+                    path,
+                    Box::new(Finishing {
+                        src: s,
+                        finish: |s: &mut LackeySource<Input>| s.get_mut().finish(),
+                        finished: false,
+                    }),
+                )?,
                 json!({}),
                 fmt,
             )
         }
         Format::ChampSim => {
             let inp = Input::open(path)?;
-            let s = ChampSimSource::new(inp, &name);
+            let s = ChampSimSource::with_options(inp, &name, champsim);
             (
-                Box::new(Finishing {
-                    src: s,
-                    finish: |s: &mut ChampSimSource<Input>| s.get_mut().finish(),
-                    finished: false,
-                }),
+                decode_thread(
+                    path,
+                    Box::new(Finishing {
+                        src: s,
+                        // A stream ended at `--simulation-instructions` leaves the decompressor
+                        // unread: dropping the input stops it, and its exit is no error.
+                        finish: |s: &mut ChampSimSource<Input>| {
+                            if s.stopped_early {
+                                Ok(())
+                            } else {
+                                s.get_mut().finish()
+                            }
+                        },
+                        finished: false,
+                    }),
+                )?,
                 json!({}),
                 fmt,
             )
         }
+    })
+}
+
+/// A compressed input is read on a thread of its own (`Threaded`): the decompressor and the
+/// decoding overlap with whatever consumes the records (the engine, a converter).
+fn decode_thread(
+    path: &Path,
+    source: Box<dyn RecordSource + Send>,
+) -> Result<Box<dyn RecordSource + Send>, String> {
+    Ok(if sniff(path)?.0 == Compression::None {
+        source
+    } else {
+        Box::new(crate::threaded::Threaded::new(source))
     })
 }
 

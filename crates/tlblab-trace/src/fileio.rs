@@ -1,6 +1,7 @@
-//! Files in and out for the converters: transparent xz/gzip (through the system's `xz`/`gzip`,
-//! so no compression code of our own to trust) and atomic output (temp file + rename; nothing is
-//! left behind when a conversion fails).
+//! Files in and out for the converters: transparent xz/gzip/bzip2 (through the system's
+//! `xz`/`gzip`/`bzip2`, so no compression code of our own to trust), zstd in-process (the
+//! `zstd` crate the native format already uses), and atomic output (temp file + rename; nothing
+//! is left behind when a conversion fails).
 
 use std::fs::File;
 use std::io::{BufReader, Read, Write};
@@ -13,6 +14,8 @@ pub enum Compression {
     None,
     Xz,
     Gzip,
+    Bzip2,
+    Zstd,
 }
 
 pub fn sniff(path: &Path) -> Result<(Compression, Vec<u8>), String> {
@@ -32,6 +35,10 @@ pub fn sniff(path: &Path) -> Result<(Compression, Vec<u8>), String> {
         Compression::Xz
     } else if head.starts_with(&[0x1f, 0x8b]) {
         Compression::Gzip
+    } else if head.starts_with(b"BZh") && head.get(3).is_some_and(|b| (b'1'..=b'9').contains(b)) {
+        Compression::Bzip2
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Compression::Zstd
     } else {
         Compression::None
     };
@@ -46,8 +53,12 @@ pub struct Input {
     empty: std::io::Empty,
 }
 
+type ZstdReader = zstd::stream::read::Decoder<'static, BufReader<File>>;
+
 enum InputInner {
     Plain(BufReader<File>),
+    /// zstd, decoded in this process (on the reading thread: `threaded.rs`).
+    Zstd(BufReader<ZstdReader>),
     Piped(BufReader<ChildStdout>, Child, &'static str),
     Done,
 }
@@ -71,8 +82,19 @@ impl Input {
                     empty: std::io::empty(),
                 });
             }
+            Compression::Zstd => {
+                let f = File::open(path).map_err(|e| format!("{name}: {e}"))?;
+                let d = zstd::stream::read::Decoder::new(f)
+                    .map_err(|e| format!("{name}: zstd: {e}"))?;
+                return Ok(Input {
+                    name,
+                    inner: InputInner::Zstd(BufReader::with_capacity(1 << 20, d)),
+                    empty: std::io::empty(),
+                });
+            }
             Compression::Xz => "xz",
             Compression::Gzip => "gzip",
+            Compression::Bzip2 => "bzip2",
         };
         let mut child = Command::new(tool)
             .arg("-dc")
@@ -93,6 +115,7 @@ impl Input {
     pub fn reader(&mut self) -> &mut dyn std::io::BufRead {
         match &mut self.inner {
             InputInner::Plain(r) => r,
+            InputInner::Zstd(r) => r,
             InputInner::Piped(r, _, _) => r,
             InputInner::Done => &mut self.empty,
         }
@@ -132,6 +155,7 @@ impl std::io::BufRead for Input {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         match &mut self.inner {
             InputInner::Plain(r) => r.fill_buf(),
+            InputInner::Zstd(r) => r.fill_buf(),
             InputInner::Piped(r, _, _) => r.fill_buf(),
             InputInner::Done => Ok(&[]),
         }
@@ -250,5 +274,51 @@ impl Drop for AtomicOutput {
         if !self.tmp.as_os_str().is_empty() {
             let _ = std::fs::remove_file(&self.tmp);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Given the same bytes plain, zstd- (in-process), bzip2-, xz- and gzip-compressed (the
+    /// system's tools), when opened as inputs, then each reads back the same bytes and
+    /// finishes without error.
+    #[test]
+    fn every_compression_reads_back_the_same_bytes() {
+        let dir = std::env::temp_dir().join(format!("tlblab-fileio-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let data: Vec<u8> = (0..200_000u32)
+            .flat_map(|i| (i * 7919).to_le_bytes())
+            .collect();
+        let plain = dir.join("d.bin");
+        std::fs::write(&plain, &data).unwrap();
+        let zst = dir.join("d.bin.zst");
+        std::fs::write(&zst, zstd::encode_all(&data[..], 3).unwrap()).unwrap();
+        let mut files = vec![(plain.clone(), Compression::None), (zst, Compression::Zstd)];
+        for (tool, ext, c) in [
+            ("bzip2", "bz2", Compression::Bzip2),
+            ("xz", "xz", Compression::Xz),
+            ("gzip", "gz", Compression::Gzip),
+        ] {
+            let out = dir.join(format!("d.bin.{ext}"));
+            let st = Command::new(tool)
+                .arg("-c")
+                .arg(&plain)
+                .stdout(File::create(&out).unwrap())
+                .status();
+            if st.is_ok_and(|s| s.success()) {
+                files.push((out, c));
+            }
+        }
+        for (path, c) in files {
+            assert_eq!(sniff(&path).unwrap().0, c, "{}", path.display());
+            let mut inp = Input::open(&path).unwrap();
+            let mut got = Vec::new();
+            inp.read_to_end(&mut got).unwrap();
+            assert!(got == data, "{}: different bytes", path.display());
+            inp.finish().unwrap();
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

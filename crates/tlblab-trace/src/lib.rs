@@ -15,6 +15,7 @@ pub mod lackey;
 pub mod profile;
 pub mod record;
 pub mod source;
+pub mod threaded;
 pub mod workloads;
 
 pub use record::{Access, Event, Record};

@@ -55,7 +55,20 @@ pub mod flush {
     /// The data caches of the core and the levels it shares (seed 000 §8.1 step 3 flushes caches
     /// but keeps the TLB).
     pub const CACHES: u8 = 2;
+    /// The kernel's own flush for an address space it changes, on the thread's time: ARM Linux
+    /// 2.4's `flush_cache_mm`/`flush_tlb_mm` at fork (`dup_mmap`), exec and exit (`exit_mmap`)
+    /// on a machine with untagged TLBs and virtually indexed caches (seed 002 §2, §4.2). With
+    /// this bit, `TLB` empties the core's TLBs and page-walk caches, `CACHES` only its virtually
+    /// indexed caches, and the cycles are charged to the core. A technique that tags address
+    /// spaces may defer it (fass: lazy cache flushing, seed 002 §4.2).
+    pub const ADDRESS_SPACE: u8 = 4;
 }
+
+/// The region a `PhaseBegin` names to end the warm-up and begin the region of interest: the
+/// engine snapshots every counter there and reports the difference (`System::begin_roi`).
+/// Readers of instruction traces mark it after their warm-up instructions (ChampSim's
+/// `--warmup-instructions`, `champsim::ChampSimOptions`); it is no phase of its own.
+pub const ROI_REGION: u32 = u32::MAX;
 
 /// Something that happened between accesses.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]

@@ -25,6 +25,7 @@ fn small(name: &str) -> Params {
         "hot_potato" => &[("rounds", 10)],
         "extreme" => &[("procs", 3), ("pages", 8), ("rounds", 4)],
         "l4_ipc" => &[("clients", 3), ("ipcs", 50)],
+        "proc_create" => &[("mode", 2), ("rounds", 2), ("kernel_instrs", 2000)],
         "rt_table6_1" | "rt_same_diff_set" | "rt_malloc_vs_tlb_malloc" => &[("hyperperiods", 1)],
         "rt_benchmark_pair" | "rt_noisy_sets" => &[("hyperperiods", 1), ("noise", 1)],
         "lockdown_mix" => &[("repeats", 2), ("cores", 4)],

@@ -13,7 +13,8 @@ def register(sub) -> None:
     p.add_argument("--quick", action="store_true", help="fewer repetitions and strides (≤ 20 s instead of ≤ 2 min)")
     p.add_argument("--json", action="store_true", help="print the full report as JSON instead of the summary")
     p.add_argument("--out", metavar="HOST.toml", help="write a machine preset with the measured values")
-    p.add_argument("--base", default="zen3", help="preset whose unmeasured fields --out keeps (default: zen3)")
+    p.add_argument("--base", help="preset whose unmeasured fields --out keeps (default: zen3-virt in a VM, whose "
+                                  "walks are two-dimensional, else zen3)")
     p.add_argument("--validate", action="store_true",
                    help="simulate the probe's pointer chase on the measured preset; print measured vs simulated")
     p.add_argument("--plot", metavar="PNG", default="probe-validate.png",
@@ -22,6 +23,9 @@ def register(sub) -> None:
     p.add_argument("--list", action="store_true", help="list the measurement sections and exit")
     p.add_argument("--cpu", type=int, help="CPU to measure on (default: the first allowed)")
     p.add_argument("--other-cpu", type=int, help="second CPU for the sharing and migration tests")
+    p.add_argument("--simulate", metavar="MACHINE",
+                   help="run the data-TLB sections on a simulated host instead (a preset or machine file, timed "
+                        "by the simulator with a shared VM's noise added): what the probe reads on such a host")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-priority", action="store_true", help="do not raise the measuring thread's priority")
     p.set_defaults(func=run)
@@ -45,6 +49,21 @@ def run(args) -> int:
     for s in sections or []:
         if s not in tp.SECTIONS:
             raise UserError(f"unknown probe section '{s}': expected one of {', '.join(tp.SECTIONS)}")
+    if args.simulate:
+        if args.validate:
+            raise UserError("--validate compares with this host's timings; it does not apply with --simulate")
+        print(f"tlblab probe: simulating {args.simulate} (data-TLB sections) ...", file=sys.stderr, flush=True)
+        r = tp.probe_simulated(args.simulate, quick=args.quick, sections=sections, seed=args.seed)
+        print(json.dumps(r.raw, indent=2) if args.json else tp.format_text(r))
+        if args.out:
+            from tlblab import machine_toml
+
+            # The simulated machine is the base (its caches, walker, clock), not this host's.
+            m = tp.host_machine(r, base=args.base or args.simulate, sysfs=False)
+            text = json.dumps(m, indent=2) + "\n" if args.out.endswith(".json") else machine_toml(m)
+            tp.write_atomic(args.out, text)
+            print(f"wrote {args.out}", file=sys.stderr)
+        return 0
     print("tlblab probe: measuring (pinned, interleaved repetitions; "
           f"{'≈15 s' if args.quick else 'about a minute'}) ...", file=sys.stderr, flush=True)
     r = tp.probe(quick=args.quick, sections=sections, cpu=args.cpu, other_cpu=args.other_cpu, seed=args.seed,

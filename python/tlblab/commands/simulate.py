@@ -22,6 +22,18 @@ def register(sub) -> None:
                            "no data accesses")
     p.add_argument("--max-references", type=int, default=0,
                    help="stop after this many references (default 0: no limit)")
+    p.add_argument("--warmup", type=int, default=0, metavar="N",
+                   help="simulate N references first, then reset the statistics: they cover what follows "
+                        "(the region of interest) only")
+    p.add_argument("--roi", type=int, default=None, metavar="N",
+                   help="the region of interest: stop N references after the warm-up (default: to the end)")
+    p.add_argument("--warmup-instructions", type=int, default=0, metavar="N",
+                   help="ChampSim traces: warm up with the first N instructions (as ChampSim's option)")
+    p.add_argument("--simulation-instructions", type=int, default=None, metavar="N",
+                   help="ChampSim traces: simulate N instructions after the warm-up, then stop")
+    p.add_argument("--fetches", choices=("on", "off"), default="on",
+                   help="ChampSim traces: each record's instruction fetch on (default) or off (reference "
+                        "counts then count data references)")
     p.add_argument("--os", default="", metavar="KEY=VALUE,...",
                    help="OS model: switch=auto|flush_all|asid_tagged, asid_bits=N, switch_cycles=N, ipi_cycles=N")
     p.add_argument("--technique", default="", metavar="NAME[:KEY=VALUE,...]",
@@ -39,17 +51,24 @@ def run(args) -> int:
     r = simulate(args.machine, args.workload, seed=args.seed, tlb_only=args.tlb_only,
                  caches=not args.no_caches, data_accesses=not args.no_caches,
                  max_references=args.max_references, os=parse_os(args.os), technique=args.technique or None,
-                 progress=sys.stderr.isatty(), stall_cycles=args.stall_cycles)
+                 progress=sys.stderr.isatty(), stall_cycles=args.stall_cycles,
+                 warmup=args.warmup, roi=args.roi, warmup_instructions=args.warmup_instructions,
+                 simulation_instructions=args.simulation_instructions, fetches=args.fetches == "on")
     if args.json:
         import copy
 
         from tlblab.sim import label_levels
 
-        print(json.dumps(label_levels(copy.deepcopy(r.stats)), indent=2))
+        print(json.dumps({**label_levels(copy.deepcopy(r.stats)), "run": r.run}, indent=2))
         return 0
     t = r.total
     print(f"machine {r.machine}, workload {r.workload}: {t['references']} references, "
           f"{r.cycles} cycles ({t['cycles'] / max(t['references'], 1):.2f} per reference)")
+    w = r.stats.get("warmup")
+    if w:
+        print(f"warm-up: {w['references']} references before the region of interest, left out of every "
+              f"count here ({w['cycles']} cycles)")
+    print(rate_line(r.run))
     print(format_table(["TLB level", "accesses", "hits", "misses", "evictions", "miss rate"],
                        _level_rows(r.stats["tlb_levels"], t["tlb"])))
     if t.get("data_stall_cycles"):
@@ -97,6 +116,12 @@ def run(args) -> int:
     if r.stats["jobs"]:
         print(f"{len(r.stats['jobs'])} jobs recorded (use --json or tlblab.simulate(...).job_frame())")
     return 0
+
+
+def rate_line(run: dict) -> str:
+    """The rate block as one line: references simulated, wall and CPU seconds, refs/s."""
+    return (f"rate: {run['references']} references simulated in {run['wall_seconds']:.3f} s wall, "
+            f"{run['cpu_seconds']:.3f} s CPU: {run['refs_per_second'] / 1e6:.2f} M refs/s")
 
 
 def parse_os(text: str) -> dict:

@@ -27,12 +27,27 @@ def table1(quick: bool) -> dict[str, float]:
     rounds = 100 if quick else 400
     out: dict[str, float] = {}
     for name, ipc in (("pipe", 0), ("fifo", 1), ("unix", 2), ("fcntl", 3)):
-        w = f"hot_potato:ipc={ipc},rounds={rounds}"
-        orig = _cycles(w, None) / rounds / MHZ
-        fast = _cycles(w, LINUX) / rounds / MHZ
-        out[f"{name}/original"] = orig
-        out[f"{name}/fast"] = fast
-        out[f"{name}/ratio"] = orig / fast
+        _original_fast(out, name, f"hot_potato:ipc={ipc},rounds={rounds}", rounds)
+    return out
+
+
+def _original_fast(out: dict[str, float], name: str, workload: str, rounds: int) -> None:
+    """`name`'s original (flush-all) and fast (fass) latency per round in us, and their ratio."""
+    orig = _cycles(workload, None) / rounds / MHZ
+    fast = _cycles(workload, LINUX) / rounds / MHZ
+    out[f"{name}/original"] = orig
+    out[f"{name}/fast"] = fast
+    out[f"{name}/ratio"] = orig / fast
+
+
+def table1_proc(quick: bool) -> dict[str, float]:
+    """Table 1's process-creation rows: fork, fork+exec and system() latency per round,
+    original against fast kernel (proc_create; its path lengths are calibrated on 20 rounds of
+    fork and exec and 2 of shell, the quick sizes)."""
+    out: dict[str, float] = {}
+    for name, mode, rounds in (("fork", 0, 20 if quick else 60), ("exec", 1, 20 if quick else 60),
+                               ("shell", 2, 2 if quick else 6)):
+        _original_fast(out, name, f"proc_create:mode={mode},rounds={rounds}", rounds)
     return out
 
 

@@ -7,16 +7,18 @@ rounds: `same` (A and B allocate from overlapping colors, so they share L2 DTLB 
 associativity), `diff` (disjoint colors), and `glibc` (malloc(4096) per page, as the seed did).
 Timing only: this VM has no TLB-miss counters.
 
-The colored TLB level defaults to Zen 3's L2 DTLB: 2048 entries, 16 ways, so 128 sets indexed by
-the virtual-address bits 12..18 (notes/feasibility.md §1: effective capacity halves with every
-doubling of a power-of-two page stride, so the index is the low VPN bits; the 64-entry L1 DTLB is
-fully associative and cannot be colored, notes/probing.md §4.2). Each sweep covers more than 64
-pages so that translations come from the L2 DTLB.
+The colored TLB level is the host's L2 DTLB, taken from `--machine` (a machine file, e.g. what
+`tlblab probe --out host.toml` writes, or a preset name), else from this host's probed machine
+(`tlblab.host.geometry`: cached, or a quick probe now); `--sets`/`--ways` override it. Colors are
+sets indexed by the low VPN bits (notes/feasibility.md §1: effective capacity halves with every
+doubling of a power-of-two page stride). Each task sweeps more pages than the L1 DTLB holds, so that
+its translations come from the colored level.
 
-Two scenarios:
-  pair   A and B each sweep 96 pages on 8 colors: "same" puts 24 pages on each of A's sets
-         (> 16 ways), "diff" 12.
-  noisy  A sweeps 96 pages on 8 colors, B (a noisy neighbour) 3072 pages on 120 colors, more than
+Two scenarios, sized from the geometry (W ways, S sets; `per` = ⌈0.75 W⌉ pages per color and task,
+on C = max(8, ⌈(L1 + 1) / per⌉) colors):
+  pair   A and B each sweep C × per pages on C colors: "same" puts 2 per = 1.5 W pages on each of
+         A's sets (> W ways), "diff" per (< W). On Zen 3 (128 × 16): 96 pages on 8 colors, 24 vs 12.
+  noisy  A as in pair, B (a noisy neighbour) 1.5 × S × W pages on the other S − C colors, more than
          the whole L2 DTLB: only disjoint colors keep A's translations in the TLB, but B's sweep also
          flushes A's data and page-table lines from the caches for every placement, so on this VM
          (2 vCPUs shared with other jobs) the TLB effect drowns in cache noise (docs/color.md).
@@ -32,18 +34,28 @@ import sys
 from tlblab.errors import UserError
 from tlblab.host._runtime import executable
 
-SCENARIOS = {
-    "pair": {"a_pages": 96, "a_colors": 8, "b_pages": 96, "b_colors": 8},
-    "noisy": {"a_pages": 96, "a_colors": 8, "b_pages": 3072, "b_colors": 120},
-}
+SCENARIOS = ("pair", "noisy")
+
+
+def scenario_sizes(scenario: str, sets: int, ways: int, l1_entries: int) -> dict:
+    """Pages and colors of each task for a geometry (see the module docstring)."""
+    per = -(-3 * ways // 4)
+    colors = max(8, -(-(l1_entries + 1) // per))
+    if scenario == "pair":
+        return {"a_pages": colors * per, "a_colors": colors, "b_pages": colors * per, "b_colors": colors}
+    return {"a_pages": colors * per, "a_colors": colors, "b_pages": 3 * sets * ways // 2,
+            "b_colors": max(1, sets - colors)}
 
 
 def register(sub) -> None:
     p = sub.add_parser("coloring", help="two tasks on one core: same vs different TLB colors vs glibc placement")
     p.add_argument("--scenario", choices=[*SCENARIOS, "all"], default="pair",
                    help="pair (default), noisy (cache-dominated here), or all")
-    p.add_argument("--sets", type=int, default=128, help="sets of the colored TLB level (default: Zen 3 L2 DTLB)")
-    p.add_argument("--ways", type=int, default=16, help="associativity of the colored TLB level")
+    p.add_argument("--machine", metavar="HOST.toml",
+                   help="machine file (tlblab probe --out) or preset whose L2 DTLB to color; 'probe' probes "
+                        "this host now (default: this host's cached probe, else a quick probe)")
+    p.add_argument("--sets", type=int, help="sets of the colored TLB level (overrides --machine)")
+    p.add_argument("--ways", type=int, help="associativity of the colored TLB level (overrides --machine)")
     p.add_argument("--rounds", type=int, default=15, help="interleaved rounds (each yields one median per variant)")
     p.add_argument("--jobs", type=int, default=201, help="job pairs per variant per round")
     p.add_argument("--cpu", type=int, default=0, help="CPU to pin the tasks to")
@@ -56,22 +68,30 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def measure(scenario: str, *, sets: int = 128, ways: int = 16, rounds: int = 15, jobs: int = 201, cpu: int = 0,
-            seed: int = 1, threads: bool = False) -> dict:
-    """Run one scenario and return color_sweep's JSON as a dict (ns per access, medians and spread)."""
+def measure(scenario: str, *, sets: int | None = None, ways: int | None = None, machine: str | None = None,
+            rounds: int = 15, jobs: int = 201, cpu: int = 0, seed: int = 1, threads: bool = False) -> dict:
+    """Run one scenario and return color_sweep's JSON as a dict (ns per access, medians and spread).
+    The geometry: `sets`/`ways` where given, the rest from `machine` (tlblab.host.geometry)."""
+    from tlblab.host.geometry import geometry
+
     if scenario not in SCENARIOS:
         raise UserError(f"unknown scenario '{scenario}': expected one of {', '.join(SCENARIOS)}")
     for name, value, lo in (("sets", sets, 2), ("ways", ways, 1), ("rounds", rounds, 1), ("jobs", jobs, 1),
                             ("cpu", cpu, 0), ("seed", seed, 0)):
-        if value < lo:
+        if value is not None and value < lo:
             raise UserError(f"--{name} must be at least {lo}, found {value}")
-    if sets & (sets - 1):
+    if sets is not None and sets & (sets - 1):
         raise UserError(f"--sets must be a power of two, found {sets}")
-    sc = dict(SCENARIOS[scenario])
+    g = geometry(machine)
+    source = g.source if sets is None or ways is None else "--sets/--ways"
+    sets = g.sets if sets is None else sets
+    ways = g.ways if ways is None else ways
+    sc = scenario_sizes(scenario, sets, ways, g.l1_entries)
     if sc["a_colors"] + sc["b_colors"] > sets:
         sc["b_colors"] = sets - sc["a_colors"]
         if sc["b_colors"] < 1:
-            raise UserError(f"--sets {sets} is too small for scenario '{scenario}' (needs at least 9 sets)")
+            raise UserError(f"--sets {sets} is too small for scenario '{scenario}' "
+                            f"(needs at least {sc['a_colors'] + 1} sets)")
     args = [str(executable("color_sweep"))]
     for k, v in {**sc, "sets": sets, "ways": ways, "rounds": rounds, "jobs": jobs, "cpu": cpu, "seed": seed,
                  "threads": int(threads)}.items():
@@ -84,6 +104,7 @@ def measure(scenario: str, *, sets: int = 128, ways: int = 16, rounds: int = 15,
     except json.JSONDecodeError as e:
         raise UserError(f"color_sweep printed malformed JSON at offset {e.pos}: {e.msg}") from None
     out["scenario"] = scenario
+    out["geometry_source"] = source
     return out
 
 
@@ -94,7 +115,7 @@ def _fmt(s: dict) -> str:
 def run(args) -> int:
     rounds, jobs = (5, 51) if args.quick else (args.rounds, args.jobs)
     names = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
-    results = [measure(n, sets=args.sets, ways=args.ways, rounds=rounds, jobs=jobs, cpu=args.cpu, seed=args.seed,
+    results = [measure(n, sets=args.sets, ways=args.ways, machine=args.machine, rounds=rounds, jobs=jobs, cpu=args.cpu, seed=args.seed,
                        threads=args.threads) for n in names]
     if args.json:
         json.dump(results, sys.stdout, indent=2)
@@ -102,7 +123,8 @@ def run(args) -> int:
         return 0
     for r in results:
         print(f"scenario {r['scenario']}: A {r['a_pages']} pages on {r['a_colors']} colors, "
-              f"B {r['b_pages']} pages on {r['b_colors']} colors; {r['sets']} sets x {r['ways']} ways; "
+              f"B {r['b_pages']} pages on {r['b_colors']} colors; {r['sets']} sets x {r['ways']} ways "
+              f"(from {r['geometry_source']}); "
               f"{r['rounds']} rounds x {r['jobs']} jobs, cpu {r['cpu']}, tasks {r['mode']}")
         print("  ns per access: median [q1-q3] (min-max) over rounds")
         print(f"  {'variant':8} {'max pages/set':>13} {'sets A∩B':>8}  {'task A (timed after B)':34} task B")

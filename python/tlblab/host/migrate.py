@@ -20,6 +20,20 @@ DEFAULT_NS = "1,2,4,8,16,32,48,64,96,128,256,512,1024,2048,4096"
 QUICK_NS = "1,4,16,64,256,1024,4096"
 
 
+def default_ns(l2_entries: int, quick: bool) -> str:
+    """The page counts for a host whose L2 DTLB holds `l2_entries`: DEFAULT_NS (QUICK_NS) up to twice
+    its reach, where re-warming stops paying (the Zen 3 list, which ends at 2 × 2048), continued in
+    powers of two when the L2 is larger."""
+    base = [int(x) for x in (QUICK_NS if quick else DEFAULT_NS).split(",")]
+    top = 2 * l2_entries
+    ns = [n for n in base if n <= top]
+    n = ns[-1]
+    while n * (4 if quick else 2) <= top:
+        n *= 4 if quick else 2
+        ns.append(n)
+    return ",".join(map(str, ns))
+
+
 def crossover(rows: list[dict], base: str, rewarm: str) -> dict:
     """Where re-warming wins (its median below the plain one). `first_win_n` is the start of the last
     unbroken run of wins (the N from which re-warming pays), `last_win_n` the largest N where it still
@@ -95,10 +109,15 @@ def register(hsub) -> None:
         description="Seed 000's migration benchmark on real cores: N pages at 4 KiB and 68 KiB strides, "
         "sched_setaffinity migration, re-touch with and without tlbmig re-warming; prints the crossover.",
     )
-    p.add_argument("--ns", default=DEFAULT_NS, help=f"page counts (default {DEFAULT_NS})")
+    p.add_argument("--machine", metavar="HOST.toml",
+                   help="machine file (tlblab probe --out) or preset whose L2 DTLB sets the default --ns and "
+                        "--cap; 'probe' probes this host now (default: this host's cached probe, else a quick probe)")
+    p.add_argument("--ns", help=f"page counts (default: {DEFAULT_NS} on a 2048-entry L2 DTLB, up to twice "
+                                "the machine's L2 DTLB)")
     p.add_argument("--strides", default="4096,69632", help="strides in bytes (default 4096,69632)")
     p.add_argument("--trials", type=int, default=15)
-    p.add_argument("--cap", type=int, default=4096, help="re-warm cap (the library default is 1024)")
+    p.add_argument("--cap", type=int, help="re-warm cap (default: twice the machine's L2 DTLB, so the sweep "
+                                           "shows where re-warming stops paying; the library default is 1024)")
     p.add_argument("--cpus", help="A,B: migrate from A to B (default: the first two allowed CPUs)")
     p.add_argument("--busy", action="store_true", help="SCHED_IDLE spinners keep the vCPUs from halting")
     p.add_argument("--boost", action=argparse.BooleanOptionalAction, default=None,
@@ -123,7 +142,18 @@ def _int_list(text: str, what: str, lo: int, hi: int) -> list[int]:
 
 
 def run(args) -> int:
-    ns = _int_list(QUICK_NS if args.quick and args.ns == DEFAULT_NS else args.ns, "--ns", 1, 65536)
+    if args.ns is None or args.cap is None:
+        from tlblab.host.geometry import geometry
+
+        g = geometry(args.machine)
+        if args.ns is None:
+            args.ns = default_ns(g.l2_entries, args.quick)
+        if args.cap is None:
+            args.cap = 2 * g.l2_entries
+        evict = 2 * g.l2_entries
+    else:
+        evict = 4096  # --ns and --cap given: the benchmark's own eviction (twice a 2048-entry L2 DTLB)
+    ns = _int_list(args.ns, "--ns", 1, 65536)
     strides = _int_list(args.strides, "--strides", 64, 1 << 24)
     if any(s % 64 for s in strides):
         raise UserError(f"--strides: must be multiples of 64 bytes, found '{args.strides}'")
@@ -146,7 +176,7 @@ def run(args) -> int:
         exe,
         [
             "--ns", ",".join(map(str, ns)), "--strides", ",".join(map(str, strides)), "--trials", str(trials),
-            "--cap", str(args.cap), "--cpus", f"{a},{b}", "--busy", "1" if args.busy else "0",
+            "--cap", str(args.cap), "--evict-pages", str(evict), "--cpus", f"{a},{b}", "--busy", "1" if args.busy else "0",
             "--boost", "1" if boost_default(args.boost) else "0", "--seed", str(args.seed),
         ],
         "migrate_bench",

@@ -16,6 +16,8 @@ written. docs/sweeps.md has the keys:
     workload                  a built-in workload spec or a trace file (read by the workers:
                               give a path every worker can read)
     seed, max_references, mode (full | no_caches | tlb_only)
+    warmup, roi               references of warm-up, then of the region of interest the
+                              statistics cover (as `tlblab simulate --warmup/--roi`)
 
 Every error names the key (and the point) and is raised before the first point runs.
 """
@@ -34,7 +36,7 @@ from typing import Any
 from tlblab.errors import UserError
 
 MODES = ("full", "no_caches", "tlb_only")
-SCALARS = ("machine", "technique", "workload", "seed", "max_references", "mode")
+SCALARS = ("machine", "technique", "workload", "seed", "max_references", "mode", "warmup", "roi")
 NAMESPACES = ("machine.", "technique.", "os.")
 OS_FIELDS = ("switch", "asid_bits", "switch_cycles", "ipi_cycles")
 # Grids larger than this are almost certainly a typo in an axis (and would take days).
@@ -70,20 +72,25 @@ class Point:
     max_references: int
     mode: str
     os: dict[str, Any]
+    warmup: int = 0
+    roi: int | None = None
 
     def key(self) -> str:
         """A hash of everything that decides the point's result (not of its index or of the grid
         it came from): a resumed or reordered grid finds the points it already ran."""
-        blob = json.dumps({"machine": self.machine, "workload": self.workload, "seed": self.seed,
-                           "max_references": self.max_references, "mode": self.mode, "os": self.os},
-                          sort_keys=True, separators=(",", ":"))
+        fields = {"machine": self.machine, "workload": self.workload, "seed": self.seed,
+                  "max_references": self.max_references, "mode": self.mode, "os": self.os}
+        # (Only when set: the keys of points without a warm-up stay what they were.)
+        if self.warmup or self.roi is not None:
+            fields.update(warmup=self.warmup, roi=self.roi)
+        blob = json.dumps(fields, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
     def task(self) -> dict[str, Any]:
         """What a worker receives: plain data, picklable without tlblab."""
         return {"key": self.key(), "values": self.values, "machine": self.machine,
                 "workload": self.workload, "seed": self.seed, "max_references": self.max_references,
-                "mode": self.mode, "os": self.os}
+                "mode": self.mode, "os": self.os, "warmup": self.warmup, "roi": self.roi}
 
 
 def load(path: str | Path) -> Grid:
@@ -270,10 +277,17 @@ def expand(grid: Grid, check: bool = True) -> list[Point]:
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise UserError(f"{what}: {k}: expected a non-negative integer, found {v!r}")
             ints[k] = v
+        warmup, roi = s.get("warmup", 0), s.get("roi")
+        try:
+            from tlblab.sim import _run_limits
+
+            _run_limits(ints["max_references"], warmup, roi, 0, None, True)
+        except ValueError as e:
+            raise UserError(f"{what}: {e}") from None
         os_opts = {k[3:]: v for k, v in s.items() if k.startswith("os.")}
         points.append(Point(index=index, values=values, machine=m, workload=workload,
                             seed=ints["seed"], max_references=ints["max_references"], mode=mode,
-                            os=os_opts))
+                            os=os_opts, warmup=warmup, roi=roi))
     if check:
         _check_with_engine(grid, points)
     return points

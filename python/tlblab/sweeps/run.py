@@ -28,6 +28,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     t0, c0 = time.perf_counter(), time.thread_time()
     r = tlblab.simulate(task["machine"], task["workload"], seed=task["seed"],
                         max_references=task["max_references"], os=task["os"],
+                        warmup=task.get("warmup", 0), roi=task.get("roi"),
                         **_mode_kwargs(task["mode"]))
     metrics = {k: v for k, v in r.summary().items() if k not in ("machine", "workload")}
     tech = r.stats.get("technique") or {}

@@ -82,6 +82,18 @@ typedef struct tlb_geometry {
     uint32_t flags;         /* TLB_ARENA_* */
 } tlb_geometry_t;
 
+/* Fill the sets, ways, page_shift and index_shift of *geometry from a tlblab machine file (TOML:
+ * a preset of presets/, or what `tlblab probe --out host.toml` writes), leaving its other fields
+ * as they are. The level colored is the set-associative data or unified TLB level translating
+ * 4 KiB pages with the most entries (the L2 DTLB: a fully associative level cannot be colored).
+ * Reads the `[[tlb]]` tables' `level`, `kind`, `entries`, `ways`, `page_sizes` and `[tlb.index]`
+ * `type` (only "low_bits", the default, is colorable by VPN bits); everything else is skipped.
+ * O(file size). Returns TLB_OK, or TLB_EINVAL with a one-line message naming the file (and the
+ * line where one is at fault) in errbuf (if non-NULL): unreadable file, malformed line, no such
+ * level, sets not a power of two, a hashed index. */
+tlb_status_t tlb_geometry_from_machine(const char *path, tlb_geometry_t *geometry, char *errbuf,
+                                       size_t errbuf_len);
+
 /* Opaque arena handle. */
 typedef struct tlb_arena tlb_arena_t;
 

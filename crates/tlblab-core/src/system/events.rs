@@ -228,6 +228,18 @@ impl System {
                     self.shootdown(process as usize, start, len, cpu);
                 }
             }
+            Event::Flush { core, what } if what & flush::ADDRESS_SPACE != 0 => {
+                let cpu = core.0 as usize % self.cpus.len();
+                if what & flush::TLB != 0 {
+                    let cycles = super::switch::flush_core(self, cpu, what & flush::CACHES != 0);
+                    self.cpus[cpu].clock += cycles;
+                } else if what & flush::CACHES != 0 {
+                    return Err(SimError(format!(
+                        "a Flush event with ADDRESS_SPACE flushes the TLB (bit {}) and maybe the caches; found what = {what}",
+                        flush::TLB
+                    )));
+                }
+            }
             Event::Flush { core, what } => {
                 let cpu = core.0 as usize % self.cpus.len();
                 if what & flush::TLB != 0 {
@@ -258,6 +270,9 @@ impl System {
             }
             Event::JobEnd { task, job } => self.job_end(task, job, None)?,
             Event::Region { .. } => {}
+            Event::PhaseBegin {
+                region: tlblab_trace::record::ROI_REGION,
+            } => self.begin_roi(),
             Event::PhaseBegin { region } => self.phase_begin(region),
             Event::PhaseEnd { region } => self.phase_end(region)?,
             Event::TlbLock {

@@ -209,6 +209,10 @@ pub(crate) struct PwcRef {
     pub(crate) pwc: usize,
     pub(crate) level: usize,
     pub(crate) shift: u32,
+    /// The page-table level a walk starts at when this cache hits, whose table's node the
+    /// cache holds: `level + 1` (the next table), or `level` under `PwcRestart::AtHitLevel`
+    /// (the level's own table, whose entry the walk reads again).
+    pub(crate) start: usize,
 }
 
 /// A hardware thread: a clock on the timeline, bound to a core.
@@ -303,6 +307,12 @@ pub struct System {
     pub(crate) phases: Vec<crate::stats::PhaseStats>,
     /// Phases begun so far per region: (region, count), for each phase's `occurrence`.
     pub(crate) phase_counts: Vec<(u32, u32)>,
+    /// References of warm-up before the region of interest begins (`set_warmup`; 0: none, or
+    /// begun). The run loop stops at this count as at a reference limit, then goes on.
+    pub(crate) warmup: u64,
+    /// The whole run's statistics when the region of interest began (`begin_roi`): `stats`
+    /// reports the difference.
+    pub(crate) roi_begin: Option<Box<Stats>>,
     /// The parameters the technique was selected with (`Stats::technique`).
     pub(crate) technique_params: BTreeMap<String, String>,
     /// The technique under test (`technique.rs`), if any.
@@ -419,10 +429,13 @@ impl System {
             let levels = config.page_table.format.levels();
             for p in &config.walker.pwcs {
                 pwcs.push(Pwc::new(p.clone(), seed ^ ((core as u64) << 24)));
+                let restart_at_hit =
+                    config.walker.pwc_restart == crate::machine::PwcRestart::AtHitLevel;
                 my_pwcs.push(PwcRef {
                     pwc: pwcs.len() - 1,
                     level: p.level,
                     shift: levels[p.level].shift,
+                    start: p.level + usize::from(!restart_at_hit),
                 });
             }
             my_pwcs.sort_by_key(|r| std::cmp::Reverse(r.level));
@@ -532,6 +545,8 @@ impl System {
             open_phases: Vec::new(),
             phases: Vec::new(),
             phase_counts: Vec::new(),
+            warmup: 0,
+            roi_begin: None,
             technique_params: BTreeMap::new(),
             technique: None,
             lanes_allowed: !options.stall_cycles,
@@ -730,7 +745,52 @@ impl System {
     }
 
     /// The statistics so far.
+    /// Warms the machine up with the first `references` references of the next `run`: the
+    /// statistics then cover what follows only (the region of interest), and
+    /// `RunOptions::max_references` still counts from the start of the run. The run loop stops
+    /// at that count exactly as a run with `max_references = references` stops, takes a
+    /// snapshot of every counter (`begin_roi`) and goes on, so the statistics are exactly the
+    /// difference of two runs stopped at the two counts (`tests/warmup.rs`); nothing is added
+    /// to the per-access path. 0 = no warm-up.
+    pub fn set_warmup(&mut self, references: u64) {
+        self.warmup = references;
+    }
+
+    /// Begins the region of interest now: every counter restarts from here (`stats` reports
+    /// the difference from this point). Called by the run loop at the end of a reference
+    /// warm-up, and by a `PhaseBegin` event of `ROI_REGION` (an instruction trace's warm-up,
+    /// marked by its reader). Only the first call counts.
+    pub fn begin_roi(&mut self) {
+        if self.roi_begin.is_none() {
+            self.roi_begin = Some(Box::new(self.whole_stats()));
+        }
+        self.warmup = 0;
+    }
+
+    /// Whether the region of interest has begun (false after a run shorter than its warm-up).
+    pub fn roi_begun(&self) -> bool {
+        self.roi_begin.is_some()
+    }
+
+    /// The statistics of the run, or of its region of interest after a warm-up (`set_warmup`):
+    /// then `Stats::warmup` says what was left out.
     pub fn stats(&self) -> Stats {
+        let whole = self.whole_stats();
+        match &self.roi_begin {
+            None => whole,
+            Some(begin) => {
+                let mut s = whole.since(begin);
+                s.warmup = Some(crate::stats::WarmupStats {
+                    references: begin.total.references,
+                    cycles: begin.cycles,
+                });
+                s
+            }
+        }
+    }
+
+    /// Every counter since the start of the run.
+    fn whole_stats(&self) -> Stats {
         let cores = self.core_stats();
         let mut total = UnitStats::new(self.tlb_names.len(), self.cache_names.len());
         for c in &cores {
@@ -775,10 +835,17 @@ impl System {
                     params: self.technique_params.clone(),
                     counters: t.counters().into_iter().collect(),
                 }),
+            warmup: None,
         };
-        if self.lanes_allowed {
+        let stall_reported = self.options.stall_cycles
+            || self
+                .technique
+                .as_ref()
+                .is_some_and(|t| t.reports_stall_cycles());
+        if self.lanes_allowed || !stall_reported {
             // The lanes do not count stall cycles: a run they may have served reports none
-            // rather than a part (`UnitStats::data_stall_cycles`).
+            // rather than a part; and a run that did not ask for them reports none, as a
+            // technique-free run does (`UnitStats::data_stall_cycles`).
             let units = stats
                 .cores
                 .iter_mut()

@@ -99,6 +99,14 @@ pub trait Technique: Send {
         false
     }
 
+    /// Whether the run reports the per-level data TLB stall cycles
+    /// (`UnitStats::data_stall_cycles`) without `RunOptions::stall_cycles`: a technique whose
+    /// seed measures them (lockdown, seed 004 Tables 2-3). Others leave the statistics as a
+    /// technique-free run's.
+    fn reports_stall_cycles(&self) -> bool {
+        false
+    }
+
     /// An access faulted on ARM domains (`System::enable_domains`, seed 002 §2.3): thread of
     /// address space `space` on hardware thread `cpu` touched `va`, whose CPD entry is empty
     /// (`Section`) or whose TLB or CPD entry is tagged with a domain the DACR does not enable

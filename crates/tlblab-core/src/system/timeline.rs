@@ -201,15 +201,32 @@ impl System {
         let mut first_cpu: Option<usize> = None;
         let mut multi = false;
         let mut exhausted = false;
-        let limit = if self.options.max_references == 0 {
+        let final_limit = if self.options.max_references == 0 {
             u64::MAX
         } else {
             self.options.max_references
         };
+        // A warm-up (`set_warmup`) is a first limit: the loop stops there exactly as a run
+        // limited to it stops, begins the region of interest and goes on to the final limit
+        // (`stop_at_limit`). The limit is only read where the loop already checks it, so a
+        // run without a warm-up executes what it did before.
+        let mut limit = final_limit;
+        let mut after_warmup = None;
+        if self.warmup > 0 && self.roi_begin.is_none() {
+            if self.references >= self.warmup {
+                self.begin_roi();
+            } else if self.warmup < final_limit {
+                limit = self.warmup;
+                after_warmup = Some(final_limit);
+            }
+        }
         let mut tl = Timeline::new(self.cpus.len(), self.independent_cpus());
         // A technique sees each batch first (`Technique::transform`), in a copy of its own.
         let mut transformed: Vec<Record> = Vec::new();
-        while self.references < limit {
+        loop {
+            if self.references >= limit && self.stop_at_limit(&mut limit, &mut after_warmup) {
+                return Ok(());
+            }
             if !exhausted && tl.queued < LOOKAHEAD / 2 {
                 let mut buf = batches.next()?;
                 if buf.is_empty() {
@@ -225,9 +242,14 @@ impl System {
                 // With a technique the lanes may not serve, every access goes through the
                 // timeline's queues to the general path (`Technique::lanes_allowed`).
                 if !multi && tl.queued == 0 && self.lanes_allowed {
-                    i = self.run_direct(buf, single, &mut first_cpu, limit)?;
-                    if self.references >= limit {
-                        return Ok(());
+                    loop {
+                        i += self.run_direct(&buf[i..], single, &mut first_cpu, limit)?;
+                        if self.references < limit {
+                            break;
+                        }
+                        if self.stop_at_limit(&mut limit, &mut after_warmup) {
+                            return Ok(());
+                        }
                     }
                     // Stopped early: a second hardware thread has work from here on.
                     multi = i < buf.len();
@@ -245,11 +267,13 @@ impl System {
                         }
                         Record::Event(e) => {
                             if tl.queued > 0 {
-                                self.drain(&mut tl, limit)?;
+                                self.drain(&mut tl, &mut limit, &mut after_warmup)?;
                             }
                             // Nothing after the limit's reference runs, events included (as
                             // `run_direct` stops there).
-                            if self.references >= limit {
+                            if self.references >= limit
+                                && self.stop_at_limit(&mut limit, &mut after_warmup)
+                            {
                                 return Ok(());
                             }
                             self.event(e)?;
@@ -270,7 +294,20 @@ impl System {
             }
             self.timeline_step(&mut tl)?;
         }
-        Ok(())
+    }
+
+    /// The run has reached `limit`: whether it stops. At the end of a warm-up
+    /// (`after_warmup` holds the final limit) it does not: the region of interest begins
+    /// here, and the run goes on to the final limit (unless that is reached too).
+    fn stop_at_limit(&mut self, limit: &mut u64, after_warmup: &mut Option<u64>) -> bool {
+        match after_warmup.take() {
+            Some(next) => {
+                self.begin_roi();
+                *limit = next;
+                self.references >= next
+            }
+            None => true,
+        }
     }
 
     /// Runs the next access of the timeline (`next_on_timeline`); false when none is queued.
@@ -674,9 +711,21 @@ impl System {
     }
 
     /// Runs every access of the timeline (before an event), up to the reference limit.
-    pub(super) fn drain(&mut self, tl: &mut Timeline, limit: u64) -> Result<(), SimError> {
-        if !self.run_apart(tl, limit)? {
-            while self.references < limit && self.timeline_step(tl)? {}
+    pub(super) fn drain(
+        &mut self,
+        tl: &mut Timeline,
+        limit: &mut u64,
+        after_warmup: &mut Option<u64>,
+    ) -> Result<(), SimError> {
+        loop {
+            if !self.run_apart(tl, *limit)? {
+                while self.references < *limit && self.timeline_step(tl)? {}
+            }
+            // At the end of a warm-up with accesses still queued, they run on.
+            if tl.queued == 0 || self.references < *limit || self.stop_at_limit(limit, after_warmup)
+            {
+                break;
+            }
         }
         // (Past the limit, what is left is never run.)
         tl.queues.iter_mut().for_each(CpuQueue::clear);

@@ -84,7 +84,7 @@ impl System {
             let pwc = &mut pwcs[r.pwc];
             if let Some(node) = pwc.lookup(space_id, va.0 >> r.shift) {
                 self.cpu_stats[st.cpu].pwc_hits += 1;
-                return (r.level + 1, node, pwc.config.latency);
+                return (r.start, node, pwc.config.latency);
             }
         }
         (0, 0, 0)
@@ -92,7 +92,9 @@ impl System {
 
     /// Fills the page-walk caches with the table pointers the walk in `self.path` read, which
     /// started at `start_level`. Each level filled is below the one that hit (or there was no
-    /// hit): its lookup just missed.
+    /// hit): its lookup just missed. Under `PwcRestart::AtHitLevel` a cache holds the node of
+    /// its own level's table (`PwcRef::start`), and the level that hit, read again, is
+    /// refreshed (ChampSim's `handle_fill` fills the PSCL of every level it reads).
     #[inline(always)]
     pub(super) fn fill_pwcs(
         &mut self,
@@ -111,8 +113,13 @@ impl System {
         let leaf_level = start_level + path.len - 1;
         for r in &self.cores[core_i].pwcs {
             if r.level >= start_level && r.level < leaf_level {
-                let child = path.nodes[r.level + 1 - start_level];
-                pwcs[r.pwc].insert_after_miss(space_id, va.0 >> r.shift, child);
+                let node = path.nodes[r.start - start_level];
+                if r.start == start_level {
+                    // (`AtHitLevel` only: this level hit, or none did and it is the root's.)
+                    pwcs[r.pwc].insert(space_id, va.0 >> r.shift, node);
+                } else {
+                    pwcs[r.pwc].insert_after_miss(space_id, va.0 >> r.shift, node);
+                }
             }
         }
     }

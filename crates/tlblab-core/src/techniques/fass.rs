@@ -42,6 +42,7 @@ use super::{ParamInfo, Params, TechniqueInfo};
 use crate::machine::MachineConfig;
 use crate::system::{DomainFault, SimError, System, Technique, SECTIONS};
 use std::collections::HashMap;
+use tlblab_trace::record::flush;
 use tlblab_trace::{Access, Event, Record};
 use tlblab_types::{AccessKind, Domain, ThreadId, VirtAddr};
 
@@ -173,6 +174,8 @@ pub struct Fass {
     flushes_tlb: u64,
     flushes_cache: u64,
     lazy_frees: u64,
+    /// The slot taken last (`slot_of` goes round from it).
+    last_slot: usize,
     slots_doubled: u64,
 }
 
@@ -226,6 +229,7 @@ impl Fass {
             flushes_tlb: 0,
             flushes_cache: 0,
             lazy_frees: 0,
+            last_slot: 0,
             slots_doubled: 0,
         })
     }
@@ -239,12 +243,19 @@ impl Fass {
     }
 
     /// The process's relocation slot (1..63; slot 0 is the unrelocated window), taken on its
-    /// first mapping. With more than 63 live processes two share a slot and collide.
+    /// first mapping: the next free one after the last taken, round-robin, so that a slot
+    /// freed lazily (§4.2: its lines may still be cached) is taken again as late as possible,
+    /// as slots that follow the process ids do (the FCSE PID, §2.2). With more than 63 live
+    /// processes two share a slot and collide.
     fn slot_of(&mut self, p: u32) -> usize {
         if let Some(s) = self.proc(p).slot {
             return s;
         }
-        let s = match (1..SLOTS).find(|&s| self.slot_user[s] == 0) {
+        let last = self.last_slot;
+        let free = (1..SLOTS)
+            .map(|k| 1 + (last + k - 1) % (SLOTS - 1))
+            .find(|&s| self.slot_user[s] == 0);
+        let s = match free {
             Some(s) => s,
             None => {
                 self.slots_doubled += 1;
@@ -252,6 +263,7 @@ impl Fass {
             }
         };
         self.slot_user[s] += 1;
+        self.last_slot = s;
         let pr = self.proc(p);
         pr.slot = Some(s);
         pr.slot_next = SLOT / 2;
@@ -622,6 +634,14 @@ impl Technique for Fass {
                     | Event::Mprotect { process, start, .. } => {
                         *start = VirtAddr(self.moved(*process, start.0));
                     }
+                    Event::Flush { what, .. } if *what & flush::ADDRESS_SPACE != 0 => {
+                        // §4.2 lazy flushing: the stock kernel's cache flush for an address
+                        // space it forks or tears down is deferred; the space's lines are
+                        // cleaned when its domain is next taken while dirty (`allocate`), or
+                        // for free by any flush before. The TLB flush stays (the SA-1100
+                        // invalidates its TLBs whole, and fork write-protects the parent).
+                        *what &= !flush::CACHES;
+                    }
                     _ => {}
                 },
             }
@@ -704,6 +724,11 @@ impl Technique for Fass {
     }
 
     fn on_event(&mut self, sys: &mut System, _cpu: usize, event: &Event) -> Result<u64, SimError> {
+        if let Event::Flush { what, .. } = *event {
+            if what & flush::TLB != 0 {
+                self.in_tlb = [false; 16];
+            }
+        }
         if let Event::ThreadExit { thread } = *event {
             if let Some(&p) = self.process_of.get(&thread) {
                 self.process_of.remove(&thread);

@@ -163,6 +163,11 @@ impl Technique for Lockdown {
         INFO.name
     }
 
+    /// Seed 004 measures lockdown by the data TLB stall cycles (Tables 2-3).
+    fn reports_stall_cycles(&self) -> bool {
+        true
+    }
+
     fn on_switch_in(
         &mut self,
         sys: &mut System,

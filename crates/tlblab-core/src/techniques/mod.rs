@@ -288,6 +288,7 @@ pub(crate) fn test_machine(sets: usize, ways: usize) -> MachineConfig {
             latency: 30,
             first_cache_level: 1,
             pwcs: vec![],
+            pwc_restart: Default::default(),
         },
         caches: vec![],
         memory: MemoryConfig {

@@ -71,6 +71,7 @@ pub fn machine(format: PageTableFormat, tlbs: Vec<TlbConfig>) -> MachineConfig {
             latency: 0,
             first_cache_level: 1,
             pwcs: vec![],
+            pwc_restart: Default::default(),
         },
         caches: vec![],
         memory: MemoryConfig {

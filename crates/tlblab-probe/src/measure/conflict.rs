@@ -19,6 +19,7 @@
 //! `ways · sets / s` while the stride still spreads them over several sets, and `ways` from the
 //! stride that puts them all in one set.
 
+use super::bench::Bench;
 use super::curve::{sweep, Capacity, Instrument};
 use crate::analysis::index::{
     geometry_from_conflicts, infer_from_conflicts, ConflictGeometry, Indexing, StrideCapacity,
@@ -44,6 +45,11 @@ pub struct ConflictChains {
     start: *const usize,
 }
 
+/// First page of the control chains: past the targets and the fillers.
+pub(crate) fn control_base(stride: usize, max_t: usize, fillers: usize) -> usize {
+    (max_t * stride).max(2 * fillers) + 1
+}
+
 impl ConflictChains {
     pub fn new(stride: usize, max_t: usize, seed: u64) -> std::io::Result<ConflictChains> {
         Self::with_fillers(stride, max_t, seed, FILLERS)
@@ -57,7 +63,7 @@ impl ConflictChains {
         seed: u64,
         fillers: usize,
     ) -> std::io::Result<ConflictChains> {
-        let pages = Self::control_base(stride, max_t, fillers) + max_t + fillers + 1;
+        let pages = control_base(stride, max_t, fillers) + max_t + fillers + 1;
         Ok(ConflictChains {
             region: Region::new(pages * PAGE, 2 << 20, Thp::Never)?,
             stride,
@@ -69,14 +75,9 @@ impl ConflictChains {
         })
     }
 
-    /// First page of the control chains: past the targets and the fillers.
-    fn control_base(stride: usize, max_t: usize, fillers: usize) -> usize {
-        (max_t * stride).max(2 * fillers) + 1
-    }
-
     fn pages(&self, t: usize, control: bool) -> Vec<usize> {
         if control {
-            let base = Self::control_base(self.stride, self.max_t, self.fillers);
+            let base = control_base(self.stride, self.max_t, self.fillers);
             (base..base + t + self.fillers).collect()
         } else {
             let odd = (0..self.fillers).map(|j| 2 * j + 1);
@@ -134,8 +135,11 @@ fn target_points(lo: usize, hi: usize) -> Vec<usize> {
 /// Why not from stride 2: with hundreds to thousands of targets the per-target excess creeps up
 /// long before the capacity (on Zen 5 at a 4-page stride from 700 targets, for 1024), as the
 /// plain stride sweep's does; with a few hundred or fewer it rises within a few per cent of it.
+#[allow(clippy::too_many_arguments)]
 pub fn conflict_sweep(
+    bench: &mut dyn Bench,
     entries: usize,
+    fillers: usize,
     from_log2: u32,
     to_log2: u32,
     reps: usize,
@@ -160,13 +164,13 @@ pub fn conflict_sweep(
         let mut curves = Vec::new();
         for trial in 0..trials.max(1) {
             let s = seed ^ ((k as u64) << 16) ^ trial as u64;
-            let Ok(mut inst) = ConflictChains::new(stride, max_t, s) else {
+            let Some(mut inst) = bench.conflict(stride, max_t, s, fillers) else {
                 break;
             };
-            let rows = sweep(&mut inst, &ts, reps, window_ns, s);
+            let rows = sweep(inst.as_mut(), &ts, reps, window_ns, s);
             let per_target: Vec<(usize, f64)> = rows
                 .iter()
-                .map(|r| (r.n, r.floor() * (r.n + FILLERS) as f64 / r.n as f64))
+                .map(|r| (r.n, r.floor() * (r.n + fillers) as f64 / r.n as f64))
                 .collect();
             let floor = monotone_floor(&per_target);
             if floor.len() >= 3 {

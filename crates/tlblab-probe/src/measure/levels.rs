@@ -1,13 +1,11 @@
 //! Data-TLB levels: entry counts from the capacity sweep, then, per level, the page-stride sweep
 //! that gives associativity and set-index bits.
 
-use super::curve::{capacity_of, grid, knees, sweep, Capacity, Instrument, SweepRow};
-use super::dtlb::DataChains;
+use super::bench::Bench;
+use super::curve::{capacity_of, grid, knees, sweep, Capacity, SweepRow};
 use crate::analysis::index::{infer_indexing, Indexing, StrideCapacity};
 use crate::analysis::knee::Knee;
 use crate::analysis::knee::{onset_by_threshold, Confidence};
-use crate::chase::{Layout, Order};
-use crate::sys::Thp;
 use serde::{Deserialize, Serialize};
 
 /// Shared measurement budget.
@@ -39,28 +37,18 @@ pub struct LevelsResult {
     pub levels: Vec<Capacity>,
 }
 
-/// The pages are visited in a random cyclic order: on Zen 5 a sequential page walk (a constant
-/// 4160-byte stride) is partly prefetched, translations included, so that at some N the test
-/// chain ran *faster* than its control and the excess alternated between N values. A random
-/// cycle is still one fixed order per pass, so each set sees its pages cyclically and the
-/// capacity argument (no misses until a set holds more pages than ways) is unchanged.
-fn data_instrument(max_n: usize, stride: usize, seed: u64) -> Box<dyn Instrument> {
-    Box::new(
-        DataChains::new(
-            max_n,
-            Layout::PerPage { stride },
-            Order::Random(seed),
-            Thp::Never,
-        )
-        .expect("mmap for the probe's chains failed"),
-    )
-}
-
 /// Sweeps N from 16 to `max_n` pages (sequential page order, consecutive pages) and refines the
 /// first `max_levels` knees.
-pub fn data_levels(max_n: usize, per_octave: usize, max_levels: usize, b: Budget) -> LevelsResult {
-    let ns = grid(16, max_n, per_octave);
-    let mut inst = data_instrument(max_n + 64, 1, b.seed);
+pub fn data_levels(
+    bench: &mut dyn Bench,
+    min_n: usize,
+    max_n: usize,
+    per_octave: usize,
+    max_levels: usize,
+    b: Budget,
+) -> LevelsResult {
+    let ns = grid(min_n, max_n, per_octave);
+    let mut inst = bench.data(max_n + 64, 1, b.seed);
     let rows = sweep(inst.as_mut(), &ns, b.scan_reps, b.scan_window_ns, b.seed);
     drop(inst);
     let mut levels: Vec<Capacity> = Vec::new();
@@ -80,7 +68,7 @@ pub fn data_levels(max_n: usize, per_octave: usize, max_levels: usize, b: Budget
         let mut t = 0u64;
         let mut fresh = || {
             t += 1;
-            data_instrument(hi, 1, b.seed.wrapping_add(t))
+            bench.data(hi, 1, b.seed.wrapping_add(t))
         };
         let mut c = capacity_of(
             k,
@@ -116,7 +104,7 @@ pub fn data_levels(max_n: usize, per_octave: usize, max_levels: usize, b: Budget
             let mut t = 100u64;
             let mut fresh = || {
                 t += 1;
-                data_instrument(hi, 1, b.seed.wrapping_add(t))
+                bench.data(hi, 1, b.seed.wrapping_add(t))
             };
             c = capacity_of(
                 &knee,
@@ -162,6 +150,7 @@ pub struct StrideSweep {
 /// each stride is then where half that step is reached ([`onset_by_threshold`]), so a next level
 /// whose effective capacity lands right behind it cannot merge into it.
 pub fn stride_sweep(
+    bench: &mut dyn Bench,
     which: usize,
     expect: usize,
     max_log2: u32,
@@ -182,9 +171,11 @@ pub fn stride_sweep(
         // Sweep up to 1.6× the previous stride's capacity: enough to see "no change" and "half",
         // without running into the page-table-footprint effects far beyond the level.
         let max_n = ((prev as f64) * 1.6) as usize + 8;
-        let ns = grid(4, max_n, 4);
-        let coarse = |salt: u64| {
-            let mut inst = data_instrument(max_n, stride, b.seed ^ k as u64 ^ salt);
+        // From 2 pages: a 4-way first level (16 × 4 on the Xeon E5-2650 preset) holds 4 pages at
+        // the stride that puts them all in one set, a knee a grid from 4 cannot show.
+        let ns = grid(2, max_n, 4);
+        let mut coarse = |salt: u64| {
+            let mut inst = bench.data(max_n, stride, b.seed ^ k as u64 ^ salt);
             sweep(
                 inst.as_mut(),
                 &ns,
@@ -223,7 +214,7 @@ pub fn stride_sweep(
                 let mut t = 0u64;
                 let mut fresh = || {
                     t += 1;
-                    data_instrument(hi, stride, b.seed ^ (k as u64) << 8 ^ t)
+                    bench.data(hi, stride, b.seed ^ (k as u64) << 8 ^ t)
                 };
                 let mut read = |salt: u64| {
                     let c = capacity_of(

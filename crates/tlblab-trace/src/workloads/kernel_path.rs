@@ -74,11 +74,16 @@ impl KernelPath {
 
     /// Appends the path as thread `t` runs it.
     pub fn run(&self, out: &mut Vec<Record>, t: u32) {
+        self.run_range(out, t, 0, self.instrs);
+    }
+
+    /// Appends instructions `from..to` of the path (a long path is written in pieces).
+    pub fn run_range(&self, out: &mut Vec<Record>, t: u32, from: u64, to: u64) {
         let text = KERNEL + self.text;
         let wrap = self.text_lines() * 8;
         let dlines = self.data_lines();
         let data = DATA_BASE + self.data;
-        for i in 0..self.instrs {
+        for i in from..to.min(self.instrs) {
             out.push(fetch(t, text + (i % wrap) * 4, 4));
             if i % DATA_EVERY == DATA_EVERY - 1 {
                 let k = i / DATA_EVERY;

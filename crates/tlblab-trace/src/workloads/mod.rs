@@ -20,6 +20,7 @@ pub mod l4_ipc;
 pub mod lat_ctx;
 pub mod lockdown_mix;
 pub mod migration_bench;
+pub mod proc_create;
 pub mod random;
 pub mod rmat;
 pub mod rr_migration;
@@ -71,6 +72,7 @@ pub fn catalog() -> Vec<WorkloadInfo> {
         hot_potato::INFO,
         extreme::INFO,
         l4_ipc::INFO,
+        proc_create::INFO,
         // seed 003
         rt_taskset::INFO_TABLE,
         rt_taskset::INFO_SAME_DIFF,
@@ -201,6 +203,9 @@ fn build_known(
             get,
         )?))),
         "extreme" => Ok(Box::new(Chunked::new(extreme::Extreme::from_params(get)?))),
+        "proc_create" => Ok(Box::new(Chunked::new(
+            proc_create::ProcCreate::from_params(get)?,
+        ))),
         "l4_ipc" => Ok(Box::new(Chunked::new(l4_ipc::L4Ipc::from_params(
             get, seed,
         )?))),

@@ -1,0 +1,112 @@
+"""The TLB geometry the host tools work with: from a machine file (`tlblab probe --out host.toml`, or
+any preset), or from a probe run of this host, never from a constant.
+
+`geometry(machine)` reads it:
+  * a path or preset name: that machine's data-TLB levels;
+  * "probe": a quick probe of this host's data TLBs now (≈ 10-20 s, `tlblab probe --quick
+    --sections dtlb,l1_assoc,l2_index`), written to the cache below for the next tool;
+  * None: $TLBLAB_HOST_MACHINE if set, else this host's cached probe
+    (~/.cache/tlblab/host-<vendor>-<family>-<model>.toml), else "probe".
+The colored level is the set-associative data (or unified) level with the most entries, as
+`tlb_geometry_from_machine` picks it in the C library (runtime/src/color/machine.c).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from tlblab.errors import UserError
+
+
+@dataclass(frozen=True)
+class Geometry:
+    l1_entries: int
+    l2_entries: int
+    sets: int
+    ways: int
+    source: str
+
+
+def _cpu_key() -> str:
+    """vendor-family-model of this CPU (/proc/cpuinfo), the cache key of its probed machine."""
+    info: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if ":" in line:
+                    k, v = (x.strip() for x in line.split(":", 1))
+                    info.setdefault(k, v)
+                if not line.strip() and info:
+                    break
+    except OSError:
+        pass
+    parts = [info.get("vendor_id", "unknown"), info.get("cpu family", "0"), info.get("model", "0")]
+    return "-".join(p.replace(" ", "_") for p in parts)
+
+
+def cache_path() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "tlblab", f"host-{_cpu_key()}.toml")
+
+
+def from_machine(m: dict[str, Any], source: str) -> Geometry:
+    """The data-path levels of a machine description (the dict `machine_config` returns)."""
+    data = [t for t in m.get("tlb", []) if t.get("kind", "unified") != "instr"
+            and "4KiB" in t.get("page_sizes", ["4KiB"])]
+    if not data:
+        raise UserError(f"{source}: no data TLB level for 4 KiB pages")
+    data.sort(key=lambda t: t["level"])
+    l1 = data[0]["entries"]
+    colorable = [t for t in data if t["ways"] != "full" and int(t["ways"]) < t["entries"]
+                 and t.get("index", {}).get("type", "low_bits") == "low_bits"]
+    if not colorable:
+        raise UserError(f"{source}: no set-associative data TLB level indexed by low VPN bits to color "
+                        "(a fully associative level cannot be colored)")
+    c = max(colorable, key=lambda t: t["entries"])
+    ways = int(c["ways"])
+    sets = c["entries"] // ways
+    if sets * ways != c["entries"] or sets & (sets - 1):
+        raise UserError(f"{source}: TLB level {c.get('name', c['level'])} has {c['entries']} entries / {ways} ways, "
+                        "not a power-of-two number of sets")
+    l2 = max(t["entries"] for t in data)
+    return Geometry(l1_entries=l1, l2_entries=l2, sets=sets, ways=ways, source=source)
+
+
+def probe_host(quiet: bool = False) -> str:
+    """Probes this host's data TLBs (quick) and writes the machine file to the cache; returns its path."""
+    from tlblab import machine_toml
+    from tlblab import probe as tp
+
+    if not quiet:
+        print("tlblab: no machine file for this host: probing its data TLBs (tlblab probe --quick "
+              "--sections dtlb,l1_assoc,l2_index, ≈15 s) ...", file=sys.stderr, flush=True)
+    r = tp.probe(quick=True, sections=["dtlb", "l1_assoc", "l2_index"])
+    path = cache_path()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tp.write_atomic(path, machine_toml(tp.host_machine(r)))
+    if not quiet:
+        print(f"tlblab: wrote {path} (used by the host tools until removed)", file=sys.stderr)
+    return path
+
+
+def geometry(machine: str | None) -> Geometry:
+    """See the module docstring."""
+    from tlblab import machine_config
+
+    if machine is None:
+        machine = os.environ.get("TLBLAB_HOST_MACHINE") or None
+    if machine is None:
+        path = cache_path()
+        machine = path if os.path.exists(path) else "probe"
+    if machine == "probe":
+        machine = probe_host()
+    try:
+        m = machine_config(machine)
+    except UserError:
+        raise
+    except (ValueError, OSError) as e:
+        raise UserError(f"--machine {machine}: {str(e).splitlines()[0]}") from None
+    return from_machine(m, machine)
