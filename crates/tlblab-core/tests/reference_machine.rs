@@ -229,6 +229,7 @@ fn machine() -> impl Strategy<Value = MachineConfig> {
                             latency: 3,
                             first_cache_level,
                             pwcs: pwcs.clone(),
+                            pwc_restart: Default::default(),
                         },
                         caches,
                         memory: MemoryConfig {
@@ -684,6 +685,7 @@ fn common_machine() -> MachineConfig {
             latency: 3,
             first_cache_level: 1,
             pwcs: vec![],
+            pwc_restart: Default::default(),
         },
         caches: vec![],
         memory: MemoryConfig {
