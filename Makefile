@@ -62,6 +62,8 @@ lint:
 
 # The library and integration tests; the examples are compiled (checked) by clippy above, so
 # they are not linked again here as test binaries.
+# The property tests draw the same cases on every CI run (set PROPTEST_RNG_SEED to explore others).
+test-rust: export PROPTEST_RNG_SEED ?= 20261125
 test-rust:
 	$(call step,"Rust tests: compiling the test binaries (release profile) then running them")
 	$(CARGO) test --workspace --exclude tlblab-python --release --lib --tests

@@ -743,6 +743,16 @@ impl ReferenceModel {
                     self.shootdown(process as usize, start.0, len, cpu);
                 }
             }
+            Event::Flush { core, what } if what & flush::ADDRESS_SPACE != 0 => {
+                // The kernel's flush for an address space (seed 002's flush_cache_mm): the
+                // TLBs, and with CACHES the virtually indexed caches, on the core's clock.
+                let cpu = core.0 as usize % n;
+                if what & flush::TLB == 0 {
+                    return Err(format!("Flush: ADDRESS_SPACE without TLB (what = {what})"));
+                }
+                let cycles = self.flush_core(cpu, what & flush::CACHES != 0);
+                self.cpus[cpu].clock += cycles;
+            }
             Event::Flush { core, what } => {
                 let cpu = core.0 as usize % n;
                 if what & flush::TLB != 0 {
