@@ -129,6 +129,7 @@ macro_rules! preset_tests {
 }
 
 preset_tests! {
+    champsim_is_read_back => "champsim",
     cortex_a7_is_read_back => "cortex-a7",
     cortex_a9_is_read_back => "cortex-a9",
     gem5_a7_is_read_back => "gem5-a7",
