@@ -39,6 +39,19 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
             "host_cpu_seconds": time.thread_time() - c0}
 
 
+def run_points(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Runs several points in one task (on a worker): a point costs the engine milliseconds,
+    about what a Dask task costs, so one task per point would spend the cores on scheduling.
+    A point that fails is returned as {"key", "error"}, named by the caller."""
+    out = []
+    for t in tasks:
+        try:
+            out.append(run_point(t))
+        except (ValueError, OSError) as e:
+            out.append({"key": t["key"], "error": str(e)})
+    return out
+
+
 def _write_atomic(path: Path, data: dict[str, Any]) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
@@ -231,16 +244,19 @@ def _run_on_dask(todo: list[Point], arrived, scheduler: str | None, workers: int
         rep.where = f"a LocalCluster of {n} workers"
     try:
         by_key = {p.key(): p for p in todo}
-        futures = [client.submit(run_point, p.task(), key=f"tlblab-point-{p.key()}", pure=False,
-                                 retries=1) for p in todo]
+        # About eight chunks per worker: tasks long enough that scheduling is a small part of
+        # them, and enough of them that the workers finish together.
+        size = max(1, -(-len(todo) // (max(n, 1) * 8)))
+        chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
+        futures = [client.submit(run_points, [p.task() for p in c], key=f"tlblab-points-{c[0].key()}",
+                                 pure=False, retries=1) for c in chunks]
         for fut in as_completed(futures):
-            try:
-                res = fut.result()
-            except (ValueError, OSError) as e:
-                p = by_key[fut.key.removeprefix("tlblab-point-")] if isinstance(fut.key, str) else None
-                where = f"point {p.index} ({_describe(p)})" if p else "a point"
-                raise UserError(f"{where}: {e}") from None
-            arrived(res)
+            for res in fut.result():
+                if "error" in res:
+                    p = by_key.get(res["key"])
+                    where = f"point {p.index} ({_describe(p)})" if p else "a point"
+                    raise UserError(f"{where}: {res['error']}")
+                arrived(res)
     finally:
         client.close()
         if cluster is not None:
