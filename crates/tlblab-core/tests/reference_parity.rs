@@ -3,94 +3,20 @@
 
 mod common;
 
+use common::random::{plain_cache_level, plain_tlb_level, pwcs, repl};
+
 use proptest::prelude::*;
-use tlblab_core::cache::{CacheConfig, CacheKind, Indexing};
 use tlblab_core::machine::{MachineConfig, PageTableConfig, TimingConfig, WalkerConfig};
 use tlblab_core::memory::{MemoryConfig, Placement};
 use tlblab_core::os::SwitchPolicy;
 use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::reference::ReferenceModel;
 use tlblab_core::replacement::ReplacementKind;
-use tlblab_core::tlb::{IndexFn, TagConfig, TlbConfig, TlbKind, Ways};
-use tlblab_core::walker::PwcConfig;
+use tlblab_core::tlb::{TlbConfig, TlbKind, Ways};
 use tlblab_core::{RunOptions, System};
 use tlblab_trace::record::flush;
 use tlblab_trace::{Access, Event, Record};
 use tlblab_types::{AccessKind, CoreId, PageSize, SplitMix64, ThreadId, VirtAddr};
-
-fn repl() -> impl Strategy<Value = ReplacementKind> {
-    prop_oneof![
-        Just(ReplacementKind::Lru),
-        Just(ReplacementKind::Plru),
-        Just(ReplacementKind::Fifo),
-        Just(ReplacementKind::Random)
-    ]
-}
-
-fn tlb_level(level: u8, sizes: Vec<PageSize>) -> impl Strategy<Value = TlbConfig> {
-    (0u32..4, 0u32..7, repl(), 0u8..3, 0u64..3, 0u8..4).prop_map(
-        move |(log_sets, log_ways, replacement, idx, latency, kind)| {
-            let sets = 1usize << log_sets;
-            let ways = 1usize << log_ways;
-            let index = match (idx, log_sets) {
-                (_, 0) | (0, _) => IndexFn::LowBits,
-                (1, n) => IndexFn::Bits {
-                    bits: (0..n as u8).map(|i| 12 + 2 * i + 1).collect(),
-                },
-                (_, n) => IndexFn::Xor {
-                    a: (12, 12 + n as u8 - 1),
-                    b: (20, 20 + n as u8 - 1),
-                },
-            };
-            TlbConfig {
-                name: format!("T{level}"),
-                level,
-                // Mostly unified; split levels so both paths and their interplay are covered.
-                kind: [
-                    TlbKind::Unified,
-                    TlbKind::Unified,
-                    TlbKind::Data,
-                    TlbKind::Instr,
-                ][kind as usize],
-                entries: sets * ways,
-                ways: Ways::N(ways),
-                index,
-                replacement,
-                page_sizes: sizes.clone(),
-                latency,
-                shared: false,
-                lockable: 0,
-                tags: TagConfig::default(),
-                source: String::new(),
-            }
-        },
-    )
-}
-
-fn cache_level(level: u8) -> impl Strategy<Value = CacheConfig> {
-    (0u32..5, 0u32..3, repl(), 1u64..20).prop_map(
-        move |(log_sets, log_ways, replacement, latency)| {
-            let ways = 1usize << log_ways;
-            CacheConfig {
-                name: format!("C{level}"),
-                level,
-                kind: CacheKind::Unified,
-                size: (1u64 << log_sets) * ways as u64 * 64,
-                ways,
-                line: 64,
-                latency: latency * level as u64,
-                replacement,
-                shared: false,
-                cores_per_instance: 0,
-                indexing: Indexing::Physical,
-                flush_cycles_base: 0,
-                flush_cycles_per_line: 0,
-                flush_cycles_per_dirty_line: 0,
-                source: String::new(),
-            }
-        },
-    )
-}
 
 fn machine() -> impl Strategy<Value = (MachineConfig, bool)> {
     let format = prop_oneof![
@@ -111,9 +37,9 @@ fn machine() -> impl Strategy<Value = (MachineConfig, bool)> {
             |(format, ntlb, ncache, pwc_specs, caches_on, first_cache, placement)| {
                 let sizes = format.page_sizes();
                 let tlbs: Vec<_> = (1..=ntlb as u8)
-                    .map(|l| tlb_level(l, sizes.clone()))
+                    .map(|l| plain_tlb_level(l, sizes.clone()))
                     .collect();
-                let caches: Vec<_> = (1..=ncache as u8).map(cache_level).collect();
+                let caches: Vec<_> = (1..=ncache as u8).map(plain_cache_level).collect();
                 (
                     Just(format),
                     tlbs,
@@ -132,27 +58,7 @@ fn machine() -> impl Strategy<Value = (MachineConfig, bool)> {
                 if !covers(TlbKind::Instr) || !covers(TlbKind::Data) {
                     tlbs[0].kind = TlbKind::Unified;
                 }
-                let nlevels = format.levels().len();
-                let mut pwcs: Vec<PwcConfig> = Vec::new();
-                for (lvl, entries, replacement, latency) in pwc_specs {
-                    let level = lvl % (nlevels - 1);
-                    if pwcs.iter().any(|p| p.level == level) {
-                        continue;
-                    }
-                    let entries = if replacement == ReplacementKind::Plru {
-                        entries.next_power_of_two()
-                    } else {
-                        entries
-                    };
-                    pwcs.push(PwcConfig {
-                        level,
-                        entries,
-                        ways: None,
-                        latency,
-                        replacement,
-                        source: String::new(),
-                    });
-                }
+                let pwcs = pwcs(&pwc_specs, format.levels().len());
                 let first_cache_level = if caches.iter().any(|c| c.level == first_cache) {
                     first_cache
                 } else {

@@ -17,7 +17,7 @@ use tlblab_core::cache::CacheConfig;
 use tlblab_core::machine::{MachineConfig, TimingModel};
 use tlblab_core::memory::Placement;
 use tlblab_core::page_table::PageTableFormat;
-use tlblab_core::reference::{RefEntry, ReferenceModel};
+use tlblab_core::reference::ReferenceModel;
 use tlblab_core::replacement::ReplacementKind;
 use tlblab_core::tlb::{IndexFn, TlbConfig, TlbKind};
 use tlblab_core::{RunOptions, System};
@@ -96,47 +96,8 @@ fn three_ways(cfg: &MachineConfig, opts: RunOptions, spaces: usize, records: &[R
     }
     common::end_state_difference(&by_run, &by_access).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(by_run.clock(0), by_access.clock(0));
-    assert_eq!(
-        by_run.clock(0),
-        r.clocks()[0],
-        "clock against the reference"
-    );
-    let total = by_run.stats().total;
-    let mine = r.total();
-    assert_eq!(
-        (total.references, total.walks, total.walk_refs, total.cycles),
-        (mine.references, mine.walks, mine.walk_refs, mine.cycles),
-        "references, walks, walk references, cycles against the reference"
-    );
-    for (i, l) in total.tlb.iter().enumerate() {
-        assert_eq!(
-            [l.accesses, l.hits, l.misses, l.evictions],
-            mine.tlb[i],
-            "TLB level {i}"
-        );
-    }
-    for (i, l) in total.cache.iter().enumerate() {
-        assert_eq!(
-            [l.accesses, l.hits, l.misses, l.evictions],
-            mine.cache[i],
-            "cache level {i}"
-        );
-    }
-    let contents = r.tlb_contents();
-    for (i, t) in by_run.tlbs.iter().enumerate() {
-        let entries: Vec<RefEntry> = t
-            .entries()
-            .map(|e| RefEntry {
-                vpn: e.vpn.0,
-                size: e.size,
-                pfn: e.pfn.0,
-                asid: e.asid.0,
-                hw_thread: e.hw_thread,
-                locked: e.locked,
-            })
-            .collect();
-        assert_eq!(entries, contents[i], "TLB instance {i}");
-    }
+    common::reference_difference(&by_run, &r)
+        .unwrap_or_else(|e| panic!("against the reference: {e}"));
 }
 
 /// `engine_agrees_with_reference_access_for_access`'s recorded inputs, of the shape its stream

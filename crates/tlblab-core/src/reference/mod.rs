@@ -18,9 +18,10 @@
 mod formats;
 mod frames;
 mod parts;
+mod twins;
 
 use crate::cache::CacheKind;
-use crate::machine::{MachineConfig, TimingModel};
+use crate::machine::{MachineConfig, PwcRestart, TimingModel};
 use crate::os::SwitchPolicy;
 use crate::system::RunOptions;
 use crate::tlb::TlbKind;
@@ -61,6 +62,10 @@ pub struct RefCounters {
     pub page_faults: u64,
     pub invalidations: u64,
     pub cycles: u64,
+    /// Per TLB level, the cycles data references stalled because they missed it (seed 004
+    /// §V): the next level's lookup, or the walk after the path's last level. Empty unless
+    /// the run reports them (`RunOptions::stall_cycles`, or lockdown's twin).
+    pub data_stall_cycles: Vec<u64>,
 }
 
 impl RefCounters {
@@ -70,6 +75,7 @@ impl RefCounters {
             cache: vec![[0; 4]; caches],
             walk_refs_by_source: vec![0; caches + 1],
             data_by_source: vec![0; caches + 1],
+            data_stall_cycles: vec![0; tlbs],
             ..RefCounters::default()
         }
     }
@@ -96,6 +102,33 @@ impl RefCounters {
         self.page_faults += o.page_faults;
         self.invalidations += o.invalidations;
         self.cycles += o.cycles;
+        sum(&mut self.data_stall_cycles, &o.data_stall_cycles);
+    }
+
+    /// These counters less `o` (what a warm-up counted), field by field.
+    fn sub(&mut self, o: &RefCounters) {
+        let less = |a: &mut Vec<u64>, b: &Vec<u64>| a.iter_mut().zip(b).for_each(|(x, y)| *x -= y);
+        let less4 = |a: &mut Vec<[u64; 4]>, b: &Vec<[u64; 4]>| {
+            for (x, y) in a.iter_mut().zip(b) {
+                for k in 0..4 {
+                    x[k] -= y[k];
+                }
+            }
+        };
+        self.references -= o.references;
+        self.instr_references -= o.instr_references;
+        less4(&mut self.tlb, &o.tlb);
+        self.walks -= o.walks;
+        self.walk_refs -= o.walk_refs;
+        less(&mut self.walk_refs_by_source, &o.walk_refs_by_source);
+        self.pwc_hits -= o.pwc_hits;
+        self.walk_cycles -= o.walk_cycles;
+        less(&mut self.data_by_source, &o.data_by_source);
+        less4(&mut self.cache, &o.cache);
+        self.page_faults -= o.page_faults;
+        self.invalidations -= o.invalidations;
+        self.cycles -= o.cycles;
+        less(&mut self.data_stall_cycles, &o.data_stall_cycles);
     }
 }
 
@@ -112,6 +145,31 @@ pub struct RefOsCounters {
     pub shootdowns: u64,
     pub ipis: u64,
     pub switch_cycles: u64,
+}
+
+impl RefOsCounters {
+    fn since(&self, o: &RefOsCounters) -> RefOsCounters {
+        RefOsCounters {
+            context_switches: self.context_switches - o.context_switches,
+            address_space_switches: self.address_space_switches - o.address_space_switches,
+            asid_rollovers: self.asid_rollovers - o.asid_rollovers,
+            tlb_flushes: self.tlb_flushes - o.tlb_flushes,
+            cache_flushes: self.cache_flushes - o.cache_flushes,
+            cache_flush_cycles: self.cache_flush_cycles - o.cache_flush_cycles,
+            migrations: self.migrations - o.migrations,
+            shootdowns: self.shootdowns - o.shootdowns,
+            ipis: self.ipis - o.ipis,
+            switch_cycles: self.switch_cycles - o.switch_cycles,
+        }
+    }
+}
+
+/// What the counters were when the region of interest began (`set_warmup`).
+#[derive(Clone)]
+struct Roi {
+    cores: Vec<RefCounters>,
+    os: RefOsCounters,
+    references: u64,
 }
 
 /// One TLB entry as tests compare it.
@@ -273,6 +331,13 @@ pub struct ReferenceModel {
     asid_max: u16,
     generation: u64,
     references: u64,
+    /// References of warm-up (`set_warmup`; 0: none) and the counters when it ended.
+    warmup: u64,
+    roi: Option<Roi>,
+    /// Whether the statistics carry the data TLB stall cycles.
+    stall_reported: bool,
+    /// The technique's naive twin, if one is installed (`twins/`).
+    twin: Option<twins::Twin>,
 }
 
 impl ReferenceModel {
@@ -470,6 +535,10 @@ impl ReferenceModel {
             asid_max: ((1u32 << opts.os.asid_bits) - 1) as u16,
             generation: 1,
             references: 0,
+            warmup: 0,
+            roi: None,
+            stall_reported: opts.stall_cycles,
+            twin: None,
         }
     }
 
@@ -519,7 +588,21 @@ impl ReferenceModel {
     }
 
     /// Per core: its hardware threads' counters plus the OS work charged to it.
+    /// After a warm-up, what was counted since it ended (the region of interest).
     pub fn core_counters(&self) -> Vec<RefCounters> {
+        let mut cores = self.whole_core_counters();
+        for (i, c) in cores.iter_mut().enumerate() {
+            if let Some(roi) = &self.roi {
+                c.sub(&roi.cores[i]);
+            }
+            if !self.stall_reported {
+                c.data_stall_cycles.clear();
+            }
+        }
+        cores
+    }
+
+    fn whole_core_counters(&self) -> Vec<RefCounters> {
         let mut cores = self.core_os.clone();
         for (cpu, c) in self.cpus.iter().enumerate() {
             cores[c.core].add(&self.counters[cpu]);
@@ -527,23 +610,55 @@ impl ReferenceModel {
         cores
     }
 
+    /// The sum of `core_counters`.
     pub fn total(&self) -> RefCounters {
-        let mut t = self.core_os[0].clone();
-        for c in &self.core_os[1..] {
-            t.add(c);
-        }
-        for c in &self.counters {
+        let cores = self.core_counters();
+        let mut t = cores[0].clone();
+        for c in &cores[1..] {
             t.add(c);
         }
         t
+    }
+
+    /// References the warm-up counted, once the region of interest has begun.
+    pub fn warmup_references(&self) -> Option<u64> {
+        self.roi.as_ref().map(|r| r.references)
     }
 
     pub fn clocks(&self) -> Vec<u64> {
         self.cpus.iter().map(|c| c.clock).collect()
     }
 
-    pub fn os_counters(&self) -> &RefOsCounters {
-        &self.os
+    /// The OS counters (after a warm-up, since it ended).
+    pub fn os_counters(&self) -> RefOsCounters {
+        match &self.roi {
+            Some(roi) => self.os.since(&roi.os),
+            None => self.os.clone(),
+        }
+    }
+
+    /// Warms the machine up with the first `references` references of the next `run`: the
+    /// counters then cover what follows only. The warm-up ends exactly where a run limited to
+    /// `references` would have stopped (after the access that reached the count, before any
+    /// record after it); none begins when the run's own limit comes first (`System::set_warmup`).
+    pub fn set_warmup(&mut self, references: u64) {
+        self.warmup = references;
+    }
+
+    /// Ends the warm-up if its count is reached: the counters as they are now are what the
+    /// region of interest is measured from.
+    fn check_warmup(&mut self) {
+        if self.warmup > 0 && self.roi.is_none() && self.references >= self.warmup {
+            let limit = self.opts.max_references;
+            if limit == 0 || self.warmup < limit {
+                self.roi = Some(Roi {
+                    cores: self.whole_core_counters(),
+                    os: self.os.clone(),
+                    references: self.references,
+                });
+            }
+            self.warmup = 0;
+        }
     }
 
     /// Each TLB instance's valid entries in slot order (instances as `System::tlbs` lists
@@ -614,6 +729,17 @@ impl ReferenceModel {
             0 => u64::MAX,
             n => n,
         };
+        // A technique's twin rewrites the records first, as its allocator would have placed
+        // them (`Technique::transform`).
+        let transformed;
+        let records = match self.twin.as_mut() {
+            Some(t) => {
+                transformed = t.transform(records)?;
+                &transformed[..]
+            }
+            None => records,
+        };
+        self.check_warmup();
         let mut queues: Vec<VecDeque<Access>> = vec![VecDeque::new(); self.cpus.len()];
         let mut first_cpu = None;
         let mut multi = false;
@@ -628,6 +754,7 @@ impl ReferenceModel {
                         queues[cpu].push_back(a);
                     } else if self.references < limit {
                         self.step(a)?;
+                        self.check_warmup();
                     }
                 }
                 Record::Event(e) => {
@@ -650,6 +777,7 @@ impl ReferenceModel {
             let Some(c) = next else { break };
             let a = queues[c].pop_front().expect("not empty");
             self.step(a)?;
+            self.check_warmup();
         }
         Ok(())
     }
@@ -863,6 +991,12 @@ impl ReferenceModel {
         if space.is_some() {
             self.cpus[cpu].last_space = space;
         }
+        if let (Some(t), Some(mut twin)) = (to, self.twin.take()) {
+            // Linux's finish_task_switch: the thread is in, before its first access.
+            let r = twin.on_switch_in(self, cpu, t);
+            self.twin = Some(twin);
+            cycles += r?;
+        }
         self.os.switch_cycles += cycles;
         self.charge(cpu, cycles);
         Ok(cycles)
@@ -1000,32 +1134,55 @@ impl ReferenceModel {
         } else {
             return Err(format!("TlbLock event: core {} does not exist", core.0));
         };
-        let lockable = |r: &ReferenceModel, c: usize| -> Result<usize, String> {
-            r.cores[c]
-                .dtlb
-                .iter()
-                .map(|&(t, _)| t)
-                .find(|&t| r.tlbs[t].lockable > 0)
-                .ok_or_else(|| format!("core {c} has no lockable data TLB level"))
-        };
         if !lock {
             for c in cores {
-                let t = lockable(self, c)?;
+                let t = self.lockable_level(c, "")?;
                 self.tlbs[t].unlock(page);
             }
             return Ok(());
         }
         let cpu = self.cpu_of_process(process);
+        let (cycles, _) = self.lock_page(space, page, cpu, &cores, "")?;
+        self.charge(cpu, cycles);
+        Ok(())
+    }
+
+    /// The TLB instance of core `c`'s data path with lockable entries named `level` (empty:
+    /// the first on the path).
+    fn lockable_level(&self, c: usize, level: &str) -> Result<usize, String> {
+        self.cores[c]
+            .dtlb
+            .iter()
+            .map(|&(t, _)| t)
+            .find(|&t| {
+                self.tlbs[t].lockable > 0 && (level.is_empty() || self.tlbs[t].name == level)
+            })
+            .ok_or_else(|| format!("core {c} has no lockable data TLB level"))
+    }
+
+    /// Translates `page` of `space` on hardware thread `cpu` (its counters; a walk, or the
+    /// walker's latency in a TLB-only run) and puts the translation, locked, into the lockable
+    /// level of each of `cores`, the entry tagged with the core's first hardware thread (0).
+    /// Returns (the translation's cycles, not charged; how many entries took a new lock).
+    fn lock_page(
+        &mut self,
+        space: usize,
+        page: u64,
+        cpu: usize,
+        cores: &[usize],
+        level: &str,
+    ) -> Result<(u64, usize), String> {
         let mut out = RefOutcome::default();
         let (pfn, size, cycles) = self.translate(cpu, space, page, &mut out)?;
-        for c in cores {
-            let t = lockable(self, c)?;
-            // The entry carries the hardware thread number of the core's first one (0).
+        let mut n = 0;
+        for &c in cores {
+            let t = self.lockable_level(c, level)?;
             let who = Who {
                 asid: self.spaces[space].asid,
                 vmid: self.vmid(),
                 hw_thread: 0,
             };
+            let before = self.tlbs[t].locked_count();
             self.tlbs[t].insert(Entry {
                 vpn: page >> size.shift(),
                 size,
@@ -1041,9 +1198,9 @@ impl ReferenceModel {
                     self.tlbs[t].name
                 ));
             }
+            n += (self.tlbs[t].locked_count() > before) as usize;
         }
-        self.charge(cpu, cycles);
-        Ok(())
+        Ok((cycles, n))
     }
 
     fn vmid(&self) -> u16 {
@@ -1087,6 +1244,11 @@ impl ReferenceModel {
         let mut found = None;
         for (i, &(t, stat)) in path.iter().enumerate() {
             cycles += self.tlbs[t].latency;
+            if i > 0 && !instr {
+                // seed 004 §V: a data reference that missed the level before stalls for this
+                // one's lookup (the Cortex-A9's micro-TLB miss stall).
+                cs.data_stall_cycles[path[i - 1].1] += self.tlbs[t].latency;
+            }
             cs.tlb[stat][0] += 1;
             if let Some(e) = self.tlbs[t].lookup(va, who) {
                 cs.tlb[stat][1] += 1;
@@ -1100,6 +1262,11 @@ impl ReferenceModel {
             None => {
                 let (pfn, size, c) = self.translate(cpu, space, va, out)?;
                 cycles += c;
+                if let (false, Some(&(_, last))) = (instr, path.last()) {
+                    // ... and one that missed the last level stalls for the walk (the main
+                    // TLB's miss stall).
+                    self.counters[cpu].data_stall_cycles[last] += c;
+                }
                 (pfn, size, path.len())
             }
         };
@@ -1203,13 +1370,18 @@ impl ReferenceModel {
         }
         let core = self.cpus[cpu].core;
         let id = self.spaces[space].id;
+        // A hit in the cache of level L starts the walk at L + 1 (the entry it holds points at
+        // that table: Intel SDM Vol. 3A §4.10.3.2), or at L itself under ChampSim's rule,
+        // whose `handle_read` reads the level of the hit again (docs/champsim.md); the
+        // caches of the levels read are filled below, the one that hit refreshed.
+        let again = self.config.walker.pwc_restart == PwcRestart::AtHitLevel;
         let mut start = 0;
         for &p in &self.cores[core].pwcs {
             let lvl = self.pwcs[p].level;
             if self.pwcs[p].lookup(id, va >> self.levels[lvl].shift) {
                 self.counters[cpu].pwc_hits += 1;
                 cycles += self.pwcs[p].latency;
-                start = lvl + 1;
+                start = if again { lvl } else { lvl + 1 };
                 break;
             }
         }

@@ -242,7 +242,7 @@ impl NaiveTlb {
         self.sets.slots[set][w].clone()
     }
 
-    fn locked_count(&self) -> usize {
+    pub(super) fn locked_count(&self) -> usize {
         self.sets
             .slots
             .iter()

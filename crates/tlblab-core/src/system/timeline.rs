@@ -264,6 +264,24 @@ impl System {
                             let cpu = self.cpu_of(a.thread)?;
                             tl.queues[cpu].push(*r, a.thread);
                             tl.queued += 1;
+                            if !multi {
+                                // Without the lanes (a technique's run, stall cycles) the
+                                // timeline keeps the rule `run_direct` keeps: trace order while
+                                // one hardware thread has had work (found by the reference's
+                                // twins, 2026-11-25: before, every access was queued from the
+                                // first, and a second hardware thread's first access could run
+                                // ahead of the first one's earlier accesses).
+                                if single || *first_cpu.get_or_insert(cpu) == cpu {
+                                    self.timeline_step(&mut tl)?;
+                                    if self.references >= limit
+                                        && self.stop_at_limit(&mut limit, &mut after_warmup)
+                                    {
+                                        return Ok(());
+                                    }
+                                } else {
+                                    multi = true;
+                                }
+                            }
                         }
                         Record::Event(e) => {
                             if tl.queued > 0 {
@@ -374,6 +392,13 @@ impl System {
         // interleaving puts it, so those go access by access; one that cannot (an access is at
         // most two references, one per page it touches) leaves them all to run.
         if !tl.independent || self.references.saturating_add(2 * tl.queued as u64) > limit {
+            return Ok(false);
+        }
+        // It runs each queue through `run_direct`, whose lanes count no stall cycles and run
+        // no technique's companion: a run the lanes may not serve keeps to the timeline (a
+        // drain before an event called it regardless until 2026-11-25, found by the
+        // reference's stall-cycle counts).
+        if !self.lanes_allowed {
             return Ok(false);
         }
         let policy = self.switch_policy();

@@ -227,23 +227,25 @@ impl Technique for TlbColoring {
     }
 
     fn transform(&mut self, records: &mut Vec<Record>) -> Result<(), SimError> {
-        let mut split = false;
-        for r in records.iter_mut() {
-            match *r {
-                Record::Event(Event::ThreadStart { thread, process }) => {
-                    self.process_of.insert(thread, process);
-                }
-                Record::Access(a) if self.moves(&a) => {
-                    if crosses_page(&a) {
-                        split = true;
-                    } else {
+        // Pages are placed in the order of the records (first touch), so a batch with an
+        // access across a page boundary is rebuilt in one pass, not moved in place first and
+        // split after: that placed the crossing access's pages after every later page of the
+        // batch (found by the reference's twin, 2026-11-25).
+        let split = records
+            .iter()
+            .any(|r| matches!(r, Record::Access(a) if self.moves(a) && crosses_page(a)));
+        if !split {
+            for r in records.iter_mut() {
+                match *r {
+                    Record::Event(Event::ThreadStart { thread, process }) => {
+                        self.process_of.insert(thread, process);
+                    }
+                    Record::Access(a) if self.moves(&a) => {
                         *r = Record::Access(self.moved_access(a));
                     }
+                    _ => {}
                 }
-                _ => {}
             }
-        }
-        if !split {
             return Ok(());
         }
         // Rare (Lackey reports an access across a page boundary as one line): rebuild the
@@ -252,6 +254,10 @@ impl Technique for TlbColoring {
         out.clear();
         for r in records.iter() {
             match *r {
+                Record::Event(Event::ThreadStart { thread, process }) => {
+                    self.process_of.insert(thread, process);
+                    out.push(*r);
+                }
                 Record::Access(a) if self.moves(&a) && crosses_page(&a) => {
                     let first = 4096 - (a.vaddr.0 & 0xfff);
                     let lo = Access {
@@ -266,6 +272,9 @@ impl Technique for TlbColoring {
                     out.push(Record::Access(self.moved_access(lo)));
                     out.push(Record::Access(self.moved_access(hi)));
                     self.accesses_split += 1;
+                }
+                Record::Access(a) if self.moves(&a) => {
+                    out.push(Record::Access(self.moved_access(a)));
                 }
                 other => out.push(other),
             }

@@ -1,5 +1,8 @@
-//! Builders for small machines used by the behaviour tests.
+//! Builders for small machines used by the behaviour tests, and the comparisons of the
+//! engine with itself and with the reference model (random machines and traces: `random`).
 #![allow(dead_code)]
+
+pub mod random;
 
 use tlblab_core::cache::{CacheConfig, CacheKind, Indexing};
 use tlblab_core::machine::{MachineConfig, PageTableConfig, TimingConfig, WalkerConfig};
@@ -146,32 +149,58 @@ pub fn end_state_difference(by_run: &System, by_access: &System) -> Result<(), S
     Ok(())
 }
 
+/// An engine's `UnitStats` as the reference counts them.
+pub fn ref_counters(u: &tlblab_core::stats::UnitStats) -> tlblab_core::reference::RefCounters {
+    let four = |l: &tlblab_core::stats::LevelStats| [l.accesses, l.hits, l.misses, l.evictions];
+    tlblab_core::reference::RefCounters {
+        references: u.references,
+        instr_references: u.instr_references,
+        tlb: u.tlb.iter().map(four).collect(),
+        walks: u.walks,
+        walk_refs: u.walk_refs,
+        walk_refs_by_source: u.walk_refs_by_source.clone(),
+        pwc_hits: u.pwc_hits,
+        walk_cycles: u.walk_cycles,
+        data_by_source: u.data_by_source.clone(),
+        cache: u.cache.iter().map(four).collect(),
+        page_faults: u.page_faults,
+        invalidations: u.invalidations,
+        cycles: u.cycles,
+        data_stall_cycles: u.data_stall_cycles.clone(),
+    }
+}
+
+/// Each of the engine's TLB instances' valid entries, as the reference lists them.
+pub fn ref_entries(sys: &System) -> Vec<Vec<tlblab_core::reference::RefEntry>> {
+    sys.tlbs
+        .iter()
+        .map(|t| {
+            t.entries()
+                .map(|e| tlblab_core::reference::RefEntry {
+                    vpn: e.vpn.0,
+                    size: e.size,
+                    pfn: e.pfn.0,
+                    asid: e.asid.0,
+                    hw_thread: e.hw_thread,
+                    locked: e.locked,
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// Where the engine `sys` and the reference model `r` (the same records run on both) ended
-/// differently: every counter of every core (`UnitStats` as the reference keeps it), every
-/// hardware thread's clock, the OS counters, every TLB instance's entries; Ok if nowhere.
+/// differently: every counter of every core (`UnitStats` as the reference keeps it, of the
+/// region of interest after a warm-up), every hardware thread's clock, the OS counters, every
+/// TLB entry, the references a warm-up left out, and a technique's counters against its
+/// twin's; Ok if nowhere.
 pub fn reference_difference(
     sys: &System,
     r: &tlblab_core::reference::ReferenceModel,
 ) -> Result<(), String> {
-    use tlblab_core::reference::{RefCounters, RefEntry};
-    let four = |l: &tlblab_core::stats::LevelStats| [l.accesses, l.hits, l.misses, l.evictions];
     let stats = sys.stats();
     for (i, (u, mine)) in stats.cores.iter().zip(r.core_counters()).enumerate() {
-        let theirs = RefCounters {
-            references: u.references,
-            instr_references: u.instr_references,
-            tlb: u.tlb.iter().map(four).collect(),
-            walks: u.walks,
-            walk_refs: u.walk_refs,
-            walk_refs_by_source: u.walk_refs_by_source.clone(),
-            pwc_hits: u.pwc_hits,
-            walk_cycles: u.walk_cycles,
-            data_by_source: u.data_by_source.clone(),
-            cache: u.cache.iter().map(four).collect(),
-            page_faults: u.page_faults,
-            invalidations: u.invalidations,
-            cycles: u.cycles,
-        };
+        let theirs = ref_counters(u);
         if theirs != mine {
             return Err(format!(
                 "core {i} counters differ\n  engine:    {theirs:?}\n  reference: {mine:?}"
@@ -185,7 +214,7 @@ pub fn reference_difference(
             r.clocks()
         ));
     }
-    let (os, ro) = (sys.os_stats(), r.os_counters());
+    let (os, ro) = (&stats.os, r.os_counters());
     let a = [
         os.context_switches,
         os.address_space_switches,
@@ -211,25 +240,40 @@ pub fn reference_difference(
         ro.switch_cycles,
     ];
     if a != b {
-        return Err(format!("OS counters differ: engine {a:?}, reference {b:?}"));
+        return Err(format!(
+            "OS counters (switches, space switches, rollovers, TLB flushes, cache flushes, \
+             their cycles, migrations, shootdowns, IPIs, switch cycles) differ: engine {a:?}, \
+             reference {b:?}"
+        ));
     }
-    let contents = r.tlb_contents();
-    for (i, t) in sys.tlbs.iter().enumerate() {
-        let entries: Vec<RefEntry> = t
-            .entries()
-            .map(|e| RefEntry {
-                vpn: e.vpn.0,
-                size: e.size,
-                pfn: e.pfn.0,
-                asid: e.asid.0,
-                hw_thread: e.hw_thread,
-                locked: e.locked,
-            })
-            .collect();
-        if entries != contents[i] {
+    let (mine, contents) = (ref_entries(sys), r.tlb_contents());
+    for (i, (a, b)) in mine.iter().zip(&contents).enumerate() {
+        if a != b {
             return Err(format!(
-                "TLB {} ({i}) entries differ\n  engine:    {entries:?}\n  reference: {:?}",
-                t.config.name, contents[i]
+                "TLB {} ({i}) entries differ\n  engine:    {a:?}\n  reference: {b:?}",
+                sys.tlbs[i].config.name
+            ));
+        }
+    }
+    let warm = stats.warmup.as_ref().map(|w| w.references);
+    if warm != r.warmup_references() {
+        return Err(format!(
+            "warm-up references differ: engine {warm:?}, reference {:?}",
+            r.warmup_references()
+        ));
+    }
+    let twin = r.twin_counters();
+    if !twin.is_empty() {
+        let engine: Vec<(String, u64)> = stats
+            .technique
+            .as_ref()
+            .map(|t| t.counters.iter().map(|(k, v)| (k.clone(), *v)).collect())
+            .unwrap_or_default();
+        let mut twin = twin;
+        twin.sort();
+        if engine != twin {
+            return Err(format!(
+                "technique counters differ: engine {engine:?}, twin {twin:?}"
             ));
         }
     }

@@ -1,0 +1,112 @@
+//! Naive twins of the techniques (`techniques/`), written from the seeds' text and the
+//! catalog's parameter meanings (`tlblab techniques`), not from the engine's code: a property
+//! test runs the engine with a technique and the reference with its twin on the same random
+//! machines, records and parameters and compares every counter (docs/reference-model.md).
+//!
+//! A twin parses its own parameters (the spec's text, naively: no engine parser), and acts at
+//! the moments the technique's seed names: `transform` before the records run (an allocator's
+//! placement), `on_switch_in` after a thread is switched in (a program's start).
+
+mod lockdown;
+mod tlb_coloring;
+
+use super::ReferenceModel;
+use crate::machine::TechniqueSpec;
+use tlblab_trace::Record;
+
+pub(super) use lockdown::LockdownTwin;
+pub(super) use tlb_coloring::ColoringTwin;
+
+/// The twin installed in a reference run.
+pub(super) enum Twin {
+    Coloring(ColoringTwin),
+    Lockdown(LockdownTwin),
+}
+
+impl Twin {
+    /// Rewrites the whole record stream before it runs.
+    pub(super) fn transform(&mut self, records: &[Record]) -> Result<Vec<Record>, String> {
+        match self {
+            Twin::Coloring(t) => Ok(t.transform(records)),
+            Twin::Lockdown(_) => Ok(records.to_vec()),
+        }
+    }
+
+    /// `thread` was switched in on hardware thread `cpu`: the cycles this costs there.
+    pub(super) fn on_switch_in(
+        &mut self,
+        r: &mut ReferenceModel,
+        cpu: usize,
+        thread: u32,
+    ) -> Result<u64, String> {
+        match self {
+            Twin::Coloring(_) => Ok(0),
+            Twin::Lockdown(t) => t.on_switch_in(r, cpu, thread),
+        }
+    }
+
+    /// The technique's own counters, by the names `Stats::technique` gives them.
+    pub(super) fn counters(&self) -> Vec<(String, u64)> {
+        match self {
+            Twin::Coloring(t) => t.counters(),
+            Twin::Lockdown(t) => t.counters(),
+        }
+    }
+
+    /// Whether the run reports data TLB stall cycles because of the technique.
+    pub(super) fn reports_stall_cycles(&self) -> bool {
+        matches!(self, Twin::Lockdown(_))
+    }
+}
+
+/// The value of `name` in `spec`, or `default`.
+pub(super) fn param<'a>(spec: &'a TechniqueSpec, name: &str, default: &'a str) -> &'a str {
+    spec.params.get(name).map_or(default, |s| s.as_str())
+}
+
+/// A number as a parameter is written: decimal, or hexadecimal after `0x`.
+pub(super) fn number(spec: &TechniqueSpec, name: &str, default: &str) -> Result<u64, String> {
+    let text = param(spec, name, default);
+    let parsed = match text.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => text.parse(),
+    };
+    parsed.map_err(|_| format!("twin {}: parameter {name}: '{text}'", spec.name))
+}
+
+impl ReferenceModel {
+    /// Installs the naive twin of the technique `spec` names (before the first record, as
+    /// `techniques::install`). The techniques without a twin yet are refused
+    /// (docs/reference-model.md says which and why).
+    pub fn install_twin(&mut self, spec: &TechniqueSpec) -> Result<(), String> {
+        let known = ["tlb_coloring", "lockdown"];
+        for k in spec.params.keys() {
+            let ok = match spec.name.as_str() {
+                "tlb_coloring" => tlb_coloring::PARAMS.contains(&k.as_str()),
+                "lockdown" => lockdown::PARAMS.contains(&k.as_str()),
+                _ => true,
+            };
+            if !ok {
+                return Err(format!("twin {}: no parameter '{k}'", spec.name));
+            }
+        }
+        let twin = match spec.name.as_str() {
+            "tlb_coloring" => Twin::Coloring(ColoringTwin::new(spec, &self.config)?),
+            "lockdown" => Twin::Lockdown(LockdownTwin::new(spec, &self.config)?),
+            other => {
+                return Err(format!(
+                    "the reference has no twin of technique '{other}' (twins: {})",
+                    known.join(", ")
+                ))
+            }
+        };
+        self.stall_reported |= twin.reports_stall_cycles();
+        self.twin = Some(twin);
+        Ok(())
+    }
+
+    /// The twin's counters (empty without one).
+    pub fn twin_counters(&self) -> Vec<(String, u64)> {
+        self.twin.as_ref().map_or(Vec::new(), Twin::counters)
+    }
+}
