@@ -367,12 +367,12 @@ pub fn measure_set_index(
     let ns: Vec<usize> = (ways.saturating_sub(6).max(4)..=2 * ways + 2).collect();
     let cbase = (m0 + 2 * j + 1) * step;
     // The bracket: the last n before the excess passes 10% of the all-miss level (the first
-    // misses) and before it passes 30% (beyond the per-target noise, ≈ ±2 ns of ≈ 14 here).
+    // misses; higher when the curve's own noise is) and the last n before it passes half of it.
     // With LRU the two coincide (a set of W + 1 pages misses on every access). On the Intel VM
-    // one curve read 14 and 17 (n = 15-17: ≈ 2 ns; 18: 5; 19: 11; from 21: 14 ns), the next
-    // 15 and 15 (16: 4.3; 18: 11): the replacement keeps part of a set of W + 1..W + 2 pages,
-    // and the other hardware thread's entries take a way at times. So three curves, seconds
-    // apart, and the bracket is the lowest first-miss point to the highest 30% point.
+    // the curves climb over W + 1..W + 4 (one: n = 16: 1.4 ns, 17: 3.5, 18: 4.9, 19: 6.1,
+    // 20: 11.3, then ≈ 12): the replacement keeps part of a set of W + 1..W + 3 pages, and
+    // the other hardware thread's entries take a way at times. So three curves, and the bracket
+    // is the first misses of their median to the highest of their half-way points.
     let mut curves: Vec<Vec<(usize, f64)>> = Vec::new();
     let (mut ways_lo, mut ways_hi) = (usize::MAX, 0usize);
     for rep in 0..3u64 {
@@ -396,26 +396,42 @@ pub fn measure_set_index(
             per.push((n, ex * (n + fillers) as f64 / n as f64));
         }
         let floor = monotone_floor(&per);
-        if floor.len() >= 6 {
-            let start = crate::stats::median(&floor[..3].iter().map(|p| p.1).collect::<Vec<_>>());
-            let end = floor.last().map_or(start, |p| p.1);
-            let at = |share: f64| {
-                onset_by_threshold(&floor, 3, 2.0 * share * (end - start))
-                    .filter(|_| end - start > 4.0)
-            };
-            if let (Some(lo), Some(hi)) = (at(0.1), at(0.3)) {
-                ways_lo = ways_lo.min(lo);
-                ways_hi = ways_hi.max(hi.max(lo));
-            }
+        if let Some(hi) = crossing(&floor, 0.5) {
+            ways_hi = ways_hi.max(hi);
         }
         curves.push(per);
     }
-    if ways_hi == 0 {
+    // The first misses on the pointwise median of the three curves: a 10% share of a walk is
+    // within one curve's noise (on a simulated Zen 3, with walks of ≈ 5 ns per target, one of
+    // three curves crossed it at 12 for a sharp LRU step at 17).
+    let median_curve: Vec<(usize, f64)> = (0..curves.iter().map(Vec::len).min().unwrap_or(0))
+        .map(|i| {
+            let xs: Vec<f64> = curves.iter().map(|c| c[i].1).collect();
+            (curves[0][i].0, crate::stats::median(&xs))
+        })
+        .collect();
+    // And above the median curve's own noise on its first points (n ≤ W − 2 by step 1's
+    // reading, before any miss): three robust standard deviations.
+    let head: Vec<f64> = median_curve.iter().take(5).map(|p| p.1).collect();
+    let centre = crate::stats::median(&head);
+    let mad = crate::stats::median(&head.iter().map(|x| (x - centre).abs()).collect::<Vec<_>>());
+    let mc = monotone_floor(&median_curve);
+    let rise = mc.last().map_or(0.0, |p| p.1) - centre;
+    let share = if rise > 0.0 {
+        (3.0 * 1.4826 * mad / rise).clamp(0.1, 0.3)
+    } else {
+        0.1
+    };
+    if let Some(lo) = crossing(&mc, share) {
+        ways_lo = lo;
+        ways_hi = ways_hi.max(lo);
+    }
+    if ways_hi == 0 || ways_lo == usize::MAX {
         (ways_lo, ways_hi) = (ways, ways);
     }
     let per = curves.first().cloned().unwrap_or_default();
-    // A point inside the bracket: its middle (rounded up).
-    let ways = (ways_lo + ways_hi).div_ceil(2);
+    // A point inside the bracket: its middle (rounded down).
+    let ways = (ways_lo + ways_hi) / 2;
     // Checks: the capacities of step 1 follow from the function (W × the sets pages 2^k apart
     // reach), and the entries are near the stride-1 reading's order (a level of sets × W far
     // from it would be another structure).
@@ -468,6 +484,21 @@ pub fn measure_set_index(
         ));
     }
     Some(si)
+}
+
+/// The last n before a non-decreasing per-target excess curve passes `share` of its rise (from
+/// the median of its first three points to its last point); None without a rise of 4 ns (a walk;
+/// an L2 hit is ≈ 2 ns) or with fewer than 6 points.
+fn crossing(floor: &[(usize, f64)], share: f64) -> Option<usize> {
+    if floor.len() < 6 {
+        return None;
+    }
+    let start = crate::stats::median(&floor[..3].iter().map(|p| p.1).collect::<Vec<_>>());
+    let end = floor.last().map_or(start, |p| p.1);
+    if end - start <= 4.0 {
+        return None;
+    }
+    onset_by_threshold(floor, 3, 2.0 * share * (end - start))
 }
 
 #[cfg(test)]
