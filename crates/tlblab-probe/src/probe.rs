@@ -1011,8 +1011,16 @@ fn l2_set_index(bench: &mut dyn Bench, quick: bool, b: Budget, r: &mut ProbeRepo
     // A confident low-bits reading stands; one whose trials disagree at some stride does not
     // (on the Intel VM two full runs' three trials per stride voted for 256 sets × 6-7 ways,
     // "unclear", from capacities that did not halve cleanly).
+    // And the conflict sweep is trusted only behind a fully associative L1: its odd filler pages
+    // leave the targets' L1 sets to them when the L1 is set-indexed, so up to its ways of targets
+    // hit there. On the Intel VM (L1 16 sets × 6 ways by VPN bits 0-3) a `--quick` sweep read
+    // 79, 36, 16, 9, 5, 5 at strides 16..512: "6-way, 256 sets", the L1's ways.
     let ix = crate::measure::conflict::infer(ss, c2.entries);
-    let confident = ss.confidences.iter().all(|c| *c != Confidence::Unclear);
+    let l1_fa = r
+        .l1_strides
+        .as_ref()
+        .is_some_and(|s| matches!(s.indexing, Indexing::FullyAssociative { .. }));
+    let confident = l1_fa && ss.confidences.iter().all(|c| *c != Confidence::Unclear);
     if (confident
         && matches!(
             ix,
