@@ -369,13 +369,14 @@ fn l2_lines(r: &mut ProbeReport, c: &Capacity, note: &str) {
 ///
 /// Why the structure and not the stride-1 rise: on the Intel VM a random chain over every set
 /// starts losing pages at ≈ 1500-1700 of the STLB's 2048 (its envelope climbs to a walk by
-/// ≈ 2450, half-way at ≈ 2050-2150), though the function spreads consecutive pages evenly (any
-/// 128 consecutive pages fill the 128 sets once: no set holds more than its 16 ways below 2048
-/// pages); so the chain shares the level with entries it does not own (the host's other
-/// hardware thread, the hypervisor) or the replacement evicts before a set is full. The trials'
-/// tangent then read 1847-2155 (−10% to +5%) over 20 runs of the previous session. The
-/// conflict pairs touch 2J ≤ 1.5 W pages of one set at a time and read the ways (16) and the
-/// sets (128) sharply. The stride-1 reading is kept in the note.
+/// ≈ 2450, half-way at ≈ 2050-2150), though the function spreads consecutive pages evenly (an
+/// aligned block of 128 consecutive pages fills the 128 sets once: no set holds more than its
+/// 16 ways below ≈ 1920-2048 pages); so the chain shares the level with entries it does not own
+/// (the host's other hardware thread, the hypervisor) or the replacement evicts before a set is
+/// full. The trials' tangent then read 1847-2155 (−10% to +5%) over 20 runs of the previous
+/// session. The conflict pairs touch 2J ≤ 1.5 W pages of one set at a time and read the sets
+/// (128) exactly, the ways to a bracket (`SetIndex::ways_lo`..`ways_hi`). The stride-1 reading
+/// is kept in the note.
 fn set_index_lines(
     r: &mut ProbeReport,
     c: &Capacity,
