@@ -470,7 +470,19 @@ pub fn measure_set_index(
         .collect();
     let ratio = si.entries() as f64 / entries.max(1) as f64;
     let mut si = si;
-    if !mismatch.is_empty() {
+    // Plausibility: every TLB index seen takes the low VPN bits, directly or folded with higher
+    // ones, so the independent bits are 0..b−1; and a set's ways bracketed within half again. On
+    // the simulated Cortex-A7 (256 entries, 2 ways, behind a 10-entry L1) step 1 found "9 ways"
+    // at a 2^8-page stride that were not the TLB's, and the pairs then read bits [0-3, 5, 6]
+    // with bit 7 folded onto bit 0, ways 5..9.
+    let contiguous = si.basis.iter().enumerate().all(|(j, &b)| b == j as u32);
+    if !contiguous || si.ways_hi as f64 > 1.5 * si.ways_lo.max(1) as f64 {
+        si.confidence = Confidence::Unclear;
+        si.unclear = Some(format!(
+            "implausible for a TLB: independent bits {:?}, ways {}..{}",
+            si.basis, si.ways_lo, si.ways_hi
+        ));
+    } else if !mismatch.is_empty() {
         si.confidence = Confidence::Unclear;
         si.unclear = Some(format!(
             "the pair tests' function does not predict the stride capacities ({})",
