@@ -68,7 +68,7 @@ test-rust:
 	$(call step,"Rust tests: compiling the test binaries (release profile) then running them")
 	$(CARGO) test --workspace --exclude tlblab-python --release --lib --tests
 	$(call step,"Rust tests with debug assertions on: the fast paths and the parity tests (profile test-debug-asserts)")
-	$(CARGO) test -p tlblab-core --profile test-debug-asserts --test fast_paths_small --test reference_parity --test reference_machine --test regressions
+	$(CARGO) test -p tlblab-core --profile test-debug-asserts --test fast_paths_small --test reference_parity --test reference_machine --test regressions --test reference_techniques
 
 test-c: runtime
 	@if [ -f runtime/CMakeLists.txt ]; then \

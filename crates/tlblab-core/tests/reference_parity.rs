@@ -376,59 +376,6 @@ fn same_end_state(by_run: &System, by_access: &System) -> Result<(), TestCaseErr
     common::end_state_difference(by_run, by_access).map_err(TestCaseError::fail)
 }
 
-/// A split two-level TLB of the shapes the fast lane specialises (tlb/fast.rs): an LRU first
-/// level of `l1_sets` × `l1_ways` (fully associative when `l1_sets` is 1), a low-bit indexed
-/// second level of `l2_sets` × `l2_ways` (none when `l2_sets` is 0) replaced by `l2_policy`
-/// (LRU, or random as the Cortex-A9's main TLB), on each path; x86-64 4-level, 4 KiB pages.
-fn shaped_machine(
-    (l1_sets, l1_ways): (usize, usize),
-    (l2_sets, l2_ways, l2_policy): (usize, usize, ReplacementKind),
-    latency: u64,
-    unified_l2: bool,
-) -> MachineConfig {
-    let level = |name: &str, level: u8, kind: TlbKind, sets: usize, ways: usize| TlbConfig {
-        kind,
-        latency: latency * (level as u64 - 1),
-        ..common::tlb(
-            name,
-            level,
-            sets * ways,
-            ways,
-            if level == 2 {
-                l2_policy
-            } else {
-                ReplacementKind::Lru
-            },
-        )
-    };
-    let tlbs = if l2_sets == 0 {
-        // One level per path (the SA-1100's and gem5's data TLBs).
-        vec![
-            level("L1I", 1, TlbKind::Instr, l1_sets, l1_ways),
-            level("L1D", 1, TlbKind::Data, l1_sets, l1_ways),
-        ]
-    } else if unified_l2 {
-        // One second level behind both paths: instruction references move its state (and its
-        // memo) between the data path's shaped lookups.
-        vec![
-            level("L1I", 1, TlbKind::Instr, l1_sets, l1_ways),
-            level("L1D", 1, TlbKind::Data, l1_sets, l1_ways),
-            level("L2", 2, TlbKind::Unified, l2_sets, l2_ways),
-        ]
-    } else {
-        vec![
-            level("L1I", 1, TlbKind::Instr, l1_sets, l1_ways),
-            level("L1D", 1, TlbKind::Data, l1_sets, l1_ways),
-            level("L2I", 2, TlbKind::Instr, l2_sets, l2_ways),
-            level("L2D", 2, TlbKind::Data, l2_sets, l2_ways),
-        ]
-    };
-    let mut cfg = common::machine(PageTableFormat::X86_64_4level, tlbs);
-    cfg.walker.latency = 5;
-    cfg.memory.bytes = 64 << 20;
-    cfg
-}
-
 /// First levels (sets, ways) for `shaped_machine`: fully associative of the sizes the fast
 /// lane's pairs are compiled for (32, 48, 64 ways; zen3's L1D is 64) and one they are not
 /// (40), 4-way set associative (Intel's L1 DTLBs: 16 sets) with a 2-way one beside it (no
@@ -476,7 +423,7 @@ proptest! {
         seed in 0u64..1000,
         unified_l2 in any::<bool>(),
     ) {
-        let cfg = shaped_machine(l1, (l2_sets, l2_ways, l2_policy), latency, unified_l2);
+        let cfg = common::shaped_machine(l1, (l2_sets, l2_ways, l2_policy), latency, unified_l2);
         let records: Vec<Record> = refs
             .iter()
             .map(|&(p, k)| {
@@ -568,7 +515,7 @@ proptest! {
         stream in staged_stream(),
         seed in 0u64..1000,
     ) {
-        let cfg = shaped_machine((1, l1_ways), (l2_sets, l2_ways, l2_policy), 7, false);
+        let cfg = common::shaped_machine((1, l1_ways), (l2_sets, l2_ways, l2_policy), 7, false);
         let data = |p: u64, off: u64| {
             Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(0x4000_0000 + p * 4096 + off), 8))
         };
@@ -604,7 +551,7 @@ proptest! {
         seed in 0u64..1000,
         unified_l2 in any::<bool>(),
     ) {
-        let mut cfg = shaped_machine(l1, (l2_sets, l2_ways, l2_policy), 1, unified_l2);
+        let mut cfg = common::shaped_machine(l1, (l2_sets, l2_ways, l2_policy), 1, unified_l2);
         cfg.caches = vec![common::cache("C1", 1, 4 << 10, 4, 4), common::cache("C2", 2, 32 << 10, 8, 12)];
         let opts = match mode {
             0 => RunOptions::tlb_only(seed),
@@ -656,7 +603,7 @@ fn pair_stretches_ending_in_other_sizes_and_exhausted_memory_agree_with_access_b
         (PageSize::Size2M, 512u64 << 20),
         (PageSize::Size4K, 4 << 20),
     ] {
-        let mut cfg = shaped_machine((1, 64), (4, 16, ReplacementKind::Lru), 2, false);
+        let mut cfg = common::shaped_machine((1, 64), (4, 16, ReplacementKind::Lru), 2, false);
         cfg.page_table.page_size = page_size;
         cfg.memory.bytes = memory;
         cfg.caches = vec![common::cache("C1", 1, 4 << 10, 4, 4)];
@@ -737,9 +684,9 @@ proptest! {
         fragmentation in prop_oneof![Just(0.001f64), Just(0.002), Just(0.004)],
     ) {
         let mut cfg = match geometry {
-            0 => shaped_machine((1, 64), (2, 16, ReplacementKind::Lru), 2, false),
-            1 => shaped_machine((1, 32), (16, 2, ReplacementKind::Random), 2, false),
-            _ => shaped_machine((1, 32), (4, 8, ReplacementKind::Lru), 2, false),
+            0 => common::shaped_machine((1, 64), (2, 16, ReplacementKind::Lru), 2, false),
+            1 => common::shaped_machine((1, 32), (16, 2, ReplacementKind::Random), 2, false),
+            _ => common::shaped_machine((1, 32), (4, 8, ReplacementKind::Lru), 2, false),
         };
         cfg.page_table.page_size = PageSize::Size2M;
         cfg.memory.bytes = 512 << 20;
@@ -917,7 +864,7 @@ proptest! {
         caches_on in any::<bool>(),
         tlb_only in any::<bool>(),
     ) {
-        let cfg = shaped_machine(first, (second.0, second.1, ReplacementKind::Lru), 2, false);
+        let cfg = common::shaped_machine(first, (second.0, second.1, ReplacementKind::Lru), 2, false);
         let opts = if tlb_only {
             RunOptions::tlb_only(seed)
         } else {
@@ -1026,7 +973,7 @@ proptest! {
         started in any::<bool>(),
     ) {
         let mut cfg = if shaped {
-            let mut cfg = shaped_machine(l1, (16, l2_ways, ReplacementKind::Lru), 1, false);
+            let mut cfg = common::shaped_machine(l1, (16, l2_ways, ReplacementKind::Lru), 1, false);
             cfg.caches = vec![common::cache("C1", 1, 4 << 10, 4, 4), common::cache("C2", 2, 32 << 10, 8, 12)];
             cfg
         } else {
@@ -1093,7 +1040,7 @@ proptest! {
 /// The two-core machine of the tests below: one hardware thread per core, each with its own
 /// shaped TLB levels (16-entry fully associative first level, 16 × 4 second level).
 fn two_cores() -> MachineConfig {
-    let mut cfg = shaped_machine((1, 16), (16, 4, ReplacementKind::Lru), 1, false);
+    let mut cfg = common::shaped_machine((1, 16), (16, 4, ReplacementKind::Lru), 1, false);
     cfg.cores = 2;
     cfg.threads_per_core = 1;
     cfg
@@ -1363,7 +1310,7 @@ proptest! {
         code_pages in 1u64..5,
     ) {
         let cfg = if shaped {
-            let mut cfg = shaped_machine(first, (16, 16, ReplacementKind::Lru), 2, false);
+            let mut cfg = common::shaped_machine(first, (16, 16, ReplacementKind::Lru), 2, false);
             cfg.caches = vec![common::cache("C1", 1, 4 << 10, 4, 4), common::cache("C2", 2, 32 << 10, 8, 12)];
             cfg
         } else {
@@ -1394,7 +1341,7 @@ proptest! {
         unified_l2 in prop_oneof![4 => Just(false), 1 => Just(true)],
         code_pages in 2u64..5,
     ) {
-        let mut cfg = shaped_machine((1, first_ways), (16, 16, ReplacementKind::Lru), 2, unified_l2);
+        let mut cfg = common::shaped_machine((1, first_ways), (16, 16, ReplacementKind::Lru), 2, unified_l2);
         cfg.caches = vec![common::cache("C1", 1, 4 << 10, 4, 4), common::cache("C2", 2, 32 << 10, 8, 12)];
         let opts = if tlb_only {
             RunOptions::tlb_only(seed)
@@ -1478,7 +1425,7 @@ fn a_slice_read_from_memory_agrees_with_access_by_access_and_with_run() {
         }
     }
     assert!(records.len() > 1 << 16);
-    let mut cfg = shaped_machine((1, 64), (16, 16, ReplacementKind::Lru), 1, false);
+    let mut cfg = common::shaped_machine((1, 64), (16, 16, ReplacementKind::Lru), 1, false);
     cfg.caches = vec![
         common::cache("C1", 1, 4 << 10, 4, 4),
         common::cache("C2", 2, 32 << 10, 8, 12),

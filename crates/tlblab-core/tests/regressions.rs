@@ -183,40 +183,16 @@ fn records(
     three_ways(&cfg, opts, 2, &records);
 }
 
-/// `shaped_machine` of `reference_parity.rs` as it was recorded: an LRU first level of
-/// `l1` (sets, ways) per path over an `l2_sets` × `l2_ways` second level (`l2_policy`),
-/// unified or one per path; 64 MiB; walker latency 5.
+/// `common::shaped_machine` (of `reference_parity.rs`'s shaped tests) as it was recorded: an
+/// LRU first level of `l1` (sets, ways) per path over an `l2_sets` × `l2_ways` second level
+/// (`l2_policy`), unified or one per path; 64 MiB; walker latency 5.
 fn shaped(
     l1: (usize, usize),
-    (l2_sets, l2_ways, l2_policy): (usize, usize, ReplacementKind),
+    l2: (usize, usize, ReplacementKind),
     latency: u64,
     unified_l2: bool,
 ) -> MachineConfig {
-    let level = |name: &str, level: u8, kind: TlbKind, sets: usize, ways: usize| TlbConfig {
-        kind,
-        latency: latency * (level as u64 - 1),
-        ..common::tlb(
-            name,
-            level,
-            sets * ways,
-            ways,
-            if level == 2 { l2_policy } else { Lru },
-        )
-    };
-    let mut tlbs = vec![
-        level("L1I", 1, TlbKind::Instr, l1.0, l1.1),
-        level("L1D", 1, TlbKind::Data, l1.0, l1.1),
-    ];
-    if unified_l2 {
-        tlbs.push(level("L2", 2, TlbKind::Unified, l2_sets, l2_ways));
-    } else {
-        tlbs.push(level("L2I", 2, TlbKind::Instr, l2_sets, l2_ways));
-        tlbs.push(level("L2D", 2, TlbKind::Data, l2_sets, l2_ways));
-    }
-    let mut cfg = common::machine(PageTableFormat::X86_64_4level, tlbs);
-    cfg.walker.latency = 5;
-    cfg.memory.bytes = 64 << 20;
-    cfg
+    common::shaped_machine(l1, l2, latency, unified_l2)
 }
 
 /// `shaped_tlb_only_runs_agree_with_the_reference`'s recorded inputs: (page, k) over

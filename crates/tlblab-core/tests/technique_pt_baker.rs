@@ -226,28 +226,35 @@ fn given_a_helper_on_another_ccx_then_no_walk_reference_of_the_application_chang
     assert_ne!(same.walk_refs_by_source, base_same.walk_refs_by_source);
 }
 
-#[test]
-fn given_data_accesses_off_when_the_helper_has_swept_a_range_that_fits_the_l3_then_no_walk_of_it_goes_to_memory(
-) {
-    // 64 MiB: 16,384 pages, their leaf PTEs 128 KiB (2,048 lines), far below the 32 MiB L3.
+/// A range populated, then left: 64 MiB (16,384 pages, their leaf PTEs 128 KiB = 2,048 lines,
+/// far below the 32 MiB L3) touched once, the caches emptied (core 0's and the L3 it shares:
+/// the range's PTE lines are gone), then the application working elsewhere (4,096 other pages in
+/// turn, beyond the L2 TLB, so the range's translations leave its TLBs too) long enough for the
+/// helper to sweep. Returns (pages, those records, 20,000 loads of random pages of the range
+/// drawn from `seed`).
+fn populated_then_elsewhere(seed: u64) -> (u64, Vec<Record>, Vec<Record>) {
     let pages = 16384;
     let mut before = vec![region(pages)];
     before.extend((0..pages).map(|p| load(BASE + p * 4096)));
-    // Empty the caches (core 0's and the L3 it shares): the range's PTE lines are gone.
     before.push(Record::Event(Event::Flush {
         core: CoreId(0),
         what: flush::CACHES,
     }));
-    // The application works elsewhere meanwhile: 4,096 other pages in turn (beyond the L2 TLB,
-    // so the range's translations are evicted too), long enough for the helper to sweep.
     let other = BASE + (1 << 30);
     for i in 0..200_000u64 {
         before.push(load(other + (i % 4096) * 4096));
     }
-    let mut rng = SplitMix64::new(3);
+    let mut rng = SplitMix64::new(seed);
     let after: Vec<Record> = (0..20_000)
         .map(|_| load(BASE + rng.below(pages) * 4096))
         .collect();
+    (pages, before, after)
+}
+
+#[test]
+fn given_data_accesses_off_when_the_helper_has_swept_a_range_that_fits_the_l3_then_no_walk_of_it_goes_to_memory(
+) {
+    let (_, before, after) = populated_then_elsewhere(3);
     let options = RunOptions {
         data_accesses: false,
         ..RunOptions::default()
@@ -324,24 +331,7 @@ fn given_a_placement_the_machine_cannot_give_then_install_names_it() {
 #[test]
 fn given_a_user_mode_helper_on_a_populated_range_then_its_core_tlb_holds_the_range_and_the_app_walks_hit_the_l3(
 ) {
-    // 64 MiB: 16,384 pages, their leaf PTEs 2,048 lines, far below the 32 MiB L3.
-    let pages = 16384;
-    let mut before = vec![region(pages)];
-    before.extend((0..pages).map(|p| load(BASE + p * 4096)));
-    before.push(Record::Event(Event::Flush {
-        core: CoreId(0),
-        what: flush::CACHES,
-    }));
-    // The application works elsewhere meanwhile (4,096 other pages in turn: the range's
-    // translations leave its TLBs too), long enough for the helper to sweep.
-    let other = BASE + (1 << 30);
-    for i in 0..200_000u64 {
-        before.push(load(other + (i % 4096) * 4096));
-    }
-    let mut rng = SplitMix64::new(5);
-    let after: Vec<Record> = (0..20_000)
-        .map(|_| load(BASE + rng.below(pages) * 4096))
-        .collect();
+    let (pages, before, after) = populated_then_elsewhere(5);
     let options = RunOptions {
         data_accesses: false,
         ..RunOptions::default()

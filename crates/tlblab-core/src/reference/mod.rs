@@ -991,11 +991,13 @@ impl ReferenceModel {
         if space.is_some() {
             self.cpus[cpu].last_space = space;
         }
-        if let (Some(t), Some(mut twin)) = (to, self.twin.take()) {
-            // Linux's finish_task_switch: the thread is in, before its first access.
-            let r = twin.on_switch_in(self, cpu, t);
-            self.twin = Some(twin);
-            cycles += r?;
+        if let Some(t) = to {
+            if let Some(mut twin) = self.twin.take() {
+                // Linux's finish_task_switch: the thread is in, before its first access.
+                let r = twin.on_switch_in(self, cpu, t);
+                self.twin = Some(twin);
+                cycles += r?;
+            }
         }
         self.os.switch_cycles += cycles;
         self.charge(cpu, cycles);

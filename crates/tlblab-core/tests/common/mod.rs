@@ -90,6 +90,59 @@ pub fn machine(format: PageTableFormat, tlbs: Vec<TlbConfig>) -> MachineConfig {
     }
 }
 
+/// A split two-level TLB of the shapes the fast lane specialises (tlb/fast.rs): an LRU first
+/// level of `l1_sets` × `l1_ways` (fully associative when `l1_sets` is 1), a low-bit indexed
+/// second level of `l2_sets` × `l2_ways` (none when `l2_sets` is 0) replaced by `l2_policy`
+/// (LRU, or random as the Cortex-A9's main TLB), on each path; x86-64 4-level, 4 KiB pages.
+pub fn shaped_machine(
+    (l1_sets, l1_ways): (usize, usize),
+    (l2_sets, l2_ways, l2_policy): (usize, usize, ReplacementKind),
+    latency: u64,
+    unified_l2: bool,
+) -> MachineConfig {
+    let level = |name: &str, level: u8, kind: TlbKind, sets: usize, ways: usize| TlbConfig {
+        kind,
+        latency: latency * (level as u64 - 1),
+        ..tlb(
+            name,
+            level,
+            sets * ways,
+            ways,
+            if level == 2 {
+                l2_policy
+            } else {
+                ReplacementKind::Lru
+            },
+        )
+    };
+    let tlbs = if l2_sets == 0 {
+        // One level per path (the SA-1100's and gem5's data TLBs).
+        vec![
+            level("L1I", 1, TlbKind::Instr, l1_sets, l1_ways),
+            level("L1D", 1, TlbKind::Data, l1_sets, l1_ways),
+        ]
+    } else if unified_l2 {
+        // One second level behind both paths: instruction references move its state (and its
+        // memo) between the data path's shaped lookups.
+        vec![
+            level("L1I", 1, TlbKind::Instr, l1_sets, l1_ways),
+            level("L1D", 1, TlbKind::Data, l1_sets, l1_ways),
+            level("L2", 2, TlbKind::Unified, l2_sets, l2_ways),
+        ]
+    } else {
+        vec![
+            level("L1I", 1, TlbKind::Instr, l1_sets, l1_ways),
+            level("L1D", 1, TlbKind::Data, l1_sets, l1_ways),
+            level("L2I", 2, TlbKind::Instr, l2_sets, l2_ways),
+            level("L2D", 2, TlbKind::Data, l2_sets, l2_ways),
+        ]
+    };
+    let mut cfg = machine(PageTableFormat::X86_64_4level, tlbs);
+    cfg.walker.latency = 5;
+    cfg.memory.bytes = 64 << 20;
+    cfg
+}
+
 pub fn fa(entries: usize) -> MachineConfig {
     machine(
         PageTableFormat::X86_64_4level,
