@@ -2,7 +2,7 @@
 //! inputs, decoded in this process (issue 47: on the reading thread of `threaded.rs`, where the
 //! system's `xz -dc` child used to run) by the reference decoders, not code of our own: liblzma
 //! (xz's own library, built from the `liblzma` crate's bundled sources), flate2's miniz_oxide,
-//! the Rust port of libbzip2 and libzstd; and atomic output (temp file + rename; nothing is left
+//! libbzip2 (also bundled, built by `bzip2-sys`) and libzstd; and atomic output (temp file + rename; nothing is left
 //! behind when a conversion fails), compressed through the system's `xz`/`gzip`.
 //!
 //! Concatenated streams decode as one (`xz -T` writes blocks, `pigz`/`pbzip2` and `cat a.xz b.xz`
