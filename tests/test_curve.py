@@ -56,6 +56,22 @@ def test_the_cli_prints_writes_the_csv_and_plots(tmp_path):
     assert svg.read_text().lstrip().startswith(("<?xml", "<svg"))
 
 
+def test_the_cli_prints_a_sampled_curve_beside_every_associativity_of_one_set():
+    # --sample with the default --sets all: one set's exact points (1..16 ways) and the sampled
+    # estimates cover the same small sizes; the table shows each size once, the exact one.
+    p = subprocess.run(CLI + ["curve", "--workload", GUPS, "--sample", "0.1", "--max-entries", "4096"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr
+    assert "fully assoc. entries (exact, then sampled)" in p.stdout
+    lines = [ln.split() for ln in p.stdout.splitlines()]
+    firsts = [ln[0] for ln in lines if ln and ln[0].isdigit() and len(ln) == 3]
+    assert firsts.count("16") == 1 and "4096" in firsts and "8192" not in firsts  # --max-entries
+    df = tlblab.curve(GUPS, sets=[1], max_entries=16)
+    exact16 = int(df[(df.sets == 1) & (df.entries == 16) & df.exact].misses.iloc[0])
+    assert ["16", str(exact16)] == next(ln[:2] for ln in lines if ln and ln[0] == "16" and len(ln) == 3)
+
+
 @pytest.mark.parametrize("args, message", [
     (["--sets", "3"], "sets: expected powers of two, found 3"),
     (["--level", "L9"], "level: no TLB level \"L9\""),

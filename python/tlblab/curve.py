@@ -60,8 +60,10 @@ def curve_json(workload: str, machine: str | dict[str, Any] = "zen3", level: str
                sample: float | None = None, seed: int = 0, groups: bool = True) -> dict[str, Any]:
     """`curve`'s data as plain lists (columns per group), without pandas."""
     m, fmt = _machine_arg(machine)
+    # `max_entries` bounds the fully associative curve, exact or sampled.
     text = _native.curve(workload, machine=m, level=level, sets=parse_sets(sets), max_entries=max_entries,
-                         sample=sample, seed=seed, groups=groups, machine_format=fmt)
+                         sample=sample, sample_entries=max_entries, seed=seed, groups=groups,
+                         machine_format=fmt)
     return json.loads(text)
 
 

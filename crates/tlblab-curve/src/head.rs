@@ -77,6 +77,20 @@ impl Head {
         }
     }
 
+    /// The four most recent pages (`EMPTY` past `len`).
+    #[inline(always)]
+    pub fn top_four(&self) -> [u64; 4] {
+        [self.keys[0], self.keys[1], self.keys[2], self.keys[3]]
+    }
+
+    /// Puts back the top four in a new order: a reference to one of them moves it on top,
+    /// and nothing below them changes. (`EMPTY` slots stay past `len`: a page is never
+    /// `EMPTY`, so an `EMPTY` slot is never referenced and never moves up.)
+    #[inline(always)]
+    pub fn set_top_four(&mut self, top: [u64; 4]) {
+        self.keys[..4].copy_from_slice(&top);
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }

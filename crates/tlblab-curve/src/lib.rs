@@ -445,7 +445,7 @@ impl Run {
                 i += match (f, s, x) {
                     (true, false, false) => self.feed_lean::<true, false, false>(rest),
                     (false, true, false) => self.feed_lean::<false, true, false>(rest),
-                    (false, false, true) => self.feed_lean::<false, false, true>(rest),
+                    (false, false, true) => self.feed_lean_sampled(rest),
                     _ => self.feed_lean::<true, true, true>(rest),
                 };
                 if i == records.len() {
@@ -525,6 +525,93 @@ impl Run {
                 a.access_with::<FULLY, SETS, SAMPLED>(base | va >> shift);
                 refs += 1;
             }
+        }
+        a.references += refs;
+        if refs > 0 {
+            self.spaces = self.spaces.max(1);
+        }
+        taken
+    }
+
+    /// `feed_lean` for a sampled curve alone, the SHARDS pass whose target rate is several
+    /// times the exact curves' (issue 46). When every reference counts (instructions and data)
+    /// and every thread is in address space 0 (a single-process capture), a reference's key
+    /// needs no lookup, and the top four pages of the sampled stack's exact head are held in
+    /// registers: a reference to one of them (most of a program's: its code page, its stack
+    /// and its current data pages, in turn) is a few compares, moves and a count. Anything else (a deeper page, an access
+    /// across a page boundary) goes through `Sampled::access` with the head synced.
+    /// Otherwise it is `feed_lean`. The same records taken, the same results.
+    #[inline(never)]
+    fn feed_lean_sampled(&mut self, records: &[Record]) -> usize {
+        let simple = self.take_instr
+            && self.take_data
+            && self.thread_process.iter().all(|&p| p == 0)
+            && (!self.spec.groups || self.first_process == Some(0));
+        if !simple {
+            return self.feed_lean::<false, false, true>(records);
+        }
+        let size = self.spec.page_size;
+        self.sizes_seen |= 1 << size.index();
+        if self.spec.groups && self.first_size.is_none() {
+            self.first_size = Some(size);
+        }
+        let shift = size.shift();
+        let base = key(0, size, 0);
+        let a = &mut self.analyzers[0].1;
+        let Some(s) = a.sampled.as_mut() else {
+            unreachable!("feed_lean_sampled without a sampled curve")
+        };
+        // The top four pages, most recent first.
+        let [mut h0, mut h1, mut h2, mut h3] = s.top_four();
+        let mut depth = [0u64; 4];
+        let mut refs = 0u64;
+        let mut taken = records.len();
+        for (n, r) in records.iter().enumerate() {
+            let Record::Access(acc) = r else {
+                taken = n;
+                break;
+            };
+            if acc.thread.0 > 1 << 20 {
+                taken = n; // feed_one names the thread id
+                break;
+            }
+            let va = acc.vaddr.0;
+            let k = base | va >> shift;
+            // `size > 1 && off + size > 4096`: a size of 0 or 1 never crosses.
+            let crosses = (va & 0xfff) + acc.size as u64 > 4096;
+            if !crosses {
+                refs += 1;
+                if k == h0 {
+                    depth[0] += 1;
+                    continue;
+                }
+                if k == h1 {
+                    (h0, h1) = (h1, h0);
+                    depth[1] += 1;
+                    continue;
+                }
+                if k == h2 {
+                    (h0, h1, h2) = (h2, h0, h1);
+                    depth[2] += 1;
+                    continue;
+                }
+                if k == h3 {
+                    (h0, h1, h2, h3) = (h3, h0, h1, h2);
+                    depth[3] += 1;
+                    continue;
+                }
+            }
+            s.set_top_four([h0, h1, h2, h3]);
+            s.access(k);
+            if crosses {
+                s.access(base | (va + 4096 - (va & 0xfff)) >> shift);
+                refs += 2;
+            }
+            [h0, h1, h2, h3] = s.top_four();
+        }
+        s.set_top_four([h0, h1, h2, h3]);
+        for (hits, d) in s.head_hits.iter_mut().zip(depth) {
+            *hits += d;
         }
         a.references += refs;
         if refs > 0 {

@@ -84,6 +84,19 @@ impl Sampled {
         self.below_head(key);
     }
 
+    /// The four most recent pages (`EMPTY` where the head is shorter), for a caller that
+    /// keeps them in registers over a run of references (`Run::feed_lean_sampled`).
+    #[inline(always)]
+    pub fn top_four(&self) -> [u64; 4] {
+        self.head.top_four()
+    }
+
+    /// Takes back the top four after the caller reordered them (the same four pages).
+    #[inline(always)]
+    pub fn set_top_four(&mut self, top: [u64; 4]) {
+        self.head.set_top_four(top);
+    }
+
     #[inline(never)]
     fn below_head(&mut self, key: u64) {
         self.head_misses += 1;

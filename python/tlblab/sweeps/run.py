@@ -220,6 +220,10 @@ def _describe(p: Point) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in p.values.items()) or "the base"
 
 
+def _workers(n: int) -> str:
+    return f"{n} worker" if n == 1 else f"{n} workers"
+
+
 def _run_on_dask(todo: list[Point], arrived, scheduler: str | None, workers: int | None,
                  rep: Report) -> None:
     import logging
@@ -233,7 +237,7 @@ def _run_on_dask(todo: list[Point], arrived, scheduler: str | None, workers: int
         except (OSError, TimeoutError) as e:
             raise UserError(f"--scheduler {scheduler}: cannot connect: {e}") from None
         n = len(client.scheduler_info().get("workers", {}))
-        rep.where = f"scheduler {scheduler} ({n} workers)"
+        rep.where = f"scheduler {scheduler} ({_workers(n)})"
     else:
         n = workers or _cores()
         # Workers are processes with one thread each: the engine is single-threaded per run.
@@ -241,7 +245,7 @@ def _run_on_dask(todo: list[Point], arrived, scheduler: str | None, workers: int
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=logging.ERROR)
         client = Client(cluster)
-        rep.where = f"a LocalCluster of {n} workers"
+        rep.where = f"a LocalCluster of {_workers(n)}"
     try:
         by_key = {p.key(): p for p in todo}
         # About eight chunks per worker: tasks long enough that scheduling is a small part of
