@@ -194,3 +194,34 @@ def test_simulate_errors_are_one_line_with_status_2(argv, words, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert words in err[-1]
+
+
+def _xor7_set_index(**kw):
+    # What the probe measured on the Intel VM (docs/probe.md): VPN bits 0-6 XOR 7-13, 128 sets.
+    si = {"ways": 16, "ways_lo": 14, "ways_hi": 18, "top_log2": 14, "basis": list(range(7)),
+          "folds": [[7 + j, 1 << j] for j in range(7)], "stride_capacities": [], "ways_curve": [],
+          "confidence": "high", "unclear": None}
+    si.update(kw)
+    return si
+
+
+def test_a_measured_xor_fold_is_written_to_the_preset_and_colored_by_the_bits_it_reads(tmp_path):
+    from tlblab import machine_config
+    from tlblab.host.geometry import from_machine
+    from tlblab.probe import host_machine, host_toml, write_atomic, xor_index
+
+    assert xor_index(_xor7_set_index()) == {"type": "xor", "a": [12, 18], "b": [19, 25]}
+    # A low-bits index, a fold the engine cannot express, an unclear measurement: nothing.
+    assert xor_index(_xor7_set_index(folds=[[7 + j, 0] for j in range(7)])) is None
+    assert xor_index(_xor7_set_index(folds=[[7, 3]] + [[8 + j, 2 << j] for j in range(6)])) is None
+    assert xor_index(_xor7_set_index(confidence="unclear")) is None
+    r = _report(l2=2048, conf="unclear")  # entries unclear: kept from the base (2048 x 16)
+    r.raw["l2_set_index"] = _xor7_set_index()
+    tlb = {(t["kind"], t["level"]): t for t in host_machine(r)["tlb"]}
+    assert tlb[("data", 2)]["index"] == {"type": "xor", "a": [12, 18], "b": [19, 25]}
+    path = tmp_path / "host.toml"
+    write_atomic(str(path), host_toml(r))
+    g = from_machine(machine_config(str(path)), str(path))
+    # Colors are the 14 VPN bits the hash reads, and the geometry says why.
+    assert (g.sets, g.ways) == (16384, 16)
+    assert "hashed index" in g.note and "19-25" in g.note

@@ -10,12 +10,12 @@ function, the module is importable as `from tlblab.curve import ...`).
 """
 
 from tlblab.isolation import isolate
-from tlblab.sim import (Result, check_technique, machine_config, machine_toml, presets, simulate,
+from tlblab.sim import (Result, check_technique, machine_config, machine_toml, page_sizes, presets, simulate,
                         techniques, workloads)
 from tlblab.curve import curve, plot_curve  # noqa: E402
 
 __version__ = "0.1.0"
-__all__ = ["Result", "check_technique", "curve", "isolate", "machine_config", "machine_toml", "plot_curve",
+__all__ = ["Result", "check_technique", "curve", "isolate", "machine_config", "machine_toml", "page_sizes", "plot_curve",
            "presets", "simulate", "sweep", "techniques", "workloads"]
 
 

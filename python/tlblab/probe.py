@@ -262,6 +262,8 @@ def host_machine(r: ProbeResult, base: str | None = None, *, sysfs: bool = True)
         if key not in want:
             continue
         meas = r.measured(want[key])
+        if key == ("data", 2):
+            _write_set_index(r, t)
         if meas is None or meas["value"] is None or meas["confidence"] == "unclear":
             t["source"] = f"{t.get('source', '')} (tlblab probe: not measured clearly here; kept from {base})"
             continue
@@ -293,6 +295,39 @@ def host_machine(r: ProbeResult, base: str | None = None, *, sysfs: bool = True)
             t["latency"] = max(1, int(round(l2_pen["value"] * ghz)))
             t["source"] += f"; latency {l2_pen['value']:.2f} ns × {ghz:.2f} GHz"
     return m
+
+
+def xor_index(si: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The engine's `index = {type = "xor", a, b}` for a set index the probe measured
+    (`ProbeReport.l2_set_index`) that is an XOR of two equal, adjacent ranges of VPN bits
+    (VPN bits 0..b-1 XOR b..2b-1, TLBleed's "XOR-7" for b = 7); None for any other function
+    (low bits, or a fold the engine cannot express) or an unclear measurement."""
+    if not si or si.get("confidence") == "unclear" or si.get("unclear"):
+        return None
+    b = len(si["basis"])
+    if b == 0 or si["basis"] != list(range(b)):
+        return None
+    folds = {bit: y for bit, y in si["folds"]}
+    if any(folds.get(b + j) != 1 << j for j in range(b)):
+        return None
+    if any(y != 0 for bit, y in folds.items() if bit >= 2 * b):
+        return None
+    return {"type": "xor", "a": [12, 12 + b - 1], "b": [12 + b, 12 + 2 * b - 1]}
+
+
+def _write_set_index(r: ProbeResult, t: dict[str, Any]) -> None:
+    """Writes the measured set index of the L2 DTLB into its level `t` when the level has that
+    many sets (the written or kept entries / ways)."""
+    si = r.raw.get("l2_set_index")
+    x = xor_index(si)
+    if x is None or t["ways"] == "full":
+        return
+    sets = 1 << len(si["basis"])
+    if t["entries"] // int(t["ways"]) != sets:
+        return
+    t["index"] = x
+    t["source"] = (f"{t.get('source', '')}; index measured by tlblab probe (conflict pairs): "
+                   f"address bits {x['a'][0]}-{x['a'][1]} XOR {x['b'][0]}-{x['b'][1]}, {sets} sets")
 
 
 def host_toml(r: ProbeResult, base: str | None = None) -> str:

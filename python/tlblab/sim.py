@@ -305,6 +305,12 @@ def machine_config(machine: str | dict[str, Any]) -> dict[str, Any]:
     return json.loads(_native.machine_json(spec, machine_format=fmt))
 
 
+def page_sizes(machine: str | dict[str, Any]) -> list[str]:
+    """The page sizes the machine's page-table format can map ("4KiB", "2MiB", "1MiB", ...)."""
+    spec, fmt = _machine_arg(machine)
+    return list(_native.machine_page_sizes(spec, machine_format=fmt))
+
+
 def machine_toml(machine: str | dict[str, Any]) -> str:
     spec, fmt = _machine_arg(machine)
     return _native.machine_toml(spec, machine_format=fmt)

@@ -477,11 +477,7 @@ impl Run {
         &mut self,
         records: &[Record],
     ) -> usize {
-        let size = self.spec.page_size;
-        self.sizes_seen |= 1 << size.index();
-        if self.spec.groups && self.first_size.is_none() {
-            self.first_size = Some(size);
-        }
+        let size = self.lean_page_size();
         let shift = size.shift();
         let take = (self.take_instr as u8) | (self.take_data as u8) << 1;
         let only = self.spec.groups.then(|| self.first_process.unwrap());
@@ -533,6 +529,16 @@ impl Run {
         taken
     }
 
+    /// The page size of every access the lean loops take (the spec's), noted as seen.
+    fn lean_page_size(&mut self) -> PageSize {
+        let size = self.spec.page_size;
+        self.sizes_seen |= 1 << size.index();
+        if self.spec.groups && self.first_size.is_none() {
+            self.first_size = Some(size);
+        }
+        size
+    }
+
     /// `feed_lean` for a sampled curve alone, the SHARDS pass whose target rate is several
     /// times the exact curves' (issue 46). When every reference counts (instructions and data)
     /// and every thread is in address space 0 (a single-process capture), a reference's key
@@ -550,11 +556,7 @@ impl Run {
         if !simple {
             return self.feed_lean::<false, false, true>(records);
         }
-        let size = self.spec.page_size;
-        self.sizes_seen |= 1 << size.index();
-        if self.spec.groups && self.first_size.is_none() {
-            self.first_size = Some(size);
-        }
+        let size = self.lean_page_size();
         let shift = size.shift();
         let base = key(0, size, 0);
         let a = &mut self.analyzers[0].1;

@@ -16,7 +16,8 @@ fn main() {
         Order::Sequential
     };
     let reps: usize = a[5].parse().unwrap();
-    pin_to(0).unwrap();
+    // The first CPU this process may run on (`taskset -c 1 ...` keeps CPU 0 for others).
+    pin_to(tlblab_probe::sys::allowed_cpus()[0]).unwrap();
     let ns: Vec<usize> = (lo..=hi).step_by(step).collect();
     let mut inst =
         DataChains::new(hi + 1, Layout::PerPage { stride: 1 }, order, Thp::Never).unwrap();

@@ -36,6 +36,9 @@ fn main() {
             l.entries, l.trials, l.onset, l.midpoint
         );
     }
+    if let Some(si) = &r.l2_set_index {
+        println!("set index: {}", serde_json::to_string(si).unwrap());
+    }
     if std::env::var("SWEEP").is_ok() {
         for row in &r.dtlb_sweep {
             println!(

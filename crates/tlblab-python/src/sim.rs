@@ -267,6 +267,21 @@ fn machine_json(machine: &str, machine_format: &str) -> PyResult<String> {
     serde_json::to_string(&cfg).map_err(|e| err(e.to_string()))
 }
 
+/// The page sizes the machine's page-table format can map ("4KiB", "1MiB", ...): what a
+/// workload's mappings may use on it.
+#[pyfunction]
+#[pyo3(signature = (machine, machine_format="auto"))]
+fn machine_page_sizes(machine: &str, machine_format: &str) -> PyResult<Vec<String>> {
+    let cfg = machine_from(machine, machine_format)?;
+    Ok(cfg
+        .page_table
+        .format
+        .page_sizes()
+        .iter()
+        .map(|s| s.to_string())
+        .collect())
+}
+
 /// [(name, description)] of the built-in presets.
 #[pyfunction]
 fn presets() -> PyResult<Vec<(String, String)>> {
@@ -606,6 +621,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_floor, m)?)?;
     m.add_function(wrap_pyfunction!(machine_toml, m)?)?;
     m.add_function(wrap_pyfunction!(machine_json, m)?)?;
+    m.add_function(wrap_pyfunction!(machine_page_sizes, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(bench_engine, m)?)?;
     Ok(())

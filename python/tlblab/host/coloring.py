@@ -105,6 +105,7 @@ def measure(scenario: str, *, sets: int | None = None, ways: int | None = None, 
         raise UserError(f"color_sweep printed malformed JSON at offset {e.pos}: {e.msg}") from None
     out["scenario"] = scenario
     out["geometry_source"] = source
+    out["geometry_note"] = g.note if source != "--sets/--ways" else ""
     return out
 
 
@@ -126,6 +127,8 @@ def run(args) -> int:
               f"B {r['b_pages']} pages on {r['b_colors']} colors; {r['sets']} sets x {r['ways']} ways "
               f"(from {r['geometry_source']}); "
               f"{r['rounds']} rounds x {r['jobs']} jobs, cpu {r['cpu']}, tasks {r['mode']}")
+        if r.get("geometry_note"):
+            print(f"  the colored level: {r['geometry_note']}")
         print("  ns per access: median [q1-q3] (min-max) over rounds")
         print(f"  {'variant':8} {'max pages/set':>13} {'sets A∩B':>8}  {'task A (timed after B)':34} task B")
         for name, v in r["variants"].items():

@@ -28,6 +28,8 @@ class Geometry:
     sets: int
     ways: int
     source: str
+    # Set by a level whose index is hashed (`index = {type = "xor"}`): what the colors mean.
+    note: str = ""
 
 
 def _cpu_key() -> str:
@@ -61,10 +63,10 @@ def from_machine(m: dict[str, Any], source: str) -> Geometry:
     data.sort(key=lambda t: t["level"])
     l1 = data[0]["entries"]
     colorable = [t for t in data if t["ways"] != "full" and int(t["ways"]) < t["entries"]
-                 and t.get("index", {}).get("type", "low_bits") == "low_bits"]
+                 and t.get("index", {}).get("type", "low_bits") in ("low_bits", "xor")]
     if not colorable:
-        raise UserError(f"{source}: no set-associative data TLB level indexed by low VPN bits to color "
-                        "(a fully associative level cannot be colored)")
+        raise UserError(f"{source}: no set-associative data TLB level indexed by low VPN bits or an XOR "
+                        "fold to color (a fully associative level cannot be colored)")
     c = max(colorable, key=lambda t: t["entries"])
     ways = int(c["ways"])
     sets = c["entries"] // ways
@@ -72,6 +74,20 @@ def from_machine(m: dict[str, Any], source: str) -> Geometry:
         raise UserError(f"{source}: TLB level {c.get('name', c['level'])} has {c['entries']} entries / {ways} ways, "
                         "not a power-of-two number of sets")
     l2 = max(t["entries"] for t in data)
+    ix = c.get("index", {})
+    if ix.get("type") == "xor":
+        # A hashed index (the Intel VM's STLB: address bits 12-18 XOR 19-25, measured by the probe's
+        # conflict pairs): pages equal in the low VPN bits are spread over every set, so coloring
+        # for `sets` low-bit colors would color nothing. Colors are instead every VPN bit the hash
+        # reads (2^(b_hi - 11) colors): pages of one color share one set; two different colors
+        # can still share a set (each set has 2^(b_hi - 11) / sets colors), so "diff" separates
+        # less than with a low-bits index.
+        hi = int(ix["b"][1])
+        colors = 1 << (hi - 11)
+        note = (f"hashed index (address bits {ix['a'][0]}-{ix['a'][1]} XOR {ix['b'][0]}-{ix['b'][1]}, "
+                f"{sets} sets), not low VPN bits: colored by the {hi - 11} VPN bits it reads "
+                f"({colors} colors, one set each; {colors // sets} colors share each set)")
+        return Geometry(l1_entries=l1, l2_entries=l2, sets=colors, ways=ways, source=source, note=note)
     return Geometry(l1_entries=l1, l2_entries=l2, sets=sets, ways=ways, source=source)
 
 

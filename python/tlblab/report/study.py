@@ -108,8 +108,15 @@ def engine(args, engine_table: Callable[[Any], int], quick: bool) -> tuple[Any, 
     finally:
         cmd.MAX_REFERENCES = saved
     out = Path(args.out)
-    summary = pd.read_csv(out / "summary.csv") if (out / "summary.csv").is_file() else None
-    levels = pd.read_csv(out / "levels.csv") if (out / "levels.csv").is_file() else None
+
+    def read(path: Path):
+        # With no run done the file has no columns (an empty header line): no table, not a
+        # parse error.
+        if not path.is_file() or not path.read_text().strip():
+            return None
+        return pd.read_csv(path)
+
+    summary, levels = read(out / "summary.csv"), read(out / "levels.csv")
     failures = [ln.removeprefix("not run: ") for ln in err.getvalue().splitlines() if ln.startswith("not run: ")]
     return summary, levels, failures, int(status or 0)
 

@@ -26,6 +26,40 @@ pub trait Bench {
         seed: u64,
         fillers: usize,
     ) -> Option<Box<dyn Instrument>>;
+    /// Chains over chosen pages of one fresh mapping of `span` pages, aligned to `span` rounded
+    /// up to a power of two pages (`measure::set_index`: page p of the mapping then has the page
+    /// number base | p, so XOR differences between pages are differences of page numbers).
+    /// `None` when it cannot be made.
+    fn pages(&mut self, span: usize) -> Option<Box<dyn PageChain>>;
+}
+
+/// One window over a chain of one element per listed page (page numbers within the mapping; no
+/// page twice), on line (i + i/64) mod 64 of its page as `chase::build_on_pages` places them, in
+/// a random cycle drawn from `seed`: ns per access.
+pub trait PageChain {
+    fn time(&mut self, pages: &[usize], seed: u64, window_ns: u64) -> f64;
+}
+
+/// [`PageChain`] in real memory.
+struct HostPages {
+    region: crate::sys::Region,
+    built: Option<(Vec<usize>, u64)>,
+    start: *const usize,
+}
+
+impl PageChain for HostPages {
+    fn time(&mut self, pages: &[usize], seed: u64, window_ns: u64) -> f64 {
+        if self
+            .built
+            .as_ref()
+            .is_none_or(|(p, s)| p.as_slice() != pages || *s != seed)
+        {
+            self.start = crate::chase::build_on_pages(&self.region, pages, seed);
+            self.built = Some((pages.to_vec(), seed));
+        }
+        // SAFETY: `start` was built in our region, which lives as long as `self`.
+        unsafe { crate::chase::time_chain(self.start, pages.len(), window_ns) }
+    }
 }
 
 /// This machine: chains in real memory (4 KiB pages, no THP), timed by the clock.
@@ -59,5 +93,15 @@ impl Bench for Host {
         ConflictChains::with_fillers(stride, max_t, seed, fillers)
             .ok()
             .map(|c| Box::new(c) as Box<dyn Instrument>)
+    }
+
+    fn pages(&mut self, span: usize) -> Option<Box<dyn PageChain>> {
+        let align = span.next_power_of_two() * crate::sys::PAGE;
+        let region = crate::sys::Region::new(span * crate::sys::PAGE, align, Thp::Never).ok()?;
+        Some(Box::new(HostPages {
+            region,
+            built: None,
+            start: std::ptr::null(),
+        }))
     }
 }

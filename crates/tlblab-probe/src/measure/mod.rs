@@ -9,5 +9,6 @@ pub mod extras;
 #[cfg(target_arch = "x86_64")]
 pub mod itlb;
 pub mod levels;
+pub mod set_index;
 pub mod simulated;
 pub mod walk;

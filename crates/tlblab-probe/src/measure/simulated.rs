@@ -9,7 +9,7 @@
 //! caches, the data access: the engine's in-order sum, ARCHITECTURE.md "Timing"), divided by the
 //! loads of the timed passes and converted to ns by the preset's clock.
 
-use super::bench::Bench;
+use super::bench::{Bench, PageChain};
 use super::curve::Instrument;
 use crate::chase::{element_offset, visit_order, Layout, Order};
 use std::cell::RefCell;
@@ -240,6 +240,16 @@ impl SimulatedHost {
         self.shared.borrow().error.clone()
     }
 
+    /// Fresh addresses for `pages` pages, or None when they would not fit the chains' part of
+    /// the address space (a host's mmap of such a span fails the same way).
+    fn base_within(&mut self, pages: usize) -> Option<u64> {
+        let top = self.shared.borrow().top;
+        if (pages as u64).saturating_mul(PAGE) > top / 2 {
+            return None;
+        }
+        Some(self.base(pages))
+    }
+
     /// Fresh addresses for `pages` pages.
     fn base(&mut self, pages: usize) -> u64 {
         let top = self.shared.borrow().top;
@@ -317,7 +327,7 @@ impl Bench for SimulatedHost {
         fillers: usize,
     ) -> Option<Box<dyn Instrument>> {
         let control_base = super::conflict::control_base(stride, max_t, fillers);
-        let base = self.base(control_base + max_t + fillers + 1);
+        let base = self.base_within(control_base + max_t + fillers + 1)?;
         // As `ConflictChains` + `chase::build_on_pages`: element i on line (i + i/64) mod 64 of
         // its page, a random cycle drawn from `seed ^ t`.
         let on_pages = move |pages: Vec<usize>, t: usize| -> Vec<u64> {
@@ -340,5 +350,45 @@ impl Bench for SimulatedHost {
             built: None,
             chain: Vec::new(),
         }))
+    }
+
+    fn pages(&mut self, span: usize) -> Option<Box<dyn PageChain>> {
+        // Aligned as the host's mapping is: a whole aligned block of the next power of two.
+        let align = span.next_power_of_two();
+        let raw = self.base_within(2 * align)?;
+        let base = raw.next_multiple_of(align as u64 * PAGE);
+        Some(Box::new(SimPages {
+            shared: self.shared.clone(),
+            base,
+            built: None,
+            chain: Vec::new(),
+        }))
+    }
+}
+
+/// [`PageChain`] on the simulated machine.
+struct SimPages {
+    shared: Rc<RefCell<Shared>>,
+    base: u64,
+    built: Option<(Vec<usize>, u64)>,
+    chain: Vec<u64>,
+}
+
+impl PageChain for SimPages {
+    fn time(&mut self, pages: &[usize], seed: u64, _window_ns: u64) -> f64 {
+        if self
+            .built
+            .as_ref()
+            .is_none_or(|(p, s)| p.as_slice() != pages || *s != seed)
+        {
+            // As `chase::build_on_pages`.
+            let base = self.base;
+            self.chain = visit_order(Order::Random(seed), pages.len())
+                .into_iter()
+                .map(|i| base + pages[i] as u64 * PAGE + (((i + (i >> 6)) & 63) as u64) * LINE)
+                .collect();
+            self.built = Some((pages.to_vec(), seed));
+        }
+        self.shared.borrow_mut().window(&self.chain)
     }
 }
