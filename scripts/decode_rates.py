@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
 """Decoding rates of one ChampSim trace compressed each way (docs/champsim.md, "Decoding compressed
-traces"): `xz -dc` alone, then `tlblab simulate` (zen3, full model) on the trace as .xz, plain,
-.zst, .gz and .bz2. Prints wall and CPU seconds and references per second; a benchmark, not a test.
+traces"): the system's `xz -dc`, `gzip -dc` and `bzip2 -dc` alone, then `tlblab simulate` (zen3,
+full model) on the trace plain, .zst, .xz, .gz and .bz2. Prints wall and CPU seconds and
+references per second, and the load average before and after; a benchmark, not a test.
 
     python scripts/decode_rates.py DIR/gups.champsimtrace [--baseline OTHER/tlblab]
 
 DIR must hold the plain trace and its .xz, .zst, .gz and .bz2 (`xz -k`, `zstd`, `gzip -k`,
-`bzip2 -k`). `--baseline` also times another tlblab build on the .xz (the one before a change).
+`bzip2 -k`). `--baseline` also times another tlblab build on the compressed forms (the one
+before a change).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -33,17 +36,19 @@ def main() -> int:
     ap.add_argument("--baseline", help="another tlblab executable to time on the .xz")
     args = ap.parse_args()
     here = [sys.executable, "-m", "tlblab.cli"]
-    t, c, _ = timed(["sh", "-c", f"xz -dc '{args.trace}.xz' > /dev/null"])
-    print(f"xz -dc alone: {t:.2f} s wall, {c:.2f} s CPU")
-    runs = [("this build", here, ".xz")]
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    for tool, ext in (("xz", ".xz"), ("gzip", ".gz"), ("bzip2", ".bz2")):
+        t, c, _ = timed(["sh", "-c", f"{tool} -dc '{args.trace}{ext}' > /dev/null"])
+        print(f"{tool} -dc alone: {t:.2f} s wall, {c:.2f} s CPU")
+    runs = [("this build", here, ext) for ext in ("", ".zst", ".xz", ".gz", ".bz2")]
     if args.baseline:
-        runs.append(("baseline", [args.baseline], ".xz"))
-    runs += [("this build", here, ext) for ext in ("", ".zst", ".gz", ".bz2")]
+        runs += [("baseline", [args.baseline], ext) for ext in (".xz", ".gz", ".bz2")]
     for label, tl, ext in runs:
         t, c, out = timed([*tl, "simulate", "--machine", "zen3", "--workload", args.trace + ext, "--json"])
         refs = json.loads(out)["total"]["references"]
         print(f"{label}: {args.trace}{ext}: {refs} refs, {t:.2f} s wall, {c:.2f} s CPU (decompressor "
               f"included), {refs / t / 1e6:.2f} M refs/s")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 
