@@ -46,6 +46,34 @@ fn a_pscl_hit_rereads_the_entry_of_its_level() {
     assert_eq!(below.total.walk_refs, 5 + 1 + 2 + 3 + 4);
 }
 
+/// Given four walks that fill pscl4 (1 set of 4 ways, tlblab's level 1, keyed by the VA above
+/// bit 39) with four 512 GiB regions P0..P3, then a walk of a new page in P0's first 2 MiB
+/// (pscl2 hits, and so do pscl3, pscl4 and pscl5 above it), then a walk in a fifth region P4
+/// (pscl4 misses and fills, evicting its least recent entry), then a walk of a new page in
+/// P0's second 1 GiB (pscl2 and pscl3 miss): ChampSim's `handle_read` looks up every PSCL and
+/// each hit refreshes its LRU state (src/ptw.cc:76-79, inc/msl/lru_table.h:128-139 at
+/// 2ff2501), so the fifth walk made P0 the most recent of pscl4, the sixth evicted P1, and the
+/// seventh hits P0 in pscl4 and reads 4 entries (levels 1-4, the hit's re-read first).
+/// Refreshing only the deepest hit (tlblab before 2026-11-26) would have evicted P0 and read 5
+/// (a pscl5 hit re-reads the root's entry). Hand count: 5 + 5 + 5 + 5 + 2 + 5 + 4 = 31.
+#[test]
+fn a_pscl_lookup_refreshes_every_pscl_that_hits() {
+    let p = |k: u64| k << 39;
+    let addrs = [
+        p(0) + 0x1000,
+        p(1) + 0x1000,
+        p(2) + 0x1000,
+        p(3) + 0x1000,
+        p(0) + 0x2000,      // P0's first 2 MiB again: pscl2 hits (2 references)
+        p(4) + 0x1000,      // pscl4 full: evicts its least recent (P1 here, P0 if not refreshed)
+        p(0) + 0x4000_1000, // P0, second 1 GiB: pscl4 hits (4 references)
+    ];
+    let s = run(PwcRestart::AtHitLevel, loads(&addrs));
+    assert_eq!(s.total.walks, 7);
+    assert_eq!(s.total.pwc_hits, 6);
+    assert_eq!(s.total.walk_refs, 31);
+}
+
 /// Given 36 pages 2 MiB apart in one 1 GiB region, cycled three times, then every access
 /// walks (all 36 fall in one 12-way STLB set), and every walk after the cold one misses pscl2
 /// (36 keys over 4 sets of 8 ways: 9 per set, cycled, so LRU keeps none) and hits pscl3: 3

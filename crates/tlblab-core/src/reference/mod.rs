@@ -1376,17 +1376,24 @@ impl ReferenceModel {
         // that table: Intel SDM Vol. 3A §4.10.3.2), or at L itself under ChampSim's rule,
         // whose `handle_read` reads the level of the hit again (docs/champsim.md); the
         // caches of the levels read are filled below, the one that hit refreshed.
+        // Under ChampSim's rule every cache is looked up and each one that hits is made most
+        // recent (its `handle_read` calls `check_hit` on every PSCL, src/ptw.cc:76-79 at
+        // 2ff2501), the deepest hit deciding the start; Intel's stops at the first (deepest)
+        // hit.
         let again = self.config.walker.pwc_restart == PwcRestart::AtHitLevel;
-        let mut start = 0;
+        let mut start = None;
         for &p in &self.cores[core].pwcs {
             let lvl = self.pwcs[p].level;
-            if self.pwcs[p].lookup(id, va >> self.levels[lvl].shift) {
-                self.counters[cpu].pwc_hits += 1;
-                cycles += self.pwcs[p].latency;
-                start = if again { lvl } else { lvl + 1 };
+            if start.is_some() && !again {
                 break;
             }
+            if self.pwcs[p].lookup(id, va >> self.levels[lvl].shift) && start.is_none() {
+                self.counters[cpu].pwc_hits += 1;
+                cycles += self.pwcs[p].latency;
+                start = Some(if again { lvl } else { lvl + 1 });
+            }
         }
+        let start = start.unwrap_or(0);
         if self.spaces[space].tables.mapping(va).is_none() {
             self.first_touch(space, va)?;
             self.counters[cpu].page_faults += 1;

@@ -69,6 +69,13 @@ impl System {
 
     /// A walk's page-walk-cache lookups, deepest level first: the first hit decides where the
     /// walk starts. Returns (start level, start node, the latency of the cache that hit).
+    /// Under `PwcRestart::AtHitLevel` (ChampSim's walker) the caches above the deepest hit are
+    /// looked up too, so each one that hits is refreshed: ChampSim's `handle_read` calls
+    /// `check_hit` on every PSCL (src/ptw.cc:76-77 at 2ff2501) and `lru_table::check_hit`
+    /// makes a hit most recent (inc/msl/lru_table.h:128-139); the deepest hit is then the
+    /// one the walk starts from (the `std::accumulate` of src/ptw.cc:78-79 keeps the last hit
+    /// of the PSCLs sorted from pscl5 down to pscl2). Their hits are not counted: `pwc_hits`
+    /// counts walks that hit. Intel's rule (`BelowHit`) stops at the first hit.
     /// The fields are borrowed once, not through `self` per lookup (which reloaded each
     /// vector's pointer and length: ~50 instructions per walk, callgrind, zen3 full model).
     #[inline(always)]
@@ -80,11 +87,19 @@ impl System {
     ) -> (usize, u32, u64) {
         let space_id = self.spaces[st.space].id;
         let pwcs = &mut self.pwcs;
-        for r in &self.cores[core_i].pwcs {
+        let refs = &self.cores[core_i].pwcs;
+        for (i, r) in refs.iter().enumerate() {
             let pwc = &mut pwcs[r.pwc];
             if let Some(node) = pwc.lookup(space_id, va.0 >> r.shift) {
                 self.cpu_stats[st.cpu].pwc_hits += 1;
-                return (r.start, node, pwc.config.latency);
+                let latency = pwc.config.latency;
+                if r.start == r.level {
+                    // `AtHitLevel` (`PwcRef::start`): refresh every shallower cache that hits.
+                    for above in &refs[i + 1..] {
+                        pwcs[above.pwc].lookup(space_id, va.0 >> above.shift);
+                    }
+                }
+                return (r.start, node, latency);
             }
         }
         (0, 0, 0)
