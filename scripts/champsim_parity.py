@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import resource
 import shlex
@@ -44,19 +45,26 @@ GENERATED = {
 }
 
 # Real programs captured under Valgrind Lackey (`tlblab trace record`), then converted: the
-# command, references skipped at the start, references kept, and what goes to its stdin.
-# `sort` skips its start-up and reads 500,000 random numbers (seed 47, made here), so the window
-# is its parsing and sorting over ~1,000 pages of heap.
-# `captured-xz-steady` is the same `xz` past its start-up (its window is compression proper:
-# ~2,000 instructions a byte, so few TLB misses); `captured-python` is CPython importing part
-# of its standard library (the window with the most DTLB misses of the real programs tried,
-# 2026-11-26). The later ones are written as .gz (in-process, fast); ChampSim reads both.
+# command ("{out}/" is the output directory, where its input is made), references skipped at the
+# start, references kept, what goes to its stdin, and its environment beyond this process's.
+# `sort -n` skips its start-up and reads 500,000 random numbers (seed 47, made here), so the
+# window is its parsing and sorting over ~1,000 pages of heap. `captured-xz-steady` is the same
+# `xz` past its start-up (compression proper: ~2,000 instructions a byte, so few TLB misses);
+# `captured-python` is CPython importing part of its standard library. `captured-sort-lines`
+# (and `-late`, 1,500,000 references further) are `sort` (C locale: byte comparison) merging
+# 8,000 lines of 4,095 random letters (32 MB, beyond the STLB's 6 MiB reach): each comparison
+# reads the start of two lines, two random pages. Every window tried is here, holding or not
+# (docs/champsim.md). The later ones are written as .gz (in-process, fast); ChampSim reads both.
 CAPTURED = {
-    "captured-xz": ("/usr/bin/xz -6 -T1 -c /usr/bin/cmake", 0, 6_000_000, None),
-    "captured-sort": ("/usr/bin/sort -n", 20_000_000, 6_000_000, "sort-input.txt"),
-    "captured-xz-steady": ("/usr/bin/xz -6 -T1 -c /usr/bin/cmake", 60_000_000, 6_000_000, None),
+    "captured-xz": ("/usr/bin/xz -6 -T1 -c /usr/bin/cmake", 0, 6_000_000, None, {}),
+    "captured-sort": ("/usr/bin/sort -n", 20_000_000, 6_000_000, "sort-input.txt", {}),
+    "captured-xz-steady": ("/usr/bin/xz -6 -T1 -c /usr/bin/cmake", 60_000_000, 6_000_000, None, {}),
     "captured-python": ('/usr/bin/python3 -c "import email.parser, json, http.client, decimal, argparse, asyncio, '
-                        'unittest, xml.dom.minidom, sqlite3, tarfile"', 20_000_000, 6_000_000, None),
+                        'unittest, xml.dom.minidom, sqlite3, tarfile"', 20_000_000, 6_000_000, None, {}),
+    "captured-sort-lines": ("/usr/bin/sort --parallel=1 -o /dev/null {out}/longlines.txt", 8_000_000, 6_000_000,
+                            None, {"LC_ALL": "C"}),
+    "captured-sort-lines-late": ("/usr/bin/sort --parallel=1 -o /dev/null {out}/longlines.txt", 9_500_000,
+                                 6_000_000, None, {"LC_ALL": "C"}),
 }
 
 
@@ -69,6 +77,20 @@ def sort_input(path: Path) -> None:
 
     rng = random.Random(47)
     path.write_text("".join(f"{rng.randrange(10**12)}\n" for _ in range(500_000)))
+
+
+def long_lines(path: Path) -> None:
+    import random
+
+    rng = random.Random(4747)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    with path.open("w") as f:
+        for _ in range(8000):
+            f.write("".join(rng.choice(letters) for _ in range(4095)) + "\n")
+
+
+# The inputs the captured programs read, made in the output directory when missing.
+INPUTS = {"sort-input.txt": sort_input, "longlines.txt": long_lines}
 
 
 def make_traces(out: Path, captures: list[str]) -> dict[str, Path]:
@@ -84,23 +106,25 @@ def make_traces(out: Path, captures: list[str]) -> dict[str, Path]:
             tlbt.unlink()
         traces[name] = dst
     for name in captures:
-        cmd, skip, limit, stdin = CAPTURED[name]
+        cmd, skip, limit, stdin, env = CAPTURED[name]
         existing = sorted(out.glob(f"{name}.champsimtrace.*"))
         dst = existing[0] if existing else out / f"{name}.champsimtrace.{'xz' if name in OLD_XZ else 'gz'}"
         if not dst.exists():
             tlbt = out / f"{name}.tlbt"
+            for f, make in INPUTS.items():
+                if (f == stdin or "{out}/" + f in cmd) and not (out / f).exists():
+                    make(out / f)
             extra = []
             if stdin is not None:
-                if not (out / stdin).exists():
-                    sort_input(out / stdin)
                 extra = ["--stdin", str(out / stdin), "--stdout", "/dev/null"]
-            argv = shlex.split(cmd)
+            argv = shlex.split(cmd.replace("{out}", str(out)))
             subprocess.run([sys.executable, "-m", "tlblab.cli", "trace", "record", "--no-progress", "-o", str(tlbt),
                             "--skip", str(skip), "--limit", str(limit), *extra, "--", *argv], check=True,
-                           stdout=subprocess.DEVNULL)
+                           stdout=subprocess.DEVNULL, env={**os.environ, **env})
             tlblab.trace.convert(tlbt, dst, to_fmt="champsim")
             tlbt.unlink()
-        traces[f"{name} (`{cmd}`, from reference {skip:,})"] = dst
+        shown = "".join(f"{k}={v} " for k, v in env.items()) + cmd.replace("{out}/", "")
+        traces[f"{name} (`{shown}`, from reference {skip:,})"] = dst
     return traces
 
 
