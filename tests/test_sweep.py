@@ -125,6 +125,23 @@ def test_given_a_bad_grid_then_it_is_refused_before_any_work_naming_the_key(tmp_
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("axes, names", [
+    ('"machine.tlb.L1D.ways" = [4, 3]', ["machine.tlb.L1D.ways=3"]),
+    ('workload = ["random:pages=64", "nosuch"]', ["workload", "nosuch"]),
+])
+def test_given_a_grid_the_engine_refuses_when_run_on_the_cluster_then_the_workers_refuse_it_before_any_point(
+        tmp_path, cluster, axes, names):
+    # On a cluster the engine's checks run on the workers (`sweeps.run._check_on_dask`): the
+    # same refusal, named the same way, and still nothing written.
+    g = tmp_path / "bad.toml"
+    g.write_text(f'[base]\nmachine = "zen3"\nmax_references = 1000\n[axes]\n{axes}\n')
+    with pytest.raises(UserError) as e:
+        tlblab.sweep(g, tmp_path / "out", scheduler=cluster, progress=False)
+    for n in names:
+        assert n in str(e.value)
+    assert not (tmp_path / "out").exists()
+
+
 def test_given_a_bad_grid_on_the_command_line_then_exit_2_and_one_line(tmp_path):
     g = tmp_path / "bad.toml"
     g.write_text('[axes]\n"machine.walker.pwc.7.entries" = [16]\n')
