@@ -346,7 +346,7 @@ def _write_walk_latency(r: ProbeResult, m: dict[str, Any], l2d: dict[str, Any], 
     try:
         a = simulate(m, f"chase:pages={n},accesses={acc}", seed=0).total
         b = simulate(m, f"chase:pages={n},accesses={2 * acc}", seed=0).total
-    except Exception:  # an invalid base preset is reported where the machine is used
+    except (ValueError, OSError):  # an invalid base preset is reported where the machine is used
         return
     walks = b["walks"] - a["walks"]
     if walks <= 0:
