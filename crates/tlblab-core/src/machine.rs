@@ -90,7 +90,8 @@ pub enum PwcRestart {
     /// At level L: the walk reads level L's entry again, then the ones below it, one
     /// reference more per hit. ChampSim's `PageTableWalker` does this: `handle_read` restarts
     /// at the level stored with the PSCL entry that hit and reads that level's entry
-    /// (`src/ptw.cc`, commit 2ff2501; docs/champsim.md).
+    /// (`src/ptw.cc`, commit 2ff2501; docs/champsim.md). Its lookup also refreshes every
+    /// PSCL that hits, not only the deepest (`src/ptw.cc:76-79`), and so does this option.
     AtHitLevel,
 }
 
