@@ -51,7 +51,7 @@ fn misses(sys: &System) -> u64 {
 
 fn counter(sys: &System, name: &str) -> u64 {
     let c = sys.stats().technique.unwrap().counters;
-    c.iter().find(|(n, _)| n == name).unwrap().1
+    c[name]
 }
 
 #[test]
