@@ -108,7 +108,11 @@ fn given_several_sets_then_the_foreign_entries_reach_every_set_and_the_run_is_de
         PageTableFormat::X86_64_4level,
         vec![tlb("STLB", 1, 64, 4, ReplacementKind::Lru)],
     );
-    let a = run(cfg.clone(), chain(16, 2001), Some("foreign_entries:every=1"));
+    let a = run(
+        cfg.clone(),
+        chain(16, 2001),
+        Some("foreign_entries:every=1"),
+    );
     assert_eq!(counter(&a, "foreign_inserted"), 2000);
     assert!(counter(&a, "foreign_evicted") >= 2000 - 64);
     let b = run(cfg, chain(16, 2001), Some("foreign_entries:every=1"));
@@ -122,7 +126,11 @@ fn given_several_sets_then_the_foreign_entries_reach_every_set_and_the_run_is_de
 fn given_bad_parameters_then_the_error_names_the_parameter() {
     let m = one_set();
     let err = |s: &str| build(&parse_spec(s).unwrap(), &m, 0).err().unwrap();
-    assert!(err("foreign_entries").contains("'every'"), "{}", err("foreign_entries"));
+    assert!(
+        err("foreign_entries").contains("'every'"),
+        "{}",
+        err("foreign_entries")
+    );
     assert!(err("foreign_entries:every=0").contains("'every'"));
     let e = err("foreign_entries:every=4,level=L9");
     assert!(e.contains("'level'") && e.contains("STLB"), "{e}");
