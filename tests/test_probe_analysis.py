@@ -250,3 +250,67 @@ def test_the_measured_walk_past_the_l2_sets_the_walkers_latency():
     b = simulate(m, f"chase:pages={n},accesses=202752", seed=0).total
     per_walk = (b["walk_cycles"] - a["walk_cycles"]) / (b["walks"] - a["walks"])
     assert abs(per_walk + l2d["latency"] - 20.5 * ghz) <= 1.5, (per_walk, l2d["latency"], ghz)
+
+
+def _one_level(sets, ways, every=None):
+    """A machine of one data TLB level (`sets` x `ways`, LRU, low-bit index), TLB-only use."""
+    from tlblab import machine_config
+
+    m = machine_config("zen3")
+    l2 = next(t for t in m["tlb"] if (t["kind"], t["level"]) == ("data", 2))
+    l2.update(name="STLB", level=1, kind="unified", entries=sets * ways, ways=ways)
+    m["tlb"] = [l2]
+    if every is not None:
+        m["technique"] = {"name": "foreign_entries", "every": every, "level": "STLB"}
+    return m
+
+
+def test_the_foreign_entries_closed_form_matches_the_engine_on_the_probes_chain():
+    """`foreign_miss_fraction` (what the probe inverts) against the engine running the technique
+    on the probe's chain: 128 x 16 LRU, one foreign entry every 4 references. The closed form
+    leaves out only the binomial's rounding of n / N; criterion written before the run: within
+    0.04 at each point, and no misses past the first touches without the technique."""
+    from tlblab import simulate
+    from tlblab.probe import foreign_miss_fraction
+
+    for n in (1218, 1722, 1920):
+        acc = 24 * n
+        res = [simulate(_one_level(128, 16, 4), f"chase:pages={n},accesses={a}", tlb_only=True, seed=1).total
+               for a in (acc, 2 * acc)]
+        sim = (res[1]["tlb"][0]["misses"] - res[0]["tlb"][0]["misses"]) / acc
+        want = foreign_miss_fraction(n, 4, 128, 16)
+        assert abs(sim - want) <= 0.04, (n, sim, want)
+    plain = simulate(_one_level(128, 16), "chase:pages=1920,accesses=40000", tlb_only=True).total
+    assert plain["tlb"][0]["misses"] == 1920
+
+
+def test_the_probe_writes_foreign_entries_from_the_capacity_sweeps_half_miss_point():
+    """A capacity sweep whose miss fraction, (excess − 2.2) / (20.2 − 2.2), crosses 0.5 at 1700
+    pages (13.3 a set of 128 x 16) gives N from the closed form; one that crosses only past the
+    entries (as an LRU level alone does) gives no technique."""
+    from tlblab import simulate
+    from tlblab.probe import foreign_miss_fraction, host_machine, host_toml
+
+    def row(n, ex):
+        s = {"median": ex, "q1": ex, "q3": ex}
+        return {"n": n, "excess": s, "test_low": ex + 1.0, "control_low": 1.5}
+
+    walk = [row(n, 20.2) for n in (2896, 3444, 4224, 5793)]
+    r = _report(l2=2048)
+    r.raw["dtlb_sweep"] = [row(1448, 2.2 + 0.2 * 18), row(1952, 2.2 + 0.8 * 18)] + walk
+    m = host_machine(r)
+    t = m["technique"]
+    assert t["name"] == "foreign_entries" and t["level"] == "L2D"
+    # n50 = 1448 + (0.5 − 0.2) / 0.6 × 504 = 1700; the closed form at N = every is near 0.5 there.
+    assert abs(foreign_miss_fraction(1700, t["every"], 128, 16) - 0.5) < 0.25
+    assert foreign_miss_fraction(1700, t["every"] + 1, 128, 16) < 0.5 < foreign_miss_fraction(
+        1700, max(1, t["every"] - 1), 128, 16)
+    l2d = next(x for x in m["tlb"] if x["name"] == "L2D")
+    assert "reaches 0.5 at 1700 pages (13.3 a set, 16 ways)" in l2d["source"], l2d["source"]
+    # The written file runs with it.
+    assert "foreign_entries" in host_toml(r)
+    res = simulate(m, "chase:pages=1024,accesses=20000", seed=0)
+    # One insertion after every N references, into each core's L2D.
+    assert res.technique["counters"]["foreign_inserted"] == m["cores"] * (19999 // t["every"])
+    r.raw["dtlb_sweep"] = [row(1448, 2.2), row(1952, 2.2 + 0.02 * 18), row(2112, 2.2 + 0.6 * 18)] + walk
+    assert "technique" not in host_machine(r)

@@ -300,6 +300,8 @@ def host_machine(r: ProbeResult, base: str | None = None, *, sysfs: bool = True)
                          f"(tlblab probe: L1 DTLB miss, L2 DTLB hit, {l2_pen['confidence']} confidence)")
     if l2d is not None and "walker" in m:
         _write_walk_latency(r, m, l2d, ghz, base)
+    if l2d is not None:
+        _write_foreign(r, m, l2d, base)
     return m
 
 
@@ -363,6 +365,105 @@ def _write_walk_latency(r: ProbeResult, m: dict[str, Any], l2d: dict[str, Any], 
         f"{w['envelope_ns']:.1f} ns) = L2 latency {l2d.get('latency', 0)} + {want:.0f} cycles at {ghz:.2f} GHz; "
         f"{base}'s walk loads cost {sim_walk - old:.0f} cycles per walk at {n} pages (simulated), so the walker's "
         f"fixed latency is {lat} cycles (was {old})")
+
+
+def foreign_miss_fraction(n: int, every: float, sets: int, ways: int) -> float:
+    """The fraction of a random cyclic chain's references over `n` pages that miss an LRU level of
+    `sets` x `ways` into which one foreign entry (a fresh page, its set uniform) is inserted every
+    `every` references: the closed form of the `foreign_entries` technique
+    (crates/tlblab-core/src/techniques/foreign_entries.rs). The chain's pages spread evenly over
+    the sets (k or k + 1 a set, as consecutive pages do under the low-bit and XOR indexes); a page
+    is re-referenced after one lap of n references, in which its set received F ~ Binomial(n /
+    every, 1 / sets) foreign entries besides its k - 1 chain neighbours, so it misses iff
+    F >= ways - k + 1. The L1 in front of the level is left out (its hits are a few % of a chain
+    this long)."""
+    trials = max(0, int(round(n / every)))
+    p = 1.0 / sets
+
+    def tail(need: int) -> float:  # P(F >= need)
+        if need <= 0:
+            return 1.0
+        if need > trials:
+            return 0.0
+        if p >= 1.0:
+            return 1.0
+        pmf, below = (1.0 - p) ** trials, 0.0
+        for i in range(need):
+            below += pmf
+            pmf *= (trials - i) / (i + 1) * p / (1.0 - p)
+        return max(0.0, 1.0 - below)
+
+    k, extra = divmod(n, sets)
+    missed = (sets - extra) * k * tail(ways - k + 1) + extra * (k + 1) * tail(ways - k)
+    return missed / n
+
+
+def foreign_rate(r: ProbeResult, sets: int, ways: int) -> dict[str, Any] | None:
+    """N of `foreign_entries` (one foreign entry every N references) for an L2 DTLB of `sets` x
+    `ways`, from the capacity sweep: its miss fraction at each point, (excess − L2-hit cost) /
+    (walk past the L2 − L2-hit cost) (both measured by the probe: "L1 DTLB miss, L2 DTLB hit" and
+    `walk_past_l2`), gives n50, the chain length where half the references miss (linear between
+    the two points around 0.5, which may reach past the entries); N is the inverse of
+    `foreign_miss_fraction(n50, N) = 0.5` (bisection). An LRU level of these entries with no
+    foreign entries reaches 0.5 only at entries + sets / 2, so an n50 less than one page a set
+    below the entries is what foreign occupants do; otherwise None (none seen). Uses the capacity
+    sweep only, never the validation sweep.
+
+    Why the half point and not each point: the measured rise is gentler than the closed form's
+    (Intel VM: 2% at 528 pages, 10% at 1056, 48% at 1722); the points each invert to a different
+    N (≈ 1 at 861 to ≈ 4 at 1722), and the half point is where the miss fraction is measured
+    with the most signal against the noise of both costs."""
+    entries = sets * ways
+    pen = r.measured("L1 DTLB miss, L2 DTLB hit")
+    w = walk_past_l2(r, entries)
+    l1 = r.measured("L1 DTLB entries")
+    if pen is None or not pen.get("value") or pen["confidence"] == "unclear" or w is None:
+        return None
+    hit, walk = float(pen["value"]), float(w["ns"])
+    if walk <= hit + 1.0:
+        return None
+    lo = 2 * int(l1["value"]) if l1 is not None and l1.get("value") else 0
+    pts = [(x["n"], (x["excess"]["median"] - hit) / (walk - hit))
+           for x in r.raw.get("dtlb_sweep") or [] if lo <= x["n"] <= 1.25 * entries]
+    pts.sort()
+    n50 = None
+    for (n0, m0), (n1, m1) in zip(pts, pts[1:]):
+        if m0 < 0.5 <= m1:
+            n50 = n0 + (0.5 - m0) / (m1 - m0) * (n1 - n0)
+            break
+    if n50 is None or n50 > entries - sets:
+        return None
+    n50i = int(round(n50))
+    a, b = 0.01, 1e7  # the fraction falls as N grows
+    for _ in range(80):
+        mid = (a * b) ** 0.5
+        if foreign_miss_fraction(n50i, mid, sets, ways) > 0.5:
+            a = mid
+        else:
+            b = mid
+    exact = (a * b) ** 0.5
+    return {"every": max(1, int(round(exact))), "exact": exact, "n50": n50, "hit_ns": hit, "walk_ns": walk,
+            "points": [(n, round(m, 3)) for n, m in pts]}
+
+
+def _write_foreign(r: ProbeResult, m: dict[str, Any], l2d: dict[str, Any], base: str) -> None:
+    """Writes `[technique] foreign_entries` (every N references, into the L2 DTLB) when the probe
+    sees the level lose the chain's pages before it is full (`foreign_rate`), and says where N
+    came from in the level's `source`. A base preset's own technique is kept (one per run)."""
+    if l2d.get("ways") == "full" or m.get("technique"):
+        return
+    ways = int(l2d["ways"])
+    sets = int(l2d["entries"]) // ways
+    f = foreign_rate(r, sets, ways)
+    if f is None:
+        return
+    m["technique"] = {"name": "foreign_entries", "every": f["every"], "level": l2d["name"]}
+    l2d["source"] = f"{l2d.get('source', '')}; " + (
+        f"foreign entries (technique foreign_entries) from tlblab probe: the capacity sweep's miss fraction "
+        f"(excess − L2 hit {f['hit_ns']:.2f} ns) / (walk {f['walk_ns']:.1f} − L2 hit) reaches 0.5 at "
+        f"{f['n50']:.0f} pages ({f['n50'] / sets:.1f} a set, {ways} ways), which an LRU level of "
+        f"{sets} x {ways} reaches with one foreign entry every {f['exact']:.2f} references "
+        f"(closed form, tlblab.probe.foreign_miss_fraction): every = {f['every']}")
 
 
 def xor_index(si: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -19,8 +19,13 @@
 //! - `lockdown` — seed 004: a program's most-accessed pages locked into the main TLB.
 //! - `tlb_migration` — seed 000: a migrating thread's TLB entries saved on the source core and
 //!   restored on the destination (pld on the Cortex-A7, gem5's interfaces v1-v4, Linux hooks).
+//!
+//! And one host model that is no seed's technique but uses the same extension point:
+//! - `foreign_entries` — another tenant of a shared TLB level (an SMT sibling, a hypervisor):
+//!   an entry for a page no thread uses, inserted every N references (docs/probe.md).
 
 pub mod fass;
+pub mod foreign_entries;
 pub mod lockdown;
 pub mod pt_baker;
 pub mod tlb_coloring;
@@ -56,6 +61,7 @@ pub fn catalog() -> Vec<TechniqueInfo> {
         fass::INFO,
         tlb_coloring::INFO,
         lockdown::INFO,
+        foreign_entries::INFO,
     ]
 }
 
@@ -86,6 +92,9 @@ pub fn build(
         )?)),
         "lockdown" => Ok(Box::new(lockdown::Lockdown::build(&params, machine, seed)?)),
         "tlb_migration" => Ok(Box::new(tlb_migration::TlbMigration::build(
+            &params, machine, seed,
+        )?)),
+        "foreign_entries" => Ok(Box::new(foreign_entries::ForeignEntries::build(
             &params, machine, seed,
         )?)),
         other => unreachable!("catalog and build disagree on {other}"),
