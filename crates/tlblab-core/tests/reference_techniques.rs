@@ -110,7 +110,7 @@ fn lockdown_drops_another_spaces_small_pages_under_its_huge_page() {
         ))
     };
     // Thread 0: process 0 on core 0; thread 1: process 1 on core 1 (`setup`, two spaces).
-    let records = vec![
+    let records = [
         Record::Event(Event::Mmap {
             process: 0,
             start: VirtAddr(0x4000_0000),
