@@ -225,3 +225,28 @@ def test_a_measured_xor_fold_is_written_to_the_preset_and_colored_by_the_bits_it
     # Colors are the 14 VPN bits the hash reads, and the geometry says why.
     assert (g.sets, g.ways) == (16384, 16)
     assert "hashed index" in g.note and "19-25" in g.note
+
+
+def test_the_measured_walk_past_the_l2_sets_the_walkers_latency():
+    """The probe's chain past the L2 DTLB costs `ex` ns per access (the capacity sweep's median
+    excess); the written preset's walker then costs that, less the L2 lookup, per simulated walk."""
+    from tlblab import simulate
+    from tlblab.probe import host_machine
+
+    def row(n, ex):
+        s = {"median": ex, "q1": ex, "q3": ex}
+        return {"n": n, "excess": s, "test_low": ex + 1.0, "control_low": 1.5}
+
+    r = _report(l2=2048)
+    base = host_machine(r)["walker"]["latency"]  # no sweep rows: the base preset's
+    r.raw["dtlb_sweep"] = [row(1448, 5.0), row(2896, 19.0), row(3444, 21.0), row(4224, 20.0), row(5793, 20.5)]
+    m = host_machine(r)
+    ghz = m["frequency_mhz"] / 1000
+    l2d = next(t for t in m["tlb"] if (t["kind"], t["level"]) == ("data", 2))
+    assert "walker latency from tlblab probe: walk past the L2 DTLB 20.5 ns" in l2d["source"]
+    assert m["walker"]["latency"] > base
+    n = 4224
+    a = simulate(m, f"chase:pages={n},accesses=101376", seed=0).total
+    b = simulate(m, f"chase:pages={n},accesses=202752", seed=0).total
+    per_walk = (b["walk_cycles"] - a["walk_cycles"]) / (b["walks"] - a["walks"])
+    assert abs(per_walk + l2d["latency"] - 20.5 * ghz) <= 1.5, (per_walk, l2d["latency"], ghz)

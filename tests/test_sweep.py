@@ -108,6 +108,16 @@ def test_given_a_killed_sweep_when_run_again_then_it_resumes_and_the_frame_equal
     pd.testing.assert_frame_equal(df, serial)
 
 
+def _assert_refused_before_any_work(tmp_path, axes, names, **where):
+    g = tmp_path / "bad.toml"
+    g.write_text(f'[base]\nmachine = "zen3"\nmax_references = 1000\n[axes]\n{axes}\n')
+    with pytest.raises(UserError) as e:
+        tlblab.sweep(g, tmp_path / "out", progress=False, **where)
+    for n in names:
+        assert n in str(e.value)
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("axes, names", [
     ('"machine.tlb.L1X.entries" = [32]', ["machine.tlb.L1X.entries", "L1X"]),
     ('"machine.tlb.L1D.ways" = [3]', ["machine.tlb.L1D.ways=3"]),
@@ -116,13 +126,18 @@ def test_given_a_killed_sweep_when_run_again_then_it_resumes_and_the_frame_equal
     ('"machine.tlb.L1D.entries" = []', ["machine.tlb.L1D.entries", "non-empty"]),
 ])
 def test_given_a_bad_grid_then_it_is_refused_before_any_work_naming_the_key(tmp_path, axes, names):
-    g = tmp_path / "bad.toml"
-    g.write_text(f'[base]\nmachine = "zen3"\n[axes]\n{axes}\n')
-    with pytest.raises(UserError) as e:
-        tlblab.sweep(g, tmp_path / "out", serial=True, progress=False)
-    for n in names:
-        assert n in str(e.value)
-    assert not (tmp_path / "out").exists()
+    _assert_refused_before_any_work(tmp_path, axes, names, serial=True)
+
+
+@pytest.mark.parametrize("axes, names", [
+    ('"machine.tlb.L1D.ways" = [4, 3]', ["machine.tlb.L1D.ways=3"]),
+    ('workload = ["random:pages=64", "nosuch"]', ["workload", "nosuch"]),
+])
+def test_given_a_grid_the_engine_refuses_when_run_on_the_cluster_then_the_workers_refuse_it_before_any_point(
+        tmp_path, cluster, axes, names):
+    # On a cluster the engine's checks run on the workers (`sweeps.run._check_on_dask`): the
+    # same refusal, named the same way, and still nothing written.
+    _assert_refused_before_any_work(tmp_path, axes, names, scheduler=cluster)
 
 
 def test_given_a_bad_grid_on_the_command_line_then_exit_2_and_one_line(tmp_path):

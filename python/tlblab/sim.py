@@ -279,6 +279,10 @@ def _run_limits(max_references: int, warmup: int, roi: int | None, warmup_instru
 
 
 def _frequency_mhz(machine: str | dict[str, Any]) -> float:
+    # A dict from `machine_config` (a sweep's points) carries it: no second parse of the machine.
+    f = machine.get("frequency_mhz") if isinstance(machine, dict) else None
+    if isinstance(f, (int, float)) and not isinstance(f, bool) and f > 0:
+        return float(f)
     return float(machine_config(machine)["frequency_mhz"])
 
 

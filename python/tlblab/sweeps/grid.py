@@ -74,10 +74,17 @@ class Point:
     os: dict[str, Any]
     warmup: int = 0
     roi: int | None = None
+    _key: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def key(self) -> str:
         """A hash of everything that decides the point's result (not of its index or of the grid
-        it came from): a resumed or reordered grid finds the points it already ran."""
+        it came from): a resumed or reordered grid finds the points it already ran. Computed
+        once: a point is not changed after `expand` made it."""
+        if self._key is None:
+            self._key = self._hash()
+        return self._key
+
+    def _hash(self) -> str:
         fields = {"machine": self.machine, "workload": self.workload, "seed": self.seed,
                   "max_references": self.max_references, "mode": self.mode, "os": self.os}
         # (Only when set: the keys of points without a warm-up stay what they were.)
@@ -232,7 +239,9 @@ def expand(grid: Grid, check: bool = True) -> list[Point]:
     import tlblab
 
     axes = list(grid.axes)
-    machines: dict[str, dict[str, Any]] = {}
+    # Each preset or file parsed once, kept as JSON text: a point's own copy is then one
+    # `json.loads`, several times faster than `copy.deepcopy` of the nested dict.
+    machines: dict[str, str] = {}
     points = []
     for index, combo in enumerate(itertools.product(*grid.axes.values())):
         values = dict(zip(axes, combo))
@@ -244,10 +253,10 @@ def expand(grid: Grid, check: bool = True) -> list[Point]:
         mname = _resolve_path(mname, grid.root)
         if mname not in machines:
             try:
-                machines[mname] = tlblab.machine_config(mname)
+                machines[mname] = json.dumps(tlblab.machine_config(mname))
             except (ValueError, OSError) as e:
                 raise UserError(f"{grid.where}: machine = {mname!r}: {e}") from None
-        m = copy.deepcopy(machines[mname])
+        m = json.loads(machines[mname])
         for k, v in s.items():
             if k.startswith("machine."):
                 _set_path(m, k[len("machine."):], v, f"{what}: \"{k}\"")
@@ -294,11 +303,19 @@ def expand(grid: Grid, check: bool = True) -> list[Point]:
 
 
 def _check_with_engine(grid: Grid, points: list[Point]) -> None:
-    """Lets the engine refuse what it would refuse mid-sweep: each distinct machine (with its
-    technique) and OS setting is built and run for one reference, each distinct workload opened.
-    The message names the axis values of the first point that has it."""
-    import tlblab
+    """Lets the engine refuse, here and now, what it would refuse mid-sweep (`check_jobs`)."""
+    for job in check_jobs(grid, points):
+        err = run_check(job)
+        if err is not None:
+            raise UserError(err)
 
+
+def check_jobs(grid: Grid, points: list[Point]) -> list[dict[str, Any]]:
+    """What the engine must accept before the first point runs: each distinct machine (with its
+    technique), OS setting and mode built and run for one reference, each distinct workload
+    opened. Plain data (`run_check` runs one, on a worker or here), in grid order, each with the
+    message that names the axis values of the first point that has it."""
+    jobs: list[dict[str, Any]] = []
     seen_cfg: set[str] = set()
     seen_wl: set[str] = set()
     for p in points:
@@ -306,17 +323,25 @@ def _check_with_engine(grid: Grid, points: list[Point]) -> None:
         cfg = json.dumps([p.machine, p.os, p.mode], sort_keys=True)
         if cfg not in seen_cfg:
             seen_cfg.add(cfg)
-            try:
-                tlblab.simulate(p.machine, "sequential:bytes=4096,rounds=1", max_references=1, os=p.os,
-                                **_mode_kwargs(p.mode))
-            except (ValueError, OSError) as e:
-                raise UserError(f"{what}: {e}") from None
+            jobs.append({"machine": p.machine, "workload": "sequential:bytes=4096,rounds=1", "os": p.os,
+                         "seed": 0, "mode": p.mode, "what": what})
         if p.workload not in seen_wl:
             seen_wl.add(p.workload)
-            try:
-                tlblab.simulate(p.machine, p.workload, max_references=1, seed=p.seed, **_mode_kwargs(p.mode))
-            except (ValueError, OSError) as e:
-                raise UserError(f"{what}: workload {p.workload!r}: {e}") from None
+            jobs.append({"machine": p.machine, "workload": p.workload, "os": None, "seed": p.seed,
+                         "mode": p.mode, "what": f"{what}: workload {p.workload!r}"})
+    return jobs
+
+
+def run_check(job: dict[str, Any]) -> str | None:
+    """Runs one of `check_jobs`: None if the engine accepts it, else the message."""
+    import tlblab
+
+    try:
+        tlblab.simulate(job["machine"], job["workload"], max_references=1, os=job["os"], seed=job["seed"],
+                        **_mode_kwargs(job["mode"]))
+    except (ValueError, OSError) as e:
+        return f"{job['what']}: {e}"
+    return None
 
 
 def _mode_kwargs(mode: str) -> dict[str, bool]:

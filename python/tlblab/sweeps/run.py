@@ -8,6 +8,7 @@ client writes the files, not the workers: only the traces need a path every work
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -39,10 +40,41 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
             "host_cpu_seconds": time.thread_time() - c0}
 
 
+_MALLOC_TUNED = False
+
+
+def _keep_freed_memory() -> None:
+    """Undoes, in this worker process, the `MALLOC_TRIM_THRESHOLD_=65536` that Dask's nanny puts
+    in every worker's environment (`distributed.nanny.pre-spawn-environ`). With it, glibc stops
+    raising its mmap threshold as memory is freed, so the ~6 MB a run allocates for the zen3
+    machine (its caches' tags) and its trace reader came fresh from the kernel on every run,
+    zeroed and faulted in: 201 one-reference engine runs took 0.37 s instead of 0.14 s (and every
+    point paid it). Here allocations up to 32 MiB (glibc's largest threshold) come from the heap
+    again and freed memory stays for the next point. Linux/glibc only; elsewhere nothing."""
+    global _MALLOC_TUNED
+    if _MALLOC_TUNED:
+        return
+    _MALLOC_TUNED = True
+    if sys.platform != "linux" or not os.environ.get("MALLOC_TRIM_THRESHOLD_"):
+        return
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return  # not glibc
+    m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
+    mallopt(m_mmap_threshold, 32 << 20)
+    mallopt(m_trim_threshold, 64 << 20)
+
+
 def run_points(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Runs several points in one task (on a worker): a point costs the engine milliseconds,
     about what a Dask task costs, so one task per point would spend the cores on scheduling.
     A point that fails is returned as {"key", "error"}, named by the caller."""
+    _keep_freed_memory()
     out = []
     for t in tasks:
         try:
@@ -113,6 +145,10 @@ def sweep(grid: Grid | dict[str, Any] | str | Path, out: str | Path | None = Non
     LocalCluster of `workers` processes (default: one per core). With `out`, each point is saved
     as it finishes and the DataFrame written as `<out>/sweep.parquet`; a re-run with the same `out`
     reuses the saved points. `limit` stops after that many new points (for tests and trials).
+
+    The engine checks every distinct machine and workload (`grid.check_jobs`) before the first
+    point runs and before anything is written: on the cluster when there is one, since the
+    checks cost a millisecond each and a grid may have hundreds of distinct machines.
     """
     import pandas as pd
 
@@ -122,15 +158,11 @@ def sweep(grid: Grid | dict[str, Any] | str | Path, out: str | Path | None = Non
         grid = g.load(grid)
     elif isinstance(grid, dict):
         grid = g.parse(grid)
-    points = expand(grid)
+    t0 = time.monotonic()
+    points = expand(grid, check=False)
+    checks = g.check_jobs(grid, points)
     out_dir = Path(out) if out is not None else None
-    points_dir = None
-    if out_dir is not None:
-        points_dir = out_dir / "points"
-        try:
-            points_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise UserError(f"{out_dir}: cannot write the sweep there: {e.strerror or e}") from None
+    points_dir = out_dir / "points" if out_dir is not None else None
     keys = {p.key() for p in points}
     done = _load_done(points_dir, keys)
     todo: list[Point] = []
@@ -143,16 +175,9 @@ def sweep(grid: Grid | dict[str, Any] | str | Path, out: str | Path | None = Non
     if limit is not None:
         todo = todo[:limit]
 
-    t0 = time.monotonic()
     rep = Report()
     rep.total, rep.reused = len(points), len(points) - len(queued)
-
     bar = None
-    if progress is True:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(points), initial=len(points) - len(queued), unit="point",
-                   desc="sweep", file=sys.stderr, dynamic_ncols=True)
 
     def arrived(res: dict[str, Any]) -> None:
         done[res["key"]] = res
@@ -165,13 +190,35 @@ def sweep(grid: Grid | dict[str, Any] | str | Path, out: str | Path | None = Non
         elif callable(progress):
             progress(len(done), len(points))
 
+    def start() -> None:
+        """After the checks passed: the output directory and the progress bar."""
+        nonlocal bar
+        if points_dir is not None:
+            try:
+                points_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise UserError(f"{out_dir}: cannot write the sweep there: {e.strerror or e}") from None
+        if progress is True:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(points), initial=len(points) - len(queued), unit="point",
+                       desc="sweep", file=sys.stderr, dynamic_ncols=True)
+
     try:
         if serial or not todo:
             rep.where = "this process"
+            for job in checks:
+                err = g.run_check(job)
+                if err is not None:
+                    raise UserError(err)
+            start()
             for p in todo:
                 arrived(_run_here(p))
         else:
-            _run_on_dask(todo, arrived, scheduler, workers, rep)
+            with _dask_client(scheduler, workers, rep) as (client, n):
+                _check_on_dask(client, n, checks)
+                start()
+                _run_on_dask(client, n, todo, arrived)
     finally:
         if bar is not None:
             bar.close()
@@ -224,11 +271,13 @@ def _workers(n: int) -> str:
     return f"{n} worker" if n == 1 else f"{n} workers"
 
 
-def _run_on_dask(todo: list[Point], arrived, scheduler: str | None, workers: int | None,
-                 rep: Report) -> None:
+@contextlib.contextmanager
+def _dask_client(scheduler: str | None, workers: int | None, rep: Report):
+    """A client of `scheduler`, or of a new LocalCluster of `workers` processes (closed after),
+    and the number of workers."""
     import logging
 
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import Client, LocalCluster
 
     cluster = None
     if scheduler:
@@ -247,21 +296,61 @@ def _run_on_dask(todo: list[Point], arrived, scheduler: str | None, workers: int
         client = Client(cluster)
         rep.where = f"a LocalCluster of {_workers(n)}"
     try:
-        by_key = {p.key(): p for p in todo}
-        # About eight chunks per worker: tasks long enough that scheduling is a small part of
-        # them, and enough of them that the workers finish together.
-        size = max(1, -(-len(todo) // (max(n, 1) * 8)))
-        chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
-        futures = [client.submit(run_points, [p.task() for p in c], key=f"tlblab-points-{c[0].key()}",
-                                 pure=False, retries=1) for c in chunks]
-        for fut in as_completed(futures):
-            for res in fut.result():
-                if "error" in res:
-                    p = by_key.get(res["key"])
-                    where = f"point {p.index} ({_describe(p)})" if p else "a point"
-                    raise UserError(f"{where}: {res['error']}")
-                arrived(res)
+        yield client, max(n, 1)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def run_checks(jobs: list[dict[str, Any]]) -> str | None:
+    """Runs a chunk of `grid.check_jobs` (on a worker): the first refusal's message, or None."""
+    from tlblab.sweeps.grid import run_check
+
+    _keep_freed_memory()
+
+    for job in jobs:
+        err = run_check(job)
+        if err is not None:
+            return err
+    return None
+
+
+def _check_on_dask(client, n: int, jobs: list[dict[str, Any]]) -> None:
+    """The checks, spread over the workers in grid order; the first refusal (in grid order) is
+    raised. The workers also show here that they can read every trace."""
+    if not jobs:
+        return
+    size = max(1, -(-len(jobs) // (2 * n)))
+    futures = [client.submit(run_checks, jobs[i:i + size], pure=False) for i in range(0, len(jobs), size)]
+    for err in client.gather(futures):
+        if err is not None:
+            raise UserError(err)
+
+
+def _chunks(todo: list[Point], n: int) -> list[list[Point]]:
+    """Points in tasks of decreasing size (guided scheduling): a point costs the engine
+    milliseconds, about what a Dask task costs, so one task per point would spend the cores on
+    scheduling; the first tasks are large (a quarter of what is left over the workers) and the
+    last hold one point each, so the workers run out of work together."""
+    out, i = [], 0
+    while i < len(todo):
+        size = max(1, (len(todo) - i) // (4 * n))
+        out.append(todo[i:i + size])
+        i += size
+    return out
+
+
+def _run_on_dask(client, n: int, todo: list[Point], arrived) -> None:
+    from distributed import as_completed
+
+    by_key = {p.key(): p for p in todo}
+    futures = [client.submit(run_points, [p.task() for p in c], key=f"tlblab-points-{c[0].key()}",
+                             pure=False, retries=1) for c in _chunks(todo, n)]
+    for fut in as_completed(futures):
+        for res in fut.result():
+            if "error" in res:
+                p = by_key.get(res["key"])
+                where = f"point {p.index} ({_describe(p)})" if p else "a point"
+                raise UserError(f"{where}: {res['error']}")
+            arrived(res)

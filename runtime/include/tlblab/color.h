@@ -86,11 +86,17 @@ typedef struct tlb_geometry {
  * a preset of presets/, or what `tlblab probe --out host.toml` writes), leaving its other fields
  * as they are. The level colored is the set-associative data or unified TLB level translating
  * 4 KiB pages with the most entries (the L2 DTLB: a fully associative level cannot be colored).
- * Reads the `[[tlb]]` tables' `level`, `kind`, `entries`, `ways`, `page_sizes` and `[tlb.index]`
- * `type` (only "low_bits", the default, is colorable by VPN bits); everything else is skipped.
+ * Reads the `[[tlb]]` tables' `level`, `kind`, `entries`, `ways`, `page_sizes` and index (a
+ * `[tlb.index]` sub-table or an inline `index = {...}`: `type`, `a`, `b`); everything else is
+ * skipped. Arrays may span lines, as machine_toml writes them. Index "low_bits" (the default):
+ * sets = entries / ways, index_shift = 0. Index "xor" with adjacent ranges a and b of log2(sets)
+ * bits each (the probe's measured STLB on the Intel VM: bits 12-18 XOR 19-25): colors are all the
+ * bits the hash reads, so sets = 2^(2 log2(sets)) (16384 there; pages of one color share one set,
+ * and sets-many colors share each set), index_shift = the lower range's first bit (0 for bit 12).
  * O(file size). Returns TLB_OK, or TLB_EINVAL with a one-line message naming the file (and the
  * line where one is at fault) in errbuf (if non-NULL): unreadable file, malformed line, no such
- * level, sets not a power of two, a hashed index. */
+ * level, sets not a power of two, another hashed index, an XOR fold whose ranges are not adjacent
+ * or read more than 16 bits. */
 tlb_status_t tlb_geometry_from_machine(const char *path, tlb_geometry_t *geometry, char *errbuf,
                                        size_t errbuf_len);
 

@@ -4,7 +4,14 @@
  * program using the allocator should color for the TLB `tlblab probe --out host.toml` measured,
  * not for a constant. The file is TOML; this reads the subset tlblab writes (machine_toml in
  * python/tlblab, the presets): `[[tlb]]` array tables with `key = value` lines, `[tlb.index]`
- * sub-tables, `#` comments. Strings, integers and one-line arrays only. */
+ * sub-tables or inline `index = { ... }` tables, `#` comments. Strings, integers and arrays of
+ * them, on one line or (as machine_toml writes them) one element a line up to the closing `]`.
+ *
+ * A hashed index is colorable when it is the XOR fold the engine's `index = {type = "xor"}`
+ * expresses with its two ranges adjacent (the Intel VM's STLB as the probe measured it: address
+ * bits 12-18 XOR 19-25, docs/probe.md): pages equal in every bit the hash reads share one set, so
+ * colors are those 2w bits (2^(2w) colors, one set each; 2^w colors share each set), as
+ * `tlblab host coloring` colors (python/tlblab/host/geometry.py). */
 #include "tlblab/color.h"
 
 #include <ctype.h>
@@ -18,7 +25,9 @@ typedef struct tlb_level {
     long level, entries, ways; /* ways 0 = "full" */
     int data_path;             /* kind "data" or "unified" (the default) */
     int has_4k;                /* page_sizes lists "4KiB" (or is absent) */
-    int hashed;                /* [tlb.index] type other than "low_bits" */
+    int hashed;                /* line of an index type other than "low_bits" and "xor" */
+    int xor_line;              /* line of an index of type "xor" (0: none) */
+    long xa[2], xb[2];         /* its ranges a and b (address bits, inclusive); -1 when absent */
     int line;                  /* line of its [[tlb]] header */
 } tlb_level_t;
 
@@ -62,6 +71,60 @@ static int parse_long(const char *v, long *out) {
 
 static int is_pow2(long x) { return x > 0 && (x & (x - 1)) == 0; }
 
+/* Parses a two-integer array "[lo, hi]" into r; -1 on anything else. */
+static int parse_range(const char *v, long r[2]) {
+    char tmp[128];
+    size_t n = strlen(v);
+    if (n < 2 || n >= sizeof tmp || v[0] != '[' || v[n - 1] != ']') return -1;
+    memcpy(tmp, v + 1, n - 2);
+    tmp[n - 2] = '\0';
+    char *comma = strchr(tmp, ',');
+    if (comma == NULL) return -1;
+    *comma = '\0';
+    char *second = trim(comma + 1);
+    size_t m = strlen(second);
+    if (m > 0 && second[m - 1] == ',') second[m - 1] = '\0'; /* a trailing comma */
+    if (parse_long(trim(tmp), &r[0]) != 0 || parse_long(trim(second), &r[1]) != 0) return -1;
+    return 0;
+}
+
+/* One `key = value` of a level's index (from [tlb.index] or an inline table): 0, or -1 with
+ * a message when a range is malformed. */
+static int index_key(tlb_level_t *cur, const char *k, const char *v, int lineno) {
+    if (!strcmp(k, "type")) {
+        if (!strcmp(v, "\"xor\"")) cur->xor_line = lineno;
+        else if (strcmp(v, "\"low_bits\"") != 0) cur->hashed = lineno;
+    } else if (!strcmp(k, "a") || !strcmp(k, "b")) {
+        if (parse_range(v, !strcmp(k, "a") ? cur->xa : cur->xb) != 0) return -1;
+    }
+    return 0;
+}
+
+/* Splits an inline table "{ k = v, k = [x, y], ... }" into its keys (commas inside [] kept). */
+static int index_inline(tlb_level_t *cur, char *v, int lineno) {
+    size_t n = strlen(v);
+    if (n < 2 || v[0] != '{' || v[n - 1] != '}') return -1;
+    v[n - 1] = '\0';
+    char *p = v + 1;
+    while (*p) {
+        char *start = p;
+        int depth = 0;
+        while (*p && !(*p == ',' && depth == 0)) {
+            if (*p == '[') depth++;
+            else if (*p == ']') depth--;
+            p++;
+        }
+        if (*p == ',') *p++ = '\0';
+        char *item = trim(start);
+        if (*item == '\0') continue;
+        char *eq = strchr(item, '=');
+        if (eq == NULL) return -1;
+        *eq = '\0';
+        if (index_key(cur, trim(item), trim(eq + 1), lineno) != 0) return -1;
+    }
+    return 0;
+}
+
 tlb_status_t tlb_geometry_from_machine(const char *path, tlb_geometry_t *geometry, char *errbuf,
                                        size_t errbuf_len) {
     if (path == NULL || geometry == NULL) return fail(errbuf, errbuf_len, "machine file: path or geometry is NULL");
@@ -69,7 +132,8 @@ tlb_status_t tlb_geometry_from_machine(const char *path, tlb_geometry_t *geometr
     if (f == NULL) return fail(errbuf, errbuf_len, "%s: cannot open: %s", path, strerror(errno));
     tlb_level_t best = {0}, cur = {0};
     int in_tlb = 0, in_index = 0, have_best = 0, lineno = 0;
-    char buf[4096];
+    char buf[4096], pending[4096] = "";
+    int pending_line = 0;
     tlb_status_t st = TLB_OK;
     /* Keeps `cur` as the best so far when it is a colorable candidate. */
 #define FINISH_TLB()                                                                               \
@@ -89,10 +153,35 @@ tlb_status_t tlb_geometry_from_machine(const char *path, tlb_geometry_t *geometr
         strip_comment(buf);
         char *s = trim(buf);
         if (*s == '\0') continue;
+        if (pending[0] != '\0') {
+            /* Inside a multi-line array: append this element line until its `]`. */
+            if (strlen(pending) + strlen(s) + 2 >= sizeof pending) {
+                st = fail(errbuf, errbuf_len, "%s:%d: array longer than %zu bytes", path, lineno, sizeof pending - 2);
+                goto out;
+            }
+            strcat(pending, " ");
+            strcat(pending, s);
+            if (s[strlen(s) - 1] != ']') continue;
+            strcpy(buf, pending);
+            pending[0] = '\0';
+            s = buf;
+        } else {
+            char *eq0 = strchr(s, '=');
+            if (eq0 != NULL && !strcmp(trim(eq0 + 1), "[")) {
+                if (strlen(s) + 1 >= sizeof pending) {
+                    st = fail(errbuf, errbuf_len, "%s:%d: line too long", path, lineno);
+                    goto out;
+                }
+                strcpy(pending, s);
+                pending_line = lineno;
+                continue;
+            }
+        }
         if (*s == '[') {
             if (!strcmp(s, "[[tlb]]")) {
                 FINISH_TLB();
                 memset(&cur, 0, sizeof cur);
+                cur.xa[0] = cur.xa[1] = cur.xb[0] = cur.xb[1] = -1;
                 cur.data_path = 1; /* kind defaults to "unified" */
                 cur.has_4k = 1;
                 cur.line = lineno;
@@ -118,11 +207,18 @@ tlb_status_t tlb_geometry_from_machine(const char *path, tlb_geometry_t *geometr
         char *k = trim(s), *v = trim(eq + 1);
         if (!in_tlb || in_index < 0) continue;
         if (in_index == 1) {
-            if (!strcmp(k, "type") && strcmp(v, "\"low_bits\"") != 0) cur.hashed = lineno;
+            if (index_key(&cur, k, v, lineno) != 0) {
+                st = fail(errbuf, errbuf_len, "%s:%d: index.%s: expected [lo, hi], found '%s'", path, lineno, k, v);
+                goto out;
+            }
             continue;
         }
-        if (!strcmp(k, "index") && strstr(v, "low_bits") == NULL) {
-            cur.hashed = lineno; /* inline table: index = { type = "xor", ... } */
+        if (!strcmp(k, "index")) {
+            if (index_inline(&cur, v, lineno) != 0) {
+                st = fail(errbuf, errbuf_len, "%s:%d: index: expected an inline table { type = ..., a = [lo, hi], "
+                          "b = [lo, hi] }, found '%s'", path, lineno, v);
+                goto out;
+            }
         } else if (!strcmp(k, "level") || !strcmp(k, "entries")) {
             long x;
             if (parse_long(v, &x) != 0 || x < 1) {
@@ -146,6 +242,10 @@ tlb_status_t tlb_geometry_from_machine(const char *path, tlb_geometry_t *geometr
             cur.has_4k = strstr(v, "\"4KiB\"") != NULL;
         }
     }
+    if (pending[0] != '\0') {
+        st = fail(errbuf, errbuf_len, "%s:%d: array not closed by `]`", path, pending_line);
+        goto out;
+    }
     FINISH_TLB();
 #undef FINISH_TLB
     if (!have_best) {
@@ -158,7 +258,7 @@ tlb_status_t tlb_geometry_from_machine(const char *path, tlb_geometry_t *geometr
     if (best.hashed) {
         st = fail(errbuf, errbuf_len,
                   "%s:%d: the level of the [[tlb]] at line %d has a hashed set index; coloring by "
-                  "virtual-address bits needs type = \"low_bits\"",
+                  "virtual-address bits needs type = \"low_bits\" or \"xor\"",
                   path, best.hashed, best.line);
         goto out;
     }
@@ -169,10 +269,38 @@ tlb_status_t tlb_geometry_from_machine(const char *path, tlb_geometry_t *geometr
                   path, best.line, best.level, best.entries, best.ways);
         goto out;
     }
-    geometry->sets = (uint32_t)(best.entries / best.ways);
+    long sets = best.entries / best.ways, shift = 12;
+    if (best.xor_line) {
+        /* The fold the engine expresses (crates/tlblab-core/src/tlb/index.rs, IndexFn::Xor): two
+         * ranges of log2(sets) bits each. Colorable by address bits when the two are adjacent, so
+         * the bits the hash reads are one field: lo .. lo + 2w - 1. */
+        long w = 0;
+        while ((1L << w) < sets) w++;
+        long lo = best.xa[0] < best.xb[0] ? best.xa[0] : best.xb[0];
+        long hi = best.xa[1] > best.xb[1] ? best.xa[1] : best.xb[1];
+        int ranges_ok = best.xa[0] >= 12 && best.xb[0] >= 12 && best.xa[1] - best.xa[0] + 1 == w &&
+                        best.xb[1] - best.xb[0] + 1 == w;
+        if (!ranges_ok) {
+            st = fail(errbuf, errbuf_len,
+                      "%s:%d: index type \"xor\" of the [[tlb]] at line %d: expected a = [lo, hi] and b = "
+                      "[lo, hi], %ld address bits each (%ld sets), from bit 12 up",
+                      path, best.xor_line, best.line, w, sets);
+            goto out;
+        }
+        if (hi - lo + 1 != 2 * w || 2 * w > 16) {
+            st = fail(errbuf, errbuf_len,
+                      "%s:%d: index type \"xor\" of the [[tlb]] at line %d reads address bits %ld-%ld and "
+                      "%ld-%ld: coloring needs the two ranges adjacent and at most 16 bits together",
+                      path, best.xor_line, best.line, best.xa[0], best.xa[1], best.xb[0], best.xb[1]);
+            goto out;
+        }
+        sets = 1L << (2 * w);
+        shift = lo;
+    }
+    geometry->sets = (uint32_t)sets;
     geometry->ways = (uint32_t)best.ways;
     geometry->page_shift = 12;
-    geometry->index_shift = 0;
+    geometry->index_shift = shift == 12 ? 0 : (uint32_t)shift;
 out:
     fclose(f);
     return st;
