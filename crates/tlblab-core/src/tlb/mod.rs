@@ -1090,9 +1090,11 @@ impl Tlb {
     /// Invalidates the entries visible to `req` of another page size than `size` whose pages
     /// overlap `va`'s page of `size`, locked ones too; returns how many. A lock calls it
     /// before it puts its translation in (`System::lock_page`): ARM's lockdown sequence
-    /// invalidates the address before the load that locks it (ARM926EJ-S TRM, the c10 TLB
-    /// lockdown example), and a larger page is put in only once the smaller ones it covers are
-    /// gone (break-before-make), so no address is left with two translations. On a level
+    /// invalidates the address before the load that locks it (the ARM926EJ-S CP15 c10 TLB
+    /// lockdown sample sequence, e.g. the NS9750 Hardware Reference, R10: "invalidate TLB
+    /// single entry to ensure that LockAddr is not already in the TLB"), and a larger page is
+    /// put in only once the smaller ones it covers are gone (break-before-make), so no
+    /// address is left with two translations. On a level
     /// without ASID tags another address space's entries of another page size would otherwise
     /// stay beside the locked one: a TLB conflict (docs/reference-model.md, "What it found").
     /// An entry of `size` itself is refreshed in place by the insert. O(entries).
