@@ -102,6 +102,149 @@ fn a_huge_page_is_not_mapped_over_small_ones() {
     common::reference_difference(&sys, &r).unwrap();
 }
 
+/// One unified level without ASID tags (so `auto` flushes on a switch) holding 4 KiB, 2 MiB
+/// and 1 GiB pages, `lockable` of its entries lockable; walks, no caches; x86-64 4-level.
+fn untagged_lockable(
+    entries: usize,
+    ways: usize,
+    repl: ReplacementKind,
+    lockable: usize,
+    bits: Vec<u8>,
+) -> (MachineConfig, RunOptions) {
+    let t1 = TlbConfig {
+        page_sizes: vec![PageSize::Size4K, PageSize::Size2M, PageSize::Size1G],
+        lockable,
+        index: tlblab_core::tlb::IndexFn::Bits { bits },
+        latency: 0,
+        tags: tlblab_core::tlb::TagConfig {
+            asid: false,
+            vmid: true,
+            domain: false,
+            hw_thread: false,
+        },
+        ..common::tlb("T1", 1, entries, ways, repl)
+    };
+    let mut cfg = common::machine(PageTableFormat::X86_64_4level, vec![t1]);
+    cfg.walker.latency = 3;
+    cfg.memory.bytes = 256 << 20;
+    let mut opts = RunOptions::no_caches(0);
+    opts.data_accesses = false;
+    opts.os.asid_bits = 1;
+    (cfg, opts)
+}
+
+fn load_of(thread: u32, va: u64) -> Record {
+    Record::Access(Access::new(
+        ThreadId(thread),
+        AccessKind::Load,
+        VirtAddr(va),
+        16,
+    ))
+}
+
+fn huge_region(process: u32) -> Record {
+    Record::Event(Event::Mmap {
+        process,
+        start: VirtAddr(0x4000_0000),
+        len: 2 << 20,
+        prot: 3,
+        page_shift: 21,
+    })
+}
+
+fn lock_of(process: u32, va: u64, core: tlblab_types::CoreId) -> Record {
+    Record::Event(Event::TlbLock {
+        process,
+        page: VirtAddr(va),
+        core,
+        lock: true,
+    })
+}
+
+/// Given address space 0's 4 KiB pages 0x4000_0000 and 0x4000_3000 in a level without ASID
+/// tags, when space 1 locks its 2 MiB page over them (`TlbLock`), then the lock first drops
+/// both small entries (two invalidations) and the level holds the one locked 2 MiB entry: no
+/// address keeps two translations (ARM's lockdown sequence invalidates the address first).
+/// Before 2026-11-26 both stayed, the lock also locked space 0's 4 KiB entry of the address
+/// (the first it found), and a later access crossing into 0x4000_3000 hit the 2 MiB entry in
+/// the engine (its memo of the last hit) but the 4 KiB one in the reference (its search,
+/// smallest page first): the TLB entries differed at the end
+/// (`PROPTEST_RNG_SEED=3`, shrunk).
+#[test]
+fn a_lock_drops_the_entries_of_other_sizes_under_its_page() {
+    let (cfg, opts) = untagged_lockable(4, 2, ReplacementKind::Lru, 2, vec![13]);
+    let core0 = tlblab_types::CoreId(0);
+    let mut records = vec![load_of(0, 0x4000_0000)];
+    records.extend((0..3).map(huge_region));
+    records.extend([
+        load_of(0, 0x4000_3000),
+        lock_of(1, 0x4000_0000, core0),
+        load_of(0, 0x4060_3000),
+        load_of(0, 0x4000_2ff8),
+        load_of(0, 0x4080_6000),
+    ]);
+    // Up to the lock: the level holds the locked 2 MiB page only.
+    let (mut sys, mut r) = setup(&cfg, opts, 1);
+    sys.run_slice(&records[..6]).unwrap();
+    r.run(&records[..6]).unwrap();
+    let held: Vec<_> = sys.tlbs[0]
+        .entries()
+        .map(|e| (e.vpn.0, e.size, e.locked))
+        .collect();
+    assert_eq!(held, vec![(0x200, PageSize::Size2M, true)]);
+    assert_eq!(sys.stats().total.invalidations, 2);
+    common::reference_difference(&sys, &r).unwrap();
+    // The whole trace: the engine and the reference alike.
+    let (mut sys, mut r) = setup(&cfg, opts, 1);
+    sys.run_slice(&records).unwrap();
+    r.run(&records).unwrap();
+    common::reference_difference(&sys, &r).unwrap();
+}
+
+/// Given space 0's 4 KiB page 0x4000_2000 in core 1's level (no ASID tags; two cores of two
+/// SMT threads), when space 2 locks that address on every core and its translation is a 2 MiB
+/// page, then each core's level holds exactly one locked entry, space 2's 2 MiB page, and
+/// space 0's 4 KiB entry is gone. Before 2026-11-26 the lock on core 1 also locked space 0's
+/// 4 KiB entry (the first entry of the address it found: a lock of another process's page),
+/// and thread 2's accesses then hit differently in the engine (memo: the 2 MiB entry it last
+/// hit) and the reference (the 4 KiB one): one walk more in the engine
+/// (`PROPTEST_RNG_SEED=2`, shrunk).
+#[test]
+fn a_lock_on_every_core_locks_its_own_translation_only() {
+    let (mut cfg, opts) = untagged_lockable(16, 4, ReplacementKind::Plru, 3, vec![13, 15]);
+    cfg.cores = 2;
+    cfg.threads_per_core = 2;
+    let mut records = vec![load_of(3, 0x4000_2000)];
+    records.extend((0..3).map(huge_region));
+    records.push(lock_of(2, 0x4000_2000, tlblab_trace::record::ALL_CORES));
+    records.extend(
+        [
+            0x4020_6000,
+            0x4020_3000,
+            0x4040_6000,
+            0x4000_0000,
+            0x4000_2000,
+            0x4020_7000,
+        ]
+        .map(|va| load_of(2, va)),
+    );
+    let (mut sys, mut r) = setup(&cfg, opts, 1);
+    sys.run_slice(&records[..5]).unwrap();
+    r.run(&records[..5]).unwrap();
+    for core in 0..2 {
+        let held: Vec<_> = sys.tlbs[core]
+            .entries()
+            .map(|e| (e.vpn.0, e.size, e.locked))
+            .collect();
+        assert_eq!(held, vec![(0x200, PageSize::Size2M, true)], "core {core}");
+    }
+    common::reference_difference(&sys, &r).unwrap();
+    let (mut sys, mut r) = setup(&cfg, opts, 1);
+    sys.run_slice(&records).unwrap();
+    r.run(&records).unwrap();
+    common::reference_difference(&sys, &r).unwrap();
+}
+
 /// x86-64 4-level, one 16-entry fully associative LRU level, no caches, 256 MiB.
 fn common_machine() -> MachineConfig {
     let t1 = TlbConfig {

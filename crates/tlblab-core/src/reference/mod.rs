@@ -1184,6 +1184,11 @@ impl ReferenceModel {
                 vmid: self.vmid(),
                 hw_thread: 0,
             };
+            // Seed 004's lockdown on ARM: the address is invalidated before the entry is
+            // loaded and locked, so no entry of another page size over the page stays beside
+            // it (on a level without ASID tags, another address space's).
+            let dropped = self.tlbs[t].drop_overlapping(page, who, size);
+            self.core_os[c].invalidations += dropped;
             let before = self.tlbs[t].locked_count();
             self.tlbs[t].insert(Entry {
                 vpn: page >> size.shift(),

@@ -305,6 +305,30 @@ impl NaiveTlb {
         e.locked
     }
 
+    /// Drops the entries `who` sees, locked or not, of another page size than `size` whose
+    /// pages overlap `va`'s page of `size`: a lock invalidates its address before it loads
+    /// the entry it locks (ARM's lockdown sequence), and a larger page goes in only once the
+    /// smaller ones under it are gone, so no address has two translations. Returns how many.
+    pub(super) fn drop_overlapping(&mut self, va: u64, who: Who, size: PageSize) -> u64 {
+        let lo = va / size.bytes() * size.bytes();
+        let hi = lo + size.bytes() - 1;
+        let mut n = 0;
+        for set in 0..self.nsets {
+            for w in 0..self.sets.ways {
+                let overlaps = self.sets.slots[set][w].as_ref().is_some_and(|e| {
+                    let start = e.vpn * e.size.bytes();
+                    let end = start + e.size.bytes() - 1;
+                    e.size != size && self.allows(e, who) && start <= hi && lo <= end
+                });
+                if overlaps {
+                    self.sets.invalidate(set, w);
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
     /// Unlocks every entry of `va`'s pages (any tags).
     pub(super) fn unlock(&mut self, va: u64) {
         for &size in &self.sizes {

@@ -261,6 +261,10 @@ impl System {
                 vmid: e.vmid,
                 hw_thread: hw,
             };
+            // Entries of other page sizes over the locked page's range go first (ARM's
+            // lockdown sequence invalidates the address before it locks it; no address keeps
+            // two translations: `Tlb::invalidate_overlapping`).
+            let dropped = tlb.invalidate_overlapping(page, req, e.size);
             let before = tlb.locked_count();
             tlb.insert(e);
             if !tlb.lock(page, req) {
@@ -278,6 +282,7 @@ impl System {
                 )));
             }
             n += (tlb.locked_count() > before) as usize;
+            self.core_os[c].invalidations += dropped as u64;
         }
         Ok((cycles, n))
     }

@@ -1087,6 +1087,45 @@ impl Tlb {
         self.invalidate_va_inner::<true>(va, asid)
     }
 
+    /// Invalidates the entries visible to `req` of another page size than `size` whose pages
+    /// overlap `va`'s page of `size`, locked ones too; returns how many. A lock calls it
+    /// before it puts its translation in (`System::lock_page`): ARM's lockdown sequence
+    /// invalidates the address before the load that locks it (the ARM926EJ-S CP15 c10 TLB
+    /// lockdown sample sequence, e.g. the NS9750 Hardware Reference, R10: "invalidate TLB
+    /// single entry to ensure that LockAddr is not already in the TLB"), and a larger page is
+    /// put in only once the smaller ones it covers are gone (break-before-make), so no
+    /// address is left with two translations. On a level
+    /// without ASID tags another address space's entries of another page size would otherwise
+    /// stay beside the locked one: a TLB conflict (docs/reference-model.md, "What it found").
+    /// An entry of `size` itself is refreshed in place by the insert. O(entries).
+    pub fn invalidate_overlapping(
+        &mut self,
+        va: VirtAddr,
+        req: Requester,
+        size: PageSize,
+    ) -> usize {
+        self.memo_slot = usize::MAX;
+        let (lo, hi) = (va.0 & !(size.bytes() - 1), (va.0 | (size.bytes() - 1)));
+        let mut n = 0;
+        for slot in 0..self.keys.len() {
+            if self.keys.get(slot) == INVALID || !self.tags_match(slot, req) {
+                continue;
+            }
+            let e = self.entry_at(slot);
+            let start = e.vpn.0 << e.size.shift();
+            let end = start | (e.size.bytes() - 1);
+            if e.size != size && start <= hi && lo <= end {
+                if self.payload[slot].locked {
+                    self.payload[slot].locked = false;
+                    self.locked_count -= 1;
+                }
+                self.invalidate_slot(slot);
+                n += 1;
+            }
+        }
+        n
+    }
+
     fn invalidate_va_inner<const LOCKED: bool>(
         &mut self,
         va: VirtAddr,
