@@ -44,18 +44,23 @@ _MALLOC_TUNED = False
 
 
 def _keep_freed_memory() -> None:
-    """Undoes, in this worker process, the `MALLOC_TRIM_THRESHOLD_=65536` that Dask's nanny puts
-    in every worker's environment (`distributed.nanny.pre-spawn-environ`). With it, glibc stops
-    raising its mmap threshold as memory is freed, so the ~6 MB a run allocates for the zen3
-    machine (its caches' tags) and its trace reader came fresh from the kernel on every run,
-    zeroed and faulted in: 201 one-reference engine runs took 0.37 s instead of 0.14 s (and every
-    point paid it). Here allocations up to 32 MiB (glibc's largest threshold) come from the heap
-    again and freed memory stays for the next point. Linux/glibc only; elsewhere nothing."""
+    """Makes glibc keep the memory a point frees for the next point, in this process (a worker,
+    or the client of a serial sweep). A run allocates ~6 MB for the zen3 machine (its caches'
+    tags) and its trace reader, and frees it at the end:
+    - in a Dask worker, the nanny's `MALLOC_TRIM_THRESHOLD_=65536`
+      (`distributed.nanny.pre-spawn-environ`) stops glibc from raising its mmap threshold, so
+      every run's 6 MB came fresh from the kernel, zeroed and faulted in: 201 one-reference
+      engine runs took 0.37 s instead of 0.14 s;
+    - with glibc's defaults the threshold adapts, but the heap's top is still given back above
+      twice it: 200 points of 400 K references took 1.69 s of CPU in one process, 1.30 s with
+      this (Xeon VM, one core).
+    Here allocations up to 32 MiB (glibc's largest mmap threshold) come from the heap and up to
+    64 MiB of freed memory stays. Linux/glibc only; elsewhere nothing."""
     global _MALLOC_TUNED
     if _MALLOC_TUNED:
         return
     _MALLOC_TUNED = True
-    if sys.platform != "linux" or not os.environ.get("MALLOC_TRIM_THRESHOLD_"):
+    if sys.platform != "linux":
         return
     import ctypes
     import ctypes.util
@@ -70,11 +75,15 @@ def _keep_freed_memory() -> None:
     mallopt(m_trim_threshold, 64 << 20)
 
 
-def run_points(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def run_points(tasks_json: str) -> list[dict[str, Any]]:
     """Runs several points in one task (on a worker): a point costs the engine milliseconds,
     about what a Dask task costs, so one task per point would spend the cores on scheduling.
+    The tasks come as one JSON text (`Point.task` each): Dask walks a task's arguments looking
+    for futures, and 200 nested machine dicts cost the client and scheduler CPU taken from the
+    workers' cores; a string it passes through.
     A point that fails is returned as {"key", "error"}, named by the caller."""
     _keep_freed_memory()
+    tasks = json.loads(tasks_json)
     out = []
     for t in tasks:
         try:
@@ -207,6 +216,7 @@ def sweep(grid: Grid | dict[str, Any] | str | Path, out: str | Path | None = Non
     try:
         if serial or not todo:
             rep.where = "this process"
+            _keep_freed_memory()
             for job in checks:
                 err = g.run_check(job)
                 if err is not None:
@@ -303,13 +313,13 @@ def _dask_client(scheduler: str | None, workers: int | None, rep: Report):
             cluster.close()
 
 
-def run_checks(jobs: list[dict[str, Any]]) -> str | None:
-    """Runs a chunk of `grid.check_jobs` (on a worker): the first refusal's message, or None."""
+def run_checks(jobs_json: str) -> str | None:
+    """Runs a chunk of `grid.check_jobs` (on a worker, as JSON text like `run_points`): the first
+    refusal's message, or None."""
     from tlblab.sweeps.grid import run_check
 
     _keep_freed_memory()
-
-    for job in jobs:
+    for job in json.loads(jobs_json):
         err = run_check(job)
         if err is not None:
             return err
@@ -322,7 +332,7 @@ def _check_on_dask(client, n: int, jobs: list[dict[str, Any]]) -> None:
     if not jobs:
         return
     size = max(1, -(-len(jobs) // (2 * n)))
-    futures = [client.submit(run_checks, jobs[i:i + size], pure=False) for i in range(0, len(jobs), size)]
+    futures = [client.submit(run_checks, json.dumps(jobs[i:i + size]), pure=False) for i in range(0, len(jobs), size)]
     for err in client.gather(futures):
         if err is not None:
             raise UserError(err)
@@ -330,12 +340,14 @@ def _check_on_dask(client, n: int, jobs: list[dict[str, Any]]) -> None:
 
 def _chunks(todo: list[Point], n: int) -> list[list[Point]]:
     """Points in tasks of decreasing size (guided scheduling): a point costs the engine
-    milliseconds, about what a Dask task costs, so one task per point would spend the cores on
-    scheduling; the first tasks are large (a quarter of what is left over the workers) and the
-    last hold one point each, so the workers run out of work together."""
+    milliseconds, and a Dask task costs the client and scheduler 3-4 ms of CPU on the same
+    cores, so one task per point would spend the cores on scheduling; the first tasks are large
+    (half of what is left over the workers) and the last hold one point each, so the workers
+    run out of work together. (A quarter instead of a half made twice the tasks and no faster
+    sweep: 200 points of 400 K references, 0.96-0.97 s against 0.99-1.10 s.)"""
     out, i = [], 0
     while i < len(todo):
-        size = max(1, (len(todo) - i) // (4 * n))
+        size = max(1, (len(todo) - i) // (2 * n))
         out.append(todo[i:i + size])
         i += size
     return out
@@ -345,7 +357,7 @@ def _run_on_dask(client, n: int, todo: list[Point], arrived) -> None:
     from distributed import as_completed
 
     by_key = {p.key(): p for p in todo}
-    futures = [client.submit(run_points, [p.task() for p in c], key=f"tlblab-points-{c[0].key()}",
+    futures = [client.submit(run_points, json.dumps([p.task() for p in c]), key=f"tlblab-points-{c[0].key()}",
                              pure=False, retries=1) for c in _chunks(todo, n)]
     for fut in as_completed(futures):
         for res in fut.result():
