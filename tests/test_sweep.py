@@ -83,28 +83,39 @@ def test_given_a_localcluster_of_two_workers_then_the_frame_equals_the_serial_on
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "out" / "sweep.parquet"), serial)
 
 
+# The sweep's client, killed by SIGKILL (no clean-up, no flush) right after it has written its
+# KILL_AFTER-th point file. Racing a timer against the cluster cannot land mid-sweep reliably: the
+# 12 points take a tenth of a second and arrive in bursts of a chunk.
+KILL_AFTER = 4
+_KILLED_CLIENT = """
+import os, signal, sys
+import tlblab.sweeps.run as run
+from tlblab.cli import main
+written = 0
+real_write = run._write_atomic
+def write_then_die(path, data):
+    global written
+    real_write(path, data)
+    if path.parent.name == "points":
+        written += 1
+        if written == {n}:
+            os.kill(os.getpid(), signal.SIGKILL)
+run._write_atomic = write_then_die
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def test_given_a_killed_sweep_when_run_again_then_it_resumes_and_the_frame_equals_the_serial_one(
         grid_file, serial, cluster, tmp_path):
     out = tmp_path / "out"
-    # The client is killed (SIGKILL, no clean-up) while the cluster runs its points.
-    proc = subprocess.Popen([sys.executable, "-m", "tlblab.cli", "sweep", str(grid_file), "--out", str(out),
-                             "--scheduler", cluster], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            done = list((out / "points").glob("*.json")) if (out / "points").is_dir() else []
-            if len(done) >= 2 or proc.poll() is not None:
-                break
-            time.sleep(0.05)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    done = len(list((out / "points").glob("*.json")))
-    assert 2 <= done < 12, f"the kill should land mid-sweep ({done} of 12 points done)"
+    proc = subprocess.run([sys.executable, "-c", _KILLED_CLIENT.format(n=KILL_AFTER), "sweep", str(grid_file),
+                           "--out", str(out), "--scheduler", cluster],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert len(list((out / "points").glob("*.json"))) == KILL_AFTER
     assert not (out / "sweep.parquet").exists()
     df = tlblab.sweep(grid_file, out, scheduler=cluster, progress=False)
-    assert LAST.reused == done and LAST.ran == 12 - done
+    assert LAST.reused == KILL_AFTER and LAST.ran == 12 - KILL_AFTER
     pd.testing.assert_frame_equal(df, serial)
 
 
