@@ -214,3 +214,119 @@ proptest! {
         with_technique(&cfg, opts, &steps, spaces, &spec("lockdown", &params))?;
     }
 }
+
+/// `with_technique` on `records` as they are (a trace with the events a test adds).
+fn with_technique_on(
+    cfg: &MachineConfig,
+    opts: RunOptions,
+    records: &[tlblab_trace::Record],
+    spaces: usize,
+    spec: &TechniqueSpec,
+) -> Result<(), TestCaseError> {
+    let mut cfg = cfg.clone();
+    if opts.os.switch == SwitchPolicy::AsidTagged {
+        for t in cfg.tlbs.iter_mut() {
+            t.tags.asid = true;
+        }
+    }
+    let (mut sys, mut r) = setup(&cfg, opts, spaces);
+    let installed = tlblab_core::techniques::install(&mut sys, spec).map_err(|e| e.0);
+    let twin = r.install_twin(spec);
+    prop_assert_eq!(
+        installed.is_ok(),
+        twin.is_ok(),
+        "install: engine {:?}, twin {:?}",
+        installed,
+        twin
+    );
+    if installed.is_err() {
+        return Ok(());
+    }
+    let a = sys.run_slice(records).map_err(|e| e.0);
+    let b = r.run(records);
+    same_run(&sys, a, &r, b)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// pt_baker (seed 001 §4.2-4.4, §5.1): the helper's sweeps (user loads, prefetches or the
+    /// kernel's table reads) and the stressors on their own hardware threads, interleaved on
+    /// the timeline with the records, over a range given or the largest region announced.
+    #[test]
+    fn pt_baker_agrees_with_its_twin(
+        cfg in machine(),
+        opts in options(),
+        steps in steps(),
+        spaces in 1usize..4,
+        (mode, stride, (nops, nop_cycles), (sleep_us, slack), place) in (
+            0usize..4,
+            prop_oneof![Just(1u64), Just(8), Just(512), 1u64..1100],
+            (0u64..4, 0u64..4),
+            (prop_oneof![3 => Just(0u64), 1 => 1u64..4], 0u64..60),
+            0usize..3,
+        ),
+        ((pressure, stressors, mlp), (ranged, first, pages), regions, two_cores) in (
+            (prop_oneof![2 => Just(0usize), 1 => Just(1), 1 => Just(2)], 0u64..3, 1u64..40),
+            (any::<bool>(), 0u64..64, 1u64..3000),
+            proptest::collection::vec((0usize..800, 0u64..64, 1u64..3000), 0..4),
+            proptest::bool::weighted(0.8),
+        ),
+    ) {
+        let mut cfg = cfg;
+        if two_cores {
+            // Mostly a machine the placement fits (else both refuse it): a core of the helper's
+            // own (and the stressors') beside the application's, an SMT sibling for `smt`, a
+            // level shared by every core for `ccx`, and none for `other_ccx`.
+            cfg.cores = cfg.cores.max(2) + (pressure > 0) as usize * 2;
+            if place == 0 || (place == 1 && pressure > 0) {
+                if cfg.caches.is_empty() {
+                    cfg.caches.push(common::cache("L1", 1, 1024, 2, 2));
+                }
+                if !cfg.caches.iter().any(|c| c.level > 1) {
+                    // An L3 of 16 sets of 4 ways, 20 cycles (the random levels' shapes).
+                    let level = cfg.caches.iter().map(|c| c.level).max().unwrap_or(1) + 1;
+                    cfg.caches.push(common::cache("LLC", level, 4096, 4, 20));
+                }
+                if let Some(c) = cfg.caches.iter_mut().filter(|c| c.level > 1).last() {
+                    c.shared = true;
+                    c.cores_per_instance = 0;
+                }
+            }
+            match place {
+                0 => {}
+                1 => cfg.threads_per_core = 2,
+                _ => cfg.caches.iter_mut().for_each(|c| {
+                    c.shared = false;
+                    c.cores_per_instance = 0;
+                }),
+            }
+        }
+        let mut params = vec![
+            ("mode", ["none", "user", "prefetch", "kernel"][mode].to_string()),
+            ("stride", stride.to_string()),
+            ("nops", nops.to_string()),
+            ("nop_cycles", nop_cycles.to_string()),
+            ("sleep_us", sleep_us.to_string()),
+            ("timer_slack_us", slack.to_string()),
+            ("place", ["ccx", "smt", "other_ccx"][place].to_string()),
+            ("pressure", ["none", "cache", "stream"][pressure].to_string()),
+            ("stressors", stressors.to_string()),
+            ("stressor_mlp", mlp.to_string()),
+        ];
+        // A range of whole pages from one of the trace's pages, or the largest region.
+        if ranged {
+            params.push(("range", format!("{:#x}:{}", page_va(first, &cfg), pages * 4096)));
+        }
+        let mut records = records(&steps, &cfg, opts.walks);
+        for (k, &(at, page, pages)) in regions.iter().enumerate() {
+            let e = tlblab_trace::Record::Event(tlblab_trace::Event::Region {
+                region: k as u32,
+                start: tlblab_types::VirtAddr(page_va(page, &cfg)),
+                len: pages * 4096,
+            });
+            records.insert(at.min(records.len()), e);
+        }
+        with_technique_on(&cfg, opts, &records, spaces, &spec("pt_baker", &params))?;
+    }
+}

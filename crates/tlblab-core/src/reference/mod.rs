@@ -753,6 +753,7 @@ impl ReferenceModel {
                     if multi {
                         queues[cpu].push_back(a);
                     } else if self.references < limit {
+                        self.companion_before(cpu)?;
                         self.step(a)?;
                         self.check_warmup();
                     }
@@ -776,6 +777,7 @@ impl ReferenceModel {
                 .min_by_key(|&c| (self.cpus[c].clock, c));
             let Some(c) = next else { break };
             let a = queues[c].pop_front().expect("not empty");
+            self.companion_before(c)?;
             self.step(a)?;
             self.check_warmup();
         }
@@ -911,6 +913,25 @@ impl ReferenceModel {
             | Event::Region { .. }
             | Event::PhaseBegin { .. }
             | Event::PhaseEnd { .. } => {}
+        }
+        if let Some(mut twin) = self.twin.take() {
+            // The technique sees every event after it was applied (`Technique::on_event`).
+            let r = twin.on_event(self, &e);
+            self.twin = Some(twin);
+            r?;
+        }
+        Ok(())
+    }
+
+    /// A technique's own hardware threads (pt_baker's helper, seed 001 §4.1) run up to the
+    /// time of hardware thread `cpu`, whose access runs next, so that their loads and the
+    /// records' meet the shared caches in time order (`Technique::run_companion`).
+    fn companion_before(&mut self, cpu: usize) -> Result<(), String> {
+        if let Some(mut twin) = self.twin.take() {
+            let until = self.cpus[cpu].clock;
+            let r = twin.run_companion(self, until);
+            self.twin = Some(twin);
+            r?;
         }
         Ok(())
     }

@@ -458,10 +458,15 @@ impl PtBaker {
             }
             return Ok(());
         }
-        let mut busy = LOOP_CYCLES + self.nops * self.nop_cycles;
+        let mut busy = LOOP_CYCLES;
+        // The load's (or the reads') cycles are on the helper's clock already: counted in
+        // `busy_cycles`, not charged again.
+        let mut waited = 0;
         let mut next = self.cursor + self.stride_pages;
         match self.mode {
             Mode::User | Mode::Prefetch => {
+                // Alg. 2 lines 13-15: the NOPs after every visited element.
+                busy += self.nops * self.nop_cycles;
                 // The seed's helper starts once the region is populated (§4.2): a page the
                 // application has not touched yet is passed over (a real load would map the
                 // shared zero page, not a frame of its own).
@@ -488,12 +493,14 @@ impl PtBaker {
                             sys.keep_in_shared_levels(cpu, PhysAddr(hpa));
                         }
                     }
+                    // (Before 2026-11-26 `busy` took these cycles and `charge_busy` charged
+                    // them a second time: the reference's twin found it.)
                     if self.mode == Mode::Prefetch {
                         let keep = (c as f64 * PREFETCH_COST).round() as u64;
                         sys.overlap_last(cpu, c - keep);
-                        busy += keep;
+                        waited = keep;
                     } else {
-                        busy += c;
+                        waited = c;
                     }
                     self.touches += 1;
                 } else {
@@ -522,13 +529,26 @@ impl PtBaker {
                     }
                 }
                 let stop = path.len.saturating_sub(1);
-                if stop < last {
+                let next_va = if stop < last {
                     // A huge leaf or an empty upper entry: its whole span is done (the
-                    // kernel's walker moves to the next entry of that level).
+                    // kernel's walker moves to the next entry of that level), and no PTE was
+                    // read, so no NOPs (Alg. 3 lines 9-11 follow each PTE read).
                     let span = 1u64 << levels[stop].shift;
-                    let next_va = (va & !(span - 1)) + span;
-                    next = (next_va - start).div_ceil(4096).max(self.cursor + 1);
-                }
+                    (va & !(span - 1)) + span
+                } else {
+                    busy += self.nops * self.nop_cycles;
+                    // Alg. 3 walks one last-level table per call of `walk_pte_range`, from
+                    // that table's first address in the range, `stride` pages apart, up to the
+                    // table's end (lines 12-16), and `walk_pmd_range` calls it again for the
+                    // next table: the stride restarts at each table (found by the reference's
+                    // twin, 2026-11-26: before, it ran on from the range's start across tables,
+                    // so a stride not dividing the table's entries, or above them, touched
+                    // other PTEs, or skipped tables).
+                    let table = 1u64 << levels[last - 1].shift;
+                    let table_end = (va & !(table - 1)) + table;
+                    (va + self.stride_pages * 4096).min(table_end)
+                };
+                next = (next_va - start).div_ceil(4096).max(self.cursor + 1);
                 if leaf.is_some() {
                     self.touches += 1;
                 } else {
@@ -538,7 +558,7 @@ impl PtBaker {
             Mode::None => unreachable!("no helper steps in mode none"),
         }
         sys.charge_busy(cpu, busy);
-        self.busy_cycles += busy;
+        self.busy_cycles += busy + waited;
         self.cursor = next;
         Ok(())
     }

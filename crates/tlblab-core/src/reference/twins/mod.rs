@@ -8,19 +8,22 @@
 //! placement), `on_switch_in` after a thread is switched in (a program's start).
 
 mod lockdown;
+mod pt_baker;
 mod tlb_coloring;
 
 use super::ReferenceModel;
 use crate::machine::TechniqueSpec;
-use tlblab_trace::Record;
+use tlblab_trace::{Event, Record};
 
 pub(super) use lockdown::LockdownTwin;
+pub(super) use pt_baker::PtBakerTwin;
 pub(super) use tlb_coloring::ColoringTwin;
 
 /// The twin installed in a reference run.
 pub(super) enum Twin {
     Coloring(ColoringTwin),
     Lockdown(LockdownTwin),
+    PtBaker(PtBakerTwin),
 }
 
 impl Twin {
@@ -29,6 +32,7 @@ impl Twin {
         match self {
             Twin::Coloring(t) => Ok(t.transform(records)),
             Twin::Lockdown(_) => Ok(records.to_vec()),
+            Twin::PtBaker(_) => Ok(records.to_vec()),
         }
     }
 
@@ -42,6 +46,7 @@ impl Twin {
         match self {
             Twin::Coloring(_) => Ok(0),
             Twin::Lockdown(t) => t.on_switch_in(r, cpu, thread),
+            Twin::PtBaker(_) => Ok(0),
         }
     }
 
@@ -50,6 +55,27 @@ impl Twin {
         match self {
             Twin::Coloring(t) => t.counters(),
             Twin::Lockdown(t) => t.counters(),
+            Twin::PtBaker(t) => t.counters(),
+        }
+    }
+
+    /// The technique's own hardware threads run up to time `until` (`Technique::run_companion`).
+    pub(super) fn run_companion(
+        &mut self,
+        r: &mut ReferenceModel,
+        until: u64,
+    ) -> Result<(), String> {
+        match self {
+            Twin::PtBaker(t) => t.run_companion(r, until),
+            _ => Ok(()),
+        }
+    }
+
+    /// An event record, after the reference applied it; charges nothing.
+    pub(super) fn on_event(&mut self, r: &mut ReferenceModel, e: &Event) -> Result<(), String> {
+        match self {
+            Twin::PtBaker(t) => t.on_event(r, e),
+            _ => Ok(()),
         }
     }
 
@@ -79,11 +105,12 @@ impl ReferenceModel {
     /// `techniques::install`). The techniques without a twin yet are refused
     /// (docs/reference-model.md says which and why).
     pub fn install_twin(&mut self, spec: &TechniqueSpec) -> Result<(), String> {
-        let known = ["tlb_coloring", "lockdown"];
+        let known = ["tlb_coloring", "lockdown", "pt_baker"];
         for k in spec.params.keys() {
             let ok = match spec.name.as_str() {
                 "tlb_coloring" => tlb_coloring::PARAMS.contains(&k.as_str()),
                 "lockdown" => lockdown::PARAMS.contains(&k.as_str()),
+                "pt_baker" => pt_baker::PARAMS.contains(&k.as_str()),
                 _ => true,
             };
             if !ok {
@@ -93,6 +120,7 @@ impl ReferenceModel {
         let twin = match spec.name.as_str() {
             "tlb_coloring" => Twin::Coloring(ColoringTwin::new(spec, &self.config)?),
             "lockdown" => Twin::Lockdown(LockdownTwin::new(spec, &self.config)?),
+            "pt_baker" => Twin::PtBaker(PtBakerTwin::new(spec, &self.config, self.opts.seed)?),
             other => {
                 return Err(format!(
                     "the reference has no twin of technique '{other}' (twins: {})",
