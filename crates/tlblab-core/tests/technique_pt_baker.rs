@@ -393,3 +393,78 @@ fn given_a_user_mode_helper_on_a_populated_range_then_its_core_tlb_holds_the_ran
         );
     }
 }
+
+/// The application populates `pages` pages from BASE, then announces them as its region (the
+/// helper is spawned only then, Alg. 1), then makes `accesses` random loads.
+fn populated_region(pages: u64, accesses: u64) -> Vec<Record> {
+    let mut out: Vec<Record> = (0..pages).map(|p| load(BASE + p * 4096)).collect();
+    out.push(region(pages));
+    let mut rng = SplitMix64::new(9);
+    out.extend((0..accesses).map(|_| load(BASE + rng.below(pages) * 4096)));
+    out
+}
+
+/// Given a populated region of 4 last-level tables (2048 pages from a 2 MiB boundary) and a
+/// kernel-mode stride of 1024 pages, when the helper sweeps once (a long sleep after it), then
+/// it reads the first PTE of every table, 4, and each upper entry once (PML4, PDPT, 4 PDs): 10
+/// reads. Seed 001 Alg. 3: `walk_pte_range` runs per table from the table's first address and
+/// stops at the table's end, so no table is skipped whatever the stride (found by the
+/// reference's twin, 2026-11-26: the engine ran the stride on from the range's start, reading
+/// 2 PTEs, of tables 0 and 2).
+#[test]
+fn given_a_kernel_stride_above_a_table_then_every_table_of_the_range_is_read_once() {
+    let sys = run(
+        zen3_like(2, 0),
+        RunOptions::default(),
+        Some("pt_baker:mode=kernel,stride=1024,sleep_us=100000"),
+        &populated_region(2048, 4000),
+    );
+    assert_eq!(counter(&sys, "sweeps"), 1);
+    assert_eq!(counter(&sys, "pages_touched"), 4);
+    assert_eq!(counter(&sys, "pte_reads"), 10);
+}
+
+/// Given a region that was never touched (no last-level table under it), when a kernel-mode
+/// helper with NOPs sweeps it, then its work is the same as without NOPs: Alg. 3 runs its NOPs
+/// after each PTE read (lines 5-11), and an empty upper entry is passed over without any
+/// (found by the twin, 2026-11-26: the engine charged them at every step).
+#[test]
+fn given_a_range_without_page_tables_then_kernel_nops_cost_nothing() {
+    let records = [
+        region(4096),
+        Record::Event(Event::Region {
+            region: 1,
+            start: VirtAddr(BASE + (1 << 30)),
+            len: 16 << 20,
+        }),
+    ]
+    .into_iter()
+    .chain((0..2000).map(|i| load(BASE + (i % 64) * 4096)))
+    .collect::<Vec<_>>();
+    let busy = |nops: u64| {
+        let spec = format!("pt_baker:mode=kernel,range=0x50000000:16M,nops={nops},nop_cycles=10");
+        let sys = run(zen3_like(2, 0), RunOptions::default(), Some(&spec), &records);
+        assert!(counter(&sys, "sweeps") > 0);
+        assert_eq!(counter(&sys, "pages_touched"), 0);
+        (counter(&sys, "helper_busy_cycles"), counter(&sys, "sweeps"))
+    };
+    assert_eq!(busy(100), busy(0));
+}
+
+/// Given the helper's own hardware thread and no switch cost, then the cycles counted on its
+/// core are exactly its `helper_busy_cycles` in every mode: a user load's cycles, a prefetch's
+/// waited part and a kernel read's are charged once (found by the twin, 2026-11-26: a user
+/// load and a prefetch were charged twice, once by the access and once more with the loop).
+#[test]
+fn given_each_mode_then_the_helpers_core_counts_its_busy_cycles_once() {
+    let records = app(2048, 20_000, 5);
+    let mut opts = RunOptions::default();
+    opts.os.switch_cycles = 0;
+    for mode in ["user", "prefetch", "kernel"] {
+        let spec = format!("pt_baker:mode={mode},stride=8,nops=2");
+        let sys = run(zen3_like(2, 0), opts, Some(&spec), &records);
+        let busy = counter(&sys, "helper_busy_cycles");
+        assert!(counter(&sys, "pages_touched") > 0, "{mode}");
+        assert_eq!(sys.stats().cores[1].cycles, busy, "{mode}");
+    }
+}
