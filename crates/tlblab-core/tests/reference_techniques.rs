@@ -330,3 +330,25 @@ proptest! {
         with_technique_on(&cfg, opts, &records, spaces, &spec("pt_baker", &params))?;
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// foreign_entries (a host model, docs/probe.md): one entry for a page no thread uses put
+    /// into every instance of a TLB level after every N references of the run, and then
+    /// everything the records do beside them.
+    #[test]
+    fn foreign_entries_agrees_with_its_twin(
+        cfg in machine(),
+        opts in options(),
+        steps in steps(),
+        spaces in 1usize..4,
+        (every, named, pick) in (prop_oneof![1u64..4, 1u64..60], any::<bool>(), 0usize..3),
+    ) {
+        let mut params = vec![("every", every.to_string())];
+        if named {
+            params.push(("level", cfg.tlbs[pick % cfg.tlbs.len()].name.clone()));
+        }
+        with_technique(&cfg, opts, &steps, spaces, &spec("foreign_entries", &params))?;
+    }
+}

@@ -443,7 +443,12 @@ fn given_a_range_without_page_tables_then_kernel_nops_cost_nothing() {
     .collect::<Vec<_>>();
     let busy = |nops: u64| {
         let spec = format!("pt_baker:mode=kernel,range=0x50000000:16M,nops={nops},nop_cycles=10");
-        let sys = run(zen3_like(2, 0), RunOptions::default(), Some(&spec), &records);
+        let sys = run(
+            zen3_like(2, 0),
+            RunOptions::default(),
+            Some(&spec),
+            &records,
+        );
         assert!(counter(&sys, "sweeps") > 0);
         assert_eq!(counter(&sys, "pages_touched"), 0);
         (counter(&sys, "helper_busy_cycles"), counter(&sys, "sweeps"))

@@ -7,6 +7,7 @@
 //! the moments the technique's seed names: `transform` before the records run (an allocator's
 //! placement), `on_switch_in` after a thread is switched in (a program's start).
 
+mod foreign_entries;
 mod lockdown;
 mod pt_baker;
 mod tlb_coloring;
@@ -15,6 +16,7 @@ use super::ReferenceModel;
 use crate::machine::TechniqueSpec;
 use tlblab_trace::{Event, Record};
 
+pub(super) use foreign_entries::ForeignTwin;
 pub(super) use lockdown::LockdownTwin;
 pub(super) use pt_baker::PtBakerTwin;
 pub(super) use tlb_coloring::ColoringTwin;
@@ -24,6 +26,7 @@ pub(super) enum Twin {
     Coloring(ColoringTwin),
     Lockdown(LockdownTwin),
     PtBaker(PtBakerTwin),
+    Foreign(ForeignTwin),
 }
 
 impl Twin {
@@ -33,6 +36,7 @@ impl Twin {
             Twin::Coloring(t) => Ok(t.transform(records)),
             Twin::Lockdown(_) => Ok(records.to_vec()),
             Twin::PtBaker(_) => Ok(records.to_vec()),
+            Twin::Foreign(_) => Ok(records.to_vec()),
         }
     }
 
@@ -47,6 +51,7 @@ impl Twin {
             Twin::Coloring(_) => Ok(0),
             Twin::Lockdown(t) => t.on_switch_in(r, cpu, thread),
             Twin::PtBaker(_) => Ok(0),
+            Twin::Foreign(_) => Ok(0),
         }
     }
 
@@ -56,6 +61,7 @@ impl Twin {
             Twin::Coloring(t) => t.counters(),
             Twin::Lockdown(t) => t.counters(),
             Twin::PtBaker(t) => t.counters(),
+            Twin::Foreign(t) => t.counters(),
         }
     }
 
@@ -67,6 +73,7 @@ impl Twin {
     ) -> Result<(), String> {
         match self {
             Twin::PtBaker(t) => t.run_companion(r, until),
+            Twin::Foreign(t) => t.run_companion(r, until),
             _ => Ok(()),
         }
     }
@@ -105,12 +112,13 @@ impl ReferenceModel {
     /// `techniques::install`). The techniques without a twin yet are refused
     /// (docs/reference-model.md says which and why).
     pub fn install_twin(&mut self, spec: &TechniqueSpec) -> Result<(), String> {
-        let known = ["tlb_coloring", "lockdown", "pt_baker"];
+        let known = ["tlb_coloring", "lockdown", "pt_baker", "foreign_entries"];
         for k in spec.params.keys() {
             let ok = match spec.name.as_str() {
                 "tlb_coloring" => tlb_coloring::PARAMS.contains(&k.as_str()),
                 "lockdown" => lockdown::PARAMS.contains(&k.as_str()),
                 "pt_baker" => pt_baker::PARAMS.contains(&k.as_str()),
+                "foreign_entries" => foreign_entries::PARAMS.contains(&k.as_str()),
                 _ => true,
             };
             if !ok {
@@ -121,6 +129,9 @@ impl ReferenceModel {
             "tlb_coloring" => Twin::Coloring(ColoringTwin::new(spec, &self.config)?),
             "lockdown" => Twin::Lockdown(LockdownTwin::new(spec, &self.config)?),
             "pt_baker" => Twin::PtBaker(PtBakerTwin::new(spec, &self.config, self.opts.seed)?),
+            "foreign_entries" => {
+                Twin::Foreign(ForeignTwin::new(spec, &self.config, self.opts.seed)?)
+            }
             other => {
                 return Err(format!(
                     "the reference has no twin of technique '{other}' (twins: {})",
