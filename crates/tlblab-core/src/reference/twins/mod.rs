@@ -25,7 +25,7 @@ pub(super) use tlb_coloring::ColoringTwin;
 pub(super) enum Twin {
     Coloring(ColoringTwin),
     Lockdown(LockdownTwin),
-    PtBaker(PtBakerTwin),
+    PtBaker(Box<PtBakerTwin>),
     Foreign(ForeignTwin),
 }
 
@@ -128,7 +128,11 @@ impl ReferenceModel {
         let twin = match spec.name.as_str() {
             "tlb_coloring" => Twin::Coloring(ColoringTwin::new(spec, &self.config)?),
             "lockdown" => Twin::Lockdown(LockdownTwin::new(spec, &self.config)?),
-            "pt_baker" => Twin::PtBaker(PtBakerTwin::new(spec, &self.config, self.opts.seed)?),
+            "pt_baker" => Twin::PtBaker(Box::new(PtBakerTwin::new(
+                spec,
+                &self.config,
+                self.opts.seed,
+            )?)),
             "foreign_entries" => {
                 Twin::Foreign(ForeignTwin::new(spec, &self.config, self.opts.seed)?)
             }

@@ -580,12 +580,11 @@ impl PtBakerTwin {
         let s = &mut self.stressors[k];
         let lines = s.bytes / 64;
         let mut touches: Vec<(AccessKind, u64)> = Vec::new();
-        let extra;
-        if self.stress_cache {
+        let extra = if self.stress_cache {
             let line = s.rng.next_u64() % lines;
             touches.push((AccessKind::Load, s.base + line * 64));
             touches.push((AccessKind::Store, s.base + line * 64));
-            extra = 1;
+            1
         } else {
             let line = s.next_line % lines;
             s.next_line += 1;
@@ -594,8 +593,8 @@ impl PtBakerTwin {
             touches.push((AccessKind::Load, s.base + 2 * s.bytes + line * 64));
             touches.push((AccessKind::Store, s.base + line * 64));
             // The line's 7 other elements: one a cycle, at least the L1's latency.
-            extra = self.l1_latency.max(7);
-        }
+            self.l1_latency.max(7)
+        };
         let (cpu, thread) = (s.cpu, s.thread);
         for (kind, va) in touches {
             let c = Self::agent_access(r, thread, kind, va, 8)?;
