@@ -86,6 +86,10 @@ fn main() {
     for (i, n) in (lo..=hi).enumerate() {
         let lows: Vec<String> = table.iter().map(|r| format!("{:5.1}", r[i].0)).collect();
         let meds: Vec<String> = table.iter().map(|r| format!("{:5.1}", r[i].1)).collect();
-        println!("n {n:2}  low {}   median {}", lows.join(" "), meds.join(" "));
+        println!(
+            "n {n:2}  low {}   median {}",
+            lows.join(" "),
+            meds.join(" ")
+        );
     }
 }

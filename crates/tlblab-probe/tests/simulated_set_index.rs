@@ -76,7 +76,11 @@ fn random_replacement_reads_16_ways_and_says_the_half_way_point_is_not_them() {
     assert_eq!(si.ways_fillers, 0);
     // The previous reading, the middle of the first misses and the half-way point.
     let old = (si.ways + si.half_way).div_ceil(2);
-    assert!(old >= 18, "the half-way point {} would not have moved it", si.half_way);
+    assert!(
+        old >= 18,
+        "the half-way point {} would not have moved it",
+        si.half_way
+    );
     assert!(!si.ways_read(), "{si:?}");
 }
 

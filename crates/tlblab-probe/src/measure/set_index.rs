@@ -414,7 +414,7 @@ pub fn measure_set_index(
     // point of a curve with 160 fillers) read 25 for 16 ways on the simulated Intel-like host,
     // and W − 6 then started the curves past the first misses.
     let ns: Vec<usize> = ((ways / 2).max(4)..=2 * ways + 2).collect();
-    let own = l1.is_some_and(|(s1, w1)| s1 > 1 && step % s1 == 0 && ns[0] > w1);
+    let own = l1.is_some_and(|(s1, w1)| s1 > 1 && step.is_multiple_of(s1) && ns[0] > w1);
     let wf = if own { 0 } else { fillers };
     let cbase = (m0 + 2 * j + 1) * step;
     let mut curves: Vec<Vec<(usize, f64)>> = Vec::new();
@@ -582,6 +582,10 @@ mod tests {
             ways: 16,
             ways_lo: 16,
             ways_hi: 16,
+            ways_agree: 5,
+            half_way: 16,
+            ways_firsts: vec![16; 5],
+            ways_fillers: 0,
             top_log2: 14,
             basis: (0..7).collect(),
             folds: vec![
