@@ -5,7 +5,8 @@
 //!
 //! A twin parses its own parameters (the spec's text, naively: no engine parser), and acts at
 //! the moments the technique's seed names: `transform` before the records run (an allocator's
-//! placement), `on_switch_in` after a thread is switched in (a program's start).
+//! placement), `on_switch_in` after a thread is switched in (a program's start),
+//! `on_migrate` when a `Migrate` record moves a thread (Linux's `move_queued_task`).
 
 mod lockdown;
 mod tlb_coloring;
