@@ -232,7 +232,7 @@ impl MigrationTwin {
             .iter()
             .filter(|t| t.kind != TlbKind::Instr && t.level == last)
             .map(|t| t.entries)
-            .last()
+            .next_back()
             .unwrap_or(0) as u64;
         let limit = match number(spec, "limit", "0")? {
             0 => size,
