@@ -5,10 +5,12 @@
 //!
 //! A twin parses its own parameters (the spec's text, naively: no engine parser), and acts at
 //! the moments the technique's seed names: `transform` before the records run (an allocator's
-//! placement), `on_switch_in` after a thread is switched in (a program's start).
+//! placement), `on_switch_in` after a thread is switched in (a program's start),
+//! `on_migrate` when a `Migrate` record moves a thread (Linux's `move_queued_task`).
 
 mod lockdown;
 mod tlb_coloring;
+mod tlb_migration;
 
 use super::ReferenceModel;
 use crate::machine::TechniqueSpec;
@@ -16,11 +18,13 @@ use tlblab_trace::Record;
 
 pub(super) use lockdown::LockdownTwin;
 pub(super) use tlb_coloring::ColoringTwin;
+pub(super) use tlb_migration::MigrationTwin;
 
 /// The twin installed in a reference run.
 pub(super) enum Twin {
     Coloring(ColoringTwin),
     Lockdown(LockdownTwin),
+    Migration(MigrationTwin),
 }
 
 impl Twin {
@@ -29,6 +33,7 @@ impl Twin {
         match self {
             Twin::Coloring(t) => Ok(t.transform(records)),
             Twin::Lockdown(_) => Ok(records.to_vec()),
+            Twin::Migration(_) => Ok(records.to_vec()),
         }
     }
 
@@ -42,6 +47,22 @@ impl Twin {
         match self {
             Twin::Coloring(_) => Ok(0),
             Twin::Lockdown(t) => t.on_switch_in(r, cpu, thread),
+            Twin::Migration(t) => t.on_switch_in(r, cpu, thread),
+        }
+    }
+
+    /// `thread` moved from hardware thread `from` to `to` (a `Migrate` record), before it
+    /// runs there: the cycles this costs, charged to `to`.
+    pub(super) fn on_migrate(
+        &mut self,
+        r: &mut ReferenceModel,
+        thread: u32,
+        from: usize,
+        to: usize,
+    ) -> Result<u64, String> {
+        match self {
+            Twin::Migration(t) => t.on_migrate(r, thread, from, to),
+            _ => Ok(0),
         }
     }
 
@@ -50,6 +71,7 @@ impl Twin {
         match self {
             Twin::Coloring(t) => t.counters(),
             Twin::Lockdown(t) => t.counters(),
+            Twin::Migration(t) => t.counters(),
         }
     }
 
@@ -79,11 +101,12 @@ impl ReferenceModel {
     /// `techniques::install`). The techniques without a twin yet are refused
     /// (docs/reference-model.md says which and why).
     pub fn install_twin(&mut self, spec: &TechniqueSpec) -> Result<(), String> {
-        let known = ["tlb_coloring", "lockdown"];
+        let known = ["tlb_coloring", "lockdown", "tlb_migration"];
         for k in spec.params.keys() {
             let ok = match spec.name.as_str() {
                 "tlb_coloring" => tlb_coloring::PARAMS.contains(&k.as_str()),
                 "lockdown" => lockdown::PARAMS.contains(&k.as_str()),
+                "tlb_migration" => tlb_migration::PARAMS.contains(&k.as_str()),
                 _ => true,
             };
             if !ok {
@@ -93,6 +116,11 @@ impl ReferenceModel {
         let twin = match spec.name.as_str() {
             "tlb_coloring" => Twin::Coloring(ColoringTwin::new(spec, &self.config)?),
             "lockdown" => Twin::Lockdown(LockdownTwin::new(spec, &self.config)?),
+            "tlb_migration" => {
+                let t = MigrationTwin::new(spec, &self.config)?;
+                self.track_uses |= t.counts_uses();
+                Twin::Migration(t)
+            }
             other => {
                 return Err(format!(
                     "the reference has no twin of technique '{other}' (twins: {})",
