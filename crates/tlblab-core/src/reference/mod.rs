@@ -338,6 +338,9 @@ pub struct ReferenceModel {
     stall_reported: bool,
     /// The technique's naive twin, if one is installed (`twins/`).
     twin: Option<twins::Twin>,
+    /// Whether TLB entries count their uses (`Entry::uses`): a twin that filters by them
+    /// (tlb_migration's `used` filter and predictors, seed 000 §5.2, §9).
+    track_uses: bool,
 }
 
 impl ReferenceModel {
@@ -539,6 +542,7 @@ impl ReferenceModel {
             roi: None,
             stall_reported: opts.stall_cycles,
             twin: None,
+            track_uses: false,
         }
     }
 
@@ -821,6 +825,13 @@ impl ReferenceModel {
                         self.cpus[from].current = None;
                     }
                     self.threads.insert(thread.0, (space, to));
+                    if let Some(mut twin) = self.twin.take() {
+                        // Linux's move_queued_task (seed 000 §7): charged to the new core.
+                        let r = twin.on_migrate(self, thread.0, from, to);
+                        self.twin = Some(twin);
+                        let cycles = r?;
+                        self.charge(to, cycles);
+                    }
                 }
             }
             Event::Mmap {
@@ -1219,6 +1230,8 @@ impl ReferenceModel {
                 vmid: who.vmid,
                 hw_thread: 0,
                 locked: true,
+                uses: 0,
+                last_use: 0,
             });
             if !self.tlbs[t].lock(page, who) {
                 return Err(format!(
@@ -1308,9 +1321,22 @@ impl ReferenceModel {
                 vmid: who.vmid,
                 hw_thread: who.hw_thread,
                 locked: false,
+                uses: 0,
+                last_use: 0,
             };
             if self.tlbs[t].insert(e) {
                 self.counters[cpu].tlb[stat][3] += 1;
+            }
+        }
+        if self.track_uses {
+            // Seed 000 §5.2's used bit (a count here): every entry that translated this
+            // reference, the level that hit and those filled above it (all after a walk).
+            for &(t, _) in path.iter().take(filled_below + 1) {
+                if let Some((set, w)) = self.tlbs[t].position(va, who) {
+                    let e = self.tlbs[t].sets.slots[set][w].as_mut().expect("held");
+                    e.uses = e.uses.saturating_add(1);
+                    e.last_use = self.references;
+                }
             }
         }
         if self.opts.data_accesses {

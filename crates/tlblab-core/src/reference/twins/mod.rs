@@ -5,12 +5,14 @@
 //!
 //! A twin parses its own parameters (the spec's text, naively: no engine parser), and acts at
 //! the moments the technique's seed names: `transform` before the records run (an allocator's
-//! placement), `on_switch_in` after a thread is switched in (a program's start).
+//! placement), `on_switch_in` after a thread is switched in (a program's start),
+//! `on_migrate` when a `Migrate` record moves a thread (Linux's `move_queued_task`).
 
 mod foreign_entries;
 mod lockdown;
 mod pt_baker;
 mod tlb_coloring;
+mod tlb_migration;
 
 use super::ReferenceModel;
 use crate::machine::TechniqueSpec;
@@ -20,6 +22,7 @@ pub(super) use foreign_entries::ForeignTwin;
 pub(super) use lockdown::LockdownTwin;
 pub(super) use pt_baker::PtBakerTwin;
 pub(super) use tlb_coloring::ColoringTwin;
+pub(super) use tlb_migration::MigrationTwin;
 
 /// The twin installed in a reference run.
 pub(super) enum Twin {
@@ -27,6 +30,7 @@ pub(super) enum Twin {
     Lockdown(LockdownTwin),
     PtBaker(Box<PtBakerTwin>),
     Foreign(ForeignTwin),
+    Migration(MigrationTwin),
 }
 
 impl Twin {
@@ -37,6 +41,7 @@ impl Twin {
             Twin::Lockdown(_) => Ok(records.to_vec()),
             Twin::PtBaker(_) => Ok(records.to_vec()),
             Twin::Foreign(_) => Ok(records.to_vec()),
+            Twin::Migration(_) => Ok(records.to_vec()),
         }
     }
 
@@ -52,6 +57,22 @@ impl Twin {
             Twin::Lockdown(t) => t.on_switch_in(r, cpu, thread),
             Twin::PtBaker(_) => Ok(0),
             Twin::Foreign(_) => Ok(0),
+            Twin::Migration(t) => t.on_switch_in(r, cpu, thread),
+        }
+    }
+
+    /// `thread` moved from hardware thread `from` to `to` (a `Migrate` record), before it
+    /// runs there: the cycles this costs, charged to `to`.
+    pub(super) fn on_migrate(
+        &mut self,
+        r: &mut ReferenceModel,
+        thread: u32,
+        from: usize,
+        to: usize,
+    ) -> Result<u64, String> {
+        match self {
+            Twin::Migration(t) => t.on_migrate(r, thread, from, to),
+            _ => Ok(0),
         }
     }
 
@@ -60,6 +81,7 @@ impl Twin {
         match self {
             Twin::Coloring(t) => t.counters(),
             Twin::Lockdown(t) => t.counters(),
+            Twin::Migration(t) => t.counters(),
             Twin::PtBaker(t) => t.counters(),
             Twin::Foreign(t) => t.counters(),
         }
@@ -112,13 +134,20 @@ impl ReferenceModel {
     /// `techniques::install`). The techniques without a twin yet are refused
     /// (docs/reference-model.md says which and why).
     pub fn install_twin(&mut self, spec: &TechniqueSpec) -> Result<(), String> {
-        let known = ["tlb_coloring", "lockdown", "pt_baker", "foreign_entries"];
+        let known = [
+            "tlb_coloring",
+            "lockdown",
+            "pt_baker",
+            "foreign_entries",
+            "tlb_migration",
+        ];
         for k in spec.params.keys() {
             let ok = match spec.name.as_str() {
                 "tlb_coloring" => tlb_coloring::PARAMS.contains(&k.as_str()),
                 "lockdown" => lockdown::PARAMS.contains(&k.as_str()),
                 "pt_baker" => pt_baker::PARAMS.contains(&k.as_str()),
                 "foreign_entries" => foreign_entries::PARAMS.contains(&k.as_str()),
+                "tlb_migration" => tlb_migration::PARAMS.contains(&k.as_str()),
                 _ => true,
             };
             if !ok {
@@ -135,6 +164,11 @@ impl ReferenceModel {
             )?)),
             "foreign_entries" => {
                 Twin::Foreign(ForeignTwin::new(spec, &self.config, self.opts.seed)?)
+            }
+            "tlb_migration" => {
+                let t = MigrationTwin::new(spec, &self.config)?;
+                self.track_uses |= t.counts_uses();
+                Twin::Migration(t)
             }
             other => {
                 return Err(format!(
