@@ -92,6 +92,8 @@ impl ForeignTwin {
                     vmid: 0,
                     hw_thread: 0,
                     locked: false,
+                    uses: 0,
+                    last_use: 0,
                 };
                 if r.tlbs[i].insert(e) {
                     self.evicted += 1;
