@@ -15,6 +15,7 @@
 //! Property tests check that the engine agrees with it (`tests/reference_parity.rs`,
 //! `tests/reference_machine.rs`).
 
+mod domains;
 mod formats;
 mod frames;
 mod parts;
@@ -338,6 +339,8 @@ pub struct ReferenceModel {
     stall_reported: bool,
     /// The technique's naive twin, if one is installed (`twins/`).
     twin: Option<twins::Twin>,
+    /// ARM domains, when a twin turns them on (seed 002, `domains.rs`).
+    domains: Option<domains::RefDomains>,
 }
 
 impl ReferenceModel {
@@ -539,6 +542,7 @@ impl ReferenceModel {
             roi: None,
             stall_reported: opts.stall_cycles,
             twin: None,
+            domains: None,
         }
     }
 
@@ -912,7 +916,8 @@ impl ReferenceModel {
             | Event::PhaseBegin { .. }
             | Event::PhaseEnd { .. } => {}
         }
-        Ok(())
+        // The twin sees every event after it was applied (`Technique::on_event`).
+        self.twin_event(e)
     }
 
     // ---- threads, switches, ASIDs ----
@@ -976,7 +981,10 @@ impl ReferenceModel {
             space = Some(s);
             if from_space != Some(s) {
                 self.os.address_space_switches += 1;
+                // A twin that replaces the switch policy answers first (seed 002's DACR reload).
+                let by_twin = self.twin_switch(cpu, from_space, s)?;
                 cycles += match self.policy {
+                    _ if by_twin.is_some() => by_twin.unwrap_or(0),
                     SwitchPolicy::FlushAll if from_space.is_none() => 0,
                     SwitchPolicy::FlushAll => self.flush_core(cpu, true),
                     SwitchPolicy::AsidTagged => {
@@ -1244,6 +1252,8 @@ impl ReferenceModel {
             vmid: self.vmid(),
             hw_thread: self.cpus[cpu].hw_thread,
         };
+        // ARM domains (seed 002, `domains.rs`): checked before the reference runs.
+        let walked_domain = self.domain_check(cpu, space, va, &path, who)?;
         let cs = &mut self.counters[cpu];
         cs.references += 1;
         cs.instr_references += instr as u64;
@@ -1292,6 +1302,7 @@ impl ReferenceModel {
                 self.counters[cpu].tlb[stat][3] += 1;
             }
         }
+        self.tag_fills(&path, out.tlb_hit, filled_below, va, who, walked_domain);
         if self.opts.data_accesses {
             let c = &self.cores[core];
             let cpath = if instr {

@@ -7,13 +7,16 @@
 //! the moments the technique's seed names: `transform` before the records run (an allocator's
 //! placement), `on_switch_in` after a thread is switched in (a program's start).
 
+mod fass;
 mod lockdown;
 mod tlb_coloring;
 
+use super::domains::Fault;
 use super::ReferenceModel;
 use crate::machine::TechniqueSpec;
-use tlblab_trace::Record;
+use tlblab_trace::{Event, Record};
 
+pub(super) use fass::FassTwin;
 pub(super) use lockdown::LockdownTwin;
 pub(super) use tlb_coloring::ColoringTwin;
 
@@ -21,6 +24,7 @@ pub(super) use tlb_coloring::ColoringTwin;
 pub(super) enum Twin {
     Coloring(ColoringTwin),
     Lockdown(LockdownTwin),
+    Fass(Box<FassTwin>),
 }
 
 impl Twin {
@@ -29,6 +33,7 @@ impl Twin {
         match self {
             Twin::Coloring(t) => Ok(t.transform(records)),
             Twin::Lockdown(_) => Ok(records.to_vec()),
+            Twin::Fass(t) => t.transform(records),
         }
     }
 
@@ -42,6 +47,7 @@ impl Twin {
         match self {
             Twin::Coloring(_) => Ok(0),
             Twin::Lockdown(t) => t.on_switch_in(r, cpu, thread),
+            Twin::Fass(_) => Ok(0),
         }
     }
 
@@ -50,12 +56,52 @@ impl Twin {
         match self {
             Twin::Coloring(t) => t.counters(),
             Twin::Lockdown(t) => t.counters(),
+            Twin::Fass(t) => t.counters(),
         }
     }
 
     /// Whether the run reports data TLB stall cycles because of the technique.
     pub(super) fn reports_stall_cycles(&self) -> bool {
         matches!(self, Twin::Lockdown(_))
+    }
+
+    /// A change of address space on `cpu` from `from` to `to`: Some(cycles) when the twin
+    /// does what the switch does instead of the switch policy (seed 002's DACR reload).
+    pub(super) fn on_switch(
+        &mut self,
+        r: &mut ReferenceModel,
+        cpu: usize,
+        from: Option<usize>,
+        to: usize,
+    ) -> Result<Option<u64>, String> {
+        match self {
+            Twin::Fass(t) => t.on_switch(r, cpu, from, to).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// A reference of `space` on `cpu` faulted on ARM domains (`domains.rs`): the cycles of
+    /// the handler, which must make the check pass.
+    pub(super) fn on_domain_fault(
+        &mut self,
+        r: &mut ReferenceModel,
+        cpu: usize,
+        space: usize,
+        va: u64,
+        fault: Fault,
+    ) -> Result<u64, String> {
+        match self {
+            Twin::Fass(t) => t.on_domain_fault(r, cpu, space, va, fault),
+            _ => Err(format!("{fault:?} fault at {va:#x} without domains")),
+        }
+    }
+
+    /// Every event record, after the reference applied it.
+    pub(super) fn on_event(&mut self, r: &mut ReferenceModel, e: Event) -> Result<(), String> {
+        match self {
+            Twin::Fass(t) => t.on_event(r, e),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -79,11 +125,12 @@ impl ReferenceModel {
     /// `techniques::install`). The techniques without a twin yet are refused
     /// (docs/reference-model.md says which and why).
     pub fn install_twin(&mut self, spec: &TechniqueSpec) -> Result<(), String> {
-        let known = ["tlb_coloring", "lockdown"];
+        let known = ["tlb_coloring", "lockdown", "fass"];
         for k in spec.params.keys() {
             let ok = match spec.name.as_str() {
                 "tlb_coloring" => tlb_coloring::PARAMS.contains(&k.as_str()),
                 "lockdown" => lockdown::PARAMS.contains(&k.as_str()),
+                "fass" => fass::PARAMS.contains(&k.as_str()),
                 _ => true,
             };
             if !ok {
@@ -93,6 +140,7 @@ impl ReferenceModel {
         let twin = match spec.name.as_str() {
             "tlb_coloring" => Twin::Coloring(ColoringTwin::new(spec, &self.config)?),
             "lockdown" => Twin::Lockdown(LockdownTwin::new(spec, &self.config)?),
+            "fass" => Twin::Fass(Box::new(FassTwin::new(spec, &self.config)?)),
             other => {
                 return Err(format!(
                     "the reference has no twin of technique '{other}' (twins: {})",
@@ -101,8 +149,38 @@ impl ReferenceModel {
             }
         };
         self.stall_reported |= twin.reports_stall_cycles();
+        if let Twin::Fass(t) = &twin {
+            // seed 002 §2.1: the domain checks are on from the start, the kernel's domains
+            // enabled.
+            self.enable_domains(t.dacr_of(None));
+        }
         self.twin = Some(twin);
         Ok(())
+    }
+
+    /// The twin's switch (`Twin::on_switch`), None without a twin.
+    pub(super) fn twin_switch(
+        &mut self,
+        cpu: usize,
+        from: Option<usize>,
+        to: usize,
+    ) -> Result<Option<u64>, String> {
+        let Some(mut twin) = self.twin.take() else {
+            return Ok(None);
+        };
+        let r = twin.on_switch(self, cpu, from, to);
+        self.twin = Some(twin);
+        r
+    }
+
+    /// The twin's look at event `e` (`Twin::on_event`).
+    pub(super) fn twin_event(&mut self, e: Event) -> Result<(), String> {
+        let Some(mut twin) = self.twin.take() else {
+            return Ok(());
+        };
+        let r = twin.on_event(self, e);
+        self.twin = Some(twin);
+        r
     }
 
     /// The twin's counters (empty without one).
