@@ -213,6 +213,9 @@ pub(crate) struct PwcRef {
     /// cache holds: `level + 1` (the next table), or `level` under `PwcRestart::AtHitLevel`
     /// (the level's own table, whose entry the walk reads again).
     pub(crate) start: usize,
+    /// ChampSim's rule (`PwcRestart::AtHitLevel`): a hit here refreshes the caches above it
+    /// (`System::refresh_pwcs`).
+    pub(crate) refresh_above: bool,
 }
 
 /// A hardware thread: a clock on the timeline, bound to a core.
@@ -436,6 +439,7 @@ impl System {
                     level: p.level,
                     shift: levels[p.level].shift,
                     start: p.level + usize::from(!restart_at_hit),
+                    refresh_above: restart_at_hit,
                 });
             }
             my_pwcs.sort_by_key(|r| std::cmp::Reverse(r.level));

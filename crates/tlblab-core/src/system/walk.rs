@@ -25,15 +25,7 @@ impl System {
     ) -> Result<(Leaf, u64), SimError> {
         let mut cycles = self.config.walker.latency;
         self.cpu_stats[st.cpu].walks += 1;
-        // ChampSim's rule apart, out of line: the other presets' walks run exactly the loop
-        // they ran before it existed (callgrind: inlined into it, the rule's test cost zen3's
-        // technique-free walks 1.1-1.9% more instructions).
-        let (start_level, start_node, pwc_cycles) =
-            if self.config.walker.pwc_restart == crate::machine::PwcRestart::AtHitLevel {
-                self.pwc_lookups_refreshing(core_i, st, va)
-            } else {
-                self.pwc_lookups(core_i, st, va)
-            };
+        let (start_level, start_node, pwc_cycles) = self.pwc_lookups(core_i, st, va);
         cycles += pwc_cycles;
         let mut leaf =
             self.spaces[st.space]
@@ -77,7 +69,11 @@ impl System {
 
     /// A walk's page-walk-cache lookups, deepest level first: the first hit decides where the
     /// walk starts. Returns (start level, start node, the latency of the cache that hit).
-    /// Intel's rule (`PwcRestart::BelowHit`): the lookups stop at the first hit.
+    /// Intel's rule (`PwcRestart::BelowHit`): the lookups stop at the first hit. ChampSim's
+    /// (`AtHitLevel`, `PwcRef::refresh_above`): the caches above the hit are looked up too,
+    /// out of line, so the other presets' walks run the loop they ran before it existed
+    /// (callgrind, zen3: tested once per walk instead, the rule cost technique-free walks
+    /// 0.7-0.8% more instructions).
     /// The fields are borrowed once, not through `self` per lookup (which reloaded each
     /// vector's pointer and length: ~50 instructions per walk, callgrind, zen3 full model).
     #[inline(always)]
@@ -89,45 +85,34 @@ impl System {
     ) -> (usize, u32, u64) {
         let space_id = self.spaces[st.space].id;
         let pwcs = &mut self.pwcs;
-        for r in &self.cores[core_i].pwcs {
+        let mut refs = self.cores[core_i].pwcs.iter();
+        while let Some(r) = refs.next() {
             let pwc = &mut pwcs[r.pwc];
             if let Some(node) = pwc.lookup(space_id, va.0 >> r.shift) {
                 self.cpu_stats[st.cpu].pwc_hits += 1;
-                return (r.start, node, pwc.config.latency);
-            }
-        }
-        (0, 0, 0)
-    }
-
-    /// `pwc_lookups` under `PwcRestart::AtHitLevel` (ChampSim's walker): the caches above the
-    /// deepest hit are looked up too, so each one that hits is refreshed: ChampSim's
-    /// `handle_read` calls `check_hit` on every PSCL (src/ptw.cc:76-77 at 2ff2501) and
-    /// `lru_table::check_hit` makes a hit most recent (inc/msl/lru_table.h:128-139); the
-    /// deepest hit is then the one the walk starts from (the `std::accumulate` of
-    /// src/ptw.cc:78-79 keeps the last hit of the PSCLs sorted from pscl5 down to pscl2).
-    /// Their hits are not counted: `pwc_hits` counts walks that hit.
-    #[cold]
-    #[inline(never)]
-    fn pwc_lookups_refreshing(
-        &mut self,
-        core_i: usize,
-        st: ThreadState,
-        va: VirtAddr,
-    ) -> (usize, u32, u64) {
-        let space_id = self.spaces[st.space].id;
-        let pwcs = &mut self.pwcs;
-        let refs = &self.cores[core_i].pwcs;
-        for (i, r) in refs.iter().enumerate() {
-            if let Some(node) = pwcs[r.pwc].lookup(space_id, va.0 >> r.shift) {
-                self.cpu_stats[st.cpu].pwc_hits += 1;
-                let latency = pwcs[r.pwc].config.latency;
-                for above in &refs[i + 1..] {
-                    pwcs[above.pwc].lookup(space_id, va.0 >> above.shift);
+                let latency = pwc.config.latency;
+                if r.refresh_above {
+                    Self::refresh_pwcs(pwcs, refs.as_slice(), space_id, va);
                 }
                 return (r.start, node, latency);
             }
         }
         (0, 0, 0)
+    }
+
+    /// ChampSim's walker (`PwcRestart::AtHitLevel`): every page-structure cache above the
+    /// deepest hit is looked up too, so each one that hits is refreshed: ChampSim's
+    /// `handle_read` calls `check_hit` on every PSCL (src/ptw.cc:76-77 at 2ff2501) and
+    /// `lru_table::check_hit` makes a hit most recent (inc/msl/lru_table.h:128-139); the
+    /// deepest hit is the one the walk starts from (the `std::accumulate` of src/ptw.cc:78-79
+    /// keeps the last hit of the PSCLs sorted from pscl5 down to pscl2). Their hits are not
+    /// counted: `pwc_hits` counts walks that hit.
+    #[cold]
+    #[inline(never)]
+    fn refresh_pwcs(pwcs: &mut [Pwc], above: &[PwcRef], space_id: u32, va: VirtAddr) {
+        for r in above {
+            pwcs[r.pwc].lookup(space_id, va.0 >> r.shift);
+        }
     }
 
     /// Fills the page-walk caches with the table pointers the walk in `self.path` read, which

@@ -84,17 +84,7 @@ fn target_level<'m>(
                 )
             });
     }
-    machine
-        .tlbs
-        .iter()
-        .find(|t| t.name == level)
-        .ok_or_else(|| {
-            let names: Vec<_> = machine.tlbs.iter().map(|t| t.name.as_str()).collect();
-            format!(
-                "technique foreign_entries: parameter 'level' expects one of {}, found '{level}'",
-                names.join(", ")
-            )
-        })
+    super::tlb_level_named("foreign_entries", machine, level)
 }
 
 impl ForeignEntries {

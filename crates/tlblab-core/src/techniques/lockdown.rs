@@ -85,17 +85,7 @@ pub fn lockable_level<'m>(
             )
         });
     }
-    let t = machine
-        .tlbs
-        .iter()
-        .find(|t| t.name == level)
-        .ok_or_else(|| {
-            let names: Vec<_> = machine.tlbs.iter().map(|t| t.name.as_str()).collect();
-            format!(
-                "technique lockdown: parameter 'level' expects one of {}, found '{level}'",
-                names.join(", ")
-            )
-        })?;
+    let t = super::tlb_level_named("lockdown", machine, level)?;
     if t.lockable == 0 || t.kind == TlbKind::Instr {
         return Err(format!(
             "technique lockdown: TLB level {} has no lockable data entries",

@@ -119,6 +119,26 @@ pub fn install(sys: &mut System, spec: &TechniqueSpec) -> Result<(), SimError> {
     sys.install_technique(t)
 }
 
+/// The TLB level a technique's `level` parameter names, or an error naming the technique, the
+/// parameter and the machine's levels (the techniques that act on one level share this).
+pub(crate) fn tlb_level_named<'m>(
+    technique: &str,
+    machine: &'m MachineConfig,
+    level: &str,
+) -> Result<&'m crate::tlb::TlbConfig, String> {
+    machine
+        .tlbs
+        .iter()
+        .find(|t| t.name == level)
+        .ok_or_else(|| {
+            let names: Vec<_> = machine.tlbs.iter().map(|t| t.name.as_str()).collect();
+            format!(
+                "technique {technique}: parameter 'level' expects one of {}, found '{level}'",
+                names.join(", ")
+            )
+        })
+}
+
 /// Parses `NAME[:key=value,key=value]` (the `--technique` form). Duplicate keys and empty
 /// items are errors.
 pub fn parse_spec(text: &str) -> Result<TechniqueSpec, String> {

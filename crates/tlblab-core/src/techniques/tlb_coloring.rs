@@ -111,17 +111,7 @@ impl TlbColoring {
                 .min_by_key(|t| t.level)
                 .ok_or("technique tlb_coloring: the machine has no data TLB level to color")?
         } else {
-            machine
-                .tlbs
-                .iter()
-                .find(|t| t.name == level)
-                .ok_or_else(|| {
-                    let names: Vec<_> = machine.tlbs.iter().map(|t| t.name.as_str()).collect();
-                    format!(
-                    "technique tlb_coloring: parameter 'level' expects one of {}, found '{level}'",
-                    names.join(", ")
-                )
-                })?
+            super::tlb_level_named("tlb_coloring", machine, level)?
         };
         if tlb.index != IndexFn::LowBits {
             return Err(format!(
