@@ -153,7 +153,7 @@ impl FassTwin {
             return Err("twin fass: kernel_domains from 1 to 15".into());
         }
         let kernel_base = number(spec, "kernel_base", "0xbf000000")?;
-        if kernel_base < SHARED_AREA + MIB || kernel_base > 1 << 32 || kernel_base % MIB != 0 {
+        if !(SHARED_AREA + MIB..=1 << 32).contains(&kernel_base) || kernel_base % MIB != 0 {
             return Err(
                 "twin fass: kernel_base a 1 MiB multiple above the shared area's first".into(),
             );
@@ -459,10 +459,10 @@ impl FassTwin {
     /// Drops every CPD entry of `o`: the lines cached under them are stale.
     fn drop_entries(&mut self, r: &mut ReferenceModel, o: Owner) {
         let cpd = &mut r.domains.as_mut().expect("on").cpd;
-        for s in 0..SECTIONS {
+        for (s, entry) in cpd.iter_mut().enumerate() {
             if self.cpd_owner[s] == Some(o) {
                 self.cpd_owner[s] = None;
-                cpd[s] = None;
+                *entry = None;
                 self.stale[s] = match self.stale[s] {
                     Some(x) if x != o => Some(Owner::Many),
                     _ => Some(o),
