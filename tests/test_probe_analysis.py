@@ -314,3 +314,22 @@ def test_the_probe_writes_foreign_entries_from_the_capacity_sweeps_half_miss_poi
     assert res.technique["counters"]["foreign_inserted"] == m["cores"] * (19999 // t["every"])
     r.raw["dtlb_sweep"] = [row(1448, 2.2), row(1952, 2.2 + 0.02 * 18), row(2112, 2.2 + 0.6 * 18)] + walk
     assert "technique" not in host_machine(r)
+
+
+def test_the_l2_cache_latency_is_the_packed_controls_between_4x_the_l1d_and_half_the_l2():
+    """The capacity sweep's control (lines packed 64 to a page) at footprints from 4x the L1D to
+    half the L2 is the L2's load-to-use latency; points outside that range do not count."""
+    from tlblab.probe import l2_cache_latency
+
+    def row(n, ctl):
+        return {"n": n, "control": {"median": ctl, "q1": ctl, "q3": ctl}}
+
+    r = _report(l2=2048)
+    # 48 KiB L1D (768 lines), 2 MiB L2: lines 3072..16384 count.
+    r.raw["dtlb_sweep"] = [row(512, 1.3), row(2112, 3.9), row(3444, 4.2), row(4224, 4.3), row(8448, 4.25),
+                           row(20000, 9.0)]
+    lat = l2_cache_latency(r, 48 << 10, 2 << 20)
+    assert lat["points"] == 3 and (lat["n_lo"], lat["n_hi"]) == (3444, 8448)
+    assert lat["ns"] == 4.25 and lat["range"] == [4.2, 4.3]
+    r.raw["dtlb_sweep"] = [row(3444, 4.2)]
+    assert l2_cache_latency(r, 48 << 10, 2 << 20) is None

@@ -400,3 +400,93 @@ fn bad_parameters_name_the_parameter() {
     assert!(e("tlb_migration:save_base=12").contains("'save_base'"));
     assert!(e("tlb_migration:predict=lru").contains("'predict'"));
 }
+
+// Found by the reference's twin (tests/reference_techniques.rs,
+// `tlb_migration_agrees_with_its_twin`, 2026-11-26): each failed before its fix.
+
+#[test]
+fn given_entries_that_replaced_much_used_ones_then_their_uses_count_from_their_fill() {
+    // 16 pages touched three times fill the 16-entry level; 16 others touched once replace
+    // them. Each new entry has one use since it was filled (seed 000 §5.2: a used bit is
+    // clear in a new entry), so none reaches min_uses=2. Before the fix a new entry
+    // inherited its slot's count (3 + 1) and all 16 were carried.
+    let mut s = sys(
+        2,
+        8,
+        Some("tlb_migration:interface=v4,predict=uses,min_uses=2"),
+    );
+    let mut r = start(0, 0, 0);
+    for _ in 0..3 {
+        r.extend(touch(0, 0..16));
+    }
+    r.extend(touch(0, 16..32));
+    r.push(migrate(0, 1));
+    r.push(switch_in(0, 1));
+    let st = run(&mut s, r);
+    assert_eq!(counter(&st, "entries_saved"), 0);
+    assert_eq!(counter(&st, "filtered_predictor"), 16);
+}
+
+#[test]
+fn given_a_locked_entry_when_v1_restores_it_then_it_arrives_unlocked() {
+    // No layout of the gem5 interfaces has a lock field (seed 000 Tables A.8-A.10): the copy
+    // on the destination is an ordinary entry. Before the fix it took a lock there.
+    let mut cfg = machine_of(2);
+    for t in &mut cfg.tlbs {
+        t.lockable = 4;
+    }
+    let opts = RunOptions {
+        os: OsConfig {
+            switch: SwitchPolicy::AsidTagged,
+            asid_bits: 8,
+            ..OsConfig::default()
+        },
+        ..RunOptions::default()
+    };
+    let mut s = System::new(cfg, opts).unwrap();
+    let spec = techniques::parse_spec("tlb_migration:interface=v1").unwrap();
+    techniques::install(&mut s, &spec).unwrap();
+    let mut r = start(0, 0, 0);
+    r.extend(touch(0, 0..2));
+    r.push(ev(Event::TlbLock {
+        process: 0,
+        page: VirtAddr(BASE),
+        core: CoreId(0),
+        lock: true,
+    }));
+    r.push(migrate(0, 1));
+    r.push(switch_in(0, 1));
+    let st = run(&mut s, r);
+    assert_eq!(counter(&st, "entries_restored"), 2);
+    let held = |core: usize| -> Vec<(u64, bool)> {
+        s.tlbs[s.data_tlbs_of(core)[0]]
+            .entries()
+            .map(|e| (e.vpn.0 << 12, e.locked))
+            .collect()
+    };
+    assert!(held(0).contains(&(BASE, true)));
+    assert!(held(1).contains(&(BASE, false)), "{:?}", held(1));
+    assert!(held(1).iter().all(|&(_, locked)| !locked));
+}
+
+#[test]
+fn given_a_preload_that_hit_then_the_threads_next_access_is_counted_as_a_use() {
+    // Page 0 on core 0, then core 1 (restored by a walk, used), then core 0 again, where the
+    // preload hits the entry still there; the access after it is a use, so the next save
+    // with filter=used keeps the page. Before the fix the preload's lookup left the level's
+    // last-hit memo on the entry, the access hit the memo, which counts no use, and the page
+    // was filtered as unused.
+    let mut s = sys(2, 8, Some("tlb_migration:interface=pld_direct,filter=used"));
+    let mut r = start(0, 0, 0);
+    r.extend(touch(0, [0]));
+    for core in [1, 0] {
+        r.push(migrate(0, core));
+        r.push(switch_in(0, core));
+        r.extend(touch(0, [0]));
+    }
+    r.push(migrate(0, 1));
+    let st = run(&mut s, r);
+    assert_eq!(counter(&st, "saves"), 3);
+    assert_eq!(counter(&st, "filtered_unused"), 0);
+    assert_eq!(counter(&st, "entries_saved"), 3);
+}

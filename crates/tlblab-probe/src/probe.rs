@@ -389,12 +389,22 @@ fn set_index_lines(
     let (lo, hi) = (si.sets() * si.ways_lo, si.sets() * si.ways_hi);
     let reading = c.entries;
     let agree = (reading as f64 - e as f64).abs() <= 0.05 * e as f64;
+    // The ways are the highest first misses two of five one-set curves share (entries the chain
+    // does not own only bring them earlier): a reading when most curves read it, else not.
+    let ways_read = si.ways_read();
+    let all = si.ways_agree == si.ways_firsts.len();
+    // Not read: the spread runs to the half-way point too (W for LRU, above it for a
+    // replacement that keeps part of a set past its ways; disturbed curves read low).
+    let hi = if ways_read {
+        hi
+    } else {
+        hi.max(si.sets() * si.half_way)
+    };
     m.value = Some(e as f64);
     m.spread = Some((lo.min(e) as f64, hi.max(e) as f64));
-    m.confidence = if lo < hi {
-        // The ways are bracketed, not read: the entries are sets × a bracket.
+    m.confidence = if !ways_read {
         Confidence::Unclear
-    } else if agree {
+    } else if agree && all {
         // Two methods agree: at least medium.
         match c.confidence {
             Confidence::High => Confidence::High,
@@ -406,25 +416,51 @@ fn set_index_lines(
     if let Some(d) = declared {
         m.disagrees = (e as f64 - d.entries as f64).abs() > 0.05 * d.entries as f64;
     }
-    let ways = if lo < hi {
+    let curves = if si.ways_lo < si.ways_hi {
         format!(
-            "{} ways (the middle of {}..{}: a set of n pages starts missing at n = {} and misses \
-             on half its accesses from n = {}; the replacement is not LRU, and timing does not \
-             fix W inside that bracket: entries {lo}..{hi})",
-            si.ways,
-            si.ways_lo,
-            si.ways_hi,
-            si.ways_lo + 1,
-            si.ways_hi + 1
+            "{} of {} one-set curves miss first at n = {} ({:?} over the {})",
+            si.ways_agree,
+            si.ways_firsts.len(),
+            si.ways + 1,
+            si.ways_firsts.iter().map(|f| f + 1).collect::<Vec<_>>(),
+            si.ways_firsts.len()
         )
     } else {
-        format!("{} ways", si.ways)
+        format!(
+            "{} one-set curves miss first at n = {}",
+            si.ways_firsts.len(),
+            si.ways + 1
+        )
+    };
+    let half = if si.half_way > si.ways {
+        format!(
+            ", half of the accesses only from n = {} (the replacement keeps part of a set past \
+             its ways: not LRU)",
+            si.half_way + 1
+        )
+    } else {
+        String::new()
+    };
+    let ways = if ways_read {
+        format!("{} ways ({curves}{half})", si.ways)
+    } else {
+        format!(
+            "at least {} ways ({curves}{half}; entries the chain does not own only bring the \
+             first misses earlier, and a replacement that keeps part of a set past its ways \
+             moves the half-way point later: entries {e}..{hi})",
+            si.ways
+        )
     };
     m.note = format!(
-        "{}from the set index: {} sets × {ways} = {e} (conflict pairs); the random chain's \
+        "{}from the set index: {} sets × {ways} = {e} (conflict pairs{}); the random chain's \
          trials read {reading}{}; {}",
-        if lo < hi { "unclear: " } else { "" },
+        if ways_read { "" } else { "unclear: " },
         si.sets(),
+        if si.ways_fillers == 0 {
+            ", the one-set curves without fillers: their targets overflow the L1's set"
+        } else {
+            ""
+        },
         if agree {
             " (agrees within 5%)".to_string()
         } else {
@@ -447,8 +483,9 @@ fn set_index_lines(
         si.describe(),
         si.top_log2
     );
-    // Ways known only to a bracket: the sets and the function are measured, the ways are not.
-    let text = if si.ways_lo < si.ways_hi {
+    // Ways not read (three curves, three values): the sets and the function are measured, the
+    // ways are not.
+    let text = if !ways_read {
         format!("unclear (the ways): {text}")
     } else {
         text
@@ -461,11 +498,17 @@ fn set_index_lines(
     });
     let org = Measured::organisation(
         "L2 DTLB organisation",
-        si.confidence.min(if r.quick {
-            Confidence::Medium
-        } else {
-            Confidence::High
-        }),
+        si.confidence
+            .min(if r.quick || !all {
+                Confidence::Medium
+            } else {
+                Confidence::High
+            })
+            .min(if ways_read {
+                Confidence::High
+            } else {
+                Confidence::Unclear
+            }),
         declared,
         disagrees,
         text,
@@ -1031,10 +1074,17 @@ fn l2_set_index(bench: &mut dyn Bench, quick: bool, b: Budget, r: &mut ProbeRepo
     {
         return;
     }
+    // The first level's sets and ways when its index is low page-number bits (the Intel VM's
+    // 16 × 6): the set index's one-set curves then overflow it with their own targets.
+    let l1 = r.l1_strides.as_ref().and_then(|s| match s.indexing {
+        Indexing::Linear { sets, ways, .. } => Some((sets, ways)),
+        _ => None,
+    });
     r.l2_set_index = crate::measure::set_index::measure_set_index(
         bench,
         fillers_for(c1.entries),
         c2.entries,
+        l1,
         crate::measure::set_index::IndexBudget {
             reps: if quick { 7 } else { 9 },
             pair_reps: if quick { 5 } else { 7 },

@@ -341,6 +341,9 @@ pub struct ReferenceModel {
     twin: Option<twins::Twin>,
     /// ARM domains, when a twin turns them on (seed 002, `domains.rs`).
     domains: Option<domains::RefDomains>,
+    /// Whether TLB entries count their uses (`Entry::uses`): a twin that filters by them
+    /// (tlb_migration's `used` filter and predictors, seed 000 §5.2, §9).
+    track_uses: bool,
 }
 
 impl ReferenceModel {
@@ -543,6 +546,7 @@ impl ReferenceModel {
             stall_reported: opts.stall_cycles,
             twin: None,
             domains: None,
+            track_uses: false,
         }
     }
 
@@ -823,6 +827,13 @@ impl ReferenceModel {
                         self.cpus[from].current = None;
                     }
                     self.threads.insert(thread.0, (space, to));
+                    if let Some(mut twin) = self.twin.take() {
+                        // Linux's move_queued_task (seed 000 §7): charged to the new core.
+                        let r = twin.on_migrate(self, thread.0, from, to);
+                        self.twin = Some(twin);
+                        let cycles = r?;
+                        self.charge(to, cycles);
+                    }
                 }
             }
             Event::Mmap {
@@ -1206,6 +1217,8 @@ impl ReferenceModel {
                 vmid: who.vmid,
                 hw_thread: 0,
                 locked: true,
+                uses: 0,
+                last_use: 0,
             });
             if !self.tlbs[t].lock(page, who) {
                 return Err(format!(
@@ -1297,12 +1310,25 @@ impl ReferenceModel {
                 vmid: who.vmid,
                 hw_thread: who.hw_thread,
                 locked: false,
+                uses: 0,
+                last_use: 0,
             };
             if self.tlbs[t].insert(e) {
                 self.counters[cpu].tlb[stat][3] += 1;
             }
         }
         self.tag_fills(&path, out.tlb_hit, filled_below, va, who, walked_domain);
+        if self.track_uses {
+            // Seed 000 §5.2's used bit (a count here): every entry that translated this
+            // reference, the level that hit and those filled above it (all after a walk).
+            for &(t, _) in path.iter().take(filled_below + 1) {
+                if let Some((set, w)) = self.tlbs[t].position(va, who) {
+                    let e = self.tlbs[t].sets.slots[set][w].as_mut().expect("held");
+                    e.uses = e.uses.saturating_add(1);
+                    e.last_use = self.references;
+                }
+            }
+        }
         if self.opts.data_accesses {
             let c = &self.cores[core];
             let cpath = if instr {

@@ -136,6 +136,11 @@ pub(super) struct Entry {
     pub(super) vmid: u16,
     pub(super) hw_thread: u8,
     pub(super) locked: bool,
+    /// Uses since the entry was filled or a technique cleared them, and the reference count at
+    /// the last use: seed 000 §3.1/§5.2's used bit, widened to a count (kept only while a
+    /// technique's twin asks for it, `ReferenceModel::track_uses`; 0 otherwise).
+    pub(super) uses: u32,
+    pub(super) last_use: u64,
 }
 
 /// Who looks a translation up: the tags a hit must match.
@@ -223,7 +228,7 @@ impl NaiveTlb {
     }
 
     /// (set, way) of the entry translating `va` for `who`, smallest page size first.
-    fn position(&self, va: u64, who: Who) -> Option<(usize, usize)> {
+    pub(super) fn position(&self, va: u64, who: Who) -> Option<(usize, usize)> {
         for &size in &self.sizes {
             let vpn = va >> size.shift();
             let set = self.set_of(vpn);
@@ -293,7 +298,17 @@ impl NaiveTlb {
         };
         let was_locked = self.sets.slots[set][w].as_ref().is_some_and(|x| x.locked);
         let locked = was_locked || (e.locked && locks_free);
-        self.sets.slots[set][w] = Some(Entry { locked, ..e });
+        // A refresh in place is no new fill: the entry keeps its uses.
+        let (uses, last_use) = match (same, &self.sets.slots[set][w]) {
+            (Some(_), Some(x)) => (x.uses, x.last_use),
+            _ => (e.uses, e.last_use),
+        };
+        self.sets.slots[set][w] = Some(Entry {
+            locked,
+            uses,
+            last_use,
+            ..e
+        });
         self.sets.touch(set, w, true);
         evicted
     }

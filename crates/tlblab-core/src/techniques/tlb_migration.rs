@@ -576,6 +576,9 @@ impl TlbMigration {
                         }
                         let mut e = *e;
                         e.hw_thread = hw;
+                        // No layout of the interface carries a lock (Tables A.8-A.10): an entry
+                        // locked on the source core arrives as an ordinary one.
+                        e.locked = false;
                         sys.tlbs[t].insert(e);
                         if sys.tlbs[t].tracks_use() {
                             if let Some(slot) = sys.tlbs[t].slot_of(

@@ -1022,6 +1022,11 @@ impl Tlb {
             self.point_hint(key, slot);
         }
         self.write_key(slot, key);
+        if way.is_none() && !self.uses.is_empty() {
+            // A new entry: its uses count from its fill (seed 000 §5.2's used bit is clear in
+            // an entry just filled), not from the slot's last occupant's.
+            self.uses[slot] = (0, 0);
+        }
         let was_locked = self.payload[slot].locked;
         self.payload[slot] = Payload {
             pfn: e.pfn,
@@ -1332,10 +1337,13 @@ impl Tlb {
         self.uses.get(slot).copied().unwrap_or((0, 0))
     }
 
-    /// Clears the use count of `slot` (a technique's own fill, or a save that read it).
+    /// Clears the use count of `slot` (a technique's own fill, or a save that read it), and
+    /// forgets the memo: a technique's `lookup` (a preload's) may have pointed it at the slot,
+    /// and the next access to the entry must reach the general path to be counted.
     pub fn clear_uses(&mut self, slot: usize) {
         if let Some(u) = self.uses.get_mut(slot) {
             *u = (0, 0);
+            self.memo_slot = usize::MAX;
         }
     }
 

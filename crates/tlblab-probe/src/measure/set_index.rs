@@ -36,12 +36,26 @@ use serde::{Deserialize, Serialize};
 /// The measured set-index function of a level.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct SetIndex {
-    /// The ways: the middle of the bracket [`ways_lo`, `ways_hi`].
+    /// The ways: the median of three one-set curves' last n before their first misses;
+    /// [`ways_lo`, `ways_hi`] the lowest and highest of the three, `ways_agree` how many read
+    /// `ways` (step 3 of [`measure_set_index`]).
     pub ways: usize,
     #[serde(default)]
     pub ways_lo: usize,
     #[serde(default)]
     pub ways_hi: usize,
+    #[serde(default)]
+    pub ways_agree: usize,
+    /// Evidence, not the ways: the highest of the curves' last n before half of the accesses
+    /// miss (W for LRU; later for a replacement that keeps part of a set of W + 1..).
+    #[serde(default)]
+    pub half_way: usize,
+    /// Each curve's last n before its first misses, in curve order.
+    #[serde(default)]
+    pub ways_firsts: Vec<usize>,
+    /// Filler pages of the one-set curves (0 behind a set-indexed L1 the targets overflow).
+    #[serde(default)]
+    pub ways_fillers: usize,
     /// Pages 2^top_log2 apart share a set (no bit from here up enters the index).
     pub top_log2: u32,
     /// The independent bits (the basis): set bit j is page-number bit `basis[j]` XOR the
@@ -66,6 +80,15 @@ impl SetIndex {
     }
     pub fn entries(&self) -> usize {
         self.sets() * self.ways
+    }
+    /// True when most one-set curves read the ways (`ways_agree` of `ways_firsts`) and their
+    /// sets miss on half their accesses by W + 2 (LRU-like: nothing but the ways bends the
+    /// curve). Else the first misses are a lower bound only: entries the chain does not own
+    /// bring them earlier, for seconds at a time and in every set (the Intel VM at load ≈ 5:
+    /// five curves in five sets read 13-14 for 16 ways, docs/probe.md), and a replacement that
+    /// keeps part of a set past its ways leaves no second feature at W to check them against.
+    pub fn ways_read(&self) -> bool {
+        2 * self.ways_agree > self.ways_firsts.len() && self.half_way <= self.ways + 1
     }
     /// True when a bit above the basis enters the index (not a plain low-bits index).
     pub fn hashed(&self) -> bool {
@@ -114,11 +137,7 @@ impl SetIndex {
                 bits.join("^")
             })
             .collect();
-        let ways = if self.ways_lo < self.ways_hi {
-            format!("{}..{}", self.ways_lo, self.ways_hi)
-        } else {
-            self.ways.to_string()
-        };
+        let ways = self.ways;
         if self.hashed() {
             format!(
                 "{ways}-way, {} sets, hashed index (not low bits): set bit j = VPN bits [{}] XORed",
@@ -149,17 +168,21 @@ pub struct IndexBudget {
 /// touches, the span) and most independent bits (sets) step 2 searches.
 const MAX_LOG2: u32 = 20;
 const MAX_BASIS: usize = 10;
+/// One-set curves of step 3, each in another set.
+const CURVES: usize = 5;
 /// Most targets of a step-1 scan: ways up to ≈ 48 show their rise within it.
 const MAX_TARGETS: usize = 72;
 
 /// Measures the set index of the level behind a first level that `fillers` filler pages defeat.
-/// `entries`: the level's stride-1 reading (bounds the search). None when no stride up to 2^20
+/// `entries`: the level's stride-1 reading (bounds the search). `l1`: the first level's sets and
+/// ways when it is indexed by low page-number bits (the step-3 curves then need no fillers). None when no stride up to 2^20
 /// puts the targets in one set of at most 48 ways (a fully associative level, or a level hidden
 /// behind the first).
 pub fn measure_set_index(
     bench: &mut dyn Bench,
     fillers: usize,
     entries: usize,
+    l1: Option<(usize, usize)>,
     b: IndexBudget,
 ) -> Option<SetIndex> {
     // Step 1: conflict capacity at strides 2^k from the first stride whose targets can all
@@ -239,6 +262,10 @@ pub fn measure_set_index(
         ways: 0,
         ways_lo: 0,
         ways_hi: 0,
+        ways_agree: 0,
+        half_way: 0,
+        ways_firsts: Vec::new(),
+        ways_fillers: 0,
         top_log2: 0,
         basis: Vec::new(),
         folds: Vec::new(),
@@ -344,16 +371,14 @@ pub fn measure_set_index(
             }
         }
     }
-    // Step 3: the ways, with the function known. Step 1's capacity is the set's ways less the
-    // fillers that share it, plus what the replacement keeps past them (on the Intel VM a set
-    // of W + 1 pages misses on ≈ 1/3 of its accesses, W + 4 on all: step 1 read 17-18 for
-    // 16). Here the fillers skip the targets' set, and W is the last count of targets whose
-    // excess stays under a fifth of the all-miss level: any policy that fills free ways first
-    // misses nothing up to W.
     let probe_fn = SetIndex {
         ways,
         ways_lo: ways,
         ways_hi: ways,
+        ways_agree: 0,
+        half_way: 0,
+        ways_firsts: Vec::new(),
+        ways_fillers: 0,
         top_log2: top,
         basis: basis.clone(),
         folds: folds.clone(),
@@ -363,32 +388,57 @@ pub fn measure_set_index(
         unclear: None,
     };
     let target_set = probe_fn.set_of(0);
-    let clean: Vec<usize> = (1..)
-        .filter(|&f| probe_fn.set_of(f as u64) != target_set)
-        .take(fillers)
-        .collect();
-    let ns: Vec<usize> = (ways.saturating_sub(6).max(4)..=2 * ways + 2).collect();
+    // Step 3: the ways, with the function known: n targets in one set, the fillers (if any)
+    // outside it, n = W−6 … 2W+2 by step 1's reading, three curves. W is the last n before the
+    // first misses: any policy that fills free ways first misses nothing up to W, and misses
+    // at least one access a lap (1/W of them) at W + 1 (Belady's bound for a cyclic chain), so
+    // the first misses sit at W + 1 whatever the replacement; entries the chain does not own
+    // only bring them earlier, and a curve they disturbed reads low, hence the median of three.
+    // The half-way point is kept as evidence only: it is the replacement's, not the ways'.
+    //
+    // Why few fillers behind a set-indexed L1 (`l1`): on the Intel VM (2026-11-26,
+    // `examples/stlb_ways.rs stride clean F`, CPU 1, load 2.7-3.8) the one-set curve with 160
+    // fillers (a lap of ≈ 180 accesses) misses on 15% of its accesses at n = 14, 20-30% at
+    // 15-16, 33% at 17, 80% at 18 and all from 19; with 40 fillers first at 16 (8%); with 10 or
+    // none (a lap of 17-34 accesses) on none up to 16 and from 17 on (10%, 30% at 18, all from
+    // 22), in five of six curves. Entries the chain does not own arrive in its set per unit of
+    // time, so a long lap lets them in between two uses of a target; neither the L1 (160
+    // fillers all in the targets' L1 set: the same curve), the targets' L1 sets (targets a·129,
+    // one STLB set over every L1 set: the same shape) nor the VM's other vCPU (a 4000-page
+    // chase on CPU 0 meanwhile: the same curve) moved it. The previous reading, the middle of
+    // the first misses (13-16 with 160 fillers) and the half-way point (17), read 15 or 17.
+    // The targets share one set of a low-bits L1 (their stride is a multiple of its sets) and
+    // outnumber its ways, so they miss it on their own (LRU-like L1); otherwise (a fully
+    // associative L1) the fillers stay.
+    // From half step 1's reading: under random replacement its conflict capacity (the half-way
+    // point of a curve with 160 fillers) read 25 for 16 ways on the simulated Intel-like host,
+    // and W − 6 then started the curves past the first misses.
+    let ns: Vec<usize> = ((ways / 2).max(4)..=2 * ways + 2).collect();
+    let own = l1.is_some_and(|(s1, w1)| s1 > 1 && step.is_multiple_of(s1) && ns[0] > w1);
+    let wf = if own { 0 } else { fillers };
     let cbase = (m0 + 2 * j + 1) * step;
-    // The bracket: the last n before the excess passes 10% of the all-miss level (the first
-    // misses; higher when the curve's own noise is) and the last n before it passes half of it.
-    // With LRU the two coincide (a set of W + 1 pages misses on every access). On the Intel VM
-    // the curves climb over W + 1..W + 4 (one: n = 16: 1.4 ns, 17: 3.5, 18: 4.9, 19: 6.1,
-    // 20: 11.3, then ≈ 12): the replacement keeps part of a set of W + 1..W + 3 pages, and
-    // the other hardware thread's entries take a way at times. So three curves, and the bracket
-    // is the first misses of their median to the highest of their half-way points.
     let mut curves: Vec<Vec<(usize, f64)>> = Vec::new();
-    let (mut ways_lo, mut ways_hi) = (usize::MAX, 0usize);
-    for rep in 0..3u64 {
+    let mut firsts: Vec<usize> = Vec::new();
+    let mut halves: Vec<usize> = Vec::new();
+    for rep in 0..CURVES as u64 {
+        // Each curve in another set (targets + o, o below the sets and the stride: the set
+        // of each target XOR the set of o): entries the chain does not own may favour a set.
+        let o = (rep as usize * 37) % probe_fn.sets().min(step);
+        let set = target_set ^ probe_fn.set_of(o as u64);
+        let clean: Vec<usize> = (1..)
+            .filter(|&f| probe_fn.set_of(f as u64) != set)
+            .take(wf)
+            .collect();
         let mut per: Vec<(usize, f64)> = Vec::new();
         for &n in &ns {
             if n > 2 * j {
                 break;
             }
             let test: Vec<usize> = (0..n)
-                .map(|c| (m0 + c) * step)
+                .map(|c| (m0 + c) * step + o)
                 .chain(clean.iter().copied())
                 .collect();
-            let control: Vec<usize> = (cbase..cbase + n + fillers).collect();
+            let control: Vec<usize> = (cbase..cbase + n + wf).collect();
             let (mut xt, mut xc) = (Vec::new(), Vec::new());
             for r in 0..2 * b.pair_reps {
                 let salt = 0x3a7 ^ (rep << 40) ^ ((n as u64) << 8) ^ r as u64;
@@ -396,44 +446,30 @@ pub fn measure_set_index(
                 xc.push(chain.time(&control, b.seed ^ salt, b.window_ns));
             }
             let ex = low_order_stat(&xt) - low_order_stat(&xc);
-            per.push((n, ex * (n + fillers) as f64 / n as f64));
+            per.push((n, ex * (n + wf) as f64 / n as f64));
         }
         let floor = monotone_floor(&per);
-        if let Some(hi) = crossing(&floor, 0.5) {
-            ways_hi = ways_hi.max(hi);
+        if let Some(h) = crossing(&floor, 0.5) {
+            halves.push(h);
         }
-        // A curve's own first misses count too when they stand out of its noise: on the Intel
-        // VM one of three curves missed on 40% of its accesses from n = 16 while the median
-        // curve did only from n = 18 (the set's effective ways move between curves).
-        if let Some(lo) = crossing(&floor, noisy_share(&per)) {
-            ways_lo = ways_lo.min(lo);
+        if let Some(f) = crossing(&floor, first_miss_share(&per, ways)) {
+            firsts.push(f);
         }
         curves.push(per);
     }
-    // The first misses on the pointwise median of the three curves: a 10% share of a walk is
-    // within one curve's noise (on a simulated Zen 3, with walks of ≈ 5 ns per target, one of
-    // three curves crossed it at 12 for a sharp LRU step at 17).
-    let median_curve: Vec<(usize, f64)> = (0..curves.iter().map(Vec::len).min().unwrap_or(0))
-        .map(|i| {
-            let xs: Vec<f64> = curves.iter().map(|c| c[i].1).collect();
-            (curves[0][i].0, crate::stats::median(&xs))
-        })
-        .collect();
-    // And above the median curve's own noise on its first points (n ≤ W − 2 by step 1's
-    // reading, before any miss): three robust standard deviations.
-    let mc = monotone_floor(&median_curve);
-    if let Some(lo) = crossing(&mc, noisy_share(&median_curve)) {
-        ways_lo = ways_lo.min(lo);
-        ways_hi = ways_hi.max(lo);
-    }
-    ways_hi = ways_hi.max(if ways_lo == usize::MAX { 0 } else { ways_lo });
-    if ways_hi == 0 || ways_lo == usize::MAX {
-        (ways_lo, ways_hi) = (ways, ways);
-    }
+    let firsts_in_order = firsts.clone();
+    firsts.sort_unstable();
+    let (ways_lo, ways_hi, ways, agree) = if firsts.is_empty() {
+        (ways, ways, ways, 0)
+    } else {
+        // The highest reading two curves share (the second highest): a disturbance only
+        // lowers a curve's first misses, and one curve alone may have read a miss too few.
+        let w = firsts[firsts.len().saturating_sub(2)];
+        let agree = firsts.iter().filter(|&&f| f == w).count();
+        (firsts[0], *firsts.last().unwrap(), w, agree)
+    };
+    let half_way = halves.iter().copied().max().unwrap_or(0);
     let per = curves.first().cloned().unwrap_or_default();
-    // A point inside the bracket: its middle (rounded up: the upper end reads W + 1..W + 2 on
-    // the Intel VM, the lower end W − 1..W; on a simulated LRU Zen 3 15..16 for 16).
-    let ways = (ways_lo + ways_hi).div_ceil(2);
     // Checks: the capacities of step 1 follow from the function (W × the sets pages 2^k apart
     // reach), and the entries are near the stride-1 reading's order (a level of sets × W far
     // from it would be another structure).
@@ -441,6 +477,10 @@ pub fn measure_set_index(
         ways,
         ways_lo,
         ways_hi,
+        ways_agree: agree,
+        half_way,
+        ways_firsts: firsts_in_order,
+        ways_fillers: wf,
         top_log2: top,
         basis,
         folds,
@@ -500,17 +540,21 @@ pub fn measure_set_index(
     Some(si)
 }
 
-/// The share of a curve's rise that stands out of its noise: three robust standard deviations of
-/// its first four points (before any miss) over the rise, kept within 10-30%.
-fn noisy_share(curve: &[(usize, f64)]) -> f64 {
+/// The share of a one-set curve's rise that its first misses must pass: three robust standard
+/// deviations of its first four points (before any miss) over the rise, at least 1/(2W) (half of
+/// the fewest misses any replacement has at W + 1: one access a lap), at most 30%. `ways`: step
+/// 1's reading. The previous floor, 10%, let a random replacement's or a gentle ramp's first
+/// point (≈ 10-12% at W + 1: the Intel VM's STLB, a random 16-way set) pass unseen.
+fn first_miss_share(curve: &[(usize, f64)], ways: usize) -> f64 {
     let head: Vec<f64> = curve.iter().take(4).map(|p| p.1).collect();
     let centre = crate::stats::median(&head);
     let mad = crate::stats::median(&head.iter().map(|x| (x - centre).abs()).collect::<Vec<_>>());
     let rise = curve.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max) - centre;
+    let floor = 0.5 / ways.max(2) as f64;
     if rise > 0.0 && mad.is_finite() {
-        (3.0 * 1.4826 * mad / rise).clamp(0.1, 0.3)
+        (3.0 * 1.4826 * mad / rise).clamp(floor, 0.3)
     } else {
-        0.1
+        floor
     }
 }
 
@@ -538,6 +582,10 @@ mod tests {
             ways: 16,
             ways_lo: 16,
             ways_hi: 16,
+            ways_agree: 5,
+            half_way: 16,
+            ways_firsts: vec![16; 5],
+            ways_fillers: 0,
             top_log2: 14,
             basis: (0..7).collect(),
             folds: vec![

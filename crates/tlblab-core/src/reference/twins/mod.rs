@@ -5,11 +5,13 @@
 //!
 //! A twin parses its own parameters (the spec's text, naively: no engine parser), and acts at
 //! the moments the technique's seed names: `transform` before the records run (an allocator's
-//! placement), `on_switch_in` after a thread is switched in (a program's start).
+//! placement), `on_switch_in` after a thread is switched in (a program's start),
+//! `on_migrate` when a `Migrate` record moves a thread (Linux's `move_queued_task`).
 
 mod fass;
 mod lockdown;
 mod tlb_coloring;
+mod tlb_migration;
 
 use super::domains::Fault;
 use super::ReferenceModel;
@@ -19,12 +21,14 @@ use tlblab_trace::{Event, Record};
 pub(super) use fass::FassTwin;
 pub(super) use lockdown::LockdownTwin;
 pub(super) use tlb_coloring::ColoringTwin;
+pub(super) use tlb_migration::MigrationTwin;
 
 /// The twin installed in a reference run.
 pub(super) enum Twin {
     Coloring(ColoringTwin),
     Lockdown(LockdownTwin),
     Fass(Box<FassTwin>),
+    Migration(MigrationTwin),
 }
 
 impl Twin {
@@ -34,6 +38,7 @@ impl Twin {
             Twin::Coloring(t) => Ok(t.transform(records)),
             Twin::Lockdown(_) => Ok(records.to_vec()),
             Twin::Fass(t) => t.transform(records),
+            Twin::Migration(_) => Ok(records.to_vec()),
         }
     }
 
@@ -48,6 +53,22 @@ impl Twin {
             Twin::Coloring(_) => Ok(0),
             Twin::Lockdown(t) => t.on_switch_in(r, cpu, thread),
             Twin::Fass(_) => Ok(0),
+            Twin::Migration(t) => t.on_switch_in(r, cpu, thread),
+        }
+    }
+
+    /// `thread` moved from hardware thread `from` to `to` (a `Migrate` record), before it
+    /// runs there: the cycles this costs, charged to `to`.
+    pub(super) fn on_migrate(
+        &mut self,
+        r: &mut ReferenceModel,
+        thread: u32,
+        from: usize,
+        to: usize,
+    ) -> Result<u64, String> {
+        match self {
+            Twin::Migration(t) => t.on_migrate(r, thread, from, to),
+            _ => Ok(0),
         }
     }
 
@@ -57,6 +78,7 @@ impl Twin {
             Twin::Coloring(t) => t.counters(),
             Twin::Lockdown(t) => t.counters(),
             Twin::Fass(t) => t.counters(),
+            Twin::Migration(t) => t.counters(),
         }
     }
 
@@ -125,12 +147,13 @@ impl ReferenceModel {
     /// `techniques::install`). The techniques without a twin yet are refused
     /// (docs/reference-model.md says which and why).
     pub fn install_twin(&mut self, spec: &TechniqueSpec) -> Result<(), String> {
-        let known = ["tlb_coloring", "lockdown", "fass"];
+        let known = ["tlb_coloring", "lockdown", "tlb_migration", "fass"];
         for k in spec.params.keys() {
             let ok = match spec.name.as_str() {
                 "tlb_coloring" => tlb_coloring::PARAMS.contains(&k.as_str()),
                 "lockdown" => lockdown::PARAMS.contains(&k.as_str()),
                 "fass" => fass::PARAMS.contains(&k.as_str()),
+                "tlb_migration" => tlb_migration::PARAMS.contains(&k.as_str()),
                 _ => true,
             };
             if !ok {
@@ -141,6 +164,11 @@ impl ReferenceModel {
             "tlb_coloring" => Twin::Coloring(ColoringTwin::new(spec, &self.config)?),
             "lockdown" => Twin::Lockdown(LockdownTwin::new(spec, &self.config)?),
             "fass" => Twin::Fass(Box::new(FassTwin::new(spec, &self.config)?)),
+            "tlb_migration" => {
+                let t = MigrationTwin::new(spec, &self.config)?;
+                self.track_uses |= t.counts_uses();
+                Twin::Migration(t)
+            }
             other => {
                 return Err(format!(
                     "the reference has no twin of technique '{other}' (twins: {})",
