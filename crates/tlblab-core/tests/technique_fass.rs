@@ -297,3 +297,86 @@ fn an_address_space_flush_is_charged_to_the_core_and_a_plain_one_is_not() {
         .unwrap_err();
     assert!(e.0.contains("ADDRESS_SPACE"), "{e}");
 }
+
+/// Processes 0..n, each with a 4 KiB mapping at `x` (writable when `writable[p]`).
+fn processes_at(x: u64, writable: &[bool]) -> Vec<Record> {
+    let mut r = Vec::new();
+    for (p, &w) in writable.iter().enumerate() {
+        let p = p as u32;
+        r.push(ev(Event::ThreadStart {
+            thread: ThreadId(p),
+            process: p,
+        }));
+        r.push(ev(Event::Mmap {
+            process: p,
+            start: VirtAddr(x),
+            len: 4096,
+            prot: if w {
+                prot::READ | prot::WRITE
+            } else {
+                prot::READ
+            },
+            page_shift: 12,
+        }));
+    }
+    r
+}
+
+fn flush_event(what: u8) -> Record {
+    ev(Event::Flush {
+        core: CoreId(0),
+        what,
+    })
+}
+
+#[test]
+fn a_domain_refilled_after_a_programs_tlb_flush_is_flushed_before_it_is_recycled() {
+    use tlblab_trace::record::flush;
+    // One domain for processes (L4's kernel_domains=1 less 14 more): process 0 touches x,
+    // the program flushes the TLB, process 0 touches x again (a walk; its CPD entry stays, so
+    // no fault), then process 1 takes the domain. Process 0's entry carries that domain: had
+    // the TLB not been flushed at the recycle, process 1 would hit it and read process 0's
+    // frame (seed 002 §2.3: protection is maintained). Before 2026-11-26 the program's flush
+    // dropped the kernel's mark for the running process's domain and it was (twin found it).
+    let x = 0x0100_0000;
+    let mut r = processes_at(x, &[false, false]);
+    r.push(switch(u32::MAX, 0));
+    r.push(load(0, x));
+    r.push(flush_event(flush::TLB));
+    r.push(load(0, x));
+    r.push(switch(0, 1));
+    r.push(load(1, x));
+    let s = run_records(r, Some("fass:kernel_domains=15,relocate=false"));
+    assert_eq!(counter(&s, "recycles"), 1);
+    // All three touches walk: process 1 does not hit process 0's entry.
+    assert_eq!(dtlb_misses(&s), 3);
+    // The recycle flushes the TLB; process 1's section was process 0's: a collision.
+    assert_eq!(counter(&s, "collisions"), 1);
+    assert_eq!(counter(&s, "tlb_flushes"), 2);
+}
+
+#[test]
+fn a_programs_cache_flush_makes_every_domain_clean() {
+    use tlblab_trace::record::flush;
+    // Two domains for processes. Process 0 (writable) runs, then process 1 (read-only); the
+    // program flushes the caches while 1 runs: every domain is clean (seed 002 §3.1 "Whenever
+    // caches are flushed, all domains are marked clean"). Process 2 then preempts the least
+    // recently scheduled clean domain, process 0's, and process 1 keeps its own. Before
+    // 2026-11-26 process 0's domain stayed dirty, so process 2 took process 1's and process 1
+    // took another one back: two recycles (its twin found it).
+    let x = 0x0100_0000;
+    let mut r = processes_at(x, &[true, false, false]);
+    r.push(switch(u32::MAX, 0));
+    r.push(load(0, x));
+    r.push(switch(0, 1));
+    r.push(load(1, x));
+    r.push(flush_event(flush::CACHES));
+    r.push(switch(1, 2));
+    r.push(load(2, x));
+    r.push(switch(2, 1));
+    r.push(load(1, x));
+    let s = run_records(r, Some("fass:kernel_domains=14"));
+    assert_eq!(counter(&s, "recycles"), 1);
+    assert_eq!(counter(&s, "recycles_clean"), 1);
+    assert_eq!(counter(&s, "cache_flushes"), 0);
+}

@@ -15,6 +15,7 @@
 //! Property tests check that the engine agrees with it (`tests/reference_parity.rs`,
 //! `tests/reference_machine.rs`).
 
+mod domains;
 mod formats;
 mod frames;
 mod parts;
@@ -338,6 +339,8 @@ pub struct ReferenceModel {
     stall_reported: bool,
     /// The technique's naive twin, if one is installed (`twins/`).
     twin: Option<twins::Twin>,
+    /// ARM domains, when a twin turns them on (seed 002, `domains.rs`).
+    domains: Option<domains::RefDomains>,
     /// Whether TLB entries count their uses (`Entry::uses`): a twin that filters by them
     /// (tlb_migration's `used` filter and predictors, seed 000 §5.2, §9).
     track_uses: bool,
@@ -542,6 +545,7 @@ impl ReferenceModel {
             roi: None,
             stall_reported: opts.stall_cycles,
             twin: None,
+            domains: None,
             track_uses: false,
         }
     }
@@ -1008,7 +1012,10 @@ impl ReferenceModel {
             space = Some(s);
             if from_space != Some(s) {
                 self.os.address_space_switches += 1;
+                // A twin that replaces the switch policy answers first (seed 002's DACR reload).
+                let by_twin = self.twin_switch(cpu, from_space, s)?;
                 cycles += match self.policy {
+                    _ if by_twin.is_some() => by_twin.unwrap_or(0),
                     SwitchPolicy::FlushAll if from_space.is_none() => 0,
                     SwitchPolicy::FlushAll => self.flush_core(cpu, true),
                     SwitchPolicy::AsidTagged => {
@@ -1278,6 +1285,8 @@ impl ReferenceModel {
             vmid: self.vmid(),
             hw_thread: self.cpus[cpu].hw_thread,
         };
+        // ARM domains (seed 002, `domains.rs`): checked before the reference runs.
+        let walked_domain = self.domain_check(cpu, space, va, &path, who)?;
         let cs = &mut self.counters[cpu];
         cs.references += 1;
         cs.instr_references += instr as u64;
@@ -1328,6 +1337,7 @@ impl ReferenceModel {
                 self.counters[cpu].tlb[stat][3] += 1;
             }
         }
+        self.tag_fills(&path, out.tlb_hit, filled_below, va, who, walked_domain);
         if self.track_uses {
             // Seed 000 §5.2's used bit (a count here): every entry that translated this
             // reference, the level that hit and those filled above it (all after a walk).

@@ -241,6 +241,13 @@ impl NaiveTlb {
         None
     }
 
+    /// The entry a lookup of `va` for `who` would hit, touching nothing (seed 002's domain
+    /// check reads the entry's domain before the reference runs).
+    pub(super) fn peek(&self, va: u64, who: Who) -> Option<&Entry> {
+        let (set, w) = self.position(va, who)?;
+        self.sets.slots[set][w].as_ref()
+    }
+
     pub(super) fn lookup(&mut self, va: u64, who: Who) -> Option<Entry> {
         let (set, w) = self.position(va, who)?;
         self.sets.touch(set, w, false);

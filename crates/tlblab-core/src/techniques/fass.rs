@@ -472,6 +472,22 @@ impl Fass {
         }
     }
 
+    /// Marks the domains process `p` enables as possibly in the TLB.
+    fn mark_in_tlb(&mut self, p: u32) {
+        let Some(pr) = self.procs.get(p as usize) else {
+            return;
+        };
+        let mut ds: Vec<u8> = pr.domain.into_iter().collect();
+        ds.extend(
+            pr.shared
+                .iter()
+                .filter_map(|o| self.objects.get(o).and_then(|s| s.domain)),
+        );
+        for d in ds {
+            self.in_tlb[d as usize] = true;
+        }
+    }
+
     /// Drops every CPD entry of owner `o`; the lines cached under them become stale.
     fn drop_entries(&mut self, sys: &mut System, o: Owner) {
         for s in 0..SECTIONS {
@@ -723,10 +739,27 @@ impl Technique for Fass {
         Ok(cycles)
     }
 
-    fn on_event(&mut self, sys: &mut System, _cpu: usize, event: &Event) -> Result<u64, SimError> {
+    fn on_event(&mut self, sys: &mut System, cpu: usize, event: &Event) -> Result<u64, SimError> {
         if let Event::Flush { what, .. } = *event {
+            let running = self.running.get(cpu).copied().flatten();
             if what & flush::TLB != 0 {
                 self.in_tlb = [false; 16];
+                // The running process keeps filling the TLB with its domains' entries, with no
+                // fault to mark them (its CPD entries stay): without the mark, its domain could
+                // be preempted with no TLB flush, and the next owner would hit its entries
+                // (seed 002 §2.3: protection is maintained). Its twin found this.
+                if let Some(p) = running {
+                    self.mark_in_tlb(p);
+                }
+            }
+            if what & flush::CACHES != 0 {
+                // seed 002 §3.1: "Whenever caches are flushed, all domains are marked clean";
+                // no line is left under a dropped CPD entry either. Its twin found this.
+                self.dirty = [false; 16];
+                self.stale.iter_mut().for_each(|s| *s = None);
+                if let Some(p) = running {
+                    self.mark_dirty(p);
+                }
             }
         }
         if let Event::ThreadExit { thread } = *event {

@@ -8,16 +8,19 @@
 //! placement), `on_switch_in` after a thread is switched in (a program's start),
 //! `on_migrate` when a `Migrate` record moves a thread (Linux's `move_queued_task`).
 
+mod fass;
 mod foreign_entries;
 mod lockdown;
 mod pt_baker;
 mod tlb_coloring;
 mod tlb_migration;
 
+use super::domains::Fault;
 use super::ReferenceModel;
 use crate::machine::TechniqueSpec;
 use tlblab_trace::{Event, Record};
 
+pub(super) use fass::FassTwin;
 pub(super) use foreign_entries::ForeignTwin;
 pub(super) use lockdown::LockdownTwin;
 pub(super) use pt_baker::PtBakerTwin;
@@ -28,6 +31,7 @@ pub(super) use tlb_migration::MigrationTwin;
 pub(super) enum Twin {
     Coloring(ColoringTwin),
     Lockdown(LockdownTwin),
+    Fass(Box<FassTwin>),
     PtBaker(Box<PtBakerTwin>),
     Foreign(ForeignTwin),
     Migration(MigrationTwin),
@@ -39,6 +43,7 @@ impl Twin {
         match self {
             Twin::Coloring(t) => Ok(t.transform(records)),
             Twin::Lockdown(_) => Ok(records.to_vec()),
+            Twin::Fass(t) => t.transform(records),
             Twin::PtBaker(_) => Ok(records.to_vec()),
             Twin::Foreign(_) => Ok(records.to_vec()),
             Twin::Migration(_) => Ok(records.to_vec()),
@@ -55,6 +60,7 @@ impl Twin {
         match self {
             Twin::Coloring(_) => Ok(0),
             Twin::Lockdown(t) => t.on_switch_in(r, cpu, thread),
+            Twin::Fass(_) => Ok(0),
             Twin::PtBaker(_) => Ok(0),
             Twin::Foreign(_) => Ok(0),
             Twin::Migration(t) => t.on_switch_in(r, cpu, thread),
@@ -81,6 +87,7 @@ impl Twin {
         match self {
             Twin::Coloring(t) => t.counters(),
             Twin::Lockdown(t) => t.counters(),
+            Twin::Fass(t) => t.counters(),
             Twin::Migration(t) => t.counters(),
             Twin::PtBaker(t) => t.counters(),
             Twin::Foreign(t) => t.counters(),
@@ -104,6 +111,7 @@ impl Twin {
     pub(super) fn on_event(&mut self, r: &mut ReferenceModel, e: &Event) -> Result<(), String> {
         match self {
             Twin::PtBaker(t) => t.on_event(r, e),
+            Twin::Fass(t) => t.on_event(r, *e),
             _ => Ok(()),
         }
     }
@@ -111,6 +119,37 @@ impl Twin {
     /// Whether the run reports data TLB stall cycles because of the technique.
     pub(super) fn reports_stall_cycles(&self) -> bool {
         matches!(self, Twin::Lockdown(_))
+    }
+
+    /// A change of address space on `cpu` from `from` to `to`: Some(cycles) when the twin
+    /// does what the switch does instead of the switch policy (seed 002's DACR reload).
+    pub(super) fn on_switch(
+        &mut self,
+        r: &mut ReferenceModel,
+        cpu: usize,
+        from: Option<usize>,
+        to: usize,
+    ) -> Result<Option<u64>, String> {
+        match self {
+            Twin::Fass(t) => t.on_switch(r, cpu, from, to).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// A reference of `space` on `cpu` faulted on ARM domains (`domains.rs`): the cycles of
+    /// the handler, which must make the check pass.
+    pub(super) fn on_domain_fault(
+        &mut self,
+        r: &mut ReferenceModel,
+        cpu: usize,
+        space: usize,
+        va: u64,
+        fault: Fault,
+    ) -> Result<u64, String> {
+        match self {
+            Twin::Fass(t) => t.on_domain_fault(r, cpu, space, va, fault),
+            _ => Err(format!("{fault:?} fault at {va:#x} without domains")),
+        }
     }
 }
 
@@ -140,6 +179,7 @@ impl ReferenceModel {
             "pt_baker",
             "foreign_entries",
             "tlb_migration",
+            "fass",
         ];
         for k in spec.params.keys() {
             let ok = match spec.name.as_str() {
@@ -148,6 +188,7 @@ impl ReferenceModel {
                 "pt_baker" => pt_baker::PARAMS.contains(&k.as_str()),
                 "foreign_entries" => foreign_entries::PARAMS.contains(&k.as_str()),
                 "tlb_migration" => tlb_migration::PARAMS.contains(&k.as_str()),
+                "fass" => fass::PARAMS.contains(&k.as_str()),
                 _ => true,
             };
             if !ok {
@@ -165,6 +206,7 @@ impl ReferenceModel {
             "foreign_entries" => {
                 Twin::Foreign(ForeignTwin::new(spec, &self.config, self.opts.seed)?)
             }
+            "fass" => Twin::Fass(Box::new(FassTwin::new(spec, &self.config)?)),
             "tlb_migration" => {
                 let t = MigrationTwin::new(spec, &self.config)?;
                 self.track_uses |= t.counts_uses();
@@ -178,8 +220,28 @@ impl ReferenceModel {
             }
         };
         self.stall_reported |= twin.reports_stall_cycles();
+        if let Twin::Fass(t) = &twin {
+            // seed 002 §2.1: the domain checks are on from the start, the kernel's domains
+            // enabled.
+            self.enable_domains(t.dacr_of(None));
+        }
         self.twin = Some(twin);
         Ok(())
+    }
+
+    /// The twin's switch (`Twin::on_switch`), None without a twin.
+    pub(super) fn twin_switch(
+        &mut self,
+        cpu: usize,
+        from: Option<usize>,
+        to: usize,
+    ) -> Result<Option<u64>, String> {
+        let Some(mut twin) = self.twin.take() else {
+            return Ok(None);
+        };
+        let r = twin.on_switch(self, cpu, from, to);
+        self.twin = Some(twin);
+        r
     }
 
     /// The twin's counters (empty without one).

@@ -1,0 +1,698 @@
+//! The twin of `fass`, from seed 002 (Wiggins, Tuch, Uhlig, Heiser 2003), naively:
+//! - §2.1: 16 domains; a TLB entry carries its first-level descriptor's domain; the DACR
+//!   enables some of them (`reference/domains.rs` checks every reference). `kernel_domains`
+//!   are the kernel's (3 in ARM Linux, 1 in L4, §4.2); addresses at or above `kernel_base`
+//!   are the kernel's, in domain 0.
+//! - §2.2, §3.1: PID relocation into one of 64 slots of 32 MiB (slot 0 is the unrelocated
+//!   window, so 63 for processes, taken round-robin after the last taken, one process each
+//!   while there are free ones); a process's data, bss and stack go into its slot (its upper
+//!   half, packed), what does not fit into 1 MiB blocks of the process's own in the top 2 GiB
+//!   below the kernel. Done as a rewrite of the records before they run (as the placement and
+//!   the relocation happen before the TLB sees an address).
+//! - §2.3, Fig. 1: the caching page directory, one domain-tagged entry per 1 MiB section,
+//!   loaded on a section fault from the running process's page directory; a process touching
+//!   a section of another domain (a domain fault), or a section whose entry was dropped while
+//!   another owner's lines may still be cached, collides: TLB and caches flushed, the entry
+//!   reloaded, the access restarted.
+//! - §3.1: a switch loads the DACR with the kernel's domains and the process's ("less than a
+//!   dozen instructions", §1: `dacr_cycles`); a process without a domain gets a free one, else
+//!   one is preempted (its CPD entries invalidated). Whenever the caches are flushed, every
+//!   domain is clean; a domain is dirty once a process with writable mappings in it is
+//!   scheduled; clean domains are revoked without a cache flush (the TLB, which the SA-1100
+//!   only flushes whole, is flushed when it may hold entries of the domain).
+//! - §4.2: an exiting process's domain is freed lazily, without a flush.
+//!
+//! What the seed leaves open, the catalog and docs/technique-fass.md decide (the interface):
+//! the victim is the least recently scheduled domain not enabled by the incoming DACR, clean
+//! ones first; a free domain is taken preferring one that has no TLB entries since the last
+//! flush, then a clean one, then the lowest; the kernel's knowledge of "the TLB may hold
+//! entries of domain d" is: d was loaded into the DACR (a switch) or the CPD (a fault) since
+//! the last TLB flush. A flush made while a process keeps running (a collision, a program's
+//! flush) leaves that process's domain as if just scheduled.
+//!
+//! Not modelled: shared regions and TLB sharing (§3.2: the reference has no shared objects,
+//! a `MapShared` record is refused); `sharing` is parsed and checked only.
+
+use super::{number, param};
+use crate::machine::{MachineConfig, TechniqueSpec};
+use crate::page_table::PageTableFormat;
+use crate::reference::domains::{Fault, SECTIONS};
+use crate::reference::ReferenceModel;
+use tlblab_trace::record::{flush, prot};
+use tlblab_trace::{Access, Event, Record};
+use tlblab_types::VirtAddr;
+
+pub(super) const PARAMS: [&str; 6] = [
+    "kernel_domains",
+    "sharing",
+    "relocate",
+    "kernel_base",
+    "dacr_cycles",
+    "fault_cycles",
+];
+
+const MIB: u64 = 1 << 20;
+/// seed 002 §2.2: "Addresses less than 32MB can be transparently relocated into another 32MB
+/// partition", of which there are 64.
+const SLOT: u64 = 32 * MIB;
+const SLOTS: u64 = 64;
+/// seed 002 §2.3: the shared area is the upper 2 GB.
+const SHARED_AREA: u64 = 0x8000_0000;
+
+/// Who a section's CPD entry, or the lines cached under it, belong to.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Owner {
+    Kernel,
+    Process(u32),
+    /// Lines of more than one owner may be cached (collides with everyone).
+    Many,
+}
+
+/// A mapping as placed: traced `start..start+len` moved to `to`.
+#[derive(Clone, Copy)]
+struct Mapping {
+    start: u64,
+    len: u64,
+    to: u64,
+    owner: Owner,
+}
+
+#[derive(Default)]
+struct Process {
+    slot: Option<u64>,
+    domain: Option<u8>,
+    mappings: Vec<Mapping>,
+    /// Where the next private mapping goes in the slot's upper half (an offset in the slot).
+    slot_next: u64,
+    /// The process's current block in the shared area: next free address, end.
+    block: (u64, u64),
+    writable: bool,
+    exited: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Holder {
+    Kernel,
+    Free,
+    Of(Owner),
+}
+
+pub(in crate::reference) struct FassTwin {
+    kernel_domains: u8,
+    relocate: bool,
+    kernel_base: u64,
+    dacr_cycles: u64,
+    fault_cycles: u64,
+    processes: Vec<Process>,
+    /// (thread, process) as the `ThreadStart` records say (a thread not named: process 0).
+    threads: Vec<(u32, u32)>,
+    /// How many processes hold each slot.
+    slot_users: Vec<u32>,
+    last_slot: u64,
+    area_next: u64,
+    holder: Vec<Holder>,
+    dirty: Vec<bool>,
+    /// The TLB may hold entries of the domain (the kernel's mark, cleared by a TLB flush).
+    maybe_in_tlb: Vec<bool>,
+    /// When the domain's owner was last scheduled (a count of switches).
+    scheduled: Vec<u64>,
+    /// Per section: the owner of its CPD entry, and the owner whose lines may still be cached
+    /// under it though its entry was dropped.
+    cpd_owner: Vec<Option<Owner>>,
+    stale: Vec<Option<Owner>>,
+    /// Per hardware thread: the process whose DACR is loaded.
+    running: Vec<Option<u32>>,
+    switches: u64,
+    section_faults: u64,
+    domain_faults: u64,
+    collisions: u64,
+    recycles: u64,
+    recycles_clean: u64,
+    tlb_flushes: u64,
+    cache_flushes: u64,
+    lazy_frees: u64,
+    slots_doubled: u64,
+}
+
+fn boolean(spec: &TechniqueSpec, name: &str, default: &str) -> Result<bool, String> {
+    match param(spec, name, default) {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        other => Err(format!("twin fass: parameter {name}: '{other}'")),
+    }
+}
+
+impl FassTwin {
+    pub(super) fn new(spec: &TechniqueSpec, m: &MachineConfig) -> Result<FassTwin, String> {
+        // Domains are in the ARMv7 short descriptors' first level (seed 002 §2.1).
+        if m.page_table.format != PageTableFormat::Armv7Short {
+            return Err("twin fass: ARM domains need the armv7_short format".into());
+        }
+        let kernel_domains = number(spec, "kernel_domains", "3")?;
+        if !(1..=15).contains(&kernel_domains) {
+            return Err("twin fass: kernel_domains from 1 to 15".into());
+        }
+        let kernel_base = number(spec, "kernel_base", "0xbf000000")?;
+        if !(SHARED_AREA + MIB..=1 << 32).contains(&kernel_base) || kernel_base % MIB != 0 {
+            return Err(
+                "twin fass: kernel_base a 1 MiB multiple above the shared area's first".into(),
+            );
+        }
+        boolean(spec, "sharing", "true")?;
+        let mut holder = vec![Holder::Free; 16];
+        for h in holder.iter_mut().take(kernel_domains as usize) {
+            *h = Holder::Kernel;
+        }
+        Ok(FassTwin {
+            kernel_domains: kernel_domains as u8,
+            relocate: boolean(spec, "relocate", "true")?,
+            kernel_base,
+            dacr_cycles: number(spec, "dacr_cycles", "10")?,
+            fault_cycles: number(spec, "fault_cycles", "200")?,
+            processes: Vec::new(),
+            threads: Vec::new(),
+            slot_users: vec![0; SLOTS as usize],
+            last_slot: 0,
+            area_next: SHARED_AREA,
+            holder,
+            dirty: vec![false; 16],
+            maybe_in_tlb: vec![false; 16],
+            scheduled: vec![0; 16],
+            cpd_owner: vec![None; SECTIONS],
+            stale: vec![None; SECTIONS],
+            running: vec![None; m.cores * m.threads_per_core],
+            switches: 0,
+            section_faults: 0,
+            domain_faults: 0,
+            collisions: 0,
+            recycles: 0,
+            recycles_clean: 0,
+            tlb_flushes: 0,
+            cache_flushes: 0,
+            lazy_frees: 0,
+            slots_doubled: 0,
+        })
+    }
+
+    fn process(&mut self, p: u32) -> &mut Process {
+        while self.processes.len() <= p as usize {
+            self.processes.push(Process::default());
+        }
+        &mut self.processes[p as usize]
+    }
+
+    fn process_of(&self, thread: u32) -> u32 {
+        self.threads
+            .iter()
+            .rev()
+            .find(|t| t.0 == thread)
+            .map_or(0, |t| t.1)
+    }
+
+    // ---- placement (seed 002 §2.2, §2.3, §3.1) ----
+
+    /// The process's slot, taken on first need: the next free one after the last taken
+    /// (round-robin over 1..63); with none free, two processes share one (slot 1 + p mod 63).
+    fn slot(&mut self, p: u32) -> u64 {
+        if let Some(s) = self.process(p).slot {
+            return s;
+        }
+        let mut s = None;
+        for k in 1..SLOTS {
+            let c = 1 + (self.last_slot + k - 1) % (SLOTS - 1);
+            if self.slot_users[c as usize] == 0 {
+                s = Some(c);
+                break;
+            }
+        }
+        let s = s.unwrap_or_else(|| {
+            self.slots_doubled += 1;
+            1 + p as u64 % (SLOTS - 1)
+        });
+        self.slot_users[s as usize] += 1;
+        self.last_slot = s;
+        let pr = self.process(p);
+        pr.slot = Some(s);
+        pr.slot_next = SLOT / 2;
+        s
+    }
+
+    /// `len` bytes of whole 1 MiB blocks of the shared area, None when it is full (§2.3
+    /// item 3).
+    fn blocks(&mut self, len: u64) -> Option<u64> {
+        let len = len.div_ceil(MIB) * MIB;
+        if self.area_next + len > self.kernel_base {
+            return None;
+        }
+        self.area_next += len;
+        Some(self.area_next - len)
+    }
+
+    /// Where process `p`'s new mapping `start..start+len` goes.
+    fn place(&mut self, p: u32, start: u64, len: u64) -> Mapping {
+        let same = |owner| Mapping {
+            start,
+            len,
+            to: start,
+            owner,
+        };
+        if start >= self.kernel_base {
+            return same(Owner::Kernel);
+        }
+        if !self.relocate {
+            return same(Owner::Process(p));
+        }
+        if start + len <= SLOT {
+            let to = start + self.slot(p) * SLOT;
+            return Mapping {
+                to,
+                ..same(Owner::Process(p))
+            };
+        }
+        // Data, bss, stack: in the slot while they fit (§3.1 "allocated in the 32MB
+        // region"), packed page by page into its upper half ...
+        let slot = self.slot(p);
+        let bytes = len.div_ceil(4096) * 4096;
+        let pr = self.process(p);
+        if pr.slot_next + bytes <= SLOT {
+            let to = slot * SLOT + pr.slot_next;
+            pr.slot_next += bytes;
+            return Mapping {
+                to,
+                ..same(Owner::Process(p))
+            };
+        }
+        // ... else grouped by process into 1 MiB blocks of the shared area (§3.1).
+        let (next, end) = pr.block;
+        let next = if next + bytes > end {
+            match self.blocks(bytes) {
+                Some(at) => {
+                    self.process(p).block = (at, at + bytes.div_ceil(MIB) * MIB);
+                    at
+                }
+                None => return same(Owner::Process(p)),
+            }
+        } else {
+            next
+        };
+        self.process(p).block.0 = next + bytes;
+        Mapping {
+            to: next,
+            ..same(Owner::Process(p))
+        }
+    }
+
+    /// Where `va` of process `p` is once placed: the newest mapping holding it moves it; an
+    /// address of no mapping below 32 MiB is relocated into the slot (the hardware's PID
+    /// relocation), any other stays.
+    fn moved(&mut self, p: u32, va: u64) -> u64 {
+        if let Some(pr) = self.processes.get(p as usize) {
+            for m in pr.mappings.iter().rev() {
+                if va >= m.start && va < m.start + m.len {
+                    return va - m.start + m.to;
+                }
+            }
+        }
+        if self.relocate && va < SLOT {
+            return va + self.slot(p) * SLOT;
+        }
+        va
+    }
+
+    pub(super) fn transform(&mut self, records: &[Record]) -> Result<Vec<Record>, String> {
+        let mut out = Vec::with_capacity(records.len());
+        for &r in records {
+            out.push(match r {
+                Record::Access(a) => {
+                    let p = self.process_of(a.thread.0);
+                    let va = self.moved(p, a.vaddr.0);
+                    Record::Access(Access {
+                        vaddr: VirtAddr(va),
+                        ..a
+                    })
+                }
+                Record::Event(e) => Record::Event(match e {
+                    Event::ThreadStart { thread, process } => {
+                        self.threads.push((thread.0, process));
+                        self.process(process);
+                        e
+                    }
+                    Event::Mmap {
+                        process,
+                        start,
+                        len,
+                        prot: pr,
+                        page_shift,
+                    } => {
+                        let m = self.place(process, start.0, len);
+                        let p = self.process(process);
+                        p.writable |= pr & prot::WRITE != 0;
+                        p.mappings.push(m);
+                        Event::Mmap {
+                            process,
+                            start: VirtAddr(m.to),
+                            len,
+                            prot: pr,
+                            page_shift,
+                        }
+                    }
+                    Event::MapShared { .. } => {
+                        return Err(
+                            "twin fass: shared regions (seed 002 §3.2) are not modelled".into()
+                        )
+                    }
+                    Event::Munmap {
+                        process,
+                        start,
+                        len,
+                    } => Event::Munmap {
+                        process,
+                        start: VirtAddr(self.moved(process, start.0)),
+                        len,
+                    },
+                    Event::Mprotect {
+                        process,
+                        start,
+                        len,
+                        prot: pr,
+                    } => Event::Mprotect {
+                        process,
+                        start: VirtAddr(self.moved(process, start.0)),
+                        len,
+                        prot: pr,
+                    },
+                    // §4.2 lazy flushing: the kernel's cache flush for an address space it
+                    // forks or tears down waits for the domain's next use; its TLB flush stays.
+                    Event::Flush { core, what } if what & flush::ADDRESS_SPACE != 0 => {
+                        Event::Flush {
+                            core,
+                            what: what & !flush::CACHES,
+                        }
+                    }
+                    e => e,
+                }),
+            });
+        }
+        Ok(out)
+    }
+
+    // ---- domains (seed 002 §2.1, §3.1) ----
+
+    /// The DACR of process `p` (None: no process): client access (01) to the kernel's
+    /// domains and the process's.
+    pub(super) fn dacr_of(&self, p: Option<u32>) -> u32 {
+        let mut dacr = 0;
+        for d in 0..self.kernel_domains as u32 {
+            dacr |= 1 << (2 * d);
+        }
+        if let Some(d) = p
+            .and_then(|p| self.processes.get(p as usize))
+            .and_then(|pr| pr.domain)
+        {
+            dacr |= 1 << (2 * d as u32);
+        }
+        dacr
+    }
+
+    fn domain_of(&self, o: Owner) -> Option<u8> {
+        match o {
+            Owner::Kernel => Some(0),
+            Owner::Process(p) => self.processes.get(p as usize).and_then(|pr| pr.domain),
+            Owner::Many => None,
+        }
+    }
+
+    /// Process `p` is scheduled: its domain is dirty if it has writable mappings, and may
+    /// have TLB entries from now on.
+    fn scheduled_marks(&mut self, p: u32) {
+        let Some(pr) = self.processes.get(p as usize) else {
+            return;
+        };
+        if let Some(d) = pr.domain {
+            self.dirty[d as usize] |= pr.writable;
+            self.maybe_in_tlb[d as usize] = true;
+        }
+    }
+
+    /// The TLB of `cpu`'s core flushed, and the caches when `caches` (§3.1: every domain
+    /// clean then, no stale lines left). Returns the cycles of the cache flushes.
+    fn flush(&mut self, r: &mut ReferenceModel, cpu: usize, caches: bool) -> u64 {
+        let cycles = r.flush_core(cpu, caches);
+        self.tlb_flushes += 1;
+        self.maybe_in_tlb.iter_mut().for_each(|m| *m = false);
+        if caches {
+            self.cache_flushes += 1;
+            self.flushed_caches(cpu);
+        }
+        cycles
+    }
+
+    fn flushed_caches(&mut self, cpu: usize) {
+        self.dirty.iter_mut().for_each(|d| *d = false);
+        self.stale.iter_mut().for_each(|s| *s = None);
+        // The process whose DACR is loaded keeps running: as if scheduled again.
+        if let Some(p) = self.running[cpu] {
+            self.scheduled_marks(p);
+        }
+    }
+
+    /// Drops every CPD entry of `o`: the lines cached under them are stale.
+    fn drop_entries(&mut self, r: &mut ReferenceModel, o: Owner) {
+        let cpd = &mut r.domains.as_mut().expect("on").cpd;
+        for (s, entry) in cpd.iter_mut().enumerate() {
+            if self.cpd_owner[s] == Some(o) {
+                self.cpd_owner[s] = None;
+                *entry = None;
+                self.stale[s] = match self.stale[s] {
+                    Some(x) if x != o => Some(Owner::Many),
+                    _ => Some(o),
+                };
+            }
+        }
+    }
+
+    /// A domain for `o`, never one of `keep` (the incoming DACR): a free one, else one
+    /// preempted (§3.1). Returns the cycles of the flushes it took.
+    fn allocate(&mut self, r: &mut ReferenceModel, cpu: usize, o: Owner, keep: u32) -> u64 {
+        let mut free = None;
+        for d in 0..16 {
+            if self.holder[d] != Holder::Free {
+                continue;
+            }
+            let better = match free {
+                None => true,
+                Some(f) => {
+                    (self.maybe_in_tlb[d], self.dirty[d]) < (self.maybe_in_tlb[f], self.dirty[f])
+                }
+            };
+            if better {
+                free = Some(d);
+            }
+        }
+        let d = match free {
+            Some(d) => d,
+            None => {
+                let mut victim: Option<usize> = None;
+                for d in self.kernel_domains as usize..16 {
+                    if crate::reference::domains::enables(keep, d as u8) {
+                        continue;
+                    }
+                    let better = match victim {
+                        None => true,
+                        Some(v) => {
+                            (self.dirty[d], self.scheduled[d]) < (self.dirty[v], self.scheduled[v])
+                        }
+                    };
+                    if better {
+                        victim = Some(d);
+                    }
+                }
+                let v = victim.expect("a process enables one domain of its own");
+                self.recycles += 1;
+                if !self.dirty[v] {
+                    self.recycles_clean += 1;
+                }
+                if let Holder::Of(prev) = self.holder[v] {
+                    self.drop_entries(r, prev);
+                    if let Owner::Process(p) = prev {
+                        self.process(p).domain = None;
+                    }
+                }
+                v
+            }
+        };
+        let mut cycles = 0;
+        if self.dirty[d] {
+            // Its lines may be dirty: cleaned and flushed before another owner uses the tag.
+            cycles += self.flush(r, cpu, true);
+        } else if self.maybe_in_tlb[d] {
+            // Clean: no cache flush (§3.1), but the SA-1100's TLBs flush only whole.
+            cycles += self.flush(r, cpu, false);
+        }
+        self.holder[d] = Holder::Of(o);
+        if let Owner::Process(p) = o {
+            self.process(p).domain = Some(d as u8);
+        }
+        cycles
+    }
+
+    /// A change of address space on `cpu` to `to` (seed 002 §3.1): the DACR reloaded, a
+    /// domain found first if the process has none.
+    pub(super) fn on_switch(
+        &mut self,
+        r: &mut ReferenceModel,
+        cpu: usize,
+        _from: Option<usize>,
+        to: usize,
+    ) -> Result<u64, String> {
+        let p = to as u32;
+        self.switches += 1;
+        let mut cycles = self.dacr_cycles;
+        if self.process(p).domain.is_none() {
+            let keep = self.dacr_of(Some(p));
+            cycles += self.allocate(r, cpu, Owner::Process(p), keep);
+        }
+        self.running[cpu] = Some(p);
+        let d = self.process(p).domain.expect("allocated") as usize;
+        self.scheduled[d] = self.switches;
+        self.scheduled_marks(p);
+        r.domains.as_mut().expect("on").dacr[cpu] = self.dacr_of(Some(p));
+        Ok(cycles)
+    }
+
+    /// What owns `va` (a placed address) in process `space`.
+    fn owner_of(&self, space: usize, va: u64) -> Owner {
+        if va >= self.kernel_base {
+            return Owner::Kernel;
+        }
+        if let Some(pr) = self.processes.get(space) {
+            for m in pr.mappings.iter().rev() {
+                if va >= m.to && va < m.to + m.len {
+                    return m.owner;
+                }
+            }
+        }
+        Owner::Process(space as u32)
+    }
+
+    /// A section or domain fault (seed 002 §2.3): the CPD entry loaded from the running
+    /// process's page directory; a collision (another domain's entry, or another owner's
+    /// lines maybe cached in the section) flushes the TLB and the caches first.
+    pub(super) fn on_domain_fault(
+        &mut self,
+        r: &mut ReferenceModel,
+        cpu: usize,
+        space: usize,
+        va: u64,
+        fault: Fault,
+    ) -> Result<u64, String> {
+        let s = (va >> 20) as usize;
+        let o = self.owner_of(space, va);
+        let mut cycles = self.fault_cycles;
+        if self.domain_of(o).is_none() {
+            let keep = self.dacr_of(Some(space as u32));
+            cycles += self.allocate(r, cpu, o, keep);
+            self.scheduled_marks(space as u32);
+            r.domains.as_mut().expect("on").dacr[cpu] = self.dacr_of(Some(space as u32));
+        }
+        let d = self
+            .domain_of(o)
+            .ok_or("twin fass: no domain after allocation")?;
+        let collision = match fault {
+            Fault::Domain(_) => {
+                self.domain_faults += 1;
+                true
+            }
+            Fault::Section => {
+                self.section_faults += 1;
+                matches!(self.stale[s], Some(x) if x != o)
+            }
+        };
+        if collision {
+            self.collisions += 1;
+            cycles += self.flush(r, cpu, true);
+        }
+        self.cpd_owner[s] = Some(o);
+        self.stale[s] = None;
+        self.maybe_in_tlb[d as usize] = true;
+        r.domains.as_mut().expect("on").cpd[s] = Some(d);
+        Ok(cycles)
+    }
+
+    /// Every event after the reference applied it: a program's TLB flush clears the marks
+    /// (the running process's domain stays marked, it keeps filling the TLB); its cache flush
+    /// makes every domain clean (§3.1 "whenever caches are flushed"); a process whose last
+    /// thread exits frees its domain and slot without a flush (§4.2).
+    pub(super) fn on_event(&mut self, r: &mut ReferenceModel, e: Event) -> Result<(), String> {
+        match e {
+            Event::Flush { core, what } => {
+                let cpu = core.0 as usize % self.running.len();
+                if what & flush::TLB != 0 {
+                    self.maybe_in_tlb.iter_mut().for_each(|m| *m = false);
+                    if let Some(p) = self.running[cpu] {
+                        if let Some(d) = self.domain_of(Owner::Process(p)) {
+                            self.maybe_in_tlb[d as usize] = true;
+                        }
+                    }
+                }
+                if what & flush::CACHES != 0 {
+                    self.flushed_caches(cpu);
+                }
+            }
+            Event::ThreadExit { thread } => {
+                let Some(i) = self.threads.iter().rposition(|t| t.0 == thread.0) else {
+                    return Ok(());
+                };
+                let p = self.threads[i].1;
+                self.threads.retain(|t| t.0 != thread.0);
+                if self.threads.iter().all(|t| t.1 != p) {
+                    self.exit(r, p);
+                    for run in self.running.iter_mut() {
+                        if *run == Some(p) {
+                            *run = None;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn exit(&mut self, r: &mut ReferenceModel, p: u32) {
+        if self.processes.get(p as usize).is_none_or(|pr| pr.exited) {
+            return;
+        }
+        self.process(p).exited = true;
+        self.drop_entries(r, Owner::Process(p));
+        if let Some(d) = self.process(p).domain.take() {
+            self.holder[d as usize] = Holder::Free;
+            self.lazy_frees += 1;
+        }
+        if let Some(s) = self.process(p).slot {
+            self.slot_users[s as usize] -= 1;
+        }
+    }
+
+    pub(super) fn counters(&self) -> Vec<(String, u64)> {
+        let used = self
+            .holder
+            .iter()
+            .filter(|h| matches!(h, Holder::Of(_)))
+            .count() as u64;
+        vec![
+            ("switches".into(), self.switches),
+            ("section_faults".into(), self.section_faults),
+            ("domain_faults".into(), self.domain_faults),
+            ("collisions".into(), self.collisions),
+            ("recycles".into(), self.recycles),
+            ("recycles_clean".into(), self.recycles_clean),
+            ("tlb_flushes".into(), self.tlb_flushes),
+            ("cache_flushes".into(), self.cache_flushes),
+            ("lazy_frees".into(), self.lazy_frees),
+            ("domains_in_use".into(), used),
+            ("shared_regions".into(), 0),
+            ("slots_doubled".into(), self.slots_doubled),
+        ]
+    }
+}
