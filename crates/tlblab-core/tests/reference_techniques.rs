@@ -42,22 +42,7 @@ fn with_technique(
         }
     }
     let records = records(steps, &cfg, opts.walks);
-    let (mut sys, mut r) = setup(&cfg, opts, spaces);
-    let installed = tlblab_core::techniques::install(&mut sys, spec).map_err(|e| e.0);
-    let twin = r.install_twin(spec);
-    prop_assert_eq!(
-        installed.is_ok(),
-        twin.is_ok(),
-        "install: engine {:?}, twin {:?}",
-        installed,
-        twin
-    );
-    if installed.is_err() {
-        return Ok(());
-    }
-    let a = sys.run_slice(&records).map_err(|e| e.0);
-    let b = r.run(&records);
-    same_run(&sys, a, &r, b)
+    with_technique_on(&cfg, opts, &records, spaces, spec)
 }
 
 /// The first data level of `cfg` (the colors' and the locks' default level).
