@@ -330,7 +330,7 @@ fn l2_lines(r: &mut ProbeReport, c: &Capacity, note: &str) {
     if let Some(si) = r
         .l2_set_index
         .clone()
-        .filter(|si| si.confidence != Confidence::Unclear)
+        .filter(|si| si.confidence != Confidence::Unclear || si.sets_and_ways_read)
     {
         set_index_lines(r, c, note, &si);
         return;
@@ -400,9 +400,12 @@ fn set_index_lines(
     } else {
         hi.max(si.sets() * si.half_way)
     };
+    // The function unclear (its folds fail the capacities' check) but the sets and the ways
+    // read: the entries stand, never confidently.
+    let function_unclear = si.confidence == Confidence::Unclear;
     m.value = Some(e as f64);
     m.spread = Some((lo.min(e) as f64, hi.max(e) as f64));
-    m.confidence = if !ways_read {
+    m.confidence = if !ways_read || function_unclear {
         Confidence::Unclear
     } else if agree && all {
         // Two methods agree: at least medium.
@@ -454,7 +457,14 @@ fn set_index_lines(
     m.note = format!(
         "{}from the set index: {} sets × {ways} = {e} (conflict pairs{}); the random chain's \
          trials read {reading}{}; {}",
-        if ways_read { "" } else { "unclear: " },
+        match (ways_read, function_unclear) {
+            (_, true) => format!(
+                "unclear: the sets and the ways are read, the set-index function is not ({}); ",
+                si.unclear.as_deref().unwrap_or("")
+            ),
+            (false, false) => "unclear: ".into(),
+            (true, false) => String::new(),
+        },
         si.sets(),
         if si.ways_fillers == 0 {
             ", the one-set curves without fillers: their targets overflow the L1's set"
@@ -485,10 +495,13 @@ fn set_index_lines(
     );
     // Ways not read (three curves, three values): the sets and the function are measured, the
     // ways are not.
-    let text = if !ways_read {
-        format!("unclear (the ways): {text}")
-    } else {
-        text
+    let text = match (ways_read, function_unclear) {
+        (_, true) => format!(
+            "unclear (the function: {}): {text}",
+            si.unclear.as_deref().unwrap_or("")
+        ),
+        (false, false) => format!("unclear (the ways): {text}"),
+        (true, false) => text,
     };
     let disagrees = declared.is_some_and(|d| match d.assoc {
         Assoc::Full => true,
