@@ -13,7 +13,8 @@
 //!    no bit ≥ k enters the index every target shares one set and the capacity is the ways W; the
 //!    first k whose capacity equals the next stride's is K (all pages 2^K apart share a set).
 //! 2. **The columns, by elimination.** Chains of 2J pages, `{B + c·2^K, (B + c·2^K) ⊕ d : c < J}`
-//!    with J = ⌈3W/4⌉, plus the conflict sets' filler pages (every access misses the L1): when
+//!    with J = ⌈2W'/3⌉ (W' the lower of step 1's two capacities), plus the conflict sets'
+//!    filler pages unless the J targets overflow a low-bits L1 set on their own: when
 //!    H·d = 0 all 2J share one set of W ways and miss; otherwise J + J fit. For each bit i < K in
 //!    turn, d = 2^i ⊕ y is tried for every y in the span of the independent bits found so far
 //!    (y = 0 first: a bit outside the index collides with itself); a collision makes bit i
