@@ -437,6 +437,7 @@ proptest! {
         ),
         (named, exits, low) in (any::<bool>(), proptest::collection::vec((0usize..800, 0u32..3), 0..3), proptest::bool::weighted(0.3)),
         mmaps in proptest::collection::vec((0usize..800, 0u32..3, 1u64..24, 0u64..48, any::<bool>()), 0..4),
+        shared in proptest::collection::vec((0usize..800, 0u32..3, 0u32..3, 1u64..4, 0u64..6, proptest::bool::weighted(0.3)), 0..7),
     ) {
         use tlblab_trace::{Event, Record};
         use tlblab_types::ThreadId;
@@ -476,6 +477,23 @@ proptest! {
             };
             records.insert(at.min(records.len()), Record::Event(mmap));
         }
+        // Shared objects (seed 002 §3.2): 1-3 MiB at the start of one of the first six groups
+        // of traced pages (the same group mapped by several processes shares it at one
+        // address; another group of the same object maps it elsewhere), read-only or
+        // writable, mostly early (the domain's writers are known from the first switch
+        // either way: the records are placed before they run). Walks only, as the mappings
+        // above.
+        for &(at, process, object, mib, group, writable) in shared.iter().filter(|_| opts.walks) {
+            let map = Event::MapShared {
+                process,
+                start: tlblab_types::VirtAddr(page_va(8 * group, &cfg)),
+                len: mib << 20,
+                prot: if writable { 3 } else { 1 },
+                page_shift: 12,
+                object,
+            };
+            records.insert((at / 4).min(records.len()), Record::Event(map));
+        }
         if low {
             // The traced pages below 32 MiB instead of at 1 GiB: PID relocation (§2.2).
             for rec in records.iter_mut() {
@@ -486,7 +504,7 @@ proptest! {
                 };
                 match rec {
                     Record::Access(a) => lower(&mut a.vaddr),
-                    Record::Event(Event::Mmap { start, .. } | Event::Munmap { start, .. } | Event::Mprotect { start, .. }) => lower(start),
+                    Record::Event(Event::Mmap { start, .. } | Event::MapShared { start, .. } | Event::Munmap { start, .. } | Event::Mprotect { start, .. }) => lower(start),
                     _ => {}
                 }
             }

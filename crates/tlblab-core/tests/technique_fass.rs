@@ -380,3 +380,75 @@ fn a_programs_cache_flush_makes_every_domain_clean() {
     assert_eq!(counter(&s, "recycles_clean"), 1);
     assert_eq!(counter(&s, "cache_flushes"), 0);
 }
+
+#[test]
+fn a_process_needing_more_domains_than_are_left_preempts_its_own() {
+    // One domain for processes (kernel_domains=15) and a process with a private section and a
+    // shared region (seed 002 §3.2: a domain of its own): the region's first touch preempts
+    // the process's domain, the next touch of its private page takes it back (§3.1 "a domain
+    // ID must be preempted"; §2.3 item 4, running out of domains). Each preemption drops the
+    // other's CPD entries and flushes the TLB (both maybe in it), so every load walks; the
+    // read-only domains are clean, so no cache flush. Before 2026-11-26 the engine panicked
+    // at the region's touch (no domain outside the running DACR; its twin found it).
+    let (private, shared) = (0x0100_0000, 0x1000_0000);
+    let r = vec![
+        ev(Event::ThreadStart {
+            thread: ThreadId(0),
+            process: 0,
+        }),
+        ev(Event::MapShared {
+            process: 0,
+            start: VirtAddr(shared),
+            len: 1 << 20,
+            prot: prot::READ,
+            page_shift: 12,
+            object: 1,
+        }),
+        switch(u32::MAX, 0),
+        load(0, private),
+        load(0, shared),
+        load(0, private),
+    ];
+    let s = run_records(r, Some("fass:kernel_domains=15"));
+    assert_eq!(counter(&s, "shared_regions"), 1);
+    assert_eq!(counter(&s, "recycles"), 2);
+    assert_eq!(counter(&s, "recycles_clean"), 2);
+    assert_eq!(counter(&s, "tlb_flushes"), 2);
+    assert_eq!(counter(&s, "cache_flushes"), 0);
+    assert_eq!(counter(&s, "collisions"), 0);
+    assert_eq!(dtlb_misses(&s), 3);
+}
+
+#[test]
+fn without_relocation_a_shared_region_at_one_address_shares_tlb_entries() {
+    // relocate=false keeps the traced addresses; two processes mapping one object at the same
+    // address above 32 MiB still give it a domain of its own (seed 002 §3.2), so the second
+    // hits the first one's TLB entry: one walk, no collision. Before 2026-11-26 the engine
+    // panicked at the first touch (the object was never registered; its twin found it).
+    let x = 0x1000_0000;
+    let mut r = Vec::new();
+    for p in 0..2 {
+        r.push(ev(Event::ThreadStart {
+            thread: ThreadId(p),
+            process: p,
+        }));
+        r.push(ev(Event::MapShared {
+            process: p,
+            start: VirtAddr(x),
+            len: 1 << 20,
+            prot: prot::READ,
+            page_shift: 12,
+            object: 1,
+        }));
+    }
+    r.push(switch(u32::MAX, 0));
+    r.push(load(0, x));
+    r.push(switch(0, 1));
+    r.push(load(1, x));
+    let s = run_records(r, Some("fass:relocate=false"));
+    assert_eq!(counter(&s, "shared_regions"), 1);
+    assert_eq!(dtlb_misses(&s), 1);
+    assert_eq!(counter(&s, "collisions"), 0);
+    assert_eq!(counter(&s, "section_faults"), 1);
+    assert_eq!(s.os.tlb_flushes, 0);
+}

@@ -275,8 +275,8 @@ struct Space {
     asid: u16,
     generation: u64,
     tables: Tables,
-    /// (start, end, page size), newest first.
-    regions: Vec<(u64, u64, PageSize)>,
+    /// (start, end, page size, shared object), newest first.
+    regions: Vec<(u64, u64, PageSize, Option<u32>)>,
 }
 
 struct Host {
@@ -344,6 +344,11 @@ pub struct ReferenceModel {
     /// Whether TLB entries count their uses (`Entry::uses`): a twin that filters by them
     /// (tlb_migration's `used` filter and predictors, seed 000 §5.2, §9).
     track_uses: bool,
+    /// The frames of shared objects (`MapShared`, docs/formats/trace.md §6: "every process
+    /// that maps the same object shares its frames"): (object, the page's index counted from
+    /// the mapping's start, page size) → frame address, taken at the first touch by any
+    /// mapper. Nothing is freed, so a page unmapped and touched again gets its frame back.
+    shared_frames: HashMap<(u32, u64, PageSize), u64>,
 }
 
 impl ReferenceModel {
@@ -547,6 +552,7 @@ impl ReferenceModel {
             twin: None,
             domains: None,
             track_uses: false,
+            shared_frames: HashMap::new(),
         }
     }
 
@@ -574,7 +580,15 @@ impl ReferenceModel {
     pub fn set_region_page_size(&mut self, space: usize, start: u64, len: u64, size: PageSize) {
         self.spaces[space]
             .regions
-            .insert(0, (start, start.saturating_add(len), size));
+            .insert(0, (start, start.saturating_add(len), size, None));
+    }
+
+    /// `start..start+len` of `space` maps shared object `object` with `size` pages from now
+    /// on (the newest region wins): its pages' frames are the object's (`shared_frames`).
+    pub fn map_shared(&mut self, space: usize, start: u64, len: u64, size: PageSize, object: u32) {
+        self.spaces[space]
+            .regions
+            .insert(0, (start, start.saturating_add(len), size, Some(object)));
     }
 
     /// `set_region_page_size` of `new`'s address space.
@@ -792,8 +806,7 @@ impl ReferenceModel {
         Ok(())
     }
 
-    /// An event record (docs/formats/trace.md §6). Shared objects are not modelled (an error);
-    /// jobs, phases and regions change nothing the reference keeps.
+    /// An event record (docs/formats/trace.md §6). Jobs, phases and regions change nothing the reference keeps.
     pub fn event(&mut self, e: Event) -> Result<(), String> {
         let n = self.cpus.len();
         match e {
@@ -852,7 +865,21 @@ impl ReferenceModel {
                     .ok_or("mmap: page_shift")?;
                 self.set_region_page_size(space, start.0, len, size);
             }
-            Event::MapShared { .. } => return Err("the reference models no shared objects".into()),
+            Event::MapShared {
+                process,
+                start,
+                len,
+                page_shift,
+                object,
+                ..
+            } => {
+                let space = self.ensure_space(process)?;
+                let size = PageSize::ALL
+                    .into_iter()
+                    .find(|s| s.shift() == page_shift as u32)
+                    .ok_or("map_shared: page_shift")?;
+                self.map_shared(space, start.0, len, size, object);
+            }
             Event::Munmap {
                 process,
                 start,
@@ -1537,32 +1564,57 @@ impl ReferenceModel {
     }
 
     fn page_size_for(&self, space: usize, va: u64) -> PageSize {
+        self.region_of(space, va)
+            .map_or(self.config.page_table.page_size, |r| r.2)
+    }
+
+    /// The newest region of `space` holding `va`: (start, end, page size, shared object).
+    fn region_of(&self, space: usize, va: u64) -> Option<(u64, u64, PageSize, Option<u32>)> {
         self.spaces[space]
             .regions
             .iter()
             .find(|r| va >= r.0 && va < r.1)
-            .map_or(self.config.page_table.page_size, |r| r.2)
+            .copied()
     }
 
     /// Demand paging: a frame of the region's page size (4 KiB when no aligned run of that
-    /// size is free, as Linux's THP falls back), then the missing tables, top down.
+    /// size is free, as Linux's THP falls back), then the missing tables, top down. A page of
+    /// a shared object takes the object's frame when a mapper touched it already.
     fn first_touch(&mut self, space: usize, va: u64) -> Result<(), String> {
-        let mut size = self.page_size_for(space, va);
+        let region = self.region_of(space, va);
+        let mut size = region.map_or(self.config.page_table.page_size, |r| r.2);
         // A larger page only where its range holds no page and no table yet (Linux maps a
         // huge page only over an empty page-middle directory entry, `pmd_none`).
         if size != PageSize::Size4K && !self.spaces[space].tables.room_for(self.levels, va, size) {
             size = PageSize::Size4K;
         }
-        let frame = match self.frames.alloc(size) {
-            Some(f) => f,
-            None if size != PageSize::Size4K => {
-                size = PageSize::Size4K;
-                self.frames
-                    .alloc(size)
-                    .ok_or("physical memory is exhausted")?
-            }
-            None => return Err("physical memory is exhausted".into()),
+        // The object's page: counted from the mapping's start (which maps the object's
+        // first byte), in pages of the size mapped.
+        let object = region.and_then(|r| r.3.map(|o| (o, r.0)));
+        let key = |size: PageSize| object.map(|(o, start)| (o, (va - start) >> size.shift(), size));
+        let shared = |r: &ReferenceModel, size: PageSize| {
+            key(size).and_then(|k| r.shared_frames.get(&k).map(|&f| f >> 12))
         };
+        let frame = match shared(self, size) {
+            Some(f) => f,
+            None => match self.frames.alloc(size) {
+                Some(f) => f,
+                None if size != PageSize::Size4K => {
+                    size = PageSize::Size4K;
+                    match shared(self, size) {
+                        Some(f) => f,
+                        None => self
+                            .frames
+                            .alloc(size)
+                            .ok_or("physical memory is exhausted")?,
+                    }
+                }
+                None => return Err("physical memory is exhausted".into()),
+            },
+        };
+        if let Some(k) = key(size) {
+            self.shared_frames.entry(k).or_insert(frame << 12);
+        }
         let va = va & !(size.bytes() - 1);
         self.spaces[space]
             .tables

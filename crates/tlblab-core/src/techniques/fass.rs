@@ -302,7 +302,24 @@ impl Fass {
         }
         if !self.relocate {
             return match object {
-                Some(o) if self.sharing && start >= SLOT => keep(Owner::Shared(o)),
+                // A shared region at its traced address: a domain of its own all the same
+                // (§3.2), shared with the mappers that map it at the same address. Before
+                // 2026-11-26 the object was not registered, so its first touch panicked
+                // (no domain to allocate into; its twin found it).
+                Some(o) if self.sharing && end > SLOT => {
+                    self.objects.entry(o).or_insert(SharedObj {
+                        base: start,
+                        len,
+                        domain: None,
+                        writable: false,
+                    });
+                    self.objects.get_mut(&o).expect("inserted").writable |= writable;
+                    let pr = self.proc(p);
+                    if !pr.shared.contains(&o) {
+                        pr.shared.push(o);
+                    }
+                    keep(Owner::Shared(o))
+                }
                 _ => keep(Owner::Space(p)),
             };
         }
@@ -519,10 +536,18 @@ impl Fass {
         let d = match pick {
             Some(d) => d,
             None => {
+                // Not one the incoming DACR enables while there is another. When every
+                // process domain is one (a process whose own and shared regions' domains
+                // take all the kernel leaves: seed 002 §2.3 item 4, "running out of
+                // domains"), one of those is preempted (§3.1 "a domain ID must be
+                // preempted"); its sections fault again when touched. Before 2026-11-26 this
+                // panicked (its twin found it: `kernel_domains=15` and a shared region).
+                let by_age = |&d: &u8| (self.dirty[d as usize], self.last_use[d as usize], d);
                 let victim = (self.kernel_domains..16)
                     .filter(|&d| (keep >> (2 * d)) & 3 == 0)
-                    .min_by_key(|&d| (self.dirty[d as usize], self.last_use[d as usize], d))
-                    .expect("more domains than one process enables");
+                    .min_by_key(by_age)
+                    .or_else(|| (self.kernel_domains..16).min_by_key(by_age))
+                    .expect("kernel_domains leaves one domain at least");
                 self.recycles += 1;
                 if let Holder::Owner(prev) = self.holder[victim as usize] {
                     self.drop_entries(sys, prev);

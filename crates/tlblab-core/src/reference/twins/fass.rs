@@ -30,8 +30,25 @@
 //! the last TLB flush. A flush made while a process keeps running (a collision, a program's
 //! flush) leaves that process's domain as if just scheduled.
 //!
-//! Not modelled: shared regions and TLB sharing (§3.2: the reference has no shared objects,
-//! a `MapShared` record is refused); `sharing` is parsed and checked only.
+//! - §3.2, §2.3: TLB sharing. A shared object (`MapShared`) not wholly below 32 MiB is a
+//!   shared region ("everything that is mmap()-ed", §2.3): with `sharing`, the first mapping
+//!   places it in 1 MiB blocks of the shared area (at its traced address when the area is
+//!   full, §2.3 item 3, or without `relocate`), and every later mapping of the object, by
+//!   any process, at that same address ("provided the pages are mapped at the same address
+//!   in both processes"), with a domain of its own ("a separate domain for each shared
+//!   region"), which every mapper's DACR enables: the mappers hit each other's TLB entries.
+//!   A shared object below 32 MiB is program text, relocated per process like any of its
+//!   mappings and not shared (§3.2). Without `sharing`, a shared object is placed as the
+//!   process's private mapping. The region's domain is taken when a mapper first touches a
+//!   section of it (§3.1 "when a shared mapping is touched that has no domain allocated"),
+//!   is preempted like any other, and is dirty when a process with a writable mapping of
+//!   the region is scheduled (§3.1: "a process with writable mappings in that domain").
+//!
+//! What the seed leaves open about shared regions: a later mapping longer than the first
+//! goes to the same address (over what follows it in the shared area: a collision there);
+//! the region's domain counts as scheduled when any mapper is; it stays the region's when
+//! every mapper has exited (the domain is "kept in the VMA data structure linked to the
+//! in-memory inode", §3.2).
 
 use super::{number, param};
 use crate::machine::{MachineConfig, TechniqueSpec};
@@ -64,6 +81,8 @@ const SHARED_AREA: u64 = 0x8000_0000;
 enum Owner {
     Kernel,
     Process(u32),
+    /// A shared region: the shared object's (seed 002 §3.2).
+    Shared(u32),
     /// Lines of more than one owner may be cached (collides with everyone).
     Many,
 }
@@ -87,7 +106,15 @@ struct Process {
     /// The process's current block in the shared area: next free address, end.
     block: (u64, u64),
     writable: bool,
+    /// The shared regions the process maps, and whether it maps each writable.
+    shared: Vec<(u32, bool)>,
     exited: bool,
+}
+
+/// A shared region (seed 002 §3.2): where it is placed, its domain.
+struct Region {
+    at: u64,
+    domain: Option<u8>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -99,6 +126,7 @@ enum Holder {
 
 pub(in crate::reference) struct FassTwin {
     kernel_domains: u8,
+    sharing: bool,
     relocate: bool,
     kernel_base: u64,
     dacr_cycles: u64,
@@ -110,6 +138,8 @@ pub(in crate::reference) struct FassTwin {
     slot_users: Vec<u32>,
     last_slot: u64,
     area_next: u64,
+    /// The shared regions by shared object.
+    regions: std::collections::BTreeMap<u32, Region>,
     holder: Vec<Holder>,
     dirty: Vec<bool>,
     /// The TLB may hold entries of the domain (the kernel's mark, cleared by a TLB flush).
@@ -158,13 +188,13 @@ impl FassTwin {
                 "twin fass: kernel_base a 1 MiB multiple above the shared area's first".into(),
             );
         }
-        boolean(spec, "sharing", "true")?;
         let mut holder = vec![Holder::Free; 16];
         for h in holder.iter_mut().take(kernel_domains as usize) {
             *h = Holder::Kernel;
         }
         Ok(FassTwin {
             kernel_domains: kernel_domains as u8,
+            sharing: boolean(spec, "sharing", "true")?,
             relocate: boolean(spec, "relocate", "true")?,
             kernel_base,
             dacr_cycles: number(spec, "dacr_cycles", "10")?,
@@ -174,6 +204,7 @@ impl FassTwin {
             slot_users: vec![0; SLOTS as usize],
             last_slot: 0,
             area_next: SHARED_AREA,
+            regions: std::collections::BTreeMap::new(),
             holder,
             dirty: vec![false; 16],
             maybe_in_tlb: vec![false; 16],
@@ -302,6 +333,33 @@ impl FassTwin {
         }
     }
 
+    /// Where process `p`'s mapping `start..start+len` of shared object `object` goes (§2.3,
+    /// §3.2).
+    fn place_shared(&mut self, p: u32, start: u64, len: u64, object: u32) -> Mapping {
+        if start >= self.kernel_base || start + len <= SLOT || !self.sharing {
+            // The kernel's; program text (relocated, not shared); or no sharing: as private.
+            return self.place(p, start, len);
+        }
+        let at = match self.regions.get(&object) {
+            Some(region) => region.at,
+            None => {
+                let at = if self.relocate {
+                    self.blocks(len).unwrap_or(start)
+                } else {
+                    start
+                };
+                self.regions.insert(object, Region { at, domain: None });
+                at
+            }
+        };
+        Mapping {
+            start,
+            len,
+            to: at,
+            owner: Owner::Shared(object),
+        }
+    }
+
     /// Where `va` of process `p` is once placed: the newest mapping holding it moves it; an
     /// address of no mapping below 32 MiB is relocated into the slot (the hardware's PID
     /// relocation), any other stays.
@@ -356,10 +414,33 @@ impl FassTwin {
                             page_shift,
                         }
                     }
-                    Event::MapShared { .. } => {
-                        return Err(
-                            "twin fass: shared regions (seed 002 §3.2) are not modelled".into()
-                        )
+                    Event::MapShared {
+                        process,
+                        start,
+                        len,
+                        prot: pr,
+                        page_shift,
+                        object,
+                    } => {
+                        let m = self.place_shared(process, start.0, len, object);
+                        let w = pr & prot::WRITE != 0;
+                        let p = self.process(process);
+                        match m.owner {
+                            Owner::Shared(o) => match p.shared.iter_mut().find(|s| s.0 == o) {
+                                Some(s) => s.1 |= w,
+                                None => p.shared.push((o, w)),
+                            },
+                            _ => p.writable |= w,
+                        }
+                        p.mappings.push(m);
+                        Event::MapShared {
+                            process,
+                            start: VirtAddr(m.to),
+                            len,
+                            prot: pr,
+                            page_shift,
+                            object,
+                        }
                     }
                     Event::Munmap {
                         process,
@@ -399,37 +480,52 @@ impl FassTwin {
     // ---- domains (seed 002 §2.1, §3.1) ----
 
     /// The DACR of process `p` (None: no process): client access (01) to the kernel's
-    /// domains and the process's.
+    /// domains, the process's and its shared regions' (§3.1: "as well as any shared domains
+    /// used by that process").
     pub(super) fn dacr_of(&self, p: Option<u32>) -> u32 {
         let mut dacr = 0;
         for d in 0..self.kernel_domains as u32 {
             dacr |= 1 << (2 * d);
         }
-        if let Some(d) = p
-            .and_then(|p| self.processes.get(p as usize))
-            .and_then(|pr| pr.domain)
-        {
+        for d in p.map_or(Vec::new(), |p| self.domains_of(p)) {
             dacr |= 1 << (2 * d as u32);
         }
         dacr
+    }
+
+    /// The domains process `p` uses: its own and its shared regions', each with whether the
+    /// process has writable mappings in it.
+    fn domains_of_writable(&self, p: u32) -> Vec<(u8, bool)> {
+        let Some(pr) = self.processes.get(p as usize) else {
+            return Vec::new();
+        };
+        let mut ds: Vec<(u8, bool)> = pr.domain.map(|d| (d, pr.writable)).into_iter().collect();
+        for &(o, w) in &pr.shared {
+            if let Some(d) = self.domain_of(Owner::Shared(o)) {
+                ds.push((d, w));
+            }
+        }
+        ds
+    }
+
+    fn domains_of(&self, p: u32) -> Vec<u8> {
+        self.domains_of_writable(p).into_iter().map(|d| d.0).collect()
     }
 
     fn domain_of(&self, o: Owner) -> Option<u8> {
         match o {
             Owner::Kernel => Some(0),
             Owner::Process(p) => self.processes.get(p as usize).and_then(|pr| pr.domain),
+            Owner::Shared(o) => self.regions.get(&o).and_then(|r| r.domain),
             Owner::Many => None,
         }
     }
 
-    /// Process `p` is scheduled: its domain is dirty if it has writable mappings, and may
-    /// have TLB entries from now on.
+    /// Process `p` is scheduled: each of its domains (its own, its shared regions') is dirty
+    /// if it has writable mappings in it, and may have TLB entries from now on.
     fn scheduled_marks(&mut self, p: u32) {
-        let Some(pr) = self.processes.get(p as usize) else {
-            return;
-        };
-        if let Some(d) = pr.domain {
-            self.dirty[d as usize] |= pr.writable;
+        for (d, writable) in self.domains_of_writable(p) {
+            self.dirty[d as usize] |= writable;
             self.maybe_in_tlb[d as usize] = true;
         }
     }
@@ -492,30 +588,47 @@ impl FassTwin {
         let d = match free {
             Some(d) => d,
             None => {
+                // Never one the incoming DACR enables, while there is another; when every
+                // process domain is one (a process with shared regions using all that the
+                // kernel leaves, §2.3 item 4: "running out of domains"), one of those: "a
+                // domain ID must be preempted" (§3.1), and the process's own sections or
+                // regions fault again when touched.
                 let mut victim: Option<usize> = None;
-                for d in self.kernel_domains as usize..16 {
-                    if crate::reference::domains::enables(keep, d as u8) {
-                        continue;
-                    }
-                    let better = match victim {
-                        None => true,
-                        Some(v) => {
-                            (self.dirty[d], self.scheduled[d]) < (self.dirty[v], self.scheduled[v])
+                for pass in [false, true] {
+                    for d in self.kernel_domains as usize..16 {
+                        if !pass && crate::reference::domains::enables(keep, d as u8) {
+                            continue;
                         }
-                    };
-                    if better {
-                        victim = Some(d);
+                        let better = match victim {
+                            None => true,
+                            Some(v) => {
+                                (self.dirty[d], self.scheduled[d])
+                                    < (self.dirty[v], self.scheduled[v])
+                            }
+                        };
+                        if better {
+                            victim = Some(d);
+                        }
+                    }
+                    if victim.is_some() {
+                        break;
                     }
                 }
-                let v = victim.expect("a process enables one domain of its own");
+                let v = victim.expect("kernel_domains leaves one domain at least");
                 self.recycles += 1;
                 if !self.dirty[v] {
                     self.recycles_clean += 1;
                 }
                 if let Holder::Of(prev) = self.holder[v] {
                     self.drop_entries(r, prev);
-                    if let Owner::Process(p) = prev {
-                        self.process(p).domain = None;
+                    match prev {
+                        Owner::Process(p) => self.process(p).domain = None,
+                        Owner::Shared(o) => {
+                            if let Some(region) = self.regions.get_mut(&o) {
+                                region.domain = None;
+                            }
+                        }
+                        Owner::Kernel | Owner::Many => {}
                     }
                 }
                 v
@@ -530,8 +643,14 @@ impl FassTwin {
             cycles += self.flush(r, cpu, false);
         }
         self.holder[d] = Holder::Of(o);
-        if let Owner::Process(p) = o {
-            self.process(p).domain = Some(d as u8);
+        match o {
+            Owner::Process(p) => self.process(p).domain = Some(d as u8),
+            Owner::Shared(o) => {
+                if let Some(region) = self.regions.get_mut(&o) {
+                    region.domain = Some(d as u8);
+                }
+            }
+            Owner::Kernel | Owner::Many => {}
         }
         cycles
     }
@@ -553,8 +672,10 @@ impl FassTwin {
             cycles += self.allocate(r, cpu, Owner::Process(p), keep);
         }
         self.running[cpu] = Some(p);
-        let d = self.process(p).domain.expect("allocated") as usize;
-        self.scheduled[d] = self.switches;
+        // Its own domain and its shared regions' are used from now on.
+        for d in self.domains_of(p) {
+            self.scheduled[d as usize] = self.switches;
+        }
         self.scheduled_marks(p);
         r.domains.as_mut().expect("on").dacr[cpu] = self.dacr_of(Some(p));
         Ok(cycles)
@@ -592,6 +713,10 @@ impl FassTwin {
         if self.domain_of(o).is_none() {
             let keep = self.dacr_of(Some(space as u32));
             cycles += self.allocate(r, cpu, o, keep);
+            // A shared region's domain taken by the running process (§3.1): in use since
+            // that process was scheduled, the last switch.
+            let d = self.domain_of(o).ok_or("twin fass: no domain after allocation")?;
+            self.scheduled[d as usize] = self.switches;
             self.scheduled_marks(space as u32);
             r.domains.as_mut().expect("on").dacr[cpu] = self.dacr_of(Some(space as u32));
         }
@@ -630,7 +755,7 @@ impl FassTwin {
                 if what & flush::TLB != 0 {
                     self.maybe_in_tlb.iter_mut().for_each(|m| *m = false);
                     if let Some(p) = self.running[cpu] {
-                        if let Some(d) = self.domain_of(Owner::Process(p)) {
+                        for d in self.domains_of(p) {
                             self.maybe_in_tlb[d as usize] = true;
                         }
                     }
@@ -691,7 +816,7 @@ impl FassTwin {
             ("cache_flushes".into(), self.cache_flushes),
             ("lazy_frees".into(), self.lazy_frees),
             ("domains_in_use".into(), used),
-            ("shared_regions".into(), 0),
+            ("shared_regions".into(), self.regions.len() as u64),
             ("slots_doubled".into(), self.slots_doubled),
         ]
     }
