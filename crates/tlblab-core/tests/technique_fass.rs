@@ -452,3 +452,49 @@ fn without_relocation_a_shared_region_at_one_address_shares_tlb_entries() {
     assert_eq!(counter(&s, "section_faults"), 1);
     assert_eq!(s.os.tlb_flushes, 0);
 }
+
+#[test]
+fn a_shared_region_is_dirtied_only_by_a_scheduled_writer() {
+    // Two domains for processes (kernel_domains=14). Process 0 maps region 1 writable but
+    // never runs; process 1 maps it read-only and has writable private data: scheduled, it
+    // dirties its own domain, not the region's (seed 002 §3.1: "A domain is marked dirty if
+    // a process with writable mappings in that domain is scheduled"). Process 2 then
+    // preempts the clean one, the region's, with no cache flush. Before 2026-11-26 process
+    // 0's writable mapping made the region dirty for every mapper: both domains dirty, the
+    // older (the region's) taken with a cache flush (its twin found it).
+    let (x, data) = (0x1000_0000, 0x0100_0000);
+    let mut r = Vec::new();
+    for (p, w) in [(0, true), (1, false)] {
+        r.push(ev(Event::ThreadStart {
+            thread: ThreadId(p),
+            process: p,
+        }));
+        r.push(ev(Event::MapShared {
+            process: p,
+            start: VirtAddr(x),
+            len: 1 << 20,
+            prot: if w { prot::READ | prot::WRITE } else { prot::READ },
+            page_shift: 12,
+            object: 1,
+        }));
+    }
+    r.push(ev(Event::Mmap {
+        process: 1,
+        start: VirtAddr(data),
+        len: 4096,
+        prot: prot::READ | prot::WRITE,
+        page_shift: 12,
+    }));
+    r.push(ev(Event::ThreadStart {
+        thread: ThreadId(2),
+        process: 2,
+    }));
+    r.push(switch(u32::MAX, 1));
+    r.push(load(1, x));
+    r.push(switch(1, 2));
+    r.push(load(2, data));
+    let s = run_records(r, Some("fass:kernel_domains=14"));
+    assert_eq!(counter(&s, "recycles"), 1);
+    assert_eq!(counter(&s, "recycles_clean"), 1);
+    assert_eq!(counter(&s, "cache_flushes"), 0);
+}

@@ -121,9 +121,25 @@ struct Proc {
     block_next: u64,
     block_end: u64,
     shared: Vec<u32>,
+    /// The shared regions it maps writable: their domains are dirty when it is scheduled
+    /// (seed 002 §3.1: "a process with writable mappings in that domain"; before 2026-11-26
+    /// any mapper's writable mapping made every mapper dirty them, its twin found it).
+    shared_writable: Vec<u32>,
     writable: bool,
     started: bool,
     exited: bool,
+}
+
+impl Proc {
+    /// The process maps shared region `o` (writable or not).
+    fn maps_shared(&mut self, o: u32, writable: bool) {
+        if !self.shared.contains(&o) {
+            self.shared.push(o);
+        }
+        if writable && !self.shared_writable.contains(&o) {
+            self.shared_writable.push(o);
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -131,7 +147,6 @@ struct SharedObj {
     base: u64,
     len: u64,
     domain: Option<u8>,
-    writable: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -311,13 +326,8 @@ impl Fass {
                         base: start,
                         len,
                         domain: None,
-                        writable: false,
                     });
-                    self.objects.get_mut(&o).expect("inserted").writable |= writable;
-                    let pr = self.proc(p);
-                    if !pr.shared.contains(&o) {
-                        pr.shared.push(o);
-                    }
+                    self.proc(p).maps_shared(o, writable);
                     keep(Owner::Shared(o))
                 }
                 _ => keep(Owner::Space(p)),
@@ -341,21 +351,16 @@ impl Fass {
                         base,
                         len,
                         domain: None,
-                        writable: false,
                     };
                     self.objects.insert(o, obj);
                     obj
                 }
             };
             let obj_w = self.objects.get_mut(&o).expect("inserted");
-            obj_w.writable |= writable;
             if len > obj.len {
                 obj_w.len = len;
             }
-            let pr = self.proc(p);
-            if !pr.shared.contains(&o) {
-                pr.shared.push(o);
-            }
+            self.proc(p).maps_shared(o, writable);
             return Placed {
                 to: obj.base,
                 ..keep(Owner::Shared(o))
@@ -482,7 +487,7 @@ impl Fass {
         for o in pr.shared.clone() {
             if let Some(s) = self.objects.get(&o) {
                 if let Some(d) = s.domain {
-                    self.dirty[d as usize] |= s.writable;
+                    self.dirty[d as usize] |= pr.shared_writable.contains(&o);
                     self.in_tlb[d as usize] = true;
                 }
             }

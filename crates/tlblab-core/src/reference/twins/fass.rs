@@ -352,6 +352,9 @@ impl FassTwin {
                 at
             }
         };
+        // Without `relocate` every mapping stays where it was traced (sharing TLB entries
+        // with the mappers at the same address only).
+        let at = if self.relocate { at } else { start };
         Mapping {
             start,
             len,
