@@ -498,3 +498,39 @@ fn a_shared_region_is_dirtied_only_by_a_scheduled_writer() {
     assert_eq!(counter(&s, "recycles_clean"), 1);
     assert_eq!(counter(&s, "cache_flushes"), 0);
 }
+
+#[test]
+fn a_shared_region_taken_at_a_fault_counts_as_scheduled_with_its_toucher() {
+    // Three domains for processes (kernel_domains=13): process 0 runs, then process 1, which
+    // touches its shared region (a domain taken at the fault). Process 2 then preempts the
+    // least recently scheduled domain: process 0's, not the region's, which process 1, the
+    // last scheduled, uses. Process 0 back takes one again: two recycles. Before 2026-11-26
+    // the region's domain kept the recency of its previous holder (never scheduled: 0), so
+    // process 2 took it and process 0 kept its own: one recycle (its twin found it).
+    let (x, data) = (0x1000_0000, 0x0100_0000);
+    let mut r = Vec::new();
+    for p in 0..3 {
+        r.push(ev(Event::ThreadStart {
+            thread: ThreadId(p),
+            process: p,
+        }));
+    }
+    r.push(ev(Event::MapShared {
+        process: 1,
+        start: VirtAddr(x),
+        len: 1 << 20,
+        prot: prot::READ,
+        page_shift: 12,
+        object: 1,
+    }));
+    r.push(switch(u32::MAX, 0));
+    r.push(load(0, data));
+    r.push(switch(0, 1));
+    r.push(load(1, x));
+    r.push(switch(1, 2));
+    r.push(load(2, data));
+    r.push(switch(2, 0));
+    r.push(load(0, data));
+    let s = run_records(r, Some("fass:kernel_domains=13"));
+    assert_eq!(counter(&s, "recycles"), 2);
+}

@@ -742,8 +742,12 @@ impl Technique for Fass {
         // A shared region touched before it has a domain gets one now (§3.1).
         if self.domain_of(o).is_none() {
             let keep = self.dacr_of(space as u32);
-            let (_, c) = self.allocate(sys, cpu, o, keep);
+            let (d, c) = self.allocate(sys, cpu, o, keep);
             cycles += c;
+            // In use since the running process was scheduled (the last switch), not since
+            // the domain's previous holder was: before 2026-11-26 it kept that one's (or 0),
+            // so the region just taken was the next victim (its twin found it).
+            self.last_use[d as usize] = self.tick;
             self.mark_dirty(space as u32);
             sys.set_dacr(cpu, self.dacr_of(space as u32));
         }
