@@ -437,7 +437,7 @@ proptest! {
         ),
         (named, exits, low) in (any::<bool>(), proptest::collection::vec((0usize..800, 0u32..3), 0..3), proptest::bool::weighted(0.3)),
         mmaps in proptest::collection::vec((0usize..800, 0u32..3, 1u64..24, 0u64..48, any::<bool>()), 0..4),
-        shared in proptest::collection::vec((0usize..800, 0u32..3, 0u32..3, 1u64..4, 0u64..6, proptest::bool::weighted(0.3)), 0..7),
+        shared in proptest::collection::vec((0usize..800, 0u32..3, 0u32..2, 1u64..4, 0u64..6, proptest::bool::weighted(0.3)), 0..9),
     ) {
         use tlblab_trace::{Event, Record};
         use tlblab_types::ThreadId;
@@ -481,9 +481,9 @@ proptest! {
         // of traced pages (the same group mapped by several processes shares it at one
         // address; another group of the same object maps it elsewhere), read-only or
         // writable, mostly early (the domain's writers are known from the first switch
-        // either way: the records are placed before they run). Walks only, as the mappings
-        // above.
-        for &(at, process, object, mib, group, writable) in shared.iter().filter(|_| opts.walks) {
+        // either way: the records are placed before they run). In a TLB-only run first of
+        // all, before the huge regions (which then win where they overlap, as in `records`).
+        for &(at, process, object, mib, group, writable) in &shared {
             let map = Event::MapShared {
                 process,
                 start: tlblab_types::VirtAddr(page_va(8 * group, &cfg)),
@@ -492,7 +492,8 @@ proptest! {
                 page_shift: 12,
                 object,
             };
-            records.insert((at / 4).min(records.len()), Record::Event(map));
+            let at = if opts.walks { at / 4 } else { 0 };
+            records.insert(at.min(records.len()), Record::Event(map));
         }
         if low {
             // The traced pages below 32 MiB instead of at 1 GiB: PID relocation (§2.2).
