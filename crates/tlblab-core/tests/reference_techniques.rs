@@ -431,7 +431,7 @@ proptest! {
             prop_oneof![1 => 0u64..13, 4 => 13u64..16, 1 => Just(16u64)],
             proptest::bool::weighted(0.8),
             any::<bool>(),
-            prop_oneof![4 => Just(0usize), 1 => 1usize..6],
+            prop_oneof![3 => Just(0usize), 1 => Just(2usize), 1 => 1usize..6],
             0u64..50,
             0u64..500,
         ),
