@@ -473,7 +473,11 @@ fn a_shared_region_is_dirtied_only_by_a_scheduled_writer() {
             process: p,
             start: VirtAddr(x),
             len: 1 << 20,
-            prot: if w { prot::READ | prot::WRITE } else { prot::READ },
+            prot: if w {
+                prot::READ | prot::WRITE
+            } else {
+                prot::READ
+            },
             page_shift: 12,
             object: 1,
         }));

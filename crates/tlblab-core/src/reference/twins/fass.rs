@@ -512,7 +512,10 @@ impl FassTwin {
     }
 
     fn domains_of(&self, p: u32) -> Vec<u8> {
-        self.domains_of_writable(p).into_iter().map(|d| d.0).collect()
+        self.domains_of_writable(p)
+            .into_iter()
+            .map(|d| d.0)
+            .collect()
     }
 
     fn domain_of(&self, o: Owner) -> Option<u8> {
@@ -718,7 +721,9 @@ impl FassTwin {
             cycles += self.allocate(r, cpu, o, keep);
             // A shared region's domain taken by the running process (§3.1): in use since
             // that process was scheduled, the last switch.
-            let d = self.domain_of(o).ok_or("twin fass: no domain after allocation")?;
+            let d = self
+                .domain_of(o)
+                .ok_or("twin fass: no domain after allocation")?;
             self.scheduled[d as usize] = self.switches;
             self.scheduled_marks(space as u32);
             r.domains.as_mut().expect("on").dacr[cpu] = self.dacr_of(Some(space as u32));
