@@ -415,10 +415,12 @@ fn strongarm_like(cfg: MachineConfig) -> MachineConfig {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
-    /// fass (seed 002 §2.1-2.3, §3.1, §4.2) without shared regions: the placement and PID
-    /// relocation of the records, the DACR and CPD checks on every reference, section and
-    /// domain faults, collisions, domain recycling with its clean/dirty flushes, lazy frees at
-    /// exit; every counter, clock, TLB entry and the technique's counters. Threads are now
+    /// fass (seed 002 §2.1-2.3, §3.1-3.2, §4.2): the placement and PID relocation of the
+    /// records, the DACR and CPD checks on every reference, section and domain faults,
+    /// collisions, domain recycling with its clean/dirty flushes, lazy frees at exit, shared
+    /// regions with a domain of their own and TLB entries shared by their mappers (or, with
+    /// `sharing=false`, placed per process), the shared area filled up exactly; every
+    /// counter, clock, TLB entry and the technique's counters. Threads are now
     /// and then named to processes by `ThreadStart` records (else all are process 0 for the
     /// placement, as a trace without them says), and now and then exit.
     #[test]
