@@ -340,34 +340,10 @@ fn half_rise(envelope: &[(usize, f64)], e: f64) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::knee::{Confidence, Knee};
+    use crate::analysis::knee::Confidence;
 
     fn capacity(entries: usize, onset: usize, full_miss: usize, before_ramp: bool) -> Capacity {
-        Capacity {
-            entries,
-            trials: vec![entries; 4],
-            agreeing: 4,
-            midpoint: (onset + full_miss) / 2,
-            onset,
-            full_miss,
-            envelope: Vec::new(),
-            rise_found: true,
-            before_ramp,
-            knee: Knee {
-                lo: onset / 2,
-                hi: full_miss * 2,
-                before: 6.0,
-                after: 14.0,
-                rel_jump: 1.0,
-                snr: 10.0,
-            },
-            fit: None,
-            confidence: if before_ramp {
-                Confidence::Unclear
-            } else {
-                Confidence::High
-            },
-        }
+        Capacity::example(entries, onset, full_miss, before_ramp)
     }
 
     fn sweep_of(caps: &[f64]) -> StrideSweep {

@@ -393,6 +393,44 @@ pub fn knees_with(rows: &[SweepRow], p: &KneeParams) -> Vec<Knee> {
 }
 
 #[cfg(test)]
+impl Capacity {
+    /// A capacity of `entries` whose four trials agree, its ramp from `onset` to `full_miss`
+    /// (`before_ramp`: the trials' estimate lies before it, so the reading is unclear).
+    pub(crate) fn example(
+        entries: usize,
+        onset: usize,
+        full_miss: usize,
+        before_ramp: bool,
+    ) -> Capacity {
+        Capacity {
+            entries,
+            trials: vec![entries; 4],
+            agreeing: 4,
+            midpoint: (onset + full_miss) / 2,
+            onset,
+            full_miss,
+            envelope: Vec::new(),
+            rise_found: true,
+            before_ramp,
+            knee: crate::analysis::knee::Knee {
+                lo: onset / 2,
+                hi: full_miss * 2,
+                before: 6.0,
+                after: 14.0,
+                rel_jump: 1.0,
+                snr: 10.0,
+            },
+            fit: None,
+            confidence: if before_ramp {
+                crate::analysis::knee::Confidence::Unclear
+            } else {
+                crate::analysis::knee::Confidence::High
+            },
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
