@@ -6,7 +6,7 @@ mod common;
 use common::random::{plain_cache_level, plain_tlb_level, pwcs, repl};
 
 use proptest::prelude::*;
-use tlblab_core::machine::{MachineConfig, PageTableConfig, TimingConfig, WalkerConfig};
+use tlblab_core::machine::{MachineConfig, WalkerConfig};
 use tlblab_core::memory::{MemoryConfig, Placement};
 use tlblab_core::os::SwitchPolicy;
 use tlblab_core::page_table::PageTableFormat;
@@ -66,15 +66,6 @@ fn machine() -> impl Strategy<Value = (MachineConfig, bool)> {
                 };
                 let cfg = MachineConfig {
                     name: "random".into(),
-                    description: String::new(),
-                    cores: 1,
-                    threads_per_core: 1,
-                    frequency_mhz: 1000.0,
-                    page_table: PageTableConfig {
-                        format,
-                        page_size: PageSize::Size4K,
-                    },
-                    tlbs,
                     walker: WalkerConfig {
                         latency: 3,
                         first_cache_level,
@@ -88,10 +79,7 @@ fn machine() -> impl Strategy<Value = (MachineConfig, bool)> {
                         placement,
                         source: String::new(),
                     },
-                    timing: TimingConfig::default(),
-                    virtualization: None,
-                    technique: None,
-                    source: String::new(),
+                    ..common::machine(format, tlbs)
                 };
                 (cfg, caches_on)
             },

@@ -405,9 +405,6 @@ impl Lane {
         let mut t = Tally::default();
         let mut taken = records.len();
         self.new_pages = 0;
-        // The position + 1 of each path's latest reference (its current page's last touch so
-        // far), kept here rather than in `paths` on the per-record path.
-        let mut last = [self.paths[0].cur_last, self.paths[1].cur_last];
         // TLB-only, the instruction references are counted in a register; data references
         // follow from the count taken.
         let mut instr_refs = 0u64;
@@ -436,7 +433,6 @@ impl Lane {
             let on_page = va >> cur.shift == cur.page;
             if !on_page {
                 let l = &mut self.paths[path];
-                l.cur_last = last[path];
                 if let Some(i) = l.find(va) {
                     l.switch_to(i);
                 } else {
@@ -462,7 +458,15 @@ impl Lane {
                 }
             }
             // Record positions + 1 order the touches (`run` caps runs below 2^32 records).
-            last[path] = n as u32 + 1;
+            // Stored in the path, one store per record, not kept in two loop-carried
+            // registers (two cmovs a record): the full model's loop has no registers to spare
+            // for them, and the allocator spilled one whenever the crate's code moved (at
+            // codegen-units = 1, and at 4 after the fass twin's merge, which changed no line
+            // of this loop), a load and a store more per record. Callgrind, zen3 unless said:
+            // sa1100 `lat_ctx:procs=8` full 753.0 -> 718.5 M instructions (738.2 before the
+            // spill), Lackey `ls` (4M references) TLB-only 56.5 -> 52.1 per reference, full
+            // 109.1 -> 103.4.
+            self.paths[path].cur_last = n as u32 + 1;
             if DATA {
                 t.refs[path] += 1;
             } else {
@@ -517,8 +521,6 @@ impl Lane {
             t.other_cycles += self.cycles_with(path, lat);
             self.reload_lines(sys);
         }
-        self.paths[0].cur_last = last[0];
-        self.paths[1].cur_last = last[1];
         if !DATA {
             t.refs = [taken as u64 - instr_refs, instr_refs];
         }
