@@ -24,7 +24,7 @@
 //!
 //! What the seed leaves open, the catalog and docs/technique-fass.md decide (the interface):
 //! the victim is the least recently scheduled domain not enabled by the incoming DACR, clean
-//! ones first; a free domain is taken preferring one that has no TLB entries since the last
+//! ones first (one it enables only when there is no other); a free domain is taken preferring one that has no TLB entries since the last
 //! flush, then a clean one, then the lowest; the kernel's knowledge of "the TLB may hold
 //! entries of domain d" is: d was loaded into the DACR (a switch) or the CPD (a fault) since
 //! the last TLB flush. A flush made while a process keeps running (a collision, a program's
