@@ -538,3 +538,19 @@ fn a_shared_region_taken_at_a_fault_counts_as_scheduled_with_its_toucher() {
     let s = run_records(r, Some("fass:kernel_domains=13"));
     assert_eq!(counter(&s, "recycles"), 2);
 }
+
+/// Several hardware threads are refused, with the reason (a domain preempted on one core while
+/// its process runs on another is not modelled: no protection across cores), not run
+/// unprotected.
+#[test]
+fn a_machine_of_several_hardware_threads_is_refused_with_the_reason() {
+    let mut m = sa1100();
+    m.cores = 2;
+    let err = techniques::build(&techniques::parse_spec("fass").unwrap(), &m, 1)
+        .err()
+        .expect("refused");
+    assert!(
+        err.contains("2 hardware threads") && err.contains("single-core"),
+        "{err}"
+    );
+}

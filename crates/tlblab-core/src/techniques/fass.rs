@@ -203,6 +203,21 @@ impl Fass {
                 machine.page_table.format.name()
             ));
         }
+        // The seed's machine has one core (§4.2: "a 200MHz SA-1100 CPU"). On several, a domain
+        // preempted on one core while its process runs on another would leave that process's TLB entries to
+        // the next owner there, and its DACR would still enable the domain: 2 cores, a recycled
+        // domain, 3 DTLB hits of another process's pages without a domain fault (sa1100 with 2
+        // cores, `kernel_domains=14`, `relocate=false`, 2026-11-26). Which rule the seed would
+        // take across cores (never preempt a domain another core enables, or flush and reload
+        // every core that may hold it) it does not say, so several hardware threads are
+        // refused rather than modelled without protection.
+        let threads = machine.cores * machine.threads_per_core.max(1);
+        if threads > 1 {
+            return Err(format!(
+                "technique fass: models the seed's single-core machine (seed 002 §4.2); machine {} has {} hardware threads ({} cores x {}), and domains preempted across cores are not modelled",
+                machine.name, threads, machine.cores, machine.threads_per_core.max(1)
+            ));
+        }
         let kernel_domains = p.u64_in("kernel_domains", 1, 15)? as u8;
         let kernel_base = p.u64("kernel_base")?;
         if !(SHARED_AREA + MIB..=1 << 32).contains(&kernel_base) || kernel_base % MIB != 0 {
