@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use tlblab_core::cache::{CacheConfig, CacheKind, Indexing};
 use tlblab_core::machine::{
-    MachineConfig, PageTableConfig, TimingConfig, TimingModel, VirtualizationConfig, WalkerConfig,
+    MachineConfig, TimingConfig, TimingModel, VirtualizationConfig, WalkerConfig,
 };
 use tlblab_core::memory::{MemoryConfig, Placement};
 use tlblab_core::os::{OsConfig, SwitchPolicy};
@@ -244,15 +244,8 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
                     };
                     MachineConfig {
                         name: "random".into(),
-                        description: String::new(),
                         cores,
                         threads_per_core: tpc,
-                        frequency_mhz: 1000.0,
-                        page_table: PageTableConfig {
-                            format,
-                            page_size: PageSize::Size4K,
-                        },
-                        tlbs,
                         walker: WalkerConfig {
                             latency: 3,
                             first_cache_level,
@@ -280,8 +273,7 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
                             },
                         },
                         virtualization: virtualization.clone(),
-                        technique: None,
-                        source: String::new(),
+                        ..super::machine(format, tlbs)
                     }
                 })
             },
