@@ -115,10 +115,7 @@ fn switch(from: u32, to: u32) -> Record {
 fn same_address(x: u64, turns: u32) -> Vec<Record> {
     let mut r = Vec::new();
     for p in 0..2 {
-        r.push(ev(Event::ThreadStart {
-            thread: ThreadId(p),
-            process: p,
-        }));
+        r.push(start(p));
         r.push(ev(Event::Mmap {
             process: p,
             start: VirtAddr(x),
@@ -248,10 +245,7 @@ fn an_address_space_flush_is_charged_to_the_core_and_a_plain_one_is_not() {
     use tlblab_trace::record::flush;
     let records = |what: u8| -> Vec<Record> {
         let mut r = vec![
-            ev(Event::ThreadStart {
-                thread: ThreadId(0),
-                process: 0,
-            }),
+            start(0),
             ev(Event::Mmap {
                 process: 0,
                 start: VirtAddr(0x10_0000),
@@ -303,10 +297,7 @@ fn processes_at(x: u64, writable: &[bool]) -> Vec<Record> {
     let mut r = Vec::new();
     for (p, &w) in writable.iter().enumerate() {
         let p = p as u32;
-        r.push(ev(Event::ThreadStart {
-            thread: ThreadId(p),
-            process: p,
-        }));
+        r.push(start(p));
         r.push(ev(Event::Mmap {
             process: p,
             start: VirtAddr(x),
@@ -326,6 +317,30 @@ fn flush_event(what: u8) -> Record {
     ev(Event::Flush {
         core: CoreId(0),
         what,
+    })
+}
+
+/// Thread `p` of process `p` starts.
+fn start(p: u32) -> Record {
+    ev(Event::ThreadStart {
+        thread: ThreadId(p),
+        process: p,
+    })
+}
+
+/// Process `p` maps 1 MiB of shared object 1 at `x` (4 KiB pages), writable or read-only.
+fn map_shared(p: u32, x: u64, writable: bool) -> Record {
+    ev(Event::MapShared {
+        process: p,
+        start: VirtAddr(x),
+        len: 1 << 20,
+        prot: if writable {
+            prot::READ | prot::WRITE
+        } else {
+            prot::READ
+        },
+        page_shift: 12,
+        object: 1,
     })
 }
 
@@ -392,18 +407,8 @@ fn a_process_needing_more_domains_than_are_left_preempts_its_own() {
     // at the region's touch (no domain outside the running DACR; its twin found it).
     let (private, shared) = (0x0100_0000, 0x1000_0000);
     let r = vec![
-        ev(Event::ThreadStart {
-            thread: ThreadId(0),
-            process: 0,
-        }),
-        ev(Event::MapShared {
-            process: 0,
-            start: VirtAddr(shared),
-            len: 1 << 20,
-            prot: prot::READ,
-            page_shift: 12,
-            object: 1,
-        }),
+        start(0),
+        map_shared(0, shared, false),
         switch(u32::MAX, 0),
         load(0, private),
         load(0, shared),
@@ -428,18 +433,8 @@ fn without_relocation_a_shared_region_at_one_address_shares_tlb_entries() {
     let x = 0x1000_0000;
     let mut r = Vec::new();
     for p in 0..2 {
-        r.push(ev(Event::ThreadStart {
-            thread: ThreadId(p),
-            process: p,
-        }));
-        r.push(ev(Event::MapShared {
-            process: p,
-            start: VirtAddr(x),
-            len: 1 << 20,
-            prot: prot::READ,
-            page_shift: 12,
-            object: 1,
-        }));
+        r.push(start(p));
+        r.push(map_shared(p, x, false));
     }
     r.push(switch(u32::MAX, 0));
     r.push(load(0, x));
@@ -465,22 +460,8 @@ fn a_shared_region_is_dirtied_only_by_a_scheduled_writer() {
     let (x, data) = (0x1000_0000, 0x0100_0000);
     let mut r = Vec::new();
     for (p, w) in [(0, true), (1, false)] {
-        r.push(ev(Event::ThreadStart {
-            thread: ThreadId(p),
-            process: p,
-        }));
-        r.push(ev(Event::MapShared {
-            process: p,
-            start: VirtAddr(x),
-            len: 1 << 20,
-            prot: if w {
-                prot::READ | prot::WRITE
-            } else {
-                prot::READ
-            },
-            page_shift: 12,
-            object: 1,
-        }));
+        r.push(start(p));
+        r.push(map_shared(p, x, w));
     }
     r.push(ev(Event::Mmap {
         process: 1,
@@ -489,10 +470,7 @@ fn a_shared_region_is_dirtied_only_by_a_scheduled_writer() {
         prot: prot::READ | prot::WRITE,
         page_shift: 12,
     }));
-    r.push(ev(Event::ThreadStart {
-        thread: ThreadId(2),
-        process: 2,
-    }));
+    r.push(start(2));
     r.push(switch(u32::MAX, 1));
     r.push(load(1, x));
     r.push(switch(1, 2));
@@ -512,21 +490,8 @@ fn a_shared_region_taken_at_a_fault_counts_as_scheduled_with_its_toucher() {
     // the region's domain kept the recency of its previous holder (never scheduled: 0), so
     // process 2 took it and process 0 kept its own: one recycle (its twin found it).
     let (x, data) = (0x1000_0000, 0x0100_0000);
-    let mut r = Vec::new();
-    for p in 0..3 {
-        r.push(ev(Event::ThreadStart {
-            thread: ThreadId(p),
-            process: p,
-        }));
-    }
-    r.push(ev(Event::MapShared {
-        process: 1,
-        start: VirtAddr(x),
-        len: 1 << 20,
-        prot: prot::READ,
-        page_shift: 12,
-        object: 1,
-    }));
+    let mut r: Vec<Record> = (0..3).map(start).collect();
+    r.push(map_shared(1, x, false));
     r.push(switch(u32::MAX, 0));
     r.push(load(0, data));
     r.push(switch(0, 1));

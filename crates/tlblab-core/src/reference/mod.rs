@@ -263,6 +263,14 @@ impl Tables {
     }
 }
 
+/// The page size an event's `page_shift` names; `what` names the event in the error.
+fn page_size_of_shift(page_shift: u8, what: &str) -> Result<PageSize, String> {
+    PageSize::ALL
+        .into_iter()
+        .find(|s| s.shift() == page_shift as u32)
+        .ok_or(format!("{what}: page_shift"))
+}
+
 fn leaf_level(levels: &[RefLevel], size: PageSize) -> usize {
     levels
         .iter()
@@ -859,10 +867,7 @@ impl ReferenceModel {
                 ..
             } => {
                 let space = self.ensure_space(process)?;
-                let size = PageSize::ALL
-                    .into_iter()
-                    .find(|s| s.shift() == page_shift as u32)
-                    .ok_or("mmap: page_shift")?;
+                let size = page_size_of_shift(page_shift, "mmap")?;
                 self.set_region_page_size(space, start.0, len, size);
             }
             Event::MapShared {
@@ -874,10 +879,7 @@ impl ReferenceModel {
                 ..
             } => {
                 let space = self.ensure_space(process)?;
-                let size = PageSize::ALL
-                    .into_iter()
-                    .find(|s| s.shift() == page_shift as u32)
-                    .ok_or("map_shared: page_shift")?;
+                let size = page_size_of_shift(page_shift, "map_shared")?;
                 self.map_shared(space, start.0, len, size, object);
             }
             Event::Munmap {
