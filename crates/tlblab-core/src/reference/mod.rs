@@ -1259,15 +1259,9 @@ impl ReferenceModel {
             self.core_os[c].invalidations += dropped;
             let before = self.tlbs[t].locked_count();
             self.tlbs[t].insert(Entry {
-                vpn: page >> size.shift(),
-                size,
-                pfn,
-                asid: who.asid,
-                vmid: who.vmid,
                 hw_thread: 0,
                 locked: true,
-                uses: 0,
-                last_use: 0,
+                ..Entry::filled(page >> size.shift(), size, pfn, who)
             });
             if !self.tlbs[t].lock(page, who) {
                 return Err(format!(
@@ -1351,17 +1345,7 @@ impl ReferenceModel {
         };
         out.tlb_hit = found.map(|f| f.0);
         for &(t, stat) in &path[..filled_below] {
-            let e = Entry {
-                vpn: va >> size.shift(),
-                size,
-                pfn,
-                asid: who.asid,
-                vmid: who.vmid,
-                hw_thread: who.hw_thread,
-                locked: false,
-                uses: 0,
-                last_use: 0,
-            };
+            let e = Entry::filled(va >> size.shift(), size, pfn, who);
             if self.tlbs[t].insert(e) {
                 self.counters[cpu].tlb[stat][3] += 1;
             }

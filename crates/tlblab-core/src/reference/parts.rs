@@ -143,6 +143,23 @@ pub(super) struct Entry {
     pub(super) last_use: u64,
 }
 
+impl Entry {
+    /// A fresh, unlocked entry for `who`'s translation of page number `vpn` (a fill).
+    pub(super) fn filled(vpn: u64, size: PageSize, pfn: u64, who: Who) -> Entry {
+        Entry {
+            vpn,
+            size,
+            pfn,
+            asid: who.asid,
+            vmid: who.vmid,
+            hw_thread: who.hw_thread,
+            locked: false,
+            uses: 0,
+            last_use: 0,
+        }
+    }
+}
+
 /// Who looks a translation up: the tags a hit must match.
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub(super) struct Who {

@@ -567,17 +567,7 @@ impl MigrationTwin {
         };
         if let Some((above, pfn, size)) = translation {
             for &(t, _) in &path[..above] {
-                r.tlbs[t].insert(Entry {
-                    vpn: va >> size.shift(),
-                    size,
-                    pfn,
-                    asid: who.asid,
-                    vmid: who.vmid,
-                    hw_thread: who.hw_thread,
-                    locked: false,
-                    uses: 0,
-                    last_use: 0,
-                });
+                r.tlbs[t].insert(Entry::filled(va >> size.shift(), size, pfn, who));
             }
         }
         // What the preload put in (or found) has not been used by the thread.
