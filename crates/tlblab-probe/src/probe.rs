@@ -6,6 +6,7 @@
 
 use crate::analysis::index::{ConflictGeometry, Indexing};
 use crate::analysis::knee::{latency_confidence, Confidence};
+use crate::analysis::replacement::{replacement_shape, ReplacementShape, Shape};
 use crate::cpuid::{self, Assoc, CpuidInfo};
 use crate::measure::bench::{Bench, Host};
 use crate::measure::conflict::{arbitrate, Arbitration};
@@ -99,6 +100,15 @@ impl Measured {
     }
 }
 
+/// The L2 DTLB's replacement reading, and what a random chain over every set keeps of the level:
+/// `chain_pages` (the stride-1 trials' rise) over `sets` sets.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct L2Replacement {
+    pub shape: ReplacementShape,
+    pub sets: usize,
+    pub chain_pages: usize,
+}
+
 /// The whole result.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ProbeReport {
@@ -127,6 +137,11 @@ pub struct ProbeReport {
     /// the conflict sweep finds no low-bits index.
     #[serde(default)]
     pub l2_set_index: Option<crate::measure::set_index::SetIndex>,
+    /// The L2 DTLB's replacement as the stride-1 chain sees it (`analysis::replacement`), with
+    /// the set count it was read against; None when the level's sets are not measured or the
+    /// envelope cannot tell.
+    #[serde(default)]
+    pub l2_replacement: Option<L2Replacement>,
     pub walks: Vec<WalkLatency>,
     pub itlb_sweep: Vec<SweepRow>,
     /// Random-order chase over N consecutive pages (only with `validation_curve`).
@@ -336,6 +351,10 @@ fn l2_lines(r: &mut ProbeReport, c: &Capacity, note: &str) {
         return;
     }
     let arb = r.l2_strides.as_ref().and_then(|ss| arbitrate(c, ss));
+    let sets = arb.as_ref().map(|a| match a {
+        Arbitration::Agrees(g) | Arbitration::Disagrees(g) => g.sets,
+        Arbitration::Ramp { geometry, .. } => geometry.sets,
+    });
     let declared = r.cpuid.data_tlb(2);
     let mut m = cap_measured("L2 DTLB entries (4K)", c, declared, note, arb.as_ref());
     let entries = m.value.map_or(c.entries, |v| v.round() as usize);
@@ -362,6 +381,7 @@ fn l2_lines(r: &mut ProbeReport, c: &Capacity, note: &str) {
     } else {
         replace_or_push(&mut r.summary, m);
     }
+    replacement_line(r, c, sets);
 }
 
 /// The L2 DTLB's lines when its set-index function was measured (`measure::set_index`): the
@@ -528,6 +548,64 @@ fn set_index_lines(
     );
     replace_or_push(&mut r.summary, m);
     replace_or_push(&mut r.summary, org);
+    replacement_line(r, c, Some(si.sets()));
+}
+
+const REPLACEMENT: &str = "L2 DTLB replacement (random chain)";
+
+/// The "L2 DTLB replacement (random chain)" line and `ProbeReport::l2_replacement`: how the
+/// stride-1 trials' pooled envelope rises past their rise `c.entries`, against the level's
+/// `sets` (`analysis::replacement`). Without the sets, or an envelope that cannot tell, there is
+/// no line (an earlier measurement's is removed).
+///
+/// Why the stride-1 envelope and not only the one-set curves: it is the chain over every set
+/// that `--validate` and programs with large footprints run, and on the Zen 4 host it keeps fewer
+/// pages a set (19 of 24: the trials' rise at 2401 of 3072) than one set alone does (24), with a
+/// rise past that as gradual as random replacement's (docs/probe.md).
+fn replacement_line(r: &mut ProbeReport, c: &Capacity, sets: Option<usize>) {
+    r.summary.retain(|m| m.name != REPLACEMENT);
+    r.l2_replacement = None;
+    let Some(sets) = sets else { return };
+    let Some(shape) = replacement_shape(&c.envelope, c.entries, sets) else {
+        return;
+    };
+    let confidence = match shape.shape {
+        Shape::Unclear => Confidence::Unclear,
+        _ if r.quick => Confidence::Medium,
+        Shape::LruLike if shape.share >= 0.85 => Confidence::High,
+        Shape::RandomLike if shape.share <= 0.35 => Confidence::High,
+        _ => Confidence::Medium,
+    };
+    let note = format!(
+        "{}: by {} pages (the rise at {} plus 1.5 set counts) the stride-1 envelope took {:.2} of \
+         its rise from {:.2} ns to {:.2} ns at {} pages (LRU, tree-PLRU and FIFO take all of it; \
+         random replacement of 12-24 ways 0.3-0.45 on the probe's model); a random chain over \
+         every set keeps {} pages, {:.1} a set of {sets}",
+        shape.shape.as_str(),
+        shape.at,
+        c.entries,
+        shape.share,
+        shape.plateau,
+        shape.top_ns,
+        shape.top_at,
+        c.entries,
+        c.entries as f64 / sets as f64
+    );
+    r.summary.push(Measured {
+        name: REPLACEMENT.into(),
+        value: Some(shape.share),
+        unit: String::new(),
+        spread: None,
+        confidence,
+        cpuid: None,
+        disagrees: false,
+        note,
+    });
+    r.l2_replacement = Some(L2Replacement {
+        shape,
+        sets,
+        chain_pages: c.entries,
+    });
 }
 
 /// Replaces the summary line of the same name, or appends `m`.

@@ -5,3 +5,4 @@ pub mod index;
 pub mod knee;
 #[cfg(test)]
 pub mod model;
+pub mod replacement;
