@@ -299,11 +299,46 @@ def host_machine(r: ProbeResult, base: str | None = None, *, sysfs: bool = True)
         l2d["source"] = (f"{l2d.get('source', '')}; latency {l2_pen['value']:.2f} ns × {ghz:.2f} GHz "
                          f"(tlblab probe: L1 DTLB miss, L2 DTLB hit, {l2_pen['confidence']} confidence)")
     _write_l2_cache_latency(r, m, ghz, base, sysfs)
+    if l2d is not None:
+        _write_replacement(r, l2d)
     if l2d is not None and "walker" in m:
         _write_walk_latency(r, m, l2d, ghz, base)
     if l2d is not None:
         _write_foreign(r, m, l2d, base)
     return m
+
+
+def _write_replacement(r: ProbeResult, l2d: dict[str, Any]) -> None:
+    """Writes the L2 DTLB as a random chain over every set sees it when the probe reads its
+    replacement as random-like (`ProbeReport::l2_replacement`, the "L2 DTLB replacement (random
+    chain)" line): `replacement = "random"`, and, when the chain keeps at least a way a set fewer
+    than the level has (the stride-1 trials' rise below sets x ways), the ways it keeps.
+
+    Why the ways the chain keeps and not the level's: on the Zen 4 host (docs/probe.md) the
+    conflict sets read 128 x 24 = 3072 (CPUID's 3072), one set alone keeps 24 pages, but a random
+    chain over every set starts losing pages at 2399-2418 (18.7-18.9 a set) in every run, and past
+    that it follows the engine's random replacement of 19 ways within 0.05-0.09 of the miss share
+    from 0.75 to 1.25 x 3072 pages. What holds the rest is not established (not time: the same
+    loss with the lap 4x faster; not the page-table lines or the index: the same at 64 sets in
+    three layouts; it grows with the sets the chain spans). The ways are rounded down: a random
+    level of w ways starts losing pages at sets x w, so no later than the measured rise."""
+    rep = r.raw.get("l2_replacement")
+    if not rep or rep["shape"]["shape"] != "RandomLike" or l2d.get("ways") == "full":
+        return
+    sets, pages = int(rep["sets"]), int(rep["chain_pages"])
+    ways = int(l2d["ways"])
+    l2d["replacement"] = "random"
+    note = (f"; replacement random: tlblab probe read the stride-1 envelope as random-like (it took "
+            f"{rep['shape']['share']:.2f} of its rise to {rep['shape']['top_at']} pages by "
+            f"{rep['shape']['at']}; LRU takes all of it)")
+    if int(l2d["entries"]) // ways == sets and pages // sets < ways:
+        kept = max(1, pages // sets)
+        note += (f"; {kept} of the {ways} ways written: a random chain over every set starts losing "
+                 f"pages at {pages} ({pages / sets:.1f} a set of {sets}), rounded down to whole ways "
+                 f"(the level's {sets} x {ways} = {sets * ways} entries stay in the probe's report)")
+        l2d["ways"] = kept
+        l2d["entries"] = sets * kept
+    l2d["source"] = f"{l2d.get('source', '')}{note}"
 
 
 def l2_cache_latency(r: ProbeResult, l1d_bytes: int, l2_bytes: int) -> dict[str, Any] | None:
@@ -368,42 +403,58 @@ def _write_walk_latency(r: ProbeResult, m: dict[str, Any], l2d: dict[str, Any], 
     """Sets the walker's fixed cost so that a simulated walk of the probe's chain past the L2 costs
     what the probe measured (`walk_past_l2`), the loads of the walk staying the engine's.
 
-    The measured cost per access past the L2 is L2 lookup + walk. The engine's walk is the
-    walker's fixed latency plus its page-table loads through the caches (two-dimensional under
-    [virtualization]); the loads follow the preset's caches and page-walk caches, so the walker's
-    latency takes the difference: latency = old + measured·GHz − L2 latency − simulated walk
-    cycles (per walk, one chase at the sweep's middle point, warm: two runs differenced). On the
-    Intel VM the preset's walk was 14-15 ns against 18-21 measured (a nested walk under load).
-    This is a measurement of the walk, not a fit of the validation curve: it uses the capacity
-    sweep's excess at one page count, not the validation sweep's times."""
+    The measured cost per access past the L2 is L2 lookup + (share of accesses that walk) x walk.
+    The engine's walk is the walker's fixed latency plus its page-table loads through the caches
+    (two-dimensional under [virtualization]); the loads follow the preset's caches and page-walk
+    caches, so the walker's latency takes the difference. Per capacity-sweep point from 1.4x the
+    L2's entries on (the points `walk_past_l2` takes), one warm chase of that length (two runs
+    differenced) gives the simulated share of accesses that walk, f, and the cycles of loads per
+    walk; latency = (measured excess x GHz - L2 latency) / f - loads; the written latency is the
+    median over the points. Under LRU f = 1 from about 1.1x the entries on; under random
+    replacement (the Zen 4 host's L2) a chain of 1.4-3.7x the entries still hits on 10-50% of its
+    accesses, so dividing by f keeps those hits from being read as cheap walks. On the Intel VM
+    the preset's walk was 14-15 ns against 18-21 measured (a nested walk under load). This is a
+    measurement of the walk, not a fit of the validation curve: it uses the capacity sweep's
+    excess, not the validation sweep's times."""
     from tlblab import simulate
 
-    w = walk_past_l2(r, int(l2d["entries"]))
+    entries = int(l2d["entries"])
+    w = walk_past_l2(r, entries)
     if w is None:
         return
-    rows = [x for x in r.raw["dtlb_sweep"] if x["n"] >= 1.4 * int(l2d["entries"])]
-    n = rows[len(rows) // 2]["n"]
-    acc = max(100_000, 24 * n)
-    try:
-        a = simulate(m, f"chase:pages={n},accesses={acc}", seed=0).total
-        b = simulate(m, f"chase:pages={n},accesses={2 * acc}", seed=0).total
-    except (ValueError, OSError):  # an invalid base preset is reported where the machine is used
-        return
-    walks = b["walks"] - a["walks"]
-    if walks <= 0:
-        return
-    sim_walk = (b["walk_cycles"] - a["walk_cycles"]) / walks
+    rows = [x for x in r.raw["dtlb_sweep"] if x["n"] >= 1.4 * entries]
     old = int(m["walker"].get("latency", 0))
-    want = w["ns"] * ghz - float(l2d.get("latency", 0))
-    lat = max(0, int(round(old + want - sim_walk)))
+    l2_lat = float(l2d.get("latency", 0))
+    per_point = []
+    for x in rows:
+        n = x["n"]
+        acc = max(100_000, 24 * n)
+        try:
+            a = simulate(m, f"chase:pages={n},accesses={acc}", seed=0).total
+            b = simulate(m, f"chase:pages={n},accesses={2 * acc}", seed=0).total
+        except (ValueError, OSError):  # an invalid base preset is reported where the machine is used
+            return
+        walks = b["walks"] - a["walks"]
+        if walks <= 0:
+            continue
+        share = walks / acc
+        loads = (b["walk_cycles"] - a["walk_cycles"]) / walks - old
+        per_point.append(((x["excess"]["median"] * ghz - l2_lat) / share - loads, share, loads))
+    if not per_point:
+        return
+    per_point.sort()
+    lat_f, share, loads = per_point[len(per_point) // 2]
+    lat = max(0, int(round(lat_f)))
     m["walker"]["latency"] = lat
+    shares = sorted(p[1] for p in per_point)
     # The walker table has no `source` field; the level whose misses these walks are says it.
     l2d["source"] = f"{l2d.get('source', '')}; " + (
         f"walker latency from tlblab probe: walk past the L2 DTLB {w['ns']:.1f} ns per access (median excess of {w['points']} sweep "
         f"points, {w['n_lo']}-{w['n_hi']} pages: {w['range'][0]:.1f}-{w['range'][1]:.1f} ns; lower envelope "
-        f"{w['envelope_ns']:.1f} ns) = L2 latency {l2d.get('latency', 0)} + {want:.0f} cycles at {ghz:.2f} GHz; "
-        f"{base}'s walk loads cost {sim_walk - old:.0f} cycles per walk at {n} pages (simulated), so the walker's "
-        f"fixed latency is {lat} cycles (was {old})")
+        f"{w['envelope_ns']:.1f} ns); per point, (excess x {ghz:.2f} GHz - L2 latency {l2_lat:.0f}) / the simulated "
+        f"share of accesses that walk ({shares[0]:.2f}-{shares[-1]:.2f}) - {base}'s walk loads "
+        f"({loads:.0f} cycles at the median point): the walker's fixed latency is {lat} cycles, the median "
+        f"over the points (was {old})")
 
 
 def foreign_miss_fraction(n: int, every: float, sets: int, ways: int) -> float:
@@ -493,7 +544,9 @@ def _write_foreign(r: ProbeResult, m: dict[str, Any], l2d: dict[str, Any], base:
     """Writes `[technique] foreign_entries` (every N references, into the L2 DTLB) when the probe
     sees the level lose the chain's pages before it is full (`foreign_rate`), and says where N
     came from in the level's `source`. A base preset's own technique is kept (one per run)."""
-    if l2d.get("ways") == "full" or m.get("technique"):
+    if l2d.get("ways") == "full" or m.get("technique") or l2d.get("replacement") == "random":
+        # A random level written with the ways the chain keeps (`_write_replacement`) already
+        # loses the pages the foreign entries would take; the closed form is LRU's.
         return
     ways = int(l2d["ways"])
     sets = int(l2d["entries"]) // ways
