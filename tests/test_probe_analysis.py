@@ -338,3 +338,62 @@ def test_the_l2_cache_latency_is_the_packed_controls_between_4x_the_l1d_and_half
     assert lat["ns"] == 4.25 and lat["range"] == [4.2, 4.3]
     r.raw["dtlb_sweep"] = [row(3444, 4.2)]
     assert l2_cache_latency(r, 48 << 10, 2 << 20) is None
+
+
+def _random_like_report(conf="medium"):
+    """The Zen 4 host (2026-11-26): conflict sets 128 x 24 = 3072, the stride-1 trials' rise at
+    2403 pages, the envelope past it random-like (share 0.29), a capacity sweep past the L2."""
+    r = _report(l2=3072, conf=conf)
+    r.raw["summary"].append({"name": "L2 DTLB organisation", "value": None, "unit": "", "spread": None,
+                             "confidence": "high", "cpuid": None, "disagrees": False,
+                             "note": "24-way, 128 sets, set = VPN bits [0, 1, 2, 3, 4, 5, 6]"})
+    r.raw["l2_replacement"] = {"shape": {"share": 0.29, "shape": "RandomLike", "at": 2595, "top_at": 3364,
+                                         "plateau": 2.2, "at_ns": 4.0, "top_ns": 9.0},
+                               "sets": 128, "chain_pages": 2403}
+
+    def row(n, ex):
+        s = {"median": ex, "q1": ex, "q3": ex}
+        return {"n": n, "excess": s, "test_low": ex + 1.0, "control_low": 1.5}
+
+    r.raw["dtlb_sweep"] = [row(2112, 2.2), row(4224, 14.0), row(4871, 16.0), row(5793, 19.0), row(6889, 21.0)]
+    return r
+
+
+def test_a_random_like_l2_is_written_random_with_the_ways_a_random_chain_keeps():
+    """Criteria written before the first run: 2403 pages over 128 sets is 18.8 a set, rounded down
+    to 18 ways (2304 entries), replacement random, the level's 3072 named in the source; without
+    the reading, or with an unclear L2 line, the level is written as before (LRU, 24 ways or the
+    base's)."""
+    from tlblab.probe import host_machine
+
+    m = host_machine(_random_like_report())
+    l2d = next(t for t in m["tlb"] if t["name"] == "L2D")
+    assert (l2d["entries"], l2d["ways"], l2d["replacement"]) == (2304, 18, "random"), l2d
+    assert "18 of the 24 ways written" in l2d["source"] and "128 x 24 = 3072" in l2d["source"]
+    assert "technique" not in m  # a random level takes no foreign entries (LRU's closed form)
+    r = _random_like_report()
+    del r.raw["l2_replacement"]
+    l2d = next(t for t in host_machine(r)["tlb"] if t["name"] == "L2D")
+    assert (l2d["entries"], l2d["ways"], l2d["replacement"]) == (3072, 24, "lru")
+    l2d = next(t for t in host_machine(_random_like_report(conf="unclear"))["tlb"] if t["name"] == "L2D")
+    assert l2d["replacement"] == "lru" and "not measured clearly" in l2d["source"]
+
+
+def test_the_walkers_latency_of_a_random_level_counts_the_accesses_that_still_hit():
+    """Under random replacement a chain of 1.8-2.9x the level's entries still hits on part of its
+    accesses: the written walker makes the simulated cost per access at the median sweep point
+    (5793 pages, 19.0 ns of excess) what the probe measured, within 1.5 cycles a walk."""
+    from tlblab import simulate
+    from tlblab.probe import host_machine
+
+    m = host_machine(_random_like_report())
+    ghz = m["frequency_mhz"] / 1000
+    l2d = next(t for t in m["tlb"] if t["name"] == "L2D")
+    n = 5793
+    a = simulate(m, f"chase:pages={n},accesses={24 * n}", seed=0).total
+    b = simulate(m, f"chase:pages={n},accesses={48 * n}", seed=0).total
+    walks = b["walks"] - a["walks"]
+    share = walks / (24 * n)
+    assert 0.3 < share < 0.98, share
+    per_access = l2d["latency"] + share * (b["walk_cycles"] - a["walk_cycles"]) / walks
+    assert abs(per_access - 19.0 * ghz) <= 1.5 * share + 0.5, (per_access, 19.0 * ghz, share)

@@ -323,7 +323,11 @@ def _write_replacement(r: ProbeResult, l2d: dict[str, Any]) -> None:
     three layouts; it grows with the sets the chain spans). The ways are rounded down: a random
     level of w ways starts losing pages at sets x w, so no later than the measured rise."""
     rep = r.raw.get("l2_replacement")
-    if not rep or rep["shape"]["shape"] != "RandomLike" or l2d.get("ways") == "full":
+    meas = r.measured("L2 DTLB entries")
+    if (not rep or rep["shape"]["shape"] != "RandomLike" or l2d.get("ways") == "full"
+            or meas is None or meas["confidence"] == "unclear"):
+        # Only onto a level whose entries the probe wrote: a base preset's level kept because the
+        # reading was unclear is not the level the envelope was read on.
         return
     sets, pages = int(rep["sets"]), int(rep["chain_pages"])
     ways = int(l2d["ways"])
