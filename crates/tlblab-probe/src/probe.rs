@@ -9,7 +9,7 @@ use crate::analysis::knee::{latency_confidence, Confidence};
 use crate::analysis::replacement::{replacement_shape, ReplacementShape, Shape};
 use crate::cpuid::{self, Assoc, CpuidInfo};
 use crate::measure::bench::{Bench, Host};
-use crate::measure::conflict::{arbitrate, Arbitration};
+use crate::measure::conflict::{arbitrate_with, Arbitration};
 use crate::measure::curve::{capacity_of, grid, sweep, Capacity, SweepRow};
 use crate::measure::extras::{self, Verdict};
 use crate::measure::levels::{data_levels, stride_sweep, Budget, StrideSweep};
@@ -142,6 +142,10 @@ pub struct ProbeReport {
     /// envelope cannot tell.
     #[serde(default)]
     pub l2_replacement: Option<L2Replacement>,
+    /// The L2 DTLB's ways by one-set curves when its index is the low page-number bits
+    /// (`measure::set_index::low_bits_ways`).
+    #[serde(default)]
+    pub l2_one_set: Option<crate::measure::set_index::OneSetWays>,
     pub walks: Vec<WalkLatency>,
     pub itlb_sweep: Vec<SweepRow>,
     /// Random-order chase over N consecutive pages (only with `validation_curve`).
@@ -368,7 +372,33 @@ fn l2_lines(r: &mut ProbeReport, c: &Capacity, note: &str) {
         set_index_lines(r, c, note, &si);
         return;
     }
-    let arb = r.l2_strides.as_ref().and_then(|ss| arbitrate(c, ss));
+    let one_set = r.l2_one_set.as_ref().map(|o| o.ways);
+    let arb = r
+        .l2_strides
+        .as_ref()
+        .and_then(|ss| arbitrate_with(c, ss, one_set));
+    let note = match (&r.l2_one_set, &arb) {
+        (Some(o), Some(a)) => {
+            let g = match a {
+                Arbitration::Agrees(g) | Arbitration::Disagrees(g) => g,
+                Arbitration::Ramp { geometry, .. } => geometry,
+            };
+            format!(
+                "one-set curves: first misses after {:?} targets (the highest two share: {}; \
+                 half of the accesses from {}){}; {note}",
+                o.firsts,
+                o.ways,
+                o.half_way + 1,
+                if g.ways == o.ways {
+                    ", the ways taken"
+                } else {
+                    ", outside the conflict sets' readings: not taken"
+                }
+            )
+        }
+        _ => note.to_string(),
+    };
+    let note = note.as_str();
     let sets = arb.as_ref().map(|a| match a {
         Arbitration::Agrees(g) | Arbitration::Disagrees(g) => g.sets,
         Arbitration::Ramp { geometry, .. } => geometry.sets,
@@ -1181,6 +1211,21 @@ fn l2_set_index(bench: &mut dyn Bench, quick: bool, b: Budget, r: &mut ProbeRepo
         ))
         || r.l2_set_index.is_some()
     {
+        // A low-bits index: its ways from one-set curves too (`arbitrate_with`), once a run.
+        if let (Indexing::Linear { sets, ways, .. }, true, None) = (&ix, confident, &r.l2_one_set) {
+            r.l2_one_set = crate::measure::set_index::low_bits_ways(
+                bench,
+                fillers_for(c1.entries),
+                *sets,
+                *ways,
+                crate::measure::set_index::IndexBudget {
+                    reps: if quick { 7 } else { 9 },
+                    pair_reps: if quick { 5 } else { 7 },
+                    window_ns: b.scan_window_ns,
+                    seed: b.seed ^ 0x1e7,
+                },
+            );
+        }
         return;
     }
     // The first level's sets and ways when its index is low page-number bits (the Intel VM's

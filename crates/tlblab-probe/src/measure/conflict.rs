@@ -290,12 +290,33 @@ pub enum Arbitration {
 /// Zen 4 host the envelopes were half-way at 2921-3045 pages, the median read 3200-3328 and
 /// the fit 3072 (CPUID: 3072).
 pub fn arbitrate(c: &Capacity, ss: &StrideSweep) -> Option<Arbitration> {
+    arbitrate_with(c, ss, None)
+}
+
+/// [`arbitrate`], with the ways the one-set curves read (`measure::set_index::low_bits_ways`)
+/// when they lie within a way of the conflict sets' readings (the median, the fit, and every
+/// stride's capacity × stride / sets): they then are the ways, and the envelope does not
+/// choose. Outside that bracket (a neighbour holding ways of the set brings the first misses
+/// earlier) the conflict sets' two readings stand as before.
+pub fn arbitrate_with(
+    c: &Capacity,
+    ss: &StrideSweep,
+    one_set_ways: Option<usize>,
+) -> Option<Arbitration> {
     let g = geometry_from_conflicts(&ss.capacities, 0.25)?;
+    let lo = g
+        .ways
+        .min(g.fitted_ways)
+        .min((g.lo / g.sets as f64).floor() as usize);
+    let hi = g
+        .ways
+        .max(g.fitted_ways)
+        .max((g.hi / g.sets as f64).ceil() as usize);
     let off = |g: &ConflictGeometry| (g.entries() as f64 - c.midpoint as f64).abs();
-    let g = if c.midpoint > 0 && off(&g.as_fitted()) < off(&g) {
-        g.as_fitted()
-    } else {
-        g
+    let g = match one_set_ways {
+        Some(w) if w + 1 >= lo && w <= hi + 1 => ConflictGeometry { ways: w, ..g },
+        _ if c.midpoint > 0 && off(&g.as_fitted()) < off(&g) => g.as_fitted(),
+        _ => g,
     };
     let e = g.entries() as f64;
     let read = c.entries as f64;
@@ -426,6 +447,27 @@ mod tests {
             Some(Arbitration::Agrees(g)) => assert_eq!((g.sets, g.ways), (256, 16)),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn given_one_set_ways_within_the_conflict_sets_bracket_then_they_are_the_ways() {
+        // The Zen 4 host's `--quick` run q4 of 2026-11-26: a disturbed 256-page stride, the
+        // envelope half-way at 2881 chose the fit's 22 ways; the one-set curves read 24.
+        let zen4 = sweep_of(&[178.0, 96.0, 50.0, 25.0, 20.0, 25.0]);
+        let c = Capacity {
+            midpoint: 2881,
+            ..capacity(2416, 2408, 2481, false)
+        };
+        let ways = |a: Option<Arbitration>| match a {
+            Some(Arbitration::Ramp { geometry: g, .. })
+            | Some(Arbitration::Agrees(g))
+            | Some(Arbitration::Disagrees(g)) => g.ways,
+            None => panic!("no geometry"),
+        };
+        assert_eq!(ways(arbitrate(&c, &zen4)), 22);
+        assert_eq!(ways(arbitrate_with(&c, &zen4, Some(24))), 24);
+        // A busy phase's early first misses (19) are outside the bracket: the envelope chooses.
+        assert_eq!(ways(arbitrate_with(&c, &zen4, Some(19))), 22);
     }
 
     #[test]
