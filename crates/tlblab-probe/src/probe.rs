@@ -1204,20 +1204,26 @@ fn l2_set_index(bench: &mut dyn Bench, quick: bool, b: Budget, r: &mut ProbeRepo
         .as_ref()
         .is_some_and(|s| matches!(s.indexing, Indexing::FullyAssociative { .. }));
     let confident = l1_fa && ss.confidences.iter().all(|c| *c != Confidence::Unclear);
-    if (confident
-        && matches!(
-            ix,
-            Indexing::Linear { .. } | Indexing::FullyAssociative { .. }
-        ))
+    // The conflict sets' own geometry (a halving run, then a plateau) is a low-bits index too,
+    // whatever the stride-1 reading: on the Zen 4 host the trials read ≈ 2400 for 128 × 24, the
+    // plateau (26-27) was then more than 25% over "the ways" 2400 / 128, `infer` said unclear,
+    // and the pair tests ran (and read an implausible function) in every such run.
+    let geometry = crate::analysis::index::geometry_from_conflicts(&ss.capacities, 0.25);
+    let low_bits = match (&ix, geometry) {
+        (Indexing::Linear { sets, ways, .. }, _) => Some((*sets, *ways)),
+        (_, Some(g)) => Some((g.sets, g.ways)),
+        _ => None,
+    };
+    if (confident && (low_bits.is_some() || matches!(ix, Indexing::FullyAssociative { .. })))
         || r.l2_set_index.is_some()
     {
         // A low-bits index: its ways from one-set curves too (`arbitrate_with`), once a run.
-        if let (Indexing::Linear { sets, ways, .. }, true, None) = (&ix, confident, &r.l2_one_set) {
+        if let (Some((sets, ways)), true, None) = (low_bits, confident, &r.l2_one_set) {
             r.l2_one_set = crate::measure::set_index::low_bits_ways(
                 bench,
                 fillers_for(c1.entries),
-                *sets,
-                *ways,
+                sets,
+                ways,
                 crate::measure::set_index::IndexBudget {
                     reps: if quick { 7 } else { 9 },
                     pair_reps: if quick { 5 } else { 7 },
