@@ -372,7 +372,7 @@ fn l2_lines(r: &mut ProbeReport, c: &Capacity, note: &str) {
         set_index_lines(r, c, note, &si);
         return;
     }
-    let one_set = r.l2_one_set.as_ref().map(|o| o.ways);
+    let one_set = r.l2_one_set.as_ref().and_then(|o| o.read());
     let arb = r
         .l2_strides
         .as_ref()
@@ -389,7 +389,9 @@ fn l2_lines(r: &mut ProbeReport, c: &Capacity, note: &str) {
                 o.firsts,
                 o.ways,
                 o.half_way + 1,
-                if g.ways == o.ways {
+                if o.read().is_none() {
+                    ", most curves disagree: not taken"
+                } else if g.ways == o.ways {
                     ", the ways taken"
                 } else {
                     ", outside the conflict sets' readings: not taken"

@@ -673,12 +673,23 @@ pub fn low_bits_ways(
     if firsts.len() < 2 {
         return None;
     }
+    let ways = firsts[firsts.len() - 2];
     Some(OneSetWays {
-        ways: firsts[firsts.len() - 2],
+        ways,
+        agreeing: firsts.iter().filter(|&&f| f.abs_diff(ways) <= 1).count(),
         firsts: c.firsts,
         half_way: c.halves.iter().copied().max().unwrap_or(0),
         fillers: c.fillers,
     })
+}
+
+impl OneSetWays {
+    /// The ways when most curves read within one of them, else None. In a busy phase the
+    /// first misses scatter: one Zen 4 `--quick` run (2026-11-26, q5 of batch 3) read
+    /// [10, 11, 15, 23, 22] for 24 ways, and the two highest (22) were taken as the ways.
+    pub fn read(&self) -> Option<usize> {
+        (2 * self.agreeing > self.firsts.len()).then_some(self.ways)
+    }
 }
 
 /// What [`low_bits_ways`] read.
@@ -686,6 +697,9 @@ pub fn low_bits_ways(
 pub struct OneSetWays {
     /// The highest first-miss reading two curves share.
     pub ways: usize,
+    /// Curves within one of `ways`: a reading only when most are ([`OneSetWays::read`]).
+    #[serde(default)]
+    pub agreeing: usize,
     /// Each curve's last n before its first misses, in curve order.
     pub firsts: Vec<usize>,
     /// The highest of the curves' last n before half of the accesses miss.
@@ -783,6 +797,25 @@ mod tests {
         assert_eq!(si.set_of(5), si.set_of(5 + (1 << 14)));
         assert_ne!(si.set_of(5), si.set_of(5 + (1 << 13)));
         assert!(si.describe().contains("hashed"));
+    }
+
+    #[test]
+    fn one_set_ways_are_read_only_when_most_curves_agree() {
+        let o = |firsts: Vec<usize>, ways: usize| {
+            let agreeing = firsts.iter().filter(|&&f| f.abs_diff(ways) <= 1).count();
+            OneSetWays {
+                ways,
+                agreeing,
+                firsts,
+                half_way: 32,
+                fillers: 160,
+            }
+        };
+        // The Zen 4 host's batch 3 (2026-11-26): quiet and disturbed runs, and q5's busy phase.
+        assert_eq!(o(vec![24, 24, 24, 24, 24], 24).read(), Some(24));
+        assert_eq!(o(vec![23, 19, 24, 24, 24], 24).read(), Some(24));
+        assert_eq!(o(vec![22, 20, 24, 22, 23], 23).read(), Some(23));
+        assert_eq!(o(vec![10, 11, 15, 23, 22], 22).read(), None);
     }
 
     #[test]
