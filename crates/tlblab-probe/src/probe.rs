@@ -1226,12 +1226,7 @@ fn l2_set_index(bench: &mut dyn Bench, quick: bool, b: Budget, r: &mut ProbeRepo
                 fillers_for(c1.entries),
                 sets,
                 ways,
-                crate::measure::set_index::IndexBudget {
-                    reps: if quick { 7 } else { 9 },
-                    pair_reps: if quick { 5 } else { 7 },
-                    window_ns: b.scan_window_ns,
-                    seed: b.seed ^ 0x1e7,
-                },
+                index_budget(quick, b, 0x1e7),
             );
         }
         return;
@@ -1247,13 +1242,18 @@ fn l2_set_index(bench: &mut dyn Bench, quick: bool, b: Budget, r: &mut ProbeRepo
         fillers_for(c1.entries),
         c2.entries,
         l1,
-        crate::measure::set_index::IndexBudget {
-            reps: if quick { 7 } else { 9 },
-            pair_reps: if quick { 5 } else { 7 },
-            window_ns: b.scan_window_ns,
-            seed: b.seed ^ 0x1d5,
-        },
+        index_budget(quick, b, 0x1d5),
     );
+}
+
+/// The set index's budget (`measure::set_index`): windows per point and per pair test.
+fn index_budget(quick: bool, b: Budget, salt: u64) -> crate::measure::set_index::IndexBudget {
+    crate::measure::set_index::IndexBudget {
+        reps: if quick { 7 } else { 9 },
+        pair_reps: if quick { 5 } else { 7 },
+        window_ns: b.scan_window_ns,
+        seed: b.seed ^ salt,
+    }
 }
 
 /// Section 10: the L2 DTLB's capacity once more, at the end of the run, pooled with the first
@@ -1467,21 +1467,7 @@ mod tests {
         // 27, 26, 26 at strides 16..512 (128 × 24, CPUID's 3072), the trials of two measurements
         // voting 2873 (2387-2418 in the first, 2839-2935 in the second), the pooled envelope
         // half-way at 3094.
-        let caps = [194.0, 103.0, 52.0, 27.0, 26.0, 26.0];
-        let ss = StrideSweep {
-            capacities: caps
-                .iter()
-                .enumerate()
-                .map(|(i, &c)| crate::analysis::index::StrideCapacity {
-                    log2_stride: 4 + i as u32,
-                    capacity: Some(c),
-                })
-                .collect(),
-            confidences: vec![Confidence::High; caps.len()],
-            indexing: Indexing::Unclear {
-                reason: String::new(),
-            },
-        };
+        let ss = StrideSweep::conflict_example(&[194.0, 103.0, 52.0, 27.0, 26.0, 26.0]);
         let mut r = ProbeReport {
             l2_strides: Some(ss),
             ..Default::default()

@@ -370,27 +370,13 @@ fn half_rise(envelope: &[(usize, f64)], e: f64) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::knee::Confidence;
 
     fn capacity(entries: usize, onset: usize, full_miss: usize, before_ramp: bool) -> Capacity {
         Capacity::example(entries, onset, full_miss, before_ramp)
     }
 
     fn sweep_of(caps: &[f64]) -> StrideSweep {
-        StrideSweep {
-            capacities: caps
-                .iter()
-                .enumerate()
-                .map(|(i, &c)| StrideCapacity {
-                    log2_stride: 4 + i as u32,
-                    capacity: Some(c),
-                })
-                .collect(),
-            confidences: vec![Confidence::High; caps.len()],
-            indexing: Indexing::Unclear {
-                reason: String::new(),
-            },
-        }
+        StrideSweep::conflict_example(caps)
     }
 
     #[test]

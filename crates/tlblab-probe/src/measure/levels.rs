@@ -142,6 +142,27 @@ pub struct StrideSweep {
     pub indexing: Indexing,
 }
 
+#[cfg(test)]
+impl StrideSweep {
+    /// A conflict sweep's capacities at strides 2^4, 2^5, … (tests), every stride "high".
+    pub(crate) fn conflict_example(caps: &[f64]) -> StrideSweep {
+        StrideSweep {
+            capacities: caps
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| StrideCapacity {
+                    log2_stride: 4 + i as u32,
+                    capacity: Some(c),
+                })
+                .collect(),
+            confidences: vec![Confidence::High; caps.len()],
+            indexing: Indexing::Unclear {
+                reason: String::new(),
+            },
+        }
+    }
+}
+
 /// Measures the effective capacity of the data-TLB level whose knee is the `which`-th (0 = first)
 /// at strides 2^0 … 2^max_log2 pages. `expect` is that level's stride-1 capacity; `floor` the
 /// capacity of the level in front of it (a smaller effective capacity hides behind it).
