@@ -299,7 +299,8 @@ fn cap_measured(
                 spread = (g.lo.min(c.entries as f64), g.hi.max(c.entries as f64));
                 confidence = confidence.min(Confidence::Medium);
                 format!(
-                    "from the conflict sets: {}; the trials read {} ({:+.1}%: a random chain over                      every set loses pages before the level is full here); ",
+                    "from the conflict sets: {}; the trials read {} ({:+.1}%: a random chain over \
+                     every set loses pages before the level is full here); ",
                     geometry(g),
                     c.entries,
                     100.0 * (c.entries as f64 / e - 1.0)
@@ -379,10 +380,7 @@ fn l2_lines(r: &mut ProbeReport, c: &Capacity, note: &str) {
         .and_then(|ss| arbitrate_with(c, ss, one_set));
     let note = match (&r.l2_one_set, &arb) {
         (Some(o), Some(a)) => {
-            let g = match a {
-                Arbitration::Agrees(g) | Arbitration::Disagrees(g) => g,
-                Arbitration::Ramp { geometry, .. } => geometry,
-            };
+            let g = a.geometry();
             format!(
                 "one-set curves: first misses after {:?} targets (the highest two share: {}; \
                  half of the accesses from {}){}; {note}",
@@ -401,10 +399,7 @@ fn l2_lines(r: &mut ProbeReport, c: &Capacity, note: &str) {
         _ => note.to_string(),
     };
     let note = note.as_str();
-    let sets = arb.as_ref().map(|a| match a {
-        Arbitration::Agrees(g) | Arbitration::Disagrees(g) => g.sets,
-        Arbitration::Ramp { geometry, .. } => geometry.sets,
-    });
+    let sets = arb.as_ref().map(|a| a.geometry().sets);
     let declared = r.cpuid.data_tlb(2);
     let mut m = cap_measured("L2 DTLB entries (4K)", c, declared, note, arb.as_ref());
     let entries = m.value.map_or(c.entries, |v| v.round() as usize);

@@ -8,10 +8,10 @@
 //! C + S. Under random replacement a set of W' + j pages keeps most of itself: the miss share
 //! grows slowly (≈ 10% of accesses at 1.05 C, ≈ 45% at 1.4 C for 24 ways, the engine's random
 //! policy on the probe's chain), so by C + 1.5 S only a small part of the rise to 1.4 C is
-//! taken. `share` is that part: ≈ 1 for LRU-like policies, ≈ 0.2-0.35 for random replacement
-//! of 12-24 ways.
+//! taken. `share` is that part: ≈ 1 for LRU-like policies, 0.30-0.43 for random replacement
+//! of 24-12 ways on the probe's TLB model (`model.rs`).
 //!
-//! Measured on the Zen 4 host (docs/probe.md): share 0.1-0.3, and the envelope past the rise
+//! Measured on the Zen 4 host (docs/probe.md): share 0.25-0.39 in 30 runs, and the envelope past the rise
 //! follows the engine's random replacement within 0.05-0.09 of the miss share at every point
 //! from 0.75 to 1.25 × 3072 pages (an L2 DTLB of 128 sets, the chain keeping 19 of the 24 ways).
 
@@ -53,7 +53,7 @@ pub struct ReplacementShape {
 }
 
 /// At or above: LRU-like; at or below `RANDOM_MAX`: random-like. A random policy of 12-24 ways
-/// takes 0.2-0.4 of the rise by C + 1.5 S (module doc); LRU all of it. Between the two, nothing
+/// takes 0.30-0.43 of the rise by C + 1.5 S (module doc); LRU all of it. Between the two, nothing
 /// is said.
 pub const LRU_MIN: f64 = 0.7;
 pub const RANDOM_MAX: f64 = 0.5;

@@ -270,6 +270,16 @@ pub enum Arbitration {
     Disagrees(ConflictGeometry),
 }
 
+impl Arbitration {
+    /// The conflict sets' geometry the verdict is about.
+    pub fn geometry(&self) -> &ConflictGeometry {
+        match self {
+            Arbitration::Agrees(g) | Arbitration::Disagrees(g) => g,
+            Arbitration::Ramp { geometry, .. } => geometry,
+        }
+    }
+}
+
 /// The conflict sets' sets × ways ([`geometry_from_conflicts`]) set against `c`, the level's
 /// capacity read at stride 1; None when the sweep gives no geometry (no halving run with a
 /// plateau after it).
@@ -444,12 +454,7 @@ mod tests {
             midpoint: 2881,
             ..capacity(2416, 2408, 2481, false)
         };
-        let ways = |a: Option<Arbitration>| match a {
-            Some(Arbitration::Ramp { geometry: g, .. })
-            | Some(Arbitration::Agrees(g))
-            | Some(Arbitration::Disagrees(g)) => g.ways,
-            None => panic!("no geometry"),
-        };
+        let ways = |a: Option<Arbitration>| a.expect("a geometry").geometry().ways;
         assert_eq!(ways(arbitrate(&c, &zen4)), 22);
         assert_eq!(ways(arbitrate_with(&c, &zen4, Some(24))), 24);
         // A busy phase's early first misses (19) are outside the bracket: the envelope chooses.

@@ -422,9 +422,7 @@ pub fn measure_set_index(
     let (ways_lo, ways_hi, ways, agree) = if firsts.is_empty() {
         (ways, ways, ways, 0)
     } else {
-        // The highest reading two curves share (the second highest): a disturbance only
-        // lowers a curve's first misses, and one curve alone may have read a miss too few.
-        let w = firsts[firsts.len().saturating_sub(2)];
+        let w = shared_highest(&firsts);
         let agree = firsts.iter().filter(|&&f| f == w).count();
         (firsts[0], *firsts.last().unwrap(), w, agree)
     };
@@ -532,13 +530,14 @@ pub struct OneSetCurves {
     pub fillers: usize,
 }
 
-/// Step 3: the ways, with the function known: n targets in one set, the fillers (if any)
-/// outside it, n = W−6 … 2W+2 by step 1's reading, three curves. W is the last n before the
-/// first misses: any policy that fills free ways first misses nothing up to W, and misses
-/// at least one access a lap (1/W of them) at W + 1 (Belady's bound for a cyclic chain), so
-/// the first misses sit at W + 1 whatever the replacement; entries the chain does not own
-/// only bring them earlier, and a curve they disturbed reads low, hence the median of three.
-/// The half-way point is kept as evidence only: it is the replacement's, not the ways'.
+/// Step 3: the ways, with the function `f` known: n targets in one set, the fillers (if any)
+/// outside it, n = W/2 … 2·`j3` (W `ways`, step 1's reading), five curves in five sets. W is
+/// the last n before the first misses: any policy that fills free ways first misses nothing up
+/// to W, and misses at least one access a lap (1/W of them) at W + 1 (Belady's bound for a
+/// cyclic chain), so the first misses sit at W + 1 whatever the replacement; entries the chain
+/// does not own only bring them earlier, and a curve they disturbed reads low, hence the
+/// highest reading two curves share ([`shared_highest`]). The half-way point is kept as
+/// evidence only: it is the replacement's, not the ways'.
 ///
 /// Why few fillers behind a set-indexed L1 (`l1`): on the Intel VM (2026-11-26,
 /// `examples/stlb_ways.rs stride clean F`, CPU 1, load 2.7-3.8) the one-set curve with 160
@@ -569,8 +568,7 @@ pub fn one_set_curves(
     b: IndexBudget,
 ) -> OneSetCurves {
     let step = 1usize << f.top_log2;
-    let probe_fn = f;
-    let target_set = probe_fn.set_of(0);
+    let target_set = f.set_of(0);
     let ns: Vec<usize> = ((ways / 2).max(4)..=2 * ways + 2).collect();
     let own = l1.is_some_and(|(s1, w1)| s1 > 1 && step.is_multiple_of(s1) && ns[0] > w1);
     let wf = if own { 0 } else { fillers };
@@ -581,10 +579,10 @@ pub fn one_set_curves(
     for rep in 0..CURVES as u64 {
         // Each curve in another set (targets + o, o below the sets and the stride: the set
         // of each target XOR the set of o): entries the chain does not own may favour a set.
-        let o = (rep as usize * 37) % probe_fn.sets().min(step);
-        let set = target_set ^ probe_fn.set_of(o as u64);
+        let o = (rep as usize * 37) % f.sets().min(step);
+        let set = target_set ^ f.set_of(o as u64);
         let clean: Vec<usize> = (1..)
-            .filter(|&f| probe_fn.set_of(f as u64) != set)
+            .filter(|&p| f.set_of(p as u64) != set)
             .take(wf)
             .collect();
         let mut per: Vec<(usize, f64)> = Vec::new();
@@ -621,6 +619,14 @@ pub fn one_set_curves(
         curves,
         fillers: wf,
     }
+}
+
+/// The highest first-miss reading two curves share (the second highest): a disturbance only
+/// lowers a curve's first misses, and one curve alone may have read a miss too few.
+fn shared_highest(firsts: &[usize]) -> usize {
+    let mut v = firsts.to_vec();
+    v.sort_unstable();
+    v[v.len().saturating_sub(2)]
 }
 
 /// The ways of a level whose set index is the low page-number bits (`sets` sets, read by the
@@ -668,15 +674,13 @@ pub fn low_bits_ways(
     let span = (m0 + 2 * j3 + 2) * sets + 2 * fillers + 64;
     let mut chain = bench.pages(span)?;
     let c = one_set_curves(&mut *chain, &f, ways_guess, m0, j3, fillers, None, b);
-    let mut firsts = c.firsts.clone();
-    firsts.sort_unstable();
-    if firsts.len() < 2 {
+    if c.firsts.len() < 2 {
         return None;
     }
-    let ways = firsts[firsts.len() - 2];
+    let ways = shared_highest(&c.firsts);
     Some(OneSetWays {
         ways,
-        agreeing: firsts.iter().filter(|&&f| f.abs_diff(ways) <= 1).count(),
+        agreeing: c.firsts.iter().filter(|&&f| f.abs_diff(ways) <= 1).count(),
         firsts: c.firsts,
         half_way: c.halves.iter().copied().max().unwrap_or(0),
         fillers: c.fillers,
