@@ -359,24 +359,34 @@ def _random_like_report(conf="medium"):
     return r
 
 
-def test_a_random_like_l2_is_written_random_with_the_ways_a_random_chain_keeps():
+def test_a_random_like_l2_is_written_random_with_the_ways_a_random_chain_keeps(tmp_path):
     """Criteria written before the first run: 2403 pages over 128 sets is 18.8 a set, rounded down
-    to 18 ways (2304 entries), replacement random, the level's 3072 named in the source; without
-    the reading, or with an unclear L2 line, the level is written as before (LRU, 24 ways or the
-    base's)."""
-    from tlblab.probe import host_machine
+    to 18 ways (2304 entries), replacement random, the level's 3072 named in the source and its 24
+    ways in hardware_ways, which the host tools color for (128 x 24, 3072 entries, read back from
+    the written file); without the reading, or with an unclear L2 line, the level is written as
+    before (LRU, 24 ways or the base's, no hardware_ways)."""
+    from tlblab import machine_config
+    from tlblab.host.geometry import from_machine
+    from tlblab.probe import host_machine, host_toml, write_atomic
 
     m = host_machine(_random_like_report())
     l2d = next(t for t in m["tlb"] if t["name"] == "L2D")
     assert (l2d["entries"], l2d["ways"], l2d["replacement"]) == (2304, 18, "random"), l2d
+    assert l2d["hardware_ways"] == 24
     assert "18 of the 24 ways written" in l2d["source"] and "128 x 24 = 3072" in l2d["source"]
     assert "technique" not in m  # a random level takes no foreign entries (LRU's closed form)
+    path = tmp_path / "host.toml"
+    write_atomic(str(path), host_toml(_random_like_report()))
+    g = from_machine(machine_config(str(path)), str(path))
+    assert (g.sets, g.ways, g.l2_entries) == (128, 24, 3072), g
     r = _random_like_report()
     del r.raw["l2_replacement"]
     l2d = next(t for t in host_machine(r)["tlb"] if t["name"] == "L2D")
     assert (l2d["entries"], l2d["ways"], l2d["replacement"]) == (3072, 24, "lru")
+    assert "hardware_ways" not in l2d
     l2d = next(t for t in host_machine(_random_like_report(conf="unclear"))["tlb"] if t["name"] == "L2D")
     assert l2d["replacement"] == "lru" and "not measured clearly" in l2d["source"]
+    assert "hardware_ways" not in l2d
 
 
 def test_the_walkers_latency_of_a_random_level_counts_the_accesses_that_still_hit():

@@ -339,9 +339,11 @@ def _write_replacement(r: ProbeResult, l2d: dict[str, Any]) -> None:
         kept = max(1, pages // sets)
         note += (f"; {kept} of the {ways} ways written: a random chain over every set starts losing "
                  f"pages at {pages} ({pages / sets:.1f} a set of {sets}), rounded down to whole ways "
-                 f"(the level's {sets} x {ways} = {sets * ways} entries stay in the probe's report)")
+                 f"(the level's {sets} x {ways} = {sets * ways} entries stay in the probe's report and "
+                 f"its {ways} ways in hardware_ways)")
         l2d["ways"] = kept
         l2d["entries"] = sets * kept
+        l2d["hardware_ways"] = ways  # the host tools color by the structure (TlbConfig::hardware_ways)
     l2d["source"] = f"{l2d.get('source', '')}{note}"
 
 

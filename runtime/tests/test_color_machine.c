@@ -1,7 +1,8 @@
 /* tlb_geometry_from_machine (tlblab/color.h): the colored level's geometry read from machine files.
  * Given the presets (whose L2 levels are known: presets/ *.toml), then sets x ways of their L2; given
  * a file as `tlblab probe --out` writes it (a measured 128 x 24 L2, comments, sub-tables), then that;
- * given the Intel VM's probed STLB (XOR-7 index, multi-line arrays as machine_toml writes them),
+ * given a random-like level written with the ways a random chain keeps and its hardware_ways, then the
+ * hardware's ways; given the Intel VM's probed STLB (XOR-7 index, multi-line arrays as machine_toml writes them),
  * then 2^14 colors whose pages share one set under that hash; given bad files, then TLB_EINVAL with
  * a message naming the file and line. Usage:
  * test_color_machine PRESETS_DIR (ctest: color_machine). */
@@ -160,6 +161,15 @@ int main(int argc, char **argv) {
     preset_l2("xeon-e5-2650", 128, 4);
     preset_l2("cortex-a7", 128, 2);
     read_text(HOST, TLB_OK, "", 128, 24);
+    /* A random-like L2 as the probe writes it on the Zen 4 (docs/probe.md): the simulator's 18 ways
+     * a random chain keeps, the structure's 24 in hardware_ways; coloring sizes for the structure. */
+    read_text("[[tlb]]\nlevel = 2\nkind = \"data\"\nentries = 2304\nways = 18\nreplacement = \"random\"\n"
+              "hardware_ways = 24\n",
+              TLB_OK, "", 128, 24);
+    read_text("[[tlb]]\nlevel = 2\nentries = 2304\nways = 18\nhardware_ways = 16\n", TLB_EINVAL,
+              ":1: the [[tlb]] level 2 has hardware_ways = 16, fewer than its 18 ways", 0, 0);
+    read_text("[[tlb]]\nlevel = 2\nentries = 2304\nways = 18\nhardware_ways = -3\n", TLB_EINVAL,
+              ":5: hardware_ways: expected a positive integer", 0, 0);
     read_text("[[tlb]]\nlevel = 1\nkind = \"data\"\nentries = 32\nways = \"full\"\n", TLB_EINVAL,
               "no set-associative", 0, 0);
     read_text("[[tlb]]\nlevel = 2\nentries = 3000\nways = 24\n", TLB_EINVAL, "not a power-of-two", 0, 0);

@@ -217,6 +217,35 @@ mod tests {
     }
 
     #[test]
+    fn hardware_ways_round_trip_and_are_at_least_the_modelled_ways() {
+        // As `tlblab probe --out` writes a random-like L2 (docs/probe.md, Zen 4): 128 sets of the
+        // 18 ways a random chain keeps, built with 24.
+        let text = preset_text("zen3").unwrap().replace(
+            "entries = 2048\nways = 16",
+            "entries = 2304\nways = 18\nhardware_ways = 24",
+        );
+        let m = parse_machine_toml(&text, "host.toml").unwrap();
+        let l2 = m.tlbs.iter().find(|t| t.name == "L2D").unwrap();
+        assert_eq!(
+            (l2.sets(), l2.ways(), l2.hardware_ways),
+            (128, 18, Some(24))
+        );
+        let back = parse_machine_toml(&machine_to_toml(&m).unwrap(), "roundtrip").unwrap();
+        assert_eq!(m, back);
+        let fewer = text.replace("hardware_ways = 24", "hardware_ways = 16");
+        assert_eq!(
+            parse_machine_toml(&fewer, "host.toml").unwrap_err(),
+            "host.toml: tlb[L2D].hardware_ways: expected at least the level's 18 ways on a \
+             set-associative level, found 16"
+        );
+        let full = preset_text("zen3")
+            .unwrap()
+            .replace("ways = \"full\"", "ways = \"full\"\nhardware_ways = 64");
+        let e = parse_machine_toml(&full, "host.toml").unwrap_err();
+        assert!(e.contains("].hardware_ways: expected at least"), "{e}");
+    }
+
+    #[test]
     fn a_missing_file_says_what_was_looked_for() {
         let e = load_machine("/nonexistent/host.toml").unwrap_err();
         assert!(e.contains("neither a preset (zen3,"), "{e}");

@@ -29,6 +29,7 @@ fn main() {
         lockable: 0,
         tags: TagConfig::default(),
         source: String::new(),
+        hardware_ways: None,
     };
     config.validate().unwrap();
     let mut tlb = Tlb::new(config, 0);

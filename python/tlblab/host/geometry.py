@@ -73,7 +73,11 @@ def from_machine(m: dict[str, Any], source: str) -> Geometry:
     if sets * ways != c["entries"] or sets & (sets - 1):
         raise UserError(f"{source}: TLB level {c.get('name', c['level'])} has {c['entries']} entries / {ways} ways, "
                         "not a power-of-two number of sets")
-    l2 = max(t["entries"] for t in data)
+    # A probed level whose random chains keep fewer ways than it has is written with the ways
+    # they keep (the simulator's capacity) and `hardware_ways`, the ways each set is built with:
+    # coloring places pages by set, so it sizes for the hardware's (TlbConfig::hardware_ways).
+    ways = int(c.get("hardware_ways") or ways)
+    l2 = max(sets * ways if t is c else t["entries"] for t in data)
     ix = c.get("index", {})
     if ix.get("type") == "xor":
         # A hashed index (the Intel VM's STLB: address bits 12-18 XOR 19-25, measured by the probe's

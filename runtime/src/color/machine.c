@@ -23,6 +23,7 @@
 
 typedef struct tlb_level {
     long level, entries, ways; /* ways 0 = "full" */
+    long hardware_ways;        /* the ways each set is built with, when `ways` models fewer; 0: absent */
     int data_path;             /* kind "data" or "unified" (the default) */
     int has_4k;                /* page_sizes lists "4KiB" (or is absent) */
     int hashed;                /* line of an index type other than "low_bits" and "xor" */
@@ -236,6 +237,17 @@ tlb_status_t tlb_geometry_from_machine(const char *path, tlb_geometry_t *geometr
                           lineno, v);
                 goto out;
             }
+        } else if (!strcmp(k, "hardware_ways")) {
+            /* Written by `tlblab probe --out` for a random-like level: `ways` is what a random chain
+             * over every set keeps (the simulator's capacity), this the structure's (TlbConfig::
+             * hardware_ways). Coloring places pages by set, so it colors for these. */
+            long x;
+            if (parse_long(v, &x) != 0 || x < 1) {
+                st = fail(errbuf, errbuf_len, "%s:%d: hardware_ways: expected a positive integer, found '%s'", path,
+                          lineno, v);
+                goto out;
+            }
+            cur.hardware_ways = x;
         } else if (!strcmp(k, "kind")) {
             cur.data_path = strcmp(v, "\"instr\"") != 0;
         } else if (!strcmp(k, "page_sizes")) {
@@ -269,6 +281,11 @@ tlb_status_t tlb_geometry_from_machine(const char *path, tlb_geometry_t *geometr
                   path, best.line, best.level, best.entries, best.ways);
         goto out;
     }
+    if (best.hardware_ways != 0 && best.hardware_ways < best.ways) {
+        st = fail(errbuf, errbuf_len, "%s:%d: the [[tlb]] level %ld has hardware_ways = %ld, fewer than its %ld ways",
+                  path, best.line, best.level, best.hardware_ways, best.ways);
+        goto out;
+    }
     long sets = best.entries / best.ways, shift = 12;
     if (best.xor_line) {
         /* The fold the engine expresses (crates/tlblab-core/src/tlb/index.rs, IndexFn::Xor): two
@@ -298,7 +315,7 @@ tlb_status_t tlb_geometry_from_machine(const char *path, tlb_geometry_t *geometr
         shift = lo;
     }
     geometry->sets = (uint32_t)sets;
-    geometry->ways = (uint32_t)best.ways;
+    geometry->ways = (uint32_t)(best.hardware_ways != 0 ? best.hardware_ways : best.ways);
     geometry->page_shift = 12;
     geometry->index_shift = shift == 12 ? 0 : (uint32_t)shift;
 out:

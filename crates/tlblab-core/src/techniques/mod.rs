@@ -312,6 +312,7 @@ pub(crate) fn test_machine(sets: usize, ways: usize) -> MachineConfig {
             lockable: 0,
             tags: TagConfig::default(),
             source: String::new(),
+            hardware_ways: None,
         }],
         walker: WalkerConfig {
             latency: 30,

@@ -117,6 +117,14 @@ pub struct TlbConfig {
     pub lockable: usize,
     #[serde(default)]
     pub tags: TagConfig,
+    /// The ways the hardware builds each set with, when `ways` models fewer: `tlblab probe --out`
+    /// writes the ways a random chain over every set keeps (the Zen 4's 3072-entry, 24-way L2
+    /// DTLB keeps about 18.7 a set; docs/probe.md), so the simulator shows the capacity a program
+    /// sees, and records the structure's ways here. The sets are `entries / ways` either way. The
+    /// engine never reads it; the tools that place pages by set (`tlblab host coloring`,
+    /// `tlb_geometry_from_machine` in libtlblab) color for these ways.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware_ways: Option<usize>,
     /// Where the numbers come from.
     #[serde(default)]
     pub source: String,
@@ -166,6 +174,16 @@ impl TlbConfig {
                     self.entries, self.lockable
                 ),
             );
+        }
+        if let Some(hw) = self.hardware_ways {
+            if matches!(self.ways, Ways::Named(_)) || hw < ways {
+                return f(
+                    "hardware_ways",
+                    format!(
+                        "expected at least the level's {ways} ways on a set-associative level, found {hw}"
+                    ),
+                );
+            }
         }
         validate_index(&self.index, self.sets()).or_else(|m| f("index", m))
     }

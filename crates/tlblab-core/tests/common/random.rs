@@ -68,6 +68,7 @@ pub fn tlb_config(
         lockable: 0,
         tags: TagConfig::default(),
         source: String::new(),
+        hardware_ways: None,
     }
 }
 
