@@ -304,10 +304,13 @@ pub fn arbitrate(c: &Capacity, ss: &StrideSweep) -> Option<Arbitration> {
 }
 
 /// [`arbitrate`], with the ways the one-set curves read (`measure::set_index::low_bits_ways`)
-/// when they lie within a way of the conflict sets' readings (the median, the fit, and every
-/// stride's capacity × stride / sets): they then are the ways, and the envelope does not
-/// choose. Outside that bracket (a neighbour holding ways of the set brings the first misses
-/// earlier) the conflict sets' two readings stand as before.
+/// when they lie from the lowest of the conflict sets' readings (the median, the fit, and every
+/// stride's capacity × stride / sets) to a way above the highest: they then are the ways, and
+/// the envelope does not choose. Outside that bracket the conflict sets' two readings stand as
+/// before. Not below the lowest: a neighbour holding ways of the set only brings the one-set
+/// first misses earlier, while every conflict reading sits at sets × ways or above unless a
+/// disturbance lowered it too. On the Zen 4 host (2026-11-26, batch 5 f4) the curves read
+/// [21, 24, 23, 21, 23], i.e. 23, against conflict readings of 24-27, and 2944 was reported.
 pub fn arbitrate_with(
     c: &Capacity,
     ss: &StrideSweep,
@@ -324,7 +327,7 @@ pub fn arbitrate_with(
         .max((g.hi / g.sets as f64).ceil() as usize);
     let off = |g: &ConflictGeometry| (g.entries() as f64 - c.midpoint as f64).abs();
     let g = match one_set_ways {
-        Some(w) if w + 1 >= lo && w <= hi + 1 => ConflictGeometry { ways: w, ..g },
+        Some(w) if w >= lo && w <= hi + 1 => ConflictGeometry { ways: w, ..g },
         _ if c.midpoint > 0 && off(&g.as_fitted()) < off(&g) => g.as_fitted(),
         _ => g,
     };
@@ -459,6 +462,16 @@ mod tests {
         assert_eq!(ways(arbitrate_with(&c, &zen4, Some(24))), 24);
         // A busy phase's early first misses (19) are outside the bracket: the envelope chooses.
         assert_eq!(ways(arbitrate_with(&c, &zen4, Some(19))), 22);
+        // Run f4 of batch 5 (2026-11-26): one-set curves [21, 24, 23, 21, 23] read 23, below
+        // every conflict reading (24-27): the conflict sets' 24 stand.
+        let f4 = sweep_of(&[192.0, 103.0, 54.0, 26.0, 25.0, 26.0]);
+        let c = Capacity {
+            midpoint: 2892,
+            ..capacity(2376, 2324, 3292, false)
+        };
+        assert_eq!(ways(arbitrate(&c, &f4)), 24);
+        assert_eq!(ways(arbitrate_with(&c, &f4, Some(23))), 24);
+        assert_eq!(ways(arbitrate_with(&c, &f4, Some(25))), 25);
     }
 
     #[test]
