@@ -389,6 +389,27 @@ def test_a_random_like_l2_is_written_random_with_the_ways_a_random_chain_keeps(t
     assert "hardware_ways" not in l2d
 
 
+def test_an_l2_read_from_the_conflict_sets_keeps_their_ways_when_the_organisation_line_is_unclear():
+    """Zen 4 batch 5 run f1 (2026-11-26): the entries line read "from the conflict sets: 128 sets x
+    24 ways = 3072", the organisation line was unclear (the trials disagreed at one stride), and
+    the file was written with the base's 16 ways: 3072 x 16 = 192 sets, a geometry nothing read,
+    random replacement of which keeps 3072 pages (--validate -61% at 2896 pages). Criteria
+    written before the first run: the written level is the random chain's 18 of the conflict
+    sets' 24 ways over 128 sets, hardware_ways 24, and the source says where the ways came from."""
+    from tlblab.probe import host_machine
+
+    r = _random_like_report()
+    for x in r.raw["summary"]:
+        if x["name"] == "L2 DTLB organisation":
+            x["confidence"] = "unclear"
+            x["note"] = "unclear: the trials disagree at a stride of 256 pages; their vote reads as 24-way, 128 sets"
+        if x["name"].startswith("L2 DTLB entries"):
+            x["note"] = "from the conflict sets: 128 sets × 24 ways = 3072 (capacity × stride 3072..3456)"
+    l2d = next(t for t in host_machine(r)["tlb"] if t["name"] == "L2D")
+    assert (l2d["entries"], l2d["ways"], l2d["hardware_ways"], l2d["replacement"]) == (2304, 18, 24, "random"), l2d
+    assert "24 ways measured (conflict sets, with the entries" in l2d["source"], l2d["source"]
+
+
 def test_the_walkers_latency_of_a_random_level_counts_the_accesses_that_still_hit():
     """Under random replacement a chain of 1.8-2.9x the level's entries still hits on part of its
     accesses: the written walker makes the simulated cost per access at the median sweep point

@@ -278,8 +278,16 @@ def host_machine(r: ProbeResult, base: str | None = None, *, sysfs: bool = True)
             ways = int(l1_ways.group(1))  # e.g. the Intel VM's 6-way, 16 sets (96 entries)
         org = r.measured("L2 DTLB organisation") if key == ("data", 2) else None
         org_ways = re.match(r"(\d+)-way", org["note"]) if org and org["confidence"] != "unclear" else None
+        # The entries read as the conflict sets' sets x ways carry those ways at the entries'
+        # confidence, whatever the organisation line says: it may be unclear over one stride the
+        # trials disagree on (Zen 4, 2026-11-26: 128 x 24 read with the entries, the base's 16
+        # ways kept, and 3072 / 16 = 192 sets written, a geometry nothing read).
+        conflict = (re.match(r"from the conflict sets: (\d+) sets × (\d+) ways", meas["note"])
+                    if key == ("data", 2) and not org_ways else None)
         if org_ways:
             ways = int(org_ways.group(1))
+        elif conflict:
+            ways = int(conflict.group(2))
         if ways != "full":
             ways = int(ways)
             entries = max(ways, int(round(entries / ways)) * ways)  # the engine needs whole sets
@@ -289,6 +297,8 @@ def host_machine(r: ProbeResult, base: str | None = None, *, sysfs: bool = True)
                        f"spread {_fmt_spread(meas)}; CPUID: {meas['cpuid']})"
                        + ("" if ways == "full" else
                           f"; {ways} ways measured (conflict sets, {org['confidence']} confidence)" if org_ways else
+                          f"; {ways} ways measured (conflict sets, with the entries; the organisation line "
+                          f"unclear)" if conflict else
                           f"; {ways} ways measured (page-stride sweep, {assoc['confidence']} confidence)"
                           if l1_ways else f"; ways kept from {base} (not measured clearly)"))
     # The L2-hit cost is a measurement of its own (the plateau between the knees), clear even
