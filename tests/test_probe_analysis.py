@@ -428,3 +428,25 @@ def test_the_walkers_latency_of_a_random_level_counts_the_accesses_that_still_hi
     assert 0.3 < share < 0.98, share
     per_access = l2d["latency"] + share * (b["walk_cycles"] - a["walk_cycles"]) / walks
     assert abs(per_access - 19.0 * ghz) <= 1.5 * share + 0.5, (per_access, 19.0 * ghz, share)
+
+
+def test_validate_says_when_the_host_ran_at_another_speed_than_when_the_probe_measured_it():
+    """Zen 4 batch 6 run f3 (2026-11-26): the probe read 1.157 ns for an L1 DTLB hit, the
+    validation sweep 1.08 at 17-66 pages. Criteria written before the first run: a note naming
+    both and "7% slower"; none for run f2's 1.084 against 1.10-1.16 (its median 1.12, 3.3% off:
+    the first run took a 3% tolerance and noted it; the tolerance is now 5%, see the function)."""
+    from tlblab.probe import validation_speed_note
+
+    r = _report(l1=72)
+    hit = next(x for x in r.raw["summary"] if x["name"].startswith("load, L1 DTLB hit"))
+
+    def rows(ns):
+        return [{"pages": n, "measured_ns": x} for n, x in zip([17, 19, 23, 27, 33, 38, 45, 54, 66, 76], ns)]
+
+    hit["value"] = 1.157
+    note = validation_speed_note(r, rows([1.08, 1.08, 1.08, 1.10, 1.08, 1.08, 1.10, 1.08, 1.10, 2.98]))
+    assert note is not None and "1.16 ns" in note and "1.08 ns" in note and "7% slower" in note, note
+    assert "up to 36 pages" in note  # only the points below half the L1 DTLB
+    hit["value"] = 1.084
+    assert validation_speed_note(r, rows([1.14, 1.10, 1.11, 1.12, 1.16, 1.14, 1.11, 1.18, 1.15, 3.0])) is None
+    assert validation_speed_note(r, rows([1.14, 1.10])) is None  # too few points to say

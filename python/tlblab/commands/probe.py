@@ -94,6 +94,9 @@ def run(args) -> int:
         print(format_table(["pages", "measured ns", "IQR", "simulated ns", "error"], table), file=out)
         errs = sorted(abs(x["error"]) for x in rows)
         print(f"median |error| {100 * errs[len(errs) // 2]:.0f}%, worst {100 * errs[-1]:.0f}%", file=out)
+        speed = tp.validation_speed_note(r, rows)
+        if speed:
+            print(speed, file=out)
         tp.plot_validation(rows, args.plot, title=f"tlblab probe --validate ({machine['frequency_mhz']} MHz est.)")
         print(f"wrote {args.plot}", file=sys.stderr)
     return 0
