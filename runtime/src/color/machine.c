@@ -220,14 +220,18 @@ tlb_status_t tlb_geometry_from_machine(const char *path, tlb_geometry_t *geometr
                           "b = [lo, hi] }, found '%s'", path, lineno, v);
                 goto out;
             }
-        } else if (!strcmp(k, "level") || !strcmp(k, "entries")) {
+        } else if (!strcmp(k, "level") || !strcmp(k, "entries") || !strcmp(k, "hardware_ways")) {
+            /* hardware_ways: written by `tlblab probe --out` for a random-like level, whose `ways`
+             * are what a random chain over every set keeps (the simulator's capacity); these are
+             * the structure's (TlbConfig::hardware_ways), and coloring places pages by set. */
             long x;
             if (parse_long(v, &x) != 0 || x < 1) {
                 st = fail(errbuf, errbuf_len, "%s:%d: %s: expected a positive integer, found '%s'", path, lineno, k, v);
                 goto out;
             }
             if (!strcmp(k, "level")) cur.level = x;
-            else cur.entries = x;
+            else if (!strcmp(k, "entries")) cur.entries = x;
+            else cur.hardware_ways = x;
         } else if (!strcmp(k, "ways")) {
             long x;
             if (!strcmp(v, "\"full\"")) cur.ways = 0;
@@ -237,17 +241,6 @@ tlb_status_t tlb_geometry_from_machine(const char *path, tlb_geometry_t *geometr
                           lineno, v);
                 goto out;
             }
-        } else if (!strcmp(k, "hardware_ways")) {
-            /* Written by `tlblab probe --out` for a random-like level: `ways` is what a random chain
-             * over every set keeps (the simulator's capacity), this the structure's (TlbConfig::
-             * hardware_ways). Coloring places pages by set, so it colors for these. */
-            long x;
-            if (parse_long(v, &x) != 0 || x < 1) {
-                st = fail(errbuf, errbuf_len, "%s:%d: hardware_ways: expected a positive integer, found '%s'", path,
-                          lineno, v);
-                goto out;
-            }
-            cur.hardware_ways = x;
         } else if (!strcmp(k, "kind")) {
             cur.data_path = strcmp(v, "\"instr\"") != 0;
         } else if (!strcmp(k, "page_sizes")) {
