@@ -32,6 +32,7 @@ DATA = Path(__file__).parent / "reproductions"
 
 KINDS = {
     "within": ("rows",),
+    "factor": ("rows", "factor"),
     "range": ("rows",),
     "order": ("rows",),
     "ratio": ("num", "den"),
@@ -56,10 +57,23 @@ class Reproduction:
     experiment: str
     rows: list[dict[str, Any]]
     criteria: list[dict[str, Any]]
+    revisions: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def name(self) -> str:
         return f"{self.seed}/{self.id}"
+
+    def fitted_keys(self) -> set[str]:
+        """The rows calibrated from a seed number (their `fitted` says what and from where)."""
+        return {r["key"] for r in self.rows if r.get("fitted")}
+
+    def predicted_keys(self) -> set[str]:
+        """The rows a prediction looks at, less the fitted ones: where the worst error is read."""
+        keys: set[str] = set()
+        for c in self.criteria:
+            if c["role"] == "prediction":
+                keys |= set(criterion_rows(c))
+        return keys - self.fitted_keys()
 
 
 @dataclass
@@ -77,6 +91,19 @@ class Outcome:
     def holds(self) -> bool:
         return not self.error and all(v["holds"] for v in self.verdict_records)
 
+    def held(self, role: str) -> tuple[int, int]:
+        """(criteria of that role that hold, criteria of that role)."""
+        vs = [v for v in self.verdict_records if v["role"] == role]
+        return sum(bool(v["holds"]) for v in vs), len(vs)
+
+    def worst_predicted(self) -> tuple[str, float] | None:
+        """The predicted row (read by a prediction, not fitted, with a non-zero seed value) whose
+        relative error is the largest in magnitude, and that error; None when there is none."""
+        keys = self.reproduction.predicted_keys()
+        errs = [(r["key"], r["rel_error"]) for r in self.row_records
+                if r["key"] in keys and r["rel_error"] is not None and math.isfinite(r["rel_error"])]
+        return max(errs, key=lambda e: abs(e[1])) if errs else None
+
     @property
     def rows(self):
         import pandas as pd
@@ -90,8 +117,27 @@ class Outcome:
         return pd.DataFrame(self.verdict_records)
 
 
+ROLES = ("prediction", "consistency")
+
+
 def _fail(path: Path, msg: str) -> UserError:
     return UserError(f"{path}: {msg}")
+
+
+def criterion_rows(c: dict[str, Any]) -> list[str]:
+    """Every row key a criterion reads, in its order."""
+    return list(c.get("rows", [])) + [k for n, d in ratio_pairs(c) for k in (n, d)]
+
+
+def ratio_pairs(c: dict[str, Any]) -> list[tuple[str, str]]:
+    """A ratio criterion's (numerator, denominator) rows: `num`/`den` are one key each, or lists of
+    keys of one length, each pair a ratio the criterion bounds."""
+    if "num" not in c or "den" not in c:
+        return []
+    num, den = c["num"], c["den"]
+    nums = [num] if isinstance(num, str) else list(num)
+    dens = [den] if isinstance(den, str) else list(den)
+    return list(zip(nums, dens))
 
 
 def load_file(path: Path) -> Reproduction:
@@ -132,17 +178,62 @@ def load_file(path: Path) -> Reproduction:
         for need in KINDS[c["kind"]]:
             if need not in c:
                 raise _fail(path, f"{where}: kind '{c['kind']}' needs '{need}'")
-        named = list(c.get("rows", [])) + [c[k] for k in ("num", "den") if k in c]
+        for k in ("num", "den"):
+            v = c.get(k)
+            if v is not None and not (isinstance(v, str) or (isinstance(v, list) and v and
+                                                             all(isinstance(x, str) for x in v))):
+                raise _fail(path, f"{where}.{k}: expected a row key or a list of row keys, found {v!r}")
+        if "num" in c and isinstance(c["num"], list) != isinstance(c["den"], list) or \
+                isinstance(c.get("num"), list) and len(c["num"]) != len(c["den"]):
+            raise _fail(path, f"{where}: 'num' and 'den' are one key each or lists of one length")
+        named = criterion_rows(c)
         for k in named:
             if k not in keys:
                 raise _fail(path, f"{where}: row '{k}' is not a key of [[rows]]")
-        if c["kind"] in ("within", "seed_ratio", "same_sign", "equal"):
+        by_key = {r["key"]: r for r in rows}
+        if c["kind"] in ("within", "factor", "seed_ratio", "same_sign", "equal"):
             for k in named:
-                if "seed" not in next(r for r in rows if r["key"] == k):
+                if "seed" not in by_key[k]:
                     raise _fail(path, f"{where}: kind '{c['kind']}' compares with the seed, but row '{k}' has no seed value")
+        if c["kind"] == "factor":
+            if not isinstance(c["factor"], (int, float)) or not c["factor"] > 1:
+                raise _fail(path, f"{where}.factor: expected a number above 1, found {c['factor']!r}")
+            for k in named:
+                if by_key[k]["seed"] == 0:
+                    raise _fail(path, f"{where}: kind 'factor' needs a non-zero seed value, but row '{k}' has 0 "
+                                      "(a factor of zero is zero: use 'range' or 'within' with abs_tol)")
+        role = c.get("role")
+        if role not in ROLES:
+            raise _fail(path, f"{where}.role: expected one of {', '.join(ROLES)}, found {role!r} "
+                              "(a prediction can fail on what the model does; a consistency check holds by "
+                              "construction or reads only fitted rows)")
+        if role == "consistency" and not (isinstance(c.get("because"), str) and c["because"]):
+            raise _fail(path, f"{where}.because: a consistency check says why it is not a prediction")
+        if role == "prediction" and named and all(by_key[k].get("fitted") for k in named):
+            raise _fail(path, f"{where}: every row it reads is fitted ({', '.join(named)}), so it holds by "
+                              "calibration: role must be 'consistency'")
+        if c["kind"] == "order" and role == "prediction":
+            if not c.get("strict") or not (c.get("min_step", 0) > 0 or c.get("min_rel_step", 0) > 0):
+                raise _fail(path, f"{where}: an order that predicts a rise or a fall is strict with a stated "
+                                  "minimum step ('strict = true' and 'min_step' or 'min_rel_step' above 0)")
+    for r in rows:
+        if "fitted" in r and not (isinstance(r["fitted"], str) and r["fitted"]):
+            raise _fail(path, f"rows ({r['key']}).fitted: expected what was fitted and from which table, "
+                              f"found {r['fitted']!r}")
+    revisions = data.get("revisions") or []
+    for i, rv in enumerate(revisions):
+        where = f"revisions[{i}]"
+        for k in ("date", "criterion", "why"):
+            if not isinstance(rv.get(k), str) or not rv[k]:
+                raise _fail(path, f"{where}.{k}: expected a non-empty string, found {rv.get(k)!r}")
+        if not isinstance(rv.get("before"), dict):
+            raise _fail(path, f"{where}.before: expected the criterion as it was ([revisions.before])")
+        if not isinstance(rv.get("after"), dict) and not rv.get("removed"):
+            raise _fail(path, f"{where}.after: expected the criterion as it is now ([revisions.after]), "
+                              "or 'removed = true'")
     return Reproduction(path=path, seed=data["seed"], id=data["id"], title=data["title"],
                         source=data["source"], machine=data["machine"], setup=data["setup"],
-                        experiment=data["experiment"], rows=rows, criteria=crit)
+                        experiment=data["experiment"], rows=rows, criteria=crit, revisions=revisions)
 
 
 def catalog() -> list[Reproduction]:
@@ -192,6 +283,15 @@ def evaluate(rep: Reproduction, ours: dict[str, float]) -> list[dict[str, Any]]:
                     if not abs(ours[k] - seed[k]) <= tol:
                         bad.append(f"{k}: ours {ours[k]:g}, seed {seed[k]:g} (tolerance {tol:g})")
                 holds, detail = not bad, "; ".join(bad) or f"all {len(c['rows'])} rows within tolerance"
+            elif kind == "factor":
+                f = c["factor"]
+                bad = []
+                for k in c["rows"]:
+                    if not _within_factor(ours[k], seed[k], f):
+                        bad.append(f"{k}: ours {ours[k]:g}, seed {seed[k]:g} ({_factor_text(ours[k], seed[k])})")
+                holds = not bad
+                detail = ("; ".join(bad) + f" (allowed: within a factor {f:g} either way)") if bad else \
+                    f"all {len(c['rows'])} rows within a factor {f:g} of the seed's"
             elif kind == "equal":
                 bad = [f"{k}: ours {ours[k]:g}, seed {seed[k]:g}" for k in c["rows"] if ours[k] != seed[k]]
                 holds, detail = not bad, "; ".join(bad) or f"all {len(c['rows'])} rows equal"
@@ -201,22 +301,24 @@ def evaluate(rep: Reproduction, ours: dict[str, float]) -> list[dict[str, Any]]:
                 holds, detail = not bad, (f"outside [{lo:g}, {hi:g}]: " + "; ".join(bad)) if bad else f"all within [{lo:g}, {hi:g}]"
             elif kind == "order":
                 vals = [ours[k] for k in c["rows"]]
-                inc = c.get("direction", "increasing") == "increasing"
-                strict = c.get("strict", False)
-                pairs = list(zip(vals, vals[1:]))
-                ok = [(b > a if strict else b >= a) if inc else (b < a if strict else b <= a) for a, b in pairs]
-                holds = all(ok)
-                detail = ", ".join(f"{k}={v:g}" for k, v in zip(c["rows"], vals))
+                holds, short = _ordered(vals, c)
+                detail = ", ".join(f"{k}={v:g}" for k, v in zip(c["rows"], vals)) + short
             elif kind == "ratio":
-                r = ours[c["num"]] / ours[c["den"]]
                 lo, hi = c.get("min", -math.inf), c.get("max", math.inf)
-                holds, detail = lo <= r <= hi, f"ratio {r:.4g}, expected [{lo:g}, {hi:g}]"
+                rs = [(n, d, ours[n] / ours[d]) for n, d in ratio_pairs(c)]
+                holds = all(lo <= r <= hi for _, _, r in rs)
+                detail = "; ".join((f"{n}/{d} " if len(rs) > 1 else "ratio ") + f"{r:.4g}" for n, d, r in rs) + \
+                    f", expected [{lo:g}, {hi:g}]"
             elif kind == "seed_ratio":
-                r = ours[c["num"]] / ours[c["den"]]
-                s = seed[c["num"]] / seed[c["den"]]
                 f = c["factor"]
-                holds = s != 0 and r / s > 0 and 1 / f <= r / s <= f
-                detail = f"ours {r:.4g}, seed {s:.4g}, within a factor {f:g}: {holds}"
+                parts, holds = [], True
+                for n, d in ratio_pairs(c):
+                    r, s = ours[n] / ours[d], seed[n] / seed[d]
+                    ok = s != 0 and r / s > 0 and 1 / f <= r / s <= f
+                    holds = holds and ok
+                    parts.append((f"{n}/{d}: " if "/" in n and isinstance(c["num"], list) else "") +
+                                 f"ours {r:.4g}, seed {s:.4g}, within a factor {f:g}: {ok}")
+                detail = "; ".join(parts)
             elif kind == "same_sign":
                 sign = lambda v: (v > 0) - (v < 0)  # noqa: E731
                 bad = [f"{k}: ours {ours[k]:g}, seed {seed[k]:g}" for k in c["rows"] if sign(ours[k]) != sign(seed[k])]
@@ -237,9 +339,44 @@ def evaluate(rep: Reproduction, ours: dict[str, float]) -> list[dict[str, Any]]:
             holds, detail = False, f"the experiment returned no value for row {e}"
         except ZeroDivisionError:
             holds, detail = False, "division by zero"
-        out.append({"criterion": c["id"], "kind": kind, "says": c.get("says", ""), "holds": bool(holds),
-                    "detail": detail, "explanation": c.get("explanation", "") if not holds else ""})
+        out.append({"criterion": c["id"], "role": c.get("role", ""), "kind": kind, "says": c.get("says", ""),
+                    "holds": bool(holds), "detail": detail,
+                    "explanation": c.get("explanation", "") if not holds else "",
+                    "because": c.get("because", "")})
     return out
+
+
+def _within_factor(ours: float, seed: float, f: float) -> bool:
+    """`seed/f <= ours <= f*seed`, on magnitudes of the same sign: a zero or an opposite sign is
+    infinitely far (the loader refuses a zero seed value)."""
+    if seed == 0 or ours == 0 or (ours > 0) != (seed > 0):
+        return False
+    r = abs(ours) / abs(seed)
+    return 1 / f <= r <= f
+
+
+def _factor_text(ours: float, seed: float) -> str:
+    if ours == 0 or (ours > 0) != (seed > 0):
+        return "zero or the opposite sign" if ours == 0 else "the opposite sign"
+    r = abs(ours) / abs(seed)
+    return f"{r:.3g}x the seed's" if r >= 1 else f"1/{1 / r:.3g} of the seed's"
+
+
+def _ordered(vals: list[float], c: dict[str, Any]) -> tuple[bool, str]:
+    """Whether `vals` run in the criterion's direction, each step at least its minimum: `min_step`
+    (in the rows' unit) and `min_rel_step` (a share of the smaller magnitude of the two).
+    Returns the verdict and, when it fails on a step, which step fell short."""
+    inc = c.get("direction", "increasing") == "increasing"
+    strict = c.get("strict", False)
+    for i, (a, b) in enumerate(zip(vals, vals[1:])):
+        step = (b - a) if inc else (a - b)
+        need = max(c.get("min_step", 0.0), c.get("min_rel_step", 0.0) * min(abs(a), abs(b)))
+        ok = step > 0 and step >= need if strict else step >= 0 and step >= need
+        if not ok:
+            rows = c["rows"]
+            return False, f" (step {rows[i]} -> {rows[i + 1]}: {step:+.4g}, needed {'>' if strict else '>='} " \
+                          f"{need:.4g})"
+    return True, ""
 
 
 def run_one(rep: Reproduction, quick: bool = False) -> Outcome:
@@ -260,10 +397,12 @@ def run_one(rep: Reproduction, quick: bool = False) -> Outcome:
         rel = (err / abs(s)) if (err is not None and s) else None
         o.row_records.append({"key": k, "quantity": r["quantity"], "unit": r.get("unit", ""),
                               "series": r.get("series", ""), "x": r.get("x"), "seed": s, "ours": v,
-                              "error": err, "rel_error": rel, "note": r.get("note", "")})
+                              "error": err, "rel_error": rel, "fitted": r.get("fitted", ""),
+                              "note": r.get("note", "")})
     for k in sorted(set(ours) - listed):
         o.row_records.append({"key": k, "quantity": "(ours only)", "unit": "", "series": "", "x": None,
-                              "seed": None, "ours": ours[k], "error": None, "rel_error": None, "note": ""})
+                              "seed": None, "ours": ours[k], "error": None, "rel_error": None, "fitted": "",
+                              "note": ""})
     o.verdict_records = evaluate(rep, ours)
     return o
 
@@ -291,19 +430,53 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
         raise
 
 
+def summary_record(o: Outcome) -> dict[str, Any]:
+    """One reproduction's line of the summary: its predictions apart from its consistency checks."""
+    rep = o.reproduction
+    p_held, p_all = o.held("prediction")
+    c_held, c_all = o.held("consistency")
+    worst = o.worst_predicted()
+    return {"reproduction": rep.name, "title": rep.title, "source": rep.source, "machine": rep.machine,
+            "predictions": p_all, "predictions_hold": p_held, "consistency": c_all, "consistency_hold": c_held,
+            "worst_rel_error": worst[1] if worst else None, "worst_row": worst[0] if worst else "",
+            "revisions": len(rep.revisions),
+            "verdict": "error" if o.error else ("holds" if o.holds else "does not hold"),
+            "error": o.error, "seconds": round(o.seconds, 2)}
+
+
+def seed_summary(outcomes: list[Outcome]) -> list[dict[str, Any]]:
+    """Per seed: predictions that hold / all predictions, consistency checks apart, the worst
+    relative error among predicted rows, and how many criteria were revised."""
+    by_seed: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        by_seed.setdefault(o.reproduction.seed, []).append(o)
+    out = []
+    for seed in sorted(by_seed):
+        outs = by_seed[seed]
+        recs = [summary_record(o) for o in outs]
+        worst = [(o.reproduction.name, w) for o in outs if (w := o.worst_predicted())]
+        w = max(worst, key=lambda e: abs(e[1][1])) if worst else None
+        out.append({"seed": seed, "reproductions": len(outs),
+                    "reproductions_hold": sum(o.holds for o in outs),
+                    "predictions": sum(r["predictions"] for r in recs),
+                    "predictions_hold": sum(r["predictions_hold"] for r in recs),
+                    "consistency": sum(r["consistency"] for r in recs),
+                    "consistency_hold": sum(r["consistency_hold"] for r in recs),
+                    "worst_rel_error": w[1][1] if w else None,
+                    "worst_row": f"{w[0]}: {w[1][0]}" if w else "",
+                    "revisions": sum(r["revisions"] for r in recs)})
+    return out
+
+
 def write(outcomes: list[Outcome], out: Path) -> None:
-    """`<seed>/<id>.csv`, `<seed>/<id>.verdicts.csv` and `summary.csv` under `out`."""
-    summary = []
+    """`<seed>/<id>.csv`, `<seed>/<id>.verdicts.csv`, `summary.csv` (one line per reproduction) and
+    `seeds.csv` (one per seed) under `out`."""
     for o in outcomes:
         rep = o.reproduction
         _write_csv(out / rep.seed / f"{rep.id}.csv", o.row_records)
         _write_csv(out / rep.seed / f"{rep.id}.verdicts.csv", o.verdict_records)
-        summary.append({"reproduction": rep.name, "title": rep.title, "source": rep.source,
-                        "machine": rep.machine, "criteria": len(o.verdict_records),
-                        "hold": sum(v["holds"] for v in o.verdict_records),
-                        "verdict": "error" if o.error else ("holds" if o.holds else "does not hold"),
-                        "error": o.error, "seconds": round(o.seconds, 2)})
-    _write_csv(out / "summary.csv", summary)
+    _write_csv(out / "summary.csv", [summary_record(o) for o in outcomes])
+    _write_csv(out / "seeds.csv", seed_summary(outcomes))
 
 
 def run(which: str | None = None, quick: bool = False, out: str | Path | None = None,

@@ -49,9 +49,15 @@ class Study:
 
 
 ROW_COLS = [("key", "row"), ("quantity", "quantity"), ("unit", "unit"), ("x", "x"), ("seed", "seed"),
-            ("ours", "tlblab"), ("error", "error"), ("rel_error", "relative error"), ("note", "note")]
-VERDICT_COLS = [("criterion", "criterion"), ("says", "says"), ("kind", "kind"), ("holds", "verdict"),
-                ("detail", "what it looked at"), ("explanation", "why not (written after the run)")]
+            ("ours", "tlblab"), ("error", "error"), ("rel_error", "relative error"),
+            ("fitted", "fitted (not a prediction)"), ("note", "note")]
+VERDICT_COLS = [("criterion", "criterion"), ("role", "role"), ("says", "says"), ("kind", "kind"),
+                ("holds", "verdict"), ("detail", "what it looked at"),
+                ("explanation", "why not (written after the run)"), ("because", "why a consistency check"),
+                ("revised", "revisions (pre-registered criterion changed)")]
+SEED_COLS = [("seed", "seed"), ("reproductions", "reproductions held"), ("predictions", "predictions held"),
+             ("consistency", "consistency checks held"), ("worst", "worst relative error of a predicted row"),
+             ("revisions", "revised criteria")]
 
 
 def build(study: Study, out: str | Path) -> Path:
@@ -63,19 +69,33 @@ def build(study: Study, out: str | Path) -> Path:
     body: list[str] = []
     nav: list[tuple[str, str]] = [("summary", "Summary")]
 
-    # The verdicts of every reproduction first: what a reader looks for.
-    summary_rows = []
-    for o in study.outcomes:
-        rep = o.reproduction
-        summary_rows.append({"reproduction": rep.name, "title": rep.title, "machine": rep.machine,
-                             "criteria": len(o.verdict_records),
-                             "hold": sum(bool(v["holds"]) for v in o.verdict_records),
-                             "verdict": "error" if o.error else ("holds" if o.holds else "does not hold"),
-                             "seconds": round(o.seconds, 2)})
+    # The verdicts of every reproduction first: what a reader looks for. Predictions (criteria
+    # that can fail on what the model does) are counted apart from consistency checks (fitted
+    # rows, or true by construction): only the first are evidence that the model reproduces.
+    from tlblab.reproduce import seed_summary, summary_record
+
+    summary_rows = [{k: v for k, v in summary_record(o).items() if k not in ("source", "error")}
+                    for o in study.outcomes]
     body.append('<section id="summary"><h2>Summary</h2>')
     if summary_rows:
+        seeds = seed_summary(study.outcomes)
+        files = write_table(pd.DataFrame(seeds), data_dir, "seeds_summary")
+        body.append("<p>Per seed. A <em>prediction</em> is a criterion that can fail on what the model does; a "
+                    "<em>consistency check</em> reads only rows calibrated from the seed's numbers, or holds by "
+                    "construction, and is no evidence either way. The worst relative error is over the rows the "
+                    "predictions read, fitted rows left out. A revised criterion changed after it was "
+                    "pre-registered; its revisions are listed beside it.</p>")
+        shown = [{"seed": r["seed"], "reproductions": f"{r['reproductions_hold']} of {r['reproductions']}",
+                  "predictions": f"{r['predictions_hold']} of {r['predictions']}",
+                  "consistency": f"{r['consistency_hold']} of {r['consistency']}",
+                  "worst": "" if r["worst_rel_error"] is None else
+                  f"{r['worst_rel_error']:+.0%} ({r['worst_row']})", "revisions": r["revisions"]} for r in seeds]
+        body.append(page.table(SEED_COLS, shown, "seeds-summary"))
+        body.append(page.links(files, "per seed"))
         files = write_table(pd.DataFrame(summary_rows), data_dir, "verdicts_summary")
-        body.append(page.table([(c, c) for c in summary_rows[0]], summary_rows, "verdicts-summary"))
+        body.append("<h3>Per reproduction</h3>")
+        body.append(page.table([(c, c.replace("_", " ")) for c in summary_rows[0]], summary_rows,
+                               "verdicts-summary"))
         body.append(page.links(files, "verdicts"))
     else:
         body.append("<p>No reproduction has landed yet: python/tlblab/reproductions/ is empty.</p>")
@@ -142,9 +162,10 @@ def _reproduction(o, data_dir: Path) -> str:
         parts.append(f'<p class="error">Not run: {page.esc(o.error)}</p>')
     else:
         verdict = "holds" if o.holds else "does not hold"
-        held = sum(bool(v["holds"]) for v in o.verdict_records)
+        p_held, p_all = o.held("prediction")
+        c_held, c_all = o.held("consistency")
         parts.append(f'<p>Verdict: <span class="{"holds" if o.holds else "fails"}">{verdict}</span> '
-                     f"({held} of {len(o.verdict_records)} criteria).</p>")
+                     f"(predictions: {p_held} of {p_all} hold; consistency checks: {c_held} of {c_all}).</p>")
     rows = o.row_records or [{"key": r["key"], "quantity": r["quantity"], "unit": r.get("unit", ""),
                               "series": r.get("series", ""), "x": r.get("x"), "seed": r.get("seed"),
                               "ours": None, "error": None, "rel_error": None, "note": r.get("note", "")}
@@ -156,11 +177,24 @@ def _reproduction(o, data_dir: Path) -> str:
     parts.append(page.table(ROW_COLS, rows, f"rows-{rid}", "rows", scroll=len(rows) > 14))
     parts.append(page.links(files, "rows"))
     if o.verdict_records:
-        vfiles = write_table(pd.DataFrame(o.verdict_records), data_dir, f"{stem}_verdicts")
-        parts.append(page.table(VERDICT_COLS, o.verdict_records, f"verdicts-{rid}", "verdicts"))
+        revised: dict[str, list[str]] = {}
+        for rv in rep.revisions:
+            revised.setdefault(rv["criterion"], []).append(_revision_text(rv))
+        verdicts = [dict(v, revised=" | ".join(revised.get(v["criterion"], []))) for v in o.verdict_records]
+        vfiles = write_table(pd.DataFrame(verdicts), data_dir, f"{stem}_verdicts")
+        parts.append(page.table(VERDICT_COLS, verdicts, f"verdicts-{rid}", "verdicts"))
         parts.append(page.links(vfiles, "verdicts"))
     parts.append("</article>")
     return "\n".join(parts)
+
+
+def _revision_text(rv: dict[str, Any]) -> str:
+    """`date: field before -> after, ...; why` for one [[revisions]] entry."""
+    before, after = rv.get("before", {}), rv.get("after") or {}
+    changed = [f"{k} {before.get(k, '(none)')} -> {after.get(k, '(none)')}"
+               for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)]
+    what = "removed" if rv.get("removed") else ", ".join(changed) or "no field changed"
+    return f"{rv['date']}: {what}. {rv['why']}"
 
 
 ENGINE_COLS = [("machine", "machine"), ("workload", "workload"), ("references", "references"),

@@ -242,13 +242,24 @@ def _print_summary(study: Study) -> None:
     from tlblab.report_text import format_table
 
     if study.outcomes:
+        from tlblab.reproduce import seed_summary
+
         rows = []
         for o in study.outcomes:
-            held = sum(bool(v["holds"]) for v in o.verdict_records)
+            (p_held, p_all), (c_held, c_all) = o.held("prediction"), o.held("consistency")
             verdict = "error" if o.error else ("holds" if o.holds else "does not hold")
-            rows.append([o.reproduction.name, f"{held}/{len(o.verdict_records)}", verdict, f"{o.seconds:.1f}"])
+            rows.append([o.reproduction.name, f"{p_held}/{p_all}", f"{c_held}/{c_all}", verdict,
+                         f"{o.seconds:.1f}"])
         print("\nverdicts")
-        print(format_table(["reproduction", "criteria hold", "verdict", "seconds"], rows))
+        print(format_table(["reproduction", "predictions hold", "consistency checks hold", "verdict", "seconds"],
+                           rows))
+        print("\nper seed")
+        print(format_table(["seed", "predictions hold", "consistency checks hold", "worst predicted error",
+                            "revisions"],
+                           [[s["seed"], f"{s['predictions_hold']}/{s['predictions']}",
+                             f"{s['consistency_hold']}/{s['consistency']}",
+                             "" if s["worst_rel_error"] is None else f"{s['worst_rel_error']:+.0%}", s["revisions"]]
+                            for s in seed_summary(study.outcomes)]))
     else:
         print("\nverdicts: no reproduction ran")
     print("\ntime per section")
