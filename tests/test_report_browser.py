@@ -70,6 +70,28 @@ def test_given_the_quick_study_when_the_report_is_opened_then_every_section_plot
         assert art.count() == 1, r.name
         assert art.locator("svg.plot").count() == 1, f"{r.name} has its plot"
         assert art.locator("table.verdicts td[data-col=holds]").count() == len(r.criteria)
+        roles = art.locator("table.verdicts td[data-col=role]").all_inner_texts()
+        assert sorted(roles) == sorted(c["role"] for c in r.criteria), r.name
+        # Every revision of a pre-registered criterion is printed beside it.
+        for rv in r.revisions:
+            row = art.locator("table.verdicts tbody tr").filter(
+                has=page.locator(f'td[data-col=criterion]:text-is("{rv["criterion"]}")'))
+            assert rv["date"] in row.locator("td[data-col=revised]").inner_text(), (r.name, rv["criterion"])
+
+    # The summary counts predictions apart from consistency checks, per seed, as the CSV beside it.
+    seeds = pd.read_csv(report / "report" / "data" / "seeds_summary.csv", dtype={"seed": str})
+    shown = page.locator("#seeds-summary tbody tr")
+    assert shown.count() == len({r.seed for r in reps})
+    for i in range(shown.count()):
+        cells = shown.nth(i)
+        seed = cells.locator("td[data-col=seed]").inner_text()
+        row = seeds[seeds["seed"] == seed].iloc[0]
+        assert cells.locator("td[data-col=predictions]").inner_text() == \
+            f"{row['predictions_hold']} of {row['predictions']}"
+        assert cells.locator("td[data-col=consistency]").inner_text() == \
+            f"{row['consistency_hold']} of {row['consistency']}"
+        assert int(cells.locator("td[data-col=revisions]").inner_text()) == \
+            sum(len(r.revisions) for r in reps if r.seed == seed)
     assert page.locator("#engine svg.plot").count() == 1
     # A miss-curve figure per workload of the table, its points in the CSV beside it.
     art = page.locator('#curves article.curve[data-workload^="random"]')
