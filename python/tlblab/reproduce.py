@@ -307,7 +307,7 @@ def evaluate(rep: Reproduction, ours: dict[str, float]) -> list[dict[str, Any]]:
                 lo, hi = c.get("min", -math.inf), c.get("max", math.inf)
                 rs = [(n, d, ours[n] / ours[d]) for n, d in ratio_pairs(c)]
                 holds = all(lo <= r <= hi for _, _, r in rs)
-                detail = "; ".join((f"{n}/{d} " if len(rs) > 1 else "ratio ") + f"{r:.4g}" for n, d, r in rs) + \
+                detail = "; ".join((f"{n} ÷ {d} = " if len(rs) > 1 else "ratio ") + f"{r:.4g}" for n, d, r in rs) + \
                     f", expected [{lo:g}, {hi:g}]"
             elif kind == "seed_ratio":
                 f = c["factor"]
@@ -316,7 +316,7 @@ def evaluate(rep: Reproduction, ours: dict[str, float]) -> list[dict[str, Any]]:
                     r, s = ours[n] / ours[d], seed[n] / seed[d]
                     ok = s != 0 and r / s > 0 and 1 / f <= r / s <= f
                     holds = holds and ok
-                    parts.append((f"{n}/{d}: " if "/" in n and isinstance(c["num"], list) else "") +
+                    parts.append((f"{n} ÷ {d}: " if isinstance(c["num"], list) else "") +
                                  f"ours {r:.4g}, seed {s:.4g}, within a factor {f:g}: {ok}")
                 detail = "; ".join(parts)
             elif kind == "same_sign":
