@@ -12,12 +12,12 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 from tlblab.errors import UserError
+from tlblab.files import atomic_write
 from tlblab.sweeps.grid import Grid, Point, _mode_kwargs, expand
 
 
@@ -94,14 +94,7 @@ def run_points(tasks_json: str) -> list[dict[str, Any]]:
 
 
 def _write_atomic(path: Path, data: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f)  # in the engine's order: the DataFrame's columns follow it
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    atomic_write(path, json.dumps(data))  # in the engine's order: the DataFrame's columns follow it
 
 
 def _load_done(points_dir: Path | None, keys: set[str]) -> dict[str, dict[str, Any]]:
@@ -256,14 +249,7 @@ def _cell(v: Any) -> Any:
 
 
 def _write_frame(df, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(fd)
-    try:
-        df.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))
 
 
 def _run_here(p: Point) -> dict[str, Any]:
