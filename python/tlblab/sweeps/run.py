@@ -24,13 +24,13 @@ from tlblab.sweeps.grid import Grid, Point, _mode_kwargs, expand
 def run_point(task: dict[str, Any]) -> dict[str, Any]:
     """Runs one point (on a worker): the run's headline numbers, the technique's counters and the
     host seconds it took. Plain data in and out, so any worker with tlblab installed can run it."""
-    import tlblab
+    from tlblab.sim import simulate
 
     t0, c0 = time.perf_counter(), time.thread_time()
-    r = tlblab.simulate(task["machine"], task["workload"], seed=task["seed"],
-                        max_references=task["max_references"], os=task["os"],
-                        warmup=task.get("warmup", 0), roi=task.get("roi"),
-                        **_mode_kwargs(task["mode"]))
+    r = simulate(task["machine"], task["workload"], seed=task["seed"],
+                 max_references=task["max_references"], os=task["os"],
+                 warmup=task.get("warmup", 0), roi=task.get("roi"),
+                 **_mode_kwargs(task["mode"]))
     metrics = {k: v for k, v in r.summary().items() if k not in ("machine", "workload")}
     tech = r.stats.get("technique") or {}
     for k, v in (tech.get("counters") or {}).items() if isinstance(tech, dict) else ():
