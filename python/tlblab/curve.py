@@ -142,19 +142,11 @@ def _atomic(path: str, write) -> None:
     """Runs `write(tmp)` on a temporary file beside `path`, then renames it to `path`: a
     failure leaves no partial file."""
     import os
-    import tempfile
 
     from tlblab.errors import UserError
+    from tlblab.files import atomic_write
 
     d = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(d):
         raise UserError(f"{path}: no such directory '{d}'")
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".curve-")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, write)

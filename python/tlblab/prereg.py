@@ -172,7 +172,7 @@ def preregister(data: Path | None = None) -> list[str]:
     """Appends every criterion not in the lock yet (with the commit that first held it, or
     'uncommitted' until one does), fills in the commit of entries still 'uncommitted', and
     returns the names it added. A registered criterion is never rewritten."""
-    from tlblab.report.data import _atomic
+    from tlblab.files import atomic_write
     from tlblab.reproduce import DATA
 
     data = data or DATA
@@ -194,5 +194,5 @@ def preregister(data: Path | None = None) -> list[str]:
         lines.append(f'\n[[criteria]]\nname = {json.dumps(name)}\ndigest = "{e["digest"]}"\n'
                      f'role = "{e["role"]}"\ncommit = "{e["commit"]}"\n')
     text = "".join(lines)
-    _atomic(path, lambda tmp: Path(tmp).write_text(text))
+    atomic_write(path, text)
     return added

@@ -23,6 +23,7 @@ from typing import Any
 
 from tlblab import _native
 from tlblab.errors import UserError
+from tlblab.files import atomic_write
 
 SECTIONS: list[str] = list(_native.probe_sections())
 
@@ -623,16 +624,9 @@ def write_atomic(path: str, text: str) -> None:
     d = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(d):
         raise UserError(f"{path}: directory {d} does not exist")
-    tmp = os.path.join(d, f".{os.path.basename(path)}.tmp{os.getpid()}")
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
+        atomic_write(path, text)
     except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         raise UserError(f"{path}: cannot write: {e.strerror}") from None
 
 
@@ -718,8 +712,7 @@ def plot_validation(rows: list[dict[str, Any]], path: str, title: str = "") -> N
     ax.grid(True, alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    d = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(d, f".{os.path.basename(path)}.tmp{os.getpid()}.png")
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    os.replace(tmp, path)
+    try:
+        atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
+    finally:
+        plt.close(fig)

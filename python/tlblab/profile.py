@@ -21,6 +21,7 @@ Counting is the Rust engine's (`tlblab_trace::profile`, through `_native.page_co
 from __future__ import annotations
 
 import csv
+import io
 import os
 import tempfile
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from typing import Any
 
 from tlblab import _native
 from tlblab.errors import UserError
+from tlblab.files import atomic_write
 
 PAGE = 4096
 COLUMNS = ["rank", "process", "page", "region", "offset", "loads", "stores", "fetches", "accesses"]
@@ -207,16 +209,14 @@ def profile_program(argv: list[str], *, valgrind: str = "valgrind", keep_trace: 
 def write_csv(rows: list[dict[str, Any]], path: str | os.PathLike[str]) -> None:
     """Writes a profile (pages and offsets in hex), all at once through a temporary file so a
     failure leaves no partial file."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(COLUMNS)
-        for r in rows:
-            w.writerow([r["rank"], r["process"], f"{r['page']:#x}", r["region"],
-                        (f"-{-r['offset']:#x}" if r["offset"] < 0 else f"{r['offset']:#x}"),
-                        r["loads"], r["stores"], r["fetches"], r["accesses"]])
-    tmp.replace(path)
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf)
+    w.writerow(COLUMNS)
+    for r in rows:
+        w.writerow([r["rank"], r["process"], f"{r['page']:#x}", r["region"],
+                    (f"-{-r['offset']:#x}" if r["offset"] < 0 else f"{r['offset']:#x}"),
+                    r["loads"], r["stores"], r["fetches"], r["accesses"]])
+    atomic_write(path, buf.getvalue())
 
 
 def read_csv(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

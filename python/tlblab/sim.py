@@ -17,13 +17,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tlblab import _native
-
-
-def _machine_arg(machine: str | dict[str, Any]) -> tuple[str, str]:
-    if isinstance(machine, dict):
-        return json.dumps(machine), "json"
-    return str(machine), "auto"
+from tlblab import _native, technique as technique_modules
+# The machine descriptions live one layer down (`tlblab.machines`); they are part of this API.
+from tlblab.machines import machine_arg as _machine_arg
+from tlblab.machines import machine_config, machine_toml, page_sizes, presets  # noqa: F401
 
 
 @dataclass
@@ -195,6 +192,7 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
     order of `stats["tlb_levels"]`, `["cache_levels"]` and `["sources"]`; `label_levels` (what
     `tlblab simulate --json` prints) names them.
 
+    A technique with a Python module (`tlblab.technique`) turns its spec into the engine's first:
     `lockdown:pages=FILE.csv` reads a profile (`tlblab profile`) and locks its top pages.
 
     `stall_cycles=True` counts the data TLB stall cycles per level (`Result.stall_cycles`, seed
@@ -220,10 +218,8 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
     spec, fmt = _machine_arg(machine)
     if tlb_only:
         caches = data_accesses = walks = False
-    if technique and technique.split(":", 1)[0].strip() == "lockdown":
-        from tlblab.lockdown import resolve_technique
-
-        technique = resolve_technique(technique, machine)
+    if technique:
+        technique = technique_modules.resolve(technique, machine)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses,
                            walks=walks, max_references=max_references, machine_format=fmt,
@@ -296,28 +292,6 @@ def check_technique(technique: str, machine: str | dict[str, Any] = "zen3") -> N
     """Raises ValueError naming the parameter if `technique` cannot run on `machine`."""
     spec, fmt = _machine_arg(machine)
     _native.check_technique(technique, spec, machine_format=fmt)
-
-
-def presets() -> dict[str, str]:
-    """Built-in machine presets: name → description."""
-    return dict(_native.presets())
-
-
-def machine_config(machine: str | dict[str, Any]) -> dict[str, Any]:
-    """The validated machine description as a dict (edit it and pass it back to `simulate`)."""
-    spec, fmt = _machine_arg(machine)
-    return json.loads(_native.machine_json(spec, machine_format=fmt))
-
-
-def page_sizes(machine: str | dict[str, Any]) -> list[str]:
-    """The page sizes the machine's page-table format can map ("4KiB", "2MiB", "1MiB", ...)."""
-    spec, fmt = _machine_arg(machine)
-    return list(_native.machine_page_sizes(spec, machine_format=fmt))
-
-
-def machine_toml(machine: str | dict[str, Any]) -> str:
-    spec, fmt = _machine_arg(machine)
-    return _native.machine_toml(spec, machine_format=fmt)
 
 
 def workloads() -> list[dict[str, Any]]:

@@ -5,7 +5,11 @@ against the measurements (`--validate`)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
+
+# Every default output goes under out/ (ignored by git), never into the working directory.
+DEFAULT_PLOT = os.path.join("out", "probe", "validate.png")
 
 
 def register(sub) -> None:
@@ -17,8 +21,8 @@ def register(sub) -> None:
                                   "walks are two-dimensional, else zen3)")
     p.add_argument("--validate", action="store_true",
                    help="simulate the probe's pointer chase on the measured preset; print measured vs simulated")
-    p.add_argument("--plot", metavar="PNG", default="probe-validate.png",
-                   help="where --validate writes its plot (default: probe-validate.png)")
+    p.add_argument("--plot", metavar="PNG",
+                   help=f"where --validate writes its plot (default: {DEFAULT_PLOT}, its directory made)")
     p.add_argument("--sections", help="comma-separated subset of the measurements (see --list)")
     p.add_argument("--list", action="store_true", help="list the measurement sections and exit")
     p.add_argument("--cpu", type=int, help="CPU to measure on (default: the first allowed)")
@@ -41,8 +45,6 @@ def run(args) -> int:
     sections = [s.strip() for s in args.sections.split(",") if s.strip()] if args.sections else None
     if args.out and not args.out.endswith((".toml", ".json")):
         raise UserError(f"--out {args.out}: expected a .toml or .json file name")
-    import os
-
     for flag, path in (("--out", args.out), ("--plot", args.plot if args.validate else None)):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             raise UserError(f"{flag} {path}: directory {os.path.dirname(os.path.abspath(path))} does not exist")
@@ -97,6 +99,9 @@ def run(args) -> int:
         speed = tp.validation_speed_note(r, rows)
         if speed:
             print(speed, file=out)
-        tp.plot_validation(rows, args.plot, title=f"tlblab probe --validate ({machine['frequency_mhz']} MHz est.)")
-        print(f"wrote {args.plot}", file=sys.stderr)
+        plot = args.plot or DEFAULT_PLOT
+        if not args.plot:
+            os.makedirs(os.path.dirname(plot), exist_ok=True)
+        tp.plot_validation(rows, plot, title=f"tlblab probe --validate ({machine['frequency_mhz']} MHz est.)")
+        print(f"wrote {plot}", file=sys.stderr)
     return 0

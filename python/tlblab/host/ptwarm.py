@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from tlblab.errors import UserError
+from tlblab.files import atomic_write
 from tlblab.host import _runtime
 
 # The probe's verdict threshold, as in ptwarm_config.probe_threshold_ns (ns per line).
@@ -84,13 +85,9 @@ def run_json(exe: Path, args: list[str], what: str) -> dict:
 
 
 def write_json_atomic(path: str, data: dict) -> None:
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
     try:
-        tmp.write_text(json.dumps(data, indent=2) + "\n")
-        tmp.replace(target)
+        atomic_write(path, json.dumps(data, indent=2) + "\n")
     except OSError as e:
-        tmp.unlink(missing_ok=True)
         raise UserError(f"cannot write {path}: {e.strerror}") from None
 
 

@@ -142,9 +142,9 @@ def build(study: Study, out: str | Path) -> Path:
                          "(CSV and Parquet).")
     out.mkdir(parents=True, exist_ok=True)
     index = out / "index.html"
-    from tlblab.report.data import _atomic
+    from tlblab.files import atomic_write
 
-    _atomic(index, lambda p: Path(p).write_text(text))
+    atomic_write(index, text)
     return index
 
 

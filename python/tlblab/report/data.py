@@ -6,24 +6,9 @@ files or none, never a half-written one.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
-
-def _atomic(path: Path, write) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(fd)
-    try:
-        write(tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+from tlblab.files import atomic_write
 
 
 def write_table(frame, directory: Path, name: str) -> dict[str, str]:
@@ -35,6 +20,7 @@ def write_table(frame, directory: Path, name: str) -> dict[str, str]:
         kinds = {type(v) for v in frame[col] if v is not None and v == v}
         if len(kinds) > 1 and not kinds <= {int, float, bool}:
             frame[col] = frame[col].map(lambda v: None if v is None or v != v else str(v))
-    _atomic(directory / f"{name}.csv", lambda p: frame.to_csv(p, index=False))
-    _atomic(directory / f"{name}.parquet", lambda p: frame.to_parquet(p, index=False))
+    directory.mkdir(parents=True, exist_ok=True)
+    atomic_write(directory / f"{name}.csv", lambda p: frame.to_csv(p, index=False))
+    atomic_write(directory / f"{name}.parquet", lambda p: frame.to_parquet(p, index=False))
     return {"csv": f"{directory.name}/{name}.csv", "parquet": f"{directory.name}/{name}.parquet"}

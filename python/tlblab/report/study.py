@@ -1,14 +1,14 @@
 """The study's sections, run in turn and timed: every reproduction that exists, the engine's own
 technique-free table, the host measurements (`--host`); then the report and a summary.
 
-`tlblab study` (commands/study.py) calls `run(args, engine_table)`, where `engine_table(args)` is
-the command's technique-free table (it writes summary.csv and levels.csv under --out).
+`tlblab study` (commands/study.py) calls `run(args, engine_table)`, where
+`engine_table(args, max_references)` is the command's technique-free table: it prints it, writes
+summary.csv and levels.csv under --out, and returns it as data (`tlblab.study.EngineTable`) with
+the command's exit status.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import subprocess
 import sys
@@ -91,57 +91,27 @@ def reproductions(quick: bool, out: Path, which: str = "all") -> list:
     return outcomes
 
 
-def engine(args, engine_table: Callable[[Any], int], quick: bool) -> tuple[Any, Any, list[str], int]:
-    """The command's own table; reads back the CSVs it wrote. In --quick its runs are shorter."""
+def engine(args, engine_table: Callable[[Any, int], tuple[Any, int]],
+           quick: bool) -> tuple[Any, Any, list[str], int]:
+    """The command's own table, as frames. In --quick its runs are shorter."""
     import pandas as pd
 
-    from tlblab.commands import study as cmd
+    from tlblab.study import MAX_REFERENCES
 
-    saved = cmd.MAX_REFERENCES
-    if quick:
-        cmd.MAX_REFERENCES = min(saved, QUICK_MAX_REFERENCES)
-    err = io.StringIO()
-    try:
-        # Its per-run lines go to stderr; the failures among them are kept for the page.
-        with contextlib.redirect_stderr(_Tee(sys.stderr, err)):
-            status = engine_table(args)
-    finally:
-        cmd.MAX_REFERENCES = saved
-    out = Path(args.out)
-
-    def read(path: Path):
-        # With no run done the file has no columns (an empty header line): no table, not a
-        # parse error.
-        if not path.is_file() or not path.read_text().strip():
-            return None
-        return pd.read_csv(path)
-
-    summary, levels = read(out / "summary.csv"), read(out / "levels.csv")
-    failures = [ln.removeprefix("not run: ") for ln in err.getvalue().splitlines() if ln.startswith("not run: ")]
+    table, status = engine_table(args, min(MAX_REFERENCES, QUICK_MAX_REFERENCES) if quick else MAX_REFERENCES)
+    summary = pd.DataFrame(table.summary) if table.summary else None
+    levels = pd.DataFrame(table.levels) if table.levels else None
+    failures = [f"{m} × {w}: {e}" for m, w, e in table.failures]
     return summary, levels, failures, int(status or 0)
-
-
-class _Tee(io.TextIOBase):
-    def __init__(self, *streams) -> None:
-        self.streams = streams
-
-    def write(self, s: str) -> int:
-        for st in self.streams:
-            st.write(s)
-        return len(s)
-
-    def flush(self) -> None:
-        for st in self.streams:
-            st.flush()
 
 
 def curves(args) -> list:
     """The miss curves of each workload of the engine's table, on zen3 when the table runs it
     (the default preset), else on the table's first machine (tlblab.report.curves)."""
-    from tlblab.commands import study as cmd
     from tlblab.report.curves import workload_curves
+    from tlblab.study import check_input
 
-    machines, specs, _ = cmd._check_input(args)
+    machines, specs = check_input(args.machines, args.workloads)
     machine = "zen3" if "zen3" in machines else machines[0]
     out = []
     bar = _bar(len(specs), "miss curves")

@@ -236,7 +236,7 @@ def _looks_like_file(w: str) -> bool:
 def expand(grid: Grid, check: bool = True) -> list[Point]:
     """Every point of the grid, in order (the first axis varies slowest). With `check`, each
     distinct machine, technique, OS setting and workload is validated by the engine first."""
-    import tlblab
+    from tlblab.machines import machine_config
 
     axes = list(grid.axes)
     # Each preset or file parsed once, kept as JSON text: a point's own copy is then one
@@ -253,7 +253,7 @@ def expand(grid: Grid, check: bool = True) -> list[Point]:
         mname = _resolve_path(mname, grid.root)
         if mname not in machines:
             try:
-                machines[mname] = json.dumps(tlblab.machine_config(mname))
+                machines[mname] = json.dumps(machine_config(mname))
             except (ValueError, OSError) as e:
                 raise UserError(f"{grid.where}: machine = {mname!r}: {e}") from None
         m = json.loads(machines[mname])
@@ -334,11 +334,11 @@ def check_jobs(grid: Grid, points: list[Point]) -> list[dict[str, Any]]:
 
 def run_check(job: dict[str, Any]) -> str | None:
     """Runs one of `check_jobs`: None if the engine accepts it, else the message."""
-    import tlblab
+    from tlblab.sim import simulate
 
     try:
-        tlblab.simulate(job["machine"], job["workload"], max_references=1, os=job["os"], seed=job["seed"],
-                        **_mode_kwargs(job["mode"]))
+        simulate(job["machine"], job["workload"], max_references=1, os=job["os"], seed=job["seed"],
+                 **_mode_kwargs(job["mode"]))
     except (ValueError, OSError) as e:
         return f"{job['what']}: {e}"
     return None

@@ -12,25 +12,25 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 from tlblab.errors import UserError
+from tlblab.files import atomic_write
 from tlblab.sweeps.grid import Grid, Point, _mode_kwargs, expand
 
 
 def run_point(task: dict[str, Any]) -> dict[str, Any]:
     """Runs one point (on a worker): the run's headline numbers, the technique's counters and the
     host seconds it took. Plain data in and out, so any worker with tlblab installed can run it."""
-    import tlblab
+    from tlblab.sim import simulate
 
     t0, c0 = time.perf_counter(), time.thread_time()
-    r = tlblab.simulate(task["machine"], task["workload"], seed=task["seed"],
-                        max_references=task["max_references"], os=task["os"],
-                        warmup=task.get("warmup", 0), roi=task.get("roi"),
-                        **_mode_kwargs(task["mode"]))
+    r = simulate(task["machine"], task["workload"], seed=task["seed"],
+                 max_references=task["max_references"], os=task["os"],
+                 warmup=task.get("warmup", 0), roi=task.get("roi"),
+                 **_mode_kwargs(task["mode"]))
     metrics = {k: v for k, v in r.summary().items() if k not in ("machine", "workload")}
     tech = r.stats.get("technique") or {}
     for k, v in (tech.get("counters") or {}).items() if isinstance(tech, dict) else ():
@@ -94,14 +94,7 @@ def run_points(tasks_json: str) -> list[dict[str, Any]]:
 
 
 def _write_atomic(path: Path, data: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f)  # in the engine's order: the DataFrame's columns follow it
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    atomic_write(path, json.dumps(data))  # in the engine's order: the DataFrame's columns follow it
 
 
 def _load_done(points_dir: Path | None, keys: set[str]) -> dict[str, dict[str, Any]]:
@@ -256,14 +249,7 @@ def _cell(v: Any) -> Any:
 
 
 def _write_frame(df, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(fd)
-    try:
-        df.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))
 
 
 def _run_here(p: Point) -> dict[str, Any]:

@@ -19,9 +19,10 @@ use tlblab_types::PageSize;
 /// Sections of 1 MiB in the 32-bit address space.
 pub(super) const SECTIONS: usize = 4096;
 
-/// Why a reference faulted (seed 002 §2.3).
+/// Why a reference faulted on ARM domains (seed 002 §2.3), as a twin's `on_domain_fault`
+/// hears it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Fault {
+pub enum Fault {
     /// The CPD holds no entry for the section.
     Section,
     /// The TLB or CPD entry carries a domain the DACR does not enable.

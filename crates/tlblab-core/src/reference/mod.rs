@@ -19,7 +19,10 @@ mod domains;
 mod formats;
 mod frames;
 mod parts;
-mod twins;
+pub(crate) mod twins;
+
+pub use domains::Fault;
+pub use twins::Twin;
 
 use crate::cache::CacheKind;
 use crate::machine::{MachineConfig, PwcRestart, TimingModel};
@@ -346,7 +349,7 @@ pub struct ReferenceModel {
     /// Whether the statistics carry the data TLB stall cycles.
     stall_reported: bool,
     /// The technique's naive twin, if one is installed (`twins/`).
-    twin: Option<twins::Twin>,
+    twin: Option<Box<dyn Twin>>,
     /// ARM domains, when a twin turns them on (seed 002, `domains.rs`).
     domains: Option<domains::RefDomains>,
     /// Whether TLB entries count their uses (`Entry::uses`): a twin that filters by them

@@ -38,7 +38,7 @@
 //!   not shared (§3.2). `sharing=false` gives each mapper a private placement instead (the
 //!   "fast" kernel of Fig. 3 without TLB sharing).
 
-use super::{ParamInfo, Params, TechniqueInfo};
+use super::{Model, ParamInfo, Params, TechniqueInfo};
 use crate::machine::MachineConfig;
 use crate::system::{DomainFault, SimError, System, Technique, SECTIONS};
 use std::collections::HashMap;
@@ -194,8 +194,10 @@ pub struct Fass {
     slots_doubled: u64,
 }
 
-impl Fass {
-    pub fn build(p: &Params, machine: &MachineConfig, _seed: u64) -> Result<Self, String> {
+impl Model for Fass {
+    const INFO: TechniqueInfo = INFO;
+
+    fn build(p: &Params, machine: &MachineConfig, _seed: u64) -> Result<Self, String> {
         if machine.page_table.format != crate::page_table::PageTableFormat::Armv7Short {
             return Err(format!(
                 "technique fass: ARM domains need the armv7_short page-table format (machine {} has {})",
@@ -263,7 +265,9 @@ impl Fass {
             slots_doubled: 0,
         })
     }
+}
 
+impl Fass {
     fn proc(&mut self, p: u32) -> &mut Proc {
         let i = p as usize;
         if self.procs.len() <= i {

@@ -27,7 +27,7 @@
 //! foreign entries per lap, and a page misses iff F ≥ W − k + 1 (`python/tlblab/probe.py`
 //! inverts this for N).
 
-use super::{ParamInfo, Params, TechniqueInfo};
+use super::{Model, ParamInfo, Params, TechniqueInfo};
 use crate::machine::MachineConfig;
 use crate::system::{SimError, System, Technique};
 use crate::tlb::{TlbEntry, TlbKind};
@@ -87,8 +87,10 @@ fn target_level<'m>(
     super::tlb_level_named("foreign_entries", machine, level)
 }
 
-impl ForeignEntries {
-    pub fn build(p: &Params, machine: &MachineConfig, seed: u64) -> Result<Self, String> {
+impl Model for ForeignEntries {
+    const INFO: TechniqueInfo = INFO;
+
+    fn build(p: &Params, machine: &MachineConfig, seed: u64) -> Result<Self, String> {
         let every = p.u64_in("every", 1, u64::MAX)?;
         let level = target_level(machine, p.text("level"))?;
         if !level.page_sizes.contains(&PageSize::Size4K) {

@@ -16,7 +16,7 @@
 //! Python (`pages=FILE.csv`; the engine does no I/O), or explicit addresses. Selection
 //! strategies (most frequent, simulation-guided) are in `python/tlblab/lockdown.py`.
 
-use super::{ParamInfo, Params, TechniqueInfo};
+use super::{Model, ParamInfo, Params, TechniqueInfo};
 use crate::machine::MachineConfig;
 use crate::system::{SimError, System, Technique, ThreadState};
 use crate::tlb::{Requester, TlbEntry, TlbKind};
@@ -114,8 +114,10 @@ pub fn parse_pages(text: &str) -> Result<Vec<u64>, String> {
     Ok(pages)
 }
 
-impl Lockdown {
-    pub fn build(p: &Params, machine: &MachineConfig, _seed: u64) -> Result<Self, String> {
+impl Model for Lockdown {
+    const INFO: TechniqueInfo = INFO;
+
+    fn build(p: &Params, machine: &MachineConfig, _seed: u64) -> Result<Self, String> {
         let level = lockable_level(machine, p.text("level"))?;
         let pages = parse_pages(p.text("pages"))?;
         // seed 004 §III: the Cortex-A9 has 4 lockable entries; asking for more is the user's

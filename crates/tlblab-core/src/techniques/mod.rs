@@ -6,9 +6,11 @@
 //! techniques`), built by `build`, and installed on a `System` (`install`), where it acts
 //! through the engine's extension point, `system::Technique` (its contract is there).
 //!
-//! Adding one (ARCHITECTURE.md, recipe 6): a file here with an `INFO` and a `build(params,
-//! machine, seed)`, one arm in `catalog()` and `build()`, a naive twin in `reference.rs`, and its
-//! reproductions in `python/tlblab/reproductions/<seed>/`.
+//! Adding one (ARCHITECTURE.md, recipe 6): a file here whose model implements `Model` (its
+//! `INFO` and `build`) and `system::Technique`, a naive twin in `reference/twins/` that
+//! implements `reference::Twin`, and one line in `REGISTRY` joining the two; `catalog`, `build`,
+//! `install` and the reference's `install_twin` read nothing else. Its reproductions go in
+//! `python/tlblab/reproductions/<seed>/`.
 //!
 //! - `pt_baker` — seed 001: a helper thread keeps the page-table entries of the application's
 //!   range in the shared caches (user loads, prefetches, or a kernel page-table walk).
@@ -32,6 +34,7 @@ pub mod tlb_coloring;
 pub mod tlb_migration;
 
 use crate::machine::{MachineConfig, TechniqueSpec};
+use crate::reference::{twins, Twin};
 use crate::system::{SimError, System, Technique};
 use std::collections::BTreeMap;
 
@@ -53,70 +56,137 @@ pub struct TechniqueInfo {
     pub params: &'static [ParamInfo],
 }
 
-/// Every technique, in seed order.
-pub fn catalog() -> Vec<TechniqueInfo> {
-    vec![
-        tlb_migration::INFO,
-        pt_baker::INFO,
-        fass::INFO,
-        tlb_coloring::INFO,
-        lockdown::INFO,
-        foreign_entries::INFO,
-    ]
+/// A technique's model as the registry builds it (`techniques/<name>.rs`): its catalog entry
+/// and its constructor, beside `system::Technique`, which is what the engine calls.
+pub trait Model: Technique + Sized + 'static {
+    /// Name, summary, the seed sections it follows, every parameter with default and meaning.
+    const INFO: TechniqueInfo;
+
+    /// The model for `machine` with `params` (their names already checked against
+    /// `INFO.params`), `seed` the run's seed for anything random.
+    fn build(params: &Params, machine: &MachineConfig, seed: u64) -> Result<Self, String>;
 }
 
-/// Builds the technique `spec` names for `machine` (the run's seed for anything random). The
-/// error names the technique and the parameter.
+/// One technique as the registry holds it: what the catalog lists, how a run builds its model,
+/// how the reference model builds its naive twin. Made by `Registration::of`.
+#[derive(Clone, Copy)]
+pub struct Registration {
+    pub info: TechniqueInfo,
+    pub build: fn(&Params, &MachineConfig, u64) -> Result<Box<dyn Technique>, String>,
+    pub twin: fn(&TechniqueSpec, &MachineConfig, u64) -> Result<Box<dyn Twin>, String>,
+}
+
+impl Registration {
+    /// The model `M` with its naive twin `T`: a technique cannot be registered without one.
+    pub const fn of<M: Model, T: Twin + 'static>() -> Registration {
+        Registration {
+            info: M::INFO,
+            build: build_model::<M>,
+            twin: build_twin::<T>,
+        }
+    }
+}
+
+fn build_model<M: Model>(
+    params: &Params,
+    machine: &MachineConfig,
+    seed: u64,
+) -> Result<Box<dyn Technique>, String> {
+    Ok(Box::new(M::build(params, machine, seed)?))
+}
+
+fn build_twin<T: Twin + 'static>(
+    spec: &TechniqueSpec,
+    machine: &MachineConfig,
+    seed: u64,
+) -> Result<Box<dyn Twin>, String> {
+    Ok(Box::new(T::new(spec, machine, seed)?))
+}
+
+/// Every technique, in seed order: one line each, a model and its twin.
+pub const REGISTRY: &[Registration] = &[
+    Registration::of::<tlb_migration::TlbMigration, twins::MigrationTwin>(),
+    Registration::of::<pt_baker::PtBaker, twins::PtBakerTwin>(),
+    Registration::of::<fass::Fass, twins::FassTwin>(),
+    Registration::of::<tlb_coloring::TlbColoring, twins::ColoringTwin>(),
+    Registration::of::<lockdown::Lockdown, twins::LockdownTwin>(),
+    Registration::of::<foreign_entries::ForeignEntries, twins::ForeignTwin>(),
+];
+
+/// A list of registrations to look techniques up in: `Registry::BUILT_IN` (`REGISTRY`) for
+/// every run; a test can put a technique of its own beside them (`tests/technique_registry.rs`).
+#[derive(Clone, Copy)]
+pub struct Registry<'a>(pub &'a [Registration]);
+
+impl Registry<'static> {
+    pub const BUILT_IN: Registry<'static> = Registry(REGISTRY);
+}
+
+impl<'a> Registry<'a> {
+    /// Every technique's catalog entry, in registration order.
+    pub fn catalog(self) -> Vec<TechniqueInfo> {
+        self.0.iter().map(|r| r.info).collect()
+    }
+
+    /// The technique named `name`, or an error listing the known ones.
+    pub fn find(self, name: &str) -> Result<&'a Registration, String> {
+        self.0.iter().find(|r| r.info.name == name).ok_or_else(|| {
+            let names: Vec<_> = self.0.iter().map(|r| r.info.name).collect();
+            format!(
+                "unknown technique '{name}': expected one of {}",
+                names.join(", ")
+            )
+        })
+    }
+
+    /// Builds the technique `spec` names for `machine` (the run's seed for anything random).
+    /// The error names the technique and the parameter.
+    pub fn build(
+        self,
+        spec: &TechniqueSpec,
+        machine: &MachineConfig,
+        seed: u64,
+    ) -> Result<Box<dyn Technique>, String> {
+        let r = self.find(&spec.name)?;
+        (r.build)(&Params::new(r.info, &spec.params)?, machine, seed)
+    }
+
+    /// Builds `spec` for the system's machine and installs it; the statistics then name it
+    /// with every parameter it ran with, defaults included (`Stats::technique`).
+    pub fn install(self, sys: &mut System, spec: &TechniqueSpec) -> Result<(), SimError> {
+        let t = self
+            .build(spec, &sys.config, sys.options.seed)
+            .map_err(SimError)?;
+        let info = self.find(&spec.name).map_err(SimError)?.info;
+        let mut resolved: BTreeMap<String, String> = info
+            .params
+            .iter()
+            .map(|p| (p.name.to_string(), p.default.to_string()))
+            .collect();
+        resolved.extend(spec.params.clone());
+        sys.set_technique_params(resolved);
+        sys.install_technique(t)
+    }
+}
+
+/// Every technique, in seed order.
+pub fn catalog() -> Vec<TechniqueInfo> {
+    Registry::BUILT_IN.catalog()
+}
+
+/// Builds the technique `spec` names for `machine` (`Registry::build` over `REGISTRY`).
 pub fn build(
     spec: &TechniqueSpec,
     machine: &MachineConfig,
     seed: u64,
 ) -> Result<Box<dyn Technique>, String> {
-    let info = catalog()
-        .into_iter()
-        .find(|t| t.name == spec.name)
-        .ok_or_else(|| {
-            let names: Vec<_> = catalog().iter().map(|t| t.name).collect();
-            format!(
-                "unknown technique '{}': expected one of {}",
-                spec.name,
-                names.join(", ")
-            )
-        })?;
-    let params = Params::new(info, &spec.params)?;
-    match info.name {
-        "pt_baker" => Ok(Box::new(pt_baker::PtBaker::build(&params, machine, seed)?)),
-        "fass" => Ok(Box::new(fass::Fass::build(&params, machine, seed)?)),
-        "tlb_coloring" => Ok(Box::new(tlb_coloring::TlbColoring::build(
-            &params, machine, seed,
-        )?)),
-        "lockdown" => Ok(Box::new(lockdown::Lockdown::build(&params, machine, seed)?)),
-        "tlb_migration" => Ok(Box::new(tlb_migration::TlbMigration::build(
-            &params, machine, seed,
-        )?)),
-        "foreign_entries" => Ok(Box::new(foreign_entries::ForeignEntries::build(
-            &params, machine, seed,
-        )?)),
-        other => unreachable!("catalog and build disagree on {other}"),
-    }
+    Registry::BUILT_IN.build(spec, machine, seed)
 }
 
-/// Builds `spec` for the system's machine and installs it; the statistics then name it with
-/// every parameter it ran with, defaults included (`Stats::technique`).
+/// Builds `spec` for the system's machine and installs it (`Registry::install` over
+/// `REGISTRY`).
 pub fn install(sys: &mut System, spec: &TechniqueSpec) -> Result<(), SimError> {
-    let t = build(spec, &sys.config, sys.options.seed).map_err(SimError)?;
-    let info = catalog()
-        .into_iter()
-        .find(|i| i.name == spec.name)
-        .expect("built, so listed");
-    let mut resolved: BTreeMap<String, String> = info
-        .params
-        .iter()
-        .map(|p| (p.name.to_string(), p.default.to_string()))
-        .collect();
-    resolved.extend(spec.params.clone());
-    sys.set_technique_params(resolved);
-    sys.install_technique(t)
+    Registry::BUILT_IN.install(sys, spec)
 }
 
 /// The TLB level a technique's `level` parameter names, or an error naming the technique, the

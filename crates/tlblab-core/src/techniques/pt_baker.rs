@@ -35,7 +35,7 @@
 //! it); the helper and the stressors are threads `HELPER_THREAD` and `STRESSOR_THREAD + k` (the
 //! statistics' `threads` keep them apart from the application's).
 
-use super::{ParamInfo, Params, TechniqueInfo};
+use super::{Model, ParamInfo, Params, TechniqueInfo};
 use crate::machine::MachineConfig;
 use crate::system::{SimError, System, Technique};
 use tlblab_trace::{Access, Event};
@@ -224,8 +224,10 @@ fn cores_share(m: &MachineConfig, a: usize, b: usize) -> bool {
         })
 }
 
-impl PtBaker {
-    pub fn build(p: &Params, machine: &MachineConfig, seed: u64) -> Result<Self, String> {
+impl Model for PtBaker {
+    const INFO: TechniqueInfo = INFO;
+
+    fn build(p: &Params, machine: &MachineConfig, seed: u64) -> Result<Self, String> {
         let bad = |msg: String| format!("technique pt_baker: {msg}");
         let mode = match p.choice("mode", &["kernel", "user", "prefetch", "none"])? {
             "user" => Mode::User,
@@ -386,7 +388,9 @@ impl PtBaker {
             stressor_accesses: 0,
         })
     }
+}
 
+impl PtBaker {
     /// Set-up at the first call, when the system is known: the application's address space,
     /// the helper's and stressors' threads bound to their hardware threads.
     fn start(&mut self, sys: &mut System) -> Result<(), SimError> {

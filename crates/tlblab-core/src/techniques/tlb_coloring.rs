@@ -17,7 +17,7 @@
 //! the real machine; `tlblab probe` does on the host). Seed 003 §6.0.6 avoided sets used by the
 //! OS ("noisy sets") by starting at color 1; `first_color` says where the colors start.
 
-use super::{ParamInfo, Params, TechniqueInfo};
+use super::{Model, ParamInfo, Params, TechniqueInfo};
 use crate::machine::MachineConfig;
 use crate::system::{SimError, Technique};
 use crate::tlb::{IndexFn, TlbKind};
@@ -100,8 +100,10 @@ pub struct TlbColoring {
     accesses_split: u64,
 }
 
-impl TlbColoring {
-    pub fn build(p: &Params, machine: &MachineConfig, _seed: u64) -> Result<Self, String> {
+impl Model for TlbColoring {
+    const INFO: TechniqueInfo = INFO;
+
+    fn build(p: &Params, machine: &MachineConfig, _seed: u64) -> Result<Self, String> {
         let level = p.text("level");
         let tlb = if level.is_empty() {
             machine
@@ -163,7 +165,9 @@ impl TlbColoring {
             accesses_split: 0,
         })
     }
+}
 
+impl TlbColoring {
     /// The small color of the `n`-th page `thread` places.
     fn color_for(&mut self, thread: ThreadId, n: u64) -> u64 {
         let small = self.sets - self.reserved;

@@ -43,7 +43,7 @@
 //! from the text of §5-6 only; each is named below with its source (docs/technique-tlb_migration.md
 //! lists them). Memory latencies are never constants here: they are the machine's caches.
 
-use super::{ParamInfo, Params, TechniqueInfo};
+use super::{Model, ParamInfo, Params, TechniqueInfo};
 use crate::machine::MachineConfig;
 use crate::system::{SimError, System, Technique};
 use crate::tlb::TlbEntry;
@@ -290,8 +290,10 @@ struct Counters {
     pld_fills_dropped: u64,
 }
 
-impl TlbMigration {
-    pub fn build(p: &Params, machine: &MachineConfig, _seed: u64) -> Result<Self, String> {
+impl Model for TlbMigration {
+    const INFO: TechniqueInfo = INFO;
+
+    fn build(p: &Params, machine: &MachineConfig, _seed: u64) -> Result<Self, String> {
         let interface = match p.choice(
             "interface",
             &["pld_direct", "pld_indirect", "v1", "v2", "v3", "v4"],
@@ -361,7 +363,9 @@ impl TlbMigration {
             c: Counters::default(),
         })
     }
+}
 
+impl TlbMigration {
     /// Whether the filters need the engine's use counts.
     fn needs_use(&self) -> bool {
         self.filter == Filter::Used || self.predict != Predict::None

@@ -50,7 +50,7 @@
 //! every mapper has exited (the domain is "kept in the VMA data structure linked to the
 //! in-memory inode", §3.2).
 
-use super::{number, param};
+use super::{number, param, Twin};
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::page_table::PageTableFormat;
 use crate::reference::domains::{Fault, SECTIONS};
@@ -58,15 +58,6 @@ use crate::reference::ReferenceModel;
 use tlblab_trace::record::{flush, prot};
 use tlblab_trace::{Access, Event, Record};
 use tlblab_types::VirtAddr;
-
-pub(super) const PARAMS: [&str; 6] = [
-    "kernel_domains",
-    "sharing",
-    "relocate",
-    "kernel_base",
-    "dacr_cycles",
-    "fault_cycles",
-];
 
 const MIB: u64 = 1 << 20;
 /// seed 002 §2.2: "Addresses less than 32MB can be transparently relocated into another 32MB
@@ -124,7 +115,7 @@ enum Holder {
     Of(Owner),
 }
 
-pub(in crate::reference) struct FassTwin {
+pub(crate) struct FassTwin {
     kernel_domains: u8,
     sharing: bool,
     relocate: bool,
@@ -173,58 +164,6 @@ fn boolean(spec: &TechniqueSpec, name: &str, default: &str) -> Result<bool, Stri
 }
 
 impl FassTwin {
-    pub(super) fn new(spec: &TechniqueSpec, m: &MachineConfig) -> Result<FassTwin, String> {
-        // Domains are in the ARMv7 short descriptors' first level (seed 002 §2.1).
-        if m.page_table.format != PageTableFormat::Armv7Short {
-            return Err("twin fass: ARM domains need the armv7_short format".into());
-        }
-        let kernel_domains = number(spec, "kernel_domains", "3")?;
-        if !(1..=15).contains(&kernel_domains) {
-            return Err("twin fass: kernel_domains from 1 to 15".into());
-        }
-        let kernel_base = number(spec, "kernel_base", "0xbf000000")?;
-        if !(SHARED_AREA + MIB..=1 << 32).contains(&kernel_base) || kernel_base % MIB != 0 {
-            return Err(
-                "twin fass: kernel_base a 1 MiB multiple above the shared area's first".into(),
-            );
-        }
-        let mut holder = vec![Holder::Free; 16];
-        for h in holder.iter_mut().take(kernel_domains as usize) {
-            *h = Holder::Kernel;
-        }
-        Ok(FassTwin {
-            kernel_domains: kernel_domains as u8,
-            sharing: boolean(spec, "sharing", "true")?,
-            relocate: boolean(spec, "relocate", "true")?,
-            kernel_base,
-            dacr_cycles: number(spec, "dacr_cycles", "10")?,
-            fault_cycles: number(spec, "fault_cycles", "200")?,
-            processes: Vec::new(),
-            threads: Vec::new(),
-            slot_users: vec![0; SLOTS as usize],
-            last_slot: 0,
-            area_next: SHARED_AREA,
-            regions: std::collections::BTreeMap::new(),
-            holder,
-            dirty: vec![false; 16],
-            maybe_in_tlb: vec![false; 16],
-            scheduled: vec![0; 16],
-            cpd_owner: vec![None; SECTIONS],
-            stale: vec![None; SECTIONS],
-            running: vec![None; m.cores * m.threads_per_core],
-            switches: 0,
-            section_faults: 0,
-            domain_faults: 0,
-            collisions: 0,
-            recycles: 0,
-            recycles_clean: 0,
-            tlb_flushes: 0,
-            cache_flushes: 0,
-            lazy_frees: 0,
-            slots_doubled: 0,
-        })
-    }
-
     fn process(&mut self, p: u32) -> &mut Process {
         while self.processes.len() <= p as usize {
             self.processes.push(Process::default());
@@ -378,106 +317,6 @@ impl FassTwin {
             return va + self.slot(p) * SLOT;
         }
         va
-    }
-
-    pub(super) fn transform(&mut self, records: &[Record]) -> Result<Vec<Record>, String> {
-        let mut out = Vec::with_capacity(records.len());
-        for &r in records {
-            out.push(match r {
-                Record::Access(a) => {
-                    let p = self.process_of(a.thread.0);
-                    let va = self.moved(p, a.vaddr.0);
-                    Record::Access(Access {
-                        vaddr: VirtAddr(va),
-                        ..a
-                    })
-                }
-                Record::Event(e) => Record::Event(match e {
-                    Event::ThreadStart { thread, process } => {
-                        self.threads.push((thread.0, process));
-                        self.process(process);
-                        e
-                    }
-                    Event::Mmap {
-                        process,
-                        start,
-                        len,
-                        prot: pr,
-                        page_shift,
-                    } => {
-                        let m = self.place(process, start.0, len);
-                        let p = self.process(process);
-                        p.writable |= pr & prot::WRITE != 0;
-                        p.mappings.push(m);
-                        Event::Mmap {
-                            process,
-                            start: VirtAddr(m.to),
-                            len,
-                            prot: pr,
-                            page_shift,
-                        }
-                    }
-                    Event::MapShared {
-                        process,
-                        start,
-                        len,
-                        prot: pr,
-                        page_shift,
-                        object,
-                    } => {
-                        let m = self.place_shared(process, start.0, len, object);
-                        let w = pr & prot::WRITE != 0;
-                        let p = self.process(process);
-                        match m.owner {
-                            Owner::Shared(o) => match p.shared.iter_mut().find(|s| s.0 == o) {
-                                Some(s) => s.1 |= w,
-                                None => p.shared.push((o, w)),
-                            },
-                            _ => p.writable |= w,
-                        }
-                        p.mappings.push(m);
-                        Event::MapShared {
-                            process,
-                            start: VirtAddr(m.to),
-                            len,
-                            prot: pr,
-                            page_shift,
-                            object,
-                        }
-                    }
-                    Event::Munmap {
-                        process,
-                        start,
-                        len,
-                    } => Event::Munmap {
-                        process,
-                        start: VirtAddr(self.moved(process, start.0)),
-                        len,
-                    },
-                    Event::Mprotect {
-                        process,
-                        start,
-                        len,
-                        prot: pr,
-                    } => Event::Mprotect {
-                        process,
-                        start: VirtAddr(self.moved(process, start.0)),
-                        len,
-                        prot: pr,
-                    },
-                    // §4.2 lazy flushing: the kernel's cache flush for an address space it
-                    // forks or tears down waits for the domain's next use; its TLB flush stays.
-                    Event::Flush { core, what } if what & flush::ADDRESS_SPACE != 0 => {
-                        Event::Flush {
-                            core,
-                            what: what & !flush::CACHES,
-                        }
-                    }
-                    e => e,
-                }),
-            });
-        }
-        Ok(out)
     }
 
     // ---- domains (seed 002 §2.1, §3.1) ----
@@ -661,32 +500,6 @@ impl FassTwin {
         cycles
     }
 
-    /// A change of address space on `cpu` to `to` (seed 002 §3.1): the DACR reloaded, a
-    /// domain found first if the process has none.
-    pub(super) fn on_switch(
-        &mut self,
-        r: &mut ReferenceModel,
-        cpu: usize,
-        _from: Option<usize>,
-        to: usize,
-    ) -> Result<u64, String> {
-        let p = to as u32;
-        self.switches += 1;
-        let mut cycles = self.dacr_cycles;
-        if self.process(p).domain.is_none() {
-            let keep = self.dacr_of(Some(p));
-            cycles += self.allocate(r, cpu, Owner::Process(p), keep);
-        }
-        self.running[cpu] = Some(p);
-        // Its own domain and its shared regions' are used from now on.
-        for d in self.domains_of(p) {
-            self.scheduled[d as usize] = self.switches;
-        }
-        self.scheduled_marks(p);
-        r.domains.as_mut().expect("on").dacr[cpu] = self.dacr_of(Some(p));
-        Ok(cycles)
-    }
-
     /// What owns `va` (a placed address) in process `space`.
     fn owner_of(&self, space: usize, va: u64) -> Owner {
         if va >= self.kernel_base {
@@ -702,10 +515,210 @@ impl FassTwin {
         Owner::Process(space as u32)
     }
 
+    fn exit(&mut self, r: &mut ReferenceModel, p: u32) {
+        if self.processes.get(p as usize).is_none_or(|pr| pr.exited) {
+            return;
+        }
+        self.process(p).exited = true;
+        self.drop_entries(r, Owner::Process(p));
+        if let Some(d) = self.process(p).domain.take() {
+            self.holder[d as usize] = Holder::Free;
+            self.lazy_frees += 1;
+        }
+        if let Some(s) = self.process(p).slot {
+            self.slot_users[s as usize] -= 1;
+        }
+    }
+}
+
+impl Twin for FassTwin {
+    /// seed 002 §2.1: the domain checks are on from the start, the kernel's domains enabled.
+    fn install(&mut self, r: &mut ReferenceModel) {
+        r.enable_domains(self.dacr_of(None));
+    }
+
+    fn new(spec: &TechniqueSpec, m: &MachineConfig, _seed: u64) -> Result<FassTwin, String> {
+        // Domains are in the ARMv7 short descriptors' first level (seed 002 §2.1).
+        if m.page_table.format != PageTableFormat::Armv7Short {
+            return Err("twin fass: ARM domains need the armv7_short format".into());
+        }
+        let kernel_domains = number(spec, "kernel_domains", "3")?;
+        if !(1..=15).contains(&kernel_domains) {
+            return Err("twin fass: kernel_domains from 1 to 15".into());
+        }
+        let kernel_base = number(spec, "kernel_base", "0xbf000000")?;
+        if !(SHARED_AREA + MIB..=1 << 32).contains(&kernel_base) || kernel_base % MIB != 0 {
+            return Err(
+                "twin fass: kernel_base a 1 MiB multiple above the shared area's first".into(),
+            );
+        }
+        let mut holder = vec![Holder::Free; 16];
+        for h in holder.iter_mut().take(kernel_domains as usize) {
+            *h = Holder::Kernel;
+        }
+        Ok(FassTwin {
+            kernel_domains: kernel_domains as u8,
+            sharing: boolean(spec, "sharing", "true")?,
+            relocate: boolean(spec, "relocate", "true")?,
+            kernel_base,
+            dacr_cycles: number(spec, "dacr_cycles", "10")?,
+            fault_cycles: number(spec, "fault_cycles", "200")?,
+            processes: Vec::new(),
+            threads: Vec::new(),
+            slot_users: vec![0; SLOTS as usize],
+            last_slot: 0,
+            area_next: SHARED_AREA,
+            regions: std::collections::BTreeMap::new(),
+            holder,
+            dirty: vec![false; 16],
+            maybe_in_tlb: vec![false; 16],
+            scheduled: vec![0; 16],
+            cpd_owner: vec![None; SECTIONS],
+            stale: vec![None; SECTIONS],
+            running: vec![None; m.cores * m.threads_per_core],
+            switches: 0,
+            section_faults: 0,
+            domain_faults: 0,
+            collisions: 0,
+            recycles: 0,
+            recycles_clean: 0,
+            tlb_flushes: 0,
+            cache_flushes: 0,
+            lazy_frees: 0,
+            slots_doubled: 0,
+        })
+    }
+
+    fn transform(&mut self, records: &[Record]) -> Result<Vec<Record>, String> {
+        let mut out = Vec::with_capacity(records.len());
+        for &r in records {
+            out.push(match r {
+                Record::Access(a) => {
+                    let p = self.process_of(a.thread.0);
+                    let va = self.moved(p, a.vaddr.0);
+                    Record::Access(Access {
+                        vaddr: VirtAddr(va),
+                        ..a
+                    })
+                }
+                Record::Event(e) => Record::Event(match e {
+                    Event::ThreadStart { thread, process } => {
+                        self.threads.push((thread.0, process));
+                        self.process(process);
+                        e
+                    }
+                    Event::Mmap {
+                        process,
+                        start,
+                        len,
+                        prot: pr,
+                        page_shift,
+                    } => {
+                        let m = self.place(process, start.0, len);
+                        let p = self.process(process);
+                        p.writable |= pr & prot::WRITE != 0;
+                        p.mappings.push(m);
+                        Event::Mmap {
+                            process,
+                            start: VirtAddr(m.to),
+                            len,
+                            prot: pr,
+                            page_shift,
+                        }
+                    }
+                    Event::MapShared {
+                        process,
+                        start,
+                        len,
+                        prot: pr,
+                        page_shift,
+                        object,
+                    } => {
+                        let m = self.place_shared(process, start.0, len, object);
+                        let w = pr & prot::WRITE != 0;
+                        let p = self.process(process);
+                        match m.owner {
+                            Owner::Shared(o) => match p.shared.iter_mut().find(|s| s.0 == o) {
+                                Some(s) => s.1 |= w,
+                                None => p.shared.push((o, w)),
+                            },
+                            _ => p.writable |= w,
+                        }
+                        p.mappings.push(m);
+                        Event::MapShared {
+                            process,
+                            start: VirtAddr(m.to),
+                            len,
+                            prot: pr,
+                            page_shift,
+                            object,
+                        }
+                    }
+                    Event::Munmap {
+                        process,
+                        start,
+                        len,
+                    } => Event::Munmap {
+                        process,
+                        start: VirtAddr(self.moved(process, start.0)),
+                        len,
+                    },
+                    Event::Mprotect {
+                        process,
+                        start,
+                        len,
+                        prot: pr,
+                    } => Event::Mprotect {
+                        process,
+                        start: VirtAddr(self.moved(process, start.0)),
+                        len,
+                        prot: pr,
+                    },
+                    // §4.2 lazy flushing: the kernel's cache flush for an address space it
+                    // forks or tears down waits for the domain's next use; its TLB flush stays.
+                    Event::Flush { core, what } if what & flush::ADDRESS_SPACE != 0 => {
+                        Event::Flush {
+                            core,
+                            what: what & !flush::CACHES,
+                        }
+                    }
+                    e => e,
+                }),
+            });
+        }
+        Ok(out)
+    }
+
+    /// A change of address space on `cpu` to `to` (seed 002 §3.1): the DACR reloaded, a
+    /// domain found first if the process has none.
+    fn on_switch(
+        &mut self,
+        r: &mut ReferenceModel,
+        cpu: usize,
+        _from: Option<usize>,
+        to: usize,
+    ) -> Result<Option<u64>, String> {
+        let p = to as u32;
+        self.switches += 1;
+        let mut cycles = self.dacr_cycles;
+        if self.process(p).domain.is_none() {
+            let keep = self.dacr_of(Some(p));
+            cycles += self.allocate(r, cpu, Owner::Process(p), keep);
+        }
+        self.running[cpu] = Some(p);
+        // Its own domain and its shared regions' are used from now on.
+        for d in self.domains_of(p) {
+            self.scheduled[d as usize] = self.switches;
+        }
+        self.scheduled_marks(p);
+        r.domains.as_mut().expect("on").dacr[cpu] = self.dacr_of(Some(p));
+        Ok(Some(cycles))
+    }
+
     /// A section or domain fault (seed 002 §2.3): the CPD entry loaded from the running
     /// process's page directory; a collision (another domain's entry, or another owner's
     /// lines maybe cached in the section) flushes the TLB and the caches first.
-    pub(super) fn on_domain_fault(
+    fn on_domain_fault(
         &mut self,
         r: &mut ReferenceModel,
         cpu: usize,
@@ -756,8 +769,8 @@ impl FassTwin {
     /// (the running process's domain stays marked, it keeps filling the TLB); its cache flush
     /// makes every domain clean (§3.1 "whenever caches are flushed"); a process whose last
     /// thread exits frees its domain and slot without a flush (§4.2).
-    pub(super) fn on_event(&mut self, r: &mut ReferenceModel, e: Event) -> Result<(), String> {
-        match e {
+    fn on_event(&mut self, r: &mut ReferenceModel, e: &Event) -> Result<(), String> {
+        match *e {
             Event::Flush { core, what } => {
                 let cpu = core.0 as usize % self.running.len();
                 if what & flush::TLB != 0 {
@@ -792,22 +805,7 @@ impl FassTwin {
         Ok(())
     }
 
-    fn exit(&mut self, r: &mut ReferenceModel, p: u32) {
-        if self.processes.get(p as usize).is_none_or(|pr| pr.exited) {
-            return;
-        }
-        self.process(p).exited = true;
-        self.drop_entries(r, Owner::Process(p));
-        if let Some(d) = self.process(p).domain.take() {
-            self.holder[d as usize] = Holder::Free;
-            self.lazy_frees += 1;
-        }
-        if let Some(s) = self.process(p).slot {
-            self.slot_users[s as usize] -= 1;
-        }
-    }
-
-    pub(super) fn counters(&self) -> Vec<(String, u64)> {
+    fn counters(&self) -> Vec<(String, u64)> {
         let used = self
             .holder
             .iter()

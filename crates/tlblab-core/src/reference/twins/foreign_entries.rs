@@ -12,16 +12,14 @@
 //! catalog's technique draws it (`SplitMix64` of the run's seed named "foreign_entries", the
 //! top 40 bits of each draw), so that the twin's entries are the same pages.
 
-use super::{number, param};
+use super::{number, param, Twin};
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::reference::parts::Entry;
 use crate::reference::ReferenceModel;
 use crate::tlb::TlbKind;
 use tlblab_types::{PageSize, SplitMix64};
 
-pub(super) const PARAMS: [&str; 2] = ["every", "level"];
-
-pub(in crate::reference) struct ForeignTwin {
+pub(crate) struct ForeignTwin {
     every: u64,
     level: String,
     /// The reference count at which the next insertion is due.
@@ -31,12 +29,8 @@ pub(in crate::reference) struct ForeignTwin {
     evicted: u64,
 }
 
-impl ForeignTwin {
-    pub(super) fn new(
-        spec: &TechniqueSpec,
-        m: &MachineConfig,
-        seed: u64,
-    ) -> Result<ForeignTwin, String> {
+impl Twin for ForeignTwin {
+    fn new(spec: &TechniqueSpec, m: &MachineConfig, seed: u64) -> Result<ForeignTwin, String> {
         let every = number(spec, "every", "0")?;
         if every == 0 {
             return Err("twin foreign_entries: every must be at least 1".into());
@@ -71,11 +65,7 @@ impl ForeignTwin {
         })
     }
 
-    pub(super) fn run_companion(
-        &mut self,
-        r: &mut ReferenceModel,
-        _until: u64,
-    ) -> Result<(), String> {
+    fn run_companion(&mut self, r: &mut ReferenceModel, _until: u64) -> Result<(), String> {
         while r.references >= self.due {
             self.due += self.every;
             let vpn = (1u64 << 52) | (self.rng.next_u64() >> 24);
@@ -103,7 +93,7 @@ impl ForeignTwin {
         Ok(())
     }
 
-    pub(super) fn counters(&self) -> Vec<(String, u64)> {
+    fn counters(&self) -> Vec<(String, u64)> {
         vec![
             ("foreign_inserted".into(), self.inserted),
             ("foreign_evicted".into(), self.evicted),

@@ -10,14 +10,12 @@
 //! Pages as the catalog gives them: addresses joined by '+', each rounded down to its 4 KiB
 //! page, a page named twice locked once.
 
-use super::{number, param};
+use super::{number, param, Twin};
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::reference::ReferenceModel;
 use crate::tlb::TlbKind;
 
-pub(super) const PARAMS: [&str; 5] = ["pages", "count", "process", "cores", "level"];
-
-pub(in crate::reference) struct LockdownTwin {
+pub(crate) struct LockdownTwin {
     pages: Vec<u64>,
     process: usize,
     every_core: bool,
@@ -27,8 +25,8 @@ pub(in crate::reference) struct LockdownTwin {
     cycles: u64,
 }
 
-impl LockdownTwin {
-    pub(super) fn new(spec: &TechniqueSpec, m: &MachineConfig) -> Result<LockdownTwin, String> {
+impl Twin for LockdownTwin {
+    fn new(spec: &TechniqueSpec, m: &MachineConfig, _seed: u64) -> Result<LockdownTwin, String> {
         // The level: named, or the lowest data-path level with lockable entries (§III: the
         // main TLB, the Cortex-A9's second level).
         let level = param(spec, "level", "");
@@ -79,7 +77,11 @@ impl LockdownTwin {
         })
     }
 
-    pub(super) fn on_switch_in(
+    fn reports_stall_cycles(&self) -> bool {
+        true
+    }
+
+    fn on_switch_in(
         &mut self,
         r: &mut ReferenceModel,
         cpu: usize,
@@ -105,7 +107,7 @@ impl LockdownTwin {
         Ok(cycles)
     }
 
-    pub(super) fn counters(&self) -> Vec<(String, u64)> {
+    fn counters(&self) -> Vec<(String, u64)> {
         vec![
             ("pages_requested".into(), self.pages.len() as u64),
             ("entries_locked".into(), self.locked),

@@ -8,148 +8,108 @@
 //! placement), `on_switch_in` after a thread is switched in (a program's start),
 //! `on_migrate` when a `Migrate` record moves a thread (Linux's `move_queued_task`).
 
-mod fass;
-mod foreign_entries;
-mod lockdown;
-mod pt_baker;
-mod tlb_coloring;
-mod tlb_migration;
+pub(crate) mod fass;
+pub(crate) mod foreign_entries;
+pub(crate) mod lockdown;
+pub(crate) mod pt_baker;
+pub(crate) mod tlb_coloring;
+pub(crate) mod tlb_migration;
 
 use super::domains::Fault;
 use super::ReferenceModel;
-use crate::machine::TechniqueSpec;
+use crate::machine::{MachineConfig, TechniqueSpec};
+use crate::techniques::Registry;
 use tlblab_trace::{Event, Record};
 
-pub(super) use fass::FassTwin;
-pub(super) use foreign_entries::ForeignTwin;
-pub(super) use lockdown::LockdownTwin;
-pub(super) use pt_baker::PtBakerTwin;
-pub(super) use tlb_coloring::ColoringTwin;
-pub(super) use tlb_migration::MigrationTwin;
+pub(crate) use fass::FassTwin;
+pub(crate) use foreign_entries::ForeignTwin;
+pub(crate) use lockdown::LockdownTwin;
+pub(crate) use pt_baker::PtBakerTwin;
+pub(crate) use tlb_coloring::ColoringTwin;
+pub(crate) use tlb_migration::MigrationTwin;
 
-/// The twin installed in a reference run.
-pub(super) enum Twin {
-    Coloring(ColoringTwin),
-    Lockdown(LockdownTwin),
-    Fass(Box<FassTwin>),
-    PtBaker(Box<PtBakerTwin>),
-    Foreign(ForeignTwin),
-    Migration(MigrationTwin),
-}
+/// A technique's naive twin in the reference model: built from the spec's text, then called at
+/// the moments its seed names. Every hook but `counters` does nothing unless the twin says
+/// otherwise (the engine's `system::Technique` has the same shape; the registry,
+/// `techniques::REGISTRY`, pairs each technique with its twin).
+pub trait Twin {
+    /// The twin of the technique `spec` names for `machine` (`seed`: the run's). Its parameter
+    /// names are checked against the technique's catalog entry before this is called.
+    fn new(spec: &TechniqueSpec, machine: &MachineConfig, seed: u64) -> Result<Self, String>
+    where
+        Self: Sized;
 
-impl Twin {
+    /// Once, before the first record: turn on what the twin needs of the reference.
+    fn install(&mut self, _r: &mut ReferenceModel) {}
+
+    /// Whether the run reports data TLB stall cycles because of the technique.
+    fn reports_stall_cycles(&self) -> bool {
+        false
+    }
+
     /// Rewrites the whole record stream before it runs.
-    pub(super) fn transform(&mut self, records: &[Record]) -> Result<Vec<Record>, String> {
-        match self {
-            Twin::Coloring(t) => Ok(t.transform(records)),
-            Twin::Lockdown(_) => Ok(records.to_vec()),
-            Twin::Fass(t) => t.transform(records),
-            Twin::PtBaker(_) => Ok(records.to_vec()),
-            Twin::Foreign(_) => Ok(records.to_vec()),
-            Twin::Migration(_) => Ok(records.to_vec()),
-        }
+    fn transform(&mut self, records: &[Record]) -> Result<Vec<Record>, String> {
+        Ok(records.to_vec())
     }
 
     /// `thread` was switched in on hardware thread `cpu`: the cycles this costs there.
-    pub(super) fn on_switch_in(
+    fn on_switch_in(
         &mut self,
-        r: &mut ReferenceModel,
-        cpu: usize,
-        thread: u32,
+        _r: &mut ReferenceModel,
+        _cpu: usize,
+        _thread: u32,
     ) -> Result<u64, String> {
-        match self {
-            Twin::Coloring(_) => Ok(0),
-            Twin::Lockdown(t) => t.on_switch_in(r, cpu, thread),
-            Twin::Fass(_) => Ok(0),
-            Twin::PtBaker(_) => Ok(0),
-            Twin::Foreign(_) => Ok(0),
-            Twin::Migration(t) => t.on_switch_in(r, cpu, thread),
-        }
+        Ok(0)
     }
 
     /// `thread` moved from hardware thread `from` to `to` (a `Migrate` record), before it
     /// runs there: the cycles this costs, charged to `to`.
-    pub(super) fn on_migrate(
+    fn on_migrate(
         &mut self,
-        r: &mut ReferenceModel,
-        thread: u32,
-        from: usize,
-        to: usize,
+        _r: &mut ReferenceModel,
+        _thread: u32,
+        _from: usize,
+        _to: usize,
     ) -> Result<u64, String> {
-        match self {
-            Twin::Migration(t) => t.on_migrate(r, thread, from, to),
-            _ => Ok(0),
-        }
+        Ok(0)
     }
 
     /// The technique's own counters, by the names `Stats::technique` gives them.
-    pub(super) fn counters(&self) -> Vec<(String, u64)> {
-        match self {
-            Twin::Coloring(t) => t.counters(),
-            Twin::Lockdown(t) => t.counters(),
-            Twin::Fass(t) => t.counters(),
-            Twin::Migration(t) => t.counters(),
-            Twin::PtBaker(t) => t.counters(),
-            Twin::Foreign(t) => t.counters(),
-        }
-    }
+    fn counters(&self) -> Vec<(String, u64)>;
 
     /// The technique's own hardware threads run up to time `until` (`Technique::run_companion`).
-    pub(super) fn run_companion(
-        &mut self,
-        r: &mut ReferenceModel,
-        until: u64,
-    ) -> Result<(), String> {
-        match self {
-            Twin::PtBaker(t) => t.run_companion(r, until),
-            Twin::Foreign(t) => t.run_companion(r, until),
-            _ => Ok(()),
-        }
+    fn run_companion(&mut self, _r: &mut ReferenceModel, _until: u64) -> Result<(), String> {
+        Ok(())
     }
 
     /// An event record, after the reference applied it; charges nothing.
-    pub(super) fn on_event(&mut self, r: &mut ReferenceModel, e: &Event) -> Result<(), String> {
-        match self {
-            Twin::PtBaker(t) => t.on_event(r, e),
-            Twin::Fass(t) => t.on_event(r, *e),
-            _ => Ok(()),
-        }
-    }
-
-    /// Whether the run reports data TLB stall cycles because of the technique.
-    pub(super) fn reports_stall_cycles(&self) -> bool {
-        matches!(self, Twin::Lockdown(_))
+    fn on_event(&mut self, _r: &mut ReferenceModel, _e: &Event) -> Result<(), String> {
+        Ok(())
     }
 
     /// A change of address space on `cpu` from `from` to `to`: Some(cycles) when the twin
     /// does what the switch does instead of the switch policy (seed 002's DACR reload).
-    pub(super) fn on_switch(
+    fn on_switch(
         &mut self,
-        r: &mut ReferenceModel,
-        cpu: usize,
-        from: Option<usize>,
-        to: usize,
+        _r: &mut ReferenceModel,
+        _cpu: usize,
+        _from: Option<usize>,
+        _to: usize,
     ) -> Result<Option<u64>, String> {
-        match self {
-            Twin::Fass(t) => t.on_switch(r, cpu, from, to).map(Some),
-            _ => Ok(None),
-        }
+        Ok(None)
     }
 
     /// A reference of `space` on `cpu` faulted on ARM domains (`domains.rs`): the cycles of
     /// the handler, which must make the check pass.
-    pub(super) fn on_domain_fault(
+    fn on_domain_fault(
         &mut self,
-        r: &mut ReferenceModel,
-        cpu: usize,
-        space: usize,
+        _r: &mut ReferenceModel,
+        _cpu: usize,
+        _space: usize,
         va: u64,
         fault: Fault,
     ) -> Result<u64, String> {
-        match self {
-            Twin::Fass(t) => t.on_domain_fault(r, cpu, space, va, fault),
-            _ => Err(format!("{fault:?} fault at {va:#x} without domains")),
-        }
+        Err(format!("{fault:?} fault at {va:#x} without domains"))
     }
 }
 
@@ -170,61 +130,30 @@ pub(super) fn number(spec: &TechniqueSpec, name: &str, default: &str) -> Result<
 
 impl ReferenceModel {
     /// Installs the naive twin of the technique `spec` names (before the first record, as
-    /// `techniques::install`). The techniques without a twin yet are refused
-    /// (docs/reference-model.md says which and why).
+    /// `techniques::install`).
     pub fn install_twin(&mut self, spec: &TechniqueSpec) -> Result<(), String> {
-        let known = [
-            "tlb_coloring",
-            "lockdown",
-            "pt_baker",
-            "foreign_entries",
-            "tlb_migration",
-            "fass",
-        ];
-        for k in spec.params.keys() {
-            let ok = match spec.name.as_str() {
-                "tlb_coloring" => tlb_coloring::PARAMS.contains(&k.as_str()),
-                "lockdown" => lockdown::PARAMS.contains(&k.as_str()),
-                "pt_baker" => pt_baker::PARAMS.contains(&k.as_str()),
-                "foreign_entries" => foreign_entries::PARAMS.contains(&k.as_str()),
-                "tlb_migration" => tlb_migration::PARAMS.contains(&k.as_str()),
-                "fass" => fass::PARAMS.contains(&k.as_str()),
-                _ => true,
-            };
-            if !ok {
-                return Err(format!("twin {}: no parameter '{k}'", spec.name));
-            }
+        self.install_twin_from(Registry::BUILT_IN, spec)
+    }
+
+    /// Installs the twin `registry` pairs with the technique `spec` names, its parameter
+    /// names checked against the technique's catalog entry.
+    pub fn install_twin_from(
+        &mut self,
+        registry: Registry,
+        spec: &TechniqueSpec,
+    ) -> Result<(), String> {
+        let registration = registry.find(&spec.name)?;
+        let known = registration.info.params;
+        if let Some(k) = spec
+            .params
+            .keys()
+            .find(|k| !known.iter().any(|p| p.name == *k))
+        {
+            return Err(format!("twin {}: no parameter '{k}'", spec.name));
         }
-        let twin = match spec.name.as_str() {
-            "tlb_coloring" => Twin::Coloring(ColoringTwin::new(spec, &self.config)?),
-            "lockdown" => Twin::Lockdown(LockdownTwin::new(spec, &self.config)?),
-            "pt_baker" => Twin::PtBaker(Box::new(PtBakerTwin::new(
-                spec,
-                &self.config,
-                self.opts.seed,
-            )?)),
-            "foreign_entries" => {
-                Twin::Foreign(ForeignTwin::new(spec, &self.config, self.opts.seed)?)
-            }
-            "fass" => Twin::Fass(Box::new(FassTwin::new(spec, &self.config)?)),
-            "tlb_migration" => {
-                let t = MigrationTwin::new(spec, &self.config)?;
-                self.track_uses |= t.counts_uses();
-                Twin::Migration(t)
-            }
-            other => {
-                return Err(format!(
-                    "the reference has no twin of technique '{other}' (twins: {})",
-                    known.join(", ")
-                ))
-            }
-        };
+        let mut twin = (registration.twin)(spec, &self.config, self.opts.seed)?;
+        twin.install(self);
         self.stall_reported |= twin.reports_stall_cycles();
-        if let Twin::Fass(t) = &twin {
-            // seed 002 §2.1: the domain checks are on from the start, the kernel's domains
-            // enabled.
-            self.enable_domains(t.dacr_of(None));
-        }
         self.twin = Some(twin);
         Ok(())
     }
@@ -246,6 +175,6 @@ impl ReferenceModel {
 
     /// The twin's counters (empty without one).
     pub fn twin_counters(&self) -> Vec<(String, u64)> {
-        self.twin.as_ref().map_or(Vec::new(), Twin::counters)
+        self.twin.as_ref().map_or(Vec::new(), |t| t.counters())
     }
 }

@@ -39,26 +39,11 @@
 //! of its path (Zen 3's L3 serves a line held in another core's L2, seed 001 Table 5.3, event
 //! 0x5B mask 0x12): each line it reads is looked up there again, counting nothing.
 
-use super::param;
+use super::{param, Twin};
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::reference::ReferenceModel;
 use tlblab_trace::{Access, Event};
 use tlblab_types::{AccessKind, PageSize, SplitMix64, ThreadId, VirtAddr};
-
-pub(super) const PARAMS: [&str; 12] = [
-    "mode",
-    "stride",
-    "region",
-    "range",
-    "nops",
-    "nop_cycles",
-    "sleep_us",
-    "timer_slack_us",
-    "place",
-    "pressure",
-    "stressors",
-    "stressor_mlp",
-];
 
 /// The helper's and the stressors' software threads (the catalog's: 0xF000, 0xF001 + k).
 const HELPER: u32 = 0xF000;
@@ -73,7 +58,7 @@ struct Stressor {
     rng: SplitMix64,
 }
 
-pub(in crate::reference) struct PtBakerTwin {
+pub(crate) struct PtBakerTwin {
     /// "none", "user", "prefetch" or "kernel".
     mode: String,
     stride: u64,
@@ -160,182 +145,8 @@ fn share(m: &MachineConfig, a: usize, b: usize) -> bool {
 }
 
 impl PtBakerTwin {
-    pub(super) fn new(
-        spec: &TechniqueSpec,
-        m: &MachineConfig,
-        seed: u64,
-    ) -> Result<PtBakerTwin, String> {
-        let mode = param(spec, "mode", "kernel").to_string();
-        if !["none", "user", "prefetch", "kernel"].contains(&mode.as_str()) {
-            return Err(format!("twin pt_baker: mode '{mode}'"));
-        }
-        let stride = int(spec, "stride", "8", 1, 1 << 30)?;
-        let range_text = param(spec, "range", "");
-        let range_given = if range_text.is_empty() {
-            None
-        } else {
-            let (a, b) = range_text
-                .split_once(':')
-                .ok_or_else(|| format!("twin pt_baker: range '{range_text}'"))?;
-            match (parse(a), parse(b)) {
-                (Some(s), Some(l)) if l > 0 => Some((s, l)),
-                _ => return Err(format!("twin pt_baker: range '{range_text}'")),
-            }
-        };
-        let mhz = m.frequency_mhz;
-        let sleep_us = int(spec, "sleep_us", "0", 0, 10_000_000)?;
-        let slack_us = int(spec, "timer_slack_us", "50", 0, 1_000_000)?;
-        // The catalog: a sleep lasts sleep_us plus the timer slack; none when sleep_us is 0.
-        let sleep = if sleep_us == 0 {
-            0
-        } else {
-            ((sleep_us + slack_us) as f64 * mhz).round() as u64
-        };
-        let pressure = param(spec, "pressure", "none");
-        let wanted = int(spec, "stressors", "0", 0, 64)?;
-        let n_stress = match pressure {
-            "none" => 0,
-            // §3.2: "one stressor thread and the cache parameter", "two ... stream".
-            "cache" if wanted == 0 => 1,
-            "stream" if wanted == 0 => 2,
-            "cache" | "stream" => wanted as usize,
-            other => return Err(format!("twin pt_baker: pressure '{other}'")),
-        };
-        let nops = int(spec, "nops", "0", 0, 1 << 20)?;
-        let nop_cycles = int(spec, "nop_cycles", "1", 0, 1000)?;
-        let mlp = int(spec, "stressor_mlp", "24", 1, 1024)?;
-        // Placement: the application runs on core 0's first hardware thread.
-        let tpc = m.threads_per_core;
-        let place = param(spec, "place", "ccx");
-        let helper_core = match place {
-            "smt" if tpc >= 2 => 0,
-            "smt" => {
-                return Err("twin pt_baker: place=smt needs two hardware threads a core".into())
-            }
-            "other_ccx" => (1..m.cores)
-                .find(|&c| !share(m, 0, c))
-                .ok_or("twin pt_baker: no core shares no cache with core 0")?,
-            "ccx" => (1..m.cores)
-                .find(|&c| share(m, 0, c))
-                .ok_or("twin pt_baker: no other core shares a cache with core 0")?,
-            other => return Err(format!("twin pt_baker: place '{other}'")),
-        };
-        let helper_cpu = helper_core * tpc + if place == "smt" { 1 } else { 0 };
-        let mut stress_cpus = Vec::new();
-        for c in 1..m.cores {
-            if stress_cpus.len() < n_stress && c != helper_core && share(m, 0, c) {
-                stress_cpus.push(c * tpc);
-            }
-        }
-        if stress_cpus.len() < n_stress {
-            return Err(
-                "twin pt_baker: too few cores sharing a cache with core 0 for the stressors".into(),
-            );
-        }
-        // The L3: the largest shared level (else the largest level; else the seed's 32 MiB).
-        let mut l3_bytes = 0;
-        for c in &m.caches {
-            if c.shared && c.size > l3_bytes {
-                l3_bytes = c.size;
-            }
-        }
-        if l3_bytes == 0 {
-            l3_bytes = m.caches.iter().map(|c| c.size).max().unwrap_or(32 << 20);
-        }
-        let l1_latency = m
-            .caches
-            .iter()
-            .filter(|c| c.level == 1)
-            .map(|c| c.latency)
-            .min()
-            .unwrap_or(4);
-        let mut rng = SplitMix64::derive(seed, "technique.pt_baker");
-        let stress_cache = pressure == "cache";
-        let mut stressors = Vec::new();
-        for (k, &cpu) in stress_cpus.iter().enumerate() {
-            stressors.push(Stressor {
-                cpu,
-                thread: FIRST_STRESSOR + k as u32,
-                base: 0x6000_0000_0000 + ((k as u64) << 40),
-                // stress-ng `cache`: one L3-sized buffer; `stream`: arrays of 4 x the L3.
-                bytes: if stress_cache { l3_bytes } else { 4 * l3_bytes },
-                next_line: 0,
-                rng: SplitMix64::new(rng.next_u64()),
-            });
-        }
-        Ok(PtBakerTwin {
-            mode,
-            stride,
-            range_given,
-            region: param(spec, "region", "auto").to_string(),
-            nops,
-            nop_cycles,
-            sleep,
-            syscall: (168.7 * mhz / 1000.0).round() as u64,
-            helper_cpu,
-            stress_cache,
-            stressors,
-            mlp,
-            l3_bytes,
-            l1_latency,
-            started: false,
-            space: 0,
-            regions: Vec::new(),
-            range: None,
-            at: 0,
-            upper_read: Vec::new(),
-            sources: Vec::new(),
-            sweeps: 0,
-            touched: 0,
-            skipped: 0,
-            pte_reads: 0,
-            pte_reads_by_source: Vec::new(),
-            busy: 0,
-            slept: 0,
-            stressor_accesses: 0,
-        })
-    }
-
-    pub(super) fn on_event(&mut self, _r: &mut ReferenceModel, e: &Event) -> Result<(), String> {
-        if let Event::Region { start, len, .. } = *e {
-            self.regions.push((start.0, len));
-        }
-        Ok(())
-    }
-
     fn helper_runs(&self) -> bool {
         self.mode != "none"
-    }
-
-    pub(super) fn run_companion(
-        &mut self,
-        r: &mut ReferenceModel,
-        until: u64,
-    ) -> Result<(), String> {
-        if !self.helper_runs() && self.stressors.is_empty() {
-            return Ok(());
-        }
-        if !self.started {
-            self.start(r)?;
-        }
-        loop {
-            // The agent with the smallest clock below `until`; the helper first among equals.
-            let mut next: Option<(u64, usize)> = None;
-            if self.helper_runs() && r.cpus[self.helper_cpu].clock < until {
-                next = Some((r.cpus[self.helper_cpu].clock, 0));
-            }
-            for (k, s) in self.stressors.iter().enumerate() {
-                let t = r.cpus[s.cpu].clock;
-                if t < until && next.is_none_or(|(best, _)| t < best) {
-                    next = Some((t, k + 1));
-                }
-            }
-            match next {
-                None => return Ok(()),
-                Some((_, 0)) => self.helper_step(r, until)?,
-                Some((_, k)) => self.stressor_step(r, k - 1)?,
-            }
-        }
     }
 
     /// The first call: the application's address space (its thread 0's), the helper and the
@@ -604,8 +415,176 @@ impl PtBakerTwin {
         Self::charge(r, cpu, extra);
         Ok(())
     }
+}
 
-    pub(super) fn counters(&self) -> Vec<(String, u64)> {
+impl Twin for PtBakerTwin {
+    fn new(spec: &TechniqueSpec, m: &MachineConfig, seed: u64) -> Result<PtBakerTwin, String> {
+        let mode = param(spec, "mode", "kernel").to_string();
+        if !["none", "user", "prefetch", "kernel"].contains(&mode.as_str()) {
+            return Err(format!("twin pt_baker: mode '{mode}'"));
+        }
+        let stride = int(spec, "stride", "8", 1, 1 << 30)?;
+        let range_text = param(spec, "range", "");
+        let range_given = if range_text.is_empty() {
+            None
+        } else {
+            let (a, b) = range_text
+                .split_once(':')
+                .ok_or_else(|| format!("twin pt_baker: range '{range_text}'"))?;
+            match (parse(a), parse(b)) {
+                (Some(s), Some(l)) if l > 0 => Some((s, l)),
+                _ => return Err(format!("twin pt_baker: range '{range_text}'")),
+            }
+        };
+        let mhz = m.frequency_mhz;
+        let sleep_us = int(spec, "sleep_us", "0", 0, 10_000_000)?;
+        let slack_us = int(spec, "timer_slack_us", "50", 0, 1_000_000)?;
+        // The catalog: a sleep lasts sleep_us plus the timer slack; none when sleep_us is 0.
+        let sleep = if sleep_us == 0 {
+            0
+        } else {
+            ((sleep_us + slack_us) as f64 * mhz).round() as u64
+        };
+        let pressure = param(spec, "pressure", "none");
+        let wanted = int(spec, "stressors", "0", 0, 64)?;
+        let n_stress = match pressure {
+            "none" => 0,
+            // §3.2: "one stressor thread and the cache parameter", "two ... stream".
+            "cache" if wanted == 0 => 1,
+            "stream" if wanted == 0 => 2,
+            "cache" | "stream" => wanted as usize,
+            other => return Err(format!("twin pt_baker: pressure '{other}'")),
+        };
+        let nops = int(spec, "nops", "0", 0, 1 << 20)?;
+        let nop_cycles = int(spec, "nop_cycles", "1", 0, 1000)?;
+        let mlp = int(spec, "stressor_mlp", "24", 1, 1024)?;
+        // Placement: the application runs on core 0's first hardware thread.
+        let tpc = m.threads_per_core;
+        let place = param(spec, "place", "ccx");
+        let helper_core = match place {
+            "smt" if tpc >= 2 => 0,
+            "smt" => {
+                return Err("twin pt_baker: place=smt needs two hardware threads a core".into())
+            }
+            "other_ccx" => (1..m.cores)
+                .find(|&c| !share(m, 0, c))
+                .ok_or("twin pt_baker: no core shares no cache with core 0")?,
+            "ccx" => (1..m.cores)
+                .find(|&c| share(m, 0, c))
+                .ok_or("twin pt_baker: no other core shares a cache with core 0")?,
+            other => return Err(format!("twin pt_baker: place '{other}'")),
+        };
+        let helper_cpu = helper_core * tpc + if place == "smt" { 1 } else { 0 };
+        let mut stress_cpus = Vec::new();
+        for c in 1..m.cores {
+            if stress_cpus.len() < n_stress && c != helper_core && share(m, 0, c) {
+                stress_cpus.push(c * tpc);
+            }
+        }
+        if stress_cpus.len() < n_stress {
+            return Err(
+                "twin pt_baker: too few cores sharing a cache with core 0 for the stressors".into(),
+            );
+        }
+        // The L3: the largest shared level (else the largest level; else the seed's 32 MiB).
+        let mut l3_bytes = 0;
+        for c in &m.caches {
+            if c.shared && c.size > l3_bytes {
+                l3_bytes = c.size;
+            }
+        }
+        if l3_bytes == 0 {
+            l3_bytes = m.caches.iter().map(|c| c.size).max().unwrap_or(32 << 20);
+        }
+        let l1_latency = m
+            .caches
+            .iter()
+            .filter(|c| c.level == 1)
+            .map(|c| c.latency)
+            .min()
+            .unwrap_or(4);
+        let mut rng = SplitMix64::derive(seed, "technique.pt_baker");
+        let stress_cache = pressure == "cache";
+        let mut stressors = Vec::new();
+        for (k, &cpu) in stress_cpus.iter().enumerate() {
+            stressors.push(Stressor {
+                cpu,
+                thread: FIRST_STRESSOR + k as u32,
+                base: 0x6000_0000_0000 + ((k as u64) << 40),
+                // stress-ng `cache`: one L3-sized buffer; `stream`: arrays of 4 x the L3.
+                bytes: if stress_cache { l3_bytes } else { 4 * l3_bytes },
+                next_line: 0,
+                rng: SplitMix64::new(rng.next_u64()),
+            });
+        }
+        Ok(PtBakerTwin {
+            mode,
+            stride,
+            range_given,
+            region: param(spec, "region", "auto").to_string(),
+            nops,
+            nop_cycles,
+            sleep,
+            syscall: (168.7 * mhz / 1000.0).round() as u64,
+            helper_cpu,
+            stress_cache,
+            stressors,
+            mlp,
+            l3_bytes,
+            l1_latency,
+            started: false,
+            space: 0,
+            regions: Vec::new(),
+            range: None,
+            at: 0,
+            upper_read: Vec::new(),
+            sources: Vec::new(),
+            sweeps: 0,
+            touched: 0,
+            skipped: 0,
+            pte_reads: 0,
+            pte_reads_by_source: Vec::new(),
+            busy: 0,
+            slept: 0,
+            stressor_accesses: 0,
+        })
+    }
+
+    fn on_event(&mut self, _r: &mut ReferenceModel, e: &Event) -> Result<(), String> {
+        if let Event::Region { start, len, .. } = *e {
+            self.regions.push((start.0, len));
+        }
+        Ok(())
+    }
+
+    fn run_companion(&mut self, r: &mut ReferenceModel, until: u64) -> Result<(), String> {
+        if !self.helper_runs() && self.stressors.is_empty() {
+            return Ok(());
+        }
+        if !self.started {
+            self.start(r)?;
+        }
+        loop {
+            // The agent with the smallest clock below `until`; the helper first among equals.
+            let mut next: Option<(u64, usize)> = None;
+            if self.helper_runs() && r.cpus[self.helper_cpu].clock < until {
+                next = Some((r.cpus[self.helper_cpu].clock, 0));
+            }
+            for (k, s) in self.stressors.iter().enumerate() {
+                let t = r.cpus[s.cpu].clock;
+                if t < until && next.is_none_or(|(best, _)| t < best) {
+                    next = Some((t, k + 1));
+                }
+            }
+            match next {
+                None => return Ok(()),
+                Some((_, 0)) => self.helper_step(r, until)?,
+                Some((_, k)) => self.stressor_step(r, k - 1)?,
+            }
+        }
+    }
+
+    fn counters(&self) -> Vec<(String, u64)> {
         let (start, end) = self.range.unwrap_or((0, 0));
         let mut c: Vec<(String, u64)> = [
             ("helper_cpu", self.helper_cpu as u64),

@@ -13,21 +13,11 @@
 //! the records say: `ThreadStart`, else process 0) and keeps its offsets. An access across a
 //! 4 KiB boundary is two accesses, one per page. Instruction fetches stay unless `fetches`.
 
-use super::{number, param};
+use super::{number, param, Twin};
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::tlb::{IndexFn, TlbKind};
 use tlblab_trace::{Access, Event, Record};
 use tlblab_types::{AccessKind, PageSize, VirtAddr};
-
-pub(super) const PARAMS: [&str; 7] = [
-    "level",
-    "reserved",
-    "assign",
-    "first_color",
-    "colors_per_thread",
-    "base",
-    "fetches",
-];
 
 /// One page placed: (process, thread that placed it, its page, its colored page, its color).
 struct Placed {
@@ -38,7 +28,7 @@ struct Placed {
     color: u64,
 }
 
-pub(in crate::reference) struct ColoringTwin {
+pub(crate) struct ColoringTwin {
     sets: u64,
     reserved: u64,
     same: bool,
@@ -54,63 +44,6 @@ pub(in crate::reference) struct ColoringTwin {
 }
 
 impl ColoringTwin {
-    pub(super) fn new(spec: &TechniqueSpec, m: &MachineConfig) -> Result<ColoringTwin, String> {
-        let name = param(spec, "level", "");
-        let level = if name.is_empty() {
-            m.tlbs
-                .iter()
-                .filter(|t| t.kind != TlbKind::Instr)
-                .min_by_key(|t| t.level)
-        } else {
-            m.tlbs.iter().find(|t| t.name == name)
-        }
-        .ok_or("twin tlb_coloring: no such level")?;
-        if level.index != IndexFn::LowBits || m.page_table.page_size != PageSize::Size4K {
-            return Err("twin tlb_coloring: the level's sets are not colors of 4 KiB pages".into());
-        }
-        let ways = match level.ways {
-            crate::tlb::Ways::N(n) => n,
-            crate::tlb::Ways::Named(_) => level.entries,
-        };
-        let sets = (level.entries / ways) as u64;
-        let reserved = number(spec, "reserved", "0")?;
-        let first_color = number(spec, "first_color", "1")?;
-        let per_thread = number(spec, "colors_per_thread", "1")?;
-        let base = number(spec, "base", "0x40000000")?;
-        if sets < 2
-            || reserved >= sets
-            || first_color >= sets - reserved
-            || per_thread == 0
-            || per_thread > sets - reserved
-            || base % (sets * 4096) != 0
-        {
-            return Err("twin tlb_coloring: parameters out of range".into());
-        }
-        let same = match param(spec, "assign", "per_thread") {
-            "per_thread" => false,
-            "same" => true,
-            other => return Err(format!("twin tlb_coloring: assign '{other}'")),
-        };
-        let fetches = match param(spec, "fetches", "false") {
-            "true" => true,
-            "false" => false,
-            other => return Err(format!("twin tlb_coloring: fetches '{other}'")),
-        };
-        Ok(ColoringTwin {
-            sets,
-            reserved,
-            same,
-            first_color,
-            per_thread,
-            base_page: base / 4096,
-            fetches,
-            placed: Vec::new(),
-            processes: Vec::new(),
-            moved: 0,
-            split: 0,
-        })
-    }
-
     fn process_of(&self, thread: u32) -> u32 {
         // The latest ThreadStart of the thread.
         self.processes
@@ -168,8 +101,67 @@ impl ColoringTwin {
             ..a
         }
     }
+}
 
-    pub(super) fn transform(&mut self, records: &[Record]) -> Vec<Record> {
+impl Twin for ColoringTwin {
+    fn new(spec: &TechniqueSpec, m: &MachineConfig, _seed: u64) -> Result<ColoringTwin, String> {
+        let name = param(spec, "level", "");
+        let level = if name.is_empty() {
+            m.tlbs
+                .iter()
+                .filter(|t| t.kind != TlbKind::Instr)
+                .min_by_key(|t| t.level)
+        } else {
+            m.tlbs.iter().find(|t| t.name == name)
+        }
+        .ok_or("twin tlb_coloring: no such level")?;
+        if level.index != IndexFn::LowBits || m.page_table.page_size != PageSize::Size4K {
+            return Err("twin tlb_coloring: the level's sets are not colors of 4 KiB pages".into());
+        }
+        let ways = match level.ways {
+            crate::tlb::Ways::N(n) => n,
+            crate::tlb::Ways::Named(_) => level.entries,
+        };
+        let sets = (level.entries / ways) as u64;
+        let reserved = number(spec, "reserved", "0")?;
+        let first_color = number(spec, "first_color", "1")?;
+        let per_thread = number(spec, "colors_per_thread", "1")?;
+        let base = number(spec, "base", "0x40000000")?;
+        if sets < 2
+            || reserved >= sets
+            || first_color >= sets - reserved
+            || per_thread == 0
+            || per_thread > sets - reserved
+            || base % (sets * 4096) != 0
+        {
+            return Err("twin tlb_coloring: parameters out of range".into());
+        }
+        let same = match param(spec, "assign", "per_thread") {
+            "per_thread" => false,
+            "same" => true,
+            other => return Err(format!("twin tlb_coloring: assign '{other}'")),
+        };
+        let fetches = match param(spec, "fetches", "false") {
+            "true" => true,
+            "false" => false,
+            other => return Err(format!("twin tlb_coloring: fetches '{other}'")),
+        };
+        Ok(ColoringTwin {
+            sets,
+            reserved,
+            same,
+            first_color,
+            per_thread,
+            base_page: base / 4096,
+            fetches,
+            placed: Vec::new(),
+            processes: Vec::new(),
+            moved: 0,
+            split: 0,
+        })
+    }
+
+    fn transform(&mut self, records: &[Record]) -> Result<Vec<Record>, String> {
         let mut out = Vec::new();
         for &r in records {
             match r {
@@ -197,10 +189,10 @@ impl ColoringTwin {
                 other => out.push(other),
             }
         }
-        out
+        Ok(out)
     }
 
-    pub(super) fn counters(&self) -> Vec<(String, u64)> {
+    fn counters(&self) -> Vec<(String, u64)> {
         let mut threads: Vec<u32> = self.placed.iter().map(|p| p.thread).collect();
         threads.sort_unstable();
         threads.dedup();

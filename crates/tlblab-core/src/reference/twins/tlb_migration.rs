@@ -40,22 +40,11 @@
 //! and its burst limit from Table A.2; the rest (fitted or assumed) as the catalog's
 //! documentation lists them (docs/technique-tlb_migration.md, "Constants and their sources").
 
-use super::{number, param};
+use super::{number, param, Twin};
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::reference::parts::{Entry, Who};
 use crate::reference::{RefOutcome, ReferenceModel};
 use crate::tlb::TlbKind;
-
-pub(super) const PARAMS: [&str; 8] = [
-    "interface",
-    "filter",
-    "limit",
-    "predict",
-    "min_uses",
-    "max_age",
-    "cpu",
-    "save_base",
-];
 
 /// A CPU's cycle costs.
 #[derive(Clone, Copy)]
@@ -147,7 +136,7 @@ struct Counts {
     pld_fills_dropped: u64,
 }
 
-pub(in crate::reference) struct MigrationTwin {
+pub(crate) struct MigrationTwin {
     way: Way,
     /// 0 none, 1 valid, 2 asid, 3 used: the number of fields tested, too.
     filter: u64,
@@ -171,93 +160,6 @@ struct Preloads {
 }
 
 impl MigrationTwin {
-    pub(super) fn new(spec: &TechniqueSpec, m: &MachineConfig) -> Result<MigrationTwin, String> {
-        let bad = |name: &str| format!("twin tlb_migration: parameter {name}");
-        let way = match param(spec, "interface", "pld_direct") {
-            "pld_direct" => Way::PldDirect,
-            "pld_indirect" => Way::PldIndirect,
-            "v1" => Way::V1,
-            "v2" => Way::V2,
-            "v3" => Way::V3,
-            "v4" => Way::V4,
-            _ => return Err(bad("interface")),
-        };
-        let filter = match param(spec, "filter", "asid") {
-            "none" => 0,
-            "valid" => 1,
-            "asid" => 2,
-            "used" => 3,
-            _ => return Err(bad("filter")),
-        };
-        // §5.2: v3/v4 hardware streams the entries of one ASID; it cannot give all of them.
-        if matches!(way, Way::V3 | Way::V4) && filter < 2 {
-            return Err(bad("filter"));
-        }
-        let (mut min_uses, mut max_age) = (0, None);
-        match param(spec, "predict", "none") {
-            "none" => {}
-            "uses" => {
-                let n = number(spec, "min_uses", "2")?;
-                if n == 0 || n > u32::MAX as u64 {
-                    return Err(bad("min_uses"));
-                }
-                min_uses = n as u32;
-            }
-            "age" => {
-                let n = number(spec, "max_age", "10000")?;
-                if n == 0 {
-                    return Err(bad("max_age"));
-                }
-                max_age = Some(n);
-            }
-            _ => return Err(bad("predict")),
-        }
-        let cpu = match param(spec, "cpu", "auto") {
-            "a7" => CORTEX_A7,
-            "gem5" => GEM5,
-            "auto" if m.name.starts_with("gem5") => GEM5,
-            "auto" => CORTEX_A7,
-            _ => return Err(bad("cpu")),
-        };
-        // The level read: the last of the data path (the same on every core).
-        let last = m
-            .tlbs
-            .iter()
-            .filter(|t| t.kind != TlbKind::Instr)
-            .map(|t| t.level)
-            .max()
-            .ok_or("twin tlb_migration: no data TLB")?;
-        let size = m
-            .tlbs
-            .iter()
-            .filter(|t| t.kind != TlbKind::Instr && t.level == last)
-            .map(|t| t.entries)
-            .next_back()
-            .unwrap_or(0) as u64;
-        let limit = match number(spec, "limit", "0")? {
-            0 => size,
-            n => n,
-        };
-        let save_base = match number(spec, "save_base", "0")? {
-            0 => m.memory.bytes.saturating_sub(64 << 20),
-            b => b,
-        };
-        if save_base % 4096 != 0 {
-            return Err(bad("save_base"));
-        }
-        Ok(MigrationTwin {
-            way,
-            filter,
-            min_uses,
-            max_age,
-            limit,
-            cpu,
-            save_base,
-            saved: Vec::new(),
-            n: Counts::default(),
-        })
-    }
-
     /// Whether the entries must count their uses.
     pub(super) fn counts_uses(&self) -> bool {
         self.filter == 3 || self.min_uses > 0 || self.max_age.is_some()
@@ -300,24 +202,6 @@ impl MigrationTwin {
             cycles += self.cpu.word + Self::kernel(r, cpu, self.area(thread) + 4 * i, write);
         }
         cycles
-    }
-
-    pub(super) fn on_migrate(
-        &mut self,
-        r: &mut ReferenceModel,
-        thread: u32,
-        from: usize,
-        to: usize,
-    ) -> Result<u64, String> {
-        self.n.migrations += 1;
-        if let Some(i) = self.saved.iter().position(|s| s.thread == thread) {
-            if self.saved[i].from == to {
-                self.saved.remove(i);
-                self.n.returned_before_running += 1;
-            }
-            return Ok(0);
-        }
-        Ok(self.save(r, thread, from))
     }
 
     /// Steps 1-3 of §3.1 on hardware thread `from`.
@@ -407,22 +291,6 @@ impl MigrationTwin {
             slots: stored,
         });
         cycles
-    }
-
-    pub(super) fn on_switch_in(
-        &mut self,
-        r: &mut ReferenceModel,
-        cpu: usize,
-        thread: u32,
-    ) -> Result<u64, String> {
-        let Some(i) = self.saved.iter().position(|s| s.thread == thread) else {
-            return Ok(0);
-        };
-        let saved = self.saved.remove(i);
-        if saved.from == cpu {
-            return Ok(0);
-        }
-        self.restore(r, cpu, thread, saved)
     }
 
     /// Step 4 of §3.1 on hardware thread `cpu`.
@@ -606,8 +474,135 @@ impl MigrationTwin {
         p.burst += 1;
         self.n.pld_fills += 1;
     }
+}
 
-    pub(super) fn counters(&self) -> Vec<(String, u64)> {
+impl Twin for MigrationTwin {
+    fn install(&mut self, r: &mut ReferenceModel) {
+        r.track_uses |= self.counts_uses();
+    }
+
+    fn new(spec: &TechniqueSpec, m: &MachineConfig, _seed: u64) -> Result<MigrationTwin, String> {
+        let bad = |name: &str| format!("twin tlb_migration: parameter {name}");
+        let way = match param(spec, "interface", "pld_direct") {
+            "pld_direct" => Way::PldDirect,
+            "pld_indirect" => Way::PldIndirect,
+            "v1" => Way::V1,
+            "v2" => Way::V2,
+            "v3" => Way::V3,
+            "v4" => Way::V4,
+            _ => return Err(bad("interface")),
+        };
+        let filter = match param(spec, "filter", "asid") {
+            "none" => 0,
+            "valid" => 1,
+            "asid" => 2,
+            "used" => 3,
+            _ => return Err(bad("filter")),
+        };
+        // §5.2: v3/v4 hardware streams the entries of one ASID; it cannot give all of them.
+        if matches!(way, Way::V3 | Way::V4) && filter < 2 {
+            return Err(bad("filter"));
+        }
+        let (mut min_uses, mut max_age) = (0, None);
+        match param(spec, "predict", "none") {
+            "none" => {}
+            "uses" => {
+                let n = number(spec, "min_uses", "2")?;
+                if n == 0 || n > u32::MAX as u64 {
+                    return Err(bad("min_uses"));
+                }
+                min_uses = n as u32;
+            }
+            "age" => {
+                let n = number(spec, "max_age", "10000")?;
+                if n == 0 {
+                    return Err(bad("max_age"));
+                }
+                max_age = Some(n);
+            }
+            _ => return Err(bad("predict")),
+        }
+        let cpu = match param(spec, "cpu", "auto") {
+            "a7" => CORTEX_A7,
+            "gem5" => GEM5,
+            "auto" if m.name.starts_with("gem5") => GEM5,
+            "auto" => CORTEX_A7,
+            _ => return Err(bad("cpu")),
+        };
+        // The level read: the last of the data path (the same on every core).
+        let last = m
+            .tlbs
+            .iter()
+            .filter(|t| t.kind != TlbKind::Instr)
+            .map(|t| t.level)
+            .max()
+            .ok_or("twin tlb_migration: no data TLB")?;
+        let size = m
+            .tlbs
+            .iter()
+            .filter(|t| t.kind != TlbKind::Instr && t.level == last)
+            .map(|t| t.entries)
+            .next_back()
+            .unwrap_or(0) as u64;
+        let limit = match number(spec, "limit", "0")? {
+            0 => size,
+            n => n,
+        };
+        let save_base = match number(spec, "save_base", "0")? {
+            0 => m.memory.bytes.saturating_sub(64 << 20),
+            b => b,
+        };
+        if save_base % 4096 != 0 {
+            return Err(bad("save_base"));
+        }
+        Ok(MigrationTwin {
+            way,
+            filter,
+            min_uses,
+            max_age,
+            limit,
+            cpu,
+            save_base,
+            saved: Vec::new(),
+            n: Counts::default(),
+        })
+    }
+
+    fn on_migrate(
+        &mut self,
+        r: &mut ReferenceModel,
+        thread: u32,
+        from: usize,
+        to: usize,
+    ) -> Result<u64, String> {
+        self.n.migrations += 1;
+        if let Some(i) = self.saved.iter().position(|s| s.thread == thread) {
+            if self.saved[i].from == to {
+                self.saved.remove(i);
+                self.n.returned_before_running += 1;
+            }
+            return Ok(0);
+        }
+        Ok(self.save(r, thread, from))
+    }
+
+    fn on_switch_in(
+        &mut self,
+        r: &mut ReferenceModel,
+        cpu: usize,
+        thread: u32,
+    ) -> Result<u64, String> {
+        let Some(i) = self.saved.iter().position(|s| s.thread == thread) else {
+            return Ok(0);
+        };
+        let saved = self.saved.remove(i);
+        if saved.from == cpu {
+            return Ok(0);
+        }
+        self.restore(r, cpu, thread, saved)
+    }
+
+    fn counters(&self) -> Vec<(String, u64)> {
         let n = &self.n;
         [
             ("migrations", n.migrations),

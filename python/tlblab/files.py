@@ -1,0 +1,60 @@
+"""Writing output files: whole or not at all.
+
+Every file tlblab writes goes through `atomic_write`: to a temporary file beside the target, then
+renamed over it, so that a run that fails or is interrupted (Ctrl-C included) leaves the file it
+found, or none, never a part of one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from typing import Callable, Union
+
+#: Text (written as UTF-8), bytes, or a function that writes the file whose name it is given
+#: (`frame.to_parquet`, `figure.savefig`: the temporary name keeps the target's extension).
+Content = Union[str, bytes, Callable[[str], object]]
+
+
+def atomic_write(path: str | os.PathLike[str], content: Content) -> None:
+    """Writes `content` to `path` all at once. The file gets the mode a plain `open` would give
+    it (0666 less the umask), not the temporary file's 0600. The directory must exist: an
+    `OSError` (FileNotFoundError) otherwise, for the caller to word."""
+    path = os.fspath(path)
+    directory, name = os.path.split(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=os.path.splitext(name)[1])
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        if callable(content):
+            os.close(fd)
+            fd = -1
+            content(tmp)
+        else:
+            with os.fdopen(fd, "wb") as f:
+                fd = -1
+                f.write(content.encode("utf-8") if isinstance(content, str) else content)
+        os.replace(tmp, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def csv_text(rows: list[dict], fields: list[str] | None = None) -> str:
+    """`rows` as CSV text (`csv.DictWriter`'s dialect: `\\r\\n` line ends), the columns in order of
+    first appearance unless `fields` names them."""
+    import csv
+    import io
+
+    if fields is None:
+        fields = list(dict.fromkeys(k for r in rows for k in r))
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=fields)
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()

@@ -1,0 +1,77 @@
+"""The techniques' registration on the Python side: one optional module per technique
+(`tlblab/technique/<name>.py`), discovered; every technique of a seed has its reproductions.
+The Rust side (one registry line, a twin for every technique) is
+`crates/tlblab-core/tests/technique_registry.rs`."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import tlblab
+import tlblab.reproduce as rp
+from tlblab import technique
+
+
+def test_every_technique_module_is_named_as_a_registered_technique():
+    registered = {t["name"] for t in tlblab.techniques()}
+    assert technique.names(), "lockdown's module at least"
+    assert technique.names() <= registered, technique.names() - registered
+
+
+def test_every_technique_of_a_seed_has_its_reproduction_folder():
+    # `seed` in the catalog begins "seed NNN §..." for the seeds' techniques ("none (...)" for a
+    # host model such as foreign_entries).
+    have = {r.seed for r in rp.catalog()}
+    for t in tlblab.techniques():
+        m = re.match(r"seed (\d{3})\b", t["seed"])
+        if m:
+            assert m.group(1) in have, f"{t['name']}: no python/tlblab/reproductions/{m.group(1)}/*.toml"
+            assert (rp.DATA / m.group(1)).is_dir()
+
+
+def test_a_spec_without_a_module_passes_unchanged():
+    spec = "tlb_coloring:assign=same"
+    assert technique.module("tlb_coloring") is None
+    assert technique.resolve(spec, "xeon-e5-2650") == spec
+
+
+def test_a_technique_module_is_discovered_by_adding_its_file(tmp_path, monkeypatch):
+    # A throwaway technique's module, in a folder added to the package's path: no registration
+    # beyond the file.
+    (tmp_path / "switch_toll.py").write_text(
+        "def resolve(technique, machine):\n"
+        "    return technique.replace('cycles=fast', 'cycles=1')\n")
+    monkeypatch.setattr(technique, "__path__", [*technique.__path__, str(tmp_path)])
+    technique.names.cache_clear()
+    try:
+        assert "switch_toll" in technique.names()
+        assert technique.resolve("switch_toll:cycles=fast", "zen3") == "switch_toll:cycles=1"
+    finally:
+        technique.names.cache_clear()
+
+
+def test_lockdown_resolves_a_profile_through_its_module_when_simulating(tmp_path):
+    # `tlblab.simulate` hands the spec to the technique's module: pages=FILE.csv becomes the
+    # profile's most-accessed pages, as the engine takes them.
+    csv = tmp_path / "profile.csv"
+    csv.write_text("rank,page,region,offset,process,loads,stores,fetches,accesses\n"
+                   "1,0x40000000,-,0,0,90,10,0,100\n"
+                   "2,0x40001000,-,0,0,50,0,0,50\n")
+    resolved = technique.resolve(f"lockdown:pages={csv},count=1", "cortex-a9")
+    assert resolved == "lockdown:pages=0x40000000"
+    r = tlblab.simulate("cortex-a9", "random:pages=64,accesses=2000", technique=f"lockdown:pages={csv},count=1")
+    assert r.technique["params"]["pages"] == "0x40000000"
+
+
+@pytest.mark.parametrize("name", sorted(technique.names()))
+def test_a_technique_module_imports_without_the_simulator(name):
+    # The modules sit below `tlblab.sim` (which calls them): none imports it, so no circle.
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(technique.__path__[0], f"{name}.py").read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not {m for m in imported if m and (m == "tlblab.sim" or m.startswith("tlblab.lockdown"))}
