@@ -75,3 +75,19 @@ def test_a_technique_module_imports_without_the_simulator(name):
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert not {m for m in imported if m and (m == "tlblab.sim" or m.startswith("tlblab.lockdown"))}
+
+
+def test_a_machine_files_technique_table_is_resolved_by_the_techniques_module(tmp_path):
+    # `[technique] pages = "FILE.csv"` in a machine file runs as `technique="lockdown:pages=FILE.csv"`.
+    csv = tmp_path / "profile.csv"
+    csv.write_text("rank,page,region,offset,process,loads,stores,fetches,accesses\n"
+                   "1,0x40000000,-,0,0,90,10,0,100\n")
+    machine = tmp_path / "a9-locked.toml"
+    machine.write_text(tlblab.machine_toml("cortex-a9") +
+                       f'\n[technique]\nname = "lockdown"\npages = "{csv}"\ncount = 1\n')
+    workload = "random:pages=64,accesses=2000"
+    from_table = tlblab.simulate(str(machine), workload)
+    given = tlblab.simulate("cortex-a9", workload, technique=f"lockdown:pages={csv},count=1")
+    assert from_table.technique == given.technique
+    assert from_table.technique["params"]["pages"] == "0x40000000"
+    assert from_table.total == given.total

@@ -13,6 +13,7 @@ fields as a preset file. `workload` is a built-in workload spec `name:key=value,
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -192,8 +193,10 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
     order of `stats["tlb_levels"]`, `["cache_levels"]` and `["sources"]`; `label_levels` (what
     `tlblab simulate --json` prints) names them.
 
-    A technique with a Python module (`tlblab.technique`) turns its spec into the engine's first:
-    `lockdown:pages=FILE.csv` reads a profile (`tlblab profile`) and locks its top pages.
+    A technique with a Python module (`tlblab.technique`) turns its spec into the engine's first,
+    given here or in the machine file's `[technique]` table: `lockdown:pages=FILE.csv` reads a
+    profile (`tlblab profile`; a relative path from the working directory) and locks its top
+    pages.
 
     `stall_cycles=True` counts the data TLB stall cycles per level (`Result.stall_cycles`, seed
     004 Tables 2-3); runs with a technique that keeps the engine on its general path count them
@@ -218,8 +221,7 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
     spec, fmt = _machine_arg(machine)
     if tlb_only:
         caches = data_accesses = walks = False
-    if technique:
-        technique = technique_modules.resolve(technique, machine)
+    technique = technique_modules.resolve(technique, machine) if technique else _table_resolved(machine)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses,
                            walks=walks, max_references=max_references, machine_format=fmt,
@@ -235,6 +237,25 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
            "refs_per_second": round(simulated / wall) if wall > 0 else 0}
     stats["frequency_mhz"] = _frequency_mhz(machine)
     return Result(machine=stats["machine"], workload=workload, stats=stats, run=run)
+
+
+def _table_resolved(machine: str | dict[str, Any]) -> str | None:
+    """The machine's own `[technique]` table as its technique's module resolves it
+    (`tlblab.technique`), when the module changes it (`pages = "FILE.csv"`); else None, and the
+    engine reads the table itself. Presets carry no table, so only a machine file or a dict is
+    read here."""
+    if isinstance(machine, dict):
+        table = machine.get("technique")
+    elif str(machine).endswith((".toml", ".json")) and os.path.isfile(machine):
+        table = machine_config(machine).get("technique")
+    else:
+        return None
+    if not table or technique_modules.module(table["name"]) is None:
+        return None
+    spec = table["name"] + "".join(f"{',' if i else ':'}{k}={v}" for i, (k, v) in
+                                   enumerate((k, v) for k, v in table.items() if k != "name"))
+    resolved = technique_modules.resolve(spec, machine)
+    return resolved if resolved != spec else None
 
 
 def _count(name: str, value: Any, minimum: int = 0) -> int:

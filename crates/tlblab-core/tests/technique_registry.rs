@@ -10,13 +10,13 @@ mod common;
 
 use common::random::{machine, options, same_run, setup, steps};
 use common::tlb;
-use tlblab_core::replacement::ReplacementKind;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use tlblab_core::machine::{MachineConfig, TechniqueSpec};
 use tlblab_core::os::SwitchPolicy;
 use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::reference::{ReferenceModel, Twin};
+use tlblab_core::replacement::ReplacementKind;
 use tlblab_core::techniques::{
     self, Model, ParamInfo, Params, Registration, Registry, TechniqueInfo, REGISTRY,
 };
@@ -46,8 +46,6 @@ struct SwitchToll {
 }
 
 impl Model for SwitchToll {
-    const INFO: TechniqueInfo = INFO;
-
     fn build(p: &Params, _machine: &MachineConfig, _seed: u64) -> Result<Self, String> {
         Ok(SwitchToll {
             cycles: p.u64_in("cycles", 0, 1_000_000)?,
@@ -61,12 +59,7 @@ impl Technique for SwitchToll {
         INFO.name
     }
 
-    fn on_switch_in(
-        &mut self,
-        _sys: &mut System,
-        _cpu: usize,
-        _thread: ThreadId,
-    ) -> Result<u64, SimError> {
+    fn on_switch_in(&mut self, _: &mut System, _: usize, _: ThreadId) -> Result<u64, SimError> {
         self.tolls += 1;
         Ok(self.cycles)
     }
@@ -92,12 +85,7 @@ impl Twin for SwitchTollTwin {
         Ok(SwitchTollTwin { cycles, tolls: 0 })
     }
 
-    fn on_switch_in(
-        &mut self,
-        _r: &mut ReferenceModel,
-        _cpu: usize,
-        _thread: u32,
-    ) -> Result<u64, String> {
+    fn on_switch_in(&mut self, _: &mut ReferenceModel, _: usize, _: u32) -> Result<u64, String> {
         self.tolls += 1;
         Ok(self.cycles)
     }
@@ -111,8 +99,16 @@ impl Twin for SwitchTollTwin {
 
 fn with_switch_toll() -> Vec<Registration> {
     let mut all = REGISTRY.to_vec();
-    all.push(Registration::of::<SwitchToll, SwitchTollTwin>());
+    all.push(Registration::of::<SwitchToll, SwitchTollTwin>(INFO));
     all
+}
+
+/// One core with one 16-entry 4-way data TLB.
+fn one_level() -> MachineConfig {
+    common::machine(
+        PageTableFormat::X86_64_4level,
+        vec![tlb("L1D", 1, 16, 4, ReplacementKind::Lru)],
+    )
 }
 
 fn spec(text: &str) -> TechniqueSpec {
@@ -155,10 +151,7 @@ fn a_registered_technique_is_listed_with_its_parameters() {
 fn a_registered_technique_simulates_and_agrees_with_its_twin() {
     let all = with_switch_toll();
     let registry = Registry(&all);
-    let cfg = common::machine(
-        PageTableFormat::X86_64_4level,
-        vec![tlb("L1D", 1, 16, 4, ReplacementKind::Lru)],
-    );
+    let cfg = one_level();
     let opts = RunOptions::tlb_only(0);
     let records: Vec<Record> = (0..6u64)
         .map(|i| load((i % 2) as u32, 0x10_0000 + i * 4096))
@@ -175,7 +168,10 @@ fn a_registered_technique_simulates_and_agrees_with_its_twin() {
     r.run(&records).unwrap();
 
     let stats = sys.stats();
-    let t = stats.technique.as_ref().expect("the run names its technique");
+    let t = stats
+        .technique
+        .as_ref()
+        .expect("the run names its technique");
     assert_eq!(t.name, "switch_toll");
     assert_eq!(t.params["cycles"], "40");
     assert_eq!(t.counters["tolls"], 6);
@@ -189,10 +185,7 @@ fn a_registered_technique_simulates_and_agrees_with_its_twin() {
 fn an_undeclared_parameter_is_refused_by_the_model_and_the_twin() {
     let all = with_switch_toll();
     let registry = Registry(&all);
-    let cfg = common::machine(
-        PageTableFormat::X86_64_4level,
-        vec![tlb("L1D", 1, 16, 4, ReplacementKind::Lru)],
-    );
+    let cfg = one_level();
     let bad = spec("switch_toll:cycles=4,colour=1");
     let e = registry.build(&bad, &cfg, 0).err().unwrap();
     assert!(e.contains("no parameter 'colour'"), "{e}");
@@ -203,7 +196,11 @@ fn an_undeclared_parameter_is_refused_by_the_model_and_the_twin() {
     for t in techniques::catalog() {
         let s = spec(&format!("{}:no_such_parameter=1", t.name));
         let e = r.install_twin(&s).unwrap_err();
-        assert!(e.contains("no parameter 'no_such_parameter'"), "{}: {e}", t.name);
+        assert!(
+            e.contains("no parameter 'no_such_parameter'"),
+            "{}: {e}",
+            t.name
+        );
     }
 }
 

@@ -43,7 +43,9 @@ def run(args) -> int:
     df = sweep(grid, out, scheduler=args.scheduler or None, workers=args.workers or None,
                serial=args.serial)
     csv = out / "sweep.csv"
-    df.to_csv(csv, index=False)
+    from tlblab.files import atomic_write
+
+    atomic_write(csv, lambda tmp: df.to_csv(tmp, index=False))
     from tlblab.report_text import format_table
 
     # The axes (machine paths shortened to their last two parts) and the headline numbers; every

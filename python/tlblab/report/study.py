@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from tlblab.files import atomic_write
 from tlblab.report import HostRun, Study, build
 
 # The host measurements with the arguments that fit the study's budget (each tool's own --quick
@@ -144,7 +145,7 @@ def host(quick: bool, out: Path) -> list[HostRun]:
                 r.error = "the measurement printed no JSON"
         if r.data is not None:
             (out / "host").mkdir(parents=True, exist_ok=True)
-            (out / "host" / f"{name}.json").write_text(json.dumps(r.data, indent=1))
+            atomic_write(out / "host" / f"{name}.json", json.dumps(r.data, indent=1))
         runs.append(r)
         bar.update(1)
     bar.close()

@@ -195,8 +195,6 @@ pub struct Fass {
 }
 
 impl Model for Fass {
-    const INFO: TechniqueInfo = INFO;
-
     fn build(p: &Params, machine: &MachineConfig, _seed: u64) -> Result<Self, String> {
         if machine.page_table.format != crate::page_table::PageTableFormat::Armv7Short {
             return Err(format!(

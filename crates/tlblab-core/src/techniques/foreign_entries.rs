@@ -88,8 +88,6 @@ fn target_level<'m>(
 }
 
 impl Model for ForeignEntries {
-    const INFO: TechniqueInfo = INFO;
-
     fn build(p: &Params, machine: &MachineConfig, seed: u64) -> Result<Self, String> {
         let every = p.u64_in("every", 1, u64::MAX)?;
         let level = target_level(machine, p.text("level"))?;

@@ -115,8 +115,6 @@ pub fn parse_pages(text: &str) -> Result<Vec<u64>, String> {
 }
 
 impl Model for Lockdown {
-    const INFO: TechniqueInfo = INFO;
-
     fn build(p: &Params, machine: &MachineConfig, _seed: u64) -> Result<Self, String> {
         let level = lockable_level(machine, p.text("level"))?;
         let pages = parse_pages(p.text("pages"))?;

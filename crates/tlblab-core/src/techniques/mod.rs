@@ -6,8 +6,8 @@
 //! techniques`), built by `build`, and installed on a `System` (`install`), where it acts
 //! through the engine's extension point, `system::Technique` (its contract is there).
 //!
-//! Adding one (ARCHITECTURE.md, recipe 6): a file here whose model implements `Model` (its
-//! `INFO` and `build`) and `system::Technique`, a naive twin in `reference/twins/` that
+//! Adding one (ARCHITECTURE.md, recipe 6): a file here with its `INFO` and a model that
+//! implements `Model` (`build`) and `system::Technique`, a naive twin in `reference/twins/` that
 //! implements `reference::Twin`, and one line in `REGISTRY` joining the two; `catalog`, `build`,
 //! `install` and the reference's `install_twin` read nothing else. Its reproductions go in
 //! `python/tlblab/reproductions/<seed>/`.
@@ -56,12 +56,9 @@ pub struct TechniqueInfo {
     pub params: &'static [ParamInfo],
 }
 
-/// A technique's model as the registry builds it (`techniques/<name>.rs`): its catalog entry
-/// and its constructor, beside `system::Technique`, which is what the engine calls.
+/// A technique's model as the registry builds it (`techniques/<name>.rs`): its constructor,
+/// beside `system::Technique`, which is what the engine calls.
 pub trait Model: Technique + Sized + 'static {
-    /// Name, summary, the seed sections it follows, every parameter with default and meaning.
-    const INFO: TechniqueInfo;
-
     /// The model for `machine` with `params` (their names already checked against
     /// `INFO.params`), `seed` the run's seed for anything random.
     fn build(params: &Params, machine: &MachineConfig, seed: u64) -> Result<Self, String>;
@@ -77,10 +74,11 @@ pub struct Registration {
 }
 
 impl Registration {
-    /// The model `M` with its naive twin `T`: a technique cannot be registered without one.
-    pub const fn of<M: Model, T: Twin + 'static>() -> Registration {
+    /// The model `M`, whose catalog entry is `info`, with its naive twin `T`: a technique
+    /// cannot be registered without one.
+    pub const fn of<M: Model, T: Twin + 'static>(info: TechniqueInfo) -> Registration {
         Registration {
-            info: M::INFO,
+            info,
             build: build_model::<M>,
             twin: build_twin::<T>,
         }
@@ -105,12 +103,12 @@ fn build_twin<T: Twin + 'static>(
 
 /// Every technique, in seed order: one line each, a model and its twin.
 pub const REGISTRY: &[Registration] = &[
-    Registration::of::<tlb_migration::TlbMigration, twins::MigrationTwin>(),
-    Registration::of::<pt_baker::PtBaker, twins::PtBakerTwin>(),
-    Registration::of::<fass::Fass, twins::FassTwin>(),
-    Registration::of::<tlb_coloring::TlbColoring, twins::ColoringTwin>(),
-    Registration::of::<lockdown::Lockdown, twins::LockdownTwin>(),
-    Registration::of::<foreign_entries::ForeignEntries, twins::ForeignTwin>(),
+    Registration::of::<tlb_migration::TlbMigration, twins::MigrationTwin>(tlb_migration::INFO),
+    Registration::of::<pt_baker::PtBaker, twins::PtBakerTwin>(pt_baker::INFO),
+    Registration::of::<fass::Fass, twins::FassTwin>(fass::INFO),
+    Registration::of::<tlb_coloring::TlbColoring, twins::ColoringTwin>(tlb_coloring::INFO),
+    Registration::of::<lockdown::Lockdown, twins::LockdownTwin>(lockdown::INFO),
+    Registration::of::<foreign_entries::ForeignEntries, twins::ForeignTwin>(foreign_entries::INFO),
 ];
 
 /// A list of registrations to look techniques up in: `Registry::BUILT_IN` (`REGISTRY`) for

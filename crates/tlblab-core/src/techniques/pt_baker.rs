@@ -225,8 +225,6 @@ fn cores_share(m: &MachineConfig, a: usize, b: usize) -> bool {
 }
 
 impl Model for PtBaker {
-    const INFO: TechniqueInfo = INFO;
-
     fn build(p: &Params, machine: &MachineConfig, seed: u64) -> Result<Self, String> {
         let bad = |msg: String| format!("technique pt_baker: {msg}");
         let mode = match p.choice("mode", &["kernel", "user", "prefetch", "none"])? {

@@ -101,8 +101,6 @@ pub struct TlbColoring {
 }
 
 impl Model for TlbColoring {
-    const INFO: TechniqueInfo = INFO;
-
     fn build(p: &Params, machine: &MachineConfig, _seed: u64) -> Result<Self, String> {
         let level = p.text("level");
         let tlb = if level.is_empty() {

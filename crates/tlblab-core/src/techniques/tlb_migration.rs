@@ -291,8 +291,6 @@ struct Counters {
 }
 
 impl Model for TlbMigration {
-    const INFO: TechniqueInfo = INFO;
-
     fn build(p: &Params, machine: &MachineConfig, _seed: u64) -> Result<Self, String> {
         let interface = match p.choice(
             "interface",
