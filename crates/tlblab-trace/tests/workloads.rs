@@ -322,6 +322,33 @@ fn lat_ctx_with_lmbench_footprint_gives_each_process_its_own_kernel_state_and_pi
 }
 
 #[test]
+fn l4_ipc_with_footprint_touches_each_threads_own_page_mapped_tcb() {
+    // footprint=1: every thread (the server and each client) saves and restores its context
+    // in its own 4 KiB TCB, a page of the kernel's TCB area (Pistachio's ARM layout).
+    let tcbs = 0xc000_0000u64 + (8 << 20);
+    let p: Params = [("clients", 5), ("ipcs", 200), ("footprint", 1)]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+    let (r, _) = all("l4_ipc", &p, 3);
+    let pages: HashSet<(u32, u64)> = accesses(&r)
+        .iter()
+        .filter(|a| a.2 >= tcbs && a.2 < tcbs + (1 << 20))
+        .map(|a| (a.0, (a.2 - tcbs) / 4096))
+        .collect();
+    assert_eq!(pages.len(), 6);
+    assert!(pages.iter().all(|&(t, page)| t as u64 == page));
+    assert!(r.iter().any(|x| matches!(
+        x,
+        Record::Event(Event::MapShared {
+            page_shift: 12,
+            len: 24576,
+            ..
+        })
+    )));
+}
+
+#[test]
 fn extreme_shared_pages_are_one_object_private_pages_one_mapping_each() {
     let count = |shared: u64| {
         let p: Params = [
