@@ -9,6 +9,10 @@
 //! path is traced around each switch (`kernel_path.rs`): `kernel_instrs` per one-way IPC,
 //! calibrated so that the flushing kernel on `sa1100` gives Fig. 5's 135 us round trip (seed
 //! 002 §4.2).
+//!
+//! With `footprint=1` (and `kernel` on) each IPC also saves the sender's context in its kernel
+//! TCB and restores the receiver's from its own: Pistachio's 4 KiB TCBs, mapped page by page, so
+//! each thread adds a data-TLB entry and lines of its own (`KTCB_AREA`).
 
 use super::gen::*;
 use super::kernel_path::{self, KernelPath};

@@ -9,6 +9,13 @@
 //! with an instruction fetch of the summing loop per word when `instr`=1), stores the token
 //! (before `write`) and the core switches to the next process. With `kernel` on (the default)
 //! the kernel's pipe path is traced too, as in `hot_potato` with `ipc=0` (`kernel_path.rs`).
+//!
+//! With `footprint=1`, each process also brings what lmbench's own process brings of its own
+//! (lat_ctx.c): a pipe of lmbench's ring (process i reads pipe i and writes pipe i + 1), the
+//! executable's data page (the pipe array, the GOT), libc's `read` and `write` stubs (a shared
+//! file mapping above 32 MiB), and, with `kernel` on, its kernel task block and its pipes'
+//! objects and buffers (`kernel_path::ProcessKernelState`). This is what makes capacity pressure
+//! grow with the processes on a kernel that no longer flushes (seed 002 §4.2, Fig. 2).
 
 use super::gen::*;
 use super::WorkloadInfo;
