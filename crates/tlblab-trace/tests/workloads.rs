@@ -274,6 +274,81 @@ fn lat_ctx_passes_the_token_round_robin_among_n_processes() {
 }
 
 #[test]
+fn lat_ctx_with_lmbench_footprint_gives_each_process_its_own_kernel_state_and_pipe() {
+    // footprint=1: each process's kernel task block (its saved registers at the block's top)
+    // and each pipe's buffer page are its own (kernel_path.rs), so n processes touch n of each.
+    let kernel = 0xc000_0000u64 + (4 << 20);
+    for procs in [2u64, 5] {
+        let p: Params = [
+            ("procs", procs),
+            ("kib", 0),
+            ("rounds", 2),
+            ("footprint", 1),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+        let (r, _) = all("lat_ctx", &p, 1);
+        let acc = accesses(&r);
+        let blocks: HashSet<u64> = acc
+            .iter()
+            .filter(|a| a.2 >= kernel && a.2 < kernel + (512 << 10))
+            .map(|a| (a.2 - kernel) / 8192)
+            .collect();
+        assert_eq!(blocks.len() as u64, procs);
+        // Every process reads its own pipe's first line and writes the next one's.
+        let buffers: HashSet<u64> = acc
+            .iter()
+            .filter(|a| a.2 >= kernel + (512 << 10) && a.2 < kernel + (768 << 10))
+            .map(|a| a.2)
+            .collect();
+        assert_eq!(buffers.len() as u64, procs);
+        // libc's read and write stubs are fetched every turn, from its shared mapping.
+        let libc = acc
+            .iter()
+            .filter(|a| a.1 == AccessKind::Instr && a.2 >= 0x4000_0000 && a.2 < 0x4010_0000)
+            .count() as u64;
+        assert_eq!(libc, 2 * procs * 5);
+        assert!(r
+            .iter()
+            .any(|x| matches!(x, Record::Event(Event::MapShared { object: 1, .. }))));
+    }
+    // The default (footprint=0) stream has none of it.
+    let (r, _) = all("lat_ctx", &small("lat_ctx"), 1);
+    assert!(accesses(&r)
+        .iter()
+        .all(|a| !(kernel..kernel + (1 << 20)).contains(&a.2)
+            && !(0x4000_0000..0x4010_0000).contains(&a.2)));
+}
+
+#[test]
+fn l4_ipc_with_footprint_touches_each_threads_own_page_mapped_tcb() {
+    // footprint=1: every thread (the server and each client) saves and restores its context
+    // in its own 4 KiB TCB, a page of the kernel's TCB area (Pistachio's ARM layout).
+    let tcbs = 0xc000_0000u64 + (8 << 20);
+    let p: Params = [("clients", 5), ("ipcs", 200), ("footprint", 1)]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+    let (r, _) = all("l4_ipc", &p, 3);
+    let pages: HashSet<(u32, u64)> = accesses(&r)
+        .iter()
+        .filter(|a| a.2 >= tcbs && a.2 < tcbs + (1 << 20))
+        .map(|a| (a.0, (a.2 - tcbs) / 4096))
+        .collect();
+    assert_eq!(pages.len(), 6);
+    assert!(pages.iter().all(|&(t, page)| t as u64 == page));
+    assert!(r.iter().any(|x| matches!(
+        x,
+        Record::Event(Event::MapShared {
+            page_shift: 12,
+            len: 24576,
+            ..
+        })
+    )));
+}
+
+#[test]
 fn extreme_shared_pages_are_one_object_private_pages_one_mapping_each() {
     let count = |shared: u64| {
         let p: Params = [

@@ -21,8 +21,9 @@ use tlblab_types::VirtAddr;
 
 /// ARM Linux's PAGE_OFFSET: the kernel image and its data, above every user mapping.
 pub const KERNEL: u64 = 0xc000_0000;
-/// The kernel image's bytes (4 sections).
-pub const KERNEL_BYTES: u64 = 4 << 20;
+/// The kernel image's bytes (5 sections: text and the paths' data in the first four, the
+/// per-process and per-pipe state of `ProcessKernelState` in the fifth).
+pub const KERNEL_BYTES: u64 = 5 << 20;
 /// Shared-object id of the kernel image.
 pub const KERNEL_OBJECT: u32 = 0x7fff_0000;
 /// Kernel data lives in the upper half of the image.
@@ -121,5 +122,106 @@ pub const fn switch_path() -> KernelPath {
         instrs: SWITCH_INSTRS,
         loop_lines: 0,
         data: data_slot(14),
+    }
+}
+
+/// Where each process's and each pipe's own kernel state lives: the fifth section of the image
+/// (low memory, section-mapped like the rest, so one TLB entry covers it for every process,
+/// while its cache lines are each process's own in the virtually indexed caches).
+const PER_PROCESS: u64 = KERNEL + (4 << 20);
+/// ARM Linux 2.4 allocates a task's `task_struct` and its kernel stack together, one 8 KiB
+/// block per task (`union task_union`, two pages: include/asm-arm/processor.h,
+/// `alloc_task_struct()`); the stack grows down from the block's top.
+pub const TASK_UNION_BYTES: u64 = 8192;
+/// Task blocks in the section before their addresses wrap (512 KiB of it).
+const TASK_SLOTS: u64 = 64;
+/// The user registers saved at the top of the kernel stack on every system-call entry and
+/// restored on exit: ARM's `struct pt_regs`, 18 words (r0-r15, cpsr, ORIG_r0;
+/// include/asm-arm/proc-armv/ptrace.h).
+pub const PT_REGS_WORDS: u64 = 18;
+/// The kernel stack below `pt_regs` that a pipe `read` or `write` uses (`sys_read`,
+/// `pipe_read`, `pipe_wait`, `schedule`: their frames and locals). An assumption (no seed
+/// figure): 256 bytes, 8 lines.
+pub const SYSCALL_STACK_BYTES: u64 = 256;
+/// Lines of `task_struct` a pipe system call reads (`current->files`, state, signal and
+/// scheduling fields, `need_resched`). An assumption: 4 lines of its ~1.5 KiB.
+pub const TASK_LINES: u64 = 4;
+/// A pipe's buffer: one page per pipe in Linux 2.4 (`PIPE_SIZE` = `PAGE_SIZE`, fs/pipe.c,
+/// include/linux/pipe_fs_i.h), allocated when the pipe is made; `pipe_read` resets the start
+/// to 0 when the pipe empties, so a one-word token uses the page's first line every time.
+pub const PIPE_BUFFER_BYTES: u64 = 4096;
+const PIPE_BUFFERS: u64 = PER_PROCESS + (512 << 10);
+const PIPE_SLOTS: u64 = 64;
+/// Each pipe's objects besides its buffer, one line each: the `struct file` of its end, its
+/// `inode`, its `pipe_inode_info` and the wait queue head (fs/pipe.c): 4 lines, 128 bytes.
+pub const PIPE_OBJECT_LINES: u64 = 4;
+const PIPE_OBJECTS: u64 = PER_PROCESS + (768 << 10);
+/// The process's `files_struct` (the fd table `fget` reads): one line.
+const FILES: u64 = PER_PROCESS + (896 << 10);
+
+/// The kernel state a pipe system call touches that is the calling process's own (its task
+/// block: `pt_regs`, its stack frames, `task_struct`; its fd table) and the pipe's own (the
+/// pipe's objects and buffer): what makes each added process bring its own lines into the
+/// caches, which the flushing kernel refetches after every switch and the fast kernel keeps
+/// until they overflow (seed 002 §4.2, Fig. 2: "increased competition for TLB entries and
+/// cache lines").
+#[derive(Clone, Copy, Debug)]
+pub struct ProcessKernelState {
+    /// The task's block (wraps at 64 tasks).
+    pub task: u64,
+}
+
+impl ProcessKernelState {
+    pub const fn of(process: u32) -> Self {
+        ProcessKernelState {
+            task: process as u64 % TASK_SLOTS,
+        }
+    }
+
+    fn block(&self) -> u64 {
+        PER_PROCESS + self.task * TASK_UNION_BYTES
+    }
+
+    /// A system call's entry: the user registers stored at the top of the kernel stack.
+    pub fn enter(&self, out: &mut Vec<Record>, t: u32) {
+        let top = self.block() + TASK_UNION_BYTES - PT_REGS_WORDS * 4;
+        for w in 0..PT_REGS_WORDS {
+            out.push(store(t, top + w * 4, 4));
+        }
+    }
+
+    /// A system call's exit: the user registers loaded back.
+    pub fn exit(&self, out: &mut Vec<Record>, t: u32) {
+        let top = self.block() + TASK_UNION_BYTES - PT_REGS_WORDS * 4;
+        for w in 0..PT_REGS_WORDS {
+            out.push(load(t, top + w * 4, 4));
+        }
+    }
+
+    /// The body of a pipe `read` (`write` = false) or `write` on pipe `pipe`: the task's
+    /// fields and fd table, the call chain's stack frames (a store and a load a line), the
+    /// pipe's objects, and the one-word copy out of or into the pipe's buffer.
+    pub fn pipe_call(&self, out: &mut Vec<Record>, t: u32, pipe: u64, write: bool) {
+        let block = self.block();
+        for l in 0..TASK_LINES {
+            out.push(load(t, block + l * 32, 4));
+        }
+        out.push(load(t, FILES + self.task * 32, 4));
+        let frames = block + TASK_UNION_BYTES - PT_REGS_WORDS * 4 - SYSCALL_STACK_BYTES;
+        for l in 0..SYSCALL_STACK_BYTES / 32 {
+            out.push(store(t, frames + l * 32, 4));
+            out.push(load(t, frames + l * 32 + 4, 4));
+        }
+        let objects = PIPE_OBJECTS + (pipe % PIPE_SLOTS) * PIPE_OBJECT_LINES * 32;
+        for l in 0..PIPE_OBJECT_LINES {
+            out.push(load(t, objects + l * 32, 4));
+        }
+        out.push(store(t, objects + 2 * 32 + 4, 4)); // pipe_inode_info's length
+        let buffer = PIPE_BUFFERS + (pipe % PIPE_SLOTS) * PIPE_BUFFER_BYTES;
+        out.push(if write {
+            store(t, buffer, 4)
+        } else {
+            load(t, buffer, 4)
+        });
     }
 }

@@ -9,6 +9,10 @@
 //! path is traced around each switch (`kernel_path.rs`): `kernel_instrs` per one-way IPC,
 //! calibrated so that the flushing kernel on `sa1100` gives Fig. 5's 135 us round trip (seed
 //! 002 §4.2).
+//!
+//! With `footprint=1` (and `kernel` on) each IPC also saves the sender's context in its kernel
+//! TCB and restores the receiver's from its own: Pistachio's 4 KiB TCBs, mapped page by page, so
+//! each thread adds a data-TLB entry and lines of its own (`KTCB_AREA`).
 
 use super::gen::*;
 use super::kernel_path::{self, KernelPath};
@@ -43,6 +47,11 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
             0,
             "instructions of the kernel's path per one-way IPC (0 = the calibrated length)",
         ),
+        (
+            "footprint",
+            0,
+            "1 = each thread's kernel TCB (4 KiB, mapped page by page in the kernel's TCB area: a TLB entry of its own) is touched by its IPCs (with kernel=1)",
+        ),
     ],
     in_default_set: true,
 };
@@ -51,6 +60,20 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
 // it, and the same addresses are valid on 64-bit ones.
 const TEXT: u64 = 0x0040_0000;
 const UTCB: u64 = 0xbefe_0000;
+/// L4Ka::Pistachio's kernel TCBs on ARM (`footprint`=1): 4 KiB each (`KTCB_BITS` 12), in a
+/// virtual array indexed by thread number and mapped with 4 KiB pages (`KTCB_PGSIZE`
+/// size_4k; kernel/include/glue/v4-arm/config.h), so every thread's TCB takes a data-TLB entry
+/// of its own, and its lines are its own in the virtually indexed cache. Placed here above the
+/// kernel image (in the kernel's domain, like every kernel mapping).
+const KTCB_AREA: u64 = kernel_path::KERNEL + (8 << 20);
+const KTCB_BYTES: u64 = 4096;
+/// Shared-object id of the TCB area.
+const KTCB_OBJECT: u32 = kernel_path::KERNEL_OBJECT + 1;
+/// The user context the kernel saves on IPC entry at the top of the TCB (its kernel stack) and
+/// restores on return: 17 words (r0-r14, pc, cpsr). The TCB's fields the IPC path reads and
+/// writes (state, partner, the saved stack pointer) are its first line. Assumptions on the
+/// shape of Pistachio's ARM IPC path, not seed figures.
+const KTCB_CONTEXT_WORDS: u64 = 17;
 
 pub struct L4Ipc {
     clients: u32,
@@ -60,6 +83,7 @@ pub struct L4Ipc {
     rng: SplitMix64,
     started: bool,
     paths: Option<(KernelPath, KernelPath)>,
+    footprint: bool,
 }
 
 impl L4Ipc {
@@ -85,13 +109,28 @@ impl L4Ipc {
                 };
                 (half(0, n / 2), half(1, n - n / 2))
             }),
+            footprint: get("footprint") != 0 && get("kernel") != 0,
         })
+    }
+
+    fn ktcb(t: u32) -> u64 {
+        KTCB_AREA + (t as u64 % 65536) * KTCB_BYTES
     }
 
     fn send(&self, out: &mut Vec<Record>, t: u32) {
         out.push(fetch(t, TEXT + 0x100, 4));
         for w in 0..self.words {
             out.push(store(t, UTCB + 0x100 + w * 8, 8));
+        }
+        if self.footprint {
+            // IPC entry: the sender's context saved at its TCB's top, its state set.
+            let tcb = Self::ktcb(t);
+            let top = tcb + KTCB_BYTES - KTCB_CONTEXT_WORDS * 4;
+            for w in 0..KTCB_CONTEXT_WORDS {
+                out.push(store(t, top + w * 4, 4));
+            }
+            out.push(load(t, tcb, 4));
+            out.push(store(t, tcb + 4, 4));
         }
         if let Some((send, _)) = &self.paths {
             send.run(out, t);
@@ -100,6 +139,16 @@ impl L4Ipc {
     fn receive(&self, out: &mut Vec<Record>, t: u32) {
         if let Some((_, recv)) = &self.paths {
             recv.run(out, t);
+        }
+        if self.footprint {
+            // The receiver's state and partner checked, its context restored.
+            let tcb = Self::ktcb(t);
+            out.push(load(t, tcb, 4));
+            out.push(store(t, tcb + 4, 4));
+            let top = tcb + KTCB_BYTES - KTCB_CONTEXT_WORDS * 4;
+            for w in 0..KTCB_CONTEXT_WORDS {
+                out.push(load(t, top + w * 4, 4));
+            }
         }
         out.push(fetch(t, TEXT + 0x140, 4));
         for w in 0..self.words {
@@ -131,6 +180,16 @@ impl Generator for L4Ipc {
                 }));
                 if self.paths.is_some() {
                     kernel_path::map_kernel(out, p);
+                }
+                if self.footprint {
+                    out.push(ev(Event::MapShared {
+                        process: p,
+                        start: VirtAddr(KTCB_AREA),
+                        len: (self.clients as u64 + 1) * KTCB_BYTES,
+                        prot: prot::READ | prot::WRITE,
+                        page_shift: 12,
+                        object: KTCB_OBJECT,
+                    }));
                 }
                 out.push(ev(Event::Mmap {
                     process: p,

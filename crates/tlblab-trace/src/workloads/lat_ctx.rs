@@ -9,6 +9,13 @@
 //! with an instruction fetch of the summing loop per word when `instr`=1), stores the token
 //! (before `write`) and the core switches to the next process. With `kernel` on (the default)
 //! the kernel's pipe path is traced too, as in `hot_potato` with `ipc=0` (`kernel_path.rs`).
+//!
+//! With `footprint=1`, each process also brings what lmbench's own process brings of its own
+//! (lat_ctx.c): a pipe of lmbench's ring (process i reads pipe i and writes pipe i + 1), the
+//! executable's data page (the pipe array, the GOT), libc's `read` and `write` stubs (a shared
+//! file mapping above 32 MiB), and, with `kernel` on, its kernel task block and its pipes'
+//! objects and buffers (`kernel_path::ProcessKernelState`). This is what makes capacity pressure
+//! grow with the processes on a kernel that no longer flushes (seed 002 §4.2, Fig. 2).
 
 use super::gen::*;
 use super::WorkloadInfo;
@@ -25,6 +32,11 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ("rounds", 100, "times the token goes around"),
         ("instr", 1, "1 = also emit instruction fetches of the summing loop"),
         ("kernel", 1, "1 = trace the kernel's pipe path around each switch"),
+        (
+            "footprint",
+            0,
+            "1 = lmbench's per-process footprint: a pipe per process, the executable's data page, libc's read and write stubs, and (with kernel=1) each task's and pipe's own kernel state",
+        ),
     ],
     in_default_set: true,
 };
@@ -34,6 +46,22 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
 pub const TEXT: u64 = 0x0040_0000;
 pub const DATA: u64 = 0x1000_0000;
 pub const STACK: u64 = 0xbeff_f000;
+/// The executable's data and bss page (`footprint`=1): lat_ctx's global pipe array `p` and the
+/// GOT entries of `read` and `write`, which `doit` reads every turn.
+pub const EXE_DATA: u64 = TEXT + 0x1_0000;
+/// libc's text (`footprint`=1), mapped by the dynamic loader above 32 MiB at ARM Linux 2.4's
+/// `TASK_UNMAPPED_BASE` (`TASK_SIZE / 3`, include/asm-arm/processor.h; rounded here to
+/// 0x4000_0000) and shared by every forked process (a file mapping, object 1).
+pub const LIBC: u64 = 0x4000_0000;
+/// libc's text bytes mapped (glibc 2.2's libc.so text is about a megabyte).
+pub const LIBC_BYTES: u64 = 1 << 20;
+/// The `read` and `write` system-call stubs: two small functions from different object files
+/// of libc (sysdeps/unix/syscalls.list), on two pages here (an assumption: libc's layout on the
+/// seed's machine is not known).
+pub const LIBC_READ: u64 = LIBC + 0x9_4000;
+pub const LIBC_WRITE: u64 = LIBC + 0x9_6000;
+/// Shared-object id of libc's text.
+pub const LIBC_OBJECT: u32 = 1;
 
 /// Per-process set-up shared by the seed 002 workloads: thread = process = `p`, shared text
 /// (object 0), a private stack page.
@@ -64,6 +92,7 @@ pub struct LatCtx {
     words: u64,
     rounds: u64,
     instr: bool,
+    footprint: bool,
     turn: u64,
     names: Vec<String>,
     paths: Option<(
@@ -85,6 +114,7 @@ impl LatCtx {
             words: get("kib") * 1024 / 4,
             rounds: get("rounds"),
             instr: get("instr") != 0,
+            footprint: get("footprint") != 0,
             turn: 0,
             names: vec!["text".into(), "data".into(), "stack".into()],
             paths: (get("kernel") != 0).then(|| super::hot_potato::ipc_paths(0, 0)),
@@ -103,6 +133,23 @@ impl Generator for LatCtx {
                 process_start(out, p, 4096);
                 if self.paths.is_some() {
                     super::kernel_path::map_kernel(out, p);
+                }
+                if self.footprint {
+                    out.push(ev(Event::Mmap {
+                        process: p,
+                        start: VirtAddr(EXE_DATA),
+                        len: 4096,
+                        prot: prot::READ | prot::WRITE,
+                        page_shift: 12,
+                    }));
+                    out.push(ev(Event::MapShared {
+                        process: p,
+                        start: VirtAddr(LIBC),
+                        len: LIBC_BYTES,
+                        prot: prot::READ | prot::EXEC,
+                        page_shift: 12,
+                        object: LIBC_OBJECT,
+                    }));
                 }
                 if self.words > 0 {
                     out.push(ev(Event::Mmap {
@@ -137,11 +184,24 @@ impl Generator for LatCtx {
             return false;
         }
         let p = (self.turn % self.procs as u64) as u32;
+        // lmbench's ring (create_daemons): process p reads pipe p and writes pipe p + 1.
+        let (pipe_in, pipe_out) = (p as u64, (p as u64 + 1) % self.procs as u64);
+        let state = super::kernel_path::ProcessKernelState::of(p);
+        let footprint = self.footprint && self.paths.is_some();
         if let Some((recv_path, _)) = &self.paths {
             if self.turn > 0 && self.procs > 1 {
                 super::kernel_path::switch_path().run(out, p);
             }
             recv_path.run(out, p);
+            if footprint {
+                // The rest of the blocked read: the token copied out of pipe p, back to user.
+                state.pipe_call(out, p, pipe_in, false);
+                state.exit(out, p);
+            }
+        }
+        if self.footprint {
+            out.push(fetch(p, LIBC_READ, 4)); // read()'s return, in libc
+            out.push(fetch(p, LIBC_READ + 0x20, 4));
         }
         out.push(fetch(p, TEXT + 0x100, 4));
         out.push(load(p, STACK + 0xf00, 4)); // the token read from the pipe
@@ -153,7 +213,34 @@ impl Generator for LatCtx {
         }
         out.push(store(p, STACK + 0xf00, 4)); // the token written to the next pipe
         out.push(fetch(p, TEXT + 0x140, 4));
+        if self.footprint {
+            // doit's loop reads its pipe array and calls write through the PLT and the GOT;
+            // the call pushes a frame on the user stack.
+            out.push(load(p, EXE_DATA + 0x100, 4)); // p[wr][1]
+            out.push(fetch(p, TEXT + 0x800, 4)); // write@plt
+            out.push(load(p, EXE_DATA + 0x10, 4)); // its GOT entry
+            out.push(store(p, STACK + 0xee0, 4));
+            out.push(fetch(p, LIBC_WRITE, 4));
+            out.push(fetch(p, LIBC_WRITE + 0x20, 4));
+        }
+        if footprint {
+            // write(): entry, the token copied into pipe p + 1, exit.
+            state.enter(out, p);
+            state.pipe_call(out, p, pipe_out, true);
+            state.exit(out, p);
+        }
+        if self.footprint {
+            // Then read() on pipe p, the same way; it blocks in the kernel.
+            out.push(load(p, EXE_DATA + 0x100 + 8, 4)); // p[rd][0]
+            out.push(fetch(p, TEXT + 0x80c, 4)); // read@plt
+            out.push(load(p, EXE_DATA + 0x14, 4));
+            out.push(fetch(p, LIBC_READ, 4));
+        }
         if let Some((_, send_path)) = &self.paths {
+            if footprint {
+                state.enter(out, p);
+            }
+            // The kernel's pipe path (the write's and the blocking read's common code).
             send_path.run(out, p);
         }
         self.turn += 1;
