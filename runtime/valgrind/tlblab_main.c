@@ -599,14 +599,20 @@ static void tl_start_client_code(ThreadId tid, ULong blocks_done)
 
 static void tl_thread_create(ThreadId parent, ThreadId child)
 {
-   (void)parent;
+   if (parent == VG_INVALID_THREADID) {
+      /* The main thread, made at start-up: thread 0, which the stream starts with. */
+      thread_number[child] = 0;
+      return;
+   }
    thread_number[child] = next_thread_number++;
    put1(control(TLVG_OP_THREAD_START, thread_number[child]));
 }
 
 static void tl_thread_exit(ThreadId tid)
 {
-   put1(control(TLVG_OP_THREAD_EXIT, thread_number[tid]));
+   /* The main thread's end is the end of the stream. */
+   if (thread_number[tid] != 0)
+      put1(control(TLVG_OP_THREAD_EXIT, thread_number[tid]));
 }
 
 /* A forked child runs on under Valgrind (this tool does not follow it): it must not write into
