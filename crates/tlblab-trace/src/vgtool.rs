@@ -311,12 +311,25 @@ mod tests {
     fn bytes(words: &[u64]) -> Vec<u8> {
         words.iter().flat_map(|w| w.to_le_bytes()).collect()
     }
-    fn read_all(b: &[u8]) -> Result<(Vec<Record>, VgToolSource<&[u8]>), String> {
+    /// Records, end, counts and references of a whole stream.
+    #[derive(Debug)]
+    struct Read {
+        end: Option<StreamEnd>,
+        counts: ToolCounts,
+        references: u64,
+    }
+
+    fn read_all(b: &[u8]) -> Result<(Vec<Record>, Read), String> {
         let mut s = VgToolSource::new(b, "stream");
         let mut out = Vec::new();
         // Small batches, so records cross batch boundaries.
         while s.fill(&mut out, 3)? > 0 {}
-        Ok((out, s))
+        let r = Read {
+            end: s.end,
+            counts: s.counts,
+            references: s.references,
+        };
+        Ok((out, r))
     }
 
     #[test]
