@@ -97,9 +97,10 @@ def record(
     directory: str | None
     try:
         directory = tool_dir()
-    except (UserError, OSError, subprocess.CalledProcessError):
+    except (UserError, OSError, subprocess.CalledProcessError) as e:
         if tool == "tlblab":
-            raise
+            raise UserError(f"tlblab's Valgrind tool is not available ({e}); it is built with the C runtime "
+                            "(`make setup`, which needs the Debian package valgrind), or use --tool lackey") from None
         directory = None  # Lackey runs without the runtime's build
     return json.loads(
         _native.trace_record(
