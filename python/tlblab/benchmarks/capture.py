@@ -98,6 +98,17 @@ def _count_only(tool_dir: str, argv, stdin, stdout, d: str) -> tuple[float, int]
     return secs, fetches + loads + stores
 
 
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
 def run(quick: bool) -> dict:
     from tlblab import trace
 
@@ -107,7 +118,8 @@ def run(quick: bool) -> dict:
     lackey_window = 2_000_000 if quick else 20_000_000
     # tlblab's tool captures whole runs (bc's is 2.6 G references), but not in --quick mode.
     tlblab_limit = 100_000_000 if quick else None
-    out: dict = {"host": platform.node(), "lackey_window_references": lackey_window}
+    out: dict = {"host": platform.node(), "cpu": _cpu_model(), "load_average_at_start": os.getloadavg()[0],
+                 "lackey_window_references": lackey_window}
     with tempfile.TemporaryDirectory() as d:
         inputs = _inputs(d, 1)
         for name, (argv, stdin, stdout) in _programs(inputs).items():
@@ -140,4 +152,5 @@ def run(quick: bool) -> dict:
                 os.remove(path)
             row["speedup_over_lackey"] = round(row["tlblab"]["mrefs_per_s"] / max(row["lackey"]["mrefs_per_s"], 1e-9), 1)
             out[name] = row
+    out["load_average_at_end"] = os.getloadavg()[0]
     return out
