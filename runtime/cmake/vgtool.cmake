@@ -12,7 +12,6 @@
 # Skipped, with a message, when the package's tool files are missing, on other platforms, and in
 # sanitized builds (a tool cannot link the sanitizer runtimes).
 
-find_program(TLBLAB_PKG_CONFIG pkg-config)
 set(TLBLAB_VG_PC_DIRS /usr/lib/x86_64-linux-gnu/pkgconfig /usr/lib/pkgconfig /usr/lib64/pkgconfig)
 find_file(TLBLAB_VALGRIND_PC valgrind.pc PATHS ${TLBLAB_VG_PC_DIRS} NO_DEFAULT_PATH)
 
