@@ -19,8 +19,7 @@ string(SUBSTRING "${hex}" ${end_at} 16 end_word)
 if(NOT end_word STREQUAL "0000000000001b00")
   message(FATAL_ERROR "no END word five words before the end (found ${end_word})")
 endif()
-# The 64 stores of the region are the only accesses: exactly 64 store words (kind 2 in bits
-# 48-49, size 1 in bits 50-63: byte 6 is 0x06, byte 7 is 0x00) come between the marks.
+# The marks' words (tests/test_vgtool.py checks what lies between them, through the decoder).
 string(FIND "${hex}" "0000000000001300" roi_begin)
 string(FIND "${hex}" "0000000000001700" roi_end)
 if(roi_begin LESS 0 OR roi_end LESS roi_begin)

@@ -214,7 +214,8 @@ static void max_reached(void)
 /*--- Helpers called by the instrumented code              ---*/
 /*------------------------------------------------------------*/
 
-/* `hi` is the kind and size of the access, packed at instrumentation time. */
+/* A fetch whose whole word (address, kind, size) was known at instrumentation time. The other
+ * helpers take the address and `hi`: the kind and size, packed at instrumentation time. */
 static void log_fetch(ULong word)
 {
    n_fetches++;
@@ -383,8 +384,7 @@ static void flush_events(IRSB *sb)
             fn = clo_count_only ? (void *)count_modify : (void *)log_modify;
             break;
          }
-         if (ev->size >= (1 << 14))
-            tl_assert(ev->size < (1 << 14)); /* Lackey's bound is 512 bytes */
+         tl_assert(ev->size < (1 << 14)); /* the word's size field; Lackey's bound is 512 */
          args = mkIRExprVec_2(ev->addr, IRExpr_Const(IRConst_U64(hi)));
       }
       IRDirty *di = unsafeIRDirty_0_N(0, name, VG_(fnptr_to_fnentry)(fn), args);
