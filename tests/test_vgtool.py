@@ -196,3 +196,17 @@ def test_given_bad_options_then_one_line_and_no_file(programs, tmp_path):
     r = subprocess.run(CLI + ["trace", "record", "-o", str(out), "--", "/no/such/program"], capture_output=True, text=True)
     assert r.returncode != 0 and "cannot find program" in r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_given_a_file_size_limit_when_the_trace_outgrows_it_then_one_line_and_no_file(programs, tmp_path):
+    """A full disk, as far as a test can make one: writes beyond RLIMIT_FSIZE fail (EFBIG; Python
+    ignores SIGXFSZ) through the same error path as ENOSPC."""
+    import resource
+
+    out = tmp_path / "big.tlbt"
+    r = subprocess.run(CLI + ["trace", "record", "--no-progress", "-o", str(out), "--"] + programs["ls"],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000)))
+    assert r.returncode != 0 and str(out) in r.stderr and "File too large" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert list(tmp_path.iterdir()) == []
