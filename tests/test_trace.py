@@ -51,7 +51,7 @@ def test_record_captures_a_real_program_with_maps_and_command_line(tmp_path):
     assert d["accesses"]["instr"] > 10_000  # ld.so start-up alone is tens of thousands
     assert d["accesses"]["load"] > 0 and d["accesses"]["store"] > 0
     assert d["meta"]["argv"] == ["/bin/true"]
-    assert d["meta"]["capture"]["tool"] == "valgrind-lackey"
+    assert d["meta"]["capture"]["tool"] == "valgrind-tlblab"
     assert d["footer"]["exit_status"] == 0
     # The maps snapshot attributes the footprint to real mappings (ld.so at least).
     assert any("ld-linux" in m["name"] for m in d.get("mappings", [])), d.get("mappings")

@@ -193,7 +193,7 @@ def profile(workload: str, *, seed: int = 0, maps: str | None = None,
 
 def profile_program(argv: list[str], *, valgrind: str = "valgrind", keep_trace: str | None = None,
                     process: int | None = None) -> list[dict[str, Any]]:
-    """Runs `argv` under Valgrind Lackey (`tlblab trace record`: streamed, with `/proc/PID/maps`
+    """Runs `argv` under Valgrind (`tlblab trace record`, tlblab's tool: streamed, with `/proc/PID/maps`
     of the traced process in the trace's footer) and profiles the capture."""
     from tlblab.trace import record
 

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from typing import Any, Sequence
 
 from tlblab import _native
+from tlblab.errors import UserError
 
 
 def _path(p: str | os.PathLike[str]) -> str:
@@ -55,6 +57,14 @@ def records(path: str | os.PathLike[str], n: int, skip: int = 0) -> list[dict[st
     return json.loads(_native.trace_records(_path(path), n, skip))
 
 
+def tool_dir() -> str:
+    """The directory of tlblab's Valgrind tool (`tlblab-amd64-linux`, beside links to Valgrind's
+    core files and to Lackey), built with the C runtime; built now if it is missing."""
+    from tlblab.host import _runtime
+
+    return str(_runtime.executable("valgrind/tlblab-amd64-linux").parent)
+
+
 def record(
     argv: Sequence[str],
     output: str | os.PathLike[str],
@@ -65,17 +75,38 @@ def record(
     valgrind: str = "valgrind",
     stdin: str | os.PathLike[str] | None = None,
     stdout: str | os.PathLike[str] | None = None,
+    tool: str = "tlblab",
+    roi_only: bool = False,
+    skip_instructions: int = 0,
+    max_instructions: int | None = None,
 ) -> dict[str, Any]:
-    """Runs `argv` under Valgrind Lackey and writes its references to `output` as they stream.
+    """Runs `argv` under Valgrind and writes its references to `output` as they stream.
 
-    `skip`/`limit` capture a window: the first `skip` references are dropped and the program is
-    stopped after `limit` more. `stdin`/`stdout` redirect the program's input and output to
-    files (no shell: Lackey would trace the shell, not the program).
+    `tool` is "tlblab" (tlblab's own Valgrind tool, built with the C runtime: thread ids,
+    region-of-interest marks, instruction windows) or "lackey" (Valgrind's Lackey: the same
+    references, as text, 10-30 times slower). `skip`/`limit` capture a window of references: the
+    first `skip` references are dropped and the program is stopped after `limit` more. With the
+    tlblab tool, `roi_only` traces only between the program's TLBLAB_ROI_BEGIN()/END()
+    (tlblab/roi.h), `skip_instructions` runs that many instructions untraced first, and
+    `max_instructions` stops the program after that many traced instructions; the code outside
+    is not instrumented. `stdin`/`stdout` redirect the program's input and output to files (no
+    shell: the tool would trace the shell, not the program).
     """
+    if tool not in ("tlblab", "lackey"):
+        raise ValueError(f"unknown capture tool '{tool}': expected tlblab or lackey")
+    directory: str | None
+    try:
+        directory = tool_dir()
+    except (UserError, OSError, subprocess.CalledProcessError) as e:
+        if tool == "tlblab":
+            raise UserError(f"tlblab's Valgrind tool is not available ({e}); it is built with the C runtime "
+                            "(`make setup`, which needs the Debian package valgrind), or use --tool lackey") from None
+        directory = None  # Lackey runs without the runtime's build
     return json.loads(
         _native.trace_record(
             list(argv), _path(output), skip, limit, progress, valgrind,
             None if stdin is None else _path(stdin), None if stdout is None else _path(stdout),
+            tool, directory, roi_only, skip_instructions, max_instructions,
         )
     )
 

@@ -146,9 +146,12 @@ fn trace_records(py: Python<'_>, path: String, n: u64, skip: u64) -> PyResult<St
     .map_err(verr)
 }
 
-/// record(argv, output, skip=0, limit=None, progress=False, valgrind="valgrind") -> JSON report.
+/// record(argv, output, skip=0, limit=None, progress=False, valgrind="valgrind", stdin=None,
+/// stdout=None, tool="tlblab", tool_dir=None, roi_only=False, skip_instructions=0,
+/// max_instructions=None) -> JSON report.
 #[pyfunction]
-#[pyo3(signature = (argv, output, skip=0, limit=None, progress=false, valgrind="valgrind".to_string(), stdin=None, stdout=None))]
+#[pyo3(signature = (argv, output, skip=0, limit=None, progress=false, valgrind="valgrind".to_string(), stdin=None, stdout=None,
+                    tool="tlblab".to_string(), tool_dir=None, roi_only=false, skip_instructions=0, max_instructions=None))]
 #[allow(clippy::too_many_arguments)] // one per Python keyword argument
 fn trace_record(
     py: Python<'_>,
@@ -160,9 +163,28 @@ fn trace_record(
     valgrind: String,
     stdin: Option<String>,
     stdout: Option<String>,
+    tool: String,
+    tool_dir: Option<String>,
+    roi_only: bool,
+    skip_instructions: u64,
+    max_instructions: Option<u64>,
 ) -> PyResult<String> {
+    let tool = match tool.as_str() {
+        "tlblab" => capture::CaptureTool::Tlblab,
+        "lackey" => capture::CaptureTool::Lackey,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown capture tool '{other}': expected tlblab or lackey"
+            )))
+        }
+    };
     let opts = capture::CaptureOptions {
         valgrind,
+        tool,
+        tool_dir: tool_dir.map(PathBuf::from),
+        roi_only,
+        skip_instructions,
+        max_instructions,
         skip,
         limit,
         progress,
@@ -174,11 +196,14 @@ fn trace_record(
     let r =
         watch::finish(py.detach(move || capture::record(&argv, &PathBuf::from(output), &opts)))?;
     Ok(json!({
+        "tool": tool.name(),
         "references_seen": r.references_seen,
         "lackey_lines": r.lackey_lines,
+        "stream_bytes": r.stream_bytes,
         "seconds": r.seconds,
         "exit_status": r.exit_status,
         "killed_at_limit": r.killed_at_limit,
+        "stopped_at_max_instructions": r.stopped_at_max_instructions,
         "summary": r.summary.to_json(),
     })
     .to_string())

@@ -1,18 +1,30 @@
-//! `tlblab trace record`: run a real program under Valgrind Lackey and convert its output while
-//! it streams, through a pipe — no text file ever touches the disk.
+//! `tlblab trace record`: run a real program under Valgrind and convert its references while
+//! they stream, through a pipe — no intermediate file ever touches the disk.
 //!
-//! Valgrind is told to write its log (the Lackey lines) to the write end of a pipe we create
-//! (`--log-fd=N`), so the program's own stdout/stderr stay untouched. The reader thread parses
-//! Lackey lines (`lackey.rs`) into the native writer. Meanwhile a poller snapshots
+//! Two Valgrind tools can produce the references, the same ones in the same order:
+//! - tlblab's own tool (`runtime/valgrind/`, the default): binary words written to the pipe
+//!   (`--out-fd=N`), read by `vgtool.rs`; it also gives thread ids, region-of-interest marks,
+//!   and instruction-count windows (`--skip-instructions`, `--max-instructions`, `--roi-only`)
+//!   during which the code outside is not instrumented at all;
+//! - Lackey (`--tool lackey`): text lines on Valgrind's log descriptor (`--log-fd=N`), parsed by
+//!   `lackey.rs`.
+//!
+//! Both run with `VALGRIND_LIB` set to the directory the runtime's CMake build fills (tlblab's
+//! tool beside links to the core files and to Lackey), when it is given: the program's
+//! environment, and so its stack addresses, are then the same under both tools.
+//!
+//! The program's own stdout/stderr stay untouched. Meanwhile a poller snapshots
 //! `/proc/PID/maps` of the traced process (Valgrind runs the guest in its own process, so the
-//! addresses in the maps are exactly the ones Lackey prints) and keeps the last snapshot, which
-//! goes into the footer. `skip`/`limit` select a window of the run; once `limit` references are
-//! recorded the program is killed and the file is completed.
+//! addresses in the maps are exactly the ones the tool reports) and keeps the last snapshot,
+//! which goes into the footer. `skip`/`limit` select a window of references; once `limit`
+//! references are recorded (or the tool says `--max-instructions` were traced) the program is
+//! killed and the file is completed.
 
 use crate::format::writer::Summary;
 use crate::format::{TraceWriter, WriterOptions};
 use crate::lackey::LackeySource;
 use crate::source::RecordSource;
+use crate::vgtool::{StreamEnd, VgToolSource};
 use serde_json::{json, Value};
 use std::fs::File;
 use std::io::BufReader;
@@ -23,9 +35,38 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// The Valgrind tool that produces the references.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaptureTool {
+    /// tlblab's own tool (`runtime/valgrind/tlblab_main.c`); needs `tool_dir`.
+    Tlblab,
+    /// Valgrind's Lackey (`--trace-mem=yes`), text through the log descriptor.
+    Lackey,
+}
+
+impl CaptureTool {
+    pub fn name(self) -> &'static str {
+        match self {
+            CaptureTool::Tlblab => "tlblab",
+            CaptureTool::Lackey => "lackey",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct CaptureOptions {
     pub valgrind: String,
+    pub tool: CaptureTool,
+    /// `VALGRIND_LIB` for the run: the directory holding `tlblab-amd64-linux` and links to the
+    /// core's files and to Lackey (`build/runtime/valgrind`). Required for `CaptureTool::Tlblab`;
+    /// used for Lackey too when given, so both tools run the program in the same environment.
+    pub tool_dir: Option<std::path::PathBuf>,
+    /// tlblab's tool only: trace only between the program's `TLBLAB_ROI_BEGIN()`/`END()`.
+    pub roi_only: bool,
+    /// tlblab's tool only: guest instructions run untraced (only counted) before tracing starts.
+    pub skip_instructions: u64,
+    /// tlblab's tool only: traced instructions after which the program is stopped.
+    pub max_instructions: Option<u64>,
     /// References to drop at the start of the run (a window's start).
     pub skip: u64,
     /// References to keep (the window's length); the program is killed after that.
@@ -46,6 +87,11 @@ impl Default for CaptureOptions {
     fn default() -> Self {
         CaptureOptions {
             valgrind: "valgrind".into(),
+            tool: CaptureTool::Lackey,
+            tool_dir: None,
+            roi_only: false,
+            skip_instructions: 0,
+            max_instructions: None,
             skip: 0,
             limit: None,
             progress: false,
@@ -59,7 +105,12 @@ impl Default for CaptureOptions {
 #[derive(Debug)]
 pub struct CaptureReport {
     pub summary: Summary,
+    /// Lackey lines read (0 with tlblab's tool).
     pub lackey_lines: u64,
+    /// Bytes the tool wrote to the pipe (words or text).
+    pub stream_bytes: u64,
+    /// tlblab's tool only: `--max-instructions` traced instructions were reached.
+    pub stopped_at_max_instructions: bool,
     pub references_seen: u64,
     pub seconds: f64,
     pub exit_status: Option<i32>,
@@ -71,6 +122,67 @@ fn valgrind_version(vg: &str) -> Option<String> {
     Some(String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
 
+/// Counts the bytes read through it (the size of the tool's stream, for the report).
+struct Counted<R> {
+    inner: R,
+    bytes: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl<R: std::io::Read> std::io::Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes.set(self.bytes.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// The tool's reader, whichever tool runs.
+enum ToolSource<R: std::io::Read> {
+    Tlblab(VgToolSource<R>),
+    Lackey(LackeySource<BufReader<R>>),
+}
+
+impl<R: std::io::Read> ToolSource<R> {
+    fn fill(&mut self, out: &mut Vec<crate::record::Record>, max: usize) -> Result<usize, String> {
+        match self {
+            ToolSource::Tlblab(s) => s.fill(out, max),
+            ToolSource::Lackey(s) => s.fill(out, max),
+        }
+    }
+    /// The stream's end mark, if this tool writes one: Some(None) while it has not come.
+    fn end(&self) -> Option<Option<StreamEnd>> {
+        match self {
+            ToolSource::Tlblab(s) => Some(s.end),
+            ToolSource::Lackey(_) => None,
+        }
+    }
+}
+
+/// The valgrind command line for `argv` under the chosen tool, writing to descriptor `wfd`.
+fn valgrind_args(opts: &CaptureOptions, wfd: i32) -> Vec<String> {
+    let mut a: Vec<String> = vec!["-q".into()];
+    match opts.tool {
+        CaptureTool::Tlblab => {
+            a.push("--tool=tlblab".into());
+            a.push(format!("--out-fd={wfd}"));
+            if opts.roi_only {
+                a.push("--roi-only=yes".into());
+            }
+            if opts.skip_instructions > 0 {
+                a.push(format!("--skip-instructions={}", opts.skip_instructions));
+            }
+            if let Some(m) = opts.max_instructions {
+                a.push(format!("--max-instructions={m}"));
+            }
+        }
+        CaptureTool::Lackey => {
+            a.extend(["--tool=lackey", "--trace-mem=yes", "--basic-counts=no"].map(String::from));
+            a.push(format!("--log-fd={wfd}"));
+        }
+    }
+    a
+}
+
 pub fn record(
     argv: &[String],
     output: &Path,
@@ -78,6 +190,29 @@ pub fn record(
 ) -> Result<CaptureReport, String> {
     if argv.is_empty() {
         return Err("nothing to record: give a program and its arguments after --".into());
+    }
+    if opts.tool == CaptureTool::Lackey
+        && (opts.roi_only || opts.skip_instructions > 0 || opts.max_instructions.is_some())
+    {
+        return Err(
+            "--roi-only, --skip-instructions and --max-instructions need tlblab's Valgrind tool, not Lackey"
+                .into(),
+        );
+    }
+    if opts.max_instructions == Some(0) {
+        return Err("--max-instructions must be at least 1".into());
+    }
+    if opts.tool == CaptureTool::Tlblab {
+        let dir = opts.tool_dir.as_ref().ok_or(
+            "tlblab's Valgrind tool needs its directory (build/runtime/valgrind: `make setup` builds it)",
+        )?;
+        let exe = dir.join("tlblab-amd64-linux");
+        if !exe.exists() {
+            return Err(format!(
+                "tlblab's Valgrind tool is not built: no {} (`make setup` builds it; `--tool lackey` runs without it)",
+                exe.display()
+            ));
+        }
     }
     let version = valgrind_version(&opts.valgrind).ok_or_else(|| {
         format!(
@@ -101,20 +236,37 @@ pub fn record(
     // SAFETY: we own rfd; File takes ownership and closes it.
     let read_end = unsafe { File::from_raw_fd(rfd) };
     let page_size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
+    let vg_args = valgrind_args(opts, wfd);
+    let shown_options: Vec<&String> = vg_args
+        .iter()
+        .filter(|a| !a.starts_with("--log-fd=") && !a.starts_with("--out-fd="))
+        .collect();
+    let threads_note = match opts.tool {
+        CaptureTool::Tlblab => "one thread per program thread, in Valgrind's order: Valgrind runs one thread at a time (its big lock) and switches threads at syscalls and every 100,000 superblocks",
+        CaptureTool::Lackey => "Lackey does not print thread ids: every access is attributed to thread 0",
+    };
     let meta = json!({
         "program": argv[0],
         "argv": argv,
         "cwd": std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
         "page_size": page_size,
         "capture": {
-            "tool": "valgrind-lackey",
+            "tool": format!("valgrind-{}", opts.tool.name()),
             "valgrind_version": version,
-            "options": ["-q", "--tool=lackey", "--trace-mem=yes", "--basic-counts=no"],
+            "options": shown_options,
             "skip": opts.skip,
             "limit": opts.limit,
-            "threads": "Lackey does not print thread ids: every access is attributed to thread 0",
+            "roi_only": opts.roi_only,
+            "skip_instructions": opts.skip_instructions,
+            "max_instructions": opts.max_instructions,
+            "threads": threads_note,
         },
-        "regions": [],
+        // Region 0 is the program's TLBLAB_ROI_BEGIN/END (tlblab's tool writes its marks as
+        // PhaseBegin/PhaseEnd of region 0); Lackey sees no marks.
+        "regions": match opts.tool {
+            CaptureTool::Tlblab => vec![crate::vgtool::ROI_REGION_NAME],
+            CaptureTool::Lackey => vec![],
+        },
     });
     let mut writer = TraceWriter::create(output, &meta, WriterOptions::default()).map_err(|e| {
         unsafe { libc::close(wfd) };
@@ -134,12 +286,12 @@ pub fn record(
         })?),
         None => Stdio::inherit(),
     };
-    let spawned = Command::new(&opts.valgrind)
-        .arg("-q")
-        .arg("--tool=lackey")
-        .arg("--trace-mem=yes")
-        .arg("--basic-counts=no")
-        .arg(format!("--log-fd={wfd}"))
+    let mut cmd = Command::new(&opts.valgrind);
+    if let Some(dir) = &opts.tool_dir {
+        cmd.env("VALGRIND_LIB", dir);
+    }
+    let spawned = cmd
+        .args(&vg_args)
         .args(argv)
         .stdin(stdin)
         .stdout(stdout)
@@ -168,14 +320,24 @@ pub fn record(
     };
 
     let t0 = Instant::now();
-    let mut src = LackeySource::new(
-        BufReader::with_capacity(1 << 20, read_end),
-        &format!("valgrind output of {}", argv[0]),
-    );
+    let stream_bytes = std::rc::Rc::new(std::cell::Cell::new(0u64));
+    let counted = Counted {
+        inner: read_end,
+        bytes: stream_bytes.clone(),
+    };
+    let source_name = format!("valgrind --tool={} output of {}", opts.tool.name(), argv[0]);
+    let mut src = match opts.tool {
+        CaptureTool::Tlblab => ToolSource::Tlblab(VgToolSource::new(counted, &source_name)),
+        CaptureTool::Lackey => ToolSource::Lackey(LackeySource::new(
+            BufReader::with_capacity(1 << 20, counted),
+            &source_name,
+        )),
+    };
     let mut buf = Vec::with_capacity(8192);
     let mut seen = 0u64;
     let mut kept = 0u64;
     let mut killed = false;
+    let mut at_max = false;
     let mut last_report = Instant::now();
     let result: Result<(), String> = (|| {
         loop {
@@ -188,15 +350,20 @@ pub fn record(
                 break;
             }
             for r in &buf {
-                seen += 1;
-                if seen <= opts.skip {
+                if let crate::record::Record::Access(_) = r {
+                    seen += 1;
+                    if seen <= opts.skip {
+                        continue;
+                    }
+                    if opts.limit.is_some_and(|l| kept >= l) {
+                        break;
+                    }
+                    kept += 1;
+                } else if seen < opts.skip || opts.limit.is_some_and(|l| kept >= l) {
+                    // Events outside the reference window are dropped with it.
                     continue;
                 }
-                if opts.limit.is_some_and(|l| kept >= l) {
-                    break;
-                }
                 writer.write(r).map_err(|e| e.message)?;
-                kept += 1;
             }
             if opts.limit.is_some_and(|l| kept >= l) {
                 // The window is complete: stop the program.
@@ -216,12 +383,23 @@ pub fn record(
                 );
             }
         }
+        if src.end() == Some(Some(StreamEnd::MaxInstructions)) {
+            // The tool traced --max-instructions instructions and ended its stream: stop the
+            // program, as at --limit.
+            // SAFETY: signalling our own child by pid.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            at_max = true;
+        }
         Ok(())
     })();
     if result.is_err() {
         let _ = child.kill();
     }
-    let lines = src.line_no();
+    let lines = match &src {
+        ToolSource::Lackey(s) => s.line_no(),
+        ToolSource::Tlblab(_) => 0,
+    };
+    let tool_end = src.end();
     drop(src);
     let status = child
         .wait()
@@ -239,6 +417,7 @@ pub fn record(
     // of its own fault (SIGSEGV, SIGABRT) keeps its trace, with the signal in the footer.
     let signal = std::os::unix::process::ExitStatusExt::signal(&status);
     if !killed
+        && !at_max
         && signal.is_some_and(|s| {
             [
                 libc::SIGINT,
@@ -255,9 +434,19 @@ pub fn record(
             signal.unwrap_or(0)
         ));
     }
-    if seen == 0 && !status.success() {
+    let stream_cut = tool_end == Some(None) && !killed;
+    if seen == 0 && (stream_cut || (tool_end.is_none() && !status.success())) {
+        // Valgrind could not start the program (its own message is on stderr).
         return Err(format!(
             "valgrind produced no trace and exited with {status}: is `{}` a program valgrind can run?",
+            argv[0]
+        ));
+    }
+    if stream_cut {
+        // tlblab's tool writes its END word on every exit it sees, a fatal signal included:
+        // a stream without it was cut short.
+        return Err(format!(
+            "the trace of {} is incomplete: valgrind exited with {status} before tlblab's tool ended its stream; no trace written",
             argv[0]
         ));
     }
@@ -266,12 +455,18 @@ pub fn record(
     writer.set_footer("exit_status", json!(status.code()));
     writer.set_footer("signal", json!(signal));
     writer.set_footer("killed_at_limit", json!(killed));
+    writer.set_footer("stopped_at_max_instructions", json!(at_max));
     writer.set_footer("capture_seconds", json!(seconds));
-    writer.set_footer("lackey_lines", json!(lines));
+    writer.set_footer("stream_bytes", json!(stream_bytes.get()));
+    if opts.tool == CaptureTool::Lackey {
+        writer.set_footer("lackey_lines", json!(lines));
+    }
     let summary = writer.finish().map_err(|e| e.message)?;
     Ok(CaptureReport {
         summary,
         lackey_lines: lines,
+        stream_bytes: stream_bytes.get(),
+        stopped_at_max_instructions: at_max,
         references_seen: seen,
         seconds,
         exit_status: status.code(),

@@ -16,6 +16,7 @@ pub mod profile;
 pub mod record;
 pub mod source;
 pub mod threaded;
+pub mod vgtool;
 pub mod workloads;
 
 pub use record::{Access, Event, Record};

@@ -139,7 +139,7 @@ def _run(quick: bool, tmp: str) -> dict:
             if not os.path.exists(needs):
                 continue
             path = os.path.join(tmp, f"{name}.tlbt")
-            trace.record(argv, path, limit=limit, stdout=os.devnull)
+            trace.record(argv, path, limit=limit, stdout=os.devnull, tool="lackey")
             cases[name] = path
             labels[name] = " ".join(argv) + " (Lackey)"
     for mode in MODES:

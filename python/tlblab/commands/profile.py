@@ -1,6 +1,6 @@
 """`tlblab profile`: the hot-page profiler of seed 004 §IV.
 
-  tlblab profile [-o pages.csv] [--top N] -- PROGRAM ARGS   trace PROGRAM under Valgrind Lackey
+  tlblab profile [-o pages.csv] [--top N] -- PROGRAM ARGS   trace PROGRAM under Valgrind (tlblab's tool)
   tlblab profile --trace FILE|WORKLOAD [-o pages.csv]        profile a trace or built-in workload
   tlblab profile --remap pages.csv --maps MAPS -o new.csv    place a profile in another run
 
@@ -26,7 +26,7 @@ def register(sub) -> None:
     p.add_argument("--process", type=int, default=None, help="only this process's pages")
     p.add_argument("--top", type=int, default=10, help="rows to print (default 10)")
     p.add_argument("--seed", type=int, default=0, help="seed of a built-in workload")
-    p.add_argument("--keep-trace", default=None, metavar="FILE", help="keep the Lackey capture here")
+    p.add_argument("--keep-trace", default=None, metavar="FILE", help="keep the capture (.tlbt) here")
     p.add_argument("--valgrind", default="valgrind")
     p.add_argument("argv", nargs="*", help="-- PROGRAM ARGS")
     p.set_defaults(func=run)

@@ -1,6 +1,6 @@
 """`tlblab trace`: inspect, convert, capture and generate memory traces.
 
-    tlblab trace record -o app.tlbt -- PROGRAM ARGS...   run under Valgrind Lackey, streamed
+    tlblab trace record -o app.tlbt -- PROGRAM ARGS...   run under tlblab's Valgrind tool, streamed
     tlblab trace info app.tlbt                            counts, events, footprint per region
     tlblab trace head app.tlbt -n 20                      the first records as text
     tlblab trace convert in.txt out.tlbt                  tlbt <-> lackey <-> champsim(.xz/.gz)
@@ -25,8 +25,16 @@ def register(sub) -> None:
     tsub = p.add_subparsers(dest="trace_command", metavar="ACTION")
     tsub.required = True
 
-    r = tsub.add_parser("record", help="run a program under Valgrind Lackey and write its trace")
+    r = tsub.add_parser("record", help="run a program under Valgrind and write its trace")
     r.add_argument("-o", "--output", required=True, help="output .tlbt file")
+    r.add_argument("--tool", choices=["tlblab", "lackey"], default="tlblab",
+                   help="Valgrind tool: tlblab's own (default: binary, threads, regions of interest) or Lackey (text)")
+    r.add_argument("--roi-only", action="store_true",
+                   help="trace only between the program's TLBLAB_ROI_BEGIN()/END() (tlblab/roi.h); tlblab tool")
+    r.add_argument("--skip-instructions", type=int, default=0, metavar="N",
+                   help="run the first N instructions untraced (not instrumented), then trace; tlblab tool")
+    r.add_argument("--max-instructions", type=int, default=None, metavar="N",
+                   help="stop the program after N traced instructions; tlblab tool")
     r.add_argument("--skip", type=int, default=0, help="references to drop at the start (window start)")
     r.add_argument("--limit", type=int, default=None, help="references to keep, then stop the program")
     r.add_argument("--no-progress", action="store_true", help="do not print the progress line")
@@ -83,16 +91,24 @@ def _record(args) -> int:
         raise UserError(f"cannot find `{args.valgrind}`: install the Debian package valgrind")
     if shutil.which(argv[0]) is None:
         raise UserError(f"cannot find program `{argv[0]}`")
+    for opt, v in (("--limit", args.limit), ("--max-instructions", args.max_instructions)):
+        if v is not None and v < 1:
+            raise UserError(f"{opt} must be at least 1, found {v}")
+    if args.tool == "lackey" and (args.roi_only or args.skip_instructions or args.max_instructions is not None):
+        raise UserError("--roi-only, --skip-instructions and --max-instructions need the tlblab tool, not --tool lackey")
     rep = trace.record(
         argv, args.output, skip=args.skip, limit=args.limit, progress=not args.no_progress and sys.stderr.isatty(),
-        valgrind=args.valgrind, stdin=args.stdin, stdout=args.stdout,
+        valgrind=args.valgrind, stdin=args.stdin, stdout=args.stdout, tool=args.tool,
+        roi_only=args.roi_only, skip_instructions=args.skip_instructions, max_instructions=args.max_instructions,
     )
     s = rep["summary"]
     rate = rep["references_seen"] / rep["seconds"] / 1e6 if rep["seconds"] > 0 else 0.0
     print(
         f"recorded {s['accesses']:,} references ({s['instr']:,} instr, {s['loads']:,} loads, {s['stores']:,} stores) "
         f"of {argv[0]} in {rep['seconds']:.1f} s ({rate:.2f} M refs/s) -> {args.output}"
-        + (" [stopped at --limit]" if rep["killed_at_limit"] else f"; exit status {rep['exit_status']}")
+        + (" [stopped at --limit]" if rep["killed_at_limit"]
+           else " [stopped at --max-instructions]" if rep["stopped_at_max_instructions"]
+           else f"; exit status {rep['exit_status']}")
     )
     return 0
 
@@ -120,7 +136,8 @@ def _info(args) -> int:
             print(f"program     killed by signal {foot['signal']}: the trace ends where the program died")
         elif "exit_status" in foot:
             print(f"program     exit status {foot['exit_status']}"
-                  + (" (stopped at --limit)" if foot.get("killed_at_limit") else ""))
+                  + (" (stopped at --limit)" if foot.get("killed_at_limit") else "")
+                  + (" (stopped at --max-instructions)" if foot.get("stopped_at_max_instructions") else ""))
         meta = d.get("meta", {})
         for k in ("program", "argv", "workload", "capture", "converted_from"):
             if k in meta:

@@ -282,10 +282,22 @@ impl TraceWriter {
         self.put(&t)?;
         let name = self.path.display().to_string();
         let f = self.file.take().unwrap();
-        let f = f.into_inner().map_err(|e| Error::io(&name, e.error()))?;
+        // From here on `Drop` no longer removes the temporary file (the file handle is taken),
+        // so each failure below removes it itself: a trace that fits in the write buffer meets
+        // a full disk only at this last flush.
+        let f = match f.into_inner() {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = std::fs::remove_file(&self.tmp);
+                return Err(Error::io(&name, e.error()));
+            }
+        };
         f.sync_all().ok();
         drop(f);
-        std::fs::rename(&self.tmp, &self.path).map_err(|e| Error::io(&name, &e))?;
+        if let Err(e) = std::fs::rename(&self.tmp, &self.path) {
+            let _ = std::fs::remove_file(&self.tmp);
+            return Err(Error::io(&name, &e));
+        }
         Ok(std::mem::take(&mut self.summary))
     }
 
