@@ -49,7 +49,7 @@ def register(sub) -> None:
     p.add_argument("--workloads", default="", metavar="SPEC,...",
                    help="comma-separated workload specs, each NAME or NAME:key=value,... as for simulate "
                         "(e.g. random:pages=8192,accesses=1M,chase); default: the default set at the study's sizes")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of every run's random choices (default: 0)")
     p.add_argument("--quick", action="store_true", help="smaller runs: the whole study in 2 minutes or less")
     p.add_argument("--reproductions", default="all", metavar="all|none|SEED[/ID],...",
                    help="which seed reproductions to run (default: all; none skips them)")
@@ -189,6 +189,51 @@ def spec_on(machine: str, spec: str, catalog: dict, sizes: list[str]) -> str:
     return spec
 
 
+# The parameter that sets each default-set workload's footprint, and how to halve it: a spec
+# whose footprint does not fit a machine's simulated memory (`--workloads random:pages=8192`
+# on the SA-1100's 32 MB) runs there at the largest halving that fits, as the default sizes fit
+# the smallest preset, and the table says so.
+FOOTPRINT = {"random": ("pages", lambda v: v // 2), "chase": ("pages", lambda v: v // 2),
+             "strided": ("pages", lambda v: v // 2), "sequential": ("bytes", lambda v: v // 2),
+             "gups": ("log2_words", lambda v: v - 1)}
+EXHAUSTED = "physical memory is exhausted"
+
+
+def _run_sized(machine: str, spec: str, seed: int):
+    """The study's run of `spec` on `machine`, its footprint halved until it fits the machine's
+    simulated memory (at most 8 times); the result and the spec that ran."""
+    import tlblab
+    from tlblab import _native
+
+    for _ in range(8):
+        try:
+            return tlblab.simulate(machine, spec, seed=seed, max_references=MAX_REFERENCES), spec
+        except ValueError as e:
+            name, params = _native.parse_workload_spec(spec)
+            params = dict(params)
+            if EXHAUSTED not in str(e) or name not in FOOTPRINT:
+                raise
+            key, halve = FOOTPRINT[name]
+            catalog = {w["name"]: w for w in tlblab.workloads()}
+            default = next((p.get("default") for p in catalog[name]["params"] if p["name"] == key), None)
+            value = int(params.get(key, default if default is not None else 0))
+            if halve(value) < 1:
+                raise
+            params[key] = halve(value)
+            spec = f"{name}:" + ",".join(f"{k}={v}" for k, v in params.items())
+    return tlblab.simulate(machine, spec, seed=seed, max_references=MAX_REFERENCES), spec
+
+
+def kernel_remedy(message: str, spec: str) -> str:
+    """`message` with the remedy when a seed 002 workload's kernel path asked for 1 MiB sections
+    of a page table that has none."""
+    if f"page size {KERNEL_SECTION} is not supported" in message and "kernel" in spec:
+        return (f"{message}: {spec} maps ARM Linux's kernel image with {KERNEL_SECTION} sections; "
+                f"add kernel=0 to the spec (the user process alone), or use a machine whose page table "
+                f"has {KERNEL_SECTION} pages (sa1100)")
+    return message
+
+
 def run(args) -> int:
     import tlblab
 
@@ -196,6 +241,7 @@ def run(args) -> int:
     catalog = {w["name"]: w for w in tlblab.workloads()}
 
     summary, levels, failures = [], [], []
+    resized: list[tuple[str, str, str]] = []
     adapted: set[str] = set()
     total = len(machines) * len(specs)
     t0 = time.monotonic()
@@ -208,10 +254,13 @@ def run(args) -> int:
             k = i * len(specs) + j + 1
             print(f"[{k}/{total}] {machine} × {spec}", file=sys.stderr, flush=True)
             try:
-                r = tlblab.simulate(machine, spec, seed=args.seed, max_references=MAX_REFERENCES)
+                r, ran = _run_sized(machine, spec, args.seed)
             except ValueError as e:
-                failures.append((machine, spec, str(e)))
+                failures.append((machine, spec, kernel_remedy(str(e), spec)))
                 continue
+            if ran != spec:
+                resized.append((machine, spec, ran))
+                spec = ran
             s = r.summary()
             summary.append(s)
             for lvl, lv in zip(r.stats["tlb_levels"], r.total["tlb"]):
@@ -231,6 +280,8 @@ def run(args) -> int:
     if adapted:
         print(f"  (on {', '.join(sorted(adapted))}: the seed 002 workloads with kernel=0, the page table "
               f"has no {KERNEL_SECTION} sections for ARM Linux's kernel image)")
+    for machine, given, spec in resized:
+        print(f"  (on {machine}: {spec}, as {given} does not fit its simulated memory)")
     _write_csv(out / "summary.csv", summary)
     _write_csv(out / "levels.csv", levels)
     print(f"\n{len(summary)} runs in {time.monotonic() - t0:.1f} s; CSV in {out}/summary.csv and {out}/levels.csv")

@@ -67,7 +67,7 @@ def register(sub) -> None:
     g.add_argument("-o", "--output", required=True)
     g.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
                    help="workload parameter (repeatable; values as in workload specs: 4096, 0x1000, 64k, 2M)")
-    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--seed", type=int, default=1, help="seed of the workload's random choices (default: 1)")
     g.set_defaults(func=_gen)
 
 
