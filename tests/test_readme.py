@@ -87,3 +87,7 @@ def test_readme_tour_command_runs_as_written(tour_dir, command, status):
                        timeout=600, stdin=subprocess.DEVNULL)
     assert p.returncode == status, f"{command}\nexit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
     assert "Traceback" not in p.stderr, p.stderr
+    if status == 2:
+        # Bad input: one line naming what was wrong, nothing on stdout.
+        assert len(p.stderr.strip().splitlines()) == 1 and p.stderr.startswith("tlblab: error: "), p.stderr
+        assert p.stdout == ""
