@@ -121,3 +121,29 @@ def test_given_the_quick_study_when_the_report_is_opened_then_every_section_plot
             .locator("td[data-col=ours]")
         assert math.isclose(_num(cell.inner_text()), float(ours.iloc[0]), rel_tol=1e-5), r.name
     page.close()
+
+
+def test_given_the_quick_study_then_every_reproduction_figure_names_its_axes_and_draws_every_row_of_ours(
+        report, browser):
+    """Each reproduction's figure: every panel's axes carry a name (not a placeholder), and
+    tlblab's numbers are all drawn, one marker or bar per row of the CSV that has one, whether
+    the seed states a number for that row or not."""
+    page = browser.new_page()
+    page.goto((report / "report" / "index.html").as_uri())
+    for r in reproduce.catalog():
+        svg = page.locator(f'article.reproduction[data-name="{r.name}"] svg.plot')
+        assert svg.count() == 1, r.name
+        for axis in ("xlabel", "ylabel"):
+            labels = svg.locator(f'g[id*="-{axis}-"]')
+            assert labels.count() >= 1, f"{r.name}: no {axis}"
+            for i in range(labels.count()):
+                text = labels.nth(i).text_content().strip()
+                assert text and "position on the seed's axis" not in text and text != "x", (r.name, axis, text)
+        stem = f"seed{r.seed}_{r.id.lower()}"
+        csv = pd.read_csv(report / "report" / "data" / f"{stem}.csv")
+        want = int(csv["ours"].notna().sum())
+        drawn = svg.locator('g[id*="-ours-"]')
+        # A curve is one group with a marker (`use`) per point; a bar is one group each.
+        points = sum(max(drawn.nth(i).locator("use").count(), 1) for i in range(drawn.count()))
+        assert points == want, f"{r.name}: {points} of tlblab's {want} rows drawn"
+    page.close()

@@ -7,6 +7,11 @@ discovered, so adding a command means adding one file.
 User errors (bad input files, impossible geometries) are raised as `tlblab.errors.UserError`
 or come back from the Rust extension as `ValueError`/`OSError`; they are printed as one line
 on stderr with exit status 2, never as a traceback.
+
+Ctrl-C (SIGINT) and SIGTERM stop every command the same way: the first signal raises
+`Interrupted` (a `KeyboardInterrupt`, so every writer's clean-up runs), later ones are ignored
+while that clean-up runs, and the command exits with 128 + the signal's number (130, 143)
+after one line on stderr.
 """
 
 from __future__ import annotations
@@ -15,10 +20,47 @@ import argparse
 import os
 import importlib
 import pkgutil
+import signal
 import sys
+import threading
 
 from tlblab import commands
 from tlblab.errors import UserError
+
+try:
+    from importlib.metadata import version as _dist_version
+
+    __version__ = _dist_version("tlblab")
+except Exception:  # not installed as a distribution (a source tree on sys.path)
+    __version__ = "unknown"
+
+
+class Interrupted(KeyboardInterrupt):
+    """The command was stopped by SIGINT (Ctrl-C) or SIGTERM; `signum` says which."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+# The signal that stopped the command, once one has: a second signal (a second Ctrl-C, or the
+# terminal's Ctrl-C reaching us after valgrind died of it) must not raise inside the clean-up
+# the first one started.
+_stopping: int | None = None
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _on_stop_signal(signum, frame) -> None:
+    global _stopping
+    if _stopping is not None:
+        return
+    _stopping = signum
+    raise Interrupted(signum)
+
+
+def stopping() -> int | None:
+    """The signal that is stopping this command, or None."""
+    return _stopping
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tlblab",
         description="A laboratory for address translation: measure, simulate and apply TLB techniques.",
     )
+    parser.add_argument("--version", action="version", version=f"tlblab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
@@ -34,7 +77,21 @@ def build_parser() -> argparse.ArgumentParser:
         if register is not None:
             register(sub)
     _check_numbers(parser)
+    _describe(parser)
     return parser
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """Gives every subcommand without a description of its own its one-line help as one, so
+    `tlblab COMMAND --help` says what the command does, not only its options."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help for a in action._choices_actions}
+            for name, p in action.choices.items():
+                if not p.description and helps.get(name):
+                    text = helps[name]
+                    p.description = text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")
+                _describe(p)
 
 
 def printable(text: str) -> str:
@@ -100,8 +157,23 @@ def _check_numbers(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global _stopping
     parser = build_parser()
     args = parser.parse_args(argv)
+    _stopping = None
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for s in STOP_SIGNALS:
+            previous[s] = signal.signal(s, _on_stop_signal)
+    try:
+        return _run(args)
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def _run(args) -> int:
+    global _stopping
     try:
         status = args.func(args)
     except BrokenPipeError:
@@ -118,15 +190,31 @@ def main(argv: list[str] | None = None) -> int:
         # The extension reports bad input as ValueError/OSError with a complete message.
         print(f"tlblab: error: {printable(str(e))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("tlblab: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        # Interrupted: our handler's; a plain KeyboardInterrupt: the extension's, for a child
+        # (valgrind) stopped by the terminal's signal before our handler ran.
+        signum = getattr(e, "signum", None) or _stopping or _signal_in(str(e)) or signal.SIGINT
+        _stopping = _stopping or signum
+        name = "terminated" if signum == signal.SIGTERM else "interrupted"
+        try:
+            print(f"tlblab: {name}", file=sys.stderr)
+        except OSError:
+            pass
+        return 128 + int(signum)
     except OverflowError as e:
         # A number past what the extension takes (a flag not range-checked above, or a value
         # computed from one): bad input, not a crash.
         print(f"tlblab: error: a number is out of range: {printable(str(e))}", file=sys.stderr)
         return 2
     return int(status or 0)
+
+
+def _signal_in(message: str) -> int | None:
+    """The signal number in the extension's "interrupted: ... stopped by signal N ..."."""
+    import re
+
+    m = re.search(r"by signal (\d+)", message)
+    return int(m.group(1)) if m and int(m.group(1)) in (signal.SIGINT, signal.SIGTERM) else None
 
 
 if __name__ == "__main__":

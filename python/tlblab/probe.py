@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tlblab import _native
+from tlblab import _native, interruptible
 from tlblab.errors import UserError
 from tlblab.files import atomic_write
 
@@ -74,7 +74,7 @@ def probe(*, quick: bool = False, sections: list[str] | None = None, cpu: int | 
     opts = {"quick": quick, "seed": seed, "cpu": cpu, "other_cpu": other_cpu, "sections": sections or [],
             "reps": reps, "window_ms": window_ms, "trials": trials, "raise_priority": raise_priority,
             "validation_curve": validation_curve}
-    return ProbeResult(json.loads(_native.probe(json.dumps(opts))))
+    return ProbeResult(json.loads(interruptible.call(_native.probe, json.dumps(opts))))
 
 
 SIMULATED_SECTIONS = ["dtlb", "l1_assoc", "l2_index"]
@@ -101,7 +101,7 @@ def probe_simulated(machine: str | dict[str, Any], *, quick: bool = False, secti
         raise UserError(str(e).splitlines()[0]) from None
     opts = {"quick": quick, "seed": seed, "sections": sections or [], "reps": reps, "trials": trials}
     try:
-        raw = _native.probe_simulated(json.dumps(m), json.dumps(opts), noise)
+        raw = interruptible.call(_native.probe_simulated, json.dumps(m), json.dumps(opts), noise)
     except ValueError as e:
         raise UserError(str(e).splitlines()[0]) from None
     return ProbeResult(json.loads(raw))

@@ -174,7 +174,7 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
              fetches: bool = True) -> Result:
     """Simulates `workload` on `machine`.
 
-    `tlb_only=True` simulates the TLB levels alone (DESIGN.md "TLB-only simulation"): no page
+    `tlb_only=True` simulates the TLB levels alone (README.md, "Run modes"): no page
     walks (a miss in every level counts as a walk of the walker's fixed latency, and nothing is
     read from page tables), no caches, no data accesses. `caches=False, data_accesses=False`
     keeps the page walks, every page-table entry read from memory. `walks=False` needs both off.

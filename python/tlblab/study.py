@@ -42,6 +42,8 @@ class EngineTable:
     levels: list[dict[str, Any]] = field(default_factory=list)
     failures: list[tuple[str, str, str]] = field(default_factory=list)
     adapted: set[str] = field(default_factory=set)
+    #: (machine, spec given, spec that ran) for the runs halved to fit a machine's memory.
+    resized: list[tuple[str, str, str]] = field(default_factory=list)
     runs: int = 0
     seconds: float = 0.0
 
@@ -151,15 +153,63 @@ def engine_table(machines: list[str], specs: list[str], *, seed: int = 0,
             if on_run is not None:
                 on_run(i * len(specs) + j + 1, table.runs, machine, spec)
             try:
-                r = tlblab.simulate(machine, spec, seed=seed, max_references=max_references)
+                r, ran = run_sized(machine, spec, seed, max_references)
             except ValueError as e:
-                table.failures.append((machine, spec, str(e)))
+                table.failures.append((machine, spec, kernel_remedy(str(e), spec)))
                 continue
+            if ran != spec:
+                table.resized.append((machine, spec, ran))
+                spec = ran
             table.summary.append(r.summary())
             for lvl, lv in zip(r.stats["tlb_levels"], r.total["tlb"]):
                 table.levels.append({"machine": machine, "workload": spec, "level": lvl, **lv})
     table.seconds = time.monotonic() - t0
     return table
+
+
+# The parameter that sets each default-set workload's footprint, and how to halve it: a spec
+# whose footprint does not fit a machine's simulated memory (`--workloads random:pages=8192`
+# on the SA-1100's 32 MB) runs there at the largest halving that fits, as the default sizes fit
+# the smallest preset, and the table says so.
+FOOTPRINT = {"random": ("pages", lambda v: v // 2), "chase": ("pages", lambda v: v // 2),
+             "strided": ("pages", lambda v: v // 2), "sequential": ("bytes", lambda v: v // 2),
+             "gups": ("log2_words", lambda v: v - 1)}
+EXHAUSTED = "physical memory is exhausted"
+
+
+def run_sized(machine: str, spec: str, seed: int, max_references: int = MAX_REFERENCES):
+    """The study's run of `spec` on `machine`, its footprint halved until it fits the machine's
+    simulated memory (at most 8 times); the result and the spec that ran."""
+    import tlblab
+    from tlblab import _native
+
+    for _ in range(8):
+        try:
+            return tlblab.simulate(machine, spec, seed=seed, max_references=max_references), spec
+        except ValueError as e:
+            name, params = _native.parse_workload_spec(spec)
+            params = dict(params)
+            if EXHAUSTED not in str(e) or name not in FOOTPRINT:
+                raise
+            key, halve = FOOTPRINT[name]
+            catalog = {w["name"]: w for w in tlblab.workloads()}
+            default = next((p.get("default") for p in catalog[name]["params"] if p["name"] == key), None)
+            value = int(params.get(key, default if default is not None else 0))
+            if halve(value) < 1:
+                raise
+            params[key] = halve(value)
+            spec = f"{name}:" + ",".join(f"{k}={v}" for k, v in params.items())
+    return tlblab.simulate(machine, spec, seed=seed, max_references=max_references), spec
+
+
+def kernel_remedy(message: str, spec: str) -> str:
+    """`message` with the remedy when a seed 002 workload's kernel path asked for 1 MiB sections
+    of a page table that has none."""
+    if f"page size {KERNEL_SECTION} is not supported" in message and "kernel" in spec:
+        return (f"{message}: {spec} maps ARM Linux's kernel image with {KERNEL_SECTION} sections; "
+                f"add kernel=0 to the spec (the user process alone), or use a machine whose page table "
+                f"has {KERNEL_SECTION} pages (sa1100)")
+    return message
 
 
 def first_level_tlbs(machine: str) -> set[str]:

@@ -4,6 +4,7 @@
 //! everything else is tlblab-curve's.
 
 use crate::sim::{err, machine_from, open_workload, workload_records, ReplaySource};
+use crate::watch;
 use pyo3::prelude::*;
 use std::time::Instant;
 use tlblab_core::replacement::ReplacementKind;
@@ -125,9 +126,12 @@ fn curve(
     };
     let flush = spec.flush_on_switch;
     let path = format!("{:?}", spec.path).to_lowercase();
-    py.detach(|| {
-        let mut source = open_workload(workload, seed)?;
-        let c = tlblab_curve::curves(&mut source, spec).map_err(err)?;
+    let source = open_workload(workload, seed)?;
+    // Ctrl-C stops the pass within a fraction of a second (`watch.rs`).
+    watch::start();
+    let r = py.detach(|| -> Result<String, String> {
+        let mut source = watch::Watched::new(source, None);
+        let c = tlblab_curve::curves(&mut source, spec)?;
         let groups: Vec<serde_json::Value> = c
             .groups
             .iter()
@@ -156,7 +160,8 @@ fn curve(
             "groups": groups,
         })
         .to_string())
-    })
+    });
+    watch::finish(r)
 }
 
 /// Times one curve pass over `workload` in memory (`tlblab_curve::bench::timed`: batches of

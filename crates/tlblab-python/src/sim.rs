@@ -189,13 +189,13 @@ pub(crate) fn open_workload_with(
             })?;
         return Ok(src);
     }
-    let looks_like_path =
-        workload.contains('/') || workload.ends_with(".tlbt") || workload.ends_with(".txt");
+    // A workload's name never holds a dot or a slash (`NAME[:key=value,...]`), so a name that
+    // does (`gups.champsimtrace.xz`, `./ls.tlbt`) was meant as a file.
+    let name_part = workload.split(':').next().unwrap_or(workload);
+    let looks_like_path = workload.contains('/') || name_part.contains('.');
     let not_a_file = |e: String| {
         if looks_like_path {
-            err(format!(
-                "{workload}: no such trace file (and not a workload spec: {e})"
-            ))
+            err(format!("{workload}: no such trace file"))
         } else {
             err(e)
         }

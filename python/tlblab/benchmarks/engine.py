@@ -1,6 +1,6 @@
 """Simulated references per second of the engine on the zen3 preset, in three modes.
 
-- `tlb_only`: the TLB levels alone (DESIGN.md "TLB-only simulation"; no walks, no caches);
+- `tlb_only`: the TLB levels alone (README.md, "Run modes"; no walks, no caches);
 - `no_caches`: TLB levels and page walks with their page-walk caches, every entry from memory;
 - `full`: the full model (TLBs, walks with page-walk caches, caches, data accesses).
 
@@ -81,7 +81,7 @@ MODES = ("tlb_only", "no_caches", "full")
 # `targets.*.met`) stays the `slice` feed's, as before; `source` is reported beside it.
 FEEDS = ("slice", "source")
 
-# The engine's targets (issue 2, DESIGN.md): simulated references per second on one host
+# The engine's targets (issue 2): simulated references per second on one host
 # thread, zen3, for the random and strided cases. Reported beside the rates, never asserted.
 TARGETS = {
     "tlb_only/random": 200e6,

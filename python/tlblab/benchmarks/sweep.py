@@ -5,7 +5,7 @@ missing), written once into a temporary directory every worker reads. The grid: 
 L1 DTLB entries (5) x ways (5) x L2 DTLB entries (4) x L1 DTLB replacement (2) = 200 points.
 
 Reported: points per second in one process (`tlblab.sweep(serial=True)`) and on a LocalCluster of 2
-worker processes, and their ratio (DESIGN.md: sweeps on a Dask cluster; issue 45 asks for >= 1.7x on
+worker processes, and their ratio (sweeps on a Dask cluster, docs/sweeps.md; issue 45 asks for >= 1.7x on
 2 cores). The machine is shared and noisy, so the two ways alternate (serial, cluster, serial, ...)
 for `rounds` rounds on one cluster, and each figure is the median with its range; the ratio is the
 median of the rounds' ratios. The cluster's start-up is timed once and shown apart, and also folded

@@ -4,7 +4,7 @@ Inputs: a real program's references captured under Valgrind Lackey (`ls -lR /usr
 a window of N references; skipped when valgrind is missing), and two built-in workloads at the
 extremes of compressibility: `strided` (predictable) and `random` (GUPS-like).
 Each file is read sequentially several times, interleaved, into the engine's batch buffer; the
-median and spread are reported. Target (DESIGN.md): >= 300 M refs/s, <= 4 bytes/ref typical.
+median and spread are reported. Target: >= 300 M refs/s, <= 4 bytes/ref typical.
 """
 
 from __future__ import annotations

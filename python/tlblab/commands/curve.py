@@ -16,7 +16,7 @@ def register(sub) -> None:
                    help="largest fully associative size (default: 65536)")
     p.add_argument("--sample", type=float, default=None, metavar="RATE",
                    help="a SHARDS-sampled fully associative curve at this rate instead of the exact one")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of a random workload (default: 0)")
     p.add_argument("--out", default=None, metavar="FILE.csv", help="write every point as CSV")
     p.add_argument("--plot", default=None, metavar="FILE.svg", help="plot the curves (.svg, .png or .pdf)")
     p.set_defaults(func=run)
@@ -35,6 +35,16 @@ def run(args) -> int:
         raise UserError(f"--plot: expected a .svg, .png or .pdf file name, found '{args.plot}'")
     if args.out and not args.out.lower().endswith(".csv"):
         raise UserError(f"--out: expected a .csv file name, found '{args.out}'")
+    import os
+
+    # A file that cannot be written is reported before the pass, not after it.
+    for flag, path in (("--out", args.out), ("--plot", args.plot)):
+        if path:
+            folder = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(folder):
+                raise UserError(f"{flag} {path}: directory {folder} does not exist")
+            if not os.access(folder, os.W_OK):
+                raise UserError(f"{flag} {path}: directory {folder} is not writable")
     sets = None if args.sets.strip() == "none" else args.sets
     df = curve(args.workload, machine=args.machine, level=args.level, sets=sets,
                max_entries=args.max_entries, sample=args.sample, seed=args.seed)

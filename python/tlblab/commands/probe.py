@@ -30,7 +30,7 @@ def register(sub) -> None:
     p.add_argument("--simulate", metavar="MACHINE",
                    help="run the data-TLB sections on a simulated host instead (a preset or machine file, timed "
                         "by the simulator with a shared VM's noise added): what the probe reads on such a host")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int, default=1, help="seed of the probe's random page orders (default: 1)")
     p.add_argument("--no-priority", action="store_true", help="do not raise the measuring thread's priority")
     p.set_defaults(func=run)
 

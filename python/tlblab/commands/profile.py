@@ -27,7 +27,7 @@ def register(sub) -> None:
     p.add_argument("--top", type=int, default=10, help="rows to print (default 10)")
     p.add_argument("--seed", type=int, default=0, help="seed of a built-in workload")
     p.add_argument("--keep-trace", default=None, metavar="FILE", help="keep the capture (.tlbt) here")
-    p.add_argument("--valgrind", default="valgrind")
+    p.add_argument("--valgrind", default="valgrind", help="valgrind executable (default: valgrind)")
     p.add_argument("argv", nargs="*", help="-- PROGRAM ARGS")
     p.set_defaults(func=run)
 

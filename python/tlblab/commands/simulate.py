@@ -12,7 +12,8 @@ def register(sub) -> None:
     p = sub.add_parser("simulate", help="simulate a workload on a machine")
     p.add_argument("--machine", default="zen3", help="preset name or machine .toml/.json file (default: zen3)")
     p.add_argument("--workload", default="random", help="workload spec NAME[:key=value,...] (default: random)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the workload's and the replacement policies' random choices (default: 0): same seed, same numbers")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--tlb-only", action="store_true",
                       help="the TLB levels alone: no page walks (a miss in every level counts as a walk "
@@ -35,7 +36,8 @@ def register(sub) -> None:
                    help="ChampSim traces: each record's instruction fetch on (default) or off (reference "
                         "counts then count data references)")
     p.add_argument("--os", default="", metavar="KEY=VALUE,...",
-                   help="OS model: switch=auto|flush_all|asid_tagged, asid_bits=N, switch_cycles=N, ipi_cycles=N")
+                   help="OS model: switch=auto|flush_all|asid_tagged|hook (hook: the technique handles each address-space "
+                        "switch, e.g. fass), asid_bits=N, switch_cycles=N, ipi_cycles=N")
     p.add_argument("--technique", default="", metavar="NAME[:KEY=VALUE,...]",
                    help="switch on a technique (see `tlblab techniques`); overrides a machine file's [technique]")
     p.add_argument("--stall-cycles", action="store_true",
@@ -47,20 +49,48 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from tlblab import simulate
+    from tlblab.study import KERNEL_SECTION, kernel_remedy, spec_on
 
-    r = simulate(args.machine, args.workload, seed=args.seed, tlb_only=args.tlb_only,
+    workload = args.workload
+    if ":" in workload or workload.isidentifier():  # a spec, not a trace file
+        import tlblab
+
+        catalog = {w["name"]: w for w in tlblab.workloads()}
+        try:
+            sizes = tlblab.page_sizes(args.machine)
+        except ValueError:
+            sizes = None  # the run reports the machine's error
+        if sizes is not None:
+            workload = spec_on(args.machine, workload, catalog, sizes)
+            if workload != args.workload:
+                print(f"note: {args.machine}'s page table has no {KERNEL_SECTION} sections for ARM Linux's kernel "
+                      f"image: running {workload} (the user process alone; kernel=1 needs a preset such as sa1100)",
+                      file=sys.stderr)
+    try:
+        r = _simulate(simulate, args, workload)
+    except ValueError as e:
+        raise ValueError(kernel_remedy(str(e), workload)) from None
+    _print(args, r)
+    return 0
+
+
+def _simulate(simulate, args, workload):
+    return simulate(args.machine, workload, seed=args.seed, tlb_only=args.tlb_only,
                  caches=not args.no_caches, data_accesses=not args.no_caches,
                  max_references=args.max_references, os=parse_os(args.os), technique=args.technique or None,
                  progress=sys.stderr.isatty(), stall_cycles=args.stall_cycles,
                  warmup=args.warmup, roi=args.roi, warmup_instructions=args.warmup_instructions,
                  simulation_instructions=args.simulation_instructions, fetches=args.fetches == "on")
+
+
+def _print(args, r) -> None:
     if args.json:
         import copy
 
         from tlblab.sim import label_levels
 
         print(json.dumps({**label_levels(copy.deepcopy(r.stats)), "run": r.run}, indent=2))
-        return 0
+        return
     t = r.total
     print(f"machine {r.machine}, workload {r.workload}: {t['references']} references, "
           f"{r.cycles} cycles ({t['cycles'] / max(t['references'], 1):.2f} per reference)")
@@ -68,7 +98,9 @@ def run(args) -> int:
     if w:
         print(f"warm-up: {w['references']} references before the region of interest, left out of every "
               f"count here ({w['cycles']} cycles)")
-    print(rate_line(r.run))
+    if args.roi is not None and t["references"] < args.roi:
+        print(f"note: the workload ended {t['references']} references into the region of interest "
+              f"(--roi {args.roi}): every count here covers those")
     print(format_table(["TLB level", "accesses", "hits", "misses", "evictions", "miss rate"],
                        _level_rows(r.stats["tlb_levels"], t["tlb"])))
     if t.get("data_stall_cycles"):
@@ -115,7 +147,7 @@ def run(args) -> int:
                              *[p[c] for c in cols], p["walks"]] for _, p in phases.iterrows()]))
     if r.stats["jobs"]:
         print(f"{len(r.stats['jobs'])} jobs recorded (use --json or tlblab.simulate(...).job_frame())")
-    return 0
+    print(rate_line(r.run))
 
 
 def rate_line(run: dict) -> str:

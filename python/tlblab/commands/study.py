@@ -35,7 +35,7 @@ def register(sub) -> None:
     p.add_argument("--workloads", default="", metavar="SPEC,...",
                    help="comma-separated workload specs, each NAME or NAME:key=value,... as for simulate "
                         "(e.g. random:pages=8192,accesses=1M,chase); default: the default set at the study's sizes")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of every run's random choices (default: 0)")
     p.add_argument("--quick", action="store_true", help="smaller runs: the whole study in 2 minutes or less")
     p.add_argument("--reproductions", default="all", metavar="all|none|SEED[/ID],...",
                    help="which seed reproductions to run (default: all; none skips them)")
@@ -97,6 +97,8 @@ def table(args, max_references: int = MAX_REFERENCES) -> tuple[EngineTable, int]
     if t.adapted:
         print(f"  (on {', '.join(sorted(t.adapted))}: the seed 002 workloads with kernel=0, the page table "
               f"has no {KERNEL_SECTION} sections for ARM Linux's kernel image)")
+    for machine, given, spec in t.resized:
+        print(f"  (on {machine}: {spec}, as {given} does not fit its simulated memory)")
     _write_csv(out / "summary.csv", t.summary)
     _write_csv(out / "levels.csv", t.levels)
     print(f"\n{len(t.summary)} runs in {t.seconds:.1f} s; CSV in {out}/summary.csv and {out}/levels.csv")

@@ -45,21 +45,21 @@ def register(sub) -> None:
     r.set_defaults(func=_record)
 
     i = tsub.add_parser("info", help="counts, events, threads and page footprint of a trace")
-    i.add_argument("path")
+    i.add_argument("path", help="the trace file")
     i.add_argument("--from", dest="from_fmt", choices=FORMATS, help="input format (default: detect)")
     i.add_argument("--json", action="store_true", help="print JSON")
     i.set_defaults(func=_info)
 
     h = tsub.add_parser("head", help="print the first records")
-    h.add_argument("path")
+    h.add_argument("path", help="the trace file")
     h.add_argument("-n", type=int, default=20, help="records to print (default 20)")
     h.add_argument("--skip", type=int, default=0, help="start at this record")
     h.add_argument("--from", dest="from_fmt", choices=FORMATS, help="input format (default: detect)")
     h.set_defaults(func=_head)
 
     c = tsub.add_parser("convert", help="convert between tlbt, lackey and champsim (.xz/.gz)")
-    c.add_argument("input")
-    c.add_argument("output")
+    c.add_argument("input", help="the trace to read")
+    c.add_argument("output", help="the trace to write (its format from the name unless --to)")
     c.add_argument("--from", dest="from_fmt", choices=FORMATS, help="input format (default: detect)")
     c.add_argument("--to", dest="to_fmt", choices=FORMATS, help="output format (default: from the name)")
     c.add_argument("--skip", type=int, default=0, help="records to drop at the start")
@@ -67,15 +67,15 @@ def register(sub) -> None:
     c.set_defaults(func=_convert)
 
     w = tsub.add_parser("workloads", help="list the built-in workloads and their parameters")
-    w.add_argument("--json", action="store_true")
+    w.add_argument("--json", action="store_true", help="print JSON")
     w.set_defaults(func=_workloads)
 
     g = tsub.add_parser("gen", help="write a built-in workload as a .tlbt trace")
-    g.add_argument("name")
-    g.add_argument("-o", "--output", required=True)
+    g.add_argument("name", help="the built-in workload (tlblab workloads lists them)")
+    g.add_argument("-o", "--output", required=True, help="output .tlbt file")
     g.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
                    help="workload parameter (repeatable; values as in workload specs: 4096, 0x1000, 64k, 2M)")
-    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--seed", type=int, default=1, help="seed of the workload's random choices (default: 1)")
     g.set_defaults(func=_gen)
 
 

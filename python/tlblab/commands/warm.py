@@ -33,7 +33,9 @@ def register(sub) -> None:
     p.add_argument("--sleep-ms", type=float, default=0.0, help="pause between sweeps (throttling)")
     p.add_argument("--cpu", type=int, help="run the warmer on this CPU (default: one sharing the LLC)")
     p.add_argument("--app-cpu", type=int, help="the target's CPU (default: followed from /proc)")
-    p.add_argument("--llc-check", choices=["probe", "topology", "off"], default="probe")
+    p.add_argument("--llc-check", choices=["probe", "topology", "off"], default="probe",
+                   help="how to check that the warmer shares the LLC with the target: time it (probe, the default), "
+                        "read the CPU topology, or not at all")
     p.add_argument("--json", action="store_true", help="print the statistics as JSON")
     p.set_defaults(func=run)
 

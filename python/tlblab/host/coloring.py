@@ -59,7 +59,7 @@ def register(sub) -> None:
     p.add_argument("--rounds", type=int, default=15, help="interleaved rounds (each yields one median per variant)")
     p.add_argument("--jobs", type=int, default=201, help="job pairs per variant per round")
     p.add_argument("--cpu", type=int, default=0, help="CPU to pin the tasks to")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int, default=1, help="seed of the random page orders (default: 1)")
     p.add_argument("--threads", action="store_true",
                    help="run A and B as two threads on the CPU handing over with semaphores (context switches) "
                         "instead of one cyclic-executive thread")

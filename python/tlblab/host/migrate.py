@@ -115,7 +115,7 @@ def register(hsub) -> None:
     p.add_argument("--ns", help=f"page counts (default: {DEFAULT_NS} on a 2048-entry L2 DTLB, up to twice "
                                 "the machine's L2 DTLB)")
     p.add_argument("--strides", default="4096,69632", help="strides in bytes (default 4096,69632)")
-    p.add_argument("--trials", type=int, default=15)
+    p.add_argument("--trials", type=int, default=15, help="migrations timed per page count and stride (default: 15)")
     p.add_argument("--cap", type=int, help="re-warm cap (default: twice the machine's L2 DTLB, so the sweep "
                                            "shows where re-warming stops paying; the library default is 1024)")
     p.add_argument("--cpus", help="A,B: migrate from A to B (default: the first two allowed CPUs)")
@@ -123,7 +123,7 @@ def register(hsub) -> None:
     p.add_argument("--boost", action=argparse.BooleanOptionalAction, default=None,
                    help="run in an own autogroup at nice -20, ahead of builds sharing the machine "
                    "(default: on when running as root)")
-    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--seed", type=int, default=7, help="seed of the random page orders (default: 7)")
     p.add_argument("--quick", action="store_true", help=f"N in {QUICK_NS}, 5 trials")
     p.add_argument("--json", action="store_true", help="print the raw JSON (with the crossovers)")
     p.add_argument("--output", help="also write the raw JSON to this file")

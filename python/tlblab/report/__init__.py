@@ -148,6 +148,17 @@ def build(study: Study, out: str | Path) -> Path:
     return index
 
 
+def _x_label(rep) -> str:
+    """The reproduction file's `x_label` (what its rows' `x` counts), or ""."""
+    import tomllib
+
+    try:
+        value = tomllib.loads(Path(rep.path).read_text()).get("x_label", "")
+    except (OSError, tomllib.TOMLDecodeError):
+        return ""
+    return value if isinstance(value, str) else ""
+
+
 def _reproduction(o, data_dir: Path) -> str:
     import pandas as pd
 
@@ -170,8 +181,13 @@ def _reproduction(o, data_dir: Path) -> str:
                               "series": r.get("series", ""), "x": r.get("x"), "seed": r.get("seed"),
                               "ours": None, "error": None, "rel_error": None, "note": r.get("note", "")}
                              for r in rep.rows]
-    svg = plots.reproduction(rows, f"{rep.source.split('(')[0].strip()}: seed vs tlblab", f"plot-{rid}")
-    parts.append(page.figure(svg, "The seed's numbers (transcribed, hatched or dashed) beside tlblab's."))
+    has_seed = any(r.get("seed") is not None for r in rows)
+    source = rep.source.split("(")[0].strip()
+    title = f"{source}: seed vs tlblab" if has_seed else f"{source}: tlblab (the seed states no numbers here)"
+    svg = plots.reproduction(rows, title, f"plot-{rid}", x_label=_x_label(rep))
+    parts.append(page.figure(svg, "The seed's numbers (transcribed, hatched or dashed) beside tlblab's, every "
+                                  "row of tlblab's drawn." if has_seed else "tlblab's numbers: the seed states "
+                                  "a shape, not numbers, for these rows."))
     stem = f"seed{rep.seed}_{page.slug(rep.id)}"
     files = write_table(pd.DataFrame(rows), data_dir, stem)
     parts.append(page.table(ROW_COLS, rows, f"rows-{rid}", "rows", scroll=len(rows) > 14))

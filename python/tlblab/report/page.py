@@ -17,7 +17,7 @@ h1{font-size:1.6rem}h2{border-bottom:2px solid #ddd;padding-bottom:.2rem;margin-
 h3{margin-top:1.6rem}nav ol{columns:2}
 table{border-collapse:collapse;margin:.6rem 0;font-size:.85rem}
 th,td{border:1px solid #ddd;padding:.2rem .45rem;vertical-align:top}th{background:#f4f4f4;text-align:left}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .holds{color:#12651f;font-weight:600}.fails{color:#a11;font-weight:600}.error{color:#a11}
 .scroll{max-height:26rem;overflow:auto;border:1px solid #eee}
 figure{margin:.8rem 0}figure svg{max-width:100%;height:auto}
@@ -47,6 +47,20 @@ def fmt(v: Any) -> str:
     return str(v)
 
 
+# Columns whose numbers are fractions of a whole, shown as percentages (the CSV keeps the
+# fraction, as does the cell's data-value).
+PERCENT_COLS = {"rel_error"}
+
+
+def fmt_percent(v: float) -> str:
+    """A fraction as a signed percentage: -0.275362 -> '-27.5%'."""
+    pct = 100 * v
+    if pct == 0:
+        return "0%"
+    text = f"{pct:+.3g}" if abs(pct) < 1000 else f"{pct:+,.0f}".replace(",", "\u2009")
+    return text + "%"
+
+
 def _is_num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -66,7 +80,8 @@ def table(columns: list[tuple[str, str]], rows: Iterable[dict[str, Any]], table_
             if isinstance(v, float) and math.isnan(v):
                 v = None
             if _is_num(v):
-                out.append(f'<td class="num" data-col="{esc(f)}" data-value="{esc(repr(v))}">{esc(fmt(v))}</td>')
+                shown = fmt_percent(v) if f in PERCENT_COLS else fmt(v)
+                out.append(f'<td class="num" data-col="{esc(f)}" data-value="{esc(repr(v))}">{esc(shown)}</td>')
             elif f == "holds" and isinstance(v, bool):
                 out.append(f'<td data-col="holds" class="{"holds" if v else "fails"}">{"holds" if v else "does not hold"}</td>')
             else:

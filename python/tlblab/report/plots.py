@@ -58,61 +58,96 @@ def _num(v: Any) -> float | None:
     return None if math.isnan(f) else f
 
 
-def reproduction(rows: list[dict[str, Any]], title: str, prefix: str) -> str | None:
-    """The seed's numbers beside ours, one panel per unit: where every row of the panel has an
-    `x`, a curve per series (the seed dashed with open markers, ours solid); else paired bars
-    per row (the seed hatched). Rows the seed has no number for ("ours only") stay in the table."""
+# What a unit's short name means on an axis.
+UNIT_LABELS = {"x": "ratio (×)", "%": "percent", "us": "µs", "fraction": "fraction"}
+
+
+def _unit_label(unit: str) -> str:
+    return UNIT_LABELS.get(unit, unit) or "value"
+
+
+def statistic(quantity: str) -> str:
+    """The statistic a row's quantity states ("mean", "maximum", "standard deviation",
+    "coefficient of variation"), or "" for a plain value: rows of different statistics are not
+    drawn on one axis, even in one unit."""
+    q = quantity.lower()
+    for words, name in ((("standard deviation",), "standard deviation"),
+                        (("coefficient of variation",), "coefficient of variation"),
+                        (("most ", "maximum", "largest", "max "), "maximum")):
+        if any(w in q for w in words):
+            return name
+    return ""
+
+
+def reproduction(rows: list[dict[str, Any]], title: str, prefix: str, x_label: str = "") -> str | None:
+    """The seed's numbers beside ours, one panel per unit and statistic: where every row of the
+    panel has an `x`, a curve per series (the seed dashed with open markers where it states a
+    number, ours solid over every row); else paired bars per row (the seed hatched). Every row
+    with a number of either side is drawn. `x_label` names the x axis (the reproduction file's
+    `x_label`)."""
     plt = _mpl()
-    with_seed = [r for r in rows if _num(r.get("seed")) is not None]
-    # A reproduction whose seed states no number (a shape only: "nothing shared, nothing to
-    # gain") is drawn as our bars alone.
-    ours_only = not with_seed
-    rows = with_seed or [r for r in rows if _num(r.get("ours")) is not None]
+    ours_only = not any(_num(r.get("seed")) is not None for r in rows)
+    rows = [r for r in rows if _num(r.get("seed")) is not None or _num(r.get("ours")) is not None]
     if not rows:
         return None
-    units: dict[str, list] = {}
+    units: dict[tuple[str, str], list] = {}
     for r in rows:
-        units.setdefault(r.get("unit") or "", []).append(r)
+        units.setdefault((r.get("unit") or "", statistic(r.get("quantity") or "")), []).append(r)
     kinds = {u: not ours_only and all(_num(r.get("x")) is not None for r in rs) for u, rs in units.items()}
     heights = [2.8 if kinds[u] else 0.6 + 0.2 * len(rs) for u, rs in units.items()]
     fig, axes = plt.subplots(len(units), 1, figsize=(7.5, sum(heights) + 0.4), squeeze=False,
                              gridspec_kw={"height_ratios": heights}, layout="constrained")
-    for ax, (unit, mine) in zip(axes.flat, units.items()):
+    # Element ids the browser test reads: `xlabel-P`/`ylabel-P` each panel's axis names,
+    # `ours-P-I` each of tlblab's curves or bars (one marker or bar per row of ours).
+    for panel, (ax, ((unit, stat), mine)) in enumerate(zip(axes.flat, units.items())):
+        value_label = _unit_label(unit) if not stat else f"{stat}, {_unit_label(unit)}"
         vals = [v for v in [_num(r.get("seed")) for r in mine] + [_num(r.get("ours")) for r in mine]
                 if v is not None]
-        if kinds[unit]:
+        if kinds[(unit, stat)]:
             series: dict[str, list] = {}
             for r in mine:
                 series.setdefault(r.get("series") or r.get("quantity", ""), []).append(r)
             for i, (name, rs) in enumerate(series.items()):
                 rs = sorted(rs, key=lambda r: _num(r["x"]))
                 color = f"C{i % 10}"
-                xs = [_num(r["x"]) for r in rs]
-                seed = [(x, _num(r.get("seed"))) for x, r in zip(xs, rs)]
-                ours = [(x, _num(r.get("ours"))) for x, r in zip(xs, rs) if _num(r.get("ours")) is not None]
-                ax.plot(*zip(*seed), "--o", color=color, mfc="none", ms=6, label=f"{name}: seed")
+                seed = [(_num(r["x"]), _num(r.get("seed"))) for r in rs if _num(r.get("seed")) is not None]
+                ours = [(_num(r["x"]), _num(r.get("ours"))) for r in rs if _num(r.get("ours")) is not None]
+                if seed:
+                    ax.plot(*zip(*seed), "--o", color=color, mfc="none", ms=6, label=f"{name}: seed")
                 if ours:
-                    ax.plot(*zip(*ours), "-s", color=color, ms=3, label=f"{name}: tlblab")
+                    ax.plot(*zip(*ours), "-s", color=color, ms=3, label=f"{name}: tlblab",
+                            gid=f"ours-{panel}-{i}")
             if _log_worthy([_num(r["x"]) for r in mine]):
                 ax.set_xscale("log", base=2)
             ax.legend(fontsize=7, frameon=False, ncols=2 if len(series) > 2 else 1)
-            ax.set_ylabel(unit)
-            ax.set_xlabel("x (the rows' position on the seed's axis: see their quantity)")
+            ax.set_ylabel(value_label)
+            ax.set_xlabel(x_label or "x (see each row's quantity in the table)")
         else:
             ys = list(range(len(mine)))
             seed = [_num(r.get("seed")) for r in mine]
             ours = [_num(r.get("ours")) for r in mine]
             if not ours_only:
-                ax.barh([y - 0.2 for y in ys], [v if v is not None else 0 for v in seed], height=0.4,
-                        color="#bbbbbb", edgecolor="#555555", hatch="//", label="seed")
-            ax.barh([y + 0.2 for y in ys], [v if v is not None else 0 for v in ours], height=0.4,
-                    color="C0", label="tlblab")
+                # No bar where the seed states no number (a row of ours only), not a bar of 0.
+                seed_bars = ax.barh([y - 0.2 for y in ys], [v if v is not None else 0.0 for v in seed], height=0.4,
+                                    color="#bbbbbb", edgecolor="#555555", hatch="//", label="seed")
+                for bar, v in zip(seed_bars, seed):
+                    bar.set_visible(v is not None)
+            bars = ax.barh([y + 0.2 for y in ys], [v if v is not None else 0.0 for v in ours], height=0.4,
+                           color="C0", label="tlblab")
+            for k, (bar, v) in enumerate(zip(bars, ours)):
+                if v is None:
+                    bar.set_visible(False)
+                else:
+                    bar.set_gid(f"ours-{panel}-{k}")
             ax.set_yticks(ys, [r["key"] for r in mine], fontsize=7)
             ax.invert_yaxis()
-            ax.set_xlabel(unit)
+            ax.set_xlabel(value_label)
+            ax.set_ylabel("row")
             ax.legend(fontsize=7, frameon=False, loc="best")
         if _log_worthy(vals):
-            (ax.set_yscale if kinds[unit] else ax.set_xscale)("log")
+            (ax.set_yscale if kinds[(unit, stat)] else ax.set_xscale)("log")
+        ax.xaxis.label.set_gid(f"xlabel-{panel}")
+        ax.yaxis.label.set_gid(f"ylabel-{panel}")
     fig.suptitle(title, fontsize=9)
     return to_svg(fig, prefix)
 

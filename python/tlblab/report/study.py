@@ -66,27 +66,26 @@ def reproductions(quick: bool, out: Path, which: str = "all") -> list:
 
     outcomes = []
     paths = _chosen(which)
-    bar = _bar(len(paths), "reproductions")
-    for p in paths:
-        bar.set_postfix_str(f"{p.parent.name}/{p.stem}")
-        try:
-            rep = reproduce.load_file(p)
-        except UserError as e:
-            bar.write(f"study: skipped {p}: {e}")
+    with _bar(len(paths), "reproductions") as bar:
+        for p in paths:
+            bar.set_postfix_str(f"{p.parent.name}/{p.stem}")
+            try:
+                rep = reproduce.load_file(p)
+            except UserError as e:
+                bar.write(f"study: skipped {p}: {e}")
+                bar.update(1)
+                continue
+            t0 = time.monotonic()
+            try:
+                outcomes.append(reproduce.run_one(rep, quick))
+            except UserError as e:
+                outcomes.append(Outcome(rep, {}, time.monotonic() - t0, error=str(e)))
+            except Exception as e:  # noqa: BLE001 - an experiment's bug is shown as its error, named;
+                # the reproductions land one by one, and one that breaks must not hide the others.
+                msg = f"the experiment raised {type(e).__name__}: {e}"
+                bar.write(f"study: {rep.name}: {msg}")
+                outcomes.append(Outcome(rep, {}, time.monotonic() - t0, error=msg))
             bar.update(1)
-            continue
-        t0 = time.monotonic()
-        try:
-            outcomes.append(reproduce.run_one(rep, quick))
-        except UserError as e:
-            outcomes.append(Outcome(rep, {}, time.monotonic() - t0, error=str(e)))
-        except Exception as e:  # noqa: BLE001 - an experiment's bug is shown as its error, named;
-            # the reproductions land one by one, and one that breaks must not hide the others.
-            msg = f"the experiment raised {type(e).__name__}: {e}"
-            bar.write(f"study: {rep.name}: {msg}")
-            outcomes.append(Outcome(rep, {}, time.monotonic() - t0, error=msg))
-        bar.update(1)
-    bar.close()
     if outcomes:
         reproduce.write(outcomes, out)
     return outcomes
@@ -115,12 +114,11 @@ def curves(args) -> list:
     machines, specs = check_input(args.machines, args.workloads)
     machine = "zen3" if "zen3" in machines else machines[0]
     out = []
-    bar = _bar(len(specs), "miss curves")
-    for spec in specs:
-        bar.set_postfix_str(spec.split(":")[0])
-        out.append(workload_curves(machine, spec))
-        bar.update(1)
-    bar.close()
+    with _bar(len(specs), "miss curves") as bar:
+        for spec in specs:
+            bar.set_postfix_str(spec.split(":")[0])
+            out.append(workload_curves(machine, spec))
+            bar.update(1)
     return out
 
 
@@ -128,27 +126,26 @@ def host(quick: bool, out: Path) -> list[HostRun]:
     """Each host measurement in its own process (`tlblab ... --json`), its JSON kept beside the
     report; one that fails (no runtime build, a CPU it may not use) is shown with its message."""
     runs = []
-    bar = _bar(len(HOST_RUNS), "host")
-    for name, argv in HOST_RUNS.items():
-        cmdline = ["tlblab", *argv[quick]]
-        bar.set_postfix_str(name)
-        t0 = time.monotonic()
-        p = subprocess.run([sys.executable, "-m", "tlblab.cli", *argv[quick]], capture_output=True, text=True)
-        dt = time.monotonic() - t0
-        r = HostRun(name=name, argv=cmdline, seconds=dt)
-        if p.returncode != 0:
-            r.error = (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[-1]
-        else:
-            try:
-                r.data = json.loads(p.stdout)
-            except json.JSONDecodeError:
-                r.error = "the measurement printed no JSON"
-        if r.data is not None:
-            (out / "host").mkdir(parents=True, exist_ok=True)
-            atomic_write(out / "host" / f"{name}.json", json.dumps(r.data, indent=1))
-        runs.append(r)
-        bar.update(1)
-    bar.close()
+    with _bar(len(HOST_RUNS), "host") as bar:
+        for name, argv in HOST_RUNS.items():
+            cmdline = ["tlblab", *argv[quick]]
+            bar.set_postfix_str(name)
+            t0 = time.monotonic()
+            p = subprocess.run([sys.executable, "-m", "tlblab.cli", *argv[quick]], capture_output=True, text=True)
+            dt = time.monotonic() - t0
+            r = HostRun(name=name, argv=cmdline, seconds=dt)
+            if p.returncode != 0:
+                r.error = (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[-1]
+            else:
+                try:
+                    r.data = json.loads(p.stdout)
+                except json.JSONDecodeError:
+                    r.error = "the measurement printed no JSON"
+            if r.data is not None:
+                (out / "host").mkdir(parents=True, exist_ok=True)
+                atomic_write(out / "host" / f"{name}.json", json.dumps(r.data, indent=1))
+            runs.append(r)
+            bar.update(1)
     return runs
 
 

@@ -126,6 +126,11 @@ def parse(data: dict[str, Any], where: str = "<grid>", root: Path | None = None)
     for name, t in (("base", base), ("axes", axes)):
         if not isinstance(t, dict):
             raise UserError(f"{where}: [{name}]: expected a table, found {type(t).__name__}")
+    if not base and not axes:
+        # An empty file is a mistake (the wrong file, one not saved yet), not a request for one
+        # point of every default.
+        raise UserError(f"{where}: nothing to sweep: expected a [base] table, an [axes] table or both "
+                        "(docs/sweeps.md), found neither")
     for k in list(base) + list(axes):
         _check_key(k, where, "base" if k in base else "axes")
     for k, v in axes.items():

@@ -287,16 +287,82 @@ def _dask_client(scheduler: str | None, workers: int | None, rep: Report):
         n = workers or _cores()
         # Workers are processes with one thread each: the engine is single-threaded per run.
         # No dashboard: the sweep needs no web server (and the port may be taken).
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+        cluster = _quiet_start(lambda: LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                                    dashboard_address=None, silence_logs=logging.ERROR))
         client = Client(cluster)
         rep.where = f"a LocalCluster of {_workers(n)}"
     try:
         yield client, max(n, 1)
+    except KeyboardInterrupt:
+        if cluster is not None:
+            _stop_now(cluster)
+        raise
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _quiet_start(make):
+    """`make()` (a LocalCluster) started on a thread that blocks SIGINT, so every thread the
+    cluster starts, and every worker process those threads spawn, inherit the blocked signal
+    (a signal mask survives fork and exec): a terminal's Ctrl-C, sent to the whole process
+    group, then reaches this process alone, which stops the cluster, instead of each worker
+    printing its own KeyboardInterrupt. The main thread keeps SIGINT and waits on `make`
+    interruptibly, so Ctrl-C during the cluster's start-up stops the sweep at once."""
+    import signal
+    import threading
+
+    from tlblab import interruptible
+
+    if threading.current_thread() is not threading.main_thread():
+        return make()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        box: dict = {}
+
+        def target():
+            try:
+                box["cluster"] = make()
+            except BaseException as e:
+                box["error"] = e
+
+        t = threading.Thread(target=target, name="tlblab-cluster-start", daemon=True)
+        t.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    try:
+        interruptible.call(t.join)
+    except KeyboardInterrupt:
+        # The cluster may be half up: its worker processes go with this process's exit.
+        _kill_children()
+        raise
+    if "error" in box:
+        raise box["error"]
+    return box["cluster"]
+
+
+def _kill_children() -> None:
+    """SIGKILL to the LocalCluster's worker processes (this process's children that
+    multiprocessing spawned): an interrupted sweep stops within a second, and a point's result
+    is only ever written by this process. multiprocessing's resource tracker is left alone: it
+    exits by itself when this process does, and killed it would be relaunched, noisily."""
+    import psutil
+
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if any("spawn_main" in part for part in child.cmdline()):
+                child.kill()
+
+
+def _stop_now(cluster) -> None:
+    """An interrupted sweep: the workers killed at once (a graceful close takes seconds), and
+    the nannies told not to restart them nor to log the deaths they see."""
+    import logging
+
+    for name in ("distributed", "tornado", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    _kill_children()
 
 
 def run_checks(jobs_json: str) -> str | None:

@@ -102,6 +102,13 @@ pub struct TlbColoring {
 
 impl Model for TlbColoring {
     fn build(p: &Params, machine: &MachineConfig, _seed: u64) -> Result<Self, String> {
+        // The parameters that do not depend on the machine first: a bad value is named as such,
+        // not hidden behind what the machine's geometry does not allow.
+        let assign = match p.choice("assign", &["per_thread", "same"])? {
+            "same" => Assign::Same,
+            _ => Assign::PerThread,
+        };
+        let fetches = p.bool("fetches")?;
         let level = p.text("level");
         let tlb = if level.is_empty() {
             machine
@@ -141,10 +148,6 @@ impl Model for TlbColoring {
                 p.text("base")
             ));
         }
-        let assign = match p.choice("assign", &["per_thread", "same"])? {
-            "same" => Assign::Same,
-            _ => Assign::PerThread,
-        };
         Ok(TlbColoring {
             sets,
             reserved,
@@ -152,7 +155,7 @@ impl Model for TlbColoring {
             first_color,
             colors_per_thread,
             base_vpn: base >> 12,
-            fetches: p.bool("fetches")?,
+            fetches,
             process_of: HashMap::new(),
             thread_index: HashMap::new(),
             placed_by_thread: HashMap::new(),
