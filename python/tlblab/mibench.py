@@ -70,12 +70,12 @@ def _tool_version(argv: list[str]) -> str:
     return (out.stdout or out.stderr).splitlines()[0]
 
 
-def build(name: str, cc: str = "gcc") -> Path:
+def build(name: str, cc: str = "gcc", cache: Path = CACHE) -> Path:
     """The 32-bit binary of program `name`, compiled once per (source, compiler, flags)."""
     prog = _program(name)
     src = SOURCES / f"{prog.source}.c"
     key = _digest(src.read_bytes(), _tool_version([cc, "--version"]), " ".join(CFLAGS))
-    out = CACHE / "bin" / key / prog.source
+    out = Path(cache) / "bin" / key / prog.source
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -90,20 +90,20 @@ def build(name: str, cc: str = "gcc") -> Path:
 
 
 def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
-            valgrind: str = "valgrind", progress: bool = False) -> Path:
+            valgrind: str = "valgrind", progress: bool = False, cache: Path = CACHE) -> Path:
     """The Lackey capture of program `name` (its whole run, or its first `limit` references),
     cached under out/mibench/ by content hash. `args` replaces the program's default input."""
     from tlblab.trace import record
 
     prog = _program(name)
-    binary = build(name)
+    binary = build(name, cache=cache)
     argv = [str(binary), *(prog.args if args is None else args)]
     key = _digest(binary.read_bytes(), "\0".join(argv[1:]), str(limit),
                   _tool_version([valgrind, "--version"]), CAPTURE_VERSION)
-    out = CACHE / f"{prog.source}-{key}.tlbt"
+    out = Path(cache) / f"{prog.source}-{key}.tlbt"
     if out.is_file():
         return out
-    CACHE.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".part")
     try:
         record(argv, tmp, limit=limit or None, progress=progress, valgrind=valgrind,
@@ -124,6 +124,6 @@ def _program(name: str) -> Program:
     return PROGRAMS[name]
 
 
-def clean() -> None:
+def clean(cache: Path = CACHE) -> None:
     """Removes every cached binary and capture."""
-    shutil.rmtree(CACHE, ignore_errors=True)
+    shutil.rmtree(cache, ignore_errors=True)

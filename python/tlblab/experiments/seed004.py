@@ -43,12 +43,12 @@ def _program(prog: str, quick: bool) -> dict[str, float]:
         out[f"{prog}/{lvl}_locked"] = w
         out[f"{prog}/decreased_{lvl}"] = b - w
         out[f"{prog}/{lvl}_reduction"] = (b - w) / b if b else 0.0
-    refs = r.stats["references"] if "references" in r.stats else r.summary()["references"]
+    refs = r.summary()["references"]
     out[f"{prog}/references"] = float(refs)
     out[f"{prog}/cycles"] = float(r.cycles)
     out[f"{prog}/stall_share"] = (base["uTLB-D"] + base["main"]) / r.cycles if r.cycles else 0.0
     out[f"{prog}/data_pages"] = float(sum(1 for x in rows if x["loads"] + x["stores"]))
-    candidates = 5 if quick else 6
+    candidates = 5  # C(5, 4) = 5 subsets: an exhaustive search that fits a whole run's budget
     sel = ld.simulation_guided(A9, trace, rows, 4, process=0, candidates=candidates)
     out[f"{prog}/guided_gain"] = sel.gain_over_frequent
     out[f"{prog}/guided_simulations"] = sel.simulations
