@@ -45,18 +45,22 @@ class Selection:
 
 
 def stall_of(machine: str | dict[str, Any], workload: str, pages: list[int], *, process: int = 0,
-             cores: str = "one", seed: int = 0) -> dict[str, int]:
-    """Data TLB stall cycles per level of `process` with `pages` locked (none: the baseline)."""
+             cores: str = "one", seed: int = 0, max_references: int = 0) -> dict[str, int]:
+    """Data TLB stall cycles per level of `process` with `pages` locked (none: the baseline),
+    over the first `max_references` references (0: all)."""
     spec = f"lockdown:process={process},cores={cores}" + (f",pages={pages_spec(pages)}" if pages else "")
-    r = simulate(machine, workload, seed=seed, technique=spec, stall_cycles=True)
+    r = simulate(machine, workload, seed=seed, technique=spec, stall_cycles=True,
+                 max_references=max_references)
     return r.stall_cycles(f"process {process}")
 
 
 def simulation_guided(machine: str | dict[str, Any], workload: str, rows: list[dict[str, Any]],
                       n: int | None = None, *, process: int = 0, cores: str = "one",
-                      candidates: int = 8, exact_limit: int = 70, seed: int = 0) -> Selection:
+                      candidates: int = 8, exact_limit: int = 70, seed: int = 0,
+                      max_references: int = 0) -> Selection:
     """The `n` pages (default: the lockable entries) among the profile's top `candidates` whose
-    locking leaves `process` the fewest data TLB stall cycles (micro + main) in simulation."""
+    locking leaves `process` the fewest data TLB stall cycles (micro + main) in simulation
+    (of the first `max_references` references; 0: the whole workload)."""
     _, lockable = lockable_entries(machine)
     n = lockable if n is None else n
     if n > lockable:
@@ -70,7 +74,7 @@ def simulation_guided(machine: str | dict[str, Any], workload: str, rows: list[d
         key = tuple(sorted(pages))
         if key not in memo:
             memo[key] = sum(stall_of(machine, workload, list(key), process=process, cores=cores,
-                                     seed=seed).values())
+                                     seed=seed, max_references=max_references).values())
         return memo[key]
 
     baseline = cost([])

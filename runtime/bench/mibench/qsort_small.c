@@ -14,8 +14,8 @@ static int compare(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static unsigned long lcg(unsigned long *s) {
-    *s = *s * 6364136223846793005UL + 1442695040888963407UL;
+static unsigned long long lcg(unsigned long long *s) {
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL; /* 64-bit on ILP32 too */
     return *s >> 33;
 }
 
@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
         }
         fclose(f);
     } else {
-        unsigned long s = 4;
+        unsigned long long s = 4;
         words = malloc(n * sizeof *words);
         for (count = 0; count < n; count++) {
             int len = 3 + (int)(lcg(&s) % 10);

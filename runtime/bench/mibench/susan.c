@@ -18,8 +18,8 @@ static const int MASK[37][2] = {
     {1, 2},   {1, 3},   {2, -2}, {2, -1}, {2, 0},  {2, 1},  {2, 2},  {3, -1}, {3, 0}, {3, 1},
 };
 
-static unsigned long lcg(unsigned long *s) {
-    *s = *s * 6364136223846793005UL + 1442695040888963407UL;
+static unsigned long long lcg(unsigned long long *s) {
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL; /* 64-bit on ILP32 too */
     return *s >> 33;
 }
 
@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
     }
     if (w < 8 || h < 8) { fprintf(stderr, "susan: image must be at least 8 x 8\n"); return 2; }
     if (!img) {
-        unsigned long s = 4;
+        unsigned long long s = 4;
         img = malloc((size_t)w * h);
         for (int y = 0; y < h; y++)
             for (int x = 0; x < w; x++) {

@@ -1,0 +1,129 @@
+"""Seed 004's real-time programs as whole-program captures, built and traced by tlblab itself.
+
+Seed 004 §V.1 ran the MiBench binaries basicmath, qsort and susan on 32-bit ARM Linux and profiled
+them under Valgrind Lackey (§IV). Here the programs of `runtime/bench/mibench/` (the same
+algorithms on MiBench's small-input sizes: the sources say how each differs) are compiled as
+32-bit x86 programs (`gcc -m32`: 32-bit virtual addresses and 4-byte pointers, as on the seed's
+ARMv7, so their pages fit the cortex-a9 preset's 32-bit short-descriptor page table) and run under
+Lackey through `tlblab trace record`: the whole run, loader, libc, stack and the program's own
+pages as Lackey sees them (no kernel references: Lackey sees user space only).
+
+Everything is cached by content hash under `out/mibench/`: a binary by its source, compiler and
+flags; a capture by the binary's bytes, its arguments, the reference limit and Valgrind's
+version. A clean clone rebuilds both (gcc-multilib and valgrind are in
+scripts/debian-packages.txt); nothing large is committed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from tlblab.errors import UserError
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = ROOT / "runtime" / "bench" / "mibench"
+CACHE = ROOT / "out" / "mibench"
+# Bump when the capture's meaning changes (what is recorded, how), so old captures are not reused.
+CAPTURE_VERSION = "1"
+CFLAGS = ["-m32", "-O2", "-std=c11"]
+
+
+@dataclass(frozen=True)
+class Program:
+    """One real-time program of seed 004 Table 1: the source in runtime/bench/mibench/, the
+    arguments of its run (MiBench's small inputs), and what the seed says it does."""
+    name: str
+    source: str
+    args: tuple[str, ...]
+    what: str
+
+
+PROGRAMS = {
+    "basicmath": Program("basicmath", "basicmath_small", ("-q",), "Mathematical calculations"),
+    "qsort": Program("qsort", "qsort_small", ("-q",), "Sort array of string (10,000 words)"),
+    # MiBench runs susan's smoothing, edges and corners; this one program does all three on the
+    # 76 x 95 image of MiBench's input_small.pgm size.
+    "susan": Program("susan", "susan", (), "Recognize image corner and edge (smoothing, edges, corners)"),
+}
+
+
+def _digest(*parts: bytes | str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        b = p.encode() if isinstance(p, str) else p
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()[:20]
+
+
+def _tool_version(argv: list[str]) -> str:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise UserError(f"mibench: '{' '.join(argv)}' failed ({e}); `make setup` installs the "
+                        "Debian packages of scripts/debian-packages.txt")
+    return (out.stdout or out.stderr).splitlines()[0]
+
+
+def build(name: str, cc: str = "gcc", cache: Path = CACHE) -> Path:
+    """The 32-bit binary of program `name`, compiled once per (source, compiler, flags)."""
+    prog = _program(name)
+    src = SOURCES / f"{prog.source}.c"
+    key = _digest(src.read_bytes(), _tool_version([cc, "--version"]), " ".join(CFLAGS))
+    out = Path(cache) / "bin" / key / prog.source
+    if out.is_file():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    r = subprocess.run([cc, *CFLAGS, "-o", str(tmp), str(src), "-lm"], capture_output=True, text=True)
+    if r.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise UserError(f"mibench: compiling {src} with '{cc} {' '.join(CFLAGS)}' failed "
+                        f"(gcc-multilib missing?):\n{r.stderr.strip()}")
+    os.replace(tmp, out)
+    return out
+
+
+def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
+            valgrind: str = "valgrind", progress: bool = False, cache: Path = CACHE) -> Path:
+    """The Lackey capture of program `name` (its whole run, or its first `limit` references),
+    cached under out/mibench/ by content hash. `args` replaces the program's default input."""
+    from tlblab.trace import record
+
+    prog = _program(name)
+    binary = build(name, cache=cache)
+    argv = [str(binary), *(prog.args if args is None else args)]
+    key = _digest(binary.read_bytes(), "\0".join(argv[1:]), str(limit),
+                  _tool_version([valgrind, "--version"]), CAPTURE_VERSION)
+    out = Path(cache) / f"{prog.source}-{key}.tlbt"
+    if out.is_file():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".part")
+    try:
+        record(argv, tmp, limit=limit or None, progress=progress, valgrind=valgrind,
+               stdout=os.devnull)
+    except ValueError as e:
+        tmp.unlink(missing_ok=True)
+        raise UserError(f"mibench: capturing {' '.join(argv)}: {e}")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    os.replace(tmp, out)
+    return out
+
+
+def _program(name: str) -> Program:
+    if name not in PROGRAMS:
+        raise UserError(f"mibench: unknown program '{name}' (expected one of {', '.join(PROGRAMS)})")
+    return PROGRAMS[name]
+
+
+def clean(cache: Path = CACHE) -> None:
+    """Removes every cached binary and capture."""
+    shutil.rmtree(cache, ignore_errors=True)
