@@ -79,7 +79,7 @@ def build(name: str, cc: str = "gcc", cache: Path = CACHE) -> Path:
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
+    tmp = out.with_suffix(f".tmp-{os.getpid()}")
     r = subprocess.run([cc, *CFLAGS, "-o", str(tmp), str(src), "-lm"], capture_output=True, text=True)
     if r.returncode != 0:
         tmp.unlink(missing_ok=True)
@@ -104,7 +104,7 @@ def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".part")
+    tmp = out.with_suffix(f".part-{os.getpid()}")  # per process: two runs may capture at once
     try:
         record(argv, tmp, limit=limit or None, progress=progress, valgrind=valgrind,
                stdout=os.devnull)

@@ -58,7 +58,7 @@ def _program(prog: str, quick: bool) -> dict[str, float]:
     # simulations); its set is then charged over the whole run, against the best set the search
     # finds with the whole run in view (the optimum among its candidates).
     half = int(refs) // 2
-    first = [x for x in _profile_prefix(trace, half)]
+    first = _profile_prefix(trace, half)
     held = ld.simulation_guided(A9, trace, first, 4, process=0, candidates=candidates,
                                 max_references=half)
     held_whole = sum(ld.stall_of(A9, trace, held.pages, process=0).values())
