@@ -69,9 +69,15 @@ pub trait Model: Technique + Sized + 'static {
 #[derive(Clone, Copy)]
 pub struct Registration {
     pub info: TechniqueInfo,
-    pub build: fn(&Params, &MachineConfig, u64) -> Result<Box<dyn Technique>, String>,
-    pub twin: fn(&TechniqueSpec, &MachineConfig, u64) -> Result<Box<dyn Twin>, String>,
+    pub build: BuildModel,
+    pub twin: BuildTwin,
 }
+
+/// Builds a technique's model from its checked parameters, the machine and the run's seed.
+pub type BuildModel = fn(&Params, &MachineConfig, u64) -> Result<Box<dyn Technique>, String>;
+
+/// Builds a technique's twin from the spec's text, the machine and the run's seed.
+pub type BuildTwin = fn(&TechniqueSpec, &MachineConfig, u64) -> Result<Box<dyn Twin>, String>;
 
 impl Registration {
     /// The model `M`, whose catalog entry is `info`, with its naive twin `T`: a technique
