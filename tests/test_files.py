@@ -1,0 +1,48 @@
+"""`tlblab.files.atomic_write`, through which every output file is written: whole or not at all,
+with the mode a plain `open` gives."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tlblab.files import atomic_write, csv_text
+
+
+def test_a_file_is_written_whole_with_the_umasks_mode(tmp_path):
+    old = os.umask(0o027)
+    try:
+        atomic_write(tmp_path / "a.txt", "tlb\n")
+        atomic_write(tmp_path / "b.bin", b"\x00\x01")
+        atomic_write(tmp_path / "c.csv", lambda tmp: open(tmp, "w").write("x\n"))
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.txt").read_text() == "tlb\n"
+    assert (tmp_path / "b.bin").read_bytes() == b"\x00\x01"
+    assert (tmp_path / "c.csv").read_text() == "x\n"
+    assert {p.stat().st_mode & 0o777 for p in tmp_path.iterdir()} == {0o640}
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
+    target = tmp_path / "out.csv"
+    target.write_text("the last run's\n")
+
+    def interrupted(tmp: str) -> None:
+        with open(tmp, "w") as f:
+            f.write("half a")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write(target, interrupted)
+    assert target.read_text() == "the last run's\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
+
+
+def test_a_missing_directory_is_an_oserror_for_the_caller_to_word(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        atomic_write(tmp_path / "no" / "such.txt", "x")
+
+
+def test_csv_text_keeps_the_columns_in_order_of_first_appearance():
+    assert csv_text([{"a": 1}, {"b": 2, "a": 3}]) == "a,b\r\n1,\r\n3,2\r\n"
