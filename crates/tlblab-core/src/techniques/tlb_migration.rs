@@ -530,7 +530,7 @@ impl TlbMigration {
                     }
                     let va = VirtAddr(e.vpn.0 << e.size.shift());
                     if self.interface == Interface::PldDirect {
-                        let mine = e.asid == asid;
+                        let mine = !e.global && e.asid == asid;
                         self.pld(sys, &mut pld, cpu, thread, va, true)?;
                         if mine {
                             self.c.entries_restored += 1;

@@ -92,6 +92,7 @@ impl ForeignTwin {
                     vmid: 0,
                     hw_thread: 0,
                     locked: false,
+                    global: false,
                     uses: 0,
                     last_use: 0,
                 };

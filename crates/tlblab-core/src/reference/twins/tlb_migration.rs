@@ -344,7 +344,7 @@ impl MigrationTwin {
                     continue;
                 };
                 valid += 1;
-                if self.filter >= 2 && e.asid != asid {
+                if self.filter >= 2 && (e.global || e.asid != asid) {
                     self.n.filtered_other_asid += 1;
                     continue;
                 }
@@ -456,7 +456,7 @@ impl MigrationTwin {
                 let va = e.vpn << e.size.shift();
                 if self.way == Way::PldDirect {
                     self.preload_page(r, &mut p, cpu, space, va)?;
-                    if e.asid == asid {
+                    if e.asid == asid && !e.global {
                         self.n.entries_restored += 1;
                     }
                     continue;
@@ -503,7 +503,7 @@ impl MigrationTwin {
                         hw_thread,
                     };
                     let va = e.vpn << e.size.shift();
-                    let mine = e.asid == asid;
+                    let mine = !e.global && e.asid == asid;
                     r.tlbs[level].insert(e);
                     Self::unused(r, level, va, who);
                     if mine {
