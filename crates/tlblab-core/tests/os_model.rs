@@ -568,3 +568,56 @@ fn per_thread_counters_add_up_to_the_total_across_switches_and_migrations() {
     // Cycles: the threads' plus the OS work charged to cores (switch costs) make the total.
     assert_eq!(sum(&|u| u.cycles) + s.os.switch_cycles, s.total.cycles);
 }
+
+/// The kernel's global mappings (`os.kernel_pages`): every switch touches the kernel's pages
+/// through the TLB; they miss once and then hit for every ASID, across rollovers (a rollover
+/// flushes the retired ASIDs' entries only). With no caches, a kernel touch costs the level's
+/// latency and the word's load (memory latency), plus the descriptor's load after a miss: the
+/// switch cycles are closed-form, and a rollover that also dropped the global entries would
+/// add a descriptor load per kernel page per rollover.
+#[test]
+fn given_kernel_pages_when_asids_roll_over_then_the_global_kernel_entries_stay() {
+    const KERNEL: u32 = 2;
+    let mut cfg = fa(64);
+    cfg.tlbs[0].latency = 1;
+    let mut sys = sys_with(
+        cfg,
+        OsConfig {
+            asid_bits: 2,
+            switch: SwitchPolicy::AsidTagged,
+            kernel_pages: KERNEL,
+            ..OsConfig::default()
+        },
+    );
+    let mut recs = Vec::new();
+    for t in 0..4u32 {
+        recs.push(Record::Event(Event::ThreadStart {
+            thread: ThreadId(t),
+            process: t,
+        }));
+    }
+    for _round in 0..3 {
+        for t in 0..4u32 {
+            recs.push(ld(t, 0x1000_0000));
+        }
+    }
+    sys.run(&mut VecSource::new(recs)).unwrap();
+    let s = sys.stats();
+    assert!(s.os.asid_rollovers >= 3, "{:?}", s.os);
+    let switches = s.os.context_switches;
+    assert_eq!(switches, 12, "{:?}", s.os);
+    let memory = 100;
+    let touch_hit = 1 + memory;
+    assert_eq!(
+        s.os.switch_cycles,
+        switches * KERNEL as u64 * touch_hit + KERNEL as u64 * memory,
+        "the kernel's pages walk once, on the first switch, and hit ever after ({} rollovers)",
+        s.os.asid_rollovers
+    );
+    let globals: Vec<_> = sys.tlbs[0].entries().filter(|e| e.global).collect();
+    assert_eq!(globals.len(), KERNEL as usize, "{globals:?}");
+    assert_eq!(
+        s.total.tlb[0].misses, 12,
+        "each rollover still flushes the threads' own entries"
+    );
+}

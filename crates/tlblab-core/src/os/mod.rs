@@ -43,6 +43,12 @@ pub struct OsConfig {
     pub switch_cycles: u64,
     /// Cycles an inter-processor interrupt costs each remote core in a shootdown.
     pub ipi_cycles: u64,
+    /// Kernel pages the switch path touches on every switch to a thread (the scheduler's code
+    /// and data, the incoming task's `task_struct` and stack), one load each, through the core's
+    /// data TLB levels as global mappings (`System::kernel_touch`): ARM Linux maps the kernel
+    /// global, so its entries survive ASID switches and rollovers and compete with the
+    /// threads' for the TLB (seed 000 §8.2). 0: the kernel's own translations are not traced.
+    pub kernel_pages: u32,
 }
 
 impl Default for OsConfig {
@@ -52,6 +58,7 @@ impl Default for OsConfig {
             switch: SwitchPolicy::Auto,
             switch_cycles: 0,
             ipi_cycles: 0,
+            kernel_pages: 0,
         }
     }
 }
@@ -64,8 +71,51 @@ impl OsConfig {
                 self.asid_bits
             ));
         }
+        if self.kernel_pages > KERNEL_PAGES_MAX {
+            return Err(format!(
+                "os.kernel_pages: expected 0..={KERNEL_PAGES_MAX}, found {}",
+                self.kernel_pages
+            ));
+        }
         Ok(())
     }
+}
+
+/// Most kernel pages `OsConfig::kernel_pages` may name (2 MiB of them).
+pub const KERNEL_PAGES_MAX: u32 = 512;
+
+/// The physical address of the `page`th page of the switch path (`OsConfig::kernel_pages`):
+/// 96 MiB below the top of memory (above the threads' frames, below seed 000's save areas 64
+/// MiB below the top).
+pub fn kernel_switch_page(memory_bytes: u64, page: u32) -> u64 {
+    memory_bytes.saturating_sub(96 << 20) + page as u64 * 4096
+}
+
+/// The kernel's linear map of physical address `pa` (`System::kernel_touch`, and the
+/// reference model's twin of it): as Linux maps its low memory at PAGE_OFFSET + pa in the top
+/// quarter of the address space (ARM Linux's 3G/1G split: PAGE_OFFSET = 0xC0000000), here the
+/// top quarter of the format's range `va_limit` (the engine's TLB keys hold no more bits);
+/// physical addresses past a quarter of the range wrap. 4 KiB pages whose 8-byte descriptors
+/// form one table just below the switch path's pages (`kernel_switch_page`). The model does
+/// not fault a user access to the kernel's quarter: a trace that touches it shares the
+/// kernel's entries.
+pub fn kernel_linear(va_limit: u64, memory_bytes: u64, pa: u64) -> KernelPage {
+    // (A range too small for a quarter of pages keeps one 4 KiB page's worth.)
+    let quarter = (va_limit / 4).max(4096);
+    let table = memory_bytes
+        .saturating_sub(96 << 20)
+        .saturating_sub(memory_bytes.div_ceil(4096) * 8);
+    KernelPage {
+        va: 3 * quarter + pa % quarter,
+        descriptor: table + (pa >> 12) * 8,
+    }
+}
+
+/// A kernel address and its page's descriptor (`kernel_linear`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct KernelPage {
+    pub va: u64,
+    pub descriptor: u64,
 }
 
 /// Counters of OS events.

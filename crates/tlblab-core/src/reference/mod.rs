@@ -185,6 +185,8 @@ pub struct RefEntry {
     pub asid: u16,
     pub hw_thread: u8,
     pub locked: bool,
+    /// A global mapping (the kernel's: `kernel_touch`).
+    pub global: bool,
 }
 
 /// A page table: (level, VA >> the shift of the level above) → the table's physical address
@@ -708,6 +710,7 @@ impl ReferenceModel {
                         asid: e.asid,
                         hw_thread: e.hw_thread,
                         locked: e.locked,
+                        global: e.global,
                     })
                     .collect()
             })
@@ -1063,6 +1066,10 @@ impl ReferenceModel {
             self.cpus[cpu].last_space = space;
         }
         if let Some(t) = to {
+            for page in 0..self.opts.os.kernel_pages {
+                let pa = crate::os::kernel_switch_page(self.config.memory.bytes, page);
+                cycles += self.kernel_touch(cpu, t, pa, false)?;
+            }
             if let Some(mut twin) = self.twin.take() {
                 // Linux's finish_task_switch: the thread is in, before its first access.
                 let r = twin.on_switch_in(self, cpu, t);
@@ -1073,6 +1080,56 @@ impl ReferenceModel {
         self.os.switch_cycles += cycles;
         self.charge(cpu, cycles);
         Ok(cycles)
+    }
+
+    /// A kernel load (or store) of physical `pa` through the kernel's linear map
+    /// (`os::kernel_linear`) by hardware thread `cpu` for `thread`: the core's data TLB levels
+    /// in order, each its latency, until one holds the page; after a miss in all, the
+    /// descriptor loaded through the data caches; the levels above the hit (all after a miss)
+    /// filled with a global 4 KiB entry tagged with `thread`'s ASID, VMID and hardware thread;
+    /// then `pa` through the data caches. Returns the cycles.
+    pub(crate) fn kernel_touch(
+        &mut self,
+        cpu: usize,
+        thread: u32,
+        pa: u64,
+        write: bool,
+    ) -> Result<u64, String> {
+        let space = self.thread(ThreadId(thread))?.0;
+        let top = &self.levels[0];
+        let k =
+            crate::os::kernel_linear(1u64 << (top.shift + top.bits), self.config.memory.bytes, pa);
+        let who = Who {
+            asid: self.spaces[space].asid,
+            vmid: self.vmid(),
+            hw_thread: self.cpus[cpu].hw_thread,
+        };
+        let core = self.cpus[cpu].core;
+        let path = self.cores[core].dtlb.clone();
+        let mut cycles = 0;
+        let mut hit_at = path.len();
+        for (i, &(t, _)) in path.iter().enumerate() {
+            cycles += self.tlbs[t].latency;
+            if self.tlbs[t].lookup(k.va, who).is_some() {
+                hit_at = i;
+                break;
+            }
+        }
+        let dcache = self.cores[core].dcache.clone();
+        if hit_at == path.len() {
+            let (lat, src) = self.load(cpu, &dcache, k.descriptor, false);
+            self.counters[cpu].data_by_source[src] += 1;
+            cycles += lat;
+        }
+        for &(t, _) in &path[..hit_at] {
+            self.tlbs[t].insert(Entry {
+                global: true,
+                ..Entry::filled(k.va >> 12, PageSize::Size4K, pa >> 12, who)
+            });
+        }
+        let (lat, src) = self.load(cpu, &dcache, pa, write);
+        self.counters[cpu].data_by_source[src] += 1;
+        Ok(cycles + lat)
     }
 
     /// Flushes the TLB levels (each once) and page-walk caches of `cpu`'s core, and its
@@ -1130,7 +1187,7 @@ impl ReferenceModel {
             let tlbs: Vec<usize> = c.itlb.iter().chain(&c.dtlb).map(|&(t, _)| t).collect();
             let n: u64 = tlbs
                 .iter()
-                .map(|&t| self.tlbs[t].invalidate_unlocked())
+                .map(|&t| self.tlbs[t].invalidate_unlocked_non_global())
                 .sum();
             self.core_os[core].invalidations += n;
             self.os.tlb_flushes += 1;

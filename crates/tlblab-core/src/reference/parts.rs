@@ -136,6 +136,9 @@ pub(super) struct Entry {
     pub(super) vmid: u16,
     pub(super) hw_thread: u8,
     pub(super) locked: bool,
+    /// A global mapping (ARM's nG clear, x86's G set): it translates for every ASID and
+    /// survives an ASID rollover. The kernel's mappings are global (`ReferenceModel::kernel_touch`).
+    pub(super) global: bool,
     /// Uses since the entry was filled or a technique cleared them, and the reference count at
     /// the last use: seed 000 §3.1/§5.2's used bit, widened to a count (kept only while a
     /// technique's twin asks for it, `ReferenceModel::track_uses`; 0 otherwise).
@@ -154,6 +157,7 @@ impl Entry {
             vmid: who.vmid,
             hw_thread: who.hw_thread,
             locked: false,
+            global: false,
             uses: 0,
             last_use: 0,
         }
@@ -239,7 +243,7 @@ impl NaiveTlb {
     }
 
     fn allows(&self, e: &Entry, who: Who) -> bool {
-        (!self.tag_asid || e.asid == who.asid)
+        (!self.tag_asid || e.global || e.asid == who.asid)
             && (!self.tag_vmid || e.vmid == who.vmid)
             && (!self.tag_hw || e.hw_thread == who.hw_thread)
     }
@@ -355,8 +359,12 @@ impl NaiveTlb {
         for set in 0..self.nsets {
             for w in 0..self.sets.ways {
                 let overlaps = self.sets.slots[set][w].as_ref().is_some_and(|e| {
-                    let start = e.vpn * e.size.bytes();
-                    let end = start + e.size.bytes() - 1;
+                    // A page whose first address is past 2^64 (a foreign entry's, seed 003)
+                    // overlaps no page a lock names.
+                    let Some(start) = e.vpn.checked_mul(e.size.bytes()) else {
+                        return false;
+                    };
+                    let end = start + (e.size.bytes() - 1);
                     e.size != size && self.allows(e, who) && start <= hi && lo <= end
                 });
                 if overlaps {
@@ -383,10 +391,23 @@ impl NaiveTlb {
 
     /// Invalidates every unlocked entry; returns how many.
     pub(super) fn invalidate_unlocked(&mut self) -> u64 {
+        self.invalidate_unlocked_where(|_| true)
+    }
+
+    /// Invalidates every unlocked, non-global entry (an ASID rollover: the retired ASIDs'
+    /// entries go, the kernel's global ones stay); returns how many.
+    pub(super) fn invalidate_unlocked_non_global(&mut self) -> u64 {
+        self.invalidate_unlocked_where(|e| !e.global)
+    }
+
+    fn invalidate_unlocked_where(&mut self, drop: impl Fn(&Entry) -> bool) -> u64 {
         let mut n = 0;
         for set in 0..self.nsets {
             for w in 0..self.sets.ways {
-                if self.sets.slots[set][w].as_ref().is_some_and(|e| !e.locked) {
+                if self.sets.slots[set][w]
+                    .as_ref()
+                    .is_some_and(|e| !e.locked && drop(e))
+                {
                     self.sets.invalidate(set, w);
                     n += 1;
                 }
@@ -404,9 +425,9 @@ impl NaiveTlb {
             let vpn = va >> size.shift();
             let set = self.set_of(vpn);
             for w in 0..self.sets.ways {
-                let hit = self.sets.slots[set][w]
-                    .as_ref()
-                    .is_some_and(|e| e.vpn == vpn && e.size == size && e.asid == asid);
+                let hit = self.sets.slots[set][w].as_ref().is_some_and(|e| {
+                    e.vpn == vpn && e.size == size && (e.global || e.asid == asid)
+                });
                 if hit {
                     self.sets.invalidate(set, w);
                     n += 1;

@@ -21,6 +21,7 @@ mod domains;
 mod events;
 mod fast_lane;
 mod hints;
+mod kernel;
 mod lane;
 mod switch;
 mod technique;

@@ -12,7 +12,9 @@
 //! Every step is simulated on the machine, not assumed: the source TLB level is read entry by
 //! entry (cost per entry: Table A.1 on the Cortex-A7, the gem5 interface's register operations
 //! on gem5, §5.2); the kept entries are stored word by word through the source core's caches
-//! (`System::kernel_access`, real cache accesses); the restore loads them back through the
+//! (`System::kernel_access`, real cache accesses; with `os.kernel_pages` > 0, through the
+//! kernel's global mapping, `System::kernel_touch`, so the save area takes a data TLB entry
+//! beside the thread's as the `task_struct` does in §7); the restore loads them back through the
 //! destination's caches and writes the TLB:
 //!
 //! - `pld_direct` (§3.3, §4.2): a preload of each page. The walk happens in the foreground
@@ -390,14 +392,31 @@ impl TlbMigration {
         thread: ThreadId,
         n: u64,
         write: bool,
-    ) -> u64 {
+    ) -> Result<u64, SimError> {
         let words = (n * self.interface.bytes_per_entry()).div_ceil(4);
         let base = self.area(thread);
         let mut cycles = 0;
         for w in 0..words {
-            cycles += self.costs.word + sys.kernel_access(cpu, base + w * 4, write);
+            cycles += self.costs.word + Self::area_word(sys, cpu, thread, base + w * 4, write)?;
         }
-        cycles
+        Ok(cycles)
+    }
+
+    /// One word of the save area (in the `task_struct`, §7): through the kernel's global
+    /// mapping, taking a TLB entry beside the thread's, when the kernel's translations are
+    /// traced (`os.kernel_pages` > 0, the Linux integration); else a physical access.
+    fn area_word(
+        sys: &mut System,
+        cpu: usize,
+        thread: ThreadId,
+        pa: u64,
+        write: bool,
+    ) -> Result<u64, SimError> {
+        if sys.kernel_traced() {
+            sys.kernel_touch(cpu, thread, pa, write)
+        } else {
+            Ok(sys.kernel_access(cpu, pa, write))
+        }
     }
 
     /// Step 1-3 of §3.1 on hardware thread `from`: read, filter, store.
@@ -483,7 +502,7 @@ impl TlbMigration {
                 sys.tlbs[t].clear_uses(slot);
             }
         }
-        cycles += self.move_words(sys, from, thread, entries.len() as u64, true);
+        cycles += self.move_words(sys, from, thread, entries.len() as u64, true)?;
         self.c.saves += 1;
         self.c.entries_saved += entries.len() as u64;
         self.c.save_cycles += cycles;
@@ -525,14 +544,15 @@ impl TlbMigration {
                 for (i, e) in saved.entries.iter().enumerate() {
                     // The saved address, loaded (a load between preloads: §4.3).
                     let addr = base + i as u64 * 4;
-                    pld.t += k.word + sys.kernel_access(cpu, addr, false) + k.stream_loop;
+                    pld.t +=
+                        k.word + Self::area_word(sys, cpu, thread, addr, false)? + k.stream_loop;
                     pld.burst = 0;
                     if e.vpn.0 == u64::MAX >> 12 {
                         continue; // an invalid slot saved under filter=none
                     }
                     let va = VirtAddr(e.vpn.0 << e.size.shift());
                     if self.interface == Interface::PldDirect {
-                        let mine = e.asid == asid;
+                        let mine = !e.global && e.asid == asid;
                         self.pld(sys, &mut pld, cpu, thread, va, true)?;
                         if mine {
                             self.c.entries_restored += 1;
@@ -560,7 +580,7 @@ impl TlbMigration {
                 cycles += pld.t;
             }
             Interface::V1 | Interface::V2 | Interface::V3 | Interface::V4 => {
-                cycles += self.move_words(sys, cpu, thread, n, false);
+                cycles += self.move_words(sys, cpu, thread, n, false)?;
                 let writes = match self.interface {
                     // Three data registers and the commit to the operation register (§5.2).
                     Interface::V1 => n * (3 * k.data_reg + k.op_write),

@@ -237,6 +237,7 @@ pub fn ref_entries(sys: &System) -> Vec<Vec<tlblab_core::reference::RefEntry>> {
                     asid: e.asid.0,
                     hw_thread: e.hw_thread,
                     locked: e.locked,
+                    global: e.global,
                 })
                 .collect()
         })

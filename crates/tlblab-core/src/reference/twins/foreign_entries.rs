@@ -82,6 +82,7 @@ impl Twin for ForeignTwin {
                     vmid: 0,
                     hw_thread: 0,
                     locked: false,
+                    global: false,
                     uses: 0,
                     last_use: 0,
                 };

@@ -187,6 +187,23 @@ impl MigrationTwin {
         lat
     }
 
+    /// One word of `thread`'s save area (the `task_struct`, §7): through the kernel's global
+    /// mapping when the kernel's translations are traced (`os.kernel_pages` > 0), else as
+    /// `kernel`.
+    fn area_word(
+        r: &mut ReferenceModel,
+        cpu: usize,
+        thread: u32,
+        pa: u64,
+        write: bool,
+    ) -> Result<u64, String> {
+        if r.opts.os.kernel_pages > 0 {
+            r.kernel_touch(cpu, thread, pa, write)
+        } else {
+            Ok(Self::kernel(r, cpu, pa, write))
+        }
+    }
+
     /// Stores (or loads) the words of `entries` entries at `thread`'s save area.
     fn words(
         &self,
@@ -195,20 +212,21 @@ impl MigrationTwin {
         thread: u32,
         entries: u64,
         write: bool,
-    ) -> u64 {
+    ) -> Result<u64, String> {
         let words = (entries * self.bytes_per_entry()).div_ceil(4);
         let mut cycles = 0;
         for i in 0..words {
-            cycles += self.cpu.word + Self::kernel(r, cpu, self.area(thread) + 4 * i, write);
+            let pa = self.area(thread) + 4 * i;
+            cycles += self.cpu.word + Self::area_word(r, cpu, thread, pa, write)?;
         }
-        cycles
+        Ok(cycles)
     }
 
     /// Steps 1-3 of §3.1 on hardware thread `from`.
-    fn save(&mut self, r: &mut ReferenceModel, thread: u32, from: usize) -> u64 {
+    fn save(&mut self, r: &mut ReferenceModel, thread: u32, from: usize) -> Result<u64, String> {
         let core = r.cpus[from].core;
         let Some(&(level, _)) = r.cores[core].dtlb.last() else {
-            return 0;
+            return Ok(0);
         };
         let space = r.threads[&thread].0;
         let asid = r.spaces[space].asid;
@@ -228,7 +246,7 @@ impl MigrationTwin {
                     continue;
                 };
                 valid += 1;
-                if self.filter >= 2 && e.asid != asid {
+                if self.filter >= 2 && (e.global || e.asid != asid) {
                     self.n.filtered_other_asid += 1;
                     continue;
                 }
@@ -280,7 +298,7 @@ impl MigrationTwin {
             self.n.dropped_limit += stored.len() as u64 - self.limit;
             stored.truncate(self.limit as usize);
         }
-        cycles += self.words(r, from, thread, stored.len() as u64, true);
+        cycles += self.words(r, from, thread, stored.len() as u64, true)?;
         self.n.saves += 1;
         self.n.entries_saved += stored.len() as u64;
         self.n.save_cycles += cycles;
@@ -290,7 +308,7 @@ impl MigrationTwin {
             generation,
             slots: stored,
         });
-        cycles
+        Ok(cycles)
     }
 
     /// Step 4 of §3.1 on hardware thread `cpu`.
@@ -317,14 +335,15 @@ impl MigrationTwin {
             };
             for (i, slot) in saved.slots.iter().enumerate() {
                 // The saved address loaded: a load between the preloads (§4.3).
-                p.t += c.word + Self::kernel(r, cpu, self.area(thread) + 4 * i as u64, false);
+                let pa = self.area(thread) + 4 * i as u64;
+                p.t += c.word + Self::area_word(r, cpu, thread, pa, false)?;
                 p.t += c.write_loop;
                 p.burst = 0;
                 let Some(e) = slot else { continue };
                 let va = e.vpn << e.size.shift();
                 if self.way == Way::PldDirect {
                     self.preload_page(r, &mut p, cpu, space, va)?;
-                    if e.asid == asid {
+                    if e.asid == asid && !e.global {
                         self.n.entries_restored += 1;
                     }
                     continue;
@@ -346,7 +365,7 @@ impl MigrationTwin {
             cycles += p.t;
         } else {
             let n = saved.slots.len() as u64;
-            cycles += self.words(r, cpu, thread, n, false);
+            cycles += self.words(r, cpu, thread, n, false)?;
             cycles += match self.way {
                 Way::V1 => n * (3 * c.data_reg + c.op_reg),
                 Way::V2 | Way::V3 => n * 2 * c.data_reg,
@@ -371,7 +390,7 @@ impl MigrationTwin {
                         hw_thread,
                     };
                     let va = e.vpn << e.size.shift();
-                    let mine = e.asid == asid;
+                    let mine = !e.global && e.asid == asid;
                     r.tlbs[level].insert(e);
                     Self::unused(r, level, va, who);
                     if mine {
@@ -583,7 +602,7 @@ impl Twin for MigrationTwin {
             }
             return Ok(0);
         }
-        Ok(self.save(r, thread, from))
+        self.save(r, thread, from)
     }
 
     fn on_switch_in(

@@ -69,6 +69,11 @@ impl System {
         self.set_current(cpu, to);
         if let Some(t) = to {
             self.last_space[cpu] = Some(self.thread_state(t)?.space);
+            // The scheduler's own pages, through the TLB as the kernel's global mappings.
+            for page in 0..self.options.os.kernel_pages {
+                let pa = crate::os::kernel_switch_page(self.config.memory.bytes, page);
+                cycles += self.kernel_touch(cpu, t, pa, false)?;
+            }
             cycles += self.with_technique(0, |tq, sys| tq.on_switch_in(sys, cpu, t))?;
         }
         self.os_stats.switch_cycles += cycles;
