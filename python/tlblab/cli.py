@@ -192,21 +192,32 @@ def _run(args) -> int:
         return 2
     except KeyboardInterrupt as e:
         # Interrupted: our handler's; a plain KeyboardInterrupt: the extension's, for a child
-        # (valgrind) stopped by the terminal's signal before our handler ran.
-        signum = getattr(e, "signum", None) or _stopping or _signal_in(str(e)) or signal.SIGINT
-        _stopping = _stopping or signum
-        name = "terminated" if signum == signal.SIGTERM else "interrupted"
-        try:
-            print(f"tlblab: {name}", file=sys.stderr)
-        except OSError:
-            pass
-        return 128 + int(signum)
+        # (valgrind) stopped by the terminal's signal before our handler ran. Our handler may
+        # then still run here, late, and raise once more: that is the same stop, not a second.
+        while True:
+            try:
+                return _report_stop(e)
+            except KeyboardInterrupt as late:
+                e = late
     except OverflowError as e:
         # A number past what the extension takes (a flag not range-checked above, or a value
         # computed from one): bad input, not a crash.
         print(f"tlblab: error: a number is out of range: {printable(str(e))}", file=sys.stderr)
         return 2
     return int(status or 0)
+
+
+def _report_stop(e: KeyboardInterrupt) -> int:
+    """The one line of a stopped command, and its exit status (128 + the signal)."""
+    global _stopping
+    _stopping = _stopping or getattr(e, "signum", None) or _signal_in(str(e)) or signal.SIGINT
+    signum = getattr(e, "signum", None) or _stopping
+    name = "terminated" if signum == signal.SIGTERM else "interrupted"
+    try:
+        print(f"tlblab: {name}", file=sys.stderr)
+    except OSError:
+        pass
+    return 128 + int(signum)
 
 
 def _signal_in(message: str) -> int | None:

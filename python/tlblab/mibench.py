@@ -5,9 +5,9 @@ them under Valgrind Lackey (§IV). Here the programs of `runtime/bench/mibench/`
 algorithms on MiBench's small-input sizes: the sources say how each differs) are compiled as
 32-bit x86 programs (`gcc -m32`: 32-bit virtual addresses and 4-byte pointers, as on the seed's
 ARMv7, so their pages fit the cortex-a9 preset's 32-bit short-descriptor page table) and run under
-Valgrind through `tlblab trace record` (tlblab's own tool, which records the references Lackey
-does, tests/test_vgtool.py): the whole run, loader, libc, stack and the program's own pages (no
-kernel references: Valgrind sees user space only).
+Lackey through `tlblab trace record --tool lackey` (tlblab's own tool is built for amd64 only,
+and these are 32-bit programs): the whole run, loader, libc, stack and the program's own pages as
+Lackey sees them (no kernel references: Lackey sees user space only).
 
 Everything is cached by content hash under `out/mibench/`: a binary by its source, compiler and
 flags; a capture by the binary's bytes, its arguments, the reference limit and Valgrind's
@@ -92,7 +92,7 @@ def build(name: str, cc: str = "gcc", cache: Path = CACHE) -> Path:
 
 def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
             valgrind: str = "valgrind", progress: bool = False, cache: Path = CACHE) -> Path:
-    """The capture of program `name` (its whole run, or its first `limit` references),
+    """The Lackey capture of program `name` (its whole run, or its first `limit` references),
     cached under out/mibench/ by content hash. `args` replaces the program's default input."""
     from tlblab.trace import record
 
@@ -108,7 +108,7 @@ def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
     tmp = out.with_suffix(f".part-{os.getpid()}")  # per process: two runs may capture at once
     try:
         record(argv, tmp, limit=limit or None, progress=progress, valgrind=valgrind,
-               stdout=os.devnull)
+               stdout=os.devnull, tool="lackey")
     except ValueError as e:
         tmp.unlink(missing_ok=True)
         raise UserError(f"mibench: capturing {' '.join(argv)}: {e}")

@@ -82,8 +82,11 @@ if(TLBLAB_VGTOOL_BUILT)
   target_link_options(tlblab_vgtool PRIVATE -static -nodefaultlibs -nostartfiles -no-pie -u _start
                       -Wl,--build-id=none -Wl,-Ttext-segment=${TLBLAB_VG_LOAD})
   target_link_libraries(tlblab_vgtool PRIVATE ${TLBLAB_VG_COREGRIND} ${TLBLAB_VG_VEX} gcc)
+  # The 32-bit x86 files too: Lackey then still runs a 32-bit program (seed 004's MiBench
+  # builds, tlblab.mibench) under this VALGRIND_LIB; tlblab's own tool is amd64 only.
   foreach(f vgpreload_core-${TLBLAB_VG_PLATFORM}.so default.supp
-            lackey-${TLBLAB_VG_PLATFORM} none-${TLBLAB_VG_PLATFORM})
+            lackey-${TLBLAB_VG_PLATFORM} none-${TLBLAB_VG_PLATFORM}
+            vgpreload_core-x86-linux.so lackey-x86-linux none-x86-linux)
     if(EXISTS ${TLBLAB_VG_CORE_DIR}/${f})
       file(CREATE_LINK ${TLBLAB_VG_CORE_DIR}/${f} ${TLBLAB_VGTOOL_DIR}/${f} SYMBOLIC)
     endif()
