@@ -158,14 +158,18 @@ def _check_numbers(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     global _stopping
-    parser = build_parser()
-    args = parser.parse_args(argv)
     _stopping = None
     previous = {}
+    # The handlers go in before the parser is built: building it imports every command's
+    # module, and a Ctrl-C in those first few hundred milliseconds is a stop like any other.
     if threading.current_thread() is threading.main_thread():
         for s in STOP_SIGNALS:
             previous[s] = signal.signal(s, _on_stop_signal)
     try:
+        try:
+            args = build_parser().parse_args(argv)
+        except KeyboardInterrupt as e:
+            return _report_stop(e)
         return _run(args)
     finally:
         for s, h in previous.items():

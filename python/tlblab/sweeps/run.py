@@ -317,6 +317,14 @@ def _quiet_start(make):
 
     if threading.current_thread() is not threading.main_thread():
         return make()
+    # multiprocessing's resource tracker is started here, first, by this thread: started later
+    # by the cluster's IO-loop thread, `ensure_running` blocks SIGINT around its spawn and then
+    # *unblocks* it in that thread, so the worker processes that thread spawns next took
+    # Ctrl-C and printed a KeyboardInterrupt traceback each from the middle of their imports.
+    # Once it runs, later calls return at once and leave every mask alone.
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         box: dict = {}
