@@ -27,8 +27,9 @@ from typing import Any
 
 from tlblab.errors import UserError
 
-# Fields that do not change what a criterion tests: written after the run, or the role's words.
-UNLOCKED = ("explanation", "because", "role")
+# Fields that do not change what a criterion tests: written after the run (the explanation and the
+# values its prose quotes), or the role's words.
+UNLOCKED = ("explanation", "ours_when_written", "because", "role")
 
 HEADER = """\
 # Pre-registration: every criterion of python/tlblab/reproductions/*/*.toml as first committed.

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tlblab import explanations
 from tlblab.errors import UserError
 
 DATA = Path(__file__).parent / "reproductions"
@@ -216,6 +217,14 @@ def load_file(path: Path) -> Reproduction:
             if not c.get("strict") or not (c.get("min_step", 0) > 0 or c.get("min_rel_step", 0) > 0):
                 raise _fail(path, f"{where}: an order that predicts a rise or a fall is strict with a stated "
                                   "minimum step ('strict = true' and 'min_step' or 'min_rel_step' above 0)")
+        err = explanations.check(c.get("explanation") or "", keys,
+                                 {r["key"] for r in rows if "seed" in r})
+        if err is not None:
+            raise _fail(path, f"{where}.explanation: {err}")
+        if "ours_when_written" in c:
+            err = explanations.check_stamp(c["ours_when_written"], keys)
+            if err is not None:
+                raise _fail(path, f"{where}.ours_when_written: {err}")
     for r in rows:
         if "fitted" in r and not (isinstance(r["fitted"], str) and r["fitted"]):
             raise _fail(path, f"rows ({r['key']}).fitted: expected what was fitted and from which table, "
@@ -339,9 +348,13 @@ def evaluate(rep: Reproduction, ours: dict[str, float]) -> list[dict[str, Any]]:
             holds, detail = False, f"the experiment returned no value for row {e}"
         except ZeroDivisionError:
             holds, detail = False, "division by zero"
+        shown = not holds and c.get("explanation")
+        moved = explanations.stale(c.get("ours_when_written"), ours) if shown else []
         out.append({"criterion": c["id"], "role": c.get("role", ""), "kind": kind, "says": c.get("says", ""),
                     "holds": bool(holds), "detail": detail,
-                    "explanation": c.get("explanation", "") if not holds else "",
+                    "explanation": explanations.render(c["explanation"], ours, seed) if shown else "",
+                    # The explanation's prose quotes values of another run: say so beside it.
+                    "stale": ("written for another run: " + "; ".join(moved)) if moved else "",
                     "because": c.get("because", "")})
     return out
 

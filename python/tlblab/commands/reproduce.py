@@ -101,6 +101,8 @@ def _print(o) -> None:
         print(f"  [{mark}] {v['criterion']}{role}: {v['says']} — {v['detail']}")
         if not v["holds"] and v["explanation"]:
             print(f"      why: {v['explanation']}")
+            if v.get("stale"):
+                print(f"      (this explanation was {v['stale']})")
         if v["criterion"] in revised:
             rv = revised[v["criterion"]]
             print(f"      revised {rv['date']}: {rv['why']}")

@@ -53,7 +53,8 @@ ROW_COLS = [("key", "row"), ("quantity", "quantity"), ("unit", "unit"), ("x", "x
             ("fitted", "fitted (not a prediction)"), ("note", "note")]
 VERDICT_COLS = [("criterion", "criterion"), ("role", "role"), ("says", "says"), ("kind", "kind"),
                 ("holds", "verdict"), ("detail", "what it looked at"),
-                ("explanation", "why not (written after the run)"), ("because", "why a consistency check"),
+                ("explanation", "why not (written after the run)"),
+                ("stale", "explanation's numbers (when not this run's)"), ("because", "why a consistency check"),
                 ("revised", "revisions (pre-registered criterion changed)")]
 SEED_COLS = [("seed", "seed"), ("reproductions", "reproductions held"), ("predictions", "predictions held"),
              ("consistency", "consistency checks held"), ("worst", "worst relative error of a predicted row"),
