@@ -70,7 +70,7 @@ set(test_ptwarm_CASES llc_check willneed)
 tlblab_ptwarm_test(test_ptwarm ${CMAKE_CURRENT_LIST_DIR}/../tests/test_ptwarm.c ${PTWARM_SRCS})
 
 # The other compiler: the library, its tests and the measurement programs must also build warning-free
-# under clang (STYLE.md 7). A syntax-only pass with the same warnings catches that, in about a second.
+# under clang (the project builds warning-free with both compilers). A syntax-only pass with the same warnings catches that, in about a second.
 find_program(TLBLAB_CLANG clang)
 if(TLBLAB_CLANG AND NOT CMAKE_C_COMPILER_ID STREQUAL "Clang")
   add_test(NAME ptwarm_tlbmig_clang_warnings

@@ -1,4 +1,4 @@
-//! Model tier: behaviour with closed-form answers (STYLE.md §9, §12).
+//! Model tier: behaviour with closed-form answers (ARCHITECTURE.md "Correctness tiers").
 
 mod common;
 

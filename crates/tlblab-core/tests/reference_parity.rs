@@ -1,5 +1,5 @@
 //! Parity tier: the engine agrees with the naive reference model, access for access, on random
-//! machine configurations and random access streams (STYLE.md §10).
+//! machine configurations and random access streams (ARCHITECTURE.md "Correctness tiers", docs/reference-model.md).
 
 mod common;
 
@@ -883,7 +883,7 @@ proptest! {
 }
 
 /// What `System::run` does with a trace whose threads run on several hardware threads, spelled
-/// out with `access` and `event` (DESIGN.md "The engine", the multi-core timeline): in trace
+/// out with `access` and `event` (ARCHITECTURE.md "The engine in one paragraph", the multi-core timeline): in trace
 /// order while only the first hardware thread to have work has had any; from the first access
 /// of another on, every access waits in its hardware thread's queue, and the hardware thread
 /// with the smallest clock (the lowest index among equals) runs its oldest; an event first

@@ -1,7 +1,8 @@
 """What each seed is and claims, in a few lines, for the head of its section in the report.
 
-Written from shared/seeds/README.md and the seed documents' abstracts; the numbers themselves
-come from the reproduction files (python/tlblab/reproductions/<seed>/), never from here.
+Written from the seed documents' abstracts (each named by its `source` in the reproduction
+files); the numbers themselves come from the reproduction files
+(python/tlblab/reproductions/<seed>/), never from here.
 """
 
 from __future__ import annotations

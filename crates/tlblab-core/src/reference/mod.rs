@@ -1,5 +1,5 @@
 //! A deliberately naive reference model of the whole machine, for differential testing
-//! (STYLE.md §10; what it covers: `docs/reference-model.md`).
+//! (ARCHITECTURE.md "Correctness tiers"; what it covers: `docs/reference-model.md`).
 //!
 //! It implements the same specification as `system` — TLB levels with their tags and locks,
 //! page-walk caches, walks whose references go through the caches (nested under
@@ -754,7 +754,7 @@ impl ReferenceModel {
         self.reference(cpu, space, a.kind, a.vaddr.0, out)
     }
 
-    /// Runs `records` as `System::run` does (DESIGN.md, the multi-core timeline): in trace
+    /// Runs `records` as `System::run` does (ARCHITECTURE.md "The engine in one paragraph", the multi-core timeline): in trace
     /// order while only the first hardware thread to have work has had any; from the first
     /// access of another on, every access waits in its hardware thread's queue and the one
     /// with the smallest clock (the lowest index among equals) runs its oldest; an event

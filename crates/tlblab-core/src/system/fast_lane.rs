@@ -7,8 +7,8 @@
 //! filling them with `Tlb::fast_lookup`/`Tlb::fast_fill`, or for the common shapes of a
 //! two-level data path with `lookup_shaped`/`fill_shaped` (tlb/fast.rs), and counting into a
 //! local tally settled into the statistics at the end of the run. A miss in every level is a
-//! walk (`System::walk`, unchanged) or, in a TLB-only run (`RunOptions::walks` off, DESIGN.md
-//! "TLB-only simulation"), the walker's fixed latency and the page's identity frame
+//! walk (`System::walk`, unchanged) or, in a TLB-only run (`RunOptions::walks` off, ARCHITECTURE.md
+//! glossary, *TLB-only*), the walker's fixed latency and the page's identity frame
 //! (`System::translate_without_walk`); with data accesses on, the data then goes through the
 //! caches (`System::data_access`).
 //!

@@ -1,6 +1,6 @@
 //! The engine: cores with their TLB paths, walkers and cache paths, on one timeline.
 //!
-//! What one access costs (DESIGN.md "The engine"):
+//! What one access costs (ARCHITECTURE.md "The engine in one paragraph"):
 //! 1. Look up the core's TLB levels in order (instruction or data path); each level looked up
 //!    costs its latency.
 //! 2. On a miss in every level, walk: probe the page-walk caches (deepest level first), then load
@@ -64,8 +64,8 @@ pub struct RunOptions {
     pub caches: bool,
     /// Access the data itself after translating (off for TLB-only studies).
     pub data_accesses: bool,
-    /// Walk the page tables on a miss in every TLB level. Off = a TLB-only study (DESIGN.md
-    /// "TLB-only simulation"): such a miss is counted as a walk and charged the walker's fixed
+    /// Walk the page tables on a miss in every TLB level. Off = a TLB-only study (ARCHITECTURE.md
+    /// glossary, *TLB-only*): such a miss is counted as a walk and charged the walker's fixed
     /// latency (`walker.latency`), but no page table is built or read, nothing is loaded through
     /// the caches, no page-walk cache is consulted and no page fault is counted; the translation
     /// filled is the page's identity frame, of the page size its region maps it with. Needs
