@@ -4,9 +4,11 @@ A failing criterion's `explanation` is prose written after a run. Prose that quo
 goes stale when the model changes: a report once printed "74 < 82.7 < 112.3" beside a run whose
 values were 111, 168.5 and 120. So an explanation quotes this run's numbers in one of two ways:
 
-- **placeholders**, filled from the run it is shown with: `{ours:ROW}` is this run's value of row
-  `ROW`, `{seed:ROW}` the seed's; an optional Python format spec follows a second colon
-  (`{ours:qsort/decreased_main:,.0f}`, `{ours:share:.1%}`). These cannot go stale.
+- **placeholders**, filled from the run it is shown with: `{ours:KEY}` is this run's value of
+  `KEY` (a row, or any other value the experiment returns), `{seed:ROW}` the seed's; an optional
+  Python format spec follows a second colon (`{ours:qsort/decreased_main:,.0f}`,
+  `{ours:share:.1%}`). These cannot go stale; a key the run has no value for is shown as such
+  and flagged.
 - **a stamp**, `ours_when_written = { ROW = value, ... }` beside the explanation: the values its
   prose was written against. The harness compares them with the run and marks the explanation
   as written for another run when one moved (relative difference over `STALE_REL`).
@@ -40,12 +42,12 @@ def fmt(v: float | None) -> str:
     return f"{v:.4g}"
 
 
-def check(text: str, keys: set[str], seed_keys: set[str]) -> str | None:
+def check(text: str, seed_keys: set[str]) -> str | None:
     """What is wrong with the placeholders of `text`, or None."""
     for m in PLACEHOLDER.finditer(text):
         which, key, spec = m.group(1), m.group(2), m.group(3)
-        if key not in keys:
-            return f"placeholder {m.group(0)}: '{key}' is not a key of [[rows]]"
+        # `ours:` may name a value the experiment returns beyond the rows (checked at the run);
+        # the seed's values are the rows'.
         if which == "seed" and key not in seed_keys:
             return f"placeholder {m.group(0)}: row '{key}' has no seed value"
         if spec is not None:
@@ -56,16 +58,20 @@ def check(text: str, keys: set[str], seed_keys: set[str]) -> str | None:
     return None
 
 
-def check_stamp(stamp: Any, keys: set[str]) -> str | None:
-    """What is wrong with an `ours_when_written` table, or None."""
+def check_stamp(stamp: Any) -> str | None:
+    """What is wrong with an `ours_when_written` table, or None (its keys are checked at the run:
+    the experiment may return values beyond the rows)."""
     if not isinstance(stamp, dict) or not stamp:
-        return f"expected a table of row = value, found {stamp!r}"
+        return f"expected a table of key = value, found {stamp!r}"
     for k, v in stamp.items():
-        if k not in keys:
-            return f"'{k}' is not a key of [[rows]]"
         if not isinstance(v, (int, float)) or isinstance(v, bool):
             return f"'{k}': expected a number, found {v!r}"
     return None
+
+
+def missing(text: str, ours: dict[str, float]) -> list[str]:
+    """The `ours:` placeholders of `text` whose key this run has no value for."""
+    return [m.group(2) for m in PLACEHOLDER.finditer(text) if m.group(1) == "ours" and m.group(2) not in ours]
 
 
 def render(text: str, ours: dict[str, float], seed: dict[str, float | None]) -> str:
@@ -75,7 +81,7 @@ def render(text: str, ours: dict[str, float], seed: dict[str, float | None]) -> 
         which, key, spec = m.group(1), m.group(2), m.group(3)
         v = (ours if which == "ours" else seed).get(key)
         if v is None or (isinstance(v, float) and math.isnan(v)):
-            return "(no value)"
+            return f"(no value for {key})"
         return format(v, spec) if spec else fmt(v)
 
     return PLACEHOLDER.sub(one, text)

@@ -217,12 +217,11 @@ def load_file(path: Path) -> Reproduction:
             if not c.get("strict") or not (c.get("min_step", 0) > 0 or c.get("min_rel_step", 0) > 0):
                 raise _fail(path, f"{where}: an order that predicts a rise or a fall is strict with a stated "
                                   "minimum step ('strict = true' and 'min_step' or 'min_rel_step' above 0)")
-        err = explanations.check(c.get("explanation") or "", keys,
-                                 {r["key"] for r in rows if "seed" in r})
+        err = explanations.check(c.get("explanation") or "", {r["key"] for r in rows if "seed" in r})
         if err is not None:
             raise _fail(path, f"{where}.explanation: {err}")
         if "ours_when_written" in c:
-            err = explanations.check_stamp(c["ours_when_written"], keys)
+            err = explanations.check_stamp(c["ours_when_written"])
             if err is not None:
                 raise _fail(path, f"{where}.ours_when_written: {err}")
     for r in rows:
@@ -349,7 +348,9 @@ def evaluate(rep: Reproduction, ours: dict[str, float]) -> list[dict[str, Any]]:
         except ZeroDivisionError:
             holds, detail = False, "division by zero"
         shown = not holds and c.get("explanation")
-        moved = explanations.stale(c.get("ours_when_written"), ours) if shown else []
+        moved = [f"it quotes {k}, which this run has no value for"
+                 for k in explanations.missing(c["explanation"], ours)] if shown else []
+        moved += explanations.stale(c.get("ours_when_written"), ours) if shown else []
         out.append({"criterion": c["id"], "role": c.get("role", ""), "kind": kind, "says": c.get("says", ""),
                     "holds": bool(holds), "detail": detail,
                     "explanation": explanations.render(c["explanation"], ours, seed) if shown else "",
