@@ -1,7 +1,11 @@
 """The Python package has layers, not circles: no module imports, even inside a function, a
 module that imports it back, directly or through others (issue 58: `commands/study.py` and
 `report/study.py`, `lockdown.py` and `sim.py` did). The package façade (`import tlblab`) counts
-as a module: a module that `tlblab/__init__.py` imports must not call `tlblab.simulate`."""
+as a module: a module that `tlblab/__init__.py` imports must not call `tlblab.simulate`.
+
+And the layers: the CLI (`tlblab.cli`, `tlblab.commands.*`) binds, parsing arguments, calling the
+library and printing; the library (every other module) never imports it back, so a sweep, a
+reproduction or the probe's preset runs the same from Python as from the command line."""
 
 from __future__ import annotations
 
@@ -91,3 +95,32 @@ def test_the_package_has_no_import_circle():
 def test_the_finder_sees_a_circle_through_a_function_level_import():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def _is_binding(module: str) -> bool:
+    """Whether `module` is the CLI's layer: `tlblab.cli`, `tlblab.commands` and its commands."""
+    return module == "tlblab.cli" or module == "tlblab.commands" or module.startswith("tlblab.commands.")
+
+
+def _layer_breaches(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Each library module that imports the CLI's layer, with what it imports of it."""
+    out = {}
+    for m, targets in graph.items():
+        up = sorted(t for t in targets if _is_binding(t))
+        if up and not _is_binding(m):
+            out[m] = up
+    return out
+
+
+def test_the_library_never_imports_the_cli():
+    mods = _modules()
+    graph = {m: _imports(m, p, mods) for m, p in mods.items()}
+    assert "tlblab.commands.study" in mods and "tlblab.study" in graph["tlblab.commands.study"], \
+        "the finder sees a command's imports of the library"
+    assert _layer_breaches(graph) == {}
+
+
+def test_the_layer_rule_sees_a_library_module_importing_a_command():
+    graph = {"tlblab.commands.study": {"tlblab.study"}, "tlblab.study": {"tlblab.commands.study"},
+             "tlblab.cli": {"tlblab.commands"}, "tlblab.report": {"tlblab.cli"}}
+    assert _layer_breaches(graph) == {"tlblab.study": ["tlblab.commands.study"], "tlblab.report": ["tlblab.cli"]}

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tlblab.errors import UserError
+from tlblab.files import atomic_write
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "runtime" / "bench" / "mibench"
@@ -80,13 +81,15 @@ def build(name: str, cc: str = "gcc", cache: Path = CACHE) -> Path:
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(f".tmp-{os.getpid()}")
-    r = subprocess.run([cc, *CFLAGS, "-o", str(tmp), str(src), "-lm"], capture_output=True, text=True)
-    if r.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        raise UserError(f"mibench: compiling {src} with '{cc} {' '.join(CFLAGS)}' failed "
-                        f"(gcc-multilib missing?):\n{r.stderr.strip()}")
-    os.replace(tmp, out)
+
+    def compile_to(tmp: str) -> None:
+        r = subprocess.run([cc, *CFLAGS, "-o", tmp, str(src), "-lm"], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise UserError(f"mibench: compiling {src} with '{cc} {' '.join(CFLAGS)}' failed "
+                            f"(gcc-multilib missing?):\n{r.stderr.strip()}")
+
+    # A temporary name per process (atomic_write's): two runs may build at once.
+    atomic_write(out, compile_to)
     return out
 
 
@@ -105,17 +108,16 @@ def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(f".part-{os.getpid()}")  # per process: two runs may capture at once
-    try:
-        record(argv, tmp, limit=limit or None, progress=progress, valgrind=valgrind,
-               stdout=os.devnull, tool="lackey")
-    except ValueError as e:
-        tmp.unlink(missing_ok=True)
-        raise UserError(f"mibench: capturing {' '.join(argv)}: {e}")
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    os.replace(tmp, out)
+
+    def capture_to(tmp: str) -> None:
+        try:
+            record(argv, tmp, limit=limit or None, progress=progress, valgrind=valgrind,
+                   stdout=os.devnull, tool="lackey")
+        except ValueError as e:
+            raise UserError(f"mibench: capturing {' '.join(argv)}: {e}")
+
+    # A temporary name per process (atomic_write's): two runs may capture at once.
+    atomic_write(out, capture_to)
     return out
 
 

@@ -619,6 +619,27 @@ def host_toml(r: ProbeResult, base: str | None = None) -> str:
     return machine_toml(host_machine(r, base))
 
 
+def preset_text(machine: dict[str, Any], path: str) -> str:
+    """`machine` as the text of a machine file named `path`: JSON for a `.json` name, else TOML
+    (the format of presets/*.toml, written by the Rust configuration crate)."""
+    if path.endswith(".json"):
+        return json.dumps(machine, indent=2) + "\n"
+    from tlblab import machine_toml
+
+    return machine_toml(machine)
+
+
+def write_preset(path: str, machine: dict[str, Any]) -> None:
+    """Writes `machine` to `path` as a machine file (`preset_text`), whole or not at all."""
+    write_atomic(path, preset_text(machine, path))
+
+
+def validation_errors(rows: list[dict[str, Any]]) -> tuple[float, float]:
+    """The median and the worst |relative error| of `validate`'s rows."""
+    errs = sorted(abs(x["error"]) for x in rows)
+    return errs[len(errs) // 2], errs[-1]
+
+
 def write_atomic(path: str, text: str) -> None:
     """Writes via a temporary file and rename, so no partial file is ever left behind."""
     d = os.path.dirname(os.path.abspath(path))

@@ -15,19 +15,17 @@ criteria and writes the results.
 
 from __future__ import annotations
 
-import csv
 import importlib
 import math
-import os
-import tempfile
 import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from tlblab import explanations
 from tlblab.errors import UserError
+from tlblab.files import atomic_write, csv_text
 
 DATA = Path(__file__).parent / "reproductions"
 
@@ -421,27 +419,26 @@ def run_one(rep: Reproduction, quick: bool = False) -> Outcome:
     return o
 
 
+def run_all(reps: list[Reproduction], quick: bool = False, *,
+            on_start: Callable[[int, Reproduction], None] | None = None,
+            on_done: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+    """Runs `reps` in turn (`run_one`); `on_start(i, rep)` before the i-th (from 0) and
+    `on_done(outcome)` after each, for a caller that shows progress."""
+    outcomes = []
+    for i, rep in enumerate(reps):
+        if on_start:
+            on_start(i, rep)
+        o = run_one(rep, quick)
+        outcomes.append(o)
+        if on_done:
+            on_done(o)
+    return outcomes
+
+
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    """Atomically, with the umask's mode: an interrupted run leaves no partial file."""
+    """Whole or not at all (`atomic_write`), the columns in order of first appearance."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fields: list[str] = []
-    for r in rows:
-        for k in r:
-            if k not in fields:
-                fields.append(k)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=fields)
-            w.writeheader()
-            w.writerows(rows)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    atomic_write(path, csv_text(rows))
 
 
 def summary_record(o: Outcome) -> dict[str, Any]:

@@ -217,3 +217,27 @@ def first_level_tlbs(machine: str) -> set[str]:
     import tlblab
 
     return {t["name"] for t in tlblab.machine_config(machine)["tlb"] if t["level"] == 1}
+
+
+#: The columns of `table_rows`, as `tlblab study` prints them (its COLUMNS say what each means).
+TABLE_COLUMNS = ["machine", "workload", "references", "L1 TLB misses", "walks", "refs/walk",
+                 "walk refs from memory", "cycles/ref"]
+
+
+def table_rows(t: EngineTable) -> list[list[Any]]:
+    """One row of `TABLE_COLUMNS` per run of `t`: the first-level TLB misses summed over the
+    machine's level-1 TLBs (instruction and data), the walk references per walk and the share of
+    them served by memory, the cycles per reference."""
+    first_level: dict[str, set[str]] = {}
+    rows = []
+    for s in t.summary:
+        machine = s["machine"]
+        if machine not in first_level:
+            first_level[machine] = first_level_tlbs(machine)
+        mem = s.get("walk_refs_memory", 0)
+        walk_refs = s["walk_refs"] or 1
+        l1 = sum(v for k, v in s.items() if k.endswith("_misses") and k[: -len("_misses")] in first_level[machine])
+        rows.append([machine, s["workload"].split(":")[0], s["references"], l1, s["walks"],
+                     round(s["walk_refs"] / max(s["walks"], 1), 2), f"{100 * mem / walk_refs:.1f}%",
+                     round(s["cycles_per_ref"], 2)])
+    return rows

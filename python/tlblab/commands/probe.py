@@ -58,12 +58,9 @@ def run(args) -> int:
         r = tp.probe_simulated(args.simulate, quick=args.quick, sections=sections, seed=args.seed)
         print(json.dumps(r.raw, indent=2) if args.json else tp.format_text(r))
         if args.out:
-            from tlblab import machine_toml
-
             # The simulated machine is the base (its caches, walker, clock), not this host's.
             m = tp.host_machine(r, base=args.base or args.simulate, sysfs=False)
-            text = json.dumps(m, indent=2) + "\n" if args.out.endswith(".json") else machine_toml(m)
-            tp.write_atomic(args.out, text)
+            tp.write_preset(args.out, m)
             print(f"wrote {args.out}", file=sys.stderr)
         return 0
     print("tlblab probe: measuring (pinned, interleaved repetitions; "
@@ -78,12 +75,7 @@ def run(args) -> int:
     if args.out or args.validate:
         machine = tp.host_machine(r, base=args.base)
     if args.out:
-        if args.out.endswith(".json"):
-            tp.write_atomic(args.out, json.dumps(machine, indent=2) + "\n")
-        else:
-            from tlblab import machine_toml
-
-            tp.write_atomic(args.out, machine_toml(machine))
+        tp.write_preset(args.out, machine)
         print(f"wrote {args.out} (load it with: tlblab simulate --machine {args.out})", file=sys.stderr)
     if args.validate:
         from tlblab.report_text import format_table
@@ -94,8 +86,8 @@ def run(args) -> int:
         out = sys.stderr if args.json else sys.stdout
         print("validation: the probe's random pointer chase, measured vs simulated on the measured preset", file=out)
         print(format_table(["pages", "measured ns", "IQR", "simulated ns", "error"], table), file=out)
-        errs = sorted(abs(x["error"]) for x in rows)
-        print(f"median |error| {100 * errs[len(errs) // 2]:.0f}%, worst {100 * errs[-1]:.0f}%", file=out)
+        median, worst = tp.validation_errors(rows)
+        print(f"median |error| {100 * median:.0f}%, worst {100 * worst:.0f}%", file=out)
         speed = tp.validation_speed_note(r, rows)
         if speed:
             print(speed, file=out)

@@ -56,12 +56,11 @@ def run(args) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    outcomes = []
-    for i, rep in enumerate(reps):
+
+    def progress(i: int, rep) -> None:
         print(f"[{i + 1}/{len(reps)}] {rep.name}: {rep.title}", file=sys.stderr, flush=True)
-        o = rp.run_one(rep, args.quick)
-        outcomes.append(o)
-        _print(o)
+
+    outcomes = rp.run_all(reps, args.quick, on_start=progress, on_done=_print)
     rp.write(outcomes, out)
     failing = [o for o in outcomes if not o.holds]
     print("\nPer seed: predictions that hold / all predictions; consistency checks (fitted rows, or true by "

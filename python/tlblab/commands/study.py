@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 from tlblab.report_text import format_table
-from tlblab.study import KERNEL_SECTION, MAX_REFERENCES, EngineTable, check_input, check_writable, engine_table
+from tlblab.study import (KERNEL_SECTION, MAX_REFERENCES, TABLE_COLUMNS, EngineTable, check_input, check_writable,
+                          engine_table, table_rows)
 
 # What the table's columns mean, printed under it (the README says the same).
 COLUMNS = """\
@@ -83,16 +84,7 @@ def table(args, max_references: int = MAX_REFERENCES) -> tuple[EngineTable, int]
         print(f"[{k}/{total}] {machine} × {spec}", file=sys.stderr, flush=True)
 
     t = engine_table(machines, specs, seed=args.seed, max_references=max_references, on_run=progress)
-    rows = []
-    for s in t.summary:
-        mem = s.get("walk_refs_memory", 0)
-        walk_refs = s["walk_refs"] or 1
-        l1 = sum(v for k, v in s.items() if k.endswith("_misses") and _is_first_level(k, s["machine"]))
-        rows.append([s["machine"], s["workload"].split(":")[0], s["references"], l1, s["walks"],
-                     round(s["walk_refs"] / max(s["walks"], 1), 2), f"{100 * mem / walk_refs:.1f}%",
-                     round(s["cycles_per_ref"], 2)])
-    print(format_table(["machine", "workload", "references", "L1 TLB misses", "walks", "refs/walk",
-                        "walk refs from memory", "cycles/ref"], rows))
+    print(format_table(TABLE_COLUMNS, table_rows(t)))
     print(COLUMNS)
     if t.adapted:
         print(f"  (on {', '.join(sorted(t.adapted))}: the seed 002 workloads with kernel=0, the page table "
@@ -109,14 +101,3 @@ def table(args, max_references: int = MAX_REFERENCES) -> tuple[EngineTable, int]
         return t, 1
     return t, 0
 
-
-_FIRST_LEVEL: dict[str, set[str]] = {}
-
-
-def _is_first_level(key: str, machine: str) -> bool:
-    """Whether `<LEVEL>_misses` names a level-1 TLB of `machine`."""
-    if machine not in _FIRST_LEVEL:
-        from tlblab.study import first_level_tlbs
-
-        _FIRST_LEVEL[machine] = first_level_tlbs(machine)
-    return key[: -len("_misses")] in _FIRST_LEVEL[machine]

@@ -26,7 +26,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from tlblab.errors import UserError
-    from tlblab.sweeps import LAST, expand, load, sweep
+    from tlblab.sweeps import LAST, expand, headline, load, sweep
 
     if args.workers < 0:
         raise UserError(f"--workers: expected a positive number, found {args.workers}")
@@ -48,14 +48,7 @@ def run(args) -> int:
     atomic_write(csv, lambda tmp: df.to_csv(tmp, index=False))
     from tlblab.report_text import format_table
 
-    # The axes (machine paths shortened to their last two parts) and the headline numbers; every
-    # counter is in the files.
-    heads = [k.removeprefix("machine.tlb.").removeprefix("machine.") for k in grid.axes]
-    nums = [c for c in ("L1D_misses", "walks", "cycles_per_ref") if c in df]
-    shown = df if len(df) <= 40 else df.head(40)
-    print(format_table(["point", *heads, *nums],
-                       [[r["point"], *[r[k] for k in grid.axes], *[r[c] for c in nums]]
-                        for r in shown.to_dict("records")]))
+    print(format_table(*headline(df, grid, limit=40)))
     if len(df) > 40:
         print(f"... and {len(df) - 40} more rows")
     print(f"\n{LAST}", file=sys.stderr)

@@ -9,6 +9,6 @@ The grid's keys: `tlblab.sweeps.grid` and docs/sweeps.md. Running and resuming: 
 """
 
 from tlblab.sweeps.grid import Grid, Point, expand, load, parse
-from tlblab.sweeps.run import LAST, run_point, sweep
+from tlblab.sweeps.run import LAST, headline, run_point, sweep
 
-__all__ = ["Grid", "LAST", "Point", "expand", "load", "parse", "run_point", "sweep"]
+__all__ = ["Grid", "LAST", "Point", "expand", "headline", "load", "parse", "run_point", "sweep"]

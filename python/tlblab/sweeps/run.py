@@ -426,3 +426,17 @@ def _run_on_dask(client, n: int, todo: list[Point], arrived) -> None:
                 where = f"point {p.index} ({_describe(p)})" if p else "a point"
                 raise UserError(f"{where}: {res['error']}")
             arrived(res)
+
+
+#: The counters `headline` shows beside the axes; every counter is in the sweep's files.
+HEADLINE_COUNTERS = ("L1D_misses", "walks", "cycles_per_ref")
+
+
+def headline(df: Any, grid: Grid, limit: int = 40) -> tuple[list[str], list[list[Any]]]:
+    """The sweep's first `limit` points as a table: the point, its axes (machine paths shortened
+    to their last parts: `machine.tlb.L1D.entries` is `L1D.entries`) and `HEADLINE_COUNTERS`."""
+    heads = [k.removeprefix("machine.tlb.").removeprefix("machine.") for k in grid.axes]
+    nums = [c for c in HEADLINE_COUNTERS if c in df]
+    shown = df if len(df) <= limit else df.head(limit)
+    rows = [[r["point"], *[r[k] for k in grid.axes], *[r[c] for c in nums]] for r in shown.to_dict("records")]
+    return ["point", *heads, *nums], rows
