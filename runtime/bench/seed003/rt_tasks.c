@@ -36,7 +36,7 @@
  * `tlblab trace record --roi-only` traces the jobs and nothing else.
  *
  * At exit the program prints one `anchor NAME ADDRESS` line per mapping it touches in its jobs
- * (the executable's data, libc's data, each task's stack and heap), so that the addresses of a
+ * (the executable's data, libc's data, each shared object loaded, each task's stack and heap), so that the addresses of a
  * capture under Valgrind (whose layout is fixed) can be moved to where a native run with ASLR
  * put each mapping (rt_capture.py), and `task NAME PAGE...` lines with the pages each task uses.
  */
@@ -44,6 +44,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -294,8 +295,27 @@ static void *task_main(void *arg) {
         TLBLAB_ROI_END();
     }
     pass_turn();
+    /* Exit only once every task's jobs are done: Valgrind runs one thread at a time but hands
+     * over at any system call, and a thread's exit (or main's return from pthread_join) must
+     * not run while another task is inside a job's region. */
+    wait_turn(2 * ntasks);
     (void)local;
     return NULL;
+}
+
+/* `anchor lib.NAME ADDRESS` for each shared object with a name (libc, libm, the dynamic
+ * loader): the start of its first loaded segment. */
+static int print_object_anchor(struct dl_phdr_info *info, size_t size, void *arg) {
+    (void)size;
+    (void)arg;
+    const char *name = strrchr(info->dlpi_name, '/');
+    name = name ? name + 1 : info->dlpi_name;
+    for (int i = 0; i < info->dlpi_phnum && *name; i++)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+            printf("anchor lib.%s %#lx\n", name, (unsigned long)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr));
+            break;
+        }
+    return 0;
 }
 
 static unsigned parse_uint(const char *s, const char *what, unsigned lo, unsigned hi) {
@@ -365,6 +385,7 @@ int main(int argc, char **argv) {
     for (unsigned i = 0; i < ntasks; i++) pthread_join(th[i], NULL);
     printf("anchor exe %#lx\n", (unsigned long)(uintptr_t)&tasks[0]);
     printf("anchor libc %#lx\n", (unsigned long)(uintptr_t)stdout);
+    dl_iterate_phdr(print_object_anchor, NULL);
     for (unsigned i = 0; i < ntasks; i++) {
         printf("anchor stack.T%u %#lx\n", i + 1, (unsigned long)tasks[i].stack_anchor);
         printf("anchor heap.T%u %#lx\n", i + 1, (unsigned long)(uintptr_t)tasks[i].pages[0]);

@@ -4,8 +4,8 @@
 //! The capture (`python/tlblab/rt_capture.py`, program `runtime/bench/seed003/rt_tasks.c`) holds
 //! one region of interest (`PhaseBegin`/`PhaseEnd` of region 0) per job: first every task's
 //! warm-up (job 0) in task order, then each task's periodic jobs in turn. `split_jobs` cuts the
-//! capture there, keeping each job's references (instruction fetches, loads, stores) in program
-//! order and moving each address by the relocation that covers it (a native run's ASLR layout:
+//! capture there, keeping each job's references (instruction fetches, loads, stores) of the
+//! thread that marked it, in program order, and moving each address by the relocation that covers it (a native run's ASLR layout:
 //! the capture was made under Valgrind, whose layout is fixed).
 //!
 //! `Replay` schedules them as `rt_taskset::TaskSet` schedules its synthetic jobs: time in 1 µs
@@ -79,6 +79,21 @@ pub fn split_jobs(
                 }
                 _ => {}
             }
+        }
+    }
+    // A region holds the references of the thread that marked it: under Valgrind another
+    // thread may run inside it (a task finishing its hand-over, a thread's exit), and its
+    // references are not the job's. The marking thread is the one with most references there.
+    for region in regions.iter_mut() {
+        let mut counts: std::collections::BTreeMap<u32, usize> = Default::default();
+        for a in region.iter() {
+            *counts.entry(a.thread.0).or_default() += 1;
+        }
+        if let Some((&owner, _)) = counts
+            .iter()
+            .max_by_key(|&(t, n)| (*n, std::cmp::Reverse(*t)))
+        {
+            region.retain(|a| a.thread.0 == owner);
         }
     }
     let want = tasks * (jobs + 1);
@@ -322,6 +337,10 @@ mod tests {
         for k in 0..6u64 {
             recs.push(ev(Event::PhaseBegin { region: 0 }));
             recs.push(Record::Access(acc(0x1000 * (k + 1))));
+            recs.push(Record::Access(acc(0x1000 * (k + 1))));
+            let mut other = acc(0xbeef_0000); // another thread inside the region: dropped
+            other.thread = ThreadId(3);
+            recs.push(Record::Access(other));
             recs.push(ev(Event::PhaseEnd { region: 0 }));
             recs.push(Record::Access(acc(0xdead_0000))); // outside: dropped
         }
@@ -336,6 +355,7 @@ mod tests {
             .iter()
             .map(|t| t.iter().map(|j| j[0].vaddr.0).collect())
             .collect();
+        assert!(jobs.iter().flatten().all(|j| j.len() == 2));
         assert_eq!(
             addrs,
             vec![
