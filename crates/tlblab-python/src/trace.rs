@@ -254,6 +254,53 @@ fn workload_generate(
     }))
 }
 
+/// rt_replay_write(capture, timing, jobs, relocations, hyperperiods, output) -> JSON summary:
+/// writes the rate-monotonic replay of a capture's jobs (seed 003; `workloads::rt_replay`) as a
+/// trace. `timing`: per task (phase, period, execution) in µs; `relocations`: (lo, hi, delta).
+#[pyfunction]
+#[pyo3(signature = (capture, timing, jobs, relocations, hyperperiods, output))]
+fn rt_replay_write(
+    py: Python<'_>,
+    capture: String,
+    timing: Vec<(u64, u64, u64)>,
+    jobs: usize,
+    relocations: Vec<(u64, u64, i64)>,
+    hyperperiods: u64,
+    output: String,
+) -> PyResult<String> {
+    use tlblab_trace::workloads::{gen::Chunked, rt_replay};
+    watch::start();
+    watch::finish(py.detach(move || -> Result<String, String> {
+        let rel: Vec<rt_replay::Relocation> = relocations
+            .iter()
+            .map(|&(lo, hi, delta)| rt_replay::Relocation { lo, hi, delta })
+            .collect();
+        let replay = rt_replay::from_capture(
+            std::path::Path::new(&capture),
+            &timing,
+            jobs,
+            &rel,
+            hyperperiods,
+        )?;
+        let mut src = watch::Watched::new(Chunked::new(replay), None);
+        let meta = json!({
+            "program": "workload:rt_replay",
+            "workload": {"name": "rt_replay", "capture": capture, "timing_us": timing,
+                         "jobs": jobs, "hyperperiods": hyperperiods},
+            "page_size": 4096,
+            "regions": [],
+        });
+        let s = write_source(
+            &mut src,
+            &PathBuf::from(output),
+            &meta,
+            WriterOptions::default(),
+        )
+        .map_err(|e| e.message)?;
+        Ok(s.to_json().to_string())
+    }))
+}
+
 /// decode_bench(path, repeats) -> JSON: records and seconds per full sequential read, one thread,
 /// records materialized into a reused batch buffer as the engine receives them.
 #[pyfunction]
@@ -310,5 +357,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_workload_catalog, m)?)?;
     m.add_function(wrap_pyfunction!(workload_generate, m)?)?;
     m.add_function(wrap_pyfunction!(trace_decode_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(rt_replay_write, m)?)?;
     Ok(())
 }

@@ -6,6 +6,7 @@ Each function returns {row key: our value} for `python/tlblab/reproductions/003/
 from __future__ import annotations
 
 import tlblab
+from tlblab.errors import UserError
 
 XEON = "xeon-e5-2650"
 
@@ -62,8 +63,8 @@ def _mean(xs: list[float]) -> float:
 
 
 def _sd(xs: list[float]) -> float:
-    if len(xs) < 2:
-        return 0.0
+    if len(xs) < 2 or min(xs) == max(xs):
+        return 0.0  # identical runs: exactly 0, not the rounding of their mean
     m = _mean(xs)
     return (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
 
@@ -149,4 +150,143 @@ def fig6_13_14(quick: bool) -> dict[str, float]:
             for t in (1, 2):
                 out[f"fig{fig}/{case}/T{t}"] = _mean(means[t])
                 out[f"fig{fig}/{case}/T{t}/sd"] = _sd(means[t])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The same experiments on real tasks (issue 61): runtime/bench/seed003/rt_tasks.c, captured
+# under Valgrind with every job marked, moved to the layout of a native run (address-space
+# randomization on for malloc, off for tlb_malloc as §6.0.6 had it), replayed rate-monotonic
+# with the seed's phases, periods and execution times (tlblab.rt_capture). The OS noise is
+# what the program touches besides its buffers (code, stacks, TLS, libc, the executable's
+# data), plus the kernel's pages on every switch.
+
+# 4 KiB kernel pages every switch touches (os.kernel_pages). x86-64 Linux maps its image and
+# direct map (the scheduler's code and data, kernel stacks, task structs) with 2 MiB pages,
+# which the 4 KiB L1 DTLB does not hold; the local APIC's registers are a 4 KiB fixmap page
+# (Linux arch/x86/include/asm/fixmap.h, FIX_APIC_BASE; Intel SDM Vol. 3A §10.4.1), written at
+# the end of the timer interrupt of every release (EOI). One page; the OS model puts it in a
+# set of its own choosing (tlblab_core::os::kernel_switch_page).
+REAL_KERNEL_PAGES = 1
+REAL_OS = {"kernel_pages": REAL_KERNEL_PAGES}
+
+# Table 6.1 (phase, period, execution in µs; pages used), and the kernel each task runs: the
+# table does not say which; Appendix A.2 pairs T1 with statistics and T2 with bubble sort.
+TABLE6_1_TIMING = {
+    2: [(1000, 2000, 400, 16), (0, 54000, 27000, 16)],
+    3: [(3000, 2000, 400, 4), (2000, 3000, 900, 7), (0, 15000, 3200, 2)],
+    4: [(3000, 2000, 200, 2), (2000, 3000, 600, 2), (1000, 5000, 1100, 1), (0, 15000, 3200, 2)],
+}
+TABLE6_1_KERNELS = ("stats", "bubble", "insertion", "nth")
+
+
+def _captured_jobs(trace, runs_seed: int = 0):
+    r = tlblab.simulate(XEON, str(trace), os=REAL_OS, seed=runs_seed)
+    return r.job_frame()
+
+
+def real_noisy_set_mask(quick: bool = False) -> int:
+    """§6.0.6 on the simulated machine with the real program: the §6.0.8 pair (T1 (1, 2, 0.392
+    ms), T2 (0, 16, 7.88 ms)) each write 2 pages of one color with tlb_malloc, randomization
+    off (§6.0.6: "We turn off heap randomization so that the stacks of the tasks always have the
+    same base address"); a color whose tasks miss after the warm-up is noisy. Over two
+    hyperperiods, from each task's second job on: a task's first job still re-touches what the
+    other tasks' warm-ups (which the program runs one after the other) evicted, in whichever
+    sets those pages fall, whatever the color."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tlblab import rt_capture as rc
+
+    def probe(color: int) -> bool:
+        tasks = [rc.Task("pages", 2, 2, 1000, 2000, 392, colors=(color,)),
+                 rc.Task("pages", 2, 2, 0, 16000, 7880, colors=(color,))]
+        cap = rc.capture("tlb", tasks, jobs=2, repeat=4)
+        native = rc.layouts(cap, 1, aslr=False)[0]
+        jobs = _captured_jobs(rc.replay(cap, tasks, 2, native, hyperperiods=2))
+        return int(jobs[jobs["job"] >= 2]["L1D_misses"].sum()) > 0
+
+    with ThreadPoolExecutor(2) as pool:
+        noisy = list(pool.map(probe, range(16)))
+    return sum(1 << c for c, n in enumerate(noisy) if n)
+
+
+def _colors_for(tasks_used: list[int], mask: int) -> list[tuple[int, ...]]:
+    """Each task its own colors, 4 pages per color, clean ones first (then noisy, if short)."""
+    order = [c for c in range(16) if not mask >> c & 1] + [c for c in range(16) if mask >> c & 1]
+    out, k = [], 0
+    for used in tasks_used:
+        n = -(-used // 4)
+        if k + n > 16:
+            raise UserError("the task set needs more than the 16 colors of the L1 DTLB")
+        out.append(tuple(order[k:k + n]))
+        k += n
+    return out
+
+
+def table6_1_real(quick: bool) -> dict[str, float]:
+    """Figs. 6.9-6.12 on the real tasks: the Table 6.1 sets, malloc (5 native layouts with ASLR)
+    vs. tlb_malloc (clean colors from real_noisy_set_mask, randomization off); average L1 DTLB
+    misses per job (all but the warm-up) over 5 hyperperiods and 5 runs (2 and 2 with `quick`)."""
+    from tlblab import rt_capture as rc
+
+    runs, hyper, jobs = (2, 2, 4) if quick else (5, 5, 8)
+    mask = real_noisy_set_mask(quick)
+    out: dict[str, float] = {"noisy_mask": float(mask)}
+    for n, rows in TABLE6_1_TIMING.items():
+        alloc = -(-64 // n)
+        colors = _colors_for([r[3] for r in rows], mask)
+        for case, allocator in (("malloc", "malloc"), ("tlb", "tlb")):
+            tasks = [rc.Task(TABLE6_1_KERNELS[i], alloc, used, ph, pe, ex, colors=colors[i])
+                     for i, (ph, pe, ex, used) in enumerate(rows)]
+            cap = rc.capture(allocator, tasks, jobs=jobs, repeat=2)
+            natives = rc.layouts(cap, runs, aslr=(allocator == "malloc"))
+            means: dict[int, list[float]] = {t: [] for t in range(1, n + 1)}
+            for native in natives:
+                js = _captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=hyper))
+                for t in range(1, n + 1):
+                    mine = js[(js["task"] == t - 1) & (js["job"] >= 1)]
+                    means[t].append(float(mine["L1D_misses"].mean()))
+            for t in range(1, n + 1):
+                out[f"{n}tasks/{case}/T{t}"] = _mean(means[t])
+                out[f"{n}tasks/{case}/T{t}/sd"] = _sd(means[t])
+    return out
+
+
+def fig6_4_8_real(quick: bool) -> dict[str, float]:
+    """Figs. 6.4-6.8 on the real tasks: T1 (1, 2, 0.385 ms) and T2 (0, 16, 7.38 ms) allocate 32
+    pages each and write 14 chosen at random (a run: the program's seed and a native layout);
+    10 runs of two hyperperiods (3 with `quick`). Misses are L1 DTLB misses per job, cycles per
+    job for Fig. 6.8 (full model)."""
+    from tlblab import rt_capture as rc
+
+    runs, jobs = (3, 4) if quick else (10, 8)
+    mask = real_noisy_set_mask(quick)
+    out: dict[str, float] = {"noisy_mask": float(mask)}
+    colors = _colors_for([14, 14], mask)
+    for case, allocator in (("malloc", "malloc"), ("tlb", "tlb")):
+        tasks = [rc.Task("pages", 32, 14, 1000, 2000, 385, colors=colors[0]),
+                 rc.Task("pages", 32, 14, 0, 16000, 7380, colors=colors[1])]
+        per_job: dict[tuple[int, int], list[float]] = {}
+        cycles: list[float] = []
+        run_means: dict[int, list[float]] = {1: [], 2: []}
+        for run in range(runs):
+            cap = rc.capture(allocator, tasks, jobs=jobs, repeat=20, seed=run)
+            native = rc.layouts(cap, 1, aslr=(allocator == "malloc"))[0]
+            js = _captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=2))
+            for t in (1, 2):
+                mine = js[(js["task"] == t - 1) & (js["job"] >= 1)]
+                run_means[t].append(float(mine["L1D_misses"].mean()))
+                for j, m, c in zip(mine["job"], mine["L1D_misses"], mine["cycles"]):
+                    per_job.setdefault((t, int(j)), []).append(float(m))
+                    if t == 1 and int(j) >= 2:
+                        cycles.append(float(c))
+        for (t, j), ms in per_job.items():
+            if t == 1 and j <= 8:
+                out[f"{case}/T1/job{j}"] = _mean(ms)
+        for t in (1, 2):
+            allm = [m for (tt, _), ms in per_job.items() if tt == t for m in ms]
+            out[f"{case}/T{t}/mean"] = _mean(allm)
+            out[f"{case}/T{t}/max"] = max(allm) if allm else 0.0
+            out[f"{case}/T{t}/run_sd"] = _sd(run_means[t])
+        out[f"{case}/T1/cycles_cv"] = (_sd(cycles) / _mean(cycles)) if cycles else 0.0
     return out

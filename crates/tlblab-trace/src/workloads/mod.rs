@@ -27,6 +27,7 @@ pub mod rr_migration;
 pub mod rt_glibc;
 pub mod rt_kernels;
 pub mod rt_noise;
+pub mod rt_replay;
 pub mod rt_taskset;
 pub mod sequential;
 pub mod strided;

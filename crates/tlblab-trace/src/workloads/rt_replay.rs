@@ -1,0 +1,407 @@
+//! Seed 003 §6: the jobs of real task programs, captured under Valgrind, replayed under
+//! rate-monotonic scheduling with the phases, periods and execution times of Table 6.1.
+//!
+//! The capture (`python/tlblab/rt_capture.py`, program `runtime/bench/seed003/rt_tasks.c`) holds
+//! one region of interest (`PhaseBegin`/`PhaseEnd` of region 0) per job: first every task's
+//! warm-up (job 0) in task order, then each task's periodic jobs in turn. `split_jobs` cuts the
+//! capture there, keeping each job's references (instruction fetches, loads, stores) of the
+//! thread that marked it, in program order, and moving each address by the relocation that covers it (a native run's ASLR layout:
+//! the capture was made under Valgrind, whose layout is fixed).
+//!
+//! `Replay` schedules them as `rt_taskset::TaskSet` schedules its synthetic jobs: time in 1 µs
+//! ticks, releases at phase + k × period, the ready task of the shortest period runs
+//! (preempting), each job's references spread evenly over its execution time (a preemption
+//! falls where that share of the job's references is done), an unfinished job abandoned at its
+//! next release. Job k ≥ 1 of a task replays captured job ((k − 1) mod J) + 1 of its J. Events:
+//! `ThreadStart`, `TaskRelease`, `JobStart`, `JobEnd`, `ContextSwitch`; task i is thread i of
+//! process 0 (the seed's tasks are pthreads of one process, Alg. 4).
+
+use super::gen::*;
+use crate::record::{Access, Event};
+use crate::source::RecordSource;
+use tlblab_types::{ThreadId, VirtAddr};
+
+/// One task: timing in µs and its captured jobs (index 0 the warm-up).
+#[derive(Clone, Debug)]
+pub struct ReplayTask {
+    pub phase_us: u64,
+    pub period_us: u64,
+    pub exec_us: u64,
+    pub jobs: Vec<Vec<Access>>,
+}
+
+/// Moves an address in `[lo, hi)` by `delta` bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Relocation {
+    pub lo: u64,
+    pub hi: u64,
+    pub delta: i64,
+}
+
+fn relocate(a: u64, rel: &[Relocation]) -> u64 {
+    for r in rel {
+        if a >= r.lo && a < r.hi {
+            return a.wrapping_add(r.delta as u64);
+        }
+    }
+    a
+}
+
+/// Cuts a capture of `tasks` tasks with `jobs` periodic jobs each into per-task job lists
+/// (warm-ups first, in task order, then each task's jobs in turn), relocating every address.
+/// `name` names the capture in errors.
+pub fn split_jobs(
+    src: &mut dyn RecordSource,
+    name: &str,
+    tasks: usize,
+    jobs: usize,
+    rel: &[Relocation],
+) -> Result<Vec<Vec<Vec<Access>>>, String> {
+    let mut regions: Vec<Vec<Access>> = Vec::new();
+    let mut open = false;
+    let mut buf = Vec::with_capacity(8192);
+    loop {
+        buf.clear();
+        if src.fill(&mut buf, 8192)? == 0 {
+            break;
+        }
+        for r in &buf {
+            match r {
+                Record::Event(Event::PhaseBegin { region: 0 }) if !open => {
+                    open = true;
+                    regions.push(Vec::new());
+                }
+                Record::Event(Event::PhaseEnd { region: 0 }) if open => open = false,
+                Record::Access(a) if open => {
+                    let mut a = *a;
+                    a.vaddr = VirtAddr(relocate(a.vaddr.0, rel));
+                    regions.last_mut().expect("a region is open").push(a);
+                }
+                _ => {}
+            }
+        }
+    }
+    // A region holds the references of the thread that marked it: under Valgrind another
+    // thread may run inside it (a task finishing its hand-over, a thread's exit), and its
+    // references are not the job's. The marking thread is the one with most references there.
+    for region in regions.iter_mut() {
+        let mut counts: std::collections::BTreeMap<u32, usize> = Default::default();
+        for a in region.iter() {
+            *counts.entry(a.thread.0).or_default() += 1;
+        }
+        if let Some((&owner, _)) = counts
+            .iter()
+            .max_by_key(|&(t, n)| (*n, std::cmp::Reverse(*t)))
+        {
+            region.retain(|a| a.thread.0 == owner);
+        }
+    }
+    let want = tasks * (jobs + 1);
+    if regions.len() != want {
+        return Err(format!(
+            "{name}: expected {want} regions of interest ({tasks} warm-ups and {jobs} jobs of each of {tasks} tasks), found {}",
+            regions.len()
+        ));
+    }
+    let mut it = regions.into_iter();
+    let mut out: Vec<Vec<Vec<Access>>> = (0..tasks)
+        .map(|_| vec![it.next().expect("counted")])
+        .collect();
+    for task in out.iter_mut() {
+        task.extend(it.by_ref().take(jobs));
+    }
+    Ok(out)
+}
+
+/// Opens the capture at `path` and builds the replay of its jobs: `timing` is each task's
+/// (phase, period, execution) in µs, `jobs` the periodic jobs captured per task.
+pub fn from_capture(
+    path: &std::path::Path,
+    timing: &[(u64, u64, u64)],
+    jobs: usize,
+    rel: &[Relocation],
+    hyperperiods: u64,
+) -> Result<Replay, String> {
+    let (mut src, _meta, _fmt) = crate::convert::open_source_with(path, None, Default::default())?;
+    let name = path.display().to_string();
+    let captured = split_jobs(src.as_mut(), &name, timing.len(), jobs, rel)?;
+    let tasks = timing
+        .iter()
+        .zip(captured)
+        .map(|(&(phase_us, period_us, exec_us), jobs)| ReplayTask {
+            phase_us,
+            period_us,
+            exec_us,
+            jobs,
+        })
+        .collect();
+    Replay::new(tasks, hyperperiods)
+}
+
+/// The rate-monotonic replay of captured jobs (see the module comment).
+pub struct Replay {
+    tasks: Vec<ReplayTask>,
+    end: u64,
+    t: u64,
+    warm: bool,
+    running: Option<usize>,
+    job: Vec<u32>,
+    remaining: Vec<u64>,
+    started: Vec<bool>,
+    cursor: Vec<usize>,
+}
+
+impl Replay {
+    /// `hyperperiods` hyperperiods of the task set after the warm-up.
+    pub fn new(tasks: Vec<ReplayTask>, hyperperiods: u64) -> Result<Self, String> {
+        if tasks.is_empty() {
+            return Err("rt replay: the task set is empty".into());
+        }
+        for (i, t) in tasks.iter().enumerate() {
+            if t.period_us == 0 || t.exec_us == 0 || t.jobs.len() < 2 {
+                return Err(format!(
+                    "rt replay: task {}: period and execution time must be positive and a warm-up and at least one job captured (period {} µs, execution {} µs, {} jobs)",
+                    i + 1,
+                    t.period_us,
+                    t.exec_us,
+                    t.jobs.len()
+                ));
+            }
+        }
+        let gcd = |mut a: u64, mut b: u64| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        let hyper = tasks
+            .iter()
+            .fold(1u64, |h, t| h / gcd(h, t.period_us) * t.period_us);
+        let n = tasks.len();
+        Ok(Replay {
+            end: hyper * hyperperiods,
+            tasks,
+            t: 0,
+            warm: false,
+            running: None,
+            job: vec![0; n],
+            remaining: vec![0; n],
+            started: vec![false; n],
+            cursor: vec![0; n],
+        })
+    }
+
+    fn current(&self, i: usize) -> &[Access] {
+        let t = &self.tasks[i];
+        let j = self.job[i] as usize;
+        if j == 0 {
+            &t.jobs[0]
+        } else {
+            &t.jobs[1 + (j - 1) % (t.jobs.len() - 1)]
+        }
+    }
+
+    /// Emits task `i`'s references up to `upto` of its current job.
+    fn emit(&mut self, i: usize, upto: usize, out: &mut Vec<Record>) {
+        let from = self.cursor[i];
+        let job = self.current(i);
+        let upto = upto.min(job.len());
+        out.extend(job[from.min(upto)..upto].iter().map(|a| {
+            let mut a = *a;
+            a.thread = ThreadId(i as u32);
+            Record::Access(a)
+        }));
+        self.cursor[i] = upto.max(from);
+    }
+
+    fn switch_to(&mut self, to: Option<usize>, out: &mut Vec<Record>) {
+        if to != self.running {
+            out.push(switch(
+                0,
+                self.running.map(|x| x as u32),
+                to.map(|x| x as u32),
+            ));
+            self.running = to;
+        }
+    }
+}
+
+impl Generator for Replay {
+    fn regions(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn step(&mut self, out: &mut Vec<Record>) -> bool {
+        let n = self.tasks.len();
+        if !self.warm {
+            self.warm = true;
+            for i in 0..n {
+                out.push(ev(Event::ThreadStart {
+                    thread: ThreadId(i as u32),
+                    process: 0,
+                }));
+            }
+            // Job 0, the warm-up, in task order (the tasks' t_init, Alg. 4 line 12).
+            for i in 0..n {
+                self.switch_to(Some(i), out);
+                out.push(ev(Event::JobStart {
+                    task: i as u32,
+                    job: 0,
+                }));
+                self.cursor[i] = 0;
+                self.emit(i, usize::MAX, out);
+                out.push(ev(Event::JobEnd {
+                    task: i as u32,
+                    job: 0,
+                }));
+            }
+            return true;
+        }
+        if self.t >= self.end {
+            return false;
+        }
+        let stop = (self.t + 1000).min(self.end);
+        while self.t < stop {
+            let t = self.t;
+            for i in 0..n {
+                let (ph, pe, ex) = (
+                    self.tasks[i].phase_us,
+                    self.tasks[i].period_us,
+                    self.tasks[i].exec_us,
+                );
+                if t >= ph && (t - ph).is_multiple_of(pe) {
+                    if self.remaining[i] > 0 && self.started[i] {
+                        out.push(ev(Event::JobEnd {
+                            task: i as u32,
+                            job: self.job[i],
+                        }));
+                    }
+                    self.job[i] += 1;
+                    out.push(ev(Event::TaskRelease {
+                        task: i as u32,
+                        job: self.job[i],
+                    }));
+                    self.remaining[i] = ex;
+                    self.started[i] = false;
+                    self.cursor[i] = 0;
+                }
+            }
+            let pick = (0..n)
+                .filter(|&i| self.remaining[i] > 0)
+                .min_by_key(|&i| (self.tasks[i].period_us, i));
+            self.switch_to(pick, out);
+            if let Some(i) = pick {
+                if !self.started[i] {
+                    self.started[i] = true;
+                    out.push(ev(Event::JobStart {
+                        task: i as u32,
+                        job: self.job[i],
+                    }));
+                }
+                let ex = self.tasks[i].exec_us;
+                self.remaining[i] -= 1;
+                let done_us = ex - self.remaining[i];
+                let len = self.current(i).len() as u64;
+                let upto = (len * done_us).div_ceil(ex) as usize;
+                self.emit(i, upto, out);
+                if self.remaining[i] == 0 {
+                    out.push(ev(Event::JobEnd {
+                        task: i as u32,
+                        job: self.job[i],
+                    }));
+                }
+            }
+            self.t += 1;
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::VecSource;
+    use tlblab_types::AccessKind;
+
+    fn acc(a: u64) -> Access {
+        Access::new(ThreadId(7), AccessKind::Load, VirtAddr(a), 4)
+    }
+
+    fn job(pages: &[u64]) -> Vec<Access> {
+        pages.iter().map(|&p| acc(p)).collect()
+    }
+
+    #[test]
+    fn given_two_tasks_when_split_then_warm_ups_come_first_and_addresses_move() {
+        let mut recs = Vec::new();
+        for k in 0..6u64 {
+            recs.push(ev(Event::PhaseBegin { region: 0 }));
+            recs.push(Record::Access(acc(0x1000 * (k + 1))));
+            recs.push(Record::Access(acc(0x1000 * (k + 1))));
+            let mut other = acc(0xbeef_0000); // another thread inside the region: dropped
+            other.thread = ThreadId(3);
+            recs.push(Record::Access(other));
+            recs.push(ev(Event::PhaseEnd { region: 0 }));
+            recs.push(Record::Access(acc(0xdead_0000))); // outside: dropped
+        }
+        let rel = [Relocation {
+            lo: 0x3000,
+            hi: 0x4000,
+            delta: 0x10_0000,
+        }];
+        let mut src = VecSource::new(recs);
+        let jobs = split_jobs(&mut src, "t", 2, 2, &rel).unwrap();
+        let addrs: Vec<Vec<u64>> = jobs
+            .iter()
+            .map(|t| t.iter().map(|j| j[0].vaddr.0).collect())
+            .collect();
+        assert!(jobs.iter().flatten().all(|j| j.len() == 2));
+        assert_eq!(
+            addrs,
+            vec![
+                vec![0x1000, 0x10_3000, 0x4000],
+                vec![0x2000, 0x5000, 0x6000]
+            ]
+        );
+        let mut src = VecSource::new(vec![ev(Event::PhaseBegin { region: 0 })]);
+        assert!(split_jobs(&mut src, "t", 2, 2, &rel)
+            .unwrap_err()
+            .contains("expected 6 regions"));
+    }
+
+    #[test]
+    fn given_a_long_low_priority_job_when_replayed_then_it_is_preempted_and_resumes_where_it_was() {
+        // T1 (phase 1, period 2, exec 1) over T2 (phase 0, period 4, exec 2): T2 runs [0,1),
+        // T1 [1,2), T2 [2,3), T1 [3,4); T2's 10 references split 5 + 5 around the preemption.
+        let t1 = ReplayTask {
+            phase_us: 1,
+            period_us: 2,
+            exec_us: 1,
+            jobs: vec![job(&[0x1000]), job(&[0x2000, 0x2000])],
+        };
+        let t2 = ReplayTask {
+            phase_us: 0,
+            period_us: 4,
+            exec_us: 2,
+            jobs: vec![job(&[0x9000]), job(&[0x8000; 10])],
+        };
+        let mut g = Replay::new(vec![t1, t2], 1).unwrap();
+        let mut out = Vec::new();
+        while g.step(&mut out) {}
+        let seq: Vec<String> = out
+            .iter()
+            .filter_map(|r| match r {
+                Record::Access(a) => Some(format!("{}:{:x}", a.thread.0, a.vaddr.0)),
+                Record::Event(Event::JobEnd { task, job }) => Some(format!("end{task}.{job}")),
+                _ => None,
+            })
+            .collect();
+        let mut want = vec!["0:1000", "end0.0", "1:9000", "end1.0"];
+        want.extend(["1:8000"; 5]);
+        want.extend(["0:2000", "0:2000", "end0.1"]);
+        want.extend(["1:8000"; 5]);
+        want.push("end1.1");
+        want.extend(["0:2000", "0:2000", "end0.2"]);
+        assert_eq!(seq, want);
+    }
+}

@@ -1,0 +1,244 @@
+"""Seed 003's periodic tasks as real programs: built, captured under Valgrind, laid out as a
+native run with ASLR put them, and replayed under rate-monotonic scheduling.
+
+The program is `runtime/bench/seed003/rt_tasks.c` (the Table 6.1 kernels and §6.0.8's page
+writes as pthreads of one process, allocating with glibc `malloc` or libtlblab's `tlb_malloc`,
+every job between tlblab's region-of-interest marks). Three steps, each cached by content hash
+under `out/seed003/`:
+
+1. `build`: the binary, compiled with libtlblab's coloring allocator from the sources (by
+   source text, compiler version and flags).
+2. `capture`: `tlblab trace record --roi-only` of one run (tlblab's Valgrind tool): every job's
+   references, instruction fetches, stack, libc and the heap included (by the binary, its
+   arguments and Valgrind's version). Valgrind lays the process out itself, the same way every
+   run (no ASLR), so `layouts` also runs the same binary natively `runs` times, with the
+   kernel's address-space randomization on (as a stock Linux has it) or off (`setarch -R`, as
+   the seed had it for its noisy-set procedure, §6.0.6), and keeps where each run put the
+   mappings the jobs touch (the program prints an anchor address in each). Those layouts are
+   measurements of this host's kernel: cached with the capture, they make later runs repeat
+   the same numbers; a clean clone measures new ones.
+3. `replay`: the capture's jobs, each address moved from Valgrind's layout to a native run's
+   (`relocations`), scheduled by `tlblab_trace::workloads::rt_replay` with the task set's
+   phases, periods and execution times, written as a trace that `tlblab simulate` runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from tlblab.errors import UserError
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNTIME = ROOT / "runtime"
+SOURCE = RUNTIME / "bench" / "seed003" / "rt_tasks.c"
+LIBRARY_SOURCES = [RUNTIME / "src" / "color" / n for n in ("color.c", "prim_linux.c", "machine.c")]
+HEADERS = [RUNTIME / "include" / "tlblab" / "color.h", RUNTIME / "include" / "tlblab" / "roi.h"]
+CACHE = ROOT / "out" / "seed003"
+# Bump when what a capture or a replay holds changes, so old files are not reused.
+CAPTURE_VERSION = "1"
+CFLAGS = ["-O2", "-std=c11", "-D_GNU_SOURCE", "-pthread", "-Wall", "-Wextra", "-Werror"]
+KERNELS = ("bubble", "insertion", "nth", "stats", "pages")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task of a set: the kernel its jobs run, pages allocated and used, its colors (with
+    tlb_malloc) and its timing in µs (Table 6.1: phase, period, execution)."""
+    kernel: str
+    alloc: int
+    used: int
+    phase_us: int
+    period_us: int
+    exec_us: int
+    colors: tuple[int, ...] = ()
+
+    def arg(self, allocator: str) -> str:
+        a = f"{self.kernel}:{self.alloc}:{self.used}"
+        return a + ":" + ",".join(map(str, self.colors)) if allocator == "tlb" else a
+
+
+@dataclass(frozen=True)
+class Capture:
+    """A capture: the trace of the jobs, Valgrind's anchors, and the program's argv."""
+    path: Path
+    anchors: dict[str, int]
+    argv: tuple[str, ...]
+    binary: Path
+
+
+def _digest(*parts: bytes | str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        b = p.encode() if isinstance(p, str) else p
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()[:20]
+
+
+def _tool_version(argv: list[str]) -> str:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise UserError(f"rt tasks: '{' '.join(argv)}' failed ({e}); `make setup` installs the "
+                        "Debian packages of scripts/debian-packages.txt")
+    return (out.stdout or out.stderr).splitlines()[0]
+
+
+def build(cc: str = "gcc", cache: Path = CACHE) -> Path:
+    """The rt_tasks binary, compiled once per (sources, compiler, flags)."""
+    sources = [SOURCE, *LIBRARY_SOURCES]
+    key = _digest(*(p.read_bytes() for p in [*sources, *HEADERS]), _tool_version([cc, "--version"]),
+                  " ".join(CFLAGS))
+    out = Path(cache) / "bin" / key / "rt_tasks"
+    if out.is_file():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(f".tmp-{os.getpid()}")
+    cmd = [cc, *CFLAGS, f"-I{RUNTIME / 'include'}", f"-I{RUNTIME / 'src' / 'color'}", "-o", str(tmp),
+           *map(str, sources), "-lm"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise UserError(f"rt tasks: compiling {SOURCE} failed:\n{r.stderr.strip()}")
+    os.replace(tmp, out)
+    return out
+
+
+def argv_of(allocator: str, tasks: list[Task], jobs: int, repeat: int, elems: int, seed: int) -> list[str]:
+    if allocator not in ("malloc", "tlb"):
+        raise UserError(f"rt tasks: allocator must be malloc or tlb, got '{allocator}'")
+    for t in tasks:
+        if t.kernel not in KERNELS:
+            raise UserError(f"rt tasks: unknown kernel '{t.kernel}' (expected one of {', '.join(KERNELS)})")
+    return [allocator, str(jobs), str(repeat), str(elems), str(seed), *(t.arg(allocator) for t in tasks)]
+
+
+def parse_anchors(text: str) -> dict[str, int]:
+    """The program's `anchor NAME ADDRESS` lines."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[0] == "anchor":
+            out[f[1]] = int(f[2], 16)
+    return out
+
+
+def capture(allocator: str, tasks: list[Task], *, jobs: int, repeat: int, elems: int = 4, seed: int = 0,
+            valgrind: str = "valgrind", cache: Path = CACHE) -> Capture:
+    """The --roi-only capture of one run of the task set (cached)."""
+    from tlblab.trace import record
+
+    binary = build(cache=cache)
+    args = argv_of(allocator, tasks, jobs, repeat, elems, seed)
+    key = _digest(binary.read_bytes(), "\0".join(args), _tool_version([valgrind, "--version"]), CAPTURE_VERSION)
+    out = Path(cache) / f"rt_tasks-{key}.tlbt"
+    side = out.with_suffix(".anchors.txt")
+    if out.is_file() and side.is_file():
+        return Capture(out, parse_anchors(side.read_text()), tuple(args), binary)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(f".part-{os.getpid()}")
+    tmp_side = side.with_suffix(f".part-{os.getpid()}")
+    try:
+        record([str(binary), *args], tmp, stdout=tmp_side, roi_only=True, valgrind=valgrind)
+    except ValueError as e:
+        tmp.unlink(missing_ok=True)
+        tmp_side.unlink(missing_ok=True)
+        raise UserError(f"rt tasks: capturing {binary} {' '.join(args)}: {e}")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        tmp_side.unlink(missing_ok=True)
+        raise
+    os.replace(tmp_side, side)
+    os.replace(tmp, out)
+    return Capture(out, parse_anchors(side.read_text()), tuple(args), binary)
+
+
+def layouts(cap: Capture, runs: int, *, aslr: bool, cache: Path = CACHE) -> list[dict[str, int]]:
+    """The anchors of `runs` native runs of the captured program, address-space randomization
+    on or off (`setarch -R`); measured once and cached beside the capture."""
+    path = cap.path.with_suffix(f".layouts-{'aslr' if aslr else 'fixed'}.json")
+    have: list[dict[str, int]] = json.loads(path.read_text()) if path.is_file() else []
+    if len(have) >= runs:
+        return have[:runs]
+    prefix = [] if aslr else ["setarch", platform.machine(), "-R"]
+    for _ in range(runs - len(have)):
+        r = subprocess.run([*prefix, str(cap.binary), *cap.argv], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise UserError(f"rt tasks: the native run of {cap.binary} {' '.join(cap.argv)} failed "
+                            f"(exit {r.returncode}): {r.stderr.strip()}")
+        have.append(parse_anchors(r.stdout))
+        if not aslr:
+            break  # the layout without randomization is the same every run
+    from tlblab.files import atomic_write
+
+    atomic_write(path, json.dumps(have))
+    return [have[i % len(have)] for i in range(runs)]
+
+
+def parse_maps(text: str) -> list[tuple[int, int, str]]:
+    """(lo, hi, path) of each line of a /proc/PID/maps snapshot (path '' when anonymous)."""
+    out = []
+    for line in text.splitlines():
+        f = line.split(maxsplit=5)
+        if len(f) >= 5 and "-" in f[0]:
+            lo, hi = (int(x, 16) for x in f[0].split("-"))
+            out.append((lo, hi, f[5].strip() if len(f) == 6 else ""))
+    return out
+
+
+def relocations(valgrind_anchors: dict[str, int], native_anchors: dict[str, int],
+                maps: list[tuple[int, int, str]]) -> list[tuple[int, int, int]]:
+    """(lo, hi, delta) per anchored mapping of the capture (Valgrind's `maps`): an address in
+    [lo, hi) moves by delta to where the native run put that mapping. A file's anchor moves
+    every mapping of that file and the anonymous one right after its last (its .bss); an
+    anonymous anchor (a thread's stack, a heap arena) moves its own mapping. Addresses in no
+    anchored mapping (the dynamic loader's, Valgrind's preload) stay where Valgrind put them."""
+    out = []
+    for name, a in sorted(valgrind_anchors.items(), key=lambda kv: kv[1]):
+        if name not in native_anchors:
+            continue
+        delta = (native_anchors[name] & ~0xfff) - (a & ~0xfff)
+        hit = [k for k, (lo, hi, _) in enumerate(maps) if lo <= a < hi]
+        if not hit:
+            raise UserError(f"rt tasks: anchor {name} ({a:#x}) lies in no mapping of the capture")
+        k = hit[0]
+        if maps[k][2] == "" and k > 0 and maps[k - 1][1] == maps[k][0] and maps[k - 1][2]:
+            k -= 1  # an anonymous mapping right after a file's: that file's .bss
+        path = maps[k][2]
+        if path and not path.startswith("["):
+            ks = [j for j, m in enumerate(maps) if m[2] == path]
+            last = ks[-1]
+            if last + 1 < len(maps) and maps[last + 1][2] == "" and maps[last + 1][0] == maps[last][1]:
+                ks.append(last + 1)
+        else:
+            ks = [k]
+        out.extend((maps[j][0], maps[j][1], delta) for j in ks)
+    return out
+
+
+def replay(cap: Capture, tasks: list[Task], jobs: int, native: dict[str, int], hyperperiods: int,
+           cache: Path = CACHE) -> Path:
+    """The rate-monotonic replay of the capture's jobs in the native layout `native` (cached)."""
+    from tlblab import _native
+
+    maps = _native.trace_maps(str(cap.path))
+    if not maps:
+        raise UserError(f"rt tasks: {cap.path} holds no /proc/PID/maps snapshot (capture it again)")
+    rel = relocations(cap.anchors, native, parse_maps(maps))
+    timing = [(t.phase_us, t.period_us, t.exec_us) for t in tasks]
+    key = _digest(cap.path.name, json.dumps(timing), json.dumps(rel), str(jobs), str(hyperperiods), CAPTURE_VERSION)
+    out = Path(cache) / "replay" / f"{key}.tlbt"
+    if out.is_file():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        _native.rt_replay_write(str(cap.path), timing, jobs, rel, hyperperiods, str(out))
+    except ValueError as e:
+        raise UserError(f"rt tasks: replaying {cap.path}: {e}")
+    return out
