@@ -183,6 +183,26 @@ def test_the_probe_reads_a_simulated_host_deterministically():
     assert abs(l1["value"] - 64) <= 3
 
 
+@pytest.mark.parametrize("name", ["host.toml", "host.json"])
+def test_given_a_simulated_host_when_its_preset_is_written_then_it_reads_back_as_the_same_machine(tmp_path, name):
+    """preset -> probe -> preset: the probe's reading of a simulated xeon-e5-2650 written as a
+    machine file (by the Rust configuration crate) loads back as the machine written, with the
+    L1 DTLB the simulated host has."""
+    from tlblab import machine_config
+    from tlblab.probe import host_machine, probe_simulated, write_preset
+
+    r = probe_simulated("xeon-e5-2650", quick=True, sections=["dtlb"], reps=1, trials=1, seed=3)
+    m = host_machine(r, base="xeon-e5-2650", sysfs=False)
+    path = tmp_path / name
+    write_preset(str(path), m)
+    back = machine_config(str(path))
+    assert back == machine_config(m)
+    l1 = next(t for t in back["tlb"] if (t["kind"], t["level"]) == ("data", 1))
+    assert abs(l1["entries"] - 64) <= 4 and l1["entries"] % l1["ways"] == 0, l1
+    assert "tlblab probe" in l1["source"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp file left
+
+
 @pytest.mark.parametrize("argv, words", [
     (["probe", "--simulate", "zen3", "--sections", "itlb"], "cannot run on a simulated host"),
     (["probe", "--simulate", "zen3", "--validate"], "does not apply with --simulate"),

@@ -38,3 +38,11 @@ def page_sizes(machine: str | dict[str, Any]) -> list[str]:
 def machine_toml(machine: str | dict[str, Any]) -> str:
     spec, fmt = machine_arg(machine)
     return _native.machine_toml(spec, machine_format=fmt)
+
+
+def machine_file_text(machine: str | dict[str, Any], path: str) -> str:
+    """`machine` as the text of a machine file named `path`: JSON for a `.json` name, else TOML
+    (the format of presets/*.toml). Written by the Rust configuration crate, validated, and
+    parsed back to the same machine (`machine_files_round_trip`)."""
+    spec, fmt = machine_arg(machine)
+    return _native.machine_file_text(spec, str(path), machine_format=fmt)

@@ -614,19 +614,16 @@ def _write_set_index(r: ProbeResult, t: dict[str, Any]) -> None:
 
 def host_toml(r: ProbeResult, base: str | None = None) -> str:
     """`host_machine` as TOML text (the format of presets/*.toml)."""
-    from tlblab import machine_toml
-
-    return machine_toml(host_machine(r, base))
+    return preset_text(host_machine(r, base), "host.toml")
 
 
 def preset_text(machine: dict[str, Any], path: str) -> str:
     """`machine` as the text of a machine file named `path`: JSON for a `.json` name, else TOML
-    (the format of presets/*.toml, written by the Rust configuration crate)."""
-    if path.endswith(".json"):
-        return json.dumps(machine, indent=2) + "\n"
-    from tlblab import machine_toml
+    (the format of presets/*.toml), written by the Rust configuration crate
+    (`tlblab.machines.machine_file_text`): validated, and parsed back to the same machine."""
+    from tlblab.machines import machine_file_text
 
-    return machine_toml(machine)
+    return machine_file_text(machine, path)
 
 
 def write_preset(path: str, machine: dict[str, Any]) -> None:

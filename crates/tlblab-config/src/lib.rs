@@ -130,9 +130,91 @@ pub fn machine_to_toml(cfg: &MachineConfig) -> Result<String, String> {
     toml::to_string_pretty(cfg).map_err(|e| format!("cannot serialize machine '{}': {e}", cfg.name))
 }
 
+/// The format of a machine file, by its name: JSON for a `.json` name, TOML otherwise (the
+/// format of `presets/*.toml`), as `load_machine` reads them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MachineFileFormat {
+    Toml,
+    Json,
+}
+
+impl MachineFileFormat {
+    /// The format `load_machine` reads a file named `path` in.
+    pub fn of_path(path: &str) -> MachineFileFormat {
+        if std::path::Path::new(path)
+            .extension()
+            .is_some_and(|e| e == "json")
+        {
+            MachineFileFormat::Json
+        } else {
+            MachineFileFormat::Toml
+        }
+    }
+}
+
+/// The text of a machine file (a preset: `tlblab probe --out HOST.toml|.json`), validated first
+/// so that nothing is written that `load_machine` would refuse; it parses back to `cfg`
+/// (`machine_files_round_trip`). JSON is indented by two spaces, with a final newline.
+pub fn machine_file_text(cfg: &MachineConfig, format: MachineFileFormat) -> Result<String, String> {
+    cfg.validate()
+        .map_err(|m| format!("machine '{}': {m}", cfg.name))?;
+    match format {
+        MachineFileFormat::Toml => machine_to_toml(cfg),
+        MachineFileFormat::Json => serde_json::to_string_pretty(cfg)
+            .map(|t| t + "\n")
+            .map_err(|e| format!("cannot serialize machine '{}': {e}", cfg.name)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Given every preset and a machine with fields a probe writes (random replacement, fewer
+    /// modelled ways than hardware ways), when
+    /// written as a machine file of either format and parsed back, then it is the same machine.
+    #[test]
+    fn machine_files_round_trip() {
+        let mut machines: Vec<MachineConfig> = PRESETS
+            .iter()
+            .map(|(n, _)| load_machine(n).unwrap())
+            .collect();
+        let probed = preset_text("zen3").unwrap().replacen(
+            "entries = 2048\nways = 16",
+            "entries = 1536\nways = 12\nhardware_ways = 16\nreplacement = \"random\"",
+            1,
+        );
+        let probed = parse_machine_toml(&probed, "probed").unwrap();
+        assert_eq!(
+            probed.tlbs[3].hardware_ways,
+            Some(16),
+            "the L2D is the fourth level"
+        );
+        machines.push(probed);
+        for m in &machines {
+            for (format, name) in [
+                (MachineFileFormat::Toml, "host.toml"),
+                (MachineFileFormat::Json, "host.json"),
+            ] {
+                assert_eq!(MachineFileFormat::of_path(name), format);
+                let text = machine_file_text(m, format).unwrap();
+                let back = match format {
+                    MachineFileFormat::Toml => parse_machine_toml(&text, name),
+                    MachineFileFormat::Json => parse_machine_json(&text, name),
+                }
+                .unwrap_or_else(|e| panic!("{}: {e}", m.name));
+                assert_eq!(&back, m, "{} as {name}", m.name);
+            }
+        }
+    }
+
+    #[test]
+    fn an_invalid_machine_is_not_written() {
+        let mut m = load_machine("zen3").unwrap();
+        m.tlbs[0].entries = 0;
+        let e = machine_file_text(&m, MachineFileFormat::Json).unwrap_err();
+        assert!(e.starts_with("machine 'zen3': "), "{e}");
+    }
 
     #[test]
     fn messages_say_the_expected_range_in_words_not_rust_types() {

@@ -6,7 +6,8 @@
 //! - a collision costs exactly one flush (§2.3), and PID relocation avoids it (§2.2);
 //! - a domain fault comes from a TLB hit whose domain the DACR does not enable;
 //! - processes sharing a region hit each other's TLB entries (§3.2);
-//! - a run without the technique never turns domain checks on.
+//! - a run without the technique never turns domain checks on;
+//! - a machine of several hardware threads is refused, by the model and its twin alike (§4.2).
 
 use tlblab_core::machine::MachineConfig;
 use tlblab_core::techniques;
@@ -215,6 +216,28 @@ fn bad_machines_and_parameters_are_refused() {
     .err()
     .unwrap();
     assert!(e.contains("'kernel_domains'"), "{e}");
+}
+
+/// The seed's machine has one core (§4.2): given sa1100 with two cores, when fass is installed
+/// on the engine and its twin on the reference model, then both refuse it with one message.
+#[test]
+fn a_multi_core_machine_is_refused_alike_by_the_model_and_its_twin() {
+    let mut two = sa1100();
+    two.cores = 2;
+    let spec = techniques::parse_spec("fass").unwrap();
+    let model = techniques::build(&spec, &two, 0).err().unwrap();
+    assert!(
+        model.contains("2 hardware threads (2 cores x 1)"),
+        "{model}"
+    );
+    let mut r = tlblab_core::reference::ReferenceModel::machine(&two, RunOptions::default());
+    let twin = r.install_twin(&spec).err().unwrap();
+    assert_eq!(twin, model);
+    // One core is accepted by both.
+    let one = sa1100();
+    assert!(techniques::build(&spec, &one, 0).is_ok());
+    let mut r = tlblab_core::reference::ReferenceModel::machine(&one, RunOptions::default());
+    assert_eq!(r.install_twin(&spec), Ok(()));
 }
 
 /// Process creation (seed 002 §4.1 proc_create, Table 1): the stock kernel flushes four times

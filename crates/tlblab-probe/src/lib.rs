@@ -3,7 +3,8 @@
 //! Layout: `sys` (mappings, pinning, clocks), `chase` (the pointer-chase instrument), `measure/*`
 //! (one module per measurement), `analysis/*` (pure knee/index inference, unit-tested on synthetic
 //! curves), `cpuid` (declared values, printed beside the measured ones and never used as
-//! measurements), `report` (the result structure and its text form), `probe` (the orchestration).
+//! measurements), `probe/` (the orchestration: options and report in `mod.rs`, `budget`, `summary` the
+//! summary lines' text, `run` the steps).
 
 pub mod analysis;
 pub mod chase;

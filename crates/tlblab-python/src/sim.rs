@@ -259,6 +259,16 @@ fn machine_toml(machine: &str, machine_format: &str) -> PyResult<String> {
     tlblab_config::machine_to_toml(&cfg).map_err(err)
 }
 
+/// The machine as the text of a machine file named `path` (`tlblab_config::machine_file_text`:
+/// JSON for a `.json` name, else TOML; validated; it parses back to the same machine).
+#[pyfunction]
+#[pyo3(signature = (machine, path, machine_format="auto"))]
+fn machine_file_text(machine: &str, path: &str, machine_format: &str) -> PyResult<String> {
+    let cfg = machine_from(machine, machine_format)?;
+    tlblab_config::machine_file_text(&cfg, tlblab_config::MachineFileFormat::of_path(path))
+        .map_err(err)
+}
+
 /// The machine as JSON (validated).
 #[pyfunction]
 #[pyo3(signature = (machine, machine_format="auto"))]
@@ -621,6 +631,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_floor, m)?)?;
     m.add_function(wrap_pyfunction!(machine_toml, m)?)?;
     m.add_function(wrap_pyfunction!(machine_json, m)?)?;
+    m.add_function(wrap_pyfunction!(machine_file_text, m)?)?;
     m.add_function(wrap_pyfunction!(machine_page_sizes, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(bench_engine, m)?)?;

@@ -542,6 +542,15 @@ impl Twin for FassTwin {
         if m.page_table.format != PageTableFormat::Armv7Short {
             return Err("twin fass: ARM domains need the armv7_short format".into());
         }
+        // One hardware thread, as the model (seed 002 §4.2: one SA-1100); the model's message,
+        // word for word, so that a run refused by one is refused alike by the other.
+        let threads = m.cores * m.threads_per_core.max(1);
+        if threads > 1 {
+            return Err(format!(
+                "technique fass: models the seed's single-core machine (seed 002 §4.2); machine {} has {} hardware threads ({} cores x {}), and domains preempted across cores are not modelled",
+                m.name, threads, m.cores, m.threads_per_core.max(1)
+            ));
+        }
         let kernel_domains = number(spec, "kernel_domains", "3")?;
         if !(1..=15).contains(&kernel_domains) {
             return Err("twin fass: kernel_domains from 1 to 15".into());
