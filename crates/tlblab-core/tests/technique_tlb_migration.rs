@@ -490,3 +490,91 @@ fn given_a_preload_that_hit_then_the_threads_next_access_is_counted_as_a_use() {
     assert_eq!(counter(&st, "filtered_unused"), 0);
     assert_eq!(counter(&st, "entries_saved"), 3);
 }
+
+/// Thread 0 fills core 0's 16-entry TLB with its 16 pages, migrates to core 1 under v4 and
+/// touches them again, with the kernel's own pages traced (`os`): `kernel_pages` before the
+/// restore, `kernel_return_pages` after it (seed 000 §7: the restore is in finish_task_switch,
+/// the kernel's way back to the task follows). Returns the misses of the retouch.
+fn retouch_misses_with_kernel(
+    kernel_pages: u32,
+    kernel_return_pages: u32,
+    technique: Option<&str>,
+) -> u64 {
+    let mut s = System::new(
+        machine_of(2),
+        RunOptions {
+            os: OsConfig {
+                switch: SwitchPolicy::AsidTagged,
+                kernel_pages,
+                kernel_return_pages,
+                ..OsConfig::default()
+            },
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
+    if let Some(t) = technique {
+        techniques::install(&mut s, &techniques::parse_spec(t).unwrap()).unwrap();
+    }
+    let mut r = start(0, 0, 0);
+    r.extend(touch(0, 0..16));
+    r.push(migrate(0, 1));
+    r.push(switch_in(0, 1));
+    r.extend(phase(0, touch(0, 0..16)));
+    last_phase_misses(&run(&mut s, r))
+}
+
+/// gem5 keeps its TLB table most recent first and the interfaces read it by index (§5.2), so a
+/// v4 restore writes the page used last first and the page used first last: after it, the
+/// entries the kernel's later pages displace are the ones used last before the migration, and
+/// the thread's retouch misses exactly those (each miss evicts an older kernel entry), not all
+/// 16 (as a restore in use order would make every retouch evict the next page needed). Kernel
+/// pages touched before the restore displace nothing of the thread's.
+#[test]
+fn given_kernel_pages_after_the_restore_when_the_tlb_is_full_then_exactly_that_many_retouches_miss()
+{
+    let v4 = Some("tlb_migration:interface=v4");
+    assert_eq!(
+        retouch_misses_with_kernel(0, 3, None),
+        16,
+        "without migration all miss"
+    );
+    assert_eq!(retouch_misses_with_kernel(0, 0, v4), 0);
+    assert_eq!(
+        retouch_misses_with_kernel(3, 0, v4),
+        0,
+        "before the restore: displaced by it"
+    );
+    for k in [1, 3, 5] {
+        assert_eq!(
+            retouch_misses_with_kernel(0, k, v4),
+            k as u64,
+            "{k} kernel pages after"
+        );
+        assert_eq!(
+            retouch_misses_with_kernel(2, k, v4),
+            k as u64,
+            "2 before, {k} after"
+        );
+    }
+}
+
+#[test]
+fn kernel_return_pages_beyond_the_limit_are_refused_with_the_field() {
+    let os = OsConfig {
+        kernel_pages: 500,
+        kernel_return_pages: 13,
+        ..OsConfig::default()
+    };
+    let e = os.validate().unwrap_err();
+    assert!(
+        e.contains("os.kernel_return_pages") && e.contains("found 13"),
+        "{e}"
+    );
+    let ok = OsConfig {
+        kernel_pages: 500,
+        kernel_return_pages: 12,
+        ..OsConfig::default()
+    };
+    assert!(ok.validate().is_ok());
+}

@@ -47,8 +47,18 @@ pub struct OsConfig {
     /// and data, the incoming task's `task_struct` and stack), one load each, through the core's
     /// data TLB levels as global mappings (`System::kernel_touch`): ARM Linux maps the kernel
     /// global, so its entries survive ASID switches and rollovers and compete with the
-    /// threads' for the TLB (seed 000 §8.2). 0: the kernel's own translations are not traced.
+    /// threads' for the TLB (seed 000 §8.2). They are touched before the technique's switch-in
+    /// work (`Technique::on_switch_in`). 0 (and `kernel_return_pages` 0): the kernel's own
+    /// translations are not traced.
     pub kernel_pages: u32,
+    /// Kernel pages the switch path touches after the technique's switch-in work, on its way
+    /// back to the thread: seed 000 restores the TLB in `finish_task_switch` (§7), and the rest
+    /// of the path (`schedule()`'s return, the exit to the task) runs after it, so its global
+    /// entries are the newest when the thread resumes and displace the restored ones when the
+    /// TLB is full (§8.2: "a higher number of TLB entries get replaced by kernel specific
+    /// entries because the TLB fits only 64 of them"). Pages distinct from `kernel_pages`'s
+    /// (the ones after them, `kernel_switch_page`).
+    pub kernel_return_pages: u32,
 }
 
 impl Default for OsConfig {
@@ -59,6 +69,7 @@ impl Default for OsConfig {
             switch_cycles: 0,
             ipi_cycles: 0,
             kernel_pages: 0,
+            kernel_return_pages: 0,
         }
     }
 }
@@ -77,14 +88,23 @@ impl OsConfig {
                 self.kernel_pages
             ));
         }
+        let room = KERNEL_PAGES_MAX - self.kernel_pages;
+        if self.kernel_return_pages > room {
+            return Err(format!(
+                "os.kernel_return_pages: expected 0..={room} (os.kernel_pages + os.kernel_return_pages at most {KERNEL_PAGES_MAX}), found {}",
+                self.kernel_return_pages
+            ));
+        }
         Ok(())
     }
 }
 
-/// Most kernel pages `OsConfig::kernel_pages` may name (2 MiB of them).
+/// Most kernel pages `OsConfig::kernel_pages` and `kernel_return_pages` may name together (2 MiB
+/// of them).
 pub const KERNEL_PAGES_MAX: u32 = 512;
 
-/// The physical address of the `page`th page of the switch path (`OsConfig::kernel_pages`):
+/// The physical address of the `page`th page of the switch path (`OsConfig::kernel_pages`, then
+/// `kernel_return_pages`):
 /// 96 MiB below the top of memory (above the threads' frames, below seed 000's save areas 64
 /// MiB below the top).
 pub fn kernel_switch_page(memory_bytes: u64, page: u32) -> u64 {

@@ -1076,6 +1076,12 @@ impl ReferenceModel {
                 self.twin = Some(twin);
                 cycles += r?;
             }
+            // The kernel's way back to the thread, after finish_task_switch's work.
+            let first = self.opts.os.kernel_pages;
+            for page in first..first + self.opts.os.kernel_return_pages {
+                let pa = crate::os::kernel_switch_page(self.config.memory.bytes, page);
+                cycles += self.kernel_touch(cpu, t, pa, false)?;
+            }
         }
         self.os.switch_cycles += cycles;
         self.charge(cpu, cycles);

@@ -32,6 +32,18 @@ impl<K: PartialEq + Clone> NaiveSets<K> {
         }
     }
 
+    /// The valid ways of `set` most recently used first under LRU, else in way order (the order
+    /// a table kept by recency is read in by index: gem5's ARM TLB, seed 000's interfaces).
+    pub(super) fn valid_ways_newest_first(&self, set: usize) -> Vec<usize> {
+        if self.kind == ReplacementKind::Lru {
+            self.order[set].iter().rev().copied().collect()
+        } else {
+            (0..self.ways)
+                .filter(|&w| self.slots[set][w].is_some())
+                .collect()
+        }
+    }
+
     pub(super) fn touch(&mut self, set: usize, way: usize, fill: bool) {
         match self.kind {
             ReplacementKind::Lru => {

@@ -62,6 +62,29 @@ impl OrderList {
         }
     }
 
+    /// The ways of `set`, most recent first (all of them, valid or not). O(ways); not on the
+    /// access path (seed 000's TLB interfaces read a gem5 table in this order).
+    pub(crate) fn newest_first(&self, set: usize) -> Vec<usize> {
+        match self {
+            OrderList::Packed(p) => {
+                let word = p.sets[set];
+                (0..p.ways)
+                    .map(|k| ((word >> (4 * k)) & 0xf) as usize)
+                    .collect()
+            }
+            OrderList::Linked(l) => {
+                let base = set * l.ways;
+                let mut w = l.heads[set] as usize;
+                let mut out = Vec::with_capacity(l.ways);
+                for _ in 0..l.ways {
+                    out.push(w);
+                    w = l.links[base + w][NEXT] as usize;
+                }
+                out
+            }
+        }
+    }
+
     /// Host prefetch hint for the order of `set` (the packed form: one word per set).
     #[inline]
     pub(crate) fn prefetch(&self, set: usize) {
@@ -388,6 +411,36 @@ pub(crate) fn linked_recycle_oldest_of<const W: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both forms list a set's ways most recent first: the last way moved to the front first,
+    /// the oldest last, every way once, and the same list.
+    #[test]
+    fn newest_first_lists_every_way_from_the_most_recent_to_the_oldest() {
+        let mut rng = tlblab_types::SplitMix64::new(11);
+        for ways in 1..=16usize {
+            let sets = 2;
+            let mut p = OrderList::Packed(PackedOrder::new(sets, ways));
+            let mut l = OrderList::Linked(LinkedOrder::new(sets, ways));
+            for _ in 0..500 {
+                let set = rng.below(sets as u64) as usize;
+                let w = rng.below(ways as u64) as usize;
+                if rng.below(4) == 0 {
+                    p.move_to_back(set, w);
+                    l.move_to_back(set, w);
+                } else {
+                    p.move_to_front(set, w);
+                    l.move_to_front(set, w);
+                    assert_eq!(p.newest_first(set)[0], w);
+                }
+                let order = p.newest_first(set);
+                assert_eq!(order, l.newest_first(set), "ways {ways}");
+                assert_eq!(*order.last().unwrap(), p.oldest(set));
+                let mut sorted = order.clone();
+                sorted.sort_unstable();
+                assert_eq!(sorted, (0..ways).collect::<Vec<_>>());
+            }
+        }
+    }
 
     /// The packed form behaves exactly like the linked one under random operations.
     #[test]

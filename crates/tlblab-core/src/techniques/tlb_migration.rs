@@ -33,6 +33,10 @@
 //!   a zero entry ends the stream; v4: v3's stream byte-packed to 7 bytes per entry, its
 //!   restore stream ended by two zero writes, and the used bit filtered in hardware (§5.2).
 //!
+//! The save reads the level in the interface's order and the restore writes the entries back in
+//! that order: the A7's main TLB by index and way; gem5's table (v1-v4) by index, which gem5
+//! keeps in recency order (`Tlb::entries_newest_first`), so a gem5 restore reverses it.
+//!
 //! Filters (§3.1): `none` keeps every slot read, `valid` the valid entries, `asid` the valid
 //! entries of the thread's ASID (the seed's), `used` those of them used since they were filled
 //! (§5.2's used bit: `System::track_tlb_use` counts uses on the general path). The storage limit
@@ -116,6 +120,11 @@ impl Interface {
     /// neither reads every slot nor filters.
     fn streams(self) -> bool {
         matches!(self, Interface::V3 | Interface::V4)
+    }
+
+    /// Whether it is one of gem5's interfaces (§5.2), read by index from gem5's table.
+    fn gem5(self) -> bool {
+        !matches!(self, Interface::PldDirect | Interface::PldIndirect)
     }
 
     /// Bits stored per entry: the VA word for pld (§3.3: "only needs a virtual address");
@@ -404,7 +413,7 @@ impl TlbMigration {
 
     /// One word of the save area (in the `task_struct`, §7): through the kernel's global
     /// mapping, taking a TLB entry beside the thread's, when the kernel's translations are
-    /// traced (`os.kernel_pages` > 0, the Linux integration); else a physical access.
+    /// traced (`System::kernel_traced`, the Linux integration); else a physical access.
     fn area_word(
         sys: &mut System,
         cpu: usize,
@@ -434,7 +443,17 @@ impl TlbMigration {
         let mut kept: Vec<(usize, TlbEntry)> = Vec::new();
         let mut cycles = k.fixed;
         let mut valid = 0u64;
-        for (slot, e) in tlb.entries_with_slots() {
+        // The order the interface reads the level in, which is the order the restore writes
+        // back: the A7's main TLB by index and way (§3.3, Table 3.2), gem5's table by index
+        // (§5.2), which gem5 keeps most recent first. Each written entry becomes the most
+        // recent, so a gem5 restore reverses the order: the entry used longest ago before the
+        // migration is the newest after it, and later fills evict the ones used last.
+        let read_order: Vec<(usize, TlbEntry)> = if self.interface.gem5() {
+            tlb.entries_newest_first()
+        } else {
+            tlb.entries_with_slots().collect()
+        };
+        for (slot, e) in read_order {
             valid += 1;
             let mine = !e.global && e.asid == asid;
             if matches!(self.filter, Filter::Asid | Filter::Used) && !mine {

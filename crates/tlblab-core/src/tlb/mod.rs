@@ -1387,6 +1387,27 @@ impl Tlb {
             .map(|s| (s, self.entry_at(s)))
     }
 
+    /// Every valid entry with its slot, set by set, each set's most recently used first under
+    /// LRU (in slot order under other policies): the order of a table kept in recency order, as
+    /// gem5's ARM TLB keeps its (`insert` puts an entry at index 0, a hit moves it there: gem5
+    /// src/arch/arm/tlb.cc), read by index.
+    pub fn entries_newest_first(&self) -> Vec<(usize, TlbEntry)> {
+        let Some(order) = self.repl.lru_order_ref() else {
+            return self.entries_with_slots().collect();
+        };
+        let sets = self.keys.len() / self.ways;
+        let mut out = Vec::new();
+        for set in 0..sets {
+            for way in order.newest_first(set) {
+                let s = set * self.ways + way;
+                if self.keys.get(s) != INVALID {
+                    out.push((s, self.entry_at(s)));
+                }
+            }
+        }
+        out
+    }
+
     /// The number of slots (entries) of the level.
     pub fn capacity(&self) -> usize {
         self.keys.len()

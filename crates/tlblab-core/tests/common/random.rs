@@ -283,7 +283,8 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
 
 /// Run options: TLB-only, walks without caches, or the full model; a switch policy with a
 /// small ASID space (1..3 bits: rollovers every few switches) and costs for switches and
-/// IPIs; often a few kernel pages the switch path touches (global mappings); now and then a
+/// IPIs; often a few kernel pages the switch path touches before and after the technique's
+/// switch-in work (global mappings); now and then a
 /// reference limit.
 pub fn options() -> impl Strategy<Value = RunOptions> {
     (
@@ -295,11 +296,23 @@ pub fn options() -> impl Strategy<Value = RunOptions> {
             Just(SwitchPolicy::AsidTagged)
         ],
         1u8..4,
-        (0u64..200, 0u64..100, prop_oneof![Just(0u32), 1u32..4]),
+        (
+            0u64..200,
+            0u64..100,
+            prop_oneof![Just(0u32), 1u32..4],
+            prop_oneof![Just(0u32), 1u32..3],
+        ),
         prop_oneof![3 => Just(0u64), 1 => 1u64..600],
     )
         .prop_map(
-            |(mode, seed, switch, asid_bits, (switch_cycles, ipi_cycles, kernel_pages), limit)| {
+            |(
+                mode,
+                seed,
+                switch,
+                asid_bits,
+                (switch_cycles, ipi_cycles, kernel_pages, kernel_return_pages),
+                limit,
+            )| {
                 let base = match mode {
                     0 => RunOptions::tlb_only(seed),
                     1 => RunOptions::no_caches(seed),
@@ -316,6 +329,7 @@ pub fn options() -> impl Strategy<Value = RunOptions> {
                         switch_cycles,
                         ipi_cycles,
                         kernel_pages,
+                        kernel_return_pages,
                     },
                     ..base
                 }

@@ -8,9 +8,10 @@
 //!
 //! - At a `Migrate` of a thread with nothing saved, the last data TLB level of the source
 //!   core (the A7's main TLB: the micro TLBs cannot be read, §3.3; gem5's data TLB, §5.2) is
-//!   scanned slot by slot. A thread that migrates again before it ran keeps what it has
-//!   saved (its entries are on the core it ran on), and one that migrates back to that
-//!   hardware thread before it ran drops it (they are still there).
+//!   scanned slot by slot (gem5's interfaces: each set most recently used first, as gem5's
+//!   table is kept and read by index; the A7's: way by way). A thread that migrates again
+//!   before it ran keeps what it has saved (its entries are on the core it ran on), and one
+//!   that migrates back to that hardware thread before it ran drops it (they are still there).
 //! - Software interfaces (`pld_direct`, `pld_indirect`, `v1`, `v2`) read every slot at the
 //!   interface's register cost (Listing 3.1 on the A7: one operation-register write and three
 //!   data-register reads; v1 three, v2 two, §5.2) and test the filter's fields; `v3`/`v4`
@@ -188,8 +189,8 @@ impl MigrationTwin {
     }
 
     /// One word of `thread`'s save area (the `task_struct`, §7): through the kernel's global
-    /// mapping when the kernel's translations are traced (`os.kernel_pages` > 0), else as
-    /// `kernel`.
+    /// mapping when the kernel's translations are traced (`os.kernel_pages` or
+    /// `os.kernel_return_pages` > 0), else as `kernel`.
     fn area_word(
         r: &mut ReferenceModel,
         cpu: usize,
@@ -197,7 +198,7 @@ impl MigrationTwin {
         pa: u64,
         write: bool,
     ) -> Result<u64, String> {
-        if r.opts.os.kernel_pages > 0 {
+        if r.opts.os.kernel_pages > 0 || r.opts.os.kernel_return_pages > 0 {
             r.kernel_touch(cpu, thread, pa, write)
         } else {
             Ok(Self::kernel(r, cpu, pa, write))
@@ -240,8 +241,17 @@ impl MigrationTwin {
         let mut kept: Vec<Entry> = Vec::new();
         let mut stored: Vec<Option<Entry>> = Vec::new();
         let mut valid = 0;
+        // gem5's interfaces read its table by index, and gem5 keeps the table most recent
+        // first (insert at index 0, a hit moved there: gem5 src/arch/arm/tlb.cc); the A7's main
+        // TLB is read by index and way (Table 3.2). The restore writes in the order read.
+        let gem5 = !matches!(self.way, Way::PldDirect | Way::PldIndirect);
         for set in 0..sets {
-            for way in 0..ways {
+            let order: Vec<usize> = if gem5 {
+                tlb.sets.valid_ways_newest_first(set)
+            } else {
+                (0..ways).collect()
+            };
+            for way in order {
                 let Some(e) = tlb.sets.slots[set][way].clone() else {
                     continue;
                 };

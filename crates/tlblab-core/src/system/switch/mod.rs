@@ -75,6 +75,13 @@ impl System {
                 cycles += self.kernel_touch(cpu, t, pa, false)?;
             }
             cycles += self.with_technique(0, |tq, sys| tq.on_switch_in(sys, cpu, t))?;
+            // The rest of the path back to the thread, after the technique's work (seed 000
+            // restores in `finish_task_switch`, §7): its entries are the newest.
+            let first = self.options.os.kernel_pages;
+            for page in first..first + self.options.os.kernel_return_pages {
+                let pa = crate::os::kernel_switch_page(self.config.memory.bytes, page);
+                cycles += self.kernel_touch(cpu, t, pa, false)?;
+            }
         }
         self.os_stats.switch_cycles += cycles;
         self.charge(cpu, cycles);
