@@ -9,7 +9,7 @@ mod common;
 
 use common::random::{machine, options, records, same_run, setup, steps};
 use proptest::prelude::*;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use tlblab_config::checkpoint;
 use tlblab_core::{RunOptions, System};
 
@@ -88,12 +88,7 @@ fn saved(name: &str) -> (PathBuf, tlblab_core::MachineConfig, RunOptions) {
     (path, cfg, opts)
 }
 
-fn load_err(
-    path: &PathBuf,
-    cfg: &tlblab_core::MachineConfig,
-    opts: &RunOptions,
-    wl: &str,
-) -> String {
+fn load_err(path: &Path, cfg: &tlblab_core::MachineConfig, opts: &RunOptions, wl: &str) -> String {
     match checkpoint::load(path, cfg, opts, wl) {
         Ok(_) => panic!("{} loaded", path.display()),
         Err(e) => e,
