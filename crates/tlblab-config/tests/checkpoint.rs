@@ -178,11 +178,18 @@ fn every_defect_of_a_checkpoint_is_one_error_naming_the_file() {
     std::fs::remove_file(&path).unwrap();
 }
 
+/// The write fails after the temporary file is written (the rename onto a directory): the
+/// temporary file is removed, and nothing takes the target's place.
 #[test]
 fn a_checkpoint_that_cannot_be_written_leaves_no_file() {
-    let (path, _, _) = saved("unwritable.ckpt");
-    let dir = path.parent().unwrap();
-    let target = dir.join("no-such-dir").join("x.ckpt");
+    // A directory of its own: the other tests write their checkpoints concurrently.
+    let dir = std::env::temp_dir().join(format!(
+        "tlblab-checkpoint-unwritable-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = dir.join("in-the-way");
+    std::fs::create_dir_all(&target).unwrap();
     let mut cfg = tlblab_config::load_machine("zen3").unwrap();
     cfg.cores = 1;
     cfg.threads_per_core = 1;
@@ -192,14 +199,13 @@ fn a_checkpoint_that_cannot_be_written_leaves_no_file() {
         e.starts_with(&target.display().to_string()) && e.contains("cannot write the checkpoint"),
         "{e}"
     );
-    assert!(!target.exists());
-    let leftovers: Vec<_> = std::fs::read_dir(dir)
+    assert!(target.is_dir());
+    let names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
-    std::fs::remove_file(&path).unwrap();
+    assert_eq!(names, vec!["in-the-way".to_string()]);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
