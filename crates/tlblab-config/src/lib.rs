@@ -5,6 +5,8 @@
 //! any other argument is read as a file path. Errors name the file, the line and column, and the
 //! field: `host.toml:14:8: tlb[L1D].ways: 64 entries are not divisible by 5 ways`.
 
+pub mod checkpoint;
+
 use tlblab_core::MachineConfig;
 
 /// The built-in machine presets: (name, TOML text).

@@ -181,3 +181,29 @@ fn a_warmup_past_the_end_never_begins_the_roi() {
     );
     assert_eq!(stats["total"]["references"], 0);
 }
+
+/// `populate=1` (seed 001's initialisation before the measured phase): the population maps
+/// every page of the regions, so the region of interest it begins has no first-touch fault,
+/// its warm-up is one reference per page of the regions, and the measured phase is the
+/// workload's own references (as many as the run without population).
+#[test]
+fn a_populated_workloads_region_of_interest_has_no_first_touch() {
+    let spec = "gups:log2_words=14,updates=3000";
+    let (plain, plain_roi) = run("zen3", spec, RunOptions::default(), 0);
+    assert!(!plain_roi);
+    assert!(plain["total"]["page_faults"].as_u64().unwrap() > 0);
+    let (populated, roi) = run(
+        "zen3",
+        &format!("{spec},populate=1"),
+        RunOptions::default(),
+        0,
+    );
+    assert!(roi, "the population begins the region of interest");
+    assert_eq!(populated["total"]["page_faults"], 0);
+    let table_pages = (8u64 << 14) / 4096;
+    assert_eq!(populated["warmup"]["references"], table_pages);
+    assert_eq!(
+        populated["total"]["references"],
+        plain["total"]["references"]
+    );
+}

@@ -10,7 +10,7 @@ use crate::tags::{fingerprint, row_matches};
 pub(crate) const ROW: usize = 16;
 
 /// The numbers a lean layout's geometry fixes, computed once.
-#[derive(Clone, Copy, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug)]
 pub(crate) struct LeanGeometry {
     pub(crate) ways: usize,
     /// Bits 0..ways: the ways in use.

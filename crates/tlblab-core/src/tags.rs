@@ -30,7 +30,7 @@ fn low_bits(n: usize) -> u64 {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub(crate) struct TagArray {
     keys: Vec<u64>,
     fps: Vec<u8>,

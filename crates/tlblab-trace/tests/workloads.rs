@@ -479,3 +479,80 @@ fn tlb_malloc_colors_skip_the_sets_marked_noisy() {
     assert!(sets.is_disjoint(&HashSet::from([0, 1, 3, 11])), "{sets:?}");
     assert_eq!(sets.len(), 8);
 }
+
+/// `populate=1`: the events before the first access, then one 8-byte store per 4 KiB page of
+/// every region (address order, the first access's thread), then the region of interest's
+/// mark, then exactly the records of the workload without it. Read in odd batch sizes, so the
+/// hand-over between the parts falls inside a batch.
+#[test]
+fn populate_touches_every_region_page_once_then_begins_the_roi() {
+    use tlblab_trace::record::ROI_REGION;
+    for name in [
+        "gups",
+        "graph500_bfs",
+        "gapbs_bc",
+        "hash_join",
+        "tlb_thrash",
+    ] {
+        let plain = all(name, &small(name), 3).0;
+        let mut p = small(name);
+        p.insert("populate".into(), 1);
+        let populated = all(name, &p, 3).0;
+        let first = plain
+            .iter()
+            .position(|r| matches!(r, Record::Access(_)))
+            .unwrap();
+        assert_eq!(populated[..first], plain[..first], "{name}: events before");
+        let mut regions: Vec<(u64, u64)> = plain[..first]
+            .iter()
+            .filter_map(|r| match r {
+                Record::Event(Event::Region { start, len, .. }) => Some((start.0, *len)),
+                _ => None,
+            })
+            .collect();
+        regions.sort_unstable();
+        assert!(!regions.is_empty(), "{name} announces its regions");
+        let thread = match plain[first] {
+            Record::Access(a) => a.thread,
+            _ => unreachable!(),
+        };
+        let mut expected = Vec::new();
+        for (s, l) in regions {
+            for page in (s..s + l).step_by(4096) {
+                expected.push((page, thread));
+            }
+        }
+        let stores: Vec<(u64, ThreadId)> = populated[first..first + expected.len()]
+            .iter()
+            .map(|r| match r {
+                Record::Access(a) if a.kind == AccessKind::Store && a.size == 8 => {
+                    (a.vaddr.0, a.thread)
+                }
+                other => panic!("{name}: expected a population store, found {other:?}"),
+            })
+            .collect();
+        assert_eq!(stores, expected, "{name}: one store per page");
+        assert_eq!(
+            populated[first + expected.len()],
+            Record::Event(Event::PhaseBegin { region: ROI_REGION }),
+            "{name}: the ROI begins after the population"
+        );
+        assert_eq!(
+            populated[first + expected.len() + 1..],
+            plain[first..],
+            "{name}: the workload itself unchanged"
+        );
+    }
+}
+
+#[test]
+fn populate_takes_zero_or_one_and_only_where_regions_are_announced() {
+    let mut p = small("gups");
+    p.insert("populate".into(), 2);
+    let e = build("gups", &p, 0).err().unwrap();
+    assert!(e.contains("populate must be 0 or 1 (got 2)"), "{e}");
+    let mut p = small("random");
+    p.insert("populate".into(), 1);
+    let e = build("random", &p, 0).err().unwrap();
+    assert!(e.contains("has no parameter 'populate'"), "{e}");
+}

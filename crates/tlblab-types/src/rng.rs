@@ -4,7 +4,7 @@
 //! draws from one of these, seeded from the run's seed, so a run is reproducible bit for bit on
 //! every platform. We do not use `rand` because its algorithms may change between versions.
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct SplitMix64 {
     state: u64,
 }

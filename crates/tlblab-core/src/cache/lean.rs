@@ -26,7 +26,7 @@ use crate::replacement::order::packed_to_front;
 use crate::tags::fingerprint;
 
 /// One set: 160 bytes, the first 26 (fingerprints, order, dirty bits) within one host line.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 #[repr(C)]
 struct LeanSet {
     /// Fingerprint of each way's key (`tags::fingerprint`); ways past the cache's are never
@@ -45,7 +45,7 @@ fn slot(set: usize, way: usize) -> usize {
     set * LEAN_WAYS + way
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub(super) struct LeanSets {
     sets: Vec<LeanSet>,
     geometry: LeanGeometry,

@@ -127,7 +127,7 @@ impl CacheConfig {
 const INVALID: u64 = u64::MAX;
 
 /// What one access did to a cache level.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Outcome {
     Hit,
     /// A miss that filled an invalid way.
@@ -137,7 +137,7 @@ pub(crate) enum Outcome {
 }
 
 /// One bit per slot.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 struct DirtyBits(Vec<u64>);
 
 impl DirtyBits {
@@ -179,7 +179,7 @@ impl DirtyBits {
 }
 
 /// A cache's lines, dirty bits and replacement state, in one of two layouts.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 enum Lines {
     /// LRU, at most 16 ways, a power-of-two number of sets: each set's state in one place
     /// (lean.rs), the layout of nearly every cache, which the hot path takes without
@@ -189,7 +189,7 @@ enum Lines {
     General(GeneralLines),
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 struct GeneralLines {
     tags: TagArray,
     /// One dirty bit per slot (slot s is bit s % 64 of word s / 64). Bits, not a `Vec<bool>`:
@@ -201,7 +201,7 @@ struct GeneralLines {
     set_mask: Option<u64>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Cache {
     pub config: CacheConfig,
     sets: u64,

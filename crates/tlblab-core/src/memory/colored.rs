@@ -51,7 +51,7 @@ fn adjust(n: u64) -> u64 {
     MIN_BLOCK.max((n + HDR + ALIGN - 1) & !(ALIGN - 1))
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug)]
 struct Block {
     /// Size including the header; 0 = a pool's end sentinel.
     size: u64,
@@ -60,7 +60,7 @@ struct Block {
     prev: u64,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default)]
 struct Heap {
     fl_count: u32,
     /// (fl, sl) → blocks, head first.
@@ -171,7 +171,7 @@ impl Heap {
 }
 
 /// The geometry of the colored TLB level (the same fields as `tlb_geometry_t`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
 pub struct ColorGeometry {
     /// M: sets of the colored level.
     pub sets: u64,
@@ -186,7 +186,7 @@ pub struct ColorGeometry {
 }
 
 /// A colored arena's placement state.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct ColoredArena {
     sets: u64,
     reserved: u64,

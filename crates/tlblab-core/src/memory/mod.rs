@@ -65,7 +65,7 @@ impl MemoryConfig {
 }
 
 /// Hands out 4 KiB frames and aligned runs of them. A bitmap tracks used frames.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct FrameAllocator {
     frames: u64,
     used: Vec<u64>,
@@ -76,7 +76,7 @@ pub struct FrameAllocator {
     allocated: u64,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
 pub struct OutOfMemory {
     pub size: PageSize,
 }

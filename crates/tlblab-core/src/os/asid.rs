@@ -5,7 +5,7 @@
 //! generation advances, every TLB is flushed of non-global entries, and the address spaces
 //! running right now are re-assigned first (Linux keeps the "reserved" active ASIDs).
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct AsidAllocator {
     max: u16,
     next: u16,
@@ -14,7 +14,7 @@ pub struct AsidAllocator {
 }
 
 /// What `assign` did.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Assignment {
     /// The space's ASID is still valid.
     Kept,

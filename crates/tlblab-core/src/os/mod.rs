@@ -132,7 +132,7 @@ pub fn kernel_linear(va_limit: u64, memory_bytes: u64, pa: u64) -> KernelPage {
 }
 
 /// A kernel address and its page's descriptor (`kernel_linear`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
 pub struct KernelPage {
     pub va: u64,
     pub descriptor: u64,

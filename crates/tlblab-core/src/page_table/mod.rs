@@ -56,7 +56,7 @@ impl LevelGeom {
 }
 
 /// A decoded descriptor.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Desc {
     Invalid,
     Table {
@@ -151,7 +151,7 @@ impl PageTableFormat {
 }
 
 /// One table node: its frame and where its entries start in `PageTable::slots`.
-#[derive(Clone, Copy, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug)]
 struct Node {
     base: PhysAddr,
     first_slot: u32,
@@ -159,7 +159,7 @@ struct Node {
 
 /// One page-table entry: the format's descriptor and, for a table descriptor, the node index
 /// + 1 of the child table (0 = none).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, Default)]
 #[repr(C, align(16))]
 struct Slot {
     desc: u64,
@@ -167,7 +167,7 @@ struct Slot {
 }
 
 /// The translation a walk found.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Leaf {
     /// First 4 KiB frame of the page.
     pub pfn: Pfn,
@@ -176,7 +176,7 @@ pub struct Leaf {
 }
 
 /// The physical addresses a walk reads, root first, and the node reached at each level.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, Default)]
 pub struct WalkPath {
     pub refs: [PhysAddr; 5],
     /// Node index of the table read at each level (for page-walk-cache fills).
@@ -186,7 +186,7 @@ pub struct WalkPath {
 }
 
 /// What `PageTable::last_entry` found.
-#[derive(Clone, Copy, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug)]
 pub(crate) struct LastEntry {
     /// The entry's physical address.
     pub(crate) entry: PhysAddr,
@@ -195,9 +195,12 @@ pub(crate) struct LastEntry {
 }
 
 /// One address space's page table.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct PageTable {
     format: PageTableFormat,
+    /// The format's geometry (`PageTableFormat::levels`): a static table, not saved in a
+    /// checkpoint but set again from `format` (`after_restore`).
+    #[serde(skip)]
     levels: &'static [LevelGeom],
     nodes: Vec<Node>,
     /// The entries of every node, node after node (`Node::first_slot`).
@@ -206,6 +209,11 @@ pub struct PageTable {
 }
 
 impl PageTable {
+    /// Sets what a checkpoint does not hold (`levels`) from what it does.
+    pub(crate) fn after_restore(&mut self) {
+        self.levels = self.format.levels();
+    }
+
     /// An empty table: just the root, allocated from `frames`.
     pub fn new(
         format: PageTableFormat,

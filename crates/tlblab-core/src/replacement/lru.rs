@@ -3,7 +3,7 @@
 
 use super::order::OrderList;
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Lru {
     order: OrderList,
 }

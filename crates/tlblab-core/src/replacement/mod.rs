@@ -51,7 +51,7 @@ impl ReplacementKind {
 }
 
 /// Replacement state for `sets × ways` slots.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub enum Replacement {
     Lru(Lru),
     Plru(TreePlru),

@@ -10,7 +10,7 @@
 //!
 //! Neither allocates after construction.
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub(crate) enum OrderList {
     Packed(PackedOrder),
     Linked(LinkedOrder),
@@ -155,7 +155,7 @@ pub(crate) fn packed_recycle_oldest(order: &mut u64, ways: usize) -> usize {
 /// position (`4 * (ways - 1)`) and the positions in use (`low_nibbles(ways)`), so that the fill
 /// of a full set (a cache miss, every level of every walk reference of a random stream)
 /// computes neither. `PackedOrder` and the lean layouts (`lean_row.rs`) keep one.
-#[derive(Clone, Copy, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug)]
 pub(crate) struct PackedShape {
     oldest_shift: u32,
     in_use: u64,
@@ -197,7 +197,7 @@ impl PackedShape {
 }
 
 /// The order of each set as nibbles: position 0 = most recent, position `ways - 1` = oldest.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub(crate) struct PackedOrder {
     ways: usize,
     shape: PackedShape,
@@ -266,7 +266,7 @@ impl PackedOrder {
 const PREV: usize = 0;
 const NEXT: usize = 1;
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub(crate) struct LinkedOrder {
     ways: usize,
     /// Per slot, [prev, next]: a slot's two links in one 8-byte element, so a relink reads one

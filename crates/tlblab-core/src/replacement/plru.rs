@@ -5,7 +5,7 @@
 //! fall back to the other half when the pointed-to subtree has no allowed way — the behaviour of
 //! PLRU with way-masking as used for TLB lockdown (seed 004 §III).
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct TreePlru {
     ways: usize,
     bits: Vec<bool>,

@@ -3,7 +3,7 @@
 
 use tlblab_types::SplitMix64;
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct RandomRepl {
     ways: usize,
     rng: SplitMix64,

@@ -17,6 +17,7 @@
 //! cores' paths.
 
 mod access;
+mod checkpoint;
 mod domains;
 mod events;
 mod fast_lane;
@@ -28,6 +29,7 @@ mod technique;
 mod timeline;
 mod walk;
 
+pub use checkpoint::{SystemState, SystemStateRef};
 pub use domains::{dacr_allows, DomainFault, DomainState, SECTIONS};
 pub use hints::hint_record;
 pub use technique::Technique;
@@ -149,7 +151,7 @@ fn oom(e: OutOfMemory, what: &str) -> SimError {
 }
 
 /// A process's address space.
-#[derive(Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct AddressSpace {
     pub id: u32,
     pub asid: Asid,
@@ -220,7 +222,7 @@ pub(crate) struct PwcRef {
 }
 
 /// A hardware thread: a clock on the timeline, bound to a core.
-#[derive(Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub(crate) struct Cpu {
     pub(crate) core: usize,
     pub(crate) hw_thread: u8,
@@ -230,13 +232,14 @@ pub(crate) struct Cpu {
     pub(crate) first_tlb: [Option<(usize, usize)>; 2],
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug)]
 pub(crate) struct ThreadState {
     pub(crate) space: usize,
     pub(crate) cpu: usize,
     pub(crate) stat: usize,
 }
 
+#[derive(Serialize, Deserialize)]
 pub(crate) struct Host {
     pub(crate) pt: PageTable,
     pub(crate) frames: FrameAllocator,

@@ -21,7 +21,7 @@ pub enum IndexFn {
 }
 
 /// The compiled form used on the hot path.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub(crate) enum CompiledIndex {
     Mask(u64),
     Modulo(u64),

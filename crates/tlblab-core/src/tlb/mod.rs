@@ -224,7 +224,7 @@ impl TlbEntry {
 /// The fields of a TLB slot besides its key (see `Tlb::payload`). `repr(C)`: 16 bytes without
 /// padding, the frame and then the tags, so the fast lane's pair loops build it from two
 /// words and store it as two (`Payload::from_words`).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, Default)]
 #[repr(C)]
 pub(crate) struct Payload {
     pub(crate) pfn: Pfn,
@@ -277,7 +277,7 @@ impl Payload {
 }
 
 /// Who is asking: the tags a lookup must match.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct Requester {
     pub asid: Asid,
     pub vmid: Vmid,
@@ -285,7 +285,7 @@ pub struct Requester {
 }
 
 /// An entry `Tlb::peek` found: where it is, its key and page size, its frame.
-#[derive(Clone, Copy, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug)]
 pub(crate) struct FoundEntry {
     pub slot: usize,
     pub key: u64,
@@ -294,7 +294,7 @@ pub(crate) struct FoundEntry {
 }
 
 /// The result of a hit.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
 pub struct TlbHit {
     pub slot: usize,
     pub pfn: Pfn,
@@ -309,7 +309,7 @@ pub(crate) fn pack(vpn: u64, size: PageSize) -> u64 {
     (vpn << 3) | size.index() as u64
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Tlb {
     pub config: TlbConfig,
     sets: usize,
@@ -413,7 +413,7 @@ const PRESENT_SMALL_BUCKETS: usize = 4096;
 /// the first level's lookup and fill: computed in each, the compiler narrowed the lookup's
 /// multiplier to the bits it reads and then could not share it (measured: 5 instructions per
 /// reference fewer on a stream missing both levels).
-#[derive(Clone, Copy)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy)]
 pub(crate) struct KeyHash(u64);
 
 impl KeyHash {

@@ -18,7 +18,7 @@ use crate::tags::fingerprint;
 
 const INVALID: u64 = u64::MAX;
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 struct PwcSet {
     fps: [u8; WAYS],
     /// LRU order, most recent in the lowest nibble (`order.rs`, packed form).
@@ -28,7 +28,7 @@ struct PwcSet {
     node: [u32; WAYS],
 }
 
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub(super) struct LeanPwc {
     sets: Vec<PwcSet>,
     geometry: LeanGeometry,

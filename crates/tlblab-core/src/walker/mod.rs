@@ -77,14 +77,14 @@ impl PwcConfig {
 const INVALID: u64 = u64::MAX;
 
 /// A page-walk cache: (address-space id, VA prefix) → table node index.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct Pwc {
     pub config: PwcConfig,
     entries: Entries,
 }
 
 /// A page-walk cache's entries and replacement state, in one of two layouts.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 enum Entries {
     /// LRU, at most 16 ways, a power-of-two number of sets (lean.rs): every preset's.
     Lean(LeanPwc),
@@ -173,7 +173,7 @@ impl Pwc {
 }
 
 /// The general layout: any policy, any geometry.
-#[derive(Clone, Debug)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 struct GeneralPwc {
     sets: usize,
     /// `sets - 1` when the number of sets is a power of two (the usual case): a mask instead

@@ -26,6 +26,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ),
         ("edge_factor", 16, "edges per vertex"),
         ("sources", 2, "BC iterations (source vertices)"),
+        super::populate::PARAM,
     ],
     in_default_set: true,
 };

@@ -24,6 +24,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ),
         ("edge_factor", 16, "edges per vertex (Graph500: 16)"),
         ("roots", 4, "BFS searches from distinct roots"),
+        super::populate::PARAM,
     ],
     in_default_set: true,
 };

@@ -24,6 +24,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
             1 << 22,
             "number of updates (HPCC: 4 x table words)",
         ),
+        super::populate::PARAM,
     ],
     in_default_set: true,
 };

@@ -22,6 +22,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ("inner_rows", 1 << 20, "rows of the inner (build) table"),
         ("outer_rows", 1 << 20, "rows of the outer (probe) table"),
         ("iterations", 1, "probe passes (the seed ran 100)"),
+        super::populate::PARAM,
     ],
     in_default_set: true,
 };

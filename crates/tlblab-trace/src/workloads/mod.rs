@@ -20,6 +20,7 @@ pub mod l4_ipc;
 pub mod lat_ctx;
 pub mod lockdown_mix;
 pub mod migration_bench;
+pub mod populate;
 pub mod proc_create;
 pub mod random;
 pub mod rmat;
@@ -123,10 +124,21 @@ pub fn build(
     let zeros: Vec<String> = info
         .params
         .iter()
-        .filter(|(p, _, _)| get(p) == 0)
+        .filter(|(p, _, _)| get(p) == 0 && *p != populate::PARAM.0)
         .map(|(p, _, _)| format!("{p}=0"))
         .collect();
-    let src = build_known(name, &get, seed)?;
+    let mut src = build_known(name, &get, seed)?;
+    if info.params.iter().any(|(p, _, _)| *p == populate::PARAM.0) {
+        match get(populate::PARAM.0) {
+            0 => {}
+            1 => src = Box::new(populate::Populate::new(src)),
+            v => {
+                return Err(format!(
+                    "workload '{name}': populate must be 0 or 1 (got {v})"
+                ))
+            }
+        }
+    }
     Ok(Box::new(NonEmpty {
         inner: src,
         what: if zeros.is_empty() {

@@ -19,6 +19,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ("page_step", 1, "pages between consecutive accesses"),
         ("n", 1 << 20, "N, the number of accesses"),
         ("page_size", 4096, "bytes per page"),
+        super::populate::PARAM,
     ],
     in_default_set: true,
 };
