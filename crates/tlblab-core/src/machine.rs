@@ -72,6 +72,18 @@ pub struct WalkerConfig {
     /// (1 = through the L1 data cache, 2 = straight to L2, as on some cores).
     #[serde(default = "one_u8")]
     pub first_cache_level: u8,
+    /// Page-table loads bypass the caches and read memory directly (`first_cache_level` then
+    /// plays no part). ARMv4/v5 walkers do: ARM Linux 2.4 cleans the data-cache line of every
+    /// page-table entry it writes on the StrongARM (`cpu_sa1100_set_pte`, "clean D entry",
+    /// arch/arm/mm/proc-sa110.S) because the SA-1100's walker does not look in the cache; ARMv6
+    /// added the translation table base's cacheability bits.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub uncached: bool,
+    /// Cycles one page-table load served by memory costs; 0 = `memory.latency` (a line fill).
+    /// An uncached walker reads one word, not a line (seed 002 §2: "≈ 45 cycles" per TLB entry
+    /// on the SA-1100, against ≈ 70 per cache line).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub memory_latency: u64,
     #[serde(default, rename = "pwc")]
     pub pwcs: Vec<PwcConfig>,
     /// Where a walk starts after a page-walk-cache hit (`PwcRestart`).
@@ -103,6 +115,26 @@ impl PwcRestart {
 
 fn one_u8() -> u8 {
     1
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
+impl WalkerConfig {
+    /// What one page-table load served by memory costs on a machine whose memory answers a
+    /// line fill in `memory_latency` cycles.
+    pub fn memory_load_cycles(&self, memory_latency: u64) -> u64 {
+        if self.memory_latency > 0 {
+            self.memory_latency
+        } else {
+            memory_latency
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, Default)]

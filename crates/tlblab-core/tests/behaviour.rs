@@ -474,3 +474,38 @@ fn a_cache_counts_an_eviction_for_each_miss_into_a_full_set() {
         assert_eq!(c.evictions, evictions, "{lines} lines");
     }
 }
+
+/// An uncached walker (ARMv4/v5: the SA-1100's table walk reads memory, not the data cache)
+/// pays `walker.memory_latency` for every entry of every walk and leaves the data cache alone;
+/// a cached walker's repeated walks of the same two pages hit the cache after the first two.
+#[test]
+fn given_an_uncached_walker_when_two_pages_alternate_in_a_one_entry_tlb_then_every_walk_reads_memory(
+) {
+    for uncached in [false, true] {
+        let mut cfg = machine(
+            PageTableFormat::Armv7Short,
+            vec![tlb("L1", 1, 1, 1, ReplacementKind::Lru)],
+        );
+        cfg.caches = vec![cache("L1D", 1, 32 << 10, 8, 2)];
+        cfg.walker.latency = 3;
+        cfg.walker.uncached = uncached;
+        cfg.walker.memory_latency = 22;
+        let mut sys = System::new(cfg, RunOptions::default()).unwrap();
+        for i in 0..10u64 {
+            load(&mut sys, (i % 2) * 0x4000_0000 + 0x40_0000);
+        }
+        let s = sys.stats().total;
+        assert_eq!((s.walks, s.walk_refs), (10, 20), "uncached {uncached}");
+        // Sources: the L1D, then memory.
+        if uncached {
+            assert_eq!(s.walk_refs_by_source, vec![0, 20]);
+            assert_eq!(s.walk_cycles, 10 * (3 + 2 * 22));
+            assert_eq!(s.cache[0].accesses, 10, "only the data loads reach the L1D");
+        } else {
+            // The two pages' first- and second-level entries: four lines read from memory once.
+            assert_eq!(s.walk_refs_by_source, vec![16, 4]);
+            assert_eq!(s.walk_cycles, 10 * 3 + 4 * 22 + 16 * 2);
+            assert_eq!(s.cache[0].accesses, 30);
+        }
+    }
+}

@@ -64,11 +64,15 @@ fn machine() -> impl Strategy<Value = (MachineConfig, bool)> {
                 } else {
                     1
                 };
+                // A first level the caches lack: an uncached walker (ARMv4/v5).
+                let uncached = !caches.iter().any(|c| c.level == first_cache);
                 let cfg = MachineConfig {
                     name: "random".into(),
                     walker: WalkerConfig {
                         latency: 3,
                         first_cache_level,
+                        uncached,
+                        memory_latency: if uncached { 40 } else { 0 },
                         pwcs,
                         pwc_restart: Default::default(),
                     },

@@ -72,6 +72,8 @@ fn zen3_like(cores: usize, l3_group: usize) -> MachineConfig {
         walker: WalkerConfig {
             latency: 5,
             first_cache_level: 1,
+            uncached: false,
+            memory_latency: 0,
             pwcs: vec![
                 PwcConfig {
                     level: 2,

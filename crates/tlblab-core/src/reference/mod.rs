@@ -490,7 +490,12 @@ impl ReferenceModel {
                 dtlb: tpath(TlbKind::Data),
                 icache: cpath(CacheKind::Instr, 0),
                 dcache: cpath(CacheKind::Data, 0),
-                wcache: cpath(CacheKind::Data, config.walker.first_cache_level),
+                // An uncached walker (ARMv4/v5) reads memory directly: no cache on its path.
+                wcache: if config.walker.uncached {
+                    Vec::new()
+                } else {
+                    cpath(CacheKind::Data, config.walker.first_cache_level)
+                },
                 pwcs: mine,
                 host_pwcs: mine_host,
             });
@@ -1484,7 +1489,14 @@ impl ReferenceModel {
     /// A walk-reference load through the core's walk path; returns its cycles.
     fn walk_load(&mut self, cpu: usize, pa: u64, out: &mut RefOutcome) -> u64 {
         let path = self.cores[self.cpus[cpu].core].wcache.clone();
-        let (lat, src) = self.load(cpu, &path, pa, false);
+        let (mut lat, src) = self.load(cpu, &path, pa, false);
+        if src == self.cache_names.len() {
+            // Served by memory: a page-table load's own cost (one word, when the walker says).
+            lat = self
+                .config
+                .walker
+                .memory_load_cycles(self.config.memory.latency);
+        }
         self.counters[cpu].walk_refs_by_source[src] += 1;
         out.walk_sources.push(src);
         lat

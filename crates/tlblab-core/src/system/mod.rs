@@ -273,6 +273,8 @@ pub struct System {
     pub(crate) cache_names: Vec<String>,
     pub(crate) mem_source: usize,
     pub(crate) mem_latency: u64,
+    /// What a page-table load served by memory costs (`WalkerConfig::memory_load_cycles`).
+    pub(crate) walk_mem_latency: u64,
     /// Some cache level's state outgrows the host's caches (`Cache::worth_prefetching`).
     big_caches: bool,
     /// The run reads its records in place from a slice in memory (`run_slice`), not from a
@@ -462,7 +464,11 @@ impl System {
                     .collect()
             };
             let (icache, dcache) = (cpath(CacheKind::Instr, 0), cpath(CacheKind::Data, 0));
-            let wcache = cpath(CacheKind::Data, config.walker.first_cache_level);
+            let wcache = if config.walker.uncached {
+                Vec::new()
+            } else {
+                cpath(CacheKind::Data, config.walker.first_cache_level)
+            };
             cores.push(Core {
                 itlb: tpath(TlbKind::Instr),
                 dtlb: tpath(TlbKind::Data),
@@ -517,6 +523,7 @@ impl System {
         let big_caches = caches.iter().any(Cache::worth_prefetching);
         Ok(System {
             mem_latency: config.memory.latency,
+            walk_mem_latency: config.walker.memory_load_cycles(config.memory.latency),
             big_caches,
             records_in_memory: false,
             leaf_tables: Box::new([LeafTableMemo::EMPTY; LEAF_TABLES]),

@@ -164,8 +164,14 @@ impl System {
         let mut cycles = 0;
         if let Some(t) = tally {
             for &pa in &path.refs[..path.len] {
-                cycles +=
-                    Self::load_tallied(caches, wcache, &mut t.walk, pa.0, false, self.mem_latency);
+                cycles += Self::load_tallied(
+                    caches,
+                    wcache,
+                    &mut t.walk,
+                    pa.0,
+                    false,
+                    self.walk_mem_latency,
+                );
             }
             stats.walk_refs += path.len as u64;
             return cycles;
@@ -178,7 +184,7 @@ impl System {
                 pa.0,
                 false,
                 self.mem_source,
-                self.mem_latency,
+                self.walk_mem_latency,
             );
             stats.walk_refs_by_source[src] += 1;
             cycles += lat;
@@ -215,7 +221,7 @@ impl System {
             pa,
             false,
             self.mem_source,
-            self.mem_latency,
+            self.walk_mem_latency,
         );
         self.cpu_stats[st.cpu].walk_refs_by_source[src] += 1;
         lat

@@ -391,6 +391,8 @@ pub(crate) fn test_machine(sets: usize, ways: usize) -> MachineConfig {
         walker: WalkerConfig {
             latency: 30,
             first_cache_level: 1,
+            uncached: false,
+            memory_latency: 0,
             pwcs: vec![],
             pwc_restart: Default::default(),
         },

@@ -74,6 +74,8 @@ pub fn machine(format: PageTableFormat, tlbs: Vec<TlbConfig>) -> MachineConfig {
         walker: WalkerConfig {
             latency: 0,
             first_cache_level: 1,
+            uncached: false,
+            memory_latency: 0,
             pwcs: vec![],
             pwc_restart: Default::default(),
         },

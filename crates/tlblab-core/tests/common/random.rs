@@ -243,6 +243,9 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
                     } else {
                         1
                     };
+                    // A first level the caches lack: the walker bypasses them (ARMv4/v5's
+                    // uncached walks) and a load from memory costs its own, shorter, latency.
+                    let uncached = !caches.iter().any(|c| c.level == first);
                     MachineConfig {
                         name: "random".into(),
                         cores,
@@ -250,6 +253,8 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
                         walker: WalkerConfig {
                             latency: 3,
                             first_cache_level,
+                            uncached,
+                            memory_latency: if uncached { 40 } else { 0 },
                             pwcs: pwcs.clone(),
                             pwc_restart: Default::default(),
                         },

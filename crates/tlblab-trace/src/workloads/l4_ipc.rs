@@ -20,8 +20,9 @@ use super::WorkloadInfo;
 
 /// Instructions of the L4 kernel's path per one-way IPC, calibrated to Fig. 5's standard kernel
 /// (135 us per round trip on the flushing kernel, seed 002 §4.2; docs/technique-fass.md): ours
-/// 137.5 us at one client, 2,000 IPCs.
-pub const L4_IPC_INSTRS: u64 = 594;
+/// 136.98 us at one client, 2,000 IPCs (656 instructions give 120.09: a sawtooth, see
+/// `hot_potato::IPC_PATHS`).
+pub const L4_IPC_INSTRS: u64 = 658;
 use crate::record::{prot, Event};
 use tlblab_types::{SplitMix64, ThreadId, VirtAddr};
 
