@@ -83,12 +83,6 @@ def test_unchecked_quote_finds_our_numbers_outside_placeholders():
 # explanation that quotes our numbers unchecked fails below, and so does an entry here that no
 # longer needs to be.
 NOT_YET_CHECKED = {
-    ("000/a13", "save-within-v3"),
-    ("000/a14", "save-within-v4"),
-    ("000/a16", "first-visit-halved"),
-    ("000/a17", "crossover-40"),
-    ("000/a17", "best-at-56"),
-    ("000/a4", "restore-64-68k"),
     ("003/fig6_13_14", "malloc-magnitude"),
     ("003/fig6_4_8", "malloc-t1-magnitude"),
     ("003/fig6_4_8", "malloc-t2-magnitude"),
