@@ -440,16 +440,11 @@ impl System {
                 }
                 // Then the levels above the last are refilled from it (`refill_latency`): a
                 // stall of the level above, not of the walk (the Cortex-A9's event 0x85).
-                if ntlb > 1 {
-                    let path = if is_instr {
-                        &self.cores[core_i].itlb
-                    } else {
-                        &self.cores[core_i].dtlb
-                    };
-                    let refill = self.tlbs[path[ntlb - 1].0].config.refill_latency;
+                let (refill, above) = self.cores[core_i].walk_refill[is_instr as usize];
+                if refill != 0 {
                     cycles += refill;
                     if !is_instr {
-                        self.cpu_stats[st.cpu].data_stall_cycles[path[ntlb - 2].1] += refill;
+                        self.cpu_stats[st.cpu].data_stall_cycles[above] += refill;
                     }
                 }
                 (leaf.pfn, leaf.size, leaf.domain, ntlb)
