@@ -29,6 +29,7 @@ fn main() {
         lockable: 0,
         tags: TagConfig::default(),
         source: String::new(),
+        refill_latency: 0,
         hardware_ways: None,
     };
     config.validate().unwrap();

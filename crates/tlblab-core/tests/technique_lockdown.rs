@@ -264,3 +264,55 @@ fn stall_cycles_are_the_main_lookup_per_micro_miss_and_the_walk_per_main_miss() 
     }
     assert_eq!(with, without);
 }
+
+#[test]
+fn with_a_refill_latency_every_walk_adds_it_to_the_cycles_and_to_the_micro_stall() {
+    // The same two rounds of 300 pages, with the main TLB refilling the micro TLB in REFILL
+    // cycles after each walk (`TlbConfig::refill_latency`, the Cortex-A9 preset's reading of
+    // its PMU event 0x85): the micro stall is the main lookup per micro miss plus REFILL per
+    // walk, the main stall still the walk alone, and the run REFILL x walks cycles longer.
+    const REFILL: u64 = 5;
+    let run = |refill: u64, stall: bool| {
+        let mut m = a9_like(1);
+        m.tlbs[1].refill_latency = refill;
+        let mut sys = System::new(
+            m,
+            RunOptions {
+                caches: false,
+                data_accesses: false,
+                stall_cycles: stall,
+                ..RunOptions::default()
+            },
+        )
+        .unwrap();
+        let mut rs = Vec::new();
+        for round in 0..2 {
+            for p in 0..300u64 {
+                rs.push(tlblab_trace::Record::Access(Access::new(
+                    ThreadId(0),
+                    AccessKind::Load,
+                    VirtAddr(0x100_0000 + p * 4096 + round * 8),
+                    4,
+                )));
+            }
+        }
+        sys.run_slice(&rs).unwrap();
+        sys.stats()
+    };
+    let plain = run(0, true).total;
+    let t = run(REFILL, true).total;
+    assert!(t.walks > 300);
+    assert_eq!(
+        t.data_stall_cycles[0],
+        t.tlb[0].misses * MAIN_LATENCY + t.walks * REFILL
+    );
+    assert_eq!(t.data_stall_cycles[1], t.walk_cycles);
+    // The same lookups and walks (the main TLB's random choices do not depend on time).
+    assert_eq!(
+        (t.walks, t.tlb[1].misses),
+        (plain.walks, plain.tlb[1].misses)
+    );
+    assert_eq!(t.cycles, plain.cycles + t.walks * REFILL);
+    // The fast lanes (no stall counting) charge the same cycles as the general path.
+    assert_eq!(run(REFILL, false).total.cycles, t.cycles);
+}

@@ -35,6 +35,7 @@ fn tlb(name: &str, level: u8, kind: TlbKind, sets: usize, ways: usize, asid: boo
             ..TagConfig::default()
         },
         source: String::new(),
+        refill_latency: 0,
         hardware_ways: None,
     }
 }

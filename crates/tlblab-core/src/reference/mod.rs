@@ -1411,6 +1411,15 @@ impl ReferenceModel {
                     // TLB's miss stall).
                     self.counters[cpu].data_stall_cycles[last] += c;
                 }
+                // The levels above the last are refilled from it after the walk: more cycles,
+                // a data stall of the level above (the Cortex-A9's micro-TLB event 0x85).
+                if path.len() > 1 {
+                    let refill = self.tlbs[path[path.len() - 1].0].refill_latency;
+                    cycles += refill;
+                    if !instr {
+                        self.counters[cpu].data_stall_cycles[path[path.len() - 2].1] += refill;
+                    }
+                }
                 (pfn, size, path.len())
             }
         };

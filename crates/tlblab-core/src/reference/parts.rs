@@ -191,6 +191,9 @@ pub(super) struct NaiveTlb {
     /// The page sizes held, smallest first.
     sizes: Vec<PageSize>,
     pub(super) latency: u64,
+    /// `TlbConfig::refill_latency`: after a walk, the levels above wait this long to be
+    /// refilled from this one.
+    pub(super) refill_latency: u64,
     tag_asid: bool,
     tag_vmid: bool,
     tag_hw: bool,
@@ -218,6 +221,7 @@ impl NaiveTlb {
             index: t.index.clone(),
             sizes,
             latency: t.latency,
+            refill_latency: t.refill_latency,
             tag_asid: t.tags.asid,
             tag_vmid: t.tags.vmid,
             tag_hw: t.tags.hw_thread,

@@ -438,6 +438,15 @@ impl System {
                         self.cpu_stats[st.cpu].data_stall_cycles[last] += wc;
                     }
                 }
+                // Then the levels above the last are refilled from it (`refill_latency`): a
+                // stall of the level above, not of the walk (the Cortex-A9's event 0x85).
+                let (refill, above) = self.cores[core_i].walk_refill[is_instr as usize];
+                if refill != 0 {
+                    cycles += refill;
+                    if !is_instr {
+                        self.cpu_stats[st.cpu].data_stall_cycles[above] += refill;
+                    }
+                }
                 (leaf.pfn, leaf.size, leaf.domain, ntlb)
             }
         };

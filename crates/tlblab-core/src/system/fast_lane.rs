@@ -120,6 +120,18 @@ struct FastPath {
     tlb: [usize; MAX_LEVELS],
     stat: [usize; MAX_LEVELS],
     latency: [u64; MAX_LEVELS],
+    /// Cycles of a walk's refill of the levels above the last (`TlbConfig::refill_latency`
+    /// of the last level, when there is a level above it).
+    refill: u64,
+}
+
+impl FastPath {
+    /// What `settle` charges a reference whose walk failed, which `reference_full` counts but
+    /// does not charge (`Tally::uncharged`): its TLB latencies and the refill `settle` adds
+    /// per walk.
+    fn uncharged_on_failed_walk(&self) -> u64 {
+        self.latency[..self.levels].iter().sum::<u64>() + self.refill
+    }
 }
 
 /// What a run adds up, by path (`[data, instruction]`) and level.
@@ -307,6 +319,9 @@ impl FastLane {
             }
             path.levels = levels.len();
             path.usable = !levels.is_empty();
+            if levels.len() > 1 {
+                path.refill = sys.tlbs[path.tlb[levels.len() - 1]].config.refill_latency;
+            }
         }
         let data_shapes = (paths[0].levels == 2 && paths[0].tlb[0] != paths[0].tlb[1]).then(|| {
             let shape = |i: usize| sys.tlbs[paths[0].tlb[i]].fast_shape(size);
@@ -1116,7 +1131,7 @@ impl FastLane {
                             Err(e) => {
                                 // Counted, its TLB latencies uncharged (`Tally::uncharged`), as
                                 // `reference_full` counts it.
-                                s.t.uncharged = path.latency[..path.levels].iter().sum();
+                                s.t.uncharged = path.uncharged_on_failed_walk();
                                 outcome = Err(e);
                                 break;
                             }
@@ -1272,7 +1287,7 @@ impl FastLane {
                 let found = match found {
                     Ok(f) => f,
                     Err(e) => {
-                        t.uncharged = path.latency[..path.levels].iter().sum();
+                        t.uncharged = path.uncharged_on_failed_walk();
                         return Err(e);
                     }
                 };
@@ -1536,6 +1551,9 @@ impl FastLane {
                 cycles += reached * path.latency[i];
                 reached -= hits;
             }
+            // Every walk (`reached` now) refills the levels above the last, as in
+            // `reference_full`.
+            cycles += reached * path.refill;
             if !self.walks {
                 let walks = settled[path.levels];
                 cs.walks += walks;

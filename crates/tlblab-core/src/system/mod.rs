@@ -201,6 +201,11 @@ pub(crate) struct Core {
     pub(crate) big_wcache: Vec<usize>,
     pub(crate) big_dcache: Vec<usize>,
     pub(crate) big_icache: Vec<usize>,
+    /// Per path (`[data, instruction]`): the cycles a walk's refill of the levels above the
+    /// last takes (`TlbConfig::refill_latency` of the last level; 0 for a path of one level)
+    /// and the statistics index of the level above the last, whose data stall they are.
+    /// Looked up once here, not per walk.
+    pub(crate) walk_refill: [(u64, usize); 2],
 }
 
 /// A page-walk cache as a core's walks use it: which one (`System::pwcs`), the page-table
@@ -469,9 +474,15 @@ impl System {
             } else {
                 cpath(CacheKind::Data, config.walker.first_cache_level)
             };
+            let (itlb, dtlb) = (tpath(TlbKind::Instr), tpath(TlbKind::Data));
+            let refill = |path: &[(usize, usize)]| match path {
+                [.., (_, above), (last, _)] => (tlbs[*last].config.refill_latency, *above),
+                _ => (0, 0),
+            };
             cores.push(Core {
-                itlb: tpath(TlbKind::Instr),
-                dtlb: tpath(TlbKind::Data),
+                walk_refill: [refill(&dtlb), refill(&itlb)],
+                itlb,
+                dtlb,
                 big_wcache: big(&wcache),
                 big_dcache: big(&dcache),
                 big_icache: big(&icache),

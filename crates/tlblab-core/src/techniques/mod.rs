@@ -386,6 +386,7 @@ pub(crate) fn test_machine(sets: usize, ways: usize) -> MachineConfig {
             lockable: 0,
             tags: TagConfig::default(),
             source: String::new(),
+            refill_latency: 0,
             hardware_ways: None,
         }],
         walker: WalkerConfig {

@@ -88,6 +88,10 @@ impl Default for TagConfig {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Configuration of one TLB level.
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -109,6 +113,15 @@ pub struct TlbConfig {
     /// Cycles charged for a hit in this level (in-order sum, see `system`).
     #[serde(default)]
     pub latency: u64,
+    /// Cycles a reference waits, after a walk has filled this level, while the levels above
+    /// it on its path are refilled from it (one more access of this level; 0: the walk's
+    /// result reaches every level at once). Charged only by a level below another, once per
+    /// walk; for data references it is a stall of the level above
+    /// (`UnitStats::data_stall_cycles`), not of the walk: the Cortex-A9's data micro-TLB miss
+    /// stall event (0x85) leaves out only the main TLB miss stall cycles event 0x83 counts
+    /// (TRM DDI0388F, PMU events), and the refill is an access of the main TLB, not its miss.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub refill_latency: u64,
     /// One instance shared by all cores instead of one per core.
     #[serde(default)]
     pub shared: bool,

@@ -35,6 +35,7 @@ pub fn tlb(name: &str, level: u8, entries: usize, ways: usize, repl: Replacement
         lockable: 0,
         tags: TagConfig::default(),
         source: String::new(),
+        refill_latency: 0,
         hardware_ways: None,
     }
 }

@@ -68,14 +68,21 @@ pub fn tlb_config(
         lockable: 0,
         tags: TagConfig::default(),
         source: String::new(),
+        refill_latency: 0,
         hardware_ways: None,
     }
 }
 
 /// A plain TLB level (`tlb_config`): 1..8 sets of 1..64 ways.
 pub fn plain_tlb_level(level: u8, sizes: Vec<PageSize>) -> impl Strategy<Value = TlbConfig> {
-    (0u32..4, 0u32..7, repl(), 0u8..3, 0u64..3, 0u8..4)
-        .prop_map(move |shape| tlb_config(level, &sizes, shape))
+    ((0u32..4, 0u32..7, repl(), 0u8..3, 0u64..3, 0u8..4), 0u64..3).prop_map(
+        move |(shape, refill)| TlbConfig {
+            // The walk's refill of the levels above (`TlbConfig::refill_latency`), which the
+            // fast lane charges per walk in bulk.
+            refill_latency: refill,
+            ..tlb_config(level, &sizes, shape)
+        },
+    )
 }
 
 /// A TLB level: 1..8 sets of 1..16 ways, any policy and index, tags mostly ASID-carrying (a
@@ -85,13 +92,16 @@ pub fn tlb_level(level: u8, sizes: Vec<PageSize>) -> impl Strategy<Value = TlbCo
     (
         (0u32..4, 0u32..5, repl(), 0u8..3, 0u64..3, 0u8..4),
         (proptest::bool::weighted(0.9), proptest::bool::weighted(0.2)),
-        (proptest::bool::weighted(0.2), 0usize..5),
+        (proptest::bool::weighted(0.2), 0usize..5, 0u64..3),
     )
-        .prop_map(move |(shape, (asid, hw), (shared, lockable))| {
+        .prop_map(move |(shape, (asid, hw), (shared, lockable, refill))| {
             let t = tlb_config(level, &sizes, shape);
             TlbConfig {
                 shared,
                 lockable: lockable.min(t.entries),
+                // A level below another refills it after a walk in 0-2 cycles (seed 004's
+                // Cortex-A9 main TLB, `TlbConfig::refill_latency`).
+                refill_latency: refill,
                 tags: TagConfig {
                     asid,
                     vmid: true,
