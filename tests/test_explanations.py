@@ -88,23 +88,6 @@ NOT_YET_CHECKED = {
     ("003/fig6_4_8", "malloc-t2-magnitude"),
     ("003/fig6_4_8", "malloc-every-t1-job-misses"),
     ("003/table6_1", "malloc-magnitude"),
-    ("004/table2", "lockdown-reduces-both"),
-    ("004/table2", "order-micro"),
-    ("004/table2", "order-main"),
-    ("004/table2", "micro-reduction-range"),
-    ("004/table2", "main-reduction-range"),
-    ("004/table2", "main-over-micro-qsort"),
-    ("004/table2", "main-over-micro-susan"),
-    ("004/table2", "guided-heldout-reach"),
-    ("004/table3", "lockdown-reduces-both"),
-    ("004/table3", "order-micro"),
-    ("004/table3", "order-main"),
-    ("004/table3", "micro-reduction-range"),
-    ("004/table3", "main-reduction-range"),
-    ("004/table3", "main-over-micro-qsort"),
-    ("004/table3", "main-over-micro-susan"),
-    ("004/table3", "guided-heldout-reach"),
-    ("004/table3", "multi-core-stalls-higher"),
 }
 
 
