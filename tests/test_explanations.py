@@ -78,24 +78,8 @@ def test_unchecked_quote_finds_our_numbers_outside_placeholders():
     assert ex.unchecked_quote({"explanation": "The seed has 9,683 (Table 2)."}) is None
 
 
-# Explanations written before quoted numbers were checked (issue 64), each to be rewritten with
-# placeholders or stamped when its reproduction is next worked on. The list only shrinks: a new
-# explanation that quotes our numbers unchecked fails below, and so does an entry here that no
-# longer needs to be.
-NOT_YET_CHECKED = {
-    ("003/fig6_13_14", "malloc-magnitude"),
-    ("003/fig6_4_8", "malloc-t1-magnitude"),
-    ("003/fig6_4_8", "malloc-t2-magnitude"),
-    ("003/fig6_4_8", "malloc-every-t1-job-misses"),
-    ("003/table6_1", "malloc-magnitude"),
-}
-
-
 def test_every_explanation_quoting_our_numbers_is_checked_against_the_run():
-    unchecked = {(f"{rep.seed}/{rep.id}", c["id"]): ex.unchecked_quote(c)
+    unchecked = {f"{rep.seed}/{rep.id} {c['id']}": ex.unchecked_quote(c)
                  for rep in rp.catalog() for c in rep.criteria if ex.unchecked_quote(c)}
-    new = {k: v for k, v in unchecked.items() if k not in NOT_YET_CHECKED}
-    assert not new, ("explanations quote our numbers with neither placeholders ({ours:ROW}) nor an "
-                     f"ours_when_written stamp (docs/reproductions.md): {new}")
-    done = NOT_YET_CHECKED - set(unchecked)
-    assert not done, f"now checked: take them off NOT_YET_CHECKED: {sorted(done)}"
+    assert not unchecked, ("explanations quote our numbers with neither placeholders ({ours:KEY}) nor an "
+                           f"ours_when_written stamp (docs/reproductions.md): {unchecked}")
