@@ -46,3 +46,21 @@ def test_a_missing_directory_is_an_oserror_for_the_caller_to_word(tmp_path):
 
 def test_csv_text_keeps_the_columns_in_order_of_first_appearance():
     assert csv_text([{"a": 1}, {"b": 2, "a": 3}]) == "a,b\r\n1,\r\n3,2\r\n"
+
+
+def test_content_digest_is_stable_and_tells_part_boundaries_apart():
+    from tlblab.files import content_digest
+
+    assert content_digest(b"ab", "c") == content_digest("ab", b"c")
+    assert content_digest("ab", "c") != content_digest("a", "bc")  # length-prefixed parts
+    assert len(content_digest("x")) == 20
+
+
+def test_a_missing_tool_is_one_user_error_naming_it():
+    import pytest
+
+    from tlblab.errors import UserError
+    from tlblab.files import tool_version
+
+    with pytest.raises(UserError, match=r"^rt tasks: 'no-such-tool-xyz --version' failed .*debian-packages.txt"):
+        tool_version(["no-such-tool-xyz", "--version"], "rt tasks")

@@ -58,3 +58,31 @@ def csv_text(rows: list[dict], fields: list[str] | None = None) -> str:
     w.writeheader()
     w.writerows(rows)
     return buf.getvalue()
+
+
+def content_digest(*parts: bytes | str) -> str:
+    """A short, stable key for a cache entry built from `parts` (file contents, tool versions,
+    flags): each part is length-prefixed, so no two different sequences of parts share a key."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for p in parts:
+        b = p.encode() if isinstance(p, str) else p
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()[:20]
+
+
+def tool_version(argv: list[str], who: str) -> str:
+    """The first line a tool prints for `argv` (e.g. `gcc --version`), a part of a cache key;
+    a missing or failing tool is a user error naming the packages that provide it."""
+    import subprocess
+
+    from tlblab.errors import UserError
+
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise UserError(f"{who}: '{' '.join(argv)}' failed ({e}); `make setup` installs the "
+                        "Debian packages of scripts/debian-packages.txt")
+    return (out.stdout or out.stderr).splitlines()[0]

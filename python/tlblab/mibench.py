@@ -17,7 +17,6 @@ scripts/debian-packages.txt); nothing large is committed.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -25,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tlblab.errors import UserError
-from tlblab.files import atomic_write
+from tlblab.files import atomic_write, content_digest, tool_version
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "runtime" / "bench" / "mibench"
@@ -54,29 +53,11 @@ PROGRAMS = {
 }
 
 
-def _digest(*parts: bytes | str) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        b = p.encode() if isinstance(p, str) else p
-        h.update(len(b).to_bytes(8, "little"))
-        h.update(b)
-    return h.hexdigest()[:20]
-
-
-def _tool_version(argv: list[str]) -> str:
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, check=True)
-    except (OSError, subprocess.CalledProcessError) as e:
-        raise UserError(f"mibench: '{' '.join(argv)}' failed ({e}); `make setup` installs the "
-                        "Debian packages of scripts/debian-packages.txt")
-    return (out.stdout or out.stderr).splitlines()[0]
-
-
 def build(name: str, cc: str = "gcc", cache: Path = CACHE) -> Path:
     """The 32-bit binary of program `name`, compiled once per (source, compiler, flags)."""
     prog = _program(name)
     src = SOURCES / f"{prog.source}.c"
-    key = _digest(src.read_bytes(), _tool_version([cc, "--version"]), " ".join(CFLAGS))
+    key = content_digest(src.read_bytes(), tool_version([cc, "--version"], "mibench"), " ".join(CFLAGS))
     out = Path(cache) / "bin" / key / prog.source
     if out.is_file():
         return out
@@ -102,8 +83,8 @@ def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
     prog = _program(name)
     binary = build(name, cache=cache)
     argv = [str(binary), *(prog.args if args is None else args)]
-    key = _digest(binary.read_bytes(), "\0".join(argv[1:]), str(limit),
-                  _tool_version([valgrind, "--version"]), CAPTURE_VERSION)
+    key = content_digest(binary.read_bytes(), "\0".join(argv[1:]), str(limit),
+                  tool_version([valgrind, "--version"], "mibench"), CAPTURE_VERSION)
     out = Path(cache) / f"{prog.source}-{key}.tlbt"
     if out.is_file():
         return out

@@ -24,7 +24,6 @@ under `out/seed003/`:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tlblab.errors import UserError
+from tlblab.files import content_digest, tool_version
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = ROOT / "runtime"
@@ -72,28 +72,10 @@ class Capture:
     binary: Path
 
 
-def _digest(*parts: bytes | str) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        b = p.encode() if isinstance(p, str) else p
-        h.update(len(b).to_bytes(8, "little"))
-        h.update(b)
-    return h.hexdigest()[:20]
-
-
-def _tool_version(argv: list[str]) -> str:
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, check=True)
-    except (OSError, subprocess.CalledProcessError) as e:
-        raise UserError(f"rt tasks: '{' '.join(argv)}' failed ({e}); `make setup` installs the "
-                        "Debian packages of scripts/debian-packages.txt")
-    return (out.stdout or out.stderr).splitlines()[0]
-
-
 def build(cc: str = "gcc", cache: Path = CACHE) -> Path:
     """The rt_tasks binary, compiled once per (sources, compiler, flags)."""
     sources = [SOURCE, *LIBRARY_SOURCES]
-    key = _digest(*(p.read_bytes() for p in [*sources, *HEADERS]), _tool_version([cc, "--version"]),
+    key = content_digest(*(p.read_bytes() for p in [*sources, *HEADERS]), tool_version([cc, "--version"], "rt tasks"),
                   " ".join(CFLAGS))
     out = Path(cache) / "bin" / key / "rt_tasks"
     if out.is_file():
@@ -136,7 +118,7 @@ def capture(allocator: str, tasks: list[Task], *, jobs: int, repeat: int, elems:
 
     binary = build(cache=cache)
     args = argv_of(allocator, tasks, jobs, repeat, elems, seed)
-    key = _digest(binary.read_bytes(), "\0".join(args), _tool_version([valgrind, "--version"]), CAPTURE_VERSION)
+    key = content_digest(binary.read_bytes(), "\0".join(args), tool_version([valgrind, "--version"], "rt tasks"), CAPTURE_VERSION)
     out = Path(cache) / f"rt_tasks-{key}.tlbt"
     side = out.with_suffix(".anchors.txt")
     if out.is_file() and side.is_file():
@@ -232,7 +214,7 @@ def replay(cap: Capture, tasks: list[Task], jobs: int, native: dict[str, int], h
         raise UserError(f"rt tasks: {cap.path} holds no /proc/PID/maps snapshot (capture it again)")
     rel = relocations(cap.anchors, native, parse_maps(maps))
     timing = [(t.phase_us, t.period_us, t.exec_us) for t in tasks]
-    key = _digest(cap.path.name, json.dumps(timing), json.dumps(rel), str(jobs), str(hyperperiods), CAPTURE_VERSION)
+    key = content_digest(cap.path.name, json.dumps(timing), json.dumps(rel), str(jobs), str(hyperperiods), CAPTURE_VERSION)
     out = Path(cache) / "replay" / f"{key}.tlbt"
     if out.is_file():
         return out
