@@ -72,6 +72,14 @@ class Capture:
     binary: Path
 
 
+def _unique(suffix: str) -> str:
+    """A temporary file's suffix no other process or thread uses: the study runs reproductions
+    on threads of one process, and two of them may build or capture the same thing at once."""
+    import threading
+
+    return f"{suffix}-{os.getpid()}-{threading.get_ident()}"
+
+
 def build(cc: str = "gcc", cache: Path = CACHE) -> Path:
     """The rt_tasks binary, compiled once per (sources, compiler, flags)."""
     sources = [SOURCE, *LIBRARY_SOURCES]
@@ -81,7 +89,7 @@ def build(cc: str = "gcc", cache: Path = CACHE) -> Path:
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(f".tmp-{os.getpid()}")
+    tmp = out.with_suffix(_unique(".tmp"))
     cmd = [cc, *CFLAGS, f"-I{RUNTIME / 'include'}", f"-I{RUNTIME / 'src' / 'color'}", "-o", str(tmp),
            *map(str, sources), "-lm"]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -124,8 +132,8 @@ def capture(allocator: str, tasks: list[Task], *, jobs: int, repeat: int, elems:
     if out.is_file() and side.is_file():
         return Capture(out, parse_anchors(side.read_text()), tuple(args), binary)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(f".part-{os.getpid()}")
-    tmp_side = side.with_suffix(f".part-{os.getpid()}")
+    tmp = out.with_suffix(_unique(".part"))
+    tmp_side = side.with_suffix(_unique(".part"))
     try:
         record([str(binary), *args], tmp, stdout=tmp_side, roi_only=True, valgrind=valgrind)
     except ValueError as e:

@@ -383,6 +383,12 @@ int main(int argc, char **argv) {
     for (unsigned i = 0; i < ntasks; i++)
         if (pthread_create(&th[i], NULL, task_main, &tasks[i]) != 0) die("pthread_create failed");
     for (unsigned i = 0; i < ntasks; i++) pthread_join(th[i], NULL);
+    /* The capture keeps the last /proc/PID/maps snapshot it read, polling every 50 ms: hold the
+     * final layout (every task's arena and cached stack mapped) for several polls, or a short run
+     * could end before a snapshot showed its last arena (its anchor then lay in no mapping). */
+    struct timespec hold = {0, 300 * 1000 * 1000};
+    while (nanosleep(&hold, &hold) != 0 && errno == EINTR) {
+    }
     printf("anchor exe %#lx\n", (unsigned long)(uintptr_t)&tasks[0]);
     printf("anchor libc %#lx\n", (unsigned long)(uintptr_t)stdout);
     dl_iterate_phdr(print_object_anchor, NULL);
