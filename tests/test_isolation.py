@@ -14,7 +14,8 @@ from pathlib import Path
 import tlblab
 from tlblab import isolation
 
-SETS = Path(__file__).resolve().parent.parent / "python" / "tlblab" / "tasksets"
+ROOT = Path(__file__).resolve().parents[1]
+SETS = ROOT / "python" / "tlblab" / "seeds" / "s003_tlb_coloring" / "tasksets"
 CLI = [sys.executable, "-m", "tlblab.cli"]
 
 
@@ -101,7 +102,7 @@ def test_the_bound_is_never_below_the_simulated_misses_on_random_task_sets():
 
 
 def test_the_python_example_in_the_docs_runs_and_says_what_it_prints(monkeypatch):
-    root = SETS.parent.parent.parent
+    root = ROOT
     doc = (root / "docs" / "technique-tlb_coloring-isolation.md").read_text()
     block = doc.split("```python\n", 1)[1].split("```", 1)[0]
     monkeypatch.chdir(root)

@@ -1,4 +1,4 @@
-"""Seed 004's whole-program captures (tlblab.mibench): 32-bit builds of runtime/bench/mibench under
+"""Seed 004's whole-program captures (tlblab.seeds.s004_tlb_lockdown.mibench): 32-bit builds of runtime/bench/mibench under
 Valgrind Lackey, cached by content hash; the cache is reused, and bad input gets one message."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 import tlblab
-from tlblab import mibench
+from tlblab.seeds.s004_tlb_lockdown import mibench
 from tlblab.errors import UserError
 from tlblab.trace import info
 

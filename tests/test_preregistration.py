@@ -109,7 +109,7 @@ def test_every_criterion_has_a_role_and_the_committed_files_are_as_pre_registere
 @pytest.fixture
 def copy(tmp_path):
     """The committed reproductions and their lock, in a temporary folder a test may change."""
-    shutil.copytree(rp.DATA, tmp_path / "reproductions")
+    shutil.copytree(rp.DATA, tmp_path / "reproductions", ignore=shutil.ignore_patterns("__pycache__"))
     return tmp_path / "reproductions"
 
 
@@ -120,7 +120,7 @@ def _loosen(path: Path, old: str, new: str) -> None:
 
 
 def test_given_a_changed_tolerance_the_check_fails_without_a_revision_and_passes_with_one(copy):
-    f = copy / "000" / "a15.toml"
+    f = copy / "s000_tlb_migration" / "reproductions" / "a15.toml"
     crit = next(c for c in tomllib.loads(f.read_text())["criteria"] if c["id"] == "gain-64")
     assert pr.check(copy) == []
     _loosen(f, 'rows = ["speedup/p64"]\nabs_tol = 0\nrel_tol = 0.5', 'rows = ["speedup/p64"]\nabs_tol = 0\nrel_tol = 0.8')
@@ -151,7 +151,7 @@ def tomllib_value(v):
 
 
 def test_a_changed_role_or_a_new_criterion_is_caught_and_preregister_adds_only_new_ones(copy):
-    f = copy / "002" / "fig5.toml"
+    f = copy / "s002_arm_domains" / "reproductions" / "fig5.toml"
     _loosen(f, 'id = "fast-minimum"\nrole = "prediction"',
             'id = "fast-minimum"\nrole = "consistency"\nbecause = "none"')
     assert "criterion 'fast-minimum' changed since it was pre-registered (role consistency, registered prediction)" \

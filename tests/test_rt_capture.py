@@ -1,4 +1,4 @@
-"""Seed 003's tasks as real programs (tlblab.rt_capture): built, captured under tlblab's
+"""Seed 003's tasks as real programs (tlblab.seeds.s003_tlb_coloring.rt_capture): built, captured under tlblab's
 Valgrind tool with their jobs marked, moved to a native run's layout, replayed rate-monotonic.
 Small job counts keep each capture to a few seconds."""
 
@@ -10,7 +10,7 @@ import pytest
 
 import tlblab
 from tlblab import _native
-from tlblab import rt_capture as rc
+from tlblab.seeds.s003_tlb_coloring import rt_capture as rc
 from tlblab.errors import UserError
 
 pytestmark = pytest.mark.skipif(not shutil.which("valgrind"), reason="valgrind is not installed (make setup)")

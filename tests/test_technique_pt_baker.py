@@ -72,7 +72,7 @@ def test_the_host_prediction_runs_the_helper_over_the_chase_it_is_given():
     # `chase` announces no Region: host_ptwarm_prediction names the range, so every helper
     # variant warms the chase's PTEs (its DRAM walk references per access fall to almost none)
     # on a host-like preset whose L3 (4 MiB here) the 256 MiB chase outgrows.
-    from tlblab.experiments import seed001
+    from tlblab.seeds.s001_pt_baker import experiments as seed001
 
     m = tlblab.machine_config(seed001.HOST_PRESET)
     for c in m["cache"]:

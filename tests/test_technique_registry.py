@@ -11,7 +11,7 @@ import pytest
 
 import tlblab
 import tlblab.reproduce as rp
-from tlblab import technique
+from tlblab import seeds, technique
 
 
 def test_every_technique_module_is_named_as_a_registered_technique():
@@ -27,8 +27,8 @@ def test_every_technique_of_a_seed_has_its_reproduction_folder():
     for t in tlblab.techniques():
         m = re.match(r"seed (\d{3})\b", t["seed"])
         if m:
-            assert m.group(1) in have, f"{t['name']}: no python/tlblab/reproductions/{m.group(1)}/*.toml"
-            assert (rp.DATA / m.group(1)).is_dir()
+            assert m.group(1) in have, f"{t['name']}: no python/tlblab/seeds/s{m.group(1)}_*/reproductions/*.toml"
+            assert seeds.get(m.group(1)).reproductions.is_dir()
 
 
 def test_a_spec_without_a_module_passes_unchanged():

@@ -67,7 +67,7 @@ def test_the_host_prediction_pays_only_when_the_preload_is_the_line_retouched():
     # (the prefetched line is the one re-touched) re-warming 16 pages pays on the host-like
     # preset; with the seed's (the pld warms the page's first 64 bytes, the benchmark reads past
     # them) it never does, as on the Cortex-A7 (seed 000 Table A.7).
-    from tlblab.experiments import seed000
+    from tlblab.seeds.s000_tlb_migration import experiments as seed000
 
     own = seed000.host_migrate_prediction(ns=(1, 16), strides=(4096,), iterations=1, offset=0)
     assert own["4096/16/gain"] > 1.2 and own["4096/first_win_n"] == 16

@@ -21,7 +21,7 @@ TLB level indexed by the low bits of the page number (the level tlb_malloc color
   that do not fit; a set that the task alone overflows (or random replacement) has no bound.
 
     >>> import tlblab
-    >>> rep = tlblab.isolate("python/tlblab/reproductions/003/table6_1_colored.toml")
+    >>> rep = tlblab.isolate("python/tlblab/seeds/s003_tlb_coloring/reproductions/table6_1_colored.toml")
     >>> rep.isolated, rep.bounds
     >>> print(rep.text())
 

@@ -1,7 +1,7 @@
 """Pre-registration of the reproductions' criteria: a lock file CI holds them to.
 
 A criterion is written before the first run and never loosened (docs/reproductions.md). This
-module makes that checkable. `python/tlblab/reproductions/criteria.lock.toml` holds, for every
+module makes that checkable. `python/tlblab/seeds/criteria.lock.toml` holds, for every
 criterion, a digest of what it tests (everything but its `explanation`, which is written after
 a run, and its `because`, the words for its role) and its role, as the criterion was first
 committed, with that commit. A criterion whose digest or role differs from its lock entry must
@@ -26,13 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from tlblab.errors import UserError
+from tlblab.seeds import reproduction_files
 
 # Fields that do not change what a criterion tests: written after the run (the explanation and the
 # values its prose quotes), or the role's words.
 UNLOCKED = ("explanation", "ours_when_written", "because", "role")
 
 HEADER = """\
-# Pre-registration: every criterion of python/tlblab/reproductions/*/*.toml as first committed.
+# Pre-registration: every criterion of python/tlblab/seeds/*/reproductions/*.toml as first committed.
 # digest: sha256 of the criterion's fields but explanation, because and role (canonical JSON);
 # role: prediction or consistency; commit: the commit that first held it so.
 # Never edit an entry: change a criterion with a [[revisions]] entry in its file (docs/reproductions.md);
@@ -81,7 +82,7 @@ def read_lock(path: Path) -> dict[str, dict[str, Any]]:
 
 def _files(data: Path) -> list[tuple[Path, dict[str, Any]]]:
     out = []
-    for p in sorted(data.glob("*/*.toml")):
+    for p in reproduction_files(data):
         try:
             out.append((p, tomllib.loads(p.read_text())))
         except tomllib.TOMLDecodeError as e:

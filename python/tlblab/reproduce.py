@@ -1,9 +1,10 @@
 """The reproduction harness: each seed table or figure tlblab reproduces, held against the seed.
 
-A reproduction is a data file, `python/tlblab/reproductions/<seed>/<id>.toml` (schema and
+A reproduction is a data file, `python/tlblab/seeds/s<NNN>_*/reproductions/<id>.toml` (schema and
 criterion kinds: `docs/reproductions.md`): the seed's numbers with their table and section, the
 preset and workloads that stand in for the seed's setup, and the shape criteria written before
-the first run. Its experiment (`tlblab.experiments.seed<NNN>.<id>`) runs tlblab and returns our
+the first run. Its experiment (`experiment = "seed<NNN>:<function>"`, a function of the seed folder's
+`experiments.py`) runs tlblab and returns our
 value for every row. This module loads the files, runs the experiments, evaluates the
 criteria and writes the results.
 
@@ -15,7 +16,6 @@ criteria and writes the results.
 
 from __future__ import annotations
 
-import importlib
 import math
 import time
 import tomllib
@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from tlblab import explanations
+from tlblab import explanations, seeds
 from tlblab.errors import UserError
 from tlblab.files import atomic_write, csv_text
 
-DATA = Path(__file__).parent / "reproductions"
+# The seed folders (tlblab.seeds); the reproduction files are DATA/sNNN_*/reproductions/*.toml.
+DATA = seeds.ROOT
 
 KINDS = {
     "within": ("rows",),
@@ -149,6 +150,9 @@ def load_file(path: Path) -> Reproduction:
             raise _fail(path, f"'{k}': expected a non-empty string, found {data.get(k)!r}")
     if data["id"] != path.stem:
         raise _fail(path, f"'id' is '{data['id']}' but the file is named {path.name}")
+    if path.parent.name == "reproductions" and data["seed"] != seeds.number_of(path):
+        raise _fail(path, f"'seed' is '{data['seed']}' but the file is in seed {seeds.number_of(path)}'s folder "
+                    f"({path.parent.parent.name})")
     rows = data.get("rows") or []
     if not rows:
         raise _fail(path, "expected at least one [[rows]] entry")
@@ -244,7 +248,7 @@ def load_file(path: Path) -> Reproduction:
 
 def catalog() -> list[Reproduction]:
     """Every reproduction, by seed and id."""
-    return [load_file(p) for p in sorted(DATA.glob("*/*.toml"))]
+    return [load_file(p) for p in seeds.reproduction_files(DATA)]
 
 
 def select(which: str | None = None) -> list[Reproduction]:
@@ -262,9 +266,12 @@ def select(which: str | None = None) -> list[Reproduction]:
 
 def _experiment(rep: Reproduction):
     mod, _, fn = rep.experiment.partition(":")
+    seed = seeds.get(mod.removeprefix("seed")) if mod.startswith("seed") else None
+    if seed is None:
+        raise _fail(rep.path, f"experiment '{rep.experiment}': expected seedNNN:FUNCTION naming a seed folder "
+                    f"(python/tlblab/seeds/sNNN_*), found '{mod}'")
     try:
-        m = importlib.import_module(f"tlblab.experiments.{mod}")
-        return getattr(m, fn)
+        return getattr(seed.experiments(), fn)
     except (ImportError, AttributeError) as e:
         raise _fail(rep.path, f"experiment '{rep.experiment}' not found: {e}") from None
 

@@ -1,6 +1,6 @@
 # Seed 003's periodic tasks as a real program (runtime/bench/seed003/rt_tasks.c): the Table 6.1
 # kernels allocating with glibc malloc or tlb_malloc, each job between tlblab's ROI marks.
-# python/tlblab/rt_capture.py builds its own copy (cached by content hash) to capture under
+# python/tlblab/seeds/s003_tlb_coloring/rt_capture.py builds its own copy (cached by content hash) to capture under
 # Valgrind; this target keeps it compiling warning-free with the library. Not part of the library.
 add_executable(rt_tasks ${CMAKE_CURRENT_SOURCE_DIR}/bench/seed003/rt_tasks.c)
 set_target_properties(rt_tasks PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/seed003)

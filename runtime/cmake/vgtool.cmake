@@ -83,7 +83,7 @@ if(TLBLAB_VGTOOL_BUILT)
                       -Wl,--build-id=none -Wl,-Ttext-segment=${TLBLAB_VG_LOAD})
   target_link_libraries(tlblab_vgtool PRIVATE ${TLBLAB_VG_COREGRIND} ${TLBLAB_VG_VEX} gcc)
   # The 32-bit x86 files too: Lackey then still runs a 32-bit program (seed 004's MiBench
-  # builds, tlblab.mibench) under this VALGRIND_LIB; tlblab's own tool is amd64 only.
+  # builds, tlblab.seeds.s004_tlb_lockdown.mibench) under this VALGRIND_LIB; tlblab's own tool is amd64 only.
   foreach(f vgpreload_core-${TLBLAB_VG_PLATFORM}.so default.supp
             lackey-${TLBLAB_VG_PLATFORM} none-${TLBLAB_VG_PLATFORM}
             vgpreload_core-x86-linux.so lackey-x86-linux none-x86-linux)

@@ -1,13 +1,13 @@
 """`tlblab reproduce [SEED[/ID]]`: run the seeds' reproductions and write them beside the seed.
 
-Each reproduction (`python/tlblab/reproductions/<seed>/<id>.toml`, docs/reproductions.md) holds
+Each reproduction (`python/tlblab/seeds/s<NNN>_*/reproductions/<id>.toml`, docs/reproductions.md) holds
 a seed table or figure, the preset and workloads standing in for its setup, and shape criteria
 written before the first run. A reproduction is a finding, not a test: the exit status is 0
 whether or not its shape holds, unless `--check` asks for 1 when one does not.
 
 Every criterion is a prediction (it can fail on what the model does) or a consistency check (it
 holds by construction or reads only rows fitted to the seed); the summary counts them apart.
-Criteria are pre-registered in `reproductions/criteria.lock.toml` (tlblab.prereg): a run says so
+Criteria are pre-registered in `seeds/criteria.lock.toml` (tlblab.prereg): a run says so
 when one changed without a recorded revision.
 """
 

@@ -17,9 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tlblab import seeds
 from tlblab.report import page, plots
 from tlblab.report.data import write_table
-from tlblab.report.seeds import about
+
+
+def _about(number: str) -> dict[str, str]:
+    """The seed's citation and claims (its folder's CITE and CLAIMS), for the head of its section."""
+    seed = seeds.get(number)
+    return {"cite": seed.cite, "claims": seed.claims} if seed else {"cite": f"seed {number}", "claims": ""}
 
 
 @dataclass
@@ -99,7 +105,7 @@ def build(study: Study, out: str | Path) -> Path:
                                "verdicts-summary"))
         body.append(page.links(files, "verdicts"))
     else:
-        body.append("<p>No reproduction has landed yet: python/tlblab/reproductions/ is empty.</p>")
+        body.append("<p>No reproduction has landed yet: python/tlblab/seeds/ has no reproduction files.</p>")
     if study.timings:
         files = write_table(pd.DataFrame(study.timings), data_dir, "timings")
         body.append("<h3>Time per section</h3>")
@@ -112,7 +118,7 @@ def build(study: Study, out: str | Path) -> Path:
     for o in study.outcomes:
         by_seed.setdefault(o.reproduction.seed, []).append(o)
     for seed in sorted(by_seed):
-        info = about(seed)
+        info = _about(seed)
         sid = f"seed-{seed}"
         nav.append((sid, f"Seed {seed}: {info['cite'].split(',')[0]}"))
         body.append(f'<section id="{sid}" class="seed" data-seed="{page.esc(seed)}">')

@@ -39,10 +39,10 @@ def _bar(total: int, desc: str):
 
 def _chosen(which: str) -> list[Path]:
     """The reproduction files `--reproductions` names: all, none, or SEED[/ID],..."""
-    from tlblab import reproduce
+    from tlblab import reproduce, seeds
     from tlblab.errors import UserError
 
-    every = sorted(reproduce.DATA.glob("*/*.toml"))
+    every = seeds.reproduction_files(reproduce.DATA)
     if which == "all":
         return every
     if which == "none":
@@ -50,7 +50,7 @@ def _chosen(which: str) -> list[Path]:
     chosen = []
     for item in filter(None, (w.strip() for w in which.split(","))):
         seed, _, rid = item.partition("/")
-        hit = [p for p in every if p.parent.name == seed and (not rid or p.stem == rid)]
+        hit = [p for p in every if seeds.number_of(p) == seed and (not rid or p.stem == rid)]
         if not hit:
             raise UserError(f"--reproductions: no reproduction '{item}' (expected all, none or SEED[/ID],...)")
         chosen += [p for p in hit if p not in chosen]

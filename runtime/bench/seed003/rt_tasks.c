@@ -1,7 +1,7 @@
 /* rt_tasks.c — seed 003's periodic tasks as a real program: the Mälardalen kernels of Table 6.1
  * (bubble sort, insertion sort, nth largest, statistics) as pthreads of one process that
  * allocate their pages with glibc malloc or with libtlblab's tlb_malloc, for tlblab to capture
- * under Valgrind (python/tlblab/rt_capture.py) and replay under rate-monotonic scheduling.
+ * under Valgrind (python/tlblab/seeds/s003_tlb_coloring/rt_capture.py) and replay under rate-monotonic scheduling.
  *
  *     rt_tasks malloc|tlb JOBS REPEAT ELEMS SEED TASK...   TASK = KERNEL:ALLOC:USED[:COLOR,COLOR...]
  *     rt_tasks malloc 8 2 4 1 stats:32:16 bubble:32:16

@@ -10,7 +10,7 @@
 //! implements `Model` (`build`) and `system::Technique`, a naive twin in `reference/twins/` that
 //! implements `reference::Twin`, and one line in `REGISTRY` joining the two; `catalog`, `build`,
 //! `install` and the reference's `install_twin` read nothing else. Its reproductions go in
-//! `python/tlblab/reproductions/<seed>/`.
+//! `python/tlblab/seeds/s<NNN>_*/reproductions/`.
 //!
 //! - `pt_baker` — seed 001: a helper thread keeps the page-table entries of the application's
 //!   range in the shared caches (user loads, prefetches, or a kernel page-table walk).

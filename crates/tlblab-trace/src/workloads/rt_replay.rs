@@ -1,7 +1,7 @@
 //! Seed 003 §6: the jobs of real task programs, captured under Valgrind, replayed under
 //! rate-monotonic scheduling with the phases, periods and execution times of Table 6.1.
 //!
-//! The capture (`python/tlblab/rt_capture.py`, program `runtime/bench/seed003/rt_tasks.c`) holds
+//! The capture (`python/tlblab/seeds/s003_tlb_coloring/rt_capture.py`, program `runtime/bench/seed003/rt_tasks.c`) holds
 //! one region of interest (`PhaseBegin`/`PhaseEnd` of region 0) per job: first every task's
 //! warm-up (job 0) in task order, then each task's periodic jobs in turn. `split_jobs` cuts the
 //! capture there, keeping each job's references (instruction fetches, loads, stores) of the

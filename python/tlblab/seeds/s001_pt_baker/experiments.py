@@ -1,6 +1,6 @@
 """Seed 001 (Chatzopoulos 2024, PT-Baker): the experiments behind its reproductions.
 
-Each function returns {row key: our value} for `python/tlblab/reproductions/001/<id>.toml`.
+Each function returns {row key: our value} for `python/tlblab/seeds/s001_pt_baker/reproductions/<id>.toml`.
 Every run is the zen3 preset (seed 001 Table 5.1) or zen3-virt (§6.2), widened to the cores the
 run needs (seed 001 §5.1: a 12-core 5900X; the app, the helper and the stressors each on a core
 of one CCX). The application's numbers are its own thread's (thread 0): the helper and the
@@ -208,7 +208,7 @@ def pressure_virt(quick: bool) -> dict[str, float]:
 
 
 # The host-like preset `tlblab probe` and sysfs gave on the development VM (docs/data/).
-HOST_PRESET = str(Path(__file__).resolve().parents[3] / "docs" / "data" / "host-xeon-2vcpu.toml")
+HOST_PRESET = str(Path(__file__).resolve().parents[4] / "docs" / "data" / "host-xeon-2vcpu.toml")
 
 
 def host_ptwarm_prediction(machine: str = HOST_PRESET, size_mib: int = 1024, passes: int = 3) -> dict[str, float]:

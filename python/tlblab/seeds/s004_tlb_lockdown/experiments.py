@@ -1,11 +1,11 @@
 """Seed 004 (Song, Park, Kim 2022, TLB lockdown): the experiments behind its reproductions.
 
-Each function returns {row key: our value} for `python/tlblab/reproductions/004/<id>.toml`:
+Each function returns {row key: our value} for `python/tlblab/seeds/s004_tlb_lockdown/reproductions/<id>.toml`:
 per program, the micro and main data TLB miss stall cycles per run without and with the 4
 most-accessed pages locked, their decrease (Tables 2-3), the share removed, the run's length and
 stall share (§V.2), and the simulation-guided selection beside the seed's (ours).
 
-The programs are whole runs (`tlblab.mibench`: 32-bit builds of runtime/bench/mibench/ captured
+The programs are whole runs (`mibench` beside this file: 32-bit builds of runtime/bench/mibench/ captured
 under Valgrind Lackey, loader and libc included, cached under out/mibench/). `quick` captures
 and simulates the first `QUICK_REFERENCES` references of each run instead (the study's --quick
 and CI): the loader, libc's start-up and the start of the program's own work.
@@ -16,7 +16,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import tlblab.lockdown as ld
-from tlblab import mibench
+from tlblab.seeds.s004_tlb_lockdown import mibench
 from tlblab.profile import profile
 from tlblab.sim import simulate
 

@@ -1,6 +1,6 @@
 """Seed 003 (Panchamukhi 2014, TLB coloring): the experiments behind its reproductions.
 
-Each function returns {row key: our value} for `python/tlblab/reproductions/003/<id>.toml`.
+Each function returns {row key: our value} for `python/tlblab/seeds/s003_tlb_coloring/reproductions/<id>.toml`.
 """
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ def fig6_13_14(quick: bool) -> dict[str, float]:
 # The same experiments on real tasks (issue 61): runtime/bench/seed003/rt_tasks.c, captured
 # under Valgrind with every job marked, moved to the layout of a native run (address-space
 # randomization on for malloc, off for tlb_malloc as §6.0.6 had it), replayed rate-monotonic
-# with the seed's phases, periods and execution times (tlblab.rt_capture). The OS noise is
+# with the seed's phases, periods and execution times (tlblab.seeds.s003_tlb_coloring.rt_capture). The OS noise is
 # what the program touches besides its buffers (code, stacks, TLS, libc, the executable's
 # data), plus the kernel's pages on every switch.
 
@@ -195,7 +195,7 @@ def real_noisy_set_mask(quick: bool = False) -> int:
     sets those pages fall, whatever the color."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from tlblab import rt_capture as rc
+    from tlblab.seeds.s003_tlb_coloring import rt_capture as rc
 
     def probe(color: int) -> bool:
         tasks = [rc.Task("pages", 2, 2, 1000, 2000, 392, colors=(color,)),
@@ -227,7 +227,7 @@ def table6_1_real(quick: bool) -> dict[str, float]:
     """Figs. 6.9-6.12 on the real tasks: the Table 6.1 sets, malloc (5 native layouts with ASLR)
     vs. tlb_malloc (clean colors from real_noisy_set_mask, randomization off); average L1 DTLB
     misses per job (all but the warm-up) over 5 hyperperiods and 5 runs (2 and 2 with `quick`)."""
-    from tlblab import rt_capture as rc
+    from tlblab.seeds.s003_tlb_coloring import rt_capture as rc
 
     runs, hyper, jobs = (2, 2, 4) if quick else (5, 5, 8)
     mask = real_noisy_set_mask(quick)
@@ -257,7 +257,7 @@ def fig6_4_8_real(quick: bool) -> dict[str, float]:
     pages each and write 14 chosen at random (a run: the program's seed and a native layout);
     10 runs of two hyperperiods (3 with `quick`). Misses are L1 DTLB misses per job, cycles per
     job for Fig. 6.8 (full model)."""
-    from tlblab import rt_capture as rc
+    from tlblab.seeds.s003_tlb_coloring import rt_capture as rc
 
     runs, jobs = (3, 4) if quick else (10, 8)
     mask = real_noisy_set_mask(quick)

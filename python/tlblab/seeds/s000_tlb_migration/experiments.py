@@ -1,6 +1,6 @@
 """Seed 000 (Landsberg 2018, TLB migration): the experiments behind its reproductions.
 
-Each function returns {row key: our value} for `python/tlblab/reproductions/000/<id>.toml`.
+Each function returns {row key: our value} for `python/tlblab/seeds/s000_tlb_migration/reproductions/<id>.toml`.
 The 4k/68k benchmarks (§4.3, §6) run `migration_4k`/`migration_68k` with and without the
 `tlb_migration` technique: cold access is the `first_access` phase, migrated access the
 `second_access` phase of the run with the technique, save and restore the technique's cycles per
@@ -202,7 +202,7 @@ def a17_kernel(quick: bool) -> dict[str, float]:
 
 
 # The host-like preset `tlblab probe` and sysfs gave on the development VM (docs/data/).
-HOST_PRESET = str(Path(__file__).resolve().parents[3] / "docs" / "data" / "host-xeon-2vcpu.toml")
+HOST_PRESET = str(Path(__file__).resolve().parents[4] / "docs" / "data" / "host-xeon-2vcpu.toml")
 HOST_NS = (1, 4, 16, 64, 256, 1024, 4096)
 
 

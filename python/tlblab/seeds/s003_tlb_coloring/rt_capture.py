@@ -34,7 +34,7 @@ from pathlib import Path
 from tlblab.errors import UserError
 from tlblab.files import content_digest, tool_version
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 RUNTIME = ROOT / "runtime"
 SOURCE = RUNTIME / "bench" / "seed003" / "rt_tasks.c"
 LIBRARY_SOURCES = [RUNTIME / "src" / "color" / n for n in ("color.c", "prim_linux.c", "machine.c")]

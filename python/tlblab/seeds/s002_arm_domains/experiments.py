@@ -1,7 +1,7 @@
 """Seed 002 (Wiggins, Tuch, Uhlig, Heiser 2003, fast address-space switching on the StrongARM):
 the experiments behind its reproductions.
 
-Each function returns {row key: our value} for `python/tlblab/reproductions/002/<id>.toml`. The
+Each function returns {row key: our value} for `python/tlblab/seeds/s002_arm_domains/reproductions/<id>.toml`. The
 original (standard) kernel is the flush-all switch policy of the `sa1100` preset; the fast one
 is the `fass` technique. Times are in microseconds at the preset's 200 MHz.
 """

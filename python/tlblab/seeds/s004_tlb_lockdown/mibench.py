@@ -26,7 +26,7 @@ from pathlib import Path
 from tlblab.errors import UserError
 from tlblab.files import atomic_write, content_digest, tool_version
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 SOURCES = ROOT / "runtime" / "bench" / "mibench"
 CACHE = ROOT / "out" / "mibench"
 # Bump when the capture's meaning changes (what is recorded, how), so old captures are not reused.
