@@ -4,11 +4,13 @@
 //! Budget: `quick` ≤ 20 s, full ≤ 2 min on 2 shared cores. Every number is a median over
 //! interleaved repetitions; each capacity is refined on fresh memory `trials` times.
 //!
-//! Sections: the options and the report (this file), `budget`, `summary` (the summary lines' text)
-//! and `run` (the steps).
+//! Files: the options and the report (this file), `budget`, `run` (a run: the sections in order,
+//! within the budget), `sections/` (one file per measured section, with its summary lines) and
+//! `summary` (what the sections' summary lines share).
 
 mod budget;
 mod run;
+mod sections;
 mod summary;
 
 use budget::*;
@@ -195,6 +197,7 @@ pub fn validate(o: &ProbeOptions) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    use super::sections::l2_lines;
     use super::*;
     use crate::measure::curve::Capacity;
 

@@ -1,0 +1,37 @@
+//! Section 6: whether each software prefetch instruction fills the TLB (`measure::extras`).
+
+use super::*;
+use crate::analysis::knee::Confidence;
+use crate::measure::extras;
+
+pub(in crate::probe) struct Prefetch;
+
+impl Section for Prefetch {
+    fn name(&self) -> &'static str {
+        "prefetch"
+    }
+
+    fn run(&self, cx: &mut Context<'_>, r: &mut ProbeReport) {
+        let (o, want, l2) = (cx.o, cx.want, &cx.l2);
+        if want("prefetch") {
+            let n = l2.as_ref().map(|c| (c.onset / 2).max(256)).unwrap_or(512);
+            for (k, v) in extras::prefetch_fills_tlb(n, if o.quick { 15 } else { 31 }) {
+                r.summary.push(Measured {
+                    name: format!("{} fills the TLB", k.name()),
+                    value: v.fraction,
+                    unit: "fraction of a load's effect".into(),
+                    spread: None,
+                    confidence: if v.answer == "unclear" {
+                        Confidence::Unclear
+                    } else {
+                        Confidence::High
+                    },
+                    cpuid: None,
+                    disagrees: false,
+                    note: v.answer.clone(),
+                });
+                r.prefetch.push((k.name().into(), v));
+            }
+        }
+    }
+}
