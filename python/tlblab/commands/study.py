@@ -50,12 +50,15 @@ def register(sub) -> None:
 def study(args) -> int:
     """The whole study: reproductions, this table (`table`), --host, then
     out/study/report/index.html (tlblab.report.study)."""
+    from tlblab.report.study import StudyOptions
     from tlblab.report.study import run as run_study
 
     # Bad input (an unknown machine or workload, an --out that cannot be written) is the user's
     # error, reported before any section runs, not a failed section after minutes of work.
     _check_input(args)
-    return run_study(args, table)
+    options = StudyOptions(out=Path(args.out), quick=args.quick, full=args.full, reproductions=args.reproductions,
+                           machines=args.machines, workloads=args.workloads, host=args.host)
+    return run_study(options, lambda max_references: table(args, max_references))
 
 
 def _check_input(args) -> tuple[list[str], list[str], Path]:

@@ -1,10 +1,10 @@
 """The study's sections, run in turn and timed: every reproduction that exists, the engine's own
 technique-free table, the host measurements (`--host`); then the report and a summary.
 
-`tlblab study` (commands/study.py) calls `run(args, engine_table)`, where
-`engine_table(args, max_references)` is the command's technique-free table: it prints it, writes
-summary.csv and levels.csv under --out, and returns it as data (`tlblab.study.EngineTable`) with
-the command's exit status.
+`tlblab study` (commands/study.py) calls `run(options, engine_table)` with the study's
+`StudyOptions` (plain data, whatever parsed them), where `engine_table(max_references)` is the
+command's technique-free table: it prints it, writes summary.csv and levels.csv under the output
+directory, and returns it as data (`tlblab.study.EngineTable`) with the command's exit status.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,6 +28,23 @@ HOST_RUNS: dict[str, dict[bool, list[str]]] = {
     "ptwarm": {True: ["host", "ptwarm", "--quick", "--json"], False: ["host", "ptwarm", "--quick", "--json"]},
     "migrate": {True: ["host", "migrate", "--quick", "--json"], False: ["host", "migrate", "--json"]},
 }
+
+
+@dataclass(frozen=True)
+class StudyOptions:
+    """What a study runs: the output directory, its sizes, the reproductions (`all`, `none` or
+    `SEED[/ID],...`), the machines and workload specs whose miss curves it draws (comma-separated,
+    empty: the defaults, as the engine table's), and whether the host measurements run."""
+
+    out: Path
+    quick: bool = False
+    full: bool = False
+    reproductions: str = "all"
+    machines: str = ""
+    workloads: str = ""
+    host: bool = False
+
+
 # In --quick, each run of the engine's table stops here (the default is the command's own cap).
 QUICK_MAX_REFERENCES = 300_000
 
@@ -91,27 +109,26 @@ def reproductions(quick: bool, out: Path, which: str = "all") -> list:
     return outcomes
 
 
-def engine(args, engine_table: Callable[[Any, int], tuple[Any, int]],
-           quick: bool) -> tuple[Any, Any, list[str], int]:
+def engine(engine_table: Callable[[int], tuple[Any, int]], quick: bool) -> tuple[Any, Any, list[str], int]:
     """The command's own table, as frames. In --quick its runs are shorter."""
     import pandas as pd
 
     from tlblab.study import MAX_REFERENCES
 
-    table, status = engine_table(args, min(MAX_REFERENCES, QUICK_MAX_REFERENCES) if quick else MAX_REFERENCES)
+    table, status = engine_table(min(MAX_REFERENCES, QUICK_MAX_REFERENCES) if quick else MAX_REFERENCES)
     summary = pd.DataFrame(table.summary) if table.summary else None
     levels = pd.DataFrame(table.levels) if table.levels else None
     failures = [f"{m} × {w}: {e}" for m, w, e in table.failures]
     return summary, levels, failures, int(status or 0)
 
 
-def curves(args) -> list:
+def curves(machines_csv: str, workloads_csv: str) -> list:
     """The miss curves of each workload of the engine's table, on zen3 when the table runs it
     (the default preset), else on the table's first machine (tlblab.report.curves)."""
     from tlblab.report.curves import workload_curves
     from tlblab.study import check_input
 
-    machines, specs = check_input(args.machines, args.workloads)
+    machines, specs = check_input(machines_csv, workloads_csv)
     machine = "zen3" if "zen3" in machines else machines[0]
     out = []
     with _bar(len(specs), "miss curves") as bar:
@@ -149,9 +166,9 @@ def host(quick: bool, out: Path) -> list[HostRun]:
     return runs
 
 
-def run(args, engine_table: Callable[[Any], int]) -> int:
-    out = Path(args.out)
-    quick = bool(getattr(args, "quick", False))
+def run(options: StudyOptions, engine_table: Callable[[int], tuple[Any, int]]) -> int:
+    out = Path(options.out)
+    quick = options.quick
     study = Study(quick=quick)
     status = 0
 
@@ -169,8 +186,8 @@ def run(args, engine_table: Callable[[Any], int]) -> int:
         return res
 
     # The reproductions run at their quick sizes unless --full: the study's budget is minutes.
-    repro_quick = quick or not getattr(args, "full", False)
-    which = getattr(args, "reproductions", "all")
+    repro_quick = quick or not options.full
+    which = options.reproductions
     _chosen(which)  # a bad --reproductions is the user's error, before any work
 
     def do_repro():
@@ -181,19 +198,20 @@ def run(args, engine_table: Callable[[Any], int]) -> int:
     study.outcomes = timed("reproductions", do_repro) or []
 
     def do_engine():
-        s, lv, fails, st = engine(args, engine_table, quick)
+        s, lv, fails, st = engine(engine_table, quick)
         return (s, lv, fails, st), f"{0 if s is None else len(s)} runs, {len(fails)} not run"
 
     eng = timed("engine table", do_engine)
     if eng:
         study.engine_summary, study.engine_levels, study.engine_failures, st = eng
         status = status or st
+
     def do_curves():
-        c = curves(args)
+        c = curves(options.machines, options.workloads)
         return c, f"{len(c)} workloads on {c[0].machine if c else '-'}, {sum(bool(x.error) for x in c)} not drawn"
 
     study.curves = timed("miss curves", do_curves)
-    if getattr(args, "host", False):
+    if options.host:
         study.host = timed("host", lambda: (lambda r: (r, f"{sum(not x.error for x in r)} of {len(r)} ran"))(
             host(quick, out)))
 
