@@ -1,6 +1,6 @@
 //! The L2 set index's ways (`measure::set_index`, step 3) on a simulated host shaped like the
 //! Intel VM's: a 96-entry L1 DTLB of 16 sets × 6 ways (low VPN bits) in front of a 2048-entry,
-//! 16-way second level indexed by VPN bits 0-6 XOR 7-13 (docs/probe.md, "What it found here").
+//! 16-way second level indexed by VPN bits 0-6 XOR 7-13 (docs/lab/probe-findings.md).
 //! The other fields are the zen3 preset's; noise and intruders as on a VM (`Noise::VM`).
 //!
 //! Criteria (written before the runs, issue 49): with random replacement (a set of W + 1 pages
