@@ -31,32 +31,11 @@
 #include <unistd.h>
 
 #include "tlblab/tlbmig.h"
+#include "bench_host.h"
 
 enum { MAXN = 32, MAXT = 101, MAXS = 4, NVAR = 4 };
 static const char *VAR[NVAR] = {"dep", "rewarm+dep", "indep", "rewarm+indep"};
 
-/* --boost 1: run ahead of the builds that share the machine. With autogroup scheduling (on here) a
- * plain nice value only ranks threads within their session, so the program first moves into a session
- * of its own (a new autogroup), gives that group nice -20, then the thread too. Threads, spinners and
- * children inherit it. Not SCHED_FIFO: the LLC probe must still get a slice of the application CPU. */
-static void boost_self(void) {
-    setsid(); /* fails harmlessly if we already lead a process group: then the group nice is ours anyway */
-    FILE *f = fopen("/proc/self/autogroup", "w");
-    if (f) {
-        fputs("-20", f);
-        fclose(f);
-    }
-    if (setpriority(PRIO_PROCESS, 0, -20) != 0) {
-        fprintf(stderr, "boost needs permission to renice to -20\n");
-        exit(2);
-    }
-}
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Interval timer for sections of tens of ns. An unfenced clock read lets the out-of-order core start
  * the timed loads before the start stamp or take the end stamp before they complete, so on x86 the

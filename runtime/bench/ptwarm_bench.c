@@ -46,6 +46,7 @@ extern char **environ;
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
+#include "bench_host.h"
 
 enum { PAGE = 4096, MAXV = 16, MAXR = 200 };
 
@@ -54,28 +55,6 @@ static const char *ALL_VARIANTS[] = {"none",          "spin",           "touch",
                                      "mincore-idle",  "mincore-other",  "prefetch-other", "warm-pid",
                                      "warm-pid-scan"};
 
-/* --boost 1: run ahead of the builds that share the machine. With autogroup scheduling (on here) a
- * plain nice value only ranks threads within their session, so the program first moves into a session
- * of its own (a new autogroup), gives that group nice -20, then the thread too. Threads, spinners and
- * children inherit it. Not SCHED_FIFO: the LLC probe must still get a slice of the application CPU. */
-static void boost_self(void) {
-    setsid(); /* fails harmlessly if we already lead a process group: then the group nice is ours anyway */
-    FILE *f = fopen("/proc/self/autogroup", "w");
-    if (f) {
-        fputs("-20", f);
-        fclose(f);
-    }
-    if (setpriority(PRIO_PROCESS, 0, -20) != 0) {
-        fprintf(stderr, "boost needs permission to renice to -20\n");
-        exit(2);
-    }
-}
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void die(const char *msg) {
     fprintf(stderr, "ptwarm_bench: %s\n", msg);

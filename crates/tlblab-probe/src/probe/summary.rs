@@ -153,3 +153,31 @@ pub(super) fn cap_measured(
         ),
     }
 }
+
+impl Measured {
+    /// A yes/no/unclear verdict's line (`measure::extras::Verdict`): "unclear" is its confidence,
+    /// any other answer is read with high confidence; no CPUID value stands beside it.
+    pub(super) fn verdict(
+        name: String,
+        value: Option<f64>,
+        unit: &str,
+        spread: Option<(f64, f64)>,
+        answer: &str,
+        note: String,
+    ) -> Measured {
+        Measured {
+            name,
+            value,
+            unit: unit.into(),
+            spread,
+            confidence: if answer == "unclear" {
+                Confidence::Unclear
+            } else {
+                Confidence::High
+            },
+            cpuid: None,
+            disagrees: false,
+            note,
+        }
+    }
+}

@@ -1,9 +1,4 @@
-"""Seed 000: migrating a thread's TLB contents with the thread (tlb_migration).
-
-This folder holds the seed whole: its citation and claims (below, shown at the head of its section
-in the report), `experiments.py` (one function per reproduction, running tlblab and returning our
-value for every row), and `reproductions/` (one data file per table or figure: the seed's numbers,
-the criteria written before the first run, docs/reproductions.md)."""
+"""Seed 000: migrating a thread's TLB contents with the thread (tlb_migration)."""
 
 CITE = (
     'Landsberg, Analyzing and Optimizing TLB-Induced Thread Migration Costs on Linux/ARM, MSc thesis, '

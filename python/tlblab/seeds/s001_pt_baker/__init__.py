@@ -1,9 +1,4 @@
-"""Seed 001: PT-Baker, a helper thread that keeps page-table entries warm in the caches (pt_baker).
-
-This folder holds the seed whole: its citation and claims (below, shown at the head of its section
-in the report), `experiments.py` (one function per reproduction, running tlblab and returning our
-value for every row), and `reproductions/` (one data file per table or figure: the seed's numbers,
-the criteria written before the first run, docs/reproductions.md)."""
+"""Seed 001: PT-Baker, a helper thread that keeps page-table entries warm in the caches (pt_baker)."""
 
 CITE = (
     'Chatzopoulos, Improving the Locality of Page Table Walks in the Cache Hierarchy (PT-Baker), BSc '

@@ -1,9 +1,4 @@
-"""Seed 002: ARM domains as address-space tags for fast context switches, and TLB entry sharing (fass).
-
-This folder holds the seed whole: its citation and claims (below, shown at the head of its section
-in the report), `experiments.py` (one function per reproduction, running tlblab and returning our
-value for every row), and `reproductions/` (one data file per table or figure: the seed's numbers,
-the criteria written before the first run, docs/reproductions.md)."""
+"""Seed 002: ARM domains as address-space tags for fast context switches, and TLB entry sharing (fass)."""
 
 CITE = (
     'Wiggins, Tuch, Uhlig, Heiser, Fast Address-Space Switching and TLB Sharing on the StrongARM'

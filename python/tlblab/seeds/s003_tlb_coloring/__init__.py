@@ -1,9 +1,5 @@
 """Seed 003: TLB coloring, an allocator that isolates real-time tasks (tlb_coloring).
 
-This folder holds the seed whole: its citation and claims (below, shown at the head of its section
-in the report), `experiments.py` (one function per reproduction, running tlblab and returning our
-value for every row), and `reproductions/` (one data file per table or figure: the seed's numbers,
-the criteria written before the first run, docs/reproductions.md).
 `rt_capture` builds and captures the real task program (runtime/bench/seed003/rt_tasks.c);
 `tasksets/` holds Table 6.1's task sets as `tlblab isolate` reads them.
 """

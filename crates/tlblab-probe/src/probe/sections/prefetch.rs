@@ -1,7 +1,6 @@
 //! Section 6: whether each software prefetch instruction fills the TLB (`measure::extras`).
 
 use super::*;
-use crate::analysis::knee::Confidence;
 use crate::measure::extras;
 
 pub(in crate::probe) struct Prefetch;
@@ -16,20 +15,14 @@ impl Section for Prefetch {
         if want("prefetch") {
             let n = l2.as_ref().map(|c| (c.onset / 2).max(256)).unwrap_or(512);
             for (k, v) in extras::prefetch_fills_tlb(n, if o.quick { 15 } else { 31 }) {
-                r.summary.push(Measured {
-                    name: format!("{} fills the TLB", k.name()),
-                    value: v.fraction,
-                    unit: "fraction of a load's effect".into(),
-                    spread: None,
-                    confidence: if v.answer == "unclear" {
-                        Confidence::Unclear
-                    } else {
-                        Confidence::High
-                    },
-                    cpuid: None,
-                    disagrees: false,
-                    note: v.answer.clone(),
-                });
+                r.summary.push(Measured::verdict(
+                    format!("{} fills the TLB", k.name()),
+                    v.fraction,
+                    "fraction of a load's effect",
+                    None,
+                    &v.answer,
+                    v.answer.clone(),
+                ));
                 r.prefetch.push((k.name().into(), v));
             }
         }

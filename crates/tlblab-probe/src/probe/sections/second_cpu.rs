@@ -2,7 +2,6 @@
 //! and whether TLB entries survive a migration round trip and a context switch.
 
 use super::*;
-use crate::analysis::knee::Confidence;
 use crate::measure::extras;
 use crate::sys;
 
@@ -20,20 +19,14 @@ impl Section for SecondCpu {
             if want_llc {
                 let v = extras::llc_sharing(cpu, oc, if o.quick { 5 } else { 11 });
                 let _ = sys::pin_to(cpu);
-                r.summary.push(Measured {
-                    name: format!("CPUs {cpu} and {oc} share a last-level cache now"),
-                    value: v.timings.get(1).map(|t| t.1.median),
-                    unit: "ns per line read by the other CPU".into(),
-                    spread: v.timings.get(1).map(|t| (t.1.q1, t.1.q3)),
-                    confidence: if v.answer == "unclear" {
-                        Confidence::Unclear
-                    } else {
-                        Confidence::High
-                    },
-                    cpuid: None,
-                    disagrees: false,
-                    note: v.answer.clone(),
-                });
+                r.summary.push(Measured::verdict(
+                    format!("CPUs {cpu} and {oc} share a last-level cache now"),
+                    v.timings.get(1).map(|t| t.1.median),
+                    "ns per line read by the other CPU",
+                    v.timings.get(1).map(|t| (t.1.q1, t.1.q3)),
+                    &v.answer,
+                    v.answer.clone(),
+                ));
                 r.llc_shared = Some(v);
             }
             if want_survival {
@@ -44,20 +37,14 @@ impl Section for SecondCpu {
                     ("TLB entries survive a migration round trip", &m),
                     ("TLB entries survive a context switch", &c),
                 ] {
-                    r.summary.push(Measured {
-                        name: name.into(),
-                        value: v.fraction,
-                        unit: "fraction surviving".into(),
-                        spread: None,
-                        confidence: if v.answer == "unclear" {
-                            Confidence::Unclear
-                        } else {
-                            Confidence::High
-                        },
-                        cpuid: None,
-                        disagrees: false,
-                        note: v.answer.clone(),
-                    });
+                    r.summary.push(Measured::verdict(
+                        name.into(),
+                        v.fraction,
+                        "fraction surviving",
+                        None,
+                        &v.answer,
+                        v.answer.clone(),
+                    ));
                 }
                 r.migration_survival = Some(m);
                 r.context_switch_survival = Some(c);
