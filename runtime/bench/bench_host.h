@@ -4,6 +4,7 @@
 #ifndef TLBLAB_BENCH_HOST_H
 #define TLBLAB_BENCH_HOST_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
+
 #endif
 
 static inline uint64_t ticks(void) {
@@ -24,6 +26,7 @@ static inline uint64_t ticks(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+
 #endif
 }
 
@@ -60,6 +63,19 @@ static inline void boost_self(void) {
         fprintf(stderr, "boost needs permission to renice to -20\n");
         exit(2);
     }
+}
+
+/* Option `name`'s value `val` as an integer in 0..max, or exit 2 naming the program, the option,
+ * the range and what was found. */
+static inline unsigned parse_uint_opt(const char *prog, const char *name, const char *val, unsigned long max) {
+    char *end;
+    errno = 0;
+    unsigned long v = val ? strtoul(val, &end, 10) : 0;
+    if (val == NULL || *val == '\0' || *end != '\0' || errno != 0 || v > max) {
+        fprintf(stderr, "%s: option %s needs an integer in 0..%lu, found '%s'\n", prog, name, max, val ? val : "");
+        exit(2);
+    }
+    return (unsigned)v;
 }
 
 #endif

@@ -236,14 +236,7 @@ static void run_threads(const variant_t *x, unsigned jobs, uint64_t *ta, uint64_
 }
 
 static unsigned parse_opt(const char *name, const char *val) {
-    char *end;
-    errno = 0;
-    unsigned long v = val ? strtoul(val, &end, 10) : 0;
-    if (val == NULL || *val == '\0' || *end != '\0' || errno != 0 || v > 1000000) {
-        fprintf(stderr, "color_sweep: option %s needs an integer in 0..1000000, found '%s'\n", name, val ? val : "");
-        exit(2);
-    }
-    return (unsigned)v;
+    return parse_uint_opt("color_sweep", name, val, 1000000);
 }
 
 int main(int argc, char **argv) {

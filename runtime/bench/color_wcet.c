@@ -67,14 +67,7 @@ static void flush_caches(void) {
 }
 
 static unsigned parse_opt(const char *name, const char *val) {
-    char *end;
-    errno = 0;
-    unsigned long v = val ? strtoul(val, &end, 10) : 0;
-    if (val == NULL || *val == '\0' || *end != '\0' || errno != 0 || v > 100000000) {
-        fprintf(stderr, "color_wcet: option %s needs an integer in 0..100000000, found '%s'\n", name, val ? val : "");
-        exit(2);
-    }
-    return (unsigned)v;
+    return parse_uint_opt("color_wcet", name, val, 100000000);
 }
 
 int main(int argc, char **argv) {
