@@ -13,7 +13,6 @@
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
-
 #endif
 
 static inline uint64_t ticks(void) {
