@@ -260,6 +260,7 @@ fn workload_generate(
 /// `relocations`: (lo, hi, delta); `vdso`: the vDSO's address in the replayed layout.
 #[pyfunction]
 #[pyo3(signature = (capture, timing, jobs, relocations, hyperperiods, output, vdso=None))]
+#[allow(clippy::too_many_arguments)] // one per Python argument
 fn rt_replay_write(
     py: Python<'_>,
     capture: String,
