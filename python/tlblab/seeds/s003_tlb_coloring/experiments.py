@@ -187,24 +187,28 @@ def _captured_jobs(trace, runs_seed: int = 0):
 
 
 def real_noisy_set_mask(quick: bool = False) -> int:
-    """§6.0.6 on the simulated machine with the real program: the §6.0.8 pair (T1 (1, 2, 0.392
-    ms), T2 (0, 16, 7.88 ms)) each write 2 pages of one color with tlb_malloc, randomization
-    off (§6.0.6: "We turn off heap randomization so that the stacks of the tasks always have the
-    same base address"); a color whose tasks miss after the warm-up is noisy. Over two
-    hyperperiods, from each task's second job on: a task's first job still re-touches what the
-    other tasks' warm-ups (which the program runs one after the other) evicted, in whichever
-    sets those pages fall, whatever the color."""
+    """§6.0.6 on the simulated machine with the real program, randomization off (§6.0.6: "We
+    turn off heap randomization so that the stacks of the tasks always have the same base
+    address"): the §6.0.8 pair (T1 (1, 2, 0.392 ms), T2 (0, 16, 7.88 ms)) with tlb_malloc, T1
+    writing pages of the color probed, T2 one page of the color 8 sets away; a color in which T1
+    misses after the warm-up is noisy. T1 writes 4 pages of the color, as many as a task set
+    here puts in one (`_colors_for`, 4 pages per color): §6.0.6 starts with one page per task
+    and "the number of pages accessed by each task can be increased", and a noise page shows
+    only in a color whose 4 ways the tasks fill (with 2 + 2 pages the vsyscall page of set 0 fit
+    in the fourth way and set 0 passed, then T1's 4 pages there missed 4 times a job). Over
+    two hyperperiods, from T1's second job on: its first job still re-touches what T2's warm-up
+    (which the program runs after T1's) evicted."""
     from concurrent.futures import ThreadPoolExecutor
 
     from tlblab.seeds.s003_tlb_coloring import rt_capture as rc
 
     def probe(color: int) -> bool:
-        tasks = [rc.Task("pages", 2, 2, 1000, 2000, 392, colors=(color,)),
-                 rc.Task("pages", 2, 2, 0, 16000, 7880, colors=(color,))]
+        tasks = [rc.Task("pages", 4, 4, 1000, 2000, 392, colors=(color,)),
+                 rc.Task("pages", 1, 1, 0, 16000, 7880, colors=((color + 8) % 16,))]
         cap = rc.capture("tlb", tasks, jobs=2, repeat=4)
         native = rc.layouts(cap, 1, aslr=False)[0]
         jobs = _captured_jobs(rc.replay(cap, tasks, 2, native, hyperperiods=2))
-        return int(jobs[jobs["job"] >= 2]["L1D_misses"].sum()) > 0
+        return int(jobs[(jobs["task"] == 0) & (jobs["job"] >= 2)]["L1D_misses"].sum()) > 0
 
     with ThreadPoolExecutor(2) as pool:
         noisy = list(pool.map(probe, range(16)))
