@@ -275,9 +275,9 @@ static void *task_main(void *arg) {
      * gettimeofday). */
     TLBLAB_ROI_BEGIN();
     t_init(t);
-    struct timeval now;
-    gettimeofday(&now, NULL); /* Alg. 4 line 14 of the first iteration; release = start_time */
-    t->sink += now.tv_usec;
+    struct timeval first_now;
+    gettimeofday(&first_now, NULL); /* Alg. 4 line 14 of the first iteration; release = start_time */
+    t->sink += first_now.tv_usec;
     struct timespec first = {0, 0};
     nanosleep(&first, NULL);
     TLBLAB_ROI_END();
