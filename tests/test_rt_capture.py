@@ -38,6 +38,16 @@ def test_given_a_tlb_malloc_pair_when_captured_and_replayed_then_each_task_write
     rel = rc.relocations(cap.anchors, native, rc.parse_maps(_native.trace_maps(str(cap.path))))
     heap_lo = min(lo for lo, hi, d in rel if lo <= cap.anchors["heap.T1"] < hi)
     assert all(((lo + d) >> 12) % 16 == (lo >> 12) % 16 for lo, hi, d in rel if lo == heap_lo)
+    # Linux 2.6.32's pages around the jobs (rt_replay): after each job the vDSO's page (where
+    # the native run put it) then the vsyscall page (set 0), loads of the task's thread; at each
+    # release the local APIC's page (set 12), a store.
+    recs = [r for r in tlblab.trace.records(trace, 10_000_000) if "vaddr" in r]
+    vsyscall = [r for r in recs if r["vaddr"] >> 12 == 0xffff_ff600]
+    apic = [r for r in recs if r["vaddr"] >> 12 == 0xffff_ff5fc]
+    vdso = [r for r in recs if r["vaddr"] >> 12 == native[rc.VDSO_ANCHOR] >> 12]
+    assert len(vsyscall) == len(jobs) and len(vdso) >= len(jobs)
+    assert {r["thread"] for r in vsyscall} == {0, 1} and all(r["kind"] == "load" for r in vsyscall)
+    assert len(apic) == 3 and all(r["kind"] == "store" for r in apic)  # releases at 0, 1 and 3 ms
 
 
 def test_given_a_malloc_pair_when_replayed_then_the_low_priority_task_is_preempted(tmp_path):

@@ -254,11 +254,13 @@ fn workload_generate(
     }))
 }
 
-/// rt_replay_write(capture, timing, jobs, relocations, hyperperiods, output) -> JSON summary:
-/// writes the rate-monotonic replay of a capture's jobs (seed 003; `workloads::rt_replay`) as a
-/// trace. `timing`: per task (phase, period, execution) in µs; `relocations`: (lo, hi, delta).
+/// rt_replay_write(capture, timing, jobs, relocations, hyperperiods, output, vdso=None) -> JSON
+/// summary: writes the rate-monotonic replay of a capture's jobs (seed 003;
+/// `workloads::rt_replay`) as a trace. `timing`: per task (phase, period, execution) in µs;
+/// `relocations`: (lo, hi, delta); `vdso`: the vDSO's address in the replayed layout.
 #[pyfunction]
-#[pyo3(signature = (capture, timing, jobs, relocations, hyperperiods, output))]
+#[pyo3(signature = (capture, timing, jobs, relocations, hyperperiods, output, vdso=None))]
+#[allow(clippy::too_many_arguments)] // one per Python argument
 fn rt_replay_write(
     py: Python<'_>,
     capture: String,
@@ -267,6 +269,7 @@ fn rt_replay_write(
     relocations: Vec<(u64, u64, i64)>,
     hyperperiods: u64,
     output: String,
+    vdso: Option<u64>,
 ) -> PyResult<String> {
     use tlblab_trace::workloads::{gen::Chunked, rt_replay};
     watch::start();
@@ -281,12 +284,13 @@ fn rt_replay_write(
             jobs,
             &rel,
             hyperperiods,
+            vdso,
         )?;
         let mut src = watch::Watched::new(Chunked::new(replay), None);
         let meta = json!({
             "program": "workload:rt_replay",
             "workload": {"name": "rt_replay", "capture": capture, "timing_us": timing,
-                         "jobs": jobs, "hyperperiods": hyperperiods},
+                         "jobs": jobs, "hyperperiods": hyperperiods, "vdso": vdso},
             "page_size": 4096,
             "regions": [],
         });

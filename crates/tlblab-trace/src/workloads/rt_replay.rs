@@ -15,11 +15,49 @@
 //! next release. Job k ≥ 1 of a task replays captured job ((k − 1) mod J) + 1 of its J. Events:
 //! `ThreadStart`, `TaskRelease`, `JobStart`, `JobEnd`, `ContextSwitch`; task i is thread i of
 //! process 0 (the seed's tasks are pthreads of one process, Alg. 4).
+//!
+//! Besides the jobs, the replay adds the two 4 KiB pages the seed's kernel (Linux 2.6.32,
+//! x86-64, §5) puts in the L1 DTLB around them, at the addresses that kernel gives them (the
+//! kernel's image, its direct map, stacks and task structs are 2 MiB pages, which the 4 KiB
+//! L1 DTLB does not hold; threads of one process switch without a CR3 write, so nothing is
+//! flushed):
+//! - `VSYSCALL_GTOD`: after each job the task reads the time (Alg. 4 line 14, `gettimeofday`),
+//!   which 2.6.32's vDSO reads from `vsyscall_gtod_data` in the vsyscall page at
+//!   `VSYSCALL_ADDR` = -10 MiB (arch/x86/kernel/vmlinux.lds.S: `.vsyscall_gtod_data` follows
+//!   `.vsyscall_0` and `.vsyscall_fn` in the first vsyscall page); a user-mode load, outside the
+//!   job (Alg. 4 times `t1_job`). Under Valgrind the call is a system call, so the capture lacks it.
+//!   2.6.32's vDSO finds that data through a pointer in its own image (arch/x86/vdso/vextern.h,
+//!   `VEXTERN(vsyscall_gtod_data)`, patched at boot), so the call first loads from the vDSO's
+//!   page (`Replay::with_vdso`: where the native run's kernel put the vDSO; 2.6.32 puts it at a
+//!   random page of the 2 MiB above the stack, `vdso_addr`, so its set is as random).
+//! - `LOCAL_APIC_EOI`: each release is a timer interrupt (the `nanosleep` of Alg. 4 line 16
+//!   expires), which ends by writing the local APIC's EOI register (offset 0xB0, Intel SDM
+//!   Vol. 3A Table 10-1) through the fixmap page `FIX_APIC_BASE` (arch/x86/include/asm/fixmap.h
+//!   of 2.6.32: after the 2048 vsyscall pages, `VSYSCALL_HPET`, `FIX_DBGP_BASE` and
+//!   `FIX_EARLYCON_MEM_BASE`, index 2051 below `FIXADDR_TOP` = -2 MiB - 4 KiB; xAPIC mode,
+//!   `CONFIG_PROVIDE_OHCI1394_DMA_INIT` off). The store is made by the thread that runs after
+//!   the release, before the job it starts (inside the job it resumes or continues, if any).
+//!
+//! The vsyscall page falls in set 0 and the APIC's page in set 12 of the Xeon E5-2650's 16-set
+//! L1 DTLB (virtual page number bits 0-3). Kernel addresses are written in the 48 bits the
+//! 4-level format translates (the canonical upper half's sign extension dropped: same table
+//! indices, same sets).
 
 use super::gen::*;
 use crate::record::{Access, Event};
 use crate::source::RecordSource;
-use tlblab_types::{ThreadId, VirtAddr};
+use tlblab_types::{AccessKind, ThreadId, VirtAddr};
+
+/// The page of 2.6.32's `vsyscall_gtod_data` (0xffff_ffff_ff60_0000, see the module comment),
+/// in 48 bits.
+pub const VSYSCALL_GTOD: u64 = 0xffff_ff60_0000;
+/// The local APIC's EOI register through 2.6.32's `FIX_APIC_BASE` fixmap page
+/// (0xffff_ffff_ff5f_c000 + 0xB0, see the module comment), in 48 bits.
+pub const LOCAL_APIC_EOI: u64 = 0xffff_ff5f_c0b0;
+
+fn kernel_ref(thread: usize, kind: AccessKind, va: u64) -> Record {
+    Record::Access(Access::new(ThreadId(thread as u32), kind, VirtAddr(va), 4))
+}
 
 /// One task: timing in µs and its captured jobs (index 0 the warm-up).
 #[derive(Clone, Debug)]
@@ -121,6 +159,7 @@ pub fn from_capture(
     jobs: usize,
     rel: &[Relocation],
     hyperperiods: u64,
+    vdso: Option<u64>,
 ) -> Result<Replay, String> {
     let (mut src, _meta, _fmt) = crate::convert::open_source_with(path, None, Default::default())?;
     let name = path.display().to_string();
@@ -135,7 +174,7 @@ pub fn from_capture(
             jobs,
         })
         .collect();
-    Replay::new(tasks, hyperperiods)
+    Ok(Replay::new(tasks, hyperperiods)?.with_vdso(vdso))
 }
 
 /// The rate-monotonic replay of captured jobs (see the module comment).
@@ -149,6 +188,7 @@ pub struct Replay {
     remaining: Vec<u64>,
     started: Vec<bool>,
     cursor: Vec<usize>,
+    vdso: Option<u64>,
 }
 
 impl Replay {
@@ -188,7 +228,24 @@ impl Replay {
             remaining: vec![0; n],
             started: vec![false; n],
             cursor: vec![0; n],
+            vdso: None,
         })
+    }
+
+    /// The vDSO's address in the replayed layout: each `gettimeofday` loads its pointer to
+    /// the time data there first (see the module comment). None: not in the layout.
+    pub fn with_vdso(mut self, vdso: Option<u64>) -> Self {
+        self.vdso = vdso;
+        self
+    }
+
+    /// What Alg. 4's `gettimeofday` (line 14) loads after task `i`'s job: the vDSO's pointer,
+    /// then the vsyscall page's time data.
+    fn read_time(&self, i: usize, out: &mut Vec<Record>) {
+        if let Some(v) = self.vdso {
+            out.push(kernel_ref(i, AccessKind::Load, v));
+        }
+        out.push(kernel_ref(i, AccessKind::Load, VSYSCALL_GTOD));
     }
 
     fn current(&self, i: usize) -> &[Access] {
@@ -254,6 +311,7 @@ impl Generator for Replay {
                     task: i as u32,
                     job: 0,
                 }));
+                self.read_time(i, out);
             }
             return true;
         }
@@ -263,6 +321,7 @@ impl Generator for Replay {
         let stop = (self.t + 1000).min(self.end);
         while self.t < stop {
             let t = self.t;
+            let mut released = false;
             for i in 0..n {
                 let (ph, pe, ex) = (
                     self.tasks[i].phase_us,
@@ -284,6 +343,7 @@ impl Generator for Replay {
                     self.remaining[i] = ex;
                     self.started[i] = false;
                     self.cursor[i] = 0;
+                    released = true;
                 }
             }
             let pick = (0..n)
@@ -291,6 +351,9 @@ impl Generator for Replay {
                 .min_by_key(|&i| (self.tasks[i].period_us, i));
             self.switch_to(pick, out);
             if let Some(i) = pick {
+                if released {
+                    out.push(kernel_ref(i, AccessKind::Store, LOCAL_APIC_EOI));
+                }
                 if !self.started[i] {
                     self.started[i] = true;
                     out.push(ev(Event::JobStart {
@@ -309,6 +372,7 @@ impl Generator for Replay {
                         task: i as u32,
                         job: self.job[i],
                     }));
+                    self.read_time(i, out);
                 }
             }
             self.t += 1;
@@ -321,7 +385,6 @@ impl Generator for Replay {
 mod tests {
     use super::*;
     use crate::source::VecSource;
-    use tlblab_types::AccessKind;
 
     fn acc(a: u64) -> Access {
         Access::new(ThreadId(7), AccessKind::Load, VirtAddr(a), 4)
@@ -373,6 +436,8 @@ mod tests {
     fn given_a_long_low_priority_job_when_replayed_then_it_is_preempted_and_resumes_where_it_was() {
         // T1 (phase 1, period 2, exec 1) over T2 (phase 0, period 4, exec 2): T2 runs [0,1),
         // T1 [1,2), T2 [2,3), T1 [3,4); T2's 10 references split 5 + 5 around the preemption.
+        // Each release's interrupt writes the APIC's page before the released job, each
+        // finished job reads the vsyscall page.
         let t1 = ReplayTask {
             phase_us: 1,
             period_us: 2,
@@ -385,23 +450,42 @@ mod tests {
             exec_us: 2,
             jobs: vec![job(&[0x9000]), job(&[0x8000; 10])],
         };
-        let mut g = Replay::new(vec![t1, t2], 1).unwrap();
+        let mut g = Replay::new(vec![t1, t2], 1)
+            .unwrap()
+            .with_vdso(Some(0x7fff_0000));
         let mut out = Vec::new();
         while g.step(&mut out) {}
         let seq: Vec<String> = out
             .iter()
             .filter_map(|r| match r {
+                Record::Access(a) if a.vaddr.0 == VSYSCALL_GTOD => {
+                    Some(format!("{}:gtod", a.thread.0))
+                }
+                Record::Access(a) if a.vaddr.0 == 0x7fff_0000 => {
+                    Some(format!("{}:vdso", a.thread.0))
+                }
+                Record::Access(a) if a.vaddr.0 == LOCAL_APIC_EOI => {
+                    assert_eq!(a.kind, AccessKind::Store);
+                    Some(format!("{}:eoi", a.thread.0))
+                }
                 Record::Access(a) => Some(format!("{}:{:x}", a.thread.0, a.vaddr.0)),
                 Record::Event(Event::JobEnd { task, job }) => Some(format!("end{task}.{job}")),
                 _ => None,
             })
             .collect();
-        let mut want = vec!["0:1000", "end0.0", "1:9000", "end1.0"];
+        let mut want = vec![
+            "0:1000", "end0.0", "0:vdso", "0:gtod", "1:9000", "end1.0", "1:vdso", "1:gtod", "1:eoi",
+        ];
         want.extend(["1:8000"; 5]);
-        want.extend(["0:2000", "0:2000", "end0.1"]);
+        want.extend(["0:eoi", "0:2000", "0:2000", "end0.1", "0:vdso", "0:gtod"]);
         want.extend(["1:8000"; 5]);
-        want.push("end1.1");
-        want.extend(["0:2000", "0:2000", "end0.2"]);
+        want.extend(["end1.1", "1:vdso", "1:gtod"]);
+        want.extend(["0:eoi", "0:2000", "0:2000", "end0.2", "0:vdso", "0:gtod"]);
         assert_eq!(seq, want);
+        // Linux's pages fall in sets 0 and 12 of a 16-set DTLB.
+        assert_eq!(
+            ((VSYSCALL_GTOD >> 12) & 15, (LOCAL_APIC_EOI >> 12) & 15),
+            (0, 12)
+        );
     }
 }

@@ -19,7 +19,11 @@ under `out/seed003/`:
    the same numbers; a clean clone measures new ones.
 3. `replay`: the capture's jobs, each address moved from Valgrind's layout to a native run's
    (`relocations`), scheduled by `tlblab_trace::workloads::rt_replay` with the task set's
-   phases, periods and execution times, written as a trace that `tlblab simulate` runs.
+   phases, periods and execution times, written as a trace that `tlblab simulate` runs. The
+   replay adds what the seed's kernel (Linux 2.6.32, x86-64) puts in the 4 KiB L1 DTLB around
+   the jobs: the vDSO's page (where the native run put it) and the vsyscall page that
+   `gettimeofday` reads after each job, and the local APIC's page that each release's timer
+   interrupt writes.
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ HEADERS = [RUNTIME / "include" / "tlblab" / "color.h", RUNTIME / "include" / "tl
 CACHE = ROOT / "out" / "seed003"
 # Bump when what a capture or a replay holds changes, so old files are not reused.
 CAPTURE_VERSION = "1"
+# Bump when what the replay adds to the jobs changes (2: Linux 2.6.32's vsyscall, vDSO and local
+# APIC pages, `tlblab_trace::workloads::rt_replay`).
+REPLAY_VERSION = "2"
 CFLAGS = ["-O2", "-std=c11", "-D_GNU_SOURCE", "-pthread", "-Wall", "-Wextra", "-Werror"]
 KERNELS = ("bubble", "insertion", "nth", "stats", "pages")
 
@@ -212,6 +219,10 @@ def relocations(valgrind_anchors: dict[str, int], native_anchors: dict[str, int]
     return out
 
 
+# The anchor of the vDSO (the program names each loaded object by its soname).
+VDSO_ANCHOR = "lib.linux-vdso.so.1"
+
+
 def replay(cap: Capture, tasks: list[Task], jobs: int, native: dict[str, int], hyperperiods: int,
            cache: Path = CACHE) -> Path:
     """The rate-monotonic replay of the capture's jobs in the native layout `native` (cached)."""
@@ -222,13 +233,15 @@ def replay(cap: Capture, tasks: list[Task], jobs: int, native: dict[str, int], h
         raise UserError(f"rt tasks: {cap.path} holds no /proc/PID/maps snapshot (capture it again)")
     rel = relocations(cap.anchors, native, parse_maps(maps))
     timing = [(t.phase_us, t.period_us, t.exec_us) for t in tasks]
-    key = content_digest(cap.path.name, json.dumps(timing), json.dumps(rel), str(jobs), str(hyperperiods), CAPTURE_VERSION)
+    vdso = native.get(VDSO_ANCHOR)
+    key = content_digest(cap.path.name, json.dumps(timing), json.dumps(rel), str(jobs), str(hyperperiods),
+                         str(vdso), CAPTURE_VERSION, REPLAY_VERSION)
     out = Path(cache) / "replay" / f"{key}.tlbt"
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        _native.rt_replay_write(str(cap.path), timing, jobs, rel, hyperperiods, str(out))
+        _native.rt_replay_write(str(cap.path), timing, jobs, rel, hyperperiods, str(out), vdso=vdso)
     except ValueError as e:
         raise UserError(f"rt tasks: replaying {cap.path}: {e}")
     return out
