@@ -261,6 +261,23 @@ fn forks_flush_four_times_a_round_on_the_stock_kernel_and_never_on_the_fast_one(
     assert!(fast.cycles < stock.cycles);
 }
 
+/// exec (proc_create mode 1): besides the six whole flushes of a round (fork's, exec's and
+/// exit's `flush_cache_mm` and three switches), the dynamic loader's four mapping calls each
+/// run `flush_cache_range` on the stock kernel: every range is at most 32 KiB, so the I-cache
+/// alone is invalidated and the TLB kept. The fast kernel defers them with the rest (§4.2).
+#[test]
+fn the_loaders_range_flushes_empty_the_icache_on_the_stock_kernel_only() {
+    let rounds = 3;
+    let spec = format!("proc_create:mode=1,rounds={rounds},kernel_instrs=2000");
+    let stock = run_workload(&spec, None);
+    assert_eq!(stock.os.tlb_flushes, 6 * rounds);
+    assert_eq!(stock.os.cache_flushes, (6 * 2 + 4) * rounds);
+    let fast = run_workload(&spec, Some("fass"));
+    assert_eq!(fast.os.cache_flushes, 0);
+    assert_eq!(fast.os.tlb_flushes, 3 * rounds);
+    assert!(fast.cycles < stock.cycles);
+}
+
 /// A `Flush` with `ADDRESS_SPACE` is the kernel's work: its cost is on the thread's clock,
 /// exactly the cycles the cache flushes cost; a plain `Flush` (a benchmark's) costs none.
 #[test]
@@ -305,12 +322,22 @@ fn an_address_space_flush_is_charged_to_the_core_and_a_plain_one_is_not() {
     assert_eq!(plain.cycles, none.cycles);
     assert!(kernel.os.cache_flush_cycles > 1000, "dirty lines to clean");
     assert_eq!(kernel.cycles, none.cycles + kernel.os.cache_flush_cycles);
-    // ADDRESS_SPACE flushes the TLB; caches alone are refused with a message.
+    // flush_cache_range over 32 KiB: the caches alone, the TLB kept, charged the same way.
+    let range = run_records(records(flush::CACHES | flush::ADDRESS_SPACE), None);
+    assert_eq!(range.os.tlb_flushes, none.os.tlb_flushes);
+    assert_eq!(range.os.cache_flush_cycles, kernel.os.cache_flush_cycles);
+    assert_eq!(range.cycles, none.cycles + range.os.cache_flush_cycles);
+    // A shorter flush_cache_range: the I-cache alone (one CP15 operation on sa1100, 1 cycle);
+    // the D-cache keeps its 256 dirty lines, the TLB its entries.
+    let icache = run_records(records(flush::INSTR_CACHES | flush::ADDRESS_SPACE), None);
+    assert_eq!(icache.os.cache_flushes, none.os.cache_flushes + 1);
+    assert_eq!(icache.os.cache_flush_cycles, 1);
+    assert_eq!(icache.os.tlb_flushes, none.os.tlb_flushes);
+    assert_eq!(icache.cycles, none.cycles + 1);
+    // INSTR_CACHES is the kernel's flush only: without ADDRESS_SPACE it is refused.
     let mut sys = System::new(sa1100(), RunOptions::default()).unwrap();
     let e = sys
-        .run(&mut VecSource::new(records(
-            flush::CACHES | flush::ADDRESS_SPACE,
-        )))
+        .run(&mut VecSource::new(records(flush::INSTR_CACHES)))
         .unwrap_err();
     assert!(e.0.contains("ADDRESS_SPACE"), "{e}");
 }

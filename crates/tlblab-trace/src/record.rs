@@ -60,8 +60,20 @@ pub mod flush {
     /// on a machine with untagged TLBs and virtually indexed caches (seed 002 §2, §4.2). With
     /// this bit, `TLB` empties the core's TLBs and page-walk caches, `CACHES` only its virtually
     /// indexed caches, and the cycles are charged to the core. A technique that tags address
-    /// spaces may defer it (fass: lazy cache flushing, seed 002 §4.2).
+    /// spaces may defer it (fass: lazy cache flushing, seed 002 §4.2). `TLB` is optional:
+    /// `flush_cache_range` over more than 32 KiB (munmap, mprotect, a `MAP_FIXED` mapping over
+    /// another) cleans and invalidates the whole caches with `cpu_cache_clean_invalidate_all`
+    /// (`MAX_AREA_SIZE`, arch/arm/mm/proc-sa110.S) and leaves the TLB to `flush_tlb_range`,
+    /// which the `Munmap`/`Mprotect` event's own shootdown does. With no other bit it is no
+    /// flush (what a technique leaves of a flush it defers).
     pub const ADDRESS_SPACE: u8 = 4;
+    /// With `ADDRESS_SPACE` only: the core's virtually indexed instruction caches (a unified
+    /// level on the data path too is not one), its data caches kept: the I-cache half of ARM
+    /// Linux 2.4's `flush_cache_range` on a range of at most 32 KiB, whose data-cache half is
+    /// a loop cleaning and invalidating the range's lines one by one (`flush_cache_range`
+    /// passes the I-cache flag always: include/asm-arm/proc-armv/cache.h;
+    /// `cpu_sa1100_cache_clean_invalidate_range` then invalidates the whole I-cache).
+    pub const INSTR_CACHES: u8 = 8;
 }
 
 /// The region a `PhaseBegin` names to end the warm-up and begin the region of interest: the

@@ -931,12 +931,25 @@ impl ReferenceModel {
             Event::Flush { core, what } if what & flush::ADDRESS_SPACE != 0 => {
                 // The kernel's flush for an address space (seed 002's flush_cache_mm): the
                 // TLBs, and with CACHES the virtually indexed caches, on the core's clock.
+                // Without TLB: flush_cache_range, the caches alone (CACHES) or the
+                // instruction caches alone (INSTR_CACHES).
                 let cpu = core.0 as usize % n;
-                if what & flush::TLB == 0 {
-                    return Err(format!("Flush: ADDRESS_SPACE without TLB (what = {what})"));
+                let caches = what & flush::CACHES != 0;
+                let mut cycles = 0;
+                if what & flush::TLB != 0 {
+                    cycles += self.flush_core(cpu, caches);
+                } else if caches {
+                    cycles += self.flush_virtual_caches(cpu, false);
                 }
-                let cycles = self.flush_core(cpu, what & flush::CACHES != 0);
+                if what & flush::INSTR_CACHES != 0 && !caches {
+                    cycles += self.flush_virtual_caches(cpu, true);
+                }
                 self.cpus[cpu].clock += cycles;
+            }
+            Event::Flush { what, .. } if what & flush::INSTR_CACHES != 0 => {
+                return Err(format!(
+                    "Flush: INSTR_CACHES without ADDRESS_SPACE (what = {what})"
+                ));
             }
             Event::Flush { core, what } => {
                 let cpu = core.0 as usize % n;
@@ -1163,7 +1176,20 @@ impl ReferenceModel {
         if !virtual_caches {
             return 0;
         }
-        let mut ids: Vec<usize> = c.icache.iter().chain(&c.dcache).map(|&(k, _)| k).collect();
+        self.flush_virtual_caches(cpu, false)
+    }
+
+    /// Flushes the virtually indexed caches of `cpu`'s core, each once; with `instr_only`
+    /// only those on its instruction path and not on its data path. Returns their cost.
+    fn flush_virtual_caches(&mut self, cpu: usize, instr_only: bool) -> u64 {
+        let c = &self.cores[self.cpus[cpu].core];
+        let data: Vec<usize> = c.dcache.iter().map(|&(k, _)| k).collect();
+        let mut ids: Vec<usize> = c.icache.iter().map(|&(k, _)| k).collect();
+        if instr_only {
+            ids.retain(|k| !data.contains(k));
+        } else {
+            ids.extend(&data);
+        }
         ids.sort_unstable();
         ids.dedup();
         let mut cycles = 0;

@@ -229,16 +229,29 @@ impl System {
                 }
             }
             Event::Flush { core, what } if what & flush::ADDRESS_SPACE != 0 => {
+                // The kernel's own flush for an address space (flush::ADDRESS_SPACE): the TLB
+                // with its caches, the caches alone (flush_cache_range over 32 KiB), or the
+                // instruction caches alone (the I-cache half of a shorter flush_cache_range),
+                // on the core's clock.
                 let cpu = core.0 as usize % self.cpus.len();
+                let caches = what & flush::CACHES != 0;
+                let mut cycles = 0;
                 if what & flush::TLB != 0 {
-                    let cycles = super::switch::flush_core(self, cpu, what & flush::CACHES != 0);
-                    self.cpus[cpu].clock += cycles;
-                } else if what & flush::CACHES != 0 {
-                    return Err(SimError(format!(
-                        "a Flush event with ADDRESS_SPACE flushes the TLB (bit {}) and maybe the caches; found what = {what}",
-                        flush::TLB
-                    )));
+                    cycles += super::switch::flush_core(self, cpu, caches);
+                } else if caches {
+                    cycles += super::switch::flush_virtual_caches(self, cpu, false);
                 }
+                if what & flush::INSTR_CACHES != 0 && !caches {
+                    cycles += super::switch::flush_virtual_caches(self, cpu, true);
+                }
+                self.cpus[cpu].clock += cycles;
+            }
+            Event::Flush { what, .. } if what & flush::INSTR_CACHES != 0 => {
+                return Err(SimError(format!(
+                    "a Flush event's INSTR_CACHES bit ({}) goes with ADDRESS_SPACE ({}), the kernel's flush for an address space; found what = {what}",
+                    flush::INSTR_CACHES,
+                    flush::ADDRESS_SPACE
+                )));
             }
             Event::Flush { core, what } => {
                 let cpu = core.0 as usize % self.cpus.len();

@@ -703,7 +703,10 @@ impl Technique for Fass {
                         // cleaned when its domain is next taken while dirty (`allocate`), or
                         // for free by any flush before. The TLB flush stays (the SA-1100
                         // invalidates its TLBs whole, and fork write-protects the parent).
-                        *what &= !flush::CACHES;
+                        // So is flush_cache_range's at munmap and mprotect (INSTR_CACHES, or
+                        // CACHES without the TLB): the space's addresses are its own, and the
+                        // TLB still checks every cache hit (§2 note 4).
+                        *what &= !(flush::CACHES | flush::INSTR_CACHES);
                     }
                     _ => {}
                 },

@@ -417,8 +417,9 @@ pub fn steps() -> impl Strategy<Value = Vec<Step>> {
         1 => (0u32..6).prop_map(|cpu| Step::Idle { cpu }),
         1 => (0u32..6, 0u32..6).prop_map(|(thread, cpu)| Step::Migrate { thread, cpu }),
         // A program's flushes (TLB, caches, both) and the kernel's for an address space
-        // (ADDRESS_SPACE with the TLB, with or without the caches).
-        2 => (0u32..6, prop::sample::select(vec![1u8, 2, 3, 5, 7]))
+        // (ADDRESS_SPACE with the TLB, with or without the caches; flush_cache_range's
+        // caches alone or instruction caches alone).
+        2 => (0u32..6, prop::sample::select(vec![1u8, 2, 3, 5, 7, 6, 12, 13]))
             .prop_map(|(cpu, what)| Step::Flush { cpu, what }),
         2 => (0u32..3, 0u64..64, 1u64..4).prop_map(|(process, page, pages)| Step::Mprotect { process, page, pages }),
         1 => (0u32..3, 0u64..64, 1u64..4).prop_map(|(process, page, pages)| Step::Munmap { process, page, pages }),

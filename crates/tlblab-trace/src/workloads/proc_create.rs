@@ -21,8 +21,10 @@
 //! data. Around them the stock ARM Linux 2.4 kernel flushes for the address space it changes
 //! (`flush_cache_mm`/`flush_tlb_mm` in `dup_mmap` and `exit_mmap`: a `Flush` event with
 //! `flush::ADDRESS_SPACE`), besides the flush at every context switch (the switch policy), and
-//! exec's switch to the new `mm` is a context switch. The fast kernel defers these cache
-//! flushes (seed 002 §4.2, lazy flushing; `techniques/fass.rs`).
+//! exec's switch to the new `mm` is a context switch; the dynamic loader's mapping calls in
+//! an exec'd program (`LOADER_RANGES`) each run `flush_cache_range` (the whole I-cache, the
+//! range's D-cache lines). The fast kernel defers these cache flushes (seed 002 §4.2, lazy
+//! flushing; `techniques/fass.rs`).
 //!
 //! The one constant calibrated per mode is the length of its own path (fork: the fork, exit
 //! and wait paths together; exec: the exec path; shell: the shell's own work), so that the
@@ -61,13 +63,14 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
 /// rounds of fork and exec, 2 of shell; cycles grow 1.25 per instruction, so each is solved
 /// from two runs; docs/technique-fass.md): the fork, exit and wait paths together, so that
 /// fork is Table 1's 4,061 us; the exec path, so that exec is 4,321 us (exec's two extra
-/// flushes, their refills and the loader's lines are most of its 260 us over fork: the path
-/// is short, and near its first pass over its lines the cycles are not monotone in its
-/// length, so it was found by a scan, 1,000-3,500 in steps of 100: 2,000 gives 4,322 us); the
-/// shell's own work, so that shell is 54,533 us.
+/// flushes, their refills, the loader's mapping calls with their range flushes and the
+/// loader's lines are most of its 260 us over fork: the path is short, and near its first pass
+/// over its lines the cycles are not monotone in its length, so it was found by a scan, 100-300
+/// in steps of 50: 150 gives 4,322 us; 2,000 before the loader's calls were traced); the
+/// shell's own work, so that shell is 54,533 us (7,170,655 before).
 pub const FORK_ROUND_INSTRS: u64 = 593_856;
-pub const EXEC_INSTRS: u64 = 2_000;
-pub const SH_INSTRS: u64 = 7_170_655;
+pub const EXEC_INSTRS: u64 = 150;
+pub const SH_INSTRS: u64 = 7_107_655;
 
 /// Shares of a fork round's kernel work: fork 60%, exit 25%, wait 15% (an assumption).
 const FORK_SHARE: (u64, u64, u64) = (60, 25, 15);
@@ -96,6 +99,33 @@ const PRIVATE: [(u64, u64); 3] = [
 /// Lines of libc text and data the dynamic loader touches to start a program (an assumption).
 const LOADER_TEXT_LINES: u64 = 128;
 const LOADER_DATA_LINES: u64 = 64;
+/// The dynamic loader's mapping calls for one library and its cache, in the order glibc's
+/// loader makes them (`_dl_map_object_from_fd`, `_dl_unload_cache`): the hole between libc's
+/// text and data made inaccessible (`mprotect(PROT_NONE)`), its data segment mapped
+/// `MAP_FIXED` over the reservation of the whole file, the rest of its bss mapped `MAP_FIXED`
+/// anonymous, ld.so.cache unmapped. Each runs the stock kernel's `flush_cache_range`
+/// (`change_protection`; `zap_page_range` in the `do_munmap` a `MAP_FIXED` mapping or munmap
+/// makes first: ARM Linux 2.4, mm/mprotect.c, mm/memory.c). Sizes (assumptions): the hole
+/// 28 KiB (under ARM's 32 KiB segment alignment), the data segment libc's data above, the bss
+/// rest 4 KiB, ld.so.cache 4 KiB: every one at most 32 KiB, the I-cache invalidated whole and
+/// the range's D-cache lines cleaned and invalidated one by one (`MAX_AREA_SIZE`,
+/// arch/arm/mm/proc-sa110.S; the per-line loop's instructions are not traced).
+const LOADER_RANGES: [(u64, u64); 3] = [
+    (LIBC_DATA + LIBC_DATA_BYTES, 28 << 10),
+    (LIBC_DATA, LIBC_DATA_BYTES),
+    (LIBC_DATA + LIBC_DATA_BYTES - 4096, 4096),
+];
+/// Where the loader maps ld.so.cache (a private read-only mapping), and its size.
+const LD_SO_CACHE: u64 = 0x01a0_0000;
+const LD_SO_CACHE_BYTES: u64 = 4 << 10;
+/// Instructions of the kernel's path for one mapping call (`sys_mmap2`/`sys_mprotect`/
+/// `sys_munmap` down to `do_mmap_pgoff`, `mprotect_fixup`, `do_munmap`), straight-line: "a
+/// few hundred instructions" like the switch path (seed 002 §1; an assumption).
+const MM_CALL_INSTRS: u64 = 400;
+/// Lines of the loader's own mapping code (`_dl_map_object_from_fd` and the system-call
+/// stubs) it runs around each call: the same lines every time (an assumption).
+const LOADER_MAP_LINES: u64 = 32;
+
 /// Shared-object ids: libc's text, then each program's text (fork-shared between a parent and
 /// its child until exec).
 const LIBC_OBJECT: u32 = 1;
@@ -215,6 +245,24 @@ impl ProcCreate {
         }));
     }
 
+    /// One of the loader's mapping calls: its own mapping code, then the kernel's path.
+    fn mm_call(&mut self, t: u32) {
+        for i in 0..LOADER_MAP_LINES {
+            self.rec(fetch(t, LIBC_TEXT + 0x2_0000 + i * 32, 4));
+        }
+        self.run(path(4, MM_CALL_INSTRS, 0), t);
+    }
+
+    /// The stock kernel's `flush_cache_range` on a range of at most 32 KiB: the I-cache whole
+    /// (the D-cache's per-line loop is not traced); a technique may defer it (fass, §4.2).
+    /// Its `flush_tlb_range` is the `Munmap`/`Mprotect` event's shootdown.
+    fn range_flush(&mut self) {
+        self.rec(ev(Event::Flush {
+            core: CoreId(0),
+            what: flush::INSTR_CACHES | flush::ADDRESS_SPACE,
+        }));
+    }
+
     /// A new address space running `prog`, with libc: thread = process = a fresh id.
     fn new_space(&mut self, prog: Program) -> u32 {
         let p = self.next_id;
@@ -270,6 +318,36 @@ impl ProcCreate {
         self.end_space(c);
         let n = self.new_space(prog);
         self.rec(switch(0, Some(c), Some(n)));
+        // The loader maps ld.so.cache, searches it, maps libc (LOADER_RANGES), unloads the
+        // cache, then relocates libc (its text and data lines).
+        self.rec(ev(Event::Mmap {
+            process: n,
+            start: VirtAddr(LD_SO_CACHE),
+            len: LD_SO_CACHE_BYTES,
+            prot: prot::READ,
+            page_shift: 12,
+        }));
+        self.mm_call(n);
+        for i in 0..8 {
+            self.rec(load(n, LD_SO_CACHE + i * 512, 4));
+        }
+        for (start, len) in LOADER_RANGES {
+            self.rec(ev(Event::Mprotect {
+                process: n,
+                start: VirtAddr(start),
+                len,
+                prot: prot::READ | prot::WRITE,
+            }));
+            self.mm_call(n);
+            self.range_flush();
+        }
+        self.rec(ev(Event::Munmap {
+            process: n,
+            start: VirtAddr(LD_SO_CACHE),
+            len: LD_SO_CACHE_BYTES,
+        }));
+        self.mm_call(n);
+        self.range_flush();
         for i in 0..LOADER_TEXT_LINES {
             self.rec(fetch(n, LIBC_TEXT + 0x4000 + i * 32, 4));
         }

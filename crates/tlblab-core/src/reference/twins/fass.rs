@@ -684,11 +684,12 @@ impl Twin for FassTwin {
                         prot: pr,
                     },
                     // §4.2 lazy flushing: the kernel's cache flush for an address space it
-                    // forks or tears down waits for the domain's next use; its TLB flush stays.
+                    // forks, tears down, unmaps from or reprotects (flush_cache_mm,
+                    // flush_cache_range) waits for the domain's next use; its TLB flush stays.
                     Event::Flush { core, what } if what & flush::ADDRESS_SPACE != 0 => {
                         Event::Flush {
                             core,
-                            what: what & !flush::CACHES,
+                            what: what & !(flush::CACHES | flush::INSTR_CACHES),
                         }
                     }
                     e => e,

@@ -26,9 +26,20 @@ pub(crate) fn flush_core(sys: &mut System, cpu: usize, virtual_caches: bool) -> 
     if !virtual_caches {
         return 0;
     }
+    flush_virtual_caches(sys, cpu, false)
+}
+
+/// Flushes the virtually indexed caches of `cpu`'s core (each once), or with `instr_only`
+/// those on its instruction path that are not on its data path too; returns their cycles.
+pub(crate) fn flush_virtual_caches(sys: &mut System, cpu: usize, instr_only: bool) -> u64 {
+    let c = &sys.cores[sys.cpus[cpu].core];
     let caches = || c.icache.iter().chain(&c.dcache).map(|r| r.cache);
+    let on_data_path = |k: usize| c.dcache.iter().any(|r| r.cache == k);
     let mut cycles = 0;
     for (i, k) in caches().enumerate() {
+        if instr_only && (i >= c.icache.len() || on_data_path(k)) {
+            continue;
+        }
         if !caches().take(i).any(|u| u == k) && sys.caches[k].is_virtual() {
             cycles += sys.caches[k].flush();
             sys.os_stats.cache_flushes += 1;

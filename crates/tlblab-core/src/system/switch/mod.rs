@@ -15,7 +15,7 @@ use crate::system::{SimError, System};
 use tlblab_types::ThreadId;
 
 pub(crate) use asid_tagged::switch_asid_tagged;
-pub(crate) use flush_all::flush_core;
+pub(crate) use flush_all::{flush_core, flush_virtual_caches};
 
 impl System {
     /// The policy in force, with `Auto` resolved against the machine's TLB tags.
