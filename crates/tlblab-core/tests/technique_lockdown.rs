@@ -378,7 +378,11 @@ fn a_lockable_array_leaves_every_way_of_the_sets_to_the_unlocked_pages() {
         // The first access starts the program: the locks' walks, then its own.
         access(&mut sys, 0, others[0]);
         let walks = sys.stats().total.walks;
-        assert_eq!(walks, locked + 1, "{what}: one walk per lock, one for the access");
+        assert_eq!(
+            walks,
+            locked + 1,
+            "{what}: one walk per lock, one for the access"
+        );
         assert_eq!(sys.tlbs[0].locked_count() as u64, locked, "{what}");
         for _ in 0..R {
             for &p in locked_pages.iter().chain(&others) {
@@ -436,7 +440,8 @@ fn a_lockable_array_holds_four_pages_of_one_set_which_the_ways_cannot() {
         ))
         .unwrap_err();
     assert!(
-        err.to_string().contains("every way of the page's set is locked"),
+        err.to_string()
+            .contains("every way of the page's set is locked"),
         "{err}"
     );
 }

@@ -585,9 +585,10 @@ impl NaiveTlb {
             }
         }
         for slot in &mut self.array {
-            if slot.as_ref().is_some_and(|e| {
-                e.vpn == va >> e.size.shift() && (e.global || e.asid == asid)
-            }) {
+            if slot
+                .as_ref()
+                .is_some_and(|e| e.vpn == va >> e.size.shift() && (e.global || e.asid == asid))
+            {
                 *slot = None;
                 n += 1;
             }

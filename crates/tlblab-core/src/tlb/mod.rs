@@ -1018,7 +1018,8 @@ impl Tlb {
                 }
             }
         }
-        self.array_find(va, req).map(|(slot, ..)| self.entry_at(slot))
+        self.array_find(va, req)
+            .map(|(slot, ..)| self.entry_at(slot))
     }
 
     fn entry_at(&self, slot: usize) -> TlbEntry {
@@ -1209,8 +1210,8 @@ impl Tlb {
         let slot = self.array_free_slot()?;
         // The same translation in its set moves into the array.
         let base = self.index.set_of(e.vpn.0) * self.ways;
-        if let Some(in_set) = (base..base + self.ways)
-            .find(|&s| self.keys.get(s) == key && self.tags_match(s, req))
+        if let Some(in_set) =
+            (base..base + self.ways).find(|&s| self.keys.get(s) == key && self.tags_match(s, req))
         {
             self.invalidate_slot(in_set);
         }
@@ -1407,7 +1408,8 @@ impl Tlb {
             if self.array_find(va, req).is_some() {
                 return true;
             }
-            let (Some((slot, ..)), Some(free)) = (self.search_sets(va, req), self.array_free_slot())
+            let (Some((slot, ..)), Some(free)) =
+                (self.search_sets(va, req), self.array_free_slot())
             else {
                 return false;
             };

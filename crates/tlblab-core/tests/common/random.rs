@@ -101,29 +101,31 @@ pub fn tlb_level(level: u8, sizes: Vec<PageSize>) -> impl Strategy<Value = TlbCo
             proptest::bool::weighted(0.4),
         ),
     )
-        .prop_map(move |(shape, (asid, hw), (shared, lockable, refill, array))| {
-            let t = tlb_config(level, &sizes, shape);
-            TlbConfig {
-                shared,
-                // An array of its own may hold more than the sets (4 beside 1 entry).
-                lockable: if array {
-                    lockable
-                } else {
-                    lockable.min(t.entries)
-                },
-                lockable_array: array && lockable > 0,
-                // A level below another refills it after a walk in 0-2 cycles (seed 004's
-                // Cortex-A9 main TLB, `TlbConfig::refill_latency`).
-                refill_latency: refill,
-                tags: TagConfig {
-                    asid,
-                    vmid: true,
-                    domain: false,
-                    hw_thread: hw,
-                },
-                ..t
-            }
-        })
+        .prop_map(
+            move |(shape, (asid, hw), (shared, lockable, refill, array))| {
+                let t = tlb_config(level, &sizes, shape);
+                TlbConfig {
+                    shared,
+                    // An array of its own may hold more than the sets (4 beside 1 entry).
+                    lockable: if array {
+                        lockable
+                    } else {
+                        lockable.min(t.entries)
+                    },
+                    lockable_array: array && lockable > 0,
+                    // A level below another refills it after a walk in 0-2 cycles (seed 004's
+                    // Cortex-A9 main TLB, `TlbConfig::refill_latency`).
+                    refill_latency: refill,
+                    tags: TagConfig {
+                        asid,
+                        vmid: true,
+                        domain: false,
+                        hw_thread: hw,
+                    },
+                    ..t
+                }
+            },
+        )
 }
 
 /// A unified cache level of 2^`log_sets` sets of 2^`log_ways` ways, 64-byte lines, latency
