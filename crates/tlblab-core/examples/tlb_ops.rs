@@ -27,6 +27,7 @@ fn main() {
         latency: 1,
         shared: false,
         lockable: 0,
+        lockable_array: false,
         tags: TagConfig::default(),
         source: String::new(),
         refill_latency: 0,

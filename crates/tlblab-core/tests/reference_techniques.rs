@@ -181,11 +181,14 @@ proptest! {
         opts in options(),
         steps in steps(),
         spaces in 1usize..4,
-        (lockable, pages, process, all, named) in (1usize..5, proptest::collection::vec(0u64..64, 0..5), 0usize..3, any::<bool>(), any::<bool>()),
+        (lockable, pages, process, all, named, array) in (1usize..5, proptest::collection::vec(0u64..64, 0..5), 0usize..3, any::<bool>(), any::<bool>(), any::<bool>()),
     ) {
         let mut cfg = cfg;
         let level = first_data_level(&mut cfg);
-        level.lockable = lockable.min(level.entries);
+        // The locks in the level's ways, or in an array of their own beside its sets (the
+        // Cortex-A9's main TLB, TRM §6.2.2), which may hold more than the sets.
+        level.lockable_array = array;
+        level.lockable = if array { lockable } else { lockable.min(level.entries) };
         let name = level.name.clone();
         let pages: Vec<String> = pages.iter().map(|&p| format!("{:#x}", page_va(p, &cfg))).collect();
         let mut params = vec![

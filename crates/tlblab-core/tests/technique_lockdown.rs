@@ -316,3 +316,132 @@ fn with_a_refill_latency_every_walk_adds_it_to_the_cycles_and_to_the_micro_stall
     // The fast lanes (no stall counting) charge the same cycles as the general path.
     assert_eq!(run(REFILL, false).total.cycles, t.cycles);
 }
+
+/// A unified main TLB of 4 sets x 2 ways (LRU), the only level, with `lockable` lockable
+/// entries, in an array of their own (`array`) or in the sets' ways; walks of 2 cycles.
+fn one_level(lockable: usize, array: bool) -> System {
+    // Unified: the machine needs a level for instruction fetches; the test makes none.
+    let mut main = tlb("main", 1, 8, 2, ReplacementKind::Lru);
+    main.latency = 0;
+    main.lockable = lockable;
+    main.lockable_array = array;
+    main.tags.asid = true;
+    let mut m = machine(PageTableFormat::Armv7Short, vec![main]);
+    m.walker.latency = 2;
+    m.cores = 1;
+    System::new(
+        m,
+        RunOptions {
+            caches: false,
+            data_accesses: false,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+/// Pages of set 0 of `one_level`'s 4 sets (VPNs 4 apart), the `n` from `first` on.
+fn set0_pages(first: u64, n: u64) -> Vec<u64> {
+    (0..n).map(|i| (first + 4 * i) << 12).collect()
+}
+
+#[test]
+fn a_lockable_array_leaves_every_way_of_the_sets_to_the_unlocked_pages() {
+    // The Cortex-A9's main TLB keeps its 4 lockable entries in "a fully-associative, lockable
+    // array of four elements" beside its 2-way sets (TRM DDI0388 §6.2.2). Closed forms, after
+    // the program's first access (the locks' walks, then its own, of the first unlocked page),
+    // R rounds over the locked pages and k unlocked pages, all of one set: with the array, the
+    // locked pages never walk and the set's 2 ways hold k = 2 unlocked pages (1 more walk),
+    // while k = 3 miss every time under LRU but the first (3R - 1). Locks in the ways (2
+    // lockable, both ways of the set) leave the k pages no way: k R walks.
+    const R: u64 = 50;
+    for (lockable, array, locked, k, walks_after_start) in [
+        (4, true, 4, 2, 1),
+        (4, true, 4, 3, 3 * R - 1),
+        (4, true, 2, 2, 1),
+        (2, false, 2, 2, 2 * R),
+        (2, false, 2, 1, R),
+    ] {
+        let what = format!("lockable {lockable}, array {array}, {locked} locked, k = {k}");
+        let mut sys = one_level(lockable, array);
+        let locked_pages = set0_pages(0x100, locked);
+        let spec = format!(
+            "lockdown:pages={}",
+            locked_pages
+                .iter()
+                .map(|p| format!("{p:#x}"))
+                .collect::<Vec<_>>()
+                .join("+")
+        );
+        install(&mut sys, &parse_spec(&spec).unwrap()).unwrap();
+        let others = set0_pages(0x200, k);
+        // The first access starts the program: the locks' walks, then its own.
+        access(&mut sys, 0, others[0]);
+        let walks = sys.stats().total.walks;
+        assert_eq!(
+            walks,
+            locked + 1,
+            "{what}: one walk per lock, one for the access"
+        );
+        assert_eq!(sys.tlbs[0].locked_count() as u64, locked, "{what}");
+        for _ in 0..R {
+            for &p in locked_pages.iter().chain(&others) {
+                access(&mut sys, 0, p);
+            }
+        }
+        assert_eq!(sys.stats().total.walks - walks, walks_after_start, "{what}");
+        sys.tlbs[0].check_bookkeeping().unwrap();
+    }
+}
+
+#[test]
+fn a_lockable_array_holds_four_pages_of_one_set_which_the_ways_cannot() {
+    // Four locks into one 2-way set: the array takes them; locks in the ways cannot.
+    let pages = set0_pages(0x100, 4)
+        .iter()
+        .map(|p| format!("{p:#x}"))
+        .collect::<Vec<_>>()
+        .join("+");
+    let spec = parse_spec(&format!("lockdown:pages={pages}")).unwrap();
+    let mut sys = one_level(4, true);
+    install(&mut sys, &spec).unwrap();
+    access(&mut sys, 0, 0x30_0000);
+    assert_eq!(sys.tlbs[0].locked_count(), 4);
+    // A flush leaves them; a shootdown of one takes it out of the array, and it misses once.
+    sys.event(Event::Flush {
+        core: CoreId(0),
+        what: flush::TLB,
+    })
+    .unwrap();
+    assert_eq!(sys.tlbs[0].locked_count(), 4);
+    sys.event(Event::Mprotect {
+        process: 0,
+        start: VirtAddr(0x10_0000),
+        len: 4096,
+        prot: 1,
+    })
+    .unwrap();
+    assert_eq!(sys.tlbs[0].locked_count(), 3);
+    let walks = sys.stats().total.walks;
+    for p in set0_pages(0x100, 4) {
+        access(&mut sys, 0, p);
+    }
+    assert_eq!(sys.stats().total.walks, walks + 1);
+    sys.tlbs[0].check_bookkeeping().unwrap();
+
+    let mut ways = one_level(4, false);
+    install(&mut ways, &spec).unwrap();
+    let err = ways
+        .access(Access::new(
+            ThreadId(0),
+            AccessKind::Load,
+            VirtAddr(0x30_0000),
+            4,
+        ))
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("every way of the page's set is locked"),
+        "{err}"
+    );
+}

@@ -30,6 +30,7 @@ fn tlb(name: &str, level: u8, kind: TlbKind, sets: usize, ways: usize, asid: boo
         latency: 1,
         shared: false,
         lockable: 0,
+        lockable_array: false,
         tags: TagConfig {
             asid,
             ..TagConfig::default()

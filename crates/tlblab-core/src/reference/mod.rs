@@ -1461,8 +1461,7 @@ impl ReferenceModel {
             // Seed 000 §5.2's used bit (a count here): every entry that translated this
             // reference, the level that hit and those filled above it (all after a walk).
             for &(t, _) in path.iter().take(filled_below + 1) {
-                if let Some((set, w)) = self.tlbs[t].position(va, who) {
-                    let e = self.tlbs[t].sets.slots[set][w].as_mut().expect("held");
+                if let Some(e) = self.tlbs[t].held_mut(va, who) {
                     e.uses = e.uses.saturating_add(1);
                     e.last_use = self.references;
                 }

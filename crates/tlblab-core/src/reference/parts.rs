@@ -198,6 +198,10 @@ pub(super) struct NaiveTlb {
     tag_vmid: bool,
     tag_hw: bool,
     pub(super) lockable: usize,
+    /// `TlbConfig::lockable_array`: the locked entries, in a fully associative array of
+    /// `lockable` slots beside the sets (the Cortex-A9's main TLB, TRM §6.2.2); empty when the
+    /// locks take ways of the sets.
+    pub(super) array: Vec<Option<Entry>>,
     pub(super) name: String,
 }
 
@@ -226,6 +230,11 @@ impl NaiveTlb {
             tag_vmid: t.tags.vmid,
             tag_hw: t.tags.hw_thread,
             lockable: t.lockable,
+            array: if t.lockable_array {
+                vec![None; t.lockable]
+            } else {
+                Vec::new()
+            },
             name: t.name.clone(),
         }
     }
@@ -278,15 +287,41 @@ impl NaiveTlb {
         None
     }
 
+    /// The slot of the lockable array holding the entry translating `va` for `who` (each
+    /// entry matched at its own page size), first slot first.
+    fn array_position(&self, va: u64, who: Who) -> Option<usize> {
+        self.array.iter().position(|s| {
+            s.as_ref()
+                .is_some_and(|e| e.vpn == va >> e.size.shift() && self.allows(e, who))
+        })
+    }
+
     /// The entry a lookup of `va` for `who` would hit, touching nothing (seed 002's domain
     /// check reads the entry's domain before the reference runs).
     pub(super) fn peek(&self, va: u64, who: Who) -> Option<&Entry> {
-        let (set, w) = self.position(va, who)?;
-        self.sets.slots[set][w].as_ref()
+        match self.position(va, who) {
+            Some((set, w)) => self.sets.slots[set][w].as_ref(),
+            None => self.array[self.array_position(va, who)?].as_ref(),
+        }
     }
 
+    /// The entry a lookup of `va` for `who` hits, to change (the uses count).
+    pub(super) fn held_mut(&mut self, va: u64, who: Who) -> Option<&mut Entry> {
+        match self.position(va, who) {
+            Some((set, w)) => self.sets.slots[set][w].as_mut(),
+            None => {
+                let i = self.array_position(va, who)?;
+                self.array[i].as_mut()
+            }
+        }
+    }
+
+    /// A lookup: the sets (a hit touches its way), then the lockable array (no replacement
+    /// state).
     pub(super) fn lookup(&mut self, va: u64, who: Who) -> Option<Entry> {
-        let (set, w) = self.position(va, who)?;
+        let Some((set, w)) = self.position(va, who) else {
+            return self.array[self.array_position(va, who)?].clone();
+        };
         self.sets.touch(set, w, false);
         self.sets.slots[set][w].clone()
     }
@@ -297,8 +332,49 @@ impl NaiveTlb {
             .iter()
             .flatten()
             .flatten()
+            .chain(self.array.iter().flatten())
             .filter(|e| e.locked)
             .count()
+    }
+
+    /// `insert` where the level has a lockable array: a translation the array holds is
+    /// refreshed there; a locked `e` goes into the first free array slot, out of its set if
+    /// there. Some(false) when done; None: an ordinary fill of the sets, unlocked.
+    fn array_insert(&mut self, e: &Entry) -> Option<bool> {
+        let who = Who {
+            asid: e.asid,
+            vmid: e.vmid,
+            hw_thread: e.hw_thread,
+        };
+        let same = |x: &Entry| x.vpn == e.vpn && x.size == e.size;
+        if let Some(i) = self
+            .array_position(e.vpn << e.size.shift(), who)
+            .filter(|&i| self.array[i].as_ref().is_some_and(same))
+        {
+            let x = self.array[i].as_ref().unwrap();
+            self.array[i] = Some(Entry {
+                locked: true,
+                uses: x.uses,
+                last_use: x.last_use,
+                ..e.clone()
+            });
+            return Some(false);
+        }
+        if !e.locked {
+            return None;
+        }
+        let free = self.array.iter().position(Option::is_none)?;
+        let set = self.set_of(e.vpn);
+        if let Some(w) = self.sets.find(set, |x| same(x) && self.allows(x, who)) {
+            self.sets.invalidate(set, w);
+        }
+        self.array[free] = Some(Entry {
+            locked: true,
+            uses: 0,
+            last_use: 0,
+            ..e.clone()
+        });
+        Some(false)
     }
 
     /// Puts `e` in: an entry already translating it for its tags is refreshed in place (a lock
@@ -309,6 +385,11 @@ impl NaiveTlb {
         if !self.holds(e.size) {
             return false;
         }
+        if !self.array.is_empty() {
+            if let Some(evicted) = self.array_insert(&e) {
+                return evicted;
+            }
+        }
         let set = self.set_of(e.vpn);
         let who = Who {
             asid: e.asid,
@@ -318,7 +399,7 @@ impl NaiveTlb {
         let same = self.sets.find(set, |x| {
             x.vpn == e.vpn && x.size == e.size && self.allows(x, who)
         });
-        let locks_free = self.locked_count() < self.lockable;
+        let locks_free = self.array.is_empty() && self.locked_count() < self.lockable;
         let (w, evicted) = match same {
             Some(w) => (w, false),
             None => {
@@ -353,6 +434,27 @@ impl NaiveTlb {
     /// Locks the entry translating `va` for `who` if there is one and a lock is free (or it
     /// is locked already): whether it is locked now.
     pub(super) fn lock(&mut self, va: u64, who: Who) -> bool {
+        if !self.array.is_empty() {
+            // Locking moves the entry from its set into a free slot of the array.
+            if self.array_position(va, who).is_some() {
+                return true;
+            }
+            let (Some((set, w)), Some(free)) = (
+                self.position(va, who),
+                self.array.iter().position(Option::is_none),
+            ) else {
+                return false;
+            };
+            let e = self.sets.slots[set][w].clone().expect("held");
+            self.sets.invalidate(set, w);
+            self.array[free] = Some(Entry {
+                locked: true,
+                uses: 0,
+                last_use: 0,
+                ..e
+            });
+            return true;
+        }
         let Some((set, w)) = self.position(va, who) else {
             return false;
         };
@@ -389,11 +491,43 @@ impl NaiveTlb {
                 }
             }
         }
+        for slot in &mut self.array {
+            let overlaps = slot.as_ref().is_some_and(|e| {
+                let Some(start) = e.vpn.checked_mul(e.size.bytes()) else {
+                    return false;
+                };
+                let end = start + (e.size.bytes() - 1);
+                let allows = (!self.tag_asid || e.global || e.asid == who.asid)
+                    && (!self.tag_vmid || e.vmid == who.vmid)
+                    && (!self.tag_hw || e.hw_thread == who.hw_thread);
+                e.size != size && allows && start <= hi && lo <= end
+            });
+            if overlaps {
+                *slot = None;
+                n += 1;
+            }
+        }
         n
     }
 
-    /// Unlocks every entry of `va`'s pages (any tags).
+    /// Unlocks every entry of `va`'s pages (any tags). An entry of the lockable array moves
+    /// into its set (an ordinary fill there), in array slot order.
     pub(super) fn unlock(&mut self, va: u64) {
+        for i in 0..self.array.len() {
+            if self.array[i]
+                .as_ref()
+                .is_some_and(|e| e.vpn == va >> e.size.shift())
+            {
+                let e = self.array[i].take().expect("held");
+                // A new entry of its set: its uses count from this fill.
+                self.insert(Entry {
+                    locked: false,
+                    uses: 0,
+                    last_use: 0,
+                    ..e
+                });
+            }
+        }
         for &size in &self.sizes {
             let vpn = va >> size.shift();
             let set = self.set_of(vpn);
@@ -450,12 +584,26 @@ impl NaiveTlb {
                 }
             }
         }
+        for slot in &mut self.array {
+            if slot
+                .as_ref()
+                .is_some_and(|e| e.vpn == va >> e.size.shift() && (e.global || e.asid == asid))
+            {
+                *slot = None;
+                n += 1;
+            }
+        }
         n
     }
 
     /// The valid entries in slot order (set by set, way by way).
     pub(super) fn entries(&self) -> impl Iterator<Item = &Entry> {
-        self.sets.slots.iter().flatten().flatten()
+        self.sets
+            .slots
+            .iter()
+            .flatten()
+            .flatten()
+            .chain(self.array.iter().flatten())
     }
 }
 

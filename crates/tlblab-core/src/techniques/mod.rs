@@ -384,6 +384,7 @@ pub(crate) fn test_machine(sets: usize, ways: usize) -> MachineConfig {
             latency: 1,
             shared: false,
             lockable: 0,
+            lockable_array: false,
             tags: TagConfig::default(),
             source: String::new(),
             refill_latency: 0,

@@ -88,6 +88,10 @@ impl Default for TagConfig {
     }
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -128,6 +132,14 @@ pub struct TlbConfig {
     /// How many entries may be locked at once (0 = no lockdown support).
     #[serde(default)]
     pub lockable: usize,
+    /// Whether the `lockable` entries are a fully associative array of their own beside the
+    /// level's `entries` (true), or ways of its sets (false). The Cortex-A9's main TLB is "a
+    /// fully-associative, lockable array of four elements" and "a 2-way associative structure
+    /// of 2x32, 2x64, 2x128 or 2x256 entries" (Cortex-A9 TRM DDI0388, §6.2.2 Main TLB): a
+    /// locked page takes no way of a set, and only locked entries live in the array (one that
+    /// is unlocked moves into its set). Lookups search the sets, then the array.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub lockable_array: bool,
     #[serde(default)]
     pub tags: TagConfig,
     /// The ways the hardware builds each set with, when `ways` models fewer: `tlblab probe --out`
@@ -179,7 +191,7 @@ impl TlbConfig {
         if self.page_sizes.is_empty() {
             return f("page_sizes", "must list at least one page size".into());
         }
-        if self.lockable > self.entries {
+        if self.lockable > self.entries && !self.lockable_array {
             return f(
                 "lockable",
                 format!(
@@ -336,6 +348,9 @@ pub struct Tlb {
     /// hit or a tag check reads, one host cache line instead of one per field.
     payload: Vec<Payload>,
     locked_count: usize,
+    /// The first slot of the lockable array (`TlbConfig::lockable_array`): slots
+    /// `array_base..keys.len()` are the array, `0..array_base` the sets. No array: `keys.len()`.
+    array_base: usize,
     /// Valid entries per page size (lookups skip sizes with none) and per set.
     size_count: [u32; 6],
     /// Bit i set: page size of index i is held by this level (`held_sizes`) / has valid
@@ -470,6 +485,11 @@ impl Tlb {
         let ways = config.ways();
         let sets = config.sets();
         let n = sets * ways;
+        let array = if config.lockable_array {
+            config.lockable
+        } else {
+            0
+        };
         let mut sizes = config.page_sizes.clone();
         sizes.sort();
         sizes.dedup();
@@ -488,9 +508,10 @@ impl Tlb {
             sets,
             ways,
             sizes,
-            keys: TagArray::new(n, INVALID),
-            payload: vec![Payload::default(); n],
+            keys: TagArray::new(n + array, INVALID),
+            payload: vec![Payload::default(); n + array],
             locked_count: 0,
+            array_base: n,
             size_count: [0; 6],
             held_sizes,
             live_sizes: 0,
@@ -690,7 +711,10 @@ impl Tlb {
         } else {
             (slot / self.ways, slot % self.ways)
         };
-        self.repl.on_hit(set, way);
+        // An entry of the lockable array is in no set: it has no replacement state.
+        if slot < self.array_base {
+            self.repl.on_hit(set, way);
+        }
         self.memo_key = key;
         self.memo_size = size;
         self.memo_req = req;
@@ -741,10 +765,75 @@ impl Tlb {
         }
     }
 
-    /// The search of every page size's set, smallest size first: (slot, key, size, whether
-    /// the set was scanned rather than the hint taken).
+    /// The search of every page size's set, smallest size first, then of the lockable array
+    /// (`TlbConfig::lockable_array`) if it holds entries: (slot, key, size, whether the set
+    /// was scanned rather than the hint taken).
     #[inline(always)]
     fn search(&self, va: VirtAddr, req: Requester) -> Option<(usize, u64, PageSize, bool)> {
+        let found = self.search_sets(va, req);
+        // Every entry of a lockable array is locked, so a level without locks skips it.
+        if found.is_none() && self.locked_count != 0 && self.config.lockable_array {
+            return self
+                .array_find(va, req)
+                .map(|(slot, key, size)| (slot, key, size, false));
+        }
+        found
+    }
+
+    /// The entry of the lockable array translating `va` for `req`, in slot order: (slot,
+    /// key, size).
+    #[inline(never)]
+    fn array_find(&self, va: VirtAddr, req: Requester) -> Option<(usize, u64, PageSize)> {
+        (self.array_base..self.keys.len()).find_map(|slot| {
+            let key = self.keys.get(slot);
+            if key == INVALID {
+                return None;
+            }
+            let size = PageSize::ALL[(key & 7) as usize];
+            (key == pack(va.0 >> size.shift(), size) && self.tags_match(slot, req))
+                .then_some((slot, key, size))
+        })
+    }
+
+    /// A free slot of the lockable array, if the level has one.
+    fn array_free_slot(&self) -> Option<usize> {
+        (self.array_base..self.keys.len()).find(|&slot| self.keys.get(slot) == INVALID)
+    }
+
+    /// Clears the lockable array's `slot` (a locked entry).
+    fn array_clear(&mut self, slot: usize) {
+        self.count_size((self.keys.get(slot) & 7) as usize, false);
+        self.write_key(slot, INVALID);
+        self.payload[slot].locked = false;
+        self.locked_count -= 1;
+        self.memo_slot = usize::MAX;
+    }
+
+    /// Puts `e` into the lockable array's free `slot`, locked.
+    fn array_put(&mut self, slot: usize, e: &TlbEntry) {
+        let key = pack(e.vpn.0, e.size);
+        self.count_size(e.size.index(), true);
+        self.write_key(slot, key);
+        self.payload[slot] = Payload {
+            pfn: e.pfn,
+            asid: e.asid,
+            vmid: e.vmid,
+            domain: e.domain,
+            hw_thread: e.hw_thread,
+            global: e.global,
+            locked: true,
+        };
+        if let Some(u) = self.uses.get_mut(slot) {
+            *u = (0, 0);
+        }
+        self.locked_count += 1;
+        self.memo_slot = usize::MAX;
+    }
+
+    /// The search of every page size's set, smallest size first (`search` without the
+    /// lockable array).
+    #[inline(always)]
+    fn search_sets(&self, va: VirtAddr, req: Requester) -> Option<(usize, u64, PageSize, bool)> {
         let live = self.live_sizes;
         // Nearly always one page size has entries: search it without the loop over sizes,
         // whose loop-invariant set-up (hoisted by the compiler) cost more than the search.
@@ -929,7 +1018,8 @@ impl Tlb {
                 }
             }
         }
-        None
+        self.array_find(va, req)
+            .map(|(slot, ..)| self.entry_at(slot))
     }
 
     fn entry_at(&self, slot: usize) -> TlbEntry {
@@ -981,6 +1071,11 @@ impl Tlb {
             return (false, None);
         }
         self.memo_slot = usize::MAX;
+        if self.config.lockable_array && (e.locked || (!ABSENT && self.locked_count != 0)) {
+            if let Some(done) = self.array_insert(&e) {
+                return (done, None);
+            }
+        }
         let key = pack(e.vpn.0, e.size);
         let set = self.index.set_of(e.vpn.0);
         let base = set * self.ways;
@@ -1070,7 +1165,11 @@ impl Tlb {
         };
         if was_locked && !e.locked {
             // Refreshing a locked entry keeps it locked.
-        } else if e.locked && !was_locked && self.locked_count < self.config.lockable {
+        } else if e.locked
+            && !was_locked
+            && !self.config.lockable_array
+            && self.locked_count < self.config.lockable
+        {
             self.payload[slot].locked = true;
             self.locked_count += 1;
         }
@@ -1078,6 +1177,46 @@ impl Tlb {
             self.repl.on_fill(set, w);
         }
         evicted
+    }
+
+    /// `insert` of `e` on a level with a lockable array, where the array decides it: a
+    /// translation the array holds is refreshed there (staying locked); a locked `e` goes
+    /// into a free array slot, out of its set if it was there. Some(whether an entry was
+    /// evicted: never) when done; None: an ordinary fill of the sets (a locked `e` with the
+    /// array full fills its set unlocked, as a lock with no lockable entry left does).
+    fn array_insert(&mut self, e: &TlbEntry) -> Option<bool> {
+        let req = Requester {
+            asid: e.asid,
+            vmid: e.vmid,
+            hw_thread: e.hw_thread,
+        };
+        let va = VirtAddr(e.vpn.0 << e.size.shift());
+        let key = pack(e.vpn.0, e.size);
+        if let Some((slot, ..)) = self.array_find(va, req).filter(|&(_, k, _)| k == key) {
+            self.payload[slot] = Payload {
+                pfn: e.pfn,
+                asid: e.asid,
+                vmid: e.vmid,
+                domain: e.domain,
+                hw_thread: e.hw_thread,
+                global: e.global,
+                locked: true,
+            };
+            return Some(false);
+        }
+        if !e.locked {
+            return None;
+        }
+        let slot = self.array_free_slot()?;
+        // The same translation in its set moves into the array.
+        let base = self.index.set_of(e.vpn.0) * self.ways;
+        if let Some(in_set) =
+            (base..base + self.ways).find(|&s| self.keys.get(s) == key && self.tags_match(s, req))
+        {
+            self.invalidate_slot(in_set);
+        }
+        self.array_put(slot, e);
+        Some(false)
     }
 
     fn invalidate_slot(&mut self, slot: usize) {
@@ -1151,6 +1290,11 @@ impl Tlb {
             let start = e.vpn.0 << e.size.shift();
             let end = start | (e.size.bytes() - 1);
             if e.size != size && start <= hi && lo <= end {
+                if slot >= self.array_base {
+                    self.array_clear(slot);
+                    n += 1;
+                    continue;
+                }
                 if self.payload[slot].locked {
                     self.payload[slot].locked = false;
                     self.locked_count -= 1;
@@ -1185,6 +1329,22 @@ impl Tlb {
                         self.locked_count -= 1;
                     }
                     self.invalidate_slot(slot);
+                    n += 1;
+                }
+            }
+        }
+        if LOCKED {
+            for slot in self.array_base..self.keys.len() {
+                let key = self.keys.get(slot);
+                if key == INVALID {
+                    continue;
+                }
+                let size = PageSize::ALL[(key & 7) as usize];
+                if key == pack(va.0 >> size.shift(), size)
+                    && asid
+                        .is_none_or(|a| self.payload[slot].global || self.payload[slot].asid == a)
+                {
+                    self.array_clear(slot);
                     n += 1;
                 }
             }
@@ -1243,6 +1403,21 @@ impl Tlb {
     /// Returns whether it is now locked. O(sizes × ways).
     pub fn lock(&mut self, va: VirtAddr, req: Requester) -> bool {
         self.memo_slot = usize::MAX;
+        if self.config.lockable_array {
+            // Locking moves the entry from its set into a free slot of the array.
+            if self.array_find(va, req).is_some() {
+                return true;
+            }
+            let (Some((slot, ..)), Some(free)) =
+                (self.search_sets(va, req), self.array_free_slot())
+            else {
+                return false;
+            };
+            let e = self.entry_at(slot);
+            self.invalidate_slot(slot);
+            self.array_put(free, &e);
+            return true;
+        }
         for i in 0..self.sizes.len() {
             let size = self.sizes[i];
             let vpn = va.0 >> size.shift();
@@ -1269,6 +1444,22 @@ impl Tlb {
     pub fn unlock(&mut self, va: VirtAddr) -> usize {
         self.memo_slot = usize::MAX;
         let mut n = 0;
+        // An unlocked entry of the array moves into its set (filled there, unlocked), in
+        // array slot order.
+        for slot in self.array_base..self.keys.len() {
+            let key = self.keys.get(slot);
+            if key == INVALID {
+                continue;
+            }
+            let size = PageSize::ALL[(key & 7) as usize];
+            if key == pack(va.0 >> size.shift(), size) {
+                let mut e = self.entry_at(slot);
+                e.locked = false;
+                self.array_clear(slot);
+                self.insert_reporting::<false, false>(e);
+                n += 1;
+            }
+        }
         for i in 0..self.sizes.len() {
             let size = self.sizes[i];
             let vpn = va.0 >> size.shift();
@@ -1390,7 +1581,7 @@ impl Tlb {
                 }
             }
         }
-        None
+        self.array_find(va, req).map(|(slot, ..)| slot)
     }
 
     /// Every valid entry with its slot, in slot order (a TLB read interface, seed 000 §3.3).
@@ -1408,9 +1599,8 @@ impl Tlb {
         let Some(order) = self.repl.lru_order_ref() else {
             return self.entries_with_slots().collect();
         };
-        let sets = self.keys.len() / self.ways;
         let mut out = Vec::new();
-        for set in 0..sets {
+        for set in 0..self.sets {
             for way in order.newest_first(set) {
                 let s = set * self.ways + way;
                 if self.keys.get(s) != INVALID {
@@ -1418,6 +1608,11 @@ impl Tlb {
                 }
             }
         }
+        out.extend(
+            (self.array_base..self.keys.len())
+                .filter(|&s| self.keys.get(s) != INVALID)
+                .map(|s| (s, self.entry_at(s))),
+        );
         out
     }
 

@@ -33,6 +33,7 @@ pub fn tlb(name: &str, level: u8, entries: usize, ways: usize, repl: Replacement
         latency: 1,
         shared: false,
         lockable: 0,
+        lockable_array: false,
         tags: TagConfig::default(),
         source: String::new(),
         refill_latency: 0,

@@ -66,6 +66,7 @@ pub fn tlb_config(
         latency,
         shared: false,
         lockable: 0,
+        lockable_array: false,
         tags: TagConfig::default(),
         source: String::new(),
         refill_latency: 0,
@@ -87,30 +88,44 @@ pub fn plain_tlb_level(level: u8, sizes: Vec<PageSize>) -> impl Strategy<Value =
 
 /// A TLB level: 1..8 sets of 1..16 ways, any policy and index, tags mostly ASID-carrying (a
 /// level without them makes `auto` flush), some private to the SMT thread, some shared by
-/// the cores, some lockable.
+/// the cores, some lockable (the locks in the sets' ways, or in an array of their own: the
+/// Cortex-A9's main TLB, `TlbConfig::lockable_array`).
 pub fn tlb_level(level: u8, sizes: Vec<PageSize>) -> impl Strategy<Value = TlbConfig> {
     (
         (0u32..4, 0u32..5, repl(), 0u8..3, 0u64..3, 0u8..4),
         (proptest::bool::weighted(0.9), proptest::bool::weighted(0.2)),
-        (proptest::bool::weighted(0.2), 0usize..5, 0u64..3),
+        (
+            proptest::bool::weighted(0.2),
+            0usize..5,
+            0u64..3,
+            proptest::bool::weighted(0.4),
+        ),
     )
-        .prop_map(move |(shape, (asid, hw), (shared, lockable, refill))| {
-            let t = tlb_config(level, &sizes, shape);
-            TlbConfig {
-                shared,
-                lockable: lockable.min(t.entries),
-                // A level below another refills it after a walk in 0-2 cycles (seed 004's
-                // Cortex-A9 main TLB, `TlbConfig::refill_latency`).
-                refill_latency: refill,
-                tags: TagConfig {
-                    asid,
-                    vmid: true,
-                    domain: false,
-                    hw_thread: hw,
-                },
-                ..t
-            }
-        })
+        .prop_map(
+            move |(shape, (asid, hw), (shared, lockable, refill, array))| {
+                let t = tlb_config(level, &sizes, shape);
+                TlbConfig {
+                    shared,
+                    // An array of its own may hold more than the sets (4 beside 1 entry).
+                    lockable: if array {
+                        lockable
+                    } else {
+                        lockable.min(t.entries)
+                    },
+                    lockable_array: array && lockable > 0,
+                    // A level below another refills it after a walk in 0-2 cycles (seed 004's
+                    // Cortex-A9 main TLB, `TlbConfig::refill_latency`).
+                    refill_latency: refill,
+                    tags: TagConfig {
+                        asid,
+                        vmid: true,
+                        domain: false,
+                        hw_thread: hw,
+                    },
+                    ..t
+                }
+            },
+        )
 }
 
 /// A unified cache level of 2^`log_sets` sets of 2^`log_ways` ways, 64-byte lines, latency

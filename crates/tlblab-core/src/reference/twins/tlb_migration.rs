@@ -237,7 +237,8 @@ impl MigrationTwin {
         let tlb = &mut r.tlbs[level];
         let ways = tlb.sets.ways;
         let sets = tlb.sets.slots.len();
-        let slots = (sets * ways) as u64;
+        // The lockable array's slots (`TlbConfig::lockable_array`) are read after the sets'.
+        let slots = (sets * ways + tlb.array.len()) as u64;
         let mut kept: Vec<Entry> = Vec::new();
         let mut stored: Vec<Option<Entry>> = Vec::new();
         let mut valid = 0;
@@ -245,14 +246,25 @@ impl MigrationTwin {
         // first (insert at index 0, a hit moved there: gem5 src/arch/arm/tlb.cc); the A7's main
         // TLB is read by index and way (Table 3.2). The restore writes in the order read.
         let gem5 = !matches!(self.way, Way::PldDirect | Way::PldIndirect);
+        // (set, way), or (sets, i) for slot i of the lockable array.
+        let mut positions: Vec<(usize, usize)> = Vec::new();
         for set in 0..sets {
             let order: Vec<usize> = if gem5 {
                 tlb.sets.valid_ways_newest_first(set)
             } else {
                 (0..ways).collect()
             };
-            for way in order {
-                let Some(e) = tlb.sets.slots[set][way].clone() else {
+            positions.extend(order.into_iter().map(|way| (set, way)));
+        }
+        positions.extend((0..tlb.array.len()).map(|i| (sets, i)));
+        {
+            for (set, way) in positions {
+                let cell = if set < sets {
+                    &mut tlb.sets.slots[set][way]
+                } else {
+                    &mut tlb.array[way]
+                };
+                let Some(e) = cell.clone() else {
                     continue;
                 };
                 valid += 1;
@@ -273,7 +285,7 @@ impl MigrationTwin {
                     continue;
                 }
                 // What is read is used no more (§3.1: "accessed since the last migration").
-                let held = tlb.sets.slots[set][way].as_mut().expect("valid");
+                let held = cell.as_mut().expect("valid");
                 held.uses = 0;
                 held.last_use = 0;
                 kept.push(e.clone());
@@ -416,8 +428,7 @@ impl MigrationTwin {
 
     /// The entry of `level` translating `va` for `who` starts with no use.
     fn unused(r: &mut ReferenceModel, level: usize, va: u64, who: Who) {
-        if let Some((set, w)) = r.tlbs[level].position(va, who) {
-            let e = r.tlbs[level].sets.slots[set][w].as_mut().expect("held");
+        if let Some(e) = r.tlbs[level].held_mut(va, who) {
             e.uses = 0;
             e.last_use = 0;
         }
