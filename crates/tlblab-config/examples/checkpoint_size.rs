@@ -24,7 +24,7 @@ fn main() -> Result<(), String> {
     let run_s = t.elapsed().as_secs_f64();
     let path = std::path::Path::new(file);
     let t = Instant::now();
-    checkpoint::save(path, &sys, spec, 0)?;
+    checkpoint::save(path, &sys, spec)?;
     let save_s = t.elapsed().as_secs_f64();
     let bytes = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
     let t = Instant::now();
