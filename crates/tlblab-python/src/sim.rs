@@ -47,7 +47,7 @@ pub(crate) fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> 
 
 /// Runs `workload` (a spec like "random:pages=1024") on `machine`; returns the stats as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique="", progress=false, stall_cycles=false, warmup=0, fetches=true, warmup_instructions=0, simulation_instructions=0, checkpoint_at="", save_checkpoint="", from_checkpoint=""))]
+#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique="", progress=false, stall_cycles=false, warmup=0, fetches=true, warmup_instructions=0, simulation_instructions=0, checkpoint_at="", save_checkpoint="", from_checkpoint="", continue_after_save=true))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -70,6 +70,7 @@ fn simulate(
     checkpoint_at: &str,
     save_checkpoint: &str,
     from_checkpoint: &str,
+    continue_after_save: bool,
 ) -> PyResult<String> {
     let cfg = machine_from(machine, machine_format)?;
     let pause = checkpoint_pause(checkpoint_at, save_checkpoint, from_checkpoint, warmup)?;
@@ -143,7 +144,9 @@ fn simulate(
                 workload,
             )?;
         }
-        sys.run(&mut source).map_err(|e| e.0)?;
+        if pause.is_none() || continue_after_save {
+            sys.run(&mut source).map_err(|e| e.0)?;
+        }
         if (warmup > 0 || warmup_instructions > 0) && !sys.roi_begun() {
             let done = sys.stats().total.references;
             return Err(if warmup > 0 {
@@ -158,6 +161,7 @@ fn simulate(
 }
 
 /// Where `--checkpoint-at` pauses the run.
+#[derive(Clone, Copy)]
 enum CheckpointAt {
     Roi,
     References(u64),
