@@ -263,7 +263,7 @@ AT_SCALE = [
 
 # References run after the checkpoint (the measured window; a user-mode helper's own loads count
 # in it, so every comparison is per application reference, as in helper_effect).
-AT_SCALE_WINDOW = {True: 100_000, False: 1_500_000}
+AT_SCALE_WINDOW = {True: 100_000, False: 3_000_000}
 
 
 def at_scale(quick: bool) -> dict[str, float]:
