@@ -1,6 +1,6 @@
 //! Size and time of a checkpoint: `cargo run --release -p tlblab-config --example
 //! checkpoint_size -- MACHINE SPEC FILE` runs SPEC on MACHINE made one core of one hardware
-//! thread (checkpoints need one, docs/checkpoints.md), saves it to FILE, loads it back, and
+//! thread (the sizes in docs/checkpoints.md were measured so), saves it to FILE, loads it back, and
 //! prints the references, the file's bytes and the seconds of each step.
 
 use std::time::Instant;

@@ -188,13 +188,11 @@ fn checkpoint_pause(
             "--save-checkpoint {save}: give --checkpoint-at roi|N too (where in the run to save it)"
         ))),
         (false, false) if at == "roi" => Ok(Some(CheckpointAt::Roi)),
-        (false, false) => at
-            .replace('_', "")
-            .parse::<u64>()
+        (false, false) => tlblab_trace::workloads::parse_number(at)
             .map(|n| Some(CheckpointAt::References(n)))
-            .map_err(|_| {
+            .ok_or_else(|| {
                 err(format!(
-                    "--checkpoint-at: expected `roi` or a count of references, found '{at}'"
+                    "--checkpoint-at: expected `roi` or a count of references (e.g. 2M), found '{at}'"
                 ))
             }),
     }
