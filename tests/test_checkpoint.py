@@ -89,7 +89,7 @@ def test_the_cli_saves_restores_and_refuses_bad_checkpoints_in_one_line(tmp_path
     assert not late.exists()
     one_line_error(_cli("--checkpoint-at", "roi"), "give --save-checkpoint FILE too")
     one_line_error(_cli("--checkpoint-at", "soon", "--save-checkpoint", str(late)),
-                   "expected `roi` or a count of references, found 'soon'")
+                   "expected `roi` or a count of references (e.g. 2M), found 'soon'")
     one_line_error(_cli("--checkpoint-at", "roi", "--save-checkpoint", str(late), "--technique", "pt_baker"),
                    "a run with a technique cannot be saved")
     assert not late.exists()
