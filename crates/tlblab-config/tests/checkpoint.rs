@@ -352,13 +352,7 @@ fn a_technique_given_to_the_restored_run_learns_the_regions_and_starts_there() {
         skipped += src.fill(&mut buf, want).unwrap() as u64;
     }
     second.run(&mut src).unwrap();
-    let counters: std::collections::BTreeMap<_, _> = second
-        .stats()
-        .technique
-        .unwrap()
-        .counters
-        .into_iter()
-        .collect();
+    let counters = second.stats().technique.unwrap().counters;
     assert_eq!(counters["range_pages"], (8u64 << 16) / 4096, "{counters:?}");
     assert!(
         counters["sweeps"] > 0 && counters["pte_reads"] > 0,
