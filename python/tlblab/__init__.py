@@ -1,7 +1,7 @@
 """tlblab: a laboratory for address translation.
 
 The Python API is hand-written for people on top of the Rust extension `tlblab._native`:
-`simulate`, `presets`, `machine_config`, `workloads`, `techniques` (see `tlblab.sim`);
+`simulate`, `checkpoint`, `presets`, `machine_config`, `workloads`, `techniques` (see `tlblab.sim`);
 `isolate` (TLB isolation of a task set, `tlblab.isolation`);
 `tlblab.reproduce` holds each seed's tables against tlblab; `sweep` runs a grid of
 configurations on a Dask cluster (see `tlblab.sweeps`).
@@ -10,12 +10,12 @@ function, the module is importable as `from tlblab.curve import ...`).
 """
 
 from tlblab.isolation import isolate
-from tlblab.sim import (Result, check_technique, machine_config, machine_toml, page_sizes, presets, simulate,
-                        techniques, workloads)
+from tlblab.sim import (Result, check_technique, checkpoint, checkpoint_info, machine_config, machine_toml, page_sizes, presets,
+                        simulate, techniques, workloads)
 from tlblab.curve import curve, plot_curve  # noqa: E402
 
 __version__ = "0.1.0"
-__all__ = ["Result", "check_technique", "curve", "isolate", "machine_config", "machine_toml", "page_sizes", "plot_curve",
+__all__ = ["Result", "check_technique", "checkpoint", "checkpoint_info", "curve", "isolate", "machine_config", "machine_toml", "page_sizes", "plot_curve",
            "presets", "simulate", "sweep", "techniques", "workloads"]
 
 

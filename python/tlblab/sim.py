@@ -16,6 +16,8 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
+from os import fspath as _fspath
+from pathlib import Path
 from typing import Any
 
 from tlblab import _native, technique as technique_modules
@@ -171,7 +173,10 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
              progress: bool = False, stall_cycles: bool = False,
              warmup: int = 0, roi: int | None = None,
              warmup_instructions: int = 0, simulation_instructions: int | None = None,
-             fetches: bool = True) -> Result:
+             fetches: bool = True, checkpoint_at: int | str | None = None,
+             save_checkpoint: str | os.PathLike[str] | None = None,
+             from_checkpoint: str | os.PathLike[str] | None = None,
+             continue_after_save: bool = True) -> Result:
     """Simulates `workload` on `machine`.
 
     `tlb_only=True` simulates the TLB levels alone (README.md, "Run modes"): no page
@@ -216,6 +221,16 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
     simulated (warm-up included; `roi_references` without it), wall and CPU seconds (the whole
     process: decoding included), references per second. It is kept apart from `stats`, whose
     counters are deterministic.
+
+    Checkpoints (docs/checkpoints.md): `checkpoint_at="roi"` (or a reference count) with
+    `save_checkpoint=FILE` pauses the run at the first batch of records read once the region of
+    interest began (or at or after that many references), saves the whole engine state to FILE,
+    and runs on to the end. `from_checkpoint=FILE` restores it (same machine, options and
+    workload, or one error naming what differs) and runs the rest, bit for bit as the
+    uninterrupted run; `technique` is then installed at the checkpoint (a run with one cannot
+    be saved). `max_references` counts from the run's start either way;
+    `continue_after_save=False` stops at the checkpoint (the statistics are then the run's up
+    to it). `tlblab.checkpoint` saves one once per content and returns its path.
     """
     max_references = _run_limits(max_references, warmup, roi, warmup_instructions,
                                  simulation_instructions, fetches)
@@ -229,7 +244,11 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
                            os_json=json.dumps(os or {}), technique=technique or "", progress=progress,
                            stall_cycles=stall_cycles, warmup=warmup, fetches=fetches,
                            warmup_instructions=warmup_instructions,
-                           simulation_instructions=simulation_instructions or 0)
+                           simulation_instructions=simulation_instructions or 0,
+                           checkpoint_at="" if checkpoint_at is None else str(checkpoint_at),
+                           save_checkpoint=_fspath(save_checkpoint) if save_checkpoint else "",
+                           from_checkpoint=_fspath(from_checkpoint) if from_checkpoint else "",
+                           continue_after_save=continue_after_save)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     stats = json.loads(raw)
     simulated = stats["total"]["references"] + (stats.get("warmup") or {}).get("references", 0)
@@ -238,6 +257,47 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
            "refs_per_second": round(simulated / wall) if wall > 0 else 0}
     stats["frequency_mhz"] = _frequency_mhz(machine)
     return Result(machine=stats["machine"], workload=workload, stats=stats, run=run)
+
+
+def checkpoint(machine: str | dict[str, Any] = "zen3", workload: str = "random", *, at: int | str = "roi",
+               seed: int = 0, tlb_only: bool = False, caches: bool = True, data_accesses: bool = True,
+               walks: bool = True, os: dict[str, Any] | None = None, warmup: int = 0,
+               directory: str | os.PathLike[str] = "out/checkpoints") -> Path:
+    """The checkpoint of `workload` on `machine` at `at` ("roi" or a reference count; see
+    `simulate`), saved once under `directory` in a file named by the content it depends on
+    (the machine's configuration, the workload, the run options, the point, and the engine
+    extension's own bytes: a rebuilt engine saves afresh) and reused after. Every variant of an
+    experiment (techniques, their parameters) then runs `simulate(..., from_checkpoint=path)`
+    from the same state, and the phase before it (population, graph construction) runs once."""
+    from tlblab.files import content_digest
+
+    config = machine if isinstance(machine, dict) else machine_config(machine)
+    engine = Path(_native.__file__).read_bytes()
+    options = json.dumps({"seed": seed, "tlb_only": tlb_only, "caches": caches, "data_accesses": data_accesses,
+                          "walks": walks, "os": os or {}, "warmup": warmup, "at": str(at)}, sort_keys=True)
+    key = content_digest(json.dumps(config, sort_keys=True), workload, options, engine)
+    path = Path(directory) / f"{key}.ckpt"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        simulate(machine, workload, seed=seed, tlb_only=tlb_only, caches=caches, data_accesses=data_accesses,
+                 walks=walks, os=os, warmup=warmup, checkpoint_at=at, save_checkpoint=path,
+                 continue_after_save=False)
+    return path
+
+
+def checkpoint_info(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A checkpoint's header (docs/checkpoints.md): `machine`, `options`, `workload`, `records`
+    (of the workload read), `references` (simulated, warm-up included), the state's size and
+    checksum. The state itself is checked when a run restores it."""
+    with open(path, "rb") as f:
+        head = f.read(16)
+        if len(head) < 16 or head[:8] != b"TLBLABCK":
+            raise ValueError(f"{_fspath(path)}: not a tlblab checkpoint (expected the bytes \"TLBLABCK\" at offset 0)")
+        size = int.from_bytes(head[12:16], "little")
+        try:
+            return json.loads(f.read(size))
+        except ValueError as e:
+            raise ValueError(f"{_fspath(path)}: corrupt header at offset 16: {e}") from None
 
 
 def _table_resolved(machine: str | dict[str, Any]) -> str | None:

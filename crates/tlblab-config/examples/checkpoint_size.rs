@@ -1,6 +1,6 @@
 //! Size and time of a checkpoint: `cargo run --release -p tlblab-config --example
 //! checkpoint_size -- MACHINE SPEC FILE` runs SPEC on MACHINE made one core of one hardware
-//! thread (checkpoints need one, docs/checkpoints.md), saves it to FILE, loads it back, and
+//! thread (the sizes in docs/checkpoints.md were measured so), saves it to FILE, loads it back, and
 //! prints the references, the file's bytes and the seconds of each step.
 
 use std::time::Instant;
@@ -24,7 +24,7 @@ fn main() -> Result<(), String> {
     let run_s = t.elapsed().as_secs_f64();
     let path = std::path::Path::new(file);
     let t = Instant::now();
-    checkpoint::save(path, &sys, spec, 0)?;
+    checkpoint::save(path, &sys, spec)?;
     let save_s = t.elapsed().as_secs_f64();
     let bytes = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
     let t = Instant::now();

@@ -1,12 +1,13 @@
 //! Checkpoint files: the whole engine state (`tlblab_core::SystemState`) with what it was
 //! built from, so that a run restored from one continues bit for bit as the uninterrupted run.
 //!
-//! Format, version 1 (all integers little-endian):
+//! Format, version 2 (all integers little-endian; version 1 had no read-ahead queues, regions
+//! or records count in the state):
 //!
 //! | offset | bytes | what |
 //! |---|---|---|
 //! | 0 | 8 | magic `TLBLABCK` |
-//! | 8 | 4 | format version (1) |
+//! | 8 | 4 | format version (2) |
 //! | 12 | 4 | header length H |
 //! | 16 | H | header, JSON: `machine` (the machine configuration), `options` (the run options), `workload` (the caller's name of the record stream), `records` (records of it consumed), `references`, `state_bytes`, `state_crc32` |
 //! | 16 + H | `state_bytes` | the engine state, JSON (`SystemStateRef`; maps with tuple keys as sorted pairs) |
@@ -22,7 +23,7 @@ use std::path::Path;
 use tlblab_core::{MachineConfig, RunOptions, System};
 
 pub const MAGIC: &[u8; 8] = b"TLBLABCK";
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 const FIXED: usize = 16;
 
 #[derive(Serialize, Deserialize, Debug)]
@@ -45,8 +46,10 @@ pub struct Restored {
     pub workload: String,
 }
 
-/// Saves `sys` (between two runs) to `path`: `records` records of `workload` consumed so far.
-pub fn save(path: &Path, sys: &System, workload: &str, records: u64) -> Result<(), String> {
+/// Saves `sys` (between two runs, or paused: `System::pause_at`) to `path`, with the records
+/// of `workload` its runs consumed (`System::records_read`).
+pub fn save(path: &Path, sys: &System, workload: &str) -> Result<(), String> {
+    let records = sys.records_read();
     let shown = path.display();
     let state = sys.state().map_err(|e| format!("{shown}: {e}"))?;
     let payload = serde_json::to_vec(&state)

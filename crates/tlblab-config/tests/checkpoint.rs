@@ -2,7 +2,9 @@
 //! restored into a new machine and continued ends exactly as the uninterrupted run, in every
 //! counter and in the state the reference model compares (TLB entries, clocks, OS counters),
 //! on random machines of one hardware thread, random options and traces, and random cut
-//! points; and every defect of a file is one error naming it.
+//! points; on random machines of several cores and hardware threads, paused at a random
+//! reference (or at the region of interest) with random batch and read-ahead sizes, the
+//! queues read ahead saved with the state; and every defect of a file is one error naming it.
 
 #[path = "../../tlblab-core/tests/common/mod.rs"]
 mod common;
@@ -58,7 +60,7 @@ proptest! {
             return Ok(());
         }
         let path = scratch(&format!("cut-{cut}-{}.ckpt", records.len()));
-        checkpoint::save(&path, &first, "random steps", cut as u64).unwrap();
+        checkpoint::save(&path, &first, "random steps").unwrap();
         let restored = checkpoint::load(&path, &cfg, &opts, "random steps").unwrap();
         std::fs::remove_file(&path).unwrap();
         prop_assert_eq!(restored.records, cut as u64);
@@ -69,6 +71,75 @@ proptest! {
             prop_assert_eq!(stats_json(&whole), stats_json(&second));
         }
         same_run(&second, c, &reference, b)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// On machines of any number of cores and hardware threads, the run paused at a random
+    /// reference (or where the region of interest begins), saved with its read-ahead queues,
+    /// restored into a new machine and continued on the records it had not read ends with
+    /// the uninterrupted run's statistics, byte for byte; with the default read-ahead window
+    /// (the whole trace read ahead, as the reference model does), with the reference
+    /// model's end state too.
+    #[test]
+    fn a_paused_run_of_several_hardware_threads_continues_as_the_uninterrupted_one(
+        cfg in machine(),
+        opts in options(),
+        steps in steps(),
+        spaces in 1usize..4,
+        pause_share in 0.0f64..=1.2,
+        at_roi in any::<bool>(),
+        batch in 1usize..40,
+        window in prop_oneof![Just(0usize), 2usize..200],
+        warmup in prop_oneof![2 => Just(0u64), 1 => 1u64..600],
+    ) {
+        prop_assume!(cfg.validate().is_ok());
+        let records = records(&steps, &cfg, opts.walks);
+        let window = if window == 0 { 1 << 16 } else { window };
+        let pause_at = ((records.len() as f64) * pause_share) as u64;
+
+        let (mut whole, mut reference) = setup(&cfg, opts, spaces);
+        whole.set_read_ahead(batch, window);
+        whole.set_warmup(warmup);
+        reference.set_warmup(warmup);
+        let a = whole.run_slice(&records).map_err(|e| e.0);
+        let b = reference.run(&records);
+
+        let (mut first, _) = setup(&cfg, opts, spaces);
+        first.set_read_ahead(batch, window);
+        first.set_warmup(warmup);
+        if at_roi && warmup > 0 {
+            first.pause_at_roi();
+        } else {
+            first.pause_at(pause_at);
+        }
+        let f = first.run_slice(&records).map_err(|e| e.0);
+        if f.is_err() || !first.paused() {
+            // It failed or ended before the pause: then it is the uninterrupted run.
+            prop_assert_eq!(a.is_ok(), f.is_ok());
+            if a.is_ok() {
+                prop_assert_eq!(stats_json(&whole), stats_json(&first));
+            }
+            return Ok(());
+        }
+        let path = scratch(&format!("pause-{pause_at}-{batch}-{window}-{}.ckpt", records.len()));
+        checkpoint::save(&path, &first, "random steps").unwrap();
+        let restored = checkpoint::load(&path, &cfg, &opts, "random steps").unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let read = restored.records as usize;
+        prop_assert_eq!(read as u64, first.records_read());
+        let mut second = restored.system;
+        prop_assert!(second.paused());
+        let c = second.run_slice(&records[read..]).map_err(|e| e.0);
+        prop_assert_eq!(a.is_ok(), c.is_ok(), "uninterrupted {:?}, restored {:?}", a, c);
+        if a.is_ok() {
+            prop_assert_eq!(stats_json(&whole), stats_json(&second));
+        }
+        if window == 1 << 16 {
+            same_run(&second, c, &reference, b)?;
+        }
     }
 }
 
@@ -84,7 +155,7 @@ fn saved(name: &str) -> (PathBuf, tlblab_core::MachineConfig, RunOptions) {
     let mut sys = System::new(cfg.clone(), opts).unwrap();
     sys.run(&mut src).unwrap();
     let path = scratch(name);
-    checkpoint::save(&path, &sys, "random:pages=512,accesses=2000", 2001).unwrap();
+    checkpoint::save(&path, &sys, "random:pages=512,accesses=2000").unwrap();
     (path, cfg, opts)
 }
 
@@ -114,7 +185,7 @@ fn every_defect_of_a_checkpoint_is_one_error_naming_the_file() {
     std::fs::write(&path, &bytes).unwrap();
     let e = load_err(&path, &cfg, &opts, wl);
     assert!(
-        e.contains("checkpoint format version 9 at offset 8, expected 1"),
+        e.contains("checkpoint format version 9 at offset 8, expected 2"),
         "{e}"
     );
 
@@ -194,7 +265,7 @@ fn a_checkpoint_that_cannot_be_written_leaves_no_file() {
     cfg.cores = 1;
     cfg.threads_per_core = 1;
     let sys = System::new(cfg, RunOptions::default()).unwrap();
-    let e = checkpoint::save(&target, &sys, "w", 0).unwrap_err();
+    let e = checkpoint::save(&target, &sys, "w").unwrap_err();
     assert!(
         e.starts_with(&target.display().to_string()) && e.contains("cannot write the checkpoint"),
         "{e}"
@@ -214,11 +285,77 @@ fn runs_the_format_cannot_hold_yet_are_refused_with_the_reason() {
     let mut cfg = tlblab_config::load_machine("zen3").unwrap();
     cfg.cores = 2;
     cfg.threads_per_core = 1;
-    let sys = System::new(cfg, RunOptions::default()).unwrap();
-    let e = checkpoint::save(&path, &sys, "w", 0).unwrap_err();
+    let (wl, params) = tlblab_trace::workloads::parse_spec("random:pages=64,accesses=100").unwrap();
+    let mut sys = System::new(cfg.clone(), RunOptions::default()).unwrap();
+    sys.run(&mut tlblab_trace::workloads::build(&wl, &params, 0).unwrap())
+        .unwrap();
+    let e = checkpoint::save(&path, &sys, "w").unwrap_err();
     assert!(
-        e.contains("checkpoints need a machine of one hardware thread for now (this one has 2"),
+        e.contains("a machine of several hardware threads (2) is saved only where its run paused"),
         "{e}"
     );
     assert!(!path.exists());
+
+    let mut sys = System::new(cfg, RunOptions::default()).unwrap();
+    tlblab_core::techniques::install(
+        &mut sys,
+        &tlblab_core::techniques::parse_spec("pt_baker:mode=kernel").unwrap(),
+    )
+    .unwrap();
+    let e = checkpoint::save(&path, &sys, "w").unwrap_err();
+    assert!(
+        e.contains("a run with a technique cannot be saved")
+            && e.contains("give the technique to the restored run"),
+        "{e}"
+    );
+    assert!(!path.exists());
+}
+
+/// A technique given to the restored run learns the regions announced before the checkpoint
+/// and starts at the application's time: PT-Baker's helper sweeps the region the workload
+/// announced (seed 001 §4.1, Alg. 1: the helper is created after the workload's
+/// initialisation).
+#[test]
+fn a_technique_given_to_the_restored_run_learns_the_regions_and_starts_there() {
+    let mut cfg = tlblab_config::load_machine("zen3").unwrap();
+    cfg.cores = 2;
+    let opts = RunOptions::default();
+    let wl = "gups:log2_words=16,updates=20000,populate=1";
+    let (name, params) = tlblab_trace::workloads::parse_spec(wl).unwrap();
+    let mut sys = System::new(cfg.clone(), opts).unwrap();
+    sys.pause_at_roi();
+    sys.run(&mut tlblab_trace::workloads::build(&name, &params, 0).unwrap())
+        .unwrap();
+    assert!(sys.paused());
+    let path = scratch("technique-at-restore.ckpt");
+    checkpoint::save(&path, &sys, wl).unwrap();
+    let restored = checkpoint::load(&path, &cfg, &opts, wl).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let mut second = restored.system;
+    let app_clock = second.clock(0);
+    assert!(app_clock > 0);
+    tlblab_core::techniques::install(
+        &mut second,
+        &tlblab_core::techniques::parse_spec("pt_baker:mode=kernel,stride=8").unwrap(),
+    )
+    .unwrap();
+    assert!(
+        second.clock(1) >= app_clock,
+        "the helper starts at the application's time"
+    );
+    let mut src = tlblab_trace::workloads::build(&name, &params, 0).unwrap();
+    let mut buf = Vec::new();
+    let mut skipped = 0u64;
+    while skipped < restored.records {
+        buf.clear();
+        let want = (restored.records - skipped).min(tlblab_core::system::BATCH as u64) as usize;
+        skipped += src.fill(&mut buf, want).unwrap() as u64;
+    }
+    second.run(&mut src).unwrap();
+    let counters = second.stats().technique.unwrap().counters;
+    assert_eq!(counters["range_pages"], (8u64 << 16) / 4096, "{counters:?}");
+    assert!(
+        counters["sweeps"] > 0 && counters["pte_reads"] > 0,
+        "{counters:?}"
+    );
 }

@@ -47,7 +47,7 @@ pub(crate) fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> 
 
 /// Runs `workload` (a spec like "random:pages=1024") on `machine`; returns the stats as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique="", progress=false, stall_cycles=false, warmup=0, fetches=true, warmup_instructions=0, simulation_instructions=0))]
+#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique="", progress=false, stall_cycles=false, warmup=0, fetches=true, warmup_instructions=0, simulation_instructions=0, checkpoint_at="", save_checkpoint="", from_checkpoint="", continue_after_save=true))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -67,8 +67,13 @@ fn simulate(
     fetches: bool,
     warmup_instructions: u64,
     simulation_instructions: u64,
+    checkpoint_at: &str,
+    save_checkpoint: &str,
+    from_checkpoint: &str,
+    continue_after_save: bool,
 ) -> PyResult<String> {
     let cfg = machine_from(machine, machine_format)?;
+    let pause = checkpoint_pause(checkpoint_at, save_checkpoint, from_checkpoint, warmup)?;
     // ChampSim's import options (`ChampSimOptions`): an error on any other workload.
     let champsim = tlblab_trace::champsim::ChampSimOptions {
         fetches,
@@ -101,14 +106,47 @@ fn simulate(
     };
     let progress = progress.then(|| watch::Progress::new("simulate", total));
     watch::start();
+    if technique.is_some() && !save_checkpoint.is_empty() {
+        return Err(err(format!(
+            "--save-checkpoint {save_checkpoint}: a run with a technique cannot be saved (its own state is not in a checkpoint): save the run without --technique and give the technique to the runs --from-checkpoint"
+        )));
+    }
     let r = py.detach(|| -> Result<String, String> {
         let mut source = watch::Watched::new(source, progress);
-        let mut sys = System::new(cfg, opts).map_err(|e| e.0)?;
+        let mut sys = if from_checkpoint.is_empty() {
+            let mut sys = System::new(cfg, opts).map_err(|e| e.0)?;
+            sys.set_warmup(warmup);
+            sys
+        } else {
+            let path = std::path::Path::new(from_checkpoint);
+            let restored = tlblab_config::checkpoint::load(path, &cfg, &opts, workload)?;
+            skip_records(&mut source, restored.records, &restored.system, path)?;
+            restored.system
+        };
         if let Some(spec) = &technique {
             tlblab_core::techniques::install(&mut sys, spec).map_err(|e| e.0)?;
         }
-        sys.set_warmup(warmup);
-        sys.run(&mut source).map_err(|e| e.0)?;
+        if let Some(pause) = pause {
+            match pause {
+                CheckpointAt::Roi => sys.pause_at_roi(),
+                CheckpointAt::References(n) => sys.pause_at(n),
+            }
+            sys.run(&mut source).map_err(|e| e.0)?;
+            if !sys.paused() {
+                return Err(format!(
+                    "--checkpoint-at {checkpoint_at}: the run ended at reference {} before it: nothing saved",
+                    sys.references()
+                ));
+            }
+            tlblab_config::checkpoint::save(
+                std::path::Path::new(save_checkpoint),
+                &sys,
+                workload,
+            )?;
+        }
+        if pause.is_none() || continue_after_save {
+            sys.run(&mut source).map_err(|e| e.0)?;
+        }
         if (warmup > 0 || warmup_instructions > 0) && !sys.roi_begun() {
             let done = sys.stats().total.references;
             return Err(if warmup > 0 {
@@ -120,6 +158,76 @@ fn simulate(
         serde_json::to_string(&sys.stats()).map_err(|e| e.to_string())
     });
     watch::finish(r)
+}
+
+/// Where `--checkpoint-at` pauses the run.
+#[derive(Clone, Copy)]
+enum CheckpointAt {
+    Roi,
+    References(u64),
+}
+
+/// `--checkpoint-at` with `--save-checkpoint` (both or neither), checked before anything runs.
+fn checkpoint_pause(
+    at: &str,
+    save: &str,
+    from: &str,
+    warmup: u64,
+) -> PyResult<Option<CheckpointAt>> {
+    if !from.is_empty() && warmup > 0 {
+        return Err(err(format!(
+            "--warmup {warmup} with --from-checkpoint {from}: the restored run's warm-up is the checkpoint's (give --warmup to the run that saves it)"
+        )));
+    }
+    match (at.is_empty(), save.is_empty()) {
+        (true, true) => Ok(None),
+        (false, true) => Err(err(format!(
+            "--checkpoint-at {at}: give --save-checkpoint FILE too (where to save it)"
+        ))),
+        (true, false) => Err(err(format!(
+            "--save-checkpoint {save}: give --checkpoint-at roi|N too (where in the run to save it)"
+        ))),
+        (false, false) if at == "roi" => Ok(Some(CheckpointAt::Roi)),
+        (false, false) => tlblab_trace::workloads::parse_number(at)
+            .map(|n| Some(CheckpointAt::References(n)))
+            .ok_or_else(|| {
+                err(format!(
+                    "--checkpoint-at: expected `roi` or a count of references (e.g. 2M), found '{at}'"
+                ))
+            }),
+    }
+}
+
+/// Reads and drops the `records` records a restored run's checkpoint had consumed, in the
+/// batches the saved run read them in (a source's batch boundaries are part of how several
+/// hardware threads interleave), so the run goes on from the same record and batch.
+fn skip_records(
+    source: &mut dyn tlblab_trace::RecordSource,
+    records: u64,
+    sys: &System,
+    path: &std::path::Path,
+) -> Result<(), String> {
+    let batch = sys.read_ahead().batch;
+    let mut buf = Vec::with_capacity(batch);
+    let mut skipped = 0u64;
+    while skipped < records {
+        buf.clear();
+        let n = source.fill(&mut buf, batch)? as u64;
+        if n == 0 {
+            return Err(format!(
+                "{}: the checkpoint had read {records} records of the workload, which has only {skipped}",
+                path.display()
+            ));
+        }
+        skipped += n;
+    }
+    if skipped != records {
+        return Err(format!(
+            "{}: the checkpoint had read {records} records of the workload; in its batches of {batch} this one gives {skipped} (not the workload it was saved from)",
+            path.display()
+        ));
+    }
+    Ok(())
 }
 
 /// page_counts(workload, seed=0) -> [(process, page number, loads, stores, fetches)]: the

@@ -45,6 +45,14 @@ def register(sub) -> None:
     p.add_argument("--stall-cycles", action="store_true",
                    help="count data TLB stall cycles per level (seed 004 Tables 2-3); every reference takes "
                         "the engine's general path")
+    p.add_argument("--checkpoint-at", default=None, metavar="roi|N",
+                   help="with --save-checkpoint: pause where the region of interest began (roi) or at N "
+                        "references (at the first batch of records read from there), save the engine's whole "
+                        "state, and run on (docs/checkpoints.md)")
+    p.add_argument("--save-checkpoint", default=None, metavar="FILE", help="where --checkpoint-at saves")
+    p.add_argument("--from-checkpoint", default=None, metavar="FILE",
+                   help="start from a saved checkpoint (same machine, options and workload) and run the rest; "
+                        "--technique then starts at the checkpoint")
     p.add_argument("--json", action="store_true", help="print the full statistics as JSON")
     p.set_defaults(func=run)
 
@@ -82,7 +90,9 @@ def _simulate(simulate, args, workload):
                  max_references=args.max_references, os=parse_os(args.os), technique=args.technique or None,
                  progress=sys.stderr.isatty(), stall_cycles=args.stall_cycles,
                  warmup=args.warmup, roi=args.roi, warmup_instructions=args.warmup_instructions,
-                 simulation_instructions=args.simulation_instructions, fetches=args.fetches == "on")
+                 simulation_instructions=args.simulation_instructions, fetches=args.fetches == "on",
+                 checkpoint_at=args.checkpoint_at, save_checkpoint=args.save_checkpoint,
+                 from_checkpoint=args.from_checkpoint)
 
 
 def _print(args, r) -> None:

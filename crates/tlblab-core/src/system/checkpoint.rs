@@ -12,10 +12,18 @@
 //! state: a restored run continues bit for bit as the uninterrupted one
 //! (`tlblab-config/tests/checkpoint.rs`).
 //!
-//! Not yet: a run with a technique (each technique's own state would need saving too), and a
-//! machine of several hardware threads (between two `run` calls the timeline's read-ahead
-//! queues are drained, which an uninterrupted run would have interleaved by clock): both are
-//! refused with a message that says so (`System::checkpointable`).
+//! A machine of several hardware threads is saved where its run loop paused (`pause_at`,
+//! `pause_at_roi`: at a batch boundary): the timeline's read-ahead queues and the loop's flags
+//! are part of the state (`PausedLoop`), so the restored run interleaves the hardware threads
+//! as the uninterrupted one. (At the end of a `run` the queues are drained, which a run on
+//! more records would have interleaved by clock: such a cut is exact with one hardware thread
+//! only, and refused otherwise.)
+//!
+//! A technique's own state is not saved: a run with one is refused. A technique is installed
+//! on the restored machine instead (`install_technique` tells it the regions announced before
+//! the checkpoint). That is seed 001's order (§4.1, Algorithm 1: `init_workload()`, then
+//! `create_pt_baker_thread()`, then the main task): the helper starts where the measured phase
+//! does, so every variant of a seed-001 experiment runs from one checkpoint taken there.
 
 use super::*;
 use std::collections::HashMap;
@@ -91,6 +99,10 @@ checkpoint_state! {
     open_jobs: BTreeMap<(u32, u32), (JobStats, UnitStats)>,
     #[serde(with = "pairs")]
     shared_frames: HashMap<(u32, u64, usize), Pfn>,
+    paused: Option<PausedLoop>,
+    records_read: u64,
+    regions: Vec<(u32, u64, u64)>,
+    read_ahead: ReadAhead,
 }
 
 /// A map with tuple keys as a list of (key, value) pairs in key order: a format whose map
@@ -132,12 +144,12 @@ impl System {
     pub fn checkpointable(&self) -> Result<(), SimError> {
         if self.technique.is_some() {
             return Err(SimError(
-                "checkpoints of a run with a technique are not supported yet (the technique's own state is not saved)".into(),
+                "a run with a technique cannot be saved (the technique's own state is not in a checkpoint): save the run without it and give the technique to the restored run".into(),
             ));
         }
-        if self.cpus.len() > 1 {
+        if self.cpus.len() > 1 && self.paused.is_none() && self.references > 0 {
             return Err(SimError(format!(
-                "checkpoints need a machine of one hardware thread for now (this one has {}: its timeline's order at the cut would not be kept)",
+                "a machine of several hardware threads ({}) is saved only where its run paused (pause_at, --checkpoint-at): at the end of a run its read-ahead queues are drained, which a run on more records would have interleaved",
                 self.cpus.len()
             )));
         }

@@ -282,7 +282,7 @@ impl System {
                 self.job_start(task, job, now)?;
             }
             Event::JobEnd { task, job } => self.job_end(task, job, None)?,
-            Event::Region { .. } => {}
+            Event::Region { region, start, len } => self.regions.push((region, start.0, len)),
             Event::PhaseBegin {
                 region: tlblab_trace::record::ROI_REGION,
             } => self.begin_roi(),

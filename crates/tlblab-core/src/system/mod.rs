@@ -33,7 +33,7 @@ pub use checkpoint::{SystemState, SystemStateRef};
 pub use domains::{dacr_allows, DomainFault, DomainState, SECTIONS};
 pub use hints::hint_record;
 pub use technique::Technique;
-pub use timeline::BATCH;
+pub use timeline::{PausedLoop, ReadAhead, BATCH};
 
 use access::CacheTally;
 use hints::{LaneHints, LeafTableMemo, LEAF_TABLES, PREFETCH_AHEAD};
@@ -346,6 +346,22 @@ pub struct System {
     pub(crate) open_jobs: BTreeMap<(u32, u32), (JobStats, UnitStats)>,
     /// Frames of shared objects: (object, page offset, page size index) → frame.
     pub(crate) shared_frames: std::collections::HashMap<(u32, u64, usize), Pfn>,
+    /// Where the run loop pauses for a checkpoint (`System::pause_at`): not part of the
+    /// state, each run sets its own.
+    pub(crate) pause: timeline::Pause,
+    /// The run loop's own state where it paused (read-ahead queues and all), which the next
+    /// `run` picks up: saved in a checkpoint (`checkpoint.rs`).
+    pub(crate) paused: Option<timeline::PausedLoop>,
+    /// Records taken from the run's sources so far (every batch, queued or run): where a
+    /// restored run's source resumes.
+    pub(crate) records_read: u64,
+    /// The regions the records announced (`Event::Region`: region, start, length), in order:
+    /// a technique installed later (at a checkpoint's restore) learns them
+    /// (`install_technique`).
+    pub(crate) regions: Vec<(u32, u64, u64)>,
+    /// Records per batch and the timeline's read-ahead window (`timeline.rs`): fixed for a
+    /// run; tests shrink them (`set_read_ahead`) so that short traces pause mid-window.
+    pub(crate) read_ahead: timeline::ReadAhead,
 }
 impl System {
     /// Builds a machine. The configuration is validated first; the error names the field.
@@ -582,6 +598,11 @@ impl System {
             jobs: Vec::new(),
             open_jobs: BTreeMap::new(),
             shared_frames: std::collections::HashMap::new(),
+            pause: timeline::Pause::default(),
+            paused: None,
+            records_read: 0,
+            regions: Vec::new(),
+            read_ahead: timeline::ReadAhead::default(),
         })
     }
 

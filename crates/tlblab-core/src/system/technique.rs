@@ -146,8 +146,19 @@ pub trait Technique: Send {
 impl System {
     /// Installs `technique` for the rest of the run (replacing one installed before) and calls
     /// its `install`.
+    /// A technique installed mid-run (on a machine restored from a checkpoint) is told the
+    /// regions the records announced before (`Event::Region`, as `on_event` would have seen
+    /// them; their cycles, if any, are not charged: they were before it existed).
     pub fn install_technique(&mut self, mut technique: Box<dyn Technique>) -> Result<(), SimError> {
         technique.install(self)?;
+        for (region, start, len) in self.regions.clone() {
+            let event = Event::Region {
+                region,
+                start: VirtAddr(start),
+                len,
+            };
+            technique.on_event(self, 0, &event)?;
+        }
         self.lanes_allowed = technique.lanes_allowed() && !self.options.stall_cycles;
         self.companion = technique.has_companion();
         self.technique = Some(technique);

@@ -17,6 +17,46 @@ pub(super) const SLICE_FROM_MEMORY: usize = 1 << 16;
 /// a walk's entries (and half as far, the cache sets): as `run_direct` does in trace order.
 pub(super) const TIMELINE_PREFETCH_AHEAD: usize = 16;
 
+/// Records per batch the run loop takes from a source, and the timeline's read-ahead window
+/// (accesses queued at most): fixed per run (`System::set_read_ahead`), saved in a
+/// checkpoint since the interleaving of several hardware threads depends on them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct ReadAhead {
+    pub batch: usize,
+    pub window: usize,
+}
+
+impl Default for ReadAhead {
+    fn default() -> Self {
+        ReadAhead {
+            batch: BATCH,
+            window: 1 << 16,
+        }
+    }
+}
+
+/// Where the run loop pauses for a checkpoint (`System::pause_at`, `pause_at_roi`): at the
+/// first batch boundary at or after `references` references, or after the region of
+/// interest began.
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct Pause {
+    pub(crate) references: Option<u64>,
+    pub(crate) roi: bool,
+}
+
+/// The run loop's state at a pause (`System::run_batches`): every hardware thread's queued
+/// accesses, read ahead of the timeline and not yet run, and the loop's flags. Saved in a
+/// checkpoint, so that a machine of several hardware threads continues as the uninterrupted
+/// run would have interleaved them.
+#[derive(Serialize, Deserialize)]
+pub struct PausedLoop {
+    queues: Vec<CpuQueue>,
+    walking: Vec<bool>,
+    try_apart: bool,
+    first_cpu: Option<usize>,
+    multi: bool,
+}
+
 /// Where the run loop's batches of records come from.
 pub(super) trait Batches {
     /// The next batch; empty at the end.
@@ -27,12 +67,15 @@ pub(super) trait Batches {
 pub(super) struct Filled<'a> {
     source: &'a mut dyn RecordSource,
     buf: Vec<Record>,
+    batch: usize,
 }
 
 impl Batches for Filled<'_> {
     fn next(&mut self) -> Result<&[Record], SimError> {
         self.buf.clear();
-        self.source.fill(&mut self.buf, BATCH).map_err(SimError)?;
+        self.source
+            .fill(&mut self.buf, self.batch)
+            .map_err(SimError)?;
         Ok(&self.buf)
     }
 }
@@ -41,11 +84,12 @@ impl Batches for Filled<'_> {
 pub(super) struct Slices<'a> {
     records: &'a [Record],
     pos: usize,
+    batch: usize,
 }
 
 impl Batches for Slices<'_> {
     fn next(&mut self) -> Result<&[Record], SimError> {
-        let end = (self.pos + BATCH).min(self.records.len());
+        let end = (self.pos + self.batch).min(self.records.len());
         let batch = &self.records[self.pos..end];
         self.pos = end;
         Ok(batch)
@@ -60,7 +104,7 @@ impl Batches for Slices<'_> {
 /// (callgrind, zen3, `random:pages=262144,accesses=2M,threads=2`, TLB-only): queueing and
 /// `run_apart` cost about 62 instructions per reference before (178 in all, against 108 for
 /// one thread's stream); see `ARCHITECTURE.md`, "Several hardware threads".
-#[derive(Default)]
+#[derive(Default, Serialize, Deserialize)]
 pub(super) struct CpuQueue {
     records: Vec<Record>,
     /// The first record not yet taken; `records[..head]` are taken, dropped once they are
@@ -153,6 +197,41 @@ pub(super) struct Timeline {
 }
 
 impl Timeline {
+    /// The timeline and the run loop's own state where a pause left them (`PausedLoop`):
+    /// the queues as they were, read-ahead included.
+    fn resume(p: PausedLoop, independent: bool) -> (Timeline, Option<usize>, bool) {
+        let queued = p.queues.iter().map(|q| q.pending().len()).sum();
+        let tl = Timeline {
+            queues: p.queues,
+            queued,
+            walking: p.walking,
+            independent,
+            try_apart: p.try_apart,
+        };
+        (tl, p.first_cpu, p.multi)
+    }
+
+    /// The run loop's state at a pause, to be saved (`PausedLoop`): each queue keeps only
+    /// what is not yet taken.
+    fn pause(self, first_cpu: Option<usize>, multi: bool) -> PausedLoop {
+        let queues = self
+            .queues
+            .into_iter()
+            .map(|mut q| {
+                q.records.drain(..q.head);
+                q.head = 0;
+                q
+            })
+            .collect();
+        PausedLoop {
+            queues,
+            walking: self.walking,
+            try_apart: self.try_apart,
+            first_cpu,
+            multi,
+        }
+    }
+
     fn new(cpus: usize, independent: bool) -> Timeline {
         Timeline {
             queues: (0..cpus).map(|_| CpuQueue::default()).collect(),
@@ -165,6 +244,50 @@ impl Timeline {
 }
 
 impl System {
+    /// Whether the run loop pauses here (`Pause`): read once per batch.
+    fn pause_due(&self) -> bool {
+        self.pause.references.is_some_and(|n| self.references >= n)
+            || (self.pause.roi && self.roi_begin.is_some())
+    }
+
+    /// Makes the next `run` pause, for a checkpoint, at the first batch boundary at or after
+    /// `references` references (warm-up included): `paused` then says so, and a later `run`
+    /// on the rest of the records goes on as if never stopped.
+    pub fn pause_at(&mut self, references: u64) {
+        self.pause.references = Some(references);
+    }
+
+    /// As `pause_at`, at the first batch boundary after the region of interest began (the
+    /// workload's ROI event or the end of `set_warmup`'s warm-up).
+    pub fn pause_at_roi(&mut self) {
+        self.pause.roi = true;
+    }
+
+    /// Whether the last `run` paused (`pause_at`) rather than ended.
+    pub fn paused(&self) -> bool {
+        self.paused.is_some()
+    }
+
+    /// Records taken from the run's sources so far: where a restored run's source resumes.
+    pub fn records_read(&self) -> u64 {
+        self.records_read
+    }
+
+    /// Records per batch and the read-ahead window (`ReadAhead`).
+    pub fn read_ahead(&self) -> ReadAhead {
+        self.read_ahead
+    }
+
+    /// Sets the records per batch and the read-ahead window (`ReadAhead`; the defaults are
+    /// `BATCH` and 65,536). Tests shrink them so that short traces pause mid-window.
+    #[doc(hidden)]
+    pub fn set_read_ahead(&mut self, batch: usize, window: usize) {
+        self.read_ahead = ReadAhead {
+            batch: batch.max(1),
+            window: window.max(2),
+        };
+    }
+
     /// Runs a record source to the end (or `max_references`).
     ///
     /// With one hardware thread, records are simulated in trace order. With several, the engine
@@ -175,9 +298,11 @@ impl System {
     /// effect in trace order: the queues are drained before an event is applied.
     pub fn run(&mut self, source: &mut dyn RecordSource) -> Result<(), SimError> {
         self.region_names = source.region_names();
+        let batch = self.read_ahead.batch;
         self.run_batches(&mut Filled {
             source,
-            buf: Vec::with_capacity(BATCH),
+            buf: Vec::with_capacity(batch),
+            batch,
         })
     }
 
@@ -188,18 +313,30 @@ impl System {
         // hints it does not need (measured with the hints on in every run: sequential
         // TLB-only from 16K-record slices, 465 → 428 M refs/s).
         self.records_in_memory = records.len() > SLICE_FROM_MEMORY;
-        let done = self.run_batches(&mut Slices { records, pos: 0 });
+        let done = self.run_batches(&mut Slices {
+            records,
+            pos: 0,
+            batch: self.read_ahead.batch,
+        });
         self.records_in_memory = false;
         done
     }
 
     pub(super) fn run_batches(&mut self, batches: &mut impl Batches) -> Result<(), SimError> {
-        const LOOKAHEAD: usize = 1 << 16;
+        // The timeline reads ahead while fewer than half its window's accesses are queued.
+        let half_window = self.read_ahead.window / 2;
         // While only one hardware thread has had work (a single-threaded trace), there is nothing
         // to interleave: simulate in trace order without queueing.
         let single = self.cpus.len() == 1;
-        let mut first_cpu: Option<usize> = None;
-        let mut multi = false;
+        // A run that paused (`pause_at`) goes on from where its loop stood, queues and all.
+        let (mut tl, mut first_cpu, mut multi) = match self.paused.take() {
+            Some(p) => Timeline::resume(p, self.independent_cpus()),
+            None => (
+                Timeline::new(self.cpus.len(), self.independent_cpus()),
+                None,
+                false,
+            ),
+        };
         let mut exhausted = false;
         let final_limit = if self.options.max_references == 0 {
             u64::MAX
@@ -220,15 +357,23 @@ impl System {
                 after_warmup = Some(final_limit);
             }
         }
-        let mut tl = Timeline::new(self.cpus.len(), self.independent_cpus());
         // A technique sees each batch first (`Technique::transform`), in a copy of its own.
         let mut transformed: Vec<Record> = Vec::new();
         loop {
             if self.references >= limit && self.stop_at_limit(&mut limit, &mut after_warmup) {
                 return Ok(());
             }
-            if !exhausted && tl.queued < LOOKAHEAD / 2 {
+            if !exhausted && tl.queued < half_window {
+                // A checkpoint's pause comes where a batch is about to be read: what the loop
+                // holds then is its queues and a few flags, all saved (`PausedLoop`), and the
+                // source resumes at a batch boundary, as the uninterrupted run reads it.
+                if self.pause_due() {
+                    self.pause = Pause::default();
+                    self.paused = Some(tl.pause(first_cpu, multi));
+                    return Ok(());
+                }
                 let mut buf = batches.next()?;
+                self.records_read += buf.len() as u64;
                 if buf.is_empty() {
                     exhausted = true;
                 }

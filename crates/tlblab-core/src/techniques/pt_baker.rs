@@ -615,11 +615,22 @@ impl Technique for PtBaker {
         INFO.name
     }
 
-    fn install(&mut self, _sys: &mut System) -> Result<(), SimError> {
-        match &self.placement_error {
-            Some(e) => Err(SimError(e.clone())),
-            None => Ok(()),
+    fn install(&mut self, sys: &mut System) -> Result<(), SimError> {
+        if let Some(e) = &self.placement_error {
+            return Err(SimError(e.clone()));
         }
+        // Installed on a machine restored from a checkpoint (the helper is created after the
+        // workload's initialisation, seed 001 §4.1 Alg. 1), the helper and the stressors begin
+        // at the application's time, not at 0. Installed at a run's start, every clock is 0.
+        if let Ok(app_cpu) = sys.thread_cpu(ThreadId(0)) {
+            let now = sys.clock(app_cpu);
+            for &cpu in std::iter::once(&self.helper_cpu).chain(&self.stressor_cpus) {
+                if cpu < sys.cpu_count() {
+                    sys.idle_until(cpu, now);
+                }
+            }
+        }
+        Ok(())
     }
 
     fn has_companion(&self) -> bool {

@@ -241,3 +241,57 @@ def host_ptwarm_prediction(machine: str = HOST_PRESET, size_mib: int = 1024, pas
     for name in variants:
         out[f"{name}/change_pct"] = 100.0 * (out["none"] / out[name] - 1.0)
     return out
+
+
+# at_scale (issue 59): footprints nearer Table 5.2's, measured in the seed's steady state from one
+# checkpoint per workload where its region of interest begins (after the population and, for
+# graph500, the graph's construction, which the workload does before its first record).
+# (name, quick spec, full spec, the region PT-Baker sweeps: seed §5.2). Full: gups' table is
+# 2^32 words = 32 GiB, Table 5.2's 32 GB; graph500 scale 22 (adjacency 2^22 x 16 x 2 x 8 B =
+# 1 GiB; the seed's scale 24 is 4.25 GB, Table 5.2, whose R-MAT graph the workload builds in the
+# host's memory first: 268 M edges, past what this 2-core VM builds in the run's time); the
+# hash join's bucket array 2^28 x 8 B = 2 GiB (the seed's table: 1e8 buckets; its inner table of
+# 9e8 rows is 14 GB of host memory the workload would hold, so 2^24 rows here).
+AT_SCALE = [
+    ("gups", "gups:log2_words=22,updates=100000000,populate=1",
+     "gups:log2_words=32,updates=100000000,populate=1", "table"),
+    ("graph500_bfs", "graph500_bfs:scale=14,edge_factor=16,roots=64,populate=1",
+     "graph500_bfs:scale=22,edge_factor=16,roots=64,populate=1", "adjacency"),
+    ("hash_join", "hash_join:buckets=1048576,inner_rows=1048576,outer_rows=1048576,populate=1",
+     "hash_join:buckets=268435456,inner_rows=16777216,outer_rows=16777216,populate=1", "hashtable"),
+]
+
+# References run after the checkpoint (the measured window; a user-mode helper's own loads count
+# in it, so every comparison is per application reference, as in helper_effect).
+AT_SCALE_WINDOW = {True: 100_000, False: 3_000_000}
+
+
+def at_scale(quick: bool) -> dict[str, float]:
+    """helper_effect at the footprints of `AT_SCALE`: per workload, one checkpoint where the
+    measured phase begins (`tlblab.checkpoint`, cached under out/checkpoints), then the baseline
+    and the kernel- and user-mode helper (stride 8, core 1) from it over the same window."""
+    out: dict[str, float] = {}
+    m = machine()
+    modes = {"kernel": "mode=kernel,stride=8", "user": "mode=user,stride=8"}
+    for name, q, f, region in AT_SCALE:
+        wl = q if quick else f
+        path = tlblab.checkpoint(m, wl, at="roi")
+        limit = tlblab.checkpoint_info(path)["references"] + AT_SCALE_WINDOW[quick]
+        run = lambda tech: tlblab.simulate(m, wl, from_checkpoint=path, technique=tech,  # noqa: E731
+                                           max_references=limit)
+        base = run(None)
+        out[f"{name}/base/dram_share"] = dram_share(base)
+        out[f"{name}/base/walks_per_kref"] = 1000.0 * _app(base)["walks"] / max(1, _app(base)["references"])
+        out[f"{name}/base/app_references"] = _app(base)["references"]
+        per_ref = lambda x: dram_walk_refs(x) / max(1, _app(x)["references"])  # noqa: E731
+        for mode, tech in modes.items():
+            r = run(f"pt_baker:{tech},region={region}")
+            b_dram, r_dram = per_ref(base), per_ref(r)
+            out[f"{name}/{mode}/dram_cut"] = 100.0 * (b_dram - r_dram) / b_dram if b_dram else 0.0
+            out[f"{name}/{mode}/speedup"] = 100.0 * (app_cycles(base) / app_cycles(r) - 1.0)
+    names = [n for n, *_ in AT_SCALE]
+    out["max/base/dram_share"] = max(out[f"{n}/base/dram_share"] for n in names)
+    for mode in modes:
+        out[f"max/{mode}/dram_cut"] = max(out[f"{n}/{mode}/dram_cut"] for n in names)
+        out[f"max/{mode}/speedup"] = max(out[f"{n}/{mode}/speedup"] for n in names)
+    return out
