@@ -66,6 +66,9 @@ pub enum Desc {
         frame: PhysAddr,
         size: PageSize,
         domain: Domain,
+        /// The mapping is global (ARM's nG bit clear, x86's G bit set): its TLB entries
+        /// translate for every ASID (the kernel's mappings).
+        global: bool,
     },
 }
 
@@ -116,13 +119,13 @@ impl PageTableFormat {
         }
     }
 
-    fn encode_leaf(self, frame: PhysAddr, size: PageSize, domain: Domain) -> u64 {
+    fn encode_leaf(self, frame: PhysAddr, size: PageSize, domain: Domain, global: bool) -> u64 {
         match self {
             PageTableFormat::X86_64_4level | PageTableFormat::X86_64_5level => {
-                x86_64::encode_leaf(frame, size, domain)
+                x86_64::encode_leaf(frame, size, domain, global)
             }
-            PageTableFormat::Armv7Short => armv7::encode_leaf(frame, size, domain),
-            PageTableFormat::Armv8_4k => armv8::encode_leaf(frame, size, domain),
+            PageTableFormat::Armv7Short => armv7::encode_leaf(frame, size, domain, global),
+            PageTableFormat::Armv8_4k => armv8::encode_leaf(frame, size, domain, global),
         }
     }
 
@@ -173,6 +176,9 @@ pub struct Leaf {
     pub pfn: Pfn,
     pub size: PageSize,
     pub domain: Domain,
+    /// A global translation (the leaf descriptor's nG bit clear, or G set): the TLB entry
+    /// filled from it matches every ASID.
+    pub global: bool,
 }
 
 /// The physical addresses a walk reads, root first, and the node reached at each level.
@@ -190,8 +196,8 @@ pub struct WalkPath {
 pub(crate) struct LastEntry {
     /// The entry's physical address.
     pub(crate) entry: PhysAddr,
-    /// The page it maps (first frame, size), if it is a leaf.
-    pub(crate) leaf: Option<(Pfn, PageSize)>,
+    /// The page it maps (first frame, size, global), if it is a leaf.
+    pub(crate) leaf: Option<(Pfn, PageSize, bool)>,
 }
 
 /// One address space's page table.
@@ -299,13 +305,16 @@ impl PageTable {
     }
 
     /// Maps the page of `size` containing `va` to the frame run starting at `pfn`, creating
-    /// intermediate tables. `domain` is recorded in ARMv7 first-level descriptors.
+    /// intermediate tables. `domain` is recorded in ARMv7 first-level descriptors; `global`
+    /// in the leaf descriptor (the kernel's mappings).
+    #[allow(clippy::too_many_arguments)]
     pub fn map(
         &mut self,
         va: VirtAddr,
         size: PageSize,
         pfn: Pfn,
         domain: Domain,
+        global: bool,
         frames: &mut FrameAllocator,
     ) -> Result<(), OutOfMemory> {
         let leaf_level = self
@@ -328,7 +337,7 @@ impl PageTable {
                 child
             };
         }
-        let desc = self.format.encode_leaf(pfn.base(), size, domain);
+        let desc = self.format.encode_leaf(pfn.base(), size, domain, global);
         let i = self.index(leaf_level, va);
         // A 64 KiB page at a 4 KiB-indexed level occupies 16 replicated entries.
         let span = 1usize << (size.shift() - self.levels[leaf_level].shift);
@@ -449,10 +458,11 @@ impl PageTable {
         // than the loop, whose set-up cost more than the entries (callgrind, zen3 full model,
         // instructions per reference: strided, from the last level, 871 → 843; random, from
         // the one above, 1,585 → 1,528).
-        let below_first = |(pfn, size)| Leaf {
+        let below_first = |(pfn, size, global)| Leaf {
             pfn,
             size,
             domain: first_domain,
+            global,
         };
         if start_level > 0 && start_level + 1 == levels.len() {
             let last = self.last_level_entry_with(levels, decode, start_node, va);
@@ -471,7 +481,12 @@ impl PageTable {
             path.len = 1;
             return match decode(slot.desc, l, false) {
                 Desc::Invalid => None,
-                Desc::Leaf { frame, size, .. } => Some(below_first((frame.pfn(), size))),
+                Desc::Leaf {
+                    frame,
+                    size,
+                    global,
+                    ..
+                } => Some(below_first((frame.pfn(), size, global))),
                 Desc::Table { .. } => {
                     let child = slot.child - 1;
                     let last = self.last_level_entry_with(levels, decode, child, va);
@@ -504,12 +519,14 @@ impl PageTable {
                     frame,
                     size,
                     domain: d,
+                    global,
                 } => {
                     let d = if level == 0 { d } else { domain };
                     return Some(Leaf {
                         pfn: frame.pfn(),
                         size,
                         domain: d,
+                        global,
                     });
                 }
             }
@@ -540,7 +557,12 @@ impl PageTable {
             let slot = self.slots[n.first_slot as usize + i];
             if slot.child == 0 || level + 1 == self.levels.len() {
                 let leaf = match self.format.decode(slot.desc, level) {
-                    Desc::Leaf { frame, size, .. } => Some((frame.pfn(), size)),
+                    Desc::Leaf {
+                        frame,
+                        size,
+                        global,
+                        ..
+                    } => Some((frame.pfn(), size, global)),
                     _ => None,
                 };
                 return LastEntry {
@@ -614,7 +636,12 @@ impl PageTable {
         let n = self.nodes[node as usize];
         let slot = self.slots[n.first_slot as usize + i];
         let leaf = match decode(slot.desc, l, true) {
-            Desc::Leaf { frame, size, .. } => Some((frame.pfn(), size)),
+            Desc::Leaf {
+                frame,
+                size,
+                global,
+                ..
+            } => Some((frame.pfn(), size, global)),
             _ => None,
         };
         LastEntry {
@@ -692,8 +719,9 @@ mod tests {
 
     /// `walk_from` (one copy per format) and the prefetch helpers (`last_table`,
     /// `last_level_entry`, `last_entry`) agree with each other and with what was mapped, for
-    /// every format and page size, including the ARMv7 domain of a first-level descriptor
-    /// (which no engine test sets to anything but 0).
+    /// every format and page size, global or not (the leaf descriptor's nG or G bit),
+    /// including the ARMv7 domain of a first-level descriptor (which no engine test sets to
+    /// anything but 0).
     #[test]
     fn walks_and_prefetch_descents_find_what_was_mapped() {
         for format in [
@@ -710,19 +738,24 @@ mod tests {
                 0
             });
             let mut va = 1u64 << 30;
-            for size in format.page_sizes() {
+            for (size, global) in format
+                .page_sizes()
+                .into_iter()
+                .flat_map(|s| [(s, false), (s, true)])
+            {
                 let pfn = fr.alloc(size).unwrap();
                 let page = VirtAddr(va);
-                pt.map(page, size, pfn, domain, &mut fr).unwrap();
+                pt.map(page, size, pfn, domain, global, &mut fr).unwrap();
                 let probe = VirtAddr(va + size.bytes() / 2 + 8);
                 let mut path = WalkPath::default();
                 let leaf = pt.walk_from(probe, 0, 0, &mut path).expect("mapped");
                 assert_eq!(leaf.pfn, pfn, "{format:?} {size}");
                 assert_eq!(leaf.size, size, "{format:?} {size}");
                 assert_eq!(leaf.domain, domain, "{format:?} {size}");
+                assert_eq!(leaf.global, global, "{format:?} {size}");
                 let last = pt.last_entry(probe, 0, 0);
                 assert_eq!(last.entry, path.refs[path.len - 1], "{format:?} {size}");
-                assert_eq!(last.leaf, Some((pfn, size)), "{format:?} {size}");
+                assert_eq!(last.leaf, Some((pfn, size, global)), "{format:?} {size}");
                 let leaf_level = pt.leaf_level(size).unwrap();
                 if leaf_level + 1 == pt.levels().len() {
                     let node = pt.last_table(probe).expect("tables reach the last level");
@@ -740,7 +773,12 @@ mod tests {
                 for start in 1..path.len {
                     let mut rest = WalkPath::default();
                     let again = pt.walk_from(probe, start, path.nodes[start], &mut rest);
-                    let expected = Leaf { pfn, size, domain };
+                    let expected = Leaf {
+                        pfn,
+                        size,
+                        domain,
+                        global,
+                    };
                     assert_eq!(again, Some(expected), "{format:?} {size} from {start}");
                     assert_eq!(&rest.refs[..rest.len], &path.refs[start..path.len]);
                     assert_eq!(&rest.nodes[..rest.len], &path.nodes[start..path.len]);
@@ -760,7 +798,12 @@ mod tests {
                         assert_eq!(&rest.nodes[..rest.len], &full.nodes[start..full.len]);
                     }
                 }
-                va += 1 << 30;
+                // 256 MiB apart on ARMv7, whose 4 GiB hold six pages 1 GiB apart only just not.
+                va += if format == PageTableFormat::Armv7Short {
+                    1 << 28
+                } else {
+                    1 << 30
+                };
             }
             // Unmapped: no leaf, the path ends at the invalid entry.
             let mut path = WalkPath::default();

@@ -159,20 +159,20 @@ pub struct AddressSpace {
     pub domain: Domain,
     pub pt: PageTable,
     /// Regions mapped with a page size other than the default, or backed by a shared object:
-    /// (start, end, size, shared object).
-    pub(crate) regions: Vec<(u64, u64, PageSize, Option<u32>)>,
+    /// (start, end, size, shared object, global: the kernel's, mapped with the nG bit clear).
+    pub(crate) regions: Vec<(u64, u64, PageSize, Option<u32>, bool)>,
     pub(crate) default_size: PageSize,
 }
 
 impl AddressSpace {
-    /// The page size and shared object (with the region start) that map `va`.
-    fn mapping_for(&self, va: VirtAddr) -> (PageSize, Option<(u32, u64)>) {
-        for &(s, e, size, object) in &self.regions {
+    /// The page size, shared object (with the region start) and globalness that map `va`.
+    fn mapping_for(&self, va: VirtAddr) -> (PageSize, Option<(u32, u64)>, bool) {
+        for &(s, e, size, object, global) in &self.regions {
             if va.0 >= s && va.0 < e {
-                return (size, object.map(|o| (o, s)));
+                return (size, object.map(|o| (o, s)), global);
             }
         }
-        (self.default_size, None)
+        (self.default_size, None, false)
     }
 }
 
@@ -617,11 +617,13 @@ impl System {
         len: u64,
         size: PageSize,
     ) -> Result<(), SimError> {
-        self.add_region(space, start, len, size, None)
+        self.add_region(space, start, len, size, None, false)
     }
 
     /// Backs `start..start+len` of `space` by shared object `object`: every address space that
-    /// maps the same object (at any address) shares its frames.
+    /// maps the same object (at any address) shares its frames. `global`: the kernel's mapping
+    /// (`prot::GLOBAL`), its leaf descriptors without the nG bit, so the TLB entries filled
+    /// from them translate for every ASID and survive ASID rollovers.
     pub fn map_shared(
         &mut self,
         space: usize,
@@ -629,8 +631,9 @@ impl System {
         len: u64,
         size: PageSize,
         object: u32,
+        global: bool,
     ) -> Result<(), SimError> {
-        self.add_region(space, start, len, size, Some(object))
+        self.add_region(space, start, len, size, Some(object), global)
     }
 
     /// Newer regions take precedence over older ones that overlap them.
@@ -641,6 +644,7 @@ impl System {
         len: u64,
         size: PageSize,
         object: Option<u32>,
+        global: bool,
     ) -> Result<(), SimError> {
         let fmt = self.config.page_table.format;
         if !fmt.supports(size) {
@@ -649,9 +653,10 @@ impl System {
                 fmt.name()
             )));
         }
-        self.spaces[space]
-            .regions
-            .insert(0, (start.0, start.0.saturating_add(len), size, object));
+        self.spaces[space].regions.insert(
+            0,
+            (start.0, start.0.saturating_add(len), size, object, global),
+        );
         Ok(())
     }
 

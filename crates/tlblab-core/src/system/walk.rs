@@ -61,6 +61,7 @@ impl System {
                 pfn: PhysAddr(hpa.0 & !(size.bytes() - 1)).pfn(),
                 size,
                 domain: leaf.domain,
+                global: leaf.global,
             };
         }
         self.cpu_stats[st.cpu].walk_cycles += cycles;
@@ -203,11 +204,12 @@ impl System {
         cs.walks += 1;
         cs.walk_cycles += cycles;
         let space = &self.spaces[st.space];
-        let (size, _) = space.mapping_for(va);
+        let (size, _, global) = space.mapping_for(va);
         let leaf = Leaf {
             pfn: Pfn(va.align_down(size).0 >> 12),
             size,
             domain: space.domain,
+            global,
         };
         (leaf, cycles)
     }
@@ -269,7 +271,14 @@ impl System {
             let size = host.page_size;
             let pfn = host.frames.alloc(size).map_err(|e| oom(e, "host"))?;
             host.pt
-                .map(gva.align_down(size), size, pfn, Domain(0), &mut host.frames)
+                .map(
+                    gva.align_down(size),
+                    size,
+                    pfn,
+                    Domain(0),
+                    false,
+                    &mut host.frames,
+                )
                 .map_err(|e| oom(e, "host"))?;
             leaf = host.pt.walk_from(gva, start_level, start_node, &mut path);
         }
@@ -298,7 +307,7 @@ impl System {
     /// object reuse the object's frame. A huge-page allocation that fails (fragmented memory)
     /// falls back to base pages, as Linux THP does.
     pub(super) fn first_touch(&mut self, space: usize, va: VirtAddr) -> Result<(), SimError> {
-        let (mut size, object) = self.spaces[space].mapping_for(va);
+        let (mut size, object, global) = self.spaces[space].mapping_for(va);
         // A page larger than 4 KiB only where nothing is mapped in its range yet (a region
         // made huge after some of its pages were touched keeps them; before 2026-11-25 the
         // huge page replaced their table, and a later walk of one of them found the huge
@@ -329,7 +338,14 @@ impl System {
         };
         let s = &mut self.spaces[space];
         let domain = s.domain;
-        s.pt.map(va.align_down(size), size, pfn, domain, &mut self.frames)
-            .map_err(|e| oom(e, "physical"))
+        s.pt.map(
+            va.align_down(size),
+            size,
+            pfn,
+            domain,
+            global,
+            &mut self.frames,
+        )
+        .map_err(|e| oom(e, "physical"))
     }
 }
