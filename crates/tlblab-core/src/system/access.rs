@@ -423,8 +423,6 @@ impl System {
             }
         }
 
-        // Whether the walk's leaf was global (the kernel's); a hit's entry says it itself.
-        let mut walked_global = false;
         let (pfn, size, domain, filled_below) = match found {
             Some((i, h)) => (h.pfn, h.size, h.domain, i),
             None => {
@@ -449,7 +447,6 @@ impl System {
                         self.cpu_stats[st.cpu].data_stall_cycles[above] += refill;
                     }
                 }
-                walked_global = leaf.global;
                 (leaf.pfn, leaf.size, leaf.domain, ntlb)
             }
         };
@@ -462,11 +459,14 @@ impl System {
             e.hw_thread = hw;
             let core = &self.cores[core_i];
             let path = if is_instr { &core.itlb } else { &core.dtlb };
-            // A global translation stays global in every level it is copied to.
-            e.global = match found {
-                Some((i, h)) => self.tlbs[path[i].0].is_global(h.slot),
-                None => walked_global,
-            };
+            // A global translation stays global in every level it is copied to. Only a machine
+            // with a global mapping (`any_global`) has one to copy: the others skip the look.
+            if self.any_global {
+                e.global = match found {
+                    Some((i, h)) => self.tlbs[path[i].0].is_global(h.slot),
+                    None => self.translation_is_global(st.space, va),
+                };
+            }
             // Every level filled here has just missed this page for this requester.
             for &(t, stat) in &path[..filled_below] {
                 if self.tlbs[t].fill_after_miss(e) {

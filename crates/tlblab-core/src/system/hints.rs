@@ -176,7 +176,7 @@ impl System {
             // A page mapped above the last level (or no page): the whole descent.
             None => pt.last_entry(va, 0, 0),
         };
-        let Some((pfn, size, _)) = last.leaf else {
+        let Some((pfn, size)) = last.leaf else {
             return;
         };
         let pte = last.entry.0;

@@ -165,14 +165,26 @@ pub struct AddressSpace {
 }
 
 impl AddressSpace {
-    /// The page size, shared object (with the region start) and globalness that map `va`.
-    fn mapping_for(&self, va: VirtAddr) -> (PageSize, Option<(u32, u64)>, bool) {
-        for &(s, e, size, object, global) in &self.regions {
+    /// The page size and shared object (with the region start) that map `va`.
+    fn mapping_for(&self, va: VirtAddr) -> (PageSize, Option<(u32, u64)>) {
+        for &(s, e, size, object, _) in &self.regions {
             if va.0 >= s && va.0 < e {
-                return (size, object.map(|o| (o, s)), global);
+                return (size, object.map(|o| (o, s)));
             }
         }
-        (self.default_size, None, false)
+        (self.default_size, None)
+    }
+
+    /// Whether the region that maps `va` is global (the kernel's). Apart from `mapping_for`,
+    /// which every first touch asks: only a machine with a global mapping
+    /// (`System::any_global`) asks this.
+    fn region_is_global(&self, va: VirtAddr) -> bool {
+        for &(s, e, _, _, global) in &self.regions {
+            if va.0 >= s && va.0 < e {
+                return global;
+            }
+        }
+        false
     }
 }
 
@@ -336,6 +348,11 @@ pub struct System {
     /// A technique counts the uses of TLB entries (`System::track_tlb_use`): the general
     /// path's `reference_full` counts each access an entry translates.
     pub(crate) track_use: bool,
+    /// Some address space has mapped a global region (`map_shared` with `global`, the
+    /// kernel's): only then can a TLB entry be global, and only then do the fills look
+    /// (`translation_is_global`). Never cleared; not in a checkpoint but set again from the
+    /// regions (`restore_state`).
+    pub(crate) any_global: bool,
     /// The technique runs a companion (`Technique::has_companion`): `timeline_step` lets it
     /// catch up before each access.
     pub(crate) companion: bool,
@@ -577,6 +594,7 @@ impl System {
             technique: None,
             lanes_allowed: !options.stall_cycles,
             track_use: false,
+            any_global: false,
             companion: false,
             domains: None,
             jobs: Vec::new(),
@@ -657,6 +675,7 @@ impl System {
             0,
             (start.0, start.0.saturating_add(len), size, object, global),
         );
+        self.any_global |= global;
         Ok(())
     }
 

@@ -244,9 +244,9 @@ impl System {
                     pfn: h.pfn,
                     size: h.size,
                     domain: h.domain,
-                    global: tlb.is_global(h.slot),
                 };
-                self.fill_levels(&path[..i], va, leaf, req);
+                let global = tlb.is_global(h.slot);
+                self.fill_levels(&path[..i], va, leaf, global, req);
                 return Ok((cycles, Some(pa)));
             }
         }
@@ -259,7 +259,8 @@ impl System {
             self.translate_without_walk(st, va)
         };
         cycles += wc;
-        self.fill_levels(&path, va, leaf, req);
+        let global = self.translation_is_global(st.space, va);
+        self.fill_levels(&path, va, leaf, global, req);
         let pa = (leaf.pfn.0 << 12) + (va.0 & (leaf.size.bytes() - 1));
         Ok((cycles, Some(pa)))
     }
@@ -269,6 +270,7 @@ impl System {
         levels: &[(usize, usize)],
         va: tlblab_types::VirtAddr,
         leaf: crate::page_table::Leaf,
+        global: bool,
         req: crate::tlb::Requester,
     ) {
         let size = leaf.size;
@@ -281,7 +283,7 @@ impl System {
         e.vmid = req.vmid;
         e.domain = leaf.domain;
         e.hw_thread = req.hw_thread;
-        e.global = leaf.global;
+        e.global = global;
         for &(t, _) in levels {
             self.tlbs[t].fill(e);
         }

@@ -61,7 +61,6 @@ impl System {
                 pfn: PhysAddr(hpa.0 & !(size.bytes() - 1)).pfn(),
                 size,
                 domain: leaf.domain,
-                global: leaf.global,
             };
         }
         self.cpu_stats[st.cpu].walk_cycles += cycles;
@@ -204,14 +203,33 @@ impl System {
         cs.walks += 1;
         cs.walk_cycles += cycles;
         let space = &self.spaces[st.space];
-        let (size, _, global) = space.mapping_for(va);
+        let (size, _) = space.mapping_for(va);
         let leaf = Leaf {
             pfn: Pfn(va.align_down(size).0 >> 12),
             size,
             domain: space.domain,
-            global,
         };
         (leaf, cycles)
+    }
+
+    /// Whether the translation of `va` that a walk (or, in a TLB-only run, the region map)
+    /// just gave `space` is global: false on a machine with no global mapping
+    /// (`any_global`), which never looks. Off the walks' path (`PageTable::is_global`). In a
+    /// nested machine the guest's leaf says (as a walk's leaf kept it before 2026-11-27).
+    #[inline]
+    pub(crate) fn translation_is_global(&self, space: usize, va: VirtAddr) -> bool {
+        self.any_global && self.global_translation(space, va)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn global_translation(&self, space: usize, va: VirtAddr) -> bool {
+        let space = &self.spaces[space];
+        if self.options.walks {
+            space.pt.is_global(va).unwrap_or(false)
+        } else {
+            space.region_is_global(va)
+        }
     }
 
     #[inline]
@@ -307,7 +325,7 @@ impl System {
     /// object reuse the object's frame. A huge-page allocation that fails (fragmented memory)
     /// falls back to base pages, as Linux THP does.
     pub(super) fn first_touch(&mut self, space: usize, va: VirtAddr) -> Result<(), SimError> {
-        let (mut size, object, global) = self.spaces[space].mapping_for(va);
+        let (mut size, object) = self.spaces[space].mapping_for(va);
         // A page larger than 4 KiB only where nothing is mapped in its range yet (a region
         // made huge after some of its pages were touched keeps them; before 2026-11-25 the
         // huge page replaced their table, and a later walk of one of them found the huge
@@ -336,6 +354,7 @@ impl System {
                 p
             }
         };
+        let global = self.any_global && self.spaces[space].region_is_global(va);
         let s = &mut self.spaces[space];
         let domain = s.domain;
         s.pt.map(
