@@ -349,9 +349,10 @@ pub struct System {
     /// path's `reference_full` counts each access an entry translates.
     pub(crate) track_use: bool,
     /// Some address space has mapped a global region (`map_shared` with `global`, the
-    /// kernel's): only then can a TLB entry be global, and only then do the fills look
-    /// (`translation_is_global`). Never cleared; not in a checkpoint but set again from the
-    /// regions (`restore_state`).
+    /// kernel's) or a kernel touch filled a global entry (`kernel_touch`): only then can a
+    /// TLB entry be global, and only then do the fills look (`translation_is_global`).
+    /// Never cleared; not in a checkpoint but set again from the regions and the TLBs'
+    /// entries (`restore_state`).
     pub(crate) any_global: bool,
     /// The technique runs a companion (`Technique::has_companion`): `timeline_step` lets it
     /// catch up before each access.
