@@ -621,3 +621,68 @@ fn given_kernel_pages_when_asids_roll_over_then_the_global_kernel_entries_stay()
         "each rollover still flushes the threads' own entries"
     );
 }
+
+/// A traced kernel path's image (`MapShared` with `prot::GLOBAL`, as seed 002's workloads map
+/// ARM Linux's kernel): four processes take turns on one core with 2-bit ASIDs, each loading
+/// its own page and the kernel's. The kernel page walks once, for the first process: its
+/// entry is global, so it hits for every other ASID and survives every rollover; each
+/// process's own page misses at every turn after a rollover flushed it. The same trace with
+/// the kernel mapped without the bit walks the kernel page once per process and rollover.
+#[test]
+fn given_a_global_kernel_image_when_processes_take_turns_then_its_entry_serves_every_asid() {
+    const KERNEL_VA: u64 = 0xc000_0000;
+    let run = |prot: u8| {
+        let cfg = machine(
+            PageTableFormat::Armv7Short,
+            vec![tlb("L1", 1, 64, 64, ReplacementKind::Lru)],
+        );
+        let mut sys = sys_with(
+            cfg,
+            OsConfig {
+                asid_bits: 2,
+                switch: SwitchPolicy::AsidTagged,
+                ..OsConfig::default()
+            },
+        );
+        let mut recs = Vec::new();
+        for t in 0..4u32 {
+            recs.push(Record::Event(Event::ThreadStart {
+                thread: ThreadId(t),
+                process: t,
+            }));
+            recs.push(Record::Event(Event::MapShared {
+                process: t,
+                start: VirtAddr(KERNEL_VA),
+                len: 1 << 20,
+                prot,
+                page_shift: 20,
+                object: 7,
+            }));
+        }
+        for _round in 0..3 {
+            for t in 0..4u32 {
+                recs.push(ld(t, 0x1000_0000));
+                recs.push(ld(t, KERNEL_VA + 0x40));
+            }
+        }
+        sys.run(&mut VecSource::new(recs)).unwrap();
+        let globals = sys.tlbs[0].entries().filter(|e| e.global).count();
+        (sys.stats(), globals)
+    };
+    use tlblab_trace::record::prot;
+    let (global, globals) = run(prot::READ | prot::GLOBAL);
+    assert!(global.os.asid_rollovers >= 3, "{:?}", global.os);
+    assert_eq!(globals, 1, "the kernel's one section entry");
+    assert_eq!(
+        global.total.tlb[0].misses,
+        12 + 1,
+        "each turn's own page, and the kernel's once"
+    );
+    let (private, globals) = run(prot::READ);
+    assert_eq!(globals, 0);
+    assert_eq!(
+        private.total.tlb[0].misses,
+        12 + 12,
+        "without the global bit the kernel's entry is each ASID's, flushed with it"
+    );
+}

@@ -46,6 +46,11 @@ pub mod prot {
     pub const READ: u8 = 1;
     pub const WRITE: u8 = 2;
     pub const EXEC: u8 = 4;
+    /// A global mapping (the kernel's): its TLB entries translate for every address space and
+    /// survive ASID switches and rollovers. ARM Linux maps the kernel global (the nG bit clear,
+    /// ARM ARM B3.9.1); x86 Linux without page-table isolation does too (the G bit set,
+    /// Intel SDM Vol. 3A §4.10.2.4). `Mmap` and `MapShared` only.
+    pub const GLOBAL: u8 = 8;
 }
 
 /// What a `Flush` event empties (bit set).

@@ -29,11 +29,19 @@ pub fn encode_table(child: PhysAddr, domain: Domain) -> u64 {
     (child.0 & 0xffff_fc00) | ((domain.0 as u64 & 0xf) << 5) | 0b01
 }
 
-pub fn encode_leaf(frame: PhysAddr, size: PageSize, domain: Domain) -> u64 {
+/// The not-global bit: bit 17 of a section, bit 11 of a small or large page (ARM ARM
+/// B3.5.1). Clear for the kernel's mappings, set for user pages (Linux's `set_pte_at`).
+const SECTION_NG: u64 = 1 << 17;
+const PAGE_NG: u64 = 1 << 11;
+
+pub fn encode_leaf(frame: PhysAddr, size: PageSize, domain: Domain, global: bool) -> u64 {
     match size {
-        PageSize::Size1M => (frame.0 & 0xfff0_0000) | ((domain.0 as u64 & 0xf) << 5) | 0b10,
-        PageSize::Size64K => (frame.0 & 0xffff_0000) | 0b01,
-        _ => (frame.0 & 0xffff_f000) | 0b10,
+        PageSize::Size1M => {
+            let ng = if global { 0 } else { SECTION_NG };
+            (frame.0 & 0xfff0_0000) | ((domain.0 as u64 & 0xf) << 5) | ng | 0b10
+        }
+        PageSize::Size64K => (frame.0 & 0xffff_0000) | if global { 0 } else { PAGE_NG } | 0b01,
+        _ => (frame.0 & 0xffff_f000) | if global { 0 } else { PAGE_NG } | 0b10,
     }
 }
 
@@ -48,6 +56,7 @@ pub fn decode(desc: u64, _level: &LevelGeom, last: bool) -> Desc {
                 frame: PhysAddr(desc & 0xfff0_0000),
                 size: PageSize::Size1M,
                 domain,
+                global: desc & SECTION_NG == 0,
             },
             _ => Desc::Invalid,
         }
@@ -57,11 +66,13 @@ pub fn decode(desc: u64, _level: &LevelGeom, last: bool) -> Desc {
                 frame: PhysAddr(desc & 0xffff_0000),
                 size: PageSize::Size64K,
                 domain: Domain(0),
+                global: desc & PAGE_NG == 0,
             },
             0b10 | 0b11 => Desc::Leaf {
                 frame: PhysAddr(desc & 0xffff_f000),
                 size: PageSize::Size4K,
                 domain: Domain(0),
+                global: desc & PAGE_NG == 0,
             },
             _ => Desc::Invalid,
         }

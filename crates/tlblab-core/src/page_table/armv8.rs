@@ -9,6 +9,8 @@ use tlblab_types::{Domain, PageSize, PhysAddr};
 const VALID: u64 = 1;
 const TABLE_OR_PAGE: u64 = 2;
 const AF: u64 = 1 << 10;
+/// Not global (ARM ARM D5.3.3, bit 11 of a block or page descriptor): set on user pages.
+const NG: u64 = 1 << 11;
 const CONTIG: u64 = 1 << 52;
 const ADDR: u64 = 0x0000_ffff_ffff_f000;
 
@@ -47,8 +49,9 @@ pub fn encode_table(child: PhysAddr, _domain: Domain) -> u64 {
     (child.0 & ADDR) | VALID | TABLE_OR_PAGE
 }
 
-pub fn encode_leaf(frame: PhysAddr, size: PageSize, _domain: Domain) -> u64 {
-    match size {
+pub fn encode_leaf(frame: PhysAddr, size: PageSize, _domain: Domain, global: bool) -> u64 {
+    let ng = if global { 0 } else { NG };
+    ng | match size {
         PageSize::Size4K => (frame.0 & ADDR) | VALID | TABLE_OR_PAGE | AF,
         PageSize::Size64K => (frame.0 & ADDR) | VALID | TABLE_OR_PAGE | AF | CONTIG,
         _ => (frame.0 & ADDR) | VALID | AF, // block
@@ -69,12 +72,14 @@ pub fn decode(desc: u64, level: &LevelGeom, last: bool) -> Desc {
             frame: PhysAddr(frame),
             size,
             domain: Domain(0),
+            global: desc & NG == 0,
         }
     } else if desc & TABLE_OR_PAGE == 0 {
         Desc::Leaf {
             frame: PhysAddr(desc & ADDR),
             size: level.leaf_sizes[0],
             domain: Domain(0),
+            global: desc & NG == 0,
         }
     } else {
         Desc::Table {

@@ -9,6 +9,8 @@ const P: u64 = 1;
 const RW: u64 = 2;
 const US: u64 = 4;
 const PS: u64 = 1 << 7;
+/// Global (Intel SDM Vol. 3A §4.5, Tables 4-15 ff., bit 8 of a leaf; §4.10.2.4).
+const G: u64 = 1 << 8;
 const ADDR: u64 = 0x000f_ffff_ffff_f000;
 
 /// 5-level paging: PML5 above the 4-level hierarchy.
@@ -60,9 +62,11 @@ pub fn encode_table(child: PhysAddr, _domain: Domain) -> u64 {
     (child.0 & ADDR) | P | RW | US
 }
 
-pub fn encode_leaf(frame: PhysAddr, size: PageSize, _domain: Domain) -> u64 {
+pub fn encode_leaf(frame: PhysAddr, size: PageSize, _domain: Domain, global: bool) -> u64 {
     let ps = if size == PageSize::Size4K { 0 } else { PS };
-    (frame.0 & ADDR) | P | RW | US | ps
+    // A global page is the kernel's: supervisor-only (U/S clear) with G set.
+    let g = if global { G } else { US };
+    (frame.0 & ADDR) | P | RW | g | ps
 }
 
 pub fn decode(desc: u64, level: &LevelGeom, last: bool) -> Desc {
@@ -73,12 +77,14 @@ pub fn decode(desc: u64, level: &LevelGeom, last: bool) -> Desc {
             frame: PhysAddr(desc & ADDR),
             size: PageSize::Size4K,
             domain: Domain(0),
+            global: desc & G != 0,
         }
     } else if desc & PS != 0 {
         Desc::Leaf {
             frame: PhysAddr(desc & ADDR),
             size: level.leaf_sizes[0],
             domain: Domain(0),
+            global: desc & G != 0,
         }
     } else {
         Desc::Table {

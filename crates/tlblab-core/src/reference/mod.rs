@@ -190,10 +190,13 @@ pub struct RefEntry {
 }
 
 /// A page table: (level, VA >> the shift of the level above) → the table's physical address
-/// (the root is (0, 0)); and the pages mapped: (VA >> size's shift, size) → frame address.
+/// (the root is (0, 0)); and the pages mapped: (VA >> size's shift, size) → frame address;
+/// those of them mapped global (the kernel's: a `MapShared` with `prot::GLOBAL`, as the page
+/// was when first touched).
 struct Tables {
     tables: HashMap<(usize, u64), u64>,
     pages: HashMap<(u64, PageSize), u64>,
+    global: std::collections::HashSet<(u64, PageSize)>,
 }
 
 impl Tables {
@@ -202,6 +205,7 @@ impl Tables {
         Some(Tables {
             tables: HashMap::from([((0, 0), root)]),
             pages: HashMap::new(),
+            global: Default::default(),
         })
     }
 
@@ -220,14 +224,29 @@ impl Tables {
             .find_map(|s| self.pages.get(&(va >> s.shift(), s)).map(|&f| (s, f)))
     }
 
-    /// Maps `va`'s page of `size` to `frame`, allocating the missing tables below the root,
-    /// top down.
+    /// Whether `va`'s page is mapped global (as it was when first touched).
+    fn is_global(&self, va: u64) -> bool {
+        self.mapping(va)
+            .is_some_and(|(s, _)| self.global.contains(&(va >> s.shift(), s)))
+    }
+
+    /// Unmaps `va`'s page, if mapped.
+    fn unmap(&mut self, va: u64) {
+        if let Some((size, _)) = self.mapping(va) {
+            self.pages.remove(&(va >> size.shift(), size));
+            self.global.remove(&(va >> size.shift(), size));
+        }
+    }
+
+    /// Maps `va`'s page of `size` to `frame` (`global`: the kernel's), allocating the missing
+    /// tables below the root, top down.
     fn map(
         &mut self,
         levels: &[RefLevel],
         va: u64,
         size: PageSize,
         frame: u64,
+        global: bool,
         frames: &mut RefFrames,
     ) -> Option<()> {
         let leaf = leaf_level(levels, size);
@@ -238,6 +257,11 @@ impl Tables {
             }
         }
         self.pages.insert((va >> size.shift(), size), frame);
+        if global {
+            self.global.insert((va >> size.shift(), size));
+        } else {
+            self.global.remove(&(va >> size.shift(), size));
+        }
         Some(())
     }
 
@@ -288,8 +312,8 @@ struct Space {
     asid: u16,
     generation: u64,
     tables: Tables,
-    /// (start, end, page size, shared object), newest first.
-    regions: Vec<(u64, u64, PageSize, Option<u32>)>,
+    /// (start, end, page size, shared object, global), newest first.
+    regions: Vec<(u64, u64, PageSize, Option<u32>, bool)>,
 }
 
 struct Host {
@@ -598,15 +622,26 @@ impl ReferenceModel {
     pub fn set_region_page_size(&mut self, space: usize, start: u64, len: u64, size: PageSize) {
         self.spaces[space]
             .regions
-            .insert(0, (start, start.saturating_add(len), size, None));
+            .insert(0, (start, start.saturating_add(len), size, None, false));
     }
 
     /// `start..start+len` of `space` maps shared object `object` with `size` pages from now
     /// on (the newest region wins): its pages' frames are the object's (`shared_frames`).
-    pub fn map_shared(&mut self, space: usize, start: u64, len: u64, size: PageSize, object: u32) {
-        self.spaces[space]
-            .regions
-            .insert(0, (start, start.saturating_add(len), size, Some(object)));
+    /// `global`: the kernel's mapping (`prot::GLOBAL`): every TLB entry of its pages is global
+    /// (matches every ASID, survives a rollover).
+    pub fn map_shared(
+        &mut self,
+        space: usize,
+        start: u64,
+        len: u64,
+        size: PageSize,
+        object: u32,
+        global: bool,
+    ) {
+        self.spaces[space].regions.insert(
+            0,
+            (start, start.saturating_add(len), size, Some(object), global),
+        );
     }
 
     /// `set_region_page_size` of `new`'s address space.
@@ -885,13 +920,14 @@ impl ReferenceModel {
                 process,
                 start,
                 len,
+                prot,
                 page_shift,
                 object,
-                ..
             } => {
                 let space = self.ensure_space(process)?;
                 let size = page_size_of_shift(page_shift, "map_shared")?;
-                self.map_shared(space, start.0, len, size, object);
+                let global = prot & tlblab_trace::record::prot::GLOBAL != 0;
+                self.map_shared(space, start.0, len, size, object, global);
             }
             Event::Munmap {
                 process,
@@ -903,10 +939,7 @@ impl ReferenceModel {
                     let end = start.0.saturating_add(len);
                     let mut va = start.0 & !0xfff;
                     while va < end {
-                        let tables = &mut self.spaces[space].tables;
-                        if let Some((size, _)) = tables.mapping(va) {
-                            tables.pages.remove(&(va >> size.shift(), size));
-                        }
+                        self.spaces[space].tables.unmap(va);
                         va += 4096;
                     }
                     let id = self.spaces[space].id;
@@ -1422,15 +1455,16 @@ impl ReferenceModel {
             cs.tlb[stat][0] += 1;
             if let Some(e) = self.tlbs[t].lookup(va, who) {
                 cs.tlb[stat][1] += 1;
-                found = Some((i, e.pfn, e.size));
+                found = Some((i, e.pfn, e.size, e.global));
                 break;
             }
             cs.tlb[stat][2] += 1;
         }
-        let (pfn, size, filled_below) = match found {
-            Some((i, pfn, size)) => (pfn, size, i),
+        let (pfn, size, global, filled_below) = match found {
+            Some((i, pfn, size, global)) => (pfn, size, global, i),
             None => {
                 let (pfn, size, c) = self.translate(cpu, space, va, out)?;
+                let global = self.walked_global(space, va);
                 cycles += c;
                 if let (false, Some(&(_, last))) = (instr, path.last()) {
                     // ... and one that missed the last level stalls for the walk (the main
@@ -1446,12 +1480,13 @@ impl ReferenceModel {
                         self.counters[cpu].data_stall_cycles[path[path.len() - 2].1] += refill;
                     }
                 }
-                (pfn, size, path.len())
+                (pfn, size, global, path.len())
             }
         };
         out.tlb_hit = found.map(|f| f.0);
         for &(t, stat) in &path[..filled_below] {
-            let e = Entry::filled(va >> size.shift(), size, pfn, who);
+            let mut e = Entry::filled(va >> size.shift(), size, pfn, who);
+            e.global = global;
             if self.tlbs[t].insert(e) {
                 self.counters[cpu].tlb[stat][3] += 1;
             }
@@ -1642,7 +1677,7 @@ impl ReferenceModel {
             let size = host.page_size;
             let frame = host.frames.alloc(size).ok_or("host memory is exhausted")? << 12;
             host.tables
-                .map(levels, gpa, size, frame, &mut host.frames)
+                .map(levels, gpa, size, frame, false, &mut host.frames)
                 .ok_or("host memory is exhausted")?;
         }
         let (size, frame) = host.tables.mapping(gpa).expect("mapped");
@@ -1666,8 +1701,19 @@ impl ReferenceModel {
             .map_or(self.config.page_table.page_size, |r| r.2)
     }
 
-    /// The newest region of `space` holding `va`: (start, end, page size, shared object).
-    fn region_of(&self, space: usize, va: u64) -> Option<(u64, u64, PageSize, Option<u32>)> {
+    /// Whether the translation a walk of `va` in `space` just found is global: the kernel's
+    /// page, mapped so at its first touch; in a TLB-only run (no tables), its region's.
+    fn walked_global(&self, space: usize, va: u64) -> bool {
+        if self.opts.walks {
+            self.spaces[space].tables.is_global(va)
+        } else {
+            self.region_of(space, va).is_some_and(|r| r.4)
+        }
+    }
+
+    /// The newest region of `space` holding `va`: (start, end, page size, shared object,
+    /// global).
+    fn region_of(&self, space: usize, va: u64) -> Option<(u64, u64, PageSize, Option<u32>, bool)> {
         self.spaces[space]
             .regions
             .iter()
@@ -1680,6 +1726,7 @@ impl ReferenceModel {
     /// a shared object takes the object's frame when a mapper touched it already.
     fn first_touch(&mut self, space: usize, va: u64) -> Result<(), String> {
         let region = self.region_of(space, va);
+        let global = region.is_some_and(|r| r.4);
         let mut size = region.map_or(self.config.page_table.page_size, |r| r.2);
         // A larger page only where its range holds no page and no table yet (Linux maps a
         // huge page only over an empty page-middle directory entry, `pmd_none`).
@@ -1716,7 +1763,7 @@ impl ReferenceModel {
         let va = va & !(size.bytes() - 1);
         self.spaces[space]
             .tables
-            .map(self.levels, va, size, frame << 12, &mut self.frames)
+            .map(self.levels, va, size, frame << 12, global, &mut self.frames)
             .ok_or_else(|| "physical memory is exhausted".to_string())
     }
 }

@@ -395,7 +395,7 @@ impl System {
 
         let mut cycles = 0u64;
         let mut tlb_cycles_first = 0u64;
-        let mut found: Option<(usize, Pfn, PageSize, Domain)> = None;
+        let mut found: Option<(usize, TlbHit)> = None;
         {
             let core = &self.cores[core_i];
             let path = if is_instr { &core.itlb } else { &core.dtlb };
@@ -416,7 +416,7 @@ impl System {
                 cs.tlb[stat].accesses += 1;
                 if let Some(h) = tlb.lookup(va, req) {
                     cs.tlb[stat].hits += 1;
-                    found = Some((i, h.pfn, h.size, h.domain));
+                    found = Some((i, h));
                     break;
                 }
                 cs.tlb[stat].misses += 1;
@@ -424,7 +424,7 @@ impl System {
         }
 
         let (pfn, size, domain, filled_below) = match found {
-            Some((i, pfn, size, domain)) => (pfn, size, domain, i),
+            Some((i, h)) => (h.pfn, h.size, h.domain, i),
             None => {
                 let (leaf, wc) = if self.options.walks {
                     self.walk(core_i, st, va)?
@@ -459,6 +459,14 @@ impl System {
             e.hw_thread = hw;
             let core = &self.cores[core_i];
             let path = if is_instr { &core.itlb } else { &core.dtlb };
+            // A global translation stays global in every level it is copied to. Only a machine
+            // with a global mapping (`any_global`) has one to copy: the others skip the look.
+            if self.any_global {
+                e.global = match found {
+                    Some((i, h)) => self.tlbs[path[i].0].is_global(h.slot),
+                    None => self.translation_is_global(st.space, va),
+                };
+            }
             // Every level filled here has just missed this page for this requester.
             for &(t, stat) in &path[..filled_below] {
                 if self.tlbs[t].fill_after_miss(e) {

@@ -59,6 +59,8 @@ macro_rules! checkpoint_state {
                 for space in &mut self.spaces {
                     space.pt.after_restore();
                 }
+                self.any_global = self.spaces.iter().any(|s| s.regions.iter().any(|r| r.4))
+                    || self.tlbs.iter().any(|t| t.entries().any(|e| e.global));
                 if let Some(host) = &mut self.host {
                     host.pt.after_restore();
                 }

@@ -197,13 +197,14 @@ impl System {
                 process,
                 start,
                 len,
+                prot,
                 page_shift,
                 object,
-                ..
             } => {
                 let space = self.ensure_space(process)?;
                 let size = Self::page_size_of_shift(page_shift)?;
-                self.map_shared(space, start, len, size, object)?;
+                let global = prot & tlblab_trace::record::prot::GLOBAL != 0;
+                self.map_shared(space, start, len, size, object, global)?;
             }
             Event::Munmap {
                 process,

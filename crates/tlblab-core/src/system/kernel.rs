@@ -55,6 +55,7 @@ impl System {
         e.vmid = req.vmid;
         e.hw_thread = req.hw_thread;
         e.global = true;
+        self.any_global = true;
         for &(t, _) in &path[..hit_at] {
             self.tlbs[t].fill(e);
         }

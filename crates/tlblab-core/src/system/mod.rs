@@ -159,20 +159,32 @@ pub struct AddressSpace {
     pub domain: Domain,
     pub pt: PageTable,
     /// Regions mapped with a page size other than the default, or backed by a shared object:
-    /// (start, end, size, shared object).
-    pub(crate) regions: Vec<(u64, u64, PageSize, Option<u32>)>,
+    /// (start, end, size, shared object, global: the kernel's, mapped with the nG bit clear).
+    pub(crate) regions: Vec<(u64, u64, PageSize, Option<u32>, bool)>,
     pub(crate) default_size: PageSize,
 }
 
 impl AddressSpace {
     /// The page size and shared object (with the region start) that map `va`.
     fn mapping_for(&self, va: VirtAddr) -> (PageSize, Option<(u32, u64)>) {
-        for &(s, e, size, object) in &self.regions {
+        for &(s, e, size, object, _) in &self.regions {
             if va.0 >= s && va.0 < e {
                 return (size, object.map(|o| (o, s)));
             }
         }
         (self.default_size, None)
+    }
+
+    /// Whether the region that maps `va` is global (the kernel's). Apart from `mapping_for`,
+    /// which every first touch asks: only a machine with a global mapping
+    /// (`System::any_global`) asks this.
+    fn region_is_global(&self, va: VirtAddr) -> bool {
+        for &(s, e, _, _, global) in &self.regions {
+            if va.0 >= s && va.0 < e {
+                return global;
+            }
+        }
+        false
     }
 }
 
@@ -336,6 +348,12 @@ pub struct System {
     /// A technique counts the uses of TLB entries (`System::track_tlb_use`): the general
     /// path's `reference_full` counts each access an entry translates.
     pub(crate) track_use: bool,
+    /// Some address space has mapped a global region (`map_shared` with `global`, the
+    /// kernel's) or a kernel touch filled a global entry (`kernel_touch`): only then can a
+    /// TLB entry be global, and only then do the fills look (`translation_is_global`).
+    /// Never cleared; not in a checkpoint but set again from the regions and the TLBs'
+    /// entries (`restore_state`).
+    pub(crate) any_global: bool,
     /// The technique runs a companion (`Technique::has_companion`): `timeline_step` lets it
     /// catch up before each access.
     pub(crate) companion: bool,
@@ -593,6 +611,7 @@ impl System {
             technique: None,
             lanes_allowed: !options.stall_cycles,
             track_use: false,
+            any_global: false,
             companion: false,
             domains: None,
             jobs: Vec::new(),
@@ -638,11 +657,13 @@ impl System {
         len: u64,
         size: PageSize,
     ) -> Result<(), SimError> {
-        self.add_region(space, start, len, size, None)
+        self.add_region(space, start, len, size, None, false)
     }
 
     /// Backs `start..start+len` of `space` by shared object `object`: every address space that
-    /// maps the same object (at any address) shares its frames.
+    /// maps the same object (at any address) shares its frames. `global`: the kernel's mapping
+    /// (`prot::GLOBAL`), its leaf descriptors without the nG bit, so the TLB entries filled
+    /// from them translate for every ASID and survive ASID rollovers.
     pub fn map_shared(
         &mut self,
         space: usize,
@@ -650,8 +671,9 @@ impl System {
         len: u64,
         size: PageSize,
         object: u32,
+        global: bool,
     ) -> Result<(), SimError> {
-        self.add_region(space, start, len, size, Some(object))
+        self.add_region(space, start, len, size, Some(object), global)
     }
 
     /// Newer regions take precedence over older ones that overlap them.
@@ -662,6 +684,7 @@ impl System {
         len: u64,
         size: PageSize,
         object: Option<u32>,
+        global: bool,
     ) -> Result<(), SimError> {
         let fmt = self.config.page_table.format;
         if !fmt.supports(size) {
@@ -670,9 +693,11 @@ impl System {
                 fmt.name()
             )));
         }
-        self.spaces[space]
-            .regions
-            .insert(0, (start.0, start.0.saturating_add(len), size, object));
+        self.spaces[space].regions.insert(
+            0,
+            (start.0, start.0.saturating_add(len), size, object, global),
+        );
+        self.any_global |= global;
         Ok(())
     }
 

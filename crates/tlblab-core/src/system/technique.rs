@@ -251,7 +251,13 @@ impl System {
             cycles += tlb.config.latency;
             if let Some(h) = tlb.lookup(va, req) {
                 let pa = (h.pfn.0 << 12) + (va.0 & (h.size.bytes() - 1));
-                self.fill_levels(&path[..i], va, h.pfn, h.size, h.domain, req);
+                let leaf = crate::page_table::Leaf {
+                    pfn: h.pfn,
+                    size: h.size,
+                    domain: h.domain,
+                };
+                let global = tlb.is_global(h.slot);
+                self.fill_levels(&path[..i], va, leaf, global, req);
                 return Ok((cycles, Some(pa)));
             }
         }
@@ -264,7 +270,8 @@ impl System {
             self.translate_without_walk(st, va)
         };
         cycles += wc;
-        self.fill_levels(&path, va, leaf.pfn, leaf.size, leaf.domain, req);
+        let global = self.translation_is_global(st.space, va);
+        self.fill_levels(&path, va, leaf, global, req);
         let pa = (leaf.pfn.0 << 12) + (va.0 & (leaf.size.bytes() - 1));
         Ok((cycles, Some(pa)))
     }
@@ -273,16 +280,21 @@ impl System {
         &mut self,
         levels: &[(usize, usize)],
         va: tlblab_types::VirtAddr,
-        pfn: tlblab_types::Pfn,
-        size: tlblab_types::PageSize,
-        domain: tlblab_types::Domain,
+        leaf: crate::page_table::Leaf,
+        global: bool,
         req: crate::tlb::Requester,
     ) {
-        let mut e =
-            crate::tlb::TlbEntry::new(tlblab_types::Vpn(va.0 >> size.shift()), size, pfn, req.asid);
+        let size = leaf.size;
+        let mut e = crate::tlb::TlbEntry::new(
+            tlblab_types::Vpn(va.0 >> size.shift()),
+            size,
+            leaf.pfn,
+            req.asid,
+        );
         e.vmid = req.vmid;
-        e.domain = domain;
+        e.domain = leaf.domain;
         e.hw_thread = req.hw_thread;
+        e.global = global;
         for &(t, _) in levels {
             self.tlbs[t].fill(e);
         }

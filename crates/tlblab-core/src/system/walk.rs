@@ -212,6 +212,26 @@ impl System {
         (leaf, cycles)
     }
 
+    /// Whether the translation of `va` that a walk (or, in a TLB-only run, the region map)
+    /// just gave `space` is global: false on a machine with no global mapping
+    /// (`any_global`), which never looks. Off the walks' path (`PageTable::is_global`). In a
+    /// nested machine the guest's leaf says (as a walk's leaf kept it before 2026-11-27).
+    #[inline]
+    pub(crate) fn translation_is_global(&self, space: usize, va: VirtAddr) -> bool {
+        self.any_global && self.global_translation(space, va)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn global_translation(&self, space: usize, va: VirtAddr) -> bool {
+        let space = &self.spaces[space];
+        if self.options.walks {
+            space.pt.is_global(va).unwrap_or(false)
+        } else {
+            space.region_is_global(va)
+        }
+    }
+
     #[inline]
     pub(super) fn walk_ref(&mut self, core_i: usize, st: ThreadState, pa: u64) -> u64 {
         let (lat, src) = Self::load(
@@ -269,7 +289,14 @@ impl System {
             let size = host.page_size;
             let pfn = host.frames.alloc(size).map_err(|e| oom(e, "host"))?;
             host.pt
-                .map(gva.align_down(size), size, pfn, Domain(0), &mut host.frames)
+                .map(
+                    gva.align_down(size),
+                    size,
+                    pfn,
+                    Domain(0),
+                    false,
+                    &mut host.frames,
+                )
                 .map_err(|e| oom(e, "host"))?;
             leaf = host.pt.walk_from(gva, start_level, start_node, &mut path);
         }
@@ -327,9 +354,17 @@ impl System {
                 p
             }
         };
+        let global = self.any_global && self.spaces[space].region_is_global(va);
         let s = &mut self.spaces[space];
         let domain = s.domain;
-        s.pt.map(va.align_down(size), size, pfn, domain, &mut self.frames)
-            .map_err(|e| oom(e, "physical"))
+        s.pt.map(
+            va.align_down(size),
+            size,
+            pfn,
+            domain,
+            global,
+            &mut self.frames,
+        )
+        .map_err(|e| oom(e, "physical"))
     }
 }

@@ -15,7 +15,7 @@ use tlblab_core::replacement::ReplacementKind;
 use tlblab_core::tlb::{IndexFn, TagConfig, TlbConfig, TlbKind, Ways};
 use tlblab_core::walker::PwcConfig;
 use tlblab_core::{RunOptions, System};
-use tlblab_trace::record::ALL_CORES;
+use tlblab_trace::record::{prot, ALL_CORES};
 use tlblab_trace::{Access, Event, Record};
 use tlblab_types::{AccessKind, CoreId, PageSize, ThreadId, VirtAddr};
 
@@ -412,6 +412,12 @@ pub enum Step {
         process: u32,
         page: u64,
     },
+    /// A global mapping of `pages` pages from `page` (the kernel's, `prot::GLOBAL`), one
+    /// shared object mapped alike in every address space before anything runs.
+    Kernel {
+        page: u64,
+        pages: u64,
+    },
 }
 
 pub fn steps() -> impl Strategy<Value = Vec<Step>> {
@@ -440,6 +446,7 @@ pub fn steps() -> impl Strategy<Value = Vec<Step>> {
         1 => (0u32..3, 0u64..64, 1u64..4).prop_map(|(process, page, pages)| Step::Munmap { process, page, pages }),
         2 => (0u32..3, 0u64..3, any::<bool>(), proptest::bool::weighted(0.6)).prop_map(|(process, page, all, lock)| Step::Lock { process, page, all, lock }),
         1 => (0u32..3, 0u64..4).prop_map(|(process, page)| Step::Huge { process, page }),
+        1 => (0u64..64, 1u64..4).prop_map(|(page, pages)| Step::Kernel { page, pages }),
     ];
     proptest::collection::vec(prop_oneof![12 => access, 1 => event], 1..800)
 }
@@ -465,6 +472,10 @@ pub fn records(steps: &[Step], cfg: &MachineConfig, walks: bool) -> Vec<Record> 
     if !walks {
         steps.sort_by_key(|s| !matches!(s, Step::Huge { .. }));
     }
+    // The kernel's global mappings come first, as a kernel maps itself before any process
+    // runs: a page's globalness is its descriptor's, written at its first touch (the engine)
+    // or its region's (the reference), which agree only for a region older than the page.
+    steps.sort_by_key(|s| !matches!(s, Step::Kernel { .. }));
     let cpus = (cfg.cores * cfg.threads_per_core) as u32;
     // A lock needs a lockable data level on every core it names.
     let lockable = cfg
@@ -545,6 +556,14 @@ pub fn records(steps: &[Step], cfg: &MachineConfig, walks: bool) -> Vec<Record> 
                     })
                 }
                 Step::Lock { .. } => return None,
+                Step::Kernel { page, pages } => Record::Event(Event::MapShared {
+                    process: 0,
+                    start: VirtAddr(page_va(page, cfg)),
+                    len: pages.min(8 - page % 8) * 4096,
+                    prot: prot::READ | prot::WRITE | prot::GLOBAL,
+                    page_shift: 12,
+                    object: 0x7fff_0000,
+                }),
                 Step::Huge { process, page } => Record::Event(Event::Mmap {
                     process,
                     start: VirtAddr(0x4000_0000 + page * 0x20_0000),
@@ -574,6 +593,25 @@ pub fn records(steps: &[Step], cfg: &MachineConfig, walks: bool) -> Vec<Record> 
                         len,
                         prot,
                         page_shift,
+                    })
+                })
+                .collect(),
+            Record::Event(Event::MapShared {
+                start,
+                len,
+                prot,
+                page_shift,
+                object,
+                ..
+            }) => (0..3)
+                .map(|process| {
+                    Record::Event(Event::MapShared {
+                        process,
+                        start,
+                        len,
+                        prot,
+                        page_shift,
+                        object,
                     })
                 })
                 .collect(),

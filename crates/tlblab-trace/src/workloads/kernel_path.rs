@@ -9,7 +9,7 @@
 //! `instrs / 8` cache lines of 32 bytes, or round a loop of `loop_lines` lines; one data access
 //! every `DATA_EVERY` instructions over its own lines of kernel data, every other one a store.
 //! The kernel image is one shared object mapped with 1 MiB sections at `KERNEL` (ARM Linux
-//! maps its low memory with sections) in every process: the flushing kernel loses its
+//! maps its low memory with sections, global: the nG bit clear) in every process: the flushing kernel loses its
 //! entries and lines at every switch, the FASS kernel keeps them in its own domain.
 //!
 //! A path's length (`instrs`) is the one constant each benchmark calibrates (seed 002 Table 1's
@@ -41,7 +41,11 @@ pub fn map_kernel(out: &mut Vec<Record>, process: u32) {
         process,
         start: VirtAddr(KERNEL),
         len: KERNEL_BYTES,
-        prot: prot::READ | prot::WRITE | prot::EXEC,
+        // Global: ARM Linux sets the nG bit only on user pages (Linux 4.14
+        // arch/arm/include/asm/pgtable.h, set_pte_at: `addr < TASK_SIZE` gets PTE_EXT_NG);
+        // the kernel's sections (create_mapping in arch/arm/mm/mmu.c) have none, so they
+        // translate for every ASID and survive a rollover.
+        prot: prot::READ | prot::WRITE | prot::EXEC | prot::GLOBAL,
         page_shift: 20,
         object: KERNEL_OBJECT,
     }));

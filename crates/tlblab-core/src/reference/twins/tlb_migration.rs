@@ -459,7 +459,7 @@ impl MigrationTwin {
         for (i, &(t, _)) in path.iter().enumerate() {
             p.t += r.tlbs[t].latency;
             if let Some(e) = r.tlbs[t].lookup(va, who) {
-                found = Some((i, e.pfn, e.size));
+                found = Some((i, e.pfn, e.size, e.global));
                 break;
             }
         }
@@ -469,20 +469,23 @@ impl MigrationTwin {
                 let (pfn, size, cycles) =
                     r.translate(cpu, space, va, &mut RefOutcome::default())?;
                 p.t += cycles;
-                Some((path.len(), pfn, size))
+                let global = r.walked_global(space, va);
+                Some((path.len(), pfn, size, global))
             }
             None => None,
         };
-        if let Some((above, pfn, size)) = translation {
+        if let Some((above, pfn, size, global)) = translation {
             for &(t, _) in &path[..above] {
-                r.tlbs[t].insert(Entry::filled(va >> size.shift(), size, pfn, who));
+                let mut e = Entry::filled(va >> size.shift(), size, pfn, who);
+                e.global = global;
+                r.tlbs[t].insert(e);
             }
         }
         // What the preload put in (or found) has not been used by the thread.
         for &(t, _) in &path {
             Self::unused(r, t, va, who);
         }
-        if let Some((_, pfn, size)) = translation {
+        if let Some((_, pfn, size, _)) = translation {
             let pa = (pfn << 12) + (va & (size.bytes() - 1));
             self.fill(r, p, cpu, pa);
         }
