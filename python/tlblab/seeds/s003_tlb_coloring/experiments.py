@@ -69,6 +69,21 @@ def _sd(xs: list[float]) -> float:
     return (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
 
 
+def _per_task_misses(prefix: str, n: int, runs_jobs) -> dict[str, float]:
+    """`PREFIX/T<t>` and `PREFIX/T<t>/sd`: over the runs (one job frame each), the mean and the
+    spread of task t's average L1 DTLB misses per job after the warm-up job 0."""
+    means: dict[int, list[float]] = {t: [] for t in range(1, n + 1)}
+    for js in runs_jobs:
+        for t in range(1, n + 1):
+            mine = js[(js["task"] == t - 1) & (js["job"] >= 1)]
+            means[t].append(float(mine["L1D_misses"].mean()))
+    out = {}
+    for t in range(1, n + 1):
+        out[f"{prefix}/T{t}"] = _mean(means[t])
+        out[f"{prefix}/T{t}/sd"] = _sd(means[t])
+    return out
+
+
 def fig6_4_8(quick: bool) -> dict[str, float]:
     """Figs. 6.4-6.8: T1 (1, 2, 0.385 ms) and T2 (0, 16, 7.38 ms) each allocate 32 pages and
     write 14 chosen at random, with glibc malloc (layout=3) or tlb_malloc in colors clear of
@@ -119,15 +134,8 @@ def table6_1(quick: bool) -> dict[str, float]:
     for n in (2, 3, 4):
         base = f"rt_table6_1:tasks={n},kernels=1,accesses_per_ms=10000,hyperperiods={hyper},{NOISE}"
         for case, lay in (("malloc", "layout=3,aslr=1"), ("tlb", f"layout=1,avoid_sets={mask}")):
-            means: dict[int, list[float]] = {t: [] for t in range(1, n + 1)}
-            for seed in range(runs):
-                jobs = _jobs(f"{base},{lay}", seed)
-                for t in range(1, n + 1):
-                    js = jobs[(jobs["task"] == t - 1) & (jobs["job"] >= 1)]
-                    means[t].append(float(js["L1D_misses"].mean()))
-            for t in range(1, n + 1):
-                out[f"{n}tasks/{case}/T{t}"] = _mean(means[t])
-                out[f"{n}tasks/{case}/T{t}/sd"] = _sd(means[t])
+            runs_jobs = (_jobs(f"{base},{lay}", seed) for seed in range(runs))
+            out.update(_per_task_misses(f"{n}tasks/{case}", n, runs_jobs))
     return out
 
 
@@ -245,15 +253,8 @@ def table6_1_real(quick: bool) -> dict[str, float]:
                      for i, (ph, pe, ex, used) in enumerate(rows)]
             cap = rc.capture(allocator, tasks, jobs=jobs, repeat=2)
             natives = rc.layouts(cap, runs, aslr=(allocator == "malloc"))
-            means: dict[int, list[float]] = {t: [] for t in range(1, n + 1)}
-            for native in natives:
-                js = _captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=hyper))
-                for t in range(1, n + 1):
-                    mine = js[(js["task"] == t - 1) & (js["job"] >= 1)]
-                    means[t].append(float(mine["L1D_misses"].mean()))
-            for t in range(1, n + 1):
-                out[f"{n}tasks/{case}/T{t}"] = _mean(means[t])
-                out[f"{n}tasks/{case}/T{t}/sd"] = _sd(means[t])
+            runs_jobs = (_captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=hyper)) for native in natives)
+            out.update(_per_task_misses(f"{n}tasks/{case}", n, runs_jobs))
     return out
 
 
