@@ -926,6 +926,9 @@ impl Tlb {
             && self.live_sizes & !(1 << size.index()) == 0
             && self.locked_count == 0
             && self.ways <= 64
+            // The lanes borrow exactly sets × ways slots; a lockable array's slots lie after
+            // them (`lockable_array`), so such a level takes the general path.
+            && !self.config.lockable_array
     }
 
     /// `lookup` of the page `vpn` of the size of `key` (`pack(vpn, size)`) on a level that is
