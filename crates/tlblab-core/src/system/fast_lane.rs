@@ -1398,7 +1398,7 @@ impl FastLane {
             if let Some(slot) = tlb.fast_lookup(vpn, key, req) {
                 hit = i;
                 let found = tlb.payload_at(slot);
-                payload = Payload::filled(found.pfn, found.domain, req);
+                payload = Payload::copied_for(found, req);
                 break;
             }
         }
@@ -1459,7 +1459,7 @@ impl FastLane {
             let (payload, level) = match second.lookup_shaped::<S1>(vpn, key, req) {
                 Some(slot) => {
                     let found = second.payload_at(slot);
-                    (Payload::filled(found.pfn, found.domain, req), 1)
+                    (Payload::copied_for(found, req), 1)
                 }
                 None => {
                     let frame = Pfn(vpn << (self.shift - 12));
@@ -1483,7 +1483,7 @@ impl FastLane {
         let (payload, level) = match second.lookup_shaped::<S1>(vpn, key, req) {
             Some(slot) => {
                 let found = second.payload_at(slot);
-                (Payload::filled(found.pfn, found.domain, req), 1)
+                (Payload::copied_for(found, req), 1)
             }
             None => {
                 // Counted before the walk: a reference whose walk fails is counted (its TLB

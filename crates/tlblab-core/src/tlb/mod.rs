@@ -285,6 +285,17 @@ impl Payload {
         unsafe { std::mem::transmute([pfn.0, tags]) }
     }
 
+    /// What a level fills for `req` from `found`, the entry of a level below that hit: `req`'s
+    /// entry of `found`'s frame and domain, global if `found` is (a kernel entry stays global
+    /// in every level it is copied to, as `System::access`'s fills keep it).
+    #[inline(always)]
+    pub(crate) fn copied_for(found: Payload, req: Requester) -> Payload {
+        Payload {
+            global: found.global,
+            ..Payload::filled(found.pfn, found.domain, req)
+        }
+    }
+
     /// What the simulator fills for `req`: an entry of its ASID, VMID and hardware thread,
     /// neither global nor locked (as `System::reference_full` builds it).
     #[inline(always)]
@@ -926,9 +937,8 @@ impl Tlb {
             && self.live_sizes & !(1 << size.index()) == 0
             && self.locked_count == 0
             && self.ways <= 64
-            // The lanes borrow exactly sets × ways slots; a lockable array's slots lie after
-            // them (`lockable_array`), so such a level takes the general path.
-            && !self.config.lockable_array
+        // A lockable array (`lockable_array`) holds only locked entries, so it is empty here;
+        // the lanes borrow the sets' slots, `0..array_base`, and never search it.
     }
 
     /// `lookup` of the page `vpn` of the size of `key` (`pack(vpn, size)`) on a level that is

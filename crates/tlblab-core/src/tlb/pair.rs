@@ -396,6 +396,8 @@ impl<'a, const W: usize, S: FaStore<'a, W>> FirstLevel<'a> for FullyAssoc<'a, W,
         assert!(Self::HINT_LEN.is_power_of_two() && Self::PRESENT_LEN.is_power_of_two());
         // What `Staged`'s 16-bit buckets rely on.
         const { assert!(Self::PRESENT_LEN <= 1 << 16) };
+        // The set is slots `0..array_base` (see `SetAssoc::borrow`).
+        let sets_end = tlb.array_base;
         let (keys, fps) = tlb.keys.parts_mut();
         let (links, head) = match tlb.repl.lru_order() {
             Some(OrderList::Linked(o)) => o.first_set_mut(),
@@ -403,9 +405,9 @@ impl<'a, const W: usize, S: FaStore<'a, W>> FirstLevel<'a> for FullyAssoc<'a, W,
         };
         FullyAssoc {
             store: S::new(InPlace {
-                keys: keys.try_into().expect(geometry),
+                keys: (&mut keys[..sets_end]).try_into().expect(geometry),
                 fps: (&mut fps[..W]).try_into().expect(geometry),
-                payload: (&mut tlb.payload[..]).try_into().expect(geometry),
+                payload: (&mut tlb.payload[..sets_end]).try_into().expect(geometry),
                 links: links.try_into().expect(geometry),
                 head,
             }),
@@ -637,12 +639,15 @@ impl<'a, const W: usize, O: SetOrder<'a>> FirstLevel<'a> for SetAssoc<'a, W, O> 
         let geometry = "SetAssoc::fits checked the geometry";
         // What the unchecked set indexing relies on: `low_mask + 1` sets.
         assert!(sets == tlb.low_mask as usize + 1);
+        // The sets are slots `0..array_base`; a lockable array's slots after them are empty
+        // while the level is `fast_ready` (no entry locked), and the lanes never touch them.
+        let sets_end = tlb.array_base;
         let (keys, fps) = tlb.keys.parts_mut();
         let order = O::borrow_order(&mut tlb.repl, sets);
-        let (keys, []) = keys.as_chunks_mut() else {
+        let (keys, []) = keys[..sets_end].as_chunks_mut() else {
             unreachable!("{geometry}")
         };
-        let (payload, []) = tlb.payload.as_chunks_mut() else {
+        let (payload, []) = tlb.payload[..sets_end].as_chunks_mut() else {
             unreachable!("{geometry}")
         };
         assert!(keys.len() == sets && payload.len() == sets);
@@ -856,7 +861,7 @@ impl<'a, F: FirstLevel<'a>, const W2: usize, O: SetOrder<'a>> DataPath<'a>
         let set = self.second.set_of(vpn);
         match self.second.lookup_in_set(set, key, req) {
             Some(found) => {
-                let payload = Payload::filled(found.pfn, found.domain, req);
+                let payload = Payload::copied_for(found, req);
                 self.first.set_payload(slot1, payload);
                 (SETTLED_SECOND, found.pfn)
             }
@@ -883,7 +888,7 @@ impl<'a, F: FirstLevel<'a>, const W2: usize, O: SetOrder<'a>> DataPath<'a>
         let found = self
             .second
             .lookup_in_set(self.second.set_of(vpn), key, req)?;
-        Some(Payload::filled(found.pfn, found.domain, req))
+        Some(Payload::copied_for(found, req))
     }
 
     /// The fills after a first-level miss: `payload` under `key` in the first level and, when
