@@ -296,3 +296,38 @@ def fig6_4_8_real(quick: bool) -> dict[str, float]:
             out[f"{case}/T{t}/run_sd"] = _sd(run_means[t])
         out[f"{case}/T1/cycles_cv"] = (_sd(cycles) / _mean(cycles)) if cycles else 0.0
     return out
+
+
+# Figs. 6.13 and 6.14 on real tasks (phase, period, execution in µs; pages used; the kernel):
+# §6.0.9 "T1 (1 ms, 4 ms, 2 ms) and T2 (0 ms, 20 ms, 4.6 ms) representing the fft and the adpcm
+# benchmarks ... the sum of the number of pages accessed by both the tasks is twenty" (fft 8:
+# its real and imaginary halves, adpcm 12); §6.0.10 "T1 (1 ms, 7 ms, 2.5 ms) and T2 (0 ms, 14 ms,
+# 5.3 ms) ... FIR ... and adpcm ... input data of 16 kB and 450 kB" (FIR 5 pages: 16 kB of
+# samples and a page more; the Mi adpcm 2: its input block and its output block, the 450 kB
+# streamed from a real audio file through them, rt_capture.audio_input).
+FIG6_13_14_TASKS = {
+    "6_13": [("fft", 1000, 4000, 2000, 8), ("adpcm", 0, 20000, 4600, 12)],
+    "6_14": [("fir", 1000, 7000, 2500, 5), ("miadpcm", 0, 14000, 5300, 2)],
+}
+
+
+def fig6_13_14_real(quick: bool) -> dict[str, float]:
+    """Figs. 6.13 and 6.14 on the real tasks: each pair with glibc malloc (5 native layouts with
+    ASLR, each task allocating 32 pages as in Table 6.1) and with tlb_malloc (clean colors from
+    real_noisy_set_mask, randomization off); average L1 DTLB misses per job (all but the
+    warm-up) over 5 hyperperiods and 5 runs (2 and 2 with `quick`)."""
+    from tlblab.seeds.s003_tlb_coloring import rt_capture as rc
+
+    runs, hyper, jobs = (2, 2, 4) if quick else (5, 5, 8)
+    mask = real_noisy_set_mask(quick)
+    out: dict[str, float] = {"noisy_mask": float(mask)}
+    for fig, rows in FIG6_13_14_TASKS.items():
+        colors = _colors_for([r[4] for r in rows], mask)
+        for case in ("malloc", "tlb"):
+            tasks = [rc.Task(kernel, 32, used, ph, pe, ex, colors=colors[i])
+                     for i, (kernel, ph, pe, ex, used) in enumerate(rows)]
+            cap = rc.capture(case, tasks, jobs=jobs, repeat=2)
+            natives = rc.layouts(cap, runs, aslr=(case == "malloc"))
+            runs_jobs = (_captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=hyper)) for native in natives)
+            out.update(_per_task_misses(f"fig{fig}/{case}", 2, runs_jobs))
+    return out

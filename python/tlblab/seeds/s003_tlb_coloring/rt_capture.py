@@ -50,7 +50,7 @@ CAPTURE_VERSION = "1"
 # APIC pages, `tlblab_trace::workloads::rt_replay`).
 REPLAY_VERSION = "2"
 CFLAGS = ["-O2", "-std=c11", "-D_GNU_SOURCE", "-pthread", "-Wall", "-Wextra", "-Werror"]
-KERNELS = ("bubble", "insertion", "nth", "stats", "pages")
+KERNELS = ("bubble", "insertion", "nth", "stats", "pages", "fft", "adpcm", "fir", "miadpcm")
 
 
 @dataclass(frozen=True)
@@ -107,13 +107,52 @@ def build(cc: str = "gcc", cache: Path = CACHE) -> Path:
     return out
 
 
+# The Mi adpcm's input (seed 003 §6.0.10: "operates on actual audio files", 450 kB): real recorded
+# speech, the voice prompts of Debian's alsa-utils (48 kHz, 16-bit mono WAV), their samples
+# concatenated in this order and cut at 450 KiB of raw PCM.
+AUDIO_DIR = Path("/usr/share/sounds/alsa")
+AUDIO_FILES = ("Front_Center.wav", "Front_Left.wav", "Front_Right.wav", "Rear_Center.wav")
+AUDIO_BYTES = 450 * 1024
+
+
+def audio_input(cache: Path = CACHE) -> Path:
+    """The raw 16-bit PCM file the miadpcm task streams (cached by content)."""
+    import wave
+
+    pcm = b""
+    for name in AUDIO_FILES:
+        path = AUDIO_DIR / name
+        if not path.is_file():
+            raise UserError(f"rt tasks: {path} is missing: the Mi adpcm task's audio comes from Debian's "
+                            "alsa-utils (scripts/debian-packages.txt; `make setup` installs it)")
+        try:
+            with wave.open(str(path)) as w:
+                if w.getsampwidth() != 2 or w.getnchannels() != 1:
+                    raise UserError(f"rt tasks: {path}: expected 16-bit mono PCM, found {8 * w.getsampwidth()}-bit "
+                                    f"with {w.getnchannels()} channels")
+                pcm += w.readframes(w.getnframes())
+        except wave.Error as e:
+            raise UserError(f"rt tasks: {path}: expected a PCM WAV file: {e}")
+    if len(pcm) < AUDIO_BYTES:
+        raise UserError(f"rt tasks: the audio files hold {len(pcm)} bytes of PCM, expected at least {AUDIO_BYTES}")
+    pcm = pcm[:AUDIO_BYTES]
+    out = Path(cache) / "audio" / f"{content_digest(pcm)}.pcm"
+    if not out.is_file():
+        from tlblab.files import atomic_write
+
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(out, pcm)
+    return out
+
+
 def argv_of(allocator: str, tasks: list[Task], jobs: int, repeat: int, elems: int, seed: int) -> list[str]:
     if allocator not in ("malloc", "tlb"):
         raise UserError(f"rt tasks: allocator must be malloc or tlb, got '{allocator}'")
     for t in tasks:
         if t.kernel not in KERNELS:
             raise UserError(f"rt tasks: unknown kernel '{t.kernel}' (expected one of {', '.join(KERNELS)})")
-    return [allocator, str(jobs), str(repeat), str(elems), str(seed), *(t.arg(allocator) for t in tasks)]
+    audio = [f"audio={audio_input()}"] if any(t.kernel == "miadpcm" for t in tasks) else []
+    return [allocator, str(jobs), str(repeat), str(elems), str(seed), *(t.arg(allocator) for t in tasks), *audio]
 
 
 def parse_anchors(text: str) -> dict[str, int]:
