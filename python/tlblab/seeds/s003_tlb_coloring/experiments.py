@@ -331,3 +331,52 @@ def fig6_13_14_real(quick: bool) -> dict[str, float]:
             runs_jobs = (_captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=hyper)) for native in natives)
             out.update(_per_task_misses(f"fig{fig}/{case}", 2, runs_jobs))
     return out
+
+
+def _native_task_pages(binary, argv: list[str]) -> dict[str, list[int]]:
+    """{task: [page address, ...]} from the `task` lines of one native run of rt_tasks."""
+    import subprocess
+
+    r = subprocess.run([str(binary), *argv], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise UserError(f"rt tasks: the native run of {binary} {' '.join(argv)} failed (exit {r.returncode}): "
+                        f"{r.stderr.strip()}")
+    return {f[1]: [int(a, 16) for a in f[3:]] for f in (ln.split() for ln in r.stdout.splitlines())
+            if f and f[0] == "task"}
+
+
+def fig6_1_real(quick: bool) -> dict[str, float]:
+    """Fig. 6.1 (§6.0.5) with the real allocators: two tasks allocate 32 pages each (glibc
+    malloc(4096), or tlb_malloc with T1 in colors 0-7 and T2 in 8-15); mappings of the 64 pages
+    per L1 DTLB set (16 sets: bits 12-15), most and mean over 5 native runs with randomization on.
+    `quick` changes nothing: 10 runs of a program that allocates and exits."""
+    from tlblab.seeds.s003_tlb_coloring import rt_capture as rc
+
+    binary = rc.build()
+    sets = 16
+    out: dict[str, float] = {}
+    for case, colors in (("malloc", ((), ())), ("tlb", (tuple(range(8)), tuple(range(8, 16))))):
+        tasks = [rc.Task("pages", 32, 32, 0, 2000, 100, colors=colors[0]),
+                 rc.Task("pages", 32, 32, 0, 2000, 100, colors=colors[1])]
+        per_run = []
+        for run in range(5):
+            pages = _native_task_pages(binary, rc.argv_of(case, tasks, 1, 1, 4, run))
+            counts = [0] * sets
+            for addrs in pages.values():
+                for a in addrs:
+                    counts[(a >> 12) % sets] += 1
+            per_run.append(counts)
+        most = [max(r[s] for r in per_run) for s in range(sets)]
+        mean = [_mean([float(r[s]) for r in per_run]) for s in range(sets)]
+        if case == "tlb":
+            for s in range(sets):
+                # most and mean are one row (the seed's tlb_malloc_max_avg): equal, or the row
+                # shows the larger so a difference cannot hide
+                out[f"tlb/set{s}"] = float(most[s]) if most[s] != mean[s] else mean[s]
+        else:
+            for s in range(sets):
+                out[f"malloc/max/set{s}"] = float(most[s])
+            out["malloc/avg/lowest"] = min(mean)
+            out["malloc/avg/highest"] = max(mean)
+            out["malloc/sets_over_four"] = float(sum(1 for m in most if m >= 5))
+    return out
