@@ -8,10 +8,7 @@
  *     rt_tasks tlb 8 2 4 1 stats:32:16:2,4,5,6 bubble:32:16:7,8,9,10
  *
  * KERNEL is bubble, insertion, nth or stats (§6.0.9), or pages: §6.0.8's synthetic task, one
- * write per page, on USED pages chosen at random (by SEED) among the ALLOC allocated; or, for
- * Figs. 6.13 and 6.14, fft and adpcm (Mälardalen, random data, §6.0.9), fir (Mälardalen, §6.0.10)
- * and miadpcm (Mi's adpcm coder streaming a real audio file through block buffers, §6.0.10:
- * give its input as an argument `audio=PATH` among the tasks, raw 16-bit PCM).
+ * write per page, on USED pages chosen at random (by SEED) among the ALLOC allocated.
  *
  * What follows the seed (§5 Alg. 4, §6.0.8, §6.0.9):
  *   - each task is a pthread created by main, in task order (Alg. 4 lines 5-7), with glibc's
@@ -47,7 +44,6 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -56,7 +52,6 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "tlblab/color.h"
 #include "tlblab/roi.h"
@@ -66,10 +61,9 @@
 #define PAGE 4096u
 #define LINE 64u
 
-enum kernel { K_BUBBLE, K_INSERTION, K_NTH, K_STATS, K_PAGES, K_FFT, K_ADPCM, K_FIR, K_MIADPCM };
-static const char *const kernel_names[] = {"bubble", "insertion", "nth",  "stats",  "pages",
-                                           "fft",    "adpcm",     "fir", "miadpcm"};
-#define N_KERNELS 9
+enum kernel { K_BUBBLE, K_INSERTION, K_NTH, K_STATS, K_PAGES };
+static const char *const kernel_names[] = {"bubble", "insertion", "nth", "stats", "pages"};
+#define N_KERNELS 5
 
 struct task {
     enum kernel kernel;
@@ -91,10 +85,6 @@ static struct task tasks[MAX_TASKS];
 static unsigned ntasks, njobs, nrepeat, nelems, seed;
 static int use_tlb;
 static tlb_arena_t *arena;
-/* miadpcm's input: raw 16-bit PCM (`audio=PATH`), read block by block; its output goes to
- * /dev/null, as Mi's rawcaudio writes its codes to stdout. */
-static const char *audio_path;
-static int audio_fd = -1, null_fd = -1;
 
 /* Taking turns: every t_init in task order, then each task's jobs (see the banner). */
 static pthread_mutex_t turn_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -126,28 +116,12 @@ static inline int *elem(struct task *t, unsigned k) {
     return (int *)(t->pages[page] + line * LINE);
 }
 
-/* Element k of a logical array of doubles on pages [first, first + npages) of task t, laid
- * out as elem() lays out ints (page k % npages, cache line (k / npages) % 16). */
-static inline double *elemd(struct task *t, unsigned first, unsigned npages, unsigned k) {
-    unsigned page = first + k % npages;
-    unsigned line = (k / npages) % (PAGE / LINE);
-    return (double *)(t->pages[page] + line * LINE);
-}
-
 static uint32_t next_rand(struct task *t) {
     t->rng = t->rng * 1103515245u + 12345u; /* the Mälardalen programs' own generator */
     return (t->rng >> 16) & 0x7fff;
 }
 
 static void fill(struct task *t, unsigned n) {
-    if (t->kernel == K_FFT) { /* the real parts random, the imaginary parts zero (Mälardalen fft1) */
-        unsigned half = t->used / 2 ? t->used / 2 : 1, im = t->used / 2 ? half : 0;
-        for (unsigned k = 0; k < n; k++) {
-            *elemd(t, 0, half, k) = (double)next_rand(t);
-            if (im) *elemd(t, im, half, k) = 0;
-        }
-        return;
-    }
     for (unsigned k = 0; k < n; k++) *elem(t, k) = (int)next_rand(t);
 }
 
@@ -221,173 +195,13 @@ static int64_t statistics(struct task *t, unsigned n) { /* Mälardalen st: sums,
     return (int64_t)(corr * 1000) + (int64_t)ma;
 }
 
-#define FFT_PI 3.14159265358979323846 /* Mälardalen fft1 uses its own PI too */
-
-/* Mälardalen fft1's own sine (a Taylor series to 1e-5; its cosine is sin(pi/2 - x)): the
- * benchmark calls no libm, so its jobs touch no libm page (a first run with libm's sin and cos
- * put libm's pages in the task's full colors, 2026-11-27: see fig6_13_14_real). */
-static double fft_sin(double rad) {
-    while (rad > 2 * FFT_PI) rad -= 2 * FFT_PI;
-    while (rad < -2 * FFT_PI) rad += 2 * FFT_PI;
-    double app = rad, diff = rad;
-    for (int inc = 1;; inc++) {
-        diff = (diff * (-(rad * rad))) / ((2.0 * inc) * (2.0 * inc + 1.0));
-        app += diff;
-        if ((diff < 0 ? -diff : diff) < 0.00001) break;
-    }
-    return app;
-}
-
-/* Mälardalen fft1: an in-place radix-2 FFT of n points (a power of two), the real parts on the
- * task's first half of pages and the imaginary parts on the second ("its real and imaginary
- * halves"); then the inverse, so every job starts from the same data. */
-static double fft(struct task *t, unsigned n, int inverse) {
-    unsigned half = t->used / 2 ? t->used / 2 : 1, im = t->used / 2 ? half : 0;
-    for (unsigned i = 1, j = 0; i < n; i++) { /* bit reversal */
-        unsigned bit = n >> 1;
-        for (; j & bit; bit >>= 1) j ^= bit;
-        j ^= bit;
-        if (i < j) {
-            double x = *elemd(t, 0, half, i), y = *elemd(t, im, half, i);
-            *elemd(t, 0, half, i) = *elemd(t, 0, half, j);
-            *elemd(t, im, half, i) = *elemd(t, im, half, j);
-            *elemd(t, 0, half, j) = x;
-            *elemd(t, im, half, j) = y;
-        }
-    }
-    for (unsigned len = 2; len <= n; len <<= 1) {
-        double ang = (inverse ? 2 : -2) * FFT_PI / len;
-        for (unsigned i = 0; i < n; i += len)
-            for (unsigned k = 0; k < len / 2; k++) {
-                double wr = fft_sin(FFT_PI / 2 - ang * k), wi = fft_sin(ang * k);
-                double *ar = elemd(t, 0, half, i + k), *ai = elemd(t, im, half, i + k);
-                double *br = elemd(t, 0, half, i + k + len / 2), *bi = elemd(t, im, half, i + k + len / 2);
-                double xr = *br * wr - *bi * wi, xi = *br * wi + *bi * wr;
-                *br = *ar - xr;
-                *bi = *ai - xi;
-                *ar += xr;
-                *ai += xi;
-            }
-    }
-    if (inverse)
-        for (unsigned i = 0; i < n; i++) {
-            *elemd(t, 0, half, i) /= n;
-            *elemd(t, im, half, i) /= n;
-        }
-    return *elemd(t, 0, half, 0);
-}
-
-/* The IMA (Intel/DVI) ADPCM coder of Mi's adpcm (Jack Jansen's adpcm.c): its tables are the
- * executable's read-only data. */
-static const int ima_index[16] = {-1, -1, -1, -1, 2, 4, 6, 8, -1, -1, -1, -1, 2, 4, 6, 8};
-static const int ima_step[89] = {
-    7,     8,     9,     10,    11,    12,    13,    14,    16,    17,    19,    21,    23,    25,    28,
-    31,    34,    37,    41,    45,    50,    55,    60,    66,    73,    80,    88,    97,    107,   118,
-    130,   143,   157,   173,   190,   209,   230,   253,   279,   307,   337,   371,   408,   449,   494,
-    544,   598,   658,   724,   796,   876,   963,   1060,  1166,  1282,  1411,  1552,  1707,  1878,  2066,
-    2272,  2499,  2749,  3024,  3327,  3660,  4026,  4428,  4871,  5358,  5894,  6484,  7132,  7845,  8630,
-    9493,  10442, 11487, 12635, 13899, 15289, 16818, 18500, 20350, 22385, 24623, 27086, 29794, 32767};
-
-struct ima_state {
-    int valprev, index;
-};
-
-static int ima_encode_one(struct ima_state *s, int val) {
-    int step = ima_step[s->index], diff = val - s->valprev, sign = diff < 0 ? 8 : 0;
-    if (sign) diff = -diff;
-    int delta = 0, vpdiff = step >> 3;
-    if (diff >= step) { delta = 4; diff -= step; vpdiff += step; }
-    step >>= 1;
-    if (diff >= step) { delta |= 2; diff -= step; vpdiff += step; }
-    step >>= 1;
-    if (diff >= step) { delta |= 1; vpdiff += step; }
-    s->valprev += sign ? -vpdiff : vpdiff;
-    if (s->valprev > 32767) s->valprev = 32767;
-    if (s->valprev < -32768) s->valprev = -32768;
-    delta |= sign;
-    s->index += ima_index[delta];
-    if (s->index < 0) s->index = 0;
-    if (s->index > 88) s->index = 88;
-    return delta;
-}
-
-static int ima_decode_one(struct ima_state *s, int delta) {
-    int step = ima_step[s->index], vpdiff = step >> 3;
-    if (delta & 4) vpdiff += step;
-    if (delta & 2) vpdiff += step >> 1;
-    if (delta & 1) vpdiff += step >> 2;
-    s->valprev += (delta & 8) ? -vpdiff : vpdiff;
-    if (s->valprev > 32767) s->valprev = 32767;
-    if (s->valprev < -32768) s->valprev = -32768;
-    s->index += ima_index[delta];
-    if (s->index < 0) s->index = 0;
-    if (s->index > 88) s->index = 88;
-    return s->valprev;
-}
-
-/* Mälardalen adpcm on randomly generated data (§6.0.10: "operates on randomly generated
- * data"): n samples, element k of the logical array, coded in place to their 4-bit codes and
- * decoded back. Mälardalen's adpcm is the G.722 sub-band coder; this is the IMA coder above,
- * whose access pattern (a pass over the samples with small tables) is the same shape. */
-static int64_t adpcm(struct task *t, unsigned n) {
-    struct ima_state enc = {0, 0}, dec = {0, 0};
-    int64_t sum = 0;
-    for (unsigned k = 0; k < n; k++) *elem(t, k) = ima_encode_one(&enc, *elem(t, k) - 16384);
-    for (unsigned k = 0; k < n; k++) sum += ima_decode_one(&dec, *elem(t, k));
-    return sum;
-}
-
-/* Mälardalen fir: a 35-tap FIR filter (coefficients in the executable's read-only data) over
- * the n samples of the logical array; the outputs overwrite the inputs from the end, so each
- * output reads only inputs not yet overwritten. */
-static const int fir_coef[35] = {-6,  -13, -16, -8,  13,  40,  57,  46,  0,   -69, -128, -139, -69, 99,  338, 590, 783,
-                                 858, 783, 590, 338, 99,  -69, -139, -128, -69, 0,   46,  57,  40,  13,  -8,  -16, -13,
-                                 -6};
-static void fir(struct task *t, unsigned n) {
-    for (unsigned k = n; k-- > 0;) {
-        int64_t acc = 0;
-        for (unsigned i = 0; i < 35 && i <= k; i++) acc += (int64_t)fir_coef[i] * *elem(t, k - i);
-        *elem(t, k) = (int)(acc >> 12);
-    }
-}
-
-/* Mi adpcm (rawcaudio): read a block of 16-bit PCM from the audio file into the task's first
- * page (wrapping at the end of the file), code it to 4-bit codes on the second page, write
- * the codes out. The kernel's copy into the block is not a user reference (Valgrind sees
- * none), as on the seed's machine the copy ran in the kernel. */
-static int64_t miadpcm(struct task *t, struct ima_state *s) {
-    short *in = (short *)t->pages[0];
-    unsigned char *out = (unsigned char *)t->pages[t->used > 1 ? 1 : 0];
-    ssize_t got = read(audio_fd, in, PAGE);
-    if (got < (ssize_t)sizeof(short)) {
-        if (lseek(audio_fd, 0, SEEK_SET) < 0) die("seeking the audio file failed");
-        got = read(audio_fd, in, PAGE);
-        if (got < (ssize_t)sizeof(short)) die("the audio file holds no sample");
-    }
-    unsigned samples = (unsigned)got / sizeof(short);
-    for (unsigned k = 0; k + 1 < samples; k += 2)
-        out[k / 2] = (unsigned char)(ima_encode_one(s, in[k]) << 4 | ima_encode_one(s, in[k + 1]));
-    if (write(null_fd, out, samples / 2) < 0) die("writing the codes failed");
-    return samples;
-}
-
 static void t_job(struct task *t) {
     if (t->kernel == K_PAGES) { /* §6.0.8: a write per page, each at its own L1D set */
         for (unsigned r = 0; r < nrepeat; r++)
             for (unsigned p = 0; p < t->used; p++) t->pages[p][(p % (PAGE / LINE)) * LINE] = (char)r;
         return;
     }
-    if (t->kernel == K_MIADPCM) {
-        static struct ima_state coder; /* rawcaudio's coder state lives across blocks */
-        for (unsigned r = 0; r < nrepeat; r++) t->sink += miadpcm(t, &coder);
-        return;
-    }
     unsigned n = t->used * nelems;
-    if (t->kernel == K_FFT) {
-        unsigned half = t->used / 2 ? t->used / 2 : 1;
-        for (n = 1; n * 2 <= half * nelems; n *= 2) {
-        }
-    }
     for (unsigned r = 0; r < nrepeat; r++) {
         fill(t, n);
         switch (t->kernel) {
@@ -395,11 +209,7 @@ static void t_job(struct task *t) {
             case K_INSERTION: insertion(t, n); t->sink += *elem(t, n - 1); break;
             case K_NTH: t->sink += nth_largest(t, n, n / 4); break;
             case K_STATS: t->sink += statistics(t, n); break;
-            case K_FFT: t->sink += (int64_t)fft(t, n, 0) + (int64_t)fft(t, n, 1); break;
-            case K_ADPCM: t->sink += adpcm(t, n); break;
-            case K_FIR: fir(t, n); t->sink += *elem(t, 0); break;
-            case K_PAGES:
-            case K_MIADPCM: break;
+            case K_PAGES: break;
         }
     }
 }
@@ -530,8 +340,7 @@ static void parse_task(struct task *t, char *spec) {
     for (k = 0; k < N_KERNELS; k++)
         if (strcmp(kname, kernel_names[k]) == 0) break;
     if (k == N_KERNELS) {
-        fprintf(stderr, "rt_tasks: unknown kernel '%s' (expected bubble, insertion, nth, stats, pages, fft, adpcm, fir or "
-                "miadpcm)\n", kname);
+        fprintf(stderr, "rt_tasks: unknown kernel '%s' (expected bubble, insertion, nth, stats or pages)\n", kname);
         exit(2);
     }
     t->kernel = (enum kernel)k;
@@ -558,17 +367,8 @@ int main(int argc, char **argv) {
     nrepeat = parse_uint(argv[3], "REPEAT", 1, 100000);
     nelems = parse_uint(argv[4], "ELEMS", 2, PAGE / LINE);
     seed = parse_uint(argv[5], "SEED", 0, 1000000);
-    /* `audio=PATH` (anywhere among the tasks): miadpcm's input file. */
-    char *task_specs[MAX_TASKS];
-    for (int i = 6; i < argc; i++) {
-        if (strncmp(argv[i], "audio=", 6) == 0) {
-            audio_path = argv[i] + 6;
-            continue;
-        }
-        if (ntasks == MAX_TASKS) die("at most 8 tasks");
-        task_specs[ntasks++] = argv[i];
-    }
-    if (ntasks == 0) die("no task given");
+    ntasks = (unsigned)(argc - 6);
+    if (ntasks > MAX_TASKS) die("at most 8 tasks");
     if (use_tlb) {
         tlb_geometry_t g = {.sets = 16, .ways = 4, .page_shift = 12, .reserved_sets = 0, .periods = 4,
                             .flags = TLB_ARENA_LOCKED};
@@ -587,16 +387,7 @@ int main(int argc, char **argv) {
         tasks[i].id = i;
         tasks[i].rng = 1 + i + 1000u * seed;
         tasks[i].period.tv_usec = 2000; /* not slept on in a capture (see the banner) */
-        parse_task(&tasks[i], task_specs[i]);
-        if (tasks[i].kernel == K_MIADPCM && audio_fd < 0) {
-            if (!audio_path) die("miadpcm needs its input: audio=PATH");
-            audio_fd = open(audio_path, O_RDONLY);
-            null_fd = open("/dev/null", O_WRONLY);
-            if (audio_fd < 0 || null_fd < 0) {
-                fprintf(stderr, "rt_tasks: cannot open the audio file '%s': %s\n", audio_path, strerror(errno));
-                exit(2);
-            }
-        }
+        parse_task(&tasks[i], argv[6 + i]);
     }
     for (unsigned i = 0; i < ntasks; i++)
         if (pthread_create(&th[i], NULL, task_main, &tasks[i]) != 0) die("pthread_create failed");

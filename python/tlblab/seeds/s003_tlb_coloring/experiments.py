@@ -194,10 +194,11 @@ def _captured_jobs(trace, runs_seed: int = 0):
     return r.job_frame()
 
 
-def real_noisy_set_mask(quick: bool = False) -> int:
+def real_noisy_set_mask(quick: bool = False, source=None) -> int:
     """§6.0.6 on the simulated machine with the real program, randomization off (§6.0.6: "We
     turn off heap randomization so that the stacks of the tasks always have the same base
-    address"): the §6.0.8 pair (T1 (1, 2, 0.392 ms), T2 (0, 16, 7.88 ms)) with tlb_malloc, T1
+    address"), by the program `source` (default rt_tasks.c; each experiment's program has its own
+    pages, hence its own noisy sets): the §6.0.8 pair (T1 (1, 2, 0.392 ms), T2 (0, 16, 7.88 ms)) with tlb_malloc, T1
     writing pages of the color probed, T2 one page of the color 8 sets away; a color in which T1
     misses after the warm-up is noisy. T1 writes 4 pages of the color, as many as a task set
     here puts in one (`_colors_for`, 4 pages per color): §6.0.6 starts with one page per task
@@ -213,7 +214,7 @@ def real_noisy_set_mask(quick: bool = False) -> int:
     def probe(color: int) -> bool:
         tasks = [rc.Task("pages", 4, 4, 1000, 2000, 392, colors=(color,)),
                  rc.Task("pages", 1, 1, 0, 16000, 7880, colors=((color + 8) % 16,))]
-        cap = rc.capture("tlb", tasks, jobs=2, repeat=4)
+        cap = rc.capture("tlb", tasks, jobs=2, repeat=4, source=source)
         native = rc.layouts(cap, 1, aslr=False)[0]
         jobs = _captured_jobs(rc.replay(cap, tasks, 2, native, hyperperiods=2))
         return int(jobs[(jobs["task"] == 0) & (jobs["job"] >= 2)]["L1D_misses"].sum()) > 0
@@ -319,7 +320,8 @@ def fig6_13_14_real(quick: bool) -> dict[str, float]:
     from tlblab.seeds.s003_tlb_coloring import rt_capture as rc
 
     runs, hyper, jobs = (2, 2, 4) if quick else (5, 5, 8)
-    mask = real_noisy_set_mask(quick)
+    # The noisy sets of this experiment's own program (its pages are not rt_tasks.c's).
+    mask = real_noisy_set_mask(quick, source=rc.FIG6_13_14_SOURCE)
     out: dict[str, float] = {"noisy_mask": float(mask)}
     for fig, rows in FIG6_13_14_TASKS.items():
         colors = _colors_for([r[4] for r in rows], mask)

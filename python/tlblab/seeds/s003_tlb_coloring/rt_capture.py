@@ -41,6 +41,10 @@ from tlblab.files import content_digest, tool_version
 ROOT = Path(__file__).resolve().parents[4]
 RUNTIME = ROOT / "runtime"
 SOURCE = RUNTIME / "bench" / "seed003" / "rt_tasks.c"
+# Figs. 6.13-6.14's pairs are a program of their own, as each of the seed's experiments was (§5
+# Alg. 4: main creates that experiment's tasks): their kernels in rt_tasks.c moved the Table 6.1
+# program's pages, and with them its noisy sets and its misses.
+FIG6_13_14_SOURCE = RUNTIME / "bench" / "seed003" / "rt_tasks_fig6_13_14.c"
 LIBRARY_SOURCES = [RUNTIME / "src" / "color" / n for n in ("color.c", "prim_linux.c", "machine.c")]
 HEADERS = [RUNTIME / "include" / "tlblab" / "color.h", RUNTIME / "include" / "tlblab" / "roi.h"]
 CACHE = ROOT / "out" / "seed003"
@@ -50,7 +54,13 @@ CAPTURE_VERSION = "1"
 # APIC pages, `tlblab_trace::workloads::rt_replay`).
 REPLAY_VERSION = "2"
 CFLAGS = ["-O2", "-std=c11", "-D_GNU_SOURCE", "-pthread", "-Wall", "-Wextra", "-Werror"]
-KERNELS = ("bubble", "insertion", "nth", "stats", "pages", "fft", "adpcm", "fir", "miadpcm")
+TABLE6_1_KERNELS = ("bubble", "insertion", "nth", "stats", "pages")
+KERNELS = (*TABLE6_1_KERNELS, "fft", "adpcm", "fir", "miadpcm")
+
+
+def source_for(tasks: list["Task"]) -> Path:
+    """The program that runs these tasks: rt_tasks.c unless a Fig. 6.13-6.14 kernel is among them."""
+    return SOURCE if all(t.kernel in TABLE6_1_KERNELS for t in tasks) else FIG6_13_14_SOURCE
 
 
 @dataclass(frozen=True)
@@ -87,12 +97,13 @@ def _unique(suffix: str) -> str:
     return f"{suffix}-{os.getpid()}-{threading.get_ident()}"
 
 
-def build(cc: str = "gcc", cache: Path = CACHE) -> Path:
-    """The rt_tasks binary, compiled once per (sources, compiler, flags)."""
-    sources = [SOURCE, *LIBRARY_SOURCES]
+def build(cc: str = "gcc", cache: Path = CACHE, source: Path = SOURCE) -> Path:
+    """The program `source` (rt_tasks.c or rt_tasks_fig6_13_14.c), compiled once per (sources,
+    compiler, flags)."""
+    sources = [source, *LIBRARY_SOURCES]
     key = content_digest(*(p.read_bytes() for p in [*sources, *HEADERS]), tool_version([cc, "--version"], "rt tasks"),
                   " ".join(CFLAGS))
-    out = Path(cache) / "bin" / key / "rt_tasks"
+    out = Path(cache) / "bin" / key / source.stem
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -102,7 +113,7 @@ def build(cc: str = "gcc", cache: Path = CACHE) -> Path:
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         tmp.unlink(missing_ok=True)
-        raise UserError(f"rt tasks: compiling {SOURCE} failed:\n{r.stderr.strip()}")
+        raise UserError(f"rt tasks: compiling {source} failed:\n{r.stderr.strip()}")
     os.replace(tmp, out)
     return out
 
@@ -166,11 +177,12 @@ def parse_anchors(text: str) -> dict[str, int]:
 
 
 def capture(allocator: str, tasks: list[Task], *, jobs: int, repeat: int, elems: int = 4, seed: int = 0,
-            valgrind: str = "valgrind", cache: Path = CACHE) -> Capture:
-    """The --roi-only capture of one run of the task set (cached)."""
+            valgrind: str = "valgrind", cache: Path = CACHE, source: Path | None = None) -> Capture:
+    """The --roi-only capture of one run of the task set (cached), by `source` (default: the
+    program that runs these tasks, source_for)."""
     from tlblab.trace import record
 
-    binary = build(cache=cache)
+    binary = build(cache=cache, source=source or source_for(tasks))
     args = argv_of(allocator, tasks, jobs, repeat, elems, seed)
     key = content_digest(binary.read_bytes(), "\0".join(args), tool_version([valgrind, "--version"], "rt tasks"), CAPTURE_VERSION)
     out = Path(cache) / f"rt_tasks-{key}.tlbt"
