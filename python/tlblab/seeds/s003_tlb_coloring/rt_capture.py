@@ -1,7 +1,8 @@
 """Seed 003's periodic tasks as real programs: built, captured under Valgrind, laid out as a
 native run with ASLR put them, and replayed under rate-monotonic scheduling.
 
-The program is `runtime/bench/seed003/rt_tasks.c` (the Table 6.1 kernels and §6.0.8's page
+The program is `runtime/bench/seed003/rt_tasks.c` (with its harness, rt_harness.h and
+rt_harness_run.h, which rt_tasks_fig6_13_14.c shares; the Table 6.1 kernels and §6.0.8's page
 writes as pthreads of one process, allocating with glibc `malloc` or libtlblab's `tlb_malloc`,
 every job between tlblab's region-of-interest marks). Three steps, each cached by content hash
 under `out/seed003/`:
@@ -46,7 +47,9 @@ SOURCE = RUNTIME / "bench" / "seed003" / "rt_tasks.c"
 # program's pages, and with them its noisy sets and its misses.
 FIG6_13_14_SOURCE = RUNTIME / "bench" / "seed003" / "rt_tasks_fig6_13_14.c"
 LIBRARY_SOURCES = [RUNTIME / "src" / "color" / n for n in ("color.c", "prim_linux.c", "machine.c")]
-HEADERS = [RUNTIME / "include" / "tlblab" / "color.h", RUNTIME / "include" / "tlblab" / "roi.h"]
+# libtlblab's headers and the task programs' shared harness and Table 6.1 kernels.
+HARNESS = [SOURCE.parent / n for n in ("rt_harness.h", "rt_harness_run.h", "rt_kernels_table6_1.h")]
+HEADERS = [RUNTIME / "include" / "tlblab" / "color.h", RUNTIME / "include" / "tlblab" / "roi.h", *HARNESS]
 CACHE = ROOT / "out" / "seed003"
 # Bump when what a capture or a replay holds changes, so old files are not reused.
 CAPTURE_VERSION = "1"
