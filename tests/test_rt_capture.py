@@ -61,6 +61,51 @@ def test_given_a_malloc_pair_when_replayed_then_the_low_priority_task_is_preempt
     assert switches >= 4  # T2 starts, T1 preempts it at 1 ms, T2 resumes, T1 again at 3 ms
 
 
+def test_given_the_fig6_13_14_kernels_then_they_run_in_their_own_program_not_table6_1s(tmp_path):
+    # Each of the seed's experiments is a program of its own (Alg. 4); the Fig. 6.13-6.14 kernels
+    # in the Table 6.1 program moved its pages (and its noisy sets). The Table 6.1 program does
+    # not know them: it refuses an fft task.
+    assert rc.source_for(PAIR) == rc.SOURCE
+    assert rc.source_for([rc.Task("fir", 5, 5, 1000, 7000, 2500)]) == rc.FIG6_13_14_SOURCE
+    import subprocess
+
+    table = rc.build(cache=tmp_path)
+    r = subprocess.run([str(table), "malloc", "1", "1", "4", "0", "fft:32:8"], capture_output=True, text=True)
+    assert r.returncode != 0 and "fft" in r.stderr
+
+
 def test_given_a_bad_task_then_one_message_names_the_choices():
     with pytest.raises(UserError, match="unknown kernel 'heapsort'"):
         rc.argv_of("malloc", [rc.Task("heapsort", 4, 4, 0, 10, 1)], 1, 1, 4, 0)
+
+
+@pytest.mark.skipif(not (rc.AUDIO_DIR / rc.AUDIO_FILES[0]).is_file(), reason="alsa-utils is not installed (make setup)")
+def test_given_the_fig6_14_pair_when_captured_then_fir_and_the_mi_adpcm_touch_only_their_own_pages(tmp_path):
+    # Fig. 6.14 (§6.0.10): FIR on 5 pages, the Mi adpcm streaming real speech through 2 block
+    # buffers with read(2): its jobs touch its two buffers and no third heap page.
+    pair = [rc.Task("fir", 5, 5, 1000, 7000, 2500, colors=(2, 3)), rc.Task("miadpcm", 2, 2, 0, 14000, 5300, colors=(4,))]
+    audio = rc.audio_input(cache=tmp_path)
+    assert audio.stat().st_size == rc.AUDIO_BYTES
+    assert rc.argv_of("tlb", pair, 1, 1, 4, 0)[-1].startswith("audio=")
+    cap = rc.capture("tlb", pair, jobs=2, repeat=1, cache=tmp_path)
+    native = rc.layouts(cap, 1, aslr=False, cache=tmp_path)[0]
+    trace = rc.replay(cap, pair, 2, native, hyperperiods=1, cache=tmp_path)
+    jobs = tlblab.simulate("xeon-e5-2650", str(trace), tlb_only=True).job_frame()
+    assert sorted(jobs.groupby("task").size().tolist()) == [2, 3]  # 14 ms: T1 at 1 and 8 ms, T2 at 0
+    # The colors: the program's own report of each task's pages (its `task` lines), every
+    # FIR page in sets 2-3, every adpcm buffer in set 4.
+    printed = {f[1]: [int(a, 16) for a in f[3:]] for f in
+               (ln.split() for ln in cap.path.with_suffix(".anchors.txt").read_text().splitlines()) if f[0] == "task"}
+    assert {(p >> 12) % 16 for p in printed["T1"]} == {2, 3} and len(printed["T1"]) == 5
+    assert {(p >> 12) % 16 for p in printed["T2"]} == {4} and len(printed["T2"]) == 2
+
+
+def test_given_an_fft_and_adpcm_pair_when_run_natively_then_it_exits_cleanly(tmp_path):
+    import subprocess
+
+    pair = [rc.Task("fft", 32, 8, 1000, 4000, 2000), rc.Task("adpcm", 32, 12, 0, 20000, 4600)]
+    binary = rc.build(cache=tmp_path, source=rc.source_for(pair))
+    r = subprocess.run([str(binary), *rc.argv_of("malloc", pair, 2, 1, 4, 0)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("task ")]
+    assert [(f[1], f[2], len(f) - 3) for f in lines] == [("T1", "fft", 8), ("T2", "adpcm", 12)]

@@ -194,10 +194,11 @@ def _captured_jobs(trace, runs_seed: int = 0):
     return r.job_frame()
 
 
-def real_noisy_set_mask(quick: bool = False) -> int:
+def real_noisy_set_mask(quick: bool = False, source=None) -> int:
     """§6.0.6 on the simulated machine with the real program, randomization off (§6.0.6: "We
     turn off heap randomization so that the stacks of the tasks always have the same base
-    address"): the §6.0.8 pair (T1 (1, 2, 0.392 ms), T2 (0, 16, 7.88 ms)) with tlb_malloc, T1
+    address"), by the program `source` (default rt_tasks.c; each experiment's program has its own
+    pages, hence its own noisy sets): the §6.0.8 pair (T1 (1, 2, 0.392 ms), T2 (0, 16, 7.88 ms)) with tlb_malloc, T1
     writing pages of the color probed, T2 one page of the color 8 sets away; a color in which T1
     misses after the warm-up is noisy. T1 writes 4 pages of the color, as many as a task set
     here puts in one (`_colors_for`, 4 pages per color): §6.0.6 starts with one page per task
@@ -213,7 +214,7 @@ def real_noisy_set_mask(quick: bool = False) -> int:
     def probe(color: int) -> bool:
         tasks = [rc.Task("pages", 4, 4, 1000, 2000, 392, colors=(color,)),
                  rc.Task("pages", 1, 1, 0, 16000, 7880, colors=((color + 8) % 16,))]
-        cap = rc.capture("tlb", tasks, jobs=2, repeat=4)
+        cap = rc.capture("tlb", tasks, jobs=2, repeat=4, source=source)
         native = rc.layouts(cap, 1, aslr=False)[0]
         jobs = _captured_jobs(rc.replay(cap, tasks, 2, native, hyperperiods=2))
         return int(jobs[(jobs["task"] == 0) & (jobs["job"] >= 2)]["L1D_misses"].sum()) > 0
@@ -296,3 +297,140 @@ def fig6_4_8_real(quick: bool) -> dict[str, float]:
             out[f"{case}/T{t}/run_sd"] = _sd(run_means[t])
         out[f"{case}/T1/cycles_cv"] = (_sd(cycles) / _mean(cycles)) if cycles else 0.0
     return out
+
+
+# Figs. 6.13 and 6.14 on real tasks (phase, period, execution in µs; pages used; the kernel):
+# §6.0.9 "T1 (1 ms, 4 ms, 2 ms) and T2 (0 ms, 20 ms, 4.6 ms) representing the fft and the adpcm
+# benchmarks ... the sum of the number of pages accessed by both the tasks is twenty" (fft 8:
+# its real and imaginary halves, adpcm 12); §6.0.10 "T1 (1 ms, 7 ms, 2.5 ms) and T2 (0 ms, 14 ms,
+# 5.3 ms) ... FIR ... and adpcm ... input data of 16 kB and 450 kB" (FIR 5 pages: 16 kB of
+# samples and a page more; the Mi adpcm 2: its input block and its output block, the 450 kB
+# streamed from a real audio file through them, rt_capture.audio_input).
+FIG6_13_14_TASKS = {
+    "6_13": [("fft", 1000, 4000, 2000, 8), ("adpcm", 0, 20000, 4600, 12)],
+    "6_14": [("fir", 1000, 7000, 2500, 5), ("miadpcm", 0, 14000, 5300, 2)],
+}
+
+
+def fig6_13_14_real(quick: bool) -> dict[str, float]:
+    """Figs. 6.13 and 6.14 on the real tasks: each pair with glibc malloc (5 native layouts with
+    ASLR, each task allocating 32 pages as in Table 6.1) and with tlb_malloc (clean colors from
+    real_noisy_set_mask, randomization off); average L1 DTLB misses per job (all but the
+    warm-up) over 5 hyperperiods and 5 runs (2 and 2 with `quick`)."""
+    from tlblab.seeds.s003_tlb_coloring import rt_capture as rc
+
+    runs, hyper, jobs = (2, 2, 4) if quick else (5, 5, 8)
+    # The noisy sets of this experiment's own program (its pages are not rt_tasks.c's).
+    mask = real_noisy_set_mask(quick, source=rc.FIG6_13_14_SOURCE)
+    out: dict[str, float] = {"noisy_mask": float(mask)}
+    for fig, rows in FIG6_13_14_TASKS.items():
+        colors = _colors_for([r[4] for r in rows], mask)
+        for case in ("malloc", "tlb"):
+            tasks = [rc.Task(kernel, 32, used, ph, pe, ex, colors=colors[i])
+                     for i, (kernel, ph, pe, ex, used) in enumerate(rows)]
+            cap = rc.capture(case, tasks, jobs=jobs, repeat=2)
+            natives = rc.layouts(cap, runs, aslr=(case == "malloc"))
+            runs_jobs = (_captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=hyper)) for native in natives)
+            out.update(_per_task_misses(f"fig{fig}/{case}", 2, runs_jobs))
+    return out
+
+
+def _native_task_pages(binary, argv: list[str]) -> dict[str, list[int]]:
+    """{task: [page address, ...]} from the `task` lines of one native run of rt_tasks."""
+    import subprocess
+
+    r = subprocess.run([str(binary), *argv], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise UserError(f"rt tasks: the native run of {binary} {' '.join(argv)} failed (exit {r.returncode}): "
+                        f"{r.stderr.strip()}")
+    return {f[1]: [int(a, 16) for a in f[3:]] for f in (ln.split() for ln in r.stdout.splitlines())
+            if f and f[0] == "task"}
+
+
+def fig6_1_real(quick: bool) -> dict[str, float]:
+    """Fig. 6.1 (§6.0.5) with the real allocators: two tasks allocate 32 pages each (glibc
+    malloc(4096), or tlb_malloc with T1 in colors 0-7 and T2 in 8-15); mappings of the 64 pages
+    per L1 DTLB set (16 sets: bits 12-15), most and mean over 5 native runs with randomization on.
+    `quick` changes nothing: 10 runs of a program that allocates and exits."""
+    from tlblab.seeds.s003_tlb_coloring import rt_capture as rc
+
+    binary = rc.build()
+    sets = 16
+    out: dict[str, float] = {}
+    for case, colors in (("malloc", ((), ())), ("tlb", (tuple(range(8)), tuple(range(8, 16))))):
+        tasks = [rc.Task("pages", 32, 32, 0, 2000, 100, colors=colors[0]),
+                 rc.Task("pages", 32, 32, 0, 2000, 100, colors=colors[1])]
+        per_run = []
+        for run in range(5):
+            pages = _native_task_pages(binary, rc.argv_of(case, tasks, 1, 1, 4, run))
+            counts = [0] * sets
+            for addrs in pages.values():
+                for a in addrs:
+                    counts[(a >> 12) % sets] += 1
+            per_run.append(counts)
+        most = [max(r[s] for r in per_run) for s in range(sets)]
+        mean = [_mean([float(r[s]) for r in per_run]) for s in range(sets)]
+        if case == "tlb":
+            for s in range(sets):
+                # most and mean are one row (the seed's tlb_malloc_max_avg): equal, or the row
+                # shows the larger so a difference cannot hide
+                out[f"tlb/set{s}"] = float(most[s]) if most[s] != mean[s] else mean[s]
+        else:
+            for s in range(sets):
+                out[f"malloc/max/set{s}"] = float(most[s])
+            out["malloc/avg/lowest"] = min(mean)
+            out["malloc/avg/highest"] = max(mean)
+            out["malloc/sets_over_four"] = float(sum(1 for m in most if m >= 5))
+    return out
+
+
+def fig6_3(quick: bool) -> dict[str, float]:
+    """Fig. 6.3: cycles per job of T1 in the Fig. 6.2 task set (same set vs. different sets),
+    five hyperperiods, full model; hyperperiod 1 left out as the seed's text does (warm-up).
+    `quick` changes nothing: the runs take well under a second."""
+    workload = "rt_same_diff_set:layout=0,hyperperiods=5"
+    cycles: dict[str, dict[int, float]] = {}
+    for case, assign in (("same", "same"), ("diff", "per_thread")):
+        r = tlblab.simulate(XEON, workload, technique=f"tlb_coloring:assign={assign},first_color=1")
+        jobs = r.job_frame()
+        t1 = jobs[jobs["task"] == 0]
+        cycles[case] = {int(j): float(c) for j, c in zip(t1["job"], t1["cycles"])}
+
+    def gap(in_hyperperiod: range) -> float:
+        # job k of hyperperiod h (1-based, 8 T1 jobs per 16 ms hyperperiod) is job 8(h-1)+k
+        ks = [8 * (h - 1) + k for h in range(2, 6) for k in in_hyperperiod]
+        return _mean([cycles["same"][k] - cycles["diff"][k] for k in ks])
+
+    later = [c for j, c in cycles["diff"].items() if j > 8]
+    return {"diff/T1/cycles": _mean(later), "gap/preempting": gap(range(1, 6)), "gap/after_t2": gap(range(6, 7)),
+            "gap/undisturbed": gap(range(7, 9))}
+
+
+def alg3(quick: bool) -> dict[str, float]:
+    """Alg. 3 on the simulated Xeon: the pages that conflict with page 64 of a 65-page region,
+    found by elimination with the seed's test (do the pages, accessed in turn, miss?), and the
+    page-number bits they share. `quick` changes nothing: 65 runs of one small task."""
+    from tlblab import rt
+
+    base, passes = 0x4000_0000, 20  # base aligned far beyond any set-index period
+    region = [base + i * 4096 for i in range(65)]
+    conflict = region[64]
+
+    def misses(pages: list[int]) -> int:
+        r = rt.simulate_taskset(XEON, [rt.task("alg3", period=10_000_000, pages=pages, passes=passes)], jobs=1)
+        jobs = r.job_frame()
+        return int(jobs[jobs["job"] >= 1]["L1D_misses"].sum())
+
+    keep = list(region)
+    for p in region[:64]:
+        trial = [q for q in keep if q != p]
+        if misses(trial) > 0:  # the conflict page's set still overflows without p: p is not needed
+            keep = trial
+    assert conflict in keep
+    vpns = [p >> 12 for p in keep]
+    width = 7  # the region spans 65 pages: bits 0-6 of the page number vary within it
+    shared = [b for b in range(width) if len({(v >> b) & 1 for v in vpns}) == 1]
+    return {"conflict/pages": float(len(keep)),
+            "conflict/misses_per_access": misses(keep) / (len(keep) * passes),
+            "bits/count": float(len(shared)),
+            "bits/lowest": float(12 + min(shared)) if shared else -1.0}

@@ -1,7 +1,8 @@
 """Seed 003's periodic tasks as real programs: built, captured under Valgrind, laid out as a
 native run with ASLR put them, and replayed under rate-monotonic scheduling.
 
-The program is `runtime/bench/seed003/rt_tasks.c` (the Table 6.1 kernels and §6.0.8's page
+The program is `runtime/bench/seed003/rt_tasks.c` (with its harness, rt_harness.h and
+rt_harness_run.h, which rt_tasks_fig6_13_14.c shares; the Table 6.1 kernels and §6.0.8's page
 writes as pthreads of one process, allocating with glibc `malloc` or libtlblab's `tlb_malloc`,
 every job between tlblab's region-of-interest marks). Three steps, each cached by content hash
 under `out/seed003/`:
@@ -41,8 +42,14 @@ from tlblab.files import content_digest, tool_version
 ROOT = Path(__file__).resolve().parents[4]
 RUNTIME = ROOT / "runtime"
 SOURCE = RUNTIME / "bench" / "seed003" / "rt_tasks.c"
+# Figs. 6.13-6.14's pairs are a program of their own, as each of the seed's experiments was (§5
+# Alg. 4: main creates that experiment's tasks): their kernels in rt_tasks.c moved the Table 6.1
+# program's pages, and with them its noisy sets and its misses.
+FIG6_13_14_SOURCE = RUNTIME / "bench" / "seed003" / "rt_tasks_fig6_13_14.c"
 LIBRARY_SOURCES = [RUNTIME / "src" / "color" / n for n in ("color.c", "prim_linux.c", "machine.c")]
-HEADERS = [RUNTIME / "include" / "tlblab" / "color.h", RUNTIME / "include" / "tlblab" / "roi.h"]
+# libtlblab's headers and the task programs' shared harness and Table 6.1 kernels.
+HARNESS = [SOURCE.parent / n for n in ("rt_harness.h", "rt_harness_run.h", "rt_kernels_table6_1.h")]
+HEADERS = [RUNTIME / "include" / "tlblab" / "color.h", RUNTIME / "include" / "tlblab" / "roi.h", *HARNESS]
 CACHE = ROOT / "out" / "seed003"
 # Bump when what a capture or a replay holds changes, so old files are not reused.
 CAPTURE_VERSION = "1"
@@ -50,7 +57,13 @@ CAPTURE_VERSION = "1"
 # APIC pages, `tlblab_trace::workloads::rt_replay`).
 REPLAY_VERSION = "2"
 CFLAGS = ["-O2", "-std=c11", "-D_GNU_SOURCE", "-pthread", "-Wall", "-Wextra", "-Werror"]
-KERNELS = ("bubble", "insertion", "nth", "stats", "pages")
+TABLE6_1_KERNELS = ("bubble", "insertion", "nth", "stats", "pages")
+KERNELS = (*TABLE6_1_KERNELS, "fft", "adpcm", "fir", "miadpcm")
+
+
+def source_for(tasks: list["Task"]) -> Path:
+    """The program that runs these tasks: rt_tasks.c unless a Fig. 6.13-6.14 kernel is among them."""
+    return SOURCE if all(t.kernel in TABLE6_1_KERNELS for t in tasks) else FIG6_13_14_SOURCE
 
 
 @dataclass(frozen=True)
@@ -87,12 +100,13 @@ def _unique(suffix: str) -> str:
     return f"{suffix}-{os.getpid()}-{threading.get_ident()}"
 
 
-def build(cc: str = "gcc", cache: Path = CACHE) -> Path:
-    """The rt_tasks binary, compiled once per (sources, compiler, flags)."""
-    sources = [SOURCE, *LIBRARY_SOURCES]
+def build(cc: str = "gcc", cache: Path = CACHE, source: Path = SOURCE) -> Path:
+    """The program `source` (rt_tasks.c or rt_tasks_fig6_13_14.c), compiled once per (sources,
+    compiler, flags)."""
+    sources = [source, *LIBRARY_SOURCES]
     key = content_digest(*(p.read_bytes() for p in [*sources, *HEADERS]), tool_version([cc, "--version"], "rt tasks"),
                   " ".join(CFLAGS))
-    out = Path(cache) / "bin" / key / "rt_tasks"
+    out = Path(cache) / "bin" / key / source.stem
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -102,8 +116,46 @@ def build(cc: str = "gcc", cache: Path = CACHE) -> Path:
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         tmp.unlink(missing_ok=True)
-        raise UserError(f"rt tasks: compiling {SOURCE} failed:\n{r.stderr.strip()}")
+        raise UserError(f"rt tasks: compiling {source} failed:\n{r.stderr.strip()}")
     os.replace(tmp, out)
+    return out
+
+
+# The Mi adpcm's input (seed 003 §6.0.10: "operates on actual audio files", 450 kB): real recorded
+# speech, the voice prompts of Debian's alsa-utils (48 kHz, 16-bit mono WAV), their samples
+# concatenated in this order and cut at 450 KiB of raw PCM.
+AUDIO_DIR = Path("/usr/share/sounds/alsa")
+AUDIO_FILES = ("Front_Center.wav", "Front_Left.wav", "Front_Right.wav", "Rear_Center.wav")
+AUDIO_BYTES = 450 * 1024
+
+
+def audio_input(cache: Path = CACHE) -> Path:
+    """The raw 16-bit PCM file the miadpcm task streams (cached by content)."""
+    import wave
+
+    pcm = b""
+    for name in AUDIO_FILES:
+        path = AUDIO_DIR / name
+        if not path.is_file():
+            raise UserError(f"rt tasks: {path} is missing: the Mi adpcm task's audio comes from Debian's "
+                            "alsa-utils (scripts/debian-packages.txt; `make setup` installs it)")
+        try:
+            with wave.open(str(path)) as w:
+                if w.getsampwidth() != 2 or w.getnchannels() != 1:
+                    raise UserError(f"rt tasks: {path}: expected 16-bit mono PCM, found {8 * w.getsampwidth()}-bit "
+                                    f"with {w.getnchannels()} channels")
+                pcm += w.readframes(w.getnframes())
+        except wave.Error as e:
+            raise UserError(f"rt tasks: {path}: expected a PCM WAV file: {e}")
+    if len(pcm) < AUDIO_BYTES:
+        raise UserError(f"rt tasks: the audio files hold {len(pcm)} bytes of PCM, expected at least {AUDIO_BYTES}")
+    pcm = pcm[:AUDIO_BYTES]
+    out = Path(cache) / "audio" / f"{content_digest(pcm)}.pcm"
+    if not out.is_file():
+        from tlblab.files import atomic_write
+
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(out, pcm)
     return out
 
 
@@ -113,7 +165,8 @@ def argv_of(allocator: str, tasks: list[Task], jobs: int, repeat: int, elems: in
     for t in tasks:
         if t.kernel not in KERNELS:
             raise UserError(f"rt tasks: unknown kernel '{t.kernel}' (expected one of {', '.join(KERNELS)})")
-    return [allocator, str(jobs), str(repeat), str(elems), str(seed), *(t.arg(allocator) for t in tasks)]
+    audio = [f"audio={audio_input()}"] if any(t.kernel == "miadpcm" for t in tasks) else []
+    return [allocator, str(jobs), str(repeat), str(elems), str(seed), *(t.arg(allocator) for t in tasks), *audio]
 
 
 def parse_anchors(text: str) -> dict[str, int]:
@@ -127,11 +180,12 @@ def parse_anchors(text: str) -> dict[str, int]:
 
 
 def capture(allocator: str, tasks: list[Task], *, jobs: int, repeat: int, elems: int = 4, seed: int = 0,
-            valgrind: str = "valgrind", cache: Path = CACHE) -> Capture:
-    """The --roi-only capture of one run of the task set (cached)."""
+            valgrind: str = "valgrind", cache: Path = CACHE, source: Path | None = None) -> Capture:
+    """The --roi-only capture of one run of the task set (cached), by `source` (default: the
+    program that runs these tasks, source_for)."""
     from tlblab.trace import record
 
-    binary = build(cache=cache)
+    binary = build(cache=cache, source=source or source_for(tasks))
     args = argv_of(allocator, tasks, jobs, repeat, elems, seed)
     key = content_digest(binary.read_bytes(), "\0".join(args), tool_version([valgrind, "--version"], "rt tasks"), CAPTURE_VERSION)
     out = Path(cache) / f"rt_tasks-{key}.tlbt"
