@@ -326,9 +326,20 @@ def _host(runs: list[HostRun], data_dir: Path) -> str:
                     pts = [(row["n"], row[variant][1]) for row in d.get("rows", []) if variant in row]
                     if pts:
                         series[variant] = pts
+                pred = ((r.data.get("prediction") or {}).get("strides") or {}).get(stride)
+                caption = "Seed 000 §4.3's benchmark on this host, with and without re-warming."
+                if pred:
+                    # The model's prediction for this host beside the measured curves (seed 000's
+                    # host_migrate_prediction: this host's probed machine, LLC probe and re-warm cost).
+                    for variant in ("dep", "rewarm+dep"):
+                        series[f"model {variant}"] = [(row["n"], row[variant]) for row in pred["rows"]]
+                    caption += (f" Model: re-warming pays from N = {pred['first_win_n']}, best "
+                                f"{pred['best_gain']:.2f}x at N = {pred['best_gain_n']}; measured: from N = "
+                                f"{pred['measured_first_win_n']}, best {pred['measured_best_gain']:.2f}x at N = "
+                                f"{pred['measured_best_gain_n']}.")
                 parts.append(page.figure(plots.lines(series, f"stride {stride} B: re-touch after a migration",
                                                      "pages", "ns per pass (median)", f"plot-{hid}-{stride}", logx=True),
-                                         "Seed 000 §4.3's benchmark on this host, with and without re-warming."))
+                                         caption))
         flat = _flatten(r.data or {})
         files = write_table(pd.DataFrame(flat if flat else [{"field": "", "value": ""}]), data_dir,
                             f"host_{page.slug(r.name)}")
