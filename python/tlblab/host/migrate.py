@@ -130,6 +130,9 @@ def predict(res: dict, machine: str | None, a: int, b: int, ns: list[int], strid
     from tlblab.host.geometry import resolve_machine
     from tlblab.seeds.s000_tlb_migration import experiments as seed000
 
+    if "preload" not in res:
+        raise UserError("--predict: migrate_bench printed no 'preload' (the re-warm measured alone): its build "
+                        f"predates it; rebuild the C runtime ({_runtime.build_dir()}: make runtime)")
     m = resolve_machine(machine)
     llc = run_json(_runtime.executable("ptwarm_bench"), ["--probe-only", "1", "--app-cpu", str(a),
                                                          "--helper-cpu", str(b)], "ptwarm_bench")["llc_probe_ns"]
