@@ -122,8 +122,16 @@ def test_host_migrate_predict_puts_the_models_curves_beside_the_measured_ones(ca
     assert [r["n"] for r in d["rows"]] == [1, 16]
     assert all(r["dep"] > 0 and r["rewarm+dep"] > 0 for r in d["rows"])
     assert {"crossover_within_2x", "best_gain_within_2x", "measured_best_gain"} <= set(d)
-    html = _host([HostRun(name="migrate", argv=["tlblab", "host", "migrate"], seconds=1.0, data=res)], tmp_path)
+    run = HostRun(name="migrate", argv=["tlblab", "host", "migrate"], seconds=1.0, data=res)
+    html = _host([run], tmp_path)
     assert "model rewarm+dep" in html and "Model: re-warming pays from" in html
+    # ... and in seed 000's section, beside its reproductions.
+    import tlblab.reproduce as rp
+    from tlblab.report import Study, build
+
+    page = build(Study(outcomes=rp.run("000/a16"), host=[run]), tmp_path / "report").read_text()
+    seed = page[page.index('id="seed-000"'):page.index('id="engine"')]
+    assert "This host: re-warming after a migration" in seed and "model rewarm+dep" in seed
 
 
 def test_warm_pid_warms_a_live_process_and_reports_the_mechanism(capsys):
