@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,7 @@ from tlblab import cli
 from tlblab.errors import UserError
 from tlblab.host import migrate, ptwarm
 
+ROOT = Path(__file__).resolve().parents[1]
 TWO_CPUS = len(os.sched_getaffinity(0)) >= 2
 
 
@@ -99,6 +101,37 @@ def test_host_migrate_tiny_run_has_rows_and_crossovers(capsys):
     assert all(len(r["rewarm+dep"]) == 3 and r["dep"][0] <= r["dep"][1] <= r["dep"][2] for r in rows)
     assert res["migration_failures"] == 0
     assert set(res["crossover"]["4096"]) == {"dep", "indep"}
+
+
+@pytest.mark.skipif(not TWO_CPUS, reason="needs two CPUs")
+def test_host_migrate_predict_puts_the_models_curves_beside_the_measured_ones(capsys, tmp_path):
+    # --predict: the re-warm measured alone (preload), the LLC probe, and seed 000's prediction
+    # from them on the given machine file (the committed probe of the Intel VM: no probe here);
+    # the report draws the model's two curves in the measured plot.
+    from tlblab.report import HostRun, _host
+
+    machine = ROOT / "docs/data/host-2026-11-27/host-xeon-207-probe.toml"
+    status, out, err = run_cli(capsys, "host", "migrate", "--ns", "1,16", "--strides", "4096", "--trials", "3",
+                               "--machine", str(machine), "--predict", "--json")
+    assert status == 0, err
+    res = json.loads(out)
+    assert res["preload"]["pages"] == [1, 384] and len(res["preload"]["ns_median"]["4096"]) == 2
+    p = res["prediction"]
+    assert p["llc_probe_ns"] > 0 and p["machine"] == str(machine)
+    d = p["strides"]["4096"]
+    assert [r["n"] for r in d["rows"]] == [1, 16]
+    assert all(r["dep"] > 0 and r["rewarm+dep"] > 0 for r in d["rows"])
+    assert {"crossover_within_2x", "best_gain_within_2x", "measured_best_gain"} <= set(d)
+    run = HostRun(name="migrate", argv=["tlblab", "host", "migrate"], seconds=1.0, data=res)
+    html = _host([run], tmp_path)
+    assert "model rewarm+dep" in html and "Model: re-warming pays from" in html
+    # ... and in seed 000's section, beside its reproductions.
+    import tlblab.reproduce as rp
+    from tlblab.report import Study, build
+
+    page = build(Study(outcomes=rp.run("000/a16"), host=[run]), tmp_path / "report").read_text()
+    seed = page[page.index('id="seed-000"'):page.index('id="engine"')]
+    assert "This host: re-warming after a migration" in seed and "model rewarm+dep" in seed
 
 
 def test_warm_pid_warms_a_live_process_and_reports_the_mechanism(capsys):

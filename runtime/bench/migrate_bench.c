@@ -12,6 +12,9 @@
  *      sees the CPU change and prefetches the N registered lines, then the chase; both timed), `indep`
  *      (independent loads of the same lines), `rewarm+indep`.
  * Variants rotate trial by trial; medians and quartiles over --trials trials per (stride, N, variant).
+ * Then, per stride, the re-warm alone (`preload`: steps 1-3, then tlbmig_check() timed by itself) at 1
+ * and 384 registered pages: the host's preload cost, which the model's prediction for this benchmark
+ * takes as measured (python/tlblab/seeds/s000_tlb_migration/experiments.py, host_migrate_prediction).
  * Element i sits at page i*stride, line ((i + (i>>4)) & 63), in a random cyclic order.
  *
  * usage: migrate_bench [--strides 4096,69632] [--ns 1,2,4,...] [--trials T] [--cap C] [--evict-pages P] [--cpus A,B]
@@ -173,6 +176,11 @@ int main(int argc, char **argv) {
     if (pin(cpu_a) != 0 || pin(cpu_b) != 0) die("cannot run on both --cpus");
     if (boost) boost_self();
 
+    /* The re-warm's own cost (the "preload" object): tlbmig_check() alone after a migration, timed to
+     * its retirement, at 1 and PRELOAD_PAGES registered pages per stride; PRELOAD_PAGES is in neither
+     * page-count list, so the model's prediction takes it from a measurement apart from the sweep. */
+    enum { PRELOAD_PAGES = 384 };
+    if (maxn < PRELOAD_PAGES) maxn = PRELOAD_PAGES;
     char *data = map(maxn * maxs + 4096);
     char *evict = map((size_t)evict_pages * 4096 + (1u << 20));
     spinner sp[2] = {{0, cpu_a}, {0, cpu_b}};
@@ -283,6 +291,34 @@ int main(int argc, char **argv) {
             tlbmig_destroy(tm);
         }
     }
+    static uint64_t pre[MAXS][2][MAXT];
+    for (int si = 0; si < nstr; si++) {
+        size_t st = strides[si];
+        for (int pi = 0; pi < 2; pi++) {
+            size_t n = pi ? PRELOAD_PAGES : 1;
+            for (size_t i = 0; i < n; i++) elems[i] = data + i * st + ((i + (i >> 4)) & 63) * 64;
+            tlbmig_t *tm = NULL;
+            if (tlbmig_create(&mc, &tm) != 0) die("tlbmig_create");
+            for (size_t i = 0; i < n; i++) tlbmig_add_page(tm, elems[i], NULL);
+            for (int t = 0; t < trials; t++) {
+                pin(cpu_b);
+                uintptr_t s = 0;
+                for (size_t p = 0; p < evict_pages; p++) s += (uintptr_t)evict[p * 4096 + (p & 63) * 64];
+                for (size_t o = 0; o < (1u << 20); o += 64) s += (uintptr_t)evict[(size_t)evict_pages * 4096 + o];
+                pin(cpu_a);
+                for (int pass = 0; pass < 3; pass++)
+                    for (size_t k = 0; k < n; k++) s += *(volatile uintptr_t *)elems[k];
+                tlbmig_check(tm);
+                pin(cpu_b);
+                uint64_t t0 = stamp_begin();
+                if (tlbmig_check(tm) == 0) mig_failures++;
+                uint64_t t1 = stamp_end();
+                g_sink = s;
+                pre[si][pi][t] = ticks_to_ns(t1 - t0 > ovh ? t1 - t0 - ovh : 0);
+            }
+            tlbmig_destroy(tm);
+        }
+    }
     if (busy)
         for (int i = 0; i < 2; i++) {
             atomic_store(&sp[i].stop, 1);
@@ -295,6 +331,11 @@ int main(int argc, char **argv) {
            (double)q_of(mig_ns, (int)nmig, 0.5) / 1e3, mig_failures);
     printf("  \"check_ns\": {\"rseq\": %.2f, \"rseq_available\": %s, \"sched_getcpu\": %.2f},\n", check_ns[1],
            check_rseq[1] ? "true" : "false", check_ns[0]);
+    printf("  \"preload\": {\"pages\": [1, %d], \"ns_median\": {", (int)PRELOAD_PAGES);
+    for (int si = 0; si < nstr; si++)
+        printf("\"%zu\": [%llu, %llu]%s", strides[si], (unsigned long long)q_of(pre[si][0], trials, .5),
+               (unsigned long long)q_of(pre[si][1], trials, .5), si + 1 < nstr ? ", " : "");
+    printf("}},\n");
     printf("  \"variants\": [\"dep\", \"rewarm+dep\", \"indep\", \"rewarm+indep\"],\n  \"strides\": {\n");
     for (int si = 0; si < nstr; si++) {
         printf("    \"%zu\": {\"rows\": [\n", strides[si]);

@@ -16,6 +16,12 @@ fn small(name: &str) -> Params {
         "chase" => &[("pages", 64), ("accesses", 1000)],
         "migration_4k" | "migration_68k" => &[("pages", 8), ("iterations", 3)],
         "rr_migration" => &[("pages", 4), ("iterations", 2)],
+        "host_migrate" => &[
+            ("pages", 8),
+            ("evict", 16),
+            ("evict_lines", 16),
+            ("iterations", 2),
+        ],
         "tlb_thrash" => &[("array_pages", 64), ("n", 1000)],
         "gups" => &[("log2_words", 12), ("updates", 1000)],
         "graph500_bfs" => &[("scale", 8), ("roots", 2)],
@@ -176,6 +182,61 @@ fn the_68k_benchmark_touches_every_17th_page_twice_per_iteration_around_a_migrat
             .count()
             == 4
     );
+}
+
+#[test]
+fn host_migrate_evicts_on_b_chases_on_a_three_times_then_once_more_on_b() {
+    // migrate_bench (runtime/bench/migrate_bench.c): 5 evicting pages and 3 lines on B, three
+    // chases of 4 pages on A, a migration to B, then (rewarm=1) one load per line and the chase.
+    for rewarm in [0u64, 1] {
+        let p: Params = [
+            ("pages", 4),
+            ("stride", 69632),
+            ("evict", 5),
+            ("evict_lines", 3),
+            ("iterations", 1),
+            ("rewarm", rewarm),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+        let (r, names) = all("host_migrate", &p, 1);
+        let a = accesses(&r);
+        assert_eq!(a.len() as u64, 5 + 3 + 3 * 4 + 4 + 4 * rewarm);
+        let chased: Vec<u64> = a[8..12].to_vec().iter().map(|x| x.2).collect();
+        // Element i: page i at a 68 KiB stride, line (i + (i >> 4)) & 63, visited once per pass.
+        let mut sorted = chased.clone();
+        sorted.sort_unstable();
+        let base = sorted[0];
+        let want: Vec<u64> = (0..4).map(|i| base + i * 69632 + i * 64).collect();
+        assert_eq!(sorted, want);
+        assert_eq!(a[12..16], a[8..12]);
+        let retouch = a.len() - 4;
+        assert_eq!(a[retouch..].iter().map(|x| x.2).collect::<Vec<_>>(), chased);
+        let migrations: Vec<u16> = r
+            .iter()
+            .filter_map(|x| match x {
+                Record::Event(Event::Migrate { core, .. }) => Some(core.0),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(migrations, vec![1, 0, 1]);
+        let phases: Vec<&str> = r
+            .iter()
+            .filter_map(|x| match x {
+                Record::Event(Event::PhaseBegin { region }) => {
+                    Some(names[*region as usize].as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        let want: &[&str] = if rewarm == 1 {
+            &["rewarm", "retouch"]
+        } else {
+            &["retouch"]
+        };
+        assert_eq!(phases, want);
+    }
 }
 
 #[test]

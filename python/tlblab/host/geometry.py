@@ -112,10 +112,9 @@ def probe_host(quiet: bool = False) -> str:
     return path
 
 
-def geometry(machine: str | None) -> Geometry:
-    """See the module docstring."""
-    from tlblab import machine_config
-
+def resolve_machine(machine: str | None) -> str:
+    """The machine file or preset the host tools use for `machine` (module docstring): a quick
+    probe of this host when it has none."""
     if machine is None:
         machine = os.environ.get("TLBLAB_HOST_MACHINE") or None
     if machine is None:
@@ -123,6 +122,14 @@ def geometry(machine: str | None) -> Geometry:
         machine = path if os.path.exists(path) else "probe"
     if machine == "probe":
         machine = probe_host()
+    return machine
+
+
+def geometry(machine: str | None) -> Geometry:
+    """See the module docstring."""
+    from tlblab import machine_config
+
+    machine = resolve_machine(machine)
     try:
         m = machine_config(machine)
     except UserError:

@@ -99,7 +99,72 @@ def summarize(res: dict, cross: dict) -> str:
             "  independent loads: re-warming "
             + ("never won" if ind["first_win_n"] is None else f"won at N = {ind['wins_at']}")
         )
+    pred = res.get("prediction")
+    if pred:
+        out.append("")
+        out.append(f"model prediction for this host (seed 000 host_migrate_prediction, machine {pred['machine']}, "
+                   f"LLC probe {pred['llc_probe_ns']:.1f} ns/line):")
+        for line in pred["notes"]:
+            out.append(f"  {line}")
+        for stride, d in pred["strides"].items():
+            out.append(f"  stride {int(stride)} B: " + ", ".join(
+                f"N={r['n']} {r['dep']:.0f}/{r['rewarm+dep']:.0f} ns ({r['gain']:.2f}x)" for r in d["rows"]))
+            out.append(f"    re-warming pays from N = {d['first_win_n']} (measured {d['measured_first_win_n']}); "
+                       f"best gain {d['best_gain']:.2f}x at N = {d['best_gain_n']} "
+                       f"(measured {d['measured_best_gain']:.2f}x at N = {d['measured_best_gain_n']}); "
+                       f"within 2x: crossover {d['crossover_within_2x']}, best gain {d['best_gain_within_2x']}")
     return "\n".join(out)
+
+
+def best_gain(rows: list[dict]) -> tuple[float, int]:
+    """The largest median gain dep / rewarm+dep and its N."""
+    g = [(r["dep"][1] / r["rewarm+dep"][1], r["n"]) for r in rows if r["rewarm+dep"][1]]
+    return max(g) if g else (0.0, 0)
+
+
+def predict(res: dict, machine: str | None, a: int, b: int, ns: list[int], strides: list[int], evict: int,
+            cap: int) -> dict:
+    """The model's prediction for this run (seed 000's `host_migrate_prediction`) from this host's
+    numbers: its probed machine, the LLC probe of `tlblab host ptwarm` on CPUs a and b, and the re-warm
+    cost this run measured (`preload`). Returns {inputs, rows per stride, crossovers, best gains}."""
+    from tlblab.host.geometry import resolve_machine
+    from tlblab.seeds.s000_tlb_migration import experiments as seed000
+
+    if "preload" not in res:
+        raise UserError("--predict: migrate_bench printed no 'preload' (the re-warm measured alone): its build "
+                        f"predates it; rebuild the C runtime ({_runtime.build_dir()}: make runtime)")
+    m = resolve_machine(machine)
+    llc = run_json(_runtime.executable("ptwarm_bench"), ["--probe-only", "1", "--app-cpu", str(a),
+                                                         "--helper-cpu", str(b)], "ptwarm_bench")["llc_probe_ns"]
+    p = seed000.host_migrate_prediction(res["preload"], llc, machine=m, ns=tuple(ns), strides=tuple(strides),
+                                        evict_pages=evict, cap=cap)
+    out: dict = {"machine": m, "llc_probe_ns": llc, "notes": p["notes"], "strides": {}}
+    for s in strides:
+        rows = [{"n": n, "dep": p[f"{s}/{n}/dep"], "rewarm+dep": p[f"{s}/{n}/rewarm+dep"],
+                 "gain": p[f"{s}/{n}/gain"]} for n in ns]
+        first = int(p[f"{s}/first_win_n"])
+        mg, mn = best_gain(res["strides"][str(s)]["rows"])
+        out["strides"][str(s)] = {
+            "rows": rows,
+            "first_win_n": first or None,
+            "best_gain": p[f"{s}/best_gain"], "best_gain_n": int(p[f"{s}/best_gain_n"]),
+            "measured_first_win_n": res["crossover"][str(s)]["dep"]["first_win_n"],
+            "measured_best_gain": mg, "measured_best_gain_n": mn,
+        }
+        d = out["strides"][str(s)]
+        # The criterion written before the first run (docs/technique-tlb_migration.md): each within
+        # a factor of 2 of the measured one.
+        d["crossover_within_2x"] = within_2x(d["first_win_n"], d["measured_first_win_n"])
+        d["best_gain_within_2x"] = within_2x(d["best_gain"], mg)
+    return out
+
+
+def within_2x(predicted: float | None, measured: float | None) -> bool | None:
+    """Whether `predicted` is within a factor of 2 of `measured` (None: either is missing, e.g. a
+    crossover that never happened on one side)."""
+    if not predicted or not measured:
+        return None
+    return 0.5 <= predicted / measured <= 2.0
 
 
 def register(hsub) -> None:
@@ -125,6 +190,10 @@ def register(hsub) -> None:
                    "(default: on when running as root)")
     p.add_argument("--seed", type=int, default=7, help="seed of the random page orders (default: 7)")
     p.add_argument("--quick", action="store_true", help=f"N in {QUICK_NS}, 5 trials")
+    p.add_argument("--predict", action="store_true",
+                   help="add the model's prediction for this host beside the measurement (seed 000's "
+                        "host_migrate_prediction: this host's probed machine, its LLC as tlblab host ptwarm's "
+                        "probe finds it, the re-warm cost measured here)")
     p.add_argument("--json", action="store_true", help="print the raw JSON (with the crossovers)")
     p.add_argument("--output", help="also write the raw JSON to this file")
     p.set_defaults(func=run)
@@ -183,6 +252,9 @@ def run(args) -> int:
     )
     cross = analyse(res)
     res["crossover"] = cross
+    res["evict_pages"] = evict
+    if args.predict:
+        res["prediction"] = predict(res, args.machine, a, b, ns, strides, evict, args.cap)
     if args.output:
         write_json_atomic(args.output, res)
     print(json.dumps(res, indent=2) if args.json else summarize(res, cross))

@@ -131,6 +131,17 @@ def build(study: Study, out: str | Path) -> Path:
             for o in outs) + "</ul>")
         for o in outs:
             body.append(_reproduction(o, data_dir))
+        migrate = next((r for r in study.host or [] if r.name == "migrate" and r.data
+                        and r.data.get("prediction")), None)
+        if seed == "000" and migrate:
+            # The model predicting this host's re-warm (tlblab host migrate --predict), drawn here
+            # too: the seed's technique measured on the machine the study ran on.
+            body.append('<article class="host-prediction"><h3>This host: re-warming after a migration, measured and '
+                        'predicted</h3><p>The measured curves of <code>tlblab host migrate</code> beside the model\'s '
+                        "prediction for this host (its probed machine, its L3 as the LLC probe found it, the re-warm "
+                        'cost measured on it); every number in <a href="#host-migrate">This host</a>.</p>')
+            body.extend(_migrate_figures(migrate.data, "seed-000-host-migrate"))
+            body.append("</article>")
         body.append("</section>")
 
     nav.append(("engine", "The engine's own table"))
@@ -305,6 +316,33 @@ def _flatten(d: Any, prefix: str = "") -> list[dict[str, Any]]:
     return out
 
 
+def _migrate_figures(data: dict[str, Any], hid: str) -> list[str]:
+    """`tlblab host migrate`'s re-touch curves per stride, with the model's prediction for this
+    host beside them when the run has one (`--predict`)."""
+    parts = []
+    for stride, d in (data.get("strides") or {}).items():
+        series = {}
+        for variant in ("dep", "rewarm+dep", "indep", "rewarm+indep"):
+            pts = [(row["n"], row[variant][1]) for row in d.get("rows", []) if variant in row]
+            if pts:
+                series[variant] = pts
+        pred = ((data.get("prediction") or {}).get("strides") or {}).get(stride)
+        caption = "Seed 000 §4.3's benchmark on this host, with and without re-warming."
+        if pred:
+            # The model's prediction for this host beside the measured curves (seed 000's
+            # host_migrate_prediction: this host's probed machine, LLC probe and re-warm cost).
+            for variant in ("dep", "rewarm+dep"):
+                series[f"model {variant}"] = [(row["n"], row[variant]) for row in pred["rows"]]
+            caption += (f" Model: re-warming pays from N = {pred['first_win_n']}, best "
+                        f"{pred['best_gain']:.2f}x at N = {pred['best_gain_n']}; measured: from N = "
+                        f"{pred['measured_first_win_n']}, best {pred['measured_best_gain']:.2f}x at N = "
+                        f"{pred['measured_best_gain_n']}.")
+        parts.append(page.figure(plots.lines(series, f"stride {stride} B: re-touch after a migration",
+                                             "pages", "ns per pass (median)", f"plot-{hid}-{stride}", logx=True),
+                                 caption))
+    return parts
+
+
 def _host(runs: list[HostRun], data_dir: Path) -> str:
     import pandas as pd
 
@@ -320,15 +358,7 @@ def _host(runs: list[HostRun], data_dir: Path) -> str:
             parts.append(f'<p class="error">{page.esc(r.error)}</p></article>')
             continue
         if r.name == "migrate" and r.data:
-            for stride, d in (r.data.get("strides") or {}).items():
-                series = {}
-                for variant in ("dep", "rewarm+dep", "indep", "rewarm+indep"):
-                    pts = [(row["n"], row[variant][1]) for row in d.get("rows", []) if variant in row]
-                    if pts:
-                        series[variant] = pts
-                parts.append(page.figure(plots.lines(series, f"stride {stride} B: re-touch after a migration",
-                                                     "pages", "ns per pass (median)", f"plot-{hid}-{stride}", logx=True),
-                                         "Seed 000 §4.3's benchmark on this host, with and without re-warming."))
+            parts.extend(_migrate_figures(r.data, hid))
         flat = _flatten(r.data or {})
         files = write_table(pd.DataFrame(flat if flat else [{"field": "", "value": ""}]), data_dir,
                             f"host_{page.slug(r.name)}")

@@ -26,7 +26,8 @@ HOST_RUNS: dict[str, dict[bool, list[str]]] = {
     "probe": {True: ["probe", "--quick", "--json"], False: ["probe", "--quick", "--json"]},
     "coloring": {True: ["host", "coloring", "--quick", "--json"], False: ["host", "coloring", "--json"]},
     "ptwarm": {True: ["host", "ptwarm", "--quick", "--json"], False: ["host", "ptwarm", "--quick", "--json"]},
-    "migrate": {True: ["host", "migrate", "--quick", "--json"], False: ["host", "migrate", "--json"]},
+    "migrate": {True: ["host", "migrate", "--quick", "--predict", "--json"],
+                False: ["host", "migrate", "--predict", "--json"]},
 }
 
 

@@ -14,6 +14,7 @@ pub mod gen;
 pub mod graph500_bfs;
 pub mod gups;
 pub mod hash_join;
+pub mod host_migrate;
 pub mod hot_potato;
 pub mod kernel_path;
 pub mod l4_ipc;
@@ -63,6 +64,7 @@ pub fn catalog() -> Vec<WorkloadInfo> {
         migration_bench::INFO_4K,
         migration_bench::INFO_68K,
         rr_migration::INFO,
+        host_migrate::INFO,
         // seed 001
         tlb_thrash::INFO,
         gups::INFO,
@@ -194,6 +196,9 @@ fn build_known(
         "chase" => Ok(Box::new(chase::Chase::from_params(get, seed)?)),
         "migration_4k" | "migration_68k" => Ok(Box::new(Chunked::new(
             migration_bench::MigrationBench::from_params(name, get)?,
+        ))),
+        "host_migrate" => Ok(Box::new(Chunked::new(
+            host_migrate::HostMigrate::from_params(get, seed)?,
         ))),
         "rr_migration" => Ok(Box::new(Chunked::new(
             rr_migration::RrMigration::from_params(get)?,
