@@ -1,8 +1,7 @@
 //! One TLB level in isolation, for profiling its miss path: a lookup that misses and a fill,
 //! on uniformly random 4 KiB pages (`cargo run --release -p tlblab-core --example tlb_ops --
 //! ENTRIES WAYS [OPS]`, ways 0 = fully associative).
-use tlblab_core::replacement::ReplacementKind;
-use tlblab_core::tlb::{IndexFn, TagConfig, Tlb, TlbConfig, TlbEntry, TlbKind, Ways};
+use tlblab_core::tlb::{Tlb, TlbConfig, TlbEntry, TlbKind, Ways};
 use tlblab_types::{Asid, PageSize, Pfn, SplitMix64, VirtAddr, Vpn};
 
 fn main() {
@@ -11,27 +10,15 @@ fn main() {
         .map(|a| a.parse().unwrap())
         .collect();
     let (entries, ways, ops) = (args[0], args[1], *args.get(2).unwrap_or(&10_000_000));
+    let ways = if ways == 0 {
+        Ways::Named(tlblab_core::tlb::FullyAssociative::Full)
+    } else {
+        Ways::N(ways)
+    };
     let config = TlbConfig {
-        name: "T".into(),
-        level: 1,
         kind: TlbKind::Data,
-        entries,
-        ways: if ways == 0 {
-            Ways::Named(tlblab_core::tlb::FullyAssociative::Full)
-        } else {
-            Ways::N(ways)
-        },
-        index: IndexFn::LowBits,
-        replacement: ReplacementKind::Lru,
         page_sizes: vec![PageSize::Size4K, PageSize::Size2M],
-        latency: 1,
-        shared: false,
-        lockable: 0,
-        lockable_array: false,
-        tags: TagConfig::default(),
-        source: String::new(),
-        refill_latency: 0,
-        hardware_ways: None,
+        ..TlbConfig::plain("T", 1, entries, ways)
     };
     config.validate().unwrap();
     let mut tlb = Tlb::new(config, 0);

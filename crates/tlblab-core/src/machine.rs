@@ -175,6 +175,37 @@ fn default_guest_bytes() -> u64 {
 }
 
 impl MachineConfig {
+    /// A machine of one core and one hardware thread at 1 GHz with `tlbs` over `format`'s
+    /// 4 KiB pages, a walker of default costs, no caches and 8 GiB of memory (100 cycles,
+    /// frames in order): the base that tests and examples change what they need of
+    /// (`..MachineConfig::minimal(..)`).
+    pub fn minimal(name: &str, format: PageTableFormat, tlbs: Vec<TlbConfig>) -> MachineConfig {
+        MachineConfig {
+            name: name.into(),
+            description: String::new(),
+            cores: 1,
+            threads_per_core: 1,
+            frequency_mhz: 1000.0,
+            page_table: PageTableConfig {
+                format,
+                page_size: PageSize::Size4K,
+            },
+            tlbs,
+            walker: WalkerConfig::default(),
+            caches: vec![],
+            memory: MemoryConfig {
+                bytes: 8 << 30,
+                latency: 100,
+                placement: crate::memory::Placement::Sequential,
+                source: String::new(),
+            },
+            timing: TimingConfig::default(),
+            virtualization: None,
+            technique: None,
+            source: String::new(),
+        }
+    }
+
     /// Checks every component; the error names the field ("tlb[L1D].ways: ...").
     pub fn validate(&self) -> Result<(), String> {
         if self.cores == 0 || self.cores > 1024 {

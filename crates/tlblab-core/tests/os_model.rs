@@ -29,6 +29,25 @@ fn ld(t: u32, va: u64) -> Record {
     Record::Access(Access::new(ThreadId(t), AccessKind::Load, VirtAddr(va), 8))
 }
 
+/// Threads 0-3, each its own process, loading the same virtual address in turn for `rounds`
+/// rounds: four address spaces taking turns on one core.
+fn four_processes_in_rounds(rounds: usize) -> Vec<Record> {
+    let mut recs: Vec<Record> = (0..4u32)
+        .map(|t| {
+            Record::Event(Event::ThreadStart {
+                thread: ThreadId(t),
+                process: t,
+            })
+        })
+        .collect();
+    for _round in 0..rounds {
+        for t in 0..4u32 {
+            recs.push(ld(t, 0x1000_0000));
+        }
+    }
+    recs
+}
+
 /// Two processes (threads 0 and 1) alternate on one core, each touching its 10 pages per turn.
 fn alternate(policy: SwitchPolicy, turns: u32) -> tlblab_core::Stats {
     let mut sys = sys_with(
@@ -85,18 +104,7 @@ fn given_2_bit_asids_when_four_processes_take_turns_then_asids_roll_over_and_flu
             ..OsConfig::default()
         },
     );
-    let mut recs = Vec::new();
-    for t in 0..4u32 {
-        recs.push(Record::Event(Event::ThreadStart {
-            thread: ThreadId(t),
-            process: t,
-        }));
-    }
-    for _round in 0..3 {
-        for t in 0..4u32 {
-            recs.push(ld(t, 0x1000_0000));
-        }
-    }
+    let recs = four_processes_in_rounds(3);
     sys.run(&mut VecSource::new(recs)).unwrap();
     let s = sys.stats();
     // Three ASIDs for four spaces: the fourth space of every round forces a new generation.
@@ -589,18 +597,7 @@ fn given_kernel_pages_when_asids_roll_over_then_the_global_kernel_entries_stay()
             ..OsConfig::default()
         },
     );
-    let mut recs = Vec::new();
-    for t in 0..4u32 {
-        recs.push(Record::Event(Event::ThreadStart {
-            thread: ThreadId(t),
-            process: t,
-        }));
-    }
-    for _round in 0..3 {
-        for t in 0..4u32 {
-            recs.push(ld(t, 0x1000_0000));
-        }
-    }
+    let recs = four_processes_in_rounds(3);
     sys.run(&mut VecSource::new(recs)).unwrap();
     let s = sys.stats();
     assert!(s.os.asid_rollovers >= 3, "{:?}", s.os);

@@ -368,6 +368,63 @@ fn same_end_state(by_run: &System, by_access: &System) -> Result<(), TestCaseErr
     common::end_state_difference(by_run, by_access).map_err(TestCaseError::fail)
 }
 
+/// Threads 0 and 1 of processes 0 and 1 taking `turns` on core 0: turn k is a switch to
+/// thread k % 2, then `len` references, the i-th of them `reference(rng, first, i)`.
+fn two_processes_taking_turns(
+    turns: &[(usize, u64)],
+    seed: u64,
+    mut reference: impl FnMut(&mut SplitMix64, u64, u64) -> (AccessKind, u64),
+) -> Vec<Record> {
+    let mut records = vec![
+        Record::Event(Event::ThreadStart {
+            thread: ThreadId(0),
+            process: 0,
+        }),
+        Record::Event(Event::ThreadStart {
+            thread: ThreadId(1),
+            process: 1,
+        }),
+    ];
+    let mut rng = SplitMix64::new(seed);
+    let mut current = ThreadId(0);
+    for (turn, &(len, first)) in turns.iter().enumerate() {
+        let next = ThreadId(turn as u32 % 2);
+        records.push(Record::Event(Event::ContextSwitch {
+            core: CoreId(0),
+            from: current,
+            to: next,
+        }));
+        current = next;
+        for i in 0..len as u64 {
+            let (kind, va) = reference(&mut rng, first, i);
+            records.push(Record::Access(Access::new(next, kind, VirtAddr(va), 8)));
+        }
+    }
+    records
+}
+
+/// `run_slice` over `records` on a fresh `cfg` machine, checked against `access` and `event`
+/// called record by record (`same_end_state`); the run's system.
+fn run_and_compare_record_by_record(
+    cfg: &MachineConfig,
+    opts: RunOptions,
+    records: &[Record],
+) -> Result<System, TestCaseError> {
+    let mut by_run = System::new(cfg.clone(), opts).unwrap();
+    by_run.run_slice(records).unwrap();
+    let mut by_record = System::new(cfg.clone(), opts).unwrap();
+    for r in records {
+        match *r {
+            Record::Access(a) => {
+                by_record.access(a).unwrap();
+            }
+            Record::Event(e) => by_record.event(e).unwrap(),
+        }
+    }
+    same_end_state(&by_run, &by_record)?;
+    Ok(by_run)
+}
+
 /// First levels (sets, ways) for `shaped_machine`: fully associative of the sizes the fast
 /// lane's pairs are compiled for (32, 48, 64 ways; zen3's L1D is 64) and one they are not
 /// (40), 4-way set associative (Intel's L1 DTLBs: 16 sets) with a 2-way one beside it (no
@@ -550,33 +607,13 @@ proptest! {
             1 => RunOptions::no_caches(seed),
             _ => RunOptions { seed, ..RunOptions::default() },
         };
-        let mut records = vec![
-            Record::Event(Event::ThreadStart { thread: ThreadId(0), process: 0 }),
-            Record::Event(Event::ThreadStart { thread: ThreadId(1), process: 1 }),
-        ];
-        let mut rng = SplitMix64::new(seed);
-        let mut current = ThreadId(0);
-        for (turn, &(len, first)) in turns.iter().enumerate() {
-            let next = ThreadId(turn as u32 % 2);
-            records.push(Record::Event(Event::ContextSwitch { core: CoreId(0), from: current, to: next }));
-            current = next;
-            for i in 0..len as u64 {
-                let kind = [AccessKind::Load, AccessKind::Store, AccessKind::Instr][rng.below(3) as usize];
-                let page = if rng.below(4) == 0 { (first + i) % pages } else { rng.below(pages) };
-                let va = 0x4000_0000 + page * 4096 + 16;
-                records.push(Record::Access(Access::new(next, kind, VirtAddr(va), 8)));
-            }
-        }
-        let mut by_run = System::new(cfg.clone(), opts).unwrap();
-        by_run.run_slice(&records).unwrap();
-        let mut by_record = System::new(cfg.clone(), opts).unwrap();
-        for r in &records {
-            match *r {
-                Record::Access(a) => { by_record.access(a).unwrap(); }
-                Record::Event(e) => by_record.event(e).unwrap(),
-            }
-        }
-        same_end_state(&by_run, &by_record)?;
+        let kinds = [AccessKind::Load, AccessKind::Store, AccessKind::Instr];
+        let records = two_processes_taking_turns(&turns, seed, |rng, first, i| {
+            let kind = kinds[rng.below(3) as usize];
+            let page = if rng.below(4) == 0 { (first + i) % pages } else { rng.below(pages) };
+            (kind, 0x4000_0000 + page * 4096 + 16)
+        });
+        let by_run = run_and_compare_record_by_record(&cfg, opts, &records)?;
         agrees_with_the_reference(&by_run, opts, (0, 0), |_| (0, 0), &records, false).map_err(TestCaseError::fail)?;
     }
 }
@@ -628,37 +665,17 @@ proptest! {
             let pa = tlblab_core::os::kernel_switch_page(cfg.memory.bytes, page);
             tlblab_core::os::kernel_linear(cfg.page_table.format.va_limit(), cfg.memory.bytes, pa).va
         };
-        let mut records = vec![
-            Record::Event(Event::ThreadStart { thread: ThreadId(0), process: 0 }),
-            Record::Event(Event::ThreadStart { thread: ThreadId(1), process: 1 }),
-        ];
-        let mut rng = SplitMix64::new(seed);
-        let mut current = ThreadId(0);
-        for (turn, &(len, first)) in turns.iter().enumerate() {
-            let next = ThreadId(turn as u32 % 2);
-            records.push(Record::Event(Event::ContextSwitch { core: CoreId(0), from: current, to: next }));
-            current = next;
-            for i in 0..len as u64 {
-                let kind = [AccessKind::Load, AccessKind::Store][rng.below(2) as usize];
-                let va = if kernel_pages > 0 && user_touches_kernel && rng.below(16) == 0 {
-                    kernel_va(rng.below(kernel_pages as u64) as u32) + 64
-                } else {
-                    let page = if rng.below(4) == 0 { (first + i) % pages } else { rng.below(pages) };
-                    0x4000_0000 + page * 4096 + 16
-                };
-                records.push(Record::Access(Access::new(next, kind, VirtAddr(va), 8)));
-            }
-        }
-        let mut by_run = System::new(cfg.clone(), opts).unwrap();
-        by_run.run_slice(&records).unwrap();
-        let mut by_record = System::new(cfg.clone(), opts).unwrap();
-        for r in &records {
-            match *r {
-                Record::Access(a) => { by_record.access(a).unwrap(); }
-                Record::Event(e) => by_record.event(e).unwrap(),
-            }
-        }
-        same_end_state(&by_run, &by_record)?;
+        let records = two_processes_taking_turns(&turns, seed, |rng, first, i| {
+            let kind = [AccessKind::Load, AccessKind::Store][rng.below(2) as usize];
+            let va = if kernel_pages > 0 && user_touches_kernel && rng.below(16) == 0 {
+                kernel_va(rng.below(kernel_pages as u64) as u32) + 64
+            } else {
+                let page = if rng.below(4) == 0 { (first + i) % pages } else { rng.below(pages) };
+                0x4000_0000 + page * 4096 + 16
+            };
+            (kind, va)
+        });
+        let by_run = run_and_compare_record_by_record(&cfg, opts, &records)?;
         if !user_touches_kernel {
             agrees_with_the_reference(&by_run, opts, (0, 0), |_| (0, 0), &records, false).map_err(TestCaseError::fail)?;
         }

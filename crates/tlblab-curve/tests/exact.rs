@@ -6,11 +6,9 @@
 //! munmap/mprotect shootdowns, TLB flushes), and built-in workloads (gups, graph500 BFS).
 
 use proptest::prelude::*;
-use tlblab_core::machine::{MachineConfig, PageTableConfig, TimingConfig, WalkerConfig};
-use tlblab_core::memory::{MemoryConfig, Placement};
+use tlblab_core::machine::MachineConfig;
 use tlblab_core::page_table::PageTableFormat;
-use tlblab_core::replacement::ReplacementKind;
-use tlblab_core::tlb::{IndexFn, TagConfig, TlbConfig, TlbKind, Ways};
+use tlblab_core::tlb::{TagConfig, TlbConfig, TlbKind, Ways};
 use tlblab_core::{RunOptions, System};
 use tlblab_curve::{Path, Spec, UpperGeometry};
 use tlblab_trace::record::{flush, Access, Event, Record};
@@ -19,53 +17,18 @@ use tlblab_types::{AccessKind, CoreId, PageSize, SplitMix64, ThreadId, VirtAddr}
 
 fn tlb(name: &str, level: u8, kind: TlbKind, sets: usize, ways: usize, asid: bool) -> TlbConfig {
     TlbConfig {
-        name: name.into(),
-        level,
         kind,
-        entries: sets * ways,
-        ways: Ways::N(ways),
-        index: IndexFn::LowBits,
-        replacement: ReplacementKind::Lru,
         page_sizes: PageSize::ALL.to_vec(),
-        latency: 1,
-        shared: false,
-        lockable: 0,
-        lockable_array: false,
         tags: TagConfig {
             asid,
             ..TagConfig::default()
         },
-        source: String::new(),
-        refill_latency: 0,
-        hardware_ways: None,
+        ..TlbConfig::plain(name, level, sets * ways, Ways::N(ways))
     }
 }
 
 fn machine(tlbs: Vec<TlbConfig>) -> MachineConfig {
-    MachineConfig {
-        name: "curve-test".into(),
-        description: String::new(),
-        cores: 1,
-        threads_per_core: 1,
-        frequency_mhz: 1000.0,
-        page_table: PageTableConfig {
-            format: PageTableFormat::X86_64_4level,
-            page_size: PageSize::Size4K,
-        },
-        tlbs,
-        walker: WalkerConfig::default(),
-        caches: vec![],
-        memory: MemoryConfig {
-            bytes: 8 << 30,
-            latency: 100,
-            placement: Placement::Sequential,
-            source: String::new(),
-        },
-        timing: TimingConfig::default(),
-        virtualization: None,
-        technique: None,
-        source: String::new(),
-    }
+    MachineConfig::minimal("curve-test", PageTableFormat::X86_64_4level, tlbs)
 }
 
 /// The engine's misses in TLB level `name` over `records`, TLB-only.

@@ -358,58 +358,16 @@ impl<'a> Params<'a> {
 /// 16 x 4), for the techniques' unit tests.
 #[cfg(test)]
 pub(crate) fn test_machine(sets: usize, ways: usize) -> MachineConfig {
-    use crate::machine::{PageTableConfig, TimingConfig, WalkerConfig};
-    use crate::memory::{MemoryConfig, Placement};
-    use crate::tlb::{IndexFn, TagConfig, TlbConfig, TlbKind, Ways};
-    use tlblab_types::PageSize;
-    MachineConfig {
-        name: "test".into(),
-        description: String::new(),
-        cores: 1,
-        threads_per_core: 1,
-        frequency_mhz: 1000.0,
-        page_table: PageTableConfig {
-            format: crate::page_table::PageTableFormat::X86_64_4level,
-            page_size: PageSize::Size4K,
-        },
-        tlbs: vec![TlbConfig {
-            name: "L1D".into(),
-            level: 1,
-            kind: TlbKind::Unified,
-            entries: sets * ways,
-            ways: Ways::N(ways),
-            index: IndexFn::LowBits,
-            replacement: crate::replacement::ReplacementKind::Lru,
-            page_sizes: vec![PageSize::Size4K],
-            latency: 1,
-            shared: false,
-            lockable: 0,
-            lockable_array: false,
-            tags: TagConfig::default(),
-            source: String::new(),
-            refill_latency: 0,
-            hardware_ways: None,
-        }],
-        walker: WalkerConfig {
-            latency: 30,
-            first_cache_level: 1,
-            uncached: false,
-            memory_latency: 0,
-            pwcs: vec![],
-            pwc_restart: Default::default(),
-        },
-        caches: vec![],
-        memory: MemoryConfig {
-            bytes: 1 << 30,
-            latency: 100,
-            placement: Placement::Sequential,
-            source: String::new(),
-        },
-        timing: TimingConfig::default(),
-        virtualization: None,
-        source: String::new(),
-        technique: None,
-    }
+    use crate::tlb::{TlbConfig, Ways};
+    let mut m = MachineConfig::minimal(
+        "test",
+        crate::page_table::PageTableFormat::X86_64_4level,
+        vec![TlbConfig::plain("L1D", 1, sets * ways, Ways::N(ways))],
+    );
+    m.walker.latency = 30;
+    m.walker.first_cache_level = 1;
+    m.memory.bytes = 1 << 30;
+    m
 }
 
 #[cfg(test)]

@@ -156,6 +156,30 @@ pub struct TlbConfig {
 }
 
 impl TlbConfig {
+    /// A unified level `name` of `entries` entries in sets of `ways`, low-bit indexed, LRU,
+    /// holding 4 KiB pages, 1 cycle a hit, untagged and unlockable: the base that tests and
+    /// examples change what they need of (`..TlbConfig::plain(..)`).
+    pub fn plain(name: &str, level: u8, entries: usize, ways: Ways) -> TlbConfig {
+        TlbConfig {
+            name: name.into(),
+            level,
+            kind: TlbKind::Unified,
+            entries,
+            ways,
+            index: IndexFn::LowBits,
+            replacement: ReplacementKind::Lru,
+            page_sizes: vec![PageSize::Size4K],
+            latency: 1,
+            refill_latency: 0,
+            shared: false,
+            lockable: 0,
+            lockable_array: false,
+            tags: TagConfig::default(),
+            hardware_ways: None,
+            source: String::new(),
+        }
+    }
+
     pub fn ways(&self) -> usize {
         self.ways.resolve(self.entries)
     }

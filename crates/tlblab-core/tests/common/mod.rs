@@ -5,23 +5,16 @@
 pub mod random;
 
 use tlblab_core::cache::{CacheConfig, CacheKind, Indexing};
-use tlblab_core::machine::{MachineConfig, PageTableConfig, TimingConfig, WalkerConfig};
-use tlblab_core::memory::{MemoryConfig, Placement};
+use tlblab_core::machine::{MachineConfig, WalkerConfig};
 use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::replacement::ReplacementKind;
-use tlblab_core::tlb::{IndexFn, TagConfig, TlbConfig, TlbKind, Ways};
+use tlblab_core::tlb::{TlbConfig, TlbKind, Ways};
 use tlblab_core::{RunOptions, System};
 use tlblab_trace::Access;
 use tlblab_types::{AccessKind, PageSize, ThreadId, VirtAddr};
 
 pub fn tlb(name: &str, level: u8, entries: usize, ways: usize, repl: ReplacementKind) -> TlbConfig {
     TlbConfig {
-        name: name.into(),
-        level,
-        kind: TlbKind::Unified,
-        entries,
-        ways: Ways::N(ways),
-        index: IndexFn::LowBits,
         replacement: repl,
         page_sizes: vec![
             PageSize::Size4K,
@@ -30,14 +23,7 @@ pub fn tlb(name: &str, level: u8, entries: usize, ways: usize, repl: Replacement
             PageSize::Size2M,
             PageSize::Size1G,
         ],
-        latency: 1,
-        shared: false,
-        lockable: 0,
-        lockable_array: false,
-        tags: TagConfig::default(),
-        source: String::new(),
-        refill_latency: 0,
-        hardware_ways: None,
+        ..TlbConfig::plain(name, level, entries, Ways::N(ways))
     }
 }
 
@@ -63,35 +49,11 @@ pub fn cache(name: &str, level: u8, size: u64, ways: usize, latency: u64) -> Cac
 
 pub fn machine(format: PageTableFormat, tlbs: Vec<TlbConfig>) -> MachineConfig {
     MachineConfig {
-        name: "test".into(),
-        description: String::new(),
-        cores: 1,
-        threads_per_core: 1,
-        frequency_mhz: 1000.0,
-        page_table: PageTableConfig {
-            format,
-            page_size: PageSize::Size4K,
-        },
-        tlbs,
         walker: WalkerConfig {
-            latency: 0,
             first_cache_level: 1,
-            uncached: false,
-            memory_latency: 0,
-            pwcs: vec![],
-            pwc_restart: Default::default(),
+            ..WalkerConfig::default()
         },
-        caches: vec![],
-        memory: MemoryConfig {
-            bytes: 8 << 30,
-            latency: 100,
-            placement: Placement::Sequential,
-            source: String::new(),
-        },
-        timing: TimingConfig::default(),
-        virtualization: None,
-        technique: None,
-        source: String::new(),
+        ..MachineConfig::minimal("test", format, tlbs)
     }
 }
 

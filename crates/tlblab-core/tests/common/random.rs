@@ -49,8 +49,6 @@ pub fn tlb_config(
         },
     };
     TlbConfig {
-        name: format!("T{level}"),
-        level,
         // Mostly unified; split levels so both paths and their interplay are covered.
         kind: [
             TlbKind::Unified,
@@ -58,19 +56,11 @@ pub fn tlb_config(
             TlbKind::Data,
             TlbKind::Instr,
         ][kind as usize],
-        entries: sets * ways,
-        ways: Ways::N(ways),
         index,
         replacement,
         page_sizes: sizes.to_vec(),
         latency,
-        shared: false,
-        lockable: 0,
-        lockable_array: false,
-        tags: TagConfig::default(),
-        source: String::new(),
-        refill_latency: 0,
-        hardware_ways: None,
+        ..TlbConfig::plain(&format!("T{level}"), level, sets * ways, Ways::N(ways))
     }
 }
 

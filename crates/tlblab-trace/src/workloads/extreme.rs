@@ -124,21 +124,7 @@ impl Generator for Extreme {
                 };
                 out.push(ev(e));
             }
-            out.push(ev(Event::Region {
-                region: 0,
-                start: VirtAddr(TEXT),
-                len: 4096,
-            }));
-            out.push(ev(Event::Region {
-                region: 1,
-                start: VirtAddr(DATA),
-                len,
-            }));
-            out.push(ev(Event::Region {
-                region: 2,
-                start: VirtAddr(LIB),
-                len: 4096,
-            }));
+            regions(out, &[(TEXT, 4096), (DATA, len), (LIB, 4096)]);
             if total > 0 {
                 out.push(switch(0, None, Some(0)));
             }

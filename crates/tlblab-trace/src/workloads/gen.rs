@@ -102,6 +102,18 @@ pub fn switch(core: u16, from: Option<u32>, to: Option<u32>) -> Record {
     })
 }
 
+/// `Region` events for `ranges` (start, length), numbered from 0 in order: the region table of
+/// a program whose regions are fixed addresses rather than a `Layout`'s.
+pub fn regions(out: &mut Vec<Record>, ranges: &[(u64, u64)]) {
+    for (i, &(start, len)) in ranges.iter().enumerate() {
+        out.push(ev(Event::Region {
+            region: i as u32,
+            start: VirtAddr(start),
+            len,
+        }));
+    }
+}
+
 /// Hands out page-aligned virtual ranges, in order, with a guard page between them, and
 /// remembers their names (the region table of the trace header).
 pub struct Layout {
@@ -132,6 +144,14 @@ impl Layout {
         self.names.push(name.to_string());
         self.ranges.push((0, 0));
         (self.names.len() - 1) as u32
+    }
+    /// The start of a one-thread program: thread 0 of process 0, then `region_events`.
+    pub fn start_one_thread(&self, out: &mut Vec<Record>) {
+        out.push(ev(Event::ThreadStart {
+            thread: ThreadId(0),
+            process: 0,
+        }));
+        out.extend(self.region_events());
     }
     /// `Region` events for every allocated range (not the phase markers).
     pub fn region_events(&self) -> Vec<Record> {

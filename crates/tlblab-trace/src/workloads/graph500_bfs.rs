@@ -9,8 +9,7 @@
 use super::gen::*;
 use super::rmat::{rmat, root_with_edges, Csr};
 use super::WorkloadInfo;
-use crate::record::Event;
-use tlblab_types::{SplitMix64, ThreadId};
+use tlblab_types::SplitMix64;
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "graph500_bfs",
@@ -105,11 +104,7 @@ impl Generator for Bfs {
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
         if !self.started {
             self.started = true;
-            out.push(ev(Event::ThreadStart {
-                thread: ThreadId(0),
-                process: 0,
-            }));
-            out.extend(self.layout.region_events());
+            self.layout.start_one_thread(out);
             if self.roots == 0 {
                 return false;
             }

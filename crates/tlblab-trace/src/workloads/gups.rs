@@ -6,8 +6,7 @@
 
 use super::gen::*;
 use super::WorkloadInfo;
-use crate::record::Event;
-use tlblab_types::{SplitMix64, ThreadId};
+use tlblab_types::SplitMix64;
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "gups",
@@ -75,11 +74,7 @@ impl Generator for Gups {
             return false;
         }
         if self.i == 0 {
-            out.push(ev(Event::ThreadStart {
-                thread: ThreadId(0),
-                process: 0,
-            }));
-            out.extend(self.layout.region_events());
+            self.layout.start_one_thread(out);
         }
         let end = (self.i + 32768).min(self.updates);
         for _ in self.i..end {

@@ -8,8 +8,7 @@
 
 use super::gen::*;
 use super::WorkloadInfo;
-use crate::record::Event;
-use tlblab_types::{SplitMix64, ThreadId};
+use tlblab_types::SplitMix64;
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "hash_join",
@@ -96,11 +95,7 @@ impl Generator for HashJoin {
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
         if !self.started {
             self.started = true;
-            out.push(ev(Event::ThreadStart {
-                thread: ThreadId(0),
-                process: 0,
-            }));
-            out.extend(self.layout.region_events());
+            self.layout.start_one_thread(out);
             return true;
         }
         if self.i < self.inner {

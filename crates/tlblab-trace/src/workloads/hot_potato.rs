@@ -114,21 +114,7 @@ impl Generator for HotPotato {
                     page_shift: 12,
                 }));
             }
-            out.push(ev(Event::Region {
-                region: 0,
-                start: VirtAddr(TEXT),
-                len: 4096,
-            }));
-            out.push(ev(Event::Region {
-                region: 1,
-                start: VirtAddr(DATA),
-                len: buf_len,
-            }));
-            out.push(ev(Event::Region {
-                region: 2,
-                start: VirtAddr(STACK),
-                len: 4096,
-            }));
+            regions(out, &[(TEXT, 4096), (DATA, buf_len), (STACK, 4096)]);
             if total > 0 {
                 out.push(switch(0, None, Some(0)));
             }

@@ -200,16 +200,7 @@ impl Generator for L4Ipc {
                     page_shift: 12,
                 }));
             }
-            out.push(ev(Event::Region {
-                region: 0,
-                start: VirtAddr(TEXT),
-                len: 4096,
-            }));
-            out.push(ev(Event::Region {
-                region: 1,
-                start: VirtAddr(UTCB),
-                len: 4096,
-            }));
+            regions(out, &[(TEXT, 4096), (UTCB, 4096)]);
             // Start-up: the server starts each client, which IPCs back and waits.
             out.push(switch(0, None, Some(0)));
             for c in 1..=self.clients {

@@ -161,21 +161,14 @@ impl Generator for LatCtx {
                     }));
                 }
             }
-            out.push(ev(Event::Region {
-                region: 0,
-                start: VirtAddr(TEXT),
-                len: 4096,
-            }));
-            out.push(ev(Event::Region {
-                region: 1,
-                start: VirtAddr(DATA),
-                len: (self.words * 4).max(1).div_ceil(4096) * 4096,
-            }));
-            out.push(ev(Event::Region {
-                region: 2,
-                start: VirtAddr(STACK),
-                len: 4096,
-            }));
+            regions(
+                out,
+                &[
+                    (TEXT, 4096),
+                    (DATA, (self.words * 4).max(1).div_ceil(4096) * 4096),
+                    (STACK, 4096),
+                ],
+            );
             if total > 0 {
                 out.push(switch(0, None, Some(0)));
             }

@@ -118,11 +118,7 @@ impl Generator for MigrationBench {
             return false;
         }
         if self.it == 0 {
-            out.push(ev(Event::ThreadStart {
-                thread: ThreadId(0),
-                process: 0,
-            }));
-            out.extend(self.layout.region_events());
+            self.layout.start_one_thread(out);
             out.push(switch(0, None, Some(0)));
         }
         let core = CoreId(self.core as u16);

@@ -76,11 +76,7 @@ impl Generator for RrMigration {
             return false;
         }
         if self.it == 0 {
-            out.push(ev(Event::ThreadStart {
-                thread: ThreadId(0),
-                process: 0,
-            }));
-            out.extend(self.layout.region_events());
+            self.layout.start_one_thread(out);
             out.push(switch(0, None, Some(0)));
         }
         // (1) a clean slate on every core.

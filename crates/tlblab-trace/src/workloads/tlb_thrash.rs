@@ -7,8 +7,6 @@
 
 use super::gen::*;
 use super::WorkloadInfo;
-use crate::record::Event;
-use tlblab_types::ThreadId;
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "tlb_thrash",
@@ -62,11 +60,7 @@ impl Generator for TlbThrash {
             return false;
         }
         if self.i == 0 {
-            out.push(ev(Event::ThreadStart {
-                thread: ThreadId(0),
-                process: 0,
-            }));
-            out.extend(self.layout.region_events());
+            self.layout.start_one_thread(out);
         }
         let end = (self.i + 65536).min(self.n);
         for _ in self.i..end {
