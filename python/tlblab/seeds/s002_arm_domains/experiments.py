@@ -166,3 +166,19 @@ def fig5(quick: bool) -> dict[str, float]:
         out[f"standard/{c}"] = _cycles(w, None) / n / MHZ
         out[f"fast/{c}"] = _cycles(w, L4) / n / MHZ
     return out
+
+
+def table1_bw(quick: bool) -> dict[str, float]:
+    """Table 1's bandwidth rows: lmbench's bw_pipe and bw_unix (bw_ipc), original against fast
+    kernel, in MB/s of 2^20 bytes (lmbench's mb()); the ratio is fast / original, as Table 1's
+    last column (the FASS kernel's performance relative to the original)."""
+    nbytes = (256 << 10) if quick else (1 << 20)
+    out: dict[str, float] = {}
+    for name, ipc in (("pipe", 0), ("unix", 2)):
+        workload = f"bw_ipc:ipc={ipc},bytes={nbytes}"
+        orig = nbytes / (_cycles(workload, None) / (MHZ * 1e6)) / (1 << 20)
+        fast = nbytes / (_cycles(workload, LINUX) / (MHZ * 1e6)) / (1 << 20)
+        out[f"{name}/original"] = orig
+        out[f"{name}/fast"] = fast
+        out[f"{name}/ratio"] = fast / orig
+    return out
