@@ -38,13 +38,21 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "lmbench bw_pipe / bw_unix: a writer streaming 64 KiB writes to a reader",
     source: "seed 002 §4.1-4.2 (hot potato bandwidth, Table 1); lmbench 2 bw_pipe.c, bw_unix.c",
     params: &[
-        ("ipc", 0, "0 = pipe (bw_pipe), 2 = UNIX stream socket (bw_unix)"),
+        (
+            "ipc",
+            0,
+            "0 = pipe (bw_pipe), 2 = UNIX stream socket (bw_unix)",
+        ),
         (
             "bytes",
             1 << 20,
             "bytes moved from the writer to the reader (lmbench: 10 MiB, XFER)",
         ),
-        ("kernel", 1, "1 = trace the kernel's path around each switch"),
+        (
+            "kernel",
+            1,
+            "1 = trace the kernel's path around each switch",
+        ),
     ],
     in_default_set: false,
 };
@@ -254,7 +262,9 @@ mod tests {
         let stored_kernel: u64 = out
             .iter()
             .filter_map(|r| match r {
-                Record::Access(a) if a.kind == tlblab_types::AccessKind::Store && a.vaddr.0 >= KERNEL => {
+                Record::Access(a)
+                    if a.kind == tlblab_types::AccessKind::Store && a.vaddr.0 >= KERNEL =>
+                {
                     Some(a.size as u64)
                 }
                 _ => None,
@@ -265,12 +275,17 @@ mod tests {
         let stored_user: u64 = out
             .iter()
             .filter_map(|r| match r {
-                Record::Access(a) if a.kind == tlblab_types::AccessKind::Store && a.vaddr.0 == DATA => {
+                Record::Access(a)
+                    if a.kind == tlblab_types::AccessKind::Store && a.vaddr.0 == DATA =>
+                {
                     Some(1)
                 }
                 _ => None,
             })
             .sum();
-        assert!(stored_user >= 2, "the reader's buffer start is written at each of its copies");
+        assert!(
+            stored_user >= 2,
+            "the reader's buffer start is written at each of its copies"
+        );
     }
 }
