@@ -154,6 +154,49 @@ pub enum TimingModel {
 pub struct TimingConfig {
     #[serde(default)]
     pub model: TimingModel,
+    /// A write buffer between each core's first data cache and memory (`[timing.write_buffer]`),
+    /// with the memory bus it drains over; absent on machines whose stores allocate in the cache
+    /// and whose memory is a latency only. Costs nothing when absent (ARCHITECTURE.md "Timing").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_buffer: Option<WriteBufferConfig>,
+}
+
+/// A write buffer and the memory bus behind it, as the StrongARM SA-1100 has them (SA-1100
+/// Developer's Manual §6.2-6.3):
+/// - a store that hits the first data cache completes there; one that misses does not allocate
+///   a line (the cache is read-allocate) and goes into the buffer, and the core goes on;
+/// - the buffer holds `entries` stores (the SA-1100: "up to 8 blocks of data of 1 to 16 bytes,
+///   at independent addresses"; stores do not merge, except a store multiple's words, so a
+///   store of the trace, one instruction's, takes one entry); a store that finds it full waits
+///   for its oldest entry to drain;
+/// - the entries drain in order over one memory bus, `drain_cycles` each;
+/// - a read served by memory (a line fill, an instruction fetch's line) uses the same bus
+///   after the writes queued before it (reads do not overtake buffered writes, so a load sees
+///   its own earlier stores), `memory.latency` cycles from when the bus is free.
+///
+/// The buffer's clock is the hardware thread's at the start of the reference.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteBufferConfig {
+    /// Stores the buffer holds.
+    pub entries: u32,
+    /// Bus cycles to write one entry to memory.
+    pub drain_cycles: u64,
+}
+
+impl WriteBufferConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.entries == 0 || self.entries > 64 {
+            return Err(format!(
+                "timing.write_buffer.entries: expected 1..=64, found {}",
+                self.entries
+            ));
+        }
+        if self.drain_cycles == 0 {
+            return Err("timing.write_buffer.drain_cycles: expected at least 1, found 0".into());
+        }
+        Ok(())
+    }
 }
 
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
@@ -300,6 +343,28 @@ impl MachineConfig {
             p.validate(nlevels)?;
         }
         self.memory.validate()?;
+        if let Some(wb) = &self.timing.write_buffer {
+            wb.validate()?;
+            // The reference model's random machines found the engine and the reference
+            // disagreeing with two hardware threads sharing a buffer (issue 60): until that is
+            // settled, one hardware thread only (the SA-1100 is one core, one thread).
+            if self.cores * self.threads_per_core != 1 {
+                return Err(format!(
+                    "timing.write_buffer: modelled for one hardware thread only (cores = 1, threads_per_core = 1), found {} x {}",
+                    self.cores, self.threads_per_core
+                ));
+            }
+            if !self
+                .caches
+                .iter()
+                .any(|c| c.level == 1 && c.kind != CacheKind::Instr)
+            {
+                return Err(
+                    "timing.write_buffer: a write buffer sits behind a first-level data cache; this machine has none"
+                        .into(),
+                );
+            }
+        }
         if let Some(v) = &self.virtualization {
             if !v.host_format.supports(v.host_page_size) {
                 return Err(format!(

@@ -374,6 +374,9 @@ pub struct ReferenceModel {
     roi: Option<Roi>,
     /// Whether the statistics carry the data TLB stall cycles.
     stall_reported: bool,
+    /// Per core, with a write buffer (`timing.write_buffer`): the times its buffered stores
+    /// will have drained, oldest first, and when the memory bus is next free.
+    write_buffers: Vec<(Vec<u64>, u64)>,
     /// The technique's naive twin, if one is installed (`twins/`).
     twin: Option<Box<dyn Twin>>,
     /// ARM domains, when a twin turns them on (seed 002, `domains.rs`).
@@ -591,6 +594,7 @@ impl ReferenceModel {
             warmup: 0,
             roi: None,
             stall_reported: opts.stall_cycles,
+            write_buffers: vec![(Vec::new(), 0); ncores],
             twin: None,
             domains: None,
             track_uses: false,
@@ -1515,7 +1519,11 @@ impl ReferenceModel {
                 Some(&(k, _)) if self.caches[k].virtual_indexed => va,
                 _ => pa,
             };
-            let (lat, src) = self.load(cpu, &cpath, addr, kind == AccessKind::Store);
+            let (lat, src) = if self.config.timing.write_buffer.is_some() {
+                self.buffered_load(cpu, core, &cpath, addr, kind == AccessKind::Store)
+            } else {
+                self.load(cpu, &cpath, addr, kind == AccessKind::Store)
+            };
             self.counters[cpu].data_by_source[src] += 1;
             let first = path.first().map_or(0, |&(t, _)| self.tlbs[t].latency);
             cycles = if self.config.timing.model == TimingModel::Overlap
@@ -1553,6 +1561,56 @@ impl ReferenceModel {
             cs.cache[stat][3] += (outcome == CacheOutcome::Evicted) as u64;
         }
         (self.config.memory.latency, self.cache_names.len())
+    }
+
+    /// `load` on a machine with a write buffer (`WriteBufferConfig`'s rules), at the hardware
+    /// thread's clock: a store that misses the first level takes an entry of the buffer (after
+    /// waiting for the oldest to drain if all are taken), which drains on the bus after the
+    /// ones before it; a read served by memory takes the bus once every buffered store has
+    /// drained.
+    fn buffered_load(
+        &mut self,
+        cpu: usize,
+        core: usize,
+        path: &[(usize, usize)],
+        addr: u64,
+        write: bool,
+    ) -> (u64, usize) {
+        let wb = self.config.timing.write_buffer.expect("a write buffer");
+        let now = self.cpus[cpu].clock;
+        let memory = self.cache_names.len();
+        let (pending, bus_free) = &mut self.write_buffers[core];
+        pending.retain(|&t| t > now);
+        if write {
+            let (k, stat) = path[0];
+            let cs = &mut self.counters[cpu];
+            cs.cache[stat][0] += 1;
+            let line = addr / self.caches[k].line;
+            let set = (line % self.caches[k].nsets) as usize;
+            if self.caches[k].sets.find(set, |&(t, _)| t == line).is_some() {
+                self.caches[k].access(addr, true);
+                cs.cache[stat][1] += 1;
+                return (self.caches[k].latency, stat);
+            }
+            cs.cache[stat][2] += 1;
+            let mut start = now;
+            if pending.len() >= wb.entries as usize {
+                start = pending.remove(0).max(now);
+            }
+            let done = (*bus_free).max(start) + wb.drain_cycles;
+            *bus_free = done;
+            pending.push(done);
+            return (self.caches[k].latency + start - now, memory);
+        }
+        let (lat, src) = self.load(cpu, path, addr, false);
+        if src != memory {
+            return (lat, src);
+        }
+        let (pending, bus_free) = &mut self.write_buffers[core];
+        let start = (*bus_free).max(now);
+        *bus_free = start + lat;
+        pending.clear();
+        (start - now + lat, src)
     }
 
     /// A walk-reference load through the core's walk path; returns its cycles.

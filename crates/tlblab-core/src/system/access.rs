@@ -294,7 +294,7 @@ impl System {
         ls.hits += 1;
         let mut cycles = tlb_latency;
         if self.options.data_accesses {
-            let lat = self.data_access(st.cpu, core_i, kind, va, hit.pfn, hit.size, None);
+            let lat = self.data_access_general(st.cpu, core_i, kind, va, hit.pfn, hit.size);
             cycles = if self.config.timing.model == TimingModel::Overlap {
                 tlb_latency.max(lat)
             } else {
@@ -353,6 +353,104 @@ impl System {
         );
         self.cpu_stats[cpu].data_by_source[src] += 1;
         lat
+    }
+
+    /// `data_access` of the general path (no tally): on a machine with a write buffer, through
+    /// it. No lane runs on such a machine, so the lanes' calls of `data_access` never look.
+    #[inline(always)]
+    fn data_access_general(
+        &mut self,
+        cpu: usize,
+        core_i: usize,
+        kind: AccessKind,
+        va: VirtAddr,
+        pfn: Pfn,
+        size: PageSize,
+    ) -> u64 {
+        if !self.write_buffers.is_empty() {
+            let core = &self.cores[core_i];
+            let path = if kind.is_instr() {
+                &core.icache
+            } else {
+                &core.dcache
+            };
+            let addr = match path.first() {
+                Some(r) if self.caches[r.cache].is_virtual() => va.0,
+                _ => (pfn.0 << 12) + (va.0 & (size.bytes() - 1)),
+            };
+            return self.data_access_buffered(cpu, core_i, kind, addr);
+        }
+        self.data_access(cpu, core_i, kind, va, pfn, size, None)
+    }
+
+    /// `data_access` on a machine with a write buffer (`WriteBufferConfig`: its rules and
+    /// sources). Only the general path comes here (no lane runs on such a machine), so the
+    /// hardware thread's clock is the reference's start.
+    #[cold]
+    #[inline(never)]
+    fn data_access_buffered(
+        &mut self,
+        cpu: usize,
+        core_i: usize,
+        kind: AccessKind,
+        addr: u64,
+    ) -> u64 {
+        let Some(wb) = self.config.timing.write_buffer else {
+            unreachable!("write_buffers is filled only for a machine with a write buffer")
+        };
+        let now = self.cpus[cpu].clock;
+        let core = &self.cores[core_i];
+        let path = if kind.is_instr() {
+            &core.icache
+        } else {
+            &core.dcache
+        };
+        let state = &mut self.write_buffers[core_i];
+        while state.drained_at.front().is_some_and(|&t| t <= now) {
+            state.drained_at.pop_front();
+        }
+        if kind == AccessKind::Store {
+            let (first_cache, first_stat) = (path[0].cache, path[0].stat);
+            let c = &mut self.caches[first_cache];
+            let s = &mut self.cpu_stats[cpu];
+            s.cache[first_stat].accesses += 1;
+            let latency = c.config.latency;
+            if c.access_if_present(addr, true) {
+                s.cache[first_stat].hits += 1;
+                s.data_by_source[first_stat] += 1;
+                return latency;
+            }
+            // Read-allocate: the line is not filled; the store waits only for room.
+            s.cache[first_stat].misses += 1;
+            s.data_by_source[self.mem_source] += 1;
+            let mut stall = 0;
+            if state.drained_at.len() >= wb.entries as usize {
+                let oldest = state.drained_at.pop_front().unwrap_or(now);
+                stall = oldest.saturating_sub(now);
+            }
+            let done = state.bus_free.max(now + stall) + wb.drain_cycles;
+            state.bus_free = done;
+            state.drained_at.push_back(done);
+            return latency + stall;
+        }
+        let (lat, src) = Self::load(
+            &mut self.caches,
+            path,
+            &mut self.cpu_stats[cpu],
+            addr,
+            false,
+            self.mem_source,
+            self.mem_latency,
+        );
+        self.cpu_stats[cpu].data_by_source[src] += 1;
+        if src != self.mem_source {
+            return lat;
+        }
+        // A line from memory: after the buffered writes, on the one bus.
+        let start = state.bus_free.max(now);
+        state.bus_free = start + lat;
+        state.drained_at.clear();
+        start - now + lat
     }
 
     #[inline(always)]
@@ -479,7 +577,7 @@ impl System {
         }
 
         if self.options.data_accesses {
-            let lat = self.data_access(st.cpu, core_i, kind, va, pfn, size, None);
+            let lat = self.data_access_general(st.cpu, core_i, kind, va, pfn, size);
             if self.config.timing.model == TimingModel::Overlap
                 && filled_below == 0
                 && found.is_some()

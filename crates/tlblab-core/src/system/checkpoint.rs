@@ -105,6 +105,7 @@ checkpoint_state! {
     records_read: u64,
     regions: Vec<(u32, u64, u64)>,
     read_ahead: ReadAhead,
+    write_buffers: Vec<WriteBufferState>,
 }
 
 /// A map with tuple keys as a list of (key, value) pairs in key order: a format whose map

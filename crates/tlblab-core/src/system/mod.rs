@@ -264,6 +264,14 @@ pub(crate) struct Host {
     pub(crate) pwcs: Vec<Pwc>,
 }
 
+/// A core's write buffer (`WriteBufferConfig`) and the memory bus it drains over: when each
+/// buffered store will have been written (oldest first) and when the bus is next free.
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
+pub(crate) struct WriteBufferState {
+    pub(crate) drained_at: std::collections::VecDeque<u64>,
+    pub(crate) bus_free: u64,
+}
+
 /// A simulated machine with its memory, address spaces and statistics.
 pub struct System {
     pub config: MachineConfig,
@@ -343,8 +351,12 @@ pub struct System {
     pub(crate) technique_params: BTreeMap<String, String>,
     /// The technique under test (`technique.rs`), if any.
     pub(crate) technique: Option<Box<dyn Technique>>,
-    /// The lanes may serve this run: no technique, or one the parity tests cover.
+    /// The lanes may serve this run: no technique, or one the parity tests cover, and no
+    /// write buffer (whose stores' cost depends on the clock, which the lanes settle late).
     pub(crate) lanes_allowed: bool,
+    /// Per core, its write buffer's state, when the machine has one (`timing.write_buffer`);
+    /// empty otherwise, and `data_access` never looks at it.
+    pub(crate) write_buffers: Vec<WriteBufferState>,
     /// A technique counts the uses of TLB entries (`System::track_tlb_use`): the general
     /// path's `reference_full` counts each access an entry translates.
     pub(crate) track_use: bool,
@@ -566,6 +578,7 @@ impl System {
         let va_limit = config.page_table.format.va_limit();
         let unit = UnitStats::new(tlb_names.len(), cache_names.len());
         let big_caches = caches.iter().any(Cache::worth_prefetching);
+        let buffered = config.timing.write_buffer.is_some();
         Ok(System {
             mem_latency: config.memory.latency,
             walk_mem_latency: config.walker.memory_load_cycles(config.memory.latency),
@@ -609,7 +622,12 @@ impl System {
             roi_begin: None,
             technique_params: BTreeMap::new(),
             technique: None,
-            lanes_allowed: !options.stall_cycles,
+            lanes_allowed: !options.stall_cycles && !buffered,
+            write_buffers: if buffered {
+                vec![WriteBufferState::default(); ncores]
+            } else {
+                Vec::new()
+            },
             track_use: false,
             any_global: false,
             companion: false,

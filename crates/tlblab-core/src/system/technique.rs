@@ -159,7 +159,9 @@ impl System {
             };
             technique.on_event(self, 0, &event)?;
         }
-        self.lanes_allowed = technique.lanes_allowed() && !self.options.stall_cycles;
+        self.lanes_allowed = technique.lanes_allowed()
+            && !self.options.stall_cycles
+            && self.config.timing.write_buffer.is_none();
         self.companion = technique.has_companion();
         self.technique = Some(technique);
         Ok(())

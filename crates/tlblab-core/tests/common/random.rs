@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use tlblab_core::cache::{CacheConfig, CacheKind, Indexing};
 use tlblab_core::machine::{
-    MachineConfig, TimingConfig, TimingModel, VirtualizationConfig, WalkerConfig,
+    MachineConfig, TimingConfig, TimingModel, VirtualizationConfig, WalkerConfig, WriteBufferConfig,
 };
 use tlblab_core::memory::{MemoryConfig, Placement};
 use tlblab_core::os::{OsConfig, SwitchPolicy};
@@ -261,6 +261,18 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
                     // A first level the caches lack: the walker bypasses them (ARMv4/v5's
                     // uncached walks) and a load from memory costs its own, shorter, latency.
                     let uncached = !caches.iter().any(|c| c.level == first);
+                    // A write buffer behind the first data cache (the SA-1100's), on the
+                    // machines of random placement and one hardware thread that have one (the only
+                    // machines it is modelled for, `MachineConfig::validate`).
+                    let write_buffer = (placement == Placement::Random
+                        && cores * tpc == 1
+                        && caches
+                            .iter()
+                            .any(|c| c.level == 1 && c.kind != CacheKind::Instr))
+                    .then_some(WriteBufferConfig {
+                        entries: 2,
+                        drain_cycles: 30,
+                    });
                     MachineConfig {
                         name: "random".into(),
                         cores,
@@ -292,6 +304,7 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
                             } else {
                                 TimingModel::InOrder
                             },
+                            write_buffer,
                         },
                         virtualization: virtualization.clone(),
                         ..super::machine(format, tlbs)

@@ -156,6 +156,11 @@ pub const TASK_LINES: u64 = 4;
 pub const PIPE_BUFFER_BYTES: u64 = 4096;
 const PIPE_BUFFERS: u64 = PER_PROCESS + (512 << 10);
 const PIPE_SLOTS: u64 = 64;
+
+/// Pipe `pipe`'s buffer page in the kernel image.
+pub const fn pipe_buffer(pipe: u64) -> u64 {
+    PIPE_BUFFERS + (pipe % PIPE_SLOTS) * PIPE_BUFFER_BYTES
+}
 /// Each pipe's objects besides its buffer, one line each: the `struct file` of its end, its
 /// `inode`, its `pipe_inode_info` and the wait queue head (fs/pipe.c): 4 lines, 128 bytes.
 pub const PIPE_OBJECT_LINES: u64 = 4;
@@ -221,7 +226,7 @@ impl ProcessKernelState {
             out.push(load(t, objects + l * 32, 4));
         }
         out.push(store(t, objects + 2 * 32 + 4, 4)); // pipe_inode_info's length
-        let buffer = PIPE_BUFFERS + (pipe % PIPE_SLOTS) * PIPE_BUFFER_BYTES;
+        let buffer = pipe_buffer(pipe);
         out.push(if write {
             store(t, buffer, 4)
         } else {

@@ -7,6 +7,7 @@
 use crate::source::RecordSource;
 use std::collections::BTreeMap;
 
+pub mod bw_ipc;
 pub mod chase;
 pub mod extreme;
 pub mod gapbs_bc;
@@ -74,6 +75,7 @@ pub fn catalog() -> Vec<WorkloadInfo> {
         // seed 002
         lat_ctx::INFO,
         hot_potato::INFO,
+        bw_ipc::INFO,
         extreme::INFO,
         l4_ipc::INFO,
         proc_create::INFO,
@@ -220,6 +222,7 @@ fn build_known(
         "hot_potato" => Ok(Box::new(Chunked::new(hot_potato::HotPotato::from_params(
             get,
         )?))),
+        "bw_ipc" => Ok(Box::new(Chunked::new(bw_ipc::BwIpc::from_params(get)?))),
         "extreme" => Ok(Box::new(Chunked::new(extreme::Extreme::from_params(get)?))),
         "proc_create" => Ok(Box::new(Chunked::new(
             proc_create::ProcCreate::from_params(get)?,
