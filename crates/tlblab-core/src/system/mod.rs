@@ -609,7 +609,7 @@ impl System {
             roi_begin: None,
             technique_params: BTreeMap::new(),
             technique: None,
-            lanes_allowed: !options.stall_cycles,
+            lanes_allowed: Self::lanes_permitted(&options),
             track_use: false,
             any_global: false,
             companion: false,
@@ -774,6 +774,13 @@ impl System {
     }
 
     /// Charges `cycles` of OS work to hardware thread `cpu`.
+    /// Whether the run options let the lanes run: not when stall cycles are counted (only the
+    /// general path counts them) nor when page faults enter the kernel
+    /// (`OsConfig::fault_kernel_pages`: the fault path fills TLB levels a lane may hold).
+    pub(crate) fn lanes_permitted(options: &RunOptions) -> bool {
+        !options.stall_cycles && options.os.fault_kernel_pages == 0
+    }
+
     pub(crate) fn charge(&mut self, cpu: usize, cycles: u64) {
         self.cpus[cpu].clock += cycles;
         self.core_os[self.cpus[cpu].core].cycles += cycles;

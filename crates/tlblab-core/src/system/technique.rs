@@ -159,7 +159,7 @@ impl System {
             };
             technique.on_event(self, 0, &event)?;
         }
-        self.lanes_allowed = technique.lanes_allowed() && !self.options.stall_cycles;
+        self.lanes_allowed = technique.lanes_allowed() && Self::lanes_permitted(&self.options);
         self.companion = technique.has_companion();
         self.technique = Some(technique);
         Ok(())
