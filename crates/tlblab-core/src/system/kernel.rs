@@ -96,7 +96,8 @@ impl System {
         let os = self.options.os;
         let mut cycles = 0;
         for page in 0..os.fault_kernel_pages {
-            let pa = crate::os::kernel_switch_page(self.config.memory.bytes, os.fault_kernel_page(page));
+            let pa =
+                crate::os::kernel_switch_page(self.config.memory.bytes, os.fault_kernel_page(page));
             cycles += self.kernel_touch_as(st, pa, false);
         }
         self.charge_busy(st.cpu, cycles);
