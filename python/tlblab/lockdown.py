@@ -45,19 +45,20 @@ class Selection:
 
 
 def stall_of(machine: str | dict[str, Any], workload: str, pages: list[int], *, process: int = 0,
-             cores: str = "one", seed: int = 0, max_references: int = 0) -> dict[str, int]:
+             cores: str = "one", seed: int = 0, max_references: int = 0,
+             os: dict[str, Any] | None = None) -> dict[str, int]:
     """Data TLB stall cycles per level of `process` with `pages` locked (none: the baseline),
-    over the first `max_references` references (0: all)."""
+    over the first `max_references` references (0: all), under the OS model `os` (`simulate`'s)."""
     spec = f"lockdown:process={process},cores={cores}" + (f",pages={pages_spec(pages)}" if pages else "")
     r = simulate(machine, workload, seed=seed, technique=spec, stall_cycles=True,
-                 max_references=max_references)
+                 max_references=max_references, os=os)
     return r.stall_cycles(f"process {process}")
 
 
 def simulation_guided(machine: str | dict[str, Any], workload: str, rows: list[dict[str, Any]],
                       n: int | None = None, *, process: int = 0, cores: str = "one",
                       candidates: int = 8, exact_limit: int = 70, seed: int = 0,
-                      max_references: int = 0) -> Selection:
+                      max_references: int = 0, os: dict[str, Any] | None = None) -> Selection:
     """The `n` pages (default: the lockable entries) among the profile's top `candidates` whose
     locking leaves `process` the fewest data TLB stall cycles (micro + main) in simulation
     (of the first `max_references` references; 0: the whole workload)."""
@@ -74,7 +75,7 @@ def simulation_guided(machine: str | dict[str, Any], workload: str, rows: list[d
         key = tuple(sorted(pages))
         if key not in memo:
             memo[key] = sum(stall_of(machine, workload, list(key), process=process, cores=cores,
-                                     seed=seed, max_references=max_references).values())
+                                     seed=seed, max_references=max_references, os=os).values())
         return memo[key]
 
     baseline = cost([])

@@ -683,3 +683,78 @@ fn given_a_global_kernel_image_when_processes_take_turns_then_its_entry_serves_e
         "without the global bit the kernel's entry is each ASID's, flushed with it"
     );
 }
+
+/// The page-fault path's global kernel pages (`os.fault_kernel_pages`): every demand-paging
+/// fault touches them through the faulting core's data TLB before the walk is retried. One
+/// thread touches `PAGES` new pages once each (a fault apiece) on a one-level TLB with room
+/// for all: the kernel's pages miss at the first fault (their descriptors loaded) and hit at
+/// every later one. With no caches a kernel touch costs the level's latency and the word's
+/// load (memory latency), plus the descriptor's load after a miss, so against the same run
+/// without them the cycles grow by exactly that; the walks are the same (the handler's time
+/// is the thread's busy time, not the walk's), and the descriptor loads are the level's data
+/// stall (seed 004: the PMU counts the kernel's misses too).
+#[test]
+fn given_fault_kernel_pages_when_a_thread_touches_new_pages_then_each_fault_touches_them_once() {
+    const KERNEL: u32 = 3;
+    const PAGES: u64 = 5;
+    let run = |fault_kernel_pages: u32| {
+        let mut cfg = fa(64);
+        cfg.tlbs[0].latency = 1;
+        let mut sys = System::new(
+            cfg,
+            RunOptions {
+                data_accesses: false,
+                stall_cycles: true,
+                os: OsConfig {
+                    fault_kernel_pages,
+                    ..OsConfig::default()
+                },
+                ..RunOptions::default()
+            },
+        )
+        .unwrap();
+        let mut recs = vec![Record::Event(Event::ThreadStart {
+            thread: ThreadId(0),
+            process: 0,
+        })];
+        for p in 0..PAGES {
+            recs.push(ld(0, 0x1000_0000 + p * 4096));
+        }
+        sys.run(&mut VecSource::new(recs)).unwrap();
+        let globals = sys.tlbs[0].entries().filter(|e| e.global).count();
+        (sys.stats(), globals)
+    };
+    let (without, _) = run(0);
+    let (with, globals) = run(KERNEL);
+    let memory = 100;
+    let k = KERNEL as u64;
+    assert_eq!(with.total.page_faults, PAGES);
+    assert_eq!(with.total.walks, without.total.walks);
+    assert_eq!(with.total.walk_cycles, without.total.walk_cycles);
+    assert_eq!(globals, KERNEL as usize);
+    assert_eq!(
+        with.total.cycles - without.total.cycles,
+        PAGES * k * (1 + memory) + k * memory,
+        "each fault touches the kernel's pages; only the first fault walks them"
+    );
+    assert_eq!(
+        with.total.data_stall_cycles[0] - without.total.data_stall_cycles[0],
+        k * memory,
+        "the kernel's descriptor loads are the level's miss stall"
+    );
+}
+
+/// A fault path longer than the kernel's page budget is refused with the field's name.
+#[test]
+fn fault_kernel_pages_beyond_the_limit_are_refused_with_the_field() {
+    let os = OsConfig {
+        kernel_pages: 500,
+        fault_kernel_pages: 13,
+        ..OsConfig::default()
+    };
+    let e = os.validate().unwrap_err();
+    assert!(
+        e.contains("os.fault_kernel_pages") && e.contains("found 13"),
+        "{e}"
+    );
+}

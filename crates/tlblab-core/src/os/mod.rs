@@ -59,6 +59,17 @@ pub struct OsConfig {
     /// entries because the TLB fits only 64 of them"). Pages distinct from `kernel_pages`'s
     /// (the ones after them, `kernel_switch_page`).
     pub kernel_return_pages: u32,
+    /// Kernel pages the page-fault path touches on every demand-paging fault (a walk that
+    /// finds the page unmapped, `System::first_touch`): one load each, through the faulting
+    /// core's data TLB levels as global mappings (`System::kernel_touch`), before the walk
+    /// that follows the fault. Linux enters the kernel on every first touch of a user page
+    /// (`do_page_fault` → `handle_mm_fault`) and the handler's data, its stack, the task's
+    /// `mm_struct` and VMAs, the page allocator's structures and the page-table page it
+    /// writes, all in the kernel's global low-memory mapping, take TLB entries from the
+    /// program's (seed 004 §III: the kernel and the program share the main TLB). Pages after
+    /// `kernel_pages` and `kernel_return_pages`'s (`kernel_switch_page`). 0: faults touch no
+    /// kernel page.
+    pub fault_kernel_pages: u32,
 }
 
 impl Default for OsConfig {
@@ -70,6 +81,7 @@ impl Default for OsConfig {
             ipi_cycles: 0,
             kernel_pages: 0,
             kernel_return_pages: 0,
+            fault_kernel_pages: 0,
         }
     }
 }
@@ -95,12 +107,25 @@ impl OsConfig {
                 self.kernel_return_pages
             ));
         }
+        let room = room - self.kernel_return_pages;
+        if self.fault_kernel_pages > room {
+            return Err(format!(
+                "os.fault_kernel_pages: expected 0..={room} (os.kernel_pages + os.kernel_return_pages + os.fault_kernel_pages at most {KERNEL_PAGES_MAX}), found {}",
+                self.fault_kernel_pages
+            ));
+        }
         Ok(())
+    }
+
+    /// The index (`kernel_switch_page`) of the page-fault path's `page`th page: after the
+    /// switch path's.
+    pub fn fault_kernel_page(&self, page: u32) -> u32 {
+        self.kernel_pages + self.kernel_return_pages + page
     }
 }
 
-/// Most kernel pages `OsConfig::kernel_pages` and `kernel_return_pages` may name together (2 MiB
-/// of them).
+/// Most kernel pages `OsConfig::kernel_pages`, `kernel_return_pages` and `fault_kernel_pages`
+/// may name together (2 MiB of them).
 pub const KERNEL_PAGES_MAX: u32 = 512;
 
 /// The physical address of the `page`th page of the switch path (`OsConfig::kernel_pages`, then

@@ -1157,6 +1157,14 @@ impl ReferenceModel {
         write: bool,
     ) -> Result<u64, String> {
         let space = self.thread(ThreadId(thread))?.0;
+        Ok(self.kernel_touch_in(cpu, space, pa, write))
+    }
+
+    /// `kernel_touch` on behalf of a thread of address space `space`. Its TLB misses are data
+    /// stalls as a reference's are (the Cortex-A9's PMU counts in every mode): the lookups
+    /// after a miss, the descriptor's load after a miss in all, the refill of the levels above
+    /// the last after it.
+    fn kernel_touch_in(&mut self, cpu: usize, space: usize, pa: u64, write: bool) -> u64 {
         let top = &self.levels[0];
         let k =
             crate::os::kernel_linear(1u64 << (top.shift + top.bits), self.config.memory.bytes, pa);
@@ -1171,6 +1179,9 @@ impl ReferenceModel {
         let mut hit_at = path.len();
         for (i, &(t, _)) in path.iter().enumerate() {
             cycles += self.tlbs[t].latency;
+            if i > 0 {
+                self.counters[cpu].data_stall_cycles[path[i - 1].1] += self.tlbs[t].latency;
+            }
             if self.tlbs[t].lookup(k.va, who).is_some() {
                 hit_at = i;
                 break;
@@ -1181,6 +1192,14 @@ impl ReferenceModel {
             let (lat, src) = self.load(cpu, &dcache, k.descriptor, false);
             self.counters[cpu].data_by_source[src] += 1;
             cycles += lat;
+            if let Some(&(_, last)) = path.last() {
+                self.counters[cpu].data_stall_cycles[last] += lat;
+            }
+            if path.len() > 1 {
+                let refill = self.tlbs[path[path.len() - 1].0].refill_latency;
+                cycles += refill;
+                self.counters[cpu].data_stall_cycles[path[path.len() - 2].1] += refill;
+            }
         }
         for &(t, _) in &path[..hit_at] {
             self.tlbs[t].insert(Entry {
@@ -1190,7 +1209,7 @@ impl ReferenceModel {
         }
         let (lat, src) = self.load(cpu, &dcache, pa, write);
         self.counters[cpu].data_by_source[src] += 1;
-        Ok(cycles + lat)
+        cycles + lat
     }
 
     /// Flushes the TLB levels (each once) and page-walk caches of `cpu`'s core, and its
@@ -1677,6 +1696,19 @@ impl ReferenceModel {
         if self.spaces[space].tables.mapping(va).is_none() {
             self.first_touch(space, va)?;
             self.counters[cpu].page_faults += 1;
+            // The kernel's fault handler (`OsConfig::fault_kernel_pages`), before the walk is
+            // retried: busy time of the thread, not the walk's.
+            let os = self.opts.os;
+            let mut kernel = 0;
+            for page in 0..os.fault_kernel_pages {
+                let pa = crate::os::kernel_switch_page(
+                    self.config.memory.bytes,
+                    os.fault_kernel_page(page),
+                );
+                kernel += self.kernel_touch_in(cpu, space, pa, false);
+            }
+            self.counters[cpu].cycles += kernel;
+            self.cpus[cpu].clock += kernel;
         }
         let (size, frame) = self.spaces[space].tables.mapping(va).expect("mapped");
         let leaf = leaf_level(self.levels, size);

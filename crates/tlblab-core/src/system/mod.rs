@@ -622,7 +622,8 @@ impl System {
             roi_begin: None,
             technique_params: BTreeMap::new(),
             technique: None,
-            lanes_allowed: !options.stall_cycles && !buffered,
+            // A write buffer is modelled on the general path only.
+            lanes_allowed: Self::lanes_permitted(&options) && !buffered,
             write_buffers: if buffered {
                 vec![WriteBufferState::default(); ncores]
             } else {
@@ -789,6 +790,13 @@ impl System {
     /// Jobs completed so far.
     pub fn jobs(&self) -> &[JobStats] {
         &self.jobs
+    }
+
+    /// Whether the run options let the lanes run: not when stall cycles are counted (only the
+    /// general path counts them) nor when page faults enter the kernel
+    /// (`OsConfig::fault_kernel_pages`: the fault path fills TLB levels a lane may hold).
+    pub(crate) fn lanes_permitted(options: &RunOptions) -> bool {
+        !options.stall_cycles && options.os.fault_kernel_pages == 0
     }
 
     /// Charges `cycles` of OS work to hardware thread `cpu`.

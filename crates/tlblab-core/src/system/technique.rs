@@ -160,7 +160,7 @@ impl System {
             technique.on_event(self, 0, &event)?;
         }
         self.lanes_allowed = technique.lanes_allowed()
-            && !self.options.stall_cycles
+            && Self::lanes_permitted(&self.options)
             && self.config.timing.write_buffer.is_none();
         self.companion = technique.has_companion();
         self.technique = Some(technique);

@@ -34,6 +34,11 @@ impl System {
         if leaf.is_none() {
             self.first_touch(st.space, va)?;
             self.cpu_stats[st.cpu].page_faults += 1;
+            // The kernel's fault handler runs before the walk is retried (only on machines
+            // that trace it; the lanes step aside then, `System::lanes_permitted`).
+            if self.options.os.fault_kernel_pages > 0 {
+                self.fault_kernel_path(st);
+            }
             leaf = self.spaces[st.space]
                 .pt
                 .walk_from(va, start_level, start_node, &mut self.path);

@@ -334,6 +334,7 @@ pub fn options() -> impl Strategy<Value = RunOptions> {
             0u64..100,
             prop_oneof![Just(0u32), 1u32..4],
             prop_oneof![Just(0u32), 1u32..3],
+            prop_oneof![2 => Just(0u32), 1 => 1u32..4],
         ),
         prop_oneof![3 => Just(0u64), 1 => 1u64..600],
     )
@@ -343,7 +344,7 @@ pub fn options() -> impl Strategy<Value = RunOptions> {
                 seed,
                 switch,
                 asid_bits,
-                (switch_cycles, ipi_cycles, kernel_pages, kernel_return_pages),
+                (switch_cycles, ipi_cycles, kernel_pages, kernel_return_pages, fault_kernel_pages),
                 limit,
             )| {
                 let base = match mode {
@@ -363,6 +364,7 @@ pub fn options() -> impl Strategy<Value = RunOptions> {
                         ipi_cycles,
                         kernel_pages,
                         kernel_return_pages,
+                        fault_kernel_pages,
                     },
                     ..base
                 }
