@@ -123,7 +123,8 @@ def _run_sampled(args, workload) -> int:
     if args.json:
         print(json.dumps(s.to_dict(), indent=2))
         return 0
-    print(f"machine {s.machine}, workload {s.workload}: {s.references} references; sampled {s.measured} of "
+    warm = f" ({s.warmup} of them a warm-up, outside the units and the estimates)" if s.warmup else ""
+    print(f"machine {s.machine}, workload {s.workload}: {s.references} references{warm}; sampled {s.measured} of "
           f"{s.population} units of {s.unit} references (the first {s.head}, then every {s.period}th from unit "
           f"{s.head + s.offset})")
     pct = f"{s.confidence * 100:g}%"
