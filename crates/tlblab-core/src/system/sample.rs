@@ -96,6 +96,11 @@ impl System {
         if self.warmup > 0 && self.roi_begin.is_none() && self.references >= self.warmup {
             self.begin_roi();
         }
+        self.take_sample_marks();
+    }
+
+    /// Takes the beginnings and ends of measured units due at the current reference count.
+    pub(super) fn take_sample_marks(&mut self) {
         let Some(mut sampler) = self.sample.take() else {
             return;
         };

@@ -353,7 +353,7 @@ impl System {
         if (self.warmup > 0 && self.roi_begin.is_none()) || self.sample.is_some() {
             self.intermediate_stop();
             if let Some(next) = self.next_intermediate_stop() {
-                if next <= final_limit {
+                if next < final_limit {
                     limit = next;
                     after_warmup = Some(final_limit);
                 }
@@ -451,7 +451,7 @@ impl System {
             if tl.queued == 0 {
                 // The records ended: a unit whose last reference was the run's last ends here.
                 if self.sample.is_some() {
-                    self.intermediate_stop();
+                    self.take_sample_marks();
                 }
                 return Ok(());
             }
@@ -474,7 +474,7 @@ impl System {
             Some(final_limit) => {
                 self.intermediate_stop();
                 match self.next_intermediate_stop() {
-                    Some(next) if next <= final_limit => {
+                    Some(next) if next < final_limit => {
                         *limit = next;
                         *after_warmup = Some(final_limit);
                         false
@@ -485,7 +485,13 @@ impl System {
                     }
                 }
             }
-            None => true,
+            None => {
+                // The final limit: a unit ending on it ends here (a warm-up never does).
+                if self.sample.is_some() {
+                    self.take_sample_marks();
+                }
+                true
+            }
         }
     }
 
