@@ -2,6 +2,7 @@
 
 The Python API is hand-written for people on top of the Rust extension `tlblab._native`:
 `simulate`, `checkpoint`, `presets`, `machine_config`, `workloads`, `techniques` (see `tlblab.sim`);
+`sample` (SMARTS sampled simulation, every statistic with its confidence interval: `tlblab.sampling`);
 `isolate` (TLB isolation of a task set, `tlblab.isolation`);
 `tlblab.reproduce` holds each seed's tables against tlblab; `sweep` runs a grid of
 configurations on a Dask cluster (see `tlblab.sweeps`).
@@ -13,10 +14,11 @@ from tlblab.isolation import isolate
 from tlblab.sim import (Result, check_technique, checkpoint, checkpoint_info, machine_config, machine_toml, page_sizes, presets,
                         simulate, techniques, workloads)
 from tlblab.curve import curve, plot_curve  # noqa: E402
+from tlblab.sampling import SampledResult, sample  # noqa: E402
 
 __version__ = "0.1.0"
 __all__ = ["Result", "check_technique", "checkpoint", "checkpoint_info", "curve", "isolate", "machine_config", "machine_toml", "page_sizes", "plot_curve",
-           "presets", "simulate", "sweep", "techniques", "workloads"]
+           "presets", "SampledResult", "sample", "simulate", "sweep", "techniques", "workloads"]
 
 
 def sweep(grid, out=None, **kwargs):

@@ -47,7 +47,7 @@ pub(crate) fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> 
 
 /// Runs `workload` (a spec like "random:pages=1024") on `machine`; returns the stats as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique="", progress=false, stall_cycles=false, warmup=0, fetches=true, warmup_instructions=0, simulation_instructions=0, checkpoint_at="", save_checkpoint="", from_checkpoint="", continue_after_save=true))]
+#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique="", progress=false, stall_cycles=false, warmup=0, fetches=true, warmup_instructions=0, simulation_instructions=0, checkpoint_at="", save_checkpoint="", from_checkpoint="", continue_after_save=true, sample_unit=0, sample_period=0, sample_offset=0, sample_head=0))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -71,8 +71,18 @@ fn simulate(
     save_checkpoint: &str,
     from_checkpoint: &str,
     continue_after_save: bool,
+    sample_unit: u64,
+    sample_period: u64,
+    sample_offset: u64,
+    sample_head: u64,
 ) -> PyResult<String> {
     let cfg = machine_from(machine, machine_format)?;
+    let sampled = sample_unit > 0 || sample_period > 0;
+    if sampled && !(checkpoint_at.is_empty() && from_checkpoint.is_empty()) {
+        return Err(err(
+            "--sample with --checkpoint-at or --from-checkpoint: a sampled run is neither saved nor restored (sample the run from its start)",
+        ));
+    }
     let pause = checkpoint_pause(checkpoint_at, save_checkpoint, from_checkpoint, warmup)?;
     // ChampSim's import options (`ChampSimOptions`): an error on any other workload.
     let champsim = tlblab_trace::champsim::ChampSimOptions {
@@ -126,6 +136,10 @@ fn simulate(
         if let Some(spec) = &technique {
             tlblab_core::techniques::install(&mut sys, spec).map_err(|e| e.0)?;
         }
+        if sampled {
+            sys.set_sample(sample_unit, sample_period, sample_offset, sample_head)
+                .map_err(|e| e.0)?;
+        }
         if let Some(pause) = pause {
             match pause {
                 CheckpointAt::Roi => sys.pause_at_roi(),
@@ -154,6 +168,15 @@ fn simulate(
             } else {
                 format!("--warmup-instructions {warmup_instructions}: the trace has fewer instructions than the warm-up ({done} references were simulated): nothing is left to measure")
             });
+        }
+        if sampled {
+            // The measured units alone, and the run's length: the estimates are made from
+            // them (`tlblab.sample`), never from the run's own totals.
+            return serde_json::to_string(&serde_json::json!({
+                "references": sys.references(),
+                "units": sys.sample_units(),
+            }))
+            .map_err(|e| e.to_string());
         }
         serde_json::to_string(&sys.stats()).map_err(|e| e.to_string())
     });

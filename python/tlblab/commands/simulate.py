@@ -53,6 +53,14 @@ def register(sub) -> None:
     p.add_argument("--from-checkpoint", default=None, metavar="FILE",
                    help="start from a saved checkpoint (same machine, options and workload) and run the rest; "
                         "--technique then starts at the checkpoint")
+    p.add_argument("--sample", default=None, metavar="UNIT:PERIOD[:OFFSET]",
+                   help="systematic sampling (SMARTS): measure every PERIOD-th unit of UNIT references, from unit "
+                        "OFFSET (default: drawn from --seed) on, and print each statistic's estimate with its "
+                        "confidence interval (docs/sampling.md)")
+    p.add_argument("--sample-head", type=int, default=1, metavar="N",
+                   help="with --sample: measure the first N units in full (default 1: the cold start)")
+    p.add_argument("--confidence", type=float, default=0.95, metavar="P",
+                   help="with --sample: the intervals' confidence (default 0.95)")
     p.add_argument("--json", action="store_true", help="print the full statistics as JSON")
     p.set_defaults(func=run)
 
@@ -76,6 +84,8 @@ def run(args) -> int:
                 print(f"note: {args.machine}'s page table has no {KERNEL_SECTION} sections for ARM Linux's kernel "
                       f"image: running {workload} (the user process alone; kernel=1 needs a preset such as sa1100)",
                       file=sys.stderr)
+    if args.sample is not None:
+        return _run_sampled(args, workload)
     try:
         r = _simulate(simulate, args, workload)
     except ValueError as e:
@@ -93,6 +103,43 @@ def _simulate(simulate, args, workload):
                  simulation_instructions=args.simulation_instructions, fetches=args.fetches == "on",
                  checkpoint_at=args.checkpoint_at, save_checkpoint=args.save_checkpoint,
                  from_checkpoint=args.from_checkpoint)
+
+
+def _run_sampled(args, workload) -> int:
+    from tlblab.sampling import parse_sample, sample
+
+    for flag, given in (("--roi", args.roi is not None), ("--warmup-instructions", args.warmup_instructions),
+                        ("--simulation-instructions", args.simulation_instructions is not None),
+                        ("--stall-cycles", args.stall_cycles), ("--checkpoint-at", args.checkpoint_at),
+                        ("--save-checkpoint", args.save_checkpoint), ("--from-checkpoint", args.from_checkpoint)):
+        if given:
+            raise ValueError(f"--sample with {flag}: a sampled run covers the run from its start "
+                             f"(--max-references and --warmup apply; {flag} does not)")
+    unit, period, offset = parse_sample(args.sample)
+    s = sample(args.machine, workload, unit=unit, period=period, offset=offset, head=args.sample_head, seed=args.seed,
+               confidence=args.confidence, tlb_only=args.tlb_only, caches=not args.no_caches,
+               data_accesses=not args.no_caches, max_references=args.max_references, os=parse_os(args.os),
+               technique=args.technique or None, progress=sys.stderr.isatty(), warmup=args.warmup)
+    if args.json:
+        print(json.dumps(s.to_dict(), indent=2))
+        return 0
+    warm = f" ({s.warmup} of them a warm-up, outside the units and the estimates)" if s.warmup else ""
+    print(f"machine {s.machine}, workload {s.workload}: {s.references} references{warm}; sampled {s.measured} of "
+          f"{s.population} units of {s.unit} references (the first {s.head}, then every {s.period}th from unit "
+          f"{s.head + s.offset})")
+    pct = f"{s.confidence * 100:g}%"
+    print(f"estimates per reference (miss rates: per access) with {pct} intervals: SMARTS systematic sampling, "
+          f"Student t with finite-population correction (docs/sampling.md)")
+    rows = []
+    for e in s.estimates().values():
+        if e.value == 0 and e.half_width == 0:
+            continue  # a level or source the run never used (--json keeps every statistic)
+        rel = f"{e.half_width / abs(e.value) * 100:.2f}%" if e.value else "-"
+        total = f"{e.total:.4g}" if e.total is not None else ""
+        rows.append([e.name, f"{e.value:.6g}", f"{e.half_width:.3g}", rel, total])
+    print(format_table(["statistic", "estimate", f"± ({pct})", "relative", "run total"], rows))
+    print(rate_line(s.run))
+    return 0
 
 
 def _print(args, r) -> None:

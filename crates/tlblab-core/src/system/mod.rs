@@ -24,6 +24,7 @@ mod fast_lane;
 mod hints;
 mod kernel;
 mod lane;
+mod sample;
 mod switch;
 mod technique;
 mod timeline;
@@ -347,6 +348,9 @@ pub struct System {
     /// The whole run's statistics when the region of interest began (`begin_roi`): `stats`
     /// reports the difference.
     pub(crate) roi_begin: Option<Box<Stats>>,
+    /// A systematic sample's plan and measured units (`sample.rs`, `set_sample`): not part
+    /// of a checkpoint (a sampled run is not saved).
+    pub(crate) sample: Option<Box<sample::Sampler>>,
     /// The parameters the technique was selected with (`Stats::technique`).
     pub(crate) technique_params: BTreeMap<String, String>,
     /// The technique under test (`technique.rs`), if any.
@@ -620,6 +624,7 @@ impl System {
             phase_counts: Vec::new(),
             warmup: 0,
             roi_begin: None,
+            sample: None,
             technique_params: BTreeMap::new(),
             technique: None,
             // A write buffer is modelled on the general path only.

@@ -343,18 +343,20 @@ impl System {
         } else {
             self.options.max_references
         };
-        // A warm-up (`set_warmup`) is a first limit: the loop stops there exactly as a run
-        // limited to it stops, begins the region of interest and goes on to the final limit
-        // (`stop_at_limit`). The limit is only read where the loop already checks it, so a
-        // run without a warm-up executes what it did before.
+        // A warm-up (`set_warmup`) and a sample's unit marks (`set_sample`) are intermediate
+        // limits: the loop stops there exactly as a run limited to one stops, takes what is
+        // due (the region of interest begins, a unit's snapshot) and goes on to the next
+        // limit (`stop_at_limit`). The limit is only read where the loop already checks it,
+        // so a run with neither executes what it did before.
         let mut limit = final_limit;
         let mut after_warmup = None;
-        if self.warmup > 0 && self.roi_begin.is_none() {
-            if self.references >= self.warmup {
-                self.begin_roi();
-            } else if self.warmup < final_limit {
-                limit = self.warmup;
-                after_warmup = Some(final_limit);
+        if (self.warmup > 0 && self.roi_begin.is_none()) || self.sample.is_some() {
+            self.intermediate_stop();
+            if let Some(next) = self.next_intermediate_stop() {
+                if next < final_limit {
+                    limit = next;
+                    after_warmup = Some(final_limit);
+                }
             }
         }
         // A technique sees each batch first (`Technique::transform`), in a copy of its own.
@@ -447,6 +449,10 @@ impl System {
                 continue;
             }
             if tl.queued == 0 {
+                // The records ended: a unit whose last reference was the run's last ends here.
+                if self.sample.is_some() {
+                    self.take_sample_marks();
+                }
                 return Ok(());
             }
             if std::mem::take(&mut tl.try_apart)
@@ -459,17 +465,33 @@ impl System {
         }
     }
 
-    /// The run has reached `limit`: whether it stops. At the end of a warm-up
-    /// (`after_warmup` holds the final limit) it does not: the region of interest begins
-    /// here, and the run goes on to the final limit (unless that is reached too).
+    /// The run has reached `limit`: whether it stops. At an intermediate limit, a warm-up's
+    /// end or a sample's unit mark (`after_warmup` holds the final limit), it does not: what
+    /// is due there is taken (the region of interest begins, a unit's snapshot), and the run
+    /// goes on to the next limit (unless the final one is reached too).
     fn stop_at_limit(&mut self, limit: &mut u64, after_warmup: &mut Option<u64>) -> bool {
         match after_warmup.take() {
-            Some(next) => {
-                self.begin_roi();
-                *limit = next;
-                self.references >= next
+            Some(final_limit) => {
+                self.intermediate_stop();
+                match self.next_intermediate_stop() {
+                    Some(next) if next < final_limit => {
+                        *limit = next;
+                        *after_warmup = Some(final_limit);
+                        false
+                    }
+                    _ => {
+                        *limit = final_limit;
+                        self.references >= final_limit
+                    }
+                }
             }
-            None => true,
+            None => {
+                // The final limit: a unit ending on it ends here (a warm-up never does).
+                if self.sample.is_some() {
+                    self.take_sample_marks();
+                }
+                true
+            }
         }
     }
 
