@@ -35,6 +35,11 @@ fn with_technique(
     spec: &TechniqueSpec,
 ) -> Result<(), TestCaseError> {
     let mut cfg = cfg.clone();
+    // A test that adds cores or hardware threads (pt_baker's) drops the random machine's write
+    // buffer: the engine models one for a single hardware thread only.
+    if cfg.cores * cfg.threads_per_core > 1 {
+        cfg.timing.write_buffer = None;
+    }
     if opts.os.switch == SwitchPolicy::AsidTagged {
         // As in reference_machine.rs: ASID-tagged switching needs ASID-tagged levels.
         for t in cfg.tlbs.iter_mut() {
@@ -264,6 +269,11 @@ fn with_technique_on(
     spec: &TechniqueSpec,
 ) -> Result<(), TestCaseError> {
     let mut cfg = cfg.clone();
+    // A test that adds cores or hardware threads (pt_baker's) drops the random machine's write
+    // buffer: the engine models one for a single hardware thread only.
+    if cfg.cores * cfg.threads_per_core > 1 {
+        cfg.timing.write_buffer = None;
+    }
     if opts.os.switch == SwitchPolicy::AsidTagged {
         for t in cfg.tlbs.iter_mut() {
             t.tags.asid = true;
