@@ -92,6 +92,8 @@ impl System {
     /// thread whose state is `st` on a demand-paging fault; their cycles are charged to it as
     /// busy time (the handler runs; no TLB stall of the faulting reference's), their TLB
     /// misses counted as stalls (`kernel_touch_as`).
+    #[cold]
+    #[inline(never)]
     pub(super) fn fault_kernel_path(&mut self, st: super::ThreadState) {
         let os = self.options.os;
         let mut cycles = 0;
