@@ -84,16 +84,22 @@ def _model_output(arena: Arena, lines: list[str]) -> tuple[list[str], str]:
     return kept, "\n".join(out) + "\n"
 
 
+def _color_trace(geo, requests: list[str]) -> subprocess.CompletedProcess:
+    """The C allocator's placement of `requests` (color_trace), which must succeed."""
+    args = [str(executable("color_trace")), "--sets", str(geo["sets"]), "--ways", str(geo["ways"]),
+            "--reserved", str(geo["reserved"]), "--periods", str(geo["periods"])]
+    proc = subprocess.run(args, input="\n".join(requests) + "\n", capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
 @pytest.mark.parametrize("geo", GEOMETRIES, ids=lambda g: "M{sets}-N{ways}-R{reserved}-P{periods}".format(**g))
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_given_random_requests_then_c_placement_equals_documented_algorithm(geo, seed):
     rng = random.Random(seed)
     arena = Arena(geo["sets"], geo["ways"], geo["reserved"], geo["periods"])
     kept, want = _model_output(arena, _sequence(rng, arena, 1500))
-    args = [str(executable("color_trace")), "--sets", str(geo["sets"]), "--ways", str(geo["ways"]),
-            "--reserved", str(geo["reserved"]), "--periods", str(geo["periods"])]
-    proc = subprocess.run(args, input="\n".join(kept) + "\n", capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
+    proc = _color_trace(geo, kept)
     got_lines, want_lines = proc.stdout.splitlines(), want.splitlines()
     for k, (g, w) in enumerate(zip(got_lines, want_lines)):
         assert g == w, f"request #{k} differs: C says '{g}', the documented algorithm says '{w}'"
@@ -117,10 +123,7 @@ def test_given_random_requests_then_the_simulators_colored_placement_equals_the_
     rng = random.Random(seed)
     arena = Arena(geo["sets"], geo["ways"], geo["reserved"], geo["periods"])
     kept, _ = _model_output(arena, _sequence(rng, arena, 1500))
-    args = [str(executable("color_trace")), "--sets", str(geo["sets"]), "--ways", str(geo["ways"]),
-            "--reserved", str(geo["reserved"]), "--periods", str(geo["periods"])]
-    proc = subprocess.run(args, input="\n".join(kept) + "\n", capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
+    proc = _color_trace(geo, kept)
     requests = [line if line.split()[0] in ("malloc", "aligned", "free", "realloc") else f"malloc {line}" for line in kept]
     got = _native.colored_placement(geo["sets"], geo["ways"], geo["reserved"], geo["periods"], requests)
     want = proc.stdout.splitlines()

@@ -4,31 +4,14 @@ exit status 2."""
 
 from __future__ import annotations
 
-import copy
-
-import json
-import subprocess
-import sys
-
 import tlblab
+from cli_helpers import cli, simulate_both_ways
 
-CLI = [sys.executable, "-m", "tlblab.cli"]
 W = "lat_ctx:procs=8,kib=0,rounds=5"
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True)
-
-
 def test_the_cli_and_python_agree_and_fass_is_listed():
-    py = tlblab.simulate("sa1100", W, technique="fass")
-    out = cli("simulate", "--machine", "sa1100", "--workload", W, "--technique", "fass", "--json")
-    assert out.returncode == 0, out.stderr
-    stats = json.loads(out.stdout)
-    stats["frequency_mhz"] = py.stats["frequency_mhz"]
-    # `--json` names the levels and sources; Python keeps the engine's lists (`label_levels`).
-    stats.pop("run")  # the rate block: wall and CPU seconds
-    assert stats == tlblab.sim.label_levels(copy.deepcopy(py.stats))
+    py = simulate_both_ways("sa1100", W, "fass")
     assert py.technique["params"]["kernel_domains"] == "3"
     assert py.technique["counters"]["collisions"] == 0
     assert "fass" in {t["name"] for t in tlblab.techniques()}

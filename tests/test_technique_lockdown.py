@@ -4,27 +4,18 @@ and simulation-guided selection never worse than the most-frequent pages."""
 
 from __future__ import annotations
 
-import copy
-
-import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 import tlblab
+from cli_helpers import cli, simulate_both_ways
 import tlblab.lockdown as ld
 from tlblab import profile as pf
 from tlblab.errors import UserError
 
-CLI = [sys.executable, "-m", "tlblab.cli"]
 A9 = "cortex-a9"
 MIX = "lockdown_mix:rt=1,repeats=1"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")
@@ -47,16 +38,9 @@ def test_the_profile_ranks_pages_by_accesses_with_kinds_apart(mix_profile):
 
 def test_cli_and_python_agree_and_report_the_stall_split(mix_profile):
     spec = f"lockdown:pages={mix_profile}"
-    py = tlblab.simulate(A9, MIX, technique=spec)
+    py = simulate_both_ways(A9, MIX, spec)
     assert set(py.stall_cycles()) == {"uTLB-I", "uTLB-D", "main"}
     assert py.technique["counters"]["entries_locked"] == 4
-    out = cli("simulate", "--machine", A9, "--workload", MIX, "--technique", spec, "--json")
-    assert out.returncode == 0, out.stderr
-    stats = json.loads(out.stdout)
-    stats["frequency_mhz"] = py.stats["frequency_mhz"]
-    # `--json` names the levels and sources; Python keeps the engine's lists (`label_levels`).
-    stats.pop("run")  # the rate block: wall and CPU seconds
-    assert stats == tlblab.sim.label_levels(copy.deepcopy(py.stats))
     text = cli("simulate", "--machine", A9, "--workload", MIX, "--technique", spec)
     assert "data stall cycles" in text.stdout and "process 0" in text.stdout
     # Locking the hottest pages removes stall cycles of the program.

@@ -3,21 +3,11 @@ the application's walk references by source, and bad input (one line, exit 2).""
 
 from __future__ import annotations
 
-import copy
-
-import json
-import subprocess
-import sys
-
 import tlblab
+from cli_helpers import cli, simulate_both_ways
 
-CLI = [sys.executable, "-m", "tlblab.cli"]
 # 32 MiB table, 60k updates: small enough for a test, the helper sweeps it many times.
 GUPS = "gups:log2_words=22,updates=60000"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True)
 
 
 def test_the_catalog_lists_pt_baker_with_its_modes_and_seed():
@@ -28,14 +18,7 @@ def test_the_catalog_lists_pt_baker_with_its_modes_and_seed():
 
 def test_the_cli_and_python_agree_and_show_the_helpers_counters():
     tech = "pt_baker:mode=kernel,stride=8"
-    py = tlblab.simulate("zen3", GUPS, technique=tech)
-    out = cli("simulate", "--machine", "zen3", "--workload", GUPS, "--technique", tech, "--json")
-    assert out.returncode == 0, out.stderr
-    stats = json.loads(out.stdout)
-    stats["frequency_mhz"] = py.stats["frequency_mhz"]
-    # `--json` names the levels and sources; Python keeps the engine's lists (`label_levels`).
-    stats.pop("run")  # the rate block: wall and CPU seconds
-    assert stats == tlblab.sim.label_levels(copy.deepcopy(py.stats))
+    py = simulate_both_ways("zen3", GUPS, tech)
     c = py.technique["counters"]
     assert c["sweeps"] >= 1 and c["pte_reads"] > 0
     # A kernel-mode helper is no thread of the statistics' walks: the application's walk

@@ -3,20 +3,10 @@ first/second access with and without the technique, bad parameters in one line w
 
 from __future__ import annotations
 
-import copy
-
-import json
-import subprocess
-import sys
-
 import tlblab
+from cli_helpers import cli, simulate_both_ways
 
-CLI = [sys.executable, "-m", "tlblab.cli"]
 WL = "migration_68k:pages=32,iterations=2"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True)
 
 
 def _phase_cycles(r, name):
@@ -37,15 +27,7 @@ def test_v4_restores_so_the_second_access_is_about_half_the_first_and_off_is_not
 
 
 def test_the_cli_and_python_give_the_same_statistics():
-    py = tlblab.simulate("gem5-a7", WL, technique="tlb_migration:interface=v4")
-    out = cli("simulate", "--machine", "gem5-a7", "--workload", WL,
-              "--technique", "tlb_migration:interface=v4", "--json")
-    assert out.returncode == 0, out.stderr
-    stats = json.loads(out.stdout)
-    stats["frequency_mhz"] = py.stats["frequency_mhz"]
-    # `--json` names the levels and sources; Python keeps the engine's lists (`label_levels`).
-    stats.pop("run")  # the rate block: wall and CPU seconds
-    assert stats == tlblab.sim.label_levels(copy.deepcopy(py.stats))
+    py = simulate_both_ways("gem5-a7", WL, "tlb_migration:interface=v4")
     text = cli("simulate", "--machine", "gem5-a7", "--workload", WL,
                "--technique", "tlb_migration:interface=v4")
     assert text.returncode == 0

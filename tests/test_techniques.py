@@ -3,24 +3,16 @@
 
 from __future__ import annotations
 
-import copy
 import csv
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import tlblab
+from cli_helpers import cli, simulate_both_ways
 import tlblab.reproduce as rp
 
-CLI = [sys.executable, "-m", "tlblab.cli"]
 RT = "rt_same_diff_set:layout=0,hyperperiods=1"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True)
 
 
 def test_the_catalog_lists_tlb_coloring_with_its_parameters_and_seed():
@@ -45,14 +37,7 @@ def test_coloring_isolates_the_tasks_that_malloc_like_placement_lets_collide():
 
 
 def test_the_cli_and_python_give_the_same_statistics_with_a_technique():
-    py = tlblab.simulate("xeon-e5-2650", RT, technique="tlb_coloring:assign=same")
-    out = cli("simulate", "--machine", "xeon-e5-2650", "--workload", RT,
-              "--technique", "tlb_coloring:assign=same", "--json")
-    assert out.returncode == 0, out.stderr
-    stats = json.loads(out.stdout)
-    stats["frequency_mhz"] = py.stats["frequency_mhz"]
-    stats.pop("run")  # the rate block: wall and CPU seconds
-    assert stats == tlblab.sim.label_levels(copy.deepcopy(py.stats))
+    py = simulate_both_ways("xeon-e5-2650", RT, "tlb_coloring:assign=same")
     text = cli("simulate", "--machine", "xeon-e5-2650", "--workload", RT,
                "--technique", "tlb_coloring:assign=same")
     assert "technique tlb_coloring" in text.stdout and "pages_placed" in text.stdout

@@ -1,6 +1,6 @@
 /* What the host measurement programs in runtime/bench/ share: a cycle-granular clock (lfence+rdtsc
  * on x86, CLOCK_MONOTONIC elsewhere) with its ns per tick, a monotonic ns clock, and --boost's
- * priority raise. Header-only (static inline): each program is one file built on its own. */
+ * priority raise, a seeded SplitMix64 generator. Header-only (static inline): each program is one file built on its own. */
 #ifndef TLBLAB_BENCH_HOST_H
 #define TLBLAB_BENCH_HOST_H
 
@@ -75,6 +75,16 @@ static inline unsigned parse_uint_opt(const char *prog, const char *name, const 
         exit(2);
     }
     return (unsigned)v;
+}
+
+/* SplitMix64 (Steele, Lea and Flood, OOPSLA 2014), seeded by setting sm_state: each program's
+ * random orders, repeatable from its --seed. */
+static uint64_t sm_state;
+static inline uint64_t sm_next(void) {
+    uint64_t z = (sm_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
 }
 
 #endif

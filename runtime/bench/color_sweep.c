@@ -49,15 +49,6 @@ typedef struct opts {
     unsigned long long seed;
 } opts_t;
 
-static uint64_t sm_state;
-static uint64_t sm_next(void) {
-    uint64_t z = (sm_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-
 /* A task: the addresses its sweep touches (one per page) linked into one random cycle. */
 typedef struct task {
     unsigned n;

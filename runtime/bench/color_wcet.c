@@ -23,15 +23,6 @@
 #endif
 #include "bench_host.h"
 
-
-static uint64_t sm_state;
-static uint64_t sm_next(void) {
-    uint64_t z = (sm_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 typedef struct op {
     uint32_t slot;  /* index into the live table */
     uint32_t size;  /* 0 = free the block in slot */

@@ -13,15 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond)                                                                                 \
-    do {                                                                                            \
-        if (!(cond)) {                                                                              \
-            fprintf(stderr, "%s:%d: %s: CHECK(%s) failed\n", __FILE__, __LINE__, __func__, #cond); \
-            failures++;                                                                             \
-        }                                                                                           \
-    } while (0)
+#include "check.h"
 
 static const char *presets;
 

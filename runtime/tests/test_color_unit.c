@@ -9,15 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond)                                                                        \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "%s:%d: %s: CHECK(%s) failed\n", __FILE__, __LINE__, __func__, #cond); \
-            failures++;                                                                    \
-        }                                                                                  \
-    } while (0)
+#include "check.h"
 
 static tlb_arena_t *make(uint32_t sets, uint32_t ways, uint32_t reserved, uint32_t periods, uint32_t flags) {
     tlb_geometry_t g = {.sets = sets, .ways = ways, .page_shift = 12, .reserved_sets = reserved,

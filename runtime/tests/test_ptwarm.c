@@ -20,25 +20,9 @@
 
 #include "tlblab/ptwarm.h"
 
-static _Atomic int failures;
+#include "check.h"
+
 static int quick;
-static int skipped; /* cases that could not run here (printed with the reason) */
-
-#define SKIP_RETURN_CODE 77
-#define SKIP(why)                                                   \
-    do {                                                            \
-        fprintf(stderr, "%s: skipped (%s)\n", __func__, why);       \
-        skipped++;                                                  \
-        return;                                                     \
-    } while (0)
-
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: %s: check failed: %s\n", __FILE__, __LINE__, __func__, #cond); \
-            failures++;                                                               \
-        }                                                                             \
-    } while (0)
 
 static uint64_t now_ns(void) {
     struct timespec ts;

@@ -13,17 +13,7 @@
 
 #include "tlblab/tlbmig.h"
 
-static int failures;
-static int skipped;
-#define SKIP_RETURN_CODE 77
-
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: %s: check failed: %s\n", __FILE__, __LINE__, __func__, #cond); \
-            failures++;                                                               \
-        }                                                                             \
-    } while (0)
+#include "check.h"
 
 static int pin(int cpu) {
     cpu_set_t s;

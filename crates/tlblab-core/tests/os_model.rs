@@ -32,14 +32,7 @@ fn ld(t: u32, va: u64) -> Record {
 /// Threads 0-3, each its own process, loading the same virtual address in turn for `rounds`
 /// rounds: four address spaces taking turns on one core.
 fn four_processes_in_rounds(rounds: usize) -> Vec<Record> {
-    let mut recs: Vec<Record> = (0..4u32)
-        .map(|t| {
-            Record::Event(Event::ThreadStart {
-                thread: ThreadId(t),
-                process: t,
-            })
-        })
-        .collect();
+    let mut recs = thread_starts(&[0, 1, 2, 3]);
     for _round in 0..rounds {
         for t in 0..4u32 {
             recs.push(ld(t, 0x1000_0000));
@@ -57,16 +50,7 @@ fn alternate(policy: SwitchPolicy, turns: u32) -> tlblab_core::Stats {
             ..OsConfig::default()
         },
     );
-    let mut recs = vec![
-        Record::Event(Event::ThreadStart {
-            thread: ThreadId(0),
-            process: 0,
-        }),
-        Record::Event(Event::ThreadStart {
-            thread: ThreadId(1),
-            process: 1,
-        }),
-    ];
+    let mut recs = thread_starts(&[0, 1]);
     for turn in 0..turns {
         let t = turn % 2;
         for p in 0..10u64 {
@@ -119,16 +103,7 @@ fn given_2_bit_asids_when_four_processes_take_turns_then_asids_roll_over_and_flu
 fn flush_all_on_a_virtually_indexed_machine_pays_the_cache_flush_and_refills() {
     let cfg = tlblab_config_sa1100();
     let mut sys = System::new(cfg, RunOptions::default()).unwrap();
-    let mut recs = vec![
-        Record::Event(Event::ThreadStart {
-            thread: ThreadId(0),
-            process: 0,
-        }),
-        Record::Event(Event::ThreadStart {
-            thread: ThreadId(1),
-            process: 1,
-        }),
-    ];
+    let mut recs = thread_starts(&[0, 1]);
     for turn in 0..4u32 {
         for p in 0..8u64 {
             recs.push(Record::Access(Access::new(
@@ -181,35 +156,31 @@ fn tlblab_config_sa1100() -> MachineConfig {
 #[test]
 fn shared_objects_share_frames_across_processes() {
     let mut sys = sys_with(fa(32), OsConfig::default());
-    let recs = vec![
-        Record::Event(Event::ThreadStart {
-            thread: ThreadId(0),
-            process: 0,
-        }),
-        Record::Event(Event::ThreadStart {
-            thread: ThreadId(1),
-            process: 1,
-        }),
-        Record::Event(Event::MapShared {
-            process: 0,
-            start: VirtAddr(0x1000_0000),
-            len: 1 << 20,
-            prot: 3,
-            page_shift: 12,
-            object: 7,
-        }),
-        Record::Event(Event::MapShared {
-            process: 1,
-            start: VirtAddr(0x5000_0000),
-            len: 1 << 20,
-            prot: 3,
-            page_shift: 12,
-            object: 7,
-        }),
-        ld(0, 0x1000_3000),
-        ld(1, 0x5000_3000),
-        ld(1, 0x5000_4000),
-    ];
+    let recs = [
+        thread_starts(&[0, 1]),
+        vec![
+            Record::Event(Event::MapShared {
+                process: 0,
+                start: VirtAddr(0x1000_0000),
+                len: 1 << 20,
+                prot: 3,
+                page_shift: 12,
+                object: 7,
+            }),
+            Record::Event(Event::MapShared {
+                process: 1,
+                start: VirtAddr(0x5000_0000),
+                len: 1 << 20,
+                prot: 3,
+                page_shift: 12,
+                object: 7,
+            }),
+            ld(0, 0x1000_3000),
+            ld(1, 0x5000_3000),
+            ld(1, 0x5000_4000),
+        ],
+    ]
+    .concat();
     sys.run(&mut VecSource::new(recs)).unwrap();
     let a = sys.spaces[0].pt.translate(VirtAddr(0x1000_3000)).unwrap();
     let b = sys.spaces[1].pt.translate(VirtAddr(0x5000_3000)).unwrap();
@@ -229,16 +200,7 @@ fn munmap_shoots_the_range_down_on_every_core_with_ipis() {
             ..OsConfig::default()
         },
     );
-    let mut recs = vec![
-        Record::Event(Event::ThreadStart {
-            thread: ThreadId(0),
-            process: 0,
-        }),
-        Record::Event(Event::ThreadStart {
-            thread: ThreadId(1),
-            process: 0,
-        }),
-    ];
+    let mut recs = thread_starts(&[0, 0]);
     for p in 0..4u64 {
         recs.push(ld(0, 0x1000_0000 + p * 4096));
         recs.push(ld(1, 0x1000_0000 + p * 4096));
@@ -298,30 +260,39 @@ fn flush_events_empty_the_tlb_but_not_locked_entries() {
     );
 }
 
+/// Thread `t` of process `t`, loading its `pages` pages in turn, `refs` loads in all.
+fn looping_thread(t: u32, pinned: Option<usize>, refs: u64, pages: u64) -> RrThread {
+    RrThread {
+        thread: ThreadId(t),
+        process: t,
+        pinned,
+        source: Box::new(VecSource::new(
+            (0..refs)
+                .map(|i| ld(t, 0x1000_0000 + (i % pages) * 4096))
+                .collect(),
+        )),
+    }
+}
+
+fn run_rr(sys: &mut System, threads: Vec<RrThread>, quantum_cycles: u64, rotate: bool) {
+    run_round_robin(
+        sys,
+        threads,
+        RrConfig {
+            quantum_cycles,
+            rotate,
+        },
+    )
+    .unwrap();
+}
+
 #[test]
 fn round_robin_with_rotation_migrates_each_thread_every_quantum() {
     let mut cfg = fa(64);
     cfg.cores = 2;
     let mut sys = sys_with(cfg, OsConfig::default());
-    let mk = |t: u32| RrThread {
-        thread: ThreadId(t),
-        process: t,
-        pinned: Some(t as usize),
-        source: Box::new(VecSource::new(
-            (0..400)
-                .map(|i| ld(t, 0x1000_0000 + (i % 8) * 4096))
-                .collect(),
-        )),
-    };
-    run_round_robin(
-        &mut sys,
-        vec![mk(0), mk(1)],
-        RrConfig {
-            quantum_cycles: 1000,
-            rotate: true,
-        },
-    )
-    .unwrap();
+    let mk = |t: u32| looping_thread(t, Some(t as usize), 400, 8);
+    run_rr(&mut sys, vec![mk(0), mk(1)], 1000, true);
     let s = sys.stats();
     assert_eq!(s.total.references, 800);
     assert!(s.os.migrations >= 4, "{:?}", s.os);
@@ -339,25 +310,8 @@ fn round_robin_time_slices_two_threads_on_one_core() {
             ..OsConfig::default()
         },
     );
-    let mk = |t: u32| RrThread {
-        thread: ThreadId(t),
-        process: t,
-        pinned: None,
-        source: Box::new(VecSource::new(
-            (0..1000)
-                .map(|i| ld(t, 0x1000_0000 + (i % 4) * 4096))
-                .collect(),
-        )),
-    };
-    run_round_robin(
-        &mut sys,
-        vec![mk(0), mk(1)],
-        RrConfig {
-            quantum_cycles: 2000,
-            rotate: false,
-        },
-    )
-    .unwrap();
+    let mk = |t: u32| looping_thread(t, None, 1000, 4);
+    run_rr(&mut sys, vec![mk(0), mk(1)], 2000, false);
     let s = sys.stats();
     assert_eq!(s.total.references, 2000);
     assert!(s.os.address_space_switches >= 4, "{:?}", s.os);
@@ -435,16 +389,7 @@ fn smt_siblings_do_not_share_hw_thread_tagged_entries() {
         cfg.threads_per_core = 2;
         cfg.tlbs[0].tags.hw_thread = tagged;
         let mut sys = sys_with(cfg, OsConfig::default());
-        let mut recs = vec![
-            Record::Event(Event::ThreadStart {
-                thread: ThreadId(0),
-                process: 0,
-            }),
-            Record::Event(Event::ThreadStart {
-                thread: ThreadId(1),
-                process: 0,
-            }),
-        ];
+        let mut recs = thread_starts(&[0, 0]);
         for p in 0..10u64 {
             recs.push(ld(0, 0x1000_0000 + p * 4096));
         }
@@ -713,10 +658,7 @@ fn given_fault_kernel_pages_when_a_thread_touches_new_pages_then_each_fault_touc
             },
         )
         .unwrap();
-        let mut recs = vec![Record::Event(Event::ThreadStart {
-            thread: ThreadId(0),
-            process: 0,
-        })];
+        let mut recs = thread_starts(&[0]);
         for p in 0..PAGES {
             recs.push(ld(0, 0x1000_0000 + p * 4096));
         }

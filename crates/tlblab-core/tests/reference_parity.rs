@@ -375,16 +375,7 @@ fn two_processes_taking_turns(
     seed: u64,
     mut reference: impl FnMut(&mut SplitMix64, u64, u64) -> (AccessKind, u64),
 ) -> Vec<Record> {
-    let mut records = vec![
-        Record::Event(Event::ThreadStart {
-            thread: ThreadId(0),
-            process: 0,
-        }),
-        Record::Event(Event::ThreadStart {
-            thread: ThreadId(1),
-            process: 1,
-        }),
-    ];
+    let mut records = common::thread_starts(&[0, 1]);
     let mut rng = SplitMix64::new(seed);
     let mut current = ThreadId(0);
     for (turn, &(len, first)) in turns.iter().enumerate() {
@@ -473,15 +464,7 @@ proptest! {
         unified_l2 in any::<bool>(),
     ) {
         let cfg = common::shaped_machine(l1, (l2_sets, l2_ways, l2_policy), latency, unified_l2);
-        let records: Vec<Record> = refs
-            .iter()
-            .map(|&(p, k)| {
-                // Mostly data references on `pages` pages; some fetches, some repeats.
-                let kind = [AccessKind::Load, AccessKind::Store, AccessKind::Instr][(k % 3) as usize];
-                let va = 0x4000_0000 + (p % pages) * 4096 + (k as u64) * 8;
-                Record::Access(Access::new(ThreadId(0), kind, VirtAddr(va), 4))
-            })
-            .collect();
+        let records = common::shaped_records(pages, &refs);
         tlb_only_run_agrees_with_the_reference(&cfg, seed, &records)?;
     }
 }

@@ -34,6 +34,12 @@ fn with_technique(
     spaces: usize,
     spec: &TechniqueSpec,
 ) -> Result<(), TestCaseError> {
+    let records = records(steps, &machine_for(cfg, &opts), opts.walks);
+    with_technique_on(cfg, opts, &records, spaces, spec)
+}
+
+/// `cfg` as the technique tests run it with `opts`.
+fn machine_for(cfg: &MachineConfig, opts: &RunOptions) -> MachineConfig {
     let mut cfg = cfg.clone();
     // A test that adds cores or hardware threads (pt_baker's) drops the random machine's write
     // buffer: the engine models one for a single hardware thread only.
@@ -46,8 +52,7 @@ fn with_technique(
             t.tags.asid = true;
         }
     }
-    let records = records(steps, &cfg, opts.walks);
-    with_technique_on(&cfg, opts, &records, spaces, spec)
+    cfg
 }
 
 /// The first data level of `cfg` (the colors' and the locks' default level).
@@ -268,17 +273,7 @@ fn with_technique_on(
     spaces: usize,
     spec: &TechniqueSpec,
 ) -> Result<(), TestCaseError> {
-    let mut cfg = cfg.clone();
-    // A test that adds cores or hardware threads (pt_baker's) drops the random machine's write
-    // buffer: the engine models one for a single hardware thread only.
-    if cfg.cores * cfg.threads_per_core > 1 {
-        cfg.timing.write_buffer = None;
-    }
-    if opts.os.switch == SwitchPolicy::AsidTagged {
-        for t in cfg.tlbs.iter_mut() {
-            t.tags.asid = true;
-        }
-    }
+    let cfg = machine_for(cfg, &opts);
     let (mut sys, mut r) = setup(&cfg, opts, spaces);
     let installed = tlblab_core::techniques::install(&mut sys, spec).map_err(|e| e.0);
     let twin = r.install_twin(spec);

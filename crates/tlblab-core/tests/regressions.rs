@@ -198,14 +198,7 @@ fn shaped(
 /// `shaped_tlb_only_runs_agree_with_the_reference`'s recorded inputs: (page, k) over
 /// `pages` pages, kind k % 3, offset 8k.
 fn shaped_refs(cfg: &MachineConfig, pages: u64, refs: &[(u64, u8)], seed: u64) {
-    let records: Vec<Record> = refs
-        .iter()
-        .map(|&(p, k)| {
-            let kind = [AccessKind::Load, AccessKind::Store, AccessKind::Instr][(k % 3) as usize];
-            let va = 0x4000_0000 + (p % pages) * 4096 + (k as u64) * 8;
-            Record::Access(Access::new(ThreadId(0), kind, VirtAddr(va), 4))
-        })
-        .collect();
+    let records = common::shaped_records(pages, refs);
     three_ways(cfg, RunOptions::tlb_only(seed), 1, &records);
 }
 
@@ -297,21 +290,15 @@ fn cc_4b78b4_64_way_first_level_over_a_unified_random_pair() {
 fn cc_fef4c4_one_turn_of_two_address_spaces_over_a_random_pair() {
     let cfg = shaped((1, 32), (1, 2, Random), 1, false);
     let (seed, pages, (len, first)) = (33u64, 81u64, (71u64, 41u64));
-    let mut records = vec![
-        Record::Event(Event::ThreadStart {
-            thread: ThreadId(0),
-            process: 0,
-        }),
-        Record::Event(Event::ThreadStart {
-            thread: ThreadId(1),
-            process: 1,
-        }),
-        Record::Event(Event::ContextSwitch {
+    let mut records = [
+        common::thread_starts(&[0, 1]),
+        vec![Record::Event(Event::ContextSwitch {
             core: CoreId(0),
             from: ThreadId(0),
             to: ThreadId(0),
-        }),
-    ];
+        })],
+    ]
+    .concat();
     let mut rng = SplitMix64::new(seed);
     for i in 0..len {
         let kind = [AccessKind::Load, AccessKind::Store, AccessKind::Instr][rng.below(3) as usize];

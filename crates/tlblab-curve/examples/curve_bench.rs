@@ -16,58 +16,41 @@ fn main() {
         groups: false,
         ..Spec::new(0, &[])
     };
+    let sampled = Spec {
+        sample_rate: Some(rate),
+        sample_entries: 65536,
+        ..base.clone()
+    };
+    // Times one pass and prints its rate after `label`.
+    let run = |label: &str, spec: Spec| {
+        let t = timed(&recs, spec).unwrap();
+        println!("{label}: {:.1} M refs/s", t.accesses as f64 / t.cpu / 1e6);
+        t
+    };
     if std::env::var("ONLY_SAMPLED").is_ok() {
         for _ in 0..5 {
-            let sa = timed(
-                &recs,
-                Spec {
-                    sample_rate: Some(rate),
-                    sample_entries: 65536,
-                    ..base.clone()
-                },
-            )
-            .unwrap();
-            println!("sampled: {:.1} M refs/s", sa.accesses as f64 / sa.cpu / 1e6);
+            run("sampled", sampled.clone());
         }
         return;
     }
-    let fa = timed(
-        &recs,
+    let fa = run(
+        "exact fully associative",
         Spec {
             max_entries: 65536,
             ..base.clone()
         },
-    )
-    .unwrap();
-    println!(
-        "exact fully associative: {:.1} M refs/s",
-        fa.accesses as f64 / fa.cpu / 1e6
     );
-    let sets = timed(
-        &recs,
+    run(
+        "8 set counts x 16 ways",
         Spec {
             set_counts: vec![1, 2, 4, 8, 16, 32, 64, 128],
             ..base.clone()
         },
-    )
-    .unwrap();
-    println!(
-        "8 set counts x 16 ways: {:.1} M refs/s",
-        sets.accesses as f64 / sets.cpu / 1e6
     );
-    let sa = timed(
-        &recs,
-        Spec {
-            sample_rate: Some(rate),
-            sample_entries: 65536,
-            ..base.clone()
-        },
-    )
-    .unwrap();
+    let sa = run(&format!("sampled R={rate}"), sampled);
     let grid: Vec<usize> = (0..=16).map(|i| 1 << i).collect();
     println!(
-        "sampled R={rate}: {:.1} M refs/s, MAE {:.5}",
-        sa.accesses as f64 / sa.cpu / 1e6,
+        "sampled R={rate}: MAE {:.5}",
         sampled_error(&sa.curves, &fa.curves, &grid).unwrap()
     );
     dump(&sa.curves, &fa.curves);

@@ -609,15 +609,7 @@ fn colored_placement(
     requests: Vec<String>,
     slot_shift: u32,
 ) -> PyResult<Vec<String>> {
-    use tlblab_core::memory::colored::{ColorGeometry, ColoredArena};
-    let mut a = ColoredArena::new(ColorGeometry {
-        sets,
-        ways,
-        reserved,
-        periods,
-        slot_shift,
-    })
-    .map_err(err)?;
+    let mut a = colored_arena(sets, ways, reserved, periods, slot_shift)?;
     let mut ptrs: Vec<Option<u64>> = Vec::new();
     let mut out = Vec::new();
     for (n, line) in requests.iter().enumerate() {
@@ -713,6 +705,25 @@ fn run_periodic(
     })
 }
 
+/// The simulator's colored allocator (`memory/colored.rs`) on the given geometry.
+fn colored_arena(
+    sets: u64,
+    ways: u64,
+    reserved: u64,
+    periods: u64,
+    slot_shift: u32,
+) -> PyResult<tlblab_core::memory::colored::ColoredArena> {
+    use tlblab_core::memory::colored::{ColorGeometry, ColoredArena};
+    ColoredArena::new(ColorGeometry {
+        sets,
+        ways,
+        reserved,
+        periods,
+        slot_shift,
+    })
+    .map_err(err)
+}
+
 /// Page-sized allocations of `color` from a fresh colored arena: the offsets (from the arena
 /// base) of `count` allocations of `size` bytes, as `tlb_malloc` would place them.
 #[pyfunction]
@@ -728,15 +739,7 @@ fn colored_offsets(
     size: u64,
     slot_shift: u32,
 ) -> PyResult<Vec<u64>> {
-    use tlblab_core::memory::colored::{ColorGeometry, ColoredArena};
-    let mut a = ColoredArena::new(ColorGeometry {
-        sets,
-        ways,
-        reserved,
-        periods,
-        slot_shift,
-    })
-    .map_err(err)?;
+    let mut a = colored_arena(sets, ways, reserved, periods, slot_shift)?;
     (0..count)
         .map(|i| {
             a.malloc(size, color).ok_or_else(|| {

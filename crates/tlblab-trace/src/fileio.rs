@@ -426,18 +426,22 @@ mod tests {
     fn truncated_and_corrupt_files_are_errors_with_the_compressed_byte() {
         let dir = tmpdir("bad");
         let d = data();
+        // Writes `bytes` to the file `name` and reads it back: the error reading it gave.
+        let read_error = |name: &str, bytes: &[u8]| {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let mut got = Vec::new();
+            Input::open(&path)
+                .unwrap()
+                .read_to_end(&mut got)
+                .unwrap_err()
+                .to_string()
+        };
         for (c, ext) in ALL.into_iter().skip(1) {
             let whole = compressed(c, &d, 300_001);
             let len = whole.len();
             let cut = &whole[..len - len / 4];
-            let path = dir.join(format!("cut.{ext}"));
-            std::fs::write(&path, cut).unwrap();
-            let mut got = Vec::new();
-            let e = Input::open(&path)
-                .unwrap()
-                .read_to_end(&mut got)
-                .unwrap_err()
-                .to_string();
+            let e = read_error(&format!("cut.{ext}"), cut);
             assert!(
                 e.contains("ends early")
                     && e.contains(&format!("of {} of the compressed file", cut.len())),
@@ -445,14 +449,7 @@ mod tests {
             );
             let mut bad = whole.clone();
             bad[len / 2] ^= 0x55;
-            let path = dir.join(format!("bad.{ext}"));
-            std::fs::write(&path, &bad).unwrap();
-            let mut got = Vec::new();
-            let e = Input::open(&path)
-                .unwrap()
-                .read_to_end(&mut got)
-                .unwrap_err()
-                .to_string();
+            let e = read_error(&format!("bad.{ext}"), &bad);
             let name = match c {
                 Compression::Xz => "xz",
                 Compression::Gzip => "gzip",

@@ -16,7 +16,7 @@ NAME = "scale"
 
 def run(quick: bool = False) -> dict:
     import tlblab
-    from tlblab.sampling import unit_counters
+    from tlblab.sampling import full_run_value, unit_counters
 
     scale = 16 if quick else 20
     spec = f"graph500_bfs:scale={scale}"
@@ -32,12 +32,7 @@ def run(quick: bool = False) -> dict:
     stats = {}
     inside = 0
     for name, e in s.estimates().items():
-        if name.endswith(".miss_rate"):
-            base = name[: -len(".miss_rate")]
-            acc = truth[f"{base}.accesses"]
-            value = truth[f"{base}.misses"] / acc if acc else 0.0
-        else:
-            value = truth[name] / cut
+        value = full_run_value(truth, name, cut)
         err = e.value - value
         ok = abs(err) <= e.half_width + 1e-12
         inside += ok

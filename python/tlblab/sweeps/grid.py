@@ -171,27 +171,25 @@ def _set_path(machine: dict[str, Any], path: str, value: Any, what: str) -> None
     trail = "machine"
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
+        key: Any
         if isinstance(node, dict):
             if part not in node:
                 raise UserError(f"{what}: '{trail}' has no field '{part}': expected one of "
                                 f"{', '.join(node) or '(none)'}")
-            if last:
-                node[part] = copy.deepcopy(value)
-                return
-            node = node[part]
+            key = part
         elif isinstance(node, list):
-            idx = _list_index(node, part)
-            if idx is None:
+            key = _list_index(node, part)
+            if key is None:
                 names = [str(e.get("name", e.get("level", j))) if isinstance(e, dict) else str(j)
                          for j, e in enumerate(node)]
                 raise UserError(f"{what}: '{trail}' has no element '{part}': expected one of "
                                 f"{', '.join(names) or '(an empty list)'}")
-            if last:
-                node[idx] = copy.deepcopy(value)
-                return
-            node = node[idx]
         else:
             raise UserError(f"{what}: '{trail}' is a value ({node!r}), not a table: '{part}' cannot be under it")
+        if last:
+            node[key] = copy.deepcopy(value)
+            return
+        node = node[key]
         trail += "." + part
 
 

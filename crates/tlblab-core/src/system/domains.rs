@@ -108,13 +108,7 @@ impl System {
         kind: AccessKind,
         va: VirtAddr,
     ) -> (bool, Option<Domain>) {
-        let core = &self.cores[self.cpus[cpu].core];
-        let path = if kind.is_instr() {
-            &core.itlb
-        } else {
-            &core.dtlb
-        };
-        for &(t, _) in path {
+        for &(t, _) in self.cores[self.cpus[cpu].core].tlb_path(kind) {
             if let Some(d) = self.tlbs[t].probe_domain(va, req) {
                 return (true, Some(d));
             }
@@ -181,13 +175,7 @@ impl System {
             // The walk read the process's page table; the hardware read the CPD, whose entry
             // carries the domain (seed 002 Fig. 1).
             let d = fill.expect("checked above");
-            let core = &self.cores[self.cpus[cpu].core];
-            let path = if kind.is_instr() {
-                &core.itlb
-            } else {
-                &core.dtlb
-            };
-            for &(t, _) in path {
+            for &(t, _) in self.cores[self.cpus[cpu].core].tlb_path(kind) {
                 self.tlbs[t].set_domain(va, req, d);
             }
         }

@@ -221,6 +221,17 @@ pub(crate) struct Core {
     pub(crate) walk_refill: [(u64, usize); 2],
 }
 
+impl Core {
+    /// The TLB levels (tlb index, stat index) an access of `kind` looks up, in order.
+    pub(crate) fn tlb_path(&self, kind: AccessKind) -> &[(usize, usize)] {
+        if kind.is_instr() {
+            &self.itlb
+        } else {
+            &self.dtlb
+        }
+    }
+}
+
 /// A page-walk cache as a core's walks use it: which one (`System::pwcs`), the page-table
 /// level whose entries it caches, and the shift of the virtual-address prefix that keys them
 /// (that level's, in the page-table format every address space of the machine shares), looked

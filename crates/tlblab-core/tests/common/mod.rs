@@ -10,7 +10,7 @@ use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::replacement::ReplacementKind;
 use tlblab_core::tlb::{TlbConfig, TlbKind, Ways};
 use tlblab_core::{RunOptions, System};
-use tlblab_trace::Access;
+use tlblab_trace::{Access, Event, Record};
 use tlblab_types::{AccessKind, PageSize, ThreadId, VirtAddr};
 
 pub fn tlb(name: &str, level: u8, entries: usize, ways: usize, repl: ReplacementKind) -> TlbConfig {
@@ -299,4 +299,29 @@ pub fn reference_difference(
         }
     }
     Ok(())
+}
+
+/// The start of threads `0..processes.len()`, thread t in process `processes[t]`.
+pub fn thread_starts(processes: &[u32]) -> Vec<Record> {
+    (0..)
+        .zip(processes)
+        .map(|(t, &process)| {
+            Record::Event(Event::ThreadStart {
+                thread: ThreadId(t),
+                process,
+            })
+        })
+        .collect()
+}
+
+/// The shaped parity tests' references: (page, k) over `pages` pages from 0x4000_0000, kind
+/// k % 3 (mostly data, some fetches), offset 8k, all of thread 0.
+pub fn shaped_records(pages: u64, refs: &[(u64, u8)]) -> Vec<Record> {
+    refs.iter()
+        .map(|&(p, k)| {
+            let kind = [AccessKind::Load, AccessKind::Store, AccessKind::Instr][(k % 3) as usize];
+            let va = 0x4000_0000 + (p % pages) * 4096 + (k as u64) * 8;
+            Record::Access(Access::new(ThreadId(0), kind, VirtAddr(va), 4))
+        })
+        .collect()
 }

@@ -125,22 +125,16 @@ pub fn cache_config(
     (log_sets, log_ways, replacement, latency): (u32, u32, ReplacementKind, u64),
 ) -> CacheConfig {
     let ways = 1usize << log_ways;
+    let size = (1u64 << log_sets) * ways as u64 * 64;
     CacheConfig {
-        name: format!("C{level}"),
-        level,
-        kind: CacheKind::Unified,
-        size: (1u64 << log_sets) * ways as u64 * 64,
-        ways,
-        line: 64,
-        latency: latency * level as u64,
         replacement,
-        shared: false,
-        cores_per_instance: 0,
-        indexing: Indexing::Physical,
-        flush_cycles_base: 0,
-        flush_cycles_per_line: 0,
-        flush_cycles_per_dirty_line: 0,
-        source: String::new(),
+        ..super::cache(
+            &format!("C{level}"),
+            level,
+            size,
+            ways,
+            latency * level as u64,
+        )
     }
 }
 

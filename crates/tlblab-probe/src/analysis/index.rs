@@ -487,13 +487,7 @@ mod tests {
     }
 
     fn strides(v: &[f64]) -> Vec<StrideCapacity> {
-        v.iter()
-            .enumerate()
-            .map(|(k, &c)| StrideCapacity {
-                log2_stride: k as u32,
-                capacity: Some(c),
-            })
-            .collect()
+        conflicts(v, 0)
     }
 
     #[test]
@@ -560,14 +554,7 @@ mod tests {
     #[test]
     fn given_halving_up_to_the_last_stride_then_only_a_lower_bound_is_claimed() {
         let v = [1600.0, 880.0, 520.0, 257.0, 132.0];
-        let caps: Vec<_> = v
-            .iter()
-            .enumerate()
-            .map(|(k, &c)| StrideCapacity {
-                log2_stride: k as u32,
-                capacity: Some(c),
-            })
-            .collect();
+        let caps = strides(&v);
         match infer_indexing(&caps, 0.2, Some(64)) {
             Indexing::LinearAtLeast {
                 min_sets,
@@ -727,14 +714,7 @@ mod tests {
     #[test]
     fn given_an_inconsistent_sweep_then_it_says_unclear() {
         let v = [64.0, 40.0, 64.0, 64.0];
-        let caps: Vec<_> = v
-            .iter()
-            .enumerate()
-            .map(|(k, &c)| StrideCapacity {
-                log2_stride: k as u32,
-                capacity: Some(c),
-            })
-            .collect();
+        let caps = strides(&v);
         assert!(matches!(
             infer_indexing(&caps, 0.2, None),
             Indexing::Unclear { .. }

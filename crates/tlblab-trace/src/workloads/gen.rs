@@ -91,6 +91,12 @@ pub fn fetch(t: u32, a: u64, size: u32) -> Record {
     ))
 }
 #[inline]
+/// Thread 0's 8-byte loads `next..next + n` of a cyclic walk: load i at
+/// `base + (i % count) * step`.
+pub fn cyclic_loads(out: &mut Vec<Record>, next: u64, n: u64, base: u64, count: u64, step: u64) {
+    out.extend((next..next + n).map(|i| load(0, base + (i % count) * step, 8)));
+}
+
 pub fn ev(e: Event) -> Record {
     Record::Event(e)
 }

@@ -4,9 +4,8 @@
 //! page per round at most.
 
 use super::WorkloadInfo;
-use crate::record::{Access, Record};
+use crate::record::Record;
 use crate::source::RecordSource;
-use tlblab_types::{AccessKind, ThreadId, VirtAddr};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "sequential",
@@ -47,15 +46,7 @@ impl Sequential {
 impl RecordSource for Sequential {
     fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String> {
         let n = (self.total - self.next).min(max as u64);
-        for i in self.next..self.next + n {
-            let va = self.base + (i % self.words) * 8;
-            out.push(Record::Access(Access::new(
-                ThreadId(0),
-                AccessKind::Load,
-                VirtAddr(va),
-                8,
-            )));
-        }
+        super::gen::cyclic_loads(out, self.next, n, self.base, self.words, 8);
         self.next += n;
         Ok(n as usize)
     }

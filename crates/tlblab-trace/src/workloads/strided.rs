@@ -5,9 +5,8 @@
 //! 68k-benchmarks (§4.3) without their flush/migrate steps.
 
 use super::WorkloadInfo;
-use crate::record::{Access, Record};
+use crate::record::Record;
 use crate::source::RecordSource;
-use tlblab_types::{AccessKind, ThreadId, VirtAddr};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "strided",
@@ -57,15 +56,7 @@ impl RecordSource for Strided {
     fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String> {
         let total = self.pages * self.rounds;
         let n = (total - self.next).min(max as u64);
-        for i in self.next..self.next + n {
-            let va = self.base + (i % self.pages) * self.stride;
-            out.push(Record::Access(Access::new(
-                ThreadId(0),
-                AccessKind::Load,
-                VirtAddr(va),
-                8,
-            )));
-        }
+        super::gen::cyclic_loads(out, self.next, n, self.base, self.pages, self.stride);
         self.next += n;
         Ok(n as usize)
     }

@@ -147,21 +147,17 @@ def throttle(quick: bool) -> dict[str, float]:
     m = machine()
     name, wl, region = next((n, w, r) for n, w, r in _workloads(quick) if n == "graph500_bfs")
     base = _run(m, wl, None)
-    nops = [0, 100, 1000]
-    sleeps = [10, 100, 1000]
+    # (the helper's parameter, its row label, the spread's label, the values tried)
+    knobs = [("nops", "nops", "nop_spread", [0, 100, 1000]),
+             ("sleep_us", "sleep", "sleep_spread", [10, 100, 1000])]
     for mode in ("user", "kernel"):
-        vals = []
-        for n in nops:
-            v = _effect(m, wl, region, f"mode={mode},stride=8,nops={n}", base)["speedup"]
-            out[f"{mode}/nops{n}"] = v
-            vals.append(v)
-        out[f"{mode}/nop_spread"] = max(vals) - min(vals)
-        vals = []
-        for s in sleeps:
-            v = _effect(m, wl, region, f"mode={mode},stride=8,sleep_us={s}", base)["speedup"]
-            out[f"{mode}/sleep{s}"] = v
-            vals.append(v)
-        out[f"{mode}/sleep_spread"] = max(vals) - min(vals)
+        for param, label, spread, values in knobs:
+            vals = []
+            for v in values:
+                speedup = _effect(m, wl, region, f"mode={mode},stride=8,{param}={v}", base)["speedup"]
+                out[f"{mode}/{label}{v}"] = speedup
+                vals.append(speedup)
+            out[f"{mode}/{spread}"] = max(vals) - min(vals)
     return out
 
 
