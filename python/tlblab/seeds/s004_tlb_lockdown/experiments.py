@@ -119,8 +119,9 @@ def _scenario_run(prog: str, cores: int, quick: bool) -> tuple[str, dict[str, fl
 
 
 def _walk_cost(stall: dict[str, float], unit: dict) -> float:
-    """The main TLB's stall cycles per main-TLB miss of the unit's data references."""
-    misses = unit["data_tlb_misses"][-1] if "data_tlb_misses" in unit else unit["tlb"][-1]["misses"]
+    """The main TLB's data stall cycles per main-TLB miss of the unit (the unified main TLB's
+    misses of both sides: the PMU-free model counts them together)."""
+    misses = unit["tlb"][-1]["misses"]
     return stall["main"] / misses if misses else 0.0
 
 

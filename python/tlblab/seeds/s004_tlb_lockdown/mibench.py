@@ -141,9 +141,10 @@ def _corunner_argv(name: str, d: Path) -> list[str]:
     raise UserError(f"mibench: unknown background program '{name}' (expected one of {', '.join(CORUNNERS)})")
 
 
-def capture_corunner(name: str, *, valgrind: str = "valgrind", cache: Path = CACHE) -> Path:
-    """The Lackey capture of background program `name` (its whole run on its generated input),
-    cached by the program's bytes, its input, and Valgrind's version."""
+def capture_corunner(name: str, *, limit: int = 0, valgrind: str = "valgrind", cache: Path = CACHE) -> Path:
+    """The Lackey capture of background program `name` (its whole run on its generated input, or
+    its first `limit` references), cached by the program's bytes, its input, the limit and
+    Valgrind's version."""
     import tempfile
 
     from tlblab.trace import record
@@ -156,7 +157,7 @@ def capture_corunner(name: str, *, valgrind: str = "valgrind", cache: Path = CAC
         d = Path(tmp)
         _corunner_inputs(d)
         inputs = b"".join((d / f).read_bytes() for f in ("input_small.ppm", "input_small.jpg", "small.man"))
-        key = content_digest(Path(tool).read_bytes(), inputs, name,
+        key = content_digest(Path(tool).read_bytes(), inputs, name, str(limit),
                              tool_version([valgrind, "--version"], "mibench"), CAPTURE_VERSION)
         out = Path(cache) / f"bg-{name}-{key}.tlbt"
         if out.is_file():
@@ -166,7 +167,7 @@ def capture_corunner(name: str, *, valgrind: str = "valgrind", cache: Path = CAC
 
         def capture_to(tmpfile: str) -> None:
             try:
-                record(argv, tmpfile, valgrind=valgrind, stdout=os.devnull, tool="lackey")
+                record(argv, tmpfile, limit=limit or None, valgrind=valgrind, stdout=os.devnull, tool="lackey")
             except ValueError as e:
                 raise UserError(f"mibench: capturing {' '.join(argv)}: {e}")
 
@@ -199,17 +200,18 @@ def relocations_32(capture_path: Path) -> list[tuple[int, int, int]]:
 SCENARIO_TURN = 256
 
 
-def scenario(name: str, cores: int, *, limit: int = 0, cache: Path = CACHE) -> Path:
+def scenario(name: str, cores: int, *, limit: int = 0, corunner_limit: int = 0, cache: Path = CACHE) -> Path:
     """Seed 004 §V.1's scenario around real-time program `name` as one trace: on core 0 cjpeg,
     djpeg, then the program (process 0); with `cores` = 4, cores 1-3 loop cjpeg, djpeg and
-    typeset (core c starts at program c - 1 of the three), each run a new process. Cached by
-    the captures' names (content hashes) and the composition's parameters."""
+    typeset (core c starts at program c - 1 of the three), each run a new process. `limit` and
+    `corunner_limit` bound the captures (0: whole runs). Cached by the captures' names (content
+    hashes) and the composition's parameters."""
     from tlblab import _native
 
     if cores not in (1, 4):
         raise UserError(f"mibench: the seed's scenarios have 1 or 4 cores, not {cores}")
     rt = capture(name, limit=limit, cache=cache)
-    bg = {b: capture_corunner(b, cache=cache) for b in CORUNNERS}
+    bg = {b: capture_corunner(b, limit=corunner_limit, cache=cache) for b in CORUNNERS}
 
     def prog(p: Path) -> tuple[str, list[tuple[int, int, int]]]:
         return (str(p), relocations_32(p))
