@@ -305,13 +305,16 @@ fn rt_replay_write(
     }))
 }
 
+/// One core's plan from Python: ((capture path, relocations (lo, hi, delta)) per program, repeat).
+type PyCorePlan = (Vec<(String, Vec<(u64, u64, i64)>)>, bool);
+
 /// corun_write(plans, chunk, address_bits, output) -> JSON summary: writes captured programs
 /// run side by side on several cores as one trace (`workloads::corun`; seed 004 §V.1).
 /// `plans[c]` = (programs, repeat), each program (capture path, relocations (lo, hi, delta)).
 #[pyfunction]
 fn corun_write(
     py: Python<'_>,
-    plans: Vec<(Vec<(String, Vec<(u64, u64, i64)>)>, bool)>,
+    plans: Vec<PyCorePlan>,
     chunk: usize,
     address_bits: u32,
     output: String,
