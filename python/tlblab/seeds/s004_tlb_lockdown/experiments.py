@@ -113,7 +113,10 @@ def _scenario_run(prog: str, cores: int, quick: bool) -> tuple[str, dict[str, fl
     """Seed 004 §V.1's scenario on `cores` cores (mibench.scenario: cjpeg, djpeg, then the
     program on core 0; on four cores cores 1-3 loop cjpeg, djpeg and typeset): the trace, the
     program's (process 0's) stall cycles per level without lockdown, and its statistics."""
-    trace = str(mibench.scenario(prog, cores, limit=QUICK_REFERENCES if quick else 0))
+    # --quick bounds the background captures too (troff's whole run is 146 M references, a
+    # capture of minutes): their programs then end, and start again as new processes, sooner.
+    bound = QUICK_REFERENCES if quick else 0
+    trace = str(mibench.scenario(prog, cores, limit=bound, corunner_limit=bound))
     r = simulate(A9, trace, technique="lockdown:process=0", stall_cycles=True, os=OS)
     return trace, r.stall_cycles("process 0"), r.stats["processes"]["0"]
 
