@@ -37,3 +37,35 @@ def test_given_a_bounded_capture_when_asked_twice_then_the_second_is_the_cached_
 def test_given_an_unknown_program_then_one_message_names_the_choices(tmp_path):
     with pytest.raises(UserError, match="unknown program 'gzip'.*basicmath, qsort, susan"):
         mibench.capture("gzip", cache=tmp_path)
+
+
+def test_given_the_four_core_scenario_then_core0_runs_the_program_last_beside_three_looping_cores(tmp_path):
+    # Seed 004 §V.1: core 0 runs cjpeg, djpeg, then the real-time program (process 0); cores 1-3
+    # loop cjpeg, djpeg and typeset, each run a new process. Bounded captures keep it short.
+    if not (shutil.which("cjpeg") and shutil.which("troff")):
+        pytest.skip("cjpeg/troff not installed (scripts/debian-packages.txt)")
+    four = mibench.scenario("basicmath", 4, limit=20_000, corunner_limit=5_000, cache=tmp_path)
+    one = mibench.scenario("basicmath", 1, limit=20_000, corunner_limit=5_000, cache=tmp_path)
+    assert mibench.scenario("basicmath", 4, limit=20_000, corunner_limit=5_000, cache=tmp_path) == four
+    r4 = tlblab.simulate("cortex-a9", str(four), stall_cycles=True, os={"fault_kernel_pages": 4})
+    r1 = tlblab.simulate("cortex-a9", str(one), stall_cycles=True, os={"fault_kernel_pages": 4})
+    rt = info(mibench.capture("basicmath", limit=20_000, cache=tmp_path))["accesses"]["total"]
+    # The program is process 0 in both, whole; the cores advance at one rate, so while it runs
+    # (after 10,000 references of cjpeg and djpeg on core 0) each other core runs as many.
+    assert r4.stats["processes"]["0"]["references"] == r1.stats["processes"]["0"]["references"] == rt
+    assert r1.stats["cores"][0]["references"] == rt + 10_000
+    assert all(c["references"] == 0 for c in r1.stats["cores"][1:])
+    assert all(c["references"] >= rt for c in r4.stats["cores"][1:])
+    # 5,000-reference co-runners end many times: every run is a process of its own.
+    assert len(r4.stats["processes"]) > 3 * (rt // 5_000)
+    assert not list(tmp_path.glob(".*")), "no partial file is left behind"
+
+
+def test_given_a_64_bit_capture_then_its_stack_moves_below_the_3_gib_split(tmp_path):
+    if not shutil.which("cjpeg"):
+        pytest.skip("cjpeg not installed (scripts/debian-packages.txt)")
+    t = mibench.capture_corunner("cjpeg", limit=5_000, cache=tmp_path)
+    [(lo, hi, delta)] = mibench.relocations_32(t)
+    assert lo >= 1 << 32 and hi == (1 << 64) - 1
+    top = max(int(m["end"], 16) for m in info(t)["mappings"])
+    assert top + delta == mibench.STACK_TOP_32

@@ -305,6 +305,61 @@ fn rt_replay_write(
     }))
 }
 
+/// One core's plan from Python: ((capture path, relocations (lo, hi, delta)) per program, repeat).
+type PyCorePlan = (Vec<(String, Vec<(u64, u64, i64)>)>, bool);
+
+/// corun_write(plans, chunk, address_bits, output) -> JSON summary: writes captured programs
+/// run side by side on several cores as one trace (`workloads::corun`; seed 004 §V.1).
+/// `plans[c]` = (programs, repeat), each program (capture path, relocations (lo, hi, delta)).
+#[pyfunction]
+fn corun_write(
+    py: Python<'_>,
+    plans: Vec<PyCorePlan>,
+    chunk: usize,
+    address_bits: u32,
+    output: String,
+) -> PyResult<String> {
+    use tlblab_trace::workloads::corun::{CorePlan, Corun, Program};
+    use tlblab_trace::workloads::rt_replay::Relocation;
+    watch::start();
+    watch::finish(py.detach(move || -> Result<String, String> {
+        let described: Vec<_> = plans
+            .iter()
+            .map(|(progs, repeat)| {
+                json!({"programs": progs.iter().map(|(p, r)| json!({"capture": p, "relocations": r}))
+                    .collect::<Vec<_>>(), "repeat": repeat})
+            })
+            .collect();
+        let plans: Vec<CorePlan> = plans
+            .into_iter()
+            .map(|(progs, repeat)| CorePlan {
+                programs: progs
+                    .into_iter()
+                    .map(|(p, rel)| Program {
+                        capture: PathBuf::from(p),
+                        relocations: rel
+                            .into_iter()
+                            .map(|(lo, hi, delta)| Relocation { lo, hi, delta })
+                            .collect(),
+                    })
+                    .collect(),
+                repeat,
+            })
+            .collect();
+        let corun = Corun::new(plans, chunk, address_bits)?;
+        let mut src = watch::Watched::new(corun, None);
+        let meta = json!({
+            "program": "workload:corun",
+            "workload": {"name": "corun", "cores": described, "chunk": chunk},
+            "page_size": 4096,
+            "regions": [],
+        });
+        let s = write_source(&mut src, &PathBuf::from(output), &meta, WriterOptions::default())
+            .map_err(|e| e.message)?;
+        Ok(s.to_json().to_string())
+    }))
+}
+
 /// decode_bench(path, repeats) -> JSON: records and seconds per full sequential read, one thread,
 /// records materialized into a reused batch buffer as the engine receives them.
 #[pyfunction]
@@ -362,5 +417,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workload_generate, m)?)?;
     m.add_function(wrap_pyfunction!(trace_decode_bench, m)?)?;
     m.add_function(wrap_pyfunction!(rt_replay_write, m)?)?;
+    m.add_function(wrap_pyfunction!(corun_write, m)?)?;
     Ok(())
 }

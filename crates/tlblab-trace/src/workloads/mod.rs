@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 pub mod bw_ipc;
 pub mod chase;
+pub mod corun;
 pub mod extreme;
 pub mod gapbs_bc;
 pub mod gen;

@@ -76,7 +76,7 @@ pub struct Relocation {
     pub delta: i64,
 }
 
-fn relocate(a: u64, rel: &[Relocation]) -> u64 {
+pub(crate) fn relocate(a: u64, rel: &[Relocation]) -> u64 {
     for r in rel {
         if a >= r.lo && a < r.hi {
             return a.wrapping_add(r.delta as u64);

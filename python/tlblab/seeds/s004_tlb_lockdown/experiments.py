@@ -37,15 +37,16 @@ OS = {"fault_kernel_pages": FAULT_KERNEL_PAGES}
 
 @lru_cache(maxsize=None)
 def _program(prog: str, quick: bool) -> dict[str, float]:
-    """One program's numbers (one deterministic run; the machine's other cores idle)."""
-    trace = str(mibench.capture(prog, limit=QUICK_REFERENCES if quick else 0))
+    """One program's numbers in seed 004 §V.1's single-core scenario (cjpeg, djpeg, then the
+    program on one core; `_scenario_run`), the pages chosen on the program's run alone (§IV)."""
+    alone = str(mibench.capture(prog, limit=QUICK_REFERENCES if quick else 0))
     out: dict[str, float] = {}
-    # seed 004 §IV: the program's data accesses over its whole run, pages ranked (loads + stores).
-    rows = profile(trace, process=0)
+    # seed 004 §IV: the program's data accesses over its whole run, pages ranked (loads + stores);
+    # the seed profiles the program by itself, so the ranking is of its run alone.
+    rows = profile(alone, process=0)
     geom = ld.geometry(A9)
     pages = ld.most_frequent(rows, 4, process=0, geom=geom)
-    r = simulate(A9, trace, technique="lockdown:process=0", stall_cycles=True, os=OS)
-    base = r.stall_cycles("process 0")
+    trace, base, unit = _scenario_run(prog, 1, quick)
     locked = ld.stall_of(A9, trace, pages, process=0, os=OS)
     for lvl, name in (("micro", "uTLB-D"), ("main", "main")):
         b, w = base[name], locked[name]
@@ -53,31 +54,49 @@ def _program(prog: str, quick: bool) -> dict[str, float]:
         out[f"{prog}/{lvl}_locked"] = w
         out[f"{prog}/decreased_{lvl}"] = b - w
         out[f"{prog}/{lvl}_reduction"] = (b - w) / b if b else 0.0
-    refs = r.summary()["references"]
-    out[f"{prog}/references"] = float(refs)
-    out[f"{prog}/cycles"] = float(r.cycles)
-    out[f"{prog}/stall_share"] = (base["uTLB-D"] + base["main"]) / r.cycles if r.cycles else 0.0
+    # The program's own references and cycles (process 0), not cjpeg's and djpeg's before it.
+    cycles = float(unit["cycles"])
+    out[f"{prog}/references"] = float(unit["references"])
+    out[f"{prog}/cycles"] = cycles
+    out[f"{prog}/stall_share"] = (base["uTLB-D"] + base["main"]) / cycles if cycles else 0.0
     out[f"{prog}/data_pages"] = float(sum(1 for x in rows if x["loads"] + x["stores"]))
-    out[f"{prog}/page_faults"] = float(r.total["page_faults"])
+    out[f"{prog}/page_faults"] = float(unit.get("page_faults", 0))
     candidates = 5  # C(5, 4) = 5 subsets: an exhaustive search that fits a whole run's budget
     sel = ld.simulation_guided(A9, trace, rows, 4, process=0, candidates=candidates, os=OS)
     out[f"{prog}/guided_gain"] = sel.gain_over_frequent
     out[f"{prog}/guided_simulations"] = sel.simulations
     out[f"{prog}/frequent_stall"] = sel.frequent
     out[f"{prog}/guided_stall"] = sel.guided
-    # Held out: the guided search sees only the first half of the run (its profile and its
-    # simulations); its set is then charged over the whole run, against the best set the search
-    # finds with the whole run in view (the optimum among its candidates).
-    half = int(refs) // 2
-    first = _profile_prefix(trace, half)
-    held = ld.simulation_guided(A9, trace, first, 4, process=0, candidates=candidates,
+    # Held out: the guided search sees only the first half of the program's run alone (its
+    # profile and its simulations); its set is then charged over the whole single-core scenario,
+    # against the best set the search finds with the whole scenario in view (the optimum among
+    # its candidates).
+    half = _references(alone) // 2
+    first = _profile_prefix(alone, half)
+    held = ld.simulation_guided(A9, alone, first, 4, process=0, candidates=candidates,
                                 max_references=half, os=OS)
     held_whole = sum(ld.stall_of(A9, trace, held.pages, process=0, os=OS).values())
     best = min(sel.evaluated.values())
     removable = sel.baseline - best
     out[f"{prog}/heldout_stall"] = held_whole
     out[f"{prog}/heldout_reach"] = (sel.baseline - held_whole) / removable if removable else 1.0
+    _SELECTIONS[(prog, quick)] = (rows, pages, held.pages)
     return out
+
+
+def _references(trace: str) -> int:
+    """The number of references the engine simulates for a capture: its accesses, a
+    page-crossing access counting once per page (as `simulate`'s summary counts them)."""
+    from tlblab.trace import info
+
+    i = info(trace)
+    return int(i["accesses"]["total"]) + int(i["page_crossing_accesses"])
+
+
+# (program, quick) -> (its page profile, the 4 most-accessed pages, the guided set chosen on the
+# first half of its run alone): what Table 3's four-core runs lock (the seed profiles each
+# program alone, §IV, and locks the same pages in both scenarios).
+_SELECTIONS: dict[tuple[str, bool], tuple[list[dict], list[int], list[int]]] = {}
 
 
 def _profile_prefix(trace: str, n: int) -> list[dict]:
@@ -93,26 +112,80 @@ def _profile_prefix(trace: str, n: int) -> list[dict]:
         return profile(part, process=0)
 
 
-def _table(cores: int, quick: bool) -> dict[str, float]:
+def table2(quick: bool) -> dict[str, float]:
+    """Table 2: seed 004 §V.1's single-core scenario (cjpeg, djpeg, then the real-time program on
+    one core); Table 3 is the same with cores 1-3 busy."""
     out: dict[str, float] = {}
     for prog in PROGRAMS:
         out.update(_program(prog, quick))
     return out
 
 
-def table2(quick: bool) -> dict[str, float]:
-    """Table 2: one core, the real-time program's whole run."""
-    return _table(1, quick)
+@lru_cache(maxsize=None)
+def _scenario_run(prog: str, cores: int, quick: bool) -> tuple[str, dict[str, float], dict]:
+    """Seed 004 §V.1's scenario on `cores` cores (mibench.scenario: cjpeg, djpeg, then the
+    program on core 0; on four cores cores 1-3 loop cjpeg, djpeg and typeset): the trace, the
+    program's (process 0's) stall cycles per level without lockdown, and its statistics."""
+    # --quick bounds the background captures too (troff's whole run is 146 M references, a
+    # capture of minutes): their programs then end, and start again as new processes, sooner.
+    bound = QUICK_REFERENCES if quick else 0
+    trace = str(mibench.scenario(prog, cores, limit=bound, corunner_limit=bound))
+    r = simulate(A9, trace, technique="lockdown:process=0", stall_cycles=True, os=OS)
+    return trace, r.stall_cycles("process 0"), r.stats["processes"]["0"]
+
+
+def _walk_cost(stall: dict[str, float], unit: dict) -> float:
+    """The main TLB's data stall cycles per main-TLB miss of the unit (the unified main TLB's
+    misses of both sides: the PMU-free model counts them together)."""
+    misses = unit["tlb"][-1]["misses"]
+    return stall["main"] / misses if misses else 0.0
 
 
 def table3(quick: bool) -> dict[str, float]:
-    """Table 3: the four-core scenario. tlblab has no captures of the background programs
-    running beside the real-time one (cores 1-3 idle), so its numbers are Table 2's;
-    `multi_over_single` says so (seed §VI: multi-core stalls about 20% higher)."""
-    out = _table(4, quick)
-    single = table2(quick)
+    """Table 3: seed 004 §V.1's four-core scenario. Core 0 runs cjpeg, djpeg and then the
+    real-time program while cores 1-3 loop cjpeg, djpeg and typeset (captured Debian programs,
+    mibench.capture_corunner), the cores in turns of mibench.SCENARIO_TURN references, sharing
+    the L2; the program locks the pages Table 2's profile chose (the seed profiles each program
+    alone). `multi_over_single` compares the program's stalls with the single-core scenario of
+    §V.1 (cjpeg, djpeg, then the program, on one core), so the difference is the co-runners'."""
+    out: dict[str, float] = {}
     for prog in PROGRAMS:
-        s = single[f"{prog}/micro_base"] + single[f"{prog}/main_base"]
-        m = out[f"{prog}/micro_base"] + out[f"{prog}/main_base"]
+        _program(prog, quick)
+        rows, pages, held_pages = _SELECTIONS[(prog, quick)]
+        trace, base, unit = _scenario_run(prog, 4, quick)
+        _, single, single_unit = _scenario_run(prog, 1, quick)
+        locked = ld.stall_of(A9, trace, pages, process=0, os=OS)
+        for lvl, name in (("micro", "uTLB-D"), ("main", "main")):
+            b, w = base[name], locked[name]
+            out[f"{prog}/{lvl}_base"] = b
+            out[f"{prog}/{lvl}_locked"] = w
+            out[f"{prog}/decreased_{lvl}"] = b - w
+            out[f"{prog}/{lvl}_reduction"] = (b - w) / b if b else 0.0
+        cycles = float(unit["cycles"])
+        out[f"{prog}/references"] = float(unit["references"])
+        out[f"{prog}/cycles"] = cycles
+        out[f"{prog}/stall_share"] = (base["uTLB-D"] + base["main"]) / cycles if cycles else 0.0
+        out[f"{prog}/page_faults"] = float(unit.get("page_faults", 0))
+        s = single["uTLB-D"] + single["main"]
+        m = base["uTLB-D"] + base["main"]
+        out[f"{prog}/single_scenario_stall"] = float(s)
+        out[f"{prog}/multi_scenario_stall"] = float(m)
         out[f"{prog}/multi_over_single"] = m / s if s else 1.0
+        w1, w4 = _walk_cost(single, single_unit), _walk_cost(base, unit)
+        out[f"{prog}/walk_cost_single"] = w1
+        out[f"{prog}/walk_cost_multi"] = w4
+        out[f"{prog}/walk_cost_multi_over_single"] = w4 / w1 if w1 else 1.0
+        candidates = 5
+        sel = ld.simulation_guided(A9, trace, rows, 4, process=0, candidates=candidates, os=OS)
+        out[f"{prog}/guided_gain"] = sel.gain_over_frequent
+        out[f"{prog}/guided_simulations"] = sel.simulations
+        out[f"{prog}/frequent_stall"] = sel.frequent
+        out[f"{prog}/guided_stall"] = sel.guided
+        # Held out twice over: the set the guided search chose seeing only the first half of the
+        # program's run, alone on one core (Table 2's), charged over the whole four-core run.
+        held_whole = sum(ld.stall_of(A9, trace, held_pages, process=0, os=OS).values())
+        best = min(sel.evaluated.values())
+        removable = sel.baseline - best
+        out[f"{prog}/heldout_stall"] = held_whole
+        out[f"{prog}/heldout_reach"] = (sel.baseline - held_whole) / removable if removable else 1.0
     return out

@@ -102,6 +102,133 @@ def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
     return out
 
 
+# Seed 004 §V.1's background programs (SCHED_OTHER, Table 1's Consumer category): the Debian
+# programs docs/traces.md stands in for MiBench's (cjpeg and djpeg from libjpeg-turbo-progs, the
+# IJG code MiBench's consumer/jpeg is built from; troff from groff-base for typeset, as Lout is
+# not packaged). They are Debian's 64-bit binaries: their captures' stacks lie above 4 GiB and
+# are moved into the 32-bit layout when composed (`scenario`).
+CORUNNER_INPUT_W, CORUNNER_INPUT_H = 256, 192   # MiBench consumer/jpeg's small input size
+CORUNNERS = ("cjpeg", "djpeg", "typeset")
+# ARM Linux's user stack lies just below the 3 GiB split (PAGE_OFFSET 0xc0000000; seed 004
+# Fig. 3's stack mapping ends at 0xbe000000): a 64-bit capture's high mappings end here.
+STACK_TOP_32 = 0xbf00_0000
+
+
+def _corunner_inputs(d: Path) -> None:
+    """The background programs' inputs, generated deterministically into `d`."""
+    w, h = CORUNNER_INPUT_W, CORUNNER_INPUT_H
+    pixels = bytes(((x * 7 + y * 3 + (x * y) % 17) & 255) for y in range(h) for x in range(w) for _ in range(3))
+    (d / "input_small.ppm").write_bytes(f"P6 {w} {h} 255\n".encode() + pixels)
+    r = subprocess.run(["cjpeg", "-outfile", str(d / "input_small.jpg"), str(d / "input_small.ppm")],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise UserError(f"mibench: cjpeg failed on the generated image (libjpeg-turbo-progs missing?): {r.stderr.strip()}")
+    words = ("translation", "lookaside", "buffer", "page", "walk", "entry", "lockdown", "core")
+    lines = [".TH DOC 1", ".SH NAME", "doc \\- a generated manual page", ".SH DESCRIPTION"]
+    for i in range(60):
+        lines += [".PP", f"Paragraph {i}. " + " ".join(words[(i * 7 + j * 3) % len(words)] for j in range(60))]
+    (d / "small.man").write_text("\n".join(lines) + "\n")
+
+
+def _corunner_argv(name: str, d: Path) -> list[str]:
+    if name == "cjpeg":
+        return ["cjpeg", "-outfile", str(d / "out.jpg"), str(d / "input_small.ppm")]
+    if name == "djpeg":
+        return ["djpeg", "-outfile", str(d / "out.ppm"), str(d / "input_small.jpg")]
+    if name == "typeset":
+        # troff itself (the groff driver only forks troff and grotty, which Valgrind would not follow).
+        return ["troff", "-man", "-Tutf8", str(d / "small.man")]
+    raise UserError(f"mibench: unknown background program '{name}' (expected one of {', '.join(CORUNNERS)})")
+
+
+def capture_corunner(name: str, *, limit: int = 0, valgrind: str = "valgrind", cache: Path = CACHE) -> Path:
+    """The Lackey capture of background program `name` (its whole run on its generated input, or
+    its first `limit` references), cached by the program's bytes, its input, the limit and
+    Valgrind's version."""
+    import tempfile
+
+    from tlblab.trace import record
+
+    tool = shutil.which(_corunner_argv(name, Path("."))[0])
+    if tool is None:
+        raise UserError(f"mibench: background program '{name}' is not installed "
+                        "(scripts/debian-packages.txt: libjpeg-turbo-progs, groff-base)")
+    with tempfile.TemporaryDirectory(prefix="tlblab-mibench-") as tmp:
+        d = Path(tmp)
+        _corunner_inputs(d)
+        inputs = b"".join((d / f).read_bytes() for f in ("input_small.ppm", "input_small.jpg", "small.man"))
+        key = content_digest(Path(tool).read_bytes(), inputs, name, str(limit),
+                             tool_version([valgrind, "--version"], "mibench"), CAPTURE_VERSION)
+        out = Path(cache) / f"bg-{name}-{key}.tlbt"
+        if out.is_file():
+            return out
+        out.parent.mkdir(parents=True, exist_ok=True)
+        argv = _corunner_argv(name, d)
+
+        def capture_to(tmpfile: str) -> None:
+            try:
+                record(argv, tmpfile, limit=limit or None, valgrind=valgrind, stdout=os.devnull, tool="lackey")
+            except ValueError as e:
+                raise UserError(f"mibench: capturing {' '.join(argv)}: {e}")
+
+        atomic_write(out, capture_to)
+        return out
+
+
+def relocations_32(capture_path: Path) -> list[tuple[int, int, int]]:
+    """Where a 64-bit capture's addresses above 4 GiB (Valgrind's amd64 client stack, about
+    0x1fff000000) move in a 32-bit layout: all of them by one distance, so that their highest
+    page ends at STACK_TOP_32; an error if they would then overlap the capture's low addresses."""
+    from tlblab.trace import info
+
+    maps = [(int(m["start"], 16), int(m["end"], 16)) for m in info(str(capture_path))["mappings"]]
+    high = [m for m in maps if m[1] > 1 << 32]
+    if not high:
+        return []
+    lo_high = min(a for a, _ in high)
+    hi_high = max(b for _, b in high)
+    delta = STACK_TOP_32 - hi_high
+    top_low = max((b for _, b in maps if b <= 1 << 32), default=0)
+    if lo_high + delta < top_low:
+        raise UserError(f"mibench: {capture_path}: its mappings above 4 GiB span {hi_high - lo_high:#x} bytes "
+                        f"and do not fit between {top_low:#x} and {STACK_TOP_32:#x}")
+    return [(lo_high, (1 << 64) - 1, delta)]
+
+
+# Turns of the composed scenario: each core runs this many references before the next core's
+# turn (all cores at one reference rate; the shared L2 sees their references interleaved).
+SCENARIO_TURN = 256
+
+
+def scenario(name: str, cores: int, *, limit: int = 0, corunner_limit: int = 0, cache: Path = CACHE) -> Path:
+    """Seed 004 §V.1's scenario around real-time program `name` as one trace: on core 0 cjpeg,
+    djpeg, then the program (process 0); with `cores` = 4, cores 1-3 loop cjpeg, djpeg and
+    typeset (core c starts at program c - 1 of the three), each run a new process. `limit` and
+    `corunner_limit` bound the captures (0: whole runs). Cached by the captures' names (content
+    hashes) and the composition's parameters."""
+    from tlblab import _native
+
+    if cores not in (1, 4):
+        raise UserError(f"mibench: the seed's scenarios have 1 or 4 cores, not {cores}")
+    rt = capture(name, limit=limit, cache=cache)
+    bg = {b: capture_corunner(b, limit=corunner_limit, cache=cache) for b in CORUNNERS}
+
+    def prog(p: Path) -> tuple[str, list[tuple[int, int, int]]]:
+        return (str(p), relocations_32(p))
+
+    plans = [([prog(bg["cjpeg"]), prog(bg["djpeg"]), prog(rt)], False)]
+    order = list(CORUNNERS)
+    for c in range(1, cores):
+        k = (c - 1) % 3
+        plans.append(([prog(bg[b]) for b in order[k:] + order[:k]], True))
+    key = content_digest(repr(plans), str(SCENARIO_TURN), CAPTURE_VERSION)
+    out = Path(cache) / f"scenario-{PROGRAMS[name].source}-{cores}core-{key}.tlbt"
+    if out.is_file():
+        return out
+    atomic_write(out, lambda tmp: _native.corun_write(plans, SCENARIO_TURN, 32, tmp))
+    return out
+
+
 def _program(name: str) -> Program:
     if name not in PROGRAMS:
         raise UserError(f"mibench: unknown program '{name}' (expected one of {', '.join(PROGRAMS)})")

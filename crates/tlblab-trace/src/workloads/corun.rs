@@ -1,0 +1,432 @@
+//! Captured programs run side by side on several cores, each core running its own list of
+//! programs one after another (seed 004 §V.1's scenarios: on one core cjpeg, djpeg and then the
+//! real-time program; on four, the same on core 0 while cores 1-3 loop cjpeg, djpeg and typeset).
+//!
+//! Each core has a plan: a list of single-thread captures (no events: Lackey's captures), run in
+//! order, and looped when the plan says so. Every run of a program is a process of its own (a
+//! new `exec`: a new address space, so its pages fault again), and its one thread has the
+//! process's number. The final program of core 0's plan is process 0, thread 0 (the program
+//! whose statistics a study reads); the others are numbered from 1 in the order they start. A
+//! program's end is its thread's `ThreadExit` and a `ContextSwitch` on its core to the next.
+//!
+//! The cores advance in turns of `chunk` references each (round robin in core order): the
+//! cores run at one reference rate, the accesses of each core in program order, and the shared
+//! levels (the L2) see them interleaved. The composition ends when core 0's plan ends (core 0's
+//! plan must not loop). A program's addresses move by its relocations (a 64-bit capture's stack
+//! into a 32-bit layout), and every address must then fit `address_bits`.
+
+use super::rt_replay::{relocate, Relocation};
+use crate::record::{Event, Record};
+use crate::source::RecordSource;
+use std::path::PathBuf;
+use tlblab_types::{CoreId, ThreadId, VirtAddr};
+
+/// One program of a core's plan: its capture and where its addresses move.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub capture: PathBuf,
+    pub relocations: Vec<Relocation>,
+}
+
+/// What one core runs: `programs` in order; again from the first when `repeat`.
+#[derive(Clone, Debug)]
+pub struct CorePlan {
+    pub programs: Vec<Program>,
+    pub repeat: bool,
+}
+
+struct Running {
+    src: Box<dyn RecordSource + Send>,
+    name: String,
+    thread: u32,
+    relocations: Vec<Relocation>,
+    /// Records of this run read so far (for errors).
+    read: u64,
+}
+
+struct Core {
+    plan: CorePlan,
+    /// Index in `plan.programs` of the program running (or next to run).
+    step: usize,
+    running: Option<Running>,
+    done: bool,
+}
+
+/// The composition (see the module comment); a `RecordSource`.
+pub struct Corun {
+    cores: Vec<Core>,
+    chunk: usize,
+    address_limit: u64,
+    next_process: u32,
+    started: bool,
+    finished: bool,
+    turn: usize,
+    buf: Vec<Record>,
+    pos: usize,
+    scratch: Vec<Record>,
+}
+
+impl Corun {
+    /// `plans[c]` is core c's plan; an empty plan leaves its core idle.
+    pub fn new(plans: Vec<CorePlan>, chunk: usize, address_bits: u32) -> Result<Self, String> {
+        if plans.is_empty() || plans[0].programs.is_empty() {
+            return Err("corun: core 0 has no programs (its plan's end ends the run)".into());
+        }
+        if plans[0].repeat {
+            return Err("corun: core 0's plan must not repeat (its end ends the run)".into());
+        }
+        if plans.len() > u16::MAX as usize {
+            return Err(format!(
+                "corun: {} cores given (at most 65535)",
+                plans.len()
+            ));
+        }
+        if chunk == 0 {
+            return Err("corun: the turn's length (chunk) must be at least one reference".into());
+        }
+        if !(12..=64).contains(&address_bits) {
+            return Err(format!(
+                "corun: address_bits must be 12..64, not {address_bits}"
+            ));
+        }
+        for (c, p) in plans.iter().enumerate() {
+            for prog in &p.programs {
+                if !prog.capture.is_file() {
+                    return Err(format!(
+                        "corun: core {c}: capture {} not found",
+                        prog.capture.display()
+                    ));
+                }
+            }
+        }
+        Ok(Corun {
+            cores: plans
+                .into_iter()
+                .map(|plan| Core {
+                    done: plan.programs.is_empty(),
+                    plan,
+                    step: 0,
+                    running: None,
+                })
+                .collect(),
+            chunk,
+            address_limit: if address_bits == 64 {
+                u64::MAX
+            } else {
+                (1u64 << address_bits) - 1
+            },
+            next_process: 1,
+            started: false,
+            finished: false,
+            turn: 0,
+            buf: Vec::new(),
+            pos: 0,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Starts core `c`'s program at `step`: its process number, `ThreadStart` and the switch.
+    fn start(&mut self, c: usize, from: Option<u32>, out: &mut Vec<Record>) -> Result<(), String> {
+        let core = &mut self.cores[c];
+        let last_of_core0 = c == 0 && core.step + 1 == core.plan.programs.len();
+        let thread = if last_of_core0 {
+            0
+        } else {
+            let t = self.next_process;
+            self.next_process += 1;
+            t
+        };
+        let prog = &core.plan.programs[core.step];
+        let (src, _meta, _fmt) = crate::convert::open_source(&prog.capture, None)?;
+        core.running = Some(Running {
+            src,
+            name: prog.capture.display().to_string(),
+            thread,
+            relocations: prog.relocations.clone(),
+            read: 0,
+        });
+        out.push(Record::Event(Event::ThreadStart {
+            thread: ThreadId(thread),
+            process: thread,
+        }));
+        out.push(Record::Event(Event::ContextSwitch {
+            core: CoreId(c as u16),
+            from: from.map(ThreadId).unwrap_or(crate::record::NO_THREAD),
+            to: ThreadId(thread),
+        }));
+        Ok(())
+    }
+
+    /// Core `c`'s next turn: up to `chunk` references of its program, and the program's end
+    /// (exit, the next program's start) when its capture ends within the turn.
+    fn turn(&mut self, c: usize, out: &mut Vec<Record>) -> Result<(), String> {
+        let mut left = self.chunk;
+        while left > 0 && !self.cores[c].done {
+            let limit = self.address_limit;
+            let core = &mut self.cores[c];
+            let run = core
+                .running
+                .as_mut()
+                .expect("a core that is not done runs a program");
+            self.scratch.clear();
+            let n = run.src.fill(&mut self.scratch, left)?;
+            for r in self.scratch.drain(..) {
+                run.read += 1;
+                match r {
+                    Record::Access(mut a) => {
+                        if a.thread.0 != 0 {
+                            return Err(format!(
+                                "corun: {}: record {}: access of thread {}; only single-thread captures (thread 0) are composed",
+                                run.name, run.read - 1, a.thread.0
+                            ));
+                        }
+                        let va = relocate(a.vaddr.0, &run.relocations);
+                        if va > limit {
+                            return Err(format!(
+                                "corun: {}: record {}: address {:#x} (relocated from {:#x}) does not fit the machine's {} address bits",
+                                run.name, run.read - 1, va, a.vaddr.0, 64 - limit.leading_zeros()
+                            ));
+                        }
+                        a.vaddr = VirtAddr(va);
+                        a.thread = ThreadId(run.thread);
+                        out.push(Record::Access(a));
+                    }
+                    Record::Event(e) => {
+                        return Err(format!(
+                            "corun: {}: record {}: event {:?}; only captures without events (Lackey's) are composed",
+                            run.name, run.read - 1, e
+                        ));
+                    }
+                }
+            }
+            if n > 0 {
+                left = left.saturating_sub(n);
+                continue;
+            }
+            // This program's capture is over: its exit, then the next program or the plan's end.
+            let thread = run.thread;
+            core.running = None;
+            out.push(Record::Event(Event::ThreadExit {
+                thread: ThreadId(thread),
+            }));
+            core.step += 1;
+            if core.step == core.plan.programs.len() {
+                if core.plan.repeat {
+                    core.step = 0;
+                } else {
+                    core.done = true;
+                    out.push(Record::Event(Event::ContextSwitch {
+                        core: CoreId(c as u16),
+                        from: ThreadId(thread),
+                        to: crate::record::NO_THREAD,
+                    }));
+                    if c == 0 {
+                        self.finished = true;
+                    }
+                    return Ok(());
+                }
+            }
+            self.start(c, Some(thread), out)?;
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, out: &mut Vec<Record>) -> Result<(), String> {
+        if !self.started {
+            self.started = true;
+            for c in 0..self.cores.len() {
+                if !self.cores[c].done {
+                    self.start(c, None, out)?;
+                }
+            }
+            return Ok(());
+        }
+        let c = self.turn;
+        self.turn = (self.turn + 1) % self.cores.len();
+        if !self.cores[c].done {
+            self.turn(c, out)?;
+        }
+        Ok(())
+    }
+}
+
+impl RecordSource for Corun {
+    fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String> {
+        let mut n = 0;
+        while n < max {
+            if self.pos == self.buf.len() {
+                if self.finished {
+                    break;
+                }
+                self.buf.clear();
+                self.pos = 0;
+                let mut buf = std::mem::take(&mut self.buf);
+                let r = self.step(&mut buf);
+                self.buf = buf;
+                r?;
+                continue;
+            }
+            let take = (max - n).min(self.buf.len() - self.pos);
+            out.extend_from_slice(&self.buf[self.pos..self.pos + take]);
+            self.pos += take;
+            n += take;
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::writer::write_source;
+    use crate::format::WriterOptions;
+    use crate::record::Access;
+    use crate::source::VecSource;
+    use tlblab_types::AccessKind;
+
+    fn capture(dir: &std::path::Path, name: &str, addrs: &[u64]) -> PathBuf {
+        let recs: Vec<Record> = addrs
+            .iter()
+            .map(|&a| Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(a), 4)))
+            .collect();
+        let path = dir.join(name);
+        let mut src = VecSource::new(recs);
+        write_source(
+            &mut src,
+            &path,
+            &serde_json::json!({}),
+            WriterOptions::default(),
+        )
+        .map_err(|e| e.message)
+        .unwrap();
+        path
+    }
+
+    fn tempdir(what: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("tlblab-corun-{what}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn all(mut c: Corun) -> Vec<Record> {
+        let mut out = Vec::new();
+        while c.fill(&mut out, 7).unwrap() > 0 {}
+        out
+    }
+
+    fn prog(p: &std::path::Path) -> Program {
+        Program {
+            capture: p.to_path_buf(),
+            relocations: vec![],
+        }
+    }
+
+    #[test]
+    fn given_two_cores_then_turns_alternate_and_core0s_last_program_is_process_0() {
+        let d = tempdir("turns");
+        let a = capture(&d, "a.tlbt", &[0x1000, 0x2000, 0x3000]);
+        let rt = capture(&d, "rt.tlbt", &[0x9000, 0xa000]);
+        let bg = capture(&d, "bg.tlbt", &[0x5000]);
+        let plans = vec![
+            CorePlan {
+                programs: vec![prog(&a), prog(&rt)],
+                repeat: false,
+            },
+            CorePlan {
+                programs: vec![prog(&bg)],
+                repeat: true,
+            },
+        ];
+        let recs = all(Corun::new(plans, 2, 32).unwrap());
+        let acc: Vec<(u32, u64)> = recs
+            .iter()
+            .filter_map(|r| match r {
+                Record::Access(a) => Some((a.thread.0, a.vaddr.0)),
+                _ => None,
+            })
+            .collect();
+        // Core 0: a (thread 1) then rt (thread 0); core 1: bg looped, a new process each run
+        // (threads 2, 3, ...), one reference a run. A turn is 2 references, across a program's
+        // end: core 1 runs bg twice a turn, core 0's second turn ends a and starts rt.
+        assert_eq!(
+            acc,
+            vec![
+                (1, 0x1000),
+                (1, 0x2000),
+                (2, 0x5000),
+                (3, 0x5000),
+                (1, 0x3000),
+                (0, 0x9000),
+                (4, 0x5000),
+                (5, 0x5000),
+                (0, 0xa000)
+            ]
+        );
+        assert!(recs.contains(&Record::Event(Event::ThreadStart {
+            thread: ThreadId(0),
+            process: 0
+        })));
+        assert!(recs.contains(&Record::Event(Event::ThreadExit {
+            thread: ThreadId(1)
+        })));
+        assert!(
+            matches!(recs.last(), Some(Record::Event(Event::ContextSwitch { to, .. })) if *to == crate::record::NO_THREAD)
+        );
+    }
+
+    #[test]
+    fn given_an_address_past_the_bits_then_the_error_names_file_and_record() {
+        let d = tempdir("bits");
+        let rt = capture(&d, "rt.tlbt", &[0x1000, 0x1_0000_0000]);
+        let plans = vec![CorePlan {
+            programs: vec![prog(&rt)],
+            repeat: false,
+        }];
+        let mut c = Corun::new(plans.clone(), 8, 32).unwrap();
+        let mut out = Vec::new();
+        let e = loop {
+            match c.fill(&mut out, 8) {
+                Ok(0) => panic!("no error"),
+                Ok(_) => {}
+                Err(e) => break e,
+            }
+        };
+        assert!(
+            e.contains("rt.tlbt: record 1") && e.contains("32 address bits"),
+            "{e}"
+        );
+        // Relocated below 4 GiB it composes.
+        let plans = vec![CorePlan {
+            programs: vec![Program {
+                capture: rt,
+                relocations: vec![Relocation {
+                    lo: 0x1_0000_0000,
+                    hi: 0x1_0001_0000,
+                    delta: -0x4000_0000,
+                }],
+            }],
+            repeat: false,
+        }];
+        let recs = all(Corun::new(plans, 8, 32).unwrap());
+        assert!(recs
+            .iter()
+            .any(|r| matches!(r, Record::Access(a) if a.vaddr.0 == 0xc000_0000)));
+    }
+
+    #[test]
+    fn given_a_repeating_core0_then_refused() {
+        let d = tempdir("repeat");
+        let rt = capture(&d, "rt.tlbt", &[0x1000]);
+        let e = Corun::new(
+            vec![CorePlan {
+                programs: vec![prog(&rt)],
+                repeat: true,
+            }],
+            8,
+            32,
+        )
+        .err()
+        .unwrap();
+        assert!(e.contains("must not repeat"), "{e}");
+    }
+}
