@@ -578,3 +578,92 @@ fn kernel_return_pages_beyond_the_limit_are_refused_with_the_field() {
     };
     assert!(ok.validate().is_ok());
 }
+
+/// Thread 0 touches `pages` of its pages on core 0 of 16-entry TLBs, migrates to core 1 with
+/// the migration path's `migrate_kernel_pages` kernel pages touched on core 0 first, is switched
+/// in and retouches them. Returns (the retouch's misses, entries saved, entries of the thread
+/// restored).
+fn retouch_after_migration_path(
+    pages: u64,
+    migrate_kernel_pages: u32,
+    technique: Option<&str>,
+) -> (u64, u64, u64) {
+    let mut s = System::new(
+        machine_of(2),
+        RunOptions {
+            os: OsConfig {
+                switch: SwitchPolicy::AsidTagged,
+                migrate_kernel_pages,
+                ..OsConfig::default()
+            },
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
+    if let Some(t) = technique {
+        techniques::install(&mut s, &techniques::parse_spec(t).unwrap()).unwrap();
+    }
+    let mut r = start(0, 0, 0);
+    r.extend(touch(0, 0..pages));
+    r.push(migrate(0, 1));
+    r.push(switch_in(0, 1));
+    r.extend(phase(0, touch(0, 0..pages)));
+    let st = run(&mut s, r);
+    let (saved, restored) = if technique.is_some() {
+        (
+            counter(&st, "entries_saved"),
+            counter(&st, "entries_restored"),
+        )
+    } else {
+        (0, 0)
+    };
+    (last_phase_misses(&st), saved, restored)
+}
+
+/// The migration path's kernel pages (`os.migrate_kernel_pages`) are touched on the old core
+/// before the save (seed 000 §7 saves in `move_queued_task`), with the thread's ASID current:
+/// under v4 (the ASID filter of gem5's hardware stream) they are saved and restored with the
+/// thread's entries, and in a full TLB they have displaced the thread's M oldest pages before
+/// the save, so exactly those M miss after the restore (each miss evicts a restored kernel
+/// entry, the oldest after the reversed restore). Below capacity nothing of the thread's is lost.
+/// The A7's pld restore leaves the global entries out.
+#[test]
+fn given_migration_path_pages_when_the_tlb_is_full_then_the_thread_loses_that_many_before_the_save()
+{
+    let v4 = Some("tlb_migration:interface=v4");
+    assert_eq!(retouch_after_migration_path(16, 3, None).0, 16);
+    assert_eq!(retouch_after_migration_path(16, 0, v4), (0, 16, 16));
+    for m in [1u32, 3, 5] {
+        let m64 = m as u64;
+        assert_eq!(
+            retouch_after_migration_path(16, m, v4),
+            (m64, 16, 16 - m64),
+            "{m} kernel pages on the migration path, 16 pages"
+        );
+        assert_eq!(
+            retouch_after_migration_path(10, m, v4),
+            (0, 10 + m64, 10),
+            "{m} kernel pages, 10 pages: all fit"
+        );
+    }
+    let pld = Some("tlb_migration:interface=pld_direct");
+    assert_eq!(
+        retouch_after_migration_path(10, 3, pld).1,
+        10,
+        "pld leaves the kernel's out"
+    );
+}
+
+#[test]
+fn migrate_kernel_pages_beyond_the_limit_are_refused_with_the_field() {
+    let os = OsConfig {
+        kernel_pages: 500,
+        migrate_kernel_pages: 13,
+        ..OsConfig::default()
+    };
+    let e = os.validate().unwrap_err();
+    assert!(
+        e.contains("os.migrate_kernel_pages") && e.contains("found 13"),
+        "{e}"
+    );
+}

@@ -184,6 +184,43 @@ fn the_68k_benchmark_touches_every_17th_page_twice_per_iteration_around_a_migrat
     );
 }
 
+/// rr_migration with `code=1`: before each of the four runs one instruction fetch, outside the
+/// run's phase, on a page in the same 16 MiB span as every data page (one first-level descriptor
+/// line, seed 000 §8.1); `code=0` fetches nothing; other values are refused.
+#[test]
+fn rr_migration_with_code_fetches_the_loop_before_each_run_within_the_datas_16_mib() {
+    let params = |code: u64| -> Params {
+        [("pages", 3), ("iterations", 1), ("code", code)]
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect()
+    };
+    let (r, _) = all("rr_migration", &params(1), 1);
+    let a = accesses(&r);
+    let fetches: Vec<u64> = a
+        .iter()
+        .filter(|x| x.1 == AccessKind::Instr)
+        .map(|x| x.2)
+        .collect();
+    assert_eq!(fetches.len(), 4, "one per run");
+    for x in a.iter().filter(|x| x.1 != AccessKind::Instr) {
+        assert_eq!(x.2 >> 24, fetches[0] >> 24, "data in the code's 16 MiB");
+    }
+    for (i, rec) in r.iter().enumerate() {
+        if let Record::Access(acc) = rec {
+            if acc.kind == AccessKind::Instr {
+                assert!(
+                    matches!(r[i + 1], Record::Event(Event::PhaseBegin { .. })),
+                    "the fetch comes right before the run's phase"
+                );
+            }
+        }
+    }
+    let (r0, _) = all("rr_migration", &params(0), 1);
+    assert!(accesses(&r0).iter().all(|x| x.1 != AccessKind::Instr));
+    assert!(build("rr_migration", &params(2), 1).is_err());
+}
+
 #[test]
 fn host_migrate_evicts_on_b_chases_on_a_three_times_then_once_more_on_b() {
     // migrate_bench (runtime/bench/migrate_bench.c): 5 evicting pages and 3 lines on B, three

@@ -39,7 +39,8 @@ def register(sub) -> None:
                    help="OS model: switch=auto|flush_all|asid_tagged|hook (hook: the technique handles each address-space "
                         "switch, e.g. fass), asid_bits=N, switch_cycles=N, ipi_cycles=N, kernel_pages=N (kernel pages "
                         "every switch touches as global mappings), kernel_return_pages=N (more, after a technique's "
-                        "switch-in work), fault_kernel_pages=N (kernel pages every demand-paging fault touches)")
+                        "switch-in work), fault_kernel_pages=N (kernel pages every demand-paging fault touches), "
+                        "migrate_kernel_pages=N (kernel pages a migration touches on the old core before a technique's save)")
     p.add_argument("--technique", default="", metavar="NAME[:KEY=VALUE,...]",
                    help="switch on a technique (see `tlblab techniques`); overrides a machine file's [technique]")
     p.add_argument("--stall-cycles", action="store_true",

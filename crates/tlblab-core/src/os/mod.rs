@@ -70,6 +70,18 @@ pub struct OsConfig {
     /// `kernel_pages` and `kernel_return_pages`'s (`kernel_switch_page`). 0: faults touch no
     /// kernel page.
     pub fault_kernel_pages: u32,
+    /// Kernel pages the migration path touches on the thread's old hardware thread when it
+    /// migrates, before a technique's save (`Technique::on_migrate`): one load each through that
+    /// core's data TLB levels as global mappings tagged with the thread's ASID
+    /// (`System::kernel_touch`). Linux 4.14 moves a running task from inside the kernel it
+    /// entered on the old CPU (`sched_setaffinity` → `stop_one_cpu` → the stopper task's
+    /// `migration_cpu_stop` → `move_queued_task`, kernel/sched/core.c), with the task's ASID
+    /// still current (the stopper is a kernel thread in lazy TLB mode): the syscall's stack,
+    /// the runqueues, the stopper's data, the wake-up IPI to the new CPU. Seed 000 saves the TLB
+    /// inside `move_queued_task` (§7), so these entries are the newest the save finds: in a
+    /// full TLB they have displaced the thread's oldest ones (§8.2). Pages after
+    /// `fault_kernel_pages`'s (`kernel_switch_page`). 0: a migration touches no kernel page.
+    pub migrate_kernel_pages: u32,
 }
 
 impl Default for OsConfig {
@@ -82,6 +94,7 @@ impl Default for OsConfig {
             kernel_pages: 0,
             kernel_return_pages: 0,
             fault_kernel_pages: 0,
+            migrate_kernel_pages: 0,
         }
     }
 }
@@ -114,6 +127,13 @@ impl OsConfig {
                 self.fault_kernel_pages
             ));
         }
+        let room = room - self.fault_kernel_pages;
+        if self.migrate_kernel_pages > room {
+            return Err(format!(
+                "os.migrate_kernel_pages: expected 0..={room} (os.kernel_pages + os.kernel_return_pages + os.fault_kernel_pages + os.migrate_kernel_pages at most {KERNEL_PAGES_MAX}), found {}",
+                self.migrate_kernel_pages
+            ));
+        }
         Ok(())
     }
 
@@ -122,9 +142,16 @@ impl OsConfig {
     pub fn fault_kernel_page(&self, page: u32) -> u32 {
         self.kernel_pages + self.kernel_return_pages + page
     }
+
+    /// The index (`kernel_switch_page`) of the migration path's `page`th page: after the fault
+    /// path's.
+    pub fn migrate_kernel_page(&self, page: u32) -> u32 {
+        self.kernel_pages + self.kernel_return_pages + self.fault_kernel_pages + page
+    }
 }
 
-/// Most kernel pages `OsConfig::kernel_pages`, `kernel_return_pages` and `fault_kernel_pages`
+/// Most kernel pages `OsConfig::kernel_pages`, `kernel_return_pages`, `fault_kernel_pages` and
+/// `migrate_kernel_pages`
 /// may name together (2 MiB of them).
 pub const KERNEL_PAGES_MAX: u32 = 512;
 

@@ -894,6 +894,17 @@ impl ReferenceModel {
                 let to = core.0 as usize % n;
                 if to != from {
                     self.os.migrations += 1;
+                    // The migration path's kernel pages on the old core, before the save.
+                    let os = self.opts.os;
+                    let mut path = 0;
+                    for page in 0..os.migrate_kernel_pages {
+                        let pa = crate::os::kernel_switch_page(
+                            self.config.memory.bytes,
+                            os.migrate_kernel_page(page),
+                        );
+                        path += self.kernel_touch(from, thread.0, pa, false)?;
+                    }
+                    self.charge(from, path);
                     // The thread cannot run before the time it left.
                     self.cpus[to].clock = self.cpus[to].clock.max(self.cpus[from].clock);
                     if self.cpus[from].current == Some(thread.0) {

@@ -14,6 +14,17 @@ impl System {
             return Ok(());
         }
         self.os_stats.migrations += 1;
+        // The migration path on the old cpu (`OsConfig::migrate_kernel_pages`), before the
+        // technique's save: its global entries are the newest the save finds.
+        let mut path = 0;
+        for page in 0..self.options.os.migrate_kernel_pages {
+            let pa = crate::os::kernel_switch_page(
+                self.config.memory.bytes,
+                self.options.os.migrate_kernel_page(page),
+            );
+            path += self.kernel_touch_as(st, pa, false);
+        }
+        self.charge(st.cpu, path);
         // The thread cannot run before the time it left its old cpu.
         let t = self.cpus[st.cpu].clock;
         if self.cpus[cpu].clock < t {

@@ -12,11 +12,12 @@ use crate::tlb::TlbEntry;
 use tlblab_types::{PageSize, Pfn, ThreadId, VirtAddr, Vpn};
 
 impl System {
-    /// Whether the kernel's own translations are traced (`OsConfig::kernel_pages` or
-    /// `kernel_return_pages` > 0): then techniques' kernel work goes through `kernel_touch`,
-    /// else through `kernel_access`.
+    /// Whether the kernel's own translations are traced (`OsConfig::kernel_pages`,
+    /// `kernel_return_pages` or `migrate_kernel_pages` > 0): then techniques' kernel work goes
+    /// through `kernel_touch`, else through `kernel_access`.
     pub fn kernel_traced(&self) -> bool {
-        self.options.os.kernel_pages > 0 || self.options.os.kernel_return_pages > 0
+        let os = &self.options.os;
+        os.kernel_pages > 0 || os.kernel_return_pages > 0 || os.migrate_kernel_pages > 0
     }
 
     /// One kernel load (or store) of physical address `pa` through the kernel's linear map

@@ -38,7 +38,8 @@
 //! keeps in recency order (`Tlb::entries_newest_first`), so a gem5 restore reverses it.
 //!
 //! Filters (§3.1): `none` keeps every slot read, `valid` the valid entries, `asid` the valid
-//! entries of the thread's ASID (the seed's), `used` those of them used since they were filled
+//! entries whose ASID field is the thread's (the seed's; on gem5's interfaces this includes the
+//! kernel's global entries filled under that ASID, whose layouts carry the global bit), `used` those of them used since they were filled
 //! (§5.2's used bit: `System::track_tlb_use` counts uses on the general path). The storage limit
 //! (§7: room in `task_struct`) keeps the first `limit` entries. The selective-restore predictor
 //! of the seed's future work (§9; Reza and Byrd's age predictor, §2.3) is one more filter:
@@ -455,7 +456,14 @@ impl TlbMigration {
         };
         for (slot, e) in read_order {
             valid += 1;
-            let mine = !e.global && e.asid == asid;
+            // The filter tests the ASID field (§3.2: Valid, VA and ASID are the fields that
+            // matter; §5.2: v3/v4 stream "all valid TLB entries matching this ASID"). A global
+            // kernel entry filled while the thread's ASID was current carries it too (gem5's
+            // table walker tags every entry with the current ASID), and gem5's layouts keep the
+            // global bit (Tables A.8-A.10; v3/v4 drop asid and valid but not it), so the gem5
+            // interfaces save and restore the kernel's entries of the migration path with the
+            // thread's. The pld restore (A7) preloads user addresses only: it leaves them out.
+            let mine = e.asid == asid && (self.interface.gem5() || !e.global);
             if matches!(self.filter, Filter::Asid | Filter::Used) && !mine {
                 self.c.filtered_other_asid += 1;
                 continue;

@@ -311,7 +311,7 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
 /// Run options: TLB-only, walks without caches, or the full model; a switch policy with a
 /// small ASID space (1..3 bits: rollovers every few switches) and costs for switches and
 /// IPIs; often a few kernel pages the switch path touches before and after the technique's
-/// switch-in work (global mappings); now and then a
+/// switch-in work (global mappings), of the page-fault path and of the migration path; now and then a
 /// reference limit.
 pub fn options() -> impl Strategy<Value = RunOptions> {
     (
@@ -329,6 +329,7 @@ pub fn options() -> impl Strategy<Value = RunOptions> {
             prop_oneof![Just(0u32), 1u32..4],
             prop_oneof![Just(0u32), 1u32..3],
             prop_oneof![2 => Just(0u32), 1 => 1u32..4],
+            prop_oneof![2 => Just(0u32), 1 => 1u32..4],
         ),
         prop_oneof![3 => Just(0u64), 1 => 1u64..600],
     )
@@ -338,7 +339,14 @@ pub fn options() -> impl Strategy<Value = RunOptions> {
                 seed,
                 switch,
                 asid_bits,
-                (switch_cycles, ipi_cycles, kernel_pages, kernel_return_pages, fault_kernel_pages),
+                (
+                    switch_cycles,
+                    ipi_cycles,
+                    kernel_pages,
+                    kernel_return_pages,
+                    fault_kernel_pages,
+                    migrate_kernel_pages,
+                ),
                 limit,
             )| {
                 let base = match mode {
@@ -359,6 +367,7 @@ pub fn options() -> impl Strategy<Value = RunOptions> {
                         kernel_pages,
                         kernel_return_pages,
                         fault_kernel_pages,
+                        migrate_kernel_pages,
                     },
                     ..base
                 }

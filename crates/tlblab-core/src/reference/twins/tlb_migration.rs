@@ -198,7 +198,8 @@ impl MigrationTwin {
         pa: u64,
         write: bool,
     ) -> Result<u64, String> {
-        if r.opts.os.kernel_pages > 0 || r.opts.os.kernel_return_pages > 0 {
+        let os = &r.opts.os;
+        if os.kernel_pages > 0 || os.kernel_return_pages > 0 || os.migrate_kernel_pages > 0 {
             r.kernel_touch(cpu, thread, pa, write)
         } else {
             Ok(Self::kernel(r, cpu, pa, write))
@@ -268,7 +269,10 @@ impl MigrationTwin {
                     continue;
                 };
                 valid += 1;
-                if self.filter >= 2 && (e.global || e.asid != asid) {
+                // The ASID field decides (§3.2, §5.2); gem5's layouts carry the global bit
+                // (Tables A.8-A.10), so its interfaces keep the kernel's entries filled under
+                // the thread's ASID; the A7's pld restore leaves them out.
+                if self.filter >= 2 && ((e.global && !gem5) || e.asid != asid) {
                     self.n.filtered_other_asid += 1;
                     continue;
                 }
