@@ -201,3 +201,18 @@ def test_bench_engine_times_fetches_between_all_miss_loads(monkeypatch):
         engine._write_fetch_random(a, 8, code_pages=2)
         fetch_pages = [int(line.split()[1].split(",")[0], 16) >> 12 for line in open(a) if line.startswith("I")]
         assert fetch_pages == [0x400, 0x401, 0x400, 0x401]
+
+
+def test_bench_functional_times_each_case_in_each_mode_and_gives_the_ceiling(monkeypatch):
+    from tlblab.benchmarks import functional
+
+    tiny = {"gups": ("gups:log2_words=16,updates=5000,populate=1",) * 2}
+    monkeypatch.setattr(functional, "SEED001", tiny)
+    monkeypatch.setattr(functional.shutil, "which", lambda _: None)  # no Lackey capture here
+    out = functional.run(quick=True)
+    case = out["cases"]["gups"]
+    assert case["references"] == 2 * 5000  # a load and a store per update; the population is its warm-up
+    for mode in functional.MODES:
+        assert case[f"{mode}_cpu_refs_per_s"] > 0
+    assert case["ceiling"] == round(case["no_caches_cpu_refs_per_s"] / case["full_cpu_refs_per_s"], 2)
+    assert out["ceiling_reaches_target"] == {"gups": case["ceiling"] >= 3.0}

@@ -50,5 +50,7 @@ def run(quick: bool = False) -> dict:
         "inside_interval": f"{inside}/{len(stats)}",
         "statistics": stats,
         "interval_parallel": "not built: with the full model as the only warming, a functional pass "
-                             "writing interval checkpoints costs the whole run (docs/sampling.md)",
+                             "writing interval checkpoints costs the whole run; no mode that keeps the "
+                             "caches' state can be 3x faster here (tlblab bench functional, "
+                             "docs/checkpoints.md)",
     }

@@ -262,32 +262,123 @@ AT_SCALE = [
 AT_SCALE_WINDOW = {True: 100_000, False: 3_000_000}
 
 
-def at_scale(quick: bool) -> dict[str, float]:
-    """helper_effect at the footprints of `AT_SCALE`: per workload, one checkpoint where the
-    measured phase begins (`tlblab.checkpoint`, cached under out/checkpoints), then the baseline
-    and the kernel- and user-mode helper (stride 8, core 1) from it over the same window."""
-    out: dict[str, float] = {}
+def first_search_span(wl: str, directory: str = "out/checkpoints") -> tuple[int, int]:
+    """(population, first search): the references of graph500 spec `wl`'s population (its
+    warm-up) and of its first search (parent reset and BFS), from a TLB-only run of the same
+    spec with one root (the record stream depends on neither the machine nor the mode, and a
+    search's records on nothing after it); cached beside the checkpoints, as the graph's
+    construction alone takes minutes at scale 22."""
+    import json
+    import re
+
+    from tlblab.files import atomic_write, content_digest
+
+    one = re.sub(r"roots=\d+", "roots=1", wl)
+    path = Path(directory) / f"{content_digest('first_search_span', one)}.json"
+    if not path.is_file():
+        r = tlblab.simulate("zen3", one, tlb_only=True)
+        span = {"workload": one, "population": int(r.stats["warmup"]["references"]),
+                "first_search": int(r.total["references"])}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, json.dumps(span) + "\n")
+    span = json.loads(path.read_text())
+    return int(span["population"]), int(span["first_search"])
+
+
+def at_scale_point(wl: str) -> int | str:
+    """Where the measured window of `wl` begins: the region of interest's start (after the
+    population), except for graph500, whose first search starts from one vertex and spends its
+    first millions of references on a narrow frontier (short runs of consecutive adjacency
+    pages, few walks): there it is the middle of the second search (half a first search's
+    length into it; at scale 14 the second search is exactly as long as the first), in the
+    wide levels of a BFS whose page tables the first search has already walked (seed 001 times
+    64 searches, §5.2). The run pauses at the batch boundary at or after it."""
+    if not wl.startswith("graph500_bfs:"):
+        return "roi"
+    population, first = first_search_span(wl)
+    return population + first + first // 2
+
+
+# The at_scale windows run so far in this process: huge_pages reads at_scale's 4 KiB runs
+# again, and reproduce 001 runs both in one process. Key: (quick, page size, workload, variant).
+_AT_SCALE_RUNS: dict[tuple[bool, str, str, str], dict[str, Any]] = {}
+
+AT_SCALE_MODES = {"none": None, "kernel": "mode=kernel,stride=8", "user": "mode=user,stride=8"}
+
+
+def at_scale_windows(quick: bool, page_size: str = "4KiB") -> dict[str, dict[str, dict[str, Any]]]:
+    """{workload: {variant: numbers}} for the windows of `AT_SCALE` with every page `page_size`:
+    per workload one checkpoint where the measured window begins (`at_scale_point`;
+    `tlblab.checkpoint`, cached under out/checkpoints), then the baseline ("none") and the kernel-
+    and user-mode helper (stride 8, core 1) from it over the same window. Each variant's numbers:
+    the application's cycles per reference, DRAM walk references per reference, DRAM share of
+    its walk references, walks per 1,000 references, references, and the window's start."""
     m = machine()
-    modes = {"kernel": "mode=kernel,stride=8", "user": "mode=user,stride=8"}
+    if page_size != "4KiB":
+        m["page_table"]["page_size"] = page_size
+        m["name"] = m["name"] + f"-{page_size}"
+    out: dict[str, dict[str, dict[str, Any]]] = {}
     for name, q, f, region in AT_SCALE:
         wl = q if quick else f
-        path = tlblab.checkpoint(m, wl, at="roi")
-        limit = tlblab.checkpoint_info(path)["references"] + AT_SCALE_WINDOW[quick]
-        run = lambda tech: tlblab.simulate(m, wl, from_checkpoint=path, technique=tech,  # noqa: E731
-                                           max_references=limit)
-        base = run(None)
-        out[f"{name}/base/dram_share"] = dram_share(base)
-        out[f"{name}/base/walks_per_kref"] = 1000.0 * _app(base)["walks"] / max(1, _app(base)["references"])
-        out[f"{name}/base/app_references"] = _app(base)["references"]
-        per_ref = lambda x: dram_walk_refs(x) / max(1, _app(x)["references"])  # noqa: E731
-        for mode, tech in modes.items():
-            r = run(f"pt_baker:{tech},region={region}")
-            b_dram, r_dram = per_ref(base), per_ref(r)
+        todo = [v for v in AT_SCALE_MODES if (quick, page_size, wl, v) not in _AT_SCALE_RUNS]
+        if todo:
+            path = tlblab.checkpoint(m, wl, at=at_scale_point(wl))
+            start = tlblab.checkpoint_info(path)["references"]
+            for variant in todo:
+                tech = AT_SCALE_MODES[variant]
+                r = tlblab.simulate(m, wl, from_checkpoint=path, max_references=start + AT_SCALE_WINDOW[quick],
+                                    technique=f"pt_baker:{tech},region={region}" if tech else None)
+                a = _app(r)
+                _AT_SCALE_RUNS[(quick, page_size, wl, variant)] = {
+                    "cycles_per_ref": app_cycles(r),
+                    "dram_walk_refs_per_ref": dram_walk_refs(r) / max(1, a["references"]),
+                    "dram_share": dram_share(r),
+                    "walks_per_kref": 1000.0 * a["walks"] / max(1, a["references"]),
+                    "references": a["references"], "window_start": start}
+        out[name] = {v: _AT_SCALE_RUNS[(quick, page_size, wl, v)] for v in AT_SCALE_MODES}
+    return out
+
+
+def at_scale(quick: bool) -> dict[str, float]:
+    """helper_effect at the footprints of `AT_SCALE` (`at_scale_windows`, 4 KiB pages)."""
+    out: dict[str, float] = {}
+    for name, runs in at_scale_windows(quick).items():
+        base = runs["none"]
+        out[f"{name}/window_start"] = base["window_start"]
+        out[f"{name}/base/dram_share"] = base["dram_share"]
+        out[f"{name}/base/walks_per_kref"] = base["walks_per_kref"]
+        out[f"{name}/base/app_references"] = base["references"]
+        for mode in ("kernel", "user"):
+            r = runs[mode]
+            b_dram, r_dram = base["dram_walk_refs_per_ref"], r["dram_walk_refs_per_ref"]
             out[f"{name}/{mode}/dram_cut"] = 100.0 * (b_dram - r_dram) / b_dram if b_dram else 0.0
-            out[f"{name}/{mode}/speedup"] = 100.0 * (app_cycles(base) / app_cycles(r) - 1.0)
+            out[f"{name}/{mode}/speedup"] = 100.0 * (base["cycles_per_ref"] / r["cycles_per_ref"] - 1.0)
     names = [n for n, *_ in AT_SCALE]
     out["max/base/dram_share"] = max(out[f"{n}/base/dram_share"] for n in names)
-    for mode in modes:
+    for mode in ("kernel", "user"):
         out[f"max/{mode}/dram_cut"] = max(out[f"{n}/{mode}/dram_cut"] for n in names)
         out[f"max/{mode}/speedup"] = max(out[f"{n}/{mode}/speedup"] for n in names)
+    return out
+
+
+def huge_pages(quick: bool) -> dict[str, float]:
+    """at_scale's windows with 4 KiB and with 2 MiB pages (`at_scale_windows`): the speed-up of
+    2 MiB pages with no helper, each helper's speed-up with 2 MiB pages, and the share of the
+    4 KiB-to-2 MiB speed-up the kernel-mode helper gives with 4 KiB pages."""
+    out: dict[str, float] = {}
+    small, huge = at_scale_windows(quick), at_scale_windows(quick, "2MiB")
+    speed = lambda a, b: 100.0 * (a["cycles_per_ref"] / b["cycles_per_ref"] - 1.0)  # noqa: E731
+    for name in small:
+        s, h = small[name], huge[name]
+        out[f"{name}/huge_pages/speedup"] = speed(s["none"], h["none"])
+        out[f"{name}/kernel/speedup"] = speed(s["none"], s["kernel"])
+        for mode in ("kernel", "user"):
+            out[f"{name}/{mode}_2m/speedup"] = speed(h["none"], h[mode])
+        out[f"{name}/base_2m/walks_per_kref"] = h["none"]["walks_per_kref"]
+        gap = out[f"{name}/huge_pages/speedup"]
+        out[f"{name}/kernel/gap_closed"] = 100.0 * out[f"{name}/kernel/speedup"] / gap if gap > 0 else 0.0
+    names = list(small)
+    out["count/huge_pages_help"] = float(sum(out[f"{n}/huge_pages/speedup"] >= 5.0 for n in names))
+    for key in ("huge_pages/speedup", "kernel_2m/speedup", "user_2m/speedup", "kernel/gap_closed"):
+        out[f"max/{key}"] = max(out[f"{n}/{key}"] for n in names)
     return out
