@@ -51,15 +51,15 @@ pub struct HotPotato {
 /// The kernel's path of each IPC kind: instructions per message (both halves), and the loop
 /// footprint in lines (0 = straight-line). Pipe, FIFO and UNIX socket lengths are calibrated
 /// so that the flushing kernel on the `sa1100` preset gives Table 1's original column (seed 002
-/// §4.2; docs/technique-fass.md; 200 round trips): pipe 257 us (ours 258.4), FIFO 263 us
-/// (263.8; Linux's FIFOs are its pipe code), UNIX socket 511 us (511.0). The cycles are a
+/// §4.2; docs/technique-fass.md; 400 round trips, with the preset's write buffer): pipe 257 us
+/// (ours 256.1), FIFO 263 us (262.0; Linux's FIFOs are its pipe code), UNIX socket 511 us
+/// (510.8). The cycles are a
 /// sawtooth in the length (a path ending just past a line boundary fetches one line more), so
 /// each was found by a scan in steps of 2-20 around the secant's answer. fcntl's 39 us is below
-/// the flushing kernel's floor here (the D-cache clean and the switch path's refetch: 72.4 us
-/// with a 2-instruction path), so its length is set from the fast column instead (25 us) and
+/// the flushing kernel's floor here (the D-cache clean and the switch path's refetch), so its length is set from the fast column instead (25 us) and
 /// its original latency is the prediction; its path is the lock list's search loop: "the test
 /// code touches very few pages and cache lines" (§4.2).
-pub const IPC_PATHS: [(u64, u64); 4] = [(1140, 0), (1044, 0), (2404, 0), (1674, 24)];
+pub const IPC_PATHS: [(u64, u64); 4] = [(1009, 0), (1041, 0), (2401, 0), (1680, 24)];
 
 /// The kernel's two halves of one message of IPC kind `ipc` with `instrs` instructions.
 pub fn ipc_paths(ipc: u64, instrs: u64) -> (KernelPath, KernelPath) {

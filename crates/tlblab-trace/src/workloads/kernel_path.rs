@@ -7,7 +7,8 @@
 //! calls, the pipe, socket or lock code, the scheduler) is traced: `instrs` instruction fetches
 //! (about one cycle each on the single-issue StrongARM when they hit), straight-line through
 //! `instrs / 8` cache lines of 32 bytes, or round a loop of `loop_lines` lines; one data access
-//! every `DATA_EVERY` instructions over its own lines of kernel data, every other one a store.
+//! every `DATA_EVERY` instructions over its own lines of kernel data, in pairs: a load, then a
+//! store to the same line.
 //! The kernel image is one shared object mapped with 1 MiB sections at `KERNEL` (ARM Linux
 //! maps its low memory with sections, global: the nG bit clear) in every process: the flushing kernel loses its
 //! entries and lines at every switch, the FASS kernel keeps them in its own domain.
@@ -91,12 +92,20 @@ impl KernelPath {
         for i in from..to.min(self.instrs) {
             out.push(fetch(t, text + (i % wrap) * 4, 4));
             if i % DATA_EVERY == DATA_EVERY - 1 {
+                // Data accesses go in pairs, a load then a store to the same line (another
+                // word of it): the kernel writes fields of the structures it has read. On a
+                // read-allocate D-cache (the SA-1100's, `[timing.write_buffer]`) a store hits
+                // only a line a load brought in; pairing them keeps that independent of how
+                // many lines the path has (alternating loads and stores over an even number
+                // of lines left half the lines stored and never read, an artifact).
                 let k = i / DATA_EVERY;
-                let a = data + (k % dlines) * 32 + (k / dlines % 8) * 4;
+                let pair = k / 2;
+                let line = pair % dlines;
+                let word = pair / dlines % 8;
                 out.push(if k % 2 == 1 {
-                    store(t, a, 4)
+                    store(t, data + line * 32 + ((word + 4) % 8) * 4, 4)
                 } else {
-                    load(t, a, 4)
+                    load(t, data + line * 32 + word * 4, 4)
                 });
             }
         }

@@ -22,7 +22,7 @@ use super::WorkloadInfo;
 /// (135 us per round trip on the flushing kernel, seed 002 §4.2; docs/technique-fass.md): ours
 /// 136.98 us at one client, 2,000 IPCs (656 instructions give 120.09: a sawtooth, see
 /// `hot_potato::IPC_PATHS`).
-pub const L4_IPC_INSTRS: u64 = 658;
+pub const L4_IPC_INSTRS: u64 = 657;
 use crate::record::{prot, Event};
 use tlblab_types::{SplitMix64, ThreadId, VirtAddr};
 

@@ -6,7 +6,8 @@
 //! private (`Mmap` per process) while the text is shared (`MapShared`, object 0), which is what
 //! makes address-space tags and TLB entry sharing matter (seed 002 §2-§3, Fig. 2). Per turn: the
 //! process loads its token from its stack (after `read`), sums its k KiB (a 4-byte load per word
-//! with an instruction fetch of the summing loop per word when `instr`=1), stores the token
+//! with an instruction fetch of the summing loop per word when `instr`=1; with `footprint`=1,
+//! lmbench 2's own `sumit`, `SUMIT`), stores the token
 //! (before `write`) and the core switches to the next process. With `kernel` on (the default)
 //! the kernel's pipe path is traced too, as in `hot_potato` with `ipc=0` (`kernel_path.rs`).
 //!
@@ -62,6 +63,16 @@ pub const LIBC_READ: u64 = LIBC + 0x9_4000;
 pub const LIBC_WRITE: u64 = LIBC + 0x9_6000;
 /// Shared-object id of libc's text.
 pub const LIBC_OBJECT: u32 = 1;
+/// `footprint`=1: lmbench's `sumit` (lat_ctx.c, lmbench 2): `#define A sum+=d[0]+...+d[127];
+/// d+=128;` and `#define TWOKB A A A A`, looped `for (done = 0; done < howmuch; done += 2048)`:
+/// a straight-line body of 512 word loads per 2 KiB. Each load with its add is two ARM
+/// instructions, 8 bytes of text a word (an assumption: no load-multiple combining), so the
+/// body is 4 KiB of text, on the executable's second page.
+pub const SUMIT: u64 = TEXT + 0x1000;
+pub const SUMIT_BODY_WORDS: u64 = 512;
+pub const SUMIT_BYTES_PER_WORD: u64 = 8;
+/// The executable's text with `footprint`=1: its first page (main, doit, the PLT) and sumit's.
+const TEXT_BYTES_FOOTPRINT: u64 = 8192;
 
 /// Per-process set-up shared by the seed 002 workloads: thread = process = `p`, shared text
 /// (object 0), a private stack page.
@@ -129,8 +140,13 @@ impl Generator for LatCtx {
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
         let total = self.rounds * self.procs as u64;
         if self.turn == 0 {
+            let text_bytes = if self.footprint {
+                TEXT_BYTES_FOOTPRINT
+            } else {
+                4096
+            };
             for p in 0..self.procs {
-                process_start(out, p, 4096);
+                process_start(out, p, text_bytes);
                 if self.paths.is_some() {
                     super::kernel_path::map_kernel(out, p);
                 }
@@ -198,11 +214,26 @@ impl Generator for LatCtx {
         }
         out.push(fetch(p, TEXT + 0x100, 4));
         out.push(load(p, STACK + 0xf00, 4)); // the token read from the pipe
-        for w in 0..self.words {
-            if self.instr {
-                out.push(fetch(p, TEXT + 0x200 + (w % 4) * 4, 4));
+        if self.footprint {
+            // lmbench's sumit (lat_ctx.c): an unrolled body of 512 word loads, run once per
+            // 2 KiB (`for (done = 0; done < howmuch; done += 2048) TWOKB`), so the data read is
+            // k rounded up to 2 KiB and the loop's text is the whole body.
+            let words = self.words.div_ceil(SUMIT_BODY_WORDS) * SUMIT_BODY_WORDS;
+            for w in 0..words {
+                if self.instr {
+                    let at = SUMIT + (w % SUMIT_BODY_WORDS) * SUMIT_BYTES_PER_WORD;
+                    out.push(fetch(p, at, 4)); // ldr
+                    out.push(fetch(p, at + 4, 4)); // add
+                }
+                out.push(load(p, DATA + w * 4, 4));
             }
-            out.push(load(p, DATA + w * 4, 4));
+        } else {
+            for w in 0..self.words {
+                if self.instr {
+                    out.push(fetch(p, TEXT + 0x200 + (w % 4) * 4, 4));
+                }
+                out.push(load(p, DATA + w * 4, 4));
+            }
         }
         out.push(store(p, STACK + 0xf00, 4)); // the token written to the next pipe
         out.push(fetch(p, TEXT + 0x140, 4));

@@ -149,10 +149,10 @@ def fig4(quick: bool) -> dict[str, float]:
 
 # The L4 kernel's IPC path length with each thread's TCB traced (l4_ipc footprint=1: Pistachio's
 # 4 KiB page-mapped TCBs): calibrated, as L4_IPC_INSTRS is without them, so that the standard
-# (flushing) kernel gives Fig. 5's 135 us at one client (ours 135.00 us at 2,000 IPCs, with
-# the sa1100 preset's uncached walks and one-operation I-cache invalidation). Fitted: the
+# (flushing) kernel gives Fig. 5's 135 us at one client (ours 135.29 us at 2,000 IPCs, with
+# the sa1100 preset's uncached walks, one-operation I-cache invalidation and write buffer). Fitted: the
 # standard rows say so.
-L4_FOOTPRINT_INSTRS = 692
+L4_FOOTPRINT_INSTRS = 625
 
 
 def fig5(quick: bool) -> dict[str, float]:
@@ -168,38 +168,13 @@ def fig5(quick: bool) -> dict[str, float]:
     return out
 
 
-# The SA-1100's write buffer and memory bus (`[timing.write_buffer]`, ARCHITECTURE.md "Timing"),
-# which a copy-bound benchmark is bound by. SA-1100 Developer's Manual §6.3: "buffering up to 8
-# blocks of data of 1 to 16 bytes, at independent addresses", stores not merged (store multiples
-# excepted): one store, one entry; §6.2-6.3: the D-cache is read-allocate, a store that misses it
-# goes to the buffer. The read buffer (§6.4) is filled only by explicit CP15 register 9
-# operations, which neither lmbench nor ARM Linux 2.4's user copies issue: not modelled; nor are
-# copy-backs of dirty lines. drain_cycles: the manual leaves DRAM timing to the board (§10:
-# programmed RAS/CAS waveforms); seed 002 §2 gives ≈ 70 cycles for a 32-byte line from memory,
-# and an entry holds at most 16 bytes: half a line's transfer, 35 cycles (an assumption).
-# Not in the `sa1100` preset itself: the latency rows' and Fig. 2's path lengths were calibrated
-# without it (with it, Table 1's fast pipe latency rises 3.3x and those calibrations no longer
-# hold; recalibrating them is issue 60's open work).
-SA1100_WRITE_BUFFER = {"entries": 8, "drain_cycles": 35}
-
-
-def _sa1100_buffered() -> dict:
-    m = tlblab.machine_config(SA1100)
-    m.setdefault("timing", {})["write_buffer"] = dict(SA1100_WRITE_BUFFER)
-    return m
-
-
 def table1_bw(quick: bool) -> dict[str, float]:
     """Table 1's bandwidth rows: lmbench's bw_pipe and bw_unix (bw_ipc) on the sa1100 preset
-    with the SA-1100's write buffer (`SA1100_WRITE_BUFFER`), original against fast kernel, in
-    MB/s of 2^20 bytes (lmbench's mb()); the ratio is fast / original, as Table 1's last column
-    (the FASS kernel's performance relative to the original)."""
+    (with the SA-1100's write buffer and bus, `[timing.write_buffer]`), original against fast
+    kernel, in MB/s of 2^20 bytes (lmbench's mb()); the ratio is fast / original, as Table 1's
+    last column (the FASS kernel's performance relative to the original)."""
     nbytes = (256 << 10) if quick else (1 << 20)
-    machine = _sa1100_buffered()
-
-    def cycles(workload: str, technique: str | None) -> float:
-        return float(tlblab.simulate(machine, workload, technique=technique).stats["cycles"])
-
+    cycles = _cycles
     out: dict[str, float] = {}
     for name, ipc in (("pipe", 0), ("unix", 2)):
         workload = f"bw_ipc:ipc={ipc},bytes={nbytes}"
