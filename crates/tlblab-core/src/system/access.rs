@@ -566,9 +566,13 @@ impl System {
                 };
             }
             // Every level filled here has just missed this page for this requester.
-            for &(t, stat) in &path[..filled_below] {
-                if self.tlbs[t].fill_after_miss(e) {
-                    self.cpu_stats[st.cpu].tlb[stat].evictions += 1;
+            if self.miss_log.is_some() {
+                self.fill_logging(st, core_i, is_instr, filled_below, e);
+            } else {
+                for &(t, stat) in &path[..filled_below] {
+                    if self.tlbs[t].fill_after_miss(e) {
+                        self.cpu_stats[st.cpu].tlb[stat].evictions += 1;
+                    }
                 }
             }
         }
