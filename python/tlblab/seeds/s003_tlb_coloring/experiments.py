@@ -458,9 +458,10 @@ def real_taskset_doc(trace, tasks) -> dict:
     pages = json.loads(_native.trace_data_pages(str(trace)))
     doc = {"machine": XEON, "level": "L1D", "reserved": 0, "task": []}
     for i, t in enumerate(tasks):
+        jobs = [int(p) for p in pages["periodic"].get(str(i), [])]
         doc["task"].append({"name": f"T{i + 1}", "phase": t.phase_us / 1000, "period": t.period_us / 1000,
-                            "exec": t.exec_us / 1000, "placement": "pages",
-                            "pages": [int(p) for p in pages.get(str(i), [])]})
+                            "exec": t.exec_us / 1000, "placement": "pages", "pages": jobs,
+                            "warmup_pages": [int(p) for p in pages["warmup"].get(str(i), []) if int(p) not in jobs]})
     return doc
 
 
@@ -471,7 +472,8 @@ def taskset_toml(doc: dict, comment: str) -> str:
     for t in doc["task"]:
         lines += ["[[task]]", f'name = "{t["name"]}"', f'phase = {t["phase"]:g}', f'period = {t["period"]:g}',
                   f'exec = {t["exec"]:g}', f'placement = "{t["placement"]}"',
-                  "pages = [" + ", ".join(hex(p) for p in t["pages"]) + "]", ""]
+                  "pages = [" + ", ".join(hex(p) for p in t["pages"]) + "]",
+                  "warmup_pages = [" + ", ".join(hex(p) for p in t.get("warmup_pages", [])) + "]", ""]
     return "\n".join(lines)
 
 
@@ -524,7 +526,7 @@ def isolate_real(quick: bool) -> dict[str, float]:
             trace = rc.replay(cap, tasks, jobs, native, hyperperiods=hyper)
             doc = real_taskset_doc(trace, tasks)
             rep = isolation.isolate(doc)
-            named = {c["set"]: set(c["pages"]) for c in rep.conflicts}
+            named = {c["set"]: set(c["pages"]) for c in rep.conflicts + rep.warmup_conflicts}
             _, misses = attributed_misses(trace)
             inter = inter_task(misses)
             seen = {int(s) for s in inter["set"]}
@@ -532,6 +534,7 @@ def isolate_real(quick: bool) -> dict[str, float]:
             out[f"{k}/sim_sets_unnamed"] = float(len(seen - set(named)))
             out[f"{k}/named_sets_silent"] = float(len(set(named) - seen))
             out[f"{k}/named_sets"] = float(len(named))
+            out[f"{k}/named_warmup_sets"] = float(len(rep.warmup_conflicts))
             out[f"{k}/sim_sets"] = float(len(seen))
             triples = {(int(s), int(a), int(b)) for s, a, b in zip(inter["set"], inter["thread"], inter["evicted_by_thread"])}
             out[f"{k}/pairs_unnamed"] = float(sum(1 for s, a, b in triples
