@@ -70,7 +70,14 @@ fn given_two_threads_in_one_set_when_logged_then_each_miss_names_the_page_that_e
     assert_eq!(set1.len(), 6);
     assert_eq!(
         set1.iter().map(|r| r.page).collect::<Vec<_>>(),
-        vec![page(1, 0), page(1, 1), page(1, 2), page(1, 3), page(1, 0), page(1, 1)]
+        vec![
+            page(1, 0),
+            page(1, 1),
+            page(1, 2),
+            page(1, 3),
+            page(1, 0),
+            page(1, 1)
+        ]
     );
     assert!(set1[..4].iter().all(|r| r.evicted_by.is_none()));
     assert_eq!(set1[2].victim, Some(page(1, 0)));

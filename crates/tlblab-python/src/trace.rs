@@ -146,11 +146,11 @@ fn trace_records(py: Python<'_>, path: String, n: u64, skip: u64) -> PyResult<St
     .map_err(verr)
 }
 
-/// trace_data_pages(path) -> JSON {thread: [page address, ...]}: the 4 KiB pages each thread's
-/// loads and stores touch after its warm-up job ends (its `JobEnd` of job 0; a thread with no
-/// such event: none), an access that crosses a page counted in both. What the periodic jobs
-/// of a task set (and the code between them) hold in a data TLB: `tlblab.isolation`'s pages of
-/// a replayed real task set (seed 003).
+/// trace_data_pages(path) -> JSON {"warmup": {thread: [page, ...]}, "periodic": {thread: [...]}}:
+/// the 4 KiB pages each thread's loads and stores touch up to the end of its warm-up job (its
+/// `JobEnd` of job 0) and after it, an access that crosses a page counted in both of its pages.
+/// What the periodic jobs of a task set (and the code between them) hold in a data TLB, and what
+/// its warm-up put there first: `tlblab.isolation`'s pages of a replayed real task set (seed 003).
 #[pyfunction]
 fn trace_data_pages(py: Python<'_>, path: String) -> PyResult<String> {
     use std::collections::BTreeSet;
@@ -158,7 +158,8 @@ fn trace_data_pages(py: Python<'_>, path: String) -> PyResult<String> {
     py.detach(move || -> Result<String, String> {
         let (mut src, _, _) = convert::open_source(&PathBuf::from(&path), None)?;
         let mut warm_done: BTreeSet<u32> = BTreeSet::new();
-        let mut pages: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
+        let mut warmup: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
+        let mut periodic: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
         let mut buf = Vec::new();
         loop {
             buf.clear();
@@ -170,10 +171,15 @@ fn trace_data_pages(py: Python<'_>, path: String) -> PyResult<String> {
                     Record::Event(Event::JobEnd { task, job: 0 }) => {
                         warm_done.insert(task);
                     }
-                    Record::Access(a) if !a.kind.is_instr() && warm_done.contains(&a.thread.0) => {
+                    Record::Access(a) if !a.kind.is_instr() => {
+                        let into = if warm_done.contains(&a.thread.0) {
+                            &mut periodic
+                        } else {
+                            &mut warmup
+                        };
                         let first = a.vaddr.0 >> 12;
                         let last = (a.vaddr.0 + u64::from(a.size.max(1)) - 1) >> 12;
-                        let set = pages.entry(a.thread.0).or_default();
+                        let set = into.entry(a.thread.0).or_default();
                         for p in first..=last {
                             set.insert(p << 12);
                         }
@@ -182,7 +188,7 @@ fn trace_data_pages(py: Python<'_>, path: String) -> PyResult<String> {
                 }
             }
         }
-        Ok(serde_json::to_string(&pages).unwrap())
+        Ok(json!({"warmup": warmup, "periodic": periodic}).to_string())
     })
     .map_err(verr)
 }

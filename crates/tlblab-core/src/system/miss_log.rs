@@ -5,8 +5,8 @@
 //! took, this says which set and which other task's page caused each.
 //!
 //! Off unless asked: a run that logs takes the general path throughout (the lanes step aside,
-//! as for stall cycles), and the general path pays one predictable branch per fill for it, so
-//! a run that does not ask costs what it did (callgrind, docs/lab/engine-performance.md).
+//! as for stall cycles), and its fills turn off behind the look for a global translation
+//! (`System::any_global`, which logging sets), so a run that does not ask executes what it did.
 //! What is logged: references through `reference_full` (every miss of a run that logs) and the
 //! evictions of the kernel's own fills (`kernel_touch`, cause `KERNEL_THREAD`). Not logged:
 //! entries a technique inserts or removes through the System's operations, and invalidations
@@ -145,12 +145,12 @@ impl System {
             .flat_map(|c| c.dtlb.iter().chain(&c.itlb))
             .find(|&&(_, s)| s == stat)
             .map_or(0, |&(t, _)| self.tlbs[t].sets());
-        self.miss_log = Some(Box::new(MissLogState::new(
-            stat,
-            level.to_string(),
-            sets,
-        )));
+        self.miss_log = Some(Box::new(MissLogState::new(stat, level.to_string(), sets)));
         self.lanes_allowed = false;
+        // The general path's fills branch to `fill_logging` behind the look for a global
+        // translation (`any_global`), which answers as before (false where nothing is mapped
+        // global): a run that does not log pays nothing for the log.
+        self.any_global = true;
         Ok(())
     }
 
@@ -187,7 +187,15 @@ impl System {
             };
             if stat == log.stat {
                 let set = self.tlbs[t].set_of(e.vpn);
-                log.miss(t, reference, thread, job, set, page_of(&e), victim.as_ref().map(page_of));
+                log.miss(
+                    t,
+                    reference,
+                    thread,
+                    job,
+                    set,
+                    page_of(&e),
+                    victim.as_ref().map(page_of),
+                );
             }
         }
     }

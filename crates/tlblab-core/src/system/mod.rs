@@ -374,7 +374,8 @@ pub struct System {
     /// kernel's) or a kernel touch filled a global entry (`kernel_touch`): only then can a
     /// TLB entry be global, and only then do the fills look (`translation_is_global`).
     /// Never cleared; not in a checkpoint but set again from the regions and the TLBs'
-    /// entries (`restore_state`).
+    /// entries (`restore_state`). The miss log (`log_misses`) sets it too: its fills branch
+    /// off behind this look.
     pub(crate) any_global: bool,
     /// The technique runs a companion (`Technique::has_companion`): `timeline_step` lets it
     /// catch up before each access.
