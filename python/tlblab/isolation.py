@@ -425,28 +425,43 @@ def analyze(g: Geometry, tasks: list[TaskIn]) -> Report:
             overflows.append({"set": s, "task": name, "total": total, "noise": g.noise.get(s, 0)})
     # Warm-up conflicts: a set that fits its ways with the jobs' pages may still overflow with
     # the pages the warm-ups touch (job 0: allocation, first writes, binding the first library
-    # calls), which sit in it when the periodic jobs begin. Under LRU each page of a job there
-    # then misses at most once: after every job page of the set has been touched once they are
-    # its most recent (at most `ways` of them), and nothing else comes in.
-    warm: dict[int, dict[str, list[str]]] = {}
-    for t in tasks:
-        for a in t.warmup_addresses:
-            vpn = a >> 12
-            if vpn in t.pages:
-                continue
-            s = vpn % g.sets
-            distinct.setdefault(s, set()).add(vpn)
-            warm.setdefault(s, {}).setdefault(t.name, []).append(f"{hex(vpn << 12)} [warm-up]")
+    # calls; `warmup_pages`: every page the warm-up touches). The warm-ups run in the file's task
+    # order before any job (seed 003 Alg. 4: main creates the tasks in order, each runs its
+    # t_init at once), so a page of task i's jobs that its warm-up touched can be pushed out by
+    # what comes after it: i's own warm-up pages, the later tasks' warm-ups, and the other
+    # tasks' job pages, never by an earlier task's warm-up (older than i's pages under LRU); a
+    # job page the warm-up did not touch is a first touch, not an eviction. Under LRU each page of a job there misses at most once:
+    # after every job page of the set has been touched once they are its most recent (at most
+    # `ways` of them), and nothing else comes in.
+    warm_all = [{a >> 12 for a in t.warmup_addresses} for t in tasks]
+    warm_pages = [w - set(t.pages) for w, t in zip(warm_all, tasks)]
     named = {c["set"] for c in conflicts} | {o["set"] for o in overflows}
     warmup_conflicts = []
-    for s in sorted(set(occ) & set(warm)):
-        if s in named or len(distinct[s]) + g.noise.get(s, 0) <= g.ways:
+    for s in sorted(occ):
+        if s in named:
             continue
-        if len(set(occ[s]) | set(warm[s])) < 2:
-            continue  # one task's own warm-up: not an inter-task conflict
-        pages = {n: list(where[s].get(n, [])) + warm[s].get(n, []) for n in sorted(set(occ[s]) | set(warm[s]))}
-        warmup_conflicts.append({"set": s, "total": len(distinct[s]) + g.noise.get(s, 0),
-                                 "noise": g.noise.get(s, 0), "pages": pages})
+        for i, t in enumerate(tasks):
+            mine = {v for v in t.pages if v % g.sets == s}
+            if not mine & warm_all[i]:
+                continue  # its job pages here were not in the TLB before its first job: first touches
+            others = {v for j, u in enumerate(tasks) if j != i for v in u.pages if v % g.sets == s}
+            later = {v for j in range(i + 1, len(tasks)) for v in warm_all[j] if v % g.sets == s}
+            own = {v for v in warm_pages[i] if v % g.sets == s}
+            if not (others | later) - mine:
+                continue  # nothing of another task's comes after: not an inter-task conflict
+            total = len(mine | others | later | own) + g.noise.get(s, 0)
+            if total <= g.ways:
+                continue
+            pages: dict[str, list[str]] = {}
+            for j, u in enumerate(tasks):
+                ps = [f"{hex(v << 12)} [{u.pages[v]}]" for v in sorted(u.pages) if v % g.sets == s]
+                if j >= i:
+                    ps += [f"{hex(v << 12)} [warm-up]" for v in sorted(warm_pages[j]) if v % g.sets == s]
+                if ps:
+                    pages[u.name] = ps
+            warmup_conflicts.append({"set": s, "task": t.name, "total": total, "noise": g.noise.get(s, 0),
+                                     "pages": pages})
+            break  # one entry per set: the first task (in warm-up order) whose pages can go
     pre, win = _preemptions(tasks)
     safe = g.safe_pages()
     bounds: dict[str, int | None] = {}

@@ -461,7 +461,7 @@ def real_taskset_doc(trace, tasks) -> dict:
         jobs = [int(p) for p in pages["periodic"].get(str(i), [])]
         doc["task"].append({"name": f"T{i + 1}", "phase": t.phase_us / 1000, "period": t.period_us / 1000,
                             "exec": t.exec_us / 1000, "placement": "pages", "pages": jobs,
-                            "warmup_pages": [int(p) for p in pages["warmup"].get(str(i), []) if int(p) not in jobs]})
+                            "warmup_pages": [int(p) for p in pages["warmup"].get(str(i), [])]})
     return doc
 
 
