@@ -109,3 +109,30 @@ def test_given_an_fft_and_adpcm_pair_when_run_natively_then_it_exits_cleanly(tmp
     assert r.returncode == 0, r.stderr
     lines = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("task ")]
     assert [(f[1], f[2], len(f) - 3) for f in lines] == [("T1", "fft", 8), ("T2", "adpcm", 12)]
+
+
+def test_given_a_malloc_pair_when_isolated_then_isolate_names_every_set_the_miss_log_shows(tmp_path):
+    """`tlblab isolate` on a replayed real pair (pages from the trace) names, as conflicts (those the
+    warm-ups cause included), every
+    set where the engine's miss log shows a task missing a page another task's fill evicted."""
+    from tlblab import isolation
+    from tlblab.seeds.s003_tlb_coloring import experiments as ex
+
+    tasks = [rc.Task("stats", 16, 16, 1000, 2000, 400), rc.Task("bubble", 16, 16, 0, 8000, 3000)]
+    cap = rc.capture("malloc", tasks, jobs=2, repeat=1, cache=tmp_path)
+    native = rc.layouts(cap, 1, aslr=False, cache=tmp_path)[0]
+    trace = rc.replay(cap, tasks, 2, native, hyperperiods=2, cache=tmp_path)
+    doc = ex.real_taskset_doc(trace, tasks)
+    heap = ex.buffer_pages(cap, native)
+    for i in (0, 1):  # each task's pages hold its 16 buffers (moved with its arena)
+        assert heap[i] <= set(doc["task"][i]["pages"])
+    rep = isolation.isolate(doc)
+    jobs, misses = ex.attributed_misses(trace)
+    assert len(misses[misses["job"] >= 0]) == int(jobs["L1D_misses"].sum())  # a job's misses are its logged ones
+    inter = ex.inter_task(misses)
+    assert {int(s) for s in inter["set"]} <= {c["set"] for c in rep.conflicts + rep.warmup_conflicts}
+    # The task-set file written for `tlblab isolate FILE` says the same.
+    f = tmp_path / "real.toml"
+    f.write_text(ex.taskset_toml(doc, "test"))
+    again = isolation.isolate(f)
+    assert (again.conflicts, again.warmup_conflicts) == (rep.conflicts, rep.warmup_conflicts)

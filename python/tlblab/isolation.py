@@ -85,6 +85,8 @@ class TaskIn:
     allocations: list[int] = field(default_factory=list)
     addresses: list[int] = field(default_factory=list)
     passes: int = 1
+    # pages the task's warm-up (job 0) touches besides those of its jobs, by address
+    warmup_addresses: list[int] = field(default_factory=list)
     # filled by placement: page number -> what it holds
     pages: dict[int, str] = field(default_factory=dict)
 
@@ -99,10 +101,14 @@ class Report:
     preemptions: dict[str, int]
     bounds: dict[str, int | None]
     window: dict[str, str]
+    # sets that overflow only with the warm-ups' pages: one miss per page at most, first jobs
+    warmup_conflicts: list[dict[str, Any]] = field(default_factory=list)
+    # per task, the bound of its first job after the warm-ups (the warm-up conflicts' pages added)
+    first_job_bounds: dict[str, int | None] = field(default_factory=dict)
 
     @property
     def isolated(self) -> bool:
-        return not self.conflicts
+        return not self.conflicts and not self.warmup_conflicts
 
     def text(self) -> str:
         g = self.geometry
@@ -132,16 +138,26 @@ class Report:
         for o in self.overflows:
             lines.append(f"  set {o['set']}: {o['task']} alone (with noise {o['noise']}) needs "
                          f"{o['total']} > {g.ways} ways: intra-task/OS conflict")
+        if self.warmup_conflicts:
+            lines.append(f"WARM-UP CONFLICTS in {len(self.warmup_conflicts)} set(s): with the pages the warm-ups "
+                         "touch (job 0) the set overflows; each page of a job there misses at most once, "
+                         "in its task's first job after the warm-ups:")
+            for c in self.warmup_conflicts:
+                who = "; ".join(f"{t}: " + ", ".join(p for p in pages) for t, pages in c["pages"].items())
+                lines.append(f"  set {c['set']}: {c['total']} pages > {g.ways} ways (noise {c['noise']}): {who}")
         lines.append("misses per job after the warm-up, at most:")
         for t in self.tasks:
             b = self.bounds[t.name]
+            first = self.first_job_bounds.get(t.name, b)
+            more = f"; first job {first}" if first != b and first is not None else ""
             lines.append(f"  {t.name}: {'unbounded' if b is None else b}  "
-                         f"({self.preemptions[t.name]} preemptions, window {self.window[t.name]})")
+                         f"({self.preemptions[t.name]} preemptions, window {self.window[t.name]}{more})")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         return {"isolated": self.isolated, "conflicts": self.conflicts, "overflows": self.overflows,
-                "bounds": self.bounds, "preemptions": self.preemptions,
+                "warmup_conflicts": self.warmup_conflicts,
+                "bounds": self.bounds, "first_job_bounds": self.first_job_bounds, "preemptions": self.preemptions,
                 "occupancy": {str(s): o for s, o in sorted(self.occupancy.items())},
                 "geometry": {"machine": self.geometry.machine, "level": self.geometry.level,
                              "sets": self.geometry.sets, "ways": self.geometry.ways,
@@ -225,7 +241,7 @@ def _task(i: int, t: Any, where: str) -> TaskIn:
     if not isinstance(t, dict):
         raise UserError(f"{w}: expected a [[task]] table")
     known = {"name", "period", "phase", "exec", "placement", "colors", "large_colors", "allocations",
-             "pages", "passes"}
+             "pages", "passes", "warmup_pages"}
     for k in t:
         if k not in known:
             raise UserError(f"{w}: unknown field {k!r} (expected {', '.join(sorted(known))})")
@@ -248,7 +264,8 @@ def _task(i: int, t: Any, where: str) -> TaskIn:
                   exec=None if "exec" not in t else _num(f"{w}: exec", t["exec"]), placement=placement,
                   colors=colors, large_colors=[_int(f"{w}: large_colors", c) for c in t.get("large_colors", [])],
                   allocations=allocs, addresses=[_int(f"{w}: pages", p) for p in t.get("pages", [])],
-                  passes=_int(f"{w}: passes", t.get("passes", 1)) or 1)
+                  passes=_int(f"{w}: passes", t.get("passes", 1)) or 1,
+                  warmup_addresses=[_int(f"{w}: warmup_pages", p) for p in t.get("warmup_pages", [])])
 
 
 def load(source: str | Path | dict[str, Any]) -> tuple[Geometry, list[TaskIn]]:
@@ -406,6 +423,45 @@ def analyze(g: Geometry, tasks: list[TaskIn]) -> Report:
         else:
             (name,) = occ[s]
             overflows.append({"set": s, "task": name, "total": total, "noise": g.noise.get(s, 0)})
+    # Warm-up conflicts: a set that fits its ways with the jobs' pages may still overflow with
+    # the pages the warm-ups touch (job 0: allocation, first writes, binding the first library
+    # calls; `warmup_pages`: every page the warm-up touches). The warm-ups run in the file's task
+    # order before any job (seed 003 Alg. 4: main creates the tasks in order, each runs its
+    # t_init at once), so a page of task i's jobs that its warm-up touched can be pushed out by
+    # what comes after it: i's own warm-up pages, the later tasks' warm-ups, and the other
+    # tasks' job pages, never by an earlier task's warm-up (older than i's pages under LRU); a
+    # job page the warm-up did not touch is a first touch, not an eviction. Under LRU each page of a job there misses at most once:
+    # after every job page of the set has been touched once they are its most recent (at most
+    # `ways` of them), and nothing else comes in.
+    warm_all = [{a >> 12 for a in t.warmup_addresses} for t in tasks]
+    warm_pages = [w - set(t.pages) for w, t in zip(warm_all, tasks)]
+    named = {c["set"] for c in conflicts} | {o["set"] for o in overflows}
+    warmup_conflicts = []
+    for s in sorted(occ):
+        if s in named:
+            continue
+        for i, t in enumerate(tasks):
+            mine = {v for v in t.pages if v % g.sets == s}
+            if not mine & warm_all[i]:
+                continue  # its job pages here were not in the TLB before its first job: first touches
+            others = {v for j, u in enumerate(tasks) if j != i for v in u.pages if v % g.sets == s}
+            later = {v for j in range(i + 1, len(tasks)) for v in warm_all[j] if v % g.sets == s}
+            own = {v for v in warm_pages[i] if v % g.sets == s}
+            if not (others | later) - mine:
+                continue  # nothing of another task's comes after: not an inter-task conflict
+            total = len(mine | others | later | own) + g.noise.get(s, 0)
+            if total <= g.ways:
+                continue
+            pages: dict[str, list[str]] = {}
+            for j, u in enumerate(tasks):
+                ps = [f"{hex(v << 12)} [{u.pages[v]}]" for v in sorted(u.pages) if v % g.sets == s]
+                if j >= i:
+                    ps += [f"{hex(v << 12)} [warm-up]" for v in sorted(warm_pages[j]) if v % g.sets == s]
+                if ps:
+                    pages[u.name] = ps
+            warmup_conflicts.append({"set": s, "task": t.name, "total": total, "noise": g.noise.get(s, 0),
+                                     "pages": pages})
+            break  # one entry per set: the first task (in warm-up order) whose pages can go
     pre, win = _preemptions(tasks)
     safe = g.safe_pages()
     bounds: dict[str, int | None] = {}
@@ -421,8 +477,13 @@ def analyze(g: Geometry, tasks: list[TaskIn]) -> Report:
                 break
             b += a * (1 + pre[t.name])
         bounds[t.name] = b
+    first: dict[str, int | None] = {}
+    for t in tasks:
+        b = bounds[t.name]
+        first[t.name] = None if b is None else b + sum(occ[c["set"]].get(t.name, 0) for c in warmup_conflicts)
     return Report(geometry=g, tasks=tasks, occupancy=occ, conflicts=conflicts, overflows=overflows,
-                  preemptions=pre, bounds=bounds, window=win)
+                  preemptions=pre, bounds=bounds, window=win, warmup_conflicts=warmup_conflicts,
+                  first_job_bounds=first)
 
 
 def isolate(source: str | Path | dict[str, Any]) -> Report:

@@ -100,6 +100,31 @@ class Result:
             rows.append(row)
         return pd.DataFrame(rows)
 
+    def miss_frame(self):
+        """One row per miss of the level the run logged (`simulate(miss_log=LEVEL)`), in order:
+        reference (its index in the run), thread and job that missed (-1: none), set, page (the
+        virtual address), evicted_by_page and evicted_by_thread (the page whose fill last evicted
+        this one and its thread; -1 when never evicted there: a first touch; the kernel's own
+        fills are thread 4294967295), victim_page (what this miss's fill evicted, -1: a free way).
+        Raises ValueError when the run logged no misses."""
+        import pandas as pd
+
+        log = self.stats.get("misses")
+        if log is None:
+            raise ValueError("this run logged no misses: simulate(..., miss_log=LEVEL)")
+        rows = []
+        for r in log["records"]:
+            by = r["evicted_by"]
+            rows.append({"reference": r["reference"],
+                         "thread": -1 if r["thread"] is None else r["thread"],
+                         "job": -1 if r["job"] is None else r["job"],
+                         "set": r["set"], "page": r["page"],
+                         "evicted_by_page": -1 if by is None else by[0],
+                         "evicted_by_thread": -1 if by is None else by[1],
+                         "victim_page": -1 if r["victim"] is None else r["victim"]})
+        cols = ["reference", "thread", "job", "set", "page", "evicted_by_page", "evicted_by_thread", "victim_page"]
+        return pd.DataFrame(rows, columns=cols)
+
     def phase_frame(self):
         """One row per phase the workload marked (`PhaseBegin`/`PhaseEnd`: seed 000's first and
         second access, a measured loop), in the order the phases ended: name, occurrence, begin
@@ -176,7 +201,7 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
              fetches: bool = True, checkpoint_at: int | str | None = None,
              save_checkpoint: str | os.PathLike[str] | None = None,
              from_checkpoint: str | os.PathLike[str] | None = None,
-             continue_after_save: bool = True) -> Result:
+             continue_after_save: bool = True, miss_log: str | None = None) -> Result:
     """Simulates `workload` on `machine`.
 
     `tlb_only=True` simulates the TLB levels alone (README.md, "Run modes"): no page
@@ -208,6 +233,10 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
     `stall_cycles=True` counts the data TLB stall cycles per level (`Result.stall_cycles`, seed
     004 Tables 2-3); runs with a technique that keeps the engine on its general path count them
     anyway. Every other counter is the same either way.
+
+    `miss_log="L1D"` (a TLB level's name) logs every miss of that level with its set, page,
+    thread, job and the page whose fill last evicted it (`Result.miss_frame`); the run takes
+    the engine's general path throughout, and every counter is what it would have been.
 
     Warm-up and region of interest: `warmup=W` simulates the first W references, then resets
     the statistics (the engine snapshots every counter there and reports the difference), and
@@ -249,7 +278,7 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
                            checkpoint_at="" if checkpoint_at is None else str(checkpoint_at),
                            save_checkpoint=_fspath(save_checkpoint) if save_checkpoint else "",
                            from_checkpoint=_fspath(from_checkpoint) if from_checkpoint else "",
-                           continue_after_save=continue_after_save)
+                           continue_after_save=continue_after_save, miss_log=miss_log or "")
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     stats = json.loads(raw)
     simulated = stats["total"]["references"] + (stats.get("warmup") or {}).get("references", 0)

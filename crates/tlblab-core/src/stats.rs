@@ -189,6 +189,10 @@ pub struct Stats {
     /// mark): every other counter covers the region of interest alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<WarmupStats>,
+    /// Every miss of one TLB level with its set, page, thread, job and the page that evicted
+    /// it, when the run asked for it (`System::log_misses`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub misses: Option<crate::system::MissLog>,
 }
 
 /// The warm-up of a run whose statistics cover its region of interest only: how much was
@@ -227,6 +231,8 @@ impl Stats {
         s.jobs.drain(..earlier.jobs.len().min(s.jobs.len()));
         s.phases.drain(..earlier.phases.len().min(s.phases.len()));
         s.cycles -= earlier.cycles;
+        // `misses` is kept: the log starts over when a region of interest begins
+        // (`System::begin_roi`), so what it holds is the region's.
         if let (Some(t), Some(e)) = (&mut s.technique, &earlier.technique) {
             for (k, v) in t.counters.iter_mut() {
                 *v = v.saturating_sub(e.counters.get(k).copied().unwrap_or(0));

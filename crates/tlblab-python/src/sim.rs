@@ -47,7 +47,7 @@ pub(crate) fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> 
 
 /// Runs `workload` (a spec like "random:pages=1024") on `machine`; returns the stats as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique="", progress=false, stall_cycles=false, warmup=0, fetches=true, warmup_instructions=0, simulation_instructions=0, checkpoint_at="", save_checkpoint="", from_checkpoint="", continue_after_save=true, sample_unit=0, sample_period=0, sample_offset=0, sample_head=0))]
+#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique="", progress=false, stall_cycles=false, warmup=0, fetches=true, warmup_instructions=0, simulation_instructions=0, checkpoint_at="", save_checkpoint="", from_checkpoint="", continue_after_save=true, sample_unit=0, sample_period=0, sample_offset=0, sample_head=0, miss_log=""))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -75,6 +75,7 @@ fn simulate(
     sample_period: u64,
     sample_offset: u64,
     sample_head: u64,
+    miss_log: &str,
 ) -> PyResult<String> {
     let cfg = machine_from(machine, machine_format)?;
     let sampled = sample_unit > 0 || sample_period > 0;
@@ -135,6 +136,9 @@ fn simulate(
         };
         if let Some(spec) = &technique {
             tlblab_core::techniques::install(&mut sys, spec).map_err(|e| e.0)?;
+        }
+        if !miss_log.is_empty() {
+            sys.log_misses(miss_log).map_err(|e| e.0)?;
         }
         if sampled {
             sys.set_sample(sample_unit, sample_period, sample_offset, sample_head)

@@ -146,6 +146,53 @@ fn trace_records(py: Python<'_>, path: String, n: u64, skip: u64) -> PyResult<St
     .map_err(verr)
 }
 
+/// trace_data_pages(path) -> JSON {"warmup": {thread: [page, ...]}, "periodic": {thread: [...]}}:
+/// the 4 KiB pages each thread's loads and stores touch up to the end of its warm-up job (its
+/// `JobEnd` of job 0) and after it, an access that crosses a page counted in both of its pages.
+/// What the periodic jobs of a task set (and the code between them) hold in a data TLB, and what
+/// its warm-up put there first: `tlblab.isolation`'s pages of a replayed real task set (seed 003).
+#[pyfunction]
+fn trace_data_pages(py: Python<'_>, path: String) -> PyResult<String> {
+    use std::collections::BTreeSet;
+    use tlblab_trace::{Event, Record};
+    py.detach(move || -> Result<String, String> {
+        let (mut src, _, _) = convert::open_source(&PathBuf::from(&path), None)?;
+        let mut warm_done: BTreeSet<u32> = BTreeSet::new();
+        let mut warmup: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
+        let mut periodic: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            if src.fill(&mut buf, 4096)? == 0 {
+                break;
+            }
+            for r in &buf {
+                match *r {
+                    Record::Event(Event::JobEnd { task, job: 0 }) => {
+                        warm_done.insert(task);
+                    }
+                    Record::Access(a) if !a.kind.is_instr() => {
+                        let into = if warm_done.contains(&a.thread.0) {
+                            &mut periodic
+                        } else {
+                            &mut warmup
+                        };
+                        let first = a.vaddr.0 >> 12;
+                        let last = (a.vaddr.0 + u64::from(a.size.max(1)) - 1) >> 12;
+                        let set = into.entry(a.thread.0).or_default();
+                        for p in first..=last {
+                            set.insert(p << 12);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(json!({"warmup": warmup, "periodic": periodic}).to_string())
+    })
+    .map_err(verr)
+}
+
 /// record(argv, output, skip=0, limit=None, progress=False, valgrind="valgrind", stdin=None,
 /// stdout=None, tool="tlblab", tool_dir=None, roi_only=False, skip_instructions=0,
 /// max_instructions=None) -> JSON report.
@@ -412,6 +459,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(trace_head, m)?)?;
     m.add_function(wrap_pyfunction!(trace_records, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_data_pages, m)?)?;
     m.add_function(wrap_pyfunction!(trace_record, m)?)?;
     m.add_function(wrap_pyfunction!(trace_workload_catalog, m)?)?;
     m.add_function(wrap_pyfunction!(workload_generate, m)?)?;

@@ -46,6 +46,10 @@ def register(sub) -> None:
     p.add_argument("--stall-cycles", action="store_true",
                    help="count data TLB stall cycles per level (seed 004 Tables 2-3); every reference takes "
                         "the engine's general path")
+    p.add_argument("--miss-log", default=None, metavar="LEVEL",
+                   help="attribute every miss of TLB level LEVEL (e.g. L1D): print the misses per set and, per "
+                        "set, which thread missed pages whose fill by which thread had evicted them (--json: "
+                        "every miss under \"misses\"); every reference takes the engine's general path")
     p.add_argument("--checkpoint-at", default=None, metavar="roi|N",
                    help="with --save-checkpoint: pause where the region of interest began (roi) or at N "
                         "references (at the first batch of records read from there), save the engine's whole "
@@ -103,7 +107,7 @@ def _simulate(simulate, args, workload):
                  warmup=args.warmup, roi=args.roi, warmup_instructions=args.warmup_instructions,
                  simulation_instructions=args.simulation_instructions, fetches=args.fetches == "on",
                  checkpoint_at=args.checkpoint_at, save_checkpoint=args.save_checkpoint,
-                 from_checkpoint=args.from_checkpoint)
+                 from_checkpoint=args.from_checkpoint, miss_log=args.miss_log)
 
 
 def _run_sampled(args, workload) -> int:
@@ -111,7 +115,8 @@ def _run_sampled(args, workload) -> int:
 
     for flag, given in (("--roi", args.roi is not None), ("--warmup-instructions", args.warmup_instructions),
                         ("--simulation-instructions", args.simulation_instructions is not None),
-                        ("--stall-cycles", args.stall_cycles), ("--checkpoint-at", args.checkpoint_at),
+                        ("--stall-cycles", args.stall_cycles), ("--miss-log", args.miss_log),
+                        ("--checkpoint-at", args.checkpoint_at),
                         ("--save-checkpoint", args.save_checkpoint), ("--from-checkpoint", args.from_checkpoint)):
         if given:
             raise ValueError(f"--sample with {flag}: a sampled run covers the run from its start "
@@ -169,6 +174,8 @@ def _print(args, r) -> None:
         for p in sorted(r.stats["processes"], key=int):
             rows += [[name, f"process {p}", c] for name, c in r.stall_cycles(f"process {p}").items()]
         print(format_table(["TLB level", "unit", "data stall cycles"], rows))
+    if r.stats.get("misses") is not None:
+        _print_miss_log(r)
     if args.tlb_only:
         print(f"walks {t['walks']} (TLB-only: page tables, caches and data are not simulated)")
         print("cycles count TLB lookups past the first level and each walk's fixed latency: "
@@ -234,3 +241,18 @@ def _level_rows(names, levels) -> list[list]:
     return [[name, lv["accesses"], lv["hits"], lv["misses"], lv["evictions"],
              f"{lv['misses'] / lv['accesses']:.4f}" if lv["accesses"] else "-"]
             for name, lv in zip(names, levels)]
+
+
+def _print_miss_log(r) -> None:
+    """`--miss-log`: misses per set, then per set who missed pages whose fill by whom evicted them."""
+    m = r.miss_frame()
+    level = r.stats["misses"]["level"]
+    per_set = r.stats["misses"]["per_set"]
+    print(format_table(["set", f"{level} misses"], [[s, n] for s, n in enumerate(per_set) if n]))
+    if m.empty:
+        return
+    who = lambda t: "-" if t < 0 else ("kernel" if t == 4294967295 else f"thread {t}")  # noqa: E731
+    rows = []
+    for (s, t, b), n in m.groupby(["set", "thread", "evicted_by_thread"]).size().items():
+        rows.append([s, who(t), "first touch or invalidated" if b < 0 else who(b), n])
+    print(format_table(["set", "missed by", "page evicted by", "misses"], rows))

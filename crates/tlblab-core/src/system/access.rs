@@ -555,20 +555,30 @@ impl System {
             e.vmid = req.vmid;
             e.domain = domain;
             e.hw_thread = hw;
-            let core = &self.cores[core_i];
-            let path = if is_instr { &core.itlb } else { &core.dtlb };
-            // A global translation stays global in every level it is copied to. Only a machine
-            // with a global mapping (`any_global`) has one to copy: the others skip the look.
-            if self.any_global {
-                e.global = match found {
-                    Some((i, h)) => self.tlbs[path[i].0].is_global(h.slot),
-                    None => self.translation_is_global(st.space, va),
-                };
-            }
-            // Every level filled here has just missed this page for this requester.
-            for &(t, stat) in &path[..filled_below] {
-                if self.tlbs[t].fill_after_miss(e) {
-                    self.cpu_stats[st.cpu].tlb[stat].evictions += 1;
+            'fill: {
+                // A global translation stays global in every level it is copied to. Only a
+                // machine with a global mapping (`any_global`) has one to copy: the others skip
+                // the look. A run that logs its misses (`log_misses`) sets `any_global` too, so
+                // that its fills turn off here and a run that does not pays nothing for it.
+                if self.any_global {
+                    let core = &self.cores[core_i];
+                    let path = if is_instr { &core.itlb } else { &core.dtlb };
+                    e.global = match found {
+                        Some((i, h)) => self.tlbs[path[i].0].is_global(h.slot),
+                        None => self.translation_is_global(st.space, va),
+                    };
+                    if self.miss_log.is_some() {
+                        self.fill_logging(st, core_i, is_instr, filled_below, e);
+                        break 'fill;
+                    }
+                }
+                // Every level filled here has just missed this page for this requester.
+                let core = &self.cores[core_i];
+                let path = if is_instr { &core.itlb } else { &core.dtlb };
+                for &(t, stat) in &path[..filled_below] {
+                    if self.tlbs[t].fill_after_miss(e) {
+                        self.cpu_stats[st.cpu].tlb[stat].evictions += 1;
+                    }
                 }
             }
         }

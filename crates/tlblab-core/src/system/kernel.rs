@@ -83,8 +83,12 @@ impl System {
         e.hw_thread = req.hw_thread;
         e.global = true;
         self.any_global = true;
-        for &(t, _) in &path[..hit_at] {
-            self.tlbs[t].fill(e);
+        for &(t, stat) in &path[..hit_at] {
+            if self.miss_log.is_some() {
+                self.kernel_fill_logging(t, stat, e);
+            } else {
+                self.tlbs[t].fill(e);
+            }
         }
         cycles + self.kernel_access(cpu, pa, write)
     }

@@ -24,6 +24,7 @@ mod fast_lane;
 mod hints;
 mod kernel;
 mod lane;
+mod miss_log;
 mod sample;
 mod switch;
 mod technique;
@@ -33,6 +34,7 @@ mod walk;
 pub use checkpoint::{SystemState, SystemStateRef};
 pub use domains::{dacr_allows, DomainFault, DomainState, SECTIONS};
 pub use hints::hint_record;
+pub use miss_log::{MissLog, MissRecord, KERNEL_THREAD};
 pub use technique::Technique;
 pub use timeline::{PausedLoop, ReadAhead, BATCH};
 
@@ -375,11 +377,16 @@ pub struct System {
     /// A technique counts the uses of TLB entries (`System::track_tlb_use`): the general
     /// path's `reference_full` counts each access an entry translates.
     pub(crate) track_use: bool,
+    /// Per-set miss attribution of one TLB level (`log_misses`, `miss_log.rs`): off (`None`)
+    /// unless asked; a run that logs takes the general path throughout. Not part of a
+    /// checkpoint.
+    pub(crate) miss_log: Option<Box<miss_log::MissLogState>>,
     /// Some address space has mapped a global region (`map_shared` with `global`, the
     /// kernel's) or a kernel touch filled a global entry (`kernel_touch`): only then can a
     /// TLB entry be global, and only then do the fills look (`translation_is_global`).
     /// Never cleared; not in a checkpoint but set again from the regions and the TLBs'
-    /// entries (`restore_state`).
+    /// entries (`restore_state`). The miss log (`log_misses`) sets it too: its fills branch
+    /// off behind this look.
     pub(crate) any_global: bool,
     /// The technique runs a companion (`Technique::has_companion`): `timeline_step` lets it
     /// catch up before each access.
@@ -646,6 +653,7 @@ impl System {
                 Vec::new()
             },
             track_use: false,
+            miss_log: None,
             any_global: false,
             companion: false,
             domains: None,
@@ -877,6 +885,9 @@ impl System {
     pub fn begin_roi(&mut self) {
         if self.roi_begin.is_none() {
             self.roi_begin = Some(Box::new(self.whole_stats()));
+            if let Some(log) = self.miss_log.as_deref_mut() {
+                log.restart();
+            }
         }
         self.warmup = 0;
     }
@@ -950,6 +961,7 @@ impl System {
                     counters: t.counters().into_iter().collect(),
                 }),
             warmup: None,
+            misses: self.miss_log.as_ref().map(|m| m.log.clone()),
         };
         let stall_reported = self.options.stall_cycles
             || self

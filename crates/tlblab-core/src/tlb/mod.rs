@@ -1098,6 +1098,13 @@ impl Tlb {
         self.insert_reporting::<false, true>(e).0
     }
 
+    /// `fill_after_miss` that also returns the entry evicted, if any (the miss log's fills,
+    /// `System::log_misses`): the same fill, the victim built from its slot before it is
+    /// overwritten.
+    pub(crate) fn fill_after_miss_reporting(&mut self, e: TlbEntry) -> Option<TlbEntry> {
+        self.insert_reporting::<true, true>(e).1
+    }
+
     /// `insert`, returning (whether an entry was evicted, the evicted entry if `REPORT`).
     /// `ABSENT`: the caller knows no entry holds the translation (see `fill_after_miss`).
     fn insert_reporting<const REPORT: bool, const ABSENT: bool>(
