@@ -160,34 +160,25 @@ fn trace_data_pages(py: Python<'_>, path: String) -> PyResult<String> {
         let mut warm_done: BTreeSet<u32> = BTreeSet::new();
         let mut warmup: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
         let mut periodic: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
-        let mut buf = Vec::new();
-        loop {
-            buf.clear();
-            if src.fill(&mut buf, 4096)? == 0 {
-                break;
+        tlblab_trace::source::for_each_record(&mut *src, 4096, |r| match *r {
+            Record::Event(Event::JobEnd { task, job: 0 }) => {
+                warm_done.insert(task);
             }
-            for r in &buf {
-                match *r {
-                    Record::Event(Event::JobEnd { task, job: 0 }) => {
-                        warm_done.insert(task);
-                    }
-                    Record::Access(a) if !a.kind.is_instr() => {
-                        let into = if warm_done.contains(&a.thread.0) {
-                            &mut periodic
-                        } else {
-                            &mut warmup
-                        };
-                        let first = a.vaddr.0 >> 12;
-                        let last = (a.vaddr.0 + u64::from(a.size.max(1)) - 1) >> 12;
-                        let set = into.entry(a.thread.0).or_default();
-                        for p in first..=last {
-                            set.insert(p << 12);
-                        }
-                    }
-                    _ => {}
+            Record::Access(a) if !a.kind.is_instr() => {
+                let into = if warm_done.contains(&a.thread.0) {
+                    &mut periodic
+                } else {
+                    &mut warmup
+                };
+                let first = a.vaddr.0 >> 12;
+                let last = (a.vaddr.0 + u64::from(a.size.max(1)) - 1) >> 12;
+                let set = into.entry(a.thread.0).or_default();
+                for p in first..=last {
+                    set.insert(p << 12);
                 }
             }
-        }
+            _ => {}
+        })?;
         Ok(json!({"warmup": warmup, "periodic": periodic}).to_string())
     })
     .map_err(verr)

@@ -74,50 +74,43 @@ pub fn info(path: &Path, fmt: Option<Format>) -> Result<Value, String> {
     let mut tasks = BTreeSet::new();
     let mut cores = BTreeSet::new();
     let (mut min_a, mut max_a) = (u64::MAX, 0u64);
-    let mut buf = Vec::with_capacity(8192);
-    loop {
-        buf.clear();
-        if src.fill(&mut buf, 8192)? == 0 {
-            break;
-        }
-        for r in &buf {
-            summary.add(r);
-            match r {
-                Record::Access(a) => {
-                    let first = a.vaddr.0 >> 12;
-                    let last = a.vaddr.0.saturating_add(a.size.max(1) as u64 - 1) >> 12;
-                    for p in first..=last.min(first + 16) {
-                        *pages.entry(p).or_insert(0) += 1;
-                    }
-                    min_a = min_a.min(a.vaddr.0);
-                    max_a = max_a.max(a.vaddr.0);
+    crate::source::for_each_record(&mut *src, 8192, |r| {
+        summary.add(r);
+        match r {
+            Record::Access(a) => {
+                let first = a.vaddr.0 >> 12;
+                let last = a.vaddr.0.saturating_add(a.size.max(1) as u64 - 1) >> 12;
+                for p in first..=last.min(first + 16) {
+                    *pages.entry(p).or_insert(0) += 1;
                 }
-                Record::Event(e) => match *e {
-                    Event::Region { region, start, len } => {
-                        let name = region_names
-                            .get(region as usize)
-                            .cloned()
-                            .unwrap_or_else(|| format!("region{region}"));
-                        regions.push(Range {
-                            name,
-                            start: start.0,
-                            end: start.0.saturating_add(len),
-                        });
-                    }
-                    Event::ThreadStart { process, .. } => {
-                        processes.insert(process);
-                    }
-                    Event::TaskRelease { task, .. } => {
-                        tasks.insert(task);
-                    }
-                    Event::ContextSwitch { core, .. } | Event::Migrate { core, .. } => {
-                        cores.insert(core.0);
-                    }
-                    _ => {}
-                },
+                min_a = min_a.min(a.vaddr.0);
+                max_a = max_a.max(a.vaddr.0);
             }
+            Record::Event(e) => match *e {
+                Event::Region { region, start, len } => {
+                    let name = region_names
+                        .get(region as usize)
+                        .cloned()
+                        .unwrap_or_else(|| format!("region{region}"));
+                    regions.push(Range {
+                        name,
+                        start: start.0,
+                        end: start.0.saturating_add(len),
+                    });
+                }
+                Event::ThreadStart { process, .. } => {
+                    processes.insert(process);
+                }
+                Event::TaskRelease { task, .. } => {
+                    tasks.insert(task);
+                }
+                Event::ContextSwitch { core, .. } | Event::Migrate { core, .. } => {
+                    cores.insert(core.0);
+                }
+                _ => {}
+            },
         }
-    }
+    })?;
     let s = summary.to_json();
     out.insert("records".into(), s["records"].clone());
     out.insert("accesses".into(), json!({"total": s["accesses"], "instr": summary.instr, "load": summary.loads, "store": summary.stores}));

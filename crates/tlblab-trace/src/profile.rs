@@ -19,34 +19,25 @@ pub type PageCounts = [u64; 3];
 pub fn page_counts(src: &mut dyn RecordSource) -> Result<HashMap<(u32, u64), PageCounts>, String> {
     let mut counts: HashMap<(u32, u64), PageCounts> = HashMap::new();
     let mut process_of: HashMap<u32, u32> = HashMap::new();
-    let mut buf = Vec::with_capacity(16384);
-    loop {
-        buf.clear();
-        if src.fill(&mut buf, 16384)? == 0 {
-            break;
+    crate::source::for_each_record(src, 16384, |r| match *r {
+        Record::Event(Event::ThreadStart { thread, process }) => {
+            process_of.insert(thread.0, process);
         }
-        for r in &buf {
-            match *r {
-                Record::Event(Event::ThreadStart { thread, process }) => {
-                    process_of.insert(thread.0, process);
-                }
-                Record::Access(a) => {
-                    let process = process_of.get(&a.thread.0).copied().unwrap_or(0);
-                    let k = match a.kind {
-                        AccessKind::Load => 0,
-                        AccessKind::Store => 1,
-                        AccessKind::Instr => 2,
-                    };
-                    let first = a.vaddr.0 >> 12;
-                    let last = (a.vaddr.0 + (a.size.max(1) as u64) - 1) >> 12;
-                    for page in first..=last {
-                        counts.entry((process, page)).or_default()[k] += 1;
-                    }
-                }
-                _ => {}
+        Record::Access(a) => {
+            let process = process_of.get(&a.thread.0).copied().unwrap_or(0);
+            let k = match a.kind {
+                AccessKind::Load => 0,
+                AccessKind::Store => 1,
+                AccessKind::Instr => 2,
+            };
+            let first = a.vaddr.0 >> 12;
+            let last = (a.vaddr.0 + (a.size.max(1) as u64) - 1) >> 12;
+            for page in first..=last {
+                counts.entry((process, page)).or_default()[k] += 1;
             }
         }
-    }
+        _ => {}
+    })?;
     Ok(counts)
 }
 

@@ -5,6 +5,24 @@
 
 use crate::record::Record;
 
+/// Reads `src` to its end, `batch` records at a time, handing each record to `each` in order.
+pub fn for_each_record(
+    src: &mut dyn RecordSource,
+    batch: usize,
+    mut each: impl FnMut(&Record),
+) -> Result<(), String> {
+    let mut buf = Vec::with_capacity(batch);
+    loop {
+        buf.clear();
+        if src.fill(&mut buf, batch)? == 0 {
+            return Ok(());
+        }
+        for r in &buf {
+            each(r);
+        }
+    }
+}
+
 /// Something that yields records in order.
 ///
 /// Contract: `fill` appends at most `max` records to `out` (never clears it) and returns the

@@ -131,17 +131,7 @@ def _run(quick: bool, tmp: str) -> dict:
         cases[name] = path
         on = "one code page" if code_pages == 1 else f"{code_pages} code pages in turn"
         labels[name] = f"fetches on {on} between loads of random pages of 1 GiB (Lackey format)"
-    if shutil.which("valgrind"):
-        from tlblab import trace
-
-        limit = 500_000 if quick else 4_000_000
-        for name, argv, needs in REAL_PROGRAMS:
-            if not os.path.exists(needs):
-                continue
-            path = os.path.join(tmp, f"{name}.tlbt")
-            trace.record(argv, path, limit=limit, stdout=os.devnull, tool="lackey")
-            cases[name] = path
-            labels[name] = " ".join(argv) + " (Lackey)"
+    capture_real_programs(tmp, quick, cases, labels)
     for mode in MODES:
         for name, spec in cases.items():
             out["cases"][f"{mode}/{name}"] = _time("zen3", spec, mode, repeats, labels.get(name, spec))
@@ -159,6 +149,23 @@ def _run(quick: bool, tmp: str) -> dict:
     }
     return out
 
+
+
+def capture_real_programs(tmp: str, quick: bool, cases: dict, labels: dict) -> None:
+    """Captures `REAL_PROGRAMS` (those installed here) under Valgrind Lackey into `tmp`, and adds
+    each trace to `cases` and its command line to `labels`; none without Valgrind."""
+    if not shutil.which("valgrind"):
+        return
+    from tlblab import trace
+
+    limit = 500_000 if quick else 4_000_000
+    for name, argv, needs in REAL_PROGRAMS:
+        if not os.path.exists(needs):
+            continue
+        path = os.path.join(tmp, f"{name}.tlbt")
+        trace.record(argv, path, limit=limit, stdout=os.devnull, tool="lackey")
+        cases[name] = path
+        labels[name] = " ".join(argv) + " (Lackey)"
 
 def _write_fetch_random(path: str, refs: int, code_pages: int = 1) -> None:
     """`refs` Lackey records: a 4-byte fetch on one of `code_pages` code pages (in turn), then

@@ -16,8 +16,6 @@ runs would shorten. A benchmark: it prints numbers, it never fails.
 
 from __future__ import annotations
 
-import os
-import shutil
 import tempfile
 
 from tlblab.benchmarks import engine
@@ -42,17 +40,7 @@ def _run(quick: bool, tmp: str) -> dict:
     repeats = 3
     cases = {name: (quick_spec if quick else full_spec) for name, (full_spec, quick_spec) in SEED001.items()}
     labels = dict(cases)
-    if shutil.which("valgrind"):
-        from tlblab import trace
-
-        limit = 500_000 if quick else 4_000_000
-        for name, argv, needs in engine.REAL_PROGRAMS:
-            if not os.path.exists(needs):
-                continue
-            path = os.path.join(tmp, f"{name}.tlbt")
-            trace.record(argv, path, limit=limit, stdout=os.devnull, tool="lackey")
-            cases[name] = path
-            labels[name] = " ".join(argv) + " (Lackey)"
+    engine.capture_real_programs(tmp, quick, cases, labels)
     out = {"machine": "zen3", "host_note": "numbers from the host this ran on; see lscpu",
            "unit": "simulated references per second (one host thread)", "cases": {}}
     for name, spec in cases.items():

@@ -97,28 +97,19 @@ pub fn split_jobs(
 ) -> Result<Vec<Vec<Vec<Access>>>, String> {
     let mut regions: Vec<Vec<Access>> = Vec::new();
     let mut open = false;
-    let mut buf = Vec::with_capacity(8192);
-    loop {
-        buf.clear();
-        if src.fill(&mut buf, 8192)? == 0 {
-            break;
+    crate::source::for_each_record(src, 8192, |r| match r {
+        Record::Event(Event::PhaseBegin { region: 0 }) if !open => {
+            open = true;
+            regions.push(Vec::new());
         }
-        for r in &buf {
-            match r {
-                Record::Event(Event::PhaseBegin { region: 0 }) if !open => {
-                    open = true;
-                    regions.push(Vec::new());
-                }
-                Record::Event(Event::PhaseEnd { region: 0 }) if open => open = false,
-                Record::Access(a) if open => {
-                    let mut a = *a;
-                    a.vaddr = VirtAddr(relocate(a.vaddr.0, rel));
-                    regions.last_mut().expect("a region is open").push(a);
-                }
-                _ => {}
-            }
+        Record::Event(Event::PhaseEnd { region: 0 }) if open => open = false,
+        Record::Access(a) if open => {
+            let mut a = *a;
+            a.vaddr = VirtAddr(relocate(a.vaddr.0, rel));
+            regions.last_mut().expect("a region is open").push(a);
         }
-    }
+        _ => {}
+    })?;
     // A region holds the references of the thread that marked it: under Valgrind another
     // thread may run inside it (a task finishing its hand-over, a thread's exit), and its
     // references are not the job's. The marking thread is the one with most references there.

@@ -15,6 +15,7 @@ and CI): the loader, libc's start-up and the start of the program's own work.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import tlblab.lockdown as ld
 from tlblab.seeds.s004_tlb_lockdown import mibench
@@ -36,6 +37,23 @@ OS = {"fault_kernel_pages": FAULT_KERNEL_PAGES}
 
 
 @lru_cache(maxsize=None)
+
+def _stall_rows(out: dict[str, float], prog: str, base: dict[str, float], locked: dict[str, float],
+                unit: dict[str, Any]) -> None:
+    """The rows of one program's stalls without (`base`) and with the locks, and of its own run
+    (`unit`, process 0's statistics): micro and main stalls, their decreases and shares, the
+    references, cycles and stall share."""
+    for lvl, name in (("micro", "uTLB-D"), ("main", "main")):
+        b, w = base[name], locked[name]
+        out[f"{prog}/{lvl}_base"] = b
+        out[f"{prog}/{lvl}_locked"] = w
+        out[f"{prog}/decreased_{lvl}"] = b - w
+        out[f"{prog}/{lvl}_reduction"] = (b - w) / b if b else 0.0
+    cycles = float(unit["cycles"])
+    out[f"{prog}/references"] = float(unit["references"])
+    out[f"{prog}/cycles"] = cycles
+    out[f"{prog}/stall_share"] = (base["uTLB-D"] + base["main"]) / cycles if cycles else 0.0
+
 def _program(prog: str, quick: bool) -> dict[str, float]:
     """One program's numbers in seed 004 §V.1's single-core scenario (cjpeg, djpeg, then the
     program on one core; `_scenario_run`), the pages chosen on the program's run alone (§IV)."""
@@ -48,17 +66,8 @@ def _program(prog: str, quick: bool) -> dict[str, float]:
     pages = ld.most_frequent(rows, 4, process=0, geom=geom)
     trace, base, unit = _scenario_run(prog, 1, quick)
     locked = ld.stall_of(A9, trace, pages, process=0, os=OS)
-    for lvl, name in (("micro", "uTLB-D"), ("main", "main")):
-        b, w = base[name], locked[name]
-        out[f"{prog}/{lvl}_base"] = b
-        out[f"{prog}/{lvl}_locked"] = w
-        out[f"{prog}/decreased_{lvl}"] = b - w
-        out[f"{prog}/{lvl}_reduction"] = (b - w) / b if b else 0.0
     # The program's own references and cycles (process 0), not cjpeg's and djpeg's before it.
-    cycles = float(unit["cycles"])
-    out[f"{prog}/references"] = float(unit["references"])
-    out[f"{prog}/cycles"] = cycles
-    out[f"{prog}/stall_share"] = (base["uTLB-D"] + base["main"]) / cycles if cycles else 0.0
+    _stall_rows(out, prog, base, locked, unit)
     out[f"{prog}/data_pages"] = float(sum(1 for x in rows if x["loads"] + x["stores"]))
     out[f"{prog}/page_faults"] = float(unit.get("page_faults", 0))
     candidates = 5  # C(5, 4) = 5 subsets: an exhaustive search that fits a whole run's budget
@@ -155,16 +164,7 @@ def table3(quick: bool) -> dict[str, float]:
         trace, base, unit = _scenario_run(prog, 4, quick)
         _, single, single_unit = _scenario_run(prog, 1, quick)
         locked = ld.stall_of(A9, trace, pages, process=0, os=OS)
-        for lvl, name in (("micro", "uTLB-D"), ("main", "main")):
-            b, w = base[name], locked[name]
-            out[f"{prog}/{lvl}_base"] = b
-            out[f"{prog}/{lvl}_locked"] = w
-            out[f"{prog}/decreased_{lvl}"] = b - w
-            out[f"{prog}/{lvl}_reduction"] = (b - w) / b if b else 0.0
-        cycles = float(unit["cycles"])
-        out[f"{prog}/references"] = float(unit["references"])
-        out[f"{prog}/cycles"] = cycles
-        out[f"{prog}/stall_share"] = (base["uTLB-D"] + base["main"]) / cycles if cycles else 0.0
+        _stall_rows(out, prog, base, locked, unit)
         out[f"{prog}/page_faults"] = float(unit.get("page_faults", 0))
         s = single["uTLB-D"] + single["main"]
         m = base["uTLB-D"] + base["main"]
