@@ -220,24 +220,30 @@ fn given_cores_all_then_every_core_locks_and_a_lock_event_does_the_same_without_
     assert!(e.0.contains("core 9 does not exist"), "{e}");
 }
 
+/// 300 new pages, then the same pages again (8 bytes further in each): the second round misses
+/// the micro TLB (32 entries) and hits or misses the main TLB (128 entries).
+fn two_rounds_of_300_pages() -> Vec<tlblab_trace::Record> {
+    (0..2u64)
+        .flat_map(|round| {
+            (0..300u64).map(move |p| {
+                tlblab_trace::Record::Access(Access::new(
+                    ThreadId(0),
+                    AccessKind::Load,
+                    VirtAddr(0x100_0000 + p * 4096 + round * 8),
+                    4,
+                ))
+            })
+        })
+        .collect()
+}
+
 #[test]
 fn stall_cycles_are_the_main_lookup_per_micro_miss_and_the_walk_per_main_miss() {
     // 300 new pages, then the same again: the second round misses the micro TLB (32 entries)
     // and hits or misses the main TLB (128 entries, random replacement).
     let run = |stall: bool| {
         let mut sys = sys_with(1, "", stall);
-        let mut rs = Vec::new();
-        for round in 0..2 {
-            for p in 0..300u64 {
-                rs.push(tlblab_trace::Record::Access(Access::new(
-                    ThreadId(0),
-                    AccessKind::Load,
-                    VirtAddr(0x100_0000 + p * 4096 + round * 8),
-                    4,
-                )));
-            }
-        }
-        sys.run_slice(&rs).unwrap();
+        sys.run_slice(&two_rounds_of_300_pages()).unwrap();
         sys.stats()
     };
     let with = run(true);
@@ -285,18 +291,7 @@ fn with_a_refill_latency_every_walk_adds_it_to_the_cycles_and_to_the_micro_stall
             },
         )
         .unwrap();
-        let mut rs = Vec::new();
-        for round in 0..2 {
-            for p in 0..300u64 {
-                rs.push(tlblab_trace::Record::Access(Access::new(
-                    ThreadId(0),
-                    AccessKind::Load,
-                    VirtAddr(0x100_0000 + p * 4096 + round * 8),
-                    4,
-                )));
-            }
-        }
-        sys.run_slice(&rs).unwrap();
+        sys.run_slice(&two_rounds_of_300_pages()).unwrap();
         sys.stats()
     };
     let plain = run(0, true).total;

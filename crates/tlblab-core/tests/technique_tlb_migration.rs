@@ -144,13 +144,19 @@ fn last_phase_misses(st: &Stats) -> u64 {
 /// touches them again inside a phase.
 fn migrate_and_retouch(pages: u64, technique: Option<&str>) -> (System, Stats) {
     let mut s = sys(2, 8, technique);
+    let st = touch_migrate_retouch(&mut s, pages);
+    (s, st)
+}
+
+/// On `s`: thread 0 touches `pages` pages on core 0, migrates to core 1, is switched in there
+/// and touches them again inside a phase.
+fn touch_migrate_retouch(s: &mut System, pages: u64) -> Stats {
     let mut r = start(0, 0, 0);
     r.extend(touch(0, 0..pages));
     r.push(migrate(0, 1));
     r.push(switch_in(0, 1));
     r.extend(phase(0, touch(0, 0..pages)));
-    let st = run(&mut s, r);
-    (s, st)
+    run(s, r)
 }
 
 #[test]
@@ -608,12 +614,7 @@ fn retouch_after_migration_path(
         },
         technique,
     );
-    let mut r = start(0, 0, 0);
-    r.extend(touch(0, 0..pages));
-    r.push(migrate(0, 1));
-    r.push(switch_in(0, 1));
-    r.extend(phase(0, touch(0, 0..pages)));
-    let st = run(&mut s, r);
+    let st = touch_migrate_retouch(&mut s, pages);
     let (saved, restored) = if technique.is_some() {
         (
             counter(&st, "entries_saved"),

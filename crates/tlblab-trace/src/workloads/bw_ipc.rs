@@ -28,9 +28,9 @@
 use super::gen::*;
 use super::hot_potato::ipc_paths;
 use super::kernel_path::{self, KernelPath, KERNEL};
-use super::lat_ctx::{process_start, DATA, STACK, TEXT};
+use super::lat_ctx::{start_two_processes_with_data, DATA, STACK, TEXT};
 use super::WorkloadInfo;
-use crate::record::{prot, Event};
+use crate::record::Event;
 use tlblab_types::VirtAddr;
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
@@ -164,19 +164,7 @@ impl Generator for BwIpc {
     }
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
         if self.turn == 0 {
-            for p in 0..2 {
-                process_start(out, p, 4096);
-                if self.paths.is_some() {
-                    kernel_path::map_kernel(out, p);
-                }
-                out.push(ev(Event::Mmap {
-                    process: p,
-                    start: VirtAddr(DATA),
-                    len: XFERSIZE,
-                    prot: prot::READ | prot::WRITE,
-                    page_shift: 12,
-                }));
-            }
+            start_two_processes_with_data(out, self.paths.is_some(), XFERSIZE);
             for (region, start, len) in [(0, TEXT, 4096), (1, DATA, XFERSIZE), (2, STACK, 4096)] {
                 out.push(ev(Event::Region {
                     region,

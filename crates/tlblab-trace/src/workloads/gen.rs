@@ -97,6 +97,21 @@ pub fn cyclic_loads(out: &mut Vec<Record>, next: u64, n: u64, base: u64, count: 
     out.extend((next..next + n).map(|i| load(0, base + (i % count) * step, 8)));
 }
 
+/// Switches core 0 from the task `running` to `to` (None: idle), if they differ. Returns
+/// whether it switched.
+pub fn switch_running(
+    running: &mut Option<usize>,
+    to: Option<usize>,
+    out: &mut Vec<Record>,
+) -> bool {
+    if to == *running {
+        return false;
+    }
+    out.push(switch(0, running.map(|x| x as u32), to.map(|x| x as u32)));
+    *running = to;
+    true
+}
+
 pub fn ev(e: Event) -> Record {
     Record::Event(e)
 }

@@ -9,10 +9,8 @@
 
 use super::gen::*;
 use super::kernel_path::{self, KernelPath};
-use super::lat_ctx::{process_start, DATA, STACK, TEXT};
+use super::lat_ctx::{start_two_processes_with_data, DATA, STACK, TEXT};
 use super::WorkloadInfo;
-use crate::record::{prot, Event};
-use tlblab_types::VirtAddr;
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "hot_potato",
@@ -101,19 +99,7 @@ impl Generator for HotPotato {
         let total = self.rounds * 2;
         let buf_len = (self.words * 4 * 2).div_ceil(4096) * 4096;
         if self.turn == 0 {
-            for p in 0..2 {
-                process_start(out, p, 4096);
-                if self.paths.is_some() {
-                    kernel_path::map_kernel(out, p);
-                }
-                out.push(ev(Event::Mmap {
-                    process: p,
-                    start: VirtAddr(DATA),
-                    len: buf_len,
-                    prot: prot::READ | prot::WRITE,
-                    page_shift: 12,
-                }));
-            }
+            start_two_processes_with_data(out, self.paths.is_some(), buf_len);
             regions(out, &[(TEXT, 4096), (DATA, buf_len), (STACK, 4096)]);
             if total > 0 {
                 out.push(switch(0, None, Some(0)));

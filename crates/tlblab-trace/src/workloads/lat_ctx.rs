@@ -74,6 +74,25 @@ pub const SUMIT_BYTES_PER_WORD: u64 = 8;
 /// The executable's text with `footprint`=1: its first page (main, doit, the PLT) and sumit's.
 const TEXT_BYTES_FOOTPRINT: u64 = 8192;
 
+/// Processes 0 and 1 started (`process_start`), each with the kernel's mappings when `kernel`
+/// (`kernel_path::map_kernel`) and `data_len` bytes of read-write data at `DATA`: the two ends
+/// of lmbench's IPC benchmarks.
+pub fn start_two_processes_with_data(out: &mut Vec<Record>, kernel: bool, data_len: u64) {
+    for p in 0..2 {
+        process_start(out, p, 4096);
+        if kernel {
+            super::kernel_path::map_kernel(out, p);
+        }
+        out.push(ev(Event::Mmap {
+            process: p,
+            start: VirtAddr(DATA),
+            len: data_len,
+            prot: prot::READ | prot::WRITE,
+            page_shift: 12,
+        }));
+    }
+}
+
 /// Per-process set-up shared by the seed 002 workloads: thread = process = `p`, shared text
 /// (object 0), a private stack page.
 pub fn process_start(out: &mut Vec<Record>, p: u32, text_bytes: u64) {

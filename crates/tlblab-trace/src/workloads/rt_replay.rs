@@ -263,14 +263,7 @@ impl Replay {
     }
 
     fn switch_to(&mut self, to: Option<usize>, out: &mut Vec<Record>) {
-        if to != self.running {
-            out.push(switch(
-                0,
-                self.running.map(|x| x as u32),
-                to.map(|x| x as u32),
-            ));
-            self.running = to;
-        }
+        switch_running(&mut self.running, to, out);
     }
 }
 

@@ -506,13 +506,7 @@ impl TaskSet {
     }
 
     fn switch_to(&mut self, to: Option<usize>, out: &mut Vec<Record>) {
-        if to != self.running {
-            out.push(switch(
-                0,
-                self.running.map(|x| x as u32),
-                to.map(|x| x as u32),
-            ));
-            self.running = to;
+        if switch_running(&mut self.running, to, out) {
             // A switch-in returns to the task's code, which works on its stack (§6.0.6).
             if let (Some(i), Some(n)) = (to, &self.noise) {
                 for &p in &n.per_switch[i] {
