@@ -208,7 +208,7 @@ def test_bench_functional_times_each_case_in_each_mode_and_gives_the_ceiling(mon
 
     tiny = {"gups": ("gups:log2_words=16,updates=5000,populate=1",) * 2}
     monkeypatch.setattr(functional, "SEED001", tiny)
-    monkeypatch.setattr(functional.shutil, "which", lambda _: None)  # no Lackey capture here
+    monkeypatch.setattr(engine.shutil, "which", lambda _: None)  # no Lackey capture here (engine.capture_real_programs)
     out = functional.run(quick=True)
     case = out["cases"]["gups"]
     assert case["references"] == 2 * 5000  # a load and a store per update; the population is its warm-up

@@ -177,18 +177,24 @@ def capture_corunner(name: str, *, limit: int = 0, valgrind: str = "valgrind", c
 
 def relocations_32(capture_path: Path) -> list[tuple[int, int, int]]:
     """Where a 64-bit capture's addresses above 4 GiB (Valgrind's amd64 client stack, about
-    0x1fff000000) move in a 32-bit layout: all of them by one distance, so that their highest
-    page ends at STACK_TOP_32; an error if they would then overlap the capture's low addresses."""
+    0x1fff000000) move in a 32-bit layout: all of them by one distance, so that the highest page
+    the capture touches there ends at STACK_TOP_32; an error if they would then overlap the
+    capture's low addresses. The pages the trace touches decide, not the mappings in its footer:
+    those are a snapshot of /proc/PID/maps polled during the capture, which a short capture (a
+    `limit`) can end before the stack is mapped or before the first poll, and a relocation must
+    not depend on that race."""
+    from tlblab import _native
     from tlblab.trace import info
 
+    pages = [(vpn << 12, (vpn + 1) << 12) for _, vpn, *_ in _native.page_counts(str(capture_path))]
     maps = [(int(m["start"], 16), int(m["end"], 16)) for m in info(str(capture_path))["mappings"]]
-    high = [m for m in maps if m[1] > 1 << 32]
+    high = [m for m in pages if m[1] > 1 << 32]
     if not high:
         return []
     lo_high = min(a for a, _ in high)
     hi_high = max(b for _, b in high)
     delta = STACK_TOP_32 - hi_high
-    top_low = max((b for _, b in maps if b <= 1 << 32), default=0)
+    top_low = max((b for _, b in pages + maps if b <= 1 << 32), default=0)
     if lo_high + delta < top_low:
         raise UserError(f"mibench: {capture_path}: its mappings above 4 GiB span {hi_high - lo_high:#x} bytes "
                         f"and do not fit between {top_low:#x} and {STACK_TOP_32:#x}")
