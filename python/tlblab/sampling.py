@@ -104,7 +104,6 @@ def unit_counters(stats: dict[str, Any]) -> dict[str, int]:
     return out
 
 
-
 def full_run_value(counters: dict[str, int], name: str, references: int) -> float:
     """What a sample's estimate `name` estimates, computed from a full run's `counters`
     (`unit_counters`) over `references` references: a level's miss rate, or a counter per
@@ -114,6 +113,7 @@ def full_run_value(counters: dict[str, int], name: str, references: int) -> floa
         acc = counters[f"{base}.accesses"]
         return counters[f"{base}.misses"] / acc if acc else 0.0
     return counters[name] / references
+
 
 def ratio_pairs(names: list[str]) -> dict[str, tuple[str, str]]:
     """The ratios reported beside the counters: each TLB and cache level's miss rate."""

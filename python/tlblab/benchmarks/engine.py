@@ -150,7 +150,6 @@ def _run(quick: bool, tmp: str) -> dict:
     return out
 
 
-
 def capture_real_programs(tmp: str, quick: bool, cases: dict, labels: dict) -> None:
     """Captures `REAL_PROGRAMS` (those installed here) under Valgrind Lackey into `tmp`, and adds
     each trace to `cases` and its command line to `labels`; none without Valgrind."""
@@ -166,6 +165,7 @@ def capture_real_programs(tmp: str, quick: bool, cases: dict, labels: dict) -> N
         trace.record(argv, path, limit=limit, stdout=os.devnull, tool="lackey")
         cases[name] = path
         labels[name] = " ".join(argv) + " (Lackey)"
+
 
 def _write_fetch_random(path: str, refs: int, code_pages: int = 1) -> None:
     """`refs` Lackey records: a 4-byte fetch on one of `code_pages` code pages (in turn), then

@@ -36,8 +36,6 @@ FAULT_KERNEL_PAGES = 4
 OS = {"fault_kernel_pages": FAULT_KERNEL_PAGES}
 
 
-@lru_cache(maxsize=None)
-
 def _stall_rows(out: dict[str, float], prog: str, base: dict[str, float], locked: dict[str, float],
                 unit: dict[str, Any]) -> None:
     """The rows of one program's stalls without (`base`) and with the locks, and of its own run
@@ -54,6 +52,8 @@ def _stall_rows(out: dict[str, float], prog: str, base: dict[str, float], locked
     out[f"{prog}/cycles"] = cycles
     out[f"{prog}/stall_share"] = (base["uTLB-D"] + base["main"]) / cycles if cycles else 0.0
 
+
+@lru_cache(maxsize=None)
 def _program(prog: str, quick: bool) -> dict[str, float]:
     """One program's numbers in seed 004 §V.1's single-core scenario (cjpeg, djpeg, then the
     program on one core; `_scenario_run`), the pages chosen on the program's run alone (§IV)."""
