@@ -60,15 +60,16 @@ lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-# The library and integration tests; the examples are compiled (checked) by clippy above, so
-# they are not linked again here as test binaries.
+# The library and integration tests, built once, in the profile `test-debug-asserts`: release
+# code generation with the unsafe fast paths' `debug_assert!`s on (no LTO, no debug information,
+# so its ~40 test binaries link fast). The release profile's code is the same but for those
+# assertions, so one build serves both (the extension and `tlblab bench` are built in release).
+# The examples are compiled (checked) by clippy above, so they are not linked again here.
 # The property tests draw the same cases on every CI run (set PROPTEST_RNG_SEED to explore others).
 test-rust: export PROPTEST_RNG_SEED ?= 20261125
 test-rust:
-	$(call step,"Rust tests: compiling the test binaries (release profile) then running them")
-	$(CARGO) test --workspace --exclude tlblab-python --release --lib --tests
-	$(call step,"Rust tests with debug assertions on: the fast paths and the parity tests (profile test-debug-asserts)")
-	$(CARGO) test -p tlblab-core --profile test-debug-asserts --test fast_paths_small --test reference_parity --test reference_machine --test regressions --test reference_techniques
+	$(call step,"Rust tests: compiling the test binaries (profile test-debug-asserts: release code with debug assertions) then running them")
+	$(CARGO) test --workspace --exclude tlblab-python --profile test-debug-asserts --lib --tests
 
 test-c: runtime
 	@if [ -f runtime/CMakeLists.txt ]; then \

@@ -9,10 +9,11 @@
 #[path = "../../tlblab-core/tests/common/mod.rs"]
 mod common;
 
-use common::random::{machine, options, records, same_run, setup, steps};
+use common::random::{machine, options, records, same_run, setup, steps, Step};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use tlblab_config::checkpoint;
+use tlblab_core::machine::MachineConfig;
 use tlblab_core::{RunOptions, System};
 
 fn scratch(name: &str) -> PathBuf {
@@ -25,6 +26,11 @@ fn stats_json(sys: &System) -> String {
     serde_json::to_string(&sys.stats()).unwrap()
 }
 
+/// A random machine, run options, trace steps and number of address spaces.
+fn random_run() -> impl Strategy<Value = (MachineConfig, RunOptions, Vec<Step>, usize)> {
+    (machine(), options(), steps(), 1usize..4)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
@@ -32,10 +38,7 @@ proptest! {
     /// statistics as the uninterrupted run, and the reference model's end state.
     #[test]
     fn a_restored_run_continues_as_the_uninterrupted_one(
-        cfg in machine(),
-        opts in options(),
-        steps in steps(),
-        spaces in 1usize..4,
+        (cfg, opts, steps, spaces) in random_run(),
         cut_share in 0.0f64..=1.0,
         warmup in prop_oneof![2 => Just(0u64), 1 => 1u64..600],
     ) {
@@ -85,10 +88,7 @@ proptest! {
     /// model's end state too.
     #[test]
     fn a_paused_run_of_several_hardware_threads_continues_as_the_uninterrupted_one(
-        cfg in machine(),
-        opts in options(),
-        steps in steps(),
-        spaces in 1usize..4,
+        (cfg, opts, steps, spaces) in random_run(),
         pause_share in 0.0f64..=1.2,
         at_roi in any::<bool>(),
         batch in 1usize..40,

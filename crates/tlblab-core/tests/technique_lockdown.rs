@@ -128,13 +128,7 @@ fn given_a_locked_page_when_its_range_is_shot_down_then_it_misses_once_and_is_no
     access(&mut sys, 0, 0x0300_0000);
     let main = sys.data_tlbs_of(0)[1];
     assert_eq!(sys.tlbs[main].locked_count(), 2);
-    sys.event(Event::Mprotect {
-        process: 0,
-        start: VirtAddr(0x10_0000),
-        len: 4096,
-        prot: 1,
-    })
-    .unwrap();
+    protect_page(&mut sys, 0x10_0000);
     assert_eq!(sys.tlbs[main].locked_count(), 1, "its own range only");
     let walks = sys.stats().total.walks;
     access(&mut sys, 0, 0x10_0000);
@@ -409,13 +403,7 @@ fn a_lockable_array_holds_four_pages_of_one_set_which_the_ways_cannot() {
     })
     .unwrap();
     assert_eq!(sys.tlbs[0].locked_count(), 4);
-    sys.event(Event::Mprotect {
-        process: 0,
-        start: VirtAddr(0x10_0000),
-        len: 4096,
-        prot: 1,
-    })
-    .unwrap();
+    protect_page(&mut sys, 0x10_0000);
     assert_eq!(sys.tlbs[0].locked_count(), 3);
     let walks = sys.stats().total.walks;
     for p in set0_pages(0x100, 4) {
@@ -439,4 +427,15 @@ fn a_lockable_array_holds_four_pages_of_one_set_which_the_ways_cannot() {
             .contains("every way of the page's set is locked"),
         "{err}"
     );
+}
+
+/// An `mprotect` of process 0's page at `va` to read-only: a shootdown of that page alone.
+fn protect_page(sys: &mut System, va: u64) {
+    sys.event(Event::Mprotect {
+        process: 0,
+        start: VirtAddr(va),
+        len: 4096,
+        prot: 1,
+    })
+    .unwrap();
 }

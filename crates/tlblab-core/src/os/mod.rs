@@ -107,32 +107,28 @@ impl OsConfig {
                 self.asid_bits
             ));
         }
-        if self.kernel_pages > KERNEL_PAGES_MAX {
-            return Err(format!(
-                "os.kernel_pages: expected 0..={KERNEL_PAGES_MAX}, found {}",
-                self.kernel_pages
-            ));
-        }
-        let room = KERNEL_PAGES_MAX - self.kernel_pages;
-        if self.kernel_return_pages > room {
-            return Err(format!(
-                "os.kernel_return_pages: expected 0..={room} (os.kernel_pages + os.kernel_return_pages at most {KERNEL_PAGES_MAX}), found {}",
-                self.kernel_return_pages
-            ));
-        }
-        let room = room - self.kernel_return_pages;
-        if self.fault_kernel_pages > room {
-            return Err(format!(
-                "os.fault_kernel_pages: expected 0..={room} (os.kernel_pages + os.kernel_return_pages + os.fault_kernel_pages at most {KERNEL_PAGES_MAX}), found {}",
-                self.fault_kernel_pages
-            ));
-        }
-        let room = room - self.fault_kernel_pages;
-        if self.migrate_kernel_pages > room {
-            return Err(format!(
-                "os.migrate_kernel_pages: expected 0..={room} (os.kernel_pages + os.kernel_return_pages + os.fault_kernel_pages + os.migrate_kernel_pages at most {KERNEL_PAGES_MAX}), found {}",
-                self.migrate_kernel_pages
-            ));
+        // The kernel's page counts share one budget (the pages `kernel_switch_page` numbers):
+        // each is refused beyond the room the ones before it leave.
+        let mut room = KERNEL_PAGES_MAX;
+        let mut sum = Vec::new();
+        for (field, pages) in [
+            ("os.kernel_pages", self.kernel_pages),
+            ("os.kernel_return_pages", self.kernel_return_pages),
+            ("os.fault_kernel_pages", self.fault_kernel_pages),
+            ("os.migrate_kernel_pages", self.migrate_kernel_pages),
+        ] {
+            sum.push(field);
+            if pages > room {
+                let shared = if sum.len() > 1 {
+                    format!(" ({} at most {KERNEL_PAGES_MAX})", sum.join(" + "))
+                } else {
+                    String::new()
+                };
+                return Err(format!(
+                    "{field}: expected 0..={room}{shared}, found {pages}"
+                ));
+            }
+            room -= pages;
         }
         Ok(())
     }

@@ -327,14 +327,7 @@ impl NaiveTlb {
     }
 
     pub(super) fn locked_count(&self) -> usize {
-        self.sets
-            .slots
-            .iter()
-            .flatten()
-            .flatten()
-            .chain(self.array.iter().flatten())
-            .filter(|e| e.locked)
-            .count()
+        self.entries().filter(|e| e.locked).count()
     }
 
     /// `insert` where the level has a lockable array: a translation the array holds is

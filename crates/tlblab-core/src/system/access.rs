@@ -320,19 +320,8 @@ impl System {
         size: PageSize,
         tally: Option<&mut CacheTally>,
     ) -> u64 {
-        let pa = (pfn.0 << 12) + (va.0 & (size.bytes() - 1));
-        let core = &self.cores[core_i];
-        let path = if kind.is_instr() {
-            &core.icache
-        } else {
-            &core.dcache
-        };
-        // Virtually indexed caches see the virtual address; the path is uniform in practice
-        // (all virtual or all physical), so we pick by the first level.
-        let addr = match path.first() {
-            Some(r) if self.caches[r.cache].is_virtual() => va.0,
-            _ => pa,
-        };
+        let path = self.cores[core_i].cache_path(kind);
+        let addr = Self::cache_address(&self.caches, path, va, pfn, size);
         if let Some(t) = tally {
             let t = if kind.is_instr() {
                 &mut t.instr
@@ -355,6 +344,23 @@ impl System {
         lat
     }
 
+    /// The address `path`'s caches see for `va` in frame `pfn` of a `size` page: virtually
+    /// indexed caches see the virtual address, the others the physical one. The path is uniform
+    /// in practice (all virtual or all physical), so the first level decides.
+    #[inline(always)]
+    fn cache_address(
+        caches: &[Cache],
+        path: &[CacheRef],
+        va: VirtAddr,
+        pfn: Pfn,
+        size: PageSize,
+    ) -> u64 {
+        match path.first() {
+            Some(r) if caches[r.cache].is_virtual() => va.0,
+            _ => (pfn.0 << 12) + (va.0 & (size.bytes() - 1)),
+        }
+    }
+
     /// `data_access` of the general path (no tally): on a machine with a write buffer, through
     /// it. No lane runs on such a machine, so the lanes' calls of `data_access` never look.
     #[inline(always)]
@@ -368,16 +374,8 @@ impl System {
         size: PageSize,
     ) -> u64 {
         if !self.write_buffers.is_empty() {
-            let core = &self.cores[core_i];
-            let path = if kind.is_instr() {
-                &core.icache
-            } else {
-                &core.dcache
-            };
-            let addr = match path.first() {
-                Some(r) if self.caches[r.cache].is_virtual() => va.0,
-                _ => (pfn.0 << 12) + (va.0 & (size.bytes() - 1)),
-            };
+            let path = self.cores[core_i].cache_path(kind);
+            let addr = Self::cache_address(&self.caches, path, va, pfn, size);
             return self.data_access_buffered(cpu, core_i, kind, addr);
         }
         self.data_access(cpu, core_i, kind, va, pfn, size, None)

@@ -232,6 +232,16 @@ impl Core {
             &self.dtlb
         }
     }
+
+    /// The caches an access of `kind` goes through, first level first.
+    #[inline(always)]
+    pub(crate) fn cache_path(&self, kind: AccessKind) -> &[CacheRef] {
+        if kind.is_instr() {
+            &self.icache
+        } else {
+            &self.dcache
+        }
+    }
 }
 
 /// A page-walk cache as a core's walks use it: which one (`System::pwcs`), the page-table

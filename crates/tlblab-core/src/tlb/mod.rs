@@ -309,6 +309,19 @@ impl Payload {
         unsafe { std::mem::transmute([pfn.0, tags]) }
     }
 
+    /// The payload of `e` with every tag of the entry, locked (as the lockable array holds it).
+    fn locked_from(e: &TlbEntry) -> Payload {
+        Payload {
+            pfn: e.pfn,
+            asid: e.asid,
+            vmid: e.vmid,
+            domain: e.domain,
+            hw_thread: e.hw_thread,
+            global: e.global,
+            locked: true,
+        }
+    }
+
     /// What a level fills for `req` from `found`, the entry of a level below that hit: `req`'s
     /// entry of `found`'s frame and domain, global if `found` is (a kernel entry stays global
     /// in every level it is copied to, as `System::access`'s fills keep it).
@@ -849,15 +862,7 @@ impl Tlb {
         let key = pack(e.vpn.0, e.size);
         self.count_size(e.size.index(), true);
         self.write_key(slot, key);
-        self.payload[slot] = Payload {
-            pfn: e.pfn,
-            asid: e.asid,
-            vmid: e.vmid,
-            domain: e.domain,
-            hw_thread: e.hw_thread,
-            global: e.global,
-            locked: true,
-        };
+        self.payload[slot] = Payload::locked_from(e);
         if let Some(u) = self.uses.get_mut(slot) {
             *u = (0, 0);
         }
@@ -1199,13 +1204,8 @@ impl Tlb {
         }
         let was_locked = self.payload[slot].locked;
         self.payload[slot] = Payload {
-            pfn: e.pfn,
-            asid: e.asid,
-            vmid: e.vmid,
-            domain: e.domain,
-            hw_thread: e.hw_thread,
-            global: e.global,
             locked: was_locked,
+            ..Payload::locked_from(&e)
         };
         if was_locked && !e.locked {
             // Refreshing a locked entry keeps it locked.
@@ -1237,15 +1237,7 @@ impl Tlb {
         let va = VirtAddr(e.vpn.0 << e.size.shift());
         let key = pack(e.vpn.0, e.size);
         if let Some((slot, ..)) = self.array_find(va, req).filter(|&(_, k, _)| k == key) {
-            self.payload[slot] = Payload {
-                pfn: e.pfn,
-                asid: e.asid,
-                vmid: e.vmid,
-                domain: e.domain,
-                hw_thread: e.hw_thread,
-                global: e.global,
-                locked: true,
-            };
+            self.payload[slot] = Payload::locked_from(e);
             return Some(false);
         }
         if !e.locked {

@@ -587,45 +587,21 @@ pub fn records(steps: &[Step], cfg: &MachineConfig, walks: bool) -> Vec<Record> 
         // a TLB conflict the engine's memo and its search answer differently
         // (docs/reference-model.md, "What it found").
         .flat_map(|r| match r {
-            Record::Event(Event::Mmap {
-                start,
-                len,
-                prot,
-                page_shift,
-                ..
-            }) => (0..3)
-                .map(|process| {
-                    Record::Event(Event::Mmap {
-                        process,
-                        start,
-                        len,
-                        prot,
-                        page_shift,
-                    })
-                })
-                .collect(),
-            Record::Event(Event::MapShared {
-                start,
-                len,
-                prot,
-                page_shift,
-                object,
-                ..
-            }) => (0..3)
-                .map(|process| {
-                    Record::Event(Event::MapShared {
-                        process,
-                        start,
-                        len,
-                        prot,
-                        page_shift,
-                        object,
-                    })
-                })
-                .collect(),
+            Record::Event(Event::Mmap { .. } | Event::MapShared { .. }) => {
+                (0..3).map(|p| in_process(&r, p)).collect()
+            }
             r => vec![r],
         })
         .collect()
+}
+
+/// `r`, a mapping event, for process `p`.
+fn in_process(r: &Record, p: u32) -> Record {
+    let mut r = r.clone();
+    if let Record::Event(Event::Mmap { process, .. } | Event::MapShared { process, .. }) = &mut r {
+        *process = p;
+    }
+    r
 }
 
 /// An engine's `UnitStats` as the reference counts them.

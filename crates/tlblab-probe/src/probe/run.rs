@@ -115,7 +115,7 @@ pub fn run_simulated(
         l1: None,
         l2: None,
     };
-    sections::run_all(sections::on_simulated_host(), &mut cx, &mut r);
+    sections::run_all(sections::ON_SIMULATED_HOST, &mut cx, &mut r);
     if let Some(e) = host.error() {
         return Err(format!("simulated host '{}': {e}", machine.name));
     }

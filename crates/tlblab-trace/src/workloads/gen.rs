@@ -174,6 +174,19 @@ impl Layout {
         }));
         out.extend(self.region_events());
     }
+    /// The prologue of a migration benchmark's `step`: false once `it` reached `iterations`
+    /// (the generator is done); at the first iteration, the one thread starts and runs on
+    /// core 0.
+    pub fn begin_iteration(&self, it: u64, iterations: u64, out: &mut Vec<Record>) -> bool {
+        if it == iterations {
+            return false;
+        }
+        if it == 0 {
+            self.start_one_thread(out);
+            out.push(switch(0, None, Some(0)));
+        }
+        true
+    }
     /// `Region` events for every allocated range (not the phase markers).
     pub fn region_events(&self) -> Vec<Record> {
         self.ranges

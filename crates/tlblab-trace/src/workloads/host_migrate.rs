@@ -134,12 +134,8 @@ impl Generator for HostMigrate {
         self.layout.names.clone()
     }
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
-        if self.it == self.iterations {
+        if !self.layout.begin_iteration(self.it, self.iterations, out) {
             return false;
-        }
-        if self.it == 0 {
-            self.layout.start_one_thread(out);
-            out.push(switch(0, None, Some(0)));
         }
         // 1. evict on B.
         Self::move_to(1, out);

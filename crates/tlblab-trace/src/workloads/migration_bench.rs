@@ -114,12 +114,8 @@ impl Generator for MigrationBench {
         self.layout.names.clone()
     }
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
-        if self.it == self.iterations {
+        if !self.layout.begin_iteration(self.it, self.iterations, out) {
             return false;
-        }
-        if self.it == 0 {
-            self.layout.start_one_thread(out);
-            out.push(switch(0, None, Some(0)));
         }
         let core = CoreId(self.core as u16);
         let next = ((self.core + 1) % self.cores) as u16;

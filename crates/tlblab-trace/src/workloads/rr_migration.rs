@@ -95,12 +95,8 @@ impl Generator for RrMigration {
         self.layout.names.clone()
     }
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
-        if self.it == self.iterations {
+        if !self.layout.begin_iteration(self.it, self.iterations, out) {
             return false;
-        }
-        if self.it == 0 {
-            self.layout.start_one_thread(out);
-            out.push(switch(0, None, Some(0)));
         }
         // (1) a clean slate on every core.
         for c in 0..self.cores {

@@ -486,23 +486,7 @@ impl Twin for PtBakerTwin {
                 "twin pt_baker: too few cores sharing a cache with core 0 for the stressors".into(),
             );
         }
-        // The L3: the largest shared level (else the largest level; else the seed's 32 MiB).
-        let mut l3_bytes = 0;
-        for c in &m.caches {
-            if c.shared && c.size > l3_bytes {
-                l3_bytes = c.size;
-            }
-        }
-        if l3_bytes == 0 {
-            l3_bytes = m.caches.iter().map(|c| c.size).max().unwrap_or(32 << 20);
-        }
-        let l1_latency = m
-            .caches
-            .iter()
-            .filter(|c| c.level == 1)
-            .map(|c| c.latency)
-            .min()
-            .unwrap_or(4);
+        let (l3_bytes, l1_latency) = crate::techniques::pt_baker::stressor_targets(m);
         let mut rng = SplitMix64::derive(seed, "technique.pt_baker");
         let stress_cache = pressure == "cache";
         let mut stressors = Vec::new();

@@ -14,10 +14,6 @@ impl Section for Levels {
         "dtlb"
     }
 
-    fn on_simulated_host(&self) -> bool {
-        true
-    }
-
     fn run(&self, cx: &mut Context<'_>, r: &mut ProbeReport) {
         let (o, b, want, clock) = (cx.o, cx.b, cx.want, cx.clock);
         // 1. Data-TLB levels.
@@ -77,10 +73,6 @@ pub(in crate::probe) struct L2Again;
 impl Section for L2Again {
     fn name(&self) -> &'static str {
         "dtlb (L2 again)"
-    }
-
-    fn on_simulated_host(&self) -> bool {
-        true
     }
 
     fn wanted(&self, cx: &Context<'_>) -> bool {

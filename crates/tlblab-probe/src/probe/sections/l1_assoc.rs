@@ -14,10 +14,6 @@ impl Section for L1Assoc {
         "l1_assoc"
     }
 
-    fn on_simulated_host(&self) -> bool {
-        true
-    }
-
     fn run(&self, cx: &mut Context<'_>, r: &mut ProbeReport) {
         let (o, b, want) = (cx.o, cx.b, cx.want);
         let l1 = &cx.l1;

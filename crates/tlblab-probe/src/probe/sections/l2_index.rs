@@ -20,10 +20,6 @@ impl Section for L2Index {
         "l2_index"
     }
 
-    fn on_simulated_host(&self) -> bool {
-        true
-    }
-
     fn run(&self, cx: &mut Context<'_>, r: &mut ProbeReport) {
         let (o, b, want) = (cx.o, cx.b, cx.want);
         let (l1, l2) = (&cx.l1, &cx.l2);
