@@ -315,7 +315,10 @@ def host_migrate_prediction(preload: dict, llc_probe_ns: float, machine: str | d
 # finish_task_switch and the way back to the task). §8.2 bounds the kernel entries newer than the
 # thread's at 64 - 56 = 8 (56 pages keep their gain); the seed states no count, so M runs over
 # that range with P = K = M / 2 (the switch-in and return paths are shorter than the migration
-# path, which holds both runqueues, the stopper task and the IPI), and no count is fitted.
+# path, which holds both runqueues, the stopper task and the IPI), and no count is fitted. From the
+# kernel path itself (docs/lab/gem5-walker.md): the path's data is in ARM Linux's section-mapped linear
+# map plus the GIC distributor's page, and its code goes to gem5's ITB, so it supports about 4-7 DTB
+# entries; with walks to the L2 no M of the three reproduces Table A.17 (2026-11-27).
 A17_PATH_M = (2, 4, 8)
 
 
