@@ -588,7 +588,7 @@ pub fn records(steps: &[Step], cfg: &MachineConfig, walks: bool) -> Vec<Record> 
         // (docs/reference-model.md, "What it found").
         .flat_map(|r| match r {
             Record::Event(Event::Mmap { .. } | Event::MapShared { .. }) => {
-                (0..3).map(|p| in_process(&r, p)).collect()
+                (0..3).map(|p| in_process(r, p)).collect()
             }
             r => vec![r],
         })
@@ -596,8 +596,7 @@ pub fn records(steps: &[Step], cfg: &MachineConfig, walks: bool) -> Vec<Record> 
 }
 
 /// `r`, a mapping event, for process `p`.
-fn in_process(r: &Record, p: u32) -> Record {
-    let mut r = r.clone();
+fn in_process(mut r: Record, p: u32) -> Record {
     if let Record::Event(Event::Mmap { process, .. } | Event::MapShared { process, .. }) = &mut r {
         *process = p;
     }
