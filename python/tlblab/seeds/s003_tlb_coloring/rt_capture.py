@@ -54,8 +54,9 @@ CACHE = ROOT / "out" / "seed003"
 # Bump when what a capture or a replay holds changes, so old files are not reused.
 CAPTURE_VERSION = "1"
 # Bump when what the replay adds to the jobs changes (2: Linux 2.6.32's vsyscall, vDSO and local
-# APIC pages, `tlblab_trace::workloads::rt_replay`).
-REPLAY_VERSION = "2"
+# APIC pages, `tlblab_trace::workloads::rt_replay`; 3: a job is the references of the thread
+# whose reference comes first in its region, not of the thread with the most there).
+REPLAY_VERSION = "3"
 CFLAGS = ["-O2", "-std=c11", "-D_GNU_SOURCE", "-pthread", "-Wall", "-Wextra", "-Werror"]
 TABLE6_1_KERNELS = ("bubble", "insertion", "nth", "stats", "pages")
 KERNELS = (*TABLE6_1_KERNELS, "fft", "adpcm", "fir", "miadpcm")
