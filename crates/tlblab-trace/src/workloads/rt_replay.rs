@@ -76,6 +76,17 @@ pub struct Relocation {
     pub delta: i64,
 }
 
+/// A `Relocation::delta` that removes the references in its range instead of moving them: a
+/// mapping the native process does not have (Valgrind's preload libraries, which the dynamic
+/// loader's symbol lookups search first under Valgrind only).
+pub const DROP: i64 = i64::MIN;
+
+fn dropped(a: u64, rel: &[Relocation]) -> bool {
+    rel.iter()
+        .find(|r| a >= r.lo && a < r.hi)
+        .is_some_and(|r| r.delta == DROP)
+}
+
 pub(crate) fn relocate(a: u64, rel: &[Relocation]) -> u64 {
     for r in rel {
         if a >= r.lo && a < r.hi {
@@ -103,7 +114,7 @@ pub fn split_jobs(
             regions.push(Vec::new());
         }
         Record::Event(Event::PhaseEnd { region: 0 }) if open => open = false,
-        Record::Access(a) if open => {
+        Record::Access(a) if open && !dropped(a.vaddr.0, rel) => {
             let mut a = *a;
             a.vaddr = VirtAddr(relocate(a.vaddr.0, rel));
             regions.last_mut().expect("a region is open").push(a);
@@ -381,6 +392,7 @@ mod tests {
         for k in 0..6u64 {
             recs.push(ev(Event::PhaseBegin { region: 0 }));
             recs.push(Record::Access(acc(0x1000 * (k + 1))));
+            recs.push(Record::Access(acc(0xdead_0040))); // in a dropped mapping: dropped
             recs.push(Record::Access(acc(0x1000 * (k + 1))));
             // another thread inside the region, with more references than the marking
             // thread (main binding a symbol while a task warms up): dropped
@@ -392,11 +404,19 @@ mod tests {
             recs.push(ev(Event::PhaseEnd { region: 0 }));
             recs.push(Record::Access(acc(0xdead_0000))); // outside: dropped
         }
-        let rel = [Relocation {
-            lo: 0x3000,
-            hi: 0x4000,
-            delta: 0x10_0000,
-        }];
+        let rel = [
+            Relocation {
+                lo: 0x3000,
+                hi: 0x4000,
+                delta: 0x10_0000,
+            },
+            // a mapping only Valgrind has: its references go
+            Relocation {
+                lo: 0xdead_0000,
+                hi: 0xdead_1000,
+                delta: DROP,
+            },
+        ];
         let mut src = VecSource::new(recs);
         let jobs = split_jobs(&mut src, "t", 2, 2, &rel).unwrap();
         let addrs: Vec<Vec<u64>> = jobs
