@@ -58,6 +58,9 @@ CAPTURE_VERSION = "1"
 # whose reference comes first in its region, not of the thread with the most there; Valgrind's
 # preload libraries dropped, the loader's heap moved by its anchor).
 REPLAY_VERSION = "3"
+# A relocation's delta that drops the references in its range (tlblab_trace::workloads::rt_replay::DROP).
+DROP = -(1 << 63)
+
 CFLAGS = ["-O2", "-std=c11", "-D_GNU_SOURCE", "-pthread", "-Wall", "-Wextra", "-Werror"]
 TABLE6_1_KERNELS = ("bubble", "insertion", "nth", "stats", "pages")
 KERNELS = (*TABLE6_1_KERNELS, "fft", "adpcm", "fir", "miadpcm")
@@ -287,9 +290,6 @@ def relocations(valgrind_anchors: dict[str, int], native_anchors: dict[str, int]
         out.extend((maps[j][0], maps[j][1], delta) for j in ks)
     return out
 
-
-# A relocation's delta that drops the references in its range (tlblab_trace::workloads::rt_replay::DROP).
-DROP = -(1 << 63)
 
 # The anchor of the vDSO (the program names each loaded object by its soname).
 VDSO_ANCHOR = "lib.linux-vdso.so.1"
