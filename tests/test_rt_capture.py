@@ -48,6 +48,14 @@ def test_given_a_tlb_malloc_pair_when_captured_and_replayed_then_each_task_write
     assert len(vsyscall) == len(jobs) and len(vdso) >= len(jobs)
     assert {r["thread"] for r in vsyscall} == {0, 1} and all(r["kind"] == "load" for r in vsyscall)
     assert len(apic) == 3 and all(r["kind"] == "store" for r in apic)  # releases at 0, 1 and 3 ms
+    # The dynamic loader's heap of link maps moves by its own anchor; Valgrind's preload
+    # library, which no native process has, is in no job.
+    assert "ldheap" in cap.anchors and "ldheap" in native
+    moved = [(lo, hi, d) for lo, hi, d in rel if lo <= cap.anchors["ldheap"] < hi]
+    assert moved and moved[0][2] == (native["ldheap"] & ~0xFFF) - (cap.anchors["ldheap"] & ~0xFFF)
+    preload = [(lo, hi) for lo, hi, path in rc.parse_maps(_native.trace_maps(str(cap.path))) if "/vgpreload_" in path]
+    assert preload and all((lo, hi, rc.DROP) in rel for lo, hi in preload)
+    assert not [r for r in recs if any(lo <= r["vaddr"] < hi for lo, hi in preload)]
 
 
 def test_given_a_malloc_pair_when_replayed_then_the_low_priority_task_is_preempted(tmp_path):

@@ -200,6 +200,13 @@ int main(int argc, char **argv) {
     printf("anchor exe %#lx\n", (unsigned long)(uintptr_t)&tasks[0]);
     printf("anchor libc %#lx\n", (unsigned long)(uintptr_t)stdout);
     dl_iterate_phdr(print_object_anchor, NULL);
+    /* The dynamic loader's own heap (an anonymous mapping of its minimal malloc): the link maps
+     * of the shared objects, which every lazy binding's symbol lookup walks. libc's is there. */
+    for (struct link_map *m = _r_debug.r_map; m; m = m->l_next)
+        if (m->l_name && strstr(m->l_name, "libc.so")) {
+            printf("anchor ldheap %#lx\n", (unsigned long)(uintptr_t)m);
+            break;
+        }
     for (unsigned i = 0; i < ntasks; i++) {
         printf("anchor stack.T%u %#lx\n", i + 1, (unsigned long)tasks[i].stack_anchor);
         printf("anchor heap.T%u %#lx\n", i + 1, (unsigned long)(uintptr_t)tasks[i].pages[0]);

@@ -54,8 +54,13 @@ CACHE = ROOT / "out" / "seed003"
 # Bump when what a capture or a replay holds changes, so old files are not reused.
 CAPTURE_VERSION = "1"
 # Bump when what the replay adds to the jobs changes (2: Linux 2.6.32's vsyscall, vDSO and local
-# APIC pages, `tlblab_trace::workloads::rt_replay`).
-REPLAY_VERSION = "2"
+# APIC pages, `tlblab_trace::workloads::rt_replay`; 3: a job is the references of the thread
+# whose reference comes first in its region, not of the thread with the most there; Valgrind's
+# preload libraries dropped, the loader's heap moved by its anchor).
+REPLAY_VERSION = "3"
+# A relocation's delta that drops the references in its range (tlblab_trace::workloads::rt_replay::DROP).
+DROP = -(1 << 63)
+
 CFLAGS = ["-O2", "-std=c11", "-D_GNU_SOURCE", "-pthread", "-Wall", "-Wextra", "-Werror"]
 TABLE6_1_KERNELS = ("bubble", "insertion", "nth", "stats", "pages")
 KERNELS = (*TABLE6_1_KERNELS, "fft", "adpcm", "fir", "miadpcm")
@@ -248,9 +253,11 @@ def relocations(valgrind_anchors: dict[str, int], native_anchors: dict[str, int]
     """(lo, hi, delta) per anchored mapping of the capture (Valgrind's `maps`): an address in
     [lo, hi) moves by delta to where the native run put that mapping. A file's anchor moves
     every mapping of that file and the anonymous one right after its last (its .bss); an
-    anonymous anchor (a thread's stack, a heap arena) moves its own mapping. Addresses in no
-    anchored mapping (the dynamic loader's, Valgrind's preload) stay where Valgrind put them."""
-    out = []
+    anonymous anchor (a thread's stack, a heap arena, the dynamic loader's own heap of link
+    maps, `ldheap`) moves its own mapping. Valgrind's preload libraries, which a native run
+    does not have but which the dynamic loader's symbol lookups search first under Valgrind,
+    are dropped (delta DROP). Addresses in no anchored mapping stay where Valgrind put them."""
+    out = [(lo, hi, DROP) for lo, hi, path in maps if "/vgpreload_" in path]
     for name, a in sorted(valgrind_anchors.items(), key=lambda kv: kv[1]):
         if name not in native_anchors:
             continue
