@@ -5,7 +5,9 @@
  * 68 KiB stride, migrates the thread, and times the re-touch with a cold TLB versus a restored one. Here,
  * per trial (notes/feasibility.md §4):
  *   1. on CPU B: evict the TLB and L1/L2 (touch --evict-pages other pages, default 4096, twice a
- *      2048-entry L2 DTLB; `tlblab host migrate` passes twice the machine's, and 1 MiB of other lines);
+ *      2048-entry L2 DTLB; `tlblab host migrate` passes twice the machine's, and other lines: twice
+ *      CPU B's L2 as sysfs lists it, ptwarm_private_cache_fill_bytes; 1 MiB if sysfs does not say;
+ *      printed as "evict_bytes");
  *   2. on CPU A: chase the N pages 3 times (the last pass is the "hot" time);
  *   3. migrate to CPU B with sched_setaffinity (verified with sched_getcpu);
  *   4. time one variant: `dep` (dependent chase over the N pages), `rewarm+dep` (tlbmig_check(), which
@@ -33,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tlblab/ptwarm.h"
 #include "tlblab/tlbmig.h"
 #include "bench_host.h"
 
@@ -182,7 +185,9 @@ int main(int argc, char **argv) {
     enum { PRELOAD_PAGES = 384 };
     if (maxn < PRELOAD_PAGES) maxn = PRELOAD_PAGES;
     char *data = map(maxn * maxs + 4096);
-    char *evict = map((size_t)evict_pages * 4096 + (1u << 20));
+    int evict_sysfs = 0;
+    const size_t evict_bytes = ptwarm_private_cache_fill_bytes(cpu_b, &evict_sysfs);
+    char *evict = map((size_t)evict_pages * 4096 + evict_bytes);
     spinner sp[2] = {{0, cpu_a}, {0, cpu_b}};
     pthread_t spt[2];
     if (busy)
@@ -256,7 +261,7 @@ int main(int argc, char **argv) {
                 pin(cpu_b);
                 uintptr_t s = 0;
                 for (size_t p = 0; p < evict_pages; p++) s += (uintptr_t)evict[p * 4096 + (p & 63) * 64];
-                for (size_t o = 0; o < (1u << 20); o += 64) s += (uintptr_t)evict[(size_t)evict_pages * 4096 + o];
+                for (size_t o = 0; o < evict_bytes; o += 64) s += (uintptr_t)evict[(size_t)evict_pages * 4096 + o];
                 /* 2. hot on the source */
                 pin(cpu_a);
                 void **p = start;
@@ -304,7 +309,7 @@ int main(int argc, char **argv) {
                 pin(cpu_b);
                 uintptr_t s = 0;
                 for (size_t p = 0; p < evict_pages; p++) s += (uintptr_t)evict[p * 4096 + (p & 63) * 64];
-                for (size_t o = 0; o < (1u << 20); o += 64) s += (uintptr_t)evict[(size_t)evict_pages * 4096 + o];
+                for (size_t o = 0; o < evict_bytes; o += 64) s += (uintptr_t)evict[(size_t)evict_pages * 4096 + o];
                 pin(cpu_a);
                 for (int pass = 0; pass < 3; pass++)
                     for (size_t k = 0; k < n; k++) s += *(volatile uintptr_t *)elems[k];
@@ -327,6 +332,8 @@ int main(int argc, char **argv) {
 
     printf("{\n  \"cpus\": [%d, %d], \"trials\": %d, \"cap\": %zu, \"busy\": %d, \"boost\": %d, \"timer_overhead_ns\": %llu,\n",
            cpu_a, cpu_b, trials, cap, busy, boost, (unsigned long long)ticks_to_ns(ovh));
+    printf("  \"evict_bytes\": %zu, \"evict_bytes_source\": \"%s\",\n", evict_bytes,
+           evict_sysfs ? "sysfs" : "fallback");
     printf("  \"migration_us_median\": %.2f, \"migration_failures\": %d,\n",
            (double)q_of(mig_ns, (int)nmig, 0.5) / 1e3, mig_failures);
     printf("  \"check_ns\": {\"rseq\": %.2f, \"rseq_available\": %s, \"sched_getcpu\": %.2f},\n", check_ns[1],

@@ -325,7 +325,10 @@ int main(int argc, char **argv) {
         die("need --size-mib >= 16, 1 <= --rounds <= 200, --window-ms >= 1");
     if (app_cpu == helper_cpu) die("--app-cpu and --helper-cpu must differ");
     if (probe_only) { /* just the LLC-sharing probe: `tlblab host ptwarm --wait-shared` polls this */
-        printf("{\"llc_probe_ns\": %.1f}\n", probe3(app_cpu, helper_cpu));
+        int fs = 0;
+        size_t pb = ptwarm_private_cache_fill_bytes(app_cpu, &fs);
+        printf("{\"llc_probe_ns\": %.1f, \"llc_probe_bytes\": %zu, \"llc_probe_bytes_source\": \"%s\"}\n",
+               probe3(app_cpu, helper_cpu), pb, fs ? "sysfs" : "fallback");
         return 0;
     }
     char *vars[MAXV];
@@ -411,6 +414,11 @@ int main(int argc, char **argv) {
     printf("  \"populate_s\": %.2f, \"populate_other_s\": %.2f, \"run_s\": %.1f,\n", pop_s, pop_o, run_s);
     printf("  \"loadavg_before\": \"%s\", \"loadavg_after\": \"%s\",\n", load_before, load_after);
     printf("  \"llc_probe_ns_before\": %.1f, \"llc_probe_ns_after\": %.1f,\n", probe_before, probe_after);
+    {
+        int fs = 0;
+        size_t pb = ptwarm_private_cache_fill_bytes(app_cpu, &fs);
+        printf("  \"llc_probe_bytes\": %zu, \"llc_probe_bytes_source\": \"%s\",\n", pb, fs ? "sysfs" : "fallback");
+    }
     printf("  \"llc_probe_ns_per_round\": [");
     for (int r = 0; r < rounds; r++) printf("%s%.1f", r ? ", " : "", round_probe[r]);
     printf("],\n  \"workloads\": {\n");

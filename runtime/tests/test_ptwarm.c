@@ -380,6 +380,20 @@ static void test_register_unregister_races_with_touch_helper(void) {
 /* The LLC check: with an impossible threshold the probe must find "not shared" and the helper must
  * idle (no sweeps, idle time grows, decision counted); with the real threshold the probe returns a
  * plausible latency. Needs two CPUs. */
+/* The LLC probe's chain and migrate_bench's eviction are sized from the machine, never fixed: twice
+ * the L2 (at least 1 MiB, at most half the L3), and 1 MiB when sysfs does not list the CPU. */
+static void test_private_cache_fill_is_sized_from_the_machine(void) {
+    int fs = -1;
+    size_t b = ptwarm_private_cache_fill_bytes(1 << 20, &fs); /* no such CPU */
+    CHECK(fs == 0 && b == (size_t)1 << 20);
+    CHECK(ptwarm_private_cache_fill_bytes(1 << 20, NULL) == (size_t)1 << 20);
+    b = ptwarm_private_cache_fill_bytes(0, &fs);
+    CHECK(b % 64 == 0 && b >= (size_t)1 << 20);
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE), l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (fs == 1 && l2 > 0 && l3 > 0) /* glibc's view of the same caches, where it has one */
+        CHECK(b >= 2 * (size_t)l2 || b == (size_t)l3 / 2);
+}
+
 static void test_llc_check_idles_the_helper(void) {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 2) {
@@ -503,6 +517,7 @@ static const struct {
     int own;
 } cases[] = {
     {"config", test_config_is_validated, 0},
+    {"cache_fill", test_private_cache_fill_is_sized_from_the_machine, 0},
     {"one_sweep", test_one_sweep_per_mode_counts_exactly, 0},
     {"unmapped", test_unmapped_and_shrinking_regions_are_safe, 0},
     {"start_stop", test_start_stop_is_bounded_and_restartable, 0},

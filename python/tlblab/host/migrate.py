@@ -66,6 +66,10 @@ def summarize(res: dict, cross: dict) -> str:
         f"CPUs {res['cpus'][0]} -> {res['cpus'][1]}, {res['trials']} trials per cell, re-warm cap {res['cap']} pages, "
         f"migration (sched_setaffinity) {res['migration_us_median']:.1f} us median, "
         f"failed migrations {res['migration_failures']}; times are ns per pass, median [q1-q3]",
+        f"eviction on CPU {res['cpus'][1]}: {res.get('evict_pages', '?')} pages and "
+        f"{res.get('evict_bytes', 1 << 20) >> 10} KiB of lines ("
+        + ({"sysfs": "from sysfs: twice its L2, within half its L3", "fallback": "sysfs lists no L2: the 1 MiB fallback"}
+           .get(res.get("evict_bytes_source", ""), "a build of migrate_bench that predates its sizing: 1 MiB")) + ")",
         f"tlbmig_check() without a migration: {res['check_ns']['rseq']:.2f} ns via rseq"
         f"{'' if res['check_ns']['rseq_available'] else ' (rseq not registered: sched_getcpu)'}, "
         f"{res['check_ns']['sched_getcpu']:.2f} ns via sched_getcpu()",
@@ -153,7 +157,7 @@ def predict(res: dict, machine: str | None, a: int, b: int, ns: list[int], strid
                         "run the probe's side within 500 ms)")
     llc = min(valid)
     p = seed000.host_migrate_prediction(res["preload"], llc, machine=m, ns=tuple(ns), strides=tuple(strides),
-                                        evict_pages=evict, cap=cap)
+                                        evict_pages=evict, cap=cap, evict_bytes=res.get("evict_bytes", 1 << 20))
     out: dict = {"machine": m, "llc_probe_ns": llc, "llc_probe_runs": runs, "notes": p["notes"], "strides": {}}
     for s in strides:
         rows = [{"n": n, "dep": p[f"{s}/{n}/dep"], "rewarm+dep": p[f"{s}/{n}/rewarm+dep"],

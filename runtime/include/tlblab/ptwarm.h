@@ -178,10 +178,17 @@ void ptwarm_get_stats(ptwarm_t *w, ptwarm_stats *out);
  * counters coherent). O(regions). Returns true if all hold. */
 bool ptwarm_invariants_hold(ptwarm_t *w);
 
-/* The LLC-sharing timing probe, usable on its own: a thread pinned on cpu_app reads a 1 MiB random
- * chain twice, then the calling thread, pinned on cpu_helper for the duration, chases it and reports the
+/* The bytes of other lines that fill `cpu`'s private caches without filling its last level: twice the
+ * largest data or unified cache below the last level that sysfs lists for the CPU
+ * (/sys/devices/system/cpu/cpuN/cache/index*: the L2 on x86, 2 MiB for a 1 MiB Zen 5 L2), at least
+ * 1 MiB and at most half the last level (never below that cache's own size). If sysfs lists no such cache: 1 MiB, and *from_sysfs (if
+ * not NULL) is set to 0 (else 1). The LLC probe's chain and migrate_bench's eviction use it. */
+size_t ptwarm_private_cache_fill_bytes(int cpu, int *from_sysfs);
+
+/* The LLC-sharing timing probe, usable on its own: a thread pinned on cpu_app reads a random chain of
+ * ptwarm_private_cache_fill_bytes(cpu_app) bytes, one pointer per line, twice, then the calling thread, pinned on cpu_helper for the duration, chases it and reports the
  * ns per line in *ns_per_line (about 17-24 ns when the cores share the L3 here, 56-115 ns when not).
- * Restores the caller's affinity. Takes about 2 ms, of which about 1.5 ms on cpu_app. Returns 0,
+ * Restores the caller's affinity. Takes about 2 ms per MiB of chain, three quarters of it on cpu_app. Returns 0,
  * -EINVAL (same or bad CPU), -ENOMEM, -ETIMEDOUT if the thread on cpu_app did not get to run within
  * 500 ms (a real-time application owning that CPU), or a pthread/sched error. */
 int ptwarm_llc_probe(int cpu_app, int cpu_helper, double *ns_per_line);

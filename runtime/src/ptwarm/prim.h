@@ -34,6 +34,10 @@ pid_t ptwarm_prim_getpid(void);
 int ptwarm_prim_thread_create(pthread_t *t, void *(*fn)(void *), void *arg, int cpu, int detached);
 /* Does `a` share its highest-level cache with `b` according to sysfs? 1 yes, 0 no, <0 unknown. */
 int ptwarm_prim_share_llc(int a, int b);
+/* The data or unified caches sysfs lists for `cpu` (/sys/devices/system/cpu/cpuN/cache/index*): the
+ * largest one below the last level (the L2 on x86) in *below_llc (0 if there is none), the last
+ * level's in *llc. 0, or -ENOENT if sysfs lists no sized cache. */
+int ptwarm_prim_cache_sizes(int cpu, size_t *below_llc, size_t *llc);
 /* Is `b` an SMT sibling of `a` according to sysfs? 1 yes, 0 no, <0 unknown. */
 int ptwarm_prim_smt_sibling(int a, int b);
 void ptwarm_prim_pause(unsigned n);

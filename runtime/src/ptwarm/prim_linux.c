@@ -196,6 +196,46 @@ int ptwarm_prim_share_llc(int a, int b) {
     return list_has(buf, b);
 }
 
+/* A sysfs cache size ("1024K", "32M", "49152") in bytes; 0 if unparsable. */
+static size_t parse_cache_size(const char *s) {
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s) return 0;
+    if (*end == 'K' || *end == 'k') v <<= 10;
+    else if (*end == 'M' || *end == 'm') v <<= 20;
+    else if (*end == 'G' || *end == 'g') v <<= 30;
+    return (size_t)v;
+}
+
+int ptwarm_prim_cache_sizes(int cpu, size_t *below_llc, size_t *llc) {
+    char path[128], buf[64];
+    int levels[8] = {0};
+    size_t sizes[8] = {0};
+    int top = -1;
+    for (int idx = 0; idx < 8; idx++) {
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/level", cpu, idx);
+        if (read_line(path, buf, sizeof buf) != 0) continue;
+        int level = atoi(buf);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/type", cpu, idx);
+        if (read_line(path, buf, sizeof buf) != 0 || !strncmp(buf, "Instruction", 11)) continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/size", cpu, idx);
+        if (read_line(path, buf, sizeof buf) != 0) continue;
+        levels[idx] = level;
+        sizes[idx] = parse_cache_size(buf);
+        if (sizes[idx] && level > top) top = level;
+    }
+    if (top < 0) return -ENOENT;
+    size_t below = 0, last = 0;
+    for (int idx = 0; idx < 8; idx++) {
+        if (!sizes[idx]) continue;
+        if (levels[idx] == top && sizes[idx] > last) last = sizes[idx];
+        if (levels[idx] < top && sizes[idx] > below) below = sizes[idx];
+    }
+    *below_llc = below;
+    *llc = last;
+    return 0;
+}
+
 int ptwarm_prim_smt_sibling(int a, int b) {
     char path[128], buf[512];
     snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", a);

@@ -621,13 +621,27 @@ bool ptwarm_invariants_hold(ptwarm_t *w) {
 
 /* ---- the LLC-sharing probe ---- */
 
-#define PROBE_LINES 16384u       /* 1 MiB: more than the L2 (512 KiB on Zen 3), far less than an L3 */
+/* Never a fixed size: a 1 MiB chain fits the 1 MiB L2 of a Zen 5 (where the reads leave the lines in
+ * the application CPU's L2 and the helper's chase times cross-core probes, not the L3). */
+#define FILL_FALLBACK_BYTES ((size_t)1 << 20)
+
+size_t ptwarm_private_cache_fill_bytes(int cpu, int *from_sysfs) {
+    size_t below = 0, llc = 0;
+    int ok = ptwarm_prim_cache_sizes(cpu, &below, &llc) == 0 && below > 0;
+    if (from_sysfs) *from_sysfs = ok;
+    if (!ok) return FILL_FALLBACK_BYTES;
+    size_t b = 2 * below;
+    if (b < FILL_FALLBACK_BYTES) b = FILL_FALLBACK_BYTES;
+    if (llc > 0 && b > llc / 2) b = llc / 2 > below ? llc / 2 : below;
+    return b & ~(size_t)63;
+}
 #define PROBE_TIMEOUT_NS 500000000u /* the application side must get 2 ms of its CPU within 500 ms */
 
 /* Shared by the caller and the application-side thread; whoever drops the last reference frees it, so
  * a caller that gives up waiting (a real-time application owns its CPU) can return at once. */
 typedef struct {
     void **buf;
+    uint32_t lines;
     int done;
     atomic_int refs;
     pthread_mutex_t mu;
@@ -649,11 +663,12 @@ static void *probe_app_side(void *arg) {
     /* Build a random cyclic chain, one pointer per 64-byte line (random order defeats the hardware
      * prefetchers), on the application's CPU (this thread was created pinned there). */
     const size_t stride = 64 / sizeof(void *);
-    uint32_t *order = malloc(PROBE_LINES * sizeof *order);
+    const uint32_t lines = p->lines;
+    uint32_t *order = malloc(lines * sizeof *order);
     if (order) {
-        for (uint32_t i = 0; i < PROBE_LINES; i++) order[i] = i;
+        for (uint32_t i = 0; i < lines; i++) order[i] = i;
         uint64_t x = 0x9E3779B97F4A7C15u;
-        for (uint32_t i = PROBE_LINES - 1; i > 0; i--) {
+        for (uint32_t i = lines - 1; i > 0; i--) {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
@@ -662,17 +677,17 @@ static void *probe_app_side(void *arg) {
             order[i] = order[j];
             order[j] = t;
         }
-        for (uint32_t i = 0; i < PROBE_LINES; i++)
-            p->buf[order[i] * stride] = &p->buf[order[(i + 1) % PROBE_LINES] * stride];
+        for (uint32_t i = 0; i < lines; i++)
+            p->buf[order[i] * stride] = &p->buf[order[(i + 1) % lines] * stride];
         free(order);
 #if defined(__x86_64__) || defined(__i386__)
         /* Write the lines back so the reads below leave clean copies: the helper then measures a plain
          * read of lines another core has read, as the page walker would see them. */
-        for (uint32_t i = 0; i < PROBE_LINES; i++) _mm_clflush(&p->buf[i * stride]);
+        for (uint32_t i = 0; i < lines; i++) _mm_clflush(&p->buf[i * stride]);
         _mm_mfence();
 #endif
         void **q = p->buf;
-        for (uint32_t k = 0; k < 2 * PROBE_LINES; k++) q = (void **)*q;
+        for (uint32_t k = 0; k < 2 * lines; k++) q = (void **)*q;
         p->sink = (uintptr_t)q;
     }
     pthread_mutex_lock(&p->mu);
@@ -693,7 +708,8 @@ int ptwarm_llc_probe(int cpu_app, int cpu_helper, double *ns_per_line) {
     if (rc != 0) return rc;
     probe_arg *p = calloc(1, sizeof *p);
     if (!p) return -ENOMEM;
-    p->buf = aligned_alloc(64, (size_t)PROBE_LINES * 64);
+    p->lines = (uint32_t)(ptwarm_private_cache_fill_bytes(cpu_app, NULL) / 64);
+    p->buf = aligned_alloc(64, (size_t)p->lines * 64);
     pthread_condattr_t ca;
     if (!p->buf || pthread_condattr_init(&ca) != 0) {
         free(p->buf);
@@ -725,10 +741,10 @@ int ptwarm_llc_probe(int cpu_app, int cpu_helper, double *ns_per_line) {
         if (done == 1) {
             void **q = p->buf;
             uint64_t t0 = ptwarm_prim_now_ns();
-            for (uint32_t k = 0; k < PROBE_LINES; k++) q = (void **)*q;
+            for (uint32_t k = 0; k < p->lines; k++) q = (void **)*q;
             uint64_t t1 = ptwarm_prim_now_ns();
             __asm__ __volatile__("" ::"r"(q));
-            *ns_per_line = (double)(t1 - t0) / PROBE_LINES;
+            *ns_per_line = (double)(t1 - t0) / p->lines;
         } else {
             rc = done < 0 ? -ENOMEM : -ETIMEDOUT;
         }

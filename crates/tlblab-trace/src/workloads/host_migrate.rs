@@ -34,7 +34,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         (
             "evict_lines",
             16384,
-            "further lines touched on B (migrate_bench's 1 MiB)",
+            "further lines touched on B (migrate_bench's evict_bytes / 64: twice B's L2 from sysfs; 16384 is its 1 MiB fallback)",
         ),
         ("passes", 3, "chases on A before the migration"),
         (

@@ -259,7 +259,7 @@ def _preload_line(preload: dict, stride: int) -> tuple[float, float]:
 
 def host_migrate_prediction(preload: dict, llc_probe_ns: float, machine: str | dict = HOST_PRESET,
                             ns=HOST_NS, strides=(4096, 69632), evict_pages: int = 4096,
-                            cap: int = 4096, iterations: int = 3) -> dict:
+                            cap: int = 4096, iterations: int = 3, evict_bytes: int = 1 << 20) -> dict:
     """The model's prediction for `tlblab host migrate` from the host's own measured numbers.
 
     `dep` is simulated: the `host_migrate` workload (migrate_bench step for step: evict on B, chase
@@ -282,7 +282,8 @@ def host_migrate_prediction(preload: dict, llc_probe_ns: float, machine: str | d
         notes.append(f"stride {s}: re-warm measured on this host, {fixed:.0f} ns + {per_page:.1f} ns per page")
         wins = []
         for n in ns:
-            wl = f"host_migrate:pages={n},stride={s},evict={evict_pages},iterations={iterations}"
+            wl = (f"host_migrate:pages={n},stride={s},evict={evict_pages},evict_lines={evict_bytes // 64},"
+                  f"iterations={iterations}")
             off = tlblab.simulate(m, wl).phase_frame()
             on = tlblab.simulate(m, wl + ",rewarm=1").phase_frame()
             dep = _mean(off[off["name"] == "retouch"]["cycles"]) / ghz
