@@ -94,28 +94,36 @@ def fig6_4_8(quick: bool) -> dict[str, float]:
     out: dict[str, float] = {"noisy_mask": float(mask)}
     base = f"rt_malloc_vs_tlb_malloc:hyperperiods=2,{NOISE}"
     for case, lay in (("malloc", "layout=3,aslr=1"), ("tlb", f"layout=1,avoid_sets={mask}")):
-        per_job: dict[tuple[int, int], list[float]] = {}
-        cycles: dict[int, list[float]] = {1: [], 2: []}
-        run_means: dict[int, list[float]] = {1: [], 2: []}
-        for seed in range(runs):
-            jobs = _jobs(f"{base},{lay}", seed)
-            for t in (1, 2):
-                js = jobs[(jobs["task"] == t - 1) & (jobs["job"] >= 1)]
-                run_means[t].append(float(js["L1D_misses"].mean()))
-                for j, m, c in zip(js["job"], js["L1D_misses"], js["cycles"]):
-                    per_job.setdefault((t, int(j)), []).append(float(m))
-                    if t == 1 and int(j) >= 2:
-                        cycles[1].append(float(c))
-        for (t, j), ms in per_job.items():
-            if t == 1 and j <= 8:
-                out[f"{case}/T1/job{j}"] = _mean(ms)
+        out.update(_fig6_4_8_numbers(case, (_jobs(f"{base},{lay}", seed) for seed in range(runs))))
+    return out
+
+
+def _fig6_4_8_numbers(case: str, runs_jobs) -> dict[str, float]:
+    """Figs. 6.4-6.8's numbers for `case` from each run's job frame (`_jobs`, `_captured_jobs`):
+    T1's average misses at each of its first 8 jobs; each task's mean and largest misses per
+    job and the spread of its per-run means (all jobs but the warm-up, job 0); and the
+    coefficient of variation of T1's cycles per job from job 2 on (Fig. 6.8)."""
+    out: dict[str, float] = {}
+    per_job: dict[tuple[int, int], list[float]] = {}
+    cycles: list[float] = []
+    run_means: dict[int, list[float]] = {1: [], 2: []}
+    for jobs in runs_jobs:
         for t in (1, 2):
-            allm = [m for (tt, _), ms in per_job.items() if tt == t for m in ms]
-            out[f"{case}/T{t}/mean"] = _mean(allm)
-            out[f"{case}/T{t}/max"] = max(allm) if allm else 0.0
-            out[f"{case}/T{t}/run_sd"] = _sd(run_means[t])
-        cs = cycles[1]
-        out[f"{case}/T1/cycles_cv"] = (_sd(cs) / _mean(cs)) if cs else 0.0
+            js = jobs[(jobs["task"] == t - 1) & (jobs["job"] >= 1)]
+            run_means[t].append(float(js["L1D_misses"].mean()))
+            for j, m, c in zip(js["job"], js["L1D_misses"], js["cycles"]):
+                per_job.setdefault((t, int(j)), []).append(float(m))
+                if t == 1 and int(j) >= 2:
+                    cycles.append(float(c))
+    for (t, j), ms in per_job.items():
+        if t == 1 and j <= 8:
+            out[f"{case}/T1/job{j}"] = _mean(ms)
+    for t in (1, 2):
+        allm = [m for (tt, _), ms in per_job.items() if tt == t for m in ms]
+        out[f"{case}/T{t}/mean"] = _mean(allm)
+        out[f"{case}/T{t}/max"] = max(allm) if allm else 0.0
+        out[f"{case}/T{t}/run_sd"] = _sd(run_means[t])
+    out[f"{case}/T1/cycles_cv"] = (_sd(cycles) / _mean(cycles)) if cycles else 0.0
     return out
 
 
@@ -280,29 +288,14 @@ def fig6_4_8_real(quick: bool) -> dict[str, float]:
     for case, allocator in (("malloc", "malloc"), ("tlb", "tlb")):
         tasks = [rc.Task("pages", 32, 14, 1000, 2000, 385, colors=colors[0]),
                  rc.Task("pages", 32, 14, 0, 16000, 7380, colors=colors[1])]
-        per_job: dict[tuple[int, int], list[float]] = {}
-        cycles: list[float] = []
-        run_means: dict[int, list[float]] = {1: [], 2: []}
-        for run in range(runs):
-            cap = rc.capture(allocator, tasks, jobs=jobs, repeat=20, seed=run)
-            native = rc.layouts(cap, 1, aslr=(allocator == "malloc"))[0]
-            js = _captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=2))
-            for t in (1, 2):
-                mine = js[(js["task"] == t - 1) & (js["job"] >= 1)]
-                run_means[t].append(float(mine["L1D_misses"].mean()))
-                for j, m, c in zip(mine["job"], mine["L1D_misses"], mine["cycles"]):
-                    per_job.setdefault((t, int(j)), []).append(float(m))
-                    if t == 1 and int(j) >= 2:
-                        cycles.append(float(c))
-        for (t, j), ms in per_job.items():
-            if t == 1 and j <= 8:
-                out[f"{case}/T1/job{j}"] = _mean(ms)
-        for t in (1, 2):
-            allm = [m for (tt, _), ms in per_job.items() if tt == t for m in ms]
-            out[f"{case}/T{t}/mean"] = _mean(allm)
-            out[f"{case}/T{t}/max"] = max(allm) if allm else 0.0
-            out[f"{case}/T{t}/run_sd"] = _sd(run_means[t])
-        out[f"{case}/T1/cycles_cv"] = (_sd(cycles) / _mean(cycles)) if cycles else 0.0
+
+        def runs_jobs():
+            for run in range(runs):
+                cap = rc.capture(allocator, tasks, jobs=jobs, repeat=20, seed=run)
+                native = rc.layouts(cap, 1, aslr=(allocator == "malloc"))[0]
+                yield _captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=2))
+
+        out.update(_fig6_4_8_numbers(case, runs_jobs()))
     return out
 
 
