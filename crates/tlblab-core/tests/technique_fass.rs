@@ -292,21 +292,7 @@ fn the_range_flushes_empty_the_icache_on_the_stock_kernel_only() {
 fn an_address_space_flush_is_charged_to_the_core_and_a_plain_one_is_not() {
     use tlblab_trace::record::flush;
     let records = |what: u8| -> Vec<Record> {
-        let mut r = vec![
-            start(0),
-            ev(Event::Mmap {
-                process: 0,
-                start: VirtAddr(0x10_0000),
-                len: 64 << 10,
-                prot: prot::READ | prot::WRITE,
-                page_shift: 12,
-            }),
-            ev(Event::ContextSwitch {
-                core: CoreId(0),
-                from: NO_THREAD,
-                to: ThreadId(0),
-            }),
-        ];
+        let mut r = process_0_running_with_64k_at(0x10_0000);
         r.extend((0..256).map(|i| {
             Record::Access(Access::new(
                 ThreadId(0),
@@ -360,21 +346,7 @@ fn a_page_flush_cleans_the_pages_lines_on_the_stock_kernel_and_waits_on_the_fast
     use tlblab_trace::record::flush;
     let page = 0x10_0000;
     let records = |what: u8| -> Vec<Record> {
-        let mut r = vec![
-            start(0),
-            ev(Event::Mmap {
-                process: 0,
-                start: VirtAddr(page),
-                len: 64 << 10,
-                prot: prot::READ | prot::WRITE,
-                page_shift: 12,
-            }),
-            ev(Event::ContextSwitch {
-                core: CoreId(0),
-                from: NO_THREAD,
-                to: ThreadId(0),
-            }),
-        ];
+        let mut r = process_0_running_with_64k_at(page);
         // The page's 128 lines read, then written: in the read-allocate D-cache, dirty. The
         // D-cache holds 256 lines: the next page's first 64 lines stay clean.
         for i in 0..128 {
@@ -412,6 +384,25 @@ fn a_page_flush_cleans_the_pages_lines_on_the_stock_kernel_and_waits_on_the_fast
     let fast = run_records(records(flush::CACHES | flush::TLB), Some("fass"));
     assert_eq!(fast.os.cache_flush_cycles, 0);
     assert_eq!(fast.cycles, fast_none.cycles);
+}
+
+/// Process 0 started, 64 KiB mapped writable at `x`, scheduled on core 0.
+fn process_0_running_with_64k_at(x: u64) -> Vec<Record> {
+    vec![
+        start(0),
+        ev(Event::Mmap {
+            process: 0,
+            start: VirtAddr(x),
+            len: 64 << 10,
+            prot: prot::READ | prot::WRITE,
+            page_shift: 12,
+        }),
+        ev(Event::ContextSwitch {
+            core: CoreId(0),
+            from: NO_THREAD,
+            to: ThreadId(0),
+        }),
+    ]
 }
 
 /// Processes 0..n, each with a 4 KiB mapping at `x` (writable when `writable[p]`).
