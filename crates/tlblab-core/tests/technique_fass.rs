@@ -379,7 +379,10 @@ fn a_page_flush_cleans_the_pages_lines_on_the_stock_kernel_and_waits_on_the_fast
     let stock = run_records(records(flush::CACHES | flush::TLB), None);
     assert_eq!(stock.os.cache_flush_cycles, 128 * 5 + 128 * 64);
     assert_eq!(stock.cycles, none.cycles + stock.os.cache_flush_cycles);
-    assert_eq!(stock.os.tlb_flushes, none.os.tlb_flushes, "a page, not the TLB");
+    assert_eq!(
+        stock.os.tlb_flushes, none.os.tlb_flushes,
+        "a page, not the TLB"
+    );
     let fast_none = run_records(records(0), Some("fass"));
     let fast = run_records(records(flush::CACHES | flush::TLB), Some("fass"));
     assert_eq!(fast.os.cache_flush_cycles, 0);

@@ -628,7 +628,7 @@ mod tests {
                 c.access(line * 64, line == 2); // ways 0-3; line 2 dirty
             }
             c.access(3 * 64, false); // LRU order, oldest first: 0, 1, 2, 3
-            // Lines 2 and 0 go (ways 2 and 0): one dirty line written back.
+                                     // Lines 2 and 0 go (ways 2 and 0): one dirty line written back.
             assert_eq!(c.flush_range(2 * 64, 64), 5 + 10, "lean={lean}");
             assert_eq!(c.flush_range(0, 1), 5, "lean={lean}");
             assert_eq!(c.valid_lines(), 2);

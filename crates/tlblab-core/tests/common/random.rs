@@ -151,23 +151,25 @@ pub fn cache_level(level: u8) -> impl Strategy<Value = CacheConfig> {
         (any::<bool>(), 0usize..3, proptest::bool::weighted(0.2)),
         (0u64..50, 0u64..3, 0u64..20, 0u64..6),
     )
-        .prop_map(move |(shape, (shared, per, virt), (base, line, dirty, range))| {
-            let shared = shared && level > 1;
-            CacheConfig {
-                shared,
-                cores_per_instance: if shared { per } else { 0 },
-                indexing: if virt && level == 1 {
-                    Indexing::Virtual
-                } else {
-                    Indexing::Physical
-                },
-                flush_cycles_base: base,
-                flush_cycles_per_line: line,
-                flush_cycles_per_dirty_line: dirty,
-                range_flush_cycles_per_line: range,
-                ..cache_config(level, shape)
-            }
-        })
+        .prop_map(
+            move |(shape, (shared, per, virt), (base, line, dirty, range))| {
+                let shared = shared && level > 1;
+                CacheConfig {
+                    shared,
+                    cores_per_instance: if shared { per } else { 0 },
+                    indexing: if virt && level == 1 {
+                        Indexing::Virtual
+                    } else {
+                        Indexing::Physical
+                    },
+                    flush_cycles_base: base,
+                    flush_cycles_per_line: line,
+                    flush_cycles_per_dirty_line: dirty,
+                    range_flush_cycles_per_line: range,
+                    ..cache_config(level, shape)
+                }
+            },
+        )
 }
 
 pub const FORMATS: [PageTableFormat; 4] = [

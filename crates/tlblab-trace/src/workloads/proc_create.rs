@@ -366,8 +366,8 @@ impl ProcCreate {
         self.run(kernel_path::switch_path(), p);
         self.run(self.wait, p);
         self.rec(fetch(p, LIBC_TEXT + 0x2000, 4)); // wait() returns
-        // The parent's first write since its fork, to its stack: the page is no longer shared
-        // (the child is gone), so do_wp_page reuses it, with the same flushes.
+                                                   // The parent's first write since its fork, to its stack: the page is no longer shared
+                                                   // (the child is gone), so do_wp_page reuses it, with the same flushes.
         self.cow_fault(p, STACK);
         self.rec(store(p, STACK + 0xf00, 4));
     }
