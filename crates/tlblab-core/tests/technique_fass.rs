@@ -244,16 +244,18 @@ fn a_multi_core_machine_is_refused_alike_by_the_model_and_its_twin() {
 
 /// Process creation (seed 002 §4.1 proc_create, Table 1): the stock kernel flushes four times
 /// a fork round (the parent's `flush_cache_mm` at fork and the child's at exit, and the two
-/// switches); the fast kernel defers the two address-space cache flushes (§4.2 lazy flushing)
-/// and, with free domains and round-robin slots, flushes no cache at all.
+/// switches), besides the child's per-VMA `flush_cache_range` at exit; the fast kernel defers
+/// the address-space and range cache flushes (§4.2 lazy flushing) and, with free domains and
+/// round-robin slots, flushes no cache at all.
 #[test]
 fn forks_flush_four_times_a_round_on_the_stock_kernel_and_never_on_the_fast_one() {
     let rounds = 5;
     let spec = format!("proc_create:mode=0,rounds={rounds},kernel_instrs=4000");
     let stock = run_workload(&spec, None);
     assert_eq!(stock.os.tlb_flushes, 4 * rounds);
-    // Each flush empties both virtual caches (I and D), each counted.
-    assert_eq!(stock.os.cache_flushes, 2 * 4 * rounds);
+    // Each flush empties both virtual caches (I and D), each counted; the exit's per-VMA
+    // range flushes add both caches once (libc's 256 KiB text) and the I-cache four times.
+    assert_eq!(stock.os.cache_flushes, (2 * 4 + 2 + 4) * rounds);
     let fast = run_workload(&spec, Some("fass"));
     assert_eq!(fast.os.cache_flushes, 0);
     assert_eq!(counter(&fast, "collisions"), 0);
@@ -268,12 +270,16 @@ fn forks_flush_four_times_a_round_on_the_stock_kernel_and_never_on_the_fast_one(
 /// run `flush_cache_range` on the stock kernel: every range is at most 32 KiB, so the I-cache
 /// alone is invalidated and the TLB kept. The fast kernel defers them with the rest (§4.2).
 #[test]
-fn the_loaders_range_flushes_empty_the_icache_on_the_stock_kernel_only() {
+fn the_range_flushes_empty_the_icache_on_the_stock_kernel_only() {
     let rounds = 3;
     let spec = format!("proc_create:mode=1,rounds={rounds},kernel_instrs=2000");
     let stock = run_workload(&spec, None);
     assert_eq!(stock.os.tlb_flushes, 6 * rounds);
-    assert_eq!(stock.os.cache_flushes, (6 * 2 + 4) * rounds);
+    // Six whole flushes of both caches (the switches and flush_cache_mm), the loader's four
+    // range flushes (the I-cache each), and two teardowns' per-VMA flush_cache_range each
+    // (libc's 256 KiB text: both caches whole; the text, data, libc's data and stack: the
+    // I-cache each, their D-cache lines one by one, which no whole flush counts).
+    assert_eq!(stock.os.cache_flushes, (6 * 2 + 4 + 2 * (2 + 4)) * rounds);
     let fast = run_workload(&spec, Some("fass"));
     assert_eq!(fast.os.cache_flushes, 0);
     assert_eq!(fast.os.tlb_flushes, 3 * rounds);
@@ -286,21 +292,7 @@ fn the_loaders_range_flushes_empty_the_icache_on_the_stock_kernel_only() {
 fn an_address_space_flush_is_charged_to_the_core_and_a_plain_one_is_not() {
     use tlblab_trace::record::flush;
     let records = |what: u8| -> Vec<Record> {
-        let mut r = vec![
-            start(0),
-            ev(Event::Mmap {
-                process: 0,
-                start: VirtAddr(0x10_0000),
-                len: 64 << 10,
-                prot: prot::READ | prot::WRITE,
-                page_shift: 12,
-            }),
-            ev(Event::ContextSwitch {
-                core: CoreId(0),
-                from: NO_THREAD,
-                to: ThreadId(0),
-            }),
-        ];
+        let mut r = process_0_running_with_64k_at(0x10_0000);
         r.extend((0..256).map(|i| {
             Record::Access(Access::new(
                 ThreadId(0),
@@ -342,6 +334,78 @@ fn an_address_space_flush_is_charged_to_the_core_and_a_plain_one_is_not() {
         .run(&mut VecSource::new(records(flush::INSTR_CACHES)))
         .unwrap_err();
     assert!(e.0.contains("ADDRESS_SPACE"), "{e}");
+}
+
+/// A `FlushRange` (ARM Linux 2.4's flush_cache_page + flush_tlb_page at a copy-on-write fault)
+/// on the stock kernel cleans and invalidates the page's D-cache lines one by one, at the
+/// preset's 5 cycles a line and 64 a dirty one, on the thread's clock, and drops the page's
+/// TLB entry; the fass kernel defers the cache part (lazy flushing, seed 002 §4.2) and keeps
+/// the TLB part.
+#[test]
+fn a_page_flush_cleans_the_pages_lines_on_the_stock_kernel_and_waits_on_the_fast_one() {
+    use tlblab_trace::record::flush;
+    let page = 0x10_0000;
+    let records = |what: u8| -> Vec<Record> {
+        let mut r = process_0_running_with_64k_at(page);
+        // The page's 128 lines read, then written: in the read-allocate D-cache, dirty. The
+        // D-cache holds 256 lines: the next page's first 64 lines stay clean.
+        for i in 0..128 {
+            for kind in [AccessKind::Load, AccessKind::Store] {
+                r.push(Record::Access(Access::new(
+                    ThreadId(0),
+                    kind,
+                    VirtAddr(page + i * 32),
+                    4,
+                )));
+            }
+        }
+        for i in 0..64 {
+            r.push(Record::Access(Access::new(
+                ThreadId(0),
+                AccessKind::Load,
+                VirtAddr(page + 4096 + i * 32),
+                4,
+            )));
+        }
+        r.push(ev(Event::FlushRange {
+            process: 0,
+            start: VirtAddr(page),
+            len: 4096,
+            what,
+        }));
+        r
+    };
+    let none = run_records(records(0), None);
+    let stock = run_records(records(flush::CACHES | flush::TLB), None);
+    assert_eq!(stock.os.cache_flush_cycles, 128 * 5 + 128 * 64);
+    assert_eq!(stock.cycles, none.cycles + stock.os.cache_flush_cycles);
+    assert_eq!(
+        stock.os.tlb_flushes, none.os.tlb_flushes,
+        "a page, not the TLB"
+    );
+    let fast_none = run_records(records(0), Some("fass"));
+    let fast = run_records(records(flush::CACHES | flush::TLB), Some("fass"));
+    assert_eq!(fast.os.cache_flush_cycles, 0);
+    assert_eq!(fast.cycles, fast_none.cycles);
+}
+
+/// Process 0 started, 64 KiB mapped writable at `x`, scheduled on core 0.
+fn process_0_running_with_64k_at(x: u64) -> Vec<Record> {
+    vec![
+        start(0),
+        ev(Event::Mmap {
+            process: 0,
+            start: VirtAddr(x),
+            len: 64 << 10,
+            prot: prot::READ | prot::WRITE,
+            page_shift: 12,
+        }),
+        ev(Event::ContextSwitch {
+            core: CoreId(0),
+            from: NO_THREAD,
+            to: ThreadId(0),
+        }),
+    ]
 }
 
 /// Processes 0..n, each with a 4 KiB mapping at `x` (writable when `writable[p]`).

@@ -172,6 +172,23 @@ pub enum Event {
         core: CoreId,
         what: u8,
     },
+    /// The kernel's flush of part of `process`'s address space, `start..start+len`, on the
+    /// thread's time: ARM Linux 2.4's `flush_cache_page`/`flush_tlb_page` at a copy-on-write
+    /// fault (mm/memory.c `do_wp_page`, `break_cow`) and a short `flush_cache_range` at munmap
+    /// and mprotect (`zap_page_range`, `change_protection`) on a machine with virtually indexed
+    /// caches (seed 002 §2, §4.2). `what` (`flush::*` bits): `CACHES` cleans and invalidates the
+    /// range's lines in the process's core's virtually indexed data caches one by one (the
+    /// SA-1100's `cpu_sa1100_cache_clean_invalidate_range` below 32 KiB, arch/arm/mm/proc-sa110.S),
+    /// `INSTR_CACHES` invalidates its virtually indexed instruction caches whole, `TLB`
+    /// invalidates the range's TLB entries of that address space (`cpu_sa1100_tlb_invalidate_page`).
+    /// The cycles are charged to the process's core. A technique that tags address spaces may
+    /// defer the cache part (fass: lazy flushing, seed 002 §4.2).
+    FlushRange {
+        process: u32,
+        start: VirtAddr,
+        len: u64,
+        what: u8,
+    },
     /// `lock`: the translation of `page` in `process`'s address space is loaded and locked
     /// into the lockable TLB level of core `core` (`ALL_CORES`: of every core), as seed 004's
     /// lockdown does at the real-time program's start (§IV-V); otherwise it is unlocked there

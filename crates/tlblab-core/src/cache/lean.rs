@@ -140,6 +140,35 @@ impl LeanSets {
         crate::simd::prefetch(&set.keys[LEAN_WAYS - 1]);
     }
 
+    /// Invalidates `line` if present: Some(whether it was dirty). The set's order is rebuilt
+    /// so that its invalid ways are its oldest, lowest way oldest (the order `flush_set` leaves
+    /// and a fill expects: module comment), its valid ways keeping their recency.
+    pub(super) fn invalidate(&mut self, line: u64) -> Option<bool> {
+        let g = &self.geometry;
+        let set = &mut self.sets[g.set_of(line)];
+        let w = row_find(&set.fps, &set.keys, g.way_mask, line, |_| true)?;
+        let dirty = set.dirty & (1 << w) != 0;
+        set.keys[w] = INVALID;
+        set.fps[w] = fingerprint(INVALID);
+        set.dirty &= !(1 << w);
+        let ways = g.ways;
+        // Positions 0 (most recent) .. ways - 1 (oldest) of the packed order.
+        let newest_first: Vec<usize> = (0..ways)
+            .map(|p| ((set.order >> (4 * p)) & 0xf) as usize)
+            .collect();
+        // Moved to the front oldest first: the lowest invalid way ends up the oldest.
+        let invalid = (0..ways).filter(|&v| set.keys[v] == INVALID);
+        let valid_oldest_first = newest_first
+            .iter()
+            .rev()
+            .copied()
+            .filter(|&v| set.keys[v] != INVALID);
+        for v in invalid.chain(valid_oldest_first).collect::<Vec<_>>() {
+            packed_to_front(&mut set.order, v);
+        }
+        Some(dirty)
+    }
+
     /// Invalidates set `set`: (valid lines, dirty lines) it held. Its order is the initial
     /// one again, so that its invalid ways are taken lowest first (module comment).
     pub(super) fn flush_set(&mut self, set: usize) -> (u64, u64) {

@@ -64,6 +64,12 @@ pub struct CacheConfig {
     pub flush_cycles_per_line: u64,
     #[serde(default)]
     pub flush_cycles_per_dirty_line: u64,
+    /// Cost of a ranged clean-and-invalidate (`System`'s `FlushRange` event): cycles per line
+    /// of the range, present or not (the kernel's loop issues one clean and one invalidate per
+    /// line address: ARM Linux 2.4's `cpu_sa1100_cache_clean_invalidate_range`), plus
+    /// `flush_cycles_per_dirty_line` per dirty line written back.
+    #[serde(default)]
+    pub range_flush_cycles_per_line: u64,
     #[serde(default)]
     pub source: String,
 }
@@ -216,7 +222,8 @@ pub struct Cache {
     /// touching it again changes no replacement state; `flush` clears it.
     memo_line: u64,
     memo_slot: usize,
-    /// Slots holding no line. Lines only leave by `flush`, so once this is 0 every set is full
+    /// Slots holding no line. Lines only leave by `flush` and `flush_range` (which count them
+    /// back), so once this is 0 every set is full
     /// and a miss needs no search for a free way: the set's keys are read only for a hit's
     /// fingerprint candidates (a random footprint keeps a large cache full, and the free-way
     /// check's false candidates cost a host cache miss on the keys each).
@@ -226,8 +233,11 @@ pub struct Cache {
     /// receives its first line exactly when a fill takes its free way 0. `flush` invalidates
     /// these sets only, all others being empty, so a flush costs the host what the cache
     /// held, not its size (the seed 000 migration benchmarks flush a zen3 L3 of 32 MiB holding
-    /// a few dozen lines per iteration: 98% of their time was the full scans). Room for every
-    /// set is reserved up front: a fill never allocates.
+    /// a few dozen lines per iteration: 98% of their time was the full scans). A `flush_range`
+    /// that empties way 0 of a set lets a later fill list the set again: `flush_range`
+    /// removes such repeats before it invalidates, so at most one range's worth (a set each)
+    /// is ever listed twice. Room for every set twice is reserved up front: a fill never
+    /// allocates.
     filled_sets: Vec<u32>,
 }
 
@@ -272,7 +282,7 @@ impl Cache {
             memo_line: INVALID,
             memo_slot: 0,
             empty_slots: n,
-            filled_sets: Vec::with_capacity(sets as usize),
+            filled_sets: Vec::with_capacity(2 * sets as usize),
         }
     }
 
@@ -427,6 +437,52 @@ impl Cache {
             + dirty * self.config.flush_cycles_per_dirty_line
     }
 
+    /// Cleans and invalidates the lines of `start..start+len` (addresses as the cache is
+    /// indexed), one line address at a time; returns the cycles: `range_flush_cycles_per_line`
+    /// per line of the range, `flush_cycles_per_dirty_line` per dirty line written back.
+    pub fn flush_range(&mut self, start: u64, len: u64) -> u64 {
+        if len == 0 {
+            return 0;
+        }
+        // Repeats from the previous range's way-0 invalidations (`filled_sets`), in place.
+        self.filled_sets.sort_unstable();
+        self.filled_sets.dedup();
+        let first = start >> self.line_shift;
+        let last = start.saturating_add(len - 1) >> self.line_shift;
+        let mut dirty = 0u64;
+        for line in first..=last {
+            if let Some(d) = self.invalidate_line(line) {
+                dirty += d as u64;
+            }
+        }
+        (last - first + 1) * self.config.range_flush_cycles_per_line
+            + dirty * self.config.flush_cycles_per_dirty_line
+    }
+
+    /// Invalidates `line` if present: Some(whether it was dirty). The way becomes the set's
+    /// next to fill among its invalid ones as a flush leaves them (lowest invalid way first).
+    fn invalidate_line(&mut self, line: u64) -> Option<bool> {
+        let (sets, ways) = (self.sets, self.ways);
+        let dirty = match &mut self.lines {
+            Lines::Lean(l) => l.invalidate(line)?,
+            Lines::General(g) => {
+                let set = g.set_of(line, sets);
+                let base = set * ways;
+                let w = (0..ways).find(|&w| g.tags.get(base + w) == line)?;
+                let d = g.dirty.get(base + w);
+                g.tags.set(base + w, INVALID);
+                g.dirty.set(base + w, false);
+                g.repl.on_invalidate(set, w);
+                d
+            }
+        };
+        if self.memo_line == line {
+            self.memo_line = INVALID;
+        }
+        self.empty_slots += 1;
+        Some(dirty)
+    }
+
     pub fn valid_lines(&self) -> usize {
         self.slots - self.empty_slots
     }
@@ -554,7 +610,35 @@ mod tests {
             flush_cycles_base: 1000,
             flush_cycles_per_line: 2,
             flush_cycles_per_dirty_line: 10,
+            range_flush_cycles_per_line: 0,
             source: String::new(),
+        }
+    }
+
+    /// The fills after a ranged invalidation, in both layouts: the invalidated ways are
+    /// taken lowest first, then the least recently used of the lines left.
+    #[test]
+    fn given_a_full_lru_set_when_two_lines_are_range_flushed_then_fills_take_their_ways_lowest_first(
+    ) {
+        for lean in [true, false] {
+            let mut config = cfg(256, 4); // one set of four ways
+            config.range_flush_cycles_per_line = 5;
+            let mut c = Cache::with_layout(config, 0, lean);
+            for line in 0..4u64 {
+                c.access(line * 64, line == 2); // ways 0-3; line 2 dirty
+            }
+            c.access(3 * 64, false); // LRU order, oldest first: 0, 1, 2, 3
+                                     // Lines 2 and 0 go (ways 2 and 0): one dirty line written back.
+            assert_eq!(c.flush_range(2 * 64, 64), 5 + 10, "lean={lean}");
+            assert_eq!(c.flush_range(0, 1), 5, "lean={lean}");
+            assert_eq!(c.valid_lines(), 2);
+            assert_eq!(c.access_counted(4 * 64, false), Outcome::Filled); // way 0
+            assert_eq!(c.access_counted(5 * 64, false), Outcome::Filled); // way 2
+            assert_eq!(c.access_counted(6 * 64, false), Outcome::Evicted); // line 1, the LRU
+            assert!(c.contains(3 * 64) && !c.contains(64), "lean={lean}");
+            // A flush finds every line once, the refilled way-0 set listed again or not.
+            assert_eq!(c.flush(), 1000 + 4 * 2, "lean={lean}");
+            assert_eq!(c.valid_lines(), 0);
         }
     }
 

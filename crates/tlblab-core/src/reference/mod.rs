@@ -994,6 +994,40 @@ impl ReferenceModel {
                 }
                 self.cpus[cpu].clock += cycles;
             }
+            Event::FlushRange {
+                process,
+                start,
+                len,
+                what,
+            } => {
+                // The kernel's flush of part of an address space (seed 002's flush_cache_page,
+                // flush_tlb_page, a short flush_cache_range): the range's TLB entries (TLB),
+                // the range's lines of the virtually indexed data caches one line address at a
+                // time (CACHES), the virtually indexed instruction caches whole (INSTR_CACHES).
+                let space = self.ensure_space(process)?;
+                let cpu = self.cpu_of_process(process);
+                if what & flush::TLB != 0 {
+                    self.shootdown(space, start.0, len, cpu);
+                }
+                let mut cycles = 0;
+                if what & flush::CACHES != 0 {
+                    let data: Vec<usize> = self.cores[self.cpus[cpu].core]
+                        .dcache
+                        .iter()
+                        .map(|&(k, _)| k)
+                        .collect();
+                    for k in data {
+                        if self.caches[k].virtual_indexed {
+                            cycles += self.caches[k].flush_range(start.0, len);
+                        }
+                    }
+                    self.os.cache_flush_cycles += cycles;
+                }
+                if what & flush::INSTR_CACHES != 0 {
+                    cycles += self.flush_virtual_caches(cpu, true);
+                }
+                self.cpus[cpu].clock += cycles;
+            }
             Event::Flush { what, .. } if what & flush::INSTR_CACHES != 0 => {
                 return Err(format!(
                     "Flush: INSTR_CACHES without ADDRESS_SPACE (what = {what})"

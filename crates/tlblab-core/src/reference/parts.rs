@@ -609,6 +609,8 @@ pub(super) struct NaiveCache {
     pub(super) virtual_indexed: bool,
     /// Flush cost: fixed, per valid line, per dirty line.
     pub(super) flush_costs: [u64; 3],
+    /// A ranged flush's cost per line address of the range.
+    pub(super) range_cost: u64,
 }
 
 /// What one cache access did.
@@ -638,6 +640,7 @@ impl NaiveCache {
                 c.flush_cycles_per_line,
                 c.flush_cycles_per_dirty_line,
             ],
+            range_cost: c.range_flush_cycles_per_line,
         }
     }
 
@@ -655,6 +658,24 @@ impl NaiveCache {
         } else {
             CacheOutcome::Filled
         }
+    }
+
+    /// Writes back and invalidates the lines of `start..start+len`, line address by line
+    /// address; returns the cost (per line address, and per dirty line).
+    pub(super) fn flush_range(&mut self, start: u64, len: u64) -> u64 {
+        if len == 0 {
+            return 0;
+        }
+        let (first, last) = (start / self.line, start.saturating_add(len - 1) / self.line);
+        let mut dirty = 0;
+        for line in first..=last {
+            let set = (line % self.nsets) as usize;
+            if let Some(w) = self.sets.find(set, |&(t, _)| t == line) {
+                dirty += self.sets.slots[set][w].unwrap().1 as u64;
+                self.sets.invalidate(set, w);
+            }
+        }
+        (last - first + 1) * self.range_cost + dirty * self.flush_costs[2]
     }
 
     /// Writes back and invalidates every line; returns the cost.

@@ -59,6 +59,43 @@ impl System {
         self.shootdown(space, start, len, cpu)
     }
 
+    /// The kernel's flush of `start..start+len` of `space` on `cpu` (a `FlushRange` event,
+    /// seed 002: ARM Linux 2.4's `flush_cache_page`/`flush_tlb_page` and a short
+    /// `flush_cache_range`): with `flush::TLB` the range's TLB entries of that space go (the
+    /// shootdown of `Mprotect`, no unmapping), with `flush::CACHES` the range's lines in the
+    /// core's virtually indexed data caches are cleaned and invalidated one by one, with
+    /// `flush::INSTR_CACHES` its virtually indexed instruction caches are invalidated whole.
+    /// Physically indexed caches keep their lines (a virtual range names none of them).
+    /// Returns the cycles of the caches' part.
+    pub(super) fn flush_range(
+        &mut self,
+        space: usize,
+        cpu: usize,
+        start: VirtAddr,
+        len: u64,
+        what: u8,
+    ) -> u64 {
+        if what & flush::TLB != 0 {
+            self.shootdown(space, start, len, cpu);
+        }
+        let mut cycles = 0;
+        if what & flush::CACHES != 0 {
+            // A core's data path names each cache level once.
+            let c = self.cpus[cpu].core;
+            for i in 0..self.cores[c].dcache.len() {
+                let k = self.cores[c].dcache[i].cache;
+                if self.caches[k].is_virtual() {
+                    cycles += self.caches[k].flush_range(start.0, len);
+                }
+            }
+            self.os_stats.cache_flush_cycles += cycles;
+        }
+        if what & flush::INSTR_CACHES != 0 {
+            cycles += super::switch::flush_virtual_caches(self, cpu, true);
+        }
+        cycles
+    }
+
     /// The thread's hardware thread, for events that name a process rather than a core.
     pub(super) fn cpu_of_process(&self, process: u32) -> usize {
         self.threads
@@ -258,6 +295,17 @@ impl System {
                 }
                 self.cpus[cpu].clock += cycles;
             }
+            Event::FlushRange {
+                process,
+                start,
+                len,
+                what,
+            } => {
+                let space = self.ensure_space(process)?;
+                let cpu = self.cpu_of_process(process);
+                let cycles = self.flush_range(space, cpu, start, len, what);
+                self.cpus[cpu].clock += cycles;
+            }
             Event::Flush { what, .. } if what & flush::INSTR_CACHES != 0 => {
                 return Err(SimError(format!(
                     "a Flush event's INSTR_CACHES bit ({}) goes with ADDRESS_SPACE ({}), the kernel's flush for an address space; found what = {what}",
@@ -334,6 +382,7 @@ impl System {
             | Event::MapShared { process, .. }
             | Event::Munmap { process, .. }
             | Event::Mprotect { process, .. }
+            | Event::FlushRange { process, .. }
             | Event::TlbLock { process, .. } => self.cpu_of_process(process),
             Event::JobStart { task, .. } | Event::JobEnd { task, .. } => of_thread(ThreadId(task)),
             _ => 0,

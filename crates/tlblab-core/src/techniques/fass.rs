@@ -708,6 +708,19 @@ impl Technique for Fass {
                         // TLB still checks every cache hit (§2 note 4).
                         *what &= !(flush::CACHES | flush::INSTR_CACHES);
                     }
+                    Event::FlushRange {
+                        process,
+                        start,
+                        what,
+                        ..
+                    } => {
+                        // The same lazy flushing for part of the space (flush_cache_page at a
+                        // copy-on-write fault, a short flush_cache_range at munmap and
+                        // mprotect): its lines wait for the domain's next flush; its TLB
+                        // entries still go (flush_tlb_page), at the relocated address.
+                        *start = VirtAddr(self.moved(*process, start.0));
+                        *what &= !(flush::CACHES | flush::INSTR_CACHES);
+                    }
                     _ => {}
                 },
             }

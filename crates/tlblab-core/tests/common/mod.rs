@@ -43,6 +43,7 @@ pub fn cache(name: &str, level: u8, size: u64, ways: usize, latency: u64) -> Cac
         flush_cycles_base: 0,
         flush_cycles_per_line: 0,
         flush_cycles_per_dirty_line: 0,
+        range_flush_cycles_per_line: 0,
         source: String::new(),
     }
 }

@@ -149,24 +149,27 @@ pub fn cache_level(level: u8) -> impl Strategy<Value = CacheConfig> {
     (
         (0u32..5, 0u32..3, repl(), 1u64..20),
         (any::<bool>(), 0usize..3, proptest::bool::weighted(0.2)),
-        (0u64..50, 0u64..3, 0u64..20),
+        (0u64..50, 0u64..3, 0u64..20, 0u64..6),
     )
-        .prop_map(move |(shape, (shared, per, virt), (base, line, dirty))| {
-            let shared = shared && level > 1;
-            CacheConfig {
-                shared,
-                cores_per_instance: if shared { per } else { 0 },
-                indexing: if virt && level == 1 {
-                    Indexing::Virtual
-                } else {
-                    Indexing::Physical
-                },
-                flush_cycles_base: base,
-                flush_cycles_per_line: line,
-                flush_cycles_per_dirty_line: dirty,
-                ..cache_config(level, shape)
-            }
-        })
+        .prop_map(
+            move |(shape, (shared, per, virt), (base, line, dirty, range))| {
+                let shared = shared && level > 1;
+                CacheConfig {
+                    shared,
+                    cores_per_instance: if shared { per } else { 0 },
+                    indexing: if virt && level == 1 {
+                        Indexing::Virtual
+                    } else {
+                        Indexing::Physical
+                    },
+                    flush_cycles_base: base,
+                    flush_cycles_per_line: line,
+                    flush_cycles_per_dirty_line: dirty,
+                    range_flush_cycles_per_line: range,
+                    ..cache_config(level, shape)
+                }
+            },
+        )
 }
 
 pub const FORMATS: [PageTableFormat; 4] = [
@@ -410,6 +413,15 @@ pub enum Step {
         page: u64,
         pages: u64,
     },
+    /// The kernel's flush of part of an address space (seed 002's flush_cache_page,
+    /// flush_tlb_page, a short flush_cache_range): from `offset` bytes into `page`.
+    FlushRange {
+        process: u32,
+        page: u64,
+        offset: u64,
+        bytes: u64,
+        what: u8,
+    },
     Lock {
         process: u32,
         page: u64,
@@ -452,6 +464,8 @@ pub fn steps() -> impl Strategy<Value = Vec<Step>> {
             .prop_map(|(cpu, what)| Step::Flush { cpu, what }),
         2 => (0u32..3, 0u64..64, 1u64..4).prop_map(|(process, page, pages)| Step::Mprotect { process, page, pages }),
         1 => (0u32..3, 0u64..64, 1u64..4).prop_map(|(process, page, pages)| Step::Munmap { process, page, pages }),
+        2 => (0u32..3, 0u64..64, 0u64..4096, 1u64..9000, prop::sample::select(vec![1u8, 2, 3, 8, 10, 11]))
+            .prop_map(|(process, page, offset, bytes, what)| Step::FlushRange { process, page, offset, bytes, what }),
         2 => (0u32..3, 0u64..3, any::<bool>(), proptest::bool::weighted(0.6)).prop_map(|(process, page, all, lock)| Step::Lock { process, page, all, lock }),
         1 => (0u32..3, 0u64..4).prop_map(|(process, page)| Step::Huge { process, page }),
         1 => (0u64..64, 1u64..4).prop_map(|(page, pages)| Step::Kernel { page, pages }),
@@ -548,6 +562,18 @@ pub fn records(steps: &[Step], cfg: &MachineConfig, walks: bool) -> Vec<Record> 
                     process,
                     start: VirtAddr(page_va(page, cfg)),
                     len: pages * 4096,
+                }),
+                Step::FlushRange {
+                    process,
+                    page,
+                    offset,
+                    bytes,
+                    what,
+                } => Record::Event(Event::FlushRange {
+                    process,
+                    start: VirtAddr(page_va(page, cfg) + offset),
+                    len: bytes,
+                    what,
                 }),
                 Step::Lock {
                     process,

@@ -49,6 +49,7 @@ const OP_PHASE_END: u64 = 13;
 const OP_FLUSH: u64 = 14;
 const OP_MAP_SHARED: u64 = 15;
 const OP_TLB_LOCK: u64 = 16;
+const OP_FLUSH_RANGE: u64 = 17;
 
 /// Bytes of the address field for each address code `ac = tag >> 5`.
 const ADDR_BYTES: [usize; 8] = [0, 1, 2, 3, 4, 5, 6, 8];
@@ -129,6 +130,7 @@ pub(super) fn event_op(e: &Event) -> u64 {
         Event::MapShared { .. } => OP_MAP_SHARED,
         Event::Flush { .. } => OP_FLUSH,
         Event::TlbLock { .. } => OP_TLB_LOCK,
+        Event::FlushRange { .. } => OP_FLUSH_RANGE,
     }
 }
 
@@ -184,6 +186,12 @@ pub(super) fn put_event_fields(b: &mut Vec<u8>, e: &Event) {
             core,
             lock,
         } => &[process as u64, page.0, core.0 as u64, lock as u64],
+        Event::FlushRange {
+            process,
+            start,
+            len,
+            what,
+        } => &[process as u64, start.0, len, what as u64],
     };
     for &f in fields {
         put_varint(b, f);
@@ -956,6 +964,12 @@ pub(super) fn decode_event_fields(
             core: CoreId(f(U16, "core")? as u16),
             lock: f(1, "lock")? != 0,
         },
+        OP_FLUSH_RANGE => Event::FlushRange {
+            process: f(U32, "process")? as u32,
+            start: VirtAddr(f(U64, "start")?),
+            len: f(U64, "len")?,
+            what: f(U8, "what")? as u8,
+        },
         _ => return Ok(None),
     }))
 }
@@ -1193,6 +1207,12 @@ pub(super) mod tests {
                 core: CoreId(2),
                 lock: false,
             }),
+            Record::Event(Event::FlushRange {
+                process: 3,
+                start: VirtAddr(0x0180_3000),
+                len: 4096,
+                what: 3,
+            }),
             Record::Event(Event::ThreadExit {
                 thread: ThreadId(7),
             }),
@@ -1398,6 +1418,7 @@ pub(super) mod tests {
             1 => (any::<u32>(), any::<u32>()).prop_map(|(t, j)| Record::Event(Event::JobEnd { task: t, job: j })),
             1 => (any::<u16>(), any::<u8>()).prop_map(|(c, w)| Record::Event(Event::Flush { core: CoreId(c), what: w })),
             1 => (any::<u32>(), any::<u64>(), any::<u16>(), any::<bool>()).prop_map(|(p, a, c, l)| Record::Event(Event::TlbLock { process: p, page: VirtAddr(a), core: CoreId(c), lock: l })),
+            1 => (any::<u32>(), any::<u64>(), any::<u64>(), any::<u8>()).prop_map(|(p, a, l, w)| Record::Event(Event::FlushRange { process: p, start: VirtAddr(a), len: l, what: w })),
         ]
     }
 

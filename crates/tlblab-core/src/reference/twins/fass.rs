@@ -692,6 +692,20 @@ impl Twin for FassTwin {
                             what: what & !(flush::CACHES | flush::INSTR_CACHES),
                         }
                     }
+                    // The same for part of an address space (flush_cache_page at a
+                    // copy-on-write fault, a short flush_cache_range): the range's lines wait,
+                    // its TLB entries go (flush_tlb_page).
+                    Event::FlushRange {
+                        process,
+                        start,
+                        len,
+                        what,
+                    } => Event::FlushRange {
+                        process,
+                        start: VirtAddr(self.moved(process, start.0)),
+                        len,
+                        what: what & !(flush::CACHES | flush::INSTR_CACHES),
+                    },
                     e => e,
                 }),
             });
