@@ -114,6 +114,7 @@ pub fn event_name(e: &Event) -> &'static str {
         Event::Flush { .. } => "flush",
         Event::MapShared { .. } => "map_shared",
         Event::TlbLock { .. } => "tlb_lock",
+        Event::ProcessExit { .. } => "process_exit",
     }
 }
 
