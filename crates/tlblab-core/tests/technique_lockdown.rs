@@ -466,6 +466,11 @@ fn two_cores_then(maintenance: tlblab_core::os::TlbMaintenance, e: Event) -> Sys
         })
         .unwrap();
     }
+    for k in 0..8 {
+        access(&mut sys, 0, 0x10_0000 + k * 4096);
+        access(&mut sys, 1, 0x40_0000 + k * 4096);
+    }
+    // Locked once the process runs (its ASID assigned), as the technique locks at its start.
     sys.event(Event::TlbLock {
         process: 0,
         page: VirtAddr(0x10_0000),
@@ -473,10 +478,6 @@ fn two_cores_then(maintenance: tlblab_core::os::TlbMaintenance, e: Event) -> Sys
         lock: true,
     })
     .unwrap();
-    for k in 0..8 {
-        access(&mut sys, 0, 0x10_0000 + k * 4096);
-        access(&mut sys, 1, 0x40_0000 + k * 4096);
-    }
     sys.event(e).unwrap();
     sys
 }
