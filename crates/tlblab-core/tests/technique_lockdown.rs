@@ -439,3 +439,99 @@ fn protect_page(sys: &mut System, va: u64) {
     })
     .unwrap();
 }
+
+/// Two processes on two cores of the A9-shaped path: process 0 (core 0) with 8 pages, the first
+/// locked in core 0's main TLB, process 1 (core 1) with 8 pages of its own; then `e` under the
+/// given TLB maintenance (IPIs cost 100 cycles).
+fn two_cores_then(maintenance: tlblab_core::os::TlbMaintenance, e: Event) -> System {
+    let mut sys = System::new(
+        a9_like(2),
+        RunOptions {
+            caches: false,
+            data_accesses: false,
+            os: tlblab_core::os::OsConfig {
+                tlb_maintenance: maintenance,
+                ipi_cycles: 100,
+                ..Default::default()
+            },
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
+    for t in 0..2u32 {
+        sys.event(Event::ThreadStart {
+            thread: ThreadId(t),
+            process: t,
+        })
+        .unwrap();
+    }
+    for k in 0..8 {
+        access(&mut sys, 0, 0x10_0000 + k * 4096);
+        access(&mut sys, 1, 0x40_0000 + k * 4096);
+    }
+    // Locked once the process runs (its ASID assigned), as the technique locks at its start.
+    sys.event(Event::TlbLock {
+        process: 0,
+        page: VirtAddr(0x10_0000),
+        core: CoreId(0),
+        lock: true,
+    })
+    .unwrap();
+    sys.event(e).unwrap();
+    sys
+}
+
+/// (micro valid, main valid, main locked) of each core.
+fn tlb_state(sys: &System) -> Vec<(usize, usize, usize)> {
+    (0..2)
+        .map(|c| {
+            let d = sys.data_tlbs_of(c);
+            (
+                sys.tlbs[d[0]].valid_count(),
+                sys.tlbs[d[1]].valid_count(),
+                sys.tlbs[d[1]].locked_count(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn broadcast_maintenance_flushes_every_micro_tlb_keeps_other_asids_and_sends_no_ipi() {
+    use tlblab_core::os::TlbMaintenance::{Broadcast, Ipi};
+    let exit1 = Event::ProcessExit { process: 1 };
+    // Before: each core's micro and main TLB hold their process's 8 pages, core 0's first locked.
+    let before = two_cores_then(Broadcast, Event::PhaseBegin { region: 0 });
+    assert_eq!(tlb_state(&before), vec![(8, 8, 1), (8, 8, 0)]);
+    // ARM: process 1's exit (TLBIASIDIS) flushes both micro TLBs; the main TLBs lose process
+    // 1's entries only; no core is interrupted.
+    let sys = two_cores_then(Broadcast, exit1);
+    assert_eq!(tlb_state(&sys), vec![(0, 8, 1), (0, 0, 0)]);
+    assert_eq!((sys.stats().os.shootdowns, sys.stats().os.ipis), (1, 0));
+    // Process 0 then refills its micro TLB from the main TLB: 8 micro misses, no walk.
+    let mut sys = sys;
+    let walks = sys.stats().total.walks;
+    let micro_misses = sys.stats().total.tlb[0].misses;
+    for k in 0..8 {
+        access(&mut sys, 0, 0x10_0000 + k * 4096);
+    }
+    assert_eq!(sys.stats().total.tlb[0].misses, micro_misses + 8);
+    assert_eq!(sys.stats().total.walks, walks);
+    // x86-style: only process 1's entries go, everywhere; core 0 takes the IPI.
+    let sys = two_cores_then(Ipi, exit1);
+    assert_eq!(tlb_state(&sys), vec![(8, 8, 1), (0, 0, 0)]);
+    assert_eq!((sys.stats().os.shootdowns, sys.stats().os.ipis), (1, 1));
+    assert_eq!(sys.clock(0), before.clock(0) + 100);
+    // ARM munmap of one page of process 1 (TLBIMVAIS): both micro TLBs flushed, one main entry.
+    let sys = two_cores_then(
+        Broadcast,
+        Event::Munmap {
+            process: 1,
+            start: VirtAddr(0x40_0000),
+            len: 4096,
+        },
+    );
+    assert_eq!(tlb_state(&sys), vec![(0, 8, 1), (0, 7, 0)]);
+    // The ASID's own locked entry goes too (Cortex-A9 TRM Table 4-26, note b).
+    let sys = two_cores_then(Broadcast, Event::ProcessExit { process: 0 });
+    assert_eq!(tlb_state(&sys), vec![(0, 0, 0), (0, 8, 0)]);
+}

@@ -99,6 +99,13 @@ pub enum Event {
     ThreadExit {
         thread: ThreadId,
     },
+    /// `process`'s address space is torn down (Linux's `exit_mmap` when its last thread
+    /// exits): its translations are flushed from every core's TLBs (`flush_tlb_mm`; on ARMv7
+    /// SMP one broadcast invalidate-by-ASID, TLBIASIDIS, `OsConfig::tlb_maintenance`). Its
+    /// threads should have exited before (`ThreadExit`).
+    ProcessExit {
+        process: u32,
+    },
     /// The scheduler switches core `core` from thread `from` to thread `to`.
     ContextSwitch {
         core: CoreId,

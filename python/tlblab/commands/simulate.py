@@ -40,7 +40,9 @@ def register(sub) -> None:
                         "switch, e.g. fass), asid_bits=N, switch_cycles=N, ipi_cycles=N, kernel_pages=N (kernel pages "
                         "every switch touches as global mappings), kernel_return_pages=N (more, after a technique's "
                         "switch-in work), fault_kernel_pages=N (kernel pages every demand-paging fault touches), "
-                        "migrate_kernel_pages=N (kernel pages a migration touches on the old core before a technique's save)")
+                        "migrate_kernel_pages=N (kernel pages a migration touches on the old core before a technique's save), "
+                        "tlb_maintenance=ipi|broadcast (how munmap, mprotect and a process's exit reach the other cores' "
+                        "TLBs: x86-style shootdown with IPIs, or ARMv7's broadcast operations, which flush the micro TLBs)")
     p.add_argument("--technique", default="", metavar="NAME[:KEY=VALUE,...]",
                    help="switch on a technique (see `tlblab techniques`); overrides a machine file's [technique]")
     p.add_argument("--stall-cycles", action="store_true",

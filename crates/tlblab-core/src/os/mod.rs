@@ -30,6 +30,31 @@ pub enum SwitchPolicy {
     Hook,
 }
 
+/// How the kernel keeps the other cores' TLBs coherent when it changes or tears down a
+/// mapping (`Munmap`, `Mprotect`, `ProcessExit`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TlbMaintenance {
+    /// x86-style shootdown: the initiator invalidates the range (or the address space) on
+    /// every core by VA and ASID, and every other core takes an inter-processor interrupt
+    /// (`OsConfig::ipi_cycles`). Only the entries named go, in every TLB level.
+    #[default]
+    Ipi,
+    /// ARMv7 broadcast maintenance (the multiprocessing extensions' inner-shareable operations
+    /// that Linux uses on the Cortex-A9 MPCore, arch/arm/include/asm/tlbflush.h: `munmap` and
+    /// `mprotect` → `flush_tlb_range` → one TLBIMVAIS per page; `exit_mmap` → `flush_tlb_mm` →
+    /// TLBIASIDIS). The hardware carries the operation to every core: no interrupt, no cycles
+    /// charged (an assumption: no source gives the cost of an operation in flight). On every
+    /// core the last TLB level loses the entries named, locked ones too when they match
+    /// (Cortex-A9 TRM DDI0388I Table 4-26, note b: TLBIMVAIS and TLBIASIDIS "invalidate the
+    /// locked entry when it matches"), and the levels in front of it (the micro TLBs) are
+    /// flushed whole ("All main TLB related maintenance operations affect both the instruction
+    /// and data micro TLBs, causing them to be flushed": Cortex-A5 TRM DDI0464F §5.3.1, the
+    /// same words in the Cortex-A35 TRM §A6.2; the Cortex-A9 TRM's text on its micro TLBs was
+    /// not found, so for the A9 this is an assumption from its siblings).
+    Broadcast,
+}
+
 /// OS parameters of a run (not properties of the hardware).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -82,6 +107,8 @@ pub struct OsConfig {
     /// full TLB they have displaced the thread's oldest ones (§8.2). Pages after
     /// `fault_kernel_pages`'s (`kernel_switch_page`). 0: a migration touches no kernel page.
     pub migrate_kernel_pages: u32,
+    /// How `Munmap`, `Mprotect` and `ProcessExit` reach the other cores' TLBs.
+    pub tlb_maintenance: TlbMaintenance,
 }
 
 impl Default for OsConfig {
@@ -95,6 +122,7 @@ impl Default for OsConfig {
             kernel_return_pages: 0,
             fault_kernel_pages: 0,
             migrate_kernel_pages: 0,
+            tlb_maintenance: TlbMaintenance::Ipi,
         }
     }
 }

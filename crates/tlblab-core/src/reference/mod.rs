@@ -976,6 +976,12 @@ impl ReferenceModel {
                     self.shootdown(process as usize, start.0, len, cpu);
                 }
             }
+            Event::ProcessExit { process } => {
+                if (process as usize) < self.spaces.len() {
+                    let cpu = self.cpu_of_process(process);
+                    self.exit_process(process as usize, cpu);
+                }
+            }
             Event::Flush { core, what } if what & flush::ADDRESS_SPACE != 0 => {
                 // The kernel's flush for an address space (seed 002's flush_cache_mm): the
                 // TLBs, and with CACHES the virtually indexed caches, on the core's clock.
@@ -1359,22 +1365,48 @@ impl ReferenceModel {
     fn shootdown(&mut self, space: usize, start: u64, len: u64, cpu: usize) {
         let asid = self.spaces[space].asid;
         let end = start.saturating_add(len);
+        let broadcast = self.opts.os.tlb_maintenance == crate::os::TlbMaintenance::Broadcast;
         for core in 0..self.cores.len() {
-            let c = &self.cores[core];
-            let mut tlbs: Vec<usize> = c.itlb.iter().chain(&c.dtlb).map(|&(t, _)| t).collect();
-            tlbs.sort_unstable();
-            tlbs.dedup();
             let mut n = 0;
-            let mut va = start & !0xfff;
-            while va < end {
-                for &t in &tlbs {
-                    n += self.tlbs[t].shoot_down(va, asid);
+            for (t, micro) in self.tlbs_of(core) {
+                if broadcast && micro {
+                    // ARM: a main-TLB maintenance operation flushes the micro TLBs whole.
+                    if (start & !0xfff) < end {
+                        n += self.tlbs[t].invalidate_unlocked();
+                    }
+                    continue;
                 }
-                va += 4096;
+                let mut va = start & !0xfff;
+                while va < end {
+                    n += self.tlbs[t].shoot_down(va, asid);
+                    va += 4096;
+                }
             }
             self.core_os[core].invalidations += n;
         }
+        self.maintenance_reaches_all(cpu);
+    }
+
+    /// The TLBs of `core`'s paths, each once, each with whether its level is below the
+    /// deepest of them (a micro TLB in front of the main TLB).
+    fn tlbs_of(&self, core: usize) -> Vec<(usize, bool)> {
+        let c = &self.cores[core];
+        let mut tlbs: Vec<usize> = c.itlb.iter().chain(&c.dtlb).map(|&(t, _)| t).collect();
+        tlbs.sort_unstable();
+        tlbs.dedup();
+        let deepest = tlbs.iter().map(|&t| self.tlbs[t].level).max().unwrap_or(0);
+        tlbs.into_iter()
+            .map(|t| (t, self.tlbs[t].level < deepest))
+            .collect()
+    }
+
+    /// A maintenance operation has reached every core: one shootdown; x86-style, an IPI on
+    /// every core but `cpu`; ARM broadcast, none.
+    fn maintenance_reaches_all(&mut self, cpu: usize) {
         self.os.shootdowns += 1;
+        if self.opts.os.tlb_maintenance == crate::os::TlbMaintenance::Broadcast {
+            return;
+        }
         let ipi = self.opts.os.ipi_cycles;
         for c in 0..self.cpus.len() {
             if c != cpu % self.cpus.len() {
@@ -1382,6 +1414,29 @@ impl ReferenceModel {
                 self.charge(c, ipi);
             }
         }
+    }
+
+    /// A `ProcessExit`: the space's non-global entries leave every core's TLBs, locked ones
+    /// too; its page-walk-cache entries go; broadcast, the micro TLBs are flushed whole.
+    fn exit_process(&mut self, space: usize, cpu: usize) {
+        let asid = self.spaces[space].asid;
+        let id = self.spaces[space].id;
+        for p in &mut self.pwcs {
+            p.flush_where(|s| s == id);
+        }
+        let broadcast = self.opts.os.tlb_maintenance == crate::os::TlbMaintenance::Broadcast;
+        for core in 0..self.cores.len() {
+            let mut n = 0;
+            for (t, micro) in self.tlbs_of(core) {
+                n += if broadcast && micro {
+                    self.tlbs[t].invalidate_unlocked()
+                } else {
+                    self.tlbs[t].shoot_down_asid(asid)
+                };
+            }
+            self.core_os[core].invalidations += n;
+        }
+        self.maintenance_reaches_all(cpu);
     }
 
     /// A `TlbLock` event (seed 004): the page is translated (a walk, paid by the process's

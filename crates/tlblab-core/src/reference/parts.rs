@@ -203,6 +203,8 @@ pub(super) struct NaiveTlb {
     /// locks take ways of the sets.
     pub(super) array: Vec<Option<Entry>>,
     pub(super) name: String,
+    /// `TlbConfig::level`.
+    pub(super) level: u8,
 }
 
 impl NaiveTlb {
@@ -236,6 +238,7 @@ impl NaiveTlb {
                 Vec::new()
             },
             name: t.name.clone(),
+            level: t.level,
         }
     }
 
@@ -582,6 +585,30 @@ impl NaiveTlb {
                 .as_ref()
                 .is_some_and(|e| e.vpn == va >> e.size.shift() && (e.global || e.asid == asid))
             {
+                *slot = None;
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// The teardown of ASID `asid`'s address space: its non-global entries go, locked ones
+    /// too (ARM's TLBIASID, Cortex-A9 TRM Table 4-26 note b).
+    pub(super) fn shoot_down_asid(&mut self, asid: u16) -> u64 {
+        let mut n = 0;
+        for set in 0..self.nsets {
+            for w in 0..self.sets.ways {
+                if self.sets.slots[set][w]
+                    .as_ref()
+                    .is_some_and(|e| !e.global && e.asid == asid)
+                {
+                    self.sets.invalidate(set, w);
+                    n += 1;
+                }
+            }
+        }
+        for slot in &mut self.array {
+            if slot.as_ref().is_some_and(|e| !e.global && e.asid == asid) {
                 *slot = None;
                 n += 1;
             }

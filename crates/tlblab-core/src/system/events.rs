@@ -216,6 +216,12 @@ impl System {
                     }
                 }
             }
+            Event::ProcessExit { process } => {
+                if (process as usize) < self.spaces.len() {
+                    let cpu = self.cpu_of_process(process);
+                    self.exit_process(process as usize, cpu);
+                }
+            }
             Event::ContextSwitch { core, to, .. } => {
                 let cpu = core.0 as usize % self.cpus.len();
                 if to == NO_THREAD {
@@ -383,6 +389,7 @@ impl System {
             | Event::Munmap { process, .. }
             | Event::Mprotect { process, .. }
             | Event::FlushRange { process, .. }
+            | Event::ProcessExit { process }
             | Event::TlbLock { process, .. } => self.cpu_of_process(process),
             Event::JobStart { task, .. } | Event::JobEnd { task, .. } => of_thread(ThreadId(task)),
             _ => 0,
@@ -442,33 +449,36 @@ impl System {
             .unwrap_or_else(|| format!("region {region}"))
     }
 
-    /// Invalidates a range's translations of `space` on every core (with IPIs), keeping the
-    /// mappings.
-    pub fn shootdown(&mut self, space: usize, start: VirtAddr, len: u64, cpu: usize) -> usize {
-        let asid = self.spaces[space].asid;
-        let end = start.0.saturating_add(len);
-        let mut total = 0;
-        for core in 0..self.cores.len() {
-            let mut tlbs: Vec<usize> = self.cores[core]
-                .itlb
-                .iter()
-                .chain(&self.cores[core].dtlb)
-                .map(|&(t, _)| t)
-                .collect();
-            tlbs.sort_unstable();
-            tlbs.dedup();
-            let mut n = 0;
-            let mut va = start.align_down(PageSize::Size4K).0;
-            while va < end {
-                for &t in &tlbs {
-                    n += self.tlbs[t].shoot_down_va(VirtAddr(va), Some(asid));
-                }
-                va += 4096;
-            }
-            self.core_os[core].invalidations += n as u64;
-            total += n;
-        }
+    /// The TLBs of `core`'s paths, each once (a unified level is on both), each with whether
+    /// it lies in front of the core's last level (a micro TLB in front of the main TLB).
+    fn core_tlbs(&self, core: usize) -> Vec<(usize, bool)> {
+        let c = &self.cores[core];
+        let mut tlbs: Vec<usize> = c.itlb.iter().chain(&c.dtlb).map(|&(t, _)| t).collect();
+        tlbs.sort_unstable();
+        tlbs.dedup();
+        let last = tlbs
+            .iter()
+            .map(|&t| self.tlbs[t].config.level)
+            .max()
+            .unwrap_or(0);
+        tlbs.into_iter()
+            .map(|t| (t, self.tlbs[t].config.level < last))
+            .collect()
+    }
+
+    /// Whether the kernel's TLB maintenance is ARM's broadcast (`TlbMaintenance::Broadcast`).
+    fn broadcast_maintenance(&self) -> bool {
+        self.options.os.tlb_maintenance == crate::os::TlbMaintenance::Broadcast
+    }
+
+    /// After a maintenance operation reached every core: x86-style (`TlbMaintenance::Ipi`),
+    /// every core but the initiator (`cpu`) takes an interrupt (`os.ipi_cycles`); broadcast,
+    /// none (the hardware carries it).
+    fn maintenance_done(&mut self, cpu: usize) {
         self.os_stats.shootdowns += 1;
+        if self.broadcast_maintenance() {
+            return;
+        }
         let ipi = self.options.os.ipi_cycles;
         for c in 0..self.cpus.len() {
             if c != cpu % self.cpus.len() {
@@ -476,6 +486,67 @@ impl System {
                 self.charge(c, ipi);
             }
         }
+    }
+
+    /// Invalidates a range's translations of `space` on every core, keeping the mappings.
+    /// x86-style (`TlbMaintenance::Ipi`): the range's entries of the space's ASID go from every
+    /// level, with IPIs. ARM broadcast: the same in each core's last level (TLBIMVAIS per page,
+    /// locked entries too when they match), and the levels in front of it flushed whole.
+    pub fn shootdown(&mut self, space: usize, start: VirtAddr, len: u64, cpu: usize) -> usize {
+        let asid = self.spaces[space].asid;
+        let end = start.0.saturating_add(len);
+        let first = start.align_down(PageSize::Size4K).0;
+        let broadcast = self.broadcast_maintenance();
+        let mut total = 0;
+        for core in 0..self.cores.len() {
+            let mut n = 0;
+            for (t, front) in self.core_tlbs(core) {
+                if broadcast && front {
+                    if first < end {
+                        n += self.tlbs[t].invalidate_all();
+                    }
+                    continue;
+                }
+                let mut va = first;
+                while va < end {
+                    n += self.tlbs[t].shoot_down_va(VirtAddr(va), Some(asid));
+                    va += 4096;
+                }
+            }
+            self.core_os[core].invalidations += n as u64;
+            total += n;
+        }
+        self.maintenance_done(cpu);
+        total
+    }
+
+    /// A `ProcessExit`: `space`'s address space is torn down (Linux's `exit_mmap` →
+    /// `flush_tlb_mm`): its non-global entries go from every core's TLBs (locked ones too when
+    /// they match; ARM: one TLBIASIDIS, whose receiving cores flush the levels in front of the
+    /// last, `TlbMaintenance::Broadcast`), its page-walk-cache entries are dropped, and the
+    /// maintenance reaches the other cores as `shootdown`'s does. Returns the TLB entries
+    /// invalidated.
+    pub fn exit_process(&mut self, space: usize, cpu: usize) -> usize {
+        let asid = self.spaces[space].asid;
+        let id = self.spaces[space].id;
+        for p in &mut self.pwcs {
+            p.flush_space(id);
+        }
+        let broadcast = self.broadcast_maintenance();
+        let mut total = 0;
+        for core in 0..self.cores.len() {
+            let mut n = 0;
+            for (t, front) in self.core_tlbs(core) {
+                n += if broadcast && front {
+                    self.tlbs[t].invalidate_all()
+                } else {
+                    self.tlbs[t].shoot_down_asid(asid)
+                };
+            }
+            self.core_os[core].invalidations += n as u64;
+            total += n;
+        }
+        self.maintenance_done(cpu);
         total
     }
 }

@@ -1393,6 +1393,33 @@ impl Tlb {
         self.invalidate_where(|t, s| !t.payload[s].global && t.payload[s].asid == asid)
     }
 
+    /// Invalidates every non-global entry of `asid`, locked ones too (an address space's
+    /// teardown, `System::exit_process`: ARM's TLBIASID(IS) "invalidates the locked entry when
+    /// it matches", Cortex-A9 TRM DDI0388I Table 4-26 note b). O(entries).
+    pub fn shoot_down_asid(&mut self, asid: Asid) -> usize {
+        self.memo_slot = usize::MAX;
+        let mut n = 0;
+        for slot in 0..self.keys.len() {
+            if self.keys.get(slot) == INVALID
+                || self.payload[slot].global
+                || self.payload[slot].asid != asid
+            {
+                continue;
+            }
+            if slot >= self.array_base {
+                self.array_clear(slot);
+            } else {
+                if self.payload[slot].locked {
+                    self.payload[slot].locked = false;
+                    self.locked_count -= 1;
+                }
+                self.invalidate_slot(slot);
+            }
+            n += 1;
+        }
+        n
+    }
+
     /// The domain of the entry a lookup of `va` for `req` would hit, without touching any
     /// state (seed 002's domain check, `System::reference_domains`).
     pub(crate) fn probe_domain(&self, va: VirtAddr, req: Requester) -> Option<Domain> {

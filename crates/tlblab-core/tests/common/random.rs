@@ -8,7 +8,7 @@ use tlblab_core::machine::{
     MachineConfig, TimingConfig, TimingModel, VirtualizationConfig, WalkerConfig, WriteBufferConfig,
 };
 use tlblab_core::memory::{MemoryConfig, Placement};
-use tlblab_core::os::{OsConfig, SwitchPolicy};
+use tlblab_core::os::{OsConfig, SwitchPolicy, TlbMaintenance};
 use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::reference::ReferenceModel;
 use tlblab_core::replacement::ReplacementKind;
@@ -315,7 +315,7 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
 /// small ASID space (1..3 bits: rollovers every few switches) and costs for switches and
 /// IPIs; often a few kernel pages the switch path touches before and after the technique's
 /// switch-in work (global mappings), of the page-fault path and of the migration path; now and then a
-/// reference limit.
+/// reference limit; x86-style or ARM broadcast TLB maintenance.
 pub fn options() -> impl Strategy<Value = RunOptions> {
     (
         0u8..3,
@@ -335,6 +335,7 @@ pub fn options() -> impl Strategy<Value = RunOptions> {
             prop_oneof![2 => Just(0u32), 1 => 1u32..4],
         ),
         prop_oneof![3 => Just(0u64), 1 => 1u64..600],
+        prop_oneof![Just(TlbMaintenance::Ipi), Just(TlbMaintenance::Broadcast)],
     )
         .prop_map(
             |(
@@ -351,6 +352,7 @@ pub fn options() -> impl Strategy<Value = RunOptions> {
                     migrate_kernel_pages,
                 ),
                 limit,
+                tlb_maintenance,
             )| {
                 let base = match mode {
                     0 => RunOptions::tlb_only(seed),
@@ -371,6 +373,7 @@ pub fn options() -> impl Strategy<Value = RunOptions> {
                         kernel_return_pages,
                         fault_kernel_pages,
                         migrate_kernel_pages,
+                        tlb_maintenance,
                     },
                     ..base
                 }
@@ -422,6 +425,11 @@ pub enum Step {
         bytes: u64,
         what: u8,
     },
+    /// The process's address space is torn down (`ProcessExit`: its translations flushed);
+    /// its threads may run on, their walks refilling the TLBs from its page tables.
+    Exit {
+        process: u32,
+    },
     Lock {
         process: u32,
         page: u64,
@@ -466,6 +474,7 @@ pub fn steps() -> impl Strategy<Value = Vec<Step>> {
         1 => (0u32..3, 0u64..64, 1u64..4).prop_map(|(process, page, pages)| Step::Munmap { process, page, pages }),
         2 => (0u32..3, 0u64..64, 0u64..4096, 1u64..9000, prop::sample::select(vec![1u8, 2, 3, 8, 10, 11]))
             .prop_map(|(process, page, offset, bytes, what)| Step::FlushRange { process, page, offset, bytes, what }),
+        1 => (0u32..3).prop_map(|process| Step::Exit { process }),
         2 => (0u32..3, 0u64..3, any::<bool>(), proptest::bool::weighted(0.6)).prop_map(|(process, page, all, lock)| Step::Lock { process, page, all, lock }),
         1 => (0u32..3, 0u64..4).prop_map(|(process, page)| Step::Huge { process, page }),
         1 => (0u64..64, 1u64..4).prop_map(|(page, pages)| Step::Kernel { page, pages }),
@@ -575,6 +584,7 @@ pub fn records(steps: &[Step], cfg: &MachineConfig, walks: bool) -> Vec<Record> 
                     len: bytes,
                     what,
                 }),
+                Step::Exit { process } => Record::Event(Event::ProcessExit { process }),
                 Step::Lock {
                     process,
                     page,

@@ -50,6 +50,7 @@ const OP_FLUSH: u64 = 14;
 const OP_MAP_SHARED: u64 = 15;
 const OP_TLB_LOCK: u64 = 16;
 const OP_FLUSH_RANGE: u64 = 17;
+const OP_PROCESS_EXIT: u64 = 18;
 
 /// Bytes of the address field for each address code `ac = tag >> 5`.
 const ADDR_BYTES: [usize; 8] = [0, 1, 2, 3, 4, 5, 6, 8];
@@ -131,6 +132,7 @@ pub(super) fn event_op(e: &Event) -> u64 {
         Event::Flush { .. } => OP_FLUSH,
         Event::TlbLock { .. } => OP_TLB_LOCK,
         Event::FlushRange { .. } => OP_FLUSH_RANGE,
+        Event::ProcessExit { .. } => OP_PROCESS_EXIT,
     }
 }
 
@@ -139,6 +141,7 @@ pub(super) fn put_event_fields(b: &mut Vec<u8>, e: &Event) {
     let fields: &[u64] = match *e {
         Event::ThreadStart { thread, process } => &[thread.0 as u64, process as u64],
         Event::ThreadExit { thread } => &[thread.0 as u64],
+        Event::ProcessExit { process } => &[process as u64],
         Event::ContextSwitch { core, from, to } => &[core.0 as u64, from.0 as u64, to.0 as u64],
         Event::Migrate { thread, core } => &[thread.0 as u64, core.0 as u64],
         Event::Mmap {
@@ -864,7 +867,7 @@ impl Decoder {
 fn decode_event(buf: &[u8], p: &mut usize, len: usize) -> Result<Event, String> {
     let op = read_varint(buf, p, len).ok_or("event field opcode overruns the payload")?;
     decode_event_fields(op, buf, p, len)?
-        .ok_or_else(|| format!("unknown event opcode {op} (expected 1..=16)"))
+        .ok_or_else(|| format!("unknown event opcode {op} (expected 1..=18)"))
 }
 
 /// The fields of an event with opcode `op` (both payload versions), checked against their
@@ -895,6 +898,9 @@ pub(super) fn decode_event_fields(
         },
         OP_THREAD_EXIT => Event::ThreadExit {
             thread: ThreadId(f(U32, "thread")? as u32),
+        },
+        OP_PROCESS_EXIT => Event::ProcessExit {
+            process: f(U32, "process")? as u32,
         },
         OP_CONTEXT_SWITCH => Event::ContextSwitch {
             core: CoreId(f(U16, "core")? as u16),

@@ -115,6 +115,7 @@ pub fn event_name(e: &Event) -> &'static str {
         Event::MapShared { .. } => "map_shared",
         Event::TlbLock { .. } => "tlb_lock",
         Event::FlushRange { .. } => "flush_range",
+        Event::ProcessExit { .. } => "process_exit",
     }
 }
 

@@ -7,7 +7,9 @@
 //! new `exec`: a new address space, so its pages fault again), and its one thread has the
 //! process's number. The final program of core 0's plan is process 0, thread 0 (the program
 //! whose statistics a study reads); the others are numbered from 1 in the order they start. A
-//! program's end is its thread's `ThreadExit` and a `ContextSwitch` on its core to the next.
+//! program's end is its thread's `ThreadExit`, its process's `ProcessExit` (Linux's `exit_mmap`,
+//! which flushes the process's translations on every core: on the Cortex-A9 one broadcast
+//! TLBIASIDIS, `OsConfig::tlb_maintenance`) and a `ContextSwitch` on its core to the next.
 //!
 //! The cores advance in turns of `chunk` references each (round robin in core order): the
 //! cores run at one reference rate, the accesses of each core in program order, and the shared
@@ -209,6 +211,9 @@ impl Corun {
             out.push(Record::Event(Event::ThreadExit {
                 thread: ThreadId(thread),
             }));
+            // Its address space goes with it (the kernel's exit_mmap: the process's
+            // translations flushed on every core, `Event::ProcessExit`).
+            out.push(Record::Event(Event::ProcessExit { process: thread }));
             core.step += 1;
             if core.step == core.plan.programs.len() {
                 if core.plan.repeat {
@@ -369,6 +374,27 @@ mod tests {
         assert!(recs.contains(&Record::Event(Event::ThreadExit {
             thread: ThreadId(1)
         })));
+        // Every run that ends tears its address space down, right after its thread's exit (a
+        // run is over when its core's next turn finds its capture ended; core 1's last one is
+        // still running when core 0's plan ends the composition).
+        let exits: Vec<u32> = recs
+            .iter()
+            .filter_map(|r| match r {
+                Record::Event(Event::ProcessExit { process }) => Some(*process),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(exits, vec![2, 1, 3, 4, 0]);
+        let at = recs
+            .iter()
+            .position(|r| *r == Record::Event(Event::ProcessExit { process: 1 }))
+            .unwrap();
+        assert_eq!(
+            recs[at - 1],
+            Record::Event(Event::ThreadExit {
+                thread: ThreadId(1)
+            })
+        );
         assert!(
             matches!(recs.last(), Some(Record::Event(Event::ContextSwitch { to, .. })) if *to == crate::record::NO_THREAD)
         );

@@ -33,7 +33,14 @@ QUICK_REFERENCES = 1_000_000
 # mm_struct and VMAs (find_vma), the page allocator's struct pages, and the page-table page
 # set_pte_at writes. An assumption from the fault path's code, not a measured or fitted number.
 FAULT_KERNEL_PAGES = 4
-OS = {"fault_kernel_pages": FAULT_KERNEL_PAGES}
+# How the kernel's TLB maintenance reaches the other cores (seed 004 §III: the OS keeps the cores'
+# TLBs coherent with the page table, and the Cortex-A9 "invalidates each core's micro TLB and
+# main TLB through TLB invalidate instructions"; §VI names this synchronisation as the cause of
+# the multi-core scenario's higher stalls). Linux 4.14 on the Cortex-A9 MPCore uses the ARMv7
+# inner-shareable operations the hardware broadcasts (arch/arm/include/asm/tlbflush.h): a
+# process's exit flushes its ASID on every core (TLBIASIDIS), a munmap its pages (TLBIMVAIS), and
+# each flushes the receiving cores' micro TLBs (`tlblab_core::os::TlbMaintenance::Broadcast`).
+OS = {"fault_kernel_pages": FAULT_KERNEL_PAGES, "tlb_maintenance": "broadcast"}
 
 
 def _stall_rows(out: dict[str, float], prog: str, base: dict[str, float], locked: dict[str, float],
@@ -140,7 +147,12 @@ def _scenario_run(prog: str, cores: int, quick: bool) -> tuple[str, dict[str, fl
     bound = QUICK_REFERENCES if quick else 0
     trace = str(mibench.scenario(prog, cores, limit=bound, corunner_limit=bound))
     r = simulate(A9, trace, technique="lockdown:process=0", stall_cycles=True, os=OS)
+    _SHOOTDOWNS[(prog, cores, quick)] = int(r.stats["os"]["shootdowns"])
     return trace, r.stall_cycles("process 0"), r.stats["processes"]["0"]
+
+
+# (program, cores, quick) -> the TLB maintenance operations of the scenario's run (`_scenario_run`).
+_SHOOTDOWNS: dict[tuple[str, int, bool], int] = {}
 
 
 def _walk_cost(stall: dict[str, float], unit: dict) -> float:
@@ -171,6 +183,9 @@ def table3(quick: bool) -> dict[str, float]:
         out[f"{prog}/single_scenario_stall"] = float(s)
         out[f"{prog}/multi_scenario_stall"] = float(m)
         out[f"{prog}/multi_over_single"] = m / s if s else 1.0
+        out[f"{prog}/micro_multi_over_single"] = (base["uTLB-D"] / single["uTLB-D"]
+                                                   if single["uTLB-D"] else 1.0)
+        out[f"{prog}/maintenance_multi"] = float(_SHOOTDOWNS[(prog, 4, quick)])
         w1, w4 = _walk_cost(single, single_unit), _walk_cost(base, unit)
         out[f"{prog}/walk_cost_single"] = w1
         out[f"{prog}/walk_cost_multi"] = w4

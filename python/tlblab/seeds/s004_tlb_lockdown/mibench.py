@@ -201,6 +201,10 @@ def relocations_32(capture_path: Path) -> list[tuple[int, int, int]]:
     return [(lo_high, (1 << 64) - 1, delta)]
 
 
+# Bump when what `scenario` composes changes (not the captures): 2, every run's end carries its
+# process's exit (`ProcessExit`, the kernel's exit_mmap).
+SCENARIO_VERSION = "2"
+
 # Turns of the composed scenario: each core runs this many references before the next core's
 # turn (all cores at one reference rate; the shared L2 sees their references interleaved).
 SCENARIO_TURN = 256
@@ -227,7 +231,7 @@ def scenario(name: str, cores: int, *, limit: int = 0, corunner_limit: int = 0, 
     for c in range(1, cores):
         k = (c - 1) % 3
         plans.append(([prog(bg[b]) for b in order[k:] + order[:k]], True))
-    key = content_digest(repr(plans), str(SCENARIO_TURN), CAPTURE_VERSION)
+    key = content_digest(repr(plans), str(SCENARIO_TURN), CAPTURE_VERSION, SCENARIO_VERSION)
     out = Path(cache) / f"scenario-{PROGRAMS[name].source}-{cores}core-{key}.tlbt"
     if out.is_file():
         return out
