@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use tlblab_core::machine::{MachineConfig, TechniqueSpec};
 use tlblab_core::os::SwitchPolicy;
 use tlblab_core::page_table::PageTableFormat;
-use tlblab_core::reference::{ReferenceModel, Twin};
+use tlblab_core::reference::{ReferenceModel, Twin, TwinCycles};
 use tlblab_core::replacement::ReplacementKind;
 use tlblab_core::techniques::{
     self, Model, ParamInfo, Params, Registration, Registry, TechniqueInfo, REGISTRY,
@@ -85,7 +85,7 @@ impl Twin for SwitchTollTwin {
         Ok(SwitchTollTwin { cycles, tolls: 0 })
     }
 
-    fn on_switch_in(&mut self, _: &mut ReferenceModel, _: usize, _: u32) -> Result<u64, String> {
+    fn on_switch_in(&mut self, _: &mut ReferenceModel, _: usize, _: u32) -> TwinCycles {
         self.tolls += 1;
         Ok(self.cycles)
     }

@@ -22,7 +22,7 @@ mod parts;
 pub(crate) mod twins;
 
 pub use domains::Fault;
-pub use twins::Twin;
+pub use twins::{Twin, TwinCycles};
 
 use crate::cache::CacheKind;
 use crate::machine::{MachineConfig, PwcRestart, TimingModel};

@@ -320,65 +320,55 @@ pub fn options() -> impl Strategy<Value = RunOptions> {
     (
         0u8..3,
         0u64..1000,
-        prop_oneof![
+        os_config(),
+        prop_oneof![3 => Just(0u64), 1 => 1u64..600],
+    )
+        .prop_map(|(mode, seed, os, limit)| {
+            let base = match mode {
+                0 => RunOptions::tlb_only(seed),
+                1 => RunOptions::no_caches(seed),
+                _ => RunOptions {
+                    seed,
+                    ..RunOptions::default()
+                },
+            };
+            RunOptions {
+                max_references: limit,
+                os,
+                ..base
+            }
+        })
+}
+
+prop_compose! {
+    /// The OS model's options: see `options`.
+    fn os_config()(
+        switch in prop_oneof![
             Just(SwitchPolicy::Auto),
             Just(SwitchPolicy::FlushAll),
             Just(SwitchPolicy::AsidTagged)
         ],
-        1u8..4,
-        (
-            0u64..200,
-            0u64..100,
-            prop_oneof![Just(0u32), 1u32..4],
-            prop_oneof![Just(0u32), 1u32..3],
-            prop_oneof![2 => Just(0u32), 1 => 1u32..4],
-            prop_oneof![2 => Just(0u32), 1 => 1u32..4],
-        ),
-        prop_oneof![3 => Just(0u64), 1 => 1u64..600],
-        prop_oneof![Just(TlbMaintenance::Ipi), Just(TlbMaintenance::Broadcast)],
-    )
-        .prop_map(
-            |(
-                mode,
-                seed,
-                switch,
-                asid_bits,
-                (
-                    switch_cycles,
-                    ipi_cycles,
-                    kernel_pages,
-                    kernel_return_pages,
-                    fault_kernel_pages,
-                    migrate_kernel_pages,
-                ),
-                limit,
-                tlb_maintenance,
-            )| {
-                let base = match mode {
-                    0 => RunOptions::tlb_only(seed),
-                    1 => RunOptions::no_caches(seed),
-                    _ => RunOptions {
-                        seed,
-                        ..RunOptions::default()
-                    },
-                };
-                RunOptions {
-                    max_references: limit,
-                    os: OsConfig {
-                        asid_bits,
-                        switch,
-                        switch_cycles,
-                        ipi_cycles,
-                        kernel_pages,
-                        kernel_return_pages,
-                        fault_kernel_pages,
-                        migrate_kernel_pages,
-                        tlb_maintenance,
-                    },
-                    ..base
-                }
-            },
-        )
+        asid_bits in 1u8..4,
+        switch_cycles in 0u64..200,
+        ipi_cycles in 0u64..100,
+        kernel_pages in prop_oneof![Just(0u32), 1u32..4],
+        kernel_return_pages in prop_oneof![Just(0u32), 1u32..3],
+        fault_kernel_pages in prop_oneof![2 => Just(0u32), 1 => 1u32..4],
+        migrate_kernel_pages in prop_oneof![2 => Just(0u32), 1 => 1u32..4],
+        tlb_maintenance in prop_oneof![Just(TlbMaintenance::Ipi), Just(TlbMaintenance::Broadcast)],
+    ) -> OsConfig {
+        OsConfig {
+            asid_bits,
+            switch,
+            switch_cycles,
+            ipi_cycles,
+            kernel_pages,
+            kernel_return_pages,
+            fault_kernel_pages,
+            migrate_kernel_pages,
+            tlb_maintenance,
+        }
+    }
 }
 
 /// One record of the trace: an access of one of the threads (kinds, pages among a few dozen

@@ -13,8 +13,7 @@ use super::gen::*;
 use super::kernel_path::{self, KernelPath};
 use super::lat_ctx::{process_start, DATA, TEXT};
 use super::WorkloadInfo;
-use crate::record::{prot, Event};
-use tlblab_types::VirtAddr;
+use crate::record::prot;
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "extreme",
@@ -97,30 +96,11 @@ impl Generator for Extreme {
                 if self.paths.is_some() {
                     kernel_path::map_kernel(out, p);
                 }
-                out.push(ev(Event::Mmap {
-                    process: p,
-                    start: VirtAddr(LIB),
-                    len: 4096,
-                    prot: prot::READ | prot::EXEC,
-                    page_shift: 12,
-                }));
+                out.push(ev(map_private(p, LIB, 4096, prot::READ | prot::EXEC)));
                 let e = if self.shared {
-                    Event::MapShared {
-                        process: p,
-                        start: VirtAddr(DATA),
-                        len,
-                        prot: prot::READ,
-                        page_shift: 12,
-                        object: 1,
-                    }
+                    map_shared(p, DATA, len, prot::READ, 1)
                 } else {
-                    Event::Mmap {
-                        process: p,
-                        start: VirtAddr(DATA),
-                        len,
-                        prot: prot::READ,
-                        page_shift: 12,
-                    }
+                    map_private(p, DATA, len, prot::READ)
                 };
                 out.push(ev(e));
             }

@@ -115,6 +115,28 @@ pub fn switch_running(
 pub fn ev(e: Event) -> Record {
     Record::Event(e)
 }
+/// A private mapping of `len` bytes of 4 KiB pages at `start` in `process`.
+pub fn map_private(process: u32, start: u64, len: u64, prot: u8) -> Event {
+    Event::Mmap {
+        process,
+        start: VirtAddr(start),
+        len,
+        prot,
+        page_shift: 12,
+    }
+}
+/// A mapping of shared object `object` (the same frames in every process that maps it), 4 KiB
+/// pages.
+pub fn map_shared(process: u32, start: u64, len: u64, prot: u8, object: u32) -> Event {
+    Event::MapShared {
+        process,
+        start: VirtAddr(start),
+        len,
+        prot,
+        page_shift: 12,
+        object,
+    }
+}
 pub fn switch(core: u16, from: Option<u32>, to: Option<u32>) -> Record {
     ev(Event::ContextSwitch {
         core: CoreId(core),

@@ -24,7 +24,7 @@ use super::WorkloadInfo;
 /// `hot_potato::IPC_PATHS`).
 pub const L4_IPC_INSTRS: u64 = 657;
 use crate::record::{prot, Event};
-use tlblab_types::{SplitMix64, ThreadId, VirtAddr};
+use tlblab_types::{SplitMix64, ThreadId};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "l4_ipc",
@@ -171,34 +171,26 @@ impl Generator for L4Ipc {
                     process: p,
                 }));
                 let object = if p == 0 { 0 } else { 1 };
-                out.push(ev(Event::MapShared {
-                    process: p,
-                    start: VirtAddr(TEXT),
-                    len: 4096,
-                    prot: prot::READ | prot::EXEC,
-                    page_shift: 12,
+                out.push(ev(map_shared(
+                    p,
+                    TEXT,
+                    4096,
+                    prot::READ | prot::EXEC,
                     object,
-                }));
+                )));
                 if self.paths.is_some() {
                     kernel_path::map_kernel(out, p);
                 }
                 if self.footprint {
-                    out.push(ev(Event::MapShared {
-                        process: p,
-                        start: VirtAddr(KTCB_AREA),
-                        len: (self.clients as u64 + 1) * KTCB_BYTES,
-                        prot: prot::READ | prot::WRITE,
-                        page_shift: 12,
-                        object: KTCB_OBJECT,
-                    }));
+                    out.push(ev(map_shared(
+                        p,
+                        KTCB_AREA,
+                        (self.clients as u64 + 1) * KTCB_BYTES,
+                        prot::READ | prot::WRITE,
+                        KTCB_OBJECT,
+                    )));
                 }
-                out.push(ev(Event::Mmap {
-                    process: p,
-                    start: VirtAddr(UTCB),
-                    len: 4096,
-                    prot: prot::READ | prot::WRITE,
-                    page_shift: 12,
-                }));
+                out.push(ev(map_private(p, UTCB, 4096, prot::READ | prot::WRITE)));
             }
             regions(out, &[(TEXT, 4096), (UTCB, 4096)]);
             // Start-up: the server starts each client, which IPCs back and waits.

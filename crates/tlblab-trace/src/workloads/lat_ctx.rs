@@ -21,7 +21,7 @@
 use super::gen::*;
 use super::WorkloadInfo;
 use crate::record::{prot, Event};
-use tlblab_types::{ThreadId, VirtAddr};
+use tlblab_types::ThreadId;
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "lat_ctx",
@@ -83,13 +83,7 @@ pub fn start_two_processes_with_data(out: &mut Vec<Record>, kernel: bool, data_l
         if kernel {
             super::kernel_path::map_kernel(out, p);
         }
-        out.push(ev(Event::Mmap {
-            process: p,
-            start: VirtAddr(DATA),
-            len: data_len,
-            prot: prot::READ | prot::WRITE,
-            page_shift: 12,
-        }));
+        out.push(ev(map_private(p, DATA, data_len, prot::READ | prot::WRITE)));
     }
 }
 
@@ -100,21 +94,14 @@ pub fn process_start(out: &mut Vec<Record>, p: u32, text_bytes: u64) {
         thread: ThreadId(p),
         process: p,
     }));
-    out.push(ev(Event::MapShared {
-        process: p,
-        start: VirtAddr(TEXT),
-        len: text_bytes,
-        prot: prot::READ | prot::EXEC,
-        page_shift: 12,
-        object: 0,
-    }));
-    out.push(ev(Event::Mmap {
-        process: p,
-        start: VirtAddr(STACK),
-        len: 4096,
-        prot: prot::READ | prot::WRITE,
-        page_shift: 12,
-    }));
+    out.push(ev(map_shared(
+        p,
+        TEXT,
+        text_bytes,
+        prot::READ | prot::EXEC,
+        0,
+    )));
+    out.push(ev(map_private(p, STACK, 4096, prot::READ | prot::WRITE)));
 }
 
 pub struct LatCtx {
@@ -170,30 +157,22 @@ impl Generator for LatCtx {
                     super::kernel_path::map_kernel(out, p);
                 }
                 if self.footprint {
-                    out.push(ev(Event::Mmap {
-                        process: p,
-                        start: VirtAddr(EXE_DATA),
-                        len: 4096,
-                        prot: prot::READ | prot::WRITE,
-                        page_shift: 12,
-                    }));
-                    out.push(ev(Event::MapShared {
-                        process: p,
-                        start: VirtAddr(LIBC),
-                        len: LIBC_BYTES,
-                        prot: prot::READ | prot::EXEC,
-                        page_shift: 12,
-                        object: LIBC_OBJECT,
-                    }));
+                    out.push(ev(map_private(p, EXE_DATA, 4096, prot::READ | prot::WRITE)));
+                    out.push(ev(map_shared(
+                        p,
+                        LIBC,
+                        LIBC_BYTES,
+                        prot::READ | prot::EXEC,
+                        LIBC_OBJECT,
+                    )));
                 }
                 if self.words > 0 {
-                    out.push(ev(Event::Mmap {
-                        process: p,
-                        start: VirtAddr(DATA),
-                        len: (self.words * 4).div_ceil(4096) * 4096,
-                        prot: prot::READ | prot::WRITE,
-                        page_shift: 12,
-                    }));
+                    out.push(ev(map_private(
+                        p,
+                        DATA,
+                        (self.words * 4).div_ceil(4096) * 4096,
+                        prot::READ | prot::WRITE,
+                    )));
                 }
             }
             regions(

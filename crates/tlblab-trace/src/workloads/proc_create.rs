@@ -381,13 +381,12 @@ impl ProcCreate {
         self.rec(switch(0, Some(c), Some(n)));
         // The loader maps ld.so.cache, searches it, maps libc (LOADER_RANGES), unloads the
         // cache, then relocates libc (its text and data lines).
-        self.rec(ev(Event::Mmap {
-            process: n,
-            start: VirtAddr(LD_SO_CACHE),
-            len: LD_SO_CACHE_BYTES,
-            prot: prot::READ,
-            page_shift: 12,
-        }));
+        self.rec(ev(map_private(
+            n,
+            LD_SO_CACHE,
+            LD_SO_CACHE_BYTES,
+            prot::READ,
+        )));
         self.mm_call(n);
         for i in 0..8 {
             self.rec(load(n, LD_SO_CACHE + i * 512, 4));
@@ -469,23 +468,16 @@ fn start_space(out: &mut Vec<Record>, p: u32, prog: Program) {
         (TEXT, text, object),
         (LIBC_TEXT, LIBC_TEXT_BYTES, LIBC_OBJECT),
     ] {
-        out.push(ev(Event::MapShared {
-            process: p,
-            start: VirtAddr(start),
+        out.push(ev(map_shared(
+            p,
+            start,
             len,
-            prot: prot::READ | prot::EXEC,
-            page_shift: 12,
+            prot::READ | prot::EXEC,
             object,
-        }));
+        )));
     }
     for (start, len) in PRIVATE {
-        out.push(ev(Event::Mmap {
-            process: p,
-            start: VirtAddr(start),
-            len,
-            prot: prot::READ | prot::WRITE,
-            page_shift: 12,
-        }));
+        out.push(ev(map_private(p, start, len, prot::READ | prot::WRITE)));
     }
 }
 

@@ -10,7 +10,7 @@
 //! Pages as the catalog gives them: addresses joined by '+', each rounded down to its 4 KiB
 //! page, a page named twice locked once.
 
-use super::{number, param, Twin};
+use super::{number, param, Twin, TwinCycles};
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::reference::ReferenceModel;
 use crate::tlb::TlbKind;
@@ -81,12 +81,7 @@ impl Twin for LockdownTwin {
         true
     }
 
-    fn on_switch_in(
-        &mut self,
-        r: &mut ReferenceModel,
-        cpu: usize,
-        thread: u32,
-    ) -> Result<u64, String> {
+    fn on_switch_in(&mut self, r: &mut ReferenceModel, cpu: usize, thread: u32) -> TwinCycles {
         let space = r.threads[&thread].0;
         if self.started || space != self.process {
             return Ok(0);

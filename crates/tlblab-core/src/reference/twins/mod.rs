@@ -28,6 +28,9 @@ pub(crate) use pt_baker::PtBakerTwin;
 pub(crate) use tlb_coloring::ColoringTwin;
 pub(crate) use tlb_migration::MigrationTwin;
 
+/// What a hook that charges time returns: the cycles it costs, or why the twin cannot go on.
+pub type TwinCycles = Result<u64, String>;
+
 /// A technique's naive twin in the reference model: built from the spec's text, then called at
 /// the moments its seed names. Every hook but `counters` does nothing unless the twin says
 /// otherwise (the engine's `system::Technique` has the same shape; the registry,
@@ -53,12 +56,7 @@ pub trait Twin {
     }
 
     /// `thread` was switched in on hardware thread `cpu`: the cycles this costs there.
-    fn on_switch_in(
-        &mut self,
-        _r: &mut ReferenceModel,
-        _cpu: usize,
-        _thread: u32,
-    ) -> Result<u64, String> {
+    fn on_switch_in(&mut self, _r: &mut ReferenceModel, _cpu: usize, _thread: u32) -> TwinCycles {
         Ok(0)
     }
 
@@ -70,7 +68,7 @@ pub trait Twin {
         _thread: u32,
         _from: usize,
         _to: usize,
-    ) -> Result<u64, String> {
+    ) -> TwinCycles {
         Ok(0)
     }
 

@@ -41,7 +41,7 @@
 //! and its burst limit from Table A.2; the rest (fitted or assumed) as the catalog's
 //! documentation lists them (docs/technique-tlb_migration.md, "Constants and their sources").
 
-use super::{number, param, Twin};
+use super::{number, param, Twin, TwinCycles};
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::reference::parts::{Entry, Who};
 use crate::reference::{RefOutcome, ReferenceModel};
@@ -622,7 +622,7 @@ impl Twin for MigrationTwin {
         thread: u32,
         from: usize,
         to: usize,
-    ) -> Result<u64, String> {
+    ) -> TwinCycles {
         self.n.migrations += 1;
         if let Some(i) = self.saved.iter().position(|s| s.thread == thread) {
             if self.saved[i].from == to {
@@ -634,12 +634,7 @@ impl Twin for MigrationTwin {
         self.save(r, thread, from)
     }
 
-    fn on_switch_in(
-        &mut self,
-        r: &mut ReferenceModel,
-        cpu: usize,
-        thread: u32,
-    ) -> Result<u64, String> {
+    fn on_switch_in(&mut self, r: &mut ReferenceModel, cpu: usize, thread: u32) -> TwinCycles {
         let Some(i) = self.saved.iter().position(|s| s.thread == thread) else {
             return Ok(0);
         };
