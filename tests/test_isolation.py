@@ -110,3 +110,61 @@ def test_the_python_example_in_the_docs_runs_and_says_what_it_prints(monkeypatch
     exec(compile(block.replace("print(rep.text())", "text = rep.text()"), "doc", "exec"), env)
     assert env["rep"].bounds == {"T1": 2, "T2": 36} and not env["rep"].isolated
     assert env["assignment"] is not None
+
+
+def test_with_the_warm_up_order_isolate_names_a_warm_up_conflict_only_when_lru_order_evicts():
+    # Closed form, one set of the machine's L1 DTLB (ways read from the machine): T1's warm-up
+    # touches its job page p and ways-2 pages of its own in set 0, then T2's warm-up touches its
+    # job page q and one more page there. p is pushed out iff it is the oldest of T1's touches;
+    # without the order isolate must assume the worst in both cases (ways + 1 pages > ways).
+    g, _ = isolation.load({"machine": "xeon-e5-2650", "task": [{"name": "T1", "period": 1, "pages": [0]}]})
+    assert g.replacement.lower() == "lru" and g.ways >= 3
+    at = lambda k: 0x1000_0000 + k * g.sets * 4096  # noqa: E731 - the k-th page of set 0
+    p, q, q2 = at(0), at(1), at(2)
+    own = [at(3 + k) for k in range(g.ways - 2)]
+
+    def doc(t1_order, ordered=True):
+        key = "warmup_order" if ordered else "warmup_pages"
+        return {"machine": "xeon-e5-2650", "task": [
+            {"name": "T1", "period": 1, "pages": [p], key: t1_order},
+            {"name": "T2", "period": 2, "pages": [q], key: [q, q2]}]}
+
+    evicts = tlblab.isolate(doc([p, *own]))  # p oldest: T2's two fills push it out
+    assert evicts.warmup_ordered and [c["set"] for c in evicts.warmup_conflicts] == [0]
+    assert set(evicts.warmup_conflicts[0]["pages"]) == {"T1", "T2"}
+    assert "pushed out by T2's warm-up" in evicts.text() and evicts.first_job_bounds["T1"] == 1
+    keeps = tlblab.isolate(doc([*own, p]))  # p newest: T2's fills push out T1's own pages
+    assert keeps.warmup_ordered and keeps.warmup_conflicts == [] and keeps.isolated
+    for order in ([p, *own], [*own, p]):  # the page lists alone: today's conservative answer
+        rep = tlblab.isolate(doc(order, ordered=False))
+        assert not rep.warmup_ordered and [c["set"] for c in rep.warmup_conflicts] == [0]
+    # One task without an order: every task is analysed without (the order of the whole warm-up
+    # period is not known).
+    mixed = doc([*own, p])
+    del mixed["task"][1]["warmup_order"]
+    mixed["task"][1]["warmup_pages"] = [q, q2]
+    assert not tlblab.isolate(mixed).warmup_ordered
+    # A first job that can push p out past the warm-ups' pages above it: T2's warm-up ends
+    # with ways-1 pages above p, and T2's job page r is not among them.
+    r = at(3 + g.ways)
+    late = {"machine": "xeon-e5-2650", "task": [
+        {"name": "T1", "period": 1, "pages": [p], "warmup_order": [p]},
+        {"name": "T2", "period": 2, "pages": [r], "warmup_order": [at(20 + k) for k in range(g.ways - 1)]}]}
+    rep = tlblab.isolate(late)
+    assert [c["set"] for c in rep.warmup_conflicts] == [0] and "can push it out" in rep.text()
+    late["task"][1]["pages"] = [late["task"][1]["warmup_order"][-1]]  # its job page already above p
+    assert tlblab.isolate(late).warmup_conflicts == []
+
+
+def test_a_warm_up_order_that_repeats_a_page_or_disagrees_with_warmup_pages_is_refused():
+    import pytest
+
+    from tlblab.errors import UserError
+
+    base = {"machine": "xeon-e5-2650", "task": [{"name": "T1", "period": 1, "pages": [0x1000],
+                                                 "warmup_order": [0x1000, 0x1000]}]}
+    with pytest.raises(UserError, match="once"):
+        tlblab.isolate(base)
+    base["task"][0].update(warmup_order=[0x1000], warmup_pages=[0x2000])
+    with pytest.raises(UserError, match="same pages"):
+        tlblab.isolate(base)
