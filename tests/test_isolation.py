@@ -156,7 +156,7 @@ def test_with_the_warm_up_order_isolate_names_a_warm_up_conflict_only_when_lru_o
     assert tlblab.isolate(late).warmup_conflicts == []
 
 
-def test_a_warm_up_order_that_repeats_a_page_or_disagrees_with_warmup_pages_is_refused():
+def test_a_warm_up_order_that_repeats_a_page_is_refused():
     import pytest
 
     from tlblab.errors import UserError
@@ -164,7 +164,4 @@ def test_a_warm_up_order_that_repeats_a_page_or_disagrees_with_warmup_pages_is_r
     base = {"machine": "xeon-e5-2650", "task": [{"name": "T1", "period": 1, "pages": [0x1000],
                                                  "warmup_order": [0x1000, 0x1000]}]}
     with pytest.raises(UserError, match="once"):
-        tlblab.isolate(base)
-    base["task"][0].update(warmup_order=[0x1000], warmup_pages=[0x2000])
-    with pytest.raises(UserError, match="same pages"):
         tlblab.isolate(base)

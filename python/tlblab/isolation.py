@@ -92,7 +92,8 @@ class TaskIn:
     passes: int = 1
     # pages the task's warm-up (job 0) touches besides those of its jobs, by address
     warmup_addresses: list[int] = field(default_factory=list)
-    # the same pages in the order of their last touch in the warm-up (oldest first), when known
+    # the pages it touches before the task set's first periodic job (its warm-up job and what it
+    # runs after it until its first release), in the order of their last touch (oldest first)
     warmup_order: list[int] | None = None
     # filled by placement: page number -> what it holds
     pages: dict[int, str] = field(default_factory=dict)
@@ -284,9 +285,8 @@ def _task(i: int, t: Any, where: str) -> TaskIn:
         pages = [p >> 12 for p in order]
         if len(set(pages)) != len(pages):
             raise UserError(f"{w} ({name}): warmup_order lists each page once, at its last touch")
-        if "warmup_pages" in t and {p >> 12 for p in warm} != set(pages):
-            raise UserError(f"{w} ({name}): warmup_order and warmup_pages must hold the same pages")
-        warm = order
+        if "warmup_pages" not in t:
+            warm = order
     return TaskIn(name=str(name), period=period, phase=_num(f"{w}: phase", t.get("phase", 0.0)),
                   exec=None if "exec" not in t else _num(f"{w}: exec", t["exec"]), placement=placement,
                   colors=colors, large_colors=[_int(f"{w}: large_colors", c) for c in t.get("large_colors", [])],

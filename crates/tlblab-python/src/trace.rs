@@ -149,9 +149,10 @@ fn trace_records(py: Python<'_>, path: String, n: u64, skip: u64) -> PyResult<St
 /// trace_data_pages(path) -> JSON {"warmup": {thread: [page, ...]}, "periodic": {thread: [...]},
 /// "warmup_order": {thread: [page, ...]}}: the 4 KiB pages each thread's loads and stores touch up
 /// to the end of its warm-up job (its `JobEnd` of job 0) and after it, an access that crosses a
-/// page counted in both of its pages; `warmup_order` holds the warm-up's pages in the order of
-/// their last touch (oldest first), which is all an LRU set keeps of a run of one thread's
-/// accesses. What the periodic jobs of a task set (and the code between them) hold in a data TLB,
+/// page counted in both of its pages; `warmup_order` holds the pages each thread touches before
+/// the task set's first periodic job starts (its warm-up job and what it runs after it, until
+/// its first sleep ends) in the order of their last touch (oldest first), which is all an LRU set
+/// keeps of a run of one thread's accesses. What the periodic jobs of a task set (and the code between them) hold in a data TLB,
 /// and what its warm-up put there first: `tlblab.isolation`'s pages of a replayed real task set
 /// (seed 003).
 #[pyfunction]
@@ -166,10 +167,12 @@ fn trace_data_pages(py: Python<'_>, path: String) -> PyResult<String> {
         // thread -> page -> sequence number of its last touch in the warm-up
         let mut last: BTreeMap<u32, BTreeMap<u64, u64>> = BTreeMap::new();
         let mut seq = 0u64;
+        let mut jobs_started = false;
         tlblab_trace::source::for_each_record(&mut *src, 4096, |r| match *r {
             Record::Event(Event::JobEnd { task, job: 0 }) => {
                 warm_done.insert(task);
             }
+            Record::Event(Event::JobStart { job, .. }) if job >= 1 => jobs_started = true,
             Record::Access(a) if !a.kind.is_instr() => {
                 let into = if warm_done.contains(&a.thread.0) {
                     &mut periodic
@@ -178,11 +181,10 @@ fn trace_data_pages(py: Python<'_>, path: String) -> PyResult<String> {
                 };
                 let first = a.vaddr.0 >> 12;
                 let last_page = (a.vaddr.0 + u64::from(a.size.max(1)) - 1) >> 12;
-                let warm = !warm_done.contains(&a.thread.0);
                 let set = into.entry(a.thread.0).or_default();
                 for p in first..=last_page {
                     set.insert(p << 12);
-                    if warm {
+                    if !jobs_started {
                         seq += 1;
                         last.entry(a.thread.0).or_default().insert(p << 12, seq);
                     }
