@@ -165,3 +165,58 @@ def test_a_warm_up_order_that_repeats_a_page_is_refused():
                                                  "warmup_order": [0x1000, 0x1000]}]}
     with pytest.raises(UserError, match="once"):
         tlblab.isolate(base)
+
+
+def test_the_ordered_warm_up_analysis_names_every_first_job_eviction_an_lru_set_can_show():
+    # Property, against a plain LRU set (ways from the machine): random warm-up orders run one
+    # task after another, then the first jobs touch their pages in random interleavings; every
+    # job page another task pushed out (in the warm-ups or the first jobs) must be in a named
+    # set with both tasks named. Only sets whose job pages fit (the steady state is another claim).
+    g, _ = isolation.load({"machine": "xeon-e5-2650", "task": [{"name": "T1", "period": 1, "pages": [0]}]})
+    at = lambda k: 0x2000_0000 + k * g.sets * 4096  # noqa: E731 - the k-th page of set 0
+    rng = random.Random(61)
+    seen = named = 0
+    for _ in range(300):
+        n = rng.randint(2, 3)
+        pool = rng.sample(range(40), 40)
+        jobs = [[pool.pop() for _ in range(rng.randint(1, max(1, g.ways // n)))] for _ in range(n)]
+        warm: list[list[int]] = [[] for _ in range(n)]
+        for i, j in enumerate(jobs):
+            extra = [pool.pop() for _ in range(rng.randint(0, g.ways))]
+            w = rng.sample(j, rng.randint(0, len(j))) + extra
+            rng.shuffle(w)
+            warm[i] = w
+        doc = {"machine": "xeon-e5-2650", "task": [
+            {"name": f"T{i + 1}", "period": i + 1, "pages": [at(k) for k in jobs[i]],
+             "warmup_order": [at(k) for k in warm[i]]} for i in range(n)]}
+        rep = tlblab.isolate(doc)
+        assert rep.warmup_ordered and not rep.conflicts and not rep.overflows
+        names = {c["set"]: set(c["pages"]) for c in rep.warmup_conflicts}
+        named += bool(names)
+        for _ in range(20):
+            stack: list[int] = []
+            by: dict[int, int] = {}
+
+            def touch(task: int, k: int) -> bool:  # True: a miss whose page another task pushed out
+                hit = k in stack
+                inter = not hit and by.get(k, task) != task
+                if hit:
+                    stack.remove(k)
+                by.pop(k, None)
+                stack.insert(0, k)
+                if len(stack) > g.ways:
+                    by[stack.pop()] = task
+                return inter
+
+            for i in range(n):
+                for k in warm[i]:
+                    touch(i, k)
+            left = [rng.sample(j, len(j)) for j in jobs]
+            while any(left):
+                i = rng.choice([t for t in range(n) if left[t]])
+                k = left[i].pop(0)
+                evictor = by.get(k)
+                if touch(i, k):
+                    seen += 1
+                    assert 0 in names and {f"T{i + 1}", f"T{evictor + 1}"} <= names[0], (doc, rep.text())
+    assert seen >= 20 and named >= 20, (seen, named)
