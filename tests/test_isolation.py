@@ -165,6 +165,9 @@ def test_a_warm_up_order_that_repeats_a_page_is_refused():
                                                  "warmup_order": [0x1000, 0x1000]}]}
     with pytest.raises(UserError, match="once"):
         tlblab.isolate(base)
+    base["task"][0]["warmup_order"] = 0x1000
+    with pytest.raises(UserError, match="list"):
+        tlblab.isolate(base)
 
 
 def test_the_ordered_warm_up_analysis_names_every_first_job_eviction_an_lru_set_can_show():

@@ -281,6 +281,8 @@ def _task(i: int, t: Any, where: str) -> TaskIn:
     warm = [_int(f"{w}: warmup_pages", p) for p in t.get("warmup_pages", [])]
     order = None
     if "warmup_order" in t:
+        if not isinstance(t["warmup_order"], list):
+            raise UserError(f"{w} ({name}): warmup_order expects a list of page addresses")
         order = [_int(f"{w}: warmup_order", p) for p in t["warmup_order"]]
         pages = [p >> 12 for p in order]
         if len(set(pages)) != len(pages):
