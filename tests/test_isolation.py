@@ -110,3 +110,116 @@ def test_the_python_example_in_the_docs_runs_and_says_what_it_prints(monkeypatch
     exec(compile(block.replace("print(rep.text())", "text = rep.text()"), "doc", "exec"), env)
     assert env["rep"].bounds == {"T1": 2, "T2": 36} and not env["rep"].isolated
     assert env["assignment"] is not None
+
+
+def test_with_the_warm_up_order_isolate_names_a_warm_up_conflict_only_when_lru_order_evicts():
+    # Closed form, one set of the machine's L1 DTLB (ways read from the machine): T1's warm-up
+    # touches its job page p and ways-2 pages of its own in set 0, then T2's warm-up touches its
+    # job page q and one more page there. p is pushed out iff it is the oldest of T1's touches;
+    # without the order isolate must assume the worst in both cases (ways + 1 pages > ways).
+    g, _ = isolation.load({"machine": "xeon-e5-2650", "task": [{"name": "T1", "period": 1, "pages": [0]}]})
+    assert g.replacement.lower() == "lru" and g.ways >= 3
+    at = lambda k: 0x1000_0000 + k * g.sets * 4096  # noqa: E731 - the k-th page of set 0
+    p, q, q2 = at(0), at(1), at(2)
+    own = [at(3 + k) for k in range(g.ways - 2)]
+
+    def doc(t1_order, ordered=True):
+        key = "warmup_order" if ordered else "warmup_pages"
+        return {"machine": "xeon-e5-2650", "task": [
+            {"name": "T1", "period": 1, "pages": [p], key: t1_order},
+            {"name": "T2", "period": 2, "pages": [q], key: [q, q2]}]}
+
+    evicts = tlblab.isolate(doc([p, *own]))  # p oldest: T2's two fills push it out
+    assert evicts.warmup_ordered and [c["set"] for c in evicts.warmup_conflicts] == [0]
+    assert set(evicts.warmup_conflicts[0]["pages"]) == {"T1", "T2"}
+    assert "pushed out by T2's warm-up" in evicts.text() and evicts.first_job_bounds["T1"] == 1
+    keeps = tlblab.isolate(doc([*own, p]))  # p newest: T2's fills push out T1's own pages
+    assert keeps.warmup_ordered and keeps.warmup_conflicts == [] and keeps.isolated
+    for order in ([p, *own], [*own, p]):  # the page lists alone: today's conservative answer
+        rep = tlblab.isolate(doc(order, ordered=False))
+        assert not rep.warmup_ordered and [c["set"] for c in rep.warmup_conflicts] == [0]
+    # One task without an order: every task is analysed without (the order of the whole warm-up
+    # period is not known).
+    mixed = doc([*own, p])
+    del mixed["task"][1]["warmup_order"]
+    mixed["task"][1]["warmup_pages"] = [q, q2]
+    assert not tlblab.isolate(mixed).warmup_ordered
+    # A first job that can push p out past the warm-ups' pages above it: T2's warm-up ends
+    # with ways-1 pages above p, and T2's job page r is not among them.
+    r = at(3 + g.ways)
+    late = {"machine": "xeon-e5-2650", "task": [
+        {"name": "T1", "period": 1, "pages": [p], "warmup_order": [p]},
+        {"name": "T2", "period": 2, "pages": [r], "warmup_order": [at(20 + k) for k in range(g.ways - 1)]}]}
+    rep = tlblab.isolate(late)
+    assert [c["set"] for c in rep.warmup_conflicts] == [0] and "can push it out" in rep.text()
+    late["task"][1]["pages"] = [late["task"][1]["warmup_order"][-1]]  # its job page already above p
+    assert tlblab.isolate(late).warmup_conflicts == []
+
+
+def test_a_warm_up_order_that_repeats_a_page_is_refused():
+    import pytest
+
+    from tlblab.errors import UserError
+
+    base = {"machine": "xeon-e5-2650", "task": [{"name": "T1", "period": 1, "pages": [0x1000],
+                                                 "warmup_order": [0x1000, 0x1000]}]}
+    with pytest.raises(UserError, match="once"):
+        tlblab.isolate(base)
+    base["task"][0]["warmup_order"] = 0x1000
+    with pytest.raises(UserError, match="list"):
+        tlblab.isolate(base)
+
+
+def test_the_ordered_warm_up_analysis_names_every_first_job_eviction_an_lru_set_can_show():
+    # Property, against a plain LRU set (ways from the machine): random warm-up orders run one
+    # task after another, then the first jobs touch their pages in random interleavings; every
+    # job page another task pushed out (in the warm-ups or the first jobs) must be in a named
+    # set with both tasks named. Only sets whose job pages fit (the steady state is another claim).
+    g, _ = isolation.load({"machine": "xeon-e5-2650", "task": [{"name": "T1", "period": 1, "pages": [0]}]})
+    at = lambda k: 0x2000_0000 + k * g.sets * 4096  # noqa: E731 - the k-th page of set 0
+    rng = random.Random(61)
+    seen = named = 0
+    for _ in range(300):
+        n = rng.randint(2, 3)
+        pool = rng.sample(range(40), 40)
+        jobs = [[pool.pop() for _ in range(rng.randint(1, max(1, g.ways // n)))] for _ in range(n)]
+        warm: list[list[int]] = [[] for _ in range(n)]
+        for i, j in enumerate(jobs):
+            extra = [pool.pop() for _ in range(rng.randint(0, g.ways))]
+            w = rng.sample(j, rng.randint(0, len(j))) + extra
+            rng.shuffle(w)
+            warm[i] = w
+        doc = {"machine": "xeon-e5-2650", "task": [
+            {"name": f"T{i + 1}", "period": i + 1, "pages": [at(k) for k in jobs[i]],
+             "warmup_order": [at(k) for k in warm[i]]} for i in range(n)]}
+        rep = tlblab.isolate(doc)
+        assert rep.warmup_ordered and not rep.conflicts and not rep.overflows
+        names = {c["set"]: set(c["pages"]) for c in rep.warmup_conflicts}
+        named += bool(names)
+        for _ in range(20):
+            stack: list[int] = []
+            by: dict[int, int] = {}
+
+            def touch(task: int, k: int) -> bool:  # True: a miss whose page another task pushed out
+                hit = k in stack
+                inter = not hit and by.get(k, task) != task
+                if hit:
+                    stack.remove(k)
+                by.pop(k, None)
+                stack.insert(0, k)
+                if len(stack) > g.ways:
+                    by[stack.pop()] = task
+                return inter
+
+            for i in range(n):
+                for k in warm[i]:
+                    touch(i, k)
+            left = [rng.sample(j, len(j)) for j in jobs]
+            while any(left):
+                i = rng.choice([t for t in range(n) if left[t]])
+                k = left[i].pop(0)
+                evictor = by.get(k)
+                if touch(i, k):
+                    seen += 1
+                    assert 0 in names and {f"T{i + 1}", f"T{evictor + 1}"} <= names[0], (doc, rep.text())
+    assert seen >= 20 and named >= 20, (seen, named)

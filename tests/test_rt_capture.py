@@ -135,6 +135,7 @@ def test_given_a_malloc_pair_when_isolated_then_isolate_names_every_set_the_miss
     for i in (0, 1):  # each task's pages hold its 16 buffers (moved with its arena)
         assert heap[i] <= set(doc["task"][i]["pages"])
     rep = isolation.isolate(doc)
+    assert rep.warmup_ordered  # the trace gives each task's order before the first job (issue 61)
     jobs, misses = ex.attributed_misses(trace)
     assert len(misses[misses["job"] >= 0]) == int(jobs["L1D_misses"].sum())  # a job's misses are its logged ones
     inter = ex.inter_task(misses)

@@ -19,6 +19,11 @@ TLB level indexed by the low bits of the page number (the level tlb_malloc color
   a_i(s) ≤ log2(ways) + 1, the most-recently-used pages PLRU is guaranteed to keep). So the
   misses per job (after the warm-up job 0) are at most Σ_s a_i(s) · (1 + P_i) over the sets s
   that do not fit; a set that the task alone overflows (or random replacement) has no bound.
+* **Warm-up.** Sets that fit after the warm-ups may still lose a job page before its task's first
+  job to another task. With page lists only (`warmup_pages`) isolate names every set where that
+  can happen in some order of the accesses; with every task's `warmup_order` (its warm-up's pages
+  by last touch) and an LRU level it replays the warm-ups through each set and names only the
+  sets where that order lets it happen (`_ordered_warmup_conflict`).
 
     >>> import tlblab
     >>> rep = tlblab.isolate("python/tlblab/seeds/s003_tlb_coloring/reproductions/table6_1_colored.toml")
@@ -87,6 +92,9 @@ class TaskIn:
     passes: int = 1
     # pages the task's warm-up (job 0) touches besides those of its jobs, by address
     warmup_addresses: list[int] = field(default_factory=list)
+    # the pages it touches before the task set's first periodic job (its warm-up job and what it
+    # runs after it until its first release), in the order of their last touch (oldest first)
+    warmup_order: list[int] | None = None
     # filled by placement: page number -> what it holds
     pages: dict[int, str] = field(default_factory=dict)
 
@@ -105,6 +113,9 @@ class Report:
     warmup_conflicts: list[dict[str, Any]] = field(default_factory=list)
     # per task, the bound of its first job after the warm-ups (the warm-up conflicts' pages added)
     first_job_bounds: dict[str, int | None] = field(default_factory=dict)
+    # the warm-up conflicts come from replaying every task's warm-up order through the set's LRU
+    # (True), or from the page lists alone, any pair in an overflowing set taken to conflict (False)
+    warmup_ordered: bool = False
 
     @property
     def isolated(self) -> bool:
@@ -138,7 +149,14 @@ class Report:
         for o in self.overflows:
             lines.append(f"  set {o['set']}: {o['task']} alone (with noise {o['noise']}) needs "
                          f"{o['total']} > {g.ways} ways: intra-task/OS conflict")
-        if self.warmup_conflicts:
+        if self.warmup_conflicts and self.warmup_ordered:
+            lines.append(f"WARM-UP CONFLICTS in {len(self.warmup_conflicts)} set(s), the warm-ups' page order "
+                         f"replayed through the set's {g.ways}-way LRU: a job page another task's warm-up "
+                         "pushed out, or that another task's first job can push out past the warm-ups' "
+                         "pages still above it; each misses at most once, in its task's first job:")
+            for c in self.warmup_conflicts:
+                lines.append(f"  set {c['set']}: " + "; ".join(c["why"]))
+        elif self.warmup_conflicts:
             lines.append(f"WARM-UP CONFLICTS in {len(self.warmup_conflicts)} set(s): with the pages the warm-ups "
                          "touch (job 0) the set overflows; each page of a job there misses at most once, "
                          "in its task's first job after the warm-ups:")
@@ -156,7 +174,7 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         return {"isolated": self.isolated, "conflicts": self.conflicts, "overflows": self.overflows,
-                "warmup_conflicts": self.warmup_conflicts,
+                "warmup_conflicts": self.warmup_conflicts, "warmup_ordered": self.warmup_ordered,
                 "bounds": self.bounds, "first_job_bounds": self.first_job_bounds, "preemptions": self.preemptions,
                 "occupancy": {str(s): o for s, o in sorted(self.occupancy.items())},
                 "geometry": {"machine": self.geometry.machine, "level": self.geometry.level,
@@ -241,7 +259,7 @@ def _task(i: int, t: Any, where: str) -> TaskIn:
     if not isinstance(t, dict):
         raise UserError(f"{w}: expected a [[task]] table")
     known = {"name", "period", "phase", "exec", "placement", "colors", "large_colors", "allocations",
-             "pages", "passes", "warmup_pages"}
+             "pages", "passes", "warmup_pages", "warmup_order"}
     for k in t:
         if k not in known:
             raise UserError(f"{w}: unknown field {k!r} (expected {', '.join(sorted(known))})")
@@ -260,12 +278,23 @@ def _task(i: int, t: Any, where: str) -> TaskIn:
     colors = t.get("colors")
     if colors is not None:
         colors = [_int(f"{w}: colors", c) for c in colors]
+    warm = [_int(f"{w}: warmup_pages", p) for p in t.get("warmup_pages", [])]
+    order = None
+    if "warmup_order" in t:
+        if not isinstance(t["warmup_order"], list):
+            raise UserError(f"{w} ({name}): warmup_order expects a list of page addresses")
+        order = [_int(f"{w}: warmup_order", p) for p in t["warmup_order"]]
+        pages = [p >> 12 for p in order]
+        if len(set(pages)) != len(pages):
+            raise UserError(f"{w} ({name}): warmup_order lists each page once, at its last touch")
+        if "warmup_pages" not in t:
+            warm = order
     return TaskIn(name=str(name), period=period, phase=_num(f"{w}: phase", t.get("phase", 0.0)),
                   exec=None if "exec" not in t else _num(f"{w}: exec", t["exec"]), placement=placement,
                   colors=colors, large_colors=[_int(f"{w}: large_colors", c) for c in t.get("large_colors", [])],
                   allocations=allocs, addresses=[_int(f"{w}: pages", p) for p in t.get("pages", [])],
                   passes=_int(f"{w}: passes", t.get("passes", 1)) or 1,
-                  warmup_addresses=[_int(f"{w}: warmup_pages", p) for p in t.get("warmup_pages", [])])
+                  warmup_addresses=warm, warmup_order=order)
 
 
 def load(source: str | Path | dict[str, Any]) -> tuple[Geometry, list[TaskIn]]:
@@ -437,7 +466,13 @@ def analyze(g: Geometry, tasks: list[TaskIn]) -> Report:
     warm_pages = [w - set(t.pages) for w, t in zip(warm_all, tasks)]
     named = {c["set"] for c in conflicts} | {o["set"] for o in overflows}
     warmup_conflicts = []
-    for s in sorted(occ):
+    ordered = g.replacement.lower() == "lru" and all(t.warmup_order is not None for t in tasks)
+    for s in sorted(occ) if ordered else []:
+        if s not in named:
+            c = _ordered_warmup_conflict(g, tasks, s)
+            if c is not None:
+                warmup_conflicts.append(c)
+    for s in [] if ordered else sorted(occ):
         if s in named:
             continue
         for i, t in enumerate(tasks):
@@ -483,7 +518,76 @@ def analyze(g: Geometry, tasks: list[TaskIn]) -> Report:
         first[t.name] = None if b is None else b + sum(occ[c["set"]].get(t.name, 0) for c in warmup_conflicts)
     return Report(geometry=g, tasks=tasks, occupancy=occ, conflicts=conflicts, overflows=overflows,
                   preemptions=pre, bounds=bounds, window=win, warmup_conflicts=warmup_conflicts,
-                  first_job_bounds=first)
+                  first_job_bounds=first, warmup_ordered=ordered)
+
+
+def _ordered_warmup_conflict(g: Geometry, tasks: list[TaskIn], s: int) -> dict[str, Any] | None:
+    """The warm-up conflict of set s (one whose pages fit its ways after the warm-ups) with every
+    task's warm-up order known: the warm-ups run one after another in the file's task order
+    (seed 003 Alg. 4), each touching its pages in `warmup_order` (last touch, oldest first: all an
+    LRU set keeps of one task's run), through the set's LRU of `ways` minus the noise's ways. A
+    job page of task i then misses in i's first job because of another task when
+    * another task's warm-up pushed it out (the fill that did is named), or
+    * it is still in the set, and the pages above it there (A) with the job pages of every task
+      other than itself reach the ways: only then can the first jobs push it out before i touches
+      it again, and only by a fill of a job page not in A; another task must own one of those.
+    Once a job page has been touched again only job pages can be newer than it, and they fit.
+    None when no job page of the set can so miss."""
+    ways = g.ways - g.noise.get(s, 0)
+    stack: list[int] = []  # most recent first
+    evicted_by: dict[int, tuple[int, int]] = {}  # page -> (task, page) of the fill that last pushed it out
+    for j, t in enumerate(tasks):
+        for a in t.warmup_order or []:
+            v = a >> 12
+            if v % g.sets != s:
+                continue
+            if v in stack:
+                stack.remove(v)
+            evicted_by.pop(v, None)
+            stack.insert(0, v)
+            while len(stack) > max(ways, 0):
+                evicted_by[stack.pop()] = (j, v)
+    jobs = {v for t in tasks for v in t.pages if v % g.sets == s}
+    owners = {v: {j for j, t in enumerate(tasks) if v in t.pages} for v in jobs}
+    pages: dict[str, list[str]] = {}
+    why: list[str] = []
+    victim = None
+
+    def add(j: int, v: int) -> None:
+        pages.setdefault(tasks[j].name, [])
+        entry = f"{hex(v << 12)} [{tasks[j].pages.get(v, 'warm-up')}]"
+        if entry not in pages[tasks[j].name]:
+            pages[tasks[j].name].append(entry)
+
+    for i, t in enumerate(tasks):
+        for v in sorted(p for p in t.pages if p % g.sets == s):
+            by, evictor = evicted_by.get(v, (i, 0))
+            if by != i:
+                add(i, v)
+                add(by, evictor)
+                why.append(f"{t.name}'s {hex(v << 12)} pushed out by {tasks[by].name}'s warm-up fill of "
+                           f"{hex(evictor << 12)}")
+                victim = victim or t.name
+            elif v in stack:
+                above = set(stack[:stack.index(v)])
+                reach = above | (jobs - {v})
+                fills = {q for q in jobs - above - {v} if owners[q] - {i}}
+                if len(reach) >= ways and fills:
+                    add(i, v)
+                    for q in sorted(fills):
+                        for j in sorted(owners[q] - {i}):
+                            add(j, q)
+                    why.append(f"{t.name}'s {hex(v << 12)} has {len(above)} warm-up page(s) above it and "
+                               f"{len(jobs - {v})} other job page(s) in the set ({g.ways} ways, noise "
+                               f"{g.noise.get(s, 0)}): a first job of "
+                               + ", ".join(sorted({tasks[j].name for q in fills for j in owners[q] - {i}}))
+                               + " can push it out")
+                    victim = victim or t.name
+    if victim is None:
+        return None
+    total = len(jobs | {a >> 12 for t in tasks for a in t.warmup_order or [] if (a >> 12) % g.sets == s})
+    return {"set": s, "task": victim, "total": total + g.noise.get(s, 0), "noise": g.noise.get(s, 0),
+            "pages": pages, "why": why}
 
 
 def isolate(source: str | Path | dict[str, Any]) -> Report:

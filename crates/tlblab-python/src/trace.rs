@@ -146,11 +146,15 @@ fn trace_records(py: Python<'_>, path: String, n: u64, skip: u64) -> PyResult<St
     .map_err(verr)
 }
 
-/// trace_data_pages(path) -> JSON {"warmup": {thread: [page, ...]}, "periodic": {thread: [...]}}:
-/// the 4 KiB pages each thread's loads and stores touch up to the end of its warm-up job (its
-/// `JobEnd` of job 0) and after it, an access that crosses a page counted in both of its pages.
-/// What the periodic jobs of a task set (and the code between them) hold in a data TLB, and what
-/// its warm-up put there first: `tlblab.isolation`'s pages of a replayed real task set (seed 003).
+/// trace_data_pages(path) -> JSON {"warmup": {thread: [page, ...]}, "periodic": {thread: [...]},
+/// "warmup_order": {thread: [page, ...]}}: the 4 KiB pages each thread's loads and stores touch up
+/// to the end of its warm-up job (its `JobEnd` of job 0) and after it, an access that crosses a
+/// page counted in both of its pages; `warmup_order` holds the pages each thread touches before
+/// the task set's first periodic job starts (its warm-up job and what it runs after it, until
+/// its first sleep ends) in the order of their last touch (oldest first), which is all an LRU set
+/// keeps of a run of one thread's accesses. What the periodic jobs of a task set (and the code between them) hold in a data TLB,
+/// and what its warm-up put there first: `tlblab.isolation`'s pages of a replayed real task set
+/// (seed 003).
 #[pyfunction]
 fn trace_data_pages(py: Python<'_>, path: String) -> PyResult<String> {
     use std::collections::BTreeSet;
@@ -160,10 +164,15 @@ fn trace_data_pages(py: Python<'_>, path: String) -> PyResult<String> {
         let mut warm_done: BTreeSet<u32> = BTreeSet::new();
         let mut warmup: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
         let mut periodic: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
+        // thread -> page -> sequence number of its last touch in the warm-up
+        let mut last: BTreeMap<u32, BTreeMap<u64, u64>> = BTreeMap::new();
+        let mut seq = 0u64;
+        let mut jobs_started = false;
         tlblab_trace::source::for_each_record(&mut *src, 4096, |r| match *r {
             Record::Event(Event::JobEnd { task, job: 0 }) => {
                 warm_done.insert(task);
             }
+            Record::Event(Event::JobStart { job, .. }) if job >= 1 => jobs_started = true,
             Record::Access(a) if !a.kind.is_instr() => {
                 let into = if warm_done.contains(&a.thread.0) {
                     &mut periodic
@@ -171,15 +180,27 @@ fn trace_data_pages(py: Python<'_>, path: String) -> PyResult<String> {
                     &mut warmup
                 };
                 let first = a.vaddr.0 >> 12;
-                let last = (a.vaddr.0 + u64::from(a.size.max(1)) - 1) >> 12;
+                let last_page = (a.vaddr.0 + u64::from(a.size.max(1)) - 1) >> 12;
                 let set = into.entry(a.thread.0).or_default();
-                for p in first..=last {
+                for p in first..=last_page {
                     set.insert(p << 12);
+                    if !jobs_started {
+                        seq += 1;
+                        last.entry(a.thread.0).or_default().insert(p << 12, seq);
+                    }
                 }
             }
             _ => {}
         })?;
-        Ok(json!({"warmup": warmup, "periodic": periodic}).to_string())
+        let order: BTreeMap<u32, Vec<u64>> = last
+            .into_iter()
+            .map(|(t, pages)| {
+                let mut v: Vec<(u64, u64)> = pages.into_iter().map(|(p, s)| (s, p)).collect();
+                v.sort_unstable();
+                (t, v.into_iter().map(|(_, p)| p).collect())
+            })
+            .collect();
+        Ok(json!({"warmup": warmup, "periodic": periodic, "warmup_order": order}).to_string())
     })
     .map_err(verr)
 }

@@ -449,7 +449,8 @@ def real_taskset_doc(trace, tasks) -> dict:
     """The `tlblab isolate` task-set document of a replayed real task set: each task's data
     pages after its warm-up job (loads and stores of its thread, the code between jobs and the
     kernel's pages the replay adds included; `_native.trace_data_pages`), given by address,
-    with Table 6.1's timing in ms; no separate noise (the process's and the kernel's pages are
+    with Table 6.1's timing in ms, and its warm-up's pages in the order of their last touch
+    (`warmup_order`: isolate replays it through the set's LRU); no separate noise (the process's and the kernel's pages are
     among the tasks' pages: a page two tasks share is one translation)."""
     import json
 
@@ -461,7 +462,8 @@ def real_taskset_doc(trace, tasks) -> dict:
         jobs = [int(p) for p in pages["periodic"].get(str(i), [])]
         doc["task"].append({"name": f"T{i + 1}", "phase": t.phase_us / 1000, "period": t.period_us / 1000,
                             "exec": t.exec_us / 1000, "placement": "pages", "pages": jobs,
-                            "warmup_pages": [int(p) for p in pages["warmup"].get(str(i), [])]})
+                            "warmup_pages": [int(p) for p in pages["warmup"].get(str(i), [])],
+                            "warmup_order": [int(p) for p in pages["warmup_order"].get(str(i), [])]})
     return doc
 
 
@@ -473,7 +475,8 @@ def taskset_toml(doc: dict, comment: str) -> str:
         lines += ["[[task]]", f'name = "{t["name"]}"', f'phase = {t["phase"]:g}', f'period = {t["period"]:g}',
                   f'exec = {t["exec"]:g}', f'placement = "{t["placement"]}"',
                   "pages = [" + ", ".join(hex(p) for p in t["pages"]) + "]",
-                  "warmup_pages = [" + ", ".join(hex(p) for p in t.get("warmup_pages", [])) + "]", ""]
+                  ("warmup_order = [" + ", ".join(hex(p) for p in t["warmup_order"]) + "]" if "warmup_order" in t
+                   else "warmup_pages = [" + ", ".join(hex(p) for p in t.get("warmup_pages", [])) + "]"), ""]
     return "\n".join(lines)
 
 
