@@ -292,8 +292,8 @@ def scenario(name: str, cores: int, *, limit: int = 0, corunner_limit: int = 0, 
     # each: in a capture cut at `corunner_limit` references the calls past it come at its end.
     calls = {b: corunner_syscalls(b, cache=cache) for b in CORUNNERS}
 
-    def prog(p: Path, c: list | None = None) -> tuple[str, list[tuple[int, int, int]], list]:
-        return (str(p), relocations_32(p), [list(x) for x in c or []])
+    def prog(p: Path, c: list | None = None) -> tuple[str, list[tuple[int, int, int]], list[tuple]]:
+        return (str(p), relocations_32(p), [tuple(x) for x in c or []])
 
     plans = [([prog(bg["cjpeg"], calls["cjpeg"]), prog(bg["djpeg"], calls["djpeg"]), prog(rt)], False)]
     order = list(CORUNNERS)
