@@ -179,7 +179,8 @@ def capture_corunner(name: str, *, limit: int = 0, valgrind: str = "valgrind", c
 SYSCALLS_VERSION = "2"
 
 
-def corunner_syscalls(name: str, *, valgrind: str = "valgrind", cache: Path = CACHE) -> list[tuple[int, str, int, int, int]]:
+def corunner_syscalls(name: str, *, limit: int = 0, valgrind: str = "valgrind",
+                      cache: Path = CACHE) -> list[tuple[int, str, int, int, int]]:
     """The TLB maintenance of background program `name`'s system calls, which its Lackey capture
     does not record: each `munmap`, `mprotect` and `brk` that shrinks the heap (Linux's do_munmap),
     as (position, "munmap" | "mprotect", start, length, prot), the position the number of its
@@ -188,11 +189,13 @@ def corunner_syscalls(name: str, *, valgrind: str = "valgrind", cache: Path = CA
     layout as the capture's, and its memory lines give the call's place in the run), counted as
     it streams (troff's log is 146 M lines) and cached as JSON beside the capture. The `mmap`s
     with MAP_FIXED over the loader's reservations are left out: they replace mappings no page was
-    touched in, and Linux flushes only a range with present entries (ARM's tlb_flush)."""
+    touched in, and Linux flushes only a range with present entries (ARM's tlb_flush). With
+    `limit`, the calls within the first `limit` references (those of `capture_corunner`'s capture
+    with that limit: the traced run is stopped there)."""
     import json
     import tempfile
 
-    capture_path = capture_corunner(name, valgrind=valgrind, cache=cache)
+    capture_path = capture_corunner(name, limit=limit, valgrind=valgrind, cache=cache)
     out = capture_path.with_suffix(f".syscalls{SYSCALLS_VERSION}.json")
     if out.is_file():
         return [tuple(x) for x in json.loads(out.read_text())]
@@ -205,11 +208,11 @@ def corunner_syscalls(name: str, *, valgrind: str = "valgrind", cache: Path = CA
         argv = _corunner_argv(name, d)
         # The log (fd 3) through awk: the memory lines counted, the system calls kept with the
         # count before them; the program's own output discarded.
-        script = ('{ if ($0 ~ /^(I | L | S | M )/) n++; '
-                  'else if ($0 ~ /^SYSCALL.*sys_(munmap|mprotect|brk) /) print n "\t" $0 } '
-                  'END { print n "\tEND" }')
+        script = ('{ if ($0 ~ /^(I | L | S | M )/) { n++; if (LIMIT && n >= LIMIT) exit } '
+                  'else if ($0 ~ /^SYSCALL.*sys_(munmap|mprotect|brk) /) print n "\\t" $0 } '
+                  'END { print n "\\tEND" }').replace("LIMIT", str(int(limit)))
         cmd = ([valgrind, "--tool=lackey", "--trace-mem=yes", "--trace-syscalls=yes", "--log-fd=3", *argv])
-        r = subprocess.run(["bash", "-c", '"$@" 3>&1 1>/dev/null 2>/dev/null | mawk "$AWK"', "bash", *cmd],
+        r = subprocess.run(["bash", "-c", '"$@" 3>&1 1>/dev/null 2>/dev/null | awk "$AWK"', "bash", *cmd],
                            capture_output=True, text=True, env={**os.environ, "AWK": script})
         lines = r.stdout.splitlines()
         if r.returncode != 0 or not lines or not lines[-1].endswith("\tEND"):
@@ -288,9 +291,9 @@ def scenario(name: str, cores: int, *, limit: int = 0, corunner_limit: int = 0, 
         raise UserError(f"mibench: the seed's scenarios have 1 or 4 cores, not {cores}")
     rt = capture(name, limit=limit, cache=cache)
     bg = {b: capture_corunner(b, limit=corunner_limit, cache=cache) for b in CORUNNERS}
-    # The background programs' mapping changes, which Lackey does not record, from a whole run
-    # each: in a capture cut at `corunner_limit` references the calls past it come at its end.
-    calls = {b: corunner_syscalls(b, cache=cache) for b in CORUNNERS}
+    # The background programs' mapping changes, which Lackey does not record (within the first
+    # `corunner_limit` references when their captures are cut there).
+    calls = {b: corunner_syscalls(b, limit=corunner_limit, cache=cache) for b in CORUNNERS}
 
     def prog(p: Path, c: list | None = None) -> tuple[str, list[tuple[int, int, int]], list[tuple]]:
         return (str(p), relocations_32(p), [tuple(x) for x in c or []])
