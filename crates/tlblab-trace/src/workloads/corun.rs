@@ -10,6 +10,9 @@
 //! program's end is its thread's `ThreadExit`, its process's `ProcessExit` (Linux's `exit_mmap`,
 //! which flushes the process's translations on every core: on the Cortex-A9 one broadcast
 //! TLBIASIDIS, `OsConfig::tlb_maintenance`) and a `ContextSwitch` on its core to the next.
+//! A program may carry the system calls its capture does not record (`Syscall`: munmap and
+//! mprotect, traced apart), emitted as its process's `Munmap`/`Mprotect` events after the
+//! number of its references each names.
 //!
 //! The cores advance in turns of `chunk` references each (round robin in core order): the
 //! cores run at one reference rate, the accesses of each core in program order, and the shared
