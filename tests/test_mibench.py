@@ -72,3 +72,23 @@ def test_given_a_64_bit_capture_then_its_stack_moves_below_the_3_gib_split(tmp_p
     # this short may end before the stack is mapped) ends at the 32-bit stack top.
     top = max((vpn + 1) << 12 for _, vpn, *_ in _native.page_counts(str(t)))
     assert top + delta == mibench.STACK_TOP_32
+
+
+def test_given_a_background_program_then_its_mapping_calls_are_traced_at_their_places(tmp_path):
+    # Lackey records no system calls; the same binary on the same input under Lackey with
+    # --trace-syscalls gives them in the capture's layout. cjpeg (as strace shows it outside
+    # Valgrind): four RELRO mprotects and the munmap of ld.so.cache at start-up; Valgrind's own
+    # preload library's mprotect is left out.
+    if not shutil.which("cjpeg"):
+        pytest.skip("cjpeg not installed (scripts/debian-packages.txt)")
+    calls = mibench.corunner_syscalls("cjpeg", cache=tmp_path)
+    assert [k for _, k, *_ in calls] == ["mprotect"] * 4 + ["munmap"]
+    records = info(mibench.capture_corunner("cjpeg", cache=tmp_path))["accesses"]["total"]
+    at = [a for a, *_ in calls]
+    assert at == sorted(at) and 0 < at[0] and at[-1] < records // 2, "start-up calls, early in the run"
+    assert all(prot == 1 for _, k, _, _, prot in calls if k == "mprotect"), "RELRO: read-only"
+    assert mibench.corunner_syscalls("cjpeg", cache=tmp_path) == calls, "cached"
+    # Cut at a limit: only the calls before it.
+    cut = mibench.corunner_syscalls("cjpeg", limit=200_000, cache=tmp_path)
+    assert 1 <= len(cut) < len(calls) and all(c[0] < 200_000 for c in cut)
+    assert [c[1:] for c in cut] == [c[1:] for c in calls[: len(cut)]]

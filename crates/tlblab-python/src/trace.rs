@@ -364,12 +364,20 @@ fn rt_replay_write(
     }))
 }
 
-/// One core's plan from Python: ((capture path, relocations (lo, hi, delta)) per program, repeat).
-type PyCorePlan = (Vec<(String, Vec<(u64, u64, i64)>)>, bool);
+/// One program from Python: capture path, relocations (lo, hi, delta), system calls (position,
+/// "munmap" | "mprotect", start, length, prot).
+type PyProgram = (
+    String,
+    Vec<(u64, u64, i64)>,
+    Vec<(u64, String, u64, u64, u8)>,
+);
+/// One core's plan from Python: (programs, repeat).
+type PyCorePlan = (Vec<PyProgram>, bool);
 
 /// corun_write(plans, chunk, address_bits, output) -> JSON summary: writes captured programs
 /// run side by side on several cores as one trace (`workloads::corun`; seed 004 §V.1).
-/// `plans[c]` = (programs, repeat), each program (capture path, relocations (lo, hi, delta)).
+/// `plans[c]` = (programs, repeat), each program (capture path, relocations (lo, hi, delta),
+/// system calls (position, "munmap" | "mprotect", start, length, prot)).
 #[pyfunction]
 fn corun_write(
     py: Python<'_>,
@@ -378,33 +386,44 @@ fn corun_write(
     address_bits: u32,
     output: String,
 ) -> PyResult<String> {
-    use tlblab_trace::workloads::corun::{CorePlan, Corun, Program};
+    use tlblab_trace::workloads::corun::{CorePlan, Corun, Program, Syscall, SyscallKind};
     use tlblab_trace::workloads::rt_replay::Relocation;
     watch::start();
     watch::finish(py.detach(move || -> Result<String, String> {
         let described: Vec<_> = plans
             .iter()
             .map(|(progs, repeat)| {
-                json!({"programs": progs.iter().map(|(p, r)| json!({"capture": p, "relocations": r}))
+                json!({"programs": progs.iter().map(|(p, r, c)| json!({"capture": p, "relocations": r, "syscalls": c.len()}))
                     .collect::<Vec<_>>(), "repeat": repeat})
             })
             .collect();
-        let plans: Vec<CorePlan> = plans
-            .into_iter()
-            .map(|(progs, repeat)| CorePlan {
-                programs: progs
+        let mut out_plans: Vec<CorePlan> = Vec::with_capacity(plans.len());
+        for (progs, repeat) in plans {
+            let mut programs = Vec::with_capacity(progs.len());
+            for (p, rel, calls) in progs {
+                let syscalls = calls
                     .into_iter()
-                    .map(|(p, rel)| Program {
-                        capture: PathBuf::from(p),
-                        relocations: rel
-                            .into_iter()
-                            .map(|(lo, hi, delta)| Relocation { lo, hi, delta })
-                            .collect(),
+                    .map(|(at, kind, start, len, prot)| {
+                        let kind = match kind.as_str() {
+                            "munmap" => SyscallKind::Munmap,
+                            "mprotect" => SyscallKind::Mprotect { prot },
+                            k => return Err(format!("corun: {p}: system call '{k}' (expected munmap or mprotect)")),
+                        };
+                        Ok(Syscall { at, kind, start, len })
                     })
-                    .collect(),
-                repeat,
-            })
-            .collect();
+                    .collect::<Result<Vec<_>, String>>()?;
+                programs.push(Program {
+                    capture: PathBuf::from(p),
+                    relocations: rel
+                        .into_iter()
+                        .map(|(lo, hi, delta)| Relocation { lo, hi, delta })
+                        .collect(),
+                    syscalls,
+                });
+            }
+            out_plans.push(CorePlan { programs, repeat });
+        }
+        let plans = out_plans;
         let corun = Corun::new(plans, chunk, address_bits)?;
         let mut src = watch::Watched::new(corun, None);
         let meta = json!({

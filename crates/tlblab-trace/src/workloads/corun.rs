@@ -10,6 +10,9 @@
 //! program's end is its thread's `ThreadExit`, its process's `ProcessExit` (Linux's `exit_mmap`,
 //! which flushes the process's translations on every core: on the Cortex-A9 one broadcast
 //! TLBIASIDIS, `OsConfig::tlb_maintenance`) and a `ContextSwitch` on its core to the next.
+//! A program may carry the system calls its capture does not record (`Syscall`: munmap and
+//! mprotect, traced apart), emitted as its process's `Munmap`/`Mprotect` events after the
+//! number of its references each names.
 //!
 //! The cores advance in turns of `chunk` references each (round robin in core order): the
 //! cores run at one reference rate, the accesses of each core in program order, and the shared
@@ -23,11 +26,31 @@ use crate::source::RecordSource;
 use std::path::PathBuf;
 use tlblab_types::{CoreId, ThreadId, VirtAddr};
 
-/// One program of a core's plan: its capture and where its addresses move.
+/// One program of a core's plan: its capture, where its addresses move, and the system calls
+/// its capture does not record (Lackey's records none) that change its mappings.
 #[derive(Clone, Debug)]
 pub struct Program {
     pub capture: PathBuf,
     pub relocations: Vec<Relocation>,
+    /// In order of `at`; a call at or past the capture's end comes before the program's exit.
+    pub syscalls: Vec<Syscall>,
+}
+
+/// A system call of a program that changes its mappings: `at` references of its run come
+/// before it. Each becomes the `Munmap`/`Mprotect` event of the run's process (addresses moved
+/// by the program's relocations), whose TLB maintenance the OS model does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Syscall {
+    pub at: u64,
+    pub kind: SyscallKind,
+    pub start: u64,
+    pub len: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SyscallKind {
+    Munmap,
+    Mprotect { prot: u8 },
 }
 
 /// What one core runs: `programs` in order; again from the first when `repeat`.
@@ -42,7 +65,11 @@ struct Running {
     name: String,
     thread: u32,
     relocations: Vec<Relocation>,
-    /// Records of this run read so far (for errors).
+    syscalls: Vec<Syscall>,
+    /// Index in `syscalls` of the next call.
+    next_call: usize,
+    /// Records of this run read so far (for errors; Lackey's captures hold accesses only, so
+    /// also the references before the next call).
     read: u64,
 }
 
@@ -93,6 +120,12 @@ impl Corun {
         }
         for (c, p) in plans.iter().enumerate() {
             for prog in &p.programs {
+                if prog.syscalls.windows(2).any(|w| w[1].at < w[0].at) {
+                    return Err(format!(
+                        "corun: core {c}: the system calls of {} are not in order of position",
+                        prog.capture.display()
+                    ));
+                }
                 if !prog.capture.is_file() {
                     return Err(format!(
                         "corun: core {c}: capture {} not found",
@@ -145,6 +178,8 @@ impl Corun {
             name: prog.capture.display().to_string(),
             thread,
             relocations: prog.relocations.clone(),
+            syscalls: prog.syscalls.clone(),
+            next_call: 0,
             read: 0,
         });
         out.push(Record::Event(Event::ThreadStart {
@@ -170,8 +205,14 @@ impl Corun {
                 .running
                 .as_mut()
                 .expect("a core that is not done runs a program");
+            // The system calls due before the next reference, then references up to the next.
+            Self::calls(run, limit, false, out)?;
+            let upto = match run.syscalls.get(run.next_call) {
+                Some(call) => left.min((call.at - run.read) as usize),
+                None => left,
+            };
             self.scratch.clear();
-            let n = run.src.fill(&mut self.scratch, left)?;
+            let n = run.src.fill(&mut self.scratch, upto)?;
             for r in self.scratch.drain(..) {
                 run.read += 1;
                 match r {
@@ -205,7 +246,9 @@ impl Corun {
                 left = left.saturating_sub(n);
                 continue;
             }
-            // This program's capture is over: its exit, then the next program or the plan's end.
+            // This program's capture is over: its calls left, its exit, then the next program or
+            // the plan's end.
+            Self::calls(run, limit, true, out)?;
             let thread = run.thread;
             core.running = None;
             out.push(Record::Event(Event::ThreadExit {
@@ -232,6 +275,44 @@ impl Corun {
                 }
             }
             self.start(c, Some(thread), out)?;
+        }
+        Ok(())
+    }
+
+    /// The system calls of `run` due now (every one left when the capture has `ended`) as
+    /// events of its process.
+    fn calls(
+        run: &mut Running,
+        limit: u64,
+        ended: bool,
+        out: &mut Vec<Record>,
+    ) -> Result<(), String> {
+        while let Some(call) = run.syscalls.get(run.next_call) {
+            if !ended && call.at > run.read {
+                break;
+            }
+            let start = relocate(call.start, &run.relocations);
+            if start > limit || call.len > limit - start + 1 {
+                return Err(format!(
+                    "corun: {}: system call {} ({:#x}, {} bytes, relocated to {:#x}) does not fit the machine's {} address bits",
+                    run.name, run.next_call, call.start, call.len, start, 64 - limit.leading_zeros()
+                ));
+            }
+            let (process, start) = (run.thread, VirtAddr(start));
+            out.push(Record::Event(match call.kind {
+                SyscallKind::Munmap => Event::Munmap {
+                    process,
+                    start,
+                    len: call.len,
+                },
+                SyscallKind::Mprotect { prot } => Event::Mprotect {
+                    process,
+                    start,
+                    len: call.len,
+                    prot,
+                },
+            }));
+            run.next_call += 1;
         }
         Ok(())
     }
@@ -323,6 +404,7 @@ mod tests {
         Program {
             capture: p.to_path_buf(),
             relocations: vec![],
+            syscalls: vec![],
         }
     }
 
@@ -430,6 +512,7 @@ mod tests {
                     hi: 0x1_0001_0000,
                     delta: -0x4000_0000,
                 }],
+                syscalls: vec![],
             }],
             repeat: false,
         }];
@@ -437,6 +520,81 @@ mod tests {
         assert!(recs
             .iter()
             .any(|r| matches!(r, Record::Access(a) if a.vaddr.0 == 0xc000_0000)));
+    }
+
+    #[test]
+    fn given_system_calls_then_each_comes_at_its_position_as_its_process_event() {
+        let d = tempdir("calls");
+        let rt = capture(&d, "rt.tlbt", &[0x1000, 0x2000, 0x3000]);
+        let call = |at, kind, start| Syscall {
+            at,
+            kind,
+            start,
+            len: 0x2000,
+        };
+        let plans = vec![CorePlan {
+            programs: vec![Program {
+                capture: rt,
+                relocations: vec![Relocation {
+                    lo: 0x8000,
+                    hi: 0x9000,
+                    delta: 0x1000,
+                }],
+                syscalls: vec![
+                    call(0, SyscallKind::Mprotect { prot: 1 }, 0x8000),
+                    call(2, SyscallKind::Munmap, 0x4000),
+                    call(2, SyscallKind::Munmap, 0x6000),
+                    call(9, SyscallKind::Munmap, 0x7000),
+                ],
+            }],
+            repeat: false,
+        }];
+        // Turns of 2 references: a call at 2 lands at a turn's border, one past the end before
+        // the exit.
+        let recs = all(Corun::new(plans, 2, 32).unwrap());
+        let seq: Vec<String> = recs
+            .iter()
+            .filter_map(|r| match r {
+                Record::Access(a) => Some(format!("a{:x}", a.vaddr.0)),
+                Record::Event(Event::Munmap {
+                    process: 0,
+                    start,
+                    len: 0x2000,
+                }) => Some(format!("u{:x}", start.0)),
+                Record::Event(Event::Mprotect {
+                    process: 0,
+                    start,
+                    len: 0x2000,
+                    prot: 1,
+                }) => Some(format!("p{:x}", start.0)),
+                Record::Event(Event::ProcessExit { .. }) => Some("exit".into()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            seq,
+            ["p9000", "a1000", "a2000", "u4000", "u6000", "a3000", "u7000", "exit"]
+        );
+        // Out of order: refused.
+        let d2 = capture(&d, "rt2.tlbt", &[0x1000]);
+        let e = Corun::new(
+            vec![CorePlan {
+                programs: vec![Program {
+                    capture: d2,
+                    relocations: vec![],
+                    syscalls: vec![
+                        call(2, SyscallKind::Munmap, 0),
+                        call(1, SyscallKind::Munmap, 0),
+                    ],
+                }],
+                repeat: false,
+            }],
+            2,
+            32,
+        )
+        .err()
+        .unwrap();
+        assert!(e.contains("not in order"), "{e}");
     }
 
     #[test]

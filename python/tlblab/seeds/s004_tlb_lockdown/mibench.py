@@ -175,6 +175,73 @@ def capture_corunner(name: str, *, limit: int = 0, valgrind: str = "valgrind", c
         return out
 
 
+# Bump when what `corunner_syscalls` records changes.
+SYSCALLS_VERSION = "2"
+
+
+def corunner_syscalls(name: str, *, limit: int = 0, valgrind: str = "valgrind",
+                      cache: Path = CACHE) -> list[tuple[int, str, int, int, int]]:
+    """The TLB maintenance of background program `name`'s system calls, which its Lackey capture
+    does not record: each `munmap`, `mprotect` and `brk` that shrinks the heap (Linux's do_munmap),
+    as (position, "munmap" | "mprotect", start, length, prot), the position the number of its
+    capture's references before the call. Taken from a second run of the same binary on the same
+    input under the same tool (Lackey, `--trace-mem=yes --trace-syscalls=yes`: the same client
+    layout as the capture's, and its memory lines give the call's place in the run), counted as
+    it streams (troff's log is 146 M lines) and cached as JSON beside the capture. The `mmap`s
+    with MAP_FIXED over the loader's reservations are left out: they replace mappings no page was
+    touched in, and Linux flushes only a range with present entries (ARM's tlb_flush). With
+    `limit`, the calls within the first `limit` references (those of `capture_corunner`'s capture
+    with that limit: the traced run is stopped there)."""
+    import json
+    import tempfile
+
+    capture_path = capture_corunner(name, limit=limit, valgrind=valgrind, cache=cache)
+    out = capture_path.with_suffix(f".syscalls{SYSCALLS_VERSION}.json")
+    if out.is_file():
+        return [tuple(x) for x in json.loads(out.read_text())]
+    from tlblab.trace import info
+
+    records = int(info(str(capture_path))["accesses"]["total"])
+    with tempfile.TemporaryDirectory(prefix="tlblab-mibench-") as tmp:
+        d = Path(tmp)
+        _corunner_inputs(d)
+        argv = _corunner_argv(name, d)
+        # The log (fd 3) through awk: the memory lines counted, the system calls kept with the
+        # count before them; the program's own output discarded.
+        script = ('{ if ($0 ~ /^(I | L | S | M )/) { n++; if (LIMIT && n >= LIMIT) exit } '
+                  'else if ($0 ~ /^SYSCALL.*sys_(munmap|mprotect|brk) /) print n "\\t" $0 } '
+                  'END { print n "\\tEND" }').replace("LIMIT", str(int(limit)))
+        cmd = ([valgrind, "--tool=lackey", "--trace-mem=yes", "--trace-syscalls=yes", "--log-fd=3", *argv])
+        r = subprocess.run(["bash", "-c", '"$@" 3>&1 1>/dev/null 2>/dev/null | awk "$AWK"', "bash", *cmd],
+                           capture_output=True, text=True, env={**os.environ, "AWK": script})
+        lines = r.stdout.splitlines()
+        if r.returncode != 0 or not lines or not lines[-1].endswith("\tEND"):
+            raise UserError(f"mibench: tracing the system calls of {' '.join(argv)} failed: {r.stderr.strip()[-400:]}")
+    total = int(lines[-1].split("\t")[0])
+    # Valgrind's own preloaded library (its RELRO mprotect) is no part of a normal run.
+    valgrinds = [(int(m["start"], 16), int(m["end"], 16)) for m in info(str(capture_path))["mappings"]
+                 if "valgrind" in m["name"]]
+    calls: list[tuple[int, str, int, int, int]] = []
+    brk = 0
+    for line in lines[:-1]:
+        n, text = line.split("\t", 1)
+        if "Failure" in text:
+            continue
+        at = round(int(n) * records / total) if total else 0
+        args = [int(a.strip(), 0) for a in text.split("(", 2)[2].split(")")[0].split(",")]
+        if "sys_brk" in text:
+            new = int(text.rsplit("Success(", 1)[1].split(")")[0], 0)
+            if brk and new < brk:
+                calls.append((at, "munmap", new, brk - new, 0))
+            brk = new
+        elif "sys_munmap" in text:
+            calls.append((at, "munmap", args[0], args[1], 0))
+        elif not any(lo <= args[0] < hi for lo, hi in valgrinds):
+            calls.append((at, "mprotect", args[0], args[1], args[2]))
+    atomic_write(out, lambda t: Path(t).write_text(json.dumps(calls)))
+    return calls
+
+
 def relocations_32(capture_path: Path) -> list[tuple[int, int, int]]:
     """Where a 64-bit capture's addresses above 4 GiB (Valgrind's amd64 client stack, about
     0x1fff000000) move in a 32-bit layout: all of them by one distance, so that the highest page
@@ -202,8 +269,9 @@ def relocations_32(capture_path: Path) -> list[tuple[int, int, int]]:
 
 
 # Bump when what `scenario` composes changes (not the captures): 2, every run's end carries its
-# process's exit (`ProcessExit`, the kernel's exit_mmap).
-SCENARIO_VERSION = "2"
+# process's exit (`ProcessExit`, the kernel's exit_mmap); 3, the background programs' munmap,
+# mprotect and brk-trim calls (`corunner_syscalls`) at their places in their runs.
+SCENARIO_VERSION = "3"
 
 # Turns of the composed scenario: each core runs this many references before the next core's
 # turn (all cores at one reference rate; the shared L2 sees their references interleaved).
@@ -213,7 +281,8 @@ SCENARIO_TURN = 256
 def scenario(name: str, cores: int, *, limit: int = 0, corunner_limit: int = 0, cache: Path = CACHE) -> Path:
     """Seed 004 §V.1's scenario around real-time program `name` as one trace: on core 0 cjpeg,
     djpeg, then the program (process 0); with `cores` = 4, cores 1-3 loop cjpeg, djpeg and
-    typeset (core c starts at program c - 1 of the three), each run a new process. `limit` and
+    typeset (core c starts at program c - 1 of the three), each run a new process, with its
+    munmap/mprotect calls (`corunner_syscalls`; the real-time program's own are not added). `limit` and
     `corunner_limit` bound the captures (0: whole runs). Cached by the captures' names (content
     hashes) and the composition's parameters."""
     from tlblab import _native
@@ -222,15 +291,18 @@ def scenario(name: str, cores: int, *, limit: int = 0, corunner_limit: int = 0, 
         raise UserError(f"mibench: the seed's scenarios have 1 or 4 cores, not {cores}")
     rt = capture(name, limit=limit, cache=cache)
     bg = {b: capture_corunner(b, limit=corunner_limit, cache=cache) for b in CORUNNERS}
+    # The background programs' mapping changes, which Lackey does not record (within the first
+    # `corunner_limit` references when their captures are cut there).
+    calls = {b: corunner_syscalls(b, limit=corunner_limit, cache=cache) for b in CORUNNERS}
 
-    def prog(p: Path) -> tuple[str, list[tuple[int, int, int]]]:
-        return (str(p), relocations_32(p))
+    def prog(p: Path, c: list | None = None) -> tuple[str, list[tuple[int, int, int]], list[tuple]]:
+        return (str(p), relocations_32(p), [tuple(x) for x in c or []])
 
-    plans = [([prog(bg["cjpeg"]), prog(bg["djpeg"]), prog(rt)], False)]
+    plans = [([prog(bg["cjpeg"], calls["cjpeg"]), prog(bg["djpeg"], calls["djpeg"]), prog(rt)], False)]
     order = list(CORUNNERS)
     for c in range(1, cores):
         k = (c - 1) % 3
-        plans.append(([prog(bg[b]) for b in order[k:] + order[:k]], True))
+        plans.append(([prog(bg[b], calls[b]) for b in order[k:] + order[:k]], True))
     key = content_digest(repr(plans), str(SCENARIO_TURN), CAPTURE_VERSION, SCENARIO_VERSION)
     out = Path(cache) / f"scenario-{PROGRAMS[name].source}-{cores}core-{key}.tlbt"
     if out.is_file():
