@@ -200,7 +200,12 @@ def test_sweep_on_a_local_cluster_stops_on_a_signal_quietly(tmp_path, sig):
 @pytest.mark.parametrize("sig", SIGNALS)
 def test_sweep_stops_on_a_signal_while_its_cluster_starts(tmp_path, sig):
     p = _start(["sweep", str(ROOT / "examples" / "sweep_l1d.toml"), "--workers", "2", "--out", "sw"], tmp_path)
-    time.sleep(1.5)
+    # The moment the cluster starts is the command's first child process (the resource tracker
+    # `_quiet_start` starts, then the workers): a fixed sleep was too long on a fast host, where
+    # the whole sweep ended within it (AMD family 26, 2026-11-27: 24 points in 0.9 s).
+    end = time.monotonic() + 30
+    while len(_group_alive(p.pid)) < 2 and p.poll() is None and time.monotonic() < end:
+        time.sleep(0.005)
     took, err = _stop(p, sig)
     _check(p, sig, took, err)
 

@@ -342,7 +342,11 @@ def _quiet_start(make):
     try:
         interruptible.call(t.join)
     except KeyboardInterrupt:
-        # The cluster may be half up: its worker processes go with this process's exit.
+        # The cluster may be half up: its start-up thread runs on and may still log (the
+        # scheduler's "Registering Worker plugin" INFO line, seen on a fast host when the signal
+        # came within milliseconds of the start), and its worker processes go with this
+        # process's exit.
+        _silence_dask_logs()
         _kill_children()
         raise
     if "error" in box:
@@ -366,11 +370,17 @@ def _kill_children() -> None:
 def _stop_now(cluster) -> None:
     """An interrupted sweep: the workers killed at once (a graceful close takes seconds), and
     the nannies told not to restart them nor to log the deaths they see."""
+    _silence_dask_logs()
+    _kill_children()
+
+
+def _silence_dask_logs() -> None:
+    """No log line of Dask's (or of the event loops under it) reaches stderr from here on: an
+    interrupted sweep ends with one line of its own."""
     import logging
 
     for name in ("distributed", "tornado", "asyncio"):
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
-    _kill_children()
 
 
 def run_checks(jobs_json: str) -> str | None:
