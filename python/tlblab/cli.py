@@ -172,8 +172,14 @@ def main(argv: list[str] | None = None) -> int:
             return _report_stop(e)
         return _run(args)
     finally:
+        # Stopped, the program exits with its line already written: a late signal (a second
+        # Ctrl-C a few milliseconds after the first) is ignored to the end, for the handlers
+        # restored here would let it kill the exiting process (status -2 instead of 130; the
+        # interpreter puts SIGINT back to its default as it shuts down, unless it is ignored).
+        # Called in-process with `argv` (tests, other programs), the caller's handlers return.
+        stopped_program = _stopping is not None and argv is None
         for s, h in previous.items():
-            signal.signal(s, h)
+            signal.signal(s, signal.SIG_IGN if stopped_program else h)
 
 
 def _run(args) -> int:
