@@ -7,47 +7,39 @@ use crate::analysis::knee::Confidence;
 use crate::cpuid::Assoc;
 use crate::measure::levels::stride_sweep;
 
-pub(in crate::probe) struct L1Assoc;
+pub(in crate::probe) const L1_ASSOC: Section = Section::named("l1_assoc", run);
 
-impl Section for L1Assoc {
-    fn name(&self) -> &'static str {
-        "l1_assoc"
-    }
-
-    fn run(&self, cx: &mut Context<'_>, r: &mut ProbeReport) {
-        let (o, b, want) = (cx.o, cx.b, cx.want);
-        let l1 = &cx.l1;
-        let bench = &mut *cx.bench;
-        // 2. L1 associativity and index bits.
-        if want("l1_assoc") {
-            if let Some(c) = &l1 {
-                let step = c.fit.map(|f| f.high - f.low);
-                let ss = stride_sweep(
-                    bench,
-                    0,
-                    c.entries,
-                    if o.quick { 6 } else { 9 },
-                    None,
-                    step,
-                    b,
-                );
-                let (text, conf) = indexing_text(&ss.indexing);
-                let declared = r.cpuid.data_tlb(1);
-                let disagrees = declared.is_some_and(|d| !assoc_matches(&ss.indexing, &d.assoc));
-                let conf = ss
-                    .confidences
-                    .iter()
-                    .fold(conf, |a, b| a.min(*b).max_medium_if(a));
-                r.summary.push(Measured::organisation(
-                    "L1 DTLB associativity",
-                    conf,
-                    declared,
-                    disagrees,
-                    text,
-                ));
-                r.l1_strides = Some(ss);
-            }
-        }
+fn run(cx: &mut Context<'_>, r: &mut ProbeReport) {
+    let (o, b) = (cx.o, cx.b);
+    let l1 = &cx.l1;
+    let bench = &mut *cx.bench;
+    // 2. L1 associativity and index bits.
+    if let Some(c) = &l1 {
+        let step = c.fit.map(|f| f.high - f.low);
+        let ss = stride_sweep(
+            bench,
+            0,
+            c.entries,
+            if o.quick { 6 } else { 9 },
+            None,
+            step,
+            b,
+        );
+        let (text, conf) = indexing_text(&ss.indexing);
+        let declared = r.cpuid.data_tlb(1);
+        let disagrees = declared.is_some_and(|d| !assoc_matches(&ss.indexing, &d.assoc));
+        let conf = ss
+            .confidences
+            .iter()
+            .fold(conf, |a, b| a.min(*b).max_medium_if(a));
+        r.summary.push(Measured::organisation(
+            "L1 DTLB associativity",
+            conf,
+            declared,
+            disagrees,
+            text,
+        ));
+        r.l1_strides = Some(ss);
     }
 }
 

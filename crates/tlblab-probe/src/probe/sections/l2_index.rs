@@ -13,42 +13,34 @@ use crate::measure::conflict::arbitrate_with;
 use crate::measure::curve::Capacity;
 use crate::measure::levels::StrideSweep;
 
-pub(in crate::probe) struct L2Index;
+pub(in crate::probe) const L2_INDEX: Section = Section::named("l2_index", run);
 
-impl Section for L2Index {
-    fn name(&self) -> &'static str {
-        "l2_index"
-    }
-
-    fn run(&self, cx: &mut Context<'_>, r: &mut ProbeReport) {
-        let (o, b, want) = (cx.o, cx.b, cx.want);
-        let (l1, l2) = (&cx.l1, &cx.l2);
-        let bench = &mut *cx.bench;
-        // 3. L2 sets and ways: conflict sets at page strides 2^4 … 2^9, with filler pages that keep
-        // the L1 missing (`measure::conflict`), so small per-stride capacities do not hide behind it.
-        if want("l2_index") {
-            if let (Some(c1), Some(c2)) = (&l1, &l2) {
-                let ss = crate::measure::conflict::conflict_sweep(
-                    bench,
-                    c2.entries,
-                    fillers_for(c1.entries),
-                    4,
-                    9,
-                    b.scan_reps,
-                    b.scan_window_ns,
-                    if o.quick { 1 } else { 3 },
-                    b.seed,
-                );
-                r.l2_strides = Some(ss);
-                // With the L2's second measurement to come (`l2_again`), the set index is measured
-                // after it: on a simulated host its draws then leave the measurements before it as
-                // they were.
-                if !want("dtlb") {
-                    l2_set_index(bench, o.quick, b, r);
-                }
-                l2_lines(r, c2, "");
-            }
+fn run(cx: &mut Context<'_>, r: &mut ProbeReport) {
+    let (o, b, want) = (cx.o, cx.b, cx.want);
+    let (l1, l2) = (&cx.l1, &cx.l2);
+    let bench = &mut *cx.bench;
+    // 3. L2 sets and ways: conflict sets at page strides 2^4 … 2^9, with filler pages that keep
+    // the L1 missing (`measure::conflict`), so small per-stride capacities do not hide behind it.
+    if let (Some(c1), Some(c2)) = (&l1, &l2) {
+        let ss = crate::measure::conflict::conflict_sweep(
+            bench,
+            c2.entries,
+            fillers_for(c1.entries),
+            4,
+            9,
+            b.scan_reps,
+            b.scan_window_ns,
+            if o.quick { 1 } else { 3 },
+            b.seed,
+        );
+        r.l2_strides = Some(ss);
+        // With the L2's second measurement to come (`l2_again`), the set index is measured
+        // after it: on a simulated host its draws then leave the measurements before it as
+        // they were.
+        if !want("dtlb") {
+            l2_set_index(bench, o.quick, b, r);
         }
+        l2_lines(r, c2, "");
     }
 }
 

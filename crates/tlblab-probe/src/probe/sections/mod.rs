@@ -1,14 +1,14 @@
 //! The probe's measured sections, one file each, in run order ([`ON_HOST`]). A section is a
-//! [`Section`]: its name (the stamp in `ProbeReport::started`), whether it runs on a simulated
-//! host, and `run`, which measures and writes its numbers and summary lines into the report. The
-//! text of its summary lines lives beside it, in its file.
+//! [`Section`], a row of a table: its name (the stamp in `ProbeReport::started`), when it
+//! begins ([`Gate`]), and `run`, which measures and writes its numbers and summary lines into
+//! the report. The text of its summary lines lives beside it, in its file.
 //!
 //! Sections share what the earlier ones found through [`Context`]: section 1's two data-TLB
 //! levels (`l1`, `l2`) size the later sections' chains. Each section asks `want(name)` for the
 //! names `--section` selects it by ([`super::SECTIONS`]); on a host `want` also refuses a section
 //! once the run has used its time budget, and the run names it in `errors`.
 //!
-//! Adding a section: a file here with a unit struct implementing [`Section`], its place in
+//! Adding a section: a file here with a `const` [`Section`] and its `run` function, its place in
 //! [`ON_HOST`] (and [`ON_SIMULATED_HOST`] if it can run there), its selecting name in
 //! `SECTIONS`, and its fields in `ProbeReport`.
 
@@ -49,62 +49,96 @@ pub(super) struct Context<'a> {
     pub l2: Option<Capacity>,
 }
 
-/// One measured section of the probe.
-pub(super) trait Section: Sync {
+/// One measured section of the probe: a row of the tables below.
+pub(super) struct Section {
     /// Its name: the stamp in `ProbeReport::started` (a section selected by one name in
     /// `SECTIONS` carries that name).
-    fn name(&self) -> &'static str;
-    /// The stamp the run records when the section begins (`None`: not stamped).
-    fn stamp(&self) -> Option<&'static str> {
-        Some(self.name())
+    pub name: &'static str,
+    /// Whether the run records its name in `started` when it begins.
+    pub stamped: bool,
+    /// When it begins, and when it measures.
+    pub gate: Gate,
+    /// Measures, and writes its numbers, summary lines and errors into the report.
+    pub run: fn(&mut Context<'_>, &mut ProbeReport),
+}
+
+/// When a section begins and measures.
+pub(super) enum Gate {
+    /// It always begins; `run` asks `want` for the names that select its parts.
+    Always,
+    /// It always begins (stamped), and measures only when its own name is wanted.
+    Named,
+    /// It begins at all (stamp and run) only when this name is wanted.
+    Needs(&'static str),
+}
+
+impl Section {
+    /// A section that always begins and is stamped; `run` asks `want` itself.
+    pub const fn always(
+        name: &'static str,
+        run: fn(&mut Context<'_>, &mut ProbeReport),
+    ) -> Section {
+        Section {
+            name,
+            stamped: true,
+            gate: Gate::Always,
+            run,
+        }
     }
-    /// Whether it begins at all (stamp and run); a section that always begins asks `want`
-    /// inside `run`, after its stamp.
-    fn wanted(&self, _cx: &Context<'_>) -> bool {
-        true
+
+    /// A section selected by its own name: stamped always, measured when wanted.
+    pub const fn named(name: &'static str, run: fn(&mut Context<'_>, &mut ProbeReport)) -> Section {
+        Section {
+            gate: Gate::Named,
+            ..Section::always(name, run)
+        }
     }
-    /// Measures, and writes its numbers, summary lines and errors into `r`.
-    fn run(&self, cx: &mut Context<'_>, r: &mut ProbeReport);
 }
 
 /// Every section, in the order a run on this host takes them: the expensive data-TLB sections
 /// first, the L2's second measurement last.
-pub(super) const ON_HOST: [&dyn Section; 10] = [
-    &dtlb::Levels,
-    &l1_assoc::L1Assoc,
-    &l2_index::L2Index,
-    &validation::ValidationCurve,
-    &latency::Latency,
-    &itlb::Itlb,
-    &prefetch::Prefetch,
-    &thp::Thp,
-    &second_cpu::SecondCpu,
-    &dtlb::L2Again,
+pub(super) const ON_HOST: [&Section; 10] = [
+    &dtlb::LEVELS,
+    &l1_assoc::L1_ASSOC,
+    &l2_index::L2_INDEX,
+    &validation::VALIDATION_CURVE,
+    &latency::LATENCY,
+    &itlb::ITLB,
+    &prefetch::PREFETCH,
+    &thp::THP,
+    &second_cpu::SECOND_CPU,
+    &dtlb::L2_AGAIN,
 ];
 
 /// The sections a simulated host runs (`run_simulated`), in [`ON_HOST`]'s order: the data-TLB
 /// sections, the only ones a simulated host's `Bench` can serve.
-pub(super) const ON_SIMULATED_HOST: [&dyn Section; 4] = [
-    &dtlb::Levels,
-    &l1_assoc::L1Assoc,
-    &l2_index::L2Index,
-    &dtlb::L2Again,
+pub(super) const ON_SIMULATED_HOST: [&Section; 4] = [
+    &dtlb::LEVELS,
+    &l1_assoc::L1_ASSOC,
+    &l2_index::L2_INDEX,
+    &dtlb::L2_AGAIN,
 ];
 
 /// Runs `sections` in order: each that begins is stamped with the seconds since the start.
+/// A section's name is asked of `want` once (on a host `want` may refuse it for the budget).
 pub(super) fn run_all<'s>(
-    sections: impl IntoIterator<Item = &'s dyn Section>,
+    sections: impl IntoIterator<Item = &'s Section>,
     cx: &mut Context<'_>,
     r: &mut ProbeReport,
 ) {
     for s in sections {
-        if !s.wanted(cx) {
+        if let Gate::Needs(name) = s.gate {
+            if !(cx.want)(name) {
+                continue;
+            }
+        }
+        if s.stamped {
+            r.started.push((s.name.into(), since(cx.clock)));
+        }
+        if matches!(s.gate, Gate::Named) && !(cx.want)(s.name) {
             continue;
         }
-        if let Some(stamp) = s.stamp() {
-            r.started.push((stamp.into(), since(cx.clock)));
-        }
-        s.run(cx, r);
+        (s.run)(cx, r);
     }
 }
 
@@ -114,7 +148,7 @@ mod tests {
 
     #[test]
     fn every_selectable_name_is_a_section_or_read_by_one_and_the_names_are_unique() {
-        let names: Vec<&str> = ON_HOST.iter().map(|s| s.name()).collect();
+        let names: Vec<&str> = ON_HOST.iter().map(|s| s.name).collect();
         let mut unique = names.clone();
         unique.sort();
         unique.dedup();
@@ -127,7 +161,7 @@ mod tests {
             );
         }
         // The simulated host's sections are a subsequence of the host's, in its order.
-        let simulated: Vec<&str> = ON_SIMULATED_HOST.iter().map(|s| s.name()).collect();
+        let simulated: Vec<&str> = ON_SIMULATED_HOST.iter().map(|s| s.name).collect();
         let mut rest = names.iter();
         for s in &simulated {
             assert!(
