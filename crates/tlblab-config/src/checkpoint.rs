@@ -80,14 +80,8 @@ pub fn save(path: &Path, sys: &System, workload: &str) -> Result<(), String> {
 /// is either its old self or the whole new file; the temporary file is removed on failure.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let shown = path.display();
-    let name = path
-        .file_name()
+    let tmp = tlblab_trace::fileio::temp_path(path)
         .ok_or_else(|| format!("{shown}: a checkpoint needs a file name"))?;
-    let tmp = path.with_file_name(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;

@@ -205,6 +205,22 @@ impl BufRead for Input {
     }
 }
 
+/// The temporary name a file is written under before it is renamed to `path`: hidden, in the
+/// same directory (so the rename is atomic), and this process's own. None when `path` names no
+/// file.
+pub fn temp_path(path: &Path) -> Option<PathBuf> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let fname = path.file_name()?;
+    Some(dir.join(format!(
+        ".{}.tmp-{}",
+        fname.to_string_lossy(),
+        std::process::id()
+    )))
+}
+
 /// An output file written under a temporary name and renamed into place by `commit`; compressed
 /// through `xz`/`gzip` when the name ends in `.xz`/`.gz`. Dropped without `commit`, it removes
 /// the temporary file.
@@ -218,18 +234,7 @@ pub struct AtomicOutput {
 impl AtomicOutput {
     pub fn create(path: &Path) -> Result<AtomicOutput, String> {
         let name = path.display().to_string();
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let fname = path
-            .file_name()
-            .ok_or_else(|| format!("{name}: not a file name"))?;
-        let tmp = dir.join(format!(
-            ".{}.tmp-{}",
-            fname.to_string_lossy(),
-            std::process::id()
-        ));
+        let tmp = temp_path(path).ok_or_else(|| format!("{name}: not a file name"))?;
         let f = File::create(&tmp).map_err(|e| format!("{name}: {e}"))?;
         let s = name.to_ascii_lowercase();
         let tool = if s.ends_with(".xz") {
