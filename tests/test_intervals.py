@@ -31,19 +31,6 @@ def _same(a: dict, b: dict) -> None:
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    """One real LocalCluster of 2 worker processes for the module (starting one costs seconds)."""
-    import logging
-
-    from distributed import LocalCluster
-
-    c = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                     silence_logs=logging.ERROR)
-    yield c.scheduler_address
-    c.close()
-
-
 @pytest.mark.parametrize("workload, k, kwargs", [
     (THREADS, 3, {"warmup": 20_000}),
     (GUPS, 4, {"max_references": 150_000}),
@@ -181,3 +168,15 @@ def test_docs_intervals_python_example_runs(tmp_path, monkeypatch):
     block = doc.split("```python\n", 1)[1].split("```", 1)[0]
     monkeypatch.chdir(tmp_path)
     exec(compile(block, "docs/intervals.md", "exec"), {})
+
+
+def test_one_run_saves_several_checkpoints_and_lists_those_it_reached(tmp_path):
+    files = [tmp_path / f"{i}.ckpt" for i in range(3)]
+    r = tlblab.simulate(A7, GUPS, max_references=60_000, checkpoint_at=[0, 20_000, 10**9], save_checkpoint=files)
+    assert [c["path"] for c in r.checkpoints] == [str(f) for f in files[:2]] and not files[2].exists()
+    assert r.checkpoints[1]["references"] >= 20_000
+    assert tlblab.checkpoint_info(files[1])["references"] == r.checkpoints[1]["references"]
+    with pytest.raises(ValueError, match="2 points and 1 files to save them in"):
+        tlblab.simulate(A7, GUPS, checkpoint_at=[0, 10], save_checkpoint=[files[0]])
+    with pytest.raises(ValueError, match="the points must come in run order: 10 after 20"):
+        tlblab.simulate(A7, GUPS, checkpoint_at=[20, 10], save_checkpoint=files[:2])

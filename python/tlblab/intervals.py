@@ -50,7 +50,8 @@ class IntervalRun:
     #: The pass's own statistics: the uninterrupted run in the pass's configuration (no technique).
     pass_result: Any
     #: Per interval: `index`, `begin` and `end` (references; `end` None for the last, which
-    #: runs to the end), `host_seconds`, `reused` (from an earlier run).
+    #: runs to the end), `host_seconds` and `host_cpu_seconds` (the task's wall and thread CPU
+    #: time, restore included), `reused` (from an earlier run).
     intervals: list[dict[str, Any]] = field(default_factory=list)
     #: The folder holding the pass's checkpoints and the intervals' results.
     directory: Path = Path()
@@ -245,7 +246,8 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
            "refs_per_second": round(simulated / wall) if wall > 0 else 0}
     result = Result(machine=merged["machine"], workload=workload, stats={**merged, **frequency}, run=run)
     rows = [{"index": i, "begin": cps[i]["references"], "end": cps[i + 1]["references"] if i + 1 < len(cps) else None,
-             "host_seconds": ordered[i].get("host_seconds", 0.0), "reused": ordered[i]["reused"]}
+             "host_seconds": ordered[i].get("host_seconds", 0.0),
+             "host_cpu_seconds": ordered[i].get("host_cpu_seconds", 0.0), "reused": ordered[i]["reused"]}
             for i in range(len(tasks))]
     return IntervalRun(result=result, pass_result=pass_result, intervals=rows, directory=folder,
                        pass_seconds=pass_seconds, pass_reused=reused, interval_seconds=interval_seconds,

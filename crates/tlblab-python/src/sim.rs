@@ -241,7 +241,9 @@ fn merge_stats(parts: Vec<String>) -> PyResult<String> {
         merged = Some(match merged {
             None => s,
             Some(m) => {
-                if (&m.machine, &m.tlb_levels, &m.cache_levels) != (&s.machine, &s.tlb_levels, &s.cache_levels) {
+                if (&m.machine, &m.tlb_levels, &m.cache_levels)
+                    != (&s.machine, &s.tlb_levels, &s.cache_levels)
+                {
                     return Err(err(format!(
                         "interval {i}: statistics of machine '{}' cannot follow those of '{}'",
                         s.machine, m.machine
@@ -270,22 +272,18 @@ fn checkpoint_pauses(
     from: &str,
     warmup: u64,
 ) -> PyResult<Vec<CheckpointAt>> {
-    if at.len() > 1 && at.len() != save.len() {
+    if at.len() != save.len() && (at.len() > 1 || save.len() > 1) {
         return Err(err(format!(
             "--checkpoint-at: {} points and {} files to save them in: give one file per point",
             at.len(),
             save.len()
         )));
     }
-    if at.is_empty() && save.is_empty() {
-        if !from.is_empty() && warmup > 0 {
-            checkpoint_pause("", "", from, warmup)?;
-        }
-        return Ok(Vec::new());
-    }
     if at.len() <= 1 && save.len() <= 1 {
         let one = |v: &[String]| v.first().cloned().unwrap_or_default();
-        return Ok(checkpoint_pause(&one(at), &one(save), from, warmup)?.into_iter().collect());
+        return Ok(checkpoint_pause(&one(at), &one(save), from, warmup)?
+            .into_iter()
+            .collect());
     }
     let mut out = Vec::new();
     let mut last = 0u64;

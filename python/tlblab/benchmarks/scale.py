@@ -104,6 +104,12 @@ def interval_parallel(spec: str, n: int, full, k: int, workers: int = 2) -> dict
         "interval_phase_speedup": round(here.interval_seconds / there.interval_seconds, 3)
         if there.interval_seconds else None,
         "each_interval_host_seconds": [round(i["host_seconds"], 3) for i in here.intervals],
+        # CPU time does not grow with the host's load as wall time does: the pass's process CPU,
+        # and the intervals' thread CPU summed (restores and skipped records included).
+        "pass_cpu_seconds": here.pass_result.run["cpu_seconds"],
+        "interval_phase_cpu_seconds_one_process": round(sum(i["host_cpu_seconds"] for i in here.intervals), 3),
+        "interval_phase_cpu_seconds_two_workers": round(sum(i["host_cpu_seconds"] for i in there.intervals), 3),
+        "uninterrupted_cpu_seconds": full.run["cpu_seconds"],
         "cluster_start_seconds": round(start, 3),
         "end_to_end_wall_seconds": round(end_to_end, 3),
         "uninterrupted_wall_seconds": serial_wall,
