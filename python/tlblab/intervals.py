@@ -73,9 +73,9 @@ def run_interval(task_json: str) -> dict[str, Any]:
     runs to the next boundary and returns its own counters as JSON text (Dask then passes a
     string through, not a nested dict it would walk). Plain data in and out."""
     from tlblab.sim import simulate
-    from tlblab.sweeps.run import _keep_freed_memory
+    from tlblab.sweeps.run import keep_freed_memory
 
-    _keep_freed_memory()
+    keep_freed_memory()
     t = json.loads(task_json)
     t0, c0 = time.perf_counter(), time.thread_time()
     try:
@@ -214,7 +214,7 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
         elif callable(progress):
             progress(len(results), len(tasks))
 
-    from tlblab.sweeps.run import Report, _dask_client
+    from tlblab.sweeps.run import Report, dask_client
 
     rep = Report()
     t1 = time.perf_counter()
@@ -226,7 +226,7 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
         else:
             from distributed import as_completed
 
-            with _dask_client(scheduler, workers, rep) as (client, _n):
+            with dask_client(scheduler, workers, rep) as (client, _n):
                 futures = [client.submit(run_interval, json.dumps(t), key=f"tlblab-interval-{t['key']}",
                                          pure=False, retries=1) for t in todo]
                 for fut in as_completed(futures):
