@@ -126,6 +126,9 @@ def test_a_bad_number_of_intervals_is_refused(tmp_path, k, message):
 def test_a_workload_that_does_not_say_its_length_needs_max_references(tmp_path):
     with pytest.raises(UserError, match="does not say its length .* give --max-references"):
         tlblab.intervals(A7, GUPS, 2, serial=True, out=tmp_path)
+    with pytest.raises(ValueError, match="nosuch"):
+        tlblab.intervals(A7, "nosuch:pages=1", 2, max_references=1000, serial=True, out=tmp_path)
+    assert not any(tmp_path.iterdir())  # a pass that failed leaves nothing
 
 
 def test_a_missing_checkpoint_runs_the_pass_again_and_a_corrupt_or_foreign_one_is_one_error(tmp_path):

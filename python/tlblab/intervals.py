@@ -29,6 +29,7 @@ system they share, as a sweep's traces must.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,9 +163,13 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
         from tlblab.sim import simulate
 
         files = [f"c{i:04d}.ckpt" for i in range(len(bounds))]
-        p = simulate(config, workload, seed=seed, max_references=max_references, os=os, warmup=warmup,
-                     checkpoint_at=[str(b) for b in bounds], save_checkpoint=[folder / f for f in files],
-                     progress=progress is True, **modes)
+        try:
+            p = simulate(config, workload, seed=seed, max_references=max_references, os=os, warmup=warmup,
+                         checkpoint_at=[str(b) for b in bounds], save_checkpoint=[folder / f for f in files],
+                         progress=progress is True, **modes)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)  # a pass that did not finish leaves nothing
+            raise
         saved = [{"file": Path(c["path"]).name, "references": c["references"], "records": c["records"]}
                  for c in p.checkpoints]
         if not saved:
