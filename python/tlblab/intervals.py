@@ -134,7 +134,7 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
             raise UserError(f"--intervals {k}: the workload {workload} does not say its length before it runs: "
                             "give --max-references, or --interval-length N (references per interval)")
         if length <= warmup:
-            raise UserError(f"--intervals {k}: the workload's {length} records are within the warm-up "
+            raise UserError(f"--intervals {k}: the run's length ({length}) is within the warm-up "
                             f"(--warmup {warmup}): nothing would be measured")
         bounds = [warmup + i * (length - warmup) // k for i in range(k)]
     else:
