@@ -29,6 +29,7 @@ system they share, as a sweep's traces must.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -52,7 +53,8 @@ class IntervalRun:
     pass_result: Any
     #: Per interval: `index`, `begin` and `end` (references; `end` None for the last, which
     #: runs to the end), `host_seconds` and `host_cpu_seconds` (the task's wall and thread CPU
-    #: time, restore included), `reused` (from an earlier run).
+    #: time, restore included), `host_process` (the process id that ran it), `reused` (from an
+    #: earlier run).
     intervals: list[dict[str, Any]] = field(default_factory=list)
     #: The folder holding the pass's checkpoints and the intervals' results.
     directory: Path = Path()
@@ -88,7 +90,8 @@ def run_interval(task_json: str) -> dict[str, Any]:
         return {"key": t["key"], "index": t["index"], "error": str(e)}
     r.stats.pop("frequency_mhz", None)
     return {"key": t["key"], "index": t["index"], "stats": json.dumps(r.stats),
-            "host_seconds": time.perf_counter() - t0, "host_cpu_seconds": time.thread_time() - c0}
+            "host_seconds": time.perf_counter() - t0, "host_cpu_seconds": time.thread_time() - c0,
+            "host_process": os.getpid()}
 
 
 def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", k: int | None = None, *,
@@ -252,7 +255,8 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
     result = Result(machine=merged["machine"], workload=workload, stats={**merged, **frequency}, run=run)
     rows = [{"index": i, "begin": cps[i]["references"], "end": cps[i + 1]["references"] if i + 1 < len(cps) else None,
              "host_seconds": ordered[i].get("host_seconds", 0.0),
-             "host_cpu_seconds": ordered[i].get("host_cpu_seconds", 0.0), "reused": ordered[i]["reused"]}
+             "host_cpu_seconds": ordered[i].get("host_cpu_seconds", 0.0),
+             "host_process": ordered[i].get("host_process"), "reused": ordered[i]["reused"]}
             for i in range(len(tasks))]
     return IntervalRun(result=result, pass_result=pass_result, intervals=rows, directory=folder,
                        pass_seconds=pass_seconds, pass_reused=reused, interval_seconds=interval_seconds,
