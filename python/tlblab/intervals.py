@@ -253,7 +253,9 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
     wall = pass_seconds + interval_seconds
     run = {"references": simulated, "roi_references": merged["total"]["references"],
            "wall_seconds": round(wall, 6),
-           "cpu_seconds": round(done["run"]["cpu_seconds"] + sum(r.get("host_cpu_seconds", 0) for r in ordered), 6),
+           # This call's work: the pass's if it ran here, and the intervals that ran here.
+           "cpu_seconds": round((0.0 if reused else done["run"]["cpu_seconds"])
+                                + sum(r.get("host_cpu_seconds", 0) for r in ordered if not r["reused"]), 6),
            "refs_per_second": round(simulated / wall) if wall > 0 else 0}
     result = Result(machine=merged["machine"], workload=workload, stats={**merged, **frequency}, run=run)
     rows = [{"index": i, "begin": cps[i]["references"], "end": cps[i + 1]["references"] if i + 1 < len(cps) else None,
