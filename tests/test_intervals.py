@@ -41,6 +41,10 @@ def test_intervals_run_here_merge_into_the_uninterrupted_run(tmp_path, workload,
     run = tlblab.intervals(A7, workload, None if every else k, every=every, serial=True, out=tmp_path, **kwargs)
     whole = tlblab.simulate(A7, workload, **kwargs)
     assert len(run.intervals) >= 2 and not run.pass_reused
+    # One pass: the run once, its checkpoints in run order on the way.
+    assert run.pass_result.run["references"] == whole.run["references"]
+    begins = [i["begin"] for i in run.intervals]
+    assert begins == sorted(begins) and begins[0] >= kwargs.get("warmup", 0)  # a batch boundary at or after
     _same(run.result.stats, whole.stats)
     _same(run.pass_result.stats, whole.stats)
     assert run.result.run["roi_references"] == whole.run["roi_references"]
