@@ -44,19 +44,6 @@ def serial(grid_file) -> pd.DataFrame:
     return tlblab.sweep(grid_file, serial=True, progress=False)
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    """One real LocalCluster of 2 worker processes for the module (starting one costs seconds)."""
-    import logging
-
-    from distributed import LocalCluster
-
-    c = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                     silence_logs=logging.ERROR)
-    yield c.scheduler_address
-    c.close()
-
-
 def test_given_a_grid_when_expanded_then_the_first_axis_varies_slowest(grid_file):
     pts = expand(load(grid_file))
     assert len(pts) == 12

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from os import fspath as _fspath
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from tlblab import _native, technique as technique_modules
 # The machine descriptions live one layer down (`tlblab.machines`); they are part of this API.
@@ -36,6 +36,10 @@ class Result:
     #: The rate block: references simulated, wall and CPU seconds, references per second
     #: (`simulate`); empty for results built by hand.
     run: dict[str, Any] = field(default_factory=dict)
+    #: The checkpoints a run given several to save wrote (`simulate`'s `save_checkpoint` as a
+    #: list): each its `path`, `references` and `records` read; points the run ended before
+    #: are not among them.
+    checkpoints: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def total(self) -> dict[str, Any]:
@@ -201,7 +205,8 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
              fetches: bool = True, checkpoint_at: int | str | None = None,
              save_checkpoint: str | os.PathLike[str] | None = None,
              from_checkpoint: str | os.PathLike[str] | None = None,
-             continue_after_save: bool = True, miss_log: str | None = None) -> Result:
+             continue_after_save: bool = True, miss_log: str | None = None,
+             stop_at: int | None = None, since_start: bool = False) -> Result:
     """Simulates `workload` on `machine`.
 
     `tlb_only=True` simulates the TLB levels alone (README.md, "Run modes"): no page
@@ -260,7 +265,16 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
     uninterrupted run; `technique` is then installed at the checkpoint (a run with one cannot
     be saved). `max_references` counts from the run's start either way;
     `continue_after_save=False` stops at the checkpoint (the statistics are then the run's up
-    to it). `tlblab.checkpoint` saves one once per content and returns its path.
+    to it). `tlblab.checkpoint` saves one once per content and returns its path. Several
+    checkpoints in one run: `checkpoint_at` a list of reference counts in run order (`"roi"`
+    may be the first) and `save_checkpoint` a list of as many files; the run pauses, saves and
+    goes on at each (`tlblab.intervals` writes its interval boundaries so); `Result.checkpoints`
+    lists those saved, and a point the run ends before is left out rather than an error.
+
+    An interval of a run (`tlblab.intervals`): `stop_at=N` stops the run at the first batch
+    boundary at or after N references, where `checkpoint_at=N` would have paused it, and
+    `since_start=True` reports the counters from where the run began (a restored run: the
+    checkpoint, with `technique` just installed) rather than from the run's start.
     """
     max_references = _run_limits(max_references, warmup, roi, warmup_instructions,
                                  simulation_instructions, fetches)
@@ -268,6 +282,7 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
     if tlb_only:
         caches = data_accesses = walks = False
     technique = technique_modules.resolve(technique, machine) if technique else _table_resolved(machine)
+    several = isinstance(save_checkpoint, (list, tuple))
     wall0, cpu0 = time.perf_counter(), time.process_time()
     raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses,
                            walks=walks, max_references=max_references, machine_format=fmt,
@@ -275,18 +290,32 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
                            stall_cycles=stall_cycles, warmup=warmup, fetches=fetches,
                            warmup_instructions=warmup_instructions,
                            simulation_instructions=simulation_instructions or 0,
-                           checkpoint_at="" if checkpoint_at is None else str(checkpoint_at),
-                           save_checkpoint=_fspath(save_checkpoint) if save_checkpoint else "",
+                           checkpoint_at=_listed(checkpoint_at, str),
+                           save_checkpoint=_listed(save_checkpoint, _fspath),
                            from_checkpoint=_fspath(from_checkpoint) if from_checkpoint else "",
-                           continue_after_save=continue_after_save, miss_log=miss_log or "")
+                           continue_after_save=continue_after_save, miss_log=miss_log or "",
+                           stop_at=None if stop_at is None else _count("stop_at", stop_at),
+                           since_start=since_start, checkpoint_pass=several)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     stats = json.loads(raw)
+    saved = []
+    if several:
+        stats, saved = stats["stats"], stats["checkpoints"]
     simulated = stats["total"]["references"] + (stats.get("warmup") or {}).get("references", 0)
     run = {"references": simulated, "roi_references": stats["total"]["references"],
            "wall_seconds": round(wall, 6), "cpu_seconds": round(cpu, 6),
            "refs_per_second": round(simulated / wall) if wall > 0 else 0}
     stats["frequency_mhz"] = _frequency_mhz(machine)
-    return Result(machine=stats["machine"], workload=workload, stats=stats, run=run)
+    return Result(machine=stats["machine"], workload=workload, stats=stats, run=run, checkpoints=saved)
+
+
+def _listed(value: Any, form: Callable[[Any], str]) -> list[str]:
+    """`checkpoint_at` / `save_checkpoint` as the engine takes them: one per checkpoint."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, (list, tuple)):
+        return [form(v) for v in value]
+    return [form(value)]
 
 
 def checkpoint(machine: str | dict[str, Any] = "zen3", workload: str = "random", *, at: int | str = "roi",

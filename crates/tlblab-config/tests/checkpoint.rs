@@ -4,7 +4,9 @@
 //! on random machines of one hardware thread, random options and traces, and random cut
 //! points; on random machines of several cores and hardware threads, paused at a random
 //! reference (or at the region of interest) with random batch and read-ahead sizes, the
-//! queues read ahead saved with the state; and every defect of a file is one error naming it.
+//! queues read ahead saved with the state; one pass saving checkpoints at several random
+//! points, its intervals restored from them and merged (`Stats::then`), gives the
+//! uninterrupted run's statistics; and every defect of a file is one error naming it.
 
 #[path = "../../tlblab-core/tests/common/mod.rs"]
 mod common;
@@ -140,6 +142,86 @@ proptest! {
         if window == 1 << 16 {
             same_run(&second, c, &reference, b)?;
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// The interval-parallel run (`tlblab.intervals`): one pass pauses at several random
+    /// references (after the warm-up, if any) and saves a checkpoint at each; each interval is
+    /// restored from its checkpoint, stops where the next was saved, and reports its own
+    /// counters (`Stats::since` the restored state; the first, the run's from its start or
+    /// region of interest); `Stats::then` folded over them gives the uninterrupted run's
+    /// statistics byte for byte, on machines of any number of cores and hardware threads.
+    #[test]
+    fn intervals_restored_from_one_pass_merge_into_the_uninterrupted_run(
+        (cfg, opts, steps, spaces) in random_run(),
+        cut_shares in proptest::collection::vec(0.0f64..=1.1, 1..5),
+        batch in 1usize..40,
+        window in prop_oneof![Just(0usize), 2usize..200],
+        warmup in prop_oneof![2 => Just(0u64), 1 => 1u64..600],
+    ) {
+        prop_assume!(cfg.validate().is_ok());
+        let records = records(&steps, &cfg, opts.walks);
+        let window = if window == 0 { 1 << 16 } else { window };
+        let mut bounds: Vec<u64> = cut_shares
+            .iter()
+            .map(|s| warmup + ((records.len() as f64) * s) as u64)
+            .collect();
+        bounds.push(warmup);
+        bounds.sort_unstable();
+        bounds.dedup();
+
+        let (mut whole, _) = setup(&cfg, opts, spaces);
+        whole.set_read_ahead(batch, window);
+        whole.set_warmup(warmup);
+        if whole.run_slice(&records).is_err() || !whole.roi_begun() {
+            return Ok(()); // a failing trace, or one within its warm-up: nothing to merge
+        }
+
+        // The pass: one run, paused and saved at each boundary it reaches.
+        let (mut pass, _) = setup(&cfg, opts, spaces);
+        pass.set_read_ahead(batch, window);
+        pass.set_warmup(warmup);
+        let mut saved = Vec::new();
+        for (i, &b) in bounds.iter().enumerate() {
+            pass.pause_at(b);
+            let read = pass.records_read() as usize;
+            pass.run_slice(&records[read..]).unwrap();
+            if !pass.paused() {
+                break;
+            }
+            let path = scratch(&format!("interval-{i}-{b}-{batch}-{window}-{}.ckpt", records.len()));
+            checkpoint::save(&path, &pass, "random steps").unwrap();
+            saved.push(path);
+        }
+        let read = pass.records_read() as usize;
+        pass.run_slice(&records[read..]).unwrap();
+        prop_assert_eq!(stats_json(&pass), stats_json(&whole));
+        prop_assume!(!saved.is_empty());
+
+        // The intervals, each from its checkpoint alone, merged in run order.
+        let mut merged: Option<tlblab_core::Stats> = None;
+        for (i, path) in saved.iter().enumerate() {
+            let restored = checkpoint::load(path, &cfg, &opts, "random steps").unwrap();
+            std::fs::remove_file(path).unwrap();
+            let mut sys = restored.system;
+            let start = sys.stats();
+            if i + 1 < saved.len() {
+                sys.pause_at(bounds[i + 1]);
+            }
+            sys.run_slice(&records[restored.records as usize..]).unwrap();
+            let own = if i == 0 { sys.stats() } else { sys.stats().since(&start) };
+            merged = Some(match merged {
+                None => own,
+                Some(m) => m.then(&own),
+            });
+        }
+        prop_assert_eq!(
+            serde_json::to_string(&merged.unwrap()).unwrap(),
+            stats_json(&whole)
+        );
     }
 }
 

@@ -242,6 +242,46 @@ impl Stats {
     }
 }
 
+impl Stats {
+    /// The statistics of a run that went on from `self` (its counters up to a point) and did
+    /// `later` there (`now.since(self)`, a snapshot pair of the same run): the inverse of
+    /// `since`, so that `earlier.then(&now.since(&earlier)) == now` in every counter. An
+    /// interval-parallel run merges its intervals' counters with it (`tlblab.intervals`): the
+    /// units (threads, processes) are `later`'s, each with the counts `self` had for it added;
+    /// jobs and phases that ended in `later` follow `self`'s; the simulated time adds up, as
+    /// the largest clock's growth; what is not a count (`warmup`, the miss log) is `self`'s.
+    /// Technique counters add, which is exact for counts and not for levels (`since` saturates
+    /// those).
+    pub fn then(&self, later: &Stats) -> Stats {
+        fn units(now: &mut BTreeMap<u32, UnitStats>, then: &BTreeMap<u32, UnitStats>) {
+            for (k, u) in now.iter_mut() {
+                if let Some(t) = then.get(k) {
+                    u.add(t);
+                }
+            }
+        }
+        let mut s = later.clone();
+        for (c, t) in s.cores.iter_mut().zip(&self.cores) {
+            c.add(t);
+        }
+        units(&mut s.threads, &self.threads);
+        units(&mut s.processes, &self.processes);
+        s.total.add(&self.total);
+        s.os = later.os.plus(&self.os);
+        s.jobs = self.jobs.iter().chain(&later.jobs).cloned().collect();
+        s.phases = self.phases.iter().chain(&later.phases).cloned().collect();
+        s.cycles += self.cycles;
+        s.warmup = self.warmup.clone();
+        s.misses = self.misses.clone();
+        if let (Some(t), Some(e)) = (&mut s.technique, &self.technique) {
+            for (k, v) in e.counters.iter() {
+                *t.counters.entry(k.clone()).or_insert(0) += v;
+            }
+        }
+        s
+    }
+}
+
 /// What happened between a `PhaseBegin` and its `PhaseEnd` (seed 000's first and second
 /// access, a measured loop): every counter as the difference of two snapshots of the whole
 /// machine's counters (all cores, OS work included), and the simulated time it took.

@@ -47,7 +47,7 @@ pub(crate) fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> 
 
 /// Runs `workload` (a spec like "random:pages=1024") on `machine`; returns the stats as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique="", progress=false, stall_cycles=false, warmup=0, fetches=true, warmup_instructions=0, simulation_instructions=0, checkpoint_at="", save_checkpoint="", from_checkpoint="", continue_after_save=true, sample_unit=0, sample_period=0, sample_offset=0, sample_head=0, miss_log=""))]
+#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique="", progress=false, stall_cycles=false, warmup=0, fetches=true, warmup_instructions=0, simulation_instructions=0, checkpoint_at=Vec::new(), save_checkpoint=Vec::new(), from_checkpoint="", continue_after_save=true, sample_unit=0, sample_period=0, sample_offset=0, sample_head=0, miss_log="", stop_at=None, since_start=false, checkpoint_pass=false))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -67,8 +67,8 @@ fn simulate(
     fetches: bool,
     warmup_instructions: u64,
     simulation_instructions: u64,
-    checkpoint_at: &str,
-    save_checkpoint: &str,
+    checkpoint_at: Vec<String>,
+    save_checkpoint: Vec<String>,
     from_checkpoint: &str,
     continue_after_save: bool,
     sample_unit: u64,
@@ -76,6 +76,9 @@ fn simulate(
     sample_offset: u64,
     sample_head: u64,
     miss_log: &str,
+    stop_at: Option<u64>,
+    since_start: bool,
+    checkpoint_pass: bool,
 ) -> PyResult<String> {
     let cfg = machine_from(machine, machine_format)?;
     let sampled = sample_unit > 0 || sample_period > 0;
@@ -84,7 +87,12 @@ fn simulate(
             "--sample with --checkpoint-at or --from-checkpoint: a sampled run is neither saved nor restored (sample the run from its start)",
         ));
     }
-    let pause = checkpoint_pause(checkpoint_at, save_checkpoint, from_checkpoint, warmup)?;
+    let pauses = checkpoint_pauses(&checkpoint_at, &save_checkpoint, from_checkpoint, warmup)?;
+    if stop_at.is_some() && !pauses.is_empty() {
+        return Err(err(
+            "stop_at with --checkpoint-at: a run that stops early saves nothing (give one)",
+        ));
+    }
     // ChampSim's import options (`ChampSimOptions`): an error on any other workload.
     let champsim = tlblab_trace::champsim::ChampSimOptions {
         fetches,
@@ -119,7 +127,8 @@ fn simulate(
     watch::start();
     if technique.is_some() && !save_checkpoint.is_empty() {
         return Err(err(format!(
-            "--save-checkpoint {save_checkpoint}: a run with a technique cannot be saved (its own state is not in a checkpoint): save the run without --technique and give the technique to the runs --from-checkpoint"
+            "--save-checkpoint {}: a run with a technique cannot be saved (its own state is not in a checkpoint): save the run without --technique and give the technique to the runs --from-checkpoint",
+            save_checkpoint.join(",")
         )));
     }
     let r = py.detach(|| -> Result<String, String> {
@@ -144,25 +153,38 @@ fn simulate(
             sys.set_sample(sample_unit, sample_period, sample_offset, sample_head)
                 .map_err(|e| e.0)?;
         }
-        if let Some(pause) = pause {
+        // What an interval of an interval-parallel run reports (`since_start`): its own
+        // counters, from the state it was restored in (with its technique just installed).
+        let start = since_start.then(|| sys.stats());
+        // One pass, several checkpoints: the run pauses at each point in turn (a batch
+        // boundary: `System::pause_at`), saves, and goes on; nothing is re-run.
+        let mut saved = Vec::new();
+        for ((at, pause), path) in checkpoint_at.iter().zip(&pauses).zip(&save_checkpoint) {
             match pause {
                 CheckpointAt::Roi => sys.pause_at_roi(),
-                CheckpointAt::References(n) => sys.pause_at(n),
+                CheckpointAt::References(n) => sys.pause_at(*n),
             }
             sys.run(&mut source).map_err(|e| e.0)?;
             if !sys.paused() {
+                if checkpoint_pass {
+                    break; // the pass reports the checkpoints it saved; the rest are not reached
+                }
                 return Err(format!(
-                    "--checkpoint-at {checkpoint_at}: the run ended at reference {} before it: nothing saved",
+                    "--checkpoint-at {at}: the run ended at reference {} before it: nothing saved",
                     sys.references()
                 ));
             }
-            tlblab_config::checkpoint::save(
-                std::path::Path::new(save_checkpoint),
-                &sys,
-                workload,
-            )?;
+            tlblab_config::checkpoint::save(std::path::Path::new(path), &sys, workload)?;
+            saved.push(serde_json::json!({
+                "path": path,
+                "references": sys.references(),
+                "records": sys.records_read(),
+            }));
         }
-        if pause.is_none() || continue_after_save {
+        if let Some(n) = stop_at {
+            sys.pause_at(n); // an interval ends where the pass saved the next one's checkpoint
+        }
+        if pauses.is_empty() || continue_after_save {
             sys.run(&mut source).map_err(|e| e.0)?;
         }
         if (warmup > 0 || warmup_instructions > 0) && !sys.roi_begun() {
@@ -182,9 +204,57 @@ fn simulate(
             }))
             .map_err(|e| e.to_string());
         }
-        serde_json::to_string(&sys.stats()).map_err(|e| e.to_string())
+        let stats = match &start {
+            Some(begin) => sys.stats().since(begin),
+            None => sys.stats(),
+        };
+        if checkpoint_pass {
+            return serde_json::to_string(&serde_json::json!({
+                "stats": stats,
+                "checkpoints": saved,
+                "paused": sys.paused(),
+            }))
+            .map_err(|e| e.to_string());
+        }
+        serde_json::to_string(&stats).map_err(|e| e.to_string())
     });
     watch::finish(r)
+}
+
+/// workload_length(workload, seed=0) -> the records the workload will give, when it says so
+/// before it is read (a trace file, most generators), else None.
+#[pyfunction]
+#[pyo3(signature = (workload, seed=0))]
+fn workload_length(py: Python<'_>, workload: &str, seed: u64) -> PyResult<Option<u64>> {
+    py.detach(|| Ok(open_workload(workload, seed)?.len_hint()))
+}
+
+/// merge_stats(parts) -> the statistics of a run cut in consecutive parts, each part's JSON
+/// statistics its own counters (`Stats::since`; the first, the run's from its start):
+/// `Stats::then` folded over them (`tlblab.intervals`).
+#[pyfunction]
+fn merge_stats(parts: Vec<String>) -> PyResult<String> {
+    let mut merged: Option<tlblab_core::Stats> = None;
+    for (i, part) in parts.iter().enumerate() {
+        let s: tlblab_core::Stats = serde_json::from_str(part)
+            .map_err(|e| err(format!("interval {i}: not the statistics of a run: {e}")))?;
+        merged = Some(match merged {
+            None => s,
+            Some(m) => {
+                if (&m.machine, &m.tlb_levels, &m.cache_levels)
+                    != (&s.machine, &s.tlb_levels, &s.cache_levels)
+                {
+                    return Err(err(format!(
+                        "interval {i}: statistics of machine '{}' cannot follow those of '{}'",
+                        s.machine, m.machine
+                    )));
+                }
+                m.then(&s)
+            }
+        });
+    }
+    let merged = merged.ok_or_else(|| err("merge_stats: no intervals to merge"))?;
+    serde_json::to_string(&merged).map_err(|e| err(e.to_string()))
 }
 
 /// Where `--checkpoint-at` pauses the run.
@@ -192,6 +262,46 @@ fn simulate(
 enum CheckpointAt {
     Roi,
     References(u64),
+}
+
+/// Each `--checkpoint-at` with its `--save-checkpoint` (as many of both), checked before
+/// anything runs; the points must come in run order.
+fn checkpoint_pauses(
+    at: &[String],
+    save: &[String],
+    from: &str,
+    warmup: u64,
+) -> PyResult<Vec<CheckpointAt>> {
+    if at.len() != save.len() && (at.len() > 1 || save.len() > 1) {
+        return Err(err(format!(
+            "--checkpoint-at: {} points and {} files to save them in: give one file per point",
+            at.len(),
+            save.len()
+        )));
+    }
+    if at.len() <= 1 && save.len() <= 1 {
+        let one = |v: &[String]| v.first().cloned().unwrap_or_default();
+        return Ok(checkpoint_pause(&one(at), &one(save), from, warmup)?
+            .into_iter()
+            .collect());
+    }
+    let mut out = Vec::new();
+    let mut last = 0u64;
+    for (a, s) in at.iter().zip(save) {
+        let p = checkpoint_pause(a, s, from, warmup)?.expect("both given");
+        if let CheckpointAt::References(n) = p {
+            if n < last {
+                return Err(err(format!(
+                    "--checkpoint-at: the points must come in run order: {n} after {last}"
+                )));
+            }
+            last = n;
+        } else if !out.is_empty() {
+            return Err(err("--checkpoint-at: `roi` can only be the first point"));
+        }
+        out.push(p);
+    }
+    Ok(out)
 }
 
 /// `--checkpoint-at` with `--save-checkpoint` (both or neither), checked before anything runs.
@@ -760,6 +870,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(colored_offsets, m)?)?;
     m.add_function(wrap_pyfunction!(colored_placement, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_length, m)?)?;
     m.add_function(wrap_pyfunction!(check_workload, m)?)?;
     m.add_function(wrap_pyfunction!(page_counts, m)?)?;
     m.add_function(wrap_pyfunction!(trace_maps, m)?)?;

@@ -68,6 +68,24 @@ def register(sub) -> None:
                    help="with --sample: measure the first N units in full (default 1: the cold start)")
     p.add_argument("--confidence", type=float, default=0.95, metavar="P",
                    help="with --sample: the intervals' confidence (default 0.95)")
+    cut = p.add_mutually_exclusive_group()
+    cut.add_argument("--intervals", type=int, default=None, metavar="K",
+                     help="one pass writes checkpoints at K-1 boundaries (of --max-references, or the workload's "
+                          "length), the K intervals run in parallel on Dask, their statistics merge into one result "
+                          "(docs/intervals.md); with --technique, each interval starts from the pass's state with "
+                          "the technique installed at its boundary")
+    cut.add_argument("--interval-length", type=int, default=None, metavar="N",
+                     help="as --intervals, with intervals of N references each")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                       help="with --intervals: run them on this existing Dask scheduler (default: a LocalCluster "
+                            "over this machine's cores)")
+    where.add_argument("--serial", action="store_true", help="with --intervals: run them in this process")
+    p.add_argument("--workers", type=int, default=0, help="with --intervals: LocalCluster worker processes "
+                                                          "(default: one per core)")
+    p.add_argument("--out", default="out/intervals", metavar="DIR",
+                   help="with --intervals: where the pass's checkpoints and each interval's result are kept, by "
+                        "content, so a killed run re-run resumes (default: out/intervals)")
     p.add_argument("--json", action="store_true", help="print the full statistics as JSON")
     p.set_defaults(func=run)
 
@@ -93,6 +111,11 @@ def run(args) -> int:
                       file=sys.stderr)
     if args.sample is not None:
         return _run_sampled(args, workload)
+    if args.intervals is not None or args.interval_length is not None:
+        return _run_intervals(args, workload)
+    for flag, given in (("--scheduler", args.scheduler), ("--serial", args.serial), ("--workers", args.workers)):
+        if given:
+            raise ValueError(f"{flag} is for a run cut in intervals: give --intervals K too")
     try:
         r = _simulate(simulate, args, workload)
     except ValueError as e:
@@ -147,6 +170,36 @@ def _run_sampled(args, workload) -> int:
         rows.append([e.name, f"{e.value:.6g}", f"{e.half_width:.3g}", rel, total])
     print(format_table(["statistic", "estimate", f"± ({pct})", "relative", "run total"], rows))
     print(rate_line(s.run))
+    return 0
+
+
+def _run_intervals(args, workload) -> int:
+    from tlblab.intervals import intervals
+
+    for flag, given in (("--roi", args.roi is not None), ("--warmup-instructions", args.warmup_instructions),
+                        ("--simulation-instructions", args.simulation_instructions is not None),
+                        ("--fetches off", args.fetches == "off"),
+                        ("--stall-cycles", args.stall_cycles), ("--miss-log", args.miss_log),
+                        ("--checkpoint-at", args.checkpoint_at), ("--save-checkpoint", args.save_checkpoint),
+                        ("--from-checkpoint", args.from_checkpoint)):
+        if given:
+            raise ValueError(f"--intervals with {flag}: a run cut in intervals takes --max-references, --warmup, "
+                             f"--os, --technique and the run modes; {flag} does not apply")
+    if args.workers < 0:
+        raise ValueError(f"--workers: expected a positive number, found {args.workers}")
+    iv = intervals(args.machine, workload, args.intervals, every=args.interval_length,
+                   technique=args.technique or None, seed=args.seed, tlb_only=args.tlb_only,
+                   caches=not args.no_caches, data_accesses=not args.no_caches,
+                   max_references=args.max_references, warmup=args.warmup, os=parse_os(args.os),
+                   scheduler=args.scheduler, workers=args.workers or None, serial=args.serial,
+                   out=args.out, progress=sys.stderr.isatty())
+    _print(args, iv.result)
+    if not args.json:
+        starts = ", ".join(str(i["begin"]) for i in iv.intervals)
+        print(f"intervals: {iv!r}; they begin at references {starts} (checkpoints in {iv.directory})")
+        if args.technique:
+            print(f"each interval starts from the pass's state (run without a technique) with {args.technique} "
+                  f"installed at its boundary")
     return 0
 
 

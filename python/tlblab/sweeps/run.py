@@ -43,7 +43,7 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
 _MALLOC_TUNED = False
 
 
-def _keep_freed_memory() -> None:
+def keep_freed_memory() -> None:
     """Makes glibc keep the memory a point frees for the next point, in this process (a worker,
     or the client of a serial sweep). A run allocates ~6 MB for the zen3 machine (its caches'
     tags) and its trace reader, and frees it at the end:
@@ -82,7 +82,7 @@ def run_points(tasks_json: str) -> list[dict[str, Any]]:
     for futures, and 200 nested machine dicts cost the client and scheduler CPU taken from the
     workers' cores; a string it passes through.
     A point that fails is returned as {"key", "error"}, named by the caller."""
-    _keep_freed_memory()
+    keep_freed_memory()
     tasks = json.loads(tasks_json)
     out = []
     for t in tasks:
@@ -209,7 +209,7 @@ def sweep(grid: Grid | dict[str, Any] | str | Path, out: str | Path | None = Non
     try:
         if serial or not todo:
             rep.where = "this process"
-            _keep_freed_memory()
+            keep_freed_memory()
             for job in checks:
                 err = g.run_check(job)
                 if err is not None:
@@ -218,7 +218,7 @@ def sweep(grid: Grid | dict[str, Any] | str | Path, out: str | Path | None = Non
             for p in todo:
                 arrived(_run_here(p))
         else:
-            with _dask_client(scheduler, workers, rep) as (client, n):
+            with dask_client(scheduler, workers, rep) as (client, n):
                 _check_on_dask(client, n, checks)
                 start()
                 _run_on_dask(client, n, todo, arrived)
@@ -268,9 +268,10 @@ def _workers(n: int) -> str:
 
 
 @contextlib.contextmanager
-def _dask_client(scheduler: str | None, workers: int | None, rep: Report):
+def dask_client(scheduler: str | None, workers: int | None, rep: Report):
     """A client of `scheduler`, or of a new LocalCluster of `workers` processes (closed after),
-    and the number of workers."""
+    and the number of workers; `rep.where` says which. A sweep's and an interval-parallel
+    run's (`tlblab.intervals`) cluster: an interrupt kills the LocalCluster's workers at once."""
     import logging
 
     from distributed import Client, LocalCluster
@@ -388,7 +389,7 @@ def run_checks(jobs_json: str) -> str | None:
     refusal's message, or None."""
     from tlblab.sweeps.grid import run_check
 
-    _keep_freed_memory()
+    keep_freed_memory()
     for job in json.loads(jobs_json):
         err = run_check(job)
         if err is not None:

@@ -232,6 +232,22 @@ pub struct OsStats {
 }
 
 impl OsStats {
+    /// The counts of `self` and `other` added (`Stats::then`, the inverse of `since`).
+    pub fn plus(&self, other: &OsStats) -> OsStats {
+        OsStats {
+            context_switches: self.context_switches + other.context_switches,
+            address_space_switches: self.address_space_switches + other.address_space_switches,
+            asid_rollovers: self.asid_rollovers + other.asid_rollovers,
+            tlb_flushes: self.tlb_flushes + other.tlb_flushes,
+            cache_flushes: self.cache_flushes + other.cache_flushes,
+            cache_flush_cycles: self.cache_flush_cycles + other.cache_flush_cycles,
+            migrations: self.migrations + other.migrations,
+            shootdowns: self.shootdowns + other.shootdowns,
+            ipis: self.ipis + other.ipis,
+            switch_cycles: self.switch_cycles + other.switch_cycles,
+        }
+    }
+
     /// The counts of `self` less those of `earlier` (a snapshot of the same run).
     pub fn since(&self, earlier: &OsStats) -> OsStats {
         OsStats {
