@@ -268,10 +268,10 @@ SCALES: dict[str, list[tuple[str, str, str]]] = {
 }
 # --quick (the test suite): the same experiment on small footprints, one list for both scales.
 QUICK_SCALE = [
-    ("gups", "gups:log2_words=22,updates=1000000,populate=1", "table"),
-    ("graph500_bfs", "graph500_bfs:scale=14,edge_factor=16,roots=1,populate=1", "adjacency"),
-    ("gapbs_bc", "gapbs_bc:scale=14,edge_factor=16,sources=1,populate=1", "neighbors"),
-    ("hash_join", "hash_join:buckets=1048576,inner_rows=1048576,outer_rows=1048576,populate=1", "hashtable"),
+    ("gups", "gups:log2_words=20,updates=200000,populate=1", "table"),
+    ("graph500_bfs", "graph500_bfs:scale=12,edge_factor=16,roots=1,populate=1", "adjacency"),
+    ("gapbs_bc", "gapbs_bc:scale=12,edge_factor=16,sources=1,populate=1", "neighbors"),
+    ("hash_join", "hash_join:buckets=262144,inner_rows=262144,outer_rows=262144,populate=1", "hashtable"),
 ]
 
 # The windows (the workload's `every`/`windows` fast-forward, crates/tlblab-trace/src/workloads/
@@ -283,7 +283,7 @@ QUICK_SCALE = [
 # references (`tlblab.sample`, every unit measured) tell the windows apart. Every number is the
 # windows' estimate with its 95% interval over the K windows (Student's t, K - 1 degrees of
 # freedom; the combined ratio estimator, Cochran §6.4, for a ratio of two sums).
-WINDOWS = {True: (3, 20_000, 20_000, 2_000), False: (4, 2_000_000, 1_000_000, 50_000)}
+WINDOWS = {True: (3, 10_000, 10_000, 1_000), False: (4, 2_000_000, 1_000_000, 50_000)}
 
 # Variants: (label, page size, machine, technique with {region} for the swept region). A label
 # with a prefix (stream_, virt_) is measured under that setting against its own baseline.
