@@ -157,6 +157,10 @@ class SampledResult:
     warmup: int
     units: list[dict[str, int]]
     run: dict[str, Any] = field(default_factory=dict)
+    #: Per measured unit, each software thread's counters in the engine's layout (`references`,
+    #: `cycles`, `walks`, `walk_refs_by_source`, `data_by_source`, ...), keyed by thread id:
+    #: a thread's own share of a unit when helpers or co-runners share the machine.
+    threads: list[dict[str, dict[str, Any]]] = field(default_factory=list)
 
     @property
     def population(self) -> int:
@@ -295,6 +299,7 @@ def sample(machine: str | dict[str, Any] = "zen3", workload: str = "random", *, 
            "refs_per_second": round(refs / wall) if wall > 0 else 0}
     result = SampledResult(machine=name, workload=workload, unit=unit, period=period, offset=offset, head=head,
                            confidence=float(confidence), references=refs, warmup=warmup,
-                           units=[unit_counters(u) for u in units], run=run)
+                           units=[unit_counters(u) for u in units], run=run,
+                           threads=[u.get("threads", {}) for u in units])
     result.estimates()  # an interval needs two units: say so now, not when first read
     return result

@@ -8,8 +8,9 @@
 //! main region (seed §5.2: PT-Baker warms one structure).
 
 use super::gen::*;
-use super::rmat::{rmat, root_with_edges, Csr};
+use super::rmat::{root_with_edges, shared, Csr};
 use super::WorkloadInfo;
+use std::sync::Arc;
 use tlblab_types::SplitMix64;
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
@@ -26,6 +27,11 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ("edge_factor", 16, "edges per vertex"),
         ("sources", 2, "BC iterations (source vertices)"),
         super::populate::PARAM,
+        super::fast_forward::SKIP,
+        super::fast_forward::WARM,
+        super::fast_forward::TAKE,
+        super::fast_forward::EVERY,
+        super::fast_forward::WINDOWS,
     ],
     in_default_set: true,
 };
@@ -38,7 +44,7 @@ enum Phase {
 }
 
 pub struct Bc {
-    g: Csr,
+    g: Arc<Csr>,
     va: [u64; 7],
     layout: Layout,
     sources: u64,
@@ -68,7 +74,7 @@ impl Bc {
         if !(2..=26).contains(&scale) {
             return Err(format!("gapbs_bc: scale must be in 2..=26 (got {scale})"));
         }
-        let g = rmat(
+        let g = shared(
             scale as u32,
             positive("gapbs_bc", "edge_factor", get("edge_factor"))?,
             seed,

@@ -7,8 +7,9 @@
 //! annotated as the main region (the one PT-Baker warms, seed §5.2 / Table 5.2).
 
 use super::gen::*;
-use super::rmat::{rmat, root_with_edges, Csr};
+use super::rmat::{root_with_edges, shared, Csr};
 use super::WorkloadInfo;
+use std::sync::Arc;
 use tlblab_types::SplitMix64;
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
@@ -24,12 +25,17 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ("edge_factor", 16, "edges per vertex (Graph500: 16)"),
         ("roots", 4, "BFS searches from distinct roots"),
         super::populate::PARAM,
+        super::fast_forward::SKIP,
+        super::fast_forward::WARM,
+        super::fast_forward::TAKE,
+        super::fast_forward::EVERY,
+        super::fast_forward::WINDOWS,
     ],
     in_default_set: true,
 };
 
 pub struct Bfs {
-    g: Csr,
+    g: Arc<Csr>,
     xadj: u64,
     adj: u64,
     parent_va: u64,
@@ -52,7 +58,7 @@ impl Bfs {
                 "graph500_bfs: scale must be in 2..=26 (got {scale})"
             ));
         }
-        let g = rmat(
+        let g = shared(
             scale as u32,
             positive("graph500_bfs", "edge_factor", get("edge_factor"))?,
             seed,

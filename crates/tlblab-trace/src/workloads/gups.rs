@@ -24,6 +24,11 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
             "number of updates (HPCC: 4 x table words)",
         ),
         super::populate::PARAM,
+        super::fast_forward::SKIP,
+        super::fast_forward::WARM,
+        super::fast_forward::TAKE,
+        super::fast_forward::EVERY,
+        super::fast_forward::WINDOWS,
     ],
     in_default_set: true,
 };

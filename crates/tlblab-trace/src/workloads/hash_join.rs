@@ -22,6 +22,11 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ("outer_rows", 1 << 20, "rows of the outer (probe) table"),
         ("iterations", 1, "probe passes (the seed ran 100)"),
         super::populate::PARAM,
+        super::fast_forward::SKIP,
+        super::fast_forward::WARM,
+        super::fast_forward::TAKE,
+        super::fast_forward::EVERY,
+        super::fast_forward::WINDOWS,
     ],
     in_default_set: true,
 };

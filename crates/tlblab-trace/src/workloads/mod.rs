@@ -11,6 +11,7 @@ pub mod bw_ipc;
 pub mod chase;
 pub mod corun;
 pub mod extreme;
+pub mod fast_forward;
 pub mod gapbs_bc;
 pub mod gen;
 pub mod graph500_bfs;
@@ -129,9 +130,25 @@ pub fn build(
     let zeros: Vec<String> = info
         .params
         .iter()
-        .filter(|(p, _, _)| get(p) == 0 && *p != populate::PARAM.0)
+        .filter(|(p, _, _)| {
+            get(p) == 0
+                && ![
+                    populate::PARAM.0,
+                    fast_forward::SKIP.0,
+                    fast_forward::WARM.0,
+                    fast_forward::TAKE.0,
+                    fast_forward::EVERY.0,
+                    fast_forward::WINDOWS.0,
+                ]
+                .contains(p)
+        })
         .map(|(p, _, _)| format!("{p}=0"))
         .collect();
+    if name != "graph500_bfs" && name != "gapbs_bc" {
+        // The last R-MAT graph is kept for the next graph run of this process only while
+        // graph runs follow each other (rmat::shared): a gigabyte graph is not held idle.
+        rmat::release();
+    }
     let mut src = build_known(name, &get, seed)?;
     if info.params.iter().any(|(p, _, _)| *p == populate::PARAM.0) {
         match get(populate::PARAM.0) {
@@ -142,6 +159,27 @@ pub fn build(
                     "workload '{name}': populate must be 0 or 1 (got {v})"
                 ))
             }
+        }
+        let (skip, warm, take) = (
+            get(fast_forward::SKIP.0),
+            get(fast_forward::WARM.0),
+            get(fast_forward::TAKE.0),
+        );
+        let (every, windows) = (get(fast_forward::EVERY.0), get(fast_forward::WINDOWS.0));
+        if (every > 0 || windows > 0) && (take == 0 || every < warm.saturating_add(take)) {
+            return Err(format!(
+                "workload '{name}': every and windows need take > 0 and every >= warm + take (got every={every}, warm={warm}, take={take})"
+            ));
+        }
+        if skip > 0 || warm > 0 || take > 0 {
+            if get(populate::PARAM.0) != 1 {
+                return Err(format!(
+                    "workload '{name}': skip, warm and take need populate=1 (skipped accesses would leave pages unmapped)"
+                ));
+            }
+            src = Box::new(fast_forward::FastForward::new(
+                src, skip, warm, take, every, windows,
+            ));
         }
     }
     Ok(Box::new(NonEmpty {

@@ -2,6 +2,7 @@
 //! undirected CSR, shared by the Graph500-like BFS and the GAPBS-like BC (seed 001 §5.2).
 //! Deterministic for a seed; self-loops dropped, duplicate edges kept (as Graph500's generator).
 
+use std::sync::{Arc, Mutex};
 use tlblab_types::SplitMix64;
 
 pub struct Csr {
@@ -59,6 +60,35 @@ pub fn rmat(scale: u32, edge_factor: u64, seed: u64) -> Csr {
         fill[pv as usize] += 1;
     }
     Csr { n, offsets, adj }
+}
+
+/// The graph `shared` built last, with its (scale, edge_factor, seed).
+type Last = Option<((u32, u64, u64), Arc<Csr>)>;
+static LAST: Mutex<Last> = Mutex::new(None);
+
+/// `rmat(scale, edge_factor, seed)`, the last graph kept for the next call with the same
+/// arguments in this process: seed 001's scale-24 graph (Table 5.2) takes over a minute and
+/// several GB of host memory to build, and its runs at that scale (a baseline and each
+/// helper, in several windows of the measured phase) all read the same graph. A call with
+/// other arguments drops the kept graph before building its own, so at most one is held;
+/// `release` drops it (`workloads::build` does, for any other workload).
+pub fn shared(scale: u32, edge_factor: u64, seed: u64) -> Arc<Csr> {
+    let key = (scale, edge_factor, seed);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((k, g)) = last.as_ref() {
+        if *k == key {
+            return Arc::clone(g);
+        }
+    }
+    *last = None;
+    let g = Arc::new(rmat(scale, edge_factor, seed));
+    *last = Some((key, Arc::clone(&g)));
+    g
+}
+
+/// Drops the graph `shared` keeps.
+pub fn release() {
+    *LAST.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
 
 /// The first vertex with an edge at or after `start` (BFS roots must not be isolated).

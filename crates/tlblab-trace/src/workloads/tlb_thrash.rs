@@ -18,6 +18,11 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ("n", 1 << 20, "N, the number of accesses"),
         ("page_size", 4096, "bytes per page"),
         super::populate::PARAM,
+        super::fast_forward::SKIP,
+        super::fast_forward::WARM,
+        super::fast_forward::TAKE,
+        super::fast_forward::EVERY,
+        super::fast_forward::WINDOWS,
     ],
     in_default_set: true,
 };

@@ -239,146 +239,326 @@ def host_ptwarm_prediction(machine: str = HOST_PRESET, size_mib: int = 1024, pas
     return out
 
 
-# at_scale (issue 59): footprints nearer Table 5.2's, measured in the seed's steady state from one
-# checkpoint per workload where its region of interest begins (after the population and, for
-# graph500, the graph's construction, which the workload does before its first record).
-# (name, quick spec, full spec, the region PT-Baker sweeps: seed §5.2). Full: gups' table is
-# 2^32 words = 32 GiB, Table 5.2's 32 GB; graph500 scale 22 (adjacency 2^22 x 16 x 2 x 8 B =
-# 1 GiB; the seed's scale 24 is 4.25 GB, Table 5.2, whose R-MAT graph the workload builds in the
-# host's memory first: 268 M edges, past what this 2-core VM builds in the run's time); the
-# hash join's bucket array 2^28 x 8 B = 2 GiB (the seed's table: 1e8 buckets; its inner table of
-# 9e8 rows is 14 GB of host memory the workload would hold, so 2^24 rows here).
-AT_SCALE = [
-    ("gups", "gups:log2_words=22,updates=100000000,populate=1",
-     "gups:log2_words=32,updates=100000000,populate=1", "table"),
-    ("graph500_bfs", "graph500_bfs:scale=14,edge_factor=16,roots=64,populate=1",
-     "graph500_bfs:scale=22,edge_factor=16,roots=64,populate=1", "adjacency"),
-    ("hash_join", "hash_join:buckets=1048576,inner_rows=1048576,outer_rows=1048576,populate=1",
-     "hash_join:buckets=268435456,inner_rows=16777216,outer_rows=16777216,populate=1", "hashtable"),
+# Seed 001 at two scales (issue 59), each measured in windows spread over its measured phase.
+# "seed": Table 5.2's footprints where this host can hold the workload's own data: GUPS' table
+# 2^32 words = 32 GiB (Table 5.2: 32 GB); graph500 scale 24 (§5.2; its adjacency array 2^24 x 16
+# x 2 x 8 B = 4 GiB, Table 5.2's PT-Baker footprint 4.25 GB; building the R-MAT graph takes
+# 4.7 GB of host memory); GAPBS BC on the same R-MAT graph (the seed ran it on the twitter graph,
+# 14 GB; BC's neighbour array here 2 GiB of 4-byte ids); the hash join with the seed's bucket
+# array order (2^28 8-byte buckets, 2 GiB; the seed's 1e8) and an inner table of 2^28 rows
+# (8 GiB of tuples and chain nodes; 10.25 GiB in all against Table 5.2's 16.5 GB: the seed's
+# 9e8 rows would need 10.8 GB of host memory for the generator's keys and chain links, more
+# than this 24 GiB host leaves beside the other runs). "small": the footprints at_scale had
+# before (graph500 scale 22, a hash join of 2^24 rows; GUPS the same), for the report's
+# comparison of the two scales. (name, spec, the region PT-Baker sweeps: seed §5.2.)
+SCALES: dict[str, list[tuple[str, str, str]]] = {
+    "small": [
+        ("gups", "gups:log2_words=32,updates=100000000,populate=1", "table"),
+        ("graph500_bfs", "graph500_bfs:scale=22,edge_factor=16,roots=1,populate=1", "adjacency"),
+        ("hash_join", "hash_join:buckets=268435456,inner_rows=16777216,outer_rows=16777216,populate=1",
+         "hashtable"),
+    ],
+    "seed": [
+        ("gups", "gups:log2_words=32,updates=100000000,populate=1", "table"),
+        ("graph500_bfs", "graph500_bfs:scale=24,edge_factor=16,roots=1,populate=1", "adjacency"),
+        ("gapbs_bc", "gapbs_bc:scale=24,edge_factor=16,sources=1,populate=1", "neighbors"),
+        ("hash_join", "hash_join:buckets=268435456,inner_rows=268435456,outer_rows=16777216,populate=1",
+         "hashtable"),
+    ],
+}
+# --quick (the test suite): the same experiment on small footprints, one list for both scales.
+QUICK_SCALE = [
+    ("gups", "gups:log2_words=20,updates=200000,populate=1", "table"),
+    ("graph500_bfs", "graph500_bfs:scale=12,edge_factor=16,roots=1,populate=1", "adjacency"),
+    ("gapbs_bc", "gapbs_bc:scale=12,edge_factor=16,sources=1,populate=1", "neighbors"),
+    ("hash_join", "hash_join:buckets=262144,inner_rows=262144,outer_rows=262144,populate=1", "hashtable"),
 ]
 
-# References run after the checkpoint (the measured window; a user-mode helper's own loads count
-# in it, so every comparison is per application reference, as in helper_effect).
-AT_SCALE_WINDOW = {True: 100_000, False: 3_000_000}
+# The windows (the workload's `every`/`windows` fast-forward, crates/tlblab-trace/src/workloads/
+# fast_forward.rs): K windows, one in the middle of each K-th of the measured phase (systematic
+# sampling, SMARTS §3), each a warm-up of W references (the TLBs and the 32 MiB L3 refill with
+# the window's working set: SMARTS's detailed warming) and M measured references of the
+# application's own; the references between windows are generated and not simulated (every page
+# is mapped by the population, so no page-table entry the window reads is missing). Units of U
+# references (`tlblab.sample`, every unit measured) tell the windows apart. Every number is the
+# windows' estimate with its 95% interval over the K windows (Student's t, K - 1 degrees of
+# freedom; the combined ratio estimator, Cochran §6.4, for a ratio of two sums).
+WINDOWS = {True: (3, 10_000, 10_000, 1_000), False: (4, 2_000_000, 1_000_000, 50_000)}
+
+# Variants: (label, page size, machine, technique with {region} for the swept region). A label
+# with a prefix (stream_, virt_) is measured under that setting against its own baseline.
+VARIANTS = {
+    "none": ("4KiB", "native", None),
+    "kernel": ("4KiB", "native", "pt_baker:mode=kernel,stride=8,region={region}"),
+    "user": ("4KiB", "native", "pt_baker:mode=user,stride=8,region={region}"),
+    "prefetch": ("4KiB", "native", "pt_baker:mode=prefetch,stride=8,region={region}"),
+    "none_2m": ("2MiB", "native", None),
+    "kernel_2m": ("2MiB", "native", "pt_baker:mode=kernel,stride=8,region={region}"),
+    "user_2m": ("2MiB", "native", "pt_baker:mode=user,stride=8,region={region}"),
+    "stream_none": ("4KiB", "native", "pt_baker:mode=none,pressure=stream"),
+    "stream_kernel": ("4KiB", "native", "pt_baker:mode=kernel,stride=8,region={region},pressure=stream"),
+    "stream_user": ("4KiB", "native", "pt_baker:mode=user,stride=8,region={region},pressure=stream"),
+    "virt_none": ("4KiB", "virt", None),
+    "virt_kernel": ("4KiB", "virt", "pt_baker:mode=kernel,stride=8,region={region}"),
+    "virt_user": ("4KiB", "virt", "pt_baker:mode=user,stride=8,region={region}"),
+}
+# Each variant's rows: (prefix, label, the baseline it is compared with; None: it is one).
+ROLES = {
+    "none": ("", "base", None), "kernel": ("", "kernel", "none"), "user": ("", "user", "none"),
+    "prefetch": ("", "prefetch", "none"),
+    "none_2m": ("", "base_2m", None), "kernel_2m": ("", "kernel_2m", "none_2m"),
+    "user_2m": ("", "user_2m", "none_2m"),
+    "stream_none": ("stream/", "base", None), "stream_kernel": ("stream/", "kernel", "stream_none"),
+    "stream_user": ("stream/", "user", "stream_none"),
+    "virt_none": ("virt/", "base", None), "virt_kernel": ("virt/", "kernel", "virt_none"),
+    "virt_user": ("virt/", "user", "virt_none"),
+}
+_BASIC = ("none", "kernel", "user", "none_2m", "kernel_2m", "user_2m")
+# Which variants each workload runs at each scale: at_scale and huge_pages everywhere; the
+# prefetch variant (Fig. 6.9: Graph500, BC, LibLinear), the stream pressure (Figs. 6.3, 6.4) and
+# the virtual machine (Fig. 6.6) at the seed's scale on graph500 (their largest gains, §6.1.2,
+# §6.2), BC with the 4 KiB helpers (Fig. 6.1) and prefetch.
+PLAN = {
+    ("small", "gups"): _BASIC, ("small", "graph500_bfs"): _BASIC, ("small", "hash_join"): _BASIC,
+    ("seed", "gups"): _BASIC,
+    ("seed", "graph500_bfs"): _BASIC + ("prefetch", "stream_none", "stream_kernel", "stream_user",
+                                        "virt_none", "virt_kernel", "virt_user"),
+    ("seed", "gapbs_bc"): ("none", "kernel", "user", "prefetch"),
+    ("seed", "hash_join"): _BASIC,
+}
 
 
-def first_search_span(wl: str, directory: str = "out/checkpoints") -> tuple[int, int]:
-    """(population, first search): the references of graph500 spec `wl`'s population (its
-    warm-up) and of its first search (parent reset and BFS), from a TLB-only run of the same
-    spec with one root (the record stream depends on neither the machine nor the mode, and a
-    search's records on nothing after it); cached beside the checkpoints, as the graph's
-    construction alone takes minutes at scale 22."""
+def measured_span(wl: str, directory: str = "out/checkpoints") -> int:
+    """The accesses of `wl`'s measured phase (after its population), to within `SPAN_STEP`: a
+    TLB-only run of it as windows of one access every `SPAN_STEP` accesses (the rest generated
+    and not simulated: fast_forward.rs), whose region of interest holds one reference per
+    window; cached beside the checkpoints by a digest of the spec (the count depends on nothing
+    else). Counting every access instead costs a simulation of the whole phase (at scale 24,
+    minutes)."""
     import json
-    import re
 
     from tlblab.files import atomic_write, content_digest
 
-    one = re.sub(r"roots=\d+", "roots=1", wl)
-    path = Path(directory) / f"{content_digest('first_search_span', one)}.json"
+    path = Path(directory) / f"{content_digest('measured_span', wl, str(SPAN_STEP))}.json"
     if not path.is_file():
-        r = tlblab.simulate("zen3", one, tlb_only=True)
-        span = {"workload": one, "population": int(r.stats["warmup"]["references"]),
-                "first_search": int(r.total["references"])}
+        r = tlblab.simulate("zen3", f"{wl},take=1,every={SPAN_STEP}", tlb_only=True)
+        n = int(r.total["references"]) * SPAN_STEP
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, json.dumps(span) + "\n")
-    span = json.loads(path.read_text())
-    return int(span["population"]), int(span["first_search"])
+        atomic_write(path, json.dumps({"workload": wl, "accesses": n, "step": SPAN_STEP}) + "\n")
+    return int(json.loads(path.read_text())["accesses"])
 
 
-def at_scale_point(wl: str) -> int | str:
-    """Where the measured window of `wl` begins: the region of interest's start (after the
-    population), except for graph500, whose first search starts from one vertex and spends its
-    first millions of references on a narrow frontier (short runs of consecutive adjacency
-    pages, few walks): there it is the middle of the second search (half a first search's
-    length into it; at scale 14 the second search is exactly as long as the first), in the
-    wide levels of a BFS whose page tables the first search has already walked (seed 001 times
-    64 searches, §5.2). The run pauses at the batch boundary at or after it."""
-    if not wl.startswith("graph500_bfs:"):
-        return "roi"
-    population, first = first_search_span(wl)
-    return population + first + first // 2
+SPAN_STEP = 4096
 
 
-# The at_scale windows run so far in this process: huge_pages reads at_scale's 4 KiB runs
-# again, and reproduce 001 runs both in one process. Key: (quick, page size, workload, variant).
-_AT_SCALE_RUNS: dict[tuple[bool, str, str, str], dict[str, Any]] = {}
+def population(wl: str, directory: str = "out/checkpoints") -> int:
+    """The stores of `wl`'s population (`populate=1`: one per 4 KiB page of its regions), read
+    from a TLB-only run that stops one access into its region of interest; cached as
+    `measured_span` is."""
+    import json
 
-AT_SCALE_MODES = {"none": None, "kernel": "mode=kernel,stride=8", "user": "mode=user,stride=8"}
+    from tlblab.files import atomic_write, content_digest
+
+    path = Path(directory) / f"{content_digest('population', wl)}.json"
+    if not path.is_file():
+        r = tlblab.simulate("zen3", f"{wl},warm=1,take=1", tlb_only=True)
+        n = int(r.stats["warmup"]["references"]) - 1
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, json.dumps({"workload": wl, "stores": n}) + "\n")
+    return int(json.loads(path.read_text())["stores"])
 
 
-def at_scale_windows(quick: bool, page_size: str = "4KiB") -> dict[str, dict[str, dict[str, Any]]]:
-    """{workload: {variant: numbers}} for the windows of `AT_SCALE` with every page `page_size`:
-    per workload one checkpoint where the measured window begins (`at_scale_point`;
-    `tlblab.checkpoint`, cached under out/checkpoints), then the baseline ("none") and the kernel-
-    and user-mode helper (stride 8, core 1) from it over the same window. Each variant's numbers:
-    the application's cycles per reference, DRAM walk references per reference, DRAM share of
-    its walk references, walks per 1,000 references, references, and the window's start."""
-    m = machine()
+def window_spec(wl: str, quick: bool) -> str:
+    """`wl` as the K windows of `WINDOWS`, one centred in each K-th of its measured phase."""
+    k, warm, take, _ = WINDOWS[quick]
+    every = measured_span(wl) // k
+    if every < warm + take:
+        raise ValueError(f"{wl}: a measured phase of {every * k} accesses is too short for {k} windows "
+                         f"of {warm} + {take}")
+    skip = every // 2 - (warm + take) // 2
+    return f"{wl},skip={skip},warm={warm},take={take},every={every},windows={k}"
+
+
+def _variant_machine(page_size: str, kind: str) -> dict[str, Any]:
+    m = machine(virt=kind == "virt")
     if page_size != "4KiB":
         m["page_table"]["page_size"] = page_size
         m["name"] = m["name"] + f"-{page_size}"
-    out: dict[str, dict[str, dict[str, Any]]] = {}
-    for name, q, f, region in AT_SCALE:
-        wl = q if quick else f
-        todo = [v for v in AT_SCALE_MODES if (quick, page_size, wl, v) not in _AT_SCALE_RUNS]
-        if todo:
-            path = tlblab.checkpoint(m, wl, at=at_scale_point(wl))
-            start = tlblab.checkpoint_info(path)["references"]
-            for variant in todo:
-                tech = AT_SCALE_MODES[variant]
-                r = tlblab.simulate(m, wl, from_checkpoint=path, max_references=start + AT_SCALE_WINDOW[quick],
-                                    technique=f"pt_baker:{tech},region={region}" if tech else None)
-                a = _app(r)
-                _AT_SCALE_RUNS[(quick, page_size, wl, variant)] = {
-                    "cycles_per_ref": app_cycles(r),
-                    "dram_walk_refs_per_ref": dram_walk_refs(r) / max(1, a["references"]),
-                    "dram_share": dram_share(r),
-                    "walks_per_kref": 1000.0 * a["walks"] / max(1, a["references"]),
-                    "references": a["references"], "window_start": start}
-        out[name] = {v: _AT_SCALE_RUNS[(quick, page_size, wl, v)] for v in AT_SCALE_MODES}
+    return m
+
+
+_COUNTERS = ("references", "cycles", "walks", "walk_refs", "walk_dram", "data_dram")
+
+
+def window_sums(m: dict[str, Any], wl: str, technique: str | None, quick: bool) -> list[dict[str, float]]:
+    """The application's counters in each window of `window_spec(wl)` (`_COUNTERS`: its references
+    and cycles, walks, walk references and those served by DRAM, data references served by
+    DRAM), from one run whose every unit is measured: a unit belongs to window k when all of
+    the application's references in it lie in that window's measured part (units that straddle
+    a window's edge, or lie in a warm-up, are left out)."""
+    k, warm, take, unit = WINDOWS[quick]
+    s = tlblab.sample(m, window_spec(wl, quick), unit=unit, period=1, offset=0, head=0, technique=technique)
+    period = warm + take
+    sums = [dict.fromkeys(_COUNTERS, 0.0) for _ in range(k)]
+    # The units cover the run from its first reference: the application's references before
+    # window 0's measured part are the population's and the first warm-up's.
+    pos = -(population(wl) + warm)
+    for th in s.threads:
+        a = th.get(APP)
+        n = int(a["references"]) if a else 0
+        w, q = divmod(pos, period)
+        if a and n and pos >= 0 and w < k and q + n <= take:
+            d = sums[w]
+            d["references"] += n
+            d["cycles"] += a["cycles"]
+            d["walks"] += a["walks"]
+            d["walk_refs"] += sum(a["walk_refs_by_source"])
+            d["walk_dram"] += a["walk_refs_by_source"][-1]
+            d["data_dram"] += a["data_by_source"][-1]
+        pos += n
+    if any(d["references"] == 0 for d in sums):
+        raise ValueError(f"{wl}: a window has no whole unit measured (units of {unit} references, windows "
+                         f"of {take})")
+    return sums
+
+
+def ratio_estimate(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """(R, half-width): the combined ratio estimator R = sum(xs) / sum(ys) over the windows and
+    its 95% interval's half-width, Student's t with n - 1 degrees of freedom on the residuals
+    x - R y (Cochran, Sampling Techniques, 3rd ed., §6.4)."""
+    from tlblab.sampling import t_quantile
+
+    n, big_x, big_y = len(xs), sum(xs), sum(ys)
+    r = big_x / big_y if big_y else 0.0
+    if n < 2 or not big_y:
+        return r, float("nan")
+    s2 = sum((x - r * y) ** 2 for x, y in zip(xs, ys)) / (n - 1)
+    return r, t_quantile(0.975, n - 1) * (s2 / n) ** 0.5 / (big_y / n)
+
+
+# {(quick, workload spec, variant): window sums}: at_scale, huge_pages and seed_scale read the
+# same runs, and reproduce 001 runs them in one process.
+_RUNS: dict[tuple[bool, str, str], list[dict[str, float]]] = {}
+
+
+def scale_runs(quick: bool) -> dict[str, dict[str, dict[str, list[dict[str, float]]]]]:
+    """{scale: {workload: {variant: window sums}}} for `PLAN`, every run done once per process
+    (the runs of one R-MAT graph follow each other, so the graph is built once: rmat.rs)."""
+    out: dict[str, dict[str, dict[str, list[dict[str, float]]]]] = {}
+    for scale, wls in SCALES.items():
+        for name, full, region in wls:
+            q = next((w for w in QUICK_SCALE if w[0] == name), None)
+            wl = q[1] if quick and q else full
+            for variant in PLAN[(scale, name)]:
+                key = (quick, wl, variant)
+                if key not in _RUNS:
+                    size, kind, tech = VARIANTS[variant]
+                    _RUNS[key] = window_sums(_variant_machine(size, kind), wl,
+                                             tech.format(region=region) if tech else None, quick)
+                out.setdefault(scale, {}).setdefault(name, {})[variant] = _RUNS[key]
     return out
 
 
-def at_scale(quick: bool) -> dict[str, float]:
-    """helper_effect at the footprints of `AT_SCALE` (`at_scale_windows`, 4 KiB pages)."""
+def _per_ref(ws: list[dict[str, float]], counter: str) -> list[float]:
+    return [w[counter] / w["references"] for w in ws]
+
+
+def window_rows(runs: dict[str, list[dict[str, float]]], prefix: str = "") -> dict[str, float]:
+    """One workload's rows from its variants' windows: for each baseline (none, none_2m,
+    stream_none, virt_none) its DRAM share of walk references, walks, DRAM walk references and
+    DRAM data references per 1,000 references; for each helper its cut of DRAM walk references
+    and its speed-up over that baseline; each with `.../half_width`, its 95% interval."""
     out: dict[str, float] = {}
-    for name, runs in at_scale_windows(quick).items():
-        base = runs["none"]
-        out[f"{name}/window_start"] = base["window_start"]
-        out[f"{name}/base/dram_share"] = base["dram_share"]
-        out[f"{name}/base/walks_per_kref"] = base["walks_per_kref"]
-        out[f"{name}/base/app_references"] = base["references"]
-        for mode in ("kernel", "user"):
-            r = runs[mode]
-            b_dram, r_dram = base["dram_walk_refs_per_ref"], r["dram_walk_refs_per_ref"]
-            out[f"{name}/{mode}/dram_cut"] = 100.0 * (b_dram - r_dram) / b_dram if b_dram else 0.0
-            out[f"{name}/{mode}/speedup"] = 100.0 * (base["cycles_per_ref"] / r["cycles_per_ref"] - 1.0)
-    names = [n for n, *_ in AT_SCALE]
-    out["max/base/dram_share"] = max(out[f"{n}/base/dram_share"] for n in names)
-    for mode in ("kernel", "user"):
-        out[f"max/{mode}/dram_cut"] = max(out[f"{n}/{mode}/dram_cut"] for n in names)
-        out[f"max/{mode}/speedup"] = max(out[f"{n}/{mode}/speedup"] for n in names)
+
+    def put(key: str, est: tuple[float, float], scale: float = 1.0, shift: float = 0.0) -> None:
+        out[f"{prefix}{key}"] = scale * (est[0] + shift)
+        out[f"{prefix}{key}/half_width"] = abs(scale) * est[1]
+
+    for variant, ws in runs.items():
+        tag, label, base_name = ROLES[variant]
+        if base_name is None:
+            put(f"{tag}{label}/dram_share",
+                ratio_estimate([w["walk_dram"] for w in ws], [w["walk_refs"] for w in ws]), 100.0)
+            refs = [w["references"] for w in ws]
+            for c, name in (("walks", "walks_per_kref"), ("walk_dram", "walk_dram_per_kref"),
+                            ("data_dram", "data_dram_per_kref")):
+                put(f"{tag}{label}/{name}", ratio_estimate([w[c] for w in ws], refs), 1000.0)
+            continue
+        base = runs.get(base_name)
+        if base is None:
+            continue
+        put(f"{tag}{label}/dram_cut", ratio_estimate(_per_ref(ws, "walk_dram"), _per_ref(base, "walk_dram")),
+            -100.0, -1.0)
+        put(f"{tag}{label}/speedup", ratio_estimate(_per_ref(base, "cycles"), _per_ref(ws, "cycles")), 100.0, -1.0)
+    return out
+
+
+def _scale_rows(quick: bool, scale: str, prefix: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for name, runs in scale_runs(quick)[scale].items():
+        out.update(window_rows(runs, f"{prefix}{name}/"))
+    return out
+
+
+def _maxima(out: dict[str, float], prefix: str, names: list[str], keys: list[str]) -> None:
+    for key in keys:
+        vals = [out[f"{prefix}{n}/{key}"] for n in names if f"{prefix}{n}/{key}" in out]
+        if vals:
+            out[f"{prefix}max/{key}"] = max(vals)
+
+
+def at_scale(quick: bool) -> dict[str, float]:
+    """helper_effect at the seed's footprints (`SCALES["seed"]`, 4 KiB pages), in windows over the
+    measured phase (`window_sums`); the same at the small scale under `small/`."""
+    out: dict[str, float] = {}
+    for scale, prefix in (("seed", ""), ("small", "small/")):
+        rows = _scale_rows(quick, scale, prefix)
+        out.update({k: v for k, v in rows.items() if "/stream/" not in k and "/virt/" not in k
+                    and "_2m" not in k and "/prefetch/" not in k})
+        names = [n for n, *_ in SCALES[scale]]
+        _maxima(out, prefix, names, ["base/dram_share", "kernel/dram_cut", "user/dram_cut", "kernel/speedup",
+                                     "user/speedup"])
     return out
 
 
 def huge_pages(quick: bool) -> dict[str, float]:
-    """at_scale's windows with 4 KiB and with 2 MiB pages (`at_scale_windows`): the speed-up of
-    2 MiB pages with no helper, each helper's speed-up with 2 MiB pages, and the share of the
-    4 KiB-to-2 MiB speed-up the kernel-mode helper gives with 4 KiB pages."""
+    """at_scale's windows with 4 KiB and with 2 MiB pages: the speed-up of 2 MiB pages with no
+    helper, each helper's speed-up with 2 MiB pages, and the share of the 4 KiB-to-2 MiB speed-up
+    the kernel-mode helper gives with 4 KiB pages; both scales (the small one under `small/`)."""
     out: dict[str, float] = {}
-    small, huge = at_scale_windows(quick), at_scale_windows(quick, "2MiB")
-    speed = lambda a, b: 100.0 * (a["cycles_per_ref"] / b["cycles_per_ref"] - 1.0)  # noqa: E731
-    for name in small:
-        s, h = small[name], huge[name]
-        out[f"{name}/huge_pages/speedup"] = speed(s["none"], h["none"])
-        out[f"{name}/kernel/speedup"] = speed(s["none"], s["kernel"])
+    for scale, prefix in (("seed", ""), ("small", "small/")):
+        names = []
+        for name, runs in scale_runs(quick)[scale].items():
+            if "none_2m" not in runs:
+                continue
+            names.append(name)
+            p = f"{prefix}{name}/"
+            rows = window_rows(runs, p)
+            hp = ratio_estimate(_per_ref(runs["none"], "cycles"), _per_ref(runs["none_2m"], "cycles"))
+            out[f"{p}huge_pages/speedup"] = 100.0 * (hp[0] - 1.0)
+            out[f"{p}huge_pages/speedup/half_width"] = 100.0 * hp[1]
+            for key in ("kernel/speedup", "kernel_2m/speedup", "user_2m/speedup", "base_2m/walks_per_kref"):
+                out[p + key] = rows[p + key]
+                out[p + key + "/half_width"] = rows[p + key + "/half_width"]
+            gap = out[f"{p}huge_pages/speedup"]
+            out[f"{p}kernel/gap_closed"] = 100.0 * out[f"{p}kernel/speedup"] / gap if gap > 0 else 0.0
+        out[f"{prefix}count/huge_pages_help"] = float(sum(out[f"{prefix}{n}/huge_pages/speedup"] >= 5.0
+                                                          for n in names))
+        _maxima(out, prefix, names, ["huge_pages/speedup", "kernel_2m/speedup", "user_2m/speedup",
+                                     "kernel/gap_closed"])
+    return out
+
+
+def seed_scale(quick: bool) -> dict[str, float]:
+    """What the seed shows beyond helper_effect, at its scale (`SCALES["seed"]`): Fig. 3.1's miss
+    frequencies per 1,000 references, the user-mode helper with prefetches (Fig. 6.9), graph500
+    under two stream stressors (Figs. 6.3, 6.4) and virtualized (Fig. 6.6), and GAPBS BC."""
+    out = _scale_rows(quick, "seed", "")
+    names = [n for n, *_ in SCALES["seed"]]
+    others = [n for n in names if n != "graph500_bfs"]
+    out["others/min/base/data_dram_per_kref"] = min(out[f"{n}/base/data_dram_per_kref"] for n in others)
+    for setting in ("stream", "virt"):
         for mode in ("kernel", "user"):
-            out[f"{name}/{mode}_2m/speedup"] = speed(h["none"], h[mode])
-        out[f"{name}/base_2m/walks_per_kref"] = h["none"]["walks_per_kref"]
-        gap = out[f"{name}/huge_pages/speedup"]
-        out[f"{name}/kernel/gap_closed"] = 100.0 * out[f"{name}/kernel/speedup"] / gap if gap > 0 else 0.0
-    names = list(small)
-    out["count/huge_pages_help"] = float(sum(out[f"{n}/huge_pages/speedup"] >= 5.0 for n in names))
-    for key in ("huge_pages/speedup", "kernel_2m/speedup", "user_2m/speedup", "kernel/gap_closed"):
-        out[f"max/{key}"] = max(out[f"{n}/{key}"] for n in names)
+            out[f"{setting}/max/{mode}/speedup"] = max(
+                out[f"{n}/{setting}/{mode}/speedup"] for n in names if f"{n}/{setting}/{mode}/speedup" in out)
     return out

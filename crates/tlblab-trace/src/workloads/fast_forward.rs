@@ -1,0 +1,288 @@
+//! `skip=S,warm=W,take=T[,every=E,windows=K]` (with `populate=1`): a window of a long workload's measured phase, reached by
+//! fast-forwarding the generator rather than by simulating the references before it.
+//!
+//! After the population (`populate.rs`: every page of the regions is mapped, so every page-table
+//! entry the rest of the run reads exists), the workload's next `S` accesses are generated and
+//! dropped: the generator's own state (a BFS's parent array and queue, a hash table's chains)
+//! advances exactly as in the whole run, and nothing is simulated. The next `W` accesses are
+//! simulated as a warm-up (the TLBs, page-walk caches and caches fill with the window's own
+//! working set: SMARTS's detailed warming, Wunderlich et al., ISCA 2003, §4), then the region of
+//! interest begins (the population's `ROI_REGION` mark is moved there) and the run goes on from
+//! the workload's `S + W`-th access; with `take=T` the workload ends after `T` accesses of the
+//! region of interest (so a window is `T` of the application's own references, whatever a helper
+//! thread adds). With `every=E` the window repeats: `K` windows (`windows=K`, 0: as many as the
+//! workload holds) begin `E` accesses apart, each a warm-up of `W` and `T` measured accesses, the
+//! accesses between them dropped; the region of interest begins with the first window's measured
+//! part, and the run's units (`tlblab.sample` with every unit measured) tell the windows apart.
+//! Events (non-access records) are never dropped.
+//!
+//! This is how seed 001's runs at the footprints of its Table 5.2 are measured in windows spread
+//! over their measured phase (python/tlblab/seeds/s001_pt_baker/experiments.py, `windows`): the
+//! references between two windows would cost the full model minutes each and change nothing the
+//! window reads but the caches' and TLBs' contents, which the warm-up refills.
+
+use crate::record::{Event, Record, ROI_REGION};
+use crate::source::RecordSource;
+
+/// The parameters every workload with `populate` accepts.
+pub const SKIP: (&str, u64, &str) = (
+    "skip",
+    0,
+    "with populate=1: accesses after the population generated and not simulated (fast-forward)",
+);
+pub const WARM: (&str, u64, &str) = (
+    "warm",
+    0,
+    "with populate=1: accesses simulated after the skip before the region of interest begins",
+);
+
+pub const TAKE: (&str, u64, &str) = (
+    "take",
+    0,
+    "with populate=1: accesses in the region of interest, then the workload ends (0: to its end)",
+);
+
+pub const EVERY: (&str, u64, &str) = (
+    "every",
+    0,
+    "with take: the window repeats every this many accesses (0: one window)",
+);
+pub const WINDOWS: (&str, u64, &str) = (
+    "windows",
+    0,
+    "with every: windows in all, then the workload ends (0: as many as it holds)",
+);
+
+const CHUNK: usize = 32_768;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Before the population's region-of-interest mark: everything passes.
+    Population,
+    /// Dropping accesses (`skip` left).
+    Skipping,
+    /// Passing accesses as the warm-up (`warm` left).
+    Warming,
+    /// The region of interest: everything passes (`take` accesses left, when it is not 0).
+    Measured,
+    /// `take` accesses measured: the workload ends.
+    Over,
+}
+
+/// Wraps a populated workload (module doc).
+pub struct FastForward {
+    inner: Box<dyn RecordSource + Send>,
+    skip: u64,
+    warm: u64,
+    take: u64,
+    /// The window's shape, for its repeats: (warm, take, every), and the windows still to begin.
+    shape: (u64, u64, u64),
+    windows_left: u64,
+    mark_sent: bool,
+    stage: Stage,
+    /// The region-of-interest mark is due before the next record.
+    mark_due: bool,
+    buf: Vec<Record>,
+    pos: usize,
+    done: bool,
+}
+
+impl FastForward {
+    /// `every` > 0 needs `take` > 0 and `every >= warm + take` (`workloads::build` checks).
+    pub fn new(
+        inner: Box<dyn RecordSource + Send>,
+        skip: u64,
+        warm: u64,
+        take: u64,
+        every: u64,
+        windows: u64,
+    ) -> Self {
+        FastForward {
+            inner,
+            skip,
+            warm,
+            take,
+            shape: (warm, take, every),
+            windows_left: if every == 0 {
+                0
+            } else {
+                windows.wrapping_sub(1)
+            },
+            mark_sent: false,
+
+            stage: Stage::Population,
+            mark_due: false,
+            buf: Vec::new(),
+            pos: 0,
+            done: false,
+        }
+    }
+
+    /// The next stage once the current one has nothing left; the mark falls due on entering
+    /// the region of interest.
+    fn advance(&mut self) {
+        loop {
+            let next = match self.stage {
+                Stage::Skipping if self.skip == 0 => Stage::Warming,
+                Stage::Warming if self.warm == 0 => Stage::Measured,
+                _ => return,
+            };
+            if next == Stage::Measured && !self.mark_sent {
+                self.mark_due = true;
+                self.mark_sent = true;
+            }
+            self.stage = next;
+        }
+    }
+}
+
+impl RecordSource for FastForward {
+    fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String> {
+        let mut n = 0;
+        while n < max && self.stage != Stage::Over {
+            if self.mark_due {
+                out.push(Record::Event(Event::PhaseBegin { region: ROI_REGION }));
+                self.mark_due = false;
+                n += 1;
+                continue;
+            }
+            if self.pos == self.buf.len() {
+                if self.done {
+                    break;
+                }
+                self.buf.clear();
+                self.pos = 0;
+                if self.inner.fill(&mut self.buf, CHUNK)? == 0 {
+                    self.done = true;
+                }
+                continue;
+            }
+            let r = self.buf[self.pos];
+            self.pos += 1;
+            match (self.stage, r) {
+                (Stage::Population, Record::Event(Event::PhaseBegin { region: ROI_REGION })) => {
+                    // The population is over: the mark is held back until the warm-up is done.
+                    self.stage = Stage::Skipping;
+                    self.advance();
+                }
+                (Stage::Skipping, Record::Access(_)) => {
+                    self.skip -= 1;
+                    self.advance();
+                }
+                (Stage::Warming, Record::Access(_)) => {
+                    out.push(r);
+                    n += 1;
+                    self.warm -= 1;
+                    self.advance();
+                }
+                (Stage::Measured, Record::Access(_)) if self.take > 0 => {
+                    out.push(r);
+                    n += 1;
+                    self.take -= 1;
+                    if self.take == 0 {
+                        let (warm, take, every) = self.shape;
+                        if every == 0 || self.windows_left == 0 {
+                            self.stage = Stage::Over;
+                        } else {
+                            // The next window: what is left of the period, dropped.
+                            self.windows_left -= 1;
+                            (self.skip, self.warm, self.take) = (every - warm - take, warm, take);
+                            self.stage = Stage::Skipping;
+                            self.advance();
+                        }
+                    }
+                }
+                _ => {
+                    out.push(r);
+                    n += 1;
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    fn len_hint(&self) -> Option<u64> {
+        self.inner.len_hint().map(|h| h.saturating_sub(self.skip))
+    }
+
+    fn region_names(&self) -> Vec<String> {
+        self.inner.region_names()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::{build, parse_spec};
+
+    fn records(spec: &str) -> Vec<Record> {
+        let (name, params) = parse_spec(spec).unwrap();
+        let mut src = build(&name, &params, 1).unwrap();
+        let mut out = Vec::new();
+        while src.fill(&mut out, 1000).unwrap() > 0 {}
+        out
+    }
+
+    fn accesses_after_roi(rs: &[Record]) -> (usize, Vec<Record>) {
+        let at = rs
+            .iter()
+            .position(|r| matches!(r, Record::Event(Event::PhaseBegin { region: ROI_REGION })))
+            .expect("a region of interest");
+        let before = rs[..at]
+            .iter()
+            .filter(|r| matches!(r, Record::Access(_)))
+            .count();
+        (
+            before,
+            rs[at + 1..]
+                .iter()
+                .filter(|r| matches!(r, Record::Access(_)))
+                .copied()
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn given_skip_and_warm_then_the_roi_begins_at_the_same_access_as_the_whole_runs_offset() {
+        let spec = "graph500_bfs:scale=10,roots=1,populate=1";
+        let whole = records(spec);
+        let (pop, measured) = accesses_after_roi(&whole);
+        let ff = records(&format!("{spec},skip=1000,warm=300"));
+        let (_, taken) =
+            accesses_after_roi(&records(&format!("{spec},skip=1000,warm=300,take=50")));
+        assert_eq!(taken[..], measured[1300..1350]);
+        let (before, rest) = accesses_after_roi(&ff);
+        // The population and the warm-up are before the mark; the skipped accesses are gone.
+        assert_eq!(before, pop + 300);
+        assert_eq!(rest[..], measured[1300..]);
+        // Exactly one mark.
+        let marks = ff
+            .iter()
+            .filter(|r| matches!(r, Record::Event(Event::PhaseBegin { region: ROI_REGION })))
+            .count();
+        assert_eq!(marks, 1);
+    }
+
+    #[test]
+    fn given_every_then_each_window_is_its_warm_up_and_take_of_the_whole_runs_accesses() {
+        let spec = "graph500_bfs:scale=10,roots=1,populate=1";
+        let (_, measured) = accesses_after_roi(&records(spec));
+        let (_, rest) = accesses_after_roi(&records(&format!(
+            "{spec},skip=100,warm=20,take=30,every=200,windows=3"
+        )));
+        // After the mark: window 0's take, then windows 1 and 2 each with their warm-up.
+        let mut want = measured[120..150].to_vec();
+        want.extend_from_slice(&measured[300..350]);
+        want.extend_from_slice(&measured[500..550]);
+        assert_eq!(rest, want);
+    }
+
+    #[test]
+    fn given_skip_alone_then_the_roi_begins_right_after_the_skipped_accesses() {
+        let spec = "gups:log2_words=12,updates=5000,populate=1";
+        let (pop, measured) = accesses_after_roi(&records(spec));
+        let (before, rest) = accesses_after_roi(&records(&format!("{spec},skip=777")));
+        assert_eq!(before, pop);
+        assert_eq!(rest[..], measured[777..]);
+    }
+}
