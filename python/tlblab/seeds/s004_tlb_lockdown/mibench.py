@@ -176,8 +176,9 @@ def capture_corunner(name: str, *, limit: int = 0, valgrind: str = "valgrind", c
 
 
 # Bump when what `syscalls_of` records changes: 3, every system call (a kernel entry), not
-# only the munmap/mprotect/brk-trim calls.
-SYSCALLS_VERSION = "3"
+# only the munmap/mprotect/brk-trim calls; 4, the calls on the file Valgrind's preload library
+# was opened as (an asynchronous open's result is on its completion line) left out too.
+SYSCALLS_VERSION = "4"
 
 
 def corunner_syscalls(name: str, *, limit: int = 0, valgrind: str = "valgrind",
@@ -242,10 +243,9 @@ def syscalls_of(argv: list[str], capture_path: Path, out: Path, *, limit: int = 
 
     records = int(info(str(capture_path))["accesses"]["total"])
     # The log (fd 3) through awk: the memory lines counted, the system calls kept with the
-    # count before them (an asynchronous call's completion line is no second call); the
-    # program's own output discarded.
+    # count before them; the program's own output discarded.
     script = ('{ if ($0 ~ /^(I | L | S | M )/) { n++; if (LIMIT && n >= LIMIT) exit } '
-              'else if ($0 ~ /^SYSCALL/ && $0 !~ /\.\.\. \[async\] -->/) print n "\t" $0 } '
+              'else if ($0 ~ /^SYSCALL/) print n "\t" $0 } '
               'END { print n "\tEND" }').replace("LIMIT", str(int(limit)))
     cmd = ([valgrind, "--tool=lackey", "--trace-mem=yes", "--trace-syscalls=yes", "--log-fd=3", *argv])
     r = subprocess.run(["bash", "-c", '"$@" 3>&1 1>/dev/null 2>/dev/null | awk "$AWK"', "bash", *cmd],
@@ -259,8 +259,16 @@ def syscalls_of(argv: list[str], capture_path: Path, out: Path, *, limit: int = 
     calls: list[tuple[int, str, int, int, int]] = []
     brk = 0
     hidden_fds: set[int] = set()
+    hidden_open = False  # an open of Valgrind's whose result is on its completion line
     for line in lines[:-1]:
         n, text = line.split("\t", 1)
+        if "... [async] -->" in text:
+            # An asynchronous call's completion: no second call.
+            if hidden_open and "Success(" in text:
+                hidden_fds.add(int(text.rsplit("Success(", 1)[1].split(")")[0], 0))
+            hidden_open = False
+            continue
+        hidden_open = False
         at = round(int(n) * records / total) if total else 0
         name = text.split(")", 1)[1].split("(", 1)[0].strip() if ")" in text else ""
         try:
@@ -271,6 +279,8 @@ def syscalls_of(argv: list[str], capture_path: Path, out: Path, *, limit: int = 
         if any(v in text for v in _VALGRIND_PATHS):
             if name == "sys_openat" and "Success(" in text:
                 hidden_fds.add(int(text.rsplit("Success(", 1)[1].split(")")[0], 0))
+            elif name == "sys_openat":
+                hidden_open = True
             continue
         if hidden_fds and args:
             fd = args[4] if name == "sys_mmap2" and len(args) > 4 else args[0]
