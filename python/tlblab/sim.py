@@ -216,7 +216,8 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
 
     `os` sets the OS model: `{"switch": "auto"|"flush_all"|"asid_tagged", "asid_bits": 8,
     "switch_cycles": 0, "ipi_cycles": 0, "kernel_pages": 0, "kernel_return_pages": 0,
-    "fault_kernel_pages": 0, "migrate_kernel_pages": 0, "tlb_maintenance": "ipi"|"broadcast"}` (see
+    "fault_kernel_pages": 0, "migrate_kernel_pages": 0, "tlb_maintenance": "ipi"|"broadcast",
+    "syscall_kernel_pages": 0, "tick_kernel_pages": 0}` (see
     `tlblab_core::os::OsConfig`).
 
     `technique` switches on a technique, `"NAME[:key=value,...]"` (`tlblab.techniques()` lists

@@ -686,6 +686,67 @@ fn given_fault_kernel_pages_when_a_thread_touches_new_pages_then_each_fault_touc
     );
 }
 
+/// A `KernelEntry` event (a system call, a timer tick) touches its path's global kernel pages
+/// (`os.syscall_kernel_pages`, `tick_kernel_pages`), the tick's after the system call's. One
+/// thread on a one-level TLB with room for all takes two system calls and a tick between its
+/// references: the system call's pages miss at the first call and hit at the second, the
+/// tick's miss once; with no caches each touch costs the level's latency and the word's load,
+/// plus the descriptor's load after a miss, all busy time of the thread, the descriptor loads
+/// the level's data stall. A path that is not defined is refused.
+#[test]
+fn given_kernel_entries_when_a_thread_calls_twice_and_ticks_then_each_path_touches_its_pages() {
+    use tlblab_trace::record::kernel_entry;
+    const SYSCALL: u32 = 3;
+    const TICK: u32 = 2;
+    let run = |syscall_kernel_pages: u32, tick_kernel_pages: u32, path: u8| {
+        let mut cfg = fa(64);
+        cfg.tlbs[0].latency = 1;
+        let mut sys = System::new(
+            cfg,
+            RunOptions {
+                data_accesses: false,
+                stall_cycles: true,
+                os: OsConfig {
+                    fault_kernel_pages: 1,
+                    syscall_kernel_pages,
+                    tick_kernel_pages,
+                    ..OsConfig::default()
+                },
+                ..RunOptions::default()
+            },
+        )
+        .unwrap();
+        let mut recs = thread_starts(&[0]);
+        let entry = |path| Record::Event(Event::KernelEntry { process: 0, path });
+        recs.push(ld(0, 0x1000_0000));
+        recs.push(entry(kernel_entry::SYSCALL));
+        recs.push(entry(path));
+        recs.push(ld(0, 0x1000_0000));
+        recs.push(entry(kernel_entry::SYSCALL));
+        let r = sys.run(&mut VecSource::new(recs));
+        let globals = sys.tlbs[0].entries().filter(|e| e.global).count();
+        r.map(|_| (sys.stats(), globals))
+    };
+    let (without, _) = run(0, 0, kernel_entry::TICK).unwrap();
+    let (with, globals) = run(SYSCALL, TICK, kernel_entry::TICK).unwrap();
+    let memory = 100;
+    let (s, t) = (SYSCALL as u64, TICK as u64);
+    assert_eq!(globals, 1 + (SYSCALL + TICK) as usize, "the fault's page, the call's, the tick's");
+    assert_eq!(with.total.walks, without.total.walks);
+    assert_eq!(
+        with.total.cycles - without.total.cycles,
+        2 * s * (1 + memory) + s * memory + t * (1 + memory) + t * memory,
+        "two calls touch the call's pages, only the first walks them; the tick's once"
+    );
+    assert_eq!(
+        with.total.data_stall_cycles[0] - without.total.data_stall_cycles[0],
+        (s + t) * memory,
+        "the entries' descriptor loads are the level's miss stall"
+    );
+    let e = run(SYSCALL, TICK, 7).err().expect("path 7 is refused");
+    assert!(e.to_string().contains("path 7"), "{e}");
+}
+
 /// A fault path longer than the kernel's page budget is refused with the field's name.
 #[test]
 fn fault_kernel_pages_beyond_the_limit_are_refused_with_the_field() {

@@ -374,17 +374,22 @@ type PyProgram = (
 /// One core's plan from Python: (programs, repeat).
 type PyCorePlan = (Vec<PyProgram>, bool);
 
-/// corun_write(plans, chunk, address_bits, output) -> JSON summary: writes captured programs
-/// run side by side on several cores as one trace (`workloads::corun`; seed 004 §V.1).
+/// corun_write(plans, chunk, address_bits, output, tick=0, offsets=[]) -> JSON summary: writes captured
+/// programs run side by side on several cores as one trace (`workloads::corun`; seed 004 §V.1).
 /// `plans[c]` = (programs, repeat), each program (capture path, relocations (lo, hi, delta),
-/// system calls (position, "munmap" | "mprotect", start, length, prot)).
+/// system calls (position, "munmap" | "mprotect" | "syscall", start, length, prot)); `tick`,
+/// the references of a core between its timer ticks (0: none; `Corun::with_tick`); `offsets[c]`,
+/// the references of core c's first program skipped at its start (`Corun::with_offsets`).
 #[pyfunction]
+#[pyo3(signature = (plans, chunk, address_bits, output, tick=0, offsets=Vec::new()))]
 fn corun_write(
     py: Python<'_>,
     plans: Vec<PyCorePlan>,
     chunk: usize,
     address_bits: u32,
     output: String,
+    tick: u64,
+    offsets: Vec<u64>,
 ) -> PyResult<String> {
     use tlblab_trace::workloads::corun::{CorePlan, Corun, Program, Syscall, SyscallKind};
     use tlblab_trace::workloads::rt_replay::Relocation;
@@ -407,7 +412,8 @@ fn corun_write(
                         let kind = match kind.as_str() {
                             "munmap" => SyscallKind::Munmap,
                             "mprotect" => SyscallKind::Mprotect { prot },
-                            k => return Err(format!("corun: {p}: system call '{k}' (expected munmap or mprotect)")),
+                            "syscall" => SyscallKind::Other,
+                            k => return Err(format!("corun: {p}: system call '{k}' (expected munmap, mprotect or syscall)")),
                         };
                         Ok(Syscall { at, kind, start, len })
                     })
@@ -424,11 +430,13 @@ fn corun_write(
             out_plans.push(CorePlan { programs, repeat });
         }
         let plans = out_plans;
-        let corun = Corun::new(plans, chunk, address_bits)?;
+        let corun = Corun::new(plans, chunk, address_bits)?
+            .with_tick(tick)
+            .with_offsets(&offsets);
         let mut src = watch::Watched::new(corun, None);
         let meta = json!({
             "program": "workload:corun",
-            "workload": {"name": "corun", "cores": described, "chunk": chunk},
+            "workload": {"name": "corun", "cores": described, "chunk": chunk, "tick": tick, "offsets": offsets},
             "page_size": 4096,
             "regions": [],
         });

@@ -41,6 +41,16 @@ impl Access {
 /// and the `to` of a switch that leaves the core idle.
 pub const NO_THREAD: ThreadId = ThreadId(u32::MAX);
 
+/// The kernel paths of a `KernelEntry` event.
+pub mod kernel_entry {
+    /// A system call (on ARM Linux the SVC exception: `vector_swi`, arch/arm/kernel/entry-common.S).
+    pub const SYSCALL: u8 = 0;
+    /// A timer tick (the local timer's interrupt: `__irq_usr`/`__irq_svc`, arch/arm/kernel/entry-armv.S).
+    pub const TICK: u8 = 1;
+    /// The largest `path` defined.
+    pub const MAX: u8 = TICK;
+}
+
 /// Memory-protection bits of an mmap/mprotect event.
 pub mod prot {
     pub const READ: u8 = 1;
@@ -105,6 +115,17 @@ pub enum Event {
     /// threads should have exited before (`ThreadExit`).
     ProcessExit {
         process: u32,
+    },
+    /// The kernel is entered on `process`'s hardware thread for something other than a
+    /// demand-paging fault (the engine adds those itself, `OsConfig::fault_kernel_pages`):
+    /// `path` says what for (`kernel_entry::SYSCALL`, `kernel_entry::TICK`). The path's kernel
+    /// pages (`OsConfig::syscall_kernel_pages`, `tick_kernel_pages`) are touched through the
+    /// core's data TLB levels as global mappings; with none configured it changes nothing.
+    /// What a user-space capture leaves out (Lackey sees no kernel), added by its composer
+    /// (`workloads::corun`) from the program's traced system calls and the timer.
+    KernelEntry {
+        process: u32,
+        path: u8,
     },
     /// The scheduler switches core `core` from thread `from` to thread `to`.
     ContextSwitch {

@@ -42,7 +42,9 @@ def register(sub) -> None:
                         "switch-in work), fault_kernel_pages=N (kernel pages every demand-paging fault touches), "
                         "migrate_kernel_pages=N (kernel pages a migration touches on the old core before a technique's save), "
                         "tlb_maintenance=ipi|broadcast (how munmap, mprotect and a process's exit reach the other cores' "
-                        "TLBs: x86-style shootdown with IPIs, or ARMv7's broadcast operations, which flush the micro TLBs)")
+                        "TLBs: x86-style shootdown with IPIs, or ARMv7's broadcast operations, which flush the micro TLBs), "
+                        "syscall_kernel_pages=N and tick_kernel_pages=N (kernel pages a trace's KernelEntry events "
+                        "touch: a system call's, a timer tick's)")
     p.add_argument("--technique", default="", metavar="NAME[:KEY=VALUE,...]",
                    help="switch on a technique (see `tlblab techniques`); overrides a machine file's [technique]")
     p.add_argument("--stall-cycles", action="store_true",

@@ -14,7 +14,8 @@ written. docs/sweeps.md has the keys:
     technique.<param>         one parameter of the technique
     os.<field>                the OS model (switch, asid_bits, switch_cycles, ipi_cycles,
                               kernel_pages, kernel_return_pages, fault_kernel_pages,
-                              migrate_kernel_pages, tlb_maintenance)
+                              migrate_kernel_pages, tlb_maintenance, syscall_kernel_pages,
+                              tick_kernel_pages)
     workload                  a built-in workload spec or a trace file (read by the workers:
                               give a path every worker can read)
     seed, max_references, mode (full | no_caches | tlb_only)
@@ -41,7 +42,8 @@ MODES = ("full", "no_caches", "tlb_only")
 SCALARS = ("machine", "technique", "workload", "seed", "max_references", "mode", "warmup", "roi")
 NAMESPACES = ("machine.", "technique.", "os.")
 OS_FIELDS = ("switch", "asid_bits", "switch_cycles", "ipi_cycles", "kernel_pages", "kernel_return_pages",
-             "fault_kernel_pages", "migrate_kernel_pages", "tlb_maintenance")
+             "fault_kernel_pages", "migrate_kernel_pages", "tlb_maintenance", "syscall_kernel_pages",
+             "tick_kernel_pages")
 # Grids larger than this are almost certainly a typo in an axis (and would take days).
 MAX_POINTS = 1_000_000
 

@@ -109,6 +109,15 @@ pub struct OsConfig {
     pub migrate_kernel_pages: u32,
     /// How `Munmap`, `Mprotect` and `ProcessExit` reach the other cores' TLBs.
     pub tlb_maintenance: TlbMaintenance,
+    /// Kernel pages a system call touches (a `KernelEntry` event of path
+    /// `kernel_entry::SYSCALL`): one load each through the calling core's data TLB levels as
+    /// global mappings (`System::kernel_touch`), charged to the thread as busy time, their
+    /// misses counted as data stalls (the PMU counts in every mode). Pages after
+    /// `migrate_kernel_pages`'s (`kernel_switch_page`). 0: a system call touches no kernel page.
+    pub syscall_kernel_pages: u32,
+    /// Kernel pages a timer tick touches (a `KernelEntry` event of path `kernel_entry::TICK`),
+    /// as `syscall_kernel_pages`'s. Pages after `syscall_kernel_pages`'s. 0: none.
+    pub tick_kernel_pages: u32,
 }
 
 impl Default for OsConfig {
@@ -123,6 +132,8 @@ impl Default for OsConfig {
             fault_kernel_pages: 0,
             migrate_kernel_pages: 0,
             tlb_maintenance: TlbMaintenance::Ipi,
+            syscall_kernel_pages: 0,
+            tick_kernel_pages: 0,
         }
     }
 }
@@ -144,6 +155,8 @@ impl OsConfig {
             ("os.kernel_return_pages", self.kernel_return_pages),
             ("os.fault_kernel_pages", self.fault_kernel_pages),
             ("os.migrate_kernel_pages", self.migrate_kernel_pages),
+            ("os.syscall_kernel_pages", self.syscall_kernel_pages),
+            ("os.tick_kernel_pages", self.tick_kernel_pages),
         ] {
             sum.push(field);
             if pages > room {
@@ -172,11 +185,24 @@ impl OsConfig {
     pub fn migrate_kernel_page(&self, page: u32) -> u32 {
         self.kernel_pages + self.kernel_return_pages + self.fault_kernel_pages + page
     }
+
+    /// The first page (`kernel_switch_page` index) and the number of pages of kernel path
+    /// `path` of a `KernelEntry` event (`kernel_entry::SYSCALL`: after the migration path's;
+    /// `TICK`: after the system call's); None for a path not defined.
+    pub fn entry_kernel_pages(&self, path: u8) -> Option<(u32, u32)> {
+        use tlblab_trace::record::kernel_entry;
+        let syscall = self.migrate_kernel_page(self.migrate_kernel_pages);
+        match path {
+            kernel_entry::SYSCALL => Some((syscall, self.syscall_kernel_pages)),
+            kernel_entry::TICK => Some((syscall + self.syscall_kernel_pages, self.tick_kernel_pages)),
+            _ => None,
+        }
+    }
 }
 
-/// Most kernel pages `OsConfig::kernel_pages`, `kernel_return_pages`, `fault_kernel_pages` and
-/// `migrate_kernel_pages`
-/// may name together (2 MiB of them).
+/// Most kernel pages `OsConfig::kernel_pages`, `kernel_return_pages`, `fault_kernel_pages`,
+/// `migrate_kernel_pages`, `syscall_kernel_pages` and `tick_kernel_pages` may name together
+/// (2 MiB of them).
 pub const KERNEL_PAGES_MAX: u32 = 512;
 
 /// The physical address of the `page`th page of the switch path (`OsConfig::kernel_pages`, then

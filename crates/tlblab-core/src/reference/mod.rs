@@ -1063,6 +1063,28 @@ impl ReferenceModel {
                 core,
                 lock,
             } => self.tlb_lock(process, page.0, core, lock)?,
+            Event::KernelEntry { process, path } => {
+                // The kernel entered on the process's (first) thread's hardware thread: its
+                // path's kernel pages in order, busy time of the thread, as a fault's.
+                let os = self.opts.os;
+                let Some((first, pages)) = os.entry_kernel_pages(path) else {
+                    return Err(format!("KernelEntry event: path {path} is not a kernel path"));
+                };
+                let thread = self
+                    .threads
+                    .values()
+                    .find(|&&(s, _)| s == process as usize)
+                    .copied();
+                if let (Some((space, cpu)), true) = (thread, pages > 0) {
+                    let mut kernel = 0;
+                    for page in first..first + pages {
+                        let pa = crate::os::kernel_switch_page(self.config.memory.bytes, page);
+                        kernel += self.kernel_touch_in(cpu, space, pa, false);
+                    }
+                    self.counters[cpu].cycles += kernel;
+                    self.cpus[cpu].clock += kernel;
+                }
+            }
             Event::TaskRelease { .. }
             | Event::JobStart { .. }
             | Event::JobEnd { .. }

@@ -96,6 +96,15 @@ impl System {
         cycles
     }
 
+    /// The state of a thread of `process` (the first bound), for events that name a process.
+    pub(super) fn state_of_process(&self, process: u32) -> Option<ThreadState> {
+        self.threads
+            .iter()
+            .flatten()
+            .find(|s| s.space == process as usize)
+            .copied()
+    }
+
     /// The thread's hardware thread, for events that name a process rather than a core.
     pub(super) fn cpu_of_process(&self, process: u32) -> usize {
         self.threads
@@ -220,6 +229,21 @@ impl System {
                 if (process as usize) < self.spaces.len() {
                     let cpu = self.cpu_of_process(process);
                     self.exit_process(process as usize, cpu);
+                }
+            }
+            Event::KernelEntry { process, path } => {
+                // The kernel entered on the process's thread (a system call, a timer tick):
+                // its path's global kernel pages (`OsConfig::syscall_kernel_pages`,
+                // `tick_kernel_pages`). A process without a thread has no core to enter on.
+                let Some((first, pages)) = self.options.os.entry_kernel_pages(path) else {
+                    return Err(SimError(format!(
+                        "KernelEntry event: path {path} is not a kernel path (0 a system call, 1 a timer tick)"
+                    )));
+                };
+                if pages > 0 {
+                    if let Some(st) = self.state_of_process(process) {
+                        self.kernel_path(st, first, pages);
+                    }
                 }
             }
             Event::ContextSwitch { core, to, .. } => {
@@ -390,6 +414,7 @@ impl System {
             | Event::Mprotect { process, .. }
             | Event::FlushRange { process, .. }
             | Event::ProcessExit { process }
+            | Event::KernelEntry { process, .. }
             | Event::TlbLock { process, .. } => self.cpu_of_process(process),
             Event::JobStart { task, .. } | Event::JobEnd { task, .. } => of_thread(ThreadId(task)),
             _ => 0,

@@ -101,10 +101,16 @@ impl System {
     #[inline(never)]
     pub(super) fn fault_kernel_path(&mut self, st: super::ThreadState) {
         let os = self.options.os;
+        self.kernel_path(st, os.fault_kernel_page(0), os.fault_kernel_pages);
+    }
+
+    /// A kernel path of `pages` pages from `kernel_switch_page` index `first`, touched in order
+    /// by the thread whose state is `st` (`kernel_touch_as`), its cycles charged as busy time:
+    /// the page-fault path (`fault_kernel_path`) and a `KernelEntry` event's.
+    pub(super) fn kernel_path(&mut self, st: super::ThreadState, first: u32, pages: u32) {
         let mut cycles = 0;
-        for page in 0..os.fault_kernel_pages {
-            let pa =
-                crate::os::kernel_switch_page(self.config.memory.bytes, os.fault_kernel_page(page));
+        for page in first..first + pages {
+            let pa = crate::os::kernel_switch_page(self.config.memory.bytes, page);
             cycles += self.kernel_touch_as(st, pa, false);
         }
         self.charge_busy(st.cpu, cycles);

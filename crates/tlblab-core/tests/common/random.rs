@@ -314,8 +314,9 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
 /// Run options: TLB-only, walks without caches, or the full model; a switch policy with a
 /// small ASID space (1..3 bits: rollovers every few switches) and costs for switches and
 /// IPIs; often a few kernel pages the switch path touches before and after the technique's
-/// switch-in work (global mappings), of the page-fault path and of the migration path; now and then a
-/// reference limit; x86-style or ARM broadcast TLB maintenance.
+/// switch-in work (global mappings), of the page-fault path, of the migration path and of the
+/// system-call and timer-tick entries; now and then a reference limit; x86-style or ARM
+/// broadcast TLB maintenance.
 pub fn options() -> impl Strategy<Value = RunOptions> {
     (
         0u8..3,
@@ -356,6 +357,8 @@ prop_compose! {
         fault_kernel_pages in prop_oneof![2 => Just(0u32), 1 => 1u32..4],
         migrate_kernel_pages in prop_oneof![2 => Just(0u32), 1 => 1u32..4],
         tlb_maintenance in prop_oneof![Just(TlbMaintenance::Ipi), Just(TlbMaintenance::Broadcast)],
+        syscall_kernel_pages in prop_oneof![2 => Just(0u32), 1 => 1u32..4],
+        tick_kernel_pages in prop_oneof![2 => Just(0u32), 1 => 1u32..3],
     ) -> OsConfig {
         OsConfig {
             asid_bits,
@@ -367,6 +370,8 @@ prop_compose! {
             fault_kernel_pages,
             migrate_kernel_pages,
             tlb_maintenance,
+            syscall_kernel_pages,
+            tick_kernel_pages,
         }
     }
 }
@@ -420,6 +425,12 @@ pub enum Step {
     Exit {
         process: u32,
     },
+    /// The kernel is entered on the process's thread (`KernelEntry`: a system call, path 0, or
+    /// a timer tick, path 1): its path's global kernel pages.
+    Entry {
+        process: u32,
+        path: u8,
+    },
     Lock {
         process: u32,
         page: u64,
@@ -465,6 +476,7 @@ pub fn steps() -> impl Strategy<Value = Vec<Step>> {
         2 => (0u32..3, 0u64..64, 0u64..4096, 1u64..9000, prop::sample::select(vec![1u8, 2, 3, 8, 10, 11]))
             .prop_map(|(process, page, offset, bytes, what)| Step::FlushRange { process, page, offset, bytes, what }),
         1 => (0u32..3).prop_map(|process| Step::Exit { process }),
+        1 => (0u32..3, 0u8..2).prop_map(|(process, path)| Step::Entry { process, path }),
         2 => (0u32..3, 0u64..3, any::<bool>(), proptest::bool::weighted(0.6)).prop_map(|(process, page, all, lock)| Step::Lock { process, page, all, lock }),
         1 => (0u32..3, 0u64..4).prop_map(|(process, page)| Step::Huge { process, page }),
         1 => (0u64..64, 1u64..4).prop_map(|(page, pages)| Step::Kernel { page, pages }),
@@ -575,6 +587,9 @@ pub fn records(steps: &[Step], cfg: &MachineConfig, walks: bool) -> Vec<Record> 
                     what,
                 }),
                 Step::Exit { process } => Record::Event(Event::ProcessExit { process }),
+                Step::Entry { process, path } => {
+                    Record::Event(Event::KernelEntry { process, path })
+                }
                 Step::Lock {
                     process,
                     page,

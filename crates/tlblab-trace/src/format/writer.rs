@@ -116,6 +116,7 @@ pub fn event_name(e: &Event) -> &'static str {
         Event::TlbLock { .. } => "tlb_lock",
         Event::FlushRange { .. } => "flush_range",
         Event::ProcessExit { .. } => "process_exit",
+        Event::KernelEntry { .. } => "kernel_entry",
     }
 }
 

@@ -10,9 +10,12 @@
 //! program's end is its thread's `ThreadExit`, its process's `ProcessExit` (Linux's `exit_mmap`,
 //! which flushes the process's translations on every core: on the Cortex-A9 one broadcast
 //! TLBIASIDIS, `OsConfig::tlb_maintenance`) and a `ContextSwitch` on its core to the next.
-//! A program may carry the system calls its capture does not record (`Syscall`: munmap and
-//! mprotect, traced apart), emitted as its process's `Munmap`/`Mprotect` events after the
-//! number of its references each names.
+//! A program may carry the system calls its capture does not record (`Syscall`, traced apart):
+//! each is its process's `KernelEntry` (a system call: the kernel entered on its core), and a
+//! munmap or mprotect its `Munmap`/`Mprotect` event after it, after the number of its
+//! references each names. With a timer (`Corun::with_tick`) every core's running process also
+//! takes a `KernelEntry` tick every so many of that core's references (the periodic tick of
+//! every busy core, which a user-space capture does not see either).
 //!
 //! The cores advance in turns of `chunk` references each (round robin in core order): the
 //! cores run at one reference rate, the accesses of each core in program order, and the shared
@@ -36,9 +39,10 @@ pub struct Program {
     pub syscalls: Vec<Syscall>,
 }
 
-/// A system call of a program that changes its mappings: `at` references of its run come
-/// before it. Each becomes the `Munmap`/`Mprotect` event of the run's process (addresses moved
-/// by the program's relocations), whose TLB maintenance the OS model does.
+/// A system call of a program: `at` references of its run come before it. Each becomes the
+/// `KernelEntry` (a system call) of the run's process, and one that changes its mappings the
+/// `Munmap`/`Mprotect` event after it (addresses moved by the program's relocations), whose TLB
+/// maintenance the OS model does. `start` and `len` mean nothing for `Other`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Syscall {
     pub at: u64,
@@ -51,6 +55,8 @@ pub struct Syscall {
 pub enum SyscallKind {
     Munmap,
     Mprotect { prot: u8 },
+    /// A call that changes no mapping (read, write, openat, brk that grows, ...): the entry alone.
+    Other,
 }
 
 /// What one core runs: `programs` in order; again from the first when `repeat`.
@@ -79,12 +85,19 @@ struct Core {
     step: usize,
     running: Option<Running>,
     done: bool,
+    /// References of this core since its last timer tick (`Corun::with_tick`).
+    since_tick: u64,
+    /// References of the core's first program skipped at its first start
+    /// (`Corun::with_offsets`); 0 once it started.
+    offset: u64,
 }
 
 /// The composition (see the module comment); a `RecordSource`.
 pub struct Corun {
     cores: Vec<Core>,
     chunk: usize,
+    /// References of a core between its timer ticks (0: no ticks).
+    tick: u64,
     address_limit: u64,
     next_process: u32,
     started: bool,
@@ -142,9 +155,12 @@ impl Corun {
                     plan,
                     step: 0,
                     running: None,
+                    since_tick: 0,
+                    offset: 0,
                 })
                 .collect(),
             chunk,
+            tick: 0,
             address_limit: if address_bits == 64 {
                 u64::MAX
             } else {
@@ -160,6 +176,26 @@ impl Corun {
         })
     }
 
+    /// The timer: every core's running process takes a `KernelEntry` tick after each `every`
+    /// references of that core (0: none). The composition advances the cores at one reference
+    /// rate, so a tick period in time is one in references: the caller converts.
+    pub fn with_tick(mut self, every: u64) -> Self {
+        self.tick = every;
+        self
+    }
+
+    /// Where each core's plan starts: core c's first program is started `offsets[c]` references
+    /// into its run (those references and the system calls before them are read and dropped: the
+    /// core joins its loop mid-way, as a measurement that starts while the other cores are busy
+    /// does). Cores past the list start at 0. An offset past the first program's end is an error
+    /// when the program starts.
+    pub fn with_offsets(mut self, offsets: &[u64]) -> Self {
+        for (core, &o) in self.cores.iter_mut().zip(offsets) {
+            core.offset = o;
+        }
+        self
+    }
+
     /// Starts core `c`'s program at `step`: its process number, `ThreadStart` and the switch.
     fn start(&mut self, c: usize, from: Option<u32>, out: &mut Vec<Record>) -> Result<(), String> {
         let core = &mut self.cores[c];
@@ -172,15 +208,29 @@ impl Corun {
             t
         };
         let prog = &core.plan.programs[core.step];
-        let (src, _meta, _fmt) = crate::convert::open_source(&prog.capture, None)?;
+        let (mut src, _meta, _fmt) = crate::convert::open_source(&prog.capture, None)?;
+        let skip = std::mem::take(&mut core.offset);
+        let mut dropped = 0;
+        while dropped < skip {
+            self.scratch.clear();
+            let n = src.fill(&mut self.scratch, (skip - dropped).min(1 << 16) as usize)?;
+            if n == 0 {
+                return Err(format!(
+                    "corun: core {c}: offset {skip} is past the end of {} ({dropped} records)",
+                    prog.capture.display()
+                ));
+            }
+            dropped += n as u64;
+        }
+        self.scratch.clear();
         core.running = Some(Running {
             src,
             name: prog.capture.display().to_string(),
             thread,
             relocations: prog.relocations.clone(),
             syscalls: prog.syscalls.clone(),
-            next_call: 0,
-            read: 0,
+            next_call: prog.syscalls.partition_point(|call| call.at < skip),
+            read: skip,
         });
         out.push(Record::Event(Event::ThreadStart {
             thread: ThreadId(thread),
@@ -207,10 +257,13 @@ impl Corun {
                 .expect("a core that is not done runs a program");
             // The system calls due before the next reference, then references up to the next.
             Self::calls(run, limit, false, out)?;
-            let upto = match run.syscalls.get(run.next_call) {
+            let mut upto = match run.syscalls.get(run.next_call) {
                 Some(call) => left.min((call.at - run.read) as usize),
                 None => left,
             };
+            if self.tick > 0 {
+                upto = upto.min((self.tick - core.since_tick) as usize);
+            }
             self.scratch.clear();
             let n = run.src.fill(&mut self.scratch, upto)?;
             for r in self.scratch.drain(..) {
@@ -244,6 +297,16 @@ impl Corun {
             }
             if n > 0 {
                 left = left.saturating_sub(n);
+                if self.tick > 0 {
+                    core.since_tick += n as u64;
+                    if core.since_tick >= self.tick {
+                        core.since_tick = 0;
+                        out.push(Record::Event(Event::KernelEntry {
+                            process: run.thread,
+                            path: crate::record::kernel_entry::TICK,
+                        }));
+                    }
+                }
                 continue;
             }
             // This program's capture is over: its calls left, its exit, then the next program or
@@ -291,6 +354,15 @@ impl Corun {
             if !ended && call.at > run.read {
                 break;
             }
+            let process = run.thread;
+            out.push(Record::Event(Event::KernelEntry {
+                process,
+                path: crate::record::kernel_entry::SYSCALL,
+            }));
+            if call.kind == SyscallKind::Other {
+                run.next_call += 1;
+                continue;
+            }
             let start = relocate(call.start, &run.relocations);
             if start > limit || call.len > limit - start + 1 {
                 return Err(format!(
@@ -298,7 +370,7 @@ impl Corun {
                     run.name, run.next_call, call.start, call.len, start, 64 - limit.leading_zeros()
                 ));
             }
-            let (process, start) = (run.thread, VirtAddr(start));
+            let start = VirtAddr(start);
             out.push(Record::Event(match call.kind {
                 SyscallKind::Munmap => Event::Munmap {
                     process,
@@ -311,6 +383,7 @@ impl Corun {
                     len: call.len,
                     prot,
                 },
+                SyscallKind::Other => unreachable!("handled above"),
             }));
             run.next_call += 1;
         }
@@ -595,6 +668,94 @@ mod tests {
         .err()
         .unwrap();
         assert!(e.contains("not in order"), "{e}");
+    }
+
+    #[test]
+    fn given_a_timer_and_calls_then_each_call_is_an_entry_and_each_core_ticks_every_n_references() {
+        let d = tempdir("ticks");
+        let rt = capture(&d, "rt.tlbt", &[0x1000, 0x2000, 0x3000, 0x4000, 0x5000]);
+        let bg = capture(&d, "bg.tlbt", &[0x1000, 0x2000]);
+        let plans = vec![
+            CorePlan {
+                programs: vec![Program {
+                    capture: rt,
+                    relocations: vec![],
+                    syscalls: vec![
+                        Syscall { at: 1, kind: SyscallKind::Other, start: 0, len: 0 },
+                        Syscall { at: 4, kind: SyscallKind::Munmap, start: 0x4000, len: 0x1000 },
+                    ],
+                }],
+                repeat: false,
+            },
+            CorePlan {
+                programs: vec![prog(&bg)],
+                repeat: true,
+            },
+        ];
+        // Turns of 3 references, a tick every 2 references of a core.
+        let recs = all(Corun::new(plans, 3, 32).unwrap().with_tick(2));
+        let seq: Vec<String> = recs
+            .iter()
+            .filter_map(|r| match r {
+                Record::Access(a) => Some(format!("{}a{:x}", a.thread.0, a.vaddr.0)),
+                Record::Event(Event::KernelEntry { process, path }) => {
+                    Some(format!("{process}{}", if *path == 0 { "sys" } else { "tick" }))
+                }
+                Record::Event(Event::Munmap { process, start, .. }) => {
+                    Some(format!("{process}u{:x}", start.0))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            seq,
+            [
+                // core 0's turn: a reference, the call at 1, a reference, the tick at 2, one more
+                "0a1000", "0sys", "0a2000", "0tick", "0a3000",
+                // core 1's: two references and a tick, then the next run's first reference
+                "1a1000", "1a2000", "1tick", "2a1000",
+                // core 0's: the call at 4 (an entry, then its munmap), the tick at 4, the last
+                "0a4000", "0tick", "0sys", "0u4000", "0a5000",
+            ]
+        );
+    }
+
+    #[test]
+    fn given_an_offset_then_the_core_joins_its_first_program_mid_way_and_loops_from_the_start() {
+        let d = tempdir("offsets");
+        let rt = capture(&d, "rt.tlbt", &[0x1000, 0x2000]);
+        let bg = capture(&d, "bg.tlbt", &[0x1000, 0x2000, 0x3000]);
+        let plans = vec![
+            CorePlan { programs: vec![prog(&rt)], repeat: false },
+            CorePlan {
+                programs: vec![Program {
+                    capture: bg.clone(),
+                    relocations: vec![],
+                    syscalls: vec![
+                        Syscall { at: 1, kind: SyscallKind::Other, start: 0, len: 0 },
+                        Syscall { at: 2, kind: SyscallKind::Other, start: 0, len: 0 },
+                    ],
+                }],
+                repeat: true,
+            },
+        ];
+        let recs = all(Corun::new(plans.clone(), 2, 32).unwrap().with_offsets(&[0, 2]));
+        let seq: Vec<String> = recs
+            .iter()
+            .filter_map(|r| match r {
+                Record::Access(a) => Some(format!("{}a{:x}", a.thread.0, a.vaddr.0)),
+                Record::Event(Event::KernelEntry { process, .. }) => Some(format!("{process}sys")),
+                _ => None,
+            })
+            .collect();
+        // Core 1 starts 2 references in: the call at 1 is dropped, the one at 2 comes first;
+        // its next run starts from the beginning.
+        assert_eq!(seq, ["0a1000", "0a2000", "1sys", "1a3000", "2a1000"]);
+        let e = Corun::new(plans, 2, 32).unwrap().with_offsets(&[0, 4]);
+        let mut out = Vec::new();
+        let mut e = e;
+        let err = e.fill(&mut out, 100).err().unwrap();
+        assert!(err.contains("offset 4 is past the end"), "{err}");
     }
 
     #[test]

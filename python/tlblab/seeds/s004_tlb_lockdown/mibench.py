@@ -175,69 +175,136 @@ def capture_corunner(name: str, *, limit: int = 0, valgrind: str = "valgrind", c
         return out
 
 
-# Bump when what `corunner_syscalls` records changes.
-SYSCALLS_VERSION = "2"
+# Bump when what `syscalls_of` records changes: 3, every system call (a kernel entry), not
+# only the munmap/mprotect/brk-trim calls; 4, the calls on the file Valgrind's preload library
+# was opened as (an asynchronous open's result is on its completion line) left out too.
+SYSCALLS_VERSION = "4"
 
 
 def corunner_syscalls(name: str, *, limit: int = 0, valgrind: str = "valgrind",
                       cache: Path = CACHE) -> list[tuple[int, str, int, int, int]]:
-    """The TLB maintenance of background program `name`'s system calls, which its Lackey capture
-    does not record: each `munmap`, `mprotect` and `brk` that shrinks the heap (Linux's do_munmap),
-    as (position, "munmap" | "mprotect", start, length, prot), the position the number of its
-    capture's references before the call. Taken from a second run of the same binary on the same
-    input under the same tool (Lackey, `--trace-mem=yes --trace-syscalls=yes`: the same client
-    layout as the capture's, and its memory lines give the call's place in the run), counted as
-    it streams (troff's log is 146 M lines) and cached as JSON beside the capture. The `mmap`s
-    with MAP_FIXED over the loader's reservations are left out: they replace mappings no page was
-    touched in, and Linux flushes only a range with present entries (ARM's tlb_flush). With
-    `limit`, the calls within the first `limit` references (those of `capture_corunner`'s capture
-    with that limit: the traced run is stopped there)."""
-    import json
+    """The system calls of background program `name`'s run (`syscalls_of`) on its generated
+    input, within its first `limit` references with a `limit` (those of `capture_corunner`'s
+    capture with that limit)."""
     import tempfile
 
     capture_path = capture_corunner(name, limit=limit, valgrind=valgrind, cache=cache)
     out = capture_path.with_suffix(f".syscalls{SYSCALLS_VERSION}.json")
     if out.is_file():
-        return [tuple(x) for x in json.loads(out.read_text())]
-    from tlblab.trace import info
-
-    records = int(info(str(capture_path))["accesses"]["total"])
+        return _read_calls(out)
     with tempfile.TemporaryDirectory(prefix="tlblab-mibench-") as tmp:
         d = Path(tmp)
         _corunner_inputs(d)
-        argv = _corunner_argv(name, d)
-        # The log (fd 3) through awk: the memory lines counted, the system calls kept with the
-        # count before them; the program's own output discarded.
-        script = ('{ if ($0 ~ /^(I | L | S | M )/) { n++; if (LIMIT && n >= LIMIT) exit } '
-                  'else if ($0 ~ /^SYSCALL.*sys_(munmap|mprotect|brk) /) print n "\\t" $0 } '
-                  'END { print n "\\tEND" }').replace("LIMIT", str(int(limit)))
-        cmd = ([valgrind, "--tool=lackey", "--trace-mem=yes", "--trace-syscalls=yes", "--log-fd=3", *argv])
-        r = subprocess.run(["bash", "-c", '"$@" 3>&1 1>/dev/null 2>/dev/null | awk "$AWK"', "bash", *cmd],
-                           capture_output=True, text=True, env={**os.environ, "AWK": script})
-        lines = r.stdout.splitlines()
-        if r.returncode != 0 or not lines or not lines[-1].endswith("\tEND"):
-            raise UserError(f"mibench: tracing the system calls of {' '.join(argv)} failed: {r.stderr.strip()[-400:]}")
+        return syscalls_of(_corunner_argv(name, d), capture_path, out, limit=limit, valgrind=valgrind)
+
+
+def program_syscalls(name: str, *, limit: int = 0, valgrind: str = "valgrind",
+                     cache: Path = CACHE) -> list[tuple[int, str, int, int, int]]:
+    """The system calls of real-time program `name`'s run (`syscalls_of`), within its first
+    `limit` references with a `limit` (those of `capture`'s capture with that limit)."""
+    prog = _program(name)
+    capture_path = capture(name, limit=limit, valgrind=valgrind, cache=cache)
+    out = capture_path.with_suffix(f".syscalls{SYSCALLS_VERSION}.json")
+    if out.is_file():
+        return _read_calls(out)
+    argv = [str(build(name, cache=cache)), *prog.args]
+    return syscalls_of(argv, capture_path, out, limit=limit, valgrind=valgrind)
+
+
+def _read_calls(path: Path) -> list[tuple[int, str, int, int, int]]:
+    import json
+
+    return [tuple(x) for x in json.loads(path.read_text())]
+
+
+# Valgrind's own start-up in the client (its preloaded libraries, and ld.so's search of
+# /usr/lib/debug that only happens under it: a native run, strace'd, makes no such calls).
+_VALGRIND_PATHS = ("valgrind", "/usr/lib/debug")
+
+
+def syscalls_of(argv: list[str], capture_path: Path, out: Path, *, limit: int = 0,
+                valgrind: str = "valgrind") -> list[tuple[int, str, int, int, int]]:
+    """The system calls of the run of `argv` that `capture_path` captured, which a Lackey
+    capture does not record: every call is a kernel entry ("syscall"), and each `munmap`,
+    `mprotect` and `brk` that shrinks the heap (Linux's do_munmap) changes mappings, as
+    (position, "munmap" | "mprotect" | "syscall", start, length, prot), the position the number
+    of the capture's references before the call. Taken from a second run of the same binary on
+    the same input under the same tool (Lackey, `--trace-mem=yes --trace-syscalls=yes`: the same
+    client layout as the capture's, and its memory lines give the call's place in the run),
+    counted as it streams (troff's log is 146 M lines) and cached as JSON at `out`. Valgrind's
+    own calls in the client (its preloaded library's open, reads, maps, close and RELRO
+    mprotect; ld.so's probing of /usr/lib/debug under it) are left out. The `mmap`s with
+    MAP_FIXED over the loader's reservations change no present entry (Linux flushes only a
+    range with present entries, ARM's tlb_flush), so they are kernel entries only. With
+    `limit`, the calls within the first `limit` references (the traced run is stopped there)."""
+    import json
+
+    from tlblab.trace import info
+
+    records = int(info(str(capture_path))["accesses"]["total"])
+    # The log (fd 3) through awk: the memory lines counted, the system calls kept with the
+    # count before them; the program's own output discarded.
+    script = ('{ if ($0 ~ /^(I | L | S | M )/) { n++; if (LIMIT && n >= LIMIT) exit } '
+              'else if ($0 ~ /^SYSCALL/) print n "\t" $0 } '
+              'END { print n "\tEND" }').replace("LIMIT", str(int(limit)))
+    cmd = ([valgrind, "--tool=lackey", "--trace-mem=yes", "--trace-syscalls=yes", "--log-fd=3", *argv])
+    r = subprocess.run(["bash", "-c", '"$@" 3>&1 1>/dev/null 2>/dev/null | awk "$AWK"', "bash", *cmd],
+                       capture_output=True, text=True, env={**os.environ, "AWK": script})
+    lines = r.stdout.splitlines()
+    if r.returncode != 0 or not lines or not lines[-1].endswith("\tEND"):
+        raise UserError(f"mibench: tracing the system calls of {' '.join(argv)} failed: {r.stderr.strip()[-400:]}")
     total = int(lines[-1].split("\t")[0])
-    # Valgrind's own preloaded library (its RELRO mprotect) is no part of a normal run.
     valgrinds = [(int(m["start"], 16), int(m["end"], 16)) for m in info(str(capture_path))["mappings"]
                  if "valgrind" in m["name"]]
     calls: list[tuple[int, str, int, int, int]] = []
     brk = 0
+    hidden_fds: set[int] = set()
+    hidden_open = False  # an open of Valgrind's whose result is on its completion line
     for line in lines[:-1]:
         n, text = line.split("\t", 1)
-        if "Failure" in text:
+        if "... [async] -->" in text:
+            # An asynchronous call's completion: no second call.
+            if hidden_open and "Success(" in text:
+                hidden_fds.add(int(text.rsplit("Success(", 1)[1].split(")")[0], 0))
+            hidden_open = False
             continue
+        hidden_open = False
         at = round(int(n) * records / total) if total else 0
-        args = [int(a.strip(), 0) for a in text.split("(", 2)[2].split(")")[0].split(",")]
-        if "sys_brk" in text:
+        name = text.split(")", 1)[1].split("(", 1)[0].strip() if ")" in text else ""
+        try:
+            args = [int(a.split("(")[0].strip(), 0) for a in text.split("(", 2)[2].split(")")[0].split(",")
+                    if a.strip()]
+        except (IndexError, ValueError):
+            args = []
+        if any(v in text for v in _VALGRIND_PATHS):
+            if name == "sys_openat" and "Success(" in text:
+                hidden_fds.add(int(text.rsplit("Success(", 1)[1].split(")")[0], 0))
+            elif name == "sys_openat":
+                hidden_open = True
+            continue
+        if hidden_fds and args:
+            fd = args[4] if name == "sys_mmap2" and len(args) > 4 else args[0]
+            if fd in hidden_fds:
+                if name == "sys_close":
+                    hidden_fds.discard(fd)
+                continue
+        failed = "Failure" in text
+        if name == "sys_brk" and not failed:
             new = int(text.rsplit("Success(", 1)[1].split(")")[0], 0)
             if brk and new < brk:
                 calls.append((at, "munmap", new, brk - new, 0))
+                brk = new
+                continue
             brk = new
-        elif "sys_munmap" in text:
+        elif name == "sys_munmap" and not failed:
             calls.append((at, "munmap", args[0], args[1], 0))
-        elif not any(lo <= args[0] < hi for lo, hi in valgrinds):
+            continue
+        elif name == "sys_mprotect" and not failed:
+            if any(lo <= args[0] < hi for lo, hi in valgrinds):
+                continue
             calls.append((at, "mprotect", args[0], args[1], args[2]))
+            continue
+        calls.append((at, "syscall", 0, 0, 0))
     atomic_write(out, lambda t: Path(t).write_text(json.dumps(calls)))
     return calls
 
@@ -270,21 +337,27 @@ def relocations_32(capture_path: Path) -> list[tuple[int, int, int]]:
 
 # Bump when what `scenario` composes changes (not the captures): 2, every run's end carries its
 # process's exit (`ProcessExit`, the kernel's exit_mmap); 3, the background programs' munmap,
-# mprotect and brk-trim calls (`corunner_syscalls`) at their places in their runs.
-SCENARIO_VERSION = "3"
+# mprotect and brk-trim calls (`corunner_syscalls`) at their places in their runs; 4, every
+# system call of every program, the real-time program's too, as a kernel entry
+# (`KernelEntry`), and the timer's ticks (`tick`).
+SCENARIO_VERSION = "4"
 
 # Turns of the composed scenario: each core runs this many references before the next core's
 # turn (all cores at one reference rate; the shared L2 sees their references interleaved).
 SCENARIO_TURN = 256
 
 
-def scenario(name: str, cores: int, *, limit: int = 0, corunner_limit: int = 0, cache: Path = CACHE) -> Path:
+def scenario(name: str, cores: int, *, limit: int = 0, corunner_limit: int = 0, tick: int = 0,
+             phase: int = 0, cache: Path = CACHE) -> Path:
     """Seed 004 §V.1's scenario around real-time program `name` as one trace: on core 0 cjpeg,
     djpeg, then the program (process 0); with `cores` = 4, cores 1-3 loop cjpeg, djpeg and
     typeset (core c starts at program c - 1 of the three), each run a new process, with its
-    munmap/mprotect calls (`corunner_syscalls`; the real-time program's own are not added). `limit` and
-    `corunner_limit` bound the captures (0: whole runs). Cached by the captures' names (content
-    hashes) and the composition's parameters."""
+    system calls (`program_syscalls`, `corunner_syscalls`: each a kernel entry, munmap and
+    mprotect with their TLB maintenance) and, with `tick`, a timer tick on every core every
+    `tick` of its references. `limit` and `corunner_limit` bound the captures (0: whole runs).
+    `phase` picks where the background cores are in their loops when core 0 starts cjpeg
+    (`phase_offsets`; 0: every core at the start of a program). Cached by the captures' names
+    (content hashes) and the composition's parameters."""
     from tlblab import _native
 
     if cores not in (1, 4):
@@ -298,16 +371,41 @@ def scenario(name: str, cores: int, *, limit: int = 0, corunner_limit: int = 0, 
     def prog(p: Path, c: list | None = None) -> tuple[str, list[tuple[int, int, int]], list[tuple]]:
         return (str(p), relocations_32(p), [tuple(x) for x in c or []])
 
-    plans = [([prog(bg["cjpeg"], calls["cjpeg"]), prog(bg["djpeg"], calls["djpeg"]), prog(rt)], False)]
+    own = program_syscalls(name, limit=limit, cache=cache)
+    plans = [([prog(bg["cjpeg"], calls["cjpeg"]), prog(bg["djpeg"], calls["djpeg"]), prog(rt, own)], False)]
     order = list(CORUNNERS)
-    for c in range(1, cores):
-        k = (c - 1) % 3
+    offsets = [0]
+    for c, (k, offset) in enumerate(phase_offsets(phase, cores, bg), start=1):
         plans.append(([prog(bg[b], calls[b]) for b in order[k:] + order[:k]], True))
-    key = content_digest(repr(plans), str(SCENARIO_TURN), CAPTURE_VERSION, SCENARIO_VERSION)
+        offsets.append(offset)
+    key = content_digest(repr(plans), str(SCENARIO_TURN), str(int(tick)), repr(offsets), CAPTURE_VERSION,
+                         SCENARIO_VERSION)
     out = Path(cache) / f"scenario-{PROGRAMS[name].source}-{cores}core-{key}.tlbt"
     if out.is_file():
         return out
-    atomic_write(out, lambda tmp: _native.corun_write(plans, SCENARIO_TURN, 32, tmp))
+    atomic_write(out, lambda tmp: _native.corun_write(plans, SCENARIO_TURN, 32, tmp, int(tick), offsets))
+    return out
+
+
+def phase_offsets(phase: int, cores: int, bg: dict[str, Path]) -> list[tuple[int, int]]:
+    """Where background cores 1..`cores` - 1 stand in their cjpeg-djpeg-typeset loops when core 0
+    starts: (the index in CORUNNERS of the program each starts with, the references of it
+    already run). Phase 0 is every core at a program's start, core c at program c - 1; phase
+    k > 0 draws each core's program and its place in it uniformly, from a generator seeded by
+    k alone (seed 004 §V.1 measures the real-time program 100 times while cores 1-3 loop: each
+    measurement meets the loops wherever they are)."""
+    import random
+
+    from tlblab.trace import info
+
+    if phase == 0:
+        return [((c - 1) % 3, 0) for c in range(1, cores)]
+    rng = random.Random(f"seed004-phase-{phase}")
+    out = []
+    for _ in range(1, cores):
+        k = rng.randrange(len(CORUNNERS))
+        length = int(info(str(bg[CORUNNERS[k]]))["accesses"]["total"])
+        out.append((k, rng.randrange(length)))
     return out
 
 
