@@ -29,3 +29,26 @@ def simulate_both_ways(machine: str, workload: str, technique: str) -> tlblab.si
     stats.pop("run")  # the rate block: wall and CPU seconds
     assert stats == tlblab.sim.label_levels(copy.deepcopy(py.stats))
     return py
+
+
+def killed_client(module: str, writer: str, folder: str, after: int) -> str:
+    """The source of a `tlblab` command-line client that kills itself with SIGKILL (no clean-up,
+    no flush) right after its `after`-th write, through `module.writer(path, data)`, of a file
+    into a folder named `folder`: a run killed at an exact point of its progress, which racing a
+    timer against it cannot give. Run it as `python -c SOURCE ARGS...`."""
+    return f"""
+import os, signal, sys
+import {module} as target
+from tlblab.cli import main
+written = 0
+real_write = target.{writer}
+def write_then_die(path, data):
+    global written
+    real_write(path, data)
+    if os.path.basename(os.path.dirname(os.fspath(path))) == {folder!r}:
+        written += 1
+        if written == {after}:
+            os.kill(os.getpid(), signal.SIGKILL)
+target.{writer} = write_then_die
+sys.exit(main(sys.argv[1:]))
+"""

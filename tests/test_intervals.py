@@ -17,7 +17,7 @@ import pytest
 import tlblab
 from tlblab.errors import UserError
 
-from cli_helpers import cli
+from cli_helpers import cli, killed_client
 
 # Three threads on the Cortex-A7's cores, switched every 5,000 references, with a warm-up: context
 # switches, several hardware threads' queues at every boundary, the region of interest.
@@ -70,22 +70,8 @@ def test_intervals_on_a_localcluster_with_a_worker_killed_merge_into_the_uninter
     _same(run.result.stats, tlblab.simulate(A7, THREADS, warmup=10_000).stats)
 
 
-_KILLED_CLIENT = """
-import os, signal, sys
-import tlblab.files as files
-from tlblab.cli import main
-written = 0
-real_write = files.atomic_write
-def write_then_die(path, content):
-    global written
-    real_write(path, content)
-    if os.path.basename(os.path.dirname(os.fspath(path))) == "results":
-        written += 1
-        if written == 2:
-            os.kill(os.getpid(), signal.SIGKILL)
-files.atomic_write = write_then_die
-sys.exit(main(sys.argv[1:]))
-"""
+# The client killed right after the second interval result it writes.
+_KILLED_CLIENT = killed_client("tlblab.files", "atomic_write", "results", 2)
 
 
 def test_a_killed_run_resumes_with_the_pass_and_the_finished_intervals(tmp_path):

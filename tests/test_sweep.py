@@ -16,6 +16,7 @@ import pytest
 import tlblab
 from tlblab.errors import UserError
 from tlblab.sweeps import LAST, expand, load, parse
+from cli_helpers import killed_client
 
 # 12 points, each a fraction of a second: machine fields, an OS option, a technique and two
 # workloads, so every kind of axis goes through the cluster.
@@ -74,28 +75,13 @@ def test_given_a_localcluster_of_two_workers_then_the_frame_equals_the_serial_on
 # KILL_AFTER-th point file. Racing a timer against the cluster cannot land mid-sweep reliably: the
 # 12 points take a tenth of a second and arrive in bursts of a chunk.
 KILL_AFTER = 4
-_KILLED_CLIENT = """
-import os, signal, sys
-import tlblab.sweeps.run as run
-from tlblab.cli import main
-written = 0
-real_write = run._write_atomic
-def write_then_die(path, data):
-    global written
-    real_write(path, data)
-    if path.parent.name == "points":
-        written += 1
-        if written == {n}:
-            os.kill(os.getpid(), signal.SIGKILL)
-run._write_atomic = write_then_die
-sys.exit(main(sys.argv[1:]))
-"""
+_KILLED_CLIENT = killed_client("tlblab.sweeps.run", "_write_atomic", "points", KILL_AFTER)
 
 
 def test_given_a_killed_sweep_when_run_again_then_it_resumes_and_the_frame_equals_the_serial_one(
         grid_file, serial, cluster, tmp_path):
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-c", _KILLED_CLIENT.format(n=KILL_AFTER), "sweep", str(grid_file),
+    proc = subprocess.run([sys.executable, "-c", _KILLED_CLIENT, "sweep", str(grid_file),
                            "--out", str(out), "--scheduler", cluster],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == -signal.SIGKILL, proc.stderr

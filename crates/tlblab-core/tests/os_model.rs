@@ -629,6 +629,24 @@ fn given_a_global_kernel_image_when_processes_take_turns_then_its_entry_serves_e
     );
 }
 
+/// The kernel-path tests' machine: one fully associative level of 64 entries with a 1-cycle
+/// lookup, no caches and no data accesses (each kernel touch costs the level's latency and the
+/// word's load), data TLB stall cycles counted, the kernel's paths as `os` sets them.
+fn kernel_path_system(os: OsConfig) -> System {
+    let mut cfg = fa(64);
+    cfg.tlbs[0].latency = 1;
+    System::new(
+        cfg,
+        RunOptions {
+            data_accesses: false,
+            stall_cycles: true,
+            os,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap()
+}
+
 /// The page-fault path's global kernel pages (`os.fault_kernel_pages`): every demand-paging
 /// fault touches them through the faulting core's data TLB before the walk is retried. One
 /// thread touches `PAGES` new pages once each (a fault apiece) on a one-level TLB with room
@@ -643,21 +661,10 @@ fn given_fault_kernel_pages_when_a_thread_touches_new_pages_then_each_fault_touc
     const KERNEL: u32 = 3;
     const PAGES: u64 = 5;
     let run = |fault_kernel_pages: u32| {
-        let mut cfg = fa(64);
-        cfg.tlbs[0].latency = 1;
-        let mut sys = System::new(
-            cfg,
-            RunOptions {
-                data_accesses: false,
-                stall_cycles: true,
-                os: OsConfig {
-                    fault_kernel_pages,
-                    ..OsConfig::default()
-                },
-                ..RunOptions::default()
-            },
-        )
-        .unwrap();
+        let mut sys = kernel_path_system(OsConfig {
+            fault_kernel_pages,
+            ..OsConfig::default()
+        });
         let mut recs = thread_starts(&[0]);
         for p in 0..PAGES {
             recs.push(ld(0, 0x1000_0000 + p * 4096));
@@ -699,23 +706,12 @@ fn given_kernel_entries_when_a_thread_calls_twice_and_ticks_then_each_path_touch
     const SYSCALL: u32 = 3;
     const TICK: u32 = 2;
     let run = |syscall_kernel_pages: u32, tick_kernel_pages: u32, path: u8| {
-        let mut cfg = fa(64);
-        cfg.tlbs[0].latency = 1;
-        let mut sys = System::new(
-            cfg,
-            RunOptions {
-                data_accesses: false,
-                stall_cycles: true,
-                os: OsConfig {
-                    fault_kernel_pages: 1,
-                    syscall_kernel_pages,
-                    tick_kernel_pages,
-                    ..OsConfig::default()
-                },
-                ..RunOptions::default()
-            },
-        )
-        .unwrap();
+        let mut sys = kernel_path_system(OsConfig {
+            fault_kernel_pages: 1,
+            syscall_kernel_pages,
+            tick_kernel_pages,
+            ..OsConfig::default()
+        });
         let mut recs = thread_starts(&[0]);
         let entry = |path| Record::Event(Event::KernelEntry { process: 0, path });
         recs.push(ld(0, 0x1000_0000));
@@ -731,7 +727,11 @@ fn given_kernel_entries_when_a_thread_calls_twice_and_ticks_then_each_path_touch
     let (with, globals) = run(SYSCALL, TICK, kernel_entry::TICK).unwrap();
     let memory = 100;
     let (s, t) = (SYSCALL as u64, TICK as u64);
-    assert_eq!(globals, 1 + (SYSCALL + TICK) as usize, "the fault's page, the call's, the tick's");
+    assert_eq!(
+        globals,
+        1 + (SYSCALL + TICK) as usize,
+        "the fault's page, the call's, the tick's"
+    );
     assert_eq!(with.total.walks, without.total.walks);
     assert_eq!(
         with.total.cycles - without.total.cycles,

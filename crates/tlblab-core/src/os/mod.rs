@@ -194,7 +194,9 @@ impl OsConfig {
         let syscall = self.migrate_kernel_page(self.migrate_kernel_pages);
         match path {
             kernel_entry::SYSCALL => Some((syscall, self.syscall_kernel_pages)),
-            kernel_entry::TICK => Some((syscall + self.syscall_kernel_pages, self.tick_kernel_pages)),
+            kernel_entry::TICK => {
+                Some((syscall + self.syscall_kernel_pages, self.tick_kernel_pages))
+            }
             _ => None,
         }
     }

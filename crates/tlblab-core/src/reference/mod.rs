@@ -1068,7 +1068,9 @@ impl ReferenceModel {
                 // path's kernel pages in order, busy time of the thread, as a fault's.
                 let os = self.opts.os;
                 let Some((first, pages)) = os.entry_kernel_pages(path) else {
-                    return Err(format!("KernelEntry event: path {path} is not a kernel path"));
+                    return Err(format!(
+                        "KernelEntry event: path {path} is not a kernel path"
+                    ));
                 };
                 let thread = self
                     .threads

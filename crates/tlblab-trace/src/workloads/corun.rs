@@ -54,7 +54,9 @@ pub struct Syscall {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SyscallKind {
     Munmap,
-    Mprotect { prot: u8 },
+    Mprotect {
+        prot: u8,
+    },
     /// A call that changes no mapping (read, write, openat, brk that grows, ...): the entry alone.
     Other,
 }
@@ -681,8 +683,18 @@ mod tests {
                     capture: rt,
                     relocations: vec![],
                     syscalls: vec![
-                        Syscall { at: 1, kind: SyscallKind::Other, start: 0, len: 0 },
-                        Syscall { at: 4, kind: SyscallKind::Munmap, start: 0x4000, len: 0x1000 },
+                        Syscall {
+                            at: 1,
+                            kind: SyscallKind::Other,
+                            start: 0,
+                            len: 0,
+                        },
+                        Syscall {
+                            at: 4,
+                            kind: SyscallKind::Munmap,
+                            start: 0x4000,
+                            len: 0x1000,
+                        },
                     ],
                 }],
                 repeat: false,
@@ -698,9 +710,10 @@ mod tests {
             .iter()
             .filter_map(|r| match r {
                 Record::Access(a) => Some(format!("{}a{:x}", a.thread.0, a.vaddr.0)),
-                Record::Event(Event::KernelEntry { process, path }) => {
-                    Some(format!("{process}{}", if *path == 0 { "sys" } else { "tick" }))
-                }
+                Record::Event(Event::KernelEntry { process, path }) => Some(format!(
+                    "{process}{}",
+                    if *path == 0 { "sys" } else { "tick" }
+                )),
                 Record::Event(Event::Munmap { process, start, .. }) => {
                     Some(format!("{process}u{:x}", start.0))
                 }
@@ -726,20 +739,35 @@ mod tests {
         let rt = capture(&d, "rt.tlbt", &[0x1000, 0x2000]);
         let bg = capture(&d, "bg.tlbt", &[0x1000, 0x2000, 0x3000]);
         let plans = vec![
-            CorePlan { programs: vec![prog(&rt)], repeat: false },
+            CorePlan {
+                programs: vec![prog(&rt)],
+                repeat: false,
+            },
             CorePlan {
                 programs: vec![Program {
                     capture: bg.clone(),
                     relocations: vec![],
                     syscalls: vec![
-                        Syscall { at: 1, kind: SyscallKind::Other, start: 0, len: 0 },
-                        Syscall { at: 2, kind: SyscallKind::Other, start: 0, len: 0 },
+                        Syscall {
+                            at: 1,
+                            kind: SyscallKind::Other,
+                            start: 0,
+                            len: 0,
+                        },
+                        Syscall {
+                            at: 2,
+                            kind: SyscallKind::Other,
+                            start: 0,
+                            len: 0,
+                        },
                     ],
                 }],
                 repeat: true,
             },
         ];
-        let recs = all(Corun::new(plans.clone(), 2, 32).unwrap().with_offsets(&[0, 2]));
+        let recs = all(Corun::new(plans.clone(), 2, 32)
+            .unwrap()
+            .with_offsets(&[0, 2]));
         let seq: Vec<String> = recs
             .iter()
             .filter_map(|r| match r {
