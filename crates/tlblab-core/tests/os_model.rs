@@ -743,7 +743,7 @@ fn given_kernel_entries_when_a_thread_calls_twice_and_ticks_then_each_path_touch
         (s + t) * memory,
         "the entries' descriptor loads are the level's miss stall"
     );
-    let e = run(SYSCALL, TICK, 7).err().expect("path 7 is refused");
+    let e = run(SYSCALL, TICK, 7).expect_err("path 7 is refused");
     assert!(e.to_string().contains("path 7"), "{e}");
 }
 
