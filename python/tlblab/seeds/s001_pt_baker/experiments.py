@@ -331,8 +331,9 @@ PLAN = {
 
 # Seed 001's LibLinear and Canneal (§5.2), as generators following the programs' own loops
 # (crates/tlblab-trace/src/workloads/canneal.rs, liblinear.rs): the programs themselves cannot be
-# captured here (liblinear-tools is in Debian, but a 5.5 GB run under the capture's Valgrind
-# is out of this host's reach; PARSEC is not packaged). At Table 5.2's footprints: Canneal's
+# captured at this size here (PARSEC is not packaged; liblinear-train is, and its capture on 2,000
+# HIGGS-shaped rows makes 281 M references, docs/traces.md: 11e6 rows would make about 1.5e12, a
+# day of capture and hundreds of GB of trace). At Table 5.2's footprints: Canneal's
 # netlist of the seed's 6e7 elements (20.2 GB: its element array, the region PT-Baker sweeps,
 # 5.3 GB) with the seed's 3e4 swaps per temperature step and start temperature 2000, 20
 # temperature steps of the seed's 15000 (the windows fall in them; the run's later steps only
