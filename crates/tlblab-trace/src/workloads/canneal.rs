@@ -33,7 +33,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary:
         "PARSEC-canneal-like annealing: random element pairs, fan-in/fan-out locations read, swaps",
     source: "seed 001 §5.2 (Canneal: 6e7 nets, 3e4 swaps per temperature step, T0 2000; Table 5.2)",
-    params: &[
+    params: populated_params![
         (
             "elements",
             1 << 16,
@@ -47,12 +47,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ),
         ("temp_steps", 2, "temperature steps (the seed ran 15000)"),
         ("start_temp", 2000, "initial temperature (the seed's 2000)"),
-        super::populate::PARAM,
-        super::fast_forward::SKIP,
-        super::fast_forward::WARM,
-        super::fast_forward::TAKE,
-        super::fast_forward::EVERY,
-        super::fast_forward::WINDOWS,
     ],
     in_default_set: true,
 };
@@ -180,7 +174,7 @@ impl Generator for Canneal {
             if self.step_no == self.swaps * self.temp_steps {
                 break;
             }
-            if self.step_no % self.swaps == 0 {
+            if self.step_no.is_multiple_of(self.swaps) {
                 self.temp /= 1.5;
             }
             self.step_no += 1;

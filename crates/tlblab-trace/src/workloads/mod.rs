@@ -7,6 +7,22 @@
 use crate::source::RecordSource;
 use std::collections::BTreeMap;
 
+/// A populated workload's parameters: its own, then `populate` (populate.rs) and the window
+/// parameters (fast_forward.rs), which `build` reads for every workload that has `populate`.
+macro_rules! populated_params {
+    ($($p:expr),* $(,)?) => {
+        &[
+            $($p,)*
+            super::populate::PARAM,
+            super::fast_forward::SKIP,
+            super::fast_forward::WARM,
+            super::fast_forward::TAKE,
+            super::fast_forward::EVERY,
+            super::fast_forward::WINDOWS,
+        ]
+    };
+}
+
 pub mod bw_ipc;
 pub mod canneal;
 pub mod chase;
