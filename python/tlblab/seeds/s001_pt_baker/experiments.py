@@ -603,11 +603,12 @@ def seed_scale(quick: bool) -> dict[str, float]:
 def standins(quick: bool) -> dict[str, float]:
     """Seed 001's Canneal and LibLinear (§5.2, §6.1.1) at Table 5.2's footprints (`STANDINS`), in
     the windows of `window_sums`: each one's rows as `window_rows` gives them (no helper, kernel
-    and user mode, 4 KiB pages) and Canneal's speed-up from 2 MiB pages."""
+    and user mode, 4 KiB pages; Canneal's no-helper run with 2 MiB pages under `base_2m/`) and
+    Canneal's speed-up from 2 MiB pages."""
     out: dict[str, float] = {}
     for (name, full, region), (_, small, _) in zip(STANDINS, QUICK_STANDINS):
         runs = _plan_runs(quick, "seed", name, small if quick else full, region)
-        out.update(window_rows({v: r for v, r in runs.items() if v != "none_2m"}, f"{name}/"))
+        out.update(window_rows(runs, f"{name}/"))
         if "none_2m" in runs:
             out[f"{name}/huge_pages/speedup"], out[f"{name}/huge_pages/speedup/half_width"] = (
                 _huge_pages_speedup(runs))
