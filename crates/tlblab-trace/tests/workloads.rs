@@ -27,6 +27,8 @@ fn small(name: &str) -> Params {
         "graph500_bfs" => &[("scale", 8), ("roots", 2)],
         "gapbs_bc" => &[("scale", 8), ("sources", 2)],
         "hash_join" => &[("buckets", 256), ("inner_rows", 500), ("outer_rows", 500)],
+        "canneal" => &[("elements", 512), ("swaps", 200)],
+        "liblinear" => &[("instances", 300), ("iterations", 2)],
         "lat_ctx" => &[("procs", 4), ("kib", 4), ("rounds", 3)],
         "hot_potato" => &[("rounds", 10)],
         "extreme" => &[("procs", 3), ("pages", 8), ("rounds", 4)],
@@ -590,6 +592,8 @@ fn populate_touches_every_region_page_once_then_begins_the_roi() {
         "graph500_bfs",
         "gapbs_bc",
         "hash_join",
+        "canneal",
+        "liblinear",
         "tlb_thrash",
     ] {
         let plain = all(name, &small(name), 3).0;
@@ -653,4 +657,115 @@ fn populate_takes_zero_or_one_and_only_where_regions_are_announced() {
     p.insert("populate".into(), 1);
     let e = build("random", &p, 0).err().unwrap();
     assert!(e.contains("has no parameter 'populate'"), "{e}");
+}
+
+fn params(kv: &[(&str, u64)]) -> Params {
+    kv.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+/// The regions a workload announces, by name: (start, len).
+fn region_map(name: &str, p: &Params) -> BTreeMap<String, (u64, u64)> {
+    let s = build(name, p, 1).unwrap();
+    let names = s.region_names();
+    let mut out = BTreeMap::new();
+    let mut s = build(name, p, 1).unwrap();
+    let mut recs = Vec::new();
+    s.fill(&mut recs, 64).unwrap();
+    for r in recs {
+        if let Record::Event(Event::Region { region, start, len }) = r {
+            out.insert(names[region as usize].clone(), (start.0, len));
+        }
+    }
+    out
+}
+
+/// Canneal's footprint (seed Table 5.2: 20.6 GB in all, 5.1 GB the element array PT-Baker
+/// sweeps, for 6e7 elements), checked at 2^20 elements and scaled: 336 bytes an element, 88 of
+/// them the element.
+#[test]
+fn canneal_footprint_follows_the_netlist_structures() {
+    let n = 1u64 << 20;
+    let r = region_map("canneal", &params(&[("elements", n)]));
+    assert_eq!(r["elements"].1, n * 88);
+    assert_eq!(r["fanin_lists"].1, n * 80);
+    assert_eq!(r["fanout_lists"].1, n * 80);
+    assert_eq!(r["locations"].1, n * 8);
+    assert_eq!(r["name_map"].1, n * 80);
+    let total: u64 = r.values().map(|v| v.1).sum();
+    assert_eq!(total, n * 336);
+    // At 6e7: 20.2 GB against Table 5.2's 20.6 GB; the element array 5.3 GB against 5.1 GB.
+    assert!((6e7 * 336.0 / 20.6e9 - 1.0f64).abs() < 0.03);
+}
+
+/// Each step: the two elements' present_loc and cells, then per element its two lists'
+/// begin/end and per neighbour (2 x degree) the list entry, its present_loc and its cell; an
+/// accepted move stores both present_loc.
+#[test]
+fn canneal_steps_read_every_neighbours_location() {
+    let p = params(&[
+        ("elements", 1000),
+        ("degree", 3),
+        ("swaps", 50),
+        ("temp_steps", 2),
+    ]);
+    let (r, names) = all("canneal", &p, 5);
+    assert_eq!(names[0], "elements");
+    let acc = accesses(&r);
+    let loads = acc.iter().filter(|a| a.1 == AccessKind::Load).count();
+    let stores = acc.iter().filter(|a| a.1 == AccessKind::Store).count();
+    // 4 + 2 x (2 x 2 + 2 x 3 x 3) = 48 loads a step, 100 steps.
+    assert_eq!(loads, 100 * 48);
+    assert_eq!(stores % 2, 0);
+    assert!(
+        stores > 0 && stores < 200,
+        "{stores} stores: some moves are accepted, not all"
+    );
+    let e = build("canneal", &params(&[("degree", 0)]), 1)
+        .err()
+        .unwrap();
+    assert!(
+        e.contains("canneal: degree must be in 1..=64 (got 0)"),
+        "{e}"
+    );
+    let e = build("canneal", &params(&[("elements", 1)]), 1)
+        .err()
+        .unwrap();
+    assert!(
+        e.contains("canneal: elements must be in 2..=2^31 (got 1)"),
+        "{e}"
+    );
+}
+
+/// HIGGS (seed §5.2: 11e6 instances x 28 features): x_space 29 nodes of 16 bytes a row (5.1
+/// GB), 5.5 GB in all (Table 5.2); checked at 2^16 rows and scaled.
+#[test]
+fn liblinear_footprint_and_one_pass() {
+    let l = 1u64 << 16;
+    let r = region_map("liblinear", &params(&[("instances", l)]));
+    assert_eq!(r["x_space"].1, l * 29 * 16);
+    let per_row: f64 = r.values().map(|v| v.1 as f64).sum::<f64>() / l as f64;
+    assert!(
+        (11e6 * per_row / 5.5e9 - 1.0).abs() < 0.05,
+        "{per_row} bytes a row"
+    );
+    // One iteration over 10 rows of 3 features: the shuffle (4 a row), then per row 3 + 3 x 3
+    // + 1 (dot) + 3 + 3 x 4 + 1 (axpy) = 29 accesses; every row read twice.
+    let p = params(&[("instances", 10), ("features", 3), ("iterations", 1)]);
+    let (recs, _) = all("liblinear", &p, 2);
+    let acc = accesses(&recs);
+    assert_eq!(acc.len(), 10 * 4 + 10 * 29);
+    let x = region_map("liblinear", &p)["x_space"];
+    let mut rows: BTreeMap<u64, usize> = BTreeMap::new();
+    for a in acc.iter().filter(|a| a.2 >= x.0 && a.2 < x.0 + x.1) {
+        *rows.entry((a.2 - x.0) / 64).or_default() += 1;
+    }
+    assert_eq!(rows.len(), 10);
+    assert!(rows.values().all(|&c| c == 2 * (3 * 2 + 1)));
+    let e = build("liblinear", &params(&[("features", 0)]), 1)
+        .err()
+        .unwrap();
+    assert!(
+        e.contains("liblinear: features must be in 1..=4096 (got 0)"),
+        "{e}"
+    );
 }

@@ -18,7 +18,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary:
         "GAPBS-like Brandes betweenness centrality (forward BFS + backward sweep) on an R-MAT graph",
     source: "seed 001 §5.2 (GAPBS BC, Table 5.2)",
-    params: &[
+    params: populated_params![
         (
             "scale",
             15,
@@ -26,12 +26,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ),
         ("edge_factor", 16, "edges per vertex"),
         ("sources", 2, "BC iterations (source vertices)"),
-        super::populate::PARAM,
-        super::fast_forward::SKIP,
-        super::fast_forward::WARM,
-        super::fast_forward::TAKE,
-        super::fast_forward::EVERY,
-        super::fast_forward::WINDOWS,
     ],
     in_default_set: true,
 };

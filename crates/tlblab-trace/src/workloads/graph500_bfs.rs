@@ -16,7 +16,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "graph500_bfs",
     summary: "Graph500-like top-down BFS (list frontier) on an R-MAT graph; adjacency annotated",
     source: "seed 001 §5.2 (Graph500 list-based, Table 5.2)",
-    params: &[
+    params: populated_params![
         (
             "scale",
             16,
@@ -24,12 +24,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ),
         ("edge_factor", 16, "edges per vertex (Graph500: 16)"),
         ("roots", 4, "BFS searches from distinct roots"),
-        super::populate::PARAM,
-        super::fast_forward::SKIP,
-        super::fast_forward::WARM,
-        super::fast_forward::TAKE,
-        super::fast_forward::EVERY,
-        super::fast_forward::WINDOWS,
     ],
     in_default_set: true,
 };

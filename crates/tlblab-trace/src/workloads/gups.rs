@@ -12,7 +12,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "gups",
     summary: "HPCC RandomAccess: read-modify-write of random 8-byte words of a 2^log2_words table",
     source: "seed 001 §5.2 (GUPS, Table 5.2)",
-    params: &[
+    params: populated_params![
         (
             "log2_words",
             22,
@@ -23,12 +23,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
             1 << 22,
             "number of updates (HPCC: 4 x table words)",
         ),
-        super::populate::PARAM,
-        super::fast_forward::SKIP,
-        super::fast_forward::WARM,
-        super::fast_forward::TAKE,
-        super::fast_forward::EVERY,
-        super::fast_forward::WINDOWS,
     ],
     in_default_set: true,
 };

@@ -7,7 +7,24 @@
 use crate::source::RecordSource;
 use std::collections::BTreeMap;
 
+/// A populated workload's parameters: its own, then `populate` (populate.rs) and the window
+/// parameters (fast_forward.rs), which `build` reads for every workload that has `populate`.
+macro_rules! populated_params {
+    ($($p:expr),* $(,)?) => {
+        &[
+            $($p,)*
+            super::populate::PARAM,
+            super::fast_forward::SKIP,
+            super::fast_forward::WARM,
+            super::fast_forward::TAKE,
+            super::fast_forward::EVERY,
+            super::fast_forward::WINDOWS,
+        ]
+    };
+}
+
 pub mod bw_ipc;
+pub mod canneal;
 pub mod chase;
 pub mod corun;
 pub mod extreme;
@@ -22,6 +39,7 @@ pub mod hot_potato;
 pub mod kernel_path;
 pub mod l4_ipc;
 pub mod lat_ctx;
+pub mod liblinear;
 pub mod lockdown_mix;
 pub mod migration_bench;
 pub mod populate;
@@ -74,6 +92,8 @@ pub fn catalog() -> Vec<WorkloadInfo> {
         graph500_bfs::INFO,
         gapbs_bc::INFO,
         hash_join::INFO,
+        canneal::INFO,
+        liblinear::INFO,
         // seed 002
         lat_ctx::INFO,
         hot_potato::INFO,
@@ -255,6 +275,12 @@ fn build_known(
             get, seed,
         )?))),
         "hash_join" => Ok(Box::new(Chunked::new(hash_join::HashJoin::from_params(
+            get, seed,
+        )?))),
+        "canneal" => Ok(Box::new(Chunked::new(canneal::Canneal::from_params(
+            get, seed,
+        )?))),
+        "liblinear" => Ok(Box::new(Chunked::new(liblinear::LibLinear::from_params(
             get, seed,
         )?))),
         "lat_ctx" => Ok(Box::new(Chunked::new(lat_ctx::LatCtx::from_params(get)?))),
