@@ -162,9 +162,7 @@ impl Generator for Canneal {
         self.layout.names.clone()
     }
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
-        if !self.started {
-            self.started = true;
-            self.layout.start_one_thread(out);
+        if self.layout.start_once(&mut self.started, out) {
             return self.temp_steps > 0;
         }
         if self.step_no == self.swaps * self.temp_steps {

@@ -483,6 +483,16 @@ mod tests {
         }
     }
 
+    /// A system call at reference `at` that changes no mapping.
+    fn call(at: u64) -> Syscall {
+        Syscall {
+            at,
+            kind: SyscallKind::Other,
+            start: 0,
+            len: 0,
+        }
+    }
+
     #[test]
     fn given_two_cores_then_turns_alternate_and_core0s_last_program_is_process_0() {
         let d = tempdir("turns");
@@ -683,12 +693,7 @@ mod tests {
                     capture: rt,
                     relocations: vec![],
                     syscalls: vec![
-                        Syscall {
-                            at: 1,
-                            kind: SyscallKind::Other,
-                            start: 0,
-                            len: 0,
-                        },
+                        call(1),
                         Syscall {
                             at: 4,
                             kind: SyscallKind::Munmap,
@@ -747,20 +752,7 @@ mod tests {
                 programs: vec![Program {
                     capture: bg.clone(),
                     relocations: vec![],
-                    syscalls: vec![
-                        Syscall {
-                            at: 1,
-                            kind: SyscallKind::Other,
-                            start: 0,
-                            len: 0,
-                        },
-                        Syscall {
-                            at: 2,
-                            kind: SyscallKind::Other,
-                            start: 0,
-                            len: 0,
-                        },
-                    ],
+                    syscalls: vec![call(1), call(2)],
                 }],
                 repeat: true,
             },

@@ -116,9 +116,7 @@ impl Generator for Bc {
         self.layout.names.clone()
     }
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
-        if !self.started {
-            self.started = true;
-            self.layout.start_one_thread(out);
+        if self.layout.start_once(&mut self.started, out) {
             return self.sources > 0;
         }
         if self.src_no >= self.sources {

@@ -196,6 +196,16 @@ impl Layout {
         }));
         out.extend(self.region_events());
     }
+    /// The first step of a one-thread program's generator: once (`started` false, then set),
+    /// the thread's start (`start_one_thread`) and true; after that false.
+    pub fn start_once(&self, started: &mut bool, out: &mut Vec<Record>) -> bool {
+        if *started {
+            return false;
+        }
+        *started = true;
+        self.start_one_thread(out);
+        true
+    }
     /// The prologue of a migration benchmark's `step`: false once `it` reached `iterations`
     /// (the generator is done); at the first iteration, the one thread starts and runs on
     /// core 0.

@@ -102,9 +102,7 @@ impl Generator for Bfs {
         self.layout.names.clone()
     }
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
-        if !self.started {
-            self.started = true;
-            self.layout.start_one_thread(out);
+        if self.layout.start_once(&mut self.started, out) {
             if self.roots == 0 {
                 return false;
             }

@@ -92,9 +92,7 @@ impl Generator for HashJoin {
         self.layout.names.clone()
     }
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
-        if !self.started {
-            self.started = true;
-            self.layout.start_one_thread(out);
+        if self.layout.start_once(&mut self.started, out) {
             return true;
         }
         if self.i < self.inner {

@@ -135,9 +135,7 @@ impl Generator for LibLinear {
         self.layout.names.clone()
     }
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
-        if !self.started {
-            self.started = true;
-            self.layout.start_one_thread(out);
+        if self.layout.start_once(&mut self.started, out) {
             return self.iterations > 0;
         }
         if self.it == self.iterations {
