@@ -301,7 +301,11 @@ pub fn record(
     let mut child = spawned.map_err(|e| format!("cannot run `{}`: {e}", opts.valgrind))?;
     let pid = child.id();
 
-    // Poll /proc/PID/maps, keeping the last readable snapshot.
+    // Poll /proc/PID/maps, keeping the last readable snapshot taken while the process was not
+    // exiting: once it exits, the kernel tears its mappings down (exit_mmap) and a snapshot
+    // read then can hold only some of them (a fresh clone's CI once kept one that ended before
+    // libc). The kernel sets PF_EXITING in /proc/PID/stat's flags before that, so a snapshot
+    // is kept only when the flag is clear both before and after it was read.
     let maps = Arc::new(Mutex::new(String::new()));
     let stop = Arc::new(AtomicBool::new(false));
     let poller = {
@@ -309,9 +313,12 @@ pub fn record(
         std::thread::spawn(move || {
             let path = format!("/proc/{pid}/maps");
             while !stop.load(Ordering::Relaxed) {
-                if let Ok(t) = std::fs::read_to_string(&path) {
-                    if !t.is_empty() {
-                        *maps.lock().unwrap() = t;
+                let live = || process_not_exiting(pid);
+                if live() {
+                    if let Ok(t) = std::fs::read_to_string(&path) {
+                        if !t.is_empty() && live() {
+                            *maps.lock().unwrap() = t;
+                        }
                     }
                 }
                 std::thread::sleep(Duration::from_millis(50));
@@ -472,4 +479,26 @@ pub fn record(
         exit_status: status.code(),
         killed_at_limit: killed,
     })
+}
+
+/// Whether process `pid` is alive and not exiting: /proc/PID/stat readable and its flags (the
+/// ninth field, after the parenthesised command name) without PF_EXITING (0x4, Linux's
+/// include/linux/sched.h).
+fn process_not_exiting(pid: u32) -> bool {
+    const PF_EXITING: u64 = 0x4;
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+        return false;
+    };
+    // After the name: state, ppid, pgrp, session, tty_nr, tpgid, flags.
+    match rest
+        .split_whitespace()
+        .nth(6)
+        .and_then(|f| f.parse::<u64>().ok())
+    {
+        Some(flags) => flags & PF_EXITING == 0,
+        None => false,
+    }
 }
