@@ -77,10 +77,6 @@ proptest! {
         }
         same_run(&second, c, &reference, b)?;
     }
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
     /// On machines of any number of cores and hardware threads, the run paused at a random
     /// reference (or where the region of interest begins), saved with its read-ahead queues,

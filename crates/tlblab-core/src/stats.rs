@@ -207,26 +207,33 @@ pub struct WarmupStats {
 }
 
 impl Stats {
+    /// Applies `op` (`UnitStats::sub` or `add`) to every core's, thread's, process's and the
+    /// total counters of `self` with `other`'s of the same unit; units `other` lacks are left.
+    fn combine_counters(&mut self, other: &Stats, op: fn(&mut UnitStats, &UnitStats)) {
+        for (c, o) in self.cores.iter_mut().zip(&other.cores) {
+            op(c, o);
+        }
+        for (units, others) in [
+            (&mut self.threads, &other.threads),
+            (&mut self.processes, &other.processes),
+        ] {
+            for (k, u) in units.iter_mut() {
+                if let Some(o) = others.get(k) {
+                    op(u, o);
+                }
+            }
+        }
+        op(&mut self.total, &other.total);
+    }
+
     /// The counters of `self` less those of `earlier`, a snapshot of the same run (the start
     /// of a region of interest): exactly what two runs that stop at those two points differ
     /// by. Units (threads, processes) that `earlier` did not have are counted whole; jobs and
     /// phases are those that ended since; technique counters saturate at 0 (a technique may
     /// keep a level rather than a count, e.g. entries locked now).
     pub fn since(&self, earlier: &Stats) -> Stats {
-        fn units(now: &mut BTreeMap<u32, UnitStats>, then: &BTreeMap<u32, UnitStats>) {
-            for (k, u) in now.iter_mut() {
-                if let Some(t) = then.get(k) {
-                    u.sub(t);
-                }
-            }
-        }
         let mut s = self.clone();
-        for (c, t) in s.cores.iter_mut().zip(&earlier.cores) {
-            c.sub(t);
-        }
-        units(&mut s.threads, &earlier.threads);
-        units(&mut s.processes, &earlier.processes);
-        s.total.sub(&earlier.total);
+        s.combine_counters(earlier, UnitStats::sub);
         s.os = self.os.since(&earlier.os);
         s.jobs.drain(..earlier.jobs.len().min(s.jobs.len()));
         s.phases.drain(..earlier.phases.len().min(s.phases.len()));
@@ -253,20 +260,8 @@ impl Stats {
     /// Technique counters add, which is exact for counts and not for levels (`since` saturates
     /// those).
     pub fn then(&self, later: &Stats) -> Stats {
-        fn units(now: &mut BTreeMap<u32, UnitStats>, then: &BTreeMap<u32, UnitStats>) {
-            for (k, u) in now.iter_mut() {
-                if let Some(t) = then.get(k) {
-                    u.add(t);
-                }
-            }
-        }
         let mut s = later.clone();
-        for (c, t) in s.cores.iter_mut().zip(&self.cores) {
-            c.add(t);
-        }
-        units(&mut s.threads, &self.threads);
-        units(&mut s.processes, &self.processes);
-        s.total.add(&self.total);
+        s.combine_counters(self, UnitStats::add);
         s.os = later.os.plus(&self.os);
         s.jobs = self.jobs.iter().chain(&later.jobs).cloned().collect();
         s.phases = self.phases.iter().chain(&later.phases).cloned().collect();

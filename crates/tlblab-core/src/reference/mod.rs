@@ -983,22 +983,7 @@ impl ReferenceModel {
                 }
             }
             Event::Flush { core, what } if what & flush::ADDRESS_SPACE != 0 => {
-                // The kernel's flush for an address space (seed 002's flush_cache_mm): the
-                // TLBs, and with CACHES the virtually indexed caches, on the core's clock.
-                // Without TLB: flush_cache_range, the caches alone (CACHES) or the
-                // instruction caches alone (INSTR_CACHES).
-                let cpu = core.0 as usize % n;
-                let caches = what & flush::CACHES != 0;
-                let mut cycles = 0;
-                if what & flush::TLB != 0 {
-                    cycles += self.flush_core(cpu, caches);
-                } else if caches {
-                    cycles += self.flush_virtual_caches(cpu, false);
-                }
-                if what & flush::INSTR_CACHES != 0 && !caches {
-                    cycles += self.flush_virtual_caches(cpu, true);
-                }
-                self.cpus[cpu].clock += cycles;
+                self.flush_address_space(core.0 as usize % n, what);
             }
             Event::FlushRange {
                 process,
@@ -1006,33 +991,8 @@ impl ReferenceModel {
                 len,
                 what,
             } => {
-                // The kernel's flush of part of an address space (seed 002's flush_cache_page,
-                // flush_tlb_page, a short flush_cache_range): the range's TLB entries (TLB),
-                // the range's lines of the virtually indexed data caches one line address at a
-                // time (CACHES), the virtually indexed instruction caches whole (INSTR_CACHES).
                 let space = self.ensure_space(process)?;
-                let cpu = self.cpu_of_process(process);
-                if what & flush::TLB != 0 {
-                    self.shootdown(space, start.0, len, cpu);
-                }
-                let mut cycles = 0;
-                if what & flush::CACHES != 0 {
-                    let data: Vec<usize> = self.cores[self.cpus[cpu].core]
-                        .dcache
-                        .iter()
-                        .map(|&(k, _)| k)
-                        .collect();
-                    for k in data {
-                        if self.caches[k].virtual_indexed {
-                            cycles += self.caches[k].flush_range(start.0, len);
-                        }
-                    }
-                    self.os.cache_flush_cycles += cycles;
-                }
-                if what & flush::INSTR_CACHES != 0 {
-                    cycles += self.flush_virtual_caches(cpu, true);
-                }
-                self.cpus[cpu].clock += cycles;
+                self.flush_part_of_space(space, self.cpu_of_process(process), start.0, len, what);
             }
             Event::Flush { what, .. } if what & flush::INSTR_CACHES != 0 => {
                 return Err(format!(
@@ -1381,6 +1341,53 @@ impl ReferenceModel {
         self.spaces[space].asid = self.asid_next;
         self.spaces[space].generation = self.generation;
         self.asid_next += 1;
+    }
+
+    /// The kernel's flush for an address space (seed 002's flush_cache_mm), on hardware thread
+    /// `cpu`'s clock: the TLBs, and with CACHES the virtually indexed caches. Without TLB:
+    /// flush_cache_range, the caches alone (CACHES) or the instruction caches alone
+    /// (INSTR_CACHES).
+    fn flush_address_space(&mut self, cpu: usize, what: u8) {
+        let caches = what & flush::CACHES != 0;
+        let mut cycles = 0;
+        if what & flush::TLB != 0 {
+            cycles += self.flush_core(cpu, caches);
+        } else if caches {
+            cycles += self.flush_virtual_caches(cpu, false);
+        }
+        if what & flush::INSTR_CACHES != 0 && !caches {
+            cycles += self.flush_virtual_caches(cpu, true);
+        }
+        self.cpus[cpu].clock += cycles;
+    }
+
+    /// The kernel's flush of part of an address space (seed 002's flush_cache_page,
+    /// flush_tlb_page, a short flush_cache_range), on hardware thread `cpu`'s clock: the
+    /// range's TLB entries (TLB), the range's lines of the virtually indexed data caches one
+    /// line address at a time (CACHES), the virtually indexed instruction caches whole
+    /// (INSTR_CACHES).
+    fn flush_part_of_space(&mut self, space: usize, cpu: usize, start: u64, len: u64, what: u8) {
+        if what & flush::TLB != 0 {
+            self.shootdown(space, start, len, cpu);
+        }
+        let mut cycles = 0;
+        if what & flush::CACHES != 0 {
+            let data: Vec<usize> = self.cores[self.cpus[cpu].core]
+                .dcache
+                .iter()
+                .map(|&(k, _)| k)
+                .collect();
+            for k in data {
+                if self.caches[k].virtual_indexed {
+                    cycles += self.caches[k].flush_range(start, len);
+                }
+            }
+            self.os.cache_flush_cycles += cycles;
+        }
+        if what & flush::INSTR_CACHES != 0 {
+            cycles += self.flush_virtual_caches(cpu, true);
+        }
+        self.cpus[cpu].clock += cycles;
     }
 
     /// Invalidates `start..start+len` of `space` (its current ASID) in every core's TLB

@@ -81,14 +81,8 @@ pub struct Canneal {
 
 impl Canneal {
     pub fn from_params(get: impl Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
-        let n = get("elements");
-        if !(2..=1 << 31).contains(&n) {
-            return Err(format!("canneal: elements must be in 2..=2^31 (got {n})"));
-        }
-        let degree = get("degree");
-        if !(1..=64).contains(&degree) {
-            return Err(format!("canneal: degree must be in 1..=64 (got {degree})"));
-        }
+        let n = in_range("canneal", "elements", get("elements"), 2, 1 << 31)?;
+        let degree = in_range("canneal", "degree", get("degree"), 1, 64)?;
         let swaps = positive("canneal", "swaps", get("swaps"))?;
         let start = positive("canneal", "start_temp", get("start_temp"))?;
         let list_bytes = degree.next_power_of_two() * 8 + 16;

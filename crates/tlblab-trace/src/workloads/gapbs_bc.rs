@@ -64,10 +64,7 @@ const SUCC: usize = 6;
 
 impl Bc {
     pub fn from_params(get: impl Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
-        let scale = get("scale");
-        if !(2..=26).contains(&scale) {
-            return Err(format!("gapbs_bc: scale must be in 2..=26 (got {scale})"));
-        }
+        let scale = in_range("gapbs_bc", "scale", get("scale"), 2, 26)?;
         let g = shared(
             scale as u32,
             positive("gapbs_bc", "edge_factor", get("edge_factor"))?,

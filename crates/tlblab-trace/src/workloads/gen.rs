@@ -237,6 +237,20 @@ impl Layout {
 }
 
 /// Reads parameter `k` or fails with a message naming the workload.
+/// `v`, workload `name`'s parameter `k`, if it lies in `lo..=hi`; else the error naming both
+/// (a large power of two bound written as 2^n).
+pub fn in_range(name: &str, k: &str, v: u64, lo: u64, hi: u64) -> Result<u64, String> {
+    if (lo..=hi).contains(&v) {
+        return Ok(v);
+    }
+    let hi = if hi.is_power_of_two() && hi >= 1 << 16 {
+        format!("2^{}", hi.trailing_zeros())
+    } else {
+        hi.to_string()
+    };
+    Err(format!("{name}: {k} must be in {lo}..={hi} (got {v})"))
+}
+
 pub fn positive(name: &str, k: &str, v: u64) -> Result<u64, String> {
     if v == 0 {
         Err(format!("{name}: parameter {k} must be positive"))

@@ -46,12 +46,7 @@ pub struct Bfs {
 
 impl Bfs {
     pub fn from_params(get: impl Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
-        let scale = get("scale");
-        if !(2..=26).contains(&scale) {
-            return Err(format!(
-                "graph500_bfs: scale must be in 2..=26 (got {scale})"
-            ));
-        }
+        let scale = in_range("graph500_bfs", "scale", get("scale"), 2, 26)?;
         let g = shared(
             scale as u32,
             positive("graph500_bfs", "edge_factor", get("edge_factor"))?,

@@ -40,10 +40,7 @@ pub struct Gups {
 
 impl Gups {
     pub fn from_params(get: impl Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
-        let lw = get("log2_words");
-        if !(1..=40).contains(&lw) {
-            return Err(format!("gups: log2_words must be in 1..=40 (got {lw})"));
-        }
+        let lw = in_range("gups", "log2_words", get("log2_words"), 1, 40)?;
         // Below 4 GiB, so 32-bit machines can run the default sizes too.
         let mut layout = Layout::new(0x1000_0000);
         let (_, base) = layout.alloc("table", 8 << lw, 1 << 21);

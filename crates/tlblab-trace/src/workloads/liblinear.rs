@@ -61,16 +61,8 @@ pub struct LibLinear {
 
 impl LibLinear {
     pub fn from_params(get: impl Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
-        let l = get("instances");
-        if !(1..=1 << 32).contains(&l) {
-            return Err(format!(
-                "liblinear: instances must be in 1..=2^32 (got {l})"
-            ));
-        }
-        let f = get("features");
-        if !(1..=4096).contains(&f) {
-            return Err(format!("liblinear: features must be in 1..=4096 (got {f})"));
-        }
+        let l = in_range("liblinear", "instances", get("instances"), 1, 1 << 32)?;
+        let f = in_range("liblinear", "features", get("features"), 1, 4096)?;
         // Below 4 GiB, so 32-bit machines can run the default sizes too.
         let mut layout = Layout::new(0x1000_0000);
         let va_x = layout.alloc("x_space", l * (f + 1) * NODE, 1 << 21).1;
