@@ -33,6 +33,16 @@ fn random_run() -> impl Strategy<Value = (MachineConfig, RunOptions, Vec<Step>, 
     (machine(), options(), steps(), 1usize..4)
 }
 
+/// The run's read-ahead batch and window (the whole trace, 2^16 records, as the reference
+/// model reads it, or a short window) and its warm-up (none in two cases of three).
+fn read_ahead() -> impl Strategy<Value = (usize, usize, u64)> {
+    (
+        1usize..40,
+        prop_oneof![Just(1usize << 16), 2usize..200],
+        prop_oneof![2 => Just(0u64), 1 => 1u64..600],
+    )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
@@ -89,13 +99,10 @@ proptest! {
         (cfg, opts, steps, spaces) in random_run(),
         pause_share in 0.0f64..=1.2,
         at_roi in any::<bool>(),
-        batch in 1usize..40,
-        window in prop_oneof![Just(0usize), 2usize..200],
-        warmup in prop_oneof![2 => Just(0u64), 1 => 1u64..600],
+        (batch, window, warmup) in read_ahead(),
     ) {
         prop_assume!(cfg.validate().is_ok());
         let records = records(&steps, &cfg, opts.walks);
-        let window = if window == 0 { 1 << 16 } else { window };
         let pause_at = ((records.len() as f64) * pause_share) as u64;
 
         let (mut whole, mut reference) = setup(&cfg, opts, spaces);
@@ -154,13 +161,10 @@ proptest! {
     fn intervals_restored_from_one_pass_merge_into_the_uninterrupted_run(
         (cfg, opts, steps, spaces) in random_run(),
         cut_shares in proptest::collection::vec(0.0f64..=1.1, 1..5),
-        batch in 1usize..40,
-        window in prop_oneof![Just(0usize), 2usize..200],
-        warmup in prop_oneof![2 => Just(0u64), 1 => 1u64..600],
+        (batch, window, warmup) in read_ahead(),
     ) {
         prop_assume!(cfg.validate().is_ok());
         let records = records(&steps, &cfg, opts.walks);
-        let window = if window == 0 { 1 << 16 } else { window };
         let mut bounds: Vec<u64> = cut_shares
             .iter()
             .map(|s| warmup + ((records.len() as f64) * s) as u64)

@@ -659,6 +659,14 @@ fn populate_takes_zero_or_one_and_only_where_regions_are_announced() {
     assert!(e.contains("has no parameter 'populate'"), "{e}");
 }
 
+/// Building `workload` with one parameter set to a bad value fails with `message`.
+fn refused(workload: &str, param: (&str, u64), message: &str) {
+    match build(workload, &params(&[param]), 1) {
+        Ok(_) => panic!("{workload} with {param:?} was built"),
+        Err(e) => assert!(e.contains(message), "{e}"),
+    }
+}
+
 fn params(kv: &[(&str, u64)]) -> Params {
     kv.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
@@ -720,19 +728,15 @@ fn canneal_steps_read_every_neighbours_location() {
         stores > 0 && stores < 200,
         "{stores} stores: some moves are accepted, not all"
     );
-    let e = build("canneal", &params(&[("degree", 0)]), 1)
-        .err()
-        .unwrap();
-    assert!(
-        e.contains("canneal: degree must be in 1..=64 (got 0)"),
-        "{e}"
+    refused(
+        "canneal",
+        ("degree", 0),
+        "canneal: degree must be in 1..=64 (got 0)",
     );
-    let e = build("canneal", &params(&[("elements", 1)]), 1)
-        .err()
-        .unwrap();
-    assert!(
-        e.contains("canneal: elements must be in 2..=2^31 (got 1)"),
-        "{e}"
+    refused(
+        "canneal",
+        ("elements", 1),
+        "canneal: elements must be in 2..=2^31 (got 1)",
     );
 }
 
@@ -761,11 +765,9 @@ fn liblinear_footprint_and_one_pass() {
     }
     assert_eq!(rows.len(), 10);
     assert!(rows.values().all(|&c| c == 2 * (3 * 2 + 1)));
-    let e = build("liblinear", &params(&[("features", 0)]), 1)
-        .err()
-        .unwrap();
-    assert!(
-        e.contains("liblinear: features must be in 1..=4096 (got 0)"),
-        "{e}"
+    refused(
+        "liblinear",
+        ("features", 0),
+        "liblinear: features must be in 1..=4096 (got 0)",
     );
 }

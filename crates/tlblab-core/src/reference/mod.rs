@@ -985,15 +985,7 @@ impl ReferenceModel {
             Event::Flush { core, what } if what & flush::ADDRESS_SPACE != 0 => {
                 self.flush_address_space(core.0 as usize % n, what);
             }
-            Event::FlushRange {
-                process,
-                start,
-                len,
-                what,
-            } => {
-                let space = self.ensure_space(process)?;
-                self.flush_part_of_space(space, self.cpu_of_process(process), start.0, len, what);
-            }
+            Event::FlushRange { .. } => self.flush_part_of_space(e)?,
             Event::Flush { what, .. } if what & flush::INSTR_CACHES != 0 => {
                 return Err(format!(
                     "Flush: INSTR_CACHES without ADDRESS_SPACE (what = {what})"
@@ -1366,7 +1358,18 @@ impl ReferenceModel {
     /// range's TLB entries (TLB), the range's lines of the virtually indexed data caches one
     /// line address at a time (CACHES), the virtually indexed instruction caches whole
     /// (INSTR_CACHES).
-    fn flush_part_of_space(&mut self, space: usize, cpu: usize, start: u64, len: u64, what: u8) {
+    fn flush_part_of_space(&mut self, e: Event) -> Result<(), String> {
+        let Event::FlushRange {
+            process,
+            start: VirtAddr(start),
+            len,
+            what,
+        } = e
+        else {
+            unreachable!("flush_part_of_space is given FlushRange events")
+        };
+        let space = self.ensure_space(process)?;
+        let cpu = self.cpu_of_process(process);
         if what & flush::TLB != 0 {
             self.shootdown(space, start, len, cpu);
         }
@@ -1388,6 +1391,7 @@ impl ReferenceModel {
             cycles += self.flush_virtual_caches(cpu, true);
         }
         self.cpus[cpu].clock += cycles;
+        Ok(())
     }
 
     /// Invalidates `start..start+len` of `space` (its current ASID) in every core's TLB
