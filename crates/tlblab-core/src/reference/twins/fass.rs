@@ -144,15 +144,8 @@ pub(crate) struct FassTwin {
     /// Per hardware thread: the process whose DACR is loaded.
     running: Vec<Option<u32>>,
     switches: u64,
-    section_faults: u64,
-    domain_faults: u64,
-    collisions: u64,
-    recycles: u64,
-    recycles_clean: u64,
-    tlb_flushes: u64,
-    cache_flushes: u64,
-    lazy_frees: u64,
-    slots_doubled: u64,
+    /// The events the twin counts (the technique's counters of the same names), by name.
+    counts: std::collections::BTreeMap<&'static str, u64>,
 }
 
 fn boolean(spec: &TechniqueSpec, name: &str, default: &str) -> Result<bool, String> {
@@ -164,6 +157,15 @@ fn boolean(spec: &TechniqueSpec, name: &str, default: &str) -> Result<bool, Stri
 }
 
 impl FassTwin {
+    /// Counts one `event` (a counter the technique reports under the same name).
+    fn bump(&mut self, event: &'static str) {
+        *self.counts.entry(event).or_insert(0) += 1;
+    }
+
+    fn count(&self, event: &str) -> u64 {
+        self.counts.get(event).copied().unwrap_or(0)
+    }
+
     fn process(&mut self, p: u32) -> &mut Process {
         while self.processes.len() <= p as usize {
             self.processes.push(Process::default());
@@ -196,7 +198,7 @@ impl FassTwin {
             }
         }
         let s = s.unwrap_or_else(|| {
-            self.slots_doubled += 1;
+            self.bump("slots_doubled");
             1 + p as u64 % (SLOTS - 1)
         });
         self.slot_users[s as usize] += 1;
@@ -379,10 +381,10 @@ impl FassTwin {
     /// clean then, no stale lines left). Returns the cycles of the cache flushes.
     fn flush(&mut self, r: &mut ReferenceModel, cpu: usize, caches: bool) -> u64 {
         let cycles = r.flush_core(cpu, caches);
-        self.tlb_flushes += 1;
+        self.bump("tlb_flushes");
         self.maybe_in_tlb.iter_mut().for_each(|m| *m = false);
         if caches {
-            self.cache_flushes += 1;
+            self.bump("cache_flushes");
             self.flushed_caches(cpu);
         }
         cycles
@@ -460,9 +462,9 @@ impl FassTwin {
                     }
                 }
                 let v = victim.expect("kernel_domains leaves one domain at least");
-                self.recycles += 1;
+                self.bump("recycles");
                 if !self.dirty[v] {
-                    self.recycles_clean += 1;
+                    self.bump("recycles_clean");
                 }
                 if let Holder::Of(prev) = self.holder[v] {
                     self.drop_entries(r, prev);
@@ -523,7 +525,7 @@ impl FassTwin {
         self.drop_entries(r, Owner::Process(p));
         if let Some(d) = self.process(p).domain.take() {
             self.holder[d as usize] = Holder::Free;
-            self.lazy_frees += 1;
+            self.bump("lazy_frees");
         }
         if let Some(s) = self.process(p).slot {
             self.slot_users[s as usize] -= 1;
@@ -586,15 +588,7 @@ impl Twin for FassTwin {
             stale: vec![None; SECTIONS],
             running: vec![None; m.cores * m.threads_per_core],
             switches: 0,
-            section_faults: 0,
-            domain_faults: 0,
-            collisions: 0,
-            recycles: 0,
-            recycles_clean: 0,
-            tlb_flushes: 0,
-            cache_flushes: 0,
-            lazy_frees: 0,
-            slots_doubled: 0,
+            counts: std::collections::BTreeMap::new(),
         })
     }
 
@@ -770,16 +764,16 @@ impl Twin for FassTwin {
             .ok_or("twin fass: no domain after allocation")?;
         let collision = match fault {
             Fault::Domain(_) => {
-                self.domain_faults += 1;
+                self.bump("domain_faults");
                 true
             }
             Fault::Section => {
-                self.section_faults += 1;
+                self.bump("section_faults");
                 matches!(self.stale[s], Some(x) if x != o)
             }
         };
         if collision {
-            self.collisions += 1;
+            self.bump("collisions");
             cycles += self.flush(r, cpu, true);
         }
         self.cpd_owner[s] = Some(o);
@@ -837,17 +831,17 @@ impl Twin for FassTwin {
             .count() as u64;
         vec![
             ("switches".into(), self.switches),
-            ("section_faults".into(), self.section_faults),
-            ("domain_faults".into(), self.domain_faults),
-            ("collisions".into(), self.collisions),
-            ("recycles".into(), self.recycles),
-            ("recycles_clean".into(), self.recycles_clean),
-            ("tlb_flushes".into(), self.tlb_flushes),
-            ("cache_flushes".into(), self.cache_flushes),
-            ("lazy_frees".into(), self.lazy_frees),
+            ("section_faults".into(), self.count("section_faults")),
+            ("domain_faults".into(), self.count("domain_faults")),
+            ("collisions".into(), self.count("collisions")),
+            ("recycles".into(), self.count("recycles")),
+            ("recycles_clean".into(), self.count("recycles_clean")),
+            ("tlb_flushes".into(), self.count("tlb_flushes")),
+            ("cache_flushes".into(), self.count("cache_flushes")),
+            ("lazy_frees".into(), self.count("lazy_frees")),
             ("domains_in_use".into(), used),
             ("shared_regions".into(), self.regions.len() as u64),
-            ("slots_doubled".into(), self.slots_doubled),
+            ("slots_doubled".into(), self.count("slots_doubled")),
         ]
     }
 }
