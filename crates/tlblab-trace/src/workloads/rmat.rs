@@ -12,7 +12,12 @@ pub struct Csr {
     pub adj: Vec<u32>,
 }
 
-pub fn rmat(scale: u32, edge_factor: u64, seed: u64) -> Csr {
+/// The R-MAT edge list of `rmat(scale, edge_factor, seed)` in the order it is drawn (each edge
+/// independent of the others), self-loops kept, vertex ids scrambled: `scale * 2^scale *
+/// edge_factor` draws, then the scramble (a random permutation, drawn from the same stream).
+/// The Graph500-like list BFS (graph500_list.rs) reads it as Graph500's edge list; `rmat`
+/// builds its CSR from it, so both see the same graph.
+pub fn edge_list(scale: u32, edge_factor: u64, seed: u64) -> Vec<(u32, u32)> {
     let n = 1u64 << scale;
     let m = n * edge_factor;
     let mut rng = SplitMix64::derive(seed, "workload.rmat");
@@ -34,26 +39,35 @@ pub fn rmat(scale: u32, edge_factor: u64, seed: u64) -> Csr {
             u |= du << bit;
             v |= dv << bit;
         }
-        if u != v {
-            edges.push((u as u32, v as u32));
-        }
+        edges.push((u as u32, v as u32));
     }
     // Scramble vertex ids (Graph500 does), so hubs are not all at low addresses.
     let mut perm: Vec<u32> = (0..n as u32).collect();
     rng.shuffle(&mut perm);
+    for e in edges.iter_mut() {
+        *e = (perm[e.0 as usize], perm[e.1 as usize]);
+    }
+    edges
+}
+
+pub fn rmat(scale: u32, edge_factor: u64, seed: u64) -> Csr {
+    let n = 1u64 << scale;
+    let mut edges = edge_list(scale, edge_factor, seed);
+    // Self-loops dropped.
+    edges.retain(|&(u, v)| u != v);
     let mut deg = vec![0u64; n as usize + 1];
     for &(u, v) in &edges {
-        deg[perm[u as usize] as usize] += 1;
-        deg[perm[v as usize] as usize] += 1;
+        deg[u as usize] += 1;
+        deg[v as usize] += 1;
     }
     let mut offsets = vec![0u64; n as usize + 1];
     for i in 0..n as usize {
         offsets[i + 1] = offsets[i] + deg[i];
     }
+    drop(deg);
     let mut fill = offsets.clone();
     let mut adj = vec![0u32; offsets[n as usize] as usize];
-    for &(u, v) in &edges {
-        let (pu, pv) = (perm[u as usize], perm[v as usize]);
+    for &(pu, pv) in &edges {
         adj[fill[pu as usize] as usize] = pv;
         fill[pu as usize] += 1;
         adj[fill[pv as usize] as usize] = pu;

@@ -1,0 +1,400 @@
+//! Seed 001 §5.2: "Graph500, List-based version (scale 24)": the Graph500 reference code's
+//! sequential list BFS (graph500 v2, `seq-list/seq-list.c` with `graph500.c` and the Kronecker
+//! generator `generator/make_graph.c`, `generator/graph_generator.c`), reference for reference.
+//!
+//! The program's data, each its own mapping (the seed changed Graph500 to `mmap`, §4.2), in
+//! allocation order:
+//! - `edges`: the edge list `IJ`, `nedge = edge_factor * 2^scale` `packed_edge`s of 16 bytes
+//!   (`int64_t v0, v1`: `generator/user_settings.h` leaves `GENERATOR_USE_PACKED_EDGE_TYPE`
+//!   undefined). `make_graph` writes it in edge-index order, each edge drawn independently of the
+//!   others (`generate_kronecker_range`: edge `ei` from its own generator substream); it is not
+//!   sorted or permuted afterwards. Here it is `rmat::edge_list`: the same draws in the same
+//!   independent order, self-loops kept as Graph500 keeps them, vertex ids scrambled by a random
+//!   permutation where Graph500 uses a hash bijection (`scramble`). Graph500 also "clips and
+//!   flips" each edge to the upper triangle before scrambling; with B = C the unordered pair has
+//!   the same distribution, and seq-list links both ends of every edge, so that only decides
+//!   which of an edge's two 8-byte halves a chain entry reads (the same cache line).
+//! - `head`: ONE allocation of `(2 * (maxvtx + 1) + 2 * nedge)` int64, as
+//!   `create_graph_from_edgelist` makes it: `head[0..nv]`, `deg[0..nv]` after it, `next[0..2
+//!   nedge]` after that (`nv = maxvtx + 1`, `maxvtx` the largest vertex id in the edge list).
+//!   At scale 24 that is 4.25 GiB, Table 5.2's PT-Baker footprint for Graph500: the region the
+//!   seed's helper sweeps.
+//! - `bfs_tree`: `2^scale` int64 (`run_bfs`'s `xmalloc_large`, once per search).
+//! - `vlist`: `nv` int64, the BFS queue (`make_bfs_tree`'s `malloc`, once per search).
+//!
+//! The references, with `init=1` (the whole program up to its searches):
+//! 1. `make_graph`: per edge `k`, stores of `IJ[k].v0` and `IJ[k].v1`.
+//! 2. `create_graph_from_edgelist`: the `maxvtx` loop (per edge, loads of `v0` and `v1`); the
+//!    `head[k] = -1; deg[k] = 0` loop; the linking loop (per edge, loads of `v0`, `v1`; unless a
+//!    self-loop: stores `next[2k] = next[2k+1] = -1`, then for the end `i = v0` with slot
+//!    `t = 2k+1`: load `head[i]`, store `head[i]`, store `next[t]`, load and store `deg[i]`; then
+//!    the same for `j = v1` with slot `2k`); the `maxdeg` loop (loads of `deg`).
+//! Then, per search (`roots` of them; Graph500 runs 64), `make_bfs_tree`: stores of
+//! `bfs_tree[root]` (twice, as the source writes it) and `vlist[0]`, stores of `bfs_tree[k] = -1`
+//! for every other vertex, then the queue in order: per queued vertex a load of `vlist[k]` and of
+//! `head[parent]`, then per entry `p` of its chain a load of `IJ[p/2].v1` (`p` odd) or `.v0`
+//! (even), a load of `bfs_tree[newv]` and, for a vertex not yet reached, stores of
+//! `bfs_tree[newv]` and `vlist[newk2]`, then a load of `next[p]` (the chain's last one reads -1).
+//! A vertex's chain holds its edges' slots from the last edge back to the first, so every step
+//! of it reads the edge list and `next` at unrelated places of their gigabytes: the page walks
+//! the seed measured reaching DRAM (its Fig. 3.2), where a CSR BFS (graph500_bfs.rs) reads a
+//! vertex's neighbours in one run.
+//!
+//! `make_bfs_tree`'s `k1 = k2; k2 = newk2;` sit inside its `for` over the level: the effect is a
+//! plain FIFO queue, which is what is modelled. Not modelled: `run_bfs`'s root sampling over
+//! `has_adj` (the roots here are random vertices with an edge, as graph500_bfs.rs picks them) and
+//! `verify_bfs_tree` after each search (Graph500 does not time it: its TEPS are the searches').
+//! With `init=0` the stream is the searches alone, the seed's "main task" (§4.1, Algorithm 1:
+//! the helper is created after the workload's initialisation, which here builds the structure it
+//! sweeps); the graph is the same either way.
+//!
+//! Host memory: the edge list as u32 pairs and `next` as u32 (8 + 8 bytes per edge: 4 GiB at
+//! scale 24), `head`, the tree and the queue as u32; the graph is kept between runs of one
+//! process with the same arguments (`shared`), as rmat.rs keeps its CSR.
+
+use super::gen::*;
+use super::rmat::edge_list;
+use super::WorkloadInfo;
+use std::sync::{Arc, Mutex};
+use tlblab_types::SplitMix64;
+
+pub const INFO: WorkloadInfo = WorkloadInfo {
+    name: "graph500_list",
+    summary: "Graph500 reference seq-list: edge list, linked-list graph (head/deg/next), FIFO BFS; `head` annotated",
+    source: "seed 001 §5.2 (Graph500 list-based, scale 24, Table 5.2); graph500 v2 seq-list/seq-list.c",
+    params: populated_params![
+        (
+            "scale",
+            16,
+            "log2 of the vertex count (the seed ran scale 24)",
+        ),
+        ("edge_factor", 16, "edges per vertex (Graph500: 16)"),
+        ("roots", 4, "BFS searches from distinct roots (Graph500: 64)"),
+        (
+            "init",
+            1,
+            "1: the edge list's generation and the graph's construction first; 0: the searches only",
+        ),
+    ],
+    in_default_set: true,
+};
+
+/// No entry: Graph500's -1 in `head`, `next` and `bfs_tree`.
+const NIL: u32 = u32::MAX;
+
+/// The program's graph: the edge list (Graph500's `IJ`), `head` and `next` as
+/// `create_graph_from_edgelist` leaves them, and `nv = maxvtx + 1`.
+pub struct ListGraph {
+    pub ij: Vec<(u32, u32)>,
+    pub head: Vec<u32>,
+    pub next: Vec<u32>,
+    pub nv: u64,
+}
+
+/// `create_graph_from_edgelist` on `rmat::edge_list(scale, edge_factor, seed)`.
+pub fn list_graph(scale: u32, edge_factor: u64, seed: u64) -> ListGraph {
+    let ij = edge_list(scale, edge_factor, seed);
+    let maxvtx = ij.iter().map(|&(u, v)| u.max(v)).max().unwrap_or(0);
+    let nv = maxvtx as u64 + 1;
+    let mut head = vec![NIL; nv as usize];
+    let mut next = vec![NIL; 2 * ij.len()];
+    for (k, &(i, j)) in ij.iter().enumerate() {
+        if i != j {
+            let t = 2 * k as u32 + 1;
+            next[t as usize] = head[i as usize];
+            head[i as usize] = t;
+            next[t as usize - 1] = head[j as usize];
+            head[j as usize] = t - 1;
+        }
+    }
+    ListGraph { ij, head, next, nv }
+}
+
+type Last = Option<((u32, u64, u64), Arc<ListGraph>)>;
+static LAST: Mutex<Last> = Mutex::new(None);
+
+/// `list_graph(scale, edge_factor, seed)`, the last one kept for the next call with the same
+/// arguments in this process (seed 001 runs many configurations of its scale-24 graph; building
+/// it takes a minute and 4 GiB of host memory). At most one is held; `release` drops it.
+pub fn shared(scale: u32, edge_factor: u64, seed: u64) -> Arc<ListGraph> {
+    let key = (scale, edge_factor, seed);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((k, g)) = last.as_ref() {
+        if *k == key {
+            return Arc::clone(g);
+        }
+    }
+    *last = None;
+    let g = Arc::new(list_graph(scale, edge_factor, seed));
+    *last = Some((key, Arc::clone(&g)));
+    g
+}
+
+/// Drops the graph `shared` keeps.
+pub fn release() {
+    *LAST.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Phase {
+    /// `make_graph`'s stores, from edge k.
+    Generate(u64),
+    /// The `maxvtx` loop.
+    MaxVtx(u64),
+    /// `head[k] = -1; deg[k] = 0`.
+    InitHead(u64),
+    /// The linking loop.
+    Link(u64),
+    /// The `maxdeg` loop.
+    MaxDeg(u64),
+    /// `make_bfs_tree`'s set-up for the next search.
+    SearchStart,
+    /// Draining the queue from `k`.
+    Search,
+    Done,
+}
+
+/// Edges (or vertices) per step of the loops over the whole graph.
+const BATCH: u64 = 4096;
+
+pub struct List {
+    g: Arc<ListGraph>,
+    ij: u64,
+    head: u64,
+    tree: u64,
+    vlist: u64,
+    layout: Layout,
+    roots: u64,
+    root_no: u64,
+    bfs_tree: Vec<u32>,
+    queue: Vec<u32>,
+    k: usize,
+    phase: Phase,
+    rng: SplitMix64,
+    started: bool,
+}
+
+impl List {
+    pub fn from_params(get: impl Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
+        let scale = get("scale");
+        if !(2..=26).contains(&scale) {
+            return Err(format!(
+                "graph500_list: scale must be in 2..=26 (got {scale})"
+            ));
+        }
+        let ef = positive("graph500_list", "edge_factor", get("edge_factor"))?;
+        // Slot numbers (2 * nedge of them) and NIL must fit the host's u32s.
+        if ef > 1 << 20 || 2 * (ef << scale) >= NIL as u64 {
+            return Err(format!(
+                "graph500_list: 2 * edge_factor * 2^scale must be below 2^32 (got edge_factor={ef}, scale={scale})"
+            ));
+        }
+        let init = get("init");
+        if init > 1 {
+            return Err(format!("graph500_list: init must be 0 or 1 (got {init})"));
+        }
+        let g = shared(scale as u32, ef, seed);
+        let m = g.ij.len() as u64;
+        let nv = g.nv;
+        // Below 4 GiB, as the other generators, so 32-bit machines can run the default sizes.
+        let mut layout = Layout::new(0x1000_0000);
+        let (_, ij) = layout.alloc("edges", m * 16, 1 << 21);
+        let (_, head) = layout.alloc("head", (2 * nv + 2 * m) * 8, 1 << 21);
+        let (_, tree) = layout.alloc("bfs_tree", (1u64 << scale) * 8, 1 << 21);
+        let (_, vlist) = layout.alloc("vlist", nv * 8, 1 << 21);
+        Ok(List {
+            bfs_tree: vec![NIL; nv as usize],
+            queue: Vec::with_capacity(nv as usize),
+            g,
+            ij,
+            head,
+            tree,
+            vlist,
+            layout,
+            roots: get("roots"),
+            root_no: 0,
+            k: 0,
+            phase: if init == 1 {
+                Phase::Generate(0)
+            } else {
+                Phase::SearchStart
+            },
+            rng: SplitMix64::derive(seed, "workload.graph500_list.roots"),
+            started: false,
+        })
+    }
+
+    fn m(&self) -> u64 {
+        self.g.ij.len() as u64
+    }
+    fn deg(&self, v: u64) -> u64 {
+        self.head + (self.g.nv + v) * 8
+    }
+    fn next(&self, slot: u64) -> u64 {
+        self.head + (2 * self.g.nv + slot) * 8
+    }
+
+    /// A random vertex with an edge (the first at or after a random start).
+    fn root(&mut self) -> u32 {
+        let nv = self.g.nv;
+        let start = self.rng.below(nv);
+        (0..nv)
+            .map(|i| ((start + i) % nv) as u32)
+            .find(|&v| self.g.head[v as usize] != NIL)
+            .unwrap_or(0)
+    }
+
+    /// `make_bfs_tree` up to its queue loop.
+    fn start_search(&mut self, out: &mut Vec<Record>) {
+        let root = self.root();
+        let r = root as u64;
+        out.push(store(0, self.tree + r * 8, 8));
+        out.push(store(0, self.tree + r * 8, 8));
+        out.push(store(0, self.vlist, 8));
+        for k in (0..self.g.nv).filter(|&k| k != r) {
+            out.push(store(0, self.tree + k * 8, 8));
+        }
+        self.bfs_tree.iter_mut().for_each(|p| *p = NIL);
+        self.bfs_tree[root as usize] = root;
+        self.queue.clear();
+        self.queue.push(root);
+        self.k = 0;
+    }
+
+    /// Up to `BATCH` iterations of one of the construction's loops.
+    fn construct(&mut self, phase: Phase, out: &mut Vec<Record>) -> Phase {
+        let (m, nv) = (self.m(), self.g.nv);
+        match phase {
+            Phase::Generate(from) => {
+                let to = (from + BATCH).min(m);
+                for k in from..to {
+                    out.push(store(0, self.ij + k * 16, 8));
+                    out.push(store(0, self.ij + k * 16 + 8, 8));
+                }
+                if to == m {
+                    Phase::MaxVtx(0)
+                } else {
+                    Phase::Generate(to)
+                }
+            }
+            Phase::MaxVtx(from) => {
+                let to = (from + BATCH).min(m);
+                for k in from..to {
+                    out.push(load(0, self.ij + k * 16, 8));
+                    out.push(load(0, self.ij + k * 16 + 8, 8));
+                }
+                if to == m {
+                    Phase::InitHead(0)
+                } else {
+                    Phase::MaxVtx(to)
+                }
+            }
+            Phase::InitHead(from) => {
+                let to = (from + BATCH).min(nv);
+                for k in from..to {
+                    out.push(store(0, self.head + k * 8, 8));
+                    out.push(store(0, self.deg(k), 8));
+                }
+                if to == nv {
+                    Phase::Link(0)
+                } else {
+                    Phase::InitHead(to)
+                }
+            }
+            Phase::Link(from) => {
+                let to = (from + BATCH).min(m);
+                for k in from..to {
+                    out.push(load(0, self.ij + k * 16, 8));
+                    out.push(load(0, self.ij + k * 16 + 8, 8));
+                    let (i, j) = self.g.ij[k as usize];
+                    if i == j {
+                        continue;
+                    }
+                    out.push(store(0, self.next(2 * k), 8));
+                    out.push(store(0, self.next(2 * k + 1), 8));
+                    for (v, slot) in [(i as u64, 2 * k + 1), (j as u64, 2 * k)] {
+                        out.push(load(0, self.head + v * 8, 8));
+                        out.push(store(0, self.head + v * 8, 8));
+                        out.push(store(0, self.next(slot), 8));
+                        out.push(load(0, self.deg(v), 8));
+                        out.push(store(0, self.deg(v), 8));
+                    }
+                }
+                if to == m {
+                    Phase::MaxDeg(0)
+                } else {
+                    Phase::Link(to)
+                }
+            }
+            Phase::MaxDeg(from) => {
+                let to = (from + BATCH).min(nv);
+                for k in from..to {
+                    out.push(load(0, self.deg(k), 8));
+                }
+                if to == nv {
+                    Phase::SearchStart
+                } else {
+                    Phase::MaxDeg(to)
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+impl Generator for List {
+    fn regions(&self) -> Vec<String> {
+        self.layout.names.clone()
+    }
+    fn step(&mut self, out: &mut Vec<Record>) -> bool {
+        if self.layout.start_once(&mut self.started, out) {
+            return self.roots > 0 || self.phase != Phase::SearchStart;
+        }
+        match self.phase {
+            Phase::Done => false,
+            Phase::SearchStart => {
+                if self.root_no >= self.roots {
+                    self.phase = Phase::Done;
+                    return false;
+                }
+                self.start_search(out);
+                self.phase = Phase::Search;
+                true
+            }
+            Phase::Search => {
+                // Up to 256 queued vertices per step (bounded by their degrees).
+                for _ in 0..256 {
+                    if self.k == self.queue.len() {
+                        self.root_no += 1;
+                        self.phase = Phase::SearchStart;
+                        return true;
+                    }
+                    let parent = self.queue[self.k];
+                    out.push(load(0, self.vlist + self.k as u64 * 8, 8));
+                    self.k += 1;
+                    out.push(load(0, self.head + parent as u64 * 8, 8));
+                    let mut p = self.g.head[parent as usize];
+                    while p != NIL {
+                        let (v0, v1) = self.g.ij[(p / 2) as usize];
+                        let newv = if p % 2 == 1 { v1 } else { v0 };
+                        out.push(load(0, self.ij + (p as u64 / 2) * 16 + (p as u64 % 2) * 8, 8));
+                        out.push(load(0, self.tree + newv as u64 * 8, 8));
+                        if self.bfs_tree[newv as usize] == NIL {
+                            self.bfs_tree[newv as usize] = parent;
+                            out.push(store(0, self.tree + newv as u64 * 8, 8));
+                            out.push(store(0, self.vlist + self.queue.len() as u64 * 8, 8));
+                            self.queue.push(newv);
+                        }
+                        out.push(load(0, self.next(p as u64), 8));
+                        p = self.g.next[p as usize];
+                    }
+                }
+                true
+            }
+            phase => {
+                self.phase = self.construct(phase, out);
+                true
+            }
+        }
+    }
+}
