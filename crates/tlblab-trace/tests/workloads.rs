@@ -871,18 +871,45 @@ fn graph500_list_makes_seq_lists_references() {
     let distinct: HashSet<u64> = stored.iter().copied().collect();
     assert_eq!(distinct.len(), stored.len());
     assert!(stored.iter().all(|&v| seen[v as usize] && v != root));
-    // Each chain goes from the vertex's last edge back to its first: between two head loads,
-    // the edge indices the IJ loads read strictly decrease.
-    let mut last = u64::MAX;
-    for a in bfs {
-        if in_range(a, head, nv * 8) {
-            last = u64::MAX;
-        } else if a.1 == AccessKind::Load && in_range(a, ij, m * 16) {
-            let k = (a.2 - ij) / 16;
-            assert!(k < last, "chain not in decreasing edge order");
-            last = k;
+    // make_bfs_tree transcribed from seq-list.c over head/next linked as
+    // create_graph_from_edgelist links them: the same references in the same order.
+    let (mut hd, mut nx) = (vec![-1i64; nv as usize], vec![-1i64; 2 * m as usize]);
+    for (k, &(i, j)) in g.ij.iter().enumerate() {
+        if i != j {
+            let t = 2 * k as i64 + 1;
+            nx[t as usize] = hd[i as usize];
+            hd[i as usize] = t;
+            nx[t as usize - 1] = hd[j as usize];
+            hd[j as usize] = t - 1;
         }
     }
+    let (mut bt, mut vl) = (vec![-1i64; nv as usize], vec![root as i64]);
+    bt[root as usize] = root as i64;
+    let mut want = Vec::new();
+    let (ld, st) = (AccessKind::Load, AccessKind::Store);
+    let mut k = 0;
+    while k < vl.len() {
+        let parent = vl[k];
+        want.push((0, ld, vlist + 8 * k as u64));
+        want.push((0, ld, head + 8 * parent as u64));
+        let mut p = hd[parent as usize];
+        while p >= 0 {
+            let (v0, v1) = g.ij[(p / 2) as usize];
+            let newv = if p % 2 == 1 { v1 } else { v0 } as i64;
+            want.push((0, ld, ij + 16 * (p as u64 / 2) + 8 * (p as u64 % 2)));
+            want.push((0, ld, tree + 8 * newv as u64));
+            if bt[newv as usize] < 0 {
+                bt[newv as usize] = parent;
+                want.push((0, st, tree + 8 * newv as u64));
+                want.push((0, st, vlist + 8 * vl.len() as u64));
+                vl.push(newv);
+            }
+            want.push((0, ld, next + 8 * p as u64));
+            p = nx[p as usize];
+        }
+        k += 1;
+    }
+    assert_eq!(bfs[..], want[..]);
     // init=0: the same searches, without the construction.
     let mut p0 = p.clone();
     p0.insert("init".into(), 0);

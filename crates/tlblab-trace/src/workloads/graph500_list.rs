@@ -48,9 +48,9 @@
 //! the helper is created after the workload's initialisation, which here builds the structure it
 //! sweeps); the graph is the same either way.
 //!
-//! Host memory: the edge list as u32 pairs and `next` as u32 (8 + 8 bytes per edge: 4 GiB at
-//! scale 24), `head`, the tree and the queue as u32; the graph is kept between runs of one
-//! process with the same arguments (`shared`), as rmat.rs keeps its CSR.
+//! Host memory: the edge list as u32 pairs and the chains as u32 slot numbers (8 + 8 bytes per
+//! edge: 4 GiB at scale 24), the tree and the queue as u32; the graph is kept between runs of
+//! one process with the same arguments (`shared`), as rmat.rs keeps its CSR.
 
 use super::gen::*;
 use super::rmat::edge_list;
@@ -82,32 +82,62 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
 /// No entry: Graph500's -1 in `head`, `next` and `bfs_tree`.
 const NIL: u32 = u32::MAX;
 
-/// The program's graph: the edge list (Graph500's `IJ`), `head` and `next` as
-/// `create_graph_from_edgelist` leaves them, and `nv = maxvtx + 1`.
+/// The program's graph: the edge list (Graph500's `IJ`) and, for each vertex, the slots of its
+/// chain in the order `make_bfs_tree` follows them (`head[v]`, then `next[...]` to the -1), as
+/// `create_graph_from_edgelist` links them; `nv = maxvtx + 1`. The chains are kept as one array
+/// (`chain[off[v]..off[v + 1]]`) rather than as `head` and `next`: the same lists, read by the
+/// generator in order rather than by pointer chasing through gigabytes of host memory.
 pub struct ListGraph {
     pub ij: Vec<(u32, u32)>,
-    pub head: Vec<u32>,
-    pub next: Vec<u32>,
+    pub off: Vec<u32>,
+    pub chain: Vec<u32>,
     pub nv: u64,
 }
 
-/// `create_graph_from_edgelist` on `rmat::edge_list(scale, edge_factor, seed)`.
+impl ListGraph {
+    /// `v`'s chain: its edges' slots from its last edge back to its first (slot `2k + 1` for
+    /// the edge `k` whose `v0` it is, `2k` for the one whose `v1` it is).
+    pub fn chain(&self, v: u32) -> &[u32] {
+        &self.chain[self.off[v as usize] as usize..self.off[v as usize + 1] as usize]
+    }
+    /// The vertex a chain's slot `p` leads to: `IJ[p/2].v1` for odd `p`, `.v0` for even.
+    pub fn end(&self, p: u32) -> u32 {
+        let (v0, v1) = self.ij[(p / 2) as usize];
+        if p % 2 == 1 {
+            v1
+        } else {
+            v0
+        }
+    }
+}
+
+/// `create_graph_from_edgelist` on `rmat::edge_list(scale, edge_factor, seed)`: each edge `k`
+/// (not a self-loop) goes to the front of `head[v0]`'s list as slot `2k + 1` and of `head[v1]`'s
+/// as slot `2k`, so a list runs from the vertex's last edge back to its first.
 pub fn list_graph(scale: u32, edge_factor: u64, seed: u64) -> ListGraph {
     let ij = edge_list(scale, edge_factor, seed);
     let maxvtx = ij.iter().map(|&(u, v)| u.max(v)).max().unwrap_or(0);
     let nv = maxvtx as u64 + 1;
-    let mut head = vec![NIL; nv as usize];
-    let mut next = vec![NIL; 2 * ij.len()];
-    for (k, &(i, j)) in ij.iter().enumerate() {
+    let mut off = vec![0u32; nv as usize + 1];
+    for &(i, j) in ij.iter().filter(|e| e.0 != e.1) {
+        off[i as usize + 1] += 1;
+        off[j as usize + 1] += 1;
+    }
+    for v in 0..nv as usize {
+        off[v + 1] += off[v];
+    }
+    let mut fill = off.clone();
+    let mut chain = vec![0u32; off[nv as usize] as usize];
+    for (k, &(i, j)) in ij.iter().enumerate().rev() {
         if i != j {
             let t = 2 * k as u32 + 1;
-            next[t as usize] = head[i as usize];
-            head[i as usize] = t;
-            next[t as usize - 1] = head[j as usize];
-            head[j as usize] = t - 1;
+            chain[fill[i as usize] as usize] = t;
+            fill[i as usize] += 1;
+            chain[fill[j as usize] as usize] = t - 1;
+            fill[j as usize] += 1;
         }
     }
-    ListGraph { ij, head, next, nv }
+    ListGraph { ij, off, chain, nv }
 }
 
 type Last = Option<((u32, u64, u64), Arc<ListGraph>)>;
@@ -240,7 +270,7 @@ impl List {
         let start = self.rng.below(nv);
         (0..nv)
             .map(|i| ((start + i) % nv) as u32)
-            .find(|&v| self.g.head[v as usize] != NIL)
+            .find(|&v| !self.g.chain(v).is_empty())
             .unwrap_or(0)
     }
 
@@ -373,11 +403,11 @@ impl Generator for List {
                     out.push(load(0, self.vlist + self.k as u64 * 8, 8));
                     self.k += 1;
                     out.push(load(0, self.head + parent as u64 * 8, 8));
-                    let mut p = self.g.head[parent as usize];
-                    while p != NIL {
-                        let (v0, v1) = self.g.ij[(p / 2) as usize];
-                        let newv = if p % 2 == 1 { v1 } else { v0 };
-                        out.push(load(0, self.ij + (p as u64 / 2) * 16 + (p as u64 % 2) * 8, 8));
+                    let g = Arc::clone(&self.g);
+                    for &p in g.chain(parent) {
+                        let newv = g.end(p);
+                        let p = p as u64;
+                        out.push(load(0, self.ij + (p / 2) * 16 + (p % 2) * 8, 8));
                         out.push(load(0, self.tree + newv as u64 * 8, 8));
                         if self.bfs_tree[newv as usize] == NIL {
                             self.bfs_tree[newv as usize] = parent;
@@ -385,8 +415,7 @@ impl Generator for List {
                             out.push(store(0, self.vlist + self.queue.len() as u64 * 8, 8));
                             self.queue.push(newv);
                         }
-                        out.push(load(0, self.next(p as u64), 8));
-                        p = self.g.next[p as usize];
+                        out.push(load(0, self.next(p), 8));
                     }
                 }
                 true
