@@ -13,6 +13,12 @@ pub trait Generator: Send {
     fn step(&mut self, out: &mut Vec<Record>) -> bool;
     /// Names of the regions the workload's `Region`/`Phase*` events refer to.
     fn regions(&self) -> Vec<String>;
+    /// Advances past up to `n` of the records the next steps would write, all of them
+    /// accesses, without writing them (the state as if they had been written); returns how
+    /// many. 0 (the default): the generator cannot, its steps are run and their records dropped.
+    fn skip(&mut self, _n: u64) -> u64 {
+        0
+    }
 }
 
 pub struct Chunked<G: Generator> {
@@ -60,6 +66,14 @@ impl<G: Generator> RecordSource for Chunked<G> {
     }
     fn region_names(&self) -> Vec<String> {
         self.g.regions()
+    }
+    fn skip_accesses(&mut self, n: u64) -> Result<u64, String> {
+        // Only between steps: the records of a step already written are passed or dropped.
+        Ok(if self.pos == self.buf.len() && !self.done {
+            self.g.skip(n)
+        } else {
+            0
+        })
     }
 }
 

@@ -274,21 +274,56 @@ impl List {
             .unwrap_or(0)
     }
 
-    /// `make_bfs_tree` up to its queue loop.
-    fn start_search(&mut self, out: &mut Vec<Record>) {
+    /// `make_bfs_tree` up to its queue loop (its references written to `out` if given).
+    fn start_search(&mut self, out: Option<&mut Vec<Record>>) {
         let root = self.root();
         let r = root as u64;
-        out.push(store(0, self.tree + r * 8, 8));
-        out.push(store(0, self.tree + r * 8, 8));
-        out.push(store(0, self.vlist, 8));
-        for k in (0..self.g.nv).filter(|&k| k != r) {
-            out.push(store(0, self.tree + k * 8, 8));
+        if let Some(out) = out {
+            out.push(store(0, self.tree + r * 8, 8));
+            out.push(store(0, self.tree + r * 8, 8));
+            out.push(store(0, self.vlist, 8));
+            for k in (0..self.g.nv).filter(|&k| k != r) {
+                out.push(store(0, self.tree + k * 8, 8));
+            }
         }
         self.bfs_tree.iter_mut().for_each(|p| *p = NIL);
         self.bfs_tree[root as usize] = root;
         self.queue.clear();
         self.queue.push(root);
         self.k = 0;
+    }
+
+    /// The queue's next vertex: its references (written to `out` if given) and their count.
+    fn visit(&mut self, mut out: Option<&mut Vec<Record>>) -> u64 {
+        let parent = self.queue[self.k];
+        let g = Arc::clone(&self.g);
+        let chain = g.chain(parent);
+        let mut n = 2 + 3 * chain.len() as u64;
+        if let Some(out) = out.as_deref_mut() {
+            out.push(load(0, self.vlist + self.k as u64 * 8, 8));
+            out.push(load(0, self.head + parent as u64 * 8, 8));
+        }
+        self.k += 1;
+        for &p in chain {
+            let newv = g.end(p);
+            let p = p as u64;
+            let fresh = self.bfs_tree[newv as usize] == NIL;
+            if let Some(out) = out.as_deref_mut() {
+                out.push(load(0, self.ij + (p / 2) * 16 + (p % 2) * 8, 8));
+                out.push(load(0, self.tree + newv as u64 * 8, 8));
+                if fresh {
+                    out.push(store(0, self.tree + newv as u64 * 8, 8));
+                    out.push(store(0, self.vlist + self.queue.len() as u64 * 8, 8));
+                }
+                out.push(load(0, self.next(p), 8));
+            }
+            if fresh {
+                self.bfs_tree[newv as usize] = parent;
+                self.queue.push(newv);
+                n += 2;
+            }
+        }
+        n
     }
 
     /// Up to `BATCH` iterations of one of the construction's loops.
@@ -376,6 +411,93 @@ impl Generator for List {
     fn regions(&self) -> Vec<String> {
         self.layout.names.clone()
     }
+    /// Whole loop iterations, queued vertices and search set-ups while they fit in `n`: the
+    /// construction's counts are closed-form per edge or vertex, a vertex's are at most
+    /// `2 + 5 * chain length` (the state is advanced as `step` would, nothing is written).
+    fn skip(&mut self, n: u64) -> u64 {
+        if !self.started {
+            return 0;
+        }
+        let (m, nv) = (self.m(), self.g.nv);
+        let mut done = 0u64;
+        loop {
+            let left = n - done;
+            let (phase, used) = match self.phase {
+                Phase::Generate(k) | Phase::MaxVtx(k) => {
+                    let e = (left / 2).min(m - k);
+                    let k2 = k + e;
+                    let next = match (self.phase, k2 == m) {
+                        (Phase::Generate(_), false) => Phase::Generate(k2),
+                        (Phase::Generate(_), true) => Phase::MaxVtx(0),
+                        (_, false) => Phase::MaxVtx(k2),
+                        (_, true) => Phase::InitHead(0),
+                    };
+                    (next, 2 * e)
+                }
+                Phase::InitHead(k) => {
+                    let e = (left / 2).min(nv - k);
+                    let next = if k + e == nv {
+                        Phase::Link(0)
+                    } else {
+                        Phase::InitHead(k + e)
+                    };
+                    (next, 2 * e)
+                }
+                Phase::Link(mut k) => {
+                    let mut used = 0;
+                    while k < m {
+                        let (i, j) = self.g.ij[k as usize];
+                        let c = if i == j { 2 } else { 14 };
+                        if used + c > left {
+                            break;
+                        }
+                        used += c;
+                        k += 1;
+                    }
+                    (if k == m { Phase::MaxDeg(0) } else { Phase::Link(k) }, used)
+                }
+                Phase::MaxDeg(k) => {
+                    let e = left.min(nv - k);
+                    let next = if k + e == nv {
+                        Phase::SearchStart
+                    } else {
+                        Phase::MaxDeg(k + e)
+                    };
+                    (next, e)
+                }
+                Phase::SearchStart => {
+                    if self.root_no >= self.roots || left < nv + 2 {
+                        return done;
+                    }
+                    self.start_search(None);
+                    (Phase::Search, nv + 2)
+                }
+                Phase::Search => {
+                    let mut used = 0;
+                    let mut phase = Phase::Search;
+                    loop {
+                        if self.k == self.queue.len() {
+                            self.root_no += 1;
+                            phase = Phase::SearchStart;
+                            break;
+                        }
+                        let len = self.g.chain(self.queue[self.k]).len() as u64;
+                        if used + 2 + 5 * len > left {
+                            break;
+                        }
+                        used += self.visit(None);
+                    }
+                    (phase, used)
+                }
+                Phase::Done => return done,
+            };
+            if used == 0 && phase == self.phase {
+                return done;
+            }
+            self.phase = phase;
+            done += used;
+        }
+    }
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
         if self.layout.start_once(&mut self.started, out) {
             return self.roots > 0 || self.phase != Phase::SearchStart;
@@ -387,7 +509,7 @@ impl Generator for List {
                     self.phase = Phase::Done;
                     return false;
                 }
-                self.start_search(out);
+                self.start_search(Some(out));
                 self.phase = Phase::Search;
                 true
             }
@@ -399,24 +521,7 @@ impl Generator for List {
                         self.phase = Phase::SearchStart;
                         return true;
                     }
-                    let parent = self.queue[self.k];
-                    out.push(load(0, self.vlist + self.k as u64 * 8, 8));
-                    self.k += 1;
-                    out.push(load(0, self.head + parent as u64 * 8, 8));
-                    let g = Arc::clone(&self.g);
-                    for &p in g.chain(parent) {
-                        let newv = g.end(p);
-                        let p = p as u64;
-                        out.push(load(0, self.ij + (p / 2) * 16 + (p % 2) * 8, 8));
-                        out.push(load(0, self.tree + newv as u64 * 8, 8));
-                        if self.bfs_tree[newv as usize] == NIL {
-                            self.bfs_tree[newv as usize] = parent;
-                            out.push(store(0, self.tree + newv as u64 * 8, 8));
-                            out.push(store(0, self.vlist + self.queue.len() as u64 * 8, 8));
-                            self.queue.push(newv);
-                        }
-                        out.push(load(0, self.next(p), 8));
-                    }
+                    self.visit(Some(out));
                 }
                 true
             }

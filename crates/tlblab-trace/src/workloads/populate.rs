@@ -163,4 +163,11 @@ impl RecordSource for Populate {
     fn region_names(&self) -> Vec<String> {
         self.inner.region_names()
     }
+
+    fn skip_accesses(&mut self, n: u64) -> Result<u64, String> {
+        match self.state {
+            State::After if self.held_pos >= self.held_limit => self.inner.skip_accesses(n),
+            _ => Ok(0),
+        }
+    }
 }
