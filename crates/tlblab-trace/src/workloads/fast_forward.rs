@@ -300,12 +300,15 @@ mod tests {
     /// search's set-up and inside its searches.
     #[test]
     fn given_a_generator_that_skips_itself_then_the_windows_are_the_whole_runs() {
-        let spec = "graph500_list:scale=7,edge_factor=4,roots=2,populate=1";
+        let spec = "graph500_list:scale=10,edge_factor=8,roots=2,populate=1";
         let (_, measured) = accesses_after_roi(&records(spec));
         let n = measured.len() as u64;
-        // 512 edges, 128 vertices: construction ends near 2*512*3 + 2*128 + 14*512 + 128.
-        let mut skips = vec![0, 1, 2, 3, 1023, 1024, 1025, 2047, 2048, 2049, 2300, 2305, 3000];
-        skips.extend([9000, 9500, 10_000, 10_500, 11_000, n / 2, n / 2 + 1, n - 40]);
+        // 8192 edges, up to 1024 vertices: the construction's loops end near 16384 (make_graph),
+        // 32768 (maxvtx), 34816 (head and deg), 34816 + 14 * 8192 (linking), then maxdeg.
+        let mut skips = vec![0, 1, 2, 3, 16383, 16384, 16385, 32767, 32768, 32769, 34000];
+        skips.extend([34816, 60_000, 149_000, 149_500, 150_000, 151_000, 152_000]);
+        skips.extend([n / 3, n / 2, n / 2 + 1, n - 40]);
+        let before = crate::workloads::graph500_list::skipped_by_itself();
         for skip in skips {
             let (_, got) = accesses_after_roi(&records(&format!("{spec},skip={skip},warm=7,take=30")));
             let s = skip as usize + 7;
@@ -322,5 +325,6 @@ mod tests {
             w += 1;
         }
         assert_eq!(got, want);
+        assert!(crate::workloads::graph500_list::skipped_by_itself() > before + n);
     }
 }

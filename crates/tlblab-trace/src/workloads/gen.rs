@@ -68,13 +68,25 @@ impl<G: Generator> RecordSource for Chunked<G> {
         self.g.regions()
     }
     fn skip_accesses(&mut self, n: u64) -> Result<u64, String> {
-        // Only between steps: the records of a step already written are passed or dropped.
-        Ok(if self.pos == self.buf.len() && !self.done {
-            self.g.skip(n)
-        } else {
-            0
-        })
+        // The accesses of the step already written first (up to an event), then the generator
+        // itself, between steps.
+        let mut k = skip_buffered(&self.buf, &mut self.pos, n);
+        if k < n && self.pos == self.buf.len() && !self.done {
+            k += self.g.skip(n - k);
+        }
+        Ok(k)
     }
+}
+
+/// Drops up to `n` accesses of `buf` from `pos` on, stopping at the first event; returns how
+/// many (a source's `skip_accesses` over the records it has already made).
+pub fn skip_buffered(buf: &[Record], pos: &mut usize, n: u64) -> u64 {
+    let mut k = 0;
+    while k < n && *pos < buf.len() && matches!(buf[*pos], Record::Access(_)) {
+        *pos += 1;
+        k += 1;
+    }
+    k
 }
 
 #[inline]

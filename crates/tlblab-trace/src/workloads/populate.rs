@@ -165,9 +165,14 @@ impl RecordSource for Populate {
     }
 
     fn skip_accesses(&mut self, n: u64) -> Result<u64, String> {
-        match self.state {
-            State::After if self.held_pos >= self.held_limit => self.inner.skip_accesses(n),
-            _ => Ok(0),
+        if !matches!(self.state, State::After) {
+            return Ok(0);
         }
+        let held = &self.held[..self.held_limit];
+        let mut k = crate::workloads::gen::skip_buffered(held, &mut self.held_pos, n);
+        if k < n && self.held_pos >= self.held_limit {
+            k += self.inner.skip_accesses(n - k)?;
+        }
+        Ok(k)
     }
 }
