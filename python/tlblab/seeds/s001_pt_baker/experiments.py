@@ -331,6 +331,7 @@ PLAN = {
     ("seed", "graph500_bfs"): _BASIC + ("prefetch", "stream_none", "stream_kernel", "stream_user",
                                         "virt_none", "virt_kernel", "virt_user"),
     ("seed", "gapbs_bc"): ("none", "kernel", "user", "prefetch"),
+    ("seed", "graph500_csr"): ("none", "kernel"),
     ("seed", "hash_join"): _BASIC,
     ("seed", "canneal"): ("none", "kernel", "user", "none_2m"),
     ("seed", "liblinear"): ("none", "kernel", "user"),
@@ -482,7 +483,22 @@ def scale_runs(quick: bool) -> dict[str, dict[str, dict[str, list[dict[str, floa
         for name, full, region in wls:
             q = next((w for w in QUICK_SCALE if w[0] == name), None)
             out.setdefault(scale, {})[name] = _plan_runs(quick, scale, name, q[1] if quick and q else full, region)
+            if scale == "seed" and name == "gapbs_bc":
+                csr_runs(quick)
     return out
+
+
+# The CSR BFS (graph500_bfs.rs) on the same R-MAT graph as the seed-scale Graph500 (rmat.rs:
+# edge_list, the same edges; BC's CSR graph, so it runs right after BC and the graph is built
+# once): seed_scale's comparison of what the list-based program's reads change. (spec, quick
+# spec, region.)
+CSR = ("graph500_bfs:scale=24,edge_factor=16,roots=1,populate=1",
+       "graph500_bfs:scale=12,edge_factor=16,roots=1,populate=1", "adjacency")
+
+
+def csr_runs(quick: bool) -> dict[str, list[dict[str, float]]]:
+    """{variant: window sums} of the CSR BFS (`CSR`, `PLAN[("seed", "graph500_csr")]`)."""
+    return _plan_runs(quick, "seed", "graph500_csr", CSR[1] if quick else CSR[0], CSR[2])
 
 
 def _plan_runs(quick: bool, scale: str, name: str, wl: str, region: str) -> dict[str, list[dict[str, float]]]:
@@ -595,11 +611,13 @@ def huge_pages(quick: bool) -> dict[str, float]:
 def seed_scale(quick: bool) -> dict[str, float]:
     """What the seed shows beyond helper_effect, at its scale (`SCALES["seed"]`): Fig. 3.1's miss
     frequencies per 1,000 references, the user-mode helper with prefetches (Fig. 6.9), graph500
-    under two stream stressors (Figs. 6.3, 6.4) and virtualized (Fig. 6.6), and GAPBS BC."""
+    under two stream stressors (Figs. 6.3, 6.4) and virtualized (Fig. 6.6), GAPBS BC, and the CSR
+    BFS on Graph500's graph (`CSR`) under graph500_csr/."""
     out = _scale_rows(quick, "seed", "")
     names = [n for n, *_ in SCALES["seed"]]
     others = [n for n in names if n != "graph500_bfs"]
     out["others/min/base/data_dram_per_kref"] = min(out[f"{n}/base/data_dram_per_kref"] for n in others)
+    out.update(window_rows(csr_runs(quick), "graph500_csr/"))
     for setting in ("stream", "virt"):
         for mode in ("kernel", "user"):
             out[f"{setting}/max/{mode}/speedup"] = max(
