@@ -14,7 +14,10 @@
 //! workload holds) begin `E` accesses apart, each a warm-up of `W` and `T` measured accesses, the
 //! accesses between them dropped; the region of interest begins with the first window's measured
 //! part, and the run's units (`tlblab.sample` with every unit measured) tell the windows apart.
-//! Events (non-access records) are never dropped.
+//! Events (non-access records) are never dropped. A source that can advance past accesses
+//! without making them (`RecordSource::skip_accesses`: a generator's own `Generator::skip`, as
+//! graph500_list's, which runs its searches without writing their records) is asked to first,
+//! so its state at the window is the same as if every skipped access had been generated.
 //!
 //! This is how seed 001's runs at the footprints of its Table 5.2 are measured in windows spread
 //! over their measured phase (python/tlblab/seeds/s001_pt_baker/experiments.py, `windows`): the
