@@ -818,7 +818,10 @@ fn graph500_list_makes_seq_lists_references() {
     // make_graph's stores, in edge order.
     for k in 0..m as usize {
         assert_eq!(acc[2 * k], (0, AccessKind::Store, ij + 16 * k as u64));
-        assert_eq!(acc[2 * k + 1], (0, AccessKind::Store, ij + 16 * k as u64 + 8));
+        assert_eq!(
+            acc[2 * k + 1],
+            (0, AccessKind::Store, ij + 16 * k as u64 + 8)
+        );
     }
     let search = &acc[construction as usize..];
     // The set-up: bfs_tree[root] twice, vlist[0], then every other entry of bfs_tree.
@@ -852,7 +855,9 @@ fn graph500_list_makes_seq_lists_references() {
     let bfs = &search[setup..];
     let in_range = |a: &(u32, AccessKind, u64), s: u64, l: u64| a.2 >= s && a.2 < s + l;
     let count = |kind: AccessKind, s: u64, l: u64| {
-        bfs.iter().filter(|a| a.1 == kind && in_range(a, s, l)).count() as u64
+        bfs.iter()
+            .filter(|a| a.1 == kind && in_range(a, s, l))
+            .count() as u64
     };
     assert_eq!(count(AccessKind::Load, vlist, nv * 8), reached);
     assert_eq!(count(AccessKind::Load, head, nv * 8), reached);
@@ -861,7 +866,10 @@ fn graph500_list_makes_seq_lists_references() {
     assert_eq!(count(AccessKind::Load, next, 2 * m * 8), comp_edges);
     assert_eq!(count(AccessKind::Store, vlist, nv * 8), reached - 1);
     assert_eq!(count(AccessKind::Store, tree, nv * 8), reached - 1);
-    assert_eq!(bfs.len() as u64, 2 * reached + 3 * comp_edges + 2 * (reached - 1));
+    assert_eq!(
+        bfs.len() as u64,
+        2 * reached + 3 * comp_edges + 2 * (reached - 1)
+    );
     // Every reached vertex is stored into the tree once, and it is the component.
     let stored: Vec<u64> = bfs
         .iter()

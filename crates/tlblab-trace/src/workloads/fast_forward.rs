@@ -313,9 +313,14 @@ mod tests {
         skips.extend([n / 3, n / 2, n / 2 + 1, n - 40]);
         let before = crate::workloads::graph500_list::skipped_by_itself();
         for skip in skips {
-            let (_, got) = accesses_after_roi(&records(&format!("{spec},skip={skip},warm=7,take=30")));
+            let (_, got) =
+                accesses_after_roi(&records(&format!("{spec},skip={skip},warm=7,take=30")));
             let s = skip as usize + 7;
-            assert_eq!(got[..], measured[s..(s + 30).min(measured.len())], "skip={skip}");
+            assert_eq!(
+                got[..],
+                measured[s..(s + 30).min(measured.len())],
+                "skip={skip}"
+            );
         }
         let (_, got) = accesses_after_roi(&records(&format!(
             "{spec},skip=100,warm=20,take=30,every=997,windows=0"

@@ -29,6 +29,7 @@
 //!    self-loop: stores `next[2k] = next[2k+1] = -1`, then for the end `i = v0` with slot
 //!    `t = 2k+1`: load `head[i]`, store `head[i]`, store `next[t]`, load and store `deg[i]`; then
 //!    the same for `j = v1` with slot `2k`); the `maxdeg` loop (loads of `deg`).
+//!
 //! Then, per search (`roots` of them; Graph500 runs 64), `make_bfs_tree`: stores of
 //! `bfs_tree[root]` (twice, as the source writes it) and `vlist[0]`, stores of `bfs_tree[k] = -1`
 //! for every other vertex, then the queue in order: per queued vertex a load of `vlist[k]` and of
@@ -565,7 +566,14 @@ impl List {
                         used += c;
                         k += 1;
                     }
-                    (if k == m { Phase::MaxDeg(0) } else { Phase::Link(k) }, used)
+                    (
+                        if k == m {
+                            Phase::MaxDeg(0)
+                        } else {
+                            Phase::Link(k)
+                        },
+                        used,
+                    )
                 }
                 Phase::MaxDeg(k) => {
                     let e = left.min(nv - k);
