@@ -54,7 +54,7 @@
 //! one process with the same arguments (`shared`), as rmat.rs keeps its CSR.
 
 use super::gen::*;
-use super::rmat::edge_list;
+use super::rmat::{edge_list, KeepLast};
 use super::WorkloadInfo;
 use std::sync::{Arc, Mutex};
 use tlblab_types::SplitMix64;
@@ -141,29 +141,20 @@ pub fn list_graph(scale: u32, edge_factor: u64, seed: u64) -> ListGraph {
     ListGraph { ij, off, chain, nv }
 }
 
-type Last = Option<((u32, u64, u64), Arc<ListGraph>)>;
-static LAST: Mutex<Last> = Mutex::new(None);
+static LAST: KeepLast<(u32, u64, u64), ListGraph> = KeepLast::new();
 
-/// `list_graph(scale, edge_factor, seed)`, the last one kept for the next call with the same
-/// arguments in this process (seed 001 runs many configurations of its scale-24 graph; building
-/// it takes a minute and 4 GiB of host memory). At most one is held; `release` drops it.
+/// `list_graph(scale, edge_factor, seed)`, kept for the next call with the same arguments in
+/// this process (`rmat::KeepLast`: seed 001 runs many configurations of its scale-24 graph;
+/// building it takes a minute and 4 GiB of host memory); `release` drops it.
 pub fn shared(scale: u32, edge_factor: u64, seed: u64) -> Arc<ListGraph> {
-    let key = (scale, edge_factor, seed);
-    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((k, g)) = last.as_ref() {
-        if *k == key {
-            return Arc::clone(g);
-        }
-    }
-    *last = None;
-    let g = Arc::new(list_graph(scale, edge_factor, seed));
-    *last = Some((key, Arc::clone(&g)));
-    g
+    LAST.get((scale, edge_factor, seed), || {
+        list_graph(scale, edge_factor, seed)
+    })
 }
 
 /// Drops the graph `shared` keeps, and the search states `Generator::skip` keeps.
 pub fn release() {
-    *LAST.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    LAST.clear();
     SNAPS.lock().unwrap_or_else(|e| e.into_inner()).clear();
 }
 

@@ -76,33 +76,55 @@ pub fn rmat(scale: u32, edge_factor: u64, seed: u64) -> Csr {
     Csr { n, offsets, adj }
 }
 
-/// The graph `shared` built last, with its (scale, edge_factor, seed).
-type Last = Option<((u32, u64, u64), Arc<Csr>)>;
-static LAST: Mutex<Last> = Mutex::new(None);
+/// One value kept for the next call with the same key in this process: a graph that takes a
+/// minute and gigabytes of host memory to build, which seed 001's runs at one scale (a baseline
+/// and each helper) all read. A call with another key drops the kept value before building its
+/// own, so at most one is held.
+pub struct KeepLast<K, T>(Mutex<Option<(K, Arc<T>)>>);
 
-/// `rmat(scale, edge_factor, seed)`, the last graph kept for the next call with the same
-/// arguments in this process: seed 001's scale-24 graph (Table 5.2) takes over a minute and
-/// several GB of host memory to build, and its runs at that scale (a baseline and each
-/// helper, in several windows of the measured phase) all read the same graph. A call with
-/// other arguments drops the kept graph before building its own, so at most one is held;
-/// `release` drops it (`workloads::build` does, for any other workload).
-pub fn shared(scale: u32, edge_factor: u64, seed: u64) -> Arc<Csr> {
-    let key = (scale, edge_factor, seed);
-    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((k, g)) = last.as_ref() {
-        if *k == key {
-            return Arc::clone(g);
-        }
+impl<K: PartialEq, T> Default for KeepLast<K, T> {
+    fn default() -> Self {
+        Self::new()
     }
-    *last = None;
-    let g = Arc::new(rmat(scale, edge_factor, seed));
-    *last = Some((key, Arc::clone(&g)));
-    g
+}
+
+impl<K: PartialEq, T> KeepLast<K, T> {
+    pub const fn new() -> Self {
+        KeepLast(Mutex::new(None))
+    }
+    /// The value kept for `key`, or `build()` kept in its place.
+    pub fn get(&self, key: K, build: impl FnOnce() -> T) -> Arc<T> {
+        let mut last = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((k, v)) = last.as_ref() {
+            if *k == key {
+                return Arc::clone(v);
+            }
+        }
+        *last = None;
+        let v = Arc::new(build());
+        *last = Some((key, Arc::clone(&v)));
+        v
+    }
+    /// Drops the kept value.
+    pub fn clear(&self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+static LAST: KeepLast<(u32, u64, u64), Csr> = KeepLast::new();
+
+/// `rmat(scale, edge_factor, seed)`, kept for the next call with the same arguments
+/// (`KeepLast`): seed 001's scale-24 graph (Table 5.2) takes over a minute and several GB of
+/// host memory to build; `release` drops it (`workloads::build` does, for any other workload).
+pub fn shared(scale: u32, edge_factor: u64, seed: u64) -> Arc<Csr> {
+    LAST.get((scale, edge_factor, seed), || {
+        rmat(scale, edge_factor, seed)
+    })
 }
 
 /// Drops the graph `shared` keeps.
 pub fn release() {
-    *LAST.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    LAST.clear();
 }
 
 /// The first vertex with an edge at or after `start` (BFS roots must not be isolated).
