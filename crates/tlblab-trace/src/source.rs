@@ -41,6 +41,14 @@ pub trait RecordSource {
     fn region_names(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// Drops up to `n` of the next records, every one of them an access, without producing
+    /// them, where the source can do that faster than `fill` (a generator that advances its
+    /// state past them: `workloads::fast_forward`); returns how many it dropped, 0 when it
+    /// cannot. What `fill` returns afterwards is what it would have returned after those records.
+    fn skip_accesses(&mut self, _n: u64) -> Result<u64, String> {
+        Ok(0)
+    }
 }
 
 /// A source over records already in memory (tests, small generated workloads).
@@ -76,5 +84,8 @@ impl<S: RecordSource + ?Sized> RecordSource for Box<S> {
     }
     fn region_names(&self) -> Vec<String> {
         (**self).region_names()
+    }
+    fn skip_accesses(&mut self, n: u64) -> Result<u64, String> {
+        (**self).skip_accesses(n)
     }
 }

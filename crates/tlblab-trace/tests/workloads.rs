@@ -25,6 +25,7 @@ fn small(name: &str) -> Params {
         "tlb_thrash" => &[("array_pages", 64), ("n", 1000)],
         "gups" => &[("log2_words", 12), ("updates", 1000)],
         "graph500_bfs" => &[("scale", 8), ("roots", 2)],
+        "graph500_list" => &[("scale", 8), ("roots", 2)],
         "gapbs_bc" => &[("scale", 8), ("sources", 2)],
         "hash_join" => &[("buckets", 256), ("inner_rows", 500), ("outer_rows", 500)],
         "canneal" => &[("elements", 512), ("swaps", 200)],
@@ -590,6 +591,7 @@ fn populate_touches_every_region_page_once_then_begins_the_roi() {
     for name in [
         "gups",
         "graph500_bfs",
+        "graph500_list",
         "gapbs_bc",
         "hash_join",
         "canneal",
@@ -770,4 +772,157 @@ fn liblinear_footprint_and_one_pass() {
         ("features", 0),
         "liblinear: features must be in 1..=4096 (got 0)",
     );
+}
+
+/// graph500_list (graph500 v2 seq-list): the regions are the program's allocations with its
+/// element sizes; the construction makes 2 stores + 2 loads per edge, 2 stores and 1 load per
+/// vertex, and 12 more references per edge that is not a self-loop; a search stores every
+/// `bfs_tree` entry once (the root's twice), then per reached vertex loads `vlist` and `head`,
+/// per chain entry loads `IJ`, `bfs_tree` and `next`, and per newly reached vertex stores
+/// `bfs_tree` and `vlist`; it reaches exactly the root's component, each vertex once, and walks
+/// each vertex's chain from its last edge back to its first.
+#[test]
+fn graph500_list_makes_seq_lists_references() {
+    use tlblab_trace::workloads::graph500_list::list_graph;
+    let (scale, ef, seed) = (7u32, 4u64, 5u64);
+    let p: Params = [("scale", scale as u64), ("edge_factor", ef), ("roots", 1)]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+    let (r, names) = all("graph500_list", &p, seed);
+    assert_eq!(names, ["edges", "head", "bfs_tree", "vlist"]);
+    let g = list_graph(scale, ef, seed);
+    let (m, nv) = (g.ij.len() as u64, g.nv);
+    assert_eq!(m, ef << scale);
+    let regions: Vec<(u64, u64)> = r
+        .iter()
+        .filter_map(|x| match x {
+            Record::Event(Event::Region { start, len, .. }) => Some((start.0, *len)),
+            _ => None,
+        })
+        .collect();
+    let page = |b: u64| b.div_ceil(4096) * 4096;
+    let want = [m * 16, (2 * nv + 2 * m) * 8, (1 << scale) * 8, nv * 8];
+    for (i, (&(_, len), bytes)) in regions.iter().zip(want).enumerate() {
+        assert_eq!(len, page(bytes), "region {}", names[i]);
+    }
+    let (ij, head, tree, vlist) = (regions[0].0, regions[1].0, regions[2].0, regions[3].0);
+    let next = head + 2 * nv * 8;
+    let acc = accesses(&r);
+    for a in &acc {
+        assert!(
+            regions.iter().any(|&(s, l)| a.2 >= s && a.2 + 8 <= s + l),
+            "access {a:?} outside the regions"
+        );
+    }
+    let self_loops = g.ij.iter().filter(|e| e.0 == e.1).count() as u64;
+    let construction = 2 * m + 2 * m + 2 * nv + 2 * m + 12 * (m - self_loops) + nv;
+    // make_graph's stores, in edge order.
+    for k in 0..m as usize {
+        assert_eq!(acc[2 * k], (0, AccessKind::Store, ij + 16 * k as u64));
+        assert_eq!(
+            acc[2 * k + 1],
+            (0, AccessKind::Store, ij + 16 * k as u64 + 8)
+        );
+    }
+    let search = &acc[construction as usize..];
+    // The set-up: bfs_tree[root] twice, vlist[0], then every other entry of bfs_tree.
+    let root = (search[0].2 - tree) / 8;
+    assert_eq!(search[1], search[0]);
+    assert_eq!(search[2], (0, AccessKind::Store, vlist));
+    let setup = 3 + (nv - 1) as usize;
+    let reset: HashSet<u64> = search[3..setup].iter().map(|a| a.2).collect();
+    assert_eq!(reset.len() as u64, nv - 1);
+    assert!(!reset.contains(&search[0].2));
+    // The root's component, by an independent search over the edge list.
+    let mut adj = vec![Vec::new(); nv as usize];
+    for &(i, j) in g.ij.iter().filter(|e| e.0 != e.1) {
+        adj[i as usize].push(j);
+        adj[j as usize].push(i);
+    }
+    let mut seen = vec![false; nv as usize];
+    let mut stack = vec![root as u32];
+    seen[root as usize] = true;
+    let mut comp_edges = 0u64;
+    while let Some(v) = stack.pop() {
+        comp_edges += adj[v as usize].len() as u64;
+        for &w in &adj[v as usize] {
+            if !seen[w as usize] {
+                seen[w as usize] = true;
+                stack.push(w);
+            }
+        }
+    }
+    let reached = seen.iter().filter(|&&s| s).count() as u64;
+    let bfs = &search[setup..];
+    let in_range = |a: &(u32, AccessKind, u64), s: u64, l: u64| a.2 >= s && a.2 < s + l;
+    let count = |kind: AccessKind, s: u64, l: u64| {
+        bfs.iter()
+            .filter(|a| a.1 == kind && in_range(a, s, l))
+            .count() as u64
+    };
+    assert_eq!(count(AccessKind::Load, vlist, nv * 8), reached);
+    assert_eq!(count(AccessKind::Load, head, nv * 8), reached);
+    assert_eq!(count(AccessKind::Load, ij, m * 16), comp_edges);
+    assert_eq!(count(AccessKind::Load, tree, nv * 8), comp_edges);
+    assert_eq!(count(AccessKind::Load, next, 2 * m * 8), comp_edges);
+    assert_eq!(count(AccessKind::Store, vlist, nv * 8), reached - 1);
+    assert_eq!(count(AccessKind::Store, tree, nv * 8), reached - 1);
+    assert_eq!(
+        bfs.len() as u64,
+        2 * reached + 3 * comp_edges + 2 * (reached - 1)
+    );
+    // Every reached vertex is stored into the tree once, and it is the component.
+    let stored: Vec<u64> = bfs
+        .iter()
+        .filter(|a| a.1 == AccessKind::Store && in_range(a, tree, nv * 8))
+        .map(|a| (a.2 - tree) / 8)
+        .collect();
+    let distinct: HashSet<u64> = stored.iter().copied().collect();
+    assert_eq!(distinct.len(), stored.len());
+    assert!(stored.iter().all(|&v| seen[v as usize] && v != root));
+    // make_bfs_tree transcribed from seq-list.c over head/next linked as
+    // create_graph_from_edgelist links them: the same references in the same order.
+    let (mut hd, mut nx) = (vec![-1i64; nv as usize], vec![-1i64; 2 * m as usize]);
+    for (k, &(i, j)) in g.ij.iter().enumerate() {
+        if i != j {
+            let t = 2 * k as i64 + 1;
+            nx[t as usize] = hd[i as usize];
+            hd[i as usize] = t;
+            nx[t as usize - 1] = hd[j as usize];
+            hd[j as usize] = t - 1;
+        }
+    }
+    let (mut bt, mut vl) = (vec![-1i64; nv as usize], vec![root as i64]);
+    bt[root as usize] = root as i64;
+    let mut want = Vec::new();
+    let (ld, st) = (AccessKind::Load, AccessKind::Store);
+    let mut k = 0;
+    while k < vl.len() {
+        let parent = vl[k];
+        want.push((0, ld, vlist + 8 * k as u64));
+        want.push((0, ld, head + 8 * parent as u64));
+        let mut p = hd[parent as usize];
+        while p >= 0 {
+            let (v0, v1) = g.ij[(p / 2) as usize];
+            let newv = if p % 2 == 1 { v1 } else { v0 } as i64;
+            want.push((0, ld, ij + 16 * (p as u64 / 2) + 8 * (p as u64 % 2)));
+            want.push((0, ld, tree + 8 * newv as u64));
+            if bt[newv as usize] < 0 {
+                bt[newv as usize] = parent;
+                want.push((0, st, tree + 8 * newv as u64));
+                want.push((0, st, vlist + 8 * vl.len() as u64));
+                vl.push(newv);
+            }
+            want.push((0, ld, next + 8 * p as u64));
+            p = nx[p as usize];
+        }
+        k += 1;
+    }
+    assert_eq!(bfs[..], want[..]);
+    // init=0: the same searches, without the construction.
+    let mut p0 = p.clone();
+    p0.insert("init".into(), 0);
+    let acc0 = accesses(&all("graph500_list", &p0, seed).0);
+    assert_eq!(acc0[..], search[..]);
 }

@@ -14,7 +14,10 @@
 //! workload holds) begin `E` accesses apart, each a warm-up of `W` and `T` measured accesses, the
 //! accesses between them dropped; the region of interest begins with the first window's measured
 //! part, and the run's units (`tlblab.sample` with every unit measured) tell the windows apart.
-//! Events (non-access records) are never dropped.
+//! Events (non-access records) are never dropped. A source that can advance past accesses
+//! without making them (`RecordSource::skip_accesses`: a generator's own `Generator::skip`, as
+//! graph500_list's, which runs its searches without writing their records) is asked to first,
+//! so its state at the window is the same as if every skipped access had been generated.
 //!
 //! This is how seed 001's runs at the footprints of its Table 5.2 are measured in windows spread
 //! over their measured phase (python/tlblab/seeds/s001_pt_baker/experiments.py, `windows`): the
@@ -150,6 +153,15 @@ impl RecordSource for FastForward {
                 if self.done {
                     break;
                 }
+                if self.stage == Stage::Skipping {
+                    // A generator that can advance past accesses without writing them does.
+                    let k = self.inner.skip_accesses(self.skip)?;
+                    if k > 0 {
+                        self.skip -= k;
+                        self.advance();
+                        continue;
+                    }
+                }
                 self.buf.clear();
                 self.pos = 0;
                 if self.inner.fill(&mut self.buf, CHUNK)? == 0 {
@@ -284,5 +296,43 @@ mod tests {
         let (before, rest) = accesses_after_roi(&records(&format!("{spec},skip=777")));
         assert_eq!(before, pop);
         assert_eq!(rest[..], measured[777..]);
+    }
+
+    /// A generator that skips by itself (`Generator::skip`: graph500_list) gives the same
+    /// windows as generating and dropping: skips ending in each phase of its construction, at a
+    /// search's set-up and inside its searches.
+    #[test]
+    fn given_a_generator_that_skips_itself_then_the_windows_are_the_whole_runs() {
+        let spec = "graph500_list:scale=10,edge_factor=8,roots=2,populate=1";
+        let (_, measured) = accesses_after_roi(&records(spec));
+        let n = measured.len() as u64;
+        // 8192 edges, up to 1024 vertices: the construction's loops end near 16384 (make_graph),
+        // 32768 (maxvtx), 34816 (head and deg), 34816 + 14 * 8192 (linking), then maxdeg.
+        let mut skips = vec![0, 1, 2, 3, 16383, 16384, 16385, 32767, 32768, 32769, 34000];
+        skips.extend([34816, 60_000, 149_000, 149_500, 150_000, 151_000, 152_000]);
+        skips.extend([n / 3, n / 2, n / 2 + 1, n - 40]);
+        let before = crate::workloads::graph500_list::skipped_by_itself();
+        for skip in skips {
+            let (_, got) =
+                accesses_after_roi(&records(&format!("{spec},skip={skip},warm=7,take=30")));
+            let s = skip as usize + 7;
+            assert_eq!(
+                got[..],
+                measured[s..(s + 30).min(measured.len())],
+                "skip={skip}"
+            );
+        }
+        let (_, got) = accesses_after_roi(&records(&format!(
+            "{spec},skip=100,warm=20,take=30,every=997,windows=0"
+        )));
+        let mut want = measured[120..150].to_vec();
+        let mut w = 1;
+        while 100 + 997 * w < measured.len() {
+            let from = 100 + 997 * w;
+            want.extend_from_slice(&measured[from..(from + 50).min(measured.len())]);
+            w += 1;
+        }
+        assert_eq!(got, want);
+        assert!(crate::workloads::graph500_list::skipped_by_itself() > before + n);
     }
 }

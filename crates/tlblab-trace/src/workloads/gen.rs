@@ -13,6 +13,12 @@ pub trait Generator: Send {
     fn step(&mut self, out: &mut Vec<Record>) -> bool;
     /// Names of the regions the workload's `Region`/`Phase*` events refer to.
     fn regions(&self) -> Vec<String>;
+    /// Advances past up to `n` of the records the next steps would write, all of them
+    /// accesses, without writing them (the state as if they had been written); returns how
+    /// many. 0 (the default): the generator cannot, its steps are run and their records dropped.
+    fn skip(&mut self, _n: u64) -> u64 {
+        0
+    }
 }
 
 pub struct Chunked<G: Generator> {
@@ -61,6 +67,26 @@ impl<G: Generator> RecordSource for Chunked<G> {
     fn region_names(&self) -> Vec<String> {
         self.g.regions()
     }
+    fn skip_accesses(&mut self, n: u64) -> Result<u64, String> {
+        // The accesses of the step already written first (up to an event), then the generator
+        // itself, between steps.
+        let mut k = skip_buffered(&self.buf, &mut self.pos, n);
+        if k < n && self.pos == self.buf.len() && !self.done {
+            k += self.g.skip(n - k);
+        }
+        Ok(k)
+    }
+}
+
+/// Drops up to `n` accesses of `buf` from `pos` on, stopping at the first event; returns how
+/// many (a source's `skip_accesses` over the records it has already made).
+pub fn skip_buffered(buf: &[Record], pos: &mut usize, n: u64) -> u64 {
+    let mut k = 0;
+    while k < n && *pos < buf.len() && matches!(buf[*pos], Record::Access(_)) {
+        *pos += 1;
+        k += 1;
+    }
+    k
 }
 
 #[inline]

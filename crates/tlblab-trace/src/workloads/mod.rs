@@ -32,6 +32,7 @@ pub mod fast_forward;
 pub mod gapbs_bc;
 pub mod gen;
 pub mod graph500_bfs;
+pub mod graph500_list;
 pub mod gups;
 pub mod hash_join;
 pub mod host_migrate;
@@ -90,6 +91,7 @@ pub fn catalog() -> Vec<WorkloadInfo> {
         tlb_thrash::INFO,
         gups::INFO,
         graph500_bfs::INFO,
+        graph500_list::INFO,
         gapbs_bc::INFO,
         hash_join::INFO,
         canneal::INFO,
@@ -168,6 +170,9 @@ pub fn build(
         // The last R-MAT graph is kept for the next graph run of this process only while
         // graph runs follow each other (rmat::shared): a gigabyte graph is not held idle.
         rmat::release();
+    }
+    if name != "graph500_list" {
+        graph500_list::release();
     }
     let mut src = build_known(name, &get, seed)?;
     if info.params.iter().any(|(p, _, _)| *p == populate::PARAM.0) {
@@ -269,6 +274,9 @@ fn build_known(
         )?))),
         "gups" => Ok(Box::new(Chunked::new(gups::Gups::from_params(get, seed)?))),
         "graph500_bfs" => Ok(Box::new(Chunked::new(graph500_bfs::Bfs::from_params(
+            get, seed,
+        )?))),
+        "graph500_list" => Ok(Box::new(Chunked::new(graph500_list::List::from_params(
             get, seed,
         )?))),
         "gapbs_bc" => Ok(Box::new(Chunked::new(gapbs_bc::Bc::from_params(

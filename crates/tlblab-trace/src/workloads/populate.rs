@@ -163,4 +163,16 @@ impl RecordSource for Populate {
     fn region_names(&self) -> Vec<String> {
         self.inner.region_names()
     }
+
+    fn skip_accesses(&mut self, n: u64) -> Result<u64, String> {
+        if !matches!(self.state, State::After) {
+            return Ok(0);
+        }
+        let held = &self.held[..self.held_limit];
+        let mut k = crate::workloads::gen::skip_buffered(held, &mut self.held_pos, n);
+        if k < n && self.held_pos >= self.held_limit {
+            k += self.inner.skip_accesses(n - k)?;
+        }
+        Ok(k)
+    }
 }

@@ -12,7 +12,12 @@ pub struct Csr {
     pub adj: Vec<u32>,
 }
 
-pub fn rmat(scale: u32, edge_factor: u64, seed: u64) -> Csr {
+/// The R-MAT edge list of `rmat(scale, edge_factor, seed)` in the order it is drawn (each edge
+/// independent of the others), self-loops kept, vertex ids scrambled: `scale * 2^scale *
+/// edge_factor` draws, then the scramble (a random permutation, drawn from the same stream).
+/// The Graph500-like list BFS (graph500_list.rs) reads it as Graph500's edge list; `rmat`
+/// builds its CSR from it, so both see the same graph.
+pub fn edge_list(scale: u32, edge_factor: u64, seed: u64) -> Vec<(u32, u32)> {
     let n = 1u64 << scale;
     let m = n * edge_factor;
     let mut rng = SplitMix64::derive(seed, "workload.rmat");
@@ -34,26 +39,35 @@ pub fn rmat(scale: u32, edge_factor: u64, seed: u64) -> Csr {
             u |= du << bit;
             v |= dv << bit;
         }
-        if u != v {
-            edges.push((u as u32, v as u32));
-        }
+        edges.push((u as u32, v as u32));
     }
     // Scramble vertex ids (Graph500 does), so hubs are not all at low addresses.
     let mut perm: Vec<u32> = (0..n as u32).collect();
     rng.shuffle(&mut perm);
+    for e in edges.iter_mut() {
+        *e = (perm[e.0 as usize], perm[e.1 as usize]);
+    }
+    edges
+}
+
+pub fn rmat(scale: u32, edge_factor: u64, seed: u64) -> Csr {
+    let n = 1u64 << scale;
+    let mut edges = edge_list(scale, edge_factor, seed);
+    // Self-loops dropped.
+    edges.retain(|&(u, v)| u != v);
     let mut deg = vec![0u64; n as usize + 1];
     for &(u, v) in &edges {
-        deg[perm[u as usize] as usize] += 1;
-        deg[perm[v as usize] as usize] += 1;
+        deg[u as usize] += 1;
+        deg[v as usize] += 1;
     }
     let mut offsets = vec![0u64; n as usize + 1];
     for i in 0..n as usize {
         offsets[i + 1] = offsets[i] + deg[i];
     }
+    drop(deg);
     let mut fill = offsets.clone();
     let mut adj = vec![0u32; offsets[n as usize] as usize];
-    for &(u, v) in &edges {
-        let (pu, pv) = (perm[u as usize], perm[v as usize]);
+    for &(pu, pv) in &edges {
         adj[fill[pu as usize] as usize] = pv;
         fill[pu as usize] += 1;
         adj[fill[pv as usize] as usize] = pu;
@@ -62,33 +76,55 @@ pub fn rmat(scale: u32, edge_factor: u64, seed: u64) -> Csr {
     Csr { n, offsets, adj }
 }
 
-/// The graph `shared` built last, with its (scale, edge_factor, seed).
-type Last = Option<((u32, u64, u64), Arc<Csr>)>;
-static LAST: Mutex<Last> = Mutex::new(None);
+/// One value kept for the next call with the same key in this process: a graph that takes a
+/// minute and gigabytes of host memory to build, which seed 001's runs at one scale (a baseline
+/// and each helper) all read. A call with another key drops the kept value before building its
+/// own, so at most one is held.
+pub struct KeepLast<K, T>(Mutex<Option<(K, Arc<T>)>>);
 
-/// `rmat(scale, edge_factor, seed)`, the last graph kept for the next call with the same
-/// arguments in this process: seed 001's scale-24 graph (Table 5.2) takes over a minute and
-/// several GB of host memory to build, and its runs at that scale (a baseline and each
-/// helper, in several windows of the measured phase) all read the same graph. A call with
-/// other arguments drops the kept graph before building its own, so at most one is held;
-/// `release` drops it (`workloads::build` does, for any other workload).
-pub fn shared(scale: u32, edge_factor: u64, seed: u64) -> Arc<Csr> {
-    let key = (scale, edge_factor, seed);
-    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((k, g)) = last.as_ref() {
-        if *k == key {
-            return Arc::clone(g);
-        }
+impl<K: PartialEq, T> Default for KeepLast<K, T> {
+    fn default() -> Self {
+        Self::new()
     }
-    *last = None;
-    let g = Arc::new(rmat(scale, edge_factor, seed));
-    *last = Some((key, Arc::clone(&g)));
-    g
+}
+
+impl<K: PartialEq, T> KeepLast<K, T> {
+    pub const fn new() -> Self {
+        KeepLast(Mutex::new(None))
+    }
+    /// The value kept for `key`, or `build()` kept in its place.
+    pub fn get(&self, key: K, build: impl FnOnce() -> T) -> Arc<T> {
+        let mut last = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((k, v)) = last.as_ref() {
+            if *k == key {
+                return Arc::clone(v);
+            }
+        }
+        *last = None;
+        let v = Arc::new(build());
+        *last = Some((key, Arc::clone(&v)));
+        v
+    }
+    /// Drops the kept value.
+    pub fn clear(&self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+static LAST: KeepLast<(u32, u64, u64), Csr> = KeepLast::new();
+
+/// `rmat(scale, edge_factor, seed)`, kept for the next call with the same arguments
+/// (`KeepLast`): seed 001's scale-24 graph (Table 5.2) takes over a minute and several GB of
+/// host memory to build; `release` drops it (`workloads::build` does, for any other workload).
+pub fn shared(scale: u32, edge_factor: u64, seed: u64) -> Arc<Csr> {
+    LAST.get((scale, edge_factor, seed), || {
+        rmat(scale, edge_factor, seed)
+    })
 }
 
 /// Drops the graph `shared` keeps.
 pub fn release() {
-    *LAST.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    LAST.clear();
 }
 
 /// The first vertex with an edge at or after `start` (BFS roots must not be isolated).
