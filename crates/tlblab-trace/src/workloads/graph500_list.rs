@@ -203,6 +203,16 @@ enum Phase {
     Done,
 }
 
+/// The phase after a batch of a loop ended at iteration `to` of `end`: the loop's next batch
+/// (`more(to)`), or when it is done the phase `then`.
+fn after(to: u64, end: u64, more: fn(u64) -> Phase, then: Phase) -> Phase {
+    if to == end {
+        then
+    } else {
+        more(to)
+    }
+}
+
 /// Edges (or vertices) per step of the loops over the whole graph.
 const BATCH: u64 = 4096;
 
@@ -374,11 +384,7 @@ impl List {
                     out.push(store(0, self.ij + k * 16, 8));
                     out.push(store(0, self.ij + k * 16 + 8, 8));
                 }
-                if to == m {
-                    Phase::MaxVtx(0)
-                } else {
-                    Phase::Generate(to)
-                }
+                after(to, m, Phase::Generate, Phase::MaxVtx(0))
             }
             Phase::MaxVtx(from) => {
                 let to = (from + BATCH).min(m);
@@ -386,11 +392,7 @@ impl List {
                     out.push(load(0, self.ij + k * 16, 8));
                     out.push(load(0, self.ij + k * 16 + 8, 8));
                 }
-                if to == m {
-                    Phase::InitHead(0)
-                } else {
-                    Phase::MaxVtx(to)
-                }
+                after(to, m, Phase::MaxVtx, Phase::InitHead(0))
             }
             Phase::InitHead(from) => {
                 let to = (from + BATCH).min(nv);
@@ -398,11 +400,7 @@ impl List {
                     out.push(store(0, self.head + k * 8, 8));
                     out.push(store(0, self.deg(k), 8));
                 }
-                if to == nv {
-                    Phase::Link(0)
-                } else {
-                    Phase::InitHead(to)
-                }
+                after(to, nv, Phase::InitHead, Phase::Link(0))
             }
             Phase::Link(from) => {
                 let to = (from + BATCH).min(m);
@@ -423,22 +421,14 @@ impl List {
                         out.push(store(0, self.deg(v), 8));
                     }
                 }
-                if to == m {
-                    Phase::MaxDeg(0)
-                } else {
-                    Phase::Link(to)
-                }
+                after(to, m, Phase::Link, Phase::MaxDeg(0))
             }
             Phase::MaxDeg(from) => {
                 let to = (from + BATCH).min(nv);
                 for k in from..to {
                     out.push(load(0, self.deg(k), 8));
                 }
-                if to == nv {
-                    Phase::SearchStart
-                } else {
-                    Phase::MaxDeg(to)
-                }
+                after(to, nv, Phase::MaxDeg, Phase::SearchStart)
             }
             other => other,
         }
