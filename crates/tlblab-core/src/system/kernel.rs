@@ -104,6 +104,31 @@ impl System {
         self.kernel_path(st, os.fault_kernel_page(0), os.fault_kernel_pages);
     }
 
+    /// The fault handler's stores of the descriptors the fault wrote: `self.path` holds the
+    /// retried walk's entries, and those from index `invalid_at` on (the entry the failed walk
+    /// found invalid and every one below it) are the ones the kernel wrote, each stored
+    /// through the faulting core's data caches (`kernel_access`, a write), the cycles charged
+    /// as busy time. Linux writes the new PTE with `set_pte_at` (ARMv7:
+    /// `cpu_v7_set_pte_ext`, arch/arm/mm/proc-v7-2level.S) and a new table's first-level
+    /// entry with `pmd_populate` at the end of the fault; on an SMP kernel neither is cleaned
+    /// from the L1 data cache (`flush_pte` and `flush_pmd_entry` are `ALT_SMP(nop)`), since
+    /// the table walks are inner write-back cacheable (`TTB_FLAGS_SMP`: `TTB_IRGN_WBWA`) and
+    /// the Cortex-A9's walks then look the L1 data cache up (TRM DDI0388 §6.1, the preset's
+    /// `walker.first_cache_level = 1`). So the walk that follows the fault finds the line
+    /// the handler just wrote. The TLB side of the store is the fault path's page-table page
+    /// (`OsConfig::fault_kernel_pages`). Not under virtualization: the guest's descriptors
+    /// are guest-physical (left out there).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn fault_stores(&mut self, st: super::ThreadState, invalid_at: usize) {
+        let (refs, len) = (self.path.refs, self.path.len);
+        let mut cycles = 0;
+        for pa in &refs[invalid_at.min(len)..len] {
+            cycles += self.kernel_access(st.cpu, pa.0, true);
+        }
+        self.charge_busy(st.cpu, cycles);
+    }
+
     /// A kernel path of `pages` pages from `kernel_switch_page` index `first`, touched in order
     /// by the thread whose state is `st` (`kernel_touch_as`), its cycles charged as busy time:
     /// the page-fault path (`fault_kernel_path`) and a `KernelEntry` event's.
