@@ -32,23 +32,16 @@ impl System {
                 .pt
                 .walk_from(va, start_level, start_node, &mut self.path);
         if leaf.is_none() {
-            // The failed walk read its entries up to the invalid one: the fault writes that
-            // entry and every one below it (`fault_stores`).
-            let invalid_at = self.path.len.saturating_sub(1);
             self.first_touch(st.space, va)?;
             self.cpu_stats[st.cpu].page_faults += 1;
             // The kernel's fault handler runs before the walk is retried (only on machines
             // that trace it; the lanes step aside then, `System::lanes_permitted`).
-            let traced = self.options.os.fault_kernel_pages > 0;
-            if traced {
-                self.fault_kernel_path(st);
+            if self.options.os.fault_kernel_pages > 0 {
+                self.fault_kernel_path(st, va, start_level, start_node);
             }
             leaf = self.spaces[st.space]
                 .pt
                 .walk_from(va, start_level, start_node, &mut self.path);
-            if traced && self.host.is_none() {
-                self.fault_stores(st, invalid_at);
-            }
         }
         let mut leaf = leaf.expect("a page just mapped translates");
         self.fill_pwcs(core_i, st, va, start_level);
