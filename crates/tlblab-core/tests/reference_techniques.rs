@@ -480,6 +480,19 @@ proptest! {
                 t.tags.asid = true;
             }
         }
+        // The kernel's global pages (`Step::Kernel`) only in runs without huge regions: fass
+        // packs a process's private mappings page by page into its slot (seed 002 §3.1,
+        // `Fass::place`), so a 1 MiB-page region can land over a kernel page placed before it,
+        // a global 4 KiB page inside a 1 MiB section: two translations of one address, which
+        // no kernel makes (Linux's global mappings are above `kernel_base`, never relocated)
+        // and which the engine and the twin resolve differently (`PROPTEST_RNG_SEED=85`
+        // failed before 2026-11-27, issue 62: a TLB-only run, the twin's global 4 KiB entry
+        // beside the 1 MiB one).
+        let huge = steps.iter().any(|s| matches!(s, common::random::Step::Huge { .. }));
+        let steps: Vec<common::random::Step> = steps
+            .into_iter()
+            .filter(|s| !(huge && matches!(s, common::random::Step::Kernel { .. })))
+            .collect();
         let mut records = records(&steps, &cfg, opts.walks);
         // Mappings of 1..23 MiB (4 KiB pages), read-only or writable: the slot's upper half
         // fills up and the rest goes to blocks of the shared area (seed 002 §3.1). Not in a

@@ -44,7 +44,14 @@ pub enum TlbMaintenance {
     /// that Linux uses on the Cortex-A9 MPCore, arch/arm/include/asm/tlbflush.h: `munmap` and
     /// `mprotect` → `flush_tlb_range` → one TLBIMVAIS per page; `exit_mmap` → `flush_tlb_mm` →
     /// TLBIASIDIS). The hardware carries the operation to every core: no interrupt, no cycles
-    /// charged (an assumption: no source gives the cost of an operation in flight). On every
+    /// charged (an assumption: no source gives the cost of an operation in flight). For seed
+    /// 004's counters 0 is what they would see of the operation itself: the Cortex-A9's stall
+    /// events 0x83 and 0x85 count the cycles data requests wait on main- and micro-TLB misses
+    /// (TRM DDI0388 Table 11-6), not the cycles the issuing core spends executing the operation
+    /// and its DSB, and the misses the operation causes afterwards are simulated as misses; its
+    /// execution time is left out of the run's cycles (a few dozen operations a run, against
+    /// millions of cycles). What a receiving core's main TLB loses while an operation is in
+    /// flight (TRM §6.2.2's "competing requests") is not modelled. On every
     /// core the last TLB level loses the entries named, locked ones too when they match
     /// (Cortex-A9 TRM DDI0388I Table 4-26, note b: TLBIMVAIS and TLBIASIDIS "invalidate the
     /// locked entry when it matches"), and the levels in front of it (the micro TLBs) are

@@ -1828,7 +1828,20 @@ impl ReferenceModel {
             }
         }
         let start = start.unwrap_or(0);
+        let mut written = None;
         if self.spaces[space].tables.mapping(va).is_none() {
+            // The fault writes the entry of the deepest table that exists (invalid until now)
+            // and every entry below it, in the tables the mapping adds.
+            let tables = &self.spaces[space].tables;
+            let levels = self.levels;
+            written = Some(
+                (0..levels.len())
+                    .find(|&l| {
+                        l + 1 == levels.len()
+                            || !tables.tables.contains_key(&(l + 1, va >> levels[l].shift))
+                    })
+                    .expect("the last level ends the search"),
+            );
             self.first_touch(space, va)?;
             self.counters[cpu].page_faults += 1;
             // The kernel's fault handler (`OsConfig::fault_kernel_pages`), before the walk is
@@ -1846,6 +1859,24 @@ impl ReferenceModel {
             self.cpus[cpu].clock += kernel;
         }
         let (size, frame) = self.spaces[space].tables.mapping(va).expect("mapped");
+        // The handler's stores of the entries the fault wrote, through the data caches (busy
+        // time), before the walk is retried: where a traced handler runs and the entries are
+        // host-physical (`System::fault_stores`).
+        if let Some(from) = written.filter(|_| self.opts.os.fault_kernel_pages > 0) {
+            if self.host.is_none() {
+                let dcache = self.cores[self.cpus[cpu].core].dcache.clone();
+                let mut kernel = 0;
+                let leaf = leaf_level(self.levels, size);
+                let path = self.spaces[space].tables.path(self.levels, 0, va, size);
+                for &pa in &path[from.min(leaf + 1)..] {
+                    let (lat, src) = self.load(cpu, &dcache, pa, true);
+                    self.counters[cpu].data_by_source[src] += 1;
+                    kernel += lat;
+                }
+                self.counters[cpu].cycles += kernel;
+                self.cpus[cpu].clock += kernel;
+            }
+        }
         let leaf = leaf_level(self.levels, size);
         for &p in &self.cores[core].pwcs {
             let lvl = self.pwcs[p].level;

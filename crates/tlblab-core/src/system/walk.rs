@@ -37,7 +37,7 @@ impl System {
             // The kernel's fault handler runs before the walk is retried (only on machines
             // that trace it; the lanes step aside then, `System::lanes_permitted`).
             if self.options.os.fault_kernel_pages > 0 {
-                self.fault_kernel_path(st);
+                self.fault_kernel_path(st, va, start_level, start_node);
             }
             leaf = self.spaces[st.space]
                 .pt

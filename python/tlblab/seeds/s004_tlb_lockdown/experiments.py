@@ -60,9 +60,18 @@ FAULT_KERNEL_PAGES = 4
 #   jiffies with the timekeeper (4): 4 pages.
 # Assumptions from the code paths, not measured or fitted; each path's pages are its own (the
 # kernel stack each path saves on is one page in Linux: the model counts it once per path, so up
-# to two more distinct kernel pages than there are). The kernel's text is not modelled: it is
-# fetched through the instruction side and, mapped in 1 MiB sections, takes a few main-TLB
-# entries at most.
+# to two more distinct kernel pages than there are). The kernel's text is not modelled. It is
+# fetched through the instruction side, whose stalls the seed's counters do not count: the
+# Cortex-A9 counts instruction-side main- and micro-TLB miss stalls in events 0x82 and 0x84, the
+# data side's (the seed's, §V.1) in 0x83 and 0x85 (Cortex-A9 TRM DDI0388, Table 11-6). The data
+# counters see it only through the main TLB both sides share (seed 004 §III): each kernel-text
+# translation the instruction side allocates there (event 0x8D, "TLB allocations because of
+# instruction requests") can evict a data entry, and its lookups compete with the data micro TLB's
+# (TRM §6.2.2, "a variable number of cycles, according to competing requests"). Linux maps its
+# image in 1 MiB sections (arch/arm/mm/mmu.c, map_lowmem), so a kernel entry's text takes a few
+# global section entries and the vectors page's, beside the program's own text, whose fetches the
+# captures carry (Lackey's instruction records, through uTLB-I into the unified main TLB).
+# Left out: how many sections a path's code spans was not found for the seed's kernel build.
 SYSCALL_KERNEL_PAGES = 3
 TICK_KERNEL_PAGES = 4
 # The timer: Linux 4.14's ARM Kconfig has no fixed HZ for the i.MX6 (HZ_FIXED is 0 but for
