@@ -378,21 +378,20 @@ impl List {
     fn construct(&mut self, phase: Phase, out: &mut Vec<Record>) -> Phase {
         let (m, nv) = (self.m(), self.g.nv);
         match phase {
-            Phase::Generate(from) => {
+            Phase::Generate(from) | Phase::MaxVtx(from) => {
+                // make_graph's stores of each edge's two halves, then the maxvtx loop's loads.
+                let generate = matches!(phase, Phase::Generate(_));
+                let access = if generate { store } else { load };
                 let to = (from + BATCH).min(m);
                 for k in from..to {
-                    out.push(store(0, self.ij + k * 16, 8));
-                    out.push(store(0, self.ij + k * 16 + 8, 8));
+                    out.push(access(0, self.ij + k * 16, 8));
+                    out.push(access(0, self.ij + k * 16 + 8, 8));
                 }
-                after(to, m, Phase::Generate, Phase::MaxVtx(0))
-            }
-            Phase::MaxVtx(from) => {
-                let to = (from + BATCH).min(m);
-                for k in from..to {
-                    out.push(load(0, self.ij + k * 16, 8));
-                    out.push(load(0, self.ij + k * 16 + 8, 8));
+                if generate {
+                    after(to, m, Phase::Generate, Phase::MaxVtx(0))
+                } else {
+                    after(to, m, Phase::MaxVtx, Phase::InitHead(0))
                 }
-                after(to, m, Phase::MaxVtx, Phase::InitHead(0))
             }
             Phase::InitHead(from) => {
                 let to = (from + BATCH).min(nv);
