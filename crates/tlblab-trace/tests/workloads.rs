@@ -40,7 +40,7 @@ fn small(name: &str) -> Params {
         "lockdown_mix" => &[("repeats", 2), ("cores", 4)],
         _ => &[],
     };
-    p.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    params(p)
 }
 
 fn all(name: &str, params: &Params, seed: u64) -> (Vec<Record>, Vec<String>) {
@@ -150,10 +150,7 @@ fn accesses(recs: &[Record]) -> Vec<(u32, AccessKind, u64)> {
 #[test]
 fn tlb_thrash_follows_alg5() {
     // 4 pages, step 3 pages: indices 0, 3, 2 (6 mod 4), 1 (9 mod 4), 0, ...
-    let p: Params = [("array_pages", 4), ("page_step", 3), ("n", 6)]
-        .iter()
-        .map(|(k, v)| (k.to_string(), *v))
-        .collect();
+    let p: Params = params(&[("array_pages", 4), ("page_step", 3), ("n", 6)]);
     let (r, _) = all("tlb_thrash", &p, 1);
     let a = accesses(&r);
     let base = a[0].2;
@@ -163,10 +160,7 @@ fn tlb_thrash_follows_alg5() {
 
 #[test]
 fn the_68k_benchmark_touches_every_17th_page_twice_per_iteration_around_a_migration() {
-    let p: Params = [("pages", 4), ("iterations", 1)]
-        .iter()
-        .map(|(k, v)| (k.to_string(), *v))
-        .collect();
+    let p: Params = params(&[("pages", 4), ("iterations", 1)]);
     let (r, _) = all("migration_68k", &p, 1);
     let a = accesses(&r);
     assert_eq!(a.len(), 8);
@@ -192,12 +186,8 @@ fn the_68k_benchmark_touches_every_17th_page_twice_per_iteration_around_a_migrat
 /// line, seed 000 §8.1); `code=0` fetches nothing; other values are refused.
 #[test]
 fn rr_migration_with_code_fetches_the_loop_before_each_run_within_the_datas_16_mib() {
-    let params = |code: u64| -> Params {
-        [("pages", 3), ("iterations", 1), ("code", code)]
-            .iter()
-            .map(|(k, v)| (k.to_string(), *v))
-            .collect()
-    };
+    let params =
+        |code: u64| -> Params { params(&[("pages", 3), ("iterations", 1), ("code", code)]) };
     let (r, _) = all("rr_migration", &params(1), 1);
     let a = accesses(&r);
     let fetches: Vec<u64> = a
@@ -229,17 +219,14 @@ fn host_migrate_evicts_on_b_chases_on_a_three_times_then_once_more_on_b() {
     // migrate_bench (runtime/bench/migrate_bench.c): 5 evicting pages and 3 lines on B, three
     // chases of 4 pages on A, a migration to B, then (rewarm=1) one load per line and the chase.
     for rewarm in [0u64, 1] {
-        let p: Params = [
+        let p: Params = params(&[
             ("pages", 4),
             ("stride", 69632),
             ("evict", 5),
             ("evict_lines", 3),
             ("iterations", 1),
             ("rewarm", rewarm),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), *v))
-        .collect();
+        ]);
         let (r, names) = all("host_migrate", &p, 1);
         let a = accesses(&r);
         assert_eq!(a.len() as u64, 5 + 3 + 3 * 4 + 4 + 4 * rewarm);
@@ -282,10 +269,7 @@ fn host_migrate_evicts_on_b_chases_on_a_three_times_then_once_more_on_b() {
 #[test]
 fn rate_monotonic_t2_is_preempted_five_times_per_hyperperiod() {
     // seed 003 §6.0.8 / Fig. 6.2: "Every job of T2 is preempted five times."
-    let p: Params = [("hyperperiods", 1)]
-        .iter()
-        .map(|(k, v)| (k.to_string(), *v))
-        .collect();
+    let p: Params = params(&[("hyperperiods", 1)]);
     let (r, _) = all("rt_same_diff_set", &p, 1);
     let start = r
         .iter()
@@ -308,10 +292,7 @@ fn rate_monotonic_t2_is_preempted_five_times_per_hyperperiod() {
 #[test]
 fn same_set_layout_puts_all_pages_in_one_dtlb_set_and_different_set_layout_separates_tasks() {
     let sets_of = |layout: u64| -> Vec<HashSet<u64>> {
-        let p: Params = [("hyperperiods", 1), ("layout", layout)]
-            .iter()
-            .map(|(k, v)| (k.to_string(), *v))
-            .collect();
+        let p: Params = params(&[("hyperperiods", 1), ("layout", layout)]);
         let (r, _) = all("rt_same_diff_set", &p, 1);
         let mut s = vec![HashSet::new(), HashSet::new()];
         for (t, _, a) in accesses(&r) {
@@ -330,15 +311,12 @@ fn same_set_layout_puts_all_pages_in_one_dtlb_set_and_different_set_layout_separ
 fn every_table_6_1_task_set_builds_in_every_layout() {
     for tasks in [2, 3, 4] {
         for layout in [0, 1, 2] {
-            let p: Params = [
+            let p: Params = params(&[
                 ("tasks", tasks),
                 ("layout", layout),
                 ("hyperperiods", 1),
                 ("accesses_per_ms", 10),
-            ]
-            .iter()
-            .map(|(k, v)| (k.to_string(), *v))
-            .collect();
+            ]);
             let (r, _) = all("rt_table6_1", &p, 1);
             let threads: HashSet<u32> = accesses(&r).iter().map(|a| a.0).collect();
             assert_eq!(threads.len() as u64, tasks, "tasks={tasks} layout={layout}");
@@ -380,15 +358,12 @@ fn lat_ctx_with_lmbench_footprint_gives_each_process_its_own_kernel_state_and_pi
     // and each pipe's buffer page are its own (kernel_path.rs), so n processes touch n of each.
     let kernel = 0xc000_0000u64 + (4 << 20);
     for procs in [2u64, 5] {
-        let p: Params = [
+        let p: Params = params(&[
             ("procs", procs),
             ("kib", 0),
             ("rounds", 2),
             ("footprint", 1),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), *v))
-        .collect();
+        ]);
         let (r, _) = all("lat_ctx", &p, 1);
         let acc = accesses(&r);
         let blocks: HashSet<u64> = acc
@@ -427,10 +402,7 @@ fn l4_ipc_with_footprint_touches_each_threads_own_page_mapped_tcb() {
     // footprint=1: every thread (the server and each client) saves and restores its context
     // in its own 4 KiB TCB, a page of the kernel's TCB area (Pistachio's ARM layout).
     let tcbs = 0xc000_0000u64 + (8 << 20);
-    let p: Params = [("clients", 5), ("ipcs", 200), ("footprint", 1)]
-        .iter()
-        .map(|(k, v)| (k.to_string(), *v))
-        .collect();
+    let p: Params = params(&[("clients", 5), ("ipcs", 200), ("footprint", 1)]);
     let (r, _) = all("l4_ipc", &p, 3);
     let pages: HashSet<(u32, u64)> = accesses(&r)
         .iter()
@@ -452,15 +424,12 @@ fn l4_ipc_with_footprint_touches_each_threads_own_page_mapped_tcb() {
 #[test]
 fn extreme_shared_pages_are_one_object_private_pages_one_mapping_each() {
     let count = |shared: u64| {
-        let p: Params = [
+        let p: Params = params(&[
             ("procs", 3),
             ("pages", 4),
             ("rounds", 1),
             ("shared", shared),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), *v))
-        .collect();
+        ]);
         let (r, _) = all("extreme", &p, 1);
         let ms = r
             .iter()
@@ -478,10 +447,7 @@ fn extreme_shared_pages_are_one_object_private_pages_one_mapping_each() {
 
 #[test]
 fn bfs_visits_each_reachable_vertex_once_per_search() {
-    let p: Params = [("scale", 6), ("roots", 1)]
-        .iter()
-        .map(|(k, v)| (k.to_string(), *v))
-        .collect();
+    let p: Params = params(&[("scale", 6), ("roots", 1)]);
     let (r, names) = all("graph500_bfs", &p, 3);
     let q = names.iter().position(|n| n == "queue").unwrap() as u32;
     let (qs, ql) = r
@@ -509,8 +475,7 @@ fn bfs_visits_each_reachable_vertex_once_per_search() {
 }
 
 fn rt(name: &str, kv: &[(&str, u64)]) -> Vec<(u32, AccessKind, u64)> {
-    let p: Params = kv.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-    accesses(&all(name, &p, 5).0)
+    accesses(&all(name, &params(kv), 5).0)
 }
 
 #[test]
@@ -785,10 +750,7 @@ fn liblinear_footprint_and_one_pass() {
 fn graph500_list_makes_seq_lists_references() {
     use tlblab_trace::workloads::graph500_list::list_graph;
     let (scale, ef, seed) = (7u32, 4u64, 5u64);
-    let p: Params = [("scale", scale as u64), ("edge_factor", ef), ("roots", 1)]
-        .iter()
-        .map(|(k, v)| (k.to_string(), *v))
-        .collect();
+    let p: Params = params(&[("scale", scale as u64), ("edge_factor", ef), ("roots", 1)]);
     let (r, names) = all("graph500_list", &p, seed);
     assert_eq!(names, ["edges", "head", "bfs_tree", "vlist"]);
     let g = list_graph(scale, ef, seed);

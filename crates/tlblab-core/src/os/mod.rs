@@ -222,6 +222,12 @@ pub fn kernel_switch_page(memory_bytes: u64, page: u32) -> u64 {
     memory_bytes.saturating_sub(96 << 20) + page as u64 * 4096
 }
 
+/// The physical addresses of the `n` kernel pages from the `first`th (`kernel_switch_page`):
+/// one kernel path's pages (`OsConfig::fault_kernel_page`, `migrate_kernel_page`, ...).
+pub fn kernel_path_pages(memory_bytes: u64, first: u32, n: u32) -> impl Iterator<Item = u64> {
+    (first..first + n).map(move |page| kernel_switch_page(memory_bytes, page))
+}
+
 /// The kernel's linear map of physical address `pa` (`System::kernel_touch`, and the
 /// reference model's twin of it): as Linux maps its low memory at PAGE_OFFSET + pa in the top
 /// quarter of the address space (ARM Linux's 3G/1G split: PAGE_OFFSET = 0xC0000000), here the

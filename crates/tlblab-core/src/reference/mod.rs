@@ -26,7 +26,7 @@ pub use twins::{Twin, TwinCycles};
 
 use crate::cache::CacheKind;
 use crate::machine::{MachineConfig, PwcRestart, TimingModel};
-use crate::os::SwitchPolicy;
+use crate::os::{kernel_path_pages, SwitchPolicy};
 use crate::system::RunOptions;
 use crate::tlb::TlbKind;
 use formats::RefLevel;
@@ -895,13 +895,10 @@ impl ReferenceModel {
                 if to != from {
                     self.os.migrations += 1;
                     // The migration path's kernel pages on the old core, before the save.
-                    let os = self.opts.os;
+                    let (os, bytes) = (self.opts.os, self.config.memory.bytes);
                     let mut path = 0;
-                    for page in 0..os.migrate_kernel_pages {
-                        let pa = crate::os::kernel_switch_page(
-                            self.config.memory.bytes,
-                            os.migrate_kernel_page(page),
-                        );
+                    let first = os.migrate_kernel_page(0);
+                    for pa in kernel_path_pages(bytes, first, os.migrate_kernel_pages) {
                         path += self.kernel_touch(from, thread.0, pa, false)?;
                     }
                     self.charge(from, path);
@@ -1031,8 +1028,7 @@ impl ReferenceModel {
                     .copied();
                 if let (Some((space, cpu)), true) = (thread, pages > 0) {
                     let mut kernel = 0;
-                    for page in first..first + pages {
-                        let pa = crate::os::kernel_switch_page(self.config.memory.bytes, page);
+                    for pa in kernel_path_pages(self.config.memory.bytes, first, pages) {
                         kernel += self.kernel_touch_in(cpu, space, pa, false);
                     }
                     self.counters[cpu].cycles += kernel;
@@ -1148,8 +1144,8 @@ impl ReferenceModel {
             self.cpus[cpu].last_space = space;
         }
         if let Some(t) = to {
-            for page in 0..self.opts.os.kernel_pages {
-                let pa = crate::os::kernel_switch_page(self.config.memory.bytes, page);
+            let (os, bytes) = (self.opts.os, self.config.memory.bytes);
+            for pa in kernel_path_pages(bytes, 0, os.kernel_pages) {
                 cycles += self.kernel_touch(cpu, t, pa, false)?;
             }
             if let Some(mut twin) = self.twin.take() {
@@ -1159,9 +1155,7 @@ impl ReferenceModel {
                 cycles += r?;
             }
             // The kernel's way back to the thread, after finish_task_switch's work.
-            let first = self.opts.os.kernel_pages;
-            for page in first..first + self.opts.os.kernel_return_pages {
-                let pa = crate::os::kernel_switch_page(self.config.memory.bytes, page);
+            for pa in kernel_path_pages(bytes, os.kernel_pages, os.kernel_return_pages) {
                 cycles += self.kernel_touch(cpu, t, pa, false)?;
             }
         }
@@ -1846,13 +1840,9 @@ impl ReferenceModel {
             self.counters[cpu].page_faults += 1;
             // The kernel's fault handler (`OsConfig::fault_kernel_pages`), before the walk is
             // retried: busy time of the thread, not the walk's.
-            let os = self.opts.os;
+            let (os, bytes) = (self.opts.os, self.config.memory.bytes);
             let mut kernel = 0;
-            for page in 0..os.fault_kernel_pages {
-                let pa = crate::os::kernel_switch_page(
-                    self.config.memory.bytes,
-                    os.fault_kernel_page(page),
-                );
+            for pa in kernel_path_pages(bytes, os.fault_kernel_page(0), os.fault_kernel_pages) {
                 kernel += self.kernel_touch_in(cpu, space, pa, false);
             }
             self.counters[cpu].cycles += kernel;

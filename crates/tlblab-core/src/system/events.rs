@@ -16,12 +16,10 @@ impl System {
         self.os_stats.migrations += 1;
         // The migration path on the old cpu (`OsConfig::migrate_kernel_pages`), before the
         // technique's save: its global entries are the newest the save finds.
+        let (os, bytes) = (self.options.os, self.config.memory.bytes);
         let mut path = 0;
-        for page in 0..self.options.os.migrate_kernel_pages {
-            let pa = crate::os::kernel_switch_page(
-                self.config.memory.bytes,
-                self.options.os.migrate_kernel_page(page),
-            );
+        let first = os.migrate_kernel_page(0);
+        for pa in crate::os::kernel_path_pages(bytes, first, os.migrate_kernel_pages) {
             path += self.kernel_touch_as(st, pa, false);
         }
         self.charge(st.cpu, path);

@@ -155,8 +155,7 @@ impl System {
     /// the page-fault path (`fault_kernel_path`) and a `KernelEntry` event's.
     pub(super) fn kernel_path(&mut self, st: super::ThreadState, first: u32, pages: u32) {
         let mut cycles = 0;
-        for page in first..first + pages {
-            let pa = crate::os::kernel_switch_page(self.config.memory.bytes, page);
+        for pa in crate::os::kernel_path_pages(self.config.memory.bytes, first, pages) {
             cycles += self.kernel_touch_as(st, pa, false);
         }
         self.charge_busy(st.cpu, cycles);

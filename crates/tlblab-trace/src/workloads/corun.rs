@@ -413,26 +413,16 @@ impl Corun {
 
 impl RecordSource for Corun {
     fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String> {
-        let mut n = 0;
-        while n < max {
-            if self.pos == self.buf.len() {
-                if self.finished {
-                    break;
-                }
-                self.buf.clear();
-                self.pos = 0;
-                let mut buf = std::mem::take(&mut self.buf);
-                let r = self.step(&mut buf);
-                self.buf = buf;
-                r?;
-                continue;
+        let (mut buf, mut pos) = (std::mem::take(&mut self.buf), self.pos);
+        let n = super::gen::fill_from_steps(&mut buf, &mut pos, out, max, |b| {
+            if self.finished {
+                return Ok(false);
             }
-            let take = (max - n).min(self.buf.len() - self.pos);
-            out.extend_from_slice(&self.buf[self.pos..self.pos + take]);
-            self.pos += take;
-            n += take;
-        }
-        Ok(n)
+            self.step(b)?;
+            Ok(true)
+        });
+        (self.buf, self.pos) = (buf, pos);
+        n
     }
 }
 

@@ -27,34 +27,22 @@
 use crate::record::{Event, Record, ROI_REGION};
 use crate::source::RecordSource;
 
-/// The parameters every workload with `populate` accepts.
-pub const SKIP: (&str, u64, &str) = (
-    "skip",
-    0,
-    "with populate=1: accesses after the population generated and not simulated (fast-forward)",
-);
-pub const WARM: (&str, u64, &str) = (
-    "warm",
-    0,
-    "with populate=1: accesses simulated after the skip before the region of interest begins",
-);
+/// The window parameters' names.
+pub const SKIP: &str = "skip";
+pub const WARM: &str = "warm";
+pub const TAKE: &str = "take";
+pub const EVERY: &str = "every";
+pub const WINDOWS: &str = "windows";
 
-pub const TAKE: (&str, u64, &str) = (
-    "take",
-    0,
-    "with populate=1: accesses in the region of interest, then the workload ends (0: to its end)",
-);
-
-pub const EVERY: (&str, u64, &str) = (
-    "every",
-    0,
-    "with take: the window repeats every this many accesses (0: one window)",
-);
-pub const WINDOWS: (&str, u64, &str) = (
-    "windows",
-    0,
-    "with every: windows in all, then the workload ends (0: as many as it holds)",
-);
+/// The parameters every workload with `populate` accepts: (name, default, meaning).
+#[rustfmt::skip]
+pub const PARAMS: [(&str, u64, &str); 5] = [
+    (SKIP, 0, "with populate=1: accesses after the population generated and not simulated (fast-forward)"),
+    (WARM, 0, "with populate=1: accesses simulated after the skip before the region of interest begins"),
+    (TAKE, 0, "with populate=1: accesses in the region of interest, then the workload ends (0: to its end)"),
+    (EVERY, 0, "with take: the window repeats every this many accesses (0: one window)"),
+    (WINDOWS, 0, "with every: windows in all, then the workload ends (0: as many as it holds)"),
+];
 
 const CHUNK: usize = 32_768;
 

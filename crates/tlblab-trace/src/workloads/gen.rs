@@ -39,30 +39,43 @@ impl<G: Generator> Chunked<G> {
     }
 }
 
+/// Copies up to `max` records into `out` from `buf[*pos..]`, calling `refill` with the emptied
+/// `buf` whenever it is used up; `refill` returns false once it wrote nothing and nothing more
+/// will come. The buffering of every stepped source (`Chunked`, `corun::Corun`).
+pub(crate) fn fill_from_steps(
+    buf: &mut Vec<Record>,
+    pos: &mut usize,
+    out: &mut Vec<Record>,
+    max: usize,
+    mut refill: impl FnMut(&mut Vec<Record>) -> Result<bool, String>,
+) -> Result<usize, String> {
+    let mut n = 0;
+    while n < max {
+        if *pos == buf.len() {
+            buf.clear();
+            *pos = 0;
+            if !refill(buf)? {
+                break;
+            }
+            continue;
+        }
+        let k = (buf.len() - *pos).min(max - n);
+        out.extend_from_slice(&buf[*pos..*pos + k]);
+        *pos += k;
+        n += k;
+    }
+    Ok(n)
+}
+
 impl<G: Generator> RecordSource for Chunked<G> {
     fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String> {
-        let mut n = 0;
-        while n < max {
-            if self.pos == self.buf.len() {
-                if self.done {
-                    break;
-                }
-                self.buf.clear();
-                self.pos = 0;
-                while self.buf.is_empty() {
-                    if !self.g.step(&mut self.buf) {
-                        self.done = true;
-                        break;
-                    }
-                }
-                continue;
+        let (g, done) = (&mut self.g, &mut self.done);
+        fill_from_steps(&mut self.buf, &mut self.pos, out, max, |buf| {
+            while buf.is_empty() && !*done {
+                *done = !g.step(buf);
             }
-            let k = (self.buf.len() - self.pos).min(max - n);
-            out.extend_from_slice(&self.buf[self.pos..self.pos + k]);
-            self.pos += k;
-            n += k;
-        }
-        Ok(n)
+            Ok(!buf.is_empty())
+        })
     }
     fn region_names(&self) -> Vec<String> {
         self.g.regions()

@@ -14,11 +14,11 @@ macro_rules! populated_params {
         &[
             $($p,)*
             super::populate::PARAM,
-            super::fast_forward::SKIP,
-            super::fast_forward::WARM,
-            super::fast_forward::TAKE,
-            super::fast_forward::EVERY,
-            super::fast_forward::WINDOWS,
+            super::fast_forward::PARAMS[0],
+            super::fast_forward::PARAMS[1],
+            super::fast_forward::PARAMS[2],
+            super::fast_forward::PARAMS[3],
+            super::fast_forward::PARAMS[4],
         ]
     };
 }
@@ -154,15 +154,8 @@ pub fn build(
         .iter()
         .filter(|(p, _, _)| {
             get(p) == 0
-                && ![
-                    populate::PARAM.0,
-                    fast_forward::SKIP.0,
-                    fast_forward::WARM.0,
-                    fast_forward::TAKE.0,
-                    fast_forward::EVERY.0,
-                    fast_forward::WINDOWS.0,
-                ]
-                .contains(p)
+                && *p != populate::PARAM.0
+                && !fast_forward::PARAMS.iter().any(|w| w.0 == *p)
         })
         .map(|(p, _, _)| format!("{p}=0"))
         .collect();
@@ -186,11 +179,11 @@ pub fn build(
             }
         }
         let (skip, warm, take) = (
-            get(fast_forward::SKIP.0),
-            get(fast_forward::WARM.0),
-            get(fast_forward::TAKE.0),
+            get(fast_forward::SKIP),
+            get(fast_forward::WARM),
+            get(fast_forward::TAKE),
         );
-        let (every, windows) = (get(fast_forward::EVERY.0), get(fast_forward::WINDOWS.0));
+        let (every, windows) = (get(fast_forward::EVERY), get(fast_forward::WINDOWS));
         if (every > 0 || windows > 0) && (take == 0 || every < warm.saturating_add(take)) {
             return Err(format!(
                 "workload '{name}': every and windows need take > 0 and every >= warm + take (got every={every}, warm={warm}, take={take})"
@@ -256,69 +249,51 @@ fn build_known(
 ) -> Result<Box<dyn RecordSource + Send>, String> {
     let get = |k: &str| get(k);
     match name {
-        "sequential" => Ok(Box::new(sequential::Sequential::from_params(get)?)),
-        "strided" => Ok(Box::new(strided::Strided::from_params(get)?)),
-        "random" => Ok(Box::new(random::Random::from_params(get, seed)?)),
-        "chase" => Ok(Box::new(chase::Chase::from_params(get, seed)?)),
-        "migration_4k" | "migration_68k" => Ok(Box::new(Chunked::new(
-            migration_bench::MigrationBench::from_params(name, get)?,
-        ))),
-        "host_migrate" => Ok(Box::new(Chunked::new(
-            host_migrate::HostMigrate::from_params(get, seed)?,
-        ))),
-        "rr_migration" => Ok(Box::new(Chunked::new(
-            rr_migration::RrMigration::from_params(get)?,
-        ))),
-        "tlb_thrash" => Ok(Box::new(Chunked::new(tlb_thrash::TlbThrash::from_params(
-            get,
-        )?))),
-        "gups" => Ok(Box::new(Chunked::new(gups::Gups::from_params(get, seed)?))),
-        "graph500_bfs" => Ok(Box::new(Chunked::new(graph500_bfs::Bfs::from_params(
-            get, seed,
-        )?))),
-        "graph500_list" => Ok(Box::new(Chunked::new(graph500_list::List::from_params(
-            get, seed,
-        )?))),
-        "gapbs_bc" => Ok(Box::new(Chunked::new(gapbs_bc::Bc::from_params(
-            get, seed,
-        )?))),
-        "hash_join" => Ok(Box::new(Chunked::new(hash_join::HashJoin::from_params(
-            get, seed,
-        )?))),
-        "canneal" => Ok(Box::new(Chunked::new(canneal::Canneal::from_params(
-            get, seed,
-        )?))),
-        "liblinear" => Ok(Box::new(Chunked::new(liblinear::LibLinear::from_params(
-            get, seed,
-        )?))),
-        "lat_ctx" => Ok(Box::new(Chunked::new(lat_ctx::LatCtx::from_params(get)?))),
-        "hot_potato" => Ok(Box::new(Chunked::new(hot_potato::HotPotato::from_params(
-            get,
-        )?))),
-        "bw_ipc" => Ok(Box::new(Chunked::new(bw_ipc::BwIpc::from_params(get)?))),
-        "extreme" => Ok(Box::new(Chunked::new(extreme::Extreme::from_params(get)?))),
-        "proc_create" => Ok(Box::new(Chunked::new(
-            proc_create::ProcCreate::from_params(get)?,
-        ))),
-        "l4_ipc" => Ok(Box::new(Chunked::new(l4_ipc::L4Ipc::from_params(
-            get, seed,
-        )?))),
-        "rt_table6_1" => Ok(Box::new(Chunked::new(rt_taskset::table6_1_set(
-            &get, seed,
-        )?))),
-        "rt_benchmark_pair" => Ok(Box::new(Chunked::new(rt_taskset::benchmark_pair(
-            &get, seed,
-        )?))),
-        "rt_noisy_sets" => Ok(Box::new(Chunked::new(rt_taskset::noisy_sets(&get, seed)?))),
-        "rt_same_diff_set" => Ok(Box::new(Chunked::new(rt_taskset::same_diff(&get, seed)?))),
-        "rt_malloc_vs_tlb_malloc" => Ok(Box::new(Chunked::new(rt_taskset::malloc_vs_tlb(
-            &get, seed,
-        )?))),
-        "lockdown_mix" => Ok(Box::new(Chunked::new(
-            lockdown_mix::LockdownMix::from_params(get, seed)?,
-        ))),
+        "sequential" => boxed(sequential::Sequential::from_params(get)),
+        "strided" => boxed(strided::Strided::from_params(get)),
+        "random" => boxed(random::Random::from_params(get, seed)),
+        "chase" => boxed(chase::Chase::from_params(get, seed)),
+        "migration_4k" | "migration_68k" => {
+            chunked(migration_bench::MigrationBench::from_params(name, get))
+        }
+        "host_migrate" => chunked(host_migrate::HostMigrate::from_params(get, seed)),
+        "rr_migration" => chunked(rr_migration::RrMigration::from_params(get)),
+        "tlb_thrash" => chunked(tlb_thrash::TlbThrash::from_params(get)),
+        "gups" => chunked(gups::Gups::from_params(get, seed)),
+        "graph500_bfs" => chunked(graph500_bfs::Bfs::from_params(get, seed)),
+        "graph500_list" => chunked(graph500_list::List::from_params(get, seed)),
+        "gapbs_bc" => chunked(gapbs_bc::Bc::from_params(get, seed)),
+        "hash_join" => chunked(hash_join::HashJoin::from_params(get, seed)),
+        "canneal" => chunked(canneal::Canneal::from_params(get, seed)),
+        "liblinear" => chunked(liblinear::LibLinear::from_params(get, seed)),
+        "lat_ctx" => chunked(lat_ctx::LatCtx::from_params(get)),
+        "hot_potato" => chunked(hot_potato::HotPotato::from_params(get)),
+        "bw_ipc" => chunked(bw_ipc::BwIpc::from_params(get)),
+        "extreme" => chunked(extreme::Extreme::from_params(get)),
+        "proc_create" => chunked(proc_create::ProcCreate::from_params(get)),
+        "l4_ipc" => chunked(l4_ipc::L4Ipc::from_params(get, seed)),
+        "rt_table6_1" => chunked(rt_taskset::table6_1_set(&get, seed)),
+        "rt_benchmark_pair" => chunked(rt_taskset::benchmark_pair(&get, seed)),
+        "rt_noisy_sets" => chunked(rt_taskset::noisy_sets(&get, seed)),
+        "rt_same_diff_set" => chunked(rt_taskset::same_diff(&get, seed)),
+        "rt_malloc_vs_tlb_malloc" => chunked(rt_taskset::malloc_vs_tlb(&get, seed)),
+        "lockdown_mix" => chunked(lockdown_mix::LockdownMix::from_params(get, seed)),
         _ => unreachable!("catalog and build disagree on {name}"),
     }
+}
+
+/// A built record source, boxed for `build`.
+fn boxed<S: RecordSource + Send + 'static>(
+    source: Result<S, String>,
+) -> Result<Box<dyn RecordSource + Send>, String> {
+    Ok(Box::new(source?))
+}
+
+/// A built generator behind `gen::Chunked`, boxed for `build`.
+fn chunked<G: gen::Generator + Send + 'static>(
+    generator: Result<G, String>,
+) -> Result<Box<dyn RecordSource + Send>, String> {
+    boxed(generator.map(Chunked::new))
 }
 
 /// Parses a workload spec `name[:key=value,key=value]`; values are integers, optionally hex

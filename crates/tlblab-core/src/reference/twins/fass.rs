@@ -50,7 +50,7 @@
 //! every mapper has exited (the domain is "kept in the VMA data structure linked to the
 //! in-memory inode", §3.2).
 
-use super::{number, param, Twin};
+use super::{boolean, number, Twin};
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::page_table::PageTableFormat;
 use crate::reference::domains::{Fault, SECTIONS};
@@ -146,14 +146,6 @@ pub(crate) struct FassTwin {
     switches: u64,
     /// The events the twin counts (the technique's counters of the same names), by name.
     counts: std::collections::BTreeMap<&'static str, u64>,
-}
-
-fn boolean(spec: &TechniqueSpec, name: &str, default: &str) -> Result<bool, String> {
-    match param(spec, name, default) {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        other => Err(format!("twin fass: parameter {name}: '{other}'")),
-    }
 }
 
 impl FassTwin {
@@ -657,26 +649,6 @@ impl Twin for FassTwin {
                             object,
                         }
                     }
-                    Event::Munmap {
-                        process,
-                        start,
-                        len,
-                    } => Event::Munmap {
-                        process,
-                        start: VirtAddr(self.moved(process, start.0)),
-                        len,
-                    },
-                    Event::Mprotect {
-                        process,
-                        start,
-                        len,
-                        prot: pr,
-                    } => Event::Mprotect {
-                        process,
-                        start: VirtAddr(self.moved(process, start.0)),
-                        len,
-                        prot: pr,
-                    },
                     // §4.2 lazy flushing: the kernel's cache flush for an address space it
                     // forks, tears down, unmaps from or reprotects (flush_cache_mm,
                     // flush_cache_range) waits for the domain's next use; its TLB flush stays.
@@ -686,20 +658,24 @@ impl Twin for FassTwin {
                             what: what & !(flush::CACHES | flush::INSTR_CACHES),
                         }
                     }
-                    // The same for part of an address space (flush_cache_page at a
-                    // copy-on-write fault, a short flush_cache_range): the range's lines wait,
-                    // its TLB entries go (flush_tlb_page).
-                    Event::FlushRange {
-                        process,
-                        start,
-                        len,
-                        what,
-                    } => Event::FlushRange {
-                        process,
-                        start: VirtAddr(self.moved(process, start.0)),
-                        len,
-                        what: what & !(flush::CACHES | flush::INSTR_CACHES),
-                    },
+                    // A range moves with its process (`moved`). The same lazy flushing for
+                    // part of an address space (flush_cache_page at a copy-on-write fault, a
+                    // short flush_cache_range): the range's lines wait, its TLB entries go
+                    // (flush_tlb_page).
+                    mut e @ (Event::Munmap { .. }
+                    | Event::Mprotect { .. }
+                    | Event::FlushRange { .. }) => {
+                        if let Event::Munmap { process, start, .. }
+                        | Event::Mprotect { process, start, .. }
+                        | Event::FlushRange { process, start, .. } = &mut e
+                        {
+                            *start = VirtAddr(self.moved(*process, start.0));
+                        }
+                        if let Event::FlushRange { what, .. } = &mut e {
+                            *what &= !(flush::CACHES | flush::INSTR_CACHES);
+                        }
+                        e
+                    }
                     e => e,
                 }),
             });

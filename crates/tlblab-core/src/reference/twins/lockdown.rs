@@ -10,7 +10,7 @@
 //! Pages as the catalog gives them: addresses joined by '+', each rounded down to its 4 KiB
 //! page, a page named twice locked once.
 
-use super::{number, param, Twin, TwinCycles};
+use super::{choice, number, param, Twin, TwinCycles};
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::reference::ReferenceModel;
 use crate::tlb::TlbKind;
@@ -61,11 +61,7 @@ impl Twin for LockdownTwin {
                 t.lockable, t.name
             ));
         }
-        let every_core = match param(spec, "cores", "one") {
-            "one" => false,
-            "all" => true,
-            other => return Err(format!("twin lockdown: cores '{other}'")),
-        };
+        let every_core = choice(spec, "cores", "one", &[("one", false), ("all", true)])?;
         Ok(LockdownTwin {
             pages,
             process: number(spec, "process", "0")? as usize,

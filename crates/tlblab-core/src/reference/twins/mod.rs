@@ -116,6 +116,25 @@ pub(super) fn param<'a>(spec: &'a TechniqueSpec, name: &str, default: &'a str) -
     spec.params.get(name).map_or(default, |s| s.as_str())
 }
 
+/// The value among `options` that `name` in `spec` (or `default`) spells.
+pub(super) fn choice<T: Copy>(
+    spec: &TechniqueSpec,
+    name: &str,
+    default: &str,
+    options: &[(&str, T)],
+) -> Result<T, String> {
+    let text = param(spec, name, default);
+    match options.iter().find(|(spelled, _)| *spelled == text) {
+        Some(&(_, value)) => Ok(value),
+        None => Err(format!("twin {}: parameter {name}: '{text}'", spec.name)),
+    }
+}
+
+/// `true` or `false`.
+pub(super) fn boolean(spec: &TechniqueSpec, name: &str, default: &str) -> Result<bool, String> {
+    choice(spec, name, default, &[("true", true), ("false", false)])
+}
+
 /// A number as a parameter is written: decimal, or hexadecimal after `0x`.
 pub(super) fn number(spec: &TechniqueSpec, name: &str, default: &str) -> Result<u64, String> {
     let text = param(spec, name, default);

@@ -13,7 +13,7 @@
 //! the records say: `ThreadStart`, else process 0) and keeps its offsets. An access across a
 //! 4 KiB boundary is two accesses, one per page. Instruction fetches stay unless `fetches`.
 
-use super::{number, param, Twin};
+use super::{boolean, choice, number, param, Twin};
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::tlb::{IndexFn, TlbKind};
 use tlblab_trace::{Access, Event, Record};
@@ -136,16 +136,13 @@ impl Twin for ColoringTwin {
         {
             return Err("twin tlb_coloring: parameters out of range".into());
         }
-        let same = match param(spec, "assign", "per_thread") {
-            "per_thread" => false,
-            "same" => true,
-            other => return Err(format!("twin tlb_coloring: assign '{other}'")),
-        };
-        let fetches = match param(spec, "fetches", "false") {
-            "true" => true,
-            "false" => false,
-            other => return Err(format!("twin tlb_coloring: fetches '{other}'")),
-        };
+        let same = choice(
+            spec,
+            "assign",
+            "per_thread",
+            &[("per_thread", false), ("same", true)],
+        )?;
+        let fetches = boolean(spec, "fetches", "false")?;
         Ok(ColoringTwin {
             sets,
             reserved,

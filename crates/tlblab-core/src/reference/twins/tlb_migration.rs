@@ -41,7 +41,7 @@
 //! and its burst limit from Table A.2; the rest (fitted or assumed) as the catalog's
 //! documentation lists them (docs/technique-tlb_migration.md, "Constants and their sources").
 
-use super::{number, param, Twin, TwinCycles};
+use super::{choice, number, param, Twin, TwinCycles};
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::reference::parts::{Entry, Who};
 use crate::reference::{RefOutcome, ReferenceModel};
@@ -531,22 +531,25 @@ impl Twin for MigrationTwin {
 
     fn new(spec: &TechniqueSpec, m: &MachineConfig, _seed: u64) -> Result<MigrationTwin, String> {
         let bad = |name: &str| format!("twin tlb_migration: parameter {name}");
-        let way = match param(spec, "interface", "pld_direct") {
-            "pld_direct" => Way::PldDirect,
-            "pld_indirect" => Way::PldIndirect,
-            "v1" => Way::V1,
-            "v2" => Way::V2,
-            "v3" => Way::V3,
-            "v4" => Way::V4,
-            _ => return Err(bad("interface")),
-        };
-        let filter = match param(spec, "filter", "asid") {
-            "none" => 0,
-            "valid" => 1,
-            "asid" => 2,
-            "used" => 3,
-            _ => return Err(bad("filter")),
-        };
+        let way = choice(
+            spec,
+            "interface",
+            "pld_direct",
+            &[
+                ("pld_direct", Way::PldDirect),
+                ("pld_indirect", Way::PldIndirect),
+                ("v1", Way::V1),
+                ("v2", Way::V2),
+                ("v3", Way::V3),
+                ("v4", Way::V4),
+            ],
+        )?;
+        let filter = choice(
+            spec,
+            "filter",
+            "asid",
+            &[("none", 0), ("valid", 1), ("asid", 2), ("used", 3)],
+        )?;
         // §5.2: v3/v4 hardware streams the entries of one ASID; it cannot give all of them.
         if matches!(way, Way::V3 | Way::V4) && filter < 2 {
             return Err(bad("filter"));

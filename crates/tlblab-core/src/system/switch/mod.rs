@@ -70,16 +70,14 @@ impl System {
         if let Some(t) = to {
             self.last_space[cpu] = Some(self.thread_state(t)?.space);
             // The scheduler's own pages, through the TLB as the kernel's global mappings.
-            for page in 0..self.options.os.kernel_pages {
-                let pa = crate::os::kernel_switch_page(self.config.memory.bytes, page);
+            let (os, bytes) = (self.options.os, self.config.memory.bytes);
+            for pa in crate::os::kernel_path_pages(bytes, 0, os.kernel_pages) {
                 cycles += self.kernel_touch(cpu, t, pa, false)?;
             }
             cycles += self.with_technique(0, |tq, sys| tq.on_switch_in(sys, cpu, t))?;
             // The rest of the path back to the thread, after the technique's work (seed 000
             // restores in `finish_task_switch`, §7): its entries are the newest.
-            let first = self.options.os.kernel_pages;
-            for page in first..first + self.options.os.kernel_return_pages {
-                let pa = crate::os::kernel_switch_page(self.config.memory.bytes, page);
+            for pa in crate::os::kernel_path_pages(bytes, os.kernel_pages, os.kernel_return_pages) {
                 cycles += self.kernel_touch(cpu, t, pa, false)?;
             }
         }

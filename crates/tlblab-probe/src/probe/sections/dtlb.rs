@@ -34,28 +34,25 @@ fn run_levels(cx: &mut Context<'_>, r: &mut ProbeReport) {
         l2 = lv.levels.get(1).cloned();
         r.dtlb_sweep = lv.sweep;
         r.dtlb_levels = lv.levels;
-        if let Some(c) = &l1 {
-            r.summary.push(cap_measured(
-                "L1 DTLB entries (4K)",
-                c,
-                r.cpuid.data_tlb(1),
-                "",
-                None,
-            ));
-        } else {
-            r.errors
-                .push("no first data-TLB knee found between 16 and 8192 pages".into());
-        }
-        if let Some(c) = &l2 {
-            r.summary.push(cap_measured(
-                "L2 DTLB entries (4K)",
-                c,
-                r.cpuid.data_tlb(2),
-                "",
-                None,
-            ));
-        } else {
-            r.errors.push("no second data-TLB knee found".into());
+        let levels = [
+            (
+                1,
+                &l1,
+                "no first data-TLB knee found between 16 and 8192 pages",
+            ),
+            (2, &l2, "no second data-TLB knee found"),
+        ];
+        for (level, found, missing) in levels {
+            match found {
+                Some(c) => r.summary.push(cap_measured(
+                    &format!("L{level} DTLB entries (4K)"),
+                    c,
+                    r.cpuid.data_tlb(level),
+                    "",
+                    None,
+                )),
+                None => r.errors.push(missing.into()),
+            }
         }
     }
     cx.l1 = l1;
