@@ -1,5 +1,9 @@
 """Scale: graph500 BFS on zen3, the full detailed run against the SMARTS-sampled run (docs/sampling.md),
-and the same run cut in intervals that run on a Dask LocalCluster of 2 workers (docs/intervals.md).
+and the same run cut in intervals whose phase runs on a Dask LocalCluster of 1 worker and of 2
+(docs/intervals.md): `interval_parallel` says what each side includes (`what_each_side_includes`),
+the speed-up by wall time (`speedup_wall`) and by CPU time (`speedup_cpu`: the one worker's CPU
+seconds over the busier of the two's, the speed-up two cores of their own would show), what the
+graph cache did on each side (`graph`: read, held, built) and the load average before and after.
 
 The scale run here is 20 (2^20 vertices, 16 edges a vertex: issue 59 measured a full run of it
 at 52 s on a two-core machine); `--quick` runs scale 16. `TLBLAB_BENCH_SCALE=N` runs scale N
