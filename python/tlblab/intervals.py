@@ -105,7 +105,9 @@ def graph_cache(directory: str | Path | None, tag: str = ""):
     the graph, written there once built), then turns the cache off. Yields a dict that, after
     the block, says what the cache did in it: `loaded`, `built`, `kept` (graphs this process
     already held), `written`, `seconds` (reading and building), `defects` (files found damaged,
-    rebuilt and replaced)."""
+    rebuilt and replaced). The setting is the process's: on a worker of several threads a task
+    that ends turns it off under another, which then draws its graph (slower, never different)
+    and counts in both tasks' dicts."""
     from tlblab import _native
 
     before = json.loads(_native.graph_cache_stats())
