@@ -397,3 +397,43 @@ pub fn load<T: Cached>(
     }
     T::from_arrays(arrays).map(Some)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::graph500_list::{list_graph, ListGraph};
+    use crate::workloads::rmat::{rmat, Csr};
+
+    const P: [(&str, u64); 3] = [("scale", 8), ("edge_factor", 4), ("seed", 3)];
+
+    #[test]
+    fn a_graph_saved_loads_back_the_same_and_only_under_its_own_key() {
+        let dir = std::env::temp_dir().join(format!("tlblab-graph-cache-{}", std::process::id()));
+        let g = rmat(8, 4, 3);
+        let f = file_for::<Csr>(&dir, "t", &P);
+        assert!(load::<Csr>(&f, "t", &P).unwrap().is_none()); // no file: a miss
+        save(&f, "t", &P, &g).unwrap();
+        let back = load::<Csr>(&f, "t", &P).unwrap().unwrap();
+        assert_eq!(
+            (back.n, &back.offsets, &back.adj),
+            (g.n, &g.offsets, &g.adj)
+        );
+        let e = load::<Csr>(&f, "u", &P).err().unwrap();
+        assert!(e.contains("tag"), "{e}");
+        let other = [("scale", 9), ("edge_factor", 4), ("seed", 3)];
+        let e = load::<Csr>(&f, "t", &other).err().unwrap();
+        assert!(e.contains("params"), "{e}");
+        // The other kind under this file's name: its kind differs.
+        let e = load::<ListGraph>(&f, "t", &P).err().unwrap();
+        assert!(e.contains("kind"), "{e}");
+        let l = list_graph(8, 4, 3);
+        let lf = file_for::<ListGraph>(&dir, "t", &P);
+        save(&lf, "t", &P, &l).unwrap();
+        let back = load::<ListGraph>(&lf, "t", &P).unwrap().unwrap();
+        assert_eq!(
+            (back.nv, &back.ij, &back.off, &back.chain),
+            (l.nv, &l.ij, &l.off, &l.chain)
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
