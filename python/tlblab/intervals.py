@@ -35,7 +35,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from tlblab.errors import UserError
 
@@ -99,7 +99,7 @@ def run_interval(task_json: str) -> dict[str, Any]:
 
 
 @contextmanager
-def graph_cache(directory: str | Path | None, tag: str = ""):
+def graph_cache(directory: str | Path | None, tag: str = "") -> Iterator[dict[str, Any]]:
     """Caches the graph workloads' graphs in `directory` (files tagged `tag`) while the block
     runs (`tlblab_trace::workloads::graph_cache`: read there when this process has not built
     the graph, written there once built), then turns the cache off. Yields a dict that, after
