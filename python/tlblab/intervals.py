@@ -69,9 +69,11 @@ class IntervalRun:
 
     def __repr__(self) -> str:
         ran = sum(not i["reused"] for i in self.intervals)
+        read, drawn = (sum(i.get("graph", {}).get(k, 0) for i in self.intervals) for k in ("loaded", "built"))
+        graph = f" (graph read from the cache {read}x, drawn {drawn}x)" if read or drawn else ""
         return (f"{len(self.intervals)} intervals ({ran} run, {len(self.intervals) - ran} from an earlier run) on "
                 f"{self.where}: pass {self.pass_seconds:.1f} s{' (reused)' if self.pass_reused else ''}, "
-                f"intervals {self.interval_seconds:.1f} s")
+                f"intervals {self.interval_seconds:.1f} s{graph}")
 
 
 def run_interval(task_json: str) -> dict[str, Any]:
