@@ -32,9 +32,10 @@ import json
 import os
 import shutil
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from tlblab.errors import UserError
 
@@ -54,21 +55,25 @@ class IntervalRun:
     #: Per interval: `index`, `begin` and `end` (references; `end` None for the last, which
     #: runs to the end), `host_seconds` and `host_cpu_seconds` (the task's wall and thread CPU
     #: time, restore included), `host_process` (the process id that ran it), `reused` (from an
-    #: earlier run).
+    #: earlier run), `graph` (what the graph cache did in it: `graph_cache`).
     intervals: list[dict[str, Any]] = field(default_factory=list)
     #: The folder holding the pass's checkpoints and the intervals' results.
     directory: Path = Path()
     pass_seconds: float = 0.0
     pass_reused: bool = False
+    #: What the graph cache did in the pass (`graph_cache`; empty for a pass reused).
+    pass_graph: dict[str, Any] = field(default_factory=dict)
     #: Wall seconds of the interval phase (the cluster's start included).
     interval_seconds: float = 0.0
     where: str = ""
 
     def __repr__(self) -> str:
         ran = sum(not i["reused"] for i in self.intervals)
+        read, drawn = (sum(i.get("graph", {}).get(k, 0) for i in self.intervals) for k in ("loaded", "built"))
+        graph = f" (graph read from the cache {read}x, drawn {drawn}x)" if read or drawn else ""
         return (f"{len(self.intervals)} intervals ({ran} run, {len(self.intervals) - ran} from an earlier run) on "
                 f"{self.where}: pass {self.pass_seconds:.1f} s{' (reused)' if self.pass_reused else ''}, "
-                f"intervals {self.interval_seconds:.1f} s")
+                f"intervals {self.interval_seconds:.1f} s{graph}")
 
 
 def run_interval(task_json: str) -> dict[str, Any]:
@@ -82,16 +87,43 @@ def run_interval(task_json: str) -> dict[str, Any]:
     t = json.loads(task_json)
     t0, c0 = time.perf_counter(), time.thread_time()
     try:
-        r = simulate(t["machine"], t["workload"], seed=t["seed"], caches=t["caches"],
-                     data_accesses=t["data_accesses"], walks=t["walks"], max_references=t["max_references"],
-                     os=t["os"], technique=t["technique"], from_checkpoint=t["checkpoint"],
-                     stop_at=t["stop_at"], since_start=not t["first"])
+        with graph_cache(*(t.get("graph_cache") or (None, ""))) as graph:
+            r = simulate(t["machine"], t["workload"], seed=t["seed"], caches=t["caches"],
+                         data_accesses=t["data_accesses"], walks=t["walks"], max_references=t["max_references"],
+                         os=t["os"], technique=t["technique"], from_checkpoint=t["checkpoint"],
+                         stop_at=t["stop_at"], since_start=not t["first"])
     except (ValueError, OSError) as e:
         return {"key": t["key"], "index": t["index"], "error": str(e)}
     r.stats.pop("frequency_mhz", None)
     return {"key": t["key"], "index": t["index"], "stats": json.dumps(r.stats),
             "host_seconds": time.perf_counter() - t0, "host_cpu_seconds": time.thread_time() - c0,
-            "host_process": os.getpid()}
+            "host_process": os.getpid(), "graph": graph}
+
+
+@contextmanager
+def graph_cache(directory: str | Path | None, tag: str = "") -> Iterator[dict[str, Any]]:
+    """Caches the graph workloads' graphs in `directory` (files tagged `tag`) while the block
+    runs (`tlblab_trace::workloads::graph_cache`: read there when this process has not built
+    the graph, written there once built), then turns the cache off. Yields a dict that, after
+    the block, says what the cache did in it: `loaded`, `built`, `kept` (graphs this process
+    already held), `written`, `seconds` (reading and building), `defects` (files found damaged,
+    rebuilt and replaced). The setting is the process's: on a worker of several threads a task
+    that ends turns it off under another, which then draws its graph (slower, never different)
+    and counts in both tasks' dicts."""
+    from tlblab import _native
+
+    before = json.loads(_native.graph_cache_stats())
+    did: dict[str, Any] = {}
+    _native.graph_cache(None if directory is None else str(directory), tag)
+    try:
+        yield did
+    finally:
+        _native.graph_cache(None)
+        after = json.loads(_native.graph_cache_stats())
+        did.update({k: after[k] - before[k] for k in ("loaded", "built", "kept", "written")})
+        did["seconds"] = round(after["load_seconds"] - before["load_seconds"]
+                               + after["build_seconds"] - before["build_seconds"], 6)
+        did["defects"] = after["defects"][len(before["defects"]):]
 
 
 def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", k: int | None = None, *,
@@ -152,6 +184,9 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
     engine = Path(_native.__file__).read_bytes()
     key = content_digest(json.dumps(config, sort_keys=True), workload, json.dumps(options, sort_keys=True), engine)
     folder = Path(out) / key
+    # The graph workloads' graphs, shared by every run under `out` of this engine (their files
+    # carry the engine's digest): the pass writes the graph, each worker reads it.
+    graphs = [str(Path(out) / "graphs"), content_digest(engine)]
     try:
         (folder / "results").mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -167,9 +202,10 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
 
         files = [f"c{i:04d}.ckpt" for i in range(len(bounds))]
         try:
-            p = simulate(config, workload, seed=seed, max_references=max_references, os=os, warmup=warmup,
-                         checkpoint_at=[str(b) for b in bounds], save_checkpoint=[folder / f for f in files],
-                         progress=progress is True, **modes)
+            with graph_cache(*graphs) as pass_graph:
+                p = simulate(config, workload, seed=seed, max_references=max_references, os=os, warmup=warmup,
+                             checkpoint_at=[str(b) for b in bounds], save_checkpoint=[folder / f for f in files],
+                             progress=progress is True, **modes)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)  # a pass that did not finish leaves nothing
             raise
@@ -179,7 +215,7 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
             raise UserError(f"intervals: the run ended at reference {p.run['references']}, before the first "
                             f"boundary ({bounds[0]}): nothing to cut")
         p.stats.pop("frequency_mhz", None)
-        done = {"stats": p.stats, "run": p.run, "checkpoints": saved}
+        done = {"stats": p.stats, "run": p.run, "checkpoints": saved, "graph": pass_graph}
         atomic_write(record, json.dumps(done))
     pass_seconds = time.perf_counter() - t0
     cps = done["checkpoints"]
@@ -195,6 +231,7 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
              "max_references": max_references, "technique": technique, "checkpoint": str(folder / c["file"]),
              "stop_at": stop, "first": i == 0, "index": i}
         t["key"] = content_digest(key, json.dumps({**t, "checkpoint": c}, sort_keys=True))
+        t["graph_cache"] = graphs
         tasks.append(t)
     results: dict[int, dict[str, Any]] = {}
     for t in tasks:
@@ -238,8 +275,10 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
                 # Later intervals first (Dask runs a higher priority first): an interval reads
                 # and drops the records before its checkpoint, so the later ones cost more, and
                 # the longest first keeps the workers' ends together (LPT scheduling).
+                # Submitted in that order too: a task submitted while a worker is idle starts
+                # at once, before the priorities of those submitted after it are known.
                 futures = [client.submit(run_interval, json.dumps(t), key=f"tlblab-interval-{t['key']}",
-                                         pure=False, retries=1, priority=t["index"]) for t in todo]
+                                         pure=False, retries=1, priority=t["index"]) for t in reversed(todo)]
                 for fut in as_completed(futures):
                     arrived(fut.result())
     finally:
@@ -261,10 +300,12 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
     rows = [{"index": i, "begin": cps[i]["references"], "end": cps[i + 1]["references"] if i + 1 < len(cps) else None,
              "host_seconds": ordered[i].get("host_seconds", 0.0),
              "host_cpu_seconds": ordered[i].get("host_cpu_seconds", 0.0),
-             "host_process": ordered[i].get("host_process"), "reused": ordered[i]["reused"]}
+             "host_process": ordered[i].get("host_process"), "reused": ordered[i]["reused"],
+             "graph": ordered[i].get("graph", {})}
             for i in range(len(tasks))]
     return IntervalRun(result=result, pass_result=pass_result, intervals=rows, directory=folder,
                        pass_seconds=pass_seconds, pass_reused=reused, interval_seconds=interval_seconds,
+                       pass_graph={} if reused else done.get("graph", {}),
                        where=rep.where)
 
 

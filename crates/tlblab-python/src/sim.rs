@@ -865,7 +865,28 @@ fn colored_offsets(
         .collect()
 }
 
+/// graph_cache(directory, tag="") -> sets where this process caches the graph workloads'
+/// graphs (`tlblab_trace::workloads::graph_cache`), the tag their files carry; None turns the
+/// cache off. `tlblab.intervals` sets it for its pass and each interval.
+#[pyfunction]
+#[pyo3(signature = (directory, tag=""))]
+fn graph_cache(directory: Option<String>, tag: &str) {
+    tlblab_trace::workloads::graph_cache::set_directory(
+        directory.map(|d| (std::path::PathBuf::from(d), tag.to_string())),
+    );
+}
+
+/// graph_cache_stats() -> JSON: what this process's graph cache did so far (graphs loaded,
+/// built, written, kept in the process, with their seconds; the defective files met).
+#[pyfunction]
+fn graph_cache_stats() -> PyResult<String> {
+    serde_json::to_string(&tlblab_trace::workloads::graph_cache::stats())
+        .map_err(|e| err(e.to_string()))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(graph_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(graph_cache_stats, m)?)?;
     m.add_function(wrap_pyfunction!(run_periodic, m)?)?;
     m.add_function(wrap_pyfunction!(colored_offsets, m)?)?;
     m.add_function(wrap_pyfunction!(colored_placement, m)?)?;

@@ -146,10 +146,44 @@ static LAST: KeepLast<(u32, u64, u64), ListGraph> = KeepLast::new();
 /// `list_graph(scale, edge_factor, seed)`, kept for the next call with the same arguments in
 /// this process (`rmat::KeepLast`: seed 001 runs many configurations of its scale-24 graph;
 /// building it takes a minute and 4 GiB of host memory); `release` drops it.
+/// With a cache directory set, read from there or written there (`rmat::shared`).
 pub fn shared(scale: u32, edge_factor: u64, seed: u64) -> Arc<ListGraph> {
-    LAST.get((scale, edge_factor, seed), || {
+    let params = [
+        ("scale", scale as u64),
+        ("edge_factor", edge_factor),
+        ("seed", seed),
+    ];
+    super::graph_cache::kept(&LAST, (scale, edge_factor, seed), &params, || {
         list_graph(scale, edge_factor, seed)
     })
+}
+
+impl super::graph_cache::Cached for ListGraph {
+    const KIND: &'static str = "graph500_list";
+    /// Raise when `edge_list` or `list_graph` changes the graph they build.
+    const GENERATOR: u32 = 1;
+    fn arrays(&self) -> Vec<super::graph_cache::ArrayRef<'_>> {
+        use super::graph_cache::ArrayRef::*;
+        vec![
+            U64(std::slice::from_ref(&self.nv)),
+            Pairs(&self.ij),
+            U32(&self.off),
+            U32(&self.chain),
+        ]
+    }
+    fn from_arrays(arrays: Vec<super::graph_cache::Array>) -> Result<Self, String> {
+        use super::graph_cache::Array::*;
+        match <[super::graph_cache::Array; 4]>::try_from(arrays) {
+            Ok([U64(nv), Pairs(ij), U32(off), U32(chain)])
+                if nv.len() == 1
+                    && off.len() as u64 == nv[0] + 1
+                    && off.last().map(|&o| o as usize) == Some(chain.len()) =>
+            {
+                Ok(ListGraph { ij, off, chain, nv: nv[0] })
+            }
+            _ => Err("the arrays are not a graph500_list graph (nv, edge list, offsets of nv + 1, chains of offsets[nv])".into()),
+        }
+    }
 }
 
 /// Drops the graph `shared` keeps, and the search states `Generator::skip` keeps.

@@ -33,6 +33,7 @@ pub mod gapbs_bc;
 pub mod gen;
 pub mod graph500_bfs;
 pub mod graph500_list;
+pub mod graph_cache;
 pub mod gups;
 pub mod hash_join;
 pub mod host_migrate;

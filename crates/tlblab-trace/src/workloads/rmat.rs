@@ -2,6 +2,7 @@
 //! undirected CSR, shared by the Graph500-like BFS and the GAPBS-like BC (seed 001 §5.2).
 //! Deterministic for a seed; self-loops dropped, duplicate edges kept (as Graph500's generator).
 
+use super::graph_cache;
 use std::sync::{Arc, Mutex};
 use tlblab_types::SplitMix64;
 
@@ -116,10 +117,51 @@ static LAST: KeepLast<(u32, u64, u64), Csr> = KeepLast::new();
 /// `rmat(scale, edge_factor, seed)`, kept for the next call with the same arguments
 /// (`KeepLast`): seed 001's scale-24 graph (Table 5.2) takes over a minute and several GB of
 /// host memory to build; `release` drops it (`workloads::build` does, for any other workload).
+/// With a cache directory set (`graph_cache::set_directory`), the graph is read from there
+/// when a process has not built it yet, and written there once built.
 pub fn shared(scale: u32, edge_factor: u64, seed: u64) -> Arc<Csr> {
-    LAST.get((scale, edge_factor, seed), || {
+    let params = [
+        ("scale", scale as u64),
+        ("edge_factor", edge_factor),
+        ("seed", seed),
+    ];
+    graph_cache::kept(&LAST, (scale, edge_factor, seed), &params, || {
         rmat(scale, edge_factor, seed)
     })
+}
+
+impl graph_cache::Cached for Csr {
+    const KIND: &'static str = "rmat_csr";
+    /// Raise when `edge_list` or `rmat` changes the graph they build.
+    const GENERATOR: u32 = 1;
+    fn arrays(&self) -> Vec<graph_cache::ArrayRef<'_>> {
+        use graph_cache::ArrayRef::*;
+        vec![
+            U64(std::slice::from_ref(&self.n)),
+            U64(&self.offsets),
+            U32(&self.adj),
+        ]
+    }
+    fn from_arrays(arrays: Vec<graph_cache::Array>) -> Result<Self, String> {
+        use graph_cache::Array::*;
+        match <[graph_cache::Array; 3]>::try_from(arrays) {
+            Ok([U64(n), U64(offsets), U32(adj)])
+                if n.len() == 1
+                    && offsets.len() as u64 == n[0] + 1
+                    && offsets.last() == Some(&(adj.len() as u64)) =>
+            {
+                Ok(Csr {
+                    n: n[0],
+                    offsets,
+                    adj,
+                })
+            }
+            _ => Err(
+                "the arrays are not a CSR graph (n, offsets of n + 1, adjacency of offsets[n])"
+                    .into(),
+            ),
+        }
+    }
 }
 
 /// Drops the graph `shared` keeps.
