@@ -757,15 +757,6 @@ impl System {
                 hint_record(records, i);
             }
             let r = records[i];
-            // A mark of independence on a machine without `timing.mlp` changes nothing the
-            // lanes hold: they go on (a marked workload's many marks would rebuild them).
-            if let (Record::Event(Event::Independent { thread, begin }), true) =
-                (r, self.mlp.is_empty())
-            {
-                self.set_independent(thread, begin)?;
-                i += 1;
-                continue;
-            }
             if let Record::Access(a) = r {
                 if skip > 0 {
                     skip -= 1;
@@ -841,6 +832,15 @@ impl System {
                         continue;
                     }
                 }
+            }
+            // A mark of independence on a machine without `timing.mlp` changes nothing the
+            // lanes hold: they go on (a marked workload's many marks would rebuild them).
+            if let (Record::Event(Event::Independent { thread, begin }), true) =
+                (r, self.mlp.is_empty())
+            {
+                self.set_independent(thread, begin)?;
+                i += 1;
+                continue;
             }
             // An access of the memo lane's thread that misses neither path's first TLB level
             // fills, evicts and invalidates nothing in any level (a fill follows a miss in
