@@ -159,6 +159,69 @@ pub struct TimingConfig {
     /// and whose memory is a latency only. Costs nothing when absent (ARCHITECTURE.md "Timing").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_buffer: Option<WriteBufferConfig>,
+    /// Memory-level parallelism of an out-of-order core (`[timing.mlp]`): references a trace
+    /// marks independent (`Event::Independent`) overlap their long misses. Absent: every
+    /// latency stalls the core, as it always did (ARCHITECTURE.md "Timing").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mlp: Option<MlpConfig>,
+}
+
+/// Memory-level parallelism for independent references, first-order interval analysis
+/// (Karkhanis & Smith, "A first-order superscalar processor model", ISCA 2004; Eyerman et al.,
+/// "A mechanistic performance model for superscalar out-of-order processors", ACM TOCS 2009):
+/// an out-of-order core hides a long miss behind the independent work after it, up to the
+/// limits of its buffers; a load whose address comes from a miss in flight waits for it.
+///
+/// A reference is *long* when it took memory (DRAM) for its data or for any page-table entry
+/// of its walk. Per hardware thread, a reference of a thread marked independent
+/// (`Event::Independent`) that is long does not stall the core for its latency: it occupies
+/// one of `miss_slots` slots until its completion (its start plus its in-order latency), and
+/// one of `walkers` until its walk ends if it missed every TLB level. The core stalls only
+/// - when no slot (or, for a reference that walks, no walker) is free: until the earliest
+///   of them is free again;
+/// - when `window` references have issued since the oldest outstanding one (the reorder
+///   window fills behind it): until that one completes;
+/// - at a reference of a thread not marked independent, and at `Independent` with `begin`
+///   false: until every outstanding miss completes.
+///
+/// Independent references that are not long are charged their latency in order, as before.
+/// Not modelled: a bandwidth limit of the memory (each miss takes its full latency however
+/// many are in flight) and the work between references (a long miss overlaps only the
+/// references after it, none of the instructions). A machine with it runs every reference on
+/// the general path (no lane).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MlpConfig {
+    /// Long misses in flight at once (the first data cache's miss buffers).
+    pub miss_slots: u32,
+    /// Of those, references that walk the page table at once (the page-table walkers).
+    pub walkers: u32,
+    /// References that may issue from the oldest outstanding long miss on (itself included).
+    pub window: u32,
+}
+
+/// The most miss slots `MlpConfig` takes (each hardware thread keeps them in a fixed array).
+pub const MLP_MAX_SLOTS: u32 = 64;
+
+impl MlpConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.miss_slots == 0 || self.miss_slots > MLP_MAX_SLOTS {
+            return Err(format!(
+                "timing.mlp.miss_slots: expected 1..={MLP_MAX_SLOTS}, found {}",
+                self.miss_slots
+            ));
+        }
+        if self.walkers == 0 || self.walkers > self.miss_slots {
+            return Err(format!(
+                "timing.mlp.walkers: expected 1..=miss_slots ({}), found {}",
+                self.miss_slots, self.walkers
+            ));
+        }
+        if self.window == 0 {
+            return Err("timing.mlp.window: expected at least 1, found 0".into());
+        }
+        Ok(())
+    }
 }
 
 /// A write buffer and the memory bus behind it, as the StrongARM SA-1100 has them (SA-1100
@@ -363,6 +426,12 @@ impl MachineConfig {
                     "timing.write_buffer: a write buffer sits behind a first-level data cache; this machine has none"
                         .into(),
                 );
+            }
+        }
+        if let Some(m) = &self.timing.mlp {
+            m.validate()?;
+            if self.timing.write_buffer.is_some() {
+                return Err("timing.mlp: not modelled together with timing.write_buffer".into());
             }
         }
         if let Some(v) = &self.virtualization {

@@ -227,6 +227,18 @@ pub enum Event {
         core: CoreId,
         lock: bool,
     },
+    /// `begin`: `thread`'s following references are independent of its outstanding loads
+    /// (their addresses come from registers, not from a load still in flight: HPCC
+    /// RandomAccess's `Table[ran & (TableSize-1)] ^= ran`, ran from its LFSR), so on a machine
+    /// with memory-level parallelism (`timing.mlp`) a long miss among them occupies a miss slot
+    /// instead of stalling the core; otherwise (the default, and what a capture carries:
+    /// Lackey sees no dependences) they depend on them: the core first waits for every
+    /// outstanding miss of its hardware thread, as it does at this event with `begin` false.
+    /// On a machine without `timing.mlp` it changes nothing.
+    Independent {
+        thread: ThreadId,
+        begin: bool,
+    },
 }
 
 /// The `core` of a `TlbLock` event that means every core.

@@ -32,7 +32,7 @@ use crate::tlb::TlbKind;
 use formats::RefLevel;
 use frames::RefFrames;
 use parts::{CacheOutcome, Entry, NaiveCache, NaivePwc, NaiveTlb, Who};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use tlblab_trace::record::{flush, ALL_CORES, NO_THREAD};
 use tlblab_trace::{Access, Event, Record};
 use tlblab_types::{AccessKind, PageSize, ThreadId, VirtAddr};
@@ -377,6 +377,11 @@ pub struct ReferenceModel {
     /// Per core, with a write buffer (`timing.write_buffer`): the times its buffered stores
     /// will have drained, oldest first, and when the memory bus is next free.
     write_buffers: Vec<(Vec<u64>, u64)>,
+    /// Per hardware thread, with `timing.mlp`: its long misses in flight as (completion,
+    /// its count of marked references at issue, its walk's end or 0), and that count.
+    in_flight: Vec<(Vec<(u64, u64, u64)>, u64)>,
+    /// Software threads whose references are marked independent (`Event::Independent`).
+    independent: BTreeSet<u32>,
     /// The technique's naive twin, if one is installed (`twins/`).
     twin: Option<Box<dyn Twin>>,
     /// ARM domains, when a twin turns them on (seed 002, `domains.rs`).
@@ -595,6 +600,8 @@ impl ReferenceModel {
             roi: None,
             stall_reported: opts.stall_cycles,
             write_buffers: vec![(Vec::new(), 0); ncores],
+            in_flight: vec![(Vec::new(), 0); ncores * config.threads_per_core],
+            independent: BTreeSet::new(),
             twin: None,
             domains: None,
             track_uses: false,
@@ -871,6 +878,15 @@ impl ReferenceModel {
             Event::ThreadStart { thread, process } => {
                 let space = self.ensure_space(process)?;
                 self.bind_thread(thread, space, thread.0 as usize % n);
+            }
+            Event::Independent { thread, begin } => {
+                let cpu = self.thread(thread)?.1;
+                self.wait_in_flight(cpu);
+                if begin {
+                    self.independent.insert(thread.0);
+                } else {
+                    self.independent.remove(&thread.0);
+                }
             }
             Event::ThreadExit { thread } => {
                 for c in &mut self.cpus {
@@ -1592,10 +1608,14 @@ impl ReferenceModel {
         };
         // ARM domains (seed 002, `domains.rs`): checked before the reference runs.
         let walked_domain = self.domain_check(cpu, space, va, &path, who)?;
+        let memory = self.cache_names.len();
+        let served = |cs: &RefCounters| cs.data_by_source[memory] + cs.walk_refs_by_source[memory];
+        let served_before = served(&self.counters[cpu]);
         let cs = &mut self.counters[cpu];
         cs.references += 1;
         cs.instr_references += instr as u64;
         let mut cycles = 0;
+        let mut walk_end = 0;
         let mut found = None;
         for (i, &(t, stat)) in path.iter().enumerate() {
             cycles += self.tlbs[t].latency;
@@ -1632,6 +1652,7 @@ impl ReferenceModel {
                         self.counters[cpu].data_stall_cycles[path[path.len() - 2].1] += refill;
                     }
                 }
+                walk_end = cycles;
                 (pfn, size, global, path.len())
             }
         };
@@ -1682,11 +1703,71 @@ impl ReferenceModel {
                 cycles + lat
             };
         }
+        if self.config.timing.mlp.is_some() {
+            let long = served(&self.counters[cpu]) > served_before;
+            cycles = self.overlapped(cpu, cycles, long, found.is_none().then_some(walk_end));
+        }
         self.counters[cpu].cycles += cycles;
         self.cpus[cpu].clock += cycles;
         self.references += 1;
         out.cycles += cycles;
         Ok(cycles)
+    }
+
+    /// The cycles a reference of in-order latency `lat` costs hardware thread `cpu` under
+    /// `timing.mlp` (`MlpConfig`'s rules): a reference of a thread not marked independent
+    /// waits for every miss in flight, then takes its latency; a marked one waits while the
+    /// oldest miss in flight is `window` references back, and, if it is long, while no slot
+    /// (and, if it walked, no walker: one is held for the `walk` cycles to its walk's end) is
+    /// free, each time until the earliest that frees it; a long one then goes in flight and
+    /// costs only the waits.
+    fn overlapped(&mut self, cpu: usize, lat: u64, long: bool, walk: Option<u64>) -> u64 {
+        let m = self.config.timing.mlp.expect("timing.mlp");
+        let marked = self.cpus[cpu]
+            .current
+            .is_some_and(|t| self.independent.contains(&t));
+        let now = self.cpus[cpu].clock;
+        let (flight, refs) = &mut self.in_flight[cpu];
+        if !marked {
+            let t = flight.iter().fold(now, |t, f| t.max(f.0));
+            flight.clear();
+            return t - now + lat;
+        }
+        *refs += 1;
+        let mut t = now;
+        loop {
+            flight.retain(|f| f.0 > t);
+            let oldest = flight.iter().min_by_key(|f| f.1).copied();
+            if let Some(o) = oldest.filter(|o| *refs - o.1 >= m.window as u64) {
+                t = t.max(o.0);
+                continue;
+            }
+            if long && flight.len() >= m.miss_slots as usize {
+                t = t.max(flight.iter().map(|f| f.0).min().expect("full"));
+                continue;
+            }
+            let walking: Vec<u64> = flight.iter().map(|f| f.2).filter(|&w| w > t).collect();
+            if long && walk.is_some() && walking.len() >= m.walkers as usize {
+                t = t.max(*walking.iter().min().expect("walkers busy"));
+                continue;
+            }
+            break;
+        }
+        if !long {
+            return t - now + lat;
+        }
+        flight.push((t + lat, *refs, walk.map_or(0, |w| t + w)));
+        t - now
+    }
+
+    /// Hardware thread `cpu` waits for every miss it has in flight (`timing.mlp`).
+    fn wait_in_flight(&mut self, cpu: usize) {
+        let now = self.cpus[cpu].clock;
+        let (flight, _) = &mut self.in_flight[cpu];
+        let t = flight.iter().fold(now, |t, f| t.max(f.0));
+        flight.clear();
+        self.counters[cpu].cycles += t - now;
+        self.cpus[cpu].clock = t;
     }
 
     /// Loads `addr` through a cache path; returns (cycles, source index).

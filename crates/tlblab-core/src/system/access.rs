@@ -489,7 +489,15 @@ impl System {
             self.cores[core_i].dtlb.len()
         };
 
+        // Under `timing.mlp`, what memory served before this reference (`mlp.rs`).
+        let served = if self.mlp.is_empty() {
+            0
+        } else {
+            self.memory_served(st.cpu)
+        };
         let mut cycles = 0u64;
+        // The cycles to the end of the walk (its refill included), if one ran.
+        let mut walk_end = 0u64;
         let mut tlb_cycles_first = 0u64;
         let mut found: Option<(usize, TlbHit)> = None;
         {
@@ -543,6 +551,7 @@ impl System {
                         self.cpu_stats[st.cpu].data_stall_cycles[above] += refill;
                     }
                 }
+                walk_end = cycles;
                 (leaf.pfn, leaf.size, leaf.domain, ntlb)
             }
         };
@@ -594,6 +603,9 @@ impl System {
             } else {
                 cycles += lat;
             }
+        }
+        if !self.mlp.is_empty() {
+            cycles = self.mlp_cycles(st, cycles, served, found.is_none().then_some(walk_end));
         }
         self.finish_reference(st.cpu, cycles);
         Ok(cycles)

@@ -64,6 +64,9 @@ macro_rules! checkpoint_state {
                 if let Some(host) = &mut self.host {
                     host.pt.after_restore();
                 }
+                if !self.mlp.is_empty() && self.independent.iter().any(|&b| b) {
+                    self.mlp_general_path();
+                }
                 Ok(())
             }
         }
@@ -106,6 +109,10 @@ checkpoint_state! {
     regions: Vec<(u32, u64, u64)>,
     read_ahead: ReadAhead,
     write_buffers: Vec<WriteBufferState>,
+    #[serde(default)]
+    mlp: Vec<mlp::MlpState>,
+    #[serde(default)]
+    independent: Vec<bool>,
 }
 
 /// A map with tuple keys as a list of (key, value) pairs in key order: a format whose map

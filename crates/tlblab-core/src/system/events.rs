@@ -216,6 +216,7 @@ impl System {
                 let cpu = thread.0 as usize % self.cpus.len();
                 self.bind_thread(thread, space, cpu);
             }
+            Event::Independent { thread, begin } => self.set_independent(thread, begin)?,
             Event::ThreadExit { thread } => {
                 for c in 0..self.cpus.len() {
                     if self.current[c] == Some(thread) {

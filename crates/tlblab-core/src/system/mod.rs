@@ -25,6 +25,7 @@ mod hints;
 mod kernel;
 mod lane;
 mod miss_log;
+mod mlp;
 mod sample;
 mod switch;
 mod technique;
@@ -384,6 +385,16 @@ pub struct System {
     /// Per core, its write buffer's state, when the machine has one (`timing.write_buffer`);
     /// empty otherwise, and `data_access` never looks at it.
     pub(crate) write_buffers: Vec<WriteBufferState>,
+    /// Per hardware thread, its long misses in flight, when the machine has `timing.mlp`
+    /// (`mlp.rs`); empty otherwise, and nothing looks at it.
+    pub(crate) mlp: Vec<mlp::MlpState>,
+    /// Per software thread (by its statistics index), whether its references are marked
+    /// independent (`Event::Independent`); a thread past the end is not.
+    pub(crate) independent: Vec<bool>,
+    /// A thread has been marked independent on a machine with `timing.mlp`: from then on
+    /// every reference takes the general path (`mlp.rs`). Not in a checkpoint: set again
+    /// from `independent` (`restore_state`).
+    pub(crate) mlp_marked: bool,
     /// A technique counts the uses of TLB entries (`System::track_tlb_use`): the general
     /// path's `reference_full` counts each access an entry translates.
     pub(crate) track_use: bool,
@@ -611,6 +622,7 @@ impl System {
         let unit = UnitStats::new(tlb_names.len(), cache_names.len());
         let big_caches = caches.iter().any(Cache::worth_prefetching);
         let buffered = config.timing.write_buffer.is_some();
+        let mlp_config = config.timing.mlp;
         Ok(System {
             mem_latency: config.memory.latency,
             walk_mem_latency: config.walker.memory_load_cycles(config.memory.latency),
@@ -655,8 +667,15 @@ impl System {
             sample: None,
             technique_params: BTreeMap::new(),
             technique: None,
-            // A write buffer is modelled on the general path only.
+            // A write buffer is modelled on the general path only (and memory-level
+            // parallelism too, from a trace's first `Independent` mark on: `mlp.rs`).
             lanes_allowed: Self::lanes_permitted(&options) && !buffered,
+            mlp: match &mlp_config {
+                Some(m) => vec![mlp::MlpState::new(m); ncpus],
+                None => Vec::new(),
+            },
+            independent: Vec::new(),
+            mlp_marked: false,
             write_buffers: if buffered {
                 vec![WriteBufferState::default(); ncores]
             } else {

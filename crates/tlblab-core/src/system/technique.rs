@@ -162,7 +162,8 @@ impl System {
         self.lanes_allowed = technique.lanes_allowed()
             && Self::lanes_permitted(&self.options)
             && self.miss_log.is_none()
-            && self.config.timing.write_buffer.is_none();
+            && self.config.timing.write_buffer.is_none()
+            && !self.mlp_marked;
         self.companion = technique.has_companion();
         self.technique = Some(technique);
         Ok(())

@@ -398,8 +398,9 @@ impl System {
                             return Ok(());
                         }
                     }
-                    // Stopped early: a second hardware thread has work from here on.
-                    multi = i < buf.len();
+                    // Stopped early: a second hardware thread has work from here on (or an
+                    // event turned the lanes off, and the rest keeps to the timeline's rule).
+                    multi = i < buf.len() && self.lanes_allowed;
                 }
                 let prefetch_records = self.records_in_memory;
                 for (n, r) in buf.iter().enumerate().skip(i) {
@@ -832,6 +833,15 @@ impl System {
                     }
                 }
             }
+            // A mark of independence on a machine without `timing.mlp` changes nothing the
+            // lanes hold: they go on (a marked workload's many marks would rebuild them).
+            if let (Record::Event(Event::Independent { thread, begin }), true) =
+                (r, self.mlp.is_empty())
+            {
+                self.set_independent(thread, begin)?;
+                i += 1;
+                continue;
+            }
             // An access of the memo lane's thread that misses neither path's first TLB level
             // fills, evicts and invalidates nothing in any level (a fill follows a miss in
             // every level above it): the lanes' pages and what the fast lane relies on stay
@@ -849,6 +859,11 @@ impl System {
             self.prefetch_ahead(records, i, PREFETCH_AHEAD);
             if !self.direct_record(r, single, first_cpu)? {
                 return Ok(i);
+            }
+            if !self.lanes_allowed {
+                // An event turned the lanes off (`mlp_general_path`): the rest of the
+                // batch goes through the timeline, as a run without lanes does.
+                return Ok(i + 1);
             }
             match (misses_before, &mut lane) {
                 (Some((cpu, before)), Some(l)) if self.first_level_misses(cpu) == before => {

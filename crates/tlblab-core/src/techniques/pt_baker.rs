@@ -104,7 +104,7 @@ pub const INFO: TechniqueInfo = TechniqueInfo {
         ParamInfo {
             name: "stressor_mlp",
             default: "24",
-            meaning: "misses a stressor keeps in flight (its accesses are independent): its in-order cycles are divided by this",
+            meaning: "misses a stressor keeps in flight (its accesses are independent): its in-order cycles are divided by this; on a machine with timing.mlp its miss slots take this one's place",
         },
     ],
 };
@@ -181,6 +181,9 @@ pub struct PtBaker {
     pressure: Pressure,
     stressor_cpus: Vec<usize>,
     stressor_mlp: u64,
+    /// The machine has `timing.mlp`: the stressors' accesses are marked independent and
+    /// overlap in its miss slots, in place of `stressor_mlp`.
+    machine_mlp: bool,
     l3_bytes: u64,
     l1_latency: u64,
     // Run state.
@@ -375,6 +378,7 @@ impl Model for PtBaker {
             pressure,
             stressor_cpus,
             stressor_mlp,
+            machine_mlp: machine.timing.mlp.is_some(),
             l3_bytes,
             l1_latency,
             started: false,
@@ -428,6 +432,14 @@ impl PtBaker {
         for s in &self.stressors {
             sys.bind_thread(s.thread, self.space, s.cpu);
             sys.context_switch(s.cpu, Some(s.thread))?;
+            if self.machine_mlp {
+                // stress-ng's stream triad and cache loop take their addresses from loop
+                // counters and an RNG in registers: independent references.
+                sys.event(Event::Independent {
+                    thread: s.thread,
+                    begin: true,
+                })?;
+            }
         }
         Ok(())
     }
@@ -579,6 +591,7 @@ impl PtBaker {
     fn stressor_step(&mut self, sys: &mut System, k: usize) -> Result<(), SimError> {
         let pressure = self.pressure;
         let (mlp, l1) = (self.stressor_mlp, self.l1_latency);
+        let machine_mlp = self.machine_mlp;
         let s = &mut self.stressors[k];
         let lines = s.bytes / 64;
         let mut n = 0u64;
@@ -586,8 +599,11 @@ impl PtBaker {
         let mut go = |sys: &mut System, kind: AccessKind, va: u64| -> Result<(), SimError> {
             let c = sys.access(Access::new(thread, kind, VirtAddr(va), 8))?;
             sys.uncount_companion_reference();
-            // The stressor's accesses are independent: `mlp` of them in flight at once.
-            sys.overlap_last(cpu, c - c / mlp);
+            // The stressor's accesses are independent: `mlp` of them in flight at once (on a
+            // machine with `timing.mlp`, as many as its slots allow, charged there).
+            if !machine_mlp {
+                sys.overlap_last(cpu, c - c / mlp);
+            }
             n += 1;
             Ok(())
         };

@@ -5,7 +5,8 @@
 use proptest::prelude::*;
 use tlblab_core::cache::{CacheConfig, CacheKind, Indexing};
 use tlblab_core::machine::{
-    MachineConfig, TimingConfig, TimingModel, VirtualizationConfig, WalkerConfig, WriteBufferConfig,
+    MachineConfig, MlpConfig, TimingConfig, TimingModel, VirtualizationConfig, WalkerConfig,
+    WriteBufferConfig,
 };
 use tlblab_core::memory::{MemoryConfig, Placement};
 use tlblab_core::os::{OsConfig, SwitchPolicy, TlbMaintenance};
@@ -211,7 +212,12 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
     let pwc_spec = || proptest::collection::vec((0usize..4, 1usize..9, repl(), 0u64..4), 0..3);
     (
         (0usize..4, 1usize..4, 0usize..4, pwc_spec(), 1u8..3),
-        (1usize..4, 1usize..3, any::<bool>()),
+        (
+            1usize..4,
+            1usize..3,
+            any::<bool>(),
+            proptest::option::weighted(0.3, (1u32..5, 1u32..5, 1u32..12)),
+        ),
         (
             prop_oneof![
                 Just(Placement::Sequential),
@@ -224,7 +230,11 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
         ),
     )
         .prop_flat_map(
-            |((f, ntlb, ncache, pwc_specs, first), (cores, tpc, overlap), (placement, virt))| {
+            |(
+                (f, ntlb, ncache, pwc_specs, first),
+                (cores, tpc, overlap, mlp),
+                (placement, virt),
+            )| {
                 let format = FORMATS[f];
                 let sizes = format.page_sizes();
                 let tlbs: Vec<_> = (1..=ntlb as u8)
@@ -302,6 +312,14 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
                                 TimingModel::InOrder
                             },
                             write_buffer,
+                            // Memory-level parallelism (`timing.mlp`), where no write buffer is.
+                            mlp: mlp.filter(|_| write_buffer.is_none()).map(
+                                |(miss_slots, walkers, window)| MlpConfig {
+                                    miss_slots,
+                                    walkers: walkers.min(miss_slots),
+                                    window,
+                                },
+                            ),
                         },
                         virtualization: virtualization.clone(),
                         ..super::machine(format, tlbs)
@@ -431,6 +449,12 @@ pub enum Step {
         process: u32,
         path: u8,
     },
+    /// The thread's references become independent of its misses in flight, or dependent on
+    /// them again (`Independent`: only a machine with `timing.mlp` reads it).
+    Independent {
+        thread: u32,
+        begin: bool,
+    },
     Lock {
         process: u32,
         page: u64,
@@ -477,6 +501,7 @@ pub fn steps() -> impl Strategy<Value = Vec<Step>> {
             .prop_map(|(process, page, offset, bytes, what)| Step::FlushRange { process, page, offset, bytes, what }),
         1 => (0u32..3).prop_map(|process| Step::Exit { process }),
         1 => (0u32..3, 0u8..2).prop_map(|(process, path)| Step::Entry { process, path }),
+        3 => (0u32..6, proptest::bool::weighted(0.7)).prop_map(|(thread, begin)| Step::Independent { thread, begin }),
         2 => (0u32..3, 0u64..3, any::<bool>(), proptest::bool::weighted(0.6)).prop_map(|(process, page, all, lock)| Step::Lock { process, page, all, lock }),
         1 => (0u32..3, 0u64..4).prop_map(|(process, page)| Step::Huge { process, page }),
         1 => (0u64..64, 1u64..4).prop_map(|(page, pages)| Step::Kernel { page, pages }),
@@ -590,6 +615,10 @@ pub fn records(steps: &[Step], cfg: &MachineConfig, walks: bool) -> Vec<Record> 
                 Step::Entry { process, path } => {
                     Record::Event(Event::KernelEntry { process, path })
                 }
+                Step::Independent { thread, begin } => Record::Event(Event::Independent {
+                    thread: ThreadId(thread),
+                    begin,
+                }),
                 Step::Lock {
                     process,
                     page,

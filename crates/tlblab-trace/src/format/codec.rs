@@ -52,6 +52,7 @@ const OP_TLB_LOCK: u64 = 16;
 const OP_FLUSH_RANGE: u64 = 17;
 const OP_PROCESS_EXIT: u64 = 18;
 const OP_KERNEL_ENTRY: u64 = 19;
+const OP_INDEPENDENT: u64 = 20;
 
 /// Bytes of the address field for each address code `ac = tag >> 5`.
 const ADDR_BYTES: [usize; 8] = [0, 1, 2, 3, 4, 5, 6, 8];
@@ -135,6 +136,7 @@ pub(super) fn event_op(e: &Event) -> u64 {
         Event::FlushRange { .. } => OP_FLUSH_RANGE,
         Event::ProcessExit { .. } => OP_PROCESS_EXIT,
         Event::KernelEntry { .. } => OP_KERNEL_ENTRY,
+        Event::Independent { .. } => OP_INDEPENDENT,
     }
 }
 
@@ -145,6 +147,7 @@ pub(super) fn put_event_fields(b: &mut Vec<u8>, e: &Event) {
         Event::ThreadExit { thread } => &[thread.0 as u64],
         Event::ProcessExit { process } => &[process as u64],
         Event::KernelEntry { process, path } => &[process as u64, path as u64],
+        Event::Independent { thread, begin } => &[thread.0 as u64, begin as u64],
         Event::ContextSwitch { core, from, to } => &[core.0 as u64, from.0 as u64, to.0 as u64],
         Event::Migrate { thread, core } => &[thread.0 as u64, core.0 as u64],
         Event::Mmap {
@@ -908,6 +911,10 @@ pub(super) fn decode_event_fields(
         OP_KERNEL_ENTRY => Event::KernelEntry {
             process: f(U32, "process")? as u32,
             path: f(crate::record::kernel_entry::MAX as u64, "path")? as u8,
+        },
+        OP_INDEPENDENT => Event::Independent {
+            thread: ThreadId(f(U32, "thread")? as u32),
+            begin: f(1, "begin")? != 0,
         },
         OP_CONTEXT_SWITCH => Event::ContextSwitch {
             core: CoreId(f(U16, "core")? as u16),

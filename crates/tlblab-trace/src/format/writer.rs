@@ -117,6 +117,7 @@ pub fn event_name(e: &Event) -> &'static str {
         Event::FlushRange { .. } => "flush_range",
         Event::ProcessExit { .. } => "process_exit",
         Event::KernelEntry { .. } => "kernel_entry",
+        Event::Independent { .. } => "independent",
     }
 }
 

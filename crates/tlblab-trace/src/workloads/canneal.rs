@@ -133,14 +133,24 @@ impl Canneal {
         let (nx, ny) = ((new % self.width) as i64, (new / self.width) as i64);
         let mut cost = 0i64;
         for (side, field, lists) in [(0, FANIN, self.va_fanin), (1, FANOUT, self.va_fanout)] {
+            // The vector's begin and end pointers: addressed from `e`, a register.
             let ea = self.va_elems + e * ELEM;
             out.push(load(0, ea + field, 8));
             out.push(load(0, ea + field + 8, 8));
             let list = lists + e * self.list_bytes + 16;
             for j in 0..self.degree {
                 let f = self.neighbour(e, side, j);
+                // fanin[j] is read through the vector's pointer (a barrier after the header,
+                // then none: the entries are independent of each other and of the chain of
+                // the entry before), `fanin[j]->present_loc` through fanin[j], and the cell
+                // through present_loc: a chain of three dependent loads.
+                if j == 0 {
+                    out.push(independent(0, true));
+                }
                 out.push(load(0, list + j * 8, 8));
+                out.push(independent(0, true));
                 out.push(load(0, self.va_elems + f * ELEM + LOC, 8));
+                out.push(independent(0, true));
                 let c = self.loc[f as usize] as u64;
                 out.push(load(0, self.va_cells + c * 8, 8));
                 let (fx, fy) = ((c % self.width) as i64, (c / self.width) as i64);
@@ -183,19 +193,30 @@ impl Generator for Canneal {
                 self.va_elems + a * ELEM + LOC,
                 self.va_elems + b * ELEM + LOC,
             );
+            // The two elements come from the RNG (`get_random_element`), in registers: their
+            // `present_loc` loads are independent (a barrier first: `a` is the last step's
+            // `b`, and the step's decision depended on its loads); the cells they point to
+            // depend on them.
+            out.push(independent(0, true));
             out.push(load(0, pa, 8));
             out.push(load(0, pb, 8));
             let (la, lb) = (self.loc[a as usize] as u64, self.loc[b as usize] as u64);
+            out.push(independent(0, true));
             out.push(load(0, self.va_cells + la * 8, 8));
             out.push(load(0, self.va_cells + lb * 8, 8));
             let cost = self.swap_cost(a, la, lb, out) + self.swap_cost(b, lb, la, out);
-            // accept_move: good below 0, else bad with probability exp(-cost / T).
+            // accept_move: good below 0, else bad with probability exp(-cost / T): it waits
+            // for every load of the step (the stores' branch depends on the cost).
+            out.push(independent(0, true));
             let u = self.rng.next_f64();
             if cost < 0 || (-(cost as f64) / self.temp).exp() > u {
                 out.push(store(0, pa, 8));
                 out.push(store(0, pb, 8));
                 self.loc.swap(a as usize, b as usize);
             }
+        }
+        if self.step_no == self.swaps * self.temp_steps {
+            out.push(independent(0, false));
         }
         true
     }

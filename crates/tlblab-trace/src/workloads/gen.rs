@@ -103,6 +103,16 @@ pub fn skip_buffered(buf: &[Record], pos: &mut usize, n: u64) -> u64 {
 }
 
 #[inline]
+/// Thread `t`'s following references are independent of its loads in flight (`begin`), or
+/// depend on them (`Event::Independent`). A `begin` while already independent is a barrier:
+/// what follows depends on what went before and not on itself.
+pub fn independent(t: u32, begin: bool) -> Record {
+    ev(Event::Independent {
+        thread: ThreadId(t),
+        begin,
+    })
+}
+
 pub fn load(t: u32, a: u64, size: u32) -> Record {
     Record::Access(Access::new(
         ThreadId(t),

@@ -71,6 +71,10 @@ impl Generator for Gups {
         }
         if self.i == 0 {
             self.layout.start_one_thread(out);
+            // Every update's address comes from `ran`, in a register: none depends on a load
+            // (HPCC RandomAccess, `Table[ran & (TableSize-1)] ^= ran`), so the updates are
+            // independent and an out-of-order core keeps several in flight.
+            out.push(independent(0, true));
         }
         let end = (self.i + 32768).min(self.updates);
         for _ in self.i..end {
@@ -80,6 +84,10 @@ impl Generator for Gups {
             out.push(store(0, a, 8));
         }
         self.i = end;
+        if self.i == self.updates {
+            // The run's end waits for the updates in flight.
+            out.push(independent(0, false));
+        }
         true
     }
 }

@@ -178,6 +178,15 @@ impl PtBakerTwin {
             r.bind_thread(ThreadId(thread), space, cpu);
             r.context_switch(cpu, Some(thread))?;
         }
+        if r.config.timing.mlp.is_some() {
+            // The stressors' references are independent (the machine's slots overlap them).
+            for s in &self.stressors {
+                r.event(Event::Independent {
+                    thread: ThreadId(s.thread),
+                    begin: true,
+                })?;
+            }
+        }
         Ok(())
     }
 
@@ -409,7 +418,9 @@ impl PtBakerTwin {
         let (cpu, thread) = (s.cpu, s.thread);
         for (kind, va) in touches {
             let c = Self::agent_access(r, thread, kind, va, 8)?;
-            Self::give_back(r, cpu, c - c / mlp);
+            if r.config.timing.mlp.is_none() {
+                Self::give_back(r, cpu, c - c / mlp);
+            }
             self.stressor_accesses += 1;
         }
         Self::charge(r, cpu, extra);

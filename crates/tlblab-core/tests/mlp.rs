@@ -1,0 +1,150 @@
+//! Memory-level parallelism of independent references (`timing.mlp`, Karkhanis & Smith ISCA
+//! 2004's first-order model), in closed form: n independent misses of latency L with k slots
+//! take ceil(n/k)·L; a dependent chain takes n·L; the reorder window and the walkers bound the
+//! overlap as the slots do; a machine without `timing.mlp` ignores the marks; and the engine
+//! agrees with the reference model.
+
+mod common;
+
+use common::{machine, tlb};
+use tlblab_core::machine::{MachineConfig, MlpConfig};
+use tlblab_core::page_table::PageTableFormat;
+use tlblab_core::reference::ReferenceModel;
+use tlblab_core::replacement::ReplacementKind;
+use tlblab_core::{RunOptions, System};
+use tlblab_trace::{Access, Event, Record};
+use tlblab_types::{AccessKind, ThreadId, VirtAddr};
+
+const MEMORY: u64 = 100;
+
+/// One 64-entry TLB answering in 0 cycles, no cache (every data line and every page-table
+/// entry from memory, 100 cycles), a walker of no fixed cost; with `mlp` if given.
+fn uncached(mlp: Option<MlpConfig>) -> MachineConfig {
+    let mut m = machine(
+        PageTableFormat::X86_64_4level,
+        vec![tlb("TLB", 1, 64, 64, ReplacementKind::Lru)],
+    );
+    m.tlbs[0].latency = 0;
+    m.memory.latency = MEMORY;
+    m.walker.latency = 0;
+    m.timing.mlp = mlp;
+    m
+}
+
+fn mlp(miss_slots: u32, walkers: u32, window: u32) -> Option<MlpConfig> {
+    Some(MlpConfig {
+        miss_slots,
+        walkers,
+        window,
+    })
+}
+
+fn load(va: u64) -> Record {
+    Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(va), 8))
+}
+
+fn mark(begin: bool) -> Record {
+    Record::Event(Event::Independent {
+        thread: ThreadId(0),
+        begin,
+    })
+}
+
+/// The cycles of `body` after a first touch of page 0x1000 (its walk and fault out of the
+/// count), bracketed by `Independent` marks when `marked`; checked against the reference.
+fn cycles(m: MachineConfig, body: &[Record], marked: bool) -> u64 {
+    let mut records = vec![load(0x1000)];
+    if marked {
+        records.push(mark(true));
+    }
+    records.extend_from_slice(body);
+    if marked {
+        records.push(mark(false));
+    }
+    let mut s = System::new(m.clone(), RunOptions::default()).unwrap();
+    s.run_slice(&records[..1]).unwrap();
+    let t0 = s.clock(0);
+    s.run_slice(&records[1..]).unwrap();
+    let mut r = ReferenceModel::machine(&m, RunOptions::default());
+    r.run(&records).unwrap();
+    assert_eq!(r.clocks()[0], s.clock(0), "the reference model's clock");
+    s.clock(0) - t0
+}
+
+/// n loads of distinct lines of the touched page: TLB hits whose data comes from memory.
+fn lines(n: u64) -> Vec<Record> {
+    (0..n).map(|i| load(0x1000 + (i % 64) * 64)).collect()
+}
+
+#[test]
+fn given_k_slots_then_n_independent_misses_take_ceil_n_over_k_latencies() {
+    for (n, k) in [
+        (1, 1),
+        (10, 1),
+        (10, 3),
+        (24, 24),
+        (25, 24),
+        (100, 6),
+        (7, 64),
+    ] {
+        let c = cycles(uncached(mlp(k, k, 1000)), &lines(n as u64), true);
+        assert_eq!(c, (n as u64).div_ceil(k as u64) * MEMORY, "n {n}, k {k}");
+    }
+}
+
+#[test]
+fn given_no_marks_then_the_misses_are_a_dependent_chain_of_n_latencies() {
+    let c = cycles(uncached(mlp(24, 6, 44)), &lines(50), false);
+    assert_eq!(c, 50 * MEMORY);
+}
+
+#[test]
+fn given_a_window_narrower_than_the_slots_then_the_window_bounds_the_overlap() {
+    // The fifth reference is 4 past the oldest miss: it waits for it (and its three peers).
+    let c = cycles(uncached(mlp(8, 8, 4)), &lines(20), true);
+    assert_eq!(c, 20u64.div_ceil(4) * MEMORY);
+}
+
+#[test]
+fn given_two_walkers_then_walks_overlap_two_at_a_time_and_free_the_walker_at_their_end() {
+    // Each load is of a page new to the TLB: its walk reads its entries from memory, then its
+    // line (100 cycles); it holds one of the two walkers for the walk only. Pairs start a walk
+    // apart; the last pair ends a whole reference after it starts.
+    let pages: Vec<Record> = (0..10).map(|i| load(0x10_0000 + i * 0x1000)).collect();
+    let in_order = cycles(uncached(None), &pages, true);
+    let per_ref = in_order / 10;
+    let walk = per_ref - MEMORY;
+    assert!(
+        walk >= 2 * MEMORY,
+        "a walk of at least two memory loads: {walk}"
+    );
+    let c = cycles(uncached(mlp(8, 2, 1000)), &pages, true);
+    assert_eq!(c, 4 * walk + per_ref);
+}
+
+#[test]
+fn given_a_dependent_reference_among_independent_ones_then_it_waits_for_every_miss() {
+    // Three independent misses overlap (one latency), the mark ends (the core waits for
+    // them), and three dependent ones take a latency each.
+    let mut body = lines(3);
+    body.push(mark(false));
+    body.extend(lines(3));
+    let c = cycles(uncached(mlp(4, 4, 100)), &body, true);
+    assert_eq!(c, MEMORY + 3 * MEMORY);
+}
+
+#[test]
+fn given_a_machine_without_mlp_then_marks_change_no_counter() {
+    let body = lines(40);
+    let mut marked = vec![load(0x1000), mark(true)];
+    marked.extend_from_slice(&body);
+    marked.push(mark(false));
+    let mut plain = vec![load(0x1000)];
+    plain.extend_from_slice(&body);
+    let run = |records: &[Record]| {
+        let mut s = System::new(uncached(None), RunOptions::default()).unwrap();
+        s.run_slice(records).unwrap();
+        format!("{:?}", s.stats())
+    };
+    assert_eq!(run(&marked), run(&plain));
+}
