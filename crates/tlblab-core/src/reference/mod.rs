@@ -344,6 +344,10 @@ struct Cpu {
     last_space: Option<usize>,
 }
 
+/// A long miss in flight under `timing.mlp`: (its completion, its thread's count of marked
+/// references at its issue, its walk's end or 0).
+type MissInFlight = (u64, u64, u64);
+
 /// The naive machine.
 pub struct ReferenceModel {
     config: MachineConfig,
@@ -377,9 +381,9 @@ pub struct ReferenceModel {
     /// Per core, with a write buffer (`timing.write_buffer`): the times its buffered stores
     /// will have drained, oldest first, and when the memory bus is next free.
     write_buffers: Vec<(Vec<u64>, u64)>,
-    /// Per hardware thread, with `timing.mlp`: its long misses in flight as (completion,
-    /// its count of marked references at issue, its walk's end or 0), and that count.
-    in_flight: Vec<(Vec<(u64, u64, u64)>, u64)>,
+    /// Per hardware thread, with `timing.mlp`: its long misses in flight, and its count of
+    /// marked references.
+    in_flight: Vec<(Vec<MissInFlight>, u64)>,
     /// Software threads whose references are marked independent (`Event::Independent`).
     independent: BTreeSet<u32>,
     /// The technique's naive twin, if one is installed (`twins/`).
