@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import logging
 import importlib
 import pkgutil
 import signal
@@ -223,6 +224,9 @@ def _report_stop(e: KeyboardInterrupt) -> int:
     _stopping = _stopping or getattr(e, "signum", None) or _signal_in(str(e)) or signal.SIGINT
     signum = getattr(e, "signum", None) or _stopping
     name = "terminated" if signum == signal.SIGTERM else "interrupted"
+    # The stop's line is the last one: a Dask scheduler still starting in this process (a
+    # sweep's LocalCluster) would otherwise log after it while the process exits.
+    logging.disable(logging.CRITICAL)
     try:
         print(f"tlblab: {name}", file=sys.stderr)
     except OSError:
