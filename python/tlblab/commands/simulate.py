@@ -54,22 +54,23 @@ def register(sub) -> None:
                    help="attribute every miss of TLB level LEVEL (e.g. L1D): print the misses per set and, per "
                         "set, which thread missed pages whose fill by which thread had evicted them (--json: "
                         "every miss under \"misses\"); every reference takes the engine's general path")
-    p.add_argument("--checkpoint-at", default=None, metavar="roi|N",
-                   help="with --save-checkpoint: pause where the region of interest began (roi) or at N "
-                        "references (at the first batch of records read from there), save the engine's whole "
-                        "state, and run on (docs/checkpoints.md)")
-    p.add_argument("--save-checkpoint", default=None, metavar="FILE", help="where --checkpoint-at saves")
-    p.add_argument("--from-checkpoint", default=None, metavar="FILE",
-                   help="start from a saved checkpoint (same machine, options and workload) and run the rest; "
-                        "--technique then starts at the checkpoint")
-    p.add_argument("--sample", default=None, metavar="UNIT:PERIOD[:OFFSET]",
-                   help="systematic sampling (SMARTS): measure every PERIOD-th unit of UNIT references, from unit "
-                        "OFFSET (default: drawn from --seed) on, and print each statistic's estimate with its "
-                        "confidence interval (docs/sampling.md)")
-    p.add_argument("--sample-head", type=int, default=1, metavar="N",
-                   help="with --sample: measure the first N units in full (default 1: the cold start)")
-    p.add_argument("--confidence", type=float, default=0.95, metavar="P",
-                   help="with --sample: the intervals' confidence (default 0.95)")
+    checkpoints = p.add_argument_group("checkpoints (docs/checkpoints.md)")
+    checkpoints.add_argument("--checkpoint-at", default=None, metavar="roi|N",
+                             help="with --save-checkpoint: pause where the region of interest began (roi) or at "
+                                  "the first batch read from N references on, save the engine's whole state, run on")
+    checkpoints.add_argument("--save-checkpoint", default=None, metavar="FILE", help="where --checkpoint-at saves")
+    checkpoints.add_argument("--from-checkpoint", default=None, metavar="FILE",
+                             help="start from a saved checkpoint (same machine, options and workload) and run the rest; "
+                                  "--technique then starts at the checkpoint")
+    sampling = p.add_argument_group("sampling (docs/sampling.md)")
+    sampling.add_argument("--sample", default=None, metavar="UNIT:PERIOD[:OFFSET]",
+                          help="systematic sampling (SMARTS): measure every PERIOD-th unit of UNIT references, from unit "
+                               "OFFSET (default: drawn from --seed) on, and print each statistic's estimate with its "
+                               "confidence interval (docs/sampling.md)")
+    sampling.add_argument("--sample-head", type=int, default=1, metavar="N",
+                          help="with --sample: measure the first N units in full (default 1: the cold start)")
+    sampling.add_argument("--confidence", type=float, default=0.95, metavar="P",
+                          help="with --sample: the intervals' confidence (default 0.95)")
     cut = p.add_mutually_exclusive_group()
     cut.add_argument("--intervals", type=int, default=None, metavar="K",
                      help="one pass writes checkpoints at K-1 boundaries (of --max-references, or the workload's "

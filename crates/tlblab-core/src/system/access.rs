@@ -6,6 +6,28 @@
 
 use super::*;
 
+/// A translated reference, as the cache path needs it: its kind, its virtual address, and the
+/// frame and page size its translation gave.
+#[derive(Clone, Copy)]
+pub(crate) struct Translated {
+    pub(crate) kind: AccessKind,
+    pub(crate) va: VirtAddr,
+    pub(crate) pfn: Pfn,
+    pub(crate) size: PageSize,
+}
+
+impl Translated {
+    #[inline(always)]
+    pub(crate) fn new(kind: AccessKind, va: VirtAddr, pfn: Pfn, size: PageSize) -> Self {
+        Translated {
+            kind,
+            va,
+            pfn,
+            size,
+        }
+    }
+}
+
 /// Cache levels per path a `CacheTally` counts (a core with a longer path counts load by load).
 pub(crate) const TALLIED_LEVELS: usize = 4;
 
@@ -294,7 +316,11 @@ impl System {
         ls.hits += 1;
         let mut cycles = tlb_latency;
         if self.options.data_accesses {
-            let lat = self.data_access_general(st.cpu, core_i, kind, va, hit.pfn, hit.size);
+            let lat = self.data_access_general(
+                st.cpu,
+                core_i,
+                Translated::new(kind, va, hit.pfn, hit.size),
+            );
             cycles = if self.config.timing.model == TimingModel::Overlap {
                 tlb_latency.max(lat)
             } else {
@@ -314,14 +340,12 @@ impl System {
         &mut self,
         cpu: usize,
         core_i: usize,
-        kind: AccessKind,
-        va: VirtAddr,
-        pfn: Pfn,
-        size: PageSize,
+        r: Translated,
         tally: Option<&mut CacheTally>,
     ) -> u64 {
+        let kind = r.kind;
         let path = self.cores[core_i].cache_path(kind);
-        let addr = Self::cache_address(&self.caches, path, va, pfn, size);
+        let addr = Self::cache_address(&self.caches, path, r);
         if let Some(t) = tally {
             let t = if kind.is_instr() {
                 &mut t.instr
@@ -331,54 +355,53 @@ impl System {
             let write = kind == AccessKind::Store;
             return Self::load_tallied(&mut self.caches, path, t, addr, write, self.mem_latency);
         }
-        let (lat, src) = Self::load(
-            &mut self.caches,
-            path,
-            &mut self.cpu_stats[cpu],
-            addr,
-            kind == AccessKind::Store,
-            self.mem_source,
-            self.mem_latency,
-        );
+        let write = kind == AccessKind::Store;
+        let (memory, latency) = (self.mem_source, self.mem_latency);
+        let stats = &mut self.cpu_stats[cpu];
+        let (lat, src) = Self::load(&mut self.caches, path, stats, addr, write, memory, latency);
         self.cpu_stats[cpu].data_by_source[src] += 1;
         lat
+    }
+
+    /// A load (a store if `kind` is one) of `addr` by hardware thread `cpu` through core
+    /// `core_i`'s cache path for `kind`, counted in the caches' statistics: (latency, the
+    /// index of the source that served it).
+    #[inline(always)]
+    pub(super) fn load_on_core(
+        &mut self,
+        cpu: usize,
+        core_i: usize,
+        kind: AccessKind,
+        addr: u64,
+    ) -> (u64, usize) {
+        let path = self.cores[core_i].cache_path(kind);
+        let write = kind == AccessKind::Store;
+        let (memory, latency) = (self.mem_source, self.mem_latency);
+        let stats = &mut self.cpu_stats[cpu];
+        Self::load(&mut self.caches, path, stats, addr, write, memory, latency)
     }
 
     /// The address `path`'s caches see for `va` in frame `pfn` of a `size` page: virtually
     /// indexed caches see the virtual address, the others the physical one. The path is uniform
     /// in practice (all virtual or all physical), so the first level decides.
     #[inline(always)]
-    fn cache_address(
-        caches: &[Cache],
-        path: &[CacheRef],
-        va: VirtAddr,
-        pfn: Pfn,
-        size: PageSize,
-    ) -> u64 {
+    fn cache_address(caches: &[Cache], path: &[CacheRef], r: Translated) -> u64 {
         match path.first() {
-            Some(r) if caches[r.cache].is_virtual() => va.0,
-            _ => (pfn.0 << 12) + (va.0 & (size.bytes() - 1)),
+            Some(c) if caches[c.cache].is_virtual() => r.va.0,
+            _ => (r.pfn.0 << 12) + (r.va.0 & (r.size.bytes() - 1)),
         }
     }
 
     /// `data_access` of the general path (no tally): on a machine with a write buffer, through
     /// it. No lane runs on such a machine, so the lanes' calls of `data_access` never look.
     #[inline(always)]
-    fn data_access_general(
-        &mut self,
-        cpu: usize,
-        core_i: usize,
-        kind: AccessKind,
-        va: VirtAddr,
-        pfn: Pfn,
-        size: PageSize,
-    ) -> u64 {
+    fn data_access_general(&mut self, cpu: usize, core_i: usize, r: Translated) -> u64 {
         if !self.write_buffers.is_empty() {
-            let path = self.cores[core_i].cache_path(kind);
-            let addr = Self::cache_address(&self.caches, path, va, pfn, size);
-            return self.data_access_buffered(cpu, core_i, kind, addr);
+            let path = self.cores[core_i].cache_path(r.kind);
+            let addr = Self::cache_address(&self.caches, path, r);
+            return self.data_access_buffered(cpu, core_i, r.kind, addr);
         }
-        self.data_access(cpu, core_i, kind, va, pfn, size, None)
+        self.data_access(cpu, core_i, r, None)
     }
 
     /// `data_access` on a machine with a write buffer (`WriteBufferConfig`: its rules and
@@ -431,20 +454,14 @@ impl System {
             state.drained_at.push_back(done);
             return latency + stall;
         }
-        let (lat, src) = Self::load(
-            &mut self.caches,
-            path,
-            &mut self.cpu_stats[cpu],
-            addr,
-            false,
-            self.mem_source,
-            self.mem_latency,
-        );
+        // Not a store (that returned above): a load or a fetch, through `path`.
+        let (lat, src) = self.load_on_core(cpu, core_i, kind, addr);
         self.cpu_stats[cpu].data_by_source[src] += 1;
         if src != self.mem_source {
             return lat;
         }
         // A line from memory: after the buffered writes, on the one bus.
+        let state = &mut self.write_buffers[core_i];
         let start = state.bus_free.max(now);
         state.bus_free = start + lat;
         state.drained_at.clear();
@@ -594,7 +611,8 @@ impl System {
         }
 
         if self.options.data_accesses {
-            let lat = self.data_access_general(st.cpu, core_i, kind, va, pfn, size);
+            let lat =
+                self.data_access_general(st.cpu, core_i, Translated::new(kind, va, pfn, size));
             if self.config.timing.model == TimingModel::Overlap
                 && filled_below == 0
                 && found.is_some()

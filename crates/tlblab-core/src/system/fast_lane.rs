@@ -43,6 +43,7 @@
 //! machines, every run mode) and against the naive reference model (machines of the shapes
 //! the lane specialises, with and without compiled pair loops).
 
+use super::access::Translated;
 use super::{hint_record, CacheTally, LaneHints, SimError, System, ThreadState, TimingModel};
 use crate::tlb::{
     level_ready, pack, pair_ready, DataPath, Fa, One, PathKind, RandomOrder, Sa, Two,
@@ -1052,7 +1053,12 @@ impl FastLane {
     #[inline(always)]
     fn fetch_cache_access(&self, sys: &mut System, a: &Access, pfn: Pfn, s: &mut RunState) {
         let tally = self.tally(&mut s.t.caches);
-        let lat = sys.data_access(self.cpu, self.core, a.kind, a.vaddr, pfn, self.size, tally);
+        let lat = sys.data_access(
+            self.cpu,
+            self.core,
+            Translated::new(a.kind, a.vaddr, pfn, self.size),
+            tally,
+        );
         // `reference_full`: a first-level hit overlaps its access (Overlap model).
         let first = self.paths[1].latency[0];
         s.t.other_cycles += if self.overlap {
@@ -1153,8 +1159,12 @@ impl FastLane {
                 }
                 if self.data {
                     let tally = self.tally(&mut s.t.caches);
-                    let lat =
-                        sys.data_access(self.cpu, self.core, a.kind, a.vaddr, pfn, size, tally);
+                    let lat = sys.data_access(
+                        self.cpu,
+                        self.core,
+                        Translated::new(a.kind, a.vaddr, pfn, size),
+                        tally,
+                    );
                     // `reference_full`: a first-level hit overlaps its data access (Overlap model).
                     s.t.other_cycles += if self.overlap && level == SETTLED_FIRST {
                         tlb_first.max(lat) - tlb_first
@@ -1217,7 +1227,10 @@ impl FastLane {
             self.fill_other_size::<0>(sys, t, a.vaddr.0, (leaf.pfn, leaf.size, leaf.domain));
             if self.data {
                 t.other_cycles += sys.data_access(
-                    self.cpu, self.core, a.kind, a.vaddr, leaf.pfn, leaf.size, None,
+                    self.cpu,
+                    self.core,
+                    Translated::new(a.kind, a.vaddr, leaf.pfn, leaf.size),
+                    None,
                 );
             }
             return Ok(Step::Done {
@@ -1305,7 +1318,12 @@ impl FastLane {
             if WALKS && self.data {
                 let tally = self.tally(&mut t.caches);
                 let (pfn, size) = (found.pfn, found.size);
-                let lat = sys.data_access(self.cpu, self.core, a.kind, a.vaddr, pfn, size, tally);
+                let lat = sys.data_access(
+                    self.cpu,
+                    self.core,
+                    Translated::new(a.kind, a.vaddr, pfn, size),
+                    tally,
+                );
                 // `reference_full`: a first-level hit overlaps its data access (Overlap model).
                 let tlb_first = path.latency[0];
                 t.other_cycles += if self.overlap && found.level == 0 {

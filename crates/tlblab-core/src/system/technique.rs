@@ -219,15 +219,12 @@ impl System {
     /// caches' statistics like any data access; returns its latency in cycles.
     pub fn kernel_access(&mut self, cpu: usize, pa: u64, write: bool) -> u64 {
         let core_i = self.cpus[cpu].core;
-        let (lat, src) = Self::load(
-            &mut self.caches,
-            &self.cores[core_i].dcache,
-            &mut self.cpu_stats[cpu],
-            pa,
-            write,
-            self.mem_source,
-            self.mem_latency,
-        );
+        let kind = if write {
+            AccessKind::Store
+        } else {
+            AccessKind::Load
+        };
+        let (lat, src) = self.load_on_core(cpu, core_i, kind, pa);
         self.cpu_stats[cpu].data_by_source[src] += 1;
         lat
     }
@@ -373,15 +370,7 @@ impl System {
     pub fn read_page_table_line(&mut self, cpu: usize, pa: PhysAddr) -> Option<(u64, usize)> {
         let addr = self.host_physical(pa)?;
         let core_i = self.cpus[cpu].core;
-        let (lat, src) = Self::load(
-            &mut self.caches,
-            &self.cores[core_i].dcache,
-            &mut self.cpu_stats[cpu],
-            addr,
-            false,
-            self.mem_source,
-            self.mem_latency,
-        );
+        let (lat, src) = self.load_on_core(cpu, core_i, AccessKind::Load, addr);
         self.cpu_stats[cpu].cycles += lat;
         self.cpus[cpu].clock += lat;
         self.keep_in_shared_levels(cpu, PhysAddr(addr));
