@@ -21,6 +21,43 @@ pub trait Generator: Send {
     }
 }
 
+/// A migration benchmark (seed 000 §4): `rounds()` rounds of one thread's references over a
+/// `Layout`; the first starts the thread on core 0 (`Layout::begin_iteration`). `ByRounds`
+/// makes it a `Generator`.
+pub trait Rounds: Send {
+    /// The benchmark's layout and its number of rounds.
+    fn plan(&self) -> (&Layout, u64);
+    /// Writes the records of the next round.
+    fn round(&mut self, out: &mut Vec<Record>);
+}
+
+/// The generator of a `Rounds` benchmark: one round a step.
+pub struct ByRounds<B: Rounds> {
+    bench: B,
+    done: u64,
+}
+
+impl<B: Rounds> ByRounds<B> {
+    pub fn new(bench: B) -> Self {
+        ByRounds { bench, done: 0 }
+    }
+}
+
+impl<B: Rounds> Generator for ByRounds<B> {
+    fn regions(&self) -> Vec<String> {
+        self.bench.plan().0.names.clone()
+    }
+    fn step(&mut self, out: &mut Vec<Record>) -> bool {
+        let (layout, rounds) = self.bench.plan();
+        if !layout.begin_iteration(self.done, rounds, out) {
+            return false;
+        }
+        self.bench.round(out);
+        self.done += 1;
+        true
+    }
+}
+
 pub struct Chunked<G: Generator> {
     g: G,
     buf: Vec<Record>,

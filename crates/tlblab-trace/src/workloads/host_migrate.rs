@@ -61,7 +61,6 @@ pub struct HostMigrate {
     layout: Layout,
     rewarm_phase: u32,
     retouch_phase: u32,
-    it: u64,
 }
 
 impl HostMigrate {
@@ -105,7 +104,6 @@ impl HostMigrate {
             layout,
             rewarm_phase,
             retouch_phase,
-            it: 0,
         })
     }
 
@@ -129,14 +127,11 @@ impl HostMigrate {
     }
 }
 
-impl Generator for HostMigrate {
-    fn regions(&self) -> Vec<String> {
-        self.layout.names.clone()
+impl Rounds for HostMigrate {
+    fn plan(&self) -> (&Layout, u64) {
+        (&self.layout, self.iterations)
     }
-    fn step(&mut self, out: &mut Vec<Record>) -> bool {
-        if !self.layout.begin_iteration(self.it, self.iterations, out) {
-            return false;
-        }
+    fn round(&mut self, out: &mut Vec<Record>) {
         // 1. evict on B.
         Self::move_to(1, out);
         for p in 0..self.evict {
@@ -172,7 +167,5 @@ impl Generator for HostMigrate {
         out.push(ev(Event::PhaseEnd {
             region: self.retouch_phase,
         }));
-        self.it += 1;
-        true
     }
 }

@@ -75,7 +75,6 @@ pub struct MigrationBench {
     layout: Layout,
     first: u32,
     second: u32,
-    it: u64,
     core: u64,
 }
 
@@ -103,20 +102,16 @@ impl MigrationBench {
             layout,
             first,
             second,
-            it: 0,
             core: 0,
         })
     }
 }
 
-impl Generator for MigrationBench {
-    fn regions(&self) -> Vec<String> {
-        self.layout.names.clone()
+impl Rounds for MigrationBench {
+    fn plan(&self) -> (&Layout, u64) {
+        (&self.layout, self.iterations)
     }
-    fn step(&mut self, out: &mut Vec<Record>) -> bool {
-        if !self.layout.begin_iteration(self.it, self.iterations, out) {
-            return false;
-        }
+    fn round(&mut self, out: &mut Vec<Record>) {
         let core = CoreId(self.core as u16);
         let next = ((self.core + 1) % self.cores) as u16;
         // (1) flush everything on the current core.
@@ -156,7 +151,5 @@ impl Generator for MigrationBench {
             region: self.second,
         }));
         self.core = next as u64;
-        self.it += 1;
-        true
     }
 }

@@ -255,10 +255,10 @@ fn build_known(
         "random" => boxed(random::Random::from_params(get, seed)),
         "chase" => boxed(chase::Chase::from_params(get, seed)),
         "migration_4k" | "migration_68k" => {
-            chunked(migration_bench::MigrationBench::from_params(name, get))
+            rounds(migration_bench::MigrationBench::from_params(name, get))
         }
-        "host_migrate" => chunked(host_migrate::HostMigrate::from_params(get, seed)),
-        "rr_migration" => chunked(rr_migration::RrMigration::from_params(get)),
+        "host_migrate" => rounds(host_migrate::HostMigrate::from_params(get, seed)),
+        "rr_migration" => rounds(rr_migration::RrMigration::from_params(get)),
         "tlb_thrash" => chunked(tlb_thrash::TlbThrash::from_params(get)),
         "gups" => chunked(gups::Gups::from_params(get, seed)),
         "graph500_bfs" => chunked(graph500_bfs::Bfs::from_params(get, seed)),
@@ -295,6 +295,13 @@ fn chunked<G: gen::Generator + Send + 'static>(
     generator: Result<G, String>,
 ) -> Result<Box<dyn RecordSource + Send>, String> {
     boxed(generator.map(Chunked::new))
+}
+
+/// A built `gen::Rounds` benchmark behind `gen::ByRounds` and `gen::Chunked`, boxed for `build`.
+fn rounds<B: gen::Rounds + 'static>(
+    bench: Result<B, String>,
+) -> Result<Box<dyn RecordSource + Send>, String> {
+    chunked(bench.map(gen::ByRounds::new))
 }
 
 /// Parses a workload spec `name[:key=value,key=value]`; values are integers, optionally hex

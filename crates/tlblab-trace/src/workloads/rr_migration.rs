@@ -48,7 +48,6 @@ pub struct RrMigration {
     code: Option<u64>,
     layout: Layout,
     run_phase: u32,
-    it: u64,
     /// The core the thread is on (an iteration starts where the last one ended).
     core: u64,
 }
@@ -84,20 +83,16 @@ impl RrMigration {
             code,
             layout,
             run_phase,
-            it: 0,
             core: 0,
         })
     }
 }
 
-impl Generator for RrMigration {
-    fn regions(&self) -> Vec<String> {
-        self.layout.names.clone()
+impl Rounds for RrMigration {
+    fn plan(&self) -> (&Layout, u64) {
+        (&self.layout, self.iterations)
     }
-    fn step(&mut self, out: &mut Vec<Record>) -> bool {
-        if !self.layout.begin_iteration(self.it, self.iterations, out) {
-            return false;
-        }
+    fn round(&mut self, out: &mut Vec<Record>) {
         // (1) a clean slate on every core.
         for c in 0..self.cores {
             out.push(ev(Event::Flush {
@@ -141,7 +136,5 @@ impl Generator for RrMigration {
             out.push(switch(next, None, Some(0)));
             self.core = next as u64;
         }
-        self.it += 1;
-        true
     }
 }
