@@ -141,21 +141,14 @@ pub fn list_graph(scale: u32, edge_factor: u64, seed: u64) -> ListGraph {
     ListGraph { ij, off, chain, nv }
 }
 
-static LAST: KeepLast<(u32, u64, u64), ListGraph> = KeepLast::new();
+static LAST: KeepLast<super::graph_cache::RmatKey, ListGraph> = KeepLast::new();
 
 /// `list_graph(scale, edge_factor, seed)`, kept for the next call with the same arguments in
 /// this process (`rmat::KeepLast`: seed 001 runs many configurations of its scale-24 graph;
 /// building it takes a minute and 4 GiB of host memory); `release` drops it.
 /// With a cache directory set, read from there or written there (`rmat::shared`).
 pub fn shared(scale: u32, edge_factor: u64, seed: u64) -> Arc<ListGraph> {
-    let params = [
-        ("scale", scale as u64),
-        ("edge_factor", edge_factor),
-        ("seed", seed),
-    ];
-    super::graph_cache::kept(&LAST, (scale, edge_factor, seed), &params, || {
-        list_graph(scale, edge_factor, seed)
-    })
+    super::graph_cache::kept(&LAST, (scale, edge_factor, seed), list_graph)
 }
 
 impl super::graph_cache::Cached for ListGraph {

@@ -115,21 +115,30 @@ pub fn file_for<T: Cached>(dir: &Path, tag: &str, params: &[(&str, u64)]) -> Pat
     dir.join(format!("{}{p}.g{}.{tag}.graph", T::KIND, T::GENERATOR))
 }
 
-/// `build()`'s graph kept in `last` under `key` (`KeepLast`), read from the cache directory
-/// when it holds it, else built (and written there). A graph already kept is written there
-/// when the file is missing, so a pass that found the graph in its process still leaves it
-/// for the workers.
-pub fn kept<K: PartialEq, T: Cached>(
-    last: &KeepLast<K, T>,
-    key: K,
-    params: &[(&str, u64)],
-    build: impl FnOnce() -> T,
+/// The R-MAT parameters a graph is built from: (scale, edge factor, seed).
+pub type RmatKey = (u32, u64, u64);
+
+/// `build(key)`'s graph kept in `last` (`KeepLast`), read from the cache directory when it
+/// holds it, else built (and written there). A graph already kept is written there when the
+/// file is missing, so a pass that found the graph in its process still leaves it for the
+/// workers.
+pub fn kept<T: Cached>(
+    last: &KeepLast<RmatKey, T>,
+    key: RmatKey,
+    build: fn(u32, u64, u64) -> T,
 ) -> Arc<T> {
+    let (scale, edge_factor, seed) = key;
+    let params = [
+        ("scale", scale as u64),
+        ("edge_factor", edge_factor),
+        ("seed", seed),
+    ];
+    let params = &params[..];
     let dir = DIRECTORY.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let mut fresh = false;
     let g = last.get(key, || {
         fresh = true;
-        load_or_build(dir.as_ref(), params, build)
+        load_or_build(dir.as_ref(), params, || build(scale, edge_factor, seed))
     });
     if !fresh {
         count(|s| s.kept += 1);

@@ -112,7 +112,7 @@ impl<K: PartialEq, T> KeepLast<K, T> {
     }
 }
 
-static LAST: KeepLast<(u32, u64, u64), Csr> = KeepLast::new();
+static LAST: KeepLast<graph_cache::RmatKey, Csr> = KeepLast::new();
 
 /// `rmat(scale, edge_factor, seed)`, kept for the next call with the same arguments
 /// (`KeepLast`): seed 001's scale-24 graph (Table 5.2) takes over a minute and several GB of
@@ -120,14 +120,7 @@ static LAST: KeepLast<(u32, u64, u64), Csr> = KeepLast::new();
 /// With a cache directory set (`graph_cache::set_directory`), the graph is read from there
 /// when a process has not built it yet, and written there once built.
 pub fn shared(scale: u32, edge_factor: u64, seed: u64) -> Arc<Csr> {
-    let params = [
-        ("scale", scale as u64),
-        ("edge_factor", edge_factor),
-        ("seed", seed),
-    ];
-    graph_cache::kept(&LAST, (scale, edge_factor, seed), &params, || {
-        rmat(scale, edge_factor, seed)
-    })
+    graph_cache::kept(&LAST, (scale, edge_factor, seed), rmat)
 }
 
 impl graph_cache::Cached for Csr {
