@@ -690,6 +690,32 @@ fn canneal_steps_read_every_neighbours_location() {
     let stores = acc.iter().filter(|a| a.1 == AccessKind::Store).count();
     // 4 + 2 x (2 x 2 + 2 x 3 x 3) = 48 loads a step, 100 steps.
     assert_eq!(loads, 100 * 48);
+    // The marks: the two elements' present_loc, their cells, per element the three levels of
+    // its neighbours' chains (entries, present_loc, cells), the move's decision: 9 a step,
+    // whatever the degree; then the end of the marked phase.
+    let marks = |begin: bool| {
+        r.iter()
+            .filter(
+                |x| matches!(x, Record::Event(Event::Independent { begin: b, .. }) if *b == begin),
+            )
+            .count()
+    };
+    assert_eq!((marks(true), marks(false)), (100 * 9, 1));
+    // Level by level: between two marks of an element's chains, one kind of load only (all
+    // entries, all present_loc or all cells), so the 2 x 3 = 6 chains' loads of a level
+    // follow each other.
+    let per_level: Vec<usize> = r
+        .split(|x| matches!(x, Record::Event(Event::Independent { .. })))
+        .map(|run| {
+            run.iter()
+                .filter(|x| matches!(x, Record::Access(_)))
+                .count()
+        })
+        .collect();
+    assert!(
+        per_level.iter().filter(|&&n| n == 6).count() >= 100 * 2 * 2,
+        "{per_level:?}"
+    );
     assert_eq!(stores % 2, 0);
     assert!(
         stores > 0 && stores < 200,

@@ -128,34 +128,50 @@ impl Canneal {
     }
 
     /// `netlist_elem::swap_cost(old, new)` for element `e`, with its records.
+    ///
+    /// Its loads, in the order of their dependences: the two vectors' begin and end pointers
+    /// (addressed from `e`, a register); every fan-in and fan-out entry (through its vector's
+    /// pointer); every neighbour's `present_loc` (through its entry); every neighbour's cell
+    /// (through its `present_loc`). Each neighbour is a chain of three dependent loads, and the
+    /// chains are independent of each other (the loop sums their costs). A mark says only
+    /// "independent of every load in flight" (`Event::Independent`), so the records give the
+    /// chains' loads level by level, a barrier before each level: the order in which an
+    /// out-of-order core can issue them, each load as soon as the one it goes through is back,
+    /// the core's window (`timing.mlp`) bounding how many are in flight. In program order, a
+    /// barrier per dependent load would make each chain wait for the others' (before
+    /// 2026-11-28: seed 001's canneal-not-helped).
     fn swap_cost(&self, e: u64, old: u64, new: u64, out: &mut Vec<Record>) -> i64 {
         let (ox, oy) = ((old % self.width) as i64, (old / self.width) as i64);
         let (nx, ny) = ((new % self.width) as i64, (new / self.width) as i64);
-        let mut cost = 0i64;
-        for (side, field, lists) in [(0, FANIN, self.va_fanin), (1, FANOUT, self.va_fanout)] {
-            // The vector's begin and end pointers: addressed from `e`, a register.
-            let ea = self.va_elems + e * ELEM;
+        let ea = self.va_elems + e * ELEM;
+        let sides = [(0, FANIN, self.va_fanin), (1, FANOUT, self.va_fanout)];
+        for &(_, field, _) in &sides {
             out.push(load(0, ea + field, 8));
             out.push(load(0, ea + field + 8, 8));
+        }
+        out.push(independent(0, true));
+        for &(_, _, lists) in &sides {
             let list = lists + e * self.list_bytes + 16;
             for j in 0..self.degree {
-                let f = self.neighbour(e, side, j);
-                // fanin[j] is read through the vector's pointer (a barrier after the header,
-                // then none: the entries are independent of each other and of the chain of
-                // the entry before), `fanin[j]->present_loc` through fanin[j], and the cell
-                // through present_loc: a chain of three dependent loads.
-                if j == 0 {
-                    out.push(independent(0, true));
-                }
                 out.push(load(0, list + j * 8, 8));
-                out.push(independent(0, true));
-                out.push(load(0, self.va_elems + f * ELEM + LOC, 8));
-                out.push(independent(0, true));
-                let c = self.loc[f as usize] as u64;
-                out.push(load(0, self.va_cells + c * 8, 8));
-                let (fx, fy) = ((c % self.width) as i64, (c / self.width) as i64);
-                cost += (fx - nx).abs() + (fy - ny).abs() - (fx - ox).abs() - (fy - oy).abs();
             }
+        }
+        let neighbours = || {
+            sides.iter().flat_map(move |&(side, _, _)| {
+                (0..self.degree).map(move |j| self.neighbour(e, side, j))
+            })
+        };
+        out.push(independent(0, true));
+        for f in neighbours() {
+            out.push(load(0, self.va_elems + f * ELEM + LOC, 8));
+        }
+        out.push(independent(0, true));
+        let mut cost = 0i64;
+        for f in neighbours() {
+            let c = self.loc[f as usize] as u64;
+            out.push(load(0, self.va_cells + c * 8, 8));
+            let (fx, fy) = ((c % self.width) as i64, (c / self.width) as i64);
+            cost += (fx - nx).abs() + (fy - ny).abs() - (fx - ox).abs() - (fy - oy).abs();
         }
         cost
     }
