@@ -34,17 +34,6 @@ fn with_technique(
     spaces: usize,
     spec: &TechniqueSpec,
 ) -> Result<(), TestCaseError> {
-    // Without the random steps' independence marks: extra events of any kind (a no-op
-    // `TaskRelease` in their place too) make the engine and the twins disagree on some
-    // multi-core inputs with a technique installed (found 2026-11-27 with the marks, input
-    // seed cc fdb3ef3e.. of this file's strategies; not the marks' doing, not yet settled).
-    // The marks and `timing.mlp` are checked against the reference in reference_parity.rs
-    // and tests/mlp.rs; pt_baker's stressors mark themselves on machines with `timing.mlp`.
-    let steps: Vec<_> = steps
-        .iter()
-        .filter(|s| !matches!(s, common::random::Step::Independent { .. }))
-        .cloned()
-        .collect();
     let records = records(&steps, &machine_for(cfg, &opts), opts.walks);
     with_technique_on(cfg, opts, &records, spaces, spec)
 }
