@@ -1456,12 +1456,10 @@ impl ReferenceModel {
         if self.opts.os.tlb_maintenance == crate::os::TlbMaintenance::Broadcast {
             return;
         }
-        let ipi = self.opts.os.ipi_cycles;
-        for c in 0..self.cpus.len() {
-            if c != cpu % self.cpus.len() {
-                self.os.ipis += 1;
-                self.charge(c, ipi);
-            }
+        let (ipi, n) = (self.opts.os.ipi_cycles, self.cpus.len());
+        for c in (0..n).filter(|&c| c != cpu % n) {
+            self.os.ipis += 1;
+            self.charge(c, ipi);
         }
     }
 
@@ -1475,15 +1473,12 @@ impl ReferenceModel {
         }
         let broadcast = self.opts.os.tlb_maintenance == crate::os::TlbMaintenance::Broadcast;
         for core in 0..self.cores.len() {
-            let mut n = 0;
-            for (t, micro) in self.tlbs_of(core) {
-                n += if broadcast && micro {
-                    self.tlbs[t].invalidate_unlocked()
-                } else {
-                    self.tlbs[t].shoot_down_asid(asid)
-                };
-            }
-            self.core_os[core].invalidations += n;
+            let tlbs = self.tlbs_of(core);
+            let dropped = tlbs.into_iter().map(|(t, micro)| match broadcast && micro {
+                true => self.tlbs[t].invalidate_unlocked(),
+                false => self.tlbs[t].shoot_down_asid(asid),
+            });
+            self.core_os[core].invalidations += dropped.sum::<u64>();
         }
         self.maintenance_reaches_all(cpu);
     }
