@@ -74,16 +74,16 @@ def interval_parallel(spec: str, n: int, full, k: int, workers: int = 2) -> dict
     the graph cache the pass wrote (docs/checkpoints.md, "Graph cache"): the same set-up on both
     sides, and the same Dask task overheads. The intervals run in the pass's own process too
     (which holds the pass's graph and reads nothing): reported, not the baseline."""
-    import logging
     import shutil
     import tempfile
     import time
     from pathlib import Path
 
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     import tlblab
     from tlblab.intervals import intervals
+    from tlblab.sweeps.run import local_cluster
 
     out = tempfile.mkdtemp(prefix="tlblab-bench-intervals-")
     sides = {}
@@ -103,8 +103,7 @@ def interval_parallel(spec: str, n: int, full, k: int, workers: int = 2) -> dict
             for f in (here.directory / "results").iterdir():
                 f.unlink()
             t0 = time.perf_counter()
-            cluster = LocalCluster(n_workers=w, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=logging.ERROR)
+            cluster = local_cluster(w)
             client = Client(cluster)
             client.run(lambda: __import__("tlblab.intervals"))
             start = time.perf_counter() - t0

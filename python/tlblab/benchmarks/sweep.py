@@ -81,11 +81,10 @@ def _compare(path: str, refs: int, scheduler: str, rounds: int, startup: float) 
 
 
 def run(quick: bool) -> dict:
-    import logging
-
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     from tlblab import trace
+    from tlblab.sweeps.run import local_cluster
 
     if not shutil.which("valgrind"):
         return {"skipped": "valgrind is not installed: no real trace to sweep over"}
@@ -98,8 +97,7 @@ def run(quick: bool) -> dict:
         out["trace"] = {"program": "ls -lR /usr/share/doc", "accesses": rep["summary"]["accesses"],
                         "bytes": os.path.getsize(path)}
         t0 = time.monotonic()
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.ERROR)
+        cluster = local_cluster(2)
         client = Client(cluster)
         startup = time.monotonic() - t0
         out["cluster_startup_seconds"] = round(startup, 2)

@@ -272,9 +272,7 @@ def dask_client(scheduler: str | None, workers: int | None, rep: Report):
     """A client of `scheduler`, or of a new LocalCluster of `workers` processes (closed after),
     and the number of workers; `rep.where` says which. A sweep's and an interval-parallel
     run's (`tlblab.intervals`) cluster: an interrupt kills the LocalCluster's workers at once."""
-    import logging
-
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     cluster = None
     if scheduler:
@@ -286,10 +284,7 @@ def dask_client(scheduler: str | None, workers: int | None, rep: Report):
         rep.where = f"scheduler {scheduler} ({_workers(n)})"
     else:
         n = workers or _cores()
-        # Workers are processes with one thread each: the engine is single-threaded per run.
-        # No dashboard: the sweep needs no web server (and the port may be taken).
-        cluster = _quiet_start(lambda: LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                                    dashboard_address=None, silence_logs=logging.ERROR))
+        cluster = _quiet_start(lambda: local_cluster(n))
         client = Client(cluster)
         rep.where = f"a LocalCluster of {_workers(n)}"
     try:
@@ -302,6 +297,20 @@ def dask_client(scheduler: str | None, workers: int | None, rep: Report):
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def local_cluster(n: int):
+    """A LocalCluster of `n` worker processes with one thread each (the engine is single-threaded
+    per run), no dashboard (no web server is needed, and the port may be taken), and no log
+    below CRITICAL: at a sweep's end under load, a worker whose heartbeat met the scheduler
+    already closed logged an ERROR with a traceback (2026-11-28), while a task's real error
+    reaches the client as its exception."""
+    import logging
+
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                        silence_logs=logging.CRITICAL)
 
 
 def _quiet_start(make):
