@@ -16,6 +16,9 @@ out. Kernel layout follows the link order (arch/arm, kernel/, mm/, fs/, ..., dri
 the scheduler's and lock text), the same in 4.14, so which subsystems a path crosses, and so
 roughly how many sections, carries over; the exact addresses do not.
 
+`bounds()` (`--bounds`) runs Table 2's single-core scenarios with the sections moved to other
+main-TLB sets and with every path fetching the whole text: how far the text can move the rows.
+
 `measure()` downloads the package with apt (armhf added as a foreign architecture), keeps only
 its System.map under out/kernel/ (the 620 MB package is removed), and caches the counts as JSON
 beside it. `python -m tlblab.seeds.s004_tlb_lockdown.kernel_text` prints them. The engine's
@@ -174,7 +177,44 @@ def measure(cache: Path = CACHE) -> dict:
     return res
 
 
+def bounds(shifts: tuple[int, ...] = (0, 4, 8, 12, 16, 20)) -> dict[str, dict]:
+    """How much the kernel's text can move Table 2's single-core runs (the bounds the
+    explanations quote): per program, the main TLB's misses of the program and its main stall
+    with the measured sections shifted by each of `shifts` sections (other main-TLB sets, as
+    another kernel's layout would put them), and with every path fetching all of the text's
+    sections, with the locks' micro and main decreases then. Uses the cached captures."""
+    import tlblab.lockdown as ld
+    from tlblab.profile import profile
+    from tlblab.seeds.s004_tlb_lockdown import experiments as ex, mibench
+    from tlblab.sim import simulate
+
+    keys = ("syscall_text_sections", "tick_text_sections", "fault_text_sections")
+    out: dict[str, dict] = {}
+    every = (1 << measure()["text_sections"]) - 1
+    for prog in ex.PROGRAMS:
+        trace = str(mibench.scenario(prog, 1, limit=0, corunner_limit=0,
+                                     tick=ex.tick_references(prog, False), phase=0))
+
+        def run(os_: dict) -> tuple[int, float, dict]:
+            r = simulate(ex.A9, trace, technique="lockdown:process=0", stall_cycles=True, os=os_)
+            return int(r.stats["processes"]["0"]["tlb"][-1]["misses"]), r.stall_cycles("process 0"), os_
+
+        shifted = {sh: run({**ex.OS, **{k: ex.OS[k] << sh for k in keys}}) for sh in shifts}
+        misses, stall, os_all = run({**ex.OS, **{k: every for k in keys}})
+        rows = profile(str(mibench.capture(prog)), process=0)
+        pages = ld.most_frequent(rows, 4, process=0, geom=ld.geometry(ex.A9))
+        locked = ld.stall_of(ex.A9, trace, pages, process=0, os=os_all)
+        out[prog] = {"shifted": {sh: {"main_misses": m, "main": s_["main"]} for sh, (m, s_, _) in shifted.items()},
+                     "all_sections": {"main_misses": misses, "main": stall["main"],
+                                      "decreased_micro": stall["uTLB-D"] - locked["uTLB-D"],
+                                      "decreased_main": stall["main"] - locked["main"]}}
+    return out
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--bounds"]:
+        print(json.dumps(bounds(), indent=1))
+        sys.exit(0)
     try:
         r = measure()
     except UserError as e:
