@@ -217,8 +217,9 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
     `os` sets the OS model: `{"switch": "auto"|"flush_all"|"asid_tagged", "asid_bits": 8,
     "switch_cycles": 0, "ipi_cycles": 0, "kernel_pages": 0, "kernel_return_pages": 0,
     "fault_kernel_pages": 0, "migrate_kernel_pages": 0, "tlb_maintenance": "ipi"|"broadcast",
-    "syscall_kernel_pages": 0, "tick_kernel_pages": 0}` (see
-    `tlblab_core::os::OsConfig`).
+    "syscall_kernel_pages": 0, "tick_kernel_pages": 0, "syscall_text_sections": 0,
+    "tick_text_sections": 0, "fault_text_sections": 0}` (see `tlblab_core::os::OsConfig`; the
+    text sections are masks of the kernel image's 1 MiB sections).
 
     `technique` switches on a technique, `"NAME[:key=value,...]"` (`tlblab.techniques()` lists
     them with their parameters); it overrides a `[technique]` table of the machine file.

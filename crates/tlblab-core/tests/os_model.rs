@@ -807,6 +807,85 @@ fn given_kernel_entries_when_a_thread_calls_twice_and_ticks_then_each_path_touch
     assert!(e.to_string().contains("path 7"), "{e}");
 }
 
+/// The kernel text a path runs (`os.syscall_text_sections`, `tick_text_sections`,
+/// `fault_text_sections`: bit `k` the kernel image's `k`th 1 MiB section) is fetched through
+/// the instruction side: a global 1 MiB entry in the instruction micro TLB and the unified
+/// main TLB behind it (seed 004 §III: the Cortex-A9's main TLB is shared by both sides). One
+/// thread faults once (text sections 0 and 2), calls the kernel twice (sections 1 and 2) and
+/// takes a tick (section 3), on split 4-entry first levels (the instruction one's lookup 1
+/// cycle) and an 8-entry unified second level (7 cycles, refill 3), no caches: a section that
+/// misses both levels costs 1 + 7 + the descriptor's load from memory (100) + 3, one the micro
+/// TLB holds 1. Against the same run without text the cycles grow by exactly that (busy time),
+/// the data stalls do not (instruction-side misses are not data stalls), and the main TLB
+/// holds the four sections' global 1 MiB entries.
+#[test]
+fn given_kernel_text_sections_when_paths_run_then_each_section_takes_one_instruction_side_entry() {
+    use tlblab_core::tlb::TlbKind;
+    use tlblab_trace::record::kernel_entry;
+    let run = |syscall_text_sections: u32, tick_text_sections: u32, fault_text_sections: u32| {
+        let mut cfg = shaped_machine((1, 4), (1, 8, ReplacementKind::Lru), 7, true);
+        cfg.tlbs[0].latency = 1;
+        cfg.tlbs[2].refill_latency = 3;
+        // Room for the kernel's text below its data pages (`os::kernel_text_section`).
+        cfg.memory.bytes = 512 << 20;
+        assert_eq!(cfg.tlbs[2].kind, TlbKind::Unified);
+        let mut sys = System::new(
+            cfg,
+            RunOptions {
+                data_accesses: false,
+                stall_cycles: true,
+                os: OsConfig {
+                    fault_kernel_pages: 1,
+                    syscall_text_sections,
+                    tick_text_sections,
+                    fault_text_sections,
+                    ..OsConfig::default()
+                },
+                ..RunOptions::default()
+            },
+        )
+        .unwrap();
+        let mut recs = thread_starts(&[0]);
+        let entry = |path| Record::Event(Event::KernelEntry { process: 0, path });
+        recs.push(ld(0, 0x1000_0000));
+        recs.push(entry(kernel_entry::SYSCALL));
+        recs.push(entry(kernel_entry::SYSCALL));
+        recs.push(entry(kernel_entry::TICK));
+        sys.run(&mut VecSource::new(recs)).unwrap();
+        let sections = sys.tlbs[2]
+            .entries()
+            .filter(|e| e.global && e.size == PageSize::Size1M)
+            .count();
+        (sys.stats(), sections)
+    };
+    let (without, none) = run(0, 0, 0);
+    let (with, sections) = run(0b110, 0b1000, 0b101);
+    let (miss, hit) = (1 + 7 + 100 + 3, 1);
+    assert_eq!(none, 0);
+    assert_eq!(sections, 4, "sections 0-3, one main-TLB entry each");
+    assert_eq!(
+        with.total.cycles - without.total.cycles,
+        2 * miss + (miss + hit) + 2 * hit + miss,
+        "the fault's two sections miss; the first call's section 1 misses and 2 hits; the second call hits both; the tick's misses"
+    );
+    assert_eq!(
+        with.total.data_stall_cycles, without.total.data_stall_cycles,
+        "instruction-side misses are not data stalls"
+    );
+    assert_eq!(with.total.walks, without.total.walks);
+}
+
+/// The fault path's text is traced with its pages: text sections without them are refused.
+#[test]
+fn fault_text_sections_without_fault_kernel_pages_are_refused() {
+    let os = OsConfig {
+        fault_text_sections: 1,
+        ..OsConfig::default()
+    };
+    let e = os.validate().unwrap_err();
+    assert!(e.contains("os.fault_text_sections"), "{e}");
+}
+
 /// A fault path longer than the kernel's page budget is refused with the field's name.
 #[test]
 fn fault_kernel_pages_beyond_the_limit_are_refused_with_the_field() {

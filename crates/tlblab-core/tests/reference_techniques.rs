@@ -454,11 +454,13 @@ proptest! {
         let cfg = strongarm_like(cfg);
         // The switch, fault, migration and entry paths' global kernel pages (`os.kernel_pages`,
         // `kernel_return_pages`, `fault_kernel_pages`, `migrate_kernel_pages`,
-        // `syscall_kernel_pages`, `tick_kernel_pages`) under seed 002's domains
+        // `syscall_kernel_pages`, `tick_kernel_pages`) and text sections
+        // (`syscall_text_sections`, `tick_text_sections`, `fault_text_sections`) under seed
+        // 002's domains
         // (which domain a kernel entry takes, the DACR check of a kernel touch) are not
         // modelled yet: fass runs without them.
         let opts = tlblab_core::RunOptions {
-            os: tlblab_core::os::OsConfig { kernel_pages: 0, kernel_return_pages: 0, fault_kernel_pages: 0, migrate_kernel_pages: 0, syscall_kernel_pages: 0, tick_kernel_pages: 0, ..opts.os },
+            os: tlblab_core::os::OsConfig { kernel_pages: 0, kernel_return_pages: 0, fault_kernel_pages: 0, migrate_kernel_pages: 0, syscall_kernel_pages: 0, tick_kernel_pages: 0, syscall_text_sections: 0, tick_text_sections: 0, fault_text_sections: 0, ..opts.os },
             ..opts
         };
         // The default kernel base (the random pages above 3 GiB are the kernel's), one

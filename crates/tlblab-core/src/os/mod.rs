@@ -125,6 +125,21 @@ pub struct OsConfig {
     /// Kernel pages a timer tick touches (a `KernelEntry` event of path `kernel_entry::TICK`),
     /// as `syscall_kernel_pages`'s. Pages after `syscall_kernel_pages`'s. 0: none.
     pub tick_kernel_pages: u32,
+    /// The kernel text a system call runs: a set of the kernel image's 1 MiB sections (bit `k`:
+    /// the `k`th section of its text, `kernel_text_section`), each fetched once per call
+    /// through the calling core's instruction TLB levels as a global 1 MiB section entry
+    /// (`System::kernel_fetch`), before the path's data pages. Linux maps its image with 1 MiB
+    /// sections (ARM: arch/arm/mm/mmu.c, `map_lowmem`), so a path's code takes one entry per
+    /// section its functions lie in; where the last level is unified (the Cortex-A9's main TLB,
+    /// seed 004 §III) those entries compete with the data side's. Instruction-side misses are
+    /// not data stalls (`UnitStats::data_stall_cycles`): their cycles are the thread's busy
+    /// time. 0: the path's text is not traced.
+    pub syscall_text_sections: u32,
+    /// The kernel text a timer tick runs, as `syscall_text_sections`.
+    pub tick_text_sections: u32,
+    /// The kernel text the page-fault path runs, as `syscall_text_sections`, fetched before the
+    /// fault's kernel pages; only where those are traced (`fault_kernel_pages` > 0).
+    pub fault_text_sections: u32,
 }
 
 impl Default for OsConfig {
@@ -141,6 +156,9 @@ impl Default for OsConfig {
             tlb_maintenance: TlbMaintenance::Ipi,
             syscall_kernel_pages: 0,
             tick_kernel_pages: 0,
+            syscall_text_sections: 0,
+            tick_text_sections: 0,
+            fault_text_sections: 0,
         }
     }
 }
@@ -178,6 +196,13 @@ impl OsConfig {
             }
             room -= pages;
         }
+        if self.fault_text_sections != 0 && self.fault_kernel_pages == 0 {
+            return Err(format!(
+                "os.fault_text_sections: the fault path's text is traced with its pages; set \
+                 os.fault_kernel_pages > 0 or fault_text_sections = 0 (found {:#x})",
+                self.fault_text_sections
+            ));
+        }
         Ok(())
     }
 
@@ -207,6 +232,34 @@ impl OsConfig {
             _ => None,
         }
     }
+
+    /// The kernel text sections (`syscall_text_sections`' bits) of kernel path `path` of a
+    /// `KernelEntry` event; 0 for a path not defined.
+    pub fn entry_text_sections(&self, path: u8) -> u32 {
+        use tlblab_trace::record::kernel_entry;
+        match path {
+            kernel_entry::SYSCALL => self.syscall_text_sections,
+            kernel_entry::TICK => self.tick_text_sections,
+            _ => 0,
+        }
+    }
+}
+
+/// The physical address of the `k`th 1 MiB section of the kernel's text
+/// (`OsConfig::syscall_text_sections`): 160 MiB below the top of memory, 32 sections below the
+/// kernel's data pages (`kernel_switch_page`, 96 MiB below the top, with their descriptor
+/// table under them). Its virtual address is the kernel's linear map of it (`kernel_linear`),
+/// whose descriptor the walk reads. On a machine of less than 160 MiB the sections start at 0
+/// and may share addresses with the kernel's data pages.
+pub fn kernel_text_section(memory_bytes: u64, k: u32) -> u64 {
+    memory_bytes.saturating_sub(160 << 20) + ((k as u64) << 20)
+}
+
+/// The physical addresses of the sections set in `mask` (`kernel_text_section`), lowest first.
+pub fn kernel_text_sections(memory_bytes: u64, mask: u32) -> impl Iterator<Item = u64> {
+    (0..32)
+        .filter(move |k| mask >> k & 1 == 1)
+        .map(move |k| kernel_text_section(memory_bytes, k))
 }
 
 /// Most kernel pages `OsConfig::kernel_pages`, `kernel_return_pages`, `fault_kernel_pages`,

@@ -26,7 +26,7 @@ pub use twins::{Twin, TwinCycles};
 
 use crate::cache::CacheKind;
 use crate::machine::{MachineConfig, PwcRestart, TimingModel};
-use crate::os::{kernel_path_pages, SwitchPolicy};
+use crate::os::{kernel_path_pages, kernel_text_sections, SwitchPolicy};
 use crate::system::RunOptions;
 use crate::tlb::TlbKind;
 use formats::RefLevel;
@@ -1046,8 +1046,12 @@ impl ReferenceModel {
                     .values()
                     .find(|&&(s, _)| s == process as usize)
                     .copied();
-                if let (Some((space, cpu)), true) = (thread, pages > 0) {
+                let text = os.entry_text_sections(path);
+                if let (Some((space, cpu)), true) = (thread, pages > 0 || text != 0) {
                     let mut kernel = 0;
+                    for pa in kernel_text_sections(self.config.memory.bytes, text) {
+                        kernel += self.kernel_fetch_in(cpu, space, pa);
+                    }
                     for pa in kernel_path_pages(self.config.memory.bytes, first, pages) {
                         kernel += self.kernel_touch_in(cpu, space, pa, false);
                     }
@@ -1206,6 +1210,34 @@ impl ReferenceModel {
     /// after a miss, the descriptor's load after a miss in all, the refill of the levels above
     /// the last after it.
     fn kernel_touch_in(&mut self, cpu: usize, space: usize, pa: u64, write: bool) -> u64 {
+        let cycles = self.kernel_translate_in(cpu, space, pa, PageSize::Size4K, false);
+        let dcache = self.cores[self.cpus[cpu].core].dcache.clone();
+        let (lat, src) = self.load(cpu, &dcache, pa, write);
+        self.counters[cpu].data_by_source[src] += 1;
+        cycles + lat
+    }
+
+    /// A fetch of the kernel text section at physical `pa` (`os::kernel_text_section`) on
+    /// behalf of a thread of `space`: its translation through the core's instruction TLB
+    /// levels as a global 1 MiB entry, no stall counted, no fetch through the caches.
+    fn kernel_fetch_in(&mut self, cpu: usize, space: usize, pa: u64) -> u64 {
+        self.kernel_translate_in(cpu, space, pa, PageSize::Size1M, true)
+    }
+
+    /// The translation of a kernel reference to physical `pa` as a global `size` page through
+    /// `cpu`'s core's data (or, `instr`, instruction) TLB levels in order, each its latency,
+    /// until one holds it; after a miss in all, the descriptor loaded through the data caches
+    /// and the refill of the level above the last; the levels above the hit (all after a miss)
+    /// filled. Data-side lookups after a miss, the descriptor and the refill are data stalls;
+    /// instruction-side ones are not counted. Returns the cycles.
+    fn kernel_translate_in(
+        &mut self,
+        cpu: usize,
+        space: usize,
+        pa: u64,
+        size: PageSize,
+        instr: bool,
+    ) -> u64 {
         let top = &self.levels[0];
         let k =
             crate::os::kernel_linear(1u64 << (top.shift + top.bits), self.config.memory.bytes, pa);
@@ -1215,13 +1247,18 @@ impl ReferenceModel {
             hw_thread: self.cpus[cpu].hw_thread,
         };
         let core = self.cpus[cpu].core;
-        let path = self.cores[core].dtlb.clone();
+        let path = if instr {
+            self.cores[core].itlb.clone()
+        } else {
+            self.cores[core].dtlb.clone()
+        };
+        let mut stalls = vec![0u64; self.counters[cpu].data_stall_cycles.len()];
         let mut cycles = 0;
         let mut hit_at = path.len();
         for (i, &(t, _)) in path.iter().enumerate() {
             cycles += self.tlbs[t].latency;
             if i > 0 {
-                self.counters[cpu].data_stall_cycles[path[i - 1].1] += self.tlbs[t].latency;
+                stalls[path[i - 1].1] += self.tlbs[t].latency;
             }
             if self.tlbs[t].lookup(k.va, who).is_some() {
                 hit_at = i;
@@ -1234,23 +1271,26 @@ impl ReferenceModel {
             self.counters[cpu].data_by_source[src] += 1;
             cycles += lat;
             if let Some(&(_, last)) = path.last() {
-                self.counters[cpu].data_stall_cycles[last] += lat;
+                stalls[last] += lat;
             }
             if path.len() > 1 {
                 let refill = self.tlbs[path[path.len() - 1].0].refill_latency;
                 cycles += refill;
-                self.counters[cpu].data_stall_cycles[path[path.len() - 2].1] += refill;
+                stalls[path[path.len() - 2].1] += refill;
+            }
+        }
+        if !instr {
+            for (c, s) in self.counters[cpu].data_stall_cycles.iter_mut().zip(stalls) {
+                *c += s;
             }
         }
         for &(t, _) in &path[..hit_at] {
             self.tlbs[t].insert(Entry {
                 global: true,
-                ..Entry::filled(k.va >> 12, PageSize::Size4K, pa >> 12, who)
+                ..Entry::filled(k.va >> size.shift(), size, pa >> 12, who)
             });
         }
-        let (lat, src) = self.load(cpu, &dcache, pa, write);
-        self.counters[cpu].data_by_source[src] += 1;
-        cycles + lat
+        cycles
     }
 
     /// Flushes the TLB levels (each once) and page-walk caches of `cpu`'s core, and its
@@ -1922,6 +1962,11 @@ impl ReferenceModel {
             // retried: busy time of the thread, not the walk's.
             let (os, bytes) = (self.opts.os, self.config.memory.bytes);
             let mut kernel = 0;
+            if os.fault_kernel_pages > 0 {
+                for pa in kernel_text_sections(bytes, os.fault_text_sections) {
+                    kernel += self.kernel_fetch_in(cpu, space, pa);
+                }
+            }
             for pa in kernel_path_pages(bytes, os.fault_kernel_page(0), os.fault_kernel_pages) {
                 kernel += self.kernel_touch_in(cpu, space, pa, false);
             }

@@ -232,16 +232,17 @@ impl System {
             }
             Event::KernelEntry { process, path } => {
                 // The kernel entered on the process's thread (a system call, a timer tick):
-                // its path's global kernel pages (`OsConfig::syscall_kernel_pages`,
-                // `tick_kernel_pages`). A process without a thread has no core to enter on.
+                // its path's text (`OsConfig::syscall_text_sections`, `tick_text_sections`) and
+                // global kernel pages (`OsConfig::syscall_kernel_pages`, `tick_kernel_pages`). A process without a thread has no core to enter on.
                 let Some((first, pages)) = self.options.os.entry_kernel_pages(path) else {
                     return Err(SimError(format!(
                         "KernelEntry event: path {path} is not a kernel path (0 a system call, 1 a timer tick)"
                     )));
                 };
-                if pages > 0 {
+                let text = self.options.os.entry_text_sections(path);
+                if pages > 0 || text != 0 {
                     if let Some(st) = self.state_of_process(process) {
-                        self.kernel_path(st, first, pages);
+                        self.kernel_path(st, text, first, pages);
                     }
                 }
             }

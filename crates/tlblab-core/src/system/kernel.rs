@@ -47,18 +47,51 @@ impl System {
 
     /// `kernel_touch` for the thread whose state is `st` (its `cpu` the hardware thread).
     pub(super) fn kernel_touch_as(&mut self, st: super::ThreadState, pa: u64, write: bool) -> u64 {
+        let cycles = self.kernel_translate(st, pa, PageSize::Size4K, false);
+        cycles + self.kernel_access(st.cpu, pa, write)
+    }
+
+    /// One fetch of kernel text in the 1 MiB section at physical `pa` (`os::kernel_text_section`)
+    /// by the thread whose state is `st`: the translation of `kernel_translate` through the
+    /// core's instruction TLB levels, a global 1 MiB entry (Linux's sections, arch/arm/mm/mmu.c
+    /// `map_lowmem`). The code's own fetches through the caches are not modelled. Returns the
+    /// cycles.
+    pub(super) fn kernel_fetch_as(&mut self, st: super::ThreadState, pa: u64) -> u64 {
+        self.kernel_translate(st, pa, PageSize::Size1M, true)
+    }
+
+    /// The translation of a kernel reference to physical `pa` through the kernel's linear map
+    /// (`os::kernel_linear`) as a global `size` page, by the thread whose state is `st`: the
+    /// core's data (or, `instr`, instruction) TLB levels looked up in order, each costing its
+    /// latency; after a miss in all, the page's descriptor is loaded through the data caches
+    /// (the kernel's one-level table) and the levels above the last refilled from it
+    /// (`TlbConfig::refill_latency`); the levels above the one that hit (all after a miss) are
+    /// filled with the global entry. Data-side misses are counted as stalls
+    /// (`kernel_touch`), instruction-side ones are not. Returns the cycles.
+    fn kernel_translate(
+        &mut self,
+        st: super::ThreadState,
+        pa: u64,
+        size: PageSize,
+        instr: bool,
+    ) -> u64 {
         let cpu = st.cpu;
         let req = self.requester(st);
         let k = kernel_linear(self.va_limit, self.config.memory.bytes, pa);
         let va = VirtAddr(k.va);
         let core_i = self.cpus[cpu].core;
-        let path = self.cores[core_i].dtlb.clone();
+        let path = if instr {
+            self.cores[core_i].itlb.clone()
+        } else {
+            self.cores[core_i].dtlb.clone()
+        };
+        let data = !instr;
         let mut cycles = 0;
         let mut hit_at = path.len();
         for (i, &(t, _)) in path.iter().enumerate() {
             let lat = self.tlbs[t].config.latency;
             cycles += lat;
-            if i > 0 {
+            if i > 0 && data {
                 self.cpu_stats[cpu].data_stall_cycles[path[i - 1].1] += lat;
             }
             if self.tlbs[t].lookup(va, req).is_some() {
@@ -69,16 +102,18 @@ impl System {
         if hit_at == path.len() {
             let c = self.kernel_access(cpu, k.descriptor, false);
             cycles += c;
-            if let Some(&(_, last)) = path.last() {
+            if let (Some(&(_, last)), true) = (path.last(), data) {
                 self.cpu_stats[cpu].data_stall_cycles[last] += c;
             }
-            let (refill, above) = self.cores[core_i].walk_refill[0];
+            let (refill, above) = self.cores[core_i].walk_refill[instr as usize];
             if refill != 0 {
                 cycles += refill;
-                self.cpu_stats[cpu].data_stall_cycles[above] += refill;
+                if data {
+                    self.cpu_stats[cpu].data_stall_cycles[above] += refill;
+                }
             }
         }
-        let mut e = TlbEntry::new(Vpn(k.va >> 12), PageSize::Size4K, Pfn(pa >> 12), req.asid);
+        let mut e = TlbEntry::new(Vpn(k.va >> size.shift()), size, Pfn(pa >> 12), req.asid);
         e.vmid = req.vmid;
         e.hw_thread = req.hw_thread;
         e.global = true;
@@ -90,7 +125,7 @@ impl System {
                 self.tlbs[t].fill(e);
             }
         }
-        cycles + self.kernel_access(cpu, pa, write)
+        cycles
     }
 
     /// The page-fault path's kernel pages (`OsConfig::fault_kernel_pages`), touched by the
@@ -116,7 +151,12 @@ impl System {
         // and every one below it.
         let invalid_at = self.path.len.saturating_sub(1);
         let os = self.options.os;
-        self.kernel_path(st, os.fault_kernel_page(0), os.fault_kernel_pages);
+        self.kernel_path(
+            st,
+            os.fault_text_sections,
+            os.fault_kernel_page(0),
+            os.fault_kernel_pages,
+        );
         if self.host.is_none() {
             self.spaces[st.space]
                 .pt
@@ -150,11 +190,22 @@ impl System {
         self.charge_busy(st.cpu, cycles);
     }
 
-    /// A kernel path of `pages` pages from `kernel_switch_page` index `first`, touched in order
-    /// by the thread whose state is `st` (`kernel_touch_as`), its cycles charged as busy time:
-    /// the page-fault path (`fault_kernel_path`) and a `KernelEntry` event's.
-    pub(super) fn kernel_path(&mut self, st: super::ThreadState, first: u32, pages: u32) {
+    /// A kernel path: its text, the sections set in `text` (`OsConfig::syscall_text_sections`),
+    /// fetched in order (`kernel_fetch_as`), then its `pages` pages from `kernel_switch_page`
+    /// index `first`, touched in order (`kernel_touch_as`), by the thread whose state is `st`,
+    /// the cycles charged as busy time: the page-fault path (`fault_kernel_path`) and a
+    /// `KernelEntry` event's.
+    pub(super) fn kernel_path(
+        &mut self,
+        st: super::ThreadState,
+        text: u32,
+        first: u32,
+        pages: u32,
+    ) {
         let mut cycles = 0;
+        for pa in crate::os::kernel_text_sections(self.config.memory.bytes, text) {
+            cycles += self.kernel_fetch_as(st, pa);
+        }
         for pa in crate::os::kernel_path_pages(self.config.memory.bytes, first, pages) {
             cycles += self.kernel_touch_as(st, pa, false);
         }

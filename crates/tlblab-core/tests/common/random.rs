@@ -377,6 +377,9 @@ prop_compose! {
         tlb_maintenance in prop_oneof![Just(TlbMaintenance::Ipi), Just(TlbMaintenance::Broadcast)],
         syscall_kernel_pages in prop_oneof![2 => Just(0u32), 1 => 1u32..4],
         tick_kernel_pages in prop_oneof![2 => Just(0u32), 1 => 1u32..3],
+        syscall_text_sections in prop_oneof![2 => Just(0u32), 1 => 1u32..16],
+        tick_text_sections in prop_oneof![2 => Just(0u32), 1 => 1u32..16],
+        fault_text_sections in prop_oneof![2 => Just(0u32), 1 => 1u32..16],
     ) -> OsConfig {
         OsConfig {
             asid_bits,
@@ -390,6 +393,10 @@ prop_compose! {
             tlb_maintenance,
             syscall_kernel_pages,
             tick_kernel_pages,
+            syscall_text_sections,
+            tick_text_sections,
+            // Only where the fault path is traced (`OsConfig::validate`).
+            fault_text_sections: if fault_kernel_pages > 0 { fault_text_sections } else { 0 },
         }
     }
 }

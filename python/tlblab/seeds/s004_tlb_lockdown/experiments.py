@@ -60,18 +60,29 @@ FAULT_KERNEL_PAGES = 4
 #   jiffies with the timekeeper (4): 4 pages.
 # Assumptions from the code paths, not measured or fitted; each path's pages are its own (the
 # kernel stack each path saves on is one page in Linux: the model counts it once per path, so up
-# to two more distinct kernel pages than there are). The kernel's text is not modelled. It is
-# fetched through the instruction side, whose stalls the seed's counters do not count: the
-# Cortex-A9 counts instruction-side main- and micro-TLB miss stalls in events 0x82 and 0x84, the
-# data side's (the seed's, §V.1) in 0x83 and 0x85 (Cortex-A9 TRM DDI0388, Table 11-6). The data
-# counters see it only through the main TLB both sides share (seed 004 §III): each kernel-text
-# translation the instruction side allocates there (event 0x8D, "TLB allocations because of
-# instruction requests") can evict a data entry, and its lookups compete with the data micro TLB's
-# (TRM §6.2.2, "a variable number of cycles, according to competing requests"). Linux maps its
-# image in 1 MiB sections (arch/arm/mm/mmu.c, map_lowmem), so a kernel entry's text takes a few
-# global section entries and the vectors page's, beside the program's own text, whose fetches the
-# captures carry (Lackey's instruction records, through uTLB-I into the unified main TLB).
-# Left out: how many sections a path's code spans was not found for the seed's kernel build.
+# to two more distinct kernel pages than there are).
+# The kernel's text: fetched through the instruction side, whose stalls the seed's counters do
+# not count (the Cortex-A9 counts instruction-side main- and micro-TLB miss stalls in events 0x82
+# and 0x84, the data side's, the seed's (§V.1), in 0x83 and 0x85: TRM DDI0388, Table 11-6), but
+# through the main TLB both sides share (seed 004 §III): each kernel-text translation the
+# instruction side allocates there (event 0x8D, "TLB allocations because of instruction
+# requests") can evict a data entry. Linux maps its image in 1 MiB sections (arch/arm/mm/mmu.c,
+# map_lowmem), so a path's code takes one global section entry per section its functions lie in
+# (`OsConfig::syscall_text_sections`, a mask of the text's sections, fetched through uTLB-I into
+# the unified main TLB before the path's data pages). Measured (kernel_text.py beside this file,
+# `python -m tlblab.seeds.s004_tlb_lockdown.kernel_text`) on the System.map of Debian 12's
+# PREEMPT_RT ARMv7 kernel, linux-image-6.1.0-50-rt-armmp 6.1.176-1 (the seed's 4.14 build is not
+# published; the link order that decides which subsystems lie in which sections is 4.14's too,
+# the addresses are not): of the text's 11 sections, a system call's code lies in sections 0
+# (entry-common.S), 2 (fs/'s write) and 10 (arch/arm/lib's user copy), a tick's in 0 (the IRQ
+# entry, the IRQ core, the TWD handler, kernel/sched's tick, RCU), 1 (kernel/time: hrtimers,
+# tick-sched, timekeeping) and 4 (the GIC driver's EOI), the page fault's in 0 (the abort entry,
+# arch/arm/mm), 2 (mm/) and 10 (do_page_fault, memset): 3 each, 5 together. The exception vectors' page (0xffff0000, a 4 KiB global entry every entry fetches
+# through) is left out, as are the paths' variations (other system calls' handlers, a file
+# fault's page-cache code).
+SYSCALL_TEXT_SECTIONS = 0b100_0000_0101  # sections 0, 2, 10
+TICK_TEXT_SECTIONS = 0b000_0001_0011     # sections 0, 1, 4
+FAULT_TEXT_SECTIONS = 0b100_0000_0101    # sections 0, 2, 10
 SYSCALL_KERNEL_PAGES = 3
 TICK_KERNEL_PAGES = 4
 # The timer: Linux 4.14's ARM Kconfig has no fixed HZ for the i.MX6 (HZ_FIXED is 0 but for
@@ -88,7 +99,9 @@ TICK_CYCLES = 792_000_000 // HZ
 # whose share of the run's time the seed does not give.
 SEED_CYCLES = {"basicmath": 15_000_000, "qsort": 37_000_000, "susan": 33_000_000}
 OS = {"fault_kernel_pages": FAULT_KERNEL_PAGES, "tlb_maintenance": "broadcast",
-      "syscall_kernel_pages": SYSCALL_KERNEL_PAGES, "tick_kernel_pages": TICK_KERNEL_PAGES}
+      "syscall_kernel_pages": SYSCALL_KERNEL_PAGES, "tick_kernel_pages": TICK_KERNEL_PAGES,
+      "syscall_text_sections": SYSCALL_TEXT_SECTIONS, "tick_text_sections": TICK_TEXT_SECTIONS,
+      "fault_text_sections": FAULT_TEXT_SECTIONS}
 
 
 def tick_references(prog: str, quick: bool) -> int:

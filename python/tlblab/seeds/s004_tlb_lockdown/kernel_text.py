@@ -1,0 +1,227 @@
+"""How many 1 MiB sections of kernel text each kernel path of seed 004's runs spans, measured on
+a real 32-bit ARM kernel's symbol table.
+
+Seed 004 §III: the Cortex-A9's main TLB is unified, shared by the instruction and data sides, so
+the kernel's code, fetched on every system call, timer tick and page fault of the program's run,
+takes main-TLB entries beside the program's data. Linux maps its image with 1 MiB sections
+(arch/arm/mm/mmu.c, `map_lowmem`; with CONFIG_STRICT_KERNEL_RWX the text starts on a section
+boundary), so a path's code costs one main-TLB entry per distinct section its functions lie in.
+
+The seed ran Linux 4.14 with PREEMPT_RT (§V.1), whose build is not published. Measured here:
+Debian 12's PREEMPT_RT ARMv7 multiplatform kernel (`linux-image-6.1.0-50-rt-armmp`, 6.1.176-1,
+which runs the i.MX6), whose real System.map is in its `-dbg` package. The paths' functions are
+named as in Linux 6.1's ARM code (below, `PATHS`); a function of 4.14's path that 6.1 inlines
+into its caller is found at the caller's address, and a name not in the map is reported and left
+out. Kernel layout follows the link order (arch/arm, kernel/, mm/, fs/, ..., drivers/, lib/, then
+the scheduler's and lock text), the same in 4.14, so which subsystems a path crosses, and so
+roughly how many sections, carries over; the exact addresses do not.
+
+`bounds()` (`--bounds`) runs Table 2's single-core scenarios with the sections moved to other
+main-TLB sets and with every path fetching the whole text: how far the text can move the rows.
+
+`measure()` downloads the package with apt (armhf added as a foreign architecture), keeps only
+its System.map under out/kernel/ (the 620 MB package is removed), and caches the counts as JSON
+beside it. `python -m tlblab.seeds.s004_tlb_lockdown.kernel_text` prints them. The engine's
+constants (`experiments.KERNEL_TEXT`) are this measurement's result, copied with their source, so
+a reproduction does not download anything.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tlblab.errors import UserError
+from tlblab.files import atomic_write
+
+ROOT = Path(__file__).resolve().parents[4]
+CACHE = ROOT / "out" / "kernel"
+PACKAGE = "linux-image-6.1.0-50-rt-armmp-dbg"
+VERSION = "6.1.176-1"
+MAP = "usr/lib/debug/boot/System.map-6.1.0-50-rt-armmp"
+SECTION_SHIFT = 20  # ARMv7 short-descriptor section: 1 MiB
+# Bump when PATHS or the counting changes.
+MEASURE_VERSION = "1"
+
+# Each kernel path's functions, in Linux 6.1's ARMv7 names, in the order the path runs them.
+PATHS: dict[str, tuple[str, ...]] = {
+    # A system call (arch/arm/kernel/entry-common.S): `vector_swi` saves the registers and calls
+    # the handler from sys_call_table; `ret_fast_syscall` returns, `ret_slow_syscall` and
+    # `do_work_pending` when work is pending. The handler: the programs' calls are few (brk,
+    # mmap2, read, write, exit_group: mibench.syscalls_of); the write path's generic layers stand
+    # for them (`sys_write` → `ksys_write` → `vfs_write`, copying through `arm_copy_from_user`);
+    # the file system's or the tty's own write is left out.
+    "syscall": ("vector_swi", "sys_write", "ksys_write", "vfs_write", "arm_copy_from_user",
+                "ret_fast_syscall", "ret_slow_syscall", "do_work_pending"),
+    # A timer tick from user mode (entry-armv.S `__irq_usr` → `gic_handle_irq`, the Cortex-A9
+    # MPCore's GIC; the per-CPU TWD timer's interrupt, arch/arm/kernel/smp_twd.c; high-resolution
+    # timers as the RT kernel builds them): the IRQ's generic layers, the hrtimer queue, the
+    # scheduler tick (`task_tick_rt`: the real-time program runs SCHED_FIFO, seed 004 §V.1), the
+    # timekeeping update by the CPU that does it, the next event programmed, the EOI, the exit.
+    "tick": ("__irq_usr", "gic_handle_irq", "irq_enter_rcu", "generic_handle_domain_irq",
+             "handle_irq_desc", "handle_percpu_devid_irq", "twd_handler", "hrtimer_interrupt",
+             "__hrtimer_run_queues", "tick_sched_timer", "tick_sched_do_timer",
+             "tick_do_update_jiffies64", "update_wall_time", "timekeeping_advance",
+             "tick_sched_handle", "update_process_times", "account_process_tick",
+             "scheduler_tick", "task_tick_rt", "rcu_sched_clock_irq", "raise_softirq",
+             "hrtimer_update_next_event", "tick_program_event", "clockevents_program_event",
+             "twd_set_next_event", "gic_eoi_irq", "irq_exit_rcu", "irq_exit",
+             "ret_to_user_from_irq"),
+    # A demand-paging fault on a user data page (entry-armv.S `__dabt_usr` → arch/arm/mm/fault.c
+    # `do_DataAbort` → `do_page_fault` → mm/memory.c `handle_mm_fault`, whose anonymous-page path
+    # 6.1 inlines): the VMA lookup, the page allocation, the page cleared
+    # (arch/arm/mm/copypage-v6.c, `clear_page` is `memset`), the new page's rmap and LRU, the
+    # PTE written (`set_pte_at` → `cpu_v7_set_pte_ext`), the exception's return.
+    "fault": ("__dabt_usr", "do_DataAbort", "do_page_fault", "lock_mm_and_find_vma", "find_vma",
+              "handle_mm_fault", "__alloc_pages", "get_page_from_freelist", "__mem_cgroup_charge",
+              "v6_clear_user_highpage_nonaliasing", "memset", "page_add_new_anon_rmap",
+              "folio_add_lru", "set_pte_at", "__sync_icache_dcache", "cpu_v7_set_pte_ext",
+              "ret_from_exception"),
+}
+
+
+def read_map(path: Path) -> list[tuple[int, str, str]]:
+    """System.map's symbols (address, type, name), by address."""
+    out = []
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            try:
+                out.append((int(parts[0], 16), parts[1], parts[2]))
+            except ValueError:
+                continue
+    out.sort()
+    return out
+
+
+def spans(symbols: list[tuple[int, str, str]], paths: dict[str, tuple[str, ...]] = PATHS) -> dict:
+    """Per path: the sections (relative to the first section of the kernel's text, `_stext`) its
+    functions' code lies in, from each function's address to the next symbol's (a function that
+    crosses a section boundary counts both), and the names not found."""
+    by_name: dict[str, list[int]] = {}
+    nexts: dict[int, int] = {}
+    for i, (addr, kind, name) in enumerate(symbols):
+        if kind in "tTW":
+            by_name.setdefault(name, []).append(addr)
+        later = next((a for a, _, _ in symbols[i + 1:i + 8] if a > addr), addr + 1)
+        nexts.setdefault(addr, later)
+    starts = [a for a, _, n in symbols if n == "_stext"]
+    ends = [a for a, _, n in symbols if n == "_etext"]
+    if not starts or not ends:
+        raise UserError("kernel_text: the System.map has no _stext or _etext")
+    base = starts[0] >> SECTION_SHIFT
+    out: dict = {"text_sections": (ends[0] - 1 >> SECTION_SHIFT) - base + 1, "paths": {}}
+    union: set[int] = set()
+    for path, names in paths.items():
+        secs: set[int] = set()
+        missing = []
+        for name in names:
+            addrs = by_name.get(name)
+            if not addrs:
+                missing.append(name)
+                continue
+            for a in addrs:  # a static name defined twice (gic_handle_irq): both
+                secs.update(range((a >> SECTION_SHIFT) - base, ((nexts[a] - 1) >> SECTION_SHIFT) - base + 1))
+        union |= secs
+        out["paths"][path] = {"sections": sorted(secs), "count": len(secs),
+                              "mask": sum(1 << s for s in secs), "missing": missing}
+    out["union"] = sorted(union)
+    return out
+
+
+def _apt(*args: str, cwd: Path | None = None) -> None:
+    r = subprocess.run(list(args), cwd=cwd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise UserError(f"kernel_text: {' '.join(args)} failed: {r.stderr.strip()[-400:]}")
+
+
+def system_map(cache: Path = CACHE) -> Path:
+    """The kernel's System.map under `cache`, downloaded once (`apt-get download` of PACKAGE at
+    VERSION for armhf; needs root for `dpkg --add-architecture armhf` and `apt-get update`)."""
+    dest = cache / f"{PACKAGE}_{VERSION}.System.map"
+    if dest.exists():
+        return dest
+    cache.mkdir(parents=True, exist_ok=True)
+    arches = subprocess.run(["dpkg", "--print-foreign-architectures"], capture_output=True, text=True)
+    if "armhf" not in arches.stdout.split():
+        _apt("dpkg", "--add-architecture", "armhf")
+        _apt("apt-get", "update", "-qq")
+    deb = cache / f"{PACKAGE}_{VERSION}_armhf.deb"
+    try:
+        _apt("apt-get", "download", f"{PACKAGE}:armhf={VERSION}", cwd=cache)
+        got = sorted(cache.glob(f"{PACKAGE}_*_armhf.deb"))
+        if not got:
+            raise UserError(f"kernel_text: apt-get download left no {PACKAGE} package in {cache}")
+        deb = got[0]
+        # The map is near the archive's start: stop after it (--occurrence).
+        r = subprocess.run(["bash", "-c", 'dpkg-deb --fsys-tarfile "$1" | tar -xO --occurrence=1 "./$2"',
+                            "bash", str(deb), MAP], capture_output=True)
+        if not r.stdout:
+            raise UserError(f"kernel_text: {MAP} not found in {deb.name}")
+        atomic_write(dest, r.stdout)
+    finally:
+        for d in cache.glob(f"{PACKAGE}_*_armhf.deb"):
+            d.unlink()
+    return dest
+
+
+def measure(cache: Path = CACHE) -> dict:
+    """The measurement (`spans` of the package's System.map), cached as JSON under `cache`."""
+    out = cache / f"{PACKAGE}_{VERSION}.sections-{MEASURE_VERSION}.json"
+    if out.exists():
+        return json.loads(out.read_text())
+    res = {"package": f"{PACKAGE} {VERSION} armhf", **spans(read_map(system_map(cache)))}
+    atomic_write(out, json.dumps(res, indent=1).encode())
+    return res
+
+
+def bounds(shifts: tuple[int, ...] = (0, 4, 8, 12, 16, 20)) -> dict[str, dict]:
+    """How much the kernel's text can move Table 2's single-core runs (the bounds the
+    explanations quote): per program, the main TLB's misses of the program and its main stall
+    with the measured sections shifted by each of `shifts` sections (other main-TLB sets, as
+    another kernel's layout would put them), and with every path fetching all of the text's
+    sections, with the locks' micro and main decreases then. Uses the cached captures."""
+    import tlblab.lockdown as ld
+    from tlblab.profile import profile
+    from tlblab.seeds.s004_tlb_lockdown import experiments as ex, mibench
+    from tlblab.sim import simulate
+
+    keys = ("syscall_text_sections", "tick_text_sections", "fault_text_sections")
+    out: dict[str, dict] = {}
+    every = (1 << measure()["text_sections"]) - 1
+    for prog in ex.PROGRAMS:
+        trace = str(mibench.scenario(prog, 1, limit=0, corunner_limit=0,
+                                     tick=ex.tick_references(prog, False), phase=0))
+
+        def run(os_: dict) -> tuple[int, float, dict]:
+            r = simulate(ex.A9, trace, technique="lockdown:process=0", stall_cycles=True, os=os_)
+            return int(r.stats["processes"]["0"]["tlb"][-1]["misses"]), r.stall_cycles("process 0"), os_
+
+        shifted = {sh: run({**ex.OS, **{k: ex.OS[k] << sh for k in keys}}) for sh in shifts}
+        misses, stall, os_all = run({**ex.OS, **{k: every for k in keys}})
+        rows = profile(str(mibench.capture(prog)), process=0)
+        pages = ld.most_frequent(rows, 4, process=0, geom=ld.geometry(ex.A9))
+        locked = ld.stall_of(ex.A9, trace, pages, process=0, os=os_all)
+        out[prog] = {"shifted": {sh: {"main_misses": m, "main": s_["main"]} for sh, (m, s_, _) in shifted.items()},
+                     "all_sections": {"main_misses": misses, "main": stall["main"],
+                                      "decreased_micro": stall["uTLB-D"] - locked["uTLB-D"],
+                                      "decreased_main": stall["main"] - locked["main"]}}
+    return out
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--bounds"]:
+        print(json.dumps(bounds(), indent=1))
+        sys.exit(0)
+    try:
+        r = measure()
+    except UserError as e:
+        print(f"tlblab: error: {e}", file=sys.stderr)
+        sys.exit(2)
+    print(r["package"], f"text: {r['text_sections']} sections of 1 MiB")
+    for p, d in r["paths"].items():
+        print(f"{p}: {d['count']} sections {[hex(s) for s in d['sections']]} mask {d['mask']:#x}"
+              + (f" (not in the map: {', '.join(d['missing'])})" if d["missing"] else ""))
+    print(f"all paths: {len(r['union'])} sections")

@@ -1,0 +1,52 @@
+"""Seed 004's kernel-text measurement (`s004_tlb_lockdown.kernel_text.spans`) on a small
+System.map: sections counted from `_stext`, a function that crosses a section boundary counted in
+both, a name defined twice counted at both places, a name not in the map reported."""
+
+import pytest
+
+from tlblab.errors import UserError
+from tlblab.seeds.s004_tlb_lockdown import experiments
+from tlblab.seeds.s004_tlb_lockdown.kernel_text import read_map, spans
+
+MAP = """\
+c0208000 T _text
+c0300000 T _stext
+c0300100 T entry
+c0400010 t twice
+c04ffff0 T crosses
+c0500010 T inside
+c0500100 T gap
+c0700000 t twice
+c0700100 T tail
+c0e00000 D _etext
+"""
+
+
+def test_spans_count_sections_from_stext(tmp_path):
+    p = tmp_path / "System.map"
+    p.write_text(MAP)
+    r = spans(read_map(p), {"a": ("entry", "crosses", "nope"), "b": ("twice", "inside")})
+    assert r["text_sections"] == 11
+    assert r["paths"]["a"]["sections"] == [0, 1, 2]  # crosses spans 0xc04 and 0xc05
+    assert r["paths"]["a"]["missing"] == ["nope"]
+    assert r["paths"]["b"]["sections"] == [1, 2, 4]
+    assert r["paths"]["b"]["mask"] == 0b10110
+    assert r["union"] == [0, 1, 2, 4]
+
+
+def test_a_map_without_stext_is_refused(tmp_path):
+    p = tmp_path / "System.map"
+    p.write_text("c0300100 T entry\n")
+    with pytest.raises(UserError, match="_stext"):
+        spans(read_map(p), {"a": ("entry",)})
+
+
+def test_the_experiments_masks_are_the_measured_sections():
+    # experiments.py copies the measurement's result (kernel_text.py's docstring): 3 sections a
+    # path, 5 together, within the 11 of the measured kernel's text.
+    masks = (experiments.SYSCALL_TEXT_SECTIONS, experiments.TICK_TEXT_SECTIONS,
+             experiments.FAULT_TEXT_SECTIONS)
+    assert [bin(m).count("1") for m in masks] == [3, 3, 3]
+    assert bin(masks[0] | masks[1] | masks[2]).count("1") == 5
+    assert all(m < 1 << 11 for m in masks)
+    assert experiments.OS["syscall_text_sections"] == masks[0]
