@@ -163,6 +163,7 @@ impl System {
             && Self::lanes_permitted(&self.options)
             && self.miss_log.is_none()
             && self.config.timing.write_buffer.is_none()
+            && self.config.timing.dram.is_none()
             && !self.mlp_marked;
         self.companion = technique.has_companion();
         self.technique = Some(technique);
@@ -382,6 +383,12 @@ impl System {
             self.mem_source,
             self.mem_latency,
         );
+        // A line from memory shares the DRAM channels (`timing.dram`), from the read's start.
+        let lat = if src == self.mem_source {
+            lat + self.dram_wait(self.cpus[cpu].clock, 1)
+        } else {
+            lat
+        };
         self.cpu_stats[cpu].cycles += lat;
         self.cpus[cpu].clock += lat;
         self.keep_in_shared_levels(cpu, PhysAddr(addr));

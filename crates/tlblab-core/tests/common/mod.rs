@@ -277,6 +277,16 @@ pub fn reference_difference(
             ));
         }
     }
+    // The DRAM channels' counts (`timing.dram`): the reference keeps them from the start.
+    let dram = stats
+        .dram
+        .map(|d| [d.lines, d.queued_lines, d.queue_cycles]);
+    if stats.warmup.is_none() && dram != r.dram_counts() {
+        return Err(format!(
+            "DRAM counts (lines, waited, cycles) differ: engine {dram:?}, reference {:?}",
+            r.dram_counts()
+        ));
+    }
     let warm = stats.warmup.as_ref().map(|w| w.references);
     if warm != r.warmup_references() {
         return Err(format!(

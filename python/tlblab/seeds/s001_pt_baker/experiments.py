@@ -54,13 +54,25 @@ ZEN3_MLP = {
     "window": 44,
 }
 
+# The 5900X's memory (seed 001 Table 5.1: "64GB, DDR4 4000MHz"; §5.1's AM4 platform has two
+# 64-bit channels): every agent's lines from memory (the application's, the helper's, the
+# stressors') share them (`timing.dram`, ARCHITECTURE.md "Timing"): 2 x 8 B x 4000 MT/s =
+# 64 GB/s peak, a 64-byte line 2 ns on one channel (7.4 cycles at the preset's 3.7 GHz).
+ZEN3_DRAM = {
+    "channels": 2,
+    "mega_transfers": 4000,
+    "bus_bytes": 8,
+    "line_bytes": 64,
+}
+
 
 def machine(cores: int = 4, virt: bool = False, ccx_cores: int = 0) -> dict[str, Any]:
-    """zen3 (or zen3-virt) with `cores` cores and the core's memory-level parallelism
-    (`ZEN3_MLP`); `ccx_cores` > 0 splits them into CCXs of that many cores (one L3 each, seed
-    001 Fig. 4.5)."""
+    """zen3 (or zen3-virt) with `cores` cores, the core's memory-level parallelism
+    (`ZEN3_MLP`) and the DRAM channels every core shares (`ZEN3_DRAM`); `ccx_cores` > 0 splits
+    them into CCXs of that many cores (one L3 each, seed 001 Fig. 4.5)."""
     m = tlblab.machine_config("zen3-virt" if virt else "zen3")
     m.setdefault("timing", {})["mlp"] = dict(ZEN3_MLP)
+    m["timing"]["dram"] = dict(ZEN3_DRAM)
     m["cores"] = cores
     m["name"] = m["name"] + f"-{cores}c"
     if ccx_cores:
