@@ -236,18 +236,20 @@ impl MlpConfig {
 ///
 /// Every line memory serves (a data line, a page-table entry's line of a hardware walk or of a
 /// technique's software walk) occupies one channel for `line_bytes / bus_bytes` transfers at
-/// `mega_transfers` MT/s: `line_cycles()` core cycles. It takes the channel that is free
-/// first (the controller's address interleaving is not modelled: the channels are a pool);
-/// if that one is busy at the line's arrival, the line waits until it is free, and the wait is
-/// added to the reference's latency (and, under `timing.mlp`, to its time in flight). The
-/// lines of one reference depend on each other (a walk's entries, then its data): the first
-/// arrives when the reference issues, each next one when the one before is answered
-/// (`memory.latency` after it began). Not modelled: writebacks of dirty lines (the caches do
-/// not track them), row-buffer hits and bank conflicts, read/write turnarounds, refresh; a
-/// miss that finds the channels free costs `memory.latency` as before. Arrivals meet the
-/// channels in the order the engine simulates them, which on the multi-core timeline is time
-/// order to within one reference of each hardware thread. A machine with it runs every
-/// reference on the general path (no lane, no first-level memo).
+/// `mega_transfers` MT/s: `line_cycles()` core cycles. It takes the channel where it can begin
+/// first (the controller's address interleaving is not modelled: the channels are a pool), at
+/// its arrival if that channel is free then, else at the first gap after it that holds a line;
+/// the wait is added to the reference's latency (and, under `timing.mlp`, to its time in
+/// flight). The lines of one reference depend on each other (a walk's entries, then its data):
+/// the first arrives when the reference issues, each next one when the one before is answered
+/// (`memory.latency` after it began); they are placed when the reference is simulated, so a
+/// channel holds reservations ahead of the time, and a later reference's line may take the gap
+/// before them. Not modelled: writebacks of dirty lines (the caches do not track them),
+/// row-buffer hits and bank conflicts, read/write turnarounds, refresh; a miss that finds a
+/// channel free costs `memory.latency` as before. A channel forgets what ended more than
+/// `DRAM_HORIZON` (2^16) cycles before an arrival (arrivals meet the channels in simulation
+/// order, time order to within one reference per hardware thread). A machine with it runs
+/// every reference on the general path (no lane, no first-level memo).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DramConfig {
@@ -270,6 +272,12 @@ fn eight() -> u32 {
 fn sixty_four() -> u32 {
     64
 }
+
+/// Cycles before a line's arrival beyond which a channel forgets the lines it was given
+/// (`DramConfig`): arrivals meet the channels in simulation order, which is time order to
+/// within about one reference per hardware thread; a line arriving further back than this
+/// behind one already placed finds the channel free (an approximation, bounded memory).
+pub const DRAM_HORIZON: u64 = 1 << 16;
 
 /// The most channels `DramConfig` takes.
 pub const DRAM_MAX_CHANNELS: u32 = 16;

@@ -205,3 +205,27 @@ fn given_bad_channels_then_one_clear_message() {
     let e = m.validate().unwrap_err();
     assert!(e.contains("timing.dram.mega_transfers"), "{e}");
 }
+
+#[test]
+fn given_a_walk_reserving_its_later_lines_then_a_later_reference_takes_the_gap_before_them() {
+    // Independent, 64 slots, one channel of 20 cycles a line. A: a page new to the TLB, its
+    // walk's entries and its data five dependent lines 100 cycles apart; B, issued at the
+    // same cycle, one line of the touched page. B's line waits for A's first line only (20
+    // cycles), not for A's last, reserved 400 cycles ahead: the run takes A's latency.
+    let body = [load(0, 0x40_0000), load(0, 0x1040)];
+    let m = uncached(1, 400, slots(64));
+    let mut plain = m.clone();
+    plain.timing.dram = None;
+    let with = cycles(m.clone(), &body, true);
+    assert_eq!(with, cycles(plain, &body, true));
+    let mut records = vec![load(0, 0x1000), load(0, 0x1000), mark(0, true)];
+    records.extend_from_slice(&body);
+    let mut s = System::new(m, RunOptions::default()).unwrap();
+    s.run_slice(&records).unwrap();
+    let before = {
+        let mut s0 = System::new(s.config.clone(), RunOptions::default()).unwrap();
+        s0.run_slice(&records[..3]).unwrap();
+        s0.stats().dram.unwrap().queue_cycles
+    };
+    assert_eq!(s.stats().dram.unwrap().queue_cycles - before, 20);
+}

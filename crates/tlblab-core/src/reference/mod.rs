@@ -344,10 +344,11 @@ struct Cpu {
     last_space: Option<usize>,
 }
 
-/// The DRAM channels under `timing.dram` (`DramConfig`'s rules).
+/// The DRAM channels under `timing.dram` (`DramConfig`'s rules): per channel, every line it
+/// was ever given, as (start, end) in 1/2^DRAM_FRACTION_BITS cycles, in no order.
 #[derive(Clone, Debug)]
 struct RefDram {
-    free: Vec<u64>,
+    given: Vec<Vec<(u64, u64)>>,
     line: u64,
     /// Lines, lines that waited, cycles waited.
     counts: [u64; 3],
@@ -618,7 +619,7 @@ impl ReferenceModel {
             write_buffers: vec![(Vec::new(), 0); ncores],
             in_flight: vec![(Vec::new(), 0); ncores * config.threads_per_core],
             dram: config.timing.dram.map(|d| RefDram {
-                free: vec![0; d.channels as usize],
+                given: vec![Vec::new(); d.channels as usize],
                 line: d.line_cycles_fixed(config.frequency_mhz),
                 counts: [0; 3],
             }),
@@ -1794,8 +1795,9 @@ impl ReferenceModel {
 
     /// `lines` dependent lines from memory, the first arriving at cycle `at`, each next one
     /// `memory.latency` after the one before began, on the DRAM channels (`timing.dram`):
-    /// each on the channel free first (the lowest such), from the later of its arrival and
-    /// that; returns the cycles they waited, rounded up. 0 without `timing.dram`.
+    /// each where it can begin first over every line the channels were given (the lowest
+    /// channel of equals); returns the cycles they waited, rounded up. 0 without
+    /// `timing.dram`.
     pub(crate) fn dram_queue(&mut self, at: u64, lines: u64) -> u64 {
         let latency = self.config.memory.latency;
         let Some(d) = &mut self.dram else {
@@ -1804,19 +1806,34 @@ impl ReferenceModel {
         let unit = 1u64 << crate::machine::DRAM_FRACTION_BITS;
         let mut arrive = at * unit;
         let mut waited = 0;
+        // What ended more than the horizon before this arrival is forgotten, as the engine
+        // forgets it (`DRAM_HORIZON`): a late arrival from further back finds it free.
+        let horizon = crate::machine::DRAM_HORIZON * unit;
+        for given in &mut d.given {
+            given.retain(|&(_, e)| e + horizon >= arrive);
+        }
         for _ in 0..lines {
-            let mut ch = 0;
-            for i in 1..d.free.len() {
-                if d.free[i] < d.free[ch] {
-                    ch = i;
+            // On each channel, the first start from the arrival on at which the line overlaps
+            // none it was given; the channel with the earliest (the lowest of equals).
+            let mut best: Option<(u64, usize)> = None;
+            for (ch, given) in d.given.iter().enumerate() {
+                let mut start = arrive;
+                while let Some(&(_, end)) = given
+                    .iter()
+                    .find(|&&(s, e)| s < start + d.line && e > start)
+                {
+                    start = end;
+                }
+                if best.is_none_or(|(b, _)| start < b) {
+                    best = Some((start, ch));
                 }
             }
-            let start = if d.free[ch] > arrive { d.free[ch] } else { arrive };
+            let (start, ch) = best.expect("a channel");
+            d.given[ch].push((start, start + d.line));
             if start > arrive {
                 d.counts[1] += 1;
                 waited += start - arrive;
             }
-            d.free[ch] = start + d.line;
             arrive = start + latency * unit;
             d.counts[0] += 1;
         }

@@ -4,13 +4,17 @@
 //! (`System::timed_memory`); a machine without it executes what it did before.
 
 use super::*;
-use crate::machine::{DramConfig, DRAM_FRACTION_BITS};
+use crate::machine::{DramConfig, DRAM_FRACTION_BITS, DRAM_HORIZON};
 
-/// The channels' state: per channel, the time (fixed point, `DRAM_FRACTION_BITS`) it is free
-/// again; and the counts `Stats::dram` reports. `free` is allocated once, one per channel.
+
+/// The channels' state: per channel, its reserved intervals `[start, end)` in fixed point
+/// (`DRAM_FRACTION_BITS`), sorted, disjoint, adjacent ones merged; and the counts
+/// `Stats::dram` reports. A line may take a gap between reservations (a reference's later
+/// lines are reserved ahead of time: the channel is free before them). The vectors keep
+/// their room once grown (pruned from the front, `DRAM_HORIZON`).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct DramState {
-    pub(crate) free: Vec<u64>,
+    pub(crate) busy: Vec<Vec<(u64, u64)>>,
     /// Fixed-point cycles one line occupies a channel (`DramConfig::line_cycles_fixed`).
     pub(crate) line: u64,
     pub(crate) lines: u64,
@@ -21,29 +25,67 @@ pub(crate) struct DramState {
 impl DramState {
     pub(crate) fn new(cfg: &DramConfig, frequency_mhz: f64) -> DramState {
         DramState {
-            free: vec![0; cfg.channels as usize],
+            busy: vec![Vec::with_capacity(256); cfg.channels as usize],
             line: cfg.line_cycles_fixed(frequency_mhz),
             ..DramState::default()
         }
     }
 
+    /// The earliest start at or after `a` where one line fits on channel `busy`, and the
+    /// index its interval goes in at.
+    fn fit(busy: &[(u64, u64)], a: u64, line: u64) -> (u64, usize) {
+        let mut i = busy.partition_point(|&(_, e)| e <= a);
+        let mut start = a;
+        while i < busy.len() && busy[i].0 < start + line {
+            start = start.max(busy[i].1);
+            i += 1;
+        }
+        (start, i)
+    }
+
     /// `n` dependent lines of one reference, the first arriving at cycle `arrive`, each next
-    /// one `latency` cycles after the one before began: each takes the channel free first,
-    /// from its arrival or when that channel is free, whichever is later. Returns the cycles
-    /// the lines waited in all (rounded up to whole cycles).
+    /// one `latency` cycles after the one before began: each takes the channel where it can
+    /// begin first (the lowest such), at its arrival or at the first gap after it that holds
+    /// a line. Returns the cycles the lines waited in all (rounded up to whole cycles).
     pub(crate) fn queue(&mut self, arrive: u64, n: u64, latency: u64) -> u64 {
         let mut a = arrive << DRAM_FRACTION_BITS;
+        let old = a.saturating_sub(DRAM_HORIZON << DRAM_FRACTION_BITS);
+        for b in &mut self.busy {
+            let gone = b.partition_point(|&(_, e)| e < old);
+            if gone > 0 {
+                b.drain(..gone);
+            }
+            // A merged interval is whole lines end to end: of the first one left, only its
+            // lines that end at `old` or later stay, line by line as they were given.
+            if let Some(first) = b.first_mut() {
+                if first.0 < old {
+                    first.0 += ((old - first.0).div_ceil(self.line) - 1) * self.line;
+                }
+            }
+        }
         let mut waited = 0u64;
         for _ in 0..n {
-            let (ch, free) = self
-                .free
+            let (ch, (start, at)) = self
+                .busy
                 .iter()
-                .copied()
+                .map(|b| Self::fit(b, a, self.line))
                 .enumerate()
-                .min_by_key(|&(i, f)| (f, i))
+                .min_by_key(|&(c, (start, _))| (start, c))
                 .expect("a channel");
-            let start = a.max(free);
-            self.free[ch] = start + self.line;
+            let end = start + self.line;
+            let b = &mut self.busy[ch];
+            // Merge with a neighbour it touches (the order and gaps stay as they were).
+            let before = at > 0 && b[at - 1].1 == start;
+            let after = at < b.len() && b[at].0 == end;
+            match (before, after) {
+                (true, true) => {
+                    b[at - 1].1 = b[at].1;
+                    b.remove(at);
+                }
+                (true, false) => b[at - 1].1 = end,
+                (false, true) => b[at].0 = start,
+                (false, false) => b.insert(at, (start, end)),
+            }
             waited += start - a;
             self.queued_lines += (start > a) as u64;
             a = start + (latency << DRAM_FRACTION_BITS);
