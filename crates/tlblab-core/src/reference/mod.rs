@@ -1803,6 +1803,10 @@ impl ReferenceModel {
         let Some(d) = &mut self.dram else {
             return 0;
         };
+        if lines == 0 {
+            // No line: nothing placed and nothing forgotten (the engine does not call it).
+            return 0;
+        }
         let unit = 1u64 << crate::machine::DRAM_FRACTION_BITS;
         let mut arrive = at * unit;
         let mut waited = 0;
