@@ -153,7 +153,10 @@ fn given_a_fractional_line_time_then_the_channel_keeps_the_fraction_and_a_wait_r
 #[test]
 fn given_a_dependent_chain_then_it_waits_only_when_a_line_outlasts_the_latency() {
     // 20 cycles a line, 100 of latency: each line finds the channel free again.
-    assert_eq!(cycles(uncached(1, 400, None), &lines(30), false), 30 * MEMORY);
+    assert_eq!(
+        cycles(uncached(1, 400, None), &lines(30), false),
+        30 * MEMORY
+    );
     // 200 cycles a line (40 MT/s): each line waits for the one before (the first, for the
     // set-up's last line, begun 100 cycles before it): a line every 200 cycles.
     assert_eq!(cycles(uncached(1, 40, None), &lines(30), false), 30 * 200);
@@ -181,7 +184,9 @@ fn given_a_second_core_streaming_misses_then_the_first_cores_misses_wait_for_the
     s.run_slice(&records).unwrap();
     agrees(&m, &s, &records);
     let st = s.stats();
-    let dram = st.dram.expect("a machine with timing.dram reports its channels");
+    let dram = st
+        .dram
+        .expect("a machine with timing.dram reports its channels");
     assert!(dram.queued_lines > 0 && dram.queue_cycles > 0, "{dram:?}");
     let core0 = &st.cores[0];
     assert!(

@@ -6,7 +6,6 @@
 use super::*;
 use crate::machine::{DramConfig, DRAM_FRACTION_BITS, DRAM_HORIZON};
 
-
 /// The channels' state: per channel, its reserved intervals `[start, end)` in fixed point
 /// (`DRAM_FRACTION_BITS`), sorted, disjoint, adjacent ones merged; and the counts
 /// `Stats::dram` reports. A line may take a gap between reservations (a reference's later

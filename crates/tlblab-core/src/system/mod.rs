@@ -19,13 +19,13 @@
 mod access;
 mod checkpoint;
 mod domains;
+mod dram;
 mod events;
 mod fast_lane;
 mod hints;
 mod kernel;
 mod lane;
 mod miss_log;
-mod dram;
 mod mlp;
 mod sample;
 mod switch;

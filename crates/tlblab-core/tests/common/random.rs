@@ -5,8 +5,8 @@
 use proptest::prelude::*;
 use tlblab_core::cache::{CacheConfig, CacheKind, Indexing};
 use tlblab_core::machine::{
-    MachineConfig, MlpConfig, DramConfig, TimingConfig, TimingModel, VirtualizationConfig, WalkerConfig,
-    WriteBufferConfig,
+    DramConfig, MachineConfig, MlpConfig, TimingConfig, TimingModel, VirtualizationConfig,
+    WalkerConfig, WriteBufferConfig,
 };
 use tlblab_core::memory::{MemoryConfig, Placement};
 use tlblab_core::os::{OsConfig, SwitchPolicy, TlbMaintenance};
