@@ -8,11 +8,8 @@
 
 mod common;
 
-use common::{machine, tlb};
 use tlblab_core::machine::{DramConfig, MachineConfig, MlpConfig};
-use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::reference::ReferenceModel;
-use tlblab_core::replacement::ReplacementKind;
 use tlblab_core::{RunOptions, System};
 use tlblab_trace::{Access, Event, Record};
 use tlblab_types::{AccessKind, ThreadId, VirtAddr};
@@ -23,13 +20,7 @@ const MEMORY: u64 = 100;
 /// walker of no fixed cost, at 1000 MHz; `channels` DRAM channels of 8-byte transfers at
 /// `mega_transfers` MT/s (a 64-byte line: 8000 / `mega_transfers` cycles); `mlp` if given.
 fn uncached(channels: u32, mega_transfers: u32, mlp: Option<MlpConfig>) -> MachineConfig {
-    let mut m = machine(
-        PageTableFormat::X86_64_4level,
-        vec![tlb("TLB", 1, 64, 64, ReplacementKind::Lru)],
-    );
-    m.tlbs[0].latency = 0;
-    m.memory.latency = MEMORY;
-    m.walker.latency = 0;
+    let mut m = common::uncached(MEMORY);
     m.timing.mlp = mlp;
     m.timing.dram = Some(DramConfig {
         channels,
@@ -126,7 +117,7 @@ fn given_one_channel_then_n_back_to_back_independent_misses_take_n_lines_at_its_
     // Far past the latency, the channel sets the pace: n·line/B to within one latency.
     let c = cycles(uncached(1, 100, slots(64)), &lines(64), true);
     assert_eq!(c, 63 * 80 + MEMORY);
-    assert!(c >= 64 * 80 && c <= 64 * 80 + MEMORY);
+    assert!((64 * 80..=64 * 80 + MEMORY).contains(&c));
 }
 
 #[test]
