@@ -164,6 +164,11 @@ pub struct TimingConfig {
     /// latency stalls the core, as it always did (ARCHITECTURE.md "Timing").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mlp: Option<MlpConfig>,
+    /// The DRAM channels every agent's line transfers share (`[timing.dram]`): a line from
+    /// memory that finds them busy waits. Absent: memory is a latency only, however many
+    /// misses are in flight (ARCHITECTURE.md "Timing").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dram: Option<DramConfig>,
 }
 
 /// Memory-level parallelism for independent references, first-order interval analysis
@@ -221,6 +226,102 @@ impl MlpConfig {
             return Err("timing.mlp.window: expected at least 1, found 0".into());
         }
         Ok(())
+    }
+}
+
+/// The DRAM channels behind the last cache level, shared by every hardware thread of the
+/// machine (the application's, a technique's helper, stressors): a bandwidth limit with
+/// queueing, deterministic, in the style of a first-order queueing model (one server per
+/// channel, first come first served).
+///
+/// Every line memory serves (a data line, a page-table entry's line of a hardware walk or of a
+/// technique's software walk) occupies one channel for `line_bytes / bus_bytes` transfers at
+/// `mega_transfers` MT/s: `line_cycles()` core cycles. It takes the channel where it can begin
+/// first (the controller's address interleaving is not modelled: the channels are a pool), at
+/// its arrival if that channel is free then, else at the first gap after it that holds a line;
+/// the wait is added to the reference's latency (and, under `timing.mlp`, to its time in
+/// flight). The lines of one reference depend on each other (a walk's entries, then its data):
+/// the first arrives when the reference issues, each next one when the one before is answered
+/// (`memory.latency` after it began); they are placed when the reference is simulated, so a
+/// channel holds reservations ahead of the time, and a later reference's line may take the gap
+/// before them. Not modelled: writebacks of dirty lines (the caches do not track them),
+/// row-buffer hits and bank conflicts, read/write turnarounds, refresh; a miss that finds a
+/// channel free costs `memory.latency` as before. A channel forgets what ended more than
+/// `DRAM_HORIZON` (2^16) cycles before an arrival (arrivals meet the channels in simulation
+/// order, time order to within one reference per hardware thread). A machine with it runs
+/// every reference on the general path (no lane, no first-level memo).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DramConfig {
+    /// Independent channels.
+    pub channels: u32,
+    /// Transfers per second of one channel, in millions (DDR4-4000: 4000).
+    pub mega_transfers: u32,
+    /// Bytes per transfer of one channel (a DDR4 channel is 64 bits wide: 8).
+    #[serde(default = "eight")]
+    pub bus_bytes: u32,
+    /// Bytes of the line a miss transfers.
+    #[serde(default = "sixty_four")]
+    pub line_bytes: u32,
+}
+
+fn eight() -> u32 {
+    8
+}
+
+fn sixty_four() -> u32 {
+    64
+}
+
+/// Cycles before a line's arrival beyond which a channel forgets the lines it was given
+/// (`DramConfig`): arrivals meet the channels in simulation order, which is time order to
+/// within about one reference per hardware thread; a line arriving further back than this
+/// behind one already placed finds the channel free (an approximation, bounded memory).
+pub const DRAM_HORIZON: u64 = 1 << 16;
+
+/// The most channels `DramConfig` takes.
+pub const DRAM_MAX_CHANNELS: u32 = 16;
+
+/// `DramConfig::line_cycles_fixed`'s fraction bits: the channels keep time in 1/256 cycles,
+/// so that a line's 7.4 cycles (DDR4-4000 at 3.7 GHz) do not round to 7.
+pub const DRAM_FRACTION_BITS: u32 = 8;
+
+impl DramConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.channels == 0 || self.channels > DRAM_MAX_CHANNELS {
+            return Err(format!(
+                "timing.dram.channels: expected 1..={DRAM_MAX_CHANNELS}, found {}",
+                self.channels
+            ));
+        }
+        if self.mega_transfers == 0 {
+            return Err("timing.dram.mega_transfers: expected at least 1, found 0".into());
+        }
+        if self.bus_bytes == 0 {
+            return Err("timing.dram.bus_bytes: expected at least 1, found 0".into());
+        }
+        if self.line_bytes == 0 {
+            return Err("timing.dram.line_bytes: expected at least 1, found 0".into());
+        }
+        Ok(())
+    }
+
+    /// Core cycles one line occupies a channel at `frequency_mhz`: its transfers over the
+    /// transfer rate.
+    pub fn line_cycles(&self, frequency_mhz: f64) -> f64 {
+        let transfers = (self.line_bytes as f64 / self.bus_bytes as f64).ceil();
+        transfers * frequency_mhz / self.mega_transfers as f64
+    }
+
+    /// `line_cycles` in fixed point (`DRAM_FRACTION_BITS`), at least 1.
+    pub fn line_cycles_fixed(&self, frequency_mhz: f64) -> u64 {
+        let f = self.line_cycles(frequency_mhz) * (1u64 << DRAM_FRACTION_BITS) as f64;
+        (f.round() as u64).max(1)
+    }
+
+    /// The peak bandwidth of all channels, bytes per second.
+    pub fn peak_bytes_per_second(&self) -> f64 {
+        self.channels as f64 * self.bus_bytes as f64 * self.mega_transfers as f64 * 1e6
     }
 }
 
@@ -426,6 +527,12 @@ impl MachineConfig {
                     "timing.write_buffer: a write buffer sits behind a first-level data cache; this machine has none"
                         .into(),
                 );
+            }
+        }
+        if let Some(d) = &self.timing.dram {
+            d.validate()?;
+            if self.timing.write_buffer.is_some() {
+                return Err("timing.dram: not modelled together with timing.write_buffer (its bus is the memory's)".into());
             }
         }
         if let Some(m) = &self.timing.mlp {

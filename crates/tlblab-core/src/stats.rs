@@ -193,6 +193,28 @@ pub struct Stats {
     /// it, when the run asked for it (`System::log_misses`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub misses: Option<crate::system::MissLog>,
+    /// The DRAM channels' counts, on a machine with `timing.dram` (`DramStats`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dram: Option<DramStats>,
+}
+
+/// What the DRAM channels did (`timing.dram`, `DramConfig`): lines transferred (every agent's),
+/// how many of them found every channel busy, and the cycles they waited in all.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct DramStats {
+    pub lines: u64,
+    pub queued_lines: u64,
+    pub queue_cycles: u64,
+}
+
+impl DramStats {
+    fn zip(self, o: DramStats, f: fn(u64, u64) -> u64) -> DramStats {
+        DramStats {
+            lines: f(self.lines, o.lines),
+            queued_lines: f(self.queued_lines, o.queued_lines),
+            queue_cycles: f(self.queue_cycles, o.queue_cycles),
+        }
+    }
 }
 
 /// The warm-up of a run whose statistics cover its region of interest only: how much was
@@ -238,6 +260,9 @@ impl Stats {
         s.jobs.drain(..earlier.jobs.len().min(s.jobs.len()));
         s.phases.drain(..earlier.phases.len().min(s.phases.len()));
         s.cycles -= earlier.cycles;
+        if let (Some(d), Some(e)) = (&mut s.dram, earlier.dram) {
+            *d = d.zip(e, u64::saturating_sub);
+        }
         // `misses` is kept: the log starts over when a region of interest begins
         // (`System::begin_roi`), so what it holds is the region's.
         if let (Some(t), Some(e)) = (&mut s.technique, &earlier.technique) {
@@ -268,6 +293,9 @@ impl Stats {
         s.cycles += self.cycles;
         s.warmup = self.warmup.clone();
         s.misses = self.misses.clone();
+        if let (Some(d), Some(e)) = (&mut s.dram, self.dram) {
+            *d = d.zip(e, |a, b| a + b);
+        }
         if let (Some(t), Some(e)) = (&mut s.technique, &self.technique) {
             for (k, v) in e.counters.iter() {
                 *t.counters.entry(k.clone()).or_insert(0) += v;

@@ -6,11 +6,8 @@
 
 mod common;
 
-use common::{machine, tlb};
 use tlblab_core::machine::{MachineConfig, MlpConfig};
-use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::reference::ReferenceModel;
-use tlblab_core::replacement::ReplacementKind;
 use tlblab_core::{RunOptions, System};
 use tlblab_trace::{Access, Event, Record};
 use tlblab_types::{AccessKind, ThreadId, VirtAddr};
@@ -20,13 +17,7 @@ const MEMORY: u64 = 100;
 /// One 64-entry TLB answering in 0 cycles, no cache (every data line and every page-table
 /// entry from memory, 100 cycles), a walker of no fixed cost; with `mlp` if given.
 fn uncached(mlp: Option<MlpConfig>) -> MachineConfig {
-    let mut m = machine(
-        PageTableFormat::X86_64_4level,
-        vec![tlb("TLB", 1, 64, 64, ReplacementKind::Lru)],
-    );
-    m.tlbs[0].latency = 0;
-    m.memory.latency = MEMORY;
-    m.walker.latency = 0;
+    let mut m = common::uncached(MEMORY);
     m.timing.mlp = mlp;
     m
 }

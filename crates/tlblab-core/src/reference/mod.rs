@@ -344,6 +344,16 @@ struct Cpu {
     last_space: Option<usize>,
 }
 
+/// The DRAM channels under `timing.dram` (`DramConfig`'s rules): per channel, every line it
+/// was ever given, as (start, end) in 1/2^DRAM_FRACTION_BITS cycles, in no order.
+#[derive(Clone, Debug)]
+struct RefDram {
+    given: Vec<Vec<(u64, u64)>>,
+    line: u64,
+    /// Lines, lines that waited, cycles waited.
+    counts: [u64; 3],
+}
+
 /// A long miss in flight under `timing.mlp`: (its completion, its thread's count of marked
 /// references at its issue, its walk's end or 0).
 type MissInFlight = (u64, u64, u64);
@@ -384,6 +394,9 @@ pub struct ReferenceModel {
     /// Per hardware thread, with `timing.mlp`: its long misses in flight, and its count of
     /// marked references.
     in_flight: Vec<(Vec<MissInFlight>, u64)>,
+    /// With `timing.dram`: when each channel is free again (in 1/2^DRAM_FRACTION_BITS
+    /// cycles), a line's time on one, and the lines transferred, waited, and cycles waited.
+    dram: Option<RefDram>,
     /// Software threads whose references are marked independent (`Event::Independent`).
     independent: BTreeSet<u32>,
     /// The technique's naive twin, if one is installed (`twins/`).
@@ -605,6 +618,11 @@ impl ReferenceModel {
             stall_reported: opts.stall_cycles,
             write_buffers: vec![(Vec::new(), 0); ncores],
             in_flight: vec![(Vec::new(), 0); ncores * config.threads_per_core],
+            dram: config.timing.dram.map(|d| RefDram {
+                given: vec![Vec::new(); d.channels as usize],
+                line: d.line_cycles_fixed(config.frequency_mhz),
+                counts: [0; 3],
+            }),
             independent: BTreeSet::new(),
             twin: None,
             domains: None,
@@ -1742,9 +1760,14 @@ impl ReferenceModel {
                 cycles + lat
             };
         }
+        // Its lines from memory, which queue for the DRAM channels (`timing.dram`).
+        let lines = served(&self.counters[cpu]) - served_before;
         if self.config.timing.mlp.is_some() {
-            let long = served(&self.counters[cpu]) > served_before;
-            cycles = self.overlapped(cpu, cycles, long, found.is_none().then_some(walk_end));
+            let walk = found.is_none().then_some(walk_end);
+            cycles = self.overlapped(cpu, cycles, lines, walk);
+        } else {
+            let now = self.cpus[cpu].clock;
+            cycles += self.dram_queue(now, lines);
         }
         self.counters[cpu].cycles += cycles;
         self.cpus[cpu].clock += cycles;
@@ -1760,8 +1783,9 @@ impl ReferenceModel {
     /// (and, if it walked, no walker: one is held for the `walk` cycles to its walk's end) is
     /// free, each time until the earliest that frees it; a long one then goes in flight and
     /// costs only the waits.
-    fn overlapped(&mut self, cpu: usize, lat: u64, long: bool, walk: Option<u64>) -> u64 {
+    fn overlapped(&mut self, cpu: usize, lat: u64, lines: u64, walk: Option<u64>) -> u64 {
         let m = self.config.timing.mlp.expect("timing.mlp");
+        let long = lines > 0;
         let marked = self.cpus[cpu]
             .current
             .is_some_and(|t| self.independent.contains(&t));
@@ -1770,14 +1794,15 @@ impl ReferenceModel {
         if !marked {
             let t = flight.iter().fold(now, |t, f| t.max(f.0));
             flight.clear();
-            return t - now + lat;
+            return t - now + lat + self.dram_queue(t, lines);
         }
         *refs += 1;
+        let refs = *refs;
         let mut t = now;
         loop {
             flight.retain(|f| f.0 > t);
             let oldest = flight.iter().min_by_key(|f| f.1).copied();
-            if let Some(o) = oldest.filter(|o| *refs - o.1 >= m.window as u64) {
+            if let Some(o) = oldest.filter(|o| refs - o.1 >= m.window as u64) {
                 t = t.max(o.0);
                 continue;
             }
@@ -1792,11 +1817,74 @@ impl ReferenceModel {
             }
             break;
         }
+        // Its lines queue from when it issues; the wait lengthens its time in flight.
+        let wait = self.dram_queue(t, lines);
         if !long {
-            return t - now + lat;
+            return t - now + lat + wait;
         }
-        flight.push((t + lat, *refs, walk.map_or(0, |w| t + w)));
+        self.in_flight[cpu]
+            .0
+            .push((t + lat + wait, refs, walk.map_or(0, |w| t + w + wait)));
         t - now
+    }
+
+    /// `lines` dependent lines from memory, the first arriving at cycle `at`, each next one
+    /// `memory.latency` after the one before began, on the DRAM channels (`timing.dram`):
+    /// each where it can begin first over every line the channels were given (the lowest
+    /// channel of equals); returns the cycles they waited, rounded up. 0 without
+    /// `timing.dram`.
+    pub(crate) fn dram_queue(&mut self, at: u64, lines: u64) -> u64 {
+        let latency = self.config.memory.latency;
+        let Some(d) = &mut self.dram else {
+            return 0;
+        };
+        if lines == 0 {
+            // No line: nothing placed and nothing forgotten (the engine does not call it).
+            return 0;
+        }
+        let unit = 1u64 << crate::machine::DRAM_FRACTION_BITS;
+        let mut arrive = at * unit;
+        let mut waited = 0;
+        // What ended more than the horizon before this arrival is forgotten, as the engine
+        // forgets it (`DRAM_HORIZON`): a late arrival from further back finds it free.
+        let horizon = crate::machine::DRAM_HORIZON * unit;
+        for given in &mut d.given {
+            given.retain(|&(_, e)| e + horizon >= arrive);
+        }
+        for _ in 0..lines {
+            // On each channel, the first start from the arrival on at which the line overlaps
+            // none it was given; the channel with the earliest (the lowest of equals).
+            let mut best: Option<(u64, usize)> = None;
+            for (ch, given) in d.given.iter().enumerate() {
+                let mut start = arrive;
+                while let Some(&(_, end)) = given
+                    .iter()
+                    .find(|&&(s, e)| s < start + d.line && e > start)
+                {
+                    start = end;
+                }
+                if best.is_none_or(|(b, _)| start < b) {
+                    best = Some((start, ch));
+                }
+            }
+            let (start, ch) = best.expect("a channel");
+            d.given[ch].push((start, start + d.line));
+            if start > arrive {
+                d.counts[1] += 1;
+                waited += start - arrive;
+            }
+            arrive = start + latency * unit;
+            d.counts[0] += 1;
+        }
+        let cycles = waited.div_ceil(unit);
+        d.counts[2] += cycles;
+        cycles
+    }
+
+    /// The DRAM channels' counts since the run began (`Stats::dram`: lines, lines that
+    /// waited, cycles waited), with `timing.dram`.
+    pub fn dram_counts(&self) -> Option<[u64; 3]> {
+        self.dram.as_ref().map(|d| d.counts)
     }
 
     /// Hardware thread `cpu` waits for every miss it has in flight (`timing.mlp`).

@@ -506,11 +506,12 @@ impl System {
             self.cores[core_i].dtlb.len()
         };
 
-        // Under `timing.mlp`, what memory served before this reference (`mlp.rs`).
-        let served = if self.mlp.is_empty() {
-            0
-        } else {
+        // Under `timing.mlp` or `timing.dram`, what memory served before this reference
+        // (`mlp.rs`, `dram.rs`).
+        let served = if self.timed_memory {
             self.memory_served(st.cpu)
+        } else {
+            0
         };
         let mut cycles = 0u64;
         // The cycles to the end of the walk (its refill included), if one ran.
@@ -622,8 +623,9 @@ impl System {
                 cycles += lat;
             }
         }
-        if !self.mlp.is_empty() {
-            cycles = self.mlp_cycles(st, cycles, served, found.is_none().then_some(walk_end));
+        if self.timed_memory {
+            cycles =
+                self.timed_memory_cycles(st, cycles, served, found.is_none().then_some(walk_end));
         }
         self.finish_reference(st.cpu, cycles);
         Ok(cycles)

@@ -113,6 +113,8 @@ checkpoint_state! {
     mlp: Vec<mlp::MlpState>,
     #[serde(default)]
     independent: Vec<bool>,
+    #[serde(default)]
+    dram: Option<dram::DramState>,
 }
 
 /// A map with tuple keys as a list of (key, value) pairs in key order: a format whose map

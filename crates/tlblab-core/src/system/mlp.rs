@@ -55,7 +55,10 @@ impl MlpState {
     /// The cycles a reference of in-order latency `latency` costs the core from `now`:
     /// `independent` (its thread's mark), `long` (memory served its data or an entry of its
     /// walk), `walk`: the cycles up to the end of its walk when it missed every TLB level
-    /// (the part of `latency` a walker is held). See `MlpConfig`.
+    /// (the part of `latency` a walker is held); `queue(issue)`: the cycles its lines from
+    /// memory wait for the DRAM channels when it issues at `issue` (0 without `timing.dram`),
+    /// added to its latency and to its walk's. See `MlpConfig`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn charge(
         &mut self,
         cfg: &MlpConfig,
@@ -64,9 +67,11 @@ impl MlpState {
         independent: bool,
         long: bool,
         walk: Option<u64>,
+        queue: impl FnOnce(u64) -> u64,
     ) -> u64 {
         if !independent {
-            return self.drain(now) - now + latency;
+            let t = self.drain(now);
+            return t - now + latency + queue(t);
         }
         // Only marked references count: an unmarked one empties the window.
         self.refs += 1;
@@ -86,7 +91,7 @@ impl MlpState {
             t = self.wait_for(t, i);
         }
         if !long {
-            return t - now + latency;
+            return t - now + latency + queue(t);
         }
         while self.slots.len() >= cfg.miss_slots as usize {
             let i = Self::earliest(&self.slots);
@@ -107,10 +112,11 @@ impl MlpState {
                 self.retire(t);
             }
         }
+        let wait = queue(t);
         self.slots.push(MissSlot {
-            done: t + latency,
+            done: t + latency + wait,
             issue: self.refs,
-            walk_done: walk.map_or(0, |w| t + w),
+            walk_done: walk.map_or(0, |w| t + w + wait),
         });
         t - now
     }
@@ -135,25 +141,36 @@ impl System {
         s.data_by_source[self.mem_source] + s.walk_refs_by_source[self.mem_source]
     }
 
-    /// What a reference of in-order latency `cycles` costs the core under `timing.mlp`
-    /// (`MlpState::charge`); `served_before`: `memory_served` before it; `walk`: its cycles
-    /// to the end of its walk, if it walked.
+    /// What a reference of in-order latency `cycles` costs the core under `timing.mlp` and
+    /// `timing.dram`: its lines from memory queue for the DRAM channels from when it issues
+    /// (`DramState::queue`; the wait adds to its latency), and then, under `timing.mlp`,
+    /// `MlpState::charge` overlaps it. `served_before`: `memory_served` before it; `walk`:
+    /// its cycles to the end of its walk, if it walked.
     #[cold]
     #[inline(never)]
-    pub(super) fn mlp_cycles(
+    pub(super) fn timed_memory_cycles(
         &mut self,
         st: ThreadState,
         cycles: u64,
         served_before: u64,
         walk: Option<u64>,
     ) -> u64 {
-        let Some(cfg) = self.config.timing.mlp else {
-            return cycles;
-        };
-        let long = self.memory_served(st.cpu) > served_before;
-        let independent = self.independent.get(st.stat).copied().unwrap_or(false);
+        let lines = self.memory_served(st.cpu) - served_before;
         let now = self.cpus[st.cpu].clock;
-        self.mlp[st.cpu].charge(&cfg, now, cycles, independent, long, walk)
+        let Some(cfg) = self.config.timing.mlp else {
+            return cycles + self.dram_wait(now, lines);
+        };
+        let independent = self.independent.get(st.stat).copied().unwrap_or(false);
+        let (mlp, dram, mem_latency) = (&mut self.mlp[st.cpu], &mut self.dram, self.mem_latency);
+        mlp.charge(&cfg, now, cycles, independent, lines > 0, walk, |issue| {
+            dram.as_mut().map_or(0, |d| {
+                if lines > 0 {
+                    d.queue(issue, lines, mem_latency)
+                } else {
+                    0
+                }
+            })
+        })
     }
 
     /// `Event::Independent`: hardware thread of `thread` waits for its outstanding misses,

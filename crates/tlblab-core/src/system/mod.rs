@@ -19,6 +19,7 @@
 mod access;
 mod checkpoint;
 mod domains;
+mod dram;
 mod events;
 mod fast_lane;
 mod hints;
@@ -395,6 +396,12 @@ pub struct System {
     /// every reference takes the general path (`mlp.rs`). Not in a checkpoint: set again
     /// from `independent` (`restore_state`).
     pub(crate) mlp_marked: bool,
+    /// The DRAM channels, when the machine has `timing.dram` (`dram.rs`).
+    pub(crate) dram: Option<dram::DramState>,
+    /// The machine has `timing.mlp` or `timing.dram`: `reference_full` hands each
+    /// reference's cycles to `timed_memory_cycles`. One flag, so that a machine with neither
+    /// tests one thing per reference.
+    pub(crate) timed_memory: bool,
     /// A technique counts the uses of TLB entries (`System::track_tlb_use`): the general
     /// path's `reference_full` counts each access an entry translates.
     pub(crate) track_use: bool,
@@ -623,6 +630,17 @@ impl System {
         let big_caches = caches.iter().any(Cache::worth_prefetching);
         let buffered = config.timing.write_buffer.is_some();
         let mlp_config = config.timing.mlp;
+        let dram_timed = config.timing.dram.is_some();
+        let dram_state = config
+            .timing
+            .dram
+            .map(|d| dram::DramState::new(&d, config.frequency_mhz));
+        if dram_timed {
+            // Every reference takes `reference_full`, which queues its lines (`dram.rs`).
+            for c in &mut cpus {
+                c.first_tlb = [None, None];
+            }
+        }
         Ok(System {
             mem_latency: config.memory.latency,
             walk_mem_latency: config.walker.memory_load_cycles(config.memory.latency),
@@ -669,13 +687,16 @@ impl System {
             technique: None,
             // A write buffer is modelled on the general path only (and memory-level
             // parallelism too, from a trace's first `Independent` mark on: `mlp.rs`).
-            lanes_allowed: Self::lanes_permitted(&options) && !buffered,
+            // The DRAM channels on every reference's: `dram.rs`.
+            lanes_allowed: Self::lanes_permitted(&options) && !buffered && !dram_timed,
             mlp: match &mlp_config {
                 Some(m) => vec![mlp::MlpState::new(m); ncpus],
                 None => Vec::new(),
             },
             independent: Vec::new(),
             mlp_marked: false,
+            dram: dram_state,
+            timed_memory: mlp_config.is_some() || dram_timed,
             write_buffers: if buffered {
                 vec![WriteBufferState::default(); ncores]
             } else {
@@ -991,6 +1012,7 @@ impl System {
                 }),
             warmup: None,
             misses: self.miss_log.as_ref().map(|m| m.log.clone()),
+            dram: self.dram_stats(),
         };
         let stall_reported = self.options.stall_cycles
             || self

@@ -163,6 +163,7 @@ impl System {
             && Self::lanes_permitted(&self.options)
             && self.miss_log.is_none()
             && self.config.timing.write_buffer.is_none()
+            && self.config.timing.dram.is_none()
             && !self.mlp_marked;
         self.companion = technique.has_companion();
         self.technique = Some(technique);
@@ -371,6 +372,12 @@ impl System {
         let addr = self.host_physical(pa)?;
         let core_i = self.cpus[cpu].core;
         let (lat, src) = self.load_on_core(cpu, core_i, AccessKind::Load, addr);
+        // A line from memory shares the DRAM channels (`timing.dram`), from the read's start.
+        let lat = if src == self.mem_source {
+            lat + self.dram_wait(self.cpus[cpu].clock, 1)
+        } else {
+            lat
+        };
         self.cpu_stats[cpu].cycles += lat;
         self.cpus[cpu].clock += lat;
         self.keep_in_shared_levels(cpu, PhysAddr(addr));

@@ -58,6 +58,20 @@ pub fn machine(format: PageTableFormat, tlbs: Vec<TlbConfig>) -> MachineConfig {
     }
 }
 
+/// One 64-entry TLB answering in 0 cycles, no cache (every data line and every page-table
+/// entry from memory, `memory_latency` cycles), a walker of no fixed cost: the machine of the
+/// timing tests in closed form (`tests/mlp.rs`, `tests/dram.rs`).
+pub fn uncached(memory_latency: u64) -> MachineConfig {
+    let mut m = machine(
+        PageTableFormat::X86_64_4level,
+        vec![tlb("TLB", 1, 64, 64, ReplacementKind::Lru)],
+    );
+    m.tlbs[0].latency = 0;
+    m.memory.latency = memory_latency;
+    m.walker.latency = 0;
+    m
+}
+
 /// A split two-level TLB of the shapes the fast lane specialises (tlb/fast.rs): an LRU first
 /// level of `l1_sets` × `l1_ways` (fully associative when `l1_sets` is 1), a low-bit indexed
 /// second level of `l2_sets` × `l2_ways` (none when `l2_sets` is 0) replaced by `l2_policy`
@@ -276,6 +290,16 @@ pub fn reference_difference(
                 sys.tlbs[i].config.name
             ));
         }
+    }
+    // The DRAM channels' counts (`timing.dram`): the reference keeps them from the start.
+    let dram = stats
+        .dram
+        .map(|d| [d.lines, d.queued_lines, d.queue_cycles]);
+    if stats.warmup.is_none() && dram != r.dram_counts() {
+        return Err(format!(
+            "DRAM counts (lines, waited, cycles) differ: engine {dram:?}, reference {:?}",
+            r.dram_counts()
+        ));
     }
     let warm = stats.warmup.as_ref().map(|w| w.references);
     if warm != r.warmup_references() {

@@ -5,8 +5,8 @@
 use proptest::prelude::*;
 use tlblab_core::cache::{CacheConfig, CacheKind, Indexing};
 use tlblab_core::machine::{
-    MachineConfig, MlpConfig, TimingConfig, TimingModel, VirtualizationConfig, WalkerConfig,
-    WriteBufferConfig,
+    DramConfig, MachineConfig, MlpConfig, TimingConfig, TimingModel, VirtualizationConfig,
+    WalkerConfig, WriteBufferConfig,
 };
 use tlblab_core::memory::{MemoryConfig, Placement};
 use tlblab_core::os::{OsConfig, SwitchPolicy, TlbMaintenance};
@@ -217,6 +217,12 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
             1usize..3,
             any::<bool>(),
             proptest::option::weighted(0.3, (1u32..5, 1u32..5, 1u32..12)),
+            // DRAM channels (`timing.dram`): 1-3 of them, 2.7-80 cycles a line at the
+            // random machines' clock.
+            proptest::option::weighted(
+                0.3,
+                (1u32..4, prop_oneof![Just(100u32), Just(400), Just(3000)]),
+            ),
         ),
         (
             prop_oneof![
@@ -232,7 +238,7 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
         .prop_flat_map(
             |(
                 (f, ntlb, ncache, pwc_specs, first),
-                (cores, tpc, overlap, mlp),
+                (cores, tpc, overlap, mlp, dram),
                 (placement, virt),
             )| {
                 let format = FORMATS[f];
@@ -318,6 +324,14 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
                                     miss_slots,
                                     walkers: walkers.min(miss_slots),
                                     window,
+                                },
+                            ),
+                            dram: dram.filter(|_| write_buffer.is_none()).map(
+                                |(channels, mega_transfers)| DramConfig {
+                                    channels,
+                                    mega_transfers,
+                                    bus_bytes: 8,
+                                    line_bytes: 64,
                                 },
                             ),
                         },

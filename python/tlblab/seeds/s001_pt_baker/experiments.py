@@ -44,7 +44,8 @@ _quick = [True]
 # every unmarked workload run as before.
 ZEN3_MLP = {
     # Assumed, not checked: Zen 3's L1D miss buffers, the number `stressor_mlp` already
-    # assumed (AMD #56665); 24 of 44 load-queue entries.
+    # assumed; AMD #56665 (Software Optimization Guide for family 19h) would state them, and
+    # its text could not be read (docs/technique-pt_baker.md); 24 of 44 load-queue entries.
     "miss_slots": 24,
     # AnandTech, "AMD Zen 3 Ryzen Deep Dive Review" p. 4 (2020-11-05): "4 additional table
     # walkers on top of the 2 existing ones, meaning the Zen3 cores has a total of 6".
@@ -54,13 +55,31 @@ ZEN3_MLP = {
     "window": 44,
 }
 
+# The 5900X's memory (seed 001 Table 5.1: "64GB, DDR4 4000MHz"; §5.1's AM4 platform has two
+# 64-bit channels): every agent's lines from memory (the application's, the helper's, the
+# stressors') share them (`timing.dram`, ARCHITECTURE.md "Timing"): 2 x 8 B x 4000 MT/s =
+# 64 GB/s peak, a 64-byte line 2 ns on one channel (7.4 cycles at the preset's 3.7 GHz).
+ZEN3_DRAM = {
+    "channels": 2,
+    "mega_transfers": 4000,
+    "bus_bytes": 8,
+    "line_bytes": 64,
+}
+# Whether `machine` adds `ZEN3_DRAM`. Off: the reproductions' criteria and their revisions were
+# measured without it, and turning it on changes what every table reads, so it comes on with
+# the tables re-run and their revisions (issue 59; docs/technique-pt_baker.md has the runs made
+# with it on, 2026-11-28: GUPS at 32 GiB, graph500 under two stream stressors).
+TIMING_DRAM = False
+
 
 def machine(cores: int = 4, virt: bool = False, ccx_cores: int = 0) -> dict[str, Any]:
-    """zen3 (or zen3-virt) with `cores` cores and the core's memory-level parallelism
-    (`ZEN3_MLP`); `ccx_cores` > 0 splits them into CCXs of that many cores (one L3 each, seed
-    001 Fig. 4.5)."""
+    """zen3 (or zen3-virt) with `cores` cores, the core's memory-level parallelism
+    (`ZEN3_MLP`) and, with `TIMING_DRAM`, the DRAM channels every core shares (`ZEN3_DRAM`);
+    `ccx_cores` > 0 splits them into CCXs of that many cores (one L3 each, seed 001 Fig. 4.5)."""
     m = tlblab.machine_config("zen3-virt" if virt else "zen3")
     m.setdefault("timing", {})["mlp"] = dict(ZEN3_MLP)
+    if TIMING_DRAM:
+        m["timing"]["dram"] = dict(ZEN3_DRAM)
     m["cores"] = cores
     m["name"] = m["name"] + f"-{cores}c"
     if ccx_cores:

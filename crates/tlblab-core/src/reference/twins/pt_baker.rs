@@ -329,7 +329,12 @@ impl PtBakerTwin {
                     continue;
                 };
                 let path = r.cores[r.cpus[cpu].core].dcache.clone();
-                let (lat, src) = r.load(cpu, &path, hpa, false);
+                let (mut lat, src) = r.load(cpu, &path, hpa, false);
+                if src == r.cache_names.len() {
+                    // From memory: on the DRAM channels (`timing.dram`) at the read's start.
+                    let now = r.cpus[cpu].clock;
+                    lat += r.dram_queue(now, 1);
+                }
                 Self::charge(r, cpu, lat);
                 Self::stays_shared(r, cpu, hpa);
                 self.busy += lat;
