@@ -34,7 +34,7 @@ fn with_technique(
     spaces: usize,
     spec: &TechniqueSpec,
 ) -> Result<(), TestCaseError> {
-    let records = records(&steps, &machine_for(cfg, &opts), opts.walks);
+    let records = records(steps, &machine_for(cfg, &opts), opts.walks);
     with_technique_on(cfg, opts, &records, spaces, spec)
 }
 
