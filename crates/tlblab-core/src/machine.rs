@@ -208,24 +208,26 @@ pub struct MlpConfig {
 /// The most miss slots `MlpConfig` takes (each hardware thread keeps them in a fixed array).
 pub const MLP_MAX_SLOTS: u32 = 64;
 
+/// `field`'s `value` checked against 1..=`max` (`u32::MAX`: at least 1), with the error that
+/// names the field.
+fn one_to(field: &str, value: u32, max: u32) -> Result<(), String> {
+    match value {
+        0 if max == u32::MAX => Err(format!("{field}: expected at least 1, found 0")),
+        v if v == 0 || v > max => Err(format!("{field}: expected 1..={max}, found {v}")),
+        _ => Ok(()),
+    }
+}
+
 impl MlpConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if self.miss_slots == 0 || self.miss_slots > MLP_MAX_SLOTS {
-            return Err(format!(
-                "timing.mlp.miss_slots: expected 1..={MLP_MAX_SLOTS}, found {}",
-                self.miss_slots
-            ));
-        }
+        one_to("timing.mlp.miss_slots", self.miss_slots, MLP_MAX_SLOTS)?;
         if self.walkers == 0 || self.walkers > self.miss_slots {
             return Err(format!(
                 "timing.mlp.walkers: expected 1..=miss_slots ({}), found {}",
                 self.miss_slots, self.walkers
             ));
         }
-        if self.window == 0 {
-            return Err("timing.mlp.window: expected at least 1, found 0".into());
-        }
-        Ok(())
+        one_to("timing.mlp.window", self.window, u32::MAX)
     }
 }
 
@@ -288,22 +290,10 @@ pub const DRAM_FRACTION_BITS: u32 = 8;
 
 impl DramConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if self.channels == 0 || self.channels > DRAM_MAX_CHANNELS {
-            return Err(format!(
-                "timing.dram.channels: expected 1..={DRAM_MAX_CHANNELS}, found {}",
-                self.channels
-            ));
-        }
-        if self.mega_transfers == 0 {
-            return Err("timing.dram.mega_transfers: expected at least 1, found 0".into());
-        }
-        if self.bus_bytes == 0 {
-            return Err("timing.dram.bus_bytes: expected at least 1, found 0".into());
-        }
-        if self.line_bytes == 0 {
-            return Err("timing.dram.line_bytes: expected at least 1, found 0".into());
-        }
-        Ok(())
+        one_to("timing.dram.channels", self.channels, DRAM_MAX_CHANNELS)?;
+        one_to("timing.dram.mega_transfers", self.mega_transfers, u32::MAX)?;
+        one_to("timing.dram.bus_bytes", self.bus_bytes, u32::MAX)?;
+        one_to("timing.dram.line_bytes", self.line_bytes, u32::MAX)
     }
 
     /// Core cycles one line occupies a channel at `frequency_mhz`: its transfers over the
