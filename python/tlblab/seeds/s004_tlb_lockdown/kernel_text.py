@@ -22,8 +22,9 @@ main-TLB sets and with every path fetching the whole text: how far the text can 
 `measure()` downloads the package with apt (armhf added as a foreign architecture), keeps only
 its System.map under out/kernel/ (the 620 MB package is removed), and caches the counts as JSON
 beside it. `python -m tlblab.seeds.s004_tlb_lockdown.kernel_text` prints them. The engine's
-constants (`experiments.KERNEL_TEXT`) are this measurement's result, copied with their source, so
-a reproduction does not download anything.
+constants (`experiments.SYSCALL_TEXT_SECTIONS`, `TICK_TEXT_SECTIONS`, `FAULT_TEXT_SECTIONS`) are
+this measurement's result, copied with their source, so a reproduction does not download
+anything.
 """
 
 from __future__ import annotations
