@@ -672,6 +672,46 @@ fn canneal_footprint_follows_the_netlist_structures() {
     assert!((6e7 * 336.0 / 20.6e9 - 1.0f64).abs() < 0.03);
 }
 
+/// As transparent huge pages back canneal (`thp`, the default): every region but the element
+/// array is mapped with 4 KiB pages before the first access, so a machine of 2 MiB pages gives
+/// large pages to the element array only; `thp=0` maps nothing (every region at the machine's
+/// size).
+#[test]
+fn canneal_keeps_its_heap_on_small_pages_as_thp_does() {
+    let mappings = |thp: u64| -> Vec<(u64, u64, u8)> {
+        let p = params(&[("elements", 4096), ("swaps", 10), ("thp", thp)]);
+        let (r, _) = all("canneal", &p, 1);
+        let first = r
+            .iter()
+            .position(|r| matches!(r, Record::Access(_)))
+            .unwrap();
+        r[..first]
+            .iter()
+            .filter_map(|r| match r {
+                Record::Event(Event::Mmap {
+                    start,
+                    len,
+                    page_shift,
+                    ..
+                }) => Some((start.0, *len, *page_shift)),
+                _ => None,
+            })
+            .collect()
+    };
+    let r = region_map("canneal", &params(&[("elements", 4096)]));
+    let mut heap: Vec<(u64, u64, u8)> = ["fanin_lists", "fanout_lists", "locations", "name_map"]
+        .iter()
+        .map(|n| (r[*n].0, r[*n].1, 12))
+        .collect();
+    heap.sort_unstable();
+    let mut mapped = mappings(1);
+    mapped.sort_unstable();
+    assert_eq!(mapped, heap);
+    assert!(mapped.iter().all(|&(s, l, _)| s + l <= r["elements"].0
+        || s >= r["elements"].0 + r["elements"].1));
+    assert!(mappings(0).is_empty());
+}
+
 /// Each step: the two elements' present_loc and cells, then per element its two lists'
 /// begin/end and per neighbour (2 x degree) the list entry, its present_loc and its cell; an
 /// accepted move stores both present_loc.

@@ -26,6 +26,7 @@
 
 use super::gen::*;
 use super::WorkloadInfo;
+use crate::record::prot;
 use tlblab_types::SplitMix64;
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
@@ -47,6 +48,11 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ),
         ("temp_steps", 2, "temperature steps (the seed ran 15000)"),
         ("start_temp", 2000, "initial temperature (the seed's 2000)"),
+        (
+            "thp",
+            1,
+            "1: on a machine of large pages only the element array gets them, as Linux's transparent huge pages back canneal (its heap's small blocks stay on 4 KiB pages); 0: every region at the machine's page size",
+        ),
     ],
     in_default_set: true,
 };
@@ -74,6 +80,8 @@ pub struct Canneal {
     loc: Vec<u32>,
     seed: u64,
     rng: SplitMix64,
+    /// The regions on the malloc heap (`thp`): given 4 KiB pages whatever the machine's size.
+    heap: Vec<(u64, u64)>,
     b: u64,
     step_no: u64,
     started: bool,
@@ -95,6 +103,23 @@ impl Canneal {
         let va_fanout = layout.alloc("fanout_lists", n * list_bytes, 1 << 21).1;
         let va_cells = layout.alloc("locations", width * width * 8, 1 << 21).1;
         layout.alloc("name_map", n * 80, 1 << 21);
+        // Transparent huge pages (the seed's 2 MB pages, §6.1.1 "2MB pages (THP)"): Linux backs
+        // an anonymous fault with a 2 MiB page only where the aligned 2 MiB range lies inside the
+        // mapping (mm/huge_memory.c, `do_huge_pmd_anonymous_page` after
+        // `thp_vma_suitable_order`). canneal's element array is one `resize` of 5.3 GB, which
+        // glibc's malloc maps with mmap (blocks of M_MMAP_THRESHOLD, 128 KiB, and more), so its
+        // 2 MiB ranges fault in as huge pages; the fan-in and fan-out vectors (grown by
+        // `push_back`), the grid's rows (`_locations`, one vector per column: 62 KB at 6e7) and the
+        // name map's nodes are small blocks on the brk heap, which grows a few hundred KiB at a
+        // time, so a 2 MiB range's first fault finds it outside the heap and gets 4 KiB pages.
+        // Measured on PARSEC 3.0's canneal with THP `always` (docs/lab/measurements.md,
+        // 2026-11-28): 389 MB of its 1.74 GB were huge pages at 5e6 elements, the element
+        // array's 440 MB.
+        let heap = if get("thp") != 0 {
+            layout.ranges[1..].to_vec()
+        } else {
+            Vec::new()
+        };
         let mut rng = SplitMix64::derive(seed, "workload.canneal.moves");
         let b = rng.below(n);
         Ok(Canneal {
@@ -113,6 +138,7 @@ impl Canneal {
             loc: (0..n as u32).collect(),
             seed,
             rng,
+            heap,
             b,
             step_no: 0,
             started: false,
@@ -183,6 +209,9 @@ impl Generator for Canneal {
     }
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
         if self.layout.start_once(&mut self.started, out) {
+            for &(start, len) in &self.heap {
+                out.push(ev(map_private(0, start, len, prot::READ | prot::WRITE)));
+            }
             return self.temp_steps > 0;
         }
         if self.step_no == self.swaps * self.temp_steps {
