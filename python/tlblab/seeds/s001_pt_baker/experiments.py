@@ -354,7 +354,8 @@ VARIANTS = {
 for _place in ("smt", "other_ccx"):
     VARIANTS[f"{_place}_none"] = ("4KiB", _place, None)
     for _mode in ("kernel", "user"):
-        VARIANTS[f"{_place}_{_mode}"] = ("4KiB", _place, f"pt_baker:mode={_mode},stride=8,region={{region}},place={_place}")
+        VARIANTS[f"{_place}_{_mode}"] = (
+            "4KiB", _place, f"pt_baker:mode={_mode},stride=8,region={{region}},place={_place}")
 # throttle and throttle_at_scale (§4.4.4, Figs. 6.10, 6.11): the NOP counts and sleep lengths tried
 # (the helper's parameter, its rows' label, the spread's label, the values); 0 NOPs is the
 # unthrottled helper above.
