@@ -65,3 +65,26 @@ def test_the_host_prediction_runs_the_helper_over_the_chase_it_is_given():
     assert r["none/dram_walk_refs_per_access"] > 0.01
     for v in ("touch", "prefetch", "mincore"):
         assert r[f"{v}/dram_walk_refs_per_access"] < r["none/dram_walk_refs_per_access"] / 10, v
+
+
+def test_the_placement_and_throttle_tables_at_scale_run_their_quick_forms_on_their_own_machines():
+    # placement_at_scale and throttle_at_scale (seed 001 §4.4.5, §6.3.3) in --quick: every row they
+    # declare has a value, each placement runs on its own machine against its own baseline, and the
+    # helper on another CCX changes nothing (the structural zero of its consistency check).
+    import tlblab.reproduce as rp
+    from tlblab.seeds.s001_pt_baker import experiments as seed001
+
+    assert seed001.placement_machine("smt")["threads_per_core"] == 2
+    l3 = [c for c in seed001.placement_machine("other_ccx")["cache"] if c.get("shared")]
+    assert l3 and all(c["cores_per_instance"] == 1 for c in l3)
+    for name in ("001/placement_at_scale", "001/throttle_at_scale"):
+        (rep,) = rp.select(name)
+        o = rp.run_one(rep, quick=True)
+        assert not o.error, o.error
+        missing = [r["key"] for r in rep.rows if r["key"] not in o.ours]
+        assert missing == [], (name, missing)
+    p = rp.run_one(rp.select("001/placement_at_scale")[0], quick=True).ours
+    for mode in ("kernel", "user"):
+        assert p[f"other_ccx/{mode}/dram_cut"] == 0.0 and p[f"other_ccx/{mode}/speedup"] == 0.0
+    runs = seed001.placement_runs(True)
+    assert set(runs) == set(seed001.PLAN[("seed", "graph500_placement")])

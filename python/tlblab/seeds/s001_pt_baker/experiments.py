@@ -185,11 +185,8 @@ def throttle(quick: bool) -> dict[str, float]:
     m = machine()
     name, wl, region = next((n, w, r) for n, w, r in _workloads(quick) if n == "graph500_bfs")
     base = _run(m, wl, None)
-    # (the helper's parameter, its row label, the spread's label, the values tried)
-    knobs = [("nops", "nops", "nop_spread", [0, 100, 1000]),
-             ("sleep_us", "sleep", "sleep_spread", [10, 100, 1000])]
     for mode in ("user", "kernel"):
-        for param, label, spread, values in knobs:
+        for param, label, spread, values in THROTTLE:
             vals = []
             for v in values:
                 speedup = _effect(m, wl, region, f"mode={mode},stride=8,{param}={v}", base)["speedup"]
@@ -199,19 +196,23 @@ def throttle(quick: bool) -> dict[str, float]:
     return out
 
 
+def placement_machine(place: str) -> dict[str, Any]:
+    """The 2-core zen3 each helper placement of §4.4.5 needs (Figs. 4.4, 4.5): `ccx` one CCX (the
+    L3 shared), `other_ccx` two CCXs of one core each (an L3 each), `smt` one core's 2 hardware
+    threads (`threads_per_core`; the helper on the application's sibling)."""
+    m = machine(cores=2, ccx_cores=1 if place == "other_ccx" else 0)
+    if place == "smt":
+        m["threads_per_core"] = 2
+    return m
+
+
 def placement(quick: bool) -> dict[str, float]:
     """§4.4.5, Figs. 4.4, 4.5 and 6.8: the helper on the SMT sibling, on another core of the CCX,
     on another CCX (nothing shared), kernel and user modes, on graph500_bfs."""
     out: dict[str, float] = {}
     name, wl, region = next((n, w, r) for n, w, r in _workloads(quick) if n == "graph500_bfs")
-    cases = {
-        "ccx": machine(cores=2, ccx_cores=0),
-        "other_ccx": machine(cores=2, ccx_cores=1),
-    }
-    smt = machine(cores=2)
-    smt["threads_per_core"] = 2
-    cases["smt"] = smt
-    for place, m in cases.items():
+    for place in ("ccx", "other_ccx", "smt"):
+        m = placement_machine(place)
         base = _run(m, wl, None)
         for mode in ("kernel", "user"):
             e = _effect(m, wl, region, f"mode={mode},stride=8,place={place}", base)
@@ -347,6 +348,31 @@ VARIANTS = {
     "virt_kernel": ("4KiB", "virt", "pt_baker:mode=kernel,stride=8,region={region}"),
     "virt_user": ("4KiB", "virt", "pt_baker:mode=user,stride=8,region={region}"),
 }
+# placement_at_scale (§4.4.5, Fig. 6.8): the helper on the application's SMT sibling and on another
+# CCX, each machine (`placement_machine`) with its own baseline; on another core of the CCX it is
+# the kernel and user variants above (zen3 made 4 cores, the helper on core 1).
+for _place in ("smt", "other_ccx"):
+    VARIANTS[f"{_place}_none"] = ("4KiB", _place, None)
+    for _mode in ("kernel", "user"):
+        VARIANTS[f"{_place}_{_mode}"] = (
+            "4KiB", _place, f"pt_baker:mode={_mode},stride=8,region={{region}},place={_place}")
+# throttle and throttle_at_scale (§4.4.4, Figs. 6.10, 6.11): the NOP counts and sleep lengths tried
+# (the helper's parameter, its rows' label, the spread's label, the values); 0 NOPs is the
+# unthrottled helper above.
+THROTTLE = [("nops", "nops", "nop_spread", [0, 100, 1000]), ("sleep_us", "sleep", "sleep_spread", [10, 100, 1000])]
+
+
+def _throttled(mode: str, label: str, value: int) -> str:
+    """The variant of a `mode` helper throttled by `value` of `label` (`THROTTLE`)."""
+    return mode if label == "nops" and value == 0 else f"{mode}_{label}{value}"
+
+
+for _mode in ("kernel", "user"):
+    for _param, _label, _, _values in THROTTLE:
+        for _v in _values:
+            if _throttled(_mode, _label, _v) != _mode:
+                VARIANTS[_throttled(_mode, _label, _v)] = (
+                    "4KiB", "native", f"pt_baker:mode={_mode},stride=8,region={{region}},{_param}={_v}")
 # Each variant's rows: (prefix, label, the baseline it is compared with; None: it is one).
 ROLES = {
     "none": ("", "base", None), "kernel": ("", "kernel", "none"), "user": ("", "user", "none"),
@@ -358,6 +384,13 @@ ROLES = {
     "virt_none": ("virt/", "base", None), "virt_kernel": ("virt/", "kernel", "virt_none"),
     "virt_user": ("virt/", "user", "virt_none"),
 }
+for _place in ("smt", "other_ccx"):
+    ROLES[f"{_place}_none"] = (f"{_place}/", "base", None)
+    for _mode in ("kernel", "user"):
+        ROLES[f"{_place}_{_mode}"] = (f"{_place}/", _mode, f"{_place}_none")
+for _v in VARIANTS:
+    if _v not in ROLES:  # the throttled helpers: kernel_nops100 -> rows kernel/nops100/...
+        ROLES[_v] = ("", _v.replace("_", "/", 1), "none")
 _BASIC = ("none", "kernel", "user", "none_2m", "kernel_2m", "user_2m")
 # Which variants each workload runs at each scale: at_scale and huge_pages everywhere; the
 # prefetch variant (Fig. 6.9: Graph500, BC, LibLinear), the stream pressure (Figs. 6.3, 6.4) and
@@ -373,6 +406,13 @@ PLAN = {
     ("seed", "hash_join"): _BASIC,
     ("seed", "canneal"): ("none", "kernel", "user", "none_2m"),
     ("seed", "liblinear"): ("none", "kernel", "user"),
+    # placement_at_scale: graph500's at_scale runs (another core of the CCX) and the other places.
+    ("seed", "graph500_placement"): ("none", "kernel", "user") + tuple(
+        f"{p}_{v}" for p in ("smt", "other_ccx") for v in ("none", "kernel", "user")),
+    # throttle_at_scale: liblinear's standins runs and the throttled helpers.
+    ("seed", "liblinear_throttle"): ("none", "kernel", "user") + tuple(
+        _throttled(m, label, v) for m in ("kernel", "user") for _, label, _, vals in THROTTLE for v in vals
+        if _throttled(m, label, v) != m),
 }
 
 # Seed 001's LibLinear and Canneal (§5.2), as generators following the programs' own loops
@@ -452,7 +492,7 @@ def window_spec(wl: str, quick: bool) -> str:
 
 
 def _variant_machine(page_size: str, kind: str) -> dict[str, Any]:
-    m = machine(virt=kind == "virt")
+    m = placement_machine(kind) if kind in ("smt", "other_ccx") else machine(virt=kind == "virt")
     if page_size != "4KiB":
         m["page_table"]["page_size"] = page_size
         m["name"] = m["name"] + f"-{page_size}"
@@ -521,6 +561,8 @@ def scale_runs(quick: bool) -> dict[str, dict[str, dict[str, list[dict[str, floa
         for name, full, region in wls:
             q = next((w for w in QUICK_SCALE if w[0] == name), None)
             out.setdefault(scale, {})[name] = _plan_runs(quick, scale, name, q[1] if quick and q else full, region)
+            if scale == "seed" and name == "graph500_bfs":
+                placement_runs(quick)
             if scale == "seed" and name == "gapbs_bc":
                 csr_runs(quick)
     return out
@@ -537,6 +579,15 @@ CSR = ("graph500_bfs:scale=24,edge_factor=16,roots=1,populate=1",
 def csr_runs(quick: bool) -> dict[str, list[dict[str, float]]]:
     """{variant: window sums} of the CSR BFS (`CSR`, `PLAN[("seed", "graph500_csr")]`)."""
     return _plan_runs(quick, "seed", "graph500_csr", CSR[1] if quick else CSR[0], CSR[2])
+
+
+def placement_runs(quick: bool) -> dict[str, list[dict[str, float]]]:
+    """{variant: window sums} of `PLAN[("seed", "graph500_placement")]` on the seed-scale Graph500
+    (`SCALES["seed"]`); scale_runs runs them right after its Graph500 runs, so the graph is built
+    and the generator's skips are made once."""
+    _, full, region = next(w for w in SCALES["seed"] if w[0] == "graph500_bfs")
+    small = next(w[1] for w in QUICK_SCALE if w[0] == "graph500_bfs")
+    return _plan_runs(quick, "seed", "graph500_placement", small if quick else full, region)
 
 
 def _plan_runs(quick: bool, scale: str, name: str, wl: str, region: str) -> dict[str, list[dict[str, float]]]:
@@ -586,8 +637,11 @@ def window_rows(runs: dict[str, list[dict[str, float]]], prefix: str = "") -> di
         base = runs.get(base_name)
         if base is None:
             continue
-        put(f"{tag}{label}/dram_cut", ratio_estimate(_per_ref(ws, "walk_dram"), _per_ref(base, "walk_dram")),
-            -100.0, -1.0)
+        if any(w["walk_dram"] for w in base):
+            put(f"{tag}{label}/dram_cut", ratio_estimate(_per_ref(ws, "walk_dram"), _per_ref(base, "walk_dram")),
+                -100.0, -1.0)
+        else:  # no DRAM walk reference to cut (a --quick footprint): none cut, as `_effect` says
+            put(f"{tag}{label}/dram_cut", (0.0, float("nan")))
         put(f"{tag}{label}/speedup", ratio_estimate(_per_ref(base, "cycles"), _per_ref(ws, "cycles")), 100.0, -1.0)
     return out
 
@@ -675,4 +729,36 @@ def standins(quick: bool) -> dict[str, float]:
         if "none_2m" in runs:
             out[f"{name}/huge_pages/speedup"], out[f"{name}/huge_pages/speedup/half_width"] = (
                 _huge_pages_speedup(runs))
+    return out
+
+
+def placement_at_scale(quick: bool) -> dict[str, float]:
+    """placement (§4.4.5, Figs. 4.4, 4.5, 6.8) on the seed-scale Graph500 in at_scale's windows
+    (`placement_runs`): the helper on another core of the CCX (at_scale's runs, rows ccx/...), on
+    the SMT sibling (smt/...) and on another CCX (other_ccx/...), kernel and user modes, each
+    against its own machine's baseline; every row with its 95% interval (`window_rows`)."""
+    out: dict[str, float] = {}
+    for key, v in window_rows(placement_runs(quick)).items():
+        out[key if key.startswith(("smt/", "other_ccx/")) else f"ccx/{key}"] = v
+    return out
+
+
+def throttle_at_scale(quick: bool) -> dict[str, float]:
+    """throttle (§4.4.4, §6.3.3, Figs. 6.10, 6.11) on the LibLinear stand-in at Table 5.2's shape
+    (`STANDINS`) in standins' windows: each mode's speedup at every NOP count and sleep length of
+    `THROTTLE` (rows user/nops100, kernel/sleep10, ...; with `.../dram_cut` and the 95% intervals),
+    and its spread over each parameter's values."""
+    _, full, region = next(w for w in STANDINS if w[0] == "liblinear")
+    small = next(w[1] for w in QUICK_STANDINS if w[0] == "liblinear")
+    rows = window_rows(_plan_runs(quick, "seed", "liblinear_throttle", small if quick else full, region))
+    out = {k: v for k, v in rows.items() if k.startswith("base/")}
+    for mode in ("user", "kernel"):
+        for _, label, spread, values in THROTTLE:
+            for v in values:
+                src = ROLES[_throttled(mode, label, v)][1]
+                out[f"{mode}/{label}{v}"] = rows[f"{src}/speedup"]
+                for suffix in ("speedup/half_width", "dram_cut", "dram_cut/half_width"):
+                    out[f"{mode}/{label}{v}/{suffix}"] = rows[f"{src}/{suffix}"]
+            vals = [out[f"{mode}/{label}{v}"] for v in values]
+            out[f"{mode}/{spread}"] = max(vals) - min(vals)
     return out
