@@ -707,8 +707,9 @@ fn canneal_keeps_its_heap_on_small_pages_as_thp_does() {
     let mut mapped = mappings(1);
     mapped.sort_unstable();
     assert_eq!(mapped, heap);
-    assert!(mapped.iter().all(|&(s, l, _)| s + l <= r["elements"].0
-        || s >= r["elements"].0 + r["elements"].1));
+    assert!(mapped
+        .iter()
+        .all(|&(s, l, _)| s + l <= r["elements"].0 || s >= r["elements"].0 + r["elements"].1));
     assert!(mappings(0).is_empty());
 }
 

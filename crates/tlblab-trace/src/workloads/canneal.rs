@@ -48,11 +48,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ),
         ("temp_steps", 2, "temperature steps (the seed ran 15000)"),
         ("start_temp", 2000, "initial temperature (the seed's 2000)"),
-        (
-            "thp",
-            1,
-            "1: on a machine of large pages only the element array gets them, as Linux's transparent huge pages back canneal (its heap's small blocks stay on 4 KiB pages); 0: every region at the machine's page size",
-        ),
+        ("thp", 1, "1: as THP: huge pages for elements only"),
     ],
     in_default_set: true,
 };
