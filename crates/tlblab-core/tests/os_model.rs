@@ -937,7 +937,11 @@ fn given_the_linear_map_when_faults_fill_two_sections_of_frames_then_each_sectio
     assert!(none.is_empty());
     let va_limit = PageTableFormat::X86_64_4level.va_limit();
     let linear = |pa| kernel_linear(va_limit, 512 << 20, pa).va;
-    assert_eq!(sections, vec![linear(1 << 20)], "the last frames' section 1");
+    assert_eq!(
+        sections,
+        vec![linear(1 << 20)],
+        "the last frames' section 1"
+    );
     assert_eq!(with.total.page_faults, PAGES);
     assert_eq!(with.total.walks, without.total.walks);
     assert_eq!(
@@ -987,7 +991,10 @@ fn given_the_vectors_page_when_a_fault_a_call_and_a_tick_enter_then_each_takes_i
     let miss = 1 + 7 + 100 + 3;
     let fault = 2 * miss + (1 + 7) + 100;
     let (call, tick) = (1 + 1 + 100, 1 + 1 + 1 + 100);
-    assert_eq!(with.total.cycles - without.total.cycles, fault + call + tick);
+    assert_eq!(
+        with.total.cycles - without.total.cycles,
+        fault + call + tick
+    );
     let stalls = |s: &tlblab_core::Stats| s.total.data_stall_cycles.iter().sum::<u64>();
     assert_eq!(stalls(&with) - stalls(&without), 7);
     let va_limit = PageTableFormat::X86_64_4level.va_limit();
@@ -996,7 +1003,10 @@ fn given_the_vectors_page_when_a_fault_a_call_and_a_tick_enter_then_each_takes_i
     let mut expected = before.clone();
     expected.extend([linear(v), linear(st)]);
     expected.sort_unstable();
-    assert_eq!(after, expected, "the vectors and stubs pages beside the fault path's page");
+    assert_eq!(
+        after, expected,
+        "the vectors and stubs pages beside the fault path's page"
+    );
     // The Cortex-A9's: 1 GiB filling the top quarter of a 32-bit range.
     let a9 = |pa| kernel_linear(1 << 32, 1 << 30, pa).va;
     let [v, st] = vectors_pages(1 << 32, 1 << 30);

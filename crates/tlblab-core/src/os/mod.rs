@@ -243,9 +243,11 @@ impl OsConfig {
             ));
         }
         if self.fault_linear_map && self.fault_kernel_pages == 0 {
-            return Err("os.fault_linear_map: the fault's clear is traced with the fault path's \
+            return Err(
+                "os.fault_linear_map: the fault's clear is traced with the fault path's \
                  pages; set os.fault_kernel_pages > 0 or fault_linear_map = false"
-                .to_string());
+                    .to_string(),
+            );
         }
         Ok(())
     }

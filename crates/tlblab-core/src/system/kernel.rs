@@ -164,9 +164,10 @@ impl System {
             os.fault_kernel_pages,
         );
         if self.host.is_none() {
-            let leaf = self.spaces[st.space]
-                .pt
-                .walk_from(va, start_level, start_node, &mut self.path);
+            let leaf =
+                self.spaces[st.space]
+                    .pt
+                    .walk_from(va, start_level, start_node, &mut self.path);
             // An anonymous page's frame (a page of no object) is fresh: the fault allocated it.
             let anonymous = self.spaces[st.space].mapping_for(va).1.is_none();
             if let (true, true, Some(leaf)) = (os.fault_linear_map, anonymous, leaf) {
