@@ -647,6 +647,15 @@ fn kernel_path_system(os: OsConfig) -> System {
     .unwrap()
 }
 
+/// Thread 0 touches `pages` new pages in a row from 0x1000_0000, a fault apiece.
+fn touch_new_pages(sys: &mut System, pages: u64) {
+    let mut recs = thread_starts(&[0]);
+    for p in 0..pages {
+        recs.push(ld(0, 0x1000_0000 + p * 4096));
+    }
+    sys.run(&mut VecSource::new(recs)).unwrap();
+}
+
 /// The page-fault path's global kernel pages (`os.fault_kernel_pages`): every demand-paging
 /// fault touches them through the faulting core's data TLB before the walk is retried. One
 /// thread touches `PAGES` new pages once each (a fault apiece) on a one-level TLB with room
@@ -667,11 +676,7 @@ fn given_fault_kernel_pages_when_a_thread_touches_new_pages_then_each_fault_touc
             fault_kernel_pages,
             ..OsConfig::default()
         });
-        let mut recs = thread_starts(&[0]);
-        for p in 0..PAGES {
-            recs.push(ld(0, 0x1000_0000 + p * 4096));
-        }
-        sys.run(&mut VecSource::new(recs)).unwrap();
+        touch_new_pages(&mut sys, PAGES);
         let globals = sys.tlbs[0].entries().filter(|e| e.global).count();
         (sys.stats(), globals)
     };
@@ -919,11 +924,7 @@ fn given_the_linear_map_when_faults_fill_two_sections_of_frames_then_each_sectio
             fault_linear_map,
             ..OsConfig::default()
         });
-        let mut recs = thread_starts(&[0]);
-        for p in 0..PAGES {
-            recs.push(ld(0, 0x1000_0000 + p * 4096));
-        }
-        sys.run(&mut VecSource::new(recs)).unwrap();
+        touch_new_pages(&mut sys, PAGES);
         let sections: Vec<u64> = sys.tlbs[1]
             .entries()
             .filter(|e| e.global && e.size == PageSize::Size1M)
