@@ -647,6 +647,15 @@ fn kernel_path_system(os: OsConfig) -> System {
     .unwrap()
 }
 
+/// Thread 0 touches `pages` new pages in a row from 0x1000_0000, a fault apiece.
+fn touch_new_pages(sys: &mut System, pages: u64) {
+    let mut recs = thread_starts(&[0]);
+    for p in 0..pages {
+        recs.push(ld(0, 0x1000_0000 + p * 4096));
+    }
+    sys.run(&mut VecSource::new(recs)).unwrap();
+}
+
 /// The page-fault path's global kernel pages (`os.fault_kernel_pages`): every demand-paging
 /// fault touches them through the faulting core's data TLB before the walk is retried. One
 /// thread touches `PAGES` new pages once each (a fault apiece) on a one-level TLB with room
@@ -667,11 +676,7 @@ fn given_fault_kernel_pages_when_a_thread_touches_new_pages_then_each_fault_touc
             fault_kernel_pages,
             ..OsConfig::default()
         });
-        let mut recs = thread_starts(&[0]);
-        for p in 0..PAGES {
-            recs.push(ld(0, 0x1000_0000 + p * 4096));
-        }
-        sys.run(&mut VecSource::new(recs)).unwrap();
+        touch_new_pages(&mut sys, PAGES);
         let globals = sys.tlbs[0].entries().filter(|e| e.global).count();
         (sys.stats(), globals)
     };
@@ -873,6 +878,151 @@ fn given_kernel_text_sections_when_paths_run_then_each_section_takes_one_instruc
         "instruction-side misses are not data stalls"
     );
     assert_eq!(with.total.walks, without.total.walks);
+}
+
+/// The split-first-level machine of the linear-map and vectors tests: 4-entry fully
+/// associative instruction and data micro TLBs (1-cycle lookups) in front of an 8-entry
+/// unified main TLB (7 cycles, refill 3), no caches (a word or descriptor costs memory's 100),
+/// 512 MiB (room for the kernel's pages), data stalls counted, one fault-path kernel page.
+fn split_kernel_system(os: OsConfig) -> System {
+    let mut cfg = shaped_machine((1, 4), (1, 8, ReplacementKind::Lru), 7, true);
+    cfg.tlbs[0].latency = 1;
+    cfg.tlbs[1].latency = 1;
+    cfg.tlbs[2].refill_latency = 3;
+    cfg.memory.bytes = 512 << 20;
+    System::new(
+        cfg,
+        RunOptions {
+            data_accesses: false,
+            stall_cycles: true,
+            os: OsConfig {
+                fault_kernel_pages: 1,
+                ..os
+            },
+            ..RunOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+/// The fault's clear of its fresh frame through the kernel's linear map (`os.fault_linear_map`,
+/// Linux's `clear_user_highpage` on a low-memory page): a global 1 MiB data-side section entry
+/// whose address is the linear map's of the frame's section. One thread touches `PAGES` new
+/// pages in a row; the frames are handed out in order from the bottom of memory, past the first
+/// MiB (256 frames), so they lie in sections 0 and 1: the clear's translation misses both
+/// levels once per section (1 + 7 + the descriptor 100 + refill 3) and hits the micro TLB at
+/// every other fault (1), and each clear stores a word (100). Against the same run without it
+/// the cycles grow by exactly that, the data stalls by the two misses' 7 + 100 + 3, the walks
+/// do not change, and the data micro TLB ends holding section 1's global entry at the linear
+/// map's address of physical 1 MiB (`os::kernel_linear`; section 0's was the least recent).
+#[test]
+fn given_the_linear_map_when_faults_fill_two_sections_of_frames_then_each_section_misses_once() {
+    use tlblab_core::os::kernel_linear;
+    const PAGES: u64 = 300;
+    let run = |fault_linear_map: bool| {
+        let mut sys = split_kernel_system(OsConfig {
+            fault_linear_map,
+            ..OsConfig::default()
+        });
+        touch_new_pages(&mut sys, PAGES);
+        let sections: Vec<u64> = sys.tlbs[1]
+            .entries()
+            .filter(|e| e.global && e.size == PageSize::Size1M)
+            .map(|e| e.vpn.0 << 20)
+            .collect();
+        (sys.stats(), sections)
+    };
+    let (without, none) = run(false);
+    let (with, sections) = run(true);
+    let (miss, hit, store) = (1 + 7 + 100 + 3, 1, 100);
+    assert!(none.is_empty());
+    let va_limit = PageTableFormat::X86_64_4level.va_limit();
+    let linear = |pa| kernel_linear(va_limit, 512 << 20, pa).va;
+    assert_eq!(
+        sections,
+        vec![linear(1 << 20)],
+        "the last frames' section 1"
+    );
+    assert_eq!(with.total.page_faults, PAGES);
+    assert_eq!(with.total.walks, without.total.walks);
+    assert_eq!(
+        with.total.cycles - without.total.cycles,
+        2 * miss + (PAGES - 2) * hit + PAGES * store,
+        "each section's first clear misses, every other hits the micro TLB; a store a fault"
+    );
+    let stalls = |s: &tlblab_core::Stats| s.total.data_stall_cycles.iter().sum::<u64>();
+    assert_eq!(stalls(&with) - stalls(&without), 2 * (7 + 100 + 3));
+}
+
+/// The exception vectors (`os.vectors_page`): every kernel entry fetches its vector from the
+/// vectors page (instruction side) and loads from the stubs page (data side), an abort's and
+/// an IRQ's stub fetched from the stubs page too (arch/arm/kernel/entry-armv.S). One thread
+/// faults (an abort), calls the kernel (an SVC) and takes a tick (an IRQ): the fault's vectors
+/// fetch and stubs fetch miss both levels (111 each), its stubs load misses the data micro TLB
+/// and hits the main TLB the stubs fetch filled (1 + 7) and loads a word (100); the call's
+/// vectors fetch hits (1), its load hits (1 + 100); the tick's two fetches hit and its load
+/// (1 + 1 + 1 + 100). The data stalls grow by the one main-TLB lookup, 7; the main TLB holds
+/// the two global 4 KiB pages at 0xffff0000 and 0xffff1000 on a 32-bit range with memory
+/// filling its top quarter (the Cortex-A9's), here at their offsets below 512 MiB.
+#[test]
+fn given_the_vectors_page_when_a_fault_a_call_and_a_tick_enter_then_each_takes_its_pages() {
+    use tlblab_core::os::{kernel_linear, vectors_pages};
+    use tlblab_trace::record::kernel_entry;
+    let run = |vectors_page: bool| {
+        let mut sys = split_kernel_system(OsConfig {
+            vectors_page,
+            ..OsConfig::default()
+        });
+        let mut recs = thread_starts(&[0]);
+        let entry = |path| Record::Event(Event::KernelEntry { process: 0, path });
+        recs.push(ld(0, 0x1000_0000));
+        recs.push(entry(kernel_entry::SYSCALL));
+        recs.push(entry(kernel_entry::TICK));
+        sys.run(&mut VecSource::new(recs)).unwrap();
+        let mut pages: Vec<u64> = sys.tlbs[2]
+            .entries()
+            .filter(|e| e.global && e.size == PageSize::Size4K)
+            .map(|e| e.vpn.0 << 12)
+            .collect();
+        pages.sort_unstable();
+        (sys.stats(), pages)
+    };
+    let (without, before) = run(false);
+    let (with, after) = run(true);
+    let miss = 1 + 7 + 100 + 3;
+    let fault = 2 * miss + (1 + 7) + 100;
+    let (call, tick) = (1 + 1 + 100, 1 + 1 + 1 + 100);
+    assert_eq!(
+        with.total.cycles - without.total.cycles,
+        fault + call + tick
+    );
+    let stalls = |s: &tlblab_core::Stats| s.total.data_stall_cycles.iter().sum::<u64>();
+    assert_eq!(stalls(&with) - stalls(&without), 7);
+    let va_limit = PageTableFormat::X86_64_4level.va_limit();
+    let [v, st] = vectors_pages(va_limit, 512 << 20);
+    let linear = |pa| kernel_linear(va_limit, 512 << 20, pa).va;
+    let mut expected = before.clone();
+    expected.extend([linear(v), linear(st)]);
+    expected.sort_unstable();
+    assert_eq!(
+        after, expected,
+        "the vectors and stubs pages beside the fault path's page"
+    );
+    // The Cortex-A9's: 1 GiB filling the top quarter of a 32-bit range.
+    let a9 = |pa| kernel_linear(1 << 32, 1 << 30, pa).va;
+    let [v, st] = vectors_pages(1 << 32, 1 << 30);
+    assert_eq!((a9(v), a9(st)), (0xffff_0000, 0xffff_1000));
+}
+
+/// The fault's clear is traced with the fault path: without its pages it is refused.
+#[test]
+fn fault_linear_map_without_fault_kernel_pages_is_refused() {
+    let os = OsConfig {
+        fault_linear_map: true,
+        ..OsConfig::default()
+    };
+    let e = os.validate().unwrap_err();
+    assert!(e.contains("os.fault_linear_map"), "{e}");
 }
 
 /// The fault path's text is traced with its pages: text sections without them are refused.

@@ -455,12 +455,13 @@ proptest! {
         // The switch, fault, migration and entry paths' global kernel pages (`os.kernel_pages`,
         // `kernel_return_pages`, `fault_kernel_pages`, `migrate_kernel_pages`,
         // `syscall_kernel_pages`, `tick_kernel_pages`) and text sections
-        // (`syscall_text_sections`, `tick_text_sections`, `fault_text_sections`) under seed
-        // 002's domains
+        // (`syscall_text_sections`, `tick_text_sections`, `fault_text_sections`), the fault's
+        // linear-map clear and the exception vectors (`fault_linear_map`, `vectors_page`) under
+        // seed 002's domains
         // (which domain a kernel entry takes, the DACR check of a kernel touch) are not
         // modelled yet: fass runs without them.
         let opts = tlblab_core::RunOptions {
-            os: tlblab_core::os::OsConfig { kernel_pages: 0, kernel_return_pages: 0, fault_kernel_pages: 0, migrate_kernel_pages: 0, syscall_kernel_pages: 0, tick_kernel_pages: 0, syscall_text_sections: 0, tick_text_sections: 0, fault_text_sections: 0, ..opts.os },
+            os: tlblab_core::os::OsConfig { kernel_pages: 0, kernel_return_pages: 0, fault_kernel_pages: 0, migrate_kernel_pages: 0, syscall_kernel_pages: 0, tick_kernel_pages: 0, syscall_text_sections: 0, tick_text_sections: 0, fault_text_sections: 0, fault_linear_map: false, vectors_page: false, ..opts.os },
             ..opts
         };
         // The default kernel base (the random pages above 3 GiB are the kernel's), one

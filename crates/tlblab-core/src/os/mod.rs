@@ -140,6 +140,43 @@ pub struct OsConfig {
     /// The kernel text the page-fault path runs, as `syscall_text_sections`, fetched before the
     /// fault's kernel pages; only where those are traced (`fault_kernel_pages` > 0).
     pub fault_text_sections: u32,
+    /// The page-fault path's clearing of the frame it allocates, through the kernel's linear
+    /// map: Linux zeroes a new anonymous page before mapping it (mm/memory.c
+    /// `do_anonymous_page` → `alloc_zeroed_user_highpage_movable` → `clear_user_highpage`,
+    /// which on ARMv7 is `v6_clear_user_highpage_nonaliasing`, arch/arm/mm/copypage-v6.c:
+    /// `kmap_atomic(page)` then `clear_page`), and `kmap_atomic` of a low-memory page is its
+    /// `page_address`, PAGE_OFFSET + (pa − PHYS_OFFSET) (arch/arm/include/asm/memory.h;
+    /// PAGE_OFFSET 0xC0000000 with the 3G/1G split). ARM Linux maps low memory with 1 MiB
+    /// sections (arch/arm/mm/mmu.c `map_lowmem` → `create_mapping` → `alloc_init_pmd` →
+    /// `__map_init_section`), so the clear's stores take one global 1 MiB section entry of the
+    /// data TLB levels whose virtual address, hence its set in a set-associative level,
+    /// follows the frame's physical address (`linear_section`, `kernel_linear`). Modelled:
+    /// that section's translation (`System::kernel_translate`) and the clear's store of the
+    /// frame's first byte through the data caches, after the path's pages; the other stores
+    /// of the 4 KiB clear (its cache footprint) are left out. Only for an anonymous page (of
+    /// no object: a shared object's page is a file's or shmem's, read from the file or
+    /// zeroed by whichever process faults it first, which the model does not tell apart),
+    /// the page's first frame, only where the fault path is traced (`fault_kernel_pages` >
+    /// 0), not under virtualization. A high-memory frame (above the linear map: the i.MX6's 1 GiB with the
+    /// 3G/1G split leaves its top 256 MiB to highmem) would be cleared through a per-CPU
+    /// `kmap_atomic` fixmap page instead; the model's frames are all taken as low memory.
+    /// false: the clear is not traced.
+    pub fault_linear_map: bool,
+    /// The exception vectors: every kernel entry traced (a `KernelEntry` event's system call
+    /// or tick, and the page fault where its path is traced) first runs through the ARM high
+    /// vectors' two 4 KiB pages (arch/arm/mm/mmu.c `devicemaps_init`: the vectors page at
+    /// 0xffff0000, the stubs page at 0xffff1000 since Linux 3.11, both kernel mappings, hence
+    /// global). arch/arm/kernel/entry-armv.S: the vector itself is fetched from the vectors
+    /// page (instruction side); a system call's vector is `W(ldr) pc, __vectors_start +
+    /// 0x1000`, a data-side load of `vector_swi`'s address from the stubs page; an IRQ's or
+    /// abort's is a branch to its `vector_stub` in the stubs page (an instruction-side fetch
+    /// there), which loads its mode's handler from the table after it (`ldr lr, [pc, lr, lsl
+    /// #2]`, data side). So each entry takes the vectors page on the instruction side and the
+    /// stubs page on the data side (a data stall when it misses), an IRQ or abort the stubs
+    /// page on the instruction side too (`vectors_pages`: their physical addresses, whose
+    /// linear-map addresses are 0xffff0000 and 0xffff1000 where memory fills the top quarter
+    /// of the range). The stub's stores to the mode's stack are left out. false: not traced.
+    pub vectors_page: bool,
 }
 
 impl Default for OsConfig {
@@ -159,6 +196,8 @@ impl Default for OsConfig {
             syscall_text_sections: 0,
             tick_text_sections: 0,
             fault_text_sections: 0,
+            fault_linear_map: false,
+            vectors_page: false,
         }
     }
 }
@@ -202,6 +241,13 @@ impl OsConfig {
                  os.fault_kernel_pages > 0 or fault_text_sections = 0 (found {:#x})",
                 self.fault_text_sections
             ));
+        }
+        if self.fault_linear_map && self.fault_kernel_pages == 0 {
+            return Err(
+                "os.fault_linear_map: the fault's clear is traced with the fault path's \
+                 pages; set os.fault_kernel_pages > 0 or fault_linear_map = false"
+                    .to_string(),
+            );
         }
         Ok(())
     }
@@ -260,6 +306,27 @@ pub fn kernel_text_sections(memory_bytes: u64, mask: u32) -> impl Iterator<Item 
     (0..32)
         .filter(move |k| mask >> k & 1 == 1)
         .map(move |k| kernel_text_section(memory_bytes, k))
+}
+
+/// The 1 MiB section of the kernel's linear map that holds physical address `pa`
+/// (`OsConfig::fault_linear_map`): its physical base, whose `kernel_linear` address is the
+/// section's.
+pub fn linear_section(pa: u64) -> u64 {
+    pa & !((1 << 20) - 1)
+}
+
+/// The physical addresses of the exception vectors' two pages (`OsConfig::vectors_page`):
+/// the vectors page and the stubs page after it, placed so that their linear-map addresses
+/// (`kernel_linear`) are the ARM high vectors' 0xffff0000 and 0xffff1000 (64 KiB below the
+/// top of a 32-bit range; in general 64 KiB below the top of the range `va_limit`) where
+/// memory fills the top quarter of the range; on a smaller memory, the same offsets below
+/// the top of memory (the physical pages are Linux's `early_alloc`ed pair, anywhere in low
+/// memory: only their virtual addresses matter to the TLBs).
+pub fn vectors_pages(va_limit: u64, memory_bytes: u64) -> [u64; 2] {
+    let quarter = (va_limit / 4).max(4096);
+    let room = quarter.min(memory_bytes & !4095);
+    let vectors = room.saturating_sub(16 * 4096);
+    [vectors, vectors + 4096]
 }
 
 /// Most kernel pages `OsConfig::kernel_pages`, `kernel_return_pages`, `fault_kernel_pages`,

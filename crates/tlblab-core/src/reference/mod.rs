@@ -1065,8 +1065,14 @@ impl ReferenceModel {
                     .find(|&&(s, _)| s == process as usize)
                     .copied();
                 let text = os.entry_text_sections(path);
-                if let (Some((space, cpu)), true) = (thread, pages > 0 || text != 0) {
+                let traced = pages > 0 || text != 0 || os.vectors_page;
+                if let (Some((space, cpu)), true) = (thread, traced) {
                     let mut kernel = 0;
+                    if os.vectors_page {
+                        // A tick enters as an IRQ, through its stub's page; a call as an SVC.
+                        let irq = path == tlblab_trace::record::kernel_entry::TICK;
+                        kernel += self.kernel_vectors_in(cpu, space, irq);
+                    }
                     for pa in kernel_text_sections(self.config.memory.bytes, text) {
                         kernel += self.kernel_fetch_in(cpu, space, pa);
                     }
@@ -1233,6 +1239,21 @@ impl ReferenceModel {
         let (lat, src) = self.load(cpu, &dcache, pa, write);
         self.counters[cpu].data_by_source[src] += 1;
         cycles + lat
+    }
+
+    /// An exception entry through the high vectors (`OsConfig::vectors_page`) on behalf of a
+    /// thread of `space`: the vectors page fetched (instruction side, a global 4 KiB entry),
+    /// the stubs page fetched if `stub_fetch` (an IRQ, an abort), then loaded from (data side,
+    /// through the caches). Returns the cycles.
+    fn kernel_vectors_in(&mut self, cpu: usize, space: usize, stub_fetch: bool) -> u64 {
+        let top = &self.levels[0];
+        let [vectors, stubs] =
+            crate::os::vectors_pages(1u64 << (top.shift + top.bits), self.config.memory.bytes);
+        let mut cycles = self.kernel_translate_in(cpu, space, vectors, PageSize::Size4K, true);
+        if stub_fetch {
+            cycles += self.kernel_translate_in(cpu, space, stubs, PageSize::Size4K, true);
+        }
+        cycles + self.kernel_touch_in(cpu, space, stubs, false)
     }
 
     /// A fetch of the kernel text section at physical `pa` (`os::kernel_text_section`) on
@@ -2047,16 +2068,33 @@ impl ReferenceModel {
             self.first_touch(space, va)?;
             self.counters[cpu].page_faults += 1;
             // The kernel's fault handler (`OsConfig::fault_kernel_pages`), before the walk is
-            // retried: busy time of the thread, not the walk's.
+            // retried: busy time of the thread, not the walk's. It enters through the vectors
+            // as an abort (`OsConfig::vectors_page`), and clears an anonymous page's frame
+            // through its linear-map section after its pages (`OsConfig::fault_linear_map`).
             let (os, bytes) = (self.opts.os, self.config.memory.bytes);
             let mut kernel = 0;
             if os.fault_kernel_pages > 0 {
+                if os.vectors_page {
+                    kernel += self.kernel_vectors_in(cpu, space, true);
+                }
                 for pa in kernel_text_sections(bytes, os.fault_text_sections) {
                     kernel += self.kernel_fetch_in(cpu, space, pa);
                 }
             }
             for pa in kernel_path_pages(bytes, os.fault_kernel_page(0), os.fault_kernel_pages) {
                 kernel += self.kernel_touch_in(cpu, space, pa, false);
+            }
+            // Only an anonymous page (of no object) is a fresh frame; its first frame.
+            let anonymous = self.region_of(space, va).and_then(|r| r.3).is_none();
+            if os.fault_kernel_pages > 0 && os.fault_linear_map && self.host.is_none() && anonymous
+            {
+                let (_, pa) = self.spaces[space].tables.mapping(va).expect("mapped");
+                let section = crate::os::linear_section(pa);
+                kernel += self.kernel_translate_in(cpu, space, section, PageSize::Size1M, false);
+                let dcache = self.cores[self.cpus[cpu].core].dcache.clone();
+                let (lat, src) = self.load(cpu, &dcache, pa, true);
+                self.counters[cpu].data_by_source[src] += 1;
+                kernel += lat;
             }
             self.counters[cpu].cycles += kernel;
             self.cpus[cpu].clock += kernel;

@@ -240,9 +240,12 @@ impl System {
                     )));
                 };
                 let text = self.options.os.entry_text_sections(path);
-                if pages > 0 || text != 0 {
+                if pages > 0 || text != 0 || self.options.os.vectors_page {
                     if let Some(st) = self.state_of_process(process) {
-                        self.kernel_path(st, text, first, pages);
+                        // A tick enters as an IRQ (its stub runs from the stubs page), a
+                        // system call as an SVC (`OsConfig::vectors_page`).
+                        let irq = path == tlblab_trace::record::kernel_entry::TICK;
+                        self.kernel_path(st, irq, text, first, pages);
                     }
                 }
             }

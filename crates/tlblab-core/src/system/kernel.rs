@@ -132,12 +132,17 @@ impl System {
     /// thread whose state is `st` on a demand-paging fault of `va`, whose walk (from
     /// `start_level`, `start_node`) found its page unmapped and left its entries in
     /// `self.path`, the invalid one last; the page is mapped already (`first_touch`). Their
-    /// cycles are charged to it as busy time (the handler runs; no TLB stall of the faulting
-    /// reference's), their TLB misses counted as stalls (`kernel_touch_as`). Then the
-    /// handler's stores of the descriptors the fault wrote (`fault_stores`), off
-    /// virtualization. Out of the walk's line, with the fault's other work: inline, the
-    /// stores' set-up cost the technique-free walk ~6 instructions (callgrind, zen3 full
-    /// model, 299.2 M → 300.4 M).
+    /// cycles are charged to it as busy time (the handler runs;
+    /// no TLB stall of the faulting reference's), their TLB misses counted as stalls
+    /// (`kernel_touch_as`). The path enters through the exception vectors as an abort
+    /// (`OsConfig::vectors_page`). Then, off virtualization, the clear of an anonymous page's
+    /// frame through the kernel's linear map (`OsConfig::fault_linear_map`) and the handler's
+    /// stores of the descriptors the fault wrote (`fault_stores`). The four fixed pages stay
+    /// beside the linear map's section: they are other kernel objects the handler touches
+    /// (its stack, the mm_struct and VMAs, struct pages, the page-table page), not the frame
+    /// it clears. Out of the walk's line, with the fault's other work: inline, the stores'
+    /// set-up cost the technique-free walk ~6 instructions (callgrind, zen3 full model,
+    /// 299.2 M → 300.4 M).
     #[cold]
     #[inline(never)]
     pub(super) fn fault_kernel_path(
@@ -153,14 +158,25 @@ impl System {
         let os = self.options.os;
         self.kernel_path(
             st,
+            true,
             os.fault_text_sections,
             os.fault_kernel_page(0),
             os.fault_kernel_pages,
         );
         if self.host.is_none() {
-            self.spaces[st.space]
-                .pt
-                .walk_from(va, start_level, start_node, &mut self.path);
+            let leaf =
+                self.spaces[st.space]
+                    .pt
+                    .walk_from(va, start_level, start_node, &mut self.path);
+            // An anonymous page's frame (a page of no object) is fresh: the fault allocated it.
+            let anonymous = self.spaces[st.space].mapping_for(va).1.is_none();
+            if let (true, true, Some(leaf)) = (os.fault_linear_map, anonymous, leaf) {
+                let pa = leaf.pfn.base().0;
+                let section = crate::os::linear_section(pa);
+                let cycles = self.kernel_translate(st, section, PageSize::Size1M, false)
+                    + self.kernel_access(st.cpu, pa, true);
+                self.charge_busy(st.cpu, cycles);
+            }
             self.fault_stores(st, invalid_at);
         }
     }
@@ -190,19 +206,25 @@ impl System {
         self.charge_busy(st.cpu, cycles);
     }
 
-    /// A kernel path: its text, the sections set in `text` (`OsConfig::syscall_text_sections`),
-    /// fetched in order (`kernel_fetch_as`), then its `pages` pages from `kernel_switch_page`
-    /// index `first`, touched in order (`kernel_touch_as`), by the thread whose state is `st`,
-    /// the cycles charged as busy time: the page-fault path (`fault_kernel_path`) and a
+    /// A kernel path: the exception vectors it enters through (`OsConfig::vectors_page`;
+    /// `stub_fetch`: an IRQ or abort, whose stub runs from the stubs page, not a system call),
+    /// its text, the sections set in `text` (`OsConfig::syscall_text_sections`), fetched in
+    /// order (`kernel_fetch_as`), then its `pages` pages from `kernel_switch_page` index
+    /// `first`, touched in order (`kernel_touch_as`), by the thread whose state is `st`, the
+    /// cycles charged as busy time: the page-fault path (`fault_kernel_path`) and a
     /// `KernelEntry` event's.
     pub(super) fn kernel_path(
         &mut self,
         st: super::ThreadState,
+        stub_fetch: bool,
         text: u32,
         first: u32,
         pages: u32,
     ) {
         let mut cycles = 0;
+        if self.options.os.vectors_page {
+            cycles += self.kernel_vectors(st, stub_fetch);
+        }
         for pa in crate::os::kernel_text_sections(self.config.memory.bytes, text) {
             cycles += self.kernel_fetch_as(st, pa);
         }
@@ -210,5 +232,20 @@ impl System {
             cycles += self.kernel_touch_as(st, pa, false);
         }
         self.charge_busy(st.cpu, cycles);
+    }
+
+    /// An exception entry through the high vectors (`OsConfig::vectors_page`,
+    /// `os::vectors_pages`) by the thread whose state is `st`: the vector's fetch from the
+    /// vectors page (instruction side, a global 4 KiB entry), the stub's fetch from the stubs
+    /// page if `stub_fetch` (an IRQ's or abort's), then the load from the stubs page
+    /// (`vector_swi`'s address, or the stub's handler table: data side, its misses stalls).
+    /// Returns the cycles.
+    fn kernel_vectors(&mut self, st: super::ThreadState, stub_fetch: bool) -> u64 {
+        let [vectors, stubs] = crate::os::vectors_pages(self.va_limit, self.config.memory.bytes);
+        let mut cycles = self.kernel_translate(st, vectors, PageSize::Size4K, true);
+        if stub_fetch {
+            cycles += self.kernel_translate(st, stubs, PageSize::Size4K, true);
+        }
+        cycles + self.kernel_touch_as(st, stubs, false)
     }
 }

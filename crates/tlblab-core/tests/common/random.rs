@@ -394,6 +394,8 @@ prop_compose! {
         syscall_text_sections in prop_oneof![2 => Just(0u32), 1 => 1u32..16],
         tick_text_sections in prop_oneof![2 => Just(0u32), 1 => 1u32..16],
         fault_text_sections in prop_oneof![2 => Just(0u32), 1 => 1u32..16],
+        fault_linear_map in prop_oneof![2 => Just(false), 1 => Just(true)],
+        vectors_page in prop_oneof![2 => Just(false), 1 => Just(true)],
     ) -> OsConfig {
         OsConfig {
             asid_bits,
@@ -411,6 +413,8 @@ prop_compose! {
             tick_text_sections,
             // Only where the fault path is traced (`OsConfig::validate`).
             fault_text_sections: if fault_kernel_pages > 0 { fault_text_sections } else { 0 },
+            fault_linear_map: fault_linear_map && fault_kernel_pages > 0,
+            vectors_page,
         }
     }
 }

@@ -77,9 +77,20 @@ FAULT_KERNEL_PAGES = 4
 # (entry-common.S), 2 (fs/'s write) and 10 (arch/arm/lib's user copy), a tick's in 0 (the IRQ
 # entry, the IRQ core, the TWD handler, kernel/sched's tick, RCU), 1 (kernel/time: hrtimers,
 # tick-sched, timekeeping) and 4 (the GIC driver's EOI), the page fault's in 0 (the abort entry,
-# arch/arm/mm), 2 (mm/) and 10 (do_page_fault, memset): 3 each, 5 together. The exception vectors' page (0xffff0000, a 4 KiB global entry every entry fetches
-# through) is left out, as are the paths' variations (other system calls' handlers, a file
-# fault's page-cache code).
+# arch/arm/mm), 2 (mm/) and 10 (do_page_fault, memset): 3 each, 5 together. The paths'
+# variations (other system calls' handlers, a file fault's page-cache code) are left out.
+# Two more kernel translations every entry or fault takes (2026-11-28, `OsConfig::vectors_page`,
+# `fault_linear_map`):
+# - the exception vectors: every entry (a system call's SVC, a tick's IRQ, a fault's data abort)
+#   fetches its vector from the high vectors' page at 0xffff0000 and loads from the stubs page
+#   at 0xffff1000 (arch/arm/mm/mmu.c devicemaps_init; arch/arm/kernel/entry-armv.S: an SVC's
+#   `ldr pc` reads vector_swi's address there, an IRQ's or abort's vector_stub runs there and
+#   reads its handler table): two global 4 KiB entries, the stubs page's on the data side;
+# - the clear of the fault's new anonymous frame (clear_user_highpage → kmap_atomic →
+#   page_address for low memory) through the kernel's linear map, which ARM Linux builds of
+#   1 MiB sections (mmu.c map_lowmem): a global 1 MiB data-side entry whose main-TLB set
+#   follows the frame's physical address. The four FAULT_KERNEL_PAGES stay: they are the
+#   handler's other objects, not the frame it clears.
 SYSCALL_TEXT_SECTIONS = 0b100_0000_0101  # sections 0, 2, 10
 TICK_TEXT_SECTIONS = 0b000_0001_0011     # sections 0, 1, 4
 FAULT_TEXT_SECTIONS = 0b100_0000_0101    # sections 0, 2, 10
@@ -101,7 +112,8 @@ SEED_CYCLES = {"basicmath": 15_000_000, "qsort": 37_000_000, "susan": 33_000_000
 OS = {"fault_kernel_pages": FAULT_KERNEL_PAGES, "tlb_maintenance": "broadcast",
       "syscall_kernel_pages": SYSCALL_KERNEL_PAGES, "tick_kernel_pages": TICK_KERNEL_PAGES,
       "syscall_text_sections": SYSCALL_TEXT_SECTIONS, "tick_text_sections": TICK_TEXT_SECTIONS,
-      "fault_text_sections": FAULT_TEXT_SECTIONS}
+      "fault_text_sections": FAULT_TEXT_SECTIONS, "fault_linear_map": True,
+      "vectors_page": True}
 
 
 def tick_references(prog: str, quick: bool) -> int:

@@ -18,6 +18,9 @@ roughly how many sections, carries over; the exact addresses do not.
 
 `bounds()` (`--bounds`) runs Table 2's single-core scenarios with the sections moved to other
 main-TLB sets and with every path fetching the whole text: how far the text can move the rows.
+`linear_map_bounds()` (`--linear-map-bounds`) does the same for the kernel's linear map and
+exception vectors (`os.fault_linear_map`, `os.vectors_page`): each alone and both, and with the
+frames scattered over memory.
 
 `measure()` downloads the package with apt (armhf added as a foreign architecture), keeps only
 its System.map under out/kernel/ (the 620 MB package is removed), and caches the counts as JSON
@@ -212,9 +215,53 @@ def bounds(shifts: tuple[int, ...] = (0, 4, 8, 12, 16, 20)) -> dict[str, dict]:
     return out
 
 
+def linear_map_bounds() -> dict[str, dict]:
+    """What the kernel's linear map and exception vectors (`os.fault_linear_map`,
+    `os.vectors_page`) do to Table 2's single-core runs (the numbers the explanations quote):
+    per program, the program's main-TLB misses and micro and main stalls without locks with the
+    two off, each alone and both; and a bound with the frames scattered over memory
+    (`memory.placement = random`: each fault's linear-map section in another main-TLB set),
+    the two off and on, with the four most-accessed pages' micro and main decreases. Uses the
+    cached captures."""
+    import tlblab.lockdown as ld
+    from tlblab.machines import machine_config
+    from tlblab.profile import profile
+    from tlblab.seeds.s004_tlb_lockdown import experiments as ex, mibench
+    from tlblab.sim import simulate
+
+    scattered = machine_config(ex.A9)
+    scattered["memory"]["placement"] = {"type": "random"}
+    variants = {"off": (False, False), "linear": (True, False), "vectors": (False, True), "both": (True, True)}
+    out: dict[str, dict] = {}
+    for prog in ex.PROGRAMS:
+        trace = str(mibench.scenario(prog, 1, limit=0, corunner_limit=0,
+                                     tick=ex.tick_references(prog, False), phase=0))
+        rows = profile(str(mibench.capture(prog)), process=0)
+        pages = ld.most_frequent(rows, 4, process=0, geom=ld.geometry(ex.A9))
+        out[prog] = {}
+        for name, (lm, vp) in variants.items():
+            os_ = {**ex.OS, "fault_linear_map": lm, "vectors_page": vp}
+            r = simulate(ex.A9, trace, technique="lockdown:process=0", stall_cycles=True, os=os_)
+            s_ = r.stall_cycles("process 0")
+            out[prog][name] = {"main_misses": int(r.stats["processes"]["0"]["tlb"][-1]["misses"]),
+                               "micro": s_["uTLB-D"], "main": s_["main"]}
+        for name in ("off", "both"):
+            lm, vp = variants[name]
+            os_ = {**ex.OS, "fault_linear_map": lm, "vectors_page": vp}
+            b = ld.stall_of(scattered, trace, [], process=0, os=os_)
+            locked = ld.stall_of(scattered, trace, pages, process=0, os=os_)
+            out[prog][f"scattered_{name}"] = {"micro": b["uTLB-D"], "main": b["main"],
+                                              "decreased_micro": b["uTLB-D"] - locked["uTLB-D"],
+                                              "decreased_main": b["main"] - locked["main"]}
+    return out
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["--bounds"]:
         print(json.dumps(bounds(), indent=1))
+        sys.exit(0)
+    if sys.argv[1:] == ["--linear-map-bounds"]:
+        print(json.dumps(linear_map_bounds(), indent=1))
         sys.exit(0)
     try:
         r = measure()
