@@ -12,7 +12,11 @@ in tlblab (seed 001's zen3 machine, its windows): 4 KiB pages, 2 MiB pages as TH
 (`canneal:thp=1`, the element array only) and 2 MiB pages everywhere (`thp=0`).
 
     python scripts/canneal_host.py --canneal-src PARSEC/pkgs/kernels/canneal/src
-        [--elements 5000000] [--steps 200] [--swaps 30000] [--reps 2] [--model] [--out DIR]
+        [--elements 5000000] [--steps 200] [--swaps 30000] [--reps 2] [--model] [--helper] [--out DIR]
+
+`--helper` compares, at THP `never`, canneal alone with canneal beside `tlblab warm --pid` (libtlblab's
+helper warming its page-table entries from CPU 1 from the moment the annealer begins), canneal on
+CPU 0.
 
 PARSEC is not packaged in Debian: get its sources (PARSEC 3.0, pkgs/kernels/canneal/src) yourself.
 Host timings are noisy on a shared VM: the modes alternate within each repetition, and the
@@ -26,6 +30,7 @@ import re
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -110,24 +115,46 @@ def build(src: Path, out: Path) -> Path:
     return exe
 
 
-def run_once(exe: Path, netlist: Path, swaps: int, steps: int) -> dict[str, float]:
-    p = subprocess.Popen([str(exe), "1", str(swaps), "2000", str(netlist), str(steps)],
+def run_once(exe: Path, netlist: Path, swaps: int, steps: int, warm: bool) -> dict[str, float]:
+    """One run of canneal on CPU 0; `warm`: `tlblab warm` keeps its page-table entries warm from
+    CPU 1 (the user-level helper of seed 001 §4, from outside the process) from the moment its
+    annealer begins until it exits."""
+    p = subprocess.Popen(["taskset", "-c", "0", str(exe), "1", str(swaps), "2000", str(netlist), str(steps)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    huge_kb = 0
-    while p.poll() is None:
-        try:
-            m = re.search(r"AnonHugePages:\s+(\d+)", Path(f"/proc/{p.pid}/smaps_rollup").read_text())
-            huge_kb = max(huge_kb, int(m.group(1)) if m else 0)
-        except OSError:
-            pass
-        time.sleep(1)
-    err = p.stderr.read() if p.stderr else ""
+    huge_kb = [0]
+
+    def sample() -> None:
+        while p.poll() is None:
+            try:
+                m = re.search(r"AnonHugePages:\s+(\d+)", Path(f"/proc/{p.pid}/smaps_rollup").read_text())
+                huge_kb[0] = max(huge_kb[0], int(m.group(1)) if m else 0)
+            except OSError:
+                pass
+            time.sleep(1)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    err, helper = [], None
+    assert p.stderr is not None
+    for line in p.stderr:
+        err.append(line)
+        if warm and line.startswith("setup ") and helper is None:
+            helper = subprocess.Popen([str(Path(sys.executable).with_name("tlblab")), "warm", "--pid", str(p.pid),
+                                       "--cpu", "1", "--app-cpu", "0", "--llc-check", "off", "--json"],
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    p.wait()
+    sampler.join()
+    text = "".join(err)
     got: dict[str, float] = {}
-    for k, cpu, wall in re.findall(r"(setup|roi) cpu=([\d.]+) wall=([\d.]+)", err):
+    for k, cpu, wall in re.findall(r"(setup|roi) cpu=([\d.]+) wall=([\d.]+)", text):
         got[f"{k}_cpu"], got[f"{k}_wall"] = float(cpu), float(wall)
     if p.returncode != 0 or len(got) != 4:
-        sys.exit(f"canneal_host: canneal failed (exit {p.returncode}): {err.strip()[-300:]}")
-    got["huge_mb"] = huge_kb / 1024
+        sys.exit(f"canneal_host: canneal failed (exit {p.returncode}): {text.strip()[-300:]}")
+    if helper is not None:
+        out, _ = helper.communicate(timeout=60)
+        m = re.search(r'"sweeps":\s*(\d+)', out)
+        got["sweeps"] = float(m.group(1)) if m else float("nan")
+    got["huge_mb"] = huge_kb[0] / 1024
     return got
 
 
@@ -155,6 +182,8 @@ def main() -> None:
     a.add_argument("--reps", type=int, default=2)
     a.add_argument("--modes", default="never,always")
     a.add_argument("--model", action="store_true")
+    a.add_argument("--helper", action="store_true",
+                   help="no helper against `tlblab warm` beside the annealer, THP never (instead of the THP modes)")
     a.add_argument("--out", type=Path, default=Path("out/lab/canneal"))
     o = a.parse_args()
     o.out.mkdir(parents=True, exist_ok=True)
@@ -162,26 +191,31 @@ def main() -> None:
     write_netlist(netlist, o.elements)
     exe = build(o.canneal_src, o.out)
     before = re.search(r"\[(\w+)\]", THP.read_text())
-    modes = o.modes.split(",")
-    runs: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
+    # (label, THP mode, helper): the THP modes, or with --helper no helper against `tlblab warm`
+    # at THP `never` (4 KiB pages, as the seed's helper runs).
+    cases = ([("none", "never", False), ("warm", "never", True)] if o.helper
+             else [(m, m, False) for m in o.modes.split(",")])
+    runs: dict[str, list[dict[str, float]]] = {c[0]: [] for c in cases}
     try:
         for rep in range(o.reps):
-            for mode in modes:
+            for label, mode, warm in cases:
                 THP.write_text(mode)
-                r = run_once(exe, netlist, o.swaps, o.steps)
-                runs[mode].append(r)
-                print(f"rep {rep + 1} THP {mode}: setup {r['setup_cpu']:.2f} s CPU, annealer "
+                r = run_once(exe, netlist, o.swaps, o.steps, warm)
+                runs[label].append(r)
+                print(f"rep {rep + 1} {label} (THP {mode}): setup {r['setup_cpu']:.2f} s CPU, annealer "
                       f"{r['roi_cpu']:.2f} s CPU ({1e6 * r['roi_cpu'] / (o.swaps * o.steps):.3f} us a swap), "
-                      f"{r['huge_mb']:.0f} MB in huge pages", flush=True)
+                      f"{r['huge_mb']:.0f} MB in huge pages"
+                      + (f", {r['sweeps']:.0f} helper sweeps" if "sweeps" in r else ""), flush=True)
     finally:
         if before:
             THP.write_text(before.group(1))
+    labels = [c[0] for c in cases]
     for key in ("setup_cpu", "roi_cpu"):
-        med = {m: statistics.median(r[key] for r in runs[m]) for m in modes}
-        rng = {m: (min(r[key] for r in runs[m]), max(r[key] for r in runs[m])) for m in modes}
-        print(f"{key}: " + ", ".join(f"{m} {med[m]:.2f} s ({rng[m][0]:.2f}-{rng[m][1]:.2f})" for m in modes))
-        if "never" in med and "always" in med:
-            print(f"  THP speed-up ({key}, medians): {100 * (med['never'] / med['always'] - 1):.1f}%")
+        med = {m: statistics.median(r[key] for r in runs[m]) for m in labels}
+        rng = {m: (min(r[key] for r in runs[m]), max(r[key] for r in runs[m])) for m in labels}
+        print(f"{key}: " + ", ".join(f"{m} {med[m]:.2f} s ({rng[m][0]:.2f}-{rng[m][1]:.2f})" for m in labels))
+        first, second = labels[0], labels[-1]
+        print(f"  speed-up of {second} over {first} ({key}, medians): {100 * (med[first] / med[second] - 1):.1f}%")
     if o.model:
         model(o.elements)
 
