@@ -648,6 +648,20 @@ fn kernel_path_system(os: OsConfig) -> System {
 }
 
 /// Thread 0 touches `pages` new pages in a row from 0x1000_0000, a fault apiece.
+/// A `KernelEntry` of process 0 by `path` (`kernel_entry::*`).
+fn kernel_entered(path: u8) -> Record {
+    Record::Event(Event::KernelEntry { process: 0, path })
+}
+
+/// Thread 0 faults on a new page, calls the kernel, then enters it by `path`.
+fn fault_call_then(path: u8) -> Vec<Record> {
+    let mut recs = thread_starts(&[0]);
+    recs.push(ld(0, 0x1000_0000));
+    recs.push(kernel_entered(tlblab_trace::record::kernel_entry::SYSCALL));
+    recs.push(kernel_entered(path));
+    recs
+}
+
 fn touch_new_pages(sys: &mut System, pages: u64) {
     let mut recs = thread_starts(&[0]);
     for p in 0..pages {
@@ -777,13 +791,9 @@ fn given_kernel_entries_when_a_thread_calls_twice_and_ticks_then_each_path_touch
             tick_kernel_pages,
             ..OsConfig::default()
         });
-        let mut recs = thread_starts(&[0]);
-        let entry = |path| Record::Event(Event::KernelEntry { process: 0, path });
+        let mut recs = fault_call_then(path);
         recs.push(ld(0, 0x1000_0000));
-        recs.push(entry(kernel_entry::SYSCALL));
-        recs.push(entry(path));
-        recs.push(ld(0, 0x1000_0000));
-        recs.push(entry(kernel_entry::SYSCALL));
+        recs.push(kernel_entered(kernel_entry::SYSCALL));
         let r = sys.run(&mut VecSource::new(recs));
         let globals = sys.tlbs[0].entries().filter(|e| e.global).count();
         r.map(|_| (sys.stats(), globals))
@@ -828,34 +838,16 @@ fn given_kernel_text_sections_when_paths_run_then_each_section_takes_one_instruc
     use tlblab_core::tlb::TlbKind;
     use tlblab_trace::record::kernel_entry;
     let run = |syscall_text_sections: u32, tick_text_sections: u32, fault_text_sections: u32| {
-        let mut cfg = shaped_machine((1, 4), (1, 8, ReplacementKind::Lru), 7, true);
-        cfg.tlbs[0].latency = 1;
-        cfg.tlbs[2].refill_latency = 3;
-        // Room for the kernel's text below its data pages (`os::kernel_text_section`).
-        cfg.memory.bytes = 512 << 20;
-        assert_eq!(cfg.tlbs[2].kind, TlbKind::Unified);
-        let mut sys = System::new(
-            cfg,
-            RunOptions {
-                data_accesses: false,
-                stall_cycles: true,
-                os: OsConfig {
-                    fault_kernel_pages: 1,
-                    syscall_text_sections,
-                    tick_text_sections,
-                    fault_text_sections,
-                    ..OsConfig::default()
-                },
-                ..RunOptions::default()
-            },
-        )
-        .unwrap();
-        let mut recs = thread_starts(&[0]);
-        let entry = |path| Record::Event(Event::KernelEntry { process: 0, path });
-        recs.push(ld(0, 0x1000_0000));
-        recs.push(entry(kernel_entry::SYSCALL));
-        recs.push(entry(kernel_entry::SYSCALL));
-        recs.push(entry(kernel_entry::TICK));
+        let os = OsConfig {
+            syscall_text_sections,
+            tick_text_sections,
+            fault_text_sections,
+            ..OsConfig::default()
+        };
+        let mut sys = split_kernel_system(os);
+        assert_eq!(sys.tlbs[2].config.kind, TlbKind::Unified);
+        let mut recs = fault_call_then(kernel_entry::SYSCALL);
+        recs.push(kernel_entered(kernel_entry::TICK));
         sys.run(&mut VecSource::new(recs)).unwrap();
         let sections = sys.tlbs[2]
             .entries()
@@ -920,10 +912,11 @@ fn given_the_linear_map_when_faults_fill_two_sections_of_frames_then_each_sectio
     use tlblab_core::os::kernel_linear;
     const PAGES: u64 = 300;
     let run = |fault_linear_map: bool| {
-        let mut sys = split_kernel_system(OsConfig {
+        let os = OsConfig {
             fault_linear_map,
             ..OsConfig::default()
-        });
+        };
+        let mut sys = split_kernel_system(os);
         touch_new_pages(&mut sys, PAGES);
         let sections: Vec<u64> = sys.tlbs[1]
             .entries()
@@ -969,16 +962,13 @@ fn given_the_vectors_page_when_a_fault_a_call_and_a_tick_enter_then_each_takes_i
     use tlblab_core::os::{kernel_linear, vectors_pages};
     use tlblab_trace::record::kernel_entry;
     let run = |vectors_page: bool| {
-        let mut sys = split_kernel_system(OsConfig {
+        let os = OsConfig {
             vectors_page,
             ..OsConfig::default()
-        });
-        let mut recs = thread_starts(&[0]);
-        let entry = |path| Record::Event(Event::KernelEntry { process: 0, path });
-        recs.push(ld(0, 0x1000_0000));
-        recs.push(entry(kernel_entry::SYSCALL));
-        recs.push(entry(kernel_entry::TICK));
-        sys.run(&mut VecSource::new(recs)).unwrap();
+        };
+        let mut sys = split_kernel_system(os);
+        sys.run(&mut VecSource::new(fault_call_then(kernel_entry::TICK)))
+            .unwrap();
         let mut pages: Vec<u64> = sys.tlbs[2]
             .entries()
             .filter(|e| e.global && e.size == PageSize::Size4K)
