@@ -1004,26 +1004,25 @@ fn given_the_vectors_page_when_a_fault_a_call_and_a_tick_enter_then_each_takes_i
     assert_eq!((a9(v), a9(st)), (0xffff_0000, 0xffff_1000));
 }
 
-/// The fault's clear is traced with the fault path: without its pages it is refused.
+/// The fault's clear and the fault path's text are traced with the path's pages: either
+/// without them is refused, the message naming its field.
 #[test]
-fn fault_linear_map_without_fault_kernel_pages_is_refused() {
-    let os = OsConfig {
+fn fault_clear_or_text_without_fault_kernel_pages_is_refused() {
+    let clear = OsConfig {
         fault_linear_map: true,
         ..OsConfig::default()
     };
-    let e = os.validate().unwrap_err();
-    assert!(e.contains("os.fault_linear_map"), "{e}");
-}
-
-/// The fault path's text is traced with its pages: text sections without them are refused.
-#[test]
-fn fault_text_sections_without_fault_kernel_pages_are_refused() {
-    let os = OsConfig {
+    let text = OsConfig {
         fault_text_sections: 1,
         ..OsConfig::default()
     };
-    let e = os.validate().unwrap_err();
-    assert!(e.contains("os.fault_text_sections"), "{e}");
+    for (os, field) in [
+        (clear, "os.fault_linear_map"),
+        (text, "os.fault_text_sections"),
+    ] {
+        let e = os.validate().unwrap_err();
+        assert!(e.contains(field), "{e}");
+    }
 }
 
 /// A fault path longer than the kernel's page budget is refused with the field's name.
