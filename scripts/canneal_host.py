@@ -15,8 +15,8 @@ in tlblab (seed 001's zen3 machine, its windows): 4 KiB pages, 2 MiB pages as TH
         [--elements 5000000] [--steps 200] [--swaps 30000] [--reps 2] [--model] [--helper] [--out DIR]
 
 `--helper` compares, at THP `never`, canneal alone with canneal beside `tlblab warm --pid` (libtlblab's
-helper warming its page-table entries from CPU 1 from the moment the annealer begins), canneal on
-CPU 0.
+helper warming the page-table entries of its element array, its largest anonymous mapping, from CPU 1
+from the moment the annealer begins), canneal on CPU 0.
 
 PARSEC is not packaged in Debian: get its sources (PARSEC 3.0, pkgs/kernels/canneal/src) yourself.
 Host timings are noisy on a shared VM: the modes alternate within each repetition, and the
@@ -115,6 +115,18 @@ def build(src: Path, out: Path) -> Path:
     return exe
 
 
+def largest_anonymous_mapping(pid: int) -> str:
+    """START-END (hex) of process `pid`'s largest anonymous writable mapping: canneal's element
+    array, the one region the seed's helper sweeps (§5.2, Table 5.2's PT-Baker footprint)."""
+    best = (0, "")
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        f = line.split()
+        if len(f) == 5 and f[1].startswith("rw"):
+            lo, hi = (int(x, 16) for x in f[0].split("-"))
+            best = max(best, (hi - lo, f[0]))
+    return best[1]
+
+
 def run_once(exe: Path, netlist: Path, swaps: int, steps: int, warm: bool) -> dict[str, float]:
     """One run of canneal on CPU 0; `warm`: `tlblab warm` keeps its page-table entries warm from
     CPU 1 (the user-level helper of seed 001 §4, from outside the process) from the moment its
@@ -140,6 +152,7 @@ def run_once(exe: Path, netlist: Path, swaps: int, steps: int, warm: bool) -> di
         err.append(line)
         if warm and line.startswith("setup ") and helper is None:
             helper = subprocess.Popen([str(Path(sys.executable).with_name("tlblab")), "warm", "--pid", str(p.pid),
+                                       "--range", largest_anonymous_mapping(p.pid),
                                        "--cpu", "1", "--app-cpu", "0", "--llc-check", "off", "--json"],
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     p.wait()
