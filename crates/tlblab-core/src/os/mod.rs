@@ -164,8 +164,8 @@ pub struct OsConfig {
     /// The page-fault path's clearing of the frame it allocates where that frame is high
     /// memory: the clear of `fault_linear_map`, but through the CPU's `kmap_atomic` fixmap
     /// page instead of the linear map. Linux 4.14, arch/arm/mm/highmem.c `kmap_atomic`: a
-    /// page above the linear map (`PageHighMem`) gets the fixmap slot `FIX_KMAP_BEGIN + type
-    /// + KM_TYPE_NR * smp_processor_id()` (arch/arm/include/asm/fixmap.h, kmap_types.h:
+    /// page above the linear map (`PageHighMem`) gets the fixmap slot
+    /// `FIX_KMAP_BEGIN + type + KM_TYPE_NR * smp_processor_id()` (arch/arm/include/asm/fixmap.h, kmap_types.h:
     /// KM_TYPE_NR 16; `type` 0 outside nested kmaps), whose PTE `set_fixmap_pte` writes
     /// (`set_pte_ext`) and then flushes from the local TLBs (`local_flush_tlb_kernel_page`,
     /// ARMv7 TLBIMVA: the kernel page's global entry, every level of the core); `clear_page`
