@@ -21,8 +21,8 @@ main-TLB sets and with every path fetching the whole text: how far the text can 
 `linear_map_bounds()` (`--linear-map-bounds`) does the same for the kernel's linear map and
 exception vectors (`os.fault_linear_map`, `os.vectors_page`): each alone and both, and with the
 frames scattered over memory, on the OS of the run before `os.fault_highmem` and
-`os.kernel_data_sections`. `highmem_bounds()` (`--highmem-bounds`) does it for those two, and
-bounds the main TLB's lookup time (the lookup at 1 cycle against the preset's 7).
+`os.kernel_data_sections`. `highmem_bounds()` (`--highmem-bounds`) runs the OS before those two
+on the same captures, and bounds the main TLB's lookup time (the lookup at 1 cycle against the preset's 7).
 
 `measure()` downloads the package with apt (armhf added as a foreign architecture), keeps only
 its System.map under out/kernel/ (the 620 MB package is removed), and caches the counts as JSON
@@ -267,8 +267,8 @@ def highmem_bounds(lookups: tuple[int, ...] = (1,)) -> dict[str, dict]:
     as 1 MiB sections (`os.fault_highmem`, `os.kernel_data_sections`) do to Table 2's single-core
     runs, and how the main TLB's lookup time moves the locks' decreases (the numbers the
     explanations quote): per program, the program's micro and main stalls without locks and the
-    four most-accessed pages' micro and main decreases, with each of the two alone on the OS of
-    the run before them (the linear map's clear, 4 KiB kernel data; both together are
+    four most-accessed pages' micro and main decreases on the same captures with the OS of the
+    run before the two (`before`: the linear map's clear, 4 KiB kernel data; with both, the OS is
     experiments.OS, the reproduction's own rows); then, under experiments.OS, the same with the
     main TLB's lookup (`latency`, 7 in the preset) at each of `lookups` cycles (`lookup_N`). The
     seed (§III) says the lookup time varies and gives no cycles, nor does the Cortex-A9 TRM: a
@@ -279,8 +279,7 @@ def highmem_bounds(lookups: tuple[int, ...] = (1,)) -> dict[str, dict]:
     from tlblab.seeds.s004_tlb_lockdown import experiments as ex, mibench
 
     before = {**ex.OS, "fault_highmem": False, "kernel_data_sections": False, "fault_linear_map": True}
-    variants = {"highmem": {**before, "fault_linear_map": False, "fault_highmem": True},
-                "sections": {**before, "kernel_data_sections": True}}
+    variants = {"before": before}
     machines: dict[str, object] = {name: ex.A9 for name in variants}
     for lat in lookups:
         m = machine_config(ex.A9)
