@@ -217,6 +217,19 @@ def bounds(shifts: tuple[int, ...] = (0, 4, 8, 12, 16, 20)) -> dict[str, dict]:
     return out
 
 
+def _single_core(prog: str) -> tuple[str, list[int]]:
+    """Table 2's single-core scenario of `prog` (its cached trace) and the four pages its profile
+    ranks first (the seed's lockdown set)."""
+    import tlblab.lockdown as ld
+    from tlblab.profile import profile
+    from tlblab.seeds.s004_tlb_lockdown import experiments as ex, mibench
+
+    trace = str(mibench.scenario(prog, 1, limit=0, corunner_limit=0,
+                                 tick=ex.tick_references(prog, False), phase=0))
+    rows = profile(str(mibench.capture(prog)), process=0)
+    return trace, ld.most_frequent(rows, 4, process=0, geom=ld.geometry(ex.A9))
+
+
 def linear_map_bounds() -> dict[str, dict]:
     """What the kernel's linear map and exception vectors (`os.fault_linear_map`,
     `os.vectors_page`) do to Table 2's single-core runs (the numbers the explanations quote):
@@ -227,8 +240,7 @@ def linear_map_bounds() -> dict[str, dict]:
     cached captures."""
     import tlblab.lockdown as ld
     from tlblab.machines import machine_config
-    from tlblab.profile import profile
-    from tlblab.seeds.s004_tlb_lockdown import experiments as ex, mibench
+    from tlblab.seeds.s004_tlb_lockdown import experiments as ex
     from tlblab.sim import simulate
 
     # The OS of the run these numbers were quoted from (before os.fault_highmem and
@@ -240,10 +252,7 @@ def linear_map_bounds() -> dict[str, dict]:
     variants = {"off": (False, False), "linear": (True, False), "vectors": (False, True), "both": (True, True)}
     out: dict[str, dict] = {}
     for prog in ex.PROGRAMS:
-        trace = str(mibench.scenario(prog, 1, limit=0, corunner_limit=0,
-                                     tick=ex.tick_references(prog, False), phase=0))
-        rows = profile(str(mibench.capture(prog)), process=0)
-        pages = ld.most_frequent(rows, 4, process=0, geom=ld.geometry(ex.A9))
+        trace, pages = _single_core(prog)
         out[prog] = {}
         for name, (lm, vp) in variants.items():
             os_ = {**LINEAR_MAP_OS, "fault_linear_map": lm, "vectors_page": vp}
@@ -275,8 +284,7 @@ def highmem_bounds(lookups: tuple[int, ...] = (1,)) -> dict[str, dict]:
     bound, not a constant. Uses the cached captures."""
     import tlblab.lockdown as ld
     from tlblab.machines import machine_config
-    from tlblab.profile import profile
-    from tlblab.seeds.s004_tlb_lockdown import experiments as ex, mibench
+    from tlblab.seeds.s004_tlb_lockdown import experiments as ex
 
     before = {**ex.OS, "fault_highmem": False, "kernel_data_sections": False, "fault_linear_map": True}
     variants = {"before": before}
@@ -290,10 +298,7 @@ def highmem_bounds(lookups: tuple[int, ...] = (1,)) -> dict[str, dict]:
         variants[f"lookup_{lat}"] = ex.OS
     out: dict[str, dict] = {}
     for prog in ex.PROGRAMS:
-        trace = str(mibench.scenario(prog, 1, limit=0, corunner_limit=0,
-                                     tick=ex.tick_references(prog, False), phase=0))
-        rows = profile(str(mibench.capture(prog)), process=0)
-        pages = ld.most_frequent(rows, 4, process=0, geom=ld.geometry(ex.A9))
+        trace, pages = _single_core(prog)
         out[prog] = {}
         for name, os_ in variants.items():
             b = ld.stall_of(machines[name], trace, [], process=0, os=os_)
