@@ -50,3 +50,19 @@ def test_the_experiments_masks_are_the_measured_sections():
     assert bin(masks[0] | masks[1] | masks[2]).count("1") == 5
     assert all(m < 1 << 11 for m in masks)
     assert experiments.OS["syscall_text_sections"] == masks[0]
+
+
+def test_the_experiments_clear_highmem_frames_and_map_kernel_data_by_sections():
+    # The board's user frames are high memory (1 GiB under the 3G/1G split), cleared through
+    # kmap_atomic's fixmap page, and its kernel data is low memory in 1 MiB sections: seed 004's
+    # OS turns both on, and the linear map's clear off (one clear a fault).
+    assert experiments.OS["fault_highmem"] and experiments.OS["kernel_data_sections"]
+    assert not experiments.OS.get("fault_linear_map", False)
+
+
+def test_both_clears_at_once_are_one_error_naming_the_knob():
+    from tlblab.sim import simulate
+
+    with pytest.raises(ValueError, match=r"^os\.fault_highmem: a fault clears its frame once"):
+        simulate("cortex-a9", "random:pages=16,accesses=100",
+                 os={**experiments.OS, "fault_linear_map": True})

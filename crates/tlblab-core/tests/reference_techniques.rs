@@ -456,12 +456,13 @@ proptest! {
         // `kernel_return_pages`, `fault_kernel_pages`, `migrate_kernel_pages`,
         // `syscall_kernel_pages`, `tick_kernel_pages`) and text sections
         // (`syscall_text_sections`, `tick_text_sections`, `fault_text_sections`), the fault's
-        // linear-map clear and the exception vectors (`fault_linear_map`, `vectors_page`) under
+        // clears and the exception vectors (`fault_linear_map`, `fault_highmem`, `vectors_page`)
+        // and the kernel data as sections (`kernel_data_sections`) under
         // seed 002's domains
         // (which domain a kernel entry takes, the DACR check of a kernel touch) are not
         // modelled yet: fass runs without them.
         let opts = tlblab_core::RunOptions {
-            os: tlblab_core::os::OsConfig { kernel_pages: 0, kernel_return_pages: 0, fault_kernel_pages: 0, migrate_kernel_pages: 0, syscall_kernel_pages: 0, tick_kernel_pages: 0, syscall_text_sections: 0, tick_text_sections: 0, fault_text_sections: 0, fault_linear_map: false, vectors_page: false, ..opts.os },
+            os: tlblab_core::os::OsConfig { kernel_pages: 0, kernel_return_pages: 0, fault_kernel_pages: 0, migrate_kernel_pages: 0, syscall_kernel_pages: 0, tick_kernel_pages: 0, syscall_text_sections: 0, tick_text_sections: 0, fault_text_sections: 0, fault_linear_map: false, fault_highmem: false, kernel_data_sections: false, vectors_page: false, ..opts.os },
             ..opts
         };
         // The default kernel base (the random pages above 3 GiB are the kernel's), one

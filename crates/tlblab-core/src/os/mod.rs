@@ -157,11 +157,52 @@ pub struct OsConfig {
     /// no object: a shared object's page is a file's or shmem's, read from the file or
     /// zeroed by whichever process faults it first, which the model does not tell apart),
     /// the page's first frame, only where the fault path is traced (`fault_kernel_pages` >
-    /// 0), not under virtualization. A high-memory frame (above the linear map: the i.MX6's 1 GiB with the
-    /// 3G/1G split leaves its top 256 MiB to highmem) would be cleared through a per-CPU
-    /// `kmap_atomic` fixmap page instead; the model's frames are all taken as low memory.
+    /// 0), not under virtualization. A high-memory frame (above the linear map) is cleared
+    /// through a per-CPU `kmap_atomic` fixmap page instead (`fault_highmem`).
     /// false: the clear is not traced.
     pub fault_linear_map: bool,
+    /// The page-fault path's clearing of the frame it allocates where that frame is high
+    /// memory: the clear of `fault_linear_map`, but through the CPU's `kmap_atomic` fixmap
+    /// page instead of the linear map. Linux 4.14, arch/arm/mm/highmem.c `kmap_atomic`: a
+    /// page above the linear map (`PageHighMem`) gets the fixmap slot
+    /// `FIX_KMAP_BEGIN + type + KM_TYPE_NR * smp_processor_id()` (arch/arm/include/asm/fixmap.h, kmap_types.h:
+    /// KM_TYPE_NR 16; `type` 0 outside nested kmaps), whose PTE `set_fixmap_pte` writes
+    /// (`set_pte_ext`) and then flushes from the local TLBs (`local_flush_tlb_kernel_page`,
+    /// ARMv7 TLBIMVA: the kernel page's global entry, every level of the core); `clear_page`
+    /// then stores through it; `kunmap_atomic` leaves the PTE (no CONFIG_DEBUG_HIGHMEM).
+    /// `v6_clear_user_highpage_nonaliasing` (arch/arm/mm/copypage-v6.c) is that kmap_atomic,
+    /// clear_page and kunmap_atomic. The slot's address, FIXADDR_TOP (0xffeff000) less the
+    /// index's pages: 0xffefe000 − cpu × 64 KiB (`kmap_fixmap_page`). Which frames are high
+    /// memory: user pages are allocated GFP_HIGHUSER_MOVABLE, whose zonelist starts at
+    /// ZONE_HIGHMEM (mm/page_alloc.c, `gfp_zone`), so while high memory has free frames a
+    /// fault's anonymous frame is one of them; on the i.MX6 SABRE Lite (1 GiB of DDR3 at
+    /// PHYS_OFFSET 0x10000000) with the 3G/1G split low memory ends at VMALLOC_END −
+    /// 240 MiB − VMALLOC_OFFSET (arch/arm/mm/mmu.c `vmalloc_min`; VMALLOC_END 0xff800000,
+    /// arch/arm/include/asm/pgtable.h), 768 MiB, leaving 256 MiB (65,536 frames) of high
+    /// memory, far more than a MiBench run's few hundred faults take. So with this knob
+    /// every anonymous frame a traced fault clears is taken as high memory (the frame's
+    /// place in the model's memory is not consulted: only the fixmap's address reaches the
+    /// TLBs). Modelled: the PTE's store through the data caches (the kernel's table
+    /// descriptor of the fixmap page), the flush of the slot's address from every TLB level
+    /// of the core (locked entries at it too: none are), then the slot's translation as a
+    /// global 4 KiB data-side entry (a miss after the flush: its walk) and the clear's store
+    /// of the frame's first byte through the data caches. PREEMPT_RT's saving of the slot's
+    /// PTE for a context switch is left out (the fault does not switch). Only where the
+    /// fault path is traced (`fault_kernel_pages` > 0), not with `fault_linear_map` (one
+    /// clear a fault), not under virtualization. false: not traced.
+    pub fault_highmem: bool,
+    /// The kernel's data as 1 MiB sections of its linear map: ARM Linux maps low memory —
+    /// task_structs, kernel stacks, slab objects, the mm_struct and VMAs, struct pages, page
+    /// tables — with global 1 MiB section descriptors (arch/arm/mm/mmu.c `map_lowmem` →
+    /// `__map_init_section`), so a kernel path's data references take the section's entry,
+    /// not a 4 KiB one. With this knob every kernel data page the model touches through the
+    /// linear map (`kernel_touch`: the switch, return, fault, migration, system-call and
+    /// tick paths' pages of `kernel_switch_page`, and techniques' kernel work) is translated
+    /// as the global 1 MiB section that holds it (`linear_section`); the pages stay where
+    /// they are (the same cache lines). The exception vectors' stubs page stays a 4 KiB
+    /// entry (it lies in the vectors' 4 KiB mapping, not the linear map), and the fault's
+    /// clear keeps its own knobs. false: 4 KiB entries.
+    pub kernel_data_sections: bool,
     /// The exception vectors: every kernel entry traced (a `KernelEntry` event's system call
     /// or tick, and the page fault where its path is traced) first runs through the ARM high
     /// vectors' two 4 KiB pages (arch/arm/mm/mmu.c `devicemaps_init`: the vectors page at
@@ -197,6 +238,8 @@ impl Default for OsConfig {
             tick_text_sections: 0,
             fault_text_sections: 0,
             fault_linear_map: false,
+            fault_highmem: false,
+            kernel_data_sections: false,
             vectors_page: false,
         }
     }
@@ -246,6 +289,20 @@ impl OsConfig {
             return Err(
                 "os.fault_linear_map: the fault's clear is traced with the fault path's \
                  pages; set os.fault_kernel_pages > 0 or fault_linear_map = false"
+                    .to_string(),
+            );
+        }
+        if self.fault_highmem && self.fault_kernel_pages == 0 {
+            return Err(
+                "os.fault_highmem: the fault's clear is traced with the fault path's pages; \
+                 set os.fault_kernel_pages > 0 or fault_highmem = false"
+                    .to_string(),
+            );
+        }
+        if self.fault_highmem && self.fault_linear_map {
+            return Err(
+                "os.fault_highmem: a fault clears its frame once, through the fixmap \
+                 (fault_highmem) or the linear map (fault_linear_map); set one of them"
                     .to_string(),
             );
         }
@@ -327,6 +384,19 @@ pub fn vectors_pages(va_limit: u64, memory_bytes: u64) -> [u64; 2] {
     let room = quarter.min(memory_bytes & !4095);
     let vectors = room.saturating_sub(16 * 4096);
     [vectors, vectors + 4096]
+}
+
+/// The physical address whose linear-map address (`kernel_linear`) is hardware thread
+/// `cpu`'s `kmap_atomic` fixmap page (`OsConfig::fault_highmem`): Linux 4.14's FIXADDR_TOP
+/// 0xffeff000 (FIXADDR_END 0xfff00000 less a page, arch/arm/include/asm/fixmap.h) less
+/// `FIX_KMAP_BEGIN` (1) + 16 × `cpu` pages, 0xffefe000 − `cpu` × 64 KiB, on a 32-bit range
+/// whose top quarter memory fills (the Cortex-A9's); in general the same offsets below the
+/// top of the range `va_limit`, or below the top of a smaller memory (as `vectors_pages`).
+/// The page stands for the slot's address only: the frame the slot maps is the fault's.
+pub fn kmap_fixmap_page(va_limit: u64, memory_bytes: u64, cpu: usize) -> u64 {
+    let quarter = (va_limit / 4).max(4096);
+    let room = quarter.min(memory_bytes & !4095);
+    room.saturating_sub(0x102000 + ((cpu as u64) << 16))
 }
 
 /// Most kernel pages `OsConfig::kernel_pages`, `kernel_return_pages`, `fault_kernel_pages`,

@@ -1233,12 +1233,57 @@ impl ReferenceModel {
     /// stalls as a reference's are (the Cortex-A9's PMU counts in every mode): the lookups
     /// after a miss, the descriptor's load after a miss in all, the refill of the levels above
     /// the last after it.
+    /// With `OsConfig::kernel_data_sections`, translated as the global 1 MiB section of the
+    /// linear map holding `pa`.
     fn kernel_touch_in(&mut self, cpu: usize, space: usize, pa: u64, write: bool) -> u64 {
-        let cycles = self.kernel_translate_in(cpu, space, pa, PageSize::Size4K, false);
+        let cycles = if self.opts.os.kernel_data_sections {
+            let section = crate::os::linear_section(pa);
+            self.kernel_translate_in(cpu, space, section, PageSize::Size1M, false)
+        } else {
+            self.kernel_translate_in(cpu, space, pa, PageSize::Size4K, false)
+        };
+        cycles + self.kernel_access_in(cpu, pa, write)
+    }
+
+    /// A kernel load (or, `write`, store) of physical `pa` through `cpu`'s core's data caches.
+    fn kernel_access_in(&mut self, cpu: usize, pa: u64, write: bool) -> u64 {
         let dcache = self.cores[self.cpus[cpu].core].dcache.clone();
         let (lat, src) = self.load(cpu, &dcache, pa, write);
         self.counters[cpu].data_by_source[src] += 1;
-        cycles + lat
+        lat
+    }
+
+    /// A kernel store of physical `pa` through `cpu`'s core's data caches.
+    fn kernel_store_in(&mut self, cpu: usize, pa: u64) -> u64 {
+        self.kernel_access_in(cpu, pa, true)
+    }
+
+    /// `kmap_atomic` of a high-memory frame by `cpu` for a thread of `space`
+    /// (`OsConfig::fault_highmem`): the fixmap slot's PTE stored through the data caches, the
+    /// slot's address invalidated in the core's TLB levels (TLBIMVA: the global entry; under
+    /// broadcast maintenance the micro TLBs flushed whole), then the slot translated as a
+    /// global 4 KiB data-side entry. Returns the cycles (the clear's store is the caller's).
+    fn kmap_atomic_in(&mut self, cpu: usize, space: usize) -> u64 {
+        let top = &self.levels[0];
+        let va_limit = 1u64 << (top.shift + top.bits);
+        let bytes = self.config.memory.bytes;
+        let slot = crate::os::kmap_fixmap_page(va_limit, bytes, cpu);
+        let k = crate::os::kernel_linear(va_limit, bytes, slot);
+        let mut cycles = self.kernel_store_in(cpu, k.descriptor);
+        let asid = self.spaces[space].asid;
+        let broadcast = self.opts.os.tlb_maintenance == crate::os::TlbMaintenance::Broadcast;
+        let core = self.cpus[cpu].core;
+        let mut n = 0;
+        for (t, micro) in self.tlbs_of(core) {
+            n += if broadcast && micro {
+                self.tlbs[t].invalidate_unlocked()
+            } else {
+                self.tlbs[t].shoot_down(k.va, asid)
+            };
+        }
+        self.core_os[core].invalidations += n;
+        cycles += self.kernel_translate_in(cpu, space, slot, PageSize::Size4K, false);
+        cycles
     }
 
     /// An exception entry through the high vectors (`OsConfig::vectors_page`) on behalf of a
@@ -1253,7 +1298,9 @@ impl ReferenceModel {
         if stub_fetch {
             cycles += self.kernel_translate_in(cpu, space, stubs, PageSize::Size4K, true);
         }
-        cycles + self.kernel_touch_in(cpu, space, stubs, false)
+        // The stubs page is the vectors' 4 KiB mapping, not the linear map's: 4 KiB always.
+        cycles += self.kernel_translate_in(cpu, space, stubs, PageSize::Size4K, false);
+        cycles + self.kernel_access_in(cpu, stubs, false)
     }
 
     /// A fetch of the kernel text section at physical `pa` (`os::kernel_text_section`) on
@@ -2070,7 +2117,8 @@ impl ReferenceModel {
             // The kernel's fault handler (`OsConfig::fault_kernel_pages`), before the walk is
             // retried: busy time of the thread, not the walk's. It enters through the vectors
             // as an abort (`OsConfig::vectors_page`), and clears an anonymous page's frame
-            // through its linear-map section after its pages (`OsConfig::fault_linear_map`).
+            // through its linear-map section after its pages (`OsConfig::fault_linear_map`),
+            // or a high-memory frame through the CPU's fixmap page (`OsConfig::fault_highmem`).
             let (os, bytes) = (self.opts.os, self.config.memory.bytes);
             let mut kernel = 0;
             if os.fault_kernel_pages > 0 {
@@ -2086,15 +2134,17 @@ impl ReferenceModel {
             }
             // Only an anonymous page (of no object) is a fresh frame; its first frame.
             let anonymous = self.region_of(space, va).and_then(|r| r.3).is_none();
-            if os.fault_kernel_pages > 0 && os.fault_linear_map && self.host.is_none() && anonymous
-            {
+            let clear = os.fault_linear_map || os.fault_highmem;
+            if os.fault_kernel_pages > 0 && clear && self.host.is_none() && anonymous {
                 let (_, pa) = self.spaces[space].tables.mapping(va).expect("mapped");
-                let section = crate::os::linear_section(pa);
-                kernel += self.kernel_translate_in(cpu, space, section, PageSize::Size1M, false);
-                let dcache = self.cores[self.cpus[cpu].core].dcache.clone();
-                let (lat, src) = self.load(cpu, &dcache, pa, true);
-                self.counters[cpu].data_by_source[src] += 1;
-                kernel += lat;
+                if os.fault_linear_map {
+                    let section = crate::os::linear_section(pa);
+                    kernel +=
+                        self.kernel_translate_in(cpu, space, section, PageSize::Size1M, false);
+                } else {
+                    kernel += self.kmap_atomic_in(cpu, space);
+                }
+                kernel += self.kernel_store_in(cpu, pa);
             }
             self.counters[cpu].cycles += kernel;
             self.cpus[cpu].clock += kernel;

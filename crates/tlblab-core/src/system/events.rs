@@ -479,7 +479,7 @@ impl System {
 
     /// The TLBs of `core`'s paths, each once (a unified level is on both), each with whether
     /// it lies in front of the core's last level (a micro TLB in front of the main TLB).
-    fn core_tlbs(&self, core: usize) -> Vec<(usize, bool)> {
+    pub(super) fn core_tlbs(&self, core: usize) -> Vec<(usize, bool)> {
         let c = &self.cores[core];
         let mut tlbs: Vec<usize> = c.itlb.iter().chain(&c.dtlb).map(|&(t, _)| t).collect();
         tlbs.sort_unstable();
@@ -495,7 +495,7 @@ impl System {
     }
 
     /// Whether the kernel's TLB maintenance is ARM's broadcast (`TlbMaintenance::Broadcast`).
-    fn broadcast_maintenance(&self) -> bool {
+    pub(super) fn broadcast_maintenance(&self) -> bool {
         self.options.os.tlb_maintenance == crate::os::TlbMaintenance::Broadcast
     }
 

@@ -46,8 +46,15 @@ impl System {
     }
 
     /// `kernel_touch` for the thread whose state is `st` (its `cpu` the hardware thread).
+    /// With `OsConfig::kernel_data_sections` the page is translated as the global 1 MiB
+    /// section of the linear map that holds it.
     pub(super) fn kernel_touch_as(&mut self, st: super::ThreadState, pa: u64, write: bool) -> u64 {
-        let cycles = self.kernel_translate(st, pa, PageSize::Size4K, false);
+        let cycles = if self.options.os.kernel_data_sections {
+            let section = crate::os::linear_section(pa);
+            self.kernel_translate(st, section, PageSize::Size1M, false)
+        } else {
+            self.kernel_translate(st, pa, PageSize::Size4K, false)
+        };
         cycles + self.kernel_access(st.cpu, pa, write)
     }
 
@@ -136,8 +143,9 @@ impl System {
     /// no TLB stall of the faulting reference's), their TLB misses counted as stalls
     /// (`kernel_touch_as`). The path enters through the exception vectors as an abort
     /// (`OsConfig::vectors_page`). Then, off virtualization, the clear of an anonymous page's
-    /// frame through the kernel's linear map (`OsConfig::fault_linear_map`) and the handler's
-    /// stores of the descriptors the fault wrote (`fault_stores`). The four fixed pages stay
+    /// frame through the kernel's linear map (`OsConfig::fault_linear_map`) or, a high-memory
+    /// frame, through the CPU's kmap_atomic fixmap page (`OsConfig::fault_highmem`), and the
+    /// handler's stores of the descriptors the fault wrote (`fault_stores`). The four fixed pages stay
     /// beside the linear map's section: they are other kernel objects the handler touches
     /// (its stack, the mm_struct and VMAs, struct pages, the page-table page), not the frame
     /// it clears. Out of the walk's line, with the fault's other work: inline, the stores'
@@ -170,12 +178,17 @@ impl System {
                     .walk_from(va, start_level, start_node, &mut self.path);
             // An anonymous page's frame (a page of no object) is fresh: the fault allocated it.
             let anonymous = self.spaces[st.space].mapping_for(va).1.is_none();
-            if let (true, true, Some(leaf)) = (os.fault_linear_map, anonymous, leaf) {
+            if let (true, Some(leaf)) = (anonymous, leaf) {
                 let pa = leaf.pfn.base().0;
-                let section = crate::os::linear_section(pa);
-                let cycles = self.kernel_translate(st, section, PageSize::Size1M, false)
-                    + self.kernel_access(st.cpu, pa, true);
-                self.charge_busy(st.cpu, cycles);
+                if os.fault_linear_map {
+                    let section = crate::os::linear_section(pa);
+                    let cycles = self.kernel_translate(st, section, PageSize::Size1M, false)
+                        + self.kernel_access(st.cpu, pa, true);
+                    self.charge_busy(st.cpu, cycles);
+                } else if os.fault_highmem {
+                    let cycles = self.kmap_atomic_clear(st, pa);
+                    self.charge_busy(st.cpu, cycles);
+                }
             }
             self.fault_stores(st, invalid_at);
         }
@@ -246,6 +259,40 @@ impl System {
         if stub_fetch {
             cycles += self.kernel_translate(st, stubs, PageSize::Size4K, true);
         }
-        cycles + self.kernel_touch_as(st, stubs, false)
+        // The stubs page is the vectors' 4 KiB mapping, not the linear map's: 4 KiB always.
+        cycles += self.kernel_translate(st, stubs, PageSize::Size4K, false);
+        cycles + self.kernel_access(st.cpu, stubs, false)
+    }
+
+    /// A fault's clear of the high-memory frame at physical `pa` through hardware thread
+    /// `st.cpu`'s `kmap_atomic` fixmap page (`OsConfig::fault_highmem`,
+    /// `os::kmap_fixmap_page`): the slot's PTE stored through the data caches
+    /// (`set_fixmap_pte`'s `set_pte_ext`), the slot's address invalidated in every TLB level of
+    /// the core (`local_flush_tlb_kernel_page`, TLBIMVA: the global entry, as a shootdown of
+    /// the address does on one core; under `TlbMaintenance::Broadcast` the levels in front of
+    /// the last flushed whole, ARM's micro TLBs), then its translation as a global 4 KiB data-side entry
+    /// (`kernel_translate`, its misses stalls) and the clear's store of `pa`'s first byte.
+    /// Returns the cycles.
+    fn kmap_atomic_clear(&mut self, st: super::ThreadState, pa: u64) -> u64 {
+        let (va_limit, bytes) = (self.va_limit, self.config.memory.bytes);
+        let slot = crate::os::kmap_fixmap_page(va_limit, bytes, st.cpu);
+        let k = kernel_linear(va_limit, bytes, slot);
+        let mut cycles = self.kernel_access(st.cpu, k.descriptor, true);
+        let asid = self.requester(st).asid;
+        let core = self.cpus[st.cpu].core;
+        let broadcast = self.broadcast_maintenance();
+        let mut n = 0;
+        for (t, front) in self.core_tlbs(core) {
+            n += if broadcast && front {
+                // ARM: a main-TLB maintenance operation flushes the micro TLBs whole
+                // (`TlbMaintenance::Broadcast`, as `shootdown`).
+                self.tlbs[t].invalidate_all()
+            } else {
+                self.tlbs[t].shoot_down_va(VirtAddr(k.va), Some(asid))
+            };
+        }
+        self.core_os[core].invalidations += n as u64;
+        cycles += self.kernel_translate(st, slot, PageSize::Size4K, false);
+        cycles + self.kernel_access(st.cpu, pa, true)
     }
 }

@@ -91,6 +91,20 @@ FAULT_KERNEL_PAGES = 4
 #   1 MiB sections (mmu.c map_lowmem): a global 1 MiB data-side entry whose main-TLB set
 #   follows the frame's physical address. The four FAULT_KERNEL_PAGES stay: they are the
 #   handler's other objects, not the frame it clears.
+# Since 2026-11-28 (issue 62, later; `OsConfig::fault_highmem`, `kernel_data_sections`):
+# - the frame is high memory, so the clear goes through the CPU's kmap_atomic fixmap page, not
+#   the linear map: the board's 1 GiB (i.MX6 SABRE Lite) with the 3G/1G split and Linux's
+#   default 240 MiB vmalloc area leaves low memory at 768 MiB (arch/arm/mm/mmu.c vmalloc_min,
+#   VMALLOC_END 0xff800000) and 256 MiB of high memory (imx_v6_v7_defconfig: CONFIG_HIGHMEM=y),
+#   and user pages (GFP_HIGHUSER_MOVABLE) are taken from ZONE_HIGHMEM first (mm/page_alloc.c's
+#   zonelist order), far more than a run's few hundred faults; Linux 4.14's kmap_atomic
+#   (arch/arm/mm/highmem.c, via v6_clear_user_highpage_nonaliasing, arch/arm/mm/copypage-v6.c)
+#   writes the slot's PTE, flushes the slot's address from the local TLBs (TLBIMVA; with
+#   broadcast maintenance the micro TLBs whole), and the clear's stores walk it again;
+# - the rest of the kernel's data as the linear map's 1 MiB sections: the handler's, the
+#   system call's and the tick's data pages (task_struct, kernel stack, slab, mm_struct, struct
+#   pages, page tables: lowmem) are translated as the global section that holds them (mmu.c
+#   map_lowmem), not as 4 KiB pages; the stubs page keeps its 4 KiB vectors mapping.
 SYSCALL_TEXT_SECTIONS = 0b100_0000_0101  # sections 0, 2, 10
 TICK_TEXT_SECTIONS = 0b000_0001_0011     # sections 0, 1, 4
 FAULT_TEXT_SECTIONS = 0b100_0000_0101    # sections 0, 2, 10
@@ -112,8 +126,8 @@ SEED_CYCLES = {"basicmath": 15_000_000, "qsort": 37_000_000, "susan": 33_000_000
 OS = {"fault_kernel_pages": FAULT_KERNEL_PAGES, "tlb_maintenance": "broadcast",
       "syscall_kernel_pages": SYSCALL_KERNEL_PAGES, "tick_kernel_pages": TICK_KERNEL_PAGES,
       "syscall_text_sections": SYSCALL_TEXT_SECTIONS, "tick_text_sections": TICK_TEXT_SECTIONS,
-      "fault_text_sections": FAULT_TEXT_SECTIONS, "fault_linear_map": True,
-      "vectors_page": True}
+      "fault_text_sections": FAULT_TEXT_SECTIONS, "fault_highmem": True,
+      "kernel_data_sections": True, "vectors_page": True}
 
 
 def tick_references(prog: str, quick: bool) -> int:
