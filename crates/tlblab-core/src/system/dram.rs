@@ -37,7 +37,11 @@ impl DramState {
     /// The earliest start at or after `a` where one line fits on channel `busy`, and the
     /// index its interval goes in at.
     fn fit(busy: &VecDeque<(u64, u64)>, a: u64, line: u64) -> (u64, usize) {
-        let mut i = busy.partition_point(|&(_, e)| e <= a);
+        // An arrival at or after the last reservation's end needs no search.
+        let mut i = match busy.back() {
+            Some(&(_, e)) if e > a => busy.partition_point(|&(_, e)| e <= a),
+            _ => busy.len(),
+        };
         let mut start = a;
         while i < busy.len() && busy[i].0 < start + line {
             start = start.max(busy[i].1);
@@ -54,9 +58,10 @@ impl DramState {
         let mut a = arrive << DRAM_FRACTION_BITS;
         let old = a.saturating_sub(DRAM_HORIZON << DRAM_FRACTION_BITS);
         for b in &mut self.busy {
-            let gone = b.partition_point(|&(_, e)| e < old);
-            if gone > 0 {
-                b.drain(..gone);
+            // The ends rise along the calendar: what ended before `old` is a prefix, most
+            // often empty or one interval, popped without a search.
+            while b.front().is_some_and(|&(_, e)| e < old) {
+                b.pop_front();
             }
             // A merged interval is whole lines end to end: of the first one left, only its
             // lines that end at `old` or later stay, line by line as they were given.
