@@ -65,20 +65,27 @@ ZEN3_DRAM = {
     "bus_bytes": 8,
     "line_bytes": 64,
 }
-# Whether `machine` adds `ZEN3_DRAM`. Off: the reproductions' criteria and their revisions were
-# measured without it, and turning it on changes what every table reads, so it comes on with
-# the tables re-run and their revisions (issue 59; docs/technique-pt_baker.md has the runs made
-# with it on, 2026-11-28: GUPS at 32 GiB, graph500 under two stream stressors).
+# Whether `machine` adds `ZEN3_DRAM` by default. Off: with no stressor the channels change
+# little (GUPS at 32 GiB, the most DRAM traffic of the seed's workloads, uses 13 GB/s of the
+# 64: its speedups move by 0.01 point, docs/technique-pt_baker.md) and a machine with them runs
+# every reference on the general path at about twice the cost. The windows under stress-ng's
+# stream stressors have them (`STREAM_DRAM`): the stressors stream as fast as DRAM lets them.
 TIMING_DRAM = False
+# The seed-scale windows under two stream stressors run on the machine with `ZEN3_DRAM` (the
+# variants of kind "stream", `_variant_machine`): stress-ng's stream is a bandwidth test (its
+# triad misses every line), bounded on the seed's machine by the DDR4-4000 channels every core
+# shares (Table 5.1), which the application's misses queue behind (issue 59, 2026-11-28).
+STREAM_DRAM = True
 
 
-def machine(cores: int = 4, virt: bool = False, ccx_cores: int = 0) -> dict[str, Any]:
+def machine(cores: int = 4, virt: bool = False, ccx_cores: int = 0, dram: bool | None = None) -> dict[str, Any]:
     """zen3 (or zen3-virt) with `cores` cores, the core's memory-level parallelism
-    (`ZEN3_MLP`) and, with `TIMING_DRAM`, the DRAM channels every core shares (`ZEN3_DRAM`);
-    `ccx_cores` > 0 splits them into CCXs of that many cores (one L3 each, seed 001 Fig. 4.5)."""
+    (`ZEN3_MLP`) and, with `dram` (default `TIMING_DRAM`), the DRAM channels every core shares
+    (`ZEN3_DRAM`); `ccx_cores` > 0 splits them into CCXs of that many cores (one L3 each, seed
+    001 Fig. 4.5)."""
     m = tlblab.machine_config("zen3-virt" if virt else "zen3")
     m.setdefault("timing", {})["mlp"] = dict(ZEN3_MLP)
-    if TIMING_DRAM:
+    if TIMING_DRAM if dram is None else dram:
         m["timing"]["dram"] = dict(ZEN3_DRAM)
     m["cores"] = cores
     m["name"] = m["name"] + f"-{cores}c"
@@ -341,9 +348,9 @@ VARIANTS = {
     "none_2m": ("2MiB", "native", None),
     "kernel_2m": ("2MiB", "native", "pt_baker:mode=kernel,stride=8,region={region}"),
     "user_2m": ("2MiB", "native", "pt_baker:mode=user,stride=8,region={region}"),
-    "stream_none": ("4KiB", "native", "pt_baker:mode=none,pressure=stream"),
-    "stream_kernel": ("4KiB", "native", "pt_baker:mode=kernel,stride=8,region={region},pressure=stream"),
-    "stream_user": ("4KiB", "native", "pt_baker:mode=user,stride=8,region={region},pressure=stream"),
+    "stream_none": ("4KiB", "stream", "pt_baker:mode=none,pressure=stream"),
+    "stream_kernel": ("4KiB", "stream", "pt_baker:mode=kernel,stride=8,region={region},pressure=stream"),
+    "stream_user": ("4KiB", "stream", "pt_baker:mode=user,stride=8,region={region},pressure=stream"),
     "virt_none": ("4KiB", "virt", None),
     "virt_kernel": ("4KiB", "virt", "pt_baker:mode=kernel,stride=8,region={region}"),
     "virt_user": ("4KiB", "virt", "pt_baker:mode=user,stride=8,region={region}"),
@@ -414,6 +421,21 @@ PLAN = {
         _throttled(m, label, v) for m in ("kernel", "user") for _, label, _, vals in THROTTLE for v in vals
         if _throttled(m, label, v) != m),
 }
+# seed_scale's stream pressure and virtual machine beyond graph500 (§1.2's 22.4 %, 11.2 % and
+# 38.2 % are maxima over the seed's workloads): the workloads whose native gains the seed's text
+# names besides Graph500's, the hash join (kernel 5.4 %) and LibLinear (4.1 % user, 5.4 % kernel;
+# with Graph500 the only workloads whose virtualized gains §6.2 calls significant). GUPS and
+# Canneal are left out: the seed's helper does not speed them up natively (§6.1.1) and §6.2 names
+# neither among the virtualized gains; BC's gains need NOPs (§6.1.1, Fig. 6.5), which these
+# unthrottled runs do not have. In `PV_WINDOWS` windows (the same warm-up and measured lengths),
+# fewer than graph500's to keep `reproduce 001` inside its half hour (docs/technique-pt_baker.md).
+PV_PLAN = {
+    "hash_join": ("stream_none", "stream_kernel", "stream_user", "virt_none", "virt_user"),
+    "liblinear": ("stream_none", "stream_kernel", "stream_user", "virt_none", "virt_user"),
+}
+for _name, _variants in PV_PLAN.items():
+    PLAN[("seed_pv", _name)] = _variants
+PV_WINDOWS = {True: None, False: 2}
 
 # Seed 001's LibLinear and Canneal (§5.2), as generators following the programs' own loops
 # (crates/tlblab-trace/src/workloads/canneal.rs, liblinear.rs): the programs themselves cannot be
@@ -480,9 +502,11 @@ def population(wl: str, directory: str = "out/checkpoints") -> int:
     return int(json.loads(path.read_text())["stores"])
 
 
-def window_spec(wl: str, quick: bool) -> str:
-    """`wl` as the K windows of `WINDOWS`, one centred in each K-th of its measured phase."""
-    k, warm, take, _ = WINDOWS[quick]
+def window_spec(wl: str, quick: bool, k: int | None = None) -> str:
+    """`wl` as the K windows of `WINDOWS` (or `k` of them), one centred in each K-th of its
+    measured phase."""
+    k0, warm, take, _ = WINDOWS[quick]
+    k = k or k0
     every = measured_span(wl) // k
     if every < warm + take:
         raise ValueError(f"{wl}: a measured phase of {every * k} accesses is too short for {k} windows "
@@ -492,7 +516,12 @@ def window_spec(wl: str, quick: bool) -> str:
 
 
 def _variant_machine(page_size: str, kind: str) -> dict[str, Any]:
-    m = placement_machine(kind) if kind in ("smt", "other_ccx") else machine(virt=kind == "virt")
+    """The machine of a variant of `kind` (`VARIANTS`): native, virt (zen3-virt), stream (native
+    with `ZEN3_DRAM` when `STREAM_DRAM`), smt or other_ccx (`placement_machine`)."""
+    if kind in ("smt", "other_ccx"):
+        m = placement_machine(kind)
+    else:
+        m = machine(virt=kind == "virt", dram=STREAM_DRAM if kind == "stream" else None)
     if page_size != "4KiB":
         m["page_table"]["page_size"] = page_size
         m["name"] = m["name"] + f"-{page_size}"
@@ -502,14 +531,16 @@ def _variant_machine(page_size: str, kind: str) -> dict[str, Any]:
 _COUNTERS = ("references", "cycles", "walks", "walk_refs", "walk_dram", "data_dram")
 
 
-def window_sums(m: dict[str, Any], wl: str, technique: str | None, quick: bool) -> list[dict[str, float]]:
-    """The application's counters in each window of `window_spec(wl)` (`_COUNTERS`: its references
+def window_sums(m: dict[str, Any], wl: str, technique: str | None, quick: bool,
+                k: int | None = None) -> list[dict[str, float]]:
+    """The application's counters in each window of `window_spec(wl, quick, k)` (`_COUNTERS`: its references
     and cycles, walks, walk references and those served by DRAM, data references served by
     DRAM), from one run whose every unit is measured: a unit belongs to window k when all of
     the application's references in it lie in that window's measured part (units that straddle
     a window's edge, or lie in a warm-up, are left out)."""
-    k, warm, take, unit = WINDOWS[quick]
-    s = tlblab.sample(m, window_spec(wl, quick), unit=unit, period=1, offset=0, head=0, technique=technique)
+    k0, warm, take, unit = WINDOWS[quick]
+    k = k or k0
+    s = tlblab.sample(m, window_spec(wl, quick, k), unit=unit, period=1, offset=0, head=0, technique=technique)
     period = warm + take
     sums = [dict.fromkeys(_COUNTERS, 0.0) for _ in range(k)]
     # The units cover the run from its first reference: the application's references before
@@ -550,7 +581,7 @@ def ratio_estimate(xs: list[float], ys: list[float]) -> tuple[float, float]:
 
 # {(quick, workload spec, variant): window sums}: at_scale, huge_pages and seed_scale read the
 # same runs, and reproduce 001 runs them in one process.
-_RUNS: dict[tuple[bool, str, str], list[dict[str, float]]] = {}
+_RUNS: dict[tuple[bool, str, str, int | None], list[dict[str, float]]] = {}
 
 
 def scale_runs(quick: bool) -> dict[str, dict[str, dict[str, list[dict[str, float]]]]]:
@@ -590,15 +621,17 @@ def placement_runs(quick: bool) -> dict[str, list[dict[str, float]]]:
     return _plan_runs(quick, "seed", "graph500_placement", small if quick else full, region)
 
 
-def _plan_runs(quick: bool, scale: str, name: str, wl: str, region: str) -> dict[str, list[dict[str, float]]]:
-    """{variant: window sums} for `PLAN[(scale, name)]` on `wl`, each run once per process."""
+def _plan_runs(quick: bool, scale: str, name: str, wl: str, region: str,
+               k: int | None = None) -> dict[str, list[dict[str, float]]]:
+    """{variant: window sums} for `PLAN[(scale, name)]` on `wl` (in `k` windows, default
+    `WINDOWS`'), each run once per process."""
     out: dict[str, list[dict[str, float]]] = {}
     for variant in PLAN[(scale, name)]:
-        key = (quick, wl, variant)
+        key = (quick, wl, variant, k)
         if key not in _RUNS:
             size, kind, tech = VARIANTS[variant]
             _RUNS[key] = window_sums(_variant_machine(size, kind), wl,
-                                     tech.format(region=region) if tech else None, quick)
+                                     tech.format(region=region) if tech else None, quick, k)
         out[variant] = _RUNS[key]
     return out
 
@@ -710,10 +743,32 @@ def seed_scale(quick: bool) -> dict[str, float]:
     others = [n for n in names if n != "graph500_bfs"]
     out["others/min/base/data_dram_per_kref"] = min(out[f"{n}/base/data_dram_per_kref"] for n in others)
     out.update(window_rows(csr_runs(quick), "graph500_csr/"))
+    out.update(pv_rows(quick))
+    names += list(PV_PLAN)
     for setting in ("stream", "virt"):
         for mode in ("kernel", "user"):
             out[f"{setting}/max/{mode}/speedup"] = max(
                 out[f"{n}/{setting}/{mode}/speedup"] for n in names if f"{n}/{setting}/{mode}/speedup" in out)
+    return out
+
+
+def pv_runs(quick: bool) -> dict[str, dict[str, list[dict[str, float]]]]:
+    """{workload: {variant: window sums}} of `PV_PLAN` in `PV_WINDOWS` windows: the seed-scale
+    workloads (`SCALES["seed"]`, `STANDINS`) under stream pressure and virtualized."""
+    specs = {n: (q if quick else f, r) for (n, f, r), (_, q, _) in
+             zip(SCALES["seed"] + STANDINS, [_quick_of(n) for n, *_ in SCALES["seed"] + STANDINS])}
+    return {name: _plan_runs(quick, "seed_pv", name, *specs[name], k=PV_WINDOWS[quick]) for name in PV_PLAN}
+
+
+def _quick_of(name: str) -> tuple[str, str, str]:
+    return next(w for w in QUICK_SCALE + QUICK_STANDINS if w[0] == name)
+
+
+def pv_rows(quick: bool) -> dict[str, float]:
+    """`pv_runs`' rows under `<workload>/stream/...` and `<workload>/virt/...` (`window_rows`)."""
+    out: dict[str, float] = {}
+    for name, runs in pv_runs(quick).items():
+        out.update(window_rows(runs, f"{name}/"))
     return out
 
 
