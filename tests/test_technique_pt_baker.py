@@ -88,3 +88,19 @@ def test_the_placement_and_throttle_tables_at_scale_run_their_quick_forms_on_the
         assert p[f"other_ccx/{mode}/dram_cut"] == 0.0 and p[f"other_ccx/{mode}/speedup"] == 0.0
     runs = seed001.placement_runs(True)
     assert set(runs) == set(seed001.PLAN[("seed", "graph500_placement")])
+
+
+def test_the_window_runs_made_in_two_processes_equal_those_made_in_turn():
+    # prefetch_runs (seed 001's scale tables at full size run their windows two processes at a
+    # time): the throttled LibLinear stand-in's quick runs, made in two spawned workers, give
+    # every window's counters bit for bit as the same runs made one after another here.
+    from tlblab.seeds.s001_pt_baker import experiments as seed001
+
+    seed001._RUNS.clear()
+    seed001.prefetch_runs(True, seed001.throttle_runs, workers=1)
+    in_turn = dict(seed001._RUNS)
+    seed001._RUNS.clear()
+    seed001.prefetch_runs(True, seed001.throttle_runs, workers=2)
+    assert len(in_turn) == len(seed001.PLAN[("seed", "liblinear_throttle")]) > 1
+    assert seed001._RUNS == in_turn
+    assert seed001.throttle_runs(True) == {k[2]: v for k, v in in_turn.items()}

@@ -630,10 +630,59 @@ def _plan_runs(quick: bool, scale: str, name: str, wl: str, region: str,
         key = (quick, wl, variant, k)
         if key not in _RUNS:
             size, kind, tech = VARIANTS[variant]
-            _RUNS[key] = window_sums(_variant_machine(size, kind), wl,
-                                     tech.format(region=region) if tech else None, quick, k)
+            job = (size, kind, wl, tech.format(region=region) if tech else None, quick, k)
+            if _COLLECTING is not None:
+                _COLLECTING[key] = job
+                out[variant] = []
+                continue
+            _RUNS[key] = _run_job(job)
         out[variant] = _RUNS[key]
     return out
+
+
+# The runs `_plan_runs` would make, gathered by `prefetch_runs` instead of made; None otherwise.
+_COLLECTING: dict[tuple[Any, ...], tuple[Any, ...]] | None = None
+
+
+def _run_job(job: tuple[Any, ...]) -> list[dict[str, float]]:
+    """One run of `_plan_runs`: (page size, machine kind, workload, technique, quick, k) ->
+    `window_sums`. Module-level so that a worker process can run it."""
+    size, kind, wl, tech, quick, k = job
+    return window_sums(_variant_machine(size, kind), wl, tech, quick, k)
+
+
+def prefetch_runs(quick: bool, *run_sets: Any, workers: int | None = None) -> None:
+    """Makes the runs the functions `run_sets` (scale_runs, pv_runs, ...) would make one after
+    another in `workers` processes at once (default: 2, or 1 on a one-core machine), so that
+    they then find every run made. Each run is deterministic and independent of the others (a
+    graph, a population and a measured span come from `out/checkpoints` or are built the same
+    in any process), so the numbers are the same as made in turn, bit for bit
+    (tests/test_technique_pt_baker.py). Two at a time because a seed-scale run's simulated
+    memory takes up to about 5.6 GB of the host's (`reproduce 001`'s peak), and this is what
+    keeps `reproduce 001` inside its half hour on two cores; `--quick` runs stay in-process
+    (`workers` 1), whose runs take seconds."""
+    global _COLLECTING
+    _COLLECTING = {}
+    try:
+        for run_set in run_sets:
+            run_set(quick)
+        jobs = _COLLECTING
+    finally:
+        _COLLECTING = None
+    import os
+
+    workers = workers if workers is not None else (1 if quick else min(2, os.cpu_count() or 1))
+    if workers <= 1 or len(jobs) <= 1:
+        for key, job in jobs.items():
+            _RUNS[key] = _run_job(job)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # spawn, not fork: the parent holds the simulator's native state and maybe threads.
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        for key, sums in zip(jobs, pool.map(_run_job, jobs.values())):
+            _RUNS[key] = sums
 
 
 def _huge_pages_speedup(runs: dict[str, list[dict[str, float]]]) -> tuple[float, float]:
@@ -696,6 +745,7 @@ def _maxima(out: dict[str, float], prefix: str, names: list[str], keys: list[str
 def at_scale(quick: bool) -> dict[str, float]:
     """helper_effect at the seed's footprints (`SCALES["seed"]`, 4 KiB pages), in windows over the
     measured phase (`window_sums`); the same at the small scale under `small/`."""
+    prefetch_runs(quick, scale_runs)
     out: dict[str, float] = {}
     for scale, prefix in (("seed", ""), ("small", "small/")):
         rows = _scale_rows(quick, scale, prefix)
@@ -711,6 +761,7 @@ def huge_pages(quick: bool) -> dict[str, float]:
     """at_scale's windows with 4 KiB and with 2 MiB pages: the speed-up of 2 MiB pages with no
     helper, each helper's speed-up with 2 MiB pages, and the share of the 4 KiB-to-2 MiB speed-up
     the kernel-mode helper gives with 4 KiB pages; both scales (the small one under `small/`)."""
+    prefetch_runs(quick, scale_runs)
     out: dict[str, float] = {}
     for scale, prefix in (("seed", ""), ("small", "small/")):
         names = []
@@ -738,6 +789,7 @@ def seed_scale(quick: bool) -> dict[str, float]:
     frequencies per 1,000 references, the user-mode helper with prefetches (Fig. 6.9), graph500
     under two stream stressors (Figs. 6.3, 6.4) and virtualized (Fig. 6.6), GAPBS BC, and the CSR
     BFS on Graph500's graph (`CSR`) under graph500_csr/."""
+    prefetch_runs(quick, scale_runs, pv_runs)
     out = _scale_rows(quick, "seed", "")
     names = [n for n, *_ in SCALES["seed"]]
     others = [n for n in names if n != "graph500_bfs"]
@@ -772,14 +824,20 @@ def pv_rows(quick: bool) -> dict[str, float]:
     return out
 
 
+def standin_runs(quick: bool) -> dict[str, dict[str, list[dict[str, float]]]]:
+    """{stand-in: {variant: window sums}} of `STANDINS` (`PLAN[("seed", name)]`)."""
+    return {name: _plan_runs(quick, "seed", name, small if quick else full, region)
+            for (name, full, region), (_, small, _) in zip(STANDINS, QUICK_STANDINS)}
+
+
 def standins(quick: bool) -> dict[str, float]:
     """Seed 001's Canneal and LibLinear (§5.2, §6.1.1) at Table 5.2's footprints (`STANDINS`), in
     the windows of `window_sums`: each one's rows as `window_rows` gives them (no helper, kernel
     and user mode, 4 KiB pages; Canneal's no-helper run with 2 MiB pages under `base_2m/`) and
     Canneal's speed-up from 2 MiB pages."""
+    prefetch_runs(quick, standin_runs)
     out: dict[str, float] = {}
-    for (name, full, region), (_, small, _) in zip(STANDINS, QUICK_STANDINS):
-        runs = _plan_runs(quick, "seed", name, small if quick else full, region)
+    for name, runs in standin_runs(quick).items():
         out.update(window_rows(runs, f"{name}/"))
         if "none_2m" in runs:
             out[f"{name}/huge_pages/speedup"], out[f"{name}/huge_pages/speedup/half_width"] = (
@@ -792,10 +850,19 @@ def placement_at_scale(quick: bool) -> dict[str, float]:
     (`placement_runs`): the helper on another core of the CCX (at_scale's runs, rows ccx/...), on
     the SMT sibling (smt/...) and on another CCX (other_ccx/...), kernel and user modes, each
     against its own machine's baseline; every row with its 95% interval (`window_rows`)."""
+    prefetch_runs(quick, placement_runs)
     out: dict[str, float] = {}
     for key, v in window_rows(placement_runs(quick)).items():
         out[key if key.startswith(("smt/", "other_ccx/")) else f"ccx/{key}"] = v
     return out
+
+
+def throttle_runs(quick: bool) -> dict[str, list[dict[str, float]]]:
+    """{variant: window sums} of `PLAN[("seed", "liblinear_throttle")]` on the LibLinear stand-in
+    (`STANDINS`): the throttled helpers of throttle_at_scale."""
+    _, full, region = next(w for w in STANDINS if w[0] == "liblinear")
+    small = next(w[1] for w in QUICK_STANDINS if w[0] == "liblinear")
+    return _plan_runs(quick, "seed", "liblinear_throttle", small if quick else full, region)
 
 
 def throttle_at_scale(quick: bool) -> dict[str, float]:
@@ -803,9 +870,8 @@ def throttle_at_scale(quick: bool) -> dict[str, float]:
     (`STANDINS`) in standins' windows: each mode's speedup at every NOP count and sleep length of
     `THROTTLE` (rows user/nops100, kernel/sleep10, ...; with `.../dram_cut` and the 95% intervals),
     and its spread over each parameter's values."""
-    _, full, region = next(w for w in STANDINS if w[0] == "liblinear")
-    small = next(w[1] for w in QUICK_STANDINS if w[0] == "liblinear")
-    rows = window_rows(_plan_runs(quick, "seed", "liblinear_throttle", small if quick else full, region))
+    prefetch_runs(quick, throttle_runs)
+    rows = window_rows(throttle_runs(quick))
     out = {k: v for k, v in rows.items() if k.startswith("base/")}
     for mode in ("user", "kernel"):
         for _, label, spread, values in THROTTLE:
