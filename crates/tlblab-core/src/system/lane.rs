@@ -88,6 +88,7 @@ const NO_PAGE: LanePage = LanePage {
 const NO_ENTRY: FoundEntry = FoundEntry {
     slot: 0,
     key: 0,
+    va: 0,
     size: PageSize::Size4K,
     pfn: Pfn(0),
 };

@@ -362,6 +362,8 @@ pub struct Requester {
 pub(crate) struct FoundEntry {
     pub slot: usize,
     pub key: u64,
+    /// The address looked up (the memo's, `Tlb::hit_slot`).
+    pub va: u64,
     pub size: PageSize,
     pub pfn: Pfn,
 }
@@ -409,8 +411,16 @@ pub struct Tlb {
     set_valid: Vec<u32>,
     repl: Replacement,
     /// Memo of the last hit: (packed key, requester, slot); `slot == usize::MAX` = empty.
+    /// `memo_key` is the hit address's key at `memo_grain`, the smallest page size with
+    /// entries when the memo was set (at most `memo_size`, the entry's): an address of another
+    /// page of that size may have an entry of its own that the search, smallest size first,
+    /// finds before the larger entry. (Found 2026-11-28: a fault's 1 MiB linear-map section
+    /// answered the memo for kernel pages whose 4 KiB entries the reference model's twin hit,
+    /// so the two aged different entries; `PROPTEST_RNG_SEED=20261125`.) Every fill clears
+    /// the memo, so no size becomes live under it.
     memo_key: u64,
     memo_size: PageSize,
+    memo_grain: PageSize,
     memo_req: Requester,
     memo_slot: usize,
     /// For highly associative levels: a direct-mapped hint table key → slot + 1, verified on use
@@ -566,6 +576,7 @@ impl Tlb {
             set_valid: vec![0; sets],
             memo_key: INVALID,
             memo_size: PageSize::Size4K,
+            memo_grain: PageSize::Size4K,
             memo_req: Requester::default(),
             memo_slot: usize::MAX,
             hint: if ways >= HINT_MIN_WAYS {
@@ -695,8 +706,8 @@ impl Tlb {
     /// `lookup_search` tries, so a verified hint there is the answer the search would give.
     #[inline(always)]
     fn hint_hit(&mut self, va: VirtAddr, req: Requester) -> Option<TlbHit> {
-        let (slot, key, size) = self.hint_find(va, req)?;
-        Some(self.hit_slot(slot, key, size, req))
+        let (slot, _, size) = self.hint_find(va, req)?;
+        Some(self.hit_slot(slot, va.0, size, req))
     }
 
     /// `hint_hit` without its effects: (slot, key, size).
@@ -721,7 +732,8 @@ impl Tlb {
     /// on a Lackey capture of `ls -lR`: a third of the lane's peeks searched).
     pub(crate) fn peek(&mut self, va: VirtAddr, req: Requester) -> Option<FoundEntry> {
         let (slot, key, size) = if self.memo_hit(va, req).is_some() {
-            (self.memo_slot, self.memo_key, self.memo_size)
+            let size = self.memo_size;
+            (self.memo_slot, pack(va.0 >> size.shift(), size), size)
         } else if let Some(found) = (!self.hint.is_empty())
             .then(|| self.hint_find(va, req))
             .flatten()
@@ -739,6 +751,7 @@ impl Tlb {
         Some(FoundEntry {
             slot,
             key,
+            va: va.0,
             size,
             pfn: self.payload[slot].pfn,
         })
@@ -747,12 +760,13 @@ impl Tlb {
     /// Records a hit on an entry `peek` found (nothing filled or evicted since).
     #[inline]
     pub(crate) fn hit_found(&mut self, f: &FoundEntry, req: Requester) {
-        self.hit_slot(f.slot, f.key, f.size, req);
+        self.hit_slot(f.slot, f.va, f.size, req);
     }
 
-    /// Records a hit on `slot`: replacement state, then the memo.
+    /// Records a hit on `slot`, the entry of size `size` translating `va`: replacement state,
+    /// then the memo.
     #[inline(always)]
-    fn hit_slot(&mut self, slot: usize, key: u64, size: PageSize, req: Requester) -> TlbHit {
+    fn hit_slot(&mut self, slot: usize, va: u64, size: PageSize, req: Requester) -> TlbHit {
         // Fully associative levels (one set) are common; spare them two divisions.
         let (set, way) = if self.sets == 1 {
             (0, slot)
@@ -763,7 +777,10 @@ impl Tlb {
         if slot < self.array_base {
             self.repl.on_hit(set, way);
         }
-        self.memo_key = key;
+        // The smallest size with entries (`size` has this one).
+        let grain = PageSize::ALL[self.live_sizes.trailing_zeros() as usize];
+        self.memo_key = pack(va >> grain.shift(), grain);
+        self.memo_grain = grain;
         self.memo_size = size;
         self.memo_req = req;
         self.memo_slot = slot;
@@ -780,16 +797,16 @@ impl Tlb {
     /// policy's state). None says only "not the memo": the entry may still be elsewhere.
     #[inline(always)]
     pub fn memo_hit(&self, va: VirtAddr, req: Requester) -> Option<TlbHit> {
-        let size = self.memo_size;
+        let grain = self.memo_grain;
         if self.memo_slot != usize::MAX
-            && pack(va.0 >> size.shift(), size) == self.memo_key
+            && pack(va.0 >> grain.shift(), grain) == self.memo_key
             && self.memo_req == req
         {
             let slot = self.memo_slot;
             return Some(TlbHit {
                 slot,
                 pfn: self.payload[slot].pfn,
-                size,
+                size: self.memo_size,
                 domain: self.payload[slot].domain,
             });
         }
@@ -804,7 +821,7 @@ impl Tlb {
                 if scanned && !self.hint.is_empty() {
                     self.point_hint(key, slot);
                 }
-                Some(self.hit_slot(slot, key, size, req))
+                Some(self.hit_slot(slot, va.0, size, req))
             }
             None => {
                 self.memo_slot = usize::MAX;
@@ -1042,8 +1059,10 @@ impl Tlb {
 
     #[inline(always)]
     fn set_memo(&mut self, key: u64, req: Requester, slot: usize) {
+        // The fast lane's levels hold one size (`fast_ready`): the key's is the smallest.
         self.memo_key = key;
         self.memo_size = PageSize::ALL[(key & 7) as usize];
+        self.memo_grain = self.memo_size;
         self.memo_req = req;
         self.memo_slot = slot;
     }
