@@ -31,6 +31,13 @@
 //! (§5.1, §6.1.2, Fig. 3.3): stress-ng `cache` (1 thread) or `stream` (2 threads) stressors on
 //! further cores sharing the L3, as companions too.
 //!
+//! On a machine with `timing.mlp` (seed 001's Zen 3 is out of order) the helper's references
+//! are marked independent, as the stressors' are: Alg. 2's and Alg. 3's loops take each address
+//! from a counter, so its loads and walks (user, prefetch) and its system call's PTE reads
+//! (kernel) overlap in the miss slots; an upper-level entry is awaited (the next table's PTE
+//! reads index it), and with NOPs the helper waits for its loads before each NOP loop (a loop
+//! of 100 or more iterations fills the reorder buffer behind a load that has not returned).
+//!
 //! The application is taken to run on hardware thread 0 (its thread 0, as the engine places
 //! it); the helper and the stressors are threads `HELPER_THREAD` and `STRESSOR_THREAD + k` (the
 //! statistics' `threads` keep them apart from the application's).
