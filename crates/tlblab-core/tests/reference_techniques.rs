@@ -292,6 +292,124 @@ fn with_technique_on(
     same_run(&sys, a, &r, b)
 }
 
+/// pt_baker's drawn parameters: (mode, stride, (nops, nop cycles), (sleep, slack), place).
+type PtBakerHelper = (usize, u64, (u64, u64), (u64, u64), usize);
+/// (pressure, stressors, stressor_mlp), (ranged, first page, pages), regions, two cores.
+type PtBakerSetting = (
+    (usize, u64, u64),
+    (bool, u64, u64),
+    Vec<(usize, u64, u64)>,
+    bool,
+);
+
+/// One case of pt_baker against its twin: `mlp`, when given, replaces the machine's
+/// `timing.mlp` (and drops its write buffer, which the engine does not model beside it).
+fn pt_baker_case(
+    cfg: MachineConfig,
+    opts: RunOptions,
+    steps: &[common::random::Step],
+    spaces: usize,
+    helper: PtBakerHelper,
+    setting: PtBakerSetting,
+    mlp: Option<tlblab_core::machine::MlpConfig>,
+) -> Result<(), TestCaseError> {
+    let (mode, stride, (nops, nop_cycles), (sleep_us, slack), place) = helper;
+    let ((pressure, stressors, stressor_mlp), (ranged, first, pages), regions, two_cores) = setting;
+    let mut cfg = cfg;
+    if mlp.is_some() {
+        cfg.timing.mlp = mlp;
+        cfg.timing.write_buffer = None;
+    }
+    if two_cores {
+        // Mostly a machine the placement fits (else both refuse it): a core of the helper's
+        // own (and the stressors') beside the application's, an SMT sibling for `smt`, a
+        // level shared by every core for `ccx`, and none for `other_ccx`.
+        cfg.cores = cfg.cores.max(2) + (pressure > 0) as usize * 2;
+        if place == 0 || (place == 1 && pressure > 0) {
+            if cfg.caches.is_empty() {
+                cfg.caches.push(common::cache("L1", 1, 1024, 2, 2));
+            }
+            if !cfg.caches.iter().any(|c| c.level > 1) {
+                // An L3 of 16 sets of 4 ways, 20 cycles (the random levels' shapes).
+                let level = cfg.caches.iter().map(|c| c.level).max().unwrap_or(1) + 1;
+                cfg.caches.push(common::cache("LLC", level, 4096, 4, 20));
+            }
+            if let Some(c) = cfg.caches.iter_mut().filter(|c| c.level > 1).last() {
+                c.shared = true;
+                c.cores_per_instance = 0;
+            }
+        }
+        match place {
+            0 => {}
+            1 => cfg.threads_per_core = 2,
+            _ => cfg.caches.iter_mut().for_each(|c| {
+                c.shared = false;
+                c.cores_per_instance = 0;
+            }),
+        }
+    }
+    let mut params = vec![
+        (
+            "mode",
+            ["none", "user", "prefetch", "kernel"][mode].to_string(),
+        ),
+        ("stride", stride.to_string()),
+        ("nops", nops.to_string()),
+        ("nop_cycles", nop_cycles.to_string()),
+        ("sleep_us", sleep_us.to_string()),
+        ("timer_slack_us", slack.to_string()),
+        ("place", ["ccx", "smt", "other_ccx"][place].to_string()),
+        (
+            "pressure",
+            ["none", "cache", "stream"][pressure].to_string(),
+        ),
+        ("stressors", stressors.to_string()),
+        ("stressor_mlp", stressor_mlp.to_string()),
+    ];
+    // A range of whole pages from one of the trace's pages, or the largest region.
+    if ranged {
+        params.push((
+            "range",
+            format!("{:#x}:{}", page_va(first, &cfg), pages * 4096),
+        ));
+    }
+    let mut records = records(steps, &cfg, opts.walks);
+    for (k, &(at, page, pages)) in regions.iter().enumerate() {
+        let e = tlblab_trace::Record::Event(tlblab_trace::Event::Region {
+            region: k as u32,
+            start: tlblab_types::VirtAddr(page_va(page, &cfg)),
+            len: pages * 4096,
+        });
+        records.insert(at.min(records.len()), e);
+    }
+    with_technique_on(&cfg, opts, &records, spaces, &spec("pt_baker", &params))
+}
+
+/// pt_baker's helper parameters, drawn.
+fn pt_baker_helper() -> impl Strategy<Value = PtBakerHelper> {
+    (
+        0usize..4,
+        prop_oneof![Just(1u64), Just(8), Just(512), 1u64..1100],
+        (0u64..4, 0u64..4),
+        (prop_oneof![3 => Just(0u64), 1 => 1u64..4], 0u64..60),
+        0usize..3,
+    )
+}
+
+/// pt_baker's pressure, range, regions and cores, drawn.
+fn pt_baker_setting() -> impl Strategy<Value = PtBakerSetting> {
+    (
+        (
+            prop_oneof![2 => Just(0usize), 1 => Just(1), 1 => Just(2)],
+            0u64..3,
+            1u64..40,
+        ),
+        (any::<bool>(), 0u64..64, 1u64..3000),
+        proptest::collection::vec((0usize..800, 0u64..64, 1u64..3000), 0..4),
+        proptest::bool::weighted(0.8),
+    )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
@@ -304,75 +422,31 @@ proptest! {
         opts in options(),
         steps in steps(),
         spaces in 1usize..4,
-        (mode, stride, (nops, nop_cycles), (sleep_us, slack), place) in (
-            0usize..4,
-            prop_oneof![Just(1u64), Just(8), Just(512), 1u64..1100],
-            (0u64..4, 0u64..4),
-            (prop_oneof![3 => Just(0u64), 1 => 1u64..4], 0u64..60),
-            0usize..3,
-        ),
-        ((pressure, stressors, mlp), (ranged, first, pages), regions, two_cores) in (
-            (prop_oneof![2 => Just(0usize), 1 => Just(1), 1 => Just(2)], 0u64..3, 1u64..40),
-            (any::<bool>(), 0u64..64, 1u64..3000),
-            proptest::collection::vec((0usize..800, 0u64..64, 1u64..3000), 0..4),
-            proptest::bool::weighted(0.8),
-        ),
+        helper in pt_baker_helper(),
+        setting in pt_baker_setting(),
     ) {
-        let mut cfg = cfg;
-        if two_cores {
-            // Mostly a machine the placement fits (else both refuse it): a core of the helper's
-            // own (and the stressors') beside the application's, an SMT sibling for `smt`, a
-            // level shared by every core for `ccx`, and none for `other_ccx`.
-            cfg.cores = cfg.cores.max(2) + (pressure > 0) as usize * 2;
-            if place == 0 || (place == 1 && pressure > 0) {
-                if cfg.caches.is_empty() {
-                    cfg.caches.push(common::cache("L1", 1, 1024, 2, 2));
-                }
-                if !cfg.caches.iter().any(|c| c.level > 1) {
-                    // An L3 of 16 sets of 4 ways, 20 cycles (the random levels' shapes).
-                    let level = cfg.caches.iter().map(|c| c.level).max().unwrap_or(1) + 1;
-                    cfg.caches.push(common::cache("LLC", level, 4096, 4, 20));
-                }
-                if let Some(c) = cfg.caches.iter_mut().filter(|c| c.level > 1).last() {
-                    c.shared = true;
-                    c.cores_per_instance = 0;
-                }
-            }
-            match place {
-                0 => {}
-                1 => cfg.threads_per_core = 2,
-                _ => cfg.caches.iter_mut().for_each(|c| {
-                    c.shared = false;
-                    c.cores_per_instance = 0;
-                }),
-            }
-        }
-        let mut params = vec![
-            ("mode", ["none", "user", "prefetch", "kernel"][mode].to_string()),
-            ("stride", stride.to_string()),
-            ("nops", nops.to_string()),
-            ("nop_cycles", nop_cycles.to_string()),
-            ("sleep_us", sleep_us.to_string()),
-            ("timer_slack_us", slack.to_string()),
-            ("place", ["ccx", "smt", "other_ccx"][place].to_string()),
-            ("pressure", ["none", "cache", "stream"][pressure].to_string()),
-            ("stressors", stressors.to_string()),
-            ("stressor_mlp", mlp.to_string()),
-        ];
-        // A range of whole pages from one of the trace's pages, or the largest region.
-        if ranged {
-            params.push(("range", format!("{:#x}:{}", page_va(first, &cfg), pages * 4096)));
-        }
-        let mut records = records(&steps, &cfg, opts.walks);
-        for (k, &(at, page, pages)) in regions.iter().enumerate() {
-            let e = tlblab_trace::Record::Event(tlblab_trace::Event::Region {
-                region: k as u32,
-                start: tlblab_types::VirtAddr(page_va(page, &cfg)),
-                len: pages * 4096,
-            });
-            records.insert(at.min(records.len()), e);
-        }
-        with_technique_on(&cfg, opts, &records, spaces, &spec("pt_baker", &params))?;
+        pt_baker_case(cfg, opts, &steps, spaces, helper, setting, None)?;
+    }
+
+    /// pt_baker on machines that all have `timing.mlp` (seed 001's Zen 3 is out of order):
+    /// the helper's loads and walks (user, prefetch) and its system call's PTE reads (kernel)
+    /// go through the miss slots, the upper entries awaited, the NOPs after a drain.
+    #[test]
+    fn pt_baker_agrees_with_its_twin_on_out_of_order_cores(
+        cfg in machine(),
+        opts in options(),
+        steps in steps(),
+        spaces in 1usize..4,
+        helper in pt_baker_helper(),
+        setting in pt_baker_setting(),
+        (miss_slots, walkers, window) in (1u32..5, 1u32..5, 1u32..12),
+    ) {
+        let mlp = tlblab_core::machine::MlpConfig {
+            miss_slots,
+            walkers: walkers.min(miss_slots),
+            window,
+        };
+        pt_baker_case(cfg, opts, &steps, spaces, helper, setting, Some(mlp))?;
     }
 }
 

@@ -475,3 +475,73 @@ fn given_each_mode_then_the_helpers_core_counts_its_busy_cycles_once() {
         assert_eq!(sys.stats().cores[1].cycles, busy, "{mode}");
     }
 }
+
+/// The helper's busy cycles and PTE reads from memory for one kernel-mode sweep (stride 8) of
+/// `pages` populated pages whose lines were flushed from every cache, on `cfg`: the
+/// application populates them, the caches are emptied, the region is announced (the helper
+/// is spawned), and the application then loads 16 pages elsewhere (TLB and L1 hits, so that
+/// none of the range's lines comes back but the helper's) long enough for one sweep (a long
+/// sleep after it).
+fn one_cold_kernel_sweep(cfg: MachineConfig, pages: u64) -> (u64, u64) {
+    let mut records: Vec<Record> = (0..pages).map(|p| load(BASE + p * 4096)).collect();
+    for core in 0..cfg.cores as u16 {
+        records.push(Record::Event(Event::Flush {
+            core: CoreId(core),
+            what: flush::CACHES,
+        }));
+    }
+    records.push(region(pages));
+    let other = BASE + (1 << 30);
+    records.extend((0..100_000u64).map(|i| load(other + (i % 16) * 4096)));
+    let sys = run(
+        cfg,
+        RunOptions::default(),
+        Some("pt_baker:mode=kernel,stride=8,sleep_us=1000000"),
+        &records,
+    );
+    assert_eq!(counter(&sys, "sweeps"), 1);
+    (
+        counter(&sys, "helper_busy_cycles"),
+        counter(&sys, "pte_reads_from_memory"),
+    )
+}
+
+/// Given 4,096 populated pages (8 last-level tables: 512 PTE lines at stride 8) flushed from
+/// the caches, when a kernel-mode helper sweeps them once, then in order each of the 512 reads
+/// from memory costs its 330 cycles (at least 512 × 330 in all), and on a machine with
+/// `timing.mlp` of k miss slots the reads overlap (Alg. 3's PTE addresses come from a loop
+/// counter): the sweep takes about 512 × 330 / k cycles, no less (k lines at a time), and no
+/// more than that plus the upper entries each awaited once from memory (PML4, PDPT, the PD
+/// line of the 8 tables), the loop's cycle a step and the system calls' entries and exits.
+#[test]
+fn given_timing_mlp_when_a_kernel_helper_sweeps_cold_pte_lines_then_k_slots_take_a_kth_of_the_time()
+{
+    let lines = 512u64;
+    let latency = 330u64;
+    let (in_order, from_memory) = one_cold_kernel_sweep(zen3_like(2, 0), 4096);
+    assert!(from_memory >= lines, "{from_memory} reads from memory");
+    assert!(in_order >= lines * latency, "{in_order} cycles in order");
+    for slots in [4u32, 24] {
+        let mut cfg = zen3_like(2, 0);
+        cfg.timing.mlp = Some(tlblab_core::machine::MlpConfig {
+            miss_slots: slots,
+            walkers: slots.min(6),
+            window: 44,
+        });
+        let (busy, mem) = one_cold_kernel_sweep(cfg, 4096);
+        assert_eq!(
+            mem, from_memory,
+            "the same lines from memory ({slots} slots)"
+        );
+        let floor = lines * latency / slots as u64;
+        // 3 awaited upper lines, the loop's 1 cycle a step (512 steps and the sweep's end),
+        // the kernel's entry and exit and the sleep's (168.7 ns at 3.7 GHz: 624 cycles each),
+        // the PD entries of the next 7 tables from the L1 (4 cycles each).
+        let overheads = 3 * latency + (lines + 1) + 2 * 624 + 7 * 4;
+        assert!(
+            busy >= floor && busy <= floor + overheads,
+            "{slots} slots: {busy} cycles, expected {floor}..={} (in order {in_order})",
+            floor + overheads
+        );
+    }
+}

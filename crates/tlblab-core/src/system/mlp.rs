@@ -173,6 +173,43 @@ impl System {
         })
     }
 
+    /// A technique's read of one line on hardware thread `cpu` (`read_page_table_line`) under
+    /// `timing.mlp`: in-order latency `lat`, `lines` (0 or 1) from memory, no walk, charged as
+    /// a reference of the software thread running there (marked independent or not). An
+    /// `awaited` read in flight is waited for at once: it costs the thread up to its own
+    /// line's arrival (it still holds its slot until then), not the other misses'.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn timed_read_cycles(
+        &mut self,
+        cpu: usize,
+        lat: u64,
+        lines: u64,
+        awaited: bool,
+    ) -> u64 {
+        let cfg = self.config.timing.mlp.expect("timing.mlp");
+        let now = self.cpus[cpu].clock;
+        let independent = self.current[cpu]
+            .and_then(|t| self.threads.get(t.0 as usize).copied().flatten())
+            .is_some_and(|st| self.independent.get(st.stat).copied().unwrap_or(false));
+        let (mlp, dram, mem_latency) = (&mut self.mlp[cpu], &mut self.dram, self.mem_latency);
+        let c = mlp.charge(&cfg, now, lat, independent, lines > 0, None, |issue| {
+            dram.as_mut().map_or(0, |d| {
+                if lines > 0 {
+                    d.queue(issue, lines, mem_latency)
+                } else {
+                    0
+                }
+            })
+        });
+        if awaited && independent && lines > 0 {
+            // `charge` put it last in the slots.
+            mlp.slots.last().expect("the read in flight").done - now
+        } else {
+            c
+        }
+    }
+
     /// `Event::Independent`: hardware thread of `thread` waits for its outstanding misses,
     /// and the thread's mark becomes `begin`.
     pub(super) fn set_independent(
@@ -206,14 +243,15 @@ impl System {
     }
 
     /// Hardware thread `cpu` waits for every outstanding long miss: the wait is charged to
-    /// its cycles.
-    pub(crate) fn drain_misses(&mut self, cpu: usize) {
+    /// its cycles, and returned (0 on a machine without `timing.mlp`).
+    pub(crate) fn drain_misses(&mut self, cpu: usize) -> u64 {
         let Some(m) = self.mlp.get_mut(cpu) else {
-            return;
+            return 0;
         };
         let now = self.cpus[cpu].clock;
         let wait = m.drain(now) - now;
         self.cpu_stats[cpu].cycles += wait;
         self.cpus[cpu].clock += wait;
+        wait
     }
 }

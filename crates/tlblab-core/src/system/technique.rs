@@ -368,12 +368,29 @@ impl System {
     /// levels' accesses on `cpu` (not as a reference, a walk or a walk reference) and advances
     /// its clock. Returns (cycles, source index: a cache level, or `Stats::sources`' last,
     /// memory).
-    pub fn read_page_table_line(&mut self, cpu: usize, pa: PhysAddr) -> Option<(u64, usize)> {
+    ///
+    /// On a machine with `timing.mlp` the read is a load of the software thread running on
+    /// `cpu` (`MlpState::charge`, with no walk): when that thread is marked independent
+    /// (`Event::Independent`) a read from memory goes in flight in a miss slot and costs the
+    /// thread only its waits, as Alg. 3's loop, whose PTE addresses come from a counter, lets an
+    /// out-of-order core do. `awaited`: the reads after it need its value (an upper-level
+    /// entry, whose next table the following reads index): the thread waits for this read's
+    /// line, not for the others in flight. Without `timing.mlp`, or on an unmarked thread, the
+    /// read costs its whole latency in order (`awaited` changes nothing).
+    pub fn read_page_table_line(
+        &mut self,
+        cpu: usize,
+        pa: PhysAddr,
+        awaited: bool,
+    ) -> Option<(u64, usize)> {
         let addr = self.host_physical(pa)?;
         let core_i = self.cpus[cpu].core;
         let (lat, src) = self.load_on_core(cpu, core_i, AccessKind::Load, addr);
-        // A line from memory shares the DRAM channels (`timing.dram`), from the read's start.
-        let lat = if src == self.mem_source {
+        let lat = if self.config.timing.mlp.is_some() {
+            self.timed_read_cycles(cpu, lat, (src == self.mem_source) as u64, awaited)
+        } else if src == self.mem_source {
+            // A line from memory shares the DRAM channels (`timing.dram`), from the read's
+            // start.
             lat + self.dram_wait(self.cpus[cpu].clock, 1)
         } else {
             lat

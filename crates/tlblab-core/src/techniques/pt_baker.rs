@@ -31,6 +31,13 @@
 //! (§5.1, §6.1.2, Fig. 3.3): stress-ng `cache` (1 thread) or `stream` (2 threads) stressors on
 //! further cores sharing the L3, as companions too.
 //!
+//! On a machine with `timing.mlp` (seed 001's Zen 3 is out of order) the helper's references
+//! are marked independent, as the stressors' are: Alg. 2's and Alg. 3's loops take each address
+//! from a counter, so its loads and walks (user, prefetch) and its system call's PTE reads
+//! (kernel) overlap in the miss slots; an upper-level entry is awaited (the next table's PTE
+//! reads index it), and with NOPs the helper waits for its loads before each NOP loop (a loop
+//! of 100 or more iterations fills the reorder buffer behind a load that has not returned).
+//!
 //! The application is taken to run on hardware thread 0 (its thread 0, as the engine places
 //! it); the helper and the stressors are threads `HELPER_THREAD` and `STRESSOR_THREAD + k` (the
 //! statistics' `threads` keep them apart from the application's).
@@ -428,6 +435,16 @@ impl PtBaker {
         if self.mode != Mode::None {
             sys.bind_thread(HELPER_THREAD, self.space, self.helper_cpu);
             sys.context_switch(self.helper_cpu, Some(HELPER_THREAD))?;
+            if self.machine_mlp {
+                // Alg. 2's loop (user, prefetch) and Alg. 3's (kernel) take each address from
+                // a loop counter, as the stressors' triad does: on an out-of-order core their
+                // misses overlap (in user mode the loads and their walks, in kernel mode the
+                // system call's PTE reads: `read_page_table_line`).
+                sys.event(Event::Independent {
+                    thread: HELPER_THREAD,
+                    begin: true,
+                })?;
+            }
         }
         for s in &self.stressors {
             sys.bind_thread(s.thread, self.space, s.cpu);
@@ -486,10 +503,13 @@ impl PtBaker {
         // `busy_cycles`, not charged again.
         let mut waited = 0;
         let mut next = self.cursor + self.stride_pages;
+        // Whether this step runs the NOP loop (after a visited page, or a PTE read).
+        let mut nopped = false;
         match self.mode {
             Mode::User | Mode::Prefetch => {
                 // Alg. 2 lines 13-15: the NOPs after every visited element.
                 busy += self.nops * self.nop_cycles;
+                nopped = true;
                 // The seed's helper starts once the region is populated (§4.2): a page the
                 // application has not touched yet is passed over (a real load would map the
                 // shared zero page, not a frame of its own).
@@ -544,7 +564,10 @@ impl PtBaker {
                     if l < last {
                         self.last_upper[l] = pa;
                     }
-                    if let Some((c, src)) = sys.read_page_table_line(cpu, path.refs[l]) {
+                    // An upper entry's value is the next table's address: the reads after it
+                    // wait for it (on a machine with `timing.mlp`; the PTE reads overlap).
+                    let awaited = l < last;
+                    if let Some((c, src)) = sys.read_page_table_line(cpu, path.refs[l], awaited) {
                         // (the read's cycles are on the helper's clock already)
                         self.busy_cycles += c;
                         self.pte_reads += 1;
@@ -560,6 +583,7 @@ impl PtBaker {
                     (va & !(span - 1)) + span
                 } else {
                     busy += self.nops * self.nop_cycles;
+                    nopped = true;
                     // Alg. 3 walks one last-level table per call of `walk_pte_range`, from
                     // that table's first address in the range, `stride` pages apart, up to the
                     // table's end (lines 12-16), and `walk_pmd_range` calls it again for the
@@ -579,6 +603,15 @@ impl PtBaker {
                 }
             }
             Mode::None => unreachable!("no helper steps in mode none"),
+        }
+        if nopped && self.nops > 0 && self.machine_mlp && self.mode != Mode::Prefetch {
+            // The NOP loop fills the reorder buffer behind a load that has not returned
+            // (Zen 3's 256 entries, AnandTech's Zen 3 deep dive; the seed's unoptimised loop,
+            // §4.2, runs several instructions an iteration, so 100 NOPs are more than it
+            // holds): the model's window counts loads only, so a throttled helper waits for
+            // its misses before its NOPs, in order as before. A prefetch retires without its
+            // line and holds no entry: its misses stay in flight (in their slots).
+            waited += sys.drain_misses(cpu);
         }
         sys.charge_busy(cpu, busy);
         self.busy_cycles += busy + waited;

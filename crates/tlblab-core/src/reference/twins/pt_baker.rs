@@ -179,7 +179,15 @@ impl PtBakerTwin {
             r.context_switch(cpu, Some(thread))?;
         }
         if r.config.timing.mlp.is_some() {
-            // The stressors' references are independent (the machine's slots overlap them).
+            // The helper's loop takes each address from a counter (Alg. 2 line 4, Alg. 3
+            // lines 15-16), as the stressors' do: their references are independent (the
+            // machine's slots overlap them).
+            if self.helper_runs() {
+                r.event(Event::Independent {
+                    thread: ThreadId(HELPER),
+                    begin: true,
+                })?;
+            }
             for s in &self.stressors {
                 r.event(Event::Independent {
                     thread: ThreadId(s.thread),
@@ -315,6 +323,8 @@ impl PtBakerTwin {
             return Ok(());
         }
         let mut cycles = 1;
+        // Whether the NOPs run after this step (a PTE read, a visited page).
+        let mut nopped = false;
         if self.mode == "kernel" {
             let (read, leaf) = Self::soft_walk(r, self.space, va);
             let last = r.levels.len() - 1;
@@ -330,9 +340,21 @@ impl PtBakerTwin {
                 };
                 let path = r.cores[r.cpus[cpu].core].dcache.clone();
                 let (mut lat, src) = r.load(cpu, &path, hpa, false);
-                if src == r.cache_names.len() {
+                let long = src == r.cache_names.len();
+                let now = r.cpus[cpu].clock;
+                if r.config.timing.mlp.is_some() {
+                    // A load of the helper's thread: in flight when it is marked and from
+                    // memory. An upper entry is the next table's address: the reads after it
+                    // wait for its line (and only its).
+                    let marked = r.cpus[cpu]
+                        .current
+                        .is_some_and(|t| r.independent.contains(&t));
+                    lat = r.overlapped(cpu, lat, long as u64, None);
+                    if l < last && marked && long {
+                        lat = r.in_flight[cpu].0.last().expect("in flight").0 - now;
+                    }
+                } else if long {
                     // From memory: on the DRAM channels (`timing.dram`) at the read's start.
-                    let now = r.cpus[cpu].clock;
                     lat += r.dram_queue(now, 1);
                 }
                 Self::charge(r, cpu, lat);
@@ -348,6 +370,7 @@ impl PtBakerTwin {
                 self.at = (va & !(span - 1)) + span;
             } else {
                 cycles += self.nops * self.nop_cycles;
+                nopped = true;
                 let table_span = 1u64 << r.levels[last - 1].shift;
                 let table_end = (va & !(table_span - 1)) + table_span;
                 self.at = (va + self.stride * 4096).min(table_end);
@@ -359,6 +382,7 @@ impl PtBakerTwin {
             }
         } else {
             cycles += self.nops * self.nop_cycles;
+            nopped = true;
             let top = &r.levels[0];
             let inside = va >> (top.shift + top.bits) == 0;
             let leaf = if inside {
@@ -392,6 +416,13 @@ impl PtBakerTwin {
                 self.skipped += 1;
             }
             self.at = va + self.stride * 4096;
+        }
+        if nopped && self.nops > 0 && r.config.timing.mlp.is_some() && self.mode != "prefetch" {
+            // The NOP loop fills the reorder buffer behind a load not yet returned: the helper
+            // waits for its loads before its NOPs (a prefetch retires without its line).
+            let before = r.cpus[cpu].clock;
+            r.wait_in_flight(cpu);
+            self.busy += r.cpus[cpu].clock - before;
         }
         Self::charge(r, cpu, cycles);
         self.busy += cycles;
