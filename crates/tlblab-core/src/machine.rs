@@ -246,9 +246,19 @@ impl MlpConfig {
 /// the first arrives when the reference issues, each next one when the one before is answered
 /// (`memory.latency` after it began); they are placed when the reference is simulated, so a
 /// channel holds reservations ahead of the time, and a later reference's line may take the gap
-/// before them. Not modelled: writebacks of dirty lines (the caches do not track them),
-/// row-buffer hits and bank conflicts, read/write turnarounds, refresh; a miss that finds a
-/// channel free costs `memory.latency` as before. A channel forgets what ended more than
+/// before them.
+///
+/// With `writebacks` (the default) dirty lines leave the caches over the same channels: a
+/// store dirties the first level of its path only; a level that evicts a dirty line marks the
+/// line dirty in the first level below it on the path that holds it (no fill, no replacement
+/// change) or, if none does, writes it to memory: one line, arriving when the line whose fill
+/// evicted it is answered (the reference's start if no line came from memory before it),
+/// placed after the reference's reads in the first gap that holds it. No reference waits for
+/// a write (the controller buffers them) but every later read finds the channel taken. A
+/// shared level's eviction is the evicting reference's, whoever dirtied the line; a flush's
+/// dirty lines go to memory at the flushing thread's clock. Not modelled: row-buffer hits and
+/// bank conflicts, read/write turnarounds, refresh; a miss that finds a channel free costs
+/// `memory.latency` as before. A channel forgets what ended more than
 /// `DRAM_HORIZON` (2^16) cycles before an arrival (arrivals meet the channels in simulation
 /// order, time order to within one reference per hardware thread). A machine with it runs
 /// every reference on the general path (no lane, no first-level memo).
@@ -265,6 +275,14 @@ pub struct DramConfig {
     /// Bytes of the line a miss transfers.
     #[serde(default = "sixty_four")]
     pub line_bytes: u32,
+    /// Whether dirty lines leaving the caches are written to memory over the channels
+    /// (default true; false: reads only, the model before 2026-11-28).
+    #[serde(default = "yes")]
+    pub writebacks: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn eight() -> u32 {
@@ -289,6 +307,18 @@ pub const DRAM_MAX_CHANNELS: u32 = 16;
 pub const DRAM_FRACTION_BITS: u32 = 8;
 
 impl DramConfig {
+    /// `channels` channels of `mega_transfers` MT/s with the defaults of every other field
+    /// (a DDR4 channel's 8-byte bus, 64-byte lines, writebacks on).
+    pub fn new(channels: u32, mega_transfers: u32) -> DramConfig {
+        DramConfig {
+            channels,
+            mega_transfers,
+            bus_bytes: eight(),
+            line_bytes: sixty_four(),
+            writebacks: yes(),
+        }
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         one_to("timing.dram.channels", self.channels, DRAM_MAX_CHANNELS)?;
         one_to("timing.dram.mega_transfers", self.mega_transfers, u32::MAX)?;

@@ -350,8 +350,37 @@ struct Cpu {
 struct RefDram {
     given: Vec<Vec<(u64, u64)>>,
     line: u64,
-    /// Lines, lines that waited, cycles waited.
-    counts: [u64; 3],
+    /// Lines read, lines that waited, cycles waited, lines written back.
+    counts: [u64; 4],
+    /// `DramConfig::writebacks`.
+    writebacks: bool,
+    /// The writebacks not placed yet, each as the count of lines read from memory when its
+    /// eviction happened, and that count (`DramConfig`'s writeback rules).
+    pending: Vec<u64>,
+    reads: u64,
+}
+
+impl RefDram {
+    /// One line on the channel where it can begin first at or after `arrive` (the lowest of
+    /// equals): the first start at which it overlaps no line that channel was given.
+    fn place(&mut self, arrive: u64) -> u64 {
+        let mut best: Option<(u64, usize)> = None;
+        for (ch, given) in self.given.iter().enumerate() {
+            let mut start = arrive;
+            while let Some(&(_, end)) = given
+                .iter()
+                .find(|&&(s, e)| s < start + self.line && e > start)
+            {
+                start = end;
+            }
+            if best.is_none_or(|(b, _)| start < b) {
+                best = Some((start, ch));
+            }
+        }
+        let (start, ch) = best.expect("a channel");
+        self.given[ch].push((start, start + self.line));
+        start
+    }
 }
 
 /// A long miss in flight under `timing.mlp`: (its completion, its thread's count of marked
@@ -621,7 +650,10 @@ impl ReferenceModel {
             dram: config.timing.dram.map(|d| RefDram {
                 given: vec![Vec::new(); d.channels as usize],
                 line: d.line_cycles_fixed(config.frequency_mhz),
-                counts: [0; 3],
+                counts: [0; 4],
+                writebacks: d.writebacks,
+                pending: Vec::new(),
+                reads: 0,
             }),
             independent: BTreeSet::new(),
             twin: None,
@@ -1039,7 +1071,9 @@ impl ReferenceModel {
                     ids.dedup();
                     for k in ids {
                         // Counted, and charged to no clock.
-                        self.os.cache_flush_cycles += self.caches[k].flush();
+                        let (cost, dirty) = self.caches[k].flush();
+                        self.settle_writebacks(cpu, dirty);
+                        self.os.cache_flush_cycles += cost;
                         self.os.cache_flushes += 1;
                     }
                 }
@@ -1415,13 +1449,16 @@ impl ReferenceModel {
         }
         ids.sort_unstable();
         ids.dedup();
-        let mut cycles = 0;
+        let (mut cycles, mut written) = (0, 0);
         for k in ids {
             if self.caches[k].virtual_indexed {
-                cycles += self.caches[k].flush();
+                let (cost, dirty) = self.caches[k].flush();
+                cycles += cost;
+                written += dirty;
                 self.os.cache_flushes += 1;
             }
         }
+        self.settle_writebacks(cpu, written);
         self.os.cache_flush_cycles += cycles;
         cycles
     }
@@ -1522,7 +1559,9 @@ impl ReferenceModel {
                 .collect();
             for k in data {
                 if self.caches[k].virtual_indexed {
-                    cycles += self.caches[k].flush_range(start, len);
+                    let (cost, dirty) = self.caches[k].flush_range(start, len);
+                    cycles += cost;
+                    self.settle_writebacks(cpu, dirty);
                 }
             }
             self.os.cache_flush_cycles += cycles;
@@ -1733,6 +1772,14 @@ impl ReferenceModel {
         };
         // ARM domains (seed 002, `domains.rs`): checked before the reference runs.
         let walked_domain = self.domain_check(cpu, space, va, &path, who)?;
+        // Writebacks a technique's loads left unplaced go first, from this reference's start.
+        if self
+            .dram
+            .as_ref()
+            .is_some_and(|d| d.reads != 0 || !d.pending.is_empty())
+        {
+            self.settle_writebacks(cpu, 0);
+        }
         let memory = self.cache_names.len();
         let served = |cs: &RefCounters| cs.data_by_source[memory] + cs.walk_refs_by_source[memory];
         let served_before = served(&self.counters[cpu]);
@@ -1906,8 +1953,9 @@ impl ReferenceModel {
         let Some(d) = &mut self.dram else {
             return 0;
         };
-        if lines == 0 {
-            // No line: nothing placed and nothing forgotten (the engine does not call it).
+        if lines == 0 && d.pending.is_empty() {
+            // Nothing to place: nothing placed and nothing forgotten.
+            d.reads = 0;
             return 0;
         }
         let unit = 1u64 << crate::machine::DRAM_FRACTION_BITS;
@@ -1919,39 +1967,45 @@ impl ReferenceModel {
         for given in &mut d.given {
             given.retain(|&(_, e)| e + horizon >= arrive);
         }
+        // When each read line is answered: [0] is the reference's start.
+        let mut answered = vec![arrive];
         for _ in 0..lines {
-            // On each channel, the first start from the arrival on at which the line overlaps
-            // none it was given; the channel with the earliest (the lowest of equals).
-            let mut best: Option<(u64, usize)> = None;
-            for (ch, given) in d.given.iter().enumerate() {
-                let mut start = arrive;
-                while let Some(&(_, end)) = given
-                    .iter()
-                    .find(|&&(s, e)| s < start + d.line && e > start)
-                {
-                    start = end;
-                }
-                if best.is_none_or(|(b, _)| start < b) {
-                    best = Some((start, ch));
-                }
-            }
-            let (start, ch) = best.expect("a channel");
-            d.given[ch].push((start, start + d.line));
+            let start = d.place(arrive);
             if start > arrive {
                 d.counts[1] += 1;
                 waited += start - arrive;
             }
             arrive = start + latency * unit;
+            answered.push(arrive);
             d.counts[0] += 1;
         }
         let cycles = waited.div_ceil(unit);
         d.counts[2] += cycles;
+        // Then the writebacks, after every read: each from the answer of the line whose
+        // fill evicted it (a count past the reads placed here: from the last one).
+        for k in std::mem::take(&mut d.pending) {
+            d.place(answered[(k as usize).min(lines as usize)]);
+            d.counts[3] += 1;
+        }
+        d.reads = 0;
         cycles
     }
 
+    /// Writebacks of a technique's operation or an event on hardware thread `cpu`, and
+    /// `flushed` dirty lines a flush wrote, placed from its clock on.
+    pub(crate) fn settle_writebacks(&mut self, cpu: usize, flushed: u64) {
+        let now = self.cpus[cpu].clock;
+        if let Some(d) = &mut self.dram {
+            if d.writebacks {
+                d.pending.extend(std::iter::repeat_n(0, flushed as usize));
+                self.dram_queue(now, 0);
+            }
+        }
+    }
+
     /// The DRAM channels' counts since the run began (`Stats::dram`: lines, lines that
-    /// waited, cycles waited), with `timing.dram`.
-    pub fn dram_counts(&self) -> Option<[u64; 3]> {
+    /// waited, cycles waited, lines written back), with `timing.dram`.
+    pub fn dram_counts(&self) -> Option<[u64; 4]> {
         self.dram.as_ref().map(|d| d.counts)
     }
 
@@ -1973,16 +2027,39 @@ impl ReferenceModel {
         addr: u64,
         write: bool,
     ) -> (u64, usize) {
+        let writebacks = self.dram.as_ref().is_some_and(|d| d.writebacks);
         let cs = &mut self.counters[cpu];
-        for &(k, stat) in path {
-            let outcome = self.caches[k].access(addr, write);
+        let mut evicted_dirty = 0;
+        for (i, &(k, stat)) in path.iter().enumerate() {
+            // With writebacks a store dirties the first level only.
+            let w = write && (i == 0 || !writebacks);
+            let (outcome, victim) = self.caches[k].access_victim(addr, w);
             cs.cache[stat][0] += 1;
             if outcome == CacheOutcome::Hit {
                 cs.cache[stat][1] += 1;
+                if let Some(d) = self.dram.as_mut() {
+                    // Its writebacks, after the lines it read from memory before.
+                    d.pending
+                        .extend(std::iter::repeat_n(d.reads, evicted_dirty));
+                }
                 return (self.caches[k].latency, stat);
             }
             cs.cache[stat][2] += 1;
             cs.cache[stat][3] += (outcome == CacheOutcome::Evicted) as u64;
+            // A dirty victim goes to the first level below on the path that holds it, else
+            // to memory.
+            if let (Some(v), true) = (victim, writebacks) {
+                let held = path[i + 1..]
+                    .iter()
+                    .any(|&(b, _)| self.caches[b].mark_dirty(v));
+                evicted_dirty += !held as usize;
+            }
+        }
+        if let Some(d) = self.dram.as_mut().filter(|d| d.writebacks) {
+            // Served by memory: its evictions wait for its line.
+            d.reads += 1;
+            d.pending
+                .extend(std::iter::repeat_n(d.reads, evicted_dirty));
         }
         (self.config.memory.latency, self.cache_names.len())
     }

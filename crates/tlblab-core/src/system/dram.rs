@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 /// front (`DRAM_HORIZON`) and most reservations go in near the back (a `Vec` moved its whole
 /// calendar on each prune: two thirds of a stream-pressure run's time). Serialized as the
 /// same sequences a `Vec` gives.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
 pub(crate) struct DramState {
     pub(crate) busy: Vec<VecDeque<(u64, u64)>>,
     /// Fixed-point cycles one line occupies a channel (`DramConfig::line_cycles_fixed`).
@@ -23,13 +23,58 @@ pub(crate) struct DramState {
     pub(crate) lines: u64,
     pub(crate) queued_lines: u64,
     pub(crate) queue_cycles: u64,
+    /// Dirty lines written back to memory (`DramConfig::writebacks`).
+    pub(crate) writeback_lines: u64,
+    /// Whether dirty lines are written back (`DramConfig::writebacks`).
+    pub(crate) writebacks: bool,
+    /// The writebacks of the reference (or technique operation) under way, in the order of
+    /// their evictions, each as the number of its lines from memory that had been read when
+    /// its eviction happened (the writeback waits for that line's fill, `queue`). Empty
+    /// between references, so not saved.
+    #[serde(skip)]
+    pub(crate) pending: Vec<u32>,
+    /// Lines from memory read since the channels last placed lines (`pending`'s counts).
+    #[serde(skip)]
+    pub(crate) reads: u32,
+    /// `queue`'s answer times of the reference's lines (room kept: no allocation per call).
+    #[serde(skip)]
+    answers: Vec<u64>,
 }
+
+// `pending`, `reads` and `answers` are scratch, empty between references: a state compares
+// by what it keeps (a restored checkpoint equals the saved one).
+impl PartialEq for DramState {
+    fn eq(&self, o: &Self) -> bool {
+        (
+            &self.busy,
+            self.line,
+            self.lines,
+            self.queued_lines,
+            self.queue_cycles,
+            self.writeback_lines,
+            self.writebacks,
+        ) == (
+            &o.busy,
+            o.line,
+            o.lines,
+            o.queued_lines,
+            o.queue_cycles,
+            o.writeback_lines,
+            o.writebacks,
+        )
+    }
+}
+
+impl Eq for DramState {}
 
 impl DramState {
     pub(crate) fn new(cfg: &DramConfig, frequency_mhz: f64) -> DramState {
         DramState {
             busy: vec![VecDeque::with_capacity(256); cfg.channels as usize],
             line: cfg.line_cycles_fixed(frequency_mhz),
+            writebacks: cfg.writebacks,
+            pending: Vec::with_capacity(64),
+            answers: Vec::with_capacity(64),
             ..DramState::default()
         }
     }
@@ -50,11 +95,46 @@ impl DramState {
         (start, i)
     }
 
+    /// The earliest start at or after `a` on any channel (the lowest of equals) for one line,
+    /// reserved there; returns the start.
+    fn reserve(&mut self, a: u64) -> u64 {
+        let (ch, (start, at)) = self
+            .busy
+            .iter()
+            .map(|b| Self::fit(b, a, self.line))
+            .enumerate()
+            .min_by_key(|&(c, (start, _))| (start, c))
+            .expect("a channel");
+        let end = start + self.line;
+        let b = &mut self.busy[ch];
+        // Merge with a neighbour it touches (the order and gaps stay as they were).
+        let before = at > 0 && b[at - 1].1 == start;
+        let after = at < b.len() && b[at].0 == end;
+        match (before, after) {
+            (true, true) => {
+                b[at - 1].1 = b[at].1;
+                b.remove(at);
+            }
+            (true, false) => b[at - 1].1 = end,
+            (false, true) => b[at].0 = start,
+            (false, false) => b.insert(at, (start, end)),
+        }
+        start
+    }
+
     /// `n` dependent lines of one reference, the first arriving at cycle `arrive`, each next
     /// one `latency` cycles after the one before began: each takes the channel where it can
     /// begin first (the lowest such), at its arrival or at the first gap after it that holds
-    /// a line. Returns the cycles the lines waited in all (rounded up to whole cycles).
+    /// a line. Returns the cycles the lines waited in all (rounded up to whole cycles). Then
+    /// its writebacks (`pending`), which no one waits for: each arrives when the line whose
+    /// fill evicted it is answered (its start plus `latency`; at `arrive` if it came before
+    /// any line from memory) and takes a place the same way, after all the reference's reads.
+    /// With neither, nothing is placed or forgotten.
     pub(crate) fn queue(&mut self, arrive: u64, n: u64, latency: u64) -> u64 {
+        if n == 0 && self.pending.is_empty() {
+            self.reads = 0;
+            return 0;
+        }
         let mut a = arrive << DRAM_FRACTION_BITS;
         let old = a.saturating_sub(DRAM_HORIZON << DRAM_FRACTION_BITS);
         for b in &mut self.busy {
@@ -72,35 +152,27 @@ impl DramState {
             }
         }
         let mut waited = 0u64;
+        self.answers.clear();
+        self.answers.push(a);
         for _ in 0..n {
-            let (ch, (start, at)) = self
-                .busy
-                .iter()
-                .map(|b| Self::fit(b, a, self.line))
-                .enumerate()
-                .min_by_key(|&(c, (start, _))| (start, c))
-                .expect("a channel");
-            let end = start + self.line;
-            let b = &mut self.busy[ch];
-            // Merge with a neighbour it touches (the order and gaps stay as they were).
-            let before = at > 0 && b[at - 1].1 == start;
-            let after = at < b.len() && b[at].0 == end;
-            match (before, after) {
-                (true, true) => {
-                    b[at - 1].1 = b[at].1;
-                    b.remove(at);
-                }
-                (true, false) => b[at - 1].1 = end,
-                (false, true) => b[at].0 = start,
-                (false, false) => b.insert(at, (start, end)),
-            }
+            let start = self.reserve(a);
             waited += start - a;
             self.queued_lines += (start > a) as u64;
             a = start + (latency << DRAM_FRACTION_BITS);
+            self.answers.push(a);
         }
         self.lines += n;
         let cycles = waited.div_ceil(1 << DRAM_FRACTION_BITS);
         self.queue_cycles += cycles;
+        for i in 0..self.pending.len() {
+            // A count past the reference's reads (a technique's read the channels do not
+            // place) arrives with its last.
+            let k = (self.pending[i] as usize).min(n as usize);
+            self.reserve(self.answers[k]);
+        }
+        self.writeback_lines += self.pending.len() as u64;
+        self.pending.clear();
+        self.reads = 0;
         cycles
     }
 }
@@ -108,12 +180,76 @@ impl DramState {
 impl System {
     /// The queueing of `lines` lines from memory of one reference of hardware thread `cpu`,
     /// issued at cycle `arrive` (`DramState::queue`); 0 on a machine without `timing.dram`.
+    /// With writebacks pending and no line, they are placed from `arrive` on.
     #[inline]
     pub(crate) fn dram_wait(&mut self, arrive: u64, lines: u64) -> u64 {
         match &mut self.dram {
-            Some(d) if lines > 0 => d.queue(arrive, lines, self.mem_latency),
-            _ => 0,
+            Some(d) => d.queue(arrive, lines, self.mem_latency),
+            None => 0,
         }
+    }
+
+    /// Places the writebacks of a technique's operation or an event on hardware thread `cpu`
+    /// (its loads' evictions, a flush's `flushed` dirty lines) from its clock on: none of
+    /// them waits for a read the channels place. (Those of a technique's loads that do not
+    /// settle them, `kernel_access`'s, are placed when the next reference begins.)
+    pub(crate) fn settle_writebacks(&mut self, cpu: usize, flushed: u64) {
+        if let Some(d) = &mut self.dram {
+            if d.writebacks {
+                d.pending.extend((0..flushed).map(|_| 0));
+                let now = self.cpus[cpu].clock;
+                d.queue(now, 0, self.mem_latency);
+            }
+        }
+    }
+
+    /// Loads `addr` through a cache path as `load` does, on a machine with `timing.dram` and
+    /// its writebacks (`DramConfig::writebacks`): a store dirties the path's first level only
+    /// (the levels below take the line clean, so that a dirty line has one owner on the path);
+    /// a level that evicts a dirty line writes it back to the first level below it on the path
+    /// that holds the line (marked dirty there: no fill, no replacement change), or, if none
+    /// does, to memory: a line for the channels (`DramState::pending`), after the line whose
+    /// fill evicted it. A shared level's eviction is the evicting reference's, whoever dirtied
+    /// the line: its time, on the one set of channels every agent shares.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    pub(super) fn load_writing_back(
+        caches: &mut [Cache],
+        path: &[CacheRef],
+        stats: &mut UnitStats,
+        addr: u64,
+        write: bool,
+        mem_source: usize,
+        mem_latency: u64,
+        dram: &mut dram::DramState,
+    ) -> (u64, usize) {
+        let first = dram.pending.len();
+        for (i, r) in path.iter().enumerate() {
+            let (outcome, victim) = caches[r.cache].access_victim(addr, write && i == 0);
+            let s = &mut stats.cache[r.stat];
+            s.accesses += 1;
+            if outcome == CacheOutcome::Hit {
+                s.hits += 1;
+                return (caches[r.cache].config.latency, r.stat);
+            }
+            s.misses += 1;
+            s.evictions += (outcome == CacheOutcome::Evicted) as u64;
+            if let Some(v) = victim {
+                let below = &path[i + 1..];
+                if !below
+                    .iter()
+                    .any(|b| caches[b.cache].mark_dirty_if_present(v))
+                {
+                    dram.pending.push(dram.reads);
+                }
+            }
+        }
+        // From memory: the evictions of its fills wait for this line.
+        dram.reads += 1;
+        for k in &mut dram.pending[first..] {
+            *k = dram.reads;
+        }
+        (mem_latency, mem_source)
     }
 
     /// `Stats::dram`: the channels' counts, on a machine with `timing.dram`.
@@ -122,6 +258,7 @@ impl System {
             lines: d.lines,
             queued_lines: d.queued_lines,
             queue_cycles: d.queue_cycles,
+            writeback_lines: d.writeback_lines,
         })
     }
 }

@@ -328,10 +328,9 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
                             ),
                             dram: dram.filter(|_| write_buffer.is_none()).map(
                                 |(channels, mega_transfers)| DramConfig {
-                                    channels,
-                                    mega_transfers,
-                                    bus_bytes: 8,
-                                    line_bytes: 64,
+                                    // Writebacks on and off, with no draw of their own.
+                                    writebacks: mega_transfers != 400,
+                                    ..DramConfig::new(channels, mega_transfers)
                                 },
                             ),
                         },
