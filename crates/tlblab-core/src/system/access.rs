@@ -65,16 +65,24 @@ impl System {
     ) -> (u64, usize) {
         for r in path {
             let outcome = caches[r.cache].access_counted(addr, write);
-            let s = &mut stats.cache[r.stat];
-            s.accesses += 1;
-            if outcome == CacheOutcome::Hit {
-                s.hits += 1;
+            if Self::count_level(&mut stats.cache[r.stat], outcome) {
                 return (caches[r.cache].config.latency, r.stat);
             }
-            s.misses += 1;
-            s.evictions += (outcome == CacheOutcome::Evicted) as u64;
         }
         (mem_latency, mem_source)
+    }
+
+    /// Counts one level's access that did `outcome` in its statistics; whether it hit.
+    #[inline(always)]
+    pub(super) fn count_level(s: &mut crate::stats::LevelStats, outcome: CacheOutcome) -> bool {
+        s.accesses += 1;
+        if outcome == CacheOutcome::Hit {
+            s.hits += 1;
+            return true;
+        }
+        s.misses += 1;
+        s.evictions += (outcome == CacheOutcome::Evicted) as u64;
+        false
     }
 
     /// `load`, or on a machine whose DRAM channels take writebacks `load_writing_back`. Off

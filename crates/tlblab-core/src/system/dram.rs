@@ -226,14 +226,9 @@ impl System {
         let first = dram.pending.len();
         for (i, r) in path.iter().enumerate() {
             let (outcome, victim) = caches[r.cache].access_victim(addr, write && i == 0);
-            let s = &mut stats.cache[r.stat];
-            s.accesses += 1;
-            if outcome == CacheOutcome::Hit {
-                s.hits += 1;
+            if Self::count_level(&mut stats.cache[r.stat], outcome) {
                 return (caches[r.cache].config.latency, r.stat);
             }
-            s.misses += 1;
-            s.evictions += (outcome == CacheOutcome::Evicted) as u64;
             if let Some(v) = victim {
                 let below = &path[i + 1..];
                 if !below
