@@ -3,7 +3,7 @@
 //! This is data (serde), validated with messages that name the offending field. Machine presets
 //! in `presets/*.toml` deserialize into it (see tlblab-config for loading and the preset list).
 
-use crate::cache::{CacheConfig, CacheKind};
+use crate::cache::{CacheConfig, CacheKind, Indexing};
 use crate::memory::MemoryConfig;
 use crate::page_table::PageTableFormat;
 use crate::tlb::{TlbConfig, TlbKind};
@@ -279,6 +279,34 @@ pub struct DramConfig {
     /// (default true; false: reads only, the model before 2026-11-28).
     #[serde(default = "yes")]
     pub writebacks: bool,
+    /// Row activations (all of the next five, or none: without them every line is served at
+    /// the channels' peak, as before). Ranks on one channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<u32>,
+    /// Banks in one rank (DDR4 x8: 4 bank groups of 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub banks: Option<u32>,
+    /// Bytes of one rank's row (a DDR4 x8 chip's 1 KiB page times the 8 chips of a 64-bit rank).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_bytes: Option<u64>,
+    /// The least time between two activations of one rank, in picoseconds (tRRD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_rrd_ps: Option<u32>,
+    /// The window in which one rank takes at most four activations, in picoseconds (tFAW).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_faw_ps: Option<u32>,
+}
+
+/// `DramConfig`'s row activations, checked and in the channels' fixed-point cycles.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct DramRows {
+    pub ranks: u32,
+    pub banks: u32,
+    /// Lines in one row.
+    pub row_lines: u64,
+    /// tRRD and tFAW in 1/2^DRAM_FRACTION_BITS core cycles.
+    pub rrd: u64,
+    pub faw: u64,
 }
 
 fn yes() -> bool {
@@ -316,14 +344,72 @@ impl DramConfig {
             bus_bytes: eight(),
             line_bytes: sixty_four(),
             writebacks: yes(),
+            ranks: None,
+            banks: None,
+            row_bytes: None,
+            t_rrd_ps: None,
+            t_faw_ps: None,
         }
+    }
+
+    /// The row activations at `frequency_mhz` (None: not modelled). `validate` first.
+    pub fn rows(&self, frequency_mhz: f64) -> Option<DramRows> {
+        let fixed = |ps: u32| {
+            let cycles = ps as f64 * frequency_mhz / 1e6;
+            ((cycles * (1u64 << DRAM_FRACTION_BITS) as f64).round() as u64).max(1)
+        };
+        Some(DramRows {
+            ranks: self.ranks?,
+            banks: self.banks?,
+            row_lines: self.row_bytes? / self.line_bytes as u64,
+            rrd: fixed(self.t_rrd_ps?),
+            faw: fixed(self.t_faw_ps?),
+        })
     }
 
     pub fn validate(&self) -> Result<(), String> {
         one_to("timing.dram.channels", self.channels, DRAM_MAX_CHANNELS)?;
         one_to("timing.dram.mega_transfers", self.mega_transfers, u32::MAX)?;
         one_to("timing.dram.bus_bytes", self.bus_bytes, u32::MAX)?;
-        one_to("timing.dram.line_bytes", self.line_bytes, u32::MAX)
+        one_to("timing.dram.line_bytes", self.line_bytes, u32::MAX)?;
+        let given = [
+            ("ranks", self.ranks.is_some()),
+            ("banks", self.banks.is_some()),
+            ("row_bytes", self.row_bytes.is_some()),
+            ("t_rrd_ps", self.t_rrd_ps.is_some()),
+            ("t_faw_ps", self.t_faw_ps.is_some()),
+        ];
+        if given.iter().any(|g| g.1) {
+            if let Some((name, _)) = given.iter().find(|g| !g.1) {
+                return Err(format!(
+                    "timing.dram.{name}: row activations need ranks, banks, row_bytes, t_rrd_ps and t_faw_ps together; {name} is missing"
+                ));
+            }
+        }
+        let (Some(ranks), Some(banks), Some(row), Some(rrd), Some(faw)) = (
+            self.ranks,
+            self.banks,
+            self.row_bytes,
+            self.t_rrd_ps,
+            self.t_faw_ps,
+        ) else {
+            return Ok(());
+        };
+        one_to("timing.dram.ranks", ranks, 64)?;
+        one_to("timing.dram.banks", banks, 64)?;
+        one_to("timing.dram.t_rrd_ps", rrd, u32::MAX)?;
+        if row == 0 || !row.is_multiple_of(self.line_bytes as u64) {
+            return Err(format!(
+                "timing.dram.row_bytes: expected a positive multiple of line_bytes ({}), found {row}",
+                self.line_bytes
+            ));
+        }
+        if faw < rrd {
+            return Err(format!(
+                "timing.dram.t_faw_ps: four activations cannot fit in less than one tRRD: t_faw_ps {faw} < t_rrd_ps {rrd}"
+            ));
+        }
+        Ok(())
     }
 
     /// Core cycles one line occupies a channel at `frequency_mhz`: its transfers over the
@@ -553,6 +639,9 @@ impl MachineConfig {
             d.validate()?;
             if self.timing.write_buffer.is_some() {
                 return Err("timing.dram: not modelled together with timing.write_buffer (its bus is the memory's)".into());
+            }
+            if d.ranks.is_some() && self.caches.iter().any(|c| c.indexing == Indexing::Virtual) {
+                return Err("timing.dram.ranks: row activations map physical addresses to banks; this machine has a virtually indexed cache".into());
             }
         }
         if let Some(m) = &self.timing.mlp {

@@ -209,6 +209,9 @@ pub struct DramStats {
     pub queue_cycles: u64,
     #[serde(default)]
     pub writeback_lines: u64,
+    /// Row activations (`DramConfig`'s `ranks` ... `t_faw_ps`; 0 without them).
+    #[serde(default)]
+    pub activations: u64,
 }
 
 impl DramStats {
@@ -218,6 +221,7 @@ impl DramStats {
             queued_lines: f(self.queued_lines, o.queued_lines),
             queue_cycles: f(self.queue_cycles, o.queue_cycles),
             writeback_lines: f(self.writeback_lines, o.writeback_lines),
+            activations: f(self.activations, o.activations),
         }
     }
 }

@@ -301,3 +301,79 @@ fn given_loads_only_then_nothing_is_written_back() {
     assert_eq!(d.writeback_lines, 0, "{d:?}");
     assert!(d.lines >= 2048, "{d:?}");
 }
+
+/// `uncached(1, 4000, slots(64))` (one channel of 2 cycles a line, 100 of latency, 64 slots)
+/// with row activations: one rank of `banks` banks, rows of `row_bytes`, tRRD 10 and tFAW 100
+/// cycles (at the machine's 1 GHz).
+fn with_rows(banks: u32, row_bytes: u64) -> MachineConfig {
+    let mut m = uncached(1, 4000, slots(64));
+    let d = m.timing.dram.as_mut().unwrap();
+    d.ranks = Some(1);
+    d.banks = Some(banks);
+    d.row_bytes = Some(row_bytes);
+    d.t_rrd_ps = Some(10_000);
+    d.t_faw_ps = Some(100_000);
+    m
+}
+
+/// Lines 1..=63 of the touched page (line 0 is the set-up's, its row open).
+fn other_lines() -> Vec<Record> {
+    (1..64u64).map(|i| load(0, 0x1000 + i * 64)).collect()
+}
+
+/// The activations `body` took after the set-up (`cycles`' first two records).
+fn activations(m: &MachineConfig, body: &[Record]) -> u64 {
+    let mut records = vec![load(0, 0x1000), load(0, 0x1000), mark(0, true)];
+    records.extend_from_slice(body);
+    let mut s = System::new(m.clone(), RunOptions::default()).unwrap();
+    s.run_slice(&records[..2]).unwrap();
+    let before = s.stats().dram.unwrap().activations;
+    s.run_slice(&records[2..]).unwrap();
+    s.stats().dram.unwrap().activations - before
+}
+
+#[test]
+fn given_rows_of_one_line_when_independent_lines_each_open_one_then_a_rank_takes_four_per_tfaw() {
+    // One bank, a row per line: each of the 63 lines needs an activation. The rank takes
+    // them tRRD apart, four per tFAW: the j-th at (j / 4)·100 + (j % 4)·10, the last (j =
+    // 62) at 1520, its line on the free channel then, answered 100 later. Without the
+    // activations the 63 lines take the channel 2 cycles each: 62·2 + 100.
+    let m = with_rows(1, 64);
+    assert_eq!(
+        cycles(m.clone(), &other_lines(), true),
+        15 * 100 + 2 * 10 + MEMORY
+    );
+    assert_eq!(activations(&m, &other_lines()), 63);
+    assert_eq!(
+        cycles(uncached(1, 4000, slots(64)), &other_lines(), true),
+        62 * 2 + MEMORY
+    );
+}
+
+#[test]
+fn given_rows_of_8_kib_when_a_page_is_read_in_order_then_its_lines_hit_the_open_row() {
+    // A 4 KiB page lies in one 8 KiB row, which the set-up's line opened: no activation, and
+    // the lines take what they take without the activations.
+    let m = with_rows(16, 8192);
+    assert_eq!(activations(&m, &other_lines()), 0);
+    assert_eq!(
+        cycles(m, &other_lines(), true),
+        cycles(uncached(1, 4000, slots(64)), &other_lines(), true)
+    );
+}
+
+#[test]
+fn given_bad_row_timings_then_one_clear_message_naming_the_field() {
+    let mut m = with_rows(16, 8192);
+    m.timing.dram.as_mut().unwrap().t_faw_ps = Some(5_000);
+    let e = m.validate().unwrap_err();
+    assert!(e.starts_with("timing.dram.t_faw_ps"), "{e}");
+    let mut m = with_rows(16, 8192);
+    m.timing.dram.as_mut().unwrap().banks = None;
+    let e = m.validate().unwrap_err();
+    assert!(e.starts_with("timing.dram.banks"), "{e}");
+    let mut m = with_rows(16, 100);
+    m.timing.dram.as_mut().unwrap().row_bytes = Some(100);
+    let e = m.validate().unwrap_err();
+    assert!(e.starts_with("timing.dram.row_bytes"), "{e}");
+}

@@ -101,7 +101,7 @@ impl System {
         dram: &mut Option<dram::DramState>,
     ) -> (u64, usize) {
         match dram {
-            Some(d) if d.writebacks => Self::load_writing_back(
+            Some(d) if d.writebacks || d.rows.is_some() => Self::load_writing_back(
                 caches,
                 path,
                 stats,

@@ -32,7 +32,13 @@ pub(crate) struct DramState {
     /// its eviction happened (the writeback waits for that line's fill, `queue`). Empty
     /// between references, so not saved.
     #[serde(skip)]
-    pub(crate) pending: Vec<u32>,
+    pub(crate) pending: Vec<(u32, u64)>,
+    /// The addresses of the lines read from memory since the channels last placed lines, in
+    /// order (captured on a machine with writebacks or row activations; `queue`'s reads).
+    #[serde(skip)]
+    pub(crate) read_addrs: Vec<u64>,
+    /// Row activations (`DramConfig::rows`), if modelled.
+    pub(crate) rows: Option<Rows>,
     /// Lines from memory read since the channels last placed lines (`pending`'s counts).
     #[serde(skip)]
     pub(crate) reads: u32,
@@ -53,6 +59,7 @@ impl PartialEq for DramState {
             self.queue_cycles,
             self.writeback_lines,
             self.writebacks,
+            &self.rows,
         ) == (
             &o.busy,
             o.line,
@@ -61,11 +68,96 @@ impl PartialEq for DramState {
             o.queue_cycles,
             o.writeback_lines,
             o.writebacks,
+            &o.rows,
         )
     }
 }
 
 impl Eq for DramState {}
+
+/// The banks' open rows and the ranks' activations (`DramConfig`'s row rules), on a machine
+/// that models them. A line's address picks its channel, rank, bank and row: consecutive rows
+/// of `row_lines` lines go to channel 0, 1, ..., then the next rank, then the next bank
+/// (`map`). Per rank its activations' times, sorted, pruned like the calendars.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Rows {
+    /// The checked configuration (`DramConfig::rows`) and the bytes of a line.
+    pub(crate) cfg: crate::machine::DramRows,
+    pub(crate) line_bytes: u64,
+    /// Per bank (channel, rank, bank), its open row (`u64::MAX`: none).
+    pub(crate) open: Vec<u64>,
+    /// Per rank (channel, rank), its activations.
+    pub(crate) acts: Vec<VecDeque<u64>>,
+    pub(crate) activations: u64,
+}
+
+impl Rows {
+    fn new(r: crate::machine::DramRows, channels: u32, line_bytes: u64) -> Rows {
+        let ranks = (channels * r.ranks) as usize;
+        Rows {
+            cfg: r,
+            line_bytes,
+            open: vec![u64::MAX; ranks * r.banks as usize],
+            acts: vec![VecDeque::with_capacity(64); ranks],
+            activations: 0,
+        }
+    }
+
+    /// The (channel, rank index, bank index, row) of the line at `addr`.
+    fn map(&self, addr: u64, channels: u64) -> (usize, usize, usize, u64) {
+        let (ranks, banks) = (self.cfg.ranks, self.cfg.banks);
+        let chunk = addr / self.line_bytes / self.cfg.row_lines;
+        let ch = chunk % channels;
+        let rest = chunk / channels;
+        let rank = ch * ranks as u64 + rest % ranks as u64;
+        let rest = rest / ranks as u64;
+        let bank = rank * banks as u64 + rest % banks as u64;
+        (
+            ch as usize,
+            rank as usize,
+            bank as usize,
+            rest / banks as u64,
+        )
+    }
+
+    /// The earliest time at or after `a` at which rank `acts` can take one more activation:
+    /// none of its activations closer than tRRD, and no window of tFAW holding five. Such a
+    /// time is `a` or one of its activations' times plus tRRD or tFAW (where a constraint
+    /// ends), tried in increasing order; only activations within tFAW of a time bear on it.
+    fn earliest(acts: &VecDeque<u64>, a: u64, rrd: u64, faw: u64) -> u64 {
+        let mut t = a;
+        loop {
+            let lo = acts.partition_point(|&x| x + faw <= t);
+            let hi = acts.partition_point(|&x| x < t + faw);
+            let near = acts.range(lo..hi);
+            let mut v = [0u64; 24];
+            let mut n = 0;
+            let mut p = usize::MAX;
+            for &x in near.clone() {
+                if p == usize::MAX && x >= t {
+                    (v[n], p, n) = (t, n, n + 1);
+                }
+                v[n] = x;
+                n += 1;
+            }
+            if p == usize::MAX {
+                (v[n], p, n) = (t, n, n + 1);
+            }
+            let rrd_ok = near.clone().all(|&x| x.abs_diff(t) >= rrd);
+            let faw_ok = (p.saturating_sub(4)..=p)
+                .filter(|&i| i + 4 < n)
+                .all(|i| v[i + 4] - v[i] >= faw);
+            if rrd_ok && faw_ok {
+                return t;
+            }
+            t = near
+                .flat_map(|&x| [x + rrd, x + faw])
+                .filter(|&c| c > t)
+                .min()
+                .expect("an activation in the way ends");
+        }
+    }
+}
 
 impl DramState {
     pub(crate) fn new(cfg: &DramConfig, frequency_mhz: f64) -> DramState {
@@ -75,6 +167,10 @@ impl DramState {
             writebacks: cfg.writebacks,
             pending: Vec::with_capacity(64),
             answers: Vec::with_capacity(64),
+            read_addrs: Vec::with_capacity(64),
+            rows: cfg
+                .rows(frequency_mhz)
+                .map(|r| Rows::new(r, cfg.channels, cfg.line_bytes as u64)),
             ..DramState::default()
         }
     }
@@ -95,16 +191,34 @@ impl DramState {
         (start, i)
     }
 
-    /// The earliest start at or after `a` on any channel (the lowest of equals) for one line,
-    /// reserved there; returns the start.
-    fn reserve(&mut self, a: u64) -> u64 {
-        let (ch, (start, at)) = self
-            .busy
-            .iter()
-            .map(|b| Self::fit(b, a, self.line))
-            .enumerate()
-            .min_by_key(|&(c, (start, _))| (start, c))
-            .expect("a channel");
+    /// One line arriving at `a`, reserved; returns its start. Without row activations (or
+    /// without its address) the earliest start on any channel (the lowest of equals). With
+    /// them its address's channel, and a line to a row its bank has not open first takes an
+    /// activation (`Rows::earliest`), which opens it; the transfer starts at the first gap
+    /// from then on.
+    fn reserve(&mut self, a: u64, addr: Option<u64>) -> u64 {
+        let (ch, (start, at)) = match (&mut self.rows, addr) {
+            (Some(r), Some(addr)) => {
+                let (ch, rank, bank, row) = r.map(addr, self.busy.len() as u64);
+                let mut t = a;
+                if r.open[bank] != row {
+                    t = Rows::earliest(&r.acts[rank], a, r.cfg.rrd, r.cfg.faw);
+                    let acts = &mut r.acts[rank];
+                    let i = acts.partition_point(|&x| x <= t);
+                    acts.insert(i, t);
+                    r.open[bank] = row;
+                    r.activations += 1;
+                }
+                (ch, Self::fit(&self.busy[ch], t, self.line))
+            }
+            _ => self
+                .busy
+                .iter()
+                .map(|b| Self::fit(b, a, self.line))
+                .enumerate()
+                .min_by_key(|&(c, (start, _))| (start, c))
+                .expect("a channel"),
+        };
         let end = start + self.line;
         let b = &mut self.busy[ch];
         // Merge with a neighbour it touches (the order and gaps stay as they were).
@@ -133,6 +247,7 @@ impl DramState {
     pub(crate) fn queue(&mut self, arrive: u64, n: u64, latency: u64) -> u64 {
         if n == 0 && self.pending.is_empty() {
             self.reads = 0;
+            self.read_addrs.clear();
             return 0;
         }
         let mut a = arrive << DRAM_FRACTION_BITS;
@@ -151,11 +266,20 @@ impl DramState {
                 }
             }
         }
+        if let Some(r) = &mut self.rows {
+            // An activation older than the horizon is forgotten too.
+            for acts in &mut r.acts {
+                while acts.front().is_some_and(|&x| x < old) {
+                    acts.pop_front();
+                }
+            }
+        }
         let mut waited = 0u64;
         self.answers.clear();
         self.answers.push(a);
-        for _ in 0..n {
-            let start = self.reserve(a);
+        for i in 0..n as usize {
+            let addr = self.read_addrs.get(i).copied();
+            let start = self.reserve(a, addr);
             waited += start - a;
             self.queued_lines += (start > a) as u64;
             a = start + (latency << DRAM_FRACTION_BITS);
@@ -167,12 +291,14 @@ impl DramState {
         for i in 0..self.pending.len() {
             // A count past the reference's reads (a technique's read the channels do not
             // place) arrives with its last.
-            let k = (self.pending[i] as usize).min(n as usize);
-            self.reserve(self.answers[k]);
+            let (k, addr) = self.pending[i];
+            let k = (k as usize).min(n as usize);
+            self.reserve(self.answers[k], Some(addr));
         }
         self.writeback_lines += self.pending.len() as u64;
         self.pending.clear();
         self.reads = 0;
+        self.read_addrs.clear();
         cycles
     }
 }
@@ -196,7 +322,8 @@ impl System {
     pub(crate) fn settle_writebacks(&mut self, cpu: usize, flushed: u64) {
         if let Some(d) = &mut self.dram {
             if d.writebacks {
-                d.pending.extend((0..flushed).map(|_| 0));
+                // (A machine with row activations has no flushed level: `MachineConfig::validate`.)
+                d.pending.extend((0..flushed).map(|_| (0, 0)));
                 let now = self.cpus[cpu].clock;
                 d.queue(now, 0, self.mem_latency);
             }
@@ -204,7 +331,8 @@ impl System {
     }
 
     /// Loads `addr` through a cache path as `load` does, on a machine with `timing.dram` and
-    /// its writebacks (`DramConfig::writebacks`): a store dirties the path's first level only
+    /// its writebacks (`DramConfig::writebacks`) or row activations (a line from memory's
+    /// address kept for them, `DramState::read_addrs`). With writebacks, a store dirties the path's first level only
     /// (the levels below take the line clean, so that a dirty line has one owner on the path);
     /// a level that evicts a dirty line writes it back to the first level below it on the path
     /// that holds the line (marked dirty there: no fill, no replacement change), or, if none
@@ -224,25 +352,28 @@ impl System {
         dram: &mut dram::DramState,
     ) -> (u64, usize) {
         let first = dram.pending.len();
+        let wb = dram.writebacks;
         for (i, r) in path.iter().enumerate() {
-            let (outcome, victim) = caches[r.cache].access_victim(addr, write && i == 0);
+            let (outcome, victim) = caches[r.cache].access_victim(addr, write && (i == 0 || !wb));
             if Self::count_level(&mut stats.cache[r.stat], outcome) {
                 return (caches[r.cache].config.latency, r.stat);
             }
-            if let Some(v) = victim {
+            if let (Some(v), true) = (victim, wb) {
                 let below = &path[i + 1..];
                 if !below
                     .iter()
                     .any(|b| caches[b.cache].mark_dirty_if_present(v))
                 {
-                    dram.pending.push(dram.reads);
+                    dram.pending.push((dram.reads, v));
                 }
             }
         }
-        // From memory: the evictions of its fills wait for this line.
+        // From memory: the evictions of its fills wait for this line, whose address the row
+        // activations need.
         dram.reads += 1;
+        dram.read_addrs.push(addr);
         for k in &mut dram.pending[first..] {
-            *k = dram.reads;
+            k.0 = dram.reads;
         }
         (mem_latency, mem_source)
     }
@@ -254,6 +385,7 @@ impl System {
             queued_lines: d.queued_lines,
             queue_cycles: d.queue_cycles,
             writeback_lines: d.writeback_lines,
+            activations: d.rows.as_ref().map_or(0, |r| r.activations),
         })
     }
 }

@@ -634,7 +634,11 @@ impl System {
         let buffered = config.timing.write_buffer.is_some();
         let mlp_config = config.timing.mlp;
         let dram_timed = config.timing.dram.is_some();
-        let writebacks = config.timing.dram.is_some_and(|d| d.writebacks);
+        // Writebacks, or row activations (which need each line's address): `load_writing_back`.
+        let writebacks = config
+            .timing
+            .dram
+            .is_some_and(|d| d.writebacks || d.ranks.is_some());
         let dram_state = config
             .timing
             .dram

@@ -436,7 +436,7 @@ impl System {
                             .iter()
                             .any(|b| self.caches[b.cache].mark_dirty_if_present(v))
                         {
-                            d.pending.push(0);
+                            d.pending.push((0, v));
                         }
                     }
                 }

@@ -251,7 +251,7 @@ impl PtBakerTwin {
                         .iter()
                         .any(|&(b, _)| r.caches[b].mark_dirty(v))
                     {
-                        r.dram.as_mut().expect("dram").pending.push(0);
+                        r.dram.as_mut().expect("dram").pending.push((0, v));
                     }
                 }
             }
