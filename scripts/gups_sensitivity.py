@@ -10,14 +10,17 @@ source here states: the core's miss slots and the DRAM bandwidth its random line
   writebacks of dirty lines (the channel model before 2026-11-28).
 - `--dram-model NAME ...`: the DRAM channels on at Table 5.1's DDR4-4000 with the mechanisms
   NAME models: `reads` (peak bandwidth, reads only: the model before 2026-11-28), `writebacks`
-  (dirty lines written back over the same channels, `DramConfig::writebacks`).
+  (dirty lines written back over the same channels, `DramConfig::writebacks`), `activations`
+  and `activations-4ranks` (writebacks and row activations, `DramConfig`'s rows: DDR4 x8
+  devices' tRRD_S and tFAW at DDR4-3200 and their 16 banks and 1 KiB pages, with 2 or 4 ranks
+  a channel; `ROWS` has the sources).
 
 Each runs at_scale's GUPS windows (32 GiB, Table 5.2's size) with no helper and both helpers and
 prints the helpers' speedups and cuts of DRAM walk references, each with its 95% half-width.
 
     python scripts/gups_sensitivity.py --slots 4 8 16 24 48
     python scripts/gups_sensitivity.py --dram-mt 4000 2000 1000 500
-    python scripts/gups_sensitivity.py --dram-model reads writebacks
+    python scripts/gups_sensitivity.py --dram-model reads writebacks activations activations-4ranks
 
 About 30 s of CPU a value once `out/checkpoints` holds GUPS' population.
 """
@@ -30,9 +33,21 @@ from tlblab.seeds.s001_pt_baker import experiments as E
 
 WORKLOAD, REGION = E.SCALES["seed"][0][1], E.SCALES["seed"][0][2]
 # `--dram-model`'s fields of `timing.dram` over `ZEN3_DRAM` (Table 5.1's DDR4-4000, two channels).
+# Row activations of DDR4 x8 devices (JESD79-4C as Ramulator 2 tabulates it: CMU-SAFARI/ramulator2,
+# src/dram/impl/DDR4.cpp at 525d045): at DDR4-3200, the fastest JEDEC bin (tCK 625 ps; the seed's
+# DDR4-4000 is an overclocking profile whose timings it does not state), nRRD_S = 4 and nFAW = 34
+# clocks: 2,500 and 21,250 ps (one tRRD for the rank: tRRD_S, between bank groups, as random banks
+# mostly are; tRRD_L is 5 ns). An x8 device has 4 bank groups of 4 banks and 2^10 columns of 8
+# bits, a 1 KiB page: a rank of 8 devices on the 64-bit channel, a row of 8 KiB. Ranks: 64 GB on
+# two channels (Table 5.1, §5.1) is 32 GB a channel and a rank of 16 Gb devices 16 GB, so at
+# least 2 (assumed unbuffered DIMMs of x8 devices; four 16 GB dual-rank DIMMs would make 4).
+# The address mapping (rows over channels, then ranks, then banks) is assumed.
+ROWS = {"banks": 16, "row_bytes": 8192, "t_rrd_ps": 2500, "t_faw_ps": 21250}
 MODELS = {
     "reads": {"writebacks": False},
     "writebacks": {"writebacks": True},
+    "activations": {"writebacks": True, "ranks": 2, **ROWS},
+    "activations-4ranks": {"writebacks": True, "ranks": 4, **ROWS},
 }
 KEYS = ("kernel/speedup", "user/speedup", "kernel/dram_cut", "user/dram_cut")
 
@@ -63,6 +78,8 @@ def main() -> None:
             E.ZEN3_DRAM["writebacks"] = not o.reads_only
         else:
             E.TIMING_DRAM = True
+            for k in ("ranks", *ROWS):
+                E.ZEN3_DRAM.pop(k, None)
             E.ZEN3_DRAM.update(MODELS[value])
         cpu = time.process_time()
         rows = rows_at()

@@ -1,6 +1,9 @@
-"""The DRAM channels' writebacks (`timing.dram.writebacks`, ARCHITECTURE.md "Timing") through the
-Python API: a run of stores over more than the caches hold reports the dirty lines it wrote back in
-its statistics and summary; with `writebacks = false` (the reads-only model) none."""
+"""The DRAM channels' writebacks and row activations (`timing.dram`, ARCHITECTURE.md "Timing")
+through the Python API: a run of stores over more than the caches hold reports the dirty lines it
+wrote back in its statistics and summary, with `writebacks = false` (the reads-only model) none;
+with row activations its random lines each open a row."""
+
+import pytest
 
 import tlblab
 
@@ -24,3 +27,16 @@ def test_a_store_stream_past_the_caches_writes_dirty_lines_back():
     # The same lines are read either way; the writes only delay later reads.
     assert off.stats["dram"]["lines"] == s["dram_lines"]
     assert on.cycles >= off.cycles
+
+
+def test_random_lines_take_row_activations_and_a_bad_timing_is_one_error():
+    wl = "gups:log2_words=25,updates=50000"
+    m = _machine(True)
+    m["timing"]["dram"].update({"ranks": 2, "banks": 16, "row_bytes": 8192, "t_rrd_ps": 2500, "t_faw_ps": 21250})
+    s = tlblab.simulate(m, wl).summary()
+    # Nearly every line of a random 256 MiB table is in a row its bank does not have open.
+    assert s["dram_activations"] > 0.5 * s["dram_lines"], s
+    assert tlblab.simulate(_machine(True), wl).summary()["dram_activations"] == 0
+    m["timing"]["dram"]["t_faw_ps"] = 1000
+    with pytest.raises(ValueError, match="timing.dram.t_faw_ps"):
+        tlblab.simulate(m, wl)

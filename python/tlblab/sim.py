@@ -181,6 +181,7 @@ class Result:
             out["dram_lines"] = d["lines"]
             out["dram_writeback_lines"] = d.get("writeback_lines", 0)
             out["dram_queue_cycles"] = d["queue_cycles"]
+            out["dram_activations"] = d.get("activations", 0)
         return out
 
 

@@ -3,7 +3,7 @@
 //!
 //! Format, version 5 (all integers little-endian; version 1 had no read-ahead queues, regions
 //! or records count in the state, version 2 no write buffers, version 3 no TLB memo grain,
-//! version 4 no DRAM writebacks):
+//! version 4 no DRAM writebacks or row activations):
 //!
 //! | offset | bytes | what |
 //! |---|---|---|

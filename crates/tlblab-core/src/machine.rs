@@ -256,9 +256,19 @@ impl MlpConfig {
 /// placed after the reference's reads in the first gap that holds it. No reference waits for
 /// a write (the controller buffers them) but every later read finds the channel taken. A
 /// shared level's eviction is the evicting reference's, whoever dirtied the line; a flush's
-/// dirty lines go to memory at the flushing thread's clock. Not modelled: row-buffer hits and
-/// bank conflicts, read/write turnarounds, refresh; a miss that finds a channel free costs
-/// `memory.latency` as before. A channel forgets what ended more than
+/// dirty lines go to memory at the flushing thread's clock.
+///
+/// With row activations (`ranks`, `banks`, `row_bytes`, `t_rrd_ps`, `t_faw_ps`, all or none) a
+/// line's physical address picks its channel, rank, bank and row (rows of `row_bytes` go to
+/// channel 0, 1, ..., then to the next rank, then to the next bank: an assumed mapping, not a
+/// controller's); each bank keeps the row it last opened; a line to another row first takes
+/// an activation at the earliest time at or after its arrival that its rank allows (no two of
+/// its activations closer than tRRD, at most four in any tFAW), which opens the row, and its
+/// transfer then takes the first gap on its channel from that time. The activation's own
+/// latency (tRP, tRCD) stays inside `memory.latency`: what is modelled is the rate a rank
+/// takes activations at, which bounds random lines. Not modelled: tRRD_L's bank groups (one
+/// tRRD for the rank), a bank's tRC, read/write turnarounds, refresh; a miss that finds its
+/// channel free (and, with activations, its rank ready) costs `memory.latency` as before. A channel forgets what ended more than
 /// `DRAM_HORIZON` (2^16) cycles before an arrival (arrivals meet the channels in simulation
 /// order, time order to within one reference per hardware thread). A machine with it runs
 /// every reference on the general path (no lane, no first-level memo).
