@@ -175,6 +175,13 @@ class Result:
             out[f"walk_refs_{src}"] = n
         out["cycles"] = self.cycles
         out["cycles_per_ref"] = round(t["cycles"] / refs, 3)
+        if self.stats.get("dram"):
+            # The DRAM channels (`timing.dram`): lines read, written back, and their waits.
+            d = self.stats["dram"]
+            out["dram_lines"] = d["lines"]
+            out["dram_writeback_lines"] = d.get("writeback_lines", 0)
+            out["dram_queue_cycles"] = d["queue_cycles"]
+            out["dram_activations"] = d.get("activations", 0)
         return out
 
 

@@ -1,13 +1,14 @@
 //! Checkpoint files: the whole engine state (`tlblab_core::SystemState`) with what it was
 //! built from, so that a run restored from one continues bit for bit as the uninterrupted run.
 //!
-//! Format, version 4 (all integers little-endian; version 1 had no read-ahead queues, regions
-//! or records count in the state, version 2 no write buffers, version 3 no TLB memo grain):
+//! Format, version 5 (all integers little-endian; version 1 had no read-ahead queues, regions
+//! or records count in the state, version 2 no write buffers, version 3 no TLB memo grain,
+//! version 4 no DRAM writebacks or row activations):
 //!
 //! | offset | bytes | what |
 //! |---|---|---|
 //! | 0 | 8 | magic `TLBLABCK` |
-//! | 8 | 4 | format version (4) |
+//! | 8 | 4 | format version (5) |
 //! | 12 | 4 | header length H |
 //! | 16 | H | header, JSON: `machine` (the machine configuration), `options` (the run options), `workload` (the caller's name of the record stream), `records` (records of it consumed), `references`, `state_bytes`, `state_crc32` |
 //! | 16 + H | `state_bytes` | the engine state, JSON (`SystemStateRef`; maps with tuple keys as sorted pairs) |
@@ -23,7 +24,7 @@ use std::path::Path;
 use tlblab_core::{MachineConfig, RunOptions, System};
 
 pub const MAGIC: &[u8; 8] = b"TLBLABCK";
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 const FIXED: usize = 16;
 
 #[derive(Serialize, Deserialize, Debug)]

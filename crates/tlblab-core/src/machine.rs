@@ -3,7 +3,7 @@
 //! This is data (serde), validated with messages that name the offending field. Machine presets
 //! in `presets/*.toml` deserialize into it (see tlblab-config for loading and the preset list).
 
-use crate::cache::{CacheConfig, CacheKind};
+use crate::cache::{CacheConfig, CacheKind, Indexing};
 use crate::memory::MemoryConfig;
 use crate::page_table::PageTableFormat;
 use crate::tlb::{TlbConfig, TlbKind};
@@ -246,9 +246,29 @@ impl MlpConfig {
 /// the first arrives when the reference issues, each next one when the one before is answered
 /// (`memory.latency` after it began); they are placed when the reference is simulated, so a
 /// channel holds reservations ahead of the time, and a later reference's line may take the gap
-/// before them. Not modelled: writebacks of dirty lines (the caches do not track them),
-/// row-buffer hits and bank conflicts, read/write turnarounds, refresh; a miss that finds a
-/// channel free costs `memory.latency` as before. A channel forgets what ended more than
+/// before them.
+///
+/// With `writebacks` (the default) dirty lines leave the caches over the same channels: a
+/// store dirties the first level of its path only; a level that evicts a dirty line marks the
+/// line dirty in the first level below it on the path that holds it (no fill, no replacement
+/// change) or, if none does, writes it to memory: one line, arriving when the line whose fill
+/// evicted it is answered (the reference's start if no line came from memory before it),
+/// placed after the reference's reads in the first gap that holds it. No reference waits for
+/// a write (the controller buffers them) but every later read finds the channel taken. A
+/// shared level's eviction is the evicting reference's, whoever dirtied the line; a flush's
+/// dirty lines go to memory at the flushing thread's clock.
+///
+/// With row activations (`ranks`, `banks`, `row_bytes`, `t_rrd_ps`, `t_faw_ps`, all or none) a
+/// line's physical address picks its channel, rank, bank and row (rows of `row_bytes` go to
+/// channel 0, 1, ..., then to the next rank, then to the next bank: an assumed mapping, not a
+/// controller's); each bank keeps the row it last opened; a line to another row first takes
+/// an activation at the earliest time at or after its arrival that its rank allows (no two of
+/// its activations closer than tRRD, at most four in any tFAW), which opens the row, and its
+/// transfer then takes the first gap on its channel from that time. The activation's own
+/// latency (tRP, tRCD) stays inside `memory.latency`: what is modelled is the rate a rank
+/// takes activations at, which bounds random lines. Not modelled: tRRD_L's bank groups (one
+/// tRRD for the rank), a bank's tRC, read/write turnarounds, refresh; a miss that finds its
+/// channel free (and, with activations, its rank ready) costs `memory.latency` as before. A channel forgets what ended more than
 /// `DRAM_HORIZON` (2^16) cycles before an arrival (arrivals meet the channels in simulation
 /// order, time order to within one reference per hardware thread). A machine with it runs
 /// every reference on the general path (no lane, no first-level memo).
@@ -265,6 +285,42 @@ pub struct DramConfig {
     /// Bytes of the line a miss transfers.
     #[serde(default = "sixty_four")]
     pub line_bytes: u32,
+    /// Whether dirty lines leaving the caches are written to memory over the channels
+    /// (default true; false: reads only, the model before 2026-11-28).
+    #[serde(default = "yes")]
+    pub writebacks: bool,
+    /// Row activations (all of the next five, or none: without them every line is served at
+    /// the channels' peak, as before). Ranks on one channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<u32>,
+    /// Banks in one rank (DDR4 x8: 4 bank groups of 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub banks: Option<u32>,
+    /// Bytes of one rank's row (a DDR4 x8 chip's 1 KiB page times the 8 chips of a 64-bit rank).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_bytes: Option<u64>,
+    /// The least time between two activations of one rank, in picoseconds (tRRD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_rrd_ps: Option<u32>,
+    /// The window in which one rank takes at most four activations, in picoseconds (tFAW).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_faw_ps: Option<u32>,
+}
+
+/// `DramConfig`'s row activations, checked and in the channels' fixed-point cycles.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct DramRows {
+    pub ranks: u32,
+    pub banks: u32,
+    /// Lines in one row.
+    pub row_lines: u64,
+    /// tRRD and tFAW in 1/2^DRAM_FRACTION_BITS core cycles.
+    pub rrd: u64,
+    pub faw: u64,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn eight() -> u32 {
@@ -289,11 +345,81 @@ pub const DRAM_MAX_CHANNELS: u32 = 16;
 pub const DRAM_FRACTION_BITS: u32 = 8;
 
 impl DramConfig {
+    /// `channels` channels of `mega_transfers` MT/s with the defaults of every other field
+    /// (a DDR4 channel's 8-byte bus, 64-byte lines, writebacks on).
+    pub fn new(channels: u32, mega_transfers: u32) -> DramConfig {
+        DramConfig {
+            channels,
+            mega_transfers,
+            bus_bytes: eight(),
+            line_bytes: sixty_four(),
+            writebacks: yes(),
+            ranks: None,
+            banks: None,
+            row_bytes: None,
+            t_rrd_ps: None,
+            t_faw_ps: None,
+        }
+    }
+
+    /// The row activations at `frequency_mhz` (None: not modelled). `validate` first.
+    pub fn rows(&self, frequency_mhz: f64) -> Option<DramRows> {
+        let fixed = |ps: u32| {
+            let cycles = ps as f64 * frequency_mhz / 1e6;
+            ((cycles * (1u64 << DRAM_FRACTION_BITS) as f64).round() as u64).max(1)
+        };
+        Some(DramRows {
+            ranks: self.ranks?,
+            banks: self.banks?,
+            row_lines: self.row_bytes? / self.line_bytes as u64,
+            rrd: fixed(self.t_rrd_ps?),
+            faw: fixed(self.t_faw_ps?),
+        })
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         one_to("timing.dram.channels", self.channels, DRAM_MAX_CHANNELS)?;
         one_to("timing.dram.mega_transfers", self.mega_transfers, u32::MAX)?;
         one_to("timing.dram.bus_bytes", self.bus_bytes, u32::MAX)?;
-        one_to("timing.dram.line_bytes", self.line_bytes, u32::MAX)
+        one_to("timing.dram.line_bytes", self.line_bytes, u32::MAX)?;
+        let given = [
+            ("ranks", self.ranks.is_some()),
+            ("banks", self.banks.is_some()),
+            ("row_bytes", self.row_bytes.is_some()),
+            ("t_rrd_ps", self.t_rrd_ps.is_some()),
+            ("t_faw_ps", self.t_faw_ps.is_some()),
+        ];
+        if given.iter().any(|g| g.1) {
+            if let Some((name, _)) = given.iter().find(|g| !g.1) {
+                return Err(format!(
+                    "timing.dram.{name}: row activations need ranks, banks, row_bytes, t_rrd_ps and t_faw_ps together; {name} is missing"
+                ));
+            }
+        }
+        let (Some(ranks), Some(banks), Some(row), Some(rrd), Some(faw)) = (
+            self.ranks,
+            self.banks,
+            self.row_bytes,
+            self.t_rrd_ps,
+            self.t_faw_ps,
+        ) else {
+            return Ok(());
+        };
+        one_to("timing.dram.ranks", ranks, 64)?;
+        one_to("timing.dram.banks", banks, 64)?;
+        one_to("timing.dram.t_rrd_ps", rrd, u32::MAX)?;
+        if row == 0 || !row.is_multiple_of(self.line_bytes as u64) {
+            return Err(format!(
+                "timing.dram.row_bytes: expected a positive multiple of line_bytes ({}), found {row}",
+                self.line_bytes
+            ));
+        }
+        if faw < rrd {
+            return Err(format!(
+                "timing.dram.t_faw_ps: four activations cannot fit in less than one tRRD: t_faw_ps {faw} < t_rrd_ps {rrd}"
+            ));
+        }
+        Ok(())
     }
 
     /// Core cycles one line occupies a channel at `frequency_mhz`: its transfers over the
@@ -523,6 +649,9 @@ impl MachineConfig {
             d.validate()?;
             if self.timing.write_buffer.is_some() {
                 return Err("timing.dram: not modelled together with timing.write_buffer (its bus is the memory's)".into());
+            }
+            if d.ranks.is_some() && self.caches.iter().any(|c| c.indexing == Indexing::Virtual) {
+                return Err("timing.dram.ranks: row activations map physical addresses to banks; this machine has a virtually indexed cache".into());
             }
         }
         if let Some(m) = &self.timing.mlp {

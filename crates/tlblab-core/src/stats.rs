@@ -198,13 +198,20 @@ pub struct Stats {
     pub dram: Option<DramStats>,
 }
 
-/// What the DRAM channels did (`timing.dram`, `DramConfig`): lines transferred (every agent's),
-/// how many of them found every channel busy, and the cycles they waited in all.
+/// What the DRAM channels did (`timing.dram`, `DramConfig`): lines read (every agent's), how
+/// many of them found every channel busy, and the cycles they waited in all; and the dirty
+/// lines written back to memory (`DramConfig::writebacks`: every level's evictions that no
+/// level below on the path held, a shared level's counted once, and flushes' dirty lines).
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug, Serialize, Deserialize)]
 pub struct DramStats {
     pub lines: u64,
     pub queued_lines: u64,
     pub queue_cycles: u64,
+    #[serde(default)]
+    pub writeback_lines: u64,
+    /// Row activations (`DramConfig`'s `ranks` ... `t_faw_ps`; 0 without them).
+    #[serde(default)]
+    pub activations: u64,
 }
 
 impl DramStats {
@@ -213,6 +220,8 @@ impl DramStats {
             lines: f(self.lines, o.lines),
             queued_lines: f(self.queued_lines, o.queued_lines),
             queue_cycles: f(self.queue_cycles, o.queue_cycles),
+            writeback_lines: f(self.writeback_lines, o.writeback_lines),
+            activations: f(self.activations, o.activations),
         }
     }
 }

@@ -22,12 +22,7 @@ const MEMORY: u64 = 100;
 fn uncached(channels: u32, mega_transfers: u32, mlp: Option<MlpConfig>) -> MachineConfig {
     let mut m = common::uncached(MEMORY);
     m.timing.mlp = mlp;
-    m.timing.dram = Some(DramConfig {
-        channels,
-        mega_transfers,
-        bus_bytes: 8,
-        line_bytes: 64,
-    });
+    m.timing.dram = Some(DramConfig::new(channels, mega_transfers));
     m
 }
 
@@ -94,12 +89,7 @@ fn lines(n: u64) -> Vec<Record> {
 #[test]
 fn given_a_line_cycles_formula_then_ddr4_4000_on_two_channels_is_64_gb_per_s() {
     // Seed 001 Table 5.1: DDR4-4000, two channels; 2 x 8 B x 4000 MT/s.
-    let d = DramConfig {
-        channels: 2,
-        mega_transfers: 4000,
-        bus_bytes: 8,
-        line_bytes: 64,
-    };
+    let d = DramConfig::new(2, 4000);
     assert_eq!(d.peak_bytes_per_second(), 64e9);
     // A 64-byte line is 8 transfers, 2 ns on one channel: 7.4 cycles at 3.7 GHz.
     assert!((d.line_cycles(3700.0) - 7.4).abs() < 1e-9);
@@ -192,12 +182,7 @@ fn given_bad_channels_then_one_clear_message() {
     let mut m = uncached(0, 400, None);
     let e = m.validate().unwrap_err();
     assert!(e.contains("timing.dram.channels"), "{e}");
-    m.timing.dram = Some(DramConfig {
-        channels: 2,
-        mega_transfers: 0,
-        bus_bytes: 8,
-        line_bytes: 64,
-    });
+    m.timing.dram = Some(DramConfig::new(2, 0));
     let e = m.validate().unwrap_err();
     assert!(e.contains("timing.dram.mega_transfers"), "{e}");
 }
@@ -224,4 +209,171 @@ fn given_a_walk_reserving_its_later_lines_then_a_later_reference_takes_the_gap_b
         s0.stats().dram.unwrap().queue_cycles
     };
     assert_eq!(s.stats().dram.unwrap().queue_cycles - before, 20);
+}
+
+/// `uncached(1, 400, None)` (one channel of 20 cycles a line, 100 cycles of latency, in
+/// order) with three LRU cache levels of 16, 64 and 256 lines (1, 4 and 16 KiB, 4 ways) whose
+/// misses all cost the memory's latency, and a walker that bypasses them (its entries take
+/// no cache line): `writebacks` on or off.
+fn cached(writebacks: bool) -> MachineConfig {
+    let mut m = uncached(1, 400, None);
+    m.caches = vec![
+        common::cache("L1", 1, 1 << 10, 4, 1),
+        common::cache("L2", 2, 4 << 10, 4, 1),
+        common::cache("L3", 3, 16 << 10, 4, 1),
+    ];
+    m.walker.uncached = true;
+    m.timing.dram.as_mut().unwrap().writebacks = writebacks;
+    m
+}
+
+fn store(va: u64) -> Record {
+    Record::Access(Access::new(ThreadId(0), AccessKind::Store, VirtAddr(va), 8))
+}
+
+#[test]
+fn given_a_store_stream_over_twice_the_llc_then_each_dirty_line_is_written_back_once() {
+    // 512 lines (32 KiB, 8 pages the TLB keeps), twice the L3. A pass of loads first: the
+    // pages walked and the caches full of clean lines (the last 256 in the L3). Then two
+    // passes of one store per line, each line missing every level (a sequential stream over
+    // LRU levels smaller than it).
+    const N: u64 = 512;
+    let pass = |write: bool| -> Vec<Record> {
+        (0..N)
+            .map(|i| {
+                let va = 0x10_0000 + i * 64;
+                if write {
+                    store(va)
+                } else {
+                    load(0, va)
+                }
+            })
+            .collect()
+    };
+    for writebacks in [true, false] {
+        let m = cached(writebacks);
+        let mut s = System::new(m.clone(), RunOptions::default()).unwrap();
+        let mut records = pass(false);
+        s.run_slice(&records).unwrap();
+        let mut counts = vec![(s.clock(0), s.stats().dram.unwrap())];
+        for _ in 0..2 {
+            let p = pass(true);
+            s.run_slice(&p).unwrap();
+            records.extend(p);
+            counts.push((s.clock(0), s.stats().dram.unwrap()));
+        }
+        agrees(&m, &s, &records);
+        let delta = |i: usize| {
+            let ((t0, d0), (t1, d1)) = (counts[i - 1], counts[i]);
+            (
+                t1 - t0,
+                d1.lines - d0.lines,
+                d1.writeback_lines - d0.writeback_lines,
+            )
+        };
+        if !writebacks {
+            // Reads only: every line from memory, none written, no wait (20 < 100).
+            assert_eq!(delta(1), (N * MEMORY, N, 0));
+            assert_eq!(delta(2), (N * MEMORY, N, 0));
+            continue;
+        }
+        // A store dirties the L1's line; each level's dirty victim is marked in the level
+        // below, which still holds it; the L3's goes to memory. Pass 1: the first 256 lines
+        // evict the clean ones the loads left, the last 256 evict the first 256, dirty: 256
+        // written back. Each writeback takes the channel when its store's line is answered,
+        // which is when the next store issues: that store's line waits 20 cycles (255 of
+        // them; the last writeback has no store after it in the pass).
+        assert_eq!(delta(1), (N * MEMORY + 255 * 20, N, 256));
+        // Pass 2: every line evicts a dirty one, so N lines read and N written back, and
+        // every store waits for the writeback before it (the first, for pass 1's last).
+        assert_eq!(delta(2), (N * (MEMORY + 20), N, N));
+    }
+}
+
+#[test]
+fn given_loads_only_then_nothing_is_written_back() {
+    let m = cached(true);
+    let records: Vec<Record> = (0..2048u64).map(|i| load(0, 0x10_0000 + i * 64)).collect();
+    let mut s = System::new(m.clone(), RunOptions::default()).unwrap();
+    s.run_slice(&records).unwrap();
+    agrees(&m, &s, &records);
+    let d = s.stats().dram.unwrap();
+    assert_eq!(d.writeback_lines, 0, "{d:?}");
+    assert!(d.lines >= 2048, "{d:?}");
+}
+
+/// `uncached(1, 4000, slots(64))` (one channel of 2 cycles a line, 100 of latency, 64 slots)
+/// with row activations: one rank of `banks` banks, rows of `row_bytes`, tRRD 10 and tFAW 100
+/// cycles (at the machine's 1 GHz).
+fn with_rows(banks: u32, row_bytes: u64) -> MachineConfig {
+    let mut m = uncached(1, 4000, slots(64));
+    let d = m.timing.dram.as_mut().unwrap();
+    d.ranks = Some(1);
+    d.banks = Some(banks);
+    d.row_bytes = Some(row_bytes);
+    d.t_rrd_ps = Some(10_000);
+    d.t_faw_ps = Some(100_000);
+    m
+}
+
+/// Lines 1..=63 of the touched page (line 0 is the set-up's, its row open).
+fn other_lines() -> Vec<Record> {
+    (1..64u64).map(|i| load(0, 0x1000 + i * 64)).collect()
+}
+
+/// The activations `body` took after the set-up (`cycles`' first two records).
+fn activations(m: &MachineConfig, body: &[Record]) -> u64 {
+    let mut records = vec![load(0, 0x1000), load(0, 0x1000), mark(0, true)];
+    records.extend_from_slice(body);
+    let mut s = System::new(m.clone(), RunOptions::default()).unwrap();
+    s.run_slice(&records[..2]).unwrap();
+    let before = s.stats().dram.unwrap().activations;
+    s.run_slice(&records[2..]).unwrap();
+    s.stats().dram.unwrap().activations - before
+}
+
+#[test]
+fn given_rows_of_one_line_when_independent_lines_each_open_one_then_a_rank_takes_four_per_tfaw() {
+    // One bank, a row per line: each of the 63 lines needs an activation. The rank takes
+    // them tRRD apart, four per tFAW: the j-th at (j / 4)·100 + (j % 4)·10, the last (j =
+    // 62) at 1520, its line on the free channel then, answered 100 later. Without the
+    // activations the 63 lines take the channel 2 cycles each: 62·2 + 100.
+    let m = with_rows(1, 64);
+    assert_eq!(
+        cycles(m.clone(), &other_lines(), true),
+        15 * 100 + 2 * 10 + MEMORY
+    );
+    assert_eq!(activations(&m, &other_lines()), 63);
+    assert_eq!(
+        cycles(uncached(1, 4000, slots(64)), &other_lines(), true),
+        62 * 2 + MEMORY
+    );
+}
+
+#[test]
+fn given_rows_of_8_kib_when_a_page_is_read_in_order_then_its_lines_hit_the_open_row() {
+    // A 4 KiB page lies in one 8 KiB row, which the set-up's line opened: no activation, and
+    // the lines take what they take without the activations.
+    let m = with_rows(16, 8192);
+    assert_eq!(activations(&m, &other_lines()), 0);
+    assert_eq!(
+        cycles(m, &other_lines(), true),
+        cycles(uncached(1, 4000, slots(64)), &other_lines(), true)
+    );
+}
+
+#[test]
+fn given_bad_row_timings_then_one_clear_message_naming_the_field() {
+    let mut m = with_rows(16, 8192);
+    m.timing.dram.as_mut().unwrap().t_faw_ps = Some(5_000);
+    let e = m.validate().unwrap_err();
+    assert!(e.starts_with("timing.dram.t_faw_ps"), "{e}");
+    let mut m = with_rows(16, 8192);
+    m.timing.dram.as_mut().unwrap().banks = None;
+    let e = m.validate().unwrap_err();
+    assert!(e.starts_with("timing.dram.banks"), "{e}");
+    let mut m = with_rows(16, 100);
+    m.timing.dram.as_mut().unwrap().row_bytes = Some(100);
+    let e = m.validate().unwrap_err();
+    assert!(e.starts_with("timing.dram.row_bytes"), "{e}");
 }

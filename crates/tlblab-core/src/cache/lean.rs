@@ -78,25 +78,50 @@ impl LeanSets {
     /// way is the set's oldest: its lowest invalid one, or when there is none its least
     /// recently used; see the module comment). The line is then its set's most recent, dirty
     /// if `write` or if it was a dirty hit.
+    /// With `VICTIM`, also the line an eviction replaced if it was dirty (`INVALID` otherwise,
+    /// and always without `VICTIM`, which then costs nothing).
     #[inline(always)]
-    pub(super) fn access(&mut self, line: u64, write: bool) -> (Outcome, usize, usize) {
+    pub(super) fn access<const VICTIM: bool>(
+        &mut self,
+        line: u64,
+        write: bool,
+    ) -> (Outcome, usize, usize, u64) {
         let g = &self.geometry;
         let set_i = g.set_of(line);
         let set = &mut self.sets[set_i];
         if let Some(w) = row_find(&set.fps, &set.keys, g.way_mask, line, |_| true) {
             packed_to_front(&mut set.order, w);
             set.dirty |= (write as u16) << w;
-            return (Outcome::Hit, set_i, w);
+            return (Outcome::Hit, set_i, w, INVALID);
         }
         let w = g.take_oldest(&mut set.order);
         let outcome = match set.keys[w] {
             INVALID => Outcome::Filled,
             _ => Outcome::Evicted,
         };
+        let victim = if VICTIM && set.dirty >> w & 1 == 1 {
+            set.keys[w]
+        } else {
+            INVALID
+        };
         set.keys[w] = line;
         set.fps[w] = fingerprint(line);
         set.dirty = (set.dirty & !(1 << w)) | (write as u16) << w;
-        (outcome, set_i, w)
+        (outcome, set_i, w, victim)
+    }
+
+    /// Marks `line` dirty if present; whether it was. Nothing else changes (no replacement
+    /// state: a writeback from the level above is not a use).
+    pub(super) fn mark_if_present(&mut self, line: u64) -> bool {
+        let g = &self.geometry;
+        let set = &mut self.sets[g.set_of(line)];
+        match row_find(&set.fps, &set.keys, g.way_mask, line, |_| true) {
+            Some(w) => {
+                set.dirty |= 1 << w;
+                true
+            }
+            None => false,
+        }
     }
 
     /// `access` for a line the cache holds (its effects, and its set and way); for any other

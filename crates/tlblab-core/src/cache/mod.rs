@@ -301,19 +301,37 @@ impl Cache {
     /// (`LevelStats::evictions` of a cache level).
     #[inline(always)]
     pub(crate) fn access_counted(&mut self, addr: u64, write: bool) -> Outcome {
+        self.access_line::<false>(addr, write).0
+    }
+
+    /// `access_counted`, and the address of the line an eviction replaced if that line was
+    /// dirty (a writeback, `System::load_writing_back`).
+    #[inline(always)]
+    pub(crate) fn access_victim(&mut self, addr: u64, write: bool) -> (Outcome, Option<u64>) {
+        let (outcome, victim) = self.access_line::<true>(addr, write);
+        (
+            outcome,
+            (victim != INVALID).then_some(victim << self.line_shift),
+        )
+    }
+
+    /// `access_counted`; with `VICTIM`, also the line (not its address) an eviction replaced
+    /// if it was dirty, else `INVALID` (always `INVALID` without `VICTIM`, at no cost).
+    #[inline(always)]
+    fn access_line<const VICTIM: bool>(&mut self, addr: u64, write: bool) -> (Outcome, u64) {
         let line = addr >> self.line_shift;
         if line == self.memo_line {
             self.mark_memo(write);
-            return Outcome::Hit;
+            return (Outcome::Hit, INVALID);
         }
-        let (outcome, set, w, slot) = match &mut self.lines {
+        let (outcome, set, w, slot, victim) = match &mut self.lines {
             Lines::Lean(l) => {
-                let (outcome, set, w) = l.access(line, write);
-                (outcome, set, w, LeanSets::slot(set, w))
+                let (outcome, set, w, victim) = l.access::<VICTIM>(line, write);
+                (outcome, set, w, LeanSets::slot(set, w), victim)
             }
             Lines::General(g) => {
                 let full = self.empty_slots == 0;
-                g.access(line, write, full, self.sets, self.ways)
+                g.access::<VICTIM>(line, write, full, self.sets, self.ways)
             }
         };
         if outcome == Outcome::Filled {
@@ -324,7 +342,28 @@ impl Cache {
         }
         self.memo_line = line;
         self.memo_slot = slot;
-        outcome
+        (outcome, victim)
+    }
+
+    /// Marks the line of `addr` dirty if this level holds it, and says whether it did: a
+    /// dirty line the level above evicted is written back here (`System::load_writing_back`).
+    /// No allocation and no replacement-state change (a writeback is not a use), the memo
+    /// unchanged.
+    pub(crate) fn mark_dirty_if_present(&mut self, addr: u64) -> bool {
+        let line = addr >> self.line_shift;
+        match &mut self.lines {
+            Lines::Lean(l) => l.mark_if_present(line),
+            Lines::General(g) => {
+                let base = g.set_of(line, self.sets) * self.ways;
+                match (0..self.ways).find(|&w| g.tags.get(base + w) == line) {
+                    Some(w) => {
+                        g.dirty.set(base + w, true);
+                        true
+                    }
+                    None => false,
+                }
+            }
+        }
     }
 
     /// Marks the memo's line dirty if `write`.
@@ -417,6 +456,11 @@ impl Cache {
 
     /// Invalidates everything (writing back dirty lines) and returns the cycles it costs.
     pub fn flush(&mut self) -> u64 {
+        self.flush_counted().0
+    }
+
+    /// `flush`: (the cycles it costs, the dirty lines it wrote back).
+    pub(crate) fn flush_counted(&mut self) -> (u64, u64) {
         self.memo_line = INVALID;
         self.empty_slots = self.slots;
         let mut valid = 0u64;
@@ -432,17 +476,23 @@ impl Cache {
             dirty += d;
         }
         self.filled_sets.clear();
-        self.config.flush_cycles_base
+        let cycles = self.config.flush_cycles_base
             + valid * self.config.flush_cycles_per_line
-            + dirty * self.config.flush_cycles_per_dirty_line
+            + dirty * self.config.flush_cycles_per_dirty_line;
+        (cycles, dirty)
     }
 
     /// Cleans and invalidates the lines of `start..start+len` (addresses as the cache is
     /// indexed), one line address at a time; returns the cycles: `range_flush_cycles_per_line`
     /// per line of the range, `flush_cycles_per_dirty_line` per dirty line written back.
     pub fn flush_range(&mut self, start: u64, len: u64) -> u64 {
+        self.flush_range_counted(start, len).0
+    }
+
+    /// `flush_range`: (the cycles it costs, the dirty lines it wrote back).
+    pub(crate) fn flush_range_counted(&mut self, start: u64, len: u64) -> (u64, u64) {
         if len == 0 {
-            return 0;
+            return (0, 0);
         }
         // Repeats from the previous range's way-0 invalidations (`filled_sets`), in place.
         self.filled_sets.sort_unstable();
@@ -455,8 +505,9 @@ impl Cache {
                 dirty += d as u64;
             }
         }
-        (last - first + 1) * self.config.range_flush_cycles_per_line
-            + dirty * self.config.flush_cycles_per_dirty_line
+        let cycles = (last - first + 1) * self.config.range_flush_cycles_per_line
+            + dirty * self.config.flush_cycles_per_dirty_line;
+        (cycles, dirty)
     }
 
     /// Invalidates `line` if present: Some(whether it was dirty). The way becomes the set's
@@ -504,14 +555,14 @@ impl GeneralLines {
     // instructions per level looked up (measured: -4% instructions per reference of a random
     // stream, full model, and -3% on the Lackey capture of `ls`).
     #[inline(always)]
-    fn access(
+    fn access<const VICTIM: bool>(
         &mut self,
         line: u64,
         write: bool,
         full: bool,
         sets: u64,
         ways: usize,
-    ) -> (Outcome, usize, usize, usize) {
+    ) -> (Outcome, usize, usize, usize, u64) {
         let set = self.set_of(line, sets);
         let base = set * ways;
         let found = if full && ways <= 64 {
@@ -526,17 +577,23 @@ impl GeneralLines {
             Ok(w) => {
                 self.repl.on_hit(set, w);
                 self.dirty.mark(base + w, write);
-                (Outcome::Hit, set, w, base + w)
+                (Outcome::Hit, set, w, base + w, INVALID)
             }
             Err(free) => {
                 let w = self.repl.fill_way(set, free);
+                // An invalid way's dirty bit is clear: only a valid dirty line is a victim.
+                let victim = if VICTIM && self.dirty.get(base + w) {
+                    self.tags.get(base + w)
+                } else {
+                    INVALID
+                };
                 self.tags.set(base + w, line);
                 self.dirty.set(base + w, write);
                 let outcome = match free {
                     Some(_) => Outcome::Filled,
                     None => Outcome::Evicted,
                 };
-                (outcome, set, w, base + w)
+                (outcome, set, w, base + w, victim)
             }
         }
     }

@@ -350,8 +350,98 @@ struct Cpu {
 struct RefDram {
     given: Vec<Vec<(u64, u64)>>,
     line: u64,
-    /// Lines, lines that waited, cycles waited.
-    counts: [u64; 3],
+    /// Lines read, lines that waited, cycles waited, lines written back, row activations.
+    counts: [u64; 5],
+    /// `DramConfig::writebacks`.
+    writebacks: bool,
+    /// The writebacks not placed yet, each as the count of lines read from memory when its
+    /// eviction happened, and that count (`DramConfig`'s writeback rules).
+    pending: Vec<(u64, u64)>,
+    reads: u64,
+    /// The addresses of the lines read from memory not placed yet, in order.
+    read_addrs: Vec<u64>,
+    /// Row activations (`DramConfig::rows`): the configuration, the bytes of a line, each
+    /// bank's open row (by channel, rank, bank), each rank's activations (by channel, rank).
+    rows: Option<RefRows>,
+}
+
+/// `RefDram::rows`: the configuration, the bytes of a line, each bank's open row (by channel,
+/// rank, bank), each rank's activations (by channel, rank).
+type RefRows = (
+    crate::machine::DramRows,
+    u64,
+    Vec<Option<u64>>,
+    Vec<Vec<u64>>,
+);
+
+impl RefDram {
+    /// One line arriving at `arrive`: without row activations (or its address) on the
+    /// channel where it can begin first (the lowest of equals); with them on its address's
+    /// channel, after an activation if its bank has another row open. Its start is the first
+    /// at which it overlaps no line that channel was given.
+    fn place(&mut self, arrive: u64, addr: Option<u64>) -> u64 {
+        let channels = self.given.len() as u64;
+        let mut from = arrive;
+        let mut only = None;
+        if let (Some((r, line_bytes, open, acts)), Some(addr)) = (&mut self.rows, addr) {
+            // Rows of `row_lines` lines go to channel 0, 1, ..., then the next rank, then the
+            // next bank.
+            let chunk = addr / *line_bytes / r.row_lines;
+            let ch = chunk % channels;
+            let rank = ch * r.ranks as u64 + (chunk / channels) % r.ranks as u64;
+            let bank = rank * r.banks as u64 + (chunk / channels / r.ranks as u64) % r.banks as u64;
+            let row = chunk / channels / r.ranks as u64 / r.banks as u64;
+            if open[bank as usize] != Some(row) {
+                from = naive_activation(&acts[rank as usize], arrive, r.rrd, r.faw);
+                acts[rank as usize].push(from);
+                open[bank as usize] = Some(row);
+                self.counts[4] += 1;
+            }
+            only = Some(ch as usize);
+        }
+        let mut best: Option<(u64, usize)> = None;
+        for (ch, given) in self.given.iter().enumerate() {
+            if only.is_some_and(|o| o != ch) {
+                continue;
+            }
+            let mut start = from;
+            while let Some(&(_, end)) = given
+                .iter()
+                .find(|&&(s, e)| s < start + self.line && e > start)
+            {
+                start = end;
+            }
+            if best.is_none_or(|(b, _)| start < b) {
+                best = Some((start, ch));
+            }
+        }
+        let (start, ch) = best.expect("a channel");
+        self.given[ch].push((start, start + self.line));
+        start
+    }
+}
+
+/// The first time at or after `arrive` at which a rank that took activations `acts` can take
+/// another: none closer than `rrd` to it, and no five, it included, within less than `faw`.
+/// Tried at `arrive`, then at every activation's time plus `rrd` or `faw` after it, in order.
+fn naive_activation(acts: &[u64], arrive: u64, rrd: u64, faw: u64) -> u64 {
+    let ok = |t: u64| {
+        let mut all: Vec<u64> = acts.to_vec();
+        all.push(t);
+        all.sort_unstable();
+        acts.iter().all(|&x| x.abs_diff(t) >= rrd) && all.windows(5).all(|w| w[4] - w[0] >= faw)
+    };
+    let mut tries: Vec<u64> = acts
+        .iter()
+        .flat_map(|&x| [x + rrd, x + faw])
+        .filter(|&c| c > arrive)
+        .collect();
+    tries.push(arrive);
+    tries.sort_unstable();
+    tries
+        .into_iter()
+        .find(|&t| ok(t))
+        .expect("past every activation, a time is free")
 }
 
 /// A long miss in flight under `timing.mlp`: (its completion, its thread's count of marked
@@ -621,7 +711,21 @@ impl ReferenceModel {
             dram: config.timing.dram.map(|d| RefDram {
                 given: vec![Vec::new(); d.channels as usize],
                 line: d.line_cycles_fixed(config.frequency_mhz),
-                counts: [0; 3],
+                counts: [0; 5],
+                writebacks: d.writebacks,
+                pending: Vec::new(),
+                reads: 0,
+                read_addrs: Vec::new(),
+                rows: d.rows(config.frequency_mhz).map(|r| {
+                    let ranks = (d.channels * r.ranks) as usize;
+                    let banks = ranks * r.banks as usize;
+                    (
+                        r,
+                        d.line_bytes as u64,
+                        vec![None; banks],
+                        vec![Vec::new(); ranks],
+                    )
+                }),
             }),
             independent: BTreeSet::new(),
             twin: None,
@@ -1039,7 +1143,9 @@ impl ReferenceModel {
                     ids.dedup();
                     for k in ids {
                         // Counted, and charged to no clock.
-                        self.os.cache_flush_cycles += self.caches[k].flush();
+                        let (cost, dirty) = self.caches[k].flush();
+                        self.settle_writebacks(cpu, dirty);
+                        self.os.cache_flush_cycles += cost;
                         self.os.cache_flushes += 1;
                     }
                 }
@@ -1415,13 +1521,16 @@ impl ReferenceModel {
         }
         ids.sort_unstable();
         ids.dedup();
-        let mut cycles = 0;
+        let (mut cycles, mut written) = (0, 0);
         for k in ids {
             if self.caches[k].virtual_indexed {
-                cycles += self.caches[k].flush();
+                let (cost, dirty) = self.caches[k].flush();
+                cycles += cost;
+                written += dirty;
                 self.os.cache_flushes += 1;
             }
         }
+        self.settle_writebacks(cpu, written);
         self.os.cache_flush_cycles += cycles;
         cycles
     }
@@ -1522,7 +1631,9 @@ impl ReferenceModel {
                 .collect();
             for k in data {
                 if self.caches[k].virtual_indexed {
-                    cycles += self.caches[k].flush_range(start, len);
+                    let (cost, dirty) = self.caches[k].flush_range(start, len);
+                    cycles += cost;
+                    self.settle_writebacks(cpu, dirty);
                 }
             }
             self.os.cache_flush_cycles += cycles;
@@ -1733,6 +1844,14 @@ impl ReferenceModel {
         };
         // ARM domains (seed 002, `domains.rs`): checked before the reference runs.
         let walked_domain = self.domain_check(cpu, space, va, &path, who)?;
+        // Writebacks a technique's loads left unplaced go first, from this reference's start.
+        if self
+            .dram
+            .as_ref()
+            .is_some_and(|d| d.reads != 0 || !d.pending.is_empty())
+        {
+            self.settle_writebacks(cpu, 0);
+        }
         let memory = self.cache_names.len();
         let served = |cs: &RefCounters| cs.data_by_source[memory] + cs.walk_refs_by_source[memory];
         let served_before = served(&self.counters[cpu]);
@@ -1906,8 +2025,10 @@ impl ReferenceModel {
         let Some(d) = &mut self.dram else {
             return 0;
         };
-        if lines == 0 {
-            // No line: nothing placed and nothing forgotten (the engine does not call it).
+        if lines == 0 && d.pending.is_empty() {
+            // Nothing to place: nothing placed and nothing forgotten.
+            d.reads = 0;
+            d.read_addrs.clear();
             return 0;
         }
         let unit = 1u64 << crate::machine::DRAM_FRACTION_BITS;
@@ -1919,39 +2040,52 @@ impl ReferenceModel {
         for given in &mut d.given {
             given.retain(|&(_, e)| e + horizon >= arrive);
         }
-        for _ in 0..lines {
-            // On each channel, the first start from the arrival on at which the line overlaps
-            // none it was given; the channel with the earliest (the lowest of equals).
-            let mut best: Option<(u64, usize)> = None;
-            for (ch, given) in d.given.iter().enumerate() {
-                let mut start = arrive;
-                while let Some(&(_, end)) = given
-                    .iter()
-                    .find(|&&(s, e)| s < start + d.line && e > start)
-                {
-                    start = end;
-                }
-                if best.is_none_or(|(b, _)| start < b) {
-                    best = Some((start, ch));
-                }
+        if let Some((_, _, _, acts)) = &mut d.rows {
+            for a in acts {
+                a.retain(|&x| x + horizon >= arrive);
             }
-            let (start, ch) = best.expect("a channel");
-            d.given[ch].push((start, start + d.line));
+        }
+        // When each read line is answered: [0] is the reference's start.
+        let mut answered = vec![arrive];
+        let addrs = std::mem::take(&mut d.read_addrs);
+        for i in 0..lines as usize {
+            let start = d.place(arrive, addrs.get(i).copied());
             if start > arrive {
                 d.counts[1] += 1;
                 waited += start - arrive;
             }
             arrive = start + latency * unit;
+            answered.push(arrive);
             d.counts[0] += 1;
         }
         let cycles = waited.div_ceil(unit);
         d.counts[2] += cycles;
+        // Then the writebacks, after every read: each from the answer of the line whose
+        // fill evicted it (a count past the reads placed here: from the last one).
+        for (k, addr) in std::mem::take(&mut d.pending) {
+            d.place(answered[(k as usize).min(lines as usize)], Some(addr));
+            d.counts[3] += 1;
+        }
+        d.reads = 0;
         cycles
     }
 
+    /// Writebacks of a technique's operation or an event on hardware thread `cpu`, and
+    /// `flushed` dirty lines a flush wrote, placed from its clock on.
+    pub(crate) fn settle_writebacks(&mut self, cpu: usize, flushed: u64) {
+        let now = self.cpus[cpu].clock;
+        if let Some(d) = &mut self.dram {
+            if d.writebacks {
+                d.pending
+                    .extend(std::iter::repeat_n((0, 0), flushed as usize));
+                self.dram_queue(now, 0);
+            }
+        }
+    }
+
     /// The DRAM channels' counts since the run began (`Stats::dram`: lines, lines that
-    /// waited, cycles waited), with `timing.dram`.
-    pub fn dram_counts(&self) -> Option<[u64; 3]> {
+    /// waited, cycles waited, lines written back, row activations), with `timing.dram`.
+    pub fn dram_counts(&self) -> Option<[u64; 5]> {
         self.dram.as_ref().map(|d| d.counts)
     }
 
@@ -1973,16 +2107,43 @@ impl ReferenceModel {
         addr: u64,
         write: bool,
     ) -> (u64, usize) {
+        let writebacks = self.dram.as_ref().is_some_and(|d| d.writebacks);
         let cs = &mut self.counters[cpu];
-        for &(k, stat) in path {
-            let outcome = self.caches[k].access(addr, write);
+        let mut evicted_dirty = Vec::new();
+        for (i, &(k, stat)) in path.iter().enumerate() {
+            // With writebacks a store dirties the first level only.
+            let w = write && (i == 0 || !writebacks);
+            let (outcome, victim) = self.caches[k].access_victim(addr, w);
             cs.cache[stat][0] += 1;
             if outcome == CacheOutcome::Hit {
                 cs.cache[stat][1] += 1;
+                if let Some(d) = self.dram.as_mut() {
+                    // Its writebacks, after the lines it read from memory before.
+                    d.pending
+                        .extend(evicted_dirty.iter().map(|&v| (d.reads, v)));
+                }
                 return (self.caches[k].latency, stat);
             }
             cs.cache[stat][2] += 1;
             cs.cache[stat][3] += (outcome == CacheOutcome::Evicted) as u64;
+            // A dirty victim goes to the first level below on the path that holds it, else
+            // to memory.
+            if let (Some(v), true) = (victim, writebacks) {
+                let held = path[i + 1..]
+                    .iter()
+                    .any(|&(b, _)| self.caches[b].mark_dirty(v));
+                if !held {
+                    evicted_dirty.push(v);
+                }
+            }
+        }
+        if let Some(d) = self.dram.as_mut() {
+            // Served by memory: its address for the row activations; its evictions wait for
+            // its line.
+            d.reads += 1;
+            d.read_addrs.push(addr);
+            d.pending
+                .extend(evicted_dirty.iter().map(|&v| (d.reads, v)));
         }
         (self.config.memory.latency, self.cache_names.len())
     }

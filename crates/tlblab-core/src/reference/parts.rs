@@ -129,12 +129,16 @@ impl<K: PartialEq + Clone> NaiveSets<K> {
     /// Puts `k` in `set` (the lowest invalid way, else the victim among every way); returns
     /// whether a valid entry was replaced.
     pub(super) fn fill(&mut self, set: usize, k: K) -> bool {
-        let evicting = self.full(set);
+        self.fill_replacing(set, k).is_some()
+    }
+
+    /// `fill`, returning the entry it replaced (None: it took an invalid way).
+    pub(super) fn fill_replacing(&mut self, set: usize, k: K) -> Option<K> {
         let all = vec![true; self.ways];
         let w = self.victim(set, &all).expect("every way allowed");
-        self.slots[set][w] = Some(k);
+        let old = self.slots[set][w].replace(k);
         self.touch(set, w, true);
-        evicting
+        old
     }
 }
 
@@ -672,26 +676,43 @@ impl NaiveCache {
     }
 
     pub(super) fn access(&mut self, addr: u64, write: bool) -> CacheOutcome {
+        self.access_victim(addr, write).0
+    }
+
+    /// `access`, and the address of the line a miss replaced if that line was dirty.
+    pub(super) fn access_victim(&mut self, addr: u64, write: bool) -> (CacheOutcome, Option<u64>) {
         let line = addr / self.line;
         let set = (line % self.nsets) as usize;
         if let Some(w) = self.sets.find(set, |&(t, _)| t == line) {
             self.sets.touch(set, w, false);
             let slot = self.sets.slots[set][w].as_mut().unwrap();
             slot.1 |= write;
-            return CacheOutcome::Hit;
+            return (CacheOutcome::Hit, None);
         }
-        if self.sets.fill(set, (line, write)) {
-            CacheOutcome::Evicted
-        } else {
-            CacheOutcome::Filled
+        match self.sets.fill_replacing(set, (line, write)) {
+            Some((old, dirty)) => (CacheOutcome::Evicted, dirty.then_some(old * self.line)),
+            None => (CacheOutcome::Filled, None),
+        }
+    }
+
+    /// Marks the line of `addr` dirty if present (nothing else changes); whether it was.
+    pub(super) fn mark_dirty(&mut self, addr: u64) -> bool {
+        let line = addr / self.line;
+        let set = (line % self.nsets) as usize;
+        match self.sets.find(set, |&(t, _)| t == line) {
+            Some(w) => {
+                self.sets.slots[set][w].as_mut().unwrap().1 = true;
+                true
+            }
+            None => false,
         }
     }
 
     /// Writes back and invalidates the lines of `start..start+len`, line address by line
-    /// address; returns the cost (per line address, and per dirty line).
-    pub(super) fn flush_range(&mut self, start: u64, len: u64) -> u64 {
+    /// address; returns the cost (per line address, and per dirty line) and the dirty lines.
+    pub(super) fn flush_range(&mut self, start: u64, len: u64) -> (u64, u64) {
         if len == 0 {
-            return 0;
+            return (0, 0);
         }
         let (first, last) = (start / self.line, start.saturating_add(len - 1) / self.line);
         let mut dirty = 0;
@@ -702,11 +723,14 @@ impl NaiveCache {
                 self.sets.invalidate(set, w);
             }
         }
-        (last - first + 1) * self.range_cost + dirty * self.flush_costs[2]
+        (
+            (last - first + 1) * self.range_cost + dirty * self.flush_costs[2],
+            dirty,
+        )
     }
 
-    /// Writes back and invalidates every line; returns the cost.
-    pub(super) fn flush(&mut self) -> u64 {
+    /// Writes back and invalidates every line; returns the cost and the dirty lines.
+    pub(super) fn flush(&mut self) -> (u64, u64) {
         let (mut valid, mut dirty) = (0, 0);
         for set in 0..self.nsets as usize {
             for w in 0..self.sets.ways {
@@ -718,7 +742,7 @@ impl NaiveCache {
             }
         }
         let [base, per_line, per_dirty] = self.flush_costs;
-        base + valid * per_line + dirty * per_dirty
+        (base + valid * per_line + dirty * per_dirty, dirty)
     }
 }
 

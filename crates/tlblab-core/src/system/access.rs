@@ -65,16 +65,54 @@ impl System {
     ) -> (u64, usize) {
         for r in path {
             let outcome = caches[r.cache].access_counted(addr, write);
-            let s = &mut stats.cache[r.stat];
-            s.accesses += 1;
-            if outcome == CacheOutcome::Hit {
-                s.hits += 1;
+            if Self::count_level(&mut stats.cache[r.stat], outcome) {
                 return (caches[r.cache].config.latency, r.stat);
             }
-            s.misses += 1;
-            s.evictions += (outcome == CacheOutcome::Evicted) as u64;
         }
         (mem_latency, mem_source)
+    }
+
+    /// Counts one level's access that did `outcome` in its statistics; whether it hit.
+    #[inline(always)]
+    pub(super) fn count_level(s: &mut crate::stats::LevelStats, outcome: CacheOutcome) -> bool {
+        s.accesses += 1;
+        if outcome == CacheOutcome::Hit {
+            s.hits += 1;
+            return true;
+        }
+        s.misses += 1;
+        s.evictions += (outcome == CacheOutcome::Evicted) as u64;
+        false
+    }
+
+    /// `load`, or on a machine whose DRAM channels take writebacks `load_writing_back`. Off
+    /// the per-access path: the general path's data and walk loads test the machine once
+    /// (`cold_data`, `load_walk_path`), not per load.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(super) fn load_timed(
+        caches: &mut [Cache],
+        path: &[CacheRef],
+        stats: &mut UnitStats,
+        addr: u64,
+        write: bool,
+        mem_source: usize,
+        mem_latency: u64,
+        dram: &mut Option<dram::DramState>,
+    ) -> (u64, usize) {
+        match dram {
+            Some(d) if d.writebacks || d.rows.is_some() => Self::load_writing_back(
+                caches,
+                path,
+                stats,
+                addr,
+                write,
+                mem_source,
+                mem_latency,
+                d,
+            ),
+            _ => Self::load(caches, path, stats, addr, write, mem_source, mem_latency),
+        }
     }
 
     /// `load`, counting into a fast lane's tally of the path (`PathTally`) instead of the
@@ -378,7 +416,17 @@ impl System {
         let write = kind == AccessKind::Store;
         let (memory, latency) = (self.mem_source, self.mem_latency);
         let stats = &mut self.cpu_stats[cpu];
-        Self::load(&mut self.caches, path, stats, addr, write, memory, latency)
+        let dram = &mut self.dram;
+        Self::load_timed(
+            &mut self.caches,
+            path,
+            stats,
+            addr,
+            write,
+            memory,
+            latency,
+            dram,
+        )
     }
 
     /// The address `path`'s caches see for `va` in frame `pfn` of a `size` page: virtually
@@ -394,14 +442,28 @@ impl System {
 
     /// `data_access` of the general path (no tally): on a machine with a write buffer, through
     /// it. No lane runs on such a machine, so the lanes' calls of `data_access` never look.
+    /// On a machine whose DRAM channels take writebacks, through `load_writing_back`. (One
+    /// flag for both, `cold_data`, so that the other machines test one.)
     #[inline(always)]
     fn data_access_general(&mut self, cpu: usize, core_i: usize, r: Translated) -> u64 {
-        if !self.write_buffers.is_empty() {
-            let path = self.cores[core_i].cache_path(r.kind);
-            let addr = Self::cache_address(&self.caches, path, r);
-            return self.data_access_buffered(cpu, core_i, r.kind, addr);
+        if self.cold_data {
+            return self.data_access_cold(cpu, core_i, r);
         }
         self.data_access(cpu, core_i, r, None)
+    }
+
+    /// `data_access_general` on a machine with a write buffer or DRAM writebacks.
+    #[cold]
+    #[inline(never)]
+    fn data_access_cold(&mut self, cpu: usize, core_i: usize, r: Translated) -> u64 {
+        let path = self.cores[core_i].cache_path(r.kind);
+        let addr = Self::cache_address(&self.caches, path, r);
+        if !self.write_buffers.is_empty() {
+            return self.data_access_buffered(cpu, core_i, r.kind, addr);
+        }
+        let (lat, src) = self.load_on_core(cpu, core_i, r.kind, addr);
+        self.cpu_stats[cpu].data_by_source[src] += 1;
+        lat
     }
 
     /// `data_access` on a machine with a write buffer (`WriteBufferConfig`: its rules and
@@ -509,6 +571,15 @@ impl System {
         // Under `timing.mlp` or `timing.dram`, what memory served before this reference
         // (`mlp.rs`, `dram.rs`).
         let served = if self.timed_memory {
+            // Writebacks left by a technique's loads that placed nothing (`kernel_access`)
+            // go first, from this reference's start.
+            if self
+                .dram
+                .as_ref()
+                .is_some_and(|d| d.reads != 0 || !d.pending.is_empty())
+            {
+                self.settle_writebacks(st.cpu, 0);
+            }
             self.memory_served(st.cpu)
         } else {
             0

@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 /// front (`DRAM_HORIZON`) and most reservations go in near the back (a `Vec` moved its whole
 /// calendar on each prune: two thirds of a stream-pressure run's time). Serialized as the
 /// same sequences a `Vec` gives.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
 pub(crate) struct DramState {
     pub(crate) busy: Vec<VecDeque<(u64, u64)>>,
     /// Fixed-point cycles one line occupies a channel (`DramConfig::line_cycles_fixed`).
@@ -23,6 +23,140 @@ pub(crate) struct DramState {
     pub(crate) lines: u64,
     pub(crate) queued_lines: u64,
     pub(crate) queue_cycles: u64,
+    /// Dirty lines written back to memory (`DramConfig::writebacks`).
+    pub(crate) writeback_lines: u64,
+    /// Whether dirty lines are written back (`DramConfig::writebacks`).
+    pub(crate) writebacks: bool,
+    /// The writebacks of the reference (or technique operation) under way, in the order of
+    /// their evictions, each as the number of its lines from memory that had been read when
+    /// its eviction happened (the writeback waits for that line's fill, `queue`). Empty
+    /// between references, so not saved.
+    #[serde(skip)]
+    pub(crate) pending: Vec<(u32, u64)>,
+    /// The addresses of the lines read from memory since the channels last placed lines, in
+    /// order (captured on a machine with writebacks or row activations; `queue`'s reads).
+    #[serde(skip)]
+    pub(crate) read_addrs: Vec<u64>,
+    /// Row activations (`DramConfig::rows`), if modelled.
+    pub(crate) rows: Option<Rows>,
+    /// Lines from memory read since the channels last placed lines (`pending`'s counts).
+    #[serde(skip)]
+    pub(crate) reads: u32,
+    /// `queue`'s answer times of the reference's lines (room kept: no allocation per call).
+    #[serde(skip)]
+    answers: Vec<u64>,
+}
+
+// `pending`, `reads` and `answers` are scratch, empty between references: a state compares
+// by what it keeps (a restored checkpoint equals the saved one).
+impl PartialEq for DramState {
+    fn eq(&self, o: &Self) -> bool {
+        (
+            &self.busy,
+            self.line,
+            self.lines,
+            self.queued_lines,
+            self.queue_cycles,
+            self.writeback_lines,
+            self.writebacks,
+            &self.rows,
+        ) == (
+            &o.busy,
+            o.line,
+            o.lines,
+            o.queued_lines,
+            o.queue_cycles,
+            o.writeback_lines,
+            o.writebacks,
+            &o.rows,
+        )
+    }
+}
+
+impl Eq for DramState {}
+
+/// The banks' open rows and the ranks' activations (`DramConfig`'s row rules), on a machine
+/// that models them. A line's address picks its channel, rank, bank and row: consecutive rows
+/// of `row_lines` lines go to channel 0, 1, ..., then the next rank, then the next bank
+/// (`map`). Per rank its activations' times, sorted, pruned like the calendars.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Rows {
+    /// The checked configuration (`DramConfig::rows`) and the bytes of a line.
+    pub(crate) cfg: crate::machine::DramRows,
+    pub(crate) line_bytes: u64,
+    /// Per bank (channel, rank, bank), its open row (`u64::MAX`: none).
+    pub(crate) open: Vec<u64>,
+    /// Per rank (channel, rank), its activations.
+    pub(crate) acts: Vec<VecDeque<u64>>,
+    pub(crate) activations: u64,
+}
+
+impl Rows {
+    fn new(r: crate::machine::DramRows, channels: u32, line_bytes: u64) -> Rows {
+        let ranks = (channels * r.ranks) as usize;
+        Rows {
+            cfg: r,
+            line_bytes,
+            open: vec![u64::MAX; ranks * r.banks as usize],
+            acts: vec![VecDeque::with_capacity(64); ranks],
+            activations: 0,
+        }
+    }
+
+    /// The (channel, rank index, bank index, row) of the line at `addr`.
+    fn map(&self, addr: u64, channels: u64) -> (usize, usize, usize, u64) {
+        let (ranks, banks) = (self.cfg.ranks, self.cfg.banks);
+        let chunk = addr / self.line_bytes / self.cfg.row_lines;
+        let ch = chunk % channels;
+        let rest = chunk / channels;
+        let rank = ch * ranks as u64 + rest % ranks as u64;
+        let rest = rest / ranks as u64;
+        let bank = rank * banks as u64 + rest % banks as u64;
+        (
+            ch as usize,
+            rank as usize,
+            bank as usize,
+            rest / banks as u64,
+        )
+    }
+
+    /// The earliest time at or after `a` at which rank `acts` can take one more activation:
+    /// none of its activations closer than tRRD, and no window of tFAW holding five. Such a
+    /// time is `a` or one of its activations' times plus tRRD or tFAW (where a constraint
+    /// ends), tried in increasing order; only activations within tFAW of a time bear on it.
+    fn earliest(acts: &VecDeque<u64>, a: u64, rrd: u64, faw: u64) -> u64 {
+        let mut t = a;
+        loop {
+            let lo = acts.partition_point(|&x| x + faw <= t);
+            let hi = acts.partition_point(|&x| x < t + faw);
+            let near = acts.range(lo..hi);
+            let mut v = [0u64; 24];
+            let mut n = 0;
+            let mut p = usize::MAX;
+            for &x in near.clone() {
+                if p == usize::MAX && x >= t {
+                    (v[n], p, n) = (t, n, n + 1);
+                }
+                v[n] = x;
+                n += 1;
+            }
+            if p == usize::MAX {
+                (v[n], p, n) = (t, n, n + 1);
+            }
+            let rrd_ok = near.clone().all(|&x| x.abs_diff(t) >= rrd);
+            let faw_ok = (p.saturating_sub(4)..=p)
+                .filter(|&i| i + 4 < n)
+                .all(|i| v[i + 4] - v[i] >= faw);
+            if rrd_ok && faw_ok {
+                return t;
+            }
+            t = near
+                .flat_map(|&x| [x + rrd, x + faw])
+                .filter(|&c| c > t)
+                .min()
+                .expect("an activation in the way ends");
+        }
+    }
 }
 
 impl DramState {
@@ -30,6 +164,13 @@ impl DramState {
         DramState {
             busy: vec![VecDeque::with_capacity(256); cfg.channels as usize],
             line: cfg.line_cycles_fixed(frequency_mhz),
+            writebacks: cfg.writebacks,
+            pending: Vec::with_capacity(64),
+            answers: Vec::with_capacity(64),
+            read_addrs: Vec::with_capacity(64),
+            rows: cfg
+                .rows(frequency_mhz)
+                .map(|r| Rows::new(r, cfg.channels, cfg.line_bytes as u64)),
             ..DramState::default()
         }
     }
@@ -50,11 +191,65 @@ impl DramState {
         (start, i)
     }
 
+    /// One line arriving at `a`, reserved; returns its start. Without row activations (or
+    /// without its address) the earliest start on any channel (the lowest of equals). With
+    /// them its address's channel, and a line to a row its bank has not open first takes an
+    /// activation (`Rows::earliest`), which opens it; the transfer starts at the first gap
+    /// from then on.
+    fn reserve(&mut self, a: u64, addr: Option<u64>) -> u64 {
+        let (ch, (start, at)) = match (&mut self.rows, addr) {
+            (Some(r), Some(addr)) => {
+                let (ch, rank, bank, row) = r.map(addr, self.busy.len() as u64);
+                let mut t = a;
+                if r.open[bank] != row {
+                    t = Rows::earliest(&r.acts[rank], a, r.cfg.rrd, r.cfg.faw);
+                    let acts = &mut r.acts[rank];
+                    let i = acts.partition_point(|&x| x <= t);
+                    acts.insert(i, t);
+                    r.open[bank] = row;
+                    r.activations += 1;
+                }
+                (ch, Self::fit(&self.busy[ch], t, self.line))
+            }
+            _ => self
+                .busy
+                .iter()
+                .map(|b| Self::fit(b, a, self.line))
+                .enumerate()
+                .min_by_key(|&(c, (start, _))| (start, c))
+                .expect("a channel"),
+        };
+        let end = start + self.line;
+        let b = &mut self.busy[ch];
+        // Merge with a neighbour it touches (the order and gaps stay as they were).
+        let before = at > 0 && b[at - 1].1 == start;
+        let after = at < b.len() && b[at].0 == end;
+        match (before, after) {
+            (true, true) => {
+                b[at - 1].1 = b[at].1;
+                b.remove(at);
+            }
+            (true, false) => b[at - 1].1 = end,
+            (false, true) => b[at].0 = start,
+            (false, false) => b.insert(at, (start, end)),
+        }
+        start
+    }
+
     /// `n` dependent lines of one reference, the first arriving at cycle `arrive`, each next
     /// one `latency` cycles after the one before began: each takes the channel where it can
     /// begin first (the lowest such), at its arrival or at the first gap after it that holds
-    /// a line. Returns the cycles the lines waited in all (rounded up to whole cycles).
+    /// a line. Returns the cycles the lines waited in all (rounded up to whole cycles). Then
+    /// its writebacks (`pending`), which no one waits for: each arrives when the line whose
+    /// fill evicted it is answered (its start plus `latency`; at `arrive` if it came before
+    /// any line from memory) and takes a place the same way, after all the reference's reads.
+    /// With neither, nothing is placed or forgotten.
     pub(crate) fn queue(&mut self, arrive: u64, n: u64, latency: u64) -> u64 {
+        if n == 0 && self.pending.is_empty() {
+            self.reads = 0;
+            self.read_addrs.clear();
+            return 0;
+        }
         let mut a = arrive << DRAM_FRACTION_BITS;
         let old = a.saturating_sub(DRAM_HORIZON << DRAM_FRACTION_BITS);
         for b in &mut self.busy {
@@ -71,36 +266,39 @@ impl DramState {
                 }
             }
         }
-        let mut waited = 0u64;
-        for _ in 0..n {
-            let (ch, (start, at)) = self
-                .busy
-                .iter()
-                .map(|b| Self::fit(b, a, self.line))
-                .enumerate()
-                .min_by_key(|&(c, (start, _))| (start, c))
-                .expect("a channel");
-            let end = start + self.line;
-            let b = &mut self.busy[ch];
-            // Merge with a neighbour it touches (the order and gaps stay as they were).
-            let before = at > 0 && b[at - 1].1 == start;
-            let after = at < b.len() && b[at].0 == end;
-            match (before, after) {
-                (true, true) => {
-                    b[at - 1].1 = b[at].1;
-                    b.remove(at);
+        if let Some(r) = &mut self.rows {
+            // An activation older than the horizon is forgotten too.
+            for acts in &mut r.acts {
+                while acts.front().is_some_and(|&x| x < old) {
+                    acts.pop_front();
                 }
-                (true, false) => b[at - 1].1 = end,
-                (false, true) => b[at].0 = start,
-                (false, false) => b.insert(at, (start, end)),
             }
+        }
+        let mut waited = 0u64;
+        self.answers.clear();
+        self.answers.push(a);
+        for i in 0..n as usize {
+            let addr = self.read_addrs.get(i).copied();
+            let start = self.reserve(a, addr);
             waited += start - a;
             self.queued_lines += (start > a) as u64;
             a = start + (latency << DRAM_FRACTION_BITS);
+            self.answers.push(a);
         }
         self.lines += n;
         let cycles = waited.div_ceil(1 << DRAM_FRACTION_BITS);
         self.queue_cycles += cycles;
+        for i in 0..self.pending.len() {
+            // A count past the reference's reads (a technique's read the channels do not
+            // place) arrives with its last.
+            let (k, addr) = self.pending[i];
+            let k = (k as usize).min(n as usize);
+            self.reserve(self.answers[k], Some(addr));
+        }
+        self.writeback_lines += self.pending.len() as u64;
+        self.pending.clear();
+        self.reads = 0;
+        self.read_addrs.clear();
         cycles
     }
 }
@@ -108,12 +306,76 @@ impl DramState {
 impl System {
     /// The queueing of `lines` lines from memory of one reference of hardware thread `cpu`,
     /// issued at cycle `arrive` (`DramState::queue`); 0 on a machine without `timing.dram`.
+    /// With writebacks pending and no line, they are placed from `arrive` on.
     #[inline]
     pub(crate) fn dram_wait(&mut self, arrive: u64, lines: u64) -> u64 {
         match &mut self.dram {
-            Some(d) if lines > 0 => d.queue(arrive, lines, self.mem_latency),
-            _ => 0,
+            Some(d) => d.queue(arrive, lines, self.mem_latency),
+            None => 0,
         }
+    }
+
+    /// Places the writebacks of a technique's operation or an event on hardware thread `cpu`
+    /// (its loads' evictions, a flush's `flushed` dirty lines) from its clock on: none of
+    /// them waits for a read the channels place. (Those of a technique's loads that do not
+    /// settle them, `kernel_access`'s, are placed when the next reference begins.)
+    pub(crate) fn settle_writebacks(&mut self, cpu: usize, flushed: u64) {
+        if let Some(d) = &mut self.dram {
+            if d.writebacks {
+                // (A machine with row activations has no flushed level: `MachineConfig::validate`.)
+                d.pending.extend((0..flushed).map(|_| (0, 0)));
+                let now = self.cpus[cpu].clock;
+                d.queue(now, 0, self.mem_latency);
+            }
+        }
+    }
+
+    /// Loads `addr` through a cache path as `load` does, on a machine with `timing.dram` and
+    /// its writebacks (`DramConfig::writebacks`) or row activations (a line from memory's
+    /// address kept for them, `DramState::read_addrs`). With writebacks, a store dirties the path's first level only
+    /// (the levels below take the line clean, so that a dirty line has one owner on the path);
+    /// a level that evicts a dirty line writes it back to the first level below it on the path
+    /// that holds the line (marked dirty there: no fill, no replacement change), or, if none
+    /// does, to memory: a line for the channels (`DramState::pending`), after the line whose
+    /// fill evicted it. A shared level's eviction is the evicting reference's, whoever dirtied
+    /// the line: its time, on the one set of channels every agent shares.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    pub(super) fn load_writing_back(
+        caches: &mut [Cache],
+        path: &[CacheRef],
+        stats: &mut UnitStats,
+        addr: u64,
+        write: bool,
+        mem_source: usize,
+        mem_latency: u64,
+        dram: &mut dram::DramState,
+    ) -> (u64, usize) {
+        let first = dram.pending.len();
+        let wb = dram.writebacks;
+        for (i, r) in path.iter().enumerate() {
+            let (outcome, victim) = caches[r.cache].access_victim(addr, write && (i == 0 || !wb));
+            if Self::count_level(&mut stats.cache[r.stat], outcome) {
+                return (caches[r.cache].config.latency, r.stat);
+            }
+            if let (Some(v), true) = (victim, wb) {
+                let below = &path[i + 1..];
+                if !below
+                    .iter()
+                    .any(|b| caches[b.cache].mark_dirty_if_present(v))
+                {
+                    dram.pending.push((dram.reads, v));
+                }
+            }
+        }
+        // From memory: the evictions of its fills wait for this line, whose address the row
+        // activations need.
+        dram.reads += 1;
+        dram.read_addrs.push(addr);
+        for k in &mut dram.pending[first..] {
+            k.0 = dram.reads;
+        }
+        (mem_latency, mem_source)
     }
 
     /// `Stats::dram`: the channels' counts, on a machine with `timing.dram`.
@@ -122,6 +384,8 @@ impl System {
             lines: d.lines,
             queued_lines: d.queued_lines,
             queue_cycles: d.queue_cycles,
+            writeback_lines: d.writeback_lines,
+            activations: d.rows.as_ref().map_or(0, |r| r.activations),
         })
     }
 }

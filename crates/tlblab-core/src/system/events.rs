@@ -83,7 +83,9 @@ impl System {
             for i in 0..self.cores[c].dcache.len() {
                 let k = self.cores[c].dcache[i].cache;
                 if self.caches[k].is_virtual() {
-                    cycles += self.caches[k].flush_range(start.0, len);
+                    let (c, dirty) = self.caches[k].flush_range_counted(start.0, len);
+                    cycles += c;
+                    self.settle_writebacks(cpu, dirty);
                 }
             }
             self.os_stats.cache_flush_cycles += cycles;
@@ -362,7 +364,8 @@ impl System {
                     caches.sort_unstable();
                     caches.dedup();
                     for i in caches {
-                        let cost = self.caches[i].flush();
+                        let (cost, dirty) = self.caches[i].flush_counted();
+                        self.settle_writebacks(cpu, dirty);
                         self.os_stats.cache_flushes += 1;
                         self.os_stats.cache_flush_cycles += cost;
                     }

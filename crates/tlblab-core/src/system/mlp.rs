@@ -163,13 +163,8 @@ impl System {
         let independent = self.independent.get(st.stat).copied().unwrap_or(false);
         let (mlp, dram, mem_latency) = (&mut self.mlp[st.cpu], &mut self.dram, self.mem_latency);
         mlp.charge(&cfg, now, cycles, independent, lines > 0, walk, |issue| {
-            dram.as_mut().map_or(0, |d| {
-                if lines > 0 {
-                    d.queue(issue, lines, mem_latency)
-                } else {
-                    0
-                }
-            })
+            dram.as_mut()
+                .map_or(0, |d| d.queue(issue, lines, mem_latency))
         })
     }
 
@@ -194,13 +189,8 @@ impl System {
             .is_some_and(|st| self.independent.get(st.stat).copied().unwrap_or(false));
         let (mlp, dram, mem_latency) = (&mut self.mlp[cpu], &mut self.dram, self.mem_latency);
         let c = mlp.charge(&cfg, now, lat, independent, lines > 0, None, |issue| {
-            dram.as_mut().map_or(0, |d| {
-                if lines > 0 {
-                    d.queue(issue, lines, mem_latency)
-                } else {
-                    0
-                }
-            })
+            dram.as_mut()
+                .map_or(0, |d| d.queue(issue, lines, mem_latency))
         });
         if awaited && independent && lines > 0 {
             // `charge` put it last in the slots.

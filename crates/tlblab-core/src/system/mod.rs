@@ -386,6 +386,9 @@ pub struct System {
     /// Per core, its write buffer's state, when the machine has one (`timing.write_buffer`);
     /// empty otherwise, and `data_access` never looks at it.
     pub(crate) write_buffers: Vec<WriteBufferState>,
+    /// A write buffer (`write_buffers`) or DRAM writebacks (`DramConfig::writebacks`): the
+    /// general path's data accesses take `data_access_cold`.
+    pub(crate) cold_data: bool,
     /// Per hardware thread, its long misses in flight, when the machine has `timing.mlp`
     /// (`mlp.rs`); empty otherwise, and nothing looks at it.
     pub(crate) mlp: Vec<mlp::MlpState>,
@@ -631,6 +634,11 @@ impl System {
         let buffered = config.timing.write_buffer.is_some();
         let mlp_config = config.timing.mlp;
         let dram_timed = config.timing.dram.is_some();
+        // Writebacks, or row activations (which need each line's address): `load_writing_back`.
+        let writebacks = config
+            .timing
+            .dram
+            .is_some_and(|d| d.writebacks || d.ranks.is_some());
         let dram_state = config
             .timing
             .dram
@@ -697,6 +705,7 @@ impl System {
             mlp_marked: false,
             dram: dram_state,
             timed_memory: mlp_config.is_some() || dram_timed,
+            cold_data: buffered || writebacks,
             write_buffers: if buffered {
                 vec![WriteBufferState::default(); ncores]
             } else {

@@ -388,12 +388,11 @@ impl System {
         let (lat, src) = self.load_on_core(cpu, core_i, AccessKind::Load, addr);
         let lat = if self.config.timing.mlp.is_some() {
             self.timed_read_cycles(cpu, lat, (src == self.mem_source) as u64, awaited)
-        } else if src == self.mem_source {
-            // A line from memory shares the DRAM channels (`timing.dram`), from the read's
-            // start.
-            lat + self.dram_wait(self.cpus[cpu].clock, 1)
         } else {
-            lat
+            // A line from memory shares the DRAM channels (`timing.dram`), from the read's
+            // start, and so do its evictions' writebacks.
+            let from_memory = (src == self.mem_source) as u64;
+            lat + self.dram_wait(self.cpus[cpu].clock, from_memory)
         };
         self.cpu_stats[cpu].cycles += lat;
         self.cpus[cpu].clock += lat;
@@ -423,12 +422,30 @@ impl System {
     /// the L3.
     pub fn keep_in_shared_levels(&mut self, cpu: usize, pa: PhysAddr) {
         let core_i = self.cpus[cpu].core;
-        for r in &self.cores[core_i].dcache {
-            let c = &mut self.caches[r.cache];
-            if c.config.shared {
-                c.access_counted(pa.0, false);
+        let path = &self.cores[core_i].dcache;
+        for (i, r) in path.iter().enumerate() {
+            if !self.caches[r.cache].config.shared {
+                continue;
+            }
+            match &mut self.dram {
+                Some(d) if d.writebacks => {
+                    // A dirty line it evicts is written back as a load's is.
+                    if let (_, Some(v)) = self.caches[r.cache].access_victim(pa.0, false) {
+                        let below = &path[i + 1..];
+                        if !below
+                            .iter()
+                            .any(|b| self.caches[b.cache].mark_dirty_if_present(v))
+                        {
+                            d.pending.push((0, v));
+                        }
+                    }
+                }
+                _ => {
+                    self.caches[r.cache].access_counted(pa.0, false);
+                }
             }
         }
+        self.settle_writebacks(cpu, 0);
     }
 
     /// Charges `cycles` of a technique's own work (a loop's instructions, NOPs) to hardware

@@ -181,6 +181,9 @@ impl System {
             stats.walk_refs += path.len as u64;
             return cycles;
         }
+        if self.dram.is_some() {
+            return self.load_walk_path_timed(core_i, st);
+        }
         for &pa in &path.refs[..path.len] {
             let (lat, src) = Self::load(
                 caches,
@@ -195,6 +198,19 @@ impl System {
             cycles += lat;
         }
         stats.walk_refs += path.len as u64;
+        cycles
+    }
+
+    /// `load_walk_path` without a tally on a machine with `timing.dram` (whose writebacks
+    /// `load_timed` takes), out of the common path.
+    #[cold]
+    #[inline(never)]
+    fn load_walk_path_timed(&mut self, core_i: usize, st: ThreadState) -> u64 {
+        let mut cycles = 0;
+        for i in 0..self.path.len {
+            cycles += self.walk_ref(core_i, st, self.path.refs[i].0);
+        }
+        self.cpu_stats[st.cpu].walk_refs += self.path.len as u64;
         cycles
     }
 
@@ -239,7 +255,7 @@ impl System {
 
     #[inline]
     pub(super) fn walk_ref(&mut self, core_i: usize, st: ThreadState, pa: u64) -> u64 {
-        let (lat, src) = Self::load(
+        let (lat, src) = Self::load_timed(
             &mut self.caches,
             &self.cores[core_i].wcache,
             &mut self.cpu_stats[st.cpu],
@@ -247,6 +263,7 @@ impl System {
             false,
             self.mem_source,
             self.walk_mem_latency,
+            &mut self.dram,
         );
         self.cpu_stats[st.cpu].walk_refs_by_source[src] += 1;
         lat

@@ -292,12 +292,18 @@ pub fn reference_difference(
         }
     }
     // The DRAM channels' counts (`timing.dram`): the reference keeps them from the start.
-    let dram = stats
-        .dram
-        .map(|d| [d.lines, d.queued_lines, d.queue_cycles]);
+    let dram = stats.dram.map(|d| {
+        [
+            d.lines,
+            d.queued_lines,
+            d.queue_cycles,
+            d.writeback_lines,
+            d.activations,
+        ]
+    });
     if stats.warmup.is_none() && dram != r.dram_counts() {
         return Err(format!(
-            "DRAM counts (lines, waited, cycles) differ: engine {dram:?}, reference {:?}",
+            "DRAM counts (lines, waited, cycles, written back, activations) differ: engine {dram:?}, reference {:?}",
             r.dram_counts()
         ));
     }

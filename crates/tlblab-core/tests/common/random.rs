@@ -262,6 +262,7 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
                     }
                 });
                 (tlbs, caches).prop_map(move |(mut tlbs, caches)| {
+                    let virtual_cache = caches.iter().any(|c| c.indexing == Indexing::Virtual);
                     let covers = |k: TlbKind| tlbs.iter().any(|t: &TlbConfig| t.kind != k);
                     if !covers(TlbKind::Instr) || !covers(TlbKind::Data) {
                         tlbs[0].kind = TlbKind::Unified;
@@ -327,11 +328,21 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
                                 },
                             ),
                             dram: dram.filter(|_| write_buffer.is_none()).map(
-                                |(channels, mega_transfers)| DramConfig {
-                                    channels,
-                                    mega_transfers,
-                                    bus_bytes: 8,
-                                    line_bytes: 64,
+                                |(channels, mega_transfers)| {
+                                    // Writebacks on and off, and row activations (two ranks of
+                                    // four banks, rows of four lines, tRRD 3 and tFAW 40 cycles
+                                    // at the random machines' 1 GHz) on two channels where no
+                                    // cache is virtually indexed, with no draw of their own.
+                                    let rows = channels == 2 && !virtual_cache;
+                                    DramConfig {
+                                        writebacks: mega_transfers != 400,
+                                        ranks: rows.then_some(2),
+                                        banks: rows.then_some(4),
+                                        row_bytes: rows.then_some(256),
+                                        t_rrd_ps: rows.then_some(3000),
+                                        t_faw_ps: rows.then_some(40_000),
+                                        ..DramConfig::new(channels, mega_transfers)
+                                    }
                                 },
                             ),
                         },

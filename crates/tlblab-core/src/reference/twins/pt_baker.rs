@@ -240,12 +240,23 @@ impl PtBakerTwin {
     /// nowhere.
     fn stays_shared(r: &mut ReferenceModel, cpu: usize, hpa: u64) {
         let path = r.cores[r.cpus[cpu].core].dcache.clone();
-        for (k, stat) in path {
+        for (at, &(k, stat)) in path.iter().enumerate() {
             let name = &r.cache_names[stat];
             if r.config.caches.iter().any(|c| &c.name == name && c.shared) {
-                r.caches[k].access(hpa, false);
+                let (_, victim) = r.caches[k].access_victim(hpa, false);
+                let writebacks = r.dram.as_ref().is_some_and(|d| d.writebacks);
+                if let (Some(v), true) = (victim, writebacks) {
+                    // Written back as a load's dirty victim is: below, else to memory.
+                    if !path[at + 1..]
+                        .iter()
+                        .any(|&(b, _)| r.caches[b].mark_dirty(v))
+                    {
+                        r.dram.as_mut().expect("dram").pending.push((0, v));
+                    }
+                }
             }
         }
+        r.settle_writebacks(cpu, 0);
     }
 
     /// A software walk of `va` in `space`: the entries read, root first, up to the leaf or the
@@ -353,9 +364,10 @@ impl PtBakerTwin {
                     if l < last && marked && long {
                         lat = r.in_flight[cpu].0.last().expect("in flight").0 - now;
                     }
-                } else if long {
-                    // From memory: on the DRAM channels (`timing.dram`) at the read's start.
-                    lat += r.dram_queue(now, 1);
+                } else {
+                    // From memory: on the DRAM channels (`timing.dram`) at the read's start,
+                    // and so are its evictions' writebacks.
+                    lat += r.dram_queue(now, long as u64);
                 }
                 Self::charge(r, cpu, lat);
                 Self::stays_shared(r, cpu, hpa);

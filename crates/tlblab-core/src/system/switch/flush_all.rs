@@ -35,16 +35,20 @@ pub(crate) fn flush_virtual_caches(sys: &mut System, cpu: usize, instr_only: boo
     let c = &sys.cores[sys.cpus[cpu].core];
     let caches = || c.icache.iter().chain(&c.dcache).map(|r| r.cache);
     let on_data_path = |k: usize| c.dcache.iter().any(|r| r.cache == k);
-    let mut cycles = 0;
+    let (mut cycles, mut written) = (0, 0);
     for (i, k) in caches().enumerate() {
         if instr_only && (i >= c.icache.len() || on_data_path(k)) {
             continue;
         }
         if !caches().take(i).any(|u| u == k) && sys.caches[k].is_virtual() {
-            cycles += sys.caches[k].flush();
+            let (cost, dirty) = sys.caches[k].flush_counted();
+            cycles += cost;
+            written += dirty;
             sys.os_stats.cache_flushes += 1;
         }
     }
+    // A flushed virtually indexed level's dirty lines go to memory (`settle_writebacks`).
+    sys.settle_writebacks(cpu, written);
     sys.os_stats.cache_flush_cycles += cycles;
     cycles
 }
