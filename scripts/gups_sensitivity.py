@@ -17,10 +17,13 @@ source here states: the core's miss slots and the DRAM bandwidth its random line
 
 Each runs at_scale's GUPS windows (32 GiB, Table 5.2's size) with no helper and both helpers and
 prints the helpers' speedups and cuts of DRAM walk references, each with its 95% half-width.
+`--workload canneal` runs standins' Canneal windows instead (the seed's 6e7 elements, 20 GB;
+§6.1.1: not helped either), the same way.
 
     python scripts/gups_sensitivity.py --slots 4 8 16 24 48
     python scripts/gups_sensitivity.py --dram-mt 4000 2000 1000 500
     python scripts/gups_sensitivity.py --dram-model reads writebacks activations activations-4ranks
+    python scripts/gups_sensitivity.py --workload canneal --dram-model activations
 
 About 30 s of CPU a value once `out/checkpoints` holds GUPS' population.
 """
@@ -31,7 +34,12 @@ import time
 
 from tlblab.seeds.s001_pt_baker import experiments as E
 
-WORKLOAD, REGION = E.SCALES["seed"][0][1], E.SCALES["seed"][0][2]
+# The workloads `--workload` names: (spec, the region PT-Baker sweeps), as reproduce 001 runs them.
+WORKLOADS = {
+    "gups": (E.SCALES["seed"][0][1], E.SCALES["seed"][0][2]),
+    "canneal": (E.STANDINS[0][1], E.STANDINS[0][2]),
+}
+WORKLOAD, REGION = WORKLOADS["gups"]
 # `--dram-model`'s fields of `timing.dram` over `ZEN3_DRAM` (Table 5.1's DDR4-4000, two channels).
 # Row activations of DDR4 x8 devices (JESD79-4C as Ramulator 2 tabulates it: CMU-SAFARI/ramulator2,
 # src/dram/impl/DDR4.cpp at 525d045): at DDR4-3200, the fastest JEDEC bin (tCK 625 ps; the seed's
@@ -68,7 +76,11 @@ def main() -> None:
     g.add_argument("--dram-mt", type=int, nargs="+")
     g.add_argument("--dram-model", nargs="+", choices=sorted(MODELS))
     a.add_argument("--reads-only", action="store_true", help="with --dram-mt: no writebacks")
+    a.add_argument("--workload", choices=sorted(WORKLOADS), default="gups",
+                   help="at_scale's GUPS windows (default) or standins' Canneal windows")
     o = a.parse_args()
+    global WORKLOAD, REGION
+    WORKLOAD, REGION = WORKLOADS[o.workload]
     print("slots" if o.slots else "dram_mt" if o.dram_mt else "dram_model", *KEYS, "cpu_s", sep="\t")
     for value in o.slots or o.dram_mt or o.dram_model:
         if o.slots:
