@@ -104,3 +104,21 @@ def test_the_window_runs_made_in_two_processes_equal_those_made_in_turn():
     assert len(in_turn) == len(seed001.PLAN[("seed", "liblinear_throttle")]) > 1
     assert seed001._RUNS == in_turn
     assert seed001.throttle_runs(True) == {k[2]: v for k, v in in_turn.items()}
+
+
+def test_prepare_makes_every_run_the_reproductions_then_read():
+    # tlblab.reproduce.prepare gathers the runs of every seed-001 reproduction it is given (each
+    # experiment run whole on placeholders) and makes them up front: the reproductions then make
+    # no run of their own, and read the same numbers as made in turn without it.
+    import tlblab.reproduce as rp
+    from tlblab.seeds.s001_pt_baker import experiments as seed001
+
+    reps = [rp.select(n)[0] for n in ("001/helper_effect", "001/walk_locality", "001/throttle_at_scale")]
+    seed001._RUNS.clear()
+    (did,) = rp.prepare(reps, quick=True)
+    made = dict(seed001._RUNS)
+    assert did["seed"] == "001" and did["runs"] == len(made) > 20
+    prepared = [repr(sorted(rp.run_one(rep, quick=True).ours.items())) for rep in reps]  # repr: nan == nan
+    assert seed001._RUNS == made  # no run made after prepare
+    seed001._RUNS.clear()
+    assert [repr(sorted(rp.run_one(rep, quick=True).ours.items())) for rep in reps] == prepared

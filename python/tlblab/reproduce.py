@@ -426,11 +426,48 @@ def run_one(rep: Reproduction, quick: bool = False) -> Outcome:
     return o
 
 
+def prepare(reps: list[Reproduction], quick: bool = False,
+            on_prepare: Callable[[str, int], None] | None = None,
+            on_prepared: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+    """Lets each seed whose experiments module has `prepare(quick, experiment names)` make the
+    runs its reproductions among `reps` share, all at once (seed 001: its window runs, in
+    worker processes, longest first), before they run. `on_prepare(seed, n)` before each seed's
+    (`n` of its reproductions), `on_prepared(record)` after it. Returns the records of what each
+    did: `seed`, `runs`, `seconds`. The reproductions then read those runs; their own `seconds`
+    leave them out."""
+    by_module: dict[Any, tuple[str, list[str]]] = {}
+    for rep in reps:
+        mod, _, fn = rep.experiment.partition(":")
+        seed = seeds.get(mod.removeprefix("seed")) if mod.startswith("seed") else None
+        if seed is None:
+            continue  # run_one says what is wrong with it
+        module = seed.experiments()
+        by_module.setdefault(module, (rep.seed, []))[1].append(fn)
+    done = []
+    for module, (seed, fns) in by_module.items():
+        if not hasattr(module, "prepare"):
+            continue
+        if on_prepare:
+            on_prepare(seed, len(fns))
+        try:
+            did = module.prepare(quick, fns)
+        except (ValueError, RuntimeError):
+            continue  # the reproduction that makes the failing run reports it (run_one)
+        done.append({"seed": seed, "runs": int(did["runs"]), "seconds": round(float(did["seconds"]), 2)})
+        if on_prepared:
+            on_prepared(done[-1])
+    return done
+
+
 def run_all(reps: list[Reproduction], quick: bool = False, *,
             on_start: Callable[[int, Reproduction], None] | None = None,
-            on_done: Callable[[Outcome], None] | None = None) -> list[Outcome]:
-    """Runs `reps` in turn (`run_one`); `on_start(i, rep)` before the i-th (from 0) and
-    `on_done(outcome)` after each, for a caller that shows progress."""
+            on_done: Callable[[Outcome], None] | None = None,
+            on_prepare: Callable[[str, int], None] | None = None,
+            on_prepared: Callable[[dict[str, Any]], None] | None = None) -> list[Outcome]:
+    """Runs `reps` in turn (`run_one`), after the runs they share (`prepare`, whose callbacks
+    `on_prepare` and `on_prepared` are), `on_start(i, rep)` before the i-th (from 0) and `on_done(outcome)`
+    after each, for a caller that shows progress."""
+    prepare(reps, quick, on_prepare, on_prepared)
     outcomes = []
     for i, rep in enumerate(reps):
         if on_start:
@@ -502,6 +539,7 @@ def run(which: str | None = None, quick: bool = False, out: str | Path | None = 
     """Runs the reproductions `which` selects (`None`, `SEED`, `SEED/ID`); writes them under
     `out` when given. `progress(i, n, name)` is called before each."""
     reps = select(which)
+    prepare(reps, quick)
     outcomes = []
     for i, rep in enumerate(reps):
         if progress:

@@ -60,7 +60,14 @@ def run(args) -> int:
     def progress(i: int, rep) -> None:
         print(f"[{i + 1}/{len(reps)}] {rep.name}: {rep.title}", file=sys.stderr, flush=True)
 
-    outcomes = rp.run_all(reps, args.quick, on_start=progress, on_done=_print)
+    def preparing(seed: str, n: int) -> None:
+        print(f"seed {seed}: making the runs its {n} reproductions share", file=sys.stderr, flush=True)
+
+    def prepared(did) -> None:
+        print(f"seed {did['seed']}: {did['runs']} runs made in {did['seconds']:.1f} s", file=sys.stderr, flush=True)
+
+    outcomes = rp.run_all(reps, args.quick, on_start=progress, on_done=_print, on_prepare=preparing,
+                          on_prepared=prepared)
     rp.write(outcomes, out)
     failing = [o for o in outcomes if not o.holds]
     print("\nPer seed: predictions that hold / all predictions; consistency checks (fitted rows, or true by "

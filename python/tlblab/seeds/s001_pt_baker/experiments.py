@@ -15,8 +15,8 @@ footprints.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-
 from typing import Any
 
 import tlblab
@@ -96,29 +96,54 @@ def machine(cores: int = 4, virt: bool = False, ccx_cores: int = 0, dram: bool |
     return m
 
 
-def _app(r: tlblab.Result) -> dict[str, Any]:
-    return r.stats["threads"][APP]
+@dataclass(frozen=True)
+class AppRun:
+    """What the experiments read of one run: the application's counters (thread 0's statistics)
+    and the names of the levels that serve walk references, in `walk_refs_by_source`'s order.
+    Small, so that a worker process hands it back whole (`prefetch_runs`)."""
+
+    app: dict[str, Any]
+    sources: list[str]
+
+    @classmethod
+    def of(cls, r: tlblab.Result) -> "AppRun":
+        return cls(r.stats["threads"][APP], list(r.stats["sources"]))
 
 
-def dram_share(r: tlblab.Result) -> float:
+def _app(r: AppRun) -> dict[str, Any]:
+    return r.app
+
+
+def dram_share(r: AppRun) -> float:
     """Percent of the application's walk references served by memory (seed Figs. 3.2-3.3)."""
     src = _app(r)["walk_refs_by_source"]
     total = sum(src)
     return 100.0 * src[-1] / total if total else 0.0
 
 
-def dram_walk_refs(r: tlblab.Result) -> int:
+def dram_walk_refs(r: AppRun) -> int:
     return int(_app(r)["walk_refs_by_source"][-1])
 
 
-def app_cycles(r: tlblab.Result) -> float:
+def app_cycles(r: AppRun) -> float:
     """The application's cycles per reference of its own."""
     a = _app(r)
     return a["cycles"] / max(1, a["references"])
 
 
-def _run(m, workload: str, technique: str | None) -> tlblab.Result:
-    return tlblab.simulate(m, workload, technique=technique, max_references=LIMIT[_quick[0]])
+def _run(m, workload: str, technique: str | None) -> AppRun:
+    """One run of `LIMIT` references, made once per process (`_made`: a worker may have made it)."""
+    import json
+
+    limit = LIMIT[_quick[0]]
+    key = ("run", json.dumps(m, sort_keys=True), workload, technique, limit)
+    return _made(key, ("run", m, workload, technique, limit), _PLACEHOLDER_RUN)
+
+
+# What `_run` hands back while `prefetch_runs` only gathers the runs: counters of 1, so that the
+# experiment's arithmetic goes through; never a number anyone reads.
+_PLACEHOLDER_RUN = AppRun({"references": 1, "cycles": 1, "walks": 1, "walk_refs_by_source": [1, 1, 1, 1],
+                           "data_by_source": [1, 1, 1, 1]}, ["L1", "L2", "L3", "DRAM"])
 
 
 def _pressure(kind: str) -> str:
@@ -147,7 +172,7 @@ def walk_locality(quick: bool) -> dict[str, float]:
             r = _run(m, wl, tech)
             src = _app(r)["walk_refs_by_source"]
             total = sum(src) or 1
-            for level, n in zip(r.stats["sources"], src):
+            for level, n in zip(r.sources, src):
                 out[f"{setting}/{name}/{level}"] = 100.0 * n / total
             shares.append(dram_share(r))
         out[f"{setting}/avg"] = sum(shares) / len(shares)
@@ -155,7 +180,7 @@ def walk_locality(quick: bool) -> dict[str, float]:
     return out
 
 
-def _effect(m, wl: str, region: str, tech: str, base: tlblab.Result, pressure: str = "") -> dict[str, float]:
+def _effect(m, wl: str, region: str, tech: str, base: AppRun, pressure: str = "") -> dict[str, float]:
     spec = f"pt_baker:{tech},region={region}" + (f",pressure={pressure}" if pressure else "")
     r = _run(m, wl, spec)
     per_ref = lambda x: dram_walk_refs(x) / max(1, _app(x)["references"])  # noqa: E731
@@ -273,8 +298,8 @@ def host_ptwarm_prediction(machine: str = HOST_PRESET, size_mib: int = 1024, pas
     }
     out: dict[str, float] = {}
     for name, tech in variants.items():
-        a = _app(tlblab.simulate(machine, wl(passes - 1), technique=tech))
-        b = _app(tlblab.simulate(machine, wl(passes), technique=tech))
+        a = _app(AppRun.of(tlblab.simulate(machine, wl(passes - 1), technique=tech)))
+        b = _app(AppRun.of(tlblab.simulate(machine, wl(passes), technique=tech)))
         out[name] = (b["cycles"] - a["cycles"]) / (b["references"] - a["references"])
         out[f"{name}/dram_walk_refs_per_access"] = (
             (b["walk_refs_by_source"][-1] - a["walk_refs_by_source"][-1]) / (b["references"] - a["references"]))
@@ -480,17 +505,51 @@ def measured_span(wl: str, directory: str = "out/checkpoints") -> int:
     window; cached beside the checkpoints by a digest of the spec (the count depends on nothing
     else). Counting every access instead costs a simulation of the whole phase (at scale 24,
     minutes)."""
+    return int(_cached(directory, ("measured_span", wl, str(SPAN_STEP)), lambda: {
+        "workload": wl, "step": SPAN_STEP,
+        "accesses": int(tlblab.simulate("zen3", f"{wl},take=1,every={SPAN_STEP}", tlb_only=True)
+                        .total["references"]) * SPAN_STEP})["accesses"])
+
+
+def _cached(directory: str, parts: tuple[str, ...], make: Any) -> dict[str, Any]:
+    """The JSON record `make()` returns, kept in `directory` under a digest of `parts`: made by
+    one process at a time (a lock file beside it; the workers of `prefetch_runs` often want
+    the same one at once, and the others then read it instead of making it again), with the
+    graph workloads' graphs cached (`_graphs`)."""
+    import fcntl
     import json
 
     from tlblab.files import atomic_write, content_digest
 
-    path = Path(directory) / f"{content_digest('measured_span', wl, str(SPAN_STEP))}.json"
+    path = Path(directory) / f"{content_digest(*parts)}.json"
     if not path.is_file():
-        r = tlblab.simulate("zen3", f"{wl},take=1,every={SPAN_STEP}", tlb_only=True)
-        n = int(r.total["references"]) * SPAN_STEP
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, json.dumps({"workload": wl, "accesses": n, "step": SPAN_STEP}) + "\n")
-    return int(json.loads(path.read_text())["accesses"])
+        with open(path.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not path.is_file():
+                with _graphs():
+                    record = make()
+                atomic_write(path, json.dumps(record) + "\n")
+    return json.loads(path.read_text())
+
+
+# The graph workloads' graphs (graph500_list's, the R-MAT CSR of gapbs_bc and graph500_bfs) are
+# cached here while a run of this module builds one (`tlblab.intervals.graph_cache`, the files
+# tagged with a digest of the engine's bytes, so a rebuilt engine never reads an older one's):
+# the first process to need a graph builds and writes it, the others read it (seed 001's scale
+# 24 graph: over a minute to build, seconds to read).
+GRAPHS = Path("out/checkpoints/graphs")
+_ENGINE_TAG: list[str] = []
+
+
+def _graphs() -> Any:
+    from tlblab import _native
+    from tlblab.files import content_digest
+    from tlblab.intervals import graph_cache
+
+    if not _ENGINE_TAG:
+        _ENGINE_TAG.append(content_digest(Path(_native.__file__).read_bytes()))
+    return graph_cache(GRAPHS, _ENGINE_TAG[0])
 
 
 SPAN_STEP = 4096
@@ -500,17 +559,10 @@ def population(wl: str, directory: str = "out/checkpoints") -> int:
     """The stores of `wl`'s population (`populate=1`: one per 4 KiB page of its regions), read
     from a TLB-only run that stops one access into its region of interest; cached as
     `measured_span` is."""
-    import json
-
-    from tlblab.files import atomic_write, content_digest
-
-    path = Path(directory) / f"{content_digest('population', wl)}.json"
-    if not path.is_file():
-        r = tlblab.simulate("zen3", f"{wl},warm=1,take=1", tlb_only=True)
-        n = int(r.stats["warmup"]["references"]) - 1
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, json.dumps({"workload": wl, "stores": n}) + "\n")
-    return int(json.loads(path.read_text())["stores"])
+    return int(_cached(directory, ("population", wl), lambda: {
+        "workload": wl,
+        "stores": int(tlblab.simulate("zen3", f"{wl},warm=1,take=1", tlb_only=True)
+                      .stats["warmup"]["references"]) - 1})["stores"])
 
 
 def window_spec(wl: str, quick: bool, k: int | None = None) -> str:
@@ -551,7 +603,9 @@ def window_sums(m: dict[str, Any], wl: str, technique: str | None, quick: bool,
     a window's edge, or lie in a warm-up, are left out)."""
     k0, warm, take, unit = WINDOWS[quick]
     k = k or k0
-    s = tlblab.sample(m, window_spec(wl, quick, k), unit=unit, period=1, offset=0, head=0, technique=technique)
+    spec = window_spec(wl, quick, k)
+    with _graphs():
+        s = tlblab.sample(m, spec, unit=unit, period=1, offset=0, head=0, technique=technique)
     period = warm + take
     sums = [dict.fromkeys(_COUNTERS, 0.0) for _ in range(k)]
     # The units cover the run from its first reference: the application's references before
@@ -590,9 +644,24 @@ def ratio_estimate(xs: list[float], ys: list[float]) -> tuple[float, float]:
     return r, t_quantile(0.975, n - 1) * (s2 / n) ** 0.5 / (big_y / n)
 
 
-# {(quick, workload spec, variant): window sums}: at_scale, huge_pages and seed_scale read the
-# same runs, and reproduce 001 runs them in one process.
-_RUNS: dict[tuple[bool, str, str, int | None], list[dict[str, float]]] = {}
+# Every run the experiments make, once per process: {key: its result}, the key naming all the
+# result depends on. at_scale, huge_pages and seed_scale read the same window runs; `prepare`
+# makes the runs of all of `reproduce 001`'s experiments in worker processes up front.
+_RUNS: dict[tuple[Any, ...], Any] = {}
+# The runs `_made` would make, gathered by `prefetch_runs` instead of made; None otherwise.
+_COLLECTING: dict[tuple[Any, ...], tuple[Any, ...]] | None = None
+
+
+def _made(key: tuple[Any, ...], job: tuple[Any, ...], placeholder: Any) -> Any:
+    """`_run_job(job)`, made once per process under `key`; while `prefetch_runs` gathers the
+    runs, `job` is noted and `placeholder` handed back instead."""
+    if key in _RUNS:
+        return _RUNS[key]
+    if _COLLECTING is not None:
+        _COLLECTING[key] = job
+        return placeholder
+    _RUNS[key] = _run_job(job)
+    return _RUNS[key]
 
 
 def scale_runs(quick: bool) -> dict[str, dict[str, dict[str, list[dict[str, float]]]]]:
@@ -637,42 +706,98 @@ def _plan_runs(quick: bool, scale: str, name: str, wl: str, region: str,
     """{variant: window sums} for `PLAN[(scale, name)]` on `wl` (in `k` windows, default
     `WINDOWS`'), each run once per process."""
     out: dict[str, list[dict[str, float]]] = {}
+    # While runs are only gathered: windows of counters of 1 (the experiment's arithmetic goes through).
+    placeholder = [dict.fromkeys(_COUNTERS, 1.0) for _ in range(k or WINDOWS[quick][0])]
     for variant in PLAN[(scale, name)]:
-        key = (quick, wl, variant, k)
-        if key not in _RUNS:
-            size, kind, tech = VARIANTS[variant]
-            job = (size, kind, wl, tech.format(region=region) if tech else None, quick, k)
-            if _COLLECTING is not None:
-                _COLLECTING[key] = job
-                out[variant] = []
-                continue
-            _RUNS[key] = _run_job(job)
-        out[variant] = _RUNS[key]
+        size, kind, tech = VARIANTS[variant]
+        job = ("windows", size, kind, wl, tech.format(region=region) if tech else None, quick, k)
+        out[variant] = _made((quick, wl, variant, k), job, placeholder)
     return out
 
 
-# The runs `_plan_runs` would make, gathered by `prefetch_runs` instead of made; None otherwise.
-_COLLECTING: dict[tuple[Any, ...], tuple[Any, ...]] | None = None
+def _run_job(job: tuple[Any, ...]) -> Any:
+    """One run: ("windows", page size, machine kind, workload, technique, quick, k) ->
+    `window_sums` (`_plan_runs`); ("run", machine, workload, technique, references) -> `AppRun`
+    (`_run`). Module-level so that a worker process can run it."""
+    if job[0] == "windows":
+        _, size, kind, wl, tech, quick, k = job
+        return window_sums(_variant_machine(size, kind), wl, tech, quick, k)
+    _, m, wl, tech, limit = job
+    return AppRun.of(tlblab.simulate(m, wl, technique=tech, max_references=limit))
 
 
-def _run_job(job: tuple[Any, ...]) -> list[dict[str, float]]:
-    """One run of `_plan_runs`: (page size, machine kind, workload, technique, quick, k) ->
-    `window_sums`. Module-level so that a worker process can run it."""
-    size, kind, wl, tech, quick, k = job
-    return window_sums(_variant_machine(size, kind), wl, tech, quick, k)
+def _timed_job(job: tuple[Any, ...]) -> tuple[Any, float]:
+    """`_run_job(job)` and the wall seconds it took."""
+    import time
+
+    t0 = time.monotonic()
+    result = _run_job(job)
+    return result, time.monotonic() - t0
 
 
-def prefetch_runs(quick: bool, *run_sets: Any, workers: int | None = None) -> None:
-    """Makes the runs the functions `run_sets` (scale_runs, pv_runs, ...) would make one after
-    another in `workers` processes at once (default: 2, or 1 on a one-core machine), so that
-    they then find every run made. Each run is deterministic and independent of the others (a
-    graph, a population and a measured span come from `out/checkpoints` or are built the same
-    in any process), so the numbers are the same as made in turn, bit for bit
-    (tests/test_technique_pt_baker.py). Two at a time because a seed-scale run's simulated
-    memory takes up to about 5.6 GB of the host's (`reproduce 001`'s peak), and this is what
-    keeps `reproduce 001` inside its half hour on two cores; `--quick` runs stay in-process
-    (`workers` 1), whose runs take seconds."""
+# The wall seconds each run took when last made here, by `_job_digest`: `prefetch_runs` hands
+# the runs out longest first (so that no process is left with a long run at the end while the
+# other idles) and writes what it measured back. Without this machine's file, the seconds
+# measured on another (`RUN_SECONDS_SHIPPED`: an AMD EPYC family 25 model 17 KVM guest, 2
+# vCPUs); they only order the runs and never enter a result.
+RUN_SECONDS = Path("out/checkpoints/run_seconds.json")
+RUN_SECONDS_SHIPPED = Path(__file__).with_name("run_seconds.json")
+
+
+def _job_digest(job: tuple[Any, ...]) -> str:
+    from tlblab.files import content_digest
+
+    return content_digest(repr(job))
+
+
+def _read_seconds(path: Path) -> dict[str, float]:
+    import json
+
+    try:
+        return {k: float(v) for k, v in json.loads(path.read_text())["seconds"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}  # none, or not ours: the runs go in the order they were gathered
+
+
+def _longest_first(jobs: dict[tuple[Any, ...], tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The keys of `jobs`, the runs known to take longest first; a run never timed counts as
+    the longest (better early than last)."""
+    known = {**_read_seconds(RUN_SECONDS_SHIPPED), **_read_seconds(RUN_SECONDS)}
+    top = max(known.values(), default=0.0)
+    cost = {key: known.get(_job_digest(job), top) for key, job in jobs.items()}
+    return sorted(jobs, key=lambda key: -cost[key])  # stable: ties keep the gathered order
+
+
+def _write_seconds(jobs: dict[tuple[Any, ...], tuple[Any, ...]], seconds: dict[tuple[Any, ...], float]) -> None:
+    import json
+
+    from tlblab.files import atomic_write
+
+    known = _read_seconds(RUN_SECONDS)
+    known.update({_job_digest(jobs[key]): round(s, 1) for key, s in seconds.items()})
+    RUN_SECONDS.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(RUN_SECONDS, json.dumps({"seconds": dict(sorted(known.items()))}, indent=0) + "\n")
+
+
+def prefetch_runs(quick: bool, *run_sets: Any, workers: int | None = None) -> dict[str, float]:
+    """Makes the runs the functions `run_sets` (scale_runs, pv_runs, whole experiments, ...)
+    would make, in `workers` processes at once (default: 2, or 1 on a one-core machine), the
+    longest first (`_longest_first`), so that they then find every run made. Each run is
+    deterministic and independent of the others (a graph, a population and a measured span
+    come from `out/checkpoints` or are built the same in any process), so the numbers are the
+    same as made in turn, bit for bit (tests/test_technique_pt_baker.py). Two at a time because
+    a seed-scale run's simulated memory takes up to about 5.6 GB of the host's; `--quick` runs
+    stay in-process (`workers` 1), whose runs take seconds. Called while runs are being
+    gathered (an experiment's own call inside `prepare`), it only gathers. Returns `runs`
+    (how many were made) and `seconds` (wall)."""
+    import time
+
     global _COLLECTING
+    if _COLLECTING is not None:
+        for run_set in run_sets:
+            run_set(quick)
+        return {"runs": 0, "seconds": 0.0}
+    t0 = time.monotonic()
     _COLLECTING = {}
     try:
         for run_set in run_sets:
@@ -686,14 +811,29 @@ def prefetch_runs(quick: bool, *run_sets: Any, workers: int | None = None) -> No
     if workers <= 1 or len(jobs) <= 1:
         for key, job in jobs.items():
             _RUNS[key] = _run_job(job)
-        return
+        return {"runs": len(jobs), "seconds": time.monotonic() - t0}
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    order = _longest_first(jobs)
+    seconds: dict[tuple[Any, ...], float] = {}
     # spawn, not fork: the parent holds the simulator's native state and maybe threads.
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        for key, sums in zip(jobs, pool.map(_run_job, jobs.values())):
-            _RUNS[key] = sums
+        for key, (result, took) in zip(order, pool.map(_timed_job, [jobs[k] for k in order])):
+            _RUNS[key], seconds[key] = result, took
+    _write_seconds(jobs, seconds)
+    return {"runs": len(jobs), "seconds": time.monotonic() - t0}
+
+
+def prepare(quick: bool, experiments: list[str], workers: int | None = None) -> dict[str, float]:
+    """Makes every run the experiments named (functions of this module, as the reproductions
+    name them) will read, all in one `prefetch_runs` (`tlblab.reproduce.run_all` calls it
+    before the reproductions of this seed): one pool for them all, so that the processes stay
+    busy from the first run to the last instead of waiting at each experiment's last run. An
+    experiment gathers its runs by running whole on placeholders (`_made`), its own
+    `prefetch_runs` call included."""
+    fns = [globals()[name] for name in experiments if callable(globals().get(name))]
+    return prefetch_runs(quick, *fns, workers=workers)
 
 
 def _huge_pages_speedup(runs: dict[str, list[dict[str, float]]]) -> tuple[float, float]:
