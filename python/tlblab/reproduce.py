@@ -428,11 +428,13 @@ def run_one(rep: Reproduction, quick: bool = False) -> Outcome:
 
 def prepare(reps: list[Reproduction], quick: bool = False,
             on_prepare: Callable[[str, int], None] | None = None,
-            on_prepared: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+            on_prepared: Callable[[dict[str, Any]], None] | None = None,
+            on_run: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """Lets each seed whose experiments module has `prepare(quick, experiment names)` make the
     runs its reproductions among `reps` share, all at once (seed 001: its window runs, in
     worker processes, longest first), before they run. `on_prepare(seed, n)` before each seed's
-    (`n` of its reproductions), `on_prepared(record)` after it. Returns the records of what each
+    (`n` of its reproductions), `on_prepared(record)` after it, `on_run(line)` as each run
+    of it is made (where the seed says so). Returns the records of what each
     did: `seed`, `runs`, `seconds`. The reproductions then read those runs; their own `seconds`
     leave them out."""
     by_module: dict[Any, tuple[str, list[str]]] = {}
@@ -450,7 +452,7 @@ def prepare(reps: list[Reproduction], quick: bool = False,
         if on_prepare:
             on_prepare(seed, len(fns))
         try:
-            did = module.prepare(quick, fns)
+            did = module.prepare(quick, fns, progress=on_run)
         except (ValueError, RuntimeError):
             continue  # the reproduction that makes the failing run reports it (run_one)
         done.append({"seed": seed, "runs": int(did["runs"]), "seconds": round(float(did["seconds"]), 2)})
@@ -463,11 +465,12 @@ def run_all(reps: list[Reproduction], quick: bool = False, *,
             on_start: Callable[[int, Reproduction], None] | None = None,
             on_done: Callable[[Outcome], None] | None = None,
             on_prepare: Callable[[str, int], None] | None = None,
-            on_prepared: Callable[[dict[str, Any]], None] | None = None) -> list[Outcome]:
+            on_prepared: Callable[[dict[str, Any]], None] | None = None,
+            on_run: Callable[[str], None] | None = None) -> list[Outcome]:
     """Runs `reps` in turn (`run_one`), after the runs they share (`prepare`, whose callbacks
-    `on_prepare` and `on_prepared` are), `on_start(i, rep)` before the i-th (from 0) and `on_done(outcome)`
+    `on_prepare`, `on_prepared` and `on_run` are), `on_start(i, rep)` before the i-th (from 0) and `on_done(outcome)`
     after each, for a caller that shows progress."""
-    prepare(reps, quick, on_prepare, on_prepared)
+    prepare(reps, quick, on_prepare, on_prepared, on_run)
     outcomes = []
     for i, rep in enumerate(reps):
         if on_start:

@@ -66,8 +66,11 @@ def run(args) -> int:
     def prepared(did) -> None:
         print(f"seed {did['seed']}: {did['runs']} runs made in {did['seconds']:.1f} s", file=sys.stderr, flush=True)
 
+    def made(line: str) -> None:
+        print(f"  {line}", file=sys.stderr, flush=True)
+
     outcomes = rp.run_all(reps, args.quick, on_start=progress, on_done=_print, on_prepare=preparing,
-                          on_prepared=prepared)
+                          on_prepared=prepared, on_run=made)
     rp.write(outcomes, out)
     failing = [o for o in outcomes if not o.holds]
     print("\nPer seed: predictions that hold / all predictions; consistency checks (fitted rows, or true by "

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import tlblab
 
@@ -779,7 +779,8 @@ def _write_seconds(jobs: dict[tuple[Any, ...], tuple[Any, ...]], seconds: dict[t
     atomic_write(RUN_SECONDS, json.dumps({"seconds": dict(sorted(known.items()))}, indent=0) + "\n")
 
 
-def prefetch_runs(quick: bool, *run_sets: Any, workers: int | None = None) -> dict[str, float]:
+def prefetch_runs(quick: bool, *run_sets: Any, workers: int | None = None,
+                  progress: Callable[[str], None] | None = None) -> dict[str, float]:
     """Makes the runs the functions `run_sets` (scale_runs, pv_runs, whole experiments, ...)
     would make, in `workers` processes at once (default: 2, or 1 on a one-core machine), the
     longest first (`_longest_first`), so that they then find every run made. Each run is
@@ -788,8 +789,9 @@ def prefetch_runs(quick: bool, *run_sets: Any, workers: int | None = None) -> di
     same as made in turn, bit for bit (tests/test_technique_pt_baker.py). Two at a time because
     a seed-scale run's simulated memory takes up to about 5.6 GB of the host's; `--quick` runs
     stay in-process (`workers` 1), whose runs take seconds. Called while runs are being
-    gathered (an experiment's own call inside `prepare`), it only gathers. Returns `runs`
-    (how many were made) and `seconds` (wall)."""
+    gathered (an experiment's own call inside `prepare`), it only gathers. `progress(line)`
+    is told of each run made in a worker. Returns `runs` (how many were made) and `seconds`
+    (wall)."""
     import time
 
     global _COLLECTING
@@ -815,17 +817,37 @@ def prefetch_runs(quick: bool, *run_sets: Any, workers: int | None = None) -> di
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from concurrent.futures import as_completed
+
     order = _longest_first(jobs)
     seconds: dict[tuple[Any, ...], float] = {}
     # spawn, not fork: the parent holds the simulator's native state and maybe threads.
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        for key, (result, took) in zip(order, pool.map(_timed_job, [jobs[k] for k in order])):
-            _RUNS[key], seconds[key] = result, took
+        futures = {pool.submit(_timed_job, jobs[key]): key for key in order}  # handed out in this order
+        try:
+            for n, f in enumerate(as_completed(futures), 1):
+                key = futures[f]
+                _RUNS[key], seconds[key] = f.result()
+                if progress:
+                    progress(f"run {n}/{len(order)} made in {seconds[key]:.0f} s: {_describe(jobs[key])}")
+        except BaseException:
+            pool.shutdown(cancel_futures=True)  # a failed run or ^C: the runs not begun are not made
+            raise
     _write_seconds(jobs, seconds)
     return {"runs": len(jobs), "seconds": time.monotonic() - t0}
 
 
-def prepare(quick: bool, experiments: list[str], workers: int | None = None) -> dict[str, float]:
+def _describe(job: tuple[Any, ...]) -> str:
+    """A run in a few words: its workload, machine and technique."""
+    if job[0] == "windows":
+        _, size, kind, wl, tech, _, k = job
+        return f"{wl.split(',')[0]} on {kind} {size}, {tech or 'no technique'}" + (f", {k} windows" if k else "")
+    _, m, wl, tech, limit = job
+    return f"{wl.split(',')[0]} on {m['name']}, {tech or 'no technique'}, {limit:,} references"
+
+
+def prepare(quick: bool, experiments: list[str], workers: int | None = None,
+            progress: Callable[[str], None] | None = None) -> dict[str, float]:
     """Makes every run the experiments named (functions of this module, as the reproductions
     name them) will read, all in one `prefetch_runs` (`tlblab.reproduce.run_all` calls it
     before the reproductions of this seed): one pool for them all, so that the processes stay
@@ -833,7 +855,7 @@ def prepare(quick: bool, experiments: list[str], workers: int | None = None) -> 
     experiment gathers its runs by running whole on placeholders (`_made`), its own
     `prefetch_runs` call included."""
     fns = [globals()[name] for name in experiments if callable(globals().get(name))]
-    return prefetch_runs(quick, *fns, workers=workers)
+    return prefetch_runs(quick, *fns, workers=workers, progress=progress)
 
 
 def _huge_pages_speedup(runs: dict[str, list[dict[str, float]]]) -> tuple[float, float]:
