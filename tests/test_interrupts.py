@@ -179,6 +179,20 @@ def test_reproduce_stops_on_a_signal(tmp_path, sig):
 
 
 @pytest.mark.parametrize("sig", SIGNALS)
+def test_reproduce_stops_on_a_signal_while_its_worker_processes_make_its_runs(tmp_path, sig):
+    """Seed 001's reproductions make their seed-scale runs in worker processes first
+    (`prepare`): Ctrl-C reaches the command alone (the workers start with SIGINT blocked), which
+    stops the workers at once, mid-run, with no traceback; nothing is written but the caches
+    under out/checkpoints (each file whole or absent)."""
+    p = _start(["reproduce", "001", "--out", "repro"], tmp_path)
+    _wait_for(lambda: any("spawn_main" in c for c in _group_alive(p.pid)), what="the worker processes")
+    time.sleep(1.0)
+    took, err = _stop(p, sig)
+    _check(p, sig, took, err)
+    assert [f for f in _files(tmp_path) if not f.startswith("out/checkpoints/")] == []
+
+
+@pytest.mark.parametrize("sig", SIGNALS)
 def test_sweep_on_a_local_cluster_stops_on_a_signal_quietly(tmp_path, sig):
     """A sweep on a real LocalCluster: Ctrl-C reaches the workers too (the whole group); the
     cluster goes down within seconds and no worker prints a traceback. Points finished before

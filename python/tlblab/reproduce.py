@@ -467,12 +467,15 @@ def run_all(reps: list[Reproduction], quick: bool = False, *,
             on_prepare: Callable[[str, int], None] | None = None,
             on_prepared: Callable[[dict[str, Any]], None] | None = None,
             on_run: Callable[[str], None] | None = None) -> list[Outcome]:
-    """Runs `reps` in turn (`run_one`), after the runs they share (`prepare`, whose callbacks
+    """Runs `reps` in turn (`run_one`), each seed's after the runs they share (`prepare`, whose callbacks
     `on_prepare`, `on_prepared` and `on_run` are), `on_start(i, rep)` before the i-th (from 0) and `on_done(outcome)`
     after each, for a caller that shows progress."""
-    prepare(reps, quick, on_prepare, on_prepared, on_run)
     outcomes = []
+    prepared: set[str] = set()
     for i, rep in enumerate(reps):
+        if rep.seed not in prepared:  # each seed's shared runs just before its first reproduction
+            prepared.add(rep.seed)
+            prepare([r for r in reps if r.seed == rep.seed], quick, on_prepare, on_prepared, on_run)
         if on_start:
             on_start(i, rep)
         o = run_one(rep, quick)
@@ -542,12 +545,7 @@ def run(which: str | None = None, quick: bool = False, out: str | Path | None = 
     """Runs the reproductions `which` selects (`None`, `SEED`, `SEED/ID`); writes them under
     `out` when given. `progress(i, n, name)` is called before each."""
     reps = select(which)
-    prepare(reps, quick)
-    outcomes = []
-    for i, rep in enumerate(reps):
-        if progress:
-            progress(i, len(reps), rep.name)
-        outcomes.append(run_one(rep, quick))
+    outcomes = run_all(reps, quick, on_start=(lambda i, rep: progress(i, len(reps), rep.name)) if progress else None)
     if out is not None:
         write(outcomes, Path(out))
     return outcomes

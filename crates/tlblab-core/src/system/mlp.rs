@@ -78,13 +78,17 @@ impl MlpState {
         let mut t = now;
         self.retire(t);
         // The reorder window: the oldest outstanding miss holds every reference after it.
-        // The slots are in issue order (each is pushed with the count then, and `retain`
-        // keeps the order): the oldest is the first.
-        while let Some(oldest) = self.slots.first() {
-            if self.refs - oldest.issue < cfg.window as u64 {
+        while let Some((i, issue)) = self
+            .slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (i, s.issue))
+            .min_by_key(|&(_, issue)| issue)
+        {
+            if self.refs - issue < cfg.window as u64 {
                 break;
             }
-            t = self.wait_for(t, 0);
+            t = self.wait_for(t, i);
         }
         if !long {
             return t - now + latency + queue(t);

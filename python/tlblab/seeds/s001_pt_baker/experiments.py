@@ -821,9 +821,18 @@ def prefetch_runs(quick: bool, *run_sets: Any, workers: int | None = None,
 
     order = _longest_first(jobs)
     seconds: dict[tuple[Any, ...], float] = {}
+    import signal
+
     # spawn, not fork: the parent holds the simulator's native state and maybe threads.
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(_timed_job, jobs[key]): key for key in order}  # handed out in this order
+        # The workers start with SIGINT blocked (a signal mask survives spawn's fork and exec), so
+        # a terminal's Ctrl-C, sent to the whole process group, reaches this process alone,
+        # which stops them, instead of each printing its own KeyboardInterrupt.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            futures = {pool.submit(_timed_job, jobs[key]): key for key in order}  # handed out in this order
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         try:
             for n, f in enumerate(as_completed(futures), 1):
                 key = futures[f]
@@ -831,7 +840,12 @@ def prefetch_runs(quick: bool, *run_sets: Any, workers: int | None = None,
                 if progress:
                     progress(f"run {n}/{len(order)} made in {seconds[key]:.0f} s: {_describe(jobs[key])}")
         except BaseException:
-            pool.shutdown(cancel_futures=True)  # a failed run or ^C: the runs not begun are not made
+            # A failed run, Ctrl-C or SIGTERM: the runs not begun are not made, and those in
+            # flight are stopped now rather than finished (minutes each at the seed's scale;
+            # ProcessPoolExecutor has no public way to stop a running task).
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
             raise
     _write_seconds(jobs, seconds)
     return {"runs": len(jobs), "seconds": time.monotonic() - t0}
