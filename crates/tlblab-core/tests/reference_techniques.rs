@@ -313,6 +313,22 @@ fn pt_baker_case(
     setting: PtBakerSetting,
     mlp: Option<tlblab_core::machine::MlpConfig>,
 ) -> Result<(), TestCaseError> {
+    pt_baker_windowed_case(cfg, opts, steps, spaces, helper, setting, mlp, None)
+}
+
+/// `pt_baker_case`, with `in_windows=1` and window phases (`WINDOW_REGION`) from each even cut
+/// of `windows` (record positions, sorted) to the next, when given.
+#[allow(clippy::too_many_arguments)]
+fn pt_baker_windowed_case(
+    cfg: MachineConfig,
+    opts: RunOptions,
+    steps: &[common::random::Step],
+    spaces: usize,
+    helper: PtBakerHelper,
+    setting: PtBakerSetting,
+    mlp: Option<tlblab_core::machine::MlpConfig>,
+    windows: Option<Vec<usize>>,
+) -> Result<(), TestCaseError> {
     let (mode, stride, (nops, nop_cycles), (sleep_us, slack), place) = helper;
     let ((pressure, stressors, stressor_mlp), (ranged, first, pages), regions, two_cores) = setting;
     let mut cfg = cfg;
@@ -382,6 +398,21 @@ fn pt_baker_case(
         });
         records.insert(at.min(records.len()), e);
     }
+    if let Some(mut cuts) = windows {
+        params.push(("in_windows", "1".to_string()));
+        cuts.iter_mut().for_each(|c| *c = (*c).min(records.len()));
+        cuts.sort_unstable();
+        // From the back, so that each position is the record's before any insertion.
+        for (k, &at) in cuts.iter().enumerate().rev() {
+            let region = tlblab_trace::record::WINDOW_REGION;
+            let e = tlblab_trace::Record::Event(if k % 2 == 0 {
+                tlblab_trace::Event::PhaseBegin { region }
+            } else {
+                tlblab_trace::Event::PhaseEnd { region }
+            });
+            records.insert(at, e);
+        }
+    }
     with_technique_on(&cfg, opts, &records, spaces, &spec("pt_baker", &params))
 }
 
@@ -447,6 +478,32 @@ proptest! {
             window,
         };
         pt_baker_case(cfg, opts, &steps, spaces, helper, setting, Some(mlp))?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// pt_baker with `in_windows=1` (a sampled run's companions, fast_forward.rs
+    /// `window_phase`): the helper and the stressors run inside the records' window phases
+    /// only, idle up to the application's time outside them, and carry their state across.
+    #[test]
+    fn pt_baker_in_windows_agrees_with_its_twin(
+        cfg in machine(),
+        opts in options(),
+        steps in steps(),
+        spaces in 1usize..4,
+        helper in pt_baker_helper(),
+        setting in pt_baker_setting(),
+        cuts in proptest::collection::vec(0usize..900, 0..7),
+        (ooo, miss_slots, walkers, window) in (any::<bool>(), 1u32..5, 1u32..5, 1u32..12),
+    ) {
+        let mlp = ooo.then_some(tlblab_core::machine::MlpConfig {
+            miss_slots,
+            walkers: walkers.min(miss_slots),
+            window,
+        });
+        pt_baker_windowed_case(cfg, opts, &steps, spaces, helper, setting, mlp, Some(cuts))?;
     }
 }
 

@@ -97,6 +97,11 @@ pub mod flush {
 /// `--warmup-instructions`, `champsim::ChampSimOptions`); it is no phase of its own.
 pub const ROI_REGION: u32 = u32::MAX;
 
+/// The region of a sampled window's phase (`workloads::fast_forward`'s `window_phase`): the
+/// last accesses of its warm-up and its measured part, inside which a technique's companion
+/// threads may be asked to run (pt_baker's `in_windows`). Reported as the phase `window`.
+pub const WINDOW_REGION: u32 = u32::MAX - 1;
+
 /// Something that happened between accesses.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]

@@ -474,6 +474,9 @@ impl System {
 
     /// A region's name from the source, else `region N`.
     pub(super) fn region_name(&self, region: u32) -> String {
+        if region == tlblab_trace::record::WINDOW_REGION {
+            return "window".to_string();
+        }
         self.region_names
             .get(region as usize)
             .cloned()

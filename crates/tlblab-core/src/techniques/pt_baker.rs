@@ -45,6 +45,7 @@
 use super::{Model, ParamInfo, Params, TechniqueInfo};
 use crate::machine::MachineConfig;
 use crate::system::{SimError, System, Technique};
+use tlblab_trace::record::WINDOW_REGION;
 use tlblab_trace::{Access, Event};
 use tlblab_types::{AccessKind, PhysAddr, SplitMix64, ThreadId, VirtAddr};
 
@@ -112,6 +113,11 @@ pub const INFO: TechniqueInfo = TechniqueInfo {
             name: "stressor_mlp",
             default: "24",
             meaning: "misses a stressor keeps in flight (its accesses are independent): its in-order cycles are divided by this; on a machine with timing.mlp its miss slots take this one's place",
+        },
+        ParamInfo {
+            name: "in_windows",
+            default: "0",
+            meaning: "1: the helper and the stressors run only inside the records' window phases (a sampled run's window_phase: each window's companion warm-up and measured part), idle between them",
         },
     ],
 };
@@ -193,8 +199,12 @@ pub struct PtBaker {
     machine_mlp: bool,
     l3_bytes: u64,
     l1_latency: u64,
+    /// `in_windows`: the helper and the stressors run only inside window phases.
+    in_windows: bool,
     // Run state.
     started: bool,
+    /// Inside a window phase (`WINDOW_REGION`) of the records.
+    in_window: bool,
     space: usize,
     /// The range being swept: [start, end), once known.
     range: Option<(u64, u64)>,
@@ -388,7 +398,9 @@ impl Model for PtBaker {
             machine_mlp: machine.timing.mlp.is_some(),
             l3_bytes,
             l1_latency,
+            in_windows: p.u64_in("in_windows", 0, 1)? == 1,
             started: false,
+            in_window: false,
             space: 0,
             range: None,
             best_region: None,
@@ -696,6 +708,15 @@ impl Technique for PtBaker {
     }
 
     fn on_event(&mut self, sys: &mut System, _cpu: usize, event: &Event) -> Result<u64, SimError> {
+        match *event {
+            Event::PhaseBegin {
+                region: WINDOW_REGION,
+            } => self.in_window = true,
+            Event::PhaseEnd {
+                region: WINDOW_REGION,
+            } => self.in_window = false,
+            _ => {}
+        }
         if let Event::Region { region, start, len } = *event {
             let wanted = match &self.target {
                 Target::Largest => self.best_region.is_none_or(|(_, l)| len > l),
@@ -715,6 +736,19 @@ impl Technique for PtBaker {
     fn run_companion(&mut self, sys: &mut System, until: u64) -> Result<(), SimError> {
         if !self.started {
             self.start(sys)?;
+        }
+        if self.in_windows && !self.in_window {
+            // Between a sampled run's windows (and before the first): the companions idle up
+            // to the application's time, and begin from it at the next window phase, their
+            // own detailed warm-up (fast_forward.rs `window_phase`; SMARTS, Wunderlich et al.
+            // ISCA 2003 §4). Their state (the helper's position, a stressor's) carries over.
+            if self.mode != Mode::None {
+                sys.idle_until(self.helper_cpu, until);
+            }
+            for &cpu in &self.stressor_cpus {
+                sys.idle_until(cpu, until);
+            }
+            return Ok(());
         }
         loop {
             // The agent furthest behind goes next (the helper first among equals).

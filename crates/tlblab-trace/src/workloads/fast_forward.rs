@@ -14,6 +14,11 @@
 //! workload holds) begin `E` accesses apart, each a warm-up of `W` and `T` measured accesses, the
 //! accesses between them dropped; the region of interest begins with the first window's measured
 //! part, and the run's units (`tlblab.sample` with every unit measured) tell the windows apart.
+//! With `window_phase=J` each window's last `J` warm-up accesses and its measured part are a
+//! phase of `WINDOW_REGION` (a `PhaseBegin` before them, a `PhaseEnd` after the window's last
+//! access): a technique whose companion threads run only inside it (pt_baker's `in_windows`)
+//! gives them `J` accesses of detailed warming of their own, while the application's warm-up
+//! stays `W` (the companions are most of a window's cost, docs/technique-pt_baker.md).
 //! Events (non-access records) are never dropped. A source that can advance past accesses
 //! without making them (`RecordSource::skip_accesses`: a generator's own `Generator::skip`, as
 //! graph500_list's, which runs its searches without writing their records) is asked to first,
@@ -24,7 +29,7 @@
 //! references between two windows would cost the full model minutes each and change nothing the
 //! window reads but the caches' and TLBs' contents, which the warm-up refills.
 
-use crate::record::{Event, Record, ROI_REGION};
+use crate::record::{Event, Record, ROI_REGION, WINDOW_REGION};
 use crate::source::RecordSource;
 
 /// The window parameters' names.
@@ -33,15 +38,17 @@ pub const WARM: &str = "warm";
 pub const TAKE: &str = "take";
 pub const EVERY: &str = "every";
 pub const WINDOWS: &str = "windows";
+pub const WINDOW_PHASE: &str = "window_phase";
 
 /// The parameters every workload with `populate` accepts: (name, default, meaning).
 #[rustfmt::skip]
-pub const PARAMS: [(&str, u64, &str); 5] = [
+pub const PARAMS: [(&str, u64, &str); 6] = [
     (SKIP, 0, "with populate=1: accesses after the population generated and not simulated (fast-forward)"),
     (WARM, 0, "with populate=1: accesses simulated after the skip before the region of interest begins"),
     (TAKE, 0, "with populate=1: accesses in the region of interest, then the workload ends (0: to its end)"),
     (EVERY, 0, "with take: the window repeats every this many accesses (0: one window)"),
     (WINDOWS, 0, "with every: windows in all, then the workload ends (0: as many as it holds)"),
+    (WINDOW_PHASE, 0, "with take: each window's last this many warm-up accesses and its measured part are a phase named window (0: none; at most warm)"),
 ];
 
 const CHUNK: usize = 32_768;
@@ -70,6 +77,11 @@ pub struct FastForward {
     shape: (u64, u64, u64),
     windows_left: u64,
     mark_sent: bool,
+    /// `window_phase`: the warm-up accesses left when a window's phase begins (0: no phase),
+    /// whether one is open, and whether its end is due before the next record.
+    phase: u64,
+    phase_open: bool,
+    phase_end_due: bool,
     stage: Stage,
     /// The region-of-interest mark is due before the next record.
     mark_due: bool,
@@ -100,13 +112,22 @@ impl FastForward {
                 windows.wrapping_sub(1)
             },
             mark_sent: false,
-
+            phase: 0,
+            phase_open: false,
+            phase_end_due: false,
             stage: Stage::Population,
             mark_due: false,
             buf: Vec::new(),
             pos: 0,
             done: false,
         }
+    }
+
+    /// Marks each window's last `accesses` warm-up accesses and its measured part as a phase
+    /// of `WINDOW_REGION` (module doc); 0: none. `workloads::build` checks `accesses <= warm`.
+    pub fn with_window_phase(mut self, accesses: u64) -> Self {
+        self.phase = accesses;
+        self
     }
 
     /// The next stage once the current one has nothing left; the mark falls due on entering
@@ -130,7 +151,28 @@ impl FastForward {
 impl RecordSource for FastForward {
     fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String> {
         let mut n = 0;
-        while n < max && self.stage != Stage::Over {
+        while n < max && (self.stage != Stage::Over || self.phase_end_due) {
+            if self.phase_end_due {
+                out.push(Record::Event(Event::PhaseEnd {
+                    region: WINDOW_REGION,
+                }));
+                self.phase_end_due = false;
+                self.phase_open = false;
+                n += 1;
+                continue;
+            }
+            if self.phase > 0
+                && !self.phase_open
+                && self.stage == Stage::Warming
+                && self.warm == self.phase
+            {
+                out.push(Record::Event(Event::PhaseBegin {
+                    region: WINDOW_REGION,
+                }));
+                self.phase_open = true;
+                n += 1;
+                continue;
+            }
             if self.mark_due {
                 out.push(Record::Event(Event::PhaseBegin { region: ROI_REGION }));
                 self.mark_due = false;
@@ -180,6 +222,7 @@ impl RecordSource for FastForward {
                     n += 1;
                     self.take -= 1;
                     if self.take == 0 {
+                        self.phase_end_due = self.phase_open;
                         let (warm, take, every) = self.shape;
                         if every == 0 || self.windows_left == 0 {
                             self.stage = Stage::Over;
@@ -261,6 +304,52 @@ mod tests {
             .filter(|r| matches!(r, Record::Event(Event::PhaseBegin { region: ROI_REGION })))
             .count();
         assert_eq!(marks, 1);
+    }
+
+    #[test]
+    fn given_window_phase_then_each_window_is_one_phase_of_its_last_warm_up_and_measured_accesses()
+    {
+        let spec = "graph500_bfs:scale=10,roots=1,populate=1";
+        let window = "skip=100,warm=20,take=30,every=200,windows=3";
+        let plain = records(&format!("{spec},{window}"));
+        let marked = records(&format!("{spec},{window},window_phase=8"));
+        let is_window = |r: &Record| {
+            matches!(
+                r,
+                Record::Event(Event::PhaseBegin {
+                    region: WINDOW_REGION
+                }) | Record::Event(Event::PhaseEnd {
+                    region: WINDOW_REGION
+                })
+            )
+        };
+        // The same records otherwise.
+        let without: Vec<Record> = marked.iter().filter(|r| !is_window(r)).copied().collect();
+        assert_eq!(without, plain);
+        // Each phase: its window's last 8 warm-up accesses and 30 measured ones, the run's
+        // last ending with its last access.
+        let mut open = None;
+        let mut spans = Vec::new();
+        let mut accesses = 0;
+        for r in &marked {
+            match r {
+                Record::Event(Event::PhaseBegin {
+                    region: WINDOW_REGION,
+                }) => open = Some(accesses),
+                Record::Event(Event::PhaseEnd {
+                    region: WINDOW_REGION,
+                }) => spans.push(accesses - open.take().expect("a phase begun")),
+                Record::Access(_) => accesses += 1,
+                _ => {}
+            }
+        }
+        assert_eq!(spans, vec![38, 38, 38]);
+        assert!(open.is_none());
+        assert!(is_window(marked.last().expect("records")));
+        // A phase longer than the warm-up is refused.
+        let (name, params) = parse_spec(&format!("{spec},{window},window_phase=21")).unwrap();
+        let err = build(&name, &params, 1).err().expect("an error");
+        assert!(err.contains("window_phase <= warm"), "{err}");
     }
 
     #[test]

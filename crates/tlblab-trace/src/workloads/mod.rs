@@ -19,6 +19,7 @@ macro_rules! populated_params {
             super::fast_forward::PARAMS[2],
             super::fast_forward::PARAMS[3],
             super::fast_forward::PARAMS[4],
+            super::fast_forward::PARAMS[5],
         ]
     };
 }
@@ -190,15 +191,22 @@ pub fn build(
                 "workload '{name}': every and windows need take > 0 and every >= warm + take (got every={every}, warm={warm}, take={take})"
             ));
         }
+        let phase = get(fast_forward::WINDOW_PHASE);
+        if phase > 0 && (take == 0 || phase > warm) {
+            return Err(format!(
+                "workload '{name}': window_phase needs take > 0 and window_phase <= warm (got window_phase={phase}, warm={warm}, take={take})"
+            ));
+        }
         if skip > 0 || warm > 0 || take > 0 {
             if get(populate::PARAM.0) != 1 {
                 return Err(format!(
                     "workload '{name}': skip, warm and take need populate=1 (skipped accesses would leave pages unmapped)"
                 ));
             }
-            src = Box::new(fast_forward::FastForward::new(
-                src, skip, warm, take, every, windows,
-            ));
+            src = Box::new(
+                fast_forward::FastForward::new(src, skip, warm, take, every, windows)
+                    .with_window_phase(phase),
+            );
         }
     }
     Ok(Box::new(NonEmpty {

@@ -362,6 +362,16 @@ QUICK_SCALE = [
 # windows' estimate with its 95% interval over the K windows (Student's t, K - 1 degrees of
 # freedom; the combined ratio estimator, Cochran §6.4, for a ratio of two sums).
 WINDOWS = {True: (3, 10_000, 10_000, 1_000), False: (4, 2_000_000, 1_000_000, 50_000)}
+# The companions' own warm-up: the helper and the stressors run only in each window's last
+# COMPANION_WARM warm-up references and its measured part (`window_phase` and pt_baker's
+# `in_windows`), idle before; the application's warm-up stays W. They make most of a window's
+# references (two stream stressors about 80 per application reference on graph500, a user-mode
+# helper about 16), and they turn the L3 over within thousands of application references, so
+# they reach their steady state long before 500,000: one graph500 window at scale 24 under the
+# stream stressors with 0.5 M and 2 M references of warm-up, stressors throughout, gives
+# 657.88 and 657.79 M cycles without a helper, 632.94 and 632.47 M with the user-mode one
+# (docs/technique-pt_baker.md, 2026-11-28 night). Half of each window's companion references go.
+COMPANION_WARM = {True: 5_000, False: 500_000}
 
 # Variants: (label, page size, machine, technique with {region} for the swept region). A label
 # with a prefix (stream_, virt_) is measured under that setting against its own baseline.
@@ -567,7 +577,7 @@ def population(wl: str, directory: str = "out/checkpoints") -> int:
 
 def window_spec(wl: str, quick: bool, k: int | None = None) -> str:
     """`wl` as the K windows of `WINDOWS` (or `k` of them), one centred in each K-th of its
-    measured phase."""
+    measured phase, each with its window phase for the companions (`COMPANION_WARM`)."""
     k0, warm, take, _ = WINDOWS[quick]
     k = k or k0
     every = measured_span(wl) // k
@@ -575,7 +585,8 @@ def window_spec(wl: str, quick: bool, k: int | None = None) -> str:
         raise ValueError(f"{wl}: a measured phase of {every * k} accesses is too short for {k} windows "
                          f"of {warm} + {take}")
     skip = every // 2 - (warm + take) // 2
-    return f"{wl},skip={skip},warm={warm},take={take},every={every},windows={k}"
+    return (f"{wl},skip={skip},warm={warm},take={take},every={every},windows={k},"
+            f"window_phase={COMPANION_WARM[quick]}")
 
 
 def _variant_machine(page_size: str, kind: str) -> dict[str, Any]:
@@ -604,6 +615,8 @@ def window_sums(m: dict[str, Any], wl: str, technique: str | None, quick: bool,
     k0, warm, take, unit = WINDOWS[quick]
     k = k or k0
     spec = window_spec(wl, quick, k)
+    if technique is not None:
+        technique += ",in_windows=1"  # its companions in the window phases only (COMPANION_WARM)
     with _graphs():
         s = tlblab.sample(m, spec, unit=unit, period=1, offset=0, head=0, technique=technique)
     period = warm + take

@@ -42,6 +42,7 @@
 use super::{param, Twin};
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::reference::ReferenceModel;
+use tlblab_trace::record::WINDOW_REGION;
 use tlblab_trace::{Access, Event};
 use tlblab_types::{AccessKind, PageSize, SplitMix64, ThreadId, VirtAddr};
 
@@ -76,8 +77,12 @@ pub(crate) struct PtBakerTwin {
     mlp: u64,
     l3_bytes: u64,
     l1_latency: u64,
+    /// `in_windows`: the helper and the stressors run only inside window phases.
+    in_windows: bool,
     // The run.
     started: bool,
+    /// Inside a window phase of the records.
+    in_window: bool,
     space: usize,
     /// Regions announced: (start, length), in order.
     regions: Vec<(u64, u64)>,
@@ -517,6 +522,7 @@ impl Twin for PtBakerTwin {
         let nops = int(spec, "nops", "0", 0, 1 << 20)?;
         let nop_cycles = int(spec, "nop_cycles", "1", 0, 1000)?;
         let mlp = int(spec, "stressor_mlp", "24", 1, 1024)?;
+        let in_windows = int(spec, "in_windows", "0", 0, 1)? == 1;
         // Placement: the application runs on core 0's first hardware thread.
         let tpc = m.threads_per_core;
         let place = param(spec, "place", "ccx");
@@ -575,7 +581,9 @@ impl Twin for PtBakerTwin {
             mlp,
             l3_bytes,
             l1_latency,
+            in_windows,
             started: false,
+            in_window: false,
             space: 0,
             regions: Vec::new(),
             range: None,
@@ -594,8 +602,11 @@ impl Twin for PtBakerTwin {
     }
 
     fn on_event(&mut self, _r: &mut ReferenceModel, e: &Event) -> Result<(), String> {
-        if let Event::Region { start, len, .. } = *e {
-            self.regions.push((start.0, len));
+        match *e {
+            Event::Region { start, len, .. } => self.regions.push((start.0, len)),
+            Event::PhaseBegin { region } if region == WINDOW_REGION => self.in_window = true,
+            Event::PhaseEnd { region } if region == WINDOW_REGION => self.in_window = false,
+            _ => {}
         }
         Ok(())
     }
@@ -606,6 +617,17 @@ impl Twin for PtBakerTwin {
         }
         if !self.started {
             self.start(r)?;
+        }
+        if self.in_windows && !self.in_window {
+            // Outside the records' window phases every agent idles up to `until`.
+            let mut cpus: Vec<usize> = self.stressors.iter().map(|s| s.cpu).collect();
+            if self.helper_runs() {
+                cpus.push(self.helper_cpu);
+            }
+            for cpu in cpus {
+                r.cpus[cpu].clock = r.cpus[cpu].clock.max(until);
+            }
+            return Ok(());
         }
         loop {
             // The agent with the smallest clock below `until`; the helper first among equals.
