@@ -264,9 +264,15 @@ def select(which: str | None = None) -> list[Reproduction]:
     return chosen
 
 
-def _experiment(rep: Reproduction):
+def _named(rep: Reproduction) -> tuple[Any, str, str]:
+    """What `rep.experiment` ("seedNNN:FUNCTION") names: the seed (None when no seed folder
+    has that number), the module part and the function's name."""
     mod, _, fn = rep.experiment.partition(":")
-    seed = seeds.get(mod.removeprefix("seed")) if mod.startswith("seed") else None
+    return (seeds.get(mod.removeprefix("seed")) if mod.startswith("seed") else None), mod, fn
+
+
+def _experiment(rep: Reproduction):
+    seed, mod, fn = _named(rep)
     if seed is None:
         raise _fail(rep.path, f"experiment '{rep.experiment}': expected seedNNN:FUNCTION naming a seed folder "
                     f"(python/tlblab/seeds/sNNN_*), found '{mod}'")
@@ -439,8 +445,7 @@ def prepare(reps: list[Reproduction], quick: bool = False,
     leave them out."""
     by_module: dict[Any, tuple[str, list[str]]] = {}
     for rep in reps:
-        mod, _, fn = rep.experiment.partition(":")
-        seed = seeds.get(mod.removeprefix("seed")) if mod.startswith("seed") else None
+        seed, _, fn = _named(rep)
         if seed is None:
             continue  # run_one says what is wrong with it
         module = seed.experiments()

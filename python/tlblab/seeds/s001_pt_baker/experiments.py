@@ -15,6 +15,7 @@ footprints.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -371,7 +372,19 @@ WINDOWS = {True: (3, 10_000, 10_000, 1_000), False: (4, 2_000_000, 1_000_000, 50
 # stream stressors with 0.5 M and 2 M references of warm-up, stressors throughout, gives
 # 657.88 and 657.79 M cycles without a helper, 632.94 and 632.47 M with the user-mode one
 # (docs/technique-pt_baker.md, 2026-11-28 night). Half of each window's companion references go.
+# A throttled helper (NOPs or sleeps, THROTTLE) sweeps too slowly for that: LibLinear's kernel-mode
+# helper with 1,000 NOPs a page removes 41, 56 and 78 % of the DRAM walk references after 0.5, 1
+# and 2 M references of companion warm-up, still rising; it gets the whole warm-up (W), as every
+# companion had before, and its rows still depend on it (docs/technique-pt_baker.md).
 COMPANION_WARM = {True: 5_000, False: 500_000}
+_THROTTLED = re.compile(r"\b(nops|sleep_us)=(?!0\b)\d")
+
+
+def companion_warm(technique: str | None, quick: bool) -> int:
+    """The references of each window's warm-up its companions run in (`COMPANION_WARM`; the whole
+    warm-up for a throttled helper)."""
+    warm = WINDOWS[quick][1]
+    return warm if technique and _THROTTLED.search(technique) else COMPANION_WARM[quick]
 
 # Variants: (label, page size, machine, technique with {region} for the swept region). A label
 # with a prefix (stream_, virt_) is measured under that setting against its own baseline.
@@ -575,9 +588,10 @@ def population(wl: str, directory: str = "out/checkpoints") -> int:
                       .stats["warmup"]["references"]) - 1})["stores"])
 
 
-def window_spec(wl: str, quick: bool, k: int | None = None) -> str:
+def window_spec(wl: str, quick: bool, k: int | None = None, companions: int | None = None) -> str:
     """`wl` as the K windows of `WINDOWS` (or `k` of them), one centred in each K-th of its
-    measured phase, each with its window phase for the companions (`COMPANION_WARM`)."""
+    measured phase, each with its window phase for the companions, the last `companions`
+    references of its warm-up (default `COMPANION_WARM`)."""
     k0, warm, take, _ = WINDOWS[quick]
     k = k or k0
     every = measured_span(wl) // k
@@ -586,7 +600,7 @@ def window_spec(wl: str, quick: bool, k: int | None = None) -> str:
                          f"of {warm} + {take}")
     skip = every // 2 - (warm + take) // 2
     return (f"{wl},skip={skip},warm={warm},take={take},every={every},windows={k},"
-            f"window_phase={COMPANION_WARM[quick]}")
+            f"window_phase={companions or COMPANION_WARM[quick]}")
 
 
 def _variant_machine(page_size: str, kind: str) -> dict[str, Any]:
@@ -614,7 +628,7 @@ def window_sums(m: dict[str, Any], wl: str, technique: str | None, quick: bool,
     a window's edge, or lie in a warm-up, are left out)."""
     k0, warm, take, unit = WINDOWS[quick]
     k = k or k0
-    spec = window_spec(wl, quick, k)
+    spec = window_spec(wl, quick, k, companion_warm(technique, quick))
     if technique is not None:
         technique += ",in_windows=1"  # its companions in the window phases only (COMPANION_WARM)
     with _graphs():
