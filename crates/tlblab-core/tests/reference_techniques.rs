@@ -303,23 +303,11 @@ type PtBakerSetting = (
 );
 
 /// One case of pt_baker against its twin: `mlp`, when given, replaces the machine's
-/// `timing.mlp` (and drops its write buffer, which the engine does not model beside it).
-fn pt_baker_case(
-    cfg: MachineConfig,
-    opts: RunOptions,
-    steps: &[common::random::Step],
-    spaces: usize,
-    helper: PtBakerHelper,
-    setting: PtBakerSetting,
-    mlp: Option<tlblab_core::machine::MlpConfig>,
-) -> Result<(), TestCaseError> {
-    pt_baker_windowed_case(cfg, opts, steps, spaces, helper, setting, mlp, None)
-}
-
-/// `pt_baker_case`, with `in_windows=1` and window phases (`WINDOW_REGION`) from each even cut
-/// of `windows` (record positions, sorted) to the next, when given.
+/// `timing.mlp` (and drops its write buffer, which the engine does not model beside it);
+/// `windows`, when given, adds `in_windows=1` and window phases (`WINDOW_REGION`) from each
+/// even cut (a record position) to the next.
 #[allow(clippy::too_many_arguments)]
-fn pt_baker_windowed_case(
+fn pt_baker_case(
     cfg: MachineConfig,
     opts: RunOptions,
     steps: &[common::random::Step],
@@ -456,7 +444,7 @@ proptest! {
         helper in pt_baker_helper(),
         setting in pt_baker_setting(),
     ) {
-        pt_baker_case(cfg, opts, &steps, spaces, helper, setting, None)?;
+        pt_baker_case(cfg, opts, &steps, spaces, helper, setting, None, None)?;
     }
 
     /// pt_baker on machines that all have `timing.mlp` (seed 001's Zen 3 is out of order):
@@ -477,7 +465,7 @@ proptest! {
             walkers: walkers.min(miss_slots),
             window,
         };
-        pt_baker_case(cfg, opts, &steps, spaces, helper, setting, Some(mlp))?;
+        pt_baker_case(cfg, opts, &steps, spaces, helper, setting, Some(mlp), None)?;
     }
 }
 
@@ -503,7 +491,7 @@ proptest! {
             walkers: walkers.min(miss_slots),
             window,
         });
-        pt_baker_windowed_case(cfg, opts, &steps, spaces, helper, setting, mlp, Some(cuts))?;
+        pt_baker_case(cfg, opts, &steps, spaces, helper, setting, mlp, Some(cuts))?;
     }
 }
 

@@ -474,13 +474,13 @@ impl System {
 
     /// A region's name from the source, else `region N`.
     pub(super) fn region_name(&self, region: u32) -> String {
-        if region == tlblab_trace::record::WINDOW_REGION {
-            return "window".to_string();
-        }
         self.region_names
             .get(region as usize)
             .cloned()
-            .unwrap_or_else(|| format!("region {region}"))
+            .unwrap_or_else(|| match region {
+                tlblab_trace::record::WINDOW_REGION => "window".to_string(),
+                _ => format!("region {region}"),
+            })
     }
 
     /// The TLBs of `core`'s paths, each once (a unified level is on both), each with whether
