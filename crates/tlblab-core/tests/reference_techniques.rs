@@ -404,6 +404,15 @@ fn pt_baker_case(
     with_technique_on(&cfg, opts, &records, spaces, &spec("pt_baker", &params))
 }
 
+/// A drawn `timing.mlp`: no more walkers than miss slots.
+fn drawn_mlp(miss_slots: u32, walkers: u32, window: u32) -> tlblab_core::machine::MlpConfig {
+    tlblab_core::machine::MlpConfig {
+        miss_slots,
+        walkers: walkers.min(miss_slots),
+        window,
+    }
+}
+
 /// pt_baker's helper parameters, drawn.
 fn pt_baker_helper() -> impl Strategy<Value = PtBakerHelper> {
     (
@@ -460,11 +469,7 @@ proptest! {
         setting in pt_baker_setting(),
         (miss_slots, walkers, window) in (1u32..5, 1u32..5, 1u32..12),
     ) {
-        let mlp = tlblab_core::machine::MlpConfig {
-            miss_slots,
-            walkers: walkers.min(miss_slots),
-            window,
-        };
+        let mlp = drawn_mlp(miss_slots, walkers, window);
         pt_baker_case(cfg, opts, &steps, spaces, helper, setting, Some(mlp), None)?;
     }
 }
@@ -486,11 +491,7 @@ proptest! {
         cuts in proptest::collection::vec(0usize..900, 0..7),
         (ooo, miss_slots, walkers, window) in (any::<bool>(), 1u32..5, 1u32..5, 1u32..12),
     ) {
-        let mlp = ooo.then_some(tlblab_core::machine::MlpConfig {
-            miss_slots,
-            walkers: walkers.min(miss_slots),
-            window,
-        });
+        let mlp = ooo.then(|| drawn_mlp(miss_slots, walkers, window));
         pt_baker_case(cfg, opts, &steps, spaces, helper, setting, mlp, Some(cuts))?;
     }
 }
