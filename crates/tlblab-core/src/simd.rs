@@ -1,25 +1,7 @@
-//! The host prefetch hint the run loop uses, and a branch-free search of eight words. (The set
-//! search is in `tags`.)
+//! The host prefetch hint the run loop uses (`tlblab_types::hint`), and a branch-free search of
+//! eight words. (The set search is in `tags`.)
 
-/// Asks the host to bring the cache line of `x` into its caches (a no-op off x86-64). A hint:
-/// it never faults and changes nothing the program can observe.
-#[inline(always)]
-pub(crate) fn prefetch<T>(x: &T) {
-    prefetch_at(x as *const T);
-}
-
-/// `prefetch` of the host line at `p`, which may be past the end of its allocation (a hint
-/// never faults): for a run ahead in a slice of records.
-#[inline(always)]
-pub(crate) fn prefetch_at<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint and never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
+pub(crate) use tlblab_types::hint::{prefetch, prefetch_at};
 
 /// The first i with `words[i] == x`, without a branch per word: for a search whose answer
 /// changes from one call to the next at random (which of a few pages a program switched to,

@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+pub mod hint;
 pub mod rng;
 pub use rng::SplitMix64;
 
