@@ -375,86 +375,73 @@ mod tests {
         assert_eq!(rest[..], measured[777..]);
     }
 
-    /// hash_join skips whole build rows by itself (its chains linked when the probe begins):
-    /// windows in the build, across its end and in the probe are the whole run's.
-    #[test]
-    fn given_hash_join_skipping_its_build_then_the_windows_are_the_whole_runs() {
-        // A build of 4 accesses a row (160,000), then each probe pass: bigger than the
-        // fast-forward's own buffer (`CHUNK` records), so that the generator is asked to skip.
-        let spec =
-            "hash_join:buckets=4096,inner_rows=40000,outer_rows=5000,iterations=2,populate=1";
+    /// Windows of `spec` (one after each skip of `skips`, then windows every `every`) are
+    /// the whole run's accesses; the run is bigger than the fast-forward's own buffer
+    /// (`CHUNK` records), so that the generator is asked to skip.
+    fn assert_windows_are_the_whole_runs(spec: &str, skips: &[usize], every: usize) {
         let (_, measured) = accesses_after_roi(&records(spec));
         let n = measured.len();
-        let b = 160_000;
-        for skip in [
-            0,
-            1,
-            3,
-            4,
-            5,
-            4097,
-            100_003,
-            b - 10,
-            b - 4,
-            b - 1,
-            b,
-            b + 1,
-            b + 13_000,
-            n - 40,
-        ] {
+        assert!(n > 4 * CHUNK, "{spec}: {n} accesses");
+        for &skip in skips.iter().chain(&[n / 3, n / 2, n / 2 + 3, n - 40]) {
             let (_, got) =
                 accesses_after_roi(&records(&format!("{spec},skip={skip},warm=7,take=30")));
             let s = skip + 7;
-            assert_eq!(got[..], measured[s..(s + 30).min(n)], "skip={skip}");
+            assert_eq!(got[..], measured[s..(s + 30).min(n)], "{spec}: skip={skip}");
         }
         let (_, got) = accesses_after_roi(&records(&format!(
-            "{spec},skip=100,warm=20,take=30,every=997,windows=0"
+            "{spec},skip=100,warm=20,take=30,every={every},windows=0"
         )));
         let mut want = measured[120..150].to_vec();
-        let mut from = 100 + 997;
+        let mut from = 100 + every;
         while from < n {
             want.extend_from_slice(&measured[from..(from + 50).min(n)]);
-            from += 997;
+            from += every;
         }
-        assert_eq!(got, want);
+        assert_eq!(got, want, "{spec}: every={every}");
     }
 
-    /// gapbs_bc skips whole resets and vertices by itself: windows at every kind of place
-    /// (its resets, forward BFS and backward sweep, over two sources) are the whole run's.
+    /// hash_join skips whole build rows by itself (its chains linked when the probe begins):
+    /// windows in the build (4 accesses a row, 160,000 here), across its end and in the
+    /// probe passes are the whole run's.
     #[test]
-    fn given_gapbs_bc_skipping_itself_then_the_windows_are_the_whole_runs() {
-        // Bigger than the fast-forward's own buffer (`CHUNK` records), so that the generator
-        // is asked to skip.
-        let spec = "gapbs_bc:scale=11,edge_factor=8,sources=2,populate=1";
-        let (_, measured) = accesses_after_roi(&records(spec));
-        let n = measured.len();
-        assert!(n > 8 * CHUNK, "{n} accesses");
-        for skip in [
-            0,
-            1,
-            40_000,
-            100_001,
-            n / 4,
-            n / 3,
-            n / 2,
-            n / 2 + 3,
-            n - 40,
+    fn given_hash_join_skipping_its_build_then_the_windows_are_the_whole_runs() {
+        let b = 160_000;
+        assert_windows_are_the_whole_runs(
+            "hash_join:buckets=4096,inner_rows=40000,outer_rows=5000,iterations=2,populate=1",
+            &[
+                0,
+                1,
+                3,
+                4,
+                5,
+                4097,
+                100_003,
+                b - 10,
+                b - 4,
+                b - 1,
+                b,
+                b + 1,
+                b + 13_000,
+            ],
+            997,
+        );
+    }
+
+    /// gapbs_bc and graph500_bfs skip whole search starts and vertices by themselves:
+    /// windows at every kind of place (resets, forward BFS, backward sweep, over two sources
+    /// or roots) are the whole run's.
+    #[test]
+    fn given_a_csr_graph_workload_skipping_itself_then_the_windows_are_the_whole_runs() {
+        for spec in [
+            "gapbs_bc:scale=11,edge_factor=8,sources=2,populate=1",
+            "graph500_bfs:scale=11,edge_factor=8,roots=2,populate=1",
         ] {
-            let (_, got) =
-                accesses_after_roi(&records(&format!("{spec},skip={skip},warm=7,take=30")));
-            let s = skip + 7;
-            assert_eq!(got[..], measured[s..(s + 30).min(n)], "skip={skip}");
+            assert_windows_are_the_whole_runs(
+                spec,
+                &[0, 1, 2047, 2048, 2049, 40_000, 100_001],
+                9973,
+            );
         }
-        let (_, got) = accesses_after_roi(&records(&format!(
-            "{spec},skip=100,warm=20,take=30,every=9973,windows=0"
-        )));
-        let mut want = measured[120..150].to_vec();
-        let mut from = 100 + 9973;
-        while from < n {
-            want.extend_from_slice(&measured[from..(from + 50).min(n)]);
-            from += 9973;
-        }
-        assert_eq!(got, want);
     }
 
     /// A generator that skips by itself (`Generator::skip`: graph500_list) gives the same

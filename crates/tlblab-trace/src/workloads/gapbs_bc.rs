@@ -115,15 +115,6 @@ impl Bc {
     }
 }
 
-/// Writes `r` to `out` when given; counts it either way.
-#[inline(always)]
-fn put(out: &mut Option<&mut Vec<Record>>, n: &mut u64, r: Record) {
-    if let Some(o) = out {
-        o.push(r);
-    }
-    *n += 1;
-}
-
 impl Bc {
     /// The accesses of a source's reset (the per-vertex and bitmap stores).
     fn reset_accesses(&self) -> u64 {

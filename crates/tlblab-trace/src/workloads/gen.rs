@@ -21,6 +21,16 @@ pub trait Generator: Send {
     }
 }
 
+/// Writes `r` to `out` when given and counts it either way: one loop body for a generator's
+/// `step` (records written) and its `skip` (only counted).
+#[inline(always)]
+pub fn put(out: &mut Option<&mut Vec<Record>>, n: &mut u64, r: Record) {
+    if let Some(o) = out {
+        o.push(r);
+    }
+    *n += 1;
+}
+
 /// A migration benchmark (seed 000 §4): `rounds()` rounds of one thread's references over a
 /// `Layout`; the first starts the thread on core 0 (`Layout::begin_iteration`). `ByRounds`
 /// makes it a `Generator`.

@@ -10,7 +10,12 @@ use super::gen::*;
 use super::rmat::{root_with_edges, shared, Csr};
 use super::WorkloadInfo;
 use std::sync::Arc;
+use tlblab_types::hint::prefetch;
 use tlblab_types::SplitMix64;
+
+/// How many edges ahead the search asks the host for a neighbour's parent entry (gapbs_bc's
+/// `AHEAD`: the same hint, the same records).
+const AHEAD: u64 = 16;
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "graph500_bfs",
@@ -76,19 +81,64 @@ impl Bfs {
         })
     }
 
-    fn start_search(&mut self, out: &mut Vec<Record>) {
+    /// Starts the next search (Graph500 resets parent[] first: one store per 8-byte entry);
+    /// its stores to `out` if given. Returns their count (`n + 2`).
+    fn start_search(&mut self, out: Option<&mut Vec<Record>>) -> u64 {
         let root = root_with_edges(&self.g, self.rng.below(self.g.n)) as u32;
         self.parent.iter_mut().for_each(|p| *p = u32::MAX);
-        // Graph500 resets parent[] before each search: one store per 8-byte entry.
-        for v in 0..self.g.n {
-            out.push(store(0, self.parent_va + v * 8, 8));
-        }
         self.queue.clear();
         self.head = 0;
         self.parent[root as usize] = root;
-        out.push(store(0, self.parent_va + root as u64 * 8, 8));
         self.queue.push(root);
-        out.push(store(0, self.queue_va, 8));
+        if let Some(out) = out {
+            for v in 0..self.g.n {
+                out.push(store(0, self.parent_va + v * 8, 8));
+            }
+            out.push(store(0, self.parent_va + root as u64 * 8, 8));
+            out.push(store(0, self.queue_va, 8));
+        }
+        self.g.n + 2
+    }
+
+    /// The queue's next vertex: its accesses to `out` if given, and their count (at most
+    /// `3 + 4 * degree`).
+    fn visit(&mut self, mut out: Option<&mut Vec<Record>>) -> u64 {
+        let mut n = 0;
+        let v = self.queue[self.head] as u64;
+        put(
+            &mut out,
+            &mut n,
+            load(0, self.queue_va + self.head as u64 * 8, 8),
+        );
+        self.head += 1;
+        put(&mut out, &mut n, load(0, self.xadj + v * 8, 8));
+        put(&mut out, &mut n, load(0, self.xadj + v * 8 + 8, 8));
+        let (lo, hi) = (self.g.offsets[v as usize], self.g.offsets[v as usize + 1]);
+        for e in lo..hi {
+            if e + AHEAD < hi {
+                prefetch(&self.parent[self.g.adj[(e + AHEAD) as usize] as usize]);
+            }
+            let w = self.g.adj[e as usize];
+            put(&mut out, &mut n, load(0, self.adj + e * 8, 8));
+            put(&mut out, &mut n, load(0, self.parent_va + w as u64 * 8, 8));
+            if self.parent[w as usize] == u32::MAX {
+                self.parent[w as usize] = v as u32;
+                put(&mut out, &mut n, store(0, self.parent_va + w as u64 * 8, 8));
+                put(
+                    &mut out,
+                    &mut n,
+                    store(0, self.queue_va + self.queue.len() as u64 * 8, 8),
+                );
+                self.queue.push(w);
+            }
+        }
+        n
+    }
+
+    /// The degree of the queue's next vertex.
+    fn next_degree(&self) -> u64 {
+        let v = self.queue[self.head] as usize;
+        self.g.offsets[v + 1] - self.g.offsets[v]
     }
 }
 
@@ -96,12 +146,35 @@ impl Generator for Bfs {
     fn regions(&self) -> Vec<String> {
         self.layout.names.clone()
     }
+    /// Whole search starts and vertices while they fit in `n` (`start_search`, `visit`), the
+    /// state advanced as `step`'s would with nothing written; the run's end is `step`'s.
+    fn skip(&mut self, n: u64) -> u64 {
+        if !self.started {
+            return 0;
+        }
+        let mut done = 0;
+        loop {
+            let left = n - done;
+            if self.head == self.queue.len() {
+                if self.root_no + 1 >= self.roots || self.g.n + 2 > left {
+                    return done;
+                }
+                self.root_no += 1;
+                done += self.start_search(None);
+            } else {
+                if 3 + 4 * self.next_degree() > left {
+                    return done;
+                }
+                done += self.visit(None);
+            }
+        }
+    }
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
         if self.layout.start_once(&mut self.started, out) {
             if self.roots == 0 {
                 return false;
             }
-            self.start_search(out);
+            self.start_search(Some(out));
             return true;
         }
         // Up to 256 vertices per step (bounded by their degrees).
@@ -111,26 +184,10 @@ impl Generator for Bfs {
                 if self.root_no >= self.roots {
                     return !out.is_empty();
                 }
-                self.start_search(out);
+                self.start_search(Some(out));
                 return true;
             }
-            let v = self.queue[self.head] as u64;
-            out.push(load(0, self.queue_va + self.head as u64 * 8, 8));
-            self.head += 1;
-            out.push(load(0, self.xadj + v * 8, 8));
-            out.push(load(0, self.xadj + v * 8 + 8, 8));
-            let (lo, hi) = (self.g.offsets[v as usize], self.g.offsets[v as usize + 1]);
-            for e in lo..hi {
-                let w = self.g.adj[e as usize];
-                out.push(load(0, self.adj + e * 8, 8));
-                out.push(load(0, self.parent_va + w as u64 * 8, 8));
-                if self.parent[w as usize] == u32::MAX {
-                    self.parent[w as usize] = v as u32;
-                    out.push(store(0, self.parent_va + w as u64 * 8, 8));
-                    out.push(store(0, self.queue_va + self.queue.len() as u64 * 8, 8));
-                    self.queue.push(w);
-                }
-            }
+            self.visit(Some(out));
         }
         true
     }
