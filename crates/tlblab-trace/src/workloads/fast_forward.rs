@@ -21,8 +21,9 @@
 //! stays `W` (the companions are most of a window's cost, docs/technique-pt_baker.md).
 //! Events (non-access records) are never dropped. A source that can advance past accesses
 //! without making them (`RecordSource::skip_accesses`: a generator's own `Generator::skip`, as
-//! graph500_list's, which runs its searches without writing their records) is asked to first,
-//! so its state at the window is the same as if every skipped access had been generated.
+//! graph500_list's, graph500_bfs's, gapbs_bc's and hash_join's, which advance their state
+//! without writing the records) is asked to first, so its state at the window is the same as
+//! if every skipped access had been generated.
 //!
 //! This is how seed 001's runs at the footprints of its Table 5.2 are measured in windows spread
 //! over their measured phase (python/tlblab/seeds/s001_pt_baker/experiments.py, `windows`): the
