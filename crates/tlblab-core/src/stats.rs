@@ -260,8 +260,8 @@ impl Stats {
     /// The counters of `self` less those of `earlier`, a snapshot of the same run (the start
     /// of a region of interest): exactly what two runs that stop at those two points differ
     /// by. Units (threads, processes) that `earlier` did not have are counted whole; jobs and
-    /// phases are those that ended since; technique counters saturate at 0 (a technique may
-    /// keep a level rather than a count, e.g. entries locked now).
+    /// phases are those that ended since; a technique's levels (`TechniqueStats::levels`) are
+    /// `self`'s, its other counters saturate at 0.
     pub fn since(&self, earlier: &Stats) -> Stats {
         let mut s = self.clone();
         s.combine_counters(earlier, UnitStats::sub);
@@ -276,7 +276,9 @@ impl Stats {
         // (`System::begin_roi`), so what it holds is the region's.
         if let (Some(t), Some(e)) = (&mut s.technique, &earlier.technique) {
             for (k, v) in t.counters.iter_mut() {
-                *v = v.saturating_sub(e.counters.get(k).copied().unwrap_or(0));
+                if !t.levels.contains(k) {
+                    *v = v.saturating_sub(e.counters.get(k).copied().unwrap_or(0));
+                }
             }
         }
         s
@@ -291,8 +293,7 @@ impl Stats {
     /// units (threads, processes) are `later`'s, each with the counts `self` had for it added;
     /// jobs and phases that ended in `later` follow `self`'s; the simulated time adds up, as
     /// the largest clock's growth; what is not a count (`warmup`, the miss log) is `self`'s.
-    /// Technique counters add, which is exact for counts and not for levels (`since` saturates
-    /// those).
+    /// Technique counters add, but for levels, which are `later`'s.
     pub fn then(&self, later: &Stats) -> Stats {
         let mut s = later.clone();
         s.combine_counters(self, UnitStats::add);
@@ -307,7 +308,9 @@ impl Stats {
         }
         if let (Some(t), Some(e)) = (&mut s.technique, &self.technique) {
             for (k, v) in e.counters.iter() {
-                *t.counters.entry(k.clone()).or_insert(0) += v;
+                if !t.levels.contains(k) {
+                    *t.counters.entry(k.clone()).or_insert(0) += v;
+                }
             }
         }
         s
@@ -347,4 +350,39 @@ pub struct TechniqueStats {
     /// The parameters it ran with (every one, defaults included), as `key=value` strings.
     pub params: BTreeMap<String, String>,
     pub counters: BTreeMap<String, u64>,
+    /// Which counters are levels, not counts (`Technique::levels`): never differenced or added.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_technique(counters: &[(&str, u64)]) -> Stats {
+        Stats {
+            technique: Some(TechniqueStats {
+                name: "t".to_string(),
+                params: BTreeMap::new(),
+                counters: counters.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
+                levels: vec!["helper_cpu".to_string(), "entries_locked".to_string()],
+            }),
+            ..Stats::default()
+        }
+    }
+
+    /// A region of interest reports a technique's levels as they are at its end and its
+    /// counts as differences; merging the two parts back gives the whole run's.
+    #[test]
+    fn given_technique_levels_then_since_keeps_them_and_then_inverts_it() {
+        let earlier = with_technique(&[("helper_cpu", 3), ("entries_locked", 5), ("sweeps", 4)]);
+        let now = with_technique(&[("helper_cpu", 3), ("entries_locked", 2), ("sweeps", 10)]);
+        let roi = now.since(&earlier);
+        let c = &roi.technique.as_ref().unwrap().counters;
+        assert_eq!(
+            (c["helper_cpu"], c["entries_locked"], c["sweeps"]),
+            (3, 2, 6)
+        );
+        assert_eq!(earlier.then(&roi), now);
+    }
 }

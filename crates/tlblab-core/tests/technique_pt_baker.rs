@@ -545,3 +545,24 @@ fn given_timing_mlp_when_a_kernel_helper_sweeps_cold_pte_lines_then_k_slots_take
         );
     }
 }
+
+/// A region of interest reports the helper's settings (its hardware thread, its range, the L3
+/// it sizes the stressors by) as they are, not as a difference of two equal values (0).
+#[test]
+fn given_a_region_of_interest_then_the_helpers_settings_are_reported_whole() {
+    let mut records = app(1024, 2_000, 1);
+    let roi = tlblab_trace::record::ROI_REGION;
+    records.insert(1 + 1024, Record::Event(Event::PhaseBegin { region: roi }));
+    let sys = run(
+        zen3_like(2, 0),
+        RunOptions::default(),
+        Some("pt_baker:mode=kernel,stride=8"),
+        &records,
+    );
+    assert!(sys.roi_begun(), "the region of interest began");
+    assert_eq!(counter(&sys, "helper_cpu"), 1);
+    assert_eq!(counter(&sys, "range_pages"), 1024);
+    assert!(counter(&sys, "l3_bytes") > 0);
+    let whole = sys.stats().technique.unwrap().levels;
+    assert!(whole.contains(&"helper_cpu".to_string()), "{whole:?}");
+}

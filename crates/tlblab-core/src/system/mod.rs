@@ -1018,6 +1018,7 @@ impl System {
                     name: t.name().to_string(),
                     params: self.technique_params.clone(),
                     counters: t.counters().into_iter().collect(),
+                    levels: t.levels().iter().map(|l| l.to_string()).collect(),
                 }),
             warmup: None,
             misses: self.miss_log.as_ref().map(|m| m.log.clone()),

@@ -93,6 +93,14 @@ pub trait Technique: Send {
         Vec::new()
     }
 
+    /// Which of `counters` are levels (a setting or a state now: the helper's hardware thread,
+    /// the entries held) rather than counts of events: a region of interest reports their
+    /// value at its end, not a difference (`Stats::since`), and intervals that merge keep the
+    /// later one (`Stats::then`).
+    fn levels(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Whether the lanes may serve a run with this technique: true only when the parity tests
     /// run this technique with and without the lanes and find the same statistics.
     fn lanes_allowed(&self) -> bool {

@@ -187,6 +187,10 @@ impl Technique for Lockdown {
         Ok(cycles)
     }
 
+    fn levels(&self) -> &'static [&'static str] {
+        &["pages_requested", "entries_locked"]
+    }
+
     fn counters(&self) -> Vec<(String, u64)> {
         vec![
             ("pages_requested".to_string(), self.pages.len() as u64),

@@ -783,6 +783,16 @@ impl Technique for PtBaker {
         }
     }
 
+    fn levels(&self) -> &'static [&'static str] {
+        &[
+            "helper_cpu",
+            "range_start",
+            "range_pages",
+            "stressors",
+            "l3_bytes",
+        ]
+    }
+
     fn counters(&self) -> Vec<(String, u64)> {
         let (start, end) = self.range.unwrap_or((0, 0));
         let mut c = vec![
