@@ -43,7 +43,7 @@ pub struct HashJoin {
     /// Inner rows linked into `heads`/`next` so far. The build's addresses depend only on the
     /// row and its key, never on the chains, so the linking waits for the probe (`link`): a
     /// window in the build, and a skip to it, then cost the host no random write into the
-    /// bucket array per row (a 2 GiB one at seed 001's size, tens of seconds a run).
+    /// bucket array per row (1 GiB of heads at seed 001's size, tens of seconds a run).
     linked: u64,
     pass: u64,
     started: bool,
@@ -91,9 +91,7 @@ impl HashJoin {
             started: false,
         })
     }
-}
 
-impl HashJoin {
     /// Links the inner rows built but not yet linked, in row order: each row's node points at
     /// its bucket's previous head and becomes the head, as the build does row by row.
     fn link(&mut self) {
