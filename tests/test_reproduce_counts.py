@@ -140,3 +140,31 @@ def test_a_full_run_is_recorded_and_read_back_with_the_current_criteria(tmp_path
     path.write_text("{")
     with pytest.raises(UserError, match=r"fig6_2.json: not a record of a full run"):
         records.load(tmp_path)
+
+
+def test_every_seed_folder_s_findings_load_and_a_bad_one_names_its_field(tmp_path):
+    from tlblab import seeds
+
+    found = {s.number: rp.load_findings(s.folder / "findings.toml") for s in seeds.all_seeds()}
+    assert {k for k, v in found.items() if v} >= {"000", "001", "004"}
+    for fs in found.values():
+        for f in fs:
+            assert f["reproduction"] == "" or rp.select(f["reproduction"])
+    bad = tmp_path / "findings.toml"
+    bad.write_text('[[findings]]\nid = "x"\nsource = "§1"\nseed_says = ""\ntlblab_shows = "y"\n')
+    with pytest.raises(UserError, match=r"findings.toml: findings\[0\].seed_says: expected a non-empty string"):
+        rp.load_findings(bad)
+
+
+def test_check_fails_on_a_failing_consistency_check_and_names_it(monkeypatch, capsys, tmp_path):
+    import argparse
+
+    from tlblab.commands import reproduce as cmd
+
+    rep = _rep(ROWS, [dict(EXCEEDS, role="consistency", because="by construction")])
+    rep.id = "t"
+    monkeypatch.setattr(rp, "select", lambda which: [rep])
+    monkeypatch.setattr(rp, "run_all", lambda reps, quick, **kw: [rp.outcome(rep, {"main": -1.0, "micro": 2.0}, 0.0)])
+    args = argparse.Namespace(which="x/t", out=str(tmp_path), quick=True, check=True, list=False, preregister=False)
+    assert cmd.run(args) == 1
+    assert "consistency checks that fail (a defect, not a finding): x/t#main-over-micro" in capsys.readouterr().err

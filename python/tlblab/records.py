@@ -51,7 +51,7 @@ def code_hash() -> str:
     files = [p for p in sorted(PACKAGE.rglob("*")) if p.is_file() and "__pycache__" not in p.parts
              and p.suffix in (".py", ".toml", ".txt", ".c", ".S")
              and p.relative_to(PACKAGE).parts[0] not in PRESENTATION
-             and p.parent.name != "reproductions" and p.name != "criteria.lock.toml"]
+             and p.parent.name != "reproductions" and p.name not in ("criteria.lock.toml", "findings.toml")]
     root = PACKAGE.parent.parent
     if (root / "crates").is_dir():
         files += sorted(p for p in (root / "crates").rglob("*.rs") if "target" not in p.parts)
