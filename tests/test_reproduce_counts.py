@@ -168,3 +168,19 @@ def test_check_fails_on_a_failing_consistency_check_and_names_it(monkeypatch, ca
     args = argparse.Namespace(which="x/t", out=str(tmp_path), quick=True, check=True, list=False, preregister=False)
     assert cmd.run(args) == 1
     assert "consistency checks that fail (a defect, not a finding): x/t#main-over-micro" in capsys.readouterr().err
+
+
+def test_a_reproduction_s_plot_puts_one_quantity_on_each_axis():
+    import re
+
+    from tlblab.report import plots
+
+    # 004/table2's extra values of ours: pages, references and faults, once drawn on one "value" axis.
+    rows = [{"key": f"{p}/{k}", "quantity": "(ours only)", "unit": "", "seed": None, "ours": v}
+            for p in ("qsort", "susan") for k, v in (("data_pages", 40.0), ("references", 1e6), ("page_faults", 9.0))]
+    rows.append({"key": "qsort/cycles", "quantity": "cycles of a run", "unit": "cycles", "seed": 3.7e7, "ours": 3e7})
+    svg = plots.reproduction(rows, "t", "p")
+    labels = re.findall(r'id="p-ylabel-\d+"', svg) or re.findall(r'ylabel-\d+', svg)
+    assert len(set(labels)) == 4, labels
+    for name in ("data pages", "references", "page faults"):
+        assert name in svg
