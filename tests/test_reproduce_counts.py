@@ -129,7 +129,8 @@ def test_a_full_run_is_recorded_and_read_back_with_the_current_criteria(tmp_path
     records.write_records([o], tmp_path)
     path = tmp_path / "full" / "003" / "fig6_2.json"
     rec = json.loads(path.read_text())
-    assert rec["size"] == "full" and rec["code"] == records.code_hash() and rec["ours"] == ours
+    assert rec["size"] == "full" and rec["code"] == records.code_hash("003") and rec["ours"] == ours
+    assert records.code_hash("003") != records.code_hash("001"), "a seed's own folder is in its hash, the others' are not"
     (got,) = records.load(tmp_path)
     assert not got.stale and got.outcome.verdict_records == o.verdict_records
     assert "full size, `tlblab reproduce` at" in got.label()

@@ -12,8 +12,9 @@ code that measured it, `<out>/full/<seed>/<id>.json`:
 
 `tlblab study` reads them (`load`), evaluates the current criteria on the recorded numbers, and
 shows those verdicts with their commit and date, marked stale when the code that determines the
-numbers (`code_hash`: the package's Python but its presentation, the engine's Rust sources and
-presets, or the built extension where the sources are not beside the package) changed since.
+numbers (`code_hash(seed)`: the package's Python but its presentation and the other seeds'
+folders, the seed's own folder, the engine's Rust sources and presets, or the built extension
+where the sources are not beside the package) changed since.
 
     >>> from tlblab import records
     >>> records.load("out/reproduce")      # [Recorded(outcome, record, stale), ...]
@@ -45,13 +46,21 @@ FULL_RUN_TIME = "about 67 minutes on a 2-core host; seed 001 alone, `tlblab repr
 
 
 @lru_cache(maxsize=None)
-def code_hash() -> str:
-    """sha256 (16 hex digits) of what determines a reproduction's numbers."""
+def code_hash(seed: str = "") -> str:
+    """sha256 (16 hex digits) of what determines seed `seed`'s numbers: the package's Python but
+    its presentation and the other seeds' folders, the engine, and the seed's own folder (its
+    experiments and data, not its reproduction files: the criteria are evaluated afresh)."""
     h = hashlib.sha256()
+    def counts(p: Path) -> bool:
+        rel = p.relative_to(PACKAGE).parts
+        if rel[0] in PRESENTATION or p.parent.name == "reproductions" or \
+                p.name in ("criteria.lock.toml", "findings.toml"):
+            return False
+        # Another seed's folder does not determine this seed's numbers.
+        return not (rel[0] == "seeds" and len(rel) > 2 and not rel[1].startswith(f"s{seed}_"))
+
     files = [p for p in sorted(PACKAGE.rglob("*")) if p.is_file() and "__pycache__" not in p.parts
-             and p.suffix in (".py", ".toml", ".txt", ".c", ".S")
-             and p.relative_to(PACKAGE).parts[0] not in PRESENTATION
-             and p.parent.name != "reproductions" and p.name not in ("criteria.lock.toml", "findings.toml")]
+             and p.suffix in (".py", ".toml", ".txt", ".c", ".S") and counts(p)]
     root = PACKAGE.parent.parent
     if (root / "crates").is_dir():
         files += sorted(p for p in (root / "crates").rglob("*.rs") if "target" not in p.parts)
@@ -83,7 +92,7 @@ def write_records(outcomes: list, out: Path) -> str:
     head = commit()
     for o in outcomes:
         rep = o.reproduction
-        rec = {"reproduction": rep.name, "size": "full", "commit": head, "date": now, "code": code_hash(),
+        rec = {"reproduction": rep.name, "size": "full", "commit": head, "date": now, "code": code_hash(rep.seed),
                "seconds": round(o.seconds, 2), "error": o.error, "ours": o.ours}
         path = out / "full" / rep.seed / f"{rep.id}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -136,5 +145,5 @@ def load(out: str | Path, which: list[str] | None = None) -> list[Recorded]:
             continue
         ours = {k: float(v) for k, v in rec["ours"].items() if isinstance(v, (int, float))}
         o = reproduce.outcome(rep, ours, float(rec.get("seconds", 0.0)), str(rec.get("error", "")))
-        got.append(Recorded(o, rec, rec["code"] != code_hash()))
+        got.append(Recorded(o, rec, rec["code"] != code_hash(rep.seed)))
     return got
