@@ -396,8 +396,8 @@ def evaluate(rep: Reproduction, ours: dict[str, float]) -> list[dict[str, Any]]:
                 wrong = [w for n, d in pairs if (w := _wrong_sign(n, ours[n], d, ours[d], signs))]
                 rs = [(n, d, ours[n] / ours[d]) for n, d in pairs if ours[d] != 0]
                 holds = not wrong and len(rs) == len(pairs) and all(lo <= r <= hi for _, _, r in rs)
-                detail = "; ".join((f"{n} ÷ {d} = " if len(rs) > 1 else "ratio ") + f"{r:.4g}" for n, d, r in rs) + \
-                    f", expected [{lo:g}, {hi:g}]" + "".join(f"; {w}" for w in wrong)
+                detail = ("; ".join((f"{n} ÷ {d} = " if len(rs) > 1 else "ratio ") + f"{r:.4g}" for n, d, r in rs)
+                          or "no ratio") + f", expected [{lo:g}, {hi:g}]" + "".join(f"; {w}" for w in wrong)
             elif kind == "seed_ratio":
                 f = c["factor"]
                 parts, holds = [], True
