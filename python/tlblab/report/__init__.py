@@ -102,13 +102,14 @@ class Study:
         dates = sorted(r["date"][:10] for r in recs)
         when = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
         stale = sum(r.stale for r in self.recorded)
+        ran = {o.reproduction.name for o in self.outcomes}
+        have = {r.outcome.reproduction.name for r in self.recorded}
         text = (f"Full-size verdicts from the last `{FULL_RUN}` (commit {', '.join(commits)}, {when}), "
-                f"{len(recs)} of {len({o.reproduction.name for o in self.outcomes} | {r.outcome.reproduction.name for r in self.recorded})} "
-                f"reproductions: {counts(self.verdict_outcomes())}.")
+                f"{len(recs)} of {len(ran | have)} reproductions: {counts(self.verdict_outcomes())}.")
         if stale:
             text += (f" STALE: the code that determines the numbers changed since {stale} of them ran; "
                      f"`{FULL_RUN}` makes them again ({FULL_RUN_TIME}).")
-        missing = sorted({o.reproduction.name for o in self.outcomes} - {r.outcome.reproduction.name for r in self.recorded})
+        missing = sorted(ran - have)
         if missing:
             text += f" No full-size run yet of {', '.join(missing)} (`{FULL_RUN} SEED/ID`)."
         return f"{text} {smoke}"
@@ -146,7 +147,8 @@ def _summary_row(o, size: str) -> dict[str, Any]:
             + (f" (counted in {r['counted_in']})" if r["counted_in"] else ""),
             "consistency": "" if smoke else f"{r['consistency_hold']} of {r['consistency']}",
             "ours": "" if smoke or not r["ours"] else f"{r['ours_hold']} of {r['ours']}",
-            "worst": "" if smoke or r["worst_rel_error"] is None else f"{r['worst_rel_error']:+.0%} ({r['worst_row']})",
+            "worst": "" if smoke or r["worst_rel_error"] is None else
+            f"{r['worst_rel_error']:+.0%} ({r['worst_row']})",
             "seconds": r["seconds"]}
 
 
@@ -203,10 +205,9 @@ def build(study: Study, out: str | Path) -> Path:
     body.append(f'<p id="headline"><strong>{page.esc(study.headline())}</strong></p>')
     body.append(_sizes(study))
     if any(findings.values()):
+        linked = [f'<a href="#findings-{seed}">seed {seed} ({len(fs)})</a>' for seed, fs in findings.items() if fs]
         body.append("<p>Findings, where the model does what the seed describes and still disagrees, or the seed "
-                    "contradicts itself: " + ", ".join(
-                        f'<a href="#findings-{seed}">seed {seed} ({len(fs)})</a>' for seed, fs in findings.items() if fs)
-                    + ".</p>")
+                    "contradicts itself: " + ", ".join(linked) + ".</p>")
     if verdicts:
         per_seed = seed_summary(verdicts)
         files = write_table(pd.DataFrame(per_seed), data_dir, "seeds_summary")
