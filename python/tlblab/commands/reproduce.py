@@ -71,8 +71,8 @@ def run(args) -> int:
                           on_prepared=prepared, on_run=made)
     rp.write(outcomes, out)
     failing = [o for o in outcomes if not o.holds]
-    size = "quick (a smoke run: no verdict counted for a seed)" if args.quick else "full"
-    print(f"\nPer seed, at the {size} size: the seed's predictions that hold / all of them, one count per claim; "
+    size = "quick size (a smoke run: no verdict counted for a seed)" if args.quick else "full size"
+    print(f"\nPer seed, {size}: the seed's predictions that hold / all of them, one count per claim; "
           "consistency checks (fitted rows, or true by construction) and tlblab's own claims (ours) apart")
     summary = rp.seed_summary(outcomes)
     print(format_table(["seed", "reproductions hold", "predictions hold", "consistency checks hold", "ours hold",
