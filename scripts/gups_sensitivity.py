@@ -33,6 +33,7 @@ import sys
 import time
 
 from tlblab.seeds.s001_pt_baker import experiments as E
+from tlblab.seeds.s001_pt_baker import runs  # TIMING_DRAM is read there (machine), not in the re-export
 
 # The workloads `--workload` names: (spec, the region PT-Baker sweeps), as reproduce 001 runs them.
 WORKLOADS = {
@@ -86,10 +87,10 @@ def main() -> None:
         if o.slots:
             E.ZEN3_MLP["miss_slots"], E.ZEN3_MLP["walkers"] = value, min(6, value)
         elif o.dram_mt:
-            E.TIMING_DRAM, E.ZEN3_DRAM["mega_transfers"] = True, value
+            runs.TIMING_DRAM, E.ZEN3_DRAM["mega_transfers"] = True, value
             E.ZEN3_DRAM["writebacks"] = not o.reads_only
         else:
-            E.TIMING_DRAM = True
+            runs.TIMING_DRAM = True
             for k in ("ranks", *ROWS):
                 E.ZEN3_DRAM.pop(k, None)
             E.ZEN3_DRAM.update(MODELS[value])

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tlblab import cli, reproduce
+from tlblab import cli, reproduce, seeds
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -24,8 +24,11 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("study")
+    # Seed 000's full-size verdicts, recorded by a real full run (seconds), for the study to show;
+    # the other seeds' reproductions are the quick study's smoke runs, with no verdict.
+    assert cli.main(["reproduce", "000", "--out", str(out / "full")]) == 0
     status = cli.main(["study", "--quick", "--machines", "zen3,sa1100", "--workloads", "random",
-                       "--out", str(out)])
+                       "--out", str(out), "--verdicts-from", str(out / "full")])
     assert status == 0
     return out
 
@@ -63,12 +66,26 @@ def test_given_the_quick_study_when_the_report_is_opened_then_every_section_plot
     assert page.locator("script").count() == 0, "readable without JavaScript: there is none"
 
     reps = reproduce.catalog()
+    # The first screen says whose verdicts it shows and at which size each section ran.
+    headline = page.locator("#headline").inner_text()
+    assert headline.startswith("Full-size verdicts from the last `tlblab reproduce`") and "smoke run" in headline
+    assert "quick size" in page.locator("#sizes").inner_text()
     for seed in sorted({r.seed for r in reps}):
         assert page.locator(f"section#seed-{seed}").count() == 1, f"seed {seed} has its section"
+        assert page.locator(f"section#findings-{seed}").count() == 1, f"seed {seed} has its findings"
+    for f in reproduce.load_findings(seeds.get("000").folder / "findings.toml"):
+        assert page.locator(f"#findings-table-000 td[data-col=id]:text-is('{f['id']}')").count() == 1
+    assert page.locator('#summary a[href="#findings-000"]').count() == 1
     for r in reps:
         art = page.locator(f'article.reproduction[data-name="{r.name}"]')
         assert art.count() == 1, r.name
         assert art.locator("svg.plot").count() == 1, f"{r.name} has its plot"
+        if r.seed != "000":
+            # A smoke run: its rows and figure, no verdict.
+            assert "smoke run" in art.locator("p.meta").first.inner_text(), r.name
+            assert art.locator("table.verdicts").count() == 0, r.name
+            continue
+        assert "full size" in art.locator("p.meta").first.inner_text(), r.name
         assert art.locator("table.verdicts td[data-col=holds]").count() == len(r.criteria)
         roles = art.locator("table.verdicts td[data-col=role]").all_inner_texts()
         assert sorted(roles) == sorted(c["role"] for c in r.criteria), r.name
@@ -79,13 +96,13 @@ def test_given_the_quick_study_when_the_report_is_opened_then_every_section_plot
             assert rv["date"] in row.locator("td[data-col=revised]").inner_text(), (r.name, rv["criterion"])
 
     # The summary counts predictions apart from consistency checks, per seed, as the CSV beside it.
-    seeds = pd.read_csv(report / "report" / "data" / "seeds_summary.csv", dtype={"seed": str})
+    per_seed = pd.read_csv(report / "report" / "data" / "seeds_summary.csv", dtype={"seed": str})
     shown = page.locator("#seeds-summary tbody tr")
-    assert shown.count() == len({r.seed for r in reps})
+    assert shown.count() == 1, "only seed 000 has full-size verdicts"
     for i in range(shown.count()):
         cells = shown.nth(i)
         seed = cells.locator("td[data-col=seed]").inner_text()
-        row = seeds[seeds["seed"] == seed].iloc[0]
+        row = per_seed[per_seed["seed"] == seed].iloc[0]
         assert cells.locator("td[data-col=predictions]").inner_text() == \
             f"{row['predictions_hold']} of {row['predictions']}"
         assert cells.locator("td[data-col=consistency]").inner_text() == \

@@ -27,7 +27,10 @@ def test_every_reproduction_names_an_experiment_of_its_own_seed_folder():
     for rep in rp.catalog():
         fn = rp._experiment(rep)
         assert callable(fn), rep.name
-        assert fn.__module__ == f"{seeds.get(rep.seed).package}.experiments", rep.name
+        # Of its own seed folder: experiments.py, or a module of the folder it re-exports (seed
+        # 001's tables are split by table, issue 84).
+        assert fn.__module__.startswith(f"{seeds.get(rep.seed).package}."), rep.name
+        assert getattr(seeds.get(rep.seed).experiments(), fn.__name__) is fn, rep.name
 
 
 def _copy(tmp_path):

@@ -58,14 +58,19 @@ class Reproduction:
     rows: list[dict[str, Any]]
     criteria: list[dict[str, Any]]
     revisions: list[dict[str, Any]] = field(default_factory=list)
+    #: Another reproduction of the same seed that tests the same claims at the seed's scale: this
+    #: one's criteria are shown but not counted (one count per claim).
+    counted_in: str = ""
 
     @property
     def name(self) -> str:
         return f"{self.seed}/{self.id}"
 
     def fitted_keys(self) -> set[str]:
-        """The rows calibrated from a seed number (their `fitted` says what and from where)."""
-        return {r["key"] for r in self.rows if r.get("fitted")}
+        """The rows calibrated from a seed number (their `fitted` says what and from where), and the
+        rows whose value rests on a constant fitted to this table's rows (`rests_on`): neither is
+        evidence about the model when held against this table."""
+        return {r["key"] for r in self.rows if r.get("fitted") or r.get("rests_on")}
 
     def predicted_keys(self) -> set[str]:
         """The rows a prediction looks at, less the fitted ones: where the worst error is read."""
@@ -117,7 +122,17 @@ class Outcome:
         return pd.DataFrame(self.verdict_records)
 
 
-ROLES = ("prediction", "consistency")
+# prediction: a claim of the seed's that can fail on what the model does (the evidence);
+# consistency: holds by construction or reads only fitted rows (no evidence either way);
+# ours: a claim of tlblab's own, not the seed's (the tool against the model, a held-out check),
+# counted apart from the seed's predictions.
+ROLES = ("prediction", "consistency", "ours")
+
+# What a `ratio` criterion's operands must be (`signs`, default "positive"): "A exceeds B" on two
+# decreases of -149 and -21 is not what the words say, though -149 / -21 > 1. Positive: every
+# denominator above 0, every numerator 0 or above (a zero numerator is a ratio of 0, judged by the
+# bounds). Negative: every denominator below 0, every numerator 0 or below (two losses compared).
+SIGNS = ("positive", "negative")
 
 
 def _fail(path: Path, msg: str) -> UserError:
@@ -181,6 +196,10 @@ def load_file(path: Path) -> Reproduction:
         for need in KINDS[c["kind"]]:
             if need not in c:
                 raise _fail(path, f"{where}: kind '{c['kind']}' needs '{need}'")
+        if "signs" in c and (c["kind"] != "ratio" or c["signs"] not in SIGNS):
+            raise _fail(path, f"{where}.signs: expected one of {', '.join(SIGNS)} on a 'ratio' criterion, found "
+                              f"{c['signs']!r} on kind '{c['kind']}' (a seed_ratio's operands take their seed "
+                              "values' signs)")
         for k in ("num", "den"):
             v = c.get(k)
             if v is not None and not (isinstance(v, str) or (isinstance(v, list) and v and
@@ -210,11 +229,17 @@ def load_file(path: Path) -> Reproduction:
             raise _fail(path, f"{where}.role: expected one of {', '.join(ROLES)}, found {role!r} "
                               "(a prediction can fail on what the model does; a consistency check holds by "
                               "construction or reads only fitted rows)")
-        if role == "consistency" and not (isinstance(c.get("because"), str) and c["because"]):
-            raise _fail(path, f"{where}.because: a consistency check says why it is not a prediction")
+        if role in ("consistency", "ours") and not (isinstance(c.get("because"), str) and c["because"]):
+            raise _fail(path, f"{where}.because: a {'consistency check' if role == 'consistency' else 'claim of ours'} "
+                              "says why it is not the seed's prediction")
         if role == "prediction" and named and all(by_key[k].get("fitted") for k in named):
             raise _fail(path, f"{where}: every row it reads is fitted ({', '.join(named)}), so it holds by "
                               "calibration: role must be 'consistency'")
+        resting = [k for k in named if by_key[k].get("rests_on")]
+        if role == "prediction" and resting:
+            raise _fail(path, f"{where}: row '{resting[0]}' rests on a constant fitted to this table "
+                              f"({by_key[resting[0]]['rests_on']}), so holding it against the table predicts "
+                              "nothing: role must be 'consistency'")
         if c["kind"] == "order" and role == "prediction":
             if not c.get("strict") or not (c.get("min_step", 0) > 0 or c.get("min_rel_step", 0) > 0):
                 raise _fail(path, f"{where}: an order that predicts a rise or a fall is strict with a stated "
@@ -230,6 +255,15 @@ def load_file(path: Path) -> Reproduction:
         if "fitted" in r and not (isinstance(r["fitted"], str) and r["fitted"]):
             raise _fail(path, f"rows ({r['key']}).fitted: expected what was fitted and from which table, "
                               f"found {r['fitted']!r}")
+        if "rests_on" in r and not (isinstance(r["rests_on"], str) and r["rests_on"]):
+            raise _fail(path, f"rows ({r['key']}).rests_on: expected the constant this row's value rests on and "
+                              f"the rows it was fitted to, found {r['rests_on']!r}")
+    counted_in = data.get("counted_in", "")
+    if counted_in:
+        if not isinstance(counted_in, str) or not (path.parent / f"{counted_in}.toml").is_file() \
+                or counted_in == data["id"]:
+            raise _fail(path, f"'counted_in': expected the id of another reproduction of this seed that tests the "
+                              f"same claims, found {counted_in!r}")
     revisions = data.get("revisions") or []
     for i, rv in enumerate(revisions):
         where = f"revisions[{i}]"
@@ -243,7 +277,40 @@ def load_file(path: Path) -> Reproduction:
                               "or 'removed = true'")
     return Reproduction(path=path, seed=data["seed"], id=data["id"], title=data["title"],
                         source=data["source"], machine=data["machine"], setup=data["setup"],
-                        experiment=data["experiment"], rows=rows, criteria=crit, revisions=revisions)
+                        experiment=data["experiment"], rows=rows, criteria=crit, revisions=revisions,
+                        counted_in=counted_in)
+
+
+# A finding (a seed folder's findings.toml, [[findings]]): where the model does what the seed
+# describes and still disagrees, or where the seed's own numbers disagree with each other.
+FINDING_FIELDS = ("id", "source", "seed_says", "tlblab_shows")
+
+
+def load_findings(path: Path) -> list[dict[str, Any]]:
+    """The `[[findings]]` of `path` (none when there is no such file), each checked: `id`, `source`
+    (section, table), `seed_says` (the seed's exact words and numbers), `tlblab_shows`, and
+    optionally `arithmetic` (where the seed contradicts itself) and `reproduction` (SEED/ID)."""
+    if not path.is_file():
+        return []
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise _fail(path, f"not valid TOML: {e}") from None
+    out, ids = [], set()
+    for i, f in enumerate(data.get("findings") or []):
+        for k in FINDING_FIELDS:
+            if not isinstance(f.get(k), str) or not f[k].strip():
+                raise _fail(path, f"findings[{i}].{k}: expected a non-empty string, found {f.get(k)!r}")
+        for k in ("arithmetic", "reproduction"):
+            if k in f and not isinstance(f[k], str):
+                raise _fail(path, f"findings[{i}].{k}: expected a string, found {f[k]!r}")
+        if f["id"] in ids:
+            raise _fail(path, f"findings[{i}].id: '{f['id']}' appears twice")
+        ids.add(f["id"])
+        out.append({"id": f["id"], "source": f["source"], "seed_says": f["seed_says"],
+                    "tlblab_shows": f["tlblab_shows"], "arithmetic": f.get("arithmetic", ""),
+                    "reproduction": f.get("reproduction", "")})
+    return out
 
 
 def catalog() -> list[Reproduction]:
@@ -324,23 +391,30 @@ def evaluate(rep: Reproduction, ours: dict[str, float]) -> list[dict[str, Any]]:
                 detail = ", ".join(f"{k}={v:g}" for k, v in zip(c["rows"], vals)) + short
             elif kind == "ratio":
                 lo, hi = c.get("min", -math.inf), c.get("max", math.inf)
-                rs = [(n, d, ours[n] / ours[d]) for n, d in ratio_pairs(c)]
-                holds = all(lo <= r <= hi for _, _, r in rs)
-                detail = "; ".join((f"{n} ÷ {d} = " if len(rs) > 1 else "ratio ") + f"{r:.4g}" for n, d, r in rs) + \
-                    f", expected [{lo:g}, {hi:g}]"
+                signs = c.get("signs", "positive")
+                pairs = ratio_pairs(c)
+                wrong = [w for n, d in pairs if (w := _wrong_sign(n, ours[n], d, ours[d], signs))]
+                rs = [(n, d, ours[n] / ours[d]) for n, d in pairs if ours[d] != 0]
+                holds = not wrong and len(rs) == len(pairs) and all(lo <= r <= hi for _, _, r in rs)
+                detail = ("; ".join((f"{n} ÷ {d} = " if len(rs) > 1 else "ratio ") + f"{r:.4g}" for n, d, r in rs)
+                          or "no ratio") + f", expected [{lo:g}, {hi:g}]" + "".join(f"; {w}" for w in wrong)
             elif kind == "seed_ratio":
                 f = c["factor"]
                 parts, holds = [], True
                 for n, d in ratio_pairs(c):
+                    # Each operand has its seed value's sign: a ratio of two losses is not the
+                    # seed's ratio of two gains, whatever its value.
+                    wrong = [f"{k} is {ours[k]:g}, the seed's {seed[k]:g}" for k in (n, d)
+                             if _sign(ours[k]) != _sign(seed[k])]
                     r, s = ours[n] / ours[d], seed[n] / seed[d]
-                    ok = s != 0 and r / s > 0 and 1 / f <= r / s <= f
+                    ok = not wrong and s != 0 and r / s > 0 and 1 / f <= r / s <= f
                     holds = holds and ok
                     parts.append((f"{n} ÷ {d}: " if isinstance(c["num"], list) else "") +
-                                 f"ours {r:.4g}, seed {s:.4g}, within a factor {f:g}: {ok}")
+                                 f"ours {r:.4g}, seed {s:.4g}, within a factor {f:g}: {ok}" +
+                                 (f" (not the seed's signs: {', '.join(wrong)})" if wrong else ""))
                 detail = "; ".join(parts)
             elif kind == "same_sign":
-                sign = lambda v: (v > 0) - (v < 0)  # noqa: E731
-                bad = [f"{k}: ours {ours[k]:g}, seed {seed[k]:g}" for k in c["rows"] if sign(ours[k]) != sign(seed[k])]
+                bad = [f"{k}: ours {ours[k]:g}, seed {seed[k]:g}" for k in c["rows"] if _sign(ours[k]) != _sign(seed[k])]
                 holds, detail = not bad, "; ".join(bad) or "every sign as the seed's"
             elif kind == "crossover":
                 t = c.get("threshold", 0.0)
@@ -369,6 +443,20 @@ def evaluate(rep: Reproduction, ours: dict[str, float]) -> list[dict[str, Any]]:
                     "stale": ("written for another run: " + "; ".join(moved)) if moved else "",
                     "because": c.get("because", "")})
     return out
+
+
+def _sign(v: float) -> int:
+    return (v > 0) - (v < 0)
+
+
+def _wrong_sign(n: str, num: float, d: str, den: float, signs: str) -> str:
+    """Why a `ratio`'s operands are not of the criterion's `signs` (SIGNS), or ""."""
+    want = 1 if signs == "positive" else -1
+    if _sign(den) != want:
+        return f"{d} is {den:g}: a {signs} denominator expected"
+    if _sign(num) == -want:
+        return f"{n} is {num:g}: a {signs} numerator (or 0) expected"
+    return ""
 
 
 def _within_factor(ours: float, seed: float, f: float) -> bool:
@@ -411,8 +499,14 @@ def run_one(rep: Reproduction, quick: bool = False) -> Outcome:
         ours = {k: float(v) for k, v in fn(quick).items()}
     except (ValueError, RuntimeError) as e:
         return Outcome(rep, {}, time.monotonic() - t0, error=f"the experiment failed: {e}")
-    dt = time.monotonic() - t0
-    o = Outcome(rep, ours, dt)
+    return outcome(rep, ours, time.monotonic() - t0)
+
+
+def outcome(rep: Reproduction, ours: dict[str, float], seconds: float, error: str = "") -> Outcome:
+    """`rep`'s rows and verdicts on the values `ours` (a run's, or a recorded run's: tlblab.records)."""
+    o = Outcome(rep, ours, seconds, error=error)
+    if error:
+        return o
     listed = set()
     for r in rep.rows:
         k = r["key"]
@@ -422,7 +516,8 @@ def run_one(rep: Reproduction, quick: bool = False) -> Outcome:
         rel = (err / abs(s)) if (err is not None and s) else None
         o.row_records.append({"key": k, "quantity": r["quantity"], "unit": r.get("unit", ""),
                               "series": r.get("series", ""), "x": r.get("x"), "seed": s, "ours": v,
-                              "error": err, "rel_error": rel, "fitted": r.get("fitted", ""),
+                              "error": err, "rel_error": rel, "fitted": r.get("fitted") or
+                              (f"rests on {r['rests_on']}" if r.get("rests_on") else ""),
                               "note": r.get("note", "")})
     for k in sorted(set(ours) - listed):
         o.row_records.append({"key": k, "quantity": "(ours only)", "unit": "", "series": "", "x": None,
@@ -496,14 +591,30 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
     atomic_write(path, csv_text(rows))
 
 
+def worst_text(rel: float | None, name: str, row: dict[str, Any] | None) -> str:
+    """`+828318% (001/seed_scale: pressure/gups, DRAM walk refs: seed 0.01, ours 82.8)`: the worst
+    relative error with the row it is on and what that row holds, or ""."""
+    if rel is None:
+        return ""
+    ctx = f"{name}: {row['key']}" if row else name
+    if row:
+        unit = f" {row['unit']}" if row.get("unit") else ""
+        ctx += f", {row['quantity']}: seed {row['seed']:.4g}{unit}, ours {row['ours']:.4g}"
+    return f"{rel:+.0%} ({ctx})"
+
+
 def summary_record(o: Outcome) -> dict[str, Any]:
-    """One reproduction's line of the summary: its predictions apart from its consistency checks."""
+    """One reproduction's line of the summary: its predictions apart from its consistency checks
+    and from tlblab's own claims (`ours`); `counted_in` names the reproduction that counts its
+    claims when this one repeats them at a smaller size."""
     rep = o.reproduction
     p_held, p_all = o.held("prediction")
     c_held, c_all = o.held("consistency")
+    u_held, u_all = o.held("ours")
     worst = o.worst_predicted()
     return {"reproduction": rep.name, "title": rep.title, "source": rep.source, "machine": rep.machine,
             "predictions": p_all, "predictions_hold": p_held, "consistency": c_all, "consistency_hold": c_held,
+            "ours": u_all, "ours_hold": u_held, "counted_in": f"{rep.seed}/{rep.counted_in}" if rep.counted_in else "",
             "worst_rel_error": worst[1] if worst else None, "worst_row": worst[0] if worst else "",
             "revisions": len(rep.revisions),
             "verdict": "error" if o.error else ("holds" if o.holds else "does not hold"),
@@ -511,26 +622,33 @@ def summary_record(o: Outcome) -> dict[str, Any]:
 
 
 def seed_summary(outcomes: list[Outcome]) -> list[dict[str, Any]]:
-    """Per seed: predictions that hold / all predictions, consistency checks apart, the worst
-    relative error among predicted rows, and how many criteria were revised."""
+    """Per seed: the seed's predictions that hold / all of them, one count per claim (a
+    reproduction whose claims another counts, `counted_in`, is left out), consistency checks and
+    tlblab's own claims apart, the worst relative error among predicted rows (with its row), and
+    how many criteria were revised."""
     by_seed: dict[str, list[Outcome]] = {}
     for o in outcomes:
         by_seed.setdefault(o.reproduction.seed, []).append(o)
     out = []
     for seed in sorted(by_seed):
         outs = by_seed[seed]
-        recs = [summary_record(o) for o in outs]
-        worst = [(o.reproduction.name, w) for o in outs if (w := o.worst_predicted())]
+        counted = [o for o in outs if not o.reproduction.counted_in]
+        recs = [summary_record(o) for o in counted]
+        worst = [(o, w) for o in counted if (w := o.worst_predicted())]
         w = max(worst, key=lambda e: abs(e[1][1])) if worst else None
+        row = next((r for r in w[0].row_records if r["key"] == w[1][0]), None) if w else None
         out.append({"seed": seed, "reproductions": len(outs),
                     "reproductions_hold": sum(o.holds for o in outs),
                     "predictions": sum(r["predictions"] for r in recs),
                     "predictions_hold": sum(r["predictions_hold"] for r in recs),
                     "consistency": sum(r["consistency"] for r in recs),
                     "consistency_hold": sum(r["consistency_hold"] for r in recs),
+                    "ours": sum(r["ours"] for r in recs), "ours_hold": sum(r["ours_hold"] for r in recs),
+                    "not_counted": ", ".join(o.reproduction.name for o in outs if o.reproduction.counted_in),
                     "worst_rel_error": w[1][1] if w else None,
-                    "worst_row": f"{w[0]}: {w[1][0]}" if w else "",
-                    "revisions": sum(r["revisions"] for r in recs)})
+                    "worst_row": f"{w[0].reproduction.name}: {w[1][0]}" if w else "",
+                    "worst": worst_text(w[1][1], w[0].reproduction.name, row) if w else "",
+                    "revisions": sum(len(o.reproduction.revisions) for o in outs)})
     return out
 
 

@@ -34,6 +34,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     import tlblab.reproduce as rp
+    from tlblab import records
     from tlblab.report_text import format_table
 
     import tlblab.prereg as pr
@@ -47,10 +48,7 @@ def run(args) -> int:
         return 1 if problems else 0
     reps = rp.select(args.which)
     if args.list:
-        print(format_table(["reproduction", "source", "machine", "predictions", "consistency checks", "revisions"],
-                           [[r.name, r.source, r.machine, sum(c["role"] == "prediction" for c in r.criteria),
-                             sum(c["role"] == "consistency" for c in r.criteria), len(r.revisions)]
-                            for r in reps]))
+        print(_listing(reps))
         return 0
     problems = pr.check()
     out = Path(args.out)
@@ -73,19 +71,57 @@ def run(args) -> int:
                           on_prepared=prepared, on_run=made)
     rp.write(outcomes, out)
     failing = [o for o in outcomes if not o.holds]
-    print("\nPer seed: predictions that hold / all predictions; consistency checks (fitted rows, or true by "
-          "construction) apart")
-    print(format_table(["seed", "reproductions hold", "predictions hold", "consistency checks hold",
-                        "worst predicted error", "revisions"],
+    size = "quick size (a smoke run: no verdict counted for a seed)" if args.quick else "full size"
+    print(f"\nPer seed, {size}: the seed's predictions that hold / all of them, one count per claim; "
+          "consistency checks (fitted rows, or true by construction) and tlblab's own claims (ours) apart")
+    summary = rp.seed_summary(outcomes)
+    print(format_table(["seed", "reproductions hold", "predictions hold", "consistency checks hold", "ours hold",
+                        "revisions"],
                        [[s["seed"], f"{s['reproductions_hold']}/{s['reproductions']}",
                          f"{s['predictions_hold']}/{s['predictions']}", f"{s['consistency_hold']}/{s['consistency']}",
-                         "" if s["worst_rel_error"] is None else f"{s['worst_rel_error']:+.0%} ({s['worst_row']})",
-                         s["revisions"]] for s in rp.seed_summary(outcomes)]))
+                         f"{s['ours_hold']}/{s['ours']}", s["revisions"]] for s in summary]))
+    for s in summary:
+        if s["worst"]:
+            print(f"  seed {s['seed']}: worst predicted error {s['worst']}")
+        if s["not_counted"]:
+            print(f"  seed {s['seed']}: not counted (the same claims at a smaller size): {s['not_counted']}")
+    if not args.quick:
+        recorded = records.write_records(outcomes, out)
+        print(f"\nfull-size verdicts recorded for `tlblab study` ({recorded}); commit {records.commit() or 'unknown'}")
     print(f"\n{len(outcomes)} reproductions in {time.monotonic() - t0:.1f} s: "
           f"{len(outcomes) - len(failing)} hold, {len(failing)} do not; CSV in {out}/")
+    defects = [f"{o.reproduction.name}#{v['criterion']}" for o in outcomes for v in o.verdict_records
+               if v["role"] == "consistency" and not v["holds"]]
+    if defects:
+        # A check that holds by construction and fails is a defect of the model (or a prediction
+        # filed as a check): --check fails on it as on a failing prediction.
+        print(f"consistency checks that fail (a defect, not a finding): {', '.join(defects)}", file=sys.stderr)
     for line in problems:
         print(f"warning: a criterion is not as pre-registered: {line}", file=sys.stderr)
     return 1 if (args.check and (failing or problems)) else 0
+
+
+# `reproduce --list` lines stay within this many characters: the source is cut to fit.
+LIST_WIDTH = 120
+
+
+def _listing(reps) -> str:
+    """One line per reproduction: its name, machine, criteria by role (the seed's predictions,
+    consistency checks, ours), revisions and source, the source cut to keep the line to LIST_WIDTH."""
+    from tlblab.report_text import format_table
+
+    def counts(r) -> str:
+        n = {role: sum(c["role"] == role for c in r.criteria) for role in ("prediction", "consistency", "ours")}
+        return f"{n['prediction']}/{n['consistency']}/{n['ours']}" + (f" (in {r.counted_in})" if r.counted_in else "")
+
+    rows = [[r.name, r.machine, counts(r), len(r.revisions), r.source] for r in reps]
+    head = ["reproduction", "machine", "pred/cons/ours", "revisions", "source"]
+    widths = [max(len(str(x[i])) for x in rows + [head]) for i in range(4)]
+    room = max(20, LIST_WIDTH - sum(w + 2 for w in widths))
+    for row in rows:
+        if len(row[4]) > room:
+            row[4] = row[4][: room - 1].rstrip() + "…"
+    return format_table(head, rows)
 
 
 def _print(o) -> None:
@@ -102,11 +138,14 @@ def _print(o) -> None:
                         for r in o.row_records]))
     p_held, p_all = o.held("prediction")
     c_held, c_all = o.held("consistency")
-    print(f"  predictions: {p_held} of {p_all} hold; consistency checks: {c_held} of {c_all} hold")
+    u_held, u_all = o.held("ours")
+    print(f"  predictions: {p_held} of {p_all} hold; consistency checks: {c_held} of {c_all} hold"
+          + (f"; ours (not the seed's claims): {u_held} of {u_all} hold" if u_all else "")
+          + (f"; its claims are counted in {rep.seed}/{rep.counted_in}" if rep.counted_in else ""))
     revised = {rv["criterion"]: rv for rv in rep.revisions}
     for v in o.verdict_records:
         mark = "holds" if v["holds"] else "DOES NOT HOLD"
-        role = "" if v["role"] == "prediction" else " (consistency check)"
+        role = {"prediction": "", "consistency": " (consistency check)", "ours": " (ours, not the seed's)"}[v["role"]]
         print(f"  [{mark}] {v['criterion']}{role}: {v['says']} — {v['detail']}")
         if not v["holds"] and v["explanation"]:
             print(f"      why: {v['explanation']}")

@@ -41,7 +41,11 @@ def register(sub) -> None:
     p.add_argument("--reproductions", default="all", metavar="all|none|SEED[/ID],...",
                    help="which seed reproductions to run (default: all; none skips them)")
     p.add_argument("--full", action="store_true",
-                   help="run the reproductions at their full sizes (default: their quick sizes, minutes in all)")
+                   help="run the reproductions at their full sizes, the verdicts (about 67 minutes on 2 cores); "
+                        "default: their quick sizes, a smoke run, beside the verdicts of the last full "
+                        "`tlblab reproduce`")
+    p.add_argument("--verdicts-from", default="out/reproduce", metavar="DIR",
+                   help="where the last full `tlblab reproduce` wrote (its --out; default: out/reproduce)")
     p.add_argument("--host", action="store_true", help="also measure the techniques on this host (probe, coloring, "
                    "ptwarm, migrate)")
     p.set_defaults(func=study)
@@ -57,7 +61,8 @@ def study(args) -> int:
     # error, reported before any section runs, not a failed section after minutes of work.
     _check_input(args)
     options = StudyOptions(out=Path(args.out), quick=args.quick, full=args.full, reproductions=args.reproductions,
-                           machines=args.machines, workloads=args.workloads, host=args.host)
+                           machines=args.machines, workloads=args.workloads, host=args.host,
+                           records=Path(args.verdicts_from))
     return run_study(options, lambda max_references: table(args, max_references))
 
 

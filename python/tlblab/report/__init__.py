@@ -52,6 +52,67 @@ class Study:
     timings: list[dict[str, Any]] = field(default_factory=list)
     quick: bool = False
     command: str = "tlblab study"
+    #: The size the reproductions ran at: "quick" (a smoke run, no verdict) or "full".
+    size: str = "quick"
+    #: The last full-size run of each reproduction (tlblab.records.Recorded), for a quick study.
+    recorded: list = field(default_factory=list)
+    records_error: str = ""
+
+    def verdict_outcomes(self) -> list:
+        """The outcomes whose verdicts count: this run's at full size, else the recorded full runs'."""
+        return list(self.outcomes) if self.size == "full" else [r.outcome for r in self.recorded]
+
+    def shown(self) -> list[tuple[Any, str]]:
+        """Each reproduction as its section shows it, with the size it ran at: the full-size
+        outcome where there is one, else this run's smoke outcome."""
+        if self.size == "full":
+            return [(o, "full size, this run") for o in self.outcomes]
+        rec = {r.outcome.reproduction.name: r for r in self.recorded}
+        out = [(rec[o.reproduction.name].outcome, rec[o.reproduction.name].label()) if o.reproduction.name in rec
+               else (o, "quick size, this run: a smoke run, no verdict") for o in self.outcomes]
+        ran = {o.reproduction.name for o in self.outcomes}
+        out += [(r.outcome, r.label()) for r in self.recorded if r.outcome.reproduction.name not in ran]
+        return out
+
+    def headline(self) -> str:
+        """What the verdicts shown are, in one paragraph: the first thing the page and the
+        terminal say."""
+        from tlblab.records import FULL_RUN, FULL_RUN_TIME
+        from tlblab.reproduce import seed_summary
+
+        def counts(outcomes: list) -> str:
+            ss = seed_summary(outcomes)
+            p = sum(s["predictions_hold"] for s in ss), sum(s["predictions"] for s in ss)
+            c = sum(s["consistency_hold"] for s in ss), sum(s["consistency"] for s in ss)
+            u = sum(s["ours_hold"] for s in ss), sum(s["ours"] for s in ss)
+            return (f"the seeds' predictions hold {p[0]} of {p[1]} (one count per claim); consistency checks "
+                    f"{c[0]} of {c[1]}; tlblab's own claims {u[0]} of {u[1]}")
+
+        if self.size == "full":
+            return f"Full-size verdicts, from this run: {counts(self.outcomes)}."
+        smoke = ("This run made the reproductions at their quick size: a smoke run that shows they still run, "
+                 "never a verdict counted for a seed.")
+        if self.records_error:
+            smoke += f" A full run's record could not be read: {self.records_error}."
+        if not self.recorded:
+            return (f"No full-size verdicts exist for these reproductions yet. {smoke} Make them with "
+                    f"`{FULL_RUN}` ({FULL_RUN_TIME}); the next `tlblab study` shows them.")
+        recs = [r.record for r in self.recorded]
+        commits = sorted({r["commit"] or "unknown" for r in recs})
+        dates = sorted(r["date"][:10] for r in recs)
+        when = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+        stale = sum(r.stale for r in self.recorded)
+        ran = {o.reproduction.name for o in self.outcomes}
+        have = {r.outcome.reproduction.name for r in self.recorded}
+        text = (f"Full-size verdicts from the last `{FULL_RUN}` (commit {', '.join(commits)}, {when}), "
+                f"{len(recs)} of {len(ran | have)} reproductions: {counts(self.verdict_outcomes())}.")
+        if stale:
+            text += (f" STALE: the code that determines the numbers changed since {stale} of them ran; "
+                     f"`{FULL_RUN}` makes them again ({FULL_RUN_TIME}).")
+        missing = sorted(ran - have)
+        if missing:
+            text += f" No full-size run yet of {', '.join(missing)} (`{FULL_RUN} SEED/ID`)."
+        return f"{text} {smoke}"
 
 
 ROW_COLS = [("key", "row"), ("quantity", "quantity"), ("unit", "unit"), ("x", "x"), ("seed", "seed"),
@@ -63,8 +124,64 @@ VERDICT_COLS = [("criterion", "criterion"), ("role", "role"), ("says", "says"), 
                 ("stale", "explanation's numbers (when not this run's)"), ("because", "why a consistency check"),
                 ("revised", "revisions (pre-registered criterion changed)")]
 SEED_COLS = [("seed", "seed"), ("reproductions", "reproductions held"), ("predictions", "predictions held"),
-             ("consistency", "consistency checks held"), ("worst", "worst relative error of a predicted row"),
-             ("revisions", "revised criteria")]
+             ("consistency", "consistency checks held"), ("ours", "ours held (not the seed's)"),
+             ("worst", "worst relative error of a predicted row"), ("revisions", "revised criteria")]
+# The per-reproduction table, narrow enough for a 1400 px window: each count as "held of all".
+SUMMARY_COLS = [("reproduction", "reproduction"), ("size", "size"), ("verdict", "verdict"),
+                ("predictions", "predictions held"), ("consistency", "consistency checks held"),
+                ("ours", "ours held"), ("worst", "worst predicted error"), ("seconds", "seconds")]
+FINDING_COLS = [("id", "finding"), ("source", "where in the seed"), ("seed_says", "the seed's words and numbers"),
+                ("tlblab_shows", "what tlblab shows"), ("arithmetic", "the seed against itself"),
+                ("reproduction", "reproduction")]
+
+
+def _summary_row(o, size: str) -> dict[str, Any]:
+    from tlblab.reproduce import summary_record
+
+    r = summary_record(o)
+    smoke = size.startswith("quick")
+    return {"reproduction": r["reproduction"], "size": "quick (smoke)" if smoke else
+            ("full, stale" if "STALE" in size else "full"),
+            "verdict": "ran" if smoke and not o.error else ("not run" if o.error else r["verdict"]),
+            "predictions": "" if smoke else f"{r['predictions_hold']} of {r['predictions']}"
+            + (f" (counted in {r['counted_in']})" if r["counted_in"] else ""),
+            "consistency": "" if smoke else f"{r['consistency_hold']} of {r['consistency']}",
+            "ours": "" if smoke or not r["ours"] else f"{r['ours_hold']} of {r['ours']}",
+            "worst": "" if smoke or r["worst_rel_error"] is None else
+            f"{r['worst_rel_error']:+.0%} ({r['worst_row']})",
+            "seconds": r["seconds"]}
+
+
+def _sizes(study: Study) -> str:
+    """The size each section ran at, in a short list under the headline."""
+    repro = ("full size" if study.size == "full" else
+             "quick size (a smoke run; the verdicts shown are the recorded full runs')" if study.recorded else
+             "quick size (a smoke run; no full-size run recorded)")
+    table = "300 K references a run (--quick)" if study.quick else "2 M references a run"
+    return ("<ul class=\"meta\" id=\"sizes\">"
+            f"<li>reproductions: {page.esc(repro)}</li><li>the engine's table: {page.esc(table)}</li></ul>")
+
+
+def load_findings(seed: str) -> list[dict[str, Any]]:
+    """The seed folder's `findings.toml` entries (tlblab.reproduce.load_findings), or []."""
+    from tlblab.reproduce import load_findings as load
+
+    s = seeds.get(seed)
+    return load(s.folder / "findings.toml") if s else []
+
+
+def _findings(seed: str, findings: list[dict[str, Any]], data_dir: Path) -> str:
+    import pandas as pd
+
+    if not findings:
+        return (f'<section id="findings-{page.esc(seed)}"><h3>Findings</h3><p>None filed: no claim where the model '
+                "does what the seed describes and still disagrees.</p></section>")
+    files = write_table(pd.DataFrame(findings), data_dir, f"seed{seed}_findings")
+    return (f'<section id="findings-{page.esc(seed)}"><h3>Findings</h3><p>Where the model does what the seed '
+            "describes and still disagrees, or the seed's own numbers disagree with each other: the seed's "
+            "exact words and numbers, what tlblab shows, and the arithmetic.</p>"
+            + page.table(FINDING_COLS, findings, f"findings-table-{seed}", "findings")
+            + page.links(files, "findings") + "</section>")
 
 
 def build(study: Study, out: str | Path) -> Path:
@@ -81,31 +198,42 @@ def build(study: Study, out: str | Path) -> Path:
     # rows, or true by construction): only the first are evidence that the model reproduces.
     from tlblab.reproduce import seed_summary, summary_record
 
-    summary_rows = [{k: v for k, v in summary_record(o).items() if k not in ("source", "error")}
-                    for o in study.outcomes]
+    shown = study.shown()
+    verdicts = study.verdict_outcomes()
+    findings = {seed: load_findings(seed) for seed in sorted({o.reproduction.seed for o, _ in shown})}
     body.append('<section id="summary"><h2>Summary</h2>')
-    if summary_rows:
-        seeds = seed_summary(study.outcomes)
-        files = write_table(pd.DataFrame(seeds), data_dir, "seeds_summary")
-        body.append("<p>Per seed. A <em>prediction</em> is a criterion that can fail on what the model does; a "
-                    "<em>consistency check</em> reads only rows calibrated from the seed's numbers, or holds by "
-                    "construction, and is no evidence either way. The worst relative error is over the rows the "
+    body.append(f'<p id="headline"><strong>{page.esc(study.headline())}</strong></p>')
+    body.append(_sizes(study))
+    if any(findings.values()):
+        linked = [f'<a href="#findings-{seed}">seed {seed} ({len(fs)})</a>' for seed, fs in findings.items() if fs]
+        body.append("<p>Findings, where the model does what the seed describes and still disagrees, or the seed "
+                    "contradicts itself: " + ", ".join(linked) + ".</p>")
+    if verdicts:
+        per_seed = seed_summary(verdicts)
+        files = write_table(pd.DataFrame(per_seed), data_dir, "seeds_summary")
+        body.append("<p>Per seed, at full size. A <em>prediction</em> is a claim of the seed's that can fail on "
+                    "what the model does, counted once (a reproduction that repeats another's claims at a smaller "
+                    "size is shown, not counted); a <em>consistency check</em> reads only rows calibrated from the "
+                    "seed's numbers, or holds by construction, and is no evidence either way; <em>ours</em> are "
+                    "tlblab's own claims, not the seed's. The worst relative error is over the rows the "
                     "predictions read, fitted rows left out. A revised criterion changed after it was "
                     "pre-registered; its revisions are listed beside it.</p>")
-        shown = [{"seed": r["seed"], "reproductions": f"{r['reproductions_hold']} of {r['reproductions']}",
-                  "predictions": f"{r['predictions_hold']} of {r['predictions']}",
-                  "consistency": f"{r['consistency_hold']} of {r['consistency']}",
-                  "worst": "" if r["worst_rel_error"] is None else
-                  f"{r['worst_rel_error']:+.0%} ({r['worst_row']})", "revisions": r["revisions"]} for r in seeds]
-        body.append(page.table(SEED_COLS, shown, "seeds-summary"))
+        rows = [{"seed": r["seed"], "reproductions": f"{r['reproductions_hold']} of {r['reproductions']}",
+                 "predictions": f"{r['predictions_hold']} of {r['predictions']}",
+                 "consistency": f"{r['consistency_hold']} of {r['consistency']}",
+                 "ours": f"{r['ours_hold']} of {r['ours']}", "worst": r["worst"],
+                 "revisions": r["revisions"]} for r in per_seed]
+        body.append(page.table(SEED_COLS, rows, "seeds-summary"))
         body.append(page.links(files, "per seed"))
-        files = write_table(pd.DataFrame(summary_rows), data_dir, "verdicts_summary")
+    if shown:
+        summary_rows = [_summary_row(o, size) for o, size in shown]
+        files = write_table(pd.DataFrame([dict(summary_record(o), size=size) for o, size in shown]), data_dir,
+                            "verdicts_summary")
         body.append("<h3>Per reproduction</h3>")
-        body.append(page.table([(c, c.replace("_", " ")) for c in summary_rows[0]], summary_rows,
-                               "verdicts-summary"))
+        body.append(page.table(SUMMARY_COLS, summary_rows, "verdicts-summary"))
         body.append(page.links(files, "verdicts"))
     else:
-        body.append("<p>No reproduction has landed yet: python/tlblab/seeds/ has no reproduction files.</p>")
+        body.append("<p>No reproduction ran.</p>")
     if study.timings:
         files = write_table(pd.DataFrame(study.timings), data_dir, "timings")
         body.append("<h3>Time per section</h3>")
@@ -115,8 +243,8 @@ def build(study: Study, out: str | Path) -> Path:
     body.append("</section>")
 
     by_seed: dict[str, list] = {}
-    for o in study.outcomes:
-        by_seed.setdefault(o.reproduction.seed, []).append(o)
+    for o, size in shown:
+        by_seed.setdefault(o.reproduction.seed, []).append((o, size))
     for seed in sorted(by_seed):
         info = _about(seed)
         sid = f"seed-{seed}"
@@ -127,10 +255,11 @@ def build(study: Study, out: str | Path) -> Path:
             body.append(f"<p><strong>What it claims.</strong> {page.esc(info['claims'])}</p>")
         outs = by_seed[seed]
         body.append("<p><strong>Reproduced here:</strong></p><ul>" + "".join(
-            f"<li>{page.esc(o.reproduction.title)} <span class=\"meta\">({page.esc(o.reproduction.source)})</span></li>"
-            for o in outs) + "</ul>")
-        for o in outs:
-            body.append(_reproduction(o, data_dir))
+            f"<li>{page.esc(o.reproduction.title)} <span class=\"meta\">({page.esc(o.reproduction.source)}; "
+            f"{page.esc(size)})</span></li>" for o, size in outs) + "</ul>")
+        body.append(_findings(seed, findings.get(seed, []), data_dir))
+        for o, size in outs:
+            body.append(_reproduction(o, data_dir, size))
         migrate = next((r for r in study.host or [] if r.name == "migrate" and r.data
                         and r.data.get("prediction")), None)
         if seed == "000" and migrate:
@@ -177,7 +306,7 @@ def _x_label(rep) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _reproduction(o, data_dir: Path) -> str:
+def _reproduction(o, data_dir: Path, size: str = "") -> str:
     import pandas as pd
 
     rep = o.reproduction
@@ -185,16 +314,23 @@ def _reproduction(o, data_dir: Path) -> str:
     parts = [f'<article id="{rid}" class="reproduction" data-name="{page.esc(rep.name)}">',
              f"<h3>{page.esc(rep.title)}</h3>",
              f"<p class=\"meta\">{page.esc(rep.source)} · machine <code>{page.esc(rep.machine)}</code> · "
-             f"{o.seconds:.1f} s</p>",
+             f"{o.seconds:.1f} s · <strong>{page.esc(size)}</strong></p>",
              f"<details><summary>Setup: how tlblab stands in for the seed's machine and benchmark</summary><p>{page.esc(rep.setup)}</p></details>"]
     if o.error:
         parts.append(f'<p class="error">Not run: {page.esc(o.error)}</p>')
+    elif size.startswith("quick"):
+        parts.append("<p>No verdict: a smoke run at the quick size (its numbers are not the seed's scale). "
+                     "<code>tlblab reproduce " + page.esc(rep.name) + "</code> makes the full-size one.</p>")
     else:
         verdict = "holds" if o.holds else "does not hold"
         p_held, p_all = o.held("prediction")
         c_held, c_all = o.held("consistency")
+        u_held, u_all = o.held("ours")
         parts.append(f'<p>Verdict: <span class="{"holds" if o.holds else "fails"}">{verdict}</span> '
-                     f"(predictions: {p_held} of {p_all} hold; consistency checks: {c_held} of {c_all}).</p>")
+                     f"(predictions: {p_held} of {p_all} hold; consistency checks: {c_held} of {c_all}"
+                     + (f"; ours, not the seed's: {u_held} of {u_all}" if u_all else "")
+                     + (f"; its claims are counted in {page.esc(rep.seed)}/{page.esc(rep.counted_in)}"
+                        if rep.counted_in else "") + ").</p>")
     rows = o.row_records or [{"key": r["key"], "quantity": r["quantity"], "unit": r.get("unit", ""),
                               "series": r.get("series", ""), "x": r.get("x"), "seed": r.get("seed"),
                               "ours": None, "error": None, "rel_error": None, "note": r.get("note", "")}
@@ -210,7 +346,7 @@ def _reproduction(o, data_dir: Path) -> str:
     files = write_table(pd.DataFrame(rows), data_dir, stem)
     parts.append(page.table(ROW_COLS, rows, f"rows-{rid}", "rows", scroll=len(rows) > 14))
     parts.append(page.links(files, "rows"))
-    if o.verdict_records:
+    if o.verdict_records and not size.startswith("quick"):
         revised: dict[str, list[str]] = {}
         for rv in rep.revisions:
             revised.setdefault(rv["criterion"], []).append(_revision_text(rv))

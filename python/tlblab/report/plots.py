@@ -66,6 +66,17 @@ def _unit_label(unit: str) -> str:
     return UNIT_LABELS.get(unit, unit) or "value"
 
 
+def _ours_only_kind(row: dict[str, Any]) -> str:
+    """What a row without a unit counts, for its panel: a row of ours only (an experiment's extra
+    value: pages, references, faults, ...) is named by the last part of its key without a digit
+    (`qsort/page_faults` -> "page faults", `unmigrated/p16` -> "unmigrated"), so that one axis
+    holds one quantity; "" for a row the reproduction lists (its quantity says what it is)."""
+    if row.get("quantity") != "(ours only)":
+        return ""
+    parts = [p for p in str(row.get("key", "")).split("/") if p and not any(c.isdigit() for c in p)]
+    return parts[-1].replace("_", " ") if parts else ""
+
+
 def statistic(quantity: str) -> str:
     """The statistic a row's quantity states ("mean", "maximum", "standard deviation",
     "coefficient of variation"), or "" for a plain value: rows of different statistics are not
@@ -92,7 +103,7 @@ def reproduction(rows: list[dict[str, Any]], title: str, prefix: str, x_label: s
         return None
     units: dict[tuple[str, str], list] = {}
     for r in rows:
-        units.setdefault((r.get("unit") or "", statistic(r.get("quantity") or "")), []).append(r)
+        units.setdefault((r.get("unit") or _ours_only_kind(r), statistic(r.get("quantity") or "")), []).append(r)
     kinds = {u: not ours_only and all(_num(r.get("x")) is not None for r in rs) for u, rs in units.items()}
     heights = [2.8 if kinds[u] else 0.6 + 0.2 * len(rs) for u, rs in units.items()]
     fig, axes = plt.subplots(len(units), 1, figsize=(7.5, sum(heights) + 0.4), squeeze=False,

@@ -44,6 +44,8 @@ class StudyOptions:
     machines: str = ""
     workloads: str = ""
     host: bool = False
+    #: Where the full-size runs' records are read from (`tlblab reproduce`'s --out: tlblab.records).
+    records: Path = Path("out/reproduce")
 
 
 # In --quick, each run of the engine's table stops here (the default is the command's own cap).
@@ -186,17 +188,38 @@ def run(options: StudyOptions, engine_table: Callable[[int], tuple[Any, int]]) -
         study.timings.append({"section": section, "seconds": round(time.monotonic() - t0, 1), "status": note})
         return res
 
-    # The reproductions run at their quick sizes unless --full: the study's budget is minutes.
+    # The reproductions run at their quick sizes unless --full: the study's budget is minutes. A
+    # quick size is a smoke run (the experiments still run), never a verdict for a seed: the
+    # verdicts shown are a full run's, this one's with --full, else the last full `tlblab
+    # reproduce`'s (tlblab.records), marked stale when the code changed since.
     repro_quick = quick or not options.full
+    study.size = "quick" if repro_quick else "full"
     which = options.reproductions
-    _chosen(which)  # a bad --reproductions is the user's error, before any work
+    chosen = _chosen(which)  # a bad --reproductions is the user's error, before any work
 
     def do_repro():
         o = reproductions(repro_quick, out / "reproduce", which)
-        held = sum(x.holds for x in o)
-        return o, f"{len(o)} reproductions, {held} hold"
+        if repro_quick:
+            ran = sum(not x.error for x in o)
+            return o, f"{len(o)} reproductions at their quick size (a smoke run, no verdict): {ran} ran"
+        from tlblab import records
+
+        records.write_records(o, out / "reproduce")
+        return o, f"{len(o)} reproductions at full size, {sum(x.holds for x in o)} hold"
 
     study.outcomes = timed("reproductions", do_repro) or []
+    if repro_quick and chosen:
+        from tlblab import records
+
+        names = [f"{seeds_number(p)}/{p.stem}" for p in chosen]
+        try:
+            study.recorded = records.load(options.records, names)
+        except Exception as e:  # noqa: BLE001 - a broken record is shown, the study goes on
+            from tlblab.errors import UserError
+
+            if not isinstance(e, UserError):
+                raise
+            study.records_error = str(e)
 
     def do_engine():
         s, lv, fails, st = engine(engine_table, quick)
@@ -225,28 +248,32 @@ def run(options: StudyOptions, engine_table: Callable[[int], tuple[Any, int]]) -
     return status
 
 
+def seeds_number(path: Path) -> str:
+    from tlblab import seeds
+
+    return seeds.number_of(path)
+
+
 def _print_summary(study: Study) -> None:
     from tlblab.report_text import format_table
 
-    if study.outcomes:
+    if study.outcomes or study.recorded:
         from tlblab.reproduce import seed_summary
 
-        rows = []
-        for o in study.outcomes:
-            (p_held, p_all), (c_held, c_all) = o.held("prediction"), o.held("consistency")
-            verdict = "error" if o.error else ("holds" if o.holds else "does not hold")
-            rows.append([o.reproduction.name, f"{p_held}/{p_all}", f"{c_held}/{c_all}", verdict,
-                         f"{o.seconds:.1f}"])
-        print("\nverdicts")
-        print(format_table(["reproduction", "predictions hold", "consistency checks hold", "verdict", "seconds"],
-                           rows))
-        print("\nper seed")
-        print(format_table(["seed", "predictions hold", "consistency checks hold", "worst predicted error",
-                            "revisions"],
-                           [[s["seed"], f"{s['predictions_hold']}/{s['predictions']}",
-                             f"{s['consistency_hold']}/{s['consistency']}",
-                             "" if s["worst_rel_error"] is None else f"{s['worst_rel_error']:+.0%}", s["revisions"]]
-                            for s in seed_summary(study.outcomes)]))
+        print("\n" + study.headline())
+        verdicts = study.verdict_outcomes()
+        if verdicts:
+            print(format_table(["seed", "predictions hold", "consistency checks hold", "ours hold", "revisions"],
+                               [[s["seed"], f"{s['predictions_hold']}/{s['predictions']}",
+                                 f"{s['consistency_hold']}/{s['consistency']}", f"{s['ours_hold']}/{s['ours']}",
+                                 s["revisions"]] for s in seed_summary(verdicts)]))
+            for s in seed_summary(verdicts):
+                if s["worst"]:
+                    print(f"  seed {s['seed']}: worst predicted error {s['worst']}")
+        if study.size == "quick" and study.outcomes:
+            failed = [o.reproduction.name for o in study.outcomes if o.error]
+            print(f"\nsmoke run (quick size, no verdict): {len(study.outcomes) - len(failed)} of "
+                  f"{len(study.outcomes)} reproductions ran" + (f"; not run: {', '.join(failed)}" if failed else ""))
     else:
         print("\nverdicts: no reproduction ran")
     print("\ntime per section")
