@@ -16,6 +16,7 @@ criteria and writes the results.
 
 from __future__ import annotations
 
+import importlib
 import math
 import time
 import tomllib
@@ -277,6 +278,11 @@ def _experiment(rep: Reproduction):
         raise _fail(rep.path, f"experiment '{rep.experiment}': expected seedNNN:FUNCTION naming a seed folder "
                     f"(python/tlblab/seeds/sNNN_*), found '{mod}'")
     try:
+        # "seedNNN:MODULE.FUNCTION": a function of another module of the seed's folder (seed
+        # 001's power.py); "seedNNN:FUNCTION": one of its experiments.py.
+        module, _, name = fn.rpartition(".")
+        if module:
+            return getattr(importlib.import_module(f"{seed.package}.{module}"), name)
         return getattr(seed.experiments(), fn)
     except (ImportError, AttributeError) as e:
         raise _fail(rep.path, f"experiment '{rep.experiment}' not found: {e}") from None
