@@ -19,3 +19,17 @@ def test_seed_001_fig6_12_runs_its_quick_form_with_every_row_and_the_helpers_cor
         assert o.ours[f"{w}/KWN/power_w"] > o.ours[f"{w}/base/power_w"]
         assert o.ours[f"{w}/UWN/power_w"] > o.ours[f"{w}/base/power_w"]
     assert {v["criterion"] for v in o.verdict_records} == {c["id"] for c in rep.criteria}
+
+
+def test_the_power_runs_made_in_two_processes_equal_those_made_in_turn():
+    # power.prepare makes Fig. 6.12's runs in two spawned workers (at the full size, to keep
+    # `reproduce 001` short): the same windows, bit for bit, as made in turn in this process.
+    from tlblab.seeds.s001_pt_baker import power
+
+    power._RUNS.clear()
+    did = power.prepare(True, ["fig6_12"], workers=2)
+    two = dict(power._RUNS)
+    assert did["runs"] == len(two) == len(power.WORKLOADS) * len(power.VARIANTS)
+    power._RUNS.clear()
+    power.power_runs(True)
+    assert power._RUNS == two

@@ -454,7 +454,12 @@ def prepare(reps: list[Reproduction], quick: bool = False,
         seed, _, fn = _named(rep)
         if seed is None:
             continue  # run_one says what is wrong with it
-        module = seed.experiments()
+        # A function of another module of the folder ("seed001:power.fig6_12"): its module's prepare.
+        other, _, fn = fn.rpartition(".")
+        try:
+            module = importlib.import_module(f"{seed.package}.{other}") if other else seed.experiments()
+        except ImportError:
+            continue  # run_one says so
         by_module.setdefault(module, (rep.seed, []))[1].append(fn)
     done = []
     for module, (seed, fns) in by_module.items():

@@ -104,19 +104,76 @@ def window_energy(m: dict[str, Any], wl: str, technique: str | None, quick: bool
 _RUNS: dict[tuple[Any, ...], list[dict[str, float]]] = {}
 
 
-def power_runs(quick: bool) -> dict[str, dict[str, list[dict[str, float]]]]:
-    """{workload: {variant: window energies}} for `WORKLOADS` x `VARIANTS`, each run once per
-    process."""
-    m = ex.machine()
-    out: dict[str, dict[str, list[dict[str, float]]]] = {}
+def _jobs(quick: bool) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    """{run key: (workload, technique, quick, k)} of every run `power_runs` reads."""
+    out = {}
     for name in WORKLOADS:
         wl, region = _spec(name, quick)
         for variant, tech in VARIANTS.items():
-            key = (quick, wl, variant)
-            if key not in _RUNS:
-                _RUNS[key] = window_energy(m, wl, tech.format(region=region) if tech else None, quick, K[quick])
-            out.setdefault(name, {})[variant] = _RUNS[key]
+            out[(quick, wl, variant)] = (wl, tech.format(region=region) if tech else None, quick, K[quick])
     return out
+
+
+def _run_job(job: tuple[Any, ...]) -> list[dict[str, float]]:
+    """One run of `_jobs` (module-level, so that a worker process can run it)."""
+    wl, tech, quick, k = job
+    return window_energy(ex.machine(), wl, tech, quick, k)
+
+
+def power_runs(quick: bool) -> dict[str, dict[str, list[dict[str, float]]]]:
+    """{workload: {variant: window energies}} for `WORKLOADS` x `VARIANTS`, each run once per
+    process (`prepare` may have made them)."""
+    out: dict[str, dict[str, list[dict[str, float]]]] = {}
+    jobs = _jobs(quick)
+    for (_, wl, variant), job in jobs.items():
+        key = (quick, wl, variant)
+        if key not in _RUNS:
+            _RUNS[key] = _run_job(job)
+        name = next(n for n in WORKLOADS if _spec(n, quick)[0] == wl)
+        out.setdefault(name, {})[variant] = _RUNS[key]
+    return out
+
+
+def prepare(quick: bool, experiments: list[str], workers: int | None = None,
+            progress: Any = None) -> dict[str, float]:
+    """Makes the runs of `power_runs` before `fig6_12` reads them (`tlblab.reproduce.prepare`
+    calls it): in two worker processes at the full size, as experiments.prefetch_runs makes the
+    other reproductions' (each run deterministic and independent, so the numbers are those of
+    the runs made in turn; a seed-scale run's simulated memory takes up to about 5.6 GB of the
+    host's), in this process at the quick size. Returns `runs` (how many were made) and
+    `seconds` (wall)."""
+    import multiprocessing
+    import os
+    import signal
+    import time
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    t0 = time.monotonic()
+    jobs = {key: job for key, job in _jobs(quick).items() if key not in _RUNS}
+    workers = workers if workers is not None else (1 if quick else min(2, os.cpu_count() or 1))
+    if workers <= 1 or len(jobs) <= 1:
+        for key, job in jobs.items():
+            _RUNS[key] = _run_job(job)
+        return {"runs": len(jobs), "seconds": time.monotonic() - t0}
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        # Ctrl-C reaches this process alone (the workers start with SIGINT blocked), which stops them.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            futures = {pool.submit(_run_job, job): key for key, job in jobs.items()}
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        try:
+            for n, f in enumerate(as_completed(futures), 1):
+                key = futures[f]
+                _RUNS[key] = f.result()
+                if progress:
+                    progress(f"run {n}/{len(jobs)} made: {key[1].split(',')[0]}, {key[2]}")
+        except BaseException:
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+    return {"runs": len(jobs), "seconds": time.monotonic() - t0}
 
 
 def fig6_12(quick: bool) -> dict[str, float]:
