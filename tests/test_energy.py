@@ -131,3 +131,14 @@ def test_a_bad_energy_table_is_one_line_naming_the_field_and_exit_2(tmp_path, ed
     err = out.stderr.strip().splitlines()
     assert len(err) == 1 and message in err[0] and "m.json" in err[0], out.stderr
     assert out.stdout == ""
+
+
+def test_intervals_merge_into_the_energy_of_the_uninterrupted_run(tmp_path):
+    # The energy of a run cut in intervals is the model over the merged counters: the same as
+    # the uninterrupted run's (docs/intervals.md: the counters merge exactly).
+    w = "gups:log2_words=18,updates=60k,populate=1"
+    run = tlblab.intervals("zen3", w, 2, serial=True, out=tmp_path, max_references=100_000)
+    whole = tlblab.simulate("zen3", w, max_references=100_000)
+    assert whole.energy_j is not None
+    assert run.result.stats["energy"] == whole.stats["energy"]
+    assert run.pass_result.stats["energy"] == whole.stats["energy"]
