@@ -280,6 +280,7 @@ def _one_level(sets, ways, every=None):
     l2 = next(t for t in m["tlb"] if (t["kind"], t["level"]) == ("data", 2))
     l2.update(name="STLB", level=1, kind="unified", entries=sets * ways, ways=ways)
     m["tlb"] = [l2]
+    m.pop("energy")  # zen3's energies are per zen3 level (docs/energy.md): this machine has other levels
     if every is not None:
         m["technique"] = {"name": "foreign_entries", "every": every, "level": "STLB"}
     return m

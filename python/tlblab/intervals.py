@@ -95,6 +95,7 @@ def run_interval(task_json: str) -> dict[str, Any]:
     except (ValueError, OSError) as e:
         return {"key": t["key"], "index": t["index"], "error": str(e)}
     r.stats.pop("frequency_mhz", None)
+    r.stats.pop("energy", None)  # the merged run's is computed from the merged counters
     return {"key": t["key"], "index": t["index"], "stats": json.dumps(r.stats),
             "host_seconds": time.perf_counter() - t0, "host_cpu_seconds": time.thread_time() - c0,
             "host_process": os.getpid(), "graph": graph}
@@ -146,7 +147,7 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
     from tlblab import _native
     from tlblab.files import atomic_write, content_digest
     from tlblab.machines import machine_config
-    from tlblab.sim import Result, _count, _frequency_mhz
+    from tlblab.sim import Result, _add_energy, _count, _frequency_mhz
 
     if (k is None) == (every is None):
         raise UserError("intervals: give the number of intervals (--intervals K) or their length "
@@ -215,13 +216,15 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
             raise UserError(f"intervals: the run ended at reference {p.run['references']}, before the first "
                             f"boundary ({bounds[0]}): nothing to cut")
         p.stats.pop("frequency_mhz", None)
+        p.stats.pop("energy", None)
         done = {"stats": p.stats, "run": p.run, "checkpoints": saved, "graph": pass_graph}
         atomic_write(record, json.dumps(done))
     pass_seconds = time.perf_counter() - t0
     cps = done["checkpoints"]
     frequency = {"frequency_mhz": _frequency_mhz(config)}
-    pass_result = Result(machine=done["stats"]["machine"], workload=workload, stats={**done["stats"], **frequency},
-                         run=done["run"])
+    pass_stats = {**done["stats"], **frequency}
+    _add_energy(config, pass_stats)
+    pass_result = Result(machine=done["stats"]["machine"], workload=workload, stats=pass_stats, run=done["run"])
 
     # The intervals: each from its checkpoint to where the next one was saved.
     tasks = []
@@ -296,7 +299,9 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
            "cpu_seconds": round((0.0 if reused else done["run"]["cpu_seconds"])
                                 + sum(r.get("host_cpu_seconds", 0) for r in ordered if not r["reused"]), 6),
            "refs_per_second": round(simulated / wall) if wall > 0 else 0}
-    result = Result(machine=merged["machine"], workload=workload, stats={**merged, **frequency}, run=run)
+    merged.update(frequency)
+    _add_energy(config, merged)  # the energy model over the merged counters (tlblab.energy)
+    result = Result(machine=merged["machine"], workload=workload, stats=merged, run=run)
     rows = [{"index": i, "begin": cps[i]["references"], "end": cps[i + 1]["references"] if i + 1 < len(cps) else None,
              "host_seconds": ordered[i].get("host_seconds", 0.0),
              "host_cpu_seconds": ordered[i].get("host_cpu_seconds", 0.0),

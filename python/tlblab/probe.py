@@ -252,6 +252,8 @@ def host_machine(r: ProbeResult, base: str | None = None, *, sysfs: bool = True)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     host = platform.node() or "this host"
     m["name"] = "host"
+    # The base preset's energies are its parts' (docs/energy.md), not this host's: none is measured.
+    m.pop("energy", None)
     m["description"] = f"measured by tlblab probe on {host}, {stamp}; other fields from preset {base}"
     m["source"] = f"tlblab probe (timing only) on {host}, {stamp}; unmeasured fields: preset {base}"
     m["frequency_mhz"] = int(round(ghz * 1000))

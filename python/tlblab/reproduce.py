@@ -16,6 +16,7 @@ criteria and writes the results.
 
 from __future__ import annotations
 
+import importlib
 import math
 import time
 import tomllib
@@ -344,6 +345,11 @@ def _experiment(rep: Reproduction):
         raise _fail(rep.path, f"experiment '{rep.experiment}': expected seedNNN:FUNCTION naming a seed folder "
                     f"(python/tlblab/seeds/sNNN_*), found '{mod}'")
     try:
+        # "seedNNN:MODULE.FUNCTION": a function of another module of the seed's folder (seed
+        # 001's power.py); "seedNNN:FUNCTION": one of its experiments.py.
+        module, _, name = fn.rpartition(".")
+        if module:
+            return getattr(importlib.import_module(f"{seed.package}.{module}"), name)
         return getattr(seed.experiments(), fn)
     except (ImportError, AttributeError) as e:
         raise _fail(rep.path, f"experiment '{rep.experiment}' not found: {e}") from None
@@ -543,7 +549,12 @@ def prepare(reps: list[Reproduction], quick: bool = False,
         seed, _, fn = _named(rep)
         if seed is None:
             continue  # run_one says what is wrong with it
-        module = seed.experiments()
+        # A function of another module of the folder ("seed001:power.fig6_12"): its module's prepare.
+        other, _, fn = fn.rpartition(".")
+        try:
+            module = importlib.import_module(f"{seed.package}.{other}") if other else seed.experiments()
+        except ImportError:
+            continue  # run_one says so
         by_module.setdefault(module, (rep.seed, []))[1].append(fn)
     done = []
     for module, (seed, fns) in by_module.items():

@@ -49,6 +49,19 @@ class Result:
     def cycles(self) -> int:
         return int(self.stats["cycles"])
 
+    @property
+    def energy_j(self) -> float | None:
+        """Joules the run took by its machine's energy model (`tlblab.energy`, docs/energy.md);
+        None on a machine without an `[energy]` table."""
+        e = self.stats.get("energy")
+        return e["energy_j"] if e else None
+
+    @property
+    def avg_power_w(self) -> float | None:
+        """`energy_j` over the run's simulated seconds; None without an `[energy]` table."""
+        e = self.stats.get("energy")
+        return e["avg_power_w"] if e else None
+
     def tlb_frame(self):
         """One row per (core, TLB level): accesses, hits, misses, evictions, miss_rate."""
         return self._level_frame("tlb_levels", "tlb")
@@ -182,6 +195,9 @@ class Result:
             out["dram_writeback_lines"] = d.get("writeback_lines", 0)
             out["dram_queue_cycles"] = d["queue_cycles"]
             out["dram_activations"] = d.get("activations", 0)
+        if self.energy_j is not None:
+            out["energy_j"] = self.energy_j
+            out["avg_power_w"] = self.avg_power_w
         return out
 
 
@@ -322,7 +338,19 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
            "wall_seconds": round(wall, 6), "cpu_seconds": round(cpu, 6),
            "refs_per_second": round(simulated / wall) if wall > 0 else 0}
     stats["frequency_mhz"] = _frequency_mhz(machine)
+    _add_energy(machine, stats)
     return Result(machine=stats["machine"], workload=workload, stats=stats, run=run, checkpoints=saved)
+
+
+def _add_energy(machine: str | dict[str, Any], stats: dict[str, Any]) -> None:
+    """`stats["energy"]`: the run's energy by its machine's `[energy]` table (`tlblab.energy`,
+    docs/energy.md), when the machine has one."""
+    from tlblab.energy import run_energy
+
+    config = machine if isinstance(machine, dict) and "frequency_mhz" in machine else machine_config(machine)
+    energy = run_energy(config, stats) if config.get("energy") else None
+    if energy:
+        stats["energy"] = energy
 
 
 def _listed(value: Any, form: Callable[[Any], str]) -> list[str]:

@@ -9,6 +9,7 @@
 //! - `cache/` — data/instruction caches, physically or virtually indexed.
 //! - `memory/` — the frame allocator and its placement policies.
 //! - `machine` — the machine description (serde), validated field by field.
+//! - `energy` — a machine's optional energy parameters (`[energy]`), data only (docs/energy.md).
 //! - `system` — the engine: cores on one timeline, the per-access path.
 //! - `stats` — counters per core, per thread, per level.
 //! - `reference` — a deliberately naive model of the whole machine the engine is checked against
@@ -18,6 +19,7 @@
 //! - `simd` — the host prefetch hint.
 
 pub mod cache;
+pub mod energy;
 mod lean_row;
 pub mod machine;
 pub mod memory;

@@ -43,6 +43,10 @@ pub struct MachineConfig {
     /// `--technique` / `technique=` override it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub technique: Option<TechniqueSpec>,
+    /// Per-event energies and static powers (`[energy]`, docs/energy.md): read by the energy
+    /// model after a run (`tlblab.energy`), never by the engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<crate::energy::EnergyConfig>,
 }
 
 fn one() -> usize {
@@ -525,6 +529,7 @@ impl MachineConfig {
             timing: TimingConfig::default(),
             virtualization: None,
             technique: None,
+            energy: None,
             source: String::new(),
         }
     }
@@ -677,6 +682,11 @@ impl MachineConfig {
                     self.memory.bytes, v.guest_memory_bytes
                 ));
             }
+        }
+        if let Some(e) = &self.energy {
+            let tlbs: Vec<&str> = self.tlbs.iter().map(|t| t.name.as_str()).collect();
+            let caches: Vec<&str> = self.caches.iter().map(|c| c.name.as_str()).collect();
+            e.validate(&tlbs, &caches)?;
         }
         Ok(())
     }

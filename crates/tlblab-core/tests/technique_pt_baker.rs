@@ -108,6 +108,7 @@ fn zen3_like(cores: usize, l3_group: usize) -> MachineConfig {
         timing: TimingConfig::default(),
         virtualization: None,
         technique: None,
+        energy: None,
         source: String::new(),
     }
 }

@@ -111,6 +111,7 @@ def _unified_machine() -> str:
     t.update(name="T", kind="unified", level=1, entries=128, ways=16, index={"type": "low_bits"}, replacement="lru")
     t["tags"] = dict(t.get("tags", {}), hw_thread=False)
     m["tlb"] = [t]
+    m.pop("energy", None)  # the base's energies are per level of its own (docs/energy.md)
     m["cores"] = 1
     m["threads_per_core"] = 1
     return json.dumps(m)

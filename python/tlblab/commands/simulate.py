@@ -272,7 +272,19 @@ def _print(args, r) -> None:
                              *[p[c] for c in cols], p["walks"]] for _, p in phases.iterrows()]))
     if r.stats["jobs"]:
         print(f"{len(r.stats['jobs'])} jobs recorded (use --json or tlblab.simulate(...).job_frame())")
+    if r.energy_j is not None:
+        print(energy_line(r.stats["energy"]))
     print(rate_line(r.run))
+
+
+def energy_line(e: dict) -> str:
+    """The energy model's result as one line (`tlblab.energy`): joules, average watts, and the
+    share of each part."""
+    total = e["energy_j"] or 1.0
+    parts = ", ".join(f"{name} {100.0 * j / total:.3g}%" for name, j in e["parts"].items() if j)
+    return (f"energy {e['energy_j']:.6g} J over {e['seconds'] * 1e3:.6g} ms simulated, average power "
+            f"{e['avg_power_w']:.4g} W, package (all but DRAM) {e['package_power_w']:.4g} W (the machine's "
+            f"[energy] table, docs/energy.md): {parts}")
 
 
 def rate_line(run: dict) -> str:
