@@ -184,3 +184,17 @@ def table1_bw(quick: bool) -> dict[str, float]:
         out[f"{name}/fast"] = fast
         out[f"{name}/ratio"] = fast / orig
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 87: Fig. 5's shape past the cliff, from fig5's runs (reproduction fig5_after_cliff).
+
+
+def fig5_after_cliff(quick: bool) -> dict[str, float]:
+    """Fig. 5 past the domain cliff: the fast kernel's round-trip IPC time's rise per added client
+    from 14 to 18, 18 to 24 and 24 to 30 clients (us per client), beside fig5's values."""
+    t = fig5(quick)
+    out = dict(t)
+    for a, b in ((14, 18), (18, 24), (24, 30)):
+        out[f"rise/{a}_{b}"] = (t[f"fast/{b}"] - t[f"fast/{a}"]) / (b - a)
+    return out
