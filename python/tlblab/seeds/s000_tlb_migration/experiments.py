@@ -364,3 +364,31 @@ def a16_code(quick: bool) -> dict[str, float]:
         for r in range(8):
             out[f"{key}/run{r + 1}"] = _mean(runs["cycles"][r::8]) * NS_PER_CYCLE
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 87: the figures' statements no table reproduction reads (figures.py), from the same runs
+# (`bench` keeps each run, so these cost nothing beside the tables). figures.py imports nothing
+# of this module; the tables are passed in here.
+
+from tlblab.seeds.s000_tlb_migration import figures as _figures  # noqa: E402
+
+
+def fig6_1(quick: bool) -> dict[str, float]:
+    """Fig. 6.1: the Cortex-A7 (Table A.4) against gem5 with interface v1 (Table A.11), ns."""
+    return _figures.fig6_1(a4(quick), a11(quick))
+
+
+def fig6_2(quick: bool) -> dict[str, float]:
+    """Fig. 6.2: the save on the Cortex-A7 (Table A.4) against gem5's v1 (Table A.11), ns."""
+    return _figures.fig6_2(a4(quick), a11(quick))
+
+
+def restore_order(quick: bool) -> dict[str, float]:
+    """§5.2 and §6.2 (Fig. 6.4): the restore of interfaces v1-v4 (Tables A.11-A.14), ns."""
+    return _figures.restore_order({v: _gem5(v, quick) for v in (1, 2, 3, 4)})
+
+
+def s4_3(quick: bool) -> dict[str, float]:
+    """§4.3: the access-time reduction (Table A.4) and direct vs. indirect restore (A.4, A.6)."""
+    return _figures.s4_3(a4(quick), a6(quick))

@@ -184,3 +184,30 @@ def table1_bw(quick: bool) -> dict[str, float]:
         out[f"{name}/fast"] = fast
         out[f"{name}/ratio"] = fast / orig
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 87: Fig. 5's shape past the cliff, from fig5's runs (reproduction fig5_after_cliff), and
+# Fig. 2's curves with memory accessed over all its process counts (fig2_curves).
+
+
+def fig5_after_cliff(quick: bool) -> dict[str, float]:
+    """Fig. 5 past the domain cliff: the fast kernel's round-trip IPC time's rise per added client
+    from 14 to 18, 18 to 24 and 24 to 30 clients (us per client), beside fig5's values."""
+    t = fig5(quick)
+    out = dict(t)
+    for a, b in ((14, 18), (18, 24), (24, 30)):
+        out[f"rise/{a}_{b}"] = (t[f"fast/{b}"] - t[f"fast/{a}"]) / (b - a)
+    return out
+
+
+def fig2_curves(quick: bool) -> dict[str, float]:
+    """Fig. 2's curves with memory accessed (4 and 16 KiB a process) over fig2's process counts:
+    the original's and the fast kernel's per-switch latency (us)."""
+    rounds = 10 if quick else 30
+    out: dict[str, float] = {}
+    for kib in (4, 16):
+        for n in (2, 4, 6, 8, 10, 12, 13, 14, 15, 16, 18, 20):
+            out[f"original/{kib}/{n}"] = _per_switch(n, rounds, None, kib)
+            out[f"fast/{kib}/{n}"] = _per_switch(n, rounds, LINUX_UNSHARED, kib)
+    return out

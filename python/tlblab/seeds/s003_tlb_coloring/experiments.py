@@ -639,3 +639,32 @@ def beyond_four_real(quick: bool) -> dict[str, float]:
         out[f"{n}tasks/tlb/misses_after_warmup"] = float(len(after))
         out[f"{n}tasks/tlb/noise_share"] = (sum(noise) / len(noise)) if noise else 0.0
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 87: the statements no reproduction above reads, in modules of their own (appendix_a.py:
+# Figs. A.1-A.4; timing.py: §6.0.7's miss penalties and Fig. 6.3's first hyperperiod). Those
+# modules import nothing from this one; what they share with it is passed in here.
+
+from tlblab.seeds.s003_tlb_coloring import appendix_a as _appendix_a  # noqa: E402
+from tlblab.seeds.s003_tlb_coloring import timing as _timing  # noqa: E402
+
+
+def appendix_a(quick: bool) -> dict[str, float]:
+    """Figs. A.1-A.4 (Appendix A.1) on the synthetic task set, tlb_malloc clear of the noisy sets."""
+    return _appendix_a.appendix_a(quick, noisy_set_mask())
+
+
+def appendix_a_real(quick: bool) -> dict[str, float]:
+    """Figs. A.1-A.4 (Appendix A.1) on the real tasks, tlb_malloc clear of their noisy sets."""
+    return _appendix_a.appendix_a_real(quick, real_noisy_set_mask(quick), _colors_for, _captured_jobs)
+
+
+def miss_penalty(quick: bool) -> dict[str, float]:
+    """§6.0.7's L1 and L2 DTLB miss penalties by the seed's procedure (timing.py)."""
+    return _timing.miss_penalty(quick)
+
+
+def fig6_3_first_hyperperiod(quick: bool) -> dict[str, float]:
+    """Fig. 6.3's first hyperperiod against the later ones, T1's cycles per job (timing.py)."""
+    return _timing.fig6_3_first_hyperperiod(quick)
