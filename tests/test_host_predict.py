@@ -68,3 +68,13 @@ def test_given_one_program_and_two_mosaics_when_predicted_then_rows_csv_and_the_
     assert csv_text[0].startswith("program,mosaic,windows,runs") and len(csv_text) == 3
     report = json.loads((tmp_path / "work" / "hashjoin-2m.report.json").read_text())
     assert report["ok"] is True and report["pools"]["heap"]["huge_kb"] > 0
+
+
+def test_the_report_draws_predicted_against_measured_with_the_identity_line_and_says_when_there_is_nothing():
+    from tlblab.report import host_predict
+
+    rows = [{"program": "gups", "mosaic": m, "measured_s": 1.0 + i / 10, "predicted_s": 1.0 + i / 9,
+             "error_pct": float(i), "linear_error_pct": 2.0 * i} for i, m in enumerate(("4k", "2m", "first-half"))]
+    html = "".join(host_predict.figures({"rows": rows}, "host-predict"))
+    assert html.startswith('<figure id="host-predict-figure"><svg') and "y = x" in html
+    assert "No row" in "".join(host_predict.figures({"rows": []}, "host-predict"))

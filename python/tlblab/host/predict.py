@@ -10,7 +10,7 @@ of its heap pool with 2 MiB pages and the rest with 4 KiB pages. Per program:
    and two rounds of its measured phase (`runtime/bench/hostpredict/hp_common.h`: rounds are equal
    work); the capture's allocator report gives the pool's base address in the trace.
 2. **Measured**: every mosaic, `reps` times, the mosaics interleaved (round-robin, rotated each
-   repetition), pinned with taskset; each run's allocator report must say the mosaic happened
+   repetition), pinned with taskset, at nice -20 in an autogroup of its own when run as root; each run's allocator report must say the mosaic happened
    (`/proc/self/smaps`: the 2 MiB windows' resident memory in huge pages, no huge page elsewhere),
    else the run is not counted and the row says so.
 3. **Simulated**: the capture on the machine file of this host (`tlblab probe --out`, the host
@@ -20,9 +20,9 @@ of its heap pool with 2 MiB pages and the rest with 4 KiB pages. Per program:
    measured_4k + rounds * (cycles(mosaic) - cycles(4k)) / f, f the machine file's clock
    (`frequency_mhz`: the probe's estimate, 4 cycles over the measured L1 hit time). Nothing is
    fitted to the runs predicted.
-5. **The peers' baseline**: Mosmodel §3's linear model, runtime = a + b * (last-level TLB misses),
+5. **The peers' baseline**: Mosmodel §3's linear model, runtime = a + b * (page-walk cycles),
    fitted on the all-4 KiB and all-2 MiB runs (measured medians) and applied to the mixed mosaics;
-   the misses are the simulated ones (this host has no PMU to count them).
+   the walk cycles are the simulated ones (this host has no PMU to count them).
 
 Errors are as % of the all-4 KiB runtime: (predicted - measured) / measured_4k.
 """
@@ -76,10 +76,21 @@ class Program:
 PROGRAMS: dict[str, Program] = {p.name: p for p in (
     Program("hashjoin", ("16M", "256k", "10"), ("8M", "128k", "6"), ("256k", "16k", "2"), "1G",
             "the probe phase of a chained hash join (Blanas et al., SIGMOD 2011), written in the project"),
-    Program("bfs", ("20", "16", "3"), ("18", "16", "4"), ("12", "8", "2"), "1G",
+    Program("bfs", ("18", "16", "3"), ("16", "16", "6"), ("12", "8", "2"), "1G",
             "top-down BFS on an R-MAT graph in CSR (Graph500 kernel 2, GAPBS bfs), written in the project"),
+    Program("gups", ("27", "1M", "10"), ("26", "512k", "6"), ("20", "64k", "2"), "2G",
+            "HPCC RandomAccess (GUPS), written in the project"),
+    Program("kvstore", ("23", "1M", "10"), ("22", "512k", "6"), ("16", "64k", "2"), "1G",
+            "a key-value store's open-addressing table under 90% GETs, 10% PUTs (YCSB B, uniform), written in the project"),
+    Program("spmv", ("4M", "4", "4"), ("2M", "4", "4"), ("64k", "4", "2"), "1G",
+            "sparse matrix-vector product in CSR, random columns (a power iteration), written in the project"),
+    Program("pagerank", ("21", "4", "4"), ("20", "4", "4"), ("14", "4", "2"), "1G",
+            "pull PageRank on an R-MAT graph (GAPBS pr), written in the project"),
+    Program("radixsort", ("4M", "2", "4"), ("2M", "2", "4"), ("64k", "2", "2"), "1G",
+            "LSD radix sort, 12-bit digits (Satish et al., SIGMOD 2010), written in the project"),
+    Program("canneal", ("4M", "400k", "6"), ("2M", "200k", "6"), ("64k", "8k", "2"), "1G",
+            "simulated annealing of a netlist's placement after PARSEC's canneal, written in the project"),
 )}
-
 MOSAICS = ("4k", "2m", "first-half", "second-half", "first-quarter", "alt-quarters", "three-quarters",
            "middle-half")
 QUICK_MOSAICS = ("4k", "2m", "first-half")
@@ -136,15 +147,30 @@ class Run:
     load: float
 
 
+def _boosted() -> None:
+    """In the child before exec: its own autogroup (a new session) at nice -20, then the process
+    too, so the builds sharing the machine wait for it (as runtime/bench/bench_host.h's --boost).
+    Root only; elsewhere the run is plain."""
+    if os.geteuid() != 0:
+        return
+    os.setsid()
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write("-20")
+    except OSError:
+        pass
+    os.setpriority(os.PRIO_PROCESS, 0, -20)
+
+
 def run_program(program: Program, layout: Path, report: Path, size: str, cpu: int,
                 rounds: int | None = None) -> Run:
-    """One native run under the mosaic allocator, pinned to `cpu`."""
+    """One native run under the mosaic allocator, pinned to `cpu`, boosted (`_boosted`)."""
     env = dict(os.environ, TLBLAB_MOSAIC=str(layout), TLBLAB_MOSAIC_REPORT=str(report),
                LD_PRELOAD=str(_runtime.executable("libtlblab_mosaic.so")))
     report.unlink(missing_ok=True)
     load = os.getloadavg()[0]
     argv = ["taskset", "-c", str(cpu), *program.argv(size, rounds)]
-    p = subprocess.run(argv, env=env, capture_output=True, text=True)
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, preexec_fn=_boosted)
     if p.returncode != 0:
         raise UserError(f"{program.name}: exit status {p.returncode}: {(p.stderr or p.stdout).strip()[-300:]}")
     secs = None
@@ -212,14 +238,16 @@ def host_machine(machine: str | None) -> tuple[dict[str, Any], str]:
         virt = " hypervisor " in " " + Path("/proc/cpuinfo").read_text().split("flags", 2)[1].split("\n")[0] + " "
     except (OSError, IndexError):
         virt = False
-    if virt and "virtualization" not in m:
+    if virt:
         reach = thp_reach()
         host = "2MiB" if reach is not None and reach > 0.5 else "4KiB"
-        m["virtualization"] = dict(machine_config("zen3-virt")["virtualization"], host_page_size=host)
-        how += (f"; a VM (cpuinfo: hypervisor): nested walks as the zen3-virt preset's, host pages {host} "
-                f"(the probe's THP reach {reach if reach is None else round(reach, 2)}: "
-                + ("a guest 2 MiB page widens the reach, so the host backs it with 2 MiB or larger)"
-                   if host == "2MiB" else "a guest 2 MiB page does not widen the reach)"))
+        nested = m.get("virtualization") or machine_config("zen3-virt")["virtualization"]
+        m["virtualization"] = dict(nested, host_page_size=host)
+        how += (f"; a VM (cpuinfo: hypervisor): 2D walks, host pages {host}, from the probe's THP reach "
+                f"({reach if reach is None else round(reach, 3)}, the share of the 4 KiB chase's TLB cost that "
+                "guest 2 MiB pages remove: "
+                + ("they widen the reach, so the hypervisor backs them with 2 MiB or larger pages)"
+                   if host == "2MiB" else "they do not widen the reach, so the hypervisor backs them with 4 KiB pages)"))
     return m, how
 
 
@@ -237,6 +265,13 @@ def thp_reach() -> float | None:
 def _l2_misses(stats: dict[str, Any]) -> int:
     """The last data TLB level's misses (the walks), summed over cores."""
     return int(stats["total"]["walks"])
+
+
+def _walk_cycles(stats: dict[str, Any]) -> int:
+    """The cycles the page walks took: the linear baseline's x (Mosmodel §3's walk-cycle models;
+    the TLB-miss models fail where a page size changes the walk's length, not the misses: a
+    hypervisor's 4 KiB host pages under 2 MiB guest pages)."""
+    return int(stats["total"]["walk_cycles"])
 
 
 @dataclass
@@ -339,7 +374,7 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
         c4 = sims["4k"]["cycles"]
         lin = None
         if "2m" in mosaics and med["2m"] is not None:
-            x4, x2 = _l2_misses(sims["4k"]), _l2_misses(sims["2m"])
+            x4, x2 = _walk_cycles(sims["4k"]), _walk_cycles(sims["2m"])
             if x4 != x2:
                 b = (m4 - med["2m"]) / (x4 - x2)
                 lin = (m4 - b * x4, b)
@@ -351,7 +386,7 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
                       load=round(statistics.fmean(loads), 2), times=t)
             row.predicted_s = m4 + rounds * (sims[mo]["cycles"] - c4) / f_hz
             if lin is not None:
-                row.linear_s = lin[0] + lin[1] * _l2_misses(sims[mo])
+                row.linear_s = lin[0] + lin[1] * _walk_cycles(sims[mo])
             if row.measured_s is not None:
                 row.error_pct = 100 * (row.predicted_s - row.measured_s) / m4
                 if row.linear_s is not None:
