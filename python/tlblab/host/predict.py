@@ -98,6 +98,7 @@ PROGRAMS: dict[str, Program] = {p.name: p for p in (
 MOSAICS = ("4k", "2m", "first-half", "second-half", "first-quarter", "alt-quarters", "three-quarters",
            "middle-half")
 QUICK_MOSAICS = ("4k", "2m", "first-half")
+QUICK_PROGRAMS = ("hashjoin", "kvstore")
 
 
 def windows(mosaic: str, used: int, pool: int) -> list[tuple[int, int]]:
@@ -451,7 +452,7 @@ def register(hsub) -> None:
     p.add_argument("--programs", help=f"comma-separated (default: all: {','.join(PROGRAMS)})")
     p.add_argument("--mosaics", help=f"comma-separated, 4k among them (default: {','.join(MOSAICS)})")
     p.add_argument("--quick", action="store_true",
-                   help=f"smaller inputs, 3 repetitions, mosaics {','.join(QUICK_MOSAICS)}")
+                   help=f"programs {','.join(QUICK_PROGRAMS)} on smaller inputs, mosaics {','.join(QUICK_MOSAICS)}, 3 repetitions")
     p.add_argument("--reps", type=int, help="runs of each mosaic (default 5; 3 with --quick)")
     p.add_argument("--cpu", type=int, default=1, help="the CPU the runs are pinned to (default 1)")
     p.add_argument("--machine", metavar="HOST.toml",
@@ -473,7 +474,7 @@ def argparse_suppress() -> str:
 def run(args) -> int:
     import sys
 
-    programs = args.programs.split(",") if args.programs else list(PROGRAMS)
+    programs = args.programs.split(",") if args.programs else list(QUICK_PROGRAMS if args.quick else PROGRAMS)
     mosaics = args.mosaics.split(",") if args.mosaics else list(QUICK_MOSAICS if args.quick else MOSAICS)
     reps = args.reps if args.reps is not None else (3 if args.quick else 5)
     if not 1 <= reps <= 100:
