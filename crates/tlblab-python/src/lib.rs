@@ -3,6 +3,7 @@
 use pyo3::prelude::*;
 
 mod curve;
+mod mosaic;
 mod probe;
 mod sim;
 mod trace;
@@ -15,5 +16,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     probe::register(m)?;
     trace::register(m)?;
     curve::register(m)?;
+    mosaic::register(m)?;
     Ok(())
 }

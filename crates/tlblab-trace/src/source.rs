@@ -75,6 +75,72 @@ impl RecordSource for VecSource {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Access, Event};
+    use tlblab_types::{AccessKind, ThreadId, VirtAddr};
+
+    #[test]
+    fn given_a_prefix_when_read_then_its_events_come_first_then_the_rest_in_order() {
+        let map = Record::Event(Event::Mmap {
+            process: 0,
+            start: VirtAddr(0x20_0000),
+            len: 0x40_0000,
+            prot: 3,
+            page_shift: 21,
+        });
+        let acc =
+            |a: u64| Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(a), 8));
+        let rest = VecSource::new(vec![acc(0x1000), acc(0x2000), acc(0x3000)]);
+        let mut src = Prefixed::new(vec![map], rest);
+        assert_eq!(src.len_hint(), Some(4));
+        let mut got = Vec::new();
+        for_each_record(&mut src, 2, |r| got.push(*r)).unwrap();
+        assert_eq!(got, vec![map, acc(0x1000), acc(0x2000), acc(0x3000)]);
+    }
+}
+
+/// `first`'s records, then `rest`'s: events a run needs before a captured trace begins (the
+/// page sizes of a mosaic's windows as `Event::Mmap`, `tlblab host predict`), without
+/// rewriting the trace. Region names and skips are `rest`'s; `first` holds no region events.
+pub struct Prefixed<S> {
+    first: VecSource,
+    rest: S,
+}
+
+impl<S: RecordSource> Prefixed<S> {
+    pub fn new(first: Vec<Record>, rest: S) -> Self {
+        Prefixed {
+            first: VecSource::new(first),
+            rest,
+        }
+    }
+}
+
+impl<S: RecordSource> RecordSource for Prefixed<S> {
+    fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String> {
+        let n = self.first.fill(out, max)?;
+        if n > 0 {
+            return Ok(n);
+        }
+        self.rest.fill(out, max)
+    }
+    fn len_hint(&self) -> Option<u64> {
+        let left = (self.first.records.len() - self.first.pos) as u64;
+        self.rest.len_hint().map(|n| n + left)
+    }
+    fn region_names(&self) -> Vec<String> {
+        self.rest.region_names()
+    }
+    fn skip_accesses(&mut self, n: u64) -> Result<u64, String> {
+        if self.first.pos < self.first.records.len() {
+            return Ok(0); // the prefix's events must reach the engine first
+        }
+        self.rest.skip_accesses(n)
+    }
+}
+
 impl<S: RecordSource + ?Sized> RecordSource for Box<S> {
     fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String> {
         (**self).fill(out, max)

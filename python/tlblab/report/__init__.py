@@ -495,6 +495,10 @@ def _host(runs: list[HostRun], data_dir: Path) -> str:
             continue
         if r.name == "migrate" and r.data:
             parts.extend(_migrate_figures(r.data, hid))
+        if r.name == "predict" and r.data:
+            from tlblab.report import host_predict
+
+            parts.extend(host_predict.figures(r.data, hid))
         flat = _flatten(r.data or {})
         files = write_table(pd.DataFrame(flat if flat else [{"field": "", "value": ""}]), data_dir,
                             f"host_{page.slug(r.name)}")

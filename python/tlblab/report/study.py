@@ -28,6 +28,7 @@ HOST_RUNS: dict[str, dict[bool, list[str]]] = {
     "ptwarm": {True: ["host", "ptwarm", "--quick", "--json"], False: ["host", "ptwarm", "--quick", "--json"]},
     "migrate": {True: ["host", "migrate", "--quick", "--predict", "--json"],
                 False: ["host", "migrate", "--predict", "--json"]},
+    "predict": {True: ["host", "predict", "--quick", "--json"], False: ["host", "predict", "--quick", "--json"]},
 }
 
 

@@ -1,0 +1,489 @@
+"""`tlblab host predict`: real programs on mosaics of 4 KiB / 2 MiB pages, measured on this host and
+predicted by the model side by side (docs/host-predict.md).
+
+The method follows Mosmodel (Agbarya et al., "Predicting Execution Times With Partial Simulations in
+Virtual Memory Research: Why and How", MICRO 2020): each program's memory comes from the mosaic
+allocator (`libtlblab_mosaic.so`, runtime/include/tlblab/mosaic.h), whose layout file backs windows
+of its heap pool with 2 MiB pages and the rest with 4 KiB pages. Per program:
+
+1. **Captured once**, under tlblab's Valgrind tool, region of interest only, with the all-4 KiB layout
+   and two rounds of its measured phase (`runtime/bench/hostpredict/hp_common.h`: rounds are equal
+   work); the capture's allocator report gives the pool's base address in the trace.
+2. **Measured**: every mosaic, `reps` times, the mosaics interleaved (round-robin, rotated each
+   repetition), pinned with taskset, at nice -20 in an autogroup of its own when run as root; each run's allocator report must say the mosaic happened
+   (`/proc/self/smaps`: the 2 MiB windows' resident memory in huge pages, no huge page elsewhere),
+   else the run is not counted and the row says so.
+3. **Simulated**: the capture on the machine file of this host (`tlblab probe --out`, the host
+   tools' cached probe), each mosaic's 2 MiB windows announced as mappings of that page size
+   before the trace's first record; the first round is the warm-up, the second is measured.
+4. **Predicted**: one measured point per program, the all-4 KiB median m4; every other mosaic is
+   m4 * cycles(mosaic) / cycles(4k), i.e. m4 + (cycles(mosaic) - cycles(4k)) / f_eff with f_eff =
+   cycles(4k) / m4, the simulated cycles per measured second of that one run. Also reported, the
+   clock model: m4 + rounds * (cycles(mosaic) - cycles(4k)) / f, f the machine file's clock
+   (`frequency_mhz`, the probe's estimate); the engine's in-order sum of latencies counts every miss
+   in full, where an out-of-order core overlaps independent ones, so its cycle differences are
+   too large by about the factor m4 * f / (rounds * cycles(4k)) (measured: docs/host-predict.md).
+   Nothing is fitted to the runs predicted.
+5. **The peers' baseline**: Mosmodel §3's linear model, runtime = a + b * (page-walk cycles),
+   fitted on the all-4 KiB and all-2 MiB runs (measured medians) and applied to the mixed mosaics;
+   the walk cycles are the simulated ones (this host has no PMU to count them).
+
+Errors are as % of the all-4 KiB runtime: (predicted - measured) / measured_4k.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tlblab import files
+from tlblab.errors import UserError
+from tlblab.host import _runtime
+
+MIB = 1 << 20
+HUGE = 2 * MIB
+THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+
+
+@dataclass(frozen=True)
+class Program:
+    """A program of the suite: its executable under build/runtime/hostpredict, its arguments for
+    the measured runs (the last is ROUNDS), and what it is."""
+
+    name: str
+    args: tuple[str, ...]
+    quick_args: tuple[str, ...]
+    tiny_args: tuple[str, ...]
+    heap: str
+    what: str
+
+    def argv(self, size: str, rounds: int | None = None) -> list[str]:
+        a = list({"full": self.args, "quick": self.quick_args, "tiny": self.tiny_args}[size])
+        if rounds is not None:
+            a[-1] = str(rounds)
+        exe = _runtime.executable(f"hostpredict/{self.name}")
+        return [str(exe), *a]
+
+    def rounds(self, size: str) -> int:
+        return int({"full": self.args, "quick": self.quick_args, "tiny": self.tiny_args}[size][-1])
+
+
+PROGRAMS: dict[str, Program] = {p.name: p for p in (
+    Program("hashjoin", ("16M", "256k", "10"), ("8M", "128k", "6"), ("256k", "16k", "2"), "1G",
+            "the probe phase of a chained hash join (Blanas et al., SIGMOD 2011), written in the project"),
+    Program("bfs", ("18", "16", "3"), ("16", "16", "6"), ("12", "8", "2"), "1G",
+            "top-down BFS on an R-MAT graph in CSR (Graph500 kernel 2, GAPBS bfs), written in the project"),
+    Program("gups", ("27", "1M", "10"), ("26", "512k", "6"), ("20", "64k", "2"), "2G",
+            "HPCC RandomAccess (GUPS), written in the project"),
+    Program("kvstore", ("23", "1M", "10"), ("22", "512k", "6"), ("16", "64k", "2"), "1G",
+            "a key-value store's open-addressing table under 90% GETs, 10% PUTs (YCSB B, uniform), written in the project"),
+    Program("spmv", ("4M", "4", "4"), ("2M", "4", "4"), ("64k", "4", "2"), "1G",
+            "sparse matrix-vector product in CSR, random columns (a power iteration), written in the project"),
+    Program("pagerank", ("21", "4", "4"), ("20", "4", "4"), ("14", "4", "2"), "1G",
+            "pull PageRank on an R-MAT graph (GAPBS pr), written in the project"),
+    Program("radixsort", ("4M", "2", "4"), ("2M", "2", "4"), ("64k", "2", "2"), "1G",
+            "LSD radix sort, 12-bit digits (Satish et al., SIGMOD 2010), written in the project"),
+    Program("canneal", ("4M", "400k", "6"), ("2M", "200k", "6"), ("64k", "8k", "2"), "1G",
+            "simulated annealing of a netlist's placement after PARSEC's canneal, written in the project"),
+)}
+MOSAICS = ("4k", "2m", "first-half", "second-half", "first-quarter", "alt-quarters", "three-quarters",
+           "middle-half")
+QUICK_MOSAICS = ("4k", "2m", "first-half")
+QUICK_PROGRAMS = ("hashjoin", "kvstore")
+
+
+def windows(mosaic: str, used: int, pool: int) -> list[tuple[int, int]]:
+    """The 2 MiB windows of `mosaic` as [start, end) pool offsets, over the `used` bytes of the
+    heap pool (the allocator's high-water mark, the same in every run), cut at 2 MiB."""
+    def at(frac: float) -> int:
+        return min(pool, int(used * frac) // HUGE * HUGE)
+
+    spans = {
+        "4k": [],
+        "2m": [(0, pool)],
+        "first-half": [(0, at(0.5))],
+        "second-half": [(at(0.5), pool)],
+        "first-quarter": [(0, at(0.25))],
+        "alt-quarters": [(0, at(0.25)), (at(0.5), at(0.75))],
+        "three-quarters": [(0, at(0.75))],
+        "middle-half": [(at(0.25), at(0.75))],
+    }
+    if mosaic not in spans:
+        raise UserError(f"--mosaics: expected some of {', '.join(MOSAICS)}, found '{mosaic}'")
+    return [(s, e) for s, e in spans[mosaic] if e > s]
+
+
+def layout_text(program: Program, wins: list[tuple[int, int]]) -> str:
+    lines = [f"# tlblab host predict: {program.name}", f"pool heap {program.heap}"]
+    lines += [f"window heap {s:#x} {e:#x} 2M" for s, e in wins]
+    return "\n".join(lines) + "\n"
+
+
+def _size_bytes(text: str) -> int:
+    return int(text[:-1]) << {"K": 10, "M": 20, "G": 30}[text[-1]]
+
+
+def check_host() -> None:
+    """THP must be able to back a window: `madvise` or `always`."""
+    try:
+        mode = THP.read_text()
+    except OSError:
+        raise UserError(f"{THP}: not readable: this kernel has no transparent huge pages, so no mosaic "
+                        "can happen") from None
+    if "[never]" in mode:
+        raise UserError(f"{THP}: expected madvise or always, found never: no 2 MiB window can happen "
+                        "(as root: echo madvise > that file)")
+
+
+@dataclass
+class Run:
+    seconds: float | None
+    ok: bool
+    report: dict[str, Any]
+    load: float
+
+
+def _boosted() -> None:
+    """In the child before exec: its own autogroup (a new session) at nice -20, then the process
+    too, so the builds sharing the machine wait for it (as runtime/bench/bench_host.h's --boost).
+    Root only; elsewhere the run is plain."""
+    if os.geteuid() != 0:
+        return
+    os.setsid()
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write("-20")
+    except OSError:
+        pass
+    os.setpriority(os.PRIO_PROCESS, 0, -20)
+
+
+def run_program(program: Program, layout: Path, report: Path, size: str, cpu: int,
+                rounds: int | None = None) -> Run:
+    """One native run under the mosaic allocator, pinned to `cpu`, boosted (`_boosted`)."""
+    env = dict(os.environ, TLBLAB_MOSAIC=str(layout), TLBLAB_MOSAIC_REPORT=str(report),
+               LD_PRELOAD=str(_runtime.executable("libtlblab_mosaic.so")))
+    report.unlink(missing_ok=True)
+    load = os.getloadavg()[0]
+    argv = ["taskset", "-c", str(cpu), *program.argv(size, rounds)]
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, preexec_fn=_boosted)
+    if p.returncode != 0:
+        raise UserError(f"{program.name}: exit status {p.returncode}: {(p.stderr or p.stdout).strip()[-300:]}")
+    secs = None
+    for tok in p.stdout.split():
+        if tok.startswith("roi_seconds="):
+            secs = float(tok.split("=", 1)[1])
+    if secs is None:
+        raise UserError(f"{program.name}: printed no roi_seconds= (its output: {p.stdout.strip()[-200:]})")
+    try:
+        rep = json.loads(report.read_text())
+    except (OSError, ValueError) as e:
+        raise UserError(f"{program.name}: the mosaic allocator wrote no report ({report}: {e})") from None
+    return Run(secs, bool(rep.get("ok")), rep, load)
+
+
+def capture(program: Program, layout: Path, out: Path, size: str) -> dict[str, Any]:
+    """The region of interest of two rounds under tlblab's Valgrind tool, the all-4 KiB layout
+    preloaded; returns the allocator's report (the heap pool's base in the trace) with the trace's
+    reference count. Cached: a capture is kept beside its report and reused."""
+    from tlblab import trace as tt
+
+    trace, rep = out / f"{program.name}-{size}.tlbt", out / f"{program.name}-{size}.capture.json"
+    if trace.exists() and rep.exists():
+        got = json.loads(rep.read_text())
+        if got.get("argv") == program.argv(size, 2)[1:]:
+            return got
+    report = out / f"{program.name}-{size}.capture-report.json"
+    saved = {k: os.environ.get(k) for k in ("TLBLAB_MOSAIC", "TLBLAB_MOSAIC_REPORT", "LD_PRELOAD")}
+    os.environ.update(TLBLAB_MOSAIC=str(layout), TLBLAB_MOSAIC_REPORT=str(report),
+                      LD_PRELOAD=str(_runtime.executable("libtlblab_mosaic.so")))
+    try:
+        info = tt.record(program.argv(size, 2), trace, roi_only=True, stdout=os.devnull)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    try:
+        alloc = json.loads(report.read_text())
+    except (OSError, ValueError) as e:
+        raise UserError(f"{program.name}: the capture's mosaic report is missing ({report}: {e})") from None
+    got = {"argv": program.argv(size, 2)[1:], "report": alloc, "record": info,
+           "references": int(tt.info(trace)["records"])}
+    files.atomic_write(rep, json.dumps(got, indent=1))
+    return got
+
+
+def host_machine(machine: str | None) -> tuple[dict[str, Any], str]:
+    """The machine the model runs: `machine` as it is when given; else the probed machine file of
+    this host, with the hypervisor's second-stage translation when the CPU reports one (cpuinfo's
+    `hypervisor` flag) and the file has none: the host's
+    page size is 2 MiB when the probe measured that a guest 2 MiB page widens TLB reach (THP
+    reach > 0.5: the hypervisor backs guest memory with pages at least that large), else 4 KiB.
+    Returns the machine and a sentence saying how it was determined."""
+    from tlblab import machine_config
+    from tlblab.host.geometry import resolve_machine
+
+    if machine is not None:
+        return machine_config(machine), f"machine {machine} as given"
+    path = resolve_machine(None)
+    m = machine_config(path)
+    how = f"machine file {path} (the host tools' probe of this host)"
+    try:
+        virt = " hypervisor " in " " + Path("/proc/cpuinfo").read_text().split("flags", 2)[1].split("\n")[0] + " "
+    except (OSError, IndexError):
+        virt = False
+    if virt:
+        reach = thp_reach()
+        host = "2MiB" if reach is not None and reach > 0.5 else "4KiB"
+        nested = m.get("virtualization") or machine_config("zen3-virt")["virtualization"]
+        m["virtualization"] = dict(nested, host_page_size=host)
+        how += (f"; a VM (cpuinfo: hypervisor): 2D walks, host pages {host}, from the probe's THP reach "
+                f"({reach if reach is None else round(reach, 3)}, the share of the 4 KiB chase's TLB cost that "
+                "guest 2 MiB pages remove: "
+                + ("they widen the reach, so the hypervisor backs them with 2 MiB or larger pages)"
+                   if host == "2MiB" else "they do not widen the reach, so the hypervisor backs them with 4 KiB pages)"))
+    return m, how
+
+
+def thp_reach() -> float | None:
+    """The probe's THP reach (fraction of the 4 KiB chase's excess that 2 MiB pages remove)."""
+    from tlblab import probe as tp
+
+    r = tp.probe(quick=True, sections=["thp"])
+    for e in r.raw.get("summary", []):
+        if "THP" in e["name"] or "huge" in e["name"].lower():
+            return float(e["value"])
+    return None
+
+
+def _l2_misses(stats: dict[str, Any]) -> int:
+    """The last data TLB level's misses (the walks), summed over cores."""
+    return int(stats["total"]["walks"])
+
+
+def _walk_cycles(stats: dict[str, Any]) -> int:
+    """The cycles the page walks took: the linear baseline's x (Mosmodel §3's walk-cycle models;
+    the TLB-miss models fail where a page size changes the walk's length, not the misses: a
+    hypervisor's 4 KiB host pages under 2 MiB guest pages)."""
+    return int(stats["total"]["walk_cycles"])
+
+
+@dataclass
+class Row:
+    program: str
+    mosaic: str
+    windows: str
+    runs: int
+    measured_s: float | None
+    spread_s: float | None
+    predicted_s: float | None = None
+    error_pct: float | None = None
+    predicted_clock_s: float | None = None
+    error_clock_pct: float | None = None
+    linear_s: float | None = None
+    linear_error_pct: float | None = None
+    sim_cycles: int = 0
+    sim_walks: int = 0
+    huge_kb: int = 0
+    refused_runs: int = 0
+    load: float = 0.0
+    times: list[float] = field(default_factory=list)
+
+    def public(self) -> dict[str, Any]:
+        return {"program": self.program, "mosaic": self.mosaic, "measured_s": self.measured_s,
+                "spread_s": self.spread_s, "predicted_s": self.predicted_s, "error_pct": self.error_pct,
+                "linear_error_pct": self.linear_error_pct}
+
+
+COLUMNS = ("program", "mosaic", "windows", "runs", "refused_runs", "measured_s", "spread_s", "predicted_s",
+           "error_pct", "predicted_clock_s", "error_clock_pct", "linear_s", "linear_error_pct", "sim_cycles", "sim_walks", "huge_kb", "load")
+
+
+def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str = "full", cpu: int = 1,
+            machine: str | None = None, out: str | os.PathLike[str] = "out/host-predict",
+            tlb_only: bool = False, log=None) -> dict[str, Any]:
+    """Measures and predicts `programs` x `mosaics` (module docstring); writes one CSV per program
+    under `out` and returns {"rows": [...], "machine": ..., "notes": [...]}."""
+    from tlblab import _native
+
+    check_host()
+    if "4k" not in mosaics or len(set(mosaics)) != len(mosaics):
+        raise UserError("--mosaics: expected 4k among them (the measured point), each once")
+    for name in programs:
+        if name not in PROGRAMS:
+            raise UserError(f"--programs: expected some of {', '.join(PROGRAMS)}, found '{name}'")
+    if shutil.which("taskset") is None:
+        raise UserError("taskset not found (Debian package util-linux): the runs are pinned with it")
+    say = log or (lambda s: None)
+    outdir = Path(out)
+    outdir.mkdir(parents=True, exist_ok=True)
+    work = outdir / "work"
+    work.mkdir(exist_ok=True)
+    m, how = host_machine(machine)
+    f_hz = float(m["frequency_mhz"]) * 1e6
+    machine_text = json.dumps(m)
+    rows: list[Row] = []
+    notes = [how, f"clock f = {m['frequency_mhz']} MHz (the machine file's frequency_mhz)"]
+    for name in programs:
+        prog = PROGRAMS[name]
+        pool = _size_bytes(prog.heap)
+        base_layout = work / f"{name}-4k.layout"
+        files.atomic_write(base_layout, layout_text(prog, []))
+        say(f"{name}: capturing two rounds of its region of interest under Valgrind ...")
+        cap = capture(prog, base_layout, work, size)
+        used = int(cap["report"]["pools"]["heap"]["used_bytes"])
+        base = int(cap["report"]["pools"]["heap"]["base"])
+        wins = {mo: windows(mo, used, pool) for mo in mosaics}
+        layouts = {}
+        for mo in mosaics:
+            layouts[mo] = work / f"{name}-{mo}.layout"
+            files.atomic_write(layouts[mo], layout_text(prog, wins[mo]))
+        times: dict[str, list[float]] = {mo: [] for mo in mosaics}
+        refused = {mo: 0 for mo in mosaics}
+        huge = {mo: 0 for mo in mosaics}
+        loads: list[float] = []
+        for rep in range(reps):
+            order = list(mosaics[rep % len(mosaics):]) + list(mosaics[:rep % len(mosaics)])
+            for mo in order:
+                r = run_program(prog, layouts[mo], work / f"{name}-{mo}.report.json", size, cpu)
+                loads.append(r.load)
+                huge[mo] = int(r.report["pools"]["heap"]["huge_kb"])
+                if r.ok and r.seconds is not None:
+                    times[mo].append(r.seconds)
+                else:
+                    refused[mo] += 1
+            say(f"{name}: repetition {rep + 1}/{reps} of {len(mosaics)} mosaics done (load {loads[-1]:.1f})")
+        sims: dict[str, dict[str, Any]] = {}
+        trace = str(work / f"{name}-{size}.tlbt")
+        warm = cap["references"] // 2
+        for mo in mosaics:
+            spans = [(base + s, e - s, 21) for s, e in wins[mo]]
+            raw = _native.simulate_windows(machine_text, trace, spans, warmup=warm, tlb_only=tlb_only,
+                                           machine_format="json")
+            sims[mo] = json.loads(raw)
+            say(f"{name}: simulated {mo}: {sims[mo]['cycles']} cycles")
+        rounds = prog.rounds(size)
+        med = {mo: statistics.median(t) if t else None for mo, t in times.items()}
+        m4 = med["4k"]
+        if m4 is None:
+            raise UserError(f"{name}: no all-4 KiB run counted: nothing to predict from")
+        c4 = sims["4k"]["cycles"]
+        lin = None
+        if "2m" in mosaics and med["2m"] is not None:
+            x4, x2 = _walk_cycles(sims["4k"]), _walk_cycles(sims["2m"])
+            if x4 != x2:
+                b = (m4 - med["2m"]) / (x4 - x2)
+                lin = (m4 - b * x4, b)
+        for mo in mosaics:
+            t = times[mo]
+            row = Row(name, mo, " ".join(f"{s // MIB}M-{e // MIB}M" for s, e in wins[mo]) or "-", len(t),
+                      med[mo], (max(t) - min(t)) if t else None, refused_runs=refused[mo],
+                      sim_cycles=int(sims[mo]["cycles"]), sim_walks=_l2_misses(sims[mo]), huge_kb=huge[mo],
+                      load=round(statistics.fmean(loads), 2), times=t)
+            row.predicted_s = m4 * (sims[mo]["cycles"] / c4)  # exactly m4 for the 4k row
+            row.predicted_clock_s = m4 + rounds * (sims[mo]["cycles"] - c4) / f_hz
+            if lin is not None:
+                row.linear_s = lin[0] + lin[1] * _walk_cycles(sims[mo])
+            if row.measured_s is not None:
+                row.error_pct = 100 * (row.predicted_s - row.measured_s) / m4
+                row.error_clock_pct = 100 * (row.predicted_clock_s - row.measured_s) / m4
+                if row.linear_s is not None:
+                    row.linear_error_pct = 100 * (row.linear_s - row.measured_s) / m4
+            rows.append(row)
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(COLUMNS)
+        for r in rows:
+            if r.program == name:
+                w.writerow(["" if getattr(r, c) is None else (round(getattr(r, c), 6)
+                            if isinstance(getattr(r, c), float) else getattr(r, c)) for c in COLUMNS])
+        files.atomic_write(outdir / f"{name}.csv", buf.getvalue())
+        if any(refused.values()):
+            notes.append(f"{name}: runs whose mosaic did not happen (not counted): "
+                         + ", ".join(f"{k} {v}" for k, v in refused.items() if v))
+    errs = [abs(r.error_pct) for r in rows if r.error_pct is not None and r.mosaic != "4k"]
+    lerrs = [abs(r.linear_error_pct) for r in rows if r.linear_error_pct is not None
+             and r.mosaic not in ("4k", "2m")]
+    summary = {"max_abs_error_pct": max(errs) if errs else None,
+               "median_abs_error_pct": statistics.median(errs) if errs else None,
+               "linear_max_abs_error_pct": max(lerrs) if lerrs else None,
+               "linear_median_abs_error_pct": statistics.median(lerrs) if lerrs else None}
+    return {"rows": [r.public() for r in rows], "detail": [r.__dict__ for r in rows], "summary": summary,
+            "notes": notes, "reps": reps, "size": size, "time": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
+
+
+def format_table(res: dict[str, Any]) -> str:
+    head = f"{'program':<10} {'mosaic':<15} {'measured s':>10} {'spread s':>9} {'predicted s':>11} {'error %':>8} {'linear %':>9}"
+    out = [head, "-" * len(head)]
+
+    def f(v, spec):
+        return format(v, spec) if v is not None else "-".rjust(len(format(0.0, spec)))
+
+    for r in res["rows"]:
+        out.append(f"{r['program']:<10} {r['mosaic']:<15} {f(r['measured_s'], '10.3f')} {f(r['spread_s'], '9.3f')} "
+                   f"{f(r['predicted_s'], '11.3f')} {f(r['error_pct'], '+8.2f')} {f(r['linear_error_pct'], '+9.2f')}")
+    s = res["summary"]
+    if s["max_abs_error_pct"] is not None:
+        out.append(f"model: max |error| {s['max_abs_error_pct']:.2f}%, median {s['median_abs_error_pct']:.2f}% "
+                   "of the all-4 KiB runtime")
+    if s["linear_max_abs_error_pct"] is not None:
+        out.append(f"linear baseline (mixed mosaics): max |error| {s['linear_max_abs_error_pct']:.2f}%, "
+                   f"median {s['linear_median_abs_error_pct']:.2f}%")
+    out += [f"note: {n}" for n in res["notes"]]
+    return "\n".join(out)
+
+
+def register(hsub) -> None:
+    p = hsub.add_parser(
+        "predict",
+        help="real programs on mosaics of 4 KiB / 2 MiB pages, measured and predicted side by side",
+        description=(__doc__ or "").splitlines()[0])
+    p.add_argument("--programs", help=f"comma-separated (default: all: {','.join(PROGRAMS)})")
+    p.add_argument("--mosaics", help=f"comma-separated, 4k among them (default: {','.join(MOSAICS)})")
+    p.add_argument("--quick", action="store_true",
+                   help=f"programs {','.join(QUICK_PROGRAMS)} on smaller inputs, mosaics {','.join(QUICK_MOSAICS)}, 3 repetitions")
+    p.add_argument("--reps", type=int, help="runs of each mosaic (default 5; 3 with --quick)")
+    p.add_argument("--cpu", type=int, default=1, help="the CPU the runs are pinned to (default 1)")
+    p.add_argument("--machine", metavar="HOST.toml",
+                   help="machine file (tlblab probe --out; default: the host tools' cached probe of this host)")
+    p.add_argument("--tiny", action="store_true", help=argparse_suppress())
+    p.add_argument("--out", default="out/host-predict", help="where the CSVs go (default out/host-predict)")
+    p.add_argument("--json", action="store_true",
+                   help='print {"rows": [{program, mosaic, measured_s, spread_s, predicted_s, error_pct, '
+                        'linear_error_pct}]}')
+    p.set_defaults(func=run)
+
+
+def argparse_suppress() -> str:
+    import argparse
+
+    return argparse.SUPPRESS
+
+
+def run(args) -> int:
+    import sys
+
+    programs = args.programs.split(",") if args.programs else list(QUICK_PROGRAMS if args.quick else PROGRAMS)
+    mosaics = args.mosaics.split(",") if args.mosaics else list(QUICK_MOSAICS if args.quick else MOSAICS)
+    reps = args.reps if args.reps is not None else (3 if args.quick else 5)
+    if not 1 <= reps <= 100:
+        raise UserError(f"--reps: expected 1..100, found {reps}")
+    size = "tiny" if args.tiny else "quick" if args.quick else "full"
+    res = predict(programs, mosaics, reps=reps, size=size, cpu=args.cpu, machine=args.machine, out=args.out,
+                  log=lambda s: print(f"tlblab: {s}", file=sys.stderr, flush=True))
+    if args.json:
+        print(json.dumps({"rows": res["rows"], "summary": res["summary"], "notes": res["notes"]}))
+    else:
+        print(format_table(res))
+    return 0

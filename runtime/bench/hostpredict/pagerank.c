@@ -1,0 +1,83 @@
+/* pagerank: pull-direction PageRank on an R-MAT graph in CSR (GAPBS pr, Beamer et al. 2015),
+ * written in the project: each vertex sums its in-neighbours' contributions (random reads of a
+ * 2^SCALE array), damping 0.85. The graph as bfs.c draws it (Graph500's R-MAT, vertices permuted).
+ * Each round: one iteration.
+ *     pagerank [SCALE=21] [EDGEFACTOR=8] [ROUNDS=4] */
+#include "hp_common.h"
+
+int main(int argc, char **argv) {
+    uint64_t scale = hp_arg(argc, argv, 1, 21, "SCALE");
+    uint64_t ef = hp_arg(argc, argv, 2, 8, "EDGEFACTOR");
+    uint64_t rounds = hp_arg(argc, argv, 3, 4, "ROUNDS");
+    if (scale > 28) {
+        fprintf(stderr, "%s: SCALE: expected at most 28, found %llu\n", argv[0], (unsigned long long)scale);
+        return 2;
+    }
+    uint64_t n = 1ull << scale, m = ef * n;
+    uint32_t *perm = hp_alloc(n * sizeof *perm, "permutation");
+    uint64_t s = 0x13198A2E03707344ull;
+    for (uint64_t v = 0; v < n; v++)
+        perm[v] = (uint32_t)v;
+    for (uint64_t v = n - 1; v > 0; v--) {
+        uint64_t j = hp_next(&s) % (v + 1);
+        uint32_t t = perm[v];
+        perm[v] = perm[j];
+        perm[j] = t;
+    }
+    uint32_t *src = hp_alloc(m * sizeof *src, "edge sources");
+    uint32_t *dst = hp_alloc(m * sizeof *dst, "edge targets");
+    for (uint64_t e = 0; e < m; e++) {
+        uint64_t u = 0, v = 0;
+        for (uint64_t bit = 0; bit < scale; bit++) {
+            uint64_t x = hp_next(&s) % 100;
+            u = u << 1 | (x >= 76);
+            v = v << 1 | ((x >= 57 && x < 76) || x >= 95);
+        }
+        src[e] = perm[u];
+        dst[e] = perm[v];
+    }
+    uint64_t *off = hp_alloc((n + 1) * sizeof *off, "offsets");
+    uint32_t *outdeg = hp_alloc(n * sizeof *outdeg, "out-degrees");
+    memset(off, 0, (n + 1) * sizeof *off);
+    memset(outdeg, 0, n * sizeof *outdeg);
+    for (uint64_t e = 0; e < m; e++) {
+        off[dst[e] + 1]++;
+        outdeg[src[e]]++;
+    }
+    for (uint64_t v = 0; v < n; v++)
+        off[v + 1] += off[v];
+    uint32_t *in = hp_alloc(m * sizeof *in, "in-neighbours");
+    uint64_t *fill = hp_alloc(n * sizeof *fill, "fill");
+    memcpy(fill, off, n * sizeof *fill);
+    for (uint64_t e = 0; e < m; e++)
+        in[fill[dst[e]]++] = src[e];
+    free(fill);
+    free(src);
+    free(dst);
+    double *rank = hp_alloc(n * sizeof *rank, "ranks");
+    double *contrib = hp_alloc(n * sizeof *contrib, "contributions");
+    for (uint64_t v = 0; v < n; v++)
+        rank[v] = 1.0 / (double)n;
+    TLBLAB_ROI_BEGIN();
+    double t0 = hp_now();
+    for (uint64_t round = 0; round < rounds; round++) {
+        for (uint64_t v = 0; v < n; v++)
+            contrib[v] = outdeg[v] ? rank[v] / outdeg[v] : 0.0;
+        for (uint64_t v = 0; v < n; v++) {
+            double sum = 0;
+            for (uint64_t i = off[v]; i < off[v + 1]; i++)
+                sum += contrib[in[i]];
+            rank[v] = 0.15 / (double)n + 0.85 * sum;
+        }
+    }
+    double t1 = hp_now();
+    TLBLAB_ROI_END();
+    hp_report(t1 - t0, rounds, (uint64_t)(rank[perm[0]] * 1e15));
+    free(contrib);
+    free(rank);
+    free(in);
+    free(outdeg);
+    free(off);
+    free(perm);
+    return 0;
+}
