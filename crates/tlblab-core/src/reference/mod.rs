@@ -26,8 +26,8 @@ pub use twins::{Twin, TwinCycles};
 
 use crate::cache::CacheKind;
 use crate::machine::{MachineConfig, PwcRestart, TimingModel};
+use crate::options::RunOptions;
 use crate::os::{kernel_path_pages, kernel_text_sections, SwitchPolicy};
-use crate::system::RunOptions;
 use crate::tlb::TlbKind;
 use formats::RefLevel;
 use frames::RefFrames;

@@ -235,29 +235,6 @@ fn parse_range(text: &str) -> Option<(u64, u64)> {
 }
 
 /// Whether cores `a` and `b` of `m` share an instance of some cache level.
-/// What the stressors are sized and timed by (seed 001 §5.1's cache pressure): the L3's bytes
-/// (the largest shared level, else the largest level, else the seed's 32 MiB) and the fastest
-/// L1 latency (else 4 cycles). The reference twin reads the machine through this too: it is
-/// the technique's configuration, not its behaviour.
-pub(crate) fn stressor_targets(machine: &MachineConfig) -> (u64, u64) {
-    let l3_bytes = machine
-        .caches
-        .iter()
-        .filter(|c| c.shared)
-        .map(|c| c.size)
-        .max()
-        .or_else(|| machine.caches.iter().map(|c| c.size).max())
-        .unwrap_or(32 << 20);
-    let l1_latency = machine
-        .caches
-        .iter()
-        .filter(|c| c.level == 1)
-        .map(|c| c.latency)
-        .min()
-        .unwrap_or(4);
-    (l3_bytes, l1_latency)
-}
-
 fn cores_share(m: &MachineConfig, a: usize, b: usize) -> bool {
     a == b
         || m.caches.iter().any(|c| {
@@ -361,7 +338,7 @@ impl Model for PtBaker {
             Ok((h, s)) => (h, s, None),
             Err(e) => (0, Vec::new(), Some(e)),
         };
-        let (l3_bytes, l1_latency) = stressor_targets(machine);
+        let (l3_bytes, l1_latency) = machine.stressor_targets();
         let stressor_mlp = p.u64_in("stressor_mlp", 1, 1024)?;
         let mut rng = SplitMix64::derive(seed, "technique.pt_baker");
         let stressors = stressor_cpus

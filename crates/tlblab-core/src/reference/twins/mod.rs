@@ -18,7 +18,6 @@ pub(crate) mod tlb_migration;
 use super::domains::Fault;
 use super::ReferenceModel;
 use crate::machine::{MachineConfig, TechniqueSpec};
-use crate::techniques::Registry;
 use tlblab_trace::{Event, Record};
 
 pub(crate) use fass::FassTwin;
@@ -34,7 +33,7 @@ pub type TwinCycles = Result<u64, String>;
 /// A technique's naive twin in the reference model: built from the spec's text, then called at
 /// the moments its seed names. Every hook but `counters` does nothing unless the twin says
 /// otherwise (the engine's `system::Technique` has the same shape; the registry,
-/// `techniques::REGISTRY`, pairs each technique with its twin).
+/// `registry::REGISTRY`, pairs each technique with its twin).
 pub trait Twin {
     /// The twin of the technique `spec` names for `machine` (`seed`: the run's). Its parameter
     /// names are checked against the technique's catalog entry before this is called.
@@ -146,33 +145,12 @@ pub(super) fn number(spec: &TechniqueSpec, name: &str, default: &str) -> Result<
 }
 
 impl ReferenceModel {
-    /// Installs the naive twin of the technique `spec` names (before the first record, as
-    /// `techniques::install`).
-    pub fn install_twin(&mut self, spec: &TechniqueSpec) -> Result<(), String> {
-        self.install_twin_from(Registry::BUILT_IN, spec)
-    }
-
-    /// Installs the twin `registry` pairs with the technique `spec` names, its parameter
-    /// names checked against the technique's catalog entry.
-    pub fn install_twin_from(
-        &mut self,
-        registry: Registry,
-        spec: &TechniqueSpec,
-    ) -> Result<(), String> {
-        let registration = registry.find(&spec.name)?;
-        let known = registration.info.params;
-        if let Some(k) = spec
-            .params
-            .keys()
-            .find(|k| !known.iter().any(|p| p.name == *k))
-        {
-            return Err(format!("twin {}: no parameter '{k}'", spec.name));
-        }
-        let mut twin = (registration.twin)(spec, &self.config, self.opts.seed)?;
+    /// Puts `twin` in (`registry::Registry::install_twin` builds it from the technique's
+    /// spec), before the first record: it turns on what it needs of the reference.
+    pub fn set_twin(&mut self, mut twin: Box<dyn Twin>) {
         twin.install(self);
         self.stall_reported |= twin.reports_stall_cycles();
         self.twin = Some(twin);
-        Ok(())
     }
 
     /// The twin's switch (`Twin::on_switch`), None without a twin.
@@ -188,6 +166,16 @@ impl ReferenceModel {
         let r = twin.on_switch(self, cpu, from, to);
         self.twin = Some(twin);
         r
+    }
+
+    /// The machine a twin is built for.
+    pub(crate) fn config(&self) -> &MachineConfig {
+        &self.config
+    }
+
+    /// The run's seed, which a twin draws anything random from.
+    pub(crate) fn seed(&self) -> u64 {
+        self.opts.seed
     }
 
     /// The twin's counters (empty without one).
