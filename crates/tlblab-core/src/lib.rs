@@ -40,4 +40,4 @@ pub mod walker;
 
 pub use machine::MachineConfig;
 pub use stats::Stats;
-pub use system::{RunOptions, SimError, System, Technique};
+pub use system::{Declaration, RunOptions, SimError, System, Technique};

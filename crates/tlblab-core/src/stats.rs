@@ -49,7 +49,7 @@ pub struct UnitStats {
     /// cycles, Tables 2-3). Counted on the general path only (`System::reference_full`), and
     /// reported only by runs that ask for them and take that path throughout
     /// (`RunOptions::stall_cycles`, or a technique that reports them,
-    /// `Technique::reports_stall_cycles`); empty otherwise.
+    /// `Declaration::reports_stall_cycles`); empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub data_stall_cycles: Vec<u64>,
 }
@@ -350,7 +350,7 @@ pub struct TechniqueStats {
     /// The parameters it ran with (every one, defaults included), as `key=value` strings.
     pub params: BTreeMap<String, String>,
     pub counters: BTreeMap<String, u64>,
-    /// Which counters are levels, not counts (`Technique::levels`): never differenced or added.
+    /// Which counters are levels, not counts (`Declaration::levels`): never differenced or added.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub levels: Vec<String>,
 }

@@ -20,7 +20,7 @@ use tlblab_core::replacement::ReplacementKind;
 use tlblab_core::techniques::{
     self, Model, ParamInfo, Params, Registration, Registry, TechniqueInfo, REGISTRY,
 };
-use tlblab_core::{RunOptions, SimError, System, Technique};
+use tlblab_core::{Declaration, RunOptions, SimError, System, Technique};
 use tlblab_trace::{Access, Record};
 use tlblab_types::{AccessKind, ThreadId, VirtAddr};
 
@@ -55,8 +55,8 @@ impl Model for SwitchToll {
 }
 
 impl Technique for SwitchToll {
-    fn name(&self) -> &'static str {
-        INFO.name
+    fn declaration(&self) -> Declaration {
+        Declaration::named(INFO.name)
     }
 
     fn on_switch_in(&mut self, _: &mut System, _: usize, _: ThreadId) -> Result<u64, SimError> {

@@ -943,11 +943,11 @@ impl ReferenceModel {
             n => n,
         };
         // A technique's twin rewrites the records first, as its allocator would have placed
-        // them (`Technique::transform`).
+        // them (`Technique::on_batch`).
         let transformed;
         let records = match self.twin.as_mut() {
             Some(t) => {
-                transformed = t.transform(records)?;
+                transformed = t.on_records(records)?;
                 &transformed[..]
             }
             None => records,
@@ -1207,11 +1207,11 @@ impl ReferenceModel {
 
     /// A technique's own hardware threads (pt_baker's helper, seed 001 §4.1) run up to the
     /// time of hardware thread `cpu`, whose access runs next, so that their loads and the
-    /// records' meet the shared caches in time order (`Technique::run_companion`).
+    /// records' meet the shared caches in time order (`Technique::on_clock`).
     fn companion_before(&mut self, cpu: usize) -> Result<(), String> {
         if let Some(mut twin) = self.twin.take() {
             let until = self.cpus[cpu].clock;
-            let r = twin.run_companion(self, until);
+            let r = twin.on_clock(self, until);
             self.twin = Some(twin);
             r?;
         }

@@ -39,7 +39,7 @@ pub use crate::stats::{MissLog, MissRecord, KERNEL_THREAD};
 pub use checkpoint::{SystemState, SystemStateRef};
 pub use domains::{dacr_allows, DomainFault, DomainState, SECTIONS};
 pub use hints::hint_record;
-pub use technique::Technique;
+pub use technique::{Declaration, Technique};
 pub use timeline::{PausedLoop, ReadAhead, BATCH};
 
 use access::CacheTally;
@@ -345,7 +345,7 @@ pub struct System {
     /// entries (`restore_state`). The miss log (`log_misses`) sets it too: its fills branch
     /// off behind this look.
     pub(crate) any_global: bool,
-    /// The technique runs a companion (`Technique::has_companion`): `timeline_step` lets it
+    /// The technique runs a companion (`Declaration::has_companion`): `timeline_step` lets it
     /// catch up before each access.
     pub(crate) companion: bool,
     /// ARM domain checks (`domains.rs`), on only when a technique turns them on.
@@ -937,15 +937,15 @@ impl System {
             jobs: self.jobs.clone(),
             cycles: self.now(),
             phases: self.phases.clone(),
-            technique: self
-                .technique
-                .as_ref()
-                .map(|t| crate::stats::TechniqueStats {
-                    name: t.name().to_string(),
+            technique: self.technique.as_ref().map(|t| {
+                let declared = t.declaration();
+                crate::stats::TechniqueStats {
+                    name: declared.name.to_string(),
                     params: self.technique_params.clone(),
                     counters: t.counters().into_iter().collect(),
-                    levels: t.levels().iter().map(|l| l.to_string()).collect(),
-                }),
+                    levels: declared.levels.iter().map(|l| l.to_string()).collect(),
+                }
+            }),
             warmup: None,
             misses: self.miss_log.as_ref().map(|m| m.log.clone()),
             dram: self.dram_stats(),
@@ -954,7 +954,7 @@ impl System {
             || self
                 .technique
                 .as_ref()
-                .is_some_and(|t| t.reports_stall_cycles());
+                .is_some_and(|t| t.declaration().reports_stall_cycles);
         if self.lanes_allowed || !stall_reported {
             // The lanes do not count stall cycles: a run they may have served reports none
             // rather than a part; and a run that did not ask for them reports none, as a

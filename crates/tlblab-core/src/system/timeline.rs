@@ -359,7 +359,7 @@ impl System {
                 }
             }
         }
-        // A technique sees each batch first (`Technique::transform`), in a copy of its own.
+        // A technique sees each batch first (`Technique::on_batch`), in a copy of its own.
         let mut transformed: Vec<Record> = Vec::new();
         loop {
             if self.references >= limit && self.stop_at_limit(&mut limit, &mut after_warmup) {
@@ -382,12 +382,12 @@ impl System {
                 if let Some(t) = &mut self.technique {
                     transformed.clear();
                     transformed.extend_from_slice(buf);
-                    t.transform(&mut transformed)?;
+                    t.on_batch(&mut transformed)?;
                     buf = &transformed;
                 }
                 let mut i = 0;
                 // With a technique the lanes may not serve, every access goes through the
-                // timeline's queues to the general path (`Technique::lanes_allowed`).
+                // timeline's queues to the general path (`Declaration::lanes_allowed`).
                 if !multi && tl.queued == 0 && self.lanes_allowed {
                     loop {
                         i += self.run_direct(&buf[i..], single, &mut first_cpu, limit)?;
@@ -504,9 +504,9 @@ impl System {
         if self.companion {
             // A technique's own hardware threads (seed 001's helper) run up to this access's
             // time first, so that their loads and the records' meet the shared caches in
-            // time order (`Technique::run_companion`).
+            // time order (`Technique::on_clock`).
             let until = self.cpus[cpu].clock;
-            self.with_technique((), |t, s| t.run_companion(s, until))?;
+            self.with_technique((), |t, s| t.on_clock(s, until))?;
         }
         let Some(Record::Access(a)) = tl.queues[cpu].pop_front() else {
             unreachable!("the queues hold accesses")

@@ -40,7 +40,7 @@
 
 use super::{Model, ParamInfo, Params, TechniqueInfo};
 use crate::machine::MachineConfig;
-use crate::system::{DomainFault, SimError, System, Technique, SECTIONS};
+use crate::system::{Declaration, DomainFault, SimError, System, Technique, SECTIONS};
 use std::collections::HashMap;
 use tlblab_trace::record::flush;
 use tlblab_trace::{Access, Event, Record};
@@ -633,11 +633,11 @@ impl Fass {
 }
 
 impl Technique for Fass {
-    fn name(&self) -> &'static str {
-        INFO.name
+    fn declaration(&self) -> Declaration {
+        Declaration::named(INFO.name)
     }
 
-    fn install(&mut self, sys: &mut System) -> Result<(), SimError> {
+    fn on_install(&mut self, sys: &mut System) -> Result<(), SimError> {
         sys.enable_domains()?;
         self.running = vec![None; sys.cpu_count()];
         let dacr = self.dacr_of(u32::MAX);
@@ -647,7 +647,7 @@ impl Technique for Fass {
         Ok(())
     }
 
-    fn transform(&mut self, records: &mut Vec<Record>) -> Result<(), SimError> {
+    fn on_batch(&mut self, records: &mut Vec<Record>) -> Result<(), SimError> {
         for r in records.iter_mut() {
             match r {
                 Record::Access(a) => {
@@ -728,7 +728,7 @@ impl Technique for Fass {
         Ok(())
     }
 
-    fn on_switch(
+    fn on_space_switch(
         &mut self,
         sys: &mut System,
         cpu: usize,

@@ -18,7 +18,7 @@
 
 use super::{Model, ParamInfo, Params, TechniqueInfo};
 use crate::machine::MachineConfig;
-use crate::system::{SimError, System, Technique};
+use crate::system::{Declaration, SimError, System, Technique};
 use crate::tlb::TlbKind;
 use tlblab_types::{ThreadId, VirtAddr};
 
@@ -149,13 +149,13 @@ impl Model for Lockdown {
 }
 
 impl Technique for Lockdown {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
-
-    /// Seed 004 measures lockdown by the data TLB stall cycles (Tables 2-3).
-    fn reports_stall_cycles(&self) -> bool {
-        true
+    fn declaration(&self) -> Declaration {
+        Declaration {
+            name: INFO.name,
+            levels: &["pages_requested", "entries_locked"],
+            reports_stall_cycles: true,
+            ..Declaration::named(INFO.name)
+        }
     }
 
     fn on_switch_in(
@@ -185,10 +185,6 @@ impl Technique for Lockdown {
         }
         self.lock_cycles += cycles;
         Ok(cycles)
-    }
-
-    fn levels(&self) -> &'static [&'static str] {
-        &["pages_requested", "entries_locked"]
     }
 
     fn counters(&self) -> Vec<(String, u64)> {

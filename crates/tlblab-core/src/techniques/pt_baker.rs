@@ -2,7 +2,7 @@
 //! page-table entries in the shared caches, so that its page walks stop going to DRAM.
 //!
 //! The helper is a second software thread on another hardware thread of the same machine,
-//! on the engine's timeline (`Technique::run_companion`): before each access of the records,
+//! on the engine's timeline (`Technique::on_clock`): before each access of the records,
 //! it runs while its clock is behind that access's, so its loads meet the shared caches in
 //! time order with the application's. It sweeps one range of the application (a `Region` of
 //! the workload, by default the largest: seed 001 §5.2, "PT-Baker thread only touches one
@@ -44,7 +44,7 @@
 
 use super::{Model, ParamInfo, Params, TechniqueInfo};
 use crate::machine::MachineConfig;
-use crate::system::{SimError, System, Technique};
+use crate::system::{Declaration, SimError, System, Technique};
 use tlblab_trace::record::WINDOW_REGION;
 use tlblab_trace::{Access, Event};
 use tlblab_types::{AccessKind, PhysAddr, SplitMix64, ThreadId, VirtAddr};
@@ -332,7 +332,7 @@ impl Model for PtBaker {
             }
             Ok((helper_cpu, stressor_cpus))
         })();
-        // A machine the placement does not fit is refused at install (`Technique::install`),
+        // A machine the placement does not fit is refused at install (`Technique::on_install`),
         // so that the catalog's defaults still build on any machine.
         let (helper_cpu, stressor_cpus, placement_error) = match placement {
             Ok((h, s)) => (h, s, None),
@@ -658,11 +658,22 @@ impl PtBaker {
 }
 
 impl Technique for PtBaker {
-    fn name(&self) -> &'static str {
-        INFO.name
+    fn declaration(&self) -> Declaration {
+        Declaration {
+            name: INFO.name,
+            levels: &[
+                "helper_cpu",
+                "range_start",
+                "range_pages",
+                "stressors",
+                "l3_bytes",
+            ],
+            has_companion: self.mode != Mode::None || !self.stressors.is_empty(),
+            ..Declaration::named(INFO.name)
+        }
     }
 
-    fn install(&mut self, sys: &mut System) -> Result<(), SimError> {
+    fn on_install(&mut self, sys: &mut System) -> Result<(), SimError> {
         if let Some(e) = &self.placement_error {
             return Err(SimError(e.clone()));
         }
@@ -678,10 +689,6 @@ impl Technique for PtBaker {
             }
         }
         Ok(())
-    }
-
-    fn has_companion(&self) -> bool {
-        self.mode != Mode::None || !self.stressors.is_empty()
     }
 
     fn on_event(&mut self, sys: &mut System, _cpu: usize, event: &Event) -> Result<u64, SimError> {
@@ -710,7 +717,7 @@ impl Technique for PtBaker {
         Ok(0)
     }
 
-    fn run_companion(&mut self, sys: &mut System, until: u64) -> Result<(), SimError> {
+    fn on_clock(&mut self, sys: &mut System, until: u64) -> Result<(), SimError> {
         if !self.started {
             self.start(sys)?;
         }
@@ -758,16 +765,6 @@ impl Technique for PtBaker {
             }
             self.helper_step(sys)?;
         }
-    }
-
-    fn levels(&self) -> &'static [&'static str] {
-        &[
-            "helper_cpu",
-            "range_start",
-            "range_pages",
-            "stressors",
-            "l3_bytes",
-        ]
     }
 
     fn counters(&self) -> Vec<(String, u64)> {

@@ -52,7 +52,7 @@
 
 use super::{Model, ParamInfo, Params, TechniqueInfo};
 use crate::machine::MachineConfig;
-use crate::system::{SimError, System, Technique};
+use crate::system::{Declaration, SimError, System, Technique};
 use crate::tlb::TlbEntry;
 use std::collections::HashMap;
 use tlblab_types::{Asid, ThreadId, VirtAddr};
@@ -771,11 +771,11 @@ pub fn pld_burst(
 }
 
 impl Technique for TlbMigration {
-    fn name(&self) -> &'static str {
-        "tlb_migration"
+    fn declaration(&self) -> Declaration {
+        Declaration::named("tlb_migration")
     }
 
-    fn install(&mut self, sys: &mut System) -> Result<(), SimError> {
+    fn on_install(&mut self, sys: &mut System) -> Result<(), SimError> {
         if self.needs_use() {
             sys.track_tlb_use();
         }

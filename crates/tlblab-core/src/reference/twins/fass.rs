@@ -128,7 +128,8 @@ pub(crate) struct FassTwin {
     /// How many processes hold each slot.
     slot_users: Vec<u32>,
     last_slot: u64,
-    area_next: u64,
+    /// 1 MiB blocks of the shared area handed out so far (`blocks`).
+    area_blocks: u64,
     /// The shared regions by shared object.
     regions: std::collections::BTreeMap<u32, Region>,
     holder: Vec<Holder>,
@@ -175,24 +176,31 @@ impl FassTwin {
 
     // ---- placement (seed 002 §2.2, §2.3, §3.1) ----
 
-    /// The process's slot, taken on first need: the next free one after the last taken
-    /// (round-robin over 1..63); with none free, two processes share one (slot 1 + p mod 63).
+    /// The process's slot, taken on first need. §2.2: the PID register selects one of 64
+    /// 32 MiB partitions, partition 0 being the unrelocated addresses, so up to 63 processes
+    /// hold one each. The slots are handed out in turn: from the one after the last handed
+    /// out, 1 to 63 and back to 1, the first no process holds; with all 63 held (the "more
+    /// than 64 processes" case, §2.3 item 2), process p shares slot 1 + p mod 63.
     fn slot(&mut self, p: u32) -> u64 {
         if let Some(s) = self.process(p).slot {
             return s;
         }
-        let mut s = None;
-        for k in 1..SLOTS {
-            let c = 1 + (self.last_slot + k - 1) % (SLOTS - 1);
-            if self.slot_users[c as usize] == 0 {
-                s = Some(c);
+        let mut turn = self.last_slot;
+        let mut free = None;
+        for _ in 1..SLOTS {
+            turn = if turn == SLOTS - 1 { 1 } else { turn + 1 };
+            if self.slot_users[turn as usize] == 0 {
+                free = Some(turn);
                 break;
             }
         }
-        let s = s.unwrap_or_else(|| {
-            self.bump("slots_doubled");
-            1 + p as u64 % (SLOTS - 1)
-        });
+        let s = match free {
+            Some(s) => s,
+            None => {
+                self.bump("slots_doubled");
+                1 + p as u64 % (SLOTS - 1)
+            }
+        };
         self.slot_users[s as usize] += 1;
         self.last_slot = s;
         let pr = self.process(p);
@@ -201,15 +209,18 @@ impl FassTwin {
         s
     }
 
-    /// `len` bytes of whole 1 MiB blocks of the shared area, None when it is full (§2.3
-    /// item 3).
+    /// Where `len` bytes of the shared area go: §2.3 item 3, mappings there are aligned to
+    /// 1 MiB and the area is full when the next mapping does not fit below the kernel. The
+    /// area is handed out from its bottom up, a whole number of megabytes each time (the
+    /// blocks taken so far are `area_blocks`), and never given back.
     fn blocks(&mut self, len: u64) -> Option<u64> {
-        let len = len.div_ceil(MIB) * MIB;
-        if self.area_next + len > self.kernel_base {
+        let megabytes = len.div_ceil(MIB);
+        let at = SHARED_AREA + self.area_blocks * MIB;
+        if at + megabytes * MIB > self.kernel_base {
             return None;
         }
-        self.area_next += len;
-        Some(self.area_next - len)
+        self.area_blocks += megabytes;
+        Some(at)
     }
 
     /// Where process `p`'s new mapping `start..start+len` goes.
@@ -527,7 +538,7 @@ impl FassTwin {
 
 impl Twin for FassTwin {
     /// seed 002 §2.1: the domain checks are on from the start, the kernel's domains enabled.
-    fn install(&mut self, r: &mut ReferenceModel) {
+    fn on_install(&mut self, r: &mut ReferenceModel) {
         r.enable_domains(self.dacr_of(None));
     }
 
@@ -570,7 +581,7 @@ impl Twin for FassTwin {
             threads: Vec::new(),
             slot_users: vec![0; SLOTS as usize],
             last_slot: 0,
-            area_next: SHARED_AREA,
+            area_blocks: 0,
             regions: std::collections::BTreeMap::new(),
             holder,
             dirty: vec![false; 16],
@@ -584,7 +595,7 @@ impl Twin for FassTwin {
         })
     }
 
-    fn transform(&mut self, records: &[Record]) -> Result<Vec<Record>, String> {
+    fn on_records(&mut self, records: &[Record]) -> Result<Vec<Record>, String> {
         let mut out = Vec::with_capacity(records.len());
         for &r in records {
             out.push(match r {
@@ -685,7 +696,7 @@ impl Twin for FassTwin {
 
     /// A change of address space on `cpu` to `to` (seed 002 §3.1): the DACR reloaded, a
     /// domain found first if the process has none.
-    fn on_switch(
+    fn on_space_switch(
         &mut self,
         r: &mut ReferenceModel,
         cpu: usize,

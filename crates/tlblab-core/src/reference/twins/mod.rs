@@ -42,7 +42,7 @@ pub trait Twin {
         Self: Sized;
 
     /// Once, before the first record: turn on what the twin needs of the reference.
-    fn install(&mut self, _r: &mut ReferenceModel) {}
+    fn on_install(&mut self, _r: &mut ReferenceModel) {}
 
     /// Whether the run reports data TLB stall cycles because of the technique.
     fn reports_stall_cycles(&self) -> bool {
@@ -50,7 +50,7 @@ pub trait Twin {
     }
 
     /// Rewrites the whole record stream before it runs.
-    fn transform(&mut self, records: &[Record]) -> Result<Vec<Record>, String> {
+    fn on_records(&mut self, records: &[Record]) -> Result<Vec<Record>, String> {
         Ok(records.to_vec())
     }
 
@@ -74,8 +74,8 @@ pub trait Twin {
     /// The technique's own counters, by the names `Stats::technique` gives them.
     fn counters(&self) -> Vec<(String, u64)>;
 
-    /// The technique's own hardware threads run up to time `until` (`Technique::run_companion`).
-    fn run_companion(&mut self, _r: &mut ReferenceModel, _until: u64) -> Result<(), String> {
+    /// The technique's own hardware threads run up to time `until` (`Technique::on_clock`).
+    fn on_clock(&mut self, _r: &mut ReferenceModel, _until: u64) -> Result<(), String> {
         Ok(())
     }
 
@@ -86,7 +86,7 @@ pub trait Twin {
 
     /// A change of address space on `cpu` from `from` to `to`: Some(cycles) when the twin
     /// does what the switch does instead of the switch policy (seed 002's DACR reload).
-    fn on_switch(
+    fn on_space_switch(
         &mut self,
         _r: &mut ReferenceModel,
         _cpu: usize,
@@ -148,12 +148,12 @@ impl ReferenceModel {
     /// Puts `twin` in (`registry::Registry::install_twin` builds it from the technique's
     /// spec), before the first record: it turns on what it needs of the reference.
     pub fn set_twin(&mut self, mut twin: Box<dyn Twin>) {
-        twin.install(self);
+        twin.on_install(self);
         self.stall_reported |= twin.reports_stall_cycles();
         self.twin = Some(twin);
     }
 
-    /// The twin's switch (`Twin::on_switch`), None without a twin.
+    /// The twin's switch (`Twin::on_space_switch`), None without a twin.
     pub(super) fn twin_switch(
         &mut self,
         cpu: usize,
@@ -163,7 +163,7 @@ impl ReferenceModel {
         let Some(mut twin) = self.twin.take() else {
             return Ok(None);
         };
-        let r = twin.on_switch(self, cpu, from, to);
+        let r = twin.on_space_switch(self, cpu, from, to);
         self.twin = Some(twin);
         r
     }

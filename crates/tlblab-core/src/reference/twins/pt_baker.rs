@@ -611,7 +611,7 @@ impl Twin for PtBakerTwin {
         Ok(())
     }
 
-    fn run_companion(&mut self, r: &mut ReferenceModel, until: u64) -> Result<(), String> {
+    fn on_clock(&mut self, r: &mut ReferenceModel, until: u64) -> Result<(), String> {
         if !self.helper_runs() && self.stressors.is_empty() {
             return Ok(());
         }
