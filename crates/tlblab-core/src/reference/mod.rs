@@ -16,6 +16,7 @@
 //! `tests/reference_machine.rs`).
 
 mod access;
+mod caches;
 mod counters;
 mod domains;
 mod events;
@@ -40,9 +41,10 @@ use crate::machine::{MachineConfig, PwcRestart, TimingModel};
 use crate::options::RunOptions;
 use crate::os::{kernel_path_pages, kernel_text_sections, SwitchPolicy};
 use crate::tlb::TlbKind;
+use caches::{CacheOutcome, NaiveCache, NaivePwc};
 use formats::RefLevel;
 use frames::RefFrames;
-use parts::{CacheOutcome, Entry, NaiveCache, NaivePwc, NaiveTlb, Who};
+use parts::{Entry, NaiveTlb, Who};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use tables::{leaf_level, page_size_of_shift, Tables};
 use timing::RefDram;
