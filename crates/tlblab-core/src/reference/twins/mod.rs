@@ -4,9 +4,12 @@
 //! machines, records and parameters and compares every counter (docs/reference-model.md).
 //!
 //! A twin parses its own parameters (the spec's text, naively: no engine parser), and acts at
-//! the moments the technique's seed names: `transform` before the records run (an allocator's
-//! placement), `on_switch_in` after a thread is switched in (a program's start),
-//! `on_migrate` when a `Migrate` record moves a thread (Linux's `move_queued_task`).
+//! the moments the technique's seed names, its hooks named by those events as the engine's
+//! are: `on_records` before the records run (an allocator's placement), `on_switch_in` after a
+//! thread is switched in (a program's start), `on_migrate` when a `Migrate` record moves a
+//! thread (Linux's `move_queued_task`), `on_space_switch`, `on_event`, `on_domain_fault`,
+//! `on_clock`. Twins import nothing of `techniques/`: the registry (`crate::registry`) pairs
+//! them with the models.
 
 pub(crate) mod fass;
 pub(crate) mod foreign_entries;
