@@ -12,7 +12,7 @@
 //! is optimized, and nothing of the engine is called: the frame allocator (`frames.rs`) and
 //! each format's level geometry (`formats.rs`) are the reference's own; from the engine's
 //! crate it reads only the configuration (`MachineConfig`, `RunOptions`) and the record types.
-//! Property tests check that the engine agrees with it (`tests/reference_parity.rs`,
+//! Property tests check that the engine agrees with it (`tests/reference_parity/`,
 //! `tests/reference_machine.rs`).
 
 mod access;

@@ -42,7 +42,7 @@ impl System {
     /// timeline, its clock is the sum of their costs either way, and nothing else is shared.
     /// Two threads' random streams over 1 GiB each on zen3's two cores, TLB-only: 5.7-6.6 →
     /// 35-38 M refs/s (`profile_run`, three interleaved runs, 2026-11-24).
-    /// `tests/reference_parity.rs` checks it against the timeline spelled out access by
+    /// `tests/reference_parity/` checks it against the timeline spelled out access by
     /// access.
     pub(super) fn run_apart(&mut self, tl: &mut Timeline, limit: u64) -> Result<bool, SimError> {
         // A reference limit that may fall among the queued accesses cuts them off where the

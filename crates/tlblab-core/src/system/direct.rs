@@ -23,9 +23,9 @@ impl System {
         // build on every reference, so after a failed try the next `skip` accesses go straight
         // to the general path, `skip` doubling with each consecutive failure up to
         // LANE_MAX_BACKOFF and resetting on a success. The lane only ever changes speed, never
-        // a result (tests/reference_parity.rs compares runs with access-by-access).
+        // a result (tests/reference_parity/ compares runs with access-by-access).
         //
-        // What the memo lane does not take goes to the fast lane (fast_lane.rs), which takes any
+        // What the memo lane does not take goes to the fast lane (fast_lane/), which takes any
         // reference of its thread, hit or miss, and hands back after a run of first-level hits
         // for the memo lane to try; what neither takes, to the general path.
         //

@@ -39,7 +39,7 @@
 //! `reference_full` makes, in the same order (but for updates of two distinct levels, which
 //! `FullPair::translate` may interleave), and the same counter and cycle updates (the cycles
 //! reach the hardware thread's clock at the end of the run, as in the memo lane).
-//! `tests/reference_parity.rs` checks runs against `access` called record by record (random
+//! `tests/reference_parity/` checks runs against `access` called record by record (random
 //! machines, every run mode) and against the naive reference model (machines of the shapes
 //! the lane specialises, with and without compiled pair loops).
 
