@@ -10,8 +10,10 @@
 //! - `memory/` — the frame allocator and its placement policies.
 //! - `machine` — the machine description (serde), validated field by field.
 //! - `energy` — a machine's optional energy parameters (`[energy]`), data only (docs/energy.md).
+//! - `options` — `RunOptions`, a run's switches, taken by both the engine and the reference.
 //! - `system` — the engine: cores on one timeline, the per-access path.
 //! - `stats` — counters per core, per thread, per level.
+//! - `registry` — every technique's model paired with its twin; the one module that sees both.
 //! - `reference` — a deliberately naive model of the whole machine the engine is checked against
 //!   (its own frame allocator and page-table geometry; docs/reference-model.md).
 //! - `tags` — the keys of a set-associative structure with one-byte fingerprints: a set's
@@ -23,9 +25,11 @@ pub mod energy;
 mod lean_row;
 pub mod machine;
 pub mod memory;
+pub mod options;
 pub mod os;
 pub mod page_table;
 pub mod reference;
+pub mod registry;
 pub mod replacement;
 pub mod sched;
 mod simd;
@@ -38,4 +42,4 @@ pub mod walker;
 
 pub use machine::MachineConfig;
 pub use stats::Stats;
-pub use system::{RunOptions, SimError, System, Technique};
+pub use system::{Declaration, RunOptions, SimError, System, Technique};

@@ -502,6 +502,29 @@ fn default_guest_bytes() -> u64 {
 }
 
 impl MachineConfig {
+    /// What a cache-pressure stressor is sized and timed by (seed 001 §5.1's stress-ng
+    /// `cache` and `stream`): the L3's bytes (the largest shared level, else the largest
+    /// level, else the seed's 32 MiB) and the fastest L1 latency (else 4 cycles). A property
+    /// of the machine, so pt_baker's model and its twin both read it here.
+    pub fn stressor_targets(&self) -> (u64, u64) {
+        let l3_bytes = self
+            .caches
+            .iter()
+            .filter(|c| c.shared)
+            .map(|c| c.size)
+            .max()
+            .or_else(|| self.caches.iter().map(|c| c.size).max())
+            .unwrap_or(32 << 20);
+        let l1_latency = self
+            .caches
+            .iter()
+            .filter(|c| c.level == 1)
+            .map(|c| c.latency)
+            .min()
+            .unwrap_or(4);
+        (l3_bytes, l1_latency)
+    }
+
     /// A machine of one core and one hardware thread at 1 GHz with `tlbs` over `format`'s
     /// 4 KiB pages, a walker of default costs, no caches and 8 GiB of memory (100 cycles,
     /// frames in order): the base that tests and examples change what they need of

@@ -49,7 +49,7 @@ pub struct UnitStats {
     /// cycles, Tables 2-3). Counted on the general path only (`System::reference_full`), and
     /// reported only by runs that ask for them and take that path throughout
     /// (`RunOptions::stall_cycles`, or a technique that reports them,
-    /// `Technique::reports_stall_cycles`); empty otherwise.
+    /// `Declaration::reports_stall_cycles`); empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub data_stall_cycles: Vec<u64>,
 }
@@ -192,7 +192,7 @@ pub struct Stats {
     /// Every miss of one TLB level with its set, page, thread, job and the page that evicted
     /// it, when the run asked for it (`System::log_misses`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub misses: Option<crate::system::MissLog>,
+    pub misses: Option<MissLog>,
     /// The DRAM channels' counts, on a machine with `timing.dram` (`DramStats`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dram: Option<DramStats>,
@@ -350,7 +350,7 @@ pub struct TechniqueStats {
     /// The parameters it ran with (every one, defaults included), as `key=value` strings.
     pub params: BTreeMap<String, String>,
     pub counters: BTreeMap<String, u64>,
-    /// Which counters are levels, not counts (`Technique::levels`): never differenced or added.
+    /// Which counters are levels, not counts (`Declaration::levels`): never differenced or added.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub levels: Vec<String>,
 }
@@ -385,4 +385,42 @@ mod tests {
         );
         assert_eq!(earlier.then(&roi), now);
     }
+}
+
+// The miss log's records (`System::log_misses`, system/miss_log.rs keeps them during a run):
+// data a run returns in `Stats::misses`, so they live with the other counters.
+
+/// The thread an eviction by the kernel's own fill (`kernel_touch`) is attributed to.
+pub const KERNEL_THREAD: u32 = u32::MAX;
+
+/// One miss of the logged level.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct MissRecord {
+    /// The engine's reference count when the miss was taken (its 0-based index in the run).
+    pub reference: u64,
+    /// The software thread that missed (`None`: no thread was current on the hardware thread).
+    pub thread: Option<u32>,
+    /// The job of that thread's task open at the miss (trace `JobStart`/`JobEnd`, the RM
+    /// scheduler), if any.
+    pub job: Option<u32>,
+    /// The level's set the page maps to.
+    pub set: u32,
+    /// The virtual address of the page that missed (its first byte, in the page size filled).
+    pub page: u64,
+    /// The page (its virtual address) whose fill last evicted this page from the level, and the thread that filled
+    /// it (`KERNEL_THREAD` for the kernel's own fills); `None` when the page was never evicted
+    /// there: its first touch, or an invalidation removed it.
+    pub evicted_by: Option<(u64, u32)>,
+    /// The page (its virtual address) this miss's fill evicted from the level, if any.
+    pub victim: Option<u64>,
+}
+
+/// The log of one run: the level it watches and its misses in order.
+#[derive(Clone, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+pub struct MissLog {
+    /// The level's name (`Stats::tlb_levels`).
+    pub level: String,
+    pub records: Vec<MissRecord>,
+    /// Per set of the level, the misses logged (the same records, counted).
+    pub per_set: Vec<u64>,
 }

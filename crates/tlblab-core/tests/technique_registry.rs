@@ -1,6 +1,8 @@
-//! The technique registry (`techniques::REGISTRY`): what adding a technique takes, shown with a
+//! The technique registry (`registry::REGISTRY`): what adding a technique takes, shown with a
 //! throwaway one defined here in full, as `techniques/<name>.rs` and `reference/twins/<name>.rs`
-//! would define it, and registered with the one line a real technique adds to `REGISTRY`. It is
+//! would define it, and registered with the one line a real technique adds to `REGISTRY`: it
+//! needs nothing of `system/` but the public `Technique` trait and `System` operations, and
+//! nothing of the reference but the public `Twin` trait, so a technique touches no engine file. It is
 //! listed in the catalog, builds and runs on the engine with its parameters checked against its
 //! catalog entry, and its naive twin runs beside it in the reference model and agrees, count
 //! for count. The registry's own promises (every technique has a twin, no parameter of a
@@ -16,11 +18,10 @@ use tlblab_core::machine::{MachineConfig, TechniqueSpec};
 use tlblab_core::os::SwitchPolicy;
 use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::reference::{ReferenceModel, Twin, TwinCycles};
+use tlblab_core::registry::{Registration, Registry, REGISTRY};
 use tlblab_core::replacement::ReplacementKind;
-use tlblab_core::techniques::{
-    self, Model, ParamInfo, Params, Registration, Registry, TechniqueInfo, REGISTRY,
-};
-use tlblab_core::{RunOptions, SimError, System, Technique};
+use tlblab_core::techniques::{self, Model, ParamInfo, Params, TechniqueInfo};
+use tlblab_core::{Declaration, RunOptions, SimError, System, Technique};
 use tlblab_trace::{Access, Record};
 use tlblab_types::{AccessKind, ThreadId, VirtAddr};
 
@@ -55,8 +56,8 @@ impl Model for SwitchToll {
 }
 
 impl Technique for SwitchToll {
-    fn name(&self) -> &'static str {
-        INFO.name
+    fn declaration(&self) -> Declaration {
+        Declaration::named(INFO.name)
     }
 
     fn on_switch_in(&mut self, _: &mut System, _: usize, _: ThreadId) -> Result<u64, SimError> {

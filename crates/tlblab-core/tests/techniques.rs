@@ -16,7 +16,7 @@ use tlblab_core::os::SwitchPolicy;
 use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::replacement::ReplacementKind;
 use tlblab_core::techniques;
-use tlblab_core::{RunOptions, SimError, System, Technique};
+use tlblab_core::{Declaration, RunOptions, SimError, System, Technique};
 use tlblab_trace::record::NO_THREAD;
 use tlblab_trace::{Access, Event, Record, VecSource};
 use tlblab_types::{AccessKind, CoreId, ThreadId, VirtAddr};
@@ -115,7 +115,7 @@ fn given_a_colored_page_then_its_set_is_the_color_after_the_reserved_sets_and_of
         load(0, 0x1234_5678),
         load(0, 0x7fff_1ff8),
     ];
-    t.transform(&mut records).unwrap();
+    t.on_batch(&mut records).unwrap();
     let va = |r: &Record| match r {
         Record::Access(a) => a.vaddr.0,
         _ => unreachable!(),
@@ -145,7 +145,7 @@ fn given_an_access_across_a_page_boundary_then_its_two_pages_are_placed_apart_an
         VirtAddr(0x5000_0ffc),
         8,
     ))];
-    t.transform(&mut records).unwrap();
+    t.on_batch(&mut records).unwrap();
     assert_eq!(records.len(), 2);
     let (a, b) = match (records[0], records[1]) {
         (Record::Access(a), Record::Access(b)) => (a, b),
@@ -183,7 +183,7 @@ fn given_a_technique_run_then_it_equals_a_plain_run_with_lanes_on_the_records_it
         let mut t =
             techniques::build(&spec("tlb_coloring:colors_per_thread=2"), &xeon_l1(), 3).unwrap();
         let mut moved = records.clone();
-        t.transform(&mut moved).unwrap();
+        t.on_batch(&mut moved).unwrap();
         let mut plain = System::new(xeon_l1(), opts).unwrap();
         plain.run_slice(&moved).unwrap();
 
@@ -203,10 +203,11 @@ struct Counting {
 }
 
 impl Technique for Counting {
-    fn name(&self) -> &'static str {
-        "counting"
+    fn declaration(&self) -> Declaration {
+        Declaration::named("counting")
     }
-    fn on_switch(
+
+    fn on_space_switch(
         &mut self,
         _sys: &mut System,
         _cpu: usize,

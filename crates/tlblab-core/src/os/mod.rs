@@ -26,7 +26,7 @@ pub enum SwitchPolicy {
     FlushAll,
     /// No flush: entries are told apart by ASID; the ASID space rolls over (seed 000 §3.3).
     AsidTagged,
-    /// Leave the switch to the technique installed (`Technique::on_switch`; ARM domains, seed 002).
+    /// Leave the switch to the technique installed (`Technique::on_space_switch`; ARM domains, seed 002).
     Hook,
 }
 

@@ -1,4 +1,4 @@
-//! ARM domains in the reference, for seed 002's twin (`twins/fass.rs`), naively: each hardware
+//! ARM domains in the reference, for seed 002's twin (`twins/fass/`), naively: each hardware
 //! thread's Domain Access Control Register (2 bits per domain, §2.1), the caching page
 //! directory (one optional domain per 1 MiB section, §2.3 Fig. 1) as a `Vec`, and the domain
 //! each TLB entry carries in a map beside the TLB (by the entry's level instance and tags).

@@ -117,7 +117,7 @@ impl System {
 
     /// A `TlbLock` event (seed 004): lock or unlock `page` of `process` in the lockable data
     /// TLB level of `core` (or every core); the walk a lock makes is paid by the process's
-    /// hardware thread (`lock_page` in techniques/lockdown.rs).
+    /// hardware thread (`lock_page` in system/lock.rs).
     fn tlb_lock_event(
         &mut self,
         process: u32,

@@ -29,7 +29,7 @@
 //!
 //! Exactness: `run` accepts a record only under the conditions of `System::access`'s inline
 //! case followed by a first-level hit, and mirrors their counter updates and cycles.
-//! `tests/reference_parity.rs` checks every counter against `access` called record by record,
+//! `tests/reference_parity/` checks every counter against `access` called record by record,
 //! on random machines and streams (`run_agrees_with_access_by_access`), and on long streams
 //! over more pages than the lane holds (`lane_runs_over_more_pages_than_it_holds_...`).
 

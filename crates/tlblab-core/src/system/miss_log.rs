@@ -12,43 +12,8 @@
 //! entries a technique inserts or removes through the System's operations, and invalidations
 //! (a page invalidated, then missed, counts as never evicted: `evicted_by` empty).
 
-use serde::{Deserialize, Serialize};
+use crate::stats::{MissLog, MissRecord, KERNEL_THREAD};
 use std::collections::HashMap;
-
-/// The thread an eviction by the kernel's own fill (`kernel_touch`) is attributed to.
-pub const KERNEL_THREAD: u32 = u32::MAX;
-
-/// One miss of the logged level.
-#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
-pub struct MissRecord {
-    /// The engine's reference count when the miss was taken (its 0-based index in the run).
-    pub reference: u64,
-    /// The software thread that missed (`None`: no thread was current on the hardware thread).
-    pub thread: Option<u32>,
-    /// The job of that thread's task open at the miss (trace `JobStart`/`JobEnd`, the RM
-    /// scheduler), if any.
-    pub job: Option<u32>,
-    /// The level's set the page maps to.
-    pub set: u32,
-    /// The virtual address of the page that missed (its first byte, in the page size filled).
-    pub page: u64,
-    /// The page (its virtual address) whose fill last evicted this page from the level, and the thread that filled
-    /// it (`KERNEL_THREAD` for the kernel's own fills); `None` when the page was never evicted
-    /// there: its first touch, or an invalidation removed it.
-    pub evicted_by: Option<(u64, u32)>,
-    /// The page (its virtual address) this miss's fill evicted from the level, if any.
-    pub victim: Option<u64>,
-}
-
-/// The log of one run: the level it watches and its misses in order.
-#[derive(Clone, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
-pub struct MissLog {
-    /// The level's name (`Stats::tlb_levels`).
-    pub level: String,
-    pub records: Vec<MissRecord>,
-    /// Per set of the level, the misses logged (the same records, counted).
-    pub per_set: Vec<u64>,
-}
 
 /// The log's state in the engine: the records, and per page evicted its last evictor.
 #[derive(Clone, Debug)]

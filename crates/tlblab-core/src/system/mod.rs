@@ -17,7 +17,9 @@
 //! cores' paths.
 
 mod access;
+mod apart;
 mod checkpoint;
+mod direct;
 mod domains;
 mod dram;
 mod events;
@@ -25,19 +27,23 @@ mod fast_lane;
 mod hints;
 mod kernel;
 mod lane;
+mod lock;
 mod miss_log;
 mod mlp;
+mod report;
 mod sample;
 mod switch;
 mod technique;
+mod threads;
 mod timeline;
 mod walk;
 
+pub use crate::options::RunOptions;
+pub use crate::stats::{MissLog, MissRecord, KERNEL_THREAD};
 pub use checkpoint::{SystemState, SystemStateRef};
 pub use domains::{dacr_allows, DomainFault, DomainState, SECTIONS};
 pub use hints::hint_record;
-pub use miss_log::{MissLog, MissRecord, KERNEL_THREAD};
-pub use technique::Technique;
+pub use technique::{Declaration, Technique};
 pub use timeline::{PausedLoop, ReadAhead, BATCH};
 
 use access::CacheTally;
@@ -46,7 +52,7 @@ use hints::{LaneHints, LeafTableMemo, LEAF_TABLES, PREFETCH_AHEAD};
 use crate::cache::{Cache, CacheKind, Outcome as CacheOutcome};
 use crate::machine::{MachineConfig, TimingModel};
 use crate::memory::{FrameAllocator, MemoryConfig, OutOfMemory};
-use crate::os::{AsidAllocator, JobStats, OsConfig, OsStats, SwitchPolicy};
+use crate::os::{AsidAllocator, JobStats, OsStats, SwitchPolicy};
 use crate::page_table::{Leaf, PageTable, PageTableFormat, WalkPath};
 use crate::stats::{Stats, UnitStats};
 use crate::tlb::{Requester, Tlb, TlbEntry, TlbHit, TlbKind};
@@ -60,82 +66,6 @@ use tlblab_trace::{Access, Event, Record, RecordSource};
 use tlblab_types::{
     AccessKind, Asid, Domain, PageSize, Pfn, PhysAddr, ThreadId, VirtAddr, Vmid, Vpn,
 };
-
-/// Per-run switches that are not properties of the machine.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct RunOptions {
-    pub seed: u64,
-    /// Simulate the caches. Off = a machine without caches: every walk reference is served by
-    /// memory (TLB-only studies).
-    pub caches: bool,
-    /// Access the data itself after translating (off for TLB-only studies).
-    pub data_accesses: bool,
-    /// Walk the page tables on a miss in every TLB level. Off = a TLB-only study (ARCHITECTURE.md
-    /// glossary, *TLB-only*): such a miss is counted as a walk and charged the walker's fixed
-    /// latency (`walker.latency`), but no page table is built or read, nothing is loaded through
-    /// the caches, no page-walk cache is consulted and no page fault is counted; the translation
-    /// filled is the page's identity frame, of the page size its region maps it with. Needs
-    /// `caches` and `data_accesses` off (the frames are not real).
-    pub walks: bool,
-    /// Stop after this many references (0 = no limit).
-    pub max_references: u64,
-    /// The OS model's parameters.
-    pub os: OsConfig,
-    /// Count the per-level data TLB stall cycles (`UnitStats::data_stall_cycles`, seed 004
-    /// Tables 2-3): every reference takes the general path (the lanes step aside, as for a
-    /// technique), which counts them; the result is the same in every other counter.
-    pub stall_cycles: bool,
-}
-
-impl Default for RunOptions {
-    fn default() -> Self {
-        RunOptions {
-            seed: 0,
-            caches: true,
-            data_accesses: true,
-            walks: true,
-            max_references: 0,
-            os: OsConfig::default(),
-            stall_cycles: false,
-        }
-    }
-}
-
-impl RunOptions {
-    /// TLB levels only: no page walks, no caches, no data accesses (see `walks`).
-    pub fn tlb_only(seed: u64) -> RunOptions {
-        RunOptions {
-            walks: false,
-            ..RunOptions::no_caches(seed)
-        }
-    }
-
-    /// TLB levels and page walks (with the page-walk caches, every page-table entry read from
-    /// memory): no caches, no data accesses.
-    pub fn no_caches(seed: u64) -> RunOptions {
-        RunOptions {
-            seed,
-            caches: false,
-            data_accesses: false,
-            walks: true,
-            max_references: 0,
-            os: OsConfig::default(),
-            stall_cycles: false,
-        }
-    }
-
-    /// Checks the combination of switches; the error names the field.
-    pub fn validate(&self) -> Result<(), String> {
-        if !self.walks && (self.caches || self.data_accesses) {
-            return Err(format!(
-                "run options: walks = false (a TLB-only run) needs caches = false and data_accesses = false, found caches = {}, data_accesses = {}",
-                self.caches, self.data_accesses
-            ));
-        }
-        self.os.validate()
-    }
-}
 
 /// An error of a run that is the user's to fix (bad trace, exhausted memory).
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -419,7 +349,7 @@ pub struct System {
     /// entries (`restore_state`). The miss log (`log_misses`) sets it too: its fills branch
     /// off behind this look.
     pub(crate) any_global: bool,
-    /// The technique runs a companion (`Technique::has_companion`): `timeline_step` lets it
+    /// The technique runs a companion (`Declaration::has_companion`): `timeline_step` lets it
     /// catch up before each access.
     pub(crate) companion: bool,
     /// ARM domain checks (`domains.rs`), on only when a technique turns them on.
@@ -727,154 +657,6 @@ impl System {
         })
     }
 
-    pub fn cpu_count(&self) -> usize {
-        self.cpus.len()
-    }
-
-    /// Creates an address space (process) and returns its index. ASIDs are assigned 1, 2, ...
-    /// (the OS model's ASID allocator may reassign them).
-    pub fn create_space(&mut self) -> Result<usize, SimError> {
-        let id = self.spaces.len() as u32;
-        let pt = PageTable::new(self.config.page_table.format, &mut self.frames)
-            .map_err(|e| oom(e, "physical"))?;
-        self.space_generation.push(0);
-        self.spaces.push(AddressSpace {
-            id,
-            // Assigned by the ASID allocator when the space is first scheduled.
-            asid: Asid(0),
-            vmid: Vmid(if self.host.is_some() { 1 } else { 0 }),
-            domain: Domain(0),
-            pt,
-            regions: Vec::new(),
-            default_size: self.config.page_table.page_size,
-        });
-        Ok(id as usize)
-    }
-
-    /// Maps `start..start+len` of `space` with `size` pages from now on (first touch decides).
-    pub fn set_region_page_size(
-        &mut self,
-        space: usize,
-        start: VirtAddr,
-        len: u64,
-        size: PageSize,
-    ) -> Result<(), SimError> {
-        self.add_region(space, start, len, size, None, false)
-    }
-
-    /// Backs `start..start+len` of `space` by shared object `object`: every address space that
-    /// maps the same object (at any address) shares its frames. `global`: the kernel's mapping
-    /// (`prot::GLOBAL`), its leaf descriptors without the nG bit, so the TLB entries filled
-    /// from them translate for every ASID and survive ASID rollovers.
-    pub fn map_shared(
-        &mut self,
-        space: usize,
-        start: VirtAddr,
-        len: u64,
-        size: PageSize,
-        object: u32,
-        global: bool,
-    ) -> Result<(), SimError> {
-        self.add_region(space, start, len, size, Some(object), global)
-    }
-
-    /// Newer regions take precedence over older ones that overlap them.
-    fn add_region(
-        &mut self,
-        space: usize,
-        start: VirtAddr,
-        len: u64,
-        size: PageSize,
-        object: Option<u32>,
-        global: bool,
-    ) -> Result<(), SimError> {
-        let fmt = self.config.page_table.format;
-        if !fmt.supports(size) {
-            return Err(SimError(format!(
-                "page size {size} is not supported by the {} page-table format",
-                fmt.name()
-            )));
-        }
-        self.spaces[space].regions.insert(
-            0,
-            (start.0, start.0.saturating_add(len), size, object, global),
-        );
-        self.any_global |= global;
-        Ok(())
-    }
-
-    /// Binds `thread` to `space`, running on hardware thread `cpu`.
-    pub fn bind_thread(&mut self, thread: ThreadId, space: usize, cpu: usize) {
-        let t = thread.0 as usize;
-        if self.threads.len() <= t {
-            self.threads.resize(t + 1, None);
-        }
-        let stat = match self.threads[t] {
-            Some(s) => s.stat,
-            None => {
-                self.thread_stats.push((
-                    thread.0,
-                    UnitStats::new(self.tlb_names.len(), self.cache_names.len()),
-                ));
-                self.thread_stats.len() - 1
-            }
-        };
-        self.threads[t] = Some(ThreadState {
-            space,
-            cpu: cpu % self.cpus.len(),
-            stat,
-        });
-    }
-
-    /// The state of software thread `thread`; a thread first seen runs in the first address
-    /// space, on hardware thread (id mod hardware threads).
-    #[inline]
-    pub(crate) fn thread_state(&mut self, thread: ThreadId) -> Result<ThreadState, SimError> {
-        if let Some(Some(s)) = self.threads.get(thread.0 as usize) {
-            return Ok(*s);
-        }
-        self.new_thread_state(thread)
-    }
-
-    /// The hardware thread `thread` runs on (`thread_state`'s, without copying the whole
-    /// state: the run loops ask it per record).
-    #[inline(always)]
-    fn cpu_of(&mut self, thread: ThreadId) -> Result<usize, SimError> {
-        match self.threads.get(thread.0 as usize) {
-            Some(Some(s)) => Ok(s.cpu),
-            _ => Ok(self.new_thread_state(thread)?.cpu),
-        }
-    }
-
-    /// `thread_state` of a thread not seen before (the multi-core run loop asks for every
-    /// queued access's: the known case inline, this one out of the way).
-    #[cold]
-    #[inline(never)]
-    fn new_thread_state(&mut self, thread: ThreadId) -> Result<ThreadState, SimError> {
-        if thread.0 > 1 << 20 {
-            return Err(SimError(format!(
-                "thread id {} is too large (expected < 2^20)",
-                thread.0
-            )));
-        }
-        if self.spaces.is_empty() {
-            self.create_space()?;
-        }
-        let cpu = thread.0 as usize % self.cpus.len();
-        self.bind_thread(thread, 0, cpu);
-        Ok(self.threads[thread.0 as usize].unwrap())
-    }
-
-    /// The OS event counters so far.
-    pub fn os_stats(&self) -> &OsStats {
-        &self.os_stats
-    }
-
-    /// Jobs completed so far.
-    pub fn jobs(&self) -> &[JobStats] {
-        &self.jobs
-    }
-
     /// Whether the run options let the lanes run: not when stall cycles are counted (only the
     /// general path counts them) nor when page faults enter the kernel
     /// (`OsConfig::fault_kernel_pages`: the fault path fills TLB levels a lane may hold).
@@ -904,163 +686,9 @@ impl System {
         self.current[cpu] = to;
     }
 
-    /// A software thread's counters including what it has done since it was last switched in.
-    fn thread_stats_now(&self, thread: ThreadId, st: ThreadState) -> UnitStats {
-        let mut unit = self.thread_stats[st.stat].1.clone();
-        for cpu in 0..self.cpus.len() {
-            if self.current[cpu] == Some(thread) {
-                unit.add(&self.cpu_stats[cpu]);
-                unit.sub(&self.cpu_snap[cpu]);
-            }
-        }
-        unit
-    }
-
-    /// Per core: its hardware threads' references plus the OS work charged to it.
-    fn core_stats(&self) -> Vec<UnitStats> {
-        let mut cores = self.core_os.clone();
-        for (cpu, c) in self.cpus.iter().enumerate() {
-            cores[c.core].add(&self.cpu_stats[cpu]);
-        }
-        cores
-    }
-
-    /// The statistics so far.
-    /// Warms the machine up with the first `references` references of the next `run`: the
-    /// statistics then cover what follows only (the region of interest), and
-    /// `RunOptions::max_references` still counts from the start of the run. The run loop stops
-    /// at that count exactly as a run with `max_references = references` stops, takes a
-    /// snapshot of every counter (`begin_roi`) and goes on, so the statistics are exactly the
-    /// difference of two runs stopped at the two counts (`tests/warmup.rs`); nothing is added
-    /// to the per-access path. 0 = no warm-up.
-    pub fn set_warmup(&mut self, references: u64) {
-        self.warmup = references;
-    }
-
-    /// Begins the region of interest now: every counter restarts from here (`stats` reports
-    /// the difference from this point). Called by the run loop at the end of a reference
-    /// warm-up, and by a `PhaseBegin` event of `ROI_REGION` (an instruction trace's warm-up,
-    /// marked by its reader). Only the first call counts.
-    pub fn begin_roi(&mut self) {
-        if self.roi_begin.is_none() {
-            self.roi_begin = Some(Box::new(self.whole_stats()));
-            if let Some(log) = self.miss_log.as_deref_mut() {
-                log.restart();
-            }
-        }
-        self.warmup = 0;
-    }
-
-    /// Whether the region of interest has begun (false after a run shorter than its warm-up).
-    pub fn roi_begun(&self) -> bool {
-        self.roi_begin.is_some()
-    }
-
-    /// The statistics of the run, or of its region of interest after a warm-up (`set_warmup`):
-    /// then `Stats::warmup` says what was left out.
-    pub fn stats(&self) -> Stats {
-        let whole = self.whole_stats();
-        match &self.roi_begin {
-            None => whole,
-            Some(begin) => {
-                let mut s = whole.since(begin);
-                s.warmup = Some(crate::stats::WarmupStats {
-                    references: begin.total.references,
-                    cycles: begin.cycles,
-                });
-                s
-            }
-        }
-    }
-
-    /// Every counter since the start of the run.
-    fn whole_stats(&self) -> Stats {
-        let cores = self.core_stats();
-        let mut total = UnitStats::new(self.tlb_names.len(), self.cache_names.len());
-        for c in &cores {
-            total.add(c);
-        }
-        let mut sources = self.cache_names.clone();
-        sources.push("memory".into());
-        let threads: BTreeMap<u32, UnitStats> = self
-            .threads
-            .iter()
-            .enumerate()
-            .filter_map(|(t, st)| {
-                st.map(|st| (t as u32, self.thread_stats_now(ThreadId(t as u32), st)))
-            })
-            .collect();
-        let mut processes: BTreeMap<u32, UnitStats> = BTreeMap::new();
-        for (t, unit) in &threads {
-            let space = self.threads[*t as usize].expect("listed thread").space as u32;
-            processes
-                .entry(space)
-                .or_insert_with(|| UnitStats::new(self.tlb_names.len(), self.cache_names.len()))
-                .add(unit);
-        }
-        let mut stats = Stats {
-            machine: self.config.name.clone(),
-            tlb_levels: self.tlb_names.clone(),
-            cache_levels: self.cache_names.clone(),
-            sources,
-            cores,
-            threads,
-            processes,
-            total,
-            os: self.os_stats.clone(),
-            jobs: self.jobs.clone(),
-            cycles: self.now(),
-            phases: self.phases.clone(),
-            technique: self
-                .technique
-                .as_ref()
-                .map(|t| crate::stats::TechniqueStats {
-                    name: t.name().to_string(),
-                    params: self.technique_params.clone(),
-                    counters: t.counters().into_iter().collect(),
-                    levels: t.levels().iter().map(|l| l.to_string()).collect(),
-                }),
-            warmup: None,
-            misses: self.miss_log.as_ref().map(|m| m.log.clone()),
-            dram: self.dram_stats(),
-        };
-        let stall_reported = self.options.stall_cycles
-            || self
-                .technique
-                .as_ref()
-                .is_some_and(|t| t.reports_stall_cycles());
-        if self.lanes_allowed || !stall_reported {
-            // The lanes do not count stall cycles: a run they may have served reports none
-            // rather than a part; and a run that did not ask for them reports none, as a
-            // technique-free run does (`UnitStats::data_stall_cycles`).
-            let units = stats
-                .cores
-                .iter_mut()
-                .chain(stats.threads.values_mut())
-                .chain(stats.processes.values_mut())
-                .chain(std::iter::once(&mut stats.total))
-                .chain(stats.phases.iter_mut().map(|p| &mut p.stats));
-            for u in units {
-                u.data_stall_cycles.clear();
-            }
-        }
-        stats
-    }
-
     /// The machine's time: the largest hardware-thread clock.
     pub fn now(&self) -> u64 {
         self.cpus.iter().map(|c| c.clock).max().unwrap_or(0)
-    }
-
-    /// Every counter of the machine so far, summed over its cores (what `Stats::total` holds).
-    pub(crate) fn machine_counters(&self) -> UnitStats {
-        // What `core_stats` sums per core, summed at once: no vector of cores built per call
-        // (phases may come every few hundred references).
-        let mut total = UnitStats::new(self.tlb_names.len(), self.cache_names.len());
-        for c in self.core_os.iter().chain(&self.cpu_stats) {
-            total.add(c);
-        }
-        total
     }
 
     /// The TLB instances of a core's data path, first level first (for techniques and tests).
@@ -1078,22 +706,5 @@ impl System {
 
     pub fn page_table_format(&self) -> PageTableFormat {
         self.config.page_table.format
-    }
-}
-
-impl System {
-    /// The hardware thread `thread` runs on (binding unknown threads as `access` would).
-    pub fn thread_cpu(&mut self, thread: ThreadId) -> Result<usize, SimError> {
-        Ok(self.thread_state(thread)?.cpu)
-    }
-
-    /// Places `thread` on hardware thread `cpu` without the migration policy (first placement).
-    pub fn bind_thread_cpu(&mut self, thread: ThreadId, cpu: usize) -> Result<(), SimError> {
-        let st = self.thread_state(thread)?;
-        self.threads[thread.0 as usize] = Some(ThreadState {
-            cpu: cpu % self.cpus.len(),
-            ..st
-        });
-        Ok(())
     }
 }

@@ -21,20 +21,63 @@ use crate::page_table::{Leaf, WalkPath};
 use tlblab_trace::{Event, Record};
 use tlblab_types::{AccessKind, PhysAddr, ThreadId, VirtAddr};
 
-pub trait Technique: Send {
+/// What a technique declares about itself, read when it is installed (and its name and levels
+/// again for the statistics): properties, not events, so they are one answer rather than a
+/// hook each. `Declaration::named(name)` is a technique that declares nothing else.
+#[derive(Clone, Copy, Debug)]
+pub struct Declaration {
     /// The catalog name (`tlblab techniques`).
-    fn name(&self) -> &'static str;
+    pub name: &'static str,
+    /// Which of `counters` are levels (a setting or a state now: the helper's hardware thread,
+    /// the entries held) rather than counts of events: a region of interest reports their
+    /// value at its end, not a difference (`Stats::since`), and intervals that merge keep the
+    /// later one (`Stats::then`).
+    pub levels: &'static [&'static str],
+    /// Whether the lanes may serve a run with this technique: true only when the parity tests
+    /// run this technique with and without the lanes and find the same statistics.
+    pub lanes_allowed: bool,
+    /// Whether the run reports the per-level data TLB stall cycles
+    /// (`UnitStats::data_stall_cycles`) without `RunOptions::stall_cycles`: a technique whose
+    /// seed measures them (lockdown, seed 004 Tables 2-3). Others leave the statistics as a
+    /// technique-free run's.
+    pub reports_stall_cycles: bool,
+    /// Whether the technique runs work of its own on hardware threads the records do not use
+    /// (a helper thread, seed 001 §4; stressors, §5.3): the engine then calls `on_clock`
+    /// before each access it simulates.
+    pub has_companion: bool,
+}
 
-    /// Once, after the machine is built and before the first record: set up state, lock
-    /// entries, map pages.
-    fn install(&mut self, _sys: &mut System) -> Result<(), SimError> {
+impl Declaration {
+    /// A technique named `name` that declares nothing else (no levels, no lanes, no stall
+    /// cycles, no companion).
+    pub const fn named(name: &'static str) -> Declaration {
+        Declaration {
+            name,
+            levels: &[],
+            lanes_allowed: false,
+            reports_stall_cycles: false,
+            has_companion: false,
+        }
+    }
+}
+
+/// A technique as the engine sees it: what it declares, the events it answers (each hook is
+/// named by the event it sees and does nothing unless the technique says otherwise), and its
+/// counters.
+pub trait Technique: Send {
+    /// What the technique is (name, levels, lanes, stall cycles, companion); read at install.
+    fn declaration(&self) -> Declaration;
+
+    /// Installed: once, after the machine is built and before the first record (or on a
+    /// machine restored from a checkpoint): set up state, lock entries, map pages.
+    fn on_install(&mut self, _sys: &mut System) -> Result<(), SimError> {
         Ok(())
     }
 
-    /// Rewrites a batch of records before the engine simulates them (the batch is the engine's
-    /// own copy; records may be changed, added or removed). Placement techniques move accesses
-    /// to the addresses their allocator would have given. Called for every batch, in order.
-    fn transform(&mut self, _records: &mut Vec<Record>) -> Result<(), SimError> {
+    /// A batch of records, before the engine simulates it (the batch is the engine's own
+    /// copy; records may be changed, added or removed). Placement techniques move accesses to
+    /// the addresses their allocator would have given. Called for every batch, in order.
+    fn on_batch(&mut self, _records: &mut Vec<Record>) -> Result<(), SimError> {
         Ok(())
     }
 
@@ -42,7 +85,7 @@ pub trait Technique: Send {
     /// held none) to `to`. `Some(cycles)` replaces the switch policy (it did what a switch does
     /// and costs `cycles` beyond `os.switch_cycles`); `None` lets the policy act. Under
     /// `os.switch = "hook"` a technique must answer `Some`.
-    fn on_switch(
+    fn on_space_switch(
         &mut self,
         _sys: &mut System,
         _cpu: usize,
@@ -88,33 +131,6 @@ pub trait Technique: Send {
         Ok(0)
     }
 
-    /// The technique's own counters (entries saved, restored, filtered, …), for `Stats::technique`.
-    fn counters(&self) -> Vec<(String, u64)> {
-        Vec::new()
-    }
-
-    /// Which of `counters` are levels (a setting or a state now: the helper's hardware thread,
-    /// the entries held) rather than counts of events: a region of interest reports their
-    /// value at its end, not a difference (`Stats::since`), and intervals that merge keep the
-    /// later one (`Stats::then`).
-    fn levels(&self) -> &'static [&'static str] {
-        &[]
-    }
-
-    /// Whether the lanes may serve a run with this technique: true only when the parity tests
-    /// run this technique with and without the lanes and find the same statistics.
-    fn lanes_allowed(&self) -> bool {
-        false
-    }
-
-    /// Whether the run reports the per-level data TLB stall cycles
-    /// (`UnitStats::data_stall_cycles`) without `RunOptions::stall_cycles`: a technique whose
-    /// seed measures them (lockdown, seed 004 Tables 2-3). Others leave the statistics as a
-    /// technique-free run's.
-    fn reports_stall_cycles(&self) -> bool {
-        false
-    }
-
     /// An access faulted on ARM domains (`System::enable_domains`, seed 002 §2.3): thread of
     /// address space `space` on hardware thread `cpu` touched `va`, whose CPD entry is empty
     /// (`Section`) or whose TLB or CPD entry is tagged with a domain the DACR does not enable
@@ -134,31 +150,30 @@ pub trait Technique: Send {
         )))
     }
 
-    /// Whether the technique runs work of its own on hardware threads the records do not use
-    /// (a helper thread, seed 001 §4; stressors, §5.3): the engine then calls `run_companion`
-    /// before each access it simulates. Read once, at install.
-    fn has_companion(&self) -> bool {
-        false
+    /// The clock reached `until` (the clock of the hardware thread whose access runs next on
+    /// the timeline), for a technique that declares a companion: its own hardware threads run
+    /// while their clocks are behind `until`, through the engine's operations
+    /// (`System::access`, `read_page_table_line`, `charge`), so that their loads reach the
+    /// shared caches in time order with the records'. Called on the general path only (a
+    /// technique with a companion takes no lane).
+    fn on_clock(&mut self, _sys: &mut System, _until: u64) -> Result<(), SimError> {
+        Ok(())
     }
 
-    /// The companion's work up to time `until` (the clock of the hardware thread whose access
-    /// runs next on the timeline): it runs while its own hardware threads' clocks are behind
-    /// `until`, through the engine's operations (`System::access`, `read_page_table_line`,
-    /// `charge`), so that its loads reach the shared caches in time order with the records'.
-    /// Called on the general path only (a technique with a companion takes no lane).
-    fn run_companion(&mut self, _sys: &mut System, _until: u64) -> Result<(), SimError> {
-        Ok(())
+    /// The technique's own counters (entries saved, restored, filtered, …), for `Stats::technique`.
+    fn counters(&self) -> Vec<(String, u64)> {
+        Vec::new()
     }
 }
 
 impl System {
     /// Installs `technique` for the rest of the run (replacing one installed before) and calls
-    /// its `install`.
+    /// its `on_install`.
     /// A technique installed mid-run (on a machine restored from a checkpoint) is told the
     /// regions the records announced before (`Event::Region`, as `on_event` would have seen
     /// them; their cycles, if any, are not charged: they were before it existed).
     pub fn install_technique(&mut self, mut technique: Box<dyn Technique>) -> Result<(), SimError> {
-        technique.install(self)?;
+        technique.on_install(self)?;
         for (region, start, len) in self.regions.clone() {
             let event = Event::Region {
                 region,
@@ -167,13 +182,14 @@ impl System {
             };
             technique.on_event(self, 0, &event)?;
         }
-        self.lanes_allowed = technique.lanes_allowed()
+        let declared = technique.declaration();
+        self.lanes_allowed = declared.lanes_allowed
             && Self::lanes_permitted(&self.options)
             && self.miss_log.is_none()
             && self.config.timing.write_buffer.is_none()
             && self.config.timing.dram.is_none()
             && !self.mlp_marked;
-        self.companion = technique.has_companion();
+        self.companion = declared.has_companion;
         self.technique = Some(technique);
         Ok(())
     }
@@ -185,7 +201,7 @@ impl System {
 
     /// The name of the technique installed, if any.
     pub fn technique_name(&self) -> Option<&'static str> {
-        self.technique.as_ref().map(|t| t.name())
+        self.technique.as_ref().map(|t| t.declaration().name)
     }
 
     /// Calls `f` with the technique taken out of the system (so that it may borrow the system
@@ -354,7 +370,7 @@ impl System {
     }
 }
 
-/// Operations for techniques that run work of their own (`Technique::run_companion`). None of
+/// Operations for techniques that run work of their own (`Technique::on_clock`). None of
 /// them is on the per-access path of a run without a technique.
 impl System {
     /// The page-table entries a software walk of `va` in address space `space` reads, root

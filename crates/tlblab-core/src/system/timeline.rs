@@ -130,18 +130,18 @@ pub(super) enum Sole {
 impl CpuQueue {
     /// The accesses not yet taken, in trace order.
     #[inline]
-    fn pending(&self) -> &[Record] {
+    pub(super) fn pending(&self) -> &[Record] {
         &self.records[self.head..]
     }
 
     #[inline]
-    fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.head == self.records.len()
     }
 
     /// Queues an access of `thread`.
     #[inline(always)]
-    fn push(&mut self, r: Record, thread: ThreadId) {
+    pub(super) fn push(&mut self, r: Record, thread: ThreadId) {
         if self.is_empty() {
             self.first = thread;
         }
@@ -150,7 +150,7 @@ impl CpuQueue {
     }
 
     /// Whose accesses are queued.
-    fn sole(&self) -> Sole {
+    pub(super) fn sole(&self) -> Sole {
         if self.is_empty() {
             Sole::Empty
         } else if self.mixed {
@@ -161,7 +161,7 @@ impl CpuQueue {
     }
 
     /// Takes the first access, if any.
-    fn pop_front(&mut self) -> Option<Record> {
+    pub(super) fn pop_front(&mut self) -> Option<Record> {
         let r = *self.records.get(self.head)?;
         self.head += 1;
         if self.head == self.records.len() {
@@ -175,7 +175,7 @@ impl CpuQueue {
         Some(r)
     }
 
-    fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.records.clear();
         self.head = 0;
         self.mixed = false;
@@ -186,20 +186,20 @@ impl CpuQueue {
 /// thread has work.
 pub(super) struct Timeline {
     /// Per hardware thread, its accesses in trace order.
-    queues: Vec<CpuQueue>,
-    queued: usize,
+    pub(super) queues: Vec<CpuQueue>,
+    pub(super) queued: usize,
     /// Per hardware thread: its last access walked (`System::timeline_access`).
-    walking: Vec<bool>,
+    pub(super) walking: Vec<bool>,
     /// No hardware thread's accesses can change what another's find (`System::independent_cpus`).
-    independent: bool,
+    pub(super) independent: bool,
     /// Records were queued since `System::run_apart` was last tried.
-    try_apart: bool,
+    pub(super) try_apart: bool,
 }
 
 impl Timeline {
     /// The timeline and the run loop's own state where a pause left them (`PausedLoop`):
     /// the queues as they were, read-ahead included.
-    fn resume(p: PausedLoop, independent: bool) -> (Timeline, Option<usize>, bool) {
+    pub(super) fn resume(p: PausedLoop, independent: bool) -> (Timeline, Option<usize>, bool) {
         let queued = p.queues.iter().map(|q| q.pending().len()).sum();
         let tl = Timeline {
             queues: p.queues,
@@ -213,7 +213,7 @@ impl Timeline {
 
     /// The run loop's state at a pause, to be saved (`PausedLoop`): each queue keeps only
     /// what is not yet taken.
-    fn pause(self, first_cpu: Option<usize>, multi: bool) -> PausedLoop {
+    pub(super) fn pause(self, first_cpu: Option<usize>, multi: bool) -> PausedLoop {
         let queues = self
             .queues
             .into_iter()
@@ -232,7 +232,7 @@ impl Timeline {
         }
     }
 
-    fn new(cpus: usize, independent: bool) -> Timeline {
+    pub(super) fn new(cpus: usize, independent: bool) -> Timeline {
         Timeline {
             queues: (0..cpus).map(|_| CpuQueue::default()).collect(),
             queued: 0,
@@ -359,7 +359,7 @@ impl System {
                 }
             }
         }
-        // A technique sees each batch first (`Technique::transform`), in a copy of its own.
+        // A technique sees each batch first (`Technique::on_batch`), in a copy of its own.
         let mut transformed: Vec<Record> = Vec::new();
         loop {
             if self.references >= limit && self.stop_at_limit(&mut limit, &mut after_warmup) {
@@ -382,12 +382,12 @@ impl System {
                 if let Some(t) = &mut self.technique {
                     transformed.clear();
                     transformed.extend_from_slice(buf);
-                    t.transform(&mut transformed)?;
+                    t.on_batch(&mut transformed)?;
                     buf = &transformed;
                 }
                 let mut i = 0;
                 // With a technique the lanes may not serve, every access goes through the
-                // timeline's queues to the general path (`Technique::lanes_allowed`).
+                // timeline's queues to the general path (`Declaration::lanes_allowed`).
                 if !multi && tl.queued == 0 && self.lanes_allowed {
                     loop {
                         i += self.run_direct(&buf[i..], single, &mut first_cpu, limit)?;
@@ -504,9 +504,9 @@ impl System {
         if self.companion {
             // A technique's own hardware threads (seed 001's helper) run up to this access's
             // time first, so that their loads and the records' meet the shared caches in
-            // time order (`Technique::run_companion`).
+            // time order (`Technique::on_clock`).
             let until = self.cpus[cpu].clock;
-            self.with_technique((), |t, s| t.run_companion(s, until))?;
+            self.with_technique((), |t, s| t.on_clock(s, until))?;
         }
         let Some(Record::Access(a)) = tl.queues[cpu].pop_front() else {
             unreachable!("the queues hold accesses")
@@ -514,136 +514,6 @@ impl System {
         tl.queued -= 1;
         self.timeline_access(cpu, a, tl.queues[cpu].pending(), &mut tl.walking)?;
         Ok(true)
-    }
-
-    /// Whether, in this run, no hardware thread's accesses can change what another's find,
-    /// so that the timeline may run each hardware thread's queue on its own
-    /// (`run_apart`): no TLB level is on two hardware threads' paths (no SMT siblings, no
-    /// level shared by cores; the page-walk caches are per core), and either a TLB-only run
-    /// (no page tables: a reference reads and changes only the TLB levels of its path) or one
-    /// with walks but no caches and no nested translation, where a walk reads its address
-    /// space's page table and changes its core's page-walk caches only. What such a walk may
-    /// still share is the frame allocator, on a first touch: `run_apart` checks that none
-    /// comes (`all_mapped`).
-    pub(super) fn independent_cpus(&self) -> bool {
-        if self.options.walks && (self.options.caches || self.host.is_some()) {
-            return false;
-        }
-        let mut owner: Vec<Option<usize>> = vec![None; self.tlbs.len()];
-        for (cpu, c) in self.cpus.iter().enumerate() {
-            let core = &self.cores[c.core];
-            for &(t, _) in core.itlb.iter().chain(&core.dtlb) {
-                if owner[t].is_some_and(|o| o != cpu) {
-                    return false;
-                }
-                owner[t] = Some(cpu);
-            }
-        }
-        true
-    }
-
-    /// Runs every queued access, each hardware thread's queue on its own through
-    /// `run_direct` (the memo lane and the fast lane, as for one thread), when the hardware
-    /// threads are independent (`Timeline::independent`), every queued access is of the
-    /// thread its hardware thread runs now or of one whose switch is independent too
-    /// (`switch_apart`: not a new ASID, whose number would depend on the order, nor a
-    /// switch hook), and the reference limit, if any, cannot fall among them; returns
-    /// whether it did. Exact: each hardware
-    /// thread's references, in their order, meet the same TLB state as on the interleaved
-    /// timeline, its clock is the sum of their costs either way, and nothing else is shared.
-    /// Two threads' random streams over 1 GiB each on zen3's two cores, TLB-only: 5.7-6.6 →
-    /// 35-38 M refs/s (`profile_run`, three interleaved runs, 2026-11-24).
-    /// `tests/reference_parity.rs` checks it against the timeline spelled out access by
-    /// access.
-    pub(super) fn run_apart(&mut self, tl: &mut Timeline, limit: u64) -> Result<bool, SimError> {
-        // A reference limit that may fall among the queued accesses cuts them off where the
-        // interleaving puts it, so those go access by access; one that cannot (an access is at
-        // most two references, one per page it touches) leaves them all to run.
-        if !tl.independent || self.references.saturating_add(2 * tl.queued as u64) > limit {
-            return Ok(false);
-        }
-        // It runs each queue through `run_direct`, whose lanes count no stall cycles and run
-        // no technique's companion: a run the lanes may not serve keeps to the timeline (a
-        // drain before an event called it regardless until 2026-11-25, found by the
-        // reference's stall-cycle counts).
-        if !self.lanes_allowed {
-            return Ok(false);
-        }
-        let policy = self.switch_policy();
-        for (cpu, q) in tl.queues.iter().enumerate() {
-            let current = self.current[cpu];
-            // Accesses all of one thread need one look, not one each, unless walks must find
-            // each page mapped.
-            if let Sole::One(t) = q.sole() {
-                if Some(t) != current && !self.switch_apart(policy, t) {
-                    return Ok(false);
-                }
-                if !self.options.walks {
-                    continue;
-                }
-            }
-            for r in q.pending() {
-                let Record::Access(a) = r else {
-                    return Ok(false);
-                };
-                if Some(a.thread) != current && !self.switch_apart(policy, a.thread) {
-                    return Ok(false);
-                }
-                if self.options.walks && !self.all_mapped(a) {
-                    return Ok(false);
-                }
-            }
-        }
-        for cpu in 0..tl.queues.len() {
-            let records = tl.queues[cpu].pending();
-            let taken = self.run_direct(records, false, &mut Some(cpu), u64::MAX)?;
-            // (`run_direct` takes all of them: every one is an access of `cpu`.)
-            for r in &records[taken..] {
-                if let Record::Access(a) = *r {
-                    self.access(a)?;
-                }
-            }
-            tl.queues[cpu].clear();
-        }
-        tl.queued = 0;
-        Ok(true)
-    }
-
-    /// Whether every page access `a` touches (two when it crosses a page) is mapped in its
-    /// thread's address space: its walk then allocates nothing. A first touch takes frames
-    /// from the allocator all address spaces share, so the frames each page gets, and what
-    /// the TLB levels then hold, follow the timeline's order of first touches.
-    pub(super) fn all_mapped(&self, a: &Access) -> bool {
-        let Some(Some(st)) = self.threads.get(a.thread.0 as usize) else {
-            return false;
-        };
-        let pt = &self.spaces[st.space].pt;
-        let va = a.vaddr.0;
-        let last = va + (a.size.max(1) as u64 - 1);
-        va < self.va_limit
-            && last < self.va_limit
-            && pt.translate(VirtAddr(va)).is_some()
-            && (last >> 12 == va >> 12 || pt.translate(VirtAddr(last)).is_some())
-    }
-
-    /// Whether a switch to `thread` under `policy` (the run's, `switch_policy`; on the
-    /// thread's hardware thread, in a run whose hardware threads are independent) changes
-    /// nothing but that hardware thread's own state, whenever it comes: under `flush_all` it
-    /// flushes only that core's TLB levels and page-walk caches (private here; the caches of
-    /// such a run hold nothing, so their flush costs its fixed part whatever the order) and
-    /// charges that hardware thread; under `asid_tagged` when the thread's address space
-    /// holds an ASID of the current generation (the allocator then keeps it and does nothing;
-    /// a new ASID would be numbered in the timeline's order, a rollover flushes every core).
-    /// A switch hook may do anything: no.
-    pub(super) fn switch_apart(&self, policy: SwitchPolicy, thread: ThreadId) -> bool {
-        match policy {
-            SwitchPolicy::FlushAll => true,
-            SwitchPolicy::AsidTagged => match self.threads.get(thread.0 as usize) {
-                Some(Some(st)) => self.space_generation[st.space] == self.asids.generation(),
-                _ => false,
-            },
-            SwitchPolicy::Auto | SwitchPolicy::Hook => false,
-        }
     }
 
     /// One access of the multi-core timeline, of hardware thread `cpu` (`queue`: its accesses
@@ -697,224 +567,6 @@ impl System {
             }
         }
         best
-    }
-
-    /// Simulates `records` in trace order while every access runs on one hardware thread (with
-    /// one, nothing needs interleaving). Returns how many records it consumed: all of them, or
-    /// up to the first access of a second hardware thread, or up to the reference limit.
-    pub(super) fn run_direct(
-        &mut self,
-        records: &[Record],
-        single: bool,
-        first_cpu: &mut Option<usize>,
-        limit: u64,
-    ) -> Result<usize, SimError> {
-        // Runs of references that hit their path's memos go through the memo lane (lane.rs);
-        // the lane is rebuilt after every record that took the general path, which may have
-        // changed a memo.
-        //
-        // Streams that rarely hit a memo (random, strided, pointer chases) would pay for a lane
-        // build on every reference, so after a failed try the next `skip` accesses go straight
-        // to the general path, `skip` doubling with each consecutive failure up to
-        // LANE_MAX_BACKOFF and resetting on a success. The lane only ever changes speed, never
-        // a result (tests/reference_parity.rs compares runs with access-by-access).
-        //
-        // What the memo lane does not take goes to the fast lane (fast_lane.rs), which takes any
-        // reference of its thread, hit or miss, and hands back after a run of first-level hits
-        // for the memo lane to try; what neither takes, to the general path.
-        //
-        // The memo lane pays for every page new to it (`Tlb::peek`, and a let-go once its
-        // eight pages per path are taken): a stream of first-level hits over more pages than
-        // it holds, in no order it follows (a random walk over 12..60 pages), made it 3x
-        // slower than the fast lane (zen3, TLB-only: 22-44 against 70-79 M refs/s). A memo-lane
-        // run of at least `MEMO_JUDGED` references that met a new page more often than one
-        // time in `MEMO_PAGES_PER_NEW` is `poor`: the fast lane then takes the next stretch and
-        // hands back only after `hand_back` first-level hits in a row, which grows fourfold
-        // (from `LONG_HAND_BACK_MIN` up to `LONG_HAND_BACK_MAX`) while the memo lane's tries
-        // between stretches stay poor, and drops back to `HAND_BACK` after one that is not.
-        // (A Lackey capture of `ls -lR` meets a new page about one time in 12.)
-        //
-        // A memo-lane run shorter than `MEMO_SHORT` references counts as a failed try, not a
-        // success: a program fetching on one code page between data references that miss the
-        // first level (a large random footprint) gives the memo lane one fetch at a time, and
-        // the lane was built twice per data reference and the fast lane never tried
-        // (ARCHITECTURE.md, "Fetches in the walking pair loop").
-        const LANE_MAX_BACKOFF: u32 = 64;
-        const MEMO_SHORT: usize = 4;
-        const MEMO_JUDGED: usize = 64;
-        const MEMO_PAGES_PER_NEW: usize = 8;
-        const LONG_HAND_BACK_MIN: u32 = 1024;
-        const LONG_HAND_BACK_MAX: u32 = 1 << 16;
-        let mut fast: Option<FastLane> = None;
-        let mut lane: Option<Lane> = None;
-        let mut lane_stale = true;
-        let mut backoff = 0u32;
-        let mut skip = 0u32;
-        let mut hand_back = HAND_BACK;
-        let mut i = 0;
-        while i < records.len() {
-            if self.records_in_memory {
-                hint_record(records, i);
-            }
-            let r = records[i];
-            if let Record::Access(a) = r {
-                if skip > 0 {
-                    skip -= 1;
-                } else {
-                    if lane_stale || lane.as_ref().is_some_and(|l| l.thread != a.thread) {
-                        lane = Lane::build(self, a.thread);
-                        lane_stale = false;
-                    }
-                    let (mut took, mut new_pages) = (0, 0);
-                    if let Some(l) = &mut lane {
-                        if !single && *first_cpu.get_or_insert(l.cpu) != l.cpu {
-                            return Ok(i);
-                        }
-                        // Each lane record is one reference: stop at the limit.
-                        let budget = (limit - self.references).min((records.len() - i) as u64);
-                        took = l.run(self, &records[i..i + budget as usize]);
-                        new_pages = l.new_pages;
-                    }
-                    if took > 0 {
-                        if took < MEMO_SHORT {
-                            // A failed try, as below.
-                            backoff = (backoff * 2).clamp(1, LANE_MAX_BACKOFF);
-                            skip = backoff - 1;
-                        } else {
-                            backoff = 0;
-                        }
-                        i += took;
-                        if self.references >= limit {
-                            return Ok(i);
-                        }
-                        if took >= MEMO_JUDGED {
-                            if new_pages * MEMO_PAGES_PER_NEW > took {
-                                // Poor: the fast lane takes the next stretch, a longer one.
-                                hand_back =
-                                    (hand_back * 4).clamp(LONG_HAND_BACK_MIN, LONG_HAND_BACK_MAX);
-                                skip = 1;
-                            } else {
-                                hand_back = HAND_BACK;
-                            }
-                        }
-                        continue;
-                    }
-                    backoff = (backoff * 2).clamp(1, LANE_MAX_BACKOFF);
-                    skip = backoff - 1;
-                }
-                // With walks, only once the memo lane keeps failing (a stream that misses the
-                // first level): on traces that mostly hit it, short stretches of the fast lane
-                // between memo-lane runs cost more than the general path (measured: +12% on a
-                // Lackey capture of `ls`, full model).
-                let fast_worth_it =
-                    !self.options.walks || backoff == LANE_MAX_BACKOFF || hand_back > HAND_BACK;
-                if fast_worth_it && fast.as_ref().is_none_or(|l| l.thread != a.thread) {
-                    fast = FastLane::build(self, a.thread);
-                }
-                if let (true, Some(l)) = (fast_worth_it, &fast) {
-                    if !single && *first_cpu.get_or_insert(l.cpu) != l.cpu {
-                        return Ok(i);
-                    }
-                    // Each lane record is one reference: stop at the limit.
-                    let budget = (limit - self.references).min((records.len() - i) as u64);
-                    let (took, fast_stale) =
-                        l.run(self, &records[i..i + budget as usize], hand_back)?;
-                    if took > 0 {
-                        // It filled and evicted: the memo lane's pages may be gone.
-                        lane_stale = true;
-                        i += took;
-                        if self.references >= limit {
-                            return Ok(i);
-                        }
-                        if fast_stale {
-                            fast = None;
-                        }
-                        continue;
-                    }
-                }
-            }
-            // A mark of independence on a machine without `timing.mlp` changes nothing the
-            // lanes hold: they go on (a marked workload's many marks would rebuild them).
-            if let (Record::Event(Event::Independent { thread, begin }), true) =
-                (r, self.mlp.is_empty())
-            {
-                self.set_independent(thread, begin)?;
-                i += 1;
-                continue;
-            }
-            // An access of the memo lane's thread that misses neither path's first TLB level
-            // fills, evicts and invalidates nothing in any level (a fill follows a miss in
-            // every level above it): the lanes' pages and what the fast lane relies on stay
-            // as they were, and only the cache line memos the memo lane copied may move.
-            // Anything else through the general path may change them (fills, page sizes,
-            // locks): both lanes are built again. (Measured on a Lackey capture of `ls -lR`,
-            // whose page-crossing accesses take the general path: 3,000 lane builds of
-            // ~5,000 host instructions each, mostly finding the pages again.)
-            let misses_before = match (&r, &lane) {
-                (Record::Access(a), Some(l)) if a.thread == l.thread => {
-                    Some((l.cpu, self.first_level_misses(l.cpu)))
-                }
-                _ => None,
-            };
-            self.prefetch_ahead(records, i, PREFETCH_AHEAD);
-            if !self.direct_record(r, single, first_cpu)? {
-                return Ok(i);
-            }
-            if !self.lanes_allowed {
-                // An event turned the lanes off (`mlp_general_path`): the rest of the
-                // batch goes through the timeline, as a run without lanes does.
-                return Ok(i + 1);
-            }
-            match (misses_before, &mut lane) {
-                (Some((cpu, before)), Some(l)) if self.first_level_misses(cpu) == before => {
-                    l.keep_after_general_access(self);
-                }
-                _ => {
-                    lane_stale = true;
-                    fast = None;
-                }
-            }
-            i += 1;
-            if self.references >= limit {
-                return Ok(i);
-            }
-        }
-        Ok(records.len())
-    }
-
-    /// The misses so far of hardware thread `cpu`'s first TLB levels (both paths'), as counted
-    /// in its statistics.
-    pub(super) fn first_level_misses(&self, cpu: usize) -> u64 {
-        let stats = &self.cpu_stats[cpu].tlb;
-        self.cpus[cpu]
-            .first_tlb
-            .iter()
-            .flatten()
-            .map(|&(_, stat)| stats[stat].misses)
-            .sum()
-    }
-
-    /// One record of `run_direct` through the general path; false (nothing done) when it is
-    /// an access of a second hardware thread.
-    pub(super) fn direct_record(
-        &mut self,
-        r: Record,
-        single: bool,
-        first_cpu: &mut Option<usize>,
-    ) -> Result<bool, SimError> {
-        match r {
-            Record::Access(a) => {
-                if !single {
-                    let cpu = self.cpu_of(a.thread)?;
-                    if *first_cpu.get_or_insert(cpu) != cpu {
-                        return Ok(false);
-                    }
-                }
-                self.access(a)?;
-            }
-            Record::Event(e) => self.event(e)?,
-        }
-        Ok(true)
     }
 
     /// Runs every access of the timeline (before an event), up to the reference limit.

@@ -13,7 +13,7 @@
 //! 64-bit virtual address of 4 KiB pages reaches, so no thread's lookup can ever hit it; its set
 //! is the one the level's own index function gives that number (uniform over the sets for
 //! the low-bit, bit-list and XOR indexes). It evicts by the level's replacement policy, as a
-//! fill does (`Tlb::insert`). The insertion is a companion (`Technique::run_companion`): it
+//! fill does (`Tlb::insert`). The insertion is a companion (`Technique::on_clock`): it
 //! runs before each access on the general path only, so a run with it takes no lane, and a run
 //! without it executes what it did before.
 //!
@@ -29,7 +29,7 @@
 
 use super::{Model, ParamInfo, Params, TechniqueInfo};
 use crate::machine::MachineConfig;
-use crate::system::{SimError, System, Technique};
+use crate::system::{Declaration, SimError, System, Technique};
 use crate::tlb::{TlbEntry, TlbKind};
 use tlblab_types::{Asid, PageSize, Pfn, SplitMix64, Vpn};
 
@@ -110,11 +110,15 @@ impl Model for ForeignEntries {
 }
 
 impl Technique for ForeignEntries {
-    fn name(&self) -> &'static str {
-        INFO.name
+    fn declaration(&self) -> Declaration {
+        Declaration {
+            name: INFO.name,
+            has_companion: true,
+            ..Declaration::named(INFO.name)
+        }
     }
 
-    fn install(&mut self, sys: &mut System) -> Result<(), SimError> {
+    fn on_install(&mut self, sys: &mut System) -> Result<(), SimError> {
         self.tlbs = (0..sys.tlbs.len())
             .filter(|&t| sys.tlbs[t].config.name == self.level)
             .collect();
@@ -122,12 +126,8 @@ impl Technique for ForeignEntries {
         Ok(())
     }
 
-    fn has_companion(&self) -> bool {
-        true
-    }
-
     /// Before each access: the insertions due by the references simulated so far.
-    fn run_companion(&mut self, sys: &mut System, _until: u64) -> Result<(), SimError> {
+    fn on_clock(&mut self, sys: &mut System, _until: u64) -> Result<(), SimError> {
         while sys.references_so_far() >= self.next {
             self.next += self.every;
             // 40 random bits: far more pages than any run inserts, so a repeat (which would

@@ -8,8 +8,9 @@
 //!
 //! Adding one (ARCHITECTURE.md, recipe 6): a file here with its `INFO` and a model that
 //! implements `Model` (`build`) and `system::Technique`, a naive twin in `reference/twins/` that
-//! implements `reference::Twin`, and one line in `REGISTRY` joining the two; `catalog`, `build`,
-//! `install` and the reference's `install_twin` read nothing else. Its reproductions go in
+//! implements `reference::Twin`, and one line in `registry::REGISTRY` joining the two; `catalog`,
+//! `build`, `install` and the reference's `install_twin` read nothing else. Nothing here imports
+//! the reference model: the registry (`crate::registry`) is the one place the two meet. Its reproductions go in
 //! `python/tlblab/seeds/s<NNN>_*/reproductions/`.
 //!
 //! - `pt_baker` — seed 001: a helper thread keeps the page-table entries of the application's
@@ -34,9 +35,12 @@ pub mod tlb_coloring;
 pub mod tlb_migration;
 
 use crate::machine::{MachineConfig, TechniqueSpec};
-use crate::reference::{twins, Twin};
-use crate::system::{SimError, System, Technique};
+use crate::system::Technique;
 use std::collections::BTreeMap;
+
+// The registry (`crate::registry`) pairs each model here with its twin; its entry points are
+// re-exported so that `techniques::{catalog, build, install}` stay the public names.
+pub use crate::registry::{build, catalog, install, Registration, Registry, REGISTRY};
 
 /// One parameter of a technique: its name, default (as text) and meaning.
 #[derive(Clone, Copy, Debug)]
@@ -62,135 +66,6 @@ pub trait Model: Technique + Sized + 'static {
     /// The model for `machine` with `params` (their names already checked against
     /// `INFO.params`), `seed` the run's seed for anything random.
     fn build(params: &Params, machine: &MachineConfig, seed: u64) -> Result<Self, String>;
-}
-
-/// One technique as the registry holds it: what the catalog lists, how a run builds its model,
-/// how the reference model builds its naive twin. Made by `Registration::of`.
-#[derive(Clone, Copy)]
-pub struct Registration {
-    pub info: TechniqueInfo,
-    pub build: BuildModel,
-    pub twin: BuildTwin,
-}
-
-/// Builds a technique's model from its checked parameters, the machine and the run's seed.
-pub type BuildModel = fn(&Params, &MachineConfig, u64) -> Result<Box<dyn Technique>, String>;
-
-/// Builds a technique's twin from the spec's text, the machine and the run's seed.
-pub type BuildTwin = fn(&TechniqueSpec, &MachineConfig, u64) -> Result<Box<dyn Twin>, String>;
-
-impl Registration {
-    /// The model `M`, whose catalog entry is `info`, with its naive twin `T`: a technique
-    /// cannot be registered without one.
-    pub const fn of<M: Model, T: Twin + 'static>(info: TechniqueInfo) -> Registration {
-        Registration {
-            info,
-            build: build_model::<M>,
-            twin: build_twin::<T>,
-        }
-    }
-}
-
-fn build_model<M: Model>(
-    params: &Params,
-    machine: &MachineConfig,
-    seed: u64,
-) -> Result<Box<dyn Technique>, String> {
-    Ok(Box::new(M::build(params, machine, seed)?))
-}
-
-fn build_twin<T: Twin + 'static>(
-    spec: &TechniqueSpec,
-    machine: &MachineConfig,
-    seed: u64,
-) -> Result<Box<dyn Twin>, String> {
-    Ok(Box::new(T::new(spec, machine, seed)?))
-}
-
-/// Every technique, in seed order: one line each, a model and its twin.
-pub const REGISTRY: &[Registration] = &[
-    Registration::of::<tlb_migration::TlbMigration, twins::MigrationTwin>(tlb_migration::INFO),
-    Registration::of::<pt_baker::PtBaker, twins::PtBakerTwin>(pt_baker::INFO),
-    Registration::of::<fass::Fass, twins::FassTwin>(fass::INFO),
-    Registration::of::<tlb_coloring::TlbColoring, twins::ColoringTwin>(tlb_coloring::INFO),
-    Registration::of::<lockdown::Lockdown, twins::LockdownTwin>(lockdown::INFO),
-    Registration::of::<foreign_entries::ForeignEntries, twins::ForeignTwin>(foreign_entries::INFO),
-];
-
-/// A list of registrations to look techniques up in: `Registry::BUILT_IN` (`REGISTRY`) for
-/// every run; a test can put a technique of its own beside them (`tests/technique_registry.rs`).
-#[derive(Clone, Copy)]
-pub struct Registry<'a>(pub &'a [Registration]);
-
-impl Registry<'static> {
-    pub const BUILT_IN: Registry<'static> = Registry(REGISTRY);
-}
-
-impl<'a> Registry<'a> {
-    /// Every technique's catalog entry, in registration order.
-    pub fn catalog(self) -> Vec<TechniqueInfo> {
-        self.0.iter().map(|r| r.info).collect()
-    }
-
-    /// The technique named `name`, or an error listing the known ones.
-    pub fn find(self, name: &str) -> Result<&'a Registration, String> {
-        self.0.iter().find(|r| r.info.name == name).ok_or_else(|| {
-            let names: Vec<_> = self.0.iter().map(|r| r.info.name).collect();
-            format!(
-                "unknown technique '{name}': expected one of {}",
-                names.join(", ")
-            )
-        })
-    }
-
-    /// Builds the technique `spec` names for `machine` (the run's seed for anything random).
-    /// The error names the technique and the parameter.
-    pub fn build(
-        self,
-        spec: &TechniqueSpec,
-        machine: &MachineConfig,
-        seed: u64,
-    ) -> Result<Box<dyn Technique>, String> {
-        let r = self.find(&spec.name)?;
-        (r.build)(&Params::new(r.info, &spec.params)?, machine, seed)
-    }
-
-    /// Builds `spec` for the system's machine and installs it; the statistics then name it
-    /// with every parameter it ran with, defaults included (`Stats::technique`).
-    pub fn install(self, sys: &mut System, spec: &TechniqueSpec) -> Result<(), SimError> {
-        let t = self
-            .build(spec, &sys.config, sys.options.seed)
-            .map_err(SimError)?;
-        let info = self.find(&spec.name).map_err(SimError)?.info;
-        let mut resolved: BTreeMap<String, String> = info
-            .params
-            .iter()
-            .map(|p| (p.name.to_string(), p.default.to_string()))
-            .collect();
-        resolved.extend(spec.params.clone());
-        sys.set_technique_params(resolved);
-        sys.install_technique(t)
-    }
-}
-
-/// Every technique, in seed order.
-pub fn catalog() -> Vec<TechniqueInfo> {
-    Registry::BUILT_IN.catalog()
-}
-
-/// Builds the technique `spec` names for `machine` (`Registry::build` over `REGISTRY`).
-pub fn build(
-    spec: &TechniqueSpec,
-    machine: &MachineConfig,
-    seed: u64,
-) -> Result<Box<dyn Technique>, String> {
-    Registry::BUILT_IN.build(spec, machine, seed)
-}
-
-/// Builds `spec` for the system's machine and installs it (`Registry::install` over
-/// `REGISTRY`).
-pub fn install(sys: &mut System, spec: &TechniqueSpec) -> Result<(), SimError> {
-    Registry::BUILT_IN.install(sys, spec)
 }
 
 /// The TLB level a technique's `level` parameter names, or an error naming the technique, the

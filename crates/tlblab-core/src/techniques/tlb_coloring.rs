@@ -6,7 +6,7 @@
 //! touches them, to pages of the thread's colors in a colored arena (seed 003 §3.1: with M sets
 //! and R reserved sets, small color c owns the slot of set R + c in every period of M pages; the
 //! n-th page placed in a color lands in the n-th period), keeping every offset within a page. It
-//! acts on the record stream (`Technique::transform`) before the engine sees it, as the
+//! acts on the record stream (`Technique::on_batch`) before the engine sees it, as the
 //! allocator acts before the program runs: the engine's TLBs, walks and caches then simulate the
 //! colored layout like any other. Instruction fetches keep their addresses unless `fetches` is
 //! on (code is not allocated with `tlb_malloc`). An access that crosses a page boundary is split
@@ -19,7 +19,7 @@
 
 use super::{Model, ParamInfo, Params, TechniqueInfo};
 use crate::machine::MachineConfig;
-use crate::system::{SimError, Technique};
+use crate::system::{Declaration, SimError, Technique};
 use crate::tlb::{IndexFn, TlbKind};
 use std::collections::HashMap;
 use tlblab_trace::{Access, Event, Record};
@@ -217,11 +217,11 @@ fn crosses_page(a: &Access) -> bool {
 }
 
 impl Technique for TlbColoring {
-    fn name(&self) -> &'static str {
-        INFO.name
+    fn declaration(&self) -> Declaration {
+        Declaration::named(INFO.name)
     }
 
-    fn transform(&mut self, records: &mut Vec<Record>) -> Result<(), SimError> {
+    fn on_batch(&mut self, records: &mut Vec<Record>) -> Result<(), SimError> {
         // Pages are placed in the order of the records (first touch), so a batch with an
         // access across a page boundary is rebuilt in one pass, not moved in place first and
         // split after: that placed the crossing access's pages after every later page of the

@@ -65,7 +65,7 @@ impl Twin for ForeignTwin {
         })
     }
 
-    fn run_companion(&mut self, r: &mut ReferenceModel, _until: u64) -> Result<(), String> {
+    fn on_clock(&mut self, r: &mut ReferenceModel, _until: u64) -> Result<(), String> {
         while r.references >= self.due {
             self.due += self.every;
             let vpn = (1u64 << 52) | (self.rng.next_u64() >> 24);

@@ -4,9 +4,12 @@
 //! machines, records and parameters and compares every counter (docs/reference-model.md).
 //!
 //! A twin parses its own parameters (the spec's text, naively: no engine parser), and acts at
-//! the moments the technique's seed names: `transform` before the records run (an allocator's
-//! placement), `on_switch_in` after a thread is switched in (a program's start),
-//! `on_migrate` when a `Migrate` record moves a thread (Linux's `move_queued_task`).
+//! the moments the technique's seed names, its hooks named by those events as the engine's
+//! are: `on_records` before the records run (an allocator's placement), `on_switch_in` after a
+//! thread is switched in (a program's start), `on_migrate` when a `Migrate` record moves a
+//! thread (Linux's `move_queued_task`), `on_space_switch`, `on_event`, `on_domain_fault`,
+//! `on_clock`. Twins import nothing of `techniques/`: the registry (`crate::registry`) pairs
+//! them with the models.
 
 pub(crate) mod fass;
 pub(crate) mod foreign_entries;
@@ -18,7 +21,6 @@ pub(crate) mod tlb_migration;
 use super::domains::Fault;
 use super::ReferenceModel;
 use crate::machine::{MachineConfig, TechniqueSpec};
-use crate::techniques::Registry;
 use tlblab_trace::{Event, Record};
 
 pub(crate) use fass::FassTwin;
@@ -34,7 +36,7 @@ pub type TwinCycles = Result<u64, String>;
 /// A technique's naive twin in the reference model: built from the spec's text, then called at
 /// the moments its seed names. Every hook but `counters` does nothing unless the twin says
 /// otherwise (the engine's `system::Technique` has the same shape; the registry,
-/// `techniques::REGISTRY`, pairs each technique with its twin).
+/// `registry::REGISTRY`, pairs each technique with its twin).
 pub trait Twin {
     /// The twin of the technique `spec` names for `machine` (`seed`: the run's). Its parameter
     /// names are checked against the technique's catalog entry before this is called.
@@ -43,7 +45,7 @@ pub trait Twin {
         Self: Sized;
 
     /// Once, before the first record: turn on what the twin needs of the reference.
-    fn install(&mut self, _r: &mut ReferenceModel) {}
+    fn on_install(&mut self, _r: &mut ReferenceModel) {}
 
     /// Whether the run reports data TLB stall cycles because of the technique.
     fn reports_stall_cycles(&self) -> bool {
@@ -51,7 +53,7 @@ pub trait Twin {
     }
 
     /// Rewrites the whole record stream before it runs.
-    fn transform(&mut self, records: &[Record]) -> Result<Vec<Record>, String> {
+    fn on_records(&mut self, records: &[Record]) -> Result<Vec<Record>, String> {
         Ok(records.to_vec())
     }
 
@@ -75,8 +77,8 @@ pub trait Twin {
     /// The technique's own counters, by the names `Stats::technique` gives them.
     fn counters(&self) -> Vec<(String, u64)>;
 
-    /// The technique's own hardware threads run up to time `until` (`Technique::run_companion`).
-    fn run_companion(&mut self, _r: &mut ReferenceModel, _until: u64) -> Result<(), String> {
+    /// The technique's own hardware threads run up to time `until` (`Technique::on_clock`).
+    fn on_clock(&mut self, _r: &mut ReferenceModel, _until: u64) -> Result<(), String> {
         Ok(())
     }
 
@@ -87,7 +89,7 @@ pub trait Twin {
 
     /// A change of address space on `cpu` from `from` to `to`: Some(cycles) when the twin
     /// does what the switch does instead of the switch policy (seed 002's DACR reload).
-    fn on_switch(
+    fn on_space_switch(
         &mut self,
         _r: &mut ReferenceModel,
         _cpu: usize,
@@ -146,36 +148,15 @@ pub(super) fn number(spec: &TechniqueSpec, name: &str, default: &str) -> Result<
 }
 
 impl ReferenceModel {
-    /// Installs the naive twin of the technique `spec` names (before the first record, as
-    /// `techniques::install`).
-    pub fn install_twin(&mut self, spec: &TechniqueSpec) -> Result<(), String> {
-        self.install_twin_from(Registry::BUILT_IN, spec)
-    }
-
-    /// Installs the twin `registry` pairs with the technique `spec` names, its parameter
-    /// names checked against the technique's catalog entry.
-    pub fn install_twin_from(
-        &mut self,
-        registry: Registry,
-        spec: &TechniqueSpec,
-    ) -> Result<(), String> {
-        let registration = registry.find(&spec.name)?;
-        let known = registration.info.params;
-        if let Some(k) = spec
-            .params
-            .keys()
-            .find(|k| !known.iter().any(|p| p.name == *k))
-        {
-            return Err(format!("twin {}: no parameter '{k}'", spec.name));
-        }
-        let mut twin = (registration.twin)(spec, &self.config, self.opts.seed)?;
-        twin.install(self);
+    /// Puts `twin` in (`registry::Registry::install_twin` builds it from the technique's
+    /// spec), before the first record: it turns on what it needs of the reference.
+    pub fn set_twin(&mut self, mut twin: Box<dyn Twin>) {
+        twin.on_install(self);
         self.stall_reported |= twin.reports_stall_cycles();
         self.twin = Some(twin);
-        Ok(())
     }
 
-    /// The twin's switch (`Twin::on_switch`), None without a twin.
+    /// The twin's switch (`Twin::on_space_switch`), None without a twin.
     pub(super) fn twin_switch(
         &mut self,
         cpu: usize,
@@ -185,9 +166,19 @@ impl ReferenceModel {
         let Some(mut twin) = self.twin.take() else {
             return Ok(None);
         };
-        let r = twin.on_switch(self, cpu, from, to);
+        let r = twin.on_space_switch(self, cpu, from, to);
         self.twin = Some(twin);
         r
+    }
+
+    /// The machine a twin is built for.
+    pub(crate) fn config(&self) -> &MachineConfig {
+        &self.config
+    }
+
+    /// The run's seed, which a twin draws anything random from.
+    pub(crate) fn seed(&self) -> u64 {
+        self.opts.seed
     }
 
     /// The twin's counters (empty without one).

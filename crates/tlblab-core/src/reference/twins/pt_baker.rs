@@ -551,7 +551,7 @@ impl Twin for PtBakerTwin {
                 "twin pt_baker: too few cores sharing a cache with core 0 for the stressors".into(),
             );
         }
-        let (l3_bytes, l1_latency) = crate::techniques::pt_baker::stressor_targets(m);
+        let (l3_bytes, l1_latency) = m.stressor_targets();
         let mut rng = SplitMix64::derive(seed, "technique.pt_baker");
         let stress_cache = pressure == "cache";
         let mut stressors = Vec::new();
@@ -611,7 +611,7 @@ impl Twin for PtBakerTwin {
         Ok(())
     }
 
-    fn run_companion(&mut self, r: &mut ReferenceModel, until: u64) -> Result<(), String> {
+    fn on_clock(&mut self, r: &mut ReferenceModel, until: u64) -> Result<(), String> {
         if !self.helper_runs() && self.stressors.is_empty() {
             return Ok(());
         }

@@ -158,7 +158,7 @@ impl Twin for ColoringTwin {
         })
     }
 
-    fn transform(&mut self, records: &[Record]) -> Result<Vec<Record>, String> {
+    fn on_records(&mut self, records: &[Record]) -> Result<Vec<Record>, String> {
         let mut out = Vec::new();
         for &r in records {
             match r {

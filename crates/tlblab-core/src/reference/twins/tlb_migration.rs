@@ -46,6 +46,7 @@ use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::reference::parts::{Entry, Who};
 use crate::reference::{RefOutcome, ReferenceModel};
 use crate::tlb::TlbKind;
+use std::collections::BTreeMap;
 
 /// A CPU's cycle costs.
 #[derive(Clone, Copy)]
@@ -117,26 +118,29 @@ struct Saved {
     slots: Vec<Option<Entry>>,
 }
 
-#[derive(Default)]
-struct Counts {
-    migrations: u64,
-    saves: u64,
-    entries_read: u64,
-    entries_saved: u64,
-    filtered_invalid: u64,
-    filtered_other_asid: u64,
-    filtered_unused: u64,
-    filtered_predictor: u64,
-    dropped_limit: u64,
-    restores: u64,
-    entries_restored: u64,
-    returned_before_running: u64,
-    rollover_discards: u64,
-    save_cycles: u64,
-    restore_cycles: u64,
-    pld_fills: u64,
-    pld_fills_dropped: u64,
-}
+/// The counters the technique reports (docs/technique-tlb_migration.md, "Counters"), by name:
+/// the events of seed 000's save (§5.2: entries read, filtered, stored), restore (§7: the
+/// entries put back, pld's fills) and the migrations themselves, and their cycles. Every
+/// counter is reported, zero or not.
+const COUNTERS: [&str; 17] = [
+    "migrations",
+    "saves",
+    "entries_read",
+    "entries_saved",
+    "filtered_invalid",
+    "filtered_other_asid",
+    "filtered_unused",
+    "filtered_predictor",
+    "dropped_limit",
+    "restores",
+    "entries_restored",
+    "returned_before_running",
+    "rollover_discards",
+    "save_cycles",
+    "restore_cycles",
+    "pld_fills",
+    "pld_fills_dropped",
+];
 
 pub(crate) struct MigrationTwin {
     way: Way,
@@ -150,7 +154,8 @@ pub(crate) struct MigrationTwin {
     cpu: Cpu,
     save_base: u64,
     saved: Vec<Saved>,
-    n: Counts,
+    /// Each counter of `COUNTERS` by name, as it stands.
+    n: BTreeMap<&'static str, u64>,
 }
 
 /// The timing of one restore's preloads: its clock, when each fill slot is free, and the
@@ -162,6 +167,12 @@ struct Preloads {
 }
 
 impl MigrationTwin {
+    /// Adds `amount` to the counter `name` (one of `COUNTERS`).
+    fn add(&mut self, name: &'static str, amount: u64) {
+        debug_assert!(COUNTERS.contains(&name), "{name}");
+        *self.n.entry(name).or_insert(0) += amount;
+    }
+
     /// Whether the entries must count their uses.
     pub(super) fn counts_uses(&self) -> bool {
         self.filter == 3 || self.min_uses > 0 || self.max_age.is_some()
@@ -274,11 +285,11 @@ impl MigrationTwin {
                 // (Tables A.8-A.10), so its interfaces keep the kernel's entries filled under
                 // the thread's ASID; the A7's pld restore leaves them out.
                 if self.filter >= 2 && ((e.global && !gem5) || e.asid != asid) {
-                    self.n.filtered_other_asid += 1;
+                    self.add("filtered_other_asid", 1);
                     continue;
                 }
                 if self.filter == 3 && e.uses == 0 {
-                    self.n.filtered_unused += 1;
+                    self.add("filtered_unused", 1);
                     continue;
                 }
                 let by_uses = self.min_uses == 0 || e.uses >= self.min_uses;
@@ -286,7 +297,7 @@ impl MigrationTwin {
                     .max_age
                     .is_none_or(|a| e.uses > 0 && now - e.last_use <= a);
                 if !(by_uses && by_age) {
-                    self.n.filtered_predictor += 1;
+                    self.add("filtered_predictor", 1);
                     continue;
                 }
                 // What is read is used no more (§3.1: "accessed since the last migration").
@@ -298,7 +309,7 @@ impl MigrationTwin {
             }
         }
         if self.filter > 0 {
-            self.n.filtered_invalid += slots - valid;
+            self.add("filtered_invalid", slots - valid);
         } else {
             // `none` stores the empty slots too, after the valid entries (the engine's order:
             // the seed always filters, §3.1 step 2, so it says nothing of where they go; under
@@ -315,20 +326,20 @@ impl MigrationTwin {
                 2 * n
             };
             cycles += c.op_reg + (reads + 2) * c.data_reg + n * c.write_loop;
-            self.n.entries_read += kept.len() as u64;
+            self.add("entries_read", kept.len() as u64);
         } else {
             let regs = if self.way == Way::V2 { 2 } else { 3 };
             cycles += slots * (c.op_reg + regs * c.data_reg + c.read_loop + self.filter * c.check);
-            self.n.entries_read += slots;
+            self.add("entries_read", slots);
         }
         if stored.len() as u64 > self.limit {
-            self.n.dropped_limit += stored.len() as u64 - self.limit;
+            self.add("dropped_limit", stored.len() as u64 - self.limit);
             stored.truncate(self.limit as usize);
         }
         cycles += self.words(r, from, thread, stored.len() as u64, true)?;
-        self.n.saves += 1;
-        self.n.entries_saved += stored.len() as u64;
-        self.n.save_cycles += cycles;
+        self.add("saves", 1);
+        self.add("entries_saved", stored.len() as u64);
+        self.add("save_cycles", cycles);
         self.saved.push(Saved {
             thread,
             from,
@@ -348,7 +359,7 @@ impl MigrationTwin {
     ) -> Result<u64, String> {
         let space = r.threads[&thread].0;
         if r.spaces[space].generation != saved.generation {
-            self.n.rollover_discards += 1;
+            self.add("rollover_discards", 1);
             return Ok(0);
         }
         let asid = r.spaces[space].asid;
@@ -371,7 +382,7 @@ impl MigrationTwin {
                 if self.way == Way::PldDirect {
                     self.preload_page(r, &mut p, cpu, space, va)?;
                     if e.asid == asid && !e.global {
-                        self.n.entries_restored += 1;
+                        self.add("entries_restored", 1);
                     }
                     continue;
                 }
@@ -387,7 +398,7 @@ impl MigrationTwin {
                 p.t += c.pld_loop;
                 let last = descriptors[descriptors.len() - 1];
                 self.fill(r, &mut p, cpu, last);
-                self.n.entries_restored += 1;
+                self.add("entries_restored", 1);
             }
             cycles += p.t;
         } else {
@@ -421,13 +432,13 @@ impl MigrationTwin {
                     r.tlbs[level].insert(e);
                     Self::unused(r, level, va, who);
                     if mine {
-                        self.n.entries_restored += 1;
+                        self.add("entries_restored", 1);
                     }
                 }
             }
         }
-        self.n.restores += 1;
-        self.n.restore_cycles += cycles;
+        self.add("restores", 1);
+        self.add("restore_cycles", cycles);
         Ok(cycles)
     }
 
@@ -502,7 +513,7 @@ impl MigrationTwin {
     /// preloads with no load between them starts at most 17 fills (Table A.2).
     fn fill(&mut self, r: &mut ReferenceModel, p: &mut Preloads, cpu: usize, pa: u64) {
         if p.burst >= self.cpu.burst_fills {
-            self.n.pld_fills_dropped += 1;
+            self.add("pld_fills_dropped", 1);
             return;
         }
         let mut slot = 0;
@@ -520,12 +531,12 @@ impl MigrationTwin {
         };
         p.free[slot] = p.t + lat + tail;
         p.burst += 1;
-        self.n.pld_fills += 1;
+        self.add("pld_fills", 1);
     }
 }
 
 impl Twin for MigrationTwin {
-    fn install(&mut self, r: &mut ReferenceModel) {
+    fn on_install(&mut self, r: &mut ReferenceModel) {
         r.track_uses |= self.counts_uses();
     }
 
@@ -615,7 +626,7 @@ impl Twin for MigrationTwin {
             cpu,
             save_base,
             saved: Vec::new(),
-            n: Counts::default(),
+            n: BTreeMap::new(),
         })
     }
 
@@ -626,11 +637,11 @@ impl Twin for MigrationTwin {
         from: usize,
         to: usize,
     ) -> TwinCycles {
-        self.n.migrations += 1;
+        self.add("migrations", 1);
         if let Some(i) = self.saved.iter().position(|s| s.thread == thread) {
             if self.saved[i].from == to {
                 self.saved.remove(i);
-                self.n.returned_before_running += 1;
+                self.add("returned_before_running", 1);
             }
             return Ok(0);
         }
@@ -649,28 +660,9 @@ impl Twin for MigrationTwin {
     }
 
     fn counters(&self) -> Vec<(String, u64)> {
-        let n = &self.n;
-        [
-            ("migrations", n.migrations),
-            ("saves", n.saves),
-            ("entries_read", n.entries_read),
-            ("entries_saved", n.entries_saved),
-            ("filtered_invalid", n.filtered_invalid),
-            ("filtered_other_asid", n.filtered_other_asid),
-            ("filtered_unused", n.filtered_unused),
-            ("filtered_predictor", n.filtered_predictor),
-            ("dropped_limit", n.dropped_limit),
-            ("restores", n.restores),
-            ("entries_restored", n.entries_restored),
-            ("returned_before_running", n.returned_before_running),
-            ("rollover_discards", n.rollover_discards),
-            ("save_cycles", n.save_cycles),
-            ("restore_cycles", n.restore_cycles),
-            ("pld_fills", n.pld_fills),
-            ("pld_fills_dropped", n.pld_fills_dropped),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
+        COUNTERS
+            .iter()
+            .map(|&name| (name.to_string(), self.n.get(name).copied().unwrap_or(0)))
+            .collect()
     }
 }

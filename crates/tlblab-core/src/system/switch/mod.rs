@@ -50,8 +50,9 @@ impl System {
             let st = self.thread_state(t)?;
             if from_space != Some(st.space) {
                 self.os_stats.address_space_switches += 1;
-                let by_technique = self
-                    .with_technique(None, |t, sys| t.on_switch(sys, cpu, from_space, st.space))?;
+                let by_technique = self.with_technique(None, |t, sys| {
+                    t.on_space_switch(sys, cpu, from_space, st.space)
+                })?;
                 cycles += match (by_technique, self.switch_policy()) {
                     (Some(c), _) => c,
                     (None, SwitchPolicy::Hook) => {

@@ -50,6 +50,8 @@
 //! every mapper has exited (the domain is "kept in the VMA data structure linked to the
 //! in-memory inode", §3.2).
 
+mod placement;
+
 use super::{boolean, number, Twin};
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::page_table::PageTableFormat;
@@ -128,7 +130,8 @@ pub(crate) struct FassTwin {
     /// How many processes hold each slot.
     slot_users: Vec<u32>,
     last_slot: u64,
-    area_next: u64,
+    /// 1 MiB blocks of the shared area handed out so far (`blocks`).
+    area_blocks: u64,
     /// The shared regions by shared object.
     regions: std::collections::BTreeMap<u32, Region>,
     holder: Vec<Holder>,
@@ -174,144 +177,6 @@ impl FassTwin {
     }
 
     // ---- placement (seed 002 §2.2, §2.3, §3.1) ----
-
-    /// The process's slot, taken on first need: the next free one after the last taken
-    /// (round-robin over 1..63); with none free, two processes share one (slot 1 + p mod 63).
-    fn slot(&mut self, p: u32) -> u64 {
-        if let Some(s) = self.process(p).slot {
-            return s;
-        }
-        let mut s = None;
-        for k in 1..SLOTS {
-            let c = 1 + (self.last_slot + k - 1) % (SLOTS - 1);
-            if self.slot_users[c as usize] == 0 {
-                s = Some(c);
-                break;
-            }
-        }
-        let s = s.unwrap_or_else(|| {
-            self.bump("slots_doubled");
-            1 + p as u64 % (SLOTS - 1)
-        });
-        self.slot_users[s as usize] += 1;
-        self.last_slot = s;
-        let pr = self.process(p);
-        pr.slot = Some(s);
-        pr.slot_next = SLOT / 2;
-        s
-    }
-
-    /// `len` bytes of whole 1 MiB blocks of the shared area, None when it is full (§2.3
-    /// item 3).
-    fn blocks(&mut self, len: u64) -> Option<u64> {
-        let len = len.div_ceil(MIB) * MIB;
-        if self.area_next + len > self.kernel_base {
-            return None;
-        }
-        self.area_next += len;
-        Some(self.area_next - len)
-    }
-
-    /// Where process `p`'s new mapping `start..start+len` goes.
-    fn place(&mut self, p: u32, start: u64, len: u64) -> Mapping {
-        let same = |owner| Mapping {
-            start,
-            len,
-            to: start,
-            owner,
-        };
-        if start >= self.kernel_base {
-            return same(Owner::Kernel);
-        }
-        if !self.relocate {
-            return same(Owner::Process(p));
-        }
-        if start + len <= SLOT {
-            let to = start + self.slot(p) * SLOT;
-            return Mapping {
-                to,
-                ..same(Owner::Process(p))
-            };
-        }
-        // Data, bss, stack: in the slot while they fit (§3.1 "allocated in the 32MB
-        // region"), packed page by page into its upper half ...
-        let slot = self.slot(p);
-        let bytes = len.div_ceil(4096) * 4096;
-        let pr = self.process(p);
-        if pr.slot_next + bytes <= SLOT {
-            let to = slot * SLOT + pr.slot_next;
-            pr.slot_next += bytes;
-            return Mapping {
-                to,
-                ..same(Owner::Process(p))
-            };
-        }
-        // ... else grouped by process into 1 MiB blocks of the shared area (§3.1).
-        let (next, end) = pr.block;
-        let next = if next + bytes > end {
-            match self.blocks(bytes) {
-                Some(at) => {
-                    self.process(p).block = (at, at + bytes.div_ceil(MIB) * MIB);
-                    at
-                }
-                None => return same(Owner::Process(p)),
-            }
-        } else {
-            next
-        };
-        self.process(p).block.0 = next + bytes;
-        Mapping {
-            to: next,
-            ..same(Owner::Process(p))
-        }
-    }
-
-    /// Where process `p`'s mapping `start..start+len` of shared object `object` goes (§2.3,
-    /// §3.2).
-    fn place_shared(&mut self, p: u32, start: u64, len: u64, object: u32) -> Mapping {
-        if start >= self.kernel_base || start + len <= SLOT || !self.sharing {
-            // The kernel's; program text (relocated, not shared); or no sharing: as private.
-            return self.place(p, start, len);
-        }
-        let at = match self.regions.get(&object) {
-            Some(region) => region.at,
-            None => {
-                let at = if self.relocate {
-                    self.blocks(len).unwrap_or(start)
-                } else {
-                    start
-                };
-                self.regions.insert(object, Region { at, domain: None });
-                at
-            }
-        };
-        // Without `relocate` every mapping stays where it was traced (sharing TLB entries
-        // with the mappers at the same address only).
-        let at = if self.relocate { at } else { start };
-        Mapping {
-            start,
-            len,
-            to: at,
-            owner: Owner::Shared(object),
-        }
-    }
-
-    /// Where `va` of process `p` is once placed: the newest mapping holding it moves it; an
-    /// address of no mapping below 32 MiB is relocated into the slot (the hardware's PID
-    /// relocation), any other stays.
-    fn moved(&mut self, p: u32, va: u64) -> u64 {
-        if let Some(pr) = self.processes.get(p as usize) {
-            for m in pr.mappings.iter().rev() {
-                if va >= m.start && va < m.start + m.len {
-                    return va - m.start + m.to;
-                }
-            }
-        }
-        if self.relocate && va < SLOT {
-            return va + self.slot(p) * SLOT;
-        }
-        va
-    }
 
     // ---- domains (seed 002 §2.1, §3.1) ----
 
@@ -527,7 +392,7 @@ impl FassTwin {
 
 impl Twin for FassTwin {
     /// seed 002 §2.1: the domain checks are on from the start, the kernel's domains enabled.
-    fn install(&mut self, r: &mut ReferenceModel) {
+    fn on_install(&mut self, r: &mut ReferenceModel) {
         r.enable_domains(self.dacr_of(None));
     }
 
@@ -570,7 +435,7 @@ impl Twin for FassTwin {
             threads: Vec::new(),
             slot_users: vec![0; SLOTS as usize],
             last_slot: 0,
-            area_next: SHARED_AREA,
+            area_blocks: 0,
             regions: std::collections::BTreeMap::new(),
             holder,
             dirty: vec![false; 16],
@@ -584,7 +449,7 @@ impl Twin for FassTwin {
         })
     }
 
-    fn transform(&mut self, records: &[Record]) -> Result<Vec<Record>, String> {
+    fn on_records(&mut self, records: &[Record]) -> Result<Vec<Record>, String> {
         let mut out = Vec::with_capacity(records.len());
         for &r in records {
             out.push(match r {
@@ -685,7 +550,7 @@ impl Twin for FassTwin {
 
     /// A change of address space on `cpu` to `to` (seed 002 §3.1): the DACR reloaded, a
     /// domain found first if the process has none.
-    fn on_switch(
+    fn on_space_switch(
         &mut self,
         r: &mut ReferenceModel,
         cpu: usize,

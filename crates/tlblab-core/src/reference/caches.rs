@@ -1,0 +1,173 @@
+//! The reference's caches and page-walk caches on the naive sets (`parts.rs`): a cache level
+//! of lines with a dirty bit and its flushes, a page-walk cache of (level, prefix) keys.
+
+use super::parts::NaiveSets;
+
+/// A cache level: lines with a dirty bit.
+pub(super) struct NaiveCache {
+    pub(super) sets: NaiveSets<(u64, bool)>,
+    pub(super) nsets: u64,
+    pub(super) line: u64,
+    pub(super) latency: u64,
+    pub(super) virtual_indexed: bool,
+    /// Flush cost: fixed, per valid line, per dirty line.
+    pub(super) flush_costs: [u64; 3],
+    /// A ranged flush's cost per line address of the range.
+    pub(super) range_cost: u64,
+}
+
+/// What one cache access did.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(super) enum CacheOutcome {
+    Hit,
+    Filled,
+    Evicted,
+}
+
+impl NaiveCache {
+    pub(super) fn new(c: &crate::cache::CacheConfig, seed: u64) -> NaiveCache {
+        let nsets = c.size / (c.ways as u64 * c.line);
+        NaiveCache {
+            sets: NaiveSets::new(
+                nsets as usize,
+                c.ways,
+                c.replacement,
+                seed ^ (c.level as u64) << 40,
+            ),
+            nsets,
+            line: c.line,
+            latency: c.latency,
+            virtual_indexed: c.indexing == crate::cache::Indexing::Virtual,
+            flush_costs: [
+                c.flush_cycles_base,
+                c.flush_cycles_per_line,
+                c.flush_cycles_per_dirty_line,
+            ],
+            range_cost: c.range_flush_cycles_per_line,
+        }
+    }
+
+    pub(super) fn access(&mut self, addr: u64, write: bool) -> CacheOutcome {
+        self.access_victim(addr, write).0
+    }
+
+    /// `access`, and the address of the line a miss replaced if that line was dirty.
+    pub(super) fn access_victim(&mut self, addr: u64, write: bool) -> (CacheOutcome, Option<u64>) {
+        let line = addr / self.line;
+        let set = (line % self.nsets) as usize;
+        if let Some(w) = self.sets.find(set, |&(t, _)| t == line) {
+            self.sets.touch(set, w, false);
+            let slot = self.sets.slots[set][w].as_mut().unwrap();
+            slot.1 |= write;
+            return (CacheOutcome::Hit, None);
+        }
+        match self.sets.fill_replacing(set, (line, write)) {
+            Some((old, dirty)) => (CacheOutcome::Evicted, dirty.then_some(old * self.line)),
+            None => (CacheOutcome::Filled, None),
+        }
+    }
+
+    /// Marks the line of `addr` dirty if present (nothing else changes); whether it was.
+    pub(super) fn mark_dirty(&mut self, addr: u64) -> bool {
+        let line = addr / self.line;
+        let set = (line % self.nsets) as usize;
+        match self.sets.find(set, |&(t, _)| t == line) {
+            Some(w) => {
+                self.sets.slots[set][w].as_mut().unwrap().1 = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Writes back and invalidates the lines of `start..start+len`, line address by line
+    /// address; returns the cost (per line address, and per dirty line) and the dirty lines.
+    pub(super) fn flush_range(&mut self, start: u64, len: u64) -> (u64, u64) {
+        if len == 0 {
+            return (0, 0);
+        }
+        let (first, last) = (start / self.line, start.saturating_add(len - 1) / self.line);
+        let mut dirty = 0;
+        for line in first..=last {
+            let set = (line % self.nsets) as usize;
+            if let Some(w) = self.sets.find(set, |&(t, _)| t == line) {
+                dirty += self.sets.slots[set][w].unwrap().1 as u64;
+                self.sets.invalidate(set, w);
+            }
+        }
+        (
+            (last - first + 1) * self.range_cost + dirty * self.flush_costs[2],
+            dirty,
+        )
+    }
+
+    /// Writes back and invalidates every line; returns the cost and the dirty lines.
+    pub(super) fn flush(&mut self) -> (u64, u64) {
+        let (mut valid, mut dirty) = (0, 0);
+        for set in 0..self.nsets as usize {
+            for w in 0..self.sets.ways {
+                if let Some((_, d)) = self.sets.slots[set][w] {
+                    valid += 1;
+                    dirty += d as u64;
+                    self.sets.invalidate(set, w);
+                }
+            }
+        }
+        let [base, per_line, per_dirty] = self.flush_costs;
+        (base + valid * per_line + dirty * per_dirty, dirty)
+    }
+}
+
+/// A page-walk cache: entries (address space, VA prefix above the level's index).
+pub(super) struct NaivePwc {
+    pub(super) sets: NaiveSets<(u32, u64)>,
+    pub(super) nsets: u64,
+    pub(super) level: usize,
+    pub(super) latency: u64,
+}
+
+impl NaivePwc {
+    pub(super) fn new(p: &crate::walker::PwcConfig, seed: u64) -> NaivePwc {
+        let ways = p.ways.unwrap_or(p.entries);
+        NaivePwc {
+            sets: NaiveSets::new(
+                p.entries / ways,
+                ways,
+                p.replacement,
+                seed ^ (p.level as u64) << 48,
+            ),
+            nsets: (p.entries / ways) as u64,
+            level: p.level,
+            latency: p.latency,
+        }
+    }
+
+    pub(super) fn lookup(&mut self, space: u32, prefix: u64) -> bool {
+        let set = (prefix % self.nsets) as usize;
+        match self.sets.find(set, |&k| k == (space, prefix)) {
+            Some(w) => {
+                self.sets.touch(set, w, false);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(super) fn insert(&mut self, space: u32, prefix: u64) {
+        if !self.lookup(space, prefix) {
+            let set = (prefix % self.nsets) as usize;
+            self.sets.fill(set, (space, prefix));
+        }
+    }
+
+    /// Drops the entries for which `drop(space)` holds.
+    pub(super) fn flush_where(&mut self, drop: impl Fn(u32) -> bool) {
+        for set in 0..self.nsets as usize {
+            for w in 0..self.sets.ways {
+                if self.sets.slots[set][w].is_some_and(|(s, _)| drop(s)) {
+                    self.sets.invalidate(set, w);
+                }
+            }
+        }
+    }
+}
