@@ -277,7 +277,7 @@ impl PackedOrder {
     }
 
     /// Every set's order word, for code that works on the words
-    /// directly (`packed_to_front`, `packed_recycle_oldest`; tlb/pair.rs).
+    /// directly (`packed_to_front`, `packed_recycle_oldest`; tlb/pair/).
     pub(crate) fn words_mut(&mut self) -> &mut [u64] {
         &mut self.sets
     }
@@ -397,7 +397,7 @@ impl LinkedOrder {
     }
 
     /// The links and head of set 0 (a fully associative level's one set), for code that works
-    /// on them directly (`linked_to_front`, `linked_recycle_oldest`; tlb/pair.rs).
+    /// on them directly (`linked_to_front`, `linked_recycle_oldest`; tlb/pair/).
     pub(crate) fn first_set_mut(&mut self) -> (&mut [[u32; 2]], &mut u32) {
         (&mut self.links[..self.ways], &mut self.heads[0])
     }

@@ -237,7 +237,7 @@ impl Tlb {
     /// A fill of a set with room takes the set's oldest way, as the fill of a full set does:
     /// under LRU, whose invalid ways are always the oldest, the lowest of them the oldest
     /// (`invalidate_slot`), and the general fill takes the lowest. Then the fast lane's pair
-    /// loops need not wait for the level to fill (tlb/pair.rs).
+    /// loops need not wait for the level to fill (tlb/pair/).
     pub(crate) fn fills_oldest_first(&self) -> bool {
         matches!(self.repl, Replacement::Lru(_))
     }

@@ -156,7 +156,7 @@ const PRESENT_SMALL_BUCKETS: usize = 4096;
 /// The product of a key that indexes the hint table (`hint`) and the `present` filter
 /// (`present`), and is its fingerprint (`fingerprint`, as `tags::fingerprint`): one
 /// multiplication for all three. The tables are independent, so sharing the bits costs nothing
-/// in correctness. The pair loops (tlb/pair.rs) compute it once per reference and pass it to
+/// in correctness. The pair loops (tlb/pair/) compute it once per reference and pass it to
 /// the first level's lookup and fill: computed in each, the compiler narrowed the lookup's
 /// multiplier to the bits it reads and then could not share it (measured: 5 instructions per
 /// reference fewer on a stream missing both levels).
