@@ -14,6 +14,6 @@ impl Fifo {
     /// A fill: the way becomes the newest; a hit changes nothing.
     #[inline]
     pub fn on_fill(&mut self, set: usize, way: usize) {
-        self.to_front(set, way);
+        self.move_to_front(set, way);
     }
 }

@@ -14,6 +14,6 @@ impl Lru {
     /// A hit or a fill: the way becomes the most recently used.
     #[inline(always)]
     pub fn touch(&mut self, set: usize, way: usize) {
-        self.to_front(set, way);
+        self.move_to_front(set, way);
     }
 }

@@ -33,7 +33,7 @@ impl<K> Ordered<K> {
 
     /// The way to the front of its set's order (a fill under either policy, a hit under LRU).
     #[inline(always)]
-    pub(super) fn to_front(&mut self, set: usize, way: usize) {
+    pub(super) fn move_to_front(&mut self, set: usize, way: usize) {
         self.order.move_to_front(set, way);
     }
 

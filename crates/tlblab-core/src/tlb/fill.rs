@@ -5,20 +5,10 @@
 use super::*;
 
 impl Tlb {
-    /// Looks up without changing any state (for techniques and tests).
+    /// Looks up without changing any state (for techniques and tests): the entry in
+    /// `slot_of`'s slot.
     pub fn probe(&self, va: VirtAddr, req: Requester) -> Option<TlbEntry> {
-        for &size in &self.sizes {
-            let vpn = va.0 >> size.shift();
-            let key = pack(vpn, size);
-            let base = self.index.set_of(vpn) * self.ways;
-            for slot in base..base + self.ways {
-                if self.keys.get(slot) == key && self.tags_match(slot, req) {
-                    return Some(self.entry_at(slot));
-                }
-            }
-        }
-        self.array_find(va, req)
-            .map(|(slot, ..)| self.entry_at(slot))
+        self.slot_of(va, req).map(|slot| self.entry_at(slot))
     }
 
     pub(super) fn entry_at(&self, slot: usize) -> TlbEntry {
