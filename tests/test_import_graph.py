@@ -1,6 +1,7 @@
 """The Python package has layers, not circles: no module imports, even inside a function, a
 module that imports it back, directly or through others (issue 58: `commands/study.py` and
-`report/study.py`, `lockdown.py` and `sim.py` did). The package façade (`import tlblab`) counts
+`report/study.py`, `lockdown.py` and `sim.py` did). No module outside the seeds' folders imports
+one (issue 84: `host/migrate.py` did). The package façade (`import tlblab`) counts
 as a module: a module that `tlblab/__init__.py` imports must not call `tlblab.simulate`.
 
 And the layers: the CLI (`tlblab.cli`, `tlblab.commands.*`) binds, parsing arguments, calling the
@@ -124,3 +125,31 @@ def test_the_layer_rule_sees_a_library_module_importing_a_command():
     graph = {"tlblab.commands.study": {"tlblab.study"}, "tlblab.study": {"tlblab.commands.study"},
              "tlblab.cli": {"tlblab.commands"}, "tlblab.report": {"tlblab.cli"}}
     assert _layer_breaches(graph) == {"tlblab.study": ["tlblab.commands.study"], "tlblab.report": ["tlblab.cli"]}
+
+
+def _seed_breaches(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Each module outside the seeds' folders (`tlblab.seeds.sNNN_*`) that imports one of them, with
+    what it imports. Only the seed package itself (`tlblab.seeds`, which finds the folders) and
+    the reproduction harness may: a seed folder is one seed's reproduction, and a library or a
+    host tool built on its code would change when the reproduction does."""
+    finders = {"tlblab.seeds", "tlblab.reproduce"}
+    out = {}
+    for m, targets in graph.items():
+        into = sorted(t for t in targets if t.startswith("tlblab.seeds.s"))
+        if into and m not in finders and not m.startswith("tlblab.seeds."):
+            out[m] = into
+    return out
+
+
+def test_no_library_module_or_host_tool_imports_a_seed_folder():
+    # `host/migrate.py` did (seed 000's `host_migrate_prediction`, now `host/migrate_model.py`).
+    mods = _modules()
+    graph = {m: _imports(m, p, mods) for m, p in mods.items()}
+    assert "tlblab.host.migrate_model" in graph["tlblab.host.migrate"], "the finder sees a host tool's imports"
+    assert _seed_breaches(graph) == {}
+
+
+def test_the_seed_rule_sees_a_host_tool_importing_a_seed_folder():
+    graph = {"tlblab.host.migrate": {"tlblab.seeds.s000_tlb_migration.experiments"},
+             "tlblab.seeds.s000_tlb_migration.experiments": {"tlblab.sim"}, "tlblab.seeds": set()}
+    assert _seed_breaches(graph) == {"tlblab.host.migrate": ["tlblab.seeds.s000_tlb_migration.experiments"]}

@@ -10,7 +10,7 @@ import pytest
 
 import tlblab
 from cli_helpers import cli, simulate_both_ways
-import tlblab.lockdown as ld
+from tlblab.seeds.s004_tlb_lockdown import selection
 from tlblab import profile as pf
 from tlblab.errors import UserError
 
@@ -62,7 +62,7 @@ def test_a_bad_parameter_is_one_line_and_exit_2(spec, says):
 
 def test_simulation_guided_selection_is_never_worse_than_the_most_frequent(mix_profile):
     rows = pf.read_csv(mix_profile)
-    sel = ld.simulation_guided(A9, MIX, rows, 2, candidates=4)
+    sel = selection.simulation_guided(A9, MIX, rows, 2, candidates=4)
     assert sel.method.startswith("exact") and sel.simulations <= 2 + 6
     assert sel.guided <= sel.frequent <= sel.baseline
     assert sel.guided == min(sel.evaluated[k] for k in sel.evaluated if len(k) == 2)

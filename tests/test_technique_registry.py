@@ -32,9 +32,23 @@ def test_every_technique_of_a_seed_has_its_reproduction_folder():
 
 
 def test_a_spec_without_a_module_passes_unchanged():
-    spec = "tlb_coloring:assign=same"
+    table = technique.table("tlb_coloring:assign=same")
+    assert table == {"name": "tlb_coloring", "assign": "same"}
     assert technique.module("tlb_coloring") is None
-    assert technique.resolve(spec, "xeon-e5-2650") == spec
+    assert technique.resolve(table, "xeon-e5-2650") == table
+
+
+def test_a_spec_and_a_table_are_parsed_by_the_engine_into_one_table():
+    # One parser (Rust's `techniques::parse_spec`): the text form and a machine file's table
+    # (numbers and booleans made text as the engine reads them) become the same table.
+    assert technique.table(" lockdown : pages=0x1000 , count=2") == {"name": "lockdown", "pages": "0x1000",
+                                                                       "count": "2"}
+    assert technique.table({"name": "lockdown", "count": 2, "flag": True}) == {"name": "lockdown", "count": "2",
+                                                                               "flag": "true"}
+    with pytest.raises(ValueError, match="parameter 'count' is given twice"):
+        technique.table("lockdown:count=1,count=2")
+    with pytest.raises(ValueError, match="name"):
+        technique.table({"count": 2})
 
 
 def test_a_technique_module_is_discovered_by_adding_its_file(tmp_path, monkeypatch):
@@ -42,12 +56,13 @@ def test_a_technique_module_is_discovered_by_adding_its_file(tmp_path, monkeypat
     # beyond the file.
     (tmp_path / "switch_toll.py").write_text(
         "def resolve(technique, machine):\n"
-        "    return technique.replace('cycles=fast', 'cycles=1')\n")
+        "    return {**technique, 'cycles': '1'} if technique.get('cycles') == 'fast' else technique\n")
     monkeypatch.setattr(technique, "__path__", [*technique.__path__, str(tmp_path)])
     technique.names.cache_clear()
     try:
         assert "switch_toll" in technique.names()
-        assert technique.resolve("switch_toll:cycles=fast", "zen3") == "switch_toll:cycles=1"
+        assert technique.resolve(technique.table("switch_toll:cycles=fast"), "zen3") == {"name": "switch_toll",
+                                                                                       "cycles": "1"}
     finally:
         technique.names.cache_clear()
 
@@ -59,8 +74,8 @@ def test_lockdown_resolves_a_profile_through_its_module_when_simulating(tmp_path
     csv.write_text("rank,page,region,offset,process,loads,stores,fetches,accesses\n"
                    "1,0x40000000,-,0,0,90,10,0,100\n"
                    "2,0x40001000,-,0,0,50,0,0,50\n")
-    resolved = technique.resolve(f"lockdown:pages={csv},count=1", "cortex-a9")
-    assert resolved == "lockdown:pages=0x40000000"
+    resolved = technique.resolve(technique.table(f"lockdown:pages={csv},count=1"), "cortex-a9")
+    assert resolved == {"name": "lockdown", "pages": "0x40000000"}
     r = tlblab.simulate("cortex-a9", "random:pages=64,accesses=2000", technique=f"lockdown:pages={csv},count=1")
     assert r.technique["params"]["pages"] == "0x40000000"
 
@@ -74,7 +89,7 @@ def test_a_technique_module_imports_without_the_simulator(name):
     tree = ast.parse(Path(technique.__path__[0], f"{name}.py").read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert not {m for m in imported if m and (m == "tlblab.sim" or m.startswith("tlblab.lockdown"))}
+    assert not {m for m in imported if m and (m == "tlblab.sim" or m.startswith("tlblab.seeds"))}
 
 
 def test_a_machine_files_technique_table_is_resolved_by_the_techniques_module(tmp_path):

@@ -49,16 +49,16 @@ def test_the_host_prediction_follows_the_llc_sharing_and_the_measured_rewarm():
     # L3 (the LLC probe under 40 ns per line) the migrated chase finds its lines and PTEs there,
     # so it costs far less than with each CPU's own L3; a re-warm measured at 510 ns + 1 ns per
     # page pays at 64 pages and not at 1, and one measured dear never pays.
-    from tlblab.seeds.s000_tlb_migration import experiments as seed000
+    from tlblab.host import migrate_model
 
     cheap = {"pages": [1, 384], "ns_median": {"4096": [511, 894]}}
     dear = {"pages": [1, 384], "ns_median": {"4096": [5000, 500000]}}
     kw = dict(ns=(1, 64), strides=(4096,), evict_pages=256, iterations=1)
-    shared = seed000.host_migrate_prediction(cheap, 20.0, **kw)
-    apart = seed000.host_migrate_prediction(cheap, 90.0, **kw)
+    shared = migrate_model.host_migrate_prediction(cheap, 20.0, **kw)
+    apart = migrate_model.host_migrate_prediction(cheap, 90.0, **kw)
     assert shared["4096/64/dep"] < 0.7 * apart["4096/64/dep"]
     assert shared["4096/1/gain"] < 1.0 < shared["4096/64/gain"] and shared["4096/first_win_n"] == 64
     assert shared["4096/64/rewarm+dep"] > 510 + 64
-    never = seed000.host_migrate_prediction(dear, 20.0, **kw)
+    never = migrate_model.host_migrate_prediction(dear, 20.0, **kw)
     assert never["4096/first_win_n"] == 0 and never["4096/best_gain"] < 1.0
     assert any("LLC probe" in n for n in shared["notes"])

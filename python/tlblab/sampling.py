@@ -284,11 +284,11 @@ def sample(machine: str | dict[str, Any] = "zen3", workload: str = "random", *, 
     spec, fmt = _machine_arg(machine)
     if tlb_only:
         caches = data_accesses = walks = False
-    technique = technique_modules.resolve(technique, machine) if technique else None
+    technique_json = technique_modules.run_table(technique, machine)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses, walks=walks,
                            max_references=max_references, machine_format=fmt, os_json=json.dumps(os or {}),
-                           technique=technique or "", progress=progress, warmup=warmup,
+                           technique_json=technique_json, progress=progress, warmup=warmup,
                            sample_unit=unit, sample_period=period, sample_offset=offset, sample_head=head)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     out = json.loads(raw)

@@ -221,7 +221,7 @@ def label_levels(stats: dict[str, Any]) -> dict[str, Any]:
 def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *, seed: int = 0,
              tlb_only: bool = False, caches: bool = True, data_accesses: bool = True,
              walks: bool = True, max_references: int = 0,
-             os: dict[str, Any] | None = None, technique: str | None = None,
+             os: dict[str, Any] | None = None, technique: str | dict[str, Any] | None = None,
              progress: bool = False, stall_cycles: bool = False,
              warmup: int = 0, roi: int | None = None,
              warmup_instructions: int = 0, simulation_instructions: int | None = None,
@@ -252,7 +252,8 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
     pages).
 
     `technique` switches on a technique, `"NAME[:key=value,...]"` (`tlblab.techniques()` lists
-    them with their parameters); it overrides a `[technique]` table of the machine file.
+    them with their parameters) or a table as a machine file's (`{"name": NAME, key: value}`);
+    it overrides a `[technique]` table of the machine file.
 
     `max_references=0` means no limit. `progress=True` redraws a line on stderr about once a
     second (references done, rate, time left when the length is known). Ctrl-C stops the run
@@ -313,12 +314,12 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
     spec, fmt = _machine_arg(machine)
     if tlb_only:
         caches = data_accesses = walks = False
-    technique = technique_modules.resolve(technique, machine) if technique else _table_resolved(machine)
+    technique_json = technique_modules.run_table(technique, machine)
     several = isinstance(save_checkpoint, (list, tuple))
     wall0, cpu0 = time.perf_counter(), time.process_time()
     raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses,
                            walks=walks, max_references=max_references, machine_format=fmt,
-                           os_json=json.dumps(os or {}), technique=technique or "", progress=progress,
+                           os_json=json.dumps(os or {}), technique_json=technique_json, progress=progress,
                            stall_cycles=stall_cycles, warmup=warmup, fetches=fetches,
                            warmup_instructions=warmup_instructions,
                            simulation_instructions=simulation_instructions or 0,
@@ -403,25 +404,6 @@ def checkpoint_info(path: str | os.PathLike[str]) -> dict[str, Any]:
             raise ValueError(f"{_fspath(path)}: corrupt header at offset 16: {e}") from None
 
 
-def _table_resolved(machine: str | dict[str, Any]) -> str | None:
-    """The machine's own `[technique]` table as its technique's module resolves it
-    (`tlblab.technique`), when the module changes it (`pages = "FILE.csv"`); else None, and the
-    engine reads the table itself. Presets carry no table, so only a machine file or a dict is
-    read here."""
-    if isinstance(machine, dict):
-        table = machine.get("technique")
-    elif str(machine).endswith((".toml", ".json")) and os.path.isfile(machine):
-        table = machine_config(machine).get("technique")
-    else:
-        return None
-    if not table or technique_modules.module(table["name"]) is None:
-        return None
-    spec = table["name"] + "".join(f"{',' if i else ':'}{k}={v}" for i, (k, v) in
-                                   enumerate((k, v) for k, v in table.items() if k != "name"))
-    resolved = technique_modules.resolve(spec, machine)
-    return resolved if resolved != spec else None
-
-
 def _count(name: str, value: Any, minimum: int = 0) -> int:
     """A reference or instruction count given to `simulate`: an integer (not a bool) of at least
     `minimum`; anything else is one message naming the option."""
@@ -473,10 +455,11 @@ def techniques() -> list[dict[str, Any]]:
     return json.loads(_native.techniques())
 
 
-def check_technique(technique: str, machine: str | dict[str, Any] = "zen3") -> None:
-    """Raises ValueError naming the parameter if `technique` cannot run on `machine`."""
+def check_technique(technique: str | dict[str, Any], machine: str | dict[str, Any] = "zen3") -> None:
+    """Raises ValueError naming the parameter if `technique` (`NAME[:key=value,...]` or a
+    `[technique]` table) cannot run on `machine`."""
     spec, fmt = _machine_arg(machine)
-    _native.check_technique(technique, spec, machine_format=fmt)
+    _native.check_technique(json.dumps(technique_modules.table(technique)), spec, machine_format=fmt)
 
 
 def workloads() -> list[dict[str, Any]]:

@@ -67,7 +67,7 @@ impl TagArray {
     }
 
     /// The keys and the fingerprints (`PAD` longer), for code that keeps them in step itself
-    /// (`set`'s rule: the fingerprint of slot i is `fingerprint(keys[i])`; tlb/pair.rs).
+    /// (`set`'s rule: the fingerprint of slot i is `fingerprint(keys[i])`; tlb/pair/).
     pub(crate) fn parts_mut(&mut self) -> (&mut [u64], &mut [u8]) {
         (&mut self.keys, &mut self.fps)
     }

@@ -3,7 +3,9 @@
 //! the machine here (which references reach the level, the fixed levels above it, ASID tags),
 //! everything else is tlblab-curve's.
 
-use crate::sim::{err, machine_from, open_workload, workload_records, ReplaySource};
+use crate::bench::{workload_records, ReplaySource};
+use crate::machine::machine_from;
+use crate::sim::{err, open_workload};
 use crate::watch;
 use pyo3::prelude::*;
 use std::time::Instant;

@@ -2,10 +2,13 @@
 //! One file per area, each with `register(m)`.
 use pyo3::prelude::*;
 
+mod bench;
 mod curve;
+mod machine;
 mod mosaic;
 mod probe;
 mod sim;
+mod technique;
 mod trace;
 mod watch;
 
@@ -13,6 +16,9 @@ mod watch;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     sim::register(m)?;
+    machine::register(m)?;
+    technique::register(m)?;
+    bench::register(m)?;
     probe::register(m)?;
     trace::register(m)?;
     curve::register(m)?;

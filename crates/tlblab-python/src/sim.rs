@@ -1,12 +1,14 @@
-//! Python bindings for the engine: simulate, presets, workloads, the engine benchmark.
+//! Python bindings for the engine: simulate (checkpoints, sampling), workloads, page profiles,
+//! colored placement and periodic task sets. Machines are in `machine.rs`, techniques in
+//! `technique.rs`, the engine benchmark and the floors in `bench.rs`.
 //! Wrappers only: parse arguments, call tlblab-core/config/trace, return JSON or plain values.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use std::time::Instant;
-use tlblab_core::{MachineConfig, RunOptions, System};
+use tlblab_core::{RunOptions, System};
 use tlblab_trace::workloads;
 
+use crate::machine::machine_from;
 use crate::watch;
 
 pub(crate) fn err(msg: impl Into<String>) -> PyErr {
@@ -36,18 +38,9 @@ fn options_from_json<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> 
     Err(err(tlblab_config::plain_types(&format!("{what}: {e}"))))
 }
 
-/// A machine from a preset name, a .toml/.json path, or inline text (`format` = "toml"/"json").
-pub(crate) fn machine_from(spec: &str, format: &str) -> PyResult<MachineConfig> {
-    match format {
-        "toml" => tlblab_config::parse_machine_toml(spec, "<machine>").map_err(err),
-        "json" => tlblab_config::parse_machine_json(spec, "<machine>").map_err(err),
-        _ => tlblab_config::load_machine(spec).map_err(err),
-    }
-}
-
 /// Runs `workload` (a spec like "random:pages=1024") on `machine`; returns the stats as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique="", progress=false, stall_cycles=false, warmup=0, fetches=true, warmup_instructions=0, simulation_instructions=0, checkpoint_at=Vec::new(), save_checkpoint=Vec::new(), from_checkpoint="", continue_after_save=true, sample_unit=0, sample_period=0, sample_offset=0, sample_head=0, miss_log="", stop_at=None, since_start=false, checkpoint_pass=false))]
+#[pyo3(signature = (machine, workload, seed=0, caches=true, data_accesses=true, max_references=0, machine_format="auto", os_json="{}", walks=true, technique_json="", progress=false, stall_cycles=false, warmup=0, fetches=true, warmup_instructions=0, simulation_instructions=0, checkpoint_at=Vec::new(), save_checkpoint=Vec::new(), from_checkpoint="", continue_after_save=true, sample_unit=0, sample_period=0, sample_offset=0, sample_head=0, miss_log="", stop_at=None, since_start=false, checkpoint_pass=false))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -60,7 +53,7 @@ fn simulate(
     machine_format: &str,
     os_json: &str,
     walks: bool,
-    technique: &str,
+    technique_json: &str,
     progress: bool,
     stall_cycles: bool,
     warmup: u64,
@@ -99,11 +92,12 @@ fn simulate(
         warmup_instructions,
         simulation_instructions,
     };
-    // `technique` (the `--technique` form) overrides the machine file's `[technique]` table.
-    let technique = if technique.is_empty() {
+    // `technique_json` (a `[technique]` table: the spec as `tlblab.technique.table` gave it)
+    // overrides the machine file's own table.
+    let technique = if technique_json.is_empty() {
         cfg.technique.clone()
     } else {
-        Some(tlblab_core::techniques::parse_spec(technique).map_err(err)?)
+        Some(crate::technique::spec_from_json(technique_json)?)
     };
     let os: tlblab_core::os::OsConfig = options_from_json("os options", os_json)?;
     let opts = RunOptions {
@@ -466,249 +460,6 @@ fn check_workload(workload: &str) -> PyResult<()> {
     open_workload(workload, 0).map(|_| ())
 }
 
-/// The techniques: [{name, summary, seed, params: [{name, default, meaning}]}] as JSON.
-#[pyfunction]
-fn techniques() -> PyResult<String> {
-    let list: Vec<serde_json::Value> = tlblab_core::techniques::catalog()
-        .iter()
-        .map(|t| {
-            serde_json::json!({
-                "name": t.name,
-                "summary": t.summary,
-                "seed": t.seed,
-                "params": t.params.iter().map(|p| serde_json::json!({
-                    "name": p.name, "default": p.default, "meaning": p.meaning,
-                })).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    serde_json::to_string(&list).map_err(|e| err(e.to_string()))
-}
-
-/// Checks a technique spec (`NAME[:key=value,...]`) against `machine` without running: the
-/// error names the technique and the parameter.
-#[pyfunction]
-#[pyo3(signature = (technique, machine, machine_format="auto"))]
-fn check_technique(technique: &str, machine: &str, machine_format: &str) -> PyResult<()> {
-    let cfg = machine_from(machine, machine_format)?;
-    let spec = tlblab_core::techniques::parse_spec(technique).map_err(err)?;
-    tlblab_core::techniques::build(&spec, &cfg, 0).map_err(err)?;
-    Ok(())
-}
-
-/// The machine as canonical TOML (validated).
-#[pyfunction]
-#[pyo3(signature = (machine, machine_format="auto"))]
-fn machine_toml(machine: &str, machine_format: &str) -> PyResult<String> {
-    let cfg = machine_from(machine, machine_format)?;
-    tlblab_config::machine_to_toml(&cfg).map_err(err)
-}
-
-/// The machine as the text of a machine file named `path` (`tlblab_config::machine_file_text`:
-/// JSON for a `.json` name, else TOML; validated; it parses back to the same machine).
-#[pyfunction]
-#[pyo3(signature = (machine, path, machine_format="auto"))]
-fn machine_file_text(machine: &str, path: &str, machine_format: &str) -> PyResult<String> {
-    let cfg = machine_from(machine, machine_format)?;
-    tlblab_config::machine_file_text(&cfg, tlblab_config::MachineFileFormat::of_path(path))
-        .map_err(err)
-}
-
-/// The machine as JSON (validated).
-#[pyfunction]
-#[pyo3(signature = (machine, machine_format="auto"))]
-fn machine_json(machine: &str, machine_format: &str) -> PyResult<String> {
-    let cfg = machine_from(machine, machine_format)?;
-    serde_json::to_string(&cfg).map_err(|e| err(e.to_string()))
-}
-
-/// The page sizes the machine's page-table format can map ("4KiB", "1MiB", ...): what a
-/// workload's mappings may use on it.
-#[pyfunction]
-#[pyo3(signature = (machine, machine_format="auto"))]
-fn machine_page_sizes(machine: &str, machine_format: &str) -> PyResult<Vec<String>> {
-    let cfg = machine_from(machine, machine_format)?;
-    Ok(cfg
-        .page_table
-        .format
-        .page_sizes()
-        .iter()
-        .map(|s| s.to_string())
-        .collect())
-}
-
-/// [(name, description)] of the built-in presets.
-#[pyfunction]
-fn presets() -> PyResult<Vec<(String, String)>> {
-    tlblab_config::PRESETS
-        .iter()
-        .map(|(n, _)| {
-            let m = tlblab_config::load_machine(n).map_err(err)?;
-            Ok((n.to_string(), m.description))
-        })
-        .collect()
-}
-
-/// Times the engine alone: generates the workload (a spec or a trace file) into memory first,
-/// then simulates it.
-/// `mode`: "tlb_only" (TLB levels alone), "no_caches" (TLB levels and page walks) or "full".
-/// `feed`: "slice" runs `System::run_slice` over the whole vector in place (every record read
-/// from host memory once: at 32 bytes a record, a stream of the host's memory bandwidth);
-/// "source" runs `System::run` over a source that replays the vector in batches, as a trace
-/// decoder or a generator delivers them (each batch copied into the run's buffer, then
-/// simulated from the host's caches), and leaves out the time the replay spends copying
-/// (`ReplaySource`): the simulation's own time when records arrive as they do from a trace
-/// file. Both simulate the same thing: `System::run` and `run_slice` differ only in where a
-/// batch lives.
-/// Returns (references simulated, wall seconds, thread CPU seconds spent simulating).
-#[pyfunction]
-#[pyo3(signature = (machine, workload, mode, seed=0, feed="slice"))]
-fn bench_engine(
-    py: Python<'_>,
-    machine: &str,
-    workload: &str,
-    mode: &str,
-    seed: u64,
-    feed: &str,
-) -> PyResult<(u64, f64, f64)> {
-    let cfg = machine_from(machine, "auto")?;
-    let opts = match mode {
-        "tlb_only" => RunOptions::tlb_only(seed),
-        "no_caches" => RunOptions::no_caches(seed),
-        "full" => RunOptions {
-            seed,
-            ..RunOptions::default()
-        },
-        _ => {
-            return Err(err(format!(
-                "bench mode: expected tlb_only, no_caches or full, found {mode:?}"
-            )))
-        }
-    };
-    if !matches!(feed, "slice" | "source") {
-        return Err(err(format!(
-            "bench feed: expected slice or source, found {feed:?}"
-        )));
-    }
-    py.detach(|| {
-        let records = workload_records(workload, seed)?;
-        let mut sys = System::new(cfg, opts).map_err(|e| err(e.0))?;
-        let mut replay = ReplaySource::new(&records);
-        let (t0, c0) = (Instant::now(), tlblab_trace::clock::thread_cpu_seconds());
-        if feed == "slice" {
-            sys.run_slice(&records).map_err(|e| err(e.0))?;
-        } else {
-            sys.run(&mut replay).map_err(|e| err(e.0))?;
-        }
-        let dt = t0.elapsed().as_secs_f64() - replay.copy_wall;
-        let cpu = tlblab_trace::clock::thread_cpu_seconds() - c0 - replay.copy_cpu;
-        Ok((sys.stats().total.references, dt, cpu))
-    })
-}
-
-/// Records in memory delivered in batches, as a trace decoder delivers them, with the time
-/// its copies take (wall and thread CPU seconds), for `bench_engine` to leave out.
-pub(crate) struct ReplaySource<'a> {
-    records: &'a [tlblab_trace::record::Record],
-    pos: usize,
-    pub(crate) copy_wall: f64,
-    pub(crate) copy_cpu: f64,
-}
-
-impl<'a> ReplaySource<'a> {
-    pub(crate) fn new(records: &'a [tlblab_trace::record::Record]) -> Self {
-        ReplaySource {
-            records,
-            pos: 0,
-            copy_wall: 0.0,
-            copy_cpu: 0.0,
-        }
-    }
-}
-
-impl tlblab_trace::source::RecordSource for ReplaySource<'_> {
-    fn fill(
-        &mut self,
-        out: &mut Vec<tlblab_trace::record::Record>,
-        max: usize,
-    ) -> Result<usize, String> {
-        let (t0, c0) = (Instant::now(), tlblab_trace::clock::thread_cpu_seconds());
-        let end = (self.pos + max).min(self.records.len());
-        out.extend_from_slice(&self.records[self.pos..end]);
-        let n = end - self.pos;
-        self.pos = end;
-        self.copy_wall += t0.elapsed().as_secs_f64();
-        self.copy_cpu += tlblab_trace::clock::thread_cpu_seconds() - c0;
-        Ok(n)
-    }
-}
-
-/// The records of a workload (a spec or a trace file), in memory.
-pub(crate) fn workload_records(
-    workload: &str,
-    seed: u64,
-) -> PyResult<Vec<tlblab_trace::record::Record>> {
-    let mut source = open_workload(workload, seed)?;
-    let mut records = Vec::new();
-    while source.fill(&mut records, 1 << 16).map_err(err)? > 0 {}
-    Ok(records)
-}
-
-/// Checks the floor of `mode` ("tlb_only" or "full", tlblab-floor) against the engine on the
-/// zen3 preset over `workload`: its counts as a dict if they are the engine's, else an error
-/// (a workload the floor cannot take is an error too, naming its first such record).
-#[pyfunction]
-#[pyo3(signature = (workload, mode, seed=0))]
-fn floor_check(py: Python<'_>, workload: &str, mode: &str, seed: u64) -> PyResult<Py<PyAny>> {
-    let mode = tlblab_floor::Mode::parse(mode).map_err(err)?;
-    let c = py.detach(|| {
-        let records = workload_records(workload, seed)?;
-        tlblab_floor::check(mode, &records).map_err(err)
-    })?;
-    let d = pyo3::types::PyDict::new(py);
-    d.set_item("tlb_misses", c.tlb_misses.to_vec())?;
-    d.set_item("walks", c.walks)?;
-    d.set_item("pwc_hits", c.pwc_hits)?;
-    d.set_item("cache_misses", c.cache_misses.to_vec())?;
-    d.set_item("cycles", c.cycles)?;
-    Ok(d.into_any().unbind())
-}
-
-/// Times the floor of `mode` over `workload` as `bench_engine` times the engine (generated into
-/// memory first), reading `input` (tlblab-floor's `Input`: `addresses`, or, TLB-only, the
-/// engine's `records` in place or in `batches`). Returns (references, wall seconds).
-/// `floor_check` says whether it is exact.
-#[pyfunction]
-#[pyo3(signature = (workload, mode, seed=0, input="addresses"))]
-fn bench_floor(
-    py: Python<'_>,
-    workload: &str,
-    mode: &str,
-    seed: u64,
-    input: &str,
-) -> PyResult<(u64, f64)> {
-    use tlblab_floor::{Input, Mode};
-    let mode = Mode::parse(mode).map_err(err)?;
-    let input = Input::parse(input).map_err(err)?;
-    if mode == Mode::Full && input != Input::Addresses {
-        return Err(err(format!(
-            "floor input: the full floor reads addresses only, found {input:?}"
-        )));
-    }
-    py.detach(|| {
-        let records = workload_records(workload, seed)?;
-        let secs = match input {
-            Input::Addresses => {
-                let addrs = tlblab_floor::addresses(&records).map_err(err)?;
-                tlblab_floor::run(mode, &addrs).1
-            }
-            Input::Records => tlblab_floor::run_records(&records).map_err(err)?.1,
-            Input::Batches => tlblab_floor::run_batches(&records).map_err(err)?.1,
-        };
-        Ok((records.len() as u64, secs))
-    })
-}
-
 /// Replays allocator requests through the simulator's colored placement (the port of
 /// libtlblab's coloring allocator) with `color_trace`'s request language: `malloc SIZE COLOR`,
 /// `aligned ALIGN SIZE COLOR`, `free INDEX`, `realloc INDEX SIZE`. Returns the lines
@@ -896,15 +647,5 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_workload, m)?)?;
     m.add_function(wrap_pyfunction!(page_counts, m)?)?;
     m.add_function(wrap_pyfunction!(trace_maps, m)?)?;
-    m.add_function(wrap_pyfunction!(techniques, m)?)?;
-    m.add_function(wrap_pyfunction!(check_technique, m)?)?;
-    m.add_function(wrap_pyfunction!(floor_check, m)?)?;
-    m.add_function(wrap_pyfunction!(bench_floor, m)?)?;
-    m.add_function(wrap_pyfunction!(machine_toml, m)?)?;
-    m.add_function(wrap_pyfunction!(machine_json, m)?)?;
-    m.add_function(wrap_pyfunction!(machine_file_text, m)?)?;
-    m.add_function(wrap_pyfunction!(machine_page_sizes, m)?)?;
-    m.add_function(wrap_pyfunction!(presets, m)?)?;
-    m.add_function(wrap_pyfunction!(bench_engine, m)?)?;
     Ok(())
 }

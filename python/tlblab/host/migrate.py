@@ -133,11 +133,11 @@ LLC_PROBE_RUNS = 5
 
 def predict(res: dict, machine: str | None, a: int, b: int, ns: list[int], strides: list[int], evict: int,
             cap: int) -> dict:
-    """The model's prediction for this run (seed 000's `host_migrate_prediction`) from this host's
+    """The model's prediction for this run (seed 000's `host_migrate_prediction`, `tlblab.host.migrate_model`) from this host's
     numbers: its probed machine, the LLC probe of `tlblab host ptwarm` on CPUs a and b, and the re-warm
     cost this run measured (`preload`). Returns {inputs, rows per stride, crossovers, best gains}."""
     from tlblab.host.geometry import resolve_machine
-    from tlblab.seeds.s000_tlb_migration import experiments as seed000
+    from tlblab.host.migrate_model import host_migrate_prediction
 
     if "preload" not in res:
         raise UserError("--predict: migrate_bench printed no 'preload' (the re-warm measured alone): its build "
@@ -156,7 +156,7 @@ def predict(res: dict, machine: str | None, a: int, b: int, ns: list[int], strid
         raise UserError(f"--predict: the LLC probe on CPUs {a} and {b} failed {LLC_PROBE_RUNS} times (each CPU must "
                         "run the probe's side within 500 ms)")
     llc = min(valid)
-    p = seed000.host_migrate_prediction(res["preload"], llc, machine=m, ns=tuple(ns), strides=tuple(strides),
+    p = host_migrate_prediction(res["preload"], llc, machine=m, ns=tuple(ns), strides=tuple(strides),
                                         evict_pages=evict, cap=cap, evict_bytes=res.get("evict_bytes", 1 << 20))
     out: dict = {"machine": m, "llc_probe_ns": llc, "llc_probe_runs": runs, "notes": p["notes"], "strides": {}}
     for s in strides:

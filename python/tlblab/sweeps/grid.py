@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tlblab import technique
 from tlblab.errors import UserError
 
 MODES = ("full", "no_caches", "tlb_only")
@@ -209,7 +210,8 @@ def _list_index(node: list, part: str) -> int | None:
 
 
 def _technique(spec: Any, what: str) -> dict[str, Any] | None:
-    """"none" → None; "NAME[:k=v,...]" → the [technique] table."""
+    """"none" → None; "NAME[:k=v,...]" → the [technique] table (parsed by the engine,
+    `tlblab.technique.table`); a table as is."""
     if spec is None or spec == "none" or spec == "":
         return None
     if isinstance(spec, dict):
@@ -218,14 +220,10 @@ def _technique(spec: Any, what: str) -> dict[str, Any] | None:
         return dict(spec)
     if not isinstance(spec, str):
         raise UserError(f"{what}: expected \"none\" or NAME[:key=value,...], found {spec!r}")
-    name, _, rest = spec.partition(":")
-    table: dict[str, Any] = {"name": name}
-    for item in filter(None, rest.split(",")):
-        k, eq, v = item.partition("=")
-        if not eq or not k:
-            raise UserError(f"{what}: '{item}' in '{spec}': expected key=value")
-        table[k] = v
-    return table
+    try:
+        return technique.table(spec)
+    except ValueError as e:
+        raise UserError(f"{what}: {e}") from None
 
 
 def _resolve_path(value: str, root: Path) -> str:

@@ -1,28 +1,27 @@
-"""The `lockdown` technique's Python (seed 004): the lockable level of a machine, the seed's page
-choice from a memory profile, and `resolve`, which turns `lockdown:pages=FILE.csv` (a profile
-written by `tlblab profile`) into the pages the engine locks (the engine does no I/O).
+"""The `lockdown` technique's Python (seed 004), its one home: the lockable level of a machine
+(the engine's, `tlblab._native.lockable_level`), the seed's page choice from a memory profile
+(`most_frequent`, §IV), and `resolve`, which turns `pages=FILE.csv` (a profile written by
+`tlblab profile`) into the pages the engine locks (the engine does no I/O).
 
-The selection strategies that simulate (`simulation_guided`) are in `tlblab.lockdown`.
+The seed's reproduction also chooses pages by simulation (`simulation_guided`): that is the
+seed folder's, `tlblab.seeds.s004_tlb_lockdown.selection`.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
-from tlblab.errors import UserError
-from tlblab.machines import machine_config
+from tlblab import _native
+from tlblab.machines import machine_arg
 
 
 def lockable_level(machine: str | dict[str, Any], level: str = "") -> dict[str, Any]:
-    """The machine's data TLB level the technique locks into (its configuration)."""
-    tlbs = machine_config(machine)["tlb"]
-    cands = [t for t in tlbs if t.get("lockable", 0) > 0 and t["kind"] != "instr"
-             and (not level or t["name"] == level)]
-    if not cands:
-        raise UserError(f"technique lockdown: machine {machine_config(machine)['name']} has no data TLB "
-                        f"level with lockable entries{' named ' + level if level else ''}")
-    return min(cands, key=lambda t: t["level"])
+    """The machine's data TLB level the technique locks into (its configuration): the engine's
+    choice (`techniques::lockdown::lockable_level`), so its error says why none fits."""
+    spec, fmt = machine_arg(machine)
+    return json.loads(_native.lockable_level(spec, level, machine_format=fmt))
 
 
 def geometry(machine: str | dict[str, Any], level: str = "") -> tuple[int, int]:
@@ -50,15 +49,6 @@ def lockable_entries(machine: str | dict[str, Any], level: str = "") -> tuple[st
     return t["name"], int(t["lockable"])
 
 
-def _split_spec(technique: str) -> tuple[str, list[tuple[str, str]]]:
-    name, _, rest = technique.partition(":")
-    items = []
-    for kv in filter(None, (x.strip() for x in rest.split(","))):
-        k, eq, v = kv.partition("=")
-        items.append((k.strip(), v.strip()) if eq else (kv, ""))
-    return name.strip(), items
-
-
 def data_accesses(row: dict[str, Any]) -> int:
     return int(row["loads"]) + int(row["stores"])
 
@@ -83,27 +73,24 @@ def pages_spec(pages: list[int]) -> str:
     return "+".join(f"{p:#x}" for p in pages)
 
 
-def resolve(technique: str, machine: str | dict[str, Any]) -> str:
-    """`lockdown:pages=FILE.csv[,count=N]` → `lockdown:pages=0x..+0x..`: the profile's `count`
-    (default: the level's lockable entries) most-frequent pages of `process`. Other specs pass."""
-    name, items = _split_spec(technique)
-    params = dict(items)
-    pages = params.get("pages", "")
+def resolve(technique: dict[str, str], machine: str | dict[str, Any]) -> dict[str, str]:
+    """`pages=FILE.csv[,count=N]` → `pages=0x..+0x..`: the profile's `count` (default: the
+    level's lockable entries) most-frequent pages of `process`. Other tables pass. The rest of
+    the table (`count`, `process`, `level`, `cores`) is checked by the engine first, as the run
+    would check it (`count` more than the level's lockable entries is its error)."""
+    pages = technique.get("pages", "")
     if not (pages.endswith(".csv") or os.path.isfile(pages)):
         return technique
     from tlblab.profile import read_csv
 
-    _, lockable = lockable_entries(machine, params.get("level", ""))
-    try:
-        count = int(params.get("count", "0"), 0) or lockable
-        process = int(params.get("process", "0"), 0)
-    except ValueError:
-        raise UserError(f"technique lockdown: 'count' and 'process' expect integers, found {params}")
-    if count > lockable:
-        raise UserError(f"technique lockdown: parameter 'count' asks for {count} pages, but the machine's "
-                        f"lockable level has {lockable} lockable entries")
-    chosen = most_frequent(read_csv(pages), count, process, geometry(machine, params.get("level", "")))
-    out = [(k, pages_spec(chosen) if k == "pages" else v) for k, v in items if k != "count"]
+    spec, fmt = machine_arg(machine)
+    rest = {k: v for k, v in technique.items() if k != "pages"}
+    _native.check_technique(json.dumps(rest), spec, machine_format=fmt)
+    level = technique.get("level", "")
+    count = _native.parse_number(technique.get("count", "0")) or lockable_entries(machine, level)[1]
+    process = _native.parse_number(technique.get("process", "0"))
+    chosen = most_frequent(read_csv(pages), count, process, geometry(machine, level))
+    out = {k: (pages_spec(chosen) if k == "pages" else v) for k, v in technique.items() if k != "count"}
     if not chosen:
-        out = [(k, v) for k, v in out if k != "pages"]
-    return name + (":" + ",".join(f"{k}={v}" for k, v in out) if out else "")
+        del out["pages"]
+    return out

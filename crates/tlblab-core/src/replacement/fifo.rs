@@ -1,48 +1,19 @@
 //! First-in first-out: a fill moves the way to the front of its set's order (hits do not); the
-//! victim is the allowed way filled longest ago. O(1) per fill and per unconstrained victim.
+//! victim is the allowed way filled longest ago. O(1) per fill and per unconstrained victim. The
+//! order and the victim choice are the ones LRU has too (`order::Ordered`).
 
-use super::order::OrderList;
+use super::order::Ordered;
 
-#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
-pub struct Fifo {
-    order: OrderList,
-}
+/// FIFO's marker: the order is by fill.
+#[derive(Clone, Copy, Debug)]
+pub struct ByFill;
+
+pub type Fifo = Ordered<ByFill>;
 
 impl Fifo {
-    pub fn new(sets: usize, ways: usize) -> Self {
-        Fifo {
-            order: OrderList::new(sets, ways),
-        }
-    }
-
+    /// A fill: the way becomes the newest; a hit changes nothing.
     #[inline]
     pub fn on_fill(&mut self, set: usize, way: usize) {
-        self.order.move_to_front(set, way);
-    }
-
-    #[inline]
-    pub fn forget(&mut self, set: usize, way: usize) {
-        self.order.move_to_back(set, way);
-    }
-
-    #[inline]
-    pub fn victim(&self, set: usize, allowed: &[u64]) -> usize {
-        self.order.oldest_allowed(set, allowed)
-    }
-
-    #[inline]
-    pub fn victim_any(&self, set: usize) -> usize {
-        self.order.oldest(set)
-    }
-
-    /// `victim_any` then the fill of that way, in one step (the replacement of a full set).
-    #[inline(always)]
-    pub fn fill_victim(&mut self, set: usize) -> usize {
-        self.order.recycle_oldest(set)
-    }
-
-    #[inline]
-    pub(crate) fn prefetch(&self, set: usize) {
-        self.order.prefetch(set);
+        self.move_to_front(set, way);
     }
 }

@@ -1,57 +1,19 @@
 //! Least-recently-used: every hit and fill moves the way to the front of its set's order; the
-//! victim is the oldest allowed way. O(1) per touch and per unconstrained victim.
+//! victim is the oldest allowed way. O(1) per touch and per unconstrained victim. The order and
+//! the victim choice are the ones FIFO has too (`order::Ordered`).
 
-use super::order::OrderList;
+use super::order::Ordered;
 
-#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
-pub struct Lru {
-    order: OrderList,
-}
+/// LRU's marker: the order is by use.
+#[derive(Clone, Copy, Debug)]
+pub struct ByUse;
+
+pub type Lru = Ordered<ByUse>;
 
 impl Lru {
-    pub fn new(sets: usize, ways: usize) -> Self {
-        Lru {
-            order: OrderList::new(sets, ways),
-        }
-    }
-
-    #[inline(always)]
-    pub(crate) fn order_mut(&mut self) -> &mut OrderList {
-        &mut self.order
-    }
-
-    pub(crate) fn order(&self) -> &OrderList {
-        &self.order
-    }
-
+    /// A hit or a fill: the way becomes the most recently used.
     #[inline(always)]
     pub fn touch(&mut self, set: usize, way: usize) {
-        self.order.move_to_front(set, way);
-    }
-
-    #[inline]
-    pub fn forget(&mut self, set: usize, way: usize) {
-        self.order.move_to_back(set, way);
-    }
-
-    #[inline]
-    pub fn victim(&self, set: usize, allowed: &[u64]) -> usize {
-        self.order.oldest_allowed(set, allowed)
-    }
-
-    #[inline]
-    pub fn victim_any(&self, set: usize) -> usize {
-        self.order.oldest(set)
-    }
-
-    /// `victim_any` then the fill of that way, in one step (the replacement of a full set).
-    #[inline(always)]
-    pub fn fill_victim(&mut self, set: usize) -> usize {
-        self.order.recycle_oldest(set)
-    }
-
-    #[inline]
-    pub(crate) fn prefetch(&self, set: usize) {
-        self.order.prefetch(set);
+        self.move_to_front(set, way);
     }
 }

@@ -10,6 +10,69 @@
 //!
 //! Neither allocates after construction.
 
+/// A policy over an `OrderList`: LRU (`lru.rs`, `Ordered<ByUse>`) and FIFO (`fifo.rs`,
+/// `Ordered<ByFill>`) differ only in what moves a way to the front (every hit and fill, or a
+/// fill alone), so the victim choice, the forgetting of an invalidated way and the one-step
+/// replacement of a full set are theirs both, here; each policy's file adds its own move.
+/// `K` is a marker: it is not saved (a checkpoint holds the `order` alone, as before).
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
+#[serde(bound = "")]
+pub struct Ordered<K> {
+    order: OrderList,
+    #[serde(skip)]
+    kind: std::marker::PhantomData<K>,
+}
+
+impl<K> Ordered<K> {
+    pub fn new(sets: usize, ways: usize) -> Self {
+        Ordered {
+            order: OrderList::new(sets, ways),
+            kind: std::marker::PhantomData,
+        }
+    }
+
+    /// The way to the front of its set's order (a fill under either policy, a hit under LRU).
+    #[inline(always)]
+    pub(super) fn move_to_front(&mut self, set: usize, way: usize) {
+        self.order.move_to_front(set, way);
+    }
+
+    #[inline(always)]
+    pub(crate) fn order_mut(&mut self) -> &mut OrderList {
+        &mut self.order
+    }
+
+    pub(crate) fn order(&self) -> &OrderList {
+        &self.order
+    }
+
+    #[inline]
+    pub fn forget(&mut self, set: usize, way: usize) {
+        self.order.move_to_back(set, way);
+    }
+
+    #[inline]
+    pub fn victim(&self, set: usize, allowed: &[u64]) -> usize {
+        self.order.oldest_allowed(set, allowed)
+    }
+
+    #[inline]
+    pub fn victim_any(&self, set: usize) -> usize {
+        self.order.oldest(set)
+    }
+
+    /// `victim_any` then the fill of that way, in one step (the replacement of a full set).
+    #[inline(always)]
+    pub fn fill_victim(&mut self, set: usize) -> usize {
+        self.order.recycle_oldest(set)
+    }
+
+    #[inline]
+    pub(crate) fn prefetch(&self, set: usize) {
+        self.order.prefetch(set);
+    }
+}
+
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub(crate) enum OrderList {
     Packed(PackedOrder),
@@ -214,7 +277,7 @@ impl PackedOrder {
     }
 
     /// Every set's order word, for code that works on the words
-    /// directly (`packed_to_front`, `packed_recycle_oldest`; tlb/pair.rs).
+    /// directly (`packed_to_front`, `packed_recycle_oldest`; tlb/pair/).
     pub(crate) fn words_mut(&mut self) -> &mut [u64] {
         &mut self.sets
     }
@@ -334,7 +397,7 @@ impl LinkedOrder {
     }
 
     /// The links and head of set 0 (a fully associative level's one set), for code that works
-    /// on them directly (`linked_to_front`, `linked_recycle_oldest`; tlb/pair.rs).
+    /// on them directly (`linked_to_front`, `linked_recycle_oldest`; tlb/pair/).
     pub(crate) fn first_set_mut(&mut self) -> (&mut [[u32; 2]], &mut u32) {
         (&mut self.links[..self.ways], &mut self.heads[0])
     }

@@ -50,7 +50,7 @@ impl Tlb {
 
     /// Whether this level (of shape `SHAPE_ANY`) is sets of at most 16 ways indexed by low VPN
     /// bits with random replacement: a second level the fast lane's pair loops take with
-    /// `RandomSets` (tlb/pair.rs; the Cortex-A9's main TLB, seed 004 §V).
+    /// `RandomSets` (tlb/pair/; the Cortex-A9's main TLB, seed 004 §V).
     pub(crate) fn random_sets(&self) -> bool {
         matches!(self.repl, crate::replacement::Replacement::Random(_))
             && self.ways <= 16

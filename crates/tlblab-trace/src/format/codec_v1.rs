@@ -1,5 +1,6 @@
 //! Version 1 record encoding (spec: docs/formats/trace.md §4.5), kept so that version 1 files
-//! still read; new files are written in version 2 (`codec`). The encoder stays for tests.
+//! still read; new files are written in version 2 (`codec`). Its encoder is the tests'
+//! (`tests::Encoder`): they make the version 1 payloads the decoder must read.
 //!
 //! Original description:
 //! Record encoding inside one block of the native format (spec: docs/formats/trace.md §4).
@@ -15,9 +16,7 @@
 //! Events and thread changes use the fourth kind with an opcode and LEB128 fields. All state
 //! resets at a block boundary, which is what makes blocks independently decodable.
 
-use super::codec::{
-    decode_event_fields, event_op, put_event_fields, put_varint, read_varint, unzigzag, zigzag,
-};
+use super::codec::{decode_event_fields, read_varint, unzigzag};
 use crate::record::{Access, Event, Record};
 use tlblab_types::{AccessKind, ThreadId, VirtAddr};
 
@@ -35,119 +34,6 @@ struct State {
     last: [u64; 2],
     /// Predicted step of each stream: the last fetch's size; the last data stride.
     step: [u64; 2],
-}
-
-/// Encodes records into one block payload.
-#[derive(Default)]
-pub struct Encoder {
-    tags: Vec<u8>,
-    data: Vec<u8>,
-    /// The assembled payload (`payload()`).
-    buf: Vec<u8>,
-    st: State,
-    pub records: u32,
-    pub accesses: u32,
-}
-
-impl Encoder {
-    pub fn new() -> Self {
-        Encoder::default()
-    }
-
-    /// Starts a new block: empties the buffer and resets the predictors.
-    pub fn reset(&mut self) {
-        self.tags.clear();
-        self.data.clear();
-        self.buf.clear();
-        self.st = State::default();
-        self.records = 0;
-        self.accesses = 0;
-    }
-
-    /// The block payload of everything pushed since the last reset: varint(tag count), the
-    /// tags, the data bytes.
-    pub fn payload(&mut self) -> &[u8] {
-        self.buf.clear();
-        put_varint(&mut self.buf, self.tags.len() as u64);
-        self.buf.extend_from_slice(&self.tags);
-        self.buf.extend_from_slice(&self.data);
-        &self.buf
-    }
-
-    #[inline]
-    pub fn push(&mut self, r: &Record) {
-        self.records += 1;
-        match r {
-            Record::Access(a) => self.push_access(a),
-            Record::Event(e) => self.push_event(e),
-        }
-    }
-
-    #[inline]
-    fn push_access(&mut self, a: &Access) {
-        self.accesses += 1;
-        if a.thread.0 != self.st.thread {
-            self.tags.push(3 | (OP_THREAD << 2));
-            put_varint(&mut self.data, a.thread.0 as u64);
-            self.st.thread = a.thread.0;
-        }
-        let kind: u8 = match a.kind {
-            AccessKind::Instr => 0,
-            AccessKind::Load => 1,
-            AccessKind::Store => 2,
-        };
-        let size = a.size;
-        // Size codes: fetches 1..=7 bytes (x86 instruction lengths), data 1..=64 as powers of 2.
-        let sc: u8 = if kind == 0 {
-            if (1..=7).contains(&size) {
-                (size - 1) as u8
-            } else {
-                7
-            }
-        } else if size.is_power_of_two() && size <= 64 {
-            size.trailing_zeros() as u8
-        } else {
-            7
-        };
-        let addr = a.vaddr.0;
-        let sidx = (kind != 0) as usize;
-        let last = self.st.last[sidx];
-        let pred = last.wrapping_add(self.st.step[sidx]);
-        let ac: u8;
-        let mut tail = [0u8; 8];
-        let mut ntail = 0usize;
-        if addr == pred {
-            ac = 0;
-        } else {
-            let zz = zigzag(addr.wrapping_sub(last) as i64);
-            let nbytes = (64 - zz.leading_zeros() as usize).div_ceil(8).max(1);
-            if nbytes <= 6 {
-                ac = nbytes as u8;
-                tail = zz.to_le_bytes();
-                ntail = nbytes;
-            } else {
-                ac = 7;
-                tail = addr.to_le_bytes();
-                ntail = 8;
-            }
-        }
-        self.tags.push(kind | (sc << 2) | (ac << 5));
-        self.data.extend_from_slice(&tail[..ntail]);
-        if sc == 7 {
-            put_varint(&mut self.data, size as u64);
-        }
-        self.st.step[sidx] = if sidx == 0 {
-            size as u64
-        } else {
-            addr.wrapping_sub(last)
-        };
-        self.st.last[sidx] = addr;
-    }
-
-    fn push_event(&mut self, e: &Event) {
-        self.tags.push(3 | ((event_op(e) as u8) << 2));
-        put_event_fields(&mut self.data, e);
-    }
 }
 
 /// A decoding failure at a byte offset inside the raw (decompressed) payload.
@@ -490,8 +376,113 @@ fn le_u64_at(buf: &[u8], p: usize) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::codec::{event_op, put_event_fields, put_varint, zigzag};
     use super::*;
     use tlblab_types::CoreId;
+
+    /// Encodes records into one version 1 payload: for the tests only (no file is written in
+    /// version 1 any more), to make the payloads the decoder must still read.
+    #[derive(Default)]
+    pub(super) struct Encoder {
+        tags: Vec<u8>,
+        data: Vec<u8>,
+        /// The assembled payload (`payload()`).
+        buf: Vec<u8>,
+        st: State,
+        pub records: u32,
+        pub accesses: u32,
+    }
+
+    impl Encoder {
+        pub fn new() -> Self {
+            Encoder::default()
+        }
+
+        /// The block payload of everything pushed since the last reset: varint(tag count), the
+        /// tags, the data bytes.
+        pub fn payload(&mut self) -> &[u8] {
+            self.buf.clear();
+            put_varint(&mut self.buf, self.tags.len() as u64);
+            self.buf.extend_from_slice(&self.tags);
+            self.buf.extend_from_slice(&self.data);
+            &self.buf
+        }
+
+        #[inline]
+        pub fn push(&mut self, r: &Record) {
+            self.records += 1;
+            match r {
+                Record::Access(a) => self.push_access(a),
+                Record::Event(e) => self.push_event(e),
+            }
+        }
+
+        #[inline]
+        fn push_access(&mut self, a: &Access) {
+            self.accesses += 1;
+            if a.thread.0 != self.st.thread {
+                self.tags.push(3 | (OP_THREAD << 2));
+                put_varint(&mut self.data, a.thread.0 as u64);
+                self.st.thread = a.thread.0;
+            }
+            let kind: u8 = match a.kind {
+                AccessKind::Instr => 0,
+                AccessKind::Load => 1,
+                AccessKind::Store => 2,
+            };
+            let size = a.size;
+            // Size codes: fetches 1..=7 bytes (x86 instruction lengths), data 1..=64 as powers of 2.
+            let sc: u8 = if kind == 0 {
+                if (1..=7).contains(&size) {
+                    (size - 1) as u8
+                } else {
+                    7
+                }
+            } else if size.is_power_of_two() && size <= 64 {
+                size.trailing_zeros() as u8
+            } else {
+                7
+            };
+            let addr = a.vaddr.0;
+            let sidx = (kind != 0) as usize;
+            let last = self.st.last[sidx];
+            let pred = last.wrapping_add(self.st.step[sidx]);
+            let ac: u8;
+            let mut tail = [0u8; 8];
+            let mut ntail = 0usize;
+            if addr == pred {
+                ac = 0;
+            } else {
+                let zz = zigzag(addr.wrapping_sub(last) as i64);
+                let nbytes = (64 - zz.leading_zeros() as usize).div_ceil(8).max(1);
+                if nbytes <= 6 {
+                    ac = nbytes as u8;
+                    tail = zz.to_le_bytes();
+                    ntail = nbytes;
+                } else {
+                    ac = 7;
+                    tail = addr.to_le_bytes();
+                    ntail = 8;
+                }
+            }
+            self.tags.push(kind | (sc << 2) | (ac << 5));
+            self.data.extend_from_slice(&tail[..ntail]);
+            if sc == 7 {
+                put_varint(&mut self.data, size as u64);
+            }
+            self.st.step[sidx] = if sidx == 0 {
+                size as u64
+            } else {
+                addr.wrapping_sub(last)
+            };
+            self.st.last[sidx] = addr;
+        }
+
+        fn push_event(&mut self, e: &Event) {
+            self.tags.push(3 | ((event_op(e) as u8) << 2));
+            put_event_fields(&mut self.data, e);
+        }
+    }
 
     fn round_trip(recs: &[Record]) -> Vec<Record> {
         let mut e = Encoder::new();

@@ -20,8 +20,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-import tlblab.lockdown as ld
-from tlblab.seeds.s004_tlb_lockdown import mibench
+import tlblab.technique.lockdown as ld
+from tlblab.seeds.s004_tlb_lockdown import mibench, selection
 from tlblab.profile import profile
 from tlblab.sim import simulate
 
@@ -170,13 +170,13 @@ def _program(prog: str, quick: bool) -> dict[str, float]:
     geom = ld.geometry(A9)
     pages = ld.most_frequent(rows, 4, process=0, geom=geom)
     trace, base, unit = _scenario_run(prog, 1, quick)
-    locked = ld.stall_of(A9, trace, pages, process=0, os=OS)
+    locked = selection.stall_of(A9, trace, pages, process=0, os=OS)
     # The program's own references and cycles (process 0), not cjpeg's and djpeg's before it.
     _stall_rows(out, prog, base, locked, unit)
     out[f"{prog}/data_pages"] = float(sum(1 for x in rows if x["loads"] + x["stores"]))
     out[f"{prog}/page_faults"] = float(unit.get("page_faults", 0))
     candidates = 5  # C(5, 4) = 5 subsets: an exhaustive search that fits a whole run's budget
-    sel = ld.simulation_guided(A9, trace, rows, 4, process=0, candidates=candidates, os=OS)
+    sel = selection.simulation_guided(A9, trace, rows, 4, process=0, candidates=candidates, os=OS)
     out[f"{prog}/guided_gain"] = sel.gain_over_frequent
     out[f"{prog}/guided_simulations"] = sel.simulations
     out[f"{prog}/frequent_stall"] = sel.frequent
@@ -187,9 +187,9 @@ def _program(prog: str, quick: bool) -> dict[str, float]:
     # its candidates).
     half = _references(alone) // 2
     first = _profile_prefix(alone, half)
-    held = ld.simulation_guided(A9, alone, first, 4, process=0, candidates=candidates,
+    held = selection.simulation_guided(A9, alone, first, 4, process=0, candidates=candidates,
                                 max_references=half, os=OS)
-    held_whole = sum(ld.stall_of(A9, trace, held.pages, process=0, os=OS).values())
+    held_whole = sum(selection.stall_of(A9, trace, held.pages, process=0, os=OS).values())
     best = min(sel.evaluated.values())
     removable = sel.baseline - best
     out[f"{prog}/heldout_stall"] = held_whole
@@ -277,7 +277,7 @@ def _four_core(prog: str, quick: bool, pages: list[int]) -> tuple[dict[str, floa
     for phase in range(PHASES):
         trace, base, unit = _scenario_run(prog, 4, quick, phase)
         bases.append(base)
-        lockeds.append(ld.stall_of(A9, trace, pages, process=0, os=OS))
+        lockeds.append(selection.stall_of(A9, trace, pages, process=0, os=OS))
         units.append(unit)
         maint.append(float(_SHOOTDOWNS[(prog, 4, quick, phase)]))
 
@@ -329,14 +329,14 @@ def table3(quick: bool) -> dict[str, float]:
         out[f"{prog}/walk_cost_multi"] = w4
         out[f"{prog}/walk_cost_multi_over_single"] = w4 / w1 if w1 else 1.0
         candidates = 5
-        sel = ld.simulation_guided(A9, trace, rows, 4, process=0, candidates=candidates, os=OS)
+        sel = selection.simulation_guided(A9, trace, rows, 4, process=0, candidates=candidates, os=OS)
         out[f"{prog}/guided_gain"] = sel.gain_over_frequent
         out[f"{prog}/guided_simulations"] = sel.simulations
         out[f"{prog}/frequent_stall"] = sel.frequent
         out[f"{prog}/guided_stall"] = sel.guided
         # Held out twice over: the set the guided search chose seeing only the first half of the
         # program's run, alone on one core (Table 2's), charged over the whole four-core run.
-        held_whole = sum(ld.stall_of(A9, trace, held_pages, process=0, os=OS).values())
+        held_whole = sum(selection.stall_of(A9, trace, held_pages, process=0, os=OS).values())
         best = min(sel.evaluated.values())
         removable = sel.baseline - best
         out[f"{prog}/heldout_stall"] = held_whole

@@ -189,9 +189,9 @@ def bounds(shifts: tuple[int, ...] = (0, 4, 8, 12, 16, 20)) -> dict[str, dict]:
     with the measured sections shifted by each of `shifts` sections (other main-TLB sets, as
     another kernel's layout would put them), and with every path fetching all of the text's
     sections, with the locks' micro and main decreases then. Uses the cached captures."""
-    import tlblab.lockdown as ld
+    import tlblab.technique.lockdown as ld
     from tlblab.profile import profile
-    from tlblab.seeds.s004_tlb_lockdown import experiments as ex, mibench
+    from tlblab.seeds.s004_tlb_lockdown import experiments as ex, mibench, selection
     from tlblab.sim import simulate
 
     keys = ("syscall_text_sections", "tick_text_sections", "fault_text_sections")
@@ -209,7 +209,7 @@ def bounds(shifts: tuple[int, ...] = (0, 4, 8, 12, 16, 20)) -> dict[str, dict]:
         misses, stall, os_all = run({**ex.OS, **{k: every for k in keys}})
         rows = profile(str(mibench.capture(prog)), process=0)
         pages = ld.most_frequent(rows, 4, process=0, geom=ld.geometry(ex.A9))
-        locked = ld.stall_of(ex.A9, trace, pages, process=0, os=os_all)
+        locked = selection.stall_of(ex.A9, trace, pages, process=0, os=os_all)
         out[prog] = {"shifted": {sh: {"main_misses": m, "main": s_["main"]} for sh, (m, s_, _) in shifted.items()},
                      "all_sections": {"main_misses": misses, "main": stall["main"],
                                       "decreased_micro": stall["uTLB-D"] - locked["uTLB-D"],
@@ -220,7 +220,7 @@ def bounds(shifts: tuple[int, ...] = (0, 4, 8, 12, 16, 20)) -> dict[str, dict]:
 def _single_core(prog: str) -> tuple[str, list[int]]:
     """Table 2's single-core scenario of `prog` (its cached trace) and the four pages its profile
     ranks first (the seed's lockdown set)."""
-    import tlblab.lockdown as ld
+    import tlblab.technique.lockdown as ld
     from tlblab.profile import profile
     from tlblab.seeds.s004_tlb_lockdown import experiments as ex, mibench
 
@@ -238,7 +238,7 @@ def linear_map_bounds() -> dict[str, dict]:
     (`memory.placement = random`: each fault's linear-map section in another main-TLB set),
     the two off and on, with the four most-accessed pages' micro and main decreases. Uses the
     cached captures."""
-    import tlblab.lockdown as ld
+    from tlblab.seeds.s004_tlb_lockdown import selection
     from tlblab.machines import machine_config
     from tlblab.seeds.s004_tlb_lockdown import experiments as ex
     from tlblab.sim import simulate
@@ -263,8 +263,8 @@ def linear_map_bounds() -> dict[str, dict]:
         for name in ("off", "both"):
             lm, vp = variants[name]
             os_ = {**LINEAR_MAP_OS, "fault_linear_map": lm, "vectors_page": vp}
-            b = ld.stall_of(scattered, trace, [], process=0, os=os_)
-            locked = ld.stall_of(scattered, trace, pages, process=0, os=os_)
+            b = selection.stall_of(scattered, trace, [], process=0, os=os_)
+            locked = selection.stall_of(scattered, trace, pages, process=0, os=os_)
             out[prog][f"scattered_{name}"] = {"micro": b["uTLB-D"], "main": b["main"],
                                               "decreased_micro": b["uTLB-D"] - locked["uTLB-D"],
                                               "decreased_main": b["main"] - locked["main"]}
@@ -282,7 +282,7 @@ def highmem_bounds(lookups: tuple[int, ...] = (1,)) -> dict[str, dict]:
     main TLB's lookup (`latency`, 7 in the preset) at each of `lookups` cycles (`lookup_N`). The
     seed (§III) says the lookup time varies and gives no cycles, nor does the Cortex-A9 TRM: a
     bound, not a constant. Uses the cached captures."""
-    import tlblab.lockdown as ld
+    from tlblab.seeds.s004_tlb_lockdown import selection
     from tlblab.machines import machine_config
     from tlblab.seeds.s004_tlb_lockdown import experiments as ex
 
@@ -301,8 +301,8 @@ def highmem_bounds(lookups: tuple[int, ...] = (1,)) -> dict[str, dict]:
         trace, pages = _single_core(prog)
         out[prog] = {}
         for name, os_ in variants.items():
-            b = ld.stall_of(machines[name], trace, [], process=0, os=os_)
-            locked = ld.stall_of(machines[name], trace, pages, process=0, os=os_)
+            b = selection.stall_of(machines[name], trace, [], process=0, os=os_)
+            locked = selection.stall_of(machines[name], trace, pages, process=0, os=os_)
             out[prog][name] = {"micro": b["uTLB-D"], "main": b["main"],
                                "decreased_micro": b["uTLB-D"] - locked["uTLB-D"],
                                "decreased_main": b["main"] - locked["main"]}

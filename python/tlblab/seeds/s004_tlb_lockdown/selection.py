@@ -1,5 +1,6 @@
-"""TLB lockdown (seed 004): which pages to lock. The technique's profile input (`pages=FILE.csv`) and
-the seed's choice, `most_frequent`, are the technique's module, `tlblab.technique.lockdown`.
+"""Seed 004's page selection by simulation, beside the seed's own (`most_frequent`, §IV, with the
+technique in `tlblab.technique.lockdown`): what the seed's reproduction compares its choice with
+(Tables 2-3, `experiments.py`, `kernel_text.py`).
 
 Two selection strategies for the N lockable entries (the Cortex-A9 has 4, seed 004 §III):
 
@@ -20,9 +21,7 @@ from typing import Any
 
 from tlblab.errors import UserError
 from tlblab.sim import simulate
-# The seed's own choice and the level's geometry, with the technique (`tlblab.technique.lockdown`).
-from tlblab.technique.lockdown import (data_accesses, feasible, geometry, lockable_entries,  # noqa: F401
-                                       lockable_level, most_frequent, pages_spec)
+from tlblab.technique.lockdown import feasible, geometry, lockable_entries, most_frequent, pages_spec
 
 
 @dataclass

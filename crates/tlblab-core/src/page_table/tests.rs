@@ -1,0 +1,104 @@
+//! Page tables built and walked: every walk and prefetch descent finds what was mapped.
+
+use super::*;
+use crate::memory::{MemoryConfig, Placement};
+
+fn frames() -> FrameAllocator {
+    let cfg = MemoryConfig {
+        bytes: 8 << 30,
+        latency: 100,
+        placement: Placement::default(),
+        source: String::new(),
+    };
+    FrameAllocator::new(&cfg, 1)
+}
+
+/// `walk_from` (one copy per format) and the prefetch helpers (`last_table`,
+/// `last_level_entry`, `last_entry`) agree with each other and with what was mapped, for
+/// every format and page size, global or not (the leaf descriptor's nG or G bit),
+/// including the ARMv7 domain of a first-level descriptor (which no engine test sets to
+/// anything but 0).
+#[test]
+fn walks_and_prefetch_descents_find_what_was_mapped() {
+    for format in [
+        PageTableFormat::X86_64_4level,
+        PageTableFormat::X86_64_5level,
+        PageTableFormat::Armv7Short,
+        PageTableFormat::Armv8_4k,
+    ] {
+        let mut fr = frames();
+        let mut pt = PageTable::new(format, &mut fr).unwrap();
+        let domain = Domain(if format == PageTableFormat::Armv7Short {
+            5
+        } else {
+            0
+        });
+        let mut va = 1u64 << 30;
+        for (size, global) in format
+            .page_sizes()
+            .into_iter()
+            .flat_map(|s| [(s, false), (s, true)])
+        {
+            let pfn = fr.alloc(size).unwrap();
+            let page = VirtAddr(va);
+            pt.map(page, size, pfn, domain, global, &mut fr).unwrap();
+            let probe = VirtAddr(va + size.bytes() / 2 + 8);
+            let mut path = WalkPath::default();
+            let leaf = pt.walk_from(probe, 0, 0, &mut path).expect("mapped");
+            assert_eq!(leaf.pfn, pfn, "{format:?} {size}");
+            assert_eq!(leaf.size, size, "{format:?} {size}");
+            assert_eq!(leaf.domain, domain, "{format:?} {size}");
+            assert_eq!(pt.is_global(probe), Some(global), "{format:?} {size}");
+            let last = pt.last_entry(probe, 0, 0);
+            assert_eq!(last.entry, path.refs[path.len - 1], "{format:?} {size}");
+            assert_eq!(last.leaf, Some((pfn, size)), "{format:?} {size}");
+            let leaf_level = pt.leaf_level(size).unwrap();
+            if leaf_level + 1 == pt.levels().len() {
+                let node = pt.last_table(probe).expect("tables reach the last level");
+                assert_eq!(node, path.nodes[path.len - 1], "{format:?} {size}");
+                let e = pt.last_level_entry(node, probe);
+                assert_eq!(e.entry, last.entry, "{format:?} {size}");
+                assert_eq!(e.leaf, last.leaf, "{format:?} {size}");
+            } else {
+                assert_eq!(pt.last_table(probe), None, "{format:?} {size}");
+            }
+            // Starting below the root (a page-walk-cache hit) reads the rest of the path
+            // (from the last two levels, in `walk_with`'s straight code), and finds the
+            // same leaf: an ARMv7 one with the domain of the first-level descriptor it
+            // did not read.
+            for start in 1..path.len {
+                let mut rest = WalkPath::default();
+                let again = pt.walk_from(probe, start, path.nodes[start], &mut rest);
+                let expected = Leaf { pfn, size, domain };
+                assert_eq!(again, Some(expected), "{format:?} {size} from {start}");
+                assert_eq!(&rest.refs[..rest.len], &path.refs[start..path.len]);
+                assert_eq!(&rest.nodes[..rest.len], &path.nodes[start..path.len]);
+            }
+            if leaf_level > 0 && leaf_level + 1 == pt.levels().len() {
+                // The next page of the same last-level table is unmapped: from any level
+                // below the root, no leaf, and the rest of the path to its invalid entry.
+                let next = VirtAddr(probe.0 + size.bytes());
+                let mut full = WalkPath::default();
+                assert_eq!(pt.walk_from(next, 0, 0, &mut full), None, "{format:?}");
+                assert_eq!(full.nodes[full.len - 1], path.nodes[path.len - 1]);
+                for start in 1..full.len {
+                    let mut rest = WalkPath::default();
+                    let node = full.nodes[start];
+                    assert_eq!(pt.walk_from(next, start, node, &mut rest), None);
+                    assert_eq!(&rest.refs[..rest.len], &full.refs[start..full.len]);
+                    assert_eq!(&rest.nodes[..rest.len], &full.nodes[start..full.len]);
+                }
+            }
+            // 256 MiB apart on ARMv7, whose 4 GiB hold six pages 1 GiB apart only just not.
+            va += if format == PageTableFormat::Armv7Short {
+                1 << 28
+            } else {
+                1 << 30
+            };
+        }
+        // Unmapped: no leaf, the path ends at the invalid entry.
+        let mut path = WalkPath::default();
+        assert_eq!(pt.walk_from(VirtAddr(va), 0, 0, &mut path), None);
+        assert_eq!(pt.last_entry(VirtAddr(va), 0, 0).leaf, None);
+    }
+}

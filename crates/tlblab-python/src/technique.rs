@@ -1,0 +1,87 @@
+//! Python bindings for techniques: the catalog, the one parser of a technique spec
+//! (`--technique NAME:key=value,...` and a `[technique]` table alike become the same table,
+//! `TechniqueSpec`), the check of a spec against a machine, and lockdown's lockable level. Python
+//! passes tables (dicts, as JSON), never spec text it built itself. Wrappers only: the parsing
+//! and the checks are tlblab-core's (`techniques::parse_spec`, `techniques::build`).
+
+use pyo3::prelude::*;
+use tlblab_core::machine::TechniqueSpec;
+
+use crate::machine::machine_from;
+use crate::sim::err;
+
+/// A `[technique]` table as JSON (`{"name": ..., "key": "value", ...}`), into the engine's spec:
+/// the values as text, as a machine file's table is read (`TechniqueSpec`).
+pub(crate) fn spec_from_json(table: &str) -> PyResult<TechniqueSpec> {
+    serde_json::from_str::<TechniqueSpec>(table)
+        .map_err(|e| err(tlblab_config::plain_types(&format!("technique table: {e}"))))
+}
+
+fn spec_to_json(spec: &TechniqueSpec) -> PyResult<String> {
+    serde_json::to_string(spec).map_err(|e| err(e.to_string()))
+}
+
+/// technique_table(spec) -> JSON: `NAME[:key=value,...]` (the `--technique` form) parsed into
+/// the `[technique]` table it stands for (`techniques::parse_spec`; an empty item or a key given
+/// twice is an error naming it).
+#[pyfunction]
+fn technique_table(spec: &str) -> PyResult<String> {
+    spec_to_json(&tlblab_core::techniques::parse_spec(spec).map_err(err)?)
+}
+
+/// technique_table_json(table) -> JSON: a `[technique]` table given as JSON (a dict from
+/// Python, whose values may be numbers or booleans) as the engine reads it: every value text.
+#[pyfunction]
+fn technique_table_json(table: &str) -> PyResult<String> {
+    spec_to_json(&spec_from_json(table)?)
+}
+
+/// The techniques: [{name, summary, seed, params: [{name, default, meaning}]}] as JSON.
+#[pyfunction]
+fn techniques() -> PyResult<String> {
+    let list: Vec<serde_json::Value> = tlblab_core::techniques::catalog()
+        .iter()
+        .map(|t| {
+            serde_json::json!({
+                "name": t.name,
+                "summary": t.summary,
+                "seed": t.seed,
+                "params": t.params.iter().map(|p| serde_json::json!({
+                    "name": p.name, "default": p.default, "meaning": p.meaning,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::to_string(&list).map_err(|e| err(e.to_string()))
+}
+
+/// Checks a technique (its `[technique]` table as JSON) against `machine` without running: the
+/// error names the technique and the parameter.
+#[pyfunction]
+#[pyo3(signature = (table, machine, machine_format="auto"))]
+fn check_technique(table: &str, machine: &str, machine_format: &str) -> PyResult<()> {
+    let cfg = machine_from(machine, machine_format)?;
+    let spec = spec_from_json(table)?;
+    tlblab_core::techniques::build(&spec, &cfg, 0).map_err(err)?;
+    Ok(())
+}
+
+/// lockable_level(machine, level="") -> JSON: the TLB level lockdown locks into on `machine`
+/// (`techniques::lockdown::lockable_level`: the named level, or the first data-path level with
+/// lockable entries), its configuration as in the machine file; the error says why none fits.
+#[pyfunction]
+#[pyo3(signature = (machine, level="", machine_format="auto"))]
+fn lockable_level(machine: &str, level: &str, machine_format: &str) -> PyResult<String> {
+    let cfg = machine_from(machine, machine_format)?;
+    let t = tlblab_core::techniques::lockdown::lockable_level(&cfg, level).map_err(err)?;
+    serde_json::to_string(t).map_err(|e| err(e.to_string()))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(techniques, m)?)?;
+    m.add_function(wrap_pyfunction!(technique_table, m)?)?;
+    m.add_function(wrap_pyfunction!(technique_table_json, m)?)?;
+    m.add_function(wrap_pyfunction!(check_technique, m)?)?;
+    m.add_function(wrap_pyfunction!(lockable_level, m)?)?;
+    Ok(())
+}
