@@ -5,7 +5,6 @@
 
 set(TLBLAB_COLOR_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/src/color/color.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/src/color/check.c
   ${CMAKE_CURRENT_SOURCE_DIR}/src/color/prim_linux.c
   ${CMAKE_CURRENT_SOURCE_DIR}/src/color/machine.c)
 target_sources(tlblab PRIVATE ${TLBLAB_COLOR_SOURCES})

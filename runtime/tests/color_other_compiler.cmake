@@ -7,8 +7,7 @@ file(MAKE_DIRECTORY ${OUT})
 foreach(opt -O0 -O2)
   execute_process(
     COMMAND ${CC} -std=c11 ${opt} ${warn} -D_GNU_SOURCE -I${SRC}/include -I${SRC}/src/color
-            ${SRC}/src/color/color.c ${SRC}/src/color/check.c ${SRC}/src/color/prim_linux.c
-            ${SRC}/tests/test_color_unit.c
+            ${SRC}/src/color/color.c ${SRC}/src/color/prim_linux.c ${SRC}/tests/test_color_unit.c
             -o ${OUT}/test_color_unit${opt} -lpthread
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)

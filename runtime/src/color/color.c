@@ -14,9 +14,142 @@
  * optional mutex) sits at the start of the color's first slot (or run), so the allocator's own
  * metadata never occupies another color's TLB set (the CAMA property, notes/runtime.md §1.2). Blocks
  * never cross a pool's end: each pool ends with a 16-byte sentinel header. */
+#include "tlblab/color.h"
 
-#include "color_arena.h"
+#include "color_internal.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- block layout --------------------------------------------------------------------------- */
+
+#define ALIGN_LOG2 4u
+#define ALIGN ((size_t)1 << ALIGN_LOG2)            /* 16 = TLB_ALIGNMENT */
+#define SL_LOG2 3u                                  /* 8 second-level lists per power of two */
+#define SL_COUNT (1u << SL_LOG2)
+#define FL_SHIFT (SL_LOG2 + ALIGN_LOG2)             /* sizes below 128 B share first level 0 */
+#define SMALL_BLOCK ((size_t)1 << FL_SHIFT)
+#define FL_MAX 32u                                  /* fl_bitmap is 32 bits: pools below 2^38 B */
+
+#define F_FREE ((size_t)1)       /* this block is free */
+#define F_PREV_FREE ((size_t)2)  /* the physically previous block is free */
+#define F_MASK ((size_t)15)
+
+typedef struct blk {
+    size_t prev_size;            /* size of the physically previous block (0 for a pool's first) */
+    size_t size_flags;           /* total size including this header | F_* flags; 0 for sentinels */
+    struct blk *next_free;       /* free blocks only: doubly linked free list */
+    struct blk *prev_free;
+} blk_t;
+
+#define HDR ((size_t)16)         /* prev_size + size_flags; the payload starts here */
+#define MIN_BLOCK ((size_t)32)   /* header + the two free-list links */
+
+_Static_assert(TLB_ALIGNMENT == 16u, "TLB_ALIGNMENT must match ALIGN");
+_Static_assert(sizeof(blk_t) == MIN_BLOCK, "unexpected blk_t layout");
+
+/* Control block of one color's heap, followed by heads[fl_count * SL_COUNT]. */
+typedef struct ctl {
+    tlb_prim_mutex_t lock;       /* used only with TLB_ARENA_LOCKED */
+    uint64_t allocations;
+    uint64_t oom_count;
+    size_t in_use;
+    size_t peak;
+    uint32_t fl_bitmap;
+    uint32_t color;
+    uint8_t sl_bitmap[FL_MAX];
+    blk_t *heads[];
+} ctl_t;
+
+struct tlb_arena {
+    uintptr_t base;
+    size_t size;
+    size_t slot;                 /* 2^index_shift */
+    size_t period_bytes;         /* sets * slot */
+    uint32_t sets, ways, page_shift, index_shift, reserved, periods, flags;
+    uint32_t set_mask, sets_log2;
+    uint32_t small_colors, large_colors;
+    uint32_t fl_count_small, fl_count_large;
+    size_t ctl_small, ctl_large; /* control block bytes (multiple of 16) */
+    size_t small_max, large_max;
+    int backing;
+    int locked;
+    tlb_prim_region_t region;
+};
+
+/* ---- bit helpers ------------------------------------------------------------------------------ */
+
+static inline unsigned msb_size(size_t x) { return (unsigned)(sizeof(size_t) * 8u - 1u) - (unsigned)__builtin_clzl(x); }
+static inline unsigned lsb32(uint32_t x) { return (unsigned)__builtin_ctz(x); }
+static inline size_t bsize(const blk_t *b) { return b->size_flags & ~F_MASK; }
+static inline blk_t *bnext(const blk_t *b) { return (blk_t *)(void *)((unsigned char *)b + bsize(b)); }
+static inline blk_t *bprev(const blk_t *b) { return (blk_t *)(void *)((unsigned char *)b - b->prev_size); }
+static inline void *payload(blk_t *b) { return (unsigned char *)b + HDR; }
+static inline blk_t *from_payload(const void *p) { return (blk_t *)(void *)((unsigned char *)p - HDR); }
+
+/* (fl, sl) of the list a free block of `size` bytes belongs to (TLSF mapping_insert). */
+static inline void mapping(size_t size, unsigned *fl, unsigned *sl) {
+    if (size < SMALL_BLOCK) {
+        *fl = 0;
+        *sl = (unsigned)(size >> ALIGN_LOG2);
+    } else {
+        unsigned m = msb_size(size);
+        *sl = (unsigned)(size >> (m - SL_LOG2)) ^ SL_COUNT;
+        *fl = m - FL_SHIFT + 1u;
+    }
+}
+
+/* Smallest size that lies in the same list as `size` (the list's lower bound). */
+static inline size_t list_floor(size_t size) {
+    if (size < SMALL_BLOCK)
+        return size & ~(ALIGN - 1);
+    unsigned m = msb_size(size);
+    return size & ~(((size_t)1 << (m - SL_LOG2)) - 1);
+}
+
+/* Total block size for a request of n payload bytes, or 0 when it cannot be represented. */
+static inline size_t adjust(size_t n) {
+    if (n == 0 || n > ((size_t)1 << 40))
+        return 0;
+    size_t s = (n + HDR + ALIGN - 1) & ~(ALIGN - 1);
+    return s < MIN_BLOCK ? MIN_BLOCK : s;
+}
+
+/* ---- arena geometry --------------------------------------------------------------------------- */
+
+static inline ctl_t *ctl_of_color(const tlb_arena_t *a, uint32_t color) {
+    if (color < a->small_colors)
+        return (ctl_t *)(a->base + (size_t)(a->reserved + color) * a->slot);
+    return (ctl_t *)(a->base + (size_t)(color - a->small_colors) * a->period_bytes);
+}
+
+static inline unsigned fl_count_of(const tlb_arena_t *a, uint32_t color) {
+    return color < a->small_colors ? a->fl_count_small : a->fl_count_large;
+}
+
+static inline size_t ctl_bytes_of(const tlb_arena_t *a, uint32_t color) {
+    return color < a->small_colors ? a->ctl_small : a->ctl_large;
+}
+
+static inline uint32_t npools(const tlb_arena_t *a, uint32_t color) {
+    return color < a->small_colors ? a->periods : 1u;
+}
+
+/* Bounds of pool i of a color (the first pool starts after the control block). */
+static void pool_bounds(const tlb_arena_t *a, uint32_t color, uint32_t i, uintptr_t *lo, uintptr_t *hi) {
+    uintptr_t start;
+    size_t len;
+    if (color < a->small_colors) {
+        start = a->base + (size_t)i * a->period_bytes + (size_t)(a->reserved + color) * a->slot;
+        len = a->slot;
+    } else {
+        start = a->base + (size_t)(color - a->small_colors) * a->period_bytes;
+        len = (size_t)a->reserved * a->slot;
+    }
+    *lo = start + (i == 0 ? ctl_bytes_of(a, color) : 0);
+    *hi = start + len;
+}
 
 uint32_t tlb_color_of(const tlb_arena_t *a, const void *ptr) {
     uintptr_t p = (uintptr_t)ptr;
@@ -35,6 +168,7 @@ uint32_t tlb_set_of(const tlb_arena_t *a, const void *ptr) {
 
 /* ---- free lists ------------------------------------------------------------------------------- */
 
+static inline blk_t **head(ctl_t *c, unsigned fl, unsigned sl) { return &c->heads[fl * SL_COUNT + sl]; }
 
 static void list_insert(ctl_t *c, blk_t *b) {
     unsigned fl, sl;
@@ -147,9 +281,25 @@ static void give_back(ctl_t *c, blk_t *b) {
     list_insert(c, b);
 }
 
+static inline void lock(const tlb_arena_t *a, ctl_t *c) {
+    if (a->locked)
+        tlb_prim_mutex_lock(&c->lock);
+}
+static inline void unlock(const tlb_arena_t *a, ctl_t *c) {
+    if (a->locked)
+        tlb_prim_mutex_unlock(&c->lock);
+}
 
 /* ---- creation --------------------------------------------------------------------------------- */
 
+static void fmt(char *buf, size_t len, const char *f, ...) {
+    if (buf == NULL || len == 0)
+        return;
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(buf, len, f, ap);
+    va_end(ap);
+}
 
 static unsigned fl_count_for(size_t pool) { return pool < SMALL_BLOCK ? 1u : msb_size(pool) - FL_SHIFT + 2u; }
 
@@ -492,4 +642,187 @@ void *tlb_realloc(tlb_arena_t *a, void *ptr, size_t size, uint32_t color) {
     }
     unlock(a, c);
     return q;
+}
+
+/* ---- diagnostics and invariants --------------------------------------------------------------- */
+
+typedef struct walk {
+    size_t used, free_bytes, largest_free, free_blocks, blocks;
+} walk_t;
+
+/* Walk every block of a color, checking boundary tags. Returns 0, or -1 with a message. */
+static int walk_color(const tlb_arena_t *a, uint32_t color, walk_t *w, char *msg, size_t len) {
+    memset(w, 0, sizeof *w);
+    uint32_t n = npools(a, color);
+    for (uint32_t i = 0; i < n; i++) {
+        uintptr_t lo, hi;
+        pool_bounds(a, color, i, &lo, &hi);
+        blk_t *b = (blk_t *)lo;
+        size_t prev_size = 0;
+        int prev_free = 0;
+        for (;;) {
+            uintptr_t at = (uintptr_t)b;
+            if (at + HDR > hi) {
+                fmt(msg, len, "color %u pool %u: block at offset %#zx runs past the pool end", color, i,
+                    (size_t)(at - a->base));
+                return -1;
+            }
+            if (b->prev_size != prev_size) {
+                fmt(msg, len, "color %u: block at offset %#zx has prev_size %zu, expected %zu", color,
+                    (size_t)(at - a->base), b->prev_size, prev_size);
+                return -1;
+            }
+            if (((b->size_flags & F_PREV_FREE) != 0) != prev_free) {
+                fmt(msg, len, "color %u: block at offset %#zx has a wrong prev-free flag", color,
+                    (size_t)(at - a->base));
+                return -1;
+            }
+            size_t s = bsize(b);
+            if (s == 0) {
+                if (at + HDR != hi || (b->size_flags & F_FREE)) {
+                    fmt(msg, len, "color %u pool %u: sentinel at offset %#zx, expected %#zx", color, i,
+                        (size_t)(at - a->base), (size_t)(hi - HDR - a->base));
+                    return -1;
+                }
+                break;
+            }
+            if (s < MIN_BLOCK || (s & (ALIGN - 1)) != 0 || at + s > hi - HDR) {
+                fmt(msg, len, "color %u: block at offset %#zx has bad size %zu", color, (size_t)(at - a->base), s);
+                return -1;
+            }
+            if (tlb_color_of(a, (void *)at) != color || tlb_color_of(a, (void *)(at + s - 1)) != color) {
+                fmt(msg, len, "color %u: block at offset %#zx leaves the color", color, (size_t)(at - a->base));
+                return -1;
+            }
+            int is_free = (b->size_flags & F_FREE) != 0;
+            if (is_free && prev_free) {
+                fmt(msg, len, "color %u: adjacent free blocks at offset %#zx", color, (size_t)(at - a->base));
+                return -1;
+            }
+            w->blocks++;
+            if (is_free) {
+                w->free_bytes += s;
+                w->free_blocks++;
+                if (s - HDR > w->largest_free)
+                    w->largest_free = s - HDR;
+            } else {
+                w->used += s;
+            }
+            prev_size = s;
+            prev_free = is_free;
+            b = bnext(b);
+        }
+    }
+    return 0;
+}
+
+static size_t capacity_of(const tlb_arena_t *a, uint32_t color) {
+    return color < a->small_colors ? (size_t)a->periods * a->slot : (size_t)a->reserved * a->slot;
+}
+
+int tlb_color_diagnostics(tlb_arena_t *a, uint32_t color, tlb_color_diag_t *out) {
+    if (color >= a->small_colors + a->large_colors)
+        return -1;
+    ctl_t *c = ctl_of_color(a, color);
+    lock(a, c);
+    walk_t w;
+    int bad = walk_color(a, color, &w, NULL, 0);
+    memset(out, 0, sizeof *out);
+    out->color = color;
+    out->large = color >= a->small_colors;
+    out->first_set = out->large ? 0 : a->reserved + color;
+    out->set_count = out->large ? a->reserved : 1;
+    out->capacity = capacity_of(a, color);
+    out->in_use = c->in_use;
+    out->peak_in_use = c->peak;
+    out->allocations = c->allocations;
+    out->oom_count = c->oom_count;
+    if (bad == 0) {
+        out->free_bytes = w.free_bytes;
+        out->largest_free = w.largest_free;
+        out->free_blocks = w.free_blocks;
+    }
+    unlock(a, c);
+    return 0;
+}
+
+static tlb_status_t check_color(const tlb_arena_t *a, uint32_t color, char *msg, size_t len) {
+    ctl_t *c = ctl_of_color(a, color);
+    walk_t w;
+    if (walk_color(a, color, &w, msg, len) != 0)
+        return TLB_ECORRUPT;
+    if (c->color != color) {
+        fmt(msg, len, "color %u: control block says color %u", color, c->color);
+        return TLB_ECORRUPT;
+    }
+    if (w.used != c->in_use) {
+        fmt(msg, len, "color %u: in-use counter %zu, blocks say %zu", color, c->in_use, w.used);
+        return TLB_ECORRUPT;
+    }
+    size_t overhead = ctl_bytes_of(a, color) + (size_t)npools(a, color) * HDR;
+    if (w.used + w.free_bytes + overhead != capacity_of(a, color)) {
+        fmt(msg, len, "color %u: used %zu + free %zu + overhead %zu != capacity %zu", color, w.used, w.free_bytes,
+            overhead, capacity_of(a, color));
+        return TLB_ECORRUPT;
+    }
+    unsigned flc = fl_count_of(a, color);
+    if (flc < 32 && (c->fl_bitmap >> flc) != 0) {
+        fmt(msg, len, "color %u: first-level bitmap %#x has bits above level %u", color, c->fl_bitmap, flc - 1);
+        return TLB_ECORRUPT;
+    }
+    size_t listed = 0;
+    for (unsigned fl = 0; fl < flc; fl++) {
+        if (((c->fl_bitmap >> fl) & 1u) != (c->sl_bitmap[fl] != 0)) {
+            fmt(msg, len, "color %u: first-level bit %u disagrees with its second-level bitmap", color, fl);
+            return TLB_ECORRUPT;
+        }
+        for (unsigned sl = 0; sl < SL_COUNT; sl++) {
+            blk_t *h = *head(c, fl, sl);
+            if (((c->sl_bitmap[fl] >> sl) & 1u) != (h != NULL)) {
+                fmt(msg, len, "color %u: bitmap bit (%u,%u) disagrees with the list", color, fl, sl);
+                return TLB_ECORRUPT;
+            }
+            blk_t *prev = NULL;
+            for (blk_t *b = h; b != NULL; b = b->next_free) {
+                if (++listed > w.free_blocks) {
+                    fmt(msg, len, "color %u: free lists hold more entries than the %zu free blocks (cycle?)", color,
+                        w.free_blocks);
+                    return TLB_ECORRUPT;
+                }
+                uintptr_t at = (uintptr_t)b;
+                if (tlb_color_of(a, b) != color || !(b->size_flags & F_FREE)) {
+                    fmt(msg, len, "color %u: list (%u,%u) holds a foreign or used block at %#lx", color, fl, sl,
+                        (unsigned long)at);
+                    return TLB_ECORRUPT;
+                }
+                unsigned f2, s2;
+                mapping(bsize(b), &f2, &s2);
+                if (f2 != fl || s2 != sl || b->prev_free != prev) {
+                    fmt(msg, len, "color %u: block at offset %#zx is on list (%u,%u), belongs on (%u,%u)", color,
+                        (size_t)(at - a->base), fl, sl, f2, s2);
+                    return TLB_ECORRUPT;
+                }
+                prev = b;
+            }
+        }
+    }
+    if (listed != w.free_blocks) {
+        fmt(msg, len, "color %u: %zu free blocks but %zu on the free lists", color, w.free_blocks, listed);
+        return TLB_ECORRUPT;
+    }
+    return TLB_OK;
+}
+
+tlb_status_t tlb_arena_check(tlb_arena_t *a, char *msg, size_t len) {
+    uint32_t total = a->small_colors + a->large_colors;
+    for (uint32_t col = 0; col < total; col++) {
+        ctl_t *c = ctl_of_color(a, col);
+        lock(a, c);
+        tlb_status_t s = check_color(a, col, msg, len);
+        unlock(a, c);
+        if (s != TLB_OK)
+            return s;
+    }
+    fmt(msg, len, "ok");
+    return TLB_OK;
 }
