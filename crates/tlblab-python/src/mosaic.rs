@@ -7,7 +7,8 @@ use tlblab_trace::record::{Event, Record};
 use tlblab_trace::source::Prefixed;
 use tlblab_types::VirtAddr;
 
-use crate::sim::{err, machine_from, open_workload};
+use crate::machine::machine_from;
+use crate::sim::open_workload;
 use crate::watch;
 
 /// simulate_windows(machine, workload, windows, warmup=0, tlb_only=False, machine_format="auto")
