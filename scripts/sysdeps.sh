@@ -9,9 +9,24 @@ while read -r pkg _; do
   [[ -z "$pkg" || "$pkg" == \#* ]] && continue
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done < "$here/debian-packages.txt"
+# Says what it does at each step (an install of valgrind and gcc-multilib takes minutes, and a
+# silent one looked hung): apt's own progress goes to stderr, one line a package.
 if ((${#missing[@]})); then
-  echo "sysdeps: installing ${missing[*]}" >&2
+  echo "sysdeps: missing Debian packages: ${missing[*]}" >&2
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
-  $SUDO apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  set +e +o pipefail
+  echo "sysdeps: apt-get update ..." >&2
+  $SUDO apt-get update -q 2>&1 | { grep --line-buffered -E '^(Get:|Err:|E:|W:)' || true; } | sed -u 's/^/sysdeps:   /' >&2
+  echo "sysdeps: apt-get install ${missing[*]} ..." >&2
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q -o Dpkg::Use-Pty=0 "${missing[@]}" 2>&1 \
+    | { grep --line-buffered -E '^(Get:|Setting up|Unpacking|E:)' || true; } | sed -u 's/^/sysdeps:   /' >&2
+  status=${PIPESTATUS[0]}
+  set -e -o pipefail
+  if ((status != 0)); then
+    echo "sysdeps: apt-get install failed (exit $status): install ${missing[*]} by hand" >&2
+    exit "$status"
+  fi
+  echo "sysdeps: installed ${missing[*]}" >&2
+else
+  echo "sysdeps: every Debian package of scripts/debian-packages.txt is installed" >&2
 fi

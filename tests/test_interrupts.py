@@ -31,9 +31,9 @@ def _files(d: Path) -> list[str]:
     return sorted(str(p.relative_to(d)) for p in d.rglob("*") if p.is_file())
 
 
-def _start(argv: list[str], cwd: Path) -> subprocess.Popen:
+def _start(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
     return subprocess.Popen(CLI + argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, stdin=subprocess.DEVNULL)
+                            start_new_session=True, stdin=subprocess.DEVNULL, env=env)
 
 
 def _stop(p: subprocess.Popen, sig: int) -> tuple[float, str]:
@@ -123,13 +123,17 @@ def test_trace_record_stops_on_a_signal_and_leaves_no_file(tmp_path, sig):
     loop.chmod(0o755)
     out = tmp_path / "out"
     out.mkdir()
+    # Valgrind's temporary files land in TMPDIR: its gdbserver FIFOs (vgdb-pipe-*) once stayed there.
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
     p = _start(["trace", "record", "--no-progress", "-o", str(out / "loop.tlbt"), "--", "/bin/sh", str(loop)],
-               tmp_path)
+               tmp_path, env=dict(os.environ, TMPDIR=str(tmp)))
     _wait_for(lambda: _files(out) != [], what="the temporary trace")
     time.sleep(2.0)  # valgrind running the program
     took, err = _stop(p, sig)
     _check(p, sig, took, err)
     assert _files(out) == []
+    assert not [f.name for f in tmp.iterdir() if f.name.startswith("vgdb-")]
 
 
 def test_trace_record_takes_a_second_ctrl_c_during_its_clean_up(tmp_path):

@@ -111,7 +111,8 @@ def test_the_cli_prints_every_statistic_with_its_interval():
 @pytest.mark.parametrize("args, message", [
     (["--sample", "10k"], "expected UNIT:PERIOD[:OFFSET]"),
     (["--sample", "1k:x"], "expected UNIT:PERIOD[:OFFSET]"),
-    (["--sample", "0:5"], "unit (--unit): expected a positive integer"),
+    (["--sample", "0:5"], "unit (UNIT of --sample UNIT:PERIOD): expected a positive integer"),
+    (["--sample", "1k:5", "--intervals", "4"], "--sample with --intervals: a run is either sampled or cut"),
     (["--sample", "1k:5:5"], "the offset (5) is a unit of the first period"),
     (["--sample", "20k:5:0"], "1 unit(s) measured after the first 1 of 2 in the run"),
     (["--sample", "1k:5", "--roi", "10k"], "--sample with --roi"),

@@ -64,8 +64,45 @@ def stopping() -> int | None:
     return _stopping
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, its errors one line (the README's promise: bad input gets one line and
+    exit status 2), not its usage block first; the line says where the usage is. Subparsers
+    are made of the parser's own class, so every subcommand's errors read the same."""
+
+    def error(self, message: str):
+        self.exit(2, f"tlblab: error: {printable(message)} (see {self.prog} --help)\n")
+
+
+# The optional parts of tlblab: the import that fails, the extra that provides it
+# (`pyproject.toml`'s [project.optional-dependencies]).
+EXTRAS = {
+    "dask": "cluster",
+    "distributed": "cluster",
+    "psutil": "cluster",
+    "playwright": "browser",
+}
+
+
+def missing_part(e: ModuleNotFoundError) -> str:
+    """The one line for a command that needs a package that is not installed."""
+    top = (e.name or "").split(".")[0]
+    extra = EXTRAS.get(top)
+    if extra:
+        return (f"this command needs the Python package '{top}', which tlblab's '{extra}' extra provides: "
+                f"pip install 'tlblab[{extra}]'")
+    return (f"this command needs the Python package '{top}', a dependency of tlblab that is not installed: "
+            f"reinstall tlblab (pip install tlblab) or pip install {top}")
+
+
+def os_message(e: BaseException) -> str:
+    """`e` as one line for a person: an OSError with a file name as "FILE: reason" (no errno)."""
+    if isinstance(e, OSError) and e.filename is not None and e.strerror:
+        return f"{os.fsdecode(e.filename)}: {e.strerror[0].lower()}{e.strerror[1:]}"
+    return str(e)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="tlblab",
         description="A laboratory for address translation: measure, simulate and apply TLB techniques.",
     )
@@ -198,8 +235,9 @@ def _run(args) -> int:
         print(f"tlblab: error: {printable(str(e))}", file=sys.stderr)
         return 2
     except (ValueError, OSError) as e:
-        # The extension reports bad input as ValueError/OSError with a complete message.
-        print(f"tlblab: error: {printable(str(e))}", file=sys.stderr)
+        # The extension reports bad input as ValueError/OSError with a complete message; an
+        # OSError of Python's own reads "[Errno 13] Permission denied: 'x'": said as "x: ...".
+        print(f"tlblab: error: {printable(os_message(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:
         # Interrupted: our handler's; a plain KeyboardInterrupt: the extension's, for a child
@@ -210,6 +248,13 @@ def _run(args) -> int:
                 return _report_stop(e)
             except KeyboardInterrupt as late:
                 e = late
+    except ModuleNotFoundError as e:
+        # An optional part not installed (a wheel without its extra): say which extra, not a
+        # traceback. Only a missing package: tlblab's own modules are always there.
+        if (e.name or "").split(".")[0] == "tlblab":
+            raise
+        print(f"tlblab: error: {missing_part(e)}", file=sys.stderr)
+        return 2
     except OverflowError as e:
         # A number past what the extension takes (a flag not range-checked above, or a value
         # computed from one): bad input, not a crash.

@@ -91,19 +91,23 @@ def parse_sets(sets: Iterable[int] | str | None) -> list[int]:
     return out
 
 
-def plot_curve(df, path: str, title: str | None = None, group: str = "all", ways: Iterable[int] = (1, 2, 4, 8, 16)):
+def plot_curve(df, path: str | None = None, title: str | None = None, group: str = "all",
+               ways: Iterable[int] = (1, 2, 4, 8, 16)):
     """Plots `df` (from `curve`) to `path` (.svg, .png or .pdf, by matplotlib): the fully
     associative curve over entries (log scale), and for each set count the curves of `ways`
-    as points at sets x ways entries. Returns `path`."""
+    as points at sets x ways entries. Returns `path`. Without `path` (a notebook) it returns
+    the matplotlib figure, drawn by whatever backend is in use, for the cell to show."""
     import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     from tlblab.errors import UserError
 
-    if not str(path).lower().endswith((".svg", ".png", ".pdf")):
-        raise UserError(f"plot: expected a .svg, .png or .pdf file name, found '{path}'")
+    if path is not None:
+        # A file: no display needed, and none may exist (a server, CI).
+        matplotlib.use("Agg")
+        if not str(path).lower().endswith((".svg", ".png", ".pdf")):
+            raise UserError(f"plot: expected a .svg, .png or .pdf file name, found '{path}'")
+    import matplotlib.pyplot as plt
+
     d = df[df["group"] == group]
     fig, ax = plt.subplots(figsize=(7, 4.2))
     fa = d[d["sets"] == 1]
@@ -128,6 +132,8 @@ def plot_curve(df, path: str, title: str | None = None, group: str = "all", ways
     ax.set_title(title or f"{a.get('workload', '')}: {a.get('machine', '')} {a.get('level', '')} ({group})", fontsize=9)
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
+    if path is None:
+        return fig
     _atomic(path, lambda tmp: fig.savefig(tmp, format=str(path).rsplit(".", 1)[1].lower()))
     plt.close(fig)
     return path

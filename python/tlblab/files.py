@@ -20,10 +20,16 @@ Content = Union[str, bytes, Callable[[str], object]]
 def atomic_write(path: str | os.PathLike[str], content: Content) -> None:
     """Writes `content` to `path` all at once. The file gets the mode a plain `open` would give
     it (0666 less the umask), not the temporary file's 0600. The directory must exist: an
-    `OSError` (FileNotFoundError) otherwise, for the caller to word."""
+    `OSError` (FileNotFoundError) otherwise, for the caller to word; its `filename` is `path`
+    (never the temporary file's name)."""
     path = os.fspath(path)
     directory, name = os.path.split(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=os.path.splitext(name)[1])
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=os.path.splitext(name)[1])
+    except OSError as e:
+        # The error names the file asked for, not the temporary name beside it.
+        e.filename, e.filename2 = path, None
+        raise
     try:
         umask = os.umask(0)
         os.umask(umask)
@@ -37,11 +43,13 @@ def atomic_write(path: str | os.PathLike[str], content: Content) -> None:
                 fd = -1
                 f.write(content.encode("utf-8") if isinstance(content, str) else content)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         if fd >= 0:
             os.close(fd)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(e, OSError) and e.filename in (tmp, None):
+            e.filename, e.filename2 = path, None
         raise
 
 

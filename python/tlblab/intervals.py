@@ -75,6 +75,12 @@ class IntervalRun:
                 f"{self.where}: pass {self.pass_seconds:.1f} s{' (reused)' if self.pass_reused else ''}, "
                 f"intervals {self.interval_seconds:.1f} s{graph}")
 
+    def _repr_html_(self) -> str:
+        """A notebook's display: how the run was cut, then the merged result's tables."""
+        from tlblab.sim import _html
+
+        return f"<p>{_html(repr(self))}</p>" + self.result._repr_html_()
+
 
 def run_interval(task_json: str) -> dict[str, Any]:
     """Runs one interval (on a worker): restores its checkpoint, installs the technique if any,
@@ -247,10 +253,9 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
     if progress is True and todo:
         import sys
 
-        from tqdm import tqdm
+        from tlblab.progress import bar as progress_bar
 
-        bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), unit="interval", desc="intervals",
-                   file=sys.stderr, dynamic_ncols=True)
+        bar = progress_bar(len(tasks), "intervals", "interval", initial=len(tasks) - len(todo))
 
     def arrived(res: dict[str, Any]) -> None:
         if "error" in res:

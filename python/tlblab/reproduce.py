@@ -322,8 +322,11 @@ def catalog() -> list[Reproduction]:
 def select(which: str | None = None) -> list[Reproduction]:
     """`None` (all), `SEED` or `SEED/ID`."""
     every = catalog()
-    if not which:
+    if which is None:
         return every
+    if not which.strip():
+        # An empty name (`reproduce ''`, a shell variable that was not set) once ran everything.
+        raise UserError("no reproduction '': expected SEED or SEED/ID (or no argument for every reproduction)")
     seed, _, rid = which.partition("/")
     chosen = [r for r in every if r.seed == seed and (not rid or r.id == rid)]
     if not chosen:

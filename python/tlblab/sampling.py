@@ -231,6 +231,24 @@ class SampledResult:
                          "total": e.total})
         return pd.DataFrame(rows)
 
+    def __repr__(self) -> str:
+        # One line (the dataclass's repr printed every unit's counters).
+        return (f"SampledResult(machine {self.machine!r}, workload {self.workload!r}: {self.references} references, "
+                f"{self.measured} of {self.population} units of {self.unit} measured, period {self.period}, "
+                f"confidence {self.confidence})")
+
+    def _repr_html_(self) -> str:
+        from tlblab.sim import _frame_html, _html
+
+        head = (f"<p><b>{_html(self.machine)}</b>, workload <code>{_html(self.workload)}</code>: "
+                f"{self.references} references, {self.measured} of {self.population} units of {self.unit} "
+                f"measured (SMARTS, period {self.period})</p>")
+        try:
+            table = _frame_html(self.frame(), f"estimates per reference, {self.confidence:.0%} intervals")
+        except ValueError as e:  # too few units for an interval: say so in the cell
+            table = f"<p>{_html(e)}</p>"
+        return head + table
+
     def to_dict(self) -> dict[str, Any]:
         """What `tlblab simulate --sample --json` prints."""
         return {"machine": self.machine, "workload": self.workload,
@@ -269,18 +287,22 @@ def sample(machine: str | dict[str, Any] = "zen3", workload: str = "random", *, 
     from tlblab.sim import _count
     from tlblab import technique as technique_modules
 
-    unit = _count("unit", unit, minimum=1)
-    period = _count("period", period, minimum=1)
+    # UNIT, PERIOD and OFFSET are --sample's fields, not flags of their own.
+    unit = _count("unit", unit, minimum=1, flag="UNIT of --sample UNIT:PERIOD")
+    period = _count("period", period, minimum=1, flag="PERIOD of --sample UNIT:PERIOD")
     if offset is None:
         offset = random.Random(seed).randrange(period)
-    offset = _count("offset", offset)
-    head = _count("head", head)
+    offset = _count("offset", offset, flag="OFFSET of --sample UNIT:PERIOD:OFFSET")
+    head = _count("head", head, flag="--sample-head")
     if offset >= period:
         raise ValueError(f"sample: the offset ({offset}) is a unit of the first period: expected 0..{period - 1}")
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
         raise ValueError(f"confidence: expected a probability strictly between 0 and 1, found {confidence!r}")
     max_references = _count("max_references", max_references)
     _count("warmup", warmup)
+    from tlblab.sim import _check_cores
+
+    _check_cores(machine, workload)
     spec, fmt = _machine_arg(machine)
     if tlb_only:
         caches = data_accesses = walks = False

@@ -175,6 +175,44 @@ class Result:
         """The technique the run used: {name, params (every one, defaults included), counters}."""
         return self.stats.get("technique")
 
+    def __repr__(self) -> str:
+        # One line: the dataclass's own repr printed the whole stats dict (5-13 KB) in a
+        # notebook cell or a log; the counters are in `stats` and the frames.
+        s = self.summary()
+        levels = ", ".join(f"{k[:-7]} misses {v}" for k, v in s.items() if k.endswith("_misses") and v)
+        tech = f", technique {self.technique['name']}" if self.technique else ""
+        return (f"Result(machine {self.machine!r}, workload {self.workload!r}: {s['references']} references, "
+                f"{levels or 'no TLB misses'}, walks {s['walks']}, {s['cycles_per_ref']} cycles/ref{tech})")
+
+    def _repr_html_(self) -> str:
+        """A notebook's display: the headline and the TLB (and cache) levels as tables."""
+        s = self.summary()
+        head = (f"<p><b>{_html(self.machine)}</b>, workload <code>{_html(self.workload)}</code>: "
+                f"{s['references']} references, {s['cycles']} cycles ({s['cycles_per_ref']} per reference), "
+                f"{s['walks']} walks</p>")
+        parts = [head, _frame_html(self._total_frame("tlb_levels", "tlb"), "TLB levels")]
+        if self.stats.get("cache_levels"):
+            parts.append(_frame_html(self._total_frame("cache_levels", "cache"), "cache levels"))
+        if self.technique:
+            parts.append(f"<p>technique <code>{_html(self.technique['name'])}</code></p>")
+        return "\n".join(parts)
+
+    def _total_frame(self, names: str, counters: str):
+        import pandas as pd
+
+        rows = [{"level": n, **lv, "miss_rate": round(lv["misses"] / lv["accesses"], 4) if lv["accesses"] else 0.0}
+                for n, lv in zip(self.stats[names], self.total[counters])]
+        return pd.DataFrame(rows)
+
+    def counter_frame(self):
+        """The run's headline counters as a pandas frame: one row per counter of the total, named
+        as `summary` names them (`L1D_misses`, `walk_refs_memory`, ...), its value beside
+        (`summary()` is the same as a dict; `tlb_frame` and the others break them down)."""
+        import pandas as pd
+
+        counts = {k: v for k, v in self.summary().items() if k not in ("machine", "workload")}
+        return pd.DataFrame({"counter": list(counts), "value": list(counts.values())})
+
     def summary(self) -> dict[str, Any]:
         """A flat dict of the headline numbers (what `tlblab simulate` prints)."""
         t = self.total
@@ -199,6 +237,17 @@ class Result:
             out["energy_j"] = self.energy_j
             out["avg_power_w"] = self.avg_power_w
         return out
+
+
+def _html(text: Any) -> str:
+    import html
+
+    return html.escape(str(text))
+
+
+def _frame_html(frame, caption: str) -> str:
+    """A small frame as an HTML table with a caption (the result types' `_repr_html_`)."""
+    return f"<p>{_html(caption)}</p>" + frame.to_html(index=False, border=0)
 
 
 def label_levels(stats: dict[str, Any]) -> dict[str, Any]:
@@ -311,6 +360,7 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
     """
     max_references = _run_limits(max_references, warmup, roi, warmup_instructions,
                                  simulation_instructions, fetches)
+    _check_cores(machine, workload)
     spec, fmt = _machine_arg(machine)
     if tlb_only:
         caches = data_accesses = walks = False
@@ -404,13 +454,17 @@ def checkpoint_info(path: str | os.PathLike[str]) -> dict[str, Any]:
             raise ValueError(f"{_fspath(path)}: corrupt header at offset 16: {e}") from None
 
 
-def _count(name: str, value: Any, minimum: int = 0) -> int:
+def _count(name: str, value: Any, minimum: int = 0, flag: str | None = "") -> int:
     """A reference or instruction count given to `simulate`: an integer (not a bool) of at least
-    `minimum`; anything else is one message naming the option."""
+    `minimum`; anything else is one message naming the option: the argument and its command-line
+    flag (by default `--` and the name; `flag=None` where the command line has none: `--sample`'s
+    UNIT is no `--unit`)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum or value >= 2**64:
         what = "a positive" if minimum else "a non-negative"
-        flag = "--" + name.replace("_", "-")
-        raise ValueError(f"{name} ({flag}): expected {what} integer count, found {value!r}")
+        if flag == "":
+            flag = "--" + name.replace("_", "-")
+        named = f"{name} ({flag})" if flag else name
+        raise ValueError(f"{named}: expected {what} integer count, found {value!r}")
     return value
 
 
@@ -439,6 +493,29 @@ def _run_limits(max_references: int, warmup: int, roi: int | None, warmup_instru
         raise ValueError(f"max_references (--max-references) {max_references} is within the warm-up "
                          f"(--warmup {warmup}): nothing would be measured")
     return max_references
+
+
+def _check_cores(machine: str | dict[str, Any], workload: str) -> None:
+    """A built-in workload given `cores=N` (seed 000's migration benchmarks, `rr_migration`,
+    `lockdown_mix`) names hardware threads to run on; the engine places an event's core modulo
+    the machine's hardware threads, so N beyond them once folded silently
+    (`migration_4k:cores=3` on a 2-core machine: 667 migrations, not 1000). Refused instead.
+    Only specs that give `cores` pay for the machine's parse."""
+    if "cores=" not in workload:
+        return
+    try:
+        name, params = _native.parse_workload_spec(workload)
+    except ValueError:
+        return  # not a spec (a trace file's name) or a bad one: the run reports it
+    cores = dict(params).get("cores")
+    if cores is None:
+        return
+    m = machine if isinstance(machine, dict) and "threads_per_core" in machine else machine_config(machine)
+    hw = int(m["cores"]) * int(m.get("threads_per_core", 1))
+    if cores > hw:
+        raise ValueError(f"workload '{workload}': cores={cores}, but machine {m['name']} has {hw} hardware "
+                         f"thread{'s' if hw != 1 else ''} (cores x threads_per_core); expected cores <= {hw} "
+                         f"(more would fold onto them)")
 
 
 def _frequency_mhz(machine: str | dict[str, Any]) -> float:

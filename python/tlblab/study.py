@@ -111,12 +111,13 @@ def study_specs(text: str, catalog: dict) -> list[str]:
             raise UserError(f"--workloads: {e}") from None
         if name not in catalog:
             raise UserError(f"--workloads: unknown workload '{name}': expected one of {', '.join(catalog)}")
-        merged = dict(_native.parse_workload_spec(f"{name}:{STUDY_PARAMS.get(name, '')}")[1])
+        study = STUDY_PARAMS.get(name, "")
+        merged = dict(_native.parse_workload_spec(f"{name}:{study}" if study else name)[1])
         merged.update(params)
         try:
             # Builds the generator (nothing runs): unknown parameters and impossible values are
             # reported here, before any simulation.
-            _native.check_workload(f"{name}:" + ",".join(f"{k}={v}" for k, v in merged.items()))
+            _native.check_workload(f"{name}:" + ",".join(f"{k}={v}" for k, v in merged.items()) if merged else name)
         except ValueError as e:
             raise UserError(f"--workloads: {e}") from None
         specs.append(f"{name}:" + ",".join(f"{k}={v}" for k, v in merged.items()) if merged else name)

@@ -99,6 +99,9 @@ def record(
         directory = tool_dir()
     except (UserError, OSError, subprocess.CalledProcessError) as e:
         if tool == "tlblab":
+            if isinstance(e, UserError):  # it names the remedy: build it, or where it was looked for
+                raise UserError(f"tlblab's Valgrind tool is not available: {e}; or use --tool lackey "
+                                f"(Valgrind's own tool: the same references, slower)") from None
             raise UserError(f"tlblab's Valgrind tool is not available ({e}); it is built with the C runtime "
                             "(`make setup`, which needs the Debian package valgrind), or use --tool lackey") from None
         directory = None  # Lackey runs without the runtime's build

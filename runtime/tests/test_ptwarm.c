@@ -428,6 +428,13 @@ static void test_llc_check_idles_the_helper(void) {
     CHECK(ptwarm_create(&c, &w) == 0);
     CHECK(ptwarm_register(w, r, 1u << 20, NULL) == 0);
     CHECK(ptwarm_start(w) == 0);
+    /* Started, the helper is never "stopped": until its first probe decides, it is "checking" (a
+     * snapshot taken then, on a guest whose probe waits long for the application's CPU, once read
+     * "stopped"). */
+    ptwarm_stats s0;
+    ptwarm_get_stats(w, &s0);
+    CHECK(s0.state != PTWARM_STATE_STOPPED);
+    CHECK(strcmp(ptwarm_state_name(PTWARM_STATE_CHECKING), "checking") == 0);
     ptwarm_stats s = poll_until(w, checks_at_least, 2, 10000);
     CHECK(s.llc_checks >= 2); /* it re-checks periodically */
     if (s.errors == 0) {

@@ -40,6 +40,9 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
+/// How the validation's size limit reads in its message (`MachineConfig::validate`).
+pub const MAX_STATE_BYTES_TEXT: &str = "more than the 8 GiB a machine may take";
+
 /// Parses a machine description from TOML text; `origin` names it in errors.
 pub fn parse_machine_toml(text: &str, origin: &str) -> Result<MachineConfig, String> {
     let cfg: MachineConfig = toml::from_str(text).map_err(|e| {
@@ -92,18 +95,133 @@ pub fn plain_types(msg: &str) -> String {
     out
 }
 
-/// Parses a machine description from JSON text.
+/// Parses a machine description from JSON text. An error names the key it is at
+/// (`tlb[L2D].entries`), as the user wrote it; the line and column too when the text has more
+/// than one line: a one-line text is a serialisation (Python's dict, `json.dumps`), whose
+/// columns point into nothing the user wrote (issue 88: "<machine>:1:271").
 pub fn parse_machine_json(text: &str, origin: &str) -> Result<MachineConfig, String> {
     let cfg: MachineConfig = serde_json::from_str(text).map_err(|e| {
-        format!(
-            "{origin}:{}:{}: {}",
-            e.line(),
-            e.column(),
-            plain_types(&e.to_string())
-        )
+        // serde_json appends " at line L column C"; the prefix says it once.
+        let full = e.to_string();
+        let msg = match full.rfind(" at line ") {
+            Some(i) => &full[..i],
+            None => &full,
+        };
+        let offset = offset_of(text, e.line(), e.column());
+        let path = json_path_at(text, offset);
+        let at = if path.is_empty() {
+            String::new()
+        } else {
+            format!("{path}: ")
+        };
+        if text.trim_end().contains('\n') {
+            format!(
+                "{origin}:{}:{}: {at}{}",
+                e.line(),
+                e.column(),
+                plain_types(msg)
+            )
+        } else {
+            format!("{origin}: {at}{}", plain_types(msg))
+        }
     })?;
     cfg.validate().map_err(|m| format!("{origin}: {m}"))?;
     Ok(cfg)
+}
+
+/// The byte offset of serde_json's 1-based line and column (0: before the text).
+fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    (start + column).min(text.len())
+}
+
+/// The key path of the JSON value being read at byte `offset` of `text`, as the validation's
+/// messages name fields: `tlb[L2D].entries` (an element of `tlb`, `cache` or `pwc` by its
+/// `name` where it has one, else by its index: `walker.pwc[0].entries`). A scan that tracks
+/// each open object's current key and each open array's index; the text need not be valid
+/// JSON (the error may be a syntax error), so it stops quietly where it stops making sense.
+pub fn json_path_at(text: &str, offset: usize) -> String {
+    enum Frame {
+        Obj {
+            key: Option<String>,
+            expect_key: bool,
+        },
+        Arr {
+            index: usize,
+        },
+    }
+    let bytes = text.as_bytes();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() && i < offset {
+        match bytes[i] {
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < bytes.len() && bytes[j] != b'"' {
+                    j += if bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                let end = j.min(bytes.len());
+                if let Some(Frame::Obj { key, expect_key }) = stack.last_mut() {
+                    if *expect_key {
+                        *key = serde_json::from_str::<String>(
+                            &text[start - 1..(end + 1).min(text.len())],
+                        )
+                        .ok()
+                        .or_else(|| Some(text[start..end].to_string()));
+                        *expect_key = false;
+                    }
+                }
+                i = end + 1;
+                continue;
+            }
+            b'{' => stack.push(Frame::Obj {
+                key: None,
+                expect_key: true,
+            }),
+            b'[' => stack.push(Frame::Arr { index: 0 }),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Arr { index }) => *index += 1,
+                Some(Frame::Obj { expect_key, .. }) => *expect_key = true,
+                None => {}
+            },
+            _ => {}
+        }
+        i += 1;
+    }
+    // Name array elements by their `name` where the text parses (it did up to the error for
+    // syntax; for a type or validation error it parses whole).
+    let value: Option<serde_json::Value> = serde_json::from_str(text).ok();
+    let mut node = value.as_ref();
+    let mut path = String::new();
+    for f in &stack {
+        match f {
+            Frame::Obj { key: Some(k), .. } => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(k);
+                node = node.and_then(|n| n.get(k.as_str()));
+            }
+            Frame::Obj { key: None, .. } => break,
+            Frame::Arr { index } => {
+                let el = node.and_then(|n| n.get(*index));
+                match el.and_then(|e| e.get("name")).and_then(|n| n.as_str()) {
+                    Some(name) => path.push_str(&format!("[{name}]")),
+                    None => path.push_str(&format!("[{index}]")),
+                }
+                node = el;
+            }
+        }
+    }
+    path
 }
 
 /// Loads a machine by preset name or file path (.toml or .json).

@@ -651,6 +651,7 @@ impl MachineConfig {
             p.validate(nlevels)?;
         }
         self.memory.validate()?;
+        self.check_state_size()?;
         if let Some(wb) = &self.timing.write_buffer {
             wb.validate()?;
             // The reference model's random machines found the engine and the reference
@@ -714,10 +715,87 @@ impl MachineConfig {
         Ok(())
     }
 
+    /// Refuses a machine whose simulated structures would not fit the host, before anything is
+    /// allocated: `entries = 1000000000000` once aborted the process (and a Python kernel with
+    /// it) on a failed allocation. Each TLB level, cache level and page-walk cache is costed at
+    /// an upper bound of its bytes per entry (`state_bytes`), times its instances, and so is the
+    /// frame bitmap; one over `MAX_STATE_BYTES` is named with the bytes it would take.
+    fn check_state_size(&self) -> Result<(), String> {
+        let mut items: Vec<(String, u128)> = Vec::new();
+        for t in &self.tlbs {
+            let per = if t.ways() >= 32 {
+                TLB_ENTRY_BYTES + TLB_FILTER_BYTES
+            } else {
+                TLB_ENTRY_BYTES
+            };
+            let copies = if t.shared { 1 } else { self.cores as u128 };
+            let bytes = (t.entries as u128)
+                .saturating_add(t.lockable as u128)
+                .saturating_mul(per)
+                .saturating_mul(copies);
+            items.push((format!("tlb[{}].entries", t.name), bytes));
+        }
+        for c in &self.caches {
+            let lines = (c.size / c.line) as u128;
+            let copies = match (c.shared, c.cores_per_instance) {
+                (false, _) => self.cores as u128,
+                (true, 0) => 1,
+                (true, k) => self.cores.div_ceil(k) as u128,
+            };
+            let bytes = lines
+                .saturating_mul(CACHE_LINE_STATE_BYTES)
+                .saturating_mul(copies);
+            items.push((format!("cache[{}].size", c.name), bytes));
+        }
+        let pwcs = self.walker.pwcs.iter().map(|p| ("walker.pwc", p)).chain(
+            self.virtualization
+                .iter()
+                .flat_map(|v| v.host_pwcs.iter().map(|p| ("virtualization.host_pwc", p))),
+        );
+        for (what, p) in pwcs {
+            let bytes = (p.entries as u128)
+                .saturating_mul(PWC_ENTRY_BYTES)
+                .saturating_mul(self.cores as u128);
+            items.push((format!("{what}[level {}].entries", p.level), bytes));
+        }
+        // One bit per 4 KiB frame (`FrameAllocator`).
+        items.push((
+            "memory.bytes".into(),
+            (self.memory.bytes as u128) / 4096 / 8,
+        ));
+        let total: u128 = items.iter().map(|i| i.1).fold(0, u128::saturating_add);
+        if total <= MAX_STATE_BYTES {
+            return Ok(());
+        }
+        let (field, bytes) = items
+            .iter()
+            .max_by_key(|i| i.1)
+            .expect("a machine has a TLB");
+        Err(format!(
+            "{field}: the simulator would need {bytes} bytes for it ({total} for the whole machine), more than the {} GiB a machine may take; expected a size a real machine has",
+            MAX_STATE_BYTES >> 30
+        ))
+    }
+
     pub fn ns_per_cycle(&self) -> f64 {
         1000.0 / self.frequency_mhz
     }
 }
+
+/// The most bytes the engine's structures for one machine may take (`check_state_size`): far
+/// beyond any real machine's (zen3's take about 20 MB, its 32 MiB L3 most of it), and within
+/// what a developer's host holds.
+pub const MAX_STATE_BYTES: u128 = 8 << 30;
+
+/// Upper bounds of the engine's bytes per entry, from its layouts: a TLB entry's key (8) and
+/// payload (16, `tlb::Payload`) and its replacement order (8); a level of 32 ways or more adds
+/// its `hint` (4 u32 per entry) and `present` (16 u16 per entry) tables, each rounded up to a
+/// power of two (so up to twice that). A cache line's key, fingerprint, order and dirty bit,
+/// and a page-walk-cache entry's key, address space and node, fit in 32.
+const TLB_ENTRY_BYTES: u128 = 32;
+const TLB_FILTER_BYTES: u128 = 2 * (4 * 4 + 16 * 2);
+const CACHE_LINE_STATE_BYTES: u128 = 32;
+const PWC_ENTRY_BYTES: u128 = 32;
 
 fn names(s: &[PageSize]) -> String {
     s.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")

@@ -160,7 +160,9 @@ impl<R: std::io::Read> ToolSource<R> {
 
 /// The valgrind command line for `argv` under the chosen tool, writing to descriptor `wfd`.
 fn valgrind_args(opts: &CaptureOptions, wfd: i32) -> Vec<String> {
-    let mut a: Vec<String> = vec!["-q".into()];
+    // --vgdb=no: Valgrind's gdbserver is of no use to a capture, and its FIFOs
+    // (/tmp/vgdb-pipe-*) outlived a capture that was interrupted (issue 88).
+    let mut a: Vec<String> = vec!["-q".into(), "--vgdb=no".into()];
     match opts.tool {
         CaptureTool::Tlblab => {
             a.push("--tool=tlblab".into());

@@ -97,6 +97,35 @@ fn u64_at(b: &[u8], o: usize) -> u64 {
     u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
 }
 
+/// The highest virtual address bit any machine tlblab simulates has (x86-64 5-level paging:
+/// 57 bits); a record with an address above it is no program's.
+const ADDRESS_BITS: u32 = 57;
+
+/// Checks what a real record always holds: `is_branch` and `branch_taken` are C++ bools (0 or
+/// 1), and `ip` and every memory operand are addresses of the 57-bit space. Random bytes fail
+/// the first record (a bool byte is 0 or 1 by chance 1 time in 128), so a file that is no
+/// ChampSim trace is refused at its start, with its offset, rather than read as addresses.
+fn check_record(rec: &[u8]) -> Result<(), String> {
+    for (field, at) in [("is_branch", 8), ("branch_taken", 9)] {
+        if rec[at] > 1 {
+            return Err(format!("{field} is {}, expected 0 or 1", rec[at]));
+        }
+    }
+    let fields = [("ip", 0)]
+        .into_iter()
+        .chain((0..2).map(|i| ("destination_memory", 16 + 8 * i)))
+        .chain((0..4).map(|i| ("source_memory", 32 + 8 * i)));
+    for (field, at) in fields {
+        let a = u64_at(rec, at);
+        if a >> ADDRESS_BITS != 0 {
+            return Err(format!(
+                "{field} {a:#x} is outside the {ADDRESS_BITS}-bit address space"
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl<R: Read> RecordSource for ChampSimSource<R> {
     fn fill(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, String> {
         let mut n = 0;
@@ -140,11 +169,18 @@ impl<R: Read> RecordSource for ChampSimSource<R> {
                     got % RECORD_LEN
                 ));
             }
-            for rec in self.buf[..got].chunks_exact(RECORD_LEN) {
+            for (k, rec) in self.buf[..got].chunks_exact(RECORD_LEN).enumerate() {
                 if self.instructions == self.last_instruction {
                     self.done = true;
                     self.stopped_early = true;
                     break;
+                }
+                if let Err(why) = check_record(rec) {
+                    return Err(format!(
+                        "{}: byte {} (of the uncompressed stream): not a ChampSim trace: {why}",
+                        self.name,
+                        self.offset + (k * RECORD_LEN) as u64
+                    ));
                 }
                 self.instructions += 1;
                 if self.opts.fetches {
@@ -298,6 +334,35 @@ mod tests {
         let mut out = Vec::new();
         while s.fill(&mut out, 2).unwrap() > 0 {}
         assert_eq!(out, recs);
+    }
+
+    #[test]
+    fn garbage_is_refused_with_the_offset_of_the_first_bad_record() {
+        let mut good = Vec::new();
+        let mut w = ChampSimWriter::new(&mut good);
+        w.write(&acc(AccessKind::Instr, 0x40_1000, 4)).unwrap();
+        w.write(&acc(AccessKind::Load, 0x7fff_0000, 8)).unwrap();
+        w.finish().unwrap();
+        assert_eq!(good.len(), RECORD_LEN);
+        // A second record whose branch byte is no bool, then one with a 64-bit address.
+        let mut bad = good.clone();
+        bad.extend_from_slice(&good);
+        bad[RECORD_LEN + 8] = 0x7a;
+        let mut src = ChampSimSource::new(&bad[..], "g.champsimtrace");
+        let e = src.fill(&mut Vec::new(), 100).unwrap_err();
+        assert_eq!(
+            e,
+            "g.champsimtrace: byte 64 (of the uncompressed stream): not a ChampSim trace: is_branch is 122, expected 0 or 1"
+        );
+        let mut bad = good.clone();
+        bad[32..40].copy_from_slice(&0xdead_beef_dead_beefu64.to_le_bytes());
+        let e = ChampSimSource::new(&bad[..], "g")
+            .fill(&mut Vec::new(), 100)
+            .unwrap_err();
+        assert!(
+            e.contains("byte 0 ") && e.contains("source_memory 0xdeadbeefdeadbeef is outside"),
+            "{e}"
+        );
     }
 
     #[test]

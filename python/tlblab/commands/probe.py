@@ -38,6 +38,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from tlblab import probe as tp
     from tlblab.errors import UserError
+    from tlblab.machines import machine_config
 
     if args.list:
         print("\n".join(tp.SECTIONS))
@@ -51,6 +52,13 @@ def run(args) -> int:
     for s in sections or []:
         if s not in tp.SECTIONS:
             raise UserError(f"unknown probe section '{s}': expected one of {', '.join(tp.SECTIONS)}")
+    for flag, machine in (("--base", args.base), ("--simulate", args.simulate)):
+        # Checked before measuring: a bad --base once failed only after the probe's 13 s.
+        if machine:
+            try:
+                machine_config(machine)
+            except ValueError as e:
+                raise UserError(f"{flag}: {e}") from None
     if args.simulate:
         if args.validate:
             raise UserError("--validate compares with this host's timings; it does not apply with --simulate")

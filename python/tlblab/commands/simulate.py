@@ -113,6 +113,11 @@ def run(args) -> int:
                       f"image: running {workload} (the user process alone; kernel=1 needs a preset such as sa1100)",
                       file=sys.stderr)
     if args.sample is not None:
+        # Sampling and intervals are two ways to cut one run; a sampled run once dropped
+        # --intervals without a word.
+        cut = "--intervals" if args.intervals is not None else "--interval-length"
+        if args.intervals is not None or args.interval_length is not None:
+            raise ValueError(f"--sample with {cut}: a run is either sampled or cut in intervals, not both")
         return _run_sampled(args, workload)
     if args.intervals is not None or args.interval_length is not None:
         return _run_intervals(args, workload)

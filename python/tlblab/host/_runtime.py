@@ -21,7 +21,11 @@ def executable(name: str) -> Path:
     if not path.exists():
         src = REPO_ROOT / "runtime"
         if not (src / "CMakeLists.txt").exists():
-            raise UserError(f"the C runtime sources are not at {src}; cannot build '{name}'")
+            # An installed wheel carries the Python package, not the C runtime: say how to get it.
+            raise UserError(f"'{name}' is part of the C runtime, which an installed tlblab does not carry: build it in "
+                            f"a clone of tlblab (cmake -S runtime -B build/runtime && cmake --build build/runtime; "
+                            f"the Valgrind tool needs the Debian package valgrind) and set "
+                            f"TLBLAB_RUNTIME_BUILD to that build/runtime")
         subprocess.run(["cmake", "-S", str(src), "-B", str(build_dir()), "-DCMAKE_BUILD_TYPE=Release"],
                        check=True, stdout=subprocess.DEVNULL)
         subprocess.run(["cmake", "--build", str(build_dir()), "-j2"], check=True, stdout=subprocess.DEVNULL)

@@ -54,9 +54,9 @@ QUICK_MAX_REFERENCES = 300_000
 
 
 def _bar(total: int, desc: str):
-    from tqdm import tqdm
+    from tlblab.progress import bar
 
-    return tqdm(total=total, desc=desc, unit="run", file=sys.stderr, dynamic_ncols=True, leave=True)
+    return bar(total, desc, "run", leave=True)
 
 
 def _chosen(which: str) -> list[Path]:

@@ -106,11 +106,28 @@ class Point:
                 "mode": self.mode, "os": self.os, "warmup": self.warmup, "roi": self.roi}
 
 
+#: The grids that come with tlblab (examples/ of a clone links here): `tlblab sweep NAME` runs one
+#: from any directory, installed from a wheel too.
+BUILT_IN = Path(__file__).resolve().parent / "examples"
+
+
+def built_in() -> dict[str, Path]:
+    """The built-in grids by name (`sweep_l1d`)."""
+    return {f.stem: f for f in sorted(BUILT_IN.glob("*.toml"))}
+
+
 def load(path: str | Path) -> Grid:
-    """Reads a grid file; relative paths in it (machine files, traces) are relative to it."""
+    """Reads a grid file, or a built-in grid by its name (`sweep_l1d`); relative paths in it
+    (machine files, traces) are relative to it."""
     p = Path(path)
+    grids = built_in()
+    if not p.exists() and str(path) in grids:
+        p = grids[str(path)]
     try:
         text = p.read_text()
+    except FileNotFoundError:
+        raise UserError(f"{p}: no such grid file (a relative path is from the working directory; the built-in "
+                        f"grids run from anywhere by name: {', '.join(grids)})") from None
     except OSError as e:
         raise UserError(f"{p}: cannot read the grid: {e.strerror or e}") from None
     try:

@@ -201,10 +201,9 @@ def sweep(grid: Grid | dict[str, Any] | str | Path, out: str | Path | None = Non
             except OSError as e:
                 raise UserError(f"{out_dir}: cannot write the sweep there: {e.strerror or e}") from None
         if progress is True:
-            from tqdm import tqdm
+            from tlblab.progress import bar as progress_bar
 
-            bar = tqdm(total=len(points), initial=len(points) - len(queued), unit="point",
-                       desc="sweep", file=sys.stderr, dynamic_ncols=True)
+            bar = progress_bar(len(points), "sweep", "point", initial=len(points) - len(queued))
 
     try:
         if serial or not todo:

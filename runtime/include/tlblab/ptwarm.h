@@ -78,7 +78,7 @@ typedef enum {
 
 /* What the helper is doing, as decided at its last check. */
 typedef enum {
-    PTWARM_STATE_STOPPED = 0,
+    PTWARM_STATE_STOPPED = 0, /* not started, or stopped by ptwarm_stop: never while the helper runs */
     PTWARM_STATE_WARMING = 1,
     PTWARM_STATE_IDLE_NO_REGIONS = 2,
     PTWARM_STATE_IDLE_LLC_NOT_SHARED = 3, /* the timing probe says the cores do not share an LLC */
@@ -86,6 +86,8 @@ typedef enum {
     PTWARM_STATE_IDLE_SAME_CPU = 5,       /* no CPU other than the application's is available */
     PTWARM_STATE_TARGET_GONE = 6,         /* PAGEMAP/WILLNEED: the target process exited; the helper ended */
     PTWARM_STATE_FAILED = 7,              /* an unexpected OS error ended the helper (see last_errno) */
+    PTWARM_STATE_CHECKING = 8,            /* started, its first placement check (the timing probe: up to
+                                             0.5 s on a busy CPU) not decided yet */
 } ptwarm_state;
 
 typedef struct {

@@ -73,7 +73,7 @@ void ptwarm_config_default(ptwarm_config *cfg) {
 static const char *const MODE_NAMES[] = {"touch", "prefetch", "mincore", "pagemap", "willneed"};
 static const char *const STATE_NAMES[] = {"stopped",         "warming",         "idle_no_regions",
                                           "idle_llc_not_shared", "idle_topology", "idle_same_cpu",
-                                          "target_gone",     "failed"};
+                                          "target_gone",     "failed",          "checking"};
 
 const char *ptwarm_mode_name(ptwarm_mode m) {
     return (unsigned)m < 5 ? MODE_NAMES[m] : "?";
@@ -572,6 +572,10 @@ int ptwarm_start(ptwarm_t *w) {
         return rc;
     }
     w->running = true;
+    /* Running but undecided until the helper's first check (the probe may wait up to PROBE_TIMEOUT_NS
+     * for the application's CPU): a snapshot taken meanwhile must not read "stopped". The helper holds
+     * no lock yet (it waits for w->mu), so this is set before any verdict of its own. */
+    w->st.state = PTWARM_STATE_CHECKING;
     pthread_mutex_unlock(&w->mu);
     return 0;
 }

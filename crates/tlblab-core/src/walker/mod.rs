@@ -40,7 +40,7 @@ impl PwcConfig {
         let f = |field: &str, msg: String| {
             Err(format!("walker.pwc[level {}].{field}: {msg}", self.level))
         };
-        if self.level + 1 >= levels {
+        if self.level.saturating_add(1) >= levels {
             return f(
                 "level",
                 format!(

@@ -325,9 +325,14 @@ pub fn parse_spec(spec: &str) -> Result<(String, Params), String> {
         ));
     }
     let mut params = Params::new();
-    // `name:` alone is a name with no parameters; otherwise every item must be key=value: an
-    // empty item (`a=1,,b=2`, a trailing comma) is a typo, not something to skip silently.
+    // Every item must be key=value: an empty item (`a=1,,b=2`, a trailing comma, or nothing
+    // after the colon: `random:`) is a typo, not something to skip silently (README).
     if rest.trim().is_empty() {
+        if spec.contains(':') {
+            return Err(format!(
+                "workload spec '{spec}': nothing after ':': expected {name} alone or {name}:key=value,..."
+            ));
+        }
         return Ok((name.to_string(), params));
     }
     for kv in rest.split(',').map(str::trim) {
@@ -396,7 +401,9 @@ mod tests {
         }
         let e = parse_spec("random:=5").unwrap_err();
         assert!(e.contains("no parameter name"), "{e}");
-        assert!(parse_spec("random:").unwrap().1.is_empty());
+        let e = parse_spec("random:").unwrap_err();
+        assert!(e.contains("nothing after ':'"), "{e}");
+        assert!(parse_spec("random").unwrap().1.is_empty());
         let (n, p) = parse_spec("random:accesses=0").unwrap();
         let mut buf = Vec::new();
         let e = build(&n, &p, 0).unwrap().fill(&mut buf, 64).unwrap_err();

@@ -1,0 +1,19 @@
+//! Any text given as a workload spec: a workload whose first records come out, or one error
+//! message, never a panic.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use tlblab_trace::source::RecordSource;
+use tlblab_trace::workloads::{build, parse_spec};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(spec) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok((name, params)) = parse_spec(spec) else {
+        return;
+    };
+    if let Ok(mut w) = build(&name, &params, 1) {
+        let mut out = Vec::new();
+        let _ = w.fill(&mut out, 256);
+    }
+});
