@@ -75,32 +75,6 @@ impl RecordSource for VecSource {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::record::{Access, Event};
-    use tlblab_types::{AccessKind, ThreadId, VirtAddr};
-
-    #[test]
-    fn given_a_prefix_when_read_then_its_events_come_first_then_the_rest_in_order() {
-        let map = Record::Event(Event::Mmap {
-            process: 0,
-            start: VirtAddr(0x20_0000),
-            len: 0x40_0000,
-            prot: 3,
-            page_shift: 21,
-        });
-        let acc =
-            |a: u64| Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(a), 8));
-        let rest = VecSource::new(vec![acc(0x1000), acc(0x2000), acc(0x3000)]);
-        let mut src = Prefixed::new(vec![map], rest);
-        assert_eq!(src.len_hint(), Some(4));
-        let mut got = Vec::new();
-        for_each_record(&mut src, 2, |r| got.push(*r)).unwrap();
-        assert_eq!(got, vec![map, acc(0x1000), acc(0x2000), acc(0x3000)]);
-    }
-}
-
 /// `first`'s records, then `rest`'s: events a run needs before a captured trace begins (the
 /// page sizes of a mosaic's windows as `Event::Mmap`, `tlblab host predict`), without
 /// rewriting the trace. Region names and skips are `rest`'s; `first` holds no region events.
@@ -153,5 +127,31 @@ impl<S: RecordSource + ?Sized> RecordSource for Box<S> {
     }
     fn skip_accesses(&mut self, n: u64) -> Result<u64, String> {
         (**self).skip_accesses(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Access, Event};
+    use tlblab_types::{AccessKind, ThreadId, VirtAddr};
+
+    #[test]
+    fn given_a_prefix_when_read_then_its_events_come_first_then_the_rest_in_order() {
+        let map = Record::Event(Event::Mmap {
+            process: 0,
+            start: VirtAddr(0x20_0000),
+            len: 0x40_0000,
+            prot: 3,
+            page_shift: 21,
+        });
+        let acc =
+            |a: u64| Record::Access(Access::new(ThreadId(0), AccessKind::Load, VirtAddr(a), 8));
+        let rest = VecSource::new(vec![acc(0x1000), acc(0x2000), acc(0x3000)]);
+        let mut src = Prefixed::new(vec![map], rest);
+        assert_eq!(src.len_hint(), Some(4));
+        let mut got = Vec::new();
+        for_each_record(&mut src, 2, |r| got.push(*r)).unwrap();
+        assert_eq!(got, vec![map, acc(0x1000), acc(0x2000), acc(0x3000)]);
     }
 }
