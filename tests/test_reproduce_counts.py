@@ -166,7 +166,8 @@ def test_check_fails_on_a_failing_consistency_check_and_names_it(monkeypatch, ca
     rep.id = "t"
     monkeypatch.setattr(rp, "select", lambda which: [rep])
     monkeypatch.setattr(rp, "run_all", lambda reps, quick, **kw: [rp.outcome(rep, {"main": -1.0, "micro": 2.0}, 0.0)])
-    args = argparse.Namespace(which="x/t", out=str(tmp_path), quick=True, check=True, list=False, preregister=False)
+    args = argparse.Namespace(which="x/t", out=str(tmp_path), quick=True, check=True, list=False, preregister=False,
+                              jobs=None, profile=False)
     assert cmd.run(args) == 1
     assert "consistency checks that fail (a defect, not a finding): x/t#main-over-micro" in capsys.readouterr().err
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tlblab import _native
+from tlblab import _native, phases
 from tlblab.errors import UserError
 from tlblab.files import atomic_write
 
@@ -170,7 +170,8 @@ def profile(workload: str, *, seed: int = 0, maps: str | None = None,
     if maps is None and os.path.isfile(workload):
         maps = _native.trace_maps(workload) or None
     try:
-        counts = _native.page_counts(workload, seed=seed)
+        with phases.phase(phases.ANALYSIS):
+            counts = _native.page_counts(workload, seed=seed)
     except ValueError as e:
         raise UserError(str(e))
     if process is not None:

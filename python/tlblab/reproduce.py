@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from tlblab import explanations, seeds
+from tlblab import explanations, phases, reproduce_pool, seeds
 from tlblab.errors import UserError
 from tlblab.files import atomic_write, csv_text
 
@@ -92,6 +92,10 @@ class Outcome:
     row_records: list[dict[str, Any]] = field(default_factory=list)
     verdict_records: list[dict[str, Any]] = field(default_factory=list)
     error: str = ""
+    #: Where its seconds went (`tlblab.phases`): wall and cpu, and per phase; empty when not measured.
+    timing: dict[str, Any] = field(default_factory=dict)
+    #: Its place in the list `run_all` ran (the scheduler's merge puts it back there).
+    reproduction_index: int = -1
 
     @property
     def holds(self) -> bool:
@@ -502,13 +506,37 @@ def _ordered(vals: list[float], c: dict[str, Any]) -> tuple[bool, str]:
 
 
 def run_one(rep: Reproduction, quick: bool = False) -> Outcome:
+    """Runs `rep`'s experiment and evaluates its criteria; its `timing` says where the seconds
+    went (`tlblab.phases`: capture, generation, simulation, analysis, Python; wall and CPU)."""
     fn = _experiment(rep)
     t0 = time.monotonic()
+    with phases.measure() as ledger:
+        try:
+            ours = {k: float(v) for k, v in fn(quick).items()}
+        except (ValueError, RuntimeError) as e:
+            o = Outcome(rep, {}, time.monotonic() - t0, error=f"the experiment failed: {e}")
+            ours = None
+    if ours is not None:
+        o = outcome(rep, ours, time.monotonic() - t0)
+    o.timing = _timing(ledger)
+    return o
+
+
+def run_guarded(rep: Reproduction, quick: bool = False) -> Outcome:
+    """`run_one`, with any failure of the experiment (bad input, a bug: an exception of any kind
+    but an interruption) its Outcome's error, named, instead of stopping the other reproductions
+    (the study's way: they land one by one, and one that breaks must not hide the others)."""
+    t0 = time.monotonic()
     try:
-        ours = {k: float(v) for k, v in fn(quick).items()}
-    except (ValueError, RuntimeError) as e:
-        return Outcome(rep, {}, time.monotonic() - t0, error=f"the experiment failed: {e}")
-    return outcome(rep, ours, time.monotonic() - t0)
+        return run_one(rep, quick)
+    except UserError as e:
+        return Outcome(rep, {}, time.monotonic() - t0, error=str(e))
+    except Exception as e:  # noqa: BLE001 - named in the outcome, see above
+        return Outcome(rep, {}, time.monotonic() - t0, error=f"the experiment raised {type(e).__name__}: {e}")
+
+
+def _timing(ledger: phases.Ledger) -> dict[str, Any]:
+    return {"wall": round(ledger.wall, 3), "cpu": round(ledger.cpu, 3), "phases": ledger.record()}
 
 
 def outcome(rep: Reproduction, ours: dict[str, float], seconds: float, error: str = "") -> Outcome:
@@ -566,37 +594,106 @@ def prepare(reps: list[Reproduction], quick: bool = False,
         if on_prepare:
             on_prepare(seed, len(fns))
         try:
-            did = module.prepare(quick, fns, progress=on_run)
+            with phases.measure() as ledger:
+                did = module.prepare(quick, fns, progress=on_run)
         except (ValueError, RuntimeError):
             continue  # the reproduction that makes the failing run reports it (run_one)
-        done.append({"seed": seed, "runs": int(did["runs"]), "seconds": round(float(did["seconds"]), 2)})
+        done.append({"seed": seed, "runs": int(did["runs"]), "seconds": round(float(did["seconds"]), 2),
+                     "timing": _timing(ledger)})
         if on_prepared:
             on_prepared(done[-1])
     return done
 
 
-def run_all(reps: list[Reproduction], quick: bool = False, *,
+def run_all(reps: list[Reproduction], quick: bool = False, *, jobs: int = 1, guarded: bool = False,
             on_start: Callable[[int, Reproduction], None] | None = None,
             on_done: Callable[[Outcome], None] | None = None,
             on_prepare: Callable[[str, int], None] | None = None,
             on_prepared: Callable[[dict[str, Any]], None] | None = None,
-            on_run: Callable[[str], None] | None = None) -> list[Outcome]:
-    """Runs `reps` in turn (`run_one`), each seed's after the runs they share (`prepare`, whose callbacks
-    `on_prepare`, `on_prepared` and `on_run` are), `on_start(i, rep)` before the i-th (from 0) and `on_done(outcome)`
-    after each, for a caller that shows progress."""
-    outcomes = []
-    prepared: set[str] = set()
+            on_run: Callable[[str], None] | None = None,
+            on_seed: Callable[[dict[str, Any]], None] | None = None,
+            seed_seconds: dict[str, float] | None = None) -> list[Outcome]:
+    """Runs `reps` (`run_one`; `run_guarded` with `guarded`), each seed's after the runs they share
+    (`prepare`, whose callbacks `on_prepare`, `on_prepared` and `on_run` are), `on_start(i, rep)`
+    before the i-th (from 0), `on_done(outcome)` after each and `on_seed(record)` after each seed
+    (`seed`, `reproductions`, `wall`, `cpu`, `prepared`), for a caller that shows progress.
+
+    The seeds run on `jobs` processes (`tlblab.reproduce_pool`), longest first by `seed_seconds`
+    (each seed's CPU seconds last time, `reproduce_timings.last_seconds`; SEED_SECONDS when not
+    given): a
+    seed is one unit, its prepare and its reproductions in turn in one process, as with one job
+    (their shared runs and in-process caches stay shared). The outcomes come back in `reps`'
+    order whatever the order the seeds finish in: every file written from them is the same for
+    any `jobs`. With jobs > 1 the callbacks of a seed come as its process reaches them, the
+    seeds' interleaved; `on_done` of a seed's reproductions when the seed is done."""
+    units: dict[str, list[int]] = {}
     for i, rep in enumerate(reps):
-        if rep.seed not in prepared:  # each seed's shared runs just before its first reproduction
-            prepared.add(rep.seed)
-            prepare([r for r in reps if r.seed == rep.seed], quick, on_prepare, on_prepared, on_run)
-        if on_start:
-            on_start(i, rep)
-        o = run_one(rep, quick)
-        outcomes.append(o)
-        if on_done:
-            on_done(o)
-    return outcomes
+        units.setdefault(rep.seed, []).append(i)
+    names = list(units)
+    args = [([(i, reps[i]) for i in units[seed]], quick, guarded) for seed in names]
+    known = seed_seconds or SEED_SECONDS
+    order = sorted(range(len(names)), key=lambda k: (-known.get(names[k], 0.0), k))
+
+    def message(m: tuple[Any, ...]) -> None:
+        kind, *rest = m
+        if kind == "start" and on_start:
+            on_start(rest[0], reps[rest[0]])
+        elif kind == "prepare" and on_prepare:
+            on_prepare(*rest)
+        elif kind == "prepared" and on_prepared:
+            on_prepared(*rest)
+        elif kind == "run" and on_run:
+            on_run(*rest)
+        elif kind == "done" and on_done and jobs <= 1:
+            on_done(rest[0])
+
+    def finished(k: int, unit: dict[str, Any]) -> None:
+        for o in unit["outcomes"]:
+            o.reproduction = reps[o.reproduction_index]  # the caller's object, not a copy
+            if on_done and jobs > 1:
+                on_done(o)
+        if on_seed:
+            on_seed(unit["record"])
+
+    done = reproduce_pool.run_units(_run_seed, args, jobs=jobs, order=order, on_message=message,
+                                    on_result=finished)
+    by_index = {o.reproduction_index: o for unit in done for o in unit["outcomes"]}
+    return [by_index[i] for i in range(len(reps))]
+
+
+# Each seed's seconds in a full-size `tlblab reproduce` (wall, one job), the longest-first order of
+# the seeds' units when no timings of a last run are at hand (`reproduce_timings`): issue 89's
+# measurement on a two-core Intel host (seed 001 about 34 minutes, seed 004's Table 2 about 21 of
+# its minutes). Only the order reads them.
+SEED_SECONDS = {"001": 2040.0, "004": 1800.0, "003": 300.0, "002": 120.0, "000": 30.0}
+
+
+def _run_seed(items: list[tuple[int, Reproduction]], quick: bool, guarded: bool) -> dict[str, Any]:
+    """One seed's unit (`run_all`): its shared runs (`prepare`), then its reproductions in turn,
+    each told to the parent (`reproduce_pool.post`) as it starts and ends. Returns the outcomes
+    (each with `reproduction_index`, its place in the caller's list) and the seed's record."""
+    post = reproduce_pool.post
+    reps = [rep for _, rep in items]
+    with phases.measure() as ledger:
+        try:
+            prepared = prepare(reps, quick, on_prepare=lambda seed, n: post(("prepare", seed, n)),
+                               on_prepared=lambda did: post(("prepared", did)),
+                               on_run=lambda line: post(("run", line)))
+        except Exception:  # noqa: BLE001 - guarded: each reproduction makes its runs itself and names the failure
+            if not guarded:
+                raise
+            prepared = []
+        outcomes = []
+        for i, rep in items:
+            post(("start", i))
+            o = run_guarded(rep, quick) if guarded else run_one(rep, quick)
+            o.reproduction_index = i
+            outcomes.append(o)
+            post(("done", o))
+    record = {"seed": reps[0].seed, "reproductions": len(reps), "wall": round(ledger.wall, 3),
+              "cpu": round(ledger.cpu, 3), "prepared": prepared,
+              "peak_rss_mib": phases.peak_rss_mib()}
+    return {"outcomes": outcomes, "record": record}
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:

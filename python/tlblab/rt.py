@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tlblab import _native
+from tlblab import _native, phases
 from tlblab.sim import Result, _machine_arg
 
 ARENA_BASE = 0x1000_0000  # where simulated colored arenas start (rounded down to a period)
@@ -57,7 +57,8 @@ def simulate_taskset(machine: str | dict[str, Any], tasks: list[dict], jobs: int
                      os: dict[str, Any] | None = None) -> Result:
     """Runs `tasks` for `jobs` jobs each (after a warm-up job 0) on the machine's first core."""
     spec, fmt = _machine_arg(machine)
-    raw = _native.run_periodic(spec, json.dumps(tasks), jobs, seed=seed, machine_format=fmt,
-                               os_json=json.dumps(os or {}))
+    with phases.phase(phases.SIMULATION):
+        raw = _native.run_periodic(spec, json.dumps(tasks), jobs, seed=seed, machine_format=fmt,
+                                   os_json=json.dumps(os or {}))
     stats = json.loads(raw)
     return Result(machine=stats["machine"], workload="periodic task set", stats=stats)

@@ -20,7 +20,7 @@ from os import fspath as _fspath
 from pathlib import Path
 from typing import Any, Callable
 
-from tlblab import _native, technique as technique_modules
+from tlblab import _native, phases, technique as technique_modules
 # The machine descriptions live one layer down (`tlblab.machines`); they are part of this API.
 from tlblab.machines import machine_arg as _machine_arg
 from tlblab.machines import machine_config, machine_toml, page_sizes, presets  # noqa: F401
@@ -367,18 +367,19 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
     technique_json = technique_modules.run_table(technique, machine)
     several = isinstance(save_checkpoint, (list, tuple))
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses,
-                           walks=walks, max_references=max_references, machine_format=fmt,
-                           os_json=json.dumps(os or {}), technique_json=technique_json, progress=progress,
-                           stall_cycles=stall_cycles, warmup=warmup, fetches=fetches,
-                           warmup_instructions=warmup_instructions,
-                           simulation_instructions=simulation_instructions or 0,
-                           checkpoint_at=_listed(checkpoint_at, str),
-                           save_checkpoint=_listed(save_checkpoint, _fspath),
-                           from_checkpoint=_fspath(from_checkpoint) if from_checkpoint else "",
-                           continue_after_save=continue_after_save, miss_log=miss_log or "",
-                           stop_at=None if stop_at is None else _count("stop_at", stop_at),
-                           since_start=since_start, checkpoint_pass=several)
+    with phases.phase(phases.SIMULATION):  # tlblab reproduce's timings (tlblab.phases)
+        raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses,
+                               walks=walks, max_references=max_references, machine_format=fmt,
+                               os_json=json.dumps(os or {}), technique_json=technique_json, progress=progress,
+                               stall_cycles=stall_cycles, warmup=warmup, fetches=fetches,
+                               warmup_instructions=warmup_instructions,
+                               simulation_instructions=simulation_instructions or 0,
+                               checkpoint_at=_listed(checkpoint_at, str),
+                               save_checkpoint=_listed(save_checkpoint, _fspath),
+                               from_checkpoint=_fspath(from_checkpoint) if from_checkpoint else "",
+                               continue_after_save=continue_after_save, miss_log=miss_log or "",
+                               stop_at=None if stop_at is None else _count("stop_at", stop_at),
+                               since_start=since_start, checkpoint_pass=several)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     stats = json.loads(raw)
     saved = []

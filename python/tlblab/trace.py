@@ -17,7 +17,7 @@ import os
 import subprocess
 from typing import Any, Sequence
 
-from tlblab import _native
+from tlblab import _native, phases
 from tlblab.errors import UserError
 
 
@@ -44,7 +44,8 @@ def convert(
     `skip`/`limit` keep a window of records. The output appears only if the whole conversion
     succeeded.
     """
-    return json.loads(_native.trace_convert(_path(src), _path(dst), from_fmt, to_fmt, skip, limit))
+    with phases.phase(phases.GENERATION):
+        return json.loads(_native.trace_convert(_path(src), _path(dst), from_fmt, to_fmt, skip, limit))
 
 
 def head(path: str | os.PathLike[str], n: int = 20, skip: int = 0, fmt: str | None = None) -> list[str]:
@@ -105,13 +106,14 @@ def record(
             raise UserError(f"tlblab's Valgrind tool is not available ({e}); it is built with the C runtime "
                             "(`make setup`, which needs the Debian package valgrind), or use --tool lackey") from None
         directory = None  # Lackey runs without the runtime's build
-    return json.loads(
-        _native.trace_record(
-            list(argv), _path(output), skip, limit, progress, valgrind,
-            None if stdin is None else _path(stdin), None if stdout is None else _path(stdout),
-            tool, directory, roi_only, skip_instructions, max_instructions,
+    with phases.phase(phases.CAPTURE):
+        return json.loads(
+            _native.trace_record(
+                list(argv), _path(output), skip, limit, progress, valgrind,
+                None if stdin is None else _path(stdin), None if stdout is None else _path(stdout),
+                tool, directory, roi_only, skip_instructions, max_instructions,
+            )
         )
-    )
 
 
 def catalog() -> list[dict[str, Any]]:

@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+from tlblab.errors import UserError
+
 
 def register(sub) -> None:
     p = sub.add_parser("reproduce", help="run the seeds' reproductions (tables and figures beside tlblab's)")
@@ -26,6 +28,12 @@ def register(sub) -> None:
     p.add_argument("--quick", action="store_true", help="smaller runs where an experiment offers them")
     p.add_argument("--check", action="store_true", help="exit 1 when a shape does not hold (for CI)")
     p.add_argument("--list", action="store_true", help="list the reproductions and exit")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="processes the seeds run on, each seed in one (default: 2, or 1 on a one-CPU host); "
+                        "the CSVs are the same for any N")
+    p.add_argument("--profile", action="store_true",
+                   help="print where the seconds went, per seed and per reproduction (wall, CPU, phases); "
+                        "they are written to timings.json under --out either way")
     p.add_argument("--preregister", action="store_true",
                    help="add the criteria that are not in the lock file yet (criteria.lock.toml) and exit; a "
                         "changed criterion needs a [[revisions]] entry instead (docs/reproductions.md)")
@@ -39,6 +47,8 @@ def run(args) -> int:
 
     import tlblab.prereg as pr
 
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError(f"--jobs: expected a number of processes of 1 or more, found {args.jobs}")
     if args.preregister:
         added = pr.preregister()
         print(f"{len(added)} criteria added to the lock" + (": " + ", ".join(added) if added else ""))
@@ -67,9 +77,24 @@ def run(args) -> int:
     def made(line: str) -> None:
         print(f"  {line}", file=sys.stderr, flush=True)
 
-    outcomes = rp.run_all(reps, args.quick, on_start=progress, on_done=_print, on_prepare=preparing,
-                          on_prepared=prepared, on_run=made)
+    import os
+
+    from tlblab import phases, reproduce_timings as rt
+
+    jobs = args.jobs if args.jobs is not None else min(2, os.cpu_count() or 1)
+    load0 = list(os.getloadavg())
+    seeds_done: list[dict] = []
+    start = phases.clock()
+    outcomes = rp.run_all(reps, args.quick, jobs=jobs, on_start=progress, on_done=_print, on_prepare=preparing,
+                          on_prepared=prepared, on_run=made, on_seed=seeds_done.append,
+                          seed_seconds=rt.last_seconds(out, args.quick) or None)
+    end = phases.clock()
     rp.write(outcomes, out)
+    timings = rt.timings_record(outcomes, seeds_done, quick=args.quick, jobs=jobs, wall=end[0] - start[0],
+                                cpu=end[1] - start[1], load=(load0, list(os.getloadavg())))
+    rt.write_timings(timings, out)
+    if args.profile:
+        print("\n" + rt.format_timings(timings))
     failing = [o for o in outcomes if not o.holds]
     size = "quick size (a smoke run: no verdict counted for a seed)" if args.quick else "full size"
     print(f"\nPer seed, {size}: the seed's predictions that hold / all of them, one count per claim; "

@@ -79,35 +79,34 @@ def _chosen(which: str) -> list[Path]:
     return chosen
 
 
-def reproductions(quick: bool, out: Path, which: str = "all") -> list:
-    """Runs the reproductions `which` names; one that cannot run (a missing experiment, a
-    malformed file) is shown as not run, and the others still run."""
+def reproductions(quick: bool, out: Path, which: str = "all", jobs: int | None = None) -> list:
+    """Runs the reproductions `which` names on `jobs` processes (default: 2, or 1 on a one-CPU
+    host; `tlblab.reproduce.run_all`, a seed to a process); one that cannot run (a missing
+    experiment, a malformed file, an experiment that raises) is shown as not run, and the others
+    still run."""
+    import os
+
     from tlblab import reproduce
     from tlblab.errors import UserError
-    from tlblab.reproduce import Outcome
 
-    outcomes = []
+    reps = []
     paths = _chosen(which)
     with _bar(len(paths), "reproductions") as bar:
         for p in paths:
-            bar.set_postfix_str(f"{p.parent.name}/{p.stem}")
             try:
-                rep = reproduce.load_file(p)
+                reps.append(reproduce.load_file(p))
             except UserError as e:
                 bar.write(f"study: skipped {p}: {e}")
                 bar.update(1)
-                continue
-            t0 = time.monotonic()
-            try:
-                outcomes.append(reproduce.run_one(rep, quick))
-            except UserError as e:
-                outcomes.append(Outcome(rep, {}, time.monotonic() - t0, error=str(e)))
-            except Exception as e:  # noqa: BLE001 - an experiment's bug is shown as its error, named;
-                # the reproductions land one by one, and one that breaks must not hide the others.
-                msg = f"the experiment raised {type(e).__name__}: {e}"
-                bar.write(f"study: {rep.name}: {msg}")
-                outcomes.append(Outcome(rep, {}, time.monotonic() - t0, error=msg))
+
+        def done(o) -> None:
+            bar.set_postfix_str(o.reproduction.name)
+            if o.error.startswith("the experiment raised"):
+                bar.write(f"study: {o.reproduction.name}: {o.error}")
             bar.update(1)
+
+        jobs = jobs if jobs is not None else min(2, os.cpu_count() or 1)
+        outcomes = reproduce.run_all(reps, quick, jobs=jobs, guarded=True, on_done=done)
     if outcomes:
         reproduce.write(outcomes, out)
     return outcomes

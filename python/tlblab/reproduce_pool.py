@@ -1,0 +1,112 @@
+"""Units of work over worker processes, their results in the units' order whatever the order they
+finish in: `tlblab reproduce`'s scheduler (`tlblab.reproduce.run_all` gives it one unit per seed).
+
+A unit is `fn(*args)` with `fn` a module-level function (workers are spawned: they import it by
+name). Units are handed out longest first (the caller's `order`), so that the two cores stay busy
+to the end instead of one waiting on the longest unit begun last (LPT scheduling). A worker tells
+the parent what it is doing with `post(message)`, which the parent's `on_message` receives on a
+thread of its own while the units run. With one job, or one unit, everything runs in this
+process, `post` calling `on_message` directly: the same calls in the same order as before there
+was a pool.
+
+Imports nothing of tlblab: `tlblab.reproduce` sits above it.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Sequence
+
+# In a worker: the queue `post` puts on (set by `_start_worker`). In the parent running units
+# itself: the handler `post` calls.
+_queue: Any = None
+_handler: Callable[[Any], None] | None = None
+
+
+def post(message: Any) -> None:
+    """Sends `message` to the parent's `on_message` (a worker's goes through a queue; in the parent
+    it is called at once). Nothing happens when nothing listens."""
+    if _queue is not None:
+        _queue.put(message)
+    elif _handler is not None:
+        _handler(message)
+
+
+def _start_worker(queue: Any) -> None:
+    global _queue
+    _queue = queue
+    import signal
+
+    # The parent stops a worker with SIGTERM (`Process.terminate`). Dying at once would leave the
+    # worker's own children running (seed 001's pool, a Valgrind capture) to the end of their
+    # work: the first SIGTERM is a KeyboardInterrupt instead, which stops them as Ctrl-C does
+    # (seed 001's pool terminates its workers, the native loops check every 50 ms); a second
+    # one kills.
+    def stop(signum: int, frame: Any) -> None:
+        signal.signal(signum, signal.SIG_DFL)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+
+
+def run_units(fn: Callable[..., Any], units: Sequence[tuple[Any, ...]], *, jobs: int = 1,
+              order: Sequence[int] | None = None, on_message: Callable[[Any], None] | None = None,
+              on_result: Callable[[int, Any], None] | None = None) -> list[Any]:
+    """`[fn(*units[0]), fn(*units[1]), ...]`, computed on `jobs` worker processes (`order`: the
+    indices in the order they are handed out, default as given). `on_result(i, result)` is
+    called in this process as each unit finishes, in the order they finish. A unit's exception
+    stops the others (those in flight are terminated) and is raised here, as Ctrl-C is."""
+    global _handler
+    order = list(order) if order is not None else list(range(len(units)))
+    results: list[Any] = [None] * len(units)
+    if jobs <= 1 or len(units) <= 1:
+        saved, _handler = _handler, on_message
+        try:
+            for i in order:
+                results[i] = fn(*units[i])
+                if on_result:
+                    on_result(i, results[i])
+        finally:
+            _handler = saved
+        return results
+    import multiprocessing
+    import signal
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # spawn, not fork: the parent may hold the simulator's native state and threads.
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+
+    def relay() -> None:
+        while (m := queue.get()) is not None:
+            if on_message:
+                on_message(m)
+
+    listener = threading.Thread(target=relay, name="tlblab-units-relay", daemon=True)
+    listener.start()
+    try:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(units)), mp_context=ctx,
+                                 initializer=_start_worker, initargs=(queue,)) as pool:
+            # The workers start with SIGINT blocked (the mask survives spawn's fork and exec): a
+            # terminal's Ctrl-C reaches this process alone, which stops them (as seed 001's pool).
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                futures = {pool.submit(fn, *units[i]): i for i in order}
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+            try:
+                for f in as_completed(futures):
+                    i = futures[f]
+                    results[i] = f.result()
+                    if on_result:
+                        on_result(i, results[i])
+            except BaseException:
+                for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                    proc.terminate()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+    finally:
+        queue.put(None)  # after the workers' own messages: the relay prints them all, then ends
+        listener.join(timeout=5)
+        queue.close()
+    return results
