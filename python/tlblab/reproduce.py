@@ -632,7 +632,8 @@ def run_all(reps: list[Reproduction], quick: bool = False, *, jobs: int = 1, gua
     names = list(units)
     args = [([(i, reps[i]) for i in units[seed]], quick, guarded) for seed in names]
     known = seed_seconds or SEED_SECONDS
-    order = sorted(range(len(names)), key=lambda k: (-known.get(names[k], 0.0), k))
+    # One job runs the seeds in the reproductions' order, as before there was a pool.
+    order = sorted(range(len(names)), key=lambda k: (-known.get(names[k], 0.0), k)) if jobs > 1 else None
 
     def message(m: tuple[Any, ...]) -> None:
         kind, *rest = m
