@@ -52,7 +52,7 @@ def test_each_second_goes_to_the_innermost_phase_and_the_rest_to_python():
 def test_nothing_is_charged_when_nothing_measures():
     with phases.phase(phases.SIMULATION):
         pass  # no ledger: no error, nothing kept
-    assert phases._ledger is None and phases._open == []
+    assert phases._state.ledger is None and phases._state.open == []
 
 
 # Two cheap seeds' reproductions (seconds at quick size).

@@ -3,7 +3,7 @@ process and of the child processes it has waited for: Valgrind's captures, a see
 spent capturing real programs, writing traces, simulating, and the rest (Python).
 
 `tlblab reproduce` measures each reproduction with `measure()`; the library marks its phases
-with `phase(name)` around the calls that do the work (`tlblab.sim.simulate`, `tlblab.rt`,
+with `phase(name)` around the calls that do the work, on the thread measuring, (`tlblab.sim.simulate`, `tlblab.rt`,
 `tlblab.trace.record` and `convert`, `tlblab.profile`). Nothing is recorded when nothing measures: `phase` is then one test of a global.
 Each second is charged to the innermost phase open (a capture made inside a phase of another kind
 is the capture's), so the phases add up to the whole; `python` is what no phase claimed.
@@ -14,6 +14,7 @@ Imports nothing of tlblab: the modules it times sit above it.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -61,32 +62,41 @@ class Ledger:
         return out
 
 
-# The ledger measuring now (None: nothing measures), the phases open (innermost last) and the
-# clock when the innermost last began or resumed.
-_ledger: Ledger | None = None
-_open: list[str] = []
-_mark: tuple[float, float] = (0.0, 0.0)
+class _State(threading.local):
+    """Per thread (the study runs its engine table on a thread beside the reproductions): the
+    ledger measuring now (None: nothing measures), the phases open (innermost last) and the clock
+    when the innermost began or resumed."""
+
+    ledger: Ledger | None = None
+    open: list[str]
+    mark: tuple[float, float] = (0.0, 0.0)
+
+    def __init__(self) -> None:
+        self.open = []
+
+
+_state = _State()
 
 
 @contextmanager
 def phase(name: str) -> Iterator[None]:
-    """Charges the time inside to phase `name` (of the ledger measuring, if any)."""
-    global _mark
-    if _ledger is None:
+    """Charges the time inside to phase `name` (of the ledger measuring on this thread, if any)."""
+    st = _state
+    ledger = st.ledger
+    if ledger is None:
         yield
         return
-    ledger = _ledger
     now = clock()
-    if _open:  # the outer phase pauses
-        ledger.charge(_open[-1], now[0] - _mark[0], now[1] - _mark[1])
-    _open.append(name)
-    _mark = now
+    if st.open:  # the outer phase pauses
+        ledger.charge(st.open[-1], now[0] - st.mark[0], now[1] - st.mark[1])
+    st.open.append(name)
+    st.mark = now
     try:
         yield
     finally:
         now = clock()
-        ledger.charge(_open.pop(), now[0] - _mark[0], now[1] - _mark[1], 1)
-        _mark = now
+        ledger.charge(st.open.pop(), now[0] - st.mark[0], now[1] - st.mark[1], 1)
+        st.mark = now
 
 
 @contextmanager
@@ -94,21 +104,21 @@ def measure() -> Iterator[Ledger]:
     """Measures the time inside: the ledger yielded holds its phases, and its whole wall and
     CPU seconds once the block ends. Measures nest: an inner one's time is its own, in the outer
     one's whole but in none of its phases."""
-    global _ledger, _open, _mark
+    st = _state
     start = clock()
-    if _ledger is not None and _open:  # the outer block's phase pauses
-        _ledger.charge(_open[-1], start[0] - _mark[0], start[1] - _mark[1])
-    saved = (_ledger, _open, _mark)
+    if st.ledger is not None and st.open:  # the outer block's phase pauses
+        st.ledger.charge(st.open[-1], start[0] - st.mark[0], start[1] - st.mark[1])
+    saved = (st.ledger, st.open, st.mark)
     ledger = Ledger()
-    _ledger, _open, _mark = ledger, [], start
+    st.ledger, st.open, st.mark = ledger, [], start
     try:
         yield ledger
     finally:
         end = clock()
         ledger.wall, ledger.cpu = end[0] - start[0], end[1] - start[1]
-        _ledger, _open, _mark = saved
-        if _ledger is not None and _open:
-            _mark = end  # the outer block's phase resumes now; what the inner one took is not its
+        st.ledger, st.open, st.mark = saved
+        if st.ledger is not None and st.open:
+            st.mark = end  # the outer block's phase resumes now; what the inner one took is not its
 
 
 def peak_rss_mib() -> dict[str, float]:

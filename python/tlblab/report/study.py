@@ -175,6 +175,10 @@ def run(options: StudyOptions, engine_table: Callable[[int], tuple[Any, int]]) -
     study = Study(quick=quick)
     status = 0
 
+    # Each section's line of the report's timings, put in the sections' order whatever order they
+    # finish in (the engine table and the curves may run beside the reproductions).
+    lines: dict[str, dict[str, Any]] = {}
+
     def timed(section: str, fn):
         t0 = time.monotonic()
         try:
@@ -185,7 +189,7 @@ def run(options: StudyOptions, engine_table: Callable[[int], tuple[Any, int]]) -
             if not isinstance(e, (UserError, ValueError, OSError)):
                 raise
             res, note = None, f"failed: {e}"
-        study.timings.append({"section": section, "seconds": round(time.monotonic() - t0, 1), "status": note})
+        lines[section] = {"section": section, "seconds": round(time.monotonic() - t0, 1), "status": note}
         return res
 
     # The reproductions run at their quick sizes unless --full: the study's budget is minutes. A
@@ -207,7 +211,42 @@ def run(options: StudyOptions, engine_table: Callable[[int], tuple[Any, int]]) -
         records.write_records(o, out / "reproduce")
         return o, f"{len(o)} reproductions at full size, {sum(x.holds for x in o)} hold"
 
+    def do_engine():
+        s, lv, fails, st = engine(engine_table, quick)
+        return (s, lv, fails, st), f"{0 if s is None else len(s)} runs, {len(fails)} not run"
+
+    def do_curves():
+        c = curves(options.machines, options.workloads)
+        return c, f"{len(c)} workloads on {c[0].machine if c else '-'}, {sum(bool(x.error) for x in c)} not drawn"
+
+    side: dict[str, Any] = {}
+
+    def engine_and_curves() -> None:
+        try:
+            side["engine"] = timed("engine table", do_engine)
+            side["curves"] = timed("miss curves", do_curves)
+        except BaseException as e:  # noqa: BLE001 - raised again on the main thread
+            side["raised"] = e
+
+    # With the reproductions' seeds on worker processes (two seeds or more, two CPUs or more), this process only
+    # waits for them: the engine table and the miss curves run here meanwhile, on a thread, and the
+    # cores stay busy while the longest seed finishes (issue 89). A thread, not a process: the
+    # table prints as it runs. Ctrl-C reaches the main thread, which stops the workers and exits;
+    # the thread is a daemon, and its runs are short (2 M references at most).
+    import os
+    import threading
+
+    beside = len({seeds_number(p) for p in chosen}) > 1 and (os.cpu_count() or 1) > 1
+    helper = threading.Thread(target=engine_and_curves, name="tlblab-study-table", daemon=True)
+    if beside:
+        helper.start()
     study.outcomes = timed("reproductions", do_repro) or []
+    if beside:
+        helper.join()
+    else:
+        engine_and_curves()
+    if "raised" in side:
+        raise side["raised"]
     if repro_quick and chosen:
         from tlblab import records
 
@@ -221,23 +260,16 @@ def run(options: StudyOptions, engine_table: Callable[[int], tuple[Any, int]]) -
                 raise
             study.records_error = str(e)
 
-    def do_engine():
-        s, lv, fails, st = engine(engine_table, quick)
-        return (s, lv, fails, st), f"{0 if s is None else len(s)} runs, {len(fails)} not run"
-
-    eng = timed("engine table", do_engine)
+    eng = side.get("engine")
     if eng:
         study.engine_summary, study.engine_levels, study.engine_failures, st = eng
         status = status or st
-
-    def do_curves():
-        c = curves(options.machines, options.workloads)
-        return c, f"{len(c)} workloads on {c[0].machine if c else '-'}, {sum(bool(x.error) for x in c)} not drawn"
-
-    study.curves = timed("miss curves", do_curves)
+    study.curves = side.get("curves")
+    study.timings += [lines[k] for k in ("reproductions", "engine table", "miss curves") if k in lines]
     if options.host:
         study.host = timed("host", lambda: (lambda r: (r, f"{sum(not x.error for x in r)} of {len(r)} ran"))(
             host(quick, out)))
+        study.timings.append(lines["host"])
 
     t0 = time.monotonic()
     index = build(study, out / "report")
