@@ -8,6 +8,8 @@ is the `fass` technique. Times are in microseconds at the preset's 200 MHz.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import tlblab
 
 SA1100 = "sa1100"
@@ -16,6 +18,11 @@ LINUX = "fass"  # 3 kernel domains (ARM Linux, seed 002 §4.2)
 L4 = "fass:kernel_domains=1"  # one kernel domain (L4, seed 002 §4.2)
 
 
+# Once per process: fig5_after_cliff reads fig5's runs, and Figs. 2-4 and fig2_curves share
+# lat_ctx's pipe and chunk runs (`_per_switch`), which made every one of them twice or more (a
+# run is deterministic: the same workload and technique give the same cycles; issue 89).
+# `tlblab reproduce` runs a seed's reproductions in one process.
+@lru_cache(maxsize=None)
 def _cycles(workload: str, technique: str | None) -> float:
     r = tlblab.simulate(SA1100, workload, technique=technique)
     return float(r.stats["cycles"])
