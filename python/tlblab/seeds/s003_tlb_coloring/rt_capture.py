@@ -298,7 +298,7 @@ VDSO_ANCHOR = "lib.linux-vdso.so.1"
 def replay(cap: Capture, tasks: list[Task], jobs: int, native: dict[str, int], hyperperiods: int,
            cache: Path = CACHE) -> Path:
     """The rate-monotonic replay of the capture's jobs in the native layout `native` (cached)."""
-    from tlblab import _native
+    from tlblab import _native, phases
 
     maps = _native.trace_maps(str(cap.path))
     if not maps:
@@ -313,7 +313,8 @@ def replay(cap: Capture, tasks: list[Task], jobs: int, native: dict[str, int], h
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        _native.rt_replay_write(str(cap.path), timing, jobs, rel, hyperperiods, str(out), vdso=vdso)
+        with phases.phase(phases.GENERATION):  # tlblab reproduce's timings
+            _native.rt_replay_write(str(cap.path), timing, jobs, rel, hyperperiods, str(out), vdso=vdso)
     except ValueError as e:
         raise UserError(f"rt tasks: replaying {cap.path}: {e}")
     return out
