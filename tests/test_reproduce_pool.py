@@ -79,6 +79,15 @@ def test_reproduce_writes_its_timings_and_profile_prints_them(tmp_path, capsys):
     assert rt.last_seconds(tmp_path, True) == {"003": t["seeds"][0]["cpu"]}
     assert rt.last_seconds(tmp_path, False) == {}
     assert "simulation CPU s" in capsys.readouterr().out
+    # `tlblab bench reproduce` summarises the same record and compares two runs' CSVs.
+    from tlblab.benchmarks import reproduce as bench
+
+    s = bench._summary(t)
+    assert s["seeds"]["003"]["cpu_s"] == round(t["seeds"][0]["cpu"], 1) and s["slowest"][0]["reproduction"] == "003/alg3"
+    assert bench._same_csv(tmp_path, tmp_path) is True
+    (tmp_path / "other").mkdir()
+    assert bench._same_csv(tmp_path, tmp_path / "other") == sorted(
+        str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.csv") if "other" not in p.parts)
 
 
 def test_jobs_below_one_is_refused_in_one_line(tmp_path, capsys):
