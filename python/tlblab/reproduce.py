@@ -630,7 +630,10 @@ def run_all(reps: list[Reproduction], quick: bool = False, *, jobs: int = 1, gua
     for i, rep in enumerate(reps):
         units.setdefault(rep.seed, []).append(i)
     names = list(units)
-    args = [([(i, reps[i]) for i in units[seed]], quick, guarded) for seed in names]
+    # In one process (one job, or one seed: `run_units` then uses no pool) each outcome is told as it
+    # is made; on a pool, a seed's outcomes come back with its unit's result.
+    alone = jobs <= 1 or len(names) <= 1
+    args = [([(i, reps[i]) for i in units[seed]], quick, guarded, alone) for seed in names]
     known = seed_seconds or SEED_SECONDS
     # One job runs the seeds in the reproductions' order, as before there was a pool.
     order = sorted(range(len(names)), key=lambda k: (-known.get(names[k], 0.0), k)) if jobs > 1 else None
@@ -645,13 +648,13 @@ def run_all(reps: list[Reproduction], quick: bool = False, *, jobs: int = 1, gua
             on_prepared(*rest)
         elif kind == "run" and on_run:
             on_run(*rest)
-        elif kind == "done" and on_done and jobs <= 1:
+        elif kind == "done" and on_done:
             on_done(rest[0])
 
     def finished(k: int, unit: dict[str, Any]) -> None:
         for o in unit["outcomes"]:
             o.reproduction = reps[o.reproduction_index]  # the caller's object, not a copy
-            if on_done and jobs > 1:
+            if on_done and not alone:
                 on_done(o)
         if on_seed:
             on_seed(unit["record"])
@@ -669,9 +672,10 @@ def run_all(reps: list[Reproduction], quick: bool = False, *, jobs: int = 1, gua
 SEED_SECONDS = {"001": 2040.0, "004": 1800.0, "003": 300.0, "002": 120.0, "000": 30.0}
 
 
-def _run_seed(items: list[tuple[int, Reproduction]], quick: bool, guarded: bool) -> dict[str, Any]:
+def _run_seed(items: list[tuple[int, Reproduction]], quick: bool, guarded: bool,
+              tell_done: bool = True) -> dict[str, Any]:
     """One seed's unit (`run_all`): its shared runs (`prepare`), then its reproductions in turn,
-    each told to the parent (`reproduce_pool.post`) as it starts and ends. Returns the outcomes
+    each told to the parent (`reproduce_pool.post`) as it starts and, with `tell_done`, ends. Returns the outcomes
     (each with `reproduction_index`, its place in the caller's list) and the seed's record."""
     post = reproduce_pool.post
     reps = [rep for _, rep in items]
@@ -690,7 +694,8 @@ def _run_seed(items: list[tuple[int, Reproduction]], quick: bool, guarded: bool)
             o = run_guarded(rep, quick) if guarded else run_one(rep, quick)
             o.reproduction_index = i
             outcomes.append(o)
-            post(("done", o))
+            if tell_done:
+                post(("done", o))
     record = {"seed": reps[0].seed, "reproductions": len(reps), "wall": round(ledger.wall, 3),
               "cpu": round(ledger.cpu, 3), "prepared": prepared,
               "peak_rss_mib": phases.peak_rss_mib()}
