@@ -16,8 +16,15 @@ LINUX = "fass"  # 3 kernel domains (ARM Linux, seed 002 §4.2)
 L4 = "fass:kernel_domains=1"  # one kernel domain (L4, seed 002 §4.2)
 
 
+# The SA-1100 has no I-TLB entry operation: ARM Linux's flush_tlb_range (munmap, mprotect)
+# invalidates the whole I-TLB (the kernel's v4wb TLB model, TLB_V4_I_FULL without
+# TLB_V4_I_PAGE; Linux 2.4's flush_tlb_range passes no VMA flags), issue 87:
+# `OsConfig::range_flush_whole_itlb`.
+OS = {"range_flush_whole_itlb": True}
+
+
 def _cycles(workload: str, technique: str | None) -> float:
-    r = tlblab.simulate(SA1100, workload, technique=technique)
+    r = tlblab.simulate(SA1100, workload, technique=technique, os=OS)
     return float(r.stats["cycles"])
 
 
