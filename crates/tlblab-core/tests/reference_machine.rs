@@ -63,6 +63,37 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// `os.range_flush_whole_itlb` (the SA-1100's `flush_tlb_range`: seed 002's StrongARM has
+    /// no I-TLB entry operation): every munmap and mprotect also empties the instruction-only
+    /// TLB levels of every core; the engine ≡ the reference, on machines and traces as above
+    /// (a test of its own, so the other tests' random streams stay as they were).
+    #[test]
+    fn a_range_flush_that_empties_the_itlb_agrees_with_the_reference(
+        cfg in machine(),
+        opts in options(),
+        steps in steps(),
+        spaces in 1usize..4,
+    ) {
+        let mut cfg = cfg;
+        let mut opts = opts;
+        opts.os.range_flush_whole_itlb = true;
+        if opts.os.switch == SwitchPolicy::AsidTagged {
+            // As in the test above.
+            for t in cfg.tlbs.iter_mut() {
+                t.tags.asid = true;
+            }
+        }
+        let records = records(&steps, &cfg, opts.walks);
+        let (mut sys, mut r) = setup(&cfg, opts, spaces);
+        let a = sys.run_slice(&records).map_err(|e| e.0);
+        let b = r.run(&records);
+        same_run(&sys, a, &r, b)?;
+    }
+}
+
 /// Given 4 KiB pages touched in a 2 MiB range, when the range is then made a 2 MiB region and
 /// another of its pages is touched, then that page is mapped with 4 KiB (Linux maps a huge
 /// page only over an empty directory entry) and the pages touched first keep their frames:

@@ -220,7 +220,7 @@ proptest! {
     /// migration (every slot read or the ASID's entries streamed, filtered, stored through the
     /// caches), the restore at the next switch-in elsewhere (pld walks and fills, or entries
     /// written), the use counts and the predictors, over every interface, filter, limit,
-    /// predictor, CPU and save area, on machines of 1-3 cores with SMT; more migrations than
+    /// predictor, CPU, ASID update and save area, on machines of 1-3 cores with SMT; more migrations than
     /// `steps` makes, each now and then followed by a switch-in on its new hardware thread.
     #[test]
     fn tlb_migration_agrees_with_its_twin(
@@ -230,7 +230,7 @@ proptest! {
         spaces in 1usize..4,
         moves in proptest::collection::vec((any::<prop::sample::Index>(), 0u32..6, 0u32..6, any::<bool>()), 0..24),
         (interface, filter, limit, predict, min_uses, max_age) in (0usize..6, 0usize..4, prop_oneof![2 => Just(0u64), 3 => 1u64..12, 1 => 12u64..80], 0usize..3, 0u64..6, prop_oneof![1 => Just(0u64), 3 => 1u64..40, 3 => 40u64..3000]),
-        (cpu, gem5_name, base) in (0usize..3, any::<bool>(), prop_oneof![6 => Just(0usize), 3 => Just(1usize), 1 => 2usize..4]),
+        (cpu, gem5_name, base, asid_update) in (0usize..3, any::<bool>(), prop_oneof![6 => Just(0usize), 3 => Just(1usize), 1 => 2usize..4], any::<bool>()),
     ) {
         use common::random::Step;
         let mut cfg = cfg;
@@ -256,6 +256,8 @@ proptest! {
             ("min_uses", min_uses.to_string()),
             ("max_age", max_age.to_string()),
             ("cpu", ["auto", "a7", "gem5"][cpu].to_string()),
+            // §5.2's per-entry ASID update of v1/v2's restore (no effect on the others).
+            ("asid_update", asid_update.to_string()),
         ];
         // The default area (64 MiB below the top), one low, one misaligned (refused).
         if base > 0 {

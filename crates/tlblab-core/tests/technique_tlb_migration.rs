@@ -8,7 +8,8 @@
 //! - an ASID rollover between save and restore discards the saved entries (§3.3);
 //! - a thread that migrates back before running restores nothing (§7);
 //! - the used filter (§5.2) and the selective-restore predictor (§9) carry only what was used;
-//! - a technique run without migrations counts exactly what a technique-free run counts.
+//! - a technique run without migrations counts exactly what a technique-free run counts;
+//! - v1's and v2's per-entry ASID update (§5.2, `asid_update`) costs one instruction an entry.
 
 mod common;
 
@@ -189,6 +190,39 @@ fn given_a_migration_when_entries_were_restored_then_the_destinations_first_acce
     // 16 (two per page) after the indirect restore, fewer cold.
     assert_eq!(warm[0], 16, "indirect: {warm:?}");
     assert!(cold[0] < 16, "cold: {cold:?}");
+}
+
+/// Seed 000 §5.2: v1 and v2 write each entry's ASID as it was saved, so "it was necessary to
+/// update each entry every time before writing it"; v3 and v4 do that "implicitly during the
+/// initialization of the stream". With `asid_update`, v1's and v2's restore of n entries costs
+/// n bit-field inserts more (gem5's CPU: one instruction, 2 cycles); v3's, v4's and pld's
+/// restores, and every save, are unchanged, and so is what is restored.
+#[test]
+fn given_asid_update_when_v1_or_v2_restores_n_entries_then_it_costs_n_inserts_more() {
+    for pages in [1u64, 5, 12] {
+        for iface in ["pld_direct", "v1", "v2", "v3", "v4"] {
+            let plain = format!("tlb_migration:interface={iface}");
+            let (_, off) = migrate_and_retouch(pages, Some(&plain));
+            let (_, on) = migrate_and_retouch(pages, Some(&format!("{plain},asid_update=true")));
+            let extra = if matches!(iface, "v1" | "v2") {
+                2 * pages
+            } else {
+                0
+            };
+            assert_eq!(
+                counter(&on, "restore_cycles"),
+                counter(&off, "restore_cycles") + extra,
+                "{iface}, {pages} pages"
+            );
+            assert_eq!(
+                counter(&on, "save_cycles"),
+                counter(&off, "save_cycles"),
+                "{iface}"
+            );
+            assert_eq!(counter(&on, "entries_restored"), pages, "{iface}");
+            assert_eq!(last_phase_misses(&on), 0, "{iface}");
+        }
+    }
 }
 
 /// Threads 0 (process 0) and 1 (process 1) share core 0, each touching its own pages; then

@@ -271,6 +271,50 @@ fn rate_monotonic_t2_is_preempted_five_times_per_hyperperiod() {
 }
 
 #[test]
+fn given_a_1000_hz_tick_then_each_running_ms_boundary_stores_once_to_the_apic_page() {
+    // seed 003 §6.0.6 ("interrupts"), Linux 2.6.32's tick (rt_noise::tick): T2 (0, 16, 7.88 ms)
+    // runs at 0, 2, 4, 6 and 8 ms (done at 9.84), T1 (1, 2, 0.392 ms) at every odd ms; the
+    // core idles at 10, 12 and 14 ms, where NO_HZ stops the tick. So T1 takes 8 ticks a
+    // hyperperiod and T2 5; without tick_hz, none, and the rest of the trace is unchanged.
+    let apic = tlblab_trace::workloads::rt_replay::LOCAL_APIC_EOI;
+    let ticks = |hz: u64| {
+        let p: Params = params(&[("hyperperiods", 1), ("noise", 1), ("tick_hz", hz)]);
+        let (r, _) = all("rt_same_diff_set", &p, 1);
+        let mut n = [0u64; 2];
+        for (t, k, a) in accesses(&r) {
+            if a == apic {
+                assert_eq!(k, AccessKind::Store);
+                n[t as usize] += 1;
+            }
+        }
+        let rest: Vec<Record> = r
+            .into_iter()
+            .filter(|x| !matches!(x, Record::Access(a) if a.vaddr.0 == apic))
+            .collect();
+        (n, rest)
+    };
+    let (on, with) = ticks(1000);
+    let (off, without) = ticks(0);
+    assert_eq!(on, [8, 5]);
+    assert_eq!(off, [0, 0]);
+    assert_eq!(with, without);
+    // 250 Hz: every 4 ms, at 0, 4 and 8 ms (T2) and 12 ms (idle): T2 3, T1 0.
+    assert_eq!(ticks(250).0, [0, 3]);
+    let bad = build("rt_same_diff_set", &params(&[("tick_hz", 1000)]), 1)
+        .err()
+        .unwrap();
+    assert!(bad.contains("tick_hz") && bad.contains("noise"), "{bad}");
+    let bad = build(
+        "rt_same_diff_set",
+        &params(&[("noise", 1), ("tick_hz", 7)]),
+        1,
+    )
+    .err()
+    .unwrap();
+    assert!(bad.contains("tick_hz must divide 1000000"), "{bad}");
+}
+
+#[test]
 fn same_set_layout_puts_all_pages_in_one_dtlb_set_and_different_set_layout_separates_tasks() {
     let sets_of = |layout: u64| -> Vec<HashSet<u64>> {
         let p: Params = params(&[("hyperperiods", 1), ("layout", layout)]);

@@ -218,6 +218,17 @@ pub struct OsConfig {
     /// linear-map addresses are 0xffff0000 and 0xffff1000 where memory fills the top quarter
     /// of the range). The stub's stores to the mode's stack are left out. false: not traced.
     pub vectors_page: bool,
+    /// A range's TLB maintenance (`Munmap`, `Mprotect`: Linux's `flush_tlb_range`) also
+    /// invalidates every core's instruction-only TLB levels whole. ARM Linux on the SA-110 and
+    /// SA-1100 (seed 002's StrongARM): their MMUs have no instruction-TLB entry operation (the
+    /// kernel's `v4wb` TLB model, "ARMv4 with write buffer without I TLB flush entry
+    /// instruction": `TLB_V4_I_FULL` without `TLB_V4_I_PAGE`, include/asm-arm/tlbflush.h), and
+    /// Linux 2.4's `flush_tlb_range(mm, start, end)` passes no VMA flags
+    /// (include/asm-arm/proc-armv/tlbflush.h: `cpu_tlb_invalidate_range(start, end)`), so the
+    /// SA-1100's range invalidation ends with its one I-TLB operation, invalidate all (c8, c5,
+    /// 0). A page's flush (`FlushRange`, `flush_tlb_page`) invalidates the I-TLB only for an
+    /// executable VMA, which no `FlushRange` of tlblab's workloads is. false: by page only.
+    pub range_flush_whole_itlb: bool,
 }
 
 impl Default for OsConfig {
@@ -241,6 +252,7 @@ impl Default for OsConfig {
             fault_highmem: false,
             kernel_data_sections: false,
             vectors_page: false,
+            range_flush_whole_itlb: false,
         }
     }
 }

@@ -110,6 +110,7 @@ impl ReferenceModel {
                     }
                     let cpu = self.cpu_of_process(process);
                     self.shootdown(space, start.0, len, cpu);
+                    self.whole_itlb_after_range(len);
                 }
             }
             Event::Mprotect {
@@ -121,6 +122,7 @@ impl ReferenceModel {
                 if (process as usize) < self.spaces.len() {
                     let cpu = self.cpu_of_process(process);
                     self.shootdown(process as usize, start.0, len, cpu);
+                    self.whole_itlb_after_range(len);
                 }
             }
             Event::ProcessExit { process } => {
@@ -350,6 +352,24 @@ impl ReferenceModel {
             self.core_os[core].invalidations += n;
         }
         self.maintenance_reaches_all(cpu);
+    }
+
+    /// `os.range_flush_whole_itlb`: a non-empty range's invalidation (munmap, mprotect) ends
+    /// with the SA-1100's one I-TLB operation, invalidate all, on every core: each TLB only the
+    /// instruction side reaches is emptied (locked entries stay, as every flush leaves them).
+    fn whole_itlb_after_range(&mut self, len: u64) {
+        if !self.opts.os.range_flush_whole_itlb || len == 0 {
+            return;
+        }
+        for core in 0..self.cores.len() {
+            let mut n = 0;
+            for &(t, _) in &self.cores[core].itlb.clone() {
+                if self.cores[core].dtlb.iter().all(|&(d, _)| d != t) {
+                    n += self.tlbs[t].invalidate_unlocked();
+                }
+            }
+            self.core_os[core].invalidations += n;
+        }
     }
 
     /// The TLBs of `core`'s paths, each once, each with whether its level is below the

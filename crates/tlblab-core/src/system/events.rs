@@ -297,6 +297,7 @@ impl System {
                 if (process as usize) < self.spaces.len() {
                     let cpu = self.cpu_of_process(process);
                     self.unmap_range(process as usize, start, len, cpu);
+                    self.range_flush_itlbs(len);
                 }
             }
             Event::Mprotect {
@@ -310,6 +311,7 @@ impl System {
                 if (process as usize) < self.spaces.len() {
                     let cpu = self.cpu_of_process(process);
                     self.shootdown(process as usize, start, len, cpu);
+                    self.range_flush_itlbs(len);
                 }
             }
             Event::Flush { core, what } if what & flush::ADDRESS_SPACE != 0 => {
@@ -498,6 +500,30 @@ impl System {
         tlbs.into_iter()
             .map(|t| (t, self.tlbs[t].config.level < last))
             .collect()
+    }
+
+    /// After a range's shootdown (`Munmap`, `Mprotect`) of `len` bytes, with
+    /// `os.range_flush_whole_itlb` (the SA-1100's `flush_tlb_range`, see `OsConfig`): every
+    /// core's instruction-only TLB levels invalidated whole (a level on the data path too is
+    /// not one). Nothing for an empty range, as the shootdown's loop does nothing then.
+    fn range_flush_itlbs(&mut self, len: u64) {
+        if !self.options.os.range_flush_whole_itlb || len == 0 {
+            return;
+        }
+        for core in 0..self.cores.len() {
+            let c = &self.cores[core];
+            let only: Vec<usize> = c
+                .itlb
+                .iter()
+                .map(|&(t, _)| t)
+                .filter(|t| !c.dtlb.iter().any(|&(d, _)| d == *t))
+                .collect();
+            let mut n = 0;
+            for t in only {
+                n += self.tlbs[t].invalidate_all();
+            }
+            self.core_os[core].invalidations += n as u64;
+        }
     }
 
     /// Whether the kernel's TLB maintenance is ARM's broadcast (`TlbMaintenance::Broadcast`).

@@ -431,6 +431,9 @@ prop_compose! {
             fault_highmem: fault_highmem && fault_kernel_pages > 0 && !fault_linear_map,
             kernel_data_sections,
             vectors_page,
+            // Not drawn here, so the streams of the tests that use `options` stay as they were;
+            // reference_machine.rs has a test of its own with it on.
+            range_flush_whole_itlb: false,
         }
     }
 }

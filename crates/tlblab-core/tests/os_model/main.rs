@@ -227,6 +227,65 @@ fn munmap_shoots_the_range_down_on_every_core_with_ipis() {
     );
 }
 
+/// Seed 002's StrongARM (`os.range_flush_whole_itlb`): the SA-1100 has no I-TLB entry
+/// operation, so ARM Linux's `flush_tlb_range` (munmap, mprotect) ends by invalidating the
+/// whole I-TLB. Given 6 code pages in a 32-entry I-TLB and 5 data pages in a 32-entry D-TLB,
+/// when one data page is mprotected and another unmapped, then with the flag the 6 code pages
+/// miss again and without it none does; the 3 untouched data pages hit either way.
+#[test]
+fn given_the_sa1100_range_flush_when_data_pages_are_mprotected_then_the_whole_itlb_is_refilled() {
+    let run = |whole: bool| {
+        let mut cfg = fa(32);
+        cfg.tlbs[0].kind = tlblab_core::tlb::TlbKind::Instr;
+        let mut d = cfg.tlbs[0].clone();
+        d.name = "D".into();
+        d.kind = tlblab_core::tlb::TlbKind::Data;
+        cfg.tlbs.push(d);
+        let mut sys = sys_with(
+            cfg,
+            OsConfig {
+                range_flush_whole_itlb: whole,
+                ..OsConfig::default()
+            },
+        );
+        let fetch = |p: u64| {
+            Record::Access(Access::new(
+                ThreadId(0),
+                AccessKind::Instr,
+                VirtAddr(0x8000 + p * 4096),
+                4,
+            ))
+        };
+        let data = |p: u64| ld(0, 0x4000_0000 + p * 4096);
+        let mut recs = thread_starts(&[0]);
+        recs.extend((0..6).map(fetch));
+        recs.extend((0..5).map(data));
+        recs.push(Record::Event(Event::Mprotect {
+            process: 0,
+            start: VirtAddr(0x4000_0000),
+            len: 4096,
+            prot: 1,
+        }));
+        recs.push(Record::Event(Event::Munmap {
+            process: 0,
+            start: VirtAddr(0x4000_1000),
+            len: 4096,
+        }));
+        recs.push(Record::Event(Event::PhaseBegin { region: 0 }));
+        recs.extend((0..6).map(fetch));
+        recs.extend((2..5).map(data));
+        recs.push(Record::Event(Event::PhaseEnd { region: 0 }));
+        sys.run(&mut VecSource::new(recs)).unwrap();
+        let s = sys.stats();
+        let ph = &s.phases.last().unwrap().stats;
+        (ph.tlb[0].misses, ph.tlb[1].misses, s.cores[0].invalidations)
+    };
+    // Invalidations: the two data pages' entries, and with the flag the 6 code pages twice
+    // (the mprotect's and the munmap's I-TLB flush; the second finds it empty: 6 + 0).
+    assert_eq!(run(true), (6, 0, 2 + 6));
+    assert_eq!(run(false), (0, 0, 2));
+}
+
 #[test]
 fn flush_events_empty_the_tlb_but_not_locked_entries() {
     let mut t = tlb("main", 1, 8, 8, ReplacementKind::Lru);

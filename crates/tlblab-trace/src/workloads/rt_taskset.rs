@@ -24,7 +24,7 @@
 use super::gen::*;
 use super::rt_glibc::GlibcArena;
 use super::rt_kernels::{Kernel, Ref};
-use super::rt_noise::Noise;
+use super::rt_noise::{tick, Noise};
 use super::WorkloadInfo;
 use crate::record::Event;
 use tlblab_types::{SplitMix64, ThreadId};
@@ -49,6 +49,7 @@ macro_rules! common_params {
             ("noise", 0, "1 = OS noise pages (seed 003 §6.0.6): vsyscall, GOT, globals, libc data per job, the stack per switch-in"),
             ("kernel_pages", 0, "4 KiB kernel pages on the entry path, touched on every switch-in (noise = 1)"),
             ("aslr", 0, "1 = address-space randomization moves libc and the stacks by a seeded number of pages (noise = 1)"),
+            ("tick_hz", 0, "timer ticks a second while a task runs (noise = 1; 0 = none): each stores to the local APIC's 4 KiB fixmap page (Linux 2.6.32 x86-64, xAPIC: rt_noise::tick)"),
             ("avoid_sets", 1, "bit mask of the DTLB sets tlb_malloc never hands out (noisy sets, §6.0.6)"),
             ("layout_t1", 9, "T1's layout (9 = as layout)"),
             ("layout_t2", 9, "T2's layout (9 = as layout)"),
@@ -75,13 +76,13 @@ const fn cat<const A: usize, const B: usize, const C: usize>(
     out
 }
 
-const P: &[(&str, u64, &str)] = &cat::<1, 12, 13>([LAYOUT], common_params!());
+const P: &[(&str, u64, &str)] = &cat::<1, 13, 14>([LAYOUT], common_params!());
 
 pub const INFO_TABLE: WorkloadInfo = WorkloadInfo {
     name: "rt_table6_1",
     summary: "the periodic task sets of seed 003 Table 6.1 (2, 3 or 4 tasks), rate-monotonic",
     source: "seed 003 §6.0.9, Table 6.1",
-    params: &cat::<3, 12, 15>(
+    params: &cat::<3, 13, 16>(
         [
             ("tasks", 2, "which row group of Table 6.1: 2, 3 or 4 tasks"),
             ("kernels", 1, "0 = synthetic page writes, 1 = the benchmark kernels (T1 statistics, T2 bubble sort, T3 insertion sort, T4 nth largest)"),
@@ -105,7 +106,7 @@ pub const INFO_MALLOC: WorkloadInfo = WorkloadInfo {
     name: "rt_malloc_vs_tlb_malloc",
     summary: "T1 (1, 2, 0.385 ms), T2 (0, 16, 7.38 ms): 32 pages allocated, 14 random ones written",
     source: "seed 003 §6.0.8 (malloc vs. tlb_malloc, Figs. 6.4-6.8); variant=1: Appendix A.1 (0.39/7.8 ms, 16 pages)",
-    params: &cat::<2, 12, 14>(
+    params: &cat::<2, 13, 15>(
         [
             ("variant", 0, "0 = §6.0.8 (14 of 32 pages), 1 = Appendix A.1 (16 of 32 pages)"),
             ("layout", 0, "0 = contiguous, 1 = tlb_malloc (colors per task), 2 = tlb_malloc same color, 3 = glibc malloc, 4 = random pages"),
@@ -119,7 +120,7 @@ pub const INFO_PAIR: WorkloadInfo = WorkloadInfo {
     name: "rt_benchmark_pair",
     summary: "two benchmark tasks: fft (1, 4, 2 ms) with adpcm (0, 20, 4.6 ms), or FIR (1, 7, 2.5 ms) with Mi adpcm (0, 14, 5.3 ms)",
     source: "seed 003 §6.0.9 (Fig. 6.13), §6.0.10 (Fig. 6.14)",
-    params: &cat::<2, 12, 14>(
+    params: &cat::<2, 13, 15>(
         [
             ("set", 0, "0 = fft + adpcm (Fig. 6.13), 1 = FIR + Mi adpcm (Fig. 6.14)"),
             ("layout", 3, "0 = contiguous, 1 = tlb_malloc (colors per task), 2 = tlb_malloc same color, 3 = glibc malloc, 4 = random pages"),
@@ -133,7 +134,7 @@ pub const INFO_NOISY: WorkloadInfo = WorkloadInfo {
     name: "rt_noisy_sets",
     summary: "the noisy-set probe: T1 (1, 2, 0.392 ms) and T2 (0, 16, 7.88 ms), each writing `pages` pages of one color",
     source: "seed 003 §6.0.6 (identifying noisy DTLB sets)",
-    params: &cat::<3, 12, 15>(
+    params: &cat::<3, 13, 16>(
         [
             ("color", 1, "the DTLB set both tasks allocate in"),
             ("pages", 1, "pages each task allocates in that color"),
@@ -225,6 +226,8 @@ pub struct TaskSet {
     /// Per task, one run of its kernel (empty for the synthetic page writes).
     runs: Vec<Vec<Ref>>,
     noise: Option<Noise>,
+    /// µs between timer ticks (0: none); a tick while a task runs touches the local APIC's page (`rt_noise::tick`).
+    tick_us: u64,
     hyper: u64,
     end: u64,
     per_access_us: f64,
@@ -438,6 +441,18 @@ impl TaskSet {
             (1, a) => return Err(format!("{name}: aslr must be 0 or 1 (got {a})")),
             (v, _) => return Err(format!("{name}: noise must be 0 or 1 (got {v})")),
         };
+        let tick_us = match get("tick_hz") {
+            0 => 0,
+            hz if noise.is_none() => {
+                return Err(format!("{name}: tick_hz ({hz}) needs noise = 1"))
+            }
+            hz if hz <= MS * 1000 && (MS * 1000).is_multiple_of(hz) => MS * 1000 / hz,
+            hz => {
+                return Err(format!(
+                    "{name}: tick_hz must divide 1000000 (a whole number of µs between ticks), got {hz}"
+                ))
+            }
+        };
         let n = tasks.len();
         let hyperperiods = get("hyperperiods");
         Ok(TaskSet {
@@ -446,6 +461,7 @@ impl TaskSet {
             pages,
             runs,
             noise,
+            tick_us,
             hyper,
             per_access_us: MS as f64 / rate as f64,
             layout,
@@ -586,6 +602,19 @@ impl Generator for TaskSet {
                 .filter(|&i| self.remaining[i] > 0)
                 .min_by_key(|&i| (self.tasks[i].period, i));
             self.switch_to(pick, out);
+            if let (Some(i), true) = (pick, self.tick_us > 0 && t.is_multiple_of(self.tick_us)) {
+                // The timer tick, taken in the running task's time (and counted in its job, as
+                // PAPI counted the seed's jobs): see `rt_noise::tick`. With NO_HZ an idle core
+                // stops its tick (kernel/time/tick-sched.c, `tick_nohz_stop_sched_tick`), so
+                // only ticks that find a task running are emitted.
+                for (a, w) in tick() {
+                    out.push(if w {
+                        store(i as u32, a, 4)
+                    } else {
+                        load(i as u32, a, 4)
+                    });
+                }
+            }
             if let Some(i) = pick {
                 if !self.started_job[i] {
                     self.started_job[i] = true;

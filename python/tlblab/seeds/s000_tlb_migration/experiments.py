@@ -34,11 +34,22 @@ def _mean(xs) -> float:
     return sum(xs) / len(xs)
 
 
+def _technique(interface: str | None) -> str | None:
+    """The technique of a run with `interface` (None: no technique). v1 and v2 rewrite each
+    entry's ASID before writing it back (§5.2: "Where it was necessary to update each entry every
+    time before writing it, it is now handled implicitly during the initialization of the
+    stream"), the technique's `asid_update`; v3, v4 and pld have nothing to rewrite."""
+    if not interface:
+        return None
+    extra = ",asid_update=true" if interface in ("v1", "v2") else ""
+    return f"tlb_migration:interface={interface}{extra}"
+
+
 @lru_cache(maxsize=None)
 def bench(machine: str, bench_name: str, pages: int, interface: str | None, iterations: int) -> dict[str, float]:
     """One benchmark run: {cold, migrated, save, restore} in cycles (means per iteration)."""
     workload = f"migration_{bench_name}:pages={pages},iterations={iterations}"
-    technique = f"tlb_migration:interface={interface}" if interface else None
+    technique = _technique(interface)
     r = tlblab.simulate(machine, workload, technique=technique)
     ph = r.phase_frame()
     out = {
@@ -148,7 +159,7 @@ def _rr(pages: int, visits: int, interface: str | None, iterations: int, kernel_
     workload = f"rr_migration:pages={pages},visits={visits},cores=4,iterations={iterations}"
     if code:
         workload += ",code=1"
-    technique = f"tlb_migration:interface={interface}" if interface else None
+    technique = _technique(interface)
     os = {k: v for k, v in (("kernel_return_pages", kernel_return_pages), ("kernel_pages", kernel_pages),
                             ("migrate_kernel_pages", migrate_kernel_pages)) if v} or None
     return tlblab.simulate(GEM5, workload, technique=technique, os=os)

@@ -18,13 +18,20 @@ LINUX = "fass"  # 3 kernel domains (ARM Linux, seed 002 §4.2)
 L4 = "fass:kernel_domains=1"  # one kernel domain (L4, seed 002 §4.2)
 
 
+# The SA-1100 has no I-TLB entry operation: ARM Linux's flush_tlb_range (munmap, mprotect)
+# invalidates the whole I-TLB (the kernel's v4wb TLB model, TLB_V4_I_FULL without
+# TLB_V4_I_PAGE; Linux 2.4's flush_tlb_range passes no VMA flags), issue 87:
+# `OsConfig::range_flush_whole_itlb`.
+OS = {"range_flush_whole_itlb": True}
+
+
 # Once per process: fig5_after_cliff reads fig5's runs, and Figs. 2-4 and fig2_curves share
 # lat_ctx's pipe and chunk runs (`_per_switch`), which made every one of them twice or more (a
 # run is deterministic: the same workload and technique give the same cycles; issue 89).
 # `tlblab reproduce` runs a seed's reproductions in one process.
 @lru_cache(maxsize=None)
 def _cycles(workload: str, technique: str | None) -> float:
-    r = tlblab.simulate(SA1100, workload, technique=technique)
+    r = tlblab.simulate(SA1100, workload, technique=technique, os=OS)
     return float(r.stats["cycles"])
 
 

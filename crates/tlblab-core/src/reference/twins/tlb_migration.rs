@@ -41,7 +41,7 @@
 //! and its burst limit from Table A.2; the rest (fitted or assumed) as the catalog's
 //! documentation lists them (docs/technique-tlb_migration.md, "Constants and their sources").
 
-use super::{choice, number, param, Twin, TwinCycles};
+use super::{boolean, choice, number, param, Twin, TwinCycles};
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::reference::parts::{Entry, Who};
 use crate::reference::{RefOutcome, ReferenceModel};
@@ -63,6 +63,8 @@ struct Cpu {
     fill_slots: usize,
     burst_fills: u64,
     descriptor_math: u64,
+    /// §5.2's ASID update of an entry before v1/v2 write it: one instruction (a bit-field insert).
+    asid_field: u64,
 }
 
 /// Cortex-A7.
@@ -84,6 +86,7 @@ const CORTEX_A7: Cpu = Cpu {
     // Table A.2: the cache accesses stay at 17 from 17 pages on.
     burst_fills: 17,
     descriptor_math: 6,
+    asid_field: 1,
 };
 
 /// gem5's TimingSimpleCPU (two cycles an instruction: each is fetched through the L1I and
@@ -96,6 +99,7 @@ const GEM5: Cpu = Cpu {
     check: 4,
     write_loop: 6,
     word: 2,
+    asid_field: 2,
     ..CORTEX_A7
 };
 
@@ -152,6 +156,8 @@ pub(crate) struct MigrationTwin {
     max_age: Option<u64>,
     limit: u64,
     cpu: Cpu,
+    /// §5.2: v1 and v2 set each entry's ASID to the current one before writing it.
+    asid_update: bool,
     save_base: u64,
     saved: Vec<Saved>,
     /// Each counter of `COUNTERS` by name, as it stands.
@@ -410,6 +416,11 @@ impl MigrationTwin {
                 _ => ((7 * n).div_ceil(4) + 2) * c.data_reg,
             };
             cycles += n * c.write_loop;
+            // §5.2: "Where it was necessary to update each entry every time before writing it,
+            // it is now handled implicitly during the initialization of the stream" (v3, v4).
+            if self.asid_update && matches!(self.way, Way::V1 | Way::V2) {
+                cycles += n * c.asid_field;
+            }
             let core = r.cpus[cpu].core;
             let level = r.cores[core].dtlb.last().map(|&(t, _)| t);
             if let Some(level) = level {
@@ -617,6 +628,7 @@ impl Twin for MigrationTwin {
         if save_base % 4096 != 0 {
             return Err(bad("save_base"));
         }
+        let asid_update = boolean(spec, "asid_update", "false")?;
         Ok(MigrationTwin {
             way,
             filter,
@@ -624,6 +636,7 @@ impl Twin for MigrationTwin {
             max_age,
             limit,
             cpu,
+            asid_update,
             save_base,
             saved: Vec::new(),
             n: BTreeMap::new(),

@@ -100,6 +100,11 @@ pub const INFO: TechniqueInfo = TechniqueInfo {
             meaning: "cost model: a7 (Tables A.1-A.2), gem5 (§5-6), auto (gem5 for machines named gem5*, else a7)",
         },
         ParamInfo {
+            name: "asid_update",
+            default: "false",
+            meaning: "true: v1 and v2's restore inserts the current ASID into each entry before writing it (§5.2; v3 and v4 need not, pld walks), one instruction an entry",
+        },
+        ParamInfo {
             name: "save_base",
             default: "0",
             meaning: "physical address of the per-thread save areas (4 KiB each); 0: 64 MiB below the top of memory",
@@ -207,6 +212,12 @@ pub struct Costs {
     pub pld_burst_fills: u64,
     /// pld_indirect: address arithmetic per entry (first- and second-level descriptor address).
     pub indirect_addr: u64,
+    /// v1/v2 with `asid_update`: inserting the current ASID into an entry's ASID field before
+    /// its registers are written (§5.2: "Where it was necessary to update each entry every time
+    /// before writing it"). Not in the seed: one ARMv7 bit-field insert (`bfi`, ARM ARM DDI 0406C
+    /// §A8.8.19) an entry, the entry's words being in registers already for the data-register
+    /// writes; the current ASID is read once per call, within `fixed`.
+    pub asid_insert: u64,
 }
 
 /// Cortex-A7 (Raspberry Pi 2), calibrated on Tables A.1-A.2 only.
@@ -236,6 +247,8 @@ pub const A7: Costs = Costs {
     pld_burst_fills: 17,
     // Not in the seed: two shifts and an add for each descriptor address.
     indirect_addr: 6,
+    // One instruction at one cycle (in-order A7); the A7 has no v1/v2 interface, kept for `cpu=a7`.
+    asid_insert: 1,
 };
 
 /// gem5's TimingSimpleCPU at 900 MHz (Listing 6.1), calibrated on the text of §6.2 only.
@@ -268,6 +281,8 @@ pub const GEM5: Costs = Costs {
     pld_slots: 2,
     pld_burst_fills: 17,
     indirect_addr: 6,
+    // One instruction: its fetch, 2 cycles.
+    asid_insert: 2,
 };
 
 /// A set of entries saved for a thread.
@@ -286,6 +301,8 @@ pub struct TlbMigration {
     pub predict: Predict,
     pub limit: u64,
     pub costs: Costs,
+    /// v1/v2's restore rewrites each entry's ASID (§5.2); off unless `asid_update=1`.
+    pub asid_update: bool,
     save_base: u64,
     pending: HashMap<ThreadId, Saved>,
     c: Counters,
@@ -362,6 +379,7 @@ impl Model for TlbMigration {
         } else {
             limit
         };
+        let asid_update = p.bool("asid_update")?;
         let mut save_base = p.u64("save_base")?;
         if save_base == 0 {
             save_base = machine.memory.bytes.saturating_sub(64 << 20);
@@ -378,6 +396,7 @@ impl Model for TlbMigration {
             predict,
             limit,
             costs,
+            asid_update,
             save_base,
             pending: HashMap::new(),
             c: Counters::default(),
@@ -475,6 +494,7 @@ pub fn pld_burst(
         predict: Predict::None,
         limit: u64::MAX,
         costs,
+        asid_update: false,
         save_base: 0,
         pending: HashMap::new(),
         c: Counters::default(),

@@ -198,6 +198,13 @@ impl TlbMigration {
                     _ => ((n * 7).div_ceil(4) + 2) * k.data_reg,
                 };
                 cycles += writes + n * k.stream_loop;
+                if self.asid_update && matches!(self.interface, Interface::V1 | Interface::V2) {
+                    // §5.2: v1 and v2 write each entry's ASID field as saved, so the software
+                    // updates it to the space's current ASID before every write (a rollover may
+                    // have reassigned it); v3 and v4 do it "implicitly during the
+                    // initialization of the stream".
+                    cycles += n * k.asid_insert;
+                }
                 if let Some(t) = Self::level(sys, core) {
                     let hw = sys.hw_thread_of(cpu);
                     for e in &saved.entries {
