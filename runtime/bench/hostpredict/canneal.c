@@ -42,8 +42,7 @@ int main(int argc, char **argv) {
             e[i].fan[k] = (uint32_t)(hp_next(&s) % n);
     }
     uint64_t accepted = 0;
-    TLBLAB_ROI_BEGIN();
-    double t0 = hp_now();
+    double t0 = hp_roi_begin();
     for (uint64_t round = 0; round < rounds; round++) {
         uint64_t q = 0x452821E638D01377ull + round;
         uint64_t temp = 64 >> (round < 6 ? round : 6);
@@ -58,9 +57,8 @@ int main(int argc, char **argv) {
             }
         }
     }
-    double t1 = hp_now();
-    TLBLAB_ROI_END();
-    hp_report(t1 - t0, rounds, accepted);
+    double secs = hp_roi_end(t0);
+    hp_report(secs, rounds, accepted);
     free(e);
     return 0;
 }

@@ -29,8 +29,7 @@ int main(int argc, char **argv) {
         head[b] = (uint32_t)i;
     }
     uint64_t sum = 0;
-    TLBLAB_ROI_BEGIN();
-    double t0 = hp_now();
+    double t0 = hp_roi_begin();
     for (uint64_t round = 0; round < rounds; round++) {
         uint64_t q = 0x1234567ull + round; /* each round its own keys, the same number of them */
         for (uint64_t i = 0; i < probes; i++) {
@@ -41,9 +40,8 @@ int main(int argc, char **argv) {
                     sum += rel[t].payload;
         }
     }
-    double t1 = hp_now();
-    TLBLAB_ROI_END();
-    hp_report(t1 - t0, rounds, sum);
+    double secs = hp_roi_end(t0);
+    hp_report(secs, rounds, sum);
     free(next);
     free(head);
     free(rel);

@@ -51,6 +51,17 @@ static inline uint64_t hp_arg(int argc, char **argv, int i, uint64_t dflt, const
     return v;
 }
 
+/* hp_arg, bounded: one line and exit 2 above `max` (a size that would not fit the pool). */
+static inline uint64_t hp_arg_max(int argc, char **argv, int i, uint64_t dflt, const char *what, uint64_t max) {
+    uint64_t v = hp_arg(argc, argv, i, dflt, what);
+    if (v > max) {
+        fprintf(stderr, "%s: %s: expected at most %llu, found %llu\n", argv[0], what, (unsigned long long)max,
+                (unsigned long long)v);
+        exit(2);
+    }
+    return v;
+}
+
 static inline void *hp_alloc(size_t bytes, const char *what) {
     void *p = malloc(bytes);
     if (p == NULL) {
@@ -60,9 +71,52 @@ static inline void *hp_alloc(size_t bytes, const char *what) {
     return p;
 }
 
+/* The region of interest: the capture's marks around the clock's two readings (the marks outside, so
+ * a capture holds the same references as the timed part of a native run). */
+static inline double hp_roi_begin(void) {
+    TLBLAB_ROI_BEGIN();
+    return hp_now();
+}
+
+/* Ends the region begun at t0: its seconds. */
+static inline double hp_roi_end(double t0) {
+    double t1 = hp_now();
+    TLBLAB_ROI_END();
+    return t1 - t0;
+}
+
+/* The one line `tlblab host predict` reads. */
 static inline void hp_report(double seconds, uint64_t rounds, uint64_t checksum) {
     printf("roi_seconds=%.6f rounds=%llu checksum=%llu\n", seconds, (unsigned long long)rounds,
            (unsigned long long)checksum);
+}
+
+/* perm = a uniformly random permutation of [0, n) (Fisher-Yates, drawn from *s). */
+static inline void hp_permutation(uint32_t *perm, uint64_t n, uint64_t *s) {
+    for (uint64_t v = 0; v < n; v++)
+        perm[v] = (uint32_t)v;
+    for (uint64_t v = n - 1; v > 0; v--) {
+        uint64_t j = hp_next(s) % (v + 1);
+        uint32_t t = perm[v];
+        perm[v] = perm[j];
+        perm[j] = t;
+    }
+}
+
+/* m R-MAT edges on 2^scale vertices (Graph500's probabilities a = 0.57, b = 0.19, c = 0.19,
+ * d = 0.05, one quadrant a bit), the vertices renamed by perm: the graph bfs.c and pagerank.c share. */
+static inline void hp_rmat_edges(uint32_t *src, uint32_t *dst, uint64_t m, uint64_t scale, const uint32_t *perm,
+                                 uint64_t *s) {
+    for (uint64_t e = 0; e < m; e++) {
+        uint64_t u = 0, v = 0;
+        for (uint64_t bit = 0; bit < scale; bit++) {
+            uint64_t x = hp_next(s) % 100;
+            u = u << 1 | (x >= 76);
+            v = v << 1 | ((x >= 57 && x < 76) || x >= 95);
+        }
+        src[e] = perm[u];
+        dst[e] = perm[v];
+    }
 }
 
 #endif

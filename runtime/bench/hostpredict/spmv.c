@@ -21,8 +21,7 @@ int main(int argc, char **argv) {
     }
     for (uint64_t i = 0; i < n; i++)
         x[i] = 1.0;
-    TLBLAB_ROI_BEGIN();
-    double t0 = hp_now();
+    double t0 = hp_roi_begin();
     for (uint64_t round = 0; round < rounds; round++) {
         double norm = 0;
         for (uint64_t i = 0; i < n; i++) {
@@ -36,9 +35,8 @@ int main(int argc, char **argv) {
         for (uint64_t i = 0; i < n; i++)
             x[i] = y[i] * scale;
     }
-    double t1 = hp_now();
-    TLBLAB_ROI_END();
-    hp_report(t1 - t0, rounds, (uint64_t)(x[n / 2] * 1e6));
+    double secs = hp_roi_end(t0);
+    hp_report(secs, rounds, (uint64_t)(x[n / 2] * 1e6));
     free(y);
     free(x);
     free(val);
