@@ -218,11 +218,13 @@ def summarize(res: dict) -> str:
         sh = m.get("shared", {})
         if sh.get("rounds"):
             out.append(f"  in the {sh['rounds']} rounds with a shared L3: {sh['median']:+.1f} % (target >= +10 %)")
-        auto = dep.get("mincore-auto", {}).get("not_shared", {})
+        ma = dep.get("mincore-auto", {})
+        auto = ma.get("not_shared", {})
         if auto.get("rounds"):
             out.append(
-                f"  mincore-auto (the library default, idles when the L3 is not shared) in the {auto['rounds']} rounds "
-                f"without a shared L3: {auto['median']:+.1f} % (target: within 2 % of none)"
+                f"  mincore-auto (the library default: sysfs topology, the probe where sysfs lists no LLC) in the "
+                f"{auto['rounds']} rounds the probe called not shared: {auto['median']:+.1f} %"
+                + (f"; sysfs overruled the probe in {ma['probe_overruled']} checks" if ma.get("probe_overruled") else "")
             )
     return "\n".join(out)
 

@@ -70,8 +70,8 @@ typedef enum {
 
 /* Whether the helper verifies that its CPU shares the LLC with the application's before warming. */
 typedef enum {
-    PTWARM_LLC_CHECK_PROBE = 0,    /* sysfs topology, then the timing probe (default; the only check a VM
-                                      can trust, since the host may move vCPUs between L3s) */
+    PTWARM_LLC_CHECK_PROBE = 0,    /* sysfs topology, then the timing probe decides (the host may move a
+                                      VM's vCPUs between L3s behind sysfs's back) */
     PTWARM_LLC_CHECK_TOPOLOGY = 1, /* sysfs topology only */
     PTWARM_LLC_CHECK_OFF = 2,      /* always warm */
     PTWARM_LLC_CHECK_AUTO = 3,     /* the default: sysfs topology decides where it knows (the probe still
