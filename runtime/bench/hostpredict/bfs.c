@@ -9,7 +9,7 @@
 int main(int argc, char **argv) {
     uint64_t scale = hp_arg_max(argc, argv, 1, 20, "SCALE", 28);
     uint64_t ef = hp_arg(argc, argv, 2, 16, "EDGEFACTOR");
-    uint64_t rounds = hp_arg(argc, argv, 3, 4, "ROUNDS");
+    uint64_t rounds = hp_arg_max(argc, argv, 3, 4, "ROUNDS", HP_MAX_ROUNDS);
     uint64_t n = 1ull << scale, m = ef * n;
     uint32_t *src = hp_alloc(m * sizeof *src, "edge sources");
     uint32_t *dst = hp_alloc(m * sizeof *dst, "edge targets");
@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
     for (uint64_t v = 1; v < n; v++)
         if (off[v + 1] - off[v] > off[root + 1] - off[root])
             root = v;
-    double t0 = hp_roi_begin();
+    hp_roi roi = hp_roi_begin();
     for (uint64_t round = 0; round < rounds; round++) {
         memset(parent, 0xff, n * sizeof *parent);
         uint64_t qh = 0, qt = 0;
@@ -58,9 +58,10 @@ int main(int argc, char **argv) {
             }
         }
         sum += qt;
+        hp_round_done(&roi);
     }
-    double secs = hp_roi_end(t0);
-    hp_report(secs, rounds, sum);
+    hp_roi_end(&roi);
+    hp_report(&roi, rounds, sum);
     free(queue);
     free(parent);
     free(adj);

@@ -1,7 +1,7 @@
 /* hp_common.h: what the host-prediction programs share (`tlblab host predict`, docs/host-predict.md).
  * Each program builds its data, then runs ROUNDS equal rounds of its TLB-sensitive phase between
- * TLBLAB_ROI_BEGIN/END (tlblab/roi.h), timed by CLOCK_MONOTONIC, and prints one line:
- *     roi_seconds=S rounds=R checksum=C
+ * TLBLAB_ROI_BEGIN/END (tlblab/roi.h), timed by two clocks (hp_roi below), and prints one line:
+ *     roi_seconds=S roi_cpu_seconds=C rounds=R checksum=X round_cpu_seconds=S1,S2,...
  * Equal rounds let a capture of two rounds stand for the measured run: the model simulates the
  * second (the first is its warm-up) and scales by the rounds measured. Inputs are drawn from a
  * fixed seed, so every run allocates, and touches, the same. */
@@ -71,24 +71,61 @@ static inline void *hp_alloc(size_t bytes, const char *what) {
     return p;
 }
 
-/* The region of interest: the capture's marks around the clock's two readings (the marks outside, so
- * a capture holds the same references as the timed part of a native run). */
-static inline double hp_roi_begin(void) {
-    TLBLAB_ROI_BEGIN();
-    return hp_now();
+/* The region of interest, timed by two clocks: the wall (CLOCK_MONOTONIC) and the process's CPU time
+ * (CLOCK_PROCESS_CPUTIME_ID, the programs are single-threaded). On a shared machine the second leaves
+ * out the time the run waited for the CPU: under SCHED_FIFO the kernel's fair server still hands the
+ * CPU's normal tasks up to 50 ms a second, and without it the neighbours' builds take far more
+ * (docs/host-predict.md, "Isolation"); under paravirtual steal-time accounting it also leaves out the
+ * time the hypervisor ran something else. */
+#define HP_MAX_ROUNDS 64
+
+typedef struct {
+    double wall, cpu;
+    unsigned rounds;                /* rounds marked by hp_round_done */
+    double round_end[HP_MAX_ROUNDS]; /* CPU time at each round's end */
+} hp_roi;
+
+static inline double hp_cpu_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Ends the region begun at t0: its seconds. */
-static inline double hp_roi_end(double t0) {
-    double t1 = hp_now();
+/* Begins the region: the capture's mark outside the clocks' readings, so a capture holds the same
+ * references as the timed part of a native run. */
+static inline hp_roi hp_roi_begin(void) {
+    TLBLAB_ROI_BEGIN();
+    hp_roi r = {hp_now(), hp_cpu_now(), 0, {0}};
+    return r;
+}
+
+/* Marks the end of a round: the rounds' own CPU times let `tlblab host predict` leave out the first
+ * (the model's warm-up: it simulates the second of two captured rounds) and take the median of the
+ * others, which a burst of the other CPU's work in one round does not move. */
+static inline void hp_round_done(hp_roi *r) {
+    if (r->rounds < HP_MAX_ROUNDS)
+        r->round_end[r->rounds++] = hp_cpu_now();
+}
+
+/* Ends the region begun as *r: *r becomes its lengths in seconds (round_end: each round's). */
+static inline void hp_roi_end(hp_roi *r) {
+    double cpu = hp_cpu_now(), wall = hp_now();
     TLBLAB_ROI_END();
-    return t1 - t0;
+    for (unsigned i = r->rounds; i-- > 1;)
+        r->round_end[i] -= r->round_end[i - 1];
+    if (r->rounds > 0)
+        r->round_end[0] -= r->cpu;
+    r->wall = wall - r->wall;
+    r->cpu = cpu - r->cpu;
 }
 
 /* The one line `tlblab host predict` reads. */
-static inline void hp_report(double seconds, uint64_t rounds, uint64_t checksum) {
-    printf("roi_seconds=%.6f rounds=%llu checksum=%llu\n", seconds, (unsigned long long)rounds,
-           (unsigned long long)checksum);
+static inline void hp_report(const hp_roi *r, uint64_t rounds, uint64_t checksum) {
+    printf("roi_seconds=%.6f roi_cpu_seconds=%.6f rounds=%llu checksum=%llu round_cpu_seconds=", r->wall, r->cpu,
+           (unsigned long long)rounds, (unsigned long long)checksum);
+    for (unsigned i = 0; i < r->rounds; i++)
+        printf("%s%.6f", i ? "," : "", r->round_end[i]);
+    printf("\n");
 }
 
 /* perm = a uniformly random permutation of [0, n) (Fisher-Yates, drawn from *s). */

@@ -8,7 +8,7 @@
 int main(int argc, char **argv) {
     uint64_t scale = hp_arg_max(argc, argv, 1, 21, "SCALE", 28);
     uint64_t ef = hp_arg(argc, argv, 2, 8, "EDGEFACTOR");
-    uint64_t rounds = hp_arg(argc, argv, 3, 4, "ROUNDS");
+    uint64_t rounds = hp_arg_max(argc, argv, 3, 4, "ROUNDS", HP_MAX_ROUNDS);
     uint64_t n = 1ull << scale, m = ef * n;
     uint32_t *perm = hp_alloc(n * sizeof *perm, "permutation");
     uint64_t s = 0x13198A2E03707344ull;
@@ -38,7 +38,7 @@ int main(int argc, char **argv) {
     double *contrib = hp_alloc(n * sizeof *contrib, "contributions");
     for (uint64_t v = 0; v < n; v++)
         rank[v] = 1.0 / (double)n;
-    double t0 = hp_roi_begin();
+    hp_roi roi = hp_roi_begin();
     for (uint64_t round = 0; round < rounds; round++) {
         for (uint64_t v = 0; v < n; v++)
             contrib[v] = outdeg[v] ? rank[v] / outdeg[v] : 0.0;
@@ -48,9 +48,10 @@ int main(int argc, char **argv) {
                 sum += contrib[in[i]];
             rank[v] = 0.15 / (double)n + 0.85 * sum;
         }
+        hp_round_done(&roi);
     }
-    double secs = hp_roi_end(t0);
-    hp_report(secs, rounds, (uint64_t)(rank[perm[0]] * 1e15));
+    hp_roi_end(&roi);
+    hp_report(&roi, rounds, (uint64_t)(rank[perm[0]] * 1e15));
     free(contrib);
     free(rank);
     free(in);

@@ -9,7 +9,7 @@
 int main(int argc, char **argv) {
     uint64_t n = hp_arg(argc, argv, 1, 4u << 20, "N keys");
     uint64_t passes = hp_arg_max(argc, argv, 2, 2, "PASSES of 12 bits", 5);
-    uint64_t rounds = hp_arg(argc, argv, 3, 3, "ROUNDS");
+    uint64_t rounds = hp_arg_max(argc, argv, 3, 3, "ROUNDS", HP_MAX_ROUNDS);
     uint64_t *input = hp_alloc(n * sizeof *input, "input");
     uint64_t *a = hp_alloc(n * sizeof *a, "keys");
     uint64_t *b = hp_alloc(n * sizeof *b, "buffer");
@@ -17,7 +17,7 @@ int main(int argc, char **argv) {
     for (uint64_t i = 0; i < n; i++)
         input[i] = hp_next(&s);
     uint64_t sum = 0;
-    double t0 = hp_roi_begin();
+    hp_roi roi = hp_roi_begin();
     for (uint64_t round = 0; round < rounds; round++) {
         memcpy(a, input, n * sizeof *a);
         for (uint64_t p = 0; p < passes; p++) {
@@ -35,9 +35,10 @@ int main(int argc, char **argv) {
             b = t;
         }
         sum += a[n / 2];
+        hp_round_done(&roi);
     }
-    double secs = hp_roi_end(t0);
-    hp_report(secs, rounds, sum);
+    hp_roi_end(&roi);
+    hp_report(&roi, rounds, sum);
     free(b);
     free(a);
     free(input);
