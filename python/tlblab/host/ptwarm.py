@@ -229,6 +229,33 @@ def summarize(res: dict) -> str:
     return "\n".join(out)
 
 
+def predict_beside(res: dict, machine: str | None) -> dict:
+    """The model's change of the dependent chase per helper (`ptwarm_model.ptwarm_prediction`) on
+    `machine` (default: the probe's machine file of this host), over the region measured, beside
+    the measured medians."""
+    from tlblab import machine_config
+    from tlblab.host.geometry import resolve_machine
+    from tlblab.host.ptwarm_model import ptwarm_prediction
+
+    path = resolve_machine(machine)
+    pred = ptwarm_prediction(machine_config(path), size_mib=res["size_mib"])
+    dep = res["workloads"].get("dep", {}).get("variants", {})
+    rows = {}
+    for name in ("touch", "prefetch", "mincore"):
+        rows[name] = {"predicted_pct": round(pred[f"{name}/change_pct"], 2),
+                      "measured_pct": dep.get(name, {}).get("change_pct_median")}
+    return {"machine": str(path), "cycles_per_access_none": round(pred["none"], 2), "variants": rows}
+
+
+def summarize_prediction(p: dict) -> str:
+    out = [f"model (machine {p['machine']}, {p['cycles_per_access_none']:.1f} cycles per access without a helper), "
+           "dependent chase, change vs none:"]
+    for name, r in p["variants"].items():
+        meas = f"{r['measured_pct']:+.1f} %" if r["measured_pct"] is not None else "not measured"
+        out.append(f"  {name:<10} predicted {r['predicted_pct']:+.1f} %, measured {meas}")
+    return "\n".join(out)
+
+
 def register(hsub) -> None:
     p = hsub.add_parser(
         "ptwarm",
@@ -253,6 +280,10 @@ def register(hsub) -> None:
     p.add_argument("--quick", action="store_true", help="1 GiB, 5 rounds of 100 ms")
     p.add_argument("--wait-shared", type=float, default=0.0, metavar="SECONDS",
                    help="first poll the LLC probe every 10 s, up to this long, until the CPUs share the LLC")
+    p.add_argument("--predict", action="store_true",
+                   help="also the model's prediction of the dependent chase's change per helper, on this host's "
+                        "machine file (the host tools' cached probe; --machine to choose another)")
+    p.add_argument("--machine", metavar="HOST.toml", help="with --predict: the machine file (default: this host's probe)")
     p.add_argument("--json", action="store_true", help="print the raw JSON instead of the table")
     p.add_argument("--output", help="also write the raw JSON to this file")
     p.set_defaults(func=run)
@@ -304,7 +335,12 @@ def run(args) -> int:
         res["wait_shared_probes_ns"] = waited
     add_vs_spin(res)
     add_by_llc_state(res)
+    if args.predict:
+        res["prediction"] = predict_beside(res, args.machine)
     if args.output:
         write_json_atomic(args.output, res)
-    print(json.dumps(res, indent=2) if args.json else summarize(res))
+    text = summarize(res)
+    if "prediction" in res:
+        text += "\n\n" + summarize_prediction(res["prediction"])
+    print(json.dumps(res, indent=2) if args.json else text)
     return 0
