@@ -242,9 +242,27 @@ def predict_beside(res: dict, machine: str | None) -> dict:
     dep = res["workloads"].get("dep", {}).get("variants", {})
     rows = {}
     for name in ("touch", "prefetch", "mincore"):
+        v = dep.get(name, {})
         rows[name] = {"predicted_pct": round(pred[f"{name}/change_pct"], 2),
-                      "measured_pct": dep.get(name, {}).get("change_pct_median")}
+                      "measured_pct": v.get("change_pct_median")}
+        rows[name]["decision"] = decide(rows[name]["predicted_pct"], v.get("change_pct_median"), v.get("wins"),
+                                        v.get("rounds"))
     return {"machine": str(path), "cycles_per_access_none": round(pred["none"], 2), "variants": rows}
+
+
+def decide(predicted_pct: float, measured_pct: float | None, wins: int | None, rounds: int | None) -> str:
+    """Whether to run a helper on this host, from what was measured where it was, else from what the
+    model predicts: warm when the measured median change is positive and more than half the paired
+    rounds were won (a measured gain is what the helper is for; the probe's timing alone idled one
+    worth +18.3 %, issue 90), else when unmeasured and the model predicts a gain of at least 1 %."""
+    if measured_pct is not None and rounds:
+        won = wins or 0
+        if measured_pct > 0 and 2 * won > rounds:
+            return f"warm (measured {measured_pct:+.1f} %, {won}/{rounds} rounds won)"
+        return f"do not warm (measured {measured_pct:+.1f} %, {won}/{rounds} rounds won)"
+    if predicted_pct >= 1.0:
+        return f"warm (not measured; the model predicts {predicted_pct:+.1f} %)"
+    return f"do not warm (not measured; the model predicts {predicted_pct:+.1f} %)"
 
 
 def summarize_prediction(p: dict) -> str:
@@ -252,7 +270,7 @@ def summarize_prediction(p: dict) -> str:
            "dependent chase, change vs none:"]
     for name, r in p["variants"].items():
         meas = f"{r['measured_pct']:+.1f} %" if r["measured_pct"] is not None else "not measured"
-        out.append(f"  {name:<10} predicted {r['predicted_pct']:+.1f} %, measured {meas}")
+        out.append(f"  {name:<10} predicted {r['predicted_pct']:+.1f} %, measured {meas}: {r['decision']}")
     return "\n".join(out)
 
 
