@@ -160,3 +160,15 @@ def test_warm_pid_warms_a_live_process_and_reports_the_mechanism(capsys):
     finally:
         child.kill()
         child.wait()
+
+
+def test_the_helper_decision_rests_on_the_measured_gain_and_else_on_the_prediction():
+    from tlblab.host.ptwarm import decide
+
+    # Measured: a positive median won in most rounds warms, whatever the model or the LLC probe says.
+    assert decide(0.0, 18.3, 15, 15).startswith("warm (measured +18.3 %")
+    assert decide(5.0, 2.0, 3, 10).startswith("do not warm")  # won in too few rounds
+    assert decide(5.0, -4.0, 9, 10).startswith("do not warm")
+    # Not measured: the model's prediction decides.
+    assert decide(4.3, None, None, None).startswith("warm (not measured")
+    assert decide(0.2, None, None, None).startswith("do not warm (not measured")

@@ -218,7 +218,7 @@ static void start_helper(helper *h, const char *v, char *region, char *other, si
     if (strstr(v, "-other")) target = other;
     if (strcmp(v, "mincore-auto") == 0) {
         c.placement = PTWARM_PLACE_LLC; /* the library's defaults, told only where the app runs */
-        c.llc_check = PTWARM_LLC_CHECK_PROBE;
+        c.llc_check = PTWARM_LLC_CHECK_AUTO;
     }
     if (strcmp(v, "mincore-idle") == 0) {
         c.placement = PTWARM_PLACE_LLC;
@@ -246,11 +246,12 @@ typedef struct {
     double sweeps_per_s;
     const char *state;
     double probe_ns;
+    unsigned long long overruled; /* LLC checks whose probe sysfs overruled (PTWARM_LLC_CHECK_AUTO) */
     unsigned long long errors; /* failed LLC probes: the verdict then fell back to the sysfs topology */
 } helper_report;
 
 static helper_report stop_helper(helper *h) {
-    helper_report r = {0, "", -1, 0};
+    helper_report r = {0, "", -1, 0, 0};
     double secs = (double)(now_ns() - h->t0) / 1e9;
     if (h->spinning) {
         atomic_store(&h->spin.stop, 1);
@@ -268,6 +269,7 @@ static helper_report stop_helper(helper *h) {
         r.sweeps_per_s = (double)s.sweeps / secs;
         r.state = ptwarm_state_name(s.state);
         r.probe_ns = s.last_probe_ns;
+        r.overruled = (unsigned long long)s.llc_probe_overruled;
         r.errors = (unsigned long long)s.errors;
         ptwarm_destroy(h->w);
     }
@@ -445,16 +447,18 @@ int main(int argc, char **argv) {
         for (int v = 1; v < nv; v++) {
             double ch[MAXR], sw[MAXR];
             int wins = 0;
+            unsigned long long overruled = 0;
             for (int r = 0; r < rounds; r++) {
+                overruled += rep[wi][v][r].overruled;
                 ch[r] = (rate[wi][v][r] / rate[wi][0][r] - 1.0) * 100.0;
                 wins += ch[r] > 0;
                 sw[r] = rep[wi][v][r].sweeps_per_s;
             }
             printf("        \"%s\": {\"change_pct_median\": %.2f, \"change_pct_q1\": %.2f, \"change_pct_q3\": %.2f, "
                    "\"wins\": %d, \"rounds\": %d, \"macc_s_median\": %.3f, \"helper_sweeps_per_s\": %.1f, "
-                   "\"helper_state\": \"%s\", \"helper_errors\": %llu, \"changes\": [",
+                   "\"helper_state\": \"%s\", \"helper_errors\": %llu, \"probe_overruled\": %llu, \"changes\": [",
                    vars[v], quant(ch, rounds, .5), quant(ch, rounds, .25), quant(ch, rounds, .75), wins, rounds,
-                   quant(rate[wi][v], rounds, .5) / 1e6, quant(sw, rounds, .5), rep[wi][v][rounds - 1].state, rep[wi][v][rounds - 1].errors);
+                   quant(rate[wi][v], rounds, .5) / 1e6, quant(sw, rounds, .5), rep[wi][v][rounds - 1].state, rep[wi][v][rounds - 1].errors, overruled);
             for (int r = 0; r < rounds; r++) printf("%s%.2f", r ? ", " : "", ch[r]);
             printf("]}%s\n", v + 1 < nv ? "," : "");
         }

@@ -10,7 +10,7 @@
  * exits; then prints the statistics as one JSON object (unless --quiet).
  *
  * usage: ptwarm_pid --pid PID [--range START-END]... [--duration S] [--sleep-ms MS] [--cpu C]
- *                   [--app-cpu C] [--llc-check probe|topology|off] [--mechanism auto|willneed|scan|read]
+ *                   [--app-cpu C] [--llc-check auto|probe|topology|off] [--mechanism auto|willneed|scan|read]
  *                   [--quiet]
  * Exit status: 0 ran (target may have exited meanwhile), 2 bad usage / cannot open the target. */
 #include <errno.h>
@@ -97,10 +97,11 @@ int main(int argc, char **argv) {
                 return usage("--mechanism expects auto, willneed, scan or read", v);
             mech = v;
         } else if (!strcmp(a, "--llc-check")) {
-            if (!strcmp(v, "probe")) c.llc_check = PTWARM_LLC_CHECK_PROBE;
+            if (!strcmp(v, "auto")) c.llc_check = PTWARM_LLC_CHECK_AUTO;
+            else if (!strcmp(v, "probe")) c.llc_check = PTWARM_LLC_CHECK_PROBE;
             else if (!strcmp(v, "topology")) c.llc_check = PTWARM_LLC_CHECK_TOPOLOGY;
             else if (!strcmp(v, "off")) c.llc_check = PTWARM_LLC_CHECK_OFF;
-            else return usage("--llc-check expects probe, topology or off", v);
+            else return usage("--llc-check expects auto, probe, topology or off", v);
         } else {
             return usage("unknown option", a);
         }

@@ -66,7 +66,7 @@ function(tlblab_ptwarm_test name src)
   endif()
 endfunction()
 
-set(test_ptwarm_CASES llc_check willneed)
+set(test_ptwarm_CASES llc_check llc_auto willneed)
 tlblab_ptwarm_test(test_ptwarm ${CMAKE_CURRENT_LIST_DIR}/../tests/test_ptwarm.c ${PTWARM_SRCS})
 
 # The other compiler: the library, its tests and the measurement programs must also build warning-free

@@ -7,37 +7,16 @@
 #include "hp_common.h"
 
 int main(int argc, char **argv) {
-    uint64_t scale = hp_arg(argc, argv, 1, 20, "SCALE");
+    uint64_t scale = hp_arg_max(argc, argv, 1, 20, "SCALE", 28);
     uint64_t ef = hp_arg(argc, argv, 2, 16, "EDGEFACTOR");
-    uint64_t rounds = hp_arg(argc, argv, 3, 4, "ROUNDS");
-    if (scale > 28) {
-        fprintf(stderr, "%s: SCALE: expected at most 28, found %llu\n", argv[0], (unsigned long long)scale);
-        return 2;
-    }
+    uint64_t rounds = hp_arg_max(argc, argv, 3, 4, "ROUNDS", HP_MAX_ROUNDS);
     uint64_t n = 1ull << scale, m = ef * n;
     uint32_t *src = hp_alloc(m * sizeof *src, "edge sources");
     uint32_t *dst = hp_alloc(m * sizeof *dst, "edge targets");
     uint32_t *perm = hp_alloc(n * sizeof *perm, "permutation");
     uint64_t s = 0x243F6A8885A308D3ull;
-    for (uint64_t v = 0; v < n; v++)
-        perm[v] = (uint32_t)v;
-    for (uint64_t v = n - 1; v > 0; v--) {
-        uint64_t j = hp_next(&s) % (v + 1);
-        uint32_t t = perm[v];
-        perm[v] = perm[j];
-        perm[j] = t;
-    }
-    for (uint64_t e = 0; e < m; e++) {
-        uint64_t u = 0, v = 0;
-        for (uint64_t bit = 0; bit < scale; bit++) {
-            uint64_t x = hp_next(&s) % 100; /* a = 57, b = 19, c = 19, d = 5 */
-            uint64_t ub = x >= 76, vb = (x >= 57 && x < 76) || x >= 95;
-            u = u << 1 | ub;
-            v = v << 1 | vb;
-        }
-        src[e] = perm[u];
-        dst[e] = perm[v];
-    }
+    hp_permutation(perm, n, &s);
+    hp_rmat_edges(src, dst, m, scale, perm, &s);
     uint64_t *off = hp_alloc((n + 1) * sizeof *off, "offsets");
     memset(off, 0, (n + 1) * sizeof *off);
     for (uint64_t e = 0; e < m; e++) {
@@ -62,8 +41,7 @@ int main(int argc, char **argv) {
     for (uint64_t v = 1; v < n; v++)
         if (off[v + 1] - off[v] > off[root + 1] - off[root])
             root = v;
-    TLBLAB_ROI_BEGIN();
-    double t0 = hp_now();
+    hp_roi roi = hp_roi_begin();
     for (uint64_t round = 0; round < rounds; round++) {
         memset(parent, 0xff, n * sizeof *parent);
         uint64_t qh = 0, qt = 0;
@@ -80,10 +58,10 @@ int main(int argc, char **argv) {
             }
         }
         sum += qt;
+        hp_round_done(&roi);
     }
-    double t1 = hp_now();
-    TLBLAB_ROI_END();
-    hp_report(t1 - t0, rounds, sum);
+    hp_roi_end(&roi);
+    hp_report(&roi, rounds, sum);
     free(queue);
     free(parent);
     free(adj);

@@ -30,7 +30,7 @@ static int64_t cost(const element *e, uint32_t i, uint32_t at, uint32_t side) {
 int main(int argc, char **argv) {
     uint64_t n = hp_arg(argc, argv, 1, 4u << 20, "N elements");
     uint64_t swaps = hp_arg(argc, argv, 2, 400u << 10, "SWAPS a round");
-    uint64_t rounds = hp_arg(argc, argv, 3, 6, "ROUNDS");
+    uint64_t rounds = hp_arg_max(argc, argv, 3, 6, "ROUNDS", HP_MAX_ROUNDS);
     uint32_t side = 1;
     while ((uint64_t)side * side < n)
         side++;
@@ -42,8 +42,7 @@ int main(int argc, char **argv) {
             e[i].fan[k] = (uint32_t)(hp_next(&s) % n);
     }
     uint64_t accepted = 0;
-    TLBLAB_ROI_BEGIN();
-    double t0 = hp_now();
+    hp_roi roi = hp_roi_begin();
     for (uint64_t round = 0; round < rounds; round++) {
         uint64_t q = 0x452821E638D01377ull + round;
         uint64_t temp = 64 >> (round < 6 ? round : 6);
@@ -57,10 +56,10 @@ int main(int argc, char **argv) {
                 accepted++;
             }
         }
+        hp_round_done(&roi);
     }
-    double t1 = hp_now();
-    TLBLAB_ROI_END();
-    hp_report(t1 - t0, rounds, accepted);
+    hp_roi_end(&roi);
+    hp_report(&roi, rounds, accepted);
     free(e);
     return 0;
 }

@@ -5,32 +5,27 @@
 #include "hp_common.h"
 
 int main(int argc, char **argv) {
-    uint64_t logsize = hp_arg(argc, argv, 1, 27, "LOGSIZE");
+    uint64_t logsize = hp_arg_max(argc, argv, 1, 27, "LOGSIZE", 34);
     uint64_t updates = hp_arg(argc, argv, 2, 2u << 20, "UPDATES a round");
-    uint64_t rounds = hp_arg(argc, argv, 3, 10, "ROUNDS");
-    if (logsize > 34) {
-        fprintf(stderr, "%s: LOGSIZE: expected at most 34, found %llu\n", argv[0], (unsigned long long)logsize);
-        return 2;
-    }
+    uint64_t rounds = hp_arg_max(argc, argv, 3, 10, "ROUNDS", HP_MAX_ROUNDS);
     uint64_t n = 1ull << logsize;
     uint64_t *table = hp_alloc(n * sizeof *table, "table");
     for (uint64_t i = 0; i < n; i++)
         table[i] = i;
-    TLBLAB_ROI_BEGIN();
-    double t0 = hp_now();
+    hp_roi roi = hp_roi_begin();
     for (uint64_t round = 0; round < rounds; round++) {
         uint64_t s = 0x5DEECE66Dull + round;
         for (uint64_t i = 0; i < updates; i++) {
             uint64_t r = hp_next(&s);
             table[r & (n - 1)] ^= r;
         }
+        hp_round_done(&roi);
     }
-    double t1 = hp_now();
-    TLBLAB_ROI_END();
+    hp_roi_end(&roi);
     uint64_t sum = 0;
     for (uint64_t i = 0; i < n; i += 4096)
         sum += table[i];
-    hp_report(t1 - t0, rounds, sum);
+    hp_report(&roi, rounds, sum);
     free(table);
     return 0;
 }

@@ -12,7 +12,7 @@ typedef struct {
 int main(int argc, char **argv) {
     uint64_t r = hp_arg(argc, argv, 1, 16u << 20, "R tuples");
     uint64_t probes = hp_arg(argc, argv, 2, 1u << 20, "P probes a round");
-    uint64_t rounds = hp_arg(argc, argv, 3, 20, "ROUNDS");
+    uint64_t rounds = hp_arg_max(argc, argv, 3, 20, "ROUNDS", HP_MAX_ROUNDS);
     uint64_t nb = 1;
     while (nb < r)
         nb <<= 1;
@@ -29,8 +29,7 @@ int main(int argc, char **argv) {
         head[b] = (uint32_t)i;
     }
     uint64_t sum = 0;
-    TLBLAB_ROI_BEGIN();
-    double t0 = hp_now();
+    hp_roi roi = hp_roi_begin();
     for (uint64_t round = 0; round < rounds; round++) {
         uint64_t q = 0x1234567ull + round; /* each round its own keys, the same number of them */
         for (uint64_t i = 0; i < probes; i++) {
@@ -40,10 +39,10 @@ int main(int argc, char **argv) {
                 if (rel[t].key == key)
                     sum += rel[t].payload;
         }
+        hp_round_done(&roi);
     }
-    double t1 = hp_now();
-    TLBLAB_ROI_END();
-    hp_report(t1 - t0, rounds, sum);
+    hp_roi_end(&roi);
+    hp_report(&roi, rounds, sum);
     free(next);
     free(head);
     free(rel);

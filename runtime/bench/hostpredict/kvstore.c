@@ -18,13 +18,9 @@ static uint64_t hash(uint64_t k) {
 }
 
 int main(int argc, char **argv) {
-    uint64_t logslots = hp_arg(argc, argv, 1, 23, "LOGSLOTS");
+    uint64_t logslots = hp_arg_max(argc, argv, 1, 23, "LOGSLOTS", 30);
     uint64_t ops = hp_arg(argc, argv, 2, 1u << 20, "OPS a round");
-    uint64_t rounds = hp_arg(argc, argv, 3, 10, "ROUNDS");
-    if (logslots > 30) {
-        fprintf(stderr, "%s: LOGSLOTS: expected at most 30, found %llu\n", argv[0], (unsigned long long)logslots);
-        return 2;
-    }
+    uint64_t rounds = hp_arg_max(argc, argv, 3, 10, "ROUNDS", HP_MAX_ROUNDS);
     uint64_t n = 1ull << logslots, keys = n / 4 * 3;
     slot *t = hp_alloc(n * sizeof *t, "table");
     memset(t, 0, n * sizeof *t);
@@ -36,8 +32,7 @@ int main(int argc, char **argv) {
         t[i].value[0] = k * 3;
     }
     uint64_t sum = 0;
-    TLBLAB_ROI_BEGIN();
-    double t0 = hp_now();
+    hp_roi roi = hp_roi_begin();
     for (uint64_t round = 0; round < rounds; round++) {
         uint64_t s = 0xC0FFEEull + round;
         for (uint64_t o = 0; o < ops; o++) {
@@ -51,10 +46,10 @@ int main(int argc, char **argv) {
             else
                 sum += t[i].value[0];
         }
+        hp_round_done(&roi);
     }
-    double t1 = hp_now();
-    TLBLAB_ROI_END();
-    hp_report(t1 - t0, rounds, sum);
+    hp_roi_end(&roi);
+    hp_report(&roi, rounds, sum);
     free(t);
     return 0;
 }

@@ -6,36 +6,16 @@
 #include "hp_common.h"
 
 int main(int argc, char **argv) {
-    uint64_t scale = hp_arg(argc, argv, 1, 21, "SCALE");
+    uint64_t scale = hp_arg_max(argc, argv, 1, 21, "SCALE", 28);
     uint64_t ef = hp_arg(argc, argv, 2, 8, "EDGEFACTOR");
-    uint64_t rounds = hp_arg(argc, argv, 3, 4, "ROUNDS");
-    if (scale > 28) {
-        fprintf(stderr, "%s: SCALE: expected at most 28, found %llu\n", argv[0], (unsigned long long)scale);
-        return 2;
-    }
+    uint64_t rounds = hp_arg_max(argc, argv, 3, 4, "ROUNDS", HP_MAX_ROUNDS);
     uint64_t n = 1ull << scale, m = ef * n;
     uint32_t *perm = hp_alloc(n * sizeof *perm, "permutation");
     uint64_t s = 0x13198A2E03707344ull;
-    for (uint64_t v = 0; v < n; v++)
-        perm[v] = (uint32_t)v;
-    for (uint64_t v = n - 1; v > 0; v--) {
-        uint64_t j = hp_next(&s) % (v + 1);
-        uint32_t t = perm[v];
-        perm[v] = perm[j];
-        perm[j] = t;
-    }
+    hp_permutation(perm, n, &s);
     uint32_t *src = hp_alloc(m * sizeof *src, "edge sources");
     uint32_t *dst = hp_alloc(m * sizeof *dst, "edge targets");
-    for (uint64_t e = 0; e < m; e++) {
-        uint64_t u = 0, v = 0;
-        for (uint64_t bit = 0; bit < scale; bit++) {
-            uint64_t x = hp_next(&s) % 100;
-            u = u << 1 | (x >= 76);
-            v = v << 1 | ((x >= 57 && x < 76) || x >= 95);
-        }
-        src[e] = perm[u];
-        dst[e] = perm[v];
-    }
+    hp_rmat_edges(src, dst, m, scale, perm, &s);
     uint64_t *off = hp_alloc((n + 1) * sizeof *off, "offsets");
     uint32_t *outdeg = hp_alloc(n * sizeof *outdeg, "out-degrees");
     memset(off, 0, (n + 1) * sizeof *off);
@@ -58,8 +38,7 @@ int main(int argc, char **argv) {
     double *contrib = hp_alloc(n * sizeof *contrib, "contributions");
     for (uint64_t v = 0; v < n; v++)
         rank[v] = 1.0 / (double)n;
-    TLBLAB_ROI_BEGIN();
-    double t0 = hp_now();
+    hp_roi roi = hp_roi_begin();
     for (uint64_t round = 0; round < rounds; round++) {
         for (uint64_t v = 0; v < n; v++)
             contrib[v] = outdeg[v] ? rank[v] / outdeg[v] : 0.0;
@@ -69,10 +48,10 @@ int main(int argc, char **argv) {
                 sum += contrib[in[i]];
             rank[v] = 0.15 / (double)n + 0.85 * sum;
         }
+        hp_round_done(&roi);
     }
-    double t1 = hp_now();
-    TLBLAB_ROI_END();
-    hp_report(t1 - t0, rounds, (uint64_t)(rank[perm[0]] * 1e15));
+    hp_roi_end(&roi);
+    hp_report(&roi, rounds, (uint64_t)(rank[perm[0]] * 1e15));
     free(contrib);
     free(rank);
     free(in);

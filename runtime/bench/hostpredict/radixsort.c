@@ -8,12 +8,8 @@
 
 int main(int argc, char **argv) {
     uint64_t n = hp_arg(argc, argv, 1, 4u << 20, "N keys");
-    uint64_t passes = hp_arg(argc, argv, 2, 2, "PASSES of 12 bits");
-    uint64_t rounds = hp_arg(argc, argv, 3, 3, "ROUNDS");
-    if (passes > 5) {
-        fprintf(stderr, "%s: PASSES: expected at most 5, found %llu\n", argv[0], (unsigned long long)passes);
-        return 2;
-    }
+    uint64_t passes = hp_arg_max(argc, argv, 2, 2, "PASSES of 12 bits", 5);
+    uint64_t rounds = hp_arg_max(argc, argv, 3, 3, "ROUNDS", HP_MAX_ROUNDS);
     uint64_t *input = hp_alloc(n * sizeof *input, "input");
     uint64_t *a = hp_alloc(n * sizeof *a, "keys");
     uint64_t *b = hp_alloc(n * sizeof *b, "buffer");
@@ -21,8 +17,7 @@ int main(int argc, char **argv) {
     for (uint64_t i = 0; i < n; i++)
         input[i] = hp_next(&s);
     uint64_t sum = 0;
-    TLBLAB_ROI_BEGIN();
-    double t0 = hp_now();
+    hp_roi roi = hp_roi_begin();
     for (uint64_t round = 0; round < rounds; round++) {
         memcpy(a, input, n * sizeof *a);
         for (uint64_t p = 0; p < passes; p++) {
@@ -40,10 +35,10 @@ int main(int argc, char **argv) {
             b = t;
         }
         sum += a[n / 2];
+        hp_round_done(&roi);
     }
-    double t1 = hp_now();
-    TLBLAB_ROI_END();
-    hp_report(t1 - t0, rounds, sum);
+    hp_roi_end(&roi);
+    hp_report(&roi, rounds, sum);
     free(b);
     free(a);
     free(input);

@@ -8,7 +8,7 @@
 int main(int argc, char **argv) {
     uint64_t n = hp_arg(argc, argv, 1, 4u << 20, "N rows");
     uint64_t nnz = hp_arg(argc, argv, 2, 8, "NNZ a row");
-    uint64_t rounds = hp_arg(argc, argv, 3, 6, "ROUNDS");
+    uint64_t rounds = hp_arg_max(argc, argv, 3, 6, "ROUNDS", HP_MAX_ROUNDS);
     uint32_t *col = hp_alloc(n * nnz * sizeof *col, "columns");
     double *val = hp_alloc(n * nnz * sizeof *val, "values");
     double *x = hp_alloc(n * sizeof *x, "x");
@@ -21,8 +21,7 @@ int main(int argc, char **argv) {
     }
     for (uint64_t i = 0; i < n; i++)
         x[i] = 1.0;
-    TLBLAB_ROI_BEGIN();
-    double t0 = hp_now();
+    hp_roi roi = hp_roi_begin();
     for (uint64_t round = 0; round < rounds; round++) {
         double norm = 0;
         for (uint64_t i = 0; i < n; i++) {
@@ -35,10 +34,10 @@ int main(int argc, char **argv) {
         double scale = norm > 0 ? (double)n / norm : 1.0;
         for (uint64_t i = 0; i < n; i++)
             x[i] = y[i] * scale;
+        hp_round_done(&roi);
     }
-    double t1 = hp_now();
-    TLBLAB_ROI_END();
-    hp_report(t1 - t0, rounds, (uint64_t)(x[n / 2] * 1e6));
+    hp_roi_end(&roi);
+    hp_report(&roi, rounds, (uint64_t)(x[n / 2] * 1e6));
     free(y);
     free(x);
     free(val);

@@ -70,10 +70,16 @@ typedef enum {
 
 /* Whether the helper verifies that its CPU shares the LLC with the application's before warming. */
 typedef enum {
-    PTWARM_LLC_CHECK_PROBE = 0,    /* sysfs topology, then the timing probe (default; the only check a VM
-                                      can trust, since the host may move vCPUs between L3s) */
+    PTWARM_LLC_CHECK_PROBE = 0,    /* sysfs topology, then the timing probe decides (the host may move a
+                                      VM's vCPUs between L3s behind sysfs's back) */
     PTWARM_LLC_CHECK_TOPOLOGY = 1, /* sysfs topology only */
     PTWARM_LLC_CHECK_OFF = 2,      /* always warm */
+    PTWARM_LLC_CHECK_AUTO = 3,     /* the default: sysfs topology decides where it knows (the probe still
+                                      runs, and where its timing says "not shared" against sysfs's
+                                      "shared", sysfs wins: llc_probe_overruled); the probe decides where
+                                      sysfs lists no LLC. The probe alone (PROBE) idled the helper in
+                                      every round on an Intel VM where mincore warming measured +18.3 %
+                                      (issue 90): its timing did not predict the gain. */
 } ptwarm_llc_check;
 
 /* What the helper is doing, as decided at its last check. */
@@ -133,6 +139,8 @@ typedef struct {
     uint64_t llc_not_shared;   /* ... that found it not shared (the helper then idled) */
     double last_probe_ns;      /* last probe result, ns per line; < 0 if no probe ran */
     bool pagemap_scan;         /* PAGEMAP mode: true = PAGEMAP_SCAN ioctl, false = pread() */
+    uint64_t llc_probe_overruled; /* AUTO: checks whose probe said "not shared" where sysfs says shared
+                                     (counted in llc_shared: sysfs decided) */
 } ptwarm_stats;
 
 typedef struct ptwarm ptwarm_t;
