@@ -268,20 +268,13 @@ def sensitivity_at_scale(quick: bool) -> dict[str, float]:
     with prefetches (Fig. 6.9), BC's user-mode helper on the SMT sibling (§6.3.1); with BC's
     at_scale rows its SMT and prefetch rows are compared with, and Fig. 6.6's virtualized rows of
     graph500 (at_scale's runs), the hash join and LibLinear (seed_scale's) with the hash join's
-    native user-mode gain (`window_rows`, every row with its 95% interval). Keys
+    native rows (`window_rows`, every row with its 95% interval; the runs at_scale and seed_scale
+    read are the same runs, made once). Keys
     `<workload>/<setting>/<mode>[/<throttle>]/speedup`."""
-    prefetch_runs(quick, sensitivity_runs, scale_runs, pv_runs)
+    prefetch_runs(quick, sensitivity_runs)
     out: dict[str, float] = {}
     for plan, runs in sensitivity_runs(quick).items():
         name = next(n for p, n, *_ in SENSITIVITY if p == plan)
         out.update(window_rows(runs, f"{name}/"))
-    seed = scale_runs(quick)["seed"]
-    out.update(window_rows({v: seed["gapbs_bc"][v] for v in ("none", "user", "prefetch")}, "gapbs_bc/"))
-    # Fig. 6.6 (§6.2): graph500's virtualized runs (at_scale's windows) and seed_scale's of the
-    # hash join and LibLinear (`pv_runs`), with the hash join's native user-mode gain.
-    out.update(window_rows({v: seed["graph500_bfs"][v] for v in ("virt_none", "virt_kernel", "virt_user")},
-                           "graph500_bfs/"))
-    out.update({k: v for k, v in pv_rows(quick).items() if "/virt/" in k})
-    out.update(window_rows({v: seed["hash_join"][v] for v in ("none", "user")}, "hash_join/"))
-    out["virt/others/max/user/speedup"] = max(out[f"{n}/virt/user/speedup"] for n in PV_PLAN)
+    out["virt/others/max/user/speedup"] = max(out[f"{n}/virt/user/speedup"] for n in ("hash_join", "liblinear"))
     return out
