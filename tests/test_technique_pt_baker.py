@@ -90,6 +90,23 @@ def test_the_placement_and_throttle_tables_at_scale_run_their_quick_forms_on_the
     assert set(runs) == set(seed001.PLAN[("seed", "graph500_placement")])
 
 
+def test_sensitivity_at_scale_runs_its_quick_form_with_every_row_and_the_vm_under_pressure():
+    # sensitivity_at_scale (seed 001 Figs. 6.5, 6.7, 6.9, §6.3.1) in --quick: every row it declares
+    # has a value, and Fig. 6.7's runs are the virtual machine with the stream stressors on the
+    # DRAM channels the native pressure runs have.
+    import tlblab.reproduce as rp
+    from tlblab.seeds.s001_pt_baker import experiments as seed001
+
+    vm = seed001._variant_machine("4KiB", "virt_stream")
+    assert vm["name"].startswith("zen3-virt") and vm["timing"]["dram"] == seed001.ZEN3_DRAM
+    assert seed001.VARIANTS["virt_stream_kernel_sleep1000"][2].endswith("sleep_us=1000,pressure=stream")
+    (rep,) = rp.select("001/sensitivity_at_scale")
+    o = rp.run_one(rep, quick=True)
+    assert not o.error, o.error
+    missing = [r["key"] for r in rep.rows if r["key"] not in o.ours]
+    assert missing == []
+
+
 def test_the_window_runs_made_in_two_processes_equal_those_made_in_turn():
     # prefetch_runs (seed 001's scale tables at full size run their windows two processes at a
     # time): the throttled LibLinear stand-in's quick runs, made in two spawned workers, give

@@ -26,7 +26,7 @@ from typing import Callable
 # read them from here.
 from tlblab.seeds.s001_pt_baker.runs import (
     APP, AppRun, COMPANION_WARM, CSR, GRAPHS, LIMIT, PLAN, PV_PLAN, PV_WINDOWS, QUICK_SCALE, QUICK_STANDINS,
-    ROLES, RUN_SECONDS, RUN_SECONDS_SHIPPED, SCALES, SPAN_STEP, STANDINS, STREAM_DRAM, STREAM_SLEEPS,
+    ROLES, RUN_SECONDS, RUN_SECONDS_SHIPPED, SCALES, SENSITIVITY, SPAN_STEP, STANDINS, STREAM_DRAM, STREAM_SLEEPS,
     THROTTLE, TIMING_DRAM, VARIANTS, WINDOWS, WORKLOADS, ZEN3_DRAM, ZEN3_MLP, _BASIC, _COUNTERS,
     _ENGINE_TAG, _PLACEHOLDER_RUN, _RUNS, _THROTTLED, _app, _cached, _describe, _graphs, _job_digest,
     _longest_first, _made, _plan_runs, _quick, _read_seconds, _run, _run_job,
@@ -247,4 +247,34 @@ def throttle_at_scale(quick: bool) -> dict[str, float]:
                     out[f"{mode}/{label}{v}/{suffix}"] = rows[f"{src}/{suffix}"]
             vals = [out[f"{mode}/{label}{v}"] for v in values]
             out[f"{mode}/{spread}"] = max(vals) - min(vals)
+    return out
+
+
+def sensitivity_runs(quick: bool) -> dict[str, dict[str, list[dict[str, float]]]]:
+    """{plan: {variant: window sums}} of `SENSITIVITY` (`PLAN[("seed_fig", plan)]`), each workload
+    at its seed-scale footprint (`SCALES["seed"]`, `STANDINS`)."""
+    out: dict[str, dict[str, list[dict[str, float]]]] = {}
+    for plan, name, _, windows in SENSITIVITY:
+        _, wl, region = next(w for w in SCALES["seed"] + STANDINS if w[0] == name)
+        wl = wl if not quick else _quick_of(name)[1]
+        out[plan] = _plan_runs(quick, "seed_fig", plan, wl, region, PV_WINDOWS[quick] if windows == "pv" else None)
+    return out
+
+
+def sensitivity_at_scale(quick: bool) -> dict[str, float]:
+    """The claims of §6.1.2-§6.3.2 no other table reads (`SENSITIVITY`): BC under two stream
+    stressors with NOPs and with sleeps (Fig. 6.5), the kernel-mode helper with sleeps virtualized
+    under the same pressure (Fig. 6.7: the hash join and LibLinear), LibLinear's user-mode helper
+    with prefetches (Fig. 6.9), BC's user-mode helper on the SMT sibling (§6.3.1); with BC's
+    at_scale rows its SMT and prefetch rows are compared with, and Fig. 6.6's virtualized rows of
+    graph500 (at_scale's runs), the hash join and LibLinear (seed_scale's) with the hash join's
+    native rows (`window_rows`, every row with its 95% interval; the runs at_scale and seed_scale
+    read are the same runs, made once). Keys
+    `<workload>/<setting>/<mode>[/<throttle>]/speedup`."""
+    prefetch_runs(quick, sensitivity_runs)
+    out: dict[str, float] = {}
+    for plan, runs in sensitivity_runs(quick).items():
+        name = next(n for p, n, *_ in SENSITIVITY if p == plan)
+        out.update(window_rows(runs, f"{name}/"))
+    out["virt/others/max/user/speedup"] = max(out[f"{n}/virt/user/speedup"] for n in ("hash_join", "liblinear"))
     return out

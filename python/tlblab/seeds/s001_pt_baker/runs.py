@@ -336,6 +336,51 @@ for _name, _variants in PV_PLAN.items():
     PLAN[("seed_pv", _name)] = _variants
 PV_WINDOWS = {True: None, False: 2}
 
+# sensitivity_at_scale: the claims of §6.1.2-§6.3.2 no other table reads (issue 86), each on the
+# runs the seed's text names. Fig. 6.5: BC under memory pressure (two stream stressors, the level
+# of `stream_*`) with each helper throttled by NOPs against the same helper throttled by sleeps
+# (the seed gives neither the NOP count nor the sleep length: THROTTLE's 100 NOPs and the 1 ms
+# sleep of `STREAM_SLEEPS`). Fig. 6.7: the kernel-mode helper with sleeps in the virtual machine
+# under two stream stressors (zen3-virt with the stream stressors and `ZEN3_DRAM`: kind
+# "virt_stream"), on the hash join (one of "most workloads") and LibLinear (one of the two
+# exceptions §6.2 names), against the same helper natively under the same pressure. These in
+# `PV_WINDOWS` windows, as the other pressured and virtualized runs beyond graph500. Fig. 6.9:
+# LibLinear's user-mode helper with prefetches, in its standins windows; §6.3.1: BC's user-mode
+# helper on the SMT sibling (`placement_machine("smt")`), in at_scale's windows.
+for _mode in ("kernel", "user"):
+    VARIANTS[f"stream_{_mode}_nops100"] = (
+        "4KiB", "stream", f"pt_baker:mode={_mode},stride=8,region={{region}},nops=100,pressure=stream")
+    ROLES[f"stream_{_mode}_nops100"] = ("stream/", f"{_mode}/nops100", "stream_none")
+VARIANTS["virt_stream_none"] = ("4KiB", "virt_stream", "pt_baker:mode=none,pressure=stream")
+ROLES["virt_stream_none"] = ("virt_stream/", "base", None)
+VARIANTS["virt_stream_kernel_sleep1000"] = (
+    "4KiB", "virt_stream", "pt_baker:mode=kernel,stride=8,region={region},sleep_us=1000,pressure=stream")
+ROLES["virt_stream_kernel_sleep1000"] = ("virt_stream/", "kernel/sleep1000", "virt_stream_none")
+# (plan name, workload as named in SCALES["seed"] or STANDINS, variants, windows: None for
+# `WINDOWS`', "pv" for `PV_WINDOWS`').
+SENSITIVITY = [
+    ("gapbs_bc_stream", "gapbs_bc", ("stream_none", "stream_kernel_nops100", "stream_user_nops100")
+     + STREAM_SLEEPS, "pv"),
+    ("gapbs_bc_smt", "gapbs_bc", ("smt_none", "smt_user"), None),
+    ("hash_join_virt_stream", "hash_join", ("stream_none", "stream_kernel_sleep1000", "virt_stream_none",
+                                            "virt_stream_kernel_sleep1000"), "pv"),
+    ("liblinear_virt_stream", "liblinear", ("stream_none", "stream_kernel_sleep1000", "virt_stream_none",
+                                            "virt_stream_kernel_sleep1000"), "pv"),
+    ("liblinear_prefetch", "liblinear", ("none", "user", "prefetch"), None),
+    # The runs of at_scale and seed_scale the table compares with (the same runs: the same
+    # workload, variant and windows make the same `_made` key), named here so that the table
+    # makes only those when run alone: BC's helpers with loads and prefetches (Figs. 6.1, 6.9),
+    # graph500 (4 windows) and the hash join and LibLinear (2) virtualized (Fig. 6.6), the hash
+    # join's native helpers (Fig. 6.1).
+    ("gapbs_bc_native", "gapbs_bc", ("none", "user", "prefetch"), None),
+    ("graph500_virt", "graph500_bfs", ("virt_none", "virt_kernel", "virt_user"), None),
+    ("hash_join_native", "hash_join", ("none", "kernel", "user"), None),
+    ("hash_join_virt", "hash_join", ("virt_none", "virt_user"), "pv"),
+    ("liblinear_virt", "liblinear", ("virt_none", "virt_user"), "pv"),
+]
+for _plan, _, _variants, _ in SENSITIVITY:
+    PLAN[("seed_fig", _plan)] = _variants
+
 # Seed 001's LibLinear and Canneal (§5.2), as generators following the programs' own loops
 # (crates/tlblab-trace/src/workloads/canneal.rs, liblinear.rs): the programs themselves cannot be
 # captured at this size here (PARSEC is not packaged; liblinear-train is, and its capture on 2,000
@@ -445,11 +490,13 @@ def window_spec(wl: str, quick: bool, k: int | None = None, companions: int | No
 
 def _variant_machine(page_size: str, kind: str) -> dict[str, Any]:
     """The machine of a variant of `kind` (`VARIANTS`): native, virt (zen3-virt), stream (native
-    with `ZEN3_DRAM` when `STREAM_DRAM`), smt or other_ccx (`placement_machine`)."""
+    with `ZEN3_DRAM` when `STREAM_DRAM`), virt_stream (zen3-virt, the same), smt or other_ccx
+    (`placement_machine`)."""
     if kind in ("smt", "other_ccx"):
         m = placement_machine(kind)
     else:
-        m = machine(virt=kind == "virt", dram=STREAM_DRAM if kind == "stream" else None)
+        m = machine(virt=kind in ("virt", "virt_stream"),
+                    dram=STREAM_DRAM if kind in ("stream", "virt_stream") else None)
     if page_size != "4KiB":
         m["page_table"]["page_size"] = page_size
         m["name"] = m["name"] + f"-{page_size}"
