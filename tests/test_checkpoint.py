@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import tlblab
+import tlblab.trace
 
 CLI = [sys.executable, "-m", "tlblab.cli"]
 SPEC = "gups:log2_words=15,updates=30000,populate=1"
@@ -33,6 +34,21 @@ def test_a_run_restored_at_the_roi_ends_as_the_uninterrupted_one(tmp_path):
     assert restored.stats == whole.stats
     # The populate phase is the warm-up: the checkpoint sits after it.
     assert restored.stats["warmup"]["references"] == (8 << 15) // 4096
+
+
+def test_a_restored_trace_file_seeks_to_the_checkpoint_and_ends_as_the_uninterrupted_run(tmp_path):
+    # A native trace file goes on from the checkpoint's record by its block index
+    # (`RecordSource::skip_records`), not by reading the records before it: the run's counters
+    # are the uninterrupted run's, at the roi and at a count of references alike.
+    trace = tmp_path / "gups.tlbt"
+    tlblab.trace.generate("gups", trace, seed=0, log2_words=15, updates=30000, populate=1)
+    m = _two_cores()
+    whole = tlblab.simulate(m, str(trace))
+    for at in ("roi", 50_000):
+        f = tmp_path / f"{at}.ckpt"
+        tlblab.simulate(m, str(trace), checkpoint_at=at, save_checkpoint=f)
+        assert tlblab.checkpoint_info(f)["records"] > 0
+        assert tlblab.simulate(m, str(trace), from_checkpoint=f).stats == whole.stats
 
 
 def test_a_technique_given_to_the_restored_run_starts_at_the_checkpoint(tmp_path):

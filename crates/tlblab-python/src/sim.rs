@@ -329,9 +329,13 @@ fn checkpoint_pause(
     }
 }
 
-/// Reads and drops the `records` records a restored run's checkpoint had consumed, in the
-/// batches the saved run read them in (a source's batch boundaries are part of how several
-/// hardware threads interleave), so the run goes on from the same record and batch.
+/// Goes on from the record a restored run's checkpoint had reached: the `records` records it
+/// had consumed are skipped by the source's own means (`RecordSource::skip_records`: a trace
+/// file seeks by its index, a generator advances past its accesses without writing them), not
+/// read and dropped. A source's batch boundaries are part of how several hardware threads
+/// interleave, so the run must go on at a boundary of the saved run's batches: every source
+/// fills whole batches but at its end, so the whole batches are skipped and a last part batch
+/// (the saved run read the workload to its end) is read as the saved run read it.
 fn skip_records(
     source: &mut dyn tlblab_trace::RecordSource,
     records: u64,
@@ -339,8 +343,15 @@ fn skip_records(
     path: &std::path::Path,
 ) -> Result<(), String> {
     let batch = sys.read_ahead().batch;
+    let whole = records - records % batch as u64;
+    let mut skipped = source.skip_records(whole)?;
+    if skipped < whole {
+        return Err(format!(
+            "{}: the checkpoint had read {records} records of the workload, which has only {skipped}",
+            path.display()
+        ));
+    }
     let mut buf = Vec::with_capacity(batch);
-    let mut skipped = 0u64;
     while skipped < records {
         buf.clear();
         let n = source.fill(&mut buf, batch)? as u64;

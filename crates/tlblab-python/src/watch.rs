@@ -194,4 +194,9 @@ impl<S: RecordSource> RecordSource for Watched<S> {
     fn region_names(&self) -> Vec<String> {
         self.inner.region_names()
     }
+    fn skip_records(&mut self, n: u64) -> Result<u64, String> {
+        let k = self.inner.skip_records(n)?;
+        self.delivered += k;
+        Ok(k)
+    }
 }

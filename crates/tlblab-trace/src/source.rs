@@ -49,6 +49,49 @@ pub trait RecordSource {
     fn skip_accesses(&mut self, _n: u64) -> Result<u64, String> {
         Ok(0)
     }
+
+    /// Drops the next `n` records, events included, as fast as the source can: a trace file
+    /// seeks to record `n` by its index, a generator advances past its accesses by its own
+    /// `skip_accesses` and produces only its events (a restored checkpoint goes on from its
+    /// record this way instead of reading and dropping everything before it). Returns how many
+    /// it dropped, fewer than `n` only at the end. What `fill` returns afterwards is what it
+    /// would have returned after those records; its batches are not shifted, as every source
+    /// fills `max` records but at its end.
+    fn skip_records(&mut self, n: u64) -> Result<u64, String> {
+        skip_by_parts(self, n)
+    }
+}
+
+/// `RecordSource::skip_records` from a source's `skip_accesses` and `fill`: the accesses it
+/// can skip are skipped; where it cannot, one record is read (an event, after which it may
+/// skip again), and after an access it could not skip, a batch of records (one record a call
+/// would be slow where it cannot skip at all; a source that can again after a while, such as a
+/// populated workload once its pages are stored, is asked again after each batch).
+pub fn skip_by_parts<S: RecordSource + ?Sized>(src: &mut S, n: u64) -> Result<u64, String> {
+    const BATCH: u64 = 1 << 12;
+    let mut buf = Vec::new();
+    let mut done = 0u64;
+    while done < n {
+        let k = src.skip_accesses(n - done)?;
+        if k > 0 {
+            done += k;
+            continue;
+        }
+        buf.clear();
+        if src.fill(&mut buf, 1)? == 0 {
+            break;
+        }
+        done += 1;
+        if matches!(buf[0], Record::Access(_)) && done < n {
+            buf.clear();
+            let got = src.fill(&mut buf, BATCH.min(n - done) as usize)?;
+            if got == 0 {
+                break;
+            }
+            done += got as u64;
+        }
+    }
+    Ok(done)
 }
 
 /// A source over records already in memory (tests, small generated workloads).
@@ -72,6 +115,11 @@ impl RecordSource for VecSource {
     }
     fn len_hint(&self) -> Option<u64> {
         Some(self.records.len() as u64)
+    }
+    fn skip_records(&mut self, n: u64) -> Result<u64, String> {
+        let k = n.min((self.records.len() - self.pos) as u64);
+        self.pos += k as usize;
+        Ok(k)
     }
 }
 
@@ -113,6 +161,10 @@ impl<S: RecordSource> RecordSource for Prefixed<S> {
         }
         self.rest.skip_accesses(n)
     }
+    fn skip_records(&mut self, n: u64) -> Result<u64, String> {
+        let k = self.first.skip_records(n)?;
+        Ok(k + self.rest.skip_records(n - k)?)
+    }
 }
 
 impl<S: RecordSource + ?Sized> RecordSource for Box<S> {
@@ -127,6 +179,9 @@ impl<S: RecordSource + ?Sized> RecordSource for Box<S> {
     }
     fn skip_accesses(&mut self, n: u64) -> Result<u64, String> {
         (**self).skip_accesses(n)
+    }
+    fn skip_records(&mut self, n: u64) -> Result<u64, String> {
+        (**self).skip_records(n)
     }
 }
 

@@ -116,6 +116,37 @@ fn seek_lands_on_the_requested_record() {
 }
 
 #[test]
+fn skipping_records_of_a_trace_file_seeks_and_the_rest_is_what_reading_gives() {
+    // A restored checkpoint goes on from its record by `skip_records`: a complete file
+    // seeks by its index, from wherever the reader is; the count stops at the end.
+    let d = tmpdir("skip");
+    let p = d.join("k.tlbt");
+    let recs = sample(20_000, 3);
+    write(&p, &recs, 1000);
+    for (first, n) in [
+        (0u64, 0u64),
+        (0, 1),
+        (0, 999),
+        (0, 1000),
+        (7, 12_345),
+        (1500, 18_500),
+        (0, 25_000),
+    ] {
+        let mut r = TraceReader::open(&p).unwrap();
+        let mut out = Vec::new();
+        r.fill(&mut out, first as usize).unwrap();
+        let k = r.skip_records(n).unwrap();
+        assert_eq!(k, n.min(20_000 - first), "skip {n} after {first}");
+        out.clear();
+        while r.fill(&mut out, 777).unwrap() > 0 {}
+        assert!(
+            out == recs[(first + k) as usize..],
+            "skip {n} after {first}"
+        );
+    }
+}
+
+#[test]
 fn wrong_magic_is_reported_at_byte_0() {
     let e = TraceReader::new(Cursor::new(b"I  04001000,4\n".to_vec()), "x.tlbt")
         .err()

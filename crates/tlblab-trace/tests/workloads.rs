@@ -650,3 +650,67 @@ fn populate_takes_zero_or_one_and_only_where_regions_are_announced() {
     let e = build("random", &p, 0).err().unwrap();
     assert!(e.contains("has no parameter 'populate'"), "{e}");
 }
+
+/// Every record of `s` from where it is, read in batches of 777.
+fn rest_of(s: &mut dyn tlblab_trace::source::RecordSource) -> Vec<Record> {
+    let mut out = Vec::new();
+    while s.fill(&mut out, 777).unwrap() > 0 {}
+    out
+}
+
+#[test]
+fn given_any_workload_when_its_first_n_records_are_skipped_then_the_rest_is_what_reading_gives() {
+    // `skip_records` is how a restored checkpoint goes on from its record: whatever the
+    // source skips by its own means (a generator's `skip`, a step of a position), the records
+    // after are those a run that read and dropped the first n would see. Populated and
+    // fast-forwarded graph and hash-join workloads too (their generators skip themselves).
+    let mut cases: Vec<(String, Params)> = catalog()
+        .iter()
+        .map(|w| (w.name.to_string(), small(w.name)))
+        .collect();
+    for (name, extra) in [
+        ("graph500_bfs", &[("populate", 1)][..]),
+        (
+            "graph500_list",
+            &[("populate", 1), ("skip", 300), ("warm", 50), ("take", 200)][..],
+        ),
+        (
+            "gapbs_bc",
+            &[
+                ("populate", 1),
+                ("skip", 100),
+                ("warm", 20),
+                ("take", 100),
+                ("every", 400),
+            ][..],
+        ),
+        ("hash_join", &[("populate", 1)][..]),
+    ] {
+        let mut p = small(name);
+        p.extend(params(extra));
+        cases.push((name.to_string(), p));
+    }
+    for (name, p) in &cases {
+        let (whole, _) = all(name, p, 7);
+        let len = whole.len() as u64;
+        for n in [
+            0,
+            1,
+            5,
+            len / 3,
+            len / 2 + 1,
+            len.saturating_sub(1),
+            len,
+            len + 5,
+        ] {
+            let mut s = build(name, p, 7).unwrap();
+            let k = s.skip_records(n).unwrap();
+            assert_eq!(k, n.min(len), "{name}: skipped {k} of {n} ({len} records)");
+            let rest = rest_of(s.as_mut());
+            assert!(
+                rest == whole[k as usize..],
+                "{name} {p:?}: after skipping {n} of {len} records the rest differs"
+            );
+        }
+    }
+}

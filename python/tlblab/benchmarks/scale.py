@@ -91,8 +91,9 @@ def interval_parallel(spec: str, n: int, full, k: int, workers: int = 2) -> dict
         here = intervals("zen3", spec, k, max_references=n, serial=True, out=out)
         sizes = [p.stat().st_size for p in here.directory.glob("*.ckpt")]
         graphs = {p.name: round(p.stat().st_size / 1e6, 1) for p in (Path(out) / "graphs").glob("*.graph")}
-        # Each task's fixed cost: restoring its checkpoint and reading (to drop) the records
-        # before it, timed as a restored run that stops at once (the next batch boundary).
+        # Each task's fixed cost: restoring its checkpoint and skipping the records before it
+        # (`skip_records`: the graph generators advance past their accesses without writing
+        # them), timed as a restored run that stops at once (the next batch boundary).
         fixed = []
         for c in sorted(here.directory.glob("*.ckpt")):
             c0 = time.thread_time()

@@ -126,7 +126,26 @@ impl FrameAllocator {
     }
 
     /// Allocates one page of `size` (an aligned run of `size.frames()` frames).
+    #[inline]
     pub fn alloc(&mut self, size: PageSize) -> Result<Pfn, OutOfMemory> {
+        // Nearly every allocation (a 4 KiB page's first touch, a table) under sequential
+        // placement takes the frame at the cursor, free: taken here as the loop below takes
+        // it (`run_free` of one frame, `mark`), without its division and loops (~75
+        // instructions a first touch before, callgrind, zen3 full model on a random stream).
+        if size == PageSize::Size4K && !matches!(self.placement, Placement::Random) {
+            let f = self.cursor[0];
+            if f < self.frames && !self.is_used(f) {
+                self.cursor[0] = f + 1;
+                self.used[(f / 64) as usize] |= 1 << (f % 64);
+                self.allocated += 1;
+                return Ok(Pfn(f));
+            }
+        }
+        self.alloc_searching(size)
+    }
+
+    /// `alloc` by the placement's search.
+    fn alloc_searching(&mut self, size: PageSize) -> Result<Pfn, OutOfMemory> {
         let n = size.frames();
         let runs = self.frames / n;
         match self.placement {
@@ -200,6 +219,36 @@ mod tests {
         assert_eq!(a.alloc(PageSize::Size4K).unwrap(), Pfn(1));
         assert_eq!(a.alloc(PageSize::Size4K).unwrap(), Pfn(2));
         assert_eq!(a.alloc(PageSize::Size2M).unwrap(), Pfn(512));
+    }
+
+    #[test]
+    fn given_any_placement_the_cursor_fast_path_hands_out_what_the_search_does() {
+        // `alloc` takes a free frame at the 4 KiB cursor itself; `alloc_searching` is the
+        // placement's search alone. Mixed sizes move the cursors past each other, fragmented
+        // memory makes the cursor's frame taken, and 64 MiB runs out: every answer the same.
+        for placement in [
+            Placement::Sequential,
+            Placement::Fragmented { fragmentation: 0.3 },
+            Placement::Random,
+        ] {
+            let mut fast = FrameAllocator::new(&cfg(placement), 5);
+            let mut search = FrameAllocator::new(&cfg(placement), 5);
+            let mut rng = tlblab_types::SplitMix64::new(11);
+            for i in 0..20_000 {
+                let size = match rng.below(16) {
+                    0 => PageSize::Size2M,
+                    1 | 2 => PageSize::Size64K,
+                    _ => PageSize::Size4K,
+                };
+                let (a, b) = (fast.alloc(size), search.alloc_searching(size));
+                assert_eq!(
+                    a.as_ref().ok(),
+                    b.as_ref().ok(),
+                    "{placement:?}: allocation {i} of {size:?}"
+                );
+                assert_eq!(fast.allocated_frames(), search.allocated_frames());
+            }
+        }
     }
 
     #[test]

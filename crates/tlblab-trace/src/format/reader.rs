@@ -593,4 +593,17 @@ impl<R: Read + Seek> RecordSource for TraceReader<R> {
     fn region_names(&self) -> Vec<String> {
         self.regions()
     }
+    /// A complete file seeks by its index (decoding only the target's block up to it); one
+    /// without its index (the writer did not finish) is read up to the record.
+    fn skip_records(&mut self, n: u64) -> Result<u64, String> {
+        if !self.is_complete() {
+            return crate::source::skip_by_parts(self, n);
+        }
+        let at = self.records_done;
+        let target = at
+            .saturating_add(n)
+            .min(self.total_records().unwrap_or(u64::MAX));
+        self.seek_record(target).map_err(|e| e.message)?;
+        Ok(target - at)
+    }
 }

@@ -249,6 +249,16 @@ impl RecordSource for NonEmpty {
     fn region_names(&self) -> Vec<String> {
         self.inner.region_names()
     }
+    fn skip_accesses(&mut self, n: u64) -> Result<u64, String> {
+        let k = self.inner.skip_accesses(n)?;
+        self.started |= k > 0;
+        Ok(k)
+    }
+    fn skip_records(&mut self, n: u64) -> Result<u64, String> {
+        let k = self.inner.skip_records(n)?;
+        self.started |= k > 0;
+        Ok(k)
+    }
 }
 
 fn build_known(

@@ -89,6 +89,16 @@ impl RecordSource for Random {
     fn len_hint(&self) -> Option<u64> {
         Some(self.accesses)
     }
+    /// The draws of the skipped accesses are made (the generator's state after them), their
+    /// records not written.
+    fn skip_accesses(&mut self, n: u64) -> Result<u64, String> {
+        let k = (self.accesses - self.next).min(n);
+        for _ in 0..k {
+            self.rng.below(self.words);
+        }
+        self.next += k;
+        Ok(k)
+    }
 }
 
 #[cfg(test)]
