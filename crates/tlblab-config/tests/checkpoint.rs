@@ -382,7 +382,7 @@ fn runs_the_format_cannot_hold_yet_are_refused_with_the_reason() {
     assert!(!path.exists());
 
     let mut sys = System::new(cfg, RunOptions::default()).unwrap();
-    tlblab_core::techniques::install(
+    tlblab_core::registry::install(
         &mut sys,
         &tlblab_core::techniques::parse_spec("pt_baker:mode=kernel").unwrap(),
     )
@@ -419,7 +419,7 @@ fn a_technique_given_to_the_restored_run_learns_the_regions_and_starts_there() {
     let mut second = restored.system;
     let app_clock = second.clock(0);
     assert!(app_clock > 0);
-    tlblab_core::techniques::install(
+    tlblab_core::registry::install(
         &mut second,
         &tlblab_core::techniques::parse_spec("pt_baker:mode=kernel,stride=8").unwrap(),
     )

@@ -149,7 +149,7 @@ pub fn install(sys: &mut System, spec: &TechniqueSpec) -> Result<(), SimError> {
 
 impl ReferenceModel {
     /// Installs the naive twin of the technique `spec` names (before the first record, as
-    /// `techniques::install`).
+    /// `registry::install`).
     pub fn install_twin(&mut self, spec: &TechniqueSpec) -> Result<(), String> {
         self.install_twin_from(Registry::BUILT_IN, spec)
     }

@@ -126,7 +126,7 @@ fn lockdown_drops_another_spaces_small_pages_under_its_huge_page() {
     );
     let run = |n: usize| {
         let (mut sys, mut r) = setup(&cfg, opts, 2);
-        tlblab_core::techniques::install(&mut sys, &spec).unwrap();
+        tlblab_core::registry::install(&mut sys, &spec).unwrap();
         r.install_twin(&spec).unwrap();
         sys.run_slice(&records[..n]).unwrap();
         r.run(&records[..n]).unwrap();
@@ -277,7 +277,7 @@ fn with_technique_on(
 ) -> Result<(), TestCaseError> {
     let cfg = machine_for(cfg, &opts);
     let (mut sys, mut r) = setup(&cfg, opts, spaces);
-    let installed = tlblab_core::techniques::install(&mut sys, spec).map_err(|e| e.0);
+    let installed = tlblab_core::registry::install(&mut sys, spec).map_err(|e| e.0);
     let twin = r.install_twin(spec);
     prop_assert_eq!(
         installed.is_ok(),
@@ -682,7 +682,7 @@ proptest! {
             }
         }
         let (mut sys, mut r) = setup(&cfg, opts, spaces);
-        let installed = tlblab_core::techniques::install(&mut sys, &spec).map_err(|e| e.0);
+        let installed = tlblab_core::registry::install(&mut sys, &spec).map_err(|e| e.0);
         let twin = r.install_twin(&spec);
         prop_assert_eq!(installed.is_ok(), twin.is_ok(), "install: engine {:?}, twin {:?}", installed, twin);
         if installed.is_err() {
@@ -718,7 +718,7 @@ fn the_loaders_range_flushes_on_split_virtual_caches_agree_with_the_reference() 
         let mut r = tlblab_core::reference::ReferenceModel::machine(&cfg, RunOptions::default());
         if let Some(t) = technique {
             let spec = spec(t, &[]);
-            tlblab_core::techniques::install(&mut sys, &spec).unwrap();
+            tlblab_core::registry::install(&mut sys, &spec).unwrap();
             r.install_twin(&spec).unwrap();
         }
         let a = sys.run_slice(&records).map_err(|e| e.0);

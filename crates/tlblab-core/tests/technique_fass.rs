@@ -10,7 +10,7 @@
 //! - a machine of several hardware threads is refused, by the model and its twin alike (§4.2).
 
 use tlblab_core::machine::MachineConfig;
-use tlblab_core::techniques;
+use tlblab_core::{registry, techniques};
 use tlblab_core::{RunOptions, Stats, System};
 use tlblab_trace::record::{prot, NO_THREAD};
 use tlblab_trace::{workloads, Access, Event, Record, VecSource};
@@ -28,7 +28,7 @@ fn sa1100() -> MachineConfig {
 fn run_records(records: Vec<Record>, technique: Option<&str>) -> Stats {
     let mut sys = System::new(sa1100(), RunOptions::default()).unwrap();
     if let Some(t) = technique {
-        techniques::install(&mut sys, &techniques::parse_spec(t).unwrap()).unwrap();
+        registry::install(&mut sys, &techniques::parse_spec(t).unwrap()).unwrap();
     }
     sys.run(&mut VecSource::new(records)).unwrap();
     sys.stats()
@@ -39,7 +39,7 @@ fn run_workload(spec: &str, technique: Option<&str>) -> Stats {
     let mut src = workloads::build(&name, &params, 1).unwrap();
     let mut sys = System::new(sa1100(), RunOptions::default()).unwrap();
     if let Some(t) = technique {
-        techniques::install(&mut sys, &techniques::parse_spec(t).unwrap()).unwrap();
+        registry::install(&mut sys, &techniques::parse_spec(t).unwrap()).unwrap();
     }
     sys.run(src.as_mut()).unwrap();
     sys.stats()
@@ -204,11 +204,11 @@ fn without_the_technique_nothing_changes() {
 fn bad_machines_and_parameters_are_refused() {
     let mut zen = sa1100();
     zen.page_table.format = tlblab_core::page_table::PageTableFormat::X86_64_4level;
-    let e = techniques::build(&techniques::parse_spec("fass").unwrap(), &zen, 0)
+    let e = registry::build(&techniques::parse_spec("fass").unwrap(), &zen, 0)
         .err()
         .unwrap();
     assert!(e.contains("armv7_short"), "{e}");
-    let e = techniques::build(
+    let e = registry::build(
         &techniques::parse_spec("fass:kernel_domains=16").unwrap(),
         &sa1100(),
         0,
@@ -227,7 +227,7 @@ fn a_multi_core_machine_is_refused_alike_by_the_model_and_its_twin() {
     // The preset's write buffer is modelled for one hardware thread only (its own refusal).
     two.timing.write_buffer = None;
     let spec = techniques::parse_spec("fass").unwrap();
-    let model = techniques::build(&spec, &two, 0).err().unwrap();
+    let model = registry::build(&spec, &two, 0).err().unwrap();
     assert!(
         model.contains("2 hardware threads (2 cores x 1)"),
         "{model}"
@@ -237,7 +237,7 @@ fn a_multi_core_machine_is_refused_alike_by_the_model_and_its_twin() {
     assert_eq!(twin, model);
     // One core is accepted by both.
     let one = sa1100();
-    assert!(techniques::build(&spec, &one, 0).is_ok());
+    assert!(registry::build(&spec, &one, 0).is_ok());
     let mut r = tlblab_core::reference::ReferenceModel::machine(&one, RunOptions::default());
     assert_eq!(r.install_twin(&spec), Ok(()));
 }
@@ -627,7 +627,7 @@ fn a_shared_region_taken_at_a_fault_counts_as_scheduled_with_its_toucher() {
 fn a_machine_of_several_hardware_threads_is_refused_with_the_reason() {
     let mut m = sa1100();
     m.cores = 2;
-    let err = techniques::build(&techniques::parse_spec("fass").unwrap(), &m, 1)
+    let err = registry::build(&techniques::parse_spec("fass").unwrap(), &m, 1)
         .err()
         .expect("refused");
     assert!(

@@ -6,8 +6,9 @@ mod common;
 
 use common::*;
 use tlblab_core::page_table::PageTableFormat;
+use tlblab_core::registry::{build, install};
 use tlblab_core::replacement::ReplacementKind;
-use tlblab_core::techniques::{build, install, parse_spec};
+use tlblab_core::techniques::parse_spec;
 use tlblab_core::{RunOptions, System};
 use tlblab_trace::{Access, Record, VecSource};
 use tlblab_types::{AccessKind, ThreadId, VirtAddr};

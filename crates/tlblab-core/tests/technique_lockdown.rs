@@ -6,8 +6,9 @@ mod common;
 
 use common::*;
 use tlblab_core::page_table::PageTableFormat;
+use tlblab_core::registry::install;
 use tlblab_core::replacement::ReplacementKind;
-use tlblab_core::techniques::{install, parse_spec};
+use tlblab_core::techniques::parse_spec;
 use tlblab_core::tlb::TlbKind;
 use tlblab_core::{RunOptions, System};
 use tlblab_trace::record::{flush, ALL_CORES};
@@ -144,22 +145,22 @@ fn given_a_locked_page_when_its_range_is_shot_down_then_it_misses_once_and_is_no
 fn given_more_pages_than_lockable_entries_then_building_is_a_clear_error() {
     let m = a9_like(1);
     let spec = parse_spec("lockdown:pages=0x1000+0x2000+0x3000+0x4000+0x5000").unwrap();
-    let e = tlblab_core::techniques::build(&spec, &m, 0).err().unwrap();
+    let e = tlblab_core::registry::build(&spec, &m, 0).err().unwrap();
     assert!(
         e.contains("5 pages given") && e.contains("main has 4 lockable entries"),
         "{e}"
     );
     let spec = parse_spec("lockdown:count=5").unwrap();
-    let e = tlblab_core::techniques::build(&spec, &m, 0).err().unwrap();
+    let e = tlblab_core::registry::build(&spec, &m, 0).err().unwrap();
     assert!(e.contains("'count' asks for 5"), "{e}");
     let mut no_lock = a9_like(1);
     no_lock.tlbs[1].lockable = 0;
     let spec = parse_spec("lockdown:pages=0x1000").unwrap();
-    let e = tlblab_core::techniques::build(&spec, &no_lock, 0)
+    let e = tlblab_core::registry::build(&spec, &no_lock, 0)
         .err()
         .unwrap();
     assert!(e.contains("no data TLB level with lockable entries"), "{e}");
-    let e = tlblab_core::techniques::build(&parse_spec("lockdown:pages=lots").unwrap(), &m, 0)
+    let e = tlblab_core::registry::build(&parse_spec("lockdown:pages=lots").unwrap(), &m, 0)
         .err()
         .unwrap();
     assert!(e.contains("'pages' expects addresses"), "{e}");

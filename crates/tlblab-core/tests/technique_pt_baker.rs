@@ -16,6 +16,7 @@ use tlblab_core::cache::{CacheConfig, CacheKind, Indexing};
 use tlblab_core::machine::{MachineConfig, PageTableConfig, TimingConfig, WalkerConfig};
 use tlblab_core::memory::{MemoryConfig, Placement};
 use tlblab_core::page_table::PageTableFormat;
+use tlblab_core::registry;
 use tlblab_core::replacement::ReplacementKind;
 use tlblab_core::stats::UnitStats;
 use tlblab_core::techniques::{self, pt_baker};
@@ -145,7 +146,7 @@ fn run(
 ) -> System {
     let mut sys = System::new(cfg, options).unwrap();
     if let Some(t) = technique {
-        techniques::install(&mut sys, &techniques::parse_spec(t).unwrap()).unwrap();
+        registry::install(&mut sys, &techniques::parse_spec(t).unwrap()).unwrap();
     }
     sys.run_slice(records).unwrap();
     sys
@@ -265,7 +266,7 @@ fn given_data_accesses_off_when_the_helper_has_swept_a_range_that_fits_the_l3_th
     let memory_walk_refs = |technique: Option<&str>| {
         let mut sys = System::new(zen3_like(2, 0), options).unwrap();
         if let Some(t) = technique {
-            techniques::install(&mut sys, &techniques::parse_spec(t).unwrap()).unwrap();
+            registry::install(&mut sys, &techniques::parse_spec(t).unwrap()).unwrap();
         }
         sys.run_slice(&before).unwrap();
         if technique.is_some() {
@@ -304,18 +305,17 @@ fn given_mode_none_without_pressure_then_the_run_is_the_technique_free_one() {
 #[test]
 fn given_a_placement_the_machine_cannot_give_then_install_names_it() {
     let mut sys = System::new(zen3_like(1, 0), RunOptions::default()).unwrap();
-    let e =
-        techniques::install(&mut sys, &techniques::parse_spec("pt_baker").unwrap()).unwrap_err();
+    let e = registry::install(&mut sys, &techniques::parse_spec("pt_baker").unwrap()).unwrap_err();
     assert!(e.0.contains("place=ccx"), "{e}");
     let mut sys = System::new(zen3_like(2, 0), RunOptions::default()).unwrap();
-    let e = techniques::install(
+    let e = registry::install(
         &mut sys,
         &techniques::parse_spec("pt_baker:place=other_ccx").unwrap(),
     )
     .unwrap_err();
     assert!(e.0.contains("cores_per_instance"), "{e}");
     let mut sys = System::new(zen3_like(2, 0), RunOptions::default()).unwrap();
-    let e = techniques::install(
+    let e = registry::install(
         &mut sys,
         &techniques::parse_spec("pt_baker:pressure=stream").unwrap(),
     )
@@ -343,7 +343,7 @@ fn given_a_user_mode_helper_on_a_populated_range_then_its_core_tlb_holds_the_ran
     let run_it = |technique: Option<&str>| {
         let mut sys = System::new(zen3_like(2, 0), options).unwrap();
         if let Some(t) = technique {
-            techniques::install(&mut sys, &techniques::parse_spec(t).unwrap()).unwrap();
+            registry::install(&mut sys, &techniques::parse_spec(t).unwrap()).unwrap();
         }
         sys.run_slice(&before).unwrap();
         let a = app_stats(&sys);

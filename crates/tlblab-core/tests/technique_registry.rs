@@ -18,7 +18,7 @@ use tlblab_core::machine::{MachineConfig, TechniqueSpec};
 use tlblab_core::os::SwitchPolicy;
 use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::reference::{ReferenceModel, Twin, TwinCycles};
-use tlblab_core::registry::{Registration, Registry, REGISTRY};
+use tlblab_core::registry::{self, Registration, Registry, REGISTRY};
 use tlblab_core::replacement::ReplacementKind;
 use tlblab_core::techniques::{self, Model, ParamInfo, Params, TechniqueInfo};
 use tlblab_core::{Declaration, RunOptions, SimError, System, Technique};
@@ -194,7 +194,7 @@ fn an_undeclared_parameter_is_refused_by_the_model_and_the_twin() {
     let e = r.install_twin_from(registry, &bad).unwrap_err();
     assert!(e.contains("no parameter 'colour'"), "{e}");
     // And for every built-in technique: a name that is none of its parameters.
-    for t in techniques::catalog() {
+    for t in registry::catalog() {
         let s = spec(&format!("{}:no_such_parameter=1", t.name));
         let e = r.install_twin(&s).unwrap_err();
         assert!(
@@ -217,7 +217,7 @@ fn model_and_twin_agree_on_defaults(
     for reg in REGISTRY {
         let s = spec(reg.info.name);
         let (mut sys, mut r) = setup(cfg, opts, 1);
-        let model = techniques::install(&mut sys, &s).map_err(|e| e.0);
+        let model = registry::install(&mut sys, &s).map_err(|e| e.0);
         let twin = r.install_twin(&s);
         prop_assert!(
             model.is_err() || twin.is_ok(),

@@ -17,7 +17,7 @@ use common::{cache, machine, tlb};
 use tlblab_core::os::{OsConfig, SwitchPolicy};
 use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::replacement::ReplacementKind;
-use tlblab_core::techniques;
+use tlblab_core::{registry, techniques};
 use tlblab_core::{MachineConfig, RunOptions, Stats, System};
 use tlblab_trace::record::NO_THREAD;
 use tlblab_trace::{Access, Event, Record, VecSource};
@@ -69,7 +69,7 @@ fn sys_with(cores: usize, os: OsConfig, technique: Option<&str>) -> System {
     )
     .unwrap();
     if let Some(t) = technique {
-        techniques::install(&mut s, &techniques::parse_spec(t).unwrap()).unwrap();
+        registry::install(&mut s, &techniques::parse_spec(t).unwrap()).unwrap();
     }
     s
 }
@@ -440,7 +440,7 @@ fn given_no_migration_then_a_technique_run_counts_what_a_technique_free_run_coun
 fn bad_parameters_name_the_parameter() {
     let m = machine_of(2);
     let e = |t: &str| {
-        techniques::build(&techniques::parse_spec(t).unwrap(), &m, 0)
+        registry::build(&techniques::parse_spec(t).unwrap(), &m, 0)
             .err()
             .unwrap()
     };
@@ -494,7 +494,7 @@ fn given_a_locked_entry_when_v1_restores_it_then_it_arrives_unlocked() {
     };
     let mut s = System::new(cfg, opts).unwrap();
     let spec = techniques::parse_spec("tlb_migration:interface=v1").unwrap();
-    techniques::install(&mut s, &spec).unwrap();
+    registry::install(&mut s, &spec).unwrap();
     let mut r = start(0, 0, 0);
     r.extend(touch(0, 0..2));
     r.push(ev(Event::TlbLock {
@@ -563,7 +563,7 @@ fn retouch_misses_with_kernel(
     )
     .unwrap();
     if let Some(t) = technique {
-        techniques::install(&mut s, &techniques::parse_spec(t).unwrap()).unwrap();
+        registry::install(&mut s, &techniques::parse_spec(t).unwrap()).unwrap();
     }
     let mut r = start(0, 0, 0);
     r.extend(touch(0, 0..16));

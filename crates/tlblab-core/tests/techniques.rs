@@ -15,7 +15,7 @@ use tlblab_core::machine::TechniqueSpec;
 use tlblab_core::os::SwitchPolicy;
 use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::replacement::ReplacementKind;
-use tlblab_core::techniques;
+use tlblab_core::{registry, techniques};
 use tlblab_core::{Declaration, RunOptions, SimError, System, Technique};
 use tlblab_trace::record::NO_THREAD;
 use tlblab_trace::{Access, Event, Record, VecSource};
@@ -65,7 +65,7 @@ fn alternating(pages: u64, rounds: u64) -> Vec<Record> {
 fn run(records: &[Record], technique: Option<&str>) -> System {
     let mut sys = System::new(xeon_l1(), tlb_only()).unwrap();
     if let Some(t) = technique {
-        techniques::install(&mut sys, &spec(t)).unwrap();
+        registry::install(&mut sys, &spec(t)).unwrap();
     }
     sys.run(&mut VecSource::new(records.to_vec())).unwrap();
     sys
@@ -104,7 +104,7 @@ fn given_one_color_for_both_threads_when_they_own_more_pages_than_ways_then_they
 #[test]
 fn given_a_colored_page_then_its_set_is_the_color_after_the_reserved_sets_and_offsets_are_kept() {
     // seed 003 §3.1: small color c is set R + c; the n-th page of a color is in period n.
-    let mut t = techniques::build(
+    let mut t = registry::build(
         &spec("tlb_coloring:reserved=2,first_color=3,base=0x40000000"),
         &xeon_l1(),
         0,
@@ -138,7 +138,7 @@ fn given_a_colored_page_then_its_set_is_the_color_after_the_reserved_sets_and_of
 
 #[test]
 fn given_an_access_across_a_page_boundary_then_its_two_pages_are_placed_apart_and_both_counted() {
-    let mut t = techniques::build(&spec("tlb_coloring"), &xeon_l1(), 0).unwrap();
+    let mut t = registry::build(&spec("tlb_coloring"), &xeon_l1(), 0).unwrap();
     let mut records = vec![Record::Access(Access::new(
         ThreadId(0),
         AccessKind::Store,
@@ -177,11 +177,11 @@ fn given_a_technique_run_then_it_equals_a_plain_run_with_lanes_on_the_records_it
     }
     for opts in [RunOptions::tlb_only(3), RunOptions::no_caches(3)] {
         let mut with = System::new(xeon_l1(), opts).unwrap();
-        techniques::install(&mut with, &spec("tlb_coloring:colors_per_thread=2")).unwrap();
+        registry::install(&mut with, &spec("tlb_coloring:colors_per_thread=2")).unwrap();
         with.run(&mut VecSource::new(records.clone())).unwrap();
 
         let mut t =
-            techniques::build(&spec("tlb_coloring:colors_per_thread=2"), &xeon_l1(), 3).unwrap();
+            registry::build(&spec("tlb_coloring:colors_per_thread=2"), &xeon_l1(), 3).unwrap();
         let mut moved = records.clone();
         t.on_batch(&mut moved).unwrap();
         let mut plain = System::new(xeon_l1(), opts).unwrap();
@@ -367,5 +367,5 @@ fn given_a_machine_file_technique_table_then_its_values_of_any_type_are_read_as_
     want.insert("reserved".to_string(), "2".to_string());
     want.insert("fetches".to_string(), "false".to_string());
     assert_eq!(spec.params, want);
-    assert!(techniques::build(&spec, &xeon_l1(), 0).is_ok());
+    assert!(registry::build(&spec, &xeon_l1(), 0).is_ok());
 }

@@ -170,8 +170,5 @@ fn bench_floor(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(bench_engine, m)?)?;
-    m.add_function(wrap_pyfunction!(floor_check, m)?)?;
-    m.add_function(wrap_pyfunction!(bench_floor, m)?)?;
-    Ok(())
+    add_functions! { m: bench_engine, floor_check, bench_floor }
 }

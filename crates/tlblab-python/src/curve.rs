@@ -295,8 +295,5 @@ fn bench_separate(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(curve, m)?)?;
-    m.add_function(wrap_pyfunction!(bench_curve, m)?)?;
-    m.add_function(wrap_pyfunction!(bench_separate, m)?)?;
-    Ok(())
+    add_functions! { m: curve, bench_curve, bench_separate }
 }

@@ -2,6 +2,14 @@
 //! One file per area, each with `register(m)`.
 use pyo3::prelude::*;
 
+/// Adds each named `#[pyfunction]` to the module: an area's `register(m)` is this one call.
+macro_rules! add_functions {
+    ($m:ident: $($f:ident),+ $(,)?) => {{
+        $($m.add_function(wrap_pyfunction!($f, $m)?)?;)+
+        Ok(())
+    }};
+}
+
 mod bench;
 mod curve;
 mod machine;

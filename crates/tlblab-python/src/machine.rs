@@ -70,10 +70,7 @@ fn presets() -> PyResult<Vec<(String, String)>> {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(machine_toml, m)?)?;
-    m.add_function(wrap_pyfunction!(machine_json, m)?)?;
-    m.add_function(wrap_pyfunction!(machine_file_text, m)?)?;
-    m.add_function(wrap_pyfunction!(machine_page_sizes, m)?)?;
-    m.add_function(wrap_pyfunction!(presets, m)?)?;
-    Ok(())
+    add_functions! { m:
+        machine_toml, machine_json, machine_file_text, machine_page_sizes, presets
+    }
 }

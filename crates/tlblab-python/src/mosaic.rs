@@ -62,6 +62,5 @@ fn simulate_windows(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(simulate_windows, m)?)?;
-    Ok(())
+    add_functions! { m: simulate_windows }
 }

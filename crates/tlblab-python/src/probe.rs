@@ -91,11 +91,8 @@ fn probe_sections() -> Vec<&'static str> {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(probe, m)?)?;
-    m.add_function(wrap_pyfunction!(probe_simulated, m)?)?;
-    m.add_function(wrap_pyfunction!(probe_find_knees, m)?)?;
-    m.add_function(wrap_pyfunction!(probe_fit_ramp, m)?)?;
-    m.add_function(wrap_pyfunction!(probe_infer_indexing, m)?)?;
-    m.add_function(wrap_pyfunction!(probe_sections, m)?)?;
-    Ok(())
+    add_functions! { m:
+        probe, probe_simulated, probe_find_knees, probe_fit_ramp, probe_infer_indexing,
+        probe_sections
+    }
 }

@@ -138,7 +138,7 @@ fn simulate(
             restored.system
         };
         if let Some(spec) = &technique {
-            tlblab_core::techniques::install(&mut sys, spec).map_err(|e| e.0)?;
+            tlblab_core::registry::install(&mut sys, spec).map_err(|e| e.0)?;
         }
         if !miss_log.is_empty() {
             sys.log_misses(miss_log).map_err(|e| e.0)?;
@@ -647,16 +647,8 @@ fn graph_cache_stats() -> PyResult<String> {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(graph_cache, m)?)?;
-    m.add_function(wrap_pyfunction!(graph_cache_stats, m)?)?;
-    m.add_function(wrap_pyfunction!(run_periodic, m)?)?;
-    m.add_function(wrap_pyfunction!(colored_offsets, m)?)?;
-    m.add_function(wrap_pyfunction!(colored_placement, m)?)?;
-    m.add_function(wrap_pyfunction!(simulate, m)?)?;
-    m.add_function(wrap_pyfunction!(merge_stats, m)?)?;
-    m.add_function(wrap_pyfunction!(workload_length, m)?)?;
-    m.add_function(wrap_pyfunction!(check_workload, m)?)?;
-    m.add_function(wrap_pyfunction!(page_counts, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_maps, m)?)?;
-    Ok(())
+    add_functions! { m:
+        graph_cache, graph_cache_stats, run_periodic, colored_offsets, colored_placement,
+        simulate, merge_stats, workload_length, check_workload, page_counts, trace_maps
+    }
 }

@@ -2,7 +2,7 @@
 //! (`--technique NAME:key=value,...` and a `[technique]` table alike become the same table,
 //! `TechniqueSpec`), the check of a spec against a machine, and lockdown's lockable level. Python
 //! passes tables (dicts, as JSON), never spec text it built itself. Wrappers only: the parsing
-//! and the checks are tlblab-core's (`techniques::parse_spec`, `techniques::build`).
+//! and the checks are tlblab-core's (`techniques::parse_spec`, `registry::build`).
 
 use pyo3::prelude::*;
 use tlblab_core::machine::TechniqueSpec;
@@ -39,7 +39,7 @@ fn technique_table_json(table: &str) -> PyResult<String> {
 /// The techniques: [{name, summary, seed, params: [{name, default, meaning}]}] as JSON.
 #[pyfunction]
 fn techniques() -> PyResult<String> {
-    let list: Vec<serde_json::Value> = tlblab_core::techniques::catalog()
+    let list: Vec<serde_json::Value> = tlblab_core::registry::catalog()
         .iter()
         .map(|t| {
             serde_json::json!({
@@ -62,7 +62,7 @@ fn techniques() -> PyResult<String> {
 fn check_technique(table: &str, machine: &str, machine_format: &str) -> PyResult<()> {
     let cfg = machine_from(machine, machine_format)?;
     let spec = spec_from_json(table)?;
-    tlblab_core::techniques::build(&spec, &cfg, 0).map_err(err)?;
+    tlblab_core::registry::build(&spec, &cfg, 0).map_err(err)?;
     Ok(())
 }
 
@@ -78,10 +78,7 @@ fn lockable_level(machine: &str, level: &str, machine_format: &str) -> PyResult<
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(techniques, m)?)?;
-    m.add_function(wrap_pyfunction!(technique_table, m)?)?;
-    m.add_function(wrap_pyfunction!(technique_table_json, m)?)?;
-    m.add_function(wrap_pyfunction!(check_technique, m)?)?;
-    m.add_function(wrap_pyfunction!(lockable_level, m)?)?;
-    Ok(())
+    add_functions! { m:
+        techniques, technique_table, technique_table_json, check_technique, lockable_level
+    }
 }

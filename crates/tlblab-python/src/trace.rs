@@ -492,18 +492,9 @@ fn parse_number(text: &str) -> Option<u64> {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(parse_workload_spec, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_number, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_info, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_head, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_records, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_data_pages, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_record, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_workload_catalog, m)?)?;
-    m.add_function(wrap_pyfunction!(workload_generate, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_decode_bench, m)?)?;
-    m.add_function(wrap_pyfunction!(rt_replay_write, m)?)?;
-    m.add_function(wrap_pyfunction!(corun_write, m)?)?;
-    Ok(())
+    add_functions! { m:
+        parse_workload_spec, parse_number, trace_info, trace_convert, trace_head, trace_records,
+        trace_data_pages, trace_record, trace_workload_catalog, workload_generate,
+        trace_decode_bench, rt_replay_write, corun_write
+    }
 }

@@ -464,7 +464,7 @@ fn names(s: &[PageSize]) -> String {
 
 /// A technique selected for a run: its name and its parameters as the user gave them (a
 /// `[technique]` table, `--technique NAME:key=value,...`, `technique=` in Python). Values are
-/// kept as text; the technique reads and checks them (`techniques::build`).
+/// kept as text; the technique reads and checks them (`registry::build`).
 #[derive(Clone, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
 pub struct TechniqueSpec {
     pub name: String,

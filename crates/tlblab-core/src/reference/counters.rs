@@ -102,37 +102,9 @@ impl RefCounters {
     }
 }
 
-/// The OS counters, as `OsStats` names them.
-#[derive(Clone, PartialEq, Eq, Debug, Default)]
-pub struct RefOsCounters {
-    pub context_switches: u64,
-    pub address_space_switches: u64,
-    pub asid_rollovers: u64,
-    pub tlb_flushes: u64,
-    pub cache_flushes: u64,
-    pub cache_flush_cycles: u64,
-    pub migrations: u64,
-    pub shootdowns: u64,
-    pub ipis: u64,
-    pub switch_cycles: u64,
-}
-
-impl RefOsCounters {
-    pub(super) fn since(&self, o: &RefOsCounters) -> RefOsCounters {
-        RefOsCounters {
-            context_switches: self.context_switches - o.context_switches,
-            address_space_switches: self.address_space_switches - o.address_space_switches,
-            asid_rollovers: self.asid_rollovers - o.asid_rollovers,
-            tlb_flushes: self.tlb_flushes - o.tlb_flushes,
-            cache_flushes: self.cache_flushes - o.cache_flushes,
-            cache_flush_cycles: self.cache_flush_cycles - o.cache_flush_cycles,
-            migrations: self.migrations - o.migrations,
-            shootdowns: self.shootdowns - o.shootdowns,
-            ipis: self.ipis - o.ipis,
-            switch_cycles: self.switch_cycles - o.switch_cycles,
-        }
-    }
-}
+/// The OS counters: the OS model's own vocabulary (`os::OsStats`, data only, no engine code),
+/// counted by the reference independently of the engine and compared whole.
+pub type RefOsCounters = crate::os::OsStats;
 
 /// One TLB entry as tests compare it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -194,7 +194,7 @@ impl System {
         Ok(())
     }
 
-    /// The parameters the technique runs with, for `Stats::technique` (`techniques::install`).
+    /// The parameters the technique runs with, for `Stats::technique` (`registry::install`).
     pub fn set_technique_params(&mut self, params: std::collections::BTreeMap<String, String>) {
         self.technique_params = params;
     }

@@ -2,9 +2,10 @@
 //!
 //! A technique is selected by name with parameters (`machine::TechniqueSpec`: a `[technique]`
 //! table in a machine file, `--technique NAME:key=value,...` on `tlblab simulate`, `technique=`
-//! in Python), listed with its parameters, defaults and seed sections by `catalog()` (`tlblab
-//! techniques`), built by `build`, and installed on a `System` (`install`), where it acts
-//! through the engine's extension point, `system::Technique` (its contract is there).
+//! in Python), listed with its parameters, defaults and seed sections by `registry::catalog()`
+//! (`tlblab techniques`), built by `registry::build`, and installed on a `System`
+//! (`registry::install`), where it acts through the engine's extension point,
+//! `system::Technique` (its contract is there).
 //!
 //! Adding one (ARCHITECTURE.md, recipe 6): a file here with its `INFO` and a model that
 //! implements `Model` (`build`) and `system::Technique`, a naive twin in `reference/twins/` that
@@ -37,10 +38,6 @@ pub mod tlb_migration;
 use crate::machine::{MachineConfig, TechniqueSpec};
 use crate::system::Technique;
 use std::collections::BTreeMap;
-
-// The registry (`crate::registry`) pairs each model here with its twin; its entry points are
-// re-exported so that `techniques::{catalog, build, install}` stay the public names.
-pub use crate::registry::{build, catalog, install, Registration, Registry, REGISTRY};
 
 /// One parameter of a technique: its name, default (as text) and meaning.
 #[derive(Clone, Copy, Debug)]
@@ -248,6 +245,7 @@ pub(crate) fn test_machine(sets: usize, ways: usize) -> MachineConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::{build, catalog};
 
     #[test]
     fn specs_parse_and_bad_ones_name_the_problem() {

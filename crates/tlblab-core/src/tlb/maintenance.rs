@@ -70,10 +70,7 @@ impl Tlb {
         self.memo_slot = usize::MAX;
         let mut n = 0;
         for i in 0..self.sizes.len() {
-            let size = self.sizes[i];
-            let vpn = va.0 >> size.shift();
-            let key = pack(vpn, size);
-            let base = self.index.set_of(vpn) * self.ways;
+            let (base, key) = self.set_of_va(i, va);
             for slot in base..base + self.ways {
                 if self.keys.get(slot) == key
                     && (LOCKED || !self.payload[slot].locked)
@@ -91,12 +88,7 @@ impl Tlb {
         }
         if LOCKED {
             for slot in self.array_base..self.keys.len() {
-                let key = self.keys.get(slot);
-                if key == INVALID {
-                    continue;
-                }
-                let size = PageSize::ALL[(key & 7) as usize];
-                if key == pack(va.0 >> size.shift(), size)
+                if self.array_translates(slot, va)
                     && asid
                         .is_none_or(|a| self.payload[slot].global || self.payload[slot].asid == a)
                 {
@@ -202,10 +194,7 @@ impl Tlb {
             return true;
         }
         for i in 0..self.sizes.len() {
-            let size = self.sizes[i];
-            let vpn = va.0 >> size.shift();
-            let key = pack(vpn, size);
-            let base = self.index.set_of(vpn) * self.ways;
+            let (base, key) = self.set_of_va(i, va);
             for slot in base..base + self.ways {
                 if self.keys.get(slot) == key && self.tags_match(slot, req) {
                     if self.payload[slot].locked {
@@ -230,12 +219,7 @@ impl Tlb {
         // An unlocked entry of the array moves into its set (filled there, unlocked), in
         // array slot order.
         for slot in self.array_base..self.keys.len() {
-            let key = self.keys.get(slot);
-            if key == INVALID {
-                continue;
-            }
-            let size = PageSize::ALL[(key & 7) as usize];
-            if key == pack(va.0 >> size.shift(), size) {
+            if self.array_translates(slot, va) {
                 let mut e = self.entry_at(slot);
                 e.locked = false;
                 self.array_clear(slot);
@@ -244,10 +228,7 @@ impl Tlb {
             }
         }
         for i in 0..self.sizes.len() {
-            let size = self.sizes[i];
-            let vpn = va.0 >> size.shift();
-            let key = pack(vpn, size);
-            let base = self.index.set_of(vpn) * self.ways;
+            let (base, key) = self.set_of_va(i, va);
             for slot in base..base + self.ways {
                 if self.keys.get(slot) == key && self.payload[slot].locked {
                     self.payload[slot].locked = false;
@@ -266,5 +247,24 @@ impl Tlb {
 
     pub fn locked_count(&self) -> usize {
         self.locked_count
+    }
+
+    /// Where the level's `i`-th page size puts `va`'s page: the first slot of its set and the
+    /// page's key. An entry translating `va` can be in these sets only (one per size), which
+    /// is what every maintenance operation by address scans.
+    fn set_of_va(&self, i: usize, va: VirtAddr) -> (usize, u64) {
+        let size = self.sizes[i];
+        let vpn = va.0 >> size.shift();
+        (self.index.set_of(vpn) * self.ways, pack(vpn, size))
+    }
+
+    /// Whether slot `slot` of the lockable array holds a translation of `va` (of any size).
+    fn array_translates(&self, slot: usize, va: VirtAddr) -> bool {
+        let key = self.keys.get(slot);
+        if key == INVALID {
+            return false;
+        }
+        let size = PageSize::ALL[(key & 7) as usize];
+        key == pack(va.0 >> size.shift(), size)
     }
 }

@@ -1,6 +1,7 @@
 //! Version 1 record encoding (spec: docs/formats/trace.md §4.5), kept so that version 1 files
-//! still read; new files are written in version 2 (`codec`). Its encoder is the tests'
-//! (`tests::Encoder`): they make the version 1 payloads the decoder must read.
+//! still read; new files are written in version 2 (`codec`). Its coding is the tests'
+//! (`tests`, a `codec::Coding` for `codec::Encoder`): they make the version 1 payloads the
+//! decoder must read.
 //!
 //! Original description:
 //! Record encoding inside one block of the native format (spec: docs/formats/trace.md §4).
@@ -168,30 +169,25 @@ impl Decoder {
         let (mut tp, tend, mut dp) = (self.tp, self.tend, self.dp);
         let mut done = 0usize;
         let buf = &buf[..len + PAD];
-        let fail = |me: &mut Decoder,
-                    st: State,
-                    tp: usize,
-                    dp: usize,
-                    done: usize,
-                    pos: usize,
-                    what: String| {
-            me.st = st;
-            me.tp = tp;
-            me.dp = dp;
-            me.remaining = me.remaining.saturating_sub(done as u32);
-            Err(DecodeError { pos, what })
-        };
+        // Fails at `pos`, keeping the position reached (the state a resumed call would find).
+        macro_rules! fail {
+            ($pos:expr, $what:expr $(,)?) => {{
+                self.st = st;
+                self.tp = tp;
+                self.dp = dp;
+                self.remaining = self.remaining.saturating_sub(done as u32);
+                return Err(DecodeError {
+                    pos: $pos,
+                    what: $what,
+                });
+            }};
+        }
         while done < n {
             if tp >= tend {
                 let missing = self.remaining as usize - done;
-                return fail(
-                    self,
-                    st,
+                fail!(
                     tp,
-                    dp,
-                    done,
-                    tp,
-                    format!("tag stream ends with {missing} of the block's records still to come"),
+                    format!("tag stream ends with {missing} of the block's records still to come")
                 );
             }
             // Fast path: a run of accesses with table sizes, written straight into `out`'s
@@ -247,15 +243,7 @@ impl Decoder {
                 done += k;
             }
             if dp > len {
-                return fail(
-                    self,
-                    st,
-                    tp,
-                    dp,
-                    done,
-                    len,
-                    "an address runs past the end of the payload".into(),
-                );
+                fail!(len, "an address runs past the end of the payload".into());
             }
             if done >= n || tp >= tend {
                 continue;
@@ -269,26 +257,13 @@ impl Decoder {
                 let raw = le_u64_at(buf, dp) & ADDR_MASK[ac];
                 dp += ADDR_BYTES[ac];
                 if dp > len {
-                    return fail(
-                        self,
-                        st,
-                        tp,
-                        dp,
-                        done,
-                        len,
-                        "an address runs past the end of the payload".into(),
-                    );
+                    fail!(len, "an address runs past the end of the payload".into());
                 }
                 // Only size code 7 reaches here: an explicit varint size.
                 let size = match read_varint(buf, &mut dp, len) {
                     Some(v) if v <= u32::MAX as u64 => v,
                     _ => {
-                        return fail(
-                            self,
-                            st,
-                            tp,
-                            dp,
-                            done,
+                        fail!(
                             tpos,
                             "bad access size (varint overruns the payload or exceeds 32 bits)"
                                 .into(),
@@ -319,7 +294,7 @@ impl Decoder {
                         done += 1;
                     }
                     Ok(None) => {}
-                    Err(what) => return fail(self, st, tp, dp, done, tpos, what),
+                    Err(what) => fail!(tpos, what),
                 }
             }
         }
@@ -376,54 +351,18 @@ fn le_u64_at(buf: &[u8], p: usize) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::codec::{event_op, put_event_fields, put_varint, zigzag};
+    use super::super::codec::{event_op, put_event_fields, put_varint, zigzag, Coding};
     use super::*;
     use tlblab_types::CoreId;
 
-    /// Encodes records into one version 1 payload: for the tests only (no file is written in
-    /// version 1 any more), to make the payloads the decoder must still read.
-    #[derive(Default)]
-    pub(super) struct Encoder {
-        tags: Vec<u8>,
-        data: Vec<u8>,
-        /// The assembled payload (`payload()`).
-        buf: Vec<u8>,
-        st: State,
-        pub records: u32,
-        pub accesses: u32,
-    }
-
-    impl Encoder {
-        pub fn new() -> Self {
-            Encoder::default()
-        }
-
-        /// The block payload of everything pushed since the last reset: varint(tag count), the
-        /// tags, the data bytes.
-        pub fn payload(&mut self) -> &[u8] {
-            self.buf.clear();
-            put_varint(&mut self.buf, self.tags.len() as u64);
-            self.buf.extend_from_slice(&self.tags);
-            self.buf.extend_from_slice(&self.data);
-            &self.buf
-        }
-
-        #[inline]
-        pub fn push(&mut self, r: &Record) {
-            self.records += 1;
-            match r {
-                Record::Access(a) => self.push_access(a),
-                Record::Event(e) => self.push_event(e),
-            }
-        }
-
-        #[inline]
-        fn push_access(&mut self, a: &Access) {
-            self.accesses += 1;
-            if a.thread.0 != self.st.thread {
-                self.tags.push(3 | (OP_THREAD << 2));
-                put_varint(&mut self.data, a.thread.0 as u64);
-                self.st.thread = a.thread.0;
+    /// Version 1's coding, for the tests only (no file is written in version 1 any more): what
+    /// makes the payloads the decoder must still read, through the one `codec::Encoder`.
+    impl Coding for State {
+        fn access(&mut self, a: &Access, tags: &mut Vec<u8>, data: &mut Vec<u8>) {
+            if a.thread.0 != self.thread {
+                tags.push(3 | (OP_THREAD << 2));
+                put_varint(data, a.thread.0 as u64);
+                self.thread = a.thread.0;
             }
             let kind: u8 = match a.kind {
                 AccessKind::Instr => 0,
@@ -445,8 +384,8 @@ mod tests {
             };
             let addr = a.vaddr.0;
             let sidx = (kind != 0) as usize;
-            let last = self.st.last[sidx];
-            let pred = last.wrapping_add(self.st.step[sidx]);
+            let last = self.last[sidx];
+            let pred = last.wrapping_add(self.step[sidx]);
             let ac: u8;
             let mut tail = [0u8; 8];
             let mut ntail = 0usize;
@@ -465,27 +404,29 @@ mod tests {
                     ntail = 8;
                 }
             }
-            self.tags.push(kind | (sc << 2) | (ac << 5));
-            self.data.extend_from_slice(&tail[..ntail]);
+            tags.push(kind | (sc << 2) | (ac << 5));
+            data.extend_from_slice(&tail[..ntail]);
             if sc == 7 {
-                put_varint(&mut self.data, size as u64);
+                put_varint(data, size as u64);
             }
-            self.st.step[sidx] = if sidx == 0 {
+            self.step[sidx] = if sidx == 0 {
                 size as u64
             } else {
                 addr.wrapping_sub(last)
             };
-            self.st.last[sidx] = addr;
+            self.last[sidx] = addr;
         }
 
-        fn push_event(&mut self, e: &Event) {
-            self.tags.push(3 | ((event_op(e) as u8) << 2));
-            put_event_fields(&mut self.data, e);
+        fn event(&mut self, e: &Event, tags: &mut Vec<u8>, data: &mut Vec<u8>) {
+            tags.push(3 | ((event_op(e) as u8) << 2));
+            put_event_fields(data, e);
         }
     }
 
+    type Encoder = super::super::codec::Encoder<State>;
+
     fn round_trip(recs: &[Record]) -> Vec<Record> {
-        let mut e = Encoder::new();
+        let mut e = Encoder::default();
         for r in recs {
             e.push(r);
         }
@@ -506,22 +447,8 @@ mod tests {
 
     #[test]
     fn sequential_code_and_strided_data_cost_one_byte_each() {
-        let mut recs = Vec::new();
-        for i in 0..1000u64 {
-            recs.push(Record::Access(Access::new(
-                ThreadId(0),
-                AccessKind::Instr,
-                VirtAddr(0x400000 + 4 * i),
-                4,
-            )));
-            recs.push(Record::Access(Access::new(
-                ThreadId(0),
-                AccessKind::Load,
-                VirtAddr(0x1000_0000 + 4096 * i),
-                8,
-            )));
-        }
-        let mut e = Encoder::new();
+        let recs = super::super::codec::tests::sequential_code_and_strided_data();
+        let mut e = Encoder::default();
         recs.iter().for_each(|r| e.push(r));
         // First of each stream needs an address; everything after is predicted.
         let n = e.payload().len();
@@ -542,7 +469,7 @@ mod tests {
 
     #[test]
     fn truncated_payload_is_an_error_not_a_panic() {
-        let mut e = Encoder::new();
+        let mut e = Encoder::default();
         e.push(&Record::Access(Access::new(
             ThreadId(0),
             AccessKind::Load,

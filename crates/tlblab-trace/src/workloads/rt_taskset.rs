@@ -32,11 +32,14 @@ use tlblab_types::{SplitMix64, ThreadId};
 /// (phase µs, period µs, execution µs, pages allocated, pages accessed)
 type Task = (u64, u64, u64, u64, u64);
 
-const LAYOUT: (&str, u64, &str) = (
-    "layout",
-    1,
-    "0 = contiguous, 1 = tlb_malloc (colors per task), 2 = tlb_malloc same color, 3 = glibc malloc, 4 = random pages",
-);
+/// The `layout` parameter with its default.
+const fn layout(default: u64) -> (&'static str, u64, &'static str) {
+    (
+        "layout",
+        default,
+        "0 = contiguous, 1 = tlb_malloc (colors per task), 2 = tlb_malloc same color, 3 = glibc malloc, 4 = random pages",
+    )
+}
 
 /// Parameters every task-set workload has besides `layout`.
 macro_rules! common_params {
@@ -76,19 +79,26 @@ const fn cat<const A: usize, const B: usize, const C: usize>(
     out
 }
 
-const P: &[(&str, u64, &str)] = &cat::<1, 13, 14>([LAYOUT], common_params!());
+/// A workload's own parameters, then the common ones (`&[...]` of both, in that order).
+macro_rules! with_common {
+    ($($p:expr),+ $(,)?) => {
+        &cat::<{ [$(stringify!($p)),+].len() }, 13, { [$(stringify!($p)),+].len() + 13 }>(
+            [$($p),+],
+            common_params!(),
+        )
+    };
+}
+
+const P: &[(&str, u64, &str)] = with_common!(layout(1));
 
 pub const INFO_TABLE: WorkloadInfo = WorkloadInfo {
     name: "rt_table6_1",
     summary: "the periodic task sets of seed 003 Table 6.1 (2, 3 or 4 tasks), rate-monotonic",
     source: "seed 003 §6.0.9, Table 6.1",
-    params: &cat::<3, 13, 16>(
-        [
-            ("tasks", 2, "which row group of Table 6.1: 2, 3 or 4 tasks"),
-            ("kernels", 1, "0 = synthetic page writes, 1 = the benchmark kernels (T1 statistics, T2 bubble sort, T3 insertion sort, T4 nth largest)"),
-            LAYOUT,
-        ],
-        common_params!(),
+    params: with_common!(
+        ("tasks", 2, "which row group of Table 6.1: 2, 3 or 4 tasks"),
+        ("kernels", 1, "0 = synthetic page writes, 1 = the benchmark kernels (T1 statistics, T2 bubble sort, T3 insertion sort, T4 nth largest)"),
+        layout(1),
     ),
     in_default_set: true,
 };
@@ -106,12 +116,9 @@ pub const INFO_MALLOC: WorkloadInfo = WorkloadInfo {
     name: "rt_malloc_vs_tlb_malloc",
     summary: "T1 (1, 2, 0.385 ms), T2 (0, 16, 7.38 ms): 32 pages allocated, 14 random ones written",
     source: "seed 003 §6.0.8 (malloc vs. tlb_malloc, Figs. 6.4-6.8); variant=1: Appendix A.1 (0.39/7.8 ms, 16 pages)",
-    params: &cat::<2, 13, 15>(
-        [
-            ("variant", 0, "0 = §6.0.8 (14 of 32 pages), 1 = Appendix A.1 (16 of 32 pages)"),
-            ("layout", 0, "0 = contiguous, 1 = tlb_malloc (colors per task), 2 = tlb_malloc same color, 3 = glibc malloc, 4 = random pages"),
-        ],
-        common_params!(),
+    params: with_common!(
+        ("variant", 0, "0 = §6.0.8 (14 of 32 pages), 1 = Appendix A.1 (16 of 32 pages)"),
+        layout(0),
     ),
     in_default_set: true,
 };
@@ -120,12 +127,9 @@ pub const INFO_PAIR: WorkloadInfo = WorkloadInfo {
     name: "rt_benchmark_pair",
     summary: "two benchmark tasks: fft (1, 4, 2 ms) with adpcm (0, 20, 4.6 ms), or FIR (1, 7, 2.5 ms) with Mi adpcm (0, 14, 5.3 ms)",
     source: "seed 003 §6.0.9 (Fig. 6.13), §6.0.10 (Fig. 6.14)",
-    params: &cat::<2, 13, 15>(
-        [
-            ("set", 0, "0 = fft + adpcm (Fig. 6.13), 1 = FIR + Mi adpcm (Fig. 6.14)"),
-            ("layout", 3, "0 = contiguous, 1 = tlb_malloc (colors per task), 2 = tlb_malloc same color, 3 = glibc malloc, 4 = random pages"),
-        ],
-        common_params!(),
+    params: with_common!(
+        ("set", 0, "0 = fft + adpcm (Fig. 6.13), 1 = FIR + Mi adpcm (Fig. 6.14)"),
+        layout(3),
     ),
     in_default_set: false,
 };
@@ -134,13 +138,10 @@ pub const INFO_NOISY: WorkloadInfo = WorkloadInfo {
     name: "rt_noisy_sets",
     summary: "the noisy-set probe: T1 (1, 2, 0.392 ms) and T2 (0, 16, 7.88 ms), each writing `pages` pages of one color",
     source: "seed 003 §6.0.6 (identifying noisy DTLB sets)",
-    params: &cat::<3, 13, 16>(
-        [
-            ("color", 1, "the DTLB set both tasks allocate in"),
-            ("pages", 1, "pages each task allocates in that color"),
-            ("layout", 2, "kept at 2 (tlb_malloc, one color for both tasks)"),
-        ],
-        common_params!(),
+    params: with_common!(
+        ("color", 1, "the DTLB set both tasks allocate in"),
+        ("pages", 1, "pages each task allocates in that color"),
+        ("layout", 2, "kept at 2 (tlb_malloc, one color for both tasks)"),
     ),
     in_default_set: false,
 };

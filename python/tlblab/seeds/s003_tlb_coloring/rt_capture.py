@@ -47,9 +47,12 @@ SOURCE = RUNTIME / "bench" / "seed003" / "rt_tasks.c"
 # program's pages, and with them its noisy sets and its misses.
 FIG6_13_14_SOURCE = RUNTIME / "bench" / "seed003" / "rt_tasks_fig6_13_14.c"
 LIBRARY_SOURCES = [RUNTIME / "src" / "color" / n for n in ("color.c", "prim_linux.c", "machine.c")]
-# libtlblab's headers and the task programs' shared harness and Table 6.1 kernels.
+# What the sources include, in the build's key: libtlblab's headers, the allocator's internal
+# header and color.c's included part (color_check.c), the task programs' shared harness and
+# Table 6.1 kernels.
 HARNESS = [SOURCE.parent / n for n in ("rt_harness.h", "rt_harness_run.h", "rt_kernels_table6_1.h")]
-HEADERS = [RUNTIME / "include" / "tlblab" / "color.h", RUNTIME / "include" / "tlblab" / "roi.h", *HARNESS]
+HEADERS = [RUNTIME / "include" / "tlblab" / "color.h", RUNTIME / "include" / "tlblab" / "roi.h",
+           *(RUNTIME / "src" / "color" / n for n in ("color_internal.h", "color_check.c")), *HARNESS]
 CACHE = ROOT / "out" / "seed003"
 # Bump when what a capture or a replay holds changes, so old files are not reused.
 CAPTURE_VERSION = "1"

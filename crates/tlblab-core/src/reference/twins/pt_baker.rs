@@ -60,38 +60,40 @@ struct Stressor {
 }
 
 pub(crate) struct PtBakerTwin {
+    // The helper (§4.2-4.3, Algs. 2-4): what it reads, over which range, where it runs.
     /// "none", "user", "prefetch" or "kernel".
     mode: String,
     stride: u64,
     /// The range given (start, length), else the region named ("auto": the largest).
     range_given: Option<(u64, u64)>,
     region: String,
+    helper_cpu: usize,
+    /// A placement the machine cannot give: refused.
+    stress_cache: bool,
+    // Its pace: NOPs after each read or page, sleep and a system call per sweep (Alg. 2 lines
+    // 13-17, Alg. 3 lines 9-11, Alg. 4 line 6), a loop iteration at the L1's latency.
     nops: u64,
     nop_cycles: u64,
     sleep: u64,
     syscall: u64,
-    helper_cpu: usize,
-    /// A placement the machine cannot give: refused.
-    stress_cache: bool,
+    l1_latency: u64,
+    // Pressure (§5.1): the stressors, their accesses in flight, the L3 their buffers cover.
     stressors: Vec<Stressor>,
     mlp: u64,
     l3_bytes: u64,
-    l1_latency: u64,
     /// `in_windows`: the helper and the stressors run only inside window phases.
     in_windows: bool,
-    // The run.
+    // The run: regions announced ((start, length), in order), the range swept ([start, end),
+    // from the helper's spawn on), the next virtual address the helper visits, and in kernel
+    // mode the upper-level entries read in this sweep.
     started: bool,
     /// Inside a window phase of the records.
     in_window: bool,
-    space: usize,
-    /// Regions announced: (start, length), in order.
     regions: Vec<(u64, u64)>,
-    /// The range swept, [start, end), from the helper's spawn on.
     range: Option<(u64, u64)>,
-    /// The next virtual address the helper visits.
     at: u64,
-    /// Kernel mode: the upper-level entries read in this sweep.
     upper_read: Vec<u64>,
+    space: usize,
     sources: Vec<String>,
     // Counters.
     sweeps: u64,

@@ -78,9 +78,9 @@ fn addr_code(d: i64) -> u8 {
     }
 }
 
-/// The predictor state shared by encoder and decoder.
+/// The predictor state shared by encoder and decoder (version 2's `Coding`).
 #[derive(Clone, Copy, Default, Debug)]
-struct State {
+pub struct State {
     thread: u32,
     /// Predicted address of the next instruction fetch: the last fetch's address + size.
     ni: u64,
@@ -89,14 +89,24 @@ struct State {
     sd: u64,
 }
 
-/// Encodes records into one block payload.
+/// How one payload version turns records into its two streams: the predictor state of an
+/// encoder (version 2's is `State`; version 1's, in `codec_v1`'s tests, its own). `Encoder`
+/// keeps the streams and the counts, the same for every version.
+pub trait Coding: Default {
+    /// Appends one access's tags and data bytes.
+    fn access(&mut self, a: &Access, tags: &mut Vec<u8>, data: &mut Vec<u8>);
+    /// Appends one event's tag and fields.
+    fn event(&mut self, e: &Event, tags: &mut Vec<u8>, data: &mut Vec<u8>);
+}
+
+/// Encodes records into one block payload (version 2 unless `C` says otherwise).
 #[derive(Default)]
-pub struct Encoder {
+pub struct Encoder<C: Coding = State> {
     tags: Vec<u8>,
     data: Vec<u8>,
     /// The assembled payload (`payload()`).
     buf: Vec<u8>,
-    st: State,
+    st: C,
     pub records: u32,
     pub accesses: u32,
 }
@@ -105,13 +115,15 @@ impl Encoder {
     pub fn new() -> Self {
         Encoder::default()
     }
+}
 
+impl<C: Coding> Encoder<C> {
     /// Starts a new block: empties the buffer and resets the predictors.
     pub fn reset(&mut self) {
         self.tags.clear();
         self.data.clear();
         self.buf.clear();
-        self.st = State::default();
+        self.st = C::default();
         self.records = 0;
         self.accesses = 0;
     }
@@ -130,34 +142,37 @@ impl Encoder {
     pub fn push(&mut self, r: &Record) {
         self.records += 1;
         match r {
-            Record::Access(a) => self.push_access(a),
-            Record::Event(e) => self.push_event(e),
+            Record::Access(a) => {
+                self.accesses += 1;
+                self.st.access(a, &mut self.tags, &mut self.data)
+            }
+            Record::Event(e) => self.st.event(e, &mut self.tags, &mut self.data),
         }
     }
+}
 
+impl Coding for State {
     #[inline]
-    fn push_access(&mut self, a: &Access) {
-        self.accesses += 1;
-        if a.thread.0 != self.st.thread {
-            self.tags.push(ESC_THREAD);
-            put_varint(&mut self.data, a.thread.0 as u64);
-            self.st.thread = a.thread.0;
+    fn access(&mut self, a: &Access, tags: &mut Vec<u8>, data: &mut Vec<u8>) {
+        if a.thread.0 != self.thread {
+            tags.push(ESC_THREAD);
+            put_varint(data, a.thread.0 as u64);
+            self.thread = a.thread.0;
         }
         let addr = a.vaddr.0;
         let size = a.size;
         if a.kind == AccessKind::Instr {
-            let d = addr.wrapping_sub(self.st.ni) as i64;
+            let d = addr.wrapping_sub(self.ni) as i64;
             if (1..=15).contains(&size) {
                 let ac = if d == 0 { 0 } else { addr_code(d) };
-                self.tags.push(((size as u8) << 1) | (ac << 5));
-                self.data
-                    .extend_from_slice(&(d as u64).to_le_bytes()[..ADDR_BYTES[ac as usize]]);
+                tags.push(((size as u8) << 1) | (ac << 5));
+                data.extend_from_slice(&(d as u64).to_le_bytes()[..ADDR_BYTES[ac as usize]]);
             } else {
-                self.tags.push(ESC_FETCH);
-                put_varint(&mut self.data, size as u64);
-                put_varint(&mut self.data, zigzag(d));
+                tags.push(ESC_FETCH);
+                put_varint(data, size as u64);
+                put_varint(data, zigzag(d));
             }
-            self.st.ni = addr.wrapping_add(size as u64);
+            self.ni = addr.wrapping_add(size as u64);
         } else {
             let store = (a.kind == AccessKind::Store) as u8;
             // Data sizes: powers of two 1..=64; code 7 = a varint after the address bytes.
@@ -166,28 +181,23 @@ impl Encoder {
             } else {
                 7
             };
-            let last = self.st.ld;
+            let last = self.ld;
             let d = addr.wrapping_sub(last);
-            let ac = if d == self.st.sd {
-                0
-            } else {
-                addr_code(d as i64)
-            };
-            self.tags.push(1 | (store << 1) | (sc << 2) | (ac << 5));
-            self.data
-                .extend_from_slice(&d.to_le_bytes()[..ADDR_BYTES[ac as usize]]);
+            let ac = if d == self.sd { 0 } else { addr_code(d as i64) };
+            tags.push(1 | (store << 1) | (sc << 2) | (ac << 5));
+            data.extend_from_slice(&d.to_le_bytes()[..ADDR_BYTES[ac as usize]]);
             if sc == 7 {
-                put_varint(&mut self.data, size as u64);
+                put_varint(data, size as u64);
             }
-            self.st.sd = d;
-            self.st.ld = addr;
+            self.sd = d;
+            self.ld = addr;
         }
     }
 
-    fn push_event(&mut self, e: &Event) {
-        self.tags.push(ESC_EVENT);
-        put_varint(&mut self.data, event_op(e));
-        put_event_fields(&mut self.data, e);
+    fn event(&mut self, e: &Event, tags: &mut Vec<u8>, data: &mut Vec<u8>) {
+        tags.push(ESC_EVENT);
+        put_varint(data, event_op(e));
+        put_event_fields(data, e);
     }
 }
 
@@ -257,36 +267,28 @@ const fn tag_table() -> [TagInfo; 256] {
         let n = ADDR_BYTES[ac];
         let sh = if n == 0 { 0 } else { 64 - 8 * n as u8 };
         let keep = if n == 0 { 0 } else { u64::MAX };
-        if i & 1 == 0 {
-            let size = (i >> 1) & 15;
-            if size != 0 {
-                t[i] = TagInfo {
-                    sh,
-                    n: n as u8,
-                    data: 0,
-                    pred: 0,
-                    size: size as u32,
-                    keep,
-                    kind: AccessKind::Instr,
-                };
-            }
+        // A fetch: its size in bits 1..4 (0: an escape). A load or store: bit 1 says which, a
+        // power-of-two size code in bits 2..4 (7: the size follows as a varint), predicted
+        // when it carries no address bytes.
+        let (data, size, kind) = if i & 1 == 0 {
+            (0, ((i >> 1) & 15) as u32, AccessKind::Instr)
+        } else if (i >> 2) & 7 == 7 {
+            (1, 0, AccessKind::Load)
+        } else if i & 2 == 0 {
+            (1, 1 << ((i >> 2) & 7), AccessKind::Load)
         } else {
-            let sc = (i >> 2) & 7;
-            if sc != 7 {
-                t[i] = TagInfo {
-                    sh,
-                    n: n as u8,
-                    data: 1,
-                    pred: (ac == 0) as u8,
-                    size: 1 << sc,
-                    keep,
-                    kind: if i & 2 == 0 {
-                        AccessKind::Load
-                    } else {
-                        AccessKind::Store
-                    },
-                };
-            }
+            (1, 1 << ((i >> 2) & 7), AccessKind::Store)
+        };
+        if size != 0 {
+            t[i] = TagInfo {
+                sh,
+                n: n as u8,
+                data,
+                pred: (data == 1 && ac == 0) as u8,
+                size,
+                keep,
+                kind,
+            };
         }
         i += 1;
     }

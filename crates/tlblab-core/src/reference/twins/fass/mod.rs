@@ -92,7 +92,6 @@ struct Mapping {
 #[derive(Default)]
 struct Process {
     slot: Option<u64>,
-    domain: Option<u8>,
     mappings: Vec<Mapping>,
     /// Where the next private mapping goes in the slot's upper half (an offset in the slot).
     slot_next: u64,
@@ -104,10 +103,10 @@ struct Process {
     exited: bool,
 }
 
-/// A shared region (seed 002 §3.2): where it is placed, its domain.
+/// A shared region (seed 002 §3.2): where it is placed (its domain is the one `holder` names
+/// it the holder of, if any).
 struct Region {
     at: u64,
-    domain: Option<u8>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -200,7 +199,8 @@ impl FassTwin {
         let Some(pr) = self.processes.get(p as usize) else {
             return Vec::new();
         };
-        let mut ds: Vec<(u8, bool)> = pr.domain.map(|d| (d, pr.writable)).into_iter().collect();
+        let own = self.domain_of(Owner::Process(p));
+        let mut ds: Vec<(u8, bool)> = own.map(|d| (d, pr.writable)).into_iter().collect();
         for &(o, w) in &pr.shared {
             if let Some(d) = self.domain_of(Owner::Shared(o)) {
                 ds.push((d, w));
@@ -216,12 +216,14 @@ impl FassTwin {
             .collect()
     }
 
+    /// The domain `o` holds: the kernel's is 0; a process's or a shared region's is whichever
+    /// of the 16 the domain table (`holder`) names it the holder of (§2.3: a domain is
+    /// allocated to each process, and one to each shared region), found by looking.
     fn domain_of(&self, o: Owner) -> Option<u8> {
         match o {
             Owner::Kernel => Some(0),
-            Owner::Process(p) => self.processes.get(p as usize).and_then(|pr| pr.domain),
-            Owner::Shared(o) => self.regions.get(&o).and_then(|r| r.domain),
             Owner::Many => None,
+            _ => (0..16u8).find(|&d| self.holder[d as usize] == Holder::Of(o)),
         }
     }
 
@@ -323,39 +325,28 @@ impl FassTwin {
                 if !self.dirty[v] {
                     self.bump("recycles_clean");
                 }
+                // §3.1: "a domain ID must be preempted, and all CPD entries tagged with that
+                // domain need to be invalidated"; its holder holds no domain from here on.
                 if let Holder::Of(prev) = self.holder[v] {
                     self.drop_entries(r, prev);
-                    match prev {
-                        Owner::Process(p) => self.process(p).domain = None,
-                        Owner::Shared(o) => {
-                            if let Some(region) = self.regions.get_mut(&o) {
-                                region.domain = None;
-                            }
-                        }
-                        Owner::Kernel | Owner::Many => {}
-                    }
                 }
+                self.holder[v] = Holder::Free;
                 v
             }
         };
-        let mut cycles = 0;
-        if self.dirty[d] {
-            // Its lines may be dirty: cleaned and flushed before another owner uses the tag.
-            cycles += self.flush(r, cpu, true);
-        } else if self.maybe_in_tlb[d] {
-            // Clean: no cache flush (§3.1), but the SA-1100's TLBs flush only whole.
-            cycles += self.flush(r, cpu, false);
+        // §3.1: "Clean domains can be revoked without flushing caches"; a dirty one's lines
+        // are cleaned and flushed first (and every domain is clean after). The SA-1100 drops
+        // TLB entries only all at once: a tag that may still be in the TLB costs a TLB flush.
+        let cycles = match (self.dirty[d], self.maybe_in_tlb[d]) {
+            (true, _) => self.flush(r, cpu, true),
+            (false, true) => self.flush(r, cpu, false),
+            (false, false) => 0,
+        };
+        if let Owner::Process(p) = o {
+            // A process holding a domain is listed, so that its DACR names the domain.
+            let _ = self.process(p);
         }
         self.holder[d] = Holder::Of(o);
-        match o {
-            Owner::Process(p) => self.process(p).domain = Some(d as u8),
-            Owner::Shared(o) => {
-                if let Some(region) = self.regions.get_mut(&o) {
-                    region.domain = Some(d as u8);
-                }
-            }
-            Owner::Kernel | Owner::Many => {}
-        }
         cycles
     }
 
@@ -380,7 +371,7 @@ impl FassTwin {
         }
         self.process(p).exited = true;
         self.drop_entries(r, Owner::Process(p));
-        if let Some(d) = self.process(p).domain.take() {
+        if let Some(d) = self.domain_of(Owner::Process(p)) {
             self.holder[d as usize] = Holder::Free;
             self.bump("lazy_frees");
         }
@@ -560,7 +551,9 @@ impl Twin for FassTwin {
         let p = to as u32;
         self.switches += 1;
         let mut cycles = self.dacr_cycles;
-        if self.process(p).domain.is_none() {
+        // Listed from its first switch-in on, so that its domain counts in its DACR.
+        let _ = self.process(p);
+        if self.domain_of(Owner::Process(p)).is_none() {
             let keep = self.dacr_of(Some(p));
             cycles += self.allocate(r, cpu, Owner::Process(p), keep);
         }
@@ -665,24 +658,34 @@ impl Twin for FassTwin {
     }
 
     fn counters(&self) -> Vec<(String, u64)> {
-        let used = self
-            .holder
-            .iter()
-            .filter(|h| matches!(h, Holder::Of(_)))
-            .count() as u64;
-        vec![
-            ("switches".into(), self.switches),
-            ("section_faults".into(), self.count("section_faults")),
-            ("domain_faults".into(), self.count("domain_faults")),
-            ("collisions".into(), self.count("collisions")),
-            ("recycles".into(), self.count("recycles")),
-            ("recycles_clean".into(), self.count("recycles_clean")),
-            ("tlb_flushes".into(), self.count("tlb_flushes")),
-            ("cache_flushes".into(), self.count("cache_flushes")),
-            ("lazy_frees".into(), self.count("lazy_frees")),
-            ("domains_in_use".into(), used),
-            ("shared_regions".into(), self.regions.len() as u64),
-            ("slots_doubled".into(), self.count("slots_doubled")),
+        // The catalog's counters in its order: counted events by name, and the states now
+        // (domains held, shared regions placed).
+        let now = |name: &str| match name {
+            "switches" => self.switches,
+            "domains_in_use" => self
+                .holder
+                .iter()
+                .filter(|h| matches!(h, Holder::Of(_)))
+                .count() as u64,
+            "shared_regions" => self.regions.len() as u64,
+            event => self.count(event),
+        };
+        [
+            "switches",
+            "section_faults",
+            "domain_faults",
+            "collisions",
+            "recycles",
+            "recycles_clean",
+            "tlb_flushes",
+            "cache_flushes",
+            "lazy_frees",
+            "domains_in_use",
+            "shared_regions",
+            "slots_doubled",
         ]
+        .into_iter()
+        .map(|name| (name.to_string(), now(name)))
+        .collect()
     }
 }

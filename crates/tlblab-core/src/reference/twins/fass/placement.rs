@@ -122,7 +122,7 @@ impl FassTwin {
                 } else {
                     start
                 };
-                self.regions.insert(object, Region { at, domain: None });
+                self.regions.insert(object, Region { at });
                 at
             }
         };
