@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tlblab import files
+from tlblab import files, paths
 from tlblab.errors import UserError
 from tlblab.host import _runtime
 
@@ -311,7 +311,7 @@ COLUMNS = ("program", "mosaic", "windows", "runs", "refused_runs", "measured_s",
 
 
 def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str = "full", cpu: int = 1,
-            machine: str | None = None, out: str | os.PathLike[str] = "out/host-predict",
+            machine: str | None = None, out: str | os.PathLike[str] | None = None,
             tlb_only: bool = False, log=None) -> dict[str, Any]:
     """Measures and predicts `programs` x `mosaics` (module docstring); writes one CSV per program
     under `out` and returns {"rows": [...], "machine": ..., "notes": [...]}."""
@@ -326,7 +326,7 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
     if shutil.which("taskset") is None:
         raise UserError("taskset not found (Debian package util-linux): the runs are pinned with it")
     say = log or (lambda s: None)
-    outdir = Path(out)
+    outdir = Path(out) if out is not None else paths.out("host-predict")
     outdir.mkdir(parents=True, exist_ok=True)
     work = outdir / "work"
     work.mkdir(exist_ok=True)
@@ -458,7 +458,7 @@ def register(hsub) -> None:
     p.add_argument("--machine", metavar="HOST.toml",
                    help="machine file (tlblab probe --out; default: the host tools' cached probe of this host)")
     p.add_argument("--tiny", action="store_true", help=argparse_suppress())
-    p.add_argument("--out", default="out/host-predict", help="where the CSVs go (default out/host-predict)")
+    p.add_argument("--out", default=str(paths.out("host-predict")), help="where the CSVs go (default %(default)s)")
     p.add_argument("--json", action="store_true",
                    help='print {"rows": [{program, mosaic, measured_s, spread_s, predicted_s, error_pct, '
                         'linear_error_pct}]}')
