@@ -61,3 +61,21 @@ def test_given_a_command_run_outside_the_checkout_then_nothing_is_written_where_
     assert list(work.iterdir()) == []
     assert any((cache / "tlblab" / "intervals").iterdir())
     assert str(cache / "tlblab" / "intervals") in p.stdout
+
+
+def test_a_repository_file_is_found_in_the_checkout_and_named_in_one_line_without_one(monkeypatch):
+    """A reproduction that builds programs from the repository's C sources finds them in the checkout
+    the package runs from; from a wheel (no checkout) it says what it needs and how to get it."""
+    import pytest
+
+    from tlblab.errors import UserError
+
+    assert paths.repository() == REPO
+    assert paths.repository_file("runtime/bench/mibench", "x") == REPO / "runtime/bench/mibench"
+    monkeypatch.setattr(paths, "repository", lambda: None)
+    monkeypatch.delenv("TLBLAB_REPO", raising=False)
+    with pytest.raises(UserError) as e:
+        paths.repository_file("runtime/bench/seed003", "seed 003's task programs")
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith("seed 003's task programs: built from the tlblab repository's "
+                                              "runtime/bench/seed003") and "set TLBLAB_REPO" in msg, msg

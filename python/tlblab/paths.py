@@ -78,13 +78,14 @@ def repository() -> Path | None:
 
 def repository_file(relative: str, need: str) -> Path:
     """The repository's file or folder `relative` (e.g. `runtime/bench/mibench`), which `need`
-    (what asks, for the message) reads; one line saying how to get it when there is no checkout."""
+    (what is built from it, named in the message) reads; one line saying how to get it when there
+    is no checkout."""
     repo = repository()
     path = repo / relative if repo is not None else None
     if path is None or not path.exists():
         env = os.environ.get(REPO_ENV, "").strip()
         found = f"{REPO_ENV}={env} is not a tlblab checkout with it" if env else f"{REPO_ENV} is not set"
-        raise UserError(f"{need} needs the tlblab repository's {relative}, which an installed tlblab does not carry "
+        raise UserError(f"{need}: built from the tlblab repository's {relative}, which an installed tlblab does not carry "
                         f"({found}): run it from a clone of tlblab (git clone, then `make setup`) or set "
                         f"{REPO_ENV} to one")
     return path
