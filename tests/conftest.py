@@ -10,6 +10,18 @@ def _host_machine_is_a_preset(monkeypatch):
     monkeypatch.setenv("TLBLAB_HOST_MACHINE", "zen3")
 
 
+@pytest.fixture(scope="session")
+def _user_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("xdg-cache")
+
+
+@pytest.fixture(autouse=True)
+def _outputs_stay_in_the_test_run(monkeypatch, _user_cache):
+    # A command run outside the checkout writes its default outputs under the user's cache
+    # (tlblab.paths): a test's commands write under this run's temporary directory instead.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(_user_cache))
+
+
 @pytest.fixture(scope="module")
 def cluster():
     """One real Dask LocalCluster of 2 worker processes for a test module (starting one costs

@@ -98,7 +98,8 @@ def installed(tmp_path_factory) -> Path:
 
 def _env(tmp: Path) -> dict[str, str]:
     # Nothing of the repository: not on PYTHONPATH, not the working directory.
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "XDG_CACHE_HOME", "TLBLAB_OUT", "TLBLAB_REPO")}
     env["HOME"] = str(tmp)
     return env
 
@@ -111,6 +112,8 @@ def test_the_installed_wheel_runs_the_study_a_sweep_and_the_readme_python(instal
     p = run([installed / "tlblab", "study", "--quick", "--reproductions", "003/fig6_2", "--machines", "zen3",
              "--workloads", "random"], cwd=tmp_path, env=env, timeout=900)
     assert "Traceback" not in p.stderr
+    # Outside a checkout the outputs go to the user's cache (tlblab.paths), not where it ran.
+    assert (tmp_path / ".cache/tlblab/study/summary.csv").is_file() and not (tmp_path / "out").exists()
     # A sweep (Dask: the cluster extra) over a grid of its own.
     grid = tmp_path / "grid.toml"
     grid.write_text('[base]\nmachine = "zen3"\nmode = "tlb_only"\nmax_references = 20000\n\n'
@@ -123,6 +126,24 @@ def test_the_installed_wheel_runs_the_study_a_sweep_and_the_readme_python(instal
         script = tmp_path / f"readme_{i}.py"
         script.write_text(block)
         run([installed / "python", script], cwd=tmp_path, env=env, timeout=900)
+
+
+def test_a_reproduction_reading_the_repositorys_sources_says_what_it_needs_from_the_wheel(installed, tmp_path):
+    """Seed 003's real-program reproductions compile its task programs from the repository's
+    runtime/, which the wheel does not carry: one line naming it and TLBLAB_REPO, no traceback.
+    The data a reproduction reads besides (the host machine files) is package data."""
+    env = _env(tmp_path)
+    p = subprocess.run([str(installed / "tlblab"), "reproduce", "003/table6_1_real", "--quick"], cwd=tmp_path,
+                       env=env, capture_output=True, text=True, timeout=600)
+    # Its progress line, then the one line of the error.
+    err = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and err[-1].startswith("tlblab: error: ") and len(err) <= 2, p.stderr
+    assert "runtime/bench/seed003" in err[-1] and "TLBLAB_REPO" in err[-1] and "Traceback" not in p.stderr
+    p = run([installed / "python", "-c", "from pathlib import Path; from tlblab.host import migrate_model as m; "
+             "from tlblab.seeds.s001_pt_baker import small_tables as s; import tlblab; "
+             "print(tlblab.machine_config(m.HOST_PRESET)['name'], Path(s.HOST_PRESET).is_file())"],
+            cwd=tmp_path, env=env)
+    assert p.stdout.split() == ["host-xeon", "True"], p.stdout
 
 
 def test_trace_record_from_the_wheel_says_how_to_get_the_valgrind_tool(installed, tmp_path):

@@ -82,7 +82,9 @@ def test_readme_tour_command_runs_as_written(tour_dir, command, status):
     exits with the status the README shows, and says nothing as a traceback."""
     if command.startswith("tlblab trace record") and shutil.which("valgrind") is None:
         pytest.skip("valgrind is not installed")
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    # Outputs in the tour's out/ as in a clone's (tlblab.paths): the directory is no checkout.
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+               TLBLAB_OUT=str(tour_dir / "out"))
     p = subprocess.run(["bash", "-c", command], cwd=tour_dir, env=env, capture_output=True, text=True,
                        timeout=600, stdin=subprocess.DEVNULL)
     assert p.returncode == status, f"{command}\nexit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"

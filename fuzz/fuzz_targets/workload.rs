@@ -1,5 +1,6 @@
 //! Any text given as a workload spec: a workload whose first records come out, or one error
-//! message, never a panic.
+//! message, never a panic. Generators may hold 64 MiB here (`workloads::memory`), far below
+//! libFuzzer's 2 GiB limit: a spec that needs more must be refused before it allocates.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use tlblab_trace::source::RecordSource;
@@ -9,6 +10,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(spec) = std::str::from_utf8(data) else {
         return;
     };
+    tlblab_trace::workloads::memory::set_budget(64 << 20);
     let Ok((name, params)) = parse_spec(spec) else {
         return;
     };

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from tlblab import paths
 from tlblab.errors import UserError
 
 #: The most intervals a run is cut into (`every` stops adding boundaries there; the last
@@ -137,7 +138,7 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
               every: int | None = None, technique: str | None = None, seed: int = 0, tlb_only: bool = False,
               caches: bool = True, data_accesses: bool = True, walks: bool = True, max_references: int = 0,
               warmup: int = 0, os: dict[str, Any] | None = None, scheduler: str | None = None,
-              workers: int | None = None, serial: bool = False, out: str | Path = "out/intervals",
+              workers: int | None = None, serial: bool = False, out: str | Path | None = None,
               progress: bool | Callable[[int, int], None] = False) -> IntervalRun:
     """Runs `workload` on `machine` cut into `k` intervals of equal length in references (or
     intervals of `every` references), the intervals in parallel; returns the merged result
@@ -190,7 +191,8 @@ def intervals(machine: str | dict[str, Any] = "zen3", workload: str = "random", 
                "bounds": bounds}
     engine = Path(_native.__file__).read_bytes()
     key = content_digest(json.dumps(config, sort_keys=True), workload, json.dumps(options, sort_keys=True), engine)
-    folder = Path(out) / key
+    out = Path(out) if out is not None else paths.out("intervals")
+    folder = out / key
     # The graph workloads' graphs, shared by every run under `out` of this engine (their files
     # carry the engine's digest): the pass writes the graph, each worker reads it.
     graphs = [str(Path(out) / "graphs"), content_digest(engine)]

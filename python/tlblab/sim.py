@@ -20,7 +20,7 @@ from os import fspath as _fspath
 from pathlib import Path
 from typing import Any, Callable
 
-from tlblab import _native, phases, technique as technique_modules
+from tlblab import _native, paths, phases, technique as technique_modules
 # The machine descriptions live one layer down (`tlblab.machines`); they are part of this API.
 from tlblab.machines import machine_arg as _machine_arg
 from tlblab.machines import machine_config, machine_toml, page_sizes, presets  # noqa: F401
@@ -419,7 +419,7 @@ def _listed(value: Any, form: Callable[[Any], str]) -> list[str]:
 def checkpoint(machine: str | dict[str, Any] = "zen3", workload: str = "random", *, at: int | str = "roi",
                seed: int = 0, tlb_only: bool = False, caches: bool = True, data_accesses: bool = True,
                walks: bool = True, os: dict[str, Any] | None = None, warmup: int = 0,
-               directory: str | os.PathLike[str] = "out/checkpoints") -> Path:
+               directory: str | os.PathLike[str] | None = None) -> Path:
     """The checkpoint of `workload` on `machine` at `at` ("roi" or a reference count; see
     `simulate`), saved once under `directory` in a file named by the content it depends on
     (the machine's configuration, the workload, the run options, the point, and the engine
@@ -433,7 +433,7 @@ def checkpoint(machine: str | dict[str, Any] = "zen3", workload: str = "random",
     options = json.dumps({"seed": seed, "tlb_only": tlb_only, "caches": caches, "data_accesses": data_accesses,
                           "walks": walks, "os": os or {}, "warmup": warmup, "at": str(at)}, sort_keys=True)
     key = content_digest(json.dumps(config, sort_keys=True), workload, options, engine)
-    path = Path(directory) / f"{key}.ckpt"
+    path = Path(directory if directory is not None else paths.out("checkpoints")) / f"{key}.ckpt"
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         simulate(machine, workload, seed=seed, tlb_only=tlb_only, caches=caches, data_accesses=data_accesses,

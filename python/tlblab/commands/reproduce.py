@@ -18,13 +18,15 @@ import time
 from pathlib import Path
 
 from tlblab.errors import UserError
+from tlblab.paths import out
 
 
 def register(sub) -> None:
     p = sub.add_parser("reproduce", help="run the seeds' reproductions (tables and figures beside tlblab's)")
     p.add_argument("which", nargs="?", default=None, metavar="SEED[/ID]",
                    help="a seed (003) or one reproduction (003/fig6_2); default: all")
-    p.add_argument("--out", default="out/reproduce", help="output directory (default: out/reproduce)")
+    p.add_argument("--out", default=str(out("reproduce")),
+                   help=f"output directory (default: {out('reproduce')}; docs/paths.md)")
     p.add_argument("--quick", action="store_true", help="smaller runs where an experiment offers them")
     p.add_argument("--check", action="store_true", help="exit 1 when a shape does not hold (for CI)")
     p.add_argument("--list", action="store_true", help="list the reproductions and exit")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+from tlblab.paths import out
 from tlblab.report_text import format_table
 
 
@@ -86,9 +87,9 @@ def register(sub) -> None:
     where.add_argument("--serial", action="store_true", help="with --intervals: run them in this process")
     p.add_argument("--workers", type=int, default=0, help="with --intervals: LocalCluster worker processes "
                                                           "(default: one per core)")
-    p.add_argument("--out", default="out/intervals", metavar="DIR",
+    p.add_argument("--out", default=str(out("intervals")), metavar="DIR",
                    help="with --intervals: where the pass's checkpoints and each interval's result are kept, by "
-                        "content, so a killed run re-run resumes (default: out/intervals)")
+                        "content, so a killed run re-run resumes (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print the full statistics as JSON")
     p.set_defaults(func=run)
 

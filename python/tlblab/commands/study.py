@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from tlblab.paths import out
 from tlblab.report_text import format_table
 from tlblab.study import (KERNEL_SECTION, MAX_REFERENCES, TABLE_COLUMNS, EngineTable, check_input, check_writable,
                           engine_table, table_rows)
@@ -31,7 +32,8 @@ COLUMNS = """\
 
 def register(sub) -> None:
     p = sub.add_parser("study", help="the main job: every built-in workload on every preset")
-    p.add_argument("--out", default="out/study", help="directory for the CSV files (default: out/study)")
+    p.add_argument("--out", default=str(out("study")), help=f"directory for the CSV files (default: {out('study')}; "
+                   "docs/paths.md)")
     p.add_argument("--machines", default="", help="comma-separated presets (default: all)")
     p.add_argument("--workloads", default="", metavar="SPEC,...",
                    help="comma-separated workload specs, each NAME or NAME:key=value,... as for simulate "
@@ -44,8 +46,8 @@ def register(sub) -> None:
                    help="run the reproductions at their full sizes, the verdicts (about 67 minutes on 2 cores); "
                         "default: their quick sizes, a smoke run, beside the verdicts of the last full "
                         "`tlblab reproduce`")
-    p.add_argument("--verdicts-from", default="out/reproduce", metavar="DIR",
-                   help="where the last full `tlblab reproduce` wrote (its --out; default: out/reproduce)")
+    p.add_argument("--verdicts-from", default=str(out("reproduce")), metavar="DIR",
+                   help=f"where the last full `tlblab reproduce` wrote (its --out; default: {out('reproduce')})")
     p.add_argument("--host", action="store_true", help="also measure the techniques on this host (probe, coloring, "
                    "ptwarm, migrate)")
     p.set_defaults(func=study)

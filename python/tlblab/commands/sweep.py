@@ -10,11 +10,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from tlblab import paths
+
 
 def register(sub) -> None:
     p = sub.add_parser("sweep", help="run a grid of configurations (machines, techniques, OS, workloads) on Dask")
     p.add_argument("grid", help="the grid file (TOML: [base] and [axes]; see docs/sweeps.md)")
-    p.add_argument("--out", default="", help="output directory (default: out/sweep/<grid name>)")
+    p.add_argument("--out", default="", help=f"output directory (default: {paths.out('sweep')}/<grid name>)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--scheduler", default="", metavar="tcp://HOST:PORT",
                        help="run on this existing Dask scheduler (default: a LocalCluster over this machine's cores)")
@@ -39,7 +41,7 @@ def run(args) -> int:
         if len(points) > 20:
             print(f"  ... and {len(points) - 20} more")
         return 0
-    out = Path(args.out or Path("out/sweep") / Path(args.grid).stem)
+    out = Path(args.out) if args.out else paths.out("sweep", Path(args.grid).stem)
     df = sweep(grid, out, scheduler=args.scheduler or None, workers=args.workers or None,
                serial=args.serial)
     csv = out / "sweep.csv"

@@ -19,7 +19,8 @@ def _mean(xs) -> float:
 
 # The host-like preset `tlblab probe` and sysfs gave on the development VM of 2026-11-25 (family 6
 # model 167, docs/data/): the prediction's default machine when this host has no probe of its own.
-HOST_PRESET = str(Path(__file__).resolve().parents[3] / "docs" / "data" / "host-xeon-2vcpu.toml")
+# Package data (docs/data/host-xeon-2vcpu.toml links to it), so an installed wheel has it too.
+HOST_PRESET = str(Path(__file__).resolve().parents[1] / "data" / "host-xeon-2vcpu.toml")
 HOST_NS = (1, 4, 16, 64, 256, 1024, 4096)
 # `tlblab host ptwarm`'s verdict threshold (ns per line of the LLC probe; ptwarm_config.probe_threshold_ns).
 LLC_SHARED_BELOW_NS = 40.0

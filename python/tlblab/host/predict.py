@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tlblab import files
+from tlblab import files, paths
 from tlblab.errors import UserError
 from tlblab.host import _runtime
 
@@ -438,7 +438,7 @@ COLUMNS = ("program", "mosaic", "windows", "runs", "refused_runs", "measured_s",
 
 
 def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str = "full", cpu: int = 1,
-            machine: str | None = None, out: str | os.PathLike[str] = "out/host-predict",
+            machine: str | None = None, out: str | os.PathLike[str] | None = None,
             tlb_only: bool = False, log=None) -> dict[str, Any]:
     """Measures and predicts `programs` x `mosaics` (module docstring); writes one CSV per program
     under `out` and returns {"rows": [...], "machine": ..., "notes": [...]}."""
@@ -453,7 +453,7 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
     if cpu not in os.sched_getaffinity(0):
         raise UserError(f"--cpu {cpu}: not a CPU this process may run on (allowed: {sorted(os.sched_getaffinity(0))})")
     how = isolation()
-    outdir = Path(out)
+    outdir = Path(out) if out is not None else paths.out("host-predict")
     outdir.mkdir(parents=True, exist_ok=True)
     work = outdir / "work"
     work.mkdir(exist_ok=True)
@@ -605,7 +605,7 @@ def register(hsub) -> None:
     p.add_argument("--machine", metavar="HOST.toml",
                    help="machine file (tlblab probe --out; default: the host tools' cached probe of this host)")
     p.add_argument("--tiny", action="store_true", help=argparse_suppress())
-    p.add_argument("--out", default="out/host-predict", help="where the CSVs go (default out/host-predict)")
+    p.add_argument("--out", default=str(paths.out("host-predict")), help="where the CSVs go (default %(default)s)")
     p.add_argument("--json", action="store_true",
                    help='print {"rows": [{program, mosaic, measured_s, spread_s, predicted_s, error_pct, '
                         'linear_error_pct}]}')

@@ -13,10 +13,11 @@ import json
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from tlblab import paths
 from tlblab.files import atomic_write
 from tlblab.report import HostRun, Study, build
 
@@ -46,7 +47,7 @@ class StudyOptions:
     workloads: str = ""
     host: bool = False
     #: Where the full-size runs' records are read from (`tlblab reproduce`'s --out: tlblab.records).
-    records: Path = Path("out/reproduce")
+    records: Path = field(default_factory=lambda: paths.out("reproduce"))
 
 
 # In --quick, each run of the engine's table stops here (the default is the command's own cap).

@@ -89,6 +89,8 @@ impl Canneal {
         let degree = in_range("canneal", "degree", get("degree"), 1, 64)?;
         let swaps = positive("canneal", "swaps", get("swaps"))?;
         let start = positive("canneal", "start_temp", get("start_temp"))?;
+        // Each element's location, a u32.
+        super::memory::need("canneal", &[("elements", n)], n * 4)?;
         let list_bytes = degree.next_power_of_two() * 8 + 16;
         // The grid: the smallest square holding every element (canneal's max_x * max_y).
         let width = (n as f64).sqrt().ceil() as u64;

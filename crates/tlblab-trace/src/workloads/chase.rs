@@ -43,6 +43,8 @@ impl Chase {
                 "chase: stride must be at least 64 bytes (got {stride})"
             ));
         }
+        // The permutation and the successor table, a u32 each per page.
+        super::memory::need("chase", &[("pages", pages)], pages * 8)?;
         // Sattolo's algorithm: a uniformly random permutation with a single cycle.
         let mut perm: Vec<u32> = (0..pages as u32).collect();
         let mut rng = SplitMix64::derive(seed, "workload.chase");

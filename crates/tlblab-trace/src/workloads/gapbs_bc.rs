@@ -72,11 +72,18 @@ const SUCC: usize = 6;
 impl Bc {
     pub fn from_params(get: impl Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
         let scale = in_range("gapbs_bc", "scale", get("scale"), 2, 26)?;
-        let g = shared(
-            scale as u32,
-            positive("gapbs_bc", "edge_factor", get("edge_factor"))?,
-            seed,
-        );
+        let edge_factor = positive("gapbs_bc", "edge_factor", get("edge_factor"))?;
+        // The graph, then Brandes' arrays: depth and order (4 bytes a vertex each), path counts
+        // and deltas (8 each), and the successor bitmap (a bit for each end of an edge).
+        let edges = (1u64 << scale).saturating_mul(edge_factor);
+        super::memory::need(
+            "gapbs_bc",
+            &[("scale", scale), ("edge_factor", edge_factor)],
+            super::rmat::bytes(scale as u32, edge_factor)
+                .saturating_add((24u64) << scale)
+                .saturating_add(edges / 4),
+        )?;
+        let g = shared(scale as u32, edge_factor, seed);
         let n = g.n;
         let m = g.adj.len() as u64;
         // Below 4 GiB, so 32-bit machines can run the default sizes too.

@@ -52,11 +52,14 @@ pub struct Bfs {
 impl Bfs {
     pub fn from_params(get: impl Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
         let scale = in_range("graph500_bfs", "scale", get("scale"), 2, 26)?;
-        let g = shared(
-            scale as u32,
-            positive("graph500_bfs", "edge_factor", get("edge_factor"))?,
-            seed,
-        );
+        let edge_factor = positive("graph500_bfs", "edge_factor", get("edge_factor"))?;
+        // The graph, then the search's parent array and queue (a u32 a vertex each).
+        super::memory::need(
+            "graph500_bfs",
+            &[("scale", scale), ("edge_factor", edge_factor)],
+            super::rmat::bytes(scale as u32, edge_factor).saturating_add((8u64) << scale),
+        )?;
+        let g = shared(scale as u32, edge_factor, seed);
         // Below 4 GiB, so 32-bit machines can run the default sizes too.
         let mut layout = Layout::new(0x1000_0000);
         let (_, xadj) = layout.alloc("offsets", (g.n + 1) * 8, 1 << 21);

@@ -285,6 +285,14 @@ impl List {
         if init > 1 {
             return Err(format!("graph500_list: init must be 0 or 1 (got {init})"));
         }
+        // The edge list (8 bytes an edge) and the scramble (4 a vertex) at the build's peak,
+        // the chains (4 bytes for each end of an edge), offsets and fill cursors (4 a vertex
+        // each), then the search's tree and queue (4 a vertex each).
+        super::memory::need(
+            "graph500_list",
+            &[("scale", scale), ("edge_factor", ef)],
+            (ef << scale) * 16 + (20u64 << scale),
+        )?;
         let g = shared(scale as u32, ef, seed);
         let m = g.ij.len() as u64;
         let nv = g.nv;

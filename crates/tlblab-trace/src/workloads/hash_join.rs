@@ -62,6 +62,12 @@ impl HashJoin {
                 "hash_join: inner_rows must be below 2^32 (got {inner})"
             ));
         }
+        // The keys (8 bytes a row) and the chains (4 a row), the bucket heads (4 a bucket).
+        super::memory::need(
+            "hash_join",
+            &[("buckets", buckets), ("inner_rows", inner)],
+            (inner * 12).saturating_add(buckets.saturating_mul(4)),
+        )?;
         // Below 4 GiB, so 32-bit machines can run the default sizes too.
         let mut layout = Layout::new(0x1000_0000);
         let va_buckets = layout.alloc("hashtable", buckets * 8, 1 << 21).1;

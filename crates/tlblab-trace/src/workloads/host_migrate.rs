@@ -81,6 +81,8 @@ impl HostMigrate {
         }
         let evict = get("evict");
         let evict_lines = get("evict_lines");
+        // The visiting order, a u64 a page.
+        super::memory::need(name, &[("pages", pages)], pages.saturating_mul(8))?;
         let mut layout = Layout::new(0x2000_0000);
         let (_, data) = layout.alloc("data", pages * stride + 4096, 1 << 21);
         let (_, evict_base) = layout.alloc("evict", evict * 4096 + evict_lines * 64, 1 << 21);

@@ -63,6 +63,8 @@ impl LibLinear {
     pub fn from_params(get: impl Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
         let l = in_range("liblinear", "instances", get("instances"), 1, 1 << 32)?;
         let f = in_range("liblinear", "features", get("features"), 1, 4096)?;
+        // The shuffled row order, a u32 a row.
+        super::memory::need("liblinear", &[("instances", l)], l * 4)?;
         // Below 4 GiB, so 32-bit machines can run the default sizes too.
         let mut layout = Layout::new(0x1000_0000);
         let va_x = layout.alloc("x_space", l * (f + 1) * NODE, 1 << 21).1;

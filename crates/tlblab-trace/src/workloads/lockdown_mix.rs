@@ -332,7 +332,8 @@ pub struct LockdownMix {
 
 impl LockdownMix {
     pub fn from_params(get: impl Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
-        let s = positive("lockdown_mix", "scale", get("scale"))?;
+        // The sizes below are multiples of the scale up to 64 Ki times it: 2^40 keeps them in u64.
+        let s = in_range("lockdown_mix", "scale", get("scale"), 1, 1 << 40)?;
         let cores = positive("lockdown_mix", "cores", get("cores"))?;
         if cores > 256 {
             return Err(format!(
@@ -344,7 +345,18 @@ impl LockdownMix {
                 iters: 20000 * s,
                 i: 0,
             }),
-            1 => Box::new(Qsort::new((2000 * s) as usize, seed)),
+            1 => {
+                // qsort's keys, strings and index (8 bytes an element each) and its recorded
+                // references, 16 bytes each: at most 8 per element and level of the sort.
+                let n = 2000 * s;
+                let levels = 64 - n.leading_zeros() as u64;
+                super::memory::need(
+                    "lockdown_mix",
+                    &[("scale", s), ("rt", 1)],
+                    n.saturating_mul(24 + 128 * levels),
+                )?;
+                Box::new(Qsort::new(n as usize, seed))
+            }
             2 => Box::new(Susan {
                 w: 96 * s.min(8),
                 h: 72 * s.min(8),

@@ -44,6 +44,7 @@ pub mod l4_ipc;
 pub mod lat_ctx;
 pub mod liblinear;
 pub mod lockdown_mix;
+pub mod memory;
 pub mod migration_bench;
 pub mod populate;
 pub mod proc_create;

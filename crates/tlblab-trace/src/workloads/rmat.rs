@@ -51,6 +51,16 @@ pub fn edge_list(scale: u32, edge_factor: u64, seed: u64) -> Vec<(u32, u32)> {
     edges
 }
 
+/// The host memory `rmat(scale, edge_factor, _)` takes at its peak, with the CSR it leaves
+/// (the edge list's 8 bytes an edge and the scramble's 4 a vertex; then the degrees, offsets
+/// and fill cursors, 8 bytes a vertex each, and the adjacency, 4 bytes for each end of an
+/// edge); saturating, for `memory::need`.
+pub fn bytes(scale: u32, edge_factor: u64) -> u64 {
+    let n = 1u64 << scale;
+    let m = n.saturating_mul(edge_factor);
+    m.saturating_mul(16).saturating_add(n.saturating_mul(28))
+}
+
 pub fn rmat(scale: u32, edge_factor: u64, seed: u64) -> Csr {
     let n = 1u64 << scale;
     let mut edges = edge_list(scale, edge_factor, seed);

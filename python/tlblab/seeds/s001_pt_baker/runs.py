@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import tlblab
+from tlblab import paths
 
 APP = "0"
 
@@ -406,7 +407,7 @@ QUICK_STANDINS = [
 ]
 
 
-def measured_span(wl: str, directory: str = "out/checkpoints") -> int:
+def measured_span(wl: str, directory: str | None = None) -> int:
     """The accesses of `wl`'s measured phase (after its population), to within `SPAN_STEP`: a
     TLB-only run of it as windows of one access every `SPAN_STEP` accesses (the rest generated
     and not simulated: fast_forward.rs), whose region of interest holds one reference per
@@ -419,7 +420,7 @@ def measured_span(wl: str, directory: str = "out/checkpoints") -> int:
                         .total["references"]) * SPAN_STEP})["accesses"])
 
 
-def _cached(directory: str, parts: tuple[str, ...], make: Any) -> dict[str, Any]:
+def _cached(directory: str | None, parts: tuple[str, ...], make: Any) -> dict[str, Any]:
     """The JSON record `make()` returns, kept in `directory` under a digest of `parts`: made by
     one process at a time (a lock file beside it; the workers of `prefetch_runs` often want
     the same one at once, and the others then read it instead of making it again), with the
@@ -429,7 +430,7 @@ def _cached(directory: str, parts: tuple[str, ...], make: Any) -> dict[str, Any]
 
     from tlblab.files import atomic_write, content_digest
 
-    path = Path(directory) / f"{content_digest(*parts)}.json"
+    path = Path(directory if directory is not None else paths.out("checkpoints")) / f"{content_digest(*parts)}.json"
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path.with_suffix(".lock"), "w") as lock:
@@ -446,7 +447,7 @@ def _cached(directory: str, parts: tuple[str, ...], make: Any) -> dict[str, Any]
 # tagged with a digest of the engine's bytes, so a rebuilt engine never reads an older one's):
 # the first process to need a graph builds and writes it, the others read it (seed 001's scale
 # 24 graph: over a minute to build, seconds to read).
-GRAPHS = Path("out/checkpoints/graphs")
+GRAPHS = paths.out("checkpoints", "graphs")
 _ENGINE_TAG: list[str] = []
 
 
@@ -463,7 +464,7 @@ def _graphs() -> Any:
 SPAN_STEP = 4096
 
 
-def population(wl: str, directory: str = "out/checkpoints") -> int:
+def population(wl: str, directory: str | None = None) -> int:
     """The stores of `wl`'s population (`populate=1`: one per 4 KiB page of its regions), read
     from a TLB-only run that stops one access into its region of interest; cached as
     `measured_span` is."""
@@ -654,7 +655,7 @@ def _timed_job(job: tuple[Any, ...]) -> tuple[Any, float]:
 # other idles) and writes what it measured back. Without this machine's file, the seconds
 # measured on another (`RUN_SECONDS_SHIPPED`: an AMD EPYC family 25 model 17 KVM guest, 2
 # vCPUs); they only order the runs and never enter a result.
-RUN_SECONDS = Path("out/checkpoints/run_seconds.json")
+RUN_SECONDS = paths.out("checkpoints", "run_seconds.json")
 RUN_SECONDS_SHIPPED = Path(__file__).with_name("run_seconds.json")
 
 

@@ -132,7 +132,8 @@ def pressure_virt(quick: bool) -> dict[str, float]:
 
 
 # The host-like preset `tlblab probe` and sysfs gave on the development VM (docs/data/).
-HOST_PRESET = str(Path(__file__).resolve().parents[4] / "docs" / "data" / "host-xeon-2vcpu.toml")
+# Package data (docs/data/host-xeon-2vcpu.toml links to it), so an installed wheel has it too.
+HOST_PRESET = str(Path(__file__).resolve().parents[2] / "data" / "host-xeon-2vcpu.toml")
 
 
 def host_ptwarm_prediction(machine: str = HOST_PRESET, size_mib: int = 1024, passes: int = 3) -> dict[str, float]:

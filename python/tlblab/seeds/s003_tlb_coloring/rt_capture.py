@@ -36,10 +36,13 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from tlblab import paths
 from tlblab.errors import UserError
 from tlblab.files import content_digest, tool_version
 
-ROOT = Path(__file__).resolve().parents[4]
+# The checkout the sources are read from (`paths.repository`; an installed wheel has none, and
+# `build` says so in one line).
+ROOT = paths.repository() or Path(__file__).resolve().parents[4]
 RUNTIME = ROOT / "runtime"
 SOURCE = RUNTIME / "bench" / "seed003" / "rt_tasks.c"
 # Figs. 6.13-6.14's pairs are a program of their own, as each of the seed's experiments was (§5
@@ -53,7 +56,7 @@ LIBRARY_SOURCES = [RUNTIME / "src" / "color" / n for n in ("color.c", "prim_linu
 HARNESS = [SOURCE.parent / n for n in ("rt_harness.h", "rt_harness_run.h", "rt_kernels_table6_1.h")]
 HEADERS = [RUNTIME / "include" / "tlblab" / "color.h", RUNTIME / "include" / "tlblab" / "roi.h",
            *(RUNTIME / "src" / "color" / n for n in ("color_internal.h", "color_check.c")), *HARNESS]
-CACHE = ROOT / "out" / "seed003"
+CACHE = paths.cache("seed003")
 # Bump when what a capture or a replay holds changes, so old files are not reused.
 CAPTURE_VERSION = "1"
 # Bump when what the replay adds to the jobs changes (2: Linux 2.6.32's vsyscall, vDSO and local
@@ -111,6 +114,7 @@ def _unique(suffix: str) -> str:
 def build(cc: str = "gcc", cache: Path = CACHE, source: Path = SOURCE) -> Path:
     """The program `source` (rt_tasks.c or rt_tasks_fig6_13_14.c), compiled once per (sources,
     compiler, flags)."""
+    paths.repository_file("runtime/bench/seed003", "seed 003's task programs (rt_capture)")
     sources = [source, *LIBRARY_SOURCES]
     key = content_digest(*(p.read_bytes() for p in [*sources, *HEADERS]), tool_version([cc, "--version"], "rt tasks"),
                   " ".join(CFLAGS))

@@ -39,11 +39,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tlblab import paths
 from tlblab.errors import UserError
 from tlblab.files import atomic_write
 
-ROOT = Path(__file__).resolve().parents[4]
-CACHE = ROOT / "out" / "kernel"
+CACHE = paths.cache("kernel")
 PACKAGE = "linux-image-6.1.0-50-rt-armmp-dbg"
 VERSION = "6.1.176-1"
 MAP = "usr/lib/debug/boot/System.map-6.1.0-50-rt-armmp"

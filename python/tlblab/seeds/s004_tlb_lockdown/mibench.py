@@ -23,12 +23,15 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from tlblab import paths
 from tlblab.errors import UserError
 from tlblab.files import atomic_write, content_digest, tool_version
 
-ROOT = Path(__file__).resolve().parents[4]
+# The checkout the sources are read from (`paths.repository`; an installed wheel has none, and
+# `build` says so in one line).
+ROOT = paths.repository() or Path(__file__).resolve().parents[4]
 SOURCES = ROOT / "runtime" / "bench" / "mibench"
-CACHE = ROOT / "out" / "mibench"
+CACHE = paths.cache("mibench")
 # Bump when the capture's meaning changes (what is recorded, how), so old captures are not reused.
 CAPTURE_VERSION = "1"
 CFLAGS = ["-m32", "-O2", "-std=c11"]
@@ -56,6 +59,7 @@ PROGRAMS = {
 def build(name: str, cc: str = "gcc", cache: Path = CACHE) -> Path:
     """The 32-bit binary of program `name`, compiled once per (source, compiler, flags)."""
     prog = _program(name)
+    paths.repository_file("runtime/bench/mibench", "seed 004's MiBench programs")
     src = SOURCES / f"{prog.source}.c"
     key = content_digest(src.read_bytes(), tool_version([cc, "--version"], "mibench"), " ".join(CFLAGS))
     out = Path(cache) / "bin" / key / prog.source
