@@ -268,6 +268,45 @@ fn trace_record(
     .to_string())
 }
 
+/// trace_record_qemu(argv, output, qemu, plugin, cpu, sysroot, limit, stdout) -> JSON report:
+/// runs a guest binary under QEMU's user mode with tlblab's plugin and writes its references to
+/// `output` (`tlblab_trace::capture_qemu`: the same bytes on every host and in every folder).
+#[pyfunction]
+#[pyo3(signature = (argv, output, qemu, plugin, cpu, sysroot, limit, stdout))]
+#[allow(clippy::too_many_arguments)]
+fn trace_record_qemu(
+    py: Python<'_>,
+    argv: Vec<String>,
+    output: String,
+    qemu: String,
+    plugin: String,
+    cpu: String,
+    sysroot: Option<String>,
+    limit: Option<u64>,
+    stdout: Option<String>,
+) -> PyResult<String> {
+    use tlblab_trace::capture_qemu::{record_qemu, QemuOptions};
+    let opts = QemuOptions {
+        qemu,
+        plugin: PathBuf::from(plugin),
+        cpu,
+        sysroot: sysroot.map(PathBuf::from),
+        limit,
+        stdout: stdout.map(PathBuf::from),
+        stop: Some(watch::interrupted),
+    };
+    watch::start();
+    let r = watch::finish(py.detach(move || record_qemu(&argv, &PathBuf::from(output), &opts)))?;
+    Ok(json!({
+        "tool": "qemu",
+        "references_seen": r.references_seen,
+        "exit_status": r.exit_status,
+        "killed_at_limit": r.killed_at_limit,
+        "summary": r.summary.to_json(),
+    })
+    .to_string())
+}
+
 /// trace_workload_catalog() -> JSON list of the built-in workloads (with parameter meanings).
 #[pyfunction]
 fn trace_workload_catalog() -> String {
@@ -500,6 +539,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_records, m)?)?;
     m.add_function(wrap_pyfunction!(trace_data_pages, m)?)?;
     m.add_function(wrap_pyfunction!(trace_record, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_record_qemu, m)?)?;
     m.add_function(wrap_pyfunction!(trace_workload_catalog, m)?)?;
     m.add_function(wrap_pyfunction!(workload_generate, m)?)?;
     m.add_function(wrap_pyfunction!(trace_decode_bench, m)?)?;
