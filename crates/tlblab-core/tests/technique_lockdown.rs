@@ -536,3 +536,97 @@ fn broadcast_maintenance_flushes_every_micro_tlb_keeps_other_asids_and_sends_no_
     let sys = two_cores_then(Broadcast, Event::ProcessExit { process: 0 });
     assert_eq!(tlb_state(&sys), vec![(0, 0, 0), (0, 8, 0)]);
 }
+
+/// `a9_like(1)` with its micro TLB flushed on every address-space change and every lock
+/// (`flush_on_context_change`, the Cortex-A9's micro TLBs: TRM DDI0388I §6.2.1), or not.
+fn a9_micro_flushing(flushing: bool) -> System {
+    let mut m = a9_like(1);
+    m.tlbs[0].flush_on_context_change = flushing;
+    let mut sys = System::new(
+        m,
+        RunOptions {
+            caches: false,
+            data_accesses: false,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
+    for (thread, process) in [(0, 0), (1, 1)] {
+        sys.event(Event::ThreadStart {
+            thread: ThreadId(thread),
+            process,
+        })
+        .unwrap();
+    }
+    sys
+}
+
+/// Eight pages in eight distinct main-TLB sets (VPNs 0x10000..0x10007 of 64 sets).
+const EIGHT: [u64; 8] = [
+    0x1000_0000,
+    0x1000_1000,
+    0x1000_2000,
+    0x1000_3000,
+    0x1000_4000,
+    0x1000_5000,
+    0x1000_6000,
+    0x1000_7000,
+];
+
+#[test]
+fn given_a_context_flushed_micro_tlb_when_another_process_runs_then_the_pages_miss_it_once_each_and_hit_the_main_tlb(
+) {
+    // A touches 8 pages; B runs (an address-space switch, the CONTEXTIDR write); A again. With
+    // the A9's rule each of A's 8 pages misses the micro TLB once and hits the main TLB: 8
+    // lookups of MAIN_LATENCY. Without it (ASIDs alone) all 8 are micro hits: 0 cycles.
+    for (flushing, per_page) in [(true, MAIN_LATENCY), (false, 0)] {
+        let mut sys = a9_micro_flushing(flushing);
+        for &p in &EIGHT {
+            access(&mut sys, 0, p);
+        }
+        access(&mut sys, 1, 0x2000_0000 + 40 * 4096);
+        let first = access(&mut sys, 0, EIGHT[0] + 8);
+        let rest: Vec<u64> = EIGHT[1..]
+            .iter()
+            .map(|&p| access(&mut sys, 0, p + 8))
+            .collect();
+        // The first access of A also pays the switch (os.switch_cycles); the other 7 are the
+        // TLB alone.
+        let switch = RunOptions::default().os.switch_cycles;
+        assert_eq!(first, switch + per_page, "flushing {flushing}");
+        assert_eq!(rest, vec![per_page; 7], "flushing {flushing}");
+        // A third touch of each, with no switch between, hits the micro TLB either way.
+        let again: Vec<u64> = EIGHT.iter().map(|&p| access(&mut sys, 0, p + 16)).collect();
+        assert_eq!(again, vec![0; 8], "flushing {flushing}");
+    }
+}
+
+#[test]
+fn given_pages_in_a_flushing_micro_tlb_when_one_page_is_locked_then_each_misses_it_on_its_next_touch(
+) {
+    // A lock is a main-TLB operation, which the A9 answers by flushing its micro TLBs
+    // (§6.2.1): after it, each of the 8 pages costs one main-TLB lookup (the locked one too,
+    // now in the main TLB's lockable entries), then nothing.
+    for (flushing, per_page) in [(true, MAIN_LATENCY), (false, 0)] {
+        let mut sys = a9_micro_flushing(flushing);
+        for &p in &EIGHT {
+            access(&mut sys, 0, p);
+        }
+        let inv = sys.stats().cores[0].invalidations;
+        sys.event(Event::TlbLock {
+            process: 0,
+            page: VirtAddr(EIGHT[3]),
+            core: CoreId(0),
+            lock: true,
+        })
+        .unwrap();
+        let main = sys.data_tlbs_of(0)[1];
+        assert_eq!(sys.tlbs[main].locked_count(), 1);
+        let next: Vec<u64> = EIGHT.iter().map(|&p| access(&mut sys, 0, p + 8)).collect();
+        assert_eq!(next, vec![per_page; 8], "flushing {flushing}");
+        // The flush's 8 entries count as the core's invalidations (the lock itself drops only
+        // entries of other page sizes over the page: none here).
+        let flushed = sys.stats().cores[0].invalidations - inv;
+        assert_eq!(flushed, 8 * flushing as u64, "flushing {flushing}");
+    }
+}

@@ -268,6 +268,45 @@ fn trace_record(
     .to_string())
 }
 
+/// trace_record_qemu(argv, output, qemu, plugin, cpu, sysroot, limit, stdout) -> JSON report:
+/// runs a guest binary under QEMU's user mode with tlblab's plugin and writes its references to
+/// `output` (`tlblab_trace::capture_qemu`: the same bytes on every host and in every folder).
+#[pyfunction]
+#[pyo3(signature = (argv, output, qemu, plugin, cpu, sysroot, limit, stdout))]
+#[allow(clippy::too_many_arguments)]
+fn trace_record_qemu(
+    py: Python<'_>,
+    argv: Vec<String>,
+    output: String,
+    qemu: String,
+    plugin: String,
+    cpu: String,
+    sysroot: Option<String>,
+    limit: Option<u64>,
+    stdout: Option<String>,
+) -> PyResult<String> {
+    use tlblab_trace::capture_qemu::{record_qemu, QemuOptions};
+    let opts = QemuOptions {
+        qemu,
+        plugin: PathBuf::from(plugin),
+        cpu,
+        sysroot: sysroot.map(PathBuf::from),
+        limit,
+        stdout: stdout.map(PathBuf::from),
+        stop: Some(watch::interrupted),
+    };
+    watch::start();
+    let r = watch::finish(py.detach(move || record_qemu(&argv, &PathBuf::from(output), &opts)))?;
+    Ok(json!({
+        "tool": "qemu",
+        "references_seen": r.references_seen,
+        "exit_status": r.exit_status,
+        "killed_at_limit": r.killed_at_limit,
+        "summary": r.summary.to_json(),
+    })
+    .to_string())
+}
+
 /// trace_workload_catalog() -> JSON list of the built-in workloads (with parameter meanings).
 #[pyfunction]
 fn trace_workload_catalog() -> String {
@@ -494,7 +533,7 @@ fn parse_number(text: &str) -> Option<u64> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     add_functions! { m:
         parse_workload_spec, parse_number, trace_info, trace_convert, trace_head, trace_records,
-        trace_data_pages, trace_record, trace_workload_catalog, workload_generate,
+        trace_data_pages, trace_record, trace_record_qemu, trace_workload_catalog, workload_generate,
         trace_decode_bench, rt_replay_write, corun_write
     }
 }

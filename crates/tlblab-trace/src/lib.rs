@@ -5,6 +5,7 @@
 //! This crate knows nothing of TLBs.
 
 pub mod capture;
+pub mod capture_qemu;
 pub mod champsim;
 pub mod clock;
 pub mod convert;

@@ -55,10 +55,11 @@ pub enum TlbMaintenance {
     /// core the last TLB level loses the entries named, locked ones too when they match
     /// (Cortex-A9 TRM DDI0388I Table 4-26, note b: TLBIMVAIS and TLBIASIDIS "invalidate the
     /// locked entry when it matches"), and the levels in front of it (the micro TLBs) are
-    /// flushed whole ("All main TLB related maintenance operations affect both the instruction
-    /// and data micro TLBs, causing them to be flushed": Cortex-A5 TRM DDI0464F §5.3.1, the
-    /// same words in the Cortex-A35 TRM §A6.2; the Cortex-A9 TRM's text on its micro TLBs was
-    /// not found, so for the A9 this is an assumption from its siblings).
+    /// flushed whole, in the Cortex-A9's own words: "All main TLB related operations affect
+    /// both the instruction and data micro TLBs, causing them to be flushed" (Cortex-A9 TRM
+    /// DDI0388I r4p1, §6.2.1; the Cortex-A7 TRM DDI0464F §5.3.1 and the Cortex-A35 TRM §A6.2
+    /// say the same of "maintenance operations"). The same section's Context ID rule and a
+    /// lock's flush are `TlbConfig::flush_on_context_change`.
     Broadcast,
 }
 

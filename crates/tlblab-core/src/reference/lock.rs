@@ -88,6 +88,8 @@ impl ReferenceModel {
                 ));
             }
             n += (self.tlbs[t].locked_count() > before) as usize;
+            // A lock is a main-TLB operation: the Cortex-A9 flushes its micro TLBs (§6.2.1).
+            self.flush_context_levels(c);
         }
         Ok((cycles, n))
     }

@@ -206,6 +206,9 @@ pub(super) struct NaiveTlb {
     /// `lockable` slots beside the sets (the Cortex-A9's main TLB, TRM §6.2.2); empty when the
     /// locks take ways of the sets.
     pub(super) array: Vec<Option<Entry>>,
+    /// `TlbConfig::flush_on_context_change`: emptied on every change of address space and on
+    /// every lock into the core's lockable level (the Cortex-A9's micro TLBs, TRM §6.2.1).
+    pub(super) flush_on_context: bool,
     pub(super) name: String,
     /// `TlbConfig::level`.
     pub(super) level: u8,
@@ -241,6 +244,7 @@ impl NaiveTlb {
             } else {
                 Vec::new()
             },
+            flush_on_context: t.flush_on_context_change,
             name: t.name.clone(),
             level: t.level,
         }

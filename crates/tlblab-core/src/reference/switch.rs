@@ -70,6 +70,8 @@ impl ReferenceModel {
                     SwitchPolicy::FlushAll if from_space.is_none() => 0,
                     SwitchPolicy::FlushAll => self.flush_core(cpu, true),
                     SwitchPolicy::AsidTagged => {
+                        let core = self.cpus[cpu].core;
+                        self.flush_context_levels(core);
                         self.assign_asid(cpu, s);
                         0
                     }
@@ -100,6 +102,23 @@ impl ReferenceModel {
         self.os.switch_cycles += cycles;
         self.charge(cpu, cycles);
         Ok(cycles)
+    }
+
+    /// The Cortex-A9's micro TLBs (TRM DDI0388I §6.2.1): "any change of the Context ID
+    /// Register causes the micro TLBs to be flushed", and Linux writes it on every change of
+    /// address space; "all main TLB related operations" (a lock) flush them too. Every level
+    /// of `core`'s paths marked so loses its unlocked entries, counted as invalidations.
+    pub(super) fn flush_context_levels(&mut self, core: usize) {
+        let c = &self.cores[core];
+        let mut tlbs: Vec<usize> = c.itlb.iter().chain(&c.dtlb).map(|&(t, _)| t).collect();
+        tlbs.sort();
+        tlbs.dedup();
+        for t in tlbs {
+            if self.tlbs[t].flush_on_context {
+                let n = self.tlbs[t].invalidate_unlocked();
+                self.core_os[core].invalidations += n;
+            }
+        }
     }
 
     /// ASIDs as ARM Linux hands them out (seed 000 §3.3): a space keeps its ASID while its

@@ -84,6 +84,10 @@ impl System {
             }
             n += (tlb.locked_count() > before) as usize;
             self.core_os[c].invalidations += dropped as u64;
+            // A lock is a main-TLB operation, and on the Cortex-A9 "All main TLB related
+            // operations affect both the instruction and data micro TLBs, causing them to be
+            // flushed" (TRM DDI0388I §6.2.1): the core's levels so marked empty.
+            super::switch::flush_context_levels(self, c);
         }
         Ok((cycles, n))
     }

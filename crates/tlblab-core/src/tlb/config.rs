@@ -113,6 +113,15 @@ pub struct TlbConfig {
     /// is unlocked moves into its set). Lookups search the sets, then the array.
     #[serde(default, skip_serializing_if = "is_false")]
     pub lockable_array: bool,
+    /// Whether this level is flushed whole (a) whenever the core's address space changes, the
+    /// Context ID register's write in Linux's `switch_mm`, even though its entries carry ASIDs,
+    /// and (b) whenever an entry is locked into a lockable level below it on its core. The
+    /// Cortex-A9's micro TLBs: "All main TLB related operations affect both the instruction
+    /// and data micro TLBs, causing them to be flushed. In the same way, any change of the
+    /// Context ID Register causes the micro TLBs to be flushed" (Cortex-A9 TRM DDI0388I r4p1,
+    /// §6.2.1 Micro TLB); a lock is a main-TLB operation (the c10 lockdown register, §4.3.15).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub flush_on_context_change: bool,
     #[serde(default)]
     pub tags: TagConfig,
     /// The ways the hardware builds each set with, when `ways` models fewer: `tlblab probe --out`
@@ -147,6 +156,7 @@ impl TlbConfig {
             shared: false,
             lockable: 0,
             lockable_array: false,
+            flush_on_context_change: false,
             tags: TagConfig::default(),
             hardware_ways: None,
             source: String::new(),

@@ -84,7 +84,11 @@ pub fn plain_tlb_level(level: u8, sizes: Vec<PageSize>) -> impl Strategy<Value =
 pub fn tlb_level(level: u8, sizes: Vec<PageSize>) -> impl Strategy<Value = TlbConfig> {
     (
         (0u32..4, 0u32..5, repl(), 0u8..3, 0u64..3, 0u8..4),
-        (proptest::bool::weighted(0.9), proptest::bool::weighted(0.2)),
+        (
+            proptest::bool::weighted(0.9),
+            proptest::bool::weighted(0.2),
+            proptest::bool::weighted(0.3),
+        ),
         (
             proptest::bool::weighted(0.2),
             0usize..5,
@@ -93,7 +97,7 @@ pub fn tlb_level(level: u8, sizes: Vec<PageSize>) -> impl Strategy<Value = TlbCo
         ),
     )
         .prop_map(
-            move |(shape, (asid, hw), (shared, lockable, refill, array))| {
+            move |(shape, (asid, hw, context_flush), (shared, lockable, refill, array))| {
                 let t = tlb_config(level, &sizes, shape);
                 TlbConfig {
                     shared,
@@ -104,6 +108,9 @@ pub fn tlb_level(level: u8, sizes: Vec<PageSize>) -> impl Strategy<Value = TlbCo
                         lockable.min(t.entries)
                     },
                     lockable_array: array && lockable > 0,
+                    // Some levels flushed on every address-space change and every lock below
+                    // them (the Cortex-A9's micro TLBs, TRM DDI0388I §6.2.1).
+                    flush_on_context_change: context_flush,
                     // A level below another refills it after a walk in 0-2 cycles (seed 004's
                     // Cortex-A9 main TLB, `TlbConfig::refill_latency`).
                     refill_latency: refill,

@@ -106,6 +106,46 @@ def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
     return out
 
 
+
+# The seed's ISA (issue 87): the same programs cross-compiled for ARMv7 (Debian's armhf
+# toolchain) and captured under qemu-arm -cpu cortex-a9 with tlblab's plugin
+# (tlblab.capture_qemu): the same bytes on every host and in every folder. No system calls are
+# recorded on this path yet (Lackey's --trace-syscalls has no QEMU counterpart here).
+ARMV7_CFLAGS = ["-O2", "-std=c11"]
+ARMV7_CAPTURE_VERSION = "1"
+
+
+def build_armv7(name: str, cache: Path = CACHE) -> Path:
+    """The ARMv7 (armhf) binary of program `name`, compiled once per (source, compiler, flags)."""
+    from tlblab import capture_qemu
+
+    prog = _program(name)
+    src = SOURCES / f"{prog.source}.c"
+    key = content_digest(src.read_bytes(), tool_version([capture_qemu.CROSS_CC, "--version"], "mibench"),
+                         " ".join(ARMV7_CFLAGS))
+    out = Path(cache) / "bin-armv7" / key / prog.source
+    if out.is_file():
+        return out
+    return capture_qemu.cross_compile(src, out, ARMV7_CFLAGS, ["-lm"])
+
+
+def capture_armv7(name: str, *, limit: int = 0, cache: Path = CACHE) -> Path:
+    """The ARMv7 capture of program `name` under QEMU (its whole run, or its first `limit`
+    references), cached under out/mibench/ by the binary's bytes, its arguments, the limit, the
+    toolchain's and QEMU's versions and the plugin's source."""
+    from tlblab import capture_qemu
+
+    prog = _program(name)
+    binary = build_armv7(name, cache=cache)
+    plugin_src = ROOT / "runtime" / "qemu-plugin" / "tlblab_qemu.c"
+    key = content_digest(binary.read_bytes(), "\0".join(prog.args), str(limit), capture_qemu.toolchain_versions(),
+                         plugin_src.read_bytes(), ARMV7_CAPTURE_VERSION)
+    out = Path(cache) / f"armv7-{prog.source}-{key}.tlbt"
+    if out.is_file():
+        return out
+    atomic_write(out, lambda tmp: capture_qemu.record([str(binary), *prog.args], tmp, limit=limit or None))
+    return out
+
 # Seed 004 §V.1's background programs (SCHED_OTHER, Table 1's Consumer category): the Debian
 # programs docs/traces.md stands in for MiBench's (cjpeg and djpeg from libjpeg-turbo-progs, the
 # IJG code MiBench's consumer/jpeg is built from; troff from groff-base for typeset, as Lout is

@@ -14,7 +14,7 @@ use crate::os::SwitchPolicy;
 use crate::system::{SimError, System};
 use tlblab_types::ThreadId;
 
-pub(crate) use asid_tagged::switch_asid_tagged;
+pub(crate) use asid_tagged::{flush_context_levels, switch_asid_tagged};
 pub(crate) use flush_all::{flush_core, flush_virtual_caches};
 
 impl System {
