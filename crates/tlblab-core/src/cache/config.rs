@@ -88,7 +88,17 @@ impl CacheConfig {
         if self.ways == 0 {
             return f("ways", "must be positive, found 0".into());
         }
-        let way_bytes = self.line * self.ways as u64;
+        // Checked: a line and a way count each valid alone can multiply past 64 bits (a machine
+        // file's u64::MAX ways), which would wrap in release and panic with overflow checks on.
+        let Some(way_bytes) = self.line.checked_mul(self.ways as u64) else {
+            return f(
+                "ways",
+                format!(
+                    "line × ways = {} × {} exceeds 2^64 bytes",
+                    self.line, self.ways
+                ),
+            );
+        };
         if self.size == 0 || !self.size.is_multiple_of(way_bytes) {
             return f(
                 "size",

@@ -33,26 +33,29 @@ pub(crate) struct DramState {
     pub(crate) writebacks: bool,
     /// The writebacks of the reference (or technique operation) under way, in the order of
     /// their evictions, each as the number of its lines from memory that had been read when
-    /// its eviction happened (the writeback waits for that line's fill, `queue`). Empty
-    /// between references, so not saved.
-    #[serde(skip)]
+    /// its eviction happened (the writeback waits for that line's fill, `queue`). Saved: an
+    /// event record (a flush, a switch) can evict dirty lines that wait for the next
+    /// reference's `queue`, and a run paused between the two must keep them (a checkpoint
+    /// left one writeback out when this was skipped; `default` reads older checkpoints).
+    #[serde(default)]
     pub(crate) pending: Vec<(u32, u64)>,
     /// The addresses of the lines read from memory since the channels last placed lines, in
     /// order (captured on a machine with writebacks or row activations; `queue`'s reads).
-    #[serde(skip)]
+    /// Saved for the same reason as `pending`.
+    #[serde(default)]
     pub(crate) read_addrs: Vec<u64>,
     /// Row activations (`DramConfig::rows`), if modelled.
     pub(crate) rows: Option<Rows>,
     /// Lines from memory read since the channels last placed lines (`pending`'s counts).
-    #[serde(skip)]
+    #[serde(default)]
     pub(crate) reads: u32,
     /// `queue`'s answer times of the reference's lines (room kept: no allocation per call).
     #[serde(skip)]
     answers: Vec<u64>,
 }
 
-// `pending`, `reads` and `answers` are scratch, empty between references: a state compares
-// by what it keeps (a restored checkpoint equals the saved one).
+// `answers` is scratch, empty between references: a state compares by what it keeps (a
+// restored checkpoint equals the saved one).
 impl PartialEq for DramState {
     fn eq(&self, o: &Self) -> bool {
         (
@@ -64,6 +67,9 @@ impl PartialEq for DramState {
             self.writeback_lines,
             self.writebacks,
             &self.rows,
+            &self.pending,
+            &self.read_addrs,
+            self.reads,
         ) == (
             &o.busy,
             o.line,
@@ -73,6 +79,9 @@ impl PartialEq for DramState {
             o.writeback_lines,
             o.writebacks,
             &o.rows,
+            &o.pending,
+            &o.read_addrs,
+            o.reads,
         )
     }
 }

@@ -186,6 +186,22 @@ pub fn fetch(t: u32, a: u64, size: u32) -> Record {
         size,
     ))
 }
+/// The widest virtual address space of any machine (x86-64 5-level paging: 57 bits).
+pub const VA_LIMIT: u64 = 1 << 57;
+
+/// Checks at build that a generator's region `[base, base + span)` lies below [`VA_LIMIT`], so
+/// that its per-access address arithmetic can neither overflow nor wrap (`span` None: the
+/// parameters' product already passed 2^64).
+pub fn region_fits(name: &str, base: u64, span: Option<u64>) -> Result<(), String> {
+    match span.and_then(|s| base.checked_add(s)) {
+        Some(end) if end <= VA_LIMIT => Ok(()),
+        _ => Err(format!(
+            "{name}: base {base:#x} plus the region's size ({}) ends past the 57-bit address space ({VA_LIMIT:#x})",
+            span.map_or("over 2^64 bytes".to_string(), |s| format!("{s} bytes"))
+        )),
+    }
+}
+
 #[inline]
 /// Thread 0's 8-byte loads `next..next + n` of a cyclic walk: load i at
 /// `base + (i % count) * step`.

@@ -57,13 +57,18 @@ impl Random {
                  threads={threads}, slice={slice})"
             ));
         }
+        let base = get("base");
+        // Every thread's region below the address space's end, so that `fill`'s arithmetic
+        // cannot overflow.
+        let span = pages.checked_mul(4096).and_then(|r| r.checked_mul(threads));
+        super::gen::region_fits("random", base, span)?;
         Ok(Random {
             words: pages * 512,
             region: pages * 4096,
             accesses: get("accesses"),
             threads,
             slice,
-            base: get("base"),
+            base,
             next: 0,
             rng: SplitMix64::derive(seed, "workload.random"),
         })

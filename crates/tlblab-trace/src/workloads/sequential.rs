@@ -34,10 +34,20 @@ impl Sequential {
                 "sequential: bytes must be at least 8 (got {bytes})"
             ));
         }
+        let rounds = get("rounds");
+        // Checked: the product of two valid parameters can pass 2^64 accesses.
+        let total = (bytes / 8).checked_mul(rounds).ok_or_else(|| {
+            format!(
+                "sequential: bytes/8 × rounds = {} × {rounds} accesses exceeds 2^64",
+                bytes / 8
+            )
+        })?;
+        let base = get("base");
+        super::gen::region_fits("sequential", base, Some(bytes / 8 * 8))?;
         Ok(Sequential {
             words: bytes / 8,
-            total: bytes / 8 * get("rounds"),
-            base: get("base"),
+            total,
+            base,
             next: 0,
         })
     }

@@ -48,7 +48,17 @@ impl Strided {
                 "strided: pages and stride must be positive (got pages={pages}, stride={stride})"
             ));
         }
-        Ok(Strided::new(pages, stride, get("rounds"), get("base")))
+        let (rounds, base) = (get("rounds"), get("base"));
+        if pages.checked_mul(rounds).is_none() {
+            return Err(format!(
+                "strided: pages × rounds = {pages} × {rounds} accesses exceeds 2^64"
+            ));
+        }
+        let span = (pages - 1)
+            .checked_mul(stride)
+            .and_then(|s| s.checked_add(8));
+        super::gen::region_fits("strided", base, span)?;
+        Ok(Strided::new(pages, stride, rounds, base))
     }
 }
 
