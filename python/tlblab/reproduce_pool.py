@@ -14,11 +14,16 @@ Imports nothing of tlblab: `tlblab.reproduce` sits above it.
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from typing import Any, Callable, Sequence
 
 # In a worker: the queue `post` puts on (set by `_start_worker`). In the parent running units
 # itself: the handler `post` calls.
+# Seconds a terminated worker has to stop of itself before it is killed.
+STOP_GRACE_S = 5.0
+
 _queue: Any = None
 _handler: Callable[[Any], None] | None = None
 
@@ -47,6 +52,21 @@ def _start_worker(queue: Any) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
+
+
+def _unit(fn: Callable[..., Any], *args: Any) -> Any:
+    """`fn(*args)` in a worker. Interrupted (the parent's SIGTERM), the worker ends there: the
+    executor's worker loop would otherwise send the interrupt back as the unit's result and go
+    on to the next unit already queued to it, making (and writing) work nobody waits for."""
+    try:
+        return fn(*args)
+    except KeyboardInterrupt:
+        # As a process's normal exit does (the finalizers release what the unit's own pools
+        # registered with the resource tracker), then out at once.
+        from multiprocessing import util
+
+        util._exit_function()
+        os._exit(128 + 15)
 
 
 def run_units(fn: Callable[..., Any], units: Sequence[tuple[Any, ...]], *, jobs: int = 1,
@@ -91,7 +111,7 @@ def run_units(fn: Callable[..., Any], units: Sequence[tuple[Any, ...]], *, jobs:
             # terminal's Ctrl-C reaches this process alone, which stops them (as seed 001's pool).
             blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             try:
-                futures = {pool.submit(fn, *units[i]): i for i in order}
+                futures = {pool.submit(_unit, fn, *units[i]): i for i in order}
             finally:
                 signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             try:
@@ -101,9 +121,21 @@ def run_units(fn: Callable[..., Any], units: Sequence[tuple[Any, ...]], *, jobs:
                     if on_result:
                         on_result(i, results[i])
             except BaseException:
-                for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                procs = list((getattr(pool, "_processes", None) or {}).values())
+                for proc in procs:
                     proc.terminate()
-                pool.shutdown(wait=False, cancel_futures=True)
+                # A worker inside a native run sees its KeyboardInterrupt only when the run
+                # checks for signals: one that has not ended after the grace is killed (its
+                # files are written whole or not at all, `files.atomic_write`).
+                deadline = time.monotonic() + STOP_GRACE_S
+                for proc in procs:
+                    proc.join(max(0.0, deadline - time.monotonic()))
+                    if proc.is_alive():
+                        proc.kill()
+                        proc.join(1.0)
+                # With the workers gone, shutting down waits for nothing and closes the queues
+                # (left open, the resource tracker reports their semaphores as leaked).
+                pool.shutdown(wait=True, cancel_futures=True)
                 raise
     finally:
         queue.put(None)  # after the workers' own messages: the relay prints them all, then ends
