@@ -1,10 +1,13 @@
 /* What the host measurement programs in runtime/bench/ share: a cycle-granular clock (lfence+rdtsc
  * on x86, CLOCK_MONOTONIC elsewhere) with its ns per tick, a monotonic ns clock, and --boost's
- * priority raise, a seeded SplitMix64 generator. Header-only (static inline): each program is one file built on its own. */
+ * priority raise, a seeded SplitMix64 generator, pinning to a CPU and spinner threads. Header-only (static inline): each program is one file built on its own. */
 #ifndef TLBLAB_BENCH_HOST_H
 #define TLBLAB_BENCH_HOST_H
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +88,49 @@ static inline uint64_t sm_next(void) {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
+}
+
+/* Marsaglia's xorshift64 (13, 7, 17; "Xorshift RNGs", J. Stat. Softw. 2003) on the state `*s`
+ * (not 0): a cheap generator per stream, for the programs that keep several. */
+static inline uint64_t xorshift64(uint64_t *s) {
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+/* Moves the calling thread to `cpu` alone; sched_setaffinity's result (0, or -1 with errno). */
+static inline int pin(int cpu) {
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    CPU_SET(cpu, &s);
+    return sched_setaffinity(0, sizeof s, &s);
+}
+
+/* A thread that spins on `cpu` until `stop` is set (start it with bench_spin_main). `idle`: at
+ * SCHED_IDLE, to keep a vCPU from halting between trials without competing with the measured
+ * thread (migrate_bench); otherwise at the caller's priority with a pause per turn, a CPU kept
+ * busy as a helper would keep it (ptwarm_bench's `spin` variant). */
+typedef struct {
+    atomic_int stop;
+    int cpu;
+    int idle;
+} bench_spinner;
+
+static inline void *bench_spin_main(void *arg) {
+    bench_spinner *s = arg;
+    if (s->idle) {
+        struct sched_param sp = {0};
+        pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+    }
+    pin(s->cpu);
+    while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
+#if defined(__x86_64__)
+        if (!s->idle) __builtin_ia32_pause();
+#endif
+    }
+    return NULL;
 }
 
 #endif

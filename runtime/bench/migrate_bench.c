@@ -83,21 +83,6 @@ static void die(const char *m) {
     exit(2);
 }
 
-static int pin(int cpu) {
-    cpu_set_t s;
-    CPU_ZERO(&s);
-    CPU_SET(cpu, &s);
-    return sched_setaffinity(0, sizeof s, &s);
-}
-
-static uint64_t xs(uint64_t *s) {
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
-
 static int cmp_u(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
@@ -114,22 +99,6 @@ static void *map(size_t bytes) {
     madvise(p, bytes, MADV_NOHUGEPAGE);
     memset(p, 0, bytes);
     return p;
-}
-
-typedef struct {
-    atomic_int stop;
-    int cpu;
-} spinner;
-
-/* SCHED_IDLE spinners keep the vCPUs from halting between trials without competing with us. */
-static void *spin_main(void *arg) {
-    spinner *s = arg;
-    struct sched_param sp = {0};
-    pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
-    pin(s->cpu);
-    while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
-    }
-    return NULL;
 }
 
 static volatile uintptr_t g_sink;
@@ -188,10 +157,10 @@ int main(int argc, char **argv) {
     int evict_sysfs = 0;
     const size_t evict_bytes = ptwarm_private_cache_fill_bytes(cpu_b, &evict_sysfs);
     char *evict = map((size_t)evict_pages * 4096 + evict_bytes);
-    spinner sp[2] = {{0, cpu_a}, {0, cpu_b}};
+    bench_spinner sp[2] = {{0, cpu_a, 1}, {0, cpu_b, 1}};
     pthread_t spt[2];
     if (busy)
-        for (int i = 0; i < 2; i++) pthread_create(&spt[i], NULL, spin_main, &sp[i]);
+        for (int i = 0; i < 2; i++) pthread_create(&spt[i], NULL, bench_spin_main, &sp[i]);
 
     /* Timer overhead: the smallest empty interval (in ticks). */
     calibrate();
@@ -245,7 +214,7 @@ int main(int argc, char **argv) {
                 elems[i] = data + i * st + ((i + (i >> 4)) & 63) * 64;
             }
             for (size_t i = n - 1; i > 0; i--) {
-                size_t j = xs(&rs) % (i + 1);
+                size_t j = xorshift64(&rs) % (i + 1);
                 uint32_t t = perm[i];
                 perm[i] = perm[j];
                 perm[j] = t;

@@ -61,21 +61,6 @@ static void die(const char *msg) {
     exit(2);
 }
 
-static uint64_t xs(uint64_t *s) {
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
-
-static int pin(int cpu) {
-    cpu_set_t s;
-    CPU_ZERO(&s);
-    CPU_SET(cpu, &s);
-    return sched_setaffinity(0, sizeof s, &s);
-}
-
 /* Maps and populates `mib` MiB of 4 KiB pages; returns NULL with a message on failure. */
 static char *map_region(size_t mib, double *secs) {
     size_t bytes = mib << 20;
@@ -98,7 +83,7 @@ static void **build_chase(char *r, size_t pages, uint64_t seed) {
     for (size_t i = 0; i < pages; i++) perm[i] = (uint32_t)i;
     uint64_t s = seed | 1;
     for (size_t i = pages - 1; i > 0; i--) {
-        size_t j = xs(&s) % (i + 1);
+        size_t j = xorshift64(&s) % (i + 1);
         uint32_t t = perm[i];
         perm[i] = perm[j];
         perm[j] = t;
@@ -135,7 +120,7 @@ static double run_window(workload *w, int dep, uint64_t ns) {
         do {
             for (int k = 0; k < 128; k++)
                 for (int j = 0; j < 8; j++) {
-                    uint64_t x = xs(&s[j]);
+                    uint64_t x = xorshift64(&s[j]);
                     sum += *(volatile char *)(w->region + (x >> 20) % w->pages * PAGE + (x & 63) * 64);
                 }
             n += 1024;
@@ -146,27 +131,11 @@ static double run_window(workload *w, int dep, uint64_t ns) {
     return (double)n / ((double)(t - t0) / 1e9);
 }
 
-typedef struct {
-    atomic_int stop;
-    int cpu;
-} spin_arg;
-
-static void *spin_main(void *arg) {
-    spin_arg *a = arg;
-    pin(a->cpu);
-    while (!atomic_load_explicit(&a->stop, memory_order_relaxed)) {
-#if defined(__x86_64__)
-        __builtin_ia32_pause();
-#endif
-    }
-    return NULL;
-}
-
 /* A running helper of one variant. */
 typedef struct {
     ptwarm_t *w;
     pthread_t spin_thread;
-    spin_arg spin;
+    bench_spinner spin;
     int spinning;
     pid_t child;
     uint64_t t0;
@@ -186,7 +155,7 @@ static void start_helper(helper *h, const char *v, char *region, char *other, si
     if (strcmp(v, "spin") == 0) {
         h->spin.cpu = helper_cpu;
         atomic_store(&h->spin.stop, 0);
-        if (pthread_create(&h->spin_thread, NULL, spin_main, &h->spin) != 0) die("pthread_create");
+        if (pthread_create(&h->spin_thread, NULL, bench_spin_main, &h->spin) != 0) die("pthread_create");
         h->spinning = 1;
         return;
     }
@@ -405,7 +374,7 @@ int main(int argc, char **argv) {
             int order[MAXV];
             for (int i = 0; i < nv; i++) order[i] = i;
             for (int i = nv - 1; i > 0; i--) {
-                int j = (int)(xs(&rs) % (uint64_t)(i + 1)), t = order[i];
+                int j = (int)(xorshift64(&rs) % (uint64_t)(i + 1)), t = order[i];
                 order[i] = order[j];
                 order[j] = t;
             }

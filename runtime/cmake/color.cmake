@@ -10,11 +10,8 @@ set(TLBLAB_COLOR_SOURCES
 target_sources(tlblab PRIVATE ${TLBLAB_COLOR_SOURCES})
 
 function(tlblab_color_exe name src)
-  add_executable(${name} ${src})
-  target_link_libraries(${name} PRIVATE tlblab)
+  tlblab_program(${name} ${src})
   target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src/color)
-  target_compile_options(${name} PRIVATE ${TLBLAB_WARNINGS})
-  target_compile_definitions(${name} PRIVATE _GNU_SOURCE)
 endfunction()
 
 tlblab_color_exe(test_color_unit tests/test_color_unit.c)

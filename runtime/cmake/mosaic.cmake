@@ -14,10 +14,7 @@ target_compile_definitions(tlblab_mosaic PRIVATE _GNU_SOURCE)
 # test_mosaic (parser, allocators) and test_mosaic_coverage (the smaps check; skipped, 77, where
 # THP is `never`), plus an ASan/UBSan build of both. (This file is included before ptwarm.cmake,
 # so it cannot use tlblab_ptwarm_test.)
-add_executable(test_mosaic ${CMAKE_CURRENT_LIST_DIR}/../tests/test_mosaic.c)
-target_link_libraries(test_mosaic PRIVATE tlblab)
-target_compile_options(test_mosaic PRIVATE ${TLBLAB_WARNINGS})
-target_compile_definitions(test_mosaic PRIVATE _GNU_SOURCE)
+tlblab_program(test_mosaic ${CMAKE_CURRENT_LIST_DIR}/../tests/test_mosaic.c)
 add_test(NAME test_mosaic COMMAND test_mosaic)
 add_test(NAME test_mosaic_coverage COMMAND test_mosaic --case coverage)
 set_tests_properties(test_mosaic test_mosaic_coverage PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77)

@@ -17,10 +17,7 @@ include(CheckCCompilerFlag)
 # tests, `NAME_CASE` (`--case CASE`), in every variant; they exit 77 when they cannot run here,
 # which ctest reports as skipped (SKIP_RETURN_CODE).
 function(tlblab_ptwarm_test name src)
-  add_executable(${name} ${src})
-  target_link_libraries(${name} PRIVATE tlblab)
-  target_compile_options(${name} PRIVATE ${TLBLAB_WARNINGS})
-  target_compile_definitions(${name} PRIVATE _GNU_SOURCE)
+  tlblab_program(${name} ${src})
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES TIMEOUT 60)
   foreach(case IN LISTS ${name}_CASES)
@@ -87,8 +84,6 @@ endif()
 
 # Host measurement programs (benchmarks, not tests): JSON on stdout. Built -O2 with the library.
 foreach(b ptwarm_bench ptwarm_pid)
-  add_executable(${b} ${CMAKE_CURRENT_LIST_DIR}/../bench/${b}.c)
-  target_link_libraries(${b} PRIVATE tlblab m)
-  target_compile_options(${b} PRIVATE ${TLBLAB_WARNINGS})
-  target_compile_definitions(${b} PRIVATE _GNU_SOURCE)
+  tlblab_program(${b} ${CMAKE_CURRENT_LIST_DIR}/../bench/${b}.c)
+  target_link_libraries(${b} PRIVATE m)
 endforeach()

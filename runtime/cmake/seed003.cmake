@@ -2,17 +2,12 @@
 # kernels allocating with glibc malloc or tlb_malloc, each job between tlblab's ROI marks.
 # python/tlblab/seeds/s003_tlb_coloring/rt_capture.py builds its own copy (cached by content hash) to capture under
 # Valgrind; this target keeps it compiling warning-free with the library. Not part of the library.
-add_executable(rt_tasks ${CMAKE_CURRENT_SOURCE_DIR}/bench/seed003/rt_tasks.c)
+tlblab_program(rt_tasks ${CMAKE_CURRENT_SOURCE_DIR}/bench/seed003/rt_tasks.c)
 set_target_properties(rt_tasks PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/seed003)
-target_compile_options(rt_tasks PRIVATE ${TLBLAB_WARNINGS})
-target_compile_definitions(rt_tasks PRIVATE _GNU_SOURCE)
-find_package(Threads REQUIRED)
-target_link_libraries(rt_tasks PRIVATE tlblab Threads::Threads m)
+target_link_libraries(rt_tasks PRIVATE Threads::Threads m)
 
 # Figs. 6.13-6.14's pairs (fft, adpcm, fir, Mi's adpcm) as a program of their own, as each of the
 # seed's experiments was: in rt_tasks.c their code moved the Table 6.1 program's pages.
-add_executable(rt_tasks_fig6_13_14 ${CMAKE_CURRENT_SOURCE_DIR}/bench/seed003/rt_tasks_fig6_13_14.c)
+tlblab_program(rt_tasks_fig6_13_14 ${CMAKE_CURRENT_SOURCE_DIR}/bench/seed003/rt_tasks_fig6_13_14.c)
 set_target_properties(rt_tasks_fig6_13_14 PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/seed003)
-target_compile_options(rt_tasks_fig6_13_14 PRIVATE ${TLBLAB_WARNINGS})
-target_compile_definitions(rt_tasks_fig6_13_14 PRIVATE _GNU_SOURCE)
-target_link_libraries(rt_tasks_fig6_13_14 PRIVATE tlblab Threads::Threads m)
+target_link_libraries(rt_tasks_fig6_13_14 PRIVATE Threads::Threads m)

@@ -8,14 +8,9 @@ target_sources(tlblab PRIVATE
 set(test_tlbmig_CASES migration)
 tlblab_ptwarm_test(test_tlbmig ${CMAKE_CURRENT_LIST_DIR}/../tests/test_tlbmig.c ${TLBMIG_SRCS})
 
-add_executable(migrate_bench ${CMAKE_CURRENT_LIST_DIR}/../bench/migrate_bench.c)
-target_link_libraries(migrate_bench PRIVATE tlblab m)
-target_compile_options(migrate_bench PRIVATE ${TLBLAB_WARNINGS})
-target_compile_definitions(migrate_bench PRIVATE _GNU_SOURCE)
+tlblab_program(migrate_bench ${CMAKE_CURRENT_LIST_DIR}/../bench/migrate_bench.c)
+target_link_libraries(migrate_bench PRIVATE m)
 
 # The usage examples of docs/ptwarm.md (tests/test_ptwarm_docs.py keeps the two identical).
-add_executable(test_ptwarm_example ${CMAKE_CURRENT_LIST_DIR}/../tests/test_ptwarm_example.c)
-target_link_libraries(test_ptwarm_example PRIVATE tlblab)
-target_compile_options(test_ptwarm_example PRIVATE ${TLBLAB_WARNINGS})
-target_compile_definitions(test_ptwarm_example PRIVATE _GNU_SOURCE)
+tlblab_program(test_ptwarm_example ${CMAKE_CURRENT_LIST_DIR}/../tests/test_ptwarm_example.c)
 add_test(NAME ptwarm_docs_example COMMAND test_ptwarm_example)

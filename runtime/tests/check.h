@@ -28,4 +28,16 @@ static int skipped __attribute__((unused)); /* cases that could not run here */
         return;                                                                                     \
     } while (0)
 
+/* What a test's main returns once its cases ran: 1 when a check failed (saying how many), else
+ * SKIP_RETURN_CODE when a case was skipped, else 0 (saying that `test` passed). */
+static inline int check_outcome(const char *test) {
+    if (failures) {
+        fprintf(stderr, "%s: %d check(s) failed\n", test, (int)failures);
+        return 1;
+    }
+    if (skipped) return SKIP_RETURN_CODE;
+    printf("%s: all passed\n", test);
+    return 0;
+}
+
 #endif

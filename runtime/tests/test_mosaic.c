@@ -17,6 +17,16 @@ static int parse(const char *text, tlb_mosaic_layout *l, char *err, size_t n) {
     return tlb_mosaic_parse(text, strlen(text), "t.layout", l, err, n);
 }
 
+/* The mosaic of layout `text` mapped (its checks counted), or NULL when either step failed. */
+static tlb_mosaic *mapped(const char *text) {
+    tlb_mosaic_layout l;
+    char err[256] = "";
+    CHECK(parse(text, &l, err, sizeof err) == 0);
+    tlb_mosaic *m = tlb_mosaic_map(&l, err, sizeof err);
+    CHECK(m != NULL);
+    return m;
+}
+
 /* given a layout with pools, windows and comments, when parsed, then every window is as written */
 static void layout_is_read_as_written(void) {
     tlb_mosaic_layout l;
@@ -62,11 +72,7 @@ static void bad_layouts_are_one_line_each(void) {
 /* given a heap pool, when blocks are allocated, freed and allocated again, then freed blocks are
  * reused, alignment holds, calloc zeroes reused memory, and the free lists stay consistent */
 static void heap_reuses_and_aligns(void) {
-    tlb_mosaic_layout l;
-    char err[256] = "";
-    CHECK(parse("pool heap 256M\n", &l, err, sizeof err) == 0);
-    tlb_mosaic *m = tlb_mosaic_map(&l, err, sizeof err);
-    CHECK(m != NULL);
+    tlb_mosaic *m = mapped("pool heap 256M\n");
     if (m == NULL)
         return;
     CHECK((tlb_mosaic_pool_base(m, TLB_MOSAIC_HEAP) & ((1u << 30) - 1)) == 0);
@@ -101,11 +107,7 @@ static void heap_reuses_and_aligns(void) {
 /* given an anon pool, when mappings are taken, then large ones start on 2 MiB boundaries, they read
  * as zeros, and an unmapped range reads as zeros again */
 static void anon_pool_maps(void) {
-    tlb_mosaic_layout l;
-    char err[256] = "";
-    CHECK(parse("pool anon 64M\n", &l, err, sizeof err) == 0);
-    tlb_mosaic *m = tlb_mosaic_map(&l, err, sizeof err);
-    CHECK(m != NULL);
+    tlb_mosaic *m = mapped("pool anon 64M\n");
     if (m == NULL)
         return;
     char *s = tlb_mosaic_mmap(m, 5000);
@@ -136,11 +138,7 @@ static void coverage(void) {
     if (!thp_usable())
         SKIP("transparent huge pages are `never` or absent");
     for (int honest = 1; honest >= 0; honest--) {
-        tlb_mosaic_layout l;
-        char err[256] = "";
-        CHECK(parse("pool heap 128M\nwindow heap 0 32M 2M\n", &l, err, sizeof err) == 0);
-        tlb_mosaic *m = tlb_mosaic_map(&l, err, sizeof err);
-        CHECK(m != NULL);
+        tlb_mosaic *m = mapped("pool heap 128M\nwindow heap 0 32M 2M\n");
         if (m == NULL)
             return;
         char *base = (char *)tlb_mosaic_pool_base(m, TLB_MOSAIC_HEAP);

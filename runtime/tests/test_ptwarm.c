@@ -642,11 +642,5 @@ int main(int argc, char **argv) {
         fprintf(stderr, "test_ptwarm: no case named '%s'\n", only);
         return 2;
     }
-    if (failures) {
-        fprintf(stderr, "test_ptwarm: %d check(s) failed\n", failures);
-        return 1;
-    }
-    if (skipped) return SKIP_RETURN_CODE;
-    printf("test_ptwarm: all passed\n");
-    return 0;
+    return check_outcome("test_ptwarm");
 }

@@ -151,11 +151,5 @@ int main(int argc, char **argv) {
         test_registration_and_stats();
         test_cpu_read_matches_sched_getcpu();
     }
-    if (failures) {
-        fprintf(stderr, "test_tlbmig: %d check(s) failed\n", failures);
-        return 1;
-    }
-    if (skipped) return SKIP_RETURN_CODE;
-    printf("test_tlbmig: all passed\n");
-    return 0;
+    return check_outcome("test_tlbmig");
 }
