@@ -16,87 +16,54 @@ pub mod hint;
 pub mod rng;
 pub use rng::SplitMix64;
 
-/// A virtual address as issued by a program.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct VirtAddr(pub u64);
-
-/// A physical address in simulated memory.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct PhysAddr(pub u64);
-
-/// A virtual page number: the virtual address shifted right by the page size's shift.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Vpn(pub u64);
-
-/// A physical frame number in 4 KiB units (a 2 MiB frame is 512 consecutive PFNs).
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Pfn(pub u64);
-
-/// An address-space identifier as the TLB sees it (ARMv7: 8 bits; x86 PCID: 12 bits).
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Asid(pub u16);
-
-/// A virtual-machine identifier (tags guest translations; 0 means "host / no virtualization").
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Vmid(pub u16);
-
-/// An ARM domain number (0..16), carried by ARMv7 short-descriptor L1 entries (seed 002 §2).
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Domain(pub u8);
-
-/// A simulated core (a hardware context that owns private TLBs and caches).
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct CoreId(pub u16);
-
-/// A software thread of a simulated program (trace thread ids map onto these).
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ThreadId(pub u32);
-
-/// Simulated processor cycles.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Cycles(pub u64);
-
-macro_rules! hex_debug {
-    ($($t:ident),*) => {$(
+/// Declares each newtype: a plain value (`Copy`, ordered, hashable, zero by default) serialized
+/// as its number, printed in hex (addresses and page numbers) or decimal (ids and counts).
+macro_rules! newtypes {
+    ($($(#[$doc:meta])* $name:ident($inner:ty): $fmt:ident;)*) => {$(
+        $(#[$doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub $inner);
+        newtypes!(@fmt $name $fmt);
+    )*};
+    (@fmt $t:ident hex) => { newtypes!(@show $t "{:#x}"); };
+    (@fmt $t:ident dec) => { newtypes!(@show $t "{}"); };
+    (@show $t:ident $form:literal) => {
         impl fmt::Debug for $t {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, concat!(stringify!($t), "({:#x})"), self.0)
+                write!(f, concat!(stringify!($t), "(", $form, ")"), self.0)
             }
         }
         impl fmt::Display for $t {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, "{:#x}", self.0)
+                write!(f, $form, self.0)
             }
         }
-    )*};
+    };
 }
-hex_debug!(VirtAddr, PhysAddr, Vpn, Pfn);
 
-macro_rules! dec_debug {
-    ($($t:ident),*) => {$(
-        impl fmt::Debug for $t {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, concat!(stringify!($t), "({})"), self.0)
-            }
-        }
-        impl fmt::Display for $t {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, "{}", self.0)
-            }
-        }
-    )*};
+newtypes! {
+    /// A virtual address as issued by a program.
+    VirtAddr(u64): hex;
+    /// A physical address in simulated memory.
+    PhysAddr(u64): hex;
+    /// A virtual page number: the virtual address shifted right by the page size's shift.
+    Vpn(u64): hex;
+    /// A physical frame number in 4 KiB units (a 2 MiB frame is 512 consecutive PFNs).
+    Pfn(u64): hex;
+    /// An address-space identifier as the TLB sees it (ARMv7: 8 bits; x86 PCID: 12 bits).
+    Asid(u16): dec;
+    /// A virtual-machine identifier (tags guest translations; 0 means "host / no virtualization").
+    Vmid(u16): dec;
+    /// An ARM domain number (0..16), carried by ARMv7 short-descriptor L1 entries (seed 002 §2).
+    Domain(u8): dec;
+    /// A simulated core (a hardware context that owns private TLBs and caches).
+    CoreId(u16): dec;
+    /// A software thread of a simulated program (trace thread ids map onto these).
+    ThreadId(u32): dec;
+    /// Simulated processor cycles.
+    Cycles(u64): dec;
 }
-dec_debug!(Asid, Vmid, Domain, CoreId, ThreadId, Cycles);
 
 impl std::ops::Add for Cycles {
     type Output = Cycles;
