@@ -27,7 +27,7 @@ def timings_record(outcomes: list[Any], seeds_done: list[dict[str, Any]], *, qui
     work: wall seconds mean little on a loaded host, CPU seconds more), and per seed (in seed
     order) and per reproduction (in run order) wall, CPU and, for each reproduction, its phases
     (`tlblab.phases`). Not a CSV: the CSVs are the reproductions' numbers, the same on every run."""
-    return {"quick": quick, "jobs": jobs, "host": _host_cpu() or platform.machine(), "cpus": os.cpu_count(),
+    return {"quick": quick, "jobs": jobs, "host": cpu_model() or platform.machine(), "cpus": os.cpu_count(),
             "wall": round(wall, 3), "cpu": round(cpu, 3), "load_average": {"before": load[0], "after": load[1]},
             "peak_rss_mib": {"parent": phases.peak_rss_mib()["self"],
                              "largest_worker": max([s["peak_rss_mib"]["self"] for s in seeds_done] +
@@ -36,7 +36,9 @@ def timings_record(outcomes: list[Any], seeds_done: list[dict[str, Any]], *, qui
             "reproductions": [{"reproduction": o.reproduction.name, **o.timing} for o in outcomes]}
 
 
-def _host_cpu() -> str:
+def cpu_model() -> str:
+    """The host's CPU model as /proc/cpuinfo names it, or "" where it names none (the timings
+    and `tlblab bench`'s records say which machine their seconds are from)."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:

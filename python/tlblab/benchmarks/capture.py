@@ -23,6 +23,8 @@ import subprocess
 import tempfile
 import time
 
+from tlblab.reproduce_timings import cpu_model
+
 NAME = "capture"
 
 
@@ -98,17 +100,6 @@ def _count_only(tool_dir: str, argv, stdin, stdout, d: str) -> tuple[float, int]
     return secs, fetches + loads + stores
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def run(quick: bool) -> dict:
     from tlblab import trace
 
@@ -118,7 +109,7 @@ def run(quick: bool) -> dict:
     lackey_window = 2_000_000 if quick else 20_000_000
     # tlblab's tool captures whole runs (bc's is 2.6 G references), but not in --quick mode.
     tlblab_limit = 100_000_000 if quick else None
-    out: dict = {"host": platform.node(), "cpu": _cpu_model(), "load_average_at_start": os.getloadavg()[0],
+    out: dict = {"host": platform.node(), "cpu": cpu_model() or platform.processor() or "unknown", "load_average_at_start": os.getloadavg()[0],
                  "lackey_window_references": lackey_window}
     with tempfile.TemporaryDirectory() as d:
         inputs = _inputs(d, 1)

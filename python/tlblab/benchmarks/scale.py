@@ -179,10 +179,6 @@ def _host() -> str:
     """The host's CPU model, as /proc/cpuinfo names it, and its logical CPUs."""
     import os
 
-    model = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
-    except OSError:
-        pass
-    return f"{model or 'unknown CPU'}, {os.cpu_count()} logical CPUs"
+    from tlblab.reproduce_timings import cpu_model
+
+    return f"{cpu_model() or 'unknown CPU'}, {os.cpu_count()} logical CPUs"
