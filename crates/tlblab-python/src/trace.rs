@@ -97,27 +97,36 @@ fn trace_head(
         }
         // `--skip` past a non-native file reads every record before it: stoppable.
         let mut src = watch::Watched::new(src, None);
-        let mut lines = Vec::new();
-        let mut buf = Vec::new();
-        let mut idx = 0u64;
-        while (lines.len() as u64) < n {
-            buf.clear();
-            if src.fill(&mut buf, 4096)? == 0 {
-                break;
-            }
-            for r in &buf {
-                if skipped + idx >= skip && (lines.len() as u64) < n {
-                    lines.push(format!(
-                        "{:>10} {}",
-                        skipped + idx,
-                        info::record_line(r, &regions)
-                    ));
-                }
-                idx += 1;
-            }
-        }
-        Ok(lines)
+        let records = records_from(&mut src, skip - skipped, n)?;
+        Ok(records
+            .iter()
+            .map(|(i, r)| format!("{:>10} {}", skipped + i, info::record_line(r, &regions)))
+            .collect())
     }))
+}
+
+/// Up to `n` records of `src` from its `from`th on, each with its position in `src`.
+fn records_from(
+    src: &mut dyn RecordSource,
+    from: u64,
+    n: u64,
+) -> Result<Vec<(u64, tlblab_trace::Record)>, String> {
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    let mut idx = 0u64;
+    while (out.len() as u64) < n {
+        buf.clear();
+        if src.fill(&mut buf, 4096)? == 0 {
+            break;
+        }
+        for r in &buf {
+            if idx >= from && (out.len() as u64) < n {
+                out.push((idx, *r));
+            }
+            idx += 1;
+        }
+    }
+    Ok(out)
 }
 
 /// records(path, n, skip=0) -> JSON list of up to n records (for the Python API).
@@ -126,21 +135,10 @@ fn trace_head(
 fn trace_records(py: Python<'_>, path: String, n: u64, skip: u64) -> PyResult<String> {
     py.detach(move || -> Result<String, String> {
         let (mut src, _, _) = convert::open_source(&PathBuf::from(&path), None)?;
-        let mut out = Vec::new();
-        let mut buf = Vec::new();
-        let mut idx = 0u64;
-        while (out.len() as u64) < n {
-            buf.clear();
-            if src.fill(&mut buf, 4096)? == 0 {
-                break;
-            }
-            for r in &buf {
-                if idx >= skip && (out.len() as u64) < n {
-                    out.push(*r);
-                }
-                idx += 1;
-            }
-        }
+        let out: Vec<_> = records_from(&mut *src, skip, n)?
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect();
         Ok(serde_json::to_string(&out).unwrap())
     })
     .map_err(verr)

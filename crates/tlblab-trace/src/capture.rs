@@ -28,7 +28,7 @@ use crate::vgtool::{StreamEnd, VgToolSource};
 use serde_json::{json, Value};
 use std::fs::File;
 use std::io::BufReader;
-use std::os::fd::FromRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -158,6 +158,43 @@ impl<R: std::io::Read> ToolSource<R> {
     }
 }
 
+/// A pipe for a child's records: the read end ours (close-on-exec, 1 MiB instead of 64 KiB, so
+/// that the writing child stalls less on our scheduling, which is most of the cost of streaming
+/// instead of writing a file), the write end for the child to inherit. Dropping the write end
+/// closes it: after the spawn (so that EOF arrives when the child exits), or on an error before.
+pub(crate) fn child_pipe() -> Result<(File, OwnedFd), String> {
+    let mut fds = [0i32; 2];
+    // SAFETY: plain pipe2 on a local array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: pipe2 made both descriptors and nothing else owns them; the File and the OwnedFd
+    // close them.
+    let (read_end, write_end) =
+        unsafe { (File::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // SAFETY: fcntl on our own descriptors; a failure to grow only leaves the default size.
+    unsafe {
+        libc::fcntl(read_end.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20);
+        libc::fcntl(write_end.as_raw_fd(), libc::F_SETFD, 0);
+    }
+    Ok((read_end, write_end))
+}
+
+/// The file at `path` opened by `open` for a child's stdin or stdout (`none` without a path),
+/// an error naming the file.
+pub(crate) fn child_stdio(
+    path: Option<&Path>,
+    open: fn(&Path) -> std::io::Result<File>,
+    none: Stdio,
+) -> Result<Stdio, String> {
+    match path {
+        Some(p) => Ok(Stdio::from(
+            open(p).map_err(|e| format!("{}: {e}", p.display()))?,
+        )),
+        None => Ok(none),
+    }
+}
+
 /// The valgrind command line for `argv` under the chosen tool, writing to descriptor `wfd`.
 fn valgrind_args(opts: &CaptureOptions, wfd: i32) -> Vec<String> {
     // --vgdb=no: Valgrind's gdbserver is of no use to a capture, and its FIFOs
@@ -222,21 +259,8 @@ pub fn record(
             opts.valgrind
         )
     })?;
-    // The pipe: read end stays here (close-on-exec), write end is inherited by valgrind.
-    let mut fds = [0i32; 2];
-    // SAFETY: plain pipe2 on a local array.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
-    }
-    let (rfd, wfd) = (fds[0], fds[1]);
-    // A 1 MiB pipe instead of 64 KiB: valgrind (the writer) stalls less on the reader's
-    // scheduling, which is most of the cost of streaming instead of writing a file.
-    // SAFETY: fcntl on our own descriptor; failure only leaves the default size.
-    unsafe { libc::fcntl(rfd, libc::F_SETPIPE_SZ, 1 << 20) };
-    // SAFETY: clearing FD_CLOEXEC on a descriptor we own.
-    unsafe { libc::fcntl(wfd, libc::F_SETFD, 0) };
-    // SAFETY: we own rfd; File takes ownership and closes it.
-    let read_end = unsafe { File::from_raw_fd(rfd) };
+    let (read_end, write_end) = child_pipe()?;
+    let wfd = write_end.as_raw_fd();
     let page_size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
     let vg_args = valgrind_args(opts, wfd);
     let shown_options: Vec<&String> = vg_args
@@ -270,24 +294,14 @@ pub fn record(
             CaptureTool::Lackey => vec![],
         },
     });
-    let mut writer = TraceWriter::create(output, &meta, WriterOptions::default()).map_err(|e| {
-        unsafe { libc::close(wfd) };
-        e.message
-    })?;
-    let stdin = match &opts.stdin {
-        Some(p) => Stdio::from(File::open(p).map_err(|e| {
-            unsafe { libc::close(wfd) };
-            format!("{}: {e}", p.display())
-        })?),
-        None => Stdio::null(),
-    };
-    let stdout = match &opts.stdout {
-        Some(p) => Stdio::from(File::create(p).map_err(|e| {
-            unsafe { libc::close(wfd) };
-            format!("{}: {e}", p.display())
-        })?),
-        None => Stdio::inherit(),
-    };
+    let mut writer =
+        TraceWriter::create(output, &meta, WriterOptions::default()).map_err(|e| e.message)?;
+    let stdin = child_stdio(opts.stdin.as_deref(), |p| File::open(p), Stdio::null())?;
+    let stdout = child_stdio(
+        opts.stdout.as_deref(),
+        |p| File::create(p),
+        Stdio::inherit(),
+    )?;
     let mut cmd = Command::new(&opts.valgrind);
     if let Some(dir) = &opts.tool_dir {
         cmd.env("VALGRIND_LIB", dir);
@@ -298,8 +312,8 @@ pub fn record(
         .stdin(stdin)
         .stdout(stdout)
         .spawn();
-    // SAFETY: the child has its copy; ours must close so EOF arrives when the child exits.
-    unsafe { libc::close(wfd) };
+    // The child has its copy; ours must close so EOF arrives when the child exits.
+    drop(write_end);
     let mut child = spawned.map_err(|e| format!("cannot run `{}`: {e}", opts.valgrind))?;
     let pid = child.id();
 

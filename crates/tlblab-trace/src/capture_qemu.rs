@@ -17,13 +17,14 @@
 //! The guest's mappings are QEMU's, not the host process's: `/proc/PID/maps` of QEMU shows
 //! host addresses, so the footer's `maps` is empty (the pages touched are in the trace).
 
+use crate::capture::{child_pipe, child_stdio};
 use crate::format::writer::Summary;
 use crate::format::{TraceWriter, WriterOptions};
 use crate::source::RecordSource;
 use crate::vgtool::{StreamEnd, VgToolSource};
 use serde_json::{json, Value};
 use std::fs::File;
-use std::os::fd::FromRawFd;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -118,19 +119,8 @@ pub fn record_qemu(
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| argv[0].clone());
 
-    let mut fds = [0i32; 2];
-    // SAFETY: plain pipe2 on a local array.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
-    }
-    let (rfd, wfd) = (fds[0], fds[1]);
-    // SAFETY: fcntl on our own descriptors (a bigger pipe; the write end inherited).
-    unsafe {
-        libc::fcntl(rfd, libc::F_SETPIPE_SZ, 1 << 20);
-        libc::fcntl(wfd, libc::F_SETFD, 0);
-    }
-    // SAFETY: we own rfd; File takes ownership and closes it.
-    let read_end = unsafe { File::from_raw_fd(rfd) };
+    let (read_end, write_end) = child_pipe()?;
+    let wfd = write_end.as_raw_fd();
     let mut qemu_args: Vec<String> =
         vec!["-cpu".into(), opts.cpu.clone(), "-0".into(), name.clone()];
     if let Some(root) = &opts.sysroot {
@@ -156,17 +146,9 @@ pub fn record_qemu(
         },
         "regions": Vec::<String>::new(),
     });
-    let mut writer = TraceWriter::create(output, &meta, WriterOptions::default()).map_err(|e| {
-        unsafe { libc::close(wfd) };
-        e.message
-    })?;
-    let stdout = match &opts.stdout {
-        Some(p) => Stdio::from(File::create(p).map_err(|e| {
-            unsafe { libc::close(wfd) };
-            format!("{}: {e}", p.display())
-        })?),
-        None => Stdio::null(),
-    };
+    let mut writer =
+        TraceWriter::create(output, &meta, WriterOptions::default()).map_err(|e| e.message)?;
+    let stdout = child_stdio(opts.stdout.as_deref(), |p| File::create(p), Stdio::null())?;
     let spawned = Command::new(&opts.qemu)
         .env_clear()
         .current_dir(&dir.0)
@@ -176,8 +158,8 @@ pub fn record_qemu(
         .stdin(Stdio::null())
         .stdout(stdout)
         .spawn();
-    // SAFETY: the child has its copy; ours must close so EOF arrives when the child exits.
-    unsafe { libc::close(wfd) };
+    // The child has its copy; ours must close so EOF arrives when the child exits.
+    drop(write_end);
     let mut child = spawned.map_err(|e| format!("cannot run `{}`: {e}", opts.qemu))?;
     let pid = child.id();
     let mut src = VgToolSource::new(

@@ -97,6 +97,11 @@ fn u64_at(b: &[u8], o: usize) -> u64 {
     u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
 }
 
+/// An access of thread 0: ChampSim traces are of one thread.
+fn access(kind: AccessKind, addr: u64, size: u32) -> Record {
+    Record::Access(Access::new(ThreadId(0), kind, VirtAddr(addr), size))
+}
+
 /// The highest virtual address bit any machine tlblab simulates has (x86-64 5-level paging:
 /// 57 bits); a record with an address above it is no program's.
 const ADDRESS_BITS: u32 = 57;
@@ -185,33 +190,18 @@ impl<R: Read> RecordSource for ChampSimSource<R> {
                 self.instructions += 1;
                 if self.opts.fetches {
                     let ip = u64_at(rec, 0);
-                    self.pending.push(Record::Access(Access::new(
-                        ThreadId(0),
-                        AccessKind::Instr,
-                        VirtAddr(ip),
-                        4,
-                    )));
+                    self.pending.push(access(AccessKind::Instr, ip, 4));
                 }
                 for i in 0..4 {
                     let a = u64_at(rec, 32 + 8 * i);
                     if a != 0 {
-                        self.pending.push(Record::Access(Access::new(
-                            ThreadId(0),
-                            AccessKind::Load,
-                            VirtAddr(a),
-                            8,
-                        )));
+                        self.pending.push(access(AccessKind::Load, a, 8));
                     }
                 }
                 for i in 0..2 {
                     let a = u64_at(rec, 16 + 8 * i);
                     if a != 0 {
-                        self.pending.push(Record::Access(Access::new(
-                            ThreadId(0),
-                            AccessKind::Store,
-                            VirtAddr(a),
-                            8,
-                        )));
+                        self.pending.push(access(AccessKind::Store, a, 8));
                     }
                 }
                 if self.instructions == self.opts.warmup_instructions {

@@ -323,20 +323,9 @@ pub fn pump(
     Ok((seen, written))
 }
 
-/// Converts `input` to `output`. Formats are detected when not given.
-pub fn convert(
-    input: &Path,
-    from: Option<Format>,
-    output: &Path,
-    to: Option<Format>,
-    skip: u64,
-    limit: Option<u64>,
-) -> Result<ConvertReport, String> {
-    convert_with(input, from, output, to, skip, limit, |s| s)
-}
-
-/// `convert`, with the input source passed through `wrap` first (the Python binding wraps it
-/// to stop on Ctrl-C; an error from the wrapped source leaves no output, as any other).
+/// Converts `input` to `output` (formats are detected when not given), the input source
+/// passed through `wrap` first (the Python binding wraps it to stop on Ctrl-C; an error from
+/// the wrapped source leaves no output, as any other; `|s| s` wraps nothing).
 pub fn convert_with(
     input: &Path,
     from: Option<Format>,

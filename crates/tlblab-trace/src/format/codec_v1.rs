@@ -17,7 +17,7 @@
 //! Events and thread changes use the fourth kind with an opcode and LEB128 fields. All state
 //! resets at a block boundary, which is what makes blocks independently decodable.
 
-use super::codec::{decode_event_fields, read_varint, unzigzag};
+use super::codec::{decode_event_fields, read_varint, tag_stream, unzigzag, DecodeError};
 use crate::record::{Access, Event, Record};
 use tlblab_types::{AccessKind, ThreadId, VirtAddr};
 
@@ -35,13 +35,6 @@ struct State {
     last: [u64; 2],
     /// Predicted step of each stream: the last fetch's size; the last data stride.
     step: [u64; 2],
-}
-
-/// A decoding failure at a byte offset inside the raw (decompressed) payload.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecodeError {
-    pub pos: usize,
-    pub what: String,
 }
 
 /// Decodes one block payload, resumably (a caller may ask for a few records at a time).
@@ -122,24 +115,10 @@ impl Decoder {
     /// stream's length.
     pub fn start(&mut self, buf: &[u8], len: usize, records: u32) -> Result<(), DecodeError> {
         self.st = State::default();
-        self.remaining = records;
-        let mut p = 0;
-        let ntags = read_varint(buf, &mut p, len).ok_or_else(|| DecodeError {
-            pos: 0,
-            what: "payload too short for its tag count".into(),
-        })?;
-        if ntags > (len - p) as u64 || ntags < records as u64 {
-            self.remaining = 0;
-            return Err(DecodeError {
-                pos: 0,
-                what: format!(
-                    "tag count {ntags} does not fit the {len}-byte payload of {records} records"
-                ),
-            });
-        }
-        self.tp = p;
-        self.tend = p + ntags as usize;
+        self.remaining = 0;
+        (self.tp, self.tend) = tag_stream(buf, len, records)?;
         self.dp = self.tend;
+        self.remaining = records;
         Ok(())
     }
 

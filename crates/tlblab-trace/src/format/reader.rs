@@ -24,10 +24,7 @@ enum Dec {
 impl Dec {
     fn start(&mut self, buf: &[u8], len: usize, records: u32) -> Result<(), DecodeError> {
         match self {
-            Dec::V1(d) => d.start(buf, len, records).map_err(|e| DecodeError {
-                pos: e.pos,
-                what: e.what,
-            }),
+            Dec::V1(d) => d.start(buf, len, records),
             Dec::V2(d) => d.start(buf, len, records),
         }
     }
@@ -40,10 +37,7 @@ impl Dec {
         max: usize,
     ) -> Result<usize, DecodeError> {
         match self {
-            Dec::V1(d) => d.decode(buf, len, out, max).map_err(|e| DecodeError {
-                pos: e.pos,
-                what: e.what,
-            }),
+            Dec::V1(d) => d.decode(buf, len, out, max),
             Dec::V2(d) => d.decode(buf, len, out, max),
         }
     }

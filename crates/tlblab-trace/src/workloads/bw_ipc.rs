@@ -37,6 +37,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "bw_ipc",
     summary: "lmbench bw_pipe / bw_unix: a writer streaming 64 KiB writes to a reader",
     source: "seed 002 §4.1-4.2 (hot potato bandwidth, Table 1); lmbench 2 bw_pipe.c, bw_unix.c",
+    in_default_set: false,
     params: &[
         (
             "ipc",
@@ -54,7 +55,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
             "1 = trace the kernel's path around each switch",
         ),
     ],
-    in_default_set: false,
 };
 
 /// lmbench's `XFERSIZE`: each `write` and `read` moves up to this many bytes (src/bench.h).

@@ -34,6 +34,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary:
         "PARSEC-canneal-like annealing: random element pairs, fan-in/fan-out locations read, swaps",
     source: "seed 001 §5.2 (Canneal: 6e7 nets, 3e4 swaps per temperature step, T0 2000; Table 5.2)",
+    in_default_set: true,
     params: populated_params![
         (
             "elements",
@@ -50,7 +51,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ("start_temp", 2000, "initial temperature (the seed's 2000)"),
         ("thp", 1, "1: as THP: huge pages for elements only"),
     ],
-    in_default_set: true,
 };
 
 /// sizeof(netlist_elem) on x86-64 and its fields' offsets.

@@ -19,6 +19,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "extreme",
     summary: "n children each read one byte of each of p shared or private pages, then yield",
     source: "seed 002 §4.1-4.2 (extreme benchmark, Fig. 4)",
+    in_default_set: true,
     params: &[
         (
             "procs",
@@ -42,7 +43,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
             "1 = trace the kernel's yield path around each switch",
         ),
     ],
-    in_default_set: true,
 };
 
 const LIB: u64 = 0x0400_0000;

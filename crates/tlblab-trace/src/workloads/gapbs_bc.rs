@@ -19,6 +19,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary:
         "GAPBS-like Brandes betweenness centrality (forward BFS + backward sweep) on an R-MAT graph",
     source: "seed 001 §5.2 (GAPBS BC, Table 5.2)",
+    in_default_set: true,
     params: populated_params![
         (
             "scale",
@@ -28,7 +29,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ("edge_factor", 16, "edges per vertex"),
         ("sources", 2, "BC iterations (source vertices)"),
     ],
-    in_default_set: true,
 };
 
 #[derive(PartialEq)]

@@ -21,16 +21,12 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "graph500_bfs",
     summary: "Graph500-like top-down BFS (list frontier) on an R-MAT graph; adjacency annotated",
     source: "seed 001 §5.2 (Graph500 list-based, Table 5.2)",
+    in_default_set: true,
     params: populated_params![
-        (
-            "scale",
-            16,
-            "log2 of the vertex count (the seed ran scale 24)",
-        ),
-        ("edge_factor", 16, "edges per vertex (Graph500: 16)"),
+        super::rmat::GRAPH500_SCALE,
+        super::rmat::GRAPH500_EDGE_FACTOR,
         ("roots", 4, "BFS searches from distinct roots"),
     ],
-    in_default_set: true,
 };
 
 pub struct Bfs {

@@ -63,13 +63,10 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "graph500_list",
     summary: "Graph500 reference seq-list: edge list, linked-list graph (head/deg/next), FIFO BFS; `head` annotated",
     source: "seed 001 §5.2 (Graph500 list-based, scale 24, Table 5.2); graph500 v2 seq-list/seq-list.c",
+    in_default_set: true,
     params: populated_params![
-        (
-            "scale",
-            16,
-            "log2 of the vertex count (the seed ran scale 24)",
-        ),
-        ("edge_factor", 16, "edges per vertex (Graph500: 16)"),
+        super::rmat::GRAPH500_SCALE,
+        super::rmat::GRAPH500_EDGE_FACTOR,
         ("roots", 4, "BFS searches from distinct roots (Graph500: 64)"),
         (
             "init",
@@ -77,7 +74,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
             "1: the edge list's generation and the graph's construction first; 0: the searches only",
         ),
     ],
-    in_default_set: true,
 };
 
 /// No entry: Graph500's -1 in `head`, `next` and `bfs_tree`.

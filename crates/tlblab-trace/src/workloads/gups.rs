@@ -12,6 +12,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "gups",
     summary: "HPCC RandomAccess: read-modify-write of random 8-byte words of a 2^log2_words table",
     source: "seed 001 §5.2 (GUPS, Table 5.2)",
+    in_default_set: true,
     params: populated_params![
         (
             "log2_words",
@@ -24,7 +25,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
             "number of updates (HPCC: 4 x table words)",
         ),
     ],
-    in_default_set: true,
 };
 
 const POLY: u64 = 7;

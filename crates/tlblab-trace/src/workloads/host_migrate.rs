@@ -23,6 +23,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "host_migrate",
     summary: "tlblab host migrate's benchmark: evict on B, chase N pages on A, migrate to B, (re-warm,) chase again",
     source: "seed 000 §4.3 as runtime/bench/migrate_bench.c runs it on a host",
+    in_default_set: false,
     params: &[
         ("pages", 16, "N, the pages chased"),
         ("stride", 4096, "bytes between the chased pages"),
@@ -44,7 +45,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ),
         ("iterations", 3, "trials"),
     ],
-    in_default_set: false,
 };
 
 pub struct HostMigrate {

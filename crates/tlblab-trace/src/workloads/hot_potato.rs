@@ -16,6 +16,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "hot_potato",
     summary: "lmbench hot potato: two processes ping-ponging a message through a pipe",
     source: "seed 002 §4.1 (hot potato, Table 1)",
+    in_default_set: true,
     params: &[
         ("rounds", 10000, "round trips"),
         (
@@ -35,7 +36,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
             "instructions of the kernel's path per message (0 = the calibrated length of the ipc kind)",
         ),
     ],
-    in_default_set: true,
 };
 
 pub struct HotPotato {

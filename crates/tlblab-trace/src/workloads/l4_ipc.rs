@@ -30,6 +30,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "l4_ipc",
     summary: "L4 IPC: a server ping-pongs with randomly chosen clients out of n",
     source: "seed 002 §4.1 (L4 benchmark, Fig. 5)",
+    in_default_set: true,
     params: &[
         ("clients", 8, "client processes (seed Fig. 5: 1..~30)"),
         (
@@ -54,7 +55,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
             "1 = each thread's kernel TCB (4 KiB, mapped page by page in the kernel's TCB area: a TLB entry of its own) is touched by its IPCs (with kernel=1)",
         ),
     ],
-    in_default_set: true,
 };
 
 // A 32-bit ARM Linux user layout (TASK_SIZE 0xbf00_0000): the seed's own 32-bit machines can run

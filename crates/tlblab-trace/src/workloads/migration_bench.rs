@@ -43,14 +43,15 @@ pub const INFO_4K: WorkloadInfo = WorkloadInfo {
     name: "migration_4k",
     summary: "4k-benchmark: flush, touch N consecutive pages, migrate to a flushed core, touch them again",
     source: "seed 000 §4.3 (4k-benchmark, Figs. 4.6-4.9)",
-    params: PARAMS,
     in_default_set: true,
+    params: PARAMS,
 };
 
 pub const INFO_68K: WorkloadInfo = WorkloadInfo {
     name: "migration_68k",
     summary: "68k-benchmark: as migration_4k with a 68 KiB stride (no shared descriptor lines)",
     source: "seed 000 §4.3 (68k-benchmark, Figs. 4.6-4.11)",
+    in_default_set: true,
     params: &[
         (
             "pages",
@@ -62,7 +63,6 @@ pub const INFO_68K: WorkloadInfo = WorkloadInfo {
         ("iterations", 1000, "repetitions of steps 1-6"),
         ("cores", 2, "cores the thread alternates between"),
     ],
-    in_default_set: true,
 };
 
 pub struct MigrationBench {

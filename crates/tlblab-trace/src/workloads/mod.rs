@@ -72,10 +72,10 @@ pub struct WorkloadInfo {
     pub summary: &'static str,
     /// The seed section the generator follows, or "" for generic workloads.
     pub source: &'static str,
-    /// (parameter, default, meaning)
-    pub params: &'static [(&'static str, u64, &'static str)],
     /// Whether `tlblab study` / the main job runs it by default.
     pub in_default_set: bool,
+    /// (parameter, default, meaning); last, as the longest part of a declaration.
+    pub params: &'static [(&'static str, u64, &'static str)],
 }
 
 /// Every built-in workload.

@@ -47,6 +47,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "proc_create",
     summary: "lmbench proc_create: fork and exit, fork and exec, or system() of a program that exits",
     source: "seed 002 §4.1 (proc_create, Table 1)",
+    in_default_set: false,
     params: &[
         (
             "mode",
@@ -60,7 +61,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
             "instructions of the mode's calibrated path per round (fork: fork+exit+wait; exec: exec; shell: the shell's work); 0 = calibrated",
         ),
     ],
-    in_default_set: false,
 };
 
 /// Calibrated lengths, instructions per round (the flush-all policy on the `sa1100` preset, 20

@@ -15,6 +15,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "random",
     summary: "uniformly random 8-byte loads over `pages` 4 KiB pages (GUPS-like)",
     source: "seed 001 §5.2 (GUPS access pattern)",
+    in_default_set: true,
     params: &[
         ("pages", 65536, "pages in the region (per thread)"),
         (
@@ -34,7 +35,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         ),
         ("base", 0x4000_0000, "virtual address of the region"),
     ],
-    in_default_set: true,
 };
 
 pub struct Random {

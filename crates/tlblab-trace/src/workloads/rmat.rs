@@ -6,6 +6,16 @@ use super::graph_cache;
 use std::sync::{Arc, Mutex};
 use tlblab_types::SplitMix64;
 
+/// The Graph500 generator's size parameters, as the Graph500-like workloads take them: `scale`
+/// (log2 of the vertex count) and `edge_factor` (edges per vertex; Graph500's is 16).
+pub const GRAPH500_SCALE: (&str, u64, &str) = (
+    "scale",
+    16,
+    "log2 of the vertex count (the seed ran scale 24)",
+);
+pub const GRAPH500_EDGE_FACTOR: (&str, u64, &str) =
+    ("edge_factor", 16, "edges per vertex (Graph500: 16)");
+
 pub struct Csr {
     pub n: u64,
     /// offsets[v]..offsets[v+1] index `adj`.

@@ -18,6 +18,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary:
         "round-robin migration: access N pages, flush caches (not TLB), migrate to the next core",
     source: "seed 000 §8.1 (pages=1, visits=2) and §8.2 (pages=56, stride 68 KiB, visits=1)",
+    in_default_set: true,
     params: &[
         (
             "pages",
@@ -34,7 +35,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
             "1: an instruction fetch of the program's loop before each run, on a page in the same 16 MiB as the data",
         ),
     ],
-    in_default_set: true,
 };
 
 pub struct RrMigration {

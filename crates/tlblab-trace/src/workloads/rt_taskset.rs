@@ -95,12 +95,12 @@ pub const INFO_TABLE: WorkloadInfo = WorkloadInfo {
     name: "rt_table6_1",
     summary: "the periodic task sets of seed 003 Table 6.1 (2, 3 or 4 tasks), rate-monotonic",
     source: "seed 003 §6.0.9, Table 6.1",
+    in_default_set: true,
     params: with_common!(
         ("tasks", 2, "which row group of Table 6.1: 2, 3 or 4 tasks"),
         ("kernels", 1, "0 = synthetic page writes, 1 = the benchmark kernels (T1 statistics, T2 bubble sort, T3 insertion sort, T4 nth largest)"),
         layout(1),
     ),
-    in_default_set: true,
 };
 
 pub const INFO_SAME_DIFF: WorkloadInfo = WorkloadInfo {
@@ -108,42 +108,42 @@ pub const INFO_SAME_DIFF: WorkloadInfo = WorkloadInfo {
     summary:
         "T1 (1, 2, 0.392 ms) and T2 (0, 16, 7.88 ms), 4 pages each, same or different DTLB set",
     source: "seed 003 §6.0.8 (same set vs. different set, Figs. 6.2-6.3)",
-    params: P,
     in_default_set: true,
+    params: P,
 };
 
 pub const INFO_MALLOC: WorkloadInfo = WorkloadInfo {
     name: "rt_malloc_vs_tlb_malloc",
     summary: "T1 (1, 2, 0.385 ms), T2 (0, 16, 7.38 ms): 32 pages allocated, 14 random ones written",
     source: "seed 003 §6.0.8 (malloc vs. tlb_malloc, Figs. 6.4-6.8); variant=1: Appendix A.1 (0.39/7.8 ms, 16 pages)",
+    in_default_set: true,
     params: with_common!(
         ("variant", 0, "0 = §6.0.8 (14 of 32 pages), 1 = Appendix A.1 (16 of 32 pages)"),
         layout(0),
     ),
-    in_default_set: true,
 };
 
 pub const INFO_PAIR: WorkloadInfo = WorkloadInfo {
     name: "rt_benchmark_pair",
     summary: "two benchmark tasks: fft (1, 4, 2 ms) with adpcm (0, 20, 4.6 ms), or FIR (1, 7, 2.5 ms) with Mi adpcm (0, 14, 5.3 ms)",
     source: "seed 003 §6.0.9 (Fig. 6.13), §6.0.10 (Fig. 6.14)",
+    in_default_set: false,
     params: with_common!(
         ("set", 0, "0 = fft + adpcm (Fig. 6.13), 1 = FIR + Mi adpcm (Fig. 6.14)"),
         layout(3),
     ),
-    in_default_set: false,
 };
 
 pub const INFO_NOISY: WorkloadInfo = WorkloadInfo {
     name: "rt_noisy_sets",
     summary: "the noisy-set probe: T1 (1, 2, 0.392 ms) and T2 (0, 16, 7.88 ms), each writing `pages` pages of one color",
     source: "seed 003 §6.0.6 (identifying noisy DTLB sets)",
+    in_default_set: false,
     params: with_common!(
         ("color", 1, "the DTLB set both tasks allocate in"),
         ("pages", 1, "pages each task allocates in that color"),
         ("layout", 2, "kept at 2 (tlb_malloc, one color for both tasks)"),
     ),
-    in_default_set: false,
 };
 
 const MS: u64 = 1000;

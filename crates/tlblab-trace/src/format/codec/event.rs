@@ -201,29 +201,29 @@ pub(in crate::format) fn decode_event_fields(
             len: f(U64, "len")?,
             prot: f(U8, "prot")? as u8,
         },
-        OP_TASK_RELEASE => Event::TaskRelease {
-            task: f(U32, "task")? as u32,
-            job: f(U32, "job")? as u32,
-        },
-        OP_JOB_START => Event::JobStart {
-            task: f(U32, "task")? as u32,
-            job: f(U32, "job")? as u32,
-        },
-        OP_JOB_END => Event::JobEnd {
-            task: f(U32, "task")? as u32,
-            job: f(U32, "job")? as u32,
-        },
+        // A periodic task's job events: the same two fields.
+        OP_TASK_RELEASE | OP_JOB_START | OP_JOB_END => {
+            let task = f(U32, "task")? as u32;
+            let job = f(U32, "job")? as u32;
+            match op {
+                OP_TASK_RELEASE => Event::TaskRelease { task, job },
+                OP_JOB_START => Event::JobStart { task, job },
+                _ => Event::JobEnd { task, job },
+            }
+        }
         OP_REGION => Event::Region {
             region: f(U32, "region")? as u32,
             start: VirtAddr(f(U64, "start")?),
             len: f(U64, "len")?,
         },
-        OP_PHASE_BEGIN => Event::PhaseBegin {
-            region: f(U32, "region")? as u32,
-        },
-        OP_PHASE_END => Event::PhaseEnd {
-            region: f(U32, "region")? as u32,
-        },
+        OP_PHASE_BEGIN | OP_PHASE_END => {
+            let region = f(U32, "region")? as u32;
+            if op == OP_PHASE_BEGIN {
+                Event::PhaseBegin { region }
+            } else {
+                Event::PhaseEnd { region }
+            }
+        }
         OP_MAP_SHARED => Event::MapShared {
             process: f(U32, "process")? as u32,
             start: VirtAddr(f(U64, "start")?),

@@ -208,6 +208,30 @@ pub struct DecodeError {
     pub what: String,
 }
 
+/// Where the tag stream of the payload `buf[..len]` of `records` records lies (its start and end;
+/// the data stream follows it): both versions begin a payload with the tag count (docs/formats/
+/// trace.md §4), and a count that does not fit the payload or its records is an error.
+pub(in crate::format) fn tag_stream(
+    buf: &[u8],
+    len: usize,
+    records: u32,
+) -> Result<(usize, usize), DecodeError> {
+    let mut p = 0usize;
+    let ntags = read_varint(buf, &mut p, len).ok_or_else(|| DecodeError {
+        pos: 0,
+        what: "payload too short for its tag count".into(),
+    })?;
+    if ntags > (len - p) as u64 || ntags < records as u64 {
+        return Err(DecodeError {
+            pos: 0,
+            what: format!(
+                "tag count {ntags} does not fit the {len}-byte payload of {records} records"
+            ),
+        });
+    }
+    Ok((p, p + ntags as usize))
+}
+
 /// Which implementation scans tag groups (a test hook: both must decode identically).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Scan {
@@ -320,24 +344,10 @@ impl Decoder {
     /// stream's length.
     pub fn start(&mut self, buf: &[u8], len: usize, records: u32) -> Result<(), DecodeError> {
         self.st = State::default();
-        self.remaining = records;
-        let mut p = 0usize;
-        let ntags = read_varint(buf, &mut p, len).ok_or_else(|| DecodeError {
-            pos: 0,
-            what: "payload too short for its tag count".into(),
-        })?;
-        if ntags > (len - p) as u64 || ntags < records as u64 {
-            self.remaining = 0;
-            return Err(DecodeError {
-                pos: 0,
-                what: format!(
-                    "tag count {ntags} does not fit the {len}-byte payload of {records} records"
-                ),
-            });
-        }
-        self.tp = p;
-        self.tend = p + ntags as usize;
+        self.remaining = 0;
+        (self.tp, self.tend) = tag_stream(buf, len, records)?;
         self.dp = self.tend;
+        self.remaining = records;
         Ok(())
     }
 
