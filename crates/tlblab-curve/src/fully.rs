@@ -129,12 +129,17 @@ impl Tree {
         }
     }
 
-    pub fn keys_where(&self, pred: impl Fn(u64) -> bool) -> Vec<u64> {
-        self.map
+    /// Invalidates every key `pred` selects: each becomes a hole at its depth.
+    pub fn invalidate_where(&mut self, pred: impl Fn(u64) -> bool) {
+        let keys: Vec<u64> = self
+            .map
             .iter()
             .map(|(k, _)| k)
             .filter(|&k| pred(k))
-            .collect()
+            .collect();
+        for k in keys {
+            self.invalidate(k);
+        }
     }
 
     /// Empties the tree (holes with no page below them change nothing: none are kept).
@@ -241,9 +246,7 @@ impl Fully {
     /// Invalidates every page `pred` selects (a large range: cheaper than probing each page).
     pub fn invalidate_where(&mut self, pred: impl Fn(u64) -> bool) {
         self.spill();
-        for k in self.tree.keys_where(pred) {
-            self.tree.invalidate(k);
-        }
+        self.tree.invalidate_where(pred);
     }
 
     /// Empties the stack (a TLB flush).

@@ -167,6 +167,12 @@ impl Sampled {
         }
     }
 
+    /// Empties the stack (a TLB flush); the sample's counts stay.
+    pub fn flush(&mut self) {
+        self.head.clear();
+        self.tree.flush();
+    }
+
     pub fn invalidate(&mut self, key: u64) {
         self.spill();
         self.tree.invalidate(key);
@@ -174,13 +180,6 @@ impl Sampled {
 
     pub fn invalidate_where(&mut self, pred: impl Fn(u64) -> bool) {
         self.spill();
-        for k in self.tree.keys_where(pred) {
-            self.tree.invalidate(k);
-        }
-    }
-
-    pub fn flush(&mut self) {
-        self.head.clear();
-        self.tree.flush();
+        self.tree.invalidate_where(pred);
     }
 }

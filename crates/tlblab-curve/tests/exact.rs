@@ -5,15 +5,17 @@
 //! fetches, three threads in two address spaces, a 2 MiB region among 4 KiB pages,
 //! munmap/mprotect shootdowns, TLB flushes), and built-in workloads (gups, graph500 BFS).
 
+mod common;
+
 use proptest::prelude::*;
 use tlblab_core::machine::MachineConfig;
 use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::tlb::{TagConfig, TlbConfig, TlbKind, Ways};
 use tlblab_core::{RunOptions, System};
 use tlblab_curve::{Path, Spec, UpperGeometry};
-use tlblab_trace::record::{flush, Access, Event, Record};
+use tlblab_trace::record::{Access, Event, Record};
 use tlblab_trace::source::VecSource;
-use tlblab_types::{AccessKind, CoreId, PageSize, SplitMix64, ThreadId, VirtAddr};
+use tlblab_types::{AccessKind, PageSize, SplitMix64, ThreadId, VirtAddr};
 
 fn tlb(name: &str, level: u8, kind: TlbKind, sets: usize, ways: usize, asid: bool) -> TlbConfig {
     TlbConfig {
@@ -111,13 +113,7 @@ fn random_stream(seed: u64, n: usize, events: bool) -> Vec<Record> {
             continue;
         }
         if events && r == 6 {
-            out.push(
-                Event::Flush {
-                    core: CoreId(0),
-                    what: flush::TLB,
-                }
-                .into(),
-            );
+            out.push(common::tlb_flush());
             continue;
         }
         let thread = if events { rng.below(3) as u32 } else { 0 };

@@ -5,12 +5,14 @@
 //! depth, accesses across a page boundary, instruction fetches and data, and TLB flushes that
 //! send the pass through its general path and back.
 
+mod common;
+
 use proptest::prelude::*;
 use tlblab_curve::sampled::{fmix64, MODULUS_BITS};
 use tlblab_curve::{Path, Spec};
-use tlblab_trace::record::{flush, Access, Event, Record};
+use tlblab_trace::record::{Access, Event, Record};
 use tlblab_trace::source::VecSource;
-use tlblab_types::{AccessKind, CoreId, PageSize, SplitMix64, ThreadId, VirtAddr};
+use tlblab_types::{AccessKind, PageSize, SplitMix64, ThreadId, VirtAddr};
 
 /// Pages the sampled pass keeps exactly (`head.rs` HEAD).
 const HEAD: usize = 8;
@@ -28,13 +30,7 @@ fn stream(seed: u64, n: usize, flushes: bool) -> Vec<Record> {
     let pool = hot + rng.below(3000);
     for _ in 0..n {
         if flushes && rng.below(500) == 0 {
-            out.push(
-                Event::Flush {
-                    core: CoreId(0),
-                    what: flush::TLB,
-                }
-                .into(),
-            );
+            out.push(common::tlb_flush());
             continue;
         }
         let kind = match rng.below(3) {
