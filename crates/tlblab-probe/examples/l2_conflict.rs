@@ -1,6 +1,6 @@
 //! Exploration: the per-target excess of conflict-set chains (`measure::conflict`) at one stride.
 //! `cargo run --release -p tlblab-probe --example l2_conflict -- STRIDE LO HI REPS [FILLERS]`
-use tlblab_probe::measure::conflict::{ConflictChains, FILLERS};
+use tlblab_probe::measure::conflict::{ConflictChains, ConflictSet, FILLERS};
 use tlblab_probe::measure::curve::sweep;
 use tlblab_probe::sys;
 
@@ -19,7 +19,13 @@ fn main() {
         t += ((t as f64) * 0.03).round().max(1.0) as usize;
     }
     let fillers = a.get(4).copied().unwrap_or(FILLERS);
-    let mut inst = ConflictChains::with_fillers(stride, hi, 3, fillers).unwrap();
+    let set = ConflictSet {
+        stride,
+        max_t: hi,
+        seed: 3,
+        fillers,
+    };
+    let mut inst = ConflictChains::of(set).unwrap();
     let rows = sweep(&mut inst, &ts, reps, 100_000, 3);
     for r in &rows {
         let per = r.floor() * (r.n + fillers) as f64 / r.n as f64;

@@ -476,14 +476,16 @@ mod tests {
     #[test]
     fn given_skylake_l1_16_sets_4_ways_then_bits_0_to_3_index() {
         let caps = simulate(16, 4, |v| v & 15, 8, None);
-        assert_eq!(
-            infer_indexing(&caps, 0.2, None),
-            Indexing::Linear {
-                sets: 16,
-                ways: 4,
-                index_bits: vec![0, 1, 2, 3]
-            }
-        );
+        assert_eq!(infer_indexing(&caps, 0.2, None), linear(16, 4));
+    }
+
+    /// `sets` × `ways` indexed by the page number's low bits (`sets` a power of two).
+    fn linear(sets: usize, ways: usize) -> Indexing {
+        Indexing::Linear {
+            sets,
+            ways,
+            index_bits: (0..sets.trailing_zeros()).collect(),
+        }
     }
 
     fn strides(v: &[f64]) -> Vec<StrideCapacity> {
@@ -492,11 +494,7 @@ mod tests {
 
     #[test]
     fn given_one_stray_stride_among_a_low_bits_index_then_the_index_stands() {
-        let l1 = Indexing::Linear {
-            sets: 16,
-            ways: 6,
-            index_bits: vec![0, 1, 2, 3],
-        };
+        let l1 = linear(16, 6);
         // The Intel VM's L1 DTLB, 2026-11-26: two runs of batch F.
         let a = strides(&[96.0, 54.0, 27.0, 13.0, 12.0, 6.0, 6.0]);
         assert_eq!(infer_indexing(&a, 0.2, None), l1);
@@ -570,23 +568,8 @@ mod tests {
 
     #[test]
     fn given_noisy_capacities_within_tolerance_then_the_answer_holds() {
-        let noisy = [64.0, 33.5, 15.2, 8.4, 3.9, 4.1, 4.0];
-        let caps: Vec<_> = noisy
-            .iter()
-            .enumerate()
-            .map(|(k, &c)| StrideCapacity {
-                log2_stride: k as u32,
-                capacity: Some(c * 1.0),
-            })
-            .collect();
-        assert_eq!(
-            infer_indexing(&caps, 0.2, None),
-            Indexing::Linear {
-                sets: 16,
-                ways: 4,
-                index_bits: vec![0, 1, 2, 3]
-            }
-        );
+        let caps = strides(&[64.0, 33.5, 15.2, 8.4, 3.9, 4.1, 4.0]);
+        assert_eq!(infer_indexing(&caps, 0.2, None), linear(16, 4));
     }
 
     fn conflicts(v: &[f64], k0: u32) -> Vec<StrideCapacity> {
@@ -603,27 +586,13 @@ mod tests {
     fn given_zen5_like_conflict_capacities_then_256_sets_of_16_ways() {
         // Read on the development VM (half-rise of the per-target excess, strides 16..512).
         let caps = conflicts(&[290.0, 135.0, 66.0, 35.0, 18.0, 18.0], 4);
-        assert_eq!(
-            infer_from_conflicts(4130.0, &caps, 0.2),
-            Indexing::Linear {
-                sets: 256,
-                ways: 16,
-                index_bits: (0..8).collect()
-            }
-        );
+        assert_eq!(infer_from_conflicts(4130.0, &caps, 0.2), linear(256, 16));
         // Exact values of a 128-set, 12-way level from stride 2 on.
         let caps = conflicts(
             &[768.0, 384.0, 192.0, 96.0, 48.0, 24.0, 12.0, 12.0, 12.0],
             1,
         );
-        assert_eq!(
-            infer_from_conflicts(1536.0, &caps, 0.2),
-            Indexing::Linear {
-                sets: 128,
-                ways: 12,
-                index_bits: (0..7).collect()
-            }
-        );
+        assert_eq!(infer_from_conflicts(1536.0, &caps, 0.2), linear(128, 12));
     }
 
     #[test]

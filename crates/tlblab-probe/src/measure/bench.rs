@@ -5,7 +5,7 @@
 //! preset's geometry (`tests/simulated_hosts.rs`): that is how the probe is checked on hosts
 //! nobody here has.
 
-use super::conflict::ConflictChains;
+use super::conflict::{ConflictChains, ConflictSet};
 use super::curve::Instrument;
 use super::dtlb::DataChains;
 use crate::chase::{Layout, Order};
@@ -16,16 +16,9 @@ pub trait Bench {
     /// Chains of one element per page, `stride` pages apart, of up to `max_n` pages (test), and
     /// their packed control, visited in a random cyclic order drawn from `seed`.
     fn data(&mut self, max_n: usize, stride: usize, seed: u64) -> Box<dyn Instrument>;
-    /// Conflict chains (`measure::conflict`): up to `max_t` targets `stride` pages apart plus
-    /// `fillers` odd filler pages, against as many consecutive pages. `None` when they cannot be
-    /// made (mapping failed).
-    fn conflict(
-        &mut self,
-        stride: usize,
-        max_t: usize,
-        seed: u64,
-        fillers: usize,
-    ) -> Option<Box<dyn Instrument>>;
+    /// A conflict set's chains (`measure::conflict`). `None` when they cannot be made (mapping
+    /// failed).
+    fn conflict(&mut self, set: ConflictSet) -> Option<Box<dyn Instrument>>;
     /// Chains over chosen pages of one fresh mapping of `span` pages, aligned to `span` rounded
     /// up to a power of two pages (`measure::set_index`: page p of the mapping then has the page
     /// number base | p, so XOR differences between pages are differences of page numbers).
@@ -83,14 +76,8 @@ impl Bench for Host {
         )
     }
 
-    fn conflict(
-        &mut self,
-        stride: usize,
-        max_t: usize,
-        seed: u64,
-        fillers: usize,
-    ) -> Option<Box<dyn Instrument>> {
-        ConflictChains::with_fillers(stride, max_t, seed, fillers)
+    fn conflict(&mut self, set: ConflictSet) -> Option<Box<dyn Instrument>> {
+        ConflictChains::of(set)
             .ok()
             .map(|c| Box::new(c) as Box<dyn Instrument>)
     }

@@ -34,51 +34,33 @@ use crate::sys::{Region, Thp, PAGE};
 /// few enough to take under 1/8 of the L2's odd sets' capacity.
 pub const FILLERS: usize = 160;
 
-/// Chains of `T` targets `stride` pages apart plus [`FILLERS`] odd pages (test), or `T +`
-/// [`FILLERS`] consecutive pages after both (control).
-pub struct ConflictChains {
-    region: Region,
-    stride: usize,
-    max_t: usize,
-    seed: u64,
-    fillers: usize,
-    built: Option<(usize, bool)>,
-    start: *const usize,
+/// What a conflict set's chains are: up to `max_t` targets `stride` pages apart plus `fillers`
+/// odd filler pages (test), or as many consecutive pages past both (control), each in a random
+/// cycle drawn from `seed` and the target count. The host's chains and the simulated host's
+/// (`measure::simulated`) both take their pages from here, so they are the same pages.
+#[derive(Clone, Copy, Debug)]
+pub struct ConflictSet {
+    pub stride: usize,
+    pub max_t: usize,
+    pub seed: u64,
+    pub fillers: usize,
 }
 
-/// First page of the control chains: past the targets and the fillers.
-pub(crate) fn control_base(stride: usize, max_t: usize, fillers: usize) -> usize {
-    (max_t * stride).max(2 * fillers) + 1
-}
-
-impl ConflictChains {
-    pub fn new(stride: usize, max_t: usize, seed: u64) -> std::io::Result<ConflictChains> {
-        Self::with_fillers(stride, max_t, seed, FILLERS)
+impl ConflictSet {
+    /// First page of the control chains: past the targets and the fillers.
+    fn control_base(&self) -> usize {
+        (self.max_t * self.stride).max(2 * self.fillers) + 1
     }
 
-    /// Chains with `fillers` filler pages instead of [`FILLERS`] (`examples/l2_conflict.rs`:
-    /// does the first level hold targets the fillers should have pushed out?).
-    pub fn with_fillers(
-        stride: usize,
-        max_t: usize,
-        seed: u64,
-        fillers: usize,
-    ) -> std::io::Result<ConflictChains> {
-        let pages = control_base(stride, max_t, fillers) + max_t + fillers + 1;
-        Ok(ConflictChains {
-            region: Region::new(pages * PAGE, 2 << 20, Thp::Never)?,
-            stride,
-            max_t,
-            seed,
-            fillers,
-            built: None,
-            start: std::ptr::null(),
-        })
+    /// Pages a mapping for the set must hold.
+    pub(crate) fn span(&self) -> usize {
+        self.control_base() + self.max_t + self.fillers + 1
     }
 
-    fn pages(&self, t: usize, control: bool) -> Vec<usize> {
+    /// The pages (numbers within the mapping) of the chain of `t` targets, in chain order.
+    pub(crate) fn pages(&self, t: usize, control: bool) -> Vec<usize> {
         if control {
-            let base = control_base(self.stride, self.max_t, self.fillers);
+            let base = self.control_base();
             (base..base + t + self.fillers).collect()
         } else {
             let odd = (0..self.fillers).map(|j| 2 * j + 1);
@@ -87,21 +69,51 @@ impl ConflictChains {
     }
 }
 
+/// A [`ConflictSet`]'s chains in real memory.
+pub struct ConflictChains {
+    region: Region,
+    set: ConflictSet,
+    built: Option<(usize, bool)>,
+    start: *const usize,
+}
+
+impl ConflictChains {
+    pub fn new(stride: usize, max_t: usize, seed: u64) -> std::io::Result<ConflictChains> {
+        Self::of(ConflictSet {
+            stride,
+            max_t,
+            seed,
+            fillers: FILLERS,
+        })
+    }
+
+    /// Chains of any set (`examples/l2_conflict.rs` takes other filler counts than [`FILLERS`]:
+    /// does the first level hold targets the fillers should have pushed out?).
+    pub fn of(set: ConflictSet) -> std::io::Result<ConflictChains> {
+        Ok(ConflictChains {
+            region: Region::new(set.span() * PAGE, 2 << 20, Thp::Never)?,
+            set,
+            built: None,
+            start: std::ptr::null(),
+        })
+    }
+}
+
 impl Instrument for ConflictChains {
     /// ns per access of the whole chain (targets and fillers); `n` is the number of targets.
     fn time(&mut self, n: usize, control: bool, window_ns: u64) -> f64 {
-        let t = n.clamp(1, self.max_t);
+        let t = n.clamp(1, self.set.max_t);
         if self.built != Some((t, control)) {
-            let pages = self.pages(t, control);
-            self.start = build_on_pages(&self.region, &pages, self.seed ^ t as u64);
+            let pages = self.set.pages(t, control);
+            self.start = build_on_pages(&self.region, &pages, self.set.seed ^ t as u64);
             self.built = Some((t, control));
         }
         // SAFETY: `start` was just built in our region, which lives as long as `self`.
-        unsafe { time_chain(self.start, t + self.fillers, window_ns) }
+        unsafe { time_chain(self.start, t + self.set.fillers, window_ns) }
     }
 
     fn max_n(&self) -> usize {
-        self.max_t
+        self.set.max_t
     }
 }
 
@@ -165,7 +177,13 @@ pub fn conflict_sweep(
         let mut curves = Vec::new();
         for trial in 0..trials.max(1) {
             let s = seed ^ ((k as u64) << 16) ^ trial as u64;
-            let Some(mut inst) = bench.conflict(stride, max_t, s, fillers) else {
+            let set = ConflictSet {
+                stride,
+                max_t,
+                seed: s,
+                fillers,
+            };
+            let Some(mut inst) = bench.conflict(set) else {
                 break;
             };
             let rows = sweep(inst.as_mut(), &ts, reps, window_ns, s);

@@ -84,25 +84,37 @@ impl SweepRow {
 pub fn measure_n(inst: &mut dyn Instrument, n: usize, reps: usize, window_ns: u64) -> SweepRow {
     let (mut t, mut c, mut d) = (Vec::new(), Vec::new(), Vec::new());
     for r in 0..reps {
-        // Alternate which goes first so slow drifts do not bias the difference.
-        let (a, b) = if r % 2 == 0 {
-            let a = inst.time(n, false, window_ns);
-            (a, inst.time(n, true, window_ns))
-        } else {
-            let b = inst.time(n, true, window_ns);
-            (inst.time(n, false, window_ns), b)
-        };
+        let (a, b) = timed_pair(inst, n, r, window_ns);
         t.push(a);
         c.push(b);
         d.push(a - b);
     }
-    SweepRow {
-        n,
-        test_low: low_order_stat(&t),
-        control_low: low_order_stat(&c),
-        test: Summary::of(&t),
-        control: Summary::of(&c),
-        excess: Summary::of(&d),
+    SweepRow::of(n, &t, &c, &d)
+}
+
+/// Round `r`'s (test, control) windows of `n`: the test first on even rounds, the control on
+/// odd ones, so slow drifts do not bias the difference.
+fn timed_pair(inst: &mut dyn Instrument, n: usize, r: usize, window_ns: u64) -> (f64, f64) {
+    if r.is_multiple_of(2) {
+        let a = inst.time(n, false, window_ns);
+        (a, inst.time(n, true, window_ns))
+    } else {
+        let b = inst.time(n, true, window_ns);
+        (inst.time(n, false, window_ns), b)
+    }
+}
+
+impl SweepRow {
+    /// The row of `n` from its test windows, control windows and their differences.
+    fn of(n: usize, t: &[f64], c: &[f64], d: &[f64]) -> SweepRow {
+        SweepRow {
+            n,
+            test_low: low_order_stat(t),
+            control_low: low_order_stat(c),
+            test: Summary::of(t),
+            control: Summary::of(c),
+            excess: Summary::of(d),
+        }
     }
 }
 
@@ -124,13 +136,7 @@ pub fn sweep(
         rng.shuffle(&mut idx);
         for &i in &idx {
             let n = ns[i];
-            let (a, b) = if r % 2 == 0 {
-                let a = inst.time(n, false, window_ns);
-                (a, inst.time(n, true, window_ns))
-            } else {
-                let b = inst.time(n, true, window_ns);
-                (inst.time(n, false, window_ns), b)
-            };
+            let (a, b) = timed_pair(inst, n, r, window_ns);
             t[i].push(a);
             c[i].push(b);
             d[i].push(a - b);
@@ -138,14 +144,7 @@ pub fn sweep(
     }
     ns.iter()
         .enumerate()
-        .map(|(i, &n)| SweepRow {
-            n,
-            test_low: low_order_stat(&t[i]),
-            control_low: low_order_stat(&c[i]),
-            test: Summary::of(&t[i]),
-            control: Summary::of(&c[i]),
-            excess: Summary::of(&d[i]),
-        })
+        .map(|(i, &n)| SweepRow::of(n, &t[i], &c[i], &d[i]))
         .collect()
 }
 
@@ -474,6 +473,19 @@ mod tests {
         }
     }
 
+    /// A knee between `lo` and `hi` stepping from `levels.0` to `levels.1` ns (a doubling or
+    /// more: `rel_jump` 1) with signal-to-noise `snr`.
+    fn step(lo: usize, hi: usize, levels: (f64, f64), snr: f64) -> Knee {
+        Knee {
+            lo,
+            hi,
+            before: levels.0,
+            after: levels.1,
+            rel_jump: 1.0,
+            snr,
+        }
+    }
+
     #[test]
     fn given_a_noisy_fake_two_level_tlb_then_sweep_knees_and_bisection_recover_it() {
         let mut fake = Fake {
@@ -507,14 +519,7 @@ mod tests {
 
     #[test]
     fn merging_a_disturbed_and_a_clean_measurement_takes_the_clean_one() {
-        let knee = Knee {
-            lo: 3444,
-            hi: 4224,
-            before: 2.0,
-            after: 7.0,
-            rel_jump: 1.0,
-            snr: 20.0,
-        };
+        let knee = step(3444, 4224, (2.0, 7.0), 20.0);
         let ns = scan_points(knee.lo, knee.hi);
         let env = |c: f64| -> Vec<(usize, f64)> {
             ns.iter()
@@ -556,14 +561,7 @@ mod tests {
     /// A clean overflow where the trials read it keeps its confidence.
     #[test]
     fn given_trials_that_read_a_small_step_before_the_pooled_ramp_then_the_capacity_is_unclear() {
-        let knee = Knee {
-            lo: 1230,
-            hi: 2957,
-            before: 0.3,
-            after: 9.0,
-            rel_jump: 1.0,
-            snr: 30.0,
-        };
+        let knee = step(1230, 2957, (0.3, 9.0), 30.0);
         let ns = scan_points(knee.lo, knee.hi);
         let step_then_ramp: Vec<(usize, f64)> = ns
             .iter()
@@ -597,14 +595,7 @@ mod tests {
     /// a wide pooled ramp (random-like) leaves the trials' vote as it was.
     #[test]
     fn given_a_sharp_pooled_step_after_disturbed_trials_then_the_step() {
-        let knee = Knee {
-            lo: 48,
-            hi: 96,
-            before: 1.1,
-            after: 3.0,
-            rel_jump: 1.0,
-            snr: 30.0,
-        };
+        let knee = step(48, 96, (1.1, 3.0), 30.0);
         let env: Vec<(usize, f64)> = (41..=134)
             .map(|n| {
                 let y = match n {

@@ -97,6 +97,18 @@ fn prefetch(kind: PrefetchKind, p: *const u8) {
     }
 }
 
+/// A chain of one element per page over `pages` fresh 4 KiB pages (no THP), in a random cycle
+/// drawn from `seed`.
+fn page_chain(pages: usize, seed: u64) -> OwnedChain {
+    OwnedChain::new(
+        Layout::PerPage { stride: 1 },
+        Order::Random(seed),
+        pages,
+        Thp::Never,
+    )
+    .expect("mmap")
+}
+
 /// Does a software prefetch walk and fill the TLB? (seed 001 §4.4.3.1, by timing instead of PAPI.)
 ///
 /// For `n` target pages (inside the L2 DTLB's reach): evict both TLB levels with an 8192-page
@@ -105,20 +117,8 @@ fn prefetch(kind: PrefetchKind, p: *const u8) {
 /// pass over the target lines. fraction = (a − b) / (a − c): 1 when the prefetch fills the TLB
 /// like a load, 0 when it does not.
 pub fn prefetch_fills_tlb(n: usize, trials: usize) -> Vec<(PrefetchKind, Verdict)> {
-    let target = OwnedChain::new(
-        Layout::PerPage { stride: 1 },
-        Order::Random(0x9f),
-        n,
-        Thp::Never,
-    )
-    .expect("mmap");
-    let evictor = OwnedChain::new(
-        Layout::PerPage { stride: 1 },
-        Order::Random(0xe7),
-        8192,
-        Thp::Never,
-    )
-    .expect("mmap");
+    let target = page_chain(n, 0x9f);
+    let evictor = page_chain(8192, 0xe7);
     let other: Vec<*const u8> = (0..n)
         .map(|i| {
             target
@@ -335,20 +335,8 @@ pub fn llc_sharing(a: usize, b: usize, trials: usize) -> Verdict {
 /// Positive control: the same pass after evicting the TLB with a 8192-page chase; negative: no
 /// event. fraction = (evicted − after event) / (evicted − warm): 1 = everything survived.
 pub fn survival(a: usize, b: usize, n: usize, trials: usize) -> (Verdict, Verdict) {
-    let target = OwnedChain::new(
-        Layout::PerPage { stride: 1 },
-        Order::Random(0x5a),
-        n,
-        Thp::Never,
-    )
-    .expect("mmap");
-    let big = OwnedChain::new(
-        Layout::PerPage { stride: 1 },
-        Order::Random(0xe9),
-        8192,
-        Thp::Never,
-    )
-    .expect("mmap");
+    let target = page_chain(n, 0x5a);
+    let big = page_chain(8192, 0xe9);
     // A child process that answers each byte on a pipe: the context-switch partner.
     let mut to_child = [0i32; 2];
     let mut to_parent = [0i32; 2];

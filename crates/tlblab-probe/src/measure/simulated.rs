@@ -10,6 +10,7 @@
 //! loads of the timed passes and converted to ns by the preset's clock.
 
 use super::bench::{Bench, PageChain};
+use super::conflict::ConflictSet;
 use super::curve::Instrument;
 use crate::chase::{element_offset, visit_order, Layout, Order};
 use std::cell::RefCell;
@@ -319,34 +320,22 @@ impl Bench for SimulatedHost {
         })
     }
 
-    fn conflict(
-        &mut self,
-        stride: usize,
-        max_t: usize,
-        seed: u64,
-        fillers: usize,
-    ) -> Option<Box<dyn Instrument>> {
-        let control_base = super::conflict::control_base(stride, max_t, fillers);
-        let base = self.base_within(control_base + max_t + fillers + 1)?;
-        // As `ConflictChains` + `chase::build_on_pages`: element i on line (i + i/64) mod 64 of
-        // its page, a random cycle drawn from `seed ^ t`.
-        let on_pages = move |pages: Vec<usize>, t: usize| -> Vec<u64> {
-            visit_order(Order::Random(seed ^ t as u64), pages.len())
+    fn conflict(&mut self, set: ConflictSet) -> Option<Box<dyn Instrument>> {
+        let base = self.base_within(set.span())?;
+        // As `ConflictChains` + `chase::build_on_pages`: the set's pages, element i on line
+        // (i + i/64) mod 64 of its page, a random cycle drawn from `seed ^ t`.
+        let on_pages = move |t: usize, control: bool| -> Vec<u64> {
+            let pages = set.pages(t, control);
+            visit_order(Order::Random(set.seed ^ t as u64), pages.len())
                 .into_iter()
                 .map(|i| base + pages[i] as u64 * PAGE + (((i + (i >> 6)) & 63) as u64) * LINE)
                 .collect()
         };
-        let test = move |t: usize| {
-            let odd = (0..fillers).map(|j| 2 * j + 1);
-            on_pages((0..t).map(|k| k * stride).chain(odd).collect(), t)
-        };
-        let control =
-            move |t: usize| on_pages((control_base..control_base + t + fillers).collect(), t);
         Some(Box::new(SimChains {
             shared: self.shared.clone(),
-            max_n: max_t,
-            test: Box::new(test),
-            control: Box::new(control),
+            max_n: set.max_t,
+            test: Box::new(move |t| on_pages(t, false)),
+            control: Box::new(move |t| on_pages(t, true)),
             built: None,
             chain: Vec::new(),
         }))
