@@ -104,42 +104,22 @@ fn refs_per_walk(format: PageTableFormat, size: PageSize) -> u64 {
 
 #[test]
 fn walk_references_per_miss_match_each_format() {
-    assert_eq!(
-        refs_per_walk(PageTableFormat::X86_64_4level, PageSize::Size4K),
-        4
-    );
-    assert_eq!(
-        refs_per_walk(PageTableFormat::X86_64_4level, PageSize::Size2M),
-        3
-    );
-    assert_eq!(
-        refs_per_walk(PageTableFormat::X86_64_4level, PageSize::Size1G),
-        2
-    );
-    assert_eq!(
-        refs_per_walk(PageTableFormat::X86_64_5level, PageSize::Size4K),
-        5
-    );
-    assert_eq!(
-        refs_per_walk(PageTableFormat::Armv8_4k, PageSize::Size4K),
-        4
-    );
-    assert_eq!(
-        refs_per_walk(PageTableFormat::Armv8_4k, PageSize::Size64K),
-        4
-    );
-    assert_eq!(
-        refs_per_walk(PageTableFormat::Armv7Short, PageSize::Size4K),
-        2
-    );
-    assert_eq!(
-        refs_per_walk(PageTableFormat::Armv7Short, PageSize::Size64K),
-        2
-    );
-    assert_eq!(
-        refs_per_walk(PageTableFormat::Armv7Short, PageSize::Size1M),
-        1
-    );
+    use PageSize::*;
+    use PageTableFormat::*;
+    // (format, page size, levels a walk of that page reads)
+    for (format, size, refs) in [
+        (X86_64_4level, Size4K, 4),
+        (X86_64_4level, Size2M, 3),
+        (X86_64_4level, Size1G, 2),
+        (X86_64_5level, Size4K, 5),
+        (Armv8_4k, Size4K, 4),
+        (Armv8_4k, Size64K, 4),
+        (Armv7Short, Size4K, 2),
+        (Armv7Short, Size64K, 2),
+        (Armv7Short, Size1M, 1),
+    ] {
+        assert_eq!(refs_per_walk(format, size), refs, "{format:?} {size:?}");
+    }
 }
 
 #[test]

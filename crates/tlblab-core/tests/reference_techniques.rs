@@ -308,20 +308,15 @@ type PtBakerSetting = (
 /// `timing.mlp` (and drops its write buffer, which the engine does not model beside it);
 /// `windows`, when given, adds `in_windows=1` and window phases (`WINDOW_REGION`) from each
 /// even cut (a record position) to the next.
-#[allow(clippy::too_many_arguments)]
 fn pt_baker_case(
-    cfg: MachineConfig,
-    opts: RunOptions,
-    steps: &[common::random::Step],
-    spaces: usize,
-    helper: PtBakerHelper,
-    setting: PtBakerSetting,
+    case: PtBakerCase,
     mlp: Option<tlblab_core::machine::MlpConfig>,
     windows: Option<Vec<usize>>,
 ) -> Result<(), TestCaseError> {
+    let (mut cfg, opts, steps, spaces, helper, setting) = case;
+    let steps = &steps[..];
     let (mode, stride, (nops, nop_cycles), (sleep_us, slack), place) = helper;
     let ((pressure, stressors, stressor_mlp), (ranged, first, pages), regions, two_cores) = setting;
-    let mut cfg = cfg;
     if mlp.is_some() {
         cfg.timing.mlp = mlp;
         cfg.timing.write_buffer = None;
@@ -415,6 +410,28 @@ fn drawn_mlp(miss_slots: u32, walkers: u32, window: u32) -> tlblab_core::machine
     }
 }
 
+/// A machine, run options, a trace's steps and address spaces, and pt_baker's helper and
+/// setting: what every pt_baker case draws.
+type PtBakerCase = (
+    MachineConfig,
+    RunOptions,
+    Vec<common::random::Step>,
+    usize,
+    PtBakerHelper,
+    PtBakerSetting,
+);
+
+fn pt_baker_cases() -> impl Strategy<Value = PtBakerCase> {
+    (
+        machine(),
+        options(),
+        steps(),
+        1usize..4,
+        pt_baker_helper(),
+        pt_baker_setting(),
+    )
+}
+
 /// pt_baker's helper parameters, drawn.
 fn pt_baker_helper() -> impl Strategy<Value = PtBakerHelper> {
     (
@@ -448,14 +465,9 @@ proptest! {
     /// the timeline with the records, over a range given or the largest region announced.
     #[test]
     fn pt_baker_agrees_with_its_twin(
-        cfg in machine(),
-        opts in options(),
-        steps in steps(),
-        spaces in 1usize..4,
-        helper in pt_baker_helper(),
-        setting in pt_baker_setting(),
+        case in pt_baker_cases(),
     ) {
-        pt_baker_case(cfg, opts, &steps, spaces, helper, setting, None, None)?;
+        pt_baker_case(case, None, None)?;
     }
 
     /// pt_baker on machines that all have `timing.mlp` (seed 001's Zen 3 is out of order):
@@ -463,16 +475,11 @@ proptest! {
     /// go through the miss slots, the upper entries awaited, the NOPs after a drain.
     #[test]
     fn pt_baker_agrees_with_its_twin_on_out_of_order_cores(
-        cfg in machine(),
-        opts in options(),
-        steps in steps(),
-        spaces in 1usize..4,
-        helper in pt_baker_helper(),
-        setting in pt_baker_setting(),
+        case in pt_baker_cases(),
         (miss_slots, walkers, window) in (1u32..5, 1u32..5, 1u32..12),
     ) {
         let mlp = drawn_mlp(miss_slots, walkers, window);
-        pt_baker_case(cfg, opts, &steps, spaces, helper, setting, Some(mlp), None)?;
+        pt_baker_case(case, Some(mlp), None)?;
     }
 }
 
@@ -484,17 +491,12 @@ proptest! {
     /// only, idle up to the application's time outside them, and carry their state across.
     #[test]
     fn pt_baker_in_windows_agrees_with_its_twin(
-        cfg in machine(),
-        opts in options(),
-        steps in steps(),
-        spaces in 1usize..4,
-        helper in pt_baker_helper(),
-        setting in pt_baker_setting(),
+        case in pt_baker_cases(),
         cuts in proptest::collection::vec(0usize..900, 0..7),
         (ooo, miss_slots, walkers, window) in (any::<bool>(), 1u32..5, 1u32..5, 1u32..12),
     ) {
         let mlp = ooo.then(|| drawn_mlp(miss_slots, walkers, window));
-        pt_baker_case(cfg, opts, &steps, spaces, helper, setting, mlp, Some(cuts))?;
+        pt_baker_case(case, mlp, Some(cuts))?;
     }
 }
 

@@ -13,8 +13,8 @@ mod common;
 
 use common::tlb;
 use tlblab_core::cache::{CacheConfig, CacheKind, Indexing};
-use tlblab_core::machine::{MachineConfig, PageTableConfig, TimingConfig, WalkerConfig};
-use tlblab_core::memory::{MemoryConfig, Placement};
+use tlblab_core::machine::{MachineConfig, WalkerConfig};
+use tlblab_core::memory::MemoryConfig;
 use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::registry;
 use tlblab_core::replacement::ReplacementKind;
@@ -57,19 +57,12 @@ fn zen3_like(cores: usize, l3_group: usize) -> MachineConfig {
     l2.latency = 7;
     l2.tags = tags;
     l2.page_sizes = vec![PageSize::Size4K, PageSize::Size2M];
+    let base = MachineConfig::minimal("zen3-like", PageTableFormat::X86_64_4level, vec![l1, l2]);
     let mut l3 = cache("L3", 3, 32 << 20, 16, 46, true);
     l3.cores_per_instance = l3_group;
     MachineConfig {
-        name: "zen3-like".into(),
-        description: String::new(),
         cores,
-        threads_per_core: 1,
         frequency_mhz: 3700.0,
-        page_table: PageTableConfig {
-            format: PageTableFormat::X86_64_4level,
-            page_size: PageSize::Size4K,
-        },
-        tlbs: vec![l1, l2],
         walker: WalkerConfig {
             latency: 5,
             first_cache_level: 1,
@@ -101,16 +94,10 @@ fn zen3_like(cores: usize, l3_group: usize) -> MachineConfig {
             l3,
         ],
         memory: MemoryConfig {
-            bytes: 8 << 30,
             latency: 330,
-            placement: Placement::Sequential,
-            source: String::new(),
+            ..base.memory.clone()
         },
-        timing: TimingConfig::default(),
-        virtualization: None,
-        technique: None,
-        energy: None,
-        source: String::new(),
+        ..base
     }
 }
 

@@ -127,20 +127,31 @@ impl Heap {
         self.blocks.get_mut(&b).expect("block exists").prev = prev;
     }
 
-    fn split_tail(&mut self, b: u64, need: u64) {
+    /// Cuts block `b` down to `need` bytes when the rest is a block of its own (at least
+    /// MIN_BLOCK): returns the rest's address, a block still marked in use, for the caller to
+    /// free its own way (an allocation's split lists it; a shrinking realloc gives it back).
+    fn cut(&mut self, b: u64, need: u64) -> Option<u64> {
         let have = self.blocks[&b].size;
-        if have - need >= MIN_BLOCK {
-            let r = b + need;
-            self.blocks.get_mut(&b).unwrap().size = need;
-            self.blocks.insert(
-                r,
-                Block {
-                    size: have - need,
-                    free: true,
-                    prev: need,
-                },
-            );
-            self.set_prev(r + have - need, have - need);
+        if have - need < MIN_BLOCK {
+            return None;
+        }
+        let r = b + need;
+        self.blocks.get_mut(&b).unwrap().size = need;
+        let rest = Block {
+            size: have - need,
+            free: false,
+            prev: need,
+        };
+        self.blocks.insert(r, rest);
+        Some(r)
+    }
+
+    fn split_tail(&mut self, b: u64, need: u64) {
+        if let Some(r) = self.cut(b, need) {
+            let rest = self.blocks.get_mut(&r).unwrap();
+            rest.free = true;
+            let size = rest.size;
+            self.set_prev(r + size, size);
             self.insert(r);
         }
         self.blocks.get_mut(&b).unwrap().free = false;
@@ -386,17 +397,7 @@ impl ColoredArena {
                 h.set_prev(b + have, have);
             }
             if need <= have {
-                if have - need >= MIN_BLOCK {
-                    let r = b + need;
-                    h.blocks.get_mut(&b).unwrap().size = need;
-                    h.blocks.insert(
-                        r,
-                        Block {
-                            size: have - need,
-                            free: false,
-                            prev: need,
-                        },
-                    );
+                if let Some(r) = h.cut(b, need) {
                     h.give_back(r);
                 }
                 return Some(p);

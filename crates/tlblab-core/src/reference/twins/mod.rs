@@ -30,6 +30,16 @@ pub(crate) use pt_baker::PtBakerTwin;
 pub(crate) use tlb_coloring::ColoringTwin;
 pub(crate) use tlb_migration::MigrationTwin;
 
+/// The process of `thread` among `starts`, (thread, process) as the records' `ThreadStart`s
+/// name them in order: the latest start's (a thread never started is in process 0).
+pub(crate) fn process_of(starts: &[(u32, u32)], thread: u32) -> u32 {
+    starts
+        .iter()
+        .rev()
+        .find(|t| t.0 == thread)
+        .map_or(0, |t| t.1)
+}
+
 /// What a hook that charges time returns: the cycles it costs, or why the twin cannot go on.
 pub type TwinCycles = Result<u64, String>;
 

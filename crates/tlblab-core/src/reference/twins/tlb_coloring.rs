@@ -44,18 +44,9 @@ pub(crate) struct ColoringTwin {
 }
 
 impl ColoringTwin {
-    fn process_of(&self, thread: u32) -> u32 {
-        // The latest ThreadStart of the thread.
-        self.processes
-            .iter()
-            .rev()
-            .find(|p| p.0 == thread)
-            .map_or(0, |p| p.1)
-    }
-
     /// The colored page of `page` as `thread` touches it, placing it on its first touch.
     fn colored(&mut self, thread: u32, page: u64) -> u64 {
-        let process = self.process_of(thread);
+        let process = super::process_of(&self.processes, thread);
         if let Some(p) = self
             .placed
             .iter()

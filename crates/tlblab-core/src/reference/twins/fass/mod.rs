@@ -167,14 +167,6 @@ impl FassTwin {
         &mut self.processes[p as usize]
     }
 
-    fn process_of(&self, thread: u32) -> u32 {
-        self.threads
-            .iter()
-            .rev()
-            .find(|t| t.0 == thread)
-            .map_or(0, |t| t.1)
-    }
-
     // ---- placement (seed 002 §2.2, §2.3, §3.1) ----
 
     // ---- domains (seed 002 §2.1, §3.1) ----
@@ -445,7 +437,7 @@ impl Twin for FassTwin {
         for &r in records {
             out.push(match r {
                 Record::Access(a) => {
-                    let p = self.process_of(a.thread.0);
+                    let p = super::process_of(&self.threads, a.thread.0);
                     let va = self.moved(p, a.vaddr.0);
                     Record::Access(Access {
                         vaddr: VirtAddr(va),
