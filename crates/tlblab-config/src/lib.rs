@@ -390,22 +390,22 @@ mod tests {
         }
     }
 
+    /// The error of the zen3 preset with `from` replaced by `to`, read as host.toml.
+    fn zen3_error(from: &str, to: &str) -> String {
+        let text = preset_text("zen3").unwrap().replace(from, to);
+        parse_machine_toml(&text, "host.toml").unwrap_err()
+    }
+
     #[test]
     fn an_unknown_field_names_file_line_and_column() {
-        let text = preset_text("zen3")
-            .unwrap()
-            .replace("entries = 2048", "entriez = 2048");
-        let e = parse_machine_toml(&text, "host.toml").unwrap_err();
+        let e = zen3_error("entries = 2048", "entriez = 2048");
         assert!(e.starts_with("host.toml:"), "{e}");
         assert!(e.contains("unknown field `entriez`"), "{e}");
     }
 
     #[test]
     fn an_impossible_geometry_names_the_field() {
-        let text = preset_text("zen3")
-            .unwrap()
-            .replace("entries = 2048\nways = 16", "entries = 2048\nways = 12");
-        let e = parse_machine_toml(&text, "host.toml").unwrap_err();
+        let e = zen3_error("entries = 2048\nways = 16", "entries = 2048\nways = 12");
         assert_eq!(
             e,
             "host.toml: tlb[L2D].ways: 2048 entries are not divisible by 12 ways"

@@ -77,12 +77,7 @@ fn given_7_pages_in_8_ways_and_a_foreign_entry_every_4_references_then_3_of_4_re
 fn given_k_plus_the_most_foreign_entries_within_the_ways_then_only_first_touches_miss() {
     // k + ceil(k/N) <= W: 6 + ceil(6/4) = 8, 4 + ceil(4/1) = 8.
     for (k, every) in [(6, 4), (4, 1)] {
-        let sys = run(
-            one_set(),
-            chain(k, 4000),
-            Some(&format!("foreign_entries:every={every}")),
-        );
-        assert_eq!(misses(&sys), k, "k={k} every={every}");
+        assert_eq!(chain_misses(k, every), k, "k={k} every={every}");
     }
 }
 
@@ -90,13 +85,15 @@ fn given_k_plus_the_most_foreign_entries_within_the_ways_then_only_first_touches
 fn given_k_plus_the_fewest_foreign_entries_beyond_the_ways_then_every_reference_misses() {
     // k + floor(k/N) > W: 7 + floor(7/3) = 9, 5 + floor(5/1) = 10.
     for (k, every) in [(7, 3), (5, 1)] {
-        let sys = run(
-            one_set(),
-            chain(k, 4000),
-            Some(&format!("foreign_entries:every={every}")),
-        );
-        assert_eq!(misses(&sys), 4000, "k={k} every={every}");
+        assert_eq!(chain_misses(k, every), 4000, "k={k} every={every}");
     }
+}
+
+/// The misses of 4000 references of a `k`-page chain in one 8-way set, with a foreign entry
+/// before every `every`th.
+fn chain_misses(k: u64, every: u64) -> u64 {
+    let spec = format!("foreign_entries:every={every}");
+    misses(&run(one_set(), chain(k, 4000), Some(&spec)))
 }
 
 #[test]

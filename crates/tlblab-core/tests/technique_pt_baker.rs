@@ -251,11 +251,7 @@ fn given_data_accesses_off_when_the_helper_has_swept_a_range_that_fits_the_l3_th
         ..RunOptions::default()
     };
     let memory_walk_refs = |technique: Option<&str>| {
-        let mut sys = System::new(zen3_like(2, 0), options).unwrap();
-        if let Some(t) = technique {
-            registry::install(&mut sys, &techniques::parse_spec(t).unwrap()).unwrap();
-        }
-        sys.run_slice(&before).unwrap();
+        let mut sys = run(zen3_like(2, 0), options, technique, &before);
         if technique.is_some() {
             assert!(counter(&sys, "sweeps") >= 1, "the helper swept the range");
         }
@@ -328,11 +324,7 @@ fn given_a_user_mode_helper_on_a_populated_range_then_its_core_tlb_holds_the_ran
     };
     // (walk references of the range served by memory, by the L3; the system)
     let run_it = |technique: Option<&str>| {
-        let mut sys = System::new(zen3_like(2, 0), options).unwrap();
-        if let Some(t) = technique {
-            registry::install(&mut sys, &techniques::parse_spec(t).unwrap()).unwrap();
-        }
-        sys.run_slice(&before).unwrap();
+        let mut sys = run(zen3_like(2, 0), options, technique, &before);
         let a = app_stats(&sys);
         sys.run_slice(&after).unwrap();
         let b = app_stats(&sys);
