@@ -347,18 +347,20 @@ static int open_target(ptwarm_t *w) {
     return 0;
 }
 
+/* Takes `w->mu` for a sweep or a start: `busy` (the mutex released) while a helper runs or a
+ * sweep is under way, open_target's error (released) when the target cannot be opened, else 0
+ * with the mutex held. */
+static int lock_idle_target(ptwarm_t *w, int busy) {
+    pthread_mutex_lock(&w->mu);
+    int rc = (w->running || w->sweeping) ? busy : open_target(w);
+    if (rc != 0) pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
 int ptwarm_sweep_once(ptwarm_t *w) {
     if (!w) return -EINVAL;
-    pthread_mutex_lock(&w->mu);
-    if (w->running || w->sweeping) {
-        pthread_mutex_unlock(&w->mu);
-        return -EBUSY;
-    }
-    int rc = open_target(w);
-    if (rc != 0) {
-        pthread_mutex_unlock(&w->mu);
-        return rc;
-    }
+    int rc = lock_idle_target(w, -EBUSY);
+    if (rc != 0) return rc;
     w->sweeping = true;
     uint64_t t0 = ptwarm_prim_now_ns();
     rc = sweep_locked(w, false);
@@ -552,16 +554,8 @@ int ptwarm_start(ptwarm_t *w) {
     if (c->placement == PTWARM_PLACE_CPU &&
         (c->cpu < 0 || c->cpu >= ptwarm_prim_ncpus() || !ptwarm_prim_cpu_online(c->cpu)))
         return -EINVAL;
-    pthread_mutex_lock(&w->mu);
-    if (w->running || w->sweeping) {
-        pthread_mutex_unlock(&w->mu);
-        return -EALREADY;
-    }
-    int orc = open_target(w);
-    if (orc != 0) {
-        pthread_mutex_unlock(&w->mu);
-        return orc;
-    }
+    int orc = lock_idle_target(w, -EALREADY);
+    if (orc != 0) return orc;
     if (c->pid != 0) {
         w->app_pid = c->pid;
         w->app_tid = c->app_tid ? c->app_tid : c->pid;
