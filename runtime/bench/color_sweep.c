@@ -169,41 +169,26 @@ static void print_stats(const char *key, double *vals, unsigned n) {
     free(c);
 }
 
-/* Two-thread mode: B's thread and A's thread take turns; job 0 of each is a warm-up. */
-typedef struct duo {
-    const task_t *a, *b;
+/* Two-thread mode: B's thread and A's thread take turns; job 0 of each is a warm-up. One side:
+ * its task, its job times, the semaphore it waits on and the one it hands the turn to. */
+typedef struct side {
+    const task_t *task;
     unsigned jobs;
-    uint64_t *ta, *tb;
-    sem_t go_a, go_b;
-} duo_t;
+    uint64_t *times;
+    sem_t *go, *next;
+} side_t;
 
-static void *thread_b(void *arg) {
-    duo_t *d = arg;
+static void *side_main(void *arg) {
+    side_t *me = arg;
     void *volatile sink = NULL;
-    for (unsigned job = 0; job <= d->jobs; job++) {
-        sem_wait(&d->go_b);
+    for (unsigned job = 0; job <= me->jobs; job++) {
+        sem_wait(me->go);
         uint64_t t0 = ticks();
-        sink = sweep(d->b);
+        sink = sweep(me->task);
         uint64_t t1 = ticks();
         if (job > 0)
-            d->tb[job - 1] = t1 - t0;
-        sem_post(&d->go_a);
-    }
-    (void)sink;
-    return NULL;
-}
-
-static void *thread_a(void *arg) {
-    duo_t *d = arg;
-    void *volatile sink = NULL;
-    for (unsigned job = 0; job <= d->jobs; job++) {
-        sem_wait(&d->go_a);
-        uint64_t t0 = ticks();
-        sink = sweep(d->a);
-        uint64_t t1 = ticks();
-        if (job > 0)
-            d->ta[job - 1] = t1 - t0;
-        sem_post(&d->go_b);
+            me->times[job - 1] = t1 - t0;
+        sem_post(me->next);
     }
     (void)sink;
     return NULL;
@@ -211,19 +196,21 @@ static void *thread_a(void *arg) {
 
 /* Run the jobs as two threads (they inherit this thread's single-CPU affinity). */
 static void run_threads(const variant_t *x, unsigned jobs, uint64_t *ta, uint64_t *tb) {
-    duo_t d = {.a = &x->a, .b = &x->b, .jobs = jobs, .ta = ta, .tb = tb};
-    sem_init(&d.go_a, 0, 0);
-    sem_init(&d.go_b, 0, 0);
+    sem_t go_a, go_b;
+    sem_init(&go_a, 0, 0);
+    sem_init(&go_b, 0, 0);
+    side_t a = {.task = &x->a, .jobs = jobs, .times = ta, .go = &go_a, .next = &go_b};
+    side_t b = {.task = &x->b, .jobs = jobs, .times = tb, .go = &go_b, .next = &go_a};
     pthread_t pa, pb;
-    if (pthread_create(&pa, NULL, thread_a, &d) != 0)
+    if (pthread_create(&pa, NULL, side_main, &a) != 0)
         die("pthread_create failed");
-    if (pthread_create(&pb, NULL, thread_b, &d) != 0)
+    if (pthread_create(&pb, NULL, side_main, &b) != 0)
         die("pthread_create failed");
-    sem_post(&d.go_b);
+    sem_post(&go_b);
     pthread_join(pa, NULL);
     pthread_join(pb, NULL);
-    sem_destroy(&d.go_a);
-    sem_destroy(&d.go_b);
+    sem_destroy(&go_a);
+    sem_destroy(&go_b);
 }
 
 static unsigned parse_opt(const char *name, const char *val) {
