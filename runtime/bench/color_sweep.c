@@ -220,6 +220,15 @@ static unsigned parse_opt(const char *name, const char *val) {
 int main(int argc, char **argv) {
     opts_t o = {.sets = 128, .ways = 16, .a_pages = 96, .a_colors = 8, .b_pages = 96, .b_colors = 8, .b_first = UINT32_MAX,
                 .rounds = 15, .jobs = 201, .cpu = 0, .seed = 1};
+    /* The options that set an unsigned field, and the field. */
+    const struct {
+        const char *name;
+        unsigned *field;
+    } numeric[] = {{"--sets", &o.sets},         {"--ways", &o.ways},       {"--a-pages", &o.a_pages},
+                   {"--a-colors", &o.a_colors}, {"--b-pages", &o.b_pages}, {"--b-colors", &o.b_colors},
+                   {"--b-first", &o.b_first},   {"--a-first", &o.a_first}, {"--rounds", &o.rounds},
+                   {"--jobs", &o.jobs},         {"--cpu", &o.cpu},         {"--threads", &o.threads}};
+    enum { N_NUMERIC = sizeof numeric / sizeof numeric[0] };
     for (int i = 1; i < argc; i += 2) {
         const char *k = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(k, "--machine")) {
@@ -236,23 +245,18 @@ int main(int argc, char **argv) {
             continue;
         }
         unsigned v = parse_opt(k, val);
-        if (!strcmp(k, "--sets")) o.sets = v;
-        else if (!strcmp(k, "--ways")) o.ways = v;
-        else if (!strcmp(k, "--a-pages")) o.a_pages = v;
-        else if (!strcmp(k, "--a-colors")) o.a_colors = v;
-        else if (!strcmp(k, "--b-pages")) o.b_pages = v;
-        else if (!strcmp(k, "--b-colors")) o.b_colors = v;
-        else if (!strcmp(k, "--b-first")) o.b_first = v;
-        else if (!strcmp(k, "--a-first")) o.a_first = v;
-        else if (!strcmp(k, "--rounds")) o.rounds = v;
-        else if (!strcmp(k, "--jobs")) o.jobs = v;
-        else if (!strcmp(k, "--cpu")) o.cpu = v;
-        else if (!strcmp(k, "--seed")) o.seed = v;
-        else if (!strcmp(k, "--threads")) o.threads = v;
-        else {
+        if (!strcmp(k, "--seed")) {
+            o.seed = v;
+            continue;
+        }
+        size_t at = 0;
+        while (at < N_NUMERIC && strcmp(k, numeric[at].name) != 0)
+            at++;
+        if (at == N_NUMERIC) {
             fprintf(stderr, "color_sweep: unknown option %s\n", k);
             return 2;
         }
+        *numeric[at].field = v;
     }
     if (o.a_pages < 1 || o.b_pages < 1 || o.a_colors < 1 || o.b_colors < 1 || o.rounds < 1 || o.jobs < 1)
         die("pages, colors, rounds and jobs must be at least 1");
