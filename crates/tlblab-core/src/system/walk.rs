@@ -181,8 +181,8 @@ impl System {
             stats.walk_refs += path.len as u64;
             return cycles;
         }
-        if self.dram.is_some() {
-            return self.load_walk_path_timed(core_i, st);
+        if self.walk_cold {
+            return self.load_walk_path_cold(core_i, st);
         }
         for &pa in &path.refs[..path.len] {
             let (lat, src) = Self::load(
@@ -201,10 +201,37 @@ impl System {
         cycles
     }
 
-    /// `load_walk_path` without a tally on a machine with `timing.dram` (whose writebacks
-    /// `load_timed` takes), out of the common path.
+    /// `load_walk_path` on a machine with DRAM channels (`load_walk_path_timed`) or a cache
+    /// prefetcher, which sees each walk reference through the walk path's first level
+    /// (`prefetch_after`; the Cortex-A7's walks read through its L1 data cache, TRM §5.2).
     #[cold]
     #[inline(never)]
+    fn load_walk_path_cold(&mut self, core_i: usize, st: ThreadState) -> u64 {
+        if self.dram.is_some() {
+            return self.load_walk_path_timed(core_i, st);
+        }
+        let mut cycles = 0;
+        for i in 0..self.path.len {
+            let pa = self.path.refs[i].0;
+            let (lat, src) = Self::load(
+                &mut self.caches,
+                &self.cores[core_i].wcache,
+                &mut self.cpu_stats[st.cpu],
+                pa,
+                false,
+                self.mem_source,
+                self.walk_mem_latency,
+            );
+            self.cpu_stats[st.cpu].walk_refs_by_source[src] += 1;
+            cycles += lat;
+            self.prefetch_after(core_i, true, AccessKind::Load, pa, src);
+        }
+        self.cpu_stats[st.cpu].walk_refs += self.path.len as u64;
+        cycles
+    }
+
+    /// `load_walk_path` without a tally on a machine with `timing.dram` (whose writebacks
+    /// `load_timed` takes), out of the common path.
     fn load_walk_path_timed(&mut self, core_i: usize, st: ThreadState) -> u64 {
         let mut cycles = 0;
         for i in 0..self.path.len {
