@@ -182,7 +182,7 @@ impl System {
             return cycles;
         }
         if self.walk_cold {
-            return self.load_walk_path_cold(core_i, st);
+            return self.load_walk_path_timed(core_i, st);
         }
         for &pa in &path.refs[..path.len] {
             let (lat, src) = Self::load(
@@ -201,37 +201,12 @@ impl System {
         cycles
     }
 
-    /// `load_walk_path` on a machine with DRAM channels (`load_walk_path_timed`) or a cache
-    /// prefetcher, which sees each walk reference through the walk path's first level
-    /// (`prefetch_after`; the Cortex-A7's walks read through its L1 data cache, TRM §5.2).
+    /// `load_walk_path` without a tally on a machine with `timing.dram` (whose writebacks
+    /// `load_timed` takes) or a cache prefetcher (which sees each reference through the walk
+    /// path's first level, `walk_ref`; the Cortex-A7's walks read through its L1 data cache,
+    /// TRM §5.2), out of the common path.
     #[cold]
     #[inline(never)]
-    fn load_walk_path_cold(&mut self, core_i: usize, st: ThreadState) -> u64 {
-        if self.dram.is_some() {
-            return self.load_walk_path_timed(core_i, st);
-        }
-        let mut cycles = 0;
-        for i in 0..self.path.len {
-            let pa = self.path.refs[i].0;
-            let (lat, src) = Self::load(
-                &mut self.caches,
-                &self.cores[core_i].wcache,
-                &mut self.cpu_stats[st.cpu],
-                pa,
-                false,
-                self.mem_source,
-                self.walk_mem_latency,
-            );
-            self.cpu_stats[st.cpu].walk_refs_by_source[src] += 1;
-            cycles += lat;
-            self.prefetch_after(core_i, true, AccessKind::Load, pa, src);
-        }
-        self.cpu_stats[st.cpu].walk_refs += self.path.len as u64;
-        cycles
-    }
-
-    /// `load_walk_path` without a tally on a machine with `timing.dram` (whose writebacks
-    /// `load_timed` takes), out of the common path.
     fn load_walk_path_timed(&mut self, core_i: usize, st: ThreadState) -> u64 {
         let mut cycles = 0;
         for i in 0..self.path.len {
@@ -293,6 +268,9 @@ impl System {
             &mut self.dram,
         );
         self.cpu_stats[st.cpu].walk_refs_by_source[src] += 1;
+        if self.prefetching {
+            self.prefetch_after(core_i, true, AccessKind::Load, pa, src);
+        }
         lat
     }
 
