@@ -249,7 +249,7 @@ impl Replay {
                 "rt replay: tick_hz must divide 1000000 (a whole number of µs between ticks), got {tick_hz}"
             ));
         }
-        self.tick_us = if tick_hz == 0 { 0 } else { 1_000_000 / tick_hz };
+        self.tick_us = 1_000_000u64.checked_div(tick_hz).unwrap_or(0);
         Ok(self)
     }
 
