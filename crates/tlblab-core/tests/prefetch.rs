@@ -144,7 +144,7 @@ fn the_engine_agrees_with_the_reference_with_walks_through_the_prefetching_l1() 
         }
     }
     let opts = RunOptions::default();
-    let mut s = System::new(m.clone(), opts.clone()).unwrap();
+    let mut s = System::new(m.clone(), opts).unwrap();
     let mut r = ReferenceModel::machine(&m, opts);
     let space = s.create_space().unwrap();
     s.bind_thread(ThreadId(0), space, 0);
