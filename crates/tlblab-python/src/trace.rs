@@ -353,9 +353,10 @@ fn workload_generate(
 /// rt_replay_write(capture, timing, jobs, relocations, hyperperiods, output, vdso=None) -> JSON
 /// summary: writes the rate-monotonic replay of a capture's jobs (seed 003;
 /// `workloads::rt_replay`) as a trace. `timing`: per task (phase, period, execution) in µs;
-/// `relocations`: (lo, hi, delta); `vdso`: the vDSO's address in the replayed layout.
+/// `relocations`: (lo, hi, delta); `vdso`: the vDSO's address in the replayed layout;
+/// `tick_hz`: timer ticks a second while a task runs (0: none).
 #[pyfunction]
-#[pyo3(signature = (capture, timing, jobs, relocations, hyperperiods, output, vdso=None))]
+#[pyo3(signature = (capture, timing, jobs, relocations, hyperperiods, output, vdso=None, tick_hz=0))]
 #[allow(clippy::too_many_arguments)] // one per Python argument
 fn rt_replay_write(
     py: Python<'_>,
@@ -366,6 +367,7 @@ fn rt_replay_write(
     hyperperiods: u64,
     output: String,
     vdso: Option<u64>,
+    tick_hz: u64,
 ) -> PyResult<String> {
     use tlblab_trace::workloads::{gen::Chunked, rt_replay};
     watch::start();
@@ -381,15 +383,19 @@ fn rt_replay_write(
             &rel,
             hyperperiods,
             vdso,
+            tick_hz,
         )?;
         let mut src = watch::Watched::new(Chunked::new(replay), None);
-        let meta = json!({
+        let mut meta = json!({
             "program": "workload:rt_replay",
             "workload": {"name": "rt_replay", "capture": capture, "timing_us": timing,
                          "jobs": jobs, "hyperperiods": hyperperiods, "vdso": vdso},
             "page_size": 4096,
             "regions": [],
         });
+        if tick_hz > 0 {
+            meta["workload"]["tick_hz"] = json!(tick_hz);
+        }
         let s = write_source(
             &mut src,
             &PathBuf::from(output),

@@ -60,6 +60,10 @@ pub struct CacheConfig {
     /// `flush_cycles_per_dirty_line` per dirty line written back.
     #[serde(default)]
     pub range_flush_cycles_per_line: u64,
+    /// A stride prefetcher on this level (`[cache.prefetch]`, `prefetch.rs`: the Cortex-A7's,
+    /// TRM DDI 0464D §6.5.2); a private level-1 data cache only. Absent: none, as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefetch: Option<super::prefetch::PrefetchConfig>,
     #[serde(default)]
     pub source: String,
 }
@@ -116,6 +120,21 @@ impl CacheConfig {
                     self.cores_per_instance
                 ),
             );
+        }
+        if let Some(p) = &self.prefetch {
+            if self.level != 1 || self.kind != CacheKind::Data || self.shared {
+                return f(
+                    "prefetch",
+                    "a prefetcher sits on a private level-1 data cache (kind = \"data\", level = 1, not shared)".into(),
+                );
+            }
+            if self.line > 4096 {
+                return f(
+                    "prefetch",
+                    format!("needs lines of at most 4096 bytes, found {}", self.line),
+                );
+            }
+            p.validate().or_else(|e| f("prefetch", e))?;
         }
         if self.replacement == ReplacementKind::Plru && !self.ways.is_power_of_two() {
             return f(

@@ -8,6 +8,7 @@
 
 mod config;
 mod lean;
+pub mod prefetch;
 #[cfg(test)]
 mod tests;
 

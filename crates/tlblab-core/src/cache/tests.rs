@@ -20,6 +20,7 @@ fn cfg(size: u64, ways: usize) -> CacheConfig {
         flush_cycles_per_line: 2,
         flush_cycles_per_dirty_line: 10,
         range_flush_cycles_per_line: 0,
+        prefetch: None,
         source: String::new(),
     }
 }

@@ -350,6 +350,15 @@ impl MachineConfig {
                 return Err("timing.mlp: not modelled together with timing.write_buffer".into());
             }
         }
+        if let Some(c) = self.caches.iter().find(|c| c.prefetch.is_some()) {
+            let t = &self.timing;
+            if t.write_buffer.is_some() || t.dram.is_some() || t.mlp.is_some() {
+                return Err(format!(
+                    "cache[{}].prefetch: not modelled together with timing.write_buffer, timing.dram or timing.mlp",
+                    c.name
+                ));
+            }
+        }
         if let Some(v) = &self.virtualization {
             if !v.host_format.supports(v.host_page_size) {
                 return Err(format!(

@@ -153,8 +153,41 @@ impl ReferenceModel {
         Ok(cycles)
     }
 
-    /// Loads `addr` through a cache path; returns (cycles, source index).
+    /// Loads `addr` through a cache path; returns (cycles, source index). The path's first
+    /// level's prefetcher, if it has one, sees the access (a miss unless that level served
+    /// it) and its lines are filled down the path to the first level holding each, at no cost
+    /// and uncounted (`NaivePrefetcher`).
     pub(super) fn load(
+        &mut self,
+        cpu: usize,
+        path: &[(usize, usize)],
+        addr: u64,
+        write: bool,
+    ) -> (u64, usize) {
+        let out = self.load_through(cpu, path, addr, write);
+        if let Some(&(k, stat)) = path.first() {
+            if let Some(cfg) = self.caches[k].prefetch {
+                let bytes = self.caches[k].line;
+                let lines = self.caches[k].prefetcher.lines_after(
+                    &cfg,
+                    addr / bytes,
+                    out.1 != stat,
+                    4096 / bytes,
+                );
+                for l in lines {
+                    for &(b, _) in path {
+                        if self.caches[b].access(l * bytes, false) == CacheOutcome::Hit {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// `load` but the prefetcher.
+    fn load_through(
         &mut self,
         cpu: usize,
         path: &[(usize, usize)],

@@ -14,6 +14,69 @@ pub(super) struct NaiveCache {
     pub(super) flush_costs: [u64; 3],
     /// A ranged flush's cost per line address of the range.
     pub(super) range_cost: u64,
+    /// Its stride prefetcher, if it has one (`CacheConfig::prefetch`).
+    pub(super) prefetch: Option<crate::cache::prefetch::PrefetchConfig>,
+    pub(super) prefetcher: NaivePrefetcher,
+}
+
+/// The reference's stride prefetcher, from ARM DDI 0464D §6.5.2 as `cache::prefetch`'s module
+/// doc reads it: the misses in a list; when the last three are one stride of at most
+/// `window_lines` lines apart, a stream; an access to the line the stream expects next moves
+/// it on; each keeps `degree` lines filled ahead of the access, within its 4 KiB page.
+#[derive(Default)]
+pub(super) struct NaivePrefetcher {
+    misses: Vec<u64>,
+    /// (the line expected next, the stride, the last line filled)
+    stream: Option<(u64, i64, u64)>,
+}
+
+impl NaivePrefetcher {
+    /// The lines to fill after an access of `line` that `missed` (or hit).
+    pub(super) fn lines_after(
+        &mut self,
+        cfg: &crate::cache::prefetch::PrefetchConfig,
+        line: u64,
+        missed: bool,
+        page_lines: u64,
+    ) -> Vec<u64> {
+        let on_stream = matches!(self.stream, Some((next, _, _)) if next == line);
+        if on_stream {
+            let (next, d, _) = self.stream.as_mut().unwrap();
+            *next = (line as i128 + *d as i128) as u64;
+        } else {
+            if !missed {
+                return Vec::new();
+            }
+            self.misses.push(line);
+            if self.misses.len() > 3 {
+                self.misses.remove(0);
+            }
+            let [a, b, c] = match self.misses[..] {
+                [a, b, c] => [a as i128, b as i128, c as i128],
+                _ => return Vec::new(),
+            };
+            let d = b - a;
+            if c - b != d || d == 0 || d.abs() > cfg.window_lines as i128 {
+                return Vec::new();
+            }
+            self.stream = Some(((c + d) as u64, d as i64, line));
+        }
+        let (_, d, ahead) = self.stream.as_mut().unwrap();
+        let d = *d as i128;
+        if (*ahead as i128 - line as i128) / d < 0 {
+            *ahead = line;
+        }
+        let mut out = Vec::new();
+        while (*ahead as i128 - line as i128) / d < cfg.degree as i128 {
+            let cand = *ahead as i128 + d;
+            if cand < 0 || cand as u64 / page_lines != line / page_lines {
+                break;
+            }
+            out.push(cand as u64);
+            *ahead = cand as u64;
+        }
+        out
+    }
 }
 
 /// What one cache access did.
@@ -44,6 +107,8 @@ impl NaiveCache {
                 c.flush_cycles_per_dirty_line,
             ],
             range_cost: c.range_flush_cycles_per_line,
+            prefetch: c.prefetch,
+            prefetcher: NaivePrefetcher::default(),
         }
     }
 

@@ -417,7 +417,7 @@ impl System {
         let (memory, latency) = (self.mem_source, self.mem_latency);
         let stats = &mut self.cpu_stats[cpu];
         let dram = &mut self.dram;
-        Self::load_timed(
+        let out = Self::load_timed(
             &mut self.caches,
             path,
             stats,
@@ -426,7 +426,56 @@ impl System {
             memory,
             latency,
             dram,
-        )
+        );
+        if self.prefetching {
+            self.prefetch_after(core_i, false, kind, addr, out.1);
+        }
+        out
+    }
+
+    /// After a load of `addr` through core `core_i`'s walk path (`walk`) or its path for
+    /// `kind`, served by the source `src`: the prefetcher of the path's first level, if it has
+    /// one, sees the access (a miss when `src` is not that level), and the lines it asks for
+    /// are filled down the path to the first level holding each, free and uncounted
+    /// (`cache::prefetch`: "linefills in the background").
+    #[cold]
+    #[inline(never)]
+    pub(super) fn prefetch_after(
+        &mut self,
+        core_i: usize,
+        walk: bool,
+        kind: AccessKind,
+        addr: u64,
+        src: usize,
+    ) {
+        let core = &self.cores[core_i];
+        let path = if walk {
+            &core.wcache[..]
+        } else {
+            core.cache_path(kind)
+        };
+        let Some(first) = path.first() else {
+            return;
+        };
+        let Some(cfg) = self.caches[first.cache].config.prefetch else {
+            return;
+        };
+        let shift = self.caches[first.cache].config.line.trailing_zeros();
+        let mut lines = [0u64; 8];
+        let n = self.prefetchers[first.cache].observe(
+            &cfg,
+            addr >> shift,
+            src != first.stat,
+            4096 >> shift,
+            &mut lines,
+        );
+        for &line in &lines[..n] {
+            for r in path {
+                if self.caches[r.cache].access(line << shift, false) {
+                    break;
+                }
+            }
+        }
     }
 
     /// The address `path`'s caches see for `va` in frame `pfn` of a `size` page: virtually

@@ -165,6 +165,11 @@ impl System {
                 self.cpus.len()
             )));
         }
+        if self.prefetching {
+            return Err(SimError(
+                "a machine with a cache prefetcher cannot be saved (its stream state is not in a checkpoint)".into(),
+            ));
+        }
         if self.lane_touches.iter().any(|t| !t.is_empty()) {
             return Err(SimError(
                 "internal: a checkpoint taken inside a run (the memo lane has touches to settle)"

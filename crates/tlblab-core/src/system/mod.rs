@@ -316,9 +316,16 @@ pub struct System {
     /// Per core, its write buffer's state, when the machine has one (`timing.write_buffer`);
     /// empty otherwise, and `data_access` never looks at it.
     pub(crate) write_buffers: Vec<WriteBufferState>,
-    /// A write buffer (`write_buffers`) or DRAM writebacks (`DramConfig::writebacks`): the
-    /// general path's data accesses take `data_access_cold`.
+    /// A write buffer (`write_buffers`), DRAM writebacks (`DramConfig::writebacks`) or a
+    /// prefetcher (`prefetching`): the general path's data accesses take `data_access_cold`.
     pub(crate) cold_data: bool,
+    /// A cache level with a stride prefetcher (`CacheConfig::prefetch`): every load through
+    /// a path whose first level has one trains it (`System::prefetch_after`), on the general
+    /// path only (no lanes). `prefetchers` holds each cache instance's state (empty without).
+    pub(crate) prefetching: bool,
+    pub(crate) prefetchers: Vec<crate::cache::prefetch::StrideState>,
+    /// DRAM channels or a prefetcher: walks take `load_walk_path_cold` (one flag for both).
+    pub(crate) walk_cold: bool,
     /// Per hardware thread, its long misses in flight, when the machine has `timing.mlp`
     /// (`mlp.rs`); empty otherwise, and nothing looks at it.
     pub(crate) mlp: Vec<mlp::MlpState>,
@@ -564,6 +571,8 @@ impl System {
         let buffered = config.timing.write_buffer.is_some();
         let mlp_config = config.timing.mlp;
         let dram_timed = config.timing.dram.is_some();
+        let prefetching = caches.iter().any(|c| c.config.prefetch.is_some());
+        let prefetch_slots = if prefetching { caches.len() } else { 0 };
         // Writebacks, or row activations (which need each line's address): `load_writing_back`.
         let writebacks = config
             .timing
@@ -626,7 +635,10 @@ impl System {
             // A write buffer is modelled on the general path only (and memory-level
             // parallelism too, from a trace's first `Independent` mark on: `mlp.rs`).
             // The DRAM channels on every reference's: `dram.rs`.
-            lanes_allowed: Self::lanes_permitted(&options) && !buffered && !dram_timed,
+            lanes_allowed: Self::lanes_permitted(&options)
+                && !buffered
+                && !dram_timed
+                && !prefetching,
             mlp: match &mlp_config {
                 Some(m) => vec![mlp::MlpState::new(m); ncpus],
                 None => Vec::new(),
@@ -635,7 +647,10 @@ impl System {
             mlp_marked: false,
             dram: dram_state,
             timed_memory: mlp_config.is_some() || dram_timed,
-            cold_data: buffered || writebacks,
+            cold_data: buffered || writebacks || prefetching,
+            prefetching,
+            prefetchers: vec![Default::default(); prefetch_slots],
+            walk_cold: dram_timed || prefetching,
             write_buffers: if buffered {
                 vec![WriteBufferState::default(); ncores]
             } else {

@@ -188,6 +188,7 @@ impl System {
             && self.miss_log.is_none()
             && self.config.timing.write_buffer.is_none()
             && self.config.timing.dram.is_none()
+            && !self.prefetching
             && !self.mlp_marked;
         self.companion = declared.has_companion;
         self.technique = Some(technique);

@@ -181,7 +181,7 @@ impl System {
             stats.walk_refs += path.len as u64;
             return cycles;
         }
-        if self.dram.is_some() {
+        if self.walk_cold {
             return self.load_walk_path_timed(core_i, st);
         }
         for &pa in &path.refs[..path.len] {
@@ -202,7 +202,9 @@ impl System {
     }
 
     /// `load_walk_path` without a tally on a machine with `timing.dram` (whose writebacks
-    /// `load_timed` takes), out of the common path.
+    /// `load_timed` takes) or a cache prefetcher (which sees each reference through the walk
+    /// path's first level, `walk_ref`; the Cortex-A7's walks read through its L1 data cache,
+    /// TRM §5.2), out of the common path.
     #[cold]
     #[inline(never)]
     fn load_walk_path_timed(&mut self, core_i: usize, st: ThreadState) -> u64 {
@@ -266,6 +268,9 @@ impl System {
             &mut self.dram,
         );
         self.cpu_stats[st.cpu].walk_refs_by_source[src] += 1;
+        if self.prefetching {
+            self.prefetch_after(core_i, true, AccessKind::Load, pa, src);
+        }
         lat
     }
 

@@ -44,6 +44,7 @@ pub fn cache(name: &str, level: u8, size: u64, ways: usize, latency: u64) -> Cac
         flush_cycles_per_line: 0,
         flush_cycles_per_dirty_line: 0,
         range_flush_cycles_per_line: 0,
+        prefetch: None,
         source: String::new(),
     }
 }

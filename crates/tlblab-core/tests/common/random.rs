@@ -174,6 +174,7 @@ pub fn cache_level(level: u8) -> impl Strategy<Value = CacheConfig> {
                     flush_cycles_per_line: line,
                     flush_cycles_per_dirty_line: dirty,
                     range_flush_cycles_per_line: range,
+                    prefetch: None,
                     ..cache_config(level, shape)
                 }
             },

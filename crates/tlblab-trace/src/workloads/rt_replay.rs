@@ -37,6 +37,11 @@
 //!   `FIX_EARLYCON_MEM_BASE`, index 2051 below `FIXADDR_TOP` = -2 MiB - 4 KiB; xAPIC mode,
 //!   `CONFIG_PROVIDE_OHCI1394_DMA_INIT` off). The store is made by the thread that runs after
 //!   the release, before the job it starts (inside the job it resumes or continues, if any).
+//! - The timer tick (`Replay::with_tick`, off unless given): `rt_noise::tick`'s store to the
+//!   same page every 10^6 / `tick_hz` µs that finds a task running (NO_HZ stops the tick on an
+//!   idle core: kernel/time/tick-sched.c, `tick_nohz_stop_sched_tick`), as the synthetic task
+//!   sets do (`rt_taskset`'s `tick_hz`). A tick at a release is the release's interrupt (one
+//!   APIC timer interrupt serves every hrtimer due): no second store.
 //!
 //! The vsyscall page falls in set 0 and the APIC's page in set 12 of the Xeon E5-2650's 16-set
 //! L1 DTLB (virtual page number bits 0-3). Kernel addresses are written in the 48 bits the
@@ -159,6 +164,7 @@ pub fn from_capture(
     rel: &[Relocation],
     hyperperiods: u64,
     vdso: Option<u64>,
+    tick_hz: u64,
 ) -> Result<Replay, String> {
     let (mut src, _meta, _fmt) = crate::convert::open_source_with(path, None, Default::default())?;
     let name = path.display().to_string();
@@ -173,7 +179,9 @@ pub fn from_capture(
             jobs,
         })
         .collect();
-    Ok(Replay::new(tasks, hyperperiods)?.with_vdso(vdso))
+    Replay::new(tasks, hyperperiods)?
+        .with_vdso(vdso)
+        .with_tick(tick_hz)
 }
 
 /// The rate-monotonic replay of captured jobs (see the module comment).
@@ -188,6 +196,8 @@ pub struct Replay {
     started: Vec<bool>,
     cursor: Vec<usize>,
     vdso: Option<u64>,
+    /// µs between timer ticks (0: none).
+    tick_us: u64,
 }
 
 impl Replay {
@@ -228,7 +238,19 @@ impl Replay {
             started: vec![false; n],
             cursor: vec![0; n],
             vdso: None,
+            tick_us: 0,
         })
+    }
+
+    /// `tick_hz` timer ticks a second while a task runs (0: none; see the module comment).
+    pub fn with_tick(mut self, tick_hz: u64) -> Result<Self, String> {
+        if tick_hz > 0 && !1_000_000u64.is_multiple_of(tick_hz) {
+            return Err(format!(
+                "rt replay: tick_hz must divide 1000000 (a whole number of µs between ticks), got {tick_hz}"
+            ));
+        }
+        self.tick_us = 1_000_000u64.checked_div(tick_hz).unwrap_or(0);
+        Ok(self)
     }
 
     /// The vDSO's address in the replayed layout: each `gettimeofday` loads its pointer to
@@ -343,7 +365,8 @@ impl Generator for Replay {
                 .min_by_key(|&i| (self.tasks[i].period_us, i));
             self.switch_to(pick, out);
             if let Some(i) = pick {
-                if released {
+                let tick = self.tick_us > 0 && t.is_multiple_of(self.tick_us);
+                if released || tick {
                     out.push(kernel_ref(i, AccessKind::Store, LOCAL_APIC_EOI));
                 }
                 if !self.started[i] {
@@ -492,5 +515,35 @@ mod tests {
             ((VSYSCALL_GTOD >> 12) & 15, (LOCAL_APIC_EOI >> 12) & 15),
             (0, 12)
         );
+    }
+
+    #[test]
+    fn given_a_tick_when_a_job_runs_then_each_tick_it_spans_writes_the_apic_page_and_none_idle() {
+        // One task, period 1,000 µs, 300 µs of execution, ticks every 100 µs: each job is
+        // released at k x 1,000 (the release's interrupt: one store), runs [k x 1,000, +300)
+        // and takes the ticks at +100 and +200; the core is idle from +300 (no tick).
+        let t = ReplayTask {
+            phase_us: 0,
+            period_us: 1000,
+            exec_us: 300,
+            jobs: vec![job(&[0x1000]), job(&[0x2000])],
+        };
+        let eois = |tick_hz| {
+            let mut g = Replay::new(vec![t.clone()], 3)
+                .unwrap()
+                .with_tick(tick_hz)
+                .unwrap();
+            let mut out = Vec::new();
+            while g.step(&mut out) {}
+            out.iter()
+                .filter(|r| matches!(r, Record::Access(a) if a.vaddr.0 == LOCAL_APIC_EOI))
+                .count()
+        };
+        assert_eq!(eois(0), 3);
+        assert_eq!(eois(10_000), 9);
+        assert!(Replay::new(vec![t.clone()], 1)
+            .unwrap()
+            .with_tick(7)
+            .is_err());
     }
 }

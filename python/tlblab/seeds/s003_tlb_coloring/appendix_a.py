@@ -94,7 +94,7 @@ def appendix_a_real(quick: bool, noisy_mask: int, colors_for: Callable[[list[int
             for run in range(runs):
                 cap = rc.capture(case, tasks, jobs=jobs, repeat=20, seed=run)
                 native = rc.layouts(cap, 1, aslr=(case == "malloc"))[0]
-                yield captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=2))
+                yield captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=2, tick_hz=rc.TICK_HZ))
 
         out.update(numbers(case, runs_jobs()))
     return out

@@ -236,7 +236,7 @@ def real_noisy_set_mask(quick: bool = False, source=None, from_job: int = 2) -> 
                  rc.Task("pages", 1, 1, 0, 16000, 7880, colors=((color + 8) % 16,))]
         cap = rc.capture("tlb", tasks, jobs=2, repeat=4, source=source)
         native = rc.layouts(cap, 1, aslr=False)[0]
-        jobs = _captured_jobs(rc.replay(cap, tasks, 2, native, hyperperiods=2))
+        jobs = _captured_jobs(rc.replay(cap, tasks, 2, native, hyperperiods=2, tick_hz=rc.TICK_HZ))
         return int(jobs[(jobs["task"] == 0) & (jobs["job"] >= from_job)]["L1D_misses"].sum()) > 0
 
     with ThreadPoolExecutor(2) as pool:
@@ -274,7 +274,7 @@ def table6_1_real(quick: bool) -> dict[str, float]:
                      for i, (ph, pe, ex, used) in enumerate(rows)]
             cap = rc.capture(allocator, tasks, jobs=jobs, repeat=2)
             natives = rc.layouts(cap, runs, aslr=(allocator == "malloc"))
-            runs_jobs = (_captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=hyper)) for native in natives)
+            runs_jobs = (_captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=hyper, tick_hz=rc.TICK_HZ)) for native in natives)
             out.update(_per_task_misses(f"{n}tasks/{case}", n, runs_jobs))
     return out
 
@@ -298,7 +298,7 @@ def fig6_4_8_real(quick: bool) -> dict[str, float]:
             for run in range(runs):
                 cap = rc.capture(allocator, tasks, jobs=jobs, repeat=20, seed=run)
                 native = rc.layouts(cap, 1, aslr=(allocator == "malloc"))[0]
-                yield _captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=2))
+                yield _captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=2, tick_hz=rc.TICK_HZ))
 
         out.update(_fig6_4_8_numbers(case, runs_jobs()))
     return out
@@ -335,7 +335,7 @@ def fig6_13_14_real(quick: bool) -> dict[str, float]:
                      for i, (kernel, ph, pe, ex, used) in enumerate(rows)]
             cap = rc.capture(case, tasks, jobs=jobs, repeat=2)
             natives = rc.layouts(cap, runs, aslr=(case == "malloc"))
-            runs_jobs = (_captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=hyper)) for native in natives)
+            runs_jobs = (_captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=hyper, tick_hz=rc.TICK_HZ)) for native in natives)
             out.update(_per_task_misses(f"fig{fig}/{case}", 2, runs_jobs))
     return out
 
@@ -533,7 +533,7 @@ def isolate_real(quick: bool) -> dict[str, float]:
                      for i, (ph, pe, ex, used) in enumerate(rows)]
             cap = rc.capture(case, tasks, jobs=jobs, repeat=2)
             native = rc.layouts(cap, 1, aslr=(case == "malloc"))[0]
-            trace = rc.replay(cap, tasks, jobs, native, hyperperiods=hyper)
+            trace = rc.replay(cap, tasks, jobs, native, hyperperiods=hyper, tick_hz=rc.TICK_HZ)
             doc = real_taskset_doc(trace, tasks)
             rep = isolation.isolate(doc)
             named = {c["set"]: set(c["pages"]) for c in rep.conflicts + rep.warmup_conflicts}
@@ -629,7 +629,7 @@ def beyond_four_real(quick: bool) -> dict[str, float]:
                  for i, (ph, pe, ex, used) in enumerate(rows)]
         cap = rc.capture("tlb", tasks, jobs=jobs, repeat=2)
         native = rc.layouts(cap, 1, aslr=False)[0]
-        trace = rc.replay(cap, tasks, jobs, native, hyperperiods=hyper)
+        trace = rc.replay(cap, tasks, jobs, native, hyperperiods=hyper, tick_hz=rc.TICK_HZ)
         js, misses = attributed_misses(trace)
         avgs = []
         for t in range(n):

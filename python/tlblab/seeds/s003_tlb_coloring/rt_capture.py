@@ -64,6 +64,11 @@ CAPTURE_VERSION = "1"
 # whose reference comes first in its region, not of the thread with the most there; Valgrind's
 # preload libraries dropped, the loader's heap moved by its anchor).
 REPLAY_VERSION = "3"
+# The replays' timer tick (issue 87): Linux 2.6.32's local APIC timer interrupt stores through the
+# APIC's 4 KiB fixmap page every 1/HZ while a task runs (`rt_replay::Replay::with_tick`), as the
+# synthetic task sets' `tick_hz` (experiments.NOISE). HZ = 1000 is the same assumption: Red Hat
+# Enterprise Linux 6's 2.6.32 kernels are built with CONFIG_HZ=1000; the seed names no HZ.
+TICK_HZ = 1000
 # A relocation's delta that drops the references in its range (tlblab_trace::workloads::rt_replay::DROP).
 DROP = -(1 << 63)
 
@@ -303,8 +308,9 @@ VDSO_ANCHOR = "lib.linux-vdso.so.1"
 
 
 def replay(cap: Capture, tasks: list[Task], jobs: int, native: dict[str, int], hyperperiods: int,
-           cache: Path = CACHE) -> Path:
-    """The rate-monotonic replay of the capture's jobs in the native layout `native` (cached)."""
+           cache: Path = CACHE, tick_hz: int = 0) -> Path:
+    """The rate-monotonic replay of the capture's jobs in the native layout `native` (cached),
+    with `tick_hz` timer ticks a second while a task runs (0: none; `TICK_HZ`)."""
     from tlblab import _native, phases
 
     maps = _native.trace_maps(str(cap.path))
@@ -313,15 +319,18 @@ def replay(cap: Capture, tasks: list[Task], jobs: int, native: dict[str, int], h
     rel = relocations(cap.anchors, native, parse_maps(maps))
     timing = [(t.phase_us, t.period_us, t.exec_us) for t in tasks]
     vdso = native.get(VDSO_ANCHOR)
+    # A replay without ticks keeps the key it had before they existed.
+    ticks = (f"tick_hz={tick_hz}",) if tick_hz else ()
     key = content_digest(cap.path.name, json.dumps(timing), json.dumps(rel), str(jobs), str(hyperperiods),
-                         str(vdso), CAPTURE_VERSION, REPLAY_VERSION)
+                         str(vdso), CAPTURE_VERSION, REPLAY_VERSION, *ticks)
     out = Path(cache) / "replay" / f"{key}.tlbt"
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         with phases.phase(phases.GENERATION):  # tlblab reproduce's timings
-            _native.rt_replay_write(str(cap.path), timing, jobs, rel, hyperperiods, str(out), vdso=vdso)
+            _native.rt_replay_write(str(cap.path), timing, jobs, rel, hyperperiods, str(out), vdso=vdso,
+                                   tick_hz=tick_hz)
     except ValueError as e:
         raise UserError(f"rt tasks: replaying {cap.path}: {e}")
     return out
