@@ -352,6 +352,9 @@ pub struct System {
     /// The technique runs a companion (`Declaration::has_companion`): `timeline_step` lets it
     /// catch up before each access.
     pub(crate) companion: bool,
+    /// The technique is at work (installing, or in a hook: `with_technique`): a reference made
+    /// now is its own, not one of the records' (`MlpConfig::issue_instructions`).
+    pub(crate) in_technique: bool,
     /// ARM domain checks (`domains.rs`), on only when a technique turns them on.
     pub(crate) domains: Option<Box<DomainState>>,
     pub(crate) jobs: Vec<JobStats>,
@@ -563,7 +566,10 @@ impl System {
         let big_caches = caches.iter().any(Cache::worth_prefetching);
         let buffered = config.timing.write_buffer.is_some();
         let mlp_config = config.timing.mlp;
-        let dram_timed = config.timing.dram.is_some();
+        // `timing.mlp.issue_instructions` is charged on `reference_full` only, as the DRAM
+        // channels are: every reference takes it from the start.
+        let full_path =
+            config.timing.dram.is_some() || mlp_config.is_some_and(|m| m.issue_instructions != 0);
         // Writebacks, or row activations (which need each line's address): `load_writing_back`.
         let writebacks = config
             .timing
@@ -573,8 +579,9 @@ impl System {
             .timing
             .dram
             .map(|d| dram::DramState::new(&d, config.frequency_mhz));
-        if dram_timed {
-            // Every reference takes `reference_full`, which queues its lines (`dram.rs`).
+        if full_path {
+            // Every reference takes `reference_full`, which queues its lines (`dram.rs`) and
+            // charges the instructions before it.
             for c in &mut cpus {
                 c.first_tlb = [None, None];
             }
@@ -626,7 +633,7 @@ impl System {
             // A write buffer is modelled on the general path only (and memory-level
             // parallelism too, from a trace's first `Independent` mark on: `mlp.rs`).
             // The DRAM channels on every reference's: `dram.rs`.
-            lanes_allowed: Self::lanes_permitted(&options) && !buffered && !dram_timed,
+            lanes_allowed: Self::lanes_permitted(&options) && !buffered && !full_path,
             mlp: match &mlp_config {
                 Some(m) => vec![mlp::MlpState::new(m); ncpus],
                 None => Vec::new(),
@@ -634,7 +641,7 @@ impl System {
             independent: Vec::new(),
             mlp_marked: false,
             dram: dram_state,
-            timed_memory: mlp_config.is_some() || dram_timed,
+            timed_memory: mlp_config.is_some() || full_path,
             cold_data: buffered || writebacks,
             write_buffers: if buffered {
                 vec![WriteBufferState::default(); ncores]
@@ -645,6 +652,7 @@ impl System {
             miss_log: None,
             any_global: false,
             companion: false,
+            in_technique: false,
             domains: None,
             jobs: Vec::new(),
             open_jobs: BTreeMap::new(),
