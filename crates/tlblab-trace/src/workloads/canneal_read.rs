@@ -106,7 +106,7 @@ impl CannealRead {
             n,
             degree,
             list_bytes,
-            seed: SplitMix64::new(seed ^ 0x6e65_746c_6973_74).next_u64(),
+            seed: SplitMix64::new(seed ^ 0x006e_6574_6c69_7374).next_u64(),
             va_elems,
             va_fanin,
             va_fanout,
@@ -175,7 +175,8 @@ impl CannealRead {
         }
         // `_elem_names[name] = rval`: the same search, then the new node and its parent's link.
         self.search(key, *m, false, out, c);
-        let node = self.va_map + *m * NODE;
+        // (Drawn, the count can pass n near the file's end: the last node stands in.)
+        let node = self.va_map + (*m).min(self.n - 1) * NODE;
         for field in [0, KEY, CHARS, VALUE] {
             put(out, c, store(0, node + field, 8));
         }
@@ -184,7 +185,7 @@ impl CannealRead {
             let parent = self.node(key, depth - 1, *m);
             put(out, c, store(0, parent + LEFT + 8 * (key & 1), 8));
         }
-        *m += 1;
+        *m = (*m + 1).min(self.n);
     }
 
     /// Line `e`'s records (written to `out` when given); returns how many.
