@@ -238,15 +238,29 @@ pub(super) fn neighbour(seed: u64, n: u64, i: u64, side: u64, j: u64) -> u64 {
     h.below(n)
 }
 
+/// The program's start (`Layout::start_once`), its heap's regions mapped on 4 KiB pages
+/// (`Memory::heap`); true the first time.
+pub(super) fn start_once(
+    layout: &Layout,
+    heap: &[(u64, u64)],
+    started: &mut bool,
+    out: &mut Vec<Record>,
+) -> bool {
+    if !layout.start_once(started, out) {
+        return false;
+    }
+    for &(start, len) in heap {
+        out.push(ev(map_private(0, start, len, prot::READ | prot::WRITE)));
+    }
+    true
+}
+
 impl Generator for Canneal {
     fn regions(&self) -> Vec<String> {
         self.layout.names.clone()
     }
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
-        if self.layout.start_once(&mut self.started, out) {
-            for &(start, len) in &self.heap {
-                out.push(ev(map_private(0, start, len, prot::READ | prot::WRITE)));
-            }
+        if start_once(&self.layout, &self.heap, &mut self.started, out) {
             return self.temp_steps > 0;
         }
         if self.step_no == self.swaps * self.temp_steps {

@@ -38,10 +38,9 @@
 //! growth (a fan-out lands in its element's final block), and the grid's construction before
 //! the first line (one sequential pass).
 
-use super::canneal::{memory, neighbour, Memory, ELEM, FANIN, FANOUT};
+use super::canneal::{memory, neighbour, start_once, Memory, ELEM, FANIN, FANOUT};
 use super::gen::*;
 use super::WorkloadInfo;
-use crate::record::prot;
 use tlblab_types::SplitMix64;
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
@@ -236,10 +235,7 @@ impl Generator for CannealRead {
         self.layout.names.clone()
     }
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
-        if self.layout.start_once(&mut self.started, out) {
-            for &(start, len) in &self.heap {
-                out.push(ev(map_private(0, start, len, prot::READ | prot::WRITE)));
-            }
+        if start_once(&self.layout, &self.heap, &mut self.started, out) {
             return true;
         }
         let end = (self.line + LINES_PER_STEP).min(self.n);
