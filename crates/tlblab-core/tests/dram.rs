@@ -31,6 +31,8 @@ fn slots(n: u32) -> Option<MlpConfig> {
         miss_slots: n,
         walkers: n,
         window: 1000,
+        issue_instructions: 0,
+        issue_width: 1,
     })
 }
 

@@ -23,10 +23,23 @@ fn uncached(mlp: Option<MlpConfig>) -> MachineConfig {
 }
 
 fn mlp(miss_slots: u32, walkers: u32, window: u32) -> Option<MlpConfig> {
+    issuing(miss_slots, walkers, window, 0, 1)
+}
+
+/// `mlp` with the program's `instructions` before each reference, `width` a cycle.
+fn issuing(
+    miss_slots: u32,
+    walkers: u32,
+    window: u32,
+    instructions: u32,
+    width: u32,
+) -> Option<MlpConfig> {
     Some(MlpConfig {
         miss_slots,
         walkers,
         window,
+        issue_instructions: instructions,
+        issue_width: width,
     })
 }
 
@@ -138,4 +151,42 @@ fn given_a_machine_without_mlp_then_marks_change_no_counter() {
         format!("{:?}", s.stats())
     };
     assert_eq!(run(&marked), run(&plain));
+}
+
+#[test]
+fn given_work_between_references_that_covers_a_latency_per_slot_then_n_misses_take_n_works_and_one_latency(
+) {
+    // 50 instructions at 2 a cycle: 25 cycles before each reference; with 4 slots a miss of
+    // 100 cycles is done before its slot is wanted again, so the core never waits for one:
+    // the 20 misses cost their work, and the end mark the last miss's latency.
+    let c = cycles(uncached(issuing(4, 4, 1000, 50, 2)), &lines(20), true);
+    assert_eq!(c, 20 * 25 + MEMORY);
+    // Back to back (no work) they take ceil(20/4) latencies.
+    assert_eq!(
+        cycles(uncached(mlp(4, 4, 1000)), &lines(20), true),
+        5 * MEMORY
+    );
+}
+
+#[test]
+fn given_work_shorter_than_a_latency_per_slot_then_the_slots_bound_the_misses_as_before() {
+    // 10 cycles of work with 1 slot: each miss waits for the one before; the work overlaps
+    // it, so n misses take the first's work and n latencies.
+    let c = cycles(uncached(issuing(1, 1, 1000, 10, 1)), &lines(20), true);
+    assert_eq!(c, 10 + 20 * MEMORY);
+}
+
+#[test]
+fn given_work_between_dependent_references_then_each_costs_its_work_and_its_latency() {
+    // 3 instructions at 2 a cycle: the fraction carries, so the first touch (reference 1)
+    // takes floor(1.5) = 1 cycle and the 50 after it floor(51 * 1.5) - 1 = 75 in all.
+    let c = cycles(uncached(issuing(24, 6, 44, 3, 2)), &lines(50), false);
+    assert_eq!(c, 75 + 50 * MEMORY);
+}
+
+#[test]
+fn given_a_zero_issue_width_then_the_machine_is_refused_naming_the_field() {
+    let m = uncached(issuing(4, 4, 44, 3, 0));
+    let err = m.timing.mlp.unwrap().validate().unwrap_err();
+    assert!(err.contains("timing.mlp.issue_width"), "{err}");
 }

@@ -401,12 +401,16 @@ fn pt_baker_case(
     with_technique_on(&cfg, opts, &records, spaces, &spec("pt_baker", &params))
 }
 
-/// A drawn `timing.mlp`: no more walkers than miss slots.
+/// A drawn `timing.mlp`: no more walkers than miss slots; the program's instructions before
+/// each reference follow from the window (none on one draw in four), the core's width from the
+/// slots, so that the records' references are charged them and the companions' are not.
 fn drawn_mlp(miss_slots: u32, walkers: u32, window: u32) -> tlblab_core::machine::MlpConfig {
     tlblab_core::machine::MlpConfig {
         miss_slots,
         walkers: walkers.min(miss_slots),
         window,
+        issue_instructions: window % 4 * 3,
+        issue_width: 1 + miss_slots % 4,
     }
 }
 

@@ -156,6 +156,60 @@ fn canneal_steps_read_every_neighbours_location() {
 
 /// HIGGS (seed §5.2: 11e6 instances x 28 features): x_space 29 nodes of 16 bytes a row (5.1
 /// GB), 5.5 GB in all (Table 5.2); checked at 2^16 rows and scaled.
+/// canneal's netlist reading (netlist.cpp): the annealer's regions; per line a search of the
+/// element's name and of each fan-in's (three loads a node of the path, as deep as a balanced
+/// tree of the names read so far), a name's first appearance inserting a node at the heap's
+/// end; per fan-in the two vectors' push_back; nothing marked independent; the last line's
+/// searches as deep as a tree of every name (nearly all read by then).
+#[test]
+fn canneal_read_searches_the_name_map_and_grows_the_vectors() {
+    let (n, degree) = (4096u64, 6u64);
+    let p = params(&[("elements", n), ("degree", degree)]);
+    assert_eq!(
+        region_map("canneal_read", &p),
+        region_map("canneal", &params(&[("elements", n), ("degree", degree)]))
+    );
+    let (r, names) = all("canneal_read", &p, 3);
+    let map = region_map("canneal_read", &p)["name_map"];
+    let acc = accesses(&r);
+    let in_map = |a: &(u32, AccessKind, u64)| a.2 >= map.0 && a.2 < map.0 + map.1;
+    let map_loads = acc
+        .iter()
+        .filter(|a| in_map(a) && a.1 == AccessKind::Load)
+        .count() as u64;
+    let map_stores = acc
+        .iter()
+        .filter(|a| in_map(a) && a.1 == AccessKind::Store)
+        .count() as u64;
+    // n(1 + degree) searches, each at most 13 deep (4096 names), three loads a node; a new
+    // name (each of the n, once) searched twice and written: 4 stores and its parent's link.
+    let searches = n * (1 + degree);
+    assert!(
+        map_loads > searches * 3 * 8 && map_loads < (searches + n) * 3 * 13,
+        "{map_loads}"
+    );
+    assert!(
+        map_stores > n / 2 * 5 && map_stores <= n * 5 + degree * n,
+        "{map_stores}"
+    );
+    // Per fan-in: end and capacity of two vectors loaded.
+    let elems = region_map("canneal_read", &p)["elements"];
+    let elem_loads = acc
+        .iter()
+        .filter(|a| a.1 == AccessKind::Load && a.2 >= elems.0 && a.2 < elems.0 + elems.1)
+        .count() as u64;
+    assert_eq!(elem_loads, n * degree * 4);
+    assert!(!r
+        .iter()
+        .any(|x| matches!(x, Record::Event(Event::Independent { .. }))));
+    assert_eq!(names[0], "elements");
+    refused(
+        "canneal_read",
+        ("degree", 0),
+        "canneal_read: degree must be in 1..=64 (got 0)",
+    );
+}
+
 #[test]
 fn liblinear_footprint_and_one_pass() {
     let l = 1u64 << 16;

@@ -59,9 +59,10 @@ pub struct TimingConfig {
 ///
 /// Independent references that are not long are charged their latency in order, as before.
 /// Not modelled: a bandwidth limit of the memory (each miss takes its full latency however
-/// many are in flight) and the work between references (a long miss overlaps only the
-/// references after it, none of the instructions). A machine with it runs every reference on
-/// the general path (no lane).
+/// many are in flight; `timing.dram` adds one). The work between references is modelled only
+/// when `issue_instructions` is set (default 0: a long miss overlaps only the references after
+/// it, none of the instructions). A machine with it runs every reference on the general path
+/// (no lane).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MlpConfig {
@@ -71,6 +72,32 @@ pub struct MlpConfig {
     pub walkers: u32,
     /// References that may issue from the oldest outstanding long miss on (itself included).
     pub window: u32,
+    /// The program's non-memory instructions before each of its references (a mean, measured
+    /// from the program: seed 001's runs, docs/technique-pt_baker.md): the core issues them,
+    /// `issue_width` a cycle, before the reference issues, while the long misses in flight go
+    /// on. Charged to the records' references only, not to a technique's companions (their
+    /// loops charge their own work, `System::charge_busy`); the fraction of a cycle carries to
+    /// the next reference of the hardware thread, so `n` references take exactly
+    /// `floor(n * issue_instructions / issue_width)` cycles of it. 0 (the default): references
+    /// issue back to back, as before; nonzero turns the lanes off from the start (every
+    /// reference is charged on the general path).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub issue_instructions: u32,
+    /// Instructions the core issues a cycle (used only with `issue_instructions`; default 1).
+    #[serde(default = "one_u32", skip_serializing_if = "is_one_u32")]
+    pub issue_width: u32,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
+fn one_u32() -> u32 {
+    1
+}
+
+fn is_one_u32(n: &u32) -> bool {
+    *n == 1
 }
 
 /// The most miss slots `MlpConfig` takes (each hardware thread keeps them in a fixed array).
@@ -95,7 +122,8 @@ impl MlpConfig {
                 self.miss_slots, self.walkers
             ));
         }
-        one_to("timing.mlp.window", self.window, u32::MAX)
+        one_to("timing.mlp.window", self.window, u32::MAX)?;
+        one_to("timing.mlp.issue_width", self.issue_width, 64)
     }
 }
 

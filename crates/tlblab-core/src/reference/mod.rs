@@ -137,6 +137,12 @@ pub struct ReferenceModel {
     /// Per hardware thread, with `timing.mlp`: its long misses in flight, and its count of
     /// marked references.
     in_flight: Vec<(Vec<MissInFlight>, u64)>,
+    /// Per hardware thread, with `timing.mlp.issue_instructions`: the records' references it
+    /// has issued (the instructions before the n-th end at cycle floor(n * instructions /
+    /// width) of its work).
+    issued: Vec<u64>,
+    /// A record's access is being stepped (`run`), not a twin's agent's.
+    stepping_record: bool,
     /// With `timing.dram`: when each channel is free again (in 1/2^DRAM_FRACTION_BITS
     /// cycles), a line's time on one, and the lines transferred, waited, and cycles waited.
     dram: Option<RefDram>,
@@ -361,6 +367,8 @@ impl ReferenceModel {
             stall_reported: opts.stall_cycles,
             write_buffers: vec![(Vec::new(), 0); ncores],
             in_flight: vec![(Vec::new(), 0); ncores * config.threads_per_core],
+            issued: vec![0; ncores * config.threads_per_core],
+            stepping_record: false,
             dram: config.timing.dram.map(|d| RefDram {
                 given: vec![Vec::new(); d.channels as usize],
                 line: d.line_cycles_fixed(config.frequency_mhz),

@@ -72,7 +72,7 @@ impl ReferenceModel {
                         queues[cpu].push_back(a);
                     } else if self.references < limit {
                         self.companion_before(cpu)?;
-                        self.step(a)?;
+                        self.step_record(a)?;
                         self.check_warmup();
                     }
                 }
@@ -100,10 +100,19 @@ impl ReferenceModel {
             let Some(c) = next else { break };
             let a = queues[c].pop_front().expect("not empty");
             self.companion_before(c)?;
-            self.step(a)?;
+            self.step_record(a)?;
             self.check_warmup();
         }
         Ok(())
+    }
+
+    /// `step` of one of the records' accesses: its references are charged the program's
+    /// instructions before them (`timing.mlp.issue_instructions`), a twin's agents' are not.
+    fn step_record(&mut self, a: Access) -> Result<u64, String> {
+        self.stepping_record = true;
+        let r = self.step(a);
+        self.stepping_record = false;
+        r
     }
 
     /// A technique's own hardware threads (pt_baker's helper, seed 001 §4.1) run up to the

@@ -123,12 +123,21 @@ impl ReferenceModel {
         let marked = self.cpus[cpu]
             .current
             .is_some_and(|t| self.independent.contains(&t));
-        let now = self.cpus[cpu].clock;
+        // A record's n-th reference on this hardware thread issues after the program's
+        // instructions before it: the core's work reaches floor(n * instructions / width).
+        let mut work = 0;
+        if m.issue_instructions != 0 && self.stepping_record {
+            let (i, w) = (m.issue_instructions as u64, m.issue_width as u64);
+            let n = &mut self.issued[cpu];
+            *n += 1;
+            work = *n * i / w - (*n - 1) * i / w;
+        }
+        let now = self.cpus[cpu].clock + work;
         let (flight, refs) = &mut self.in_flight[cpu];
         if !marked {
             let t = flight.iter().fold(now, |t, f| t.max(f.0));
             flight.clear();
-            return t - now + lat + self.dram_queue(t, lines);
+            return work + t - now + lat + self.dram_queue(t, lines);
         }
         *refs += 1;
         let refs = *refs;
@@ -154,12 +163,12 @@ impl ReferenceModel {
         // Its lines queue from when it issues; the wait lengthens its time in flight.
         let wait = self.dram_queue(t, lines);
         if !long {
-            return t - now + lat + wait;
+            return work + t - now + lat + wait;
         }
         self.in_flight[cpu]
             .0
             .push((t + lat + wait, refs, walk.map_or(0, |w| t + w + wait)));
-        t - now
+        work + t - now
     }
 
     /// `lines` dependent lines from memory, the first arriving at cycle `at`, each next one

@@ -22,6 +22,10 @@ pub(crate) struct MissSlot {
 pub(crate) struct MlpState {
     pub(crate) slots: Vec<MissSlot>,
     pub(crate) refs: u64,
+    /// The instructions issued short of a whole cycle (`MlpConfig::issue_instructions`),
+    /// carried to the next reference: below `issue_width`.
+    #[serde(default)]
+    pub(crate) issue_carry: u32,
 }
 
 impl MlpState {
@@ -29,7 +33,18 @@ impl MlpState {
         MlpState {
             slots: Vec::with_capacity(cfg.miss_slots as usize),
             refs: 0,
+            issue_carry: 0,
         }
+    }
+
+    /// The cycles the core takes to issue the program's instructions before its next
+    /// reference (`MlpConfig::issue_instructions`, `issue_width` a cycle), the fraction
+    /// carried: `n` calls return `floor(n * issue_instructions / issue_width)` in all.
+    pub(crate) fn issue(&mut self, cfg: &MlpConfig) -> u64 {
+        let total = self.issue_carry as u64 + cfg.issue_instructions as u64;
+        let width = cfg.issue_width as u64;
+        self.issue_carry = (total % width) as u32;
+        total / width
     }
 
     /// Drops the misses complete at `now`.
@@ -161,11 +176,29 @@ impl System {
             return cycles + self.dram_wait(now, lines);
         };
         let independent = self.independent.get(st.stat).copied().unwrap_or(false);
+        // A technique's reference (its companions') is made while it is at work; its loop
+        // charges its own work.
+        let records = !self.in_technique;
         let (mlp, dram, mem_latency) = (&mut self.mlp[st.cpu], &mut self.dram, self.mem_latency);
-        mlp.charge(&cfg, now, cycles, independent, lines > 0, walk, |issue| {
-            dram.as_mut()
-                .map_or(0, |d| d.queue(issue, lines, mem_latency))
-        })
+        // The program's instructions before the reference (`MlpConfig::issue_instructions`):
+        // it issues after them, the misses in flight going on meanwhile.
+        let work = if cfg.issue_instructions != 0 && records {
+            mlp.issue(&cfg)
+        } else {
+            0
+        };
+        work + mlp.charge(
+            &cfg,
+            now + work,
+            cycles,
+            independent,
+            lines > 0,
+            walk,
+            |issue| {
+                dram.as_mut()
+                    .map_or(0, |d| d.queue(issue, lines, mem_latency))
+            },
+        )
     }
 
     /// A technique's read of one line on hardware thread `cpu` (`read_page_table_line`) under

@@ -359,6 +359,9 @@ pub struct System {
     /// The technique runs a companion (`Declaration::has_companion`): `timeline_step` lets it
     /// catch up before each access.
     pub(crate) companion: bool,
+    /// The technique is at work (installing, or in a hook: `with_technique`): a reference made
+    /// now is its own, not one of the records' (`MlpConfig::issue_instructions`).
+    pub(crate) in_technique: bool,
     /// ARM domain checks (`domains.rs`), on only when a technique turns them on.
     pub(crate) domains: Option<Box<DomainState>>,
     pub(crate) jobs: Vec<JobStats>,
@@ -573,6 +576,9 @@ impl System {
         let dram_timed = config.timing.dram.is_some();
         let prefetching = caches.iter().any(|c| c.config.prefetch.is_some());
         let prefetch_slots = if prefetching { caches.len() } else { 0 };
+        // `timing.mlp.issue_instructions` is charged on `reference_full` only, as the DRAM
+        // channels are: every reference takes it from the start.
+        let full_path = dram_timed || mlp_config.is_some_and(|m| m.issue_instructions != 0);
         // Writebacks, or row activations (which need each line's address): `load_writing_back`.
         let writebacks = config
             .timing
@@ -582,8 +588,9 @@ impl System {
             .timing
             .dram
             .map(|d| dram::DramState::new(&d, config.frequency_mhz));
-        if dram_timed {
-            // Every reference takes `reference_full`, which queues its lines (`dram.rs`).
+        if full_path {
+            // Every reference takes `reference_full`, which queues its lines (`dram.rs`) and
+            // charges the instructions before it.
             for c in &mut cpus {
                 c.first_tlb = [None, None];
             }
@@ -637,7 +644,7 @@ impl System {
             // The DRAM channels on every reference's: `dram.rs`.
             lanes_allowed: Self::lanes_permitted(&options)
                 && !buffered
-                && !dram_timed
+                && !full_path
                 && !prefetching,
             mlp: match &mlp_config {
                 Some(m) => vec![mlp::MlpState::new(m); ncpus],
@@ -646,7 +653,7 @@ impl System {
             independent: Vec::new(),
             mlp_marked: false,
             dram: dram_state,
-            timed_memory: mlp_config.is_some() || dram_timed,
+            timed_memory: mlp_config.is_some() || full_path,
             cold_data: buffered || writebacks || prefetching,
             prefetching,
             prefetchers: vec![Default::default(); prefetch_slots],
@@ -660,6 +667,7 @@ impl System {
             miss_log: None,
             any_global: false,
             companion: false,
+            in_technique: false,
             domains: None,
             jobs: Vec::new(),
             open_jobs: BTreeMap::new(),

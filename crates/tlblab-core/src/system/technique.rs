@@ -173,15 +173,10 @@ impl System {
     /// regions the records announced before (`Event::Region`, as `on_event` would have seen
     /// them; their cycles, if any, are not charged: they were before it existed).
     pub fn install_technique(&mut self, mut technique: Box<dyn Technique>) -> Result<(), SimError> {
-        technique.on_install(self)?;
-        for (region, start, len) in self.regions.clone() {
-            let event = Event::Region {
-                region,
-                start: VirtAddr(start),
-                len,
-            };
-            technique.on_event(self, 0, &event)?;
-        }
+        self.in_technique = true;
+        let r = self.tell_installed(technique.as_mut());
+        self.in_technique = false;
+        r?;
         let declared = technique.declaration();
         self.lanes_allowed = declared.lanes_allowed
             && Self::lanes_permitted(&self.options)
@@ -189,6 +184,11 @@ impl System {
             && self.config.timing.write_buffer.is_none()
             && self.config.timing.dram.is_none()
             && !self.prefetching
+            && self
+                .config
+                .timing
+                .mlp
+                .is_none_or(|m| m.issue_instructions == 0)
             && !self.mlp_marked;
         self.companion = declared.has_companion;
         self.technique = Some(technique);
@@ -205,6 +205,20 @@ impl System {
         self.technique.as_ref().map(|t| t.declaration().name)
     }
 
+    /// `on_install`, then the regions announced before (`install_technique`).
+    fn tell_installed(&mut self, technique: &mut dyn Technique) -> Result<(), SimError> {
+        technique.on_install(self)?;
+        for (region, start, len) in self.regions.clone() {
+            let event = Event::Region {
+                region,
+                start: VirtAddr(start),
+                len,
+            };
+            technique.on_event(self, 0, &event)?;
+        }
+        Ok(())
+    }
+
     /// Calls `f` with the technique taken out of the system (so that it may borrow the system
     /// mutably), then puts it back. Nothing installed: `default`.
     pub(super) fn with_technique<T>(
@@ -215,7 +229,9 @@ impl System {
         let Some(mut t) = self.technique.take() else {
             return Ok(default);
         };
+        self.in_technique = true;
         let r = f(t.as_mut(), self);
+        self.in_technique = false;
         self.technique = Some(t);
         r
     }

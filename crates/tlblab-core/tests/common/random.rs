@@ -333,6 +333,8 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
                                     miss_slots,
                                     walkers: walkers.min(miss_slots),
                                     window,
+                                    issue_instructions: 0,
+                                    issue_width: 1,
                                 },
                             ),
                             dram: dram.filter(|_| write_buffer.is_none()).map(

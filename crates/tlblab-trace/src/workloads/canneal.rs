@@ -54,9 +54,9 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
 };
 
 /// sizeof(netlist_elem) on x86-64 and its fields' offsets.
-const ELEM: u64 = 88;
-const FANIN: u64 = 32;
-const FANOUT: u64 = 56;
+pub(super) const ELEM: u64 = 88;
+pub(super) const FANIN: u64 = 32;
+pub(super) const FANOUT: u64 = 56;
 const LOC: u64 = 80;
 
 pub struct Canneal {
@@ -83,6 +83,58 @@ pub struct Canneal {
     started: bool,
 }
 
+/// canneal's memory (the annealer's and the netlist reader's, `canneal_read.rs`), for `n`
+/// elements of `degree` fan-ins and fan-outs each.
+pub(super) struct Memory {
+    pub layout: Layout,
+    /// One element's fan-in (or fan-out) block: `degree` rounded up to a power of two 8-byte
+    /// pointers, as `push_back` grows a vector, and a 16-byte malloc header.
+    pub list_bytes: u64,
+    /// The grid's side: the smallest square holding every element (canneal's max_x * max_y).
+    pub width: u64,
+    /// The starts of the element array, the fan-in and fan-out lists, the grid and the name
+    /// map's nodes (80 bytes each).
+    pub va: [u64; 5],
+    /// The regions on the malloc heap (`thp`): given 4 KiB pages whatever the machine's size.
+    pub heap: Vec<(u64, u64)>,
+}
+
+pub(super) fn memory(n: u64, degree: u64, thp: bool) -> Memory {
+    let list_bytes = degree.next_power_of_two() * 8 + 16;
+    let width = (n as f64).sqrt().ceil() as u64;
+    // Below 4 GiB, so 32-bit machines can run the default sizes too.
+    let mut layout = Layout::new(0x1000_0000);
+    let va_elems = layout.alloc("elements", n * ELEM, 1 << 21).1;
+    let va_fanin = layout.alloc("fanin_lists", n * list_bytes, 1 << 21).1;
+    let va_fanout = layout.alloc("fanout_lists", n * list_bytes, 1 << 21).1;
+    let va_cells = layout.alloc("locations", width * width * 8, 1 << 21).1;
+    let va_map = layout.alloc("name_map", n * 80, 1 << 21).1;
+    // Transparent huge pages (the seed's 2 MB pages, §6.1.1 "2MB pages (THP)"): Linux backs
+    // an anonymous fault with a 2 MiB page only where the aligned 2 MiB range lies inside the
+    // mapping (mm/huge_memory.c, `do_huge_pmd_anonymous_page` after
+    // `thp_vma_suitable_order`). canneal's element array is one `resize` of 5.3 GB, which
+    // glibc's malloc maps with mmap (blocks of M_MMAP_THRESHOLD, 128 KiB, and more), so its
+    // 2 MiB ranges fault in as huge pages; the fan-in and fan-out vectors (grown by
+    // `push_back`), the grid's rows (`_locations`, one vector per column: 62 KB at 6e7) and the
+    // name map's nodes are small blocks on the brk heap, which grows a few hundred KiB at a
+    // time, so a 2 MiB range's first fault finds it outside the heap and gets 4 KiB pages.
+    // Measured on PARSEC 3.0's canneal with THP `always` (docs/lab/measurements.md,
+    // 2026-11-28): 389 MB of its 1.74 GB were huge pages at 5e6 elements, the element
+    // array's 440 MB.
+    let heap = if thp {
+        layout.ranges[1..].to_vec()
+    } else {
+        Vec::new()
+    };
+    Memory {
+        layout,
+        list_bytes,
+        width,
+        va: [va_elems, va_fanin, va_fanout, va_cells, va_map],
+        heap,
+    }
+}
+
 impl Canneal {
     pub fn from_params(get: impl Fn(&str) -> u64, seed: u64) -> Result<Self, String> {
         let n = in_range("canneal", "elements", get("elements"), 2, 1 << 31)?;
@@ -91,33 +143,13 @@ impl Canneal {
         let start = positive("canneal", "start_temp", get("start_temp"))?;
         // Each element's location, a u32.
         super::memory::need("canneal", &[("elements", n)], n * 4)?;
-        let list_bytes = degree.next_power_of_two() * 8 + 16;
-        // The grid: the smallest square holding every element (canneal's max_x * max_y).
-        let width = (n as f64).sqrt().ceil() as u64;
-        // Below 4 GiB, so 32-bit machines can run the default sizes too.
-        let mut layout = Layout::new(0x1000_0000);
-        let va_elems = layout.alloc("elements", n * ELEM, 1 << 21).1;
-        let va_fanin = layout.alloc("fanin_lists", n * list_bytes, 1 << 21).1;
-        let va_fanout = layout.alloc("fanout_lists", n * list_bytes, 1 << 21).1;
-        let va_cells = layout.alloc("locations", width * width * 8, 1 << 21).1;
-        layout.alloc("name_map", n * 80, 1 << 21);
-        // Transparent huge pages (the seed's 2 MB pages, §6.1.1 "2MB pages (THP)"): Linux backs
-        // an anonymous fault with a 2 MiB page only where the aligned 2 MiB range lies inside the
-        // mapping (mm/huge_memory.c, `do_huge_pmd_anonymous_page` after
-        // `thp_vma_suitable_order`). canneal's element array is one `resize` of 5.3 GB, which
-        // glibc's malloc maps with mmap (blocks of M_MMAP_THRESHOLD, 128 KiB, and more), so its
-        // 2 MiB ranges fault in as huge pages; the fan-in and fan-out vectors (grown by
-        // `push_back`), the grid's rows (`_locations`, one vector per column: 62 KB at 6e7) and the
-        // name map's nodes are small blocks on the brk heap, which grows a few hundred KiB at a
-        // time, so a 2 MiB range's first fault finds it outside the heap and gets 4 KiB pages.
-        // Measured on PARSEC 3.0's canneal with THP `always` (docs/lab/measurements.md,
-        // 2026-11-28): 389 MB of its 1.74 GB were huge pages at 5e6 elements, the element
-        // array's 440 MB.
-        let heap = if get("thp") != 0 {
-            layout.ranges[1..].to_vec()
-        } else {
-            Vec::new()
-        };
+        let Memory {
+            layout,
+            list_bytes,
+            width,
+            va: [va_elems, va_fanin, va_fanout, va_cells, _],
+            heap,
+        } = memory(n, degree, get("thp") != 0);
         let mut rng = SplitMix64::derive(seed, "workload.canneal.moves");
         let b = rng.below(n);
         Ok(Canneal {
@@ -145,10 +177,7 @@ impl Canneal {
 
     /// Element `i`'s `j`-th fan-in (`side` 0) or fan-out (1).
     fn neighbour(&self, i: u64, side: u64, j: u64) -> u64 {
-        let mut h = SplitMix64::new(
-            self.seed ^ (i * 128 + side * 64 + j).wrapping_mul(0xd6e8_feb8_6659_fd93),
-        );
-        h.below(self.n)
+        neighbour(self.seed, self.n, i, side, j)
     }
 
     /// `netlist_elem::swap_cost(old, new)` for element `e`, with its records.
@@ -201,15 +230,37 @@ impl Canneal {
     }
 }
 
+/// Element `i`'s `j`-th fan-in (`side` 0) or fan-out (1) in a netlist of `n` elements: the
+/// annealer's and the netlist reader's (`canneal_read.rs`) one graph.
+pub(super) fn neighbour(seed: u64, n: u64, i: u64, side: u64, j: u64) -> u64 {
+    let mut h =
+        SplitMix64::new(seed ^ (i * 128 + side * 64 + j).wrapping_mul(0xd6e8_feb8_6659_fd93));
+    h.below(n)
+}
+
+/// The program's start (`Layout::start_once`), its heap's regions mapped on 4 KiB pages
+/// (`Memory::heap`); true the first time.
+pub(super) fn start_once(
+    layout: &Layout,
+    heap: &[(u64, u64)],
+    started: &mut bool,
+    out: &mut Vec<Record>,
+) -> bool {
+    if !layout.start_once(started, out) {
+        return false;
+    }
+    for &(start, len) in heap {
+        out.push(ev(map_private(0, start, len, prot::READ | prot::WRITE)));
+    }
+    true
+}
+
 impl Generator for Canneal {
     fn regions(&self) -> Vec<String> {
         self.layout.names.clone()
     }
     fn step(&mut self, out: &mut Vec<Record>) -> bool {
-        if self.layout.start_once(&mut self.started, out) {
-            for &(start, len) in &self.heap {
-                out.push(ev(map_private(0, start, len, prot::READ | prot::WRITE)));
-            }
+        if start_once(&self.layout, &self.heap, &mut self.started, out) {
             return self.temp_steps > 0;
         }
         if self.step_no == self.swaps * self.temp_steps {

@@ -428,6 +428,17 @@ mod tests {
         );
     }
 
+    /// canneal_read skips whole netlist lines by itself (each a function of its number): windows
+    /// at the start, inside the first lines and far into the file are the whole run's.
+    #[test]
+    fn given_canneal_read_skipping_whole_lines_then_the_windows_are_the_whole_runs() {
+        assert_windows_are_the_whole_runs(
+            "canneal_read:elements=3000,degree=6,populate=1",
+            &[0, 1, 2, 150, 151, 7_919, 200_000],
+            4099,
+        );
+    }
+
     /// gapbs_bc and graph500_bfs skip whole search starts and vertices by themselves:
     /// windows at every kind of place (resets, forward BFS, backward sweep, over two sources
     /// or roots) are the whole run's.

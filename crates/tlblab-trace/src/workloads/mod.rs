@@ -26,6 +26,7 @@ macro_rules! populated_params {
 
 pub mod bw_ipc;
 pub mod canneal;
+pub mod canneal_read;
 pub mod chase;
 pub mod corun;
 pub mod extreme;
@@ -98,6 +99,7 @@ pub fn catalog() -> Vec<WorkloadInfo> {
         gapbs_bc::INFO,
         hash_join::INFO,
         canneal::INFO,
+        canneal_read::INFO,
         liblinear::INFO,
         // seed 002
         lat_ctx::INFO,
@@ -285,6 +287,7 @@ fn build_known(
         "gapbs_bc" => chunked(gapbs_bc::Bc::from_params(get, seed)),
         "hash_join" => chunked(hash_join::HashJoin::from_params(get, seed)),
         "canneal" => chunked(canneal::Canneal::from_params(get, seed)),
+        "canneal_read" => chunked(canneal_read::CannealRead::from_params(get, seed)),
         "liblinear" => chunked(liblinear::LibLinear::from_params(get, seed)),
         "lat_ctx" => chunked(lat_ctx::LatCtx::from_params(get)),
         "hot_potato" => chunked(hot_potato::HotPotato::from_params(get)),

@@ -20,12 +20,14 @@ footprints.
 
 from __future__ import annotations
 
+import re
+
 from typing import Callable
 
 # Every name of the two modules, as before the split: the reproductions, the tests and the scripts
 # read them from here.
 from tlblab.seeds.s001_pt_baker.runs import (
-    APP, AppRun, COMPANION_WARM, CSR, GRAPHS, LIMIT, PLAN, PV_PLAN, PV_WINDOWS, QUICK_SCALE, QUICK_STANDINS,
+    APP, AppRun, CANNEAL_READ, CANNEAL_SEED_STEPS, COMPANION_WARM, CSR, GRAPHS, LIMIT, PLAN, PV_PLAN, PV_WINDOWS, QUICK_SCALE, QUICK_STANDINS,
     ROLES, RUN_SECONDS, RUN_SECONDS_SHIPPED, SCALES, SENSITIVITY, SPAN_STEP, STANDINS, STREAM_DRAM, STREAM_SLEEPS,
     THROTTLE, TIMING_DRAM, VARIANTS, WINDOWS, WORKLOADS, ZEN3_DRAM, ZEN3_MLP, _BASIC, _COUNTERS,
     _ENGINE_TAG, _PLACEHOLDER_RUN, _RUNS, _THROTTLED, _app, _cached, _describe, _graphs, _job_digest,
@@ -190,9 +192,47 @@ def pv_rows(quick: bool) -> dict[str, float]:
 
 
 def standin_runs(quick: bool) -> dict[str, dict[str, list[dict[str, float]]]]:
-    """{stand-in: {variant: window sums}} of `STANDINS` (`PLAN[("seed", name)]`)."""
-    return {name: _plan_runs(quick, "seed", name, small if quick else full, region)
-            for (name, full, region), (_, small, _) in zip(STANDINS, QUICK_STANDINS)}
+    """{stand-in: {variant: window sums}} of `STANDINS` (`PLAN[("seed", name)]`), and of
+    Canneal's netlist reading (`CANNEAL_READ`, under "canneal_read")."""
+    out = {name: _plan_runs(quick, "seed", name, small if quick else full, region)
+           for (name, full, region), (_, small, _) in zip(STANDINS, QUICK_STANDINS)}
+    out["canneal_read"] = _plan_runs(quick, "seed", "canneal_read", CANNEAL_READ[quick], "elements")
+    return out
+
+
+def _canneal_whole(out: dict[str, float], anneal: dict[str, list[dict[str, float]]],
+                   read: dict[str, list[dict[str, float]]], quick: bool) -> None:
+    """Canneal's whole run, as the seed times it (§5.3): the reading's references at its
+    windows' cycles a reference (no helper: §4.1) plus the seed's 15,000 temperature steps of
+    the annealer's at theirs. The speed-up rows become the whole run's; the annealer's alone
+    stay under `canneal/anneal/`, the reading's under `canneal/read/`."""
+    spec = next(w for w in (QUICK_STANDINS if quick else STANDINS) if w[0] == "canneal")[1]
+    steps = int(re.search(r"temp_steps=(\d+)", spec).group(1))
+    refs_read = float(measured_span(CANNEAL_READ[quick]))
+    refs_anneal = float(measured_span(spec)) * (CANNEAL_SEED_STEPS if not quick else steps) / steps
+
+    def cpr(ws: list[dict[str, float]]) -> tuple[float, float]:
+        return ratio_estimate([w["cycles"] for w in ws], [w["references"] for w in ws])
+
+    def time(v: str) -> tuple[float, float, float, float]:
+        (a, ha), (r, hr) = cpr(anneal[v]), cpr(read["none_2m" if v == "none_2m" else "none"])
+        return refs_anneal * a, refs_anneal * ha, refs_read * r, refs_read * hr
+
+    base = time("none")
+    t0 = base[0] + base[2]
+    out["canneal/read/share"] = 100.0 * base[2] / t0
+    out["canneal/read/base/cycles_per_ref"] = cpr(read["none"])[0]
+    out["canneal/read/huge_pages/speedup"] = 100.0 * (cpr(read["none"])[0] / cpr(read["none_2m"])[0] - 1.0)
+    for v, key in (("kernel", "kernel"), ("user", "user"), ("none_2m", "huge_pages")):
+        out[f"canneal/anneal/{key}/speedup"] = out[f"canneal/{key}/speedup"]
+        out[f"canneal/anneal/{key}/speedup/half_width"] = out[f"canneal/{key}/speedup/half_width"]
+        t = time(v)
+        out[f"canneal/{key}/speedup"] = 100.0 * (t0 / (t[0] + t[2]) - 1.0)
+        # The annealer's and the reading's intervals, each scaled to its share of the time.
+        rel = [(base[1] + t[1]) / (t[0] + t[2])]
+        if v == "none_2m":
+            rel.append((base[3] + t[3]) / (t[0] + t[2]))
+        out[f"canneal/{key}/speedup/half_width"] = 100.0 * t0 / (t[0] + t[2]) * sum(x * x for x in rel) ** 0.5
 
 
 def standins(quick: bool) -> dict[str, float]:
@@ -202,11 +242,14 @@ def standins(quick: bool) -> dict[str, float]:
     Canneal's speed-up from 2 MiB pages."""
     prefetch_runs(quick, standin_runs)
     out: dict[str, float] = {}
-    for name, runs in standin_runs(quick).items():
+    runs_of = standin_runs(quick)
+    read = runs_of.pop("canneal_read")
+    for name, runs in runs_of.items():
         out.update(window_rows(runs, f"{name}/"))
         if "none_2m" in runs:
             out[f"{name}/huge_pages/speedup"], out[f"{name}/huge_pages/speedup/half_width"] = (
                 _huge_pages_speedup(runs))
+    _canneal_whole(out, runs_of["canneal"], read, quick)
     return out
 
 

@@ -49,6 +49,47 @@ ZEN3_MLP = {
     "window": 44,
 }
 
+# The program's instructions between two of its references (`timing.mlp.issue_instructions`,
+# ARCHITECTURE.md "Timing"): the generators issue their references back to back, the seed's
+# programs do not. Measured here with callgrind (`valgrind --tool=callgrind --cache-sim=yes
+# --toggle-collect=<kernel>`, the kernel's instructions Ir) on each program at a small size,
+# against the references our generator makes for the same work (a TLB-only run's count): the
+# instructions per generated reference less the reference's own, 2026-11-29
+# (docs/technique-pt_baker.md, "Instructions between references"):
+# - gups: HPCC 1.5.0 RandomAccess's update loop (core_single_cpu.c, gcc -O3), 2^18 words, 2^20
+#   updates: 14,593,402 instructions, 2,097,152 references (a load and a store an update).
+# - graph500_list: Graph500 v2 seq-list (gcc -O3), scale 13, edge factor 16, 64 searches,
+#   `make_bfs_tree`: 228,606,821 instructions; graph500_list, the same size: 52,412,096.
+# - gapbs_bc: GAPBS bc.cc (g++ -O3, OMP_NUM_THREADS=1), -g 13 -k 16 -n 1, `Brandes`:
+#   3,468,579 instructions; gapbs_bc, the same size: 1,332,787.
+# - liblinear: liblinear-train (Debian's liblinear 2.x, solver 1, the default) on 2,000
+#   HIGGS-shaped rows, one iteration (-e 1000), `train`: 2,114,932 instructions (with the pass
+#   before the first iteration, which the generator leaves out: an upper bound); liblinear,
+#   the same size: 416,000.
+# - canneal: PARSEC 3.0 canneal's annealer: 1,026 instructions a swap (callgrind,
+#   docs/lab/measurements.md, 2026-11-28); canneal: 85.3 references a swap.
+# - canneal_read: PARSEC 3.0 canneal's `netlist::netlist` (g++ -O3) on a 1e5-element netlist
+#   of 6 fan-ins a line (scripts/canneal_host.py's): 1,284,332,613 instructions (12,843 a line:
+#   the iostream parsing is most of them); canneal_read, the same size: 47,453,012.
+# The hash join's program ([8] of the seed) is not available here: its references issue back
+# to back, as before. Tenths of an instruction, issued by Zen 3's four integer ALUs a cycle
+# (AnandTech, "AMD Zen 3 Ryzen Deep Dive Review", p. 4).
+ISSUE_TENTHS = {"gups": 60, "graph500_list": 34, "gapbs_bc": 16, "liblinear": 41, "canneal": 110,
+                "canneal_read": 261}
+ISSUE_WIDTH = 4
+
+
+def with_issue(m: dict[str, Any], wl: str) -> dict[str, Any]:
+    """`m` with the instructions `wl`'s program runs between its references (`ISSUE_TENTHS`), on
+    a machine with `timing.mlp`; `m` itself for a workload without a measurement."""
+    tenths = ISSUE_TENTHS.get(wl.split(":")[0])
+    if not tenths or "mlp" not in m.get("timing", {}):
+        return m
+    m = {**m, "timing": {**m["timing"], "mlp": {**m["timing"]["mlp"], "issue_instructions": tenths,
+                                              "issue_width": ISSUE_WIDTH * 10}}}
+    return m
+
+
 # The 5900X's memory (seed 001 Table 5.1: "64GB, DDR4 4000MHz"; §5.1's AM4 platform has two
 # 64-bit channels): every agent's lines from memory (the application's, the helper's, the
 # stressors') share them (`timing.dram`, ARCHITECTURE.md "Timing"): 2 x 8 B x 4000 MT/s =
@@ -400,6 +441,15 @@ STANDINS = [
      "elements"),
     ("liblinear", "liblinear:instances=11000000,features=28,iterations=1,populate=1", "x_space"),
 ]
+# Canneal's netlist reading (canneal_read.rs), the same netlist as STANDINS' Canneal: the seed
+# times canneal whole (perf stat, §5.3), and its helper is spawned once the program's regions
+# are allocated and initialised, before the "main algorithm" (§4.1, Algorithm 1; §4.2), the
+# annealer: the reading runs without a helper, with 4 KiB and 2 MiB pages. (full, quick, the
+# seed's temperature steps, which the annealer's windows (STANDINS: 20 of them) stand for.)
+CANNEAL_READ = ("canneal_read:elements=60000000,degree=6,populate=1",
+                "canneal_read:elements=65536,degree=6,populate=1")
+CANNEAL_SEED_STEPS = 15000
+PLAN[("seed", "canneal_read")] = ("none", "none_2m")
 QUICK_STANDINS = [
     ("canneal", "canneal:elements=65536,degree=6,swaps=3000,temp_steps=1,start_temp=2000,populate=1",
      "elements"),
@@ -516,6 +566,7 @@ def window_sums(m: dict[str, Any], wl: str, technique: str | None, quick: bool,
     a window's edge, or lie in a warm-up, are left out)."""
     k0, warm, take, unit = WINDOWS[quick]
     k = k or k0
+    m = with_issue(m, wl)
     spec = window_spec(wl, quick, k, companion_warm(technique, quick))
     if technique is not None:
         technique += ",in_windows=1"  # its companions in the window phases only (COMPANION_WARM)
@@ -638,7 +689,7 @@ def _run_job(job: tuple[Any, ...]) -> Any:
         _, size, kind, wl, tech, quick, k = job
         return window_sums(_variant_machine(size, kind), wl, tech, quick, k)
     _, m, wl, tech, limit = job
-    return AppRun.of(tlblab.simulate(m, wl, technique=tech, max_references=limit))
+    return AppRun.of(tlblab.simulate(with_issue(m, wl), wl, technique=tech, max_references=limit))
 
 
 def _timed_job(job: tuple[Any, ...]) -> tuple[Any, float]:
