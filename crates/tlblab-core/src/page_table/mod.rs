@@ -250,19 +250,19 @@ impl PageTable {
                 child
             };
         }
-        self.set_leaf(node, leaf_level, va, size, pfn, domain, GLOBAL);
+        self.map_in(node, leaf_level, va, size, pfn, domain, GLOBAL);
         Ok(())
     }
 
     /// `map` of a page of `size` whose table at its leaf level `leaf_level` exists and is node
-    /// `node`, as a walk that just read the page's invalid entry there found it
-    /// (`System::first_touch`): the descent from the root that `map` makes is skipped, and
-    /// nothing is allocated. Returns the leaf a walk of `va` now finds, as `walk_from` gives
-    /// it: in every format but ARMv7's the frame and size just mapped with domain 0 (their
-    /// decoders' domain); None on ARMv7, whose leaves below the first level take the domain
-    /// of the first-level descriptor above them (a walk tells).
+    /// `node` (all its replicas; the page counted), as a walk that just read the page's
+    /// invalid entry there found it (`System::first_touch`), or `map_leaf`'s descent reached
+    /// it: nothing is allocated. Returns the leaf a walk of `va` now finds, as `walk_from`
+    /// gives it: in every format but ARMv7's the frame and size just mapped with domain 0
+    /// (their decoders' domain); None on ARMv7, whose leaves below the first level take the
+    /// domain of the first-level descriptor above them (a walk tells).
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     pub(crate) fn map_in(
         &mut self,
         node: u32,
@@ -274,28 +274,6 @@ impl PageTable {
         global: bool,
     ) -> Option<Leaf> {
         debug_assert_eq!(self.leaf_level(size), Some(leaf_level));
-        self.set_leaf(node, leaf_level, va, size, pfn, domain, global);
-        (self.format != PageTableFormat::Armv7Short).then_some(Leaf {
-            pfn,
-            size,
-            domain: Domain(0),
-        })
-    }
-
-    /// Sets the leaf descriptor of the page of `size` at `va` in `node`, a table of level
-    /// `leaf_level` (all its replicas), and counts the page.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    fn set_leaf(
-        &mut self,
-        node: u32,
-        leaf_level: usize,
-        va: VirtAddr,
-        size: PageSize,
-        pfn: Pfn,
-        domain: Domain,
-        global: bool,
-    ) {
         let desc = self.format.encode_leaf(pfn.base(), size, domain, global);
         let i = self.index(leaf_level, va);
         // A 64 KiB page at a 4 KiB-indexed level occupies 16 replicated entries.
@@ -308,6 +286,11 @@ impl PageTable {
             self.set_descs(node, first..first + span, desc);
         }
         self.mapped_pages += 1;
+        (self.format != PageTableFormat::Armv7Short).then_some(Leaf {
+            pfn,
+            size,
+            domain: Domain(0),
+        })
     }
 
     /// Whether a page of `size` could be mapped at `va` without touching a mapping already
