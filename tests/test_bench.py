@@ -95,6 +95,12 @@ def test_bench_engine_reports_each_case_in_every_mode(monkeypatch):
                 assert abs(target[f"{key}_fraction_of_target"] - median / engine.TARGETS[name]) < 1e-3
         else:
             assert "records_floor_median_refs_per_s" not in f and "source_floor_fraction_of_target" not in target
+    # Issue 89's goals: the full model's fraction of its floor (no Lackey capture here, so
+    # no real-program goal).
+    assert set(out["goals"]) == {"full/random"}
+    goal = out["goals"]["full/random"]
+    assert goal["value"] == out["floors"]["full/random"]["engine_fraction_of_floor"]
+    assert goal["goal"] == 0.6 and goal["met"] == (goal["value"] >= 0.6)
     # 256 pages twice: the second round misses the L1D (64 entries) and hits the L2D.
     assert out["floors"]["full/strided"]["counts"]["tlb_misses"] == [512, 256]
     # Every preset, TLB-only, on the preset case.

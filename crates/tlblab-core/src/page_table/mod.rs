@@ -250,7 +250,31 @@ impl PageTable {
                 child
             };
         }
-        let desc = self.format.encode_leaf(pfn.base(), size, domain, GLOBAL);
+        self.map_in(node, leaf_level, va, size, pfn, domain, GLOBAL);
+        Ok(())
+    }
+
+    /// `map` of a page of `size` whose table at its leaf level `leaf_level` exists and is node
+    /// `node` (all its replicas; the page counted), as a walk that just read the page's
+    /// invalid entry there found it (`System::first_touch`), or `map_leaf`'s descent reached
+    /// it: nothing is allocated. Returns the leaf a walk of `va` now finds, as `walk_from`
+    /// gives it: in every format but ARMv7's the frame and size just mapped with domain 0
+    /// (their decoders' domain); None on ARMv7, whose leaves below the first level take the
+    /// domain of the first-level descriptor above them (a walk tells).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn map_in(
+        &mut self,
+        node: u32,
+        leaf_level: usize,
+        va: VirtAddr,
+        size: PageSize,
+        pfn: Pfn,
+        domain: Domain,
+        global: bool,
+    ) -> Option<Leaf> {
+        debug_assert_eq!(self.leaf_level(size), Some(leaf_level));
+        let desc = self.format.encode_leaf(pfn.base(), size, domain, global);
         let i = self.index(leaf_level, va);
         // A 64 KiB page at a 4 KiB-indexed level occupies 16 replicated entries.
         let span = 1usize << (size.shift() - self.levels[leaf_level].shift);
@@ -262,7 +286,11 @@ impl PageTable {
             self.set_descs(node, first..first + span, desc);
         }
         self.mapped_pages += 1;
-        Ok(())
+        (self.format != PageTableFormat::Armv7Short).then_some(Leaf {
+            pfn,
+            size,
+            domain: Domain(0),
+        })
     }
 
     /// Whether a page of `size` could be mapped at `va` without touching a mapping already

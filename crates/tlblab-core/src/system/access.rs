@@ -1,8 +1,8 @@
 //! The per-access path: a reference's TLB lookups, its walk (in `walk.rs`), its data access
 //! through the caches, and the cycles charged. `access` inlines the common case and hands the
-//! rest to `access_general`; `reference_memo_hit` and `reference_hinted_hit` settle first-level
-//! hits before `reference_full`, the general lookup-walk-fill path (ARCHITECTURE.md, "How the
-//! hot path stays fast").
+//! rest to `access_general`; `reference_first_hit` (by the first TLB level's memo, then by its
+//! hint table) settles first-level hits before `reference_full`, the general lookup-walk-fill
+//! path (ARCHITECTURE.md, "How the hot path stays fast").
 
 use super::*;
 
@@ -50,6 +50,11 @@ pub(crate) struct CacheTally {
     pub(super) instr: PathTally,
     pub(super) walk: PathTally,
 }
+
+/// How `System::reference_first_hit` finds a first-level hit: the level's last-hit memo, or
+/// its hint table.
+pub(super) const BY_MEMO: u8 = 0;
+pub(super) const BY_HINT: u8 = 1;
 
 impl System {
     /// Loads `pa` through a cache path; returns (cycles, source index).
@@ -205,13 +210,15 @@ impl System {
             let within_page = a.size <= 1 || (a.vaddr.0 & 0xfff) + a.size as u64 <= 4096;
             if within_page && self.current[st.cpu] == Some(a.thread) {
                 let req = self.requester(st);
-                if let Some(cycles) = self.reference_memo_hit(st, req, a.kind, a.vaddr) {
+                if let Some(cycles) = self.reference_first_hit::<BY_MEMO>(st, req, a.kind, a.vaddr)
+                {
                     return Ok(cycles);
                 }
                 if !HINT_INLINE {
                     return self.reference_past_memo(st, req, a.kind, a.vaddr);
                 }
-                if let Some(cycles) = self.reference_hinted_hit(st, req, a.kind, a.vaddr) {
+                if let Some(cycles) = self.reference_first_hit::<BY_HINT>(st, req, a.kind, a.vaddr)
+                {
                     return Ok(cycles);
                 }
                 return self.reference_full(st, req, a.kind, a.vaddr);
@@ -256,14 +263,14 @@ impl System {
         va: VirtAddr,
     ) -> Result<u64, SimError> {
         let req = self.requester(st);
-        match self.reference_memo_hit(st, req, kind, va) {
+        match self.reference_first_hit::<BY_MEMO>(st, req, kind, va) {
             Some(cycles) => Ok(cycles),
             None => self.reference_past_memo(st, req, kind, va),
         }
     }
 
     /// `reference` after a memo miss: a hit in the first TLB level through its hint table takes
-    /// `reference_hinted_hit`; anything else `reference_full`.
+    /// `reference_first_hit::<BY_HINT>`; anything else `reference_full`.
     #[inline(never)]
     pub(super) fn reference_past_memo(
         &mut self,
@@ -272,18 +279,19 @@ impl System {
         kind: AccessKind,
         va: VirtAddr,
     ) -> Result<u64, SimError> {
-        match self.reference_hinted_hit(st, req, kind, va) {
+        match self.reference_first_hit::<BY_HINT>(st, req, kind, va) {
             Some(cycles) => Ok(cycles),
             None => self.reference_full(st, req, kind, va),
         }
     }
 
-    /// `reference` when the first TLB level hits through its hint table (`Tlb::lookup_hinted`):
-    /// the same effects as `reference_full` for a first-level hit (no fill, no walk), without
-    /// its general loop. None, having changed nothing, otherwise. The va-limit check is not
-    /// needed: only translations that passed it are ever filled.
+    /// `reference` when the first TLB level hits, found through its last-hit memo (`BY_MEMO`,
+    /// `Tlb::memo_hit`) or through its hint table (`BY_HINT`, `Tlb::lookup_hinted`): the same
+    /// effects as `reference_full` for a first-level hit (no fill, no walk), without its
+    /// general loop. None, having changed nothing, otherwise. The va-limit check is not
+    /// needed: only translations that passed it are ever filled (the memo's too).
     #[inline(always)]
-    pub(super) fn reference_hinted_hit(
+    pub(super) fn reference_first_hit<const BY: u8>(
         &mut self,
         st: ThreadState,
         req: Requester,
@@ -295,7 +303,11 @@ impl System {
         let is_instr = kind.is_instr();
         let (t, stat) = cpu.first_tlb[is_instr as usize]?;
         let tlb = &mut self.tlbs[t];
-        let hit = tlb.lookup_hinted(va, req)?;
+        let hit = if BY == BY_MEMO {
+            tlb.memo_hit(va, req)?
+        } else {
+            tlb.lookup_hinted(va, req)?
+        };
         let tlb_latency = tlb.config.latency;
         Some(self.settle_first_level_hit(st, core_i, kind, va, stat, tlb_latency, hit))
     }
@@ -308,27 +320,6 @@ impl System {
             vmid: space.vmid,
             hw_thread: self.cpus[st.cpu].hw_thread,
         }
-    }
-
-    /// `reference` when the first TLB level's last-hit memo matches (see `Tlb::memo_hit`); None
-    /// otherwise, having changed nothing. The memo only holds translations that passed the
-    /// address-limit check, so that check is not repeated here.
-    #[inline(always)]
-    pub(super) fn reference_memo_hit(
-        &mut self,
-        st: ThreadState,
-        req: Requester,
-        kind: AccessKind,
-        va: VirtAddr,
-    ) -> Option<u64> {
-        let cpu = &self.cpus[st.cpu];
-        let core_i = cpu.core;
-        let is_instr = kind.is_instr();
-        let (t, stat) = cpu.first_tlb[is_instr as usize]?;
-        let tlb = &mut self.tlbs[t];
-        let hit = tlb.memo_hit(va, req)?;
-        let tlb_latency = tlb.config.latency;
-        Some(self.settle_first_level_hit(st, core_i, kind, va, stat, tlb_latency, hit))
     }
 
     /// The rest of a reference that hit the first TLB level (stats index `stat`): counters, the

