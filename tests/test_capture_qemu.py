@@ -1,6 +1,7 @@
 """The ARMv7 capture path (tlblab.capture_qemu): a tiny program cross-compiled for ARMv7, run under
 qemu-arm with tlblab's plugin; its references checked against the program and the symbol table,
-and the trace's bytes compared across two folders (seed 004's ISA, issue 87)."""
+its system calls against the calls it makes, and the trace's bytes compared across two folders
+(seed 004's ISA, issue 87)."""
 
 import os
 import shutil
@@ -12,8 +13,9 @@ import pytest
 from tlblab import capture_qemu, trace
 
 pytestmark = pytest.mark.skipif(
-    shutil.which(capture_qemu.QEMU) is None or shutil.which(capture_qemu.CROSS_CC) is None,
-    reason="qemu-user and gcc-arm-linux-gnueabihf (scripts/debian-packages.txt) are not installed")
+    shutil.which(capture_qemu.QEMU) is None or shutil.which(capture_qemu.CROSS_CC) is None
+    or shutil.which(capture_qemu.CROSS_LD) is None,
+    reason="qemu-user, clang and binutils-arm-linux-gnueabihf (scripts/debian-packages.txt) are not installed")
 
 PAGES = 16
 SOURCE = f"""
@@ -23,6 +25,19 @@ int main(void) {{
         pages[i * 4096] = (char)i;
     return pages[4096] - 1;
 }}
+"""
+# A known sequence of system calls after the loader's: map 3 pages, store to the first, make it
+# read-only, unmap the other two, ask for the pid, exit.
+CALLS = """
+#include <sys/mman.h>
+#include <unistd.h>
+int main(void) {
+    char *p = mmap(0, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    p[0] = 1;
+    mprotect(p, 4096, PROT_READ);
+    munmap(p + 4096, 2 * 4096);
+    return getpid() < 0;
+}
 """
 
 
@@ -79,3 +94,37 @@ def test_given_a_limit_then_the_program_stops_there(program, tmp_path):
     report = capture_qemu.record([str(program)], tmp_path / "cut.tlbt", limit=1000)
     assert report["references_seen"] == 1000 and report["killed_at_limit"]
     assert len([r for r in trace.records(tmp_path / "cut.tlbt", 5000) if "kind" in r]) == 1000
+
+
+def test_given_a_program_of_known_system_calls_then_the_footer_has_them_in_place(tmp_path):
+    from tlblab.seeds.s004_tlb_lockdown import mibench
+
+    (tmp_path / "calls.c").write_text(CALLS)
+    binary = capture_qemu.cross_compile(tmp_path / "calls.c", tmp_path / "calls", ("-O1",))
+    out = tmp_path / "calls.tlbt"
+    report = capture_qemu.record([str(binary)], out)
+    calls = capture_qemu.syscalls_of(out)
+    assert report["exit_status"] == 0 and report["syscalls"] == len(calls)
+    # ARM EABI numbers (arch/arm/tools/syscall.tbl): mmap2 192, mprotect 125, munmap 91,
+    # getpid 20, exit_group 248; the loader's calls come first.
+    mask = 0xFFFF_FFFF
+    mmap = max(i for i, c in enumerate(calls) if c[1] == 192 and c[3] & mask == 3 * 4096)
+    tail = calls[mmap:]
+    assert [c[1] for c in tail] == [192, 125, 91, 20, 248]
+    p = tail[0][5] & mask
+    assert [(c[2] & mask, c[3] & mask) for c in tail[1:3]] == [(p, 4096), (p + 4096, 8192)]
+    assert tail[1][4] & mask == 1 and tail[1][5] == 0 and tail[2][5] == 0  # PROT_READ; both succeed
+    # getpid's result (the host's pid) is left out; exit_group never returns.
+    assert tail[3][5] is None and tail[4][5] is None
+    # Each call's place: the reference before it is the fetch of its SVC; the store to p[0]
+    # lies between the mmap and the mprotect.
+    records = [r for r in trace.records(out, 10_000_000) if "kind" in r]
+    assert all(records[c[0] - 1]["kind"] == "instr" for c in calls)
+    stores = [i for i, r in enumerate(records) if r["kind"] == "store" and r["vaddr"] == p]
+    assert len(stores) == 1 and tail[0][0] <= stores[0] < tail[1][0]
+    # As seed 004's scenarios take them (mibench.armv7_syscalls, the x86 path's kinds): each
+    # call a kernel entry, the mprotect and the munmap with their ranges.
+    kinds = mibench.armv7_syscalls(out)
+    assert len(kinds) == len(calls)
+    assert kinds[mmap + 1:mmap + 3] == [(tail[1][0], "mprotect", p, 4096, 1), (tail[2][0], "munmap", p + 4096, 8192, 0)]
+    assert {k[1] for k in kinds[:mmap + 1]} <= {"syscall", "mprotect", "munmap"}

@@ -3,8 +3,9 @@
 Seed 004 (Song, Park, Kim 2022, §IV-§V) profiled and ran ARMv7 MiBench binaries on a Cortex-A9.
 An x86-64 capture under Valgrind has another ISA's code and data layout, a C library that picks
 its string and memory routines by the host CPU, and stack addresses that move with the working
-folder. Here a program is cross-compiled with Debian's armhf toolchain (gcc-arm-linux-gnueabihf,
-libc6-dev-armhf-cross) and run under `qemu-arm -cpu cortex-a9` (Debian's qemu-user) with
+folder. Here a program is cross-compiled for Debian's armhf port (clang targeting
+arm-linux-gnueabihf, linked by binutils-arm-linux-gnueabihf against Debian's armhf C library and
+libgcc, libc6-dev-armhf-cross and libgcc-12-dev-armhf-cross) and run under `qemu-arm -cpu cortex-a9` (Debian's qemu-user) with
 tlblab's TCG plugin (runtime/qemu-plugin/), which writes the word stream of tlblab's Valgrind
 tool; tlblab_trace::capture_qemu encodes it as a .tlbt while it streams, with the environment
 emptied, argv[0] and the program's path of fixed length, and no folder or time in the file: the
@@ -22,7 +23,16 @@ from typing import Any, Sequence
 
 from tlblab.errors import UserError
 
-CROSS_CC = "arm-linux-gnueabihf-gcc"
+# The cross compiler: clang, not Debian's gcc-arm-linux-gnueabihf, which conflicts with
+# gcc-multilib (Debian 12: gcc-12-arm-linux-gnueabihf "Conflicts: gcc-multilib"), and seed 004's
+# x86 path builds its programs with gcc -m32; installing either removed the other. Its code is
+# Debian's armhf baseline, as the port's gcc makes it (configured --with-arch=armv7-a
+# --with-fpu=vfpv3-d16 --with-float=hard --with-mode=thumb: Thumb-2 code).
+CROSS_CC = "clang"
+CROSS_TARGET = ["--target=arm-linux-gnueabihf", "-march=armv7-a", "-mfpu=vfpv3-d16", "-mfloat-abi=hard",
+                "-mthumb"]
+# The linker clang runs for that target (binutils-arm-linux-gnueabihf).
+CROSS_LD = "arm-linux-gnueabihf-ld"
 QEMU = "qemu-arm"
 # Debian's armhf sysroot (libc6-armhf-cross): the guest's dynamic loader and C library.
 SYSROOT = Path("/usr/arm-linux-gnueabihf")
@@ -41,14 +51,17 @@ def cross_compile(source: Path, out: Path, cflags: Sequence[str] = ("-O2",), lib
     """Compiles C `source` for ARMv7 (hard-float EABI) into `out`, atomically."""
     from tlblab.files import atomic_write
 
-    if shutil.which(CROSS_CC) is None:
-        raise UserError(f"{CROSS_CC} is not installed (Debian packages gcc-arm-linux-gnueabihf and "
-                        "libc6-dev-armhf-cross; scripts/debian-packages.txt)")
+    if shutil.which(CROSS_CC) is None or shutil.which(CROSS_LD) is None:
+        raise UserError(f"{CROSS_CC} or {CROSS_LD} is not installed (Debian packages clang, "
+                        "binutils-arm-linux-gnueabihf, libc6-dev-armhf-cross and libgcc-12-dev-armhf-cross; "
+                        "scripts/debian-packages.txt)")
 
     def compile_to(tmp: str) -> None:
-        r = subprocess.run([CROSS_CC, *cflags, "-o", tmp, str(source), *libs], capture_output=True, text=True)
+        r = subprocess.run([CROSS_CC, *CROSS_TARGET, *cflags, "-o", tmp, str(source), *libs],
+                           capture_output=True, text=True)
         if r.returncode != 0:
-            raise UserError(f"capture_qemu: compiling {source} with '{CROSS_CC} {' '.join(cflags)}' failed:\n"
+            raise UserError(f"capture_qemu: compiling {source} with '{CROSS_CC} {' '.join([*CROSS_TARGET, *cflags])}' "
+                            "failed:\n"
                             f"{r.stderr.strip()}")
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -61,7 +74,9 @@ def record(argv: Sequence[str], output: str | os.PathLike[str], *, limit: int | 
            stdout: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """Runs ARMv7 binary `argv[0]` (with `argv[1:]`) under QEMU's user mode and writes its
     references to `output`: every executed instruction's fetch, then its loads and stores,
-    user space only (as Valgrind's tools see a program). `limit` stops it after that many."""
+    user space only (as Valgrind's tools see a program), and its system calls in the trace's
+    footer (`syscalls`: [at, number, arg1, arg2, arg3, result] each, `at` the references before
+    the call; `syscalls_of` reads them). `limit` stops it after that many references."""
     from tlblab import _native
 
     if shutil.which(qemu) is None:
@@ -72,7 +87,23 @@ def record(argv: Sequence[str], output: str | os.PathLike[str], *, limit: int | 
 
 
 def toolchain_versions() -> str:
-    """The cross compiler's and QEMU's versions, for cache keys."""
+    """The cross compiler's, its linker's and QEMU's versions and the target's flags, for cache keys."""
     from tlblab.files import tool_version
 
-    return tool_version([CROSS_CC, "--version"], "capture_qemu") + tool_version([QEMU, "--version"], "capture_qemu")
+    return (tool_version([CROSS_CC, "--version"], "capture_qemu") + tool_version([CROSS_LD, "--version"], "capture_qemu")
+            + " ".join(CROSS_TARGET) + tool_version([QEMU, "--version"], "capture_qemu"))
+
+
+def syscalls_of(trace: str | os.PathLike[str]) -> list[tuple[int, int, int, int, int, int | None]]:
+    """The system calls a QEMU capture recorded (its footer's `syscalls`), in the order the guest
+    made them: (references before the call, the call's number, its first three arguments and its
+    result, None for a call that never returned or whose result is a host's process or thread
+    id, which would make captures differ). The arguments are QEMU's 64-bit widening of
+    the guest's registers: an ARMv7 guest's are their low 32 bits."""
+    from tlblab.trace import info
+
+    footer = info(trace).get("footer") or {}
+    if "syscalls" not in footer:
+        raise UserError(f"{os.fspath(trace)}: no system calls in its footer: not a capture of tlblab.capture_qemu "
+                        "(or one made before it recorded them)")
+    return [tuple(c) for c in footer["syscalls"]]

@@ -9,7 +9,7 @@
  * same CPU on every host, and QEMU's user mode lays the guest's memory out the same way every run
  * (no address randomization of its own), so the references are the same on every host.
  *
- *   qemu-arm -cpu cortex-a9 -plugin libtlblab_qemu.so,outfd=N PROGRAM ARGS...
+ *   qemu-arm -cpu cortex-a9 -plugin libtlblab_qemu.so,outfd=N[,sysfd=M] PROGRAM ARGS...
  *
  * Per executed instruction: a fetch word (its address and size), before the instruction runs;
  * then a load or store word per data access, in the order the instruction makes them (QEMU calls
@@ -19,6 +19,22 @@
  * appearance after the first is a thread start, its exit a thread end. At exit: the OP_END word
  * with END_EXIT and exit code 0 (a plugin is not told the guest's exit status: the caller reads
  * QEMU's own), then the fetch, load and store counts.
+ *
+ * With `sysfd=M`, the guest's system calls, which a user-space reference stream does not show
+ * (seed 004's Tables 2-3 charge each one as a kernel entry, and a munmap or mprotect its TLB
+ * maintenance: the x86 path traces them under Lackey --trace-syscalls), go to descriptor M as
+ * text lines, one when QEMU is about to run a call and one when it returns (QEMU's syscall and
+ * syscall-return callbacks, include/qemu/qemu-plugin.h of QEMU v7.2.0):
+ *
+ *   C <references before the call> <vCPU> <number> <arg1> <arg2> <arg3>
+ *   R <vCPU> <number> <result>
+ *
+ * in decimal, the arguments as QEMU passes them (the guest's registers widened to 64 bits: the
+ * reader keeps an ARMv7 guest's low 32), the result signed; a call that never returns
+ * (exit_group) has no R line. The references before the call are the access words written so
+ * far (each is one record of the trace), so the call's place is exact, the call instruction's
+ * fetch included. M is written unbuffered: lines of calls before a capture's limit are there
+ * when tlblab stops QEMU there.
  *
  * Callbacks of several vCPUs (guest threads) can run at once in user mode: one mutex orders the
  * stream, as Valgrind's big lock does for its tool. */
@@ -40,6 +56,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 static uint64_t buf[BUF_WORDS];
 static size_t nbuf;
 static int out_fd = -1;
+static int sys_fd = -1;
 static int closed;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t n_fetches, n_loads, n_stores;
@@ -123,6 +140,46 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
     pthread_mutex_unlock(&lock);
 }
 
+/* One line to the system-call descriptor, whole (a short write is retried; a failure drops the
+ * descriptor: tlblab reads what was written and the references are unaffected). */
+static void put_line(const char *line, size_t len)
+{
+    while (sys_fd >= 0 && len > 0) {
+        ssize_t w = write(sys_fd, line, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            sys_fd = -1;
+            break;
+        }
+        line += w;
+        len -= (size_t)w;
+    }
+}
+
+static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1, uint64_t a2,
+                       uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8)
+{
+    (void)id, (void)a4, (void)a5, (void)a6, (void)a7, (void)a8;
+    char line[160];
+    pthread_mutex_lock(&lock);
+    int n = snprintf(line, sizeof line, "C %llu %u %lld %llu %llu %llu\n",
+                     (unsigned long long)(n_fetches + n_loads + n_stores), vcpu, (long long)num,
+                     (unsigned long long)a1, (unsigned long long)a2, (unsigned long long)a3);
+    put_line(line, (size_t)n);
+    pthread_mutex_unlock(&lock);
+}
+
+static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, int64_t ret)
+{
+    (void)id;
+    char line[96];
+    pthread_mutex_lock(&lock);
+    int n = snprintf(line, sizeof line, "R %u %lld %lld\n", vcpu, (long long)num, (long long)ret);
+    put_line(line, (size_t)n);
+    pthread_mutex_unlock(&lock);
+}
+
 static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     (void)id;
@@ -179,15 +236,15 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 {
     (void)info;
     for (int i = 0; i < argc; i++) {
-        if (strncmp(argv[i], "outfd=", 6) == 0) {
-            char *end;
-            long fd = strtol(argv[i] + 6, &end, 10);
-            if (*end == '\0' && fd >= 0)
-                out_fd = (int)fd;
-        } else {
-            fprintf(stderr, "tlblab qemu plugin: unknown argument '%s' (expected outfd=N)\n", argv[i]);
+        int *to = strncmp(argv[i], "outfd=", 6) == 0 ? &out_fd : strncmp(argv[i], "sysfd=", 6) == 0 ? &sys_fd : NULL;
+        char *end = NULL;
+        long fd = to ? strtol(argv[i] + 6, &end, 10) : -1;
+        if (!to || *end != '\0' || fd < 0 || fd > 1 << 20) {
+            fprintf(stderr, "tlblab qemu plugin: bad argument '%s' (expected outfd=N or sysfd=M, descriptors)\n",
+                    argv[i]);
             return 1;
         }
+        *to = (int)fd;
     }
     if (out_fd < 0) {
         fprintf(stderr, "tlblab qemu plugin: give the stream's descriptor: -plugin PATH,outfd=N\n");
@@ -198,5 +255,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
     qemu_plugin_register_vcpu_exit_cb(id, on_vcpu_exit);
     qemu_plugin_register_atexit_cb(id, on_exit_cb, NULL);
+    if (sys_fd >= 0) {
+        qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
+        qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);
+    }
     return 0;
 }

@@ -214,6 +214,37 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// lockdown on a level whose lockable array holds unlocked entries while none is locked
+    /// (`TlbConfig::array_holds_unlocked`, the Cortex-A9's main TLB: TRM DDI0388I §6.2.2):
+    /// fills into the array and over victims drawn among a set's ways and its slots, locks
+    /// over unlocked entries, and no locks at all (no pages).
+    #[test]
+    fn lockdown_over_an_array_of_unlocked_entries_agrees_with_its_twin(
+        cfg in machine(),
+        opts in options(),
+        steps in steps(),
+        spaces in 1usize..4,
+        (lockable, pages, process, all) in (1usize..5, proptest::collection::vec(0u64..64, 0..5), 0usize..3, any::<bool>()),
+    ) {
+        let mut cfg = cfg;
+        let level = first_data_level(&mut cfg);
+        level.replacement = tlblab_core::replacement::ReplacementKind::Random;
+        level.lockable_array = true;
+        level.array_holds_unlocked = true;
+        level.lockable = lockable;
+        let pages: Vec<String> = pages.iter().map(|&p| format!("{:#x}", page_va(p, &cfg))).collect();
+        let params = vec![
+            ("pages", pages.join("+")),
+            ("process", (process % spaces).to_string()),
+            ("cores", if all { "all" } else { "one" }.to_string()),
+        ];
+        with_technique(&cfg, opts, &steps, spaces, &spec("lockdown", &params))?;
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
     /// tlb_migration (seed 000 §3.1, §5.2, §7, §9): the save on the source core at each

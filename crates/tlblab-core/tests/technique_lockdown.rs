@@ -310,11 +310,17 @@ fn with_a_refill_latency_every_walk_adds_it_to_the_cycles_and_to_the_micro_stall
 /// A unified main TLB of 4 sets x 2 ways (LRU), the only level, with `lockable` lockable
 /// entries, in an array of their own (`array`) or in the sets' ways; walks of 2 cycles.
 fn one_level(lockable: usize, array: bool) -> System {
+    one_level_of(ReplacementKind::Lru, lockable, array, false)
+}
+
+/// `one_level` under `replacement`, its array holding unlocked entries too or not (`holds`).
+fn one_level_of(replacement: ReplacementKind, lockable: usize, array: bool, holds: bool) -> System {
     // Unified: the machine needs a level for instruction fetches; the test makes none.
-    let mut main = tlb("main", 1, 8, 2, ReplacementKind::Lru);
+    let mut main = tlb("main", 1, 8, 2, replacement);
     main.latency = 0;
     main.lockable = lockable;
     main.lockable_array = array;
+    main.array_holds_unlocked = holds;
     main.tags.asid = true;
     let mut m = machine(PageTableFormat::Armv7Short, vec![main]);
     m.walker.latency = 2;
@@ -629,4 +635,123 @@ fn given_pages_in_a_flushing_micro_tlb_when_one_page_is_locked_then_each_misses_
         let flushed = sys.stats().cores[0].invalidations - inv;
         assert_eq!(flushed, 8 * flushing as u64, "flushing {flushing}");
     }
+}
+
+/// `one_level`'s 4 x 2 main TLB under random replacement (the Cortex-A9's), with an array of 4
+/// lockable slots that holds unlocked entries while none is locked (`holds`,
+/// `TlbConfig::array_holds_unlocked`: Cortex-A9 TRM DDI0388I §6.2.2), or only locked ones.
+fn one_level_random(holds: bool) -> System {
+    one_level_of(ReplacementKind::Random, 4, true, holds)
+}
+
+/// The lockable array's valid entries of `sys`'s one level: (page, locked), slot order.
+fn array_entries(sys: &System) -> Vec<(u64, bool)> {
+    let t = &sys.tlbs[0];
+    let base = t.capacity() - 4;
+    t.entries_with_slots()
+        .filter(|&(s, _)| s >= base)
+        .map(|(_, e)| (e.vpn.0 << 12, e.locked))
+        .collect()
+}
+
+#[test]
+fn given_no_locks_and_an_array_that_holds_unlocked_entries_when_six_pages_of_one_set_are_touched_twice_then_the_second_round_hits(
+) {
+    // "As long as the lockable region does not contain any locked entries, it can be allocated
+    // with non-locked entries to increase overall main TLB storage size" (Cortex-A9 TRM
+    // DDI0388I §6.2.2). Six pages of one 2-way set: the set takes 2, the free array slots the
+    // other 4 (a fill of a full set takes a free slot before it draws a victim), so the second
+    // round walks no more. Without it the 2 ways hold at most 2 of the 6: at least 4 walks.
+    let pages = set0_pages(0x200, 6);
+    let mut walks = Vec::new();
+    for holds in [true, false] {
+        let mut sys = one_level_random(holds);
+        for _ in 0..2 {
+            for &p in &pages {
+                access(&mut sys, 0, p);
+            }
+            walks.push(sys.stats().total.walks);
+        }
+        sys.tlbs[0].check_bookkeeping().unwrap();
+        if holds {
+            let held: Vec<u64> = array_entries(&sys).iter().map(|e| e.0).collect();
+            assert_eq!(
+                held,
+                pages[2..].to_vec(),
+                "the array holds the four fills after the set's two"
+            );
+        }
+    }
+    assert_eq!(
+        walks[..2],
+        [6, 6],
+        "with the array: 6 first touches, then all hits"
+    );
+    assert!(walks[3] - walks[2] >= 4, "without it: {walks:?}");
+}
+
+#[test]
+fn given_an_array_of_unlocked_entries_when_a_page_is_locked_then_it_replaces_the_first_and_the_array_takes_no_more_fills(
+) {
+    let mut sys = one_level_random(true);
+    let pages = set0_pages(0x200, 6);
+    for &p in &pages {
+        access(&mut sys, 0, p);
+    }
+    // A lock (a page of set 1, walked for it) takes slot 0 over the unlocked entry there (the
+    // lockdown register's victim counts up the slots, TRM §4.3.15); the other three stay.
+    sys.event(Event::TlbLock {
+        process: 0,
+        page: VirtAddr(0x301 << 12),
+        core: CoreId(0),
+        lock: true,
+    })
+    .unwrap();
+    assert_eq!(sys.tlbs[0].locked_count(), 1);
+    assert_eq!(
+        array_entries(&sys),
+        vec![
+            (0x301 << 12, true),
+            (pages[3], false),
+            (pages[4], false),
+            (pages[5], false)
+        ]
+    );
+    // With a lock in the array, fills of a full set stay in the set: two more pages of set 0,
+    // touched twice, leave the array as it was.
+    for _ in 0..2 {
+        for p in set0_pages(0x400, 2) {
+            access(&mut sys, 0, p);
+        }
+    }
+    assert_eq!(array_entries(&sys)[0], (0x301 << 12, true));
+    assert_eq!(array_entries(&sys).len(), 4);
+    // A flush takes the unlocked entries of the array, not the lock.
+    sys.event(Event::Flush {
+        core: CoreId(0),
+        what: flush::TLB,
+    })
+    .unwrap();
+    assert_eq!(array_entries(&sys), vec![(0x301 << 12, true)]);
+    sys.tlbs[0].check_bookkeeping().unwrap();
+}
+
+#[test]
+fn given_a_full_array_of_unlocked_entries_when_a_full_set_fills_then_the_victim_is_one_of_six() {
+    // The fill of a full set with the array full draws its victim among the set's 2 ways and
+    // the array's 4 slots: over many fills both kinds are replaced, and every fill evicts one
+    // entry (the level keeps 2 + 4 of the set's pages).
+    let mut sys = one_level_random(true);
+    let pages = set0_pages(0x200, 40);
+    for &p in &pages {
+        access(&mut sys, 0, p);
+    }
+    let st = sys.stats().total;
+    assert_eq!(st.walks, 40);
+    assert_eq!(st.tlb[0].evictions, 40 - 6);
+    let in_array = array_entries(&sys);
+    assert_eq!(in_array.len(), 4);
+    // Some of the array's first four (pages 2-5) were replaced by later pages.
+    assert!(in_array.iter().any(|e| e.0 > pages[5]), "{in_array:?}");
+    sys.tlbs[0].check_bookkeeping().unwrap();
 }

@@ -300,6 +300,7 @@ fn trace_record_qemu(
         "references_seen": r.references_seen,
         "exit_status": r.exit_status,
         "killed_at_limit": r.killed_at_limit,
+        "syscalls": r.syscalls,
         "summary": r.summary.to_json(),
     })
     .to_string())

@@ -16,6 +16,15 @@
 //!
 //! The guest's mappings are QEMU's, not the host process's: `/proc/PID/maps` of QEMU shows
 //! host addresses, so the footer's `maps` is empty (the pages touched are in the trace).
+//!
+//! The guest's system calls, which the references do not show (seed 004's Tables 2-3 charge
+//! each as a kernel entry, and a munmap's or mprotect's TLB maintenance), are in the footer's
+//! `syscalls`: one `[at, number, arg1, arg2, arg3, result]` per call in the order the guest made
+//! them, `at` the trace's references before it (the plugin's `sysfd` lines, `SyscallLog`), the
+//! number, arguments and result as the guest's ABI gives them (an ARMv7 guest's arguments in
+//! their low 32 bits; `result` null for a call that never returned, exit_group, and for one whose
+//! result is a host's process or thread id, `HOST_ID_CALLS`). A capture cut at a limit keeps the
+//! calls before the limit.
 
 use crate::capture::{child_pipe, child_stdio};
 use crate::format::writer::Summary;
@@ -53,6 +62,8 @@ pub struct QemuReport {
     pub references_seen: u64,
     pub exit_status: Option<i32>,
     pub killed_at_limit: bool,
+    /// The guest's system calls kept in the footer (`syscalls`).
+    pub syscalls: u64,
 }
 
 fn qemu_version(qemu: &str) -> Option<String> {
@@ -60,6 +71,84 @@ fn qemu_version(qemu: &str) -> Option<String> {
     let text = String::from_utf8_lossy(&o.stdout).to_string();
     text.lines().next().map(|l| l.trim().to_string())
 }
+
+/// The calls whose result is an id QEMU's host process or thread has (QEMU's user mode runs the
+/// guest as itself): their results would make two captures of one program differ, so the
+/// footer leaves them out. ARM EABI numbers (Linux arch/arm/tools/syscall.tbl): fork 2, getpid
+/// 20, getppid 64, clone 120, vfork 190, gettid 224, set_tid_address 256.
+const HOST_ID_CALLS: [i128; 7] = [2, 20, 64, 120, 190, 224, 256];
+
+/// The guest's system calls as the plugin logs them (`C at vcpu num a1 a2 a3` when QEMU is about
+/// to run one, `R vcpu num ret` when it returns: runtime/qemu-plugin/tlblab_qemu.c), paired by
+/// vCPU into `[at, num, a1, a2, a3, ret]` in the order of the calls.
+#[derive(Debug, Default, PartialEq)]
+pub struct SyscallLog {
+    pub calls: Vec<[Option<i128>; 6]>,
+}
+
+impl SyscallLog {
+    /// Parses the log's text; `what` names it in errors (one line: the line, what was found).
+    pub fn parse(text: &str, what: &str) -> Result<Self, String> {
+        let mut calls: Vec<[Option<i128>; 6]> = Vec::new();
+        // Per vCPU, the index in `calls` of its call under way (a call returns on its vCPU).
+        let mut open: std::collections::HashMap<i128, usize> = std::collections::HashMap::new();
+        for (i, line) in text.lines().enumerate() {
+            let bad = || {
+                format!("{what}, line {}: expected 'C at vcpu num a1 a2 a3' or 'R vcpu num ret', found '{line}'", i + 1)
+            };
+            let mut f = line.split(' ');
+            let tag = f.next();
+            let nums: Vec<i128> = f
+                .map(|x| x.parse::<i128>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| bad())?;
+            match (tag, nums.as_slice()) {
+                (Some("C"), [at, vcpu, num, a1, a2, a3]) => {
+                    open.insert(*vcpu, calls.len());
+                    calls.push([Some(*at), Some(*num), Some(*a1), Some(*a2), Some(*a3), None]);
+                }
+                (Some("R"), [vcpu, num, ret]) => {
+                    let k = open.remove(vcpu).filter(|&k| calls[k][1] == Some(*num)).ok_or_else(|| {
+                        format!("{what}, line {}: a return of call {num} on vCPU {vcpu} that no call line opened", i + 1)
+                    })?;
+                    calls[k][5] = Some(*ret);
+                }
+                _ => return Err(bad()),
+            }
+        }
+        Ok(SyscallLog { calls })
+    }
+
+    /// The calls as the footer's JSON, those at or past `limit` references left out, and the
+    /// result null for a call that returns a host's process or thread id (`HOST_ID_CALLS`).
+    pub fn to_json(&self, limit: Option<u64>) -> Value {
+        let kept = self
+            .calls
+            .iter()
+            .filter(|c| limit.is_none_or(|l| c[0].is_some_and(|at| at < l as i128)));
+        Value::Array(
+            kept.map(|c| {
+                let mut c = *c;
+                if c[1].is_some_and(|n| HOST_ID_CALLS.contains(&n)) {
+                    c[5] = None;
+                }
+                Value::Array(
+                    c.iter()
+                        .map(|v| v.map_or(Value::Null, |x| json!(x as i64)))
+                        .collect(),
+                )
+            })
+            .collect(),
+        )
+    }
+}
+
+/// The descriptors the plugin writes to in QEMU's process: fixed numbers, because QEMU's user
+/// mode shares its descriptor table with the guest, whose `open` returns the lowest free number:
+/// where tlblab's own descriptors happened to lie would move the guest's descriptors, and with
+/// them its system calls' arguments and results. (The originals are close-on-exec.)
+const GUEST_OUT_FD: i32 = 200;
+const GUEST_SYS_FD: i32 = 201;
 
 /// A fresh folder `/tmp/tlblab-qemu-XXXXXX` (mkdtemp: always the same length), removed on drop.
 struct FixedLengthDir(PathBuf);
@@ -121,6 +210,11 @@ pub fn record_qemu(
 
     let (read_end, write_end) = child_pipe()?;
     let wfd = write_end.as_raw_fd();
+    // The plugin's system-call log: a file of the folder (written unbuffered by the plugin, read
+    // once QEMU has exited, so no pipe can fill).
+    let log_path = dir.0.join("syscalls");
+    let log = File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let sysfd = std::os::fd::AsRawFd::as_raw_fd(&log);
     let mut qemu_args: Vec<String> =
         vec!["-cpu".into(), opts.cpu.clone(), "-0".into(), name.clone()];
     if let Some(root) = &opts.sysroot {
@@ -128,7 +222,10 @@ pub fn record_qemu(
         qemu_args.push(root.display().to_string());
     }
     qemu_args.push("-plugin".into());
-    qemu_args.push(format!("{},outfd={wfd}", opts.plugin.display()));
+    qemu_args.push(format!(
+        "{},outfd={GUEST_OUT_FD},sysfd={GUEST_SYS_FD}",
+        opts.plugin.display()
+    ));
     let mut shown_argv = vec![name.clone()];
     shown_argv.extend(argv[1..].iter().cloned());
     let meta = json!({
@@ -149,7 +246,26 @@ pub fn record_qemu(
     let mut writer =
         TraceWriter::create(output, &meta, WriterOptions::default()).map_err(|e| e.message)?;
     let stdout = child_stdio(opts.stdout.as_deref(), |p| File::create(p), Stdio::null())?;
-    let spawned = Command::new(&opts.qemu)
+    let mut command = Command::new(&opts.qemu);
+    // SAFETY: the closure runs in the child between fork and exec and calls only fcntl, dup2
+    // and close, which are async-signal-safe.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
+            // Out of the way of the fixed numbers first (wfd or sysfd may be one of them).
+            let (a, b) = (
+                libc::fcntl(wfd, libc::F_DUPFD, 300),
+                libc::fcntl(sysfd, libc::F_DUPFD, 300),
+            );
+            if a < 0 || b < 0 || libc::dup2(a, GUEST_OUT_FD) < 0 || libc::dup2(b, GUEST_SYS_FD) < 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::close(a);
+            libc::close(b);
+            Ok(())
+        })
+    };
+    let spawned = command
         .env_clear()
         .current_dir(&dir.0)
         .args(&qemu_args)
@@ -160,6 +276,7 @@ pub fn record_qemu(
         .spawn();
     // The child has its copy; ours must close so EOF arrives when the child exits.
     drop(write_end);
+    drop(log);
     let mut child = spawned.map_err(|e| format!("cannot run `{}`: {e}", opts.qemu))?;
     let pid = child.id();
     let mut src = VgToolSource::new(
@@ -216,6 +333,15 @@ pub fn record_qemu(
     }
     debug_assert!(end != Some(StreamEnd::MaxInstructions));
     let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+    let log_text =
+        std::fs::read_to_string(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let calls = SyscallLog::parse(
+        &log_text,
+        &format!("the system calls of {name} as tlblab's QEMU plugin logged them"),
+    )?;
+    let syscalls = calls.to_json(killed.then_some(seen));
+    let n_syscalls = syscalls.as_array().map_or(0, |a| a.len() as u64);
+    writer.set_footer("syscalls", syscalls);
     writer.set_footer("maps", Value::String(String::new()));
     writer.set_footer("exit_status", json!(status.code()));
     writer.set_footer("signal", json!(if killed { None } else { signal }));
@@ -226,5 +352,55 @@ pub fn record_qemu(
         references_seen: seen,
         exit_status: status.code(),
         killed_at_limit: killed,
+        syscalls: n_syscalls,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn given_a_log_of_calls_and_returns_then_each_return_closes_its_vcpus_call() {
+        let text = "C 10 0 45 0 0 0\nR 0 45 4096\nC 20 0 91 3221225472 8192 0\nC 21 1 20 0 0 0\nR 1 20 7\nR 0 91 0\nC 30 0 248 0 0 0\n";
+        let log = SyscallLog::parse(text, "log").unwrap();
+        let c: Vec<Vec<Option<i128>>> = log.calls.iter().map(|c| c.to_vec()).collect();
+        assert_eq!(
+            c[0],
+            [Some(10), Some(45), Some(0), Some(0), Some(0), Some(4096)]
+        );
+        assert_eq!(
+            c[1],
+            [
+                Some(20),
+                Some(91),
+                Some(3221225472),
+                Some(8192),
+                Some(0),
+                Some(0)
+            ]
+        );
+        assert_eq!(
+            c[2],
+            [Some(21), Some(20), Some(0), Some(0), Some(0), Some(7)]
+        );
+        assert_eq!(c[3][5], None, "exit_group never returns");
+        // getpid's result is the host's pid: left out of the footer.
+        assert_eq!(log.to_json(None)[2][5], Value::Null);
+        assert_eq!(log.to_json(None)[0][5], json!(4096));
+        // A limit of 21 references keeps the calls made before the 21st.
+        assert_eq!(log.to_json(Some(21)).as_array().unwrap().len(), 2);
+        assert_eq!(log.to_json(None).as_array().unwrap().len(), 4);
+    }
+
+    #[test]
+    fn given_a_bad_line_or_an_unopened_return_then_one_line_names_it() {
+        let e = SyscallLog::parse("C 1 0 45 0 0\n", "log").unwrap_err();
+        assert!(e.starts_with("log, line 1: expected"), "{e}");
+        let e = SyscallLog::parse("C 1 0 45 0 0 0\nR 0 20 0\n", "log").unwrap_err();
+        assert!(
+            e.contains("line 2") && e.contains("call 20 on vCPU 0"),
+            "{e}"
+        );
+    }
 }

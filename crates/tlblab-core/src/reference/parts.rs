@@ -90,6 +90,12 @@ impl<K: PartialEq + Clone> NaiveSets<K> {
         self.slots[set].iter().all(|s| s.is_some())
     }
 
+    /// A uniform draw of 0..n from the random policy's generator (the victim among a set's ways
+    /// and a lockable array's slots, `NaiveTlb::holds_unlocked`).
+    pub(super) fn draw(&mut self, n: usize) -> usize {
+        self.rng.below(n as u64) as usize
+    }
+
     /// Where a new entry goes: the lowest invalid way, else the policy's victim among
     /// `allowed` (None when nothing is allowed).
     pub(super) fn victim(&mut self, set: usize, allowed: &[bool]) -> Option<usize> {
@@ -206,6 +212,12 @@ pub(super) struct NaiveTlb {
     /// `lockable` slots beside the sets (the Cortex-A9's main TLB, TRM §6.2.2); empty when the
     /// locks take ways of the sets.
     pub(super) array: Vec<Option<Entry>>,
+    /// `TlbConfig::array_holds_unlocked`: while the array holds no locked entry, it takes
+    /// ordinary ones too, "to increase overall main TLB storage size" (Cortex-A9 TRM DDI0388I
+    /// §6.2.2): a fill that finds its set full goes to an empty slot of the array, else
+    /// replaces a victim drawn at random among the set's ways and the array's slots. A lock
+    /// takes an empty slot, else the first slot of an unlocked entry.
+    pub(super) holds_unlocked: bool,
     /// `TlbConfig::flush_on_context_change`: emptied on every change of address space and on
     /// every lock into the core's lockable level (the Cortex-A9's micro TLBs, TRM §6.2.1).
     pub(super) flush_on_context: bool,
@@ -244,6 +256,7 @@ impl NaiveTlb {
             } else {
                 Vec::new()
             },
+            holds_unlocked: t.array_holds_unlocked,
             flush_on_context: t.flush_on_context_change,
             name: t.name.clone(),
             level: t.level,
@@ -357,7 +370,8 @@ impl NaiveTlb {
         {
             let x = self.array[i].as_ref().unwrap();
             self.array[i] = Some(Entry {
-                locked: true,
+                // A lock stays; an unlocked entry is locked by a locked `e`.
+                locked: x.locked || e.locked,
                 uses: x.uses,
                 last_use: x.last_use,
                 ..e.clone()
@@ -367,7 +381,8 @@ impl NaiveTlb {
         if !e.locked {
             return None;
         }
-        let free = self.array.iter().position(Option::is_none)?;
+        let free = self.lock_slot()?;
+        let replaced = self.array[free].is_some();
         let set = self.set_of(e.vpn);
         if let Some(w) = self.sets.find(set, |x| same(x) && self.allows(x, who)) {
             self.sets.invalidate(set, w);
@@ -378,7 +393,22 @@ impl NaiveTlb {
             last_use: 0,
             ..e.clone()
         });
-        Some(false)
+        Some(replaced)
+    }
+
+    /// The array slot a lock takes: the first empty one, else, where the array holds unlocked
+    /// entries, the first of those (the lockdown register's victim counts up the slots,
+    /// Cortex-A9 TRM DDI0388I §4.3.15).
+    fn lock_slot(&self) -> Option<usize> {
+        self.array.iter().position(Option::is_none).or_else(|| {
+            if self.holds_unlocked {
+                self.array
+                    .iter()
+                    .position(|s| s.as_ref().is_some_and(|x| !x.locked))
+            } else {
+                None
+            }
+        })
     }
 
     /// Puts `e` in: an entry already translating it for its tags is refreshed in place (a lock
@@ -406,6 +436,26 @@ impl NaiveTlb {
         let locks_free = self.array.is_empty() && self.locked_count() < self.lockable;
         let (w, evicted) = match same {
             Some(w) => (w, false),
+            None if self.holds_unlocked && self.sets.full(set) && self.locked_count() == 0 => {
+                // No lock in the array: it takes the entry, in an empty slot, or over a victim
+                // drawn among the set's ways and its slots.
+                let fresh = Entry {
+                    locked: false,
+                    uses: 0,
+                    last_use: 0,
+                    ..e.clone()
+                };
+                if let Some(i) = self.array.iter().position(Option::is_none) {
+                    self.array[i] = Some(fresh);
+                    return false;
+                }
+                let k = self.sets.draw(self.sets.ways + self.array.len());
+                if k >= self.sets.ways {
+                    self.array[k - self.sets.ways] = Some(fresh);
+                    return true;
+                }
+                (k, true)
+            }
             None => {
                 let evicting = self.sets.full(set);
                 let allowed: Vec<bool> = self.sets.slots[set]
@@ -439,14 +489,13 @@ impl NaiveTlb {
     /// is locked already): whether it is locked now.
     pub(super) fn lock(&mut self, va: u64, who: Who) -> bool {
         if !self.array.is_empty() {
-            // Locking moves the entry from its set into a free slot of the array.
-            if self.array_position(va, who).is_some() {
+            // Locking moves the entry from its set into a free slot of the array (or over an
+            // unlocked entry there); an unlocked entry of the array is locked where it is.
+            if let Some(i) = self.array_position(va, who) {
+                self.array[i].as_mut().expect("held").locked = true;
                 return true;
             }
-            let (Some((set, w)), Some(free)) = (
-                self.position(va, who),
-                self.array.iter().position(Option::is_none),
-            ) else {
+            let (Some((set, w)), Some(free)) = (self.position(va, who), self.lock_slot()) else {
                 return false;
             };
             let e = self.sets.slots[set][w].clone().expect("held");
@@ -520,7 +569,7 @@ impl NaiveTlb {
         for i in 0..self.array.len() {
             if self.array[i]
                 .as_ref()
-                .is_some_and(|e| e.vpn == va >> e.size.shift())
+                .is_some_and(|e| e.locked && e.vpn == va >> e.size.shift())
             {
                 let e = self.array[i].take().expect("held");
                 // A new entry of its set: its uses count from this fill.
@@ -565,6 +614,12 @@ impl NaiveTlb {
                     self.sets.invalidate(set, w);
                     n += 1;
                 }
+            }
+        }
+        for slot in &mut self.array {
+            if slot.as_ref().is_some_and(|e| !e.locked && drop(e)) {
+                *slot = None;
+                n += 1;
             }
         }
         n

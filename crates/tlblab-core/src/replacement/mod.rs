@@ -165,6 +165,16 @@ impl Replacement {
         }
     }
 
+    /// A uniform draw of 0..n from a random policy's generator (`RandomRepl::draw`): the victim
+    /// among a set's ways and a lockable array's slots, `TlbConfig::array_holds_unlocked`,
+    /// which validation allows with random replacement only.
+    pub fn random_draw(&mut self, n: usize) -> usize {
+        match self {
+            Replacement::Random(p) => p.draw(n),
+            _ => unreachable!("array_holds_unlocked is validated to need random replacement"),
+        }
+    }
+
     /// `allowed` is a bit mask over ways (bit w = way w may be chosen); ways ≤ 64 per mask word.
     #[inline]
     pub fn victim(&mut self, set: usize, allowed: &[u64]) -> usize {

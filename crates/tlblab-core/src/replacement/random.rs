@@ -22,6 +22,13 @@ impl RandomRepl {
         self.rng.below(self.ways as u64) as usize
     }
 
+    /// A uniform draw of 0..n from the policy's generator: the victim among a set's ways and a
+    /// lockable array's slots (`TlbConfig::array_holds_unlocked`).
+    #[inline]
+    pub fn draw(&mut self, n: usize) -> usize {
+        self.rng.below(n as u64) as usize
+    }
+
     #[inline]
     pub fn victim(&mut self, allowed: &[u64]) -> usize {
         let n: u32 = allowed.iter().map(|w| w.count_ones()).sum();

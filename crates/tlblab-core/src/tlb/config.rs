@@ -113,6 +113,19 @@ pub struct TlbConfig {
     /// is unlocked moves into its set). Lookups search the sets, then the array.
     #[serde(default, skip_serializing_if = "is_false")]
     pub lockable_array: bool,
+    /// Whether the lockable array (`lockable_array`) also takes ordinary, unlocked entries while
+    /// it holds no locked one: "As long as the lockable region does not contain any locked
+    /// entries, it can be allocated with non-locked entries to increase overall main TLB
+    /// storage size" (Cortex-A9 TRM DDI0388I §6.2.2 Main TLB). The TRM does not say how a fill
+    /// chooses between a set's ways and the array, so the model extends the level's random
+    /// replacement (the A9's, seed 004 §V.1) over both: a fill into a full set takes a free
+    /// array slot if there is one, else its victim is drawn uniformly among the set's ways and
+    /// the array's slots. Once an entry is locked the array takes no new unlocked entry; a lock
+    /// takes a free slot, else the first slot holding an unlocked entry (the lockdown register's
+    /// victim field counts up the four slots, TRM §4.3.15). Unlocked entries of the array are
+    /// maintained as any unlocked entry is (flushes take them). Random replacement only.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub array_holds_unlocked: bool,
     /// Whether this level is flushed whole (a) whenever the core's address space changes, the
     /// Context ID register's write in Linux's `switch_mm`, even though its entries carry ASIDs,
     /// and (b) whenever an entry is locked into a lockable level below it on its core. The
@@ -156,6 +169,7 @@ impl TlbConfig {
             shared: false,
             lockable: 0,
             lockable_array: false,
+            array_holds_unlocked: false,
             flush_on_context_change: false,
             tags: TagConfig::default(),
             hardware_ways: None,
@@ -197,6 +211,16 @@ impl TlbConfig {
         }
         if self.page_sizes.is_empty() {
             return f("page_sizes", "must list at least one page size".into());
+        }
+        if self.array_holds_unlocked
+            && !(self.lockable_array
+                && self.lockable > 0
+                && self.replacement == ReplacementKind::Random)
+        {
+            return f(
+                "array_holds_unlocked",
+                "needs a lockable array (lockable > 0, lockable_array = true) and replacement = \"random\"".into(),
+            );
         }
         if self.lockable > self.entries && !self.lockable_array {
             return f(

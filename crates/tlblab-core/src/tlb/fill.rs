@@ -67,7 +67,10 @@ impl Tlb {
             return (false, None);
         }
         self.memo_slot = usize::MAX;
-        if self.config.lockable_array && (e.locked || (!ABSENT && self.locked_count != 0)) {
+        if self.config.lockable_array
+            && (e.locked
+                || (!ABSENT && (self.locked_count != 0 || self.config.array_holds_unlocked)))
+        {
             if let Some(done) = self.array_insert(&e) {
                 return (done, None);
             }
@@ -110,6 +113,29 @@ impl Tlb {
                 self.set_valid[set] += 1;
                 self.count_size(e.size.index(), true);
                 w
+            }
+            None if self.config.array_holds_unlocked && self.locked_count == 0 => {
+                // The lockable array holds no lock, so it takes unlocked entries (Cortex-A9 TRM
+                // DDI0388I §6.2.2): a free slot, else a victim drawn among the set's ways and
+                // the array's slots (`TlbConfig::array_holds_unlocked`).
+                if let Some(slot) = self.array_free_slot() {
+                    self.array_put(slot, &e, false);
+                    return (false, None);
+                }
+                let k = self.repl.random_draw(self.ways + self.config.lockable);
+                if k >= self.ways {
+                    let slot = self.array_base + (k - self.ways);
+                    let old = REPORT.then(|| self.entry_at(slot));
+                    self.array_clear(slot);
+                    self.array_put(slot, &e, false);
+                    return (true, old);
+                }
+                // Random replacement keeps no state: nothing to record of the fill.
+                filled = true;
+                self.count_size((self.keys.get(base + k) & 7) as usize, false);
+                self.count_size(e.size.index(), true);
+                evicted = (true, REPORT.then(|| self.entry_at(base + k)));
+                k
             }
             None => {
                 let w = if self.locked_count == 0 {
@@ -184,13 +210,25 @@ impl Tlb {
         let va = VirtAddr(e.vpn.0 << e.size.shift());
         let key = pack(e.vpn.0, e.size);
         if let Some((slot, ..)) = self.array_find(va, req).filter(|&(_, k, _)| k == key) {
-            self.payload[slot] = Payload::locked_from(e);
+            // A refresh keeps a lock; an unlocked entry (`array_holds_unlocked`) is locked by a
+            // locked `e`.
+            let locked = self.payload[slot].locked || e.locked;
+            self.locked_count += (locked && !self.payload[slot].locked) as usize;
+            self.payload[slot] = Payload {
+                locked,
+                ..Payload::locked_from(e)
+            };
             return Some(false);
         }
         if !e.locked {
             return None;
         }
-        let slot = self.array_free_slot()?;
+        let slot = self.array_lock_slot()?;
+        // A lock over an unlocked entry of the array replaces it.
+        let replaced = self.keys.get(slot) != INVALID;
+        if replaced {
+            self.array_clear(slot);
+        }
         // The same translation in its set moves into the array.
         let base = self.index.set_of(e.vpn.0) * self.ways;
         if let Some(in_set) =
@@ -198,8 +236,8 @@ impl Tlb {
         {
             self.invalidate_slot(in_set);
         }
-        self.array_put(slot, e);
-        Some(false)
+        self.array_put(slot, e, true);
+        Some(replaced)
     }
 
     pub(super) fn invalidate_slot(&mut self, slot: usize) {

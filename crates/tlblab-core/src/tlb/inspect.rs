@@ -42,6 +42,15 @@ impl Tlb {
                 self.config.name
             ));
         }
+        let locked = (0..keys.len())
+            .filter(|&s| keys[s] != INVALID && self.payload[s].locked)
+            .count();
+        if locked != self.locked_count {
+            return Err(format!(
+                "{}: {locked} entries locked, counted {}",
+                self.config.name, self.locked_count
+            ));
+        }
         Ok(())
     }
 

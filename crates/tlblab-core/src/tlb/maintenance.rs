@@ -86,9 +86,12 @@ impl Tlb {
                 }
             }
         }
-        if LOCKED {
+        // The array's entries: locked ones by a shootdown only; unlocked ones
+        // (`array_holds_unlocked`) by either.
+        if LOCKED || self.config.array_holds_unlocked {
             for slot in self.array_base..self.keys.len() {
                 if self.array_translates(slot, va)
+                    && (LOCKED || !self.payload[slot].locked)
                     && asid
                         .is_none_or(|a| self.payload[slot].global || self.payload[slot].asid == a)
                 {
@@ -167,7 +170,12 @@ impl Tlb {
         let mut n = 0;
         for slot in 0..self.keys.len() {
             if self.keys.get(slot) != INVALID && !self.payload[slot].locked && pred(self, slot) {
-                self.invalidate_slot(slot);
+                // An unlocked entry of the lockable array (`array_holds_unlocked`) is in no set.
+                if slot >= self.array_base {
+                    self.array_clear(slot);
+                } else {
+                    self.invalidate_slot(slot);
+                }
                 n += 1;
             }
         }
@@ -179,18 +187,27 @@ impl Tlb {
     pub fn lock(&mut self, va: VirtAddr, req: Requester) -> bool {
         self.memo_slot = usize::MAX;
         if self.config.lockable_array {
-            // Locking moves the entry from its set into a free slot of the array.
-            if self.array_find(va, req).is_some() {
+            // Locking moves the entry from its set into a free slot of the array (or one of an
+            // unlocked entry, `array_lock_slot`); an unlocked entry of the array is locked in
+            // place.
+            if let Some((slot, ..)) = self.array_find(va, req) {
+                if !self.payload[slot].locked {
+                    self.payload[slot].locked = true;
+                    self.locked_count += 1;
+                }
                 return true;
             }
             let (Some((slot, ..)), Some(free)) =
-                (self.search_sets(va, req), self.array_free_slot())
+                (self.search_sets(va, req), self.array_lock_slot())
             else {
                 return false;
             };
             let e = self.entry_at(slot);
             self.invalidate_slot(slot);
-            self.array_put(free, &e);
+            if self.keys.get(free) != INVALID {
+                self.array_clear(free);
+            }
+            self.array_put(free, &e, true);
             return true;
         }
         for i in 0..self.sizes.len() {
@@ -219,7 +236,7 @@ impl Tlb {
         // An unlocked entry of the array moves into its set (filled there, unlocked), in
         // array slot order.
         for slot in self.array_base..self.keys.len() {
-            if self.array_translates(slot, va) {
+            if self.array_translates(slot, va) && self.payload[slot].locked {
                 let mut e = self.entry_at(slot);
                 e.locked = false;
                 self.array_clear(slot);

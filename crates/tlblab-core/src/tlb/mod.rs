@@ -497,8 +497,12 @@ impl Tlb {
     #[inline(always)]
     fn search(&self, va: VirtAddr, req: Requester) -> Option<(usize, u64, PageSize, bool)> {
         let found = self.search_sets(va, req);
-        // Every entry of a lockable array is locked, so a level without locks skips it.
-        if found.is_none() && self.locked_count != 0 && self.config.lockable_array {
+        // Every entry of a lockable array is locked unless it holds unlocked ones too
+        // (`array_holds_unlocked`), so a level without either skips it.
+        if found.is_none()
+            && (self.locked_count != 0 || self.config.array_holds_unlocked)
+            && self.config.lockable_array
+        {
             return self
                 .array_find(va, req)
                 .map(|(slot, key, size)| (slot, key, size, false));
@@ -526,26 +530,44 @@ impl Tlb {
         (self.array_base..self.keys.len()).find(|&slot| self.keys.get(slot) == INVALID)
     }
 
-    /// Clears the lockable array's `slot` (a locked entry).
+    /// Clears the lockable array's `slot` (a locked entry, or an unlocked one where the array
+    /// holds those, `array_holds_unlocked`).
     fn array_clear(&mut self, slot: usize) {
         self.count_size((self.keys.get(slot) & 7) as usize, false);
         self.write_key(slot, INVALID);
+        if self.payload[slot].locked {
+            self.locked_count -= 1;
+        }
         self.payload[slot].locked = false;
-        self.locked_count -= 1;
         self.memo_slot = usize::MAX;
     }
 
-    /// Puts `e` into the lockable array's free `slot`, locked.
-    fn array_put(&mut self, slot: usize, e: &TlbEntry) {
+    /// Puts `e` into the lockable array's free `slot`, locked or not (`array_holds_unlocked`).
+    fn array_put(&mut self, slot: usize, e: &TlbEntry, locked: bool) {
         let key = pack(e.vpn.0, e.size);
         self.count_size(e.size.index(), true);
         self.write_key(slot, key);
-        self.payload[slot] = Payload::locked_from(e);
+        self.payload[slot] = Payload {
+            locked,
+            ..Payload::locked_from(e)
+        };
         if let Some(u) = self.uses.get_mut(slot) {
             *u = (0, 0);
         }
-        self.locked_count += 1;
+        self.locked_count += locked as usize;
         self.memo_slot = usize::MAX;
+    }
+
+    /// The slot a lock takes in the lockable array: a free one, else (`array_holds_unlocked`)
+    /// the first holding an unlocked entry, which the lock replaces (the lockdown register's
+    /// victim counts up the slots, Cortex-A9 TRM DDI0388I §4.3.15).
+    fn array_lock_slot(&self) -> Option<usize> {
+        self.array_free_slot().or_else(|| {
+            self.config
+                .array_holds_unlocked
+                .then(|| (self.array_base..self.keys.len()).find(|&s| !self.payload[s].locked))
+                .flatten()
+        })
     }
 
     /// The search of every page size's set, smallest size first (`search` without the
@@ -644,8 +666,11 @@ impl Tlb {
             && self.live_sizes & !(1 << size.index()) == 0
             && self.locked_count == 0
             && self.ways <= 64
+            && !self.config.array_holds_unlocked
         // A lockable array (`lockable_array`) holds only locked entries, so it is empty here;
-        // the lanes borrow the sets' slots, `0..array_base`, and never search it.
+        // the lanes borrow the sets' slots, `0..array_base`, and never search it. One that
+        // holds unlocked entries too (`array_holds_unlocked`) takes fills the lanes do not
+        // make: such a level takes no lane.
     }
 
     /// `lookup` of the page `vpn` of the size of `key` (`pack(vpn, size)`) on a level that is

@@ -130,14 +130,20 @@ OS = {"fault_kernel_pages": FAULT_KERNEL_PAGES, "tlb_maintenance": "broadcast",
       "kernel_data_sections": True, "vectors_page": True}
 
 
-def tick_references(prog: str, quick: bool) -> int:
+def _capture(prog: str, isa: str, limit: int = 0):
+    """The real-time program's capture on `isa`: "x86" (gcc -m32 under Lackey) or "armv7" (the
+    seed's ISA, under QEMU: mibench.capture_armv7)."""
+    return mibench.capture(prog, limit=limit) if isa == "x86" else mibench.capture_armv7(prog, limit=limit)
+
+
+def tick_references(prog: str, quick: bool, isa: str = "x86") -> int:
     """The references of a core between timer ticks in `prog`'s scenarios (0: no ticks, --quick):
     the program's capture's accesses times TICK_CYCLES over its run's cycles (SEED_CYCLES)."""
     if quick:
         return 0
     from tlblab.trace import info
 
-    accesses = int(info(str(mibench.capture(prog)))["accesses"]["total"])
+    accesses = int(info(str(_capture(prog, isa)))["accesses"]["total"])
     return max(1, round(accesses * TICK_CYCLES / SEED_CYCLES[prog]))
 
 
@@ -159,17 +165,17 @@ def _stall_rows(out: dict[str, float], prog: str, base: dict[str, float], locked
 
 
 @lru_cache(maxsize=None)
-def _program(prog: str, quick: bool) -> dict[str, float]:
+def _program(prog: str, quick: bool, isa: str = "x86") -> dict[str, float]:
     """One program's numbers in seed 004 §V.1's single-core scenario (cjpeg, djpeg, then the
     program on one core; `_scenario_run`), the pages chosen on the program's run alone (§IV)."""
-    alone = str(mibench.capture(prog, limit=QUICK_REFERENCES if quick else 0))
+    alone = str(_capture(prog, isa, limit=QUICK_REFERENCES if quick else 0))
     out: dict[str, float] = {}
     # seed 004 §IV: the program's data accesses over its whole run, pages ranked (loads + stores);
     # the seed profiles the program by itself, so the ranking is of its run alone.
     rows = profile(alone, process=0)
     geom = ld.geometry(A9)
     pages = ld.most_frequent(rows, 4, process=0, geom=geom)
-    trace, base, unit = _scenario_run(prog, 1, quick)
+    trace, base, unit = _scenario_run(prog, 1, quick, isa=isa)
     locked = selection.stall_of(A9, trace, pages, process=0, os=OS)
     # The program's own references and cycles (process 0), not cjpeg's and djpeg's before it.
     _stall_rows(out, prog, base, locked, unit)
@@ -194,7 +200,7 @@ def _program(prog: str, quick: bool) -> dict[str, float]:
     removable = sel.baseline - best
     out[f"{prog}/heldout_stall"] = held_whole
     out[f"{prog}/heldout_reach"] = (sel.baseline - held_whole) / removable if removable else 1.0
-    _SELECTIONS[(prog, quick)] = (rows, pages, held.pages)
+    _SELECTIONS[(prog, quick, isa)] = (rows, pages, held.pages)
     return out
 
 
@@ -207,10 +213,10 @@ def _references(trace: str) -> int:
     return int(i["accesses"]["total"]) + int(i["page_crossing_accesses"])
 
 
-# (program, quick) -> (its page profile, the 4 most-accessed pages, the guided set chosen on the
+# (program, quick, isa) -> (its page profile, the 4 most-accessed pages, the guided set chosen on the
 # first half of its run alone): what Table 3's four-core runs lock (the seed profiles each
 # program alone, §IV, and locks the same pages in both scenarios).
-_SELECTIONS: dict[tuple[str, bool], tuple[list[dict], list[int], list[int]]] = {}
+_SELECTIONS: dict[tuple[str, bool, str], tuple[list[dict], list[int], list[int]]] = {}
 
 
 def _profile_prefix(trace: str, n: int) -> list[dict]:
@@ -226,17 +232,24 @@ def _profile_prefix(trace: str, n: int) -> list[dict]:
         return profile(part, process=0)
 
 
-def table2(quick: bool) -> dict[str, float]:
+def table2(quick: bool, isa: str = "x86") -> dict[str, float]:
     """Table 2: seed 004 §V.1's single-core scenario (cjpeg, djpeg, then the real-time program on
     one core); Table 3 is the same with cores 1-3 busy."""
     out: dict[str, float] = {}
     for prog in PROGRAMS:
-        out.update(_program(prog, quick))
+        out.update(_program(prog, quick, isa))
     return out
 
 
+def table2_armv7(quick: bool) -> dict[str, float]:
+    """Table 2 with the real-time programs on the seed's ISA: ARMv7 binaries captured under
+    qemu-arm -cpu cortex-a9 (mibench.capture_armv7), their system calls from the capture."""
+    return table2(quick, "armv7")
+
+
 @lru_cache(maxsize=None)
-def _scenario_run(prog: str, cores: int, quick: bool, phase: int = 0) -> tuple[str, dict[str, float], dict]:
+def _scenario_run(prog: str, cores: int, quick: bool, phase: int = 0,
+                  isa: str = "x86") -> tuple[str, dict[str, float], dict]:
     """Seed 004 §V.1's scenario on `cores` cores (mibench.scenario: cjpeg, djpeg, then the
     program on core 0; on four cores cores 1-3 loop cjpeg, djpeg and typeset, where `phase`
     puts them): the trace, the program's (process 0's) stall cycles per level without lockdown,
@@ -245,15 +258,15 @@ def _scenario_run(prog: str, cores: int, quick: bool, phase: int = 0) -> tuple[s
     # capture of minutes): their programs then end, and start again as new processes, sooner.
     bound = QUICK_REFERENCES if quick else 0
     trace = str(mibench.scenario(prog, cores, limit=bound, corunner_limit=bound,
-                                 tick=tick_references(prog, quick), phase=phase))
+                                 tick=tick_references(prog, quick, isa), phase=phase, isa=isa))
     r = simulate(A9, trace, technique="lockdown:process=0", stall_cycles=True, os=OS)
-    _SHOOTDOWNS[(prog, cores, quick, phase)] = int(r.stats["os"]["shootdowns"])
+    _SHOOTDOWNS[(prog, cores, quick, phase, isa)] = int(r.stats["os"]["shootdowns"])
     return trace, r.stall_cycles("process 0"), r.stats["processes"]["0"]
 
 
-# (program, cores, quick, phase) -> the TLB maintenance operations of the scenario's run
+# (program, cores, quick, phase, isa) -> the TLB maintenance operations of the scenario's run
 # (`_scenario_run`).
-_SHOOTDOWNS: dict[tuple[str, int, bool, int], int] = {}
+_SHOOTDOWNS: dict[tuple[str, int, bool, int, str], int] = {}
 
 # Seed 004 §V.1 measures the real-time program 100 times while cores 1-3 loop their programs,
 # and reports the measurements' averages: each run meets the background loops at another place.
@@ -268,18 +281,19 @@ def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs)
 
 
-def _four_core(prog: str, quick: bool, pages: list[int]) -> tuple[dict[str, float], dict[str, float], dict, float]:
+def _four_core(prog: str, quick: bool, pages: list[int],
+               isa: str = "x86") -> tuple[dict[str, float], dict[str, float], dict, float]:
     """The program's stall cycles per level in §V.1's four-core scenario without and with
     `pages` locked, each averaged over the PHASES placements of the background loops; its
     averaged statistics (cycles, references, page faults, the main TLB's misses); and the
     averaged TLB maintenance operations of the whole scenario."""
     bases, lockeds, units, maint = [], [], [], []
     for phase in range(PHASES):
-        trace, base, unit = _scenario_run(prog, 4, quick, phase)
+        trace, base, unit = _scenario_run(prog, 4, quick, phase, isa)
         bases.append(base)
         lockeds.append(selection.stall_of(A9, trace, pages, process=0, os=OS))
         units.append(unit)
-        maint.append(float(_SHOOTDOWNS[(prog, 4, quick, phase)]))
+        maint.append(float(_SHOOTDOWNS[(prog, 4, quick, phase, isa)]))
 
     def avg(ds: list[dict[str, float]]) -> dict[str, float]:
         return {k: _mean([float(d[k]) for d in ds]) for k in ds[0]}
@@ -300,7 +314,7 @@ def _walk_cost(stall: dict[str, float], unit: dict) -> float:
     return stall["main"] / misses if misses else 0.0
 
 
-def table3(quick: bool) -> dict[str, float]:
+def table3(quick: bool, isa: str = "x86") -> dict[str, float]:
     """Table 3: seed 004 §V.1's four-core scenario. Core 0 runs cjpeg, djpeg and then the
     real-time program while cores 1-3 loop cjpeg, djpeg and typeset (captured Debian programs,
     mibench.capture_corunner), the cores in turns of mibench.SCENARIO_TURN references, sharing
@@ -309,11 +323,11 @@ def table3(quick: bool) -> dict[str, float]:
     §V.1 (cjpeg, djpeg, then the program, on one core), so the difference is the co-runners'."""
     out: dict[str, float] = {}
     for prog in PROGRAMS:
-        _program(prog, quick)
-        rows, pages, held_pages = _SELECTIONS[(prog, quick)]
-        base, locked, unit, maintenance = _four_core(prog, quick, pages)
-        trace, _, _ = _scenario_run(prog, 4, quick, 0)
-        _, single, single_unit = _scenario_run(prog, 1, quick)
+        _program(prog, quick, isa)
+        rows, pages, held_pages = _SELECTIONS[(prog, quick, isa)]
+        base, locked, unit, maintenance = _four_core(prog, quick, pages, isa)
+        trace, _, _ = _scenario_run(prog, 4, quick, 0, isa)
+        _, single, single_unit = _scenario_run(prog, 1, quick, isa=isa)
         _stall_rows(out, prog, base, locked, unit)
         out[f"{prog}/page_faults"] = float(unit.get("page_faults", 0))
         s = single["uTLB-D"] + single["main"]
@@ -342,3 +356,9 @@ def table3(quick: bool) -> dict[str, float]:
         out[f"{prog}/heldout_stall"] = held_whole
         out[f"{prog}/heldout_reach"] = (sel.baseline - held_whole) / removable if removable else 1.0
     return out
+
+
+def table3_armv7(quick: bool) -> dict[str, float]:
+    """Table 3 with the real-time programs on the seed's ISA (`table2_armv7`); the background
+    programs on cores 1-3 and before the program are the x86-64 captures of `table3`."""
+    return table3(quick, "armv7")

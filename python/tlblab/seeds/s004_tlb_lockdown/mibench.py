@@ -107,12 +107,13 @@ def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
 
 
 
-# The seed's ISA (issue 87): the same programs cross-compiled for ARMv7 (Debian's armhf
-# toolchain) and captured under qemu-arm -cpu cortex-a9 with tlblab's plugin
-# (tlblab.capture_qemu): the same bytes on every host and in every folder. No system calls are
-# recorded on this path yet (Lackey's --trace-syscalls has no QEMU counterpart here).
+# The seed's ISA (issue 87): the same programs cross-compiled for ARMv7 (Debian's armhf port)
+# and captured under qemu-arm -cpu cortex-a9 with tlblab's plugin (tlblab.capture_qemu): the
+# same bytes on every host and in every folder, the program's system calls in the capture's
+# footer (`armv7_syscalls`), where the x86 path traces them in a second run under Lackey.
 ARMV7_CFLAGS = ["-O2", "-std=c11"]
-ARMV7_CAPTURE_VERSION = "1"
+# 2: the system calls recorded (the footer's `syscalls`), clang for Debian's armhf baseline.
+ARMV7_CAPTURE_VERSION = "2"
 
 
 def build_armv7(name: str, cache: Path = CACHE) -> Path:
@@ -121,8 +122,7 @@ def build_armv7(name: str, cache: Path = CACHE) -> Path:
 
     prog = _program(name)
     src = SOURCES / f"{prog.source}.c"
-    key = content_digest(src.read_bytes(), tool_version([capture_qemu.CROSS_CC, "--version"], "mibench"),
-                         " ".join(ARMV7_CFLAGS))
+    key = content_digest(src.read_bytes(), capture_qemu.toolchain_versions(), " ".join(ARMV7_CFLAGS))
     out = Path(cache) / "bin-armv7" / key / prog.source
     if out.is_file():
         return out
@@ -145,6 +145,41 @@ def capture_armv7(name: str, *, limit: int = 0, cache: Path = CACHE) -> Path:
         return out
     atomic_write(out, lambda tmp: capture_qemu.record([str(binary), *prog.args], tmp, limit=limit or None))
     return out
+
+
+# ARM EABI system call numbers (Linux arch/arm/tools/syscall.tbl): the calls that change a
+# mapping, as `syscalls_of` reads them by name on the x86 path.
+ARM_BRK, ARM_MUNMAP, ARM_MPROTECT = 45, 91, 125
+
+
+def armv7_syscalls(trace: Path) -> list[tuple[int, str, int, int, int]]:
+    """The system calls of an ARMv7 capture (tlblab.capture_qemu.syscalls_of) as `syscalls_of`
+    gives the x86 path's: (position, "munmap" | "mprotect" | "syscall", start, length, prot),
+    every call a kernel entry, a successful munmap, mprotect or heap-shrinking brk also its
+    mapping change. The guest's registers are 32 bits: QEMU's widened values are cut to them."""
+    from tlblab import capture_qemu
+
+    calls: list[tuple[int, str, int, int, int]] = []
+    brk = 0
+    for at, num, a1, a2, a3, ret in capture_qemu.syscalls_of(trace):
+        a1, a2, a3 = a1 & 0xFFFF_FFFF, a2 & 0xFFFF_FFFF, a3 & 0xFFFF_FFFF
+        # Linux returns -errno (-4095..-1) on failure; a brk's result is the break, an address.
+        ok = ret is not None and not -4096 < ret < 0
+        if num == ARM_BRK and ret is not None:
+            new = ret & 0xFFFF_FFFF
+            if brk and new < brk:
+                calls.append((at, "munmap", new, brk - new, 0))
+                brk = new
+                continue
+            brk = new
+        elif num == ARM_MUNMAP and ok:
+            calls.append((at, "munmap", a1, a2, 0))
+            continue
+        elif num == ARM_MPROTECT and ok:
+            calls.append((at, "mprotect", a1, a2, a3))
+            continue
+        calls.append((at, "syscall", 0, 0, 0))
+    return calls
 
 # Seed 004 §V.1's background programs (SCHED_OTHER, Table 1's Consumer category): the Debian
 # programs docs/traces.md stands in for MiBench's (cjpeg and djpeg from libjpeg-turbo-progs, the
@@ -392,7 +427,7 @@ SCENARIO_TURN = 256
 
 
 def scenario(name: str, cores: int, *, limit: int = 0, corunner_limit: int = 0, tick: int = 0,
-             phase: int = 0, cache: Path = CACHE) -> Path:
+             phase: int = 0, isa: str = "x86", cache: Path = CACHE) -> Path:
     """Seed 004 §V.1's scenario around real-time program `name` as one trace: on core 0 cjpeg,
     djpeg, then the program (process 0); with `cores` = 4, cores 1-3 loop cjpeg, djpeg and
     typeset (core c starts at program c - 1 of the three), each run a new process, with its
@@ -400,13 +435,18 @@ def scenario(name: str, cores: int, *, limit: int = 0, corunner_limit: int = 0, 
     mprotect with their TLB maintenance) and, with `tick`, a timer tick on every core every
     `tick` of its references. `limit` and `corunner_limit` bound the captures (0: whole runs).
     `phase` picks where the background cores are in their loops when core 0 starts cjpeg
-    (`phase_offsets`; 0: every core at the start of a program). Cached by the captures' names
-    (content hashes) and the composition's parameters."""
+    (`phase_offsets`; 0: every core at the start of a program). `isa` is the real-time
+    program's: "x86" (`capture`, its calls traced under Lackey) or "armv7" (`capture_armv7`,
+    its calls from the capture, `armv7_syscalls`); the background programs are Debian's x86-64
+    binaries either way. Cached by the captures' names (content hashes) and the composition's
+    parameters."""
     from tlblab import _native
 
     if cores not in (1, 4):
         raise UserError(f"mibench: the seed's scenarios have 1 or 4 cores, not {cores}")
-    rt = capture(name, limit=limit, cache=cache)
+    if isa not in ("x86", "armv7"):
+        raise UserError(f"mibench: the real-time program's ISA is x86 or armv7, not '{isa}'")
+    rt = capture(name, limit=limit, cache=cache) if isa == "x86" else capture_armv7(name, limit=limit, cache=cache)
     bg = {b: capture_corunner(b, limit=corunner_limit, cache=cache) for b in CORUNNERS}
     # The background programs' mapping changes, which Lackey does not record (within the first
     # `corunner_limit` references when their captures are cut there).
@@ -415,7 +455,7 @@ def scenario(name: str, cores: int, *, limit: int = 0, corunner_limit: int = 0, 
     def prog(p: Path, c: list | None = None) -> tuple[str, list[tuple[int, int, int]], list[tuple]]:
         return (str(p), relocations_32(p), [tuple(x) for x in c or []])
 
-    own = program_syscalls(name, limit=limit, cache=cache)
+    own = program_syscalls(name, limit=limit, cache=cache) if isa == "x86" else armv7_syscalls(rt)
     plans = [([prog(bg["cjpeg"], calls["cjpeg"]), prog(bg["djpeg"], calls["djpeg"]), prog(rt, own)], False)]
     order = list(CORUNNERS)
     offsets = [0]
