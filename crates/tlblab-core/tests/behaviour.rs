@@ -143,33 +143,9 @@ fn walk_references_per_miss_match_each_format() {
     );
 }
 
-#[test]
-fn given_a_nested_4_level_guest_on_a_4_level_host_then_a_cold_walk_reads_24_entries() {
-    let mut cfg = machine(
-        PageTableFormat::X86_64_4level,
-        vec![tlb("L1", 1, 1, 1, ReplacementKind::Lru)],
-    );
-    cfg.virtualization = Some(VirtualizationConfig {
-        host_format: PageTableFormat::X86_64_4level,
-        host_page_size: PageSize::Size4K,
-        host_pwcs: vec![],
-        guest_memory_bytes: 256 << 20,
-        guest_placement: None,
-        guest_placement_source: String::new(),
-    });
-    let mut sys = system(cfg);
-    for i in 0..10u64 {
-        load(&mut sys, (i % 2) * 0x4000_0000 + 0x40_0000);
-    }
-    let s = sys.stats().total;
-    assert_eq!(s.walks, 10);
-    // (4 guest levels × (4 host refs + 1)) + 4 host refs for the data page = 24 (seed 001 §2.3).
-    assert_eq!(s.walk_refs, 240);
-}
-
-/// The guest-physical 2 MiB frames that `pages` consecutive guest pages from `base` land in,
-/// after one load of each, on a nested machine whose guest places its frames by `guest`.
-fn guest_2m_frames(guest: Option<Placement>, guest_bytes: u64, base: u64, pages: u64) -> usize {
+/// A one-entry TLB on a 4-level guest over a 4-level host of 4 KiB pages and no host page-walk
+/// cache, the guest's memory `guest_bytes` placed by `guest`.
+fn nested_system(guest: Option<Placement>, guest_bytes: u64) -> System {
     let mut cfg = machine(
         PageTableFormat::X86_64_4level,
         vec![tlb("L1", 1, 1, 1, ReplacementKind::Lru)],
@@ -182,7 +158,25 @@ fn guest_2m_frames(guest: Option<Placement>, guest_bytes: u64, base: u64, pages:
         guest_placement: guest,
         guest_placement_source: String::new(),
     });
-    let mut sys = system(cfg);
+    system(cfg)
+}
+
+#[test]
+fn given_a_nested_4_level_guest_on_a_4_level_host_then_a_cold_walk_reads_24_entries() {
+    let mut sys = nested_system(None, 256 << 20);
+    for i in 0..10u64 {
+        load(&mut sys, (i % 2) * 0x4000_0000 + 0x40_0000);
+    }
+    let s = sys.stats().total;
+    assert_eq!(s.walks, 10);
+    // (4 guest levels × (4 host refs + 1)) + 4 host refs for the data page = 24 (seed 001 §2.3).
+    assert_eq!(s.walk_refs, 240);
+}
+
+/// The guest-physical 2 MiB frames that `pages` consecutive guest pages from `base` land in,
+/// after one load of each, on a nested machine whose guest places its frames by `guest`.
+fn guest_2m_frames(guest: Option<Placement>, guest_bytes: u64, base: u64, pages: u64) -> usize {
+    let mut sys = nested_system(guest, guest_bytes);
     let mut frames = std::collections::BTreeSet::new();
     for i in 0..pages {
         let va = base + i * 4096;
