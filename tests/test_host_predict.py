@@ -73,6 +73,16 @@ def test_given_one_program_and_two_mosaics_when_predicted_then_rows_csv_and_the_
     csv_text = (tmp_path / "hashjoin.csv").read_text().splitlines()
     assert csv_text[0].startswith("program,mosaic,windows,runs") and len(csv_text) == 3
     assert report["ok"] is True and report["pools"]["heap"]["huge_kb"] > 0
+    # Where the 4 KiB pages lie (/proc/self/pagemap): frame numbers only as root.
+    pm = json.loads((tmp_path / "work" / "hashjoin-4k.report.json").read_text())["pools"]["heap"]["pagemap"]
+    assert pm["present_pages"] > 0 and pm["consecutive"] <= pm["neighbour_pairs"] < pm["pfn_pages"] + 1
+    if os.geteuid() == 0:
+        assert pm["pfn_pages"] == pm["present_pages"] and 1 <= pm["frames_2m"] <= pm["pfn_pages"]
+    # Simulating again (no measurement): every simulation comes from the cache the run filled.
+    status, out, err = run_cli(capsys, "host", "predict", "--tiny", "--simulate-only", "--programs", "hashjoin",
+                               "--mosaics", "4k,2m", "--machine", "zen3", "--out", str(tmp_path))
+    assert status == 0, err
+    assert err.count("(kept in the cache)") == 2 and "hashjoin   2m" in out
 
 
 def test_the_report_draws_predicted_against_measured_with_the_identity_line_and_says_when_there_is_nothing():
@@ -115,3 +125,62 @@ def test_the_host_page_check_measures_pagechase_and_both_host_page_sizes_predict
     assert got["measured_ratio"] > 0 and got["reach_ratio"] > 0
     assert got["host_page_size"] == ("2MiB" if got["reach_ratio"] < predict.REACH_RATIO_BELOW else "4KiB")
     assert {k: len(v) for k, v in got["times"].items()} == {"4k": 1, "2m": 1, "2m-small": 1}
+
+
+def test_the_guest_placement_statistics_and_the_models_expectations_are_what_they_count():
+    from tlblab.host import guest_placement as gp
+
+    # Two runs of consecutive frames in one 2 MiB frame, a third page 1 GiB away.
+    st = gp.statistics_of([512, 513, 514, 901, 900, 512 * 512])  # a descending pair counts too
+    assert st == {"pages": 6, "distinct_2m_frames": 2, "consecutive_neighbours": 3,
+                  "span_bytes": (512 * 512 - 512 + 1) * 4096}
+    guest = 8 << 30  # R = 4096 frames of 2 MiB
+    assert gp.expected_distinct({"type": "sequential"}, 8192, guest) == 16
+    # Random: the occupancy of 8192 pages in 4096 bins, R (1 - (1 - 1/R)^n) = 3542.
+    assert gp.expected_distinct({"type": "clustered", "consecutive": 0.0}, 8192, guest) == pytest.approx(3542, abs=1)
+    # Every page after the first following its predecessor: one run, one frame (of the model's start).
+    assert gp.expected_distinct({"type": "clustered", "consecutive": 1.0}, 8192, guest) == pytest.approx(1.0)
+    # The memory the runs are drawn from, solved back from the distinct frames they gave.
+    clustered = {"type": "clustered", "consecutive": 0.5}
+    d = gp.expected_distinct(clustered, 8192, 12 << 30)
+    assert abs(gp.drawn_bytes(clustered, 8192, round(d), 24 << 30) - (12 << 30)) <= 8 << 20
+    assert gp.drawn_bytes(clustered, 8192, 10, 24 << 30) == gp.DRAWN_FLOOR  # never below the floor
+    assert gp.drawn_bytes(clustered, 8192, 8000, 24 << 30) == 24 << 30  # nor above the guest's memory
+
+
+def test_the_guest_placement_is_measured_as_root_and_says_why_not_otherwise():
+    from tlblab.host import guest_placement as gp
+
+    got = gp.measure(pages=512)
+    if got["placement"] is None:  # not root, or no pagemap: one reason, nothing applied
+        assert got["source"] and gp.apply({"x": 1}, got, 1 << 36) == {"x": 1}
+        return
+    p = got["placement"]
+    assert p["type"] == "clustered" and 0.0 <= p["consecutive"] <= 1.0
+    assert got["stats"]["pages"] == 512 and 1 <= got["stats"]["distinct_2m_frames"] <= 512
+    assert "/proc/self/pagemap" in got["source"]
+    nested = gp.apply({"host_page_size": "4KiB"}, got, 1 << 36)
+    assert nested["guest_placement"] == p and nested["guest_memory_bytes"] == got["guest_bytes"]
+
+
+def test_a_simulation_is_kept_by_the_content_of_what_determines_it(tmp_path):
+    # The same trace, machine and windows again: from the cache, the same numbers; a source text
+    # changed: still the cache; the guest's placement changed: simulated afresh (and different).
+    from tlblab import machine_config, trace as tt
+
+    trace = tmp_path / "r.tlbt"
+    tt.generate("random", trace, seed=1, pages=4096, accesses=20000)
+    m = machine_config("zen3-virt")
+    cache = tmp_path / "cache"
+    first, kept = predict.simulate(m, trace, [], 10000, cache=cache)
+    assert not kept and len(list(cache.glob("*.json"))) == 1
+    again, kept = predict.simulate(dict(m, source="measured again"), trace, [], 10000, cache=cache)
+    assert kept and again == first
+    scattered = dict(m, virtualization=dict(m["virtualization"], guest_placement={"type": "random"},
+                                            guest_placement_source="a test"))
+    other, kept = predict.simulate(scattered, trace, [], 10000, cache=cache)
+    assert not kept and other["cycles"] != first["cycles"]
+    # A scattered guest's data pages need the host's PTEs of many more lines: walks cost more.
+    assert other["total"]["walk_cycles"] > first["total"]["walk_cycles"]
+    _, kept = predict.simulate(m, trace, [(0x1000_0000, 2 << 20, 21)], 10000, cache=cache)
+    assert not kept and len(list(cache.glob("*.json"))) == 3

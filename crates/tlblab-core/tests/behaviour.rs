@@ -4,6 +4,7 @@ mod common;
 
 use common::*;
 use tlblab_core::machine::VirtualizationConfig;
+use tlblab_core::memory::Placement;
 use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::replacement::ReplacementKind;
 use tlblab_core::tlb::{IndexFn, Requester, TlbEntry};
@@ -122,8 +123,9 @@ fn walk_references_per_miss_match_each_format() {
     }
 }
 
-#[test]
-fn given_a_nested_4_level_guest_on_a_4_level_host_then_a_cold_walk_reads_24_entries() {
+/// A one-entry TLB on a 4-level guest over a 4-level host of 4 KiB pages and no host page-walk
+/// cache, the guest's memory `guest_bytes` placed by `guest`.
+fn nested_system(guest: Option<Placement>, guest_bytes: u64) -> System {
     let mut cfg = machine(
         PageTableFormat::X86_64_4level,
         vec![tlb("L1", 1, 1, 1, ReplacementKind::Lru)],
@@ -132,9 +134,16 @@ fn given_a_nested_4_level_guest_on_a_4_level_host_then_a_cold_walk_reads_24_entr
         host_format: PageTableFormat::X86_64_4level,
         host_page_size: PageSize::Size4K,
         host_pwcs: vec![],
-        guest_memory_bytes: 256 << 20,
+        guest_memory_bytes: guest_bytes,
+        guest_placement: guest,
+        guest_placement_source: String::new(),
     });
-    let mut sys = system(cfg);
+    system(cfg)
+}
+
+#[test]
+fn given_a_nested_4_level_guest_on_a_4_level_host_then_a_cold_walk_reads_24_entries() {
+    let mut sys = nested_system(None, 256 << 20);
     for i in 0..10u64 {
         load(&mut sys, (i % 2) * 0x4000_0000 + 0x40_0000);
     }
@@ -142,6 +151,37 @@ fn given_a_nested_4_level_guest_on_a_4_level_host_then_a_cold_walk_reads_24_entr
     assert_eq!(s.walks, 10);
     // (4 guest levels × (4 host refs + 1)) + 4 host refs for the data page = 24 (seed 001 §2.3).
     assert_eq!(s.walk_refs, 240);
+}
+
+/// The guest-physical 2 MiB frames that `pages` consecutive guest pages from `base` land in,
+/// after one load of each, on a nested machine whose guest places its frames by `guest`.
+fn guest_2m_frames(guest: Option<Placement>, guest_bytes: u64, base: u64, pages: u64) -> usize {
+    let mut sys = nested_system(guest, guest_bytes);
+    let mut frames = std::collections::BTreeSet::new();
+    for i in 0..pages {
+        let va = base + i * 4096;
+        load(&mut sys, va);
+        let (_, leaf) = sys.page_table_path(0, VirtAddr(va));
+        frames.insert(leaf.expect("mapped by its load").pfn.0 >> 9);
+    }
+    frames.len()
+}
+
+#[test]
+fn given_a_guest_placement_then_the_guest_frames_scatter_as_the_placement_says() {
+    // Sequential (the machine's placement, no guest placement): 4096 pages fill 8 frames of
+    // 2 MiB, and the guest's own page tables share the first. Random over R = 4096 frames of
+    // 2 MiB (8 GiB): n = 4096 uniform pages fall in R (1 - (1 - 1/R)^n) = 2589.5 distinct
+    // frames, standard deviation ~ 20 (occupancy of n balls in R bins); 4.5 deviations apart.
+    let n = 4096;
+    assert!(guest_2m_frames(None, 8 << 30, 0x4000_0000, n) <= 9);
+    let r = 4096.0_f64;
+    let expected = r * (1.0 - (1.0 - 1.0 / r).powf(n as f64));
+    let got = guest_2m_frames(Some(Placement::Random), 8 << 30, 0x4000_0000, n) as f64;
+    assert!(
+        (got - expected).abs() < 90.0,
+        "random guest placement: {got} distinct 2 MiB frames, expected {expected:.1}"
+    );
 }
 
 #[test]

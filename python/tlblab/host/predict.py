@@ -223,6 +223,14 @@ def run_seconds(rounds: list[float]) -> float:
     return len(rounds) * statistics.median(rest)
 
 
+def frames_2m_share(report: dict[str, Any]) -> float | None:
+    """Distinct 2 MiB physical frames per resident 4 KiB page of a run's heap (the mosaic
+    allocator's pagemap statistics: 1/512 when the pages lie in order, near 1 when scattered);
+    None without frame numbers (not root)."""
+    pm = report.get("pools", {}).get("heap", {}).get("pagemap") or {}
+    return pm["frames_2m"] / pm["pfn_pages"] if pm.get("pfn_pages") else None
+
+
 def run_program(program: Program, layout: Path, report: Path, size: str, cpu: int,
                 rounds: int | None = None, how: str | None = None) -> Run:
     """One native run under the mosaic allocator, pinned to `cpu` and isolated (`isolation`)."""
@@ -299,8 +307,113 @@ def _is_vm() -> bool:
     return " hypervisor " in f" {flags} "
 
 
+# The crates `_native.simulate_windows` runs: the engine, its trace reader and types, its machine
+# files, and the binding.
+SIM_CRATES = ("tlblab-core", "tlblab-trace", "tlblab-types", "tlblab-config", "tlblab-python")
+
+
+def _engine_digest() -> str:
+    """What determines a simulation besides its inputs: in a checkout, the sources of the crates a
+    simulation runs (SIM_CRATES) and Cargo.lock; else the installed extension."""
+    from tlblab import _native
+
+    root = Path(__file__).resolve().parents[3]
+    crates = [root / "crates" / c for c in SIM_CRATES]
+    if all(c.is_dir() for c in crates) and (root / "Cargo.lock").is_file():
+        parts: list[bytes | str] = []
+        # A crate's integration tests and benchmarks (`tests/`, `benches/`) change no simulation.
+        for p in [q for c in crates for q in sorted(c.rglob("*")) if q.suffix == ".rs" or q.name == "Cargo.toml"] \
+                + [root / "Cargo.lock"]:
+            if not {"target", "tests", "benches"} & set(p.relative_to(root).parts[2:]):
+                parts += [str(p.relative_to(root)), p.read_bytes()]
+        return files.content_digest(*parts)
+    return files.content_digest(Path(_native.__file__).read_bytes())
+
+
+_ENGINE: list[str] = []
+_TRACE_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def _trace_digest(trace: Path) -> str:
+    st = trace.stat()
+    key = (str(trace), st.st_size, st.st_mtime_ns)
+    if key not in _TRACE_DIGESTS:
+        h = hashlib.sha256()
+        with open(trace, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        _TRACE_DIGESTS[key] = h.hexdigest()
+    return _TRACE_DIGESTS[key]
+
+
+def _without_sources(v: Any) -> Any:
+    """A machine without its `source` and `description` texts (what was measured when), which
+    change no simulated number: part of a simulation's cache key."""
+    if isinstance(v, dict):
+        return {k: _without_sources(x) for k, x in v.items()
+                if not (k.endswith("source") or k == "description")}
+    if isinstance(v, list):
+        return [_without_sources(x) for x in v]
+    return v
+
+
+def simulate(m: dict[str, Any], trace: Path, spans: list[tuple[int, int, int]], warm: int, *,
+             tlb_only: bool = False, cache: Path | None = None) -> tuple[dict[str, Any], bool]:
+    """The engine's statistics of `trace` on machine `m` with `spans` announced as 2 MiB mappings
+    (`_native.simulate_windows`), and whether they came from `cache`: a directory of results keyed
+    by the content of what determines them (the trace's sha256, the machine without its source
+    texts, the spans, the warm-up, tlb_only and the engine's sources), so that a re-measurement
+    reuses the simulations of the same captures and model."""
+    from tlblab import _native
+
+    path = None
+    if cache is not None:
+        if not _ENGINE:
+            _ENGINE.append(_engine_digest())
+        key = files.content_digest(_trace_digest(trace), json.dumps(_without_sources(m), sort_keys=True),
+                                   json.dumps(spans), str(warm), str(tlb_only), _ENGINE[0])
+        path = cache / f"{key}.json"
+        if path.is_file():
+            try:
+                return json.loads(path.read_text()), True
+            except ValueError:
+                pass  # a damaged entry is simulated again and rewritten
+    raw = _native.simulate_windows(json.dumps(m), str(trace), spans, warmup=warm, tlb_only=tlb_only,
+                                   machine_format="json")
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        files.atomic_write(path, raw)
+    return json.loads(raw), False
+
+
+def pagechase_model(m: dict[str, Any], *, work: Path, size: str, cache: Path | None = None,
+                    log=None) -> tuple[dict[str, Path], dict[str, float]]:
+    """`pagechase` captured (the all-4 KiB layout) and its all-2 MiB / all-4 KiB cycle ratio on
+    `m` under 4 KiB and 2 MiB host pages; returns the layouts written and the two ratios."""
+    say = log or (lambda s: None)
+    pool = _size_bytes(PAGECHASE.heap)
+    layouts = {}
+    for mo in ("4k", "2m"):
+        layouts[mo] = work / f"pagechase-{mo}.layout"
+        files.atomic_write(layouts[mo], layout_text(PAGECHASE, windows(mo, pool, pool)))
+    say("host page size: capturing pagechase under Valgrind ...")
+    cap = capture(PAGECHASE, layouts["4k"], work, size)
+    base = int(cap["report"]["pools"]["heap"]["base"])
+    trace = work / f"pagechase-{size}.tlbt"
+    warm = cap["references"] // 2
+    nested = m.get("virtualization") or _machine_config("zen3-virt")["virtualization"]
+    predicted = {}
+    for host in ("4KiB", "2MiB"):
+        mm = dict(m, virtualization=dict(nested, host_page_size=host))
+        cyc = {}
+        for mo, spans in (("4k", []), ("2m", [(base, pool, 21)])):
+            cyc[mo] = simulate(mm, trace, spans, warm, cache=cache)[0]["cycles"]
+        predicted[host] = cyc["2m"] / cyc["4k"]
+    return layouts, predicted
+
+
 def host_page_check(m: dict[str, Any], *, cpu: int, how: str, reps: int, work: Path, size: str,
-                    log=None) -> dict[str, Any]:
+                    log=None, cache: Path | None = None) -> dict[str, Any]:
     """The hypervisor's page size, measured (docs/host-predict.md, "The host page size"): `pagechase`
     over 8192 pages (32 MiB: past the L2 DTLB's reach in 4 KiB pages, within the L1 DTLB's in
     2 MiB ones) and over 1024 pages (4 MiB: within reach either way), both on all-2 MiB guest pages,
@@ -311,17 +424,8 @@ def host_page_check(m: dict[str, Any], *, cpu: int, how: str, reps: int, work: P
     a program that is not among those predicted; no model is involved in the verdict. Beside it,
     the model's all-2 MiB / all-4 KiB cycle ratio of the 8192-page chase on `m` under either host
     page size, against the measured ratio: how well the 2D walk's length is modelled."""
-    from tlblab import _native
-
     say = log or (lambda s: None)
-    pool = _size_bytes(PAGECHASE.heap)
-    layouts = {}
-    for mo in ("4k", "2m"):
-        layouts[mo] = work / f"pagechase-{mo}.layout"
-        files.atomic_write(layouts[mo], layout_text(PAGECHASE, windows(mo, pool, pool)))
-    say("host page size: capturing pagechase under Valgrind ...")
-    cap = capture(PAGECHASE, layouts["4k"], work, size)
-    base = int(cap["report"]["pools"]["heap"]["base"])
+    layouts, predicted = pagechase_model(m, work=work, size=size, cache=cache, log=say)
     runs = (("4k", PAGECHASE, "4k"), ("2m", PAGECHASE, "2m"), ("2m-small", PAGECHASE_SMALL, "2m"))
     times: dict[str, list[float]] = {k: [] for k, _, _ in runs}
     for rep in range(reps):
@@ -335,18 +439,6 @@ def host_page_check(m: dict[str, Any], *, cpu: int, how: str, reps: int, work: P
     reach = med["2m"] / med["2m-small"]
     verdict = "2MiB" if reach < REACH_RATIO_BELOW else "4KiB"
     measured = med["2m"] / med["4k"]
-    trace = str(work / f"pagechase-{size}.tlbt")
-    warm = cap["references"] // 2
-    nested = m.get("virtualization") or _machine_config("zen3-virt")["virtualization"]
-    predicted = {}
-    for host in ("4KiB", "2MiB"):
-        mm = dict(m, virtualization=dict(nested, host_page_size=host))
-        cyc = {}
-        for mo, spans in (("4k", []), ("2m", [(base, pool, 21)])):
-            raw = _native.simulate_windows(json.dumps(mm), trace, spans, warmup=warm, tlb_only=False,
-                                           machine_format="json")
-            cyc[mo] = json.loads(raw)["cycles"]
-        predicted[host] = cyc["2m"] / cyc["4k"]
     say(f"host page size: 2 MiB guest pages, 8192-page chase / 1024-page chase {reach:.2f} "
         f"(< {REACH_RATIO_BELOW} if they widened the reach): host pages {verdict}; all-2 MiB / all-4 KiB "
         f"{measured:.3f} measured, the model {predicted['4KiB']:.3f} (4 KiB host pages), {predicted['2MiB']:.3f} (2 MiB)")
@@ -360,13 +452,15 @@ def _machine_config(m):
     return machine_config(m)
 
 
-def host_machine(machine: str | None, check=None) -> tuple[dict[str, Any], str]:
+def host_machine(machine: str | None, check=None, placement: dict[str, Any] | None = None
+                 ) -> tuple[dict[str, Any], str]:
     """The machine the model runs: `machine` as it is when given; else the probed machine file of
     this host, with the hypervisor's second-stage translation when the CPU reports one (cpuinfo's
     `hypervisor` flag) and the file has none, its host page size from `check` (`host_page_check`,
     called with the machine; measured on this host) or, without one, 4 KiB (what the probe's THP
-    reach and `host_page_check` measured on the hosts this ran on: docs/host-predict.md). Returns the
-    machine and a sentence saying how it was determined."""
+    reach and `host_page_check` measured on the hosts this ran on: docs/host-predict.md), and the
+    guest's placement of its frames from `placement` (`guest_placement.measure`; none: the
+    machine file's). Returns the machine and a sentence saying how it was determined."""
     from tlblab.host.geometry import resolve_machine
 
     if machine is not None:
@@ -376,6 +470,12 @@ def host_machine(machine: str | None, check=None) -> tuple[dict[str, Any], str]:
     how = f"machine file {path} (the host tools' probe of this host)"
     if _is_vm():
         nested = m.get("virtualization") or _machine_config("zen3-virt")["virtualization"]
+        if placement is not None:
+            from tlblab.host import guest_placement
+
+            nested = guest_placement.apply(nested, placement, int(m["memory"]["bytes"]))
+            how += ("; the guest's placement: " + json.dumps(nested.get("guest_placement"))
+                    + f", guest memory {nested['guest_memory_bytes'] >> 20} MiB ({placement['source']})")
         if check is not None:
             got = check(dict(m, virtualization=nested))
             host = got["host_page_size"]
@@ -425,6 +525,9 @@ class Row:
     times: list[float] = field(default_factory=list)
     wall_s: float | None = None
     cpu_share: float | None = None
+    sim_ratio: float | None = None
+    sim_walk_cycles: int = 0
+    frames_2m_share: float | None = None
 
     def public(self) -> dict[str, Any]:
         return {"program": self.program, "mosaic": self.mosaic, "measured_s": self.measured_s,
@@ -434,17 +537,42 @@ class Row:
 
 COLUMNS = ("program", "mosaic", "windows", "runs", "refused_runs", "measured_s", "spread_s", "predicted_s",
            "error_pct", "predicted_clock_s", "error_clock_pct", "linear_s", "linear_error_pct", "sim_cycles", "sim_walks", "huge_kb", "load",
-           "wall_s", "cpu_share")
+           "wall_s", "cpu_share", "sim_ratio", "sim_walk_cycles", "frames_2m_share")
+
+
+def guest_placement_of_host(outdir: Path, say) -> dict[str, Any]:
+    """The guest's placement of its frames (`guest_placement.measure`), measured once and kept in
+    `outdir`/guest-placement.json: a property of the host that the simulations' cache keys
+    contain, so a re-measurement reuses them (delete the file to measure it again)."""
+    from tlblab.host import guest_placement
+
+    path = outdir / "guest-placement.json"
+    if path.is_file():
+        try:
+            got = json.loads(path.read_text())
+            if isinstance(got, dict) and got.get("placement") and got.get("source"):
+                say(f"the guest's placement: kept from {path}: {json.dumps(got['placement'])}")
+                return got
+        except ValueError:
+            pass  # damaged: measured again
+    got = guest_placement.measure()
+    if got["placement"] is not None:
+        files.atomic_write(path, json.dumps(got, indent=1))
+        say(f"the guest's placement: measured {json.dumps(got['placement'])} ({got['stats']})")
+    else:
+        say(f"the guest's placement: not measured ({got['source']}): the machine file's placement kept")
+    return got
 
 
 def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str = "full", cpu: int = 1,
             machine: str | None = None, out: str | os.PathLike[str] | None = None,
-            tlb_only: bool = False, log=None) -> dict[str, Any]:
+            tlb_only: bool = False, log=None, simulate_only: bool = False) -> dict[str, Any]:
     """Measures and predicts `programs` x `mosaics` (module docstring); writes one CSV per program
-    under `out` and returns {"rows": [...], "machine": ..., "notes": [...]}."""
-    from tlblab import _native
-
-    check_host()
+    under `out` and returns {"rows": [...], "machine": ..., "notes": [...]}. `simulate_only`:
+    captures and simulates (filling the simulation cache, `simulate`) but measures nothing: the
+    rows carry the simulated cycles and their ratio to the all-4 KiB ones."""
+    if not simulate_only:
+        check_host()
     if "4k" not in mosaics or len(set(mosaics)) != len(mosaics):
         raise UserError("--mosaics: expected 4k among them (the measured point), each once")
     for name in programs:
@@ -457,16 +585,24 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
     outdir.mkdir(parents=True, exist_ok=True)
     work = outdir / "work"
     work.mkdir(exist_ok=True)
+    cache = outdir / "sim-cache"
     say = log or (lambda s: None)
     page_check: dict[str, Any] = {}
 
     def check(mm: dict[str, Any]) -> dict[str, Any]:
-        page_check.update(host_page_check(mm, cpu=cpu, how=how, reps=max(3, reps), work=work, size=size, log=say))
+        page_check.update(host_page_check(mm, cpu=cpu, how=how, reps=max(3, reps), work=work, size=size, log=say,
+                                          cache=cache))
         return page_check
 
-    m, how_machine = host_machine(machine, check=check if size != "tiny" else None)
+    placement = guest_placement_of_host(outdir, say) if machine is None and _is_vm() else None
+    m, how_machine = host_machine(machine, check=check if size != "tiny" and not simulate_only else None,
+                                  placement=placement)
+    if simulate_only and size != "tiny" and m.get("virtualization"):
+        # The host page check's simulations too, so that the measuring run finds them kept.
+        ratio = pagechase_model(m, work=work, size=size, cache=cache, log=say)[1]
+        how_machine += (f"; pagechase's all-2 MiB / all-4 KiB in the model: {ratio['4KiB']:.3f} (4 KiB host "
+                        f"pages), {ratio['2MiB']:.3f} (2 MiB)")
     f_hz = float(m["frequency_mhz"]) * 1e6
-    machine_text = json.dumps(m)
     rows: list[Row] = []
     notes = [how_machine, f"clock f = {m['frequency_mhz']} MHz (the machine file's frequency_mhz)",
              f"isolation: {how} on CPU {cpu} ({ISOLATION_TEXT[how]}); measured = rounds x the median CPU "
@@ -491,14 +627,18 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
         shares: dict[str, list[float]] = {mo: [] for mo in mosaics}
         refused = {mo: 0 for mo in mosaics}
         huge = {mo: 0 for mo in mosaics}
+        scatter: dict[str, list[float]] = {mo: [] for mo in mosaics}
         loads: list[float] = []
-        for rep in range(reps):
+        for rep in range(0 if simulate_only else reps):
             order = list(mosaics[rep % len(mosaics):]) + list(mosaics[:rep % len(mosaics)])
             for mo in order:
                 r = run_program(prog, layouts[mo], work / f"{name}-{mo}.report.json", size, cpu, how=how)
                 loads.append(r.load)
                 all_loads.append(r.load)
                 huge[mo] = int(r.report["pools"]["heap"]["huge_kb"])
+                share = frames_2m_share(r.report)
+                if share is not None:
+                    scatter[mo].append(share)
                 if r.ok and r.seconds is not None:
                     times[mo].append(r.seconds)
                     walls[mo].append(r.wall_s)
@@ -507,18 +647,16 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
                     refused[mo] += 1
             say(f"{name}: repetition {rep + 1}/{reps} of {len(mosaics)} mosaics done (load {loads[-1]:.1f})")
         sims: dict[str, dict[str, Any]] = {}
-        trace = str(work / f"{name}-{size}.tlbt")
+        trace = work / f"{name}-{size}.tlbt"
         warm = cap["references"] // 2
         for mo in mosaics:
             spans = [(base + s, e - s, 21) for s, e in wins[mo]]
-            raw = _native.simulate_windows(machine_text, trace, spans, warmup=warm, tlb_only=tlb_only,
-                                           machine_format="json")
-            sims[mo] = json.loads(raw)
-            say(f"{name}: simulated {mo}: {sims[mo]['cycles']} cycles")
+            sims[mo], kept = simulate(m, trace, spans, warm, tlb_only=tlb_only, cache=cache)
+            say(f"{name}: simulated {mo}: {sims[mo]['cycles']} cycles" + (" (kept in the cache)" if kept else ""))
         rounds = prog.rounds(size)
         med = {mo: statistics.median(t) if t else None for mo, t in times.items()}
         m4 = med["4k"]
-        if m4 is None:
+        if m4 is None and not simulate_only:
             raise UserError(f"{name}: no all-4 KiB run counted: nothing to predict from")
         c4 = sims["4k"]["cycles"]
         lin = None
@@ -532,10 +670,16 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
             row = Row(name, mo, " ".join(f"{s // MIB}M-{e // MIB}M" for s, e in wins[mo]) or "-", len(t),
                       med[mo], (max(t) - min(t)) if t else None, refused_runs=refused[mo],
                       sim_cycles=int(sims[mo]["cycles"]), sim_walks=_l2_misses(sims[mo]), huge_kb=huge[mo],
-                      load=round(statistics.fmean(loads), 2), times=t,
+                      load=round(statistics.fmean(loads), 2) if loads else 0.0, times=t,
                       wall_s=statistics.median(walls[mo]) if walls[mo] else None,
-                      cpu_share=min(shares[mo]) if shares[mo] else None)
-            row.predicted_s = m4 * (sims[mo]["cycles"] / c4)  # exactly m4 for the 4k row
+                      cpu_share=min(shares[mo]) if shares[mo] else None,
+                      frames_2m_share=statistics.median(scatter[mo]) if scatter[mo] else None)
+            row.sim_ratio = sims[mo]["cycles"] / c4
+            row.sim_walk_cycles = _walk_cycles(sims[mo])
+            if m4 is None:  # simulate_only: nothing measured to predict from
+                rows.append(row)
+                continue
+            row.predicted_s = m4 * row.sim_ratio  # exactly m4 for the 4k row
             row.predicted_clock_s = m4 + rounds * (sims[mo]["cycles"] - c4) / f_hz
             if lin is not None:
                 row.linear_s = lin[0] + lin[1] * _walk_cycles(sims[mo])
@@ -567,7 +711,7 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
                "linear_max_abs_error_pct": max(lerrs) if lerrs else None,
                "linear_median_abs_error_pct": statistics.median(lerrs) if lerrs else None}
     return {"rows": [r.public() for r in rows], "detail": [r.__dict__ for r in rows], "summary": summary,
-            "notes": notes, "reps": reps, "size": size, "time": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
+            "notes": notes, "reps": reps, "size": size, "simulate_only": simulate_only, "time": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
 
 
 def format_table(res: dict[str, Any]) -> str:
@@ -577,6 +721,11 @@ def format_table(res: dict[str, Any]) -> str:
     def f(v, spec):
         return format(v, spec) if v is not None else "-".rjust(len(format(0.0, spec)))
 
+    if res.get("simulate_only"):
+        out = [f"{'program':<10} {'mosaic':<15} {'cycles':>14} {'/ all-4 KiB':>11}"]
+        out += [f"{d['program']:<10} {d['mosaic']:<15} {d['sim_cycles']:>14} {d['sim_ratio']:>11.4f}"
+                for d in res["detail"]]
+        return "\n".join(out + [f"note: {n}" for n in res["notes"]])
     for r in res["rows"]:
         out.append(f"{r['program']:<10} {r['mosaic']:<15} {f(r['measured_s'], '10.3f')} {f(r['spread_s'], '9.3f')} "
                    f"{f(r['predicted_s'], '11.3f')} {f(r['error_pct'], '+8.2f')} {f(r['linear_error_pct'], '+9.2f')}")
@@ -604,6 +753,10 @@ def register(hsub) -> None:
     p.add_argument("--cpu", type=int, default=1, help="the CPU the runs are pinned to (default 1)")
     p.add_argument("--machine", metavar="HOST.toml",
                    help="machine file (tlblab probe --out; default: the host tools' cached probe of this host)")
+    p.add_argument("--simulate-only", action="store_true",
+                   help="capture and simulate every program and mosaic, measure nothing: fills the simulation "
+                        "cache (OUT/sim-cache, keyed by trace, machine, windows, warm-up and engine) that a "
+                        "measuring run then reuses")
     p.add_argument("--tiny", action="store_true", help=argparse_suppress())
     p.add_argument("--out", default=str(paths.out("host-predict")), help="where the CSVs go (default %(default)s)")
     p.add_argument("--json", action="store_true",
@@ -628,7 +781,8 @@ def run(args) -> int:
         raise UserError(f"--reps: expected 1..100, found {reps}")
     size = "tiny" if args.tiny else "quick" if args.quick else "full"
     res = predict(programs, mosaics, reps=reps, size=size, cpu=args.cpu, machine=args.machine, out=args.out,
-                  log=lambda s: print(f"tlblab: {s}", file=sys.stderr, flush=True))
+                  log=lambda s: print(f"tlblab: {s}", file=sys.stderr, flush=True),
+                  simulate_only=args.simulate_only)
     if args.json:
         print(json.dumps({"rows": res["rows"], "summary": res["summary"], "notes": res["notes"]}))
     else:

@@ -18,21 +18,7 @@ int main(int argc, char **argv) {
     hp_permutation(perm, n, &s);
     hp_rmat_edges(src, dst, m, scale, perm, &s);
     uint64_t *off = hp_alloc((n + 1) * sizeof *off, "offsets");
-    memset(off, 0, (n + 1) * sizeof *off);
-    for (uint64_t e = 0; e < m; e++) {
-        off[src[e] + 1]++;
-        off[dst[e] + 1]++;
-    }
-    for (uint64_t v = 0; v < n; v++)
-        off[v + 1] += off[v];
-    uint32_t *adj = hp_alloc(2 * m * sizeof *adj, "adjacency");
-    uint64_t *fill = hp_alloc(n * sizeof *fill, "fill");
-    memcpy(fill, off, n * sizeof *fill);
-    for (uint64_t e = 0; e < m; e++) {
-        adj[fill[src[e]]++] = dst[e];
-        adj[fill[dst[e]]++] = src[e];
-    }
-    free(fill);
+    uint32_t *adj = hp_csr(off, n, src, dst, m, 1, "adjacency");
     free(src);
     free(dst);
     int32_t *parent = hp_alloc(n * sizeof *parent, "parents");

@@ -156,4 +156,30 @@ static inline void hp_rmat_edges(uint32_t *src, uint32_t *dst, uint64_t m, uint6
     }
 }
 
+/* Compressed sparse rows of the m edges key[e] -> val[e] (and val[e] -> key[e] too when `both`: an
+ * undirected graph), the rows by key: off (n + 1 entries, allocated by the caller) counts each
+ * row's edges and is prefix-summed; the row's targets are then written, in edge order, to a new
+ * array named `what`, which is returned. bfs.c's adjacency and pagerank.c's in-neighbours. */
+static inline uint32_t *hp_csr(uint64_t *off, uint64_t n, const uint32_t *key, const uint32_t *val, uint64_t m,
+                               int both, const char *what) {
+    memset(off, 0, (n + 1) * sizeof *off);
+    for (uint64_t e = 0; e < m; e++) {
+        off[key[e] + 1]++;
+        if (both)
+            off[val[e] + 1]++;
+    }
+    for (uint64_t v = 0; v < n; v++)
+        off[v + 1] += off[v];
+    uint32_t *adj = hp_alloc((both ? 2 : 1) * m * sizeof *adj, what);
+    uint64_t *fill = hp_alloc(n * sizeof *fill, "fill");
+    memcpy(fill, off, n * sizeof *fill);
+    for (uint64_t e = 0; e < m; e++) {
+        adj[fill[key[e]]++] = val[e];
+        if (both)
+            adj[fill[val[e]]++] = key[e];
+    }
+    free(fill);
+    return adj;
+}
+
 #endif

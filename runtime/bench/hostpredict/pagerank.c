@@ -18,20 +18,10 @@ int main(int argc, char **argv) {
     hp_rmat_edges(src, dst, m, scale, perm, &s);
     uint64_t *off = hp_alloc((n + 1) * sizeof *off, "offsets");
     uint32_t *outdeg = hp_alloc(n * sizeof *outdeg, "out-degrees");
-    memset(off, 0, (n + 1) * sizeof *off);
     memset(outdeg, 0, n * sizeof *outdeg);
-    for (uint64_t e = 0; e < m; e++) {
-        off[dst[e] + 1]++;
-        outdeg[src[e]]++;
-    }
-    for (uint64_t v = 0; v < n; v++)
-        off[v + 1] += off[v];
-    uint32_t *in = hp_alloc(m * sizeof *in, "in-neighbours");
-    uint64_t *fill = hp_alloc(n * sizeof *fill, "fill");
-    memcpy(fill, off, n * sizeof *fill);
     for (uint64_t e = 0; e < m; e++)
-        in[fill[dst[e]]++] = src[e];
-    free(fill);
+        outdeg[src[e]]++;
+    uint32_t *in = hp_csr(off, n, dst, src, m, 0, "in-neighbours");
     free(src);
     free(dst);
     double *rank = hp_alloc(n * sizeof *rank, "ranks");

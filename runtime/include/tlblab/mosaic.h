@@ -111,6 +111,13 @@ typedef struct {
     uint64_t huge_kb;          /* of that, in huge pages (AnonHugePages) */
     uint64_t stray_huge_kb;    /* huge pages outside the 2 MiB windows (a 4 KiB window that is not) */
     uint64_t used_bytes;       /* the allocator's high-water mark in the pool */
+    /* Where the kernel put the pool's 4 KiB pages outside its 2 MiB windows (/proc/self/pagemap;
+     * Linux shows frame numbers only to CAP_SYS_ADMIN: without it pfn_pages is 0): */
+    uint64_t present_pages;   /* resident 4 KiB pages of the used part */
+    uint64_t pfn_pages;       /* of them, with a frame number read */
+    uint64_t frames_2m;       /* distinct 2 MiB physical frames they lie in */
+    uint64_t neighbour_pairs; /* pairs of virtually neighbouring pages, both with a frame number */
+    uint64_t consecutive;     /* of the pairs, those in consecutive frames (up or down) */
 } tlb_mosaic_pool_coverage;
 
 typedef struct {

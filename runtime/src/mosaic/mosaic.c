@@ -607,6 +607,54 @@ static void smaps_line(smaps_state *st, const char *s, const char *end) {
     }
 }
 
+/* Where the kernel put pool k's 4 KiB pages (the pages outside 2 MiB windows of its used part), from
+ * /proc/self/pagemap (Documentation/admin-guide/mm/pagemap.rst: bit 63 present, bits 0-54 the frame):
+ * how many 2 MiB physical frames they take and how many virtual neighbours are physical neighbours,
+ * the statistics a nested walk's host translations depend on (docs/host-predict.md, "A gap in the
+ * model"). Caller holds the check's lock (static buffers: no malloc). */
+static void pagemap_stats(const tlb_mosaic *m, int k, int fd, tlb_mosaic_pool_coverage *c) {
+    static uint64_t ent[8192];
+    static uint64_t seen[1u << 14]; /* a bit per 2 MiB frame below 2 TiB */
+    memset(seen, 0, sizeof seen);
+    uint64_t base = m->base[k], top = m->top[k], prev = 0;
+    int have_prev = 0;
+    for (uint64_t va = base; va < top;) {
+        uint64_t n = (top - va) >> 12;
+        if (n > sizeof ent / sizeof ent[0])
+            n = sizeof ent / sizeof ent[0];
+        long got = mosaic_prim_pread(fd, ent, (size_t)n * 8, (va >> 12) * 8);
+        if (got < 8)
+            return;
+        n = (uint64_t)got / 8;
+        for (uint64_t i = 0; i < n; i++, va += 4096) {
+            uint64_t e = ent[i], pfn = e & ((1ull << 55) - 1);
+            if (!(e >> 63) || window_shift(m, k, va - base) != 12) {
+                have_prev = 0;
+                continue;
+            }
+            c->present_pages++;
+            if (pfn == 0) {
+                have_prev = 0;
+                continue;
+            }
+            c->pfn_pages++;
+            uint64_t f = pfn >> 9;
+            if (f >= sizeof seen * 8)
+                c->frames_2m++; /* past the bitmap: counted as new (an over-count only past 2 TiB) */
+            else if (!(seen[f / 64] >> (f % 64) & 1)) {
+                seen[f / 64] |= 1ull << (f % 64);
+                c->frames_2m++;
+            }
+            if (have_prev) {
+                c->neighbour_pairs++;
+                c->consecutive += pfn == prev + 1 || pfn + 1 == prev; /* a LIFO free list descends */
+            }
+            prev = pfn;
+            have_prev = 1;
+        }
+    }
+}
+
 int tlb_mosaic_check(const tlb_mosaic *m, tlb_mosaic_coverage *out) {
     memset(out, 0, sizeof *out);
     int fd = mosaic_prim_open("/proc/self/smaps");
@@ -631,6 +679,13 @@ int tlb_mosaic_check(const tlb_mosaic *m, tlb_mosaic_coverage *out) {
         have -= start;
         if (have == sizeof buf) /* no line is this long; drop it rather than stall */
             have = 0;
+    }
+    int pm = n < 0 ? -1 : mosaic_prim_open("/proc/self/pagemap");
+    if (pm >= 0) {
+        for (int k = 0; k < TLB_MOSAIC_POOLS; k++)
+            if (m->base[k])
+                pagemap_stats(m, k, pm, &out->pool[k]);
+        mosaic_prim_close(pm);
     }
     atomic_flag_clear(&busy);
     mosaic_prim_close(fd);
@@ -664,11 +719,14 @@ int tlb_mosaic_report_json(const tlb_mosaic *m, const tlb_mosaic_coverage *c, ch
             continue;
         const tlb_mosaic_pool_coverage *p = &c->pool[k];
         PUT("%s\"%s\": {\"base\": %llu, \"size\": %llu, \"used_bytes\": %llu, \"rss_kb\": %llu, "
-            "\"want_huge_rss_kb\": %llu, \"huge_kb\": %llu, \"stray_huge_kb\": %llu}",
+            "\"want_huge_rss_kb\": %llu, \"huge_kb\": %llu, \"stray_huge_kb\": %llu, \"pagemap\": {\"present_pages\": "
+            "%llu, \"pfn_pages\": %llu, \"frames_2m\": %llu, \"neighbour_pairs\": %llu, \"consecutive\": %llu}}",
             first ? "" : ", ", POOL_NAME[k], (unsigned long long)m->base[k],
             (unsigned long long)m->layout.pool_size[k], (unsigned long long)p->used_bytes,
             (unsigned long long)p->rss_kb, (unsigned long long)p->want_huge_rss_kb, (unsigned long long)p->huge_kb,
-            (unsigned long long)p->stray_huge_kb);
+            (unsigned long long)p->stray_huge_kb, (unsigned long long)p->present_pages,
+            (unsigned long long)p->pfn_pages, (unsigned long long)p->frames_2m,
+            (unsigned long long)p->neighbour_pairs, (unsigned long long)p->consecutive);
         first = 0;
     }
     PUT("}, \"windows\": [");

@@ -22,5 +22,7 @@ long mosaic_prim_read_file(const char *path, char *buf, size_t cap);
 int mosaic_prim_open(const char *path);
 long mosaic_prim_read(int fd, char *buf, size_t cap);
 void mosaic_prim_close(int fd);
+/* pread(2): at most `cap` bytes of fd at byte offset `off`; the count or -errno. */
+long mosaic_prim_pread(int fd, void *buf, size_t cap, uint64_t off);
 
 #endif

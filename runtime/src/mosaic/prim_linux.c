@@ -87,3 +87,11 @@ long mosaic_prim_read_file(const char *path, char *buf, size_t cap) {
     mosaic_prim_close(fd);
     return (long)got;
 }
+
+long mosaic_prim_pread(int fd, void *buf, size_t cap, uint64_t off) {
+    long n;
+    do
+        n = syscall(SYS_pread64, fd, buf, cap, (long)off);
+    while (n < 0 && errno == EINTR);
+    return n < 0 ? -errno : n;
+}

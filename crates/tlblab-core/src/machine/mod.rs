@@ -4,7 +4,7 @@
 //! in `presets/*.toml` deserialize into it (see tlblab-config for loading and the preset list).
 
 use crate::cache::{CacheConfig, CacheKind, Indexing};
-use crate::memory::MemoryConfig;
+use crate::memory::{MemoryConfig, Placement};
 use crate::page_table::PageTableFormat;
 use crate::tlb::{TlbConfig, TlbKind};
 use crate::walker::PwcConfig;
@@ -156,6 +156,29 @@ pub struct VirtualizationConfig {
     /// Guest-physical memory size.
     #[serde(default = "default_guest_bytes")]
     pub guest_memory_bytes: u64,
+    /// How the guest OS places its frames in guest-physical memory; none: `memory.placement`,
+    /// which then places both the guest's frames and the host's. A guest's allocator after hours
+    /// of uptime scatters a program's pages (read from `/proc/self/pagemap`:
+    /// docs/host-predict.md, "A gap in the model"), where the host's placement of guest memory
+    /// in host-physical memory cannot be seen from inside the guest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest_placement: Option<Placement>,
+    /// Where `guest_placement` comes from (what was measured, when, how).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub guest_placement_source: String,
+}
+
+impl VirtualizationConfig {
+    /// The guest-physical memory: the machine's `memory` (its latency, and its placement unless
+    /// the guest has its own) sized `guest_memory_bytes`. Engine and reference both build the
+    /// guest's frame allocator from it.
+    pub fn guest_memory(&self, memory: &MemoryConfig) -> MemoryConfig {
+        MemoryConfig {
+            bytes: self.guest_memory_bytes,
+            placement: self.guest_placement.unwrap_or(memory.placement),
+            ..memory.clone()
+        }
+    }
 }
 
 fn default_guest_bytes() -> u64 {
@@ -376,6 +399,9 @@ impl MachineConfig {
                     self.memory.bytes, v.guest_memory_bytes
                 ));
             }
+            v.guest_memory(&self.memory)
+                .validate()
+                .map_err(|e| e.replace("memory.placement", "virtualization.guest_placement"))?;
         }
         if let Some(e) = &self.energy {
             let tlbs: Vec<&str> = self.tlbs.iter().map(|t| t.name.as_str()).collect();

@@ -9,6 +9,11 @@
 //! - `fragmented`: like `sequential`, but a `fragmentation` fraction of memory is held by others
 //!   in random 4 KiB frames, so large aligned runs are scarce and huge-page allocations can fail
 //!   (the system-aging scenario of seed 001 §5.1).
+//! - `clustered`: a 4 KiB frame is the one after the previous 4 KiB frame handed out with
+//!   probability `consecutive` (when free), else placed as `random` places it; larger pages as
+//!   `random`. A guest OS hours after boot, whose free lists hand a program runs of
+//!   consecutive frames scattered over its memory (Linux's buddy allocator and per-CPU lists;
+//!   measured from `/proc/self/pagemap`: docs/host-predict.md, "A gap in the model").
 
 pub mod colored;
 
@@ -24,6 +29,10 @@ pub enum Placement {
     Fragmented {
         /// Fraction (0..1) of frames held by other users.
         fragmentation: f64,
+    },
+    Clustered {
+        /// Probability (0..=1) that a 4 KiB frame follows the previous one.
+        consecutive: f64,
     },
 }
 
@@ -60,6 +69,13 @@ impl MemoryConfig {
                 ));
             }
         }
+        if let Placement::Clustered { consecutive } = self.placement {
+            if !(0.0..=1.0).contains(&consecutive) {
+                return Err(format!(
+                    "memory.placement.consecutive: expected 0 ≤ p ≤ 1, found {consecutive}"
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -71,7 +87,8 @@ pub struct FrameAllocator {
     used: Vec<u64>,
     placement: Placement,
     rng: SplitMix64,
-    /// Next frame to try for sequential placement, per page size.
+    /// Next frame to try for sequential placement, per page size (clustered: `cursor[0]`, the
+    /// frame after the last 4 KiB frame handed out).
     cursor: [u64; 6],
     allocated: u64,
 }
@@ -132,7 +149,12 @@ impl FrameAllocator {
         // placement takes the frame at the cursor, free: taken here as the loop below takes
         // it (`run_free` of one frame, `mark`), without its division and loops (~75
         // instructions a first touch before, callgrind, zen3 full model on a random stream).
-        if size == PageSize::Size4K && !matches!(self.placement, Placement::Random) {
+        if size == PageSize::Size4K
+            && !matches!(
+                self.placement,
+                Placement::Random | Placement::Clustered { .. }
+            )
+        {
             let f = self.cursor[0];
             if f < self.frames && !self.is_used(f) {
                 self.cursor[0] = f + 1;
@@ -171,27 +193,48 @@ impl FrameAllocator {
                 }
                 Err(OutOfMemory { size })
             }
-            Placement::Random => {
-                // Random probing, then a linear scan from a random start as a fallback, so a
-                // nearly full memory still finds its last free runs deterministically.
-                for _ in 0..64 {
-                    let r = self.rng.below(runs);
-                    if self.run_free(r * n, n) {
-                        self.mark(r * n, n);
-                        return Ok(Pfn(r * n));
+            Placement::Clustered { consecutive } => {
+                // One draw a 4 KiB frame decides whether it follows the previous one.
+                if size == PageSize::Size4K && self.rng.next_f64() < consecutive {
+                    let f = self.cursor[0];
+                    if self.run_free(f, 1) {
+                        self.mark(f, 1);
+                        self.cursor[0] = f + 1;
+                        return Ok(Pfn(f));
                     }
                 }
-                let start = self.rng.below(runs);
-                for i in 0..runs {
-                    let r = (start + i) % runs;
-                    if self.run_free(r * n, n) {
-                        self.mark(r * n, n);
-                        return Ok(Pfn(r * n));
-                    }
+                let got = self.alloc_random(size)?;
+                if size == PageSize::Size4K {
+                    self.cursor[0] = got.0 + 1;
                 }
-                Err(OutOfMemory { size })
+                Ok(got)
+            }
+            Placement::Random => self.alloc_random(size),
+        }
+    }
+
+    /// A uniformly random free, aligned run for a page of `size`.
+    fn alloc_random(&mut self, size: PageSize) -> Result<Pfn, OutOfMemory> {
+        let n = size.frames();
+        let runs = self.frames / n;
+        // Random probing, then a linear scan from a random start as a fallback, so a nearly
+        // full memory still finds its last free runs deterministically.
+        for _ in 0..64 {
+            let r = self.rng.below(runs);
+            if self.run_free(r * n, n) {
+                self.mark(r * n, n);
+                return Ok(Pfn(r * n));
             }
         }
+        let start = self.rng.below(runs);
+        for i in 0..runs {
+            let r = (start + i) % runs;
+            if self.run_free(r * n, n) {
+                self.mark(r * n, n);
+                return Ok(Pfn(r * n));
+            }
+        }
+        Err(OutOfMemory { size })
     }
 
     /// Frames handed out so far (4 KiB units).
@@ -230,6 +273,7 @@ mod tests {
             Placement::Sequential,
             Placement::Fragmented { fragmentation: 0.3 },
             Placement::Random,
+            Placement::Clustered { consecutive: 0.75 },
         ] {
             let mut fast = FrameAllocator::new(&cfg(placement), 5);
             let mut search = FrameAllocator::new(&cfg(placement), 5);
@@ -266,6 +310,35 @@ mod tests {
         s.sort();
         s.dedup();
         assert_eq!(s.len(), 1000);
+    }
+
+    #[test]
+    fn clustered_frames_follow_their_predecessor_as_often_as_the_probability_says() {
+        // n allocations of 4 KiB in 8 GiB (2^21 frames, so that the frame after the previous
+        // one is taken already only 1 time in 256 at most): each after the first follows its
+        // predecessor with probability p (the draw), or by chance when the random frame lands
+        // there (1 in 2^21: negligible). Binomial: mean (n-1) p, standard deviation
+        // sqrt((n-1) p (1-p)) ~ 39 at n = 8192, p = 0.25; bounds at 5 deviations and the
+        // taken followers (at most (n-1) p / 256).
+        for p in [0.0, 0.25, 0.75, 1.0] {
+            let config = MemoryConfig {
+                bytes: 8 << 30,
+                ..cfg(Placement::Clustered { consecutive: p })
+            };
+            let mut a = FrameAllocator::new(&config, 7);
+            let n = 8192;
+            let xs: Vec<u64> = (0..n)
+                .map(|_| a.alloc(PageSize::Size4K).unwrap().0)
+                .collect();
+            let follow = xs.windows(2).filter(|w| w[1] == w[0] + 1).count() as f64;
+            let mean = (n - 1) as f64 * p;
+            let sd = ((n - 1) as f64 * p * (1.0 - p)).sqrt();
+            assert!(
+                (follow - mean).abs() <= 5.0 * sd + mean / 256.0 + 1.0,
+                "p = {p}: {follow} of {} followed, expected {mean:.0} ± {sd:.0}",
+                n - 1
+            );
+        }
     }
 
     #[test]

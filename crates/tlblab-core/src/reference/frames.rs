@@ -9,6 +9,9 @@
 //!   its own size.
 //! - `random`: 64 uniform draws of an aligned run, the first free one taken; then a linear
 //!   scan, wrapping, from one more uniform draw.
+//! - `clustered { p }`: a 4 KiB page first draws u uniform in [0, 1); when u < p and the frame
+//!   after the previous 4 KiB page's is free, that frame; else as `random`. Larger pages as
+//!   `random` (no draw of u, and the previous 4 KiB page stays what it was).
 //! - Every draw is `below(n)` of one generator, `SplitMix64::derive(seed, "memory.frames")`.
 //! - Nothing is ever freed.
 
@@ -18,6 +21,9 @@ use tlblab_types::{PageSize, SplitMix64};
 pub(super) struct RefFrames {
     used: Vec<bool>,
     random: bool,
+    /// `clustered`'s p, and the frame after the previous 4 KiB page's.
+    follow: Option<f64>,
+    next_4k: usize,
     rng: SplitMix64,
 }
 
@@ -40,7 +46,15 @@ impl RefFrames {
         }
         RefFrames {
             used,
-            random: config.placement == Placement::Random,
+            random: matches!(
+                config.placement,
+                Placement::Random | Placement::Clustered { .. }
+            ),
+            follow: match config.placement {
+                Placement::Clustered { consecutive } => Some(consecutive),
+                _ => None,
+            },
+            next_4k: 0,
             rng,
         }
     }
@@ -60,11 +74,29 @@ impl RefFrames {
     /// is none.
     pub(super) fn alloc(&mut self, size: PageSize) -> Option<u64> {
         let n = (size.bytes() / 4096) as usize;
+        if let (Some(p), 1) = (self.follow, n) {
+            let f = self.next_4k;
+            let got = if self.rng.next_f64() < p && self.free(f, 1) {
+                Some(self.take(f, 1))
+            } else {
+                self.alloc_random(1)
+            };
+            if let Some(g) = got {
+                self.next_4k = g as usize + 1;
+            }
+            return got;
+        }
         let runs = self.used.len() / n;
         if !self.random {
             let run = (0..runs).find(|&r| self.free(r, n))?;
             return Some(self.take(run, n));
         }
+        self.alloc_random(n)
+    }
+
+    /// `random`'s choice of a free, aligned run of `n` frames.
+    fn alloc_random(&mut self, n: usize) -> Option<u64> {
+        let runs = self.used.len() / n;
         for _ in 0..64 {
             let r = self.rng.below(runs as u64) as usize;
             if self.free(r, n) {

@@ -312,10 +312,7 @@ impl ReferenceModel {
         let (frames, host) = match &config.virtualization {
             None => (RefFrames::new(&config.memory, seed), None),
             Some(v) => {
-                let guest = crate::memory::MemoryConfig {
-                    bytes: v.guest_memory_bytes,
-                    ..config.memory.clone()
-                };
+                let guest = v.guest_memory(&config.memory);
                 let hlevels = formats::levels(v.host_format);
                 let mut hframes = RefFrames::new(&config.memory, seed);
                 let tables = Tables::new(hlevels, &mut hframes).expect("memory for the host root");

@@ -51,7 +51,7 @@ use hints::{LaneHints, LeafTableMemo, LEAF_TABLES, PREFETCH_AHEAD};
 
 use crate::cache::{Cache, CacheKind, Outcome as CacheOutcome};
 use crate::machine::{MachineConfig, TimingModel};
-use crate::memory::{FrameAllocator, MemoryConfig, OutOfMemory};
+use crate::memory::{FrameAllocator, OutOfMemory};
 use crate::os::{AsidAllocator, JobStats, OsStats, SwitchPolicy};
 use crate::page_table::{Leaf, PageTable, PageTableFormat, WalkPath};
 use crate::stats::{Stats, UnitStats};
@@ -547,11 +547,7 @@ impl System {
         let (frames, host) = match &config.virtualization {
             None => (FrameAllocator::new(&config.memory, seed), None),
             Some(v) => {
-                let guest_mem = MemoryConfig {
-                    bytes: v.guest_memory_bytes,
-                    ..config.memory.clone()
-                };
-                let guest = FrameAllocator::new(&guest_mem, seed ^ 0x6e657374);
+                let guest = FrameAllocator::new(&v.guest_memory(&config.memory), seed ^ 0x6e657374);
                 let mut hframes = FrameAllocator::new(&config.memory, seed);
                 let pt = PageTable::new(v.host_format, &mut hframes).map_err(|e| oom(e, "host"))?;
                 (
