@@ -49,6 +49,7 @@ from typing import Any
 from tlblab import files, paths
 from tlblab.errors import UserError
 from tlblab.host import _runtime
+from tlblab.host.sim_cache import _engine_digest, simulate  # noqa: F401 (_engine_digest: callers' check)
 
 MIB = 1 << 20
 HUGE = 2 * MIB
@@ -307,85 +308,6 @@ def _is_vm() -> bool:
     return " hypervisor " in f" {flags} "
 
 
-# The crates `_native.simulate_windows` runs: the engine, its trace reader and types, its machine
-# files, and the binding.
-SIM_CRATES = ("tlblab-core", "tlblab-trace", "tlblab-types", "tlblab-config", "tlblab-python")
-
-
-def _engine_digest() -> str:
-    """What determines a simulation besides its inputs: in a checkout, the sources of the crates a
-    simulation runs (SIM_CRATES) and Cargo.lock; else the installed extension."""
-    from tlblab import _native
-
-    root = Path(__file__).resolve().parents[3]
-    crates = [root / "crates" / c for c in SIM_CRATES]
-    if all(c.is_dir() for c in crates) and (root / "Cargo.lock").is_file():
-        parts: list[bytes | str] = []
-        # A crate's integration tests and benchmarks (`tests/`, `benches/`) change no simulation.
-        for p in [q for c in crates for q in sorted(c.rglob("*")) if q.suffix == ".rs" or q.name == "Cargo.toml"] \
-                + [root / "Cargo.lock"]:
-            if not {"target", "tests", "benches"} & set(p.relative_to(root).parts[2:]):
-                parts += [str(p.relative_to(root)), p.read_bytes()]
-        return files.content_digest(*parts)
-    return files.content_digest(Path(_native.__file__).read_bytes())
-
-
-_ENGINE: list[str] = []
-_TRACE_DIGESTS: dict[tuple[str, int, int], str] = {}
-
-
-def _trace_digest(trace: Path) -> str:
-    st = trace.stat()
-    key = (str(trace), st.st_size, st.st_mtime_ns)
-    if key not in _TRACE_DIGESTS:
-        h = hashlib.sha256()
-        with open(trace, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        _TRACE_DIGESTS[key] = h.hexdigest()
-    return _TRACE_DIGESTS[key]
-
-
-def _without_sources(v: Any) -> Any:
-    """A machine without its `source` and `description` texts (what was measured when), which
-    change no simulated number: part of a simulation's cache key."""
-    if isinstance(v, dict):
-        return {k: _without_sources(x) for k, x in v.items()
-                if not (k.endswith("source") or k == "description")}
-    if isinstance(v, list):
-        return [_without_sources(x) for x in v]
-    return v
-
-
-def simulate(m: dict[str, Any], trace: Path, spans: list[tuple[int, int, int]], warm: int, *,
-             tlb_only: bool = False, cache: Path | None = None) -> tuple[dict[str, Any], bool]:
-    """The engine's statistics of `trace` on machine `m` with `spans` announced as 2 MiB mappings
-    (`_native.simulate_windows`), and whether they came from `cache`: a directory of results keyed
-    by the content of what determines them (the trace's sha256, the machine without its source
-    texts, the spans, the warm-up, tlb_only and the engine's sources), so that a re-measurement
-    reuses the simulations of the same captures and model."""
-    from tlblab import _native
-
-    path = None
-    if cache is not None:
-        if not _ENGINE:
-            _ENGINE.append(_engine_digest())
-        key = files.content_digest(_trace_digest(trace), json.dumps(_without_sources(m), sort_keys=True),
-                                   json.dumps(spans), str(warm), str(tlb_only), _ENGINE[0])
-        path = cache / f"{key}.json"
-        if path.is_file():
-            try:
-                return json.loads(path.read_text()), True
-            except ValueError:
-                pass  # a damaged entry is simulated again and rewritten
-    raw = _native.simulate_windows(json.dumps(m), str(trace), spans, warmup=warm, tlb_only=tlb_only,
-                                   machine_format="json")
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        files.atomic_write(path, raw)
-    return json.loads(raw), False
-
-
 def pagechase_model(m: dict[str, Any], *, work: Path, size: str, cache: Path | None = None,
                     log=None) -> tuple[dict[str, Path], dict[str, float]]:
     """`pagechase` captured (the all-4 KiB layout) and its all-2 MiB / all-4 KiB cycle ratio on
@@ -404,7 +326,7 @@ def pagechase_model(m: dict[str, Any], *, work: Path, size: str, cache: Path | N
     nested = m.get("virtualization") or _machine_config("zen3-virt")["virtualization"]
     predicted = {}
     for host in ("4KiB", "2MiB"):
-        mm = dict(m, virtualization=dict(nested, host_page_size=host))
+        mm = with_host_pages(m, nested, host)
         cyc = {}
         for mo, spans in (("4k", []), ("2m", [(base, pool, 21)])):
             cyc[mo] = simulate(mm, trace, spans, warm, cache=cache)[0]["cycles"]
@@ -487,8 +409,26 @@ def host_machine(machine: str | None, check=None, placement: dict[str, Any] | No
         else:
             host = nested.get("host_page_size", "4KiB")
             how += f"; a VM (cpuinfo: hypervisor): 2D walks, host pages {host} (not measured in this run)"
-        m["virtualization"] = dict(nested, host_page_size=host)
+        m = with_host_pages(m, nested, host)
+        if m["memory"].get("placement") == nested.get("guest_placement") and host == "4KiB":
+            how += "; the host's frames placed as the guest's (4 KiB host pages: an assumption, with_host_pages)"
     return m, how
+
+
+def with_host_pages(m: dict[str, Any], nested: dict[str, Any], host: str) -> dict[str, Any]:
+    """`m` with the hypervisor's `nested` translation at host page size `host`. Under 4 KiB host
+    pages the host backs every 4 KiB of guest memory with a frame of its own, so even a guest
+    2 MiB page is 512 separate host frames to the physically indexed caches; where the guest's
+    placement was measured (`guest_placement`), the host's frames are placed by it too: an
+    assumption (the host's allocator cannot be seen from inside the guest; a Linux host's free
+    lists are taken to scatter as the guest's do), in place of the machine file's `sequential`,
+    which made a guest 2 MiB page physically contiguous (docs/host-predict.md, the quiet run's
+    bfs). Under 2 MiB host pages the machine file's placement stays."""
+    out = dict(m, virtualization=dict(nested, host_page_size=host))
+    placed = nested.get("guest_placement")
+    if host == "4KiB" and placed is not None:
+        out["memory"] = dict(m["memory"], placement=placed)
+    return out
 
 
 def _l2_misses(stats: dict[str, Any]) -> int:

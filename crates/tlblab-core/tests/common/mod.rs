@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod random;
+pub mod run;
 
 use tlblab_core::cache::{CacheConfig, CacheKind, Indexing};
 use tlblab_core::machine::{MachineConfig, WalkerConfig};

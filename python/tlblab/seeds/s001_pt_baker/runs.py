@@ -15,6 +15,10 @@ from typing import Any, Callable
 import tlblab
 from tlblab import paths
 
+from .run_seconds import (  # noqa: F401 (re-exported for experiments.py)
+    RUN_SECONDS, RUN_SECONDS_SHIPPED, _job_digest, _longest_first, _read_seconds, _write_seconds,
+)
+
 APP = "0"
 
 # (name, workload spec quick, workload spec full, the region PT-Baker sweeps: seed §5.2)
@@ -699,50 +703,6 @@ def _timed_job(job: tuple[Any, ...]) -> tuple[Any, float]:
     t0 = time.monotonic()
     result = _run_job(job)
     return result, time.monotonic() - t0
-
-
-# The wall seconds each run took when last made here, by `_job_digest`: `prefetch_runs` hands
-# the runs out longest first (so that no process is left with a long run at the end while the
-# other idles) and writes what it measured back. Without this machine's file, the seconds
-# measured on another (`RUN_SECONDS_SHIPPED`: an AMD EPYC family 25 model 17 KVM guest, 2
-# vCPUs); they only order the runs and never enter a result.
-RUN_SECONDS = paths.out("checkpoints", "run_seconds.json")
-RUN_SECONDS_SHIPPED = Path(__file__).with_name("run_seconds.json")
-
-
-def _job_digest(job: tuple[Any, ...]) -> str:
-    from tlblab.files import content_digest
-
-    return content_digest(repr(job))
-
-
-def _read_seconds(path: Path) -> dict[str, float]:
-    import json
-
-    try:
-        return {k: float(v) for k, v in json.loads(path.read_text())["seconds"].items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}  # none, or not ours: the runs go in the order they were gathered
-
-
-def _longest_first(jobs: dict[tuple[Any, ...], tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """The keys of `jobs`, the runs known to take longest first; a run never timed counts as
-    the longest (better early than last)."""
-    known = {**_read_seconds(RUN_SECONDS_SHIPPED), **_read_seconds(RUN_SECONDS)}
-    top = max(known.values(), default=0.0)
-    cost = {key: known.get(_job_digest(job), top) for key, job in jobs.items()}
-    return sorted(jobs, key=lambda key: -cost[key])  # stable: ties keep the gathered order
-
-
-def _write_seconds(jobs: dict[tuple[Any, ...], tuple[Any, ...]], seconds: dict[tuple[Any, ...], float]) -> None:
-    import json
-
-    from tlblab.files import atomic_write
-
-    known = _read_seconds(RUN_SECONDS)
-    known.update({_job_digest(jobs[key]): round(s, 1) for key, s in seconds.items()})
-    RUN_SECONDS.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(RUN_SECONDS, json.dumps({"seconds": dict(sorted(known.items()))}, indent=0) + "\n")
 
 
 def prefetch_runs(quick: bool, *run_sets: Any, workers: int | None = None,
