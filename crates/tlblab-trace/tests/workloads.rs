@@ -31,6 +31,7 @@ fn small(name: &str) -> Params {
         "gapbs_bc" => &[("scale", 8), ("sources", 2)],
         "hash_join" => &[("buckets", 256), ("inner_rows", 500), ("outer_rows", 500)],
         "canneal" => &[("elements", 512), ("swaps", 200)],
+        "canneal_read" => &[("elements", 512)],
         "liblinear" => &[("instances", 300), ("iterations", 2)],
         "lat_ctx" => &[("procs", 4), ("kib", 4), ("rounds", 3)],
         "hot_potato" => &[("rounds", 10)],
