@@ -188,9 +188,9 @@ def test_reproduce_stops_on_a_signal_while_its_worker_processes_make_its_runs(tm
     (`prepare`): Ctrl-C reaches the command alone (the workers start with SIGINT blocked), which
     stops the workers at once, mid-run, with no traceback; nothing is written but the caches
     under out/checkpoints (each file whole or absent)."""
-    # One of seed 001's scale tables: the whole seed first measures Canneal's reading phase at
-    # the seed's 6e7 elements in-process (`measured_span`, minutes on a fresh checkout) before
-    # its workers start.
+    # One of seed 001's scale tables: the whole seed first counts Canneal's reading phase at
+    # the seed's 6e7 elements in-process (`measured_span`, which took minutes on a fresh
+    # checkout before it counted the lines without drawing them) before its workers start.
     p = _start(["reproduce", "001/at_scale", "--out", "repro"], tmp_path)
     _wait_for(lambda: any("spawn_main" in c for c in _group_alive(p.pid)), what="the worker processes")
     time.sleep(1.0)

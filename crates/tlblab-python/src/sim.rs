@@ -223,6 +223,18 @@ fn workload_length(py: Python<'_>, workload: &str, seed: u64) -> PyResult<Option
     py.detach(|| Ok(open_workload(workload, seed)?.len_hint()))
 }
 
+/// measured_accesses(workload, seed=0) -> the accesses of a populated workload's measured phase
+/// (after its population), counted without simulating them, skipped where its generator can
+/// (`workloads::populate::measured_accesses`).
+#[pyfunction]
+#[pyo3(signature = (workload, seed=0))]
+fn measured_accesses(py: Python<'_>, workload: &str, seed: u64) -> PyResult<u64> {
+    py.detach(|| {
+        let mut src = open_workload(workload, seed)?;
+        workloads::populate::measured_accesses(&mut *src).map_err(err)
+    })
+}
+
 /// merge_stats(parts) -> the statistics of a run cut in consecutive parts, each part's JSON
 /// statistics its own counters (`Stats::since`; the first, the run's from its start):
 /// `Stats::then` folded over them (`tlblab.intervals`).
@@ -649,6 +661,6 @@ fn graph_cache_stats() -> PyResult<String> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     add_functions! { m:
         graph_cache, graph_cache_stats, run_periodic, colored_offsets, colored_placement,
-        simulate, merge_stats, workload_length, check_workload, page_counts, trace_maps
+        simulate, merge_stats, workload_length, measured_accesses, check_workload, page_counts, trace_maps
     }
 }

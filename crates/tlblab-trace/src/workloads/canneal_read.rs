@@ -146,6 +146,12 @@ impl CannealRead {
         c: &mut u64,
     ) {
         let depth = 64 - m.leading_zeros();
+        if out.is_none() {
+            // Only counted (`skip`, `Generator::accesses_left`): three records per node, and the
+            // nodes' hashes, most of a line's cost, are not drawn.
+            *c += 3 * u64::from(depth);
+            return;
+        }
         for j in 0..depth {
             let node = if found && j + 1 == depth {
                 self.va_map + SplitMix64::new(self.seed ^ key ^ 1).next_u64() % m * NODE

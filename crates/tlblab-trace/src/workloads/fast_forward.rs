@@ -493,4 +493,22 @@ mod tests {
         assert_eq!(got, want);
         assert!(crate::workloads::graph500_list::skipped_by_itself() > before + n);
     }
+
+    /// `populate::measured_accesses` counts the measured phase as a whole read does, whether
+    /// the generator skips by itself (canneal_read's lines, counted without their hashes;
+    /// graph500_list) or is read (gups).
+    #[test]
+    fn given_a_populated_workload_then_its_measured_accesses_are_the_whole_runs() {
+        for spec in [
+            "canneal_read:elements=3000,degree=6,populate=1",
+            "graph500_list:scale=10,edge_factor=8,roots=2,populate=1",
+            "gups:log2_words=14,updates=5000,populate=1",
+        ] {
+            let (_, measured) = accesses_after_roi(&records(spec));
+            let (name, params) = parse_spec(spec).unwrap();
+            let mut src = build(&name, &params, 1).unwrap();
+            let n = crate::workloads::populate::measured_accesses(&mut *src).unwrap();
+            assert_eq!(n, measured.len() as u64, "{spec}");
+        }
+    }
 }

@@ -176,3 +176,38 @@ impl RecordSource for Populate {
         Ok(k)
     }
 }
+
+/// The accesses of a populated workload's measured phase (everything after its region-of-interest
+/// mark), counted without simulating them: passed by the source's own `skip_accesses` where it
+/// can (a generator's `Generator::skip`: canneal_read counts its lines without drawing them), read
+/// and counted where it cannot. Seed 001's windows are spread over this span
+/// (python/tlblab/seeds/s001_pt_baker/runs.py, `measured_span`). 0 for a source with no mark.
+pub fn measured_accesses(src: &mut dyn RecordSource) -> Result<u64, String> {
+    let accesses =
+        |rs: &[Record]| rs.iter().filter(|r| matches!(r, Record::Access(_))).count() as u64;
+    let mut buf = Vec::with_capacity(CHUNK);
+    let mut n = loop {
+        buf.clear();
+        if src.fill(&mut buf, CHUNK)? == 0 {
+            return Ok(0);
+        }
+        let mark = buf
+            .iter()
+            .position(|r| matches!(r, Record::Event(Event::PhaseBegin { region: ROI_REGION })));
+        if let Some(at) = mark {
+            break accesses(&buf[at + 1..]);
+        }
+    };
+    loop {
+        let skipped = src.skip_accesses(u64::MAX - n)?;
+        n += skipped;
+        if skipped > 0 {
+            continue;
+        }
+        buf.clear();
+        if src.fill(&mut buf, CHUNK)? == 0 {
+            return Ok(n);
+        }
+        n += accesses(&buf);
+    }
+}
