@@ -81,6 +81,27 @@ def content_digest(*parts: bytes | str) -> str:
     return h.hexdigest()[:20]
 
 
+# (path, size, modification time) -> the file's sha256: `file_digest` reads a file once per
+# process and version of it.
+_FILE_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def file_digest(path: str | os.PathLike[str]) -> str:
+    """The sha256 of a file's bytes (a trace's, in a cache key of what was simulated on it), read
+    once per process and version of the file (its path, size and modification time)."""
+    import hashlib
+
+    st = os.stat(path)
+    key = (os.fspath(path), st.st_size, st.st_mtime_ns)
+    if key not in _FILE_DIGESTS:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        _FILE_DIGESTS[key] = h.hexdigest()
+    return _FILE_DIGESTS[key]
+
+
 def tool_version(argv: list[str], who: str) -> str:
     """The first line a tool prints for `argv` (e.g. `gcc --version`), a part of a cache key;
     a missing or failing tool is a user error naming the packages that provide it."""

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -35,19 +34,6 @@ def _engine_digest() -> str:
 
 
 _ENGINE: list[str] = []
-_TRACE_DIGESTS: dict[tuple[str, int, int], str] = {}
-
-
-def _trace_digest(trace: Path) -> str:
-    st = trace.stat()
-    key = (str(trace), st.st_size, st.st_mtime_ns)
-    if key not in _TRACE_DIGESTS:
-        h = hashlib.sha256()
-        with open(trace, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        _TRACE_DIGESTS[key] = h.hexdigest()
-    return _TRACE_DIGESTS[key]
 
 
 def _without_sources(v: Any) -> Any:
@@ -74,7 +60,7 @@ def simulate(m: dict[str, Any], trace: Path, spans: list[tuple[int, int, int]], 
     if cache is not None:
         if not _ENGINE:
             _ENGINE.append(_engine_digest())
-        key = files.content_digest(_trace_digest(trace), json.dumps(_without_sources(m), sort_keys=True),
+        key = files.content_digest(files.file_digest(trace), json.dumps(_without_sources(m), sort_keys=True),
                                    json.dumps(spans), str(warm), str(tlb_only), _ENGINE[0])
         path = cache / f"{key}.json"
         if path.is_file():

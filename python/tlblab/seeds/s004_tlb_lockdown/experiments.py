@@ -141,9 +141,7 @@ def tick_references(prog: str, quick: bool, isa: str = "x86") -> int:
     the program's capture's accesses times TICK_CYCLES over its run's cycles (SEED_CYCLES)."""
     if quick:
         return 0
-    from tlblab.trace import info
-
-    accesses = int(info(str(_capture(prog, isa)))["accesses"]["total"])
+    accesses = int(mibench.trace_info(_capture(prog, isa))["accesses"]["total"])
     return max(1, round(accesses * TICK_CYCLES / SEED_CYCLES[prog]))
 
 
@@ -207,9 +205,7 @@ def _program(prog: str, quick: bool, isa: str = "x86") -> dict[str, float]:
 def _references(trace: str) -> int:
     """The number of references the engine simulates for a capture: its accesses, a
     page-crossing access counting once per page (as `simulate`'s summary counts them)."""
-    from tlblab.trace import info
-
-    i = info(trace)
+    i = mibench.trace_info(trace)
     return int(i["accesses"]["total"]) + int(i["page_crossing_accesses"])
 
 

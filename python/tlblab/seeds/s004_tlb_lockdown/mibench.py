@@ -17,11 +17,13 @@ scripts/debian-packages.txt); nothing large is committed.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 from tlblab import paths
 from tlblab.errors import UserError
@@ -35,6 +37,44 @@ CACHE = paths.cache("mibench")
 # Bump when the capture's meaning changes (what is recorded, how), so old captures are not reused.
 CAPTURE_VERSION = "1"
 CFLAGS = ["-m32", "-O2", "-std=c11"]
+
+
+# Seed 004's tables ask for the same binaries, captures and scenarios dozens of times a run
+# (each of Table 3's scenarios names every background capture four times): their cache keys
+# hash binaries and ask tools for their versions (subprocesses), and a scenario's needs its
+# captures' relocations, a scan of each whole trace. `_kept` computes a path once per process
+# and arguments (again if the file is gone); `trace_info` and `relocations_32` read a trace
+# once per process and version of the file.
+def _kept(fn: Callable[..., Path]) -> Callable[..., Path]:
+    memo: dict[tuple[Any, ...], Path] = {}
+
+    @functools.wraps(fn)
+    def kept(*args: Any, **kwargs: Any) -> Path:
+        key = (args, tuple(sorted(kwargs.items())))
+        path = memo.get(key)
+        if path is None or not path.is_file():
+            path = memo[key] = fn(*args, **kwargs)
+        return path
+
+    return kept
+
+
+def _file_version(path: str | Path) -> tuple[str, int, int]:
+    st = os.stat(path)
+    return str(path), st.st_size, st.st_mtime_ns
+
+
+@functools.lru_cache(maxsize=None)
+def _info_of(version: tuple[str, int, int]) -> dict[str, Any]:
+    from tlblab.trace import info
+
+    return info(version[0])
+
+
+def trace_info(path: str | Path) -> dict[str, Any]:
+    """`tlblab.trace.info` of a capture, read once per process and version of the file (the
+    caller must not change it)."""
+    return _info_of(_file_version(path))
 
 
 @dataclass(frozen=True)
@@ -56,6 +96,7 @@ PROGRAMS = {
 }
 
 
+@_kept
 def build(name: str, cc: str = "gcc", cache: Path = CACHE) -> Path:
     """The 32-bit binary of program `name`, compiled once per (source, compiler, flags)."""
     prog = _program(name)
@@ -78,6 +119,7 @@ def build(name: str, cc: str = "gcc", cache: Path = CACHE) -> Path:
     return out
 
 
+@_kept
 def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
             valgrind: str = "valgrind", progress: bool = False, cache: Path = CACHE) -> Path:
     """The Lackey capture of program `name` (its whole run, or its first `limit` references),
@@ -116,6 +158,7 @@ ARMV7_CFLAGS = ["-O2", "-std=c11"]
 ARMV7_CAPTURE_VERSION = "2"
 
 
+@_kept
 def build_armv7(name: str, cache: Path = CACHE) -> Path:
     """The ARMv7 (armhf) binary of program `name`, compiled once per (source, compiler, flags)."""
     from tlblab import capture_qemu
@@ -129,6 +172,7 @@ def build_armv7(name: str, cache: Path = CACHE) -> Path:
     return capture_qemu.cross_compile(src, out, ARMV7_CFLAGS, ["-lm"])
 
 
+@_kept
 def capture_armv7(name: str, *, limit: int = 0, cache: Path = CACHE) -> Path:
     """The ARMv7 capture of program `name` under QEMU (its whole run, or its first `limit`
     references), cached under out/mibench/ by the binary's bytes, its arguments, the limit, the
@@ -220,6 +264,7 @@ def _corunner_argv(name: str, d: Path) -> list[str]:
     raise UserError(f"mibench: unknown background program '{name}' (expected one of {', '.join(CORUNNERS)})")
 
 
+@_kept
 def capture_corunner(name: str, *, limit: int = 0, valgrind: str = "valgrind", cache: Path = CACHE) -> Path:
     """The Lackey capture of background program `name` (its whole run on its generated input, or
     its first `limit` references), cached by the program's bytes, its input, the limit and
@@ -396,11 +441,17 @@ def relocations_32(capture_path: Path) -> list[tuple[int, int, int]]:
     those are a snapshot of /proc/PID/maps polled during the capture, which a short capture (a
     `limit`) can end before the stack is mapped or before the first poll, and a relocation must
     not depend on that race."""
-    from tlblab import _native
-    from tlblab.trace import info
+    return _relocations_32(_file_version(capture_path))
 
+
+@functools.lru_cache(maxsize=None)
+def _relocations_32(version: tuple[str, int, int]) -> list[tuple[int, int, int]]:
+    """`relocations_32` of one version of a capture (`_kept`'s comment)."""
+    from tlblab import _native
+
+    capture_path = version[0]
     pages = [(vpn << 12, (vpn + 1) << 12) for _, vpn, *_ in _native.page_counts(str(capture_path))]
-    maps = [(int(m["start"], 16), int(m["end"], 16)) for m in info(str(capture_path))["mappings"]]
+    maps = [(int(m["start"], 16), int(m["end"], 16)) for m in trace_info(capture_path)["mappings"]]
     high = [m for m in pages if m[1] > 1 << 32]
     if not high:
         return []
@@ -426,6 +477,7 @@ SCENARIO_VERSION = "4"
 SCENARIO_TURN = 256
 
 
+@_kept
 def scenario(name: str, cores: int, *, limit: int = 0, corunner_limit: int = 0, tick: int = 0,
              phase: int = 0, isa: str = "x86", cache: Path = CACHE) -> Path:
     """Seed 004 §V.1's scenario around real-time program `name` as one trace: on core 0 cjpeg,
@@ -483,15 +535,13 @@ def phase_offsets(phase: int, cores: int, bg: dict[str, Path]) -> list[tuple[int
     measurement meets the loops wherever they are)."""
     import random
 
-    from tlblab.trace import info
-
     if phase == 0:
         return [((c - 1) % 3, 0) for c in range(1, cores)]
     rng = random.Random(f"seed004-phase-{phase}")
     out = []
     for _ in range(1, cores):
         k = rng.randrange(len(CORUNNERS))
-        length = int(info(str(bg[CORUNNERS[k]]))["accesses"]["total"])
+        length = int(trace_info(bg[CORUNNERS[k]])["accesses"]["total"])
         out.append((k, rng.randrange(length)))
     return out
 
