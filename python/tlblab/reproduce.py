@@ -677,9 +677,12 @@ def _run_seed(items: list[tuple[int, Reproduction]], quick: bool, guarded: bool,
     """One seed's unit (`run_all`): its shared runs (`prepare`), then its reproductions in turn,
     each told to the parent (`reproduce_pool.post`) as it starts and, with `tell_done`, ends. Returns the outcomes
     (each with `reproduction_index`, its place in the caller's list) and the seed's record."""
+    from tlblab import sim
+
     post = reproduce_pool.post
     reps = [rep for _, rep in items]
-    with phases.measure() as ledger:
+    # The seed's runs made once each, whichever of its reproductions asks again (`sim.reusing`).
+    with phases.measure() as ledger, sim.reusing():
         try:
             prepared = prepare(reps, quick, on_prepare=lambda seed, n: post(("prepare", seed, n)),
                                on_prepared=lambda did: post(("prepared", did)),

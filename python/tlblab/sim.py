@@ -12,13 +12,16 @@ fields as a preset file. `workload` is a built-in workload spec `name:key=value,
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import functools
 import json
 import os
 import time
 from dataclasses import dataclass, field
 from os import fspath as _fspath
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from tlblab import _native, paths, phases, technique as technique_modules
 # The machine descriptions live one layer down (`tlblab.machines`); they are part of this API.
@@ -368,6 +371,14 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
         caches = data_accesses = walks = False
     technique_json = technique_modules.run_table(technique, machine)
     several = isinstance(save_checkpoint, (list, tuple))
+    key = None
+    if _REUSED is not None and not (checkpoint_at is not None or save_checkpoint or from_checkpoint
+                                    or miss_log or stop_at is not None or since_start):
+        key = _reuse_key(spec, fmt, workload, technique_json, seed, caches, data_accesses, walks,
+                         max_references, os, stall_cycles, warmup, fetches, warmup_instructions,
+                         simulation_instructions)
+        if key in _REUSED:
+            return copy.deepcopy(_REUSED[key])
     wall0, cpu0 = time.perf_counter(), time.process_time()
     with phases.phase(phases.SIMULATION):  # tlblab reproduce's timings (tlblab.phases)
         raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses,
@@ -393,7 +404,57 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
            "refs_per_second": round(simulated / wall) if wall > 0 else 0}
     stats["frequency_mhz"] = _frequency_mhz(machine)
     _add_energy(machine, stats)
-    return Result(machine=stats["machine"], workload=workload, stats=stats, run=run, checkpoints=saved)
+    result = Result(machine=stats["machine"], workload=workload, stats=stats, run=run, checkpoints=saved)
+    if key is not None and _REUSED is not None and len(raw) <= REUSE_MAX_BYTES:
+        _REUSED[key] = copy.deepcopy(result)
+    return result
+
+
+# The runs `reusing` keeps, by `_reuse_key` (None: outside it, nothing kept), and the largest
+# statistics it keeps (a run's every job, seed 003's, is made again rather than held).
+_REUSED: dict[str, Result] | None = None
+REUSE_MAX_BYTES = 1 << 20
+
+
+@contextlib.contextmanager
+def reusing() -> Iterator[None]:
+    """Inside it, `simulate` makes each run once: a call whose inputs equal an earlier one's
+    returns a copy of that run's result (its `run` block, the rate, the first run's). `tlblab
+    reproduce` runs each seed's reproductions inside one (seed 004's page selections simulate a
+    scenario's baseline and its most-frequent set again beside the scenario's own runs). Runs
+    that save or restore checkpoints, log misses or stop early are always made, and statistics
+    over `REUSE_MAX_BYTES` of JSON are not kept. Nested, the outermost keeps the runs."""
+    global _REUSED
+    outer = _REUSED
+    if outer is None:
+        _REUSED = {}
+    try:
+        yield
+    finally:
+        _REUSED = outer
+
+
+def _reuse_key(spec: str, fmt: str, workload: str, technique_json: str | None, *options: Any) -> str:
+    """What determines a run (`reusing`): the machine (a file's by its content), the workload (a
+    trace file's by its content, `files.file_digest`), the technique's table with its
+    parameters' defaults filled in (`cores=one` is the same run as no `cores`), every option."""
+    from tlblab import files
+
+    def content(arg: str) -> str:
+        # (os.path.isfile: a spec or a machine's JSON is no file, however long.)
+        return files.file_digest(arg) if os.path.isfile(arg) else arg
+
+    table = json.loads(technique_json) if technique_json else None
+    if table:
+        info = next((t for t in _native_techniques() if t["name"] == table.get("name")), None)
+        defaults = {p["name"]: p["default"] for p in (info or {}).get("params", [])}
+        table = {**defaults, **table}
+    return json.dumps([content(spec), fmt, content(workload), table, *options], sort_keys=True, default=str)
+
+
+@functools.lru_cache(maxsize=1)
+def _native_techniques() -> list[dict[str, Any]]:
+    return techniques()
 
 
 def _add_energy(machine: str | dict[str, Any], stats: dict[str, Any]) -> None:
