@@ -289,11 +289,11 @@ def capture(program: Program, layout: Path, out: Path, size: str) -> dict[str, A
 # The host page size check's program (runtime/bench/hostpredict/pagechase.c): a chase through one
 # line of each of 8192 pages (32 MiB), past the L2 DTLB's reach in 4 KiB pages and within the L1
 # DTLB's in 2 MiB ones, its lines in the L2 cache. Not one of the programs predicted.
-PAGECHASE = Program("pagechase", ("8192", "1M", "8"), ("8192", "1M", "8"), ("8192", "64k", "2"), "256M",
-                    "a dependent chase through one line of each of 8192 pages: the host page size check")
+PAGECHASE = Program("pagechase", ("8192", "1M", "1", "8"), ("8192", "1M", "1", "8"), ("8192", "64k", "1", "2"),
+                    "256M", "a dependent chase through one line of each of 8192 pages: the host page size check")
 # The same over 1024 pages (4 MiB): within the TLBs' reach in 2 MiB pages whatever the host does.
-PAGECHASE_SMALL = Program("pagechase", ("1024", "1M", "8"), ("1024", "1M", "8"), ("1024", "64k", "2"), "256M",
-                          "the host page size check's chase over 1024 pages")
+PAGECHASE_SMALL = Program("pagechase", ("1024", "1M", "1", "8"), ("1024", "1M", "1", "8"), ("1024", "64k", "1", "2"),
+                          "256M", "the host page size check's chase over 1024 pages")
 # 2 MiB guest pages widen the reach when the 8192-page chase costs less than this times the 1024-page
 # one: with the reach widened both hit the L1 DTLB (16 and 2 entries) and their lines the L2 cache;
 # without it the 8192-page chase walks every step (measured here: 2.8x).
@@ -309,17 +309,18 @@ def _is_vm() -> bool:
 
 
 def pagechase_model(m: dict[str, Any], *, work: Path, size: str, cache: Path | None = None,
-                    log=None) -> tuple[dict[str, Path], dict[str, float]]:
-    """`pagechase` captured (the all-4 KiB layout) and its all-2 MiB / all-4 KiB cycle ratio on
-    `m` under 4 KiB and 2 MiB host pages; returns the layouts written and the two ratios."""
+                    log=None, program: Program = PAGECHASE) -> tuple[dict[str, Path], dict[str, float]]:
+    """`pagechase` (`program`: its arguments) captured (the all-4 KiB layout) and its all-2 MiB /
+    all-4 KiB cycle ratio on `m` under 4 KiB and 2 MiB host pages; returns the layouts written and
+    the two ratios."""
     say = log or (lambda s: None)
-    pool = _size_bytes(PAGECHASE.heap)
+    pool = _size_bytes(program.heap)
     layouts = {}
     for mo in ("4k", "2m"):
         layouts[mo] = work / f"pagechase-{mo}.layout"
-        files.atomic_write(layouts[mo], layout_text(PAGECHASE, windows(mo, pool, pool)))
-    say("host page size: capturing pagechase under Valgrind ...")
-    cap = capture(PAGECHASE, layouts["4k"], work, size)
+        files.atomic_write(layouts[mo], layout_text(program, windows(mo, pool, pool)))
+    say(f"capturing {' '.join(program.argv(size)[1:])} under Valgrind ...")
+    cap = capture(program, layouts["4k"], work, size)
     base = int(cap["report"]["pools"]["heap"]["base"])
     trace = work / f"pagechase-{size}.tlbt"
     warm = cap["references"] // 2
