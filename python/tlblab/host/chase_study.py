@@ -30,8 +30,10 @@ from tlblab.host import predict as hp
 
 
 def variant(pages: int, chains: int) -> hp.Program:
+    """`pagechase PAGES 1M CHAINS 8`, its pool at least twice its pages (room for the permutation)."""
+    pool_mib = max(256, 1 << (2 * pages * 4096 - 1).bit_length() >> 20)
     return hp.Program("pagechase", (str(pages), "1M", str(chains), "8"), (str(pages), "1M", str(chains), "8"),
-                      (str(pages), "64k", str(chains), "2"), "256M",
+                      (str(pages), "64k", str(chains), "2"), f"{pool_mib}M",
                       f"pagechase over {pages} pages, {chains} chains at once")
 
 
