@@ -12,13 +12,10 @@ file says otherwise). Nothing is fitted to the measurement it stands beside."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from tlblab.errors import UserError
 
 # Job pairs before the predicted A: enough for the TLBs and caches to settle into the cycle the
 # measurement's 201 jobs settle into (each pair sweeps every page of both tasks once).
@@ -27,13 +24,9 @@ JOBS = 3
 
 def dump(args: list[str]) -> dict[str, dict[str, list[int]]]:
     """color_sweep's sweeps (`args`: its command line without --dump) as addresses in order."""
-    proc = subprocess.run([*args, "--dump", "1"], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise UserError(f"color_sweep --dump failed (exit {proc.returncode}): {proc.stderr.strip()}")
-    try:
-        return json.loads(proc.stdout)
-    except json.JSONDecodeError as e:
-        raise UserError(f"color_sweep --dump printed malformed JSON at offset {e.pos}: {e.msg}") from None
+    from tlblab.host.ptwarm import run_json
+
+    return run_json(Path(args[0]), [*args[1:], "--dump", "1"], "color_sweep --dump")
 
 
 def predict(args: list[str], machine: str | None) -> dict[str, Any]:
