@@ -25,6 +25,16 @@ def test_given_pair_scenario_when_measured_then_placement_facts_follow_the_color
         assert stats["min"] <= stats["median"] <= stats["max"] and stats["min"] > 0
 
 
+def test_given_predict_then_the_model_runs_the_measured_sweeps_and_same_colors_cost_more():
+    # The model on zen3's L2 DTLB: "same" puts 24 pages on each of A's 8 sets (16 ways), so B's sweep
+    # evicts A's translations; "diff" 12: A's sweep hits. The prediction must say same > diff.
+    r = coloring.measure("pair", machine="zen3", rounds=1, jobs=3, predict=True)
+    p = r["prediction"]
+    assert set(p["variants"]) == {"same", "diff", "glibc"}
+    assert p["same_over_diff"] > 1.05
+    assert p["measured_same_over_diff"] > 0 and "zen3" in p["machine"]
+
+
 def test_given_cli_defaults_as_json_then_it_prints_the_pair_scenario(capsys):
     assert main(["host", "coloring", "--rounds", "1", "--jobs", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -127,6 +127,33 @@ def test_the_host_page_check_measures_pagechase_and_both_host_page_sizes_predict
     assert {k: len(v) for k, v in got["times"].items()} == {"4k": 1, "2m": 1, "2m-small": 1}
 
 
+def test_the_runtime_cycles_leave_out_the_l1_hits_at_the_machines_l1_latencies():
+    # sources as the engine orders them (caches, then memory): 100 fetches hit L1I (latency 4),
+    # 10 loads L1D (5), 3 from L2 and 2 from memory stay; 1000 cycles in all.
+    m = {"cache": [{"name": "L1I", "level": 1, "latency": 4}, {"name": "L1D", "level": 1, "latency": 5},
+                   {"name": "L2", "level": 2, "latency": 12}]}
+    stats = {"cycles": 1000, "sources": ["L1I", "L1D", "L2", "memory"],
+             "total": {"data_by_source": [100, 10, 3, 2]}}
+    assert predict.runtime_cycles(stats, m) == 1000 - 100 * 4 - 10 * 5
+
+
+def test_pagechase_runs_its_chains_at_once_and_refuses_more_than_it_has_room_for():
+    # CHAINS independent chases over the same cycle (tlblab.host.chase_study): every chain steps
+    # STEPS / CHAINS times, so the reads a round are the same; more than 16 chains is one line, 2.
+    import subprocess
+
+    exe = str(predict._runtime.executable("hostpredict/pagechase"))
+    for chains in ("1", "4"):
+        p = subprocess.run([exe, "1024", "64k", chains, "2"], capture_output=True, text=True)
+        assert p.returncode == 0 and "rounds=2" in p.stdout
+    p = subprocess.run([exe, "1024", "64k", "17", "2"], capture_output=True, text=True)
+    assert p.returncode == 2 and "CHAINS" in p.stderr and p.stderr.count("\n") == 1
+    from tlblab.host import chase_study
+
+    assert chase_study.variant(131072, 4).argv("full")[1:] == ["131072", "1M", "4", "8"]
+    assert chase_study.variant(131072, 4).heap == "1024M" and chase_study.variant(1024, 1).heap == "256M"
+
+
 def test_the_guest_placement_statistics_and_the_models_expectations_are_what_they_count():
     from tlblab.host import guest_placement as gp
 

@@ -26,6 +26,9 @@
  *                    [--b-colors 8] [--b-first A_COLORS] [--rounds 15] [--jobs 201] [--cpu 0] [--seed 1] [--threads 0|1]
  * --machine takes sets and ways from a machine file (tlb_geometry_from_machine: the set-associative
  * data-TLB level with the most entries), as `tlblab host coloring` passes them.
+ * --dump 1 prints, instead of measuring, each variant's A and B sweeps as the addresses they read in
+ * order ({"same": {"a": [...], "b": [...]}, ...}): the trace `tlblab host coloring --predict`
+ * simulates, so that the model sees the very placement the measurement runs.
  * Output: one JSON object on stdout. Errors: one line on stderr, exit status 2. */
 #include "tlblab/color.h"
 
@@ -46,6 +49,7 @@
 typedef struct opts {
     unsigned sets, ways, a_pages, a_colors, a_first, b_pages, b_colors, b_first, rounds, jobs, cpu;
     unsigned threads; /* 1: each task is its own thread, handing over with semaphores */
+    unsigned dump;    /* 1: print the sweeps' addresses and exit (--dump) */
     unsigned long long seed;
 } opts_t;
 
@@ -227,7 +231,8 @@ int main(int argc, char **argv) {
     } numeric[] = {{"--sets", &o.sets},         {"--ways", &o.ways},       {"--a-pages", &o.a_pages},
                    {"--a-colors", &o.a_colors}, {"--b-pages", &o.b_pages}, {"--b-colors", &o.b_colors},
                    {"--b-first", &o.b_first},   {"--a-first", &o.a_first}, {"--rounds", &o.rounds},
-                   {"--jobs", &o.jobs},         {"--cpu", &o.cpu},         {"--threads", &o.threads}};
+                   {"--jobs", &o.jobs},         {"--cpu", &o.cpu},         {"--threads", &o.threads},
+                   {"--dump", &o.dump}};
     enum { N_NUMERIC = sizeof numeric / sizeof numeric[0] };
     for (int i = 1; i < argc; i += 2) {
         const char *k = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -299,6 +304,22 @@ int main(int argc, char **argv) {
         v[k].round_ns_b = malloc(o.rounds * sizeof(double));
     }
 
+    if (o.dump) {
+        for (int k = 0; k < 3; k++) {
+            printf("%s\"%s\": {", k ? ", " : "{", v[k].name);
+            for (int s = 0; s < 2; s++) {
+                const task_t *t = s ? &v[k].b : &v[k].a;
+                void *p = t->elem[0];
+                printf("%s\"%c\": [", s ? ", " : "", s ? 'b' : 'a');
+                for (unsigned i = 0; i < t->n; i++, p = *(void **)p)
+                    printf("%s%llu", i ? "," : "", (unsigned long long)(uintptr_t)p);
+                printf("]");
+            }
+            printf("}");
+        }
+        printf("}\n");
+        return 0;
+    }
     double tick_ns = ns_per_tick();
     uint64_t *ta = malloc(o.jobs * sizeof *ta), *tb = malloc(o.jobs * sizeof *tb);
     double *tmp = malloc(o.jobs * sizeof *tmp);

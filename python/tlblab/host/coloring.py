@@ -64,14 +64,20 @@ def register(sub) -> None:
                    help="run A and B as two threads on the CPU handing over with semaphores (context switches) "
                         "instead of one cyclic-executive thread")
     p.add_argument("--quick", action="store_true", help="5 rounds of 51 jobs (a smoke run)")
+    p.add_argument("--predict", action="store_true",
+                   help="also the model's prediction: the same sweeps (color_sweep --dump) simulated on this host's "
+                        "machine file, A's ns per access per variant and the same/diff ratio beside the measured")
     p.add_argument("--json", action="store_true", help="print the raw JSON instead of a table")
     p.set_defaults(func=run)
 
 
 def measure(scenario: str, *, sets: int | None = None, ways: int | None = None, machine: str | None = None,
-            rounds: int = 15, jobs: int = 201, cpu: int = 0, seed: int = 1, threads: bool = False) -> dict:
+            rounds: int = 15, jobs: int = 201, cpu: int = 0, seed: int = 1, threads: bool = False,
+            predict: bool = False) -> dict:
     """Run one scenario and return color_sweep's JSON as a dict (ns per access, medians and spread).
-    The geometry: `sets`/`ways` where given, the rest from `machine` (tlblab.host.geometry)."""
+    The geometry: `sets`/`ways` where given, the rest from `machine` (tlblab.host.geometry).
+    `predict`: the model's prediction beside it under "prediction" (`coloring_model.predict`), and
+    the measured same/diff ratio of A's medians."""
     from tlblab.host.geometry import geometry
 
     if scenario not in SCENARIOS:
@@ -96,6 +102,10 @@ def measure(scenario: str, *, sets: int | None = None, ways: int | None = None, 
     for k, v in {**sc, "sets": sets, "ways": ways, "rounds": rounds, "jobs": jobs, "cpu": cpu, "seed": seed,
                  "threads": int(threads)}.items():
         args += [f"--{k.replace('_', '-')}", str(v)]
+    if predict:
+        from tlblab.host.coloring_model import predict as model
+
+        pred = model(args, machine)
     proc = subprocess.run(args, capture_output=True, text=True)
     if proc.returncode != 0:
         raise UserError(f"color_sweep failed (exit {proc.returncode}): {proc.stderr.strip()}")
@@ -106,6 +116,11 @@ def measure(scenario: str, *, sets: int | None = None, ways: int | None = None, 
     out["scenario"] = scenario
     out["geometry_source"] = source
     out["geometry_note"] = g.note if source != "--sets/--ways" else ""
+    if predict:
+        v = out.get("variants", {})
+        if "same" in v and "diff" in v and v["diff"]["a_ns_per_access"]["median"] > 0:
+            pred["measured_same_over_diff"] = v["same"]["a_ns_per_access"]["median"] / v["diff"]["a_ns_per_access"]["median"]
+        out["prediction"] = pred
     return out
 
 
@@ -117,7 +132,7 @@ def run(args) -> int:
     rounds, jobs = (5, 51) if args.quick else (args.rounds, args.jobs)
     names = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
     results = [measure(n, sets=args.sets, ways=args.ways, machine=args.machine, rounds=rounds, jobs=jobs, cpu=args.cpu, seed=args.seed,
-                       threads=args.threads) for n in names]
+                       threads=args.threads, predict=args.predict) for n in names]
     if args.json:
         json.dump(results, sys.stdout, indent=2)
         print()
@@ -134,5 +149,12 @@ def run(args) -> int:
         for name, v in r["variants"].items():
             print(f"  {name:8} {v['max_pages_per_set']:13d} {v['sets_shared']:8d}  {_fmt(v['a_ns_per_access']):34} "
                   f"{_fmt(v['b_ns_per_access'])}")
+        if "prediction" in r:
+            p = r["prediction"]
+            print("  the model (the same sweeps simulated): A's ns per access "
+                  + ", ".join(f"{k} {x['a_ns_per_access']:.2f}" for k, x in p["variants"].items()))
+            if "same_over_diff" in p and "measured_same_over_diff" in p:
+                print(f"  same / diff: measured {p['measured_same_over_diff']:.3f}, predicted {p['same_over_diff']:.3f}")
+            print(f"  the model's machine: {p['machine']}")
         print()
     return 0

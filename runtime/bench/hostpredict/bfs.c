@@ -7,9 +7,8 @@
 #include "hp_common.h"
 
 int main(int argc, char **argv) {
-    uint64_t scale = hp_arg_max(argc, argv, 1, 20, "SCALE", 28);
-    uint64_t ef = hp_arg(argc, argv, 2, 16, "EDGEFACTOR");
-    uint64_t rounds = hp_arg_max(argc, argv, 3, 4, "ROUNDS", HP_MAX_ROUNDS);
+    uint64_t scale, ef, rounds;
+    hp_graph_args(argc, argv, 20, 16, &scale, &ef, &rounds);
     uint64_t n = 1ull << scale, m = ef * n;
     uint32_t *src = hp_alloc(m * sizeof *src, "edge sources");
     uint32_t *dst = hp_alloc(m * sizeof *dst, "edge targets");
@@ -46,8 +45,7 @@ int main(int argc, char **argv) {
         sum += qt;
         hp_round_done(&roi);
     }
-    hp_roi_end(&roi);
-    hp_report(&roi, rounds, sum);
+    hp_roi_finish(&roi, rounds, sum);
     free(queue);
     free(parent);
     free(adj);

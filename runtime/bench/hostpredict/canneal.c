@@ -58,8 +58,7 @@ int main(int argc, char **argv) {
         }
         hp_round_done(&roi);
     }
-    hp_roi_end(&roi);
-    hp_report(&roi, rounds, accepted);
+    hp_roi_finish(&roi, rounds, accepted);
     free(e);
     return 0;
 }

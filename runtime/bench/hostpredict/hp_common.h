@@ -128,6 +128,21 @@ static inline void hp_report(const hp_roi *r, uint64_t rounds, uint64_t checksum
     printf("\n");
 }
 
+/* Ends the region and prints its line: what every program does after its last round. */
+static inline void hp_roi_finish(hp_roi *r, uint64_t rounds, uint64_t checksum) {
+    hp_roi_end(r);
+    hp_report(r, rounds, checksum);
+}
+
+/* The graph programs' arguments (bfs.c, pagerank.c): SCALE (2^SCALE vertices, at most 2^28),
+ * EDGEFACTOR (edges per vertex) and ROUNDS, with their defaults. */
+static inline void hp_graph_args(int argc, char **argv, uint64_t scale_dflt, uint64_t ef_dflt, uint64_t *scale,
+                                 uint64_t *ef, uint64_t *rounds) {
+    *scale = hp_arg_max(argc, argv, 1, scale_dflt, "SCALE", 28);
+    *ef = hp_arg(argc, argv, 2, ef_dflt, "EDGEFACTOR");
+    *rounds = hp_arg_max(argc, argv, 3, 4, "ROUNDS", HP_MAX_ROUNDS);
+}
+
 /* perm = a uniformly random permutation of [0, n) (Fisher-Yates, drawn from *s). */
 static inline void hp_permutation(uint32_t *perm, uint64_t n, uint64_t *s) {
     for (uint64_t v = 0; v < n; v++)

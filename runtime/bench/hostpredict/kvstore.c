@@ -48,8 +48,7 @@ int main(int argc, char **argv) {
         }
         hp_round_done(&roi);
     }
-    hp_roi_end(&roi);
-    hp_report(&roi, rounds, sum);
+    hp_roi_finish(&roi, rounds, sum);
     free(t);
     return 0;
 }

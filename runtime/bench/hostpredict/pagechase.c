@@ -8,7 +8,12 @@
  * the chase still walks every step, only shorter walks (a TLB entry of a combined guest-and-host
  * translation covers the smaller of the two pages: Intel SDM vol. 3, "Caching Translation
  * Information", combined mappings; AMD's nested paging likewise). Each round: STEPS steps.
- *     pagechase [PAGES=8192] [STEPS=1M] [ROUNDS=8] */
+ * With CHAINS = K > 1 the same cycle is chased from K starting points PAGES/K apart, one step of
+ * each in turn: K independent misses in flight, which an out-of-order core overlaps (memory-level
+ * parallelism) and the model's in-order sum of latencies does not; the 2 MiB / 4 KiB ratio's change
+ * with K measures how much less the page walks overlap than the data's own misses
+ * (docs/host-predict.md, "Walks overlap less than data").
+ *     pagechase [PAGES=8192] [STEPS=1M] [CHAINS=1] [ROUNDS=8] */
 #include "hp_common.h"
 
 /* The line of page `a` the chase reads: hashed, not a's low bits, so that in physically contiguous
@@ -21,7 +26,8 @@ static uint64_t line(uint64_t a) {
 int main(int argc, char **argv) {
     uint64_t pages = hp_arg_max(argc, argv, 1, 8192, "PAGES", 1u << 24);
     uint64_t steps = hp_arg(argc, argv, 2, 1u << 20, "STEPS a round");
-    uint64_t rounds = hp_arg_max(argc, argv, 3, 8, "ROUNDS", HP_MAX_ROUNDS);
+    uint64_t chains = hp_arg_max(argc, argv, 3, 1, "CHAINS", pages < 16 ? pages : 16);
+    uint64_t rounds = hp_arg_max(argc, argv, 4, 8, "ROUNDS", HP_MAX_ROUNDS);
     char *region = hp_alloc(pages * 4096, "region");
     uint32_t *perm = hp_alloc(pages * sizeof *perm, "permutation");
     uint64_t s = 0x85A308D313198A2Eull;
@@ -30,16 +36,27 @@ int main(int argc, char **argv) {
         uint64_t a = perm[i], b = perm[(i + 1) % pages];
         *(void **)(region + a * 4096 + line(a) * 64) = region + b * 4096 + line(b) * 64;
     }
-    void **q = (void **)(region + perm[0] * 4096 + line(perm[0]) * 64);
+    void **q[16];
+    for (uint64_t c = 0; c < chains; c++) {
+        uint64_t a = perm[c * (pages / chains)];
+        q[c] = (void **)(region + a * 4096 + line(a) * 64);
+    }
     free(perm);
     hp_roi roi = hp_roi_begin();
     for (uint64_t round = 0; round < rounds; round++) {
-        for (uint64_t i = 0; i < steps; i++)
-            q = (void **)*q;
+        if (chains == 1) {
+            void **p = q[0];
+            for (uint64_t i = 0; i < steps; i++)
+                p = (void **)*p;
+            q[0] = p;
+        } else {
+            for (uint64_t i = 0; i < steps; i += chains)
+                for (uint64_t c = 0; c < chains; c++)
+                    q[c] = (void **)*q[c];
+        }
         hp_round_done(&roi);
     }
-    hp_roi_end(&roi);
-    hp_report(&roi, rounds, (uint64_t)((char *)q - region));
+    hp_roi_finish(&roi, rounds, (uint64_t)((char *)q[0] - region));
     free(region);
     return 0;
 }

@@ -6,9 +6,8 @@
 #include "hp_common.h"
 
 int main(int argc, char **argv) {
-    uint64_t scale = hp_arg_max(argc, argv, 1, 21, "SCALE", 28);
-    uint64_t ef = hp_arg(argc, argv, 2, 8, "EDGEFACTOR");
-    uint64_t rounds = hp_arg_max(argc, argv, 3, 4, "ROUNDS", HP_MAX_ROUNDS);
+    uint64_t scale, ef, rounds;
+    hp_graph_args(argc, argv, 21, 8, &scale, &ef, &rounds);
     uint64_t n = 1ull << scale, m = ef * n;
     uint32_t *perm = hp_alloc(n * sizeof *perm, "permutation");
     uint64_t s = 0x13198A2E03707344ull;
@@ -40,8 +39,7 @@ int main(int argc, char **argv) {
         }
         hp_round_done(&roi);
     }
-    hp_roi_end(&roi);
-    hp_report(&roi, rounds, (uint64_t)(rank[perm[0]] * 1e15));
+    hp_roi_finish(&roi, rounds, (uint64_t)(rank[perm[0]] * 1e15));
     free(contrib);
     free(rank);
     free(in);

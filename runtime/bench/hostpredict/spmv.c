@@ -36,8 +36,7 @@ int main(int argc, char **argv) {
             x[i] = y[i] * scale;
         hp_round_done(&roi);
     }
-    hp_roi_end(&roi);
-    hp_report(&roi, rounds, (uint64_t)(x[n / 2] * 1e6));
+    hp_roi_finish(&roi, rounds, (uint64_t)(x[n / 2] * 1e6));
     free(y);
     free(x);
     free(val);
