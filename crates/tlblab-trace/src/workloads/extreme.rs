@@ -110,11 +110,7 @@ impl Generator for Extreme {
         if let Some((_, into)) = &self.paths {
             into.run(out, c);
         }
-        self.turn += 1;
-        let next = (self.turn % self.procs as u64) as u32;
-        if self.turn < total && next != c {
-            out.push(switch(0, Some(c), Some(next)));
-        }
+        pass_token(out, &mut self.turn, total, self.procs, c);
         true
     }
 }

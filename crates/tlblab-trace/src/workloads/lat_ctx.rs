@@ -261,11 +261,7 @@ impl Generator for LatCtx {
             // The kernel's pipe path (the write's and the blocking read's common code).
             send_path.run(out, p);
         }
-        self.turn += 1;
-        let next = (self.turn % self.procs as u64) as u32;
-        if self.turn < total && next != p {
-            out.push(switch(0, Some(p), Some(next)));
-        }
+        pass_token(out, &mut self.turn, total, self.procs, p);
         true
     }
 }
