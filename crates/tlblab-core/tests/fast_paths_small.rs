@@ -9,7 +9,7 @@
 //! random sets (the Cortex-A9's), and a 32-way fully associative level alone.
 mod common;
 use tlblab_core::page_table::PageTableFormat;
-use tlblab_core::replacement::ReplacementKind;
+use tlblab_core::replacement::ReplacementKind::{self, Lru, Random};
 use tlblab_core::tlb::TlbKind;
 use tlblab_core::{RunOptions, System};
 use tlblab_trace::{Access, Record};
@@ -90,20 +90,22 @@ fn agrees_access_by_access(
 
 #[test]
 fn fully_associative_over_lru_sets_tlb_only() {
-    let second = Some((8, 16, ReplacementKind::Lru));
-    agrees_access_by_access((1, 64), second, RunOptions::tlb_only(1), false);
+    agrees_access_by_access((1, 64), Some((8, 16, Lru)), RunOptions::tlb_only(1), false);
 }
 
 #[test]
 fn fully_associative_over_lru_sets_with_walks_and_caches() {
-    let second = Some((8, 16, ReplacementKind::Lru));
-    agrees_access_by_access((1, 64), second, RunOptions::default(), true);
+    agrees_access_by_access((1, 64), Some((8, 16, Lru)), RunOptions::default(), true);
 }
 
 #[test]
 fn set_associative_over_random_sets_tlb_only() {
-    let second = Some((4, 8, ReplacementKind::Random));
-    agrees_access_by_access((16, 4), second, RunOptions::tlb_only(2), false);
+    agrees_access_by_access(
+        (16, 4),
+        Some((4, 8, Random)),
+        RunOptions::tlb_only(2),
+        false,
+    );
 }
 
 #[test]

@@ -7,6 +7,7 @@
 mod common;
 
 use common::random::{machine, options, page_va, records, same_run, setup, steps};
+use common::run::both_ok;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use tlblab_core::machine::{MachineConfig, TechniqueSpec};
@@ -310,14 +311,7 @@ fn with_technique_on(
     let (mut sys, mut r) = setup(&cfg, opts, spaces);
     let installed = tlblab_core::registry::install(&mut sys, spec).map_err(|e| e.0);
     let twin = r.install_twin(spec);
-    prop_assert_eq!(
-        installed.is_ok(),
-        twin.is_ok(),
-        "install: engine {:?}, twin {:?}",
-        installed,
-        twin
-    );
-    if installed.is_err() {
+    if !both_ok("install (the twin: reference)", &installed, &twin)? {
         return Ok(());
     }
     let a = sys.run_slice(records).map_err(|e| e.0);

@@ -9,6 +9,9 @@
 //! - a run without the technique never turns domain checks on;
 //! - a machine of several hardware threads is refused, by the model and its twin alike (§4.2).
 
+mod common;
+
+use common::assert_counters;
 use tlblab_core::machine::MachineConfig;
 use tlblab_core::{registry, techniques};
 use tlblab_core::{RunOptions, Stats, System};
@@ -60,8 +63,7 @@ fn two_processes_in_distinct_domains_never_flush() {
     assert!(s.os.address_space_switches >= 399);
     assert_eq!(s.os.tlb_flushes, 0);
     assert_eq!(s.os.cache_flushes, 0);
-    assert_eq!(counter(&s, "collisions"), 0);
-    assert_eq!(counter(&s, "recycles"), 0);
+    assert_counters(&s, &[("collisions", 0), ("recycles", 0)]);
     // The same run on the stock kernel flushes at every switch but the first.
     let base = run_workload("hot_potato:rounds=200", None);
     assert_eq!(base.os.tlb_flushes, base.os.address_space_switches - 1);
@@ -140,8 +142,7 @@ fn a_collision_costs_exactly_one_flush() {
     // Without relocation the two spaces overlap: the second touch hits the first process's TLB
     // entry, tagged with its domain: one domain fault, one TLB and cache flush (§2.3).
     let s = run_records(same_address(0x0100_0000, 2), Some("fass:relocate=false"));
-    assert_eq!(counter(&s, "domain_faults"), 1);
-    assert_eq!(counter(&s, "collisions"), 1);
+    assert_counters(&s, &[("domain_faults", 1), ("collisions", 1)]);
     assert_eq!(s.os.tlb_flushes, 1);
     assert_eq!(counter(&s, "cache_flushes"), 1);
     // Each further turn collides again (the entry belongs to the other process): one each.
@@ -258,8 +259,7 @@ fn forks_flush_four_times_a_round_on_the_stock_kernel_and_never_on_the_fast_one(
     assert_eq!(stock.os.cache_flushes, (2 * 4 + 2 + 4) * rounds);
     let fast = run_workload(&spec, Some("fass"));
     assert_eq!(fast.os.cache_flushes, 0);
-    assert_eq!(counter(&fast, "collisions"), 0);
-    assert_eq!(counter(&fast, "lazy_frees"), rounds);
+    assert_counters(&fast, &[("collisions", 0), ("lazy_frees", rounds)]);
     // The address-space flushes still empty the TLB (fork write-protects the parent).
     assert_eq!(fast.os.tlb_flushes, 2 * rounds);
     assert!(fast.cycles < stock.cycles);
@@ -482,8 +482,7 @@ fn a_domain_refilled_after_a_programs_tlb_flush_is_flushed_before_it_is_recycled
     // All three touches walk: process 1 does not hit process 0's entry.
     assert_eq!(dtlb_misses(&s), 3);
     // The recycle flushes the TLB; process 1's section was process 0's: a collision.
-    assert_eq!(counter(&s, "collisions"), 1);
-    assert_eq!(counter(&s, "tlb_flushes"), 2);
+    assert_counters(&s, &[("collisions", 1), ("tlb_flushes", 2)]);
 }
 
 #[test]
@@ -507,9 +506,10 @@ fn a_programs_cache_flush_makes_every_domain_clean() {
     r.push(switch(2, 1));
     r.push(load(1, x));
     let s = run_records(r, Some("fass:kernel_domains=14"));
-    assert_eq!(counter(&s, "recycles"), 1);
-    assert_eq!(counter(&s, "recycles_clean"), 1);
-    assert_eq!(counter(&s, "cache_flushes"), 0);
+    assert_counters(
+        &s,
+        &[("recycles", 1), ("recycles_clean", 1), ("cache_flushes", 0)],
+    );
 }
 
 #[test]
@@ -531,12 +531,17 @@ fn a_process_needing_more_domains_than_are_left_preempts_its_own() {
         load(0, private),
     ];
     let s = run_records(r, Some("fass:kernel_domains=15"));
-    assert_eq!(counter(&s, "shared_regions"), 1);
-    assert_eq!(counter(&s, "recycles"), 2);
-    assert_eq!(counter(&s, "recycles_clean"), 2);
-    assert_eq!(counter(&s, "tlb_flushes"), 2);
-    assert_eq!(counter(&s, "cache_flushes"), 0);
-    assert_eq!(counter(&s, "collisions"), 0);
+    assert_counters(
+        &s,
+        &[
+            ("shared_regions", 1),
+            ("recycles", 2),
+            ("recycles_clean", 2),
+            ("tlb_flushes", 2),
+            ("cache_flushes", 0),
+            ("collisions", 0),
+        ],
+    );
     assert_eq!(dtlb_misses(&s), 3);
 }
 
@@ -559,8 +564,7 @@ fn without_relocation_a_shared_region_at_one_address_shares_tlb_entries() {
     let s = run_records(r, Some("fass:relocate=false"));
     assert_eq!(counter(&s, "shared_regions"), 1);
     assert_eq!(dtlb_misses(&s), 1);
-    assert_eq!(counter(&s, "collisions"), 0);
-    assert_eq!(counter(&s, "section_faults"), 1);
+    assert_counters(&s, &[("collisions", 0), ("section_faults", 1)]);
     assert_eq!(s.os.tlb_flushes, 0);
 }
 
@@ -592,9 +596,10 @@ fn a_shared_region_is_dirtied_only_by_a_scheduled_writer() {
     r.push(switch(1, 2));
     r.push(load(2, data));
     let s = run_records(r, Some("fass:kernel_domains=14"));
-    assert_eq!(counter(&s, "recycles"), 1);
-    assert_eq!(counter(&s, "recycles_clean"), 1);
-    assert_eq!(counter(&s, "cache_flushes"), 0);
+    assert_counters(
+        &s,
+        &[("recycles", 1), ("recycles_clean", 1), ("cache_flushes", 0)],
+    );
 }
 
 #[test]

@@ -37,10 +37,8 @@ fn sys_with(cores: usize, spec: &str, stall_cycles: bool) -> System {
     let mut sys = System::new(
         a9_like(cores),
         RunOptions {
-            caches: false,
-            data_accesses: false,
             stall_cycles,
-            ..RunOptions::default()
+            ..RunOptions::no_caches(0)
         },
     )
     .unwrap();
@@ -166,6 +164,23 @@ fn given_more_pages_than_lockable_entries_then_building_is_a_clear_error() {
     assert!(e.contains("'pages' expects addresses"), "{e}");
 }
 
+/// Process 0's lock (or unlock) of `page` on `core` (`ALL_CORES`: on every core).
+fn tlb_lock(page: u64, core: CoreId, lock: bool) -> Event {
+    Event::TlbLock {
+        process: 0,
+        page: VirtAddr(page),
+        core,
+        lock,
+    }
+}
+
+/// The locked entries of each of the first `cores` cores' main TLB.
+fn locked_per_core(sys: &System, cores: usize) -> Vec<usize> {
+    (0..cores)
+        .map(|c| sys.tlbs[sys.data_tlbs_of(c)[1]].locked_count())
+        .collect()
+}
+
 #[test]
 fn given_cores_all_then_every_core_locks_and_a_lock_event_does_the_same_without_the_technique() {
     let mut sys = sys_with(4, "lockdown:pages=0x100000+0x200000,cores=all", false);
@@ -175,43 +190,14 @@ fn given_cores_all_then_every_core_locks_and_a_lock_event_does_the_same_without_
         assert_eq!(sys.tlbs[main].locked_count(), 2, "core {c}");
     }
     let mut sys = sys_with(4, "", false);
-    sys.event(Event::TlbLock {
-        process: 0,
-        page: VirtAddr(0x10_0000),
-        core: ALL_CORES,
-        lock: true,
-    })
-    .unwrap();
-    sys.event(Event::TlbLock {
-        process: 0,
-        page: VirtAddr(0x20_0000),
-        core: CoreId(2),
-        lock: true,
-    })
-    .unwrap();
-    let locked: Vec<usize> = (0..4)
-        .map(|c| sys.tlbs[sys.data_tlbs_of(c)[1]].locked_count())
-        .collect();
+    sys.event(tlb_lock(0x10_0000, ALL_CORES, true)).unwrap();
+    sys.event(tlb_lock(0x20_0000, CoreId(2), true)).unwrap();
+    let locked = locked_per_core(&sys, 4);
     assert_eq!(locked, vec![1, 1, 2, 1]);
-    sys.event(Event::TlbLock {
-        process: 0,
-        page: VirtAddr(0x10_0000),
-        core: ALL_CORES,
-        lock: false,
-    })
-    .unwrap();
-    let locked: Vec<usize> = (0..4)
-        .map(|c| sys.tlbs[sys.data_tlbs_of(c)[1]].locked_count())
-        .collect();
+    sys.event(tlb_lock(0x10_0000, ALL_CORES, false)).unwrap();
+    let locked = locked_per_core(&sys, 4);
     assert_eq!(locked, vec![0, 0, 1, 0]);
-    let e = sys
-        .event(Event::TlbLock {
-            process: 0,
-            page: VirtAddr(0x10_0000),
-            core: CoreId(9),
-            lock: true,
-        })
-        .unwrap_err();
+    let e = sys.event(tlb_lock(0x10_0000, CoreId(9), true)).unwrap_err();
     assert!(e.0.contains("core 9 does not exist"), "{e}");
 }
 
@@ -279,10 +265,8 @@ fn with_a_refill_latency_every_walk_adds_it_to_the_cycles_and_to_the_micro_stall
         let mut sys = System::new(
             m,
             RunOptions {
-                caches: false,
-                data_accesses: false,
                 stall_cycles: stall,
-                ..RunOptions::default()
+                ..RunOptions::no_caches(0)
             },
         )
         .unwrap();
@@ -325,15 +309,7 @@ fn one_level_of(replacement: ReplacementKind, lockable: usize, array: bool, hold
     let mut m = machine(PageTableFormat::Armv7Short, vec![main]);
     m.walker.latency = 2;
     m.cores = 1;
-    System::new(
-        m,
-        RunOptions {
-            caches: false,
-            data_accesses: false,
-            ..RunOptions::default()
-        },
-    )
-    .unwrap()
+    System::new(m, RunOptions::no_caches(0)).unwrap()
 }
 
 /// Pages of set 0 of `one_level`'s 4 sets (VPNs 4 apart), the `n` from `first` on.
@@ -477,13 +453,7 @@ fn two_cores_then(maintenance: tlblab_core::os::TlbMaintenance, e: Event) -> Sys
         access(&mut sys, 1, 0x40_0000 + k * 4096);
     }
     // Locked once the process runs (its ASID assigned), as the technique locks at its start.
-    sys.event(Event::TlbLock {
-        process: 0,
-        page: VirtAddr(0x10_0000),
-        core: CoreId(0),
-        lock: true,
-    })
-    .unwrap();
+    sys.event(tlb_lock(0x10_0000, CoreId(0), true)).unwrap();
     sys.event(e).unwrap();
     sys
 }
@@ -544,25 +514,21 @@ fn broadcast_maintenance_flushes_every_micro_tlb_keeps_other_asids_and_sends_no_
 }
 
 /// `a9_like(1)` with its micro TLB flushed on every address-space change and every lock
-/// (`flush_on_context_change`, the Cortex-A9's micro TLBs: TRM DDI0388I §6.2.1), or not.
-fn a9_micro_flushing(flushing: bool) -> System {
+/// (`flush_on_context_change`, the Cortex-A9's micro TLBs: TRM DDI0388I §6.2.1), or not, after
+/// thread 0 (process 0) touched the `EIGHT` pages.
+fn a9_micro_flushing_after_eight(flushing: bool) -> System {
     let mut m = a9_like(1);
     m.tlbs[0].flush_on_context_change = flushing;
-    let mut sys = System::new(
-        m,
-        RunOptions {
-            caches: false,
-            data_accesses: false,
-            ..RunOptions::default()
-        },
-    )
-    .unwrap();
+    let mut sys = System::new(m, RunOptions::no_caches(0)).unwrap();
     for (thread, process) in [(0, 0), (1, 1)] {
         sys.event(Event::ThreadStart {
             thread: ThreadId(thread),
             process,
         })
         .unwrap();
+    }
+    for &p in &EIGHT {
+        access(&mut sys, 0, p);
     }
     sys
 }
@@ -586,10 +552,7 @@ fn given_a_context_flushed_micro_tlb_when_another_process_runs_then_the_pages_mi
     // the A9's rule each of A's 8 pages misses the micro TLB once and hits the main TLB: 8
     // lookups of MAIN_LATENCY. Without it (ASIDs alone) all 8 are micro hits: 0 cycles.
     for (flushing, per_page) in [(true, MAIN_LATENCY), (false, 0)] {
-        let mut sys = a9_micro_flushing(flushing);
-        for &p in &EIGHT {
-            access(&mut sys, 0, p);
-        }
+        let mut sys = a9_micro_flushing_after_eight(flushing);
         access(&mut sys, 1, 0x2000_0000 + 40 * 4096);
         let first = access(&mut sys, 0, EIGHT[0] + 8);
         let rest: Vec<u64> = EIGHT[1..]
@@ -614,18 +577,9 @@ fn given_pages_in_a_flushing_micro_tlb_when_one_page_is_locked_then_each_misses_
     // (§6.2.1): after it, each of the 8 pages costs one main-TLB lookup (the locked one too,
     // now in the main TLB's lockable entries), then nothing.
     for (flushing, per_page) in [(true, MAIN_LATENCY), (false, 0)] {
-        let mut sys = a9_micro_flushing(flushing);
-        for &p in &EIGHT {
-            access(&mut sys, 0, p);
-        }
+        let mut sys = a9_micro_flushing_after_eight(flushing);
         let inv = sys.stats().cores[0].invalidations;
-        sys.event(Event::TlbLock {
-            process: 0,
-            page: VirtAddr(EIGHT[3]),
-            core: CoreId(0),
-            lock: true,
-        })
-        .unwrap();
+        sys.event(tlb_lock(EIGHT[3], CoreId(0), true)).unwrap();
         let main = sys.data_tlbs_of(0)[1];
         assert_eq!(sys.tlbs[main].locked_count(), 1);
         let next: Vec<u64> = EIGHT.iter().map(|&p| access(&mut sys, 0, p + 8)).collect();
@@ -700,13 +654,7 @@ fn given_an_array_of_unlocked_entries_when_a_page_is_locked_then_it_replaces_the
     }
     // A lock (a page of set 1, walked for it) takes slot 0 over the unlocked entry there (the
     // lockdown register's victim counts up the slots, TRM §4.3.15); the other three stay.
-    sys.event(Event::TlbLock {
-        process: 0,
-        page: VirtAddr(0x301 << 12),
-        core: CoreId(0),
-        lock: true,
-    })
-    .unwrap();
+    sys.event(tlb_lock(0x301 << 12, CoreId(0), true)).unwrap();
     assert_eq!(sys.tlbs[0].locked_count(), 1);
     assert_eq!(
         array_entries(&sys),

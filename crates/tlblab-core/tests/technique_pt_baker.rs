@@ -143,6 +143,14 @@ fn app_stats(sys: &System) -> UnitStats {
     sys.stats().threads[&0].clone()
 }
 
+/// The walks alone: no data accesses reach the caches, so what the helper leaves in them shows.
+fn without_data() -> RunOptions {
+    RunOptions {
+        data_accesses: false,
+        ..RunOptions::default()
+    }
+}
+
 fn counter(sys: &System, name: &str) -> u64 {
     sys.stats().technique.unwrap().counters[name]
 }
@@ -246,10 +254,7 @@ fn populated_then_elsewhere(seed: u64) -> (u64, Vec<Record>, Vec<Record>) {
 fn given_data_accesses_off_when_the_helper_has_swept_a_range_that_fits_the_l3_then_no_walk_of_it_goes_to_memory(
 ) {
     let (_, before, after) = populated_then_elsewhere(3);
-    let options = RunOptions {
-        data_accesses: false,
-        ..RunOptions::default()
-    };
+    let options = without_data();
     let memory_walk_refs = |technique: Option<&str>| {
         let mut sys = run(zen3_like(2, 0), options, technique, &before);
         if technique.is_some() {
@@ -287,23 +292,15 @@ fn given_mode_none_without_pressure_then_the_run_is_the_technique_free_one() {
 
 #[test]
 fn given_a_placement_the_machine_cannot_give_then_install_names_it() {
-    let mut sys = System::new(zen3_like(1, 0), RunOptions::default()).unwrap();
-    let e = registry::install(&mut sys, &techniques::parse_spec("pt_baker").unwrap()).unwrap_err();
-    assert!(e.0.contains("place=ccx"), "{e}");
-    let mut sys = System::new(zen3_like(2, 0), RunOptions::default()).unwrap();
-    let e = registry::install(
-        &mut sys,
-        &techniques::parse_spec("pt_baker:place=other_ccx").unwrap(),
-    )
-    .unwrap_err();
-    assert!(e.0.contains("cores_per_instance"), "{e}");
-    let mut sys = System::new(zen3_like(2, 0), RunOptions::default()).unwrap();
-    let e = registry::install(
-        &mut sys,
-        &techniques::parse_spec("pt_baker:pressure=stream").unwrap(),
-    )
-    .unwrap_err();
-    assert!(e.0.contains("pressure=stream needs 2"), "{e}");
+    for (cores, spec, named) in [
+        (1, "pt_baker", "place=ccx"),
+        (2, "pt_baker:place=other_ccx", "cores_per_instance"),
+        (2, "pt_baker:pressure=stream", "pressure=stream needs 2"),
+    ] {
+        let mut sys = System::new(zen3_like(cores, 0), RunOptions::default()).unwrap();
+        let e = registry::install(&mut sys, &techniques::parse_spec(spec).unwrap()).unwrap_err();
+        assert!(e.0.contains(named), "{spec} on {cores} cores: {e}");
+    }
 }
 
 /// The user mode (§4.2, Alg. 2) on the regime the seed measured: the region populated before the
@@ -318,10 +315,7 @@ fn given_a_placement_the_machine_cannot_give_then_install_names_it() {
 fn given_a_user_mode_helper_on_a_populated_range_then_its_core_tlb_holds_the_range_and_the_app_walks_hit_the_l3(
 ) {
     let (pages, before, after) = populated_then_elsewhere(5);
-    let options = RunOptions {
-        data_accesses: false,
-        ..RunOptions::default()
-    };
+    let options = without_data();
     // (walk references of the range served by memory, by the L3; the system)
     let run_it = |technique: Option<&str>| {
         let mut sys = run(zen3_like(2, 0), options, technique, &before);

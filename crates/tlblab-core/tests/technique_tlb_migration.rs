@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{cache, machine, tlb};
+use common::{assert_counters, cache, machine, tlb};
 use tlblab_core::os::{OsConfig, SwitchPolicy};
 use tlblab_core::page_table::PageTableFormat;
 use tlblab_core::replacement::ReplacementKind;
@@ -289,8 +289,7 @@ fn given_a_storage_limit_when_more_entries_pass_the_filter_then_only_limit_are_c
     }
     // The default limit is the TLB's size (§7): nothing dropped.
     let (_, st) = migrate_and_retouch(16, Some("tlb_migration:interface=v4"));
-    assert_eq!(counter(&st, "dropped_limit"), 0);
-    assert_eq!(counter(&st, "entries_saved"), 16);
+    assert_counters(&st, &[("dropped_limit", 0), ("entries_saved", 16)]);
 }
 
 #[test]
@@ -317,8 +316,7 @@ fn given_an_asid_rollover_between_save_and_restore_then_the_saved_entries_are_di
     let mut s = sys(2, 2, Some("tlb_migration:interface=v4"));
     let st = run(&mut s, records(true));
     assert_eq!(st.os.asid_rollovers, 1);
-    assert_eq!(counter(&st, "rollover_discards"), 1);
-    assert_eq!(counter(&st, "entries_restored"), 0);
+    assert_counters(&st, &[("rollover_discards", 1), ("entries_restored", 0)]);
     assert_eq!(last_phase_misses(&st), 6);
     // The same without the rollover restores all six.
     let mut s = sys(2, 2, Some("tlb_migration:interface=v4"));
@@ -330,33 +328,35 @@ fn given_an_asid_rollover_between_save_and_restore_then_the_saved_entries_are_di
 
 #[test]
 fn given_a_thread_that_migrates_back_before_running_then_nothing_is_restored() {
-    let mut s = sys(3, 8, Some("tlb_migration:interface=v2"));
-    let mut r = start(0, 0, 0);
-    r.extend(touch(0, 0..4));
-    r.push(migrate(0, 1));
-    r.push(migrate(0, 0));
-    r.push(switch_in(0, 0));
-    r.extend(phase(0, touch(0, 0..4)));
-    let st = run(&mut s, r);
-    assert_eq!(counter(&st, "saves"), 1);
-    assert_eq!(counter(&st, "returned_before_running"), 1);
-    assert_eq!(counter(&st, "restores"), 0);
+    // Four pages touched on core 0, the thread migrated to core 1, then on to `then`, where it
+    // runs first and touches them again.
+    let via_core_1_to = |then| {
+        let mut s = sys(3, 8, Some("tlb_migration:interface=v2"));
+        let mut r = start(0, 0, 0);
+        r.extend(touch(0, 0..4));
+        r.push(migrate(0, 1));
+        r.push(migrate(0, then));
+        r.push(switch_in(0, then));
+        r.extend(phase(0, touch(0, 0..4)));
+        run(&mut s, r)
+    };
+    let st = via_core_1_to(0);
+    assert_counters(
+        &st,
+        &[
+            ("saves", 1),
+            ("returned_before_running", 1),
+            ("restores", 0),
+        ],
+    );
     assert_eq!(
         last_phase_misses(&st),
         0,
         "its entries were still on core 0"
     );
     // Migrating on (0 -> 1 -> 2) before running keeps the set read on core 0.
-    let mut s = sys(3, 8, Some("tlb_migration:interface=v2"));
-    let mut r = start(0, 0, 0);
-    r.extend(touch(0, 0..4));
-    r.push(migrate(0, 1));
-    r.push(migrate(0, 2));
-    r.push(switch_in(0, 2));
-    r.extend(phase(0, touch(0, 0..4)));
-    let st = run(&mut s, r);
-    assert_eq!(counter(&st, "saves"), 1);
-    assert_eq!(counter(&st, "restores"), 1);
+    let st = via_core_1_to(2);
+    assert_counters(&st, &[("saves", 1), ("restores", 1)]);
     assert_eq!(last_phase_misses(&st), 0);
 }
 
@@ -376,17 +376,16 @@ fn given_entries_restored_but_not_used_when_the_thread_migrates_again_then_used_
     };
     let mut s = sys(3, 8, Some("tlb_migration:interface=v4,filter=used"));
     let st = run(&mut s, records());
-    assert_eq!(counter(&st, "entries_saved"), 8 + 3);
-    assert_eq!(counter(&st, "filtered_unused"), 5);
+    assert_counters(&st, &[("entries_saved", 8 + 3), ("filtered_unused", 5)]);
     assert_eq!(s.tlbs[s.data_tlbs_of(2)[0]].valid_count(), 3);
     let mut s = sys(3, 8, Some("tlb_migration:interface=v4,filter=asid"));
     let st = run(&mut s, records());
     assert_eq!(counter(&st, "entries_saved"), 8 + 8);
 }
 
-#[test]
-fn given_the_uses_predictor_then_only_entries_used_often_enough_are_carried() {
-    // Pages 0-3 touched three times, pages 4-9 once, then a migration.
+/// The uses predictor (min_uses=2) at a migration after pages `hot` were touched three times,
+/// then pages `cold` once.
+fn uses_predictor_after(hot: std::ops::Range<u64>, cold: std::ops::Range<u64>) -> Stats {
     let mut s = sys(
         2,
         8,
@@ -394,14 +393,19 @@ fn given_the_uses_predictor_then_only_entries_used_often_enough_are_carried() {
     );
     let mut r = start(0, 0, 0);
     for _ in 0..3 {
-        r.extend(touch(0, 0..4));
+        r.extend(touch(0, hot.clone()));
     }
-    r.extend(touch(0, 4..10));
+    r.extend(touch(0, cold));
     r.push(migrate(0, 1));
     r.push(switch_in(0, 1));
-    let st = run(&mut s, r);
-    assert_eq!(counter(&st, "entries_saved"), 4);
-    assert_eq!(counter(&st, "filtered_predictor"), 6);
+    run(&mut s, r)
+}
+
+#[test]
+fn given_the_uses_predictor_then_only_entries_used_often_enough_are_carried() {
+    // Pages 0-3 touched three times, pages 4-9 once, then a migration.
+    let st = uses_predictor_after(0..4, 4..10);
+    assert_counters(&st, &[("entries_saved", 4), ("filtered_predictor", 6)]);
     // Age: only the six touched last are within 6 references of the migration.
     let mut s = sys(
         2,
@@ -459,21 +463,8 @@ fn given_entries_that_replaced_much_used_ones_then_their_uses_count_from_their_f
     // them. Each new entry has one use since it was filled (seed 000 §5.2: a used bit is
     // clear in a new entry), so none reaches min_uses=2. Before the fix a new entry
     // inherited its slot's count (3 + 1) and all 16 were carried.
-    let mut s = sys(
-        2,
-        8,
-        Some("tlb_migration:interface=v4,predict=uses,min_uses=2"),
-    );
-    let mut r = start(0, 0, 0);
-    for _ in 0..3 {
-        r.extend(touch(0, 0..16));
-    }
-    r.extend(touch(0, 16..32));
-    r.push(migrate(0, 1));
-    r.push(switch_in(0, 1));
-    let st = run(&mut s, r);
-    assert_eq!(counter(&st, "entries_saved"), 0);
-    assert_eq!(counter(&st, "filtered_predictor"), 16);
+    let st = uses_predictor_after(0..16, 16..32);
+    assert_counters(&st, &[("entries_saved", 0), ("filtered_predictor", 16)]);
 }
 
 #[test]
@@ -535,9 +526,10 @@ fn given_a_preload_that_hit_then_the_threads_next_access_is_counted_as_a_use() {
     }
     r.push(migrate(0, 1));
     let st = run(&mut s, r);
-    assert_eq!(counter(&st, "saves"), 3);
-    assert_eq!(counter(&st, "filtered_unused"), 0);
-    assert_eq!(counter(&st, "entries_saved"), 3);
+    assert_counters(
+        &st,
+        &[("saves", 3), ("filtered_unused", 0), ("entries_saved", 3)],
+    );
 }
 
 /// Thread 0 fills core 0's 16-entry TLB with its 16 pages, migrates to core 1 under v4 and

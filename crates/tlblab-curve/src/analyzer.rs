@@ -4,6 +4,22 @@
 
 use super::*;
 
+/// Applies one call to each stack the spec asked for (`$m`: the stack): a key's invalidation,
+/// a predicate's, a flush change every stack alike.
+macro_rules! each_stack {
+    ($a:ident, $m:ident => $call:expr) => {
+        if let Some($m) = &mut $a.fully {
+            $call;
+        }
+        if let Some($m) = &mut $a.sets {
+            $call;
+        }
+        if let Some($m) = &mut $a.sampled {
+            $call;
+        }
+    };
+}
+
 /// What one group keeps.
 #[derive(Clone)]
 pub(crate) struct Analyzer {
@@ -91,42 +107,18 @@ impl Analyzer {
     pub(crate) fn invalidate_keys(&mut self, keys: &[u64]) {
         self.last = EMPTY;
         for &k in keys {
-            if let Some(f) = &mut self.fully {
-                f.invalidate(k);
-            }
-            if let Some(s) = &mut self.sets {
-                s.invalidate(k);
-            }
-            if let Some(s) = &mut self.sampled {
-                s.invalidate(k);
-            }
+            each_stack!(self, m => m.invalidate(k));
         }
     }
 
     pub(crate) fn invalidate_where(&mut self, pred: impl Fn(u64) -> bool + Copy) {
         self.last = EMPTY;
-        if let Some(f) = &mut self.fully {
-            f.invalidate_where(pred);
-        }
-        if let Some(s) = &mut self.sets {
-            s.invalidate_where(pred);
-        }
-        if let Some(s) = &mut self.sampled {
-            s.invalidate_where(pred);
-        }
+        each_stack!(self, m => m.invalidate_where(pred));
     }
 
     pub(crate) fn flush(&mut self) {
         self.last = EMPTY;
-        if let Some(f) = &mut self.fully {
-            f.flush();
-        }
-        if let Some(s) = &mut self.sets {
-            s.flush();
-        }
-        if let Some(s) = &mut self.sampled {
-            s.flush();
-        }
+        each_stack!(self, m => m.flush());
     }
 
     pub(crate) fn curves(&self, name: String, spec: &Spec) -> GroupCurves {

@@ -19,8 +19,7 @@ fn main() {
     let [stride, reps, curves, lo, hi] = a[..] else {
         panic!("usage: l1_ways STRIDE REPS CURVES LO HI");
     };
-    sys::pin_to(sys::allowed_cpus()[0]).unwrap();
-    let _ = sys::raise_priority();
+    sys::pin_and_raise().unwrap();
     let cbase = (hi + 2) * stride;
     let mut chain = Host.pages(cbase + hi + 2).expect("mapping");
     let mut table: Vec<Vec<f64>> = Vec::new();

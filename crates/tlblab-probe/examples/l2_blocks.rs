@@ -17,8 +17,7 @@ fn main() {
         a[1].parse().unwrap(),
         a[2].parse().unwrap(),
     );
-    sys::pin_to(sys::allowed_cpus()[0]).unwrap();
-    let _ = sys::raise_priority();
+    sys::pin_and_raise().unwrap();
     for layout in &a[3..] {
         let (b, s) = layout.split_once('/').unwrap();
         let (b, s): (usize, usize) = (b.parse().unwrap(), s.parse().unwrap());

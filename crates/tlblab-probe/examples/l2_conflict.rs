@@ -1,23 +1,17 @@
 //! Exploration: the per-target excess of conflict-set chains (`measure::conflict`) at one stride.
 //! `cargo run --release -p tlblab-probe --example l2_conflict -- STRIDE LO HI REPS [FILLERS]`
+
+mod common;
+use tlblab_probe::analysis::geometric_points;
 use tlblab_probe::measure::conflict::{ConflictChains, ConflictSet, FILLERS};
 use tlblab_probe::measure::curve::sweep;
 use tlblab_probe::sys;
 
 fn main() {
-    let a: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|s| s.parse().unwrap())
-        .collect();
+    let a = common::numbers();
     let (stride, lo, hi, reps) = (a[0], a[1], a[2], a[3]);
-    sys::pin_to(sys::allowed_cpus()[0]).unwrap();
-    let _ = sys::raise_priority();
-    let mut ts = Vec::new();
-    let mut t = lo;
-    while t <= hi {
-        ts.push(t);
-        t += ((t as f64) * 0.03).round().max(1.0) as usize;
-    }
+    sys::pin_and_raise().unwrap();
+    let ts = geometric_points(lo, hi, 0.03);
     let fillers = a.get(4).copied().unwrap_or(FILLERS);
     let set = ConflictSet {
         stride,

@@ -2,17 +2,15 @@
 //! runs after its conflict sweep): `cargo run --release -p tlblab-probe --example l2_one_set --
 //! SETS WAYS_GUESS FILLERS [PAIR_REPS]`. Prints each curve's first misses, the reading and the
 //! half-way point.
+
+mod common;
 use tlblab_probe::measure::bench::Host;
 use tlblab_probe::measure::set_index::{low_bits_ways, IndexBudget};
 use tlblab_probe::sys;
 
 fn main() {
-    let a: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|s| s.parse().unwrap())
-        .collect();
-    sys::pin_to(sys::allowed_cpus()[0]).unwrap();
-    let _ = sys::raise_priority();
+    let a = common::numbers();
+    sys::pin_and_raise().unwrap();
     let b = IndexBudget {
         reps: 7,
         pair_reps: a.get(3).copied().unwrap_or(5),

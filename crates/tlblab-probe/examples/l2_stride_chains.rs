@@ -5,22 +5,20 @@
 //! at strides past some k, something of consecutive pages is involved.
 //! `cargo run --release -p tlblab-probe --example l2_stride_chains -- ENTRIES REPS STRIDE...`
 //! Prints per stride and n (as a share of ENTRIES / STRIDE) the lower envelope (ns).
+
+mod common;
 use tlblab_probe::chase::{Layout, Order};
 use tlblab_probe::measure::curve::sweep;
 use tlblab_probe::measure::dtlb::DataChains;
 use tlblab_probe::sys::{self, Thp};
 
 fn main() {
-    let a: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|s| s.parse().unwrap())
-        .collect();
+    let a = common::numbers();
     let (entries, reps) = (a[0], a[1]);
     // LANES (environment): independent chains followed in lockstep, the same pages in the same
     // cyclic order: the lap takes less time at the same n.
     let lanes: usize = std::env::var("LANES").map_or(1, |s| s.parse().unwrap());
-    sys::pin_to(sys::allowed_cpus()[0]).unwrap();
-    let _ = sys::raise_priority();
+    sys::pin_and_raise().unwrap();
     for &stride in &a[2..] {
         let cap = entries as f64 / stride as f64;
         let shares: Vec<f64> = (0..=14).map(|i| 0.55 + 0.05 * i as f64).collect();

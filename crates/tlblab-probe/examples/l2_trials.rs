@@ -3,26 +3,20 @@
 //! over seconds). `cargo run --release -p tlblab-probe --example l2_trials -- TRIALS REPS LO HI LANES...`
 //! (LANES: 1 for the probe's one chain; 4 or 8 for independent chains in lockstep, see
 //! `DataChains::with_lanes`; each trial runs once per LANES value).
+
+mod common;
+use tlblab_probe::analysis::geometric_points;
 use tlblab_probe::chase::{Layout, Order};
 use tlblab_probe::measure::curve::sweep;
 use tlblab_probe::measure::dtlb::DataChains;
 use tlblab_probe::sys::{self, Thp};
 
 fn main() {
-    let a: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|s| s.parse().unwrap())
-        .collect();
+    let a = common::numbers();
     let (trials, reps, lo, hi) = (a[0], a[1], a[2], a[3]);
     let lanes: Vec<usize> = a[4..].to_vec();
-    sys::pin_to(sys::allowed_cpus()[0]).unwrap();
-    let _ = sys::raise_priority();
-    let mut ns = Vec::new();
-    let mut n = lo;
-    while n <= hi {
-        ns.push(n);
-        n += ((n as f64) * 0.01).round().max(1.0) as usize;
-    }
+    sys::pin_and_raise().unwrap();
+    let ns = geometric_points(lo, hi, 0.01);
     let t0 = std::time::Instant::now();
     for t in 0..trials {
         for &l in &lanes {

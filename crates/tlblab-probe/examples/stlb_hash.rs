@@ -6,16 +6,15 @@
 //! `cargo run --release -p tlblab-probe --example stlb_hash -- K J REPS HIGHBIT...`: for each
 //! HIGHBIT h, tests d = 2^h ⊕ y for y < 2^LOW (LOW = env LOW, default 7) and prints the y whose
 //! excess is nearest the all-in-one-set reference.
+
+mod common;
 use tlblab_probe::chase::{build_on_pages, time_chain};
 use tlblab_probe::measure::conflict::FILLERS;
 use tlblab_probe::stats::median;
 use tlblab_probe::sys::{self, Region, Thp, PAGE};
 
 fn main() {
-    let a: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|s| s.parse().unwrap())
-        .collect();
+    let a = common::numbers();
     let (k, j, reps) = (a[0], a[1], a[2]);
     let low: usize = std::env::var("LOW").map_or(7, |s| s.parse().unwrap());
     let base = 1usize << (k + 5);
@@ -27,8 +26,7 @@ fn main() {
         Thp::Never,
     )
     .unwrap();
-    sys::pin_to(sys::allowed_cpus()[0]).unwrap();
-    let _ = sys::raise_priority();
+    sys::pin_and_raise().unwrap();
     let n = 2 * j + FILLERS;
     let ctl: Vec<usize> = (0..n).map(|i| control_base + i / 64).collect();
     let cstart = build_on_pages(&region, &ctl, 5);

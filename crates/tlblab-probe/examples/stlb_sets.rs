@@ -7,6 +7,7 @@
 //! as stride), `xor:B` (targets that an index of VPN bits 0..B XOR B..2B puts in one set: a·(2^B+1)
 //! for a < 2^B, then + 2^(2B)·j), `rand:BITS` (random distinct pages below 2^BITS: the
 //! balls-in-bins spread of a hashed index).
+use tlblab_probe::analysis::geometric_points;
 use tlblab_probe::chase::{build_on_pages, time_chain};
 use tlblab_probe::measure::conflict::FILLERS;
 use tlblab_probe::measure::curve::{sweep, Instrument};
@@ -91,15 +92,9 @@ fn main() {
         built: None,
         start: std::ptr::null(),
     };
-    sys::pin_to(sys::allowed_cpus()[0]).unwrap();
-    let _ = sys::raise_priority();
+    sys::pin_and_raise().unwrap();
     let step: f64 = a.get(4).map_or(0.06, |s| s.parse().unwrap());
-    let mut ts = Vec::new();
-    let mut t = lo;
-    while t <= hi {
-        ts.push(t);
-        t += ((t as f64) * step).round().max(1.0) as usize;
-    }
+    let ts = geometric_points(lo, hi, step);
     let rows = sweep(&mut inst, &ts, reps, 100_000, 3);
     for r in &rows {
         let per = r.floor() * (r.n + FILLERS) as f64 / r.n as f64;

@@ -30,8 +30,7 @@ fn main() {
         a[5].parse().unwrap(),
         a[6].parse().unwrap(),
     );
-    sys::pin_to(sys::allowed_cpus()[0]).unwrap();
-    let _ = sys::raise_priority();
+    sys::pin_and_raise().unwrap();
     // OFF (environment): added to every target, which moves them to set s ^ OFF (OFF < 128).
     let off: usize = std::env::var("OFF").map_or(0, |s| s.parse().unwrap());
     let targets: Vec<usize> = match layout {

@@ -258,6 +258,13 @@ pub fn raise_priority() -> bool {
     }
 }
 
+/// The set-up of a one-off measurement (the examples): pinned to the first CPU this thread may
+/// run on, its priority raised where allowed (returned: whether it was).
+pub fn pin_and_raise() -> io::Result<bool> {
+    pin_to(allowed_cpus()[0])?;
+    Ok(raise_priority())
+}
+
 /// Restores normal priority.
 pub fn normal_priority() {
     unsafe {

@@ -271,25 +271,29 @@ impl<W: Write> ChampSimWriter<W> {
                 self.last_ip = a.vaddr.0;
                 self.open(a.vaddr.0)
             }
-            AccessKind::Load => {
-                if self.cur.is_none() || self.loads == 4 {
-                    self.open(self.last_ip)?;
-                }
-                let o = 32 + 8 * self.loads;
-                self.cur.as_mut().unwrap()[o..o + 8].copy_from_slice(&a.vaddr.0.to_le_bytes());
-                self.loads += 1;
-                Ok(())
-            }
-            AccessKind::Store => {
-                if self.cur.is_none() || self.stores == 2 {
-                    self.open(self.last_ip)?;
-                }
-                let o = 16 + 8 * self.stores;
-                self.cur.as_mut().unwrap()[o..o + 8].copy_from_slice(&a.vaddr.0.to_le_bytes());
-                self.stores += 1;
-                Ok(())
-            }
+            AccessKind::Load => self.operand(a.vaddr.0, false),
+            AccessKind::Store => self.operand(a.vaddr.0, true),
         }
+    }
+
+    /// Puts a data address in the open record's next memory operand: a store in one of its 2
+    /// destination slots (from byte 16), a load in one of its 4 source slots (from byte 32);
+    /// with no record open, or its slots of that kind full, a new one opens at the last ip.
+    fn operand(&mut self, addr: u64, store: bool) -> std::io::Result<()> {
+        let (base, slots) = if store { (16, 2) } else { (32, 4) };
+        let used = if store { self.stores } else { self.loads };
+        if self.cur.is_none() || used == slots {
+            self.open(self.last_ip)?;
+        }
+        let used = if store {
+            &mut self.stores
+        } else {
+            &mut self.loads
+        };
+        let o = base + 8 * *used;
+        *used += 1;
+        self.cur.as_mut().unwrap()[o..o + 8].copy_from_slice(&addr.to_le_bytes());
+        Ok(())
     }
 
     pub fn finish(mut self) -> std::io::Result<W> {

@@ -4,7 +4,7 @@
 use serde_json::json;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
-use tlblab_trace::format::{writer::write_source, TraceReader, TraceWriter, WriterOptions};
+use tlblab_trace::format::{writer::write_source, Error, TraceReader, TraceWriter, WriterOptions};
 use tlblab_trace::record::{Access, Event, Record};
 use tlblab_trace::source::{RecordSource, VecSource};
 use tlblab_types::{AccessKind, CoreId, SplitMix64, ThreadId, VirtAddr};
@@ -13,6 +13,11 @@ fn tmpdir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("tlblab-format-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+/// A trace file's path in a fresh directory named `tag`.
+fn trace_path(tag: &str) -> PathBuf {
+    tmpdir(tag).join("t.tlbt")
 }
 
 fn sample(n: usize, seed: u64) -> Vec<Record> {
@@ -66,6 +71,33 @@ fn write(path: &Path, recs: &[Record], block: u32) {
     w.finish().unwrap();
 }
 
+/// The bytes of a file of `recs` written in blocks of `block` records, in a fresh directory
+/// named `tag`.
+fn written_bytes(tag: &str, recs: &[Record], block: u32) -> Vec<u8> {
+    let p = trace_path(tag);
+    write(&p, recs, block);
+    std::fs::read(&p).unwrap()
+}
+
+/// Where block `i` of the file `b` starts, by its index.
+fn block_offset(b: &[u8], i: usize) -> usize {
+    let mut r = TraceReader::new(Cursor::new(b.to_vec()), "t").unwrap();
+    r.load_index().unwrap();
+    r.blocks.as_ref().unwrap()[i].offset as usize
+}
+
+/// Reads `r` to its error (ending without one fails the test): what it delivered, the error.
+fn read_to_error(r: &mut TraceReader<Cursor<Vec<u8>>>) -> (Vec<Record>, Error) {
+    let mut out = Vec::new();
+    loop {
+        match r.read(&mut out, 100) {
+            Ok(0) => panic!("the damage must be reported, not end the file silently"),
+            Ok(_) => {}
+            Err(e) => return (out, e),
+        }
+    }
+}
+
 fn read_all(path: &Path) -> Result<Vec<Record>, String> {
     let mut r = TraceReader::open(path).map_err(|e| e.message)?;
     let mut out = Vec::new();
@@ -75,8 +107,7 @@ fn read_all(path: &Path) -> Result<Vec<Record>, String> {
 
 #[test]
 fn given_many_blocks_when_read_back_then_records_are_identical() {
-    let d = tmpdir("rt");
-    let p = d.join("a.tlbt");
+    let p = trace_path("rt");
     let recs = sample(50_000, 1);
     write(&p, &recs, 4096);
     assert_eq!(read_all(&p).unwrap(), recs);
@@ -88,16 +119,14 @@ fn given_many_blocks_when_read_back_then_records_are_identical() {
 
 #[test]
 fn given_an_empty_trace_when_read_then_zero_records() {
-    let d = tmpdir("empty");
-    let p = d.join("e.tlbt");
+    let p = trace_path("empty");
     write(&p, &[], 10);
     assert_eq!(read_all(&p).unwrap(), vec![]);
 }
 
 #[test]
 fn seek_lands_on_the_requested_record() {
-    let d = tmpdir("seek");
-    let p = d.join("s.tlbt");
+    let p = trace_path("seek");
     let recs = sample(20_000, 2);
     write(&p, &recs, 1000);
     let mut r = TraceReader::open(&p).unwrap();
@@ -119,8 +148,7 @@ fn seek_lands_on_the_requested_record() {
 fn skipping_records_of_a_trace_file_seeks_and_the_rest_is_what_reading_gives() {
     // A restored checkpoint goes on from its record by `skip_records`: a complete file
     // seeks by its index, from wherever the reader is; the count stops at the end.
-    let d = tmpdir("skip");
-    let p = d.join("k.tlbt");
+    let p = trace_path("skip");
     let recs = sample(20_000, 3);
     write(&p, &recs, 1000);
     for (first, n) in [
@@ -160,10 +188,7 @@ fn wrong_magic_is_reported_at_byte_0() {
 
 #[test]
 fn unknown_version_is_named() {
-    let d = tmpdir("ver");
-    let p = d.join("v.tlbt");
-    write(&p, &sample(10, 3), 10);
-    let mut b = std::fs::read(&p).unwrap();
+    let mut b = written_bytes("ver", &sample(10, 3), 10);
     b[8] = 9;
     let e = TraceReader::new(Cursor::new(b), "v.tlbt").err().unwrap();
     assert!(
@@ -176,11 +201,8 @@ fn unknown_version_is_named() {
 
 #[test]
 fn truncation_anywhere_is_an_error_never_a_panic_or_silent_success() {
-    let d = tmpdir("trunc");
-    let p = d.join("t.tlbt");
     let recs = sample(3000, 4);
-    write(&p, &recs, 500);
-    let b = std::fs::read(&p).unwrap();
+    let b = written_bytes("trunc", &recs, 500);
     // Every cut point must fail with a message naming the file; none may panic.
     for cut in (0..b.len()).step_by(7).chain([b.len() - 1, b.len() - 24]) {
         let res = TraceReader::new(Cursor::new(b[..cut].to_vec()), "t.tlbt").and_then(|mut r| {
@@ -195,24 +217,11 @@ fn truncation_anywhere_is_an_error_never_a_panic_or_silent_success() {
 
 #[test]
 fn truncated_after_a_block_says_the_writer_did_not_finish() {
-    let d = tmpdir("trunc2");
-    let p = d.join("t.tlbt");
-    write(&p, &sample(1000, 5), 500);
-    let b = std::fs::read(&p).unwrap();
-    let r = TraceReader::new(Cursor::new(b.clone()), "t").unwrap();
-    let mut r2 = r;
-    r2.load_index().unwrap();
-    let second = r2.blocks.as_ref().unwrap()[1].offset as usize;
+    let b = written_bytes("trunc2", &sample(1000, 5), 500);
+    let second = block_offset(&b, 1);
     let mut r = TraceReader::new(Cursor::new(b[..second].to_vec()), "t.tlbt").unwrap();
     assert!(!r.is_complete());
-    let mut out = Vec::new();
-    let e = loop {
-        match r.read(&mut out, 100) {
-            Ok(0) => panic!("must not end silently"),
-            Ok(_) => {}
-            Err(e) => break e,
-        }
-    };
+    let (out, e) = read_to_error(&mut r);
     assert_eq!(
         out.len(),
         500,
@@ -228,24 +237,12 @@ fn truncated_after_a_block_says_the_writer_did_not_finish() {
 
 #[test]
 fn a_flipped_bit_in_a_block_is_reported_as_corrupt_with_its_offset() {
-    let d = tmpdir("corrupt");
-    let p = d.join("c.tlbt");
-    write(&p, &sample(2000, 6), 1000);
-    let b = std::fs::read(&p).unwrap();
-    let mut r = TraceReader::new(Cursor::new(b.clone()), "c").unwrap();
-    r.load_index().unwrap();
-    let blk = r.blocks.as_ref().unwrap()[1].offset as usize;
+    let b = written_bytes("corrupt", &sample(2000, 6), 1000);
+    let blk = block_offset(&b, 1);
     let mut bad = b.clone();
     bad[blk + 40] ^= 0x10;
     let mut r = TraceReader::new(Cursor::new(bad), "c.tlbt").unwrap();
-    let mut out = Vec::new();
-    let e = loop {
-        match r.read(&mut out, 100) {
-            Ok(0) => panic!("corruption must be detected"),
-            Ok(_) => {}
-            Err(e) => break e,
-        }
-    };
+    let (_, e) = read_to_error(&mut r);
     assert!(
         e.message.contains(&format!(
             "byte {}: corrupt block 1: payload checksum mismatch",
@@ -295,8 +292,7 @@ fn a_failed_write_leaves_no_file_behind() {
 
 #[test]
 fn typical_traces_take_at_most_4_bytes_per_reference() {
-    let d = tmpdir("size");
-    let p = d.join("z.tlbt");
+    let p = trace_path("size");
     let recs = sample(200_000, 9);
     write(&p, &recs, 1 << 16);
     let bytes = std::fs::metadata(&p).unwrap().len() as f64;

@@ -209,6 +209,25 @@ pub(crate) fn mask_has(mask: &[u64], i: usize) -> bool {
     mask[i / 64] >> (i % 64) & 1 == 1
 }
 
+/// The driver of the differential tests of two forms of one policy: `steps` steps, each drawn
+/// as a set, a way and one of `ops` operations (in that order), given with the generator to
+/// `step`, which applies it to both forms and compares them.
+#[cfg(test)]
+pub(crate) fn random_steps(
+    rng: &mut tlblab_types::SplitMix64,
+    steps: usize,
+    (sets, ways): (usize, usize),
+    ops: u64,
+    mut step: impl FnMut(&mut tlblab_types::SplitMix64, u64, usize, usize),
+) {
+    for _ in 0..steps {
+        let set = rng.below(sets as u64) as usize;
+        let w = rng.below(ways as u64) as usize;
+        let op = rng.below(ops);
+        step(rng, op, set, w);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,26 +250,22 @@ mod tests {
                 let sets = 3;
                 let mut fused = Replacement::new(kind, sets, ways, 5);
                 let mut stepwise = Replacement::new(kind, sets, ways, 5);
-                for _ in 0..3000 {
-                    let set = rng.below(sets as u64) as usize;
-                    let w = rng.below(ways as u64) as usize;
-                    match rng.below(4) {
-                        0 => {
-                            fused.on_hit(set, w);
-                            stepwise.on_hit(set, w);
-                        }
-                        1 => {
-                            fused.on_invalidate(set, w);
-                            stepwise.on_invalidate(set, w);
-                        }
-                        _ => {
-                            let a = fused.fill_victim(set);
-                            let b = stepwise.victim_any(set);
-                            stepwise.on_fill(set, b);
-                            assert_eq!(a, b, "{kind:?}, {ways} ways");
-                        }
+                super::random_steps(&mut rng, 3000, (sets, ways), 4, |_, op, set, w| match op {
+                    0 => {
+                        fused.on_hit(set, w);
+                        stepwise.on_hit(set, w);
                     }
-                }
+                    1 => {
+                        fused.on_invalidate(set, w);
+                        stepwise.on_invalidate(set, w);
+                    }
+                    _ => {
+                        let a = fused.fill_victim(set);
+                        let b = stepwise.victim_any(set);
+                        stepwise.on_fill(set, b);
+                        assert_eq!(a, b, "{kind:?}, {ways} ways");
+                    }
+                });
             }
         }
     }

@@ -513,10 +513,8 @@ mod tests {
             let sets = 3;
             let mut p = PackedOrder::new(sets, ways);
             let mut l = LinkedOrder::new(sets, ways);
-            for _ in 0..2000 {
-                let set = rng.below(sets as u64) as usize;
-                let w = rng.below(ways as u64) as usize;
-                match rng.below(3) {
+            super::super::random_steps(&mut rng, 2000, (sets, ways), 3, |rng, op, set, w| {
+                match op {
                     0 => {
                         p.move_to_front(set, w);
                         l.move_to_front(set, w);
@@ -537,7 +535,7 @@ mod tests {
                     assert_eq!(p.recycle_oldest(set), l.recycle_oldest(set));
                 }
                 assert_eq!(p.oldest(set), l.oldest(set), "ways {ways}");
-            }
+            });
         }
     }
 

@@ -95,12 +95,18 @@ impl TreePlru {
 mod tests {
     use super::*;
 
-    #[test]
-    fn given_four_ways_touched_in_order_then_victim_is_the_first() {
+    /// One set of four ways, touched 0, 1, 2, 3.
+    fn touched_in_order() -> TreePlru {
         let mut p = TreePlru::new(1, 4);
         for w in 0..4 {
             p.touch(0, w);
         }
+        p
+    }
+
+    #[test]
+    fn given_four_ways_touched_in_order_then_victim_is_the_first() {
+        let mut p = touched_in_order();
         assert_eq!(p.victim(0, &[0b1111]), 0);
         p.touch(0, 0);
         assert_eq!(p.victim(0, &[0b1111]), 2);
@@ -108,10 +114,6 @@ mod tests {
 
     #[test]
     fn locked_victim_is_skipped() {
-        let mut p = TreePlru::new(1, 4);
-        for w in 0..4 {
-            p.touch(0, w);
-        }
-        assert_eq!(p.victim(0, &[0b1110]), 1);
+        assert_eq!(touched_in_order().victim(0, &[0b1110]), 1);
     }
 }

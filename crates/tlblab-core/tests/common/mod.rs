@@ -332,3 +332,15 @@ pub fn shaped_records(pages: u64, refs: &[(u64, u8)]) -> Vec<Record> {
         })
         .collect()
 }
+
+/// Checks a run's technique counters by name, all in one comparison: a failure shows every
+/// counter asked for, the ones that agree beside the ones that do not.
+pub fn assert_counters(st: &tlblab_core::Stats, want: &[(&str, u64)]) {
+    let counters = &st
+        .technique
+        .as_ref()
+        .expect("a technique's counters")
+        .counters;
+    let got: Vec<(&str, u64)> = want.iter().map(|&(n, _)| (n, counters[n])).collect();
+    assert_eq!(got, want, "technique counters");
+}

@@ -32,17 +32,28 @@ pub fn same_run(
     r: &ReferenceModel,
     r_result: Result<(), String>,
 ) -> Result<(), TestCaseError> {
-    prop_assert_eq!(
-        sys_result.is_ok(),
-        r_result.is_ok(),
-        "engine {:?}, reference {:?}",
-        sys_result,
-        r_result
-    );
-    if sys_result.is_err() {
+    if !both_ok("run", &sys_result, &r_result)? {
         // The record that failed ends the run (the CLI reports it and exits 2): what it had
         // counted by then is no result.
         return Ok(());
     }
     super::reference_difference(sys, r).map_err(TestCaseError::fail)
+}
+
+/// Whether a step (`what`) went on in both the engine and the reference: both Ok is true, both
+/// Err false (the same refusal), and one of each fails the case, with what each said.
+pub fn both_ok<T: std::fmt::Debug, U: std::fmt::Debug, E: std::fmt::Debug>(
+    what: &str,
+    engine: &Result<T, E>,
+    reference: &Result<U, E>,
+) -> Result<bool, TestCaseError> {
+    prop_assert_eq!(
+        engine.is_ok(),
+        reference.is_ok(),
+        "{}: engine {:?}, reference {:?}",
+        what,
+        engine,
+        reference
+    );
+    Ok(engine.is_ok())
 }

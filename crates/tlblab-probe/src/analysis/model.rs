@@ -228,6 +228,15 @@ mod tests {
         }
     }
 
+    /// `typical` with a busy neighbour: C/8 pages of its own kept hot in the level, touched on
+    /// every pass of the chain.
+    fn busy(c: usize) -> Disturbance {
+        Disturbance {
+            per_pass: c / 8,
+            ..typical(c)
+        }
+    }
+
     /// The probe's estimate on the model: 3 trials of 15 windows per N around the capacity.
     fn estimate(sets: usize, ways: usize, p: Policy, d: &Disturbance, seed: u64) -> (usize, usize) {
         let c = sets * ways;
@@ -305,10 +314,7 @@ mod tests {
         // trial (touched on every pass of the chain, two per set), so that trial sees 7/8 C.
         // Three of eight trials fall into one, in two patterns (early and late in the run).
         let c = 64 * 16;
-        let busy = Disturbance {
-            per_pass: c / 8,
-            ..typical(c)
-        };
+        let busy = busy(c);
         for policy in [Policy::Lru, Policy::TreePlru, Policy::Random] {
             for busy_trials in [[0, 1, 2], [3, 6, 7]] {
                 let ests: Vec<usize> = (0..8)
@@ -350,10 +356,7 @@ mod tests {
         // The limit of timing alone: a neighbour that holds C/8 entries for the whole
         // measurement is indistinguishable from a smaller level; the trials agree on ≈ 7/8 C.
         let c = 64 * 16;
-        let busy = Disturbance {
-            per_pass: c / 8,
-            ..typical(c)
-        };
+        let busy = busy(c);
         let ests: Vec<usize> = (0..4)
             .map(|t| trial_estimate(64, 16, Policy::Lru, &busy, 60 + t))
             .collect();

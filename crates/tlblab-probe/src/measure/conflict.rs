@@ -119,13 +119,7 @@ impl Instrument for ConflictChains {
 
 /// Target counts from `lo` to `hi` in steps of ≈3% (at least 1).
 fn target_points(lo: usize, hi: usize) -> Vec<usize> {
-    let mut v = Vec::new();
-    let mut t = lo.max(2);
-    while t <= hi {
-        v.push(t);
-        t += ((t as f64) * 0.03).round().max(1.0) as usize;
-    }
-    v
+    crate::analysis::geometric_points(lo.max(2), hi, 0.03)
 }
 
 /// The second level's capacity at strides 2^from_log2 … 2^to_log2 pages by conflict sets, and the
@@ -402,6 +396,16 @@ fn half_rise(envelope: &[(usize, f64)], e: f64) -> Option<usize> {
 mod tests {
     use super::*;
 
+    /// `c` with the fastest windows' envelope `envelope` (the ramp fit reads it).
+    fn enveloped(envelope: Vec<(usize, f64)>, c: Capacity) -> Capacity {
+        Capacity { envelope, ..c }
+    }
+
+    /// Whether the conflict sets contradict the reading (and do not replace it).
+    fn disagrees(c: &Capacity, sets: &StrideSweep) -> bool {
+        matches!(arbitrate(c, sets), Some(Arbitration::Disagrees(_)))
+    }
+
     fn capacity(entries: usize, onset: usize, full_miss: usize, before_ramp: bool) -> Capacity {
         Capacity::example(entries, onset, full_miss, before_ramp)
     }
@@ -431,16 +435,10 @@ mod tests {
             Some(Arbitration::Ramp { .. })
         ));
         // ... and a clean reading of 1451 (a short ramp after it) is contradicted, not replaced.
-        assert!(matches!(
-            arbitrate(&capacity(1451, 1440, 1580, false), &zen3),
-            Some(Arbitration::Disagrees(_))
-        ));
+        assert!(disagrees(&capacity(1451, 1440, 1580, false), &zen3));
         // Conflict sets below the reading never replace it, whatever the ramp.
         let small = sweep_of(&[64.0, 32.0, 16.0, 16.0]);
-        assert!(matches!(
-            arbitrate(&capacity(1451, 900, 2200, false), &small),
-            Some(Arbitration::Disagrees(_))
-        ));
+        assert!(disagrees(&capacity(1451, 900, 2200, false), &small));
     }
 
     #[test]
@@ -517,10 +515,7 @@ mod tests {
             (3247, 8.6),
             (3378, 9.6),
         ];
-        let c = Capacity {
-            envelope: env.clone(),
-            ..capacity(2416, 2432, 2456, false)
-        };
+        let c = enveloped(env.clone(), capacity(2416, 2432, 2456, false));
         match arbitrate(&c, &zen4) {
             Some(Arbitration::Ramp { geometry, .. }) => assert_eq!(geometry.entries(), 3072),
             other => panic!("{other:?}"),
@@ -530,14 +525,8 @@ mod tests {
             .iter()
             .map(|&(n, y)| (n, if n > 2416 { 9.6 } else { y }))
             .collect();
-        let c = Capacity {
-            envelope: sharp,
-            ..capacity(2416, 2432, 2456, false)
-        };
-        assert!(matches!(
-            arbitrate(&c, &zen4),
-            Some(Arbitration::Disagrees(_))
-        ));
+        let c = enveloped(sharp, capacity(2416, 2432, 2456, false));
+        assert!(disagrees(&c, &zen4));
     }
 
     #[test]
@@ -621,10 +610,7 @@ mod tests {
                 envelope: env.iter().copied().filter(|p| p.0 < 2200).collect(),
                 ..c
             };
-            assert!(matches!(
-                arbitrate(&short, &zen3),
-                Some(Arbitration::Disagrees(_))
-            ));
+            assert!(disagrees(&short, &zen3));
         }
         // A level that is full at 1451 (all-miss 128 pages later) against the same conflict
         // sets: its envelope is half-way at ~1515, far from 2048.
@@ -638,14 +624,8 @@ mod tests {
                 )
             })
             .collect();
-        let c = Capacity {
-            envelope: clean,
-            ..capacity(1451, 1451, 1579, false)
-        };
-        assert!(matches!(
-            arbitrate(&c, &zen3),
-            Some(Arbitration::Disagrees(_))
-        ));
+        let c = enveloped(clean, capacity(1451, 1451, 1579, false));
+        assert!(disagrees(&c, &zen3));
     }
 
     #[test]
@@ -665,9 +645,6 @@ mod tests {
         ));
         // Neither the rise nor the ramp: 64 × 16 = 1024.
         let s = sweep_of(&[64.0, 32.0, 16.0, 16.0]);
-        assert!(matches!(
-            arbitrate(&capacity(1451, 1901, 2207, true), &s),
-            Some(Arbitration::Disagrees(_))
-        ));
+        assert!(disagrees(&capacity(1451, 1901, 2207, true), &s));
     }
 }

@@ -405,15 +405,9 @@ mod tests {
     type Encoder = super::super::codec::Encoder<State>;
 
     fn round_trip(recs: &[Record]) -> Vec<Record> {
-        let mut e = Encoder::default();
-        for r in recs {
-            e.push(r);
-        }
-        let mut buf = e.payload().to_vec();
-        let len = buf.len();
-        buf.resize(len + PAD, 0);
+        let (buf, len, records) = super::super::codec::tests::encode_with::<State>(recs);
         let mut d = Decoder::default();
-        d.start(&buf, len, e.records).unwrap();
+        d.start(&buf, len, records).unwrap();
         let mut out = Vec::new();
         // Decode in uneven pieces to exercise resumption.
         let mut step = 1;

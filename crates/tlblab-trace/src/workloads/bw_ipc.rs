@@ -38,23 +38,11 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "lmbench bw_pipe / bw_unix: a writer streaming 64 KiB writes to a reader",
     source: "seed 002 §4.1-4.2 (hot potato bandwidth, Table 1); lmbench 2 bw_pipe.c, bw_unix.c",
     in_default_set: false,
-    params: &[
-        (
-            "ipc",
-            0,
-            "0 = pipe (bw_pipe), 2 = UNIX stream socket (bw_unix)",
-        ),
-        (
-            "bytes",
-            1 << 20,
-            "bytes moved from the writer to the reader (lmbench: 10 MiB, XFER)",
-        ),
-        (
-            "kernel",
-            1,
-            "1 = trace the kernel's path around each switch",
-        ),
-    ],
+    params: params! {
+        ipc: 0, "0 = pipe (bw_pipe), 2 = UNIX stream socket (bw_unix)";
+        bytes: 1 << 20, "bytes moved from the writer to the reader (lmbench: 10 MiB, XFER)";
+        kernel: 1, "1 = trace the kernel's path around each switch";
+    },
 };
 
 /// lmbench's `XFERSIZE`: each `write` and `read` moves up to this many bytes (src/bench.h).

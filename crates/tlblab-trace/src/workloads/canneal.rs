@@ -35,22 +35,14 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         "PARSEC-canneal-like annealing: random element pairs, fan-in/fan-out locations read, swaps",
     source: "seed 001 §5.2 (Canneal: 6e7 nets, 3e4 swaps per temperature step, T0 2000; Table 5.2)",
     in_default_set: true,
-    params: populated_params![
-        (
-            "elements",
-            1 << 16,
-            "netlist elements (the seed's input: 6e7)",
-        ),
-        ("degree", 6, "fan-ins and fan-outs per element (each)"),
-        (
-            "swaps",
-            30000,
-            "swap attempts per temperature step (the seed's 3e4)",
-        ),
-        ("temp_steps", 2, "temperature steps (the seed ran 15000)"),
-        ("start_temp", 2000, "initial temperature (the seed's 2000)"),
-        ("thp", 1, "1: as THP: huge pages for elements only"),
-    ],
+    params: populated_params! {
+        elements: 1 << 16, "netlist elements (the seed's input: 6e7)";
+        degree: 6, "fan-ins and fan-outs per element (each)";
+        swaps: 30000, "swap attempts per temperature step (the seed's 3e4)";
+        temp_steps: 2, "temperature steps (the seed ran 15000)";
+        start_temp: 2000, "initial temperature (the seed's 2000)";
+        thp: 1, "1: as THP: huge pages for elements only";
+    },
 };
 
 /// sizeof(netlist_elem) on x86-64 and its fields' offsets.

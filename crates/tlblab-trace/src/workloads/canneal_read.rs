@@ -47,15 +47,11 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "canneal_read",
     summary: "PARSEC canneal's netlist reading: std::map lookups and inserts of every element's and fan-in's name, fan-in and fan-out vectors' push_back",
     source: "seed 001 §5.2 (Canneal: 6e7 nets), PARSEC 3.0 canneal netlist.cpp",
-    params: populated_params![
-        (
-            "elements",
-            1 << 16,
-            "netlist elements, one line each (the seed's input: 6e7)",
-        ),
-        ("degree", 6, "fan-ins per line (as canneal's `degree`)"),
-        ("thp", 1, "1: as THP: huge pages for elements only (as canneal)"),
-    ],
+    params: populated_params! {
+        elements: 1 << 16, "netlist elements, one line each (the seed's input: 6e7)";
+        degree: 6, "fan-ins per line (as canneal's `degree`)";
+        thp: 1, "1: as THP: huge pages for elements only (as canneal)";
+    },
     in_default_set: false,
 };
 

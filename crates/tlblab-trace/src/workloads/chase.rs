@@ -14,12 +14,12 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "pointer chase through a random single-cycle permutation of `pages` pages",
     source: "seed 001 Alg. 5 (pattern); tlblab probe's chase",
     in_default_set: true,
-    params: &[
-        ("pages", 4096, "pages in the cycle"),
-        ("accesses", 1 << 20, "number of loads"),
-        ("stride", 4096, "bytes between page slots"),
-        ("base", 0x6000_0000, "virtual address of the region"),
-    ],
+    params: params! {
+        pages: 4096, "pages in the cycle";
+        accesses: 1 << 20, "number of loads";
+        stride: 4096, "bytes between page slots";
+        base: 0x6000_0000, "virtual address of the region";
+    },
 };
 
 pub struct Chase {

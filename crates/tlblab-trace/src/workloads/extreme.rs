@@ -20,29 +20,13 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "n children each read one byte of each of p shared or private pages, then yield",
     source: "seed 002 §4.1-4.2 (extreme benchmark, Fig. 4)",
     in_default_set: true,
-    params: &[
-        (
-            "procs",
-            4,
-            "n, the number of children (seed Fig. 4: 2, 4, 16)",
-        ),
-        (
-            "pages",
-            16,
-            "p, the pages each child reads per loop (seed: 1..40; ARM D-TLB holds 32)",
-        ),
-        (
-            "shared",
-            1,
-            "1 = the p pages are one shared mapping, 0 = private per child",
-        ),
-        ("rounds", 200, "loop iterations per child"),
-        (
-            "kernel",
-            1,
-            "1 = trace the kernel's yield path around each switch",
-        ),
-    ],
+    params: params! {
+        procs: 4, "n, the number of children (seed Fig. 4: 2, 4, 16)";
+        pages: 16, "p, the pages each child reads per loop (seed: 1..40; ARM D-TLB holds 32)";
+        shared: 1, "1 = the p pages are one shared mapping, 0 = private per child";
+        rounds: 200, "loop iterations per child";
+        kernel: 1, "1 = trace the kernel's yield path around each switch";
+    },
 };
 
 const LIB: u64 = 0x0400_0000;
@@ -126,11 +110,7 @@ impl Generator for Extreme {
         if let Some((_, into)) = &self.paths {
             into.run(out, c);
         }
-        self.turn += 1;
-        let next = (self.turn % self.procs as u64) as u32;
-        if self.turn < total && next != c {
-            out.push(switch(0, Some(c), Some(next)));
-        }
+        pass_token(out, &mut self.turn, total, self.procs, c);
         true
     }
 }

@@ -20,15 +20,11 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         "GAPBS-like Brandes betweenness centrality (forward BFS + backward sweep) on an R-MAT graph",
     source: "seed 001 §5.2 (GAPBS BC, Table 5.2)",
     in_default_set: true,
-    params: populated_params![
-        (
-            "scale",
-            15,
-            "log2 of the vertex count (the seed used the twitter graph)",
-        ),
-        ("edge_factor", 16, "edges per vertex"),
-        ("sources", 2, "BC iterations (source vertices)"),
-    ],
+    params: populated_params! {
+        scale: 15, "log2 of the vertex count (the seed used the twitter graph)";
+        edge_factor: 16, "edges per vertex";
+        sources: 2, "BC iterations (source vertices)";
+    },
 };
 
 #[derive(PartialEq)]

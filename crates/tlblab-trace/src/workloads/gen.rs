@@ -257,6 +257,18 @@ pub fn switch(core: u16, from: Option<u32>, to: Option<u32>) -> Record {
     })
 }
 
+/// Ends process `from`'s turn of a token passed round-robin among `procs` processes on core 0
+/// (lmbench's lat_ctx ring, seed 002 §4.1, and the extreme benchmark's yields, §4.1 Fig. 4):
+/// the turn count goes up, and unless the run is over (`total` turns) or the token stays with
+/// `from`, the core switches to the process whose turn is next.
+pub fn pass_token(out: &mut Vec<Record>, turn: &mut u64, total: u64, procs: u32, from: u32) {
+    *turn += 1;
+    let next = (*turn % procs as u64) as u32;
+    if *turn < total && next != from {
+        out.push(switch(0, Some(from), Some(next)));
+    }
+}
+
 /// `Region` events for `ranges` (start, length), numbered from 0 in order: the region table of
 /// a program whose regions are fixed addresses rather than a `Layout`'s.
 pub fn regions(out: &mut Vec<Record>, ranges: &[(u64, u64)]) {

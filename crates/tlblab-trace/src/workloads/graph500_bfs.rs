@@ -22,11 +22,11 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "Graph500-like top-down BFS (list frontier) on an R-MAT graph; adjacency annotated",
     source: "seed 001 §5.2 (Graph500 list-based, Table 5.2)",
     in_default_set: true,
-    params: populated_params![
-        super::rmat::GRAPH500_SCALE,
-        super::rmat::GRAPH500_EDGE_FACTOR,
-        ("roots", 4, "BFS searches from distinct roots"),
-    ],
+    params: populated_params! {
+        + super::rmat::GRAPH500_SCALE;
+        + super::rmat::GRAPH500_EDGE_FACTOR;
+        roots: 4, "BFS searches from distinct roots";
+    },
 };
 
 pub struct Bfs {

@@ -64,16 +64,12 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "Graph500 reference seq-list: edge list, linked-list graph (head/deg/next), FIFO BFS; `head` annotated",
     source: "seed 001 §5.2 (Graph500 list-based, scale 24, Table 5.2); graph500 v2 seq-list/seq-list.c",
     in_default_set: true,
-    params: populated_params![
-        super::rmat::GRAPH500_SCALE,
-        super::rmat::GRAPH500_EDGE_FACTOR,
-        ("roots", 4, "BFS searches from distinct roots (Graph500: 64)"),
-        (
-            "init",
-            1,
-            "1: the edge list's generation and the graph's construction first; 0: the searches only",
-        ),
-    ],
+    params: populated_params! {
+        + super::rmat::GRAPH500_SCALE;
+        + super::rmat::GRAPH500_EDGE_FACTOR;
+        roots: 4, "BFS searches from distinct roots (Graph500: 64)";
+        init: 1, "1: the edge list's generation and the graph's construction first; 0: the searches only";
+    },
 };
 
 /// No entry: Graph500's -1 in `head`, `next` and `bfs_tree`.

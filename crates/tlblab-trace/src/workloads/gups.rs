@@ -13,18 +13,10 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "HPCC RandomAccess: read-modify-write of random 8-byte words of a 2^log2_words table",
     source: "seed 001 §5.2 (GUPS, Table 5.2)",
     in_default_set: true,
-    params: populated_params![
-        (
-            "log2_words",
-            22,
-            "table size: 2^log2_words 8-byte words (22 = 32 MiB; the seed used 32 GB)",
-        ),
-        (
-            "updates",
-            1 << 22,
-            "number of updates (HPCC: 4 x table words)",
-        ),
-    ],
+    params: populated_params! {
+        log2_words: 22, "table size: 2^log2_words 8-byte words (22 = 32 MiB; the seed used 32 GB)";
+        updates: 1 << 22, "number of updates (HPCC: 4 x table words)";
+    },
 };
 
 const POLY: u64 = 7;

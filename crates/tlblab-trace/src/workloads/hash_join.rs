@@ -17,12 +17,12 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     source:
         "seed 001 §5.2 (Hashjoin: table 1e8 buckets, inner 9e8, outer 1e7 rows; scaled down here)",
     in_default_set: true,
-    params: populated_params![
-        ("buckets", 1 << 20, "hash table buckets (8-byte heads)"),
-        ("inner_rows", 1 << 20, "rows of the inner (build) table"),
-        ("outer_rows", 1 << 20, "rows of the outer (probe) table"),
-        ("iterations", 1, "probe passes (the seed ran 100)"),
-    ],
+    params: populated_params! {
+        buckets: 1 << 20, "hash table buckets (8-byte heads)";
+        inner_rows: 1 << 20, "rows of the inner (build) table";
+        outer_rows: 1 << 20, "rows of the outer (probe) table";
+        iterations: 1, "probe passes (the seed ran 100)";
+    },
 };
 
 pub struct HashJoin {

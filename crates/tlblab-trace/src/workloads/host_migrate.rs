@@ -24,27 +24,15 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "tlblab host migrate's benchmark: evict on B, chase N pages on A, migrate to B, (re-warm,) chase again",
     source: "seed 000 §4.3 as runtime/bench/migrate_bench.c runs it on a host",
     in_default_set: false,
-    params: &[
-        ("pages", 16, "N, the pages chased"),
-        ("stride", 4096, "bytes between the chased pages"),
-        (
-            "evict",
-            4096,
-            "pages touched on B before each trial (migrate_bench's --evict-pages)",
-        ),
-        (
-            "evict_lines",
-            16384,
-            "further lines touched on B (migrate_bench's evict_bytes / 64: twice B's L2 from sysfs; 16384 is its 1 MiB fallback)",
-        ),
-        ("passes", 3, "chases on A before the migration"),
-        (
-            "rewarm",
-            0,
-            "1: load every registered line after the migration (phase rewarm) before the re-touch",
-        ),
-        ("iterations", 3, "trials"),
-    ],
+    params: params! {
+        pages: 16, "N, the pages chased";
+        stride: 4096, "bytes between the chased pages";
+        evict: 4096, "pages touched on B before each trial (migrate_bench's --evict-pages)";
+        evict_lines: 16384, "further lines touched on B (migrate_bench's evict_bytes / 64: twice B's L2 from sysfs; 16384 is its 1 MiB fallback)";
+        passes: 3, "chases on A before the migration";
+        rewarm: 0, "1: load every registered line after the migration (phase rewarm) before the re-touch";
+        iterations: 3, "trials";
+    },
 };
 
 pub struct HostMigrate {

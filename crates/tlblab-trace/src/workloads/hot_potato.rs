@@ -17,25 +17,13 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "lmbench hot potato: two processes ping-ponging a message through a pipe",
     source: "seed 002 §4.1 (hot potato, Table 1)",
     in_default_set: true,
-    params: &[
-        ("rounds", 10000, "round trips"),
-        (
-            "msg_bytes",
-            4,
-            "bytes written and read per message (latency test: one word)",
-        ),
-        (
-            "ipc",
-            0,
-            "0 = pipe, 1 = FIFO, 2 = UNIX socket, 3 = fcntl file locks (seed Table 1)",
-        ),
-        ("kernel", 1, "1 = trace the kernel's path around each switch"),
-        (
-            "kernel_instrs",
-            0,
-            "instructions of the kernel's path per message (0 = the calibrated length of the ipc kind)",
-        ),
-    ],
+    params: params! {
+        rounds: 10000, "round trips";
+        msg_bytes: 4, "bytes written and read per message (latency test: one word)";
+        ipc: 0, "0 = pipe, 1 = FIFO, 2 = UNIX socket, 3 = fcntl file locks (seed Table 1)";
+        kernel: 1, "1 = trace the kernel's path around each switch";
+        kernel_instrs: 0, "instructions of the kernel's path per message (0 = the calibrated length of the ipc kind)";
+    },
 };
 
 pub struct HotPotato {

@@ -31,30 +31,14 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "L4 IPC: a server ping-pongs with randomly chosen clients out of n",
     source: "seed 002 §4.1 (L4 benchmark, Fig. 5)",
     in_default_set: true,
-    params: &[
-        ("clients", 8, "client processes (seed Fig. 5: 1..~30)"),
-        (
-            "ipcs",
-            100000,
-            "round-trip IPCs (the seed averaged 100,000)",
-        ),
-        ("msg_words", 2, "message registers transferred each way"),
-        (
-            "kernel",
-            1,
-            "1 = trace the L4 kernel's IPC path around each switch",
-        ),
-        (
-            "kernel_instrs",
-            0,
-            "instructions of the kernel's path per one-way IPC (0 = the calibrated length)",
-        ),
-        (
-            "footprint",
-            0,
-            "1 = each thread's kernel TCB (4 KiB, mapped page by page in the kernel's TCB area: a TLB entry of its own) is touched by its IPCs (with kernel=1)",
-        ),
-    ],
+    params: params! {
+        clients: 8, "client processes (seed Fig. 5: 1..~30)";
+        ipcs: 100000, "round-trip IPCs (the seed averaged 100,000)";
+        msg_words: 2, "message registers transferred each way";
+        kernel: 1, "1 = trace the L4 kernel's IPC path around each switch";
+        kernel_instrs: 0, "instructions of the kernel's path per one-way IPC (0 = the calibrated length)";
+        footprint: 0, "1 = each thread's kernel TCB (4 KiB, mapped page by page in the kernel's TCB area: a TLB entry of its own) is touched by its IPCs (with kernel=1)";
+    },
 };
 
 // A 32-bit ARM Linux user layout (TASK_SIZE 0xbf00_0000): the seed's own 32-bit machines can run

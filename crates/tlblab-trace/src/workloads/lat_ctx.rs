@@ -28,18 +28,14 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "lmbench lat_ctx: n processes each summing k KiB of private data, passing a token round-robin",
     source: "seed 002 §4.1 (lat_ctx, Fig. 2)",
     in_default_set: true,
-    params: &[
-        ("procs", 8, "n, the number of processes (seed Fig. 2: 2..20)"),
-        ("kib", 16, "k, KiB of private data each process sums per turn (seed: 0, 4, 8, 16, ...)"),
-        ("rounds", 100, "times the token goes around"),
-        ("instr", 1, "1 = also emit instruction fetches of the summing loop"),
-        ("kernel", 1, "1 = trace the kernel's pipe path around each switch"),
-        (
-            "footprint",
-            0,
-            "1 = lmbench's per-process footprint: a pipe per process, the executable's data page, libc's read and write stubs, and (with kernel=1) each task's and pipe's own kernel state",
-        ),
-    ],
+    params: params! {
+        procs: 8, "n, the number of processes (seed Fig. 2: 2..20)";
+        kib: 16, "k, KiB of private data each process sums per turn (seed: 0, 4, 8, 16, ...)";
+        rounds: 100, "times the token goes around";
+        instr: 1, "1 = also emit instruction fetches of the summing loop";
+        kernel: 1, "1 = trace the kernel's pipe path around each switch";
+        footprint: 0, "1 = lmbench's per-process footprint: a pipe per process, the executable's data page, libc's read and write stubs, and (with kernel=1) each task's and pipe's own kernel state";
+    },
 };
 
 // A 32-bit ARM Linux user layout (TASK_SIZE 0xbf00_0000): the seed's own 32-bit machines can run
@@ -265,11 +261,7 @@ impl Generator for LatCtx {
             // The kernel's pipe path (the write's and the blocking read's common code).
             send_path.run(out, p);
         }
-        self.turn += 1;
-        let next = (self.turn % self.procs as u64) as u32;
-        if self.turn < total && next != p {
-            out.push(switch(0, Some(p), Some(next)));
-        }
+        pass_token(out, &mut self.turn, total, self.procs, p);
         true
     }
 }

@@ -27,11 +27,11 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "LIBLINEAR-like dual coordinate descent (L2-loss SVM) over a sparse instance matrix",
     source: "seed 001 §5.2 (LibLinear on HIGGS: 11e6 instances x 28 features; Table 5.2)",
     in_default_set: true,
-    params: populated_params![
-        ("instances", 1 << 14, "training instances (HIGGS: 11000000)"),
-        ("features", 28, "non-zero features per instance (HIGGS: 28)"),
-        ("iterations", 1, "outer iterations of the solver"),
-    ],
+    params: populated_params! {
+        instances: 1 << 14, "training instances (HIGGS: 11000000)";
+        features: 28, "non-zero features per instance (HIGGS: 28)";
+        iterations: 1, "outer iterations of the solver";
+    },
 };
 
 const NODE: u64 = 16;

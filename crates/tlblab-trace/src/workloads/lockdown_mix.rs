@@ -26,12 +26,12 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "a real-time MiBench-like program amid cjpeg/djpeg/typeset-like background processes, 1 or 4 cores",
     source: "seed 004 §V.1 (scenarios), Table 1 (benchmarks)",
     in_default_set: true,
-    params: &[
-        ("rt", 1, "real-time program: 0 = basicmath, 1 = qsort, 2 = susan"),
-        ("cores", 1, "1 = single-core scenario, 4 = multi-core scenario (any n >= 2: n-1 background cores)"),
-        ("repeats", 10, "real-time runs (the seed measured 100)"),
-        ("scale", 1, "input size multiplier of every program"),
-    ],
+    params: params! {
+        rt: 1, "real-time program: 0 = basicmath, 1 = qsort, 2 = susan";
+        cores: 1, "1 = single-core scenario, 4 = multi-core scenario (any n >= 2: n-1 background cores)";
+        repeats: 10, "real-time runs (the seed measured 100)";
+        scale: 1, "input size multiplier of every program";
+    },
 };
 
 // A 32-bit ARM Linux user layout (TASK_SIZE 0xbf00_0000): the seed's own 32-bit machines can run

@@ -15,29 +15,13 @@ use super::WorkloadInfo;
 use crate::record::{flush, Event};
 use tlblab_types::{CoreId, ThreadId};
 
-const PARAMS: &[(&str, u64, &str)] = &[
-    (
-        "pages",
-        32,
-        "N, the number of pages accessed (seed figures: 1..64)",
-    ),
-    (
-        "stride",
-        4096,
-        "bytes between accessed pages (4096 = 4k-benchmark, 69632 = 68k-benchmark)",
-    ),
-    (
-        "offset",
-        64,
-        "byte offset of each access inside its page (the seed's pld warmed the first 64 B)",
-    ),
-    ("iterations", 1000, "repetitions of steps 1-6"),
-    (
-        "cores",
-        2,
-        "cores the thread alternates between (migration target = next core)",
-    ),
-];
+const PARAMS: &[(&str, u64, &str)] = params! {
+    pages: 32, "N, the number of pages accessed (seed figures: 1..64)";
+    stride: 4096, "bytes between accessed pages (4096 = 4k-benchmark, 69632 = 68k-benchmark)";
+    offset: 64, "byte offset of each access inside its page (the seed's pld warmed the first 64 B)";
+    iterations: 1000, "repetitions of steps 1-6";
+    cores: 2, "cores the thread alternates between (migration target = next core)";
+};
 
 pub const INFO_4K: WorkloadInfo = WorkloadInfo {
     name: "migration_4k",
@@ -52,17 +36,13 @@ pub const INFO_68K: WorkloadInfo = WorkloadInfo {
     summary: "68k-benchmark: as migration_4k with a 68 KiB stride (no shared descriptor lines)",
     source: "seed 000 §4.3 (68k-benchmark, Figs. 4.6-4.11)",
     in_default_set: true,
-    params: &[
-        (
-            "pages",
-            32,
-            "N, the number of pages accessed (seed figures: 1..64)",
-        ),
-        ("stride", 69632, "bytes between accessed pages (17 pages)"),
-        ("offset", 64, "byte offset of each access inside its page"),
-        ("iterations", 1000, "repetitions of steps 1-6"),
-        ("cores", 2, "cores the thread alternates between"),
-    ],
+    params: params! {
+        pages: 32, "N, the number of pages accessed (seed figures: 1..64)";
+        stride: 69632, "bytes between accessed pages (17 pages)";
+        offset: 64, "byte offset of each access inside its page";
+        iterations: 1000, "repetitions of steps 1-6";
+        cores: 2, "cores the thread alternates between";
+    },
 };
 
 pub struct MigrationBench {

@@ -7,20 +7,36 @@
 use crate::source::RecordSource;
 use std::collections::BTreeMap;
 
-/// A populated workload's parameters: its own, then `populate` (populate.rs) and the window
-/// parameters (fast_forward.rs), which `build` reads for every workload that has `populate`.
+/// A workload's parameters, declared where the workload is (the Ramulator 2 way: parameters
+/// inline, one line each): `name: default, "meaning";`, or `+ CONST;` for a declaration shared
+/// with another workload (kept in its place in the order). Expands to the
+/// `&[(name, default, meaning)]` table of `WorkloadInfo::params`, which `build` alone reads.
+macro_rules! params {
+    (@rows [$($row:expr,)*]) => { &[$($row,)*] };
+    (@rows [$($row:expr,)*] $name:ident: $default:expr, $meaning:literal; $($rest:tt)*) => {
+        params!(@rows [$($row,)* (stringify!($name), $default, $meaning),] $($rest)*)
+    };
+    (@rows [$($row:expr,)*] + $shared:expr; $($rest:tt)*) => {
+        params!(@rows [$($row,)* $shared,] $($rest)*)
+    };
+    ($($rest:tt)*) => { params!(@rows [] $($rest)*) };
+}
+
+/// A populated workload's parameters: its own (as `params!`), then `populate` (populate.rs) and
+/// the window parameters (fast_forward.rs), which `build` reads for every workload that has
+/// `populate`.
 macro_rules! populated_params {
-    ($($p:expr),* $(,)?) => {
-        &[
-            $($p,)*
-            super::populate::PARAM,
-            super::fast_forward::PARAMS[0],
-            super::fast_forward::PARAMS[1],
-            super::fast_forward::PARAMS[2],
-            super::fast_forward::PARAMS[3],
-            super::fast_forward::PARAMS[4],
-            super::fast_forward::PARAMS[5],
-        ]
+    ($($rows:tt)*) => {
+        params! {
+            $($rows)*
+            + super::populate::PARAM;
+            + super::fast_forward::PARAMS[0];
+            + super::fast_forward::PARAMS[1];
+            + super::fast_forward::PARAMS[2];
+            + super::fast_forward::PARAMS[3];
+            + super::fast_forward::PARAMS[4];
+            + super::fast_forward::PARAMS[5];
+        }
     };
 }
 

@@ -45,22 +45,15 @@ use tlblab_types::{CoreId, ThreadId, VirtAddr};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "proc_create",
-    summary: "lmbench proc_create: fork and exit, fork and exec, or system() of a program that exits",
+    summary:
+        "lmbench proc_create: fork and exit, fork and exec, or system() of a program that exits",
     source: "seed 002 §4.1 (proc_create, Table 1)",
     in_default_set: false,
-    params: &[
-        (
-            "mode",
-            0,
-            "0 = fork (the child exits), 1 = exec (the child execs a program that exits), 2 = shell (system(): sh runs the program)",
-        ),
-        ("rounds", 20, "processes created (shell: sh and its child per round)"),
-        (
-            "kernel_instrs",
-            0,
-            "instructions of the mode's calibrated path per round (fork: fork+exit+wait; exec: exec; shell: the shell's work); 0 = calibrated",
-        ),
-    ],
+    params: params! {
+        mode: 0, "0 = fork (the child exits), 1 = exec (the child execs a program that exits), 2 = shell (system(): sh runs the program)";
+        rounds: 20, "processes created (shell: sh and its child per round)";
+        kernel_instrs: 0, "instructions of the mode's calibrated path per round (fork: fork+exit+wait; exec: exec; shell: the shell's work); 0 = calibrated";
+    },
 };
 
 /// Calibrated lengths, instructions per round (the flush-all policy on the `sa1100` preset, 20

@@ -16,25 +16,13 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "uniformly random 8-byte loads over `pages` 4 KiB pages (GUPS-like)",
     source: "seed 001 §5.2 (GUPS access pattern)",
     in_default_set: true,
-    params: &[
-        ("pages", 65536, "pages in the region (per thread)"),
-        (
-            "accesses",
-            1 << 20,
-            "number of loads (all threads together)",
-        ),
-        (
-            "threads",
-            1,
-            "threads, each on its own region, taking turns",
-        ),
-        (
-            "slice",
-            1,
-            "accesses a thread makes in its turn (1: access by access; more: time slices)",
-        ),
-        ("base", 0x4000_0000, "virtual address of the region"),
-    ],
+    params: params! {
+        pages: 65536, "pages in the region (per thread)";
+        accesses: 1 << 20, "number of loads (all threads together)";
+        threads: 1, "threads, each on its own region, taking turns";
+        slice: 1, "accesses a thread makes in its turn (1: access by access; more: time slices)";
+        base: 0x4000_0000, "virtual address of the region";
+    },
 };
 
 pub struct Random {

@@ -19,22 +19,14 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         "round-robin migration: access N pages, flush caches (not TLB), migrate to the next core",
     source: "seed 000 §8.1 (pages=1, visits=2) and §8.2 (pages=56, stride 68 KiB, visits=1)",
     in_default_set: true,
-    params: &[
-        (
-            "pages",
-            56,
-            "pages accessed per run (§8.1: 1; §8.2: up to 64)",
-        ),
-        ("stride", 69632, "bytes between pages (68 KiB)"),
-        ("cores", 4, "cores visited in round-robin order"),
-        ("visits", 1, "runs on each core per iteration (§8.1: 2)"),
-        ("iterations", 1000, "repetitions of the whole procedure"),
-        (
-            "code",
-            0,
-            "1: an instruction fetch of the program's loop before each run, on a page in the same 16 MiB as the data",
-        ),
-    ],
+    params: params! {
+        pages: 56, "pages accessed per run (§8.1: 1; §8.2: up to 64)";
+        stride: 69632, "bytes between pages (68 KiB)";
+        cores: 4, "cores visited in round-robin order";
+        visits: 1, "runs on each core per iteration (§8.1: 2)";
+        iterations: 1000, "repetitions of the whole procedure";
+        code: 0, "1: an instruction fetch of the program's loop before each run, on a page in the same 16 MiB as the data";
+    },
 };
 
 pub struct RrMigration {

@@ -166,6 +166,16 @@ impl Kernel {
                 let m = (n / 2).next_power_of_two() / if (n / 2).is_power_of_two() { 1 } else { 2 };
                 let im = n / 2;
                 let bits = m.trailing_zeros();
+                // A swap or a butterfly of two complex values: both read (the real half, then
+                // the imaginary), then both written.
+                let exchange = |out: &mut Vec<Ref>, a, b| {
+                    for write in [false, true] {
+                        for x in [a, b] {
+                            out.push((x, write));
+                            out.push((im + x, write));
+                        }
+                    }
+                };
                 while !full(&out) {
                     for i in 0..m {
                         let j = if bits == 0 {
@@ -174,29 +184,14 @@ impl Kernel {
                             i.reverse_bits() >> (32 - bits)
                         };
                         if j > i {
-                            for &a in &[i, j] {
-                                out.push((a, false));
-                                out.push((im + a, false));
-                            }
-                            for &a in &[i, j] {
-                                out.push((a, true));
-                                out.push((im + a, true));
-                            }
+                            exchange(&mut out, i, j);
                         }
                     }
                     let mut span = 1;
                     while span < m {
                         for start in (0..m).step_by(2 * span as usize) {
                             for k in 0..span {
-                                let (a, b) = (start + k, start + k + span);
-                                for &x in &[a, b] {
-                                    out.push((x, false));
-                                    out.push((im + x, false));
-                                }
-                                for &x in &[a, b] {
-                                    out.push((x, true));
-                                    out.push((im + x, true));
-                                }
+                                exchange(&mut out, start + k, start + k + span);
                             }
                         }
                         span *= 2;

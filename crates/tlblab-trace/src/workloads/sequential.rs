@@ -12,11 +12,11 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "streaming 8-byte loads over `bytes`, `rounds` times",
     source: "",
     in_default_set: true,
-    params: &[
-        ("bytes", 4 << 20, "size of the region"),
-        ("rounds", 2, "number of passes"),
-        ("base", 0x2000_0000, "virtual address of the region"),
-    ],
+    params: params! {
+        bytes: 4 << 20, "size of the region";
+        rounds: 2, "number of passes";
+        base: 0x2000_0000, "virtual address of the region";
+    },
 };
 
 pub struct Sequential {

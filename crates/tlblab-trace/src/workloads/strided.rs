@@ -14,12 +14,12 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         "cyclic sweep: one load per page over `pages` pages `stride` bytes apart, `rounds` times",
     source: "seed 000 §4.3 (access pattern of the 4k/68k-benchmarks)",
     in_default_set: true,
-    params: &[
-        ("pages", 1024, "number of pages touched per round"),
-        ("stride", 4096, "bytes between consecutive touches"),
-        ("rounds", 64, "number of passes"),
-        ("base", 0x1000_0000, "virtual address of the first touch"),
-    ],
+    params: params! {
+        pages: 1024, "number of pages touched per round";
+        stride: 4096, "bytes between consecutive touches";
+        rounds: 64, "number of passes";
+        base: 0x1000_0000, "virtual address of the first touch";
+    },
 };
 
 pub struct Strided {

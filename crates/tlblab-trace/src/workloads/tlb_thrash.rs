@@ -13,12 +13,12 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     summary: "one byte-load per page, page_step pages apart, cycling through an array of array_pages pages",
     source: "seed 001 §4.4, Alg. 5 (Fig. 4.2)",
     in_default_set: true,
-    params: populated_params![
-        ("array_pages", 2112, "array size in pages (seed: 64 thrashes the L1 DTLB, 2048-2560 the L2)"),
-        ("page_step", 1, "pages between consecutive accesses"),
-        ("n", 1 << 20, "N, the number of accesses"),
-        ("page_size", 4096, "bytes per page"),
-    ],
+    params: populated_params! {
+        array_pages: 2112, "array size in pages (seed: 64 thrashes the L1 DTLB, 2048-2560 the L2)";
+        page_step: 1, "pages between consecutive accesses";
+        n: 1 << 20, "N, the number of accesses";
+        page_size: 4096, "bytes per page";
+    },
 };
 
 pub struct TlbThrash {

@@ -162,11 +162,5 @@ pub fn find_knees(points: &[CurvePoint], p: &KneeParams) -> Vec<Knee> {
 pub fn scan_points(lo: usize, hi: usize) -> Vec<usize> {
     let start = ((lo as f64) * 0.85).floor().max(2.0) as usize;
     let end = ((hi as f64) * 1.4).ceil() as usize;
-    let mut v = Vec::new();
-    let mut n = start;
-    while n <= end {
-        v.push(n);
-        n += ((n as f64) * 0.01).round().max(1.0) as usize;
-    }
-    v
+    super::geometric_points(start, end, 0.01)
 }

@@ -225,6 +225,21 @@ fn tangent(f: impl Fn(usize) -> f64, ns: &[usize], sigma: f64, seed: u64) -> usi
         .ceil() as usize
 }
 
+/// `tangent` of `f` at the points `ns`, with noise `sigma`, for 20 seeds: each reading within
+/// `tol` (a fraction) of `want`.
+fn tangent_reads_within(
+    f: impl Fn(usize) -> f64 + Copy,
+    ns: Vec<usize>,
+    sigma: f64,
+    want: f64,
+    tol: f64,
+) {
+    for seed in 0..20 {
+        let c = tangent(f, &ns, sigma, seed);
+        assert!((c as f64 / want - 1.0).abs() <= tol, "seed {seed}: {c}");
+    }
+}
+
 #[test]
 fn the_tangent_onset_of_a_clean_step_is_the_capacity() {
     for cap in [64usize, 65, 96, 100] {
@@ -257,11 +272,7 @@ fn the_tangent_onset_of_a_set_overflow_ramp_is_its_start() {
                 0.0
             }
     };
-    let ns = scan_points(3444, 4224);
-    for seed in 0..20 {
-        let c = tangent(f, &ns, 0.1, seed);
-        assert!((c as f64 / 4096.0 - 1.0).abs() <= 0.02, "seed {seed}: {c}");
-    }
+    tangent_reads_within(f, scan_points(3444, 4224), 0.1, 4096.0, 0.02);
 }
 
 /// Three trials' envelopes of the Zen 3 host's L2 DTLB (2048 entries; 128 sets x 16 ways
@@ -295,11 +306,7 @@ fn given_creep_before_a_sharp_rise_then_the_tangent_finds_the_rise_within_4_perc
         let after = 4.0 * ((n - 4215.0) / 700.0).clamp(0.0, 1.0);
         1.7 + creep + rise + after
     };
-    let ns = scan_points(2896, 4224);
-    for seed in 0..20 {
-        let c = tangent(f, &ns, 0.05, seed);
-        assert!((c as f64 / 4173.0 - 1.0).abs() <= 0.04, "seed {seed}: {c}");
-    }
+    tangent_reads_within(f, scan_points(2896, 4224), 0.05, 4173.0, 0.04);
 }
 
 #[test]
@@ -314,11 +321,7 @@ fn given_a_steeper_rise_further_up_then_the_tangent_takes_the_first() {
             + ramp(4610.0, 4850.0, 2.2)
             + ramp(4850.0, 5912.0, 2.4)
     };
-    let ns = scan_points(2896, 4224);
-    for seed in 0..20 {
-        let c = tangent(f, &ns, 0.03, seed);
-        assert!((c as f64 / 4130.0 - 1.0).abs() <= 0.03, "seed {seed}: {c}");
-    }
+    tangent_reads_within(f, scan_points(2896, 4224), 0.03, 4130.0, 0.03);
 }
 
 /// Four trials' envelopes of the Intel VM's L1 DTLB (96 entries, 16 sets × 6 ways; vendor
@@ -459,21 +462,18 @@ fn given_a_conflict_set_step_with_noise_then_the_threshold_onset_is_the_ways() {
 
 #[test]
 fn confidence_follows_agreement_and_snr() {
-    assert_eq!(
-        capacity_confidence(&[2048, 2048, 2049], 20.0, 0.0),
-        Confidence::High
-    );
-    assert_eq!(
-        capacity_confidence(&[2048, 2100, 2000], 20.0, 0.0),
-        Confidence::Medium
-    );
-    assert_eq!(
-        capacity_confidence(&[2048, 2600, 1700], 20.0, 0.0),
-        Confidence::Unclear
-    );
-    assert_eq!(
-        capacity_confidence(&[64, 64, 64], 1.5, 0.0),
-        Confidence::Unclear
-    );
-    assert_eq!(capacity_confidence(&[], 50.0, 0.0), Confidence::Unclear);
+    let cases: [(&[usize], f64, Confidence); 5] = [
+        (&[2048, 2048, 2049], 20.0, Confidence::High),
+        (&[2048, 2100, 2000], 20.0, Confidence::Medium),
+        (&[2048, 2600, 1700], 20.0, Confidence::Unclear),
+        (&[64, 64, 64], 1.5, Confidence::Unclear),
+        (&[], 50.0, Confidence::Unclear),
+    ];
+    for (trials, snr, want) in cases {
+        assert_eq!(
+            capacity_confidence(trials, snr, 0.0),
+            want,
+            "{trials:?} at SNR {snr}"
+        );
+    }
 }

@@ -200,18 +200,10 @@ pub fn measure_set_index(
     // that many sets puts pages 2^k apart in one set) upward.
     let first = (entries / 4).max(2).ilog2().clamp(4, 12);
     let mut caps: Vec<(u32, Option<usize>)> = Vec::new();
-    let ts: Vec<usize> = {
-        let mut v = Vec::new();
-        // From 6 targets: the excess per target is the chain's excess × (T + F) / T, and at
-        // 2-4 targets (× 40-80 behind 160 fillers) one noisy window read a capacity of 3-6 at
-        // strides whose targets spread over 4-16 sets (the Intel VM, first version).
-        let mut t = 6usize;
-        while t <= MAX_TARGETS {
-            v.push(t);
-            t += ((t as f64) * 0.06).round().max(1.0) as usize;
-        }
-        v
-    };
+    // From 6 targets: the excess per target is the chain's excess × (T + F) / T, and at
+    // 2-4 targets (× 40-80 behind 160 fillers) one noisy window read a capacity of 3-6 at
+    // strides whose targets spread over 4-16 sets (the Intel VM, first version).
+    let ts = crate::analysis::geometric_points(6, MAX_TARGETS, 0.06);
     // (stride log2, the higher and the lower of the two equal capacities).
     let mut found: Option<(u32, usize, usize)> = None;
     let last = MAX_LOG2.min(first + 8);

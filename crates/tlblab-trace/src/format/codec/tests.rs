@@ -4,7 +4,14 @@
 use super::*;
 
 fn encode(recs: &[Record]) -> (Vec<u8>, usize, u32) {
-    let mut e = Encoder::new();
+    encode_with::<State>(recs)
+}
+
+/// One payload of `recs` in the coding `C` (this version's, or version 1's for its decoder's
+/// tests), padded as the reader pads it (the padding's value must not matter): (buffer,
+/// payload length, records).
+pub(in crate::format) fn encode_with<C: Coding>(recs: &[Record]) -> (Vec<u8>, usize, u32) {
+    let mut e = Encoder::<C>::default();
     for r in recs {
         e.push(r);
     }
