@@ -8,13 +8,19 @@ use crate::machine::{DramConfig, DRAM_FRACTION_BITS, DRAM_HORIZON};
 use std::collections::VecDeque;
 
 /// The channels' state: per channel, its reserved intervals `[start, end)` in fixed point
-/// (`DRAM_FRACTION_BITS`), sorted, disjoint, merged across any gap shorter than a line; and
-/// the counts `Stats::dram` reports. A line may take a gap between reservations (a reference's
-/// later lines are reserved ahead of time: the channel is free before them). Every
-/// reservation is one line long, so a gap shorter than a line never takes one: kept as busy,
-/// it changes no placement (the reference model keeps every reservation apart, `RefDram`),
-/// and a saturated channel's calendar stays a few intervals long instead of one per line
-/// (whose search and insertion were a third of a stream-pressure run's time). The calendars keep
+/// (`DRAM_FRACTION_BITS`), sorted, disjoint, each whole lines end to end (a line that begins
+/// where another ends is merged with it); and the counts `Stats::dram` reports. A line may take
+/// a gap between reservations (a reference's later lines are reserved ahead of time: the
+/// channel is free before them). A saturated channel's lines go back to back, so its calendar
+/// stays a few intervals long instead of one per line (whose search and insertion were a third
+/// of a stream-pressure run's time). Only touching lines are merged: the horizon's pruning
+/// keeps, of the first interval, the lines that end at its bound or later, counted a line at a
+/// time from the interval's start, which holds only for lines end to end. (Until 2026-11-29
+/// lines were merged across any gap shorter than a line, which no line can take; but a pruned
+/// interval then kept a part-line that was free, and a line arriving from further back than
+/// the horizon, on another hardware thread, found the channel busy where the reference model,
+/// which keeps every reservation apart (`RefDram`), found it free:
+/// `tests/regressions/dram.rs`.) The calendars keep
 /// their room once grown; they are ring buffers because every arrival prunes them from the
 /// front (`DRAM_HORIZON`) and most reservations go in near the back (a `Vec` moved its whole
 /// calendar on each prune: two thirds of a stream-pressure run's time). Serialized as the
@@ -255,10 +261,11 @@ impl DramState {
         };
         let end = start + self.line;
         let b = &mut self.busy[ch];
-        // Merge with a neighbour less than a line away (`fit` leaves the one before ending at
-        // or before `start`, the one after beginning at or after `end`): no line fits between.
-        let before = at > 0 && start - b[at - 1].1 < self.line;
-        let after = at < b.len() && b[at].0 - end < self.line;
+        // Merge with a neighbour it touches (`fit` leaves the one before ending at or before
+        // `start`, the one after beginning at or after `end`), so that every interval stays
+        // whole lines end to end (`queue`'s pruning counts lines from an interval's start).
+        let before = at > 0 && b[at - 1].1 == start;
+        let after = at < b.len() && b[at].0 == end;
         match (before, after) {
             (true, true) => {
                 b[at - 1].1 = b[at].1;
@@ -429,8 +436,8 @@ impl System {
 mod tests {
     use super::*;
 
-    /// `reserve` (a calendar merged across gaps shorter than a line, searched by galloping
-    /// back from its end) places every line where a calendar that keeps each reservation apart
+    /// `reserve` (a calendar of touching lines merged, searched by galloping back from its
+    /// end) places every line where a calendar that keeps each reservation apart
     /// and searches it from the front places it (`RefDram::place`'s rule), for arrivals in
     /// about time order with stragglers, on a channel kept busy.
     #[test]

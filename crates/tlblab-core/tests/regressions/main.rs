@@ -380,4 +380,5 @@ mod cases_c;
 use cases_a::*;
 use cases_b::*;
 use cases_c::*;
+mod dram;
 mod memo;
