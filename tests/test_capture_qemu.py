@@ -128,3 +128,28 @@ def test_given_a_program_of_known_system_calls_then_the_footer_has_them_in_place
     assert len(kinds) == len(calls)
     assert kinds[mmap + 1:mmap + 3] == [(tail[1][0], "mprotect", p, 4096, 1), (tail[2][0], "munmap", p + 4096, 8192, 0)]
     assert {k[1] for k in kinds[:mmap + 1]} <= {"syscall", "mprotect", "munmap"}
+
+
+# Reads the file argv[1] names and returns its first byte: the input of a background program.
+READER = """
+#include <stdio.h>
+int main(int argc, char **argv) {
+    FILE *f = fopen(argv[1], "rb");
+    return f ? fgetc(f) : 99;
+}
+"""
+
+
+def test_given_an_input_file_from_two_folders_then_the_guest_reads_it_and_the_trace_is_the_same_bytes(tmp_path):
+    (tmp_path / "reader.c").write_text(READER)
+    binary = capture_qemu.cross_compile(tmp_path / "reader.c", tmp_path / "reader", ("-O1",))
+    outs = []
+    for d in (tmp_path / "a", tmp_path / "a" / "much" / "deeper"):
+        d.mkdir(parents=True)
+        (d / "input.bin").write_bytes(b"\x2a" + bytes(100))
+        out = d / "t.tlbt"
+        # The input is copied beside the guest program and named by file name alone.
+        report = capture_qemu.record([str(binary), "input.bin"], out, files=[d / "input.bin"])
+        assert report["exit_status"] == 42  # the file's first byte: the guest opened the copy
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]

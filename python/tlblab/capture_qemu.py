@@ -71,19 +71,91 @@ def cross_compile(source: Path, out: Path, cflags: Sequence[str] = ("-O2",), lib
 
 def record(argv: Sequence[str], output: str | os.PathLike[str], *, limit: int | None = None,
            cpu: str = CPU, qemu: str = QEMU, sysroot: Path | None = SYSROOT,
-           stdout: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+           stdout: str | os.PathLike[str] | None = None,
+           files: Sequence[str | os.PathLike[str]] = ()) -> dict[str, Any]:
     """Runs ARMv7 binary `argv[0]` (with `argv[1:]`) under QEMU's user mode and writes its
     references to `output`: every executed instruction's fetch, then its loads and stores,
     user space only (as Valgrind's tools see a program), and its system calls in the trace's
     footer (`syscalls`: [at, number, arg1, arg2, arg3, result] each, `at` the references before
-    the call; `syscalls_of` reads them). `limit` stops it after that many references."""
+    the call; `syscalls_of` reads them). `limit` stops it after that many references. `files`
+    are copied into the guest's working folder first, for argv to name by file name alone (no
+    host folder on the guest's stack)."""
     from tlblab import _native
 
     if shutil.which(qemu) is None:
         raise UserError(f"{qemu} is not installed (Debian package qemu-user; scripts/debian-packages.txt)")
     return json.loads(_native.trace_record_qemu(
         [str(a) for a in argv], os.fspath(output), qemu, str(plugin()), cpu,
-        None if sysroot is None else str(sysroot), limit, None if stdout is None else os.fspath(stdout)))
+        None if sysroot is None else str(sysroot), limit, None if stdout is None else os.fspath(stdout),
+        [os.fspath(f) for f in files]))
+
+
+# Debian's armhf port as a board would run it: its packages unpacked into one folder, the guest's
+# root under QEMU's -L, with an /etc/ld.so.cache made by the port's own ldconfig. Without a cache
+# in the root, the guest's loader reads the host's (QEMU falls back to host paths: an x86-64
+# cache whose i386 entries it opens and rejects) and then probes every hardware-capability
+# folder for each library (94 failed openat and statx calls in a MiBench run), kernel entries a
+# native armhf system, whose loader finds each library in its cache, does not make.
+SYSROOT_BASE = ("libc6", "libc-bin")
+
+
+def debian_sysroot(packages: Sequence[str], cache: Path) -> Path:
+    """A root folder of Debian's armhf `packages` (with SYSROOT_BASE) under `cache`, made once:
+    each package's current bookworm .deb fetched with apt-get (a private package list, not the
+    host's), unpacked with dpkg-deb, and its ld.so.cache made by the port's ldconfig under
+    qemu-arm (`-r`: a chroot, so as root). Its `PACKAGES` file names the .debs (their versions),
+    what `sysroot_id` gives the captures' cache keys."""
+    import tempfile
+
+    names = sorted(set(SYSROOT_BASE) | set(packages))
+    from tlblab.files import content_digest
+
+    out = Path(cache) / f"armhf-{content_digest(*names)}"
+    if (out / "PACKAGES").is_file():
+        return out
+    for tool in ("apt-get", "dpkg-deb", QEMU):
+        if shutil.which(tool) is None:
+            raise UserError(f"capture_qemu: making the armhf root needs {tool} (Debian's apt, dpkg, qemu-user)")
+    if os.geteuid() != 0:
+        raise UserError("capture_qemu: making the armhf root runs the port's ldconfig in a chroot, which needs root")
+    Path(cache).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"{out.name}.", dir=cache) as tmp:
+        t = Path(tmp)
+        for d in ("lists/partial", "archives/partial", "debs", "root"):
+            (t / d).mkdir(parents=True)
+        (t / "status").touch()
+        apt = ["apt-get", "-q", "-o", "APT::Architecture=armhf", "-o", "APT::Architectures::=armhf",
+               "-o", f"Dir::State::Lists={t / 'lists'}", "-o", f"Dir::Cache={t}",
+               "-o", f"Dir::State::status={t / 'status'}", "-o", "APT::Sandbox::User=root"]
+        # An index that fails to update (a mirror mid-sync: one of bookworm, -updates, -security)
+        # is not fatal while the packages still download.
+        update = subprocess.run([*apt, "update"], cwd=t, capture_output=True, text=True)
+        r = subprocess.run([*apt, "download", *names], cwd=t / "debs", capture_output=True, text=True)
+        if r.returncode != 0:
+            raise UserError(f"capture_qemu: apt-get download for the armhf root failed: {r.stderr.strip()[-300:]} "
+                            f"(apt-get update said: {update.stderr.strip()[-200:] or 'nothing'})")
+        debs = sorted(p.name for p in (t / "debs").glob("*.deb"))
+        for deb in debs:
+            r = subprocess.run(["dpkg-deb", "-x", str(t / "debs" / deb), str(t / "root")], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise UserError(f"capture_qemu: unpacking {deb}: {r.stderr.strip()}")
+        root = t / "root"
+        r = subprocess.run([QEMU, str(root / "sbin" / "ldconfig"), "-X", "-r", str(root)], capture_output=True,
+                           text=True, env={})
+        if r.returncode != 0 or not (root / "etc" / "ld.so.cache").is_file():
+            raise UserError(f"capture_qemu: the armhf ldconfig failed: {r.stderr.strip()}")
+        (root / "PACKAGES").write_text("".join(f"{d}\n" for d in debs))
+        try:
+            root.rename(out)
+        except OSError:
+            if not (out / "PACKAGES").is_file():  # not another process's finished root
+                raise
+    return out
+
+
+def sysroot_id(root: Path) -> str:
+    """What identifies a `debian_sysroot` in a cache key: its packages' file names (versions)."""
+    return (Path(root) / "PACKAGES").read_text()
 
 
 def toolchain_versions() -> str:

@@ -266,11 +266,11 @@ fn trace_record(
     .to_string())
 }
 
-/// trace_record_qemu(argv, output, qemu, plugin, cpu, sysroot, limit, stdout) -> JSON report:
+/// trace_record_qemu(argv, output, qemu, plugin, cpu, sysroot, limit, stdout, files) -> JSON report:
 /// runs a guest binary under QEMU's user mode with tlblab's plugin and writes its references to
 /// `output` (`tlblab_trace::capture_qemu`: the same bytes on every host and in every folder).
 #[pyfunction]
-#[pyo3(signature = (argv, output, qemu, plugin, cpu, sysroot, limit, stdout))]
+#[pyo3(signature = (argv, output, qemu, plugin, cpu, sysroot, limit, stdout, files=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn trace_record_qemu(
     py: Python<'_>,
@@ -282,6 +282,7 @@ fn trace_record_qemu(
     sysroot: Option<String>,
     limit: Option<u64>,
     stdout: Option<String>,
+    files: Vec<String>,
 ) -> PyResult<String> {
     use tlblab_trace::capture_qemu::{record_qemu, QemuOptions};
     let opts = QemuOptions {
@@ -289,6 +290,7 @@ fn trace_record_qemu(
         plugin: PathBuf::from(plugin),
         cpu,
         sysroot: sysroot.map(PathBuf::from),
+        files: files.into_iter().map(PathBuf::from).collect(),
         limit,
         stdout: stdout.map(PathBuf::from),
         stop: Some(watch::interrupted),

@@ -12,7 +12,10 @@
 //! - argv[0] is the program's file name without its folder (QEMU's `-0`), and the program runs
 //!   from a copy at a path of one fixed length (`/tmp/tlblab-qemu-XXXXXX/prog`), because the
 //!   kernel-style loader puts the path on the stack (AT_EXECFN): its length moves the stack;
-//! - the metadata names no folder and the footer holds no time.
+//! - input files are copied into that folder (`QemuOptions::files`) and named by their file name
+//!   alone in argv, so that no host folder's path reaches the guest's stack;
+//! - the metadata names no folder (the sysroot by its last component) and the footer holds no
+//!   time.
 //!
 //! The guest's mappings are QEMU's, not the host process's: `/proc/PID/maps` of QEMU shows
 //! host addresses, so the footer's `maps` is empty (the pages touched are in the trace).
@@ -48,6 +51,9 @@ pub struct QemuOptions {
     /// The guest's library root (`-L`, where the dynamic loader and libc are found), e.g.
     /// Debian's `/usr/arm-linux-gnueabihf`; None for a static program.
     pub sysroot: Option<PathBuf>,
+    /// Files copied into the guest's working folder before the run, each under its file name
+    /// (the program's inputs, named so in argv).
+    pub files: Vec<PathBuf>,
     /// References to keep; the program is killed after that.
     pub limit: Option<u64>,
     /// The program's stdout (default: discarded).
@@ -203,6 +209,13 @@ pub fn record_qemu(
     std::fs::write(&guest, &bytes).map_err(|e| format!("{}: {e}", guest.display()))?;
     std::fs::set_permissions(&guest, std::os::unix::fs::PermissionsExt::from_mode(0o755))
         .map_err(|e| format!("{}: {e}", guest.display()))?;
+    for f in &opts.files {
+        let to = dir.0.join(
+            f.file_name()
+                .ok_or_else(|| format!("{}: not a file", f.display()))?,
+        );
+        std::fs::copy(f, &to).map_err(|e| format!("{}: {e}", f.display()))?;
+    }
     let name = Path::new(&argv[0])
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
@@ -236,7 +249,9 @@ pub fn record_qemu(
             "tool": "qemu-user-tlblab",
             "qemu_version": version,
             "cpu": opts.cpu,
-            "sysroot": opts.sysroot.as_ref().map(|p| p.display().to_string()),
+            // Its last component: the folder it lies in differs between checkouts.
+            "sysroot": opts.sysroot.as_ref().map(|p| p.file_name().map_or_else(
+                || p.display().to_string(), |n| n.to_string_lossy().to_string())),
             "limit": opts.limit,
             "environment": "empty",
             "threads": "one thread per guest thread (QEMU's vCPU index); QEMU runs them in parallel, the plugin orders their references under one lock",

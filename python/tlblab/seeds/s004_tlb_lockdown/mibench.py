@@ -153,9 +153,16 @@ def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
 # and captured under qemu-arm -cpu cortex-a9 with tlblab's plugin (tlblab.capture_qemu): the
 # same bytes on every host and in every folder, the program's system calls in the capture's
 # footer (`armv7_syscalls`), where the x86 path traces them in a second run under Lackey.
-ARMV7_CFLAGS = ["-O2", "-std=c11"]
-# 2: the system calls recorded (the footer's `syscalls`), clang for Debian's armhf baseline.
-ARMV7_CAPTURE_VERSION = "2"
+# Linked statically, as MiBench's own Makefiles build these programs (automotive/qsort:
+# `gcc -static qsort_small.c -O3 -o qsort_small -lm`; basicmath `-static -O3`, susan
+# `-static -O4`; MiBench 1.0, as the embecosm/mibench copy keeps it): no dynamic
+# loader runs before main. -O2 stays the x86 path's level, so that the two ISAs' captures differ
+# in the ISA and the linking only.
+ARMV7_CFLAGS = ["-O2", "-std=c11", "-static"]
+# 2: the system calls recorded (the footer's `syscalls`), clang for Debian's armhf baseline;
+# 3: run on Debian's armhf root with its ld.so.cache (armhf_root), inputs beside the program
+# (the real-time programs static since).
+ARMV7_CAPTURE_VERSION = "3"
 
 
 @_kept
@@ -176,19 +183,56 @@ def build_armv7(name: str, cache: Path = CACHE) -> Path:
 def capture_armv7(name: str, *, limit: int = 0, cache: Path = CACHE) -> Path:
     """The ARMv7 capture of program `name` under QEMU (its whole run, or its first `limit`
     references), cached under out/mibench/ by the binary's bytes, its arguments, the limit, the
-    toolchain's and QEMU's versions and the plugin's source."""
-    from tlblab import capture_qemu
-
+    toolchain's and QEMU's versions, the plugin's source and the armhf root's packages."""
     prog = _program(name)
     binary = build_armv7(name, cache=cache)
+    return _qemu_capture(f"armv7-{prog.source}", [str(binary), *prog.args], (), limit, cache)
+
+
+# The armhf root the ARMv7 captures run on (capture_qemu.debian_sysroot, with Debian's libc6 and
+# its ldconfig's cache, as on a board running Debian's armhf port): the background programs'
+# packages and their libraries (libjpeg-turbo-progs: cjpeg, djpeg; groff-base: troff).
+ARMHF_PACKAGES = ("libjpeg-turbo-progs", "libjpeg62-turbo", "groff-base", "libstdc++6", "libgcc-s1",
+                  "libuchardet0")
+
+
+def armhf_root(cache: Path = CACHE) -> Path:
+    from tlblab import capture_qemu
+
+    return capture_qemu.debian_sysroot(ARMHF_PACKAGES, Path(cache))
+
+
+def _qemu_capture(stem: str, argv: list[str], files: tuple[Path, ...], limit: int, cache: Path) -> Path:
+    """A capture under QEMU on the armhf root, cached as `<stem>-<key>.tlbt` by the binary's and
+    the input files' bytes, the arguments and limit, the tools', plugin's and root's versions."""
+    from tlblab import capture_qemu
+
+    root = armhf_root(cache)
     plugin_src = ROOT / "runtime" / "qemu-plugin" / "tlblab_qemu.c"
-    key = content_digest(binary.read_bytes(), "\0".join(prog.args), str(limit), capture_qemu.toolchain_versions(),
-                         plugin_src.read_bytes(), ARMV7_CAPTURE_VERSION)
-    out = Path(cache) / f"armv7-{prog.source}-{key}.tlbt"
+    key = content_digest(Path(argv[0]).read_bytes(), *(f.read_bytes() for f in files), "\0".join(argv[1:]),
+                         str(limit), capture_qemu.toolchain_versions(), plugin_src.read_bytes(),
+                         capture_qemu.sysroot_id(root), ARMV7_CAPTURE_VERSION)
+    out = Path(cache) / f"{stem}-{key}.tlbt"
     if out.is_file():
         return out
-    atomic_write(out, lambda tmp: capture_qemu.record([str(binary), *prog.args], tmp, limit=limit or None))
+    atomic_write(out, lambda tmp: capture_qemu.record(argv, tmp, limit=limit or None, sysroot=root, files=files))
     return out
+
+
+def capture_corunner_armv7(name: str, *, limit: int = 0, cache: Path = CACHE) -> Path:
+    """The ARMv7 capture of background program `name`: Debian's armhf build of it (the root's
+    /usr/bin) under QEMU on its generated input, the input copied beside the guest program and
+    named by file name alone."""
+    import tempfile
+
+    root = armhf_root(cache)
+    with tempfile.TemporaryDirectory(prefix="tlblab-mibench-") as tmp:
+        d = Path(tmp)
+        _corunner_inputs(d)
+        tool, *args = _corunner_argv(name, Path("."))  # the inputs by file name alone
+        argv = [str(root / "usr" / "bin" / tool), *args]
+        files = tuple(d / f for f in ("input_small.ppm", "input_small.jpg", "small.man") if f in argv)
+        return _qemu_capture(f"armv7-bg-{name}", argv, files, limit, cache)
 
 
 # ARM EABI system call numbers (Linux arch/arm/tools/syscall.tbl): the calls that change a
@@ -489,20 +533,25 @@ def scenario(name: str, cores: int, *, limit: int = 0, corunner_limit: int = 0, 
     `phase` picks where the background cores are in their loops when core 0 starts cjpeg
     (`phase_offsets`; 0: every core at the start of a program). `isa` is the real-time
     program's: "x86" (`capture`, its calls traced under Lackey) or "armv7" (`capture_armv7`,
-    its calls from the capture, `armv7_syscalls`); the background programs are Debian's x86-64
-    binaries either way. Cached by the captures' names (content hashes) and the composition's
-    parameters."""
+    its calls from the capture, `armv7_syscalls`), the background programs likewise (Debian's
+    x86-64 binaries under Lackey, or its armhf builds under QEMU, `capture_corunner_armv7`).
+    Cached by the captures' names (content hashes) and the composition's parameters."""
     from tlblab import _native
 
     if cores not in (1, 4):
         raise UserError(f"mibench: the seed's scenarios have 1 or 4 cores, not {cores}")
     if isa not in ("x86", "armv7"):
         raise UserError(f"mibench: the real-time program's ISA is x86 or armv7, not '{isa}'")
-    rt = capture(name, limit=limit, cache=cache) if isa == "x86" else capture_armv7(name, limit=limit, cache=cache)
-    bg = {b: capture_corunner(b, limit=corunner_limit, cache=cache) for b in CORUNNERS}
-    # The background programs' mapping changes, which Lackey does not record (within the first
-    # `corunner_limit` references when their captures are cut there).
-    calls = {b: corunner_syscalls(b, limit=corunner_limit, cache=cache) for b in CORUNNERS}
+    if isa == "x86":
+        rt = capture(name, limit=limit, cache=cache)
+        bg = {b: capture_corunner(b, limit=corunner_limit, cache=cache) for b in CORUNNERS}
+        # The background programs' mapping changes, which Lackey does not record (within the
+        # first `corunner_limit` references when their captures are cut there).
+        calls = {b: corunner_syscalls(b, limit=corunner_limit, cache=cache) for b in CORUNNERS}
+    else:
+        rt = capture_armv7(name, limit=limit, cache=cache)
+        bg = {b: capture_corunner_armv7(b, limit=corunner_limit, cache=cache) for b in CORUNNERS}
+        calls = {b: armv7_syscalls(p) for b, p in bg.items()}
 
     def prog(p: Path, c: list | None = None) -> tuple[str, list[tuple[int, int, int]], list[tuple]]:
         return (str(p), relocations_32(p), [tuple(x) for x in c or []])
