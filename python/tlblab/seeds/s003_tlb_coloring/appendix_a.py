@@ -20,14 +20,14 @@ A1_TASKS = [(1000, 2000, 390, 32, 16), (0, 16000, 7800, 32, 16)]
 T1_JOBS_PER_HYPERPERIOD = 8
 
 
-def _mean(xs: list[float]) -> float:
+def mean(xs: list[float]) -> float:
     return sum(xs) / len(xs) if xs else 0.0
 
 
-def _sd(xs: list[float]) -> float:
+def sample_sd(xs: list[float]) -> float:
     if len(xs) < 2 or min(xs) == max(xs):
         return 0.0  # identical runs: exactly 0, not the rounding of their mean
-    m = _mean(xs)
+    m = mean(xs)
     return (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
 
 
@@ -47,14 +47,14 @@ def numbers(case: str, runs_jobs: Iterable) -> dict[str, float]:
                 per_job.setdefault((t, int(j)), []).append(float(m))
     n = T1_JOBS_PER_HYPERPERIOD
     for j in range(1, 2 * n + 1):
-        out[f"{case}/T1/job{j}"] = _mean(per_job.get((1, j), []))
+        out[f"{case}/T1/job{j}"] = mean(per_job.get((1, j), []))
     for h in (1, 2):
-        out[f"{case}/T1/hp{h}/jobs1_6"] = _mean([out[f"{case}/T1/job{(h - 1) * n + k}"] for k in range(1, 7)])
+        out[f"{case}/T1/hp{h}/jobs1_6"] = mean([out[f"{case}/T1/job{(h - 1) * n + k}"] for k in range(1, 7)])
     for t in (1, 2):
         allm = [m for (tt, _), ms in per_job.items() if tt == t for m in ms]
-        out[f"{case}/T{t}/mean"] = _mean(allm)
+        out[f"{case}/T{t}/mean"] = mean(allm)
         out[f"{case}/T{t}/max"] = max(allm) if allm else 0.0
-        out[f"{case}/T{t}/run_sd"] = _sd(run_means[t])
+        out[f"{case}/T{t}/run_sd"] = sample_sd(run_means[t])
     return out
 
 

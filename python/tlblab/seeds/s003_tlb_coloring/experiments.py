@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import tlblab
 from tlblab.errors import UserError
+from tlblab.seeds.s003_tlb_coloring.appendix_a import mean as _mean, sample_sd as _sd  # one definition
 
 XEON = "xeon-e5-2650"
 
@@ -61,17 +62,6 @@ def noisy_set_mask(sets: int = 16) -> int:
 def _jobs(workload: str, seed: int):
     r = tlblab.simulate(XEON, workload, seed=seed)
     return r.job_frame()
-
-
-def _mean(xs: list[float]) -> float:
-    return sum(xs) / len(xs) if xs else 0.0
-
-
-def _sd(xs: list[float]) -> float:
-    if len(xs) < 2 or min(xs) == max(xs):
-        return 0.0  # identical runs: exactly 0, not the rounding of their mean
-    m = _mean(xs)
-    return (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
 
 
 def _per_task_misses(prefix: str, n: int, runs_jobs) -> dict[str, float]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import tlblab
 from tlblab import rt
+from tlblab.seeds.s003_tlb_coloring.appendix_a import mean as _mean, sample_sd as _sd  # one definition
 
 XEON = "xeon-e5-2650"
 # The Xeon E5-2650's L1 DTLB (seed 003 Ch. 5): 16 sets of 4 ways, the geometry tlb_malloc colors.
@@ -16,17 +17,6 @@ PAGES = 5          # §6.0.7: "we map five pages to the same DTLB set" (and, for
 PASSES = 100       # cyclic passes of the L1 loop (the seed does not say how many)
 RUNS = 10          # §6.0.7: "Averaging over 10 runs"
 PERIOD = 10_000_000  # cycles: one job at a time, nothing preempts it
-
-
-def _mean(xs: list[float]) -> float:
-    return sum(xs) / len(xs) if xs else 0.0
-
-
-def _sd(xs: list[float]) -> float:
-    if len(xs) < 2 or min(xs) == max(xs):
-        return 0.0
-    m = _mean(xs)
-    return (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
 
 
 def _job_cycles(pages: list[int], passes: int, seed: int) -> tuple[float, float]:
