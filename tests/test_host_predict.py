@@ -154,6 +154,37 @@ def test_pagechase_runs_its_chains_at_once_and_refuses_more_than_it_has_room_for
     assert chase_study.variant(131072, 4).heap == "1024M" and chase_study.variant(1024, 1).heap == "256M"
 
 
+def test_stream_reads_every_strideth_line_and_refuses_a_region_smaller_than_its_stride():
+    # stream (tlblab.host.stream_study): its checksum is the sum, over rounds x sweeps, of the first
+    # word of every STRIDE-th line, the words drawn from xorshift64* (hp_common.h) in order.
+    import subprocess
+
+    def words(n):
+        s, mask = 0x243F6A8885A308D3, (1 << 64) - 1
+        for _ in range(n):
+            s ^= s >> 12
+            s = (s ^ (s << 25)) & mask
+            s ^= s >> 27
+            yield (s * 0x2545F4914F6CDD1D) & mask
+
+    exe = str(predict._runtime.executable("hostpredict/stream"))
+    w = list(words(64 * 1024 // 8))
+    for stride, sweeps in ((1, 1), (4, 3)):
+        p = subprocess.run([exe, "64K", str(sweeps), str(stride), "2"], capture_output=True, text=True)
+        assert p.returncode == 0 and "rounds=2" in p.stdout
+        want = (2 * sweeps * sum(w[::8 * stride])) & ((1 << 64) - 1)
+        assert f"checksum={want} " in p.stdout
+    p = subprocess.run([exe, "64", "1", "2", "2"], capture_output=True, text=True)
+    assert p.returncode == 2 and "BYTES" in p.stderr and p.stderr.count("\n") == 1
+    from tlblab.host import stream_study
+
+    prog, lines = stream_study.variant("8M:16:4")
+    assert prog.argv("full")[1:] == ["8M", "16", "4", "8"] and lines == 16 * (8 << 20) // 64 // 4
+    assert prog.heap == "64M" and stream_study.variant("128M:1:1")[0].heap == "256M"
+    with pytest.raises(UserError, match="BYTES:SWEEPS:STRIDE"):
+        stream_study.variant("8M:16")
+
+
 def test_the_guest_placement_statistics_and_the_models_expectations_are_what_they_count():
     from tlblab.host import guest_placement as gp
 

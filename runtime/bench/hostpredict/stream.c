@@ -1,0 +1,40 @@
+/* stream: does the hardware prefetcher stop at 4 KiB page boundaries on this host? (docs/host-predict.md,
+ * "Prefetchers and page boundaries"), written in the project. Each round reads one 8-byte word of
+ * every STRIDE-th 64-byte line of a BYTES region in address order, SWEEPS times; the loads are
+ * independent (summed), so the core and its prefetchers may run ahead. A stream prefetcher that
+ * trains on physical addresses cannot follow a stream past the end of its page without the next
+ * page's translation (the hypothesis of issue 90; AMD's software optimization guide, 25112 rev. 3.06
+ * §5.6 "Hardware Prefetching", describes the line-by-line stream detector, not its page limit):
+ * in 4 KiB pages it would restart every 64 lines, in 2 MiB pages it could run on. With BYTES inside the L2 DTLB's reach in 4 KiB pages (Zen 5: 4096
+ * entries, 16 MiB) and past the L2 cache, the TLB cannot tell 4 KiB from 2 MiB pages apart, while
+ * such a prefetcher can: the all-2 MiB / all-4 KiB ratio then measures its page-boundary cost.
+ *     stream [BYTES=8M] [SWEEPS=16] [STRIDE=1] [ROUNDS=8] */
+#include "hp_common.h"
+
+int main(int argc, char **argv) {
+    uint64_t bytes = hp_arg_max(argc, argv, 1, 8u << 20, "BYTES", 1ull << 30);
+    uint64_t sweeps = hp_arg(argc, argv, 2, 16, "SWEEPS a round");
+    uint64_t stride = hp_arg_max(argc, argv, 3, 1, "STRIDE in lines", 64);
+    uint64_t rounds = hp_arg_max(argc, argv, 4, 8, "ROUNDS", HP_MAX_ROUNDS);
+    if (bytes < 64 * stride) {
+        fprintf(stderr, "stream: BYTES: expected at least STRIDE lines (%llu bytes), found %llu\n",
+                (unsigned long long)(64 * stride), (unsigned long long)bytes);
+        return 2;
+    }
+    uint64_t *region = hp_alloc(bytes, "region");
+    uint64_t words = bytes / 8, step = 8 * stride;
+    uint64_t s = 0x243F6A8885A308D3ull;
+    for (uint64_t i = 0; i < words; i++)
+        region[i] = hp_next(&s);
+    uint64_t sum = 0;
+    hp_roi roi = hp_roi_begin();
+    for (uint64_t round = 0; round < rounds; round++) {
+        for (uint64_t k = 0; k < sweeps; k++)
+            for (uint64_t i = 0; i < words; i += step)
+                sum += region[i];
+        hp_round_done(&roi);
+    }
+    hp_roi_finish(&roi, rounds, sum);
+    free(region);
+    return 0;
+}
