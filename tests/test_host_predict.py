@@ -154,9 +154,10 @@ def test_pagechase_runs_its_chains_at_once_and_refuses_more_than_it_has_room_for
     assert chase_study.variant(131072, 4).heap == "1024M" and chase_study.variant(1024, 1).heap == "256M"
 
 
-def test_stream_reads_every_strideth_line_and_refuses_a_region_smaller_than_its_stride():
+def test_stream_reads_every_strideth_line_in_either_order_and_refuses_a_bad_region():
     # stream (tlblab.host.stream_study): its checksum is the sum, over rounds x sweeps, of the first
-    # word of every STRIDE-th line, the words drawn from xorshift64* (hp_common.h) in order.
+    # word of every STRIDE-th line of every 4 KiB piece, the words drawn from xorshift64*
+    # (hp_common.h) in order; shuffling the pieces (SHUFFLE 1) reads the same lines.
     import subprocess
 
     def words(n):
@@ -169,20 +170,24 @@ def test_stream_reads_every_strideth_line_and_refuses_a_region_smaller_than_its_
 
     exe = str(predict._runtime.executable("hostpredict/stream"))
     w = list(words(64 * 1024 // 8))
-    for stride, sweeps in ((1, 1), (4, 3)):
-        p = subprocess.run([exe, "64K", str(sweeps), str(stride), "2"], capture_output=True, text=True)
+    for stride, sweeps, shuffle in ((1, 1, "0"), (4, 3, "0"), (4, 3, "1"), (3, 1, "1")):
+        p = subprocess.run([exe, "64K", str(sweeps), str(stride), "2", shuffle], capture_output=True, text=True)
         assert p.returncode == 0 and "rounds=2" in p.stdout
-        want = (2 * sweeps * sum(w[::8 * stride])) & ((1 << 64) - 1)
+        want = (2 * sweeps * sum(w[i] for i in range(len(w)) if i % 512 % (8 * stride) == 0)) & ((1 << 64) - 1)
         assert f"checksum={want} " in p.stdout
-    p = subprocess.run([exe, "64", "1", "2", "2"], capture_output=True, text=True)
-    assert p.returncode == 2 and "BYTES" in p.stderr and p.stderr.count("\n") == 1
+    for bad, what in ((["64", "1", "2", "2"], "BYTES"), (["64K", "1", "1", "2", "2"], "SHUFFLE")):
+        p = subprocess.run([exe, *bad], capture_output=True, text=True)
+        assert p.returncode == 2 and what in p.stderr and p.stderr.count("\n") == 1
     from tlblab.host import stream_study
 
     prog, lines = stream_study.variant("8M:16:4")
-    assert prog.argv("full")[1:] == ["8M", "16", "4", "8"] and lines == 16 * (8 << 20) // 64 // 4
+    assert prog.argv("full")[1:] == ["8M", "16", "4", "8", "0"] and lines == 16 * (8 << 20) // 64 // 4
+    assert stream_study.variant("8M:1:3:shuffled")[0].argv("full")[1:] == ["8M", "1", "3", "8", "1"]
+    assert stream_study.variant("8M:1:3")[1] == 2048 * 22  # lines 0, 3, ..., 63 of each piece
     assert prog.heap == "64M" and stream_study.variant("128M:1:1")[0].heap == "256M"
-    with pytest.raises(UserError, match="BYTES:SWEEPS:STRIDE"):
-        stream_study.variant("8M:16")
+    for bad in ("8M:16", "8M:16:1:sorted", "6K:1:1"):
+        with pytest.raises(UserError, match="--variants"):
+            stream_study.variant(bad)
 
 
 def test_the_guest_placement_statistics_and_the_models_expectations_are_what_they_count():

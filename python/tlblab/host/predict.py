@@ -314,19 +314,19 @@ def _is_vm() -> bool:
 
 def pagechase_model(m: dict[str, Any], *, work: Path, size: str, cache: Path | None = None,
                     log=None, program: Program = PAGECHASE) -> tuple[dict[str, Path], dict[str, float]]:
-    """`pagechase` (`program`: its arguments) captured (the all-4 KiB layout) and its all-2 MiB /
-    all-4 KiB cycle ratio on `m` under 4 KiB and 2 MiB host pages; returns the layouts written and
+    """`pagechase` (or `program`, any program of one heap pool: `stream_study` passes `stream`)
+    captured (the all-4 KiB layout) and its all-2 MiB / all-4 KiB cycle ratio on `m` under 4 KiB and 2 MiB host pages; returns the layouts written and
     the two ratios."""
     say = log or (lambda s: None)
     pool = _size_bytes(program.heap)
     layouts = {}
     for mo in ("4k", "2m"):
-        layouts[mo] = work / f"pagechase-{mo}.layout"
+        layouts[mo] = work / f"{program.name}-{mo}.layout"
         files.atomic_write(layouts[mo], layout_text(program, windows(mo, pool, pool)))
     say(f"capturing {' '.join(program.argv(size)[1:])} under Valgrind ...")
     cap = capture(program, layouts["4k"], work, size)
     base = int(cap["report"]["pools"]["heap"]["base"])
-    trace = work / f"pagechase-{size}.tlbt"
+    trace = work / f"{program.name}-{size}.tlbt"  # where `capture` wrote it
     warm = cap["references"] // 2
     nested = m.get("virtualization") or _machine_config("zen3-virt")["virtualization"]
     predicted = {}
