@@ -171,18 +171,18 @@ def test_stream_reads_every_strideth_line_in_either_order_and_refuses_a_bad_regi
     exe = str(predict._runtime.executable("hostpredict/stream"))
     w = list(words(64 * 1024 // 8))
     for stride, sweeps, shuffle in ((1, 1, "0"), (4, 3, "0"), (4, 3, "1"), (3, 1, "1")):
-        p = subprocess.run([exe, "64K", str(sweeps), str(stride), "2", shuffle], capture_output=True, text=True)
+        p = subprocess.run([exe, "64K", str(sweeps), str(stride), shuffle, "2"], capture_output=True, text=True)
         assert p.returncode == 0 and "rounds=2" in p.stdout
         want = (2 * sweeps * sum(w[i] for i in range(len(w)) if i % 512 % (8 * stride) == 0)) & ((1 << 64) - 1)
         assert f"checksum={want} " in p.stdout
-    for bad, what in ((["64", "1", "2", "2"], "BYTES"), (["64K", "1", "1", "2", "2"], "SHUFFLE")):
+    for bad, what in ((["64", "1", "2", "0", "2"], "BYTES"), (["64K", "1", "1", "2", "2"], "SHUFFLE"), (["64K", "1", "1", "0", "65"], "ROUNDS")):
         p = subprocess.run([exe, *bad], capture_output=True, text=True)
         assert p.returncode == 2 and what in p.stderr and p.stderr.count("\n") == 1
     from tlblab.host import stream_study
 
     prog, lines = stream_study.variant("8M:16:4")
-    assert prog.argv("full")[1:] == ["8M", "16", "4", "8", "0"] and lines == 16 * (8 << 20) // 64 // 4
-    assert stream_study.variant("8M:1:3:shuffled")[0].argv("full")[1:] == ["8M", "1", "3", "8", "1"]
+    assert prog.argv("full")[1:] == ["8M", "16", "4", "0", "8"] and lines == 16 * (8 << 20) // 64 // 4
+    assert stream_study.variant("8M:1:3:shuffled")[0].argv("full", 2)[1:] == ["8M", "1", "3", "1", "2"]
     assert stream_study.variant("8M:1:3")[1] == 2048 * 22  # lines 0, 3, ..., 63 of each piece
     assert prog.heap == "64M" and stream_study.variant("128M:1:1")[0].heap == "256M"
     for bad in ("8M:16", "8M:16:1:sorted", "6K:1:1"):

@@ -3,9 +3,9 @@ and all-2 MiB pages, measured (docs/host-predict.md, "Prefetchers and page bound
 
     python -m tlblab.host.stream_study [--variants 8M:16:1,8M:16:1:shuffled,128M:1:1,128M:1:4] [--reps 21] [--cpu 1]
 
-A variant BYTES:SWEEPS:STRIDE is `stream BYTES SWEEPS STRIDE 8 0`: every STRIDE-th line of a BYTES
+A variant BYTES:SWEEPS:STRIDE is `stream BYTES SWEEPS STRIDE 0 8`: every STRIDE-th line of a BYTES
 region read in address order, SWEEPS times a round (runtime/bench/hostpredict/stream.c); with
-`:shuffled`, `stream ... 1`, its 4 KiB pieces in a random order (a stream cannot run on from one
+`:shuffled`, `stream BYTES SWEEPS STRIDE 1 8`, its 4 KiB pieces in a random order (a stream cannot run on from one
 piece into the next: against the in-order variant in 2 MiB pages, whether any prefetcher crosses
 a 4 KiB boundary). bfs and
 radixsort gain 10-12% measured from all-2 MiB pages but 2-3.5% simulated (issue 90); one untested
@@ -35,7 +35,7 @@ ROUNDS = 8
 
 
 def variant(spec: str) -> tuple[hp.Program, int]:
-    """`stream BYTES SWEEPS STRIDE 8 SHUFFLE` from "BYTES:SWEEPS:STRIDE[:shuffled]", and the lines
+    """`stream BYTES SWEEPS STRIDE SHUFFLE 8` from "BYTES:SWEEPS:STRIDE[:shuffled]", and the lines
     it reads a round."""
     parts = spec.split(":")
     try:
@@ -51,8 +51,8 @@ def variant(spec: str) -> tuple[hp.Program, int]:
     shuffle = "1" if len(parts) == 4 else "0"
     # The pool: twice the region (the allocator's own blocks beside it), at least 64 MiB.
     pool_mib = max(64, 2 * (-(-nbytes // (1 << 21)) * 2))
-    args = (size, sweeps, stride, str(ROUNDS), shuffle)
-    prog = hp.Program("stream", args, args, (size, "1", stride, "2", shuffle), f"{pool_mib}M",
+    args = (size, sweeps, stride, shuffle, str(ROUNDS))  # ROUNDS last: `Program.argv` sets it
+    prog = hp.Program("stream", args, args, (size, "1", stride, shuffle, "2"), f"{pool_mib}M",
                       f"stream over {size}, every {stride} line(s), {sweeps} sweeps a round"
                       + (", 4 KiB pieces shuffled" if shuffle == "1" else ""))
     return prog, nsweeps * (nbytes // 4096) * -(-64 // nstride)

@@ -13,19 +13,19 @@
  * the same lines, pages and TLB misses, but no stream runs on from one 4 KiB piece into the next,
  * so in 2 MiB pages the in-order / shuffled ratio measures whether any prefetcher crosses a 4 KiB
  * boundary at all. Both orders read their pieces through the same order table.
- *     stream [BYTES=8M] [SWEEPS=16] [STRIDE=1] [ROUNDS=8] [SHUFFLE=0] */
+ *     stream [BYTES=8M] [SWEEPS=16] [STRIDE=1] [SHUFFLE=0] [ROUNDS=8] */
 #include "hp_common.h"
 
 int main(int argc, char **argv) {
     uint64_t bytes = hp_arg_max(argc, argv, 1, 8u << 20, "BYTES", 1ull << 30);
     uint64_t sweeps = hp_arg(argc, argv, 2, 16, "SWEEPS a round");
     uint64_t stride = hp_arg_max(argc, argv, 3, 1, "STRIDE in lines", 64);
-    uint64_t rounds = hp_arg_max(argc, argv, 4, 8, "ROUNDS", HP_MAX_ROUNDS);
-    int shuffle = argc > 5 && strcmp(argv[5], "1") == 0;
-    if (argc > 5 && !shuffle && strcmp(argv[5], "0") != 0) {
-        fprintf(stderr, "stream: argument 5 (SHUFFLE): expected 0 or 1, found '%s'\n", argv[5]);
+    int shuffle = argc > 4 && strcmp(argv[4], "1") == 0;
+    if (argc > 4 && !shuffle && strcmp(argv[4], "0") != 0) {
+        fprintf(stderr, "stream: argument 4 (SHUFFLE): expected 0 or 1, found '%s'\n", argv[4]);
         return 2;
     }
+    uint64_t rounds = hp_arg_max(argc, argv, 5, 8, "ROUNDS", HP_MAX_ROUNDS);
     if (bytes < 4096 || bytes % 4096) {
         fprintf(stderr, "stream: BYTES: expected a multiple of 4096, found %llu\n", (unsigned long long)bytes);
         return 2;
