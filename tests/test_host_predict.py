@@ -175,7 +175,8 @@ def test_stream_reads_every_strideth_line_in_either_order_and_refuses_a_bad_regi
         assert p.returncode == 0 and "rounds=2" in p.stdout
         want = (2 * sweeps * sum(w[i] for i in range(len(w)) if i % 512 % (8 * stride) == 0)) & ((1 << 64) - 1)
         assert f"checksum={want} " in p.stdout
-    for bad, what in ((["64", "1", "2", "0", "2"], "BYTES"), (["64K", "1", "1", "2", "2"], "SHUFFLE"), (["64K", "1", "1", "0", "65"], "ROUNDS")):
+    for bad, what in ((["64", "1", "2", "0", "2"], "BYTES"), (["64K", "1", "1", "2", "2"], "SHUFFLE"),
+                      (["64K", "1", "1", "0", "65"], "ROUNDS")):
         p = subprocess.run([exe, *bad], capture_output=True, text=True)
         assert p.returncode == 2 and what in p.stderr and p.stderr.count("\n") == 1
     from tlblab.host import stream_study
@@ -188,6 +189,7 @@ def test_stream_reads_every_strideth_line_in_either_order_and_refuses_a_bad_regi
     for bad in ("8M:16", "8M:16:1:sorted", "6K:1:1"):
         with pytest.raises(UserError, match="--variants"):
             stream_study.variant(bad)
+    assert stream_study.main(["--variants", "8M:16:1,8M:1", "--out", "/nonexistent/x"]) == 2
 
 
 def test_the_guest_placement_statistics_and_the_models_expectations_are_what_they_count():

@@ -90,9 +90,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tlblab: --pages/--chains: expected comma-separated counts, found '{a.pages}' / '{a.chains}'",
               file=sys.stderr)
         return 2
+    return print_study(lambda log: study(pages, chains, reps=a.reps, cpu=a.cpu, out=Path(a.out), log=log))
+
+
+def print_study(run) -> int:
+    """A study's command: `run(log)` with progress on stderr, its result printed as one JSON
+    object; a UserError is one line and exit status 2 (stream_study's too)."""
     try:
-        res = study(pages, chains, reps=a.reps, cpu=a.cpu, out=Path(a.out),
-                    log=lambda s: print(f"tlblab: {s}", file=sys.stderr, flush=True))
+        res = run(lambda s: print(f"tlblab: {s}", file=sys.stderr, flush=True))
     except UserError as e:
         print(f"tlblab: {e}", file=sys.stderr)
         return 2

@@ -1,22 +1,25 @@
 """Do the hardware prefetchers stop at 4 KiB page boundaries on this host? `stream` in all-4 KiB
 and all-2 MiB pages, measured (docs/host-predict.md, "Prefetchers and page boundaries").
 
-    python -m tlblab.host.stream_study [--variants 8M:16:1,8M:16:1:shuffled,128M:1:1,128M:1:4] [--reps 21] [--cpu 1]
+    python -m tlblab.host.stream_study [--variants 8M:16:1,8M:16:1:shuffled,128M:1:1,128M:1:4]
+                                       [--reps 21] [--cpu 1]
 
 A variant BYTES:SWEEPS:STRIDE is `stream BYTES SWEEPS STRIDE 0 8`: every STRIDE-th line of a BYTES
 region read in address order, SWEEPS times a round (runtime/bench/hostpredict/stream.c); with
-`:shuffled`, `stream BYTES SWEEPS STRIDE 1 8`, its 4 KiB pieces in a random order (a stream cannot run on from one
-piece into the next: against the in-order variant in 2 MiB pages, whether any prefetcher crosses
-a 4 KiB boundary). bfs and
-radixsort gain 10-12% measured from all-2 MiB pages but 2-3.5% simulated (issue 90); one untested
-explanation is a stream prefetcher that cannot cross a 4 KiB page. An 8 MiB region lies inside the
-L2 DTLB's reach in 4 KiB pages (2048 of its 4096 entries) and past the L2 cache, so the TLB cannot
-make its two page sizes differ and a page-bound prefetcher can; a 128 MiB region (32768 pages) is
-past the TLB's reach, where both do. All variants' runs are interleaved: each repetition runs
-every variant in both page sizes (the two in alternating order), so the load's drift reaches all. Beside the measured ratio, the model's (`predict.pagechase_model`
-on this host's machine as `tlblab host predict` builds it, 4 KiB host pages). Per variant the all-4 KiB and all-2 MiB runs alternate,
-`reps` of each, isolated as `tlblab host predict` isolates its runs (`predict.isolation`), each
-run's time the rounds after the first by CPU time (`predict.run_seconds`). Nothing is fitted here. Prints one JSON object (and a table on stderr)."""
+`:shuffled`, `stream BYTES SWEEPS STRIDE 1 8`, its 4 KiB pieces in a random order (a stream cannot
+run on from one piece into the next: against the in-order variant in 2 MiB pages, whether any
+prefetcher crosses a 4 KiB boundary). bfs and radixsort gain 10-12% measured from all-2 MiB pages
+but 2-3.5% simulated (issue 90); one untested explanation was a stream prefetcher that cannot cross
+a 4 KiB page. An 8 MiB region lies inside the L2 DTLB's reach in 4 KiB pages (2048 of its 4096
+entries) and past the L2 cache, so the TLB cannot make its two page sizes differ and a page-bound
+prefetcher can; a 128 MiB region (32768 pages) is past the TLB's reach, where both do.
+
+All variants' runs are interleaved: each repetition runs every variant in both page sizes (the two
+in alternating order), so the load's drift reaches all; `reps` of each, isolated as `tlblab host
+predict` isolates its runs (`predict.isolation`), each run's time the rounds after the first by CPU
+time (`predict.run_seconds`). Beside the measured ratio, the model's (`predict.pagechase_model` on
+this host's machine as `tlblab host predict` builds it, 4 KiB host pages). Nothing is fitted here.
+Prints one JSON object (and a table on stderr)."""
 
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from typing import Any
 
 from tlblab import paths
 from tlblab.errors import UserError
+from tlblab.host import chase_study
 from tlblab.host import predict as hp
 
 ROUNDS = 8
@@ -60,12 +64,13 @@ def variant(spec: str) -> tuple[hp.Program, int]:
 
 def study(specs: list[str], *, reps: int, cpu: int, out: Path, log=None) -> dict[str, Any]:
     say = log or (lambda s: None)
+    variants = [variant(spec) for spec in specs]  # a bad one is refused before anything runs
+    out.mkdir(parents=True, exist_ok=True)
     how = hp.isolation()
     placement = hp.guest_placement_of_host(out, say) if hp._is_vm() else None
     m, how_machine = hp.host_machine(None, placement=placement)
     setups = []
-    for spec in specs:
-        prog, lines = variant(spec)
+    for spec, (prog, lines) in zip(specs, variants):
         work = out / "work" / f"stream-{spec.replace(':', '-')}"
         work.mkdir(parents=True, exist_ok=True)
         layouts, predicted = hp.pagechase_model(m, work=work, size="full", cache=out / "sim-cache", log=say,
@@ -111,14 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cpu", type=int, default=1)
     p.add_argument("--out", default=str(paths.out("host-predict")))
     a = p.parse_args(argv)
-    try:
-        res = study(a.variants.split(","), reps=a.reps, cpu=a.cpu, out=Path(a.out),
-                    log=lambda s: print(f"tlblab: {s}", file=sys.stderr, flush=True))
-    except UserError as e:
-        print(f"tlblab: {e}", file=sys.stderr)
-        return 2
-    print(json.dumps(res))
-    return 0
+    return chase_study.print_study(lambda log: study(a.variants.split(","), reps=a.reps, cpu=a.cpu,
+                                                     out=Path(a.out), log=log))
 
 
 if __name__ == "__main__":
