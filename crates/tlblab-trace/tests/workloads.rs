@@ -715,3 +715,27 @@ fn given_any_workload_when_its_first_n_records_are_skipped_then_the_rest_is_what
         }
     }
 }
+
+#[test]
+fn proc_create_under_vfork_flushes_nothing_in_the_fork_test_and_under_fork_a_fixed_count() {
+    // Per fork round the stock kernel flushes (proc_create.rs): dup_mmap's and exit_mmap's
+    // flush_cache_mm, libc's 256 KiB text VMA whole at exit (over MAX_AREA_SIZE); four VMAs
+    // of at most 32 KiB line by line at exit and two copy-on-write faults (FlushRange). Under
+    // vfork the child borrows the parent's space: none of them.
+    let flushes = |vfork: u64| {
+        let p = params(&[("mode", 0), ("rounds", 3), ("vfork", vfork)]);
+        let (r, _) = all("proc_create", &p, 1);
+        let mut n = (0, 0, 0);
+        for x in &r {
+            match x {
+                Record::Event(Event::Flush { .. }) => n.0 += 1,
+                Record::Event(Event::FlushRange { .. }) => n.1 += 1,
+                Record::Event(Event::ThreadStart { process, .. }) if *process != 0 => n.2 += 1,
+                _ => {}
+            }
+        }
+        n
+    };
+    assert_eq!(flushes(0), (3 * 3, 6 * 3, 3));
+    assert_eq!(flushes(1), (0, 0, 0));
+}

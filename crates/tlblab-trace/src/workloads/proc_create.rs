@@ -53,6 +53,8 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         mode: 0, "0 = fork (the child exits), 1 = exec (the child execs a program that exits), 2 = shell (system(): sh runs the program)";
         rounds: 20, "processes created (shell: sh and its child per round)";
         kernel_instrs: 0, "instructions of the mode's calibrated path per round (fork: fork+exit+wait; exec: exec; shell: the shell's work); 0 = calibrated";
+        vfork: 0, "1 = the benchmark's own fork is a vfork() (the child borrows the parent's address space until it execs or exits)";
+        sh_vfork: 0, "1 = sh runs its command with vfork() (as dash 0.5.12 does), 0 = with fork()";
     },
 };
 
@@ -186,6 +188,14 @@ pub struct ProcCreate {
     wait: KernelPath,
     exec: KernelPath,
     sh_instrs: u64,
+    /// Whether the benchmark's fork and sh's fork of its command are vforks.
+    vfork: bool,
+    sh_vfork: bool,
+    /// Threads made by vfork, each borrowing its parent's address space (until exec or exit).
+    borrowed: std::collections::HashSet<u32>,
+    /// Processes that vforked: their pages were not write-protected, so their first write
+    /// after the wait takes no copy-on-write fault.
+    vforked: std::collections::HashSet<u32>,
     /// The program each live address space runs (its text VMA at teardown).
     programs: std::collections::HashMap<u32, Program>,
     script: std::collections::VecDeque<Op>,
@@ -234,6 +244,10 @@ impl ProcCreate {
             wait: path(2, fork_round * w / 100, lw),
             exec: path(3, exec, lx),
             sh_instrs,
+            vfork: get("vfork") != 0,
+            sh_vfork: get("sh_vfork") != 0,
+            borrowed: Default::default(),
+            vforked: Default::default(),
             programs: Default::default(),
             script: Default::default(),
         })
@@ -351,17 +365,56 @@ impl ProcCreate {
         c
     }
 
+    /// `p` vforks (Linux 2.4 `do_fork` with `CLONE_VM | CLONE_VFORK`): the fork path (its
+    /// length as fork's, an assumption), but no `dup_mmap`, so no flush and no write
+    /// protection; the child is a thread of `p`'s address space until it execs or exits, and
+    /// the switch to it stays in one `mm`, where ARM Linux's `switch_mm` flushes nothing (the
+    /// engine flushes only when the space changes). Returns the child (scheduled next).
+    fn vfork(&mut self, p: u32) -> u32 {
+        self.rec(fetch(p, LIBC_TEXT + 0x1080, 4)); // vfork() in libc
+        self.run(self.fork, p);
+        let c = self.next_id;
+        self.next_id += 1;
+        self.borrowed.insert(c);
+        self.vforked.insert(p);
+        self.rec(ev(Event::ThreadStart {
+            thread: ThreadId(c),
+            process: p,
+        }));
+        self.rec(switch(0, Some(p), Some(c)));
+        self.run(kernel_path::switch_path(), c);
+        self.rec(fetch(c, LIBC_TEXT + 0x10c0, 4)); // vfork() returns in the child
+        self.rec(store(c, STACK + 0xe00, 4)); // the parent's stack, writable: no fault
+        c
+    }
+
+    /// `c` leaves its address space at exit or exec: a vforked child drops its borrowed one
+    /// (`mm_users` was 2: no `exit_mmap`, fs/exec.c `exec_mmap`, kernel/fork.c `mmput`); any
+    /// other's goes (`end_space`).
+    fn leave_space(&mut self, c: u32) {
+        if self.borrowed.remove(&c) {
+            self.rec(ev(Event::ThreadExit {
+                thread: ThreadId(c),
+            }));
+        } else {
+            self.end_space(c);
+        }
+    }
+
     /// `c` exits and its parent `p`, waiting, runs again and reaps it.
     fn exit(&mut self, c: u32, p: u32) {
         self.run(self.exit, c);
-        self.end_space(c);
+        self.leave_space(c);
         self.rec(switch(0, Some(c), Some(p)));
         self.run(kernel_path::switch_path(), p);
         self.run(self.wait, p);
         self.rec(fetch(p, LIBC_TEXT + 0x2000, 4)); // wait() returns
                                                    // The parent's first write since its fork, to its stack: the page is no longer shared
-                                                   // (the child is gone), so do_wp_page reuses it, with the same flushes.
-        self.cow_fault(p, STACK);
+                                                   // (the child is gone), so do_wp_page reuses it, with the same flushes. After a vfork
+                                                   // the page was never write-protected.
+        if !self.vforked.remove(&p) {
+            self.cow_fault(p, STACK);
+        }
         self.rec(store(p, STACK + 0xf00, 4));
     }
 
@@ -369,7 +422,7 @@ impl ProcCreate {
     /// switch to the new `mm`) and the dynamic loader relocates libc. Returns the new id.
     fn exec(&mut self, c: u32, prog: Program) -> u32 {
         self.run(self.exec, c);
-        self.end_space(c);
+        self.leave_space(c);
         let n = self.new_space(prog);
         self.rec(switch(0, Some(c), Some(n)));
         // The loader maps ld.so.cache, searches it, maps libc (LOADER_RANGES), unloads the
@@ -424,7 +477,11 @@ impl ProcCreate {
         let parent = 0;
         self.rec(fetch(parent, TEXT + 0x200, 4)); // the benchmark's loop
         self.rec(load(parent, STACK + 0xf00, 4));
-        let c = self.fork(parent, Program::Bench);
+        let c = if self.vfork {
+            self.vfork(parent)
+        } else {
+            self.fork(parent, Program::Bench)
+        };
         match self.mode {
             0 => self.exit(c, parent),
             1 => {
@@ -438,7 +495,11 @@ impl ProcCreate {
                     instrs: self.sh_instrs,
                     done: 0,
                 });
-                let g = self.fork(sh, Program::Sh);
+                let g = if self.sh_vfork {
+                    self.vfork(sh)
+                } else {
+                    self.fork(sh, Program::Sh)
+                };
                 let h = self.exec(g, Program::Hello);
                 self.exit(h, sh);
                 self.exit(sh, parent);
