@@ -739,3 +739,30 @@ fn proc_create_under_vfork_flushes_nothing_in_the_fork_test_and_under_fork_a_fix
     assert_eq!(flushes(0), (3 * 3, 6 * 3, 3));
     assert_eq!(flushes(1), (0, 0, 0));
 }
+
+#[test]
+fn proc_create_with_dash_footprint_adds_its_16_vmas_teardown_and_10_faults_a_round() {
+    // The captured dash's further VMAs: 10 of at most 32 KiB (FlushRange at exit), 6 over it
+    // (whole flushes), all 16 unmapped; and 10 copy-on-write faults (FlushRange) a round.
+    let count = |footprint: u64| {
+        let p = params(&[
+            ("mode", 2),
+            ("rounds", 2),
+            ("kernel_instrs", 2000),
+            ("sh_footprint", footprint),
+        ]);
+        let (r, _) = all("proc_create", &p, 1);
+        let mut n = (0i64, 0i64, 0i64);
+        for x in &r {
+            match x {
+                Record::Event(Event::Flush { .. }) => n.0 += 1,
+                Record::Event(Event::FlushRange { .. }) => n.1 += 1,
+                Record::Event(Event::Munmap { .. }) => n.2 += 1,
+                _ => {}
+            }
+        }
+        n
+    };
+    let (a, b) = (count(0), count(1));
+    assert_eq!((b.0 - a.0, b.1 - a.1, b.2 - a.2), (6 * 2, 20 * 2, 16 * 2));
+}

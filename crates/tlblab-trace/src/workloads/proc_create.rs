@@ -55,6 +55,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         kernel_instrs: 0, "instructions of the mode's calibrated path per round (fork: fork+exit+wait; exec: exec; shell: the shell's work); 0 = calibrated";
         vfork: 0, "1 = the benchmark's own fork is a vfork() (the child borrows the parent's address space until it execs or exits)";
         sh_vfork: 0, "1 = sh runs its command with vfork() (as dash 0.5.12 does), 0 = with fork()";
+        sh_footprint: 0, "1 = sh has a captured dash's further 16 VMAs and first writes to 10 pages it read first (copy-on-write faults)";
     },
 };
 
@@ -135,6 +136,24 @@ const MAX_AREA_SIZE: u64 = 32 << 10;
 /// stubs) it runs around each call: the same lines every time (an assumption).
 const LOADER_MAP_LINES: u64 = 32;
 
+/// What a captured dash 0.5.12 (`sh -c` of lmbench's hello under tlblab's Valgrind tool and
+/// /proc/PID/maps; docs/lab/2026-11-29-issue87-captured-sh.md) has beyond the model's sh: the
+/// sizes in KiB of its 16 VMAs other than its text, libc's text, its data, libc's data and its
+/// stack (dash's and the two libraries' read-only and RELRO segments, bss, heap and anonymous
+/// maps), placed from `SH_EXTRA` on with a page between; and the pages it writes after reading
+/// them first (10 of its 27 written pages), one in each of the first ten of these VMAs here.
+const SH_EXTRA_KIB: [u64; 16] = [16, 24, 8, 8, 132, 12, 152, 332, 16, 52, 8, 4, 152, 40, 8, 8];
+const SH_EXTRA: u64 = 0x0200_0000;
+const SH_READ_THEN_WRITTEN: usize = 10;
+
+fn sh_extra_vmas() -> impl Iterator<Item = (u64, u64)> {
+    SH_EXTRA_KIB.iter().scan(SH_EXTRA, |at, kib| {
+        let start = *at;
+        *at += (kib << 10) + 4096;
+        Some((start, kib << 10))
+    })
+}
+
 /// Shared-object ids: libc's text, then each program's text (fork-shared between a parent and
 /// its child until exec).
 const LIBC_OBJECT: u32 = 1;
@@ -196,6 +215,9 @@ pub struct ProcCreate {
     /// Processes that vforked: their pages were not write-protected, so their first write
     /// after the wait takes no copy-on-write fault.
     vforked: std::collections::HashSet<u32>,
+    /// Whether sh has the captured dash's further VMAs and faults, and the spaces that have them.
+    sh_footprint: bool,
+    footprint: std::collections::HashSet<u32>,
     /// The program each live address space runs (its text VMA at teardown).
     programs: std::collections::HashMap<u32, Program>,
     script: std::collections::VecDeque<Op>,
@@ -248,6 +270,8 @@ impl ProcCreate {
             sh_vfork: get("sh_vfork") != 0,
             borrowed: Default::default(),
             vforked: Default::default(),
+            sh_footprint: get("sh_footprint") != 0,
+            footprint: Default::default(),
             programs: Default::default(),
             script: Default::default(),
         })
@@ -335,11 +359,16 @@ impl ProcCreate {
     fn end_space(&mut self, p: u32) {
         self.mm_flush();
         let prog = self.programs.remove(&p).unwrap_or(Program::Bench);
+        let extra: Vec<(u64, u64)> = if self.footprint.remove(&p) {
+            sh_extra_vmas().collect()
+        } else {
+            Vec::new()
+        };
         let vmas = [(TEXT, prog.text().1), (LIBC_TEXT, LIBC_TEXT_BYTES)];
-        for (start, len) in vmas.into_iter().chain(PRIVATE) {
+        for (start, len) in vmas.into_iter().chain(PRIVATE).chain(extra.clone()) {
             self.range_flush(p, start, len);
         }
-        for (start, len) in PRIVATE {
+        for (start, len) in PRIVATE.into_iter().chain(extra) {
             self.rec(ev(Event::Munmap {
                 process: p,
                 start: VirtAddr(start),
@@ -490,6 +519,18 @@ impl ProcCreate {
             }
             _ => {
                 let sh = self.exec(c, Program::Sh);
+                if self.sh_footprint {
+                    // dash's further mappings, then its first writes to pages it read first.
+                    self.footprint.insert(sh);
+                    for (start, len) in sh_extra_vmas() {
+                        self.rec(ev(map_private(sh, start, len, prot::READ | prot::WRITE)));
+                    }
+                    for (start, _) in sh_extra_vmas().take(SH_READ_THEN_WRITTEN) {
+                        self.rec(load(sh, start, 4));
+                        self.cow_fault(sh, start);
+                        self.rec(store(sh, start, 4));
+                    }
+                }
                 self.script.push_back(Op::Shell {
                     t: sh,
                     instrs: self.sh_instrs,
