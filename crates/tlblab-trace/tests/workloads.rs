@@ -715,3 +715,54 @@ fn given_any_workload_when_its_first_n_records_are_skipped_then_the_rest_is_what
         }
     }
 }
+
+#[test]
+fn proc_create_under_vfork_flushes_nothing_in_the_fork_test_and_under_fork_a_fixed_count() {
+    // Per fork round the stock kernel flushes (proc_create.rs): dup_mmap's and exit_mmap's
+    // flush_cache_mm, libc's 256 KiB text VMA whole at exit (over MAX_AREA_SIZE); four VMAs
+    // of at most 32 KiB line by line at exit and two copy-on-write faults (FlushRange). Under
+    // vfork the child borrows the parent's space: none of them.
+    let flushes = |vfork: u64| {
+        let p = params(&[("mode", 0), ("rounds", 3), ("vfork", vfork)]);
+        let (r, _) = all("proc_create", &p, 1);
+        let mut n = (0, 0, 0);
+        for x in &r {
+            match x {
+                Record::Event(Event::Flush { .. }) => n.0 += 1,
+                Record::Event(Event::FlushRange { .. }) => n.1 += 1,
+                Record::Event(Event::ThreadStart { process, .. }) if *process != 0 => n.2 += 1,
+                _ => {}
+            }
+        }
+        n
+    };
+    assert_eq!(flushes(0), (3 * 3, 6 * 3, 3));
+    assert_eq!(flushes(1), (0, 0, 0));
+}
+
+#[test]
+fn proc_create_with_dash_footprint_adds_its_16_vmas_teardown_and_10_faults_a_round() {
+    // The captured dash's further VMAs: 10 of at most 32 KiB (FlushRange at exit), 6 over it
+    // (whole flushes), all 16 unmapped; and 10 copy-on-write faults (FlushRange) a round.
+    let count = |footprint: u64| {
+        let p = params(&[
+            ("mode", 2),
+            ("rounds", 2),
+            ("kernel_instrs", 2000),
+            ("sh_footprint", footprint),
+        ]);
+        let (r, _) = all("proc_create", &p, 1);
+        let mut n = (0i64, 0i64, 0i64);
+        for x in &r {
+            match x {
+                Record::Event(Event::Flush { .. }) => n.0 += 1,
+                Record::Event(Event::FlushRange { .. }) => n.1 += 1,
+                Record::Event(Event::Munmap { .. }) => n.2 += 1,
+                _ => {}
+            }
+        }
+        n
+    };
+    let (a, b) = (count(0), count(1));
+    assert_eq!((b.0 - a.0, b.1 - a.1, b.2 - a.2), (6 * 2, 20 * 2, 16 * 2));
+}

@@ -53,6 +53,9 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
         mode: 0, "0 = fork (the child exits), 1 = exec (the child execs a program that exits), 2 = shell (system(): sh runs the program)";
         rounds: 20, "processes created (shell: sh and its child per round)";
         kernel_instrs: 0, "instructions of the mode's calibrated path per round (fork: fork+exit+wait; exec: exec; shell: the shell's work); 0 = calibrated";
+        vfork: 0, "1 = the benchmark's own fork is a vfork() (the child borrows the parent's address space until it execs or exits)";
+        sh_vfork: 0, "1 = sh runs its command with vfork() (as dash 0.5.12 does), 0 = with fork()";
+        sh_footprint: 0, "1 = sh has a captured dash's further 16 VMAs and first writes to 10 pages it read first (copy-on-write faults)";
     },
 };
 
@@ -133,6 +136,24 @@ const MAX_AREA_SIZE: u64 = 32 << 10;
 /// stubs) it runs around each call: the same lines every time (an assumption).
 const LOADER_MAP_LINES: u64 = 32;
 
+/// What a captured dash 0.5.12 (`sh -c` of lmbench's hello under tlblab's Valgrind tool and
+/// /proc/PID/maps; docs/lab/2026-11-29-issue87-captured-sh.md) has beyond the model's sh: the
+/// sizes in KiB of its 16 VMAs other than its text, libc's text, its data, libc's data and its
+/// stack (dash's and the two libraries' read-only and RELRO segments, bss, heap and anonymous
+/// maps), placed from `SH_EXTRA` on with a page between; and the pages it writes after reading
+/// them first (10 of its 27 written pages), one in each of the first ten of these VMAs here.
+const SH_EXTRA_KIB: [u64; 16] = [16, 24, 8, 8, 132, 12, 152, 332, 16, 52, 8, 4, 152, 40, 8, 8];
+const SH_EXTRA: u64 = 0x0200_0000;
+const SH_READ_THEN_WRITTEN: usize = 10;
+
+fn sh_extra_vmas() -> impl Iterator<Item = (u64, u64)> {
+    SH_EXTRA_KIB.iter().scan(SH_EXTRA, |at, kib| {
+        let start = *at;
+        *at += (kib << 10) + 4096;
+        Some((start, kib << 10))
+    })
+}
+
 /// Shared-object ids: libc's text, then each program's text (fork-shared between a parent and
 /// its child until exec).
 const LIBC_OBJECT: u32 = 1;
@@ -186,6 +207,17 @@ pub struct ProcCreate {
     wait: KernelPath,
     exec: KernelPath,
     sh_instrs: u64,
+    /// Whether the benchmark's fork and sh's fork of its command are vforks.
+    vfork: bool,
+    sh_vfork: bool,
+    /// Threads made by vfork, each borrowing its parent's address space (until exec or exit).
+    borrowed: std::collections::HashSet<u32>,
+    /// Processes that vforked: their pages were not write-protected, so their first write
+    /// after the wait takes no copy-on-write fault.
+    vforked: std::collections::HashSet<u32>,
+    /// Whether sh has the captured dash's further VMAs and faults, and the spaces that have them.
+    sh_footprint: bool,
+    footprint: std::collections::HashSet<u32>,
     /// The program each live address space runs (its text VMA at teardown).
     programs: std::collections::HashMap<u32, Program>,
     script: std::collections::VecDeque<Op>,
@@ -234,6 +266,12 @@ impl ProcCreate {
             wait: path(2, fork_round * w / 100, lw),
             exec: path(3, exec, lx),
             sh_instrs,
+            vfork: get("vfork") != 0,
+            sh_vfork: get("sh_vfork") != 0,
+            borrowed: Default::default(),
+            vforked: Default::default(),
+            sh_footprint: get("sh_footprint") != 0,
+            footprint: Default::default(),
             programs: Default::default(),
             script: Default::default(),
         })
@@ -321,11 +359,16 @@ impl ProcCreate {
     fn end_space(&mut self, p: u32) {
         self.mm_flush();
         let prog = self.programs.remove(&p).unwrap_or(Program::Bench);
+        let extra: Vec<(u64, u64)> = if self.footprint.remove(&p) {
+            sh_extra_vmas().collect()
+        } else {
+            Vec::new()
+        };
         let vmas = [(TEXT, prog.text().1), (LIBC_TEXT, LIBC_TEXT_BYTES)];
-        for (start, len) in vmas.into_iter().chain(PRIVATE) {
+        for (start, len) in vmas.into_iter().chain(PRIVATE).chain(extra.clone()) {
             self.range_flush(p, start, len);
         }
-        for (start, len) in PRIVATE {
+        for (start, len) in PRIVATE.into_iter().chain(extra) {
             self.rec(ev(Event::Munmap {
                 process: p,
                 start: VirtAddr(start),
@@ -351,17 +394,56 @@ impl ProcCreate {
         c
     }
 
+    /// `p` vforks (Linux 2.4 `do_fork` with `CLONE_VM | CLONE_VFORK`): the fork path (its
+    /// length as fork's, an assumption), but no `dup_mmap`, so no flush and no write
+    /// protection; the child is a thread of `p`'s address space until it execs or exits, and
+    /// the switch to it stays in one `mm`, where ARM Linux's `switch_mm` flushes nothing (the
+    /// engine flushes only when the space changes). Returns the child (scheduled next).
+    fn vfork(&mut self, p: u32) -> u32 {
+        self.rec(fetch(p, LIBC_TEXT + 0x1080, 4)); // vfork() in libc
+        self.run(self.fork, p);
+        let c = self.next_id;
+        self.next_id += 1;
+        self.borrowed.insert(c);
+        self.vforked.insert(p);
+        self.rec(ev(Event::ThreadStart {
+            thread: ThreadId(c),
+            process: p,
+        }));
+        self.rec(switch(0, Some(p), Some(c)));
+        self.run(kernel_path::switch_path(), c);
+        self.rec(fetch(c, LIBC_TEXT + 0x10c0, 4)); // vfork() returns in the child
+        self.rec(store(c, STACK + 0xe00, 4)); // the parent's stack, writable: no fault
+        c
+    }
+
+    /// `c` leaves its address space at exit or exec: a vforked child drops its borrowed one
+    /// (`mm_users` was 2: no `exit_mmap`, fs/exec.c `exec_mmap`, kernel/fork.c `mmput`); any
+    /// other's goes (`end_space`).
+    fn leave_space(&mut self, c: u32) {
+        if self.borrowed.remove(&c) {
+            self.rec(ev(Event::ThreadExit {
+                thread: ThreadId(c),
+            }));
+        } else {
+            self.end_space(c);
+        }
+    }
+
     /// `c` exits and its parent `p`, waiting, runs again and reaps it.
     fn exit(&mut self, c: u32, p: u32) {
         self.run(self.exit, c);
-        self.end_space(c);
+        self.leave_space(c);
         self.rec(switch(0, Some(c), Some(p)));
         self.run(kernel_path::switch_path(), p);
         self.run(self.wait, p);
         self.rec(fetch(p, LIBC_TEXT + 0x2000, 4)); // wait() returns
                                                    // The parent's first write since its fork, to its stack: the page is no longer shared
-                                                   // (the child is gone), so do_wp_page reuses it, with the same flushes.
-        self.cow_fault(p, STACK);
+                                                   // (the child is gone), so do_wp_page reuses it, with the same flushes. After a vfork
+                                                   // the page was never write-protected.
+        if !self.vforked.remove(&p) {
+            self.cow_fault(p, STACK);
+        }
         self.rec(store(p, STACK + 0xf00, 4));
     }
 
@@ -369,7 +451,7 @@ impl ProcCreate {
     /// switch to the new `mm`) and the dynamic loader relocates libc. Returns the new id.
     fn exec(&mut self, c: u32, prog: Program) -> u32 {
         self.run(self.exec, c);
-        self.end_space(c);
+        self.leave_space(c);
         let n = self.new_space(prog);
         self.rec(switch(0, Some(c), Some(n)));
         // The loader maps ld.so.cache, searches it, maps libc (LOADER_RANGES), unloads the
@@ -424,7 +506,11 @@ impl ProcCreate {
         let parent = 0;
         self.rec(fetch(parent, TEXT + 0x200, 4)); // the benchmark's loop
         self.rec(load(parent, STACK + 0xf00, 4));
-        let c = self.fork(parent, Program::Bench);
+        let c = if self.vfork {
+            self.vfork(parent)
+        } else {
+            self.fork(parent, Program::Bench)
+        };
         match self.mode {
             0 => self.exit(c, parent),
             1 => {
@@ -433,12 +519,28 @@ impl ProcCreate {
             }
             _ => {
                 let sh = self.exec(c, Program::Sh);
+                if self.sh_footprint {
+                    // dash's further mappings, then its first writes to pages it read first.
+                    self.footprint.insert(sh);
+                    for (start, len) in sh_extra_vmas() {
+                        self.rec(ev(map_private(sh, start, len, prot::READ | prot::WRITE)));
+                    }
+                    for (start, _) in sh_extra_vmas().take(SH_READ_THEN_WRITTEN) {
+                        self.rec(load(sh, start, 4));
+                        self.cow_fault(sh, start);
+                        self.rec(store(sh, start, 4));
+                    }
+                }
                 self.script.push_back(Op::Shell {
                     t: sh,
                     instrs: self.sh_instrs,
                     done: 0,
                 });
-                let g = self.fork(sh, Program::Sh);
+                let g = if self.sh_vfork {
+                    self.vfork(sh)
+                } else {
+                    self.fork(sh, Program::Sh)
+                };
                 let h = self.exec(g, Program::Hello);
                 self.exit(h, sh);
                 self.exit(sh, parent);
