@@ -229,10 +229,15 @@ fn workload_length(py: Python<'_>, workload: &str, seed: u64) -> PyResult<Option
 #[pyfunction]
 #[pyo3(signature = (workload, seed=0))]
 fn measured_accesses(py: Python<'_>, workload: &str, seed: u64) -> PyResult<u64> {
-    py.detach(|| {
+    watch::start();
+    let r = py.detach(|| -> PyResult<Result<u64, String>> {
         let mut src = open_workload(workload, seed)?;
-        workloads::populate::measured_accesses(&mut *src).map_err(err)
-    })
+        Ok(workloads::populate::measured_accesses(
+            &mut *src,
+            Some(watch::interrupted),
+        ))
+    });
+    watch::finish(r?)
 }
 
 /// merge_stats(parts) -> the statistics of a run cut in consecutive parts, each part's JSON

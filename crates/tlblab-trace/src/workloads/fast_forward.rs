@@ -507,7 +507,7 @@ mod tests {
             let (_, measured) = accesses_after_roi(&records(spec));
             let (name, params) = parse_spec(spec).unwrap();
             let mut src = build(&name, &params, 1).unwrap();
-            let n = crate::workloads::populate::measured_accesses(&mut *src).unwrap();
+            let n = crate::workloads::populate::measured_accesses(&mut *src, None).unwrap();
             assert_eq!(n, measured.len() as u64, "{spec}");
         }
     }

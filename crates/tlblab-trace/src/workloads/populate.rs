@@ -182,11 +182,25 @@ impl RecordSource for Populate {
 /// can (a generator's `Generator::skip`: canneal_read counts its lines without drawing them), read
 /// and counted where it cannot. Seed 001's windows are spread over this span
 /// (python/tlblab/seeds/s001_pt_baker/runs.py, `measured_span`). 0 for a source with no mark.
-pub fn measured_accesses(src: &mut dyn RecordSource) -> Result<u64, String> {
+/// `stop` is asked between steps (a skip of at most `SKIP_STEP` accesses, or a batch read): when
+/// it says so the count fails with "interrupted" (Ctrl-C in the Python binding, whose call of a
+/// whole phase at the seed's size takes seconds).
+pub fn measured_accesses(
+    src: &mut dyn RecordSource,
+    stop: Option<fn() -> bool>,
+) -> Result<u64, String> {
+    const SKIP_STEP: u64 = 1 << 24;
+    let stopped = || -> Result<(), String> {
+        match stop {
+            Some(f) if f() => Err("interrupted".into()),
+            _ => Ok(()),
+        }
+    };
     let accesses =
         |rs: &[Record]| rs.iter().filter(|r| matches!(r, Record::Access(_))).count() as u64;
     let mut buf = Vec::with_capacity(CHUNK);
     let mut n = loop {
+        stopped()?;
         buf.clear();
         if src.fill(&mut buf, CHUNK)? == 0 {
             return Ok(0);
@@ -199,7 +213,8 @@ pub fn measured_accesses(src: &mut dyn RecordSource) -> Result<u64, String> {
         }
     };
     loop {
-        let skipped = src.skip_accesses(u64::MAX - n)?;
+        stopped()?;
+        let skipped = src.skip_accesses((u64::MAX - n).min(SKIP_STEP))?;
         n += skipped;
         if skipped > 0 {
             continue;
