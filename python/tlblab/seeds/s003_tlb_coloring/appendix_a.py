@@ -90,11 +90,6 @@ def appendix_a_real(quick: bool, noisy_mask: int, colors_for: Callable[[list[int
         tasks = [rc.Task("pages", alloc, used, ph, pe, ex, colors=colors[i])
                  for i, (ph, pe, ex, alloc, used) in enumerate(A1_TASKS)]
 
-        def runs_jobs(case=case, tasks=tasks):
-            for run in range(runs):
-                cap = rc.capture(case, tasks, jobs=jobs, repeat=20, seed=run)
-                native = rc.layouts(cap, 1, aslr=(case == "malloc"))[0]
-                yield captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=2, tick_hz=rc.TICK_HZ))
-
-        out.update(numbers(case, runs_jobs()))
+        runs_jobs = (captured_jobs(r) for r in rc.replayed_runs(case, tasks, jobs, runs))
+        out.update(numbers(case, runs_jobs))
     return out

@@ -284,13 +284,8 @@ def fig6_4_8_real(quick: bool) -> dict[str, float]:
         tasks = [rc.Task("pages", 32, 14, 1000, 2000, 385, colors=colors[0]),
                  rc.Task("pages", 32, 14, 0, 16000, 7380, colors=colors[1])]
 
-        def runs_jobs():
-            for run in range(runs):
-                cap = rc.capture(allocator, tasks, jobs=jobs, repeat=20, seed=run)
-                native = rc.layouts(cap, 1, aslr=(allocator == "malloc"))[0]
-                yield _captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=2, tick_hz=rc.TICK_HZ))
-
-        out.update(_fig6_4_8_numbers(case, runs_jobs()))
+        runs_jobs = (_captured_jobs(r) for r in rc.replayed_runs(allocator, tasks, jobs, runs))
+        out.update(_fig6_4_8_numbers(case, runs_jobs))
     return out
 
 

@@ -33,6 +33,7 @@ import json
 import os
 import platform
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -334,3 +335,13 @@ def replay(cap: Capture, tasks: list[Task], jobs: int, native: dict[str, int], h
     except ValueError as e:
         raise UserError(f"rt tasks: replaying {cap.path}: {e}")
     return out
+
+
+def replayed_runs(allocator: str, tasks: list[Task], jobs: int, runs: int) -> Iterator[Path]:
+    """The replays of `runs` runs of the tasks under `allocator`: run r is the program's seed r
+    (its random choice of pages) in one native layout, randomized for malloc and not for
+    tlb_malloc (seed 003 §6.0.6), two hyperperiods with the tick (Figs. 6.4-6.8, A.1-A.4)."""
+    for run in range(runs):
+        cap = capture(allocator, tasks, jobs=jobs, repeat=20, seed=run)
+        native = layouts(cap, 1, aslr=(allocator == "malloc"))[0]
+        yield replay(cap, tasks, jobs, native, hyperperiods=2, tick_hz=TICK_HZ)
