@@ -3,7 +3,7 @@
  *
  * Seed 000 (Landsberg 2018, §4.3, Tables A.3/A.4; §8.2, Table A.17) touches N pages at a 4 KiB or a
  * 68 KiB stride, migrates the thread, and times the re-touch with a cold TLB versus a restored one. Here,
- * per trial (notes/feasibility.md §4):
+ * per trial:
  *   1. on CPU B: evict the TLB and L1/L2 (touch --evict-pages other pages, default 4096, twice a
  *      2048-entry L2 DTLB; `tlblab host migrate` passes twice the machine's, and other lines: twice
  *      CPU B's L2 as sysfs lists it, ptwarm_private_cache_fill_bytes; 1 MiB if sysfs does not say;

@@ -14,7 +14,7 @@
  *   "warming the right PTEs" from "doing that much work"), warm-pid (the external warmer ptwarm_pid, as
  *   `tlblab warm --pid` runs it, from another process: process_madvise), warm-pid-scan (the same with
  *   PAGEMAP_SCAN, the mechanism for kernels or users without process_madvise rights).
- * Design (notes/feasibility.md §3): every round runs every variant once in a freshly shuffled order; the
+ * Design: every round runs every variant once in a freshly shuffled order; the
  * result per variant is the PAIRED ratio to `none` of the same round: median, quartiles, rounds won.
  * The LLC-sharing probe runs before, after, and once per round.
  *

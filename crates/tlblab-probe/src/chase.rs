@@ -4,7 +4,8 @@
 //! lines of a page so the L1D sets are evenly used; lmbench `tlb_initialize` and the Chips and Cheese
 //! TLB test do the same) or, as the *control*, the same number of elements packed 64 to a page.
 //! Both have the same data footprint; the control's TLB footprint is 64× smaller, so the difference
-//! between the two is the translation cost (notes/feasibility.md §1). Each load's address depends on
+//! between the two is the translation cost (as lmbench 3's `tlb.c` times a chase over one line of each page against the same lines in few pages,
+//! `compute_times`). Each load's address depends on
 //! the previous load, so the out-of-order core cannot overlap misses and ns/access is a latency.
 
 use crate::sys::{now_ns, Region, Thp, LINE, PAGE};

@@ -299,7 +299,8 @@ mod tests {
 
     #[test]
     fn ryzen_5600g_raw_leaves_decode_to_the_documented_zen3_tlbs() {
-        // Raw values from a Ryzen 5 5600G dump (notes/probing.md §4.2).
+        // Raw values from a published CPUID dump of a Ryzen 5 5600G (Umio-Yasuno/cpuid_dump_rs,
+        // dump_result/AMD_Ryzen_5_5600G_with_Radeon_Graphics_00A50F00.txt).
         let v = decode_amd(
             Some((0xFF40FF40, 0xFF40FF40)),
             Some((0x48002200, 0x68004200)),

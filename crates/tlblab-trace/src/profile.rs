@@ -14,7 +14,7 @@ pub type PageCounts = [u64; 3];
 
 /// Counts the accesses per (process, 4 KiB page number) of every record `src` delivers. An
 /// access crossing a page boundary counts once on each page (the hardware translates both;
-/// runtime.md §3.1: Lackey reports it as one line). A thread's process comes from its
+/// Lackey reports it as one line, its `size` past the boundary: lackey/lk_main.c's trace_load). A thread's process comes from its
 /// `ThreadStart` event (0 before one, as the engine binds an unknown thread).
 pub fn page_counts(src: &mut dyn RecordSource) -> Result<HashMap<(u32, u64), PageCounts>, String> {
     let mut counts: HashMap<(u32, u64), PageCounts> = HashMap::new();

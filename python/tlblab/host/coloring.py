@@ -10,7 +10,7 @@ Timing only: this VM has no TLB-miss counters.
 The colored TLB level is the host's L2 DTLB, taken from `--machine` (a machine file, e.g. what
 `tlblab probe --out host.toml` writes, or a preset name), else from this host's probed machine
 (`tlblab.host.geometry`: cached, or a quick probe now); `--sets`/`--ways` override it. Colors are
-sets indexed by the low VPN bits (notes/feasibility.md §1: effective capacity halves with every
+sets indexed by the low VPN bits (the probe's conflict sets, docs/probe.md: effective capacity halves with every
 doubling of a power-of-two page stride). Each task sweeps more pages than the L1 DTLB holds, so that
 its translations come from the colored level.
 

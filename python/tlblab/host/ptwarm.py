@@ -142,7 +142,7 @@ def add_vs_spin(res: dict) -> None:
 def add_by_llc_state(res: dict) -> None:
     """Splits each variant's paired changes by what the LLC probe said at the start of that round: the
     host moves the vCPUs between L3s while we measure, and the warmer can only help while they share one
-    (notes/feasibility.md §3b). Adds `shared`/`not_shared`: {rounds, median, wins} per variant."""
+    (docs/ptwarm.md: shared for 6 rounds, apart for 14 in one run). Adds `shared`/`not_shared`: {rounds, median, wins} per variant."""
     probes = res["llc_probe_ns_per_round"]
     for data in res["workloads"].values():
         for v in data["variants"].values():
@@ -309,7 +309,7 @@ def register(hsub) -> None:
 
 def wait_shared(exe: Path, app: int, helper: int, seconds: float) -> list[float]:
     """Polls the LLC probe until it says "shared" or `seconds` pass; returns the probe values seen (the
-    host moves this VM's vCPUs between L3s; notes/feasibility.md §3b)."""
+    host moves this VM's vCPUs between L3s; docs/ptwarm.md)."""
     seen: list[float] = []
     deadline = time.monotonic() + seconds
     while True:

@@ -13,7 +13,8 @@
  * Heap of one color. Each color is a TLSF-style heap (Masmano et al., cited by seed 003 Ch. 7) whose
  * pools are that color's slots (or its run). Its control block (free-list heads, bitmaps, counters,
  * optional mutex) sits at the start of the color's first slot (or run), so the allocator's own
- * metadata never occupies another color's TLB set (the CAMA property, notes/runtime.md §1.2). Blocks
+ * metadata never occupies another color's TLB set (the property of CAMA, Herter et al.,
+ * "CAMA: A Predictable Cache-Aware Memory Allocator", ECRTS 2011). Blocks
  * never cross a pool's end: each pool ends with a 16-byte sentinel header. */
 #include "tlblab/color.h"
 

@@ -82,7 +82,7 @@ int tlb_prim_reserve(size_t size, size_t align, unsigned page_shift, int allow_t
         region->map = start;
         region->map_len = size + HANDLE_PAGE;
         /* THP would put 512 colored pages behind one 2 MiB translation in another TLB structure
-         * (notes/runtime.md §1.1): switch it off before the first touch. */
+         * (one translation, no colors): switch it off before the first touch. */
         if (madvise(p, size, MADV_NOHUGEPAGE) != 0) {
             set_err(err, err_len, "madvise(MADV_NOHUGEPAGE)", size, errno);
             tlb_prim_release(region);

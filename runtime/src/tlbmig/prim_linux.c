@@ -1,7 +1,8 @@
 /* Linux primitives of tlbmig: reading the current CPU cheaply. glibc >= 2.35 registers an rseq area per
  * thread (struct rseq, cpu_id at byte 4) at thread_pointer + __rseq_offset; the kernel rewrites cpu_id
  * before the thread returns to user space on a new CPU, so a plain load sees every migration
- * (measured here: 0 misses in 200 forced migrations, 0.31 ns per read; notes/feasibility.md §5).
+ * (measured while tlblab was planned, on a Zen 3 KVM guest: 0 misses in 200 forced migrations,
+ * 0.31 ns per read).
  * Without it (old glibc, GLIBC_TUNABLES=glibc.pthread.rseq=0, valgrind) we use sched_getcpu(). */
 #include "prim.h"
 

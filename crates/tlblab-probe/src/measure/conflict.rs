@@ -303,8 +303,7 @@ impl Arbitration {
 /// sets and ways from how the capacity scales with the stride, not from one rise. On the Zen 3
 /// host (2048 entries, AMD) the stride-1 trials of some runs agree on a ~2 ns rise at
 /// ~1440-1460 pages ahead of the ramp at ~1900-2200, while the conflict sets read 129, 64, 32,
-/// 16, 16, 16 at strides 16..512, i.e. 128 × 16 = 2048 (feasibility.md: a sequential chain keeps
-/// its plateau to exactly 2048, a random one degrades from ≈ 1536).
+/// 16, 16, 16 at strides 16..512, i.e. 128 × 16 = 2048.
 ///
 /// Of the conflict sets' two readings of the ways (`ConflictGeometry::ways`, `fitted_ways`),
 /// the one whose sets × ways is nearer the stride-1 scan's pooled envelope half-way point

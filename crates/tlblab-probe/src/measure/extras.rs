@@ -264,7 +264,8 @@ fn huge_region_addr(c: &super::dtlb::DataChains) -> usize {
 
 /// Cache-line transfer between two CPUs: (round-trip ping-pong ns, ns per line for CPU `a` to
 /// chase 2 MiB of lines that CPU `b` has just read). Shared L3: ≈17-20 ns per line; apart:
-/// ≈60-115 ns (notes/feasibility.md §3b).
+/// ≈60-156 ns (docs/ptwarm.md: the rounds of `tlblab host ptwarm` with the vCPUs sharing the L3,
+/// 15-38 ns a line, and apart, 87-156 ns).
 pub fn llc_sharing(a: usize, b: usize, trials: usize) -> Verdict {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Arc;

@@ -5,8 +5,9 @@
 //! packed control (same data lines). Where the PTEs live is set by the page-table footprint:
 //! pages 2 MiB apart (+ a rotating 32 KiB skew so their PTEs fall on different cache lines and L1D
 //! sets) give one PTE line per page; the number of pages sets how many PTE lines the walks cycle
-//! through (notes/probing.md §4, "a walk penalty is meaningless unless you say where the PTEs
-//! live"). On a VM each walk is two-dimensional; the host part is included and cannot be separated.
+//! through: the walker's loads are served by the L1D, L2, L3 or memory (Intel's Haswell PMU
+//! events PAGE_WALKER_LOADS.DTLB_L1 / _L2 / _L3 / _MEMORY count them apart), so a walk penalty
+//! says where its PTEs lived. On a VM each walk is two-dimensional; the host part is included and cannot be separated.
 
 use super::curve::{measure_n, Instrument};
 use crate::analysis::knee::{latency_confidence, Confidence};

@@ -33,8 +33,8 @@
 //! through `ReferenceModel::step` (context switches included) and are not counted among the
 //! records' references (`max_references` and warm-ups count the records only). The constants the
 //! seed does not give are the catalog's (docs/technique-pt_baker.md): a loop iteration's 1 cycle
-//! besides its load and NOPs; a system call's entry and exit, 168.7 ns (feasibility.md §5); a
-//! prefetch's wait, 165/280 of a load's cycles (feasibility.md §3a); the stressors' buffers at
+//! besides its load and NOPs; a system call's entry and exit, 168.7 ns (the engine's `SYSCALL_NS`); a
+//! prefetch's wait, 165/280 of a load's cycles (the engine's `PREFETCH_COST`); the stressors' buffers at
 //! 0x6000_0000_0000, 1 TiB apart. What the helper reads stays present in the shared cache levels
 //! of its path (Zen 3's L3 serves a line held in another core's L2, seed 001 Table 5.3, event
 //! 0x5B mask 0x12): each line it reads is looked up there again, counting nothing.

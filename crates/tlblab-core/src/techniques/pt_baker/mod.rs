@@ -130,12 +130,14 @@ pub const HELPER_THREAD: ThreadId = ThreadId(0xF000);
 /// The first stressor's thread id; the k-th is this + k.
 pub const STRESSOR_THREAD: u32 = 0xF001;
 
-/// Share of a load's cycles a prefetch costs the helper: feasibility.md §3a measured, on a Zen 3
-/// (EPYC Milan) over 8 GiB, 115-215 sweeps/s for a one-byte load every 8 pages (touch8) and
+/// Share of a load's cycles a prefetch costs the helper: measured on a Zen 3 (AMD EPYC family
+/// 25 model 1, "Milan") KVM guest while tlblab was planned, with a scratch program that was not
+/// kept (not reproducible from this repository), over 8 GiB, 115-215 sweeps/s for a one-byte load every 8 pages (touch8) and
 /// 220-340/s for prefetcht0 (prefetch8): midpoints 165 and 280, 165/280 = 0.59.
 const PREFETCH_COST: f64 = 165.0 / 280.0;
 
-/// One system call's entry and exit: feasibility.md §5, `syscall(SYS_getcpu)` on Zen 3, 168.7 ns.
+/// One system call's entry and exit: `syscall(SYS_getcpu)` in a loop, 168.7 ns, measured on the same
+/// Zen 3 KVM guest as `PREFETCH_COST` (a scratch program that was not kept).
 const SYSCALL_NS: f64 = 168.7;
 
 /// One iteration of the helper's loop besides its load and its NOPs (index update, compare,

@@ -4,7 +4,7 @@
 //! of the packed control (`control`), and the spread of their paired difference (`noise`). The
 //! *excess* `test − control` is the translation cost: it is flat while the N pages fit a TLB level
 //! and steps up when they no longer do. Data-cache knees (L1D at 512 lines, L2 at 8192 lines) show
-//! in both chains and cancel (notes/feasibility.md §1).
+//! in both chains and cancel (the control's purpose: the chase module).
 //!
 //! A knee is a rise of the excess across at most two grid steps that is large against both the
 //! measured noise and the test latency before it, and that persists at the next grid point. Slow
