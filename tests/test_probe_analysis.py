@@ -361,6 +361,37 @@ def test_the_l2_cache_latency_is_the_packed_controls_between_4x_the_l1d_and_half
     assert l2_cache_latency(r, 48 << 10, 2 << 20) is None
 
 
+def test_the_l3_and_memory_latencies_are_the_windowed_chase_in_their_ranges(monkeypatch):
+    """Criteria written before the first run: on a 1 MiB L2 / 32 MiB L3 the points from 4 to 16 MiB
+    give the L3's latency (their median), those from 128 MiB on memory's; the 2 and 32-64 MiB points
+    count for neither; the machine file takes them in cycles at the probe's clock, naming the
+    range, and a report without the chase leaves the base's latencies."""
+    from tlblab import probe
+    from tlblab.probe import host_machine, l3_and_memory_latency
+
+    def pt(mib, ns):
+        return {"bytes": mib << 20, "ns": {"median": ns, "q1": ns, "q3": ns}, "thp": True}
+
+    r = _report(l2=2048)
+    r.raw["memory_chase"] = [pt(2, 4.0), pt(4, 14.0), pt(8, 15.0), pt(16, 17.0), pt(32, 40.0), pt(64, 80.0),
+                             pt(128, 110.0), pt(256, 120.0)]
+    lat = l3_and_memory_latency(r, 1 << 20, 32 << 20)
+    assert lat["L3"] == {"ns": 15.0, "points": 3, "mib": [4, 16], "range": [14.0, 17.0]}
+    assert lat["memory"]["ns"] == 120.0 and lat["memory"]["points"] == 2 and lat["memory"]["mib"] == [128, 256]
+    monkeypatch.setattr(probe, "sysfs_caches", lambda root=None: [
+        {"level": 1, "kind": "data", "size": 48 << 10, "ways": 12, "line": 64},
+        {"level": 2, "kind": "unified", "size": 1 << 20, "ways": 16, "line": 64},
+        {"level": 3, "kind": "unified", "size": 32 << 20, "ways": 16, "line": 64}])
+    base = host_machine(_report(l2=2048))
+    m = host_machine(r)
+    ghz = m["frequency_mhz"] / 1000
+    l3 = next(c for c in m["cache"] if c["level"] == 3)
+    assert l3["latency"] == round(15.0 * ghz) and "over 4-16 MiB (3 points" in l3["source"], l3
+    assert m["memory"]["latency"] == round(120.0 * ghz) and "over 128-256 MiB" in m["memory"]["source"]
+    assert next(c for c in base["cache"] if c["level"] == 3)["latency"] != l3["latency"]
+    assert base["memory"]["latency"] != m["memory"]["latency"]
+
+
 def _random_like_report(conf="medium"):
     """The Zen 4 host (2026-11-26): conflict sets 128 x 24 = 3072, the stride-1 trials' rise at
     2403 pages, the envelope past it random-like (share 0.29), a capacity sweep past the L2."""

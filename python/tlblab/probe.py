@@ -312,6 +312,7 @@ def host_machine(r: ProbeResult, base: str | None = None, *, sysfs: bool = True)
         l2d["source"] = (f"{l2d.get('source', '')}; latency {l2_pen['value']:.2f} ns × {ghz:.2f} GHz "
                          f"(tlblab probe: L1 DTLB miss, L2 DTLB hit, {l2_pen['confidence']} confidence)")
     _write_l2_cache_latency(r, m, ghz, base, sysfs)
+    _write_l3_and_memory_latency(r, m, ghz, base, sysfs)
     if l2d is not None:
         _write_replacement(r, l2d)
     if l2d is not None and "walker" in m:
@@ -396,6 +397,55 @@ def _write_l2_cache_latency(r: ProbeResult, m: dict[str, Any], ghz: float, base:
                     f"sweep's packed control) at {lat['n_lo']}-{lat['n_hi']} lines ({lat['points']} points, "
                     f"{lat['range'][0]:.2f}-{lat['range'][1]:.2f} ns) {lat['ns']:.2f} ns × {ghz:.2f} GHz "
                     f"= {c2['latency']} cycles (was {old}, {base})")
+
+
+def l3_and_memory_latency(r: ProbeResult, l2_bytes: int, l3_bytes: int) -> dict[str, Any]:
+    """The L3's and memory's load-to-use latencies from the probe's windowed chase
+    (`ProbeReport::memory_chase`, crates/tlblab-probe/src/measure/memory.rs: lines of one 2 MiB
+    window at a time in random order, so a page walks at most once every 64 loads and no
+    prefetcher follows): the L3's from the footprints between 4x the L2 and half the L3, where a
+    lap finds almost nothing in the L2 and nearly everything in the L3; memory's from those of
+    4x the L3 and more. Each is the median of the points' medians, with their range; a level
+    with no point in its range is absent (a quick run has one of each on a 1 MiB L2, 32 MiB L3)."""
+    pts = r.raw.get("memory_chase") or []
+    out: dict[str, Any] = {}
+    for name, lo, hi in (("L3", 4 * l2_bytes, l3_bytes // 2), ("memory", 4 * l3_bytes, None)):
+        rows = [p for p in pts if p["bytes"] >= lo and (hi is None or p["bytes"] <= hi)]
+        if not rows:
+            continue
+        med = sorted(p["ns"]["median"] for p in rows)
+        out[name] = {"ns": med[len(med) // 2], "points": len(rows), "mib": [rows[0]["bytes"] >> 20, rows[-1]["bytes"] >> 20],
+                     "range": [med[0], med[-1]]}
+    return out
+
+
+def _write_l3_and_memory_latency(r: ProbeResult, m: dict[str, Any], ghz: float, base: str, sysfs: bool) -> None:
+    """Writes the latencies `l3_and_memory_latency` measured into the machine's last cache level
+    (the L3, where sysfs lists one) and `memory.latency`. Why: the machine files kept a preset's
+    L3 latency and seed 001 Table 5.1's memory latency (330 cycles) on every host, which the
+    host predictions' walks past the L2 depend on (docs/host-predict.md). Without sysfs sizes the
+    footprints cannot be placed, and the base's latencies stay."""
+    caches = sysfs_caches() if sysfs else []
+    l2 = next((c["size"] for c in caches if c["level"] == 2), None)
+    l3 = next((c["size"] for c in caches if c["level"] == 3), None)
+    c3 = next((c for c in m.get("cache", []) if c["level"] == 3), None)
+    if not (l2 and l3 and c3):
+        return
+    lat = l3_and_memory_latency(r, l2, l3)
+    what = "tlblab probe: the windowed chase (2 MiB windows, lines in random order)"
+    if "L3" in lat:
+        x, old = lat["L3"], c3.get("latency")
+        c3["latency"] = max(1, int(round(x["ns"] * ghz)))
+        c3["source"] = (f"{c3.get('source', '')}; latency from {what} over {x['mib'][0]}-{x['mib'][1]} MiB "
+                        f"({x['points']} points, {x['range'][0]:.1f}-{x['range'][1]:.1f} ns) {x['ns']:.1f} ns × "
+                        f"{ghz:.2f} GHz = {c3['latency']} cycles (was {old}, {base})")
+    if "memory" in lat and "memory" in m:
+        x, old = lat["memory"], m["memory"].get("latency")
+        m["memory"]["latency"] = max(1, int(round(x["ns"] * ghz)))
+        m["memory"]["source"] = (f"{m['memory'].get('source', '')}; latency from {what} over {x['mib'][0]}-"
+                                 f"{x['mib'][1]} MiB ({x['points']} points, {x['range'][0]:.1f}-{x['range'][1]:.1f} ns) "
+                                 f"{x['ns']:.1f} ns × {ghz:.2f} GHz = {m['memory']['latency']} cycles (was {old}, "
+                                 f"{base}; a walk every 64 loads at most is included)")
 
 
 def walk_past_l2(r: ProbeResult, l2_entries: int) -> dict[str, Any] | None:

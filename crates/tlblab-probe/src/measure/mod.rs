@@ -9,6 +9,7 @@ pub mod extras;
 #[cfg(target_arch = "x86_64")]
 pub mod itlb;
 pub mod levels;
+pub mod memory;
 pub mod set_index;
 pub mod simulated;
 pub mod walk;

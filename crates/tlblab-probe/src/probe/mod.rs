@@ -29,8 +29,9 @@ use crate::sys;
 use serde::{Deserialize, Serialize};
 
 /// Every section, in run order.
-pub const SECTIONS: [&str; 9] = [
-    "dtlb", "l1_assoc", "l2_index", "latency", "itlb", "prefetch", "thp", "llc", "survival",
+pub const SECTIONS: [&str; 10] = [
+    "dtlb", "l1_assoc", "l2_index", "latency", "caches", "itlb", "prefetch", "thp", "llc",
+    "survival",
 ];
 
 /// What to run (JSON from Python; every field optional).
@@ -157,6 +158,9 @@ pub struct ProbeReport {
     #[serde(default)]
     pub l2_one_set: Option<crate::measure::set_index::OneSetWays>,
     pub walks: Vec<WalkLatency>,
+    /// The windowed chase's latency per footprint (`measure::memory`): the L3's and memory's.
+    #[serde(default)]
+    pub memory_chase: Vec<crate::measure::memory::MemoryPoint>,
     pub itlb_sweep: Vec<SweepRow>,
     /// Random-order chase over N consecutive pages (only with `validation_curve`).
     pub random_sweep: Vec<SweepRow>,

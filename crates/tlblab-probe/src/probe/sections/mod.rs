@@ -17,6 +17,7 @@ use crate::measure::bench::Bench;
 use crate::measure::curve::Capacity;
 use crate::measure::levels::Budget;
 
+mod caches;
 mod dtlb;
 mod itlb;
 mod l1_assoc;
@@ -97,12 +98,13 @@ impl Section {
 
 /// Every section, in the order a run on this host takes them: the expensive data-TLB sections
 /// first, the L2's second measurement last.
-pub(super) const ON_HOST: [&Section; 10] = [
+pub(super) const ON_HOST: [&Section; 11] = [
     &dtlb::LEVELS,
     &l1_assoc::L1_ASSOC,
     &l2_index::L2_INDEX,
     &validation::VALIDATION_CURVE,
     &latency::LATENCY,
+    &caches::CACHES,
     &itlb::ITLB,
     &prefetch::PREFETCH,
     &thp::THP,

@@ -1,0 +1,173 @@
+//! Load-to-use latency of the data-cache levels past the L2 and of memory: a dependent chase
+//! over footprints from 2 to 256 MiB whose TLB misses are rare, so that what it times is where
+//! its lines are served from.
+//!
+//! Why a chase of its own: the capacity sweep's packed control (one line per element, 64 to a
+//! page, in random order) gives the L2's latency (`tlblab probe`'s machine file), but past the
+//! L2 DTLB's reach its random order misses the TLB on nearly every access, and a guest on a
+//! hypervisor that backs it with 4 KiB pages cannot widen the reach with huge pages (a combined
+//! translation covers the smaller page). Here the lines are visited window by window: all the
+//! lines of one 2 MiB window in random order, then those of another window (the windows in
+//! random order too), so a page is entered once for its 64 lines: at most one walk every 64
+//! loads, and none at all where a 2 MiB translation holds. Inside a window the order is random,
+//! so neither the stream nor the stride prefetchers can follow it, and its lines spread over
+//! the window's DRAM rows. The footprint sets the level: a lap touches every line once, so a
+//! footprint past a level's capacity finds almost nothing of it there on the next lap (random
+//! order within a window, windows reshuffled: no line's reuse distance is short).
+
+use crate::chase::{element_offset, follow, span_bytes, Layout};
+use crate::stats::Summary;
+use crate::sys::{now_ns, undisturbed_window, Region, Thp, LINE};
+use serde::{Deserialize, Serialize};
+use std::hint::black_box;
+use tlblab_types::rng::SplitMix64;
+
+/// The lines a window holds: 2 MiB of them (512 pages).
+pub const WINDOW_LINES: usize = (2 << 20) / LINE;
+
+/// One footprint's latency.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct MemoryPoint {
+    /// Bytes of lines the chase touches in a lap.
+    pub bytes: usize,
+    /// ns per access over the repetitions' windows.
+    pub ns: Summary,
+    /// Whether the region was backed by transparent huge pages (`AnonHugePages` is not read:
+    /// this is what was asked).
+    pub thp: bool,
+}
+
+/// The visiting order: windows of `window` consecutive elements, each visited whole in a random
+/// order before the next, the windows in a random order; one cycle through all `n` elements.
+pub fn windowed_order(n: usize, window: usize, seed: u64) -> Vec<usize> {
+    let window = window.max(1);
+    let mut rng = SplitMix64::new(seed ^ (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut windows: Vec<usize> = (0..n.div_ceil(window)).collect();
+    rng.shuffle(&mut windows);
+    let mut order = Vec::with_capacity(n);
+    for w in windows {
+        let start = order.len();
+        order.extend(w * window..((w + 1) * window).min(n));
+        rng.shuffle(&mut order[start..]);
+    }
+    order
+}
+
+/// Times the windowed chase over `bytes` of lines: `reps` windows of `window_ns` each, ns per
+/// access. The warm-up is one lap (at most 2^20 loads: a lap of 256 MiB in memory is 4 Mi loads,
+/// and its first lap is as cold as the rest).
+pub fn memory_latency(
+    bytes: usize,
+    reps: usize,
+    window_ns: u64,
+    seed: u64,
+) -> std::io::Result<MemoryPoint> {
+    let n = (bytes / LINE).max(WINDOW_LINES);
+    let region = Region::new(span_bytes(Layout::Packed, n), 2 << 20, Thp::Always)?;
+    let order = windowed_order(n, WINDOW_LINES, seed);
+    for k in 0..n {
+        let here = region.at(element_offset(Layout::Packed, order[k])) as *mut usize;
+        let next = region.at(element_offset(Layout::Packed, order[(k + 1) % n])) as usize;
+        // SAFETY: in bounds (checked by `at`), aligned to 64 bytes.
+        unsafe { here.write_volatile(next) };
+    }
+    let start = region.at(element_offset(Layout::Packed, order[0])) as *const usize;
+    drop(order);
+    // SAFETY: `start` begins a cyclic chain of `n` elements in `region`, alive until the end.
+    let mut p = unsafe { follow(start, (n as u64).min(1 << 20)) };
+    let mut xs = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        xs.push(undisturbed_window(|| {
+            let chunk = 16_384u64;
+            let mut total = 0u64;
+            let t0 = now_ns();
+            let mut t1;
+            loop {
+                // SAFETY: as above.
+                p = unsafe { follow(p, chunk) };
+                total += chunk;
+                t1 = now_ns();
+                if t1 - t0 >= window_ns {
+                    break;
+                }
+            }
+            (t1 - t0) as f64 / total as f64
+        }));
+    }
+    black_box(p);
+    Ok(MemoryPoint {
+        bytes: n * LINE,
+        ns: Summary::of(&xs),
+        thp: true,
+    })
+}
+
+/// The footprints a run times: 2 MiB to 256 MiB by doubling (quick: 4, 16 and 256 MiB). The
+/// machine file's writer (`tlblab.probe`) picks the points between 4x the L2 and half the L3
+/// for the L3's latency and those from 4x the L3 on for memory's, by the sizes sysfs lists.
+pub fn footprints(quick: bool) -> Vec<usize> {
+    if quick {
+        vec![4 << 20, 16 << 20, 256 << 20]
+    } else {
+        (1..=8).map(|k| 1usize << (20 + k)).collect()
+    }
+}
+
+/// Every footprint's latency, or the error of the one that could not be mapped.
+pub fn memory_latencies(
+    quick: bool,
+    reps: usize,
+    window_ns: u64,
+    seed: u64,
+) -> Result<Vec<MemoryPoint>, String> {
+    footprints(quick)
+        .into_iter()
+        .map(|b| {
+            memory_latency(b, reps, window_ns, seed)
+                .map_err(|e| format!("memory latency chase over {} MiB: {e}", b >> 20))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windowed_order_visits_each_window_whole_then_the_next() {
+        let (n, w) = (10 * 64 + 7, 64);
+        let order = windowed_order(n, w, 3);
+        let mut seen = order.clone();
+        seen.sort_unstable();
+        assert_eq!(
+            seen,
+            (0..n).collect::<Vec<_>>(),
+            "one visit of every element"
+        );
+        // Cut into runs of one window each: every run stays inside its window.
+        let mut k = 0;
+        while k < n {
+            let win = order[k] / w;
+            let len = if win == n / w { n % w } else { w };
+            assert!(
+                order[k..k + len].iter().all(|&e| e / w == win),
+                "window {win} interleaved"
+            );
+            k += len;
+        }
+        assert_ne!(
+            order[..w],
+            (0..w).collect::<Vec<_>>()[..],
+            "random inside a window"
+        );
+        assert_eq!(order, windowed_order(n, w, 3), "the same for a seed");
+    }
+
+    #[test]
+    fn a_small_footprint_times_and_reports_its_bytes() {
+        let p = memory_latency(WINDOW_LINES * LINE, 1, 200_000, 1).unwrap();
+        assert_eq!(p.bytes, 2 << 20);
+        assert!(p.ns.median > 0.0 && p.ns.median.is_finite());
+        assert_eq!(p.ns.n, 1);
+    }
+}
