@@ -24,7 +24,7 @@
 use super::gen::*;
 use super::rt_glibc::GlibcArena;
 use super::rt_kernels::{Kernel, Ref};
-use super::rt_noise::{tick, Noise};
+use super::rt_noise::{tick, Noise, PapiRead};
 use super::WorkloadInfo;
 use crate::record::Event;
 use tlblab_types::{SplitMix64, ThreadId};
@@ -53,6 +53,7 @@ macro_rules! common_params {
             ("kernel_pages", 0, "4 KiB kernel pages on the entry path, touched on every switch-in (noise = 1)"),
             ("aslr", 0, "1 = address-space randomization moves libc and the stacks by a seeded number of pages (noise = 1)"),
             ("tick_hz", 0, "timer ticks a second while a task runs (noise = 1; 0 = none): each stores to the local APIC's 4 KiB fixmap page (Linux 2.6.32 x86-64, xAPIC: rt_noise::tick)"),
+            ("papi", 0, "PAPI_read around every job (noise = 1): 0 = none, 1 = PAPI's per-thread objects allocated in the task's arena before its buffers, 2 = after them (PAPI 5.3 on Linux 2.6.32: rt_noise::PapiRead)"),
             ("avoid_sets", 1, "bit mask of the DTLB sets tlb_malloc never hands out (noisy sets, §6.0.6)"),
             ("layout_t1", 9, "T1's layout (9 = as layout)"),
             ("layout_t2", 9, "T2's layout (9 = as layout)"),
@@ -82,7 +83,7 @@ const fn cat<const A: usize, const B: usize, const C: usize>(
 /// A workload's own parameters, then the common ones (`&[...]` of both, in that order).
 macro_rules! with_common {
     ($($p:expr),+ $(,)?) => {
-        &cat::<{ [$(stringify!($p)),+].len() }, 13, { [$(stringify!($p)),+].len() + 13 }>(
+        &cat::<{ [$(stringify!($p)),+].len() }, 14, { [$(stringify!($p)),+].len() + 14 }>(
             [$($p),+],
             common_params!(),
         )
@@ -229,6 +230,8 @@ pub struct TaskSet {
     noise: Option<Noise>,
     /// µs between timer ticks (0: none); a tick while a task runs touches the local APIC's page (`rt_noise::tick`).
     tick_us: u64,
+    /// Per task, what its `PAPI_read`s touch (empty: no PAPI reads).
+    papi: Vec<PapiRead>,
     hyper: u64,
     end: u64,
     per_access_us: f64,
@@ -330,9 +333,22 @@ impl TaskSet {
         let mut next_color = 0usize;
         let mut pages = Vec::new();
         let mut taken: Vec<u64> = Vec::new();
+        let papi_order = match (get("papi"), get("noise")) {
+            (0, _) => 0,
+            (o @ (1 | 2), 1) => o,
+            (o @ (1 | 2), _) => return Err(format!("{name}: papi ({o}) needs noise = 1")),
+            (o, _) => return Err(format!("{name}: papi must be 0, 1 or 2 (got {o})")),
+        };
+        let mut papi = Vec::new();
         for (i, t) in tasks.iter().enumerate() {
             let (alloc, used) = (t.alloc, t.used.min(t.alloc));
             let kind = kinds[i];
+            // The task thread's glibc arena: its malloc'd buffers (layout 3) and PAPI's
+            // per-thread objects, in the order the thread allocated them.
+            let mut arena = GlibcArena::new(ARENA_TOP, i as u64, MMAP_TOP - i as u64 * (1 << 30));
+            if papi_order == 1 {
+                papi.push(PapiRead::allocate(&mut arena));
+            }
             let pool: Vec<u64> = match kind {
                 0 => {
                     // Non-overlapping pools at seeded random pages of a 1 GiB heap.
@@ -385,8 +401,7 @@ impl TaskSet {
                 }
                 3 => {
                     // glibc malloc: `alloc` calls malloc(4096) in the task's thread arena.
-                    let mut a = GlibcArena::new(ARENA_TOP, i as u64, MMAP_TOP - i as u64 * (1 << 30));
-                    (0..alloc).map(|_| a.malloc(4096)).collect()
+                    (0..alloc).map(|_| arena.malloc(4096)).collect()
                 }
                 4 => {
                     // Random placement: every page at a seeded random page of its own 1 GiB.
@@ -416,6 +431,9 @@ impl TaskSet {
             }
             chosen.truncate(used as usize);
             pages.push(chosen);
+            if papi_order == 2 {
+                papi.push(PapiRead::allocate(&mut arena));
+            }
         }
         let runs = tasks
             .iter()
@@ -463,6 +481,7 @@ impl TaskSet {
             runs,
             noise,
             tick_us,
+            papi,
             hyper,
             per_access_us: MS as f64 / rate as f64,
             layout,
@@ -512,13 +531,39 @@ impl TaskSet {
     /// The noise of a job start of task `i` (Alg. 4 lines 14-18 and the return from nanosleep).
     fn job_noise(&self, i: usize, out: &mut Vec<Record>) {
         if let Some(n) = &self.noise {
-            for &(a, w) in &n.per_job {
-                out.push(if w {
-                    store(i as u32, a, 8)
-                } else {
-                    load(i as u32, a, 8)
-                });
-            }
+            push_refs(i, &n.per_job, out);
+        }
+    }
+
+    /// A job's start: the first `PAPI_read` to its counters' restart uncounted, then the job
+    /// (`rt_noise::PapiRead`).
+    fn job_start(&self, i: usize, job: u32, out: &mut Vec<Record>) {
+        if let Some(p) = self.papi.get(i) {
+            push_refs(i, &p.head, out);
+            push_refs(i, &p.stop, out);
+        }
+        out.push(ev(Event::JobStart {
+            task: i as u32,
+            job,
+        }));
+        if let Some(p) = self.papi.get(i) {
+            push_refs(i, &p.tail, out);
+        }
+        self.job_noise(i, out);
+    }
+
+    /// A job's end: the second `PAPI_read` to its counters' stop counted, the rest after it.
+    fn job_end(&self, i: usize, job: u32, out: &mut Vec<Record>) {
+        if let Some(p) = self.papi.get(i) {
+            push_refs(i, &p.head, out);
+        }
+        out.push(ev(Event::JobEnd {
+            task: i as u32,
+            job,
+        }));
+        if let Some(p) = self.papi.get(i) {
+            push_refs(i, &p.stop, out);
+            push_refs(i, &p.tail, out);
         }
     }
 
@@ -531,6 +576,17 @@ impl TaskSet {
                 }
             }
         }
+    }
+}
+
+/// Task `i`'s 8-byte loads and stores of `refs` (address, is a store), in order.
+fn push_refs(i: usize, refs: &[(u64, bool)], out: &mut Vec<Record>) {
+    for &(a, w) in refs {
+        out.push(if w {
+            store(i as u32, a, 8)
+        } else {
+            load(i as u32, a, 8)
+        });
     }
 }
 
@@ -552,18 +608,11 @@ impl Generator for TaskSet {
             // so it is the one whose entries are freshest (tasks start in creation order).
             for i in 0..self.tasks.len() {
                 self.switch_to(Some(i), out);
-                out.push(ev(Event::JobStart {
-                    task: i as u32,
-                    job: 0,
-                }));
-                self.job_noise(i, out);
+                self.job_start(i, 0, out);
                 for &p in &self.pages[i] {
                     out.push(store(i as u32, p, 4));
                 }
-                out.push(ev(Event::JobEnd {
-                    task: i as u32,
-                    job: 0,
-                }));
+                self.job_end(i, 0, out);
             }
             return true;
         }
@@ -619,11 +668,7 @@ impl Generator for TaskSet {
             if let Some(i) = pick {
                 if !self.started_job[i] {
                     self.started_job[i] = true;
-                    out.push(ev(Event::JobStart {
-                        task: i as u32,
-                        job: self.job[i],
-                    }));
-                    self.job_noise(i, out);
+                    self.job_start(i, self.job[i], out);
                 }
                 self.credit += 1.0;
                 while self.credit >= self.per_access_us {
@@ -632,10 +677,7 @@ impl Generator for TaskSet {
                 }
                 self.remaining[i] -= 1;
                 if self.remaining[i] == 0 {
-                    out.push(ev(Event::JobEnd {
-                        task: i as u32,
-                        job: self.job[i],
-                    }));
+                    self.job_end(i, self.job[i], out);
                 }
             } else {
                 self.credit = 0.0;
