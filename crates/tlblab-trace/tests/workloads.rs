@@ -325,7 +325,7 @@ fn given_papi_then_each_job_counts_the_reads_user_side_before_the_stop_and_after
     // is the same less those references (tlb_malloc's pages do not move: PAPI's objects are in
     // the threads' glibc arenas).
     use tlblab_trace::workloads::{rt_glibc::GlibcArena, rt_noise::PapiRead};
-    let papi_of = |i: u64| PapiRead::allocate(&mut GlibcArena::new(0x7fff_f000_0000, i, 0));
+    let papi_of = |i: u64| PapiRead::allocate(&mut GlibcArena::new(0x7fff_f000_0000, i, 0), (0, 0));
     let run = |papi: u64| {
         let p: Params = params(&[("hyperperiods", 1), ("noise", 1), ("papi", papi)]);
         all("rt_same_diff_set", &p, 1).0
@@ -417,6 +417,27 @@ fn given_papi_objects_before_malloc_buffers_then_the_buffers_move_by_their_bytes
     let shift = first[0] - none[0];
     assert!(shift > 14_000 && shift < 16_000, "{shift}");
     assert!(first.iter().zip(&none).all(|(f, n)| f - n == shift));
+}
+
+#[test]
+fn given_idle_flush_then_the_tlb_is_flushed_each_time_the_core_goes_idle_and_only_then() {
+    // Another process can run only on an idle core (the tasks are SCHED_FIFO). rt_same_diff_set
+    // over one hyperperiod: T2 (0, 16, 7.88 ms) with T1's five preemptions ends at 9.84 ms, then
+    // T1 (1, 2, 0.392 ms) runs alone at 11, 13 and 15 ms: the core goes idle 4 times, each a
+    // flush; without idle_flush the trace is the same less those flushes.
+    let run = |f: u64| {
+        all(
+            "rt_same_diff_set",
+            &params(&[("hyperperiods", 1), ("idle_flush", f)]),
+            1,
+        )
+        .0
+    };
+    let is_flush = |r: &Record| matches!(r, Record::Event(Event::Flush { .. }));
+    let with = run(1);
+    assert_eq!(with.iter().filter(|r| is_flush(r)).count(), 4);
+    let less: Vec<Record> = with.into_iter().filter(|r| !is_flush(r)).collect();
+    assert_eq!(less, run(0));
 }
 
 #[test]

@@ -144,7 +144,14 @@ impl PapiRead {
     /// DTLB_STORE_MISSES), one group of two counters. Sizes are x86-64's with
     /// `PERF_EVENT_MAX_MPX_COUNTERS` = 64 (the counters' arrays are that long) and 2.6.32's
     /// 72-byte `perf_event_attr`; the two built-in components (perf_event, perf_event_uncore).
-    pub fn allocate(arena: &mut super::rt_glibc::GlibcArena) -> Self {
+    /// `shift`: what address-space randomization moved down (the `mmap` base, libpapi with it)
+    /// and up (the `brk` heap), in bytes.
+    pub fn allocate(arena: &mut super::rt_glibc::GlibcArena, shift: (u64, u64)) -> Self {
+        let (bss, data, map) = (
+            LIBPAPI_BSS_PAGE - shift.0,
+            LIBPAPI_DATA_PAGE - shift.0,
+            PAPI_MAP_PAGE + shift.1,
+        );
         // allocate_thread (src/threads.c): ThreadInfo_t, context[] and running_eventset[] of
         // one pointer per component, then each component's context (pe_context_t, 24 bytes).
         let thread = arena.malloc(136);
@@ -166,15 +173,15 @@ impl PapiRead {
         let counts = ctl + 40 + 64 * 120;
         PapiRead {
             head: vec![
-                (LIBPAPI_BSS_PAGE + 0x40, false),  // global_eventset_map
-                (PAPI_MAP_PAGE + 0x10, false),     // dataSlotArray[EventSet]
-                (esi, false),                      // state, CmpIdx, master, ctl_state
-                (thread + 24, false),              // master->context
-                (contexts, false),                 // context[cidx]
-                (LIBPAPI_DATA_PAGE + 0x80, false), // _papi_hwd[cidx]->read
-                (pe_ctx, false),                   // pe_ctx->state
-                (LIBPAPI_BSS_PAGE + 0x400, false), // _papi_os_info (bug_sync_read)
-                (ctl, false),                      // num_events, events[0] fds
+                (bss + 0x40, false),  // global_eventset_map
+                (map + 0x10, false),  // dataSlotArray[EventSet]
+                (esi, false),         // state, CmpIdx, master, ctl_state
+                (thread + 24, false), // master->context
+                (contexts, false),    // context[cidx]
+                (data + 0x80, false), // _papi_hwd[cidx]->read
+                (pe_ctx, false),      // pe_ctx->state
+                (bss + 0x400, false), // _papi_os_info (bug_sync_read)
+                (ctl, false),         // num_events, events[0] fds
             ],
             stop: vec![(counts, true), (counts + 8, true)],
             tail: vec![(esi + 8, false), (info, false), (info + 56, false)],
