@@ -542,35 +542,28 @@ impl TaskSet {
         }
     }
 
-    /// A job's start: the first `PAPI_read` to its counters' restart uncounted, then the job
-    /// (`rt_noise::PapiRead`).
-    fn job_start(&self, i: usize, job: u32, out: &mut Vec<Record>) {
-        if let Some(p) = self.papi.get(i) {
+    /// Task `i`'s job boundary `mark` (`JobStart` or `JobEnd`) with its `PAPI_read` around it
+    /// (`rt_noise::PapiRead`): a start's read runs to its counters' restart before the job
+    /// (`head`, `stop`) and its `tail` in it; an end's read counts its `head` in the job, its
+    /// `stop` and `tail` after it. A start then runs the job's own noise.
+    fn job_mark(&self, i: usize, mark: Event, out: &mut Vec<Record>) {
+        let start = matches!(mark, Event::JobStart { .. });
+        let papi = self.papi.get(i);
+        if let Some(p) = papi {
             push_refs(i, &p.head, out);
-            push_refs(i, &p.stop, out);
+            if start {
+                push_refs(i, &p.stop, out);
+            }
         }
-        out.push(ev(Event::JobStart {
-            task: i as u32,
-            job,
-        }));
-        if let Some(p) = self.papi.get(i) {
+        out.push(ev(mark));
+        if let Some(p) = papi {
+            if !start {
+                push_refs(i, &p.stop, out);
+            }
             push_refs(i, &p.tail, out);
         }
-        self.job_noise(i, out);
-    }
-
-    /// A job's end: the second `PAPI_read` to its counters' stop counted, the rest after it.
-    fn job_end(&self, i: usize, job: u32, out: &mut Vec<Record>) {
-        if let Some(p) = self.papi.get(i) {
-            push_refs(i, &p.head, out);
-        }
-        out.push(ev(Event::JobEnd {
-            task: i as u32,
-            job,
-        }));
-        if let Some(p) = self.papi.get(i) {
-            push_refs(i, &p.stop, out);
-            push_refs(i, &p.tail, out);
+        if start {
+            self.job_noise(i, out);
         }
     }
 
@@ -639,11 +632,25 @@ impl Generator for TaskSet {
             // so it is the one whose entries are freshest (tasks start in creation order).
             for i in 0..self.tasks.len() {
                 self.switch_to(Some(i), out);
-                self.job_start(i, 0, out);
+                self.job_mark(
+                    i,
+                    Event::JobStart {
+                        task: i as u32,
+                        job: 0,
+                    },
+                    out,
+                );
                 for &p in &self.pages[i] {
                     out.push(store(i as u32, p, 4));
                 }
-                self.job_end(i, 0, out);
+                self.job_mark(
+                    i,
+                    Event::JobEnd {
+                        task: i as u32,
+                        job: 0,
+                    },
+                    out,
+                );
             }
             return true;
         }
@@ -699,7 +706,15 @@ impl Generator for TaskSet {
             if let Some(i) = pick {
                 if !self.started_job[i] {
                     self.started_job[i] = true;
-                    self.job_start(i, self.job[i], out);
+                    let job = self.job[i];
+                    self.job_mark(
+                        i,
+                        Event::JobStart {
+                            task: i as u32,
+                            job,
+                        },
+                        out,
+                    );
                 }
                 self.credit += 1.0;
                 while self.credit >= self.per_access_us {
@@ -708,7 +723,15 @@ impl Generator for TaskSet {
                 }
                 self.remaining[i] -= 1;
                 if self.remaining[i] == 0 {
-                    self.job_end(i, self.job[i], out);
+                    let job = self.job[i];
+                    self.job_mark(
+                        i,
+                        Event::JobEnd {
+                            task: i as u32,
+                            job,
+                        },
+                        out,
+                    );
                 }
             } else {
                 self.credit = 0.0;
