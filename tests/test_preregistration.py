@@ -186,7 +186,9 @@ def test_reproduce_003_table6_1_reports_the_malloc_magnitudes_with_a_true_factor
     within = all(float(rows[k]["seed"]) / 3 <= float(rows[k]["ours"]) <= 3 * float(rows[k]["seed"]) for k in keys)
     assert (mag["holds"] == "True") == within, "the verdict says what the numbers say"
     assert "predictions:" in out.stdout and "consistency checks:" in out.stdout
-    assert "revised 2026-11-26" in out.stdout
+    assert "revised 2026-11-29" in out.stdout  # the latest revision of a criterion is printed
     seeds = list(csv.DictReader(open(tmp_path / "seeds.csv")))
-    assert seeds[0]["seed"] == "003" and int(seeds[0]["revisions"]) == 1
+    toml = Path(__file__).parent.parent / "python/tlblab/seeds/s003_tlb_coloring/reproductions/table6_1.toml"
+    revisions = tomllib.loads(toml.read_text())["revisions"]
+    assert seeds[0]["seed"] == "003" and int(seeds[0]["revisions"]) == len(revisions) == 4
     assert int(seeds[0]["predictions"]) + int(seeds[0]["consistency"]) == len(verdicts)

@@ -37,3 +37,21 @@ def test_tasks_on_one_color_interfere_and_on_two_colors_do_not():
 def test_a_color_too_small_for_the_request_is_a_clear_error():
     with pytest.raises((UserError, ValueError), match="color 3"):
         rt.colored_pages(dict(sets=16, ways=4, reserved=0, periods=1), color=3, count=5)
+
+
+def test_given_idle_flush_when_a_job_follows_an_idle_gap_then_it_misses_all_its_pages_and_others_none():
+    # rt_same_diff_set in different colors: T1 (1, 2, 0.392 ms) and T2 (0, 16, 7.88 ms), 4 pages
+    # each. T2's job ends at 9.84 ms; T1's jobs 6-8 (11, 13, 15 ms) and, in the next hyperperiod,
+    # T2's job 2 (16 ms) and T1's job 9 (17 ms, its pages flushed in the gap before T2's) follow
+    # an idle gap, where another process's CR3 write (idle_flush) empties the TLB: each misses its
+    # 4 pages; every other job after the warm-up misses none, as without idle_flush.
+    import tlblab
+
+    def misses(flush: int) -> dict[tuple[int, int], int]:
+        r = tlblab.simulate("xeon-e5-2650", f"rt_same_diff_set:layout=1,hyperperiods=2,idle_flush={flush}")
+        j = r.job_frame()
+        return {(int(t), int(k)): int(m) for t, k, m in zip(j["task"], j["job"], j["L1D_misses"]) if int(k) > 0}
+
+    after_idle = {(0, 6), (0, 7), (0, 8), (1, 2), (0, 9), (0, 14), (0, 15), (0, 16)}
+    assert misses(1) == {k: 4 if k in after_idle else 0 for k in misses(0)}
+    assert set(misses(0).values()) == {0}

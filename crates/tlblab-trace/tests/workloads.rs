@@ -316,6 +316,131 @@ fn given_a_1000_hz_tick_then_each_running_ms_boundary_stores_once_to_the_apic_pa
 }
 
 #[test]
+fn given_papi_then_each_job_counts_the_reads_user_side_before_the_stop_and_after_the_restart() {
+    // seed 003 counted each job with PAPI (rt_noise::PapiRead, PAPI 5.3 on Linux 2.6.32): a
+    // job's window holds the first read's part after its counters restart (3 loads) and the
+    // second read's part up to their stop (9 loads); the counts' stores (2 a read) fall outside
+    // it. rt_same_diff_set over one hyperperiod: T1 8 jobs, T2 1, plus each task's job 0. So
+    // each job's window holds 12 PAPI references and each job 28 in all; without papi the trace
+    // is the same less those references (tlb_malloc's pages do not move: PAPI's objects are in
+    // the threads' glibc arenas).
+    use tlblab_trace::workloads::{rt_glibc::GlibcArena, rt_noise::PapiRead};
+    let papi_of = |i: u64| PapiRead::allocate(&mut GlibcArena::new(0x7fff_f000_0000, i, 0), (0, 0));
+    let run = |papi: u64| {
+        let p: Params = params(&[("hyperperiods", 1), ("noise", 1), ("papi", papi)]);
+        all("rt_same_diff_set", &p, 1).0
+    };
+    let with = run(1);
+    let mut inside = [0u64; 2];
+    let mut total = [0u64; 2];
+    let mut jobs = [0u64; 2];
+    let mut open = [false; 2];
+    for r in &with {
+        match r {
+            Record::Event(Event::JobStart { task, .. }) => {
+                open[*task as usize] = true;
+                jobs[*task as usize] += 1;
+            }
+            Record::Event(Event::JobEnd { task, .. }) => open[*task as usize] = false,
+            Record::Access(a) => {
+                let t = a.thread.0 as usize;
+                let p = papi_of(t as u64);
+                let is_papi = p
+                    .head
+                    .iter()
+                    .chain(&p.stop)
+                    .chain(&p.tail)
+                    .any(|&(x, _)| x == a.vaddr.0);
+                if is_papi {
+                    total[t] += 1;
+                    if open[t] {
+                        inside[t] += 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(jobs, [9, 2]);
+    assert_eq!(inside, [12 * 9, 12 * 2]);
+    assert_eq!(total, [28 * 9, 28 * 2]);
+    let papi_addrs: HashSet<u64> = (0..2)
+        .flat_map(|i| {
+            let p = papi_of(i);
+            p.head
+                .iter()
+                .chain(&p.stop)
+                .chain(&p.tail)
+                .map(|&(x, _)| x)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let less: Vec<Record> = with
+        .into_iter()
+        .filter(|r| !matches!(r, Record::Access(a) if papi_addrs.contains(&a.vaddr.0)))
+        .collect();
+    assert_eq!(less, run(0));
+    let bad = build("rt_same_diff_set", &params(&[("papi", 1)]), 1)
+        .err()
+        .unwrap();
+    assert!(bad.contains("papi") && bad.contains("noise"), "{bad}");
+}
+
+#[test]
+fn given_papi_objects_before_malloc_buffers_then_the_buffers_move_by_their_bytes_and_after_not() {
+    // PAPI's per-thread objects take 14,000-odd bytes of the task's glibc arena (ThreadInfo_t,
+    // the contexts, the EventSet, its 8,232-byte pe_control_t and arrays): allocated first
+    // (papi = 1) they push the task's malloc'd buffers up by that much; after (papi = 2) the
+    // buffers are where they are without PAPI.
+    let bufs = |papi: u64| -> Vec<u64> {
+        let p: Params = params(&[
+            ("hyperperiods", 1),
+            ("noise", 1),
+            ("papi", papi),
+            ("layout", 3),
+        ]);
+        let (r, _) = all("rt_same_diff_set", &p, 1);
+        // T1's 4-byte stores are its warm-up's, one a buffer in call order (its jobs load).
+        r.iter()
+            .filter_map(|x| match x {
+                Record::Access(a)
+                    if a.thread.0 == 0 && a.kind == AccessKind::Store && a.size == 4 =>
+                {
+                    Some(a.vaddr.0)
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let (none, first, after) = (bufs(0), bufs(1), bufs(2));
+    assert_eq!(none, after);
+    let shift = first[0] - none[0];
+    assert!(shift > 14_000 && shift < 16_000, "{shift}");
+    assert!(first.iter().zip(&none).all(|(f, n)| f - n == shift));
+}
+
+#[test]
+fn given_idle_flush_then_the_tlb_is_flushed_each_time_the_core_goes_idle_and_only_then() {
+    // Another process can run only on an idle core (the tasks are SCHED_FIFO). rt_same_diff_set
+    // over one hyperperiod: T2 (0, 16, 7.88 ms) with T1's five preemptions ends at 9.84 ms, then
+    // T1 (1, 2, 0.392 ms) runs alone at 11, 13 and 15 ms: the core goes idle 4 times, each a
+    // flush; without idle_flush the trace is the same less those flushes.
+    let run = |f: u64| {
+        all(
+            "rt_same_diff_set",
+            &params(&[("hyperperiods", 1), ("idle_flush", f)]),
+            1,
+        )
+        .0
+    };
+    let is_flush = |r: &Record| matches!(r, Record::Event(Event::Flush { .. }));
+    let with = run(1);
+    assert_eq!(with.iter().filter(|r| is_flush(r)).count(), 4);
+    let less: Vec<Record> = with.into_iter().filter(|r| !is_flush(r)).collect();
+    assert_eq!(less, run(0));
+}
+
+#[test]
 fn same_set_layout_puts_all_pages_in_one_dtlb_set_and_different_set_layout_separates_tasks() {
     let sets_of = |layout: u64| -> Vec<HashSet<u64>> {
         let p: Params = params(&[("hyperperiods", 1), ("layout", layout)]);

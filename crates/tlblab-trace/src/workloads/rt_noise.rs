@@ -95,3 +95,96 @@ impl Noise {
 pub fn stack_top(i: usize) -> u64 {
     STACK0_TOP_PAGE - i as u64 * STACK_SIZE
 }
+
+/// libpapi's `.data` page (`_papi_hwd`, the component table, and the perf_event component's
+/// vector `_perf_event_vector` whose `read` pointer `_papi_hwi_read` calls). Assumed: the seed
+/// gives no address; a shared library's writable segment lies at the top of its mapping, and with
+/// randomization off the loader maps the executable's libraries top-down below ld.so, so libpapi's
+/// data is taken to be just below libc's data page.
+pub const LIBPAPI_DATA_PAGE: u64 = LIBC_DATA_PAGE - 0x2000;
+/// libpapi's `.bss` page (`_papi_hwi_system_info`, whose `global_eventset_map` every
+/// `PAPI_read` looks its EventSet up in, and `_papi_os_info`, which `bug_sync_read` reads).
+pub const LIBPAPI_BSS_PAGE: u64 = LIBC_DATA_PAGE - 0x1000;
+/// The main thread's `brk` heap (ASLR off: right after the executable's `.bss`), where
+/// `PAPI_library_init` allocated the EventSet map's `dataSlotArray`.
+pub const PAPI_MAP_PAGE: u64 = DATA_PAGE + 0x1000;
+
+/// Where `PAPI_read`'s user side goes, for one task, split where the counters stop counting.
+///
+/// Seed 003 counted each job's DTLB misses with PAPI (§4.0.3, Alg. 3 reads "the PAPI counters"
+/// around the measured accesses; §5's tasks the same way), so a job is bracketed by two reads.
+/// PAPI 5.3 (papi-5-3-0-t, November 2013, the release of the seed's time) on Linux 2.6.32 reads
+/// through its perf_event component: `PAPI_read` (src/papi.c) looks the EventSet up in
+/// `_papi_hwi_system_info.global_eventset_map.dataSlotArray` (`_papi_hwi_lookup_EventSet`,
+/// src/papi_internal.c), reads the EventSet (`EventSetInfo_t`), takes the thread's context
+/// (`_papi_hwi_get_context`: `ESI->master->context[cidx]`) and calls `_papi_hwd[cidx]->read`,
+/// `_pe_read` (src/components/perf_event/perf_event.c). On kernels before 2.6.33
+/// (`bug_sync_read`) `_pe_read` stops the group leader (`ioctl(PERF_EVENT_IOC_DISABLE)`), reads
+/// it with one `read()` into a stack buffer, stores the counts into `pe_ctl->counts`, and starts
+/// it again (`PERF_EVENT_IOC_ENABLE`); `_papi_hwi_read` then copies each event's count through
+/// `ESI->EventInfoArray[i].pos[0]` into the caller's values. The system calls' kernel side runs in
+/// 2 MiB pages (the image and the direct map, as `tick`'s), and PAPI's default domain
+/// (`PAPI_DOM_USER`) counts only user-mode misses. So what the counted window sees of a read is
+/// its user side in 4 KiB pages: before the stop (`head`, counted at a job's end) and after the
+/// start (`tail`, counted at a job's start); the counts' store (`stop`) falls between, uncounted.
+#[derive(Clone, Debug, Default)]
+pub struct PapiRead {
+    /// References from `PAPI_read`'s entry to the counters' stop.
+    pub head: Vec<(u64, bool)>,
+    /// References while the counters are stopped (`pe_ctl->counts[i]` stored).
+    pub stop: Vec<(u64, bool)>,
+    /// References after the counters start again, to `PAPI_read`'s return.
+    pub tail: Vec<(u64, bool)>,
+}
+
+impl PapiRead {
+    /// PAPI's per-thread objects, allocated by the task's thread in its glibc arena in PAPI 5.3's
+    /// order, and the references one `PAPI_read` of `PAPI_TLB_DM` makes to them. On the
+    /// Sandy Bridge Xeon PAPI_TLB_DM is derived from two native events (DTLB_LOAD_MISSES and
+    /// DTLB_STORE_MISSES), one group of two counters. Sizes are x86-64's with
+    /// `PERF_EVENT_MAX_MPX_COUNTERS` = 64 (the counters' arrays are that long) and 2.6.32's
+    /// 72-byte `perf_event_attr`; the two built-in components (perf_event, perf_event_uncore).
+    /// `shift`: what address-space randomization moved down (the `mmap` base, libpapi with it)
+    /// and up (the `brk` heap), in bytes.
+    pub fn allocate(arena: &mut super::rt_glibc::GlibcArena, shift: (u64, u64)) -> Self {
+        let (bss, data, map) = (
+            LIBPAPI_BSS_PAGE - shift.0,
+            LIBPAPI_DATA_PAGE - shift.0,
+            PAPI_MAP_PAGE + shift.1,
+        );
+        // allocate_thread (src/threads.c): ThreadInfo_t, context[] and running_eventset[] of
+        // one pointer per component, then each component's context (pe_context_t, 24 bytes).
+        let thread = arena.malloc(136);
+        let contexts = arena.malloc(16);
+        arena.malloc(16);
+        let pe_ctx = arena.malloc(24);
+        arena.malloc(24);
+        // create_EventSet (src/papi_internal.c): the EventSetInfo_t (about 300 bytes with its
+        // domain, overflow, multiplex, attach, cpu, profile and inherit parts).
+        let esi = arena.malloc(304);
+        // _papi_hwi_assign_eventset: the control state, pe_control_t (10 ints, then
+        // events[64] of 120-byte pe_event_info_t, then counts[64]: 8,232 bytes), sw_stop,
+        // hw_start, EventInfoArray (64 x 56-byte EventInfo_t), NativeInfoArray.
+        let ctl = arena.malloc(8232);
+        arena.malloc(512);
+        arena.malloc(512);
+        let info = arena.malloc(64 * 56);
+        arena.malloc(64 * 24);
+        let counts = ctl + 40 + 64 * 120;
+        PapiRead {
+            head: vec![
+                (bss + 0x40, false),  // global_eventset_map
+                (map + 0x10, false),  // dataSlotArray[EventSet]
+                (esi, false),         // state, CmpIdx, master, ctl_state
+                (thread + 24, false), // master->context
+                (contexts, false),    // context[cidx]
+                (data + 0x80, false), // _papi_hwd[cidx]->read
+                (pe_ctx, false),      // pe_ctx->state
+                (bss + 0x400, false), // _papi_os_info (bug_sync_read)
+                (ctl, false),         // num_events, events[0] fds
+            ],
+            stop: vec![(counts, true), (counts + 8, true)],
+            tail: vec![(esi + 8, false), (info, false), (info + 56, false)],
+        }
+    }
+}

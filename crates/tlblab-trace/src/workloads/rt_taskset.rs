@@ -24,10 +24,10 @@
 use super::gen::*;
 use super::rt_glibc::GlibcArena;
 use super::rt_kernels::{Kernel, Ref};
-use super::rt_noise::{tick, Noise};
+use super::rt_noise::{tick, Noise, PapiRead};
 use super::WorkloadInfo;
 use crate::record::Event;
-use tlblab_types::{SplitMix64, ThreadId};
+use tlblab_types::{CoreId, SplitMix64, ThreadId};
 
 /// (phase µs, period µs, execution µs, pages allocated, pages accessed)
 type Task = (u64, u64, u64, u64, u64);
@@ -51,8 +51,10 @@ macro_rules! common_params {
             ("tlb_ways", 4, "ways of that DTLB (pages per color a task may own)"),
             ("noise", 0, "1 = OS noise pages (seed 003 §6.0.6): vsyscall, GOT, globals, libc data per job, the stack per switch-in"),
             ("kernel_pages", 0, "4 KiB kernel pages on the entry path, touched on every switch-in (noise = 1)"),
-            ("aslr", 0, "1 = address-space randomization moves libc and the stacks by a seeded number of pages (noise = 1)"),
+            ("aslr", 0, "1 = address-space randomization moves libc, libpapi and the stacks by a seeded number of pages, and the brk heap by another (noise = 1)"),
             ("tick_hz", 0, "timer ticks a second while a task runs (noise = 1; 0 = none): each stores to the local APIC's 4 KiB fixmap page (Linux 2.6.32 x86-64, xAPIC: rt_noise::tick)"),
+            ("idle_flush", 0, "1 = every idle gap of the core runs another process, whose switch-in flushes the TLB (Linux 2.6.32 x86-64 has no PCID: switch_mm reloads CR3): this source's upper bound"),
+            ("papi", 0, "PAPI_read around every job (noise = 1): 0 = none, 1 = PAPI's per-thread objects allocated in the task's arena before its buffers, 2 = after them (PAPI 5.3 on Linux 2.6.32: rt_noise::PapiRead)"),
             ("avoid_sets", 1, "bit mask of the DTLB sets tlb_malloc never hands out (noisy sets, §6.0.6)"),
             ("layout_t1", 9, "T1's layout (9 = as layout)"),
             ("layout_t2", 9, "T2's layout (9 = as layout)"),
@@ -82,7 +84,7 @@ const fn cat<const A: usize, const B: usize, const C: usize>(
 /// A workload's own parameters, then the common ones (`&[...]` of both, in that order).
 macro_rules! with_common {
     ($($p:expr),+ $(,)?) => {
-        &cat::<{ [$(stringify!($p)),+].len() }, 13, { [$(stringify!($p)),+].len() + 13 }>(
+        &cat::<{ [$(stringify!($p)),+].len() }, 15, { [$(stringify!($p)),+].len() + 15 }>(
             [$($p),+],
             common_params!(),
         )
@@ -229,6 +231,10 @@ pub struct TaskSet {
     noise: Option<Noise>,
     /// µs between timer ticks (0: none); a tick while a task runs touches the local APIC's page (`rt_noise::tick`).
     tick_us: u64,
+    /// Per task, what its `PAPI_read`s touch (empty: no PAPI reads).
+    papi: Vec<PapiRead>,
+    /// Flush the TLB whenever the core goes idle (another process runs there).
+    idle_flush: bool,
     hyper: u64,
     end: u64,
     per_access_us: f64,
@@ -330,9 +336,22 @@ impl TaskSet {
         let mut next_color = 0usize;
         let mut pages = Vec::new();
         let mut taken: Vec<u64> = Vec::new();
+        let papi_order = match (get("papi"), get("noise")) {
+            (0, _) => 0,
+            (o @ (1 | 2), 1) => o,
+            (o @ (1 | 2), _) => return Err(format!("{name}: papi ({o}) needs noise = 1")),
+            (o, _) => return Err(format!("{name}: papi must be 0, 1 or 2 (got {o})")),
+        };
+        let mut papi = Vec::new();
         for (i, t) in tasks.iter().enumerate() {
             let (alloc, used) = (t.alloc, t.used.min(t.alloc));
             let kind = kinds[i];
+            // The task thread's glibc arena: its malloc'd buffers (layout 3) and PAPI's
+            // per-thread objects, in the order the thread allocated them.
+            let mut arena = GlibcArena::new(ARENA_TOP, i as u64, MMAP_TOP - i as u64 * (1 << 30));
+            if papi_order == 1 {
+                papi.push(PapiRead::allocate(&mut arena, aslr_shift(get, seed)));
+            }
             let pool: Vec<u64> = match kind {
                 0 => {
                     // Non-overlapping pools at seeded random pages of a 1 GiB heap.
@@ -385,8 +404,7 @@ impl TaskSet {
                 }
                 3 => {
                     // glibc malloc: `alloc` calls malloc(4096) in the task's thread arena.
-                    let mut a = GlibcArena::new(ARENA_TOP, i as u64, MMAP_TOP - i as u64 * (1 << 30));
-                    (0..alloc).map(|_| a.malloc(4096)).collect()
+                    (0..alloc).map(|_| arena.malloc(4096)).collect()
                 }
                 4 => {
                     // Random placement: every page at a seeded random page of its own 1 GiB.
@@ -416,6 +434,9 @@ impl TaskSet {
             }
             chosen.truncate(used as usize);
             pages.push(chosen);
+            if papi_order == 2 {
+                papi.push(PapiRead::allocate(&mut arena, aslr_shift(get, seed)));
+            }
         }
         let runs = tasks
             .iter()
@@ -427,17 +448,16 @@ impl TaskSet {
             .collect();
         let noise = match (get("noise"), get("aslr")) {
             (0, _) => None,
-            (1, a @ (0 | 1)) => {
+            (1, 0 | 1) => {
                 // ASLR moves the mmap base by a random number of pages, and with it libc and
                 // the thread stacks (the arenas stay 64 MiB-aligned, the executable and the
                 // vsyscall page stay put): the seed's malloc runs differ in which sets those
                 // land in; its noisy-set runs had randomization off (§6.0.6).
-                let shift = if a == 1 {
-                    SplitMix64::derive(seed, "workload.rt_taskset.aslr").below(1 << 16) * 4096
-                } else {
-                    0
-                };
-                Some(Noise::new(tasks.len(), get("kernel_pages"), shift))
+                Some(Noise::new(
+                    tasks.len(),
+                    get("kernel_pages"),
+                    aslr_shift(get, seed).0,
+                ))
             }
             (1, a) => return Err(format!("{name}: aslr must be 0 or 1 (got {a})")),
             (v, _) => return Err(format!("{name}: noise must be 0 or 1 (got {v})")),
@@ -463,6 +483,12 @@ impl TaskSet {
             runs,
             noise,
             tick_us,
+            papi,
+            idle_flush: match get("idle_flush") {
+                0 => false,
+                1 => true,
+                v => return Err(format!("{name}: idle_flush must be 0 or 1 (got {v})")),
+            },
             hyper,
             per_access_us: MS as f64 / rate as f64,
             layout,
@@ -512,18 +538,49 @@ impl TaskSet {
     /// The noise of a job start of task `i` (Alg. 4 lines 14-18 and the return from nanosleep).
     fn job_noise(&self, i: usize, out: &mut Vec<Record>) {
         if let Some(n) = &self.noise {
-            for &(a, w) in &n.per_job {
-                out.push(if w {
-                    store(i as u32, a, 8)
-                } else {
-                    load(i as u32, a, 8)
-                });
+            push_refs(i, &n.per_job, out);
+        }
+    }
+
+    /// Task `i`'s job boundary `mark` (`JobStart` or `JobEnd`) with its `PAPI_read` around it
+    /// (`rt_noise::PapiRead`): a start's read runs to its counters' restart before the job
+    /// (`head`, `stop`) and its `tail` in it; an end's read counts its `head` in the job, its
+    /// `stop` and `tail` after it. A start then runs the job's own noise.
+    fn job_mark(&self, i: usize, mark: Event, out: &mut Vec<Record>) {
+        let start = matches!(mark, Event::JobStart { .. });
+        let papi = self.papi.get(i);
+        if let Some(p) = papi {
+            push_refs(i, &p.head, out);
+            if start {
+                push_refs(i, &p.stop, out);
             }
+        }
+        out.push(ev(mark));
+        if let Some(p) = papi {
+            if !start {
+                push_refs(i, &p.stop, out);
+            }
+            push_refs(i, &p.tail, out);
+        }
+        if start {
+            self.job_noise(i, out);
         }
     }
 
     fn switch_to(&mut self, to: Option<usize>, out: &mut Vec<Record>) {
+        let was_running = self.running.is_some();
         if switch_running(&mut self.running, to, out) {
+            // The core idles: under SCHED_FIFO only now may another process run (§5), and its
+            // switch-in writes CR3, which without PCID flushes every TLB entry (Linux 2.6.32,
+            // arch/x86/include/asm/mmu_context.h `switch_mm` → `load_cr3`; a deep C-state's
+            // `leave_mm` does the same). Global kernel entries survive a CR3 write; this flush
+            // takes them too, so it is the source's upper bound.
+            if to.is_none() && was_running && self.idle_flush {
+                out.push(ev(Event::Flush {
+                    core: CoreId(0),
+                    what: crate::record::flush::TLB,
+                }));
+            }
             // A switch-in returns to the task's code, which works on its stack (§6.0.6).
             if let (Some(i), Some(n)) = (to, &self.noise) {
                 for &p in &n.per_switch[i] {
@@ -531,6 +588,29 @@ impl TaskSet {
                 }
             }
         }
+    }
+}
+
+/// What address-space randomization (`aslr` = 1) moves, in bytes down: the `mmap` base (libc,
+/// libpapi, the thread stacks) and the `brk` heap (Linux 2.6.32's `arch_randomize_brk`: a page in
+/// the 32 MiB above the executable's end); (0, 0) without it.
+fn aslr_shift(get: &dyn Fn(&str) -> u64, seed: u64) -> (u64, u64) {
+    if get("aslr") != 1 {
+        return (0, 0);
+    }
+    let mmap = SplitMix64::derive(seed, "workload.rt_taskset.aslr").below(1 << 16) * 4096;
+    let brk = SplitMix64::derive(seed, "workload.rt_taskset.aslr.brk").below(1 << 13) * 4096;
+    (mmap, brk)
+}
+
+/// Task `i`'s 8-byte loads and stores of `refs` (address, is a store), in order.
+fn push_refs(i: usize, refs: &[(u64, bool)], out: &mut Vec<Record>) {
+    for &(a, w) in refs {
+        out.push(if w {
+            store(i as u32, a, 8)
+        } else {
+            load(i as u32, a, 8)
+        });
     }
 }
 
@@ -552,18 +632,25 @@ impl Generator for TaskSet {
             // so it is the one whose entries are freshest (tasks start in creation order).
             for i in 0..self.tasks.len() {
                 self.switch_to(Some(i), out);
-                out.push(ev(Event::JobStart {
-                    task: i as u32,
-                    job: 0,
-                }));
-                self.job_noise(i, out);
+                self.job_mark(
+                    i,
+                    Event::JobStart {
+                        task: i as u32,
+                        job: 0,
+                    },
+                    out,
+                );
                 for &p in &self.pages[i] {
                     out.push(store(i as u32, p, 4));
                 }
-                out.push(ev(Event::JobEnd {
-                    task: i as u32,
-                    job: 0,
-                }));
+                self.job_mark(
+                    i,
+                    Event::JobEnd {
+                        task: i as u32,
+                        job: 0,
+                    },
+                    out,
+                );
             }
             return true;
         }
@@ -619,11 +706,15 @@ impl Generator for TaskSet {
             if let Some(i) = pick {
                 if !self.started_job[i] {
                     self.started_job[i] = true;
-                    out.push(ev(Event::JobStart {
-                        task: i as u32,
-                        job: self.job[i],
-                    }));
-                    self.job_noise(i, out);
+                    let job = self.job[i];
+                    self.job_mark(
+                        i,
+                        Event::JobStart {
+                            task: i as u32,
+                            job,
+                        },
+                        out,
+                    );
                 }
                 self.credit += 1.0;
                 while self.credit >= self.per_access_us {
@@ -632,10 +723,15 @@ impl Generator for TaskSet {
                 }
                 self.remaining[i] -= 1;
                 if self.remaining[i] == 0 {
-                    out.push(ev(Event::JobEnd {
-                        task: i as u32,
-                        job: self.job[i],
-                    }));
+                    let job = self.job[i];
+                    self.job_mark(
+                        i,
+                        Event::JobEnd {
+                            task: i as u32,
+                            job,
+                        },
+                        out,
+                    );
                 }
             } else {
                 self.credit = 0.0;
