@@ -23,6 +23,8 @@ exception vectors (`os.fault_linear_map`, `os.vectors_page`): each alone and bot
 frames scattered over memory, on the OS of the run before `os.fault_highmem` and
 `os.kernel_data_sections`. `highmem_bounds()` (`--highmem-bounds`) runs the OS before those two
 on the same captures, and bounds the main TLB's lookup time (the lookup at 1 cycle against the preset's 7).
+`knobs_one_at_a_time()` (`--knobs [--quick] [--x86]`) runs those two each alone, on the ARMv7
+captures by default.
 
 `measure()` downloads the package with apt (armhf added as a foreign architecture), keeps only
 its System.map under out/kernel/ (the 620 MB package is removed), and caches the counts as JSON
@@ -217,16 +219,18 @@ def bounds(shifts: tuple[int, ...] = (0, 4, 8, 12, 16, 20)) -> dict[str, dict]:
     return out
 
 
-def _single_core(prog: str) -> tuple[str, list[int]]:
-    """Table 2's single-core scenario of `prog` (its cached trace) and the four pages its profile
-    ranks first (the seed's lockdown set)."""
+def _single_core(prog: str, isa: str = "x86", quick: bool = False) -> tuple[str, list[int]]:
+    """Table 2's single-core scenario of `prog` on `isa` (its cached trace; `quick`: the
+    reproduction's --quick prefixes) and the four pages its profile ranks first (the seed's
+    lockdown set)."""
     import tlblab.technique.lockdown as ld
     from tlblab.profile import profile
     from tlblab.seeds.s004_tlb_lockdown import experiments as ex, mibench
 
-    trace = str(mibench.scenario(prog, 1, limit=0, corunner_limit=0,
-                                 tick=ex.tick_references(prog, False), phase=0))
-    rows = profile(str(mibench.capture(prog)), process=0)
+    bound = ex.QUICK_REFERENCES if quick else 0
+    trace = str(mibench.scenario(prog, 1, limit=bound, corunner_limit=bound,
+                                 tick=ex.tick_references(prog, quick, isa), phase=0, isa=isa))
+    rows = profile(str(ex._capture(prog, isa, limit=bound)), process=0)
     return trace, ld.most_frequent(rows, 4, process=0, geom=ld.geometry(ex.A9))
 
 
@@ -309,7 +313,39 @@ def highmem_bounds(lookups: tuple[int, ...] = (1,)) -> dict[str, dict]:
     return out
 
 
+def knobs_one_at_a_time(isa: str = "armv7", quick: bool = False) -> dict[str, dict]:
+    """The two kernel translations of 2026-11-28, later, run one at a time on Table 2's
+    single-core scenarios (issue 87: until now only both off, `highmem_bounds`'s `before`, and
+    both on, the reproduction's OS, were run). `off`: a fault clears its frame through the linear
+    map (`os.fault_linear_map`) and the kernel's data pages are 4 KiB entries; `highmem`: the
+    clear through kmap_atomic's fixmap slot alone (`os.fault_highmem`); `sections`: the kernel's
+    data as 1 MiB sections alone (`os.kernel_data_sections`, the clear through the linear map);
+    `both`: experiments.OS. Per program and variant, the program's micro and main stalls without
+    locks and the four most-accessed pages' decreases. Uses the cached captures."""
+    from tlblab.seeds.s004_tlb_lockdown import experiments as ex, selection
+
+    variants = {"off": (False, False), "highmem": (True, False), "sections": (False, True),
+                "both": (True, True)}
+    out: dict[str, dict] = {}
+    for prog in ex.PROGRAMS:
+        trace, pages = _single_core(prog, isa, quick)
+        out[prog] = {}
+        for name, (hm, ds) in variants.items():
+            # The fixmap clear replaces the linear map's (both together are refused).
+            os_ = {**ex.OS, "fault_highmem": hm, "fault_linear_map": not hm, "kernel_data_sections": ds}
+            b = selection.stall_of(ex.A9, trace, [], process=0, os=os_)
+            locked = selection.stall_of(ex.A9, trace, pages, process=0, os=os_)
+            out[prog][name] = {"micro": b["uTLB-D"], "main": b["main"],
+                               "decreased_micro": b["uTLB-D"] - locked["uTLB-D"],
+                               "decreased_main": b["main"] - locked["main"]}
+    return out
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--knobs"] and set(sys.argv[2:]) <= {"--quick", "--x86"}:
+        print(json.dumps(knobs_one_at_a_time("x86" if "--x86" in sys.argv else "armv7",
+                                             "--quick" in sys.argv), indent=1))
+        sys.exit(0)
     if sys.argv[1:] == ["--highmem-bounds"]:
         print(json.dumps(highmem_bounds(), indent=1))
         sys.exit(0)
