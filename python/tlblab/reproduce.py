@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from tlblab import explanations, phases, reproduce_pool, seeds
+from tlblab import explanations, phases, reproduce_pool, reproduce_units, seeds
 from tlblab.errors import UserError
 from tlblab.files import atomic_write, csv_text
 # The criteria's arithmetic, kept beside this module (its callers name them as `tlblab.reproduce`'s).
@@ -361,7 +361,7 @@ def run_one(rep: Reproduction, quick: bool = False) -> Outcome:
             ours = None
     if ours is not None:
         o = outcome(rep, ours, time.monotonic() - t0)
-    o.timing = _timing(ledger)
+    o.timing = reproduce_units.timing(ledger)
     return o
 
 
@@ -376,10 +376,6 @@ def run_guarded(rep: Reproduction, quick: bool = False) -> Outcome:
         return Outcome(rep, {}, time.monotonic() - t0, error=str(e))
     except Exception as e:  # noqa: BLE001 - named in the outcome, see above
         return Outcome(rep, {}, time.monotonic() - t0, error=f"the experiment raised {type(e).__name__}: {e}")
-
-
-def _timing(ledger: phases.Ledger) -> dict[str, Any]:
-    return {"wall": round(ledger.wall, 3), "cpu": round(ledger.cpu, 3), "phases": ledger.record()}
 
 
 def outcome(rep: Reproduction, ours: dict[str, float], seconds: float, error: str = "") -> Outcome:
@@ -418,20 +414,8 @@ def prepare(reps: list[Reproduction], quick: bool = False,
     of it is made (where the seed says so). Returns the records of what each
     did: `seed`, `runs`, `seconds`. The reproductions then read those runs; their own `seconds`
     leave them out."""
-    by_module: dict[Any, tuple[str, list[str]]] = {}
-    for rep in reps:
-        seed, _, fn = _named(rep)
-        if seed is None:
-            continue  # run_one says what is wrong with it
-        # A function of another module of the folder ("seed001:power.fig6_12"): its module's prepare.
-        other, _, fn = fn.rpartition(".")
-        try:
-            module = importlib.import_module(f"{seed.package}.{other}") if other else seed.experiments()
-        except ImportError:
-            continue  # run_one says so
-        by_module.setdefault(module, (rep.seed, []))[1].append(fn)
     done = []
-    for module, (seed, fns) in by_module.items():
+    for module, (seed, fns) in reproduce_units.prepare_modules(reps).items():
         if not hasattr(module, "prepare"):
             continue
         if on_prepare:
@@ -442,7 +426,7 @@ def prepare(reps: list[Reproduction], quick: bool = False,
         except (ValueError, RuntimeError):
             continue  # the reproduction that makes the failing run reports it (run_one)
         done.append({"seed": seed, "runs": int(did["runs"]), "seconds": round(float(did["seconds"]), 2),
-                     "timing": _timing(ledger)})
+                     "timing": reproduce_units.timing(ledger)})
         if on_prepared:
             on_prepared(done[-1])
     return done
@@ -461,25 +445,18 @@ def run_all(reps: list[Reproduction], quick: bool = False, *, jobs: int = 1, gua
     before the i-th (from 0), `on_done(outcome)` after each and `on_seed(record)` after each seed
     (`seed`, `reproductions`, `wall`, `cpu`, `prepared`), for a caller that shows progress.
 
-    The seeds run on `jobs` processes (`tlblab.reproduce_pool`), longest first by `seed_seconds`
-    (each seed's CPU seconds last time, `reproduce_timings.last_seconds`; SEED_SECONDS when not
-    given): a
-    seed is one unit, its prepare and its reproductions in turn in one process, as with one job
-    (their shared runs and in-process caches stay shared). The outcomes come back in `reps`'
-    order whatever the order the seeds finish in: every file written from them is the same for
-    any `jobs`. With jobs > 1 the callbacks of a seed come as its process reaches them, the
-    seeds' interleaved; `on_done` of a seed's reproductions when the seed is done."""
-    units: dict[str, list[int]] = {}
-    for i, rep in enumerate(reps):
-        units.setdefault(rep.seed, []).append(i)
-    names = list(units)
-    # In one process (one job, or one seed: `run_units` then uses no pool) each outcome is told as it
-    # is made; on a pool, a seed's outcomes come back with its unit's result.
-    alone = jobs <= 1 or len(names) <= 1
-    args = [([(i, reps[i]) for i in units[seed]], quick, guarded, alone) for seed in names]
+    With one job the seeds run here in the reproductions' order, each seed's prepare and then its
+    reproductions in turn (seed 001's prepare on a pool of its own). With more, the units are
+    finer than a seed (`tlblab.reproduce_units`: a seed's groups of reproductions that share a
+    process's caches, and the runs a seed prepares, each a unit) on `jobs` processes
+    (`tlblab.reproduce_pool`), longest first by `seed_seconds` (the CPU seconds of each seed and
+    reproduction last time, `reproduce_timings.last_seconds`; SEED_SECONDS when not given). The
+    outcomes come back in `reps`' order whatever the order the units finish in: every file
+    written from them is the same for any `jobs`. With jobs > 1 the callbacks come as the
+    processes reach them, the seeds' interleaved; `on_done` of a group's reproductions when the
+    group is done."""
     known = seed_seconds or SEED_SECONDS
-    # One job runs the seeds in the reproductions' order, as before there was a pool.
-    order = sorted(range(len(names)), key=lambda k: (-known.get(names[k], 0.0), k)) if jobs > 1 else None
+    done: list[dict[str, Any]] = []
 
     def message(m: tuple[Any, ...]) -> None:
         kind, *rest = m
@@ -494,41 +471,61 @@ def run_all(reps: list[Reproduction], quick: bool = False, *, jobs: int = 1, gua
         elif kind == "done" and on_done:
             on_done(rest[0])
 
-    def finished(k: int, unit: dict[str, Any]) -> None:
+    def finished(unit: dict[str, Any], told: bool) -> None:
         for o in unit["outcomes"]:
             o.reproduction = reps[o.reproduction_index]  # the caller's object, not a copy
-            if on_done and not alone:
+            if on_done and not told:
                 on_done(o)
-        if on_seed:
-            on_seed(unit["record"])
+        done.append(unit)
 
-    done = reproduce_pool.run_units(_run_seed, args, jobs=jobs, order=order, on_message=message,
-                                    on_result=finished)
+    if jobs > 1:
+        reproduce_units.schedule(reps, quick, guarded, jobs, _run_seed, known, SEED_SECONDS, message,
+                                 on_prepare, on_prepared, on_run,
+                                 lambda unit: finished(unit, unit["told"]), on_seed)
+    else:
+        units: dict[str, list[int]] = {}
+        for i, rep in enumerate(reps):
+            units.setdefault(rep.seed, []).append(i)
+        # One process: each outcome is told as it is made.
+        args = [([(i, reps[i]) for i in units[seed]], quick, guarded, True) for seed in units]
+
+        def seed_done(k: int, unit: dict[str, Any]) -> None:
+            finished(unit, True)
+            if on_seed:
+                on_seed(unit["record"])
+
+        reproduce_pool.run_units(_run_seed, args, jobs=1, on_message=message, on_result=seed_done)
     by_index = {o.reproduction_index: o for unit in done for o in unit["outcomes"]}
     return [by_index[i] for i in range(len(reps))]
 
 
 # Each seed's seconds in a full-size `tlblab reproduce` (wall, one job), the longest-first order of
-# the seeds' units when no timings of a last run are at hand (`reproduce_timings`): issue 89's
+# the units when no timings of a last run are at hand (`reproduce_timings`): issue 89's
 # measurement on a two-core Intel host (seed 001 about 34 minutes, seed 004's Table 2 about 21 of
 # its minutes). Only the order reads them.
 SEED_SECONDS = {"001": 2040.0, "004": 1800.0, "003": 300.0, "002": 120.0, "000": 30.0}
 
 
 def _run_seed(items: list[tuple[int, Reproduction]], quick: bool, guarded: bool,
-              tell_done: bool = True) -> dict[str, Any]:
-    """One seed's unit (`run_all`): its shared runs (`prepare`), then its reproductions in turn,
-    each told to the parent (`reproduce_pool.post`) as it starts and, with `tell_done`, ends. Returns the outcomes
-    (each with `reproduction_index`, its place in the caller's list) and the seed's record."""
+              tell_done: bool = True, made: dict[str, dict[Any, Any]] | None = None) -> dict[str, Any]:
+    """One seed's unit, or one group of its reproductions (`run_all`): its shared runs
+    (`prepare`; `made`, {module name: runs}, those made on other workers, `adopt`ed first), then
+    its reproductions in turn, each told to the parent (`reproduce_pool.post`) as it starts and,
+    with `tell_done`, ends. Returns the outcomes (each with `reproduction_index`, its place in
+    the caller's list), the seed's record and whether the outcomes were `told`."""
     from tlblab import sim
 
     post = reproduce_pool.post
     reps = [rep for _, rep in items]
     # The seed's runs made once each, whichever of its reproductions asks again (`sim.reusing`).
     with phases.measure() as ledger, sim.reusing():
+        for module, runs in (made or {}).items():
+            importlib.import_module(module).adopt(runs)
+        # What was planned and made elsewhere is not told of again (its prepare finds it made).
+        tell = made is None
         try:
-            prepared = prepare(reps, quick, on_prepare=lambda seed, n: post(("prepare", seed, n)),
-                               on_prepared=lambda did: post(("prepared", did)),
+            prepared = prepare(reps, quick, on_prepare=(lambda seed, n: post(("prepare", seed, n))) if tell else None,
+                               on_prepared=(lambda did: post(("prepared", did))) if tell else None,
                                on_run=lambda line: post(("run", line)))
         except Exception:  # noqa: BLE001 - guarded: each reproduction makes its runs itself and names the failure
             if not guarded:
@@ -545,7 +542,7 @@ def _run_seed(items: list[tuple[int, Reproduction]], quick: bool, guarded: bool,
     record = {"seed": reps[0].seed, "reproductions": len(reps), "wall": round(ledger.wall, 3),
               "cpu": round(ledger.cpu, 3), "prepared": prepared,
               "peak_rss_mib": phases.peak_rss_mib()}
-    return {"outcomes": outcomes, "record": record}
+    return {"outcomes": outcomes, "record": record, "told": tell_done}
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:

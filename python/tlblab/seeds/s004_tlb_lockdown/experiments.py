@@ -25,6 +25,11 @@ from tlblab.seeds.s004_tlb_lockdown import mibench, selection
 from tlblab.profile import profile
 from tlblab.sim import simulate
 
+# `tlblab reproduce`'s units (tlblab.reproduce_units): Table 3 reads Table 2's `_program` of its
+# ISA from this module's caches, so the two run in one process; the two ISAs share no run and no
+# capture, and run beside each other.
+PROCESS_GROUPS = (("table2", "table3"), ("table2_armv7", "table3_armv7"))
+
 A9 = "cortex-a9"
 PROGRAMS = ("basicmath", "qsort", "susan")
 QUICK_REFERENCES = 1_000_000
