@@ -50,18 +50,40 @@ def _start_worker(queue: Any) -> None:
     # worker's own children running (seed 001's pool, a Valgrind capture) to the end of their
     # work: the first SIGTERM is a KeyboardInterrupt instead, which stops them as Ctrl-C does
     # (seed 001's pool terminates its workers, the native loops check every 50 ms); a second
-    # one kills.
+    # one kills. A worker between units, or in one that `stops_at_once`, ends at once.
     def stop(signum: int, frame: Any) -> None:
+        if _running is None:
+            os._exit(128 + signum)
         signal.signal(signum, signal.SIG_DFL)
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
 
 
+def stops_at_once(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Marks a unit function a SIGTERM may end at once, mid-run: one that starts no process of
+    its own and writes nothing but whole files (`files.atomic_write`), so that nothing is left
+    behind, and that may be long in native code that does not check for signals (a graph's
+    build)."""
+    fn.stops_at_once = True  # type: ignore[attr-defined]
+    return fn
+
+
+# In a worker: the unit function running now (None between units).
+_running: Callable[..., Any] | None = None
+
+
 def _unit(fn: Callable[..., Any], *args: Any) -> Any:
     """`fn(*args)` in a worker. Interrupted (the parent's SIGTERM), the worker ends there: the
     executor's worker loop would otherwise send the interrupt back as the unit's result and go
     on to the next unit already queued to it, making (and writing) work nobody waits for."""
+    global _running
+    import signal
+
+    _running = fn
+    # The kernel's own SIGTERM for a unit that may end at once: a Python handler would wait for
+    # the native call in progress to return.
+    saved = signal.signal(signal.SIGTERM, signal.SIG_DFL) if getattr(fn, "stops_at_once", False) else None
     try:
         return fn(*args)
     except KeyboardInterrupt:
@@ -71,6 +93,10 @@ def _unit(fn: Callable[..., Any], *args: Any) -> Any:
 
         util._exit_function()
         os._exit(128 + 15)
+    finally:
+        _running = None
+        if saved is not None:
+            signal.signal(signal.SIGTERM, saved)
 
 
 def run_units(fn: Callable[..., Any], units: Sequence[tuple[Any, ...]], *, jobs: int = 1,

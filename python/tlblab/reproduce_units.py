@@ -64,6 +64,9 @@ def groups(reps: list[Any]) -> list[tuple[str, list[int]]]:
     return sorted(out, key=lambda g: g[1][0])
 
 
+# A plan and a run start no process and write only whole caches: stopped at once (as seed 001's
+# own pool's workers were), not after a graph's build that does not check for signals.
+@reproduce_pool.stops_at_once
 def plan_seed(reps: list[Any], quick: bool, guarded: bool) -> dict[str, Any]:
     """In a worker: the runs each planning module of `reps`' seed would make
     (`module.plan(quick, experiment names)`), as {"runs": [(module name, key, job, seconds
@@ -89,6 +92,7 @@ def plan_seed(reps: list[Any], quick: bool, guarded: bool) -> dict[str, Any]:
     return {"runs": runs, "timing": timing(ledger)}
 
 
+@reproduce_pool.stops_at_once
 def make_run(module: str, job: Any) -> dict[str, Any]:
     """In a worker: one planned run (`module.make(job)`), its wall seconds and timing; a run
     that fails is left to the reproduction that reads it (`failed`)."""
