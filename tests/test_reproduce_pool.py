@@ -147,3 +147,15 @@ def test_seed_001_s_runs_made_as_the_pool_s_own_units_give_the_outcomes_of_one_j
     assert prepared[0]["runs"] == len(lines) == len(seed001.PLAN[("seed", "liblinear_throttle")]) > 1
     assert [repr(sorted(o.ours.items())) for o in two] == [repr(sorted(o.ours.items())) for o in one]
     assert two[0].row_records and two[0].verdict_records == one[0].verdict_records
+
+
+def test_the_report_s_figures_drawn_on_two_processes_come_back_each_in_its_place():
+    from tlblab import report
+
+    reps = rp.select("003")[:report.PARALLEL_FIGURES]
+    outcomes = [rp.outcome(r, {row["key"]: 1.0 + k for k, row in enumerate(r.rows)}, 0.0) for r in reps]
+    svgs = report._figures(outcomes)
+    assert len(svgs) == len(reps)
+    for r, svg in zip(reps, svgs):
+        assert svg.startswith("<svg ") and f'aria-label="plot-repro-003-' in svg
+        assert f"plot-{report._rid(r)}" in svg, r.name
