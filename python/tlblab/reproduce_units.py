@@ -118,7 +118,8 @@ def schedule(reps: list[Any], quick: bool, guarded: bool, jobs: int, run_group: 
     function returning {"outcomes", "record"}) after their seed's prepared runs, on `jobs`
     workers, longest first: a group by its reproductions' CPU seconds last time (`known`, by
     name; else its share of its seed's `known` or `fallback` seconds), a run by its module's
-    `costs` plus its seed's groups (they wait for it), a plan first. `on_group(result)` as each
+    `costs` plus its seed's longest group when that was measured (it waits for the run), a
+    plan first. `on_group(result)` as each
     group ends, `on_seed(record)` as each seed's last unit does (its groups' records merged:
     wall and CPU summed, the prepared runs' beside them)."""
     parts = groups(reps)
@@ -149,7 +150,9 @@ def schedule(reps: list[Any], quick: bool, guarded: bool, jobs: int, run_group: 
                 for idx in by_seed[seed]]
 
     def tail(seed: str) -> float:
-        return max(group_cost(seed, idx) for idx in by_seed[seed])
+        # Only a measured one: SEED_SECONDS' whole seed is mostly its prepared runs themselves.
+        return max((group_cost(seed, idx) for idx in by_seed[seed]
+                    if all(reps[i].name in known for i in idx)), default=0.0)
 
     def finished(unit: reproduce_pool.Unit, result: Any) -> list[reproduce_pool.Unit]:
         kind, seed, *rest = unit.key
