@@ -93,14 +93,18 @@ def plan_seed(reps: list[Any], quick: bool, guarded: bool) -> dict[str, Any]:
 
 
 @reproduce_pool.stops_at_once
-def make_run(module: str, job: Any) -> dict[str, Any]:
+def make_run(module: str, job: Any, guarded: bool = False) -> dict[str, Any]:
     """In a worker: one planned run (`module.make(job)`), its wall seconds and timing; a run
-    that fails is left to the reproduction that reads it (`failed`)."""
+    that fails (of any error, `guarded`) is left to the reproduction that reads it (`failed`)."""
     t0 = time.monotonic()
     with phases.measure() as ledger:
         try:
             result, failed = importlib.import_module(module).make(job), False
         except (ValueError, RuntimeError):
+            result, failed = None, True
+        except Exception:  # noqa: BLE001 - guarded (the study): as run_seed's prepare
+            if not guarded:
+                raise
             result, failed = None, True
     return {"result": result, "failed": failed, "seconds": time.monotonic() - t0, "timing": timing(ledger)}
 
@@ -162,7 +166,8 @@ def schedule(reps: list[Any], quick: bool, guarded: bool, jobs: int, run_group: 
             waiting[seed] = len(result["runs"])
             if not result["runs"]:
                 return _prepared(seed)
-            return [reproduce_pool.Unit(make_run, (module, job), cost + tail(seed), ("run", seed, module, key, job, what))
+            return [reproduce_pool.Unit(make_run, (module, job, guarded), cost + tail(seed),
+                                        ("run", seed, module, key, job, what))
                     for module, key, job, cost, what in result["runs"]]
         if kind == "run":
             module, key, job, what = rest
