@@ -6,11 +6,12 @@ what the pool (`tlblab.reproduce_pool.run_dynamic`) hands its workers, longest f
   experiments module says otherwise (`PROCESS_GROUPS`: tuples of reproduction ids; the ids it
   does not name are one more group). Seed 004's two ISAs share nothing, so its Tables 2-3 on
   x86 and on ARMv7 run beside each other.
-- A seed's **prepared runs**: a module with `prepare` (seed 001's) that also offers `plan`,
-  `make` and `adopt` has its runs planned in a worker (`plan_seed`), each run made as a unit of
-  its own (`make_run`) on whichever worker is free, and adopted by the process that then runs
-  the seed's groups. The runs were a pool of their own inside the seed's unit: three processes
-  on two cores beside another seed, and one core idle while the seed's last runs ended.
+- A seed's **prepared runs**: a module that offers `plan`, `make` and `adopt` has its runs
+  planned in a worker (`plan_seed`), each run made as a unit of its own (`make_run`) on
+  whichever worker is free, and adopted by the process that then runs the seed's groups. Seed
+  001's (its `prepare`'s runs) were a pool of their own inside the seed's unit: three processes
+  on two cores beside another seed, and one core idle while the seed's last runs ended. Seed
+  004's are each program's Table 2 runs on each ISA, which Table 3 reads too.
 
 Each run and each reproduction is deterministic and independent of the process it runs in, so
 the outcomes are those of one job, in the reproductions' order.
@@ -70,7 +71,7 @@ def groups(reps: list[Any]) -> list[tuple[str, list[int]]]:
 def plan_seed(reps: list[Any], quick: bool, guarded: bool) -> dict[str, Any]:
     """In a worker: the runs each planning module of `reps`' seed would make
     (`module.plan(quick, experiment names)`), as {"runs": [(module name, key, job, seconds
-    expected, what it is)], "timing"}. A plan that fails leaves its runs to the reproductions,
+    expected or None, what it is)], "timing"}. A plan that fails leaves its runs to the reproductions,
     which make them and report the failure (as `tlblab.reproduce.prepare`)."""
     runs: list[tuple[str, Any, Any, float, str]] = []
     with phases.measure() as ledger:
@@ -88,7 +89,7 @@ def plan_seed(reps: list[Any], quick: bool, guarded: bool) -> dict[str, Any]:
             cost = module.costs(jobs) if hasattr(module, "costs") else {}
             for key, job in jobs.items():
                 what = module.describe(job) if hasattr(module, "describe") else repr(key)
-                runs.append((module.__name__, key, job, float(cost.get(key, 0.0)), what))
+                runs.append((module.__name__, key, job, cost.get(key), what))
     return {"runs": runs, "timing": timing(ledger)}
 
 
@@ -166,7 +167,10 @@ def schedule(reps: list[Any], quick: bool, guarded: bool, jobs: int, run_group: 
             waiting[seed] = len(result["runs"])
             if not result["runs"]:
                 return _prepared(seed)
-            return [reproduce_pool.Unit(make_run, (module, job, guarded), cost + tail(seed),
+            # A run its module gives no seconds for: an even share of its seed's.
+            share = known.get(seed, fallback.get(seed, 0.0)) / len(result["runs"])
+            return [reproduce_pool.Unit(make_run, (module, job, guarded),
+                                        (share if cost is None else cost) + tail(seed),
                                         ("run", seed, module, key, job, what))
                     for module, key, job, cost, what in result["runs"]]
         if kind == "run":

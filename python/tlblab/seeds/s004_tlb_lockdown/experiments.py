@@ -17,7 +17,6 @@ and CI): the loader, libc's start-up and the start of the program's own work.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 import tlblab.technique.lockdown as ld
@@ -167,8 +166,15 @@ def _stall_rows(out: dict[str, float], prog: str, base: dict[str, float], locked
     out[f"{prog}/stall_share"] = (base["uTLB-D"] + base["main"]) / cycles if cycles else 0.0
 
 
-@lru_cache(maxsize=None)
 def _program(prog: str, quick: bool, isa: str = "x86") -> dict[str, float]:
+    """`_program_made`, once per process (or made on another worker and adopted: `make`)."""
+    key = (prog, quick, isa)
+    if key not in _PROGRAMS:
+        _PROGRAMS[key] = _program_made(prog, quick, isa)
+    return _PROGRAMS[key]
+
+
+def _program_made(prog: str, quick: bool, isa: str = "x86") -> dict[str, float]:
     """One program's numbers in seed 004 §V.1's single-core scenario (cjpeg, djpeg, then the
     program on one core; `_scenario_run`), the pages chosen on the program's run alone (§IV)."""
     alone = str(_capture(prog, isa, limit=QUICK_REFERENCES if quick else 0))
@@ -248,9 +254,17 @@ def table2_armv7(quick: bool) -> dict[str, float]:
     return table2(quick, "armv7")
 
 
-@lru_cache(maxsize=None)
 def _scenario_run(prog: str, cores: int, quick: bool, phase: int = 0,
                   isa: str = "x86") -> tuple[str, dict[str, float], dict]:
+    """`_scenario_made`, once per process (or adopted with its program: `make`)."""
+    key = (prog, cores, quick, phase, isa)
+    if key not in _SCENARIOS:
+        _SCENARIOS[key] = _scenario_made(prog, cores, quick, phase, isa)
+    return _SCENARIOS[key]
+
+
+def _scenario_made(prog: str, cores: int, quick: bool, phase: int = 0,
+                   isa: str = "x86") -> tuple[str, dict[str, float], dict]:
     """Seed 004 §V.1's scenario on `cores` cores (mibench.scenario: cjpeg, djpeg, then the
     program on core 0; on four cores cores 1-3 loop cjpeg, djpeg and typeset, where `phase`
     puts them): the trace, the program's (process 0's) stall cycles per level without lockdown,
@@ -268,6 +282,46 @@ def _scenario_run(prog: str, cores: int, quick: bool, phase: int = 0,
 # (program, cores, quick, phase, isa) -> the TLB maintenance operations of the scenario's run
 # (`_scenario_run`).
 _SHOOTDOWNS: dict[tuple[str, int, bool, int, str], int] = {}
+# What this process made or adopted: (program, quick, isa) -> `_program_made`'s rows;
+# (program, cores, quick, phase, isa) -> `_scenario_made`'s run.
+_PROGRAMS: dict[tuple[str, bool, str], dict[str, float]] = {}
+_SCENARIOS: dict[tuple[str, int, bool, int, str], tuple[str, dict[str, float], dict]] = {}
+
+# `tlblab reproduce`'s way to Table 2's programs on its own workers (tlblab.reproduce_units,
+# docs/reproductions.md): each (program, ISA) the tables read is one run, made wherever the
+# scheduler puts it (its single-core scenario, profile, locks and guided searches: the most of
+# Table 2), and adopted, with the selection and the scenario runs Table 3 reads of it, by the
+# process that runs the tables. The tables' numbers are the same as made in turn (each run is
+# deterministic and independent of the process).
+ISAS = {"table2": "x86", "table3": "x86", "table2_armv7": "armv7", "table3_armv7": "armv7"}
+
+
+def plan(quick: bool, experiments: list[str]) -> dict[tuple[str, bool, str], tuple[str, bool, str]]:
+    isas = sorted({ISAS[e] for e in experiments if e in ISAS})
+    return {(p, quick, isa): (p, quick, isa) for isa in isas for p in PROGRAMS if (p, quick, isa) not in _PROGRAMS}
+
+
+def make(job: tuple[str, bool, str]) -> dict[str, Any]:
+    from tlblab import sim
+
+    prog, quick, isa = job
+    with sim.reusing():  # its selections simulate the scenario's own run again (as the tables' units)
+        out = _program(prog, quick, isa)
+    mine = [k for k in _SCENARIOS if (k[0], k[2], k[4]) == job]
+    return {"out": out, "selection": _SELECTIONS[job], "scenarios": {k: _SCENARIOS[k] for k in mine},
+            "shootdowns": {k: _SHOOTDOWNS[k] for k in mine if k in _SHOOTDOWNS}}
+
+
+def adopt(made: dict[tuple[str, bool, str], tuple[Any, dict[str, Any], float]]) -> None:
+    for key, (_, r, _) in made.items():
+        _PROGRAMS[key] = r["out"]
+        _SELECTIONS[key] = r["selection"]
+        _SCENARIOS.update(r["scenarios"])
+        _SHOOTDOWNS.update(r["shootdowns"])
+
+
+def describe(job: tuple[str, bool, str]) -> str:
+    return f"{job[0]} ({job[2]}): Table 2's runs of it"
 
 # Seed 004 §V.1 measures the real-time program 100 times while cores 1-3 loop their programs,
 # and reports the measurements' averages: each run meets the background loops at another place.
