@@ -17,7 +17,7 @@ and CI): the loader, libc's start-up and the start of the program's own work.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import tlblab.technique.lockdown as ld
 from tlblab.seeds.s004_tlb_lockdown import mibench, selection
@@ -166,12 +166,17 @@ def _stall_rows(out: dict[str, float], prog: str, base: dict[str, float], locked
     out[f"{prog}/stall_share"] = (base["uTLB-D"] + base["main"]) / cycles if cycles else 0.0
 
 
+def _once(cache: dict, make: Callable[..., Any], *key: Any) -> Any:
+    """`make(*key)`, once per process under `key` in `cache` (or made on another worker and
+    adopted there: `adopt`)."""
+    if key not in cache:
+        cache[key] = make(*key)
+    return cache[key]
+
+
 def _program(prog: str, quick: bool, isa: str = "x86") -> dict[str, float]:
-    """`_program_made`, once per process (or made on another worker and adopted: `make`)."""
-    key = (prog, quick, isa)
-    if key not in _PROGRAMS:
-        _PROGRAMS[key] = _program_made(prog, quick, isa)
-    return _PROGRAMS[key]
+    """`_program_made`, once per process (`_once`)."""
+    return _once(_PROGRAMS, _program_made, prog, quick, isa)
 
 
 def _program_made(prog: str, quick: bool, isa: str = "x86") -> dict[str, float]:
@@ -256,11 +261,8 @@ def table2_armv7(quick: bool) -> dict[str, float]:
 
 def _scenario_run(prog: str, cores: int, quick: bool, phase: int = 0,
                   isa: str = "x86") -> tuple[str, dict[str, float], dict]:
-    """`_scenario_made`, once per process (or adopted with its program: `make`)."""
-    key = (prog, cores, quick, phase, isa)
-    if key not in _SCENARIOS:
-        _SCENARIOS[key] = _scenario_made(prog, cores, quick, phase, isa)
-    return _SCENARIOS[key]
+    """`_scenario_made`, once per process (`_once`; adopted with its program)."""
+    return _once(_SCENARIOS, _scenario_made, prog, cores, quick, phase, isa)
 
 
 def _scenario_made(prog: str, cores: int, quick: bool, phase: int = 0,
@@ -390,11 +392,8 @@ def table3(quick: bool, isa: str = "x86") -> dict[str, float]:
 
 
 def _multi(prog: str, quick: bool, isa: str = "x86") -> dict[str, float]:
-    """`_multi_made`, once per process (or made on another worker and adopted: `make`)."""
-    key = (prog, quick, isa)
-    if key not in _MULTI:
-        _MULTI[key] = _multi_made(prog, quick, isa)
-    return _MULTI[key]
+    """`_multi_made`, once per process (`_once`)."""
+    return _once(_MULTI, _multi_made, prog, quick, isa)
 
 
 def _multi_made(prog: str, quick: bool, isa: str = "x86") -> dict[str, float]:
