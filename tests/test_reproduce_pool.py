@@ -79,7 +79,7 @@ def test_reproduce_writes_its_timings_and_profile_prints_them(tmp_path, capsys):
     t = json.loads((tmp_path / rt.TIMINGS).read_text())
     assert t["quick"] and t["jobs"] == 2 and [s["seed"] for s in t["seeds"]] == ["003"]
     assert t["reproductions"][0]["reproduction"] == "003/alg3"
-    assert rt.last_seconds(tmp_path, True) == {"003": t["seeds"][0]["cpu"]}
+    assert rt.last_seconds(tmp_path, True) == {"003": t["seeds"][0]["cpu"], "003/alg3": t["reproductions"][0]["cpu"]}
     assert rt.last_seconds(tmp_path, False) == {}
     assert "simulation CPU s" in capsys.readouterr().out
     # `tlblab bench reproduce` summarises the same record and compares two runs' CSVs.
@@ -97,3 +97,65 @@ def test_jobs_below_one_is_refused_in_one_line(tmp_path, capsys):
     assert main(["reproduce", "003/alg3", "--quick", "--out", str(tmp_path), "--jobs", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--jobs" in err[0] and "found 0" in err[0]
+
+
+def _twice(x: int) -> int:
+    return 2 * x
+
+
+def test_a_unit_s_result_makes_the_units_that_waited_for_it_ready_the_longest_first():
+    # One job: everything here, in priority order, the follow-ups of a unit overtaking the
+    # shorter units that were ready before them; on two workers the same results arrive.
+    for jobs in (1, 2):
+        seen = []
+
+        def done(u, result):
+            seen.append((u.key, result))
+            if u.key == "plan":
+                return [reproduce_pool.Unit(_twice, (k,), 10.0 + k, f"run{k}") for k in (1, 2)]
+            return []
+
+        units = [reproduce_pool.Unit(_twice, (0,), 100.0, "plan"), reproduce_pool.Unit(_twice, (5,), 1.0, "short")]
+        reproduce_pool.run_dynamic(units, jobs=jobs, on_result=done)
+        assert sorted(seen) == [("plan", 0), ("run1", 2), ("run2", 4), ("short", 10)], jobs
+        if jobs == 1:
+            assert [k for k, _ in seen] == ["plan", "run2", "run1", "short"]
+
+
+def test_seed_004_s_two_isas_are_two_units_and_every_other_seed_one():
+    from tlblab import reproduce_units
+
+    reps = [r for r in rp.select(None) if r.seed in ("003", "004")]
+    got = {(seed, tuple(reps[i].id for i in idx)) for seed, idx in reproduce_units.groups(reps)}
+    assert got == {("003", tuple(r.id for r in reps if r.seed == "003")),
+                   ("004", ("table2", "table3")), ("004", ("table2_armv7", "table3_armv7"))}
+
+
+def test_seed_001_s_runs_made_as_the_pool_s_own_units_give_the_outcomes_of_one_job():
+    # Two jobs: the runs seed 001's prepare would make in its own pool are planned, made one a
+    # unit and adopted by the process that then runs the reproductions (their runs are told, one
+    # line each); the numbers are those of one job, where prepare makes them.
+    from tlblab.seeds.s001_pt_baker import experiments as seed001
+
+    reps = rp.select("001/throttle_at_scale")
+    seed001._RUNS.clear()
+    one = rp.run_all(reps, True, jobs=1)
+    seed001._RUNS.clear()
+    lines, prepared = [], []
+    two = rp.run_all(reps, True, jobs=2, on_run=lines.append, on_prepared=prepared.append)
+    assert seed001._RUNS == {}  # made and adopted in the workers, not here
+    assert prepared[0]["runs"] == len(lines) == len(seed001.PLAN[("seed", "liblinear_throttle")]) > 1
+    assert [repr(sorted(o.ours.items())) for o in two] == [repr(sorted(o.ours.items())) for o in one]
+    assert two[0].row_records and two[0].verdict_records == one[0].verdict_records
+
+
+def test_the_report_s_figures_drawn_on_two_processes_come_back_each_in_its_place():
+    from tlblab import report
+
+    reps = rp.select("003")[:report.PARALLEL_FIGURES]
+    outcomes = [rp.outcome(r, {row["key"]: 1.0 + k for k, row in enumerate(r.rows)}, 0.0) for r in reps]
+    svgs = report._figures(outcomes)
+    assert len(svgs) == len(reps)
+    for r, svg in zip(reps, svgs):
+        assert svg.startswith("<svg ") and f'aria-label="plot-repro-003-' in svg
+        assert f"plot-{report._rid(r)}" in svg, r.name

@@ -24,9 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from tlblab import explanations, phases, reproduce_pool, seeds
+from tlblab import explanations, phases, reproduce_pool, reproduce_units, seeds
 from tlblab.errors import UserError
 from tlblab.files import atomic_write, csv_text
+# The criteria's arithmetic, kept beside this module (its callers name them as `tlblab.reproduce`'s).
+from tlblab.reproduce_verdicts import criterion_rows, evaluate, ratio_pairs  # noqa: F401
 
 # The seed folders (tlblab.seeds); the reproduction files are DATA/sNNN_*/reproductions/*.toml.
 DATA = seeds.ROOT
@@ -142,22 +144,6 @@ SIGNS = ("positive", "negative")
 
 def _fail(path: Path, msg: str) -> UserError:
     return UserError(f"{path}: {msg}")
-
-
-def criterion_rows(c: dict[str, Any]) -> list[str]:
-    """Every row key a criterion reads, in its order."""
-    return list(c.get("rows", [])) + [k for n, d in ratio_pairs(c) for k in (n, d)]
-
-
-def ratio_pairs(c: dict[str, Any]) -> list[tuple[str, str]]:
-    """A ratio criterion's (numerator, denominator) rows: `num`/`den` are one key each, or lists of
-    keys of one length, each pair a ratio the criterion bounds."""
-    if "num" not in c or "den" not in c:
-        return []
-    num, den = c["num"], c["den"]
-    nums = [num] if isinstance(num, str) else list(num)
-    dens = [den] if isinstance(den, str) else list(den)
-    return list(zip(nums, dens))
 
 
 def load_file(path: Path) -> Reproduction:
@@ -362,149 +348,6 @@ def _experiment(rep: Reproduction):
         raise _fail(rep.path, f"experiment '{rep.experiment}' not found: {e}") from None
 
 
-def _num(x: Any) -> float:
-    return float("nan") if x is None else float(x)
-
-
-def evaluate(rep: Reproduction, ours: dict[str, float]) -> list[dict[str, Any]]:
-    """Each criterion's verdict on our values: id, kind, says, holds, detail, explanation."""
-    seed = {r["key"]: r.get("seed") for r in rep.rows}
-    xs = {r["key"]: r.get("x") for r in rep.rows}
-    out = []
-    for c in rep.criteria:
-        kind = c["kind"]
-        holds, detail = False, ""
-        try:
-            if kind == "within":
-                bad = []
-                for k in c["rows"]:
-                    tol = c.get("abs_tol", 0) + c.get("rel_tol", 0) * abs(seed[k])
-                    if not abs(ours[k] - seed[k]) <= tol:
-                        bad.append(f"{k}: ours {ours[k]:g}, seed {seed[k]:g} (tolerance {tol:g})")
-                holds, detail = not bad, "; ".join(bad) or f"all {len(c['rows'])} rows within tolerance"
-            elif kind == "factor":
-                f = c["factor"]
-                bad = []
-                for k in c["rows"]:
-                    if not _within_factor(ours[k], seed[k], f):
-                        bad.append(f"{k}: ours {ours[k]:g}, seed {seed[k]:g} ({_factor_text(ours[k], seed[k])})")
-                holds = not bad
-                detail = ("; ".join(bad) + f" (allowed: within a factor {f:g} either way)") if bad else \
-                    f"all {len(c['rows'])} rows within a factor {f:g} of the seed's"
-            elif kind == "equal":
-                bad = [f"{k}: ours {ours[k]:g}, seed {seed[k]:g}" for k in c["rows"] if ours[k] != seed[k]]
-                holds, detail = not bad, "; ".join(bad) or f"all {len(c['rows'])} rows equal"
-            elif kind == "range":
-                lo, hi = c.get("min", -math.inf), c.get("max", math.inf)
-                bad = [f"{k}: {ours[k]:g}" for k in c["rows"] if not lo <= ours[k] <= hi]
-                holds, detail = not bad, (f"outside [{lo:g}, {hi:g}]: " + "; ".join(bad)) if bad else f"all within [{lo:g}, {hi:g}]"
-            elif kind == "order":
-                vals = [ours[k] for k in c["rows"]]
-                holds, short = _ordered(vals, c)
-                detail = ", ".join(f"{k}={v:g}" for k, v in zip(c["rows"], vals)) + short
-            elif kind == "ratio":
-                lo, hi = c.get("min", -math.inf), c.get("max", math.inf)
-                signs = c.get("signs", "positive")
-                pairs = ratio_pairs(c)
-                wrong = [w for n, d in pairs if (w := _wrong_sign(n, ours[n], d, ours[d], signs))]
-                rs = [(n, d, ours[n] / ours[d]) for n, d in pairs if ours[d] != 0]
-                holds = not wrong and len(rs) == len(pairs) and all(lo <= r <= hi for _, _, r in rs)
-                detail = ("; ".join((f"{n} ÷ {d} = " if len(rs) > 1 else "ratio ") + f"{r:.4g}" for n, d, r in rs)
-                          or "no ratio") + f", expected [{lo:g}, {hi:g}]" + "".join(f"; {w}" for w in wrong)
-            elif kind == "seed_ratio":
-                f = c["factor"]
-                parts, holds = [], True
-                for n, d in ratio_pairs(c):
-                    # Each operand has its seed value's sign: a ratio of two losses is not the
-                    # seed's ratio of two gains, whatever its value.
-                    wrong = [f"{k} is {ours[k]:g}, the seed's {seed[k]:g}" for k in (n, d)
-                             if _sign(ours[k]) != _sign(seed[k])]
-                    r, s = ours[n] / ours[d], seed[n] / seed[d]
-                    ok = not wrong and s != 0 and r / s > 0 and 1 / f <= r / s <= f
-                    holds = holds and ok
-                    parts.append((f"{n} ÷ {d}: " if isinstance(c["num"], list) else "") +
-                                 f"ours {r:.4g}, seed {s:.4g}, within a factor {f:g}: {ok}" +
-                                 (f" (not the seed's signs: {', '.join(wrong)})" if wrong else ""))
-                detail = "; ".join(parts)
-            elif kind == "same_sign":
-                bad = [f"{k}: ours {ours[k]:g}, seed {seed[k]:g}" for k in c["rows"] if _sign(ours[k]) != _sign(seed[k])]
-                holds, detail = not bad, "; ".join(bad) or "every sign as the seed's"
-            elif kind == "crossover":
-                t = c.get("threshold", 0.0)
-                pts = [(_num(xs[k]), ours[k]) for k in c["rows"]]
-                cross = None
-                for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
-                    a, b = y0 - t, y1 - t
-                    if a * b < 0 or (b == 0 and a != 0):
-                        cross = x0 + (t - y0) * (x1 - x0) / (y1 - y0)
-                        break
-                lo, hi = c.get("min_x", -math.inf), c.get("max_x", math.inf)
-                holds = cross is not None and lo <= cross <= hi
-                detail = (f"crosses {t:g} at x = {cross:.4g}" if cross is not None else f"never crosses {t:g}") + f", expected [{lo:g}, {hi:g}]"
-        except KeyError as e:
-            holds, detail = False, f"the experiment returned no value for row {e}"
-        except ZeroDivisionError:
-            holds, detail = False, "division by zero"
-        shown = not holds and c.get("explanation")
-        moved = [f"it quotes {k}, which this run has no value for"
-                 for k in explanations.missing(c["explanation"], ours)] if shown else []
-        moved += explanations.stale(c.get("ours_when_written"), ours) if shown else []
-        out.append({"criterion": c["id"], "role": c.get("role", ""), "kind": kind, "says": c.get("says", ""),
-                    "holds": bool(holds), "detail": detail,
-                    "explanation": explanations.render(c["explanation"], ours, seed) if shown else "",
-                    # The explanation's prose quotes values of another run: say so beside it.
-                    "stale": ("written for another run: " + "; ".join(moved)) if moved else "",
-                    "because": c.get("because", "")})
-    return out
-
-
-def _sign(v: float) -> int:
-    return (v > 0) - (v < 0)
-
-
-def _wrong_sign(n: str, num: float, d: str, den: float, signs: str) -> str:
-    """Why a `ratio`'s operands are not of the criterion's `signs` (SIGNS), or ""."""
-    want = 1 if signs == "positive" else -1
-    if _sign(den) != want:
-        return f"{d} is {den:g}: a {signs} denominator expected"
-    if _sign(num) == -want:
-        return f"{n} is {num:g}: a {signs} numerator (or 0) expected"
-    return ""
-
-
-def _within_factor(ours: float, seed: float, f: float) -> bool:
-    """`seed/f <= ours <= f*seed`, on magnitudes of the same sign: a zero or an opposite sign is
-    infinitely far (the loader refuses a zero seed value)."""
-    if seed == 0 or ours == 0 or (ours > 0) != (seed > 0):
-        return False
-    r = abs(ours) / abs(seed)
-    return 1 / f <= r <= f
-
-
-def _factor_text(ours: float, seed: float) -> str:
-    if ours == 0 or (ours > 0) != (seed > 0):
-        return "zero or the opposite sign" if ours == 0 else "the opposite sign"
-    r = abs(ours) / abs(seed)
-    return f"{r:.3g}x the seed's" if r >= 1 else f"1/{1 / r:.3g} of the seed's"
-
-
-def _ordered(vals: list[float], c: dict[str, Any]) -> tuple[bool, str]:
-    """Whether `vals` run in the criterion's direction, each step at least its minimum: `min_step`
-    (in the rows' unit) and `min_rel_step` (a share of the smaller magnitude of the two).
-    Returns the verdict and, when it fails on a step, which step fell short."""
-    inc = c.get("direction", "increasing") == "increasing"
-    strict = c.get("strict", False)
-    for i, (a, b) in enumerate(zip(vals, vals[1:])):
-        step = (b - a) if inc else (a - b)
-        need = max(c.get("min_step", 0.0), c.get("min_rel_step", 0.0) * min(abs(a), abs(b)))
-        ok = step > 0 and step >= need if strict else step >= 0 and step >= need
-        if not ok:
-            rows = c["rows"]
-            return False, f" (step {rows[i]} -> {rows[i + 1]}: {step:+.4g}, needed {'>' if strict else '>='} " \
-                          f"{need:.4g})"
-    return True, ""
-
-
 def run_one(rep: Reproduction, quick: bool = False) -> Outcome:
     """Runs `rep`'s experiment and evaluates its criteria; its `timing` says where the seconds
     went (`tlblab.phases`: capture, generation, simulation, analysis, Python; wall and CPU)."""
@@ -518,7 +361,7 @@ def run_one(rep: Reproduction, quick: bool = False) -> Outcome:
             ours = None
     if ours is not None:
         o = outcome(rep, ours, time.monotonic() - t0)
-    o.timing = _timing(ledger)
+    o.timing = reproduce_units.timing(ledger)
     return o
 
 
@@ -533,10 +376,6 @@ def run_guarded(rep: Reproduction, quick: bool = False) -> Outcome:
         return Outcome(rep, {}, time.monotonic() - t0, error=str(e))
     except Exception as e:  # noqa: BLE001 - named in the outcome, see above
         return Outcome(rep, {}, time.monotonic() - t0, error=f"the experiment raised {type(e).__name__}: {e}")
-
-
-def _timing(ledger: phases.Ledger) -> dict[str, Any]:
-    return {"wall": round(ledger.wall, 3), "cpu": round(ledger.cpu, 3), "phases": ledger.record()}
 
 
 def outcome(rep: Reproduction, ours: dict[str, float], seconds: float, error: str = "") -> Outcome:
@@ -575,20 +414,8 @@ def prepare(reps: list[Reproduction], quick: bool = False,
     of it is made (where the seed says so). Returns the records of what each
     did: `seed`, `runs`, `seconds`. The reproductions then read those runs; their own `seconds`
     leave them out."""
-    by_module: dict[Any, tuple[str, list[str]]] = {}
-    for rep in reps:
-        seed, _, fn = _named(rep)
-        if seed is None:
-            continue  # run_one says what is wrong with it
-        # A function of another module of the folder ("seed001:power.fig6_12"): its module's prepare.
-        other, _, fn = fn.rpartition(".")
-        try:
-            module = importlib.import_module(f"{seed.package}.{other}") if other else seed.experiments()
-        except ImportError:
-            continue  # run_one says so
-        by_module.setdefault(module, (rep.seed, []))[1].append(fn)
     done = []
-    for module, (seed, fns) in by_module.items():
+    for module, (seed, fns) in reproduce_units.prepare_modules(reps).items():
         if not hasattr(module, "prepare"):
             continue
         if on_prepare:
@@ -599,7 +426,7 @@ def prepare(reps: list[Reproduction], quick: bool = False,
         except (ValueError, RuntimeError):
             continue  # the reproduction that makes the failing run reports it (run_one)
         done.append({"seed": seed, "runs": int(did["runs"]), "seconds": round(float(did["seconds"]), 2),
-                     "timing": _timing(ledger)})
+                     "timing": reproduce_units.timing(ledger)})
         if on_prepared:
             on_prepared(done[-1])
     return done
@@ -618,25 +445,18 @@ def run_all(reps: list[Reproduction], quick: bool = False, *, jobs: int = 1, gua
     before the i-th (from 0), `on_done(outcome)` after each and `on_seed(record)` after each seed
     (`seed`, `reproductions`, `wall`, `cpu`, `prepared`), for a caller that shows progress.
 
-    The seeds run on `jobs` processes (`tlblab.reproduce_pool`), longest first by `seed_seconds`
-    (each seed's CPU seconds last time, `reproduce_timings.last_seconds`; SEED_SECONDS when not
-    given): a
-    seed is one unit, its prepare and its reproductions in turn in one process, as with one job
-    (their shared runs and in-process caches stay shared). The outcomes come back in `reps`'
-    order whatever the order the seeds finish in: every file written from them is the same for
-    any `jobs`. With jobs > 1 the callbacks of a seed come as its process reaches them, the
-    seeds' interleaved; `on_done` of a seed's reproductions when the seed is done."""
-    units: dict[str, list[int]] = {}
-    for i, rep in enumerate(reps):
-        units.setdefault(rep.seed, []).append(i)
-    names = list(units)
-    # In one process (one job, or one seed: `run_units` then uses no pool) each outcome is told as it
-    # is made; on a pool, a seed's outcomes come back with its unit's result.
-    alone = jobs <= 1 or len(names) <= 1
-    args = [([(i, reps[i]) for i in units[seed]], quick, guarded, alone) for seed in names]
+    With one job the seeds run here in the reproductions' order, each seed's prepare and then its
+    reproductions in turn (seed 001's prepare on a pool of its own). With more, the units are
+    finer than a seed (`tlblab.reproduce_units`: a seed's groups of reproductions that share a
+    process's caches, and the runs a seed prepares, each a unit) on `jobs` processes
+    (`tlblab.reproduce_pool`), longest first by `seed_seconds` (the CPU seconds of each seed and
+    reproduction last time, `reproduce_timings.last_seconds`; SEED_SECONDS when not given). The
+    outcomes come back in `reps`' order whatever the order the units finish in: every file
+    written from them is the same for any `jobs`. With jobs > 1 the callbacks come as the
+    processes reach them, the seeds' interleaved; `on_done` of a group's reproductions when the
+    group is done."""
     known = seed_seconds or SEED_SECONDS
-    # One job runs the seeds in the reproductions' order, as before there was a pool.
-    order = sorted(range(len(names)), key=lambda k: (-known.get(names[k], 0.0), k)) if jobs > 1 else None
+    done: list[dict[str, Any]] = []
 
     def message(m: tuple[Any, ...]) -> None:
         kind, *rest = m
@@ -651,41 +471,61 @@ def run_all(reps: list[Reproduction], quick: bool = False, *, jobs: int = 1, gua
         elif kind == "done" and on_done:
             on_done(rest[0])
 
-    def finished(k: int, unit: dict[str, Any]) -> None:
+    def finished(unit: dict[str, Any], told: bool) -> None:
         for o in unit["outcomes"]:
             o.reproduction = reps[o.reproduction_index]  # the caller's object, not a copy
-            if on_done and not alone:
+            if on_done and not told:
                 on_done(o)
-        if on_seed:
-            on_seed(unit["record"])
+        done.append(unit)
 
-    done = reproduce_pool.run_units(_run_seed, args, jobs=jobs, order=order, on_message=message,
-                                    on_result=finished)
+    if jobs > 1:
+        reproduce_units.schedule(reps, quick, guarded, jobs, _run_seed, known, SEED_SECONDS, message,
+                                 on_prepare, on_prepared, on_run,
+                                 lambda unit: finished(unit, unit["told"]), on_seed)
+    else:
+        units: dict[str, list[int]] = {}
+        for i, rep in enumerate(reps):
+            units.setdefault(rep.seed, []).append(i)
+        # One process: each outcome is told as it is made.
+        args = [([(i, reps[i]) for i in units[seed]], quick, guarded, True) for seed in units]
+
+        def seed_done(k: int, unit: dict[str, Any]) -> None:
+            finished(unit, True)
+            if on_seed:
+                on_seed(unit["record"])
+
+        reproduce_pool.run_units(_run_seed, args, jobs=1, on_message=message, on_result=seed_done)
     by_index = {o.reproduction_index: o for unit in done for o in unit["outcomes"]}
     return [by_index[i] for i in range(len(reps))]
 
 
 # Each seed's seconds in a full-size `tlblab reproduce` (wall, one job), the longest-first order of
-# the seeds' units when no timings of a last run are at hand (`reproduce_timings`): issue 89's
+# the units when no timings of a last run are at hand (`reproduce_timings`): issue 89's
 # measurement on a two-core Intel host (seed 001 about 34 minutes, seed 004's Table 2 about 21 of
 # its minutes). Only the order reads them.
 SEED_SECONDS = {"001": 2040.0, "004": 1800.0, "003": 300.0, "002": 120.0, "000": 30.0}
 
 
 def _run_seed(items: list[tuple[int, Reproduction]], quick: bool, guarded: bool,
-              tell_done: bool = True) -> dict[str, Any]:
-    """One seed's unit (`run_all`): its shared runs (`prepare`), then its reproductions in turn,
-    each told to the parent (`reproduce_pool.post`) as it starts and, with `tell_done`, ends. Returns the outcomes
-    (each with `reproduction_index`, its place in the caller's list) and the seed's record."""
+              tell_done: bool = True, made: dict[str, dict[Any, Any]] | None = None) -> dict[str, Any]:
+    """One seed's unit, or one group of its reproductions (`run_all`): its shared runs
+    (`prepare`; `made`, {module name: runs}, those made on other workers, `adopt`ed first), then
+    its reproductions in turn, each told to the parent (`reproduce_pool.post`) as it starts and,
+    with `tell_done`, ends. Returns the outcomes (each with `reproduction_index`, its place in
+    the caller's list), the seed's record and whether the outcomes were `told`."""
     from tlblab import sim
 
     post = reproduce_pool.post
     reps = [rep for _, rep in items]
     # The seed's runs made once each, whichever of its reproductions asks again (`sim.reusing`).
     with phases.measure() as ledger, sim.reusing():
+        for module, runs in (made or {}).items():
+            importlib.import_module(module).adopt(runs)
+        # What was planned and made elsewhere is not told of again (its prepare finds it made).
+        tell = made is None
         try:
-            prepared = prepare(reps, quick, on_prepare=lambda seed, n: post(("prepare", seed, n)),
-                               on_prepared=lambda did: post(("prepared", did)),
+            prepared = prepare(reps, quick, on_prepare=(lambda seed, n: post(("prepare", seed, n))) if tell else None,
+                               on_prepared=(lambda did: post(("prepared", did))) if tell else None,
                                on_run=lambda line: post(("run", line)))
         except Exception:  # noqa: BLE001 - guarded: each reproduction makes its runs itself and names the failure
             if not guarded:
@@ -702,7 +542,7 @@ def _run_seed(items: list[tuple[int, Reproduction]], quick: bool, guarded: bool,
     record = {"seed": reps[0].seed, "reproductions": len(reps), "wall": round(ledger.wall, 3),
               "cpu": round(ledger.cpu, 3), "prepared": prepared,
               "peak_rss_mib": phases.peak_rss_mib()}
-    return {"outcomes": outcomes, "record": record}
+    return {"outcomes": outcomes, "record": record, "told": tell_done}
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:

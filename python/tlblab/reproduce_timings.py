@@ -58,14 +58,16 @@ def write_timings(record: dict[str, Any], out: Path) -> Path:
 
 
 def last_seconds(out: Path, quick: bool) -> dict[str, float]:
-    """Each seed's CPU seconds in the TIMINGS under `out` of a last run of the same size (empty
+    """Each seed's CPU seconds ("001") and each reproduction's ("001/at_scale", its own, without
+    the runs its seed prepared) in the TIMINGS under `out` of a last run of the same size (empty
     when there is none or it cannot be read: the order then falls back to
     `tlblab.reproduce.SEED_SECONDS`; a wrong order costs time, never a number)."""
     try:
         data = json.loads((Path(out) / TIMINGS).read_text())
         if bool(data["quick"]) != quick:
             return {}
-        return {str(s["seed"]): float(s["cpu"]) for s in data["seeds"]}
+        return {**{str(s["seed"]): float(s["cpu"]) for s in data["seeds"]},
+                **{str(r["reproduction"]): float(r["cpu"]) for r in data["reproductions"] if "cpu" in r}}
     except (OSError, ValueError, KeyError, TypeError):
         return {}
 

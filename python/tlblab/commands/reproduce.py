@@ -31,8 +31,9 @@ def register(sub) -> None:
     p.add_argument("--check", action="store_true", help="exit 1 when a shape does not hold (for CI)")
     p.add_argument("--list", action="store_true", help="list the reproductions and exit")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="processes the seeds run on, each seed in one (default: 2, or 1 on a one-CPU host); "
-                        "the CSVs are the same for any N")
+                   help="processes the reproductions run on (default: 2, or 1 on a one-CPU host): a seed's "
+                        "reproductions that share runs in one, seed 001's runs each on either; 1: the seeds in "
+                        "turn in this process; the CSVs are the same for any N")
     p.add_argument("--profile", action="store_true",
                    help="print where the seconds went, per seed and per reproduction (wall, CPU, phases); "
                         "they are written to timings.json under --out either way")

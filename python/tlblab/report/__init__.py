@@ -245,6 +245,8 @@ def build(study: Study, out: str | Path) -> Path:
     by_seed: dict[str, list] = {}
     for o, size in shown:
         by_seed.setdefault(o.reproduction.seed, []).append((o, size))
+    drawn = iter(_figures([o for seed in sorted(by_seed) for o, _ in by_seed[seed]]))
+    figures = {seed: [next(drawn) for _ in by_seed[seed]] for seed in sorted(by_seed)}
     for seed in sorted(by_seed):
         info = _about(seed)
         sid = f"seed-{seed}"
@@ -258,8 +260,8 @@ def build(study: Study, out: str | Path) -> Path:
             f"<li>{page.esc(o.reproduction.title)} <span class=\"meta\">({page.esc(o.reproduction.source)}; "
             f"{page.esc(size)})</span></li>" for o, size in outs) + "</ul>")
         body.append(_findings(seed, findings.get(seed, []), data_dir))
-        for o, size in outs:
-            body.append(_reproduction(o, data_dir, size))
+        for (o, size), svg in zip(outs, figures[seed]):
+            body.append(_reproduction(o, data_dir, size, svg))
         migrate = next((r for r in study.host or [] if r.name == "migrate" and r.data
                         and r.data.get("prediction")), None)
         if seed == "000" and migrate:
@@ -306,11 +308,49 @@ def _x_label(rep) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _reproduction(o, data_dir: Path, size: str = "") -> str:
+def _rid(rep) -> str:
+    return f"repro-{rep.seed}-{page.slug(rep.id)}"
+
+
+def _figure(o) -> tuple[list[dict[str, Any]], str, str, str]:
+    """The arguments of `plots.reproduction` for outcome `o`: its rows (the file's, without
+    ours, when it did not run), title, element id prefix and x axis label."""
+    rep = o.reproduction
+    rows = o.row_records or [{"key": r["key"], "quantity": r["quantity"], "unit": r.get("unit", ""),
+                              "series": r.get("series", ""), "x": r.get("x"), "seed": r.get("seed"),
+                              "ours": None, "error": None, "rel_error": None, "note": r.get("note", "")}
+                             for r in rep.rows]
+    has_seed = any(r.get("seed") is not None for r in rows)
+    source = rep.source.split("(")[0].strip()
+    title = f"{source}: seed vs tlblab" if has_seed else f"{source}: tlblab (the seed states no numbers here)"
+    return rows, title, f"plot-{_rid(rep)}", _x_label(rep)
+
+
+# Reproductions from which their figures are drawn on two processes (`_figures`): each takes
+# about half a second of matplotlib, and the page is written when every other section is done,
+# one core idle beside it.
+PARALLEL_FIGURES = 8
+
+
+def _figures(outcomes: list) -> list[str | None]:
+    """Each outcome's figure (`plots.reproduction`), on two worker processes when there are
+    PARALLEL_FIGURES or more and two CPUs (`tlblab.reproduce_pool`: the same SVG bytes, in the
+    outcomes' order; Ctrl-C stops the workers)."""
+    import os
+
+    from tlblab import reproduce_pool
+
+    units = [_figure(o) for o in outcomes]
+    jobs = min(2, os.cpu_count() or 1) if len(units) >= PARALLEL_FIGURES else 1
+    return reproduce_pool.run_units(plots.reproduction, units, jobs=jobs)
+
+
+def _reproduction(o, data_dir: Path, size: str = "", svg: str | None = None) -> str:
+    """One reproduction's article (`svg`: its figure, drawn by `_figures`; else drawn here)."""
     import pandas as pd
 
     rep = o.reproduction
-    rid = f"repro-{rep.seed}-{page.slug(rep.id)}"
+    rid = _rid(rep)
     parts = [f'<article id="{rid}" class="reproduction" data-name="{page.esc(rep.name)}">',
              f"<h3>{page.esc(rep.title)}</h3>",
              f"<p class=\"meta\">{page.esc(rep.source)} · machine <code>{page.esc(rep.machine)}</code> · "
@@ -331,14 +371,9 @@ def _reproduction(o, data_dir: Path, size: str = "") -> str:
                      + (f"; ours, not the seed's: {u_held} of {u_all}" if u_all else "")
                      + (f"; its claims are counted in {page.esc(rep.seed)}/{page.esc(rep.counted_in)}"
                         if rep.counted_in else "") + ").</p>")
-    rows = o.row_records or [{"key": r["key"], "quantity": r["quantity"], "unit": r.get("unit", ""),
-                              "series": r.get("series", ""), "x": r.get("x"), "seed": r.get("seed"),
-                              "ours": None, "error": None, "rel_error": None, "note": r.get("note", "")}
-                             for r in rep.rows]
+    rows, title, _, _ = figure = _figure(o)
     has_seed = any(r.get("seed") is not None for r in rows)
-    source = rep.source.split("(")[0].strip()
-    title = f"{source}: seed vs tlblab" if has_seed else f"{source}: tlblab (the seed states no numbers here)"
-    svg = plots.reproduction(rows, title, f"plot-{rid}", x_label=_x_label(rep))
+    svg = plots.reproduction(*figure) if svg is None else svg
     parts.append(page.figure(svg, "The seed's numbers (transcribed, hatched or dashed) beside tlblab's, every "
                                   "row of tlblab's drawn." if has_seed else "tlblab's numbers: the seed states "
                                   "a shape, not numbers, for these rows."))

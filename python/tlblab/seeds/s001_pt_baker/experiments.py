@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from typing import Callable
+from typing import Any, Callable
 
 # Every name of the two modules, as before the split: the reproductions, the tests and the scripts
 # read them from here.
@@ -31,7 +31,7 @@ from tlblab.seeds.s001_pt_baker.runs import (
     ROLES, RUN_SECONDS, RUN_SECONDS_SHIPPED, SCALES, SENSITIVITY, SPAN_STEP, STANDINS, STREAM_DRAM, STREAM_SLEEPS,
     THROTTLE, TIMING_DRAM, VARIANTS, WINDOWS, WORKLOADS, ZEN3_DRAM, ZEN3_MLP, _BASIC, _COUNTERS,
     _ENGINE_TAG, _PLACEHOLDER_RUN, _RUNS, _THROTTLED, _app, _cached, _describe, _graphs, _job_digest,
-    _longest_first, _made, _plan_runs, _quick, _read_seconds, _run, _run_job,
+    _longest_first, _made, _plan_runs, _quick, _read_seconds, _run, _run_job, adopt_runs, plan_runs, run_costs,
     _throttled, _timed_job, _variant_machine, _write_seconds, app_cycles, companion_warm,
     csr_runs, dram_share, dram_walk_refs, machine, measured_span, placement_machine, placement_runs,
     population, prefetch_runs, ratio_estimate, scale_runs, window_spec, window_sums)
@@ -48,8 +48,21 @@ def prepare(quick: bool, experiments: list[str], workers: int | None = None,
     busy from the first run to the last instead of waiting at each experiment's last run. An
     experiment gathers its runs by running whole on placeholders (`_made`), its own
     `prefetch_runs` call included."""
-    fns = [globals()[name] for name in experiments if callable(globals().get(name))]
-    return prefetch_runs(quick, *fns, workers=workers, progress=progress)
+    return prefetch_runs(quick, *_functions(experiments), workers=workers, progress=progress)
+
+
+def _functions(experiments: list[str]) -> list[Callable[[bool], Any]]:
+    return [globals()[name] for name in experiments if callable(globals().get(name))]
+
+
+# `tlblab reproduce`'s way to the same runs on its own worker processes (`tlblab.reproduce`,
+# "prepared runs"): `plan` the runs `prepare` would make, each made by `make` wherever the
+# scheduler puts it, and `adopt`ed in the process that then runs the reproductions.
+def plan(quick: bool, experiments: list[str]) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    return plan_runs(quick, *_functions(experiments))
+
+
+make, adopt, costs, describe = _run_job, adopt_runs, run_costs, _describe
 
 
 def _huge_pages_speedup(runs: dict[str, list[dict[str, float]]]) -> tuple[float, float]:

@@ -176,6 +176,18 @@ def prepare(quick: bool, experiments: list[str], workers: int | None = None,
     return {"runs": len(jobs), "seconds": time.monotonic() - t0}
 
 
+# `tlblab reproduce`'s way to the runs `prepare` makes (experiments.py's `plan`, the same protocol).
+def plan(quick: bool, experiments: list[str]) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    return {key: job for key, job in _jobs(quick).items() if key not in _RUNS}
+
+
+def adopt(made: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any, float]]) -> None:
+    _RUNS.update({key: result for key, (_, result, _) in made.items()})
+
+
+make = _run_job
+
+
 def fig6_12(quick: bool) -> dict[str, float]:
     """Fig. 6.12: each workload's package power with no helper and in KWN, KWS, UWN and UWS
     (watts, the windows' package energy over their time, with the 95% interval of the ratio estimator), each

@@ -33,12 +33,17 @@ def _read_seconds(path: Path) -> dict[str, float]:
         return {}  # none, or not ours: the runs go in the order they were gathered
 
 
-def _longest_first(jobs: dict[tuple[Any, ...], tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """The keys of `jobs`, the runs known to take longest first; a run never timed counts as
-    the longest (better early than last)."""
+def run_costs(jobs: dict[tuple[Any, ...], tuple[Any, ...]]) -> dict[tuple[Any, ...], float]:
+    """Each run's seconds when last made here; a run never timed counts as the longest (better
+    early than last). `tlblab reproduce`'s scheduler orders seed 001's runs by them too."""
     known = {**_read_seconds(RUN_SECONDS_SHIPPED), **_read_seconds(RUN_SECONDS)}
     top = max(known.values(), default=0.0)
-    cost = {key: known.get(_job_digest(job), top) for key, job in jobs.items()}
+    return {key: known.get(_job_digest(job), top) for key, job in jobs.items()}
+
+
+def _longest_first(jobs: dict[tuple[Any, ...], tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The keys of `jobs`, the runs known to take longest first (`run_costs`)."""
+    cost = run_costs(jobs)
     return sorted(jobs, key=lambda key: -cost[key])  # stable: ties keep the gathered order
 
 

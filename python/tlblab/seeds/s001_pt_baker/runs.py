@@ -16,7 +16,7 @@ import tlblab
 from tlblab import paths
 
 from .run_seconds import (  # noqa: F401 (re-exported for experiments.py)
-    RUN_SECONDS, RUN_SECONDS_SHIPPED, _job_digest, _longest_first, _read_seconds, _write_seconds,
+    RUN_SECONDS, RUN_SECONDS_SHIPPED, _job_digest, _longest_first, _read_seconds, _write_seconds, run_costs,
 )
 
 APP = "0"
@@ -721,19 +721,12 @@ def prefetch_runs(quick: bool, *run_sets: Any, workers: int | None = None,
     (wall)."""
     import time
 
-    global _COLLECTING
     if _COLLECTING is not None:
         for run_set in run_sets:
             run_set(quick)
         return {"runs": 0, "seconds": 0.0}
     t0 = time.monotonic()
-    _COLLECTING = {}
-    try:
-        for run_set in run_sets:
-            run_set(quick)
-        jobs = _COLLECTING
-    finally:
-        _COLLECTING = None
+    jobs = plan_runs(quick, *run_sets)
     import os
 
     workers = workers if workers is not None else (1 if quick else min(2, os.cpu_count() or 1))
@@ -776,6 +769,29 @@ def prefetch_runs(quick: bool, *run_sets: Any, workers: int | None = None,
             raise
     _write_seconds(jobs, seconds)
     return {"runs": len(jobs), "seconds": time.monotonic() - t0}
+
+
+def plan_runs(quick: bool, *run_sets: Any) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    """{key: job} of the runs the functions `run_sets` would make that this process has not
+    made: gathered by running them on placeholders (`_made`), none made. `prefetch_runs` makes
+    them in its workers; `tlblab reproduce` hands them to its own (`adopt_runs`)."""
+    global _COLLECTING
+    _COLLECTING = {}
+    try:
+        for run_set in run_sets:
+            run_set(quick)
+        return _COLLECTING
+    finally:
+        _COLLECTING = None
+
+
+def adopt_runs(made: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any, float]]) -> None:
+    """Keeps the runs made in other processes ({key: (job, result, wall seconds)}, `plan_runs`'
+    jobs) as this process's, and their seconds for the next run's order (`_write_seconds`)."""
+    for key, (_, result, _) in made.items():
+        _RUNS[key] = result
+    if made:
+        _write_seconds({k: job for k, (job, _, _) in made.items()}, {k: s for k, (_, _, s) in made.items()})
 
 
 def _describe(job: tuple[Any, ...]) -> str:

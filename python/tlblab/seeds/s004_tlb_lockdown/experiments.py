@@ -17,13 +17,17 @@ and CI): the loader, libc's start-up and the start of the program's own work.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 import tlblab.technique.lockdown as ld
 from tlblab.seeds.s004_tlb_lockdown import mibench, selection
 from tlblab.profile import profile
 from tlblab.sim import simulate
+
+# `tlblab reproduce`'s units (tlblab.reproduce_units): Table 3 reads Table 2's `_program` of its
+# ISA from this module's caches, so the two run in one process; the two ISAs share no run and no
+# capture, and run beside each other.
+PROCESS_GROUPS = (("table2", "table3"), ("table2_armv7", "table3_armv7"))
 
 A9 = "cortex-a9"
 PROGRAMS = ("basicmath", "qsort", "susan")
@@ -162,8 +166,20 @@ def _stall_rows(out: dict[str, float], prog: str, base: dict[str, float], locked
     out[f"{prog}/stall_share"] = (base["uTLB-D"] + base["main"]) / cycles if cycles else 0.0
 
 
-@lru_cache(maxsize=None)
+def _once(cache: dict, make: Callable[..., Any], *key: Any) -> Any:
+    """`make(*key)`, once per process under `key` in `cache` (or made on another worker and
+    adopted there: `adopt`)."""
+    if key not in cache:
+        cache[key] = make(*key)
+    return cache[key]
+
+
 def _program(prog: str, quick: bool, isa: str = "x86") -> dict[str, float]:
+    """`_program_made`, once per process (`_once`)."""
+    return _once(_PROGRAMS, _program_made, prog, quick, isa)
+
+
+def _program_made(prog: str, quick: bool, isa: str = "x86") -> dict[str, float]:
     """One program's numbers in seed 004 §V.1's single-core scenario (cjpeg, djpeg, then the
     program on one core; `_scenario_run`), the pages chosen on the program's run alone (§IV)."""
     alone = str(_capture(prog, isa, limit=QUICK_REFERENCES if quick else 0))
@@ -257,9 +273,14 @@ def table2_armv7(quick: bool) -> dict[str, float]:
     return out
 
 
-@lru_cache(maxsize=None)
 def _scenario_run(prog: str, cores: int, quick: bool, phase: int = 0,
                   isa: str = "x86") -> tuple[str, dict[str, float], dict]:
+    """`_scenario_made`, once per process (`_once`; adopted with its program)."""
+    return _once(_SCENARIOS, _scenario_made, prog, cores, quick, phase, isa)
+
+
+def _scenario_made(prog: str, cores: int, quick: bool, phase: int = 0,
+                   isa: str = "x86") -> tuple[str, dict[str, float], dict]:
     """Seed 004 §V.1's scenario on `cores` cores (mibench.scenario: cjpeg, djpeg, then the
     program on core 0; on four cores cores 1-3 loop cjpeg, djpeg and typeset, where `phase`
     puts them): the trace, the program's (process 0's) stall cycles per level without lockdown,
@@ -277,6 +298,53 @@ def _scenario_run(prog: str, cores: int, quick: bool, phase: int = 0,
 # (program, cores, quick, phase, isa) -> the TLB maintenance operations of the scenario's run
 # (`_scenario_run`).
 _SHOOTDOWNS: dict[tuple[str, int, bool, int, str], int] = {}
+# What this process made or adopted: (program, quick, isa) -> `_program_made`'s rows;
+# (program, cores, quick, phase, isa) -> `_scenario_made`'s run.
+_PROGRAMS: dict[tuple[str, bool, str], dict[str, float]] = {}
+_MULTI: dict[tuple[str, bool, str], dict[str, float]] = {}  # `_multi_made`'s rows
+_SCENARIOS: dict[tuple[str, int, bool, int, str], tuple[str, dict[str, float], dict]] = {}
+
+# `tlblab reproduce`'s way to Tables 2-3 on its own workers (tlblab.reproduce_units,
+# docs/reproductions.md): each (program, ISA) the tables read is one run, made wherever the
+# scheduler puts it (its single-core scenario, profile, locks and guided searches, Table 2's, and
+# with Table 3 its four-core scenarios), and adopted, with the selection and the scenario runs
+# the tables read of it, by the process that runs the tables. The tables' numbers are the same
+# as made in turn (each run is deterministic and independent of the process).
+ISAS = {"table2": "x86", "table3": "x86", "table2_armv7": "armv7", "table3_armv7": "armv7"}
+
+
+def plan(quick: bool, experiments: list[str]) -> dict[tuple[str, bool, str], tuple[str, bool, str, bool]]:
+    isas = sorted({ISAS[e] for e in experiments if e in ISAS})
+    multi = {ISAS[e] for e in experiments if e in ISAS and e.startswith("table3")}
+    return {(p, quick, isa): (p, quick, isa, isa in multi) for isa in isas for p in PROGRAMS
+            if (p, quick, isa) not in (_MULTI if isa in multi else _PROGRAMS)}
+
+
+def make(job: tuple[str, bool, str, bool]) -> dict[str, Any]:
+    from tlblab import sim
+
+    prog, quick, isa, multi = job
+    key = (prog, quick, isa)
+    with sim.reusing():  # its selections simulate the scenario's own run again (as the tables' units)
+        out = _program(prog, quick, isa)
+        rows = _multi(prog, quick, isa) if multi else None
+    mine = [k for k in _SCENARIOS if (k[0], k[2], k[4]) == key]
+    return {"out": out, "multi": rows, "selection": _SELECTIONS[key], "scenarios": {k: _SCENARIOS[k] for k in mine},
+            "shootdowns": {k: _SHOOTDOWNS[k] for k in mine if k in _SHOOTDOWNS}}
+
+
+def adopt(made: dict[tuple[str, bool, str], tuple[Any, dict[str, Any], float]]) -> None:
+    for key, (_, r, _) in made.items():
+        _PROGRAMS[key] = r["out"]
+        if r["multi"] is not None:
+            _MULTI[key] = r["multi"]
+        _SELECTIONS[key] = r["selection"]
+        _SCENARIOS.update(r["scenarios"])
+        _SHOOTDOWNS.update(r["shootdowns"])
+
+
+def describe(job: tuple[str, bool, str, bool]) -> str:
+    return f"{job[0]} ({job[2]}): Table {'2 and 3' if job[3] else '2'}'s runs of it"
 
 # Seed 004 §V.1 measures the real-time program 100 times while cores 1-3 loop their programs,
 # and reports the measurements' averages: each run meets the background loops at another place.
@@ -333,38 +401,50 @@ def table3(quick: bool, isa: str = "x86") -> dict[str, float]:
     §V.1 (cjpeg, djpeg, then the program, on one core), so the difference is the co-runners'."""
     out: dict[str, float] = {}
     for prog in PROGRAMS:
-        _program(prog, quick, isa)
-        rows, pages, held_pages = _SELECTIONS[(prog, quick, isa)]
-        base, locked, unit, maintenance = _four_core(prog, quick, pages, isa)
-        trace, _, _ = _scenario_run(prog, 4, quick, 0, isa)
-        _, single, single_unit = _scenario_run(prog, 1, quick, isa=isa)
-        _stall_rows(out, prog, base, locked, unit)
-        out[f"{prog}/page_faults"] = float(unit.get("page_faults", 0))
-        s = single["uTLB-D"] + single["main"]
-        m = base["uTLB-D"] + base["main"]
-        out[f"{prog}/single_scenario_stall"] = float(s)
-        out[f"{prog}/multi_scenario_stall"] = float(m)
-        out[f"{prog}/multi_over_single"] = m / s if s else 1.0
-        out[f"{prog}/micro_multi_over_single"] = (base["uTLB-D"] / single["uTLB-D"]
-                                                   if single["uTLB-D"] else 1.0)
-        out[f"{prog}/maintenance_multi"] = maintenance
-        w1, w4 = _walk_cost(single, single_unit), _walk_cost(base, unit)
-        out[f"{prog}/walk_cost_single"] = w1
-        out[f"{prog}/walk_cost_multi"] = w4
-        out[f"{prog}/walk_cost_multi_over_single"] = w4 / w1 if w1 else 1.0
-        candidates = 5
-        sel = selection.simulation_guided(A9, trace, rows, 4, process=0, candidates=candidates, os=OS)
-        out[f"{prog}/guided_gain"] = sel.gain_over_frequent
-        out[f"{prog}/guided_simulations"] = sel.simulations
-        out[f"{prog}/frequent_stall"] = sel.frequent
-        out[f"{prog}/guided_stall"] = sel.guided
-        # Held out twice over: the set the guided search chose seeing only the first half of the
-        # program's run, alone on one core (Table 2's), charged over the whole four-core run.
-        held_whole = sum(selection.stall_of(A9, trace, held_pages, process=0, os=OS).values())
-        best = min(sel.evaluated.values())
-        removable = sel.baseline - best
-        out[f"{prog}/heldout_stall"] = held_whole
-        out[f"{prog}/heldout_reach"] = (sel.baseline - held_whole) / removable if removable else 1.0
+        out.update(_multi(prog, quick, isa))
+    return out
+
+
+def _multi(prog: str, quick: bool, isa: str = "x86") -> dict[str, float]:
+    """`_multi_made`, once per process (`_once`)."""
+    return _once(_MULTI, _multi_made, prog, quick, isa)
+
+
+def _multi_made(prog: str, quick: bool, isa: str = "x86") -> dict[str, float]:
+    """One program's rows of Table 3 (`table3`)."""
+    out: dict[str, float] = {}
+    _program(prog, quick, isa)
+    rows, pages, held_pages = _SELECTIONS[(prog, quick, isa)]
+    base, locked, unit, maintenance = _four_core(prog, quick, pages, isa)
+    trace, _, _ = _scenario_run(prog, 4, quick, 0, isa)
+    _, single, single_unit = _scenario_run(prog, 1, quick, isa=isa)
+    _stall_rows(out, prog, base, locked, unit)
+    out[f"{prog}/page_faults"] = float(unit.get("page_faults", 0))
+    s = single["uTLB-D"] + single["main"]
+    m = base["uTLB-D"] + base["main"]
+    out[f"{prog}/single_scenario_stall"] = float(s)
+    out[f"{prog}/multi_scenario_stall"] = float(m)
+    out[f"{prog}/multi_over_single"] = m / s if s else 1.0
+    out[f"{prog}/micro_multi_over_single"] = (base["uTLB-D"] / single["uTLB-D"]
+                                               if single["uTLB-D"] else 1.0)
+    out[f"{prog}/maintenance_multi"] = maintenance
+    w1, w4 = _walk_cost(single, single_unit), _walk_cost(base, unit)
+    out[f"{prog}/walk_cost_single"] = w1
+    out[f"{prog}/walk_cost_multi"] = w4
+    out[f"{prog}/walk_cost_multi_over_single"] = w4 / w1 if w1 else 1.0
+    candidates = 5
+    sel = selection.simulation_guided(A9, trace, rows, 4, process=0, candidates=candidates, os=OS)
+    out[f"{prog}/guided_gain"] = sel.gain_over_frequent
+    out[f"{prog}/guided_simulations"] = sel.simulations
+    out[f"{prog}/frequent_stall"] = sel.frequent
+    out[f"{prog}/guided_stall"] = sel.guided
+    # Held out twice over: the set the guided search chose seeing only the first half of the
+    # program's run, alone on one core (Table 2's), charged over the whole four-core run.
+    held_whole = sum(selection.stall_of(A9, trace, held_pages, process=0, os=OS).values())
+    best = min(sel.evaluated.values())
+    removable = sel.baseline - best
+    out[f"{prog}/heldout_stall"] = held_whole
+    out[f"{prog}/heldout_reach"] = (sel.baseline - held_whole) / removable if removable else 1.0
     return out
 
 
