@@ -49,19 +49,7 @@ fn load(va: u64) -> Access {
 
 /// The data cache's (misses, hits) over `vas` after the first access, which walks and misses.
 fn misses_and_hits(m: MachineConfig, vas: &[u64]) -> (u64, u64) {
-    let mut s = System::new(m, RunOptions::default()).unwrap();
-    s.access(load(vas[0])).unwrap();
-    let l1 = |s: &System| {
-        let st = s.stats();
-        let i = st.cache_levels.iter().position(|n| n == "L1D").unwrap();
-        (st.total.cache[i].misses, st.total.cache[i].hits)
-    };
-    let before = l1(&s);
-    for &va in &vas[1..] {
-        s.access(load(va)).unwrap();
-    }
-    let after = l1(&s);
-    (after.0 - before.0, after.1 - before.1)
+    level_misses_and_hits(m, "L1D", vas)
 }
 
 #[test]
@@ -98,7 +86,7 @@ fn given_two_line_by_line_streams_interleaved_then_nothing_is_prefetched() {
     assert_eq!(misses_and_hits(prefetching(3), &vas), (63, 0));
 }
 
-/// The data cache's (misses, hits) at level `name` over `vas` after the first access.
+/// The (misses, hits) of the cache level `name` over `vas` after the first access.
 fn level_misses_and_hits(m: MachineConfig, name: &str, vas: &[u64]) -> (u64, u64) {
     let mut s = System::new(m, RunOptions::default()).unwrap();
     s.access(load(vas[0])).unwrap();
