@@ -190,7 +190,6 @@ def test_stream_reads_every_strideth_line_in_either_order_and_refuses_a_bad_regi
         with pytest.raises(UserError, match="--variants"):
             stream_study.variant(bad)
     assert stream_study.main(["--variants", "8M:16:1,8M:1", "--out", "/nonexistent/x"]) == 2
-    assert stream_study.main(["--variants", "8M:16:1", "--reps", "-1", "--out", "/nonexistent/x"]) == 2
 
 
 def test_the_guest_placement_statistics_and_the_models_expectations_are_what_they_count():
@@ -250,24 +249,3 @@ def test_a_simulation_is_kept_by_the_content_of_what_determines_it(tmp_path):
     assert other["total"]["walk_cycles"] > first["total"]["walk_cycles"]
     _, kept = predict.simulate(m, trace, [(0x1000_0000, 2 << 20, 21)], 10000, cache=cache)
     assert not kept and len(list(cache.glob("*.json"))) == 3
-
-
-def test_given_an_amd_family_19h_or_later_cpu_then_its_l1_data_and_l2_caches_get_page_bound_prefetchers(tmp_path):
-    from tlblab import machine_config
-    from tlblab.host import prefetchers
-
-    info = tmp_path / "cpuinfo"
-    info.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\n\n"
-                    "processor\t: 1\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\n")
-    assert prefetchers.cpu_family(info) == ("AuthenticAMD", 26)
-    assert prefetchers.cpu_family(tmp_path / "absent") == ("", 0)
-    assert prefetchers.for_cpu("AuthenticAMD", 0x19) is prefetchers.AMD_FAMILY_19H
-    assert prefetchers.for_cpu("AuthenticAMD", 0x17) is None and prefetchers.for_cpu("GenuineIntel", 6) is None
-    m = machine_config("zen3")
-    got = prefetchers.with_prefetchers(m, prefetchers.AMD_FAMILY_19H)
-    placed = {c["name"]: c.get("prefetch") for c in got["cache"]}
-    assert placed["L1D"] == {"degree": 8, "window_lines": 4, "per_page": True}
-    assert placed["L2"] == {"degree": 8, "window_lines": 1, "per_page": True}
-    assert placed["L1I"] is None and placed["L3"] is None  # instructions, and the shared L3: none
-    assert all("prefetch" not in c for c in m["cache"])  # the machine given is not changed
-    assert prefetchers.with_prefetchers(m, None) is m

@@ -15,7 +15,7 @@ use tlblab_core::reference::ReferenceModel;
 use tlblab_core::replacement::ReplacementKind;
 use tlblab_core::{RunOptions, System};
 use tlblab_trace::{Access, Record};
-use tlblab_types::{AccessKind, PageSize, SplitMix64, ThreadId, VirtAddr};
+use tlblab_types::{AccessKind, SplitMix64, ThreadId, VirtAddr};
 
 const MEMORY: u64 = 100;
 
@@ -33,7 +33,6 @@ fn prefetching(degree: u32) -> MachineConfig {
     c.prefetch = Some(PrefetchConfig {
         degree,
         window_lines: 4,
-        per_page: false,
     });
     m.caches = vec![c];
     m.memory.latency = MEMORY;
@@ -49,7 +48,19 @@ fn load(va: u64) -> Access {
 
 /// The data cache's (misses, hits) over `vas` after the first access, which walks and misses.
 fn misses_and_hits(m: MachineConfig, vas: &[u64]) -> (u64, u64) {
-    level_misses_and_hits(m, "L1D", vas)
+    let mut s = System::new(m, RunOptions::default()).unwrap();
+    s.access(load(vas[0])).unwrap();
+    let l1 = |s: &System| {
+        let st = s.stats();
+        let i = st.cache_levels.iter().position(|n| n == "L1D").unwrap();
+        (st.total.cache[i].misses, st.total.cache[i].hits)
+    };
+    let before = l1(&s);
+    for &va in &vas[1..] {
+        s.access(load(va)).unwrap();
+    }
+    let after = l1(&s);
+    (after.0 - before.0, after.1 - before.1)
 }
 
 #[test]
@@ -86,72 +97,26 @@ fn given_two_line_by_line_streams_interleaved_then_nothing_is_prefetched() {
     assert_eq!(misses_and_hits(prefetching(3), &vas), (63, 0));
 }
 
-/// The (misses, hits) of the cache level `name` over `vas` after the first access.
-fn level_misses_and_hits(m: MachineConfig, name: &str, vas: &[u64]) -> (u64, u64) {
-    let mut s = System::new(m, RunOptions::default()).unwrap();
-    s.access(load(vas[0])).unwrap();
-    let at = |s: &System| {
-        let st = s.stats();
-        let i = st.cache_levels.iter().position(|n| n == name).unwrap();
-        (st.total.cache[i].misses, st.total.cache[i].hits)
-    };
-    let before = at(&s);
-    for &va in &vas[1..] {
-        s.access(load(va)).unwrap();
-    }
-    let after = at(&s);
-    (after.0 - before.0, after.1 - before.1)
-}
-
 #[test]
-fn given_a_stream_over_four_pages_in_consecutive_frames_then_per_page_trains_each_page_afresh() {
-    // The frames follow each other (a 1 MiB section: one frame), so without `per_page` the
-    // stream runs on into the next page: its first line misses (fills stop at the page) and
-    // moves the stream on. With `per_page` each page's first three lines miss again.
-    let base = 0x20_0000;
-    let vas: Vec<u64> = (0..256).map(|i| base + i * 64).collect();
-    let mut m = prefetching(3);
-    m.page_table.page_size = PageSize::Size1M;
-    assert_eq!(misses_and_hits(m.clone(), &vas), (2 + 3, 250));
-    m.caches[0].prefetch.as_mut().unwrap().per_page = true;
-    assert_eq!(misses_and_hits(m, &vas), (2 + 3 * 3, 244));
-}
-
-#[test]
-fn given_the_prefetcher_on_the_second_level_then_the_first_misses_every_line_and_the_second_three()
-{
-    // AMD's L2 stream prefetcher (56665: "the L2 data prefetchers fetch lines into the L2
-    // cache"): it sees the L1's misses and fills the L2 only.
-    let base = 0x10_0000;
-    let vas: Vec<u64> = (0..64).map(|i| base + i * 64).collect();
+fn given_a_prefetcher_on_a_second_level_cache_then_the_machine_is_refused() {
     let mut m = prefetching(3);
     let mut l2 = cache("L2", 2, 65536, 8, 10);
-    l2.prefetch = m.caches[0].prefetch.map(|p| PrefetchConfig {
-        per_page: true,
-        ..p
-    });
+    l2.prefetch = m.caches[0].prefetch;
     m.caches[0].prefetch = None;
     m.caches.push(l2);
-    assert_eq!(level_misses_and_hits(m.clone(), "L1D", &vas), (63, 0));
-    assert_eq!(level_misses_and_hits(m, "L2", &vas), (2, 61));
+    let e = m.validate().unwrap_err();
+    assert!(e.contains("cache[L2].prefetch"), "{e}");
 }
 
 #[test]
-fn given_a_prefetcher_on_a_shared_or_third_level_cache_then_the_machine_is_refused() {
-    for (level, shared) in [(2, true), (3, false)] {
-        let mut m = prefetching(3);
-        let mut c = cache("LX", level, 65536, 8, 10);
-        c.shared = shared;
-        c.prefetch = m.caches[0].prefetch;
-        m.caches.push(c);
-        let e = m.validate().unwrap_err();
-        assert!(e.contains("cache[LX].prefetch"), "{e}");
-    }
-}
-
-/// The engine and the reference on `m` over streams, the 68k stride, stores and random
-/// lines; returns the engine.
-fn agree(m: &MachineConfig) -> System {
+fn the_engine_agrees_with_the_reference_with_walks_through_the_prefetching_l1() {
+    // The Cortex-A7's shape: walks read through the L1 data cache (TRM §5.2), random
+    // replacement, an L2 behind; streams, the 68k stride, stores and random lines.
+    let mut m = prefetching(3);
+    m.walker.uncached = false;
+    m.walker.first_cache_level = 1;
+    m.caches[0].replacement = ReplacementKind::Random;
+    m.caches.push(cache("L2", 2, 65536, 8, 10));
     let mut rng = SplitMix64::new(87);
     // A stream the prefetcher follows (its lines and the walks' descriptor lines), then mixes.
     let mut records: Vec<Record> = (0..256u64)
@@ -180,7 +145,7 @@ fn agree(m: &MachineConfig) -> System {
     }
     let opts = RunOptions::default();
     let mut s = System::new(m.clone(), opts).unwrap();
-    let mut r = ReferenceModel::machine(m, opts);
+    let mut r = ReferenceModel::machine(&m, opts);
     let space = s.create_space().unwrap();
     s.bind_thread(ThreadId(0), space, 0);
     let rs = r.create_space().unwrap();
@@ -188,23 +153,13 @@ fn agree(m: &MachineConfig) -> System {
     s.run_slice(&records).unwrap();
     r.run(&records).unwrap();
     common::reference_difference(&s, &r).unwrap();
-    s
-}
-
-#[test]
-fn the_engine_agrees_with_the_reference_with_walks_through_the_prefetching_l1() {
-    // The Cortex-A7's shape: walks read through the L1 data cache (TRM §5.2), random
-    // replacement, an L2 behind; streams, the 68k stride, stores and random lines.
-    let mut m = prefetching(3);
-    m.walker.uncached = false;
-    m.walker.first_cache_level = 1;
-    m.caches[0].replacement = ReplacementKind::Random;
-    m.caches.push(cache("L2", 2, 65536, 8, 10));
-    let s = agree(&m);
     // The prefetcher acted: without it the L1 misses more.
     let mut off = m.clone();
     off.caches[0].prefetch = None;
-    let o = agree(&off);
+    let mut o = System::new(off, RunOptions::default()).unwrap();
+    let space = o.create_space().unwrap();
+    o.bind_thread(ThreadId(0), space, 0);
+    o.run_slice(&records).unwrap();
     let misses = |s: &System| s.stats().total.cache[0].misses;
     assert!(
         misses(&s) + 150 < misses(&o),
@@ -212,35 +167,4 @@ fn the_engine_agrees_with_the_reference_with_walks_through_the_prefetching_l1() 
         misses(&s),
         misses(&o)
     );
-}
-
-#[test]
-fn the_engine_agrees_with_the_reference_with_per_page_streams_on_the_l1_and_the_l2() {
-    // AMD family 19h's shape (56665): a stream prefetcher on the L1 data cache and one on the
-    // private L2, each bound to its 4 KiB page; 1 MiB sections, so streams meet frames that follow.
-    let mut m = prefetching(3);
-    m.walker.uncached = false;
-    m.walker.first_cache_level = 1;
-    m.page_table.page_size = PageSize::Size1M;
-    let mut l2 = cache("L2", 2, 65536, 8, 10);
-    l2.prefetch = Some(PrefetchConfig {
-        degree: 8,
-        window_lines: 1,
-        per_page: true,
-    });
-    m.caches[0].prefetch.as_mut().unwrap().per_page = true;
-    m.caches.push(l2);
-    agree(&m);
-    // The L2's alone, and the L1's alone without per_page over the same pages.
-    let mut l2_only = m.clone();
-    l2_only.caches[0].prefetch = None;
-    let with = agree(&l2_only);
-    l2_only.caches[1].prefetch = None;
-    let without = agree(&l2_only);
-    let l2_misses = |s: &System| s.stats().total.cache[1].misses;
-    assert!(l2_misses(&with) < l2_misses(&without));
-    let mut l1_only = m.clone();
-    l1_only.caches[1].prefetch = None;
-    l1_only.caches[0].prefetch.as_mut().unwrap().per_page = false;
-    agree(&l1_only);
 }

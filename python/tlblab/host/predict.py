@@ -52,7 +52,7 @@ from typing import Any
 
 from tlblab import files, paths
 from tlblab.errors import UserError
-from tlblab.host import _runtime, prefetchers
+from tlblab.host import _runtime
 from tlblab.host.sim_cache import _engine_digest, simulate  # noqa: F401 (_engine_digest: callers' check)
 
 MIB = 1 << 20
@@ -387,8 +387,7 @@ def host_machine(machine: str | None, check=None, placement: dict[str, Any] | No
     called with the machine; measured on this host) or, without one, 4 KiB (what the probe's THP
     reach and `host_page_check` measured on the hosts this ran on: docs/host-predict.md), and the
     guest's placement of its frames from `placement` (`guest_placement.measure`; none: the
-    machine file's), and the CPU's data prefetchers where its vendor documents them
-    (`prefetchers.for_cpu`). Returns the machine and a sentence saying how it was determined."""
+    machine file's). Returns the machine and a sentence saying how it was determined."""
     from tlblab.host.geometry import resolve_machine
 
     if machine is not None:
@@ -396,14 +395,6 @@ def host_machine(machine: str | None, check=None, placement: dict[str, Any] | No
     path = resolve_machine(None)
     m = _machine_config(path)
     how = f"machine file {path} (the host tools' probe of this host)"
-    # The CPU's data prefetchers, where its vendor documents them (host/prefetchers.py: AMD
-    # family 19h's L1 and L2 stream prefetchers, each bound to its 4 KiB page); the probe cannot
-    # see them.
-    levels = prefetchers.for_cpu(*prefetchers.cpu_family())
-    if levels:
-        m = prefetchers.with_prefetchers(m, levels)
-        how += ("; data prefetchers on the L1 data cache and the L2 (AMD family 19h's L1 and L2 stream "
-                "prefetchers, optimization guide 56665; a stream per 4 KiB page)")
     if _is_vm():
         nested = m.get("virtualization") or _machine_config("zen3-virt")["virtualization"]
         if placement is not None:

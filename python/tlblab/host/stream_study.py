@@ -2,7 +2,7 @@
 and all-2 MiB pages, measured (docs/host-predict.md, "Prefetchers and page boundaries").
 
     python -m tlblab.host.stream_study [--variants 8M:16:1,8M:16:1:shuffled,128M:1:1,128M:1:4]
-                                       [--reps 21] [--cpu 1]   (--reps 0: the model only)
+                                       [--reps 21] [--cpu 1]
 
 A variant BYTES:SWEEPS:STRIDE is `stream BYTES SWEEPS STRIDE 0 8`: every STRIDE-th line of a BYTES
 region read in address order, SWEEPS times a round (runtime/bench/hostpredict/stream.c); with
@@ -64,8 +64,6 @@ def variant(spec: str) -> tuple[hp.Program, int]:
 
 def study(specs: list[str], *, reps: int, cpu: int, out: Path, log=None) -> dict[str, Any]:
     say = log or (lambda s: None)
-    if reps < 0:
-        raise UserError(f"--reps: expected 0 (the model only) or more runs, found {reps}")
     variants = [variant(spec) for spec in specs]  # a bad one is refused before anything runs
     out.mkdir(parents=True, exist_ok=True)
     how = hp.isolation()
@@ -78,11 +76,6 @@ def study(specs: list[str], *, reps: int, cpu: int, out: Path, log=None) -> dict
         layouts, predicted = hp.pagechase_model(m, work=work, size="full", cache=out / "sim-cache", log=say,
                                                 program=prog)
         setups.append((spec, prog, lines, work, layouts, predicted))
-    if reps == 0:  # the model only: nothing measured (docs/host-predict.md's prefetcher check)
-        rows = [{"variant": spec, "model_ratio": predicted["4KiB"]} for spec, *_, predicted in setups]
-        for r in rows:
-            say(f"{r['variant']}: model {r['model_ratio']:.3f}")
-        return {"rows": rows, "machine": how_machine, "reps": 0}
     times: dict[str, dict[str, list[float]]] = {spec: {"4k": [], "2m": []} for spec in specs}
     loads = []
     for rep in range(reps):
@@ -119,7 +112,7 @@ def study(specs: list[str], *, reps: int, cpu: int, out: Path, log=None) -> dict
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tlblab.host.stream_study", description=__doc__.splitlines()[0])
     p.add_argument("--variants", default="8M:16:1,8M:16:1:shuffled,128M:1:1,128M:1:4")
-    p.add_argument("--reps", type=int, default=21, help="runs of each variant and page size; 0: the model only")
+    p.add_argument("--reps", type=int, default=21)
     p.add_argument("--cpu", type=int, default=1)
     p.add_argument("--out", default=str(paths.out("host-predict")))
     a = p.parse_args(argv)

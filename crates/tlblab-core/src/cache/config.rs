@@ -61,8 +61,7 @@ pub struct CacheConfig {
     #[serde(default)]
     pub range_flush_cycles_per_line: u64,
     /// A stride prefetcher on this level (`[cache.prefetch]`, `prefetch.rs`: the Cortex-A7's,
-    /// TRM DDI 0464D §6.5.2; AMD family 19h's L1 and L2 stream prefetchers); a private level-1
-    /// data cache or a private level-2 data or unified one. Absent: none, as before.
+    /// TRM DDI 0464D §6.5.2); a private level-1 data cache only. Absent: none, as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefetch: Option<super::prefetch::PrefetchConfig>,
     #[serde(default)]
@@ -123,12 +122,10 @@ impl CacheConfig {
             );
         }
         if let Some(p) = &self.prefetch {
-            let l1_data = self.level == 1 && self.kind == CacheKind::Data;
-            let l2 = self.level == 2 && self.kind != CacheKind::Instr;
-            if !(l1_data || l2) || self.shared {
+            if self.level != 1 || self.kind != CacheKind::Data || self.shared {
                 return f(
                     "prefetch",
-                    "a prefetcher sits on a private level-1 data cache or a private level-2 data or unified one (not shared)".into(),
+                    "a prefetcher sits on a private level-1 data cache (kind = \"data\", level = 1, not shared)".into(),
                 );
             }
             if self.line > 4096 {

@@ -17,20 +17,6 @@
 //! down the path as a load would, to the first level that holds the line, and is free: the
 //! linefills run "in the background", their cycles and their occasional drops are not modelled,
 //! nor counted as accesses. Default off (`CacheConfig::prefetch` absent).
-//!
-//! `per_page` (default false, the Cortex-A7's reading above) binds a stream to its 4 KiB
-//! physical page: its three training misses must lie in one page and it ends at the page's
-//! edge, so the next page trains afresh even where its frame happens to follow (a physical
-//! stream cannot know that the next frame is the next page: the limit the patents "Jump
-//! starting prefetch streams across page boundaries", Speight and Zhang, granted 2012-03-20,
-//! and "Page crossing prefetches", US 9,563,562 B2, set out to lift). Without it a stream runs on into a frame that
-//! follows physically, so two mosaics whose frames follow each other by different chance
-//! prefetch differently (docs/host-predict.md, "A data prefetcher bound to the 4 KiB page").
-//!
-//! The prefetcher may also sit on a private level-2 cache (AMD's family 19h "L2 Stream"
-//! prefetcher, Software Optimization Guide 56665: "the L2 data prefetchers fetch lines into the
-//! L2 cache"): it sees the accesses that reach that level (the level-1 misses) and fills from
-//! that level down, never into the level above.
 
 use serde::{Deserialize, Serialize};
 
@@ -43,10 +29,6 @@ pub struct PrefetchConfig {
     /// The largest stride recognized, in lines either way (§6.5.2: four).
     #[serde(default = "default_window")]
     pub window_lines: u32,
-    /// A stream lives in one 4 KiB page (module doc): its training misses in one page, and it
-    /// ends at the page's edge. Default false (the Cortex-A7's model as it was).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub per_page: bool,
 }
 
 fn default_window() -> u32 {
@@ -101,10 +83,8 @@ impl StrideState {
         page_lines: u64,
         out: &mut [u64; 8],
     ) -> usize {
-        let page = line / page_lines;
         if let Some(s) = &mut self.stream {
-            // Under `per_page` the stream's fills never leave its page, so `ahead` names it.
-            if line == s.next && (!cfg.per_page || s.ahead / page_lines == page) {
+            if line == s.next {
                 s.next = line.wrapping_add_signed(s.stride);
                 return Self::run_ahead(s, cfg, line, page_lines, out);
             }
@@ -120,11 +100,6 @@ impl StrideState {
         let d1 = self.misses[1].wrapping_sub(self.misses[0]) as i64;
         let d2 = line.wrapping_sub(self.misses[1]) as i64;
         if d1 != d2 || d1 == 0 || d1.unsigned_abs() > cfg.window_lines as u64 {
-            return 0;
-        }
-        if cfg.per_page
-            && (self.misses[0] / page_lines != page || self.misses[1] / page_lines != page)
-        {
             return 0;
         }
         let s = self.stream.insert(Stream {
@@ -170,7 +145,6 @@ mod tests {
     const CFG: PrefetchConfig = PrefetchConfig {
         degree: 3,
         window_lines: 4,
-        per_page: false,
     };
 
     fn run(st: &mut StrideState, line: u64, missed: bool) -> Vec<u64> {

@@ -153,11 +153,10 @@ impl ReferenceModel {
         Ok(cycles)
     }
 
-    /// Loads `addr` through a cache path; returns (cycles, source index). Each level of the
-    /// path with a prefetcher, if the access got that far (no level above served it), sees
-    /// the access (a miss unless that level served it) and its lines are filled from that
-    /// level down the path to the first level holding each, at no cost and uncounted
-    /// (`NaivePrefetcher`).
+    /// Loads `addr` through a cache path; returns (cycles, source index). The path's first
+    /// level's prefetcher, if it has one, sees the access (a miss unless that level served
+    /// it) and its lines are filled down the path to the first level holding each, at no cost
+    /// and uncounted (`NaivePrefetcher`).
     pub(super) fn load(
         &mut self,
         cpu: usize,
@@ -166,26 +165,20 @@ impl ReferenceModel {
         write: bool,
     ) -> (u64, usize) {
         let out = self.load_through(cpu, path, addr, write);
-        for i in 0..path.len() {
-            let (k, stat) = path[i];
-            let Some(cfg) = self.caches[k].prefetch else {
-                continue;
-            };
-            let reached = path[..i].iter().all(|&(_, s)| s != out.1);
-            if !reached {
-                continue;
-            }
-            let bytes = self.caches[k].line;
-            let lines = self.caches[k].prefetcher.lines_after(
-                &cfg,
-                addr / bytes,
-                out.1 != stat,
-                4096 / bytes,
-            );
-            for l in lines {
-                for &(b, _) in &path[i..] {
-                    if self.caches[b].access(l * bytes, false) == CacheOutcome::Hit {
-                        break;
+        if let Some(&(k, stat)) = path.first() {
+            if let Some(cfg) = self.caches[k].prefetch {
+                let bytes = self.caches[k].line;
+                let lines = self.caches[k].prefetcher.lines_after(
+                    &cfg,
+                    addr / bytes,
+                    out.1 != stat,
+                    4096 / bytes,
+                );
+                for l in lines {
+                    for &(b, _) in path {
+                        if self.caches[b].access(l * bytes, false) == CacheOutcome::Hit {
+                            break;
+                        }
                     }
                 }
             }

@@ -22,14 +22,12 @@ pub(super) struct NaiveCache {
 /// The reference's stride prefetcher, from ARM DDI 0464D §6.5.2 as `cache::prefetch`'s module
 /// doc reads it: the misses in a list; when the last three are one stride of at most
 /// `window_lines` lines apart, a stream; an access to the line the stream expects next moves
-/// it on; each keeps `degree` lines filled ahead of the access, within its 4 KiB page. With
-/// `per_page` a stream is one page's: its three misses in that page, and an access outside the
-/// page is no part of it.
+/// it on; each keeps `degree` lines filled ahead of the access, within its 4 KiB page.
 #[derive(Default)]
 pub(super) struct NaivePrefetcher {
     misses: Vec<u64>,
-    /// (the line expected next, the stride, the last line filled, the page it started in)
-    stream: Option<(u64, i64, u64, u64)>,
+    /// (the line expected next, the stride, the last line filled)
+    stream: Option<(u64, i64, u64)>,
 }
 
 impl NaivePrefetcher {
@@ -41,10 +39,9 @@ impl NaivePrefetcher {
         missed: bool,
         page_lines: u64,
     ) -> Vec<u64> {
-        let on_stream = matches!(self.stream, Some((next, _, _, page))
-            if next == line && (!cfg.per_page || line / page_lines == page));
+        let on_stream = matches!(self.stream, Some((next, _, _)) if next == line);
         if on_stream {
-            let (next, d, _, _) = self.stream.as_mut().unwrap();
+            let (next, d, _) = self.stream.as_mut().unwrap();
             *next = (line as i128 + *d as i128) as u64;
         } else {
             if !missed {
@@ -62,16 +59,9 @@ impl NaivePrefetcher {
             if c - b != d || d == 0 || d.abs() > cfg.window_lines as i128 {
                 return Vec::new();
             }
-            let one_page = self
-                .misses
-                .iter()
-                .all(|&m| m / page_lines == line / page_lines);
-            if cfg.per_page && !one_page {
-                return Vec::new();
-            }
-            self.stream = Some(((c + d) as u64, d as i64, line, line / page_lines));
+            self.stream = Some(((c + d) as u64, d as i64, line));
         }
-        let (_, d, ahead, _) = self.stream.as_mut().unwrap();
+        let (_, d, ahead) = self.stream.as_mut().unwrap();
         let d = *d as i128;
         if (*ahead as i128 - line as i128) / d < 0 {
             *ahead = line;

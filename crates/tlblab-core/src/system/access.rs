@@ -425,11 +425,10 @@ impl System {
     }
 
     /// After a load of `addr` through core `core_i`'s walk path (`walk`) or its path for
-    /// `kind`, served by the source `src`: each level of the path with a prefetcher that the
-    /// access reached (no level above it served it) sees the access (a miss when `src` is not
-    /// that level), and the lines it asks for are filled from that level down the path to the
-    /// first level holding each, free and uncounted (`cache::prefetch`: "linefills in the
-    /// background"; a level-2 prefetcher never fills the level above it).
+    /// `kind`, served by the source `src`: the prefetcher of the path's first level, if it has
+    /// one, sees the access (a miss when `src` is not that level), and the lines it asks for
+    /// are filled down the path to the first level holding each, free and uncounted
+    /// (`cache::prefetch`: "linefills in the background").
     #[cold]
     #[inline(never)]
     pub(super) fn prefetch_after(
@@ -446,27 +445,25 @@ impl System {
         } else {
             core.cache_path(kind)
         };
-        for (i, at) in path.iter().enumerate() {
-            let Some(cfg) = self.caches[at.cache].config.prefetch else {
-                continue;
-            };
-            if path[..i].iter().any(|r| r.stat == src) {
-                return; // served above: this level and those below saw nothing
-            }
-            let shift = self.caches[at.cache].config.line.trailing_zeros();
-            let mut lines = [0u64; 8];
-            let n = self.prefetchers[at.cache].observe(
-                &cfg,
-                addr >> shift,
-                src != at.stat,
-                4096 >> shift,
-                &mut lines,
-            );
-            for &line in &lines[..n] {
-                for r in &path[i..] {
-                    if self.caches[r.cache].access(line << shift, false) {
-                        break;
-                    }
+        let Some(first) = path.first() else {
+            return;
+        };
+        let Some(cfg) = self.caches[first.cache].config.prefetch else {
+            return;
+        };
+        let shift = self.caches[first.cache].config.line.trailing_zeros();
+        let mut lines = [0u64; 8];
+        let n = self.prefetchers[first.cache].observe(
+            &cfg,
+            addr >> shift,
+            src != first.stat,
+            4096 >> shift,
+            &mut lines,
+        );
+        for &line in &lines[..n] {
+            for r in path {
+                if self.caches[r.cache].access(line << shift, false) {
+                    break;
                 }
             }
         }
