@@ -18,6 +18,7 @@ import json
 import os
 import platform
 import re
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
@@ -406,7 +407,7 @@ def l3_and_memory_latency(r: ProbeResult, l2_bytes: int, l3_bytes: int) -> dict[
     prefetcher follows): the L3's from the footprints between 4x the L2 and half the L3, where a
     lap finds almost nothing in the L2 and nearly everything in the L3; memory's from those of
     4x the L3 and more. Each is the median of the points' medians, with their range; a level
-    with no point in its range is absent (a quick run has one of each on a 1 MiB L2, 32 MiB L3)."""
+    with no point in its range is absent (a quick run has three and two on a 1 MiB L2, 32 MiB L3)."""
     pts = r.raw.get("memory_chase") or []
     out: dict[str, Any] = {}
     for name, lo, hi in (("L3", 4 * l2_bytes, l3_bytes // 2), ("memory", 4 * l3_bytes, None)):
@@ -414,7 +415,7 @@ def l3_and_memory_latency(r: ProbeResult, l2_bytes: int, l3_bytes: int) -> dict[
         if not rows:
             continue
         med = sorted(p["ns"]["median"] for p in rows)
-        out[name] = {"ns": med[len(med) // 2], "points": len(rows), "mib": [rows[0]["bytes"] >> 20, rows[-1]["bytes"] >> 20],
+        out[name] = {"ns": statistics.median(med), "points": len(rows), "mib": [rows[0]["bytes"] >> 20, rows[-1]["bytes"] >> 20],
                      "range": [med[0], med[-1]]}
     return out
 

@@ -102,12 +102,14 @@ pub fn memory_latency(
     })
 }
 
-/// The footprints a run times: 2 MiB to 256 MiB by doubling (quick: 4, 16 and 256 MiB). The
+/// The footprints a run times: 2 MiB to 256 MiB by doubling (quick: 4, 8, 16, 128 and 256 MiB:
+/// three inside a 32 MiB L3's range and two past it, so that one point a neighbour's lines
+/// pushed out of the shared L3 does not decide the median). The
 /// machine file's writer (`tlblab.probe`) picks the points between 4x the L2 and half the L3
 /// for the L3's latency and those from 4x the L3 on for memory's, by the sizes sysfs lists.
 pub fn footprints(quick: bool) -> Vec<usize> {
     if quick {
-        vec![4 << 20, 16 << 20, 256 << 20]
+        vec![4 << 20, 8 << 20, 16 << 20, 128 << 20, 256 << 20]
     } else {
         (1..=8).map(|k| 1usize << (20 + k)).collect()
     }
