@@ -19,6 +19,10 @@ pub enum Order {
     Sequential,
     /// A random cyclic permutation (seeded): defeats next-page prefetchers.
     Random(u64),
+    /// Windows of `window` consecutive elements, each visited whole in a random order before
+    /// the next, the windows in a random order (seeded): with [`Layout::Packed`], a page is
+    /// entered once for its 64 lines (`measure::memory`).
+    Windowed { seed: u64, window: usize },
 }
 
 /// Where the elements of a chain live.
@@ -49,11 +53,27 @@ pub fn span_bytes(layout: Layout, n: usize) -> usize {
 /// The visiting sequence of `n` elements.
 pub fn visit_order(order: Order, n: usize) -> Vec<usize> {
     let mut v: Vec<usize> = (0..n).collect();
-    if let Order::Random(seed) = order {
-        if n > 2 {
-            // Keep element 0 first; shuffle the rest: a uniformly random cycle through all n.
+    match order {
+        Order::Sequential => {}
+        Order::Random(seed) => {
+            if n > 2 {
+                // Keep element 0 first; shuffle the rest: a uniformly random cycle through all n.
+                let mut rng =
+                    SplitMix64::new(seed ^ (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                rng.shuffle(&mut v[1..]);
+            }
+        }
+        Order::Windowed { seed, window } => {
+            let window = window.max(1);
             let mut rng = SplitMix64::new(seed ^ (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-            rng.shuffle(&mut v[1..]);
+            let mut windows: Vec<usize> = (0..n.div_ceil(window)).collect();
+            rng.shuffle(&mut windows);
+            v.clear();
+            for w in windows {
+                let start = v.len();
+                v.extend(w * window..((w + 1) * window).min(n));
+                rng.shuffle(&mut v[start..]);
+            }
         }
     }
     v

@@ -15,12 +15,11 @@
 //! footprint past a level's capacity finds almost nothing of it there on the next lap (random
 //! order within a window, windows reshuffled: no line's reuse distance is short).
 
-use crate::chase::{element_offset, follow, span_bytes, Layout};
+use crate::chase::{follow, Layout, Order, OwnedChain};
 use crate::stats::Summary;
-use crate::sys::{now_ns, undisturbed_window, Region, Thp, LINE};
+use crate::sys::{now_ns, undisturbed_window, Thp, LINE};
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
-use tlblab_types::rng::SplitMix64;
 
 /// The lines a window holds: 2 MiB of them (512 pages).
 pub const WINDOW_LINES: usize = (2 << 20) / LINE;
@@ -37,22 +36,6 @@ pub struct MemoryPoint {
     pub thp: bool,
 }
 
-/// The visiting order: windows of `window` consecutive elements, each visited whole in a random
-/// order before the next, the windows in a random order; one cycle through all `n` elements.
-pub fn windowed_order(n: usize, window: usize, seed: u64) -> Vec<usize> {
-    let window = window.max(1);
-    let mut rng = SplitMix64::new(seed ^ (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    let mut windows: Vec<usize> = (0..n.div_ceil(window)).collect();
-    rng.shuffle(&mut windows);
-    let mut order = Vec::with_capacity(n);
-    for w in windows {
-        let start = order.len();
-        order.extend(w * window..((w + 1) * window).min(n));
-        rng.shuffle(&mut order[start..]);
-    }
-    order
-}
-
 /// Times the windowed chase over `bytes` of lines: `reps` windows of `window_ns` each, ns per
 /// access. The warm-up is one lap (at most 2^20 loads: a lap of 256 MiB in memory is 4 Mi loads,
 /// and its first lap is as cold as the rest).
@@ -63,18 +46,13 @@ pub fn memory_latency(
     seed: u64,
 ) -> std::io::Result<MemoryPoint> {
     let n = (bytes / LINE).max(WINDOW_LINES);
-    let region = Region::new(span_bytes(Layout::Packed, n), 2 << 20, Thp::Always)?;
-    let order = windowed_order(n, WINDOW_LINES, seed);
-    for k in 0..n {
-        let here = region.at(element_offset(Layout::Packed, order[k])) as *mut usize;
-        let next = region.at(element_offset(Layout::Packed, order[(k + 1) % n])) as usize;
-        // SAFETY: in bounds (checked by `at`), aligned to 64 bytes.
-        unsafe { here.write_volatile(next) };
-    }
-    let start = region.at(element_offset(Layout::Packed, order[0])) as *const usize;
-    drop(order);
-    // SAFETY: `start` begins a cyclic chain of `n` elements in `region`, alive until the end.
-    let mut p = unsafe { follow(start, (n as u64).min(1 << 20)) };
+    let order = Order::Windowed {
+        seed,
+        window: WINDOW_LINES,
+    };
+    let chain = OwnedChain::new(Layout::Packed, order, n, Thp::Always)?;
+    // SAFETY: the chain of `n` elements lives in `chain`'s region until the end.
+    let mut p = unsafe { follow(chain.start(), (n as u64).min(1 << 20)) };
     let mut xs = Vec::with_capacity(reps);
     for _ in 0..reps.max(1) {
         xs.push(undisturbed_window(|| {
@@ -134,11 +112,12 @@ pub fn memory_latencies(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chase::visit_order;
 
     #[test]
     fn windowed_order_visits_each_window_whole_then_the_next() {
         let (n, w) = (10 * 64 + 7, 64);
-        let order = windowed_order(n, w, 3);
+        let order = visit_order(Order::Windowed { seed: 3, window: w }, n);
         let mut seen = order.clone();
         seen.sort_unstable();
         assert_eq!(
@@ -162,7 +141,11 @@ mod tests {
             (0..w).collect::<Vec<_>>()[..],
             "random inside a window"
         );
-        assert_eq!(order, windowed_order(n, w, 3), "the same for a seed");
+        assert_eq!(
+            order,
+            visit_order(Order::Windowed { seed: 3, window: w }, n),
+            "the same for a seed"
+        );
     }
 
     #[test]
