@@ -1,12 +1,15 @@
 """`tlblab.files.atomic_write`, through which every output file is written: whole or not at all,
-with the mode a plain `open` gives."""
+with the mode a plain `open` gives; `one_maker`, which lets one process make a cache entry."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import time
 
 import pytest
 
+from tlblab import files
 from tlblab.files import atomic_write, csv_text
 
 
@@ -64,3 +67,34 @@ def test_a_missing_tool_is_one_user_error_naming_it():
 
     with pytest.raises(UserError, match=r"^rt tasks: 'no-such-tool-xyz --version' failed .*debian-packages.txt"):
         tool_version(["no-such-tool-xyz", "--version"], "rt tasks")
+
+
+def _make_slowly(path, started, made_by):
+    # A worker of the test below: makes `path` under its lock unless someone already has.
+    with files.one_maker(path) as missing:
+        started.set()
+        if missing:
+            time.sleep(0.5)  # long enough for the other process to reach the lock
+            files.atomic_write(path, str(os.getpid()))
+            made_by.put(os.getpid())
+
+
+def test_one_maker_lets_one_process_make_a_file_and_the_others_read_it(tmp_path):
+    # Two processes want the same cache entry at once: exactly one makes it, the other waits on
+    # the lock and then finds it made; a third, later, does not take the lock at all.
+    ctx = multiprocessing.get_context("fork")
+    path = tmp_path / "capture.tlbt"
+    started, made_by = ctx.Event(), ctx.Queue()
+    first = ctx.Process(target=_make_slowly, args=(path, started, made_by))
+    first.start()
+    assert started.wait(30)
+    second = ctx.Process(target=_make_slowly, args=(path, ctx.Event(), made_by))
+    second.start()
+    first.join(30)
+    second.join(30)
+    assert first.exitcode == 0 and second.exitcode == 0
+    assert path.read_text() == str(first.pid)
+    assert made_by.get(timeout=5) == first.pid and made_by.empty()
+    with files.one_maker(path) as missing:
+        assert missing is False
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".capture.tlbt.lock", "capture.tlbt"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from typing import Callable, Union
+from typing import Callable, Iterator, Union
 
 #: Text (written as UTF-8), bytes, or a function that writes the file whose name it is given
 #: (`frame.to_parquet`, `figure.savefig`: the temporary name keeps the target's extension).
@@ -51,6 +51,27 @@ def atomic_write(path: str | os.PathLike[str], content: Content) -> None:
         if isinstance(e, OSError) and e.filename in (tmp, None):
             e.filename, e.filename2 = path, None
         raise
+
+
+@contextlib.contextmanager
+def one_maker(path: str | os.PathLike[str]) -> Iterator[bool]:
+    """While a cache entry `path` is made, one process at a time: holds an exclusive lock on a
+    hidden lock file beside it (`.<name>.lock`, kept: removing it would let a third process lock
+    a new file while a second still waits on the old one) and yields whether `path` is still
+    missing, so the caller makes it (with `atomic_write`) only then; a process that waited reads
+    what the first one made. `tlblab reproduce`'s workers often want the same capture at once
+    (seed 004's x86 Tables 2 and 3 both need a co-runner's capture and its system calls), and
+    without the lock both made it: minutes of Valgrind twice. The directory must exist."""
+    import fcntl
+
+    path = os.fspath(path)
+    if os.path.isfile(path):
+        yield False
+        return
+    directory, name = os.path.split(os.path.abspath(path))
+    with open(os.path.join(directory, f".{name}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield not os.path.isfile(path)
 
 
 def csv_text(rows: list[dict], fields: list[str] | None = None) -> str:

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from tlblab import paths
 from tlblab.errors import UserError
-from tlblab.files import atomic_write, content_digest, tool_version
+from tlblab.files import atomic_write, content_digest, one_maker, tool_version
 
 # The checkout the sources are read from (`paths.repository`; an installed wheel has none, and
 # `build` says so in one line).
@@ -114,8 +114,9 @@ def build(name: str, cc: str = "gcc", cache: Path = CACHE) -> Path:
             raise UserError(f"mibench: compiling {src} with '{cc} {' '.join(CFLAGS)}' failed "
                             f"(gcc-multilib missing?):\n{r.stderr.strip()}")
 
-    # A temporary name per process (atomic_write's): two runs may build at once.
-    atomic_write(out, compile_to)
+    with one_maker(out) as missing:  # two workers may want it at once: one builds it
+        if missing:
+            atomic_write(out, compile_to)
     return out
 
 
@@ -143,8 +144,9 @@ def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
         except ValueError as e:
             raise UserError(f"mibench: capturing {' '.join(argv)}: {e}")
 
-    # A temporary name per process (atomic_write's): two runs may capture at once.
-    atomic_write(out, capture_to)
+    with one_maker(out) as missing:  # two workers may want it at once: one captures it
+        if missing:
+            atomic_write(out, capture_to)
     return out
 
 
@@ -176,7 +178,11 @@ def build_armv7(name: str, cache: Path = CACHE) -> Path:
     out = Path(cache) / "bin-armv7" / key / prog.source
     if out.is_file():
         return out
-    return capture_qemu.cross_compile(src, out, ARMV7_CFLAGS, ["-lm"])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with one_maker(out) as missing:  # two workers may want it at once: one builds it
+        if missing:
+            capture_qemu.cross_compile(src, out, ARMV7_CFLAGS, ["-lm"])
+    return out
 
 
 @_kept
@@ -215,7 +221,10 @@ def _qemu_capture(stem: str, argv: list[str], files: tuple[Path, ...], limit: in
     out = Path(cache) / f"{stem}-{key}.tlbt"
     if out.is_file():
         return out
-    atomic_write(out, lambda tmp: capture_qemu.record(argv, tmp, limit=limit or None, sysroot=root, files=files))
+    with one_maker(out) as missing:  # two workers may want it at once: one captures it
+        if missing:
+            atomic_write(out, lambda tmp: capture_qemu.record(argv, tmp, limit=limit or None, sysroot=root,
+                                                              files=files))
     return out
 
 
@@ -339,7 +348,9 @@ def capture_corunner(name: str, *, limit: int = 0, valgrind: str = "valgrind", c
             except ValueError as e:
                 raise UserError(f"mibench: capturing {' '.join(argv)}: {e}")
 
-        atomic_write(out, capture_to)
+        with one_maker(out) as missing:  # two workers may want it at once: one captures it
+            if missing:
+                atomic_write(out, capture_to)
         return out
 
 
@@ -358,12 +369,13 @@ def corunner_syscalls(name: str, *, limit: int = 0, valgrind: str = "valgrind",
 
     capture_path = capture_corunner(name, limit=limit, valgrind=valgrind, cache=cache)
     out = capture_path.with_suffix(f".syscalls{SYSCALLS_VERSION}.json")
-    if out.is_file():
-        return _read_calls(out)
-    with tempfile.TemporaryDirectory(prefix="tlblab-mibench-") as tmp:
-        d = Path(tmp)
-        _corunner_inputs(d)
-        return syscalls_of(_corunner_argv(name, d), capture_path, out, limit=limit, valgrind=valgrind)
+    with one_maker(out) as missing:  # two workers may want them at once: one traces them
+        if not missing:
+            return _read_calls(out)
+        with tempfile.TemporaryDirectory(prefix="tlblab-mibench-") as tmp:
+            d = Path(tmp)
+            _corunner_inputs(d)
+            return syscalls_of(_corunner_argv(name, d), capture_path, out, limit=limit, valgrind=valgrind)
 
 
 def program_syscalls(name: str, *, limit: int = 0, valgrind: str = "valgrind",
@@ -373,10 +385,11 @@ def program_syscalls(name: str, *, limit: int = 0, valgrind: str = "valgrind",
     prog = _program(name)
     capture_path = capture(name, limit=limit, valgrind=valgrind, cache=cache)
     out = capture_path.with_suffix(f".syscalls{SYSCALLS_VERSION}.json")
-    if out.is_file():
-        return _read_calls(out)
-    argv = [str(build(name, cache=cache)), *prog.args]
-    return syscalls_of(argv, capture_path, out, limit=limit, valgrind=valgrind)
+    with one_maker(out) as missing:  # two workers may want them at once: one traces them
+        if not missing:
+            return _read_calls(out)
+        argv = [str(build(name, cache=cache)), *prog.args]
+        return syscalls_of(argv, capture_path, out, limit=limit, valgrind=valgrind)
 
 
 def _read_calls(path: Path) -> list[tuple[int, str, int, int, int]]:
@@ -570,8 +583,9 @@ def scenario(name: str, cores: int, *, limit: int = 0, corunner_limit: int = 0, 
         return out
     from tlblab import phases
 
-    with phases.phase(phases.GENERATION):  # tlblab reproduce's timings
-        atomic_write(out, lambda tmp: _native.corun_write(plans, SCENARIO_TURN, 32, tmp, int(tick), offsets))
+    with phases.phase(phases.GENERATION), one_maker(out) as missing:  # tlblab reproduce's timings
+        if missing:  # two workers may want it at once: one writes it
+            atomic_write(out, lambda tmp: _native.corun_write(plans, SCENARIO_TURN, 32, tmp, int(tick), offsets))
     return out
 
 
