@@ -159,3 +159,17 @@ def test_the_report_s_figures_drawn_on_two_processes_come_back_each_in_its_place
     for r, svg in zip(reps, svgs):
         assert svg.startswith("<svg ") and f'aria-label="plot-repro-003-' in svg
         assert f"plot-{report._rid(r)}" in svg, r.name
+
+
+def test_graphs_another_engine_build_wrote_are_dropped_and_this_build_s_kept(tmp_path):
+    # Seed 001's graph cache is tagged by the engine's bytes; a rebuilt engine never reads an
+    # older build's graphs (7.7 GB at full size), so they are removed when a process first tags.
+    from tlblab.seeds.s001_pt_baker import runs
+
+    mine = tmp_path / "graph500_list.scale24.edge_factor16.seed0.g1.aaaa.graph"
+    stale = tmp_path / "rmat_csr.scale24.edge_factor16.seed0.g1.bbbb.graph"
+    other = tmp_path / "run_seconds.json"
+    for p in (mine, stale, other):
+        p.write_text("x")
+    runs._drop_stale_graphs(tmp_path, "aaaa")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([mine.name, other.name])

@@ -513,7 +513,22 @@ def _graphs() -> Any:
 
     if not _ENGINE_TAG:
         _ENGINE_TAG.append(content_digest(Path(_native.__file__).read_bytes()))
+        _drop_stale_graphs(Path(GRAPHS), _ENGINE_TAG[0])
     return graph_cache(GRAPHS, _ENGINE_TAG[0])
+
+
+def _drop_stale_graphs(directory: Path, tag: str) -> None:
+    """Removes the graphs another build of the engine wrote (`<kind><params>.g<generator>.<tag>.graph`
+    with another tag): this build never reads them, and seed 001's full-size graphs are 7.7 GB a
+    build (scale 24's list and CSR, scale 22's list), so each rebuilt engine left that much behind
+    in out/checkpoints (13 GB there after two builds on 2026-11-29). A process that still reads
+    one holds it open; one that had not opened it yet builds it again, as on a fresh machine."""
+    import contextlib
+
+    for p in directory.glob("*.graph"):
+        if not p.name.endswith(f".{tag}.graph"):
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
 
 
 SPAN_STEP = 4096
