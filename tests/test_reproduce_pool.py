@@ -173,3 +173,27 @@ def test_graphs_another_engine_build_wrote_are_dropped_and_this_build_s_kept(tmp
         p.write_text("x")
     runs._drop_stale_graphs(tmp_path, "aaaa")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([mine.name, other.name])
+
+
+def test_a_seed_s_prepared_runs_keep_their_phases_and_the_profile_shows_them():
+    # Seed 001's and 004's shared runs were timed only as a whole (wall, CPU): their phases
+    # stayed the plan's, so --profile could not say how much was capture and how much simulation.
+    from tlblab import reproduce_units as ru
+
+    plan = {"wall": 0.5, "cpu": 0.4, "phases": {"python": {"wall": 0.5, "cpu": 0.4, "calls": 0}}}
+    ru.add_timing(plan, {"wall": 10.0, "cpu": 9.0, "phases": {
+        "capture": {"wall": 6.0, "cpu": 5.5, "calls": 2}, "python": {"wall": 4.0, "cpu": 3.5, "calls": 0}}})
+    ru.add_timing(plan, {"wall": 3.0, "cpu": 2.0, "phases": {"simulation": {"wall": 3.0, "cpu": 2.0, "calls": 1}}})
+    assert plan == {"wall": 13.5, "cpu": 11.4, "phases": {
+        "capture": {"wall": 6.0, "cpu": 5.5, "calls": 2}, "simulation": {"wall": 3.0, "cpu": 2.0, "calls": 1},
+        "python": {"wall": 4.5, "cpu": 3.9, "calls": 0}}}
+    t = {"quick": False, "jobs": 2, "cpus": 2, "host": "h", "wall": 13.5, "cpu": 11.4,
+         "load_average": {"before": [0.0], "after": [0.0]}, "peak_rss_mib": {"parent": 1, "largest_worker": 2},
+         "seeds": [{"seed": "004", "reproductions": 1, "wall": 13.5, "cpu": 11.4, "prepared": [
+             {"seed": "004", "runs": 2, "seconds": 13.0, "timing": plan,
+              "each": [{"what": "qsort (x86)", "wall": 10.0, "cpu": 9.0}, {"what": "susan", "wall": 3.0, "cpu": 2.0}]}]}],
+         "reproductions": []}
+    text = rt.format_timings(t)
+    assert "shared runs" in text and "qsort (x86)" in text
+    row = next(line for line in text.splitlines() if line.startswith("004") and "  2  " in line)
+    assert row.split()[3:6] == ["11.4", "5.5", "0.0"]  # CPU, capture, generation

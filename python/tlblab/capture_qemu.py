@@ -80,14 +80,15 @@ def record(argv: Sequence[str], output: str | os.PathLike[str], *, limit: int | 
     the call; `syscalls_of` reads them). `limit` stops it after that many references. `files`
     are copied into the guest's working folder first, for argv to name by file name alone (no
     host folder on the guest's stack)."""
-    from tlblab import _native
+    from tlblab import _native, phases
 
     if shutil.which(qemu) is None:
         raise UserError(f"{qemu} is not installed (Debian package qemu-user; scripts/debian-packages.txt)")
-    return json.loads(_native.trace_record_qemu(
-        [str(a) for a in argv], os.fspath(output), qemu, str(plugin()), cpu,
-        None if sysroot is None else str(sysroot), limit, None if stdout is None else os.fspath(stdout),
-        [os.fspath(f) for f in files]))
+    with phases.phase(phases.CAPTURE):  # tlblab reproduce's timings: a real program's run
+        return json.loads(_native.trace_record_qemu(
+            [str(a) for a in argv], os.fspath(output), qemu, str(plugin()), cpu,
+            None if sysroot is None else str(sysroot), limit, None if stdout is None else os.fspath(stdout),
+            [os.fspath(f) for f in files]))
 
 
 # Debian's armhf port as a board would run it: its packages unpacked into one folder, the guest's

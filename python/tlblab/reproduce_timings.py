@@ -85,8 +85,19 @@ def format_timings(t: dict[str, Any], top: int = 12) -> str:
     lines.append(format_table(["seed", "reproductions", "wall s", "CPU s", "shared runs CPU s"],
                               [[s["seed"], s["reproductions"], f"{s['wall']:.1f}", f"{s['cpu']:.1f}",
                                 f"{sum(p['timing']['cpu'] for p in s['prepared']):.1f}"] for s in t["seeds"]]))
-    reps = sorted(t["reproductions"], key=lambda r: -r.get("cpu", 0.0))[:top]
     names = [p for p in phases.ORDER]
+    shared = [(s["seed"], p) for s in t["seeds"] for p in s["prepared"] if p.get("runs")]
+    if shared:  # the runs a seed prepared for its reproductions, by phase, and the longest of them
+        lines.append(format_table(["seed", "shared runs", "wall s", "CPU s", *[f"{p} CPU s" for p in names]],
+                                  [[seed, p["runs"], f"{p['timing']['wall']:.1f}", f"{p['timing']['cpu']:.1f}",
+                                    *[f"{p['timing']['phases'].get(n, {}).get('cpu', 0.0):.1f}" for n in names]]
+                                   for seed, p in shared]))
+        each = sorted(((seed, r) for seed, p in shared for r in p.get("each", [])), key=lambda x: -x[1]["cpu"])
+        if each:
+            lines.append(format_table(["seed", "shared run", "wall s", "CPU s"],
+                                      [[seed, r["what"][:90], f"{r['wall']:.1f}", f"{r['cpu']:.1f}"]
+                                       for seed, r in each[:top]]))
+    reps = sorted(t["reproductions"], key=lambda r: -r.get("cpu", 0.0))[:top]
     lines.append(format_table(["reproduction", "wall s", "CPU s", *[f"{p} CPU s" for p in names]],
                               [[r["reproduction"], f"{r.get('wall', 0):.1f}", f"{r.get('cpu', 0):.1f}",
                                 *[f"{r.get('phases', {}).get(p, {}).get('cpu', 0.0):.1f}" for p in names]]

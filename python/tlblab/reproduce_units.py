@@ -114,6 +114,20 @@ def timing(ledger: phases.Ledger) -> dict[str, Any]:
     return {"wall": round(ledger.wall, 3), "cpu": round(ledger.cpu, 3), "phases": ledger.record()}
 
 
+def add_timing(into: dict[str, Any], more: dict[str, Any]) -> None:
+    """Adds timing `more` (`timing`'s form) to `into`: wall, CPU and each phase's wall, CPU and
+    calls, so a seed's prepared runs keep where their seconds went (capture, generation,
+    simulation), not only how many there were."""
+    for k in ("wall", "cpu"):
+        into[k] = round(into[k] + more[k], 3)
+    for name, ph in more["phases"].items():
+        mine = into["phases"].setdefault(name, {"wall": 0.0, "cpu": 0.0, "calls": 0})
+        for k in ("wall", "cpu"):
+            mine[k] = round(mine[k] + ph[k], 3)
+        mine["calls"] += ph["calls"]
+    into["phases"] = {name: into["phases"][name] for name in phases.ORDER if name in into["phases"]}
+
+
 def schedule(reps: list[Any], quick: bool, guarded: bool, jobs: int, run_group: Callable[..., dict[str, Any]],
              known: dict[str, float], fallback: dict[str, float], message: Callable[[Any], None],
              on_prepare: Callable[[str, int], None] | None, on_prepared: Callable[[dict[str, Any]], None] | None,
@@ -179,8 +193,9 @@ def schedule(reps: list[Any], quick: bool, guarded: bool, jobs: int, run_group: 
                 made.setdefault(seed, {}).setdefault(module, {})[key] = (job, result["result"], result["seconds"])
             p = prepared[seed]
             p["seconds"] += result["seconds"]
-            for k in ("wall", "cpu"):
-                p["timing"][k] = round(p["timing"][k] + result["timing"][k], 3)
+            add_timing(p["timing"], result["timing"])
+            p.setdefault("each", []).append({"what": what, "wall": result["timing"]["wall"],
+                                             "cpu": result["timing"]["cpu"]})
             n = p["runs"] - waiting[seed] + 1
             if on_run:
                 on_run(f"run {n}/{p['runs']} made in {result['seconds']:.0f} s: {what}")
