@@ -388,6 +388,19 @@ fn given_the_vectors_page_when_a_fault_a_call_and_a_tick_enter_then_each_takes_i
     assert_eq!((a9(v), a9(st)), (0xffff_0000, 0xffff_1000));
 }
 
+/// The linear-map address of CPU 0's kmap_atomic fixmap slot (`os::kmap_fixmap_page`) on
+/// `split_kernel_system`'s machine (a 4-level x86-64 range, 512 MiB).
+fn fixmap_slot_of_cpu0() -> u64 {
+    use tlblab_core::os::{kernel_linear, kmap_fixmap_page};
+    let va_limit = PageTableFormat::X86_64_4level.va_limit();
+    kernel_linear(
+        va_limit,
+        512 << 20,
+        kmap_fixmap_page(va_limit, 512 << 20, 0),
+    )
+    .va
+}
+
 /// The fault's clear of a high-memory frame through the CPU's kmap_atomic fixmap page
 /// (`os.fault_highmem`, Linux 4.14 arch/arm/mm/highmem.c): each fault stores the slot's PTE
 /// (100, no caches), flushes the slot's address from the core's TLB levels, translates it
@@ -408,13 +421,7 @@ fn given_highmem_frames_when_faults_clear_them_then_each_flushes_and_walks_the_f
         };
         let mut sys = split_kernel_system(os);
         touch_new_pages(&mut sys, PAGES);
-        let va_limit = PageTableFormat::X86_64_4level.va_limit();
-        let slot = kernel_linear(
-            va_limit,
-            512 << 20,
-            kmap_fixmap_page(va_limit, 512 << 20, 0),
-        )
-        .va;
+        let slot = fixmap_slot_of_cpu0();
         let slots = sys.tlbs[2]
             .entries()
             .filter(|e| e.global && e.size == PageSize::Size4K && e.vpn.0 << 12 == slot)
@@ -452,6 +459,23 @@ fn split_kernel_system_with_l1d(os: OsConfig, size: u64, ways: usize) -> System 
     split_system_of(cfg, os)
 }
 
+/// `pages` faults through the fixmap clear (`os.fault_highmem`) on `split_kernel_system_with_l1d`'s
+/// machine with a `size`-byte, `ways`-way L1D: the statistics with the clear's first byte only
+/// and with the whole page (`os.fault_clear_lines`).
+fn clears_into_l1d(size: u64, ways: usize, pages: u64) -> (tlblab_core::Stats, tlblab_core::Stats) {
+    let run = |fault_clear_lines: bool| {
+        let os = OsConfig {
+            fault_highmem: true,
+            fault_clear_lines,
+            ..OsConfig::default()
+        };
+        let mut sys = split_kernel_system_with_l1d(os, size, ways);
+        touch_new_pages(&mut sys, pages);
+        sys.stats()
+    };
+    (run(false), run(true))
+}
+
 /// The fault's clear as the whole page of stores (`os.fault_clear_lines`, Linux's
 /// `clear_page`, a memset of 4 KiB): one store per 32-byte line of the L1D, 128 a fault
 /// instead of the frame's first byte. `PAGES` faults on consecutive fresh frames into a
@@ -464,17 +488,7 @@ fn split_kernel_system_with_l1d(os: OsConfig, size: u64, ways: usize) -> System 
 #[test]
 fn given_whole_page_clears_when_faults_clear_fresh_frames_then_each_stores_every_line() {
     const PAGES: u64 = 3;
-    let run = |fault_clear_lines: bool| {
-        let os = OsConfig {
-            fault_highmem: true,
-            fault_clear_lines,
-            ..OsConfig::default()
-        };
-        let mut sys = split_kernel_system_with_l1d(os, 64 << 10, 4);
-        touch_new_pages(&mut sys, PAGES);
-        sys.stats()
-    };
-    let (without, with) = (run(false), run(true));
+    let (without, with) = clears_into_l1d(64 << 10, 4, PAGES);
     assert_eq!(with.total.page_faults, PAGES);
     let l1d = |s: &tlblab_core::Stats| (s.total.cache[0].accesses, s.total.cache[0].misses);
     assert_eq!(
@@ -498,18 +512,7 @@ fn given_whole_page_clears_when_faults_clear_fresh_frames_then_each_stores_every
 /// them stay. The walks are the same walks and read more from memory: their cycles grow.
 #[test]
 fn given_a_small_l1d_when_a_clear_writes_every_set_then_the_next_walks_miss_their_lines() {
-    const PAGES: u64 = 6;
-    let run = |fault_clear_lines: bool| {
-        let os = OsConfig {
-            fault_highmem: true,
-            fault_clear_lines,
-            ..OsConfig::default()
-        };
-        let mut sys = split_kernel_system_with_l1d(os, 4 << 10, 1);
-        touch_new_pages(&mut sys, PAGES);
-        sys.stats()
-    };
-    let (without, with) = (run(false), run(true));
+    let (without, with) = clears_into_l1d(4 << 10, 1, 6);
     assert_eq!(with.total.walks, without.total.walks);
     assert_eq!(with.total.walk_refs, without.total.walk_refs);
     assert!(
@@ -530,15 +533,9 @@ fn given_a_small_l1d_when_a_clear_writes_every_set_then_the_next_walks_miss_thei
 /// broadcast rule (the micro TLBs flushed whole) alike.
 #[test]
 fn given_the_rt_kunmap_when_faults_clear_through_the_fixmap_then_the_slot_is_flushed_after_each() {
-    use tlblab_core::os::{kernel_linear, kmap_fixmap_page, TlbMaintenance};
+    use tlblab_core::os::TlbMaintenance;
     const PAGES: u64 = 40;
-    let va_limit = PageTableFormat::X86_64_4level.va_limit();
-    let slot = kernel_linear(
-        va_limit,
-        512 << 20,
-        kmap_fixmap_page(va_limit, 512 << 20, 0),
-    )
-    .va;
+    let slot = fixmap_slot_of_cpu0();
     for maintenance in [TlbMaintenance::Ipi, TlbMaintenance::Broadcast] {
         let run = |kunmap_flush: bool| {
             let os = OsConfig {

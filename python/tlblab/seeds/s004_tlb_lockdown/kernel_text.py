@@ -322,28 +322,21 @@ def knobs_one_at_a_time(isa: str = "armv7", quick: bool = False) -> dict[str, di
     map (`os.fault_linear_map`) and the kernel's data pages are 4 KiB entries; `highmem`: the
     clear through kmap_atomic's fixmap slot alone (`os.fault_highmem`); `sections`: the kernel's
     data as 1 MiB sections alone (`os.kernel_data_sections`, the clear through the linear map);
-    `both`: the reproduction's OS (`experiments.os_of(isa)`). Per program and variant, the program's micro and main stalls without
-    locks and the four most-accessed pages' decreases. Uses the cached captures."""
-    from tlblab.seeds.s004_tlb_lockdown import experiments as ex, selection
+    `both`: the reproduction's OS (`experiments.os_of(isa)`). Per program and variant, the
+    program's micro and main stalls without locks and the four most-accessed pages' decreases.
+    Uses the cached captures."""
+    from tlblab.seeds.s004_tlb_lockdown import experiments as ex
 
-    variants = {"off": (False, False), "highmem": (True, False), "sections": (False, True),
-                "both": (True, True)}
-    out: dict[str, dict] = {}
-    for prog in ex.PROGRAMS:
-        trace, pages = _single_core(prog, isa, quick)
-        out[prog] = {}
-        for name, (hm, ds) in variants.items():
-            # The fixmap clear replaces the linear map's (both together are refused), and
-            # PREEMPT_RT's unmap is the fixmap's.
-            os_ = {**ex.os_of(isa), "fault_highmem": hm, "fault_linear_map": not hm,
-                   "kernel_data_sections": ds}
-            os_["kunmap_flush"] = os_.get("kunmap_flush", False) and hm
-            b = selection.stall_of(ex.A9, trace, [], process=0, os=os_)
-            locked = selection.stall_of(ex.A9, trace, pages, process=0, os=os_)
-            out[prog][name] = {"micro": b["uTLB-D"], "main": b["main"],
-                               "decreased_micro": b["uTLB-D"] - locked["uTLB-D"],
-                               "decreased_main": b["main"] - locked["main"]}
-    return out
+    def os_of(hm: bool, ds: bool) -> dict:
+        # The fixmap clear replaces the linear map's (both together are refused), and
+        # PREEMPT_RT's unmap is the fixmap's.
+        os_ = {**ex.os_of(isa), "fault_highmem": hm, "fault_linear_map": not hm, "kernel_data_sections": ds}
+        os_["kunmap_flush"] = os_.get("kunmap_flush", False) and hm
+        return os_
+
+    variants = {"off": os_of(False, False), "highmem": os_of(True, False),
+                "sections": os_of(False, True), "both": os_of(True, True)}
+    return _variants_of(isa, quick, variants)
 
 
 def mechanisms_one_at_a_time(isa: str = "armv7", quick: bool = False) -> dict[str, dict]:
@@ -354,22 +347,34 @@ def mechanisms_one_at_a_time(isa: str = "armv7", quick: bool = False) -> dict[st
     program and variant the program's micro and main stalls without locks and the four
     most-accessed pages' decreases, and from the runs' statistics the bound on the main TLB's
     contended lookup (`lookup_bound`). Uses the cached captures."""
+    from tlblab.seeds.s004_tlb_lockdown import experiments as ex
+
+    variants = {name: {**ex.OS, "fault_clear_lines": cl, "kunmap_flush": ku}
+                for name, (cl, ku) in {"off": (False, False), "clear": (True, False),
+                                       "kunmap": (False, True), "both": (True, True)}.items()}
+    return _variants_of(isa, quick, variants, bound=ex.os_of(isa))
+
+
+def _variants_of(isa: str, quick: bool, variants: dict[str, dict],
+                 bound: dict | None = None) -> dict[str, dict]:
+    """Per program of Table 2's single-core scenarios on `isa` and per named OS of `variants`,
+    the program's (process 0's) micro and main stalls without locks and what locking its four
+    most-accessed pages removes of each; with `bound` (an OS) the program's `lookup_bound`
+    under it too."""
     from tlblab.seeds.s004_tlb_lockdown import experiments as ex, selection
 
-    variants = {"off": (False, False), "clear": (True, False), "kunmap": (False, True),
-                "both": (True, True)}
     out: dict[str, dict] = {}
     for prog in ex.PROGRAMS:
         trace, pages = _single_core(prog, isa, quick)
         out[prog] = {}
-        for name, (cl, ku) in variants.items():
-            os_ = {**ex.OS, "fault_clear_lines": cl, "kunmap_flush": ku}
+        for name, os_ in variants.items():
             b = selection.stall_of(ex.A9, trace, [], process=0, os=os_)
             locked = selection.stall_of(ex.A9, trace, pages, process=0, os=os_)
             out[prog][name] = {"micro": b["uTLB-D"], "main": b["main"],
                                "decreased_micro": b["uTLB-D"] - locked["uTLB-D"],
                                "decreased_main": b["main"] - locked["main"]}
-        out[prog]["lookup_bound"] = lookup_bound(trace, pages, ex.os_of(isa))
+        if bound is not None:
+            out[prog]["lookup_bound"] = lookup_bound(trace, pages, bound)
     return out
 
 
