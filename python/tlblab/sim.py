@@ -294,12 +294,15 @@ def simulate(machine: str | dict[str, Any] = "zen3", workload: str = "random", *
     "fault_kernel_pages": 0, "migrate_kernel_pages": 0, "tlb_maintenance": "ipi"|"broadcast",
     "syscall_kernel_pages": 0, "tick_kernel_pages": 0, "syscall_text_sections": 0,
     "tick_text_sections": 0, "fault_text_sections": 0, "fault_linear_map": False,
-    "fault_highmem": False, "kernel_data_sections": False, "vectors_page": False,
-    "range_flush_whole_itlb": False}` (see
+    "fault_highmem": False, "fault_clear_lines": False, "kunmap_flush": False,
+    "kernel_data_sections": False, "vectors_page": False, "range_flush_whole_itlb": False}` (see
     `tlblab_core::os::OsConfig`; the text sections are masks of the kernel image's 1 MiB
     sections; `fault_linear_map` clears each fault's anonymous frame through the kernel's 1 MiB
     linear-map section of it, `fault_highmem` through the CPU's kmap_atomic fixmap page instead
     (a high-memory frame: the slot's PTE written and flushed, then walked),
+    `fault_clear_lines` makes that clear store every line of the 4 KiB frame (Linux's
+    `clear_page`) instead of its first byte, `kunmap_flush` writes and flushes the fixmap
+    slot's PTE again after the clear (PREEMPT_RT's `kunmap_atomic`),
     `kernel_data_sections` translates the kernel's data pages as the linear map's 1 MiB
     sections, `vectors_page` sends every kernel entry through the ARM exception vectors' two
     pages, `range_flush_whole_itlb` makes munmap and mprotect empty the instruction TLBs whole,

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::random::{machine, options, records, same_run, setup, steps};
+use common::random::{machine, options, records, same_run, setup, steps, Step};
 use proptest::prelude::*;
 use tlblab_core::machine::{MachineConfig, PwcRestart};
 use tlblab_core::os::SwitchPolicy;
@@ -77,21 +77,55 @@ proptest! {
         steps in steps(),
         spaces in 1usize..4,
     ) {
-        let mut cfg = cfg;
         let mut opts = opts;
         opts.os.range_flush_whole_itlb = true;
-        if opts.os.switch == SwitchPolicy::AsidTagged {
-            // As in the test above.
-            for t in cfg.tlbs.iter_mut() {
-                t.tags.asid = true;
-            }
-        }
-        let records = records(&steps, &cfg, opts.walks);
-        let (mut sys, mut r) = setup(&cfg, opts, spaces);
-        let a = sys.run_slice(&records).map_err(|e| e.0);
-        let b = r.run(&records);
-        same_run(&sys, a, &r, b)?;
+        engine_and_reference_agree(cfg, opts, &steps, spaces)?;
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, ..ProptestConfig::default() })]
+
+    /// The fault's clear as every line of its page (`os.fault_clear_lines`, Linux's
+    /// `clear_page`) and PREEMPT_RT's `kunmap_atomic` of the fixmap slot after it
+    /// (`os.kunmap_flush`): the engine ≡ the reference, on machines and traces as above, the
+    /// fault path traced and its clear through the fixmap or the linear map (a test of its own,
+    /// so the other tests' random streams stay as they were).
+    #[test]
+    fn a_whole_page_clear_and_the_rt_kunmap_agree_with_the_reference(
+        cfg in machine(),
+        opts in options(),
+        steps in steps(),
+        spaces in 1usize..4,
+    ) {
+        let mut opts = opts;
+        opts.os.fault_kernel_pages = opts.os.fault_kernel_pages.max(1);
+        opts.os.fault_highmem = !opts.os.fault_linear_map;
+        opts.os.fault_clear_lines = true;
+        opts.os.kunmap_flush = opts.os.fault_highmem;
+        engine_and_reference_agree(cfg, opts, &steps, spaces)?;
+    }
+}
+
+/// The engine and the reference run `steps` on `cfg` under `opts` with `spaces` address spaces
+/// and end alike (`same_run`); ASID-tagged switching gets ASID-tagged levels, as in
+/// `machines_with_every_event_agree_with_the_reference` (the tests of one option over the random machines).
+fn engine_and_reference_agree(
+    mut cfg: MachineConfig,
+    opts: RunOptions,
+    steps: &[Step],
+    spaces: usize,
+) -> Result<(), TestCaseError> {
+    if opts.os.switch == SwitchPolicy::AsidTagged {
+        for t in cfg.tlbs.iter_mut() {
+            t.tags.asid = true;
+        }
+    }
+    let records = records(steps, &cfg, opts.walks);
+    let (mut sys, mut r) = setup(&cfg, opts, spaces);
+    let a = sys.run_slice(&records).map_err(|e| e.0);
+    let b = r.run(&records);
+    same_run(&sys, a, &r, b)
 }
 
 /// Given 4 KiB pages touched in a 2 MiB range, when the range is then made a 2 MiB region and

@@ -153,8 +153,8 @@ pub struct OsConfig {
     /// data TLB levels whose virtual address, hence its set in a set-associative level,
     /// follows the frame's physical address (`linear_section`, `kernel_linear`). Modelled:
     /// that section's translation (`System::kernel_translate`) and the clear's store of the
-    /// frame's first byte through the data caches, after the path's pages; the other stores
-    /// of the 4 KiB clear (its cache footprint) are left out. Only for an anonymous page (of
+    /// frame's first byte through the data caches, after the path's pages (the whole 4 KiB
+    /// of stores with `fault_clear_lines`). Only for an anonymous page (of
     /// no object: a shared object's page is a file's or shmem's, read from the file or
     /// zeroed by whichever process faults it first, which the model does not tell apart),
     /// the page's first frame, only where the fault path is traced (`fault_kernel_pages` >
@@ -187,11 +187,43 @@ pub struct OsConfig {
     /// descriptor of the fixmap page), the flush of the slot's address from every TLB level
     /// of the core (locked entries at it too: none are), then the slot's translation as a
     /// global 4 KiB data-side entry (a miss after the flush: its walk) and the clear's store
-    /// of the frame's first byte through the data caches. PREEMPT_RT's saving of the slot's
-    /// PTE for a context switch is left out (the fault does not switch). Only where the
+    /// of the frame's first byte through the data caches (all 4 KiB: `fault_clear_lines`).
+    /// PREEMPT_RT's unmap is `kunmap_flush`; its saving of the slot's PTE across a context
+    /// switch is left out (the fault does not switch). Only where the
     /// fault path is traced (`fault_kernel_pages` > 0), not with `fault_linear_map` (one
     /// clear a fault), not under virtualization. false: not traced.
     pub fault_highmem: bool,
+    /// The fault's clear (`fault_linear_map` or `fault_highmem`) as the whole 4 KiB of stores
+    /// Linux makes: ARM's `clear_page` is `memset(page, 0, PAGE_SIZE)`
+    /// (arch/arm/include/asm/page.h), whose loop (arch/arm/lib/memset.S) stores the page with
+    /// `stmia` of 16 or 32 bytes, in address order, so every line of the frame is written:
+    /// one store per line of the core's first data cache (the Cortex-A9's 32-byte lines, TRM
+    /// DDI0388I §7.1: 128 stores a clear), through the data caches, which allocate on a store
+    /// miss (the engine's caches are write-allocate; ARM Linux maps all memory Write-Back
+    /// Write-Allocate on an SMP kernel: arch/arm/mm/mmu.c `build_mem_type_table`, "Forcing
+    /// write-allocate cache policy for SMP", and the Cortex-A9 tells Write-Back Write-Allocate
+    /// from Write-Back no Write-Allocate memory on its L2 interface, TRM DDI0388I Tables 8-4
+    /// and 8-5). So the clear fills 128 lines of the L1 data cache and of the L2, and may
+    /// evict the page-table lines the next walks would have found there. A core with no data
+    /// cache stores once (its memory takes the page in one write). false: the clear stores the
+    /// frame's first byte only (its translation is what it models).
+    pub fault_clear_lines: bool,
+    /// PREEMPT_RT's `kunmap_atomic` after the fault's clear through the fixmap
+    /// (`fault_highmem`): the RT patch set's "arm/highmem: Flush tlb on unmap"
+    /// (arm-highmem-flush-tlb-on-unmap.patch, in the 4.14-rt series seed 004's kernel is
+    /// built from, §V.1) makes `__kunmap_atomic` (arch/arm/mm/highmem.c) clear the slot's PTE
+    /// unconditionally, `set_fixmap_pte(idx, __pte(0))`, which stores the PTE and flushes the
+    /// slot's address from the local TLBs (`local_flush_tlb_kernel_page`, TLBIMVA), where the
+    /// mainline kernel leaves the PTE (only CONFIG_DEBUG_HIGHMEM clears it). Modelled as
+    /// `kmap_atomic`'s write: the PTE's store through the data caches and the slot's address
+    /// invalidated in every TLB level of the core (under `TlbMaintenance::Broadcast` the micro
+    /// TLBs flushed whole, Cortex-A9 TRM DDI0388I §6.2.1), after the clear's stores. The same
+    /// patch set's `switch_kmaps` (arm-enable-highmem-for-rt.patch: on a context switch the
+    /// outgoing task's kmap_atomic PTEs are cleared and the incoming task's restored) acts only
+    /// for a task switched out inside a kmap_atomic section, which the model's faults never are
+    /// (a fault does not switch), so it is not modelled. Only with `fault_highmem`.
+    /// false: the PTE stays (the mainline kernel).
+    pub kunmap_flush: bool,
     /// The kernel's data as 1 MiB sections of its linear map: ARM Linux maps low memory —
     /// task_structs, kernel stacks, slab objects, the mm_struct and VMAs, struct pages, page
     /// tables — with global 1 MiB section descriptors (arch/arm/mm/mmu.c `map_lowmem` →
@@ -251,6 +283,8 @@ impl Default for OsConfig {
             fault_text_sections: 0,
             fault_linear_map: false,
             fault_highmem: false,
+            fault_clear_lines: false,
+            kunmap_flush: false,
             kernel_data_sections: false,
             vectors_page: false,
             range_flush_whole_itlb: false,
@@ -309,6 +343,20 @@ impl OsConfig {
             return Err(
                 "os.fault_highmem: the fault's clear is traced with the fault path's pages; \
                  set os.fault_kernel_pages > 0 or fault_highmem = false"
+                    .to_string(),
+            );
+        }
+        if self.fault_clear_lines && !(self.fault_linear_map || self.fault_highmem) {
+            return Err(
+                "os.fault_clear_lines: the clear's stores are traced with the clear; set \
+                 os.fault_highmem or os.fault_linear_map, or fault_clear_lines = false"
+                    .to_string(),
+            );
+        }
+        if self.kunmap_flush && !self.fault_highmem {
+            return Err(
+                "os.kunmap_flush: kunmap_atomic unmaps the fixmap slot the clear used; set \
+                 os.fault_highmem = true or kunmap_flush = false"
                     .to_string(),
             );
         }

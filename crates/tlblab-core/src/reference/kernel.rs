@@ -57,17 +57,28 @@ impl ReferenceModel {
     }
 
     /// `kmap_atomic` of a high-memory frame by `cpu` for a thread of `space`
-    /// (`OsConfig::fault_highmem`): the fixmap slot's PTE stored through the data caches, the
-    /// slot's address invalidated in the core's TLB levels (TLBIMVA: the global entry; under
-    /// broadcast maintenance the micro TLBs flushed whole), then the slot translated as a
-    /// global 4 KiB data-side entry. Returns the cycles (the clear's store is the caller's).
+    /// (`OsConfig::fault_highmem`): the fixmap slot's PTE written (`fixmap_set_pte_in`), then
+    /// the slot translated as a global 4 KiB data-side entry. Returns the cycles (the clear's
+    /// stores are the caller's).
     pub(super) fn kmap_atomic_in(&mut self, cpu: usize, space: usize) -> u64 {
+        let top = &self.levels[0];
+        let va_limit = 1u64 << (top.shift + top.bits);
+        let slot = crate::os::kmap_fixmap_page(va_limit, self.config.memory.bytes, cpu);
+        let cycles = self.fixmap_set_pte_in(cpu, space);
+        cycles + self.kernel_translate_in(cpu, space, slot, PageSize::Size4K, false)
+    }
+
+    /// `set_fixmap_pte` of `cpu`'s kmap_atomic slot for a thread of `space`: its PTE stored
+    /// through the data caches, then the slot's address invalidated in the core's TLB levels
+    /// (TLBIMVA: the global entry; under broadcast maintenance the micro TLBs flushed whole).
+    /// Returns the cycles.
+    pub(super) fn fixmap_set_pte_in(&mut self, cpu: usize, space: usize) -> u64 {
         let top = &self.levels[0];
         let va_limit = 1u64 << (top.shift + top.bits);
         let bytes = self.config.memory.bytes;
         let slot = crate::os::kmap_fixmap_page(va_limit, bytes, cpu);
         let k = crate::os::kernel_linear(va_limit, bytes, slot);
-        let mut cycles = self.kernel_store_in(cpu, k.descriptor);
+        let cycles = self.kernel_store_in(cpu, k.descriptor);
         let asid = self.spaces[space].asid;
         let broadcast = self.opts.os.tlb_maintenance == crate::os::TlbMaintenance::Broadcast;
         let core = self.cpus[cpu].core;
@@ -80,7 +91,6 @@ impl ReferenceModel {
             };
         }
         self.core_os[core].invalidations += n;
-        cycles += self.kernel_translate_in(cpu, space, slot, PageSize::Size4K, false);
         cycles
     }
 

@@ -95,7 +95,22 @@ impl ReferenceModel {
                 } else {
                     kernel += self.kmap_atomic_in(cpu, space);
                 }
-                kernel += self.kernel_store_in(cpu, pa);
+                // `clear_page`: the frame's first byte, or (`fault_clear_lines`) every line
+                // of the first data cache over the 4 KiB page.
+                let first = self.cores[self.cpus[cpu].core].dcache.first();
+                let line = match (os.fault_clear_lines, first) {
+                    (true, Some(&(c, _))) => self.caches[c].line,
+                    _ => 4096,
+                };
+                let mut at = pa;
+                while at < pa + 4096 {
+                    kernel += self.kernel_store_in(cpu, at);
+                    at += line;
+                }
+                // PREEMPT_RT's `kunmap_atomic` clears the slot's PTE (`OsConfig::kunmap_flush`).
+                if os.fault_highmem && os.kunmap_flush {
+                    kernel += self.fixmap_set_pte_in(cpu, space);
+                }
             }
             self.counters[cpu].cycles += kernel;
             self.cpus[cpu].clock += kernel;

@@ -183,7 +183,7 @@ impl System {
                 if os.fault_linear_map {
                     let section = crate::os::linear_section(pa);
                     let cycles = self.kernel_translate(st, section, PageSize::Size1M, false)
-                        + self.kernel_access(st.cpu, pa, true);
+                        + self.clear_stores(st.cpu, pa);
                     self.charge_busy(st.cpu, cycles);
                 } else if os.fault_highmem {
                     let cycles = self.kmap_atomic_clear(st, pa);
@@ -266,18 +266,30 @@ impl System {
 
     /// A fault's clear of the high-memory frame at physical `pa` through hardware thread
     /// `st.cpu`'s `kmap_atomic` fixmap page (`OsConfig::fault_highmem`,
-    /// `os::kmap_fixmap_page`): the slot's PTE stored through the data caches
-    /// (`set_fixmap_pte`'s `set_pte_ext`), the slot's address invalidated in every TLB level of
-    /// the core (`local_flush_tlb_kernel_page`, TLBIMVA: the global entry, as a shootdown of
-    /// the address does on one core; under `TlbMaintenance::Broadcast` the levels in front of
-    /// the last flushed whole, ARM's micro TLBs), then its translation as a global 4 KiB data-side entry
-    /// (`kernel_translate`, its misses stalls) and the clear's store of `pa`'s first byte.
-    /// Returns the cycles.
+    /// `os::kmap_fixmap_page`): the slot's PTE written (`fixmap_pte_write`), then its
+    /// translation as a global 4 KiB data-side entry (`kernel_translate`, its misses stalls)
+    /// and the clear's stores (`clear_stores`); under PREEMPT_RT's `kunmap_atomic`
+    /// (`OsConfig::kunmap_flush`) the PTE written again, cleared. Returns the cycles.
     fn kmap_atomic_clear(&mut self, st: super::ThreadState, pa: u64) -> u64 {
-        let (va_limit, bytes) = (self.va_limit, self.config.memory.bytes);
-        let slot = crate::os::kmap_fixmap_page(va_limit, bytes, st.cpu);
-        let k = kernel_linear(va_limit, bytes, slot);
-        let mut cycles = self.kernel_access(st.cpu, k.descriptor, true);
+        let slot = crate::os::kmap_fixmap_page(self.va_limit, self.config.memory.bytes, st.cpu);
+        let mut cycles = self.fixmap_pte_write(st, slot);
+        cycles += self.kernel_translate(st, slot, PageSize::Size4K, false);
+        cycles += self.clear_stores(st.cpu, pa);
+        if self.options.os.kunmap_flush {
+            cycles += self.fixmap_pte_write(st, slot);
+        }
+        cycles
+    }
+
+    /// `set_fixmap_pte` of the fixmap page at physical `slot` (its linear-map address the
+    /// slot's, `os::kmap_fixmap_page`) by the thread whose state is `st`: the PTE stored
+    /// through the data caches (`set_pte_ext`), then the slot's address invalidated in every
+    /// TLB level of the core (`local_flush_tlb_kernel_page`, TLBIMVA: the global entry, as a
+    /// shootdown of the address does on one core; under `TlbMaintenance::Broadcast` the levels
+    /// in front of the last flushed whole, ARM's micro TLBs). Returns the cycles.
+    fn fixmap_pte_write(&mut self, st: super::ThreadState, slot: u64) -> u64 {
+        let k = kernel_linear(self.va_limit, self.config.memory.bytes, slot);
+        let cycles = self.kernel_access(st.cpu, k.descriptor, true);
         let asid = self.requester(st).asid;
         let core = self.cpus[st.cpu].core;
         let broadcast = self.broadcast_maintenance();
@@ -292,7 +304,25 @@ impl System {
             };
         }
         self.core_os[core].invalidations += n as u64;
-        cycles += self.kernel_translate(st, slot, PageSize::Size4K, false);
-        cycles + self.kernel_access(st.cpu, pa, true)
+        cycles
+    }
+
+    /// The clear of the frame at physical `pa` (a fault's, `fault_kernel_path`): a store of
+    /// its first byte through hardware thread `cpu`'s data caches, or with
+    /// `OsConfig::fault_clear_lines` one store per line of the core's first data cache over
+    /// the 4 KiB (Linux's `clear_page`, a memset). Returns the cycles.
+    fn clear_stores(&mut self, cpu: usize, pa: u64) -> u64 {
+        let core = self.cpus[cpu].core;
+        let line = match (
+            self.options.os.fault_clear_lines,
+            self.cores[core].dcache.first(),
+        ) {
+            (true, Some(r)) => self.caches[r.cache].config.line,
+            _ => 4096,
+        };
+        (pa..pa + 4096)
+            .step_by(line as usize)
+            .map(|a| self.kernel_access(cpu, a, true))
+            .sum()
     }
 }

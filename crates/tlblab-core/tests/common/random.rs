@@ -449,6 +449,10 @@ prop_compose! {
             fault_linear_map: fault_linear_map && fault_kernel_pages > 0,
             // One clear a fault: the fixmap's where the linear map's is not drawn.
             fault_highmem: fault_highmem && fault_kernel_pages > 0 && !fault_linear_map,
+            // Not drawn (the streams stay as they were); reference_machine.rs has a test of
+            // its own with both on.
+            fault_clear_lines: false,
+            kunmap_flush: false,
             kernel_data_sections,
             vectors_page,
             // Not drawn here, so the streams of the tests that use `options` stay as they were;

@@ -251,11 +251,21 @@ fn given_kernel_text_sections_when_paths_run_then_each_section_takes_one_instruc
 /// unified main TLB (7 cycles, refill 3), no caches (a word or descriptor costs memory's 100),
 /// 512 MiB (room for the kernel's pages), data stalls counted, one fault-path kernel page.
 fn split_kernel_system(os: OsConfig) -> System {
+    split_system_of(split_kernel_machine(), os)
+}
+
+/// `split_kernel_system`'s machine.
+fn split_kernel_machine() -> MachineConfig {
     let mut cfg = shaped_machine((1, 4), (1, 8, ReplacementKind::Lru), 7, true);
     cfg.tlbs[0].latency = 1;
     cfg.tlbs[1].latency = 1;
     cfg.tlbs[2].refill_latency = 3;
     cfg.memory.bytes = 512 << 20;
+    cfg
+}
+
+/// `cfg` with `split_kernel_system`'s options.
+fn split_system_of(cfg: MachineConfig, os: OsConfig) -> System {
     System::new(
         cfg,
         RunOptions {
@@ -378,6 +388,19 @@ fn given_the_vectors_page_when_a_fault_a_call_and_a_tick_enter_then_each_takes_i
     assert_eq!((a9(v), a9(st)), (0xffff_0000, 0xffff_1000));
 }
 
+/// The linear-map address of CPU 0's kmap_atomic fixmap slot (`os::kmap_fixmap_page`) on
+/// `split_kernel_system`'s machine (a 4-level x86-64 range, 512 MiB).
+fn fixmap_slot_of_cpu0() -> u64 {
+    use tlblab_core::os::{kernel_linear, kmap_fixmap_page};
+    let va_limit = PageTableFormat::X86_64_4level.va_limit();
+    kernel_linear(
+        va_limit,
+        512 << 20,
+        kmap_fixmap_page(va_limit, 512 << 20, 0),
+    )
+    .va
+}
+
 /// The fault's clear of a high-memory frame through the CPU's kmap_atomic fixmap page
 /// (`os.fault_highmem`, Linux 4.14 arch/arm/mm/highmem.c): each fault stores the slot's PTE
 /// (100, no caches), flushes the slot's address from the core's TLB levels, translates it
@@ -398,13 +421,7 @@ fn given_highmem_frames_when_faults_clear_them_then_each_flushes_and_walks_the_f
         };
         let mut sys = split_kernel_system(os);
         touch_new_pages(&mut sys, PAGES);
-        let va_limit = PageTableFormat::X86_64_4level.va_limit();
-        let slot = kernel_linear(
-            va_limit,
-            512 << 20,
-            kmap_fixmap_page(va_limit, 512 << 20, 0),
-        )
-        .va;
+        let slot = fixmap_slot_of_cpu0();
         let slots = sys.tlbs[2]
             .entries()
             .filter(|e| e.global && e.size == PageSize::Size4K && e.vpn.0 << 12 == slot)
@@ -429,6 +446,124 @@ fn given_highmem_frames_when_faults_clear_them_then_each_flushes_and_walks_the_f
         (a9(0), a9(1), a9(3)),
         (0xffef_e000, 0xffee_e000, 0xffec_e000)
     );
+}
+
+/// The split machine of `split_kernel_system` with one data cache: `size` bytes, `ways`-way,
+/// 32-byte lines (the Cortex-A9's, TRM DDI0388I §7.1), 2 cycles; the walks read through it.
+fn split_kernel_system_with_l1d(os: OsConfig, size: u64, ways: usize) -> System {
+    let mut cfg = split_kernel_machine();
+    let mut l1d = cache("L1D", 1, size, ways, 2);
+    l1d.kind = tlblab_core::cache::CacheKind::Data;
+    l1d.line = 32;
+    cfg.caches = vec![l1d];
+    split_system_of(cfg, os)
+}
+
+/// `pages` faults through the fixmap clear (`os.fault_highmem`) on `split_kernel_system_with_l1d`'s
+/// machine with a `size`-byte, `ways`-way L1D: the statistics with the clear's first byte only
+/// and with the whole page (`os.fault_clear_lines`).
+fn clears_into_l1d(size: u64, ways: usize, pages: u64) -> (tlblab_core::Stats, tlblab_core::Stats) {
+    let run = |fault_clear_lines: bool| {
+        let os = OsConfig {
+            fault_highmem: true,
+            fault_clear_lines,
+            ..OsConfig::default()
+        };
+        let mut sys = split_kernel_system_with_l1d(os, size, ways);
+        touch_new_pages(&mut sys, pages);
+        sys.stats()
+    };
+    (run(false), run(true))
+}
+
+/// The fault's clear as the whole page of stores (`os.fault_clear_lines`, Linux's
+/// `clear_page`, a memset of 4 KiB): one store per 32-byte line of the L1D, 128 a fault
+/// instead of the frame's first byte. `PAGES` faults on consecutive fresh frames into a
+/// 64 KiB 4-way L1D (512 sets of 32 bytes): the clears' lines take one way of 384 sets, so
+/// with the walks' and the handler's few lines no set overflows and nothing is evicted;
+/// every one of a clear's 127 further stores misses (a fresh frame) and costs memory's 100.
+/// So against the same run without it the L1D's accesses and misses grow by `PAGES` × 127,
+/// the cycles by `PAGES` × 127 × 100 (the handler's busy time), and neither the walks nor the
+/// data stalls change.
+#[test]
+fn given_whole_page_clears_when_faults_clear_fresh_frames_then_each_stores_every_line() {
+    const PAGES: u64 = 3;
+    let (without, with) = clears_into_l1d(64 << 10, 4, PAGES);
+    assert_eq!(with.total.page_faults, PAGES);
+    let l1d = |s: &tlblab_core::Stats| (s.total.cache[0].accesses, s.total.cache[0].misses);
+    assert_eq!(
+        (
+            l1d(&with).0 - l1d(&without).0,
+            l1d(&with).1 - l1d(&without).1
+        ),
+        (PAGES * 127, PAGES * 127)
+    );
+    assert_eq!(with.total.cycles - without.total.cycles, PAGES * 127 * 100);
+    assert_eq!(with.total.walk_cycles, without.total.walk_cycles);
+    assert_eq!(
+        with.total.data_stall_cycles,
+        without.total.data_stall_cycles
+    );
+}
+
+/// The clear's footprint evicts the page-table lines the walks find in the L1D: in a 4 KiB
+/// direct-mapped L1D (128 sets of 32 bytes) a clear of 4 KiB writes every set, so after each
+/// fault every line the next walk reads is gone, where with one store of the clear most of
+/// them stay. The walks are the same walks and read more from memory: their cycles grow.
+#[test]
+fn given_a_small_l1d_when_a_clear_writes_every_set_then_the_next_walks_miss_their_lines() {
+    let (without, with) = clears_into_l1d(4 << 10, 1, 6);
+    assert_eq!(with.total.walks, without.total.walks);
+    assert_eq!(with.total.walk_refs, without.total.walk_refs);
+    assert!(
+        with.total.walk_cycles > without.total.walk_cycles,
+        "walks {} against {}",
+        with.total.walk_cycles,
+        without.total.walk_cycles
+    );
+}
+
+/// PREEMPT_RT's `kunmap_atomic` (`os.kunmap_flush`, the RT patch "arm/highmem: Flush tlb on
+/// unmap"): after the clear the fixmap slot's PTE is written again, cleared (a store, 100 with
+/// no caches), and the slot's address flushed from the core's TLB levels. The next fault's
+/// `kmap_atomic` flushed it anyway and walks it again as before, so against the run with
+/// `fault_highmem` alone the cycles grow by `PAGES` × 100, the data stalls do not change, and
+/// no TLB level ends holding the slot (with the mainline unmap the data micro TLB and the main
+/// TLB hold it): under the x86-style maintenance (TLBIMVA by address) and under ARM's
+/// broadcast rule (the micro TLBs flushed whole) alike.
+#[test]
+fn given_the_rt_kunmap_when_faults_clear_through_the_fixmap_then_the_slot_is_flushed_after_each() {
+    use tlblab_core::os::TlbMaintenance;
+    const PAGES: u64 = 40;
+    let slot = fixmap_slot_of_cpu0();
+    for maintenance in [TlbMaintenance::Ipi, TlbMaintenance::Broadcast] {
+        let run = |kunmap_flush: bool| {
+            let os = OsConfig {
+                fault_highmem: true,
+                kunmap_flush,
+                tlb_maintenance: maintenance,
+                ..OsConfig::default()
+            };
+            let mut sys = split_kernel_system(os);
+            touch_new_pages(&mut sys, PAGES);
+            let slots: Vec<usize> = [1, 2]
+                .iter()
+                .map(|&t| {
+                    sys.tlbs[t]
+                        .entries()
+                        .filter(|e| e.global && e.vpn.0 << 12 == slot)
+                        .count()
+                })
+                .collect();
+            (sys.stats(), slots)
+        };
+        let (mainline, kept) = run(false);
+        let (rt, flushed) = run(true);
+        assert_eq!(kept, vec![1, 1], "{maintenance:?}");
+        assert_eq!(flushed, vec![0, 0], "{maintenance:?}");
+        assert_eq!(rt.total.cycles - mainline.total.cycles, PAGES * 100);
+        assert_eq!(rt.total.data_stall_cycles, mainline.total.data_stall_cycles);
+    }
 }
 
 /// The kernel's data as 1 MiB sections of its linear map (`os.kernel_data_sections`, ARM

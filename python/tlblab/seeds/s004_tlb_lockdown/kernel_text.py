@@ -24,7 +24,9 @@ frames scattered over memory, on the OS of the run before `os.fault_highmem` and
 `os.kernel_data_sections`. `highmem_bounds()` (`--highmem-bounds`) runs the OS before those two
 on the same captures, and bounds the main TLB's lookup time (the lookup at 1 cycle against the preset's 7).
 `knobs_one_at_a_time()` (`--knobs [--quick] [--x86]`) runs those two each alone, on the ARMv7
-captures by default.
+captures by default. `mechanisms_one_at_a_time()` (`--mechanisms [--quick]`) runs issue 87's
+fault-path mechanisms each alone on the ARMv7 captures (the clear's 4 KiB of stores, PREEMPT_RT's
+kunmap_atomic) with the bound on the main TLB's contended lookup (`lookup_bound`).
 
 `measure()` downloads the package with apt (armhf added as a foreign architecture), keeps only
 its System.map under out/kernel/ (the 620 MB package is removed), and caches the counts as JSON
@@ -320,28 +322,99 @@ def knobs_one_at_a_time(isa: str = "armv7", quick: bool = False) -> dict[str, di
     map (`os.fault_linear_map`) and the kernel's data pages are 4 KiB entries; `highmem`: the
     clear through kmap_atomic's fixmap slot alone (`os.fault_highmem`); `sections`: the kernel's
     data as 1 MiB sections alone (`os.kernel_data_sections`, the clear through the linear map);
-    `both`: experiments.OS. Per program and variant, the program's micro and main stalls without
-    locks and the four most-accessed pages' decreases. Uses the cached captures."""
+    `both`: the reproduction's OS (`experiments.os_of(isa)`). Per program and variant, the
+    program's micro and main stalls without locks and the four most-accessed pages' decreases.
+    Uses the cached captures."""
+    from tlblab.seeds.s004_tlb_lockdown import experiments as ex
+
+    def os_of(hm: bool, ds: bool) -> dict:
+        # The fixmap clear replaces the linear map's (both together are refused), and
+        # PREEMPT_RT's unmap is the fixmap's.
+        os_ = {**ex.os_of(isa), "fault_highmem": hm, "fault_linear_map": not hm, "kernel_data_sections": ds}
+        os_["kunmap_flush"] = os_.get("kunmap_flush", False) and hm
+        return os_
+
+    variants = {"off": os_of(False, False), "highmem": os_of(True, False),
+                "sections": os_of(False, True), "both": os_of(True, True)}
+    return _variants_of(isa, quick, variants)
+
+
+def mechanisms_one_at_a_time(isa: str = "armv7", quick: bool = False) -> dict[str, dict]:
+    """Issue 87's two fault-path mechanisms on Table 2's single-core scenarios, one at a time:
+    `off` (experiments.OS, the clear's first byte and the mainline kunmap_atomic), `clear` (the
+    clear's 4 KiB of stores, `os.fault_clear_lines`), `kunmap` (PREEMPT_RT's unmap of the
+    fixmap slot, `os.kunmap_flush`), `both` (experiments.OS_ARMV7, the ARMv7 tables' OS). Per
+    program and variant the program's micro and main stalls without locks and the four
+    most-accessed pages' decreases, and from the runs' statistics the bound on the main TLB's
+    contended lookup (`lookup_bound`). Uses the cached captures."""
+    from tlblab.seeds.s004_tlb_lockdown import experiments as ex
+
+    variants = {name: {**ex.OS, "fault_clear_lines": cl, "kunmap_flush": ku}
+                for name, (cl, ku) in {"off": (False, False), "clear": (True, False),
+                                       "kunmap": (False, True), "both": (True, True)}.items()}
+    return _variants_of(isa, quick, variants, bound=ex.os_of(isa))
+
+
+def _variants_of(isa: str, quick: bool, variants: dict[str, dict],
+                 bound: dict | None = None) -> dict[str, dict]:
+    """Per program of Table 2's single-core scenarios on `isa` and per named OS of `variants`,
+    the program's (process 0's) micro and main stalls without locks and what locking its four
+    most-accessed pages removes of each; with `bound` (an OS) the program's `lookup_bound`
+    under it too."""
     from tlblab.seeds.s004_tlb_lockdown import experiments as ex, selection
 
-    variants = {"off": (False, False), "highmem": (True, False), "sections": (False, True),
-                "both": (True, True)}
     out: dict[str, dict] = {}
     for prog in ex.PROGRAMS:
         trace, pages = _single_core(prog, isa, quick)
         out[prog] = {}
-        for name, (hm, ds) in variants.items():
-            # The fixmap clear replaces the linear map's (both together are refused).
-            os_ = {**ex.OS, "fault_highmem": hm, "fault_linear_map": not hm, "kernel_data_sections": ds}
+        for name, os_ in variants.items():
             b = selection.stall_of(ex.A9, trace, [], process=0, os=os_)
             locked = selection.stall_of(ex.A9, trace, pages, process=0, os=os_)
             out[prog][name] = {"micro": b["uTLB-D"], "main": b["main"],
                                "decreased_micro": b["uTLB-D"] - locked["uTLB-D"],
                                "decreased_main": b["main"] - locked["main"]}
+        if bound is not None:
+            out[prog]["lookup_bound"] = lookup_bound(trace, pages, bound)
+    return out
+
+
+def lookup_bound(trace: str, pages: list[int], os_: dict) -> dict[str, float]:
+    """A bound on what the main TLB's variable lookup could add to the program's (process 0's)
+    data micro-TLB stall, without and with `pages` locked, from the run's counts (issue 87).
+    Cortex-A9 TRM DDI0388I §6.2.2: "Accesses to the main TLB take a variable number of cycles,
+    according to competing requests from each of the micro TLBs and other
+    implementation-dependent factors". The competitor of a data-side lookup is the instruction
+    micro TLB's: a data micro-TLB miss that finds an instruction-side lookup in the main TLB
+    waits at most one lookup (the preset's 7 cycles) for it, and no more such waits happen than
+    there are instruction micro-TLB misses, nor than there are data micro-TLB misses: the
+    bound is 7 × min(instruction misses, data misses) per run. The decrease's bound is the
+    larger of the two runs' (either can gain it). The "other implementation-dependent factors"
+    the TRM names are not bounded by any source."""
+    from tlblab.seeds.s004_tlb_lockdown import experiments as ex
+    from tlblab.sim import simulate
+    from tlblab.technique.lockdown import pages_spec
+
+    lookup = 7  # presets/cortex-a9.toml's main-TLB latency (7-cpu.com, Exynos 4210)
+    out: dict[str, float] = {}
+    for name, locked in (("base", []), ("locked", pages)):
+        spec = "lockdown:process=0" + (f",pages={pages_spec(locked)}" if locked else "")
+        r = simulate(ex.A9, trace, technique=spec, stall_cycles=True, os=os_)
+        levels = r.stats["tlb_levels"]
+        tlb = r.stats["processes"]["0"]["tlb"]
+        imiss = float(tlb[levels.index("uTLB-I")]["misses"])
+        dmiss = float(tlb[levels.index("uTLB-D")]["misses"])
+        out[f"{name}_instr_micro_misses"] = imiss
+        out[f"{name}_data_micro_misses"] = dmiss
+        out[f"{name}_micro_stall"] = float(r.stall_cycles("process 0")["uTLB-D"])
+        out[f"{name}_bound"] = lookup * min(imiss, dmiss)
+    out["decrease_bound"] = max(out["base_bound"], out["locked_bound"])
     return out
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--mechanisms"] and set(sys.argv[2:]) <= {"--quick"}:
+        print(json.dumps(mechanisms_one_at_a_time("armv7", "--quick" in sys.argv), indent=1))
+        sys.exit(0)
     if sys.argv[1:2] == ["--knobs"] and set(sys.argv[2:]) <= {"--quick", "--x86"}:
         print(json.dumps(knobs_one_at_a_time("x86" if "--x86" in sys.argv else "armv7",
                                              "--quick" in sys.argv), indent=1))
