@@ -111,6 +111,20 @@ def test_given_a_static_program_when_captured_by_both_tools_then_the_sequences_a
     assert a == b
 
 
+def test_given_lackey_with_system_calls_then_the_same_references_and_each_call_at_its_place(programs, tmp_path):
+    # The no-libc program makes one system call, its exit, after every reference: traced in the
+    # same run (seed 004's x86 captures), it comes after all the memory lines, and the
+    # references are those of a capture without the calls.
+    plain, traced = tmp_path / "plain.tlbt", tmp_path / "traced.tlbt"
+    _capture(programs["nolibc"], plain, tool="lackey")
+    rep = _capture(programs["nolibc"], traced, tool="lackey", trace_syscalls=True)
+    assert _accesses(traced) == _accesses(plain)
+    [(at, line)] = rep["syscalls"]
+    assert line.startswith("SYSCALL[") and "](60) exit(" in line
+    assert at == rep["memory_lines"] > 10_000
+    assert _capture(programs["nolibc"], tmp_path / "p2.tlbt", tool="lackey")["syscalls"] is None
+
+
 @pytest.mark.parametrize("name", ["true", "ls", "roi"])
 def test_given_a_dynamic_program_when_captured_by_both_tools_then_counts_pages_and_order_agree(programs, name, tmp_path):
     ours, lackey = tmp_path / "ours.tlbt", tmp_path / "lackey.tlbt"

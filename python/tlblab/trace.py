@@ -80,6 +80,7 @@ def record(
     roi_only: bool = False,
     skip_instructions: int = 0,
     max_instructions: int | None = None,
+    trace_syscalls: bool = False,
 ) -> dict[str, Any]:
     """Runs `argv` under Valgrind and writes its references to `output` as they stream.
 
@@ -91,7 +92,9 @@ def record(
     (tlblab/roi.h), `skip_instructions` runs that many instructions untraced first, and
     `max_instructions` stops the program after that many traced instructions; the code outside
     is not instrumented. `stdin`/`stdout` redirect the program's input and output to files (no
-    shell: the tool would trace the shell, not the program).
+    shell: the tool would trace the shell, not the program). With Lackey, `trace_syscalls` also
+    traces the program's system calls: the report's `syscalls` are Valgrind's SYSCALL lines, each
+    as [memory lines before it, line], and `memory_lines` the run's memory lines in all.
     """
     if tool not in ("tlblab", "lackey"):
         raise ValueError(f"unknown capture tool '{tool}': expected tlblab or lackey")
@@ -111,7 +114,7 @@ def record(
             _native.trace_record(
                 list(argv), _path(output), skip, limit, progress, valgrind,
                 None if stdin is None else _path(stdin), None if stdout is None else _path(stdout),
-                tool, directory, roi_only, skip_instructions, max_instructions,
+                tool, directory, roi_only, skip_instructions, max_instructions, trace_syscalls,
             )
         )
 

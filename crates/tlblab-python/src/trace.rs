@@ -205,10 +205,12 @@ fn trace_data_pages(py: Python<'_>, path: String) -> PyResult<String> {
 
 /// record(argv, output, skip=0, limit=None, progress=False, valgrind="valgrind", stdin=None,
 /// stdout=None, tool="tlblab", tool_dir=None, roi_only=False, skip_instructions=0,
-/// max_instructions=None) -> JSON report.
+/// max_instructions=None, trace_syscalls=False) -> JSON report (with `trace_syscalls`, Lackey's
+/// `syscalls`: [[memory lines before, SYSCALL line], ...] and `memory_lines`).
 #[pyfunction]
 #[pyo3(signature = (argv, output, skip=0, limit=None, progress=false, valgrind="valgrind".to_string(), stdin=None, stdout=None,
-                    tool="tlblab".to_string(), tool_dir=None, roi_only=false, skip_instructions=0, max_instructions=None))]
+                    tool="tlblab".to_string(), tool_dir=None, roi_only=false, skip_instructions=0, max_instructions=None,
+                    trace_syscalls=false))]
 #[allow(clippy::too_many_arguments)] // one per Python keyword argument
 fn trace_record(
     py: Python<'_>,
@@ -225,6 +227,7 @@ fn trace_record(
     roi_only: bool,
     skip_instructions: u64,
     max_instructions: Option<u64>,
+    trace_syscalls: bool,
 ) -> PyResult<String> {
     let tool = match tool.as_str() {
         "tlblab" => capture::CaptureTool::Tlblab,
@@ -248,6 +251,7 @@ fn trace_record(
         stdin: stdin.map(PathBuf::from),
         stdout: stdout.map(PathBuf::from),
         stop: Some(watch::interrupted),
+        trace_syscalls,
     };
     watch::start();
     let r =
@@ -262,6 +266,8 @@ fn trace_record(
         "killed_at_limit": r.killed_at_limit,
         "stopped_at_max_instructions": r.stopped_at_max_instructions,
         "summary": r.summary.to_json(),
+        "syscalls": r.syscalls,
+        "memory_lines": r.memory_lines,
     })
     .to_string())
 }

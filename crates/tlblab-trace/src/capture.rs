@@ -81,6 +81,10 @@ pub struct CaptureOptions {
     /// the capture with "interrupted", leaving no file (the Python binding passes its Ctrl-C
     /// check here).
     pub stop: Option<fn() -> bool>,
+    /// Lackey only: also trace the program's system calls (`--trace-syscalls=yes`) and hand
+    /// back Valgrind's `SYSCALL` lines, each with the memory lines before it
+    /// (`CaptureReport::syscalls`), so a caller that needs both makes one run, not two.
+    pub trace_syscalls: bool,
 }
 
 impl Default for CaptureOptions {
@@ -98,6 +102,7 @@ impl Default for CaptureOptions {
             stdin: None,
             stdout: None,
             stop: None,
+            trace_syscalls: false,
         }
     }
 }
@@ -115,6 +120,10 @@ pub struct CaptureReport {
     pub seconds: f64,
     pub exit_status: Option<i32>,
     pub killed_at_limit: bool,
+    /// With `trace_syscalls`: Valgrind's `SYSCALL` lines and, before each, the Lackey memory
+    /// lines (`I`, `L`, `S`, `M`: an `M` once) of the run; and the memory lines in all.
+    pub syscalls: Option<Vec<(u64, String)>>,
+    pub memory_lines: u64,
 }
 
 fn valgrind_version(vg: &str) -> Option<String> {
@@ -216,6 +225,9 @@ fn valgrind_args(opts: &CaptureOptions, wfd: i32) -> Vec<String> {
         }
         CaptureTool::Lackey => {
             a.extend(["--tool=lackey", "--trace-mem=yes", "--basic-counts=no"].map(String::from));
+            if opts.trace_syscalls {
+                a.push("--trace-syscalls=yes".into());
+            }
             a.push(format!("--log-fd={wfd}"));
         }
     }
@@ -237,6 +249,9 @@ pub fn record(
             "--roi-only, --skip-instructions and --max-instructions need tlblab's Valgrind tool, not Lackey"
                 .into(),
         );
+    }
+    if opts.trace_syscalls && opts.tool != CaptureTool::Lackey {
+        return Err("tracing the system calls needs Lackey (--tool lackey)".into());
     }
     if opts.max_instructions == Some(0) {
         return Err("--max-instructions must be at least 1".into());
@@ -351,10 +366,14 @@ pub fn record(
     let source_name = format!("valgrind --tool={} output of {}", opts.tool.name(), argv[0]);
     let mut src = match opts.tool {
         CaptureTool::Tlblab => ToolSource::Tlblab(VgToolSource::new(counted, &source_name)),
-        CaptureTool::Lackey => ToolSource::Lackey(LackeySource::new(
-            BufReader::with_capacity(1 << 20, counted),
-            &source_name,
-        )),
+        CaptureTool::Lackey => {
+            let s = LackeySource::new(BufReader::with_capacity(1 << 20, counted), &source_name);
+            ToolSource::Lackey(if opts.trace_syscalls {
+                s.keep_syscalls()
+            } else {
+                s
+            })
+        }
     };
     let mut buf = Vec::with_capacity(8192);
     let mut seen = 0u64;
@@ -418,9 +437,9 @@ pub fn record(
     if result.is_err() {
         let _ = child.kill();
     }
-    let lines = match &src {
-        ToolSource::Lackey(s) => s.line_no(),
-        ToolSource::Tlblab(_) => 0,
+    let (lines, memory_lines, syscalls) = match &mut src {
+        ToolSource::Lackey(s) => (s.line_no(), s.memory_lines, s.syscalls.take()),
+        ToolSource::Tlblab(_) => (0, 0, None),
     };
     let tool_end = src.end();
     drop(src);
@@ -494,6 +513,8 @@ pub fn record(
         seconds,
         exit_status: status.code(),
         killed_at_limit: killed,
+        syscalls,
+        memory_lines,
     })
 }
 

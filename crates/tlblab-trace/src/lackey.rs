@@ -5,7 +5,11 @@
 //! hex zero-padded to *at least* 8 digits (64-bit addresses print more), decimal size. `M` is a
 //! read-modify-write of the same address and size and becomes a load followed by a store.
 //! Valgrind's own `==PID==` / `--PID--` message lines and `SB` superblock lines (from
-//! `--trace-superblocks=yes`) are skipped; anything else is an error naming the line.
+//! `--trace-superblocks=yes`) are skipped; `SYSCALL` lines (from `--trace-syscalls=yes`) are
+//! kept apart, each with the number of memory lines before it, when the reader was asked to
+//! (`keep_syscalls`: a capture that needs the program's system calls gets them from its own
+//! run instead of a second one; the syscall trace's other lines are then skipped); anything
+//! else is an error naming the line.
 //!
 //! Lackey prints no thread id (Valgrind serialises threads but Lackey does not say which one
 //! runs), so every access is attributed to thread 0. Accesses that cross a page boundary keep
@@ -26,6 +30,11 @@ pub struct LackeySource<R: BufRead> {
     done: bool,
     /// References seen (loads+stores+fetches, an M counting twice).
     pub references: u64,
+    /// Memory lines seen (`I`, `L`, `S`, `M`: an M counting once).
+    pub memory_lines: u64,
+    /// With `keep_syscalls`: each `SYSCALL` line (without its line end) and the memory lines
+    /// before it.
+    pub syscalls: Option<Vec<(u64, String)>>,
 }
 
 impl<R: BufRead> LackeySource<R> {
@@ -38,7 +47,16 @@ impl<R: BufRead> LackeySource<R> {
             pending: None,
             done: false,
             references: 0,
+            memory_lines: 0,
+            syscalls: None,
         }
+    }
+
+    /// Keeps Valgrind's `SYSCALL` lines (`--trace-syscalls=yes`) in `syscalls` instead of
+    /// refusing them.
+    pub fn keep_syscalls(mut self) -> Self {
+        self.syscalls = Some(Vec::new());
+        self
     }
 
     pub fn get_mut(&mut self) -> &mut R {
@@ -137,7 +155,22 @@ impl<R: BufRead> RecordSource for LackeySource<R> {
                 break;
             }
             self.line_no += 1;
-            if let Some((kind, addr, size, modify)) = self.parse()? {
+            let parsed = match self.syscalls.as_mut() {
+                None => self.parse()?,
+                Some(calls) if self.line.starts_with(b"SYSCALL") => {
+                    let text = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
+                    calls.push((
+                        self.memory_lines,
+                        String::from_utf8_lossy(text).into_owned(),
+                    ));
+                    continue;
+                }
+                // Valgrind's syscall trace also writes other lines (a call's " --> [pre-fail]
+                // Failure(..)" after a line break, its own messages): not memory lines, skipped.
+                Some(_) => self.parse().unwrap_or(None),
+            };
+            if let Some((kind, addr, size, modify)) = parsed {
+                self.memory_lines += 1;
                 let a = Access::new(ThreadId(0), kind, VirtAddr(addr), size);
                 out.push(Record::Access(a));
                 n += 1;
@@ -262,6 +295,30 @@ mod tests {
         assert!(e.contains("size must be a decimal"), "{e}");
         let e = parse(" L 11112222333344445,8\n").unwrap_err();
         assert!(e.contains("more than 64 bits"), "{e}");
+    }
+
+    #[test]
+    fn syscall_lines_are_kept_with_the_memory_lines_before_them_only_when_asked() {
+        // An M line counts once (the line), as the references before a call are counted by the
+        // caller from these; without keep_syscalls a SYSCALL line is an unknown record.
+        let t = "I  04001000,3\n M 0421a2c0,4\nSYSCALL[7,1](12) sys_brk ( 0x0 ) --> Success(0x4000)\n L 00000010,1\nSYSCALL[7,1](231) sys_exit_group ( 0 )\n --> [pre-fail] Failure(0x26)\n";
+        let mut s = LackeySource::new(t.as_bytes(), "t.txt").keep_syscalls();
+        let mut out = Vec::new();
+        while s.fill(&mut out, 2).unwrap() > 0 {}
+        assert_eq!(out.len(), 4);
+        assert_eq!((s.memory_lines, s.references), (3, 4));
+        assert_eq!(
+            s.syscalls.unwrap(),
+            vec![
+                (
+                    2,
+                    "SYSCALL[7,1](12) sys_brk ( 0x0 ) --> Success(0x4000)".to_string()
+                ),
+                (3, "SYSCALL[7,1](231) sys_exit_group ( 0 )".to_string()),
+            ]
+        );
+        let e = parse(t).unwrap_err();
+        assert!(e.starts_with("t.txt: line 3: unknown record type"), "{e}");
     }
 
     #[test]

@@ -35,7 +35,9 @@ ROOT = paths.repository() or Path(__file__).resolve().parents[4]
 SOURCES = ROOT / "runtime" / "bench" / "mibench"
 CACHE = paths.cache("mibench")
 # Bump when the capture's meaning changes (what is recorded, how), so old captures are not reused.
-CAPTURE_VERSION = "1"
+# 2: a whole run's capture traces its system calls in the same Lackey run (`_lackey_capture`),
+# where a second run, in another environment, gave them before.
+CAPTURE_VERSION = "2"
 CFLAGS = ["-m32", "-O2", "-std=c11"]
 
 
@@ -125,8 +127,6 @@ def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
             valgrind: str = "valgrind", progress: bool = False, cache: Path = CACHE) -> Path:
     """The Lackey capture of program `name` (its whole run, or its first `limit` references),
     cached under out/mibench/ by content hash. `args` replaces the program's default input."""
-    from tlblab.trace import record
-
     prog = _program(name)
     binary = build(name, cache=cache)
     argv = [str(binary), *(prog.args if args is None else args)]
@@ -136,18 +136,39 @@ def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
+    _lackey_capture(argv, out, limit, valgrind, progress)
+    return out
+
+
+def _lackey_capture(argv: list[str], out: Path, limit: int, valgrind: str, progress: bool = False) -> None:
+    """Captures `argv` under Lackey into `out` (its first `limit` references, or its whole run),
+    one process at a time. A whole run's capture also traces the program's system calls in the
+    same run (`tlblab.trace.record(..., trace_syscalls=True)`) and writes them beside it, as
+    `syscalls_of` gives them, before the capture itself appears: the calls' places are then
+    the captured run's own, and the program runs under Valgrind once, not twice (troff's
+    second run under Lackey cost minutes; it also ran without the capture's environment, so its
+    calls' places were another run's, scaled). A limited capture's calls still come from
+    `syscalls_of`'s second run, which stops at the limit."""
+    import json
+
+    from tlblab.trace import record
+
+    calls_path = out.with_suffix(f".syscalls{SYSCALLS_VERSION}.json")
 
     def capture_to(tmp: str) -> None:
         try:
-            record(argv, tmp, limit=limit or None, progress=progress, valgrind=valgrind,
-                   stdout=os.devnull, tool="lackey")
+            report = record(argv, tmp, limit=limit or None, progress=progress, valgrind=valgrind,
+                            stdout=os.devnull, tool="lackey", trace_syscalls=not limit)
         except ValueError as e:
             raise UserError(f"mibench: capturing {' '.join(argv)}: {e}")
+        if not limit:
+            logged = [(int(n), str(text)) for n, text in report["syscalls"]]
+            calls = calls_from_log(logged, int(report["memory_lines"]), Path(tmp))
+            atomic_write(calls_path, json.dumps(calls))
 
     with one_maker(out) as missing:  # two workers may want it at once: one captures it
         if missing:
             atomic_write(out, capture_to)
-    return out
 
 
 
@@ -324,8 +345,6 @@ def capture_corunner(name: str, *, limit: int = 0, valgrind: str = "valgrind", c
     Valgrind's version."""
     import tempfile
 
-    from tlblab.trace import record
-
     tool = shutil.which(_corunner_argv(name, Path("."))[0])
     if tool is None:
         raise UserError(f"mibench: background program '{name}' is not installed "
@@ -340,17 +359,7 @@ def capture_corunner(name: str, *, limit: int = 0, valgrind: str = "valgrind", c
         if out.is_file():
             return out
         out.parent.mkdir(parents=True, exist_ok=True)
-        argv = _corunner_argv(name, d)
-
-        def capture_to(tmpfile: str) -> None:
-            try:
-                record(argv, tmpfile, limit=limit or None, valgrind=valgrind, stdout=os.devnull, tool="lackey")
-            except ValueError as e:
-                raise UserError(f"mibench: capturing {' '.join(argv)}: {e}")
-
-        with one_maker(out) as missing:  # two workers may want it at once: one captures it
-            if missing:
-                atomic_write(out, capture_to)
+        _lackey_capture(_corunner_argv(name, d), out, limit, valgrind)
         return out
 
 
@@ -420,9 +429,6 @@ def syscalls_of(argv: list[str], capture_path: Path, out: Path, *, limit: int = 
     `limit`, the calls within the first `limit` references (the traced run is stopped there)."""
     import json
 
-    from tlblab.trace import info
-
-    records = int(info(str(capture_path))["accesses"]["total"])
     # The log (fd 3) through awk: the memory lines counted, the system calls kept with the
     # count before them; the program's own output discarded.
     script = ('{ if ($0 ~ /^(I | L | S | M )/) { n++; if (LIMIT && n >= LIMIT) exit } '
@@ -438,14 +444,27 @@ def syscalls_of(argv: list[str], capture_path: Path, out: Path, *, limit: int = 
     if r.returncode != 0 or not lines or not lines[-1].endswith("\tEND"):
         raise UserError(f"mibench: tracing the system calls of {' '.join(argv)} failed: {r.stderr.strip()[-400:]}")
     total = int(lines[-1].split("\t")[0])
+    logged = [(int(n), text) for n, text in (line.split("\t", 1) for line in lines[:-1])]
+    calls = calls_from_log(logged, total, capture_path)
+    atomic_write(out, lambda t: Path(t).write_text(json.dumps(calls)))
+    return calls
+
+
+def calls_from_log(logged: list[tuple[int, str]], total: int, capture_path: Path) -> list[tuple[int, str, int, int, int]]:
+    """`syscalls_of`'s calls from a Lackey run's `SYSCALL` lines, each with the memory lines
+    before it (`logged`), `total` memory lines in all, for the capture at `capture_path` (its
+    references and Valgrind's mappings): a second run's, or the capture's own run's
+    (`tlblab.trace.record(..., trace_syscalls=True)`, `capture`)."""
+    from tlblab.trace import info
+
+    records = int(info(str(capture_path))["accesses"]["total"])
     valgrinds = [(int(m["start"], 16), int(m["end"], 16)) for m in info(str(capture_path))["mappings"]
                  if "valgrind" in m["name"]]
     calls: list[tuple[int, str, int, int, int]] = []
     brk = 0
     hidden_fds: set[int] = set()
     hidden_open = False  # an open of Valgrind's whose result is on its completion line
-    for line in lines[:-1]:
-        n, text = line.split("\t", 1)
+    for n, text in logged:
         if "... [async] -->" in text:
             # An asynchronous call's completion: no second call.
             if hidden_open and "Success(" in text:
@@ -489,7 +508,6 @@ def syscalls_of(argv: list[str], capture_path: Path, out: Path, *, limit: int = 
             calls.append((at, "mprotect", args[0], args[1], args[2]))
             continue
         calls.append((at, "syscall", 0, 0, 0))
-    atomic_write(out, lambda t: Path(t).write_text(json.dumps(calls)))
     return calls
 
 
