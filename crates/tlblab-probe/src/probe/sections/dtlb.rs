@@ -212,12 +212,7 @@ fn second_look(
             }
         }
     }
-    let one_set = r.l2_one_set.as_ref().and_then(|o| o.read());
-    let structure = r
-        .l2_strides
-        .as_ref()
-        .and_then(|ss| crate::measure::conflict::arbitrate_with(merged, ss, one_set))
-        .map(|a| (a.geometry().sets, a.geometry().ways));
+    let (_, structure) = structure_read(r, merged);
     let late = since(clock) > 22.0;
     if late || !trials_unsettled(merged.confidence, merged.entries, structure, c1) {
         return None;
@@ -253,12 +248,7 @@ fn second_look(
 /// alone, it stands on the structure when the conflict sets and the one-set curves read it
 /// alike (`analysis::second_look::structure_stands`), "medium".
 fn structure_line(r: &mut ProbeReport, merged: &Capacity) {
-    let one_set = r.l2_one_set.as_ref().and_then(|o| o.read());
-    let geometry = r
-        .l2_strides
-        .as_ref()
-        .and_then(|ss| crate::measure::conflict::arbitrate_with(merged, ss, one_set))
-        .map(|a| (a.geometry().sets, a.geometry().ways));
+    let (one_set, geometry) = structure_read(r, merged);
     let Some(m) = r
         .summary
         .iter_mut()
@@ -282,4 +272,16 @@ fn structure_line(r: &mut ProbeReport, merged: &Capacity) {
             m.note
         );
     }
+}
+
+/// The L2's structure as the report has it: the one-set curves' ways (when most curves read
+/// them) and the sets × ways `arbitrate_with` takes from the conflict sets with them.
+fn structure_read(r: &ProbeReport, merged: &Capacity) -> (Option<usize>, Option<(usize, usize)>) {
+    let one_set = r.l2_one_set.as_ref().and_then(|o| o.read());
+    let geometry = r
+        .l2_strides
+        .as_ref()
+        .and_then(|ss| crate::measure::conflict::arbitrate_with(merged, ss, one_set))
+        .map(|a| (a.geometry().sets, a.geometry().ways));
+    (one_set, geometry)
 }
