@@ -441,6 +441,24 @@ def test_a_random_like_l2_is_written_random_with_the_ways_a_random_chain_keeps(t
     assert "hardware_ways" not in l2d
 
 
+def test_an_l2_whose_organisation_is_read_is_written_with_the_sets_read():
+    """Zen 5, the host tools' quick probe (2026-11-29 19:19 UTC): 4078 entries, organisation
+    16-way, 256 sets; rounded to whole sets of 16 ways it was written as 4080 = 255 sets, which
+    `tlblab host coloring` refused. The written level is the 256 sets and 16 ways read."""
+    from tlblab.host.geometry import from_machine
+    from tlblab.probe import host_machine
+
+    r = _report(l1=96, l2=4078)
+    r.raw["summary"].append({"name": "L2 DTLB organisation", "value": None, "unit": "", "spread": None,
+                             "confidence": "medium", "cpuid": None, "disagrees": False,
+                             "note": "16-way, 256 sets, set = VPN bits [0, 1, 2, 3, 4, 5, 6, 7]"})
+    m = host_machine(r)
+    l2d = next(t for t in m["tlb"] if t["name"] == "L2D")
+    assert (l2d["entries"], l2d["ways"]) == (4096, 16), l2d
+    g = from_machine(m, "probed")
+    assert (g.sets, g.ways) == (256, 16)
+
+
 def test_an_l2_read_from_the_conflict_sets_keeps_their_ways_when_the_organisation_line_is_unclear():
     """Zen 4 batch 5 run f1 (2026-11-26): the entries line read "from the conflict sets: 128 sets x
     24 ways = 3072", the organisation line was unclear (the trials disagreed at one stride), and

@@ -288,13 +288,21 @@ def host_machine(r: ProbeResult, base: str | None = None, *, sysfs: bool = True)
         # ways kept, and 3072 / 16 = 192 sets written, a geometry nothing read).
         conflict = (re.match(r"from the conflict sets: (\d+) sets × (\d+) ways", meas["note"])
                     if key == ("data", 2) and not org_ways else None)
+        org_sets = re.match(r"\d+-way, (\d+) sets", org["note"]) if org_ways else None
         if org_ways:
             ways = int(org_ways.group(1))
         elif conflict:
             ways = int(conflict.group(2))
+        # The sets measured (the organisation line's, or the conflict sets' in the entries line)
+        # are written as measured: rounding the entries to whole sets of the ways instead wrote a
+        # quick probe's 4078 (Zen 5, 256 x 16, 2026-11-29 19:19 UTC) as 255 sets, which the host
+        # tools cannot color ("not a power-of-two number of sets"). The organisation line is
+        # inferred with the entries the entries line reports, so its sets x ways is that reading.
+        sets_read = int(org_sets.group(1)) if org_sets else int(conflict.group(1)) if conflict else None
         if ways != "full":
             ways = int(ways)
-            entries = max(ways, int(round(entries / ways)) * ways)  # the engine needs whole sets
+            entries = (sets_read * ways if sets_read
+                       else max(ways, int(round(entries / ways)) * ways))  # the engine needs whole sets
         t["entries"] = entries
         t["ways"] = ways
         t["source"] = (f"tlblab probe: {meas['value']:.0f} entries measured ({meas['confidence']} confidence, "

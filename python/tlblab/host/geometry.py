@@ -3,7 +3,7 @@ any preset), or from a probe run of this host, never from a constant.
 
 `geometry(machine)` reads it:
   * a path or preset name: that machine's data-TLB levels;
-  * "probe": a quick probe of this host's data TLBs now (≈ 10-20 s, `tlblab probe --quick
+  * "probe": a quick probe of this host's data TLBs now (≈ 10-25 s, `tlblab probe --quick
     --sections dtlb,l1_assoc,l2_index,caches`), written to the cache below for the next tool;
   * None: $TLBLAB_HOST_MACHINE if set, else this host's cached probe
     (~/.cache/tlblab/host-<vendor>-<family>-<model>.toml), else "probe".
@@ -102,7 +102,7 @@ def probe_host(quiet: bool = False) -> str:
 
     if not quiet:
         print("tlblab: no machine file for this host: probing its data TLBs (tlblab probe --quick "
-              "--sections dtlb,l1_assoc,l2_index,caches, ≈20 s) ...", file=sys.stderr, flush=True)
+              "--sections dtlb,l1_assoc,l2_index,caches, ≈ 10-25 s) ...", file=sys.stderr, flush=True)
     r = tp.probe(quick=True, sections=["dtlb", "l1_assoc", "l2_index", "caches"])
     path = cache_path()
     os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -6,6 +6,7 @@ pub mod knee;
 #[cfg(test)]
 pub mod model;
 pub mod replacement;
+pub mod second_look;
 
 /// The points of a sweep from `lo` to `hi`, each `step` (a fraction) above the one before and
 /// at least 1 above it: a resolution relative to N, as fine where N is small as where it is

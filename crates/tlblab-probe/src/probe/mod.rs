@@ -157,6 +157,10 @@ pub struct ProbeReport {
     /// (`measure::set_index::low_bits_ways`).
     #[serde(default)]
     pub l2_one_set: Option<crate::measure::set_index::OneSetWays>,
+    /// What a `--quick` run on a host measured once more because its first L2 readings left it
+    /// unsettled (`analysis::second_look`), each with what it read, in order.
+    #[serde(default)]
+    pub l2_second_look: Vec<String>,
     pub walks: Vec<WalkLatency>,
     /// The windowed chase's latency per footprint (`measure::memory`): the L3's and memory's.
     #[serde(default)]

@@ -577,6 +577,7 @@ mod tests {
             OneSetWays {
                 ways,
                 agreeing,
+                voting: 0,
                 firsts,
                 half_way: 32,
                 fillers: 160,
@@ -587,6 +588,40 @@ mod tests {
         assert_eq!(o(vec![23, 19, 24, 24, 24], 24).read(), Some(24));
         assert_eq!(o(vec![22, 20, 24, 22, 23], 23).read(), Some(23));
         assert_eq!(o(vec![10, 11, 15, 23, 22], 22).read(), None);
+    }
+
+    #[test]
+    fn a_second_set_of_one_set_curves_votes_with_the_first() {
+        let o = |firsts: Vec<usize>| OneSetWays {
+            ways: shared_highest(&firsts),
+            agreeing: 0,
+            voting: 0,
+            firsts,
+            half_way: 17,
+            fillers: 160,
+        };
+        // Zen 5 at load 3-4 (2026-11-29 18:40-18:45 UTC, 256 sets × 16 ways): one curve of five
+        // reached 16, so two share no more than 15; five more curves put a second one at 16.
+        let first = o(vec![13, 14, 16, 15, 14]);
+        assert_eq!(first.ways, 15);
+        let both = first.pooled(&o(vec![16, 15, 14, 16, 13]));
+        assert_eq!((both.ways, both.firsts.len()), (16, 10));
+        assert_eq!(
+            (both.agreeing, both.voting),
+            (3, 5),
+            "16, 15, 16 of the second set"
+        );
+        assert_eq!(both.read(), Some(16));
+        // A busy phase through the second set: the first set's reading stands.
+        let spared = o(vec![14, 16, 15, 16, 14]).pooled(&o(vec![13, 12, 15, 15, 14]));
+        assert_eq!(spared.read(), Some(16));
+        // Scattered in both sets (a busy phase throughout): no reading.
+        let busy = o(vec![10, 11, 15, 16, 12]).pooled(&o(vec![9, 16, 12, 11, 13]));
+        assert_eq!((busy.ways, busy.read()), (16, None));
+        // A second set that is all low takes nothing away: the highest two curves share is
+        // still the first set's 15, read by its four curves at 14-16.
+        let low = first.pooled(&o(vec![12, 12, 13, 12, 13]));
+        assert_eq!((low.ways, low.read()), (15, Some(15)));
     }
 
     #[test]

@@ -165,6 +165,7 @@ pub fn low_bits_ways(
     Some(OneSetWays {
         ways,
         agreeing: c.firsts.iter().filter(|&&f| f.abs_diff(ways) <= 1).count(),
+        voting: 0,
         firsts: c.firsts,
         half_way: c.halves.iter().copied().max().unwrap_or(0),
         fillers: c.fillers,
@@ -172,11 +173,42 @@ pub fn low_bits_ways(
 }
 
 impl OneSetWays {
+    /// Two runs of the curves taken together (a second set of five, seconds later, when the
+    /// first did not all agree: `analysis::second_look`): the ways are the highest first misses
+    /// two of all ten curves share, read when most curves of either set lie within one of them.
+    /// Either set, not all ten: a busy phase comes for seconds and lowers every curve of the set
+    /// it falls in (one Zen 5 run, 2026-11-29 18:45 UTC: [14, 16, 15, 16, 14], then [13, 12, 15,
+    /// 15, 14]); a majority of ten would let it outvote the set it spared.
+    pub fn pooled(&self, other: &OneSetWays) -> OneSetWays {
+        let firsts: Vec<usize> = self.firsts.iter().chain(&other.firsts).copied().collect();
+        let ways = shared_highest(&firsts);
+        let near = |fs: &[usize]| fs.iter().filter(|&&f| f.abs_diff(ways) <= 1).count();
+        let (a, b) = (near(&self.firsts), near(&other.firsts));
+        let (agreeing, voting) = if a * other.firsts.len() >= b * self.firsts.len() {
+            (a, self.firsts.len())
+        } else {
+            (b, other.firsts.len())
+        };
+        OneSetWays {
+            ways,
+            agreeing,
+            voting,
+            firsts,
+            half_way: self.half_way.max(other.half_way),
+            fillers: self.fillers,
+        }
+    }
+
     /// The ways when most curves read within one of them, else None. In a busy phase the
     /// first misses scatter: one Zen 4 `--quick` run (2026-11-26, q5 of batch 3) read
     /// [10, 11, 15, 23, 22] for 24 ways, and the two highest (22) were taken as the ways.
     pub fn read(&self) -> Option<usize> {
-        (2 * self.agreeing > self.firsts.len()).then_some(self.ways)
+        let n = if self.voting > 0 {
+            self.voting
+        } else {
+            self.firsts.len()
+        };
+        (2 * self.agreeing > n).then_some(self.ways)
     }
 }
 
@@ -188,6 +220,10 @@ pub struct OneSetWays {
     /// Curves within one of `ways`: a reading only when most are ([`OneSetWays::read`]).
     #[serde(default)]
     pub agreeing: usize,
+    /// The curves `agreeing` is counted among: the set of five that agrees best when two sets
+    /// were pooled ([`OneSetWays::pooled`]); 0 = all of `firsts`.
+    #[serde(default)]
+    pub voting: usize,
     /// Each curve's last n before its first misses, in curve order.
     pub firsts: Vec<usize>,
     /// The highest of the curves' last n before half of the accesses miss.
