@@ -97,4 +97,4 @@ def test_one_maker_lets_one_process_make_a_file_and_the_others_read_it(tmp_path)
     assert made_by.get(timeout=5) == first.pid and made_by.empty()
     with files.one_maker(path) as missing:
         assert missing is False
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".capture.tlbt.lock", "capture.tlbt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["capture.tlbt"]  # no lock file beside it

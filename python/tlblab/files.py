@@ -56,20 +56,24 @@ def atomic_write(path: str | os.PathLike[str], content: Content) -> None:
 @contextlib.contextmanager
 def one_maker(path: str | os.PathLike[str]) -> Iterator[bool]:
     """While a cache entry `path` is made, one process at a time: holds an exclusive lock on a
-    hidden lock file beside it (`.<name>.lock`, kept: removing it would let a third process lock
-    a new file while a second still waits on the old one) and yields whether `path` is still
-    missing, so the caller makes it (with `atomic_write`) only then; a process that waited reads
-    what the first one made. `tlblab reproduce`'s workers often want the same capture at once
-    (seed 004's x86 Tables 2 and 3 both need a co-runner's capture and its system calls), and
-    without the lock both made it: minutes of Valgrind twice. The directory must exist."""
+    lock file named by a hash of `path`'s absolute name in the temporary folder's
+    `tlblab-locks/` (kept there: removing it would let a third process lock a new file while a
+    second still waits on the old one; nothing is left beside the cache entry) and yields
+    whether `path` is still missing, so the caller makes it (with `atomic_write`) only then; a
+    process that waited reads what the first one made. `tlblab reproduce`'s workers often want
+    the same capture at once (seed 004's x86 Tables 2 and 3 both need a co-runner's capture and
+    its system calls), and without the lock both made it: minutes of Valgrind twice."""
     import fcntl
+    import hashlib
 
     path = os.fspath(path)
     if os.path.isfile(path):
         yield False
         return
-    directory, name = os.path.split(os.path.abspath(path))
-    with open(os.path.join(directory, f".{name}.lock"), "a") as lock:
+    locks = os.path.join(tempfile.gettempdir(), "tlblab-locks")
+    os.makedirs(locks, exist_ok=True)
+    name = hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:32]
+    with open(os.path.join(locks, f"{name}.lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield not os.path.isfile(path)
 
