@@ -88,6 +88,21 @@ def test_the_last_cache_levels_misses_are_the_lines_from_memory():
     assert lines == r.total["walk_refs_by_source"][-1] + r.total["data_by_source"][-1]
 
 
+def test_zen3s_package_with_one_and_two_busy_cores_is_its_sourced_constants():
+    # docs/energy.md: a busy core is the 142 W PPT less the 4 W idle SoC over the 8 cores the
+    # 5900X reaches it with; idle cores sleep (0 W). With no references, one second of four
+    # cores of which one (then two) are busy is the uncore and one (then two) busy cores.
+    for name in ("zen3", "zen3-virt"):
+        table = tlblab.machine_config(name)["energy"]
+        assert table["core_active_w"] == pytest.approx((142 - table["uncore_w"]) / 8)
+        assert table["core_idle_w"] == 0.0
+        one, two = (energy_of(table, tlb_accesses={}, cache_accesses={}, walks=0, memory_lines=0,
+                              busy_cycles=[1e9] * busy + [0] * (4 - busy), cycles=1e9, frequency_mhz=1000.0)
+                    for busy in (1, 2))
+        assert one["package_power_w"] == pytest.approx(17.25 + 4.0)
+        assert two["package_power_w"] == pytest.approx(2 * 17.25 + 4.0)
+
+
 def test_a_machine_without_an_energy_table_reports_none():
     r = tlblab.simulate("xeon-e5-2650", "random:pages=64,accesses=1000")
     assert r.energy_j is None and r.avg_power_w is None and "energy" not in r.stats
