@@ -3,7 +3,7 @@ process and of the child processes it has waited for: Valgrind's captures, a see
 spent capturing real programs, writing traces, simulating, and the rest (Python).
 
 `tlblab reproduce` measures each reproduction with `measure()`; the library marks its phases
-with `phase(name)` around the calls that do the work, on the thread measuring, (`tlblab.sim.simulate`, `tlblab.rt`,
+with `phase(name)` around the calls that do the work, on the thread measuring, (`tlblab.sim.simulate`, `tlblab.sampling.sample`, `tlblab.rt`,
 `tlblab.trace.record` and `convert`, `tlblab.profile`). Nothing is recorded when nothing measures: `phase` is then one test of a global.
 Each second is charged to the innermost phase open (a capture made inside a phase of another kind
 is the capture's), so the phases add up to the whole; `python` is what no phase claimed.

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
-from tlblab import _native
+from tlblab import _native, phases
 from tlblab.machines import machine_arg as _machine_arg
 
 __all__ = ["SampledResult", "sample", "t_quantile"]
@@ -308,10 +308,11 @@ def sample(machine: str | dict[str, Any] = "zen3", workload: str = "random", *, 
         caches = data_accesses = walks = False
     technique_json = technique_modules.run_table(technique, machine)
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses, walks=walks,
-                           max_references=max_references, machine_format=fmt, os_json=json.dumps(os or {}),
-                           technique_json=technique_json, progress=progress, warmup=warmup,
-                           sample_unit=unit, sample_period=period, sample_offset=offset, sample_head=head)
+    with phases.phase(phases.SIMULATION):  # tlblab reproduce's timings (seed 001's windows run here)
+        raw = _native.simulate(spec, workload, seed=seed, caches=caches, data_accesses=data_accesses, walks=walks,
+                               max_references=max_references, machine_format=fmt, os_json=json.dumps(os or {}),
+                               technique_json=technique_json, progress=progress, warmup=warmup,
+                               sample_unit=unit, sample_period=period, sample_offset=offset, sample_head=head)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     out = json.loads(raw)
     units = out["units"]
