@@ -57,6 +57,7 @@ use super::gen::*;
 use super::rmat::{edge_list, KeepLast};
 use super::WorkloadInfo;
 use std::sync::{Arc, Mutex};
+use tlblab_types::hint::{prefetch, prefetch_at};
 use tlblab_types::SplitMix64;
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
@@ -368,10 +369,25 @@ impl List {
         let tail = self.tail;
         let Some(out) = out else {
             // Skipping: no branch on the tree's contents, so the host overlaps the chain's
-            // random reads (the queue has room for one more than every vertex).
+            // random reads (the queue has room for one more than every vertex). Host prefetch
+            // hints (which change nothing the run computes) ask for the lines ahead: the next
+            // vertices' chain bounds and chains, this chain's edges 16 slots ahead and, from
+            // an edge 8 ahead whose line was asked for before, its end's tree entry. Each
+            // is a random line of the host's memory at scale 24 (the graph is GBs).
             let (tree, queue) = (&mut self.bfs_tree, &mut self.queue);
+            if self.k + 1 < tail {
+                prefetch(&g.off[queue[self.k + 1] as usize]);
+                let next = queue[self.k] as usize; // `k` has moved on: the vertex after `parent`
+                prefetch_at(g.chain.as_ptr().wrapping_add(g.off[next] as usize));
+            }
             let mut t = tail;
-            for &p in chain {
+            for (i, &p) in chain.iter().enumerate() {
+                if let Some(&q) = chain.get(i + 16) {
+                    prefetch(&g.ij[(q / 2) as usize]);
+                }
+                if let Some(&q) = chain.get(i + 8) {
+                    prefetch_at(tree.as_ptr().wrapping_add(g.end(q) as usize));
+                }
                 let newv = g.end(p) as usize;
                 let old = tree[newv];
                 let fresh = old == NIL;
