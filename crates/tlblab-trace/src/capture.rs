@@ -11,7 +11,10 @@
 //!
 //! Both run with `VALGRIND_LIB` set to the directory the runtime's CMake build fills (tlblab's
 //! tool beside links to the core files and to Lackey), when it is given: the program's
-//! environment, and so its stack addresses, are then the same under both tools.
+//! environment, and so its stack addresses, are then the same under both tools. A caller that
+//! needs the same bytes on every run (seed 004's x86 captures) fixes the program's working folder,
+//! its whole environment (Lackey then without `VALGRIND_LIB`) and turns ASLR off
+//! (`CaptureOptions::{cwd, env, no_aslr}`; docs/traces.md says what each moved).
 //!
 //! The program's own stdout/stderr stay untouched. Meanwhile a poller snapshots
 //! `/proc/PID/maps` of the traced process (Valgrind runs the guest in its own process, so the
