@@ -145,7 +145,7 @@ def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
 # What the x86 captures' bytes depend on besides the program, its input and Valgrind (issue 87;
 # docs/lab/2026-11-29-issue87-x86-deterministic-captures.md has the experiments): the client's
 # stack is laid out from Valgrind's own initial stack pointer (ASLR: off, as `setarch -R`), the
-# program's full path (Valgrind resolves it for the client's auxiliary vector; the folder's
+# program's full path (Valgrind puts the path it resolves on the client's stack; the folder's
 # length moved the stack by 16 bytes) and every environment string (one more variable moved it
 # too). So a capture runs in a fixed environment, as `./name` in a folder named by its cache entry
 # under /tmp (not the temporary folder the caller's TMPDIR names: that would be in the path).
