@@ -11,7 +11,7 @@ import tlblab
 from tlblab import _native
 from tlblab.seeds.s004_tlb_lockdown import mibench
 from tlblab.errors import UserError
-from tlblab.trace import info
+from tlblab.trace import info, records
 
 pytestmark = pytest.mark.skipif(not shutil.which("valgrind"), reason="valgrind is not installed (make setup)")
 
@@ -138,3 +138,24 @@ def test_given_a_program_then_every_system_call_of_a_native_run_is_a_kernel_entr
     records = info(mibench.capture("basicmath", cache=tmp_path))["accesses"]["total"]
     assert at == sorted(at) and at[-1] <= records
     assert sum(k == "mprotect" for _, k, *_ in calls) >= 3, "the loader's RELRO mprotects"
+
+
+def test_given_two_checkouts_and_environments_then_a_bounded_capture_is_the_same_bytes(tmp_path, monkeypatch):
+    # Issue 87: the client's stack moved with ASLR, the folder's path and the environment; the
+    # capture runs in a fixed folder and environment without ASLR (mibench._lackey_capture).
+    made = []
+    for where, extra in (("a", "x"), ("a-much-longer-checkout-folder/out/mibench", "y" * 300)):
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setenv("TLBLAB_TEST_PADDING", extra)
+        cache = tmp_path / where
+        cache.mkdir(parents=True)
+        monkeypatch.chdir(cache)
+        made.append(_content(mibench.capture("qsort", limit=20_000, cache=cache)))
+    assert made[0] == made[1]
+
+
+def _content(path):
+    """A capture's header, references and mappings, and its footer but the run's timings."""
+    i = info(path)
+    footer = {k: v for k, v in i["footer"].items() if k not in ("capture_seconds", "stream_bytes")}
+    return i["meta"], footer, i["mappings"], records(path, int(i["records"]))

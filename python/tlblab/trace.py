@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from tlblab import _native, phases
 from tlblab.errors import UserError
@@ -81,6 +81,9 @@ def record(
     skip_instructions: int = 0,
     max_instructions: int | None = None,
     trace_syscalls: bool = False,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    no_aslr: bool = False,
 ) -> dict[str, Any]:
     """Runs `argv` under Valgrind and writes its references to `output` as they stream.
 
@@ -95,6 +98,10 @@ def record(
     shell: the tool would trace the shell, not the program). With Lackey, `trace_syscalls` also
     traces the program's system calls: the report's `syscalls` are Valgrind's SYSCALL lines, each
     as [memory lines before it, line], and `memory_lines` the run's memory lines in all.
+    `cwd` is the program's working folder; `env`, when given, its whole environment (Lackey then
+    runs from the installed Valgrind: `VALGRIND_LIB` would put the checkout's path in the
+    program's LD_PRELOAD); `no_aslr` turns address-space randomization off (as `setarch -R`).
+    Together they make a capture the same bytes on every run (docs/traces.md).
     """
     if tool not in ("tlblab", "lackey"):
         raise ValueError(f"unknown capture tool '{tool}': expected tlblab or lackey")
@@ -115,6 +122,7 @@ def record(
                 list(argv), _path(output), skip, limit, progress, valgrind,
                 None if stdin is None else _path(stdin), None if stdout is None else _path(stdout),
                 tool, directory, roi_only, skip_instructions, max_instructions, trace_syscalls,
+                None if cwd is None else _path(cwd), None if env is None else sorted(env.items()), no_aslr,
             )
         )
 

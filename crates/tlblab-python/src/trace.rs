@@ -205,12 +205,12 @@ fn trace_data_pages(py: Python<'_>, path: String) -> PyResult<String> {
 
 /// record(argv, output, skip=0, limit=None, progress=False, valgrind="valgrind", stdin=None,
 /// stdout=None, tool="tlblab", tool_dir=None, roi_only=False, skip_instructions=0,
-/// max_instructions=None, trace_syscalls=False) -> JSON report (with `trace_syscalls`, Lackey's
+/// max_instructions=None, trace_syscalls=False, cwd=None, env=None, no_aslr=False) -> JSON report (with `trace_syscalls`, Lackey's
 /// `syscalls`: [[memory lines before, SYSCALL line], ...] and `memory_lines`).
 #[pyfunction]
 #[pyo3(signature = (argv, output, skip=0, limit=None, progress=false, valgrind="valgrind".to_string(), stdin=None, stdout=None,
                     tool="tlblab".to_string(), tool_dir=None, roi_only=false, skip_instructions=0, max_instructions=None,
-                    trace_syscalls=false))]
+                    trace_syscalls=false, cwd=None, env=None, no_aslr=false))]
 #[allow(clippy::too_many_arguments)] // one per Python keyword argument
 fn trace_record(
     py: Python<'_>,
@@ -228,6 +228,9 @@ fn trace_record(
     skip_instructions: u64,
     max_instructions: Option<u64>,
     trace_syscalls: bool,
+    cwd: Option<String>,
+    env: Option<Vec<(String, String)>>,
+    no_aslr: bool,
 ) -> PyResult<String> {
     let tool = match tool.as_str() {
         "tlblab" => capture::CaptureTool::Tlblab,
@@ -252,6 +255,9 @@ fn trace_record(
         stdout: stdout.map(PathBuf::from),
         stop: Some(watch::interrupted),
         trace_syscalls,
+        cwd: cwd.map(PathBuf::from),
+        env,
+        no_aslr,
     };
     watch::start();
     let r =

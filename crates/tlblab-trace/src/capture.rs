@@ -11,7 +11,10 @@
 //!
 //! Both run with `VALGRIND_LIB` set to the directory the runtime's CMake build fills (tlblab's
 //! tool beside links to the core files and to Lackey), when it is given: the program's
-//! environment, and so its stack addresses, are then the same under both tools.
+//! environment, and so its stack addresses, are then the same under both tools. A caller that
+//! needs the same bytes on every run (seed 004's x86 captures) fixes the program's working folder,
+//! its whole environment (Lackey then without `VALGRIND_LIB`) and turns ASLR off
+//! (`CaptureOptions::{cwd, env, no_aslr}`; docs/traces.md says what each moved).
 //!
 //! The program's own stdout/stderr stay untouched. Meanwhile a poller snapshots
 //! `/proc/PID/maps` of the traced process (Valgrind runs the guest in its own process, so the
@@ -85,6 +88,16 @@ pub struct CaptureOptions {
     /// back Valgrind's `SYSCALL` lines, each with the memory lines before it
     /// (`CaptureReport::syscalls`), so a caller that needs both makes one run, not two.
     pub trace_syscalls: bool,
+    /// The program's working folder (default: ours).
+    pub cwd: Option<std::path::PathBuf>,
+    /// Exactly this environment for Valgrind and the program (default: ours, inherited). Lackey
+    /// then runs from the installed Valgrind, without `VALGRIND_LIB`: the client's `LD_PRELOAD`
+    /// names Valgrind's library folder, so the checkout's path would size the client's stack.
+    pub env: Option<Vec<(String, String)>>,
+    /// Run Valgrind with address-space randomization off (the `ADDR_NO_RANDOMIZE` personality,
+    /// as `setarch -R`): Valgrind places the client's stack below its own initial stack pointer
+    /// (aspacemgr-linux.c, `VG_(am_startup)`), so with ASLR every run's stack addresses differ.
+    pub no_aslr: bool,
 }
 
 impl Default for CaptureOptions {
@@ -103,6 +116,9 @@ impl Default for CaptureOptions {
             stdout: None,
             stop: None,
             trace_syscalls: false,
+            cwd: None,
+            env: None,
+            no_aslr: false,
         }
     }
 }
@@ -289,7 +305,10 @@ pub fn record(
     let meta = json!({
         "program": argv[0],
         "argv": argv,
-        "cwd": std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
+        "cwd": match &opts.cwd {
+            Some(dir) => dir.display().to_string(),
+            None => std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
+        },
         "page_size": page_size,
         "capture": {
             "tool": format!("valgrind-{}", opts.tool.name()),
@@ -318,8 +337,32 @@ pub fn record(
         Stdio::inherit(),
     )?;
     let mut cmd = Command::new(&opts.valgrind);
+    if let Some(env) = &opts.env {
+        cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+    }
     if let Some(dir) = &opts.tool_dir {
-        cmd.env("VALGRIND_LIB", dir);
+        if opts.env.is_none() || opts.tool == CaptureTool::Tlblab {
+            cmd.env("VALGRIND_LIB", dir);
+        }
+    }
+    if let Some(dir) = &opts.cwd {
+        cmd.current_dir(dir);
+    }
+    if opts.no_aslr {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: personality(2) is a plain system call, safe between fork and exec; the flag
+        // is kept across exec. 0xffffffff asks for the current persona without changing it.
+        unsafe {
+            cmd.pre_exec(|| {
+                let now = libc::personality(0xffff_ffff);
+                if now == -1
+                    || libc::personality((now | libc::ADDR_NO_RANDOMIZE) as libc::c_ulong) == -1
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
     }
     let spawned = cmd
         .args(&vg_args)

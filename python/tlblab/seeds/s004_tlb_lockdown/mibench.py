@@ -17,13 +17,14 @@ scripts/debian-packages.txt); nothing large is committed.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from tlblab import paths
 from tlblab.errors import UserError
@@ -36,8 +37,9 @@ SOURCES = ROOT / "runtime" / "bench" / "mibench"
 CACHE = paths.cache("mibench")
 # Bump when the capture's meaning changes (what is recorded, how), so old captures are not reused.
 # 2: a whole run's capture traces its system calls in the same Lackey run (`_lackey_capture`),
-# where a second run, in another environment, gave them before.
-CAPTURE_VERSION = "2"
+# where a second run, in another environment, gave them before; 3: the capture's process is
+# fixed (`_fixed_folder`, `FIXED_ENV`, no ASLR: issue 87), so its bytes are the same on every run.
+CAPTURE_VERSION = "3"
 CFLAGS = ["-m32", "-O2", "-std=c11"]
 
 
@@ -129,20 +131,52 @@ def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
     cached under out/mibench/ by content hash. `args` replaces the program's default input."""
     prog = _program(name)
     binary = build(name, cache=cache)
-    argv = [str(binary), *(prog.args if args is None else args)]
+    argv = [f"./{binary.name}", *(prog.args if args is None else args)]
     key = content_digest(binary.read_bytes(), "\0".join(argv[1:]), str(limit),
                   tool_version([valgrind, "--version"], "mibench"), CAPTURE_VERSION)
     out = Path(cache) / f"{prog.source}-{key}.tlbt"
     if out.is_file():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
-    _lackey_capture(argv, out, limit, valgrind, progress)
+    _lackey_capture(argv, (binary,), out, limit, valgrind, progress)
     return out
 
 
-def _lackey_capture(argv: list[str], out: Path, limit: int, valgrind: str, progress: bool = False) -> None:
+# What the x86 captures' bytes depend on besides the program, its input and Valgrind (issue 87;
+# docs/lab/2026-11-29-issue87-x86-deterministic-captures.md has the experiments): the client's
+# stack is laid out from Valgrind's own initial stack pointer (ASLR: off, as `setarch -R`), the
+# program's full path (Valgrind puts the path it resolves on the client's stack; the folder's
+# length moved the stack by 16 bytes) and every environment string (one more variable moved it
+# too). So a capture runs in a fixed environment, as `./name` in a folder named by its cache entry
+# under /tmp (not the temporary folder the caller's TMPDIR names: that would be in the path).
+FIXED_ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
+FIXED_ROOT = Path("/tmp")
+
+
+@contextlib.contextmanager
+def _fixed_folder(out: Path, files: tuple[Path, ...]) -> Iterator[Path]:
+    """The folder `/tmp/tlblab-lackey-<out's name>` holding copies of `files`, made afresh for the
+    capture (or second run) of cache entry `out` and removed after it: its path depends on the
+    entry alone, and one entry's runs are one at a time (`one_maker`)."""
+    d = FIXED_ROOT / f"tlblab-lackey-{out.stem}"
+    shutil.rmtree(d, ignore_errors=True)
+    try:
+        d.mkdir(parents=True)
+        for f in files:
+            shutil.copy2(f, d / f.name)
+    except OSError as e:
+        raise UserError(f"mibench: cannot prepare the capture's folder {d}: {e}") from None
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _lackey_capture(argv: list[str], files: tuple[Path, ...], out: Path, limit: int, valgrind: str,
+                    progress: bool = False) -> None:
     """Captures `argv` under Lackey into `out` (its first `limit` references, or its whole run),
-    one process at a time. A whole run's capture also traces the program's system calls in the
+    one process at a time, in `_fixed_folder` with copies of `files` (`argv` names them by file
+    name), `FIXED_ENV` and no ASLR. A whole run's capture also traces the program's system calls in the
     same run (`tlblab.trace.record(..., trace_syscalls=True)`) and writes them beside it, as
     `syscalls_of` gives them, before the capture itself appears: the calls' places are then
     the captured run's own, and the program runs under Valgrind once, not twice (troff's
@@ -157,8 +191,10 @@ def _lackey_capture(argv: list[str], out: Path, limit: int, valgrind: str, progr
 
     def capture_to(tmp: str) -> None:
         try:
-            report = record(argv, tmp, limit=limit or None, progress=progress, valgrind=valgrind,
-                            stdout=os.devnull, tool="lackey", trace_syscalls=not limit)
+            with _fixed_folder(out, files) as d:
+                report = record(argv, tmp, limit=limit or None, progress=progress, valgrind=valgrind,
+                                stdout=os.devnull, tool="lackey", trace_syscalls=not limit,
+                                cwd=d, env=FIXED_ENV, no_aslr=True)
         except ValueError as e:
             raise UserError(f"mibench: capturing {' '.join(argv)}: {e}")
         if not limit:
@@ -327,6 +363,10 @@ def _corunner_inputs(d: Path) -> None:
     (d / "small.man").write_text("\n".join(lines) + "\n")
 
 
+def _corunner_files(d: Path) -> tuple[Path, ...]:
+    return tuple(d / f for f in ("input_small.ppm", "input_small.jpg", "small.man"))
+
+
 def _corunner_argv(name: str, d: Path) -> list[str]:
     if name == "cjpeg":
         return ["cjpeg", "-outfile", str(d / "out.jpg"), str(d / "input_small.ppm")]
@@ -359,7 +399,7 @@ def capture_corunner(name: str, *, limit: int = 0, valgrind: str = "valgrind", c
         if out.is_file():
             return out
         out.parent.mkdir(parents=True, exist_ok=True)
-        _lackey_capture(_corunner_argv(name, d), out, limit, valgrind)
+        _lackey_capture(_corunner_argv(name, Path(".")), _corunner_files(d), out, limit, valgrind)
         return out
 
 
@@ -384,7 +424,8 @@ def corunner_syscalls(name: str, *, limit: int = 0, valgrind: str = "valgrind",
         with tempfile.TemporaryDirectory(prefix="tlblab-mibench-") as tmp:
             d = Path(tmp)
             _corunner_inputs(d)
-            return syscalls_of(_corunner_argv(name, d), capture_path, out, limit=limit, valgrind=valgrind)
+            return syscalls_of(_corunner_argv(name, Path(".")), _corunner_files(d), capture_path, out,
+                               limit=limit, valgrind=valgrind)
 
 
 def program_syscalls(name: str, *, limit: int = 0, valgrind: str = "valgrind",
@@ -397,8 +438,9 @@ def program_syscalls(name: str, *, limit: int = 0, valgrind: str = "valgrind",
     with one_maker(out) as missing:  # two workers may want them at once: one traces them
         if not missing:
             return _read_calls(out)
-        argv = [str(build(name, cache=cache)), *prog.args]
-        return syscalls_of(argv, capture_path, out, limit=limit, valgrind=valgrind)
+        binary = build(name, cache=cache)
+        return syscalls_of([f"./{binary.name}", *prog.args], (binary,), capture_path, out, limit=limit,
+                           valgrind=valgrind)
 
 
 def _read_calls(path: Path) -> list[tuple[int, str, int, int, int]]:
@@ -412,15 +454,16 @@ def _read_calls(path: Path) -> list[tuple[int, str, int, int, int]]:
 _VALGRIND_PATHS = ("valgrind", "/usr/lib/debug")
 
 
-def syscalls_of(argv: list[str], capture_path: Path, out: Path, *, limit: int = 0,
+def syscalls_of(argv: list[str], files: tuple[Path, ...], capture_path: Path, out: Path, *, limit: int = 0,
                 valgrind: str = "valgrind") -> list[tuple[int, str, int, int, int]]:
     """The system calls of the run of `argv` that `capture_path` captured, which a Lackey
     capture does not record: every call is a kernel entry ("syscall"), and each `munmap`,
     `mprotect` and `brk` that shrinks the heap (Linux's do_munmap) changes mappings, as
     (position, "munmap" | "mprotect" | "syscall", start, length, prot), the position the number
     of the capture's references before the call. Taken from a second run of the same binary on
-    the same input under the same tool (Lackey, `--trace-mem=yes --trace-syscalls=yes`: the same
-    client layout as the capture's, and its memory lines give the call's place in the run),
+    the same input under the same tool (Lackey, `--trace-mem=yes --trace-syscalls=yes`, in the
+    capture's `_fixed_folder` with copies of `files`, `FIXED_ENV` and no ASLR: the same client
+    layout as the capture's, and its memory lines give the call's place in the run),
     counted as it streams (troff's log is 146 M lines) and cached as JSON at `out`. Valgrind's
     own calls in the client (its preloaded library's open, reads, maps, close and RELRO
     mprotect; ld.so's probing of /usr/lib/debug under it) are left out. The `mmap`s with
@@ -434,12 +477,16 @@ def syscalls_of(argv: list[str], capture_path: Path, out: Path, *, limit: int = 
     script = ('{ if ($0 ~ /^(I | L | S | M )/) { n++; if (LIMIT && n >= LIMIT) exit } '
               'else if ($0 ~ /^SYSCALL/) print n "\t" $0 } '
               'END { print n "\tEND" }').replace("LIMIT", str(int(limit)))
-    cmd = ([valgrind, "--tool=lackey", "--trace-mem=yes", "--trace-syscalls=yes", "--log-fd=3", *argv])
+    # `env -i` and `setarch -R`: the capture's environment and personality (`_lackey_capture`); the
+    # script is a shell variable, not exported, so the program's environment is FIXED_ENV alone.
+    cmd = (["env", "-i", *(f"{k}={v}" for k, v in FIXED_ENV.items()), "setarch", "-R",
+            valgrind, "--tool=lackey", "--trace-mem=yes", "--trace-syscalls=yes", "--log-fd=3", *argv])
     from tlblab import phases
 
-    with phases.phase(phases.CAPTURE):  # tlblab reproduce's timings: the program's second run under Lackey
-        r = subprocess.run(["bash", "-c", '"$@" 3>&1 1>/dev/null 2>/dev/null | awk "$AWK"', "bash", *cmd],
-                           capture_output=True, text=True, env={**os.environ, "AWK": script})
+    with phases.phase(phases.CAPTURE), _fixed_folder(capture_path, files) as d:
+        # tlblab reproduce's timings: the program's second run under Lackey
+        r = subprocess.run(["bash", "-c", 'awk_script=$1; shift; "$@" 3>&1 1>/dev/null 2>/dev/null | awk "$awk_script"',
+                            "bash", script, *cmd], capture_output=True, text=True, cwd=d)
     lines = r.stdout.splitlines()
     if r.returncode != 0 or not lines or not lines[-1].endswith("\tEND"):
         raise UserError(f"mibench: tracing the system calls of {' '.join(argv)} failed: {r.stderr.strip()[-400:]}")
