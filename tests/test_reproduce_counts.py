@@ -186,3 +186,11 @@ def test_a_reproduction_s_plot_puts_one_quantity_on_each_axis():
     assert len(set(labels)) == 4, labels
     for name in ("data pages", "references", "page faults"):
         assert name in svg
+
+
+def test_several_names_select_their_union_in_the_catalog_s_order():
+    # `tlblab reproduce 003 000/a11 003/alg3`: each seed's or reproduction's, once, as listed in the catalog.
+    names = [r.name for r in rp.select(["003", "000/a11", "003/alg3"])]
+    assert names[0] == "000/a11" and names[1:] == [r.name for r in rp.select("003")]
+    with pytest.raises(UserError, match="no reproduction '9'"):
+        rp.select(["000", "9"])

@@ -309,11 +309,14 @@ def catalog() -> list[Reproduction]:
     return [load_file(p) for p in seeds.reproduction_files(DATA)]
 
 
-def select(which: str | None = None) -> list[Reproduction]:
-    """`None` (all), `SEED` or `SEED/ID`."""
+def select(which: str | list[str] | None = None) -> list[Reproduction]:
+    """`None` (all), `SEED` or `SEED/ID`, or a list of them: their union, in the catalog's order."""
     every = catalog()
     if which is None:
         return every
+    if not isinstance(which, str):
+        chosen = {r.name for name in which for r in select(name)}
+        return [r for r in every if r.name in chosen]
     if not which.strip():
         # An empty name (`reproduce ''`, a shell variable that was not set) once ran everything.
         raise UserError("no reproduction '': expected SEED or SEED/ID (or no argument for every reproduction)")

@@ -1,4 +1,4 @@
-"""`tlblab reproduce [SEED[/ID]]`: run the seeds' reproductions and write them beside the seed.
+"""`tlblab reproduce [SEED[/ID] ...]`: run the seeds' reproductions and write them beside the seed.
 
 Each reproduction (`python/tlblab/seeds/s<NNN>_*/reproductions/<id>.toml`, docs/reproductions.md) holds
 a seed table or figure, the preset and workloads standing in for its setup, and shape criteria
@@ -23,8 +23,8 @@ from tlblab.paths import out
 
 def register(sub) -> None:
     p = sub.add_parser("reproduce", help="run the seeds' reproductions (tables and figures beside tlblab's)")
-    p.add_argument("which", nargs="?", default=None, metavar="SEED[/ID]",
-                   help="a seed (003) or one reproduction (003/fig6_2); default: all")
+    p.add_argument("which", nargs="*", default=None, metavar="SEED[/ID]",
+                   help="seeds (003) or reproductions (003/fig6_2), one or more; default: all")
     p.add_argument("--out", default=str(out("reproduce")),
                    help=f"output directory (default: {out('reproduce')}; docs/paths.md)")
     p.add_argument("--quick", action="store_true", help="smaller runs where an experiment offers them")
@@ -59,7 +59,7 @@ def run(args) -> int:
         for line in problems:
             print(f"not as registered: {line}", file=sys.stderr)
         return 1 if problems else 0
-    reps = rp.select(args.which)
+    reps = rp.select(args.which or None)
     if args.list:
         print(_listing(reps))
         return 0
