@@ -11,7 +11,7 @@ use super::gen::*;
 use super::rmat::{root_with_edges, shared, Csr};
 use super::WorkloadInfo;
 use std::sync::Arc;
-use tlblab_types::hint::prefetch;
+use tlblab_types::hint::{prefetch, prefetch_at};
 use tlblab_types::SplitMix64;
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
@@ -165,6 +165,19 @@ impl Bc {
         let mut n = 0;
         let u = self.order[self.pos] as usize;
         self.pos += 1;
+        // The next vertices' lines, asked for ahead as the edges' are (a hint: nothing the run
+        // computes changes): most R-MAT vertices have a few edges, too few for AHEAD, so their
+        // offsets and first neighbours would each be a wait. The one after next: its offsets;
+        // the next (its offsets asked for a vertex ago): its first neighbours and its entries.
+        if let Some(&w) = self.order.get(self.pos + 1) {
+            prefetch(&self.g.offsets[w as usize]);
+        }
+        if let Some(&w) = self.order.get(self.pos) {
+            let w = w as usize;
+            prefetch_at(self.g.adj.as_ptr().wrapping_add(self.g.offsets[w] as usize));
+            prefetch(&self.depth[w]);
+            prefetch(&self.paths[w]);
+        }
         put(&mut out, &mut n, load(0, va[DEPTH] + u as u64 * 4, 4));
         put(&mut out, &mut n, load(0, va[PATHS] + u as u64 * 8, 8));
         put(&mut out, &mut n, load(0, va[OFF] + u as u64 * 8, 8));
@@ -203,6 +216,17 @@ impl Bc {
         let mut n = 0;
         self.pos -= 1;
         let u = self.order[self.pos] as usize;
+        // As `forward_vertex`, the vertices before it (the sweep goes down `order`).
+        if self.pos >= 2 {
+            prefetch(&self.g.offsets[self.order[self.pos - 2] as usize]);
+        }
+        if self.pos >= 1 {
+            let w = self.order[self.pos - 1] as usize;
+            let first = self.g.offsets[w] as usize;
+            prefetch_at(self.g.adj.as_ptr().wrapping_add(first));
+            prefetch_at(self.succ.as_ptr().wrapping_add(first / 64));
+            prefetch(&self.paths[w]);
+        }
         put(&mut out, &mut n, load(0, va[OFF] + u as u64 * 8, 8));
         put(&mut out, &mut n, load(0, va[OFF] + u as u64 * 8 + 8, 8));
         let mut delta_u = 0.0;
