@@ -359,6 +359,10 @@ fn workload_generate(
     }))
 }
 
+/// Where PAPI's reads go in a replay: glibc's data page, the EventSet map's page, per task (its
+/// arena, the buffers before PAPI's objects) (`rt_replay::papi_reads`).
+type PapiLayout = (u64, u64, Vec<(u64, u64)>);
+
 /// rt_replay_write(capture, timing, jobs, relocations, hyperperiods, output, vdso=None) -> JSON
 /// summary: writes the rate-monotonic replay of a capture's jobs (seed 003;
 /// `workloads::rt_replay`) as a trace. `timing`: per task (phase, period, execution) in µs;
@@ -379,7 +383,7 @@ fn rt_replay_write(
     output: String,
     vdso: Option<u64>,
     tick_hz: u64,
-    papi: Option<(u64, u64, Vec<(u64, u64)>)>,
+    papi: Option<PapiLayout>,
 ) -> PyResult<String> {
     use tlblab_trace::workloads::{gen::Chunked, rt_replay};
     watch::start();
