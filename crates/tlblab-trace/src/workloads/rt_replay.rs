@@ -528,12 +528,9 @@ mod tests {
             .contains("expected 6 regions"));
     }
 
-    #[test]
-    fn given_a_long_low_priority_job_when_replayed_then_it_is_preempted_and_resumes_where_it_was() {
-        // T1 (phase 1, period 2, exec 1) over T2 (phase 0, period 4, exec 2): T2 runs [0,1),
-        // T1 [1,2), T2 [2,3), T1 [3,4); T2's 10 references split 5 + 5 around the preemption.
-        // Each release's interrupt writes the APIC's page before the released job, each
-        // finished job reads the vsyscall page.
+    /// T1 (phase 1, period 2, exec 1) over T2 (phase 0, period 4, exec 2): T2's 10-reference
+    /// job is preempted once by T1's 2-reference job.
+    fn preempted_pair() -> (ReplayTask, ReplayTask) {
         let t1 = ReplayTask {
             phase_us: 1,
             period_us: 2,
@@ -546,6 +543,16 @@ mod tests {
             exec_us: 2,
             jobs: vec![job(&[0x9000]), job(&[0x8000; 10])],
         };
+        (t1, t2)
+    }
+
+    #[test]
+    fn given_a_long_low_priority_job_when_replayed_then_it_is_preempted_and_resumes_where_it_was() {
+        // T1 (phase 1, period 2, exec 1) over T2 (phase 0, period 4, exec 2): T2 runs [0,1),
+        // T1 [1,2), T2 [2,3), T1 [3,4); T2's 10 references split 5 + 5 around the preemption.
+        // Each release's interrupt writes the APIC's page before the released job, each
+        // finished job reads the vsyscall page.
+        let (t1, t2) = preempted_pair();
         let mut g = Replay::new(vec![t1, t2], 1)
             .unwrap()
             .with_vdso(Some(0x7fff_0000));
@@ -624,18 +631,7 @@ mod tests {
         // restart: a job's window (JobStart..JobEnd) counts the opening read's 3 and the closing
         // read's 9, and each job adds 28 references in all. T2's preemption does not split a
         // read. The trace without the PAPI references is the trace without PAPI.
-        let t1 = ReplayTask {
-            phase_us: 1,
-            period_us: 2,
-            exec_us: 1,
-            jobs: vec![job(&[0x1000]), job(&[0x2000, 0x2000])],
-        };
-        let t2 = ReplayTask {
-            phase_us: 0,
-            period_us: 4,
-            exec_us: 2,
-            jobs: vec![job(&[0x9000]), job(&[0x8000; 10])],
-        };
+        let (t1, t2) = preempted_pair();
         // Each task's arena: 3 page buffers, then PAPI's objects (glibc 2.12's chunks).
         let papi = papi_reads(
             0x7f00_1234_5000,
