@@ -145,3 +145,18 @@ def test_given_a_malloc_pair_when_isolated_then_isolate_names_every_set_the_miss
     f.write_text(ex.taskset_toml(doc, "test"))
     again = isolation.isolate(f)
     assert (again.conflicts, again.warmup_conflicts) == (rep.conflicts, rep.warmup_conflicts)
+
+
+def test_given_a_native_layout_then_papis_reads_sit_below_libc_after_the_exe_and_in_each_tasks_arena():
+    # malloc: each task's objects follow its buffers in the arena its heap anchor is in; tlb_malloc:
+    # a fresh 64 MiB-aligned arena per task, 128 MiB apart, below the lowest stack (issue 87).
+    native = {"libc": 0x7f00_1234_5760, "exe": 0x5555_5555_8280, "stack.T1": 0x7f00_0e66_bd7c,
+              "stack.T2": 0x7f00_0de6_bd7c, "heap.T1": 0x7f00_0800_1b80, "heap.T2": 0x7f00_0000_7be0}
+    cap = lambda alloc: rc.Capture(rc.CACHE / "x.tlbt", {}, (alloc,), rc.CACHE / "x")  # noqa: E731
+    libc, map_page, arenas = rc.papi_layout(cap("malloc"), PAIR, native)
+    assert (libc, map_page) == (0x7f00_1234_5000, 0x5555_5555_9000)
+    assert arenas == [(0x7f00_0800_1b80, 4), (0x7f00_0000_7be0, 4)]
+    _, _, arenas = rc.papi_layout(cap("tlb"), PAIR, native)
+    assert arenas == [(0x7f00_0800_0000, 0), (0x7f00_0000_0000, 0)]
+    with pytest.raises(UserError, match="no anchor heap.T2"):
+        rc.papi_layout(cap("malloc"), PAIR, {k: v for k, v in native.items() if k != "heap.T2"})

@@ -365,13 +365,19 @@ fn workload_generate(
     }))
 }
 
+/// Where PAPI's reads go in a replay: glibc's data page, the EventSet map's page, per task (its
+/// arena, the buffers before PAPI's objects) (`rt_replay::papi_reads`).
+type PapiLayout = (u64, u64, Vec<(u64, u64)>);
+
 /// rt_replay_write(capture, timing, jobs, relocations, hyperperiods, output, vdso=None) -> JSON
 /// summary: writes the rate-monotonic replay of a capture's jobs (seed 003;
 /// `workloads::rt_replay`) as a trace. `timing`: per task (phase, period, execution) in µs;
 /// `relocations`: (lo, hi, delta); `vdso`: the vDSO's address in the replayed layout;
-/// `tick_hz`: timer ticks a second while a task runs (0: none).
+/// `tick_hz`: timer ticks a second while a task runs (0: none); `papi`: PAPI's reads around every
+/// job, (glibc's data page, the EventSet map's page, per task (its arena, buffers before PAPI's
+/// objects)) (`rt_replay::papi_reads`; None: none).
 #[pyfunction]
-#[pyo3(signature = (capture, timing, jobs, relocations, hyperperiods, output, vdso=None, tick_hz=0))]
+#[pyo3(signature = (capture, timing, jobs, relocations, hyperperiods, output, vdso=None, tick_hz=0, papi=None))]
 #[allow(clippy::too_many_arguments)] // one per Python argument
 fn rt_replay_write(
     py: Python<'_>,
@@ -383,6 +389,7 @@ fn rt_replay_write(
     output: String,
     vdso: Option<u64>,
     tick_hz: u64,
+    papi: Option<PapiLayout>,
 ) -> PyResult<String> {
     use tlblab_trace::workloads::{gen::Chunked, rt_replay};
     watch::start();
@@ -400,6 +407,11 @@ fn rt_replay_write(
             vdso,
             tick_hz,
         )?;
+        let reads = papi
+            .as_ref()
+            .map(|(libc, map, arenas)| rt_replay::papi_reads(*libc, *map, arenas))
+            .unwrap_or_default();
+        let replay = replay.with_papi(reads)?;
         let mut src = watch::Watched::new(Chunked::new(replay), None);
         let mut meta = json!({
             "program": "workload:rt_replay",
@@ -410,6 +422,9 @@ fn rt_replay_write(
         });
         if tick_hz > 0 {
             meta["workload"]["tick_hz"] = json!(tick_hz);
+        }
+        if let Some(p) = &papi {
+            meta["workload"]["papi"] = json!(p);
         }
         let s = write_source(
             &mut src,

@@ -26,6 +26,9 @@
 //! the same TLB set**. The seed gives no addresses; these are the layout of such a process, and
 //! the sets they fall in are what the noisy-set procedure finds (`rt_noisy_sets`).
 
+use super::gen::{ev, load, store, Record};
+use crate::record::Event;
+
 /// The GOT page of a non-PIE executable (GNU ld's data segment at 0x600000 + file offset).
 pub const GOT_PAGE: u64 = 0x60_0000;
 /// The `.data`/`.bss` page holding the task globals of Alg. 4.
@@ -147,10 +150,18 @@ impl PapiRead {
     /// `shift`: what address-space randomization moved down (the `mmap` base, libpapi with it)
     /// and up (the `brk` heap), in bytes.
     pub fn allocate(arena: &mut super::rt_glibc::GlibcArena, shift: (u64, u64)) -> Self {
-        let (bss, data, map) = (
-            LIBPAPI_BSS_PAGE - shift.0,
-            LIBPAPI_DATA_PAGE - shift.0,
-            PAPI_MAP_PAGE + shift.1,
+        Self::allocate_at(arena, LIBC_DATA_PAGE - shift.0, PAPI_MAP_PAGE + shift.1)
+    }
+
+    /// `allocate` in a given layout: `libc_data`, glibc's writable data page (libpapi's `.bss`
+    /// and `.data` are the two pages below it, as `LIBPAPI_BSS_PAGE`/`LIBPAPI_DATA_PAGE` are
+    /// below `LIBC_DATA_PAGE`), and `map`, the page of the EventSet map's `dataSlotArray`.
+    /// The replays of the captured programs place them in the native run's layout
+    /// (`rt_replay::Replay::with_papi`).
+    pub fn allocate_at(arena: &mut super::rt_glibc::GlibcArena, libc_data: u64, map: u64) -> Self {
+        let (bss, data) = (
+            libc_data - (LIBC_DATA_PAGE - LIBPAPI_BSS_PAGE),
+            libc_data - (LIBC_DATA_PAGE - LIBPAPI_DATA_PAGE),
         );
         // allocate_thread (src/threads.c): ThreadInfo_t, context[] and running_eventset[] of
         // one pointer per component, then each component's context (pe_context_t, 24 bytes).
@@ -186,5 +197,37 @@ impl PapiRead {
             stop: vec![(counts, true), (counts + 8, true)],
             tail: vec![(esi + 8, false), (info, false), (info + 56, false)],
         }
+    }
+
+    /// Task `i`'s job boundary `mark` (`JobStart` or `JobEnd`) with its `PAPI_read` around it,
+    /// if it has one: a start's read runs to its counters' restart before the job (`head`,
+    /// `stop`) and its `tail` in it; an end's read counts its `head` in the job, its `stop` and
+    /// `tail` after it (the seed's tasks read the counters before and after each job, §4.0.3).
+    pub fn around(read: Option<&Self>, i: usize, mark: Event, out: &mut Vec<Record>) {
+        let start = matches!(mark, Event::JobStart { .. });
+        if let Some(p) = read {
+            push_refs(i, &p.head, out);
+            if start {
+                push_refs(i, &p.stop, out);
+            }
+        }
+        out.push(ev(mark));
+        if let Some(p) = read {
+            if !start {
+                push_refs(i, &p.stop, out);
+            }
+            push_refs(i, &p.tail, out);
+        }
+    }
+}
+
+/// Task `i`'s 8-byte loads and stores of `refs` (address, is a store), in order.
+pub(crate) fn push_refs(i: usize, refs: &[(u64, bool)], out: &mut Vec<Record>) {
+    for &(a, w) in refs {
+        out.push(if w {
+            store(i as u32, a, 8)
+        } else {
+            load(i as u32, a, 8)
+        });
     }
 }

@@ -42,6 +42,12 @@
 //!   idle core: kernel/time/tick-sched.c, `tick_nohz_stop_sched_tick`), as the synthetic task
 //!   sets do (`rt_taskset`'s `tick_hz`). A tick at a release is the release's interrupt (one
 //!   APIC timer interrupt serves every hrtimer due): no second store.
+//! - PAPI's reads (`Replay::with_papi`, off unless given): the seed's tasks read their DTLB
+//!   counters with PAPI before and after each job (§4.0.3); the captured program calls no PAPI
+//!   (its jobs are bracketed by tlblab's region marks, client requests that touch no memory),
+//!   so the replay adds each read's user-side references as the synthetic task sets do
+//!   (`rt_noise::PapiRead`, PAPI 5.3 on Linux 2.6.32), placed in the native run's layout
+//!   (`papi_reads`). A job abandoned at its next release never reached its closing read.
 //!
 //! The vsyscall page falls in set 0 and the APIC's page in set 12 of the Xeon E5-2650's 16-set
 //! L1 DTLB (virtual page number bits 0-3). Kernel addresses are written in the 48 bits the
@@ -49,6 +55,8 @@
 //! indices, same sets).
 
 use super::gen::*;
+use super::rt_glibc::{GlibcArena, HEAP_MAX_SIZE};
+use super::rt_noise::PapiRead;
 use crate::record::{Access, Event};
 use crate::source::RecordSource;
 use tlblab_types::{AccessKind, ThreadId, VirtAddr};
@@ -184,6 +192,28 @@ pub fn from_capture(
         .with_tick(tick_hz)
 }
 
+/// PAPI's reads of each task in a native run's layout (`Replay::with_papi`): `libc_data` is
+/// glibc's writable data page, `map` the page of the EventSet map, and per task its glibc
+/// arena's heap (any address in it) and the page buffers the task `malloc`ed there before
+/// PAPI's per-thread objects. The replay cannot move the captured buffers, so PAPI's objects
+/// come after them (the order the synthetic sets' `papi = 2` takes), where glibc 2.12 places
+/// them (`rt_glibc::GlibcArena`).
+pub fn papi_reads(libc_data: u64, map: u64, arenas: &[(u64, u64)]) -> Vec<PapiRead> {
+    arenas
+        .iter()
+        .map(|&(heap, buffers)| {
+            let base = heap & !(HEAP_MAX_SIZE - 1);
+            // `GlibcArena::new` takes the heap above the first; the large chunks' `mmap`s do
+            // not occur (PAPI's objects are all below the threshold).
+            let mut arena = GlibcArena::new(base + HEAP_MAX_SIZE, 0, base);
+            for _ in 0..buffers {
+                arena.malloc(4096);
+            }
+            PapiRead::allocate_at(&mut arena, libc_data, map)
+        })
+        .collect()
+}
+
 /// The rate-monotonic replay of captured jobs (see the module comment).
 pub struct Replay {
     tasks: Vec<ReplayTask>,
@@ -198,6 +228,8 @@ pub struct Replay {
     vdso: Option<u64>,
     /// µs between timer ticks (0: none).
     tick_us: u64,
+    /// Per task, what its `PAPI_read`s touch (empty: no PAPI reads).
+    papi: Vec<PapiRead>,
 }
 
 impl Replay {
@@ -239,6 +271,7 @@ impl Replay {
             cursor: vec![0; n],
             vdso: None,
             tick_us: 0,
+            papi: Vec::new(),
         })
     }
 
@@ -251,6 +284,25 @@ impl Replay {
         }
         self.tick_us = 1_000_000u64.checked_div(tick_hz).unwrap_or(0);
         Ok(self)
+    }
+
+    /// PAPI's reads around every job (see the module comment): one `PapiRead` per task
+    /// (`papi_reads`), or none.
+    pub fn with_papi(mut self, papi: Vec<PapiRead>) -> Result<Self, String> {
+        if !papi.is_empty() && papi.len() != self.tasks.len() {
+            return Err(format!(
+                "rt replay: PAPI's reads are given for {} tasks, the task set has {}",
+                papi.len(),
+                self.tasks.len()
+            ));
+        }
+        self.papi = papi;
+        Ok(self)
+    }
+
+    /// Task `i`'s job boundary with its `PAPI_read` around it, if any.
+    fn job_mark(&self, i: usize, mark: Event, out: &mut Vec<Record>) {
+        PapiRead::around(self.papi.get(i), i, mark, out);
     }
 
     /// The vDSO's address in the replayed layout: each `gettimeofday` loads its pointer to
@@ -315,16 +367,24 @@ impl Generator for Replay {
             // Job 0, the warm-up, in task order (the tasks' t_init, Alg. 4 line 12).
             for i in 0..n {
                 self.switch_to(Some(i), out);
-                out.push(ev(Event::JobStart {
-                    task: i as u32,
-                    job: 0,
-                }));
+                self.job_mark(
+                    i,
+                    Event::JobStart {
+                        task: i as u32,
+                        job: 0,
+                    },
+                    out,
+                );
                 self.cursor[i] = 0;
                 self.emit(i, usize::MAX, out);
-                out.push(ev(Event::JobEnd {
-                    task: i as u32,
-                    job: 0,
-                }));
+                self.job_mark(
+                    i,
+                    Event::JobEnd {
+                        task: i as u32,
+                        job: 0,
+                    },
+                    out,
+                );
                 self.read_time(i, out);
             }
             return true;
@@ -371,10 +431,14 @@ impl Generator for Replay {
                 }
                 if !self.started[i] {
                     self.started[i] = true;
-                    out.push(ev(Event::JobStart {
-                        task: i as u32,
-                        job: self.job[i],
-                    }));
+                    self.job_mark(
+                        i,
+                        Event::JobStart {
+                            task: i as u32,
+                            job: self.job[i],
+                        },
+                        out,
+                    );
                 }
                 let ex = self.tasks[i].exec_us;
                 self.remaining[i] -= 1;
@@ -383,10 +447,14 @@ impl Generator for Replay {
                 let upto = (len * done_us).div_ceil(ex) as usize;
                 self.emit(i, upto, out);
                 if self.remaining[i] == 0 {
-                    out.push(ev(Event::JobEnd {
-                        task: i as u32,
-                        job: self.job[i],
-                    }));
+                    self.job_mark(
+                        i,
+                        Event::JobEnd {
+                            task: i as u32,
+                            job: self.job[i],
+                        },
+                        out,
+                    );
                     self.read_time(i, out);
                 }
             }
@@ -460,12 +528,9 @@ mod tests {
             .contains("expected 6 regions"));
     }
 
-    #[test]
-    fn given_a_long_low_priority_job_when_replayed_then_it_is_preempted_and_resumes_where_it_was() {
-        // T1 (phase 1, period 2, exec 1) over T2 (phase 0, period 4, exec 2): T2 runs [0,1),
-        // T1 [1,2), T2 [2,3), T1 [3,4); T2's 10 references split 5 + 5 around the preemption.
-        // Each release's interrupt writes the APIC's page before the released job, each
-        // finished job reads the vsyscall page.
+    /// T1 (phase 1, period 2, exec 1) over T2 (phase 0, period 4, exec 2): T2's 10-reference
+    /// job is preempted once by T1's 2-reference job.
+    fn preempted_pair() -> (ReplayTask, ReplayTask) {
         let t1 = ReplayTask {
             phase_us: 1,
             period_us: 2,
@@ -478,6 +543,16 @@ mod tests {
             exec_us: 2,
             jobs: vec![job(&[0x9000]), job(&[0x8000; 10])],
         };
+        (t1, t2)
+    }
+
+    #[test]
+    fn given_a_long_low_priority_job_when_replayed_then_it_is_preempted_and_resumes_where_it_was() {
+        // T1 (phase 1, period 2, exec 1) over T2 (phase 0, period 4, exec 2): T2 runs [0,1),
+        // T1 [1,2), T2 [2,3), T1 [3,4); T2's 10 references split 5 + 5 around the preemption.
+        // Each release's interrupt writes the APIC's page before the released job, each
+        // finished job reads the vsyscall page.
+        let (t1, t2) = preempted_pair();
         let mut g = Replay::new(vec![t1, t2], 1)
             .unwrap()
             .with_vdso(Some(0x7fff_0000));
@@ -544,6 +619,78 @@ mod tests {
         assert!(Replay::new(vec![t.clone()], 1)
             .unwrap()
             .with_tick(7)
+            .is_err());
+    }
+
+    #[test]
+    fn given_papi_when_replayed_then_each_job_window_holds_its_12_counted_reads_and_the_rest_is_unchanged(
+    ) {
+        // T1 (period 2, exec 1) over T2 (period 4, exec 2), one hyperperiod: T1's jobs 1 and 2
+        // finish, T2's job 1 is preempted once and finishes. PAPI 5.3's read (rt_noise::PapiRead)
+        // is 9 loads before the counters stop, 2 stores while stopped, 3 loads after the
+        // restart: a job's window (JobStart..JobEnd) counts the opening read's 3 and the closing
+        // read's 9, and each job adds 28 references in all. T2's preemption does not split a
+        // read. The trace without the PAPI references is the trace without PAPI.
+        let (t1, t2) = preempted_pair();
+        // Each task's arena: 3 page buffers, then PAPI's objects (glibc 2.12's chunks).
+        let papi = papi_reads(
+            0x7f00_1234_5000,
+            0x60_2000,
+            &[(0x7f10_0000_0040, 3), (0x7f14_0000_0000, 3)],
+        );
+        let run = |papi: Vec<PapiRead>| {
+            let mut g = Replay::new(vec![t1.clone(), t2.clone()], 1)
+                .unwrap()
+                .with_papi(papi)
+                .unwrap();
+            let mut out = Vec::new();
+            while g.step(&mut out) {}
+            out
+        };
+        let (plain, with) = (run(Vec::new()), run(papi.clone()));
+        let ours: std::collections::HashSet<u64> = papi
+            .iter()
+            .flat_map(|p| p.head.iter().chain(&p.stop).chain(&p.tail).map(|r| r.0))
+            .collect();
+        let is_papi = |r: &Record| matches!(r, Record::Access(a) if ours.contains(&a.vaddr.0));
+        // 2 warm-ups and 3 jobs, 28 references each
+        assert_eq!(with.iter().filter(|r| is_papi(r)).count(), 5 * 28);
+        assert!(!plain.iter().any(is_papi));
+        let rest: Vec<&Record> = with.iter().filter(|r| !is_papi(r)).collect();
+        assert_eq!(rest, plain.iter().collect::<Vec<_>>());
+        // In each job's window: its own task's 12 counted reads, 9 + 3 of them loads.
+        let mut open: Vec<Option<u32>> = vec![None; 2];
+        let mut counted = vec![Vec::new(); 2];
+        for r in &with {
+            match r {
+                Record::Event(Event::JobStart { task, .. }) => open[*task as usize] = Some(0),
+                Record::Event(Event::JobEnd { task, .. }) => {
+                    counted[*task as usize].push(open[*task as usize].take().unwrap())
+                }
+                Record::Access(a) if is_papi(r) => {
+                    assert_eq!(
+                        a.kind == AccessKind::Store,
+                        papi[a.thread.0 as usize]
+                            .stop
+                            .iter()
+                            .any(|s| s.0 == a.vaddr.0)
+                    );
+                    if let Some(n) = open[a.thread.0 as usize].as_mut() {
+                        *n += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(counted, vec![vec![12, 12, 12], vec![12, 12]]);
+        // The objects follow the 3 buffers (0x8c0 + 3 x 4112 into the 64 MiB-aligned heap),
+        // libpapi's pages are the two below libc's data page.
+        assert_eq!(papi[0].head[3].0, 0x7f10_0000_0000 + 0x8c0 + 3 * 4112 + 24);
+        assert_eq!(papi[0].head[0].0, 0x7f00_1234_5000 - 0x1000 + 0x40);
+        assert_eq!(papi[0].head[1].0, 0x60_2000 + 0x10);
+        assert!(Replay::new(vec![t1.clone()], 1)
+            .unwrap()
+            .with_papi(papi)
             .is_err());
     }
 }

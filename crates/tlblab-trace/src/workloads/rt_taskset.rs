@@ -24,7 +24,7 @@
 use super::gen::*;
 use super::rt_glibc::GlibcArena;
 use super::rt_kernels::{Kernel, Ref};
-use super::rt_noise::{tick, Noise, PapiRead};
+use super::rt_noise::{push_refs, tick, Noise, PapiRead};
 use super::WorkloadInfo;
 use crate::record::Event;
 use tlblab_types::{CoreId, SplitMix64, ThreadId};
@@ -542,26 +542,11 @@ impl TaskSet {
         }
     }
 
-    /// Task `i`'s job boundary `mark` (`JobStart` or `JobEnd`) with its `PAPI_read` around it
-    /// (`rt_noise::PapiRead`): a start's read runs to its counters' restart before the job
-    /// (`head`, `stop`) and its `tail` in it; an end's read counts its `head` in the job, its
-    /// `stop` and `tail` after it. A start then runs the job's own noise.
+    /// Task `i`'s job boundary `mark` with its `PAPI_read` around it (`PapiRead::around`); a
+    /// start then runs the job's own noise.
     fn job_mark(&self, i: usize, mark: Event, out: &mut Vec<Record>) {
         let start = matches!(mark, Event::JobStart { .. });
-        let papi = self.papi.get(i);
-        if let Some(p) = papi {
-            push_refs(i, &p.head, out);
-            if start {
-                push_refs(i, &p.stop, out);
-            }
-        }
-        out.push(ev(mark));
-        if let Some(p) = papi {
-            if !start {
-                push_refs(i, &p.stop, out);
-            }
-            push_refs(i, &p.tail, out);
-        }
+        PapiRead::around(self.papi.get(i), i, mark, out);
         if start {
             self.job_noise(i, out);
         }
@@ -601,17 +586,6 @@ fn aslr_shift(get: &dyn Fn(&str) -> u64, seed: u64) -> (u64, u64) {
     let mmap = SplitMix64::derive(seed, "workload.rt_taskset.aslr").below(1 << 16) * 4096;
     let brk = SplitMix64::derive(seed, "workload.rt_taskset.aslr.brk").below(1 << 13) * 4096;
     (mmap, brk)
-}
-
-/// Task `i`'s 8-byte loads and stores of `refs` (address, is a store), in order.
-fn push_refs(i: usize, refs: &[(u64, bool)], out: &mut Vec<Record>) {
-    for &(a, w) in refs {
-        out.push(if w {
-            store(i as u32, a, 8)
-        } else {
-            load(i as u32, a, 8)
-        });
-    }
 }
 
 impl Generator for TaskSet {

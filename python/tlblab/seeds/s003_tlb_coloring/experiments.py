@@ -230,7 +230,7 @@ def real_noisy_set_mask(quick: bool = False, source=None, from_job: int = 2) -> 
                  rc.Task("pages", 1, 1, 0, 16000, 7880, colors=((color + 8) % 16,))]
         cap = rc.capture("tlb", tasks, jobs=2, repeat=4, source=source)
         native = rc.layouts(cap, 1, aslr=False)[0]
-        jobs = _captured_jobs(rc.replay(cap, tasks, 2, native, hyperperiods=2, tick_hz=rc.TICK_HZ))
+        jobs = _captured_jobs(rc.replay(cap, tasks, 2, native, hyperperiods=2, tick_hz=rc.TICK_HZ, papi=rc.PAPI))
         return int(jobs[(jobs["task"] == 0) & (jobs["job"] >= from_job)]["L1D_misses"].sum()) > 0
 
     with ThreadPoolExecutor(2) as pool:
@@ -268,7 +268,7 @@ def table6_1_real(quick: bool) -> dict[str, float]:
                      for i, (ph, pe, ex, used) in enumerate(rows)]
             cap = rc.capture(allocator, tasks, jobs=jobs, repeat=2)
             natives = rc.layouts(cap, runs, aslr=(allocator == "malloc"))
-            runs_jobs = (_captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=hyper, tick_hz=rc.TICK_HZ)) for native in natives)
+            runs_jobs = (_captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=hyper, tick_hz=rc.TICK_HZ, papi=rc.PAPI)) for native in natives)
             out.update(_per_task_misses(f"{n}tasks/{case}", n, runs_jobs))
     return out
 
@@ -324,7 +324,7 @@ def fig6_13_14_real(quick: bool) -> dict[str, float]:
                      for i, (kernel, ph, pe, ex, used) in enumerate(rows)]
             cap = rc.capture(case, tasks, jobs=jobs, repeat=2)
             natives = rc.layouts(cap, runs, aslr=(case == "malloc"))
-            runs_jobs = (_captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=hyper, tick_hz=rc.TICK_HZ)) for native in natives)
+            runs_jobs = (_captured_jobs(rc.replay(cap, tasks, jobs, native, hyperperiods=hyper, tick_hz=rc.TICK_HZ, papi=rc.PAPI)) for native in natives)
             out.update(_per_task_misses(f"fig{fig}/{case}", 2, runs_jobs))
     return out
 
@@ -522,7 +522,7 @@ def isolate_real(quick: bool) -> dict[str, float]:
                      for i, (ph, pe, ex, used) in enumerate(rows)]
             cap = rc.capture(case, tasks, jobs=jobs, repeat=2)
             native = rc.layouts(cap, 1, aslr=(case == "malloc"))[0]
-            trace = rc.replay(cap, tasks, jobs, native, hyperperiods=hyper, tick_hz=rc.TICK_HZ)
+            trace = rc.replay(cap, tasks, jobs, native, hyperperiods=hyper, tick_hz=rc.TICK_HZ, papi=rc.PAPI)
             doc = real_taskset_doc(trace, tasks)
             rep = isolation.isolate(doc)
             named = {c["set"]: set(c["pages"]) for c in rep.conflicts + rep.warmup_conflicts}
@@ -618,7 +618,7 @@ def beyond_four_real(quick: bool) -> dict[str, float]:
                  for i, (ph, pe, ex, used) in enumerate(rows)]
         cap = rc.capture("tlb", tasks, jobs=jobs, repeat=2)
         native = rc.layouts(cap, 1, aslr=False)[0]
-        trace = rc.replay(cap, tasks, jobs, native, hyperperiods=hyper, tick_hz=rc.TICK_HZ)
+        trace = rc.replay(cap, tasks, jobs, native, hyperperiods=hyper, tick_hz=rc.TICK_HZ, papi=rc.PAPI)
         js, misses = attributed_misses(trace)
         avgs = []
         for t in range(n):

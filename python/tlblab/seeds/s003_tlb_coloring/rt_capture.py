@@ -24,7 +24,9 @@ under `out/seed003/`:
    replay adds what the seed's kernel (Linux 2.6.32, x86-64) puts in the 4 KiB L1 DTLB around
    the jobs: the vDSO's page (where the native run put it) and the vsyscall page that
    `gettimeofday` reads after each job, and the local APIC's page that each release's timer
-   interrupt writes.
+   interrupt writes; with `papi` (on in seed 003's reproductions, `PAPI`) the user side of the
+   PAPI_read the seed's tasks made before and after each job (`papi_layout`; the program itself
+   calls no PAPI).
 """
 
 from __future__ import annotations
@@ -70,6 +72,14 @@ REPLAY_VERSION = "3"
 # synthetic task sets' `tick_hz` (experiments.NOISE). HZ = 1000 is the same assumption: Red Hat
 # Enterprise Linux 6's 2.6.32 kernels are built with CONFIG_HZ=1000; the seed names no HZ.
 TICK_HZ = 1000
+# PAPI's reads around every job in the replays (issue 87): the seed counted each job's DTLB misses
+# with PAPI (§4.0.3), as the synthetic task sets model it (experiments.NOISE's papi=1,
+# rt_noise::PapiRead); the captured program makes no PAPI calls, so the replay adds them
+# (rt_replay::Replay::with_papi).
+PAPI = True
+# glibc's thread arenas are 64 MiB-aligned heaps (HEAP_MAX_SIZE on 64-bit), thread stacks 8 MiB.
+HEAP_MAX_SIZE = 64 << 20
+STACK_SIZE = 8 << 20
 # A relocation's delta that drops the references in its range (tlblab_trace::workloads::rt_replay::DROP).
 DROP = -(1 << 63)
 
@@ -308,10 +318,37 @@ def relocations(valgrind_anchors: dict[str, int], native_anchors: dict[str, int]
 VDSO_ANCHOR = "lib.linux-vdso.so.1"
 
 
+def papi_layout(cap: Capture, tasks: list[Task], native: dict[str, int]) -> tuple[int, int, list[tuple[int, int]]]:
+    """Where PAPI's reads go in the native layout `native` (`rt_replay::papi_reads`): glibc's
+    writable data page (the page of libc's `stdout`; libpapi's .data and .bss are assumed the two
+    pages below it, as in the synthetic sets), the page of the EventSet map (the main thread's brk
+    heap, assumed the page after the executable's anchor in its .bss, randomization's brk offset
+    not modelled), and per task its glibc arena and the page buffers it malloc'd there before
+    PAPI's objects. A malloc task's arena is the one its buffers are in (its heap anchor); a
+    tlb_malloc task mallocs nothing, so PAPI's first allocation makes its arena: glibc's
+    `new_heap` maps 128 MiB below the lowest mapping (the last thread stack) and keeps the
+    64 MiB-aligned half, one per task in creation order (assumed: it is where 112 of the 147
+    malloc tasks' arenas in this host's cached layouts are). An arena's set bits are its
+    offsets' either way (64 MiB-aligned)."""
+    missing = [k for k in ("libc", "exe", *(f"stack.T{i + 1}" for i in range(len(tasks)))) if k not in native]
+    malloc = cap.argv[0] == "malloc"
+    if malloc:
+        missing += [f"heap.T{i + 1}" for i in range(len(tasks)) if f"heap.T{i + 1}" not in native]
+    if missing:
+        raise UserError(f"rt tasks: the native layout of {cap.binary} has no anchor {', '.join(missing)} "
+                        "(expected one per task's stack and heap, libc and exe)")
+    low = min(native[f"stack.T{i + 1}"] for i in range(len(tasks))) - STACK_SIZE - 4096
+    first = low // HEAP_MAX_SIZE * HEAP_MAX_SIZE - HEAP_MAX_SIZE
+    arenas = [(native[f"heap.T{i + 1}"], t.alloc) if malloc else (first - 2 * i * HEAP_MAX_SIZE, 0)
+              for i, t in enumerate(tasks)]
+    return native["libc"] & ~0xfff, (native["exe"] & ~0xfff) + 0x1000, arenas
+
+
 def replay(cap: Capture, tasks: list[Task], jobs: int, native: dict[str, int], hyperperiods: int,
-           cache: Path = CACHE, tick_hz: int = 0) -> Path:
+           cache: Path = CACHE, tick_hz: int = 0, papi: bool = False) -> Path:
     """The rate-monotonic replay of the capture's jobs in the native layout `native` (cached),
-    with `tick_hz` timer ticks a second while a task runs (0: none; `TICK_HZ`)."""
+    with `tick_hz` timer ticks a second while a task runs (0: none; `TICK_HZ`) and, with `papi`,
+    PAPI's reads around every job (`PAPI`, `papi_layout`)."""
     from tlblab import _native, phases
 
     maps = _native.trace_maps(str(cap.path))
@@ -322,8 +359,11 @@ def replay(cap: Capture, tasks: list[Task], jobs: int, native: dict[str, int], h
     vdso = native.get(VDSO_ANCHOR)
     # A replay without ticks keeps the key it had before they existed.
     ticks = (f"tick_hz={tick_hz}",) if tick_hz else ()
+    # Nor one without PAPI's reads.
+    reads = papi_layout(cap, tasks, native) if papi else None
+    extra = (*ticks, f"papi={json.dumps(reads)}") if papi else ticks
     key = content_digest(cap.path.name, json.dumps(timing), json.dumps(rel), str(jobs), str(hyperperiods),
-                         str(vdso), CAPTURE_VERSION, REPLAY_VERSION, *ticks)
+                         str(vdso), CAPTURE_VERSION, REPLAY_VERSION, *extra)
     out = Path(cache) / "replay" / f"{key}.tlbt"
     if out.is_file():
         return out
@@ -331,7 +371,7 @@ def replay(cap: Capture, tasks: list[Task], jobs: int, native: dict[str, int], h
     try:
         with phases.phase(phases.GENERATION):  # tlblab reproduce's timings
             _native.rt_replay_write(str(cap.path), timing, jobs, rel, hyperperiods, str(out), vdso=vdso,
-                                   tick_hz=tick_hz)
+                                   tick_hz=tick_hz, papi=reads)
     except ValueError as e:
         raise UserError(f"rt tasks: replaying {cap.path}: {e}")
     return out
@@ -340,8 +380,9 @@ def replay(cap: Capture, tasks: list[Task], jobs: int, native: dict[str, int], h
 def replayed_runs(allocator: str, tasks: list[Task], jobs: int, runs: int) -> Iterator[Path]:
     """The replays of `runs` runs of the tasks under `allocator`: run r is the program's seed r
     (its random choice of pages) in one native layout, randomized for malloc and not for
-    tlb_malloc (seed 003 §6.0.6), two hyperperiods with the tick (Figs. 6.4-6.8, A.1-A.4)."""
+    tlb_malloc (seed 003 §6.0.6), two hyperperiods with the tick and PAPI's reads (Figs. 6.4-6.8,
+    A.1-A.4)."""
     for run in range(runs):
         cap = capture(allocator, tasks, jobs=jobs, repeat=20, seed=run)
         native = layouts(cap, 1, aslr=(allocator == "malloc"))[0]
-        yield replay(cap, tasks, jobs, native, hyperperiods=2, tick_hz=TICK_HZ)
+        yield replay(cap, tasks, jobs, native, hyperperiods=2, tick_hz=TICK_HZ, papi=PAPI)
