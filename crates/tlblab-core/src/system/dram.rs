@@ -251,22 +251,13 @@ impl DramState {
                 }
                 (ch, Self::fit(&self.busy[ch], t, self.line))
             }
-            _ => {
-                // The earliest start on any channel, the lowest channel of equals. No channel
-                // starts a line before it arrives, so one that starts it at once is the answer
-                // and the channels after it are not searched (under light load, most lines).
-                let mut best = (0, Self::fit(&self.busy[0], a, self.line));
-                for (c, b) in self.busy.iter().enumerate().skip(1) {
-                    if best.1 .0 == a {
-                        break;
-                    }
-                    let f = Self::fit(b, a, self.line);
-                    if f.0 < best.1 .0 {
-                        best = (c, f);
-                    }
-                }
-                best
-            }
+            _ => self
+                .busy
+                .iter()
+                .map(|b| Self::fit(b, a, self.line))
+                .enumerate()
+                .min_by_key(|&(c, (start, _))| (start, c))
+                .expect("a channel"),
         };
         let end = start + self.line;
         let b = &mut self.busy[ch];

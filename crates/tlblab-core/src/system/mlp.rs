@@ -20,7 +20,6 @@ pub(crate) struct MissSlot {
 /// once with room for `miss_slots` and never grows past it.
 #[derive(Serialize, Deserialize, Clone, Debug, Default)]
 pub(crate) struct MlpState {
-    /// In issue order (`charge` reads the oldest as the first).
     pub(crate) slots: Vec<MissSlot>,
     pub(crate) refs: u64,
     /// The instructions issued short of a whole cycle (`MlpConfig::issue_instructions`),
@@ -94,13 +93,17 @@ impl MlpState {
         let mut t = now;
         self.retire(t);
         // The reorder window: the oldest outstanding miss holds every reference after it.
-        // The slots are in issue order (each pushed with the count at its issue, which only
-        // grows, and `retain` keeps the order), so the oldest is the first.
-        while let Some(oldest) = self.slots.first() {
-            if self.refs - oldest.issue < cfg.window as u64 {
+        while let Some((i, issue)) = self
+            .slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (i, s.issue))
+            .min_by_key(|&(_, issue)| issue)
+        {
+            if self.refs - issue < cfg.window as u64 {
                 break;
             }
-            t = self.wait_for(t, 0);
+            t = self.wait_for(t, i);
         }
         if !long {
             return t - now + latency + queue(t);
