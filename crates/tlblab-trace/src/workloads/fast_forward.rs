@@ -494,6 +494,54 @@ mod tests {
         assert!(crate::workloads::graph500_list::skipped_by_itself() > before + n);
     }
 
+    /// graph500_list and gapbs_bc keep their state where a window's skip ended, and keep them
+    /// while another workload runs: the next run of the same windows restores
+    /// them and makes the same records.
+    #[test]
+    fn given_windows_of_a_graph_search_then_it_keeps_a_state_a_window_across_other_workloads() {
+        use crate::workloads::{gapbs_bc, graph500_list};
+        // Keys no other test uses: the states are the process's.
+        let cases: [(&str, &dyn Fn() -> usize); 2] = [
+            (
+                "graph500_list:scale=12,edge_factor=6,roots=3,populate=1",
+                &|| graph500_list::kept_states(12, 6),
+            ),
+            (
+                "gapbs_bc:scale=13,edge_factor=8,sources=2,populate=1",
+                &|| gapbs_bc::kept_states(13, 8),
+            ),
+        ];
+        for (spec, kept) in cases {
+            let (_, measured) = accesses_after_roi(&records(spec));
+            let n = measured.len() as u64;
+            let windows = format!(
+                "{spec},skip={},warm=7,take=30,every={},windows=3",
+                n / 6,
+                n / 3
+            );
+            assert_eq!(kept(), 0, "{spec}");
+            let first = records(&windows);
+            // A state where each window's skip ended (the first window's skip may have passed
+            // mostly through records already made, which keeps none).
+            let states = kept();
+            assert!(
+                (2..=3).contains(&states),
+                "{spec}: {states} states, of {n} accesses"
+            );
+            records("gups:log2_words=10,updates=100,populate=1"); // another workload between
+            assert_eq!(kept(), states, "{spec}");
+            // Restored (a window's skip that finds its state keeps none), the same records.
+            assert_eq!(records(&windows), first, "{spec}");
+            assert_eq!(kept(), states, "{spec}");
+            let s = (n / 6) as usize;
+            assert_eq!(
+                accesses_after_roi(&first).1[..30],
+                measured[s + 7..s + 37],
+                "{spec}"
+            );
+        }
+    }
+
     /// `populate::measured_accesses` counts the measured phase as a whole read does, whether
     /// the generator skips by itself (canneal_read's lines, counted without their hashes;
     /// graph500_list) or is read (gups).

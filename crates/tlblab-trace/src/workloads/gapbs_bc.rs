@@ -8,6 +8,7 @@
 //! main region (seed §5.2: PT-Baker warms one structure).
 
 use super::gen::*;
+use super::kept_states::KeptStates;
 use super::rmat::{root_with_edges, shared, Csr};
 use super::WorkloadInfo;
 use std::sync::Arc;
@@ -27,7 +28,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     },
 };
 
-#[derive(PartialEq)]
+#[derive(PartialEq, Clone, Copy)]
 enum Phase {
     Reset,
     Forward,
@@ -49,6 +50,32 @@ pub struct Bc {
     phase: Phase,
     rng: SplitMix64,
     started: bool,
+    /// (scale, edge_factor, seed, sources): what the stream depends on (`Snap`).
+    key: Key,
+    /// Accesses written or skipped so far.
+    at: u64,
+}
+
+/// Brandes' state where a skip ended (`kept_states`), keyed by (scale, edge_factor, seed,
+/// sources): about 420 MB at scale 24 (seed 001 keeps its 2-4 windows').
+struct Snap {
+    depth: Vec<i32>,
+    paths: Vec<f64>,
+    deltas: Vec<f64>,
+    succ: Vec<u64>,
+    order: Vec<u32>,
+    src_no: u64,
+    pos: usize,
+    phase: Phase,
+    rng: SplitMix64,
+}
+type Key = (u64, u64, u64, u64);
+static SNAPS: KeptStates<Key, Snap> = KeptStates::new(8, 4);
+
+/// The states `Generator::skip` keeps for the workloads of `scale` and `edge_factor` (tests).
+#[cfg(test)]
+pub(crate) fn kept_states(scale: u64, edge_factor: u64) -> usize {
+    SNAPS.count(|k| (k.0, k.1) == (scale, edge_factor))
 }
 
 /// How many edges ahead of the one it reads the generator asks the host for a neighbour's
@@ -114,6 +141,8 @@ impl Bc {
             phase: Phase::Reset,
             rng: SplitMix64::derive(seed, "workload.gapbs_bc.sources"),
             started: false,
+            key: (scale, edge_factor, seed, get("sources")),
+            at: 0,
         })
     }
 }
@@ -262,11 +291,61 @@ impl Generator for Bc {
     /// Whole resets and vertices while they fit in `n`: a vertex's accesses are bounded by
     /// its degree (`forward_vertex`, `backward_vertex`), and the state advances as `step`'s
     /// would with nothing written (most of a seed-scale run's windows lie billions of accesses
-    /// in, which writing and dropping took about 20 ns each).
+    /// in, which writing and dropping took about 20 ns each); from the state an earlier run's
+    /// skip kept, the furthest before the target (`kept_states`).
     fn skip(&mut self, n: u64) -> u64 {
         if !self.started {
             return 0;
         }
+        let (start, target) = (self.at, self.at + n);
+        self.restore(target);
+        let done = self.skip_counted(target - self.at);
+        self.at += done;
+        let entries = (self.depth.len() * 4 + self.succ.len()) as u64;
+        SNAPS.keep(self.key, self.at, done, entries, || Snap {
+            depth: self.depth.clone(),
+            paths: self.paths.clone(),
+            deltas: self.deltas.clone(),
+            succ: self.succ.clone(),
+            order: self.order.clone(),
+            src_no: self.src_no,
+            pos: self.pos,
+            phase: self.phase,
+            rng: self.rng.clone(),
+        });
+        self.at - start
+    }
+    fn step(&mut self, out: &mut Vec<Record>) -> bool {
+        if self.layout.start_once(&mut self.started, out) {
+            return self.sources > 0;
+        }
+        let before = out.len();
+        let more = self.step_accesses(out);
+        self.at += (out.len() - before) as u64;
+        more
+    }
+}
+
+impl Bc {
+    /// Restores the kept state furthest along before or at `target`, if it is ahead of `at`.
+    fn restore(&mut self, target: u64) {
+        SNAPS.restore_best(self.key, self.at, target, |at, s| {
+            self.at = at;
+            self.depth.copy_from_slice(&s.depth);
+            self.paths.copy_from_slice(&s.paths);
+            self.deltas.copy_from_slice(&s.deltas);
+            self.succ.copy_from_slice(&s.succ);
+            self.order.clear();
+            self.order.extend_from_slice(&s.order);
+            self.src_no = s.src_no;
+            self.pos = s.pos;
+            self.phase = s.phase;
+            self.rng = s.rng.clone();
+        });
+    }
+
+    /// `skip` without the kept states: whole resets and vertices while they fit in `n`.
+    fn skip_counted(&mut self, n: u64) -> u64 {
         let mut done = 0;
         while self.src_no < self.sources {
             let left = n - done;
@@ -298,10 +377,8 @@ impl Generator for Bc {
         }
         done
     }
-    fn step(&mut self, out: &mut Vec<Record>) -> bool {
-        if self.layout.start_once(&mut self.started, out) {
-            return self.sources > 0;
-        }
+    /// `step`'s accesses after the start.
+    fn step_accesses(&mut self, out: &mut Vec<Record>) -> bool {
         if self.src_no >= self.sources {
             return false;
         }

@@ -54,9 +54,10 @@
 //! one process with the same arguments (`shared`), as rmat.rs keeps its CSR.
 
 use super::gen::*;
+use super::kept_states::KeptStates;
 use super::rmat::{edge_list, KeepLast};
 use super::WorkloadInfo;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tlblab_types::hint::{prefetch, prefetch_at};
 use tlblab_types::SplitMix64;
 
@@ -172,20 +173,24 @@ impl super::graph_cache::Cached for ListGraph {
     }
 }
 
-/// Drops the graph `shared` keeps, and the search states `Generator::skip` keeps.
+/// Drops the graph `shared` keeps, while another workload runs. The search states
+/// `Generator::skip` keeps stay (`kept_states`): the graph is read back from the graph cache
+/// in seconds, where a run without them would skip its windows' BFS afresh (about 20 s a run
+/// at scale 24).
 pub fn release() {
     LAST.clear();
-    SNAPS.lock().unwrap_or_else(|e| e.into_inner()).clear();
 }
 
-/// The generator's state where a skip ended, for the next run of the same workload in this
-/// process (seed 001 runs each configuration's windows at the same places: the first run's
-/// skips cost a minute at scale 24, the others restore its states). Keyed by (scale,
-/// edge_factor, seed, roots, init); at most `MAX_SNAPS` are kept (128 MiB each at scale 24).
-#[derive(Clone)]
+/// The search states `Generator::skip` keeps for the workloads of `scale` and `edge_factor`
+/// (tests).
+#[cfg(test)]
+pub(crate) fn kept_states(scale: u32, edge_factor: u64) -> usize {
+    SNAPS.count(|k| (k.0, k.1) == (scale, edge_factor))
+}
+
+/// The search's state where a skip ended (`kept_states`), keyed by (scale, edge_factor, seed,
+/// roots, init): 128 MiB at scale 24 (seed 001 keeps 4 at scale 24 and 4 at scale 22).
 struct Snap {
-    key: (u32, u64, u64, u64, bool),
-    pos: u64,
     phase: Phase,
     root_no: u64,
     k: usize,
@@ -194,7 +199,8 @@ struct Snap {
     queue: Vec<u32>,
     rng: SplitMix64,
 }
-static SNAPS: Mutex<Vec<Snap>> = Mutex::new(Vec::new());
+type Key = (u32, u64, u64, u64, bool);
+static SNAPS: KeptStates<Key, Snap> = KeptStates::new(16, 8);
 
 static SKIPPED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -202,7 +208,6 @@ static SKIPPED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 pub fn skipped_by_itself() -> u64 {
     SKIPPED.load(std::sync::atomic::Ordering::Relaxed)
 }
-const MAX_SNAPS: usize = 8;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Phase {
@@ -254,7 +259,7 @@ pub struct List {
     rng: SplitMix64,
     started: bool,
     /// (scale, edge_factor, seed, roots, init): what the stream depends on (`Snap`).
-    key: (u32, u64, u64, u64, bool),
+    key: Key,
     /// Accesses written or skipped so far.
     pos: u64,
 }
@@ -483,7 +488,8 @@ impl Generator for List {
     }
     /// Whole loop iterations, queued vertices and search set-ups while they fit in `n`: the
     /// construction's counts are closed-form per edge or vertex, a vertex's are at most
-    /// `2 + 5 * chain length` (the state is advanced as `step` would, nothing is written).
+    /// `2 + 5 * chain length` (the state is advanced as `step` would, nothing is written);
+    /// from the state an earlier run's skip kept, the furthest before the target (`kept_states`).
     fn skip(&mut self, n: u64) -> u64 {
         if !self.started {
             return 0;
@@ -492,9 +498,16 @@ impl Generator for List {
         self.restore(target);
         let done = self.skip_counted(target - self.pos);
         self.pos += done;
-        if self.pos > start {
-            self.save();
-        }
+        let entries = (self.bfs_tree.len() + self.queue.len()) as u64;
+        SNAPS.keep(self.key, self.pos, done, entries, || Snap {
+            phase: self.phase,
+            root_no: self.root_no,
+            k: self.k,
+            tail: self.tail,
+            bfs_tree: self.bfs_tree.clone(),
+            queue: self.queue.clone(),
+            rng: self.rng.clone(),
+        });
         SKIPPED.fetch_add(self.pos - start, std::sync::atomic::Ordering::Relaxed);
         self.pos - start
     }
@@ -512,13 +525,8 @@ impl Generator for List {
 impl List {
     /// Restores the kept state furthest along before or at `target`, if it is ahead of `pos`.
     fn restore(&mut self, target: u64) {
-        let snaps = SNAPS.lock().unwrap_or_else(|e| e.into_inner());
-        let best = snaps
-            .iter()
-            .filter(|s| s.key == self.key && s.pos > self.pos && s.pos <= target)
-            .max_by_key(|s| s.pos);
-        if let Some(s) = best {
-            self.pos = s.pos;
+        SNAPS.restore_best(self.key, self.pos, target, |pos, s| {
+            self.pos = pos;
             self.phase = s.phase;
             self.root_no = s.root_no;
             self.k = s.k;
@@ -526,28 +534,6 @@ impl List {
             self.bfs_tree.copy_from_slice(&s.bfs_tree);
             self.queue.copy_from_slice(&s.queue);
             self.rng = s.rng.clone();
-        }
-    }
-
-    /// Keeps the state at `pos` (the oldest kept state goes beyond `MAX_SNAPS`).
-    fn save(&self) {
-        let mut snaps = SNAPS.lock().unwrap_or_else(|e| e.into_inner());
-        if snaps.iter().any(|s| s.key == self.key && s.pos == self.pos) {
-            return;
-        }
-        if snaps.len() >= MAX_SNAPS {
-            snaps.remove(0);
-        }
-        snaps.push(Snap {
-            key: self.key,
-            pos: self.pos,
-            phase: self.phase,
-            root_no: self.root_no,
-            k: self.k,
-            tail: self.tail,
-            bfs_tree: self.bfs_tree.clone(),
-            queue: self.queue.clone(),
-            rng: self.rng.clone(),
         });
     }
 

@@ -56,6 +56,7 @@ pub mod gups;
 pub mod hash_join;
 pub mod host_migrate;
 pub mod hot_potato;
+pub mod kept_states;
 pub mod kernel_path;
 pub mod l4_ipc;
 pub mod lat_ctx;
