@@ -32,8 +32,8 @@ predict`'s runs do (`predict.isolation`: SCHED_FIFO pinned to `--cpu` as root).
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
+from pathlib import Path
 
 from tlblab.errors import UserError
 from tlblab.host._runtime import executable
@@ -90,14 +90,9 @@ def register(sub) -> None:
 def _sweep_json(args: list[str], cpu: int) -> dict:
     """color_sweep's JSON, run isolated as `tlblab host predict`'s runs are (`predict.isolation`)."""
     from tlblab.host import predict as hp
+    from tlblab.host.ptwarm import run_json
 
-    proc = subprocess.run(args, capture_output=True, text=True, preexec_fn=hp._isolated(cpu, hp.isolation()))
-    if proc.returncode != 0:
-        raise UserError(f"color_sweep failed (exit {proc.returncode}): {proc.stderr.strip()}")
-    try:
-        return json.loads(proc.stdout)
-    except json.JSONDecodeError as e:
-        raise UserError(f"color_sweep printed malformed JSON at offset {e.pos}: {e.msg}") from None
+    return run_json(Path(args[0]), args[1:], "color_sweep", hp._isolated(cpu, hp.isolation()))
 
 
 def set_curve(*, sets: int, ways: int, l1_entries: int, cpu: int, reps: int = 7, jobs: int = 401,
