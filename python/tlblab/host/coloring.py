@@ -82,7 +82,7 @@ def register(sub) -> None:
     p.add_argument("--set-curve", action="store_true",
                    help="with --predict: first measure the ways one set keeps among others (A k pages on each of "
                         f"{CURVE_COLORS} colors, B one page a set elsewhere, k up to ways + 4) and give the model those "
-                        "ways (docs/host-predict.md)")
+                        "ways and the replacement the curve reads (docs/host-predict.md)")
     p.add_argument("--json", action="store_true", help="print the raw JSON instead of a table")
     p.set_defaults(func=run)
 
