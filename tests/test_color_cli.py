@@ -132,3 +132,46 @@ def test_given_a_machine_without_a_colorable_level_then_one_line_error(machine, 
     assert main(["host", "coloring", "--machine", machine, "--rounds", "1", "--jobs", "3"]) == 2
     err = capsys.readouterr().err.strip()
     assert words in err and "\n" not in err
+
+
+def _curve(excess):
+    return [{"k": k, "excess_ns": x, "min": x, "max": x} for k, x in excess]
+
+
+def test_given_a_step_curve_then_the_ways_are_the_last_k_before_two_points_miss():
+    from tlblab.host.coloring_model import curve_replacement, effective_ways
+
+    step = _curve([(k, 0.0 if k <= 8 else 6.0) for k in range(4, 21)])
+    assert effective_ways(step) == 8
+    assert curve_replacement(step, 8) is None  # at the top from 9 on: LRU-like, the file's policy kept
+    # One busy point (7 pages) before the rise is not the first misses; a gradual rise reads random.
+    gradual = _curve([(4, 0.0), (5, 0.0), (6, 0.0), (7, 1.43), (8, 0.0), (9, 1.11), (10, 1.67), (11, 3.34),
+                      (12, 4.17), (13, 4.88), (14, 5.25), (15, 5.34), (16, 5.84), (17, 5.5), (18, 6.18)])
+    assert effective_ways(gradual) == 8 and curve_replacement(gradual, 8) == "random"
+    assert effective_ways(_curve([(k, 0.0) for k in range(4, 21)])) is None
+    assert effective_ways(_curve([(k, 5.0) for k in range(4, 21)])) is None
+
+
+def test_given_kept_ways_then_the_colored_level_keeps_them_and_its_structure():
+    from tlblab import machine_config
+    from tlblab.host.coloring_model import with_ways
+
+    m = machine_config("zen3")
+    l2 = max((t for t in m["tlb"] if t["kind"] == "data" and t["ways"] != "full"), key=lambda t: t["entries"])
+    sets, hw = l2["entries"] // l2["ways"], l2["ways"]
+    got = with_ways(m, 8, "measured here", "random")
+    g2 = next(t for t in got["tlb"] if t["name"] == l2["name"] and t["kind"] == "data")
+    assert (g2["ways"], g2["entries"], g2["hardware_ways"], g2["replacement"]) == (8, sets * 8, hw, "random")
+    assert g2["source"].endswith("measured here") and l2["ways"] == hw  # the input is not changed
+
+
+def test_given_a_small_geometry_then_the_set_curve_has_a_point_per_k():
+    c = coloring.set_curve(sets=64, ways=4, l1_entries=8, cpu=0, reps=1, jobs=3)
+    assert [p["k"] for p in c["points"]] == list(range(2, 9)) and c["b_colors"] == 20
+    assert all(p["min"] <= p["excess_ns"] <= p["max"] for p in c["points"])
+
+
+def test_given_set_curve_without_predict_then_one_line_error(capsys):
+    assert main(["host", "coloring", "--set-curve"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--set-curve" in err and "--predict" in err and "\n" not in err

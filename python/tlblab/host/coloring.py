@@ -23,18 +23,30 @@ on C = max(8, ⌈(L1 + 1) / per⌉) colors):
          flushes A's data and page-table lines from the caches for every placement, so on this VM
          (2 vCPUs shared with other jobs) the TLB effect drowns in cache noise (docs/color.md).
 The default is `pair`, the clean demonstration.
+
+`--set-curve` (with `--predict`) first measures the ways one set keeps among others (`set_curve`)
+and gives them to the model (`coloring_model.with_ways`). color_sweep runs as `tlblab host
+predict`'s runs do (`predict.isolation`: SCHED_FIFO pinned to `--cpu` as root).
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
+from pathlib import Path
 
 from tlblab.errors import UserError
 from tlblab.host._runtime import executable
 
 SCENARIOS = ("pair", "noisy")
+
+# The per-set curve's layout: A k pages on each of CURVE_COLORS colors, B one page a set on
+# L1 + 12 other colors, enough to push A's translations out of the L1 DTLB between A's sweeps, so
+# that A's sets hold A's pages only. Not the pair's layout (A's 9 colors of 12 pages beside B's 9
+# of 12), so the ways it reads are not fitted to the same/diff ratio they predict. Few colors keep
+# A's and B's lines in the L1D (each element is its own line on one of 32 line offsets: at 27
+# colors of 12 the lines no longer fit, and the curve rises for the data cache).
+CURVE_COLORS = 3
 
 
 def scenario_sizes(scenario: str, sets: int, ways: int, l1_entries: int) -> dict:
@@ -67,17 +79,58 @@ def register(sub) -> None:
     p.add_argument("--predict", action="store_true",
                    help="also the model's prediction: the same sweeps (color_sweep --dump) simulated on this host's "
                         "machine file, A's ns per access per variant and the same/diff ratio beside the measured")
+    p.add_argument("--set-curve", action="store_true",
+                   help="with --predict: first measure the ways one set keeps among others (A k pages on each of "
+                        f"{CURVE_COLORS} colors, B one page a set elsewhere, k up to ways + 4) and give the model those "
+                        "ways and the replacement the curve reads (docs/host-predict.md)")
     p.add_argument("--json", action="store_true", help="print the raw JSON instead of a table")
     p.set_defaults(func=run)
 
 
+def _sweep_json(args: list[str], cpu: int) -> dict:
+    """color_sweep's JSON, run isolated as `tlblab host predict`'s runs are (`predict.isolation`)."""
+    from tlblab.host import predict as hp
+    from tlblab.host.ptwarm import run_json
+
+    return run_json(Path(args[0]), args[1:], "color_sweep", hp._isolated(cpu, hp.isolation()))
+
+
+def set_curve(*, sets: int, ways: int, l1_entries: int, cpu: int, reps: int = 7, jobs: int = 401,
+              seed: int = 1) -> dict:
+    """The per-set capacity curve: for k = ways/4 .. ways + 4 pages a set, A's ns per access in
+    color_sweep's diff variant (A k pages on each of CURVE_COLORS colors, B one page a set on the
+    next L1 + 12 colors) minus its glibc variant's (as many consecutive pages: the timer's share
+    and the L2 DTLB hit), each rep one run of every k, the order rotated each rep. Returns
+    {"points": [{"k", "excess_ns" (median over reps), "min", "max"}], "ways": effective_ways,
+    "reps", "jobs", "a_colors", "b_colors"}."""
+    import statistics
+
+    from tlblab.host.coloring_model import effective_ways
+
+    b_colors = min(l1_entries + 12, sets - CURVE_COLORS)
+    ks = list(range(max(2, ways // 4), ways + 5))
+    excess: dict[int, list[float]] = {k: [] for k in ks}
+    exe = str(executable("color_sweep"))
+    for r in range(reps):
+        for k in ks[r % len(ks):] + ks[:r % len(ks)]:
+            args = [exe, "--sets", str(sets), "--ways", str(ways), "--a-pages", str(CURVE_COLORS * k),
+                    "--a-colors", str(CURVE_COLORS), "--b-pages", str(b_colors), "--b-colors", str(b_colors),
+                    "--rounds", "5", "--jobs", str(jobs), "--cpu", str(cpu), "--seed", str(seed + r)]
+            v = _sweep_json(args, cpu)["variants"]
+            excess[k].append(v["diff"]["a_ns_per_access"]["median"] - v["glibc"]["a_ns_per_access"]["median"])
+    points = [{"k": k, "excess_ns": statistics.median(x), "min": min(x), "max": max(x)} for k, x in excess.items()]
+    return {"points": points, "ways": effective_ways(points), "reps": reps, "jobs": jobs,
+            "a_colors": CURVE_COLORS, "b_colors": b_colors}
+
+
 def measure(scenario: str, *, sets: int | None = None, ways: int | None = None, machine: str | None = None,
             rounds: int = 15, jobs: int = 201, cpu: int = 0, seed: int = 1, threads: bool = False,
-            predict: bool = False) -> dict:
+            predict: bool = False, curve: bool = False) -> dict:
     """Run one scenario and return color_sweep's JSON as a dict (ns per access, medians and spread).
     The geometry: `sets`/`ways` where given, the rest from `machine` (tlblab.host.geometry).
     `predict`: the model's prediction beside it under "prediction" (`coloring_model.predict`), and
-    the measured same/diff ratio of A's medians."""
+    the measured same/diff ratio of A's medians; `curve`: the model's colored level keeps the ways
+    the per-set curve reads (`set_curve`, under "set_curve")."""
     from tlblab.host.geometry import geometry
 
     if scenario not in SCENARIOS:
@@ -102,17 +155,29 @@ def measure(scenario: str, *, sets: int | None = None, ways: int | None = None, 
     for k, v in {**sc, "sets": sets, "ways": ways, "rounds": rounds, "jobs": jobs, "cpu": cpu, "seed": seed,
                  "threads": int(threads)}.items():
         args += [f"--{k.replace('_', '-')}", str(v)]
+    sc_curve = None
     if predict:
+        from tlblab.host.coloring_model import curve_replacement
         from tlblab.host.coloring_model import predict as model
 
-        pred = model(args, machine)
-    proc = subprocess.run(args, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise UserError(f"color_sweep failed (exit {proc.returncode}): {proc.stderr.strip()}")
-    try:
-        out = json.loads(proc.stdout)
-    except json.JSONDecodeError as e:
-        raise UserError(f"color_sweep printed malformed JSON at offset {e.pos}: {e.msg}") from None
+        kept, note, policy = None, "", None
+        if curve:
+            sc_curve = set_curve(sets=sets, ways=ways, l1_entries=g.l1_entries, cpu=cpu, seed=seed)
+            kept = sc_curve["ways"]
+            pts = ", ".join(f"{p['k']}: {p['excess_ns']:.2f}" for p in sc_curve["points"])
+            note = (f"{kept} ways kept a set by the per-set curve (A k pages on each of {CURVE_COLORS} colors, B one "
+                    f"page a set on {sc_curve['b_colors']} others; A's excess ns per access over consecutive pages, "
+                    f"median of {sc_curve['reps']}, by k: {pts})")
+            if kept is None or kept >= ways:
+                kept = None  # the curve read no fewer ways than the structure's: the model keeps its level
+            else:
+                policy = curve_replacement(sc_curve["points"], kept)
+                sc_curve["replacement"] = policy or "as the machine file"
+                if policy:
+                    note += (f"; replacement {policy}: from {kept + 1} to {kept + 4} pages a set the curve averages "
+                             f"below 3/4 of its top, where an LRU set of {kept} ways misses every access")
+        pred = model(args, machine, kept, note, policy)
+    out = _sweep_json(args, cpu)
     out["scenario"] = scenario
     out["geometry_source"] = source
     out["geometry_note"] = g.note if source != "--sets/--ways" else ""
@@ -121,6 +186,8 @@ def measure(scenario: str, *, sets: int | None = None, ways: int | None = None, 
         if "same" in v and "diff" in v and v["diff"]["a_ns_per_access"]["median"] > 0:
             pred["measured_same_over_diff"] = v["same"]["a_ns_per_access"]["median"] / v["diff"]["a_ns_per_access"]["median"]
         out["prediction"] = pred
+    if sc_curve is not None:
+        out["set_curve"] = sc_curve
     return out
 
 
@@ -129,10 +196,12 @@ def _fmt(s: dict) -> str:
 
 
 def run(args) -> int:
+    if args.set_curve and not args.predict:
+        raise UserError("--set-curve gives the model its ways: it needs --predict")
     rounds, jobs = (5, 51) if args.quick else (args.rounds, args.jobs)
     names = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
     results = [measure(n, sets=args.sets, ways=args.ways, machine=args.machine, rounds=rounds, jobs=jobs, cpu=args.cpu, seed=args.seed,
-                       threads=args.threads, predict=args.predict) for n in names]
+                       threads=args.threads, predict=args.predict, curve=args.set_curve) for n in names]
     if args.json:
         json.dump(results, sys.stdout, indent=2)
         print()
@@ -149,6 +218,11 @@ def run(args) -> int:
         for name, v in r["variants"].items():
             print(f"  {name:8} {v['max_pages_per_set']:13d} {v['sets_shared']:8d}  {_fmt(v['a_ns_per_access']):34} "
                   f"{_fmt(v['b_ns_per_access'])}")
+        if "set_curve" in r:
+            c = r["set_curve"]
+            print(f"  per-set curve (A k pages on each of {c['a_colors']} colors; excess ns/access over consecutive "
+                  f"pages): " + ", ".join(f"{p['k']}: {p['excess_ns']:.2f}" for p in c["points"])
+                  + f"; ways kept a set: {c['ways']}, replacement {c.get('replacement', 'as the machine file')}")
         if "prediction" in r:
             p = r["prediction"]
             print("  the model (the same sweeps simulated): A's ns per access "

@@ -70,9 +70,11 @@ def choose_sizes(size_mib: int | None, other_mib: int | None, avail_mib: int, ma
     raise UserError(f"only {avail_mib} MiB of memory available; the smallest region tried is {SIZES_MIB[-1]} MiB")
 
 
-def run_json(exe: Path, args: list[str], what: str) -> dict:
-    """Runs a runtime executable that prints one JSON object; its diagnostics pass through on stderr."""
-    proc = subprocess.run([str(exe), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def run_json(exe: Path, args: list[str], what: str, preexec=None) -> dict:
+    """Runs a runtime executable that prints one JSON object; its diagnostics pass through on stderr.
+    `preexec`: the child's set-up before exec (`predict._isolated`)."""
+    proc = subprocess.run([str(exe), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          preexec_fn=preexec)
     if proc.stderr:
         sys.stderr.write(proc.stderr)
     if proc.returncode != 0:
