@@ -160,3 +160,36 @@ def test_given_a_native_layout_then_papis_reads_sit_below_libc_after_the_exe_and
     assert arenas == [(0x7f00_0800_0000, 0), (0x7f00_0000_0000, 0)]
     with pytest.raises(UserError, match="no anchor heap.T2"):
         rc.papi_layout(cap("malloc"), PAIR, {k: v for k, v in native.items() if k != "heap.T2"})
+
+
+def test_given_two_checkouts_and_environments_then_a_capture_replays_the_same_jobs(tmp_path, monkeypatch):
+    # Issue 87: Valgrind's client stack moved with the host's ASLR, the program's path and the
+    # environment, and with it the jobs' stack pages; a capture now runs as ./rt_tasks in a
+    # folder named by its cache entry, in tlblab.trace.FIXED_ENV, without ASLR, the native
+    # runs in the same set-up. The capture file itself is not the same bytes: a thread that
+    # runs inside another's region (Valgrind hands over at system calls, when the host lets it)
+    # is recorded too, and the replay drops it (a job is its marking thread's references).
+    # Without the fixed set-up the anchors differ (ASLR) and the native layout with them.
+    made = []
+    tool = tlblab.trace.tool_dir()
+    for where, extra in (("a", "x"), ("a-much-longer-checkout-folder/out/seed003", "y" * 300)):
+        cache = tmp_path / where
+        cache.mkdir(parents=True)
+        monkeypatch.setenv("TLBLAB_TEST_PADDING", extra)
+        monkeypatch.chdir(cache)
+        # Each checkout's own tool folder (its path is in the client's LD_PRELOAD).
+        (cache / "tool").symlink_to(tool, target_is_directory=True)
+        monkeypatch.setattr(tlblab.trace, "tool_dir", lambda: str(cache / "tool"))
+        cap = rc.capture("tlb", PAIR, jobs=1, repeat=1, cache=cache)
+        meta = tlblab.trace.info(cap.path)["meta"]
+        assert meta["cwd"] == str(tlblab.trace.FIXED_ROOT / f"tlblab-rt-{cap.path.stem}")
+        maps = _native.trace_maps(str(cap.path))
+        assert str(tmp_path) not in maps  # neither the cache's path nor the tool's link's target
+        native = rc.layouts(cap, 1, aslr=False, cache=cache)[0]
+        trace = rc.replay(cap, PAIR, 1, native, hyperperiods=1, cache=cache, tick_hz=rc.TICK_HZ, papi=True)
+        # The relocations, not the whole snapshot: Valgrind's own mappings (its translations)
+        # grow with what the threads' interleaving made it translate.
+        moved = rc.relocations(cap.anchors, native, rc.parse_maps(maps))
+        made.append((cap.path.name, cap.anchors, meta, moved, native,
+                     tlblab.trace.records(trace, int(tlblab.trace.info(trace)["records"]))))
+    assert made[0] == made[1]

@@ -12,10 +12,13 @@ Valgrind Lackey text, ChampSim binary (optionally .xz/.gz).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import subprocess
-from typing import Any, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
 
 from tlblab import _native, phases
 from tlblab.errors import UserError
@@ -100,8 +103,10 @@ def record(
     as [memory lines before it, line], and `memory_lines` the run's memory lines in all.
     `cwd` is the program's working folder; `env`, when given, its whole environment (Lackey then
     runs from the installed Valgrind: `VALGRIND_LIB` would put the checkout's path in the
-    program's LD_PRELOAD); `no_aslr` turns address-space randomization off (as `setarch -R`).
-    Together they make a capture the same bytes on every run (docs/traces.md).
+    program's LD_PRELOAD; tlblab's tool, which needs it, is reached through a link in `cwd`,
+    `TOOL_LINK`, so that the preload's path is the folder's, not the checkout's); `no_aslr`
+    turns address-space randomization off (as `setarch -R`). Together they make a capture the
+    same bytes on every run (docs/traces.md; `fixed_folder`, `FIXED_ENV`).
     """
     if tool not in ("tlblab", "lackey"):
         raise ValueError(f"unknown capture tool '{tool}': expected tlblab or lackey")
@@ -116,6 +121,13 @@ def record(
             raise UserError(f"tlblab's Valgrind tool is not available ({e}); it is built with the C runtime "
                             "(`make setup`, which needs the Debian package valgrind), or use --tool lackey") from None
         directory = None  # Lackey runs without the runtime's build
+    if directory is not None and tool == "tlblab" and env is not None and cwd is not None:
+        # Valgrind names its preload libraries by VALGRIND_LIB in the client's LD_PRELOAD, an
+        # environment string on the client's stack: the checkout's path would move the stack.
+        link = Path(cwd) / TOOL_LINK
+        link.unlink(missing_ok=True)
+        link.symlink_to(directory, target_is_directory=True)
+        directory = str(link.absolute())
     with phases.phase(phases.CAPTURE):
         return json.loads(
             _native.trace_record(
@@ -125,6 +137,38 @@ def record(
                 None if cwd is None else _path(cwd), None if env is None else sorted(env.items()), no_aslr,
             )
         )
+
+
+# What a capture's bytes depend on besides the program, its input and Valgrind (issue 87;
+# docs/lab/2026-11-29-issue87-x86-deterministic-captures.md has the experiments): the client's
+# stack is laid out from Valgrind's own initial stack pointer (ASLR: off, as `setarch -R`), the
+# program's full path (Valgrind puts the path it resolves on the client's stack; the folder's
+# length moved the stack by 16 bytes) and every environment string (one more variable moved it
+# too). So a capture runs in a fixed environment, as `./name` in a folder named by its cache entry
+# under /tmp (not the temporary folder the caller's TMPDIR names: that would be in the path).
+FIXED_ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
+FIXED_ROOT = Path("/tmp")
+# The link in a fixed capture's folder to tlblab's Valgrind tool (`record`).
+TOOL_LINK = "valgrind-lib"
+
+
+@contextlib.contextmanager
+def fixed_folder(name: str, files: Sequence[Path]) -> Iterator[Path]:
+    """The folder `FIXED_ROOT/name` holding copies of `files`, made afresh for one capture (or
+    one run of the same set-up) and removed after it: a caller names it by its cache entry, so
+    that the path depends on the entry alone, and makes one entry at a time (`files.one_maker`)."""
+    d = FIXED_ROOT / name
+    shutil.rmtree(d, ignore_errors=True)
+    try:
+        d.mkdir(parents=True)
+        for f in files:
+            shutil.copy2(f, d / f.name)
+    except OSError as e:
+        raise UserError(f"cannot prepare the capture's folder {d}: {e}") from None
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def catalog() -> list[dict[str, Any]]:

@@ -11,8 +11,13 @@ under `out/seed003/`:
    source text, compiler version and flags).
 2. `capture`: `tlblab trace record --roi-only` of one run (tlblab's Valgrind tool): every job's
    references, instruction fetches, stack, libc and the heap included (by the binary, its
-   arguments and Valgrind's version). Valgrind lays the process out itself, the same way every
-   run (no ASLR), so `layouts` also runs the same binary natively `runs` times, with the
+   arguments and Valgrind's version). The run's set-up is fixed as seed 004's x86 captures'
+   (issue 87, `tlblab.trace.fixed_folder`): `./rt_tasks` in a folder named by the cache entry
+   under /tmp, the environment `FIXED_ENV`, ASLR off, so that the capture is the same bytes
+   from every checkout and on every run (Valgrind's client stack moved with the host's ASLR,
+   the folder's path and the environment). Valgrind lays the process out itself, not as a
+   native run, so `layouts` also runs the same binary natively `runs` times (in the same
+   folder and environment), with the
    kernel's address-space randomization on (as a stock Linux has it) or off (`setarch -R`, as
    the seed had it for its noisy-set procedure, §6.0.6), and keeps where each run put the
    mappings the jobs touch (the program prints an anchor address in each). Those layouts are
@@ -41,7 +46,8 @@ from pathlib import Path
 
 from tlblab import paths
 from tlblab.errors import UserError
-from tlblab.files import content_digest, tool_version
+from tlblab.files import content_digest, one_maker, tool_version
+from tlblab.trace import FIXED_ENV, FIXED_ROOT, fixed_folder
 
 # The checkout the sources are read from (`paths.repository`; an installed wheel has none, and
 # `build` says so in one line).
@@ -61,7 +67,9 @@ HEADERS = [RUNTIME / "include" / "tlblab" / "color.h", RUNTIME / "include" / "tl
            *(RUNTIME / "src" / "color" / n for n in ("color_internal.h", "color_check.c")), *HARNESS]
 CACHE = paths.cache("seed003")
 # Bump when what a capture or a replay holds changes, so old files are not reused.
-CAPTURE_VERSION = "1"
+# (2: run in a fixed folder and environment without ASLR, the audio input by its file name:
+# issue 87).
+CAPTURE_VERSION = "2"
 # Bump when what the replay adds to the jobs changes (2: Linux 2.6.32's vsyscall, vDSO and local
 # APIC pages, `tlblab_trace::workloads::rt_replay`; 3: a job is the references of the thread
 # whose reference comes first in its region, not of the thread with the most there; Valgrind's
@@ -193,7 +201,9 @@ def argv_of(allocator: str, tasks: list[Task], jobs: int, repeat: int, elems: in
     for t in tasks:
         if t.kernel not in KERNELS:
             raise UserError(f"rt tasks: unknown kernel '{t.kernel}' (expected one of {', '.join(KERNELS)})")
-    audio = [f"audio={audio_input()}"] if any(t.kernel == "miadpcm" for t in tasks) else []
+    # The audio input by its file name: the capture's folder holds a copy (`_inputs`), so the
+    # cache's path is in neither the client's argv nor the capture's key.
+    audio = [f"audio={audio_input().name}"] if any(t.kernel == "miadpcm" for t in tasks) else []
     return [allocator, str(jobs), str(repeat), str(elems), str(seed), *(t.arg(allocator) for t in tasks), *audio]
 
 
@@ -205,6 +215,17 @@ def parse_anchors(text: str) -> dict[str, int]:
         if len(f) == 3 and f[0] == "anchor":
             out[f[1]] = int(f[2], 16)
     return out
+
+
+def _inputs(binary: Path, args: list[str] | tuple[str, ...]) -> tuple[Path, ...]:
+    """The files the capture's folder holds: the program and the audio input its argv names."""
+    return (binary, *([audio_input()] if any(a.startswith("audio=") for a in args) else []))
+
+
+def _folder(out: Path) -> str:
+    """The name of the fixed folder (`tlblab.trace.fixed_folder`) of capture `out`, where its
+    native runs run too."""
+    return f"tlblab-rt-{out.stem}"
 
 
 def capture(allocator: str, tasks: list[Task], *, jobs: int, repeat: int, elems: int = 4, seed: int = 0,
@@ -221,20 +242,24 @@ def capture(allocator: str, tasks: list[Task], *, jobs: int, repeat: int, elems:
     if out.is_file() and side.is_file():
         return Capture(out, parse_anchors(side.read_text()), tuple(args), binary)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(_unique(".part"))
-    tmp_side = side.with_suffix(_unique(".part"))
-    try:
-        record([str(binary), *args], tmp, stdout=tmp_side, roi_only=True, valgrind=valgrind)
-    except ValueError as e:
-        tmp.unlink(missing_ok=True)
-        tmp_side.unlink(missing_ok=True)
-        raise UserError(f"rt tasks: capturing {binary} {' '.join(args)}: {e}")
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        tmp_side.unlink(missing_ok=True)
-        raise
-    os.replace(tmp_side, side)
-    os.replace(tmp, out)
+    with one_maker(out) as missing:  # one capture's fixed folder is one process's at a time
+        if missing or not side.is_file():
+            tmp = out.with_suffix(_unique(".part"))
+            tmp_side = side.with_suffix(_unique(".part"))
+            try:
+                with fixed_folder(_folder(out), _inputs(binary, args)) as d:
+                    record([f"./{binary.name}", *args], tmp, stdout=tmp_side, roi_only=True, valgrind=valgrind,
+                           cwd=d, env=FIXED_ENV, no_aslr=True)
+            except ValueError as e:
+                tmp.unlink(missing_ok=True)
+                tmp_side.unlink(missing_ok=True)
+                raise UserError(f"rt tasks: capturing {binary} {' '.join(args)}: {e}")
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                tmp_side.unlink(missing_ok=True)
+                raise
+            os.replace(tmp_side, side)
+            os.replace(tmp, out)
     return Capture(out, parse_anchors(side.read_text()), tuple(args), binary)
 
 
@@ -247,7 +272,11 @@ def layouts(cap: Capture, runs: int, *, aslr: bool, cache: Path = CACHE) -> list
         return have[:runs]
     prefix = [] if aslr else ["setarch", platform.machine(), "-R"]
     for _ in range(runs - len(have)):
-        r = subprocess.run([*prefix, str(cap.binary), *cap.argv], capture_output=True, text=True)
+        # The capture's set-up (`capture`): without ASLR the stack's place follows the folder,
+        # argv[0] and the environment, as under Valgrind.
+        with one_maker(FIXED_ROOT / _folder(cap.path)), fixed_folder(_folder(cap.path), _inputs(cap.binary, cap.argv)) as d:
+            r = subprocess.run([*prefix, f"./{cap.binary.name}", *cap.argv], capture_output=True, text=True,
+                               cwd=d, env=FIXED_ENV)
         if r.returncode != 0:
             raise UserError(f"rt tasks: the native run of {cap.binary} {' '.join(cap.argv)} failed "
                             f"(exit {r.returncode}): {r.stderr.strip()}")

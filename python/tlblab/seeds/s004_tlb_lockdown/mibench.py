@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterator
 from tlblab import paths
 from tlblab.errors import UserError
 from tlblab.files import atomic_write, content_digest, one_maker, tool_version
+from tlblab.trace import FIXED_ENV, fixed_folder
 
 # The checkout the sources are read from (`paths.repository`; an installed wheel has none, and
 # `build` says so in one line).
@@ -142,34 +143,11 @@ def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
     return out
 
 
-# What the x86 captures' bytes depend on besides the program, its input and Valgrind (issue 87;
-# docs/lab/2026-11-29-issue87-x86-deterministic-captures.md has the experiments): the client's
-# stack is laid out from Valgrind's own initial stack pointer (ASLR: off, as `setarch -R`), the
-# program's full path (Valgrind puts the path it resolves on the client's stack; the folder's
-# length moved the stack by 16 bytes) and every environment string (one more variable moved it
-# too). So a capture runs in a fixed environment, as `./name` in a folder named by its cache entry
-# under /tmp (not the temporary folder the caller's TMPDIR names: that would be in the path).
-FIXED_ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
-FIXED_ROOT = Path("/tmp")
-
-
 @contextlib.contextmanager
 def _fixed_folder(out: Path, files: tuple[Path, ...]) -> Iterator[Path]:
-    """The folder `/tmp/tlblab-lackey-<out's name>` holding copies of `files`, made afresh for the
-    capture (or second run) of cache entry `out` and removed after it: its path depends on the
-    entry alone, and one entry's runs are one at a time (`one_maker`)."""
-    d = FIXED_ROOT / f"tlblab-lackey-{out.stem}"
-    shutil.rmtree(d, ignore_errors=True)
-    try:
-        d.mkdir(parents=True)
-        for f in files:
-            shutil.copy2(f, d / f.name)
-    except OSError as e:
-        raise UserError(f"mibench: cannot prepare the capture's folder {d}: {e}") from None
-    try:
+    """`tlblab.trace.fixed_folder` named by cache entry `out` (`/tmp/tlblab-lackey-<out's name>`)."""
+    with fixed_folder(f"tlblab-lackey-{out.stem}", files) as d:
         yield d
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
 
 
 def _lackey_capture(argv: list[str], files: tuple[Path, ...], out: Path, limit: int, valgrind: str,
