@@ -42,7 +42,7 @@ PRESENTATION = ("report", "commands", "cli.py", "report_text.py", "records.py")
 # What a full run costs, for the user told to make one: `tlblab reproduce` at e218074 on a 2-core
 # Intel host (issue 59), seed 001's share from its own run.
 FULL_RUN = "tlblab reproduce"
-FULL_RUN_TIME = "about 35 minutes on a 2-core host; seed 001 alone is `tlblab reproduce 001`"
+FULL_RUN_TIME = "27-46 minutes on a 2-core host (a Zen 5 guest, a Zen 4 guest); seed 001 alone is `tlblab reproduce 001`"
 
 
 @lru_cache(maxsize=None)

@@ -43,7 +43,7 @@ def register(sub) -> None:
     p.add_argument("--reproductions", default="all", metavar="all|none|SEED[/ID],...",
                    help="which seed reproductions to run (default: all; none skips them)")
     p.add_argument("--full", action="store_true",
-                   help="run the reproductions at their full sizes, the verdicts (about 27 minutes on 2 cores); "
+                   help="run the reproductions at their full sizes, the verdicts (27-46 minutes on 2 cores); "
                         "default: their quick sizes, a smoke run, beside the verdicts of the last full "
                         "`tlblab reproduce`")
     p.add_argument("--verdicts-from", default=str(out("reproduce")), metavar="DIR",

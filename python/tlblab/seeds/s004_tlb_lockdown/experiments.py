@@ -31,7 +31,7 @@ PROCESS_GROUPS = (("table2", "table3"), ("table2_armv7", "table3_armv7"))
 
 A9 = "cortex-a9"
 PROGRAMS = ("basicmath", "qsort", "susan")
-QUICK_REFERENCES = 1_000_000
+QUICK_REFERENCES = 500_000
 # The kernel's entries in the program's run: Lackey records user space only, so the kernel's
 # demand-paging faults are added by the engine (`OsConfig::fault_kernel_pages`): on every first
 # touch of a page Linux 4.14 (the seed's kernel, §V.1) enters do_page_fault, whose data lie in
