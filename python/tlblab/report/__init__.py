@@ -247,9 +247,9 @@ def build(study: Study, out: str | Path) -> Path:
         by_seed.setdefault(o.reproduction.seed, []).append((o, size))
     # Every figure of the page (the reproductions' and the miss curves') drawn at once, on both
     # cores (`_figures`).
-    repro_svgs, curve_svgs = _figures([o for seed in sorted(by_seed) for o, _ in by_seed[seed]],
-                                      study.curves or [])
-    drawn = iter(repro_svgs)
+    curve_svgs: list[str | None] = []
+    drawn = iter(_figures([o for seed in sorted(by_seed) for o, _ in by_seed[seed]], study.curves or [],
+                          curve_svgs))
     figures = {seed: [next(drawn) for _ in by_seed[seed]] for seed in sorted(by_seed)}
     for seed in sorted(by_seed):
         info = _about(seed)
@@ -336,23 +336,25 @@ def _figure(o) -> tuple[list[dict[str, Any]], str, str, str]:
 PARALLEL_FIGURES = 8
 
 
-def _figures(outcomes: list, curves: list) -> tuple[list[str | None], list[str | None]]:
-    """Each outcome's figure (`plots.reproduction`) and each miss curve's (`plots.lines`; None
-    where not drawn), in their orders, on two worker processes when there are PARALLEL_FIGURES or
-    more and two CPUs (`tlblab.reproduce_pool`: the same SVG bytes; Ctrl-C stops the workers).
-    One pool for both: the curves' figures, drawn one after another once the others were done,
-    were 14 of the report's 37 s on a Zen 4 guest (2026-11-30)."""
+def _figures(outcomes: list, curves: list | None = None, curve_svgs: list | None = None) -> list[str | None]:
+    """Each outcome's figure (`plots.reproduction`), on two worker processes when there are
+    PARALLEL_FIGURES or more and two CPUs (`tlblab.reproduce_pool`: the same SVG bytes, in the
+    outcomes' order; Ctrl-C stops the workers). With `curves`, their figures too, in the same
+    pool (they were drawn one after another once the others were done, 14 of the report's 37 s on
+    a Zen 4 guest, 2026-11-30), put in `curve_svgs` in the curves' order (None where not drawn)."""
     import os
 
     from tlblab import reproduce_pool
 
     units = [("reproduction", *_figure(o)) for o in outcomes]
-    curve_units = [_curve_figure(c) for c in curves]
+    curve_units = [_curve_figure(c) for c in curves or []]
     units += [("lines", *u) for u in curve_units if u is not None]
     jobs = min(2, os.cpu_count() or 1) if len(units) >= PARALLEL_FIGURES else 1
     svgs = reproduce_pool.run_units(_draw, units, jobs=jobs)
     rest = iter(svgs[len(outcomes):])
-    return svgs[:len(outcomes)], [None if u is None else next(rest) for u in curve_units]
+    if curve_svgs is not None:
+        curve_svgs.extend(None if u is None else next(rest) for u in curve_units)
+    return svgs[:len(outcomes)]
 
 
 def _draw(kind: str, *args) -> str | None:
@@ -462,7 +464,7 @@ def _engine(study: Study, data_dir: Path) -> str:
     return "\n".join(parts)
 
 
-def _curves(curves: list, data_dir: Path, svgs: list[str | None]) -> str:
+def _curves(curves: list, data_dir: Path, svgs: list | None = None) -> str:
     import pandas as pd
 
     parts = ['<section id="curves"><h2>Miss curves</h2>',
@@ -483,7 +485,8 @@ def _curves(curves: list, data_dir: Path, svgs: list[str | None]) -> str:
             parts.append(f'<p class="error">not drawn: {page.esc(c.error)}</p></article>')
             continue
         refs = {lvl: next((p["references"] for p in c.points if p["level"] == lvl), 0) for lvl in c.levels}
-        svg = svgs[i]  # drawn beside the reproductions' figures (`_figures`)
+        # Drawn beside the reproductions' figures (`_figures`), or here.
+        svg = svgs[i] if svgs is not None and i < len(svgs) else plots.lines(*_curve_figure(c))
         reached = ", ".join(f"{lvl}: {n:,} references" for lvl, n in refs.items())
         parts.append(page.figure(svg, f"References that reached each level: {reached}. {c.seconds:.1f} s."))
         parts.append("</article>")
