@@ -1,5 +1,5 @@
 //! The host prefetch hint the run loop uses (`tlblab_types::hint`), and a branch-free search of
-//! eight words. (The set search is in `tags`.)
+//! sixteen words. (The set search is in `tags`.)
 
 pub(crate) use tlblab_types::hint::{prefetch, prefetch_at};
 
@@ -7,7 +7,7 @@ pub(crate) use tlblab_types::hint::{prefetch, prefetch_at};
 /// changes from one call to the next at random (which of a few pages a program switched to,
 /// `PathLane::find`), a chain of compare-and-branch mispredicts on most calls.
 #[inline(always)]
-pub(crate) fn position_of_8(words: &[u64; 8], x: u64) -> Option<usize> {
+pub(crate) fn position_of_16(words: &[u64; 16], x: u64) -> Option<usize> {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse4.1"))]
     // SAFETY: SSE4.1 is enabled at compile time (the cfg); each load reads two words of `words`.
     unsafe {
@@ -16,23 +16,26 @@ pub(crate) fn position_of_8(words: &[u64; 8], x: u64) -> Option<usize> {
         let p = words.as_ptr().cast::<__m128i>();
         let eq = |i: usize| _mm_cmpeq_epi64(_mm_loadu_si128(p.add(i)), key);
         // Each 64-bit lane is all ones or all zeros, so signed saturating packs keep it: two
-        // mask bits per word.
-        let lo = _mm_packs_epi32(eq(0), eq(1));
-        let hi = _mm_packs_epi32(eq(2), eq(3));
-        let mask = _mm_movemask_epi8(_mm_packs_epi16(lo, hi)) as u32;
+        // mask bits per word, eight words a half.
+        let half = |i: usize| {
+            let lo = _mm_packs_epi32(eq(i), eq(i + 1));
+            let hi = _mm_packs_epi32(eq(i + 2), eq(i + 3));
+            _mm_movemask_epi8(_mm_packs_epi16(lo, hi)) as u32
+        };
+        let mask = half(0) | half(4) << 16;
         (mask != 0).then(|| mask.trailing_zeros() as usize / 2)
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse4.1")))]
-    position_of_8_portable(words, x)
+    position_of_16_portable(words, x)
 }
 
-/// `position_of_8` without SSE4.1 (a mask built word by word, still no branch per word).
+/// `position_of_16` without SSE4.1 (a mask built word by word, still no branch per word).
 #[cfg_attr(
     all(target_arch = "x86_64", target_feature = "sse4.1"),
     allow(dead_code)
 )]
 #[inline(always)]
-fn position_of_8_portable(words: &[u64; 8], x: u64) -> Option<usize> {
+fn position_of_16_portable(words: &[u64; 16], x: u64) -> Option<usize> {
     let mut mask = 0u32;
     for (i, &w) in words.iter().enumerate() {
         mask |= ((w == x) as u32) << i;
@@ -42,14 +45,31 @@ fn position_of_8_portable(words: &[u64; 8], x: u64) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::{position_of_8, position_of_8_portable};
+    use super::{position_of_16, position_of_16_portable};
 
     #[test]
-    fn position_of_8_finds_the_first_equal_word_or_none() {
+    fn position_of_16_finds_the_first_equal_word_or_none() {
         // Both forms, whichever the build's target features select.
-        type Search = fn(&[u64; 8], u64) -> Option<usize>;
-        let searches: [Search; 2] = [position_of_8, position_of_8_portable];
-        let words = [3, u64::MAX, 7, 1 << 63, 7, 0, 9, u64::MAX - 1];
+        type Search = fn(&[u64; 16], u64) -> Option<usize>;
+        let searches: [Search; 2] = [position_of_16, position_of_16_portable];
+        let words = [
+            3,
+            u64::MAX,
+            7,
+            1 << 63,
+            7,
+            0,
+            9,
+            u64::MAX - 1,
+            11,
+            1 << 40,
+            12,
+            9,
+            u64::MAX,
+            13,
+            14,
+            15,
+        ];
         for search in searches {
             for (i, &w) in words.iter().enumerate() {
                 let first = words.iter().position(|&v| v == w).unwrap();

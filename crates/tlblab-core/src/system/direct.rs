@@ -68,7 +68,7 @@ impl System {
                     skip -= 1;
                 } else {
                     if lane_stale || lane.as_ref().is_some_and(|l| l.thread != a.thread) {
-                        lane = Lane::build(self, a.thread);
+                        Lane::rebuild(&mut lane, self, a.thread);
                         lane_stale = false;
                     }
                     let (mut took, mut new_pages) = (0, 0);

@@ -21,6 +21,10 @@
 //! (settle, the fast lane's stretch, a new lane) cost ~4,000 host instructions. After
 //! `SPILL_ROOM` let-gos on a path the run ends, settles, and the next run goes on.
 //!
+//! Without data accesses (TLB-only) the loop is its own (`run_tlb_only`): a record is checked
+//! against the 4 KiB frame its path last referenced, by the record's kind, and everything
+//! else (another frame, a lane page, a page new to the lane) is `tlb_only_step`'s.
+//!
 //! With data accesses on, a reference whose line is the first cache level's memo line, or a
 //! line the level holds (`Cache::access_if_present`, which updates the level as the hit
 //! would), is counted the same way; any other goes through the caches on the spot
@@ -33,14 +37,15 @@
 //! on random machines and streams (`run_agrees_with_access_by_access`), and on long streams
 //! over more pages than the lane holds (`lane_runs_over_more_pages_than_it_holds_...`).
 
-use super::{hint_record, System, TimingModel};
+use super::{hint_record, System, ThreadState, TimingModel};
 use crate::tlb::{FoundEntry, Requester};
 use tlblab_trace::Record;
 use tlblab_types::{AccessKind, PageSize, Pfn, ThreadId, VirtAddr};
 
 /// Pages per path the lane holds: enough for a loop's code, stack and a few data objects.
-/// Eight: `simd::position_of_8` searches them.
-const LANE_PAGES: usize = 8;
+/// Sixteen: `simd::position_of_16` searches them. (Eight until 2026-11-30: sixteen halve the
+/// pages new to the lane on a Lackey capture of `ls`, docs/lab/engine-performance.md.)
+const LANE_PAGES: usize = 16;
 
 /// Touches of pages let go of that a path keeps before the run ends to settle them (the next
 /// run goes on with the same lane): each settle costs ~1,000 host instructions, so not too
@@ -50,6 +55,62 @@ const SPILL_ROOM: usize = 128;
 /// The room each path's list in `System::lane_touches` reserves: the let-go touches and, at a
 /// settle, the last touches of the path's lane pages.
 pub(super) const TOUCHES_ROOM: usize = SPILL_ROOM + LANE_PAGES;
+
+/// `AccessKind`s, the index of the TLB-only loop's per-path state (`FrameChecks`).
+const KINDS: usize = 3;
+
+/// By `AccessKind`: 1 for an instruction fetch (the TLB-only loop's count of them).
+const IS_INSTR: [u64; KINDS] = [
+    AccessKind::Instr.is_instr() as u64,
+    AccessKind::Load.is_instr() as u64,
+    AccessKind::Store.is_instr() as u64,
+];
+
+/// The path (0 data, 1 instruction) of each `AccessKind`, for `FrameChecks`.
+const PATH_OF: [usize; KINDS] = [
+    AccessKind::Instr.is_instr() as usize,
+    AccessKind::Load.is_instr() as usize,
+    AccessKind::Store.is_instr() as usize,
+];
+
+/// What the TLB-only loop checks a record against, by `AccessKind` (each path's state for
+/// each of its kinds): the 4 KiB frame of the path's current page that its last reference
+/// was in, and the bound on `offset + size` (4097: the access ends within the frame; 0: the
+/// path has no current page, and nothing passes).
+struct FrameChecks {
+    base: [u64; KINDS],
+    limit: [u64; KINDS],
+    /// `IS_INSTR`, beside the rest (an index off the stack pointer, where a constant
+    /// table needs its address in a register).
+    instr: [u64; KINDS],
+}
+
+impl FrameChecks {
+    /// The first frame of each path's current page.
+    fn of(paths: &[PathLane; 2]) -> FrameChecks {
+        let mut f = FrameChecks {
+            base: [0; KINDS],
+            limit: [0; KINDS],
+            instr: IS_INSTR,
+        };
+        for (path, l) in paths.iter().enumerate() {
+            if l.len > 0 {
+                let page = &l.pages[l.cur];
+                f.set(path, page.page << page.shift);
+            }
+        }
+        f
+    }
+
+    fn set(&mut self, path: usize, frame: u64) {
+        for (k, &of) in PATH_OF.iter().enumerate() {
+            if of == path {
+                self.base[k] = frame;
+                self.limit[k] = 4097;
+            }
+        }
+    }
+}
 
 /// The last touch of a page in a run (its position in the run + 1) and its entry, for the
 /// settle's replay: of a page let go of while the run went on, or of a lane page at the settle.
@@ -154,6 +215,27 @@ const NO_PATH: PathLane = PathLane {
 };
 
 impl PathLane {
+    /// `NO_PATH`, written field by field except for what no one reads before it is written
+    /// again (the pages, entries and touches beyond `len`; every touch is 0 between runs).
+    fn clear(&mut self) {
+        self.usable = false;
+        self.len = 0;
+        self.page_numbers = [u64::MAX; LANE_PAGES];
+        self.uniform_shift = None;
+        self.cur = 0;
+        self.cur_page = NO_PAGE;
+        self.cur_last = 0;
+        self.tlb = 0;
+        self.tlb_stat = 0;
+        self.tlb_latency = 0;
+        self.line = u64::MAX;
+        self.line_shift = 0;
+        self.virtual_cache = false;
+        self.cache = (0, 0);
+        self.cycles = 0;
+        debug_assert!(self.last_touch.iter().all(|&t| t == 0));
+    }
+
     /// Makes `pages[i]` the current page, recording the last touch of the one it replaces.
     #[inline(always)]
     fn switch_to(&mut self, i: usize) {
@@ -170,8 +252,21 @@ impl PathLane {
     #[inline(always)]
     fn find(&self, va: u64) -> Option<usize> {
         match self.uniform_shift {
-            Some(shift) => crate::simd::position_of_8(&self.page_numbers, va >> shift),
+            Some(shift) => crate::simd::position_of_16(&self.page_numbers, va >> shift),
             None => (0..self.len).find(|&i| va >> self.pages[i].shift == self.pages[i].page),
+        }
+    }
+
+    /// Takes the TLB-only loop's last touches of this path's kinds (`lasts`, by
+    /// `AccessKind`, positions + 1; all on the current page) into the current page's, and
+    /// clears them.
+    #[inline(always)]
+    fn fold_lasts(&mut self, lasts: &mut [usize; KINDS], path: usize) {
+        for (k, last) in lasts.iter_mut().enumerate() {
+            if PATH_OF[k] == path {
+                // Below 2^32: `run` caps runs.
+                self.cur_last = self.cur_last.max(std::mem::take(last) as u32);
+            }
         }
     }
 
@@ -280,32 +375,60 @@ struct Tally {
 impl Lane {
     /// The lane of `thread`, or None when none of its references can take it (unknown thread,
     /// not the one running on its hardware thread, no first TLB level on either path).
-    pub(super) fn build(sys: &System, thread: ThreadId) -> Option<Lane> {
+    fn build(sys: &System, thread: ThreadId) -> Option<Lane> {
+        let st = Lane::running(sys, thread)?;
+        let mut lane = Lane {
+            thread,
+            cpu: st.cpu,
+            core: 0,
+            req: sys.requester(st),
+            data: false,
+            overlap: false,
+            paths: [NO_PATH; 2],
+            new_pages: 0,
+        };
+        lane.fill(sys, thread, st).then_some(lane)
+    }
+
+    /// `build` into `slot`, reusing the lane there: a lane's pages are a few KiB, which a new
+    /// one copies a few times over on its way into place, and a stream that leaves the lane
+    /// often rebuilds it after every record that took the general path.
+    pub(super) fn rebuild(slot: &mut Option<Lane>, sys: &System, thread: ThreadId) {
+        let kept = match (slot.as_mut(), Lane::running(sys, thread)) {
+            (Some(lane), Some(st)) => lane.fill(sys, thread, st),
+            (None, Some(_)) => {
+                *slot = Lane::build(sys, thread);
+                return;
+            }
+            (_, None) => false,
+        };
+        if !kept {
+            *slot = None;
+        }
+    }
+
+    /// The state of `thread` when it is known and running on its hardware thread.
+    fn running(sys: &System, thread: ThreadId) -> Option<ThreadState> {
         let st = match sys.threads.get(thread.0 as usize) {
             Some(Some(s)) => *s,
             _ => return None,
         };
-        if sys.current[st.cpu] != Some(thread) {
-            return None;
-        }
+        (sys.current[st.cpu] == Some(thread)).then_some(st)
+    }
+
+    /// Makes this the new lane of `thread` (state `st`), with no pages; false when no path
+    /// can take its references (no first TLB level on either).
+    fn fill(&mut self, sys: &System, thread: ThreadId, st: ThreadState) -> bool {
         let cpu = &sys.cpus[st.cpu];
         let core = &sys.cores[cpu.core];
         let data = sys.options.data_accesses;
         let overlap = sys.config.timing.model == TimingModel::Overlap;
-        let mut paths = [NO_PATH; 2];
-        for (p, lane) in paths.iter_mut().enumerate() {
+        for (p, l) in self.paths.iter_mut().enumerate() {
+            l.clear();
             let Some((t, tlb_stat)) = cpu.first_tlb[p] else {
                 continue;
             };
             let tlb_latency = sys.tlbs[t].config.latency;
-            let mut l = PathLane {
-                usable: true,
-                tlb: t,
-                tlb_stat,
-                tlb_latency,
-                cycles: tlb_latency,
-                ..NO_PATH
-            };
             if data {
                 // A path without caches goes to memory: rare enough to leave to `access`.
                 let path = if p == 1 { &core.icache } else { &core.dcache };
@@ -324,22 +447,25 @@ impl Lane {
                 } else {
                     tlb_latency + lat
                 };
+            } else {
+                l.cycles = tlb_latency;
             }
-            *lane = l;
+            l.usable = true;
+            l.tlb = t;
+            l.tlb_stat = tlb_stat;
+            l.tlb_latency = tlb_latency;
         }
-        if paths.iter().all(|l| !l.usable) {
-            return None;
+        if self.paths.iter().all(|l| !l.usable) {
+            return false;
         }
-        Some(Lane {
-            thread,
-            cpu: st.cpu,
-            core: cpu.core,
-            req: sys.requester(st),
-            data,
-            overlap,
-            paths,
-            new_pages: 0,
-        })
+        self.thread = thread;
+        self.cpu = st.cpu;
+        self.core = cpu.core;
+        self.req = sys.requester(st);
+        self.data = data;
+        self.overlap = overlap;
+        self.new_pages = 0;
+        true
     }
 
     /// Reads the first cache level's memo line of each path again (after a data access that
@@ -379,9 +505,9 @@ impl Lane {
             return self.run_in_memory(sys, records);
         }
         if self.data {
-            self.run_with::<true, false>(sys, records)
+            self.run_with::<false>(sys, records)
         } else {
-            self.run_with::<false, false>(sys, records)
+            self.run_tlb_only::<false>(sys, records)
         }
     }
 
@@ -391,24 +517,142 @@ impl Lane {
     #[inline(never)]
     fn run_in_memory(&mut self, sys: &mut System, records: &[Record]) -> usize {
         if self.data {
-            self.run_with::<true, true>(sys, records)
+            self.run_with::<true>(sys, records)
         } else {
-            self.run_with::<false, true>(sys, records)
+            self.run_tlb_only::<true>(sys, records)
         }
     }
 
+    /// `run` without data accesses: a record is taken while it lies, whole, within the 4 KiB
+    /// frame its path last referenced (a few compares, no replacement state); anything else
+    /// goes to `tlb_only_step`, out of line, which moves the path to the record's page the way
+    /// `run_with` does, or ends the run.
+    ///
+    /// The loop indexes its per-path state by the record's `AccessKind` (the data path's
+    /// state twice, for loads and stores), not by its path: that is one byte read where the
+    /// path costs a compare and a flag, and the state is a few words on the stack that a
+    /// switch rewrites. Callgrind, zen3, a Lackey capture of `ls -lR /usr/share/doc` (4M
+    /// references): 30 instructions for a record on its current page in `run_with`'s copy,
+    /// the whole run 53.8 a reference; see docs/lab/engine-performance.md for after.
     #[inline(always)]
-    fn run_with<const DATA: bool, const PREFETCH: bool>(
+    fn run_tlb_only<const PREFETCH: bool>(
         &mut self,
         sys: &mut System,
         records: &[Record],
     ) -> usize {
+        let mut frames = FrameChecks::of(&self.paths);
+        // By kind, the position + 1 of the last record that referenced the frame (0: none
+        // since the path's last move). A usize: the loop's own counter, stored as it is.
+        let mut lasts = [0usize; KINDS];
+        let mut taken = records.len();
+        self.new_pages = 0;
+        let thread = self.thread;
+        let mut instr_refs = 0u64;
+        for (n, r) in records.iter().enumerate() {
+            if PREFETCH {
+                hint_record(records, n);
+            }
+            let Record::Access(a) = r else {
+                taken = n;
+                break;
+            };
+            if a.thread != thread {
+                taken = n;
+                break;
+            }
+            let k = a.kind as usize;
+            // Within the frame and not past its end: `offset < 4096` and `offset + size` below
+            // the frame's `limit` (4097, or 0 while the path has no page: no record passes).
+            // Unsigned: an address below the frame wraps to a large offset.
+            let offset = a.vaddr.0.wrapping_sub(frames.base[k]);
+            if (offset >= 4096 || offset + a.size as u64 >= frames.limit[k])
+                && !self.tlb_only_step(sys, a, &mut frames, &mut lasts)
+            {
+                taken = n;
+                break;
+            }
+            lasts[k] = n + 1;
+            instr_refs += frames.instr[k];
+        }
+        for path in 0..2 {
+            self.paths[path].fold_lasts(&mut lasts, path);
+        }
+        let t = Tally {
+            refs: [taken as u64 - instr_refs, instr_refs],
+            ..Tally::default()
+        };
+        self.settle(sys, &t);
+        taken
+    }
+
+    /// A record of the lane's thread that left its path's 4 KiB frame (or crosses its end): the
+    /// path moves to the frame of the record's page, as `run_with`'s loop does (a lane page,
+    /// or a page new to the lane that the first level holds), and `frames` follows. False when
+    /// the run ends before the record: it crosses a 4 KiB boundary (two references, for
+    /// `System::access`), its page is not in the first level, or let-go touches have no room.
+    /// (The TLB-only lane keeps `cur` and leaves `cur_page`, which only `run_with` reads, as
+    /// it was.)
+    #[inline(always)]
+    fn tlb_only_step(
+        &mut self,
+        sys: &mut System,
+        a: &tlblab_trace::Access,
+        frames: &mut FrameChecks,
+        lasts: &mut [usize; KINDS],
+    ) -> bool {
+        let va = a.vaddr.0;
+        if (va & 0xfff) + a.size as u64 > 4096 {
+            return false;
+        }
+        let path = a.kind.is_instr() as usize;
+        let l = &mut self.paths[path];
+        // The touches of the frame it leaves count for the current page.
+        l.fold_lasts(lasts, path);
+        // (The current page is among the lane's: found again, it stays current.)
+        match l.find(va) {
+            Some(i) => {
+                l.commit();
+                l.cur = i;
+            }
+            None => return self.tlb_only_new_page(sys, path, va, frames),
+        }
+        frames.set(path, va & !0xfff);
+        true
+    }
+
+    /// `tlb_only_step` for a page new to the lane: a first-level hit (the page joins the
+    /// lane), or the run ends. Apart, so that the step (most calls) saves no registers for
+    /// the calls made here.
+    #[inline(never)]
+    fn tlb_only_new_page(
+        &mut self,
+        sys: &mut System,
+        path: usize,
+        va: u64,
+        frames: &mut FrameChecks,
+    ) -> bool {
+        let l = &mut self.paths[path];
+        let Some(entry) = (l.usable)
+            .then(|| sys.tlbs[l.tlb].peek(VirtAddr(va), self.req))
+            .flatten()
+        else {
+            return false;
+        };
+        if sys.lane_touches[path].len() == SPILL_ROOM {
+            // As in `run_with`: the run ends and settles; the next goes on from here.
+            return false;
+        }
+        l.add(entry, va, &mut sys.lane_touches[path]);
+        self.new_pages += 1;
+        frames.set(path, va & !0xfff);
+        true
+    }
+
+    #[inline(always)]
+    fn run_with<const PREFETCH: bool>(&mut self, sys: &mut System, records: &[Record]) -> usize {
         let mut t = Tally::default();
         let mut taken = records.len();
         self.new_pages = 0;
-        // TLB-only, the instruction references are counted in a register; data references
-        // follow from the count taken.
-        let mut instr_refs = 0u64;
         for (n, r) in records.iter().enumerate() {
             if PREFETCH {
                 hint_record(records, n);
@@ -468,16 +712,9 @@ impl Lane {
             // spill), Lackey `ls` (4M references) TLB-only 56.5 -> 52.1 per reference, full
             // 109.1 -> 103.4.
             self.paths[path].cur_last = n as u32 + 1;
-            if DATA {
-                t.refs[path] += 1;
-            } else {
-                instr_refs += path as u64;
-            }
+            t.refs[path] += 1;
             let l = &self.paths[path];
             let page = &l.cur_page;
-            if !DATA {
-                continue;
-            }
             let store = a.kind == AccessKind::Store;
             let addr = if l.virtual_cache {
                 va
@@ -521,9 +758,6 @@ impl Lane {
             cs.data_by_source[src] += 1;
             t.other_cycles += self.cycles_with(path, lat);
             self.reload_lines(sys);
-        }
-        if !DATA {
-            t.refs = [taken as u64 - instr_refs, instr_refs];
         }
         self.settle(sys, &t);
         taken
