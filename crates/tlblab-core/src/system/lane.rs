@@ -373,11 +373,18 @@ struct Tally {
 }
 
 impl Lane {
-    /// The lane of `thread`, or None when none of its references can take it (unknown thread,
-    /// not the one running on its hardware thread, no first TLB level on either path).
-    fn build(sys: &System, thread: ThreadId) -> Option<Lane> {
-        let st = Lane::running(sys, thread)?;
-        let mut lane = Lane {
+    /// Makes `slot` the lane of `thread`, with no pages, or None when none of its references can
+    /// take it (unknown thread, not the one running on its hardware thread, no first TLB level
+    /// on either path).
+    pub(super) fn rebuild(slot: &mut Option<Lane>, sys: &System, thread: ThreadId) {
+        let Some(st) = Lane::running(sys, thread) else {
+            *slot = None;
+            return;
+        };
+        // Made in its place, once: the lane's pages are a few KiB, which a lane made apart
+        // copied a few times over on its way into `slot` (`run_direct` rebuilds the lane
+        // after every record that took the general path).
+        let lane = slot.get_or_insert_with(|| Lane {
             thread,
             cpu: st.cpu,
             core: 0,
@@ -386,23 +393,8 @@ impl Lane {
             overlap: false,
             paths: [NO_PATH; 2],
             new_pages: 0,
-        };
-        lane.fill(sys, thread, st).then_some(lane)
-    }
-
-    /// `build` into `slot`, reusing the lane there: a lane's pages are a few KiB, which a new
-    /// one copies a few times over on its way into place, and a stream that leaves the lane
-    /// often rebuilds it after every record that took the general path.
-    pub(super) fn rebuild(slot: &mut Option<Lane>, sys: &System, thread: ThreadId) {
-        let kept = match (slot.as_mut(), Lane::running(sys, thread)) {
-            (Some(lane), Some(st)) => lane.fill(sys, thread, st),
-            (None, Some(_)) => {
-                *slot = Lane::build(sys, thread);
-                return;
-            }
-            (_, None) => false,
-        };
-        if !kept {
+        });
+        if !lane.fill(sys, thread, st) {
             *slot = None;
         }
     }
