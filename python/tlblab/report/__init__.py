@@ -312,6 +312,15 @@ def _x_label(rep) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _rows(o) -> list[dict[str, Any]]:
+    """The rows outcome `o` shows and draws: its own, or the file's without ours when it did not run."""
+    rep = o.reproduction
+    return o.row_records or [{"key": r["key"], "quantity": r["quantity"], "unit": r.get("unit", ""),
+                              "series": r.get("series", ""), "x": r.get("x"), "seed": r.get("seed"),
+                              "ours": None, "error": None, "rel_error": None, "note": r.get("note", "")}
+                             for r in rep.rows]
+
+
 def _rid(rep) -> str:
     return f"repro-{rep.seed}-{page.slug(rep.id)}"
 
@@ -320,10 +329,7 @@ def _figure(o) -> tuple[list[dict[str, Any]], str, str, str]:
     """The arguments of `plots.reproduction` for outcome `o`: its rows (the file's, without
     ours, when it did not run), title, element id prefix and x axis label."""
     rep = o.reproduction
-    rows = o.row_records or [{"key": r["key"], "quantity": r["quantity"], "unit": r.get("unit", ""),
-                              "series": r.get("series", ""), "x": r.get("x"), "seed": r.get("seed"),
-                              "ours": None, "error": None, "rel_error": None, "note": r.get("note", "")}
-                             for r in rep.rows]
+    rows = _rows(o)
     has_seed = any(r.get("seed") is not None for r in rows)
     source = rep.source.split("(")[0].strip()
     title = f"{source}: seed vs tlblab" if has_seed else f"{source}: tlblab (the seed states no numbers here)"
@@ -401,9 +407,10 @@ def _reproduction(o, data_dir: Path, size: str = "", svg: str | None = None) -> 
                      + (f"; ours, not the seed's: {u_held} of {u_all}" if u_all else "")
                      + (f"; its claims are counted in {page.esc(rep.seed)}/{page.esc(rep.counted_in)}"
                         if rep.counted_in else "") + ").</p>")
-    rows, title, _, _ = figure = _figure(o)
+    # The figure's arguments only when it is drawn here (`_figure` reads the file again).
+    rows = _rows(o)
     has_seed = any(r.get("seed") is not None for r in rows)
-    svg = plots.reproduction(*figure) if svg is None else svg
+    svg = plots.reproduction(*_figure(o)) if svg is None else svg
     parts.append(page.figure(svg, "The seed's numbers (transcribed, hatched or dashed) beside tlblab's, every "
                                   "row of tlblab's drawn." if has_seed else "tlblab's numbers: the seed states "
                                   "a shape, not numbers, for these rows."))
