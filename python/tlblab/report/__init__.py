@@ -307,12 +307,17 @@ def build(study: Study, out: str | Path) -> Path:
 
 def _x_label(rep) -> str:
     """The reproduction file's `x_label` (what its rows' `x` counts), or ""."""
-    return _x_label_of(str(rep.path))
+    try:
+        version = Path(rep.path).stat().st_mtime_ns
+    except OSError:
+        return ""
+    return _x_label_of(str(rep.path), version)
 
 
 @functools.lru_cache(maxsize=None)
-def _x_label_of(path: str) -> str:
-    # Read once a process: a figure's arguments are made to draw it ahead and again to find it.
+def _x_label_of(path: str, version: int) -> str:
+    # Read once a process and version of the file: a figure's arguments are made to draw it
+    # ahead and again to find it.
     import tomllib
 
     try:
