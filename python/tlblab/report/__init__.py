@@ -13,6 +13,7 @@ and Parquet. The page needs no network and no JavaScript (docs/report.md).
 from __future__ import annotations
 
 import datetime
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,9 @@ class Study:
     #: The last full-size run of each reproduction (tlblab.records.Recorded), for a quick study.
     recorded: list = field(default_factory=list)
     records_error: str = ""
+    #: Figures already drawn (`draw_into`: the study's side thread, while the reproductions
+    #: still ran), by `figure_key`; `build` draws only the others.
+    drawn: dict[str, str | None] = field(default_factory=dict)
 
     def verdict_outcomes(self) -> list:
         """The outcomes whose verdicts count: this run's at full size, else the recorded full runs'."""
@@ -249,7 +253,7 @@ def build(study: Study, out: str | Path) -> Path:
     # cores (`_figures`).
     curve_svgs: list[str | None] = []
     drawn = iter(_figures([o for seed in sorted(by_seed) for o, _ in by_seed[seed]], study.curves or [],
-                          curve_svgs))
+                          curve_svgs, study.drawn))
     figures = {seed: [next(drawn) for _ in by_seed[seed]] for seed in sorted(by_seed)}
     for seed in sorted(by_seed):
         info = _about(seed)
@@ -303,13 +307,33 @@ def build(study: Study, out: str | Path) -> Path:
 
 def _x_label(rep) -> str:
     """The reproduction file's `x_label` (what its rows' `x` counts), or ""."""
+    try:
+        version = Path(rep.path).stat().st_mtime_ns
+    except OSError:
+        return ""
+    return _x_label_of(str(rep.path), version)
+
+
+@functools.lru_cache(maxsize=None)
+def _x_label_of(path: str, version: int) -> str:
+    # Read once a process and version of the file: a figure's arguments are made to draw it
+    # ahead and again to find it.
     import tomllib
 
     try:
-        value = tomllib.loads(Path(rep.path).read_text()).get("x_label", "")
+        value = tomllib.loads(Path(path).read_text()).get("x_label", "")
     except (OSError, tomllib.TOMLDecodeError):
         return ""
     return value if isinstance(value, str) else ""
+
+
+def _rows(o) -> list[dict[str, Any]]:
+    """The rows outcome `o` shows and draws: its own, or the file's without ours when it did not run."""
+    rep = o.reproduction
+    return o.row_records or [{"key": r["key"], "quantity": r["quantity"], "unit": r.get("unit", ""),
+                              "series": r.get("series", ""), "x": r.get("x"), "seed": r.get("seed"),
+                              "ours": None, "error": None, "rel_error": None, "note": r.get("note", "")}
+                             for r in rep.rows]
 
 
 def _rid(rep) -> str:
@@ -320,10 +344,7 @@ def _figure(o) -> tuple[list[dict[str, Any]], str, str, str]:
     """The arguments of `plots.reproduction` for outcome `o`: its rows (the file's, without
     ours, when it did not run), title, element id prefix and x axis label."""
     rep = o.reproduction
-    rows = o.row_records or [{"key": r["key"], "quantity": r["quantity"], "unit": r.get("unit", ""),
-                              "series": r.get("series", ""), "x": r.get("x"), "seed": r.get("seed"),
-                              "ours": None, "error": None, "rel_error": None, "note": r.get("note", "")}
-                             for r in rep.rows]
+    rows = _rows(o)
     has_seed = any(r.get("seed") is not None for r in rows)
     source = rep.source.split("(")[0].strip()
     title = f"{source}: seed vs tlblab" if has_seed else f"{source}: tlblab (the seed states no numbers here)"
@@ -336,21 +357,27 @@ def _figure(o) -> tuple[list[dict[str, Any]], str, str, str]:
 PARALLEL_FIGURES = 8
 
 
-def _figures(outcomes: list, curves: list | None = None, curve_svgs: list | None = None) -> list[str | None]:
+def _figures(outcomes: list, curves: list | None = None, curve_svgs: list | None = None,
+             drawn: dict[str, str | None] | None = None) -> list[str | None]:
     """Each outcome's figure (`plots.reproduction`), on two worker processes when there are
     PARALLEL_FIGURES or more and two CPUs (`tlblab.reproduce_pool`: the same SVG bytes, in the
     outcomes' order; Ctrl-C stops the workers). With `curves`, their figures too, in the same
     pool (they were drawn one after another once the others were done, 14 of the report's 37 s on
-    a Zen 4 guest, 2026-11-30), put in `curve_svgs` in the curves' order (None where not drawn)."""
+    a Zen 4 guest, 2026-11-30), put in `curve_svgs` in the curves' order (None where not drawn).
+    A figure in `drawn` (`figure_key`: drawn ahead, `draw_into`) is taken from there."""
     import os
 
     from tlblab import reproduce_pool
 
-    units = [("reproduction", *_figure(o)) for o in outcomes]
-    curve_units = [_curve_figure(c) for c in curves or []]
-    units += [("lines", *u) for u in curve_units if u is not None]
-    jobs = min(2, os.cpu_count() or 1) if len(units) >= PARALLEL_FIGURES else 1
-    svgs = reproduce_pool.run_units(_draw, units, jobs=jobs)
+    units = [reproduction_unit(o) for o in outcomes]
+    curve_units = [curve_unit(c) for c in curves or []]
+    units += [u for u in curve_units if u is not None]
+    drawn = drawn or {}
+    keys = [figure_key(u) for u in units]
+    todo = [u for u, k in zip(units, keys) if k not in drawn]
+    jobs = min(2, os.cpu_count() or 1) if len(todo) >= PARALLEL_FIGURES else 1
+    new = iter(reproduce_pool.run_units(_draw, todo, jobs=jobs))
+    svgs = [drawn[k] if k in drawn else next(new) for k in keys]
     rest = iter(svgs[len(outcomes):])
     if curve_svgs is not None:
         curve_svgs.extend(None if u is None else next(rest) for u in curve_units)
@@ -360,6 +387,33 @@ def _figures(outcomes: list, curves: list | None = None, curve_svgs: list | None
 def _draw(kind: str, *args) -> str | None:
     """One figure of `_figures`, in a worker: `plots.reproduction` or `plots.lines`."""
     return plots.reproduction(*args) if kind == "reproduction" else plots.lines(*args)
+
+
+def reproduction_unit(o) -> tuple:
+    """Outcome `o`'s figure as `_draw`'s arguments."""
+    return ("reproduction", *_figure(o))
+
+
+def curve_unit(c) -> tuple | None:
+    """A workload's miss curves' figure as `_draw`'s arguments, or None (not drawn)."""
+    u = _curve_figure(c)
+    return None if u is None else ("lines", *u)
+
+
+def figure_key(unit: tuple) -> str:
+    """A figure's arguments as text (floats exactly, `repr`): a plot is a function of its
+    arguments, the same key the same SVG."""
+    return repr(unit)
+
+
+def draw_into(drawn: dict[str, str | None], unit: tuple) -> None:
+    """Draws `unit` (`reproduction_unit`, `curve_unit`) here into `drawn`, by `figure_key`,
+    unless it is there: the study draws figures on its side thread while the reproductions'
+    last units still run on the worker processes (a core was idle there, and the report drew
+    every figure after them, issue 89); `build` then draws only the rest."""
+    k = figure_key(unit)
+    if k not in drawn:
+        drawn[k] = _draw(*unit)
 
 
 def _curve_figure(c) -> tuple | None:
@@ -401,9 +455,10 @@ def _reproduction(o, data_dir: Path, size: str = "", svg: str | None = None) -> 
                      + (f"; ours, not the seed's: {u_held} of {u_all}" if u_all else "")
                      + (f"; its claims are counted in {page.esc(rep.seed)}/{page.esc(rep.counted_in)}"
                         if rep.counted_in else "") + ").</p>")
-    rows, title, _, _ = figure = _figure(o)
+    # The figure's arguments only when it is drawn here (`_figure` reads the file again).
+    rows = _rows(o)
     has_seed = any(r.get("seed") is not None for r in rows)
-    svg = plots.reproduction(*figure) if svg is None else svg
+    svg = plots.reproduction(*_figure(o)) if svg is None else svg
     parts.append(page.figure(svg, "The seed's numbers (transcribed, hatched or dashed) beside tlblab's, every "
                                   "row of tlblab's drawn." if has_seed else "tlblab's numbers: the seed states "
                                   "a shape, not numbers, for these rows."))

@@ -51,7 +51,7 @@ def data_levels(machine: str) -> list[dict[str, Any]]:
 
 def workload_curves(machine: str, workload: str, max_entries: int = 65536) -> WorkloadCurves:
     """The curves of one workload; an error (a workload the curve cannot read) is kept, named."""
-    import tlblab
+    from tlblab.curve import curve_json
 
     t0 = time.monotonic()
     levels = data_levels(machine)[:2]
@@ -59,14 +59,20 @@ def workload_curves(machine: str, workload: str, max_entries: int = 65536) -> Wo
                          {t["name"]: t["entries"] for t in levels}, [], 0.0)
     try:
         for t in levels:
-            df = tlblab.curve(workload, machine=machine, level=t["name"], sets=None,
+            # The curve's columns as lists (`curve_json`), not `tlblab.curve`'s DataFrame: of its
+            # 65,536 points a level the page keeps about 65, and building the frame took more
+            # than the keeping (issue 89). miss_ratio is misses / references, as the frame's.
+            data = curve_json(workload, machine=machine, level=t["name"], sets=None,
                               max_entries=max_entries, groups=False)
-            df = df[(df["group"] == "all") & (df["sets"] == 1)]
-            keep = set(grid(int(df["entries"].max()), {int(t["entries"])}))
-            for r in df[df["entries"].isin(keep)].itertuples():
-                out.points.append({"workload": workload, "machine": machine, "level": t["name"],
-                                   "entries": int(r.entries), "misses": int(r.misses),
-                                   "miss_ratio": float(r.miss_ratio), "references": int(r.references)})
+            fully = [(g["sets"][i] * g["ways"][i], g["misses"][i], g["references"])
+                     for g in data["groups"] if g["name"] == "all"
+                     for i in range(len(g["sets"])) if g["sets"][i] == 1]
+            keep = set(grid(int(max(e for e, _, _ in fully)), {int(t["entries"])}))
+            for entries, misses, refs in fully:
+                if entries in keep:
+                    out.points.append({"workload": workload, "machine": machine, "level": t["name"],
+                                       "entries": int(entries), "misses": int(misses),
+                                       "miss_ratio": misses / refs if refs else 0.0, "references": int(refs)})
     except ValueError as e:
         out.error = str(e)
     out.seconds = time.monotonic() - t0

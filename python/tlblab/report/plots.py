@@ -3,10 +3,16 @@
 Deterministic (a fixed hash salt, no date in the metadata) and self-contained: text stays text
 (`svg.fonttype = none`), so the page needs no font files, and each plot's element ids carry a
 prefix of their own, so several SVGs in one page never share an id.
+
+Drawn cheaply (issue 89: the report's 91 figures were a quarter of `tlblab study --quick`'s CPU
+seconds): a figure is laid out once and drawn once (`to_svg`), and a log axis's tick labels are
+plain text with Unicode superscripts (`log_scale`: 10⁻³, 2⁸), not mathtext, whose parser took
+a seventh of the drawing.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import re
@@ -26,11 +32,67 @@ def _mpl():
     return plt
 
 
+# Unicode superscripts for a log axis's exponents.
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+# What matplotlib's log formatter writes in mathtext: `$\mathdefault{[-][C\times]B^{E}}$` or `{V}`.
+_MATHTEXT = re.compile(r"\$\\mathdefault\{(-?)(?:([0-9.]+)\\times)?([0-9.]+(?:e[+-]?[0-9]+)?)(?:\^\{(-?[0-9.]+)\})?\}\$")
+
+
+@functools.cache
+def _log_labels():
+    """The formatter class of `log_scale`, made when first needed (matplotlib is imported only to
+    draw)."""
+    from matplotlib.ticker import LogFormatterSciNotation
+
+    class LogLabels(LogFormatterSciNotation):
+        """matplotlib's log-axis labels (the same ticks labelled, the same numbers) as plain text:
+        `10⁻³`, `2×10⁴`, `2⁸`; mathtext's parser took 6.5 of the report's CPU seconds."""
+
+        def __call__(self, x, pos=None):
+            return _plain(super().__call__(x, pos))
+
+    return LogLabels
+
+
+def _plain(label: str) -> str:
+    """A mathtext tick label of matplotlib's log formatter as plain text (`_MATHTEXT`); any other
+    text as it is."""
+    m = _MATHTEXT.fullmatch(label)
+    if not m:
+        return label
+    sign, coeff, base, exp = m.groups()
+    if exp is None:
+        return f"{sign}{base}"
+    return f"{sign}{coeff + '×' if coeff else ''}{base}{exp.translate(_SUPERSCRIPT)}"
+
+
+def log_scale(ax, which: str, base: float = 10) -> None:
+    """`ax.set_xscale("log", base=base)` (`which` "x") or `set_yscale`, with plain-text tick
+    labels (the ticks matplotlib labels, written without mathtext)."""
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log", base=base)
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    labels = _log_labels()
+    # As matplotlib's LogScale sets them (major and minor: labelOnlyBase False, no subs).
+    axis.set_major_formatter(labels(base))
+    axis.set_minor_formatter(labels(base, labelOnlyBase=False))
+
+
 def to_svg(fig, prefix: str) -> str:
-    """The figure as an `<svg>` element (no XML prolog), ids prefixed with `prefix`."""
+    """The figure as an `<svg>` element (no XML prolog), ids prefixed with `prefix`.
+
+    Laid out once (constrained layout: every label inside the figure, as `bbox_inches="tight"`
+    kept it), then drawn once: `savefig` with a layout engine or a tight box draws the whole
+    figure a first time without output to lay it out or measure it, then again."""
+    import matplotlib
+
     plt = _mpl()
+    if fig.get_layout_engine() is None:
+        fig.set_layout_engine("constrained")
+    fig.get_layout_engine().execute(fig)
+    with matplotlib.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+        fig.set_layout_engine(None)  # the layout is done: no engine, so savefig draws once
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     plt.close(fig)
     text = buf.getvalue()
     text = text[text.index("<svg"):]
@@ -129,7 +191,7 @@ def reproduction(rows: list[dict[str, Any]], title: str, prefix: str, x_label: s
                     ax.plot(*zip(*ours), "-s", color=color, ms=3, label=f"{name}: tlblab",
                             gid=f"ours-{panel}-{i}")
             if _log_worthy([_num(r["x"]) for r in mine]):
-                ax.set_xscale("log", base=2)
+                log_scale(ax, "x", base=2)
             ax.legend(fontsize=7, frameon=False, ncols=2 if len(series) > 2 else 1)
             ax.set_ylabel(value_label)
             ax.set_xlabel(x_label or "x (see each row's quantity in the table)")
@@ -156,7 +218,7 @@ def reproduction(rows: list[dict[str, Any]], title: str, prefix: str, x_label: s
             ax.set_ylabel("row")
             ax.legend(fontsize=7, frameon=False, loc="best")
         if _log_worthy(vals):
-            (ax.set_yscale if kinds[(unit, stat)] else ax.set_xscale)("log")
+            log_scale(ax, "y" if kinds[(unit, stat)] else "x")
         ax.xaxis.label.set_gid(f"xlabel-{panel}")
         ax.yaxis.label.set_gid(f"ylabel-{panel}")
     fig.suptitle(title, fontsize=9)
@@ -182,7 +244,7 @@ def grouped_bars(frame, group: str, bar: str, value: str, title: str, xlabel: st
     ax.invert_yaxis()
     ax.set_xlabel(xlabel)
     if _log_worthy([float(v) for v in frame[value]]):
-        ax.set_xscale("log")
+        log_scale(ax, "x")
     ax.legend(fontsize=7, frameon=False, loc="lower right")
     ax.set_title(title, fontsize=9)
     return to_svg(fig, prefix)
@@ -195,16 +257,16 @@ def lines(series: dict[str, list[tuple[float, float]]], title: str, xlabel: str,
     plt = _mpl()
     if not series:
         return None
-    fig, ax = plt.subplots(figsize=(5.5, 3.2))
+    fig, ax = plt.subplots(figsize=(5.5, 3.2), layout="constrained")
     for i, (name, pts) in enumerate(series.items()):
         if pts:
             ax.plot(*zip(*pts), "-o", ms=3, color=f"C{i % 10}", label=name)
     for j, (name, x) in enumerate((marks or {}).items()):
         ax.axvline(x, ls="--", lw=0.8, color="0.4" if j == 0 else "0.65", label=name)
     if logx:
-        ax.set_xscale("log", base=2)
+        log_scale(ax, "x", base=2)
     if _log_worthy([y for pts in series.values() for _, y in pts]):
-        ax.set_yscale("log")
+        log_scale(ax, "y")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=7, frameon=False)

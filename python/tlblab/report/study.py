@@ -80,11 +80,12 @@ def _chosen(which: str) -> list[Path]:
     return chosen
 
 
-def reproductions(quick: bool, out: Path, which: str = "all", jobs: int | None = None) -> list:
+def reproductions(quick: bool, out: Path, which: str = "all", jobs: int | None = None,
+                  on_outcome: Callable[[Any], None] | None = None) -> list:
     """Runs the reproductions `which` names on `jobs` processes (default: 2, or 1 on a one-CPU
     host; `tlblab.reproduce.run_all`, a seed to a process); one that cannot run (a missing
     experiment, a malformed file, an experiment that raises) is shown as not run, and the others
-    still run."""
+    still run. `on_outcome(outcome)` as each is done."""
     import os
 
     from tlblab import reproduce
@@ -105,6 +106,8 @@ def reproductions(quick: bool, out: Path, which: str = "all", jobs: int | None =
             if o.error.startswith("the experiment raised"):
                 bar.write(f"study: {o.reproduction.name}: {o.error}")
             bar.update(1)
+            if on_outcome:
+                on_outcome(o)
 
         jobs = jobs if jobs is not None else min(2, os.cpu_count() or 1)
         outcomes = reproduce.run_all(reps, quick, jobs=jobs, guarded=True, on_done=done)
@@ -202,8 +205,23 @@ def run(options: StudyOptions, engine_table: Callable[[int], tuple[Any, int]]) -
     which = options.reproductions
     chosen = _chosen(which)  # a bad --reproductions is the user's error, before any work
 
+    # With the reproductions' seeds on worker processes (two seeds or more, two CPUs or more), this process only
+    # waits for them: the engine table and the miss curves run here meanwhile, on a thread, and the
+    # cores stay busy while the longest seed finishes (issue 89). A thread, not a process: the
+    # table prints as it runs. Ctrl-C reaches the main thread, which stops the workers and exits;
+    # the thread is a daemon, and its runs are short (2 M references at most). Then it draws the
+    # figures it can (`draw_ahead`) until the reproductions are over.
+    import os
+    import queue
+    import threading
+
+    beside = len({seeds_number(p) for p in chosen}) > 1 and (os.cpu_count() or 1) > 1
+    # The reproductions done so far, for the side thread to draw their figures.
+    finished: queue.Queue = queue.Queue()
+    over = threading.Event()
+
     def do_repro():
-        o = reproductions(repro_quick, out / "reproduce", which)
+        o = reproductions(repro_quick, out / "reproduce", which, on_outcome=finished.put if beside else None)
         if repro_quick:
             ran = sum(not x.error for x in o)
             return o, f"{len(o)} reproductions at their quick size (a smoke run, no verdict): {ran} ran"
@@ -226,22 +244,57 @@ def run(options: StudyOptions, engine_table: Callable[[int], tuple[Any, int]]) -
         try:
             side["engine"] = timed("engine table", do_engine)
             side["curves"] = timed("miss curves", do_curves)
+            if beside:
+                draw_ahead()
         except BaseException as e:  # noqa: BLE001 - raised again on the main thread
             side["raised"] = e
 
-    # With the reproductions' seeds on worker processes (two seeds or more, two CPUs or more), this process only
-    # waits for them: the engine table and the miss curves run here meanwhile, on a thread, and the
-    # cores stay busy while the longest seed finishes (issue 89). A thread, not a process: the
-    # table prints as it runs. Ctrl-C reaches the main thread, which stops the workers and exits;
-    # the thread is a daemon, and its runs are short (2 M references at most).
-    import os
-    import threading
+    def draw_ahead() -> None:
+        # While the reproductions still run (their last units leave a core idle), one figure at
+        # a time until they are over: the curves', the recorded full runs' (what the page shows
+        # for a reproduction that has one), and each reproduction's own as it is done. The
+        # report draws the rest (`tlblab.report.draw_into`).
+        from tlblab.report import curve_unit, draw_into, reproduction_unit
 
-    beside = len({seeds_number(p) for p in chosen}) > 1 and (os.cpu_count() or 1) > 1
+        units = [u for u in map(curve_unit, side["curves"] or []) if u is not None]
+        shown_recorded: set[str] = set()
+        if repro_quick and chosen:
+            side["recorded"] = recorded()
+            shown_recorded = {r.outcome.reproduction.name for r in side["recorded"][0]}
+            units += [reproduction_unit(r.outcome) for r in side["recorded"][0]]
+        while not over.is_set():
+            if units:
+                draw_into(study.drawn, units.pop(0))
+                continue
+            try:
+                o = finished.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if o.reproduction.name not in shown_recorded:
+                units.append(reproduction_unit(o))
+
+    def recorded() -> tuple[list, str]:
+        """The last full-size run of each chosen reproduction (tlblab.records), or the error that
+        kept them from being read."""
+        from tlblab import records
+
+        names = [f"{seeds_number(p)}/{p.stem}" for p in chosen]
+        try:
+            return records.load(options.records, names), ""
+        except Exception as e:  # noqa: BLE001 - a broken record is shown, the study goes on
+            from tlblab.errors import UserError
+
+            if not isinstance(e, UserError):
+                raise
+            return [], str(e)
+
     helper = threading.Thread(target=engine_and_curves, name="tlblab-study-table", daemon=True)
     if beside:
         helper.start()
-    study.outcomes = timed("reproductions", do_repro) or []
+    try:
+        study.outcomes = timed("reproductions", do_repro) or []
+    finally:
+        over.set()
     if beside:
         helper.join()
     else:
@@ -249,17 +302,9 @@ def run(options: StudyOptions, engine_table: Callable[[int], tuple[Any, int]]) -
     if "raised" in side:
         raise side["raised"]
     if repro_quick and chosen:
-        from tlblab import records
-
-        names = [f"{seeds_number(p)}/{p.stem}" for p in chosen]
-        try:
-            study.recorded = records.load(options.records, names)
-        except Exception as e:  # noqa: BLE001 - a broken record is shown, the study goes on
-            from tlblab.errors import UserError
-
-            if not isinstance(e, UserError):
-                raise
-            study.records_error = str(e)
+        # Read on the side thread already when it drew ahead (the records are a full run's,
+        # which a quick run never writes: the same read before or after it).
+        study.recorded, study.records_error = side.get("recorded") or recorded()
 
     eng = side.get("engine")
     if eng:
