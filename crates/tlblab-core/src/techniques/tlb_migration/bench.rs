@@ -68,13 +68,13 @@ pub fn pld_benchmark(
             "pld benchmark: pages expects 1 to {PLD_BENCH_MAX_PAGES}, found {pages}"
         )));
     }
-    if layout.stride == 0 || layout.stride % 4096 != 0 {
+    if layout.stride == 0 || !layout.stride.is_multiple_of(4096) {
         return Err(SimError(format!(
             "pld benchmark: stride expects a positive multiple of 4096 bytes, found {}",
             layout.stride
         )));
     }
-    if layout.base % 4096 != 0 {
+    if !layout.base.is_multiple_of(4096) {
         return Err(SimError(format!(
             "pld benchmark: base expects a page-aligned address, found {:#x}",
             layout.base
