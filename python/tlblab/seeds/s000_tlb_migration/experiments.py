@@ -128,6 +128,33 @@ def a7(quick: bool) -> dict[str, float]:
     return out
 
 
+# Tables A.1 and A.2 (§4.1-§4.2): the calibration's own microbenchmarks.
+ENTRIES_A1 = (1, 2, 4, 8, 16, 32, 64)
+PAGES_A2 = tuple(range(1, 19)) + (32, 64)
+
+
+def a1_a2(quick: bool) -> dict[str, float]:
+    """Tables A.1-A.2: the TLB read loop (the A7 constants) and the pld loop over N consecutive
+    pages on the cortex-a7 preset without a prefetcher (§4.2: "data prefetching disabled"):
+    cycles, the PMU's cache accesses (data only) and misses (walks included). Deterministic and
+    fast: `quick` runs the same."""
+    from tlblab.technique import tlb_migration as tm
+
+    out: dict[str, float] = {}
+    for n in ENTRIES_A1:
+        out[f"read/p{n}"] = float(tm.read_cycles(n, cpu="a7"))
+    for n in PAGES_A2:
+        b = tm.pld_benchmark(A7, n, cpu="a7")
+        out[f"cycles/p{n}"] = float(b["cycles"])
+        out[f"accesses/p{n}"] = float(b["accesses"])
+        out[f"misses/p{n}"] = float(b["misses"])
+        out[f"excess/p{n}"] = float(b["misses"] - b["accesses"])
+        # Ours only: the misses by source.
+        out[f"walk_misses/p{n}"] = float(b["walk_misses"])
+        out[f"data_misses/p{n}"] = float(b["data_misses"])
+    return out
+
+
 def _gem5(version: int, quick: bool) -> dict[str, float]:
     return _table(GEM5, "68k", f"v{version}", PAGES_GEM5, quick, NS_PER_CYCLE)
 

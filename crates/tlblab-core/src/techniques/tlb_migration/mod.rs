@@ -50,7 +50,10 @@
 //! from the text of §5-6 only; each is named below with its source (docs/technique-tlb_migration.md
 //! lists them). Memory latencies are never constants here: they are the machine's caches.
 
+mod bench;
 mod save;
+
+pub use bench::{pld_benchmark, read_cycles, PldBench, PldBenchLayout, PLD_BENCH_MAX_PAGES};
 
 use super::{Model, ParamInfo, Params, TechniqueInfo};
 use crate::machine::MachineConfig;
@@ -124,6 +127,27 @@ pub enum Interface {
 }
 
 impl Interface {
+    /// The interfaces by their `interface=` names.
+    pub const NAMES: [&'static str; 6] = ["pld_direct", "pld_indirect", "v1", "v2", "v3", "v4"];
+
+    /// The interface named `name` (`interface=`), or an error listing the names.
+    pub fn named(name: &str) -> Result<Interface, String> {
+        Ok(match name {
+            "pld_direct" => Interface::PldDirect,
+            "pld_indirect" => Interface::PldIndirect,
+            "v1" => Interface::V1,
+            "v2" => Interface::V2,
+            "v3" => Interface::V3,
+            "v4" => Interface::V4,
+            _ => {
+                return Err(format!(
+                    "tlb_migration: interface expects one of {}, found '{name}'",
+                    Self::NAMES.join(", ")
+                ))
+            }
+        })
+    }
+
     /// Whether the hardware streams the entries of an ASID (v3, v4: §5.2), so the software
     /// neither reads every slot nor filters.
     fn streams(self) -> bool {
@@ -218,6 +242,54 @@ pub struct Costs {
     /// §A8.8.19) an entry, the entry's words being in registers already for the data-register
     /// writes; the current ASID is read once per call, within `fixed`.
     pub asid_insert: u64,
+}
+
+impl Costs {
+    /// A CPU's constants by the technique's `cpu=` name: `a7` (`A7`) or `gem5` (`GEM5`).
+    pub fn named(cpu: &str) -> Result<Costs, String> {
+        match cpu {
+            "a7" => Ok(A7),
+            "gem5" => Ok(GEM5),
+            _ => Err(format!(
+                "tlb_migration: cpu expects a7 or gem5, found '{cpu}'"
+            )),
+        }
+    }
+
+    /// Sets the constant named `name` (a field of `Costs`) to `value`: to redo a fit (the
+    /// calibration against Table A.2, docs/technique-tlb_migration.md).
+    pub fn set(&mut self, name: &str, value: u64) -> Result<(), String> {
+        let field = match name {
+            "fixed" => &mut self.fixed,
+            "op_write" => &mut self.op_write,
+            "data_reg" => &mut self.data_reg,
+            "read_loop" => &mut self.read_loop,
+            "filter_check" => &mut self.filter_check,
+            "stream_loop" => &mut self.stream_loop,
+            "word" => &mut self.word,
+            "pld_loop" => &mut self.pld_loop,
+            "pld_fill_extra" => &mut self.pld_fill_extra,
+            "pld_burst_fills" => &mut self.pld_burst_fills,
+            "indirect_addr" => &mut self.indirect_addr,
+            "asid_insert" => &mut self.asid_insert,
+            "pld_slots" => {
+                if !(1..=4).contains(&value) {
+                    return Err(format!(
+                        "tlb_migration: pld_slots expects 1 to 4 fills outstanding, found {value}"
+                    ));
+                }
+                self.pld_slots = value as usize;
+                return Ok(());
+            }
+            _ => {
+                return Err(format!(
+                    "tlb_migration: no cost constant named '{name}' (expected one of fixed, op_write, data_reg, read_loop, filter_check, stream_loop, word, pld_loop, pld_fill_extra, pld_slots, pld_burst_fills, indirect_addr, asid_insert)"
+                ))
+            }
+        };
+        *field = value;
+        Ok(())
+    }
 }
 
 /// Cortex-A7 (Raspberry Pi 2), calibrated on Tables A.1-A.2 only.
@@ -331,17 +403,7 @@ struct Counters {
 
 impl Model for TlbMigration {
     fn build(p: &Params, machine: &MachineConfig, _seed: u64) -> Result<Self, String> {
-        let interface = match p.choice(
-            "interface",
-            &["pld_direct", "pld_indirect", "v1", "v2", "v3", "v4"],
-        )? {
-            "pld_direct" => Interface::PldDirect,
-            "pld_indirect" => Interface::PldIndirect,
-            "v1" => Interface::V1,
-            "v2" => Interface::V2,
-            "v3" => Interface::V3,
-            _ => Interface::V4,
-        };
+        let interface = Interface::named(p.choice("interface", &Interface::NAMES)?)?;
         let filter = match p.choice("filter", &["none", "valid", "asid", "used"])? {
             "none" => Filter::None,
             "valid" => Filter::Valid,

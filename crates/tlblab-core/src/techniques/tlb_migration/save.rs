@@ -81,7 +81,7 @@ impl TlbMigration {
             self.c.entries_read += kept.len() as u64;
         } else {
             // Every slot is read (§3.1 step 1), then filtered in software.
-            let per_entry = k.op_write + self.interface.data_regs() * k.data_reg + k.read_loop;
+            let per_entry = bench::read_cycles_per_entry(k, self.interface);
             cycles += capacity * (per_entry + self.filter.checks() * k.filter_check);
             self.c.entries_read += capacity;
         }
