@@ -197,6 +197,44 @@ impl DramState {
     /// The earliest start at or after `a` where one line fits on channel `busy`, and the
     /// index its interval goes in at.
     fn fit(busy: &VecDeque<(u64, u64)>, a: u64, line: u64) -> (u64, usize) {
+        // The ring is most often in one piece (it wraps once per turn of its room): searched
+        // as a slice, without the ring's index arithmetic on every probe.
+        match busy.as_slices() {
+            (whole, []) => Self::fit_in(whole, a, line),
+            _ => Self::fit_ring(busy, a, line),
+        }
+    }
+
+    /// `fit` on a calendar in one piece.
+    fn fit_in(busy: &[(u64, u64)], a: u64, line: u64) -> (u64, usize) {
+        // As `fit_ring`: a gallop back from the end brackets the first reservation ending
+        // after `a`, a binary search inside the bracket finds it.
+        let mut hi = busy.len();
+        let mut lo = 0;
+        let mut step = 1;
+        while hi > 0 {
+            let j = hi.saturating_sub(step);
+            if busy[j].1 <= a {
+                lo = j + 1;
+                break;
+            }
+            hi = j;
+            step *= 2;
+        }
+        let mut i = lo + busy[lo..hi].partition_point(|&(_, end)| end <= a);
+        let mut start = a;
+        for &(s, e) in &busy[i..] {
+            if s >= start + line {
+                break;
+            }
+            start = start.max(e);
+            i += 1;
+        }
+        (start, i)
+    }
+
+    /// `fit` on a calendar that wraps around its ring.
+    fn fit_ring(busy: &VecDeque<(u64, u64)>, a: u64, line: u64) -> (u64, usize) {
         // The first reservation ending after `a` (the ends rise along the calendar). Arrivals
         // come in about time order, so it is most often at or near the back: a gallop back
         // from the end brackets it in a few steps, and a binary search inside the bracket
@@ -251,13 +289,21 @@ impl DramState {
                 }
                 (ch, Self::fit(&self.busy[ch], t, self.line))
             }
-            _ => self
-                .busy
-                .iter()
-                .map(|b| Self::fit(b, a, self.line))
-                .enumerate()
-                .min_by_key(|&(c, (start, _))| (start, c))
-                .expect("a channel"),
+            _ => {
+                // The earliest start, the lowest channel of equals: none starts before `a`,
+                // so a channel that takes the line at `a` ends the search.
+                let mut best = (0, Self::fit(&self.busy[0], a, self.line));
+                for (c, b) in self.busy.iter().enumerate().skip(1) {
+                    if best.1 .0 == a {
+                        break;
+                    }
+                    let f = Self::fit(b, a, self.line);
+                    if f.0 < best.1 .0 {
+                        best = (c, f);
+                    }
+                }
+                best
+            }
         };
         let end = start + self.line;
         let b = &mut self.busy[ch];

@@ -6,6 +6,7 @@
 
 use super::*;
 use crate::machine::MlpConfig;
+use std::collections::VecDeque;
 
 /// One long miss in flight: when it completes, the hardware thread's reference count when it
 /// issued, and when its walk ends (it holds a walker until then; 0: it did not walk).
@@ -16,24 +17,42 @@ pub(crate) struct MissSlot {
     pub(crate) walk_done: u64,
 }
 
-/// A hardware thread's outstanding long misses and its count of marked references. `slots` is allocated
-/// once with room for `miss_slots` and never grows past it.
+/// A hardware thread's outstanding long misses and its count of marked references. `slots` is a
+/// ring allocated once with room for `miss_slots` that never grows past it (serialized as the
+/// same sequence a `Vec` gives). The slots stay in the order they were issued (each is pushed
+/// with the thread's next count, and retiring keeps the order), so the oldest is the first:
+/// the reorder window reads it without a search, and the misses that complete in the order
+/// they were issued leave from the front.
 #[derive(Serialize, Deserialize, Clone, Debug, Default)]
 pub(crate) struct MlpState {
-    pub(crate) slots: Vec<MissSlot>,
+    pub(crate) slots: VecDeque<MissSlot>,
     pub(crate) refs: u64,
     /// The instructions issued short of a whole cycle (`MlpConfig::issue_instructions`),
     /// carried to the next reference: below `issue_width`.
     #[serde(default)]
     pub(crate) issue_carry: u32,
+    /// A lower bound on every slot's completion (`u64::MAX`: no slot), so that `retire` at an
+    /// earlier time knows without a pass that nothing completes: most references under stream
+    /// pressure retire nothing, and the pass over up to `miss_slots` slots was most of
+    /// `charge`'s cost (issue 89). Exact after every pass and push; 0 in a state restored from
+    /// a checkpoint (not saved: a bound that low only costs the next call its pass).
+    #[serde(skip)]
+    done_bound: u64,
+    /// Whether the slots' completions rise from the front to the back (each new slot's is at
+    /// or after the last's), so that the misses complete front first. False in a restored
+    /// state until `retire`'s next pass finds it.
+    #[serde(skip)]
+    in_order: bool,
 }
 
 impl MlpState {
     pub(crate) fn new(cfg: &MlpConfig) -> MlpState {
         MlpState {
-            slots: Vec::with_capacity(cfg.miss_slots as usize),
+            slots: VecDeque::with_capacity(cfg.miss_slots as usize),
             refs: 0,
             issue_carry: 0,
+            done_bound: u64::MAX,
+            in_order: true,
         }
     }
 
@@ -47,15 +66,44 @@ impl MlpState {
         total / width
     }
 
-    /// Drops the misses complete at `now`.
+    /// Drops the misses complete at `now` (none while `now` is below `done_bound`).
     fn retire(&mut self, now: u64) {
-        self.slots.retain(|s| s.done > now);
+        if now < self.done_bound {
+            return;
+        }
+        // The oldest misses most often complete first: they leave from the front. While the
+        // completions rise along the ring (`in_order`), the front's is the bound; otherwise
+        // one pass finds the bound, whether a later slot completed too, and whether the ones
+        // kept are in order again.
+        while self.slots.front().is_some_and(|s| s.done <= now) {
+            self.slots.pop_front();
+        }
+        if self.in_order {
+            self.done_bound = self.slots.front().map_or(u64::MAX, |s| s.done);
+            return;
+        }
+        let (bound, later, in_order, _) = self.slots.iter().fold(
+            (u64::MAX, false, true, 0),
+            |(bound, later, in_order, last), s| {
+                let keep = s.done > now;
+                (
+                    bound.min(if keep { s.done } else { u64::MAX }),
+                    later | !keep,
+                    in_order & (!keep | (s.done >= last)),
+                    if keep { s.done } else { last },
+                )
+            },
+        );
+        if later {
+            self.slots.retain(|s| s.done > now);
+        }
+        (self.done_bound, self.in_order) = (bound, in_order);
     }
 
-    /// Waits for outstanding miss `i`, from `now`; returns the new
-    /// time, with every miss complete by then retired.
-    fn wait_for(&mut self, now: u64, i: usize) -> u64 {
-        let t = now.max(self.slots[i].done);
+    /// Waits for a miss that completes at `done`, from `now`; returns the new time, with
+    /// every miss complete by then retired.
+    fn wait_until(&mut self, now: u64, done: u64) -> u64 {
+        let t = now.max(done);
         self.retire(t);
         t
     }
@@ -64,7 +112,16 @@ impl MlpState {
     pub(crate) fn drain(&mut self, now: u64) -> u64 {
         let t = self.slots.iter().fold(now, |t, s| t.max(s.done));
         self.slots.clear();
+        (self.done_bound, self.in_order) = (u64::MAX, true);
         t
+    }
+
+    /// A long miss issued now: the last slot (the order of issue).
+    fn push(&mut self, slot: MissSlot) {
+        debug_assert!(self.slots.back().is_none_or(|s| s.issue < slot.issue));
+        self.done_bound = self.done_bound.min(slot.done);
+        self.in_order &= self.slots.back().is_none_or(|s| s.done <= slot.done);
+        self.slots.push_back(slot);
     }
 
     /// The cycles a reference of in-order latency `latency` costs the core from `now`:
@@ -92,25 +149,26 @@ impl MlpState {
         self.refs += 1;
         let mut t = now;
         self.retire(t);
-        // The reorder window: the oldest outstanding miss holds every reference after it.
-        while let Some((i, issue)) = self
-            .slots
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (i, s.issue))
-            .min_by_key(|&(_, issue)| issue)
-        {
-            if self.refs - issue < cfg.window as u64 {
+        // The reorder window: the oldest outstanding miss (the first slot) holds every
+        // reference after it.
+        while let Some(&oldest) = self.slots.front() {
+            if self.refs - oldest.issue < cfg.window as u64 {
                 break;
             }
-            t = self.wait_for(t, i);
+            t = self.wait_until(t, oldest.done);
         }
         if !long {
             return t - now + latency + queue(t);
         }
         while self.slots.len() >= cfg.miss_slots as usize {
-            let i = Self::earliest(&self.slots);
-            t = self.wait_for(t, i);
+            // In order, the first to complete is the front (under stream pressure every
+            // reference comes here with the slots full).
+            let first_done = if self.in_order {
+                self.slots.front().map(|s| s.done)
+            } else {
+                self.slots.iter().map(|s| s.done).min()
+            };
+            t = self.wait_until(t, first_done.expect("a slot to wait for"));
         }
         if walk.is_some() {
             // A walker is free again when its walk ends (the miss goes on in its slot).
@@ -128,22 +186,12 @@ impl MlpState {
             }
         }
         let wait = queue(t);
-        self.slots.push(MissSlot {
+        self.push(MissSlot {
             done: t + latency + wait,
             issue: self.refs,
             walk_done: walk.map_or(0, |w| t + w + wait),
         });
         t - now
-    }
-
-    /// The index of the first-completing slot (one exists).
-    fn earliest(slots: &[MissSlot]) -> usize {
-        slots
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, s)| s.done)
-            .map(|(i, _)| i)
-            .expect("a slot to wait for")
     }
 }
 
@@ -227,7 +275,7 @@ impl System {
         });
         if awaited && independent && lines > 0 {
             // `charge` put it last in the slots.
-            mlp.slots.last().expect("the read in flight").done - now
+            mlp.slots.back().expect("the read in flight").done - now
         } else {
             c
         }
