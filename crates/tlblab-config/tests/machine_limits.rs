@@ -138,3 +138,29 @@ fn multi_line_json_errors_keep_line_and_column() {
     let e = parse_machine_json(&v.to_string(), "<machine>").unwrap_err();
     assert!(e.starts_with("<machine>: tlb[L1I]: "), "{e}");
 }
+
+/// Given Linux's ARMv7 table layout on an x86-64 machine, or a layout of no name on the
+/// Cortex-A7, then one message names `page_table.layout`, what was found and what is expected.
+#[test]
+fn a_table_layout_of_another_format_or_no_name_is_refused() {
+    let text = zen3_with("[page_table]\n", "[page_table]\nlayout = \"linux_armv7\"\n");
+    let e = parse_machine_toml(&text, "m.toml").unwrap_err();
+    assert!(
+        e.starts_with("m.toml: page_table.layout: linux_armv7 "),
+        "{e}"
+    );
+    assert!(
+        e.contains("x86_64_4level") && e.contains("own_frame"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'), "{e}");
+    let a7 = preset_text("cortex-a7").unwrap();
+    let text = a7.replacen("layout = \"linux_armv7\"", "layout = \"linux\"", 1);
+    assert_ne!(text, a7);
+    let e = parse_machine_toml(&text, "a7.toml").unwrap_err();
+    assert!(e.starts_with("a7.toml"), "{e}");
+    assert!(
+        e.contains("linux") && e.contains("own_frame") && e.contains("linux_armv7"),
+        "{e}"
+    );
+}

@@ -5,7 +5,7 @@
 
 use crate::cache::{CacheConfig, CacheKind, Indexing};
 use crate::memory::{MemoryConfig, Placement};
-use crate::page_table::PageTableFormat;
+use crate::page_table::{PageTableFormat, TableLayout};
 use crate::tlb::{TlbConfig, TlbKind};
 use crate::walker::PwcConfig;
 use serde::{Deserialize, Serialize};
@@ -63,6 +63,12 @@ pub struct PageTableConfig {
     /// The page size a first touch maps, unless a region or mmap event says otherwise.
     #[serde(default = "default_page_size")]
     pub page_size: PageSize,
+    /// Where the tables sit in their frames: `own_frame` (the default: each table at the start
+    /// of a frame of its own) or `linux_armv7` (`armv7_short` only: ARM Linux's page of two
+    /// 1 MiB halves' second-level tables, the hardware tables at +2048 and +3072;
+    /// `page_table::armv7::linux_table`).
+    #[serde(default, skip_serializing_if = "TableLayout::is_own_frame")]
+    pub layout: TableLayout,
 }
 
 fn default_page_size() -> PageSize {
@@ -223,6 +229,7 @@ impl MachineConfig {
             page_table: PageTableConfig {
                 format,
                 page_size: PageSize::Size4K,
+                layout: TableLayout::OwnFrame,
             },
             tlbs,
             walker: WalkerConfig::default(),
@@ -266,6 +273,14 @@ impl MachineConfig {
                 self.page_table.page_size,
                 fmt.name(),
                 names(&fmt.page_sizes())
+            ));
+        }
+        if self.page_table.layout == TableLayout::LinuxArmv7 && fmt != PageTableFormat::Armv7Short {
+            return Err(format!(
+                "page_table.layout: linux_armv7 is where ARM Linux puts the second-level tables \
+                 of the armv7_short format, and this machine's format is {} (expected \
+                 layout = \"own_frame\" or format = \"armv7_short\")",
+                fmt.name()
             ));
         }
         if self.tlbs.is_empty() {

@@ -6,7 +6,23 @@
 //! tag seed 002 uses as an address-space identifier.
 
 use super::{Desc, LevelGeom};
-use tlblab_types::{Domain, PageSize, PhysAddr};
+use tlblab_types::{Domain, PageSize, PhysAddr, VirtAddr};
+
+/// Where Linux puts a hardware second-level table in its page (`TableLayout::LinuxArmv7`).
+/// Linux allocates one 4 KiB page per 2 MiB of address space (`PTRS_PER_PGD` 2048 entries of
+/// two first-level descriptors each) and lays it out as "Linux pt 0" at +0, "Linux pt 1" at
+/// +1024, "h/w pt 0" at +2048, "h/w pt 1" at +3072 (arch/arm/include/asm/pgtable-2level.h,
+/// the layout comment and `PTE_HWTABLE_OFF` = `PTRS_PER_PTE` 512 × 4 bytes); `__pmd_populate`
+/// (arch/arm/include/asm/pgalloc.h) points the first-level descriptor of the lower MiB at
+/// `pte + PTE_HWTABLE_OFF` and the upper one's 256 entries (1 KiB) further. So the table of
+/// `va` in the page at `page` starts at `page + 2048 + 1024 × VA[20]`. The walker never reads
+/// Linux's copies; their lines are left unused here.
+pub const LINUX_HWTABLE_OFF: u64 = 2048;
+pub const HWTABLE_BYTES: u64 = 256 * 4;
+
+pub fn linux_table(page: PhysAddr, va: VirtAddr) -> PhysAddr {
+    PhysAddr(page.0 + LINUX_HWTABLE_OFF + ((va.0 >> 20) & 1) * HWTABLE_BYTES)
+}
 
 pub const LEVELS: &[LevelGeom] = &[
     LevelGeom {

@@ -18,6 +18,34 @@ pub enum PageTableFormat {
     Armv8_4k,
 }
 
+/// Where a format's tables sit in their frames (`page_table.layout`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TableLayout {
+    /// Every table at the start of a frame of its own: a 1 KiB ARMv7 second-level table alone
+    /// at the start of a 4 KiB frame.
+    #[default]
+    OwnFrame,
+    /// ARM Linux's short-descriptor layout (`armv7_short` only): the second-level tables of
+    /// the two 1 MiB halves of a 2 MiB-aligned region share one 4 KiB page, the hardware
+    /// table of the lower half 2048 bytes in and of the upper half 3072 bytes in, behind
+    /// Linux's own copies of the entries (`armv7::linux_table`).
+    LinuxArmv7,
+}
+
+impl TableLayout {
+    pub fn name(self) -> &'static str {
+        match self {
+            TableLayout::OwnFrame => "own_frame",
+            TableLayout::LinuxArmv7 => "linux_armv7",
+        }
+    }
+
+    pub fn is_own_frame(&self) -> bool {
+        *self == TableLayout::OwnFrame
+    }
+}
+
 /// Geometry of one level of a radix page table, root first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LevelGeom {

@@ -87,6 +87,10 @@ fn leaf_levels(levels: &[LevelGeom]) -> [u8; 6] {
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug)]
 pub struct PageTable {
     format: PageTableFormat,
+    /// Where the tables sit in their frames (`TableLayout`); absent from checkpoints written
+    /// before it existed, whose tables each started a frame.
+    #[serde(default)]
+    layout: TableLayout,
     /// The format's geometry (`PageTableFormat::levels`): a static table, not saved in a
     /// checkpoint but set again from `format` (`after_restore`).
     #[serde(skip)]
@@ -110,34 +114,67 @@ impl PageTable {
         self.leaf_of = leaf_levels(self.levels);
     }
 
-    /// An empty table: just the root, allocated from `frames`.
+    /// An empty table: just the root, allocated from `frames`; every table at the start of a
+    /// frame of its own (`TableLayout::OwnFrame`).
     pub fn new(
         format: PageTableFormat,
         frames: &mut FrameAllocator,
     ) -> Result<PageTable, OutOfMemory> {
+        Self::with_layout(format, TableLayout::OwnFrame, frames)
+    }
+
+    /// An empty table whose tables sit in their frames as `layout` says (a layout other than
+    /// `OwnFrame` only with the format it is for: `MachineConfig::validate` checks).
+    pub fn with_layout(
+        format: PageTableFormat,
+        layout: TableLayout,
+        frames: &mut FrameAllocator,
+    ) -> Result<PageTable, OutOfMemory> {
+        debug_assert!(layout.is_own_frame() || format == PageTableFormat::Armv7Short);
         let mut t = PageTable {
             format,
+            layout,
             levels: format.levels(),
             leaf_of: leaf_levels(format.levels()),
             nodes: Vec::new(),
             slots: Vec::new(),
             mapped_pages: 0,
         };
-        t.new_node(0, frames)?;
+        t.new_node(0, VirtAddr(0), frames)?;
         Ok(t)
     }
 
-    fn new_node(&mut self, level: usize, frames: &mut FrameAllocator) -> Result<u32, OutOfMemory> {
-        let pfn = frames.alloc(self.format.table_size(level))?;
+    /// A new table of `level` for `va`, in a frame of its own or (Linux's ARMv7 layout, the
+    /// second level) in the page of the table of the other MiB of `va`'s 2 MiB, allocated by
+    /// whichever of the two comes first.
+    fn new_node(
+        &mut self,
+        level: usize,
+        va: VirtAddr,
+        frames: &mut FrameAllocator,
+    ) -> Result<u32, OutOfMemory> {
+        let base = if level == 1 && self.layout == TableLayout::LinuxArmv7 {
+            // Linux's `__pmd_populate` fills both first-level entries of the pair when it
+            // allocates the page; here the other half's entry is set when that half is first
+            // mapped, in the same page. A walk of a mapped page reads the same addresses
+            // either way; what differs is the first-level entry a fault in the other half
+            // finds already written (`System::fault_stores`).
+            let other = self.slot(0, self.index(0, va) ^ 1).child;
+            let page = if other != 0 {
+                PhysAddr(self.nodes[other as usize - 1].base.0 & !0xfff)
+            } else {
+                frames.alloc(PageSize::Size4K)?.base()
+            };
+            armv7::linux_table(page, va)
+        } else {
+            frames.alloc(self.format.table_size(level))?.base()
+        };
         let n = 1usize << self.levels[level].bits;
         let first_slot = u32::try_from(self.slots.len()).map_err(|_| OutOfMemory {
             size: self.format.table_size(level),
         })?;
         self.slots.resize(self.slots.len() + n, Slot::default());
-        self.nodes.push(Node {
-            base: pfn.base(),
-            first_slot,
-        });
+        self.nodes.push(Node { base, first_slot });
         Ok((self.nodes.len() - 1) as u32)
     }
 
@@ -163,6 +200,10 @@ impl PageTable {
 
     pub fn format(&self) -> PageTableFormat {
         self.format
+    }
+
+    pub fn layout(&self) -> TableLayout {
+        self.layout
     }
 
     /// Number of table nodes (frames used by the page table).
@@ -240,7 +281,7 @@ impl PageTable {
             node = if c != 0 {
                 c - 1
             } else {
-                let child = self.new_node(level + 1, frames)?;
+                let child = self.new_node(level + 1, va, frames)?;
                 let base = self.nodes[child as usize].base;
                 let desc = self.format.encode_table(base, domain);
                 *self.slot_mut(node, i) = Slot {

@@ -102,3 +102,77 @@ fn walks_and_prefetch_descents_find_what_was_mapped() {
         assert_eq!(pt.last_entry(VirtAddr(va), 0, 0).leaf, None);
     }
 }
+
+/// The second-level table a walk of `va` reads (path.refs[1]) in `pt`, mapping `va` first.
+fn second_level_entry(pt: &mut PageTable, fr: &mut FrameAllocator, va: u64) -> PhysAddr {
+    let pfn = fr.alloc(PageSize::Size4K).unwrap();
+    pt.map(VirtAddr(va), PageSize::Size4K, pfn, Domain(0), false, fr)
+        .unwrap();
+    let mut path = WalkPath::default();
+    pt.walk_from(VirtAddr(va), 0, 0, &mut path).expect("mapped");
+    assert_eq!(path.len, 2);
+    path.refs[1]
+}
+
+/// Given ARMv7 short-descriptor tables in Linux's layout (arch/arm/include/asm/pgtable-2level.h:
+/// h/w pt 0 at +2048, h/w pt 1 at +3072 of one page per 2 MiB), when a page of the even MiB
+/// 0x200 and then one of the odd MiB 0x201 are mapped, then the walks read page + 2048 +
+/// index × 4 and the same page + 3072 + index × 4, the second table takes no frame of its
+/// own, the first-level entries point at the two hardware tables, and the next 2 MiB's table
+/// is in a new page; in the default layout the table starts its frame.
+#[test]
+fn linux_armv7_layout_puts_two_hardware_tables_at_2048_and_3072_of_one_page() {
+    let mut fr = frames();
+    let mut pt = PageTable::with_layout(
+        PageTableFormat::Armv7Short,
+        TableLayout::LinuxArmv7,
+        &mut fr,
+    )
+    .unwrap();
+    let root = pt.root().0;
+    let before = fr.allocated_frames();
+    let even = second_level_entry(&mut pt, &mut fr, 0x2000_4000);
+    // One data frame and one table page.
+    assert_eq!(fr.allocated_frames(), before + 2);
+    let page = even.0 & !0xfff;
+    assert_eq!(even.0, page + 2048 + 4 * 4);
+    let odd = second_level_entry(&mut pt, &mut fr, 0x2010_8000);
+    // One data frame only: the odd MiB's table shares the even one's page.
+    assert_eq!(fr.allocated_frames(), before + 3);
+    assert_eq!(odd.0, page + 3072 + 8 * 4);
+    // The first-level entries of MiBs 0x200 and 0x201 point at the two hardware tables.
+    let mut path = WalkPath::default();
+    pt.walk_from(VirtAddr(0x2010_8000), 0, 0, &mut path)
+        .unwrap();
+    assert_eq!(path.refs[0].0, root + 0x201 * 4);
+    let l1 = |i: usize| pt.format().decode(pt.slot(0, i).desc, 0);
+    assert_eq!(
+        l1(0x200),
+        Desc::Table {
+            child: PhysAddr(page + 2048)
+        }
+    );
+    assert_eq!(
+        l1(0x201),
+        Desc::Table {
+            child: PhysAddr(page + 3072)
+        }
+    );
+    // The next 2 MiB (MiB 0x202, even) gets a page of its own, its table 2048 bytes in.
+    let next = second_level_entry(&mut pt, &mut fr, 0x2020_0000);
+    assert_ne!(next.0 & !0xfff, page);
+    assert_eq!(next.0 & 0xfff, 2048);
+    // An odd MiB mapped first takes the page and sits at +3072; its even partner follows.
+    let odd_first = second_level_entry(&mut pt, &mut fr, 0x3030_0000 + 0xff * 4096);
+    assert_eq!(odd_first.0 & 0xfff, 3072 + 0xff * 4);
+    let partner = second_level_entry(&mut pt, &mut fr, 0x3020_0000);
+    assert_eq!(partner.0, (odd_first.0 & !0xfff) + 2048);
+
+    let mut fr = frames();
+    let mut own = PageTable::new(PageTableFormat::Armv7Short, &mut fr).unwrap();
+    let e = second_level_entry(&mut own, &mut fr, 0x2000_4000);
+    assert_eq!(e.0 & 0xfff, 4 * 4);
+    let o = second_level_entry(&mut own, &mut fr, 0x2010_8000);
+    assert_eq!(o.0 & 0xfff, 8 * 4);
+    assert_ne!(o.0 & !0xfff, e.0 & !0xfff);
+}

@@ -70,6 +70,17 @@ pub(super) fn levels(format: PageTableFormat) -> &'static [RefLevel] {
     }
 }
 
+/// Where ARM Linux puts the second-level (hardware) table of `va` in the 4 KiB page `page`
+/// that holds the tables of both 1 MiB halves of `va`'s 2 MiB (`TableLayout::LinuxArmv7`),
+/// from arch/arm/include/asm/pgtable-2level.h's picture of that page: "Linux pt 0" at +0,
+/// "Linux pt 1" at +1024, "h/w pt 0" at +2048, "h/w pt 1" at +3072; the first-level entry of
+/// the even MiB points at the first hardware table, the odd one's at the second
+/// (asm/pgalloc.h, `__pmd_populate`: `pmdp[0]` and `pmdp[1]`, 256 four-byte entries apart).
+pub(super) fn linux_armv7_table(page: u64, va: u64) -> u64 {
+    let upper_mib = (va >> 20) & 1 == 1;
+    page + if upper_mib { 3072 } else { 2048 }
+}
+
 /// The page a table of `level` occupies: the ARMv7 first-level table is 16 KiB (aligned to
 /// 16 KiB, §B3.5.1); every other table, the 1 KiB ARMv7 second-level ones included, takes one
 /// 4 KiB frame of its own (the allocator hands out nothing smaller).

@@ -40,6 +40,7 @@ use crate::cache::CacheKind;
 use crate::machine::{MachineConfig, PwcRestart, TimingModel};
 use crate::options::RunOptions;
 use crate::os::{kernel_path_pages, kernel_text_sections, SwitchPolicy};
+use crate::page_table::TableLayout;
 use crate::tlb::TlbKind;
 use caches::{CacheOutcome, NaiveCache, NaivePwc};
 use formats::RefLevel;
@@ -315,7 +316,8 @@ impl ReferenceModel {
                 let guest = v.guest_memory(&config.memory);
                 let hlevels = formats::levels(v.host_format);
                 let mut hframes = RefFrames::new(&config.memory, seed);
-                let tables = Tables::new(hlevels, &mut hframes).expect("memory for the host root");
+                let tables = Tables::new(hlevels, TableLayout::OwnFrame, &mut hframes)
+                    .expect("memory for the host root");
                 (
                     RefFrames::new(&guest, seed ^ 0x6e65_7374),
                     Some(Host {
@@ -397,7 +399,8 @@ impl ReferenceModel {
 
     /// Creates an address space (its root table allocated now); returns its index.
     pub fn create_space(&mut self) -> Result<usize, String> {
-        let tables = Tables::new(self.levels, &mut self.frames).ok_or("out of memory")?;
+        let layout = self.config.page_table.layout;
+        let tables = Tables::new(self.levels, layout, &mut self.frames).ok_or("out of memory")?;
         self.spaces.push(Space {
             id: self.spaces.len() as u32,
             asid: 0,

@@ -4,6 +4,7 @@
 
 use super::formats::{self, RefLevel};
 use super::frames::RefFrames;
+use crate::page_table::TableLayout;
 use std::collections::HashMap;
 use tlblab_types::PageSize;
 
@@ -11,20 +12,49 @@ use tlblab_types::PageSize;
 /// (the root is (0, 0)); and the pages mapped: (VA >> size's shift, size) → frame address;
 /// those of them mapped global (the kernel's: a `MapShared` with `prot::GLOBAL`, as the page
 /// was when first touched).
+/// `linux_armv7`: the second-level tables placed as ARM Linux places them
+/// (`formats::linux_armv7_table`), the two of a 2 MiB in one page.
 pub(super) struct Tables {
     pub(super) tables: HashMap<(usize, u64), u64>,
     pub(super) pages: HashMap<(u64, PageSize), u64>,
     pub(super) global: std::collections::HashSet<(u64, PageSize)>,
+    linux_armv7: bool,
 }
 
 impl Tables {
-    pub(super) fn new(levels: &[RefLevel], frames: &mut RefFrames) -> Option<Tables> {
+    pub(super) fn new(
+        levels: &[RefLevel],
+        layout: TableLayout,
+        frames: &mut RefFrames,
+    ) -> Option<Tables> {
         let root = frames.alloc(formats::table_page(&levels[0]))? << 12;
         Some(Tables {
             tables: HashMap::from([((0, 0), root)]),
             pages: HashMap::new(),
             global: Default::default(),
+            linux_armv7: layout == TableLayout::LinuxArmv7,
         })
+    }
+
+    /// The address of a new table of `level` for `va`: a frame of its own, or under Linux's
+    /// ARMv7 layout a second-level table in the page of the other MiB's table of the same
+    /// 2 MiB if that one exists, else in a new page.
+    fn place(
+        &self,
+        levels: &[RefLevel],
+        level: usize,
+        va: u64,
+        frames: &mut RefFrames,
+    ) -> Option<u64> {
+        if self.linux_armv7 && level == 1 {
+            let other_mib = (va >> 20) ^ 1;
+            let page = match self.tables.get(&(1, other_mib)) {
+                Some(&t) => t / 4096 * 4096,
+                None => frames.alloc(PageSize::Size4K)? << 12,
+            };
+            return Some(formats::linux_armv7_table(page, va));
+        }
+        Some(frames.alloc(formats::table_page(&levels[level]))? << 12)
     }
 
     pub(super) fn table(&self, levels: &[RefLevel], level: usize, va: u64) -> u64 {
@@ -70,8 +100,9 @@ impl Tables {
         let leaf = leaf_level(levels, size);
         for level in 1..=leaf {
             let key = (level, va >> levels[level - 1].shift);
-            if let std::collections::hash_map::Entry::Vacant(e) = self.tables.entry(key) {
-                e.insert(frames.alloc(formats::table_page(&levels[level]))? << 12);
+            if !self.tables.contains_key(&key) {
+                let table = self.place(levels, level, va, frames)?;
+                self.tables.insert(key, table);
             }
         }
         self.pages.insert((va >> size.shift(), size), frame);

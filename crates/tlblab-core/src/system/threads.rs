@@ -12,7 +12,8 @@ impl System {
     /// (the OS model's ASID allocator may reassign them).
     pub fn create_space(&mut self) -> Result<usize, SimError> {
         let id = self.spaces.len() as u32;
-        let pt = PageTable::new(self.config.page_table.format, &mut self.frames)
+        let (format, layout) = (self.config.page_table.format, self.config.page_table.layout);
+        let pt = PageTable::with_layout(format, layout, &mut self.frames)
             .map_err(|e| oom(e, "physical"))?;
         self.space_generation.push(0);
         self.spaces.push(AddressSpace {

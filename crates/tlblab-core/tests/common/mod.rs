@@ -50,6 +50,16 @@ pub fn cache(name: &str, level: u8, size: u64, ways: usize, latency: u64) -> Cac
     }
 }
 
+/// ARM Linux's layout of the second-level tables (`TableLayout::LinuxArmv7`) on an
+/// `armv7_short` machine where `linux` says so, from a draw the machine already has (so the
+/// stored regressions keep their other values); every other machine keeps its own.
+pub fn with_linux_armv7_layout(mut m: MachineConfig, linux: bool) -> MachineConfig {
+    if linux && m.page_table.format == PageTableFormat::Armv7Short {
+        m.page_table.layout = tlblab_core::page_table::TableLayout::LinuxArmv7;
+    }
+    m
+}
+
 pub fn machine(format: PageTableFormat, tlbs: Vec<TlbConfig>) -> MachineConfig {
     MachineConfig {
         walker: WalkerConfig {

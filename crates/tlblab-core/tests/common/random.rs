@@ -305,7 +305,9 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
                         entries: 2,
                         drain_cycles: 30,
                     });
-                    MachineConfig {
+                    // Linux's ARMv7 table layout on the in-order half of the ARMv7
+                    // machines (the seeds' Cortex-A7 is in order).
+                    let m = MachineConfig {
                         name: "random".into(),
                         cores,
                         threads_per_core: tpc,
@@ -368,7 +370,8 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
                         },
                         virtualization: virtualization.clone(),
                         ..super::machine(format, tlbs)
-                    }
+                    };
+                    super::with_linux_armv7_layout(m, !overlap)
                 })
             },
         )

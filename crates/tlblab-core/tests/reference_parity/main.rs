@@ -60,6 +60,8 @@ fn machine() -> impl Strategy<Value = (MachineConfig, bool)> {
                     tlbs[0].kind = TlbKind::Unified;
                 }
                 let pwcs = pwcs(&pwc_specs, format.levels().len());
+                // Linux's ARMv7 table layout on the machines of one or three TLB levels.
+                let linux = tlbs.len() != 2;
                 let first_cache_level = if caches.iter().any(|c| c.level == first_cache) {
                     first_cache
                 } else {
@@ -86,6 +88,7 @@ fn machine() -> impl Strategy<Value = (MachineConfig, bool)> {
                     },
                     ..common::machine(format, tlbs)
                 };
+                let cfg = common::with_linux_armv7_layout(cfg, linux);
                 (cfg, caches_on)
             },
         )
