@@ -200,47 +200,22 @@ impl DramState {
         // The ring is most often in one piece (it wraps once per turn of its room): searched
         // as a slice, without the ring's index arithmetic on every probe.
         match busy.as_slices() {
-            (whole, []) => Self::fit_in(whole, a, line),
-            _ => Self::fit_ring(busy, a, line),
+            (whole, []) => Self::fit_within(whole, whole.len(), a, line),
+            _ => Self::fit_within(busy, busy.len(), a, line),
         }
     }
 
-    /// `fit` on a calendar in one piece.
-    fn fit_in(busy: &[(u64, u64)], a: u64, line: u64) -> (u64, usize) {
-        // As `fit_ring`: a gallop back from the end brackets the first reservation ending
-        // after `a`, a binary search inside the bracket finds it.
-        let mut hi = busy.len();
-        let mut lo = 0;
-        let mut step = 1;
-        while hi > 0 {
-            let j = hi.saturating_sub(step);
-            if busy[j].1 <= a {
-                lo = j + 1;
-                break;
-            }
-            hi = j;
-            step *= 2;
-        }
-        let mut i = lo + busy[lo..hi].partition_point(|&(_, end)| end <= a);
-        let mut start = a;
-        for &(s, e) in &busy[i..] {
-            if s >= start + line {
-                break;
-            }
-            start = start.max(e);
-            i += 1;
-        }
-        (start, i)
-    }
-
-    /// `fit` on a calendar that wraps around its ring.
-    fn fit_ring(busy: &VecDeque<(u64, u64)>, a: u64, line: u64) -> (u64, usize) {
+    /// `fit` over the `len` reservations of a calendar in one piece or around its ring.
+    fn fit_within<C>(busy: &C, len: usize, a: u64, line: u64) -> (u64, usize)
+    where
+        C: std::ops::Index<usize, Output = (u64, u64)> + ?Sized,
+    {
         // The first reservation ending after `a` (the ends rise along the calendar). Arrivals
         // come in about time order, so it is most often at or near the back: a gallop back
         // from the end brackets it in a few steps, and a binary search inside the bracket
         // finds it (a binary search over the whole calendar, thousands of reservations under
         // stream pressure, was a quarter of such a run's time).
-        let mut hi = busy.len();
+        let mut hi = len;
         let mut lo = 0;
         let mut step = 1;
         while hi > 0 {
@@ -262,7 +237,7 @@ impl DramState {
         }
         let mut i = lo;
         let mut start = a;
-        while i < busy.len() && busy[i].0 < start + line {
+        while i < len && busy[i].0 < start + line {
             start = start.max(busy[i].1);
             i += 1;
         }
