@@ -97,6 +97,32 @@ def test_a_bad_backing_and_a_kernel_without_hugetlb_pages_are_one_line_with_stat
     assert "--backing hugetlb: " in err and "this kernel has no pool of 2 MiB hugetlb pages" in err
 
 
+def test_the_docs_layout_is_read_by_the_allocator_and_its_bad_line_is_the_allocators(tmp_path):
+    # docs/host-predict.md's example layout and its example of a bad line, run under the preloaded
+    # allocator (a program that does nothing: the layout is read and mapped at start; a hugetlb
+    # window the kernel refuses is said on stderr, and the program still runs).
+    import subprocess
+
+    from tlblab.host import _runtime
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "host-predict.md").read_text()
+    section = doc.split("## The mosaic allocator", 1)[1]
+    layout = [ln[4:] for ln in section.split("Preloaded, it replaces")[0].splitlines()
+              if ln.startswith("    pool ") or ln.startswith("    window ")]
+    assert any(ln.split("#")[0].split()[-1] == "hugetlb" for ln in layout)
+    lib = str(_runtime.executable("libtlblab_mosaic.so"))
+    (tmp_path / "doc.layout").write_text("\n".join(layout) + "\n")
+    p = subprocess.run(["/bin/true"], env=dict(os.environ, TLBLAB_MOSAIC=str(tmp_path / "doc.layout"),
+                                                TLBLAB_MOSAIC_REPORT=str(tmp_path / "r.json"), LD_PRELOAD=lib),
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and all(ln.startswith("tlblab mosaic: window heap") for ln in p.stderr.splitlines())
+    bad = next(ln.strip() for ln in section.splitlines() if ln.startswith("    tlblab mosaic: run.layout:3:"))
+    (tmp_path / "run.layout").write_text("pool heap 2G\n\nwindow heap 0 1G 1G\n")
+    p = subprocess.run(["/bin/true"], env=dict(os.environ, TLBLAB_MOSAIC="run.layout", LD_PRELOAD=lib),
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 2 and p.stderr == bad + "\n"
+
+
 def test_unknown_program_and_mosaic_are_one_line_with_status_2(capsys, tmp_path):
     if not THP_USABLE:
         pytest.skip("THP is never here: the check of the host comes first")
