@@ -47,7 +47,8 @@ def test_given_hugetlb_backing_when_a_layout_is_written_then_its_windows_say_hug
     used = 300 * predict.MIB + 12345  # rounded up: 302 MiB
     wins = predict.used_windows(predict.windows("2m", used, 2 << 30), used)
     assert wins == [(0, 302 * predict.MIB)] and predict.hugetlb_pages(wins) == 151
-    assert predict.used_windows([(0, 100 * predict.MIB), (400 * predict.MIB, 2 << 30)], used) == [(0, 100 * predict.MIB)]
+    two = [(0, 100 * predict.MIB), (400 * predict.MIB, 2 << 30)]
+    assert predict.used_windows(two, used) == [(0, 100 * predict.MIB)]
     text = predict.layout_text(prog, wins, "hugetlb")
     assert text.endswith("pool heap 2G\nwindow heap 0x0 0x12e00000 2M hugetlb\n")
     # THP stays the default, written as before.
@@ -90,7 +91,8 @@ def test_the_hugetlb_reservation_refuses_with_the_reason_and_sets_the_pool_back(
 
 def test_a_bad_backing_and_a_kernel_without_hugetlb_pages_are_one_line_with_status_2(capsys, tmp_path, monkeypatch):
     status, out, err = run_cli(capsys, "host", "predict", "--backing", "hugepages", "--out", str(tmp_path))
-    assert status == 2 and err.strip().count("\n") == 0 and "--backing: expected thp or hugetlb, found 'hugepages'" in err
+    assert status == 2 and err.strip().count("\n") == 0
+    assert "--backing: expected thp or hugetlb, found 'hugepages'" in err
     monkeypatch.setattr(predict, "HUGETLB_2M", tmp_path / "hugepages-2048kB")
     status, out, err = run_cli(capsys, "host", "predict", "--backing", "hugetlb", "--out", str(tmp_path))
     assert status == 2 and err.strip().count("\n") == 0

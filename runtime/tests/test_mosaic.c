@@ -71,7 +71,8 @@ static void bad_layouts_are_one_line_each(void) {
         {"pool heap 1G\n\nwindow heap 0 4M 2M hugetlbfs\n", "t.layout:3: window backing: expected thp or hugetlb, "
          "found 'hugetlbfs'"},
         {"pool heap 1G\nwindow heap 0 4M 4K hugetlb\n", "t.layout:2: window page size 4K: expected no backing"},
-        {"pool heap 1G\nwindow heap 0 4M 2M hugetlb now\n", "t.layout:2: expected `window POOL START END PAGE [thp|hugetlb]`, found 7 words"},
+        {"pool heap 1G\nwindow heap 0 4M 2M hugetlb now\n",
+         "t.layout:2: expected `window POOL START END PAGE [thp|hugetlb]`, found 7 words"},
         {"pool heap 1G\nwindow heap 0 4M\n", "t.layout:2: expected `window POOL START END PAGE [thp|hugetlb]`, "
          "found 4 words"},
         {"pool heap 1G\nwindow heap 4M 2M 2M\n", "expected the end after the start"},
