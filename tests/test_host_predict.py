@@ -42,6 +42,89 @@ def test_a_layout_is_what_the_allocator_reads():
     assert "pool heap 1G\n" in text and "window heap 0x0 0x400000 2M\n" in text
 
 
+def test_given_hugetlb_backing_when_a_layout_is_written_then_its_windows_say_hugetlb_and_end_at_the_used_heap():
+    prog = predict.PROGRAMS["gups"]  # a 2 GiB pool
+    used = 300 * predict.MIB + 12345  # rounded up: 302 MiB
+    wins = predict.used_windows(predict.windows("2m", used, 2 << 30), used)
+    assert wins == [(0, 302 * predict.MIB)] and predict.hugetlb_pages(wins) == 151
+    two = [(0, 100 * predict.MIB), (400 * predict.MIB, 2 << 30)]
+    assert predict.used_windows(two, used) == [(0, 100 * predict.MIB)]
+    text = predict.layout_text(prog, wins, "hugetlb")
+    assert text.endswith("pool heap 2G\nwindow heap 0x0 0x12e00000 2M hugetlb\n")
+    # THP stays the default, written as before.
+    assert predict.layout_text(prog, wins) == text.replace(" hugetlb\n", "\n")
+
+
+def _fake_pool(path: Path, nr: int, free: int, resv: int = 0) -> Path:
+    """A stand-in for /sys/kernel/mm/hugepages/hugepages-2048kB whose 'kernel' reserves nothing."""
+    path.mkdir()
+    for name, v in (("nr_hugepages", nr), ("free_hugepages", free), ("resv_hugepages", resv)):
+        (path / name).write_text(f"{v}\n")
+    return path
+
+
+def test_the_hugetlb_reservation_refuses_with_the_reason_and_sets_the_pool_back(tmp_path, monkeypatch):
+    # Enough free already: nothing written.
+    pool = _fake_pool(tmp_path / "enough", nr=20, free=20, resv=4)
+    with predict.hugetlb_reserved(16, pool=pool) as got:
+        assert got == {"pages": 16, "nr_before": 20, "nr_during": 20}
+    # Too few and not root: refused, saying what to write.
+    pool = _fake_pool(tmp_path / "few", nr=4, free=4)
+    monkeypatch.setattr(predict.os, "geteuid", lambda: 1000)
+    with pytest.raises(UserError, match=r"need 16 free 2 MiB hugetlb pages and .* has 4; reserving them needs root "
+                                        r"\(as root: echo 16 > .*nr_hugepages\)"):
+        with predict.hugetlb_reserved(16, pool=pool):
+            pass
+    # Root, but the kernel gives none (this pool is a plain file): refused, and set back.
+    monkeypatch.setattr(predict.os, "geteuid", lambda: 0)
+    said: list[str] = []
+    with pytest.raises(UserError, match=r"asked the kernel for 16 pages of 2 MiB \(nr_hugepages 4 -> 16\) to have 16 "
+                                        r"free, it reserved 16 and has 4 free: its memory is too fragmented"):
+        with predict.hugetlb_reserved(16, said.append, pool=pool):
+            pytest.fail("the block must not run without its pages")
+    assert (pool / "nr_hugepages").read_text() == "4\n" and said == ["hugetlb: nr_hugepages set back to 4"]
+    # No pool of 2 MiB pages at all.
+    with pytest.raises(UserError, match="this kernel has no pool of 2 MiB hugetlb pages"):
+        with predict.hugetlb_reserved(1, pool=tmp_path / "none"):
+            pass
+
+
+def test_a_bad_backing_and_a_kernel_without_hugetlb_pages_are_one_line_with_status_2(capsys, tmp_path, monkeypatch):
+    status, out, err = run_cli(capsys, "host", "predict", "--backing", "hugepages", "--out", str(tmp_path))
+    assert status == 2 and err.strip().count("\n") == 0
+    assert "--backing: expected thp or hugetlb, found 'hugepages'" in err
+    monkeypatch.setattr(predict, "HUGETLB_2M", tmp_path / "hugepages-2048kB")
+    status, out, err = run_cli(capsys, "host", "predict", "--backing", "hugetlb", "--out", str(tmp_path))
+    assert status == 2 and err.strip().count("\n") == 0
+    assert "--backing hugetlb: " in err and "this kernel has no pool of 2 MiB hugetlb pages" in err
+
+
+def test_the_docs_layout_is_read_by_the_allocator_and_its_bad_line_is_the_allocators(tmp_path):
+    # docs/host-predict.md's example layout and its example of a bad line, run under the preloaded
+    # allocator (a program that does nothing: the layout is read and mapped at start; a hugetlb
+    # window the kernel refuses is said on stderr, and the program still runs).
+    import subprocess
+
+    from tlblab.host import _runtime
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "host-predict.md").read_text()
+    section = doc.split("## The mosaic allocator", 1)[1]
+    layout = [ln[4:] for ln in section.split("Preloaded, it replaces")[0].splitlines()
+              if ln.startswith("    pool ") or ln.startswith("    window ")]
+    assert any(ln.split("#")[0].split()[-1] == "hugetlb" for ln in layout)
+    lib = str(_runtime.executable("libtlblab_mosaic.so"))
+    (tmp_path / "doc.layout").write_text("\n".join(layout) + "\n")
+    p = subprocess.run(["/bin/true"], env=dict(os.environ, TLBLAB_MOSAIC=str(tmp_path / "doc.layout"),
+                                                TLBLAB_MOSAIC_REPORT=str(tmp_path / "r.json"), LD_PRELOAD=lib),
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and all(ln.startswith("tlblab mosaic: window heap") for ln in p.stderr.splitlines())
+    bad = next(ln.strip() for ln in section.splitlines() if ln.startswith("    tlblab mosaic: run.layout:3:"))
+    (tmp_path / "run.layout").write_text("pool heap 2G\n\nwindow heap 0 1G 1G\n")
+    p = subprocess.run(["/bin/true"], env=dict(os.environ, TLBLAB_MOSAIC="run.layout", LD_PRELOAD=lib),
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 2 and p.stderr == bad + "\n"
+
+
 def test_unknown_program_and_mosaic_are_one_line_with_status_2(capsys, tmp_path):
     if not THP_USABLE:
         pytest.skip("THP is never here: the check of the host comes first")
@@ -91,6 +174,32 @@ def test_given_one_program_and_two_mosaics_when_predicted_then_rows_csv_and_the_
                                "--mosaics", "4k,2m", "--machine", "zen3", "--out", str(tmp_path))
     assert status == 0, err
     assert err.count("(kept in the cache)") == 2 and "hashjoin   2m" in out
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not predict.HUGETLB_2M.is_dir(),
+                    reason="not root, or no 2 MiB hugetlb pool: no hugetlb page can be reserved")
+def test_given_hugetlb_backing_when_predicted_as_root_then_the_pages_were_hugetlb_and_the_pool_is_set_back(
+        capsys, tmp_path):
+    nr = (predict.HUGETLB_2M / "nr_hugepages").read_text()
+    status, out, err = run_cli(capsys, "host", "predict", "--tiny", "--programs", "hashjoin", "--mosaics",
+                               "4k,2m", "--reps", "1", "--machine", "zen3", "--backing", "hugetlb",
+                               "--out", str(tmp_path), "--json")
+    assert (predict.HUGETLB_2M / "nr_hugepages").read_text() == nr  # set back, whatever happened
+    if status == 2 and "too fragmented" in err:
+        pytest.skip("the kernel could not reserve the 2 MiB pages (memory too fragmented)")
+    assert status == 0, err
+    layout = (tmp_path / "work" / "hashjoin-2m.layout").read_text()
+    assert layout.rstrip().endswith("2M hugetlb")
+    report = json.loads((tmp_path / "work" / "hashjoin-2m.report.json").read_text())
+    heap = report["pools"]["heap"]
+    assert report["ok"] is True and report["refused_windows"] == 0 and heap["huge_kb"] == 0
+    assert heap["hugetlb_kb"] > 0 and heap["hugetlb_kb"] == heap["want_hugetlb_kb"]
+    assert [w["backing"] for w in report["windows"]] == ["hugetlb"] and report["windows"][0]["refused"] is None
+    # The window ends at the used heap, rounded up to 2 MiB: what it reserved, not the 1 GiB pool.
+    assert report["windows"][0]["end"] == -(-heap["used_bytes"] // predict.HUGE) * predict.HUGE
+    rows = {r["mosaic"]: r for r in json.loads(out)["rows"]}
+    assert rows["2m"]["measured_s"] is not None and rows["2m"]["predicted_s"] < rows["4k"]["measured_s"]
+    assert "reserved" in err and "nr_hugepages set back to" in err
 
 
 def test_quiet_seconds_is_the_lower_quartile_of_the_pooled_rounds_after_the_first():

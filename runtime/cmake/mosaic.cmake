@@ -11,13 +11,20 @@ target_include_directories(tlblab_mosaic PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/inc
 target_compile_options(tlblab_mosaic PRIVATE ${TLBLAB_WARNINGS})
 target_compile_definitions(tlblab_mosaic PRIVATE _GNU_SOURCE)
 
-# test_mosaic (parser, allocators) and test_mosaic_coverage (the smaps check; skipped, 77, where
-# THP is `never`), plus an ASan/UBSan build of both. (This file is included before ptwarm.cmake,
-# so it cannot use tlblab_ptwarm_test.)
+# test_mosaic (parser, allocators), test_mosaic_coverage (the smaps check; skipped, 77, where
+# THP is `never`) and test_mosaic_hugetlb / _hugetlb_1g (hugetlb windows as asked and refused; as
+# root, writing the kernel's pool of hugetlb pages and restoring it; skipped, 77, when not root or
+# when the kernel cannot reserve the pages), plus an ASan/UBSan build of them. The tests that write
+# the pool, or read it to decide, hold the lock `hugetlb_pool`, so `ctest -j` never runs two at
+# once. (This file is included before ptwarm.cmake, so it cannot use tlblab_ptwarm_test.)
 tlblab_program(test_mosaic ${CMAKE_CURRENT_LIST_DIR}/../tests/test_mosaic.c)
 add_test(NAME test_mosaic COMMAND test_mosaic)
 add_test(NAME test_mosaic_coverage COMMAND test_mosaic --case coverage)
-set_tests_properties(test_mosaic test_mosaic_coverage PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77)
+add_test(NAME test_mosaic_hugetlb COMMAND test_mosaic --case hugetlb)
+add_test(NAME test_mosaic_hugetlb_1g COMMAND test_mosaic --case hugetlb_1g)
+set_tests_properties(test_mosaic test_mosaic_coverage test_mosaic_hugetlb test_mosaic_hugetlb_1g
+                     PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77)
+set_tests_properties(test_mosaic_hugetlb test_mosaic_hugetlb_1g PROPERTIES RESOURCE_LOCK hugetlb_pool)
 include(CheckCCompilerFlag)
 set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=address,undefined)
 check_c_compiler_flag(-fsanitize=address,undefined TLBLAB_MOSAIC_HAVE_ASAN)
@@ -31,7 +38,10 @@ if(TLBLAB_MOSAIC_HAVE_ASAN AND NOT TLBLAB_SANITIZE)
   target_link_options(test_mosaic_asan PRIVATE -fsanitize=address,undefined)
   add_test(NAME test_mosaic_asan COMMAND test_mosaic_asan)
   add_test(NAME test_mosaic_coverage_asan COMMAND test_mosaic_asan --case coverage)
-  set_tests_properties(test_mosaic_asan test_mosaic_coverage_asan PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
+  add_test(NAME test_mosaic_hugetlb_asan COMMAND test_mosaic_asan --case hugetlb)
+  set_tests_properties(test_mosaic_asan test_mosaic_coverage_asan test_mosaic_hugetlb_asan
+                       PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
+  set_tests_properties(test_mosaic_hugetlb_asan PROPERTIES RESOURCE_LOCK hugetlb_pool)
 endif()
 
 # The preloaded library end to end: a program whose heap is backed by a 2 MiB window, its report.
@@ -42,7 +52,7 @@ add_test(NAME mosaic_preload
          COMMAND ${CMAKE_COMMAND} -DPROBE=$<TARGET_FILE:mosaic_preload_probe>
                  -DLIB=$<TARGET_FILE:tlblab_mosaic> -DDIR=${CMAKE_CURRENT_BINARY_DIR}
                  -P ${CMAKE_CURRENT_LIST_DIR}/../tests/mosaic_preload_check.cmake)
-set_tests_properties(mosaic_preload PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77)
+set_tests_properties(mosaic_preload PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77 RESOURCE_LOCK hugetlb_pool)
 
 # The programs `tlblab host predict` measures and captures (real kernels with a TLB-sensitive
 # region of interest, tlblab/roi.h); -O2, no tlblab library: they run under the preloaded allocator.

@@ -1,6 +1,8 @@
 # Runs mosaic_preload_probe under libtlblab_mosaic.so with a layout whose heap's first 16 MiB are a
 # 2 MiB window, and checks the report: the malloc and the mmap came from the pools, the window is in
 # huge pages (skipped, 77, when THP is `never`), and a bad layout is one line with exit status 2.
+# Then a hugetlb window the kernel refuses (1 GiB pages where none are free; no root needed): the
+# program runs on, says so on stderr, and its report is not ok with the reason.
 file(WRITE ${DIR}/mosaic_test.layout "pool heap 256M\npool anon 64M\nwindow heap 0 16M 2M\n")
 file(REMOVE ${DIR}/mosaic_test.json)
 execute_process(COMMAND ${CMAKE_COMMAND} -E env TLBLAB_MOSAIC=${DIR}/mosaic_test.layout
@@ -30,6 +32,43 @@ execute_process(COMMAND ${CMAKE_COMMAND} -E env TLBLAB_MOSAIC=/nonexistent.layou
                 RESULT_VARIABLE rc2 OUTPUT_VARIABLE out2 ERROR_VARIABLE err2)
 if(NOT rc2 EQUAL 2 OR NOT err2 MATCHES "^tlblab mosaic: /nonexistent.layout: cannot read the layout file")
   message(FATAL_ERROR "a missing layout: exit ${rc2}, '${err2}'")
+endif()
+file(WRITE ${DIR}/mosaic_bad.layout "pool heap 2G\n# 1 GiB pages are hugetlb's only\nwindow heap 0 1G 1G\n")
+execute_process(COMMAND ${CMAKE_COMMAND} -E env TLBLAB_MOSAIC=${DIR}/mosaic_bad.layout LD_PRELOAD=${LIB} ${PROBE}
+                RESULT_VARIABLE rc3 OUTPUT_VARIABLE out3 ERROR_VARIABLE err3)
+string(REGEX MATCHALL "\n" lines3 "${err3}")
+list(LENGTH lines3 nlines3)
+if(NOT rc3 EQUAL 2 OR NOT nlines3 EQUAL 1 OR NOT err3 MATCHES
+   "^tlblab mosaic: [^ ]*mosaic_bad.layout:3: window page size 1G: expected `hugetlb` after it")
+  message(FATAL_ERROR "a 1G THP window: exit ${rc3}, '${err3}'")
+endif()
+set(free1g /sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages)
+set(free1g_n 0)
+if(EXISTS ${free1g})
+  file(READ ${free1g} free1g_n)
+  string(STRIP "${free1g_n}" free1g_n)
+endif()
+if(free1g_n LESS 2)
+  file(WRITE ${DIR}/mosaic_refused.layout "pool heap 4G\nwindow heap 0 2G 1G hugetlb\n")
+  file(REMOVE ${DIR}/mosaic_refused.json)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env TLBLAB_MOSAIC=${DIR}/mosaic_refused.layout
+                          TLBLAB_MOSAIC_REPORT=${DIR}/mosaic_refused.json LD_PRELOAD=${LIB} ${PROBE}
+                  RESULT_VARIABLE rc4 OUTPUT_VARIABLE out4 ERROR_VARIABLE err4)
+  set(want4 "^tlblab mosaic: window heap \\[0, 0x80000000\\) 1G hugetlb refused: ")
+  string(APPEND want4 "mmap\\(MAP_HUGETLB\\): [^;]*; asked 2 pages of 1048576 kB")
+  if(NOT rc4 EQUAL 0 OR NOT err4 MATCHES "${want4}")
+    message(FATAL_ERROR "a refused hugetlb window: exit ${rc4}, '${err4}'")
+  endif()
+  file(READ ${DIR}/mosaic_refused.json report4)
+  string(JSON ok4 GET "${report4}" ok)
+  string(JSON nref4 GET "${report4}" refused_windows)
+  string(JSON why4 GET "${report4}" windows 0 refused)
+  string(JSON backing4 GET "${report4}" windows 0 backing)
+  if(ok4 OR NOT nref4 EQUAL 1 OR NOT backing4 STREQUAL "hugetlb" OR NOT why4 MATCHES "asked 2 pages of 1048576 kB")
+    message(FATAL_ERROR "a refused hugetlb window's report: ${report4}")
+  endif()
+else()
+  message("${free1g_n} free 1 GiB pages here: the refused window is not checked")
 endif()
 file(READ /sys/kernel/mm/transparent_hugepage/enabled thp)
 if(thp MATCHES "\\[never\\]")

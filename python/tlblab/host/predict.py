@@ -4,7 +4,10 @@ predicted by the model side by side (docs/host-predict.md).
 The method follows Mosmodel (Agbarya et al., "Predicting Execution Times With Partial Simulations in
 Virtual Memory Research: Why and How", MICRO 2020): each program's memory comes from the mosaic
 allocator (`libtlblab_mosaic.so`, runtime/include/tlblab/mosaic.h), whose layout file backs windows
-of its heap pool with 2 MiB pages and the rest with 4 KiB pages. Per program:
+of its heap pool with 2 MiB pages and the rest with 4 KiB pages. The 2 MiB pages are transparent
+huge pages (`backing="thp"`, the default) or, as Mosalloc's, the kernel's reserved hugetlb pages
+(`backing="hugetlb"`: `hugetlb_reserved` reserves them as root for the measured runs and gives the
+kernel its pool size back after); the simulation is the same either way. Per program:
 
 1. **Captured once**, under tlblab's Valgrind tool, region of interest only, with the all-4 KiB layout
    and two rounds of its measured phase (`runtime/bench/hostpredict/hp_common.h`: rounds are equal
@@ -45,7 +48,9 @@ import os
 import statistics
 import subprocess
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +63,10 @@ from tlblab.host.sim_cache import _engine_digest, simulate  # noqa: F401 (_engin
 MIB = 1 << 20
 HUGE = 2 * MIB
 THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+#: The kernel's pool of 2 MiB hugetlb pages (Documentation/admin-guide/mm/hugetlbpage.rst).
+HUGETLB_2M = Path("/sys/kernel/mm/hugepages/hugepages-2048kB")
+#: How the mosaics' 2 MiB windows get their pages (the layout's backing word, tlblab/mosaic.h).
+BACKINGS = ("thp", "hugetlb")
 
 
 @dataclass(frozen=True)
@@ -128,18 +137,95 @@ def windows(mosaic: str, used: int, pool: int) -> list[tuple[int, int]]:
     return [(s, e) for s, e in spans[mosaic] if e > s]
 
 
-def layout_text(program: Program, wins: list[tuple[int, int]]) -> str:
+def layout_text(program: Program, wins: list[tuple[int, int]], backing: str = "thp") -> str:
+    """The allocator's layout file: the heap pool, and `wins` in 2 MiB pages of `backing` (thp:
+    the layout's default, written as before; hugetlb: `window ... 2M hugetlb`)."""
+    word = " hugetlb" if backing == "hugetlb" else ""
     lines = [f"# tlblab host predict: {program.name}", f"pool heap {program.heap}"]
-    lines += [f"window heap {s:#x} {e:#x} 2M" for s, e in wins]
+    lines += [f"window heap {s:#x} {e:#x} 2M{word}" for s, e in wins]
     return "\n".join(lines) + "\n"
+
+
+def used_windows(wins: list[tuple[int, int]], used: int) -> list[tuple[int, int]]:
+    """`wins` cut at the heap's used size rounded up to 2 MiB: the hugetlb windows. The kernel
+    reserves a hugetlb window's pages when it is mapped, all of them, where a THP window takes pages
+    only as they are touched; past the used size nothing is touched (the allocator's high-water
+    mark is the same in every run, and `run_counts` checks it), so the cut windows back every byte
+    the program touches as the whole ones would, and reserve no page it never touches."""
+    top = -(-used // HUGE) * HUGE
+    return [(s, min(e, top)) for s, e in wins if s < top]
+
+
+def hugetlb_pages(wins: list[tuple[int, int]]) -> int:
+    """The 2 MiB pages a layout of hugetlb windows `wins` reserves when it is mapped."""
+    return sum((e - s) // HUGE for s, e in wins)
+
+
+def _sysfs_int(path: Path) -> int:
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError) as e:
+        raise UserError(f"--backing hugetlb: {path}: expected a number, found {e}") from None
+
+
+@contextmanager
+def hugetlb_reserved(pages: int, say=None, pool: Path | None = None) -> Iterator[dict[str, int]]:
+    """At least `pages` 2 MiB hugetlb pages free for new mappings (free_hugepages less those
+    resv_hugepages holds for other mappings) while the block runs; as root, the kernel's pool
+    (`pool`/nr_hugepages, HUGETLB_2M's by default) is grown to have them and set back to its old
+    size afterwards, whatever happens inside. Refuses with a UserError when the pages are not free
+    and this is not root, or when the kernel cannot reserve them (its memory too fragmented for
+    2 MiB blocks). Yields what it did: {"pages", "nr_before", "nr_during"}."""
+    say = say or (lambda s: None)
+    d = pool or HUGETLB_2M
+    if not d.is_dir():
+        raise UserError(f"--backing hugetlb: {d}: not found: this kernel has no pool of 2 MiB hugetlb pages")
+    nr = _sysfs_int(d / "nr_hugepages")
+    avail = _sysfs_int(d / "free_hugepages") - _sysfs_int(d / "resv_hugepages")
+    if avail >= pages:
+        say(f"hugetlb: {pages} pages of 2 MiB needed, {avail} free already (nr_hugepages {nr}): none reserved")
+        yield {"pages": pages, "nr_before": nr, "nr_during": nr}
+        return
+    if os.geteuid() != 0:
+        raise UserError(f"--backing hugetlb: the runs need {pages} free 2 MiB hugetlb pages and {d} has {avail}; "
+                        f"reserving them needs root (as root: echo {nr + pages - avail} > {d / 'nr_hugepages'})")
+    target = nr + pages - avail
+    try:
+        try:
+            (d / "nr_hugepages").write_text(f"{target}\n")
+        except OSError as e:
+            raise UserError(f"--backing hugetlb: cannot write {d / 'nr_hugepages'}: {e.strerror}") from None
+        got = _sysfs_int(d / "nr_hugepages")
+        now = _sysfs_int(d / "free_hugepages") - _sysfs_int(d / "resv_hugepages")
+        if now < pages:
+            raise UserError(f"--backing hugetlb: asked the kernel for {target} pages of 2 MiB (nr_hugepages {nr} -> "
+                            f"{target}) to have {pages} free, it reserved {got} and has {now} free: its memory is too "
+                            "fragmented for 2 MiB blocks (echo 1 > /proc/sys/vm/compact_memory may help; or reserve "
+                            "them at boot, hugepages=N)")
+        say(f"hugetlb: reserved {pages} pages of 2 MiB for the runs (nr_hugepages {nr} -> {got})")
+        yield {"pages": pages, "nr_before": nr, "nr_during": got}
+    finally:
+        try:
+            (d / "nr_hugepages").write_text(f"{nr}\n")
+            say(f"hugetlb: nr_hugepages set back to {nr}")
+        except OSError as e:
+            say(f"hugetlb: could not set nr_hugepages back to {nr} ({e.strerror}): set it by hand")
 
 
 def _size_bytes(text: str) -> int:
     return int(text[:-1]) << {"K": 10, "M": 20, "G": 30}[text[-1]]
 
 
-def check_host() -> None:
-    """THP must be able to back a window: `madvise` or `always`."""
+def check_host(backing: str = "thp") -> None:
+    """THP must be able to back a window: `madvise` or `always`; hugetlb windows need the kernel's
+    pool of 2 MiB pages (its pages are reserved later, `hugetlb_reserved`)."""
+    if backing not in BACKINGS:
+        raise UserError(f"--backing: expected thp or hugetlb, found '{backing}'")
+    if backing == "hugetlb":
+        if not HUGETLB_2M.is_dir():
+            raise UserError(f"--backing hugetlb: {HUGETLB_2M}: not found: this kernel has no pool of 2 MiB hugetlb "
+                            "pages")
+        return
     try:
         mode = THP.read_text()
     except OSError:
@@ -321,6 +407,22 @@ PAGECHASE_SMALL = Program("pagechase", ("1024", "1M", "1", "8"), ("1024", "1M", 
 REACH_RATIO_BELOW = 1.5
 
 
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+def mosaic_happened(run: Run, backing: str, top: int) -> bool:
+    """A run counts when its allocator report says the mosaic happened (`ok`: every window got the
+    pages it asked for, tlblab/mosaic.h) and, with hugetlb windows cut at `top` (`used_windows`),
+    when its heap stayed below the cut: past it the heap is in 4 KiB pages, where the mosaic's
+    whole windows would have had 2 MiB ones."""
+    if not run.ok:
+        return False
+    used = int(run.report.get("pools", {}).get("heap", {}).get("used_bytes", 0))
+    return backing != "hugetlb" or used <= top
+
+
 def _is_vm() -> bool:
     try:
         flags = Path("/proc/cpuinfo").read_text().split("flags", 2)[1].split("\n")[0]
@@ -330,16 +432,17 @@ def _is_vm() -> bool:
 
 
 def pagechase_model(m: dict[str, Any], *, work: Path, size: str, cache: Path | None = None,
-                    log=None, program: Program = PAGECHASE) -> tuple[dict[str, Path], dict[str, float]]:
+                    log=None, program: Program = PAGECHASE, backing: str = "thp"
+                    ) -> tuple[dict[str, Path], dict[str, float]]:
     """`pagechase` (or `program`, any program of one heap pool: `stream_study` passes `stream`)
-    captured (the all-4 KiB layout) and its all-2 MiB / all-4 KiB cycle ratio on `m` under 4 KiB and 2 MiB host pages; returns the layouts written and
-    the two ratios."""
+    captured (the all-4 KiB layout) and its all-2 MiB / all-4 KiB cycle ratio on `m` under 4 KiB and
+    2 MiB host pages; returns the layouts written (2 MiB windows of `backing`) and the two ratios."""
     say = log or (lambda s: None)
     pool = _size_bytes(program.heap)
     layouts = {}
     for mo in ("4k", "2m"):
         layouts[mo] = work / f"{program.name}-{mo}.layout"
-        files.atomic_write(layouts[mo], layout_text(program, windows(mo, pool, pool)))
+        files.atomic_write(layouts[mo], layout_text(program, windows(mo, pool, pool), backing))
     say(f"capturing {' '.join(program.argv(size)[1:])} under Valgrind ...")
     cap = capture(program, layouts["4k"], work, size)
     base = int(cap["report"]["pools"]["heap"]["base"])
@@ -357,7 +460,7 @@ def pagechase_model(m: dict[str, Any], *, work: Path, size: str, cache: Path | N
 
 
 def host_page_check(m: dict[str, Any], *, cpu: int, how: str, reps: int, work: Path, size: str,
-                    log=None, cache: Path | None = None) -> dict[str, Any]:
+                    log=None, cache: Path | None = None, backing: str = "thp") -> dict[str, Any]:
     """The hypervisor's page size, measured (docs/host-predict.md, "The host page size"): `pagechase`
     over 8192 pages (32 MiB: past the L2 DTLB's reach in 4 KiB pages, within the L1 DTLB's in
     2 MiB ones) and over 1024 pages (4 MiB: within reach either way), both on all-2 MiB guest pages,
@@ -367,18 +470,22 @@ def host_page_check(m: dict[str, Any], *, cpu: int, how: str, reps: int, work: P
     pieces and the 8192-page chase walks every step, only shorter walks. A property of the host, on
     a program that is not among those predicted; no model is involved in the verdict. Beside it,
     the model's all-2 MiB / all-4 KiB cycle ratio of the 8192-page chase on `m` under either host
-    page size, against the measured ratio: how well the 2D walk's length is modelled."""
+    page size, against the measured ratio: how well the 2D walk's length is modelled. `backing`:
+    the 2 MiB pages' (the runs' hugetlb pages reserved here, `hugetlb_reserved`)."""
     say = log or (lambda s: None)
-    layouts, predicted = pagechase_model(m, work=work, size=size, cache=cache, log=say)
+    layouts, predicted = pagechase_model(m, work=work, size=size, cache=cache, log=say, backing=backing)
     runs = (("4k", PAGECHASE, "4k"), ("2m", PAGECHASE, "2m"), ("2m-small", PAGECHASE_SMALL, "2m"))
     times: dict[str, list[float]] = {k: [] for k, _, _ in runs}
-    for rep in range(reps):
-        for key, prog, mo in (runs if rep % 2 == 0 else runs[::-1]):
-            r = run_program(prog, layouts[mo], work / f"pagechase-{key}.report.json", size, cpu, how=how)
-            if not r.ok:
-                raise UserError(f"pagechase: the {mo} mosaic did not happen (allocator report: "
-                                f"{json.dumps(r.report)[:200]}): the host page size cannot be measured")
-            times[key].append(r.seconds or 0.0)
+    pool = _size_bytes(PAGECHASE.heap)
+    with (hugetlb_reserved(hugetlb_pages(windows("2m", pool, pool)), say) if backing == "hugetlb"
+          else _nothing()):
+        for rep in range(reps):
+            for key, prog, mo in (runs if rep % 2 == 0 else runs[::-1]):
+                r = run_program(prog, layouts[mo], work / f"pagechase-{key}.report.json", size, cpu, how=how)
+                if not r.ok:
+                    raise UserError(f"pagechase: the {mo} mosaic did not happen (allocator report: "
+                                    f"{json.dumps(r.report)[:300]}): the host page size cannot be measured")
+                times[key].append(r.seconds or 0.0)
     med = {k: statistics.median(v) for k, v in times.items()}
     reach = med["2m"] / med["2m-small"]
     verdict = "2MiB" if reach < REACH_RATIO_BELOW else "4KiB"
@@ -551,13 +658,18 @@ def guest_placement_of_host(outdir: Path, say) -> dict[str, Any]:
 
 def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str = "full", cpu: int = 1,
             machine: str | None = None, out: str | os.PathLike[str] | None = None,
-            tlb_only: bool = False, log=None, simulate_only: bool = False) -> dict[str, Any]:
+            tlb_only: bool = False, log=None, simulate_only: bool = False, backing: str = "thp") -> dict[str, Any]:
     """Measures and predicts `programs` x `mosaics` (module docstring); writes one CSV per program
     under `out` and returns {"rows": [...], "machine": ..., "notes": [...]}. `simulate_only`:
     captures and simulates (filling the simulation cache, `simulate`) but measures nothing: the
-    rows carry the simulated cycles and their ratio to the all-4 KiB ones."""
+    rows carry the simulated cycles and their ratio to the all-4 KiB ones. `backing`: the 2 MiB
+    windows' pages, "thp" or "hugetlb" (each program's pages reserved for its measured runs, as root,
+    `hugetlb_reserved`; its windows cut at its used heap, `used_windows`); the simulation is the
+    same either way."""
+    if backing not in BACKINGS:
+        raise UserError(f"--backing: expected thp or hugetlb, found '{backing}'")
     if not simulate_only:
-        check_host()
+        check_host(backing)
     if "4k" not in mosaics or len(set(mosaics)) != len(mosaics):
         raise UserError("--mosaics: expected 4k among them (the measured point), each once")
     for name in programs:
@@ -576,7 +688,7 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
 
     def check(mm: dict[str, Any]) -> dict[str, Any]:
         page_check.update(host_page_check(mm, cpu=cpu, how=how, reps=max(3, reps), work=work, size=size, log=say,
-                                          cache=cache))
+                                          cache=cache, backing=backing))
         return page_check
 
     placement = guest_placement_of_host(outdir, say) if machine is None and _is_vm() else None
@@ -591,7 +703,10 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
     rows: list[Row] = []
     notes = [how_machine, f"clock f = {m['frequency_mhz']} MHz (the machine file's frequency_mhz)",
              f"isolation: {how} on CPU {cpu} ({ISOLATION_TEXT[how]}); measured = rounds x the median CPU "
-             "seconds of the rounds after the first"]
+             "seconds of the rounds after the first",
+             "2 MiB pages: " + ("the kernel's reserved hugetlb pages (--backing hugetlb), the windows cut at "
+                                "each program's used heap" if backing == "hugetlb"
+                                else "transparent huge pages (madvise)")]
     all_loads: list[float] = []
     for name in programs:
         prog = PROGRAMS[name]
@@ -603,10 +718,15 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
         used = int(cap["report"]["pools"]["heap"]["used_bytes"])
         base = int(cap["report"]["pools"]["heap"]["base"])
         wins = {mo: windows(mo, used, pool) for mo in mosaics}
+        sim_wins = wins  # the simulation's windows: the mosaic's whole, whatever the backing (the same runs)
+        top = pool
+        if backing == "hugetlb":
+            wins = {mo: used_windows(w, used) for mo, w in wins.items()}
+            top = -(-used // HUGE) * HUGE
         layouts = {}
         for mo in mosaics:
             layouts[mo] = work / f"{name}-{mo}.layout"
-            files.atomic_write(layouts[mo], layout_text(prog, wins[mo]))
+            files.atomic_write(layouts[mo], layout_text(prog, wins[mo], backing))
         times: dict[str, list[float]] = {mo: [] for mo in mosaics}
         walls: dict[str, list[float]] = {mo: [] for mo in mosaics}
         shares: dict[str, list[float]] = {mo: [] for mo in mosaics}
@@ -615,24 +735,29 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
         huge = {mo: 0 for mo in mosaics}
         scatter: dict[str, list[float]] = {mo: [] for mo in mosaics}
         loads: list[float] = []
-        for rep in range(0 if simulate_only else reps):
-            order = list(mosaics[rep % len(mosaics):]) + list(mosaics[:rep % len(mosaics)])
-            for mo in order:
-                r = run_program(prog, layouts[mo], work / f"{name}-{mo}.report.json", size, cpu, how=how)
-                loads.append(r.load)
-                all_loads.append(r.load)
-                huge[mo] = int(r.report["pools"]["heap"]["huge_kb"])
-                share = frames_2m_share(r.report)
-                if share is not None:
-                    scatter[mo].append(share)
-                if r.ok and r.seconds is not None:
-                    times[mo].append(r.seconds)
-                    run_rounds[mo].append(r.rounds)
-                    walls[mo].append(r.wall_s)
-                    shares[mo].append(r.cpu_s / r.wall_s if r.wall_s > 0 else 1.0)
-                else:
-                    refused[mo] += 1
-            say(f"{name}: repetition {rep + 1}/{reps} of {len(mosaics)} mosaics done (load {loads[-1]:.1f})")
+        # One run at a time: the pages of the mosaic with the most are all a run needs.
+        need = max(hugetlb_pages(w) for w in wins.values())
+        with (hugetlb_reserved(need, lambda t: say(f"{name}: {t}")) if backing == "hugetlb" and not simulate_only
+              else _nothing()):
+            for rep in range(0 if simulate_only else reps):
+                order = list(mosaics[rep % len(mosaics):]) + list(mosaics[:rep % len(mosaics)])
+                for mo in order:
+                    r = run_program(prog, layouts[mo], work / f"{name}-{mo}.report.json", size, cpu, how=how)
+                    loads.append(r.load)
+                    all_loads.append(r.load)
+                    heap = r.report["pools"]["heap"]
+                    huge[mo] = int(heap["huge_kb"]) + int(heap.get("hugetlb_kb", 0))
+                    share = frames_2m_share(r.report)
+                    if share is not None:
+                        scatter[mo].append(share)
+                    if mosaic_happened(r, backing, top) and r.seconds is not None:
+                        times[mo].append(r.seconds)
+                        run_rounds[mo].append(r.rounds)
+                        walls[mo].append(r.wall_s)
+                        shares[mo].append(r.cpu_s / r.wall_s if r.wall_s > 0 else 1.0)
+                    else:
+                        refused[mo] += 1
+                say(f"{name}: repetition {rep + 1}/{reps} of {len(mosaics)} mosaics done (load {loads[-1]:.1f})")
         sims: dict[str, dict[str, Any]] = {}
         trace = work / f"{name}-{size}.tlbt"
         warm = cap["references"] // 2
@@ -640,7 +765,7 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
         # (`_native.simulate_windows`), each is independent of the others and deterministic, so
         # threads give the same numbers in less wall time (the simulations are most of a cold run).
         def one(mo: str) -> tuple[dict[str, Any], bool]:
-            return simulate(m, trace, [(base + s, e - s, 21) for s, e in wins[mo]], warm, tlb_only=tlb_only,
+            return simulate(m, trace, [(base + s, e - s, 21) for s, e in sim_wins[mo]], warm, tlb_only=tlb_only,
                             cache=cache)
 
         with ThreadPoolExecutor(max_workers=max(1, min(len(mosaics), len(os.sched_getaffinity(0))))) as workers:
@@ -778,6 +903,10 @@ def register(hsub) -> None:
                    help=f"programs {','.join(QUICK_PROGRAMS)} on smaller inputs, mosaics {','.join(QUICK_MOSAICS)}, 3 repetitions")
     p.add_argument("--reps", type=int, help="runs of each mosaic (default 10; 3 with --quick)")
     p.add_argument("--cpu", type=int, default=1, help="the CPU the runs are pinned to (default 1)")
+    p.add_argument("--backing", metavar="thp|hugetlb", default="thp",
+                   help="the 2 MiB windows' pages: thp (transparent huge pages, madvise; the default) or hugetlb "
+                        "(the kernel's reserved pages, as Mosalloc's: as root, enough are reserved before each "
+                        "program's runs and nr_hugepages is set back after); the simulation is the same")
     p.add_argument("--machine", metavar="HOST.toml",
                    help="machine file (tlblab probe --out; default: the host tools' cached probe of this host)")
     p.add_argument("--simulate-only", action="store_true",
@@ -809,7 +938,7 @@ def run(args) -> int:
     size = "tiny" if args.tiny else "quick" if args.quick else "full"
     res = predict(programs, mosaics, reps=reps, size=size, cpu=args.cpu, machine=args.machine, out=args.out,
                   log=lambda s: print(f"tlblab: {s}", file=sys.stderr, flush=True),
-                  simulate_only=args.simulate_only)
+                  simulate_only=args.simulate_only, backing=args.backing)
     if args.json:
         print(json.dumps({"rows": res["rows"], "summary": res["summary"], "notes": res["notes"]}))
     else:

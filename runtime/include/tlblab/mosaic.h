@@ -1,28 +1,51 @@
-/* mosaic: back a program's memory with a mosaic of 4 KiB and 2 MiB pages, by address window.
+/* mosaic: back a program's memory with a mosaic of 4 KiB, 2 MiB and 1 GiB pages, by address window.
  *
  * After Mosalloc (Agbarya et al., "Predicting Execution Times With Partial Simulations in Virtual
  * Memory Research: Why and How", MICRO 2020, §4): the program's memory comes from pools reserved at
  * start-up, and a layout file says, for windows of offsets inside each pool, which page size backs
  * them. Two pools here: `heap` (every malloc/calloc/realloc/memalign of the program) and `anon` (its
- * own anonymous private mmaps). Pages are chosen with transparent huge pages: madvise(MADV_HUGEPAGE)
- * on the 2 MiB windows and MADV_NOHUGEPAGE on the rest (THP mode `madvise` or `always`); with THP
- * `never` no 2 MiB window can happen, and the check below says so.
+ * own anonymous private mmaps). A window's huge pages come one of two ways:
+ *   - `thp` (the default): transparent huge pages, madvise(MADV_HUGEPAGE) on the 2 MiB windows and
+ *     MADV_NOHUGEPAGE on the rest (THP mode `madvise` or `always`; with THP `never` no such window
+ *     can happen, and the check below says so). 2 MiB only.
+ *   - `hugetlb`: pages of the kernel's reserved pool (/sys/kernel/mm/hugepages/hugepages-*kB), the
+ *     window mapped over its range with MAP_FIXED | MAP_HUGETLB | MAP_HUGE_2MB (or MAP_HUGE_1GB),
+ *     anonymous and private, as Mosalloc maps its windows. The kernel reserves a private hugetlb
+ *     mapping's pages when it is mapped (not MAP_NORESERVE: a shortage then is a failed mmap, ENOMEM,
+ *     never a SIGBUS at a later fault); the pages themselves are faulted in lazily, on first touch,
+ *     as everywhere else in the pools. Nothing is done to reserve pages here: the administrator (or
+ *     `tlblab host predict --backing hugetlb`, as root) writes nr_hugepages first.
+ *
+ * A window the kernel refuses is never silently given other pages and passed off as asked: at
+ * tlb_mosaic_map a hugetlb window whose mmap fails is mapped again as ordinary 4 KiB memory (a
+ * failed MAP_FIXED mmap has already unmapped the range), recorded as refused with the reason (the
+ * error, the pages asked, the free and reserved pages seen in sysfs: tlb_mosaic_refusal), and the
+ * program goes on: its run is then reported not ok, and a harness drops it as it drops a THP window
+ * the kernel did not fill (continuing rather than exiting keeps one contract for both backings; the
+ * preloaded library also says so on stderr at start).
  *
  * A mosaic that did not happen must never be measured as if it had: tlb_mosaic_check() reads
- * /proc/self/smaps and counts, per pool, the resident memory of the windows that asked for 2 MiB
- * pages and how much of it is in huge pages (AnonHugePages), and any huge page in a 4 KiB window.
+ * /proc/self/smaps and counts, per pool, the resident memory of the THP windows that asked for 2 MiB
+ * pages and how much of it is in huge pages (AnonHugePages), any huge page in a 4 KiB window, and,
+ * per hugetlb window, its resident memory and how much of it is in hugetlb pages of the size it
+ * asked (Private_Hugetlb + Shared_Hugetlb of its mappings, whose KernelPageSize must be that size).
  *
  * Layout file (text, one item a line, `#` starts a comment; sizes take K, M, G suffixes):
  *
- *     pool heap 8G              # a pool and its size (reserved, not committed: MAP_NORESERVE)
+ *     pool heap 8G                  # a pool and its size (reserved, not committed: MAP_NORESERVE)
  *     pool anon 1G
- *     window heap 0 512M 2M     # offsets [0, 512M) of the heap pool in 2 MiB pages
- *     window heap 1G 3G 2M
+ *     window heap 0 512M 2M         # offsets [0, 512M) of the heap pool in 2 MiB pages (THP)
+ *     window heap 1G 3G 2M hugetlb  # [1G, 3G) in 2 MiB pages of the hugetlb pool
+ *     window heap 4G 6G 1G hugetlb  # [4G, 6G) in 1 GiB hugetlb pages
+ *     window anon 0 64M 2M thp      # `thp` said outright
  *
  * Offsets are from the pool's start, so one layout means the same mosaic under Valgrind and natively
  * (the allocator is deterministic: the same calls give the same offsets). Memory outside every window
- * is in 4 KiB pages. A window's offsets must be multiples of 2 MiB and inside its pool; windows of a
- * pool must not overlap. Pools are aligned to 1 GiB.
+ * is in 4 KiB pages. A window's offsets must be multiples of 2 MiB (of 1 GiB for 1 GiB pages) and
+ * inside its pool; windows of a pool must not overlap. 1 GiB pages are hugetlb only (THP has none);
+ * a 4K window takes no backing word. Pools are aligned to 1 GiB. A hugetlb window's pages change
+ * protection and are given back (tlb_mosaic_munmap) only in whole huge pages: an mprotect of part of
+ * one fails (EINVAL).
  *
  * Two ways to use it:
  *   - linked: tlb_mosaic_map() then tlb_mosaic_malloc()/tlb_mosaic_mmap() on the handle;
@@ -53,10 +76,15 @@ extern "C" {
 #define TLB_MOSAIC_HEAP 0
 #define TLB_MOSAIC_ANON 1
 
+/* A window's backing: how its huge pages are asked for. */
+#define TLB_MOSAIC_THP 0     /* transparent huge pages (madvise); the default */
+#define TLB_MOSAIC_HUGETLB 1 /* the kernel's reserved hugetlb pages (MAP_HUGETLB) */
+
 typedef struct {
     uint32_t pool;       /* TLB_MOSAIC_HEAP or TLB_MOSAIC_ANON */
-    uint32_t page_shift; /* 12 (4 KiB) or 21 (2 MiB) */
+    uint32_t page_shift; /* 12 (4 KiB), 21 (2 MiB) or 30 (1 GiB, hugetlb only) */
     uint64_t start, end; /* offsets in the pool, [start, end) */
+    uint32_t backing;    /* TLB_MOSAIC_THP or TLB_MOSAIC_HUGETLB (4 KiB windows: TLB_MOSAIC_THP) */
 } tlb_mosaic_window;
 
 typedef struct {
@@ -76,10 +104,20 @@ int tlb_mosaic_load(const char *path, tlb_mosaic_layout *out, char *err, size_t 
 
 typedef struct tlb_mosaic tlb_mosaic;
 
-/* Reserves the pools of `layout` and applies its windows' page sizes. Allocates with mmap only (the
+/* Reserves the pools of `layout` and applies its windows' page sizes: THP windows by madvise,
+ * hugetlb windows by an mmap each (O(windows) system calls). Allocates with mmap only (the
  * preloaded library calls it before any malloc works). NULL on failure with `err` written (a failed
- * mmap or madvise: e.g. EINVAL from madvise(MADV_HUGEPAGE) on a kernel without THP). */
+ * mmap or madvise: e.g. EINVAL from madvise(MADV_HUGEPAGE) for a THP window on a kernel without THP;
+ * such a kernel still maps a layout of 4 KiB and hugetlb windows). A hugetlb
+ * window the kernel refuses (too few free pages: ENOMEM; no pages of that size: EINVAL) is not a
+ * failure: the handle is returned with the window on 4 KiB pages and the refusal recorded
+ * (tlb_mosaic_refusal), and every check of it is not ok. */
 tlb_mosaic *tlb_mosaic_map(const tlb_mosaic_layout *layout, char *err, size_t errlen);
+
+/* NULL when window `w` (an index into the layout's windows) got the backing it asked for at
+ * tlb_mosaic_map, else one line saying why not: the mmap's error, the pages asked and the free and
+ * reserved pages of that size the kernel showed right after (sysfs). Valid as long as the handle. */
+const char *tlb_mosaic_refusal(const tlb_mosaic *m, uint32_t w);
 /* Unmaps the pools and the handle; every pointer from it becomes invalid. */
 void tlb_mosaic_unmap(tlb_mosaic *m);
 
@@ -106,10 +144,12 @@ int tlb_mosaic_munmap(tlb_mosaic *m, void *p, size_t len);
 
 /* What the kernel gave, per pool (from /proc/self/smaps, kB as the kernel counts them). */
 typedef struct {
-    uint64_t rss_kb;           /* resident memory of the pool */
-    uint64_t want_huge_rss_kb; /* resident memory in windows that asked for 2 MiB pages */
+    uint64_t rss_kb;           /* resident memory of the pool (smaps' Rss: hugetlb pages are not in it) */
+    uint64_t want_huge_rss_kb; /* resident memory in THP windows that asked for 2 MiB pages */
     uint64_t huge_kb;          /* of that, in huge pages (AnonHugePages) */
     uint64_t stray_huge_kb;    /* huge pages outside the 2 MiB windows (a 4 KiB window that is not) */
+    uint64_t want_hugetlb_kb;  /* resident memory in hugetlb windows, in whatever pages */
+    uint64_t hugetlb_kb;       /* of that, in hugetlb pages of the size each window asked */
     uint64_t used_bytes;       /* the allocator's high-water mark in the pool */
     /* Where the kernel put the pool's 4 KiB pages outside its 2 MiB windows (/proc/self/pagemap;
      * Linux shows frame numbers only to CAP_SYS_ADMIN: without it pfn_pages is 0): */
@@ -120,17 +160,29 @@ typedef struct {
     uint64_t consecutive;     /* of the pairs, those in consecutive frames (up or down) */
 } tlb_mosaic_pool_coverage;
 
+/* What the kernel gave one hugetlb window (THP windows are counted per pool above: the kernel
+ * merges neighbouring THP windows into one mapping, so smaps cannot tell them apart). */
+typedef struct {
+    uint64_t rss_kb;     /* resident memory of the window, in whatever pages (Rss + *_Hugetlb) */
+    uint64_t hugetlb_kb; /* of that, in hugetlb pages of the size asked (KernelPageSize checked) */
+    const char *refused; /* NULL: mapped as asked; else tlb_mosaic_refusal's line */
+} tlb_mosaic_window_coverage;
+
 typedef struct {
     tlb_mosaic_pool_coverage pool[TLB_MOSAIC_POOLS];
-    int ok; /* 1: every resident byte of a 2 MiB window is in huge pages (at least 99%) and no 4 KiB
-               window holds one */
+    tlb_mosaic_window_coverage window[TLB_MOSAIC_MAX_WINDOWS]; /* by layout index; hugetlb windows only */
+    uint32_t refused_windows; /* hugetlb windows the kernel refused at tlb_mosaic_map */
+    int ok; /* 1: every window got what it asked: every resident byte of a THP window is in huge pages
+               (at least 99%), no 4 KiB window holds one, no hugetlb window was refused and all of a
+               hugetlb window's resident memory is in hugetlb pages of its size */
 } tlb_mosaic_coverage;
 
 /* Reads /proc/self/smaps (no malloc) and fills `out`. O(mappings). -errno if it cannot be read. */
 int tlb_mosaic_check(const tlb_mosaic *m, tlb_mosaic_coverage *out);
 
-/* The check as one JSON object (pools with base, size, coverage, and "ok"). Returns the length
- * written (without the NUL), or -ENOSPC if `cap` is too small. */
+/* The check as one JSON object (pools with base, size, coverage; the windows, each with its
+ * backing, hugetlb ones with their coverage and refusal; "ok"). Returns the length written
+ * (without the NUL), or -ENOSPC if `cap` is too small. */
 int tlb_mosaic_report_json(const tlb_mosaic *m, const tlb_mosaic_coverage *c, char *buf, size_t cap);
 
 /* Diagnostics: blocks allocated now and in total, bytes handed out now. */

@@ -1,7 +1,8 @@
 /* mosaic.c: the mosaic allocator (tlblab/mosaic.h): the layout parser, the pools and their page
  * sizes, the heap and anon allocators, and the smaps check of what the kernel gave.
  * Mosalloc's method (Agbarya et al., MICRO 2020, §4): pools reserved up front, page sizes per window
- * of pool offsets; here by THP madvise instead of Mosalloc's hugetlbfs pools. */
+ * of pool offsets, by THP madvise or, as Mosalloc's, by hugetlb mappings of the kernel's reserved
+ * pages. */
 #include "tlblab/mosaic.h"
 
 #include "prim.h"
@@ -17,7 +18,9 @@
 #define GIB (1024ull * MIB)
 #define PAGE_4K (4 * KIB)
 #define PAGE_2M (2 * MIB)
+#define PAGE_1G GIB
 #define POOL_ALIGN GIB
+#define REFUSAL_LEN 320 /* one refusal's line */
 
 /* Where the pools are asked to be: far from the program's own heap and libraries, 1 GiB-aligned.
  * Only a hint: the offsets, not the addresses, carry the layout. */
@@ -50,6 +53,9 @@ struct tlb_mosaic {
     free_block *classes[MAX_CLASS + 1];
     free_block *large; /* freed large blocks, first fit */
     tlb_mosaic_diag diag;
+    /* Per window: 1 when a hugetlb window is mapped in hugetlb pages; else its refusal ("" if none). */
+    uint8_t hugetlb_mapped[TLB_MOSAIC_MAX_WINDOWS];
+    char refusal[TLB_MOSAIC_MAX_WINDOWS][REFUSAL_LEN];
 };
 
 static void lock(const tlb_mosaic *m) {
@@ -115,7 +121,7 @@ static int pool_of(const char *s, size_t n) {
     return -1;
 }
 
-#define MAX_TOKENS 6
+#define MAX_TOKENS 7 /* one more than the longest item, `window POOL START END PAGE BACKING` */
 
 int tlb_mosaic_parse(const char *text, size_t len, const char *name, tlb_mosaic_layout *out, char *err,
                      size_t errlen) {
@@ -175,8 +181,8 @@ int tlb_mosaic_parse(const char *text, size_t len, const char *name, tlb_mosaic_
                 FAIL("pool %s is given twice", POOL_NAME[p]);
             out->pool_size[p] = size;
         } else if (tlen[0] == 6 && memcmp(tok[0], "window", 6) == 0) {
-            if (nt != 5)
-                FAIL("expected `window POOL START END PAGE`, found %d words", nt);
+            if (nt != 5 && nt != 6)
+                FAIL("expected `window POOL START END PAGE [thp|hugetlb]`, found %d words", nt);
             int p = pool_of(tok[1], tlen[1]);
             if (p < 0)
                 FAIL("expected a pool named heap or anon, found '%.*s'", (int)tlen[1], tok[1]);
@@ -185,11 +191,25 @@ int tlb_mosaic_parse(const char *text, size_t len, const char *name, tlb_mosaic_
                 FAIL("window start: expected a size (like 512M), found '%.*s'", (int)tlen[2], tok[2]);
             if (parse_size(tok[3], tlen[3], &e) != 0)
                 FAIL("window end: expected a size (like 1G), found '%.*s'", (int)tlen[3], tok[3]);
-            if (parse_size(tok[4], tlen[4], &page) != 0 || (page != PAGE_4K && page != PAGE_2M))
-                FAIL("window page size: expected 4K or 2M, found '%.*s'", (int)tlen[4], tok[4]);
-            if (s % PAGE_2M != 0 || e % PAGE_2M != 0)
-                FAIL("window %.*s %.*s: expected offsets that are multiples of 2M", (int)tlen[2], tok[2],
-                     (int)tlen[3], tok[3]);
+            if (parse_size(tok[4], tlen[4], &page) != 0 || (page != PAGE_4K && page != PAGE_2M && page != PAGE_1G))
+                FAIL("window page size: expected 4K, 2M or 1G, found '%.*s'", (int)tlen[4], tok[4]);
+            uint32_t backing = TLB_MOSAIC_THP;
+            if (nt == 6) {
+                if (tlen[5] == 7 && memcmp(tok[5], "hugetlb", 7) == 0)
+                    backing = TLB_MOSAIC_HUGETLB;
+                else if (!(tlen[5] == 3 && memcmp(tok[5], "thp", 3) == 0))
+                    FAIL("window backing: expected thp or hugetlb, found '%.*s'", (int)tlen[5], tok[5]);
+                if (page == PAGE_4K)
+                    FAIL("window page size 4K: expected no backing after it (4 KiB pages are the pools' own), "
+                         "found '%.*s'", (int)tlen[5], tok[5]);
+            }
+            if (page == PAGE_1G && backing != TLB_MOSAIC_HUGETLB)
+                FAIL("window page size 1G: expected `hugetlb` after it (transparent huge pages are 2M only), "
+                     "found %s", nt == 6 ? "'thp'" : "nothing");
+            uint64_t align = page == PAGE_1G ? PAGE_1G : PAGE_2M;
+            if (s % align != 0 || e % align != 0)
+                FAIL("window %.*s %.*s: expected offsets that are multiples of %s", (int)tlen[2], tok[2],
+                     (int)tlen[3], tok[3], page == PAGE_1G ? "1G (its pages are 1G)" : "2M");
             if (e <= s)
                 FAIL("window %.*s %.*s: expected the end after the start", (int)tlen[2], tok[2], (int)tlen[3],
                      tok[3]);
@@ -206,7 +226,8 @@ int tlb_mosaic_parse(const char *text, size_t len, const char *name, tlb_mosaic_
             w->pool = (uint32_t)p;
             w->start = s;
             w->end = e;
-            w->page_shift = page == PAGE_2M ? 21 : 12;
+            w->page_shift = page == PAGE_1G ? 30 : page == PAGE_2M ? 21 : 12;
+            w->backing = backing;
         } else {
             FAIL("expected `pool` or `window`, found '%.*s'", (int)tlen[0], tok[0]);
         }
@@ -254,6 +275,44 @@ int tlb_mosaic_load(const char *path, tlb_mosaic_layout *out, char *err, size_t 
 
 /* ---------------------------------------------------------------- pools */
 
+/* A decimal number from a sysfs file (no malloc); -1 when it cannot be read. */
+static long long sysfs_number(const char *path) {
+    char buf[32];
+    long n = mosaic_prim_read_file(path, buf, sizeof buf);
+    if (n <= 0)
+        return -1;
+    long long v = 0;
+    long i = 0;
+    for (; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+        v = v * 10 + (buf[i] - '0');
+    return i == 0 ? -1 : v;
+}
+
+/* Why window `w` (hugetlb, its mmap failed with -`r`) has no hugetlb pages, into `out`: the error,
+ * the pages asked, and what the kernel showed of that size's pool right after (free_hugepages
+ * counts pages reserved by other mappings too; resv_hugepages says how many of them are). */
+static void refusal_text(const tlb_mosaic_window *win, int r, char *out, size_t cap) {
+    unsigned long long page_kb = (1ull << win->page_shift) / KIB;
+    unsigned long long asked = (win->end - win->start) >> win->page_shift;
+    char dir[96], path[128];
+    snprintf(dir, sizeof dir, "/sys/kernel/mm/hugepages/hugepages-%llukB", page_kb);
+    snprintf(path, sizeof path, "%s/free_hugepages", dir);
+    long long free_pages = sysfs_number(path);
+    snprintf(path, sizeof path, "%s/resv_hugepages", dir);
+    long long resv_pages = sysfs_number(path);
+    int k = snprintf(out, cap, "window %s [%#llx, %#llx) %s hugetlb refused: mmap(MAP_HUGETLB): %s; asked %llu "
+                     "pages of %llu kB, ", POOL_NAME[win->pool], (unsigned long long)win->start,
+                     (unsigned long long)win->end, win->page_shift == 30 ? "1G" : "2M", why(-r), asked, page_kb);
+    if (k < 0 || (size_t)k >= cap)
+        return;
+    if (free_pages < 0)
+        snprintf(out + k, cap - (size_t)k, "and this kernel has no pool of that size (no %s): on 4 KiB pages "
+                 "instead", dir);
+    else
+        snprintf(out + k, cap - (size_t)k, "the kernel showed %lld free, %lld of them reserved by other mappings "
+                 "(%s): on 4 KiB pages instead", free_pages, resv_pages < 0 ? 0 : resv_pages, dir);
+}
+
 static size_t handle_bytes(void) {
     return (sizeof(tlb_mosaic) + PAGE_4K - 1) & ~(size_t)(PAGE_4K - 1);
 }
@@ -284,9 +343,11 @@ tlb_mosaic *tlb_mosaic_map(const tlb_mosaic_layout *layout, char *err, size_t er
          * window; the differing flags split the mapping at the windows' edges, which is also what
          * lets the smaps check see each window's pages. */
         r = mosaic_prim_page_size(base, size, 0);
+        if (r == -EINVAL) /* a kernel without THP: no huge page can come to a 4 KiB window either */
+            r = 0;
         for (uint32_t w = 0; r == 0 && w < layout->nwindows; w++) {
             const tlb_mosaic_window *win = &layout->windows[w];
-            if ((int)win->pool == p && win->page_shift == 21)
+            if ((int)win->pool == p && win->page_shift == 21 && win->backing == TLB_MOSAIC_THP)
                 r = mosaic_prim_page_size((char *)base + win->start, win->end - win->start, 1);
         }
         if (r != 0) {
@@ -295,8 +356,37 @@ tlb_mosaic *tlb_mosaic_map(const tlb_mosaic_layout *layout, char *err, size_t er
             tlb_mosaic_unmap(m);
             return NULL;
         }
+        /* Then each hugetlb window, mapped over its part of the pool (after the madvise calls, which
+         * a hugetlb mapping does not take). A refusal is recorded, not returned (mosaic.h). */
+        for (uint32_t w = 0; w < layout->nwindows; w++) {
+            const tlb_mosaic_window *win = &layout->windows[w];
+            if ((int)win->pool != p || win->backing != TLB_MOSAIC_HUGETLB)
+                continue;
+            void *at = (char *)base + win->start;
+            size_t len = win->end - win->start;
+            r = mosaic_prim_map_hugetlb(at, len, win->page_shift);
+            if (r == 0) {
+                m->hugetlb_mapped[w] = 1;
+                continue;
+            }
+            refusal_text(win, r, m->refusal[w], REFUSAL_LEN);
+            /* A failed MAP_FIXED mmap may have unmapped the range already (Linux 6.18 does): the
+             * pool gets it back as 4 KiB memory, as the pool's own (MADV_NOHUGEPAGE). */
+            r = mosaic_prim_map_plain(at, len);
+            if (r == 0 && (r = mosaic_prim_page_size(at, len, 0)) == -EINVAL)
+                r = 0; /* no THP in this kernel, as above */
+            if (r != 0) {
+                snprintf(err, errlen, "mosaic: %s; and mapping the range again failed: %s", m->refusal[w], why(-r));
+                tlb_mosaic_unmap(m);
+                return NULL;
+            }
+        }
     }
     return m;
+}
+
+const char *tlb_mosaic_refusal(const tlb_mosaic *m, uint32_t w) {
+    return w < m->layout.nwindows && m->refusal[w][0] != '\0' ? m->refusal[w] : NULL;
 }
 
 void tlb_mosaic_unmap(tlb_mosaic *m) {
@@ -528,22 +618,65 @@ void *tlb_mosaic_mmap(tlb_mosaic *m, size_t len) {
     return p;
 }
 
+/* The hugetlb-mapped window of pool `pool` holding offset `off`, or the layout's count if none. */
+static uint32_t hugetlb_window_at(const tlb_mosaic *m, int pool, uint64_t off) {
+    for (uint32_t w = 0; w < m->layout.nwindows; w++) {
+        const tlb_mosaic_window *win = &m->layout.windows[w];
+        if (m->hugetlb_mapped[w] && (int)win->pool == pool && off >= win->start && off < win->end)
+            return w;
+    }
+    return m->layout.nwindows;
+}
+
 int tlb_mosaic_munmap(tlb_mosaic *m, void *p, size_t len) {
     if (!tlb_mosaic_owns(m, TLB_MOSAIC_ANON, p) || ((uintptr_t)p & (PAGE_4K - 1)) != 0)
         return -EINVAL;
     uint64_t bytes = ((uint64_t)len + PAGE_4K - 1) & ~(uint64_t)(PAGE_4K - 1);
-    return mosaic_prim_discard(p, bytes);
+    uintptr_t base = m->base[TLB_MOSAIC_ANON];
+    uint64_t off = (uintptr_t)p - base, end = off + bytes;
+    /* Piece by piece: a hugetlb window's pages go back only whole (madvise on part of one is EINVAL);
+     * the huge pages the range covers in part stay (the range is never reused). */
+    while (off < end) {
+        uint32_t w = hugetlb_window_at(m, TLB_MOSAIC_ANON, off);
+        uint64_t stop = end;
+        int r = 0;
+        if (w < m->layout.nwindows) {
+            const tlb_mosaic_window *win = &m->layout.windows[w];
+            uint64_t page = 1ull << win->page_shift;
+            stop = win->end < end ? win->end : end;
+            uint64_t a = (off + page - 1) & ~(page - 1), b = stop & ~(page - 1);
+            if (b > a)
+                r = mosaic_prim_discard((void *)(base + a), b - a);
+        } else {
+            for (uint32_t k = 0; k < m->layout.nwindows; k++) {
+                const tlb_mosaic_window *win = &m->layout.windows[k];
+                if (m->hugetlb_mapped[k] && win->pool == TLB_MOSAIC_ANON && win->start > off && win->start < stop)
+                    stop = win->start;
+            }
+            r = mosaic_prim_discard((void *)(base + off), stop - off);
+        }
+        if (r != 0)
+            return r;
+        off = stop;
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------- what the kernel gave */
 
-static int window_shift(const tlb_mosaic *m, int pool, uint64_t off) {
+/* The window of pool `pool` holding offset `off`, or the layout's count if none. */
+static uint32_t window_at(const tlb_mosaic *m, int pool, uint64_t off) {
     for (uint32_t w = 0; w < m->layout.nwindows; w++) {
         const tlb_mosaic_window *win = &m->layout.windows[w];
         if ((int)win->pool == pool && off >= win->start && off < win->end)
-            return (int)win->page_shift;
+            return w;
     }
-    return 12;
+    return m->layout.nwindows;
+}
+
+static int window_shift(const tlb_mosaic *m, int pool, uint64_t off) {
+    uint32_t w = window_at(m, pool, off);
+    return w < m->layout.nwindows ? (int)m->layout.windows[w].page_shift : 12;
 }
 
 static uint64_t hex_at(const char *s, const char *end, const char **next) {
@@ -573,37 +706,73 @@ static uint64_t kb_field(const char *s, const char *end) {
 typedef struct {
     const tlb_mosaic *m;
     tlb_mosaic_coverage *out;
-    int pool;  /* of the mapping being read, -1: not a pool's */
-    int shift; /* its page size */
+    int pool;        /* of the mapping being read, -1: not a pool's */
+    uint32_t win;    /* the window its start lies in (the layout's count: none) */
+    uint64_t kps_kb; /* its KernelPageSize */
 } smaps_state;
 
+static int starts_with(const char *s, size_t n, const char *key, size_t *klen) {
+    *klen = strlen(key);
+    return n > *klen && memcmp(s, key, *klen) == 0;
+}
+
+/* One line of /proc/self/smaps (Documentation/filesystems/proc.rst: a mapping's "lo-hi perms ..."
+ * line, then its fields, KernelPageSize before Rss, AnonHugePages and the *_Hugetlb counts; a
+ * hugetlb mapping's pages are in *_Hugetlb only, its Rss is 0). A mapping is counted in the window
+ * its start lies in: the madvise calls split THP windows' mappings at their edges, and every
+ * hugetlb window is a mapping of its own. */
 static void smaps_line(smaps_state *st, const char *s, const char *end) {
     const char *p;
+    const tlb_mosaic *m = st->m;
     uint64_t lo = hex_at(s, end, &p);
-    if (p > s && p < end && *p == '-') { /* a mapping's first line: "lo-hi perms ..." */
+    if (p > s && p < end && *p == '-') {
         st->pool = -1;
+        st->win = m->layout.nwindows;
+        st->kps_kb = 4;
         for (int k = 0; k < TLB_MOSAIC_POOLS; k++)
-            if (tlb_mosaic_owns(st->m, k, (void *)(uintptr_t)lo)) {
+            if (tlb_mosaic_owns(m, k, (void *)(uintptr_t)lo)) {
                 st->pool = k;
-                st->shift = window_shift(st->m, k, lo - st->m->base[k]);
+                st->win = window_at(m, k, lo - m->base[k]);
             }
         return;
     }
     if (st->pool < 0)
         return;
     tlb_mosaic_pool_coverage *c = &st->out->pool[st->pool];
-    size_t n = (size_t)(end - s);
-    if (n > 4 && memcmp(s, "Rss:", 4) == 0) {
-        uint64_t kb = kb_field(s + 4, end);
+    const tlb_mosaic_window *win = st->win < m->layout.nwindows ? &m->layout.windows[st->win] : NULL;
+    int thp = win != NULL && win->backing == TLB_MOSAIC_THP && win->page_shift == 21;
+    int hugetlb = win != NULL && win->backing == TLB_MOSAIC_HUGETLB;
+    tlb_mosaic_window_coverage *wc = hugetlb ? &st->out->window[st->win] : NULL;
+    size_t n = (size_t)(end - s), k;
+    if (starts_with(s, n, "KernelPageSize:", &k)) {
+        st->kps_kb = kb_field(s + k, end);
+    } else if (starts_with(s, n, "Rss:", &k)) {
+        uint64_t kb = kb_field(s + k, end);
         c->rss_kb += kb;
-        if (st->shift == 21)
+        if (thp)
             c->want_huge_rss_kb += kb;
-    } else if (n > 14 && memcmp(s, "AnonHugePages:", 14) == 0) {
-        uint64_t kb = kb_field(s + 14, end);
-        if (st->shift == 21)
+        if (hugetlb && st->kps_kb == 4) { /* a refused window's 4 KiB pages (a hugetlb page is not in Rss) */
+            wc->rss_kb += kb;
+            c->want_hugetlb_kb += kb;
+        }
+    } else if (starts_with(s, n, "AnonHugePages:", &k)) {
+        uint64_t kb = kb_field(s + k, end);
+        if (thp)
             c->huge_kb += kb;
-        else
+        else if (!hugetlb) /* in a hugetlb window they are in its Rss already, and not what it asked */
             c->stray_huge_kb += kb;
+    } else if (starts_with(s, n, "Shared_Hugetlb:", &k) || starts_with(s, n, "Private_Hugetlb:", &k)) {
+        uint64_t kb = kb_field(s + k, end);
+        if (!hugetlb) {
+            c->stray_huge_kb += kb; /* hugetlb pages where no window asked for them */
+            return;
+        }
+        wc->rss_kb += kb;
+        c->want_hugetlb_kb += kb;
+        if (st->kps_kb * KIB == 1ull << win->page_shift) {
+            wc->hugetlb_kb += kb;
+            c->hugetlb_kb += kb;
+        }
     }
 }
 
@@ -664,7 +833,7 @@ int tlb_mosaic_check(const tlb_mosaic *m, tlb_mosaic_coverage *out) {
     static atomic_flag busy = ATOMIC_FLAG_INIT;
     while (atomic_flag_test_and_set(&busy)) {
     }
-    smaps_state st = {m, out, -1, 12};
+    smaps_state st = {m, out, -1, m->layout.nwindows, 4};
     size_t have = 0;
     long n;
     while ((n = mosaic_prim_read(fd, buf + have, sizeof buf - have)) > 0) {
@@ -698,6 +867,18 @@ int tlb_mosaic_check(const tlb_mosaic *m, tlb_mosaic_coverage *out) {
         if (c->huge_kb * 100 < c->want_huge_rss_kb * 99 || c->stray_huge_kb != 0)
             out->ok = 0;
     }
+    /* A hugetlb window has all of its resident memory in its pages or it did not happen: no
+     * threshold (a mapped window cannot hold another page size; a refused one holds nothing else). */
+    for (uint32_t w = 0; w < m->layout.nwindows; w++) {
+        if (m->layout.windows[w].backing != TLB_MOSAIC_HUGETLB)
+            continue;
+        tlb_mosaic_window_coverage *wc = &out->window[w];
+        wc->refused = tlb_mosaic_refusal(m, w);
+        if (wc->refused != NULL)
+            out->refused_windows++;
+        if (wc->refused != NULL || wc->hugetlb_kb != wc->rss_kb)
+            out->ok = 0;
+    }
     return 0;
 }
 
@@ -712,19 +893,21 @@ int tlb_mosaic_report_json(const tlb_mosaic *m, const tlb_mosaic_coverage *c, ch
     } while (0)
     if (cap == 0)
         return -ENOSPC;
-    PUT("{\"ok\": %s, \"pools\": {", c->ok ? "true" : "false");
+    PUT("{\"ok\": %s, \"refused_windows\": %u, \"pools\": {", c->ok ? "true" : "false", c->refused_windows);
     int first = 1;
     for (int k = 0; k < TLB_MOSAIC_POOLS; k++) {
         if (m->base[k] == 0)
             continue;
         const tlb_mosaic_pool_coverage *p = &c->pool[k];
         PUT("%s\"%s\": {\"base\": %llu, \"size\": %llu, \"used_bytes\": %llu, \"rss_kb\": %llu, "
-            "\"want_huge_rss_kb\": %llu, \"huge_kb\": %llu, \"stray_huge_kb\": %llu, \"pagemap\": {\"present_pages\": "
+            "\"want_huge_rss_kb\": %llu, \"huge_kb\": %llu, \"stray_huge_kb\": %llu, \"want_hugetlb_kb\": %llu, "
+            "\"hugetlb_kb\": %llu, \"pagemap\": {\"present_pages\": "
             "%llu, \"pfn_pages\": %llu, \"frames_2m\": %llu, \"neighbour_pairs\": %llu, \"consecutive\": %llu}}",
             first ? "" : ", ", POOL_NAME[k], (unsigned long long)m->base[k],
             (unsigned long long)m->layout.pool_size[k], (unsigned long long)p->used_bytes,
             (unsigned long long)p->rss_kb, (unsigned long long)p->want_huge_rss_kb, (unsigned long long)p->huge_kb,
-            (unsigned long long)p->stray_huge_kb, (unsigned long long)p->present_pages,
+            (unsigned long long)p->stray_huge_kb, (unsigned long long)p->want_hugetlb_kb,
+            (unsigned long long)p->hugetlb_kb, (unsigned long long)p->present_pages,
             (unsigned long long)p->pfn_pages, (unsigned long long)p->frames_2m,
             (unsigned long long)p->neighbour_pairs, (unsigned long long)p->consecutive);
         first = 0;
@@ -732,8 +915,23 @@ int tlb_mosaic_report_json(const tlb_mosaic *m, const tlb_mosaic_coverage *c, ch
     PUT("}, \"windows\": [");
     for (uint32_t w = 0; w < m->layout.nwindows; w++) {
         const tlb_mosaic_window *win = &m->layout.windows[w];
-        PUT("%s{\"pool\": \"%s\", \"start\": %llu, \"end\": %llu, \"page_shift\": %u}", w ? ", " : "",
-            POOL_NAME[win->pool], (unsigned long long)win->start, (unsigned long long)win->end, win->page_shift);
+        PUT("%s{\"pool\": \"%s\", \"start\": %llu, \"end\": %llu, \"page_shift\": %u, \"backing\": \"%s\"",
+            w ? ", " : "", POOL_NAME[win->pool], (unsigned long long)win->start, (unsigned long long)win->end,
+            win->page_shift, win->backing == TLB_MOSAIC_HUGETLB ? "hugetlb" : "thp");
+        if (win->backing == TLB_MOSAIC_HUGETLB) {
+            const tlb_mosaic_window_coverage *wc = &c->window[w];
+            PUT(", \"rss_kb\": %llu, \"hugetlb_kb\": %llu, \"refused\": ", (unsigned long long)wc->rss_kb,
+                (unsigned long long)wc->hugetlb_kb);
+            if (wc->refused == NULL) {
+                PUT("null");
+            } else {
+                PUT("\"");
+                for (const char *q = wc->refused; *q != '\0'; q++) /* JSON-escaped: quotes, backslashes */
+                    PUT(*q == '"' || *q == '\\' ? "\\%c" : "%c", *q);
+                PUT("\"");
+            }
+        }
+        PUT("}");
     }
     PUT("]}");
 #undef PUT

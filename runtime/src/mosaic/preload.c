@@ -60,6 +60,15 @@ static tlb_mosaic *mosaic(void) {
         g_mosaic = tlb_mosaic_map(&layout, err, sizeof err);
         if (g_mosaic == NULL)
             die(err);
+        /* A refused hugetlb window: the program runs on, its report not ok (mosaic.h); said now too. */
+        for (uint32_t w = 0; w < layout.nwindows; w++) {
+            const char *why = tlb_mosaic_refusal(g_mosaic, w);
+            if (why != NULL) {
+                say("tlblab mosaic: ");
+                say(why);
+                say(" (the report will say not ok)\n");
+            }
+        }
         atomic_store_explicit(&g_state, 2, memory_order_release);
         return g_mosaic;
     }
@@ -76,7 +85,7 @@ __attribute__((destructor)) static void mosaic_report(void) {
     if (atomic_load(&g_state) != 2)
         return;
     static tlb_mosaic_coverage cov;
-    static char json[16 * 1024];
+    static char json[96 * 1024]; /* 128 windows, each with a refusal's line, fit */
     if (tlb_mosaic_check(g_mosaic, &cov) != 0) {
         say("tlblab mosaic: cannot read /proc/self/smaps: the mosaic is unchecked\n");
         return;

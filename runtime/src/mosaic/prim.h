@@ -11,6 +11,14 @@
  * a multiple of `align` (a power of two >= 4 KiB), near `hint` when that is free. */
 int mosaic_prim_reserve(uintptr_t hint, size_t size, size_t align, void **out);
 int mosaic_prim_release(void *p, size_t size);
+/* `size` bytes at `at` (replacing what is there: MAP_FIXED), private and anonymous, in hugetlb pages
+ * of 1 << `shift` bytes (MAP_HUGETLB | MAP_HUGE_*), their reservation taken now (no MAP_NORESERVE).
+ * On failure the range may be unmapped: the caller maps it again (mosaic_prim_map_plain). */
+int mosaic_prim_map_hugetlb(void *at, size_t size, unsigned shift);
+/* `size` bytes at `at` (MAP_FIXED), private, anonymous, 4 KiB pages, committed (no MAP_NORESERVE, so
+ * the kernel keeps it a mapping of its own beside the pool's: smaps shows it apart), falling back to
+ * MAP_NORESERVE when the commit is refused. */
+int mosaic_prim_map_plain(void *at, size_t size);
 /* madvise(2): MADV_HUGEPAGE when huge, else MADV_NOHUGEPAGE. */
 int mosaic_prim_page_size(void *p, size_t size, int huge);
 /* madvise(MADV_DONTNEED): the pages go back to the kernel, the range reads as zeros. */

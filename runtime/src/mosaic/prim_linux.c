@@ -34,6 +34,22 @@ int mosaic_prim_release(void *p, size_t size) {
     return syscall(SYS_munmap, p, size) == 0 ? 0 : -errno;
 }
 
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26 /* include/uapi/asm-generic/hugetlb_encode.h: log2 of the page size, here */
+#endif
+
+int mosaic_prim_map_hugetlb(void *at, size_t size, unsigned shift) {
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_HUGETLB | (int)(shift << MAP_HUGE_SHIFT);
+    return raw_mmap(at, size, PROT_READ | PROT_WRITE, flags) == MAP_FAILED ? -errno : 0;
+}
+
+int mosaic_prim_map_plain(void *at, size_t size) {
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
+    if (raw_mmap(at, size, PROT_READ | PROT_WRITE, flags) != MAP_FAILED)
+        return 0;
+    return raw_mmap(at, size, PROT_READ | PROT_WRITE, flags | MAP_NORESERVE) == MAP_FAILED ? -errno : 0;
+}
+
 int mosaic_prim_page_size(void *p, size_t size, int huge) {
     return syscall(SYS_madvise, p, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) == 0 ? 0 : -errno;
 }
