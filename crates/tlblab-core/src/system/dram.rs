@@ -366,6 +366,9 @@ impl DramState {
     }
 }
 
+/// How far ahead `load_writing_back` asks for a set: the next line of a 64-byte-line stream.
+const NEXT_LINE_BYTES: u64 = 64;
+
 impl System {
     /// The queueing of `lines` lines from memory of one reference of hardware thread `cpu`,
     /// issued at cycle `arrive` (`DramState::queue`); 0 on a machine without `timing.dram`.
@@ -416,6 +419,19 @@ impl System {
     ) -> (u64, usize) {
         let first = dram.pending.len();
         let wb = dram.writebacks;
+        // The stream stressors' references come here, each a line from memory and each its
+        // stream's next line; for a large L3 (over 1 MiB of tags: `worth_prefetching`) the
+        // host waits for the state of the line's set, beyond its own L1 and L2. The next
+        // line's set is asked for now (a hint: nothing simulated changes), so that the
+        // stream's next access finds it in the host's caches: -5% CPU on a graph500 window
+        // under two stream stressors (docs/lab/engine-performance.md, 2026-11-30). For other
+        // references the hint is a few wasted instructions.
+        for r in path {
+            let c = &caches[r.cache];
+            if c.worth_prefetching() {
+                c.prefetch(addr.wrapping_add(NEXT_LINE_BYTES));
+            }
+        }
         for (i, r) in path.iter().enumerate() {
             let (outcome, victim) = caches[r.cache].access_victim(addr, write && (i == 0 || !wb));
             if Self::count_level(&mut stats.cache[r.stat], outcome) {
@@ -499,5 +515,59 @@ mod tests {
             assert_eq!(d.reserve(a, None), want.0, "arrival {a}");
         }
         assert!(d.busy.iter().map(VecDeque::len).sum::<usize>() < 6000 / 4);
+    }
+
+    /// `fit` finds what a scan from the calendar's front finds, wherever the first
+    /// reservation ending after the arrival lies (at the back, a few from it, far from it), on
+    /// calendars of every length up to 100, in one piece and wrapped
+    /// around their ring, with gaps of less than a line, a line and more.
+    #[test]
+    fn fit_agrees_with_a_scan_from_the_front_at_every_depth() {
+        let line = 1894;
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for len in 0..100usize {
+            let mut busy = VecDeque::new();
+            let mut t = next() % 4000;
+            for _ in 0..len {
+                let gap =
+                    [0, 1 + next() % (line - 1), line, line + next() % 5000][next() as usize % 4];
+                t += gap;
+                let end = t + line * (1 + next() % 3);
+                busy.push_back((t, end));
+                t = end;
+            }
+            // Half the calendars wrapped: room for 128, front moved past the ring's end.
+            if len % 2 == 1 {
+                let mut ring = VecDeque::with_capacity(128);
+                for _ in 0..(128 - len / 2) {
+                    ring.push_back((0, 0));
+                }
+                for _ in 0..(128 - len / 2) {
+                    ring.pop_front();
+                }
+                ring.extend(busy.iter().copied());
+                busy = ring;
+            }
+            for _ in 0..200 {
+                let a = next() % (t + 2 * line + 1);
+                let mut i = busy.iter().position(|&(_, e)| e > a).unwrap_or(len);
+                let mut start = a;
+                while i < len && busy[i].0 < start + line {
+                    start = start.max(busy[i].1);
+                    i += 1;
+                }
+                assert_eq!(
+                    DramState::fit(&busy, a, line),
+                    (start, i),
+                    "len {len}, arrival {a}"
+                );
+            }
+        }
     }
 }
