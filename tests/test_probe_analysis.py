@@ -392,6 +392,46 @@ def test_the_l3_and_memory_latencies_are_the_windowed_chase_in_their_ranges(monk
     assert base["memory"]["latency"] != m["memory"]["latency"]
 
 
+def test_a_guest_that_gets_a_share_of_the_l3_is_written_with_that_share(monkeypatch):
+    """Criteria written before the first run, from the Zen 4 guest's chase (2026-11-30 16:40 UTC,
+    ns: 2 MiB 12.9, 4 14.2, 6 14.7, 8 77.7, 12 92.1, 16 95.7, 24 96.3, 32 96.1, 64 94.6, 128 97.3,
+    256 95.4; sysfs: 1 MiB L2, 32 MiB 16-way L3): memory is the median of 128 and 256 MiB (96.35);
+    the L3's candidates are 4-16 MiB, the midpoint between the fastest (14.2) and memory 55.275,
+    so the plateau is 4 and 6 MiB (latency their median, 14.45 ns) and 8 MiB is past it; the share
+    is sqrt(6 x 8) MiB, written as whole sets of the 16 ways of 64 B (7094 sets, 7,264,256 bytes),
+    the source naming sysfs's 32 MiB and both footprints. A host whose chase stays on the plateau
+    to half the L3 keeps sysfs's size (the test above: no share). A second reading (16:48 UTC: 4 MiB
+    15.2, 6 21.0, 8 36.4, 12 96.1) puts 8 MiB on the plateau (short of the midpoint) but not in the
+    latency (above 1.25 x 15.2 = 19.0, as is 6 MiB's 21.0): latency 15.2, the share sqrt(8 x 12) MiB."""
+    from tlblab import probe
+    from tlblab.probe import host_machine, l3_and_memory_latency
+
+    def pt(mib, ns):
+        return {"bytes": mib << 20, "ns": {"median": ns, "q1": ns, "q3": ns}, "thp": True}
+
+    r = _report(l2=2048)
+    r.raw["memory_chase"] = [pt(2, 12.9), pt(4, 14.2), pt(6, 14.7), pt(8, 77.7), pt(12, 92.1), pt(16, 95.7),
+                             pt(24, 96.3), pt(32, 96.1), pt(64, 94.6), pt(128, 97.3), pt(256, 95.4)]
+    lat = l3_and_memory_latency(r, 1 << 20, 32 << 20)
+    assert lat["memory"]["ns"] == 96.35
+    assert lat["cut_ns"] == (14.2 + 96.35) / 2
+    assert lat["L3"]["ns"] == 14.45 and lat["L3"]["mib"] == [4, 6] and lat["L3"]["points"] == 2
+    assert lat["L3"]["share_bytes"] == int((48 << 40) ** 0.5) and lat["L3"]["share_between"] == [6, 8, 77.7]
+    monkeypatch.setattr(probe, "sysfs_caches", lambda root=None: [
+        {"level": 1, "kind": "data", "size": 32 << 10, "ways": 8, "line": 64},
+        {"level": 2, "kind": "unified", "size": 1 << 20, "ways": 8, "line": 64},
+        {"level": 3, "kind": "unified", "size": 32 << 20, "ways": 16, "line": 64}])
+    m = host_machine(r)
+    l3 = next(c for c in m["cache"] if c["level"] == 3)
+    assert l3["ways"] == 16 and l3["size"] == 7094 * 16 * 64, l3
+    assert "sysfs lists 32 MiB" in l3["source"] and "up to 6 MiB and not at 8 MiB" in l3["source"]
+    assert l3["latency"] == round(14.45 * m["frequency_mhz"] / 1000)
+    r.raw["memory_chase"][1:5] = [pt(4, 15.2), pt(6, 21.0), pt(8, 36.4), pt(12, 96.1)]
+    lat = l3_and_memory_latency(r, 1 << 20, 32 << 20)
+    assert lat["L3"]["ns"] == 15.2 and lat["L3"]["points"] == 1
+    assert lat["L3"]["share_between"] == [8, 12, 96.1] and lat["L3"]["share_bytes"] == int((96 << 40) ** 0.5)
+
+
 def _random_like_report(conf="medium"):
     """The Zen 4 host (2026-11-26): conflict sets 128 x 24 = 3072, the stride-1 trials' rise at
     2403 pages, the envelope past it random-like (share 0.29), a capacity sweep past the L2."""

@@ -34,6 +34,13 @@ pub struct MemoryPoint {
     /// Whether the region was backed by transparent huge pages (`AnonHugePages` is not read:
     /// this is what was asked).
     pub thp: bool,
+    /// The median of each sweep's windows, in sweep order (`memory_latencies` times every
+    /// footprint once a sweep, the sweeps one after the other); empty in a report written before
+    /// 2026-11-30. A guest whose L3 is shared with other tenants' cores reads its L3 at two
+    /// speeds, seconds apart (the Zen 4 guest, 2026-11-30: 2 MiB at 52.0 ns in one sweep, 13.1-13.9
+    /// in the next two): the sweeps show which.
+    #[serde(default)]
+    pub sweeps: Vec<f64>,
 }
 
 /// Times the windowed chase over `bytes` of lines: `reps` windows of `window_ns` each, ns per
@@ -45,6 +52,22 @@ pub fn memory_latency(
     window_ns: u64,
     seed: u64,
 ) -> std::io::Result<MemoryPoint> {
+    let (bytes, xs) = chase_windows(bytes, reps, window_ns, seed)?;
+    Ok(MemoryPoint {
+        bytes,
+        ns: Summary::of(&xs),
+        thp: true,
+        sweeps: Vec::new(),
+    })
+}
+
+/// `memory_latency`'s windows: the footprint chased (whole windows) and ns per access of each.
+fn chase_windows(
+    bytes: usize,
+    reps: usize,
+    window_ns: u64,
+    seed: u64,
+) -> std::io::Result<(usize, Vec<f64>)> {
     let n = (bytes / LINE).max(WINDOW_LINES);
     let order = Order::Windowed {
         seed,
@@ -73,40 +96,61 @@ pub fn memory_latency(
         }));
     }
     black_box(p);
-    Ok(MemoryPoint {
-        bytes: n * LINE,
-        ns: Summary::of(&xs),
-        thp: true,
-    })
+    Ok((n * LINE, xs))
 }
 
-/// The footprints a run times: 2 MiB to 256 MiB by doubling (quick: 4, 8, 16, 128 and 256 MiB:
-/// three inside a 32 MiB L3's range and two past it, so that one point a neighbour's lines
-/// pushed out of the shared L3 does not decide the median). The
-/// machine file's writer (`tlblab.probe`) picks the points between 4x the L2 and half the L3
-/// for the L3's latency and those from 4x the L3 on for memory's, by the sizes sysfs lists.
+/// The footprints a run times, in MiB: 2, 4, 6, 8, 12, 16, 24, 32, then 64 to 256 by doubling
+/// (quick: 4, 6, 8, 16, 128 and 256). Between the L2 and a 32 MiB L3 the steps are half of a
+/// doubling, so that the footprint where a lap stops finding its lines in the L3 is located to
+/// within 50%: on a guest whose L3 is shared with other tenants' cores that is well below the
+/// size sysfs lists (the Zen 4 guest, 2026-11-30: 13.7 ns at 4 MiB, 116 ns at 8 MiB, of a 32 MiB
+/// L3). The machine file's writer (`tlblab.probe`) reads the L3's latency and the share of it
+/// this guest gets from the points between 4x the L2 and the L3's size, and memory's from those
+/// of 4x the L3 on, by the sizes sysfs lists.
 pub fn footprints(quick: bool) -> Vec<usize> {
-    if quick {
-        vec![4 << 20, 8 << 20, 16 << 20, 128 << 20, 256 << 20]
+    let mib: &[usize] = if quick {
+        &[4, 6, 8, 16, 128, 256]
     } else {
-        (1..=8).map(|k| 1usize << (20 + k)).collect()
-    }
+        &[2, 4, 6, 8, 12, 16, 24, 32, 64, 128, 256]
+    };
+    mib.iter().map(|m| m << 20).collect()
 }
 
-/// Every footprint's latency, or the error of the one that could not be mapped.
+/// Sweeps over the footprints: 3 (quick: 2), one after the other, each timing every footprint
+/// with `reps` windows (module doc; `MemoryPoint::sweeps`).
+pub const SWEEPS: [usize; 2] = [3, 2];
+
+/// Every footprint's latency, its windows pooled over the sweeps (`SWEEPS`, each footprint timed
+/// once a sweep, so that a phase of other tenants' load falls on all of them alike), with each
+/// sweep's median; or the error of the one that could not be mapped.
 pub fn memory_latencies(
     quick: bool,
     reps: usize,
     window_ns: u64,
     seed: u64,
 ) -> Result<Vec<MemoryPoint>, String> {
-    footprints(quick)
+    let sizes = footprints(quick);
+    let mut pooled: Vec<(usize, Vec<f64>, Vec<f64>)> = Vec::with_capacity(sizes.len());
+    for sweep in 0..SWEEPS[quick as usize] {
+        for (i, &b) in sizes.iter().enumerate() {
+            let (bytes, xs) = chase_windows(b, reps, window_ns, seed)
+                .map_err(|e| format!("memory latency chase over {} MiB: {e}", b >> 20))?;
+            if sweep == 0 {
+                pooled.push((bytes, Vec::new(), Vec::new()));
+            }
+            pooled[i].2.push(Summary::of(&xs).median);
+            pooled[i].1.extend(xs);
+        }
+    }
+    Ok(pooled
         .into_iter()
-        .map(|b| {
-            memory_latency(b, reps, window_ns, seed)
-                .map_err(|e| format!("memory latency chase over {} MiB: {e}", b >> 20))
+        .map(|(bytes, xs, sweeps)| MemoryPoint {
+            bytes,
+            ns: Summary::of(&xs),
+            thp: true,
+            sweeps,
         })
-        .collect()
+        .collect())
 }
 
 #[cfg(test)]
