@@ -6,7 +6,7 @@ any preset), or from a probe run of this host, never from a constant.
   * "probe": a quick probe of this host's data TLBs now (≈ 10-25 s, `tlblab probe --quick
     --sections dtlb,l1_assoc,l2_index,caches`), written to the cache below for the next tool;
   * None: $TLBLAB_HOST_MACHINE if set, else this host's cached probe
-    (~/.cache/tlblab/host-<vendor>-<family>-<model>.toml), else "probe".
+    (~/.cache/tlblab/host-<vendor>-<family>-<model>.w<WRITER>.toml), else "probe".
 The colored level is the set-associative data (or unified) level with the most entries, as
 `tlb_geometry_from_machine` picks it in the C library (runtime/src/color/machine.c).
 """
@@ -49,9 +49,17 @@ def _cpu_key() -> str:
     return "-".join(p.replace(" ", "_") for p in parts)
 
 
+#: The machine file writer's version in the cached probe's name (`cache_path`): raised when
+#: `tlblab.probe.host_machine` writes a field differently, so that a file written by the old
+#: rules is not used as if it were this host's. 2 (2026-11-30): the L3's latency at its fastest
+#: sweep and the share of it this host gets (docs/probe.md, "The L3's share"); a file of the rule
+#: before read a guest's 32 MiB L3 at memory's latency.
+WRITER = 2
+
+
 def cache_path() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "tlblab", f"host-{_cpu_key()}.toml")
+    return os.path.join(base, "tlblab", f"host-{_cpu_key()}.w{WRITER}.toml")
 
 
 def from_machine(m: dict[str, Any], source: str) -> Geometry:
