@@ -393,14 +393,14 @@ def test_the_l3_and_memory_latencies_are_the_windowed_chase_in_their_ranges(monk
 
 
 def test_a_guest_that_gets_a_share_of_the_l3_is_written_with_that_share(monkeypatch):
-    """Criteria written before the first run, from the Zen 4 guest's chase (2026-11-30 16:40 UTC,
+    """Criteria written before the first run, from the Zen 4 guest's chase (2026-11-30 16:11 UTC,
     ns: 2 MiB 12.9, 4 14.2, 6 14.7, 8 77.7, 12 92.1, 16 95.7, 24 96.3, 32 96.1, 64 94.6, 128 97.3,
     256 95.4; sysfs: 1 MiB L2, 32 MiB 16-way L3): memory is the median of 128 and 256 MiB (96.35);
     the L3's candidates are 4-16 MiB, the midpoint between the fastest (14.2) and memory 55.275,
     so the plateau is 4 and 6 MiB (latency their median, 14.45 ns) and 8 MiB is past it; the share
     is sqrt(6 x 8) MiB, written as whole sets of the 16 ways of 64 B (7094 sets, 7,264,256 bytes),
     the source naming sysfs's 32 MiB and both footprints. A host whose chase stays on the plateau
-    to half the L3 keeps sysfs's size (the test above: no share). A second reading (16:48 UTC: 4 MiB
+    to half the L3 keeps sysfs's size (the test above: no share). A second reading (16:12 UTC: 4 MiB
     15.2, 6 21.0, 8 36.4, 12 96.1) puts 8 MiB on the plateau (short of the midpoint) but not in the
     latency (above 1.25 x 15.2 = 19.0, as is 6 MiB's 21.0): latency 15.2, the share sqrt(8 x 12) MiB."""
     from tlblab import probe

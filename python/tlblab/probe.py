@@ -460,7 +460,7 @@ def l3_and_memory_latency(r: ProbeResult, l2_bytes: int, l3_bytes: int) -> dict[
         plateau, past = cands[:max(n, 1)], (cands[n] if 0 < n < len(cands) else None)
         out["cut_ns"] = cut
     # The latency from the plateau's flat part: a point within 25% of the fastest. A point short of
-    # the midpoint but above that (the Zen 4 guest's 8 MiB at 36.4 ns, 2026-11-30 16:48 UTC) is
+    # the midpoint but above that (the Zen 4 guest's 8 MiB at 36.4 ns, 2026-11-30 16:12 UTC) is
     # partly served from memory: it places the share's edge, it is not the L3's latency.
     fastest = min(_chase_ns(p) for p in plateau)
     out["L3"] = summary([p for p in plateau if _chase_ns(p) <= 1.25 * fastest])
