@@ -358,6 +358,28 @@ def run_program(program: Program, layout: Path, report: Path, size: str, cpu: in
     return Run(run_seconds(per_round), bool(rep.get("ok")), rep, load, wall, cpu_s, tuple(per_round))
 
 
+def llc_state(cpu: int) -> float | None:
+    """The L3's state just before a run: ns per line of the LLC probe of `tlblab host ptwarm`
+    (`ptwarm_bench --probe-only 1`: the median of three reads, on `cpu`, of lines the other CPU
+    just wrote, about its private caches' size), or None where there is no other CPU or it failed.
+    On a guest whose L3 other tenants' cores share, it reads 12-20 ns while this guest keeps its
+    share and 90-125 ns while they take it (docs/probe.md, "The L3's share"): each counted run's
+    reading goes into `PROGRAM.rounds.csv` beside its rounds, so that a slow run can be matched
+    to the L3's state it ran in."""
+    from tlblab.host.ptwarm import run_json
+
+    other = next((c for c in sorted(os.sched_getaffinity(0)) if c != cpu), None)
+    if other is None:
+        return None
+    try:
+        got = run_json(_runtime.executable("ptwarm_bench"), ["--probe-only", "1", "--app-cpu", str(cpu),
+                                                            "--helper-cpu", str(other)], "the LLC probe")
+    except UserError:
+        return None
+    ns = float(got.get("llc_probe_ns", -1))
+    return ns if ns > 0 else None
+
+
 def capture(program: Program, layout: Path, out: Path, size: str) -> dict[str, Any]:
     """The region of interest of two rounds under tlblab's Valgrind tool, the all-4 KiB layout
     preloaded; returns the allocator's report (the heap pool's base in the trace) with the trace's
@@ -628,8 +650,9 @@ COLUMNS = ("program", "mosaic", "windows", "runs", "refused_runs", "measured_s",
            "error_pct", "predicted_clock_s", "error_clock_pct", "linear_s", "linear_error_pct", "sim_cycles", "sim_walks", "huge_kb", "load",
            "wall_s", "cpu_share", "sim_ratio", "sim_walk_cycles", "frames_2m_share", "sim_runtime_cycles",
            "quiet_s", "quiet_error_pct", "quiet_linear_error_pct")
-#: `PROGRAM.rounds.csv`: every counted run's rounds, the raw data of both estimates.
-ROUND_COLUMNS = ("program", "mosaic", "rep", "round", "cpu_s")
+#: `PROGRAM.rounds.csv`: every counted run's rounds, the raw data of both estimates, with the LLC
+#: probe read just before the run (`llc_state`; empty where none could run).
+ROUND_COLUMNS = ("program", "mosaic", "rep", "round", "cpu_s", "llc_probe_ns")
 
 
 def guest_placement_of_host(outdir: Path, say) -> dict[str, Any]:
@@ -732,6 +755,7 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
         shares: dict[str, list[float]] = {mo: [] for mo in mosaics}
         refused = {mo: 0 for mo in mosaics}
         run_rounds: dict[str, list[tuple[float, ...]]] = {mo: [] for mo in mosaics}
+        run_llc: dict[str, list[float | None]] = {mo: [] for mo in mosaics}
         huge = {mo: 0 for mo in mosaics}
         scatter: dict[str, list[float]] = {mo: [] for mo in mosaics}
         loads: list[float] = []
@@ -742,6 +766,7 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
             for rep in range(0 if simulate_only else reps):
                 order = list(mosaics[rep % len(mosaics):]) + list(mosaics[:rep % len(mosaics)])
                 for mo in order:
+                    llc = llc_state(cpu)
                     r = run_program(prog, layouts[mo], work / f"{name}-{mo}.report.json", size, cpu, how=how)
                     loads.append(r.load)
                     all_loads.append(r.load)
@@ -753,6 +778,7 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
                     if mosaic_happened(r, backing, top) and r.seconds is not None:
                         times[mo].append(r.seconds)
                         run_rounds[mo].append(r.rounds)
+                        run_llc[mo].append(llc)
                         walls[mo].append(r.wall_s)
                         shares[mo].append(r.cpu_s / r.wall_s if r.wall_s > 0 else 1.0)
                     else:
@@ -833,7 +859,8 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
         w.writerow(ROUND_COLUMNS)
         for mo in mosaics:
             for rep, rounds in enumerate(run_rounds[mo]):
-                w.writerows([name, mo, rep, i, t] for i, t in enumerate(rounds))
+                llc = run_llc[mo][rep]
+                w.writerows([name, mo, rep, i, t, "" if llc is None else round(llc, 1)] for i, t in enumerate(rounds))
         files.atomic_write(outdir / f"{name}.rounds.csv", buf.getvalue())
         if any(refused.values()):
             notes.append(f"{name}: runs whose mosaic did not happen (not counted): "
