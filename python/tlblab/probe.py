@@ -409,6 +409,11 @@ def _write_l2_cache_latency(r: ProbeResult, m: dict[str, Any], ghz: float, base:
                     f"= {c2['latency']} cycles (was {old}, {base})")
 
 
+#: What the L3's source says when the file's L3 is the share this host gets of it
+#: (`_write_l3_and_memory_latency`); `tlblab probe --out` looks for it to say so.
+L3_SHARE = "the share of it this host gets"
+
+
 def _chase_ns(p: dict[str, Any]) -> float:
     """A windowed-chase point's latency for the machine file: the fastest of its sweeps' medians
     (`MemoryPoint::sweeps`; a report without sweeps: the median of its windows). Why the fastest:
@@ -502,7 +507,7 @@ def _write_l3_and_memory_latency(r: ProbeResult, m: dict[str, Any], ghz: float, 
             sets = max(1, x["share_bytes"] // way_bytes)
             old_size = c3.get("size")
             c3["size"] = sets * way_bytes
-            c3["source"] += (f"; size: the share of it this host gets, {c3['size'] / (1 << 20):.2f} MiB ({sets} sets of "
+            c3["source"] += (f"; size: {L3_SHARE}, {c3['size'] / (1 << 20):.2f} MiB ({sets} sets of "
                              f"{c3['ways']} ways; sysfs lists {l3 >> 20} MiB, was {old_size}): the chase found its "
                              f"lines in the L3 up to {lo} MiB and not at {hi} MiB ({hi_ns:.1f} ns, past the "
                              f"midpoint {lat['cut_ns']:.1f} ns to memory), the geometric mean of the two")

@@ -86,7 +86,7 @@ def run(args) -> int:
         tp.write_preset(args.out, machine)
         print(f"wrote {args.out} (load it with: tlblab simulate --machine {args.out})", file=sys.stderr)
         l3 = next((c for c in machine.get("cache", []) if c.get("level") == 3), None)
-        if l3 is not None and "the share of it this host gets" in l3.get("source", ""):
+        if l3 is not None and tp.L3_SHARE in l3.get("source", ""):
             # A guest on a CPU whose L3 other tenants use: say so, it moves from minute to minute.
             print(f"  its L3: a share of {l3['size'] / (1 << 20):.1f} MiB at {l3['latency']} cycles, what this host got "
                   "of it while probed (other cores take the rest; docs/probe.md, \"The L3's share\")", file=sys.stderr)
