@@ -22,8 +22,9 @@
 //! `SPILL_ROOM` let-gos on a path the run ends, settles, and the next run goes on.
 //!
 //! Without data accesses (TLB-only) the loop is its own (`run_tlb_only`): a record is checked
-//! against the 4 KiB frame its path last referenced, by the record's kind, and everything
-//! else (another frame, a lane page, a page new to the lane) is `tlb_only_step`'s.
+//! against the 4 KiB frame its kind last referenced (loads and stores each keep one, on pages
+//! of the data path's lane), and everything else (another frame, a lane page, a page new to
+//! the lane) is `tlb_only_step`'s.
 //!
 //! With data accesses on, a reference whose line is the first cache level's memo line, or a
 //! line the level holds (`Cache::access_if_present`, which updates the level as the hit
@@ -73,16 +74,21 @@ const PATH_OF: [usize; KINDS] = [
     AccessKind::Store.is_instr() as usize,
 ];
 
-/// What the TLB-only loop checks a record against, by `AccessKind` (each path's state for
-/// each of its kinds): the 4 KiB frame of the path's current page that its last reference
-/// was in, and the bound on `offset + size` (4097: the access ends within the frame; 0: the
-/// path has no current page, and nothing passes).
+/// What the TLB-only loop checks a record against, by `AccessKind`: the 4 KiB frame that the
+/// last reference of that kind was in, and the bound on `offset + size` (4097: the access ends
+/// within the frame; 0: no frame yet, and nothing passes). Loads and stores keep a frame
+/// each, on pages of their path's lane: a program's loads and stores often go to different
+/// pages in turn (its stack and its heap), and one frame for both moved on every such turn
+/// (a Lackey capture of `ls -lR /usr/share/doc`, 4M references: 18.9% of them moved the
+/// frame of their path, 14.5% the frame of their kind).
 struct FrameChecks {
     base: [u64; KINDS],
     limit: [u64; KINDS],
     /// `IS_INSTR`, beside the rest (an index off the stack pointer, where a constant
     /// table needs its address in a register).
     instr: [u64; KINDS],
+    /// The index of the frame's page in its path's lane (read only where `limit` is not 0).
+    page: [usize; KINDS],
 }
 
 impl FrameChecks {
@@ -92,23 +98,32 @@ impl FrameChecks {
             base: [0; KINDS],
             limit: [0; KINDS],
             instr: IS_INSTR,
+            page: [0; KINDS],
         };
         for (path, l) in paths.iter().enumerate() {
             if l.len > 0 {
                 let page = &l.pages[l.cur];
-                f.set(path, page.page << page.shift);
+                f.set(path, page.page << page.shift, l.cur);
             }
         }
         f
     }
 
-    fn set(&mut self, path: usize, frame: u64) {
+    /// Every kind of `path` to `frame`, on lane page `page`.
+    fn set(&mut self, path: usize, frame: u64, page: usize) {
         for (k, &of) in PATH_OF.iter().enumerate() {
             if of == path {
-                self.base[k] = frame;
-                self.limit[k] = 4097;
+                self.set_kind(k, frame, page);
             }
         }
+    }
+
+    /// Kind `k` to `frame`, on lane page `page`.
+    #[inline(always)]
+    fn set_kind(&mut self, k: usize, frame: u64, page: usize) {
+        self.base[k] = frame;
+        self.limit[k] = 4097;
+        self.page[k] = page;
     }
 }
 
@@ -170,6 +185,11 @@ struct PathLane {
     /// pages when they share it (the common case: one page size): finding a page is then
     /// one shift and `LANE_PAGES` compares without a loop-carried length (`find`).
     page_numbers: [u64; LANE_PAGES],
+    /// The low 32 bits of `page_numbers` for i < len (beyond, anything): the search compares
+    /// these, four to an SSE register where the 64-bit words take two, and checks the word it
+    /// finds against `page_numbers` (two pages agree in them only 2^32 pages apart, and a key
+    /// beyond `len` is stale; then the full search decides).
+    page_keys: [u32; LANE_PAGES],
     uniform_shift: Option<u32>,
     /// The page of the previous reference on this path (`pages[cur]`, copied: the check the
     /// loop makes first) and the position + 1 of that reference.
@@ -200,6 +220,7 @@ const NO_PATH: PathLane = PathLane {
     last_touch: [0; LANE_PAGES],
     len: 0,
     page_numbers: [u64::MAX; LANE_PAGES],
+    page_keys: [u32::MAX; LANE_PAGES],
     uniform_shift: None,
     cur: 0,
     cur_page: NO_PAGE,
@@ -221,6 +242,8 @@ impl PathLane {
         self.usable = false;
         self.len = 0;
         self.page_numbers = [u64::MAX; LANE_PAGES];
+        // `page_keys` stay: beyond `len` a key that matches finds a word of `page_numbers`
+        // that does not, and `find` then searches those.
         self.uniform_shift = None;
         self.cur = 0;
         self.cur_page = NO_PAGE;
@@ -252,20 +275,37 @@ impl PathLane {
     #[inline(always)]
     fn find(&self, va: u64) -> Option<usize> {
         match self.uniform_shift {
-            Some(shift) => crate::simd::position_of_16(&self.page_numbers, va >> shift),
+            Some(shift) => {
+                let page = va >> shift;
+                // The first key that matches is the first word that does, or a word that
+                // does not (then no earlier word does): the full search settles that case.
+                match crate::simd::position_of_16_u32(&self.page_keys, page as u32) {
+                    Some(i) if self.page_numbers[i] == page => Some(i),
+                    Some(_) => crate::simd::position_of_16(&self.page_numbers, page),
+                    None => None,
+                }
+            }
             None => (0..self.len).find(|&i| va >> self.pages[i].shift == self.pages[i].page),
         }
     }
 
-    /// Takes the TLB-only loop's last touches of this path's kinds (`lasts`, by
-    /// `AccessKind`, positions + 1; all on the current page) into the current page's, and
-    /// clears them.
+    /// Takes the TLB-only loop's last touch of kind `k` (`lasts[k]`, a position + 1, or 0:
+    /// none since the kind's frame last moved) into the last touch of the frame's lane page
+    /// (`frames.page[k]`), and clears it. The page may hold a later touch of the path's other
+    /// kind, hence the maximum. (The TLB-only loop leaves `cur_last` at 0.)
     #[inline(always)]
-    fn fold_lasts(&mut self, lasts: &mut [usize; KINDS], path: usize) {
-        for (k, last) in lasts.iter_mut().enumerate() {
-            if PATH_OF[k] == path {
-                // Below 2^32: `run` caps runs.
-                self.cur_last = self.cur_last.max(std::mem::take(last) as u32);
+    fn fold_last(&mut self, lasts: &mut [usize; KINDS], k: usize, frames: &FrameChecks) {
+        // Below 2^32: `run` caps runs.
+        let touch = std::mem::take(&mut lasts[k]) as u32;
+        let last = &mut self.last_touch[frames.page[k] % LANE_PAGES];
+        *last = (*last).max(touch);
+    }
+
+    /// `fold_last` for every kind of `path`.
+    fn fold_lasts(&mut self, lasts: &mut [usize; KINDS], path: usize, frames: &FrameChecks) {
+        for (k, &of) in PATH_OF.iter().enumerate() {
+            if of == path {
+                self.fold_last(lasts, k, frames);
             }
         }
     }
@@ -314,6 +354,7 @@ impl PathLane {
         self.entries[i] = entry;
         self.last_touch[i] = 0;
         self.page_numbers[i] = va >> shift;
+        self.page_keys[i] = (va >> shift) as u32;
         self.uniform_shift = match self.uniform_shift {
             _ if self.len == 1 => Some(shift),
             Some(s) if s == shift => Some(s),
@@ -493,32 +534,46 @@ impl Lane {
         // test of `System::records_in_memory` in the one loop cost runs from a trace file 5-10%
         // (sequential and Lackey gzip, TLB-only, from 16K-record batches: 465 → 437-448 and
         // 439 → 390-408 M refs/s), where the hints win runs over records in memory 1.3-2x.
-        if sys.records_in_memory {
-            return self.run_in_memory(sys, records);
-        }
-        if self.data {
-            self.run_with::<false>(sys, records)
-        } else {
-            self.run_tlb_only::<false>(sys, records)
+        //
+        // Each copy is a function of its own (below): two loops in one function share its
+        // register allocation, so that a change to either moved the other's (per-kind frames
+        // in the TLB-only loop, inlined beside the full model's, cost that loop 2.0% more
+        // instructions on a Lackey capture of `ls`); and the copies with the hints, inlined
+        // beside the others, ran sequential TLB-only from memory at 214 against 278 M refs/s.
+        match (sys.records_in_memory, self.data) {
+            (true, true) => self.run_with_in_memory(sys, records),
+            (true, false) => self.run_tlb_only_in_memory(sys, records),
+            (false, true) => self.run_with_from_batch(sys, records),
+            (false, false) => self.run_tlb_only_from_batch(sys, records),
         }
     }
 
-    /// `run` over records in memory (`System::records_in_memory`): the copies of the loop
-    /// with the records' hints, out of line (inlined beside the other two, they ran sequential
-    /// TLB-only from memory at 214 against 278 M refs/s).
+    // The copies of the loop (`run`): with data accesses or TLB-only, over records in memory
+    // (with the records' hints) or from a batch in the host's caches.
     #[inline(never)]
-    fn run_in_memory(&mut self, sys: &mut System, records: &[Record]) -> usize {
-        if self.data {
-            self.run_with::<true>(sys, records)
-        } else {
-            self.run_tlb_only::<true>(sys, records)
-        }
+    fn run_with_in_memory(&mut self, sys: &mut System, records: &[Record]) -> usize {
+        self.run_with::<true>(sys, records)
+    }
+
+    #[inline(never)]
+    fn run_tlb_only_in_memory(&mut self, sys: &mut System, records: &[Record]) -> usize {
+        self.run_tlb_only::<true>(sys, records)
+    }
+
+    #[inline(never)]
+    fn run_with_from_batch(&mut self, sys: &mut System, records: &[Record]) -> usize {
+        self.run_with::<false>(sys, records)
+    }
+
+    #[inline(never)]
+    fn run_tlb_only_from_batch(&mut self, sys: &mut System, records: &[Record]) -> usize {
+        self.run_tlb_only::<false>(sys, records)
     }
 
     /// `run` without data accesses: a record is taken while it lies, whole, within the 4 KiB
-    /// frame its path last referenced (a few compares, no replacement state); anything else
-    /// goes to `tlb_only_step`, out of line, which moves the path to the record's page the way
-    /// `run_with` does, or ends the run.
+    /// frame its kind last referenced (a few compares, no replacement state); anything else
+    /// goes to `tlb_only_step`, which moves the kind to the record's page the way `run_with`
+    /// moves the path, or ends the run.
     ///
     /// The loop indexes its per-path state by the record's `AccessKind` (the data path's
     /// state twice, for loads and stores), not by its path: that is one byte read where the
@@ -567,7 +622,7 @@ impl Lane {
             instr_refs += frames.instr[k];
         }
         for path in 0..2 {
-            self.paths[path].fold_lasts(&mut lasts, path);
+            self.paths[path].fold_lasts(&mut lasts, path, &frames);
         }
         let t = Tally {
             refs: [taken as u64 - instr_refs, instr_refs],
@@ -577,9 +632,10 @@ impl Lane {
         taken
     }
 
-    /// A record of the lane's thread that left its path's 4 KiB frame (or crosses its end): the
-    /// path moves to the frame of the record's page, as `run_with`'s loop does (a lane page,
-    /// or a page new to the lane that the first level holds), and `frames` follows. False when
+    /// A record of the lane's thread that left its kind's 4 KiB frame (or crosses its end): the
+    /// kind moves to the frame of the record's page, as `run_with`'s loop moves the path (a
+    /// lane page, or a page new to the lane that the first level holds, which every kind of
+    /// the path then moves to). False when
     /// the run ends before the record: it crosses a 4 KiB boundary (two references, for
     /// `System::access`), its page is not in the first level, or let-go touches have no room.
     /// (The TLB-only lane keeps `cur` and leaves `cur_page`, which only `run_with` reads, as
@@ -596,20 +652,24 @@ impl Lane {
         if (va & 0xfff) + a.size as u64 > 4096 {
             return false;
         }
-        let path = a.kind.is_instr() as usize;
+        let k = a.kind as usize;
+        let path = PATH_OF[k];
         let l = &mut self.paths[path];
-        // The touches of the frame it leaves count for the current page.
-        l.fold_lasts(lasts, path);
-        // (The current page is among the lane's: found again, it stays current.)
+        // (The frame's own page is among the lane's: found again, the kind stays on it.)
         match l.find(va) {
             Some(i) => {
-                l.commit();
+                // The touches of the frame it leaves count for that frame's page.
+                l.fold_last(lasts, k, frames);
                 l.cur = i;
+                frames.set_kind(k, va & !0xfff, i);
+                true
             }
-            None => return self.tlb_only_new_page(sys, path, va, frames),
+            None => {
+                // A let-go picks the page touched longest ago: every kind's touches first.
+                l.fold_lasts(lasts, path, frames);
+                self.tlb_only_new_page(sys, path, va, frames)
+            }
         }
-        frames.set(path, va & !0xfff);
-        true
     }
 
     /// `tlb_only_step` for a page new to the lane: a first-level hit (the page joins the
@@ -636,7 +696,9 @@ impl Lane {
         }
         l.add(entry, va, &mut sys.lane_touches[path]);
         self.new_pages += 1;
-        frames.set(path, va & !0xfff);
+        // Every kind of the path to the new page: the page it took the place of may have
+        // been another kind's.
+        frames.set(path, va & !0xfff, l.cur);
         true
     }
 

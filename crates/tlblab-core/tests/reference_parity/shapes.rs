@@ -374,7 +374,9 @@ proptest! {
     /// (`Cache::access_if_present`), a few page-crossing accesses taking the general path
     /// between lane runs (which keeps the lanes when the access missed no first level):
     /// `run_slice` agrees with `access` record by record, dirty lines included (a final flush
-    /// counts them).
+    /// counts them). A record moves its path's page, or (`by_kind`) its kind's: loads and
+    /// stores then stay each on its own page, in turn, as a program's loads of its heap and
+    /// stores to its stack do (the TLB-only loop keeps a frame per kind).
     #[test]
     fn lane_runs_over_more_pages_than_it_holds_agree_with_access_by_access(
         (cfg, caches_on) in machine(),
@@ -397,6 +399,7 @@ proptest! {
         )),
         seed in 0u64..1000,
         tlb_only in proptest::bool::weighted(0.5),
+        by_kind in any::<bool>(),
     ) {
         let mut cfg = cfg;
         let first = &mut cfg.tlbs[0];
@@ -416,17 +419,17 @@ proptest! {
         } else {
             RunOptions { seed, caches: caches_on, data_accesses: caches_on, ..RunOptions::default() }
         };
-        let mut prev = [0u64; 2];
+        let mut prev = [0u64; 3];
         let records: Vec<Record> = refs
             .iter()
             .map(|&(k, moves, page, offset, crossing)| {
                 let kind = [AccessKind::Load, AccessKind::Store, AccessKind::Instr][k as usize];
-                let path = kind.is_instr() as usize;
+                let at = if by_kind { k as usize } else { kind.is_instr() as usize };
                 if moves {
-                    prev[path] = page;
+                    prev[at] = page;
                 }
                 let offset = if crossing { 0xffc } else { offset & !7 };
-                let va = 0x4000_0000 + (prev[path] << 12) + offset;
+                let va = 0x4000_0000 + (prev[at] << 12) + offset;
                 Record::Access(Access::new(ThreadId(0), kind, VirtAddr(va), 8))
             })
             .collect();
