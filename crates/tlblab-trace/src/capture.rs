@@ -481,12 +481,17 @@ pub fn record(
 
     let t0 = Instant::now();
     let stream_bytes = std::rc::Rc::new(std::cell::Cell::new(0u64));
-    // Lackey's lines come one write(2) each (`Patient`); tlblab's tool writes its words in
-    // large buffers and is read as they come.
+    // Lackey's lines come one write(2) each (`Patient`) over a whole run. A capture with a
+    // `limit` is read as the lines come, so that the program is killed at its limit at once:
+    // read late, it runs on meanwhile, and the footer's last snapshot of its mappings (the
+    // poller's) can be a later one (two bounded captures of qsort then differed in their
+    // mappings). tlblab's tool writes its words in large buffers and is read as they come.
     let counted = Counted {
         inner: match opts.tool {
-            CaptureTool::Lackey => PipeReader::Patient(Patient::new(read_end)),
-            CaptureTool::Tlblab => PipeReader::Eager(read_end),
+            CaptureTool::Lackey if opts.limit.is_none() => {
+                PipeReader::Patient(Patient::new(read_end))
+            }
+            _ => PipeReader::Eager(read_end),
         },
         bytes: stream_bytes.clone(),
     };
