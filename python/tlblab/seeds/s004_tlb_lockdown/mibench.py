@@ -290,9 +290,10 @@ def armv7_syscalls(trace: Path) -> list[tuple[int, str, int, int, int]]:
     every call a kernel entry, a successful munmap, mprotect or heap-shrinking brk also its
     mapping change. The guest's registers are 32 bits: QEMU's widened values are cut to them.
     Read once per process and version of the file (`_kept`'s comment): `syscalls_of` reads the
-    footer through `tlblab.trace.info`, a scan of the whole trace, and every scenario of an
-    ARMv7 table asked for its four captures' calls again (20 scans, 36 of the 44 CPU-s outside
-    any phase of a fresh `basicmath (armv7)` unit, issue 89)."""
+    footer through `tlblab.trace.info`, a scan of the whole trace (here `trace_info`'s, which
+    the scenarios read anyway), and every scenario of an ARMv7 table asked for its four
+    captures' calls again (20 scans, 36 of the 44 CPU-s outside any phase of a fresh
+    `basicmath (armv7)` unit, issue 89)."""
     return list(_armv7_syscalls(_file_version(trace)))
 
 
@@ -303,7 +304,7 @@ def _armv7_syscalls(version: tuple[str, int, int]) -> tuple[tuple[int, str, int,
 
     calls: list[tuple[int, str, int, int, int]] = []
     brk = 0
-    for at, num, a1, a2, a3, ret in capture_qemu.syscalls_of(version[0]):
+    for at, num, a1, a2, a3, ret in capture_qemu.syscalls_of(version[0], _info_of(version)):
         a1, a2, a3 = a1 & 0xFFFF_FFFF, a2 & 0xFFFF_FFFF, a3 & 0xFFFF_FFFF
         # Linux returns -errno (-4095..-1) on failure; a brk's result is the break, an address.
         ok = ret is not None and not -4096 < ret < 0
