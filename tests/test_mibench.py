@@ -94,6 +94,15 @@ def test_given_a_64_bit_capture_then_its_stack_moves_below_the_3_gib_split(tmp_p
     assert top + delta == mibench.STACK_TOP_32
 
 
+def test_given_a_32_bit_capture_then_nothing_moves_and_its_pages_are_not_counted(tmp_path, monkeypatch):
+    t = mibench.capture("qsort", limit=20_000, cache=tmp_path)
+    pages = _native.page_counts(str(t))
+    assert max((vpn + 1) << 12 for _, vpn, *_ in pages) <= 1 << 32
+    # Its accesses lie below 4 GiB (trace info's address range): no scan of its pages (issue 89).
+    monkeypatch.setattr(_native, "page_counts", lambda path: pytest.fail(f"{path} scanned"))
+    assert mibench.relocations_32(t) == []
+
+
 def test_given_a_background_program_then_its_mapping_calls_are_traced_at_their_places(tmp_path):
     # Lackey records no system calls; the same binary on the same input under Lackey with
     # --trace-syscalls gives them in the capture's layout. cjpeg (as strace shows it outside

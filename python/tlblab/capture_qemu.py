@@ -167,15 +167,17 @@ def toolchain_versions() -> str:
             + " ".join(CROSS_TARGET) + tool_version([QEMU, "--version"], "capture_qemu"))
 
 
-def syscalls_of(trace: str | os.PathLike[str]) -> list[tuple[int, int, int, int, int, int | None]]:
+def syscalls_of(trace: str | os.PathLike[str],
+                whole: dict[str, Any] | None = None) -> list[tuple[int, int, int, int, int, int | None]]:
     """The system calls a QEMU capture recorded (its footer's `syscalls`), in the order the guest
     made them: (references before the call, the call's number, its first three arguments and its
     result, None for a call that never returned or whose result is a host's process or thread
     id, which would make captures differ). The arguments are QEMU's 64-bit widening of
-    the guest's registers: an ARMv7 guest's are their low 32 bits."""
+    the guest's registers: an ARMv7 guest's are their low 32 bits. `whole` is the trace's
+    `tlblab.trace.info` when the caller has it (it scans the whole trace)."""
     from tlblab.trace import info
 
-    footer = info(trace).get("footer") or {}
+    footer = (info(trace) if whole is None else whole).get("footer") or {}
     if "syscalls" not in footer:
         raise UserError(f"{os.fspath(trace)}: no system calls in its footer: not a capture of tlblab.capture_qemu "
                         "(or one made before it recorded them)")

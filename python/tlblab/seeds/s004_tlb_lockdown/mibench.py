@@ -288,12 +288,23 @@ def armv7_syscalls(trace: Path) -> list[tuple[int, str, int, int, int]]:
     """The system calls of an ARMv7 capture (tlblab.capture_qemu.syscalls_of) as `syscalls_of`
     gives the x86 path's: (position, "munmap" | "mprotect" | "syscall", start, length, prot),
     every call a kernel entry, a successful munmap, mprotect or heap-shrinking brk also its
-    mapping change. The guest's registers are 32 bits: QEMU's widened values are cut to them."""
+    mapping change. The guest's registers are 32 bits: QEMU's widened values are cut to them.
+    Read once per process and version of the file (`_kept`'s comment): `syscalls_of` reads the
+    footer through `tlblab.trace.info`, a scan of the whole trace (here `trace_info`'s, which
+    the scenarios read anyway), and every scenario of an ARMv7 table asked for its four
+    captures' calls again (20 scans, 36 of the 44 CPU-s outside any phase of a fresh
+    `basicmath (armv7)` unit, issue 89)."""
+    return list(_armv7_syscalls(_file_version(trace)))
+
+
+@functools.lru_cache(maxsize=None)
+def _armv7_syscalls(version: tuple[str, int, int]) -> tuple[tuple[int, str, int, int, int], ...]:
+    """`armv7_syscalls` of one version of a capture."""
     from tlblab import capture_qemu
 
     calls: list[tuple[int, str, int, int, int]] = []
     brk = 0
-    for at, num, a1, a2, a3, ret in capture_qemu.syscalls_of(trace):
+    for at, num, a1, a2, a3, ret in capture_qemu.syscalls_of(version[0], _info_of(version)):
         a1, a2, a3 = a1 & 0xFFFF_FFFF, a2 & 0xFFFF_FFFF, a3 & 0xFFFF_FFFF
         # Linux returns -errno (-4095..-1) on failure; a brk's result is the break, an address.
         ok = ret is not None and not -4096 < ret < 0
@@ -311,7 +322,7 @@ def armv7_syscalls(trace: Path) -> list[tuple[int, str, int, int, int]]:
             calls.append((at, "mprotect", a1, a2, a3))
             continue
         calls.append((at, "syscall", 0, 0, 0))
-    return calls
+    return tuple(calls)
 
 # Seed 004 §V.1's background programs (SCHED_OTHER, Table 1's Consumer category): the Debian
 # programs docs/traces.md stands in for MiBench's (cjpeg and djpeg from libjpeg-turbo-progs, the
@@ -500,9 +511,9 @@ def calls_from_log(logged: list[tuple[int, str]], total: int, capture_path: Path
     (`tlblab.trace.record(..., trace_syscalls=True)`, `capture`)."""
     from tlblab.trace import info
 
-    records = int(info(str(capture_path))["accesses"]["total"])
-    valgrinds = [(int(m["start"], 16), int(m["end"], 16)) for m in info(str(capture_path))["mappings"]
-                 if "valgrind" in m["name"]]
+    whole = info(str(capture_path))  # one scan of the capture for both
+    records = int(whole["accesses"]["total"])
+    valgrinds = [(int(m["start"], 16), int(m["end"], 16)) for m in whole["mappings"] if "valgrind" in m["name"]]
     calls: list[tuple[int, str, int, int, int]] = []
     brk = 0
     hidden_fds: set[int] = set()
@@ -571,6 +582,12 @@ def _relocations_32(version: tuple[str, int, int]) -> list[tuple[int, int, int]]
     from tlblab import _native
 
     capture_path = version[0]
+    # A capture whose accesses all start a page or more below 4 GiB (a 32-bit program's: every
+    # ARMv7 and x86 real-time capture) touches no page above it: nothing moves, and its pages
+    # need not be counted (a scan of the whole trace, ~1 s per ARMv7 capture and process).
+    highest = trace_info(capture_path).get("address_range", ["0x0", "0x0"])[1]
+    if int(highest, 16) < (1 << 32) - 4096:
+        return []
     pages = [(vpn << 12, (vpn + 1) << 12) for _, vpn, *_ in _native.page_counts(str(capture_path))]
     maps = [(int(m["start"], 16), int(m["end"], 16)) for m in trace_info(capture_path)["mappings"]]
     high = [m for m in pages if m[1] > 1 << 32]
