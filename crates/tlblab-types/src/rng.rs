@@ -24,9 +24,17 @@ impl SplitMix64 {
         SplitMix64::new(seed ^ h)
     }
 
+    /// The generator `draws` values further on: SplitMix64's state is a counter (each draw adds
+    /// the same constant), so a stream can be cut into parts drawn apart, the same numbers.
+    pub fn skip(&mut self, draws: u64) {
+        self.state = self.state.wrapping_add(draws.wrapping_mul(Self::GAMMA));
+    }
+
+    const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        self.state = self.state.wrapping_add(Self::GAMMA);
         let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -68,6 +76,21 @@ mod tests {
         }
         // First value of SplitMix64(0) from the reference implementation.
         assert_eq!(SplitMix64::new(0).next_u64(), 0xe220_a839_7b1d_cdaf);
+    }
+
+    #[test]
+    fn a_skip_lands_where_the_draws_would() {
+        for n in [0u64, 1, 2, 17, 1000] {
+            let mut drawn = SplitMix64::derive(9, "skip");
+            for _ in 0..n {
+                drawn.next_u64();
+            }
+            let mut jumped = SplitMix64::derive(9, "skip");
+            jumped.skip(n);
+            for _ in 0..5 {
+                assert_eq!(drawn.next_u64(), jumped.next_u64());
+            }
+        }
     }
 
     #[test]

@@ -29,29 +29,29 @@ pub struct Csr {
 /// The Graph500-like list BFS (graph500_list.rs) reads it as Graph500's edge list; `rmat`
 /// builds its CSR from it, so both see the same graph.
 pub fn edge_list(scale: u32, edge_factor: u64, seed: u64) -> Vec<(u32, u32)> {
+    let parts = std::thread::available_parallelism().map_or(1, |p| p.get());
+    edge_list_in_parts(scale, edge_factor, seed, parts.clamp(1, 8))
+}
+
+/// `edge_list`, its draws made in `parts` threads.
+fn edge_list_in_parts(scale: u32, edge_factor: u64, seed: u64, parts: usize) -> Vec<(u32, u32)> {
     let n = 1u64 << scale;
     let m = n * edge_factor;
     let mut rng = SplitMix64::derive(seed, "workload.rmat");
-    let (a, b, c) = (0.57, 0.19, 0.19);
-    let mut edges: Vec<(u32, u32)> = Vec::with_capacity(m as usize);
-    for _ in 0..m {
-        let (mut u, mut v) = (0u64, 0u64);
-        for bit in 0..scale {
-            let r = rng.next_f64();
-            let (du, dv) = if r < a {
-                (0, 0)
-            } else if r < a + b {
-                (0, 1)
-            } else if r < a + b + c {
-                (1, 0)
-            } else {
-                (1, 1)
-            };
-            u |= du << bit;
-            v |= dv << bit;
+    let mut edges: Vec<(u32, u32)> = vec![(0, 0); m as usize];
+    // Edge k takes draws k * scale .. (k + 1) * scale of the stream, and SplitMix64 can start
+    // anywhere in it (`skip`), so the edges are drawn in parts on the host's cores, the same
+    // numbers as one after the other (seed 001's scale-24 graph: 6.4 G draws, most of building
+    // it).
+    let per = edges.len().div_ceil(parts.max(1)).max(1);
+    std::thread::scope(|s| {
+        for (i, part) in edges.chunks_mut(per).enumerate() {
+            let mut g = rng.clone();
+            g.skip(i as u64 * per as u64 * scale as u64);
+            s.spawn(move || draw_edges(part, &mut g, scale));
         }
-        edges.push((u as u32, v as u32));
-    }
+    });
+    rng.skip(m * scale as u64);
     // Scramble vertex ids (Graph500 does), so hubs are not all at low addresses.
     let mut perm: Vec<u32> = (0..n as u32).collect();
     rng.shuffle(&mut perm);
@@ -59,6 +59,31 @@ pub fn edge_list(scale: u32, edge_factor: u64, seed: u64) -> Vec<(u32, u32)> {
         *e = (perm[e.0 as usize], perm[e.1 as usize]);
     }
     edges
+}
+
+/// R-MAT's quadrant probabilities (Graph500: A = 0.57, B = C = 0.19, D the rest).
+const RMAT_A: f64 = 0.57;
+const RMAT_B: f64 = 0.19;
+const RMAT_C: f64 = 0.19;
+
+/// Draws `out.len()` edges from `g`, `scale` draws each: at each bit a quadrant, (0, 0) below A,
+/// (0, 1) below A + B, (1, 0) below A + B + C, else (1, 1). Computed without branches on the
+/// draw: they were unpredictable by design (one mispredict in two levels or so), most of the
+/// time it took.
+fn draw_edges(out: &mut [(u32, u32)], g: &mut SplitMix64, scale: u32) {
+    let (a, ab) = (RMAT_A, RMAT_A + RMAT_B);
+    let abc = ab + RMAT_C;
+    for e in out.iter_mut() {
+        let (mut u, mut v) = (0u64, 0u64);
+        for bit in 0..scale {
+            let r = g.next_f64();
+            let du = (r >= ab) as u64;
+            let dv = (((r >= a) & (r < ab)) | (r >= abc)) as u64;
+            u |= du << bit;
+            v |= dv << bit;
+        }
+        *e = (u as u32, v as u32);
+    }
 }
 
 /// The host memory `rmat(scale, edge_factor, _)` takes at its peak, with the CSR it leaves
@@ -191,4 +216,56 @@ pub fn root_with_edges(g: &Csr, start: u64) -> u64 {
         }
     }
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The edge list as first written: one draw after the other, a branch per quadrant.
+    fn edge_list_one_by_one(scale: u32, edge_factor: u64, seed: u64) -> Vec<(u32, u32)> {
+        let n = 1u64 << scale;
+        let mut rng = SplitMix64::derive(seed, "workload.rmat");
+        let (a, b, c) = (0.57, 0.19, 0.19);
+        let mut edges = Vec::new();
+        for _ in 0..n * edge_factor {
+            let (mut u, mut v) = (0u64, 0u64);
+            for bit in 0..scale {
+                let r = rng.next_f64();
+                let (du, dv) = if r < a {
+                    (0, 0)
+                } else if r < a + b {
+                    (0, 1)
+                } else if r < a + b + c {
+                    (1, 0)
+                } else {
+                    (1, 1)
+                };
+                u |= du << bit;
+                v |= dv << bit;
+            }
+            edges.push((u as u32, v as u32));
+        }
+        let mut perm: Vec<u32> = (0..n as u32).collect();
+        rng.shuffle(&mut perm);
+        edges
+            .iter()
+            .map(|&(u, v)| (perm[u as usize], perm[v as usize]))
+            .collect()
+    }
+
+    #[test]
+    fn given_any_number_of_parts_then_the_edges_are_those_drawn_one_by_one() {
+        for (scale, edge_factor, seed) in [(1, 1, 0), (4, 3, 1), (10, 16, 0), (11, 5, 7)] {
+            let want = edge_list_one_by_one(scale, edge_factor, seed);
+            for parts in [1, 2, 3, 7, 64] {
+                assert_eq!(
+                    edge_list_in_parts(scale, edge_factor, seed, parts),
+                    want,
+                    "scale {scale}, edge factor {edge_factor}, seed {seed}, {parts} parts"
+                );
+            }
+            assert_eq!(edge_list(scale, edge_factor, seed), want);
+        }
+    }
 }
