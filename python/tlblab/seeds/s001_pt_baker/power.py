@@ -20,6 +20,7 @@ from typing import Any
 import tlblab
 from tlblab.energy import energy_of, memory_lines, sum_units
 from tlblab.seeds.s001_pt_baker import experiments as ex
+from tlblab.seeds.s001_pt_baker.run_seconds import _write_seconds, run_costs
 
 # The workloads of Fig. 6.12 and the region the helper sweeps (experiments.py: LibLinear's
 # stand-in from STANDINS, BC and the hash join from SCALES["seed"]), quick specs beside them.
@@ -182,10 +183,21 @@ def plan(quick: bool, experiments: list[str]) -> dict[tuple[Any, ...], tuple[Any
 
 
 def adopt(made: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any, float]]) -> None:
+    """Keeps the runs made in other processes, and their seconds for the next run's order."""
     _RUNS.update({key: result for key, (_, result, _) in made.items()})
+    if made:
+        _write_seconds({k: job for k, (job, _, _) in made.items()}, {k: s for k, (_, _, s) in made.items()})
 
 
-make = _run_job
+def describe(job: tuple[Any, ...]) -> str:
+    """A run in a few words: its workload, technique and windows."""
+    wl, tech, _, k = job
+    return f"{wl}, {tech or 'no technique'}, {k or 'standard'} windows (power)"
+
+
+# `tlblab reproduce` orders these runs by their seconds last time, as experiments.py's
+# (run_seconds.py: the same file, keyed by the job; a power job is never a runs.py job).
+make, costs = _run_job, run_costs
 
 
 def fig6_12(quick: bool) -> dict[str, float]:

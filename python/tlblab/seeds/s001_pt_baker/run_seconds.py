@@ -13,7 +13,10 @@ from tlblab import paths
 # the runs out longest first (so that no process is left with a long run at the end while the
 # other idles) and writes what it measured back. Without this machine's file, the seconds
 # measured on another (`RUN_SECONDS_SHIPPED`: an AMD EPYC family 25 model 17 KVM guest, 2
-# vCPUs); they only order the runs and never enter a result.
+# vCPUs); they only order the runs and never enter a result. A run the shipped file does not
+# know counts as the longest, so a stale file sends a fresh machine's short runs first and
+# leaves its longest for the end: refresh it from `RUN_SECONDS` after a full `tlblab reproduce
+# 001` when the runs change (on 2026-11-30 it knew 78 of the 140 runs and none of power.py's 15).
 RUN_SECONDS = paths.out("checkpoints", "run_seconds.json")
 RUN_SECONDS_SHIPPED = Path(__file__).with_name("run_seconds.json")
 
