@@ -154,11 +154,8 @@ impl PageTable {
         frames: &mut FrameAllocator,
     ) -> Result<u32, OutOfMemory> {
         let base = if level == 1 && self.layout == TableLayout::LinuxArmv7 {
-            // Linux's `__pmd_populate` fills both first-level entries of the pair when it
-            // allocates the page; here the other half's entry is set when that half is first
-            // mapped, in the same page. A walk of a mapped page reads the same addresses
-            // either way; what differs is the first-level entry a fault in the other half
-            // finds already written (`System::fault_stores`).
+            // The page of the other MiB's table, if that came first (`populate_pair` makes
+            // the two together; a section beside it leaves this one alone in its page).
             let other = self.slot(0, self.index(0, va) ^ 1).child;
             let page = if other != 0 {
                 PhysAddr(self.nodes[other as usize - 1].base.0 & !0xfff)
@@ -288,10 +285,43 @@ impl PageTable {
                     desc,
                     child: child + 1,
                 };
+                if level == 0 && self.layout == TableLayout::LinuxArmv7 {
+                    self.populate_pair(i ^ 1, VirtAddr(va.0 ^ (1 << 20)), domain, frames)?;
+                }
                 child
             };
         }
         self.map_in(node, leaf_level, va, size, pfn, domain, GLOBAL);
+        Ok(())
+    }
+
+    /// Linux's ARMv7 layout: the first-level entry `i` of the other MiB (`va` in it) of a pair
+    /// whose first table was just made, pointed at its own table in the same page. ARM
+    /// Linux's `__pmd_populate` (arch/arm/include/asm/pgalloc.h) writes both entries of the
+    /// pair when it allocates the page (`pmdp[0]`, `pmdp[1] = pmdval + 256 * sizeof(pte_t)`),
+    /// so a later fault in the other MiB finds its first-level entry written and its
+    /// second-level one invalid (`System::fault_stores` stores only what a fault wrote). An
+    /// entry already in use (a section) is left as it is.
+    #[cold]
+    fn populate_pair(
+        &mut self,
+        i: usize,
+        va: VirtAddr,
+        domain: Domain,
+        frames: &mut FrameAllocator,
+    ) -> Result<(), OutOfMemory> {
+        let s = self.slot(0, i);
+        if s.child != 0 || self.format.decode(s.desc, 0) != Desc::Invalid {
+            return Ok(());
+        }
+        let child = self.new_node(1, va, frames)?;
+        let desc = self
+            .format
+            .encode_table(self.nodes[child as usize].base, domain);
+        *self.slot_mut(0, i) = Slot {
+            desc,
+            child: child + 1,
+        };
         Ok(())
     }
 

@@ -118,7 +118,8 @@ fn second_level_entry(pt: &mut PageTable, fr: &mut FrameAllocator, va: u64) -> P
 /// h/w pt 0 at +2048, h/w pt 1 at +3072 of one page per 2 MiB), when a page of the even MiB
 /// 0x200 and then one of the odd MiB 0x201 are mapped, then the walks read page + 2048 +
 /// index × 4 and the same page + 3072 + index × 4, the second table takes no frame of its
-/// own, the first-level entries point at the two hardware tables, and the next 2 MiB's table
+/// own, the first-level entries point at the two hardware tables (both written with the first
+/// table, as `__pmd_populate` writes the pair), and the next 2 MiB's table
 /// is in a new page; in the default layout the table starts its frame.
 #[test]
 fn linux_armv7_layout_puts_two_hardware_tables_at_2048_and_3072_of_one_page() {
@@ -136,6 +137,20 @@ fn linux_armv7_layout_puts_two_hardware_tables_at_2048_and_3072_of_one_page() {
     assert_eq!(fr.allocated_frames(), before + 2);
     let page = even.0 & !0xfff;
     assert_eq!(even.0, page + 2048 + 4 * 4);
+    // `__pmd_populate` wrote the pair: the odd MiB's first-level entry points at its table
+    // before any page of it is mapped, and a walk there finds its second-level entry invalid.
+    assert_eq!(
+        pt.format().decode(pt.slot(0, 0x201).desc, 0),
+        Desc::Table {
+            child: PhysAddr(page + 3072)
+        }
+    );
+    let mut path = WalkPath::default();
+    assert!(pt
+        .walk_from(VirtAddr(0x2010_8000), 0, 0, &mut path)
+        .is_none());
+    assert_eq!(path.len, 2);
+    assert_eq!(path.refs[1].0, page + 3072 + 8 * 4);
     let odd = second_level_entry(&mut pt, &mut fr, 0x2010_8000);
     // One data frame only: the odd MiB's table shares the even one's page.
     assert_eq!(fr.allocated_frames(), before + 3);

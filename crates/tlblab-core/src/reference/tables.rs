@@ -57,6 +57,11 @@ impl Tables {
         Some(frames.alloc(formats::table_page(&levels[level]))? << 12)
     }
 
+    /// Whether the tables are in Linux's ARMv7 layout.
+    pub(super) fn linux_armv7(&self) -> bool {
+        self.linux_armv7
+    }
+
     pub(super) fn table(&self, levels: &[RefLevel], level: usize, va: u64) -> u64 {
         let key = if level == 0 {
             0
@@ -103,6 +108,19 @@ impl Tables {
             if !self.tables.contains_key(&key) {
                 let table = self.place(levels, level, va, frames)?;
                 self.tables.insert(key, table);
+                // ARM Linux's `__pmd_populate` writes both first-level entries of the pair
+                // when it allocates the page: the other MiB's table is there from now on,
+                // unless that MiB is a section.
+                let other = (1, key.1 ^ 1);
+                if self.linux_armv7
+                    && level == 1
+                    && !self.tables.contains_key(&other)
+                    && !self.pages.contains_key(&(other.1, PageSize::Size1M))
+                {
+                    let other_va = va ^ (1 << 20);
+                    let table = self.place(levels, 1, other_va, frames)?;
+                    self.tables.insert(other, table);
+                }
             }
         }
         self.pages.insert((va >> size.shift(), size), frame);

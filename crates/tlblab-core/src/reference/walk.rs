@@ -125,7 +125,18 @@ impl ReferenceModel {
                 let mut kernel = 0;
                 let leaf = leaf_level(self.levels, size);
                 let path = self.spaces[space].tables.path(self.levels, 0, va, size);
-                for &pa in &path[from.min(leaf + 1)..] {
+                // In Linux's ARMv7 layout a new table's first-level entries are written as a
+                // pair, and each PTE's Linux copy 2048 bytes below it first.
+                let linux = self.spaces[space].tables.linux_armv7();
+                let mut stores = Vec::new();
+                for (level, &pa) in path.iter().enumerate().skip(from.min(leaf + 1)) {
+                    match (linux, level) {
+                        (true, 0) if level < leaf => stores.extend([pa & !7, (pa & !7) + 4]),
+                        (true, 1) => stores.extend([pa - 2048, pa]),
+                        _ => stores.push(pa),
+                    }
+                }
+                for pa in stores {
                     let (lat, src) = self.load(cpu, &dcache, pa, true);
                     self.counters[cpu].data_by_source[src] += 1;
                     kernel += lat;

@@ -190,30 +190,50 @@ impl System {
                     self.charge_busy(st.cpu, cycles);
                 }
             }
-            self.fault_stores(st, invalid_at);
+            self.fault_stores(st, invalid_at, start_level);
         }
     }
 
     /// The fault handler's stores of the descriptors the fault wrote: `self.path` holds the
-    /// walk's entries after the fault, and those from index `invalid_at` on (the entry the failed walk
-    /// found invalid and every one below it) are the ones the kernel wrote, each stored
-    /// through the faulting core's data caches (`kernel_access`, a write), the cycles charged
-    /// as busy time. Linux writes the new PTE with `set_pte_at` (ARMv7:
-    /// `cpu_v7_set_pte_ext`, arch/arm/mm/proc-v7-2level.S) and a new table's first-level
-    /// entry with `pmd_populate` at the end of the fault; on an SMP kernel neither is cleaned
-    /// from the L1 data cache (`flush_pte` and `flush_pmd_entry` are `ALT_SMP(nop)`), since
-    /// the table walks are inner write-back cacheable (`TTB_FLAGS_SMP`: `TTB_IRGN_WBWA`) and
-    /// the Cortex-A9's walks then look the L1 data cache up (TRM DDI0388 §6.1, the preset's
-    /// `walker.first_cache_level = 1`). So the walk that follows the fault finds the line
-    /// the handler just wrote. The TLB side of the store is the fault path's page-table page
-    /// (`OsConfig::fault_kernel_pages`). Not under virtualization: the guest's descriptors
-    /// are guest-physical (left out there).
+    /// walk's entries after the fault (from level `start_level`), and those from index
+    /// `invalid_at` on (the entry the failed walk found invalid and every one below it) are the
+    /// ones the kernel wrote, each stored through the faulting core's data caches
+    /// (`kernel_access`, a write), the cycles charged as busy time. Linux writes the new PTE
+    /// with `set_pte_at` (ARMv7: `cpu_v7_set_pte_ext`, arch/arm/mm/proc-v7-2level.S) and a new
+    /// table's first-level entry with `pmd_populate` at the end of the fault; on an SMP kernel
+    /// neither is cleaned from the L1 data cache (`flush_pte` and `flush_pmd_entry` are
+    /// `ALT_SMP(nop)`), since the table walks are inner write-back cacheable (`TTB_FLAGS_SMP`:
+    /// `TTB_IRGN_WBWA`) and the Cortex-A9's walks then look the L1 data cache up (TRM DDI0388
+    /// §6.1, the preset's `walker.first_cache_level = 1`). So the walk that follows the fault
+    /// finds the line the handler just wrote. In Linux's ARMv7 layout
+    /// (`TableLayout::LinuxArmv7`) the kernel also keeps its own copy of every PTE 2048 bytes
+    /// below the hardware one, and `cpu_v7_set_pte_ext` stores it first (`str r1, [r0]`, then
+    /// the hardware PTE at `[r0, #2048]`); and `__pmd_populate` writes both first-level entries
+    /// of the pair (`pmdp[0]`, `pmdp[1]`; `PageTable::populate_pair`). The TLB side of the
+    /// store is the fault path's page-table page (`OsConfig::fault_kernel_pages`). Not under
+    /// virtualization: the guest's descriptors are guest-physical (left out there).
     #[cold]
     #[inline(never)]
-    pub(super) fn fault_stores(&mut self, st: super::ThreadState, invalid_at: usize) {
+    pub(super) fn fault_stores(
+        &mut self,
+        st: super::ThreadState,
+        invalid_at: usize,
+        start_level: usize,
+    ) {
         let (refs, len) = (self.path.refs, self.path.len);
+        let linux = self.spaces[st.space].pt.layout() == crate::page_table::TableLayout::LinuxArmv7;
         let mut cycles = 0;
-        for pa in &refs[invalid_at.min(len)..len] {
+        for (j, pa) in refs.iter().enumerate().take(len).skip(invalid_at) {
+            let level = start_level + j;
+            if linux && level == 0 && j + 1 < len {
+                let pair = pa.0 & !7;
+                cycles += self.kernel_access(st.cpu, pair, true);
+                cycles += self.kernel_access(st.cpu, pair + 4, true);
+                continue;
+            }
+            if linux && level == 1 {
+                cycles += self.kernel_access(st.cpu, pa.0 - 2048, true);
+            }
             cycles += self.kernel_access(st.cpu, pa.0, true);
         }
         self.charge_busy(st.cpu, cycles);

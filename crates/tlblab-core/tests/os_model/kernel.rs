@@ -146,6 +146,59 @@ fn given_a_traced_fault_handler_when_new_pages_fault_then_the_walks_find_the_sto
     );
 }
 
+/// ARM Linux's layout of the second-level tables (`TableLayout::LinuxArmv7`): a fault that
+/// makes a new 2 MiB's table page writes both first-level entries of the pair
+/// (`__pmd_populate`'s `pmdp[0]`, `pmdp[1]`) and every PTE with its Linux copy 2048 bytes below
+/// it first (`cpu_v7_set_pte_ext`). One thread touches a page of MiB 0x200, then one of MiB
+/// 0x201 and another of MiB 0x201 (ARMv7 short descriptors, the handler traced, no caches):
+/// the first fault stores 2 + 2 words, each later one 2 (the odd MiB's first-level entry was
+/// written with the even one's); in the default layout, 2, 2 and 1 (the odd MiB's first-level
+/// entry at its first fault, no copies). The walks are the same.
+#[test]
+fn given_linux_armv7_tables_when_both_mib_of_a_pair_fault_then_the_pair_and_the_pte_copies_are_stored(
+) {
+    let run = |linux: bool, fault_kernel_pages: u32| {
+        let cfg = with_linux_armv7_layout(
+            machine(
+                PageTableFormat::Armv7Short,
+                vec![tlb("L1", 1, 64, 64, ReplacementKind::Lru)],
+            ),
+            linux,
+        );
+        let mut sys = System::new(
+            cfg,
+            RunOptions {
+                data_accesses: false,
+                os: OsConfig {
+                    fault_kernel_pages,
+                    ..OsConfig::default()
+                },
+                ..RunOptions::default()
+            },
+        )
+        .unwrap();
+        let mut recs = thread_starts(&[0]);
+        for va in [0x2000_4000, 0x2010_8000, 0x2010_9000] {
+            recs.push(ld(0, va));
+        }
+        sys.run(&mut VecSource::new(recs)).unwrap();
+        sys.stats()
+    };
+    let data = |s: &tlblab_core::Stats| s.total.data_by_source.iter().sum::<u64>();
+    // Beside the stores: the kernel page's word a fault and its descriptor once.
+    let kernel = 3 + 1;
+    for (linux, stores) in [(true, 4 + 2 + 2), (false, 2 + 2 + 1)] {
+        let (without, with) = (run(linux, 0), run(linux, 1));
+        assert_eq!(with.total.page_faults, 3);
+        assert_eq!(with.total.walk_refs, without.total.walk_refs);
+        assert_eq!(
+            data(&with) - data(&without),
+            kernel + stores,
+            "linux layout {linux}: the descriptors and copies stored"
+        );
+    }
+}
+
 /// A `KernelEntry` event (a system call, a timer tick) touches its path's global kernel pages
 /// (`os.syscall_kernel_pages`, `tick_kernel_pages`), the tick's after the system call's. One
 /// thread on a one-level TLB with room for all takes two system calls and a tick between its
