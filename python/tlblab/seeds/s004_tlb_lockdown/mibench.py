@@ -355,7 +355,9 @@ STACK_TOP_32 = 0xbf00_0000
 # fewer the capture's addresses changed from run to run (troff's first 30,000 Lackey lines
 # differed in 3 runs of 3 for every added length not a multiple of 4, and agreed for 0, 4, 8, 12
 # and 16; docs/lab/2026-11-30-issue89-fresh-captures.md). cjpeg and djpeg, whose captures make no
-# clock or time-zone call, run without: their captures keep their bytes.
+# clock or time-zone call, run without: their captures keep their bytes. Still open: troff's pid
+# reaches the capture (troffrc loads pdfpic.tmac, whose macros interpolate \n[$$] when defined),
+# so its length moves with the pid's number of digits (the same lab note).
 CORUNNER_ENV = {"typeset": {"SOURCE_DATE_EPOCH": "001640995200", "TZ": ":"}}
 
 
