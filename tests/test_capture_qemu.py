@@ -161,3 +161,57 @@ def test_given_an_input_file_from_two_folders_then_the_guest_reads_it_and_the_tr
         assert report["exit_status"] == 42  # the file's first byte: the guest opened the copy
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
+
+
+# Writes its environment, one variable a line.
+ENVIRON = """
+#include <stdio.h>
+extern char **environ;
+int main(void) {
+    for (char **e = environ; *e; e++)
+        puts(*e);
+    return 0;
+}
+"""
+
+
+def test_given_an_environment_then_the_guest_sees_exactly_it_and_the_metadata_names_it(tmp_path):
+    (tmp_path / "environ.c").write_text(ENVIRON)
+    binary = capture_qemu.cross_compile(tmp_path / "environ.c", tmp_path / "environ", ("-O1",))
+    env = {"SOURCE_DATE_EPOCH": "1640995200", "TZ": ":", "B": "x=y"}
+    report = capture_qemu.record([str(binary)], tmp_path / "e.tlbt", stdout=tmp_path / "e.txt", env=env)
+    assert report["exit_status"] == 0
+    # These variables in this order, nothing of ours or QEMU's: the guest's stack is the given one.
+    assert (tmp_path / "e.txt").read_text().splitlines() == ["SOURCE_DATE_EPOCH=1640995200", "TZ=:", "B=x=y"]
+    assert trace.info(tmp_path / "e.tlbt")["meta"]["capture"]["environment"] == [
+        "SOURCE_DATE_EPOCH=1640995200", "TZ=:", "B=x=y"]
+    # Without one, the guest's is empty, and the metadata says so as before.
+    capture_qemu.record([str(binary)], tmp_path / "none.tlbt", stdout=tmp_path / "none.txt")
+    assert (tmp_path / "none.txt").read_text() == ""
+    assert trace.info(tmp_path / "none.tlbt")["meta"]["capture"]["environment"] == "empty"
+    with pytest.raises(ValueError, match="'A=B=1'"):
+        capture_qemu.record([str(binary)], tmp_path / "bad.tlbt", env={"A=B": "1"})
+
+
+@pytest.mark.slow  # the Debian armhf root (apt-get download of its packages, ldconfig as root)
+def test_given_typesets_environment_then_armv7_troff_reads_no_clock(tmp_path):
+    # Seed 004's ARMv7 typeset (mibench.capture_corunner_armv7): troff's date registers came from
+    # clock_gettime64 and localtime (the host's /etc/localtime: the armhf root has none), and the
+    # capture's length moved with the time of day (issue 89). With mibench.CORUNNER_ENV's
+    # variables the guest makes no clock call and its registers hold SOURCE_DATE_EPOCH's date.
+    from tlblab.seeds.s004_tlb_lockdown import mibench
+
+    root = mibench.armhf_root()
+    (tmp_path / "d.tr").write_text(".nf\ndate \\n(yr \\n(mo \\n(dy \\n(dw\n")
+    troff = [str(root / "usr" / "bin" / "troff"), "-a", "d.tr"]
+    clock = {403, 263, 13, 78}  # ARM EABI clock_gettime64, clock_gettime, time, gettimeofday
+
+    def calls(env):
+        out = tmp_path / "t.tlbt"
+        capture_qemu.record(troff, out, sysroot=root, files=[tmp_path / "d.tr"], stdout=tmp_path / "out.txt", env=env)
+        return [c[1] for c in capture_qemu.syscalls_of(out)], (tmp_path / "out.txt").read_text()
+
+    nums, text = calls(mibench.CORUNNER_ENV["typeset"])
+    assert not clock & set(nums) and "date 122 1 1 7" in text
+    # Without them (the guest's environment empty, as before), troff reads the clock.
+    assert clock & set(calls({})[0])

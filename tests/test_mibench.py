@@ -168,3 +168,50 @@ def _content(path):
     i = info(path)
     footer = {k: v for k, v in i["footer"].items() if k not in ("capture_seconds", "stream_bytes")}
     return i["meta"], footer, i["mappings"], records(path, int(i["records"]))
+
+
+# troff's date registers, written to stdout by -a (ASCII text).
+DATE_REGISTERS = ".nf\ndate \\n(yr \\n(mo \\n(dy \\n(dw\n"
+
+
+def test_given_typesets_environment_then_troff_reads_no_clock_and_no_time_zone_file(tmp_path):
+    # groff 1.22.4 sets its date registers from time() and localtime() at start-up, a number of
+    # steps that depends on the time and the host's /etc/localtime: typeset's capture moved
+    # between runs (issue 89). In `_corunner_env("typeset")` it takes SOURCE_DATE_EPOCH's time
+    # and glibc UTC without a file (TZ=":"). Under Valgrind (no vDSO) the clock is a system call.
+    if not shutil.which("troff"):
+        pytest.skip("troff not installed (groff-base, scripts/debian-packages.txt)")
+    import subprocess
+
+    (tmp_path / "d.tr").write_text(DATE_REGISTERS)
+
+    def run(env):
+        r = subprocess.run(["valgrind", "--tool=none", "--trace-syscalls=yes", "troff", "-a", "d.tr"],
+                           env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
+        calls = [x for x in r.stderr.splitlines() if x.startswith("SYSCALL")]
+        return r.stdout, [x for x in calls if any(s in x for s in ("sys_time", "clock_gettime", "gettimeofday",
+                                                                     "localtime", "zoneinfo"))]
+
+    out, clock = run(mibench._corunner_env("typeset"))
+    assert clock == [] and "date 122 1 1 7" in out  # 2022-01-01, a Saturday
+    # FIXED_ENV alone (cjpeg's and djpeg's): the clock and the host's zone file are read.
+    assert len(run(mibench.FIXED_ENV)[1]) >= 2
+
+
+def test_given_typesets_environment_then_two_lackey_runs_of_troff_start_alike(tmp_path):
+    # The strings typeset's environment adds to the stack are a multiple of 4 bytes: ld.so's
+    # strcspn reads past a string's end into AT_RANDOM's bytes otherwise (mibench.CORUNNER_ENV),
+    # and the capture's first 30,000 references differed between runs.
+    if not shutil.which("troff"):
+        pytest.skip("troff not installed (groff-base, scripts/debian-packages.txt)")
+    import shlex
+    import subprocess
+
+    mibench._corunner_inputs(tmp_path)
+    # `env -i`: exactly the capture's environment (bash would add PWD, SHLVL and _ to it).
+    env = " ".join(shlex.quote(f"{k}={v}") for k, v in mibench._corunner_env("typeset").items())
+    cmd = (f"env -i {env} setarch -R valgrind --tool=lackey --trace-mem=yes --log-fd=3 troff -man -Tutf8 "
+           "small.man 3>&1 1>/dev/null 2>/dev/null | grep -E '^(I | L | S | M )' | head -30000")
+    runs = [subprocess.run(["bash", "-c", cmd], cwd=tmp_path, capture_output=True, text=True).stdout
+            for _ in range(2)]
+    assert len(runs[0].splitlines()) == 30_000 and runs[0] == runs[1]

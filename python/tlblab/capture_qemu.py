@@ -8,8 +8,9 @@ arm-linux-gnueabihf, linked by binutils-arm-linux-gnueabihf against Debian's arm
 libgcc, libc6-dev-armhf-cross and libgcc-12-dev-armhf-cross) and run under `qemu-arm -cpu cortex-a9` (Debian's qemu-user) with
 tlblab's TCG plugin (runtime/qemu-plugin/), which writes the word stream of tlblab's Valgrind
 tool; tlblab_trace::capture_qemu encodes it as a .tlbt while it streams, with the environment
-emptied, argv[0] and the program's path of fixed length, and no folder or time in the file: the
-same bytes on every host and in every folder. The x86-64 (Valgrind) path stays for x86 seeds.
+emptied (or exactly the variables a caller gives, `record`'s `env`), argv[0] and the program's
+path of fixed length, and no folder or time in the file: the same bytes on every host and in
+every folder. The x86-64 (Valgrind) path stays for x86 seeds.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from tlblab.errors import UserError
 
@@ -72,14 +73,15 @@ def cross_compile(source: Path, out: Path, cflags: Sequence[str] = ("-O2",), lib
 def record(argv: Sequence[str], output: str | os.PathLike[str], *, limit: int | None = None,
            cpu: str = CPU, qemu: str = QEMU, sysroot: Path | None = SYSROOT,
            stdout: str | os.PathLike[str] | None = None,
-           files: Sequence[str | os.PathLike[str]] = ()) -> dict[str, Any]:
+           files: Sequence[str | os.PathLike[str]] = (), env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Runs ARMv7 binary `argv[0]` (with `argv[1:]`) under QEMU's user mode and writes its
     references to `output`: every executed instruction's fetch, then its loads and stores,
     user space only (as Valgrind's tools see a program), and its system calls in the trace's
     footer (`syscalls`: [at, number, arg1, arg2, arg3, result] each, `at` the references before
     the call; `syscalls_of` reads them). `limit` stops it after that many references. `files`
     are copied into the guest's working folder first, for argv to name by file name alone (no
-    host folder on the guest's stack)."""
+    host folder on the guest's stack). `env` is the guest's whole environment, in its order (by
+    default none; QEMU's own stays empty either way), and the trace's metadata names it."""
     from tlblab import _native, phases
 
     if shutil.which(qemu) is None:
@@ -88,7 +90,7 @@ def record(argv: Sequence[str], output: str | os.PathLike[str], *, limit: int | 
         return json.loads(_native.trace_record_qemu(
             [str(a) for a in argv], os.fspath(output), qemu, str(plugin()), cpu,
             None if sysroot is None else str(sysroot), limit, None if stdout is None else os.fspath(stdout),
-            [os.fspath(f) for f in files]))
+            [os.fspath(f) for f in files], list((env or {}).items())))
 
 
 # Debian's armhf port as a board would run it: its packages unpacked into one folder, the guest's

@@ -278,11 +278,12 @@ fn trace_record(
     .to_string())
 }
 
-/// trace_record_qemu(argv, output, qemu, plugin, cpu, sysroot, limit, stdout, files) -> JSON report:
-/// runs a guest binary under QEMU's user mode with tlblab's plugin and writes its references to
-/// `output` (`tlblab_trace::capture_qemu`: the same bytes on every host and in every folder).
+/// trace_record_qemu(argv, output, qemu, plugin, cpu, sysroot, limit, stdout, files, env) -> JSON
+/// report: runs a guest binary under QEMU's user mode with tlblab's plugin and writes its
+/// references to `output` (`tlblab_trace::capture_qemu`: the same bytes on every host and in every
+/// folder); `env`, the guest's whole environment as `(name, value)` pairs.
 #[pyfunction]
-#[pyo3(signature = (argv, output, qemu, plugin, cpu, sysroot, limit, stdout, files=Vec::new()))]
+#[pyo3(signature = (argv, output, qemu, plugin, cpu, sysroot, limit, stdout, files=Vec::new(), env=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn trace_record_qemu(
     py: Python<'_>,
@@ -295,6 +296,7 @@ fn trace_record_qemu(
     limit: Option<u64>,
     stdout: Option<String>,
     files: Vec<String>,
+    env: Vec<(String, String)>,
 ) -> PyResult<String> {
     use tlblab_trace::capture_qemu::{record_qemu, QemuOptions};
     let opts = QemuOptions {
@@ -303,6 +305,7 @@ fn trace_record_qemu(
         cpu,
         sysroot: sysroot.map(PathBuf::from),
         files: files.into_iter().map(PathBuf::from).collect(),
+        env,
         limit,
         stdout: stdout.map(PathBuf::from),
         stop: Some(watch::interrupted),

@@ -8,7 +8,9 @@
 //! routines by the emulated CPU's features, not the host's), and QEMU's user mode places the
 //! guest's memory the same way on every run. What else reaches the guest's addresses is made
 //! fixed here, so that the trace is the same bytes on every host and in every folder:
-//! - the environment is empty (it lies on the guest's stack);
+//! - the environment is empty (it lies on the guest's stack), or exactly the variables a caller
+//!   gives (`QemuOptions::env`, in their order: a program that reads the clock takes its time
+//!   from one, seed 004's troff), which the metadata then names;
 //! - argv[0] is the program's file name without its folder (QEMU's `-0`), and the program runs
 //!   from a copy at a path of one fixed length (`/tmp/tlblab-qemu-XXXXXX/prog`), because the
 //!   kernel-style loader puts the path on the stack (AT_EXECFN): its length moves the stack;
@@ -54,6 +56,10 @@ pub struct QemuOptions {
     /// Files copied into the guest's working folder before the run, each under its file name
     /// (the program's inputs, named so in argv).
     pub files: Vec<PathBuf>,
+    /// The guest's whole environment, `(name, value)` in order (empty: none). It reaches the guest
+    /// through QEMU's `-E`, so QEMU's own environment stays empty (QEMU reads `QEMU_*` variables
+    /// itself).
+    pub env: Vec<(String, String)>,
     /// References to keep; the program is killed after that.
     pub limit: Option<u64>,
     /// The program's stdout (default: discarded).
@@ -149,6 +155,25 @@ impl SyscallLog {
     }
 }
 
+/// The guest's environment as QEMU's `-E` takes it, `NAME=value` each, checked: a name must be
+/// non-empty without `=` or NUL, a value without NUL, and no name given twice.
+fn guest_env(vars: &[(String, String)]) -> Result<Vec<String>, String> {
+    let mut seen = std::collections::HashSet::new();
+    vars.iter()
+        .map(|(k, v)| {
+            if k.is_empty() || k.contains(['=', '\0']) || v.contains('\0') {
+                return Err(format!(
+                    "the guest's environment variable '{k}={v}': expected a name without '=' and a value, neither with a NUL"
+                ));
+            }
+            if !seen.insert(k.as_str()) {
+                return Err(format!("the guest's environment names '{k}' twice"));
+            }
+            Ok(format!("{k}={v}"))
+        })
+        .collect()
+}
+
 /// The descriptors the plugin writes to in QEMU's process: fixed numbers, because QEMU's user
 /// mode shares its descriptor table with the guest, whose `open` returns the lowest free number:
 /// where tlblab's own descriptors happened to lie would move the guest's descriptors, and with
@@ -230,6 +255,13 @@ pub fn record_qemu(
     let sysfd = std::os::fd::AsRawFd::as_raw_fd(&log);
     let mut qemu_args: Vec<String> =
         vec!["-cpu".into(), opts.cpu.clone(), "-0".into(), name.clone()];
+    let env = guest_env(&opts.env)?;
+    // QEMU puts each `-E` variable before those given earlier (its envlist inserts at the head):
+    // given last to first, the guest's environment is in `env`'s order.
+    for var in env.iter().rev() {
+        qemu_args.push("-E".into());
+        qemu_args.push(var.clone());
+    }
     if let Some(root) = &opts.sysroot {
         qemu_args.push("-L".into());
         qemu_args.push(root.display().to_string());
@@ -253,7 +285,8 @@ pub fn record_qemu(
             "sysroot": opts.sysroot.as_ref().map(|p| p.file_name().map_or_else(
                 || p.display().to_string(), |n| n.to_string_lossy().to_string())),
             "limit": opts.limit,
-            "environment": "empty",
+            // "empty" as before any variable could be given, so that those captures keep their bytes.
+            "environment": if env.is_empty() { json!("empty") } else { json!(env) },
             "threads": "one thread per guest thread (QEMU's vCPU index); QEMU runs them in parallel, the plugin orders their references under one lock",
         },
         "regions": Vec::<String>::new(),
@@ -406,6 +439,24 @@ mod tests {
         // A limit of 21 references keeps the calls made before the 21st.
         assert_eq!(log.to_json(Some(21)).as_array().unwrap().len(), 2);
         assert_eq!(log.to_json(None).as_array().unwrap().len(), 4);
+    }
+
+    #[test]
+    fn given_variables_then_the_guest_env_is_them_in_order_and_a_bad_one_is_named() {
+        let vars = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+            v.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            guest_env(&vars(&[("SOURCE_DATE_EPOCH", "1640995200"), ("TZ", ":")])).unwrap(),
+            ["SOURCE_DATE_EPOCH=1640995200", "TZ=:"]
+        );
+        assert_eq!(guest_env(&[]).unwrap(), Vec::<String>::new());
+        let e = guest_env(&vars(&[("A=B", "1")])).unwrap_err();
+        assert!(e.contains("'A=B=1'"), "{e}");
+        let e = guest_env(&vars(&[("TZ", ":"), ("TZ", "UTC0")])).unwrap_err();
+        assert!(e.contains("'TZ' twice"), "{e}");
     }
 
     #[test]

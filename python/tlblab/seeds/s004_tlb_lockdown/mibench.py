@@ -39,8 +39,9 @@ CACHE = paths.cache("mibench")
 # Bump when the capture's meaning changes (what is recorded, how), so old captures are not reused.
 # 2: a whole run's capture traces its system calls in the same Lackey run (`_lackey_capture`),
 # where a second run, in another environment, gave them before; 3: the capture's process is
-# fixed (`_fixed_folder`, `FIXED_ENV`, no ASLR: issue 87), so its bytes are the same on every run.
-CAPTURE_VERSION = "3"
+# fixed (`_fixed_folder`, `FIXED_ENV`, no ASLR: issue 87), so its bytes are the same on every run;
+# 4: the key holds the program's environment, and typeset's fixes troff's clock (`CORUNNER_ENV`).
+CAPTURE_VERSION = "4"
 CFLAGS = ["-m32", "-O2", "-std=c11"]
 
 
@@ -133,8 +134,8 @@ def capture(name: str, *, limit: int = 0, args: tuple[str, ...] | None = None,
     prog = _program(name)
     binary = build(name, cache=cache)
     argv = [f"./{binary.name}", *(prog.args if args is None else args)]
-    key = content_digest(binary.read_bytes(), "\0".join(argv[1:]), str(limit),
-                  tool_version([valgrind, "--version"], "mibench"), CAPTURE_VERSION)
+    key = content_digest(binary.read_bytes(), "\0".join(argv[1:]), str(limit), _env_key(FIXED_ENV),
+                         tool_version([valgrind, "--version"], "mibench"), CAPTURE_VERSION)
     out = Path(cache) / f"{prog.source}-{key}.tlbt"
     if out.is_file():
         return out
@@ -151,10 +152,11 @@ def _fixed_folder(out: Path, files: tuple[Path, ...]) -> Iterator[Path]:
 
 
 def _lackey_capture(argv: list[str], files: tuple[Path, ...], out: Path, limit: int, valgrind: str,
-                    progress: bool = False) -> None:
+                    progress: bool = False, env: dict[str, str] = FIXED_ENV) -> None:
     """Captures `argv` under Lackey into `out` (its first `limit` references, or its whole run),
     one process at a time, in `_fixed_folder` with copies of `files` (`argv` names them by file
-    name), `FIXED_ENV` and no ASLR. A whole run's capture also traces the program's system calls in the
+    name), environment `env` (`FIXED_ENV`; a background program's adds `CORUNNER_ENV`'s) and no
+    ASLR. A whole run's capture also traces the program's system calls in the
     same run (`tlblab.trace.record(..., trace_syscalls=True)`) and writes them beside it, as
     `syscalls_of` gives them, before the capture itself appears: the calls' places are then
     the captured run's own, and the program runs under Valgrind once, not twice (troff's
@@ -172,7 +174,7 @@ def _lackey_capture(argv: list[str], files: tuple[Path, ...], out: Path, limit: 
             with _fixed_folder(out, files) as d:
                 report = record(argv, tmp, limit=limit or None, progress=progress, valgrind=valgrind,
                                 stdout=os.devnull, tool="lackey", trace_syscalls=not limit,
-                                cwd=d, env=FIXED_ENV, no_aslr=True)
+                                cwd=d, env=env, no_aslr=True)
         except ValueError as e:
             raise UserError(f"mibench: capturing {' '.join(argv)}: {e}")
         if not limit:
@@ -199,7 +201,8 @@ ARMV7_CFLAGS = ["-O2", "-std=c11", "-static"]
 # 2: the system calls recorded (the footer's `syscalls`), clang for Debian's armhf baseline;
 # 3: run on Debian's armhf root with its ld.so.cache (armhf_root), inputs beside the program
 # (the real-time programs static since).
-ARMV7_CAPTURE_VERSION = "3"
+# 4: the key holds the guest's environment, and typeset's fixes troff's clock (`CORUNNER_ENV`).
+ARMV7_CAPTURE_VERSION = "4"
 
 
 @_kept
@@ -243,15 +246,17 @@ def armhf_root(cache: Path = CACHE) -> Path:
     return capture_qemu.debian_sysroot(ARMHF_PACKAGES, Path(cache))
 
 
-def _qemu_capture(stem: str, argv: list[str], files: tuple[Path, ...], limit: int, cache: Path) -> Path:
+def _qemu_capture(stem: str, argv: list[str], files: tuple[Path, ...], limit: int, cache: Path,
+                  env: dict[str, str] | None = None) -> Path:
     """A capture under QEMU on the armhf root, cached as `<stem>-<key>.tlbt` by the binary's and
-    the input files' bytes, the arguments and limit, the tools', plugin's and root's versions."""
+    the input files' bytes, the arguments and limit, the guest's environment `env` (none by
+    default), the tools', plugin's and root's versions."""
     from tlblab import capture_qemu
 
     root = armhf_root(cache)
     plugin_src = ROOT / "runtime" / "qemu-plugin" / "tlblab_qemu.c"
     key = content_digest(Path(argv[0]).read_bytes(), *(f.read_bytes() for f in files), "\0".join(argv[1:]),
-                         str(limit), capture_qemu.toolchain_versions(), plugin_src.read_bytes(),
+                         str(limit), _env_key(env or {}), capture_qemu.toolchain_versions(), plugin_src.read_bytes(),
                          capture_qemu.sysroot_id(root), ARMV7_CAPTURE_VERSION)
     out = Path(cache) / f"{stem}-{key}.tlbt"
     if out.is_file():
@@ -259,14 +264,14 @@ def _qemu_capture(stem: str, argv: list[str], files: tuple[Path, ...], limit: in
     with one_maker(out) as missing:  # two workers may want it at once: one captures it
         if missing:
             atomic_write(out, lambda tmp: capture_qemu.record(argv, tmp, limit=limit or None, sysroot=root,
-                                                              files=files))
+                                                              files=files, env=env))
     return out
 
 
 def capture_corunner_armv7(name: str, *, limit: int = 0, cache: Path = CACHE) -> Path:
     """The ARMv7 capture of background program `name`: Debian's armhf build of it (the root's
     /usr/bin) under QEMU on its generated input, the input copied beside the guest program and
-    named by file name alone."""
+    named by file name alone, its environment `CORUNNER_ENV`'s (else none)."""
     import tempfile
 
     root = armhf_root(cache)
@@ -276,7 +281,7 @@ def capture_corunner_armv7(name: str, *, limit: int = 0, cache: Path = CACHE) ->
         tool, *args = _corunner_argv(name, Path("."))  # the inputs by file name alone
         argv = [str(root / "usr" / "bin" / tool), *args]
         files = tuple(d / f for f in ("input_small.ppm", "input_small.jpg", "small.man") if f in argv)
-        return _qemu_capture(f"armv7-bg-{name}", argv, files, limit, cache)
+        return _qemu_capture(f"armv7-bg-{name}", argv, files, limit, cache, CORUNNER_ENV.get(name, {}))
 
 
 # ARM EABI system call numbers (Linux arch/arm/tools/syscall.tbl): the calls that change a
@@ -334,6 +339,36 @@ CORUNNERS = ("cjpeg", "djpeg", "typeset")
 # ARM Linux's user stack lies just below the 3 GiB split (PAGE_OFFSET 0xc0000000; seed 004
 # Fig. 3's stack mapping ends at 0xbe000000): a 64-bit capture's high mappings end here.
 STACK_TOP_32 = 0xbf00_0000
+# What a background program's environment adds to its capture's (FIXED_ENV on x86, none under
+# QEMU). troff sets its date registers (dy, mo, yr, dw) from the clock at start-up, and glibc's
+# localtime then takes a number of steps that depends on the time and on the time zone's file
+# (/etc/localtime; under QEMU the host's, as the armhf root has none and -L falls back to host
+# paths): the ARMv7 typeset capture had 185,032,248 references in one run and 185,032,273 in
+# another (docs/lab/2026-11-30-issue89-fresh-captures.md). groff 1.22.4 (Debian's groff-base,
+# amd64 and armhf) takes the time from SOURCE_DATE_EPOCH when it is set (libgroff's
+# current_time) but still converts it with localtime; TZ=":" makes glibc's tzset use UTC and
+# read no file (the name after the colon is empty). The time is 2022-01-01 00:00 UTC, the year of
+# seed 004 (Song, Park, Kim 2022); any fixed value would do. Its two leading zeros (strtol reads
+# them) make the strings added to the stack 36 bytes, a multiple of 4: under Valgrind the
+# client's strings lie just below the 16 random bytes of AT_RANDOM, and x86-64 ld.so's strcspn
+# reads a word at a time and looks each byte up, past a string's end, so with 1-3 bytes more or
+# fewer the capture's addresses changed from run to run (troff's first 30,000 Lackey lines
+# differed in 3 runs of 3 for every added length not a multiple of 4, and agreed for 0, 4, 8, 12
+# and 16; docs/lab/2026-11-30-issue89-fresh-captures.md). cjpeg and djpeg, whose captures make no
+# clock or time-zone call, run without: their captures keep their bytes. Still open: troff's pid
+# reaches the capture (troffrc loads pdfpic.tmac, whose macros interpolate \n[$$] when defined),
+# so its length moves with the pid's number of digits (the same lab note).
+CORUNNER_ENV = {"typeset": {"SOURCE_DATE_EPOCH": "001640995200", "TZ": ":"}}
+
+
+def _corunner_env(name: str) -> dict[str, str]:
+    """Background program `name`'s environment on the x86 path: FIXED_ENV and `CORUNNER_ENV`'s."""
+    return {**FIXED_ENV, **CORUNNER_ENV.get(name, {})}
+
+
+def _env_key(env: dict[str, str]) -> str:
+    """An environment in a cache key: the capture's bytes depend on it (it lies on the stack)."""
+    return "\0".join(f"{k}={v}" for k, v in env.items())
 
 
 def _corunner_inputs(d: Path) -> None:
@@ -388,8 +423,8 @@ def _corunner_argv(name: str, d: Path) -> list[str]:
 @_kept
 def capture_corunner(name: str, *, limit: int = 0, valgrind: str = "valgrind", cache: Path = CACHE) -> Path:
     """The Lackey capture of background program `name` (its whole run on its generated input, or
-    its first `limit` references), cached by the program's bytes, its input, the limit and
-    Valgrind's version."""
+    its first `limit` references), cached by the program's bytes, its input, the limit, its
+    environment (`_corunner_env`) and Valgrind's version."""
     import tempfile
 
     tool = shutil.which(_corunner_argv(name, Path("."))[0])
@@ -400,13 +435,14 @@ def capture_corunner(name: str, *, limit: int = 0, valgrind: str = "valgrind", c
         d = Path(tmp)
         _corunner_inputs(d)
         inputs = b"".join((d / f).read_bytes() for f in ("input_small.ppm", "input_small.jpg", "small.man"))
-        key = content_digest(Path(tool).read_bytes(), inputs, name, str(limit),
+        key = content_digest(Path(tool).read_bytes(), inputs, name, str(limit), _env_key(_corunner_env(name)),
                              tool_version([valgrind, "--version"], "mibench"), CAPTURE_VERSION)
         out = Path(cache) / f"bg-{name}-{key}.tlbt"
         if out.is_file():
             return out
         out.parent.mkdir(parents=True, exist_ok=True)
-        _lackey_capture(_corunner_argv(name, Path(".")), _corunner_files(d), out, limit, valgrind)
+        _lackey_capture(_corunner_argv(name, Path(".")), _corunner_files(d), out, limit, valgrind,
+                        env=_corunner_env(name))
         return out
 
 
@@ -432,7 +468,7 @@ def corunner_syscalls(name: str, *, limit: int = 0, valgrind: str = "valgrind",
             d = Path(tmp)
             _corunner_inputs(d)
             return syscalls_of(_corunner_argv(name, Path(".")), _corunner_files(d), capture_path, out,
-                               limit=limit, valgrind=valgrind)
+                               limit=limit, valgrind=valgrind, env=_corunner_env(name))
 
 
 def program_syscalls(name: str, *, limit: int = 0, valgrind: str = "valgrind",
@@ -462,14 +498,14 @@ _VALGRIND_PATHS = ("valgrind", "/usr/lib/debug")
 
 
 def syscalls_of(argv: list[str], files: tuple[Path, ...], capture_path: Path, out: Path, *, limit: int = 0,
-                valgrind: str = "valgrind") -> list[tuple[int, str, int, int, int]]:
+                valgrind: str = "valgrind", env: dict[str, str] = FIXED_ENV) -> list[tuple[int, str, int, int, int]]:
     """The system calls of the run of `argv` that `capture_path` captured, which a Lackey
     capture does not record: every call is a kernel entry ("syscall"), and each `munmap`,
     `mprotect` and `brk` that shrinks the heap (Linux's do_munmap) changes mappings, as
     (position, "munmap" | "mprotect" | "syscall", start, length, prot), the position the number
     of the capture's references before the call. Taken from a second run of the same binary on
     the same input under the same tool (Lackey, `--trace-mem=yes --trace-syscalls=yes`, in the
-    capture's `_fixed_folder` with copies of `files`, `FIXED_ENV` and no ASLR: the same client
+    capture's `_fixed_folder` with copies of `files`, its environment `env` and no ASLR: the same client
     layout as the capture's, and its memory lines give the call's place in the run),
     counted as it streams (troff's log is 146 M lines) and cached as JSON at `out`. Valgrind's
     own calls in the client (its preloaded library's open, reads, maps, close and RELRO
@@ -485,8 +521,8 @@ def syscalls_of(argv: list[str], files: tuple[Path, ...], capture_path: Path, ou
               'else if ($0 ~ /^SYSCALL/) print n "\t" $0 } '
               'END { print n "\tEND" }').replace("LIMIT", str(int(limit)))
     # `env -i` and `setarch -R`: the capture's environment and personality (`_lackey_capture`); the
-    # script is a shell variable, not exported, so the program's environment is FIXED_ENV alone.
-    cmd = (["env", "-i", *(f"{k}={v}" for k, v in FIXED_ENV.items()), "setarch", "-R",
+    # script is a shell variable, not exported, so the program's environment is `env` alone.
+    cmd = (["env", "-i", *(f"{k}={v}" for k, v in env.items()), "setarch", "-R",
             valgrind, "--tool=lackey", "--trace-mem=yes", "--trace-syscalls=yes", "--log-fd=3", *argv])
     from tlblab import phases
 
