@@ -89,6 +89,23 @@ fn given_fault_kernel_pages_when_a_thread_touches_new_pages_then_each_fault_touc
     );
 }
 
+/// A system of `cfg` with no data accesses whose fault handler touches `fault_kernel_pages`
+/// kernel pages (0: no handler traced, nothing stored).
+fn traced_handler_system(cfg: MachineConfig, fault_kernel_pages: u32) -> System {
+    System::new(
+        cfg,
+        RunOptions {
+            data_accesses: false,
+            os: OsConfig {
+                fault_kernel_pages,
+                ..OsConfig::default()
+            },
+            ..RunOptions::default()
+        },
+    )
+    .unwrap()
+}
+
 /// The fault handler's stores of the descriptors it writes (`System::fault_stores`, on a
 /// machine that traces the handler, `os.fault_kernel_pages` > 0) leave their lines in the
 /// faulting core's data cache, where the walk that follows reads them (a walk through the
@@ -107,18 +124,7 @@ fn given_a_traced_fault_handler_when_new_pages_fault_then_the_walks_find_the_sto
     let run = |fault_kernel_pages: u32| {
         let mut cfg = fa(64);
         cfg.caches = vec![cache("L1", 1, 32 << 10, 8, 4)];
-        let mut sys = System::new(
-            cfg,
-            RunOptions {
-                data_accesses: false,
-                os: OsConfig {
-                    fault_kernel_pages,
-                    ..OsConfig::default()
-                },
-                ..RunOptions::default()
-            },
-        )
-        .unwrap();
+        let mut sys = traced_handler_system(cfg, fault_kernel_pages);
         let mut recs = thread_starts(&[0]);
         for p in 0..PAGES {
             recs.push(ld(0, 0x1000_0000 + p * 8 * 4096));
@@ -165,18 +171,7 @@ fn given_linux_armv7_tables_when_both_mib_of_a_pair_fault_then_the_pair_and_the_
             ),
             linux,
         );
-        let mut sys = System::new(
-            cfg,
-            RunOptions {
-                data_accesses: false,
-                os: OsConfig {
-                    fault_kernel_pages,
-                    ..OsConfig::default()
-                },
-                ..RunOptions::default()
-            },
-        )
-        .unwrap();
+        let mut sys = traced_handler_system(cfg, fault_kernel_pages);
         let mut recs = thread_starts(&[0]);
         for va in [0x2000_4000, 0x2010_8000, 0x2010_9000] {
             recs.push(ld(0, va));
