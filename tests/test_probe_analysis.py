@@ -432,6 +432,53 @@ def test_a_guest_that_gets_a_share_of_the_l3_is_written_with_that_share(monkeypa
     assert lat["L3"]["share_between"] == [8, 12, 96.1] and lat["L3"]["share_bytes"] == int((96 << 40) ** 0.5)
 
 
+def test_a_chase_short_of_four_times_a_socket_sized_l3_reads_memory_from_its_last_points(monkeypatch):
+    """Criteria written before the first run, from the Intel Xeon VM's chase (2026-12-01 01:28 UTC,
+    medians, ns: 2 MiB 15.4, 4 35.6, 6 40.6, 8 45.7, 12 56.6, 16 57.7, 24 79.4, 32 100.6, 64 105.1,
+    128 105.5, 256 103.8; sysfs: 2 MiB L2, a 480 MiB 16-way L3 shared by both vCPUs): no point
+    reaches 4x the L3, so memory is the chase's last points within 10% of their median (32-256 MiB,
+    median 104.45), which count because 104.45 is at least twice the fastest point past 4x the L2
+    before them (8 MiB, 45.7); the midpoint to memory (75.075) puts 8-16 MiB on the L3's plateau and
+    24 MiB past it: latency the median of 8 and 12 MiB (within 25% of 45.7: 51.15), the share
+    sqrt(16 x 24) MiB as whole sets of sysfs's 16 ways, the memory source saying the tail stood in.
+    A chase that stays flat from 4x its L2 to its end (a host that owns a large L3) has no tail:
+    memory and the share stay unmeasured. Nor does a tail of two points, or one spanning less than
+    4x in footprint."""
+    from tlblab import probe
+    from tlblab.probe import host_machine, l3_and_memory_latency
+
+    def pt(mib, ns):
+        return {"bytes": mib << 20, "ns": {"median": ns, "q1": ns, "q3": ns}, "thp": True}
+
+    chase = [pt(2, 15.4), pt(4, 35.6), pt(6, 40.6), pt(8, 45.7), pt(12, 56.6), pt(16, 57.7), pt(24, 79.4),
+             pt(32, 100.6), pt(64, 105.1), pt(128, 105.5), pt(256, 103.8)]
+    r = _report(l2=2048)
+    r.raw["memory_chase"] = chase
+    lat = l3_and_memory_latency(r, 2 << 20, 480 << 20)
+    assert lat["memory"]["mib"] == [32, 256] and lat["memory"]["points"] == 4 and lat["memory"]["tail"]
+    assert lat["memory"]["ns"] == (103.8 + 105.1) / 2
+    assert lat["cut_ns"] == (45.7 + lat["memory"]["ns"]) / 2
+    assert lat["L3"]["mib"] == [8, 12] and lat["L3"]["ns"] == (45.7 + 56.6) / 2
+    assert lat["L3"]["share_between"] == [16, 24, 79.4] and lat["L3"]["share_bytes"] == int((384 << 40) ** 0.5)
+    monkeypatch.setattr(probe, "sysfs_caches", lambda root=None: [
+        {"level": 1, "kind": "data", "size": 48 << 10, "ways": 12, "line": 64},
+        {"level": 2, "kind": "unified", "size": 2 << 20, "ways": 16, "line": 64},
+        {"level": 3, "kind": "unified", "size": 480 << 20, "ways": 16, "line": 64}])
+    m = host_machine(r)
+    l3 = next(c for c in m["cache"] if c["level"] == 3)
+    assert l3["size"] == (int((384 << 40) ** 0.5) // 1024) * 1024 and "sysfs lists 480 MiB" in l3["source"]
+    assert m["memory"]["latency"] == round(lat["memory"]["ns"] * m["frequency_mhz"] / 1000)
+    assert "does not reach 4x the 480 MiB L3" in m["memory"]["source"]
+    flat = [pt(2, 15.4)] + [pt(mib, 40.0 + i * 0.5) for i, mib in enumerate((4, 6, 8, 12, 16, 24, 32, 64, 128, 256))]
+    r.raw["memory_chase"] = flat
+    lat = l3_and_memory_latency(r, 2 << 20, 480 << 20)
+    assert "memory" not in lat and "share_bytes" not in lat["L3"]
+    r.raw["memory_chase"] = chase[:-2]      # a tail of 32 and 64 MiB: two points
+    assert "memory" not in l3_and_memory_latency(r, 2 << 20, 480 << 20)
+    r.raw["memory_chase"] = chase[:7] + [pt(32, 100.6), pt(48, 104.0), pt(64, 105.1)]   # 2x in footprint
+    assert "memory" not in l3_and_memory_latency(r, 2 << 20, 480 << 20)
+
+
 def _random_like_report(conf="medium"):
     """The Zen 4 host (2026-11-26): conflict sets 128 x 24 = 3072, the stride-1 trials' rise at
     2403 pages, the envelope past it random-like (share 0.29), a capacity sweep past the L2."""

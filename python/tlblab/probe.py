@@ -452,9 +452,11 @@ def l3_and_memory_latency(r: ProbeResult, l2_bytes: int, l3_bytes: int) -> dict[
         return {"ns": statistics.median(med), "points": len(rows), "mib": [rows[0]["bytes"] >> 20, rows[-1]["bytes"] >> 20],
                 "range": [med[0], med[-1]]}
 
-    mem = [p for p in pts if p["bytes"] >= 4 * l3_bytes]
+    mem = [p for p in pts if p["bytes"] >= 4 * l3_bytes] or _memory_tail(pts, l2_bytes)
     if mem:
         out["memory"] = summary(mem)
+        if mem[0]["bytes"] < 4 * l3_bytes:
+            out["memory"]["tail"] = True
     cands = [p for p in pts if 4 * l2_bytes <= p["bytes"] <= l3_bytes // 2]
     if not cands:
         return out
@@ -474,6 +476,33 @@ def l3_and_memory_latency(r: ProbeResult, l2_bytes: int, l3_bytes: int) -> dict[
         out["L3"]["share_bytes"] = int(math.sqrt(lo["bytes"] * hi["bytes"]))
         out["L3"]["share_between"] = [lo["bytes"] >> 20, hi["bytes"] >> 20, _chase_ns(hi)]
     return out
+
+
+def _memory_tail(pts: list[dict[str, Any]], l2_bytes: int) -> list[dict[str, Any]]:
+    """Memory's points when the chase does not reach 4x sysfs's L3: the chase's last points, where
+    they level off on a plateau clearly slower than the L3. Why: a guest whose L3 is a whole
+    socket's (the Intel Xeon VM, 2026-12-01: sysfs lists a 480 MiB L3, the chase runs to 256 MiB)
+    has no point past 4x the L3, so memory kept the base preset's latency and no share of the L3
+    could be placed, while its chase read 35-41 ns at 4-6 MiB and 101-106 ns at 32-256 MiB: the
+    guest gets a share of that L3 and the rest is memory. The tail is the longest run of last
+    points within 10% of their median, at least 3 spanning 4x in footprint, and it counts only
+    when its median is at least twice the fastest point past 4x the L2 before it (an L3 hit costs
+    a fraction of a memory access; a host that owns a large L3 whole reads one flat plateau from
+    4x its L2 on, and has no tail by this rule)."""
+    past_l2 = [p for p in pts if p["bytes"] >= 4 * l2_bytes]
+    best: list[dict[str, Any]] = []
+    for i in range(len(past_l2) - 1, -1, -1):
+        tail = past_l2[i:]
+        mid = statistics.median(_chase_ns(p) for p in tail)
+        if any(abs(_chase_ns(p) - mid) > 0.10 * mid for p in tail):
+            break
+        best = tail
+    if len(best) < 3 or best[-1]["bytes"] < 4 * best[0]["bytes"]:
+        return []
+    before = past_l2[: len(past_l2) - len(best)]
+    if not before or statistics.median(_chase_ns(p) for p in best) < 2 * min(_chase_ns(p) for p in before):
+        return []
+    return best
 
 
 def _write_l3_and_memory_latency(r: ProbeResult, m: dict[str, Any], ghz: float, base: str, sysfs: bool) -> None:
@@ -514,10 +543,12 @@ def _write_l3_and_memory_latency(r: ProbeResult, m: dict[str, Any], ghz: float, 
     if "memory" in lat and "memory" in m:
         x, old = lat["memory"], m["memory"].get("latency")
         m["memory"]["latency"] = max(1, int(round(x["ns"] * ghz)))
+        tail = (f"; the chase's last points, as it does not reach 4x the {l3 >> 20} MiB L3 sysfs lists: they level "
+                "off at least twice as slow as the L3's" if x.get("tail") else "")
         m["memory"]["source"] = (f"{m['memory'].get('source', '')}; latency from {what} over {x['mib'][0]}-"
                                  f"{x['mib'][1]} MiB ({x['points']} points, {x['range'][0]:.1f}-{x['range'][1]:.1f} ns) "
                                  f"{x['ns']:.1f} ns × {ghz:.2f} GHz = {m['memory']['latency']} cycles (was {old}, "
-                                 f"{base}; a walk every 64 loads at most is included)")
+                                 f"{base}; a walk every 64 loads at most is included{tail})")
 
 
 def walk_past_l2(r: ProbeResult, l2_entries: int) -> dict[str, Any] | None:
