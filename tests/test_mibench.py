@@ -4,6 +4,7 @@ Valgrind Lackey, cached by content hash; the cache is reused, and bad input gets
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -207,11 +208,19 @@ def test_given_typesets_environment_then_two_lackey_runs_of_troff_start_alike(tm
     import shlex
     import subprocess
 
+    from tlblab.files import content_digest
+
     mibench._corunner_inputs(tmp_path)
     # `env -i`: exactly the capture's environment (bash would add PWD, SHLVL and _ to it).
     env = " ".join(shlex.quote(f"{k}={v}") for k, v in mibench._corunner_env("typeset").items())
     cmd = (f"env -i {env} setarch -R valgrind --tool=lackey --trace-mem=yes --log-fd=3 troff -man -Tutf8 "
            "small.man 3>&1 1>/dev/null 2>/dev/null | grep -E '^(I | L | S | M )' | head -30000")
-    runs = [subprocess.run(["bash", "-c", cmd], cwd=tmp_path, capture_output=True, text=True).stdout
-            for _ in range(2)]
+    # Valgrind adds the client's PWD to its environment, so the folder's name is on the stack too:
+    # the runs are made where the capture runs, in the fixed folder of a cache entry of the real
+    # entries' length. In pytest's tmp_path, whose name's length varies, two runs differed in a
+    # fresh clone's CI (2026-12-01, /tmp/pytest-of-root/pytest-2/test_given_typesets_environmen1).
+    entry = Path(f"bg-typeset-{'0' * len(content_digest(b''))}.tlbt")
+    with mibench._fixed_folder(entry, mibench._corunner_files(tmp_path)) as d:
+        runs = [subprocess.run(["bash", "-c", cmd], cwd=d, capture_output=True, text=True).stdout
+                for _ in range(2)]
     assert len(runs[0].splitlines()) == 30_000 and runs[0] == runs[1]

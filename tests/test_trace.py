@@ -43,6 +43,26 @@ def lackey_file(tmp_path):
 
 
 @needs_valgrind
+def test_record_in_its_own_pid_namespace_runs_the_program_as_pid_one_and_keeps_its_maps(tmp_path):
+    # Seed 004's troff formats its pid into memory (issue 89): `own_pid_namespace` runs Valgrind,
+    # and so the program, as pid 1 of a namespace of its own on every machine. The maps poller
+    # follows the wrapper's child, so the footer still names the program's mappings.
+    from tlblab import _native
+
+    words, why = _native.pid_namespace_wrapper()
+    if why:
+        pytest.skip(why)
+    for tool in ("lackey", "tlblab"):
+        out, said = tmp_path / f"{tool}.tlbt", tmp_path / f"{tool}.txt"
+        r = trace.record(["/bin/sh", "-c", "echo $$; sleep 0.2"], out, tool=tool, stdout=said,
+                         own_pid_namespace=True)
+        assert r["exit_status"] == 0 and said.read_text().split() == ["1"], (tool, said.read_text())
+        assert any("ld-linux" in m["name"] for m in trace.info(out).get("mappings", [])), tool
+    trace.record(["/bin/sh", "-c", "echo $$"], tmp_path / "own.tlbt", tool="lackey", stdout=tmp_path / "own.txt")
+    assert (tmp_path / "own.txt").read_text().split() != ["1"]
+
+
+@needs_valgrind
 def test_record_captures_a_real_program_with_maps_and_command_line(tmp_path):
     out = tmp_path / "true.tlbt"
     r = cli("trace", "record", "-o", str(out), "--", "/bin/true")

@@ -73,7 +73,8 @@ def cross_compile(source: Path, out: Path, cflags: Sequence[str] = ("-O2",), lib
 def record(argv: Sequence[str], output: str | os.PathLike[str], *, limit: int | None = None,
            cpu: str = CPU, qemu: str = QEMU, sysroot: Path | None = SYSROOT,
            stdout: str | os.PathLike[str] | None = None,
-           files: Sequence[str | os.PathLike[str]] = (), env: Mapping[str, str] | None = None) -> dict[str, Any]:
+           files: Sequence[str | os.PathLike[str]] = (), env: Mapping[str, str] | None = None,
+           own_pid_namespace: bool = False) -> dict[str, Any]:
     """Runs ARMv7 binary `argv[0]` (with `argv[1:]`) under QEMU's user mode and writes its
     references to `output`: every executed instruction's fetch, then its loads and stores,
     user space only (as Valgrind's tools see a program), and its system calls in the trace's
@@ -81,7 +82,9 @@ def record(argv: Sequence[str], output: str | os.PathLike[str], *, limit: int | 
     the call; `syscalls_of` reads them). `limit` stops it after that many references. `files`
     are copied into the guest's working folder first, for argv to name by file name alone (no
     host folder on the guest's stack). `env` is the guest's whole environment, in its order (by
-    default none; QEMU's own stays empty either way), and the trace's metadata names it."""
+    default none; QEMU's own stays empty either way), and the trace's metadata names it.
+    `own_pid_namespace` runs QEMU (and so the guest) as pid 1 of a PID namespace of its own
+    (`tlblab.trace.record`'s)."""
     from tlblab import _native, phases
 
     if shutil.which(qemu) is None:
@@ -90,7 +93,7 @@ def record(argv: Sequence[str], output: str | os.PathLike[str], *, limit: int | 
         return json.loads(_native.trace_record_qemu(
             [str(a) for a in argv], os.fspath(output), qemu, str(plugin()), cpu,
             None if sysroot is None else str(sysroot), limit, None if stdout is None else os.fspath(stdout),
-            [os.fspath(f) for f in files], list((env or {}).items())))
+            [os.fspath(f) for f in files], list((env or {}).items()), own_pid_namespace))
 
 
 # Debian's armhf port as a board would run it: its packages unpacked into one folder, the guest's

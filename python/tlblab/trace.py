@@ -87,6 +87,7 @@ def record(
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
     no_aslr: bool = False,
+    own_pid_namespace: bool = False,
 ) -> dict[str, Any]:
     """Runs `argv` under Valgrind and writes its references to `output` as they stream.
 
@@ -106,7 +107,9 @@ def record(
     program's LD_PRELOAD; tlblab's tool, which needs it, is reached through a link in `cwd`,
     `TOOL_LINK`, so that the preload's path is the folder's, not the checkout's); `no_aslr`
     turns address-space randomization off (as `setarch -R`). Together they make a capture the
-    same bytes on every run (docs/traces.md; `fixed_folder`, `FIXED_ENV`).
+    same bytes on every run (docs/traces.md; `fixed_folder`, `FIXED_ENV`). `own_pid_namespace`
+    runs Valgrind as pid 1 of a PID namespace of its own, for a program whose memory holds its
+    pid (troff); where none can be made here it runs as without and says why on stderr.
     """
     if tool not in ("tlblab", "lackey"):
         raise ValueError(f"unknown capture tool '{tool}': expected tlblab or lackey")
@@ -135,6 +138,7 @@ def record(
                 None if stdin is None else _path(stdin), None if stdout is None else _path(stdout),
                 tool, directory, roi_only, skip_instructions, max_instructions, trace_syscalls,
                 None if cwd is None else _path(cwd), None if env is None else sorted(env.items()), no_aslr,
+                own_pid_namespace,
             )
         )
 

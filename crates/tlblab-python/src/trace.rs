@@ -205,12 +205,13 @@ fn trace_data_pages(py: Python<'_>, path: String) -> PyResult<String> {
 
 /// record(argv, output, skip=0, limit=None, progress=False, valgrind="valgrind", stdin=None,
 /// stdout=None, tool="tlblab", tool_dir=None, roi_only=False, skip_instructions=0,
-/// max_instructions=None, trace_syscalls=False, cwd=None, env=None, no_aslr=False) -> JSON report (with `trace_syscalls`, Lackey's
-/// `syscalls`: [[memory lines before, SYSCALL line], ...] and `memory_lines`).
+/// max_instructions=None, trace_syscalls=False, cwd=None, env=None, no_aslr=False,
+/// own_pid_namespace=False) -> JSON report (with `trace_syscalls`, Lackey's `syscalls`:
+/// [[memory lines before, SYSCALL line], ...] and `memory_lines`).
 #[pyfunction]
 #[pyo3(signature = (argv, output, skip=0, limit=None, progress=false, valgrind="valgrind".to_string(), stdin=None, stdout=None,
                     tool="tlblab".to_string(), tool_dir=None, roi_only=false, skip_instructions=0, max_instructions=None,
-                    trace_syscalls=false, cwd=None, env=None, no_aslr=false))]
+                    trace_syscalls=false, cwd=None, env=None, no_aslr=false, own_pid_namespace=false))]
 #[allow(clippy::too_many_arguments)] // one per Python keyword argument
 fn trace_record(
     py: Python<'_>,
@@ -231,6 +232,7 @@ fn trace_record(
     cwd: Option<String>,
     env: Option<Vec<(String, String)>>,
     no_aslr: bool,
+    own_pid_namespace: bool,
 ) -> PyResult<String> {
     let tool = match tool.as_str() {
         "tlblab" => capture::CaptureTool::Tlblab,
@@ -258,6 +260,7 @@ fn trace_record(
         cwd: cwd.map(PathBuf::from),
         env,
         no_aslr,
+        own_pid_namespace,
     };
     watch::start();
     let r =
@@ -278,12 +281,14 @@ fn trace_record(
     .to_string())
 }
 
-/// trace_record_qemu(argv, output, qemu, plugin, cpu, sysroot, limit, stdout, files, env) -> JSON
+/// trace_record_qemu(argv, output, qemu, plugin, cpu, sysroot, limit, stdout, files, env,
+/// own_pid_namespace) -> JSON
 /// report: runs a guest binary under QEMU's user mode with tlblab's plugin and writes its
 /// references to `output` (`tlblab_trace::capture_qemu`: the same bytes on every host and in every
 /// folder); `env`, the guest's whole environment as `(name, value)` pairs.
 #[pyfunction]
-#[pyo3(signature = (argv, output, qemu, plugin, cpu, sysroot, limit, stdout, files=Vec::new(), env=Vec::new()))]
+#[pyo3(signature = (argv, output, qemu, plugin, cpu, sysroot, limit, stdout, files=Vec::new(), env=Vec::new(),
+                    own_pid_namespace=false))]
 #[allow(clippy::too_many_arguments)]
 fn trace_record_qemu(
     py: Python<'_>,
@@ -297,6 +302,7 @@ fn trace_record_qemu(
     stdout: Option<String>,
     files: Vec<String>,
     env: Vec<(String, String)>,
+    own_pid_namespace: bool,
 ) -> PyResult<String> {
     use tlblab_trace::capture_qemu::{record_qemu, QemuOptions};
     let opts = QemuOptions {
@@ -309,6 +315,7 @@ fn trace_record_qemu(
         limit,
         stdout: stdout.map(PathBuf::from),
         stop: Some(watch::interrupted),
+        own_pid_namespace,
     };
     watch::start();
     let r = watch::finish(py.detach(move || record_qemu(&argv, &PathBuf::from(output), &opts)))?;
@@ -321,6 +328,17 @@ fn trace_record_qemu(
         "summary": r.summary.to_json(),
     })
     .to_string())
+}
+
+/// pid_namespace_wrapper() -> (words, None) or ([], why): the command words that run a program
+/// as pid 1 of a PID namespace of its own (`tlblab_trace::pidns`), for a capture's second run
+/// made outside the capture (seed 004's `syscalls_of`).
+#[pyfunction]
+fn pid_namespace_wrapper() -> (Vec<String>, Option<String>) {
+    match tlblab_trace::pidns::wrapper() {
+        Ok(words) => (words.to_vec(), None),
+        Err(why) => (Vec::new(), Some(why.to_string())),
+    }
 }
 
 /// trace_workload_catalog() -> JSON list of the built-in workloads (with parameter meanings).
@@ -571,6 +589,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     add_functions! { m:
         parse_workload_spec, parse_number, trace_info, trace_convert, trace_head, trace_records,
         trace_data_pages, trace_record, trace_record_qemu, trace_workload_catalog, workload_generate,
-        trace_decode_bench, rt_replay_write, corun_write
+        trace_decode_bench, rt_replay_write, corun_write, pid_namespace_wrapper
     }
 }

@@ -98,6 +98,11 @@ pub struct CaptureOptions {
     /// as `setarch -R`): Valgrind places the client's stack below its own initial stack pointer
     /// (aspacemgr-linux.c, `VG_(am_startup)`), so with ASLR every run's stack addresses differ.
     pub no_aslr: bool,
+    /// Run Valgrind as pid 1 of a PID namespace of its own (`pidns`), so that a program that
+    /// formats its pid into memory (troff) is captured with the same bytes on every machine.
+    /// Where no namespace can be made here, the capture runs as without it and says why on
+    /// stderr.
+    pub own_pid_namespace: bool,
 }
 
 impl Default for CaptureOptions {
@@ -119,6 +124,7 @@ impl Default for CaptureOptions {
             cwd: None,
             env: None,
             no_aslr: false,
+            own_pid_namespace: false,
         }
     }
 }
@@ -415,7 +421,27 @@ pub fn record(
         |p| File::create(p),
         Stdio::inherit(),
     )?;
-    let mut cmd = Command::new(&opts.valgrind);
+    let wrapper = if opts.own_pid_namespace {
+        crate::pidns::wrapper()
+            .map_err(|why| {
+                eprintln!(
+                    "tlblab capture: no PID namespace of its own for {}: {why}",
+                    argv[0]
+                )
+            })
+            .ok()
+    } else {
+        None
+    };
+    let mut cmd = match wrapper {
+        Some(words) => {
+            let mut c = Command::new(&words[0]);
+            c.args(&words[1..])
+                .arg(crate::pidns::absolute_program(&opts.valgrind));
+            c
+        }
+        None => Command::new(&opts.valgrind),
+    };
     if let Some(env) = &opts.env {
         cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
     }
@@ -463,14 +489,21 @@ pub fn record(
     let stop = Arc::new(AtomicBool::new(false));
     let poller = {
         let (maps, stop) = (maps.clone(), stop.clone());
+        // Under `unshare --fork` (own_pid_namespace) Valgrind is the wrapper's child: its pid
+        // is read once the wrapper has forked.
+        let mut traced = if wrapper.is_some() { None } else { Some(pid) };
         std::thread::spawn(move || {
-            let path = format!("/proc/{pid}/maps");
             while !stop.load(Ordering::Relaxed) {
-                let live = || process_not_exiting(pid);
-                if live() {
-                    if let Ok(t) = std::fs::read_to_string(&path) {
-                        if !t.is_empty() && live() {
-                            *maps.lock().unwrap() = t;
+                if traced.is_none() {
+                    traced = crate::pidns::first_child(pid);
+                }
+                if let Some(traced) = traced {
+                    let live = || process_not_exiting(traced);
+                    if live() {
+                        if let Ok(t) = std::fs::read_to_string(format!("/proc/{traced}/maps")) {
+                            if !t.is_empty() && live() {
+                                *maps.lock().unwrap() = t;
+                            }
                         }
                     }
                 }

@@ -66,6 +66,9 @@ pub struct QemuOptions {
     pub stdout: Option<PathBuf>,
     /// Asked between batches: `true` stops the program and fails the capture.
     pub stop: Option<fn() -> bool>,
+    /// Run QEMU (which runs the guest in its own process, so the guest's pid is QEMU's) as pid 1
+    /// of a PID namespace of its own (`crate::pidns`): as `CaptureOptions::own_pid_namespace`.
+    pub own_pid_namespace: bool,
 }
 
 #[derive(Debug)]
@@ -294,7 +297,24 @@ pub fn record_qemu(
     let mut writer =
         TraceWriter::create(output, &meta, WriterOptions::default()).map_err(|e| e.message)?;
     let stdout = child_stdio(opts.stdout.as_deref(), |p| File::create(p), Stdio::null())?;
-    let mut command = Command::new(&opts.qemu);
+    let wrapper = if opts.own_pid_namespace {
+        crate::pidns::wrapper()
+            .map_err(|why| {
+                eprintln!("tlblab capture: no PID namespace of its own for {name}: {why}")
+            })
+            .ok()
+    } else {
+        None
+    };
+    let mut command = match wrapper {
+        Some(words) => {
+            let mut c = Command::new(&words[0]);
+            c.args(&words[1..])
+                .arg(crate::pidns::absolute_program(&opts.qemu));
+            c
+        }
+        None => Command::new(&opts.qemu),
+    };
     // SAFETY: the closure runs in the child between fork and exec and calls only fcntl, dup2
     // and close, which are async-signal-safe.
     unsafe {

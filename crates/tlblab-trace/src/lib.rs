@@ -13,6 +13,7 @@ pub mod fileio;
 pub mod format;
 pub mod info;
 pub mod lackey;
+pub mod pidns;
 pub mod profile;
 pub mod record;
 pub mod source;

@@ -22,6 +22,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -152,11 +153,11 @@ def _fixed_folder(out: Path, files: tuple[Path, ...]) -> Iterator[Path]:
 
 
 def _lackey_capture(argv: list[str], files: tuple[Path, ...], out: Path, limit: int, valgrind: str,
-                    progress: bool = False, env: dict[str, str] = FIXED_ENV) -> None:
+                    progress: bool = False, env: dict[str, str] = FIXED_ENV, own_pid: bool = False) -> None:
     """Captures `argv` under Lackey into `out` (its first `limit` references, or its whole run),
     one process at a time, in `_fixed_folder` with copies of `files` (`argv` names them by file
     name), environment `env` (`FIXED_ENV`; a background program's adds `CORUNNER_ENV`'s) and no
-    ASLR. A whole run's capture also traces the program's system calls in the
+    ASLR (and with `own_pid`, as pid 1 of a PID namespace of its own). A whole run's capture also traces the program's system calls in the
     same run (`tlblab.trace.record(..., trace_syscalls=True)`) and writes them beside it, as
     `syscalls_of` gives them, before the capture itself appears: the calls' places are then
     the captured run's own, and the program runs under Valgrind once, not twice (troff's
@@ -174,7 +175,7 @@ def _lackey_capture(argv: list[str], files: tuple[Path, ...], out: Path, limit: 
             with _fixed_folder(out, files) as d:
                 report = record(argv, tmp, limit=limit or None, progress=progress, valgrind=valgrind,
                                 stdout=os.devnull, tool="lackey", trace_syscalls=not limit,
-                                cwd=d, env=env, no_aslr=True)
+                                cwd=d, env=env, no_aslr=True, own_pid_namespace=own_pid)
         except ValueError as e:
             raise UserError(f"mibench: capturing {' '.join(argv)}: {e}")
         if not limit:
@@ -247,24 +248,25 @@ def armhf_root(cache: Path = CACHE) -> Path:
 
 
 def _qemu_capture(stem: str, argv: list[str], files: tuple[Path, ...], limit: int, cache: Path,
-                  env: dict[str, str] | None = None) -> Path:
+                  env: dict[str, str] | None = None, own_pid: bool = False) -> Path:
     """A capture under QEMU on the armhf root, cached as `<stem>-<key>.tlbt` by the binary's and
     the input files' bytes, the arguments and limit, the guest's environment `env` (none by
-    default), the tools', plugin's and root's versions."""
+    default), whether it runs as pid 1 of a PID namespace of its own (`own_pid`), the tools',
+    plugin's and root's versions."""
     from tlblab import capture_qemu
 
     root = armhf_root(cache)
     plugin_src = ROOT / "runtime" / "qemu-plugin" / "tlblab_qemu.c"
     key = content_digest(Path(argv[0]).read_bytes(), *(f.read_bytes() for f in files), "\0".join(argv[1:]),
                          str(limit), _env_key(env or {}), capture_qemu.toolchain_versions(), plugin_src.read_bytes(),
-                         capture_qemu.sysroot_id(root), ARMV7_CAPTURE_VERSION)
+                         capture_qemu.sysroot_id(root), ARMV7_CAPTURE_VERSION, *(["own-pid"] if own_pid else []))
     out = Path(cache) / f"{stem}-{key}.tlbt"
     if out.is_file():
         return out
     with one_maker(out) as missing:  # two workers may want it at once: one captures it
         if missing:
             atomic_write(out, lambda tmp: capture_qemu.record(argv, tmp, limit=limit or None, sysroot=root,
-                                                              files=files, env=env))
+                                                              files=files, env=env, own_pid_namespace=own_pid))
     return out
 
 
@@ -281,7 +283,8 @@ def capture_corunner_armv7(name: str, *, limit: int = 0, cache: Path = CACHE) ->
         tool, *args = _corunner_argv(name, Path("."))  # the inputs by file name alone
         argv = [str(root / "usr" / "bin" / tool), *args]
         files = tuple(d / f for f in ("input_small.ppm", "input_small.jpg", "small.man") if f in argv)
-        return _qemu_capture(f"armv7-bg-{name}", argv, files, limit, cache, CORUNNER_ENV.get(name, {}))
+        return _qemu_capture(f"armv7-bg-{name}", argv, files, limit, cache, CORUNNER_ENV.get(name, {}),
+                             own_pid=name in CORUNNER_OWN_PID)
 
 
 # ARM EABI system call numbers (Linux arch/arm/tools/syscall.tbl): the calls that change a
@@ -355,10 +358,14 @@ STACK_TOP_32 = 0xbf00_0000
 # fewer the capture's addresses changed from run to run (troff's first 30,000 Lackey lines
 # differed in 3 runs of 3 for every added length not a multiple of 4, and agreed for 0, 4, 8, 12
 # and 16; docs/lab/2026-11-30-issue89-fresh-captures.md). cjpeg and djpeg, whose captures make no
-# clock or time-zone call, run without: their captures keep their bytes. Still open: troff's pid
-# reaches the capture (troffrc loads pdfpic.tmac, whose macros interpolate \n[$$] when defined),
-# so its length moves with the pid's number of digits (the same lab note).
+# clock or time-zone call, run without: their captures keep their bytes.
 CORUNNER_ENV = {"typeset": {"SOURCE_DATE_EPOCH": "001640995200", "TZ": ":"}}
+# The background programs whose pid reaches their capture, captured as pid 1 of a PID namespace
+# of their own (`tlblab_trace::pidns`): troff's troffrc loads pdfpic.tmac, whose macro
+# interpolates \n[$$] (the pid) when it is defined, so troff's capture had other lengths with a
+# 4-digit pid than with a 5-digit one, and two fresh machines' seed 004 tables differed
+# (docs/lab/2026-12-01-issue89-troff-pid.md).
+CORUNNER_OWN_PID = frozenset({"typeset"})
 
 
 def _corunner_env(name: str) -> dict[str, str]:
@@ -435,14 +442,16 @@ def capture_corunner(name: str, *, limit: int = 0, valgrind: str = "valgrind", c
         d = Path(tmp)
         _corunner_inputs(d)
         inputs = b"".join((d / f).read_bytes() for f in ("input_small.ppm", "input_small.jpg", "small.man"))
+        own_pid = name in CORUNNER_OWN_PID
         key = content_digest(Path(tool).read_bytes(), inputs, name, str(limit), _env_key(_corunner_env(name)),
-                             tool_version([valgrind, "--version"], "mibench"), CAPTURE_VERSION)
+                             tool_version([valgrind, "--version"], "mibench"), CAPTURE_VERSION,
+                             *(["own-pid"] if own_pid else []))
         out = Path(cache) / f"bg-{name}-{key}.tlbt"
         if out.is_file():
             return out
         out.parent.mkdir(parents=True, exist_ok=True)
         _lackey_capture(_corunner_argv(name, Path(".")), _corunner_files(d), out, limit, valgrind,
-                        env=_corunner_env(name))
+                        env=_corunner_env(name), own_pid=own_pid)
         return out
 
 
@@ -468,7 +477,8 @@ def corunner_syscalls(name: str, *, limit: int = 0, valgrind: str = "valgrind",
             d = Path(tmp)
             _corunner_inputs(d)
             return syscalls_of(_corunner_argv(name, Path(".")), _corunner_files(d), capture_path, out,
-                               limit=limit, valgrind=valgrind, env=_corunner_env(name))
+                               limit=limit, valgrind=valgrind, env=_corunner_env(name),
+                               own_pid=name in CORUNNER_OWN_PID)
 
 
 def program_syscalls(name: str, *, limit: int = 0, valgrind: str = "valgrind",
@@ -498,14 +508,16 @@ _VALGRIND_PATHS = ("valgrind", "/usr/lib/debug")
 
 
 def syscalls_of(argv: list[str], files: tuple[Path, ...], capture_path: Path, out: Path, *, limit: int = 0,
-                valgrind: str = "valgrind", env: dict[str, str] = FIXED_ENV) -> list[tuple[int, str, int, int, int]]:
+                valgrind: str = "valgrind", env: dict[str, str] = FIXED_ENV,
+                own_pid: bool = False) -> list[tuple[int, str, int, int, int]]:
     """The system calls of the run of `argv` that `capture_path` captured, which a Lackey
     capture does not record: every call is a kernel entry ("syscall"), and each `munmap`,
     `mprotect` and `brk` that shrinks the heap (Linux's do_munmap) changes mappings, as
     (position, "munmap" | "mprotect" | "syscall", start, length, prot), the position the number
     of the capture's references before the call. Taken from a second run of the same binary on
     the same input under the same tool (Lackey, `--trace-mem=yes --trace-syscalls=yes`, in the
-    capture's `_fixed_folder` with copies of `files`, its environment `env` and no ASLR: the same client
+    capture's `_fixed_folder` with copies of `files`, its environment `env`, no ASLR and, with
+    `own_pid`, the capture's PID namespace of its own: the same client
     layout as the capture's, and its memory lines give the call's place in the run),
     counted as it streams (troff's log is 146 M lines) and cached as JSON at `out`. Valgrind's
     own calls in the client (its preloaded library's open, reads, maps, close and RELRO
@@ -524,6 +536,13 @@ def syscalls_of(argv: list[str], files: tuple[Path, ...], capture_path: Path, ou
     # script is a shell variable, not exported, so the program's environment is `env` alone.
     cmd = (["env", "-i", *(f"{k}={v}" for k, v in env.items()), "setarch", "-R",
             valgrind, "--tool=lackey", "--trace-mem=yes", "--trace-syscalls=yes", "--log-fd=3", *argv])
+    if own_pid:
+        from tlblab import _native
+
+        words, why = _native.pid_namespace_wrapper()
+        if why:
+            print(f"tlblab: no PID namespace of its own for {argv[0]}: {why}", file=sys.stderr)
+        cmd = [*words, *cmd]
     from tlblab import phases
 
     with phases.phase(phases.CAPTURE), _fixed_folder(capture_path, files) as d:
