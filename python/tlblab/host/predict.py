@@ -53,7 +53,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from tlblab import files, paths
 from tlblab.errors import UserError
@@ -380,10 +380,11 @@ def llc_state(cpu: int) -> float | None:
     return ns if ns > 0 else None
 
 
-def capture(program: Program, layout: Path, out: Path, size: str) -> dict[str, Any]:
+def capture(program: Program, layout: Path, out: Path, size: str,
+            say: Callable[[str], None] | None = None) -> dict[str, Any]:
     """The region of interest of two rounds under tlblab's Valgrind tool, the all-4 KiB layout
     preloaded; returns the allocator's report (the heap pool's base in the trace) with the trace's
-    reference count. Cached: a capture is kept beside its report and reused."""
+    reference count. Cached: a capture is kept beside its report and reused (`say` is told which)."""
     from tlblab import trace as tt
 
     trace, rep = out / f"{program.name}-{size}.tlbt", out / f"{program.name}-{size}.capture.json"
@@ -392,7 +393,11 @@ def capture(program: Program, layout: Path, out: Path, size: str) -> dict[str, A
     if trace.exists() and rep.exists():
         got = json.loads(rep.read_text())
         if got.get("argv") == program.argv(size, 2)[1:] and got.get("executable_sha256") == exe_digest:
+            if say:
+                say(f"{program.name}: its capture of two rounds is kept from before ({trace})")
             return got
+    if say:
+        say(f"{program.name}: capturing two rounds of its region of interest under Valgrind ...")
     report = out / f"{program.name}-{size}.capture-report.json"
     saved = {k: os.environ.get(k) for k in ("TLBLAB_MOSAIC", "TLBLAB_MOSAIC_REPORT", "LD_PRELOAD")}
     os.environ.update(TLBLAB_MOSAIC=str(layout), TLBLAB_MOSAIC_REPORT=str(report),
@@ -465,8 +470,7 @@ def pagechase_model(m: dict[str, Any], *, work: Path, size: str, cache: Path | N
     for mo in ("4k", "2m"):
         layouts[mo] = work / f"{program.name}-{mo}.layout"
         files.atomic_write(layouts[mo], layout_text(program, windows(mo, pool, pool), backing))
-    say(f"capturing {' '.join(program.argv(size)[1:])} under Valgrind ...")
-    cap = capture(program, layouts["4k"], work, size)
+    cap = capture(program, layouts["4k"], work, size, say)
     base = int(cap["report"]["pools"]["heap"]["base"])
     trace = work / f"{program.name}-{size}.tlbt"  # where `capture` wrote it
     warm = cap["references"] // 2
@@ -736,8 +740,7 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
         pool = _size_bytes(prog.heap)
         base_layout = work / f"{name}-4k.layout"
         files.atomic_write(base_layout, layout_text(prog, []))
-        say(f"{name}: capturing two rounds of its region of interest under Valgrind ...")
-        cap = capture(prog, base_layout, work, size)
+        cap = capture(prog, base_layout, work, size, say)
         used = int(cap["report"]["pools"]["heap"]["used_bytes"])
         base = int(cap["report"]["pools"]["heap"]["base"])
         wins = {mo: windows(mo, used, pool) for mo in mosaics}
