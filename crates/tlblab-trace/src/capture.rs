@@ -421,27 +421,8 @@ pub fn record(
         |p| File::create(p),
         Stdio::inherit(),
     )?;
-    let wrapper = if opts.own_pid_namespace {
-        crate::pidns::wrapper()
-            .map_err(|why| {
-                eprintln!(
-                    "tlblab capture: no PID namespace of its own for {}: {why}",
-                    argv[0]
-                )
-            })
-            .ok()
-    } else {
-        None
-    };
-    let mut cmd = match wrapper {
-        Some(words) => {
-            let mut c = Command::new(&words[0]);
-            c.args(&words[1..])
-                .arg(crate::pidns::absolute_program(&opts.valgrind));
-            c
-        }
-        None => Command::new(&opts.valgrind),
-    };
+    let (mut cmd, wrapped) =
+        crate::pidns::command(&opts.valgrind, opts.own_pid_namespace, &argv[0]);
     if let Some(env) = &opts.env {
         cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
     }
@@ -491,7 +472,7 @@ pub fn record(
         let (maps, stop) = (maps.clone(), stop.clone());
         // Under `unshare --fork` (own_pid_namespace) Valgrind is the wrapper's child: its pid
         // is read once the wrapper has forked.
-        let mut traced = if wrapper.is_some() { None } else { Some(pid) };
+        let mut traced = if wrapped { None } else { Some(pid) };
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 if traced.is_none() {

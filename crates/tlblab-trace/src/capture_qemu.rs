@@ -297,24 +297,7 @@ pub fn record_qemu(
     let mut writer =
         TraceWriter::create(output, &meta, WriterOptions::default()).map_err(|e| e.message)?;
     let stdout = child_stdio(opts.stdout.as_deref(), |p| File::create(p), Stdio::null())?;
-    let wrapper = if opts.own_pid_namespace {
-        crate::pidns::wrapper()
-            .map_err(|why| {
-                eprintln!("tlblab capture: no PID namespace of its own for {name}: {why}")
-            })
-            .ok()
-    } else {
-        None
-    };
-    let mut command = match wrapper {
-        Some(words) => {
-            let mut c = Command::new(&words[0]);
-            c.args(&words[1..])
-                .arg(crate::pidns::absolute_program(&opts.qemu));
-            c
-        }
-        None => Command::new(&opts.qemu),
-    };
+    let (mut command, _) = crate::pidns::command(&opts.qemu, opts.own_pid_namespace, &name);
     // SAFETY: the closure runs in the child between fork and exec and calls only fcntl, dup2
     // and close, which are async-signal-safe.
     unsafe {

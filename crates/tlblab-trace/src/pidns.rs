@@ -66,6 +66,26 @@ pub fn wrapper() -> Result<&'static [String], &'static str> {
         .map_err(|e| e.as_str())
 }
 
+/// The command that runs `program`: in a PID namespace of its own when `own` is asked and one can
+/// be made here (then `true` beside it: the program is the command's child), else `program`
+/// itself, having said on stderr why not (`what` names the captured program).
+pub fn command(program: &str, own: bool, what: &str) -> (Command, bool) {
+    if !own {
+        return (Command::new(program), false);
+    }
+    match wrapper() {
+        Ok(words) => {
+            let mut c = Command::new(&words[0]);
+            c.args(&words[1..]).arg(absolute_program(program));
+            (c, true)
+        }
+        Err(why) => {
+            eprintln!("tlblab capture: no PID namespace of its own for {what}: {why}");
+            (Command::new(program), false)
+        }
+    }
+}
+
 /// `program` by absolute path, looked up on our PATH when it has no slash: the wrapped command's
 /// environment may be cleared, and `unshare` looks its command up on that one.
 pub fn absolute_program(program: &str) -> String {
