@@ -53,8 +53,11 @@ def _cpu_key() -> str:
 #: `tlblab.probe.host_machine` writes a field differently, so that a file written by the old
 #: rules is not used as if it were this host's. 2 (2026-11-30): the L3's latency at its fastest
 #: sweep and the share of it this host gets (docs/probe.md, "The L3's share"); a file of the rule
-#: before read a guest's 32 MiB L3 at memory's latency.
-WRITER = 2
+#: before read a guest's 32 MiB L3 at memory's latency. 3 (2026-12-01): memory's latency from the
+#: chase's last points where it does not reach 4x sysfs's L3 (`probe._memory_tail`), and with it
+#: the share of the L3 (a file of the rule before kept the base's memory latency and L3 on an
+#: Intel VM whose sysfs lists a 480 MiB L3).
+WRITER = 3
 
 
 def cache_path() -> str:
