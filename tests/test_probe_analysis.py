@@ -442,8 +442,12 @@ def test_a_chase_short_of_four_times_a_socket_sized_l3_reads_memory_from_its_las
     24 MiB past it: latency the median of 8 and 12 MiB (within 25% of 45.7: 51.15), the share
     sqrt(16 x 24) MiB as whole sets of sysfs's 16 ways, the memory source saying the tail stood in.
     A chase that stays flat from 4x its L2 to its end (a host that owns a large L3) has no tail:
-    memory and the share stay unmeasured. Nor does a tail of two points, or one spanning less than
-    4x in footprint."""
+    memory and the share stay unmeasured. Nor does a tail of one point, or one spanning less than
+    2x in footprint. Revised the same day, before any run on a host: at first the tail needed 3
+    points spanning 4x, which the quick probe's chase (4, 6, 8, 16, 128, 256 MiB) can never give,
+    so the host tools' cached probe would have kept the base's memory latency there; a tail of 2
+    points spanning 2x (its 128 and 256 MiB) now counts, the flatness and the 2x-the-L3 bounds
+    unchanged."""
     from tlblab import probe
     from tlblab.probe import host_machine, l3_and_memory_latency
 
@@ -473,9 +477,15 @@ def test_a_chase_short_of_four_times_a_socket_sized_l3_reads_memory_from_its_las
     r.raw["memory_chase"] = flat
     lat = l3_and_memory_latency(r, 2 << 20, 480 << 20)
     assert "memory" not in lat and "share_bytes" not in lat["L3"]
-    r.raw["memory_chase"] = chase[:-2]      # a tail of 32 and 64 MiB: two points
+    r.raw["memory_chase"] = chase[:-2]      # a tail of 32 and 64 MiB: two points, 2x apart
+    assert l3_and_memory_latency(r, 2 << 20, 480 << 20)["memory"]["mib"] == [32, 64]
+    quick = [pt(4, 35.6), pt(6, 40.6), pt(8, 45.7), pt(16, 57.7), pt(128, 105.5), pt(256, 103.8)]
+    r.raw["memory_chase"] = quick           # the quick probe's points
+    lat = l3_and_memory_latency(r, 2 << 20, 480 << 20)
+    assert lat["memory"]["mib"] == [128, 256] and lat["L3"]["share_between"] == [16, 128, 105.5]
+    r.raw["memory_chase"] = chase[:8]       # the chase ends at 32 MiB: a tail of one point
     assert "memory" not in l3_and_memory_latency(r, 2 << 20, 480 << 20)
-    r.raw["memory_chase"] = chase[:7] + [pt(32, 100.6), pt(48, 104.0), pt(64, 105.1)]   # 2x in footprint
+    r.raw["memory_chase"] = chase[:7] + [pt(32, 100.6), pt(48, 104.0)]   # 1.5x in footprint
     assert "memory" not in l3_and_memory_latency(r, 2 << 20, 480 << 20)
 
 

@@ -485,7 +485,8 @@ def _memory_tail(pts: list[dict[str, Any]], l2_bytes: int) -> list[dict[str, Any
     has no point past 4x the L3, so memory kept the base preset's latency and no share of the L3
     could be placed, while its chase read 35-41 ns at 4-6 MiB and 101-106 ns at 32-256 MiB: the
     guest gets a share of that L3 and the rest is memory. The tail is the longest run of last
-    points within 10% of their median, at least 3 spanning 4x in footprint, and it counts only
+    points within 10% of their median, at least 2 spanning 2x in footprint (the quick probe's
+    chase ends at 128 and 256 MiB), and it counts only
     when its median is at least twice the fastest point past 4x the L2 before it (an L3 hit costs
     a fraction of a memory access; a host that owns a large L3 whole reads one flat plateau from
     4x its L2 on, and has no tail by this rule)."""
@@ -497,7 +498,7 @@ def _memory_tail(pts: list[dict[str, Any]], l2_bytes: int) -> list[dict[str, Any
         if any(abs(_chase_ns(p) - mid) > 0.10 * mid for p in tail):
             break
         best = tail
-    if len(best) < 3 or best[-1]["bytes"] < 4 * best[0]["bytes"]:
+    if len(best) < 2 or best[-1]["bytes"] < 2 * best[0]["bytes"]:
         return []
     before = past_l2[: len(past_l2) - len(best)]
     if not before or statistics.median(_chase_ns(p) for p in best) < 2 * min(_chase_ns(p) for p in before):
