@@ -19,9 +19,9 @@ if ((${#missing[@]})); then
   # wait for it, up to 15 minutes, rather than fail at once (apt >= 1.9.11 reads this option).
   lock_wait=(-o DPkg::Lock::Timeout=900)
   echo "sysdeps: apt-get update ..." >&2
-  $SUDO apt-get "${lock_wait[@]}" update -q 2>&1 | { grep --line-buffered -E '^(Get:|Err:|E:|W:)' || true; } | sed -u 's/^/sysdeps:   /' >&2
+  $SUDO apt-get update "${lock_wait[@]}" -q 2>&1 | { grep --line-buffered -E '^(Get:|Err:|E:|W:)' || true; } | sed -u 's/^/sysdeps:   /' >&2
   echo "sysdeps: apt-get install ${missing[*]} ..." >&2
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get "${lock_wait[@]}" install -y -q -o Dpkg::Use-Pty=0 "${missing[@]}" 2>&1 \
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install "${lock_wait[@]}" -y -q -o Dpkg::Use-Pty=0 "${missing[@]}" 2>&1 \
     | { grep --line-buffered -E '^(Get:|Setting up|Unpacking|E:)' || true; } | sed -u 's/^/sysdeps:   /' >&2
   status=${PIPESTATUS[0]}
   set -e -o pipefail
