@@ -361,16 +361,29 @@ def test_the_l2_cache_latency_is_the_packed_controls_between_4x_the_l1d_and_half
     assert l2_cache_latency(r, 48 << 10, 2 << 20) is None
 
 
+def _chase_point(mib, ns):
+    """A windowed-chase point (`ProbeReport::memory_chase`) of `mib` MiB read at `ns`."""
+    return {"bytes": mib << 20, "ns": {"median": ns, "q1": ns, "q3": ns}, "thp": True}
+
+
+def _fake_sysfs(monkeypatch, l1: tuple[int, int], l2: tuple[int, int], l3: tuple[int, int]) -> None:
+    """sysfs's data caches as (bytes, ways) per level, 64 B lines, for `host_machine`."""
+    from tlblab import probe
+
+    monkeypatch.setattr(probe, "sysfs_caches", lambda root=None: [
+        {"level": 1, "kind": "data", "size": l1[0], "ways": l1[1], "line": 64},
+        {"level": 2, "kind": "unified", "size": l2[0], "ways": l2[1], "line": 64},
+        {"level": 3, "kind": "unified", "size": l3[0], "ways": l3[1], "line": 64}])
+
+
 def test_the_l3_and_memory_latencies_are_the_windowed_chase_in_their_ranges(monkeypatch):
     """Criteria written before the first run: on a 1 MiB L2 / 32 MiB L3 the points from 4 to 16 MiB
     give the L3's latency (their median), those from 128 MiB on memory's (the median of two: their mean); the 2 and 32-64 MiB points
     count for neither; the machine file takes them in cycles at the probe's clock, naming the
     range, and a report without the chase leaves the base's latencies."""
-    from tlblab import probe
     from tlblab.probe import host_machine, l3_and_memory_latency
 
-    def pt(mib, ns):
-        return {"bytes": mib << 20, "ns": {"median": ns, "q1": ns, "q3": ns}, "thp": True}
+    pt = _chase_point
 
     r = _report(l2=2048)
     r.raw["memory_chase"] = [pt(2, 4.0), pt(4, 14.0), pt(8, 15.0), pt(16, 17.0), pt(32, 40.0), pt(64, 80.0),
@@ -378,10 +391,7 @@ def test_the_l3_and_memory_latencies_are_the_windowed_chase_in_their_ranges(monk
     lat = l3_and_memory_latency(r, 1 << 20, 32 << 20)
     assert lat["L3"] == {"ns": 15.0, "points": 3, "mib": [4, 16], "range": [14.0, 17.0]}
     assert lat["memory"]["ns"] == 115.0 and lat["memory"]["points"] == 2 and lat["memory"]["mib"] == [128, 256]
-    monkeypatch.setattr(probe, "sysfs_caches", lambda root=None: [
-        {"level": 1, "kind": "data", "size": 48 << 10, "ways": 12, "line": 64},
-        {"level": 2, "kind": "unified", "size": 1 << 20, "ways": 16, "line": 64},
-        {"level": 3, "kind": "unified", "size": 32 << 20, "ways": 16, "line": 64}])
+    _fake_sysfs(monkeypatch, (48 << 10, 12), (1 << 20, 16), (32 << 20, 16))
     base = host_machine(_report(l2=2048))
     m = host_machine(r)
     ghz = m["frequency_mhz"] / 1000
@@ -403,11 +413,9 @@ def test_a_guest_that_gets_a_share_of_the_l3_is_written_with_that_share(monkeypa
     to half the L3 keeps sysfs's size (the test above: no share). A second reading (16:12 UTC: 4 MiB
     15.2, 6 21.0, 8 36.4, 12 96.1) puts 8 MiB on the plateau (short of the midpoint) but not in the
     latency (above 1.25 x 15.2 = 19.0, as is 6 MiB's 21.0): latency 15.2, the share sqrt(8 x 12) MiB."""
-    from tlblab import probe
     from tlblab.probe import host_machine, l3_and_memory_latency
 
-    def pt(mib, ns):
-        return {"bytes": mib << 20, "ns": {"median": ns, "q1": ns, "q3": ns}, "thp": True}
+    pt = _chase_point
 
     r = _report(l2=2048)
     r.raw["memory_chase"] = [pt(2, 12.9), pt(4, 14.2), pt(6, 14.7), pt(8, 77.7), pt(12, 92.1), pt(16, 95.7),
@@ -417,10 +425,7 @@ def test_a_guest_that_gets_a_share_of_the_l3_is_written_with_that_share(monkeypa
     assert lat["cut_ns"] == (14.2 + 96.35) / 2
     assert lat["L3"]["ns"] == 14.45 and lat["L3"]["mib"] == [4, 6] and lat["L3"]["points"] == 2
     assert lat["L3"]["share_bytes"] == int((48 << 40) ** 0.5) and lat["L3"]["share_between"] == [6, 8, 77.7]
-    monkeypatch.setattr(probe, "sysfs_caches", lambda root=None: [
-        {"level": 1, "kind": "data", "size": 32 << 10, "ways": 8, "line": 64},
-        {"level": 2, "kind": "unified", "size": 1 << 20, "ways": 8, "line": 64},
-        {"level": 3, "kind": "unified", "size": 32 << 20, "ways": 16, "line": 64}])
+    _fake_sysfs(monkeypatch, (32 << 10, 8), (1 << 20, 8), (32 << 20, 16))
     m = host_machine(r)
     l3 = next(c for c in m["cache"] if c["level"] == 3)
     assert l3["ways"] == 16 and l3["size"] == 7094 * 16 * 64, l3
@@ -448,11 +453,9 @@ def test_a_chase_short_of_four_times_a_socket_sized_l3_reads_memory_from_its_las
     so the host tools' cached probe would have kept the base's memory latency there; a tail of 2
     points spanning 2x (its 128 and 256 MiB) now counts, the flatness and the 2x-the-L3 bounds
     unchanged."""
-    from tlblab import probe
     from tlblab.probe import host_machine, l3_and_memory_latency
 
-    def pt(mib, ns):
-        return {"bytes": mib << 20, "ns": {"median": ns, "q1": ns, "q3": ns}, "thp": True}
+    pt = _chase_point
 
     chase = [pt(2, 15.4), pt(4, 35.6), pt(6, 40.6), pt(8, 45.7), pt(12, 56.6), pt(16, 57.7), pt(24, 79.4),
              pt(32, 100.6), pt(64, 105.1), pt(128, 105.5), pt(256, 103.8)]
@@ -464,10 +467,7 @@ def test_a_chase_short_of_four_times_a_socket_sized_l3_reads_memory_from_its_las
     assert lat["cut_ns"] == (45.7 + lat["memory"]["ns"]) / 2
     assert lat["L3"]["mib"] == [8, 12] and lat["L3"]["ns"] == (45.7 + 56.6) / 2
     assert lat["L3"]["share_between"] == [16, 24, 79.4] and lat["L3"]["share_bytes"] == int((384 << 40) ** 0.5)
-    monkeypatch.setattr(probe, "sysfs_caches", lambda root=None: [
-        {"level": 1, "kind": "data", "size": 48 << 10, "ways": 12, "line": 64},
-        {"level": 2, "kind": "unified", "size": 2 << 20, "ways": 16, "line": 64},
-        {"level": 3, "kind": "unified", "size": 480 << 20, "ways": 16, "line": 64}])
+    _fake_sysfs(monkeypatch, (48 << 10, 12), (2 << 20, 16), (480 << 20, 16))
     m = host_machine(r)
     l3 = next(c for c in m["cache"] if c["level"] == 3)
     assert l3["size"] == (int((384 << 40) ** 0.5) // 1024) * 1024 and "sysfs lists 480 MiB" in l3["source"]
