@@ -61,6 +61,14 @@ def test_bench_engine_reports_each_case_in_every_mode(monkeypatch):
         source = case["source"]  # the same records through System::run, in batches
         assert source["min_refs_per_s"] <= source["median_refs_per_s"] <= source["max_refs_per_s"]
         assert source["median_cpu_refs_per_s"] > 0
+    # TLB-only cases also time the read bound beside the feeds; the other modes do not.
+    for name, case in out["cases"].items():
+        if name.startswith("tlb_only/"):
+            read = case["read_bound"]
+            assert 0 < read["min_refs_per_s"] <= read["median_refs_per_s"] <= read["max_refs_per_s"]
+            assert abs(case["fraction_of_read_bound"] - case["median_refs_per_s"] / read["median_refs_per_s"]) < 1e-3
+        else:
+            assert "read_bound" not in case and "fraction_of_read_bound" not in case
     assert out["cases"]["full/strided"]["references"] == 512
     # The targets block compares each target case's own median with its target.
     assert set(out["targets"]) == set(engine.TARGETS)
@@ -119,6 +127,24 @@ def test_a_floor_counts_what_the_engine_counts_and_is_timed():
     for floor_input in ("addresses", "records", "batches"):
         refs, secs = _native.bench_floor("random:pages=4096,accesses=20000", "tlb_only", 0, floor_input)
         assert refs == 20000 and secs > 0
+
+
+def test_the_read_bound_reads_every_record_of_any_workload():
+    # Two threads and every kind: the floors refuse these records, the read bound takes them.
+    refs, secs = _native.bench_read("random:pages=4096,accesses=20000,threads=2", 0)
+    assert refs == 20000 and secs > 0
+
+
+def test_a_rate_goal_says_whether_it_is_within_the_hosts_read_bound():
+    cases = {
+        "tlb_only/lackey_ls": {"median_refs_per_s": 250e6, "read_bound": {"median_refs_per_s": 280e6}},
+        "tlb_only/lackey_gzip": {"median_refs_per_s": 310e6, "read_bound": {"median_refs_per_s": 400e6}},
+    }
+    goals = engine._goals(cases, {})
+    assert goals["tlb_only/lackey_ls"] == {"figure": "median_refs_per_s", "value": 250e6, "goal": 300e6,
+                                           "met": False, "read_bound_refs_per_s": 280e6,
+                                           "within_read_bound": False}
+    assert goals["tlb_only/lackey_gzip"]["met"] and goals["tlb_only/lackey_gzip"]["within_read_bound"]
 
 
 def test_a_floor_that_disagrees_is_reported_not_timed(monkeypatch):

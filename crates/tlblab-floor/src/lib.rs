@@ -186,6 +186,27 @@ pub fn run_records(records: &[Record]) -> Result<(Counts, f64), String> {
     Ok((tlb_counts(&f), secs))
 }
 
+/// The read bound: one pass over the engine's records in place that reads each record's
+/// address (and an event's first word) and simulates nothing, hinted ahead as the engine's
+/// loops hint (`hint_record`); returns a checksum (so the pass is not optimized away) and the
+/// seconds it took. Any simulation that reads the same records in place, the engine's
+/// `slice` feed among them, is bounded by this rate on the host: at 32 bytes a record it is the
+/// host's memory bandwidth for a record stream once the records outgrow its caches. Unlike
+/// the floors it takes any records (every kind, every thread, events too).
+pub fn read_records(records: &[Record]) -> (u64, f64) {
+    let t = Instant::now();
+    let mut sum = 0u64;
+    for (n, r) in records.iter().enumerate() {
+        hint_record(records, n);
+        let word = match r {
+            Record::Access(a) => a.vaddr.0,
+            Record::Event(_) => 1,
+        };
+        sum = sum.wrapping_add(std::hint::black_box(word));
+    }
+    (sum, t.elapsed().as_secs_f64())
+}
+
 /// [`run_records`] over the records copied `BATCH` at a time into one reused buffer, as a
 /// trace decoder or generator delivers them to `System::run` (the copies not timed, the
 /// records then in the host's caches): the yardstick of the bench's `source` feed.
@@ -380,6 +401,30 @@ mod tests {
         assert!(Input::parse("slice")
             .unwrap_err()
             .contains("addresses, records or batches"));
+    }
+
+    /// The read bound reads every record: its checksum is the sum of the accesses' addresses
+    /// and one for each event, whatever their kinds and threads (it takes what the floors do not).
+    #[test]
+    fn the_read_bound_reads_every_record_of_any_kind() {
+        let mut records = stream("random:pages=64,accesses=5000");
+        let expected: u64 = records
+            .iter()
+            .map(|r| match r {
+                Record::Access(a) => a.vaddr.0,
+                Record::Event(_) => 1,
+            })
+            .fold(0u64, u64::wrapping_add);
+        assert_eq!(read_records(&records).0, expected);
+        let Record::Access(mut store) = records[7] else {
+            panic!("the stream is all accesses")
+        };
+        store.kind = AccessKind::Store;
+        store.thread = ThreadId(3);
+        store.vaddr = VirtAddr(store.vaddr.0 + 4096);
+        records[7] = Record::Access(store);
+        assert_eq!(read_records(&records).0, expected.wrapping_add(4096));
+        assert_eq!(read_records(&[]).0, 0);
     }
 
     #[test]

@@ -169,6 +169,21 @@ fn bench_floor(
     })
 }
 
+/// Times the read bound over `workload` (tlblab-floor's `read_records`: every record read in
+/// place, nothing simulated), generated into memory first as `bench_engine` does: what any
+/// simulation reading the same records in place (the `slice` feed) can reach on this host.
+/// Returns (records, wall seconds).
+#[pyfunction]
+#[pyo3(signature = (workload, seed=0))]
+fn bench_read(py: Python<'_>, workload: &str, seed: u64) -> PyResult<(u64, f64)> {
+    py.detach(|| {
+        let records = workload_records(workload, seed)?;
+        let (sum, secs) = tlblab_floor::read_records(&records);
+        std::hint::black_box(sum);
+        Ok((records.len() as u64, secs))
+    })
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    add_functions! { m: bench_engine, floor_check, bench_floor }
+    add_functions! { m: bench_engine, floor_check, bench_floor, bench_read }
 }
