@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 
 def test_seed_001_fig6_12_runs_its_quick_form_with_every_row_and_the_helpers_core_counted():
     # The reproduction of Fig. 6.12 (seed 001 §6.4) at its --quick size: every row has a value,
@@ -33,3 +35,21 @@ def test_the_power_runs_made_in_two_processes_equal_those_made_in_turn():
     power._RUNS.clear()
     power.power_runs(True)
     assert power._RUNS == two
+
+
+def test_the_power_runs_issue_the_programs_instructions_between_references_as_seed_001s_other_runs(monkeypatch):
+    # Fig. 6.12's runs are seed 001's windows on seed 001's machine, the program's instructions
+    # between its references included (runs.with_issue, ISSUE_TENTHS: LibLinear's 4.1 a
+    # reference): each window's time in power.py is the application's cycles of
+    # experiments.window_sums' run of the same windows, which issues them. Without them the
+    # application's cycles are fewer, so the check tells the two apart.
+    from tlblab.seeds.s001_pt_baker import experiments as ex, power, runs
+
+    wl, _ = power._spec("liblinear", True)
+    hz = float(ex.machine()["frequency_mhz"]) * 1e6
+    ours = [w["seconds"] * hz for w in power.window_energy(ex.machine(), wl, None, True)]
+    issued = [w["cycles"] for w in ex.window_sums(ex.machine(), wl, None, True)]
+    assert ours == pytest.approx(issued, rel=1e-12)
+    monkeypatch.setattr(runs, "ISSUE_TENTHS", {})
+    back_to_back = [w["cycles"] for w in ex.window_sums(ex.machine(), wl, None, True)]
+    assert all(i > b * 1.02 for i, b in zip(issued, back_to_back)), (issued, back_to_back)

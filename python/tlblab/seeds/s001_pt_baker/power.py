@@ -21,6 +21,7 @@ import tlblab
 from tlblab.energy import energy_of, memory_lines, sum_units
 from tlblab.seeds.s001_pt_baker import experiments as ex
 from tlblab.seeds.s001_pt_baker.run_seconds import _write_seconds, run_costs
+from tlblab.seeds.s001_pt_baker.runs import with_issue
 
 # The workloads of Fig. 6.12 and the region the helper sweeps (experiments.py: LibLinear's
 # stand-in from STANDINS, BC and the hash join from SCALES["seed"]), quick specs beside them.
@@ -54,9 +55,11 @@ def window_energy(m: dict[str, Any], wl: str, technique: str | None, quick: bool
     `ex.window_sums` (the same windows, units and companions), with every thread's counters of
     the units that lie wholly in a window's measured part summed (TLB lookups, cache accesses,
     walks, lines from memory; each thread's cycles its busy time) and the application's cycles
-    as the window's time (it never sleeps; the helper does)."""
+    as the window's time (it never sleeps; the helper does). `m` issues the program's
+    instructions between its references (`with_issue`), as in `ex.window_sums`' runs."""
     k0, warm, take, unit = ex.WINDOWS[quick]
     k = k or k0
+    m = with_issue(m, wl)
     spec = ex.window_spec(wl, quick, k, ex.companion_warm(technique, quick))
     if technique is not None:
         technique += ",in_windows=1"  # its companions in the window phases only (COMPANION_WARM)
