@@ -891,3 +891,62 @@ fn proc_create_with_dash_footprint_adds_its_16_vmas_teardown_and_10_faults_a_rou
     let (a, b) = (count(0), count(1));
     assert_eq!((b.0 - a.0, b.1 - a.1, b.2 - a.2), (6 * 2, 20 * 2, 16 * 2));
 }
+
+#[test]
+fn given_offsets_0_when_the_synthetic_jobs_write_then_every_write_is_at_a_page_start() {
+    // seed 003 Appendix A.2: "Our experiments were originally set up such that we always access
+    // the first four bytes of each page. This results in L1 data cache conflicts"; §6.0.8's
+    // modification (Fig. 6.8) puts each page's access in its own L1 data-cache set instead.
+    // rt_same_diff_set without noise: 4 pages per task, nothing but the tasks' accesses (the
+    // warm-up's writes and the jobs' reads).
+    let offsets = |o: u64| {
+        let p: Params = params(&[("hyperperiods", 1), ("offsets", o)]);
+        let (r, _) = all("rt_same_diff_set", &p, 1);
+        let mut per_task: [HashSet<u64>; 2] = [HashSet::new(), HashSet::new()];
+        for (t, _, a) in accesses(&r) {
+            per_task[t as usize].insert(a % 4096);
+        }
+        per_task
+    };
+    let first = offsets(0);
+    assert_eq!(first[0], HashSet::from([0]));
+    assert_eq!(first[1], HashSet::from([0]));
+    // The default (1): page k of a task's 4 at byte 64 k, four L1D sets (the warm-up's write
+    // at each page start among them).
+    let spread = offsets(1);
+    assert_eq!(spread[0], HashSet::from([0, 64, 128, 192]));
+    assert_eq!(spread[1], HashSet::from([0, 64, 128, 192]));
+    let e = build("rt_same_diff_set", &params(&[("offsets", 2)]), 1)
+        .err()
+        .unwrap();
+    assert!(e.contains("offsets must be 0 or 1"), "{e}");
+}
+
+#[test]
+fn given_variant_1_then_rt_table6_1_runs_appendix_a2s_statistics_and_bubble_sort_pair() {
+    // seed 003 Appendix A.2 (Figs. A.11-A.12): "T1 (1ms, 2ms, 0.45ms), T2 (0 ms, 54ms, 20ms).
+    // Each task accesses 14 pages. T1 and T2 represent the statistics and the bubble sort
+    // benchmarks". One 54 ms hyperperiod: T1 released at 1, 3, ..., 53 ms (27 times), T2 once.
+    let p: Params = params(&[
+        ("tasks", 2),
+        ("variant", 1),
+        ("hyperperiods", 1),
+        ("accesses_per_ms", 100),
+    ]);
+    let (r, _) = all("rt_table6_1", &p, 1);
+    let rel = |t: u32| {
+        r.iter()
+            .filter(|x| matches!(x, Record::Event(Event::TaskRelease { task, .. }) if *task == t))
+            .count()
+    };
+    assert_eq!((rel(0), rel(1)), (27, 1));
+    let mut pages: [HashSet<u64>; 2] = [HashSet::new(), HashSet::new()];
+    for (t, _, a) in accesses(&r) {
+        pages[t as usize].insert(a >> 12);
+    }
+    assert_eq!((pages[0].len(), pages[1].len()), (14, 14));
+    let e = build("rt_table6_1", &params(&[("tasks", 3), ("variant", 1)]), 1)
+        .err()
+        .unwrap();
+    assert!(e.contains("needs tasks = 2"), "{e}");
+}

@@ -56,6 +56,7 @@ macro_rules! common_params {
             ("idle_flush", 0, "1 = every idle gap of the core runs another process, whose switch-in flushes the TLB (Linux 2.6.32 x86-64 has no PCID: switch_mm reloads CR3): this source's upper bound"),
             ("papi", 0, "PAPI_read around every job (noise = 1): 0 = none, 1 = PAPI's per-thread objects allocated in the task's arena before its buffers, 2 = after them (PAPI 5.3 on Linux 2.6.32: rt_noise::PapiRead)"),
             ("avoid_sets", 1, "bit mask of the DTLB sets tlb_malloc never hands out (noisy sets, §6.0.6)"),
+            ("offsets", 1, "where a synthetic job's write falls in each page: 1 = each page at its own L1 data-cache set (§6.0.8's modification, Fig. 6.8), 0 = the first four bytes of every page (the seed's set-up before it, Appendix A.2: every write in L1D set 0)"),
             ("layout_t1", 9, "T1's layout (9 = as layout)"),
             ("layout_t2", 9, "T2's layout (9 = as layout)"),
             ("layout_t3", 9, "T3's layout (9 = as layout)"),
@@ -84,7 +85,7 @@ const fn cat<const A: usize, const B: usize, const C: usize>(
 /// A workload's own parameters, then the common ones (`&[...]` of both, in that order).
 macro_rules! with_common {
     ($($p:expr),+ $(,)?) => {
-        &cat::<{ [$(stringify!($p)),+].len() }, 15, { [$(stringify!($p)),+].len() + 15 }>(
+        &cat::<{ [$(stringify!($p)),+].len() }, 16, { [$(stringify!($p)),+].len() + 16 }>(
             [$($p),+],
             common_params!(),
         )
@@ -101,6 +102,7 @@ pub const INFO_TABLE: WorkloadInfo = WorkloadInfo {
     params: with_common!(
         ("tasks", 2, "which row group of Table 6.1: 2, 3 or 4 tasks"),
         ("kernels", 1, "0 = synthetic page writes, 1 = the benchmark kernels (T1 statistics, T2 bubble sort, T3 insertion sort, T4 nth largest)"),
+        ("variant", 0, "0 = Table 6.1's rows, 1 = Appendix A.2's Malardalen pair (tasks = 2 only): T1 statistics (1, 2, 0.45 ms), T2 bubble sort (0, 54, 20 ms), 14 pages each of the 32 allocated"),
         layout(1),
     ),
 };
@@ -149,6 +151,14 @@ pub const INFO_NOISY: WorkloadInfo = WorkloadInfo {
 };
 
 const MS: u64 = 1000;
+
+/// Appendix A.2's task set (Figs. A.11-A.12): "T1 (1ms, 2ms, 0.45ms), T2 (0 ms, 54ms, 20ms).
+/// Each task accesses 14 pages. T1 and T2 represent the statistics and the bubble sort
+/// benchmarks". The appendix does not say how many pages a task allocates: §6.0.9's rule for
+/// its Table 6.1 sets, ⌈64/j⌉ = 32 for two tasks (an assumption: "a similar experiment").
+pub fn appendix_a2_malardalen() -> Vec<Task> {
+    vec![(MS, 2 * MS, 450, 32, 14), (0, 54 * MS, 20 * MS, 32, 14)]
+}
 
 pub fn table6_1(tasks: u64) -> Result<Vec<Task>, String> {
     // Table 6.1: phase, period, execution in ms; each task allocates ceil(64/j) pages.
@@ -235,6 +245,9 @@ pub struct TaskSet {
     papi: Vec<PapiRead>,
     /// Flush the TLB whenever the core goes idle (another process runs there).
     idle_flush: bool,
+    /// Synthetic writes at 64-byte steps through the pages (each page its own L1D set, §6.0.8's
+    /// modification); `false`: at each page's first bytes (Appendix A.2's original set-up).
+    l1d_spread: bool,
     hyper: u64,
     end: u64,
     per_access_us: f64,
@@ -489,6 +502,11 @@ impl TaskSet {
                 1 => true,
                 v => return Err(format!("{name}: idle_flush must be 0 or 1 (got {v})")),
             },
+            l1d_spread: match get("offsets") {
+                0 => false,
+                1 => true,
+                v => return Err(format!("{name}: offsets must be 0 or 1 (got {v})")),
+            },
             hyper,
             per_access_us: MS as f64 / rate as f64,
             layout,
@@ -521,8 +539,15 @@ impl TaskSet {
         let run = &self.runs[i];
         let (a, write) = if run.is_empty() {
             let k = self.cursor[i] as usize % pg.len();
-            // Different L1D sets per page (§6.0.8): 64-byte steps through the page.
-            (pg[k] + (k as u64 * 64) % 4096, self.store)
+            // Different L1D sets per page (§6.0.8): 64-byte steps through the page; or the
+            // first four bytes of every page, as the seed's experiments were "originally set up"
+            // (Appendix A.2: "This results in L1 data cache conflicts").
+            let off = if self.l1d_spread {
+                (k as u64 * 64) % 4096
+            } else {
+                0
+            };
+            (pg[k] + off, self.store)
         } else {
             let (line, w) = run[self.cursor[i] as usize % run.len()];
             (pg[(line / 64) as usize] + (line as u64 % 64) * 64, w)
@@ -744,10 +769,17 @@ pub fn table6_1_set(get: &dyn Fn(&str) -> u64, seed: u64) -> Result<TaskSet, Str
         Kernel::Insertion,
         Kernel::Nth,
     ];
-    let mut specs: Vec<TaskSpec> = table6_1(get("tasks"))?
-        .into_iter()
-        .map(TaskSpec::from)
-        .collect();
+    let rows = match (get("variant"), get("tasks")) {
+        (0, n) => table6_1(n)?,
+        (1, 2) => appendix_a2_malardalen(),
+        (1, n) => {
+            return Err(format!(
+                "rt_table6_1: variant = 1 (Appendix A.2's pair) needs tasks = 2, got {n}"
+            ))
+        }
+        (v, _) => return Err(format!("rt_table6_1: variant must be 0 or 1 (got {v})")),
+    };
+    let mut specs: Vec<TaskSpec> = rows.into_iter().map(TaskSpec::from).collect();
     match get("kernels") {
         0 => {}
         1 => {

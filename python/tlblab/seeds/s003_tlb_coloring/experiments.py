@@ -662,3 +662,23 @@ def miss_penalty(quick: bool) -> dict[str, float]:
 def fig6_3_first_hyperperiod(quick: bool) -> dict[str, float]:
     """Fig. 6.3's first hyperperiod against the later ones, T1's cycles per job (timing.py)."""
     return _timing.fig6_3_first_hyperperiod(quick)
+
+
+# Issue 87: Appendix A.2's timing figures no reproduction above reads (appendix_a2.py: Fig. A.6,
+# Figs. A.7-A.8, Figs. A.11-A.12).
+from tlblab.seeds.s003_tlb_coloring import appendix_a2 as _appendix_a2  # noqa: E402
+
+
+def appendix_a2_fig_a6(quick: bool) -> dict[str, float]:
+    """Fig. A.6: T2's cycles per job in the same set / different set experiment (appendix_a2.py)."""
+    return _appendix_a2.fig_a6(quick)
+
+
+def appendix_a2_fig_a7_a8(quick: bool) -> dict[str, float]:
+    """Figs. A.7-A.8: malloc vs. tlb_malloc with the writes at the pages' first bytes."""
+    return _appendix_a2.fig_a7_a8(quick, NOISE, noisy_set_mask())
+
+
+def appendix_a2_fig_a11_a12(quick: bool) -> dict[str, float]:
+    """Figs. A.11-A.12: the statistics / bubble sort pair, malloc vs. tlb_malloc."""
+    return _appendix_a2.fig_a11_a12(quick, NOISE, noisy_set_mask())
