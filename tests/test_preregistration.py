@@ -121,11 +121,13 @@ def _loosen(path: Path, old: str, new: str) -> None:
 
 def test_given_a_changed_tolerance_the_check_fails_without_a_revision_and_passes_with_one(copy):
     f = copy / "s000_tlb_migration" / "reproductions" / "a11.toml"
-    crit = next(c for c in tomllib.loads(f.read_text())["criteria"] if c["id"] == "cold-1-v1")
+    crit = next(c for c in tomllib.loads(f.read_text())["criteria"] if c["id"] == "restore-within-v1")
     assert pr.check(copy) == []
-    _loosen(f, 'rows = ["cold/p1"]\nabs_tol = 0\nrel_tol = 0.3', 'rows = ["cold/p1"]\nabs_tol = 0\nrel_tol = 0.8')
+    # A criterion with no revision of its own (cold-1-v1, the one used first, has one since issue 87).
+    rows = 'rows = ["restore/p1", "restore/p16", "restore/p64"]\nabs_tol = 0\n'
+    _loosen(f, rows + "rel_tol = 0.4", rows + "rel_tol = 0.8")
     problems = pr.check(copy)
-    assert len(problems) == 1 and "criterion 'cold-1-v1' changed since it was pre-registered" in problems[0], problems
+    assert len(problems) == 1 and "criterion 'restore-within-v1' changed since it was pre-registered" in problems[0], problems
 
     def block(name, c):
         lines = [f"[revisions.{name}]"] + [f"{k} = {tomllib_value(v)}" for k, v in c.items()
@@ -133,11 +135,11 @@ def test_given_a_changed_tolerance_the_check_fails_without_a_revision_and_passes
         return "\n".join(lines) + "\n"
 
     after = dict(crit, rel_tol=0.8)
-    f.write_text(f.read_text() + '\n[[revisions]]\ndate = "2026-11-26"\ncriterion = "cold-1-v1"\n'
+    f.write_text(f.read_text() + '\n[[revisions]]\ndate = "2026-11-26"\ncriterion = "restore-within-v1"\n'
                  'why = "a test of the lock"\n' + block("before", crit) + block("after", after))
     assert pr.check(copy) == []
     # A revision whose 'before' is not the registered criterion breaks the chain.
-    _loosen(f, "[revisions.before]\nid = \"cold-1-v1\"", "[revisions.before]\nid = \"cold-1-v1\"\nmin = 0")
+    _loosen(f, "[revisions.before]\nid = \"restore-within-v1\"", "[revisions.before]\nid = \"restore-within-v1\"\nmin = 0")
     assert "its 'before' is not the criterion as registered" in " ".join(pr.check(copy))
 
 

@@ -3,6 +3,7 @@ first/second access with and without the technique, bad parameters in one line w
 
 from __future__ import annotations
 
+import pytest
 import tlblab
 from cli_helpers import cli, simulate_both_ways
 
@@ -24,6 +25,23 @@ def test_v4_restores_so_the_second_access_is_about_half_the_first_and_off_is_not
     c = on.technique["counters"]
     assert c["saves"] == 2 and c["restores"] == 2 and c["entries_restored"] == 64
     assert on.technique["params"]["interface"] == "v4"
+
+
+@pytest.mark.parametrize("pages", [1, 16, 64])
+def test_given_the_loops_fetches_on_gem5_each_access_phase_costs_2_cycles_an_instruction_a_page_more(pages):
+    """migration_68k's loop_instr=4 on gem5-a7: the loop's page is in the ITB (latency 0) and its
+    line in the L1I (2 cycles, TimingSimpleCPU's fetch) from the fetch before each phase, so both
+    access phases cost exactly 4 * 2 cycles a page more, with and without v4; the save and the
+    restore do not move (they read the data TLB only)."""
+    wl = f"migration_68k:pages={pages},iterations=2"
+    for technique in (None, "tlb_migration:interface=v4"):
+        a = tlblab.simulate("gem5-a7", wl, technique=technique)
+        b = tlblab.simulate("gem5-a7", wl + ",loop_instr=4", technique=technique)
+        for phase in ("first_access", "second_access"):
+            assert [y - x for x, y in zip(_phase_cycles(a, phase), _phase_cycles(b, phase))] == [8 * pages] * 2
+        if technique:
+            ca, cb = a.technique["counters"], b.technique["counters"]
+            assert (ca["save_cycles"], ca["restore_cycles"]) == (cb["save_cycles"], cb["restore_cycles"])
 
 
 def test_the_cli_and_python_give_the_same_statistics():
@@ -69,7 +87,6 @@ def test_the_host_prediction_follows_the_llc_sharing_and_the_measured_rewarm():
 # descriptor lines and the page), one a further page, one more where the descriptors cross a
 # 64-byte line; the loop and the fill's extra cycles counted as `pld_burst` counts them.
 
-import pytest  # noqa: E402
 
 from tlblab.technique import tlb_migration as tm  # noqa: E402
 

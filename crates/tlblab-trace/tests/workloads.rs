@@ -163,6 +163,75 @@ fn the_68k_benchmark_touches_every_17th_page_twice_per_iteration_around_a_migrat
     );
 }
 
+/// The 68k-benchmark with `loop_instr` = k: per access step, one fetch of the loop right before
+/// its phase, then per page the load's fetch, the load and k - 1 more fetches, all on one code page
+/// in a 16 MiB of its own; so 2·I·N·k fetches in the phases and 2·I outside, for I iterations of N
+/// pages. The data loads are those of `loop_instr` = 0 in the same order; 0 fetches nothing, more
+/// than a page of instructions is refused.
+#[test]
+fn the_68k_benchmark_with_loop_instr_fetches_k_instructions_per_page_and_the_loop_before_each_step()
+{
+    let with_k =
+        |k: u64| -> Params { params(&[("pages", 5), ("iterations", 3), ("loop_instr", k)]) };
+    let (n, it) = (5u64, 3u64);
+    for k in [1u64, 4, 7] {
+        let (r, _) = all("migration_68k", &with_k(k), 1);
+        let mut in_phase = false;
+        let (mut inside, mut outside) = (0u64, 0u64);
+        let mut code_pages = HashSet::new();
+        let mut run = Vec::new(); // kinds between two loads, inside a phase
+        for (i, rec) in r.iter().enumerate() {
+            match rec {
+                Record::Event(Event::PhaseBegin { .. }) => in_phase = true,
+                Record::Event(Event::PhaseEnd { .. }) => in_phase = false,
+                Record::Access(acc) if acc.kind == AccessKind::Instr => {
+                    code_pages.insert(acc.vaddr.0 >> 12);
+                    if in_phase {
+                        inside += 1;
+                        run.push(acc.vaddr.0 & 0xfff);
+                    } else {
+                        outside += 1;
+                        assert!(
+                            matches!(r[i + 1], Record::Event(Event::PhaseBegin { .. })),
+                            "the warming fetch comes right before the phase"
+                        );
+                    }
+                }
+                Record::Access(_) if in_phase => {
+                    // A load: the loop's first fetch (the ldr's) was just before it.
+                    assert_eq!(run.last(), Some(&0), "k={k}: the load's own fetch first");
+                    run.clear();
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(inside, 2 * it * n * k, "k={k}: fetches in the phases");
+        assert_eq!(outside, 2 * it, "k={k}: one warming fetch per access step");
+        assert_eq!(code_pages.len(), 1, "one code page");
+        let code = *code_pages.iter().next().unwrap() << 12;
+        let loads: Vec<(u32, AccessKind, u64)> = accesses(&r)
+            .into_iter()
+            .filter(|x| x.1 != AccessKind::Instr)
+            .collect();
+        for x in &loads {
+            assert_ne!(x.2 >> 24, code >> 24, "code in a 16 MiB of its own");
+        }
+        let (r0, _) = all("migration_68k", &with_k(0), 1);
+        let a0 = accesses(&r0);
+        assert!(a0.iter().all(|x| x.1 != AccessKind::Instr));
+        assert_eq!(loads, a0, "k={k}: the same loads as without the loop");
+    }
+    let (d, _) = all("migration_68k", &with_k(0), 1);
+    let (none, _) = all(
+        "migration_68k",
+        &params(&[("pages", 5), ("iterations", 3)]),
+        1,
+    );
+    assert_eq!(d, none, "loop_instr defaults to 0");
+    assert!(build("migration_68k", &with_k(1024), 1).is_ok());
+    assert!(build("migration_68k", &with_k(1025), 1).is_err());
+}
+
 /// rr_migration with `code=1`: before each of the four runs one instruction fetch, outside the
 /// run's phase, on a page in the same 16 MiB span as every data page (one first-level descriptor
 /// line, seed 000 §8.1); `code=0` fetches nothing; other values are refused.

@@ -9,6 +9,17 @@
 //! stride (descriptors of 16 consecutive pages share a cache line); the 68k variant uses 17 pages
 //! = 68 KiB, so every page needs its own second-level descriptor line and TLB indices are spread
 //! (seed §4.3: 64 KiB would hit the same 8 of 128 indices).
+//!
+//! With `loop_instr` = k > 0 each access is also the loop's k instructions, fetched from one code
+//! page: the load's own fetch before its data access, the other k - 1 after it, as a CPU that
+//! fetches every instruction (gem5's TimingSimpleCPU, seed 000 Listing 6.1) runs the loop. gcc -O2
+//! compiles the loop (N reads at the stride) for ARMv7 to four: `ldr`, `add`, `cmp`, `bne`, in ARM
+//! and in Thumb-2 (docs/lab/2026-12-01-issue87-gem5-loop-fetches.md). Each access step also
+//! fetches the loop once outside its phase, just before it: the benchmark module's code that runs
+//! before the clock starts (its call of `ktime_get`, §6) sits on the same page, so the timed loop
+//! finds its page in the I-TLB and its line in the L1I after each flush. The code page lies in a
+//! 16 MiB of its own (a kernel module's code is in the module area, away from its data), so its
+//! walks share no descriptor line with the data's.
 
 use super::gen::*;
 use super::WorkloadInfo;
@@ -21,7 +32,15 @@ const PARAMS: &[(&str, u64, &str)] = params! {
     offset: 64, "byte offset of each access inside its page (the seed's pld warmed the first 64 B)";
     iterations: 1000, "repetitions of steps 1-6";
     cores: 2, "cores the thread alternates between (migration target = next core)";
+    + LOOP_INSTR;
 };
+
+/// The loop's instructions fetched per access (0: the data accesses alone, as before).
+const LOOP_INSTR: (&str, u64, &str) = (
+    "loop_instr",
+    0,
+    "instructions of the access loop fetched per page from one code page (0: none; 4: gcc -O2's ldr, add, cmp, bne for ARMv7); each access step first fetches the loop once outside its phase",
+);
 
 pub const INFO_4K: WorkloadInfo = WorkloadInfo {
     name: "migration_4k",
@@ -42,6 +61,7 @@ pub const INFO_68K: WorkloadInfo = WorkloadInfo {
         offset: 64, "byte offset of each access inside its page";
         iterations: 1000, "repetitions of steps 1-6";
         cores: 2, "cores the thread alternates between";
+        + LOOP_INSTR;
     },
 };
 
@@ -56,6 +76,8 @@ pub struct MigrationBench {
     first: u32,
     second: u32,
     core: u64,
+    /// The loop's code page and its instructions per access (`loop_instr` > 0), else None.
+    code: Option<(u64, u64)>,
 }
 
 impl MigrationBench {
@@ -72,6 +94,16 @@ impl MigrationBench {
         let (_, base) = layout.alloc("data", pages * stride, 1 << 21);
         let first = layout.phase("first_access");
         let second = layout.phase("second_access");
+        // Allocated after the phases, so that with loop_instr = 0 the layout is as before.
+        let code = match get("loop_instr") {
+            0 => None,
+            k if k <= 1024 => Some((layout.alloc("code", 4096, 1 << 24).1, k)),
+            k => {
+                return Err(format!(
+                    "{name}: loop_instr must be at most 1024 (one code page), got {k}"
+                ))
+            }
+        };
         Ok(MigrationBench {
             pages,
             stride,
@@ -83,7 +115,33 @@ impl MigrationBench {
             first,
             second,
             core: 0,
+            code,
         })
+    }
+}
+
+impl MigrationBench {
+    /// Steps 2 and 6: the N pages, each with the loop's fetches when `loop_instr` > 0.
+    fn access_pages(&self, out: &mut Vec<Record>) {
+        for i in 0..self.pages {
+            let at = self.base + i * self.stride + self.offset;
+            match self.code {
+                None => out.push(load(0, at, 4)),
+                Some((code, k)) => {
+                    out.push(fetch(0, code, 4)); // ldr
+                    out.push(load(0, at, 4));
+                    for j in 1..k {
+                        out.push(fetch(0, code + 4 * j, 4)); // add, cmp, bne
+                    }
+                }
+            }
+        }
+    }
+    /// The module's code before the clock starts, on the loop's page and line.
+    fn warm_code(&self, out: &mut Vec<Record>) {
+        if let Some((code, _)) = self.code {
+            out.push(fetch(0, code, 4));
+        }
     }
 }
 
@@ -100,10 +158,9 @@ impl Rounds for MigrationBench {
             what: flush::TLB | flush::CACHES,
         }));
         // (2) first access.
+        self.warm_code(out);
         out.push(ev(Event::PhaseBegin { region: self.first }));
-        for i in 0..self.pages {
-            out.push(load(0, self.base + i * self.stride + self.offset, 4));
-        }
+        self.access_pages(out);
         out.push(ev(Event::PhaseEnd { region: self.first }));
         // (3)-(5) migrate to a cold core: the migration (where a technique saves, step 3), then
         // the flush of the new core's TLB and caches, the shared level included (step 4), then
@@ -121,12 +178,11 @@ impl Rounds for MigrationBench {
         // comes before the phase's clock starts, as the benchmark's own timer does.
         out.push(switch(next, None, Some(0)));
         // (6) second access.
+        self.warm_code(out);
         out.push(ev(Event::PhaseBegin {
             region: self.second,
         }));
-        for i in 0..self.pages {
-            out.push(load(0, self.base + i * self.stride + self.offset, 4));
-        }
+        self.access_pages(out);
         out.push(ev(Event::PhaseEnd {
             region: self.second,
         }));
