@@ -112,7 +112,7 @@ def run(args) -> int:
         if s["worst"]:
             print(f"  seed {s['seed']}: worst predicted error {s['worst']}")
         if s["not_counted"]:
-            print(f"  seed {s['seed']}: not counted (the same claims at a smaller size): {s['not_counted']}")
+            print(f"  seed {s['seed']}: not counted (their claims are counted in another reproduction, `counted_in`): {s['not_counted']}")
     if not args.quick:
         recorded = records.write_records(outcomes, out)
         print(f"\nfull-size verdicts recorded for `tlblab study` ({recorded}); commit {records.commit() or 'unknown'}")
