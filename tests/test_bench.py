@@ -67,6 +67,7 @@ def test_bench_engine_reports_each_case_in_every_mode(monkeypatch):
             read = case["read_bound"]
             assert 0 < read["min_refs_per_s"] <= read["median_refs_per_s"] <= read["max_refs_per_s"]
             assert abs(case["fraction_of_read_bound"] - case["median_refs_per_s"] / read["median_refs_per_s"]) < 1e-3
+            assert 0.0 <= read["records_on_2m_pages"] <= 1.0
         else:
             assert "read_bound" not in case and "fraction_of_read_bound" not in case
     assert out["cases"]["full/strided"]["references"] == 512
@@ -131,8 +132,22 @@ def test_a_floor_counts_what_the_engine_counts_and_is_timed():
 
 def test_the_read_bound_reads_every_record_of_any_workload():
     # Two threads and every kind: the floors refuse these records, the read bound takes them.
-    refs, secs = _native.bench_read("random:pages=4096,accesses=20000,threads=2", 0)
+    refs, secs, huge = _native.bench_read("random:pages=4096,accesses=20000,threads=2", 0)
     assert refs == 20000 and secs > 0
+    assert huge == 0.0  # 640 KB of records: too small to ask for 2 MiB pages
+
+
+def test_the_records_of_a_large_workload_are_put_on_2m_pages_where_the_kernel_gives_them():
+    # 200,000 records are 6.4 MB: the buffer's whole 2 MiB pieces are advised MADV_HUGEPAGE
+    # before they are touched. Whether the kernel backs them depends on its THP mode and free
+    # memory, so the share is read back from /proc/self/smaps, not assumed.
+    import pathlib
+
+    refs, _secs, huge = _native.bench_read("random:pages=4096,accesses=200000", 0)
+    assert refs == 200000 and 0.0 <= huge <= 1.0
+    mode = pathlib.Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    if mode.exists() and "[never]" in mode.read_text():
+        assert huge == 0.0
 
 
 def test_a_rate_goal_says_whether_it_is_within_the_hosts_read_bound():

@@ -103,7 +103,8 @@ impl tlblab_trace::source::RecordSource for ReplaySource<'_> {
     }
 }
 
-/// The records of a workload (a spec or a trace file), in memory.
+/// The records of a workload (a spec or a trace file), in memory, in a buffer the kernel is asked
+/// to back with 2 MiB pages (`on_huge_pages`).
 pub(crate) fn workload_records(
     workload: &str,
     seed: u64,
@@ -111,7 +112,50 @@ pub(crate) fn workload_records(
     let mut source = open_workload(workload, seed)?;
     let mut records = Vec::new();
     while source.fill(&mut records, 1 << 16).map_err(err)? > 0 {}
-    Ok(records)
+    Ok(on_huge_pages(records))
+}
+
+/// `records` copied into a buffer of their own whose whole pages are advised `MADV_HUGEPAGE`
+/// before the copy first touches them, so that Linux's transparent huge pages (`always` or
+/// `madvise` mode) back its aligned 2 MiB pieces. Why: the `slice` feed and the read bound read
+/// the records in place, 32 bytes each, so on 4 KiB pages the host walks its page table once
+/// every 128 records; on the Intel Xeon guest of 2026-12-01 those walks (two-dimensional under
+/// its hypervisor) held TLB-only `lackey_ls` at 238 M refs/s and `lackey_gzip` at 294, and on
+/// 2 MiB pages the same engine ran 318 and 449 (docs/lab/engine-performance.md). The buffer's
+/// share that the kernel did back so is `huge_share` (it may give none: THP `never`, or no free
+/// 2 MiB frames). Small buffers are returned as they are.
+fn on_huge_pages(records: Vec<tlblab_trace::record::Record>) -> Vec<tlblab_trace::record::Record> {
+    const HUGE: usize = 2 << 20;
+    let bytes = std::mem::size_of_val(records.as_slice());
+    if bytes < 2 * HUGE {
+        return records;
+    }
+    let mut out: Vec<tlblab_trace::record::Record> = Vec::with_capacity(records.len());
+    let start = (out.as_ptr() as usize).next_multiple_of(4096);
+    let end = (out.as_ptr() as usize + bytes) & !4095;
+    if end > start {
+        // SAFETY: advice on whole pages of this vector's own allocation, none yet touched; it
+        // changes how the kernel backs them, never their contents, and it cannot fault.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+        }
+    }
+    out.extend_from_slice(&records);
+    out
+}
+
+/// The share of `records`' bytes that lie in the 2 MiB pages backing their mapping
+/// (`AnonHugePages` of /proc/self/smaps over the buffer's size; 0 where it cannot be read). The
+/// mapping is read at the buffer's middle: the advice splits the allocation's mapping at the
+/// first whole page, so the buffer's first bytes lie in a small mapping of their own.
+fn huge_share(records: &[tlblab_trace::record::Record]) -> f64 {
+    let bytes = std::mem::size_of_val(records);
+    if bytes == 0 {
+        return 0.0;
+    }
+    let middle = records.as_ptr() as usize + bytes / 2;
+    let huge = tlblab_probe::measure::extras::anon_huge_bytes(middle).unwrap_or(0);
+    (huge as f64 / bytes as f64).min(1.0)
 }
 
 /// Checks the floor of `mode` ("tlb_only" or "full", tlblab-floor) against the engine on the
@@ -172,15 +216,16 @@ fn bench_floor(
 /// Times the read bound over `workload` (tlblab-floor's `read_records`: every record read in
 /// place, nothing simulated), generated into memory first as `bench_engine` does: what any
 /// simulation reading the same records in place (the `slice` feed) can reach on this host.
-/// Returns (records, wall seconds).
+/// Returns (records, wall seconds, the share of the records' buffer on 2 MiB pages: the kind of
+/// buffer every feed of `bench_engine` reads, `workload_records`).
 #[pyfunction]
 #[pyo3(signature = (workload, seed=0))]
-fn bench_read(py: Python<'_>, workload: &str, seed: u64) -> PyResult<(u64, f64)> {
+fn bench_read(py: Python<'_>, workload: &str, seed: u64) -> PyResult<(u64, f64, f64)> {
     py.detach(|| {
         let records = workload_records(workload, seed)?;
         let (sum, secs) = tlblab_floor::read_records(&records);
         std::hint::black_box(sum);
-        Ok((records.len() as u64, secs))
+        Ok((records.len() as u64, secs, huge_share(&records)))
     })
 }
 
