@@ -87,18 +87,27 @@ def fig_a7_a8(quick: bool, noise: str, noisy_mask: int) -> dict[str, float]:
     runs = 3 if quick else 10
     out: dict[str, float] = {"noisy_mask": float(noisy_mask)}
     for off, o in OFFSETS.items():
-        base = f"rt_malloc_vs_tlb_malloc:hyperperiods=2,{noise},offsets={o}"
-        for case, lay in (("malloc", "layout=3,aslr=1"), ("tlb", f"layout=1,avoid_sets={noisy_mask}")):
-            frames = [tlblab.simulate(XEON, f"{base},{lay}", seed=seed).job_frame() for seed in range(runs)]
-            for t, from_job in ((1, 2), (2, 1)):
-                cv, per_ref, misses = _within_run_cv(frames, t - 1, from_job)
-                k = f"{off}/{case}/T{t}"
-                out[f"{k}/cycles_cv"] = cv
-                out[f"{k}/cycles_per_ref"] = per_ref
-                out[f"{k}/misses"] = misses
-        out[f"{off}/T1/cv_tlb_over_malloc"] = (out[f"{off}/tlb/T1/cycles_cv"] / out[f"{off}/malloc/T1/cycles_cv"]
-                                               if out[f"{off}/malloc/T1/cycles_cv"] else 0.0)
+        _both_allocators(out, f"rt_malloc_vs_tlb_malloc:hyperperiods=2,{noise},offsets={o}", noisy_mask, runs,
+                         f"{off}/")
     return out
+
+
+def _both_allocators(out: dict[str, float], base: str, noisy_mask: int, runs: int, prefix: str = "") -> None:
+    """`runs` runs of the task set `base` under glibc malloc (layout=3, randomization on) and
+    tlb_malloc avoiding `noisy_mask` (layout=1): per allocator T1's within-run coefficient of
+    variation of its cycles per job from job 2 on, its cycles per reference and its L1 DTLB
+    misses per job, T2's the same from job 1 on; then T1's tlb_malloc CV over its malloc CV. Into
+    `out`, each key after `prefix`."""
+    for case, lay in (("malloc", "layout=3,aslr=1"), ("tlb", f"layout=1,avoid_sets={noisy_mask}")):
+        frames = [tlblab.simulate(XEON, f"{base},{lay}", seed=seed).job_frame() for seed in range(runs)]
+        for t, from_job in ((1, 2), (2, 1)):
+            cv, per_ref, misses = _within_run_cv(frames, t - 1, from_job)
+            k = f"{prefix}{case}/T{t}"
+            out[f"{k}/cycles_cv"] = cv
+            out[f"{k}/cycles_per_ref"] = per_ref
+            out[f"{k}/misses"] = misses
+    out[f"{prefix}T1/cv_tlb_over_malloc"] = (out[f"{prefix}tlb/T1/cycles_cv"] / out[f"{prefix}malloc/T1/cycles_cv"]
+                                             if out[f"{prefix}malloc/T1/cycles_cv"] else 0.0)
 
 
 def fig_a11_a12(quick: bool, noise: str, noisy_mask: int) -> dict[str, float]:
@@ -111,15 +120,6 @@ def fig_a11_a12(quick: bool, noise: str, noisy_mask: int) -> dict[str, float]:
     reference and its L1 DTLB misses per job; T2's the same from job 1 on."""
     runs, hyper = (2, 2) if quick else (5, 5)
     out: dict[str, float] = {"noisy_mask": float(noisy_mask)}
-    base = f"rt_table6_1:tasks=2,variant=1,kernels=1,accesses_per_ms=10000,hyperperiods={hyper},{noise}"
-    for case, lay in (("malloc", "layout=3,aslr=1"), ("tlb", f"layout=1,avoid_sets={noisy_mask}")):
-        frames = [tlblab.simulate(XEON, f"{base},{lay}", seed=seed).job_frame() for seed in range(runs)]
-        for t, from_job in ((1, 2), (2, 1)):
-            cv, per_ref, misses = _within_run_cv(frames, t - 1, from_job)
-            k = f"{case}/T{t}"
-            out[f"{k}/cycles_cv"] = cv
-            out[f"{k}/cycles_per_ref"] = per_ref
-            out[f"{k}/misses"] = misses
-    out["T1/cv_tlb_over_malloc"] = (out["tlb/T1/cycles_cv"] / out["malloc/T1/cycles_cv"]
-                                    if out["malloc/T1/cycles_cv"] else 0.0)
+    _both_allocators(out, f"rt_table6_1:tasks=2,variant=1,kernels=1,accesses_per_ms=10000,hyperperiods={hyper},{noise}",
+                     noisy_mask, runs)
     return out
