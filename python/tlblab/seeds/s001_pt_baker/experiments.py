@@ -32,7 +32,7 @@ from tlblab.seeds.s001_pt_baker.runs import (
     THROTTLE, TIMING_DRAM, VARIANTS, WINDOWS, WORKLOADS, ZEN3_DRAM, ZEN3_MLP, _BASIC, _COUNTERS,
     _ENGINE_TAG, _PLACEHOLDER_RUN, _RUNS, _THROTTLED, _app, _cached, _describe, _graphs, _job_digest,
     _longest_first, _made, _plan_runs, _quick, _read_seconds, _run, _run_job, adopt_runs, plan_runs, run_costs,
-    _throttled, _timed_job, _variant_machine, _write_seconds, app_cycles, companion_warm,
+    _throttled, _timed_job, _variant_machine, _write_seconds, app_cycles, companion_warm, pv_windows,
     csr_runs, dram_share, dram_walk_refs, machine, measured_span, placement_machine, placement_runs,
     population, prefetch_runs, ratio_estimate, scale_runs, window_spec, window_sums)
 from tlblab.seeds.s001_pt_baker.small_tables import (
@@ -185,11 +185,11 @@ def seed_scale(quick: bool) -> dict[str, float]:
 
 
 def pv_runs(quick: bool) -> dict[str, dict[str, list[dict[str, float]]]]:
-    """{workload: {variant: window sums}} of `PV_PLAN` in `PV_WINDOWS` windows: the seed-scale
+    """{workload: {variant: window sums}} of `PV_PLAN` in `pv_windows` windows: the seed-scale
     workloads (`SCALES["seed"]`, `STANDINS`) under stream pressure and virtualized."""
     specs = {n: (q if quick else f, r) for (n, f, r), (_, q, _) in
              zip(SCALES["seed"] + STANDINS, [_quick_of(n) for n, *_ in SCALES["seed"] + STANDINS])}
-    return {name: _plan_runs(quick, "seed_pv", name, *specs[name], k=PV_WINDOWS[quick]) for name in PV_PLAN}
+    return {name: _plan_runs(quick, "seed_pv", name, *specs[name], k=pv_windows(name, quick)) for name in PV_PLAN}
 
 
 def _quick_of(name: str) -> tuple[str, str, str]:
@@ -313,7 +313,7 @@ def sensitivity_runs(quick: bool) -> dict[str, dict[str, list[dict[str, float]]]
     for plan, name, _, windows in SENSITIVITY:
         _, wl, region = next(w for w in SCALES["seed"] + STANDINS if w[0] == name)
         wl = wl if not quick else _quick_of(name)[1]
-        out[plan] = _plan_runs(quick, "seed_fig", plan, wl, region, PV_WINDOWS[quick] if windows == "pv" else None)
+        out[plan] = _plan_runs(quick, "seed_fig", plan, wl, region, pv_windows(name, quick) if windows == "pv" else None)
     return out
 
 
