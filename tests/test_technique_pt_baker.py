@@ -155,3 +155,40 @@ def test_liblinears_runs_under_pressure_and_virtualized_have_four_windows_the_ha
             ks.setdefault(wl.split(":")[0], set()).add(k)
     assert ks["liblinear"] == {4} and ks["hash_join"] == {2}
     assert ex.pv_windows("liblinear", True) is None and ex.pv_windows("gapbs_bc", False) == 2
+
+
+def test_throttle_at_scales_runs_warm_up_longer_with_their_measured_parts_where_they_were():
+    # Issue 86: LibLinear's helper with 1,000 NOPs a page sweeps x_space once in about 7 M of the
+    # application's references, so throttle_at_scale's runs (its baseline and every helper) warm
+    # up for THROTTLE_WARM references a window, the throttled helpers through all of it; the
+    # other tables' runs keep WINDOWS' 2 M. The longer warm-up begins earlier: each window's
+    # measured part (skip + warm-up, from the start of its stride) stays where it was.
+    import re
+
+    from tlblab.seeds.s001_pt_baker import experiments as ex
+    from tlblab.seeds.s001_pt_baker import runs
+
+    warm = ex.THROTTLE_WARM[False]
+    assert warm > ex.WINDOWS[False][1]
+    jobs = ex.plan_runs(False, ex.throttle_runs)
+    assert len(jobs) == 13 and all(job[-1] == warm and key[-1] == warm for key, job in jobs.items())
+    assert all(len(job) == 7 for job in ex.plan_runs(False, ex.standin_runs).values())
+    assert f"{warm:,} references of warm-up" in ex._describe(next(iter(jobs.values())))
+    assert ex.companion_warm("pt_baker:mode=kernel,nops=1000", False, warm) == warm
+    assert ex.companion_warm("pt_baker:mode=kernel", False, warm) == ex.COMPANION_WARM[False]
+
+    wl = "liblinear:instances=2048,features=28,iterations=1,populate=1"
+    q0 = ex.WINDOWS[True][1]
+
+    def fields(spec):
+        return {k: int(v) for k, v in re.findall(r"(skip|warm|every|window_phase)=(\d+)", spec)}
+
+    a, b = fields(runs.window_spec(wl, True)), fields(runs.window_spec(wl, True, None, 3 * q0, 3 * q0))
+    assert b["warm"] == 3 * q0 and b["window_phase"] == 3 * q0 and b["every"] == a["every"]
+    assert b["skip"] + b["warm"] == a["skip"] + a["warm"]
+    # The runs' units are told apart at the longer warm-up: each window counts the units of its
+    # measured part, as many as at WINDOWS' warm-up (the units' edges move by a whole number of units).
+    counts = [[s["references"] for s in runs.window_sums(
+        runs.machine(), wl, "pt_baker:mode=kernel,stride=8,region=x_space,nops=1000", True, None, w)]
+        for w in (None, 3 * q0)]
+    assert counts[0] == counts[1] and min(counts[0]) >= ex.WINDOWS[True][2] - ex.WINDOWS[True][3]

@@ -32,7 +32,7 @@ from tlblab.seeds.s001_pt_baker.runs import (
     THROTTLE, TIMING_DRAM, VARIANTS, WINDOWS, WORKLOADS, ZEN3_DRAM, ZEN3_MLP, _BASIC, _COUNTERS,
     _ENGINE_TAG, _PLACEHOLDER_RUN, _RUNS, _THROTTLED, _app, _cached, _describe, _graphs, _job_digest,
     _longest_first, _made, _plan_runs, _quick, _read_seconds, _run, _run_job, adopt_runs, plan_runs, run_costs,
-    _throttled, _timed_job, _variant_machine, _write_seconds, app_cycles, companion_warm, pv_windows,
+    THROTTLE_WARM, _throttled, _timed_job, _variant_machine, _write_seconds, app_cycles, companion_warm, pv_windows,
     csr_runs, dram_share, dram_walk_refs, machine, measured_span, placement_machine, placement_runs,
     population, prefetch_runs, ratio_estimate, scale_runs, window_spec, window_sums)
 from tlblab.seeds.s001_pt_baker.small_tables import (
@@ -280,10 +280,12 @@ def placement_at_scale(quick: bool) -> dict[str, float]:
 
 def throttle_runs(quick: bool) -> dict[str, list[dict[str, float]]]:
     """{variant: window sums} of `PLAN[("seed", "liblinear_throttle")]` on the LibLinear stand-in
-    (`STANDINS`): the throttled helpers of throttle_at_scale."""
+    (`STANDINS`): the throttled helpers of throttle_at_scale, every run with `THROTTLE_WARM`'s
+    warm-up (its own baseline and unthrottled helpers, not standins')."""
     _, full, region = next(w for w in STANDINS if w[0] == "liblinear")
     small = next(w[1] for w in QUICK_STANDINS if w[0] == "liblinear")
-    return _plan_runs(quick, "seed", "liblinear_throttle", small if quick else full, region)
+    return _plan_runs(quick, "seed", "liblinear_throttle", small if quick else full, region,
+                      warm=THROTTLE_WARM[quick])
 
 
 def throttle_at_scale(quick: bool) -> dict[str, float]:

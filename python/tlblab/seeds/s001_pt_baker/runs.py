@@ -266,11 +266,29 @@ COMPANION_WARM = {True: 5_000, False: 500_000}
 _THROTTLED = re.compile(r"\b(nops|sleep_us)=(?!0\b)\d")
 
 
-def companion_warm(technique: str | None, quick: bool) -> int:
+def companion_warm(technique: str | None, quick: bool, warm: int | None = None) -> int:
     """The references of each window's warm-up its companions run in (`COMPANION_WARM`; the whole
-    warm-up for a throttled helper)."""
-    warm = WINDOWS[quick][1]
+    warm-up, `warm` or `WINDOWS`', for a throttled helper)."""
+    warm = warm or WINDOWS[quick][1]
     return warm if technique and _THROTTLED.search(technique) else COMPANION_WARM[quick]
+
+
+# throttle_at_scale's runs (LibLinear's, `throttle_runs`) warm up for THROTTLE_WARM references a
+# window instead of `WINDOWS`' 2 M (issue 86), the throttled helpers running through all of it.
+# LibLinear's kernel-mode helper with 1,000 NOPs a page sweeps x_space's 155,762 visited pages
+# (5.1 GB, stride 8) at about 1,140 cycles a page (the NOPs, the loop and its PTE read), 178 M
+# cycles, about 6.8 M of LibLinear's references at 26 cycles each: at 2 M a window warmed up
+# through under a third of a sweep. After 2 / 4 / 8 / 16 M references of warm-up
+# (scripts/throttle_warmup.py, docs/lab/2026-12-01-issue86-seed001-mechanisms.md) that helper cut
+# 81.1 / 83.1 / 84.0 / 84.3 % of the DRAM walk references, and the baseline's DRAM walk references
+# rose too, 1.85 / 2.81 / 3.58 / 3.84 per 1,000 (the L3 loses the PTE lines the population and
+# the window before left in it), so the speedups rose with both (that helper's 1.52 / 2.38 / 3.08
+# / 3.31 %; the sleeping kernel-mode helper, whose cut is 99.5-99.8 % throughout, 1.86 / 2.87 /
+# 3.68 / 3.94 %). Every run of the table warms up as long, its baseline and its unthrottled
+# helpers included: 16 M, more than two of the slowest helper's sweeps, where the windows agree
+# (the baseline's DRAM walks ±2 %, every speedup within ±0.14 point). The other tables' throttled
+# helpers (100 NOPs a page, 1 ms sleeps) sweep their regions in under 2 M and keep `WINDOWS`'.
+THROTTLE_WARM = {True: None, False: 16_000_000}
 
 # Variants: (label, page size, machine, technique with {region} for the swept region). A label
 # with a prefix (stream_, virt_) is measured under that setting against its own baseline.
@@ -557,17 +575,20 @@ def population(wl: str, directory: str | None = None) -> int:
                       .stats["warmup"]["references"]) - 1})["stores"])
 
 
-def window_spec(wl: str, quick: bool, k: int | None = None, companions: int | None = None) -> str:
+def window_spec(wl: str, quick: bool, k: int | None = None, companions: int | None = None,
+                warm: int | None = None) -> str:
     """`wl` as the K windows of `WINDOWS` (or `k` of them), one centred in each K-th of its
     measured phase, each with its window phase for the companions, the last `companions`
-    references of its warm-up (default `COMPANION_WARM`)."""
-    k0, warm, take, _ = WINDOWS[quick]
+    references of its warm-up (default `COMPANION_WARM`). A longer warm-up `warm` than
+    `WINDOWS`' begins earlier: each measured part stays where `WINDOWS`' warm-up puts it."""
+    k0, warm0, take, _ = WINDOWS[quick]
     k = k or k0
+    warm = warm or warm0
     every = measured_span(wl) // k
-    if every < warm + take:
+    skip = every // 2 - (warm0 + take) // 2 - (warm - warm0)
+    if every < warm + take or skip < 0:
         raise ValueError(f"{wl}: a measured phase of {every * k} accesses is too short for {k} windows "
                          f"of {warm} + {take}")
-    skip = every // 2 - (warm + take) // 2
     return (f"{wl},skip={skip},warm={warm},take={take},every={every},windows={k},"
             f"window_phase={companions or COMPANION_WARM[quick]}")
 
@@ -591,16 +612,18 @@ _COUNTERS = ("references", "cycles", "walks", "walk_refs", "walk_dram", "data_dr
 
 
 def window_sums(m: dict[str, Any], wl: str, technique: str | None, quick: bool,
-                k: int | None = None) -> list[dict[str, float]]:
+                k: int | None = None, warm: int | None = None) -> list[dict[str, float]]:
     """The application's counters in each window of `window_spec(wl, quick, k)` (`_COUNTERS`: its references
     and cycles, walks, walk references and those served by DRAM, data references served by
     DRAM), from one run whose every unit is measured: a unit belongs to window k when all of
     the application's references in it lie in that window's measured part (units that straddle
-    a window's edge, or lie in a warm-up, are left out)."""
-    k0, warm, take, unit = WINDOWS[quick]
+    a window's edge, or lie in a warm-up, are left out). `warm`: each window's warm-up, if not
+    `WINDOWS`' (`window_spec`)."""
+    k0, warm0, take, unit = WINDOWS[quick]
     k = k or k0
+    warm = warm or warm0
     m = with_issue(m, wl)
-    spec = window_spec(wl, quick, k, companion_warm(technique, quick))
+    spec = window_spec(wl, quick, k, companion_warm(technique, quick, warm), warm)
     if technique is not None:
         technique += ",in_windows=1"  # its companions in the window phases only (COMPANION_WARM)
     with _graphs():
@@ -701,26 +724,28 @@ def placement_runs(quick: bool) -> dict[str, list[dict[str, float]]]:
 
 
 def _plan_runs(quick: bool, scale: str, name: str, wl: str, region: str,
-               k: int | None = None) -> dict[str, list[dict[str, float]]]:
+               k: int | None = None, warm: int | None = None) -> dict[str, list[dict[str, float]]]:
     """{variant: window sums} for `PLAN[(scale, name)]` on `wl` (in `k` windows, default
-    `WINDOWS`'), each run once per process."""
+    `WINDOWS`', each warming up for `warm` references, default `WINDOWS`'), each run once per
+    process. A run with its own warm-up has it at the end of its job and key."""
     out: dict[str, list[dict[str, float]]] = {}
     # While runs are only gathered: windows of counters of 1 (the experiment's arithmetic goes through).
     placeholder = [dict.fromkeys(_COUNTERS, 1.0) for _ in range(k or WINDOWS[quick][0])]
     for variant in PLAN[(scale, name)]:
         size, kind, tech = VARIANTS[variant]
-        job = ("windows", size, kind, wl, tech.format(region=region) if tech else None, quick, k)
-        out[variant] = _made((quick, wl, variant, k), job, placeholder)
+        own = (warm,) if warm else ()
+        job = ("windows", size, kind, wl, tech.format(region=region) if tech else None, quick, k) + own
+        out[variant] = _made((quick, wl, variant, k) + own, job, placeholder)
     return out
 
 
 def _run_job(job: tuple[Any, ...]) -> Any:
-    """One run: ("windows", page size, machine kind, workload, technique, quick, k) ->
+    """One run: ("windows", page size, machine kind, workload, technique, quick, k[, warm-up]) ->
     `window_sums` (`_plan_runs`); ("run", machine, workload, technique, references) -> `AppRun`
     (`_run`). Module-level so that a worker process can run it."""
     if job[0] == "windows":
-        _, size, kind, wl, tech, quick, k = job
-        return window_sums(_variant_machine(size, kind), wl, tech, quick, k)
+        _, size, kind, wl, tech, quick, k, *warm = job
+        return window_sums(_variant_machine(size, kind), wl, tech, quick, k, warm[0] if warm else None)
     _, m, wl, tech, limit = job
     return AppRun.of(tlblab.simulate(with_issue(m, wl), wl, technique=tech, max_references=limit))
 
@@ -825,7 +850,8 @@ def adopt_runs(made: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any, float]]) 
 def _describe(job: tuple[Any, ...]) -> str:
     """A run in a few words: its workload, machine and technique."""
     if job[0] == "windows":
-        _, size, kind, wl, tech, _, k = job
-        return f"{wl.split(',')[0]} on {kind} {size}, {tech or 'no technique'}" + (f", {k} windows" if k else "")
+        _, size, kind, wl, tech, _, k, *warm = job
+        return (f"{wl.split(',')[0]} on {kind} {size}, {tech or 'no technique'}" + (f", {k} windows" if k else "")
+                + (f", {warm[0]:,} references of warm-up" if warm else ""))
     _, m, wl, tech, limit = job
     return f"{wl.split(',')[0]} on {m['name']}, {tech or 'no technique'}, {limit:,} references"
