@@ -43,7 +43,10 @@ _quick = [True]
 ZEN3_MLP = {
     # Assumed, not checked: Zen 3's L1D miss buffers, the number `stressor_mlp` already
     # assumed; AMD #56665 (Software Optimization Guide for family 19h) would state them, and
-    # its text could not be read (docs/technique-pt_baker.md); 24 of 44 load-queue entries.
+    # its text could not be read, nor any other source found (searched again for issue 86,
+    # 2026-12-01); 24 of 44 load-queue entries. Bounded: the small tables' verdicts are the same
+    # with 12 (scripts/slots_sensitivity.py); GUPS' gains at scale do not move above 16
+    # (scripts/gups_sensitivity.py).
     "miss_slots": 24,
     # AnandTech, "AMD Zen 3 Ryzen Deep Dive Review" p. 4 (2020-11-05): "4 additional table
     # walkers on top of the 2 existing ones, meaning the Zen3 cores has a total of 6".
