@@ -279,16 +279,16 @@ def companion_warm(technique: str | None, quick: bool, warm: int | None = None) 
 # throttle_at_scale's runs (LibLinear's, `throttle_runs`) warm up for THROTTLE_WARM references a
 # window instead of `WINDOWS`' 2 M (issue 86), the throttled helpers running through all of it.
 # LibLinear's kernel-mode helper with 1,000 NOPs a page sweeps x_space's 155,762 visited pages
-# (5.1 GB, stride 8) at about 1,140 cycles a page (the NOPs, the loop and its PTE read), 178 M
-# cycles, about 6.8 M of LibLinear's references at 26 cycles each: at 2 M a window warmed up
-# through under a third of a sweep. After 2 / 4 / 8 / 16 M references of warm-up
+# (5.1 GB, stride 8) at 1,001 cycles a page or more (the NOPs and the loop; its counters give
+# 1,140-1,390 with the PTE reads), 156-217 M cycles, 6-8.4 M of LibLinear's references at 26
+# cycles each: at 2 M a window warmed up through a quarter to a third of a sweep. After 2 / 4 / 8 / 16 M references of warm-up
 # (scripts/throttle_warmup.py, docs/lab/2026-12-01-issue86-seed001-mechanisms.md) that helper cut
 # 81.1 / 83.1 / 84.0 / 84.3 % of the DRAM walk references, and the baseline's DRAM walk references
 # rose too, 1.85 / 2.81 / 3.58 / 3.84 per 1,000 (the L3 loses the PTE lines the population and
 # the window before left in it), so the speedups rose with both (that helper's 1.52 / 2.38 / 3.08
 # / 3.31 %; the sleeping kernel-mode helper, whose cut is 99.5-99.8 % throughout, 1.86 / 2.87 /
 # 3.68 / 3.94 %). Every run of the table warms up as long, its baseline and its unthrottled
-# helpers included: 16 M, more than two of the slowest helper's sweeps, where the windows agree
+# helpers included: 16 M, about two of the slowest helper's sweeps, where the windows agree
 # (the baseline's DRAM walks ±2 %, every speedup within ±0.14 point). The other tables' throttled
 # helpers (100 NOPs a page, 1 ms sleeps) sweep their regions in under 2 M and keep `WINDOWS`'.
 THROTTLE_WARM = {True: None, False: 16_000_000}
