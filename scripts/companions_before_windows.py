@@ -1,0 +1,76 @@
+"""Why the kernel-mode rows under stream pressure moved when the companions stopped running
+before the first window (docs/technique-pt_baker.md, "What moved", 8fb4b0c: the hash join's
+kernel-mode speedup 42.45 -> 44.57 %): a controlled pair on seed_scale's hash join windows under
+the two stream stressors (2 windows, `PV_PLAN`), the baseline (stressors, no helper) and the
+kernel-mode helper, each
+
+- `windows`: as `reproduce 001` runs them, the companions in each window's last 0.5 M warm-up
+  references and its measured part only (`in_windows=1`, `COMPANION_WARM`);
+- `throughout`: the companions in every simulated reference, the population's included (pt_baker
+  without `in_windows`, as before 8fb4b0c).
+
+The two differ in the companions' references during the population and the first 1.5 M of each
+warm-up; docs/technique-pt_baker.md's table shows that the warm-up's share (J = 0.25 to 2 M)
+does not move the speedup, so what moves it is the population phase. Prints each setting's
+speedup and cut of DRAM walk references with their 95% half-widths and the baseline's cycles a
+reference.
+
+    python scripts/companions_before_windows.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import tlblab
+from tlblab.seeds.s001_pt_baker import experiments as E
+from tlblab.seeds.s001_pt_baker import runs
+
+
+def sums(wl: str, technique: str, k: int, throughout: bool) -> list[dict[str, float]]:
+    """`runs.window_sums` on the stream machine, with the companions in the window phases only or
+    throughout."""
+    if not throughout:
+        return runs.window_sums(runs._variant_machine("4KiB", "stream"), wl, technique, False, k)
+    _, warm, take, unit = runs.WINDOWS[False]
+    m = runs.with_issue(runs._variant_machine("4KiB", "stream"), wl)
+    spec = runs.window_spec(wl, False, k)
+    with runs._graphs():
+        s = tlblab.sample(m, spec, unit=unit, period=1, offset=0, head=0, technique=technique)
+    out = [dict.fromkeys(runs._COUNTERS, 0.0) for _ in range(k)]
+    pos = -(runs.population(wl) + warm)
+    for th in s.threads:
+        a = th.get(runs.APP)
+        n = int(a["references"]) if a else 0
+        w, q = divmod(pos, warm + take)
+        if a and n and pos >= 0 and w < k and q + n <= take:
+            d = out[w]
+            d["references"] += n
+            d["cycles"] += a["cycles"]
+            d["walks"] += a["walks"]
+            d["walk_refs"] += sum(a["walk_refs_by_source"])
+            d["walk_dram"] += a["walk_refs_by_source"][-1]
+            d["data_dram"] += a["data_by_source"][-1]
+        pos += n
+    return out
+
+
+def main() -> int:
+    _, wl, region = next(w for w in E.SCALES["seed"] if w[0] == "hash_join")
+    k = runs.pv_windows("hash_join", False)
+    for throughout in (False, True):
+        got = {v: sums(wl, runs.VARIANTS[v][2].format(region=region), k, throughout)
+               for v in ("stream_none", "stream_kernel")}
+        rows = E.window_rows(got)
+        base = got["stream_none"]
+        cpr, _ = runs.ratio_estimate([w["cycles"] for w in base], [w["references"] for w in base])
+        rec = {"companions": "throughout" if throughout else "windows", "base_cycles_per_ref": cpr,
+               **{key: rows[f"stream/kernel/{key}"] for key in
+                  ("speedup", "speedup/half_width", "dram_cut", "dram_cut/half_width")}}
+        print(json.dumps(rec), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
