@@ -385,3 +385,24 @@ def test_a_simulation_is_kept_by_the_content_of_what_determines_it(tmp_path):
     assert other["total"]["walk_cycles"] > first["total"]["walk_cycles"]
     _, kept = predict.simulate(m, trace, [(0x1000_0000, 2 << 20, 21)], 10000, cache=cache)
     assert not kept and len(list(cache.glob("*.json"))) == 3
+
+
+def test_given_a_machine_file_on_a_vm_then_it_is_treated_as_the_hosts_probe_and_a_preset_as_given(tmp_path, monkeypatch):
+    # A run with `--machine` naming the probe's own file got no guest placement before 2026-12-01
+    # (docs/lab/2026-12-01-issue90-intel-host.md): a file is this host's probe, a preset is as given.
+    from tlblab import machine_config
+    from tlblab.host import predict
+
+    f = tmp_path / "host.toml"
+    f.write_text(predict.paths.repository_file("presets/zen3-virt.toml", "the zen3-virt preset").read_text())
+    monkeypatch.setattr(predict, "_is_vm", lambda: True)
+    got = {"placement": {"type": "clustered", "consecutive": 0.5}, "guest_bytes": 8 << 30,
+           "source": "measured in a test"}
+    m, how = predict.host_machine(str(f), check=None, placement=got)
+    assert m["virtualization"]["guest_placement"] == got["placement"]
+    assert m["memory"]["placement"] == got["placement"]  # 4 KiB host pages: the host's frames placed alike
+    assert "given probe of this host" in how
+    assert predict.probe_file(str(f)) and not predict.probe_file("zen3-virt") and not predict.probe_file(None)
+    m, how = predict.host_machine("zen3-virt", check=None, placement=got)
+    assert how == "machine zen3-virt as given"
+    assert m == machine_config("zen3-virt")

@@ -531,8 +531,10 @@ def _machine_config(m):
 
 def host_machine(machine: str | None, check=None, placement: dict[str, Any] | None = None
                  ) -> tuple[dict[str, Any], str]:
-    """The machine the model runs: `machine` as it is when given; else the probed machine file of
-    this host, with the hypervisor's second-stage translation when the CPU reports one (cpuinfo's
+    """The machine the model runs: a preset named by `machine` as it is; else the probed machine
+    file of this host (`machine` when it names a file, as `tlblab probe --out` writes one: treated as
+    the host tools' own probe; else the host tools' cached probe), with the hypervisor's
+    second-stage translation when the CPU reports one (cpuinfo's
     `hypervisor` flag) and the file has none, its host page size from `check` (`host_page_check`,
     called with the machine; measured on this host) or, without one, 4 KiB (what the probe's THP
     reach and `host_page_check` measured on the hosts this ran on: docs/host-predict.md), and the
@@ -540,11 +542,11 @@ def host_machine(machine: str | None, check=None, placement: dict[str, Any] | No
     machine file's). Returns the machine and a sentence saying how it was determined."""
     from tlblab.host.geometry import resolve_machine
 
-    if machine is not None:
+    if machine is not None and not probe_file(machine):
         return _machine_config(machine), f"machine {machine} as given"
-    path = resolve_machine(None)
+    path = machine if machine is not None else resolve_machine(None)
     m = _machine_config(path)
-    how = f"machine file {path} (the host tools' probe of this host)"
+    how = f"machine file {path} (" + ("given" if machine is not None else "the host tools'") + " probe of this host)"
     if _is_vm():
         nested = m.get("virtualization") or _machine_config("zen3-virt")["virtualization"]
         if placement is not None:
@@ -568,6 +570,15 @@ def host_machine(machine: str | None, check=None, placement: dict[str, Any] | No
         if m["memory"].get("placement") == nested.get("guest_placement") and host == "4KiB":
             how += "; the host's frames placed as the guest's (4 KiB host pages: an assumption, with_host_pages)"
     return m, how
+
+
+def probe_file(machine: str | None) -> bool:
+    """Whether `--machine` names a machine file (a probe's `--out`), which `tlblab host predict`
+    treats as this host's probe: on a VM the guest's placement and the host page size are measured
+    and put in, as for the host tools' cached probe. A preset name is taken as given. (Before
+    2026-12-01 a file was taken as given too, so a run with the probe's own file left out the
+    guest's placement: docs/lab/2026-12-01-issue90-intel-host.md.)"""
+    return machine is not None and machine != "probe" and os.path.isfile(machine)
 
 
 def with_host_pages(m: dict[str, Any], nested: dict[str, Any], host: str) -> dict[str, Any]:
@@ -718,7 +729,7 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
                                           cache=cache, backing=backing))
         return page_check
 
-    placement = guest_placement_of_host(outdir, say) if machine is None and _is_vm() else None
+    placement = guest_placement_of_host(outdir, say) if (machine is None or probe_file(machine)) and _is_vm() else None
     m, how_machine = host_machine(machine, check=check if size != "tiny" and not simulate_only else None,
                                   placement=placement)
     if simulate_only and size != "tiny" and m.get("virtualization"):
@@ -938,7 +949,9 @@ def register(hsub) -> None:
                         "(the kernel's reserved pages, as Mosalloc's: as root, enough are reserved before each "
                         "program's runs and nr_hugepages is set back after); the simulation is the same")
     p.add_argument("--machine", metavar="HOST.toml",
-                   help="machine file (tlblab probe --out; default: the host tools' cached probe of this host)")
+                   help="machine file (tlblab probe --out), treated as this host's probe: on a VM the guest's "
+                        "placement and the host page size are measured and put in (default: the host tools' cached "
+                        "probe of this host); a preset name is taken as given")
     p.add_argument("--simulate-only", action="store_true",
                    help="capture and simulate every program and mosaic, measure nothing: fills the simulation "
                         "cache (OUT/sim-cache, keyed by trace, machine, windows, warm-up and engine) that a "
