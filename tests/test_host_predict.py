@@ -406,3 +406,26 @@ def test_given_a_machine_file_on_a_vm_then_it_is_treated_as_the_hosts_probe_and_
     m, how = predict.host_machine("zen3-virt", check=None, placement=got)
     assert how == "machine zen3-virt as given"
     assert m == machine_config("zen3-virt")
+
+
+def test_a_programs_mosaics_are_simulated_with_the_placement_of_its_own_all_4k_runs():
+    # The anchor run's own page frames (its allocator report's pagemap), not the 1 GiB sample's:
+    # the median run by distinct 2 MiB frames; nothing without a measured host placement.
+    from tlblab import machine_config
+    from tlblab.host import guest_placement
+
+    m = machine_config("zen3-virt")
+    sample = {"placement": {"type": "clustered", "consecutive": 0.99}, "guest_bytes": 12 << 30,
+              "memtotal_bytes": 24 << 30, "source": "a sample"}
+    runs = [{"pfn_pages": 32770, "frames_2m": f, "neighbour_pairs": 32769, "consecutive": c}
+            for f, c in ((6000, 0), (6462, 12350), (7000, 30000))]
+    got, note = predict.own_placement(m, sample, runs, "canneal")
+    assert got["virtualization"]["guest_placement"] == {"type": "clustered", "consecutive": 0.38}
+    assert got["memory"]["placement"] == {"type": "clustered", "consecutive": 0.38}  # the host's frames alike
+    drawn = got["virtualization"]["guest_memory_bytes"]
+    assert abs(guest_placement.expected_distinct({"type": "clustered", "consecutive": 0.38}, 32770, drawn) - 6462) < 20
+    assert "canneal's median all-4 KiB run" in note and "6462 distinct 2 MiB frames" in note
+    assert predict.own_placement(m, None, runs, "canneal") == (m, None)
+    assert predict.own_placement(m, sample, [], "canneal") == (m, None)
+    assert predict.own_placement(m, sample, [{"pfn_pages": 0}], "canneal") == (m, None)
+    assert predict.own_placement(machine_config("zen3"), sample, runs, "canneal")[1] is None  # no 2D walk

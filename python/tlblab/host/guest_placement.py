@@ -163,6 +163,25 @@ def measure(pages: int = 262144) -> dict[str, Any]:
     return {"placement": placement, "stats": st, "guest_bytes": drawn, "memtotal_bytes": guest, "source": source}
 
 
+def of_run(pagemap: dict[str, Any], guest: int | None, what: str) -> dict[str, Any] | None:
+    """The model's placement of one measured run's own heap, as `measure` makes it from its sample:
+    from the mosaic allocator's pagemap statistics (`pfn_pages` pages in `frames_2m` distinct 2 MiB
+    frames, `consecutive` of `neighbour_pairs` virtual neighbours in consecutive frames); None without
+    frame numbers (not root) or the guest's memory size. `what` names the run in the source text.
+    The consecutive share counts virtual neighbours, which is the allocation order only for a
+    program that first touches its heap in order; the distinct frames fix the memory the runs are
+    drawn from either way (`drawn_bytes`)."""
+    pages, d, pairs = (int(pagemap.get(k) or 0) for k in ("pfn_pages", "frames_2m", "neighbour_pairs"))
+    if pages < 2 or d < 1 or pairs < 1 or guest is None:
+        return None
+    p = round(int(pagemap.get("consecutive") or 0) / pairs, 2)
+    placement = {"type": "clustered", "consecutive": p}
+    drawn = drawn_bytes(placement, pages, d, guest)
+    return {"placement": placement, "guest_bytes": drawn, "memtotal_bytes": guest,
+            "source": f"{what}'s own heap (its allocator report's pagemap): {pages} pages in {d} distinct 2 MiB "
+                      f"frames, consecutive = {p}, runs drawn from {drawn >> 20} MiB"}
+
+
 def apply(nested: dict[str, Any], got: dict[str, Any], memory_bytes_limit: int) -> dict[str, Any]:
     """`nested` (a machine's `[virtualization]`) with the measured guest placement and the guest's
     memory size; unchanged when nothing was measured."""
