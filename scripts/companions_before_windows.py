@@ -38,22 +38,7 @@ def sums(wl: str, technique: str, k: int, throughout: bool) -> list[dict[str, fl
     spec = runs.window_spec(wl, False, k)
     with runs._graphs():
         s = tlblab.sample(m, spec, unit=unit, period=1, offset=0, head=0, technique=technique)
-    out = [dict.fromkeys(runs._COUNTERS, 0.0) for _ in range(k)]
-    pos = -(runs.population(wl) + warm)
-    for th in s.threads:
-        a = th.get(runs.APP)
-        n = int(a["references"]) if a else 0
-        w, q = divmod(pos, warm + take)
-        if a and n and pos >= 0 and w < k and q + n <= take:
-            d = out[w]
-            d["references"] += n
-            d["cycles"] += a["cycles"]
-            d["walks"] += a["walks"]
-            d["walk_refs"] += sum(a["walk_refs_by_source"])
-            d["walk_dram"] += a["walk_refs_by_source"][-1]
-            d["data_dram"] += a["data_by_source"][-1]
-        pos += n
-    return out
+    return runs.unit_sums(s, wl, warm, take, k)
 
 
 def main() -> int:

@@ -54,23 +54,7 @@ def sums(wl: str, technique: str | None, k: int, warm: int, companions: int) -> 
     tech = technique + ",in_windows=1" if technique else None
     with runs._graphs():
         s = tlblab.sample(m, spec, unit=unit, period=1, offset=0, head=0, technique=tech)
-    period = warm + take
-    out = [dict.fromkeys(runs._COUNTERS, 0.0) for _ in range(k)]
-    pos = -(runs.population(wl) + warm)
-    for th in s.threads:
-        a = th.get(runs.APP)
-        n = int(a["references"]) if a else 0
-        w, q = divmod(pos, period)
-        if a and n and pos >= 0 and w < k and q + n <= take:
-            d = out[w]
-            d["references"] += n
-            d["cycles"] += a["cycles"]
-            d["walks"] += a["walks"]
-            d["walk_refs"] += sum(a["walk_refs_by_source"])
-            d["walk_dram"] += a["walk_refs_by_source"][-1]
-            d["data_dram"] += a["data_by_source"][-1]
-        pos += n
-    return out
+    return runs.unit_sums(s, wl, warm, take, k)
 
 
 def counters(wl: str, technique: str, k: int, warm: int, companions: int) -> dict[str, float]:

@@ -631,6 +631,17 @@ def window_sums(m: dict[str, Any], wl: str, technique: str | None, quick: bool,
         technique += ",in_windows=1"  # its companions in the window phases only (COMPANION_WARM)
     with _graphs():
         s = tlblab.sample(m, spec, unit=unit, period=1, offset=0, head=0, technique=technique)
+    sums = unit_sums(s, wl, warm, take, k)
+    if any(d["references"] == 0 for d in sums):
+        raise ValueError(f"{wl}: a window has no whole unit measured (units of {unit} references, windows "
+                         f"of {take})")
+    return sums
+
+
+def unit_sums(s, wl: str, warm: int, take: int, k: int) -> list[dict[str, float]]:
+    """The application's counters (`_COUNTERS`) of a sampled run `s` (units of one reference
+    stream, `tlblab.sample`), summed per window: k windows of `warm` warm-up and `take` measured
+    references each, after `wl`'s population; a unit counts where it lies whole in a measured part."""
     period = warm + take
     sums = [dict.fromkeys(_COUNTERS, 0.0) for _ in range(k)]
     # The units cover the run from its first reference: the application's references before
@@ -649,9 +660,6 @@ def window_sums(m: dict[str, Any], wl: str, technique: str | None, quick: bool,
             d["walk_dram"] += a["walk_refs_by_source"][-1]
             d["data_dram"] += a["data_by_source"][-1]
         pos += n
-    if any(d["references"] == 0 for d in sums):
-        raise ValueError(f"{wl}: a window has no whole unit measured (units of {unit} references, windows "
-                         f"of {take})")
     return sums
 
 
