@@ -69,6 +69,10 @@ fn main() {
         refs / wall / 1e6,
         refs / cpu / 1e6
     );
+    // With `STATS_OUT=FILE`, every counter of the run, to compare two builds' runs whole.
+    if let Ok(out) = std::env::var("STATS_OUT") {
+        std::fs::write(out, format!("{:#?}\n", sys.stats())).unwrap();
+    }
 }
 
 /// `records` regrouped into slices of `quantum` accesses of one thread, the threads in turn
