@@ -27,16 +27,7 @@ def verdicts(slots: int, which: tuple[str, ...]) -> list[dict[str, object]]:
     runs.ZEN3_MLP["miss_slots"] = slots
     runs.ZEN3_MLP["walkers"] = min(6, slots)
     runs._RUNS.clear()  # a run's key holds its machine, so none is reused across slot counts anyway
-    out = []
-    for rep in reproduce.select(list(which)):
-        o = reproduce.run_one(rep, quick=False)
-        if o.error:
-            out.append({"slots": slots, "reproduction": rep.id, "criterion": "(error)", "holds": False,
-                        "detail": o.error})
-        for v in o.verdict_records:
-            out.append({"slots": slots, "reproduction": rep.id, "criterion": v["criterion"],
-                        "holds": bool(v["holds"]), "detail": v["detail"]})
-    return out
+    return reproduce.verdict_lines(list(which), {"slots": slots})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -46,21 +46,10 @@ def verdicts(p: float | None, guest_gib: int | None, which: tuple[str, ...]) -> 
 
     tlblab.machine_config = placed  # runs.machine builds zen3-virt through it
     runs._RUNS.clear()
-    out = []
     try:
-        for rep in reproduce.select(list(which)):
-            o = reproduce.run_one(rep, quick=False)
-            if o.error:
-                out.append({"consecutive": p, "reproduction": rep.id, "criterion": "(error)", "holds": False,
-                            "detail": o.error})
-            for v in o.verdict_records:
-                out.append({"consecutive": p, "reproduction": rep.id, "criterion": v["criterion"],
-                            "holds": bool(v["holds"]), "detail": v["detail"]})
-            out.append({"consecutive": p, "reproduction": rep.id, "criterion": "(ours)", "holds": True,
-                        "detail": "the reproduction's values", "ours": o.ours})
+        return reproduce.verdict_lines(list(which), {"consecutive": p}, values=True)
     finally:
         tlblab.machine_config = plain
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
                     f.write(json.dumps(rec) + "\n")
             if "ours" in rec:
                 continue
-            print(f"{'as registered' if p is None else p:>13} {rec['reproduction']:20s} {rec['criterion']:36s} "
+            print(f"{'as registered' if p is None else p:>13} {rec['reproduction']:24s} {rec['criterion']:36s} "
                   f"{'holds' if rec['holds'] else 'FAILS':5s} {rec['detail']}", flush=True)
     return 0
 

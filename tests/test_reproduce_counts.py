@@ -194,3 +194,15 @@ def test_several_names_select_their_union_in_the_catalog_s_order():
     assert names[0] == "000/a11" and names[1:] == [r.name for r in rp.select("003")]
     with pytest.raises(UserError, match="no reproduction '9'"):
         rp.select(["000", "9"])
+
+
+def test_verdict_lines_give_every_criterion_tagged_and_the_values_last():
+    # The side experiments' runner (scripts/slots_sensitivity.py, scripts/virt_placement_bound.py):
+    # one line per criterion of each reproduction, with the caller's tag, then its values.
+    rep = rp.select(["002/fig3"])[0]
+    lines = rp.verdict_lines(["002/fig3"], {"setting": "x"}, quick=True, values=True)
+    assert all(line["setting"] == "x" and line["reproduction"] == "002/fig3" for line in lines)
+    assert [line["criterion"] for line in lines[:-1]] == [c["id"] for c in rep.criteria]
+    assert lines[-1]["criterion"] == "(ours)" and set(lines[-1]["ours"]) >= {r["key"] for r in rep.rows}
+    assert all(isinstance(line["holds"], bool) for line in lines)
+    assert "(ours)" not in [line["criterion"] for line in rp.verdict_lines(["002/fig3"], {}, quick=True)]

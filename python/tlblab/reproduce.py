@@ -368,6 +368,28 @@ def run_one(rep: Reproduction, quick: bool = False) -> Outcome:
     return o
 
 
+def verdict_lines(which: list[str], tag: dict[str, Any], quick: bool = False,
+                  values: bool = False) -> list[dict[str, Any]]:
+    """Every criterion's verdict of the reproductions `which` (`select`), run one after the other in
+    this process: {**tag, reproduction (SEED/ID), criterion, holds, detail}, a reproduction's error as a
+    criterion "(error)", and with `values` each reproduction's values last as a criterion "(ours)"
+    (`ours`). For the side experiments that run a seed's reproductions under another setting
+    (scripts/slots_sensitivity.py, scripts/virt_placement_bound.py)."""
+    out: list[dict[str, Any]] = []
+    for rep in select(list(which)):
+        o = run_one(rep, quick=quick)
+        name = f"{rep.seed}/{rep.id}"
+        if o.error:
+            out.append({**tag, "reproduction": name, "criterion": "(error)", "holds": False, "detail": o.error})
+        for v in o.verdict_records:
+            out.append({**tag, "reproduction": name, "criterion": v["criterion"], "holds": bool(v["holds"]),
+                        "detail": v["detail"]})
+        if values:
+            out.append({**tag, "reproduction": name, "criterion": "(ours)", "holds": True,
+                        "detail": "the reproduction's values", "ours": o.ours})
+    return out
+
+
 def run_guarded(rep: Reproduction, quick: bool = False) -> Outcome:
     """`run_one`, with any failure of the experiment (bad input, a bug: an exception of any kind
     but an interruption) its Outcome's error, named, instead of stopping the other reproductions
