@@ -50,17 +50,19 @@ def _spec(name: str, quick: bool) -> tuple[str, str]:
 
 
 def window_energy(m: dict[str, Any], wl: str, technique: str | None, quick: bool,
-                  k: int | None = None) -> list[dict[str, float]]:
+                  k: int | None = None, warm: int | None = None) -> list[dict[str, float]]:
     """Each window's energy (joules) and time (seconds) over its measured part: the run of
     `ex.window_sums` (the same windows, units and companions), with every thread's counters of
     the units that lie wholly in a window's measured part summed (TLB lookups, cache accesses,
     walks, lines from memory; each thread's cycles its busy time) and the application's cycles
     as the window's time (it never sleeps; the helper does). `m` issues the program's
-    instructions between its references (`with_issue`), as in `ex.window_sums`' runs."""
-    k0, warm, take, unit = ex.WINDOWS[quick]
+    instructions between its references (`with_issue`), as in `ex.window_sums`' runs. `warm`:
+    each window's warm-up, if not `WINDOWS`' (`ex.window_spec`: the measured parts stay put)."""
+    k0, warm0, take, unit = ex.WINDOWS[quick]
     k = k or k0
+    warm = warm or warm0
     m = with_issue(m, wl)
-    spec = ex.window_spec(wl, quick, k, ex.companion_warm(technique, quick))
+    spec = ex.window_spec(wl, quick, k, ex.companion_warm(technique, quick, warm), warm)
     if technique is not None:
         technique += ",in_windows=1"  # its companions in the window phases only (COMPANION_WARM)
     with ex._graphs():

@@ -118,6 +118,20 @@ TIMING_DRAM = False
 # triad misses every line), bounded on the seed's machine by the DDR4-4000 channels every core
 # shares (Table 5.1), which the application's misses queue behind (issue 59, 2026-11-28).
 STREAM_DRAM = True
+# DDR4 row activations on those channels (`timing.dram`'s ranks, banks, row_bytes, t_rrd_ps,
+# t_faw_ps; ARCHITECTURE.md "Timing"): JESD79-4C's values for x8 devices at DDR4-3200, the fastest
+# bin the standard defines (its Tables 169-170 as CMU-SAFARI/ramulator2 tabulates them,
+# src/dram/impl/DDR4.cpp at 525d045: nRRD_S 4 and nFAW 34 clocks of 625 ps; the DDR4_8Gb_x8 and
+# 16Gb_x8 organisations, 4 bank groups of 4 banks, 2^10 columns of 8 bits: a 1 KiB page a chip,
+# 8 KiB across the 8 chips of a 64-bit rank). Seed 001's DDR4-4000 (Table 5.1) is an overclocking
+# profile above JEDEC's bins whose timings the seed does not give; the standard's floors are in
+# nanoseconds, so they are kept. Ranks: 2 a channel, the fewest 64 GB on §5.1's two channels
+# allows with unbuffered x8 devices of at most 16 Gb (assumed; the seed gives no DIMMs). Off
+# (`STREAM_ROWS`): with them a stream window costs 2-3x the CPU seconds, which would take
+# `tlblab reproduce 001` past its half hour (docs/lab/2026-11-29-issue86-row-activations.md,
+# docs/lab/2026-12-01-issue86-seed001-warmups.md).
+ZEN3_DRAM_ROWS = {"ranks": 2, "banks": 16, "row_bytes": 8192, "t_rrd_ps": 2500, "t_faw_ps": 21250}
+STREAM_ROWS = False
 
 
 def machine(cores: int = 4, virt: bool = False, ccx_cores: int = 0, dram: bool | None = None) -> dict[str, Any]:
@@ -605,6 +619,8 @@ def _variant_machine(page_size: str, kind: str) -> dict[str, Any]:
     else:
         m = machine(virt=kind in ("virt", "virt_stream"),
                     dram=STREAM_DRAM if kind in ("stream", "virt_stream") else None)
+        if STREAM_ROWS and kind in ("stream", "virt_stream") and "dram" in m["timing"]:
+            m["timing"]["dram"].update(ZEN3_DRAM_ROWS)
     if page_size != "4KiB":
         m["page_table"]["page_size"] = page_size
         m["name"] = m["name"] + f"-{page_size}"
