@@ -111,7 +111,10 @@ _RUNS: dict[tuple[Any, ...], list[dict[str, float]]] = {}
 
 
 def _jobs(quick: bool) -> dict[tuple[Any, ...], tuple[Any, ...]]:
-    """{run key: (workload, technique, quick, k)} of every run `power_runs` reads."""
+    """{run key: (workload, technique, quick, k)} of every run `power_runs` reads. LibLinear's keep
+    `WINDOWS`' 2 M of warm-up, unlike its other native runs (`runs.SETTLED_WARM`): its package
+    power with no helper, KWN and KWS were the same to 0.01 % after 4 M (21.257, 38.513, 37.333 W;
+    scripts/warmup_settle.py --set power, docs/lab/2026-12-01-issue86-seed001-warmups.md)."""
     out = {}
     for name in WORKLOADS:
         wl, region = _spec(name, quick)
