@@ -112,9 +112,10 @@ _RUNS: dict[tuple[Any, ...], list[dict[str, float]]] = {}
 
 def _jobs(quick: bool) -> dict[tuple[Any, ...], tuple[Any, ...]]:
     """{run key: (workload, technique, quick, k)} of every run `power_runs` reads. LibLinear's keep
-    `WINDOWS`' 2 M of warm-up, unlike its other native runs (`runs.SETTLED_WARM`): its package
-    power with no helper, KWN and KWS were the same to 0.01 % after 4 M (21.257, 38.513, 37.333 W;
-    scripts/warmup_settle.py --set power, docs/lab/2026-12-01-issue86-seed001-warmups.md)."""
+    `WINDOWS`' 2 M of warm-up, unlike its other native runs (`runs.SETTLED_WARM`): after 4 M every
+    one of the 15 runs' package power was within its 95 % interval of the 2 M run's, the largest
+    move LibLinear's UWS, 35.44 -> 35.49 W (+-0.68), its increase 66.73 -> 66.96 %; the others
+    within 0.03 W (scripts/warmup_settle.py --set power, docs/lab/2026-12-01-issue86-seed001-warmups.md)."""
     out = {}
     for name in WORKLOADS:
         wl, region = _spec(name, quick)
