@@ -263,6 +263,25 @@ def test_the_host_page_check_measures_pagechase_and_both_host_page_sizes_predict
     assert {k: len(v) for k, v in got["times"].items()} == {"4k": 1, "2m": 1, "2m-small": 1}
 
 
+@pytest.mark.skipif(not THP_USABLE or os.geteuid() != 0,
+                    reason="needs 2 MiB pages and, as root, the page frames in /proc/self/pagemap")
+def test_the_host_page_check_simulates_the_chase_with_its_own_runs_placement(tmp_path):
+    # The model's half of the check runs after the measurement, on the guest placement of the
+    # chase's own all-4 KiB run (as the programs' own_placement): the 1 GiB sample's placement is
+    # not what the chase's heap gets (docs/lab/2026-12-01-issue90-intel-host.md, 5).
+    from tlblab import machine_config
+    from tlblab.host import guest_placement
+
+    sample = {"placement": {"type": "clustered", "consecutive": 1.0}, "memtotal_bytes": guest_placement.memory_bytes(),
+              "guest_bytes": 4 << 30, "source": "a test's placement"}
+    got = predict.host_page_check(machine_config("zen3-virt"), cpu=sorted(os.sched_getaffinity(0))[-1],
+                                  how="pinned", reps=1, work=tmp_path, size="tiny", placement=sample)
+    assert got["placement"] is not None and "pagechase's median all-4 KiB run" in got["placement"]
+    report = json.loads((tmp_path / "pagechase-4k.report.json").read_text())
+    assert f"{report['pools']['heap']['pagemap']['pfn_pages']} pages in" in got["placement"]
+    assert 0 < got["predicted_ratio"]["2MiB"] < got["predicted_ratio"]["4KiB"] <= 1.0
+
+
 def test_the_runtime_cycles_leave_out_the_l1_hits_at_the_machines_l1_latencies():
     # sources as the engine orders them (caches, then memory): 100 fetches hit L1I (latency 4),
     # 10 loads L1D (5), 3 from L2 and 2 from memory stay; 1000 cycles in all.

@@ -10,7 +10,8 @@ and all-4 KiB runs are interleaved, `reps` of each, isolated as `tlblab host pre
 runs (`predict.isolation`: SCHED_FIFO pinned to `cpu` as root), each run's time the rounds after
 the first by CPU time (`predict.run_seconds`); beside the measured 2 MiB / 4 KiB ratio, the model's
 (`predict.pagechase_model` on this host's machine, as `tlblab host predict` builds it, 4 KiB host
-pages). The model sums latencies in order, so its ratio barely moves with CHAINS; the host's moves
+pages, with the guest placement of the variant's own all-4 KiB runs: `predict.own_placement`). The
+model sums latencies in order, so its ratio barely moves with CHAINS; the host's moves
 as far as its page walks overlap less (or more) than the data's own misses. Nothing here is fitted:
 a measurement of the host on programs that are not among those predicted, with the model beside it.
 Prints one JSON object (and a table on stderr)."""
@@ -41,6 +42,7 @@ def study(pages: list[int], chains: list[int], *, reps: int, cpu: int, out: Path
     say = log or (lambda s: None)
     how = hp.isolation()
     outdir = out
+    outdir.mkdir(parents=True, exist_ok=True)
     placement = hp.guest_placement_of_host(outdir, say) if hp._is_vm() else None
     m, how_machine = hp.host_machine(None, placement=placement)
     cache = outdir / "sim-cache"
@@ -50,10 +52,10 @@ def study(pages: list[int], chains: list[int], *, reps: int, cpu: int, out: Path
             prog = variant(n, k)
             work = outdir / "work" / f"chase-{n}-{k}"
             work.mkdir(parents=True, exist_ok=True)
-            layouts, predicted = hp.pagechase_model(m, work=work, size="full", cache=cache, log=say,
-                                                    program=prog)
+            layouts = hp.pagechase_layouts(work, prog)
             times: dict[str, list[float]] = {"4k": [], "2m": []}
             loads = []
+            pagemaps = []
             for rep in range(reps):
                 for mo in (("4k", "2m") if rep % 2 == 0 else ("2m", "4k")):
                     r = hp.run_program(prog, layouts[mo], work / f"{mo}.report.json", "full", cpu, how=how)
@@ -62,6 +64,14 @@ def study(pages: list[int], chains: list[int], *, reps: int, cpu: int, out: Path
                                         f"({json.dumps(r.report)[:200]})")
                     times[mo].append(r.seconds or 0.0)
                     loads.append(r.load)
+                    if mo == "4k" and r.report["pools"]["heap"].get("pagemap"):
+                        pagemaps.append(r.report["pools"]["heap"]["pagemap"])
+            # The model on the chase's own placement (its median all-4 KiB run's frames), as
+            # `host_page_check` and the programs: the 1 GiB sample's is not what its heap got.
+            own, own_note = hp.own_placement(m, placement, pagemaps, f"pagechase {n}x{k}")
+            if own_note:
+                say(own_note)
+            predicted = hp.pagechase_model(own, work=work, size="full", cache=cache, log=say, program=prog)[1]
             med = {mo: statistics.median(t) for mo, t in times.items()}
             steps = 8 * (1 << 20)
             row = {"pages": n, "chains": k, "ns_4k": 1e9 * med["4k"] / steps, "ns_2m": 1e9 * med["2m"] / steps,

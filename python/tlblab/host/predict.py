@@ -458,6 +458,16 @@ def _is_vm() -> bool:
     return " hypervisor " in f" {flags} "
 
 
+def pagechase_layouts(work: Path, program: Program = PAGECHASE, backing: str = "thp") -> dict[str, Path]:
+    """`program`'s all-4 KiB and all-2 MiB layouts (2 MiB windows of `backing`), written under `work`."""
+    pool = _size_bytes(program.heap)
+    layouts = {}
+    for mo in ("4k", "2m"):
+        layouts[mo] = work / f"{program.name}-{mo}.layout"
+        files.atomic_write(layouts[mo], layout_text(program, windows(mo, pool, pool), backing))
+    return layouts
+
+
 def pagechase_model(m: dict[str, Any], *, work: Path, size: str, cache: Path | None = None,
                     log=None, program: Program = PAGECHASE, backing: str = "thp"
                     ) -> tuple[dict[str, Path], dict[str, float]]:
@@ -466,10 +476,7 @@ def pagechase_model(m: dict[str, Any], *, work: Path, size: str, cache: Path | N
     2 MiB host pages; returns the layouts written (2 MiB windows of `backing`) and the two ratios."""
     say = log or (lambda s: None)
     pool = _size_bytes(program.heap)
-    layouts = {}
-    for mo in ("4k", "2m"):
-        layouts[mo] = work / f"{program.name}-{mo}.layout"
-        files.atomic_write(layouts[mo], layout_text(program, windows(mo, pool, pool), backing))
+    layouts = pagechase_layouts(work, program, backing)
     cap = capture(program, layouts["4k"], work, size, say)
     base = int(cap["report"]["pools"]["heap"]["base"])
     trace = work / f"{program.name}-{size}.tlbt"  # where `capture` wrote it
@@ -486,7 +493,8 @@ def pagechase_model(m: dict[str, Any], *, work: Path, size: str, cache: Path | N
 
 
 def host_page_check(m: dict[str, Any], *, cpu: int, how: str, reps: int, work: Path, size: str,
-                    log=None, cache: Path | None = None, backing: str = "thp") -> dict[str, Any]:
+                    log=None, cache: Path | None = None, backing: str = "thp",
+                    placement: dict[str, Any] | None = None) -> dict[str, Any]:
     """The hypervisor's page size, measured (docs/host-predict.md, "The host page size"): `pagechase`
     over 8192 pages (32 MiB: past the L2 DTLB's reach in 4 KiB pages, within the L1 DTLB's in
     2 MiB ones) and over 1024 pages (4 MiB: within reach either way), both on all-2 MiB guest pages,
@@ -497,11 +505,17 @@ def host_page_check(m: dict[str, Any], *, cpu: int, how: str, reps: int, work: P
     a program that is not among those predicted; no model is involved in the verdict. Beside it,
     the model's all-2 MiB / all-4 KiB cycle ratio of the 8192-page chase on `m` under either host
     page size, against the measured ratio: how well the 2D walk's length is modelled. `backing`:
-    the 2 MiB pages' (the runs' hugetlb pages reserved here, `hugetlb_reserved`)."""
+    the 2 MiB pages' (the runs' hugetlb pages reserved here, `hugetlb_reserved`). The model runs
+    after the measurement, with the guest placement of the chase's own all-4 KiB runs where the
+    host's was measured (`placement`, as `own_placement` does for the programs): on the Intel guest
+    (2026-12-01) the chase's 8,201 pages lay in 4,232 distinct 2 MiB frames while the 1 GiB sample
+    read consecutive 0.99, and the model's ratio was 0.974 with the sample's placement, 0.687 with
+    the chase's own, against 0.641-0.662 measured (docs/lab/2026-12-01-issue90-intel-host.md, 5)."""
     say = log or (lambda s: None)
-    layouts, predicted = pagechase_model(m, work=work, size=size, cache=cache, log=say, backing=backing)
+    layouts = pagechase_layouts(work, PAGECHASE, backing)
     runs = (("4k", PAGECHASE, "4k"), ("2m", PAGECHASE, "2m"), ("2m-small", PAGECHASE_SMALL, "2m"))
     times: dict[str, list[float]] = {k: [] for k, _, _ in runs}
+    pagemaps: list[dict[str, Any]] = []
     pool = _size_bytes(PAGECHASE.heap)
     with (hugetlb_reserved(hugetlb_pages(windows("2m", pool, pool)), say) if backing == "hugetlb"
           else _nothing()):
@@ -512,6 +526,12 @@ def host_page_check(m: dict[str, Any], *, cpu: int, how: str, reps: int, work: P
                     raise UserError(f"pagechase: the {mo} mosaic did not happen (allocator report: "
                                     f"{json.dumps(r.report)[:300]}): the host page size cannot be measured")
                 times[key].append(r.seconds or 0.0)
+                if key == "4k" and r.report["pools"]["heap"].get("pagemap"):
+                    pagemaps.append(r.report["pools"]["heap"]["pagemap"])
+    own, own_note = own_placement(m, placement, pagemaps, "pagechase")
+    if own_note:
+        say(own_note)
+    predicted = pagechase_model(own, work=work, size=size, cache=cache, log=say, backing=backing)[1]
     med = {k: statistics.median(v) for k, v in times.items()}
     reach = med["2m"] / med["2m-small"]
     verdict = "2MiB" if reach < REACH_RATIO_BELOW else "4KiB"
@@ -520,7 +540,7 @@ def host_page_check(m: dict[str, Any], *, cpu: int, how: str, reps: int, work: P
         f"(< {REACH_RATIO_BELOW} if they widened the reach): host pages {verdict}; all-2 MiB / all-4 KiB "
         f"{measured:.3f} measured, the model {predicted['4KiB']:.3f} (4 KiB host pages), {predicted['2MiB']:.3f} (2 MiB)")
     return {"host_page_size": verdict, "reach_ratio": reach, "measured_ratio": measured,
-            "predicted_ratio": predicted, "times": times}
+            "predicted_ratio": predicted, "times": times, "placement": own_note}
 
 
 def _machine_config(m):
@@ -755,17 +775,16 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
 
     def check(mm: dict[str, Any]) -> dict[str, Any]:
         page_check.update(host_page_check(mm, cpu=cpu, how=how, reps=max(3, reps), work=work, size=size, log=say,
-                                          cache=cache, backing=backing))
+                                          cache=cache, backing=backing, placement=placement))
         return page_check
 
     placement = guest_placement_of_host(outdir, say) if (machine is None or probe_file(machine)) and _is_vm() else None
     m, how_machine = host_machine(machine, check=check if size != "tiny" and not simulate_only else None,
                                   placement=placement)
     if simulate_only and size != "tiny" and m.get("virtualization"):
-        # The host page check's simulations too, so that the measuring run finds them kept.
-        ratio = pagechase_model(m, work=work, size=size, cache=cache, log=say)[1]
-        how_machine += (f"; pagechase's all-2 MiB / all-4 KiB in the model: {ratio['4KiB']:.3f} (4 KiB host "
-                        f"pages), {ratio['2MiB']:.3f} (2 MiB)")
+        # The host page check's capture too, so that the measuring run finds it kept (its
+        # simulations wait for the chase's own placement, read from its measured runs).
+        capture(PAGECHASE, pagechase_layouts(work, PAGECHASE, backing)["4k"], work, size, say)
     f_hz = float(m["frequency_mhz"]) * 1e6
     rows: list[Row] = []
     notes = [how_machine, f"clock f = {m['frequency_mhz']} MHz (the machine file's frequency_mhz)",
