@@ -19,6 +19,7 @@ The sets (the 2 M runs are `reproduce 001`'s own; compare with its CSVs):
   ll_stream   LibLinear's runs under the stressors, natively and virtualized, 4 windows
   ll_virt     LibLinear virtualized (Fig. 6.6), 4 windows
   ll_native   LibLinear natively (standins, Fig. 6.9's prefetches), 4 windows
+  g500_stream seed_scale's list-based Graph500 under the stressors (Figs. 6.3, 6.4), 4 windows
   (--rows: the stream runs with DDR4 row activations, to measure what they cost and move)
   power       power's 15 runs (Fig. 6.12: LibLinear, BC and the hash join; no helper, KWN, KWS,
               UWN, UWS), 2 windows
@@ -44,6 +45,7 @@ SETS = {
                                 "virt_stream_none", "virt_stream_kernel_sleep1000")),
     "ll_virt": ("liblinear", ("virt_none", "virt_user")),
     "ll_native": ("liblinear", ("none", "kernel", "user", "prefetch")),
+    "g500_stream": ("graph500_bfs", ("stream_none", "stream_kernel", "stream_user")),
 }
 
 
@@ -53,7 +55,9 @@ def _workload(name: str) -> tuple[str, str]:
 
 
 def _windows(set_name: str, name: str) -> int:
-    return 4 if set_name.startswith("ll_native") else runs.pv_windows(name, False)
+    if set_name.startswith(("ll_native", "g500_stream")):
+        return 4  # WINDOWS' (at_scale's and seed_scale's graph500 runs)
+    return runs.pv_windows(name, False)
 
 
 def run_one(set_name: str, variant: str, warm: int) -> list[dict[str, float]]:
