@@ -127,7 +127,7 @@ STREAM_DRAM = True
 # profile above JEDEC's bins whose timings the seed does not give; the standard's floors are in
 # nanoseconds, so they are kept. Ranks: 2 a channel, the fewest 64 GB on §5.1's two channels
 # allows with unbuffered x8 devices of at most 16 Gb (assumed; the seed gives no DIMMs). Off
-# (`STREAM_ROWS`): with them a stream window costs 2-3x the CPU seconds, which would take
+# (`STREAM_ROWS`): with them a stream run costs 1.7-3x the CPU seconds, which would take
 # `tlblab reproduce 001` past its half hour (docs/lab/2026-11-29-issue86-row-activations.md,
 # docs/lab/2026-12-01-issue86-seed001-warmups.md).
 ZEN3_DRAM_ROWS = {"ranks": 2, "banks": 16, "row_bytes": 8192, "t_rrd_ps": 2500, "t_faw_ps": 21250}
