@@ -32,7 +32,7 @@ from tlblab.seeds.s001_pt_baker.runs import (
     THROTTLE, TIMING_DRAM, VARIANTS, WINDOWS, WORKLOADS, ZEN3_DRAM, ZEN3_MLP, _BASIC, _COUNTERS,
     _ENGINE_TAG, _PLACEHOLDER_RUN, _RUNS, _THROTTLED, _app, _cached, _describe, _graphs, _job_digest,
     _longest_first, _made, _plan_runs, _quick, _read_seconds, _run, _run_job, adopt_runs, plan_runs, run_costs,
-    THROTTLE_WARM, _throttled, _timed_job, _variant_machine, _write_seconds, app_cycles, companion_warm, pv_windows,
+    SETTLED_WARM, THROTTLE_WARM, _throttled, settled_warm, _timed_job, _variant_machine, _write_seconds, app_cycles, companion_warm, pv_windows,
     csr_runs, dram_share, dram_walk_refs, machine, measured_span, placement_machine, placement_runs,
     population, prefetch_runs, ratio_estimate, scale_runs, window_spec, window_sums)
 from tlblab.seeds.s001_pt_baker.small_tables import (

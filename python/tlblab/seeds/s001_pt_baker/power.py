@@ -50,17 +50,19 @@ def _spec(name: str, quick: bool) -> tuple[str, str]:
 
 
 def window_energy(m: dict[str, Any], wl: str, technique: str | None, quick: bool,
-                  k: int | None = None) -> list[dict[str, float]]:
+                  k: int | None = None, warm: int | None = None) -> list[dict[str, float]]:
     """Each window's energy (joules) and time (seconds) over its measured part: the run of
     `ex.window_sums` (the same windows, units and companions), with every thread's counters of
     the units that lie wholly in a window's measured part summed (TLB lookups, cache accesses,
     walks, lines from memory; each thread's cycles its busy time) and the application's cycles
     as the window's time (it never sleeps; the helper does). `m` issues the program's
-    instructions between its references (`with_issue`), as in `ex.window_sums`' runs."""
-    k0, warm, take, unit = ex.WINDOWS[quick]
+    instructions between its references (`with_issue`), as in `ex.window_sums`' runs. `warm`:
+    each window's warm-up, if not `WINDOWS`' (`ex.window_spec`: the measured parts stay put)."""
+    k0, warm0, take, unit = ex.WINDOWS[quick]
     k = k or k0
+    warm = warm or warm0
     m = with_issue(m, wl)
-    spec = ex.window_spec(wl, quick, k, ex.companion_warm(technique, quick))
+    spec = ex.window_spec(wl, quick, k, ex.companion_warm(technique, quick, warm), warm)
     if technique is not None:
         technique += ",in_windows=1"  # its companions in the window phases only (COMPANION_WARM)
     with ex._graphs():
@@ -109,7 +111,11 @@ _RUNS: dict[tuple[Any, ...], list[dict[str, float]]] = {}
 
 
 def _jobs(quick: bool) -> dict[tuple[Any, ...], tuple[Any, ...]]:
-    """{run key: (workload, technique, quick, k)} of every run `power_runs` reads."""
+    """{run key: (workload, technique, quick, k)} of every run `power_runs` reads. LibLinear's keep
+    `WINDOWS`' 2 M of warm-up, unlike its other native runs (`runs.SETTLED_WARM`): after 4 M every
+    one of the 15 runs' package power was within its 95 % interval of the 2 M run's, the largest
+    move LibLinear's UWS, 35.44 -> 35.49 W (+-0.68), its increase 66.73 -> 66.96 %; the others
+    within 0.03 W (scripts/warmup_settle.py --set power, docs/lab/2026-12-01-issue86-seed001-warmups.md)."""
     out = {}
     for name in WORKLOADS:
         wl, region = _spec(name, quick)

@@ -118,6 +118,20 @@ TIMING_DRAM = False
 # triad misses every line), bounded on the seed's machine by the DDR4-4000 channels every core
 # shares (Table 5.1), which the application's misses queue behind (issue 59, 2026-11-28).
 STREAM_DRAM = True
+# DDR4 row activations on those channels (`timing.dram`'s ranks, banks, row_bytes, t_rrd_ps,
+# t_faw_ps; ARCHITECTURE.md "Timing"): JESD79-4C's values for x8 devices at DDR4-3200, the fastest
+# bin the standard defines (its Tables 169-170 as CMU-SAFARI/ramulator2 tabulates them,
+# src/dram/impl/DDR4.cpp at 525d045: nRRD_S 4 and nFAW 34 clocks of 625 ps; the DDR4_8Gb_x8 and
+# 16Gb_x8 organisations, 4 bank groups of 4 banks, 2^10 columns of 8 bits: a 1 KiB page a chip,
+# 8 KiB across the 8 chips of a 64-bit rank). Seed 001's DDR4-4000 (Table 5.1) is an overclocking
+# profile above JEDEC's bins whose timings the seed does not give; the standard's floors are in
+# nanoseconds, so they are kept. Ranks: 2 a channel, the fewest 64 GB on §5.1's two channels
+# allows with unbuffered x8 devices of at most 16 Gb (assumed; the seed gives no DIMMs). Off
+# (`STREAM_ROWS`): with them a stream run costs 1.7-3x the CPU seconds, which would take
+# `tlblab reproduce 001` past its half hour (docs/lab/2026-11-29-issue86-row-activations.md,
+# docs/lab/2026-12-01-issue86-seed001-warmups.md).
+ZEN3_DRAM_ROWS = {"ranks": 2, "banks": 16, "row_bytes": 8192, "t_rrd_ps": 2500, "t_faw_ps": 21250}
+STREAM_ROWS = False
 
 
 def machine(cores: int = 4, virt: bool = False, ccx_cores: int = 0, dram: bool | None = None) -> dict[str, Any]:
@@ -292,6 +306,26 @@ def companion_warm(technique: str | None, quick: bool, warm: int | None = None) 
 # (the baseline's DRAM walks ±2 %, every speedup within ±0.14 point). The other tables' throttled
 # helpers (100 NOPs a page, 1 ms sleeps) sweep their regions in under 2 M and keep `WINDOWS`'.
 THROTTLE_WARM = {True: None, False: 16_000_000}
+# The same baseline effect in LibLinear's other runs without the stream stressors (issue 86): its
+# native and virtualized runs (standins, Fig. 6.9's prefetches, seed_scale's and Fig. 6.6's
+# virtualized ones) warm up for SETTLED_WARM references a window, as throttle_at_scale's
+# (whose baseline and unthrottled helpers they then share). Virtualized, the baseline's DRAM walk
+# references per 1,000 were 4.86 / 6.42 / 7.63 / 7.80 after 2 / 4 / 8 / 16 M references of
+# warm-up and the user-mode helper's speedup 3.59 / 5.04 / 6.20 % (scripts/warmup_settle.py,
+# docs/lab/2026-12-01-issue86-seed001-warmups.md); natively 1.85 / 2.81 / 3.58 / 3.84 (above).
+# Under the two stream stressors nothing moved from 2 to 4 M (LibLinear's baseline 18.987 /
+# 18.987 DRAM walk references per 1,000, the hash join's 234.78 / 234.77: the stressors turn
+# the L3 over within thousands of references), so the runs of kinds "stream" and "virt_stream"
+# keep `WINDOWS`' 2 M, as every other workload's runs do.
+SETTLED_WARM = {"liblinear": {True: None, False: 16_000_000}}
+
+
+def settled_warm(wl: str, kind: str, quick: bool) -> int | None:
+    """The warm-up of `wl`'s runs on a machine of `kind` (`VARIANTS`) if not `WINDOWS`'
+    (`SETTLED_WARM`; None: `WINDOWS`')."""
+    if kind in ("stream", "virt_stream"):
+        return None
+    return SETTLED_WARM.get(wl.split(":")[0], {}).get(quick)
 
 # Variants: (label, page size, machine, technique with {region} for the swept region). A label
 # with a prefix (stream_, virt_) is measured under that setting against its own baseline.
@@ -605,6 +639,8 @@ def _variant_machine(page_size: str, kind: str) -> dict[str, Any]:
     else:
         m = machine(virt=kind in ("virt", "virt_stream"),
                     dram=STREAM_DRAM if kind in ("stream", "virt_stream") else None)
+        if STREAM_ROWS and kind in ("stream", "virt_stream") and "dram" in m["timing"]:
+            m["timing"]["dram"].update(ZEN3_DRAM_ROWS)
     if page_size != "4KiB":
         m["page_table"]["page_size"] = page_size
         m["name"] = m["name"] + f"-{page_size}"
@@ -738,13 +774,15 @@ def _plan_runs(quick: bool, scale: str, name: str, wl: str, region: str,
                k: int | None = None, warm: int | None = None) -> dict[str, list[dict[str, float]]]:
     """{variant: window sums} for `PLAN[(scale, name)]` on `wl` (in `k` windows, default
     `WINDOWS`', each warming up for `warm` references, default `WINDOWS`'), each run once per
-    process. A run with its own warm-up has it at the end of its job and key."""
+    process. A run with its own warm-up (`warm`, else `settled_warm`'s) has it at the end of its
+    job and key."""
     out: dict[str, list[dict[str, float]]] = {}
     # While runs are only gathered: windows of counters of 1 (the experiment's arithmetic goes through).
     placeholder = [dict.fromkeys(_COUNTERS, 1.0) for _ in range(k or WINDOWS[quick][0])]
     for variant in PLAN[(scale, name)]:
         size, kind, tech = VARIANTS[variant]
-        own = (warm,) if warm else ()
+        w = warm or settled_warm(wl, kind, quick)
+        own = (w,) if w else ()
         job = ("windows", size, kind, wl, tech.format(region=region) if tech else None, quick, k) + own
         out[variant] = _made((quick, wl, variant, k) + own, job, placeholder)
     return out
