@@ -12,7 +12,8 @@ criterion's verdict and detail printed per P; nothing registered changes.
 
     python scripts/virt_placement_bound.py --consecutive 1.0 0.5 0.0
 
-About 60-90 CPU-s a value with the default reproductions (their runs of 3 M references).
+About 60-90 CPU-s a value with the default reproductions (their runs of 3 M references); every run in
+this one process, so 001/seed_scale takes about 20 minutes a value.
 """
 
 from __future__ import annotations
@@ -44,12 +45,22 @@ def verdicts(p: float | None, guest_gib: int | None, which: tuple[str, ...]) -> 
             m["name"] += f"-guest{p}"
         return m
 
-    tlblab.machine_config = placed  # runs.machine builds zen3-virt through it
+    import functools
+
+    from tlblab.seeds.s001_pt_baker import experiments
+
+    # runs.machine builds zen3-virt through it; every run in this process (`prefetch_runs`'
+    # worker processes would build their machines unpatched: the at-scale tables' runs, 2026-12-01's
+    # first seed_scale bound, whose virtualized rows came out as registered).
+    tlblab.machine_config = placed
+    prefetch = runs.prefetch_runs
+    runs.prefetch_runs = experiments.prefetch_runs = functools.partial(prefetch, workers=1)
     runs._RUNS.clear()
     try:
         return reproduce.verdict_lines(list(which), {"consecutive": p}, values=True)
     finally:
         tlblab.machine_config = plain
+        runs.prefetch_runs = experiments.prefetch_runs = prefetch
 
 
 def main(argv: list[str] | None = None) -> int:
