@@ -160,19 +160,24 @@ TOOL_LINK = "valgrind-lib"
 def fixed_folder(name: str, files: Sequence[Path]) -> Iterator[Path]:
     """The folder `FIXED_ROOT/name` holding copies of `files`, made afresh for one capture (or
     one run of the same set-up) and removed after it: a caller names it by its cache entry, so
-    that the path depends on the entry alone, and makes one entry at a time (`files.one_maker`)."""
+    that the path depends on the entry alone. One process at a time holds it (the lock of
+    `files.one_maker` on the folder's name): two caches (two checkouts, a test's two folders)
+    making the same entry at once share the name, and each would remove the other's folder."""
+    from tlblab.files import one_maker
+
     d = FIXED_ROOT / name
-    shutil.rmtree(d, ignore_errors=True)
-    try:
-        d.mkdir(parents=True)
-        for f in files:
-            shutil.copy2(f, d / f.name)
-    except OSError as e:
-        raise UserError(f"cannot prepare the capture's folder {d}: {e}") from None
-    try:
-        yield d
-    finally:
+    with one_maker(d):
         shutil.rmtree(d, ignore_errors=True)
+        try:
+            d.mkdir(parents=True)
+            for f in files:
+                shutil.copy2(f, d / f.name)
+        except OSError as e:
+            raise UserError(f"cannot prepare the capture's folder {d}: {e}") from None
+        try:
+            yield d
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def catalog() -> list[dict[str, Any]]:

@@ -47,7 +47,7 @@ from pathlib import Path
 from tlblab import paths
 from tlblab.errors import UserError
 from tlblab.files import content_digest, one_maker, tool_version
-from tlblab.trace import FIXED_ENV, FIXED_ROOT, fixed_folder
+from tlblab.trace import FIXED_ENV, fixed_folder
 
 # The checkout the sources are read from (`paths.repository`; an installed wheel has none, and
 # `build` says so in one line).
@@ -274,7 +274,7 @@ def layouts(cap: Capture, runs: int, *, aslr: bool, cache: Path = CACHE) -> list
     for _ in range(runs - len(have)):
         # The capture's set-up (`capture`): without ASLR the stack's place follows the folder,
         # argv[0] and the environment, as under Valgrind.
-        with one_maker(FIXED_ROOT / _folder(cap.path)), fixed_folder(_folder(cap.path), _inputs(cap.binary, cap.argv)) as d:
+        with fixed_folder(_folder(cap.path), _inputs(cap.binary, cap.argv)) as d:
             r = subprocess.run([*prefix, f"./{cap.binary.name}", *cap.argv], capture_output=True, text=True,
                                cwd=d, env=FIXED_ENV)
         if r.returncode != 0:
