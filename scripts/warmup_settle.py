@@ -19,6 +19,8 @@ The sets (the 2 M runs are `reproduce 001`'s own; compare with its CSVs):
   ll_stream   LibLinear's runs under the stressors, natively and virtualized, 4 windows
   ll_virt     LibLinear virtualized (Fig. 6.6), 4 windows
   ll_native   LibLinear natively (standins, Fig. 6.9's prefetches), 4 windows
+  gups_native, g500_native, bc_native, hj_native, canneal_native
+              the other workloads natively, without a helper and with the user-mode one, 4 windows
   g500_stream seed_scale's list-based Graph500 under the stressors (Figs. 6.3, 6.4), 4 windows
   (--rows: the stream runs with DDR4 row activations, to measure what they cost and move)
   power       power's 15 runs (Fig. 6.12: LibLinear, BC and the hash join; no helper, KWN, KWS,
@@ -45,6 +47,12 @@ SETS = {
                                 "virt_stream_none", "virt_stream_kernel_sleep1000")),
     "ll_virt": ("liblinear", ("virt_none", "virt_user")),
     "ll_native": ("liblinear", ("none", "kernel", "user", "prefetch")),
+    # The other workloads' unthrottled native runs (seed_scale's), baseline and user-mode helper.
+    "gups_native": ("gups", ("none", "user")),
+    "g500_native": ("graph500_bfs", ("none", "user")),
+    "bc_native": ("gapbs_bc", ("none", "user")),
+    "hj_native": ("hash_join", ("none", "user")),
+    "canneal_native": ("canneal", ("none", "user")),
     "g500_stream": ("graph500_bfs", ("stream_none", "stream_kernel", "stream_user")),
 }
 
@@ -55,8 +63,8 @@ def _workload(name: str) -> tuple[str, str]:
 
 
 def _windows(set_name: str, name: str) -> int:
-    if set_name.startswith(("ll_native", "g500_stream")):
-        return 4  # WINDOWS' (at_scale's and seed_scale's graph500 runs)
+    if set_name.startswith(("ll_native", "g500_stream")) or set_name.endswith("_native"):
+        return 4  # WINDOWS' (at_scale's and seed_scale's unthrottled runs)
     return runs.pv_windows(name, False)
 
 
