@@ -201,3 +201,31 @@ def test_decode_bench_reads_every_record(tmp_path):
     s = trace.generate("gups", t, log2_words=10, updates=5000)
     r = trace.decode_bench(t, 2)
     assert r["records"] == s["records"] and len(r["seconds"]) == 2
+
+
+def test_a_fixed_folder_is_one_users_at_a_time_and_keeps_its_files_until_left(tmp_path, monkeypatch):
+    # Two caches making the same entry (two checkouts, a test's two folders) name the same fixed
+    # folder; each used to remove and remake it under the other. The second now waits.
+    import threading
+
+    monkeypatch.setattr(trace, "FIXED_ROOT", tmp_path)
+    src = tmp_path / "prog"
+    src.write_text("the program")
+    inside, second_in = threading.Event(), threading.Event()
+    seen = []
+
+    def second():
+        with trace.fixed_folder("entry", [src]) as d:
+            second_in.set()
+            seen.append(sorted(p.name for p in d.iterdir()))
+
+    with trace.fixed_folder("entry", [src]) as d:
+        (d / "output").write_text("the first run's")
+        inside.set()
+        t = threading.Thread(target=second)
+        t.start()
+        assert not second_in.wait(0.5), "the second user entered while the first held the folder"
+        assert (d / "output").read_text() == "the first run's"
+    t.join(10)
+    assert second_in.is_set() and seen == [["prog"]]  # a fresh folder: the first's output gone
+    assert not (tmp_path / "entry").exists()
