@@ -211,7 +211,7 @@ def test_a_fixed_folder_is_one_users_at_a_time_and_keeps_its_files_until_left(tm
     monkeypatch.setattr(trace, "FIXED_ROOT", tmp_path)
     src = tmp_path / "prog"
     src.write_text("the program")
-    inside, second_in = threading.Event(), threading.Event()
+    second_in = threading.Event()
     seen = []
 
     def second():
@@ -221,7 +221,6 @@ def test_a_fixed_folder_is_one_users_at_a_time_and_keeps_its_files_until_left(tm
 
     with trace.fixed_folder("entry", [src]) as d:
         (d / "output").write_text("the first run's")
-        inside.set()
         t = threading.Thread(target=second)
         t.start()
         assert not second_in.wait(0.5), "the second user entered while the first held the folder"

@@ -242,7 +242,7 @@ def capture(allocator: str, tasks: list[Task], *, jobs: int, repeat: int, elems:
     if out.is_file() and side.is_file():
         return Capture(out, parse_anchors(side.read_text()), tuple(args), binary)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with one_maker(out) as missing:  # one capture's fixed folder is one process's at a time
+    with one_maker(out) as missing:  # one process makes the entry (the folder is locked too: fixed_folder)
         if missing or not side.is_file():
             tmp = out.with_suffix(_unique(".part"))
             tmp_side = side.with_suffix(_unique(".part"))
