@@ -22,6 +22,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from tlblab import _native, phases
 from tlblab.errors import UserError
+from tlblab.files import one_maker
 
 
 def _path(p: str | os.PathLike[str]) -> str:
@@ -163,8 +164,6 @@ def fixed_folder(name: str, files: Sequence[Path]) -> Iterator[Path]:
     that the path depends on the entry alone. One process at a time holds it (the lock of
     `files.one_maker` on the folder's name): two caches (two checkouts, a test's two folders)
     making the same entry at once share the name, and each would remove the other's folder."""
-    from tlblab.files import one_maker
-
     d = FIXED_ROOT / name
     with one_maker(d):
         shutil.rmtree(d, ignore_errors=True)
