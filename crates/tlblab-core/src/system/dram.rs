@@ -140,41 +140,72 @@ impl Rows {
     }
 
     /// The earliest time at or after `a` at which rank `acts` can take one more activation:
-    /// none of its activations closer than tRRD, and no window of tFAW holding five. Such a
-    /// time is `a` or one of its activations' times plus tRRD or tFAW (where a constraint
-    /// ends), tried in increasing order; only activations within tFAW of a time bear on it.
-    fn earliest(acts: &VecDeque<u64>, a: u64, rrd: u64, faw: u64) -> u64 {
-        let mut t = a;
-        loop {
-            let lo = acts.partition_point(|&x| x + faw <= t);
-            let hi = acts.partition_point(|&x| x < t + faw);
-            let near = acts.range(lo..hi);
-            let mut v = [0u64; 24];
-            let mut n = 0;
-            let mut p = usize::MAX;
-            for &x in near.clone() {
-                if p == usize::MAX && x >= t {
-                    (v[n], p, n) = (t, n, n + 1);
-                }
-                v[n] = x;
-                n += 1;
+    /// none of its activations closer than tRRD, and no window of tFAW holding five. Returns
+    /// the time and the index it goes in at (after every activation before it).
+    ///
+    /// The activations are sorted, so a time `t` between `acts[i - 1]` and `acts[i]` is
+    /// allowed exactly when `t - acts[i - 1] >= tRRD`, `acts[i] - t >= tRRD`, and each of the
+    /// five runs of five consecutive activations `t` joins spans tFAW: `t - acts[i - 4]` and
+    /// `acts[i + 3] - t` (bounds on `t`), and `acts[i] - acts[i - 3]`, `acts[i + 1] -
+    /// acts[i - 2]`, `acts[i + 2] - acts[i - 1]` (not depending on `t`); a bound on a missing
+    /// activation does not apply. So each gap allows an interval of times, and the answer is
+    /// the lower end of the first gap from `a` on whose interval is not empty: the least of
+    /// the times allowed, as trying `a` and every activation's time plus tRRD or tFAW in
+    /// increasing order gives it (the reference model's `naive_activation`; the test below).
+    /// Under stream pressure a line often arrives behind a rank booked solid, and the gaps
+    /// between are passed one comparison each: the earlier search, which rebuilt the
+    /// activations within tFAW for every time it tried, with two binary searches of the
+    /// ring, took a third of a stream-pressure window's time with rows (`perf`, 2026-12-01).
+    fn earliest(acts: &VecDeque<u64>, a: u64, rrd: u64, faw: u64) -> (u64, usize) {
+        let n = acts.len();
+        // The first activation at or after `a` (galloping back from the end: arrivals come
+        // in about time order, so it is most often near the end).
+        let mut lo = 0;
+        let mut hi = n;
+        let mut step = 1;
+        while hi > 0 {
+            let j = hi.saturating_sub(step);
+            if acts[j] < a {
+                lo = j + 1;
+                break;
             }
-            if p == usize::MAX {
-                (v[n], p, n) = (t, n, n + 1);
-            }
-            let rrd_ok = near.clone().all(|&x| x.abs_diff(t) >= rrd);
-            let faw_ok = (p.saturating_sub(4)..=p)
-                .filter(|&i| i + 4 < n)
-                .all(|i| v[i + 4] - v[i] >= faw);
-            if rrd_ok && faw_ok {
-                return t;
-            }
-            t = near
-                .flat_map(|&x| [x + rrd, x + faw])
-                .filter(|&c| c > t)
-                .min()
-                .expect("an activation in the way ends");
+            hi = j;
+            step *= 2;
         }
+        while lo < hi {
+            let m = lo + (hi - lo) / 2;
+            if acts[m] < a {
+                lo = m + 1;
+            } else {
+                hi = m;
+            }
+        }
+        let at =
+            |k: isize| -> Option<u64> { (k >= 0 && (k as usize) < n).then(|| acts[k as usize]) };
+        for i in lo..=n {
+            let k = i as isize;
+            let mut low = a;
+            if let Some(x) = at(k - 1) {
+                low = low.max(x + rrd);
+            }
+            if let Some(x) = at(k - 4) {
+                low = low.max(x + faw);
+            }
+            let spans = |first: isize, last: isize| match (at(first), at(last)) {
+                (Some(f), Some(l)) => l - f >= faw,
+                _ => true,
+            };
+            let fits_before = |x: Option<u64>, d: u64| x.is_none_or(|x| x >= low + d);
+            if fits_before(at(k), rrd)
+                && fits_before(at(k + 3), faw)
+                && spans(k - 3, k)
+                && spans(k - 2, k + 1)
+                && spans(k - 1, k + 2)
+            {
+                return (low, i);
+            }
+        }
+        unreachable!("the gap after the last activation always allows a time")
     }
 }
 
@@ -255,10 +286,9 @@ impl DramState {
                 let (ch, rank, bank, row) = r.map(addr, self.busy.len() as u64);
                 let mut t = a;
                 if r.open[bank] != row {
-                    t = Rows::earliest(&r.acts[rank], a, r.cfg.rrd, r.cfg.faw);
-                    let acts = &mut r.acts[rank];
-                    let i = acts.partition_point(|&x| x <= t);
-                    acts.insert(i, t);
+                    let at;
+                    (t, at) = Rows::earliest(&r.acts[rank], a, r.cfg.rrd, r.cfg.faw);
+                    r.acts[rank].insert(at, t);
                     r.open[bank] = row;
                     r.activations += 1;
                 }
@@ -515,6 +545,72 @@ mod tests {
             assert_eq!(d.reserve(a, None), want.0, "arrival {a}");
         }
         assert!(d.busy.iter().map(VecDeque::len).sum::<usize>() < 6000 / 4);
+    }
+
+    /// `Rows::earliest` gives the time a scan of every activation gives (tried at the
+    /// arrival, then at each activation's time plus tRRD or tFAW, in order, until none is
+    /// closer than tRRD and no five within tFAW: the reference model's `naive_activation`
+    /// rule) and the index after every activation at or before it, on a rank kept busy with
+    /// arrivals in about time order and stragglers from far back, in a ring that wraps.
+    #[test]
+    fn earliest_agrees_with_trying_every_time_in_order() {
+        // (tRRD, tFAW, the arrivals' largest gap): a saturated rank (bursts of four tRRD
+        // apart, then tFAW), and ranks loaded less, where four activations within tFAW but
+        // not five, and gaps of every length, occur.
+        for (rrd, faw, gap) in [
+            (11u64, 83u64, 30u64),
+            (11, 83, 60),
+            (3, 40, 25),
+            (7, 90, 45),
+        ] {
+            let naive = |acts: &[u64], a: u64| -> u64 {
+                let ok = |t: u64| {
+                    let mut all: Vec<u64> = acts.to_vec();
+                    all.push(t);
+                    all.sort_unstable();
+                    acts.iter().all(|&x| x.abs_diff(t) >= rrd)
+                        && all.windows(5).all(|w| w[4] - w[0] >= faw)
+                };
+                let mut tries: Vec<u64> = acts
+                    .iter()
+                    .flat_map(|&x| [x + rrd, x + faw])
+                    .filter(|&c| c > a)
+                    .collect();
+                tries.push(a);
+                tries.sort_unstable();
+                tries
+                    .into_iter()
+                    .find(|&t| ok(t))
+                    .expect("a time after them all")
+            };
+            let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ gap;
+            let mut acts: VecDeque<u64> = VecDeque::with_capacity(16);
+            let mut now = 0u64;
+            for k in 0..3000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                now += x % gap;
+                let a = if x % 7 == 0 {
+                    now.saturating_sub(x % 900)
+                } else {
+                    now
+                };
+                let flat: Vec<u64> = acts.iter().copied().collect();
+                let want = naive(&flat, a);
+                let at = flat.partition_point(|&y| y <= want);
+                assert_eq!(
+                    Rows::earliest(&acts, a, rrd, faw),
+                    (want, at),
+                    "tRRD {rrd}, tFAW {faw}, arrival {a}, step {k}"
+                );
+                acts.insert(at, want);
+                // Forget the oldest as the horizon does, so that the ring wraps.
+                while acts.len() > 40 {
+                    acts.pop_front();
+                }
+            }
+        }
     }
 
     /// `fit` finds what a scan from the calendar's front finds, wherever the first
