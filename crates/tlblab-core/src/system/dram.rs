@@ -591,7 +591,7 @@ mod tests {
                 x ^= x >> 7;
                 x ^= x << 17;
                 now += x % gap;
-                let a = if x % 7 == 0 {
+                let a = if x.is_multiple_of(7) {
                     now.saturating_sub(x % 900)
                 } else {
                     now
