@@ -331,12 +331,13 @@ type PtBakerSetting = (
 
 /// One case of pt_baker against its twin: `mlp`, when given, replaces the machine's
 /// `timing.mlp` (and drops its write buffer, which the engine does not model beside it);
-/// `windows`, when given, adds `in_windows=1` and window phases (`WINDOW_REGION`) from each
-/// even cut (a record position) to the next.
+/// `windows`, when given, adds `in_windows` (1: both companions, 2: the stressors, 3: the
+/// helper) and window phases (`WINDOW_REGION`) from each even cut (a record position) to the
+/// next.
 fn pt_baker_case(
     case: PtBakerCase,
     mlp: Option<tlblab_core::machine::MlpConfig>,
-    windows: Option<Vec<usize>>,
+    windows: Option<(Vec<usize>, u32)>,
 ) -> Result<(), TestCaseError> {
     let (mut cfg, opts, steps, spaces, helper, setting) = case;
     let steps = &steps[..];
@@ -408,8 +409,8 @@ fn pt_baker_case(
         });
         records.insert(at.min(records.len()), e);
     }
-    if let Some(mut cuts) = windows {
-        params.push(("in_windows", "1".to_string()));
+    if let Some((mut cuts, held)) = windows {
+        params.push(("in_windows", held.to_string()));
         cuts.iter_mut().for_each(|c| *c = (*c).min(records.len()));
         cuts.sort_unstable();
         // From the back, so that each position is the record's before any insertion.
@@ -515,17 +516,19 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
-    /// pt_baker with `in_windows=1` (a sampled run's companions, fast_forward.rs
-    /// `window_phase`): the helper and the stressors run inside the records' window phases
-    /// only, idle up to the application's time outside them, and carry their state across.
+    /// pt_baker with `in_windows` (a sampled run's companions, fast_forward.rs
+    /// `window_phase`): the helper and the stressors (1), the stressors only (2) or the helper
+    /// only (3) run inside the records' window phases only, idle up to the application's time
+    /// outside them, and carry their state across; the others run throughout.
     #[test]
     fn pt_baker_in_windows_agrees_with_its_twin(
         case in pt_baker_cases(),
         cuts in proptest::collection::vec(0usize..900, 0..7),
+        held in 1u32..4,
         (ooo, miss_slots, walkers, window) in (any::<bool>(), 1u32..5, 1u32..5, 1u32..12),
     ) {
         let mlp = ooo.then(|| drawn_mlp(miss_slots, walkers, window));
-        pt_baker_case(case, mlp, Some(cuts))?;
+        pt_baker_case(case, mlp, Some((cuts, held)))?;
     }
 }
 

@@ -126,12 +126,12 @@ STREAM_DRAM = True
 # 8 KiB across the 8 chips of a 64-bit rank). Seed 001's DDR4-4000 (Table 5.1) is an overclocking
 # profile above JEDEC's bins whose timings the seed does not give; the standard's floors are in
 # nanoseconds, so they are kept. Ranks: 2 a channel, the fewest 64 GB on §5.1's two channels
-# allows with unbuffered x8 devices of at most 16 Gb (assumed; the seed gives no DIMMs). Off
-# (`STREAM_ROWS`): with them a stream run costs 1.7-3x the CPU seconds, which would take
-# `tlblab reproduce 001` past its half hour (docs/lab/2026-11-29-issue86-row-activations.md,
-# docs/lab/2026-12-01-issue86-seed001-warmups.md).
+# allows with unbuffered x8 devices of at most 16 Gb (assumed; the seed gives no DIMMs). On in
+# every stream run since 2026-12-01 (`STREAM_ROWS`), when the engine's search for a rank's next
+# activation stopped costing a stream run 1.7-3x its CPU seconds (docs/lab/2026-11-29-issue86-row-activations.md,
+# docs/lab/2026-12-01-issue86-rows-on.md).
 ZEN3_DRAM_ROWS = {"ranks": 2, "banks": 16, "row_bytes": 8192, "t_rrd_ps": 2500, "t_faw_ps": 21250}
-STREAM_ROWS = False
+STREAM_ROWS = True
 
 
 def machine(cores: int = 4, virt: bool = False, ccx_cores: int = 0, dram: bool | None = None) -> dict[str, Any]:
@@ -651,20 +651,22 @@ _COUNTERS = ("references", "cycles", "walks", "walk_refs", "walk_dram", "data_dr
 
 
 def window_sums(m: dict[str, Any], wl: str, technique: str | None, quick: bool,
-                k: int | None = None, warm: int | None = None) -> list[dict[str, float]]:
+                k: int | None = None, warm: int | None = None, in_windows: int = 1) -> list[dict[str, float]]:
     """The application's counters in each window of `window_spec(wl, quick, k)` (`_COUNTERS`: its references
     and cycles, walks, walk references and those served by DRAM, data references served by
     DRAM), from one run whose every unit is measured: a unit belongs to window k when all of
     the application's references in it lie in that window's measured part (units that straddle
     a window's edge, or lie in a warm-up, are left out). `warm`: each window's warm-up, if not
-    `WINDOWS`' (`window_spec`)."""
+    `WINDOWS`' (`window_spec`). `in_windows`: pt_baker's, which companions run in the window phases
+    only (1: both, as every reproduction runs them; 2: the stressors, 3: the helper, the other
+    throughout: scripts/companions_before_windows.py)."""
     k0, warm0, take, unit = WINDOWS[quick]
     k = k or k0
     warm = warm or warm0
     m = with_issue(m, wl)
     spec = window_spec(wl, quick, k, companion_warm(technique, quick, warm), warm)
     if technique is not None:
-        technique += ",in_windows=1"  # its companions in the window phases only (COMPANION_WARM)
+        technique += f",in_windows={in_windows}"  # its companions in the window phases only (COMPANION_WARM)
     with _graphs():
         s = tlblab.sample(m, spec, unit=unit, period=1, offset=0, head=0, technique=technique)
     sums = unit_sums(s, wl, warm, take, k)

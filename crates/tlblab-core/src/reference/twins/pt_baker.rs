@@ -81,8 +81,9 @@ pub(crate) struct PtBakerTwin {
     stressors: Vec<Stressor>,
     mlp: u64,
     l3_bytes: u64,
-    /// `in_windows`: the helper and the stressors run only inside window phases.
-    in_windows: bool,
+    /// `in_windows`: which companions run only inside window phases (1: both, 2: the
+    /// stressors, 3: the helper).
+    in_windows: u64,
     // The run: regions announced ((start, length), in order), the range swept ([start, end),
     // from the helper's spawn on), the next virtual address the helper visits, and in kernel
     // mode the upper-level entries read in this sweep.
@@ -524,7 +525,7 @@ impl Twin for PtBakerTwin {
         let nops = int(spec, "nops", "0", 0, 1 << 20)?;
         let nop_cycles = int(spec, "nop_cycles", "1", 0, 1000)?;
         let mlp = int(spec, "stressor_mlp", "24", 1, 1024)?;
-        let in_windows = int(spec, "in_windows", "0", 0, 1)? == 1;
+        let in_windows = int(spec, "in_windows", "0", 0, 3)?;
         // Placement: the application runs on core 0's first hardware thread.
         let tpc = m.threads_per_core;
         let place = param(spec, "place", "ccx");
@@ -620,24 +621,30 @@ impl Twin for PtBakerTwin {
         if !self.started {
             self.start(r)?;
         }
-        if self.in_windows && !self.in_window {
-            // Outside the records' window phases every agent idles up to `until`.
-            let mut cpus: Vec<usize> = self.stressors.iter().map(|s| s.cpu).collect();
-            if self.helper_runs() {
-                cpus.push(self.helper_cpu);
-            }
-            for cpu in cpus {
-                r.cpus[cpu].clock = r.cpus[cpu].clock.max(until);
-            }
-            return Ok(());
+        // Outside the records' window phases the agents `in_windows` holds idle up to
+        // `until`, and the others run.
+        let helper_held = !self.in_window && (self.in_windows == 1 || self.in_windows == 3);
+        let stressors_held = !self.in_window && (self.in_windows == 1 || self.in_windows == 2);
+        let mut held: Vec<usize> = Vec::new();
+        if stressors_held {
+            held.extend(self.stressors.iter().map(|s| s.cpu));
+        }
+        if helper_held && self.helper_runs() {
+            held.push(self.helper_cpu);
+        }
+        for cpu in held {
+            r.cpus[cpu].clock = r.cpus[cpu].clock.max(until);
         }
         loop {
             // The agent with the smallest clock below `until`; the helper first among equals.
             let mut next: Option<(u64, usize)> = None;
-            if self.helper_runs() && r.cpus[self.helper_cpu].clock < until {
+            if self.helper_runs() && !helper_held && r.cpus[self.helper_cpu].clock < until {
                 next = Some((r.cpus[self.helper_cpu].clock, 0));
             }
             for (k, s) in self.stressors.iter().enumerate() {
+                if stressors_held {
+                    break;
+                }
                 let t = r.cpus[s.cpu].clock;
                 if t < until && next.is_none_or(|(best, _)| t < best) {
                     next = Some((t, k + 1));

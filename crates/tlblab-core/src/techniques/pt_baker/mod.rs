@@ -119,7 +119,7 @@ pub const INFO: TechniqueInfo = TechniqueInfo {
         ParamInfo {
             name: "in_windows",
             default: "0",
-            meaning: "1: the helper and the stressors run only inside the records' window phases (a sampled run's window_phase: each window's companion warm-up and measured part), idle between them",
+            meaning: "1: the helper and the stressors run only inside the records' window phases (a sampled run's window_phase: each window's companion warm-up and measured part), idle between them; 2: the stressors only (the helper throughout); 3: the helper only (the stressors throughout)",
         },
     ],
 };
@@ -203,8 +203,10 @@ pub struct PtBaker {
     machine_mlp: bool,
     l3_bytes: u64,
     l1_latency: u64,
-    /// `in_windows`: the helper and the stressors run only inside window phases.
-    in_windows: bool,
+    /// `in_windows` 1 or 3: the helper runs only inside window phases.
+    helper_in_windows: bool,
+    /// `in_windows` 1 or 2: the stressors run only inside window phases.
+    stressors_in_windows: bool,
     // Run state.
     started: bool,
     /// Inside a window phase (`WINDOW_REGION`) of the records.
@@ -344,6 +346,7 @@ impl Model for PtBaker {
         };
         let (l3_bytes, l1_latency) = machine.stressor_targets();
         let stressor_mlp = p.u64_in("stressor_mlp", 1, 1024)?;
+        let in_windows = p.u64_in("in_windows", 0, 3)?;
         let mut rng = SplitMix64::derive(seed, "technique.pt_baker");
         let stressors = stressor_cpus
             .iter()
@@ -379,7 +382,8 @@ impl Model for PtBaker {
             machine_mlp: machine.timing.mlp.is_some(),
             l3_bytes,
             l1_latency,
-            in_windows: p.u64_in("in_windows", 0, 1)? == 1,
+            helper_in_windows: matches!(in_windows, 1 | 3),
+            stressors_in_windows: matches!(in_windows, 1 | 2),
             started: false,
             in_window: false,
             space: 0,
@@ -529,29 +533,38 @@ impl Technique for PtBaker {
         if !self.started {
             self.start(sys)?;
         }
-        if self.in_windows && !self.in_window {
-            // Between a sampled run's windows (and before the first): the companions idle up
-            // to the application's time, and begin from it at the next window phase, their
-            // own detailed warm-up (fast_forward.rs `window_phase`; SMARTS, Wunderlich et al.
-            // ISCA 2003 §4). Their state (the helper's position, a stressor's) carries over.
-            if self.mode != Mode::None {
-                sys.idle_until(self.helper_cpu, until);
-            }
+        // Between a sampled run's windows (and before the first), the companions `in_windows`
+        // holds idle up to the application's time, and begin from it at the next window
+        // phase, their own detailed warm-up (fast_forward.rs `window_phase`; SMARTS, Wunderlich
+        // et al. ISCA 2003 §4). Their state (the helper's position, a stressor's) carries over.
+        let helper_held = self.helper_in_windows && !self.in_window;
+        let stressors_held = self.stressors_in_windows && !self.in_window;
+        if helper_held && self.mode != Mode::None {
+            sys.idle_until(self.helper_cpu, until);
+        }
+        if stressors_held {
             for &cpu in &self.stressor_cpus {
                 sys.idle_until(cpu, until);
             }
+        }
+        if helper_held && stressors_held {
             return Ok(());
         }
         loop {
             // The agent furthest behind goes next (the helper first among equals).
             let mut best: Option<(u64, usize)> = None;
-            if self.mode != Mode::None {
+            if self.mode != Mode::None && !helper_held {
                 let t = sys.clock(self.helper_cpu);
                 if t < until {
                     best = Some((t, usize::MAX));
                 }
             }
-            for (k, s) in self.stressors.iter().enumerate() {
+            for (k, s) in self
+                .stressors
+                .iter()
+                .enumerate()
+                .filter(|_| !stressors_held)
+            {
                 let t = sys.clock(s.cpu);
                 if t < until && best.is_none_or(|(b, _)| t < b) {
                     best = Some((t, k));
