@@ -82,23 +82,21 @@ impl MlpState {
             self.done_bound = self.slots.front().map_or(u64::MAX, |s| s.done);
             return;
         }
-        // One pass over the ring made contiguous (a rotation of at most `miss_slots` slots,
-        // only when it has wrapped), keeping the slots not complete in their order, with the
-        // bound and the order of those kept: where a fold and then `VecDeque::retain` were a
-        // fifth of a stream window's time with row activations (`perf`, 2026-12-01).
-        let slots = self.slots.make_contiguous();
-        let (mut kept, mut bound, mut in_order, mut last) = (0, u64::MAX, true, 0);
-        for r in 0..slots.len() {
-            let s = slots[r];
-            if s.done > now {
-                slots[kept] = s;
-                kept += 1;
-                bound = bound.min(s.done);
-                in_order &= s.done >= last;
-                last = s.done;
-            }
+        let (bound, later, in_order, _) = self.slots.iter().fold(
+            (u64::MAX, false, true, 0),
+            |(bound, later, in_order, last), s| {
+                let keep = s.done > now;
+                (
+                    bound.min(if keep { s.done } else { u64::MAX }),
+                    later | !keep,
+                    in_order & (!keep | (s.done >= last)),
+                    if keep { s.done } else { last },
+                )
+            },
+        );
+        if later {
+            self.slots.retain(|s| s.done > now);
         }
-        self.slots.truncate(kept);
         (self.done_bound, self.in_order) = (bound, in_order);
     }
 

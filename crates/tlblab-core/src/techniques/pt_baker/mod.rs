@@ -550,21 +550,18 @@ impl Technique for PtBaker {
         if helper_held && stressors_held {
             return Ok(());
         }
+        // A companion held idles to `until` above: the loop below, which steps those behind
+        // it, passes it over.
         loop {
             // The agent furthest behind goes next (the helper first among equals).
             let mut best: Option<(u64, usize)> = None;
-            if self.mode != Mode::None && !helper_held {
+            if self.mode != Mode::None {
                 let t = sys.clock(self.helper_cpu);
                 if t < until {
                     best = Some((t, usize::MAX));
                 }
             }
-            for (k, s) in self
-                .stressors
-                .iter()
-                .enumerate()
-                .filter(|_| !stressors_held)
-            {
+            for (k, s) in self.stressors.iter().enumerate() {
                 let t = sys.clock(s.cpu);
                 if t < until && best.is_none_or(|(b, _)| t < b) {
                     best = Some((t, k));
