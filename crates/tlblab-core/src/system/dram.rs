@@ -158,28 +158,9 @@ impl Rows {
     /// ring, took a third of a stream-pressure window's time with rows (`perf`, 2026-12-01).
     fn earliest(acts: &VecDeque<u64>, a: u64, rrd: u64, faw: u64) -> (u64, usize) {
         let n = acts.len();
-        // The first activation at or after `a` (galloping back from the end: arrivals come
-        // in about time order, so it is most often near the end).
-        let mut lo = 0;
-        let mut hi = n;
-        let mut step = 1;
-        while hi > 0 {
-            let j = hi.saturating_sub(step);
-            if acts[j] < a {
-                lo = j + 1;
-                break;
-            }
-            hi = j;
-            step *= 2;
-        }
-        while lo < hi {
-            let m = lo + (hi - lo) / 2;
-            if acts[m] < a {
-                lo = m + 1;
-            } else {
-                hi = m;
-            }
-        }
+        // The first activation at or after `a` (arrivals come in about time order, so it is
+        // most often near the end).
+        let lo = first_from_back(n, |j| acts[j] < a);
         let at =
             |k: isize| -> Option<u64> { (k >= 0 && (k as usize) < n).then(|| acts[k as usize]) };
         for i in lo..=n {
@@ -207,6 +188,33 @@ impl Rows {
         }
         unreachable!("the gap after the last activation always allows a time")
     }
+}
+
+/// The first of `len` indices at which `before` is false, where it is true for a prefix and
+/// false after: a gallop back from the end brackets it in a few steps when it is near the end
+/// (the channels' calendars and the ranks' activations, whose arrivals come in about time
+/// order), and a binary search inside the bracket finds it.
+#[inline(always)]
+fn first_from_back(len: usize, before: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi, mut step) = (0, len, 1);
+    while hi > 0 {
+        let j = hi.saturating_sub(step);
+        if before(j) {
+            lo = j + 1;
+            break;
+        }
+        hi = j;
+        step *= 2;
+    }
+    while lo < hi {
+        let m = lo + (hi - lo) / 2;
+        if before(m) {
+            lo = m + 1;
+        } else {
+            hi = m;
+        }
+    }
+    lo
 }
 
 impl DramState {
@@ -242,31 +250,10 @@ impl DramState {
         C: std::ops::Index<usize, Output = (u64, u64)> + ?Sized,
     {
         // The first reservation ending after `a` (the ends rise along the calendar). Arrivals
-        // come in about time order, so it is most often at or near the back: a gallop back
-        // from the end brackets it in a few steps, and a binary search inside the bracket
-        // finds it (a binary search over the whole calendar, thousands of reservations under
-        // stream pressure, was a quarter of such a run's time).
-        let mut hi = len;
-        let mut lo = 0;
-        let mut step = 1;
-        while hi > 0 {
-            let j = hi.saturating_sub(step);
-            if busy[j].1 <= a {
-                lo = j + 1;
-                break;
-            }
-            hi = j;
-            step *= 2;
-        }
-        while lo < hi {
-            let m = lo + (hi - lo) / 2;
-            if busy[m].1 <= a {
-                lo = m + 1;
-            } else {
-                hi = m;
-            }
-        }
-        let mut i = lo;
+        // come in about time order, so it is most often at or near the back (a binary search
+        // over the whole calendar, thousands of reservations under stream pressure, was a
+        // quarter of such a run's time).
+        let mut i = first_from_back(len, |j| busy[j].1 <= a);
         let mut start = a;
         while i < len && busy[i].0 < start + line {
             start = start.max(busy[i].1);
