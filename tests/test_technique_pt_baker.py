@@ -93,12 +93,16 @@ def test_the_placement_and_throttle_tables_at_scale_run_their_quick_forms_on_the
 def test_sensitivity_at_scale_runs_its_quick_form_with_every_row_and_the_vm_under_pressure():
     # sensitivity_at_scale (seed 001 Figs. 6.5, 6.7, 6.9, §6.3.1) in --quick: every row it declares
     # has a value, and Fig. 6.7's runs are the virtual machine with the stream stressors on the
-    # DRAM channels the native pressure runs have.
+    # DRAM channels the native pressure runs have, their DDR4 row activations included.
     import tlblab.reproduce as rp
     from tlblab.seeds.s001_pt_baker import experiments as seed001
+    from tlblab.seeds.s001_pt_baker import runs
 
     vm = seed001._variant_machine("4KiB", "virt_stream")
-    assert vm["name"].startswith("zen3-virt") and vm["timing"]["dram"] == seed001.ZEN3_DRAM
+    native = seed001._variant_machine("4KiB", "stream")
+    assert vm["name"].startswith("zen3-virt") and vm["timing"]["dram"] == native["timing"]["dram"]
+    assert vm["timing"]["dram"] == {**runs.ZEN3_DRAM, **runs.ZEN3_DRAM_ROWS}
+    assert "ranks" not in runs.ZEN3_DRAM  # the machines take copies: the module's dict is left as it is
     assert seed001.VARIANTS["virt_stream_kernel_sleep1000"][2].endswith("sleep_us=1000,pressure=stream")
     (rep,) = rp.select("001/sensitivity_at_scale")
     o = rp.run_one(rep, quick=True)
