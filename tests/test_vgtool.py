@@ -224,3 +224,87 @@ def test_given_a_file_size_limit_when_the_trace_outgrows_it_then_one_line_and_no
     assert r.returncode != 0 and str(out) in r.stderr and "File too large" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+# Two loops inside regions of interest: a pointer chase (each load's address is the value the
+# load before it read) and a sum over an array by index (no address comes from a load). A
+# static program with no libc, so nothing else is traced and the loop's code is the compiler's.
+DEPENDENCE = r"""
+#include "tlblab/roi.h"
+#define N 4096
+static void *chain[N];
+static unsigned long data[N];
+void _start(void) {
+    for (long i = 0; i < N; i++) chain[i] = &chain[(i * 2053 + 1) % N];  /* one cycle */
+    void **p = chain[0];
+    unsigned long s = 0;
+    TLBLAB_ROI_BEGIN();
+    for (long i = 0; i < N; i++) p = (void **)*p;
+    TLBLAB_ROI_END();
+    TLBLAB_ROI_BEGIN();
+    for (long i = 0; i < N; i++) s += ((volatile unsigned long *)data)[i];
+    TLBLAB_ROI_END();
+    __asm__ volatile("syscall" :: "a"(60), "D"((p == 0) + (s == 1)));  /* exit(0) */
+    __builtin_unreachable();
+}
+"""
+
+
+def _regions(path) -> list[list[dict]]:
+    """The records of each region of interest, in order."""
+    n = trace.info(path)["records"]
+    regions, inside = [], None
+    for r in trace.records(path, n):
+        if r.get("event") == "phase_begin":
+            inside = []
+        elif r.get("event") == "phase_end":
+            regions.append(inside)
+            inside = None
+        elif inside is not None:
+            inside.append(r)
+    return regions
+
+
+def test_given_dependence_then_a_chase_depends_on_its_last_load_and_an_indexed_sum_on_none(tmp_path):
+    exe = _cc(tmp_path, "dep", DEPENDENCE, f"-I{REPO}/runtime/include", "-static", "-nostdlib",
+              "-fno-stack-protector", "-fno-pie", "-no-pie")
+    out, plain = tmp_path / "dep.tlbt", tmp_path / "plain.tlbt"
+    _capture([exe], out, roi_only=True, dependence=True)
+    assert trace.info(out)["meta"]["capture"]["dependence"] is True
+    chase, walk = _regions(out)
+    # The program's own loads (the region's marks are client requests, which load from the
+    # stack, far above the static arrays).
+    ours = lambda r: r.get("kind") == "load" and r["vaddr"] < 1 << 32
+    loads = [i for i, r in enumerate(chase) if ours(r)]
+    assert len(loads) == 4096
+    # Every load but the first comes right after a depends event naming the load before it:
+    # back counts the thread's references between them (the loop's fetches and the load).
+    backs = []
+    for k, i in enumerate(loads):
+        before = chase[i - 1]
+        if k == 0:
+            continue
+        assert before.get("event") == "depends", (k, before)
+        refs_between = sum(1 for r in chase[loads[k - 1]:i] if "kind" in r)
+        assert before["back"] == refs_between, (k, before, refs_between)
+        backs.append(before["back"])
+    assert len(set(backs)) == 1 and backs[0] >= 2  # the loop's instructions are fetched between
+    # The indexed sum: 4096 loads, none depending on a load.
+    assert sum(1 for r in walk if ours(r)) == 4096
+    assert not any(r.get("event") == "depends" for r in walk)
+    # Without the option the references are the same and no event is added.
+    _capture([exe], plain, roi_only=True)
+    strip = lambda rs: [(r["kind"], r["vaddr"], r["size"]) for rs_ in rs for r in rs_ if "kind" in r]
+    assert strip(_regions(plain)) == strip([chase, walk])
+    assert not any(r.get("event") == "depends" for rs in _regions(plain) for r in rs)
+
+
+def test_given_dependence_with_lackey_or_a_skip_then_one_clear_error(programs, tmp_path):
+    out = tmp_path / "x.tlbt"
+    r = subprocess.run([*CLI, "trace", "record", "--tool", "lackey", "--dependence", "-o", str(out), "--", "/bin/true"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "--dependence" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    r = subprocess.run([*CLI, "trace", "record", "--dependence", "--skip-instructions", "10", "-o", str(out), "--",
+                        "/bin/true"], capture_output=True, text=True)
+    assert r.returncode != 0 and "--skip-instructions" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not out.exists()

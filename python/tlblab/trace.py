@@ -89,6 +89,7 @@ def record(
     env: Mapping[str, str] | None = None,
     no_aslr: bool = False,
     own_pid_namespace: bool = False,
+    dependence: bool = False,
 ) -> dict[str, Any]:
     """Runs `argv` under Valgrind and writes its references to `output` as they stream.
 
@@ -111,6 +112,10 @@ def record(
     same bytes on every run (docs/traces.md; `fixed_folder`, `FIXED_ENV`). `own_pid_namespace`
     runs Valgrind as pid 1 of a PID namespace of its own, for a program whose memory holds its
     pid (troff); where none can be made here it runs as without and says why on stderr.
+    `dependence` (tlblab's tool, not with `skip_instructions`) puts a `depends` event before
+    each load whose address came from an earlier load within 4096 references (the tool's
+    `--dependence=yes`: register dataflow from the load's value to the address), which a
+    machine with `timing.mlp` follows (docs/traces.md, "Dependences").
     """
     if tool not in ("tlblab", "lackey"):
         raise ValueError(f"unknown capture tool '{tool}': expected tlblab or lackey")
@@ -139,7 +144,7 @@ def record(
                 None if stdin is None else _path(stdin), None if stdout is None else _path(stdout),
                 tool, directory, roi_only, skip_instructions, max_instructions, trace_syscalls,
                 None if cwd is None else _path(cwd), None if env is None else sorted(env.items()), no_aslr,
-                own_pid_namespace,
+                own_pid_namespace, dependence,
             )
         )
 

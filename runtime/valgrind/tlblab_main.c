@@ -21,6 +21,15 @@
  *   (tlblab then stops the program, as for --limit);
  * - --count-only=yes: the same instrumentation, but the helpers only count (the floor of this
  *   tool's cost: `tlblab bench capture` reports it).
+ * - --dependence=yes: which earlier load each load's address came from. Every value in the
+ *   guest's registers and the superblock's temporaries carries a shadow: the thread's reference
+ *   number of the most recent load it was computed from (0: none), kept by inline IR (a loaded
+ *   value's shadow is its own load's number; an operation's is the greatest of its operands';
+ *   a register's is what the last Put wrote; a value through memory starts again at the load
+ *   that reads it back, as a store-to-load forward would). A load whose address has a shadow
+ *   within TLVG_DEPENDS_MAX_BACK references is preceded by OP_DEPENDS. Guarded loads (LoadG),
+ *   loads by dirty helpers and atomics give their values no shadow. Not with
+ *   --skip-instructions (its early translations could not carry the shadows).
  *
  * Stream protocol (version 1), little-endian 64-bit words:
  *   word 0              magic "TLBVGT01"
@@ -34,6 +43,9 @@
  *     OP_THREAD_EXIT    payload = a thread that ends
  *     OP_ROI_BEGIN      the program called TLBLAB_ROI_BEGIN()
  *     OP_ROI_END        the program called TLBLAB_ROI_END()
+ *     OP_DEPENDS        payload = back: the next access word is a load whose address came from
+ *                       the value this thread's access `back` accesses before it loaded
+ *                       (--dependence=yes only; 1..=TLVG_DEPENDS_MAX_BACK)
  *     OP_END            payload = why (END_EXIT: the program exited, END_MAX: --max-instructions
  *                       reached); then one word: the exit code (END_EXIT) or 0, then three words:
  *                       fetches, loads, stores counted by the helpers. Nothing follows.
@@ -70,6 +82,7 @@ static Bool clo_roi_only = False;
 static Long clo_skip_instructions = 0;
 static Long clo_max_instructions = 0; /* 0: no limit */
 static Bool clo_count_only = False;
+static Bool clo_dependence = False;
 
 static Bool tl_process_cmd_line_option(const HChar *arg)
 {
@@ -78,6 +91,7 @@ static Bool tl_process_cmd_line_option(const HChar *arg)
    else if VG_INT_CLO(arg, "--skip-instructions", clo_skip_instructions) {}
    else if VG_INT_CLO(arg, "--max-instructions", clo_max_instructions) {}
    else if VG_BOOL_CLO(arg, "--count-only", clo_count_only) {}
+   else if VG_BOOL_CLO(arg, "--dependence", clo_dependence) {}
    else
       return False;
    return True;
@@ -90,7 +104,8 @@ static void tl_print_usage(void)
       "    --roi-only=no|yes         trace only between TLBLAB_ROI_BEGIN() and TLBLAB_ROI_END()\n"
       "    --skip-instructions=N     count the first N instructions without tracing them\n"
       "    --max-instructions=N      end the stream after N traced instructions\n"
-      "    --count-only=no|yes       instrument as usual, but only count the references\n");
+      "    --count-only=no|yes       instrument as usual, but only count the references\n"
+      "    --dependence=no|yes       say which earlier load each load's address came from\n");
 }
 
 static void tl_print_debug_usage(void)
@@ -114,6 +129,13 @@ static Int out_fd = -1;
 static Bool out_closed = False;
 
 static ULong n_fetches, n_loads, n_stores;
+
+/* --dependence=yes: the running thread's accesses so far (a modify counts two), and the shadow
+ * of each of its guest state's bytes (indexed by the offset a Get or Put names). Each thread's
+ * are saved at a switch (tl_start_client_code). */
+#define SHADOW_SLOTS 4096
+static ULong dep_refs = 0;
+static ULong reg_shadow[SHADOW_SLOTS];
 
 static void write_all(const void *p, SizeT len)
 {
@@ -219,6 +241,7 @@ static void max_reached(void)
 static void log_fetch(ULong word)
 {
    n_fetches++;
+   dep_refs++;
    put1(word);
    if (UNLIKELY(++traced_instructions >= max_instructions))
       max_reached();
@@ -227,6 +250,7 @@ static void log_fetch(ULong word)
 static void log_fetch_long(Addr a, ULong hi)
 {
    n_fetches++;
+   dep_refs++;
    put_access(a, hi);
    if (UNLIKELY(++traced_instructions >= max_instructions))
       max_reached();
@@ -235,12 +259,26 @@ static void log_fetch_long(Addr a, ULong hi)
 static void log_load(Addr a, ULong hi)
 {
    n_loads++;
+   dep_refs++;
    put_access(a, hi);
+}
+
+/* --dependence=yes: a load whose address's shadow is `producer` (0: none); returns its own
+ * number, the shadow of the value it loads. */
+static ULong log_load_dep(Addr a, ULong hi, ULong producer)
+{
+   ULong me = ++dep_refs;
+   n_loads++;
+   if (producer != 0 && me - producer <= TLVG_DEPENDS_MAX_BACK)
+      put1(control(TLVG_OP_DEPENDS, me - producer));
+   put_access(a, hi);
+   return me;
 }
 
 static void log_store(Addr a, ULong hi)
 {
    n_stores++;
+   dep_refs++;
    put_access(a, hi);
 }
 
@@ -249,6 +287,7 @@ static void log_modify(Addr a, ULong hi)
 {
    n_loads++;
    n_stores++;
+   dep_refs += 2;
    put_access(a, hi);
    put_access(a, hi + ((ULong)(TLVG_KIND_STORE - TLVG_KIND_LOAD) << TLVG_KIND_SHIFT));
 }
@@ -428,6 +467,107 @@ static void add_event(IRSB *sb, EventKind kind, IRAtom *addr, Int size, IRAtom *
    events_used++;
 }
 
+/* --dependence=yes, while a superblock is instrumented: the shadow temporary of each of the
+ * original superblock's temporaries (IRTemp_INVALID: shadow 0), or NULL when not tracking. */
+static IRTemp *shadow_of = NULL;
+
+/* The shadow of an atom as an expression, or NULL for 0 (a constant, an untracked value). */
+static IRExpr *shadow_atom(IRExpr *a)
+{
+   if (a == NULL || a->tag != Iex_RdTmp || shadow_of[a->Iex.RdTmp.tmp] == IRTemp_INVALID)
+      return NULL;
+   return IRExpr_RdTmp(shadow_of[a->Iex.RdTmp.tmp]);
+}
+
+/* The greater of two shadows (either NULL: 0), as IR. */
+static IRExpr *shadow_max(IRSB *sb, IRExpr *x, IRExpr *y)
+{
+   if (x == NULL)
+      return y;
+   if (y == NULL)
+      return x;
+   IRTemp lt = newIRTemp(sb->tyenv, Ity_I1);
+   IRTemp m = newIRTemp(sb->tyenv, Ity_I64);
+   addStmtToIRSB(sb, IRStmt_WrTmp(lt, IRExpr_Binop(Iop_CmpLT64U, x, y)));
+   addStmtToIRSB(sb, IRStmt_WrTmp(m, IRExpr_ITE(IRExpr_RdTmp(lt), y, x)));
+   return IRExpr_RdTmp(m);
+}
+
+/* The address of the shadow of guest state byte `offset`. */
+static IRExpr *shadow_slot(Int offset)
+{
+   tl_assert(offset >= 0 && offset < SHADOW_SLOTS);
+   return mkIRExpr_HWord((HWord)&reg_shadow[offset]);
+}
+
+/* The shadow of temporary `t`, written by `data` (not a load: see tl_instrument), as IR. */
+static void shadow_wrtmp(IRSB *sb, IRTemp t, IRExpr *data)
+{
+   IRExpr *sh = NULL;
+   switch (data->tag) {
+   case Iex_Get: {
+      IRTemp g = newIRTemp(sb->tyenv, Ity_I64);
+      addStmtToIRSB(sb, IRStmt_WrTmp(g, IRExpr_Load(Iend_LE, Ity_I64,
+                                                     shadow_slot(data->Iex.Get.offset))));
+      sh = IRExpr_RdTmp(g);
+      break;
+   }
+   case Iex_RdTmp:
+      sh = shadow_atom(data);
+      break;
+   case Iex_Unop:
+      sh = shadow_atom(data->Iex.Unop.arg);
+      break;
+   case Iex_Binop:
+      sh = shadow_max(sb, shadow_atom(data->Iex.Binop.arg1), shadow_atom(data->Iex.Binop.arg2));
+      break;
+   case Iex_Triop: {
+      IRTriop *o = data->Iex.Triop.details;
+      sh = shadow_max(sb, shadow_max(sb, shadow_atom(o->arg1), shadow_atom(o->arg2)),
+                      shadow_atom(o->arg3));
+      break;
+   }
+   case Iex_Qop: {
+      IRQop *o = data->Iex.Qop.details;
+      sh = shadow_max(sb, shadow_max(sb, shadow_atom(o->arg1), shadow_atom(o->arg2)),
+                      shadow_max(sb, shadow_atom(o->arg3), shadow_atom(o->arg4)));
+      break;
+   }
+   case Iex_ITE:
+      sh = shadow_max(sb, shadow_atom(data->Iex.ITE.cond),
+                      shadow_max(sb, shadow_atom(data->Iex.ITE.iftrue),
+                                 shadow_atom(data->Iex.ITE.iffalse)));
+      break;
+   case Iex_CCall:
+      for (Int k = 0; data->Iex.CCall.args[k] != NULL; k++)
+         sh = shadow_max(sb, sh, shadow_atom(data->Iex.CCall.args[k]));
+      break;
+   default: /* Iex_Const, Iex_GetI: no shadow */
+      break;
+   }
+   if (sh != NULL) {
+      tl_assert(sh->tag == Iex_RdTmp);
+      shadow_of[t] = sh->Iex.RdTmp.tmp;
+   }
+}
+
+/* A load of `ty` from `addr` into `t`, traced with its dependence: the pending events, then
+ * the load's own helper call, whose result (its number) is the loaded value's shadow. */
+static void load_with_dependence(IRSB *sb, IRTemp t, IRExpr *addr, IRType ty)
+{
+   flush_events(sb);
+   IRExpr *producer = shadow_atom(addr);
+   if (producer == NULL)
+      producer = IRExpr_Const(IRConst_U64(0));
+   IRTemp me = newIRTemp(sb->tyenv, Ity_I64);
+   IRDirty *di = unsafeIRDirty_1_N(
+      me, 0, "log_load_dep", VG_(fnptr_to_fnentry)(log_load_dep),
+      mkIRExprVec_3(addr, IRExpr_Const(IRConst_U64(packed_hi(EV_LOAD, sizeofIRType(ty)))),
+                    producer));
+   addStmtToIRSB(sb, IRStmt_Dirty(di));
+   shadow_of[t] = me;
+}
+
 /* `*counter += n` as IR (no helper call). */
 static void add_to_counter(IRSB *sb, ULong *counter, ULong n)
 {
@@ -487,6 +627,13 @@ static IRSB *tl_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGue
       add_skip_check(sb);
    events_used = 0;
    ULong instrs_since_count = 0;
+   /* Dependences only in translations that trace from the start (see --dependence). */
+   Bool dependence = clo_dependence && trace && !clo_count_only;
+   if (dependence) {
+      shadow_of = VG_(malloc)("tlblab.shadow_of", sizeof(IRTemp) * (SizeT)tyenv->types_used);
+      for (Int k = 0; k < tyenv->types_used; k++)
+         shadow_of[k] = IRTemp_INVALID;
+   }
 
    for (; i < sb_in->stmts_used; i++) {
       IRStmt *st = sb_in->stmts[i];
@@ -501,8 +648,21 @@ static IRSB *tl_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGue
          break;
       case Ist_WrTmp: {
          IRExpr *data = st->Ist.WrTmp.data;
-         if (data->tag == Iex_Load)
+         if (data->tag == Iex_Load && dependence)
+            load_with_dependence(sb, st->Ist.WrTmp.tmp, data->Iex.Load.addr, data->Iex.Load.ty);
+         else if (data->tag == Iex_Load)
             add_event(sb, EV_LOAD, data->Iex.Load.addr, sizeofIRType(data->Iex.Load.ty), NULL);
+         else if (dependence)
+            shadow_wrtmp(sb, st->Ist.WrTmp.tmp, data);
+         addStmtToIRSB(sb, st);
+         break;
+      }
+      case Ist_Put: {
+         if (dependence) {
+            IRExpr *sh = shadow_atom(st->Ist.Put.data);
+            addStmtToIRSB(sb, IRStmt_Store(Iend_LE, shadow_slot(st->Ist.Put.offset),
+                                           sh != NULL ? sh : IRExpr_Const(IRConst_U64(0))));
+         }
          addStmtToIRSB(sb, st);
          break;
       }
@@ -568,7 +728,7 @@ static IRSB *tl_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGue
          }
          addStmtToIRSB(sb, st);
          break;
-      default: /* Ist_AbiHint, Ist_Put, Ist_PutI, Ist_MBE */
+      default: /* Ist_AbiHint, Ist_PutI, Ist_MBE */
          addStmtToIRSB(sb, st);
          break;
       }
@@ -576,6 +736,10 @@ static IRSB *tl_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGue
    flush_events(sb);
    if (skipping && instrs_since_count > 0)
       add_to_counter(sb, &skip_counted, instrs_since_count);
+   if (shadow_of != NULL) {
+      VG_(free)(shadow_of);
+      shadow_of = NULL;
+   }
    return sb;
 }
 
@@ -588,10 +752,29 @@ static UInt *thread_number;
 static UInt next_thread_number = 1;
 static ThreadId running = 1;
 
+/* --dependence=yes: each thread's shadows and access count while another runs. */
+static ULong **saved_shadow;
+static ULong *saved_refs;
+
+static void switch_shadows(ThreadId from, ThreadId to)
+{
+   if (saved_shadow[from] == NULL)
+      saved_shadow[from] = VG_(malloc)("tlblab.shadow", sizeof reg_shadow);
+   VG_(memcpy)(saved_shadow[from], reg_shadow, sizeof reg_shadow);
+   saved_refs[from] = dep_refs;
+   if (saved_shadow[to] != NULL)
+      VG_(memcpy)(reg_shadow, saved_shadow[to], sizeof reg_shadow);
+   else
+      VG_(memset)(reg_shadow, 0, sizeof reg_shadow);
+   dep_refs = saved_refs[to];
+}
+
 static void tl_start_client_code(ThreadId tid, ULong blocks_done)
 {
    (void)blocks_done;
    if (tid != running) {
+      if (clo_dependence)
+         switch_shadows(running, tid);
       running = tid;
       put1(control(TLVG_OP_THREAD, thread_number[tid]));
    }
@@ -679,6 +862,14 @@ static void tl_post_clo_init(void)
    }
    guarded_tracing = tracing_now() ? 1 : 0;
    thread_number = VG_(calloc)("tlblab.threads", VG_N_THREADS, sizeof(UInt));
+   if (clo_dependence) {
+      if (clo_skip_instructions > 0)
+         VG_(fmsg_bad_option)("--dependence=yes",
+                              "cannot be combined with --skip-instructions (the translations "
+                              "made while skipping carry no shadows)\n");
+      saved_shadow = VG_(calloc)("tlblab.shadows", VG_N_THREADS, sizeof(ULong *));
+      saved_refs = VG_(calloc)("tlblab.refs", VG_N_THREADS, sizeof(ULong));
+   }
    put1(TLVG_MAGIC);
 }
 

@@ -24,6 +24,11 @@
 #define TLVG_OP_ROI_BEGIN 4ULL
 #define TLVG_OP_ROI_END 5ULL
 #define TLVG_OP_END 6ULL
+#define TLVG_OP_DEPENDS 7ULL
+
+/* The farthest back (in the thread's references) a dependence is reported: the farthest the
+ * engine follows one (its reorder window, rounded up, at most 4096). */
+#define TLVG_DEPENDS_MAX_BACK 4096ULL
 
 #define TLVG_END_EXIT 0ULL
 #define TLVG_END_MAX 1ULL

@@ -102,6 +102,66 @@ fn given_no_marks_then_the_misses_are_a_dependent_chain_of_n_latencies() {
     assert_eq!(c, 50 * MEMORY);
 }
 
+fn depends(back: u32) -> Record {
+    Record::Event(Event::Depends {
+        thread: ThreadId(0),
+        back,
+    })
+}
+
+/// `lines(n)`, each load after the first preceded by `Depends { back }`.
+fn chained(n: u64, back: u32) -> Vec<Record> {
+    let mut v = Vec::new();
+    for (i, r) in lines(n).into_iter().enumerate() {
+        if i > 0 {
+            v.push(depends(back));
+        }
+        v.push(r);
+    }
+    v
+}
+
+#[test]
+fn given_each_load_depends_on_the_one_before_then_marked_misses_are_a_chain_of_n_latencies() {
+    // A pointer chase: each address comes from the load before, in flight: no overlap, however
+    // many slots.
+    let c = cycles(uncached(mlp(24, 6, 44)), &chained(50, 1), true);
+    assert_eq!(c, 50 * MEMORY);
+}
+
+#[test]
+fn given_k_independent_chains_interleaved_then_n_misses_take_n_over_k_latencies() {
+    // k chases in lockstep (each load depends on the one k before it): k misses in flight at
+    // once, so n loads take n/k latencies, as the slots' closed form gives for k slots.
+    for k in [2u32, 3, 4, 8] {
+        let n = 12 * k as u64;
+        let c = cycles(uncached(mlp(24, 6, 1000)), &chained(n, k), true);
+        assert_eq!(c, n / k as u64 * MEMORY, "k {k}");
+    }
+}
+
+#[test]
+fn given_a_producer_that_hit_or_is_beyond_the_window_then_the_load_does_not_wait() {
+    // Back further than the window (rounded up to 8) or than the references made: as if
+    // independent.
+    let independent = cycles(uncached(mlp(4, 4, 8)), &lines(20), true);
+    assert_eq!(
+        cycles(uncached(mlp(4, 4, 8)), &chained(20, 8), true),
+        independent
+    );
+    assert_eq!(
+        cycles(uncached(mlp(4, 4, 8)), &chained(20, 5000), true),
+        independent
+    );
+    // An unmarked thread ignores it: the chain in order either way.
+    assert_eq!(
+        cycles(uncached(mlp(4, 4, 8)), &chained(20, 1), false),
+        20 * MEMORY
+    );
+    // A machine without `timing.mlp` ignores it.
+    assert_eq!(cycles(uncached(None), &chained(20, 1), true), 20 * MEMORY);
+}
+
 #[test]
 fn given_a_window_narrower_than_the_slots_then_the_window_bounds_the_overlap() {
     // The fifth reference is 4 past the oldest miss: it waits for it (and its three peers).

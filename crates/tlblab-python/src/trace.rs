@@ -206,12 +206,12 @@ fn trace_data_pages(py: Python<'_>, path: String) -> PyResult<String> {
 /// record(argv, output, skip=0, limit=None, progress=False, valgrind="valgrind", stdin=None,
 /// stdout=None, tool="tlblab", tool_dir=None, roi_only=False, skip_instructions=0,
 /// max_instructions=None, trace_syscalls=False, cwd=None, env=None, no_aslr=False,
-/// own_pid_namespace=False) -> JSON report (with `trace_syscalls`, Lackey's `syscalls`:
+/// own_pid_namespace=False, dependence=False) -> JSON report (with `trace_syscalls`, Lackey's `syscalls`:
 /// [[memory lines before, SYSCALL line], ...] and `memory_lines`).
 #[pyfunction]
 #[pyo3(signature = (argv, output, skip=0, limit=None, progress=false, valgrind="valgrind".to_string(), stdin=None, stdout=None,
                     tool="tlblab".to_string(), tool_dir=None, roi_only=false, skip_instructions=0, max_instructions=None,
-                    trace_syscalls=false, cwd=None, env=None, no_aslr=false, own_pid_namespace=false))]
+                    trace_syscalls=false, cwd=None, env=None, no_aslr=false, own_pid_namespace=false, dependence=false))]
 #[allow(clippy::too_many_arguments)] // one per Python keyword argument
 fn trace_record(
     py: Python<'_>,
@@ -233,6 +233,7 @@ fn trace_record(
     env: Option<Vec<(String, String)>>,
     no_aslr: bool,
     own_pid_namespace: bool,
+    dependence: bool,
 ) -> PyResult<String> {
     let tool = match tool.as_str() {
         "tlblab" => capture::CaptureTool::Tlblab,
@@ -250,6 +251,7 @@ fn trace_record(
         roi_only,
         skip_instructions,
         max_instructions,
+        dependence,
         skip,
         limit,
         progress,

@@ -70,6 +70,9 @@ pub struct CaptureOptions {
     pub skip_instructions: u64,
     /// tlblab's tool only: traced instructions after which the program is stopped.
     pub max_instructions: Option<u64>,
+    /// tlblab's tool only: before each load whose address came from an earlier load, a
+    /// `Depends` event naming it (`--dependence=yes`; not with `skip_instructions`).
+    pub dependence: bool,
     /// References to drop at the start of the run (a window's start).
     pub skip: u64,
     /// References to keep (the window's length); the program is killed after that.
@@ -114,6 +117,7 @@ impl Default for CaptureOptions {
             roi_only: false,
             skip_instructions: 0,
             max_instructions: None,
+            dependence: false,
             skip: 0,
             limit: None,
             progress: false,
@@ -323,6 +327,9 @@ fn valgrind_args(opts: &CaptureOptions, wfd: i32) -> Vec<String> {
             if let Some(m) = opts.max_instructions {
                 a.push(format!("--max-instructions={m}"));
             }
+            if opts.dependence {
+                a.push("--dependence=yes".into());
+            }
         }
         CaptureTool::Lackey => {
             a.extend(["--tool=lackey", "--trace-mem=yes", "--basic-counts=no"].map(String::from));
@@ -344,10 +351,19 @@ pub fn record(
         return Err("nothing to record: give a program and its arguments after --".into());
     }
     if opts.tool == CaptureTool::Lackey
-        && (opts.roi_only || opts.skip_instructions > 0 || opts.max_instructions.is_some())
+        && (opts.roi_only
+            || opts.skip_instructions > 0
+            || opts.max_instructions.is_some()
+            || opts.dependence)
     {
         return Err(
-            "--roi-only, --skip-instructions and --max-instructions need tlblab's Valgrind tool, not Lackey"
+            "--roi-only, --skip-instructions, --max-instructions and --dependence need tlblab's Valgrind tool, not Lackey"
+                .into(),
+        );
+    }
+    if opts.dependence && opts.skip_instructions > 0 {
+        return Err(
+            "--dependence cannot be combined with --skip-instructions (the tool's translations made while skipping carry no dependences); use --roi-only to start tracing at a region of interest"
                 .into(),
         );
     }
@@ -404,6 +420,7 @@ pub fn record(
             "roi_only": opts.roi_only,
             "skip_instructions": opts.skip_instructions,
             "max_instructions": opts.max_instructions,
+            "dependence": opts.dependence,
             "threads": threads_note,
         },
         // Region 0 is the program's TLBLAB_ROI_BEGIN/END (tlblab's tool writes its marks as

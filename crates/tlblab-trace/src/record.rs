@@ -244,6 +244,18 @@ pub enum Event {
         thread: ThreadId,
         begin: bool,
     },
+    /// `thread`'s next reference takes its address from the value its reference `back`
+    /// references before it loaded (1: the reference just before; a register dataflow path
+    /// from that load to this address, as tlblab's Valgrind tool tracks it with
+    /// `--dependence=yes`). On a machine with `timing.mlp`, while the thread is marked
+    /// independent, the reference issues no earlier than that load completes: the first-order
+    /// model's "a load whose address comes from a miss in flight waits for it" for that one
+    /// miss, where `Independent` with `begin` false waits for all of them. Otherwise it changes
+    /// nothing.
+    Depends {
+        thread: ThreadId,
+        back: u32,
+    },
 }
 
 /// The `core` of a `TlbLock` event that means every core.

@@ -8,8 +8,10 @@
 //! own counts. A stream without END was cut short.
 //!
 //! Records made: accesses with the thread of the last `THREAD` word (0 until one comes),
-//! `ThreadStart { thread, process: 0 }` / `ThreadExit`, and `PhaseBegin` / `PhaseEnd` of region
-//! 0, which a capture's header names `roi` ([`ROI_REGION_NAME`]).
+//! `ThreadStart { thread, process: 0 }` / `ThreadExit`, `PhaseBegin` / `PhaseEnd` of region
+//! 0, which a capture's header names `roi` ([`ROI_REGION_NAME`]), and, with the tool's
+//! `--dependence=yes`, `Depends { thread, back }` before a load whose address came from the
+//! thread's load `back` references before it.
 
 use crate::record::{Access, Event, Record};
 use crate::source::RecordSource;
@@ -28,6 +30,7 @@ const OP_THREAD_EXIT: u64 = 3;
 const OP_ROI_BEGIN: u64 = 4;
 const OP_ROI_END: u64 = 5;
 const OP_END: u64 = 6;
+const OP_DEPENDS: u64 = 7;
 const END_EXIT: u64 = 0;
 const END_MAX: u64 = 1;
 
@@ -199,6 +202,17 @@ impl<R: Read> VgToolSource<R> {
             OP_THREAD_EXIT => Some(Record::Event(Event::ThreadExit { thread: thread()? })),
             OP_ROI_BEGIN => Some(Record::Event(Event::PhaseBegin { region: 0 })),
             OP_ROI_END => Some(Record::Event(Event::PhaseEnd { region: 0 })),
+            OP_DEPENDS => match u32::try_from(payload) {
+                Ok(back) if back > 0 => Some(Record::Event(Event::Depends {
+                    thread: self.thread,
+                    back,
+                })),
+                _ => {
+                    return Err(self.bad(format!(
+                        "a dependence {payload} references back (expected 1..=2^32-1)"
+                    )))
+                }
+            },
             OP_END => {
                 let code = self.word_after("exit code of the END word")?;
                 self.counts = ToolCounts {
@@ -215,7 +229,7 @@ impl<R: Read> VgToolSource<R> {
             }
             _ => {
                 return Err(self.bad(format!(
-                    "unknown control word {w:#018x} (opcode {op}); expected opcodes 0..=6"
+                    "unknown control word {w:#018x} (opcode {op}); expected opcodes 0..=7"
                 )))
             }
         })
@@ -342,6 +356,7 @@ mod tests {
             control(OP_THREAD_START, 1),
             control(OP_THREAD, 1),
             control(OP_ROI_BEGIN, 0),
+            control(OP_DEPENDS, 3),
             control(OP_LONG_ACCESS, 1 | (100_000 << 2)),
             0x8000_0000_0000_0000, // not canonical
             control(OP_ROI_END, 0),
@@ -377,6 +392,10 @@ mod tests {
                     process: 0
                 }),
                 Record::Event(Event::PhaseBegin { region: 0 }),
+                Record::Event(Event::Depends {
+                    thread: t(1),
+                    back: 3
+                }),
                 Record::Access(Access::new(
                     t(1),
                     AccessKind::Load,
@@ -421,5 +440,7 @@ mod tests {
         assert!(e.contains("after the END word"), "{e}");
         let e = read_all(&bytes(&[MAGIC, control(OP_END, END_EXIT), 0])).unwrap_err();
         assert!(e.contains("ends before the counts"), "{e}");
+        let e = read_all(&bytes(&[MAGIC, control(OP_DEPENDS, 0)])).unwrap_err();
+        assert!(e.contains("byte 8") && e.contains("dependence 0"), "{e}");
     }
 }

@@ -35,6 +35,9 @@ def register(sub) -> None:
                    help="run the first N instructions untraced (not instrumented), then trace; tlblab tool")
     r.add_argument("--max-instructions", type=int, default=None, metavar="N",
                    help="stop the program after N traced instructions; tlblab tool")
+    r.add_argument("--dependence", action="store_true",
+                   help="before each load whose address came from an earlier load, a depends event naming it "
+                        "(followed by machines with timing.mlp); tlblab tool, not with --skip-instructions")
     r.add_argument("--skip", type=int, default=0, help="references to drop at the start (window start)")
     r.add_argument("--limit", type=int, default=None, help="references to keep, then stop the program")
     r.add_argument("--no-progress", action="store_true", help="do not print the progress line")
@@ -94,12 +97,18 @@ def _record(args) -> int:
     for opt, v in (("--limit", args.limit), ("--max-instructions", args.max_instructions)):
         if v is not None and v < 1:
             raise UserError(f"{opt} must be at least 1, found {v}")
-    if args.tool == "lackey" and (args.roi_only or args.skip_instructions or args.max_instructions is not None):
-        raise UserError("--roi-only, --skip-instructions and --max-instructions need the tlblab tool, not --tool lackey")
+    if args.tool == "lackey" and (args.roi_only or args.skip_instructions or args.max_instructions is not None
+                                  or args.dependence):
+        raise UserError("--roi-only, --skip-instructions, --max-instructions and --dependence need the tlblab tool, "
+                        "not --tool lackey")
+    if args.dependence and args.skip_instructions:
+        raise UserError("--dependence cannot be combined with --skip-instructions (the tool's translations made "
+                        "while skipping carry no dependences); use --roi-only to start at a region of interest")
     rep = trace.record(
         argv, args.output, skip=args.skip, limit=args.limit, progress=not args.no_progress and sys.stderr.isatty(),
         valgrind=args.valgrind, stdin=args.stdin, stdout=args.stdout, tool=args.tool,
         roi_only=args.roi_only, skip_instructions=args.skip_instructions, max_instructions=args.max_instructions,
+        dependence=args.dependence,
     )
     s = rep["summary"]
     rate = rep["references_seen"] / rep["seconds"] / 1e6 if rep["seconds"] > 0 else 0.0

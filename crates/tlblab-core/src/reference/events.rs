@@ -22,6 +22,10 @@ impl ReferenceModel {
                     self.independent.remove(&thread.0);
                 }
             }
+            Event::Depends { thread, back } => {
+                let cpu = self.thread(thread)?.1;
+                self.completions[cpu].1 = back;
+            }
             Event::ThreadExit { thread } => {
                 for c in &mut self.cpus {
                     if c.current == Some(thread.0) {

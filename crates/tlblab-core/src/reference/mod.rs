@@ -138,6 +138,10 @@ pub struct ReferenceModel {
     /// Per hardware thread, with `timing.mlp`: its long misses in flight, and its count of
     /// marked references.
     in_flight: Vec<(Vec<MissInFlight>, u64)>,
+    /// Per hardware thread, with `timing.mlp`: when each of its marked references completed,
+    /// the n-th at [n - 1], and the next record reference's producer, references back
+    /// (`Event::Depends`; 0: none).
+    completions: Vec<(Vec<u64>, u32)>,
     /// Per hardware thread, with `timing.mlp.issue_instructions`: the records' references it
     /// has issued (the instructions before the n-th end at cycle floor(n * instructions /
     /// width) of its work).
@@ -366,6 +370,7 @@ impl ReferenceModel {
             stall_reported: opts.stall_cycles,
             write_buffers: vec![(Vec::new(), 0); ncores],
             in_flight: vec![(Vec::new(), 0); ncores * config.threads_per_core],
+            completions: vec![(Vec::new(), 0); ncores * config.threads_per_core],
             issued: vec![0; ncores * config.threads_per_core],
             stepping_record: false,
             dram: config.timing.dram.map(|d| RefDram {

@@ -133,6 +133,12 @@ impl ReferenceModel {
             work = *n * i / w - (*n - 1) * i / w;
         }
         let now = self.cpus[cpu].clock + work;
+        // A record's reference takes its producer (`Event::Depends`), marked or not.
+        let back = if self.stepping_record {
+            std::mem::take(&mut self.completions[cpu].1) as u64
+        } else {
+            0
+        };
         let (flight, refs) = &mut self.in_flight[cpu];
         if !marked {
             let t = flight.iter().fold(now, |t, f| t.max(f.0));
@@ -142,6 +148,14 @@ impl ReferenceModel {
         *refs += 1;
         let refs = *refs;
         let mut t = now;
+        // `Event::Depends`: a record's reference whose address came from the marked reference
+        // `back` before it issues when that one has completed; one further back than the
+        // window rounded up to a power of two (at most 4096) counts as complete.
+        let (done, _) = &self.completions[cpu];
+        let horizon = (m.window as u64).next_power_of_two().min(4096);
+        if back != 0 && back < horizon && back < refs {
+            t = t.max(done[(refs - back - 1) as usize]);
+        }
         loop {
             flight.retain(|f| f.0 > t);
             let oldest = flight.iter().min_by_key(|f| f.1).copied();
@@ -162,6 +176,7 @@ impl ReferenceModel {
         }
         // Its lines queue from when it issues; the wait lengthens its time in flight.
         let wait = self.dram_queue(t, lines);
+        self.completions[cpu].0.push(t + lat + wait);
         if !long {
             return work + t - now + lat + wait;
         }

@@ -219,6 +219,7 @@ impl System {
                 self.bind_thread(thread, space, cpu);
             }
             Event::Independent { thread, begin } => self.set_independent(thread, begin)?,
+            Event::Depends { thread, back } => self.set_depends(thread, back)?,
             Event::ThreadExit { thread } => {
                 for c in 0..self.cpus.len() {
                     if self.current[c] == Some(thread) {

@@ -43,6 +43,24 @@ pub(crate) struct MlpState {
     /// state until `retire`'s next pass finds it.
     #[serde(skip)]
     in_order: bool,
+    /// When each of the last marked references completed, at its count (`refs`) modulo the
+    /// ring's length (`depends_horizon`), for `Event::Depends`: a reference waits for the one
+    /// its address came from. Empty in a state saved before the ring existed: no reference
+    /// waits then.
+    #[serde(default)]
+    pub(crate) done_ring: Vec<u64>,
+    /// The next record reference's producer, references back (`Event::Depends`; 0: none).
+    #[serde(default)]
+    pub(crate) depends: u32,
+}
+
+/// The references back that `Event::Depends` follows under `MlpConfig` `cfg`: the window
+/// rounded up to a power of two, at most 4096. A producer further back than the window had to
+/// complete before the reference could issue (the reorder window's rule), so the horizon loses
+/// nothing while the window is at most 4096; past that, a producer 4096 or more back counts as
+/// complete.
+pub(crate) fn depends_horizon(cfg: &MlpConfig) -> u64 {
+    (cfg.window as u64).next_power_of_two().min(4096)
 }
 
 impl MlpState {
@@ -53,6 +71,26 @@ impl MlpState {
             issue_carry: 0,
             done_bound: u64::MAX,
             in_order: true,
+            done_ring: vec![0; depends_horizon(cfg) as usize],
+            depends: 0,
+        }
+    }
+
+    /// When marked reference `refs - back` completed, if the ring still holds it (0: long
+    /// complete, or none).
+    fn producer_done(&self, back: u32) -> u64 {
+        let (back, len) = (back as u64, self.done_ring.len() as u64);
+        if back == 0 || back >= len || back >= self.refs {
+            return 0;
+        }
+        self.done_ring[((self.refs - back) & (len - 1)) as usize]
+    }
+
+    /// Marked reference `refs` completes at `done`.
+    fn completed(&mut self, done: u64) {
+        let len = self.done_ring.len() as u64;
+        if len != 0 {
+            self.done_ring[(self.refs & (len - 1)) as usize] = done;
         }
     }
 
@@ -129,7 +167,9 @@ impl MlpState {
     /// walk), `walk`: the cycles up to the end of its walk when it missed every TLB level
     /// (the part of `latency` a walker is held); `queue(issue)`: the cycles its lines from
     /// memory wait for the DRAM channels when it issues at `issue` (0 without `timing.dram`),
-    /// added to its latency and to its walk's. See `MlpConfig`.
+    /// added to its latency and to its walk's; `depends`: the references back of the one its
+    /// address came from (`Event::Depends`; 0: none), whose completion it waits for. See
+    /// `MlpConfig`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn charge(
         &mut self,
@@ -139,6 +179,7 @@ impl MlpState {
         independent: bool,
         long: bool,
         walk: Option<u64>,
+        depends: u32,
         queue: impl FnOnce(u64) -> u64,
     ) -> u64 {
         if !independent {
@@ -147,7 +188,8 @@ impl MlpState {
         }
         // Only marked references count: an unmarked one empties the window.
         self.refs += 1;
-        let mut t = now;
+        // Its address comes from a load: it issues when that load's value is there.
+        let mut t = now.max(self.producer_done(depends));
         self.retire(t);
         // The reorder window: the oldest outstanding miss (the first slot) holds every
         // reference after it.
@@ -158,7 +200,9 @@ impl MlpState {
             t = self.wait_until(t, oldest.done);
         }
         if !long {
-            return t - now + latency + queue(t);
+            let done = t + latency + queue(t);
+            self.completed(done);
+            return done - now;
         }
         while self.slots.len() >= cfg.miss_slots as usize {
             // In order, the first to complete is the front (under stream pressure every
@@ -186,6 +230,7 @@ impl MlpState {
             }
         }
         let wait = queue(t);
+        self.completed(t + latency + wait);
         self.push(MissSlot {
             done: t + latency + wait,
             issue: self.refs,
@@ -235,6 +280,13 @@ impl System {
         } else {
             0
         };
+        // The record's producer (`Event::Depends`); a companion's reference has none and
+        // leaves it for the record.
+        let depends = if records {
+            std::mem::take(&mut mlp.depends)
+        } else {
+            0
+        };
         work + mlp.charge(
             &cfg,
             now + work,
@@ -242,6 +294,7 @@ impl System {
             independent,
             lines > 0,
             walk,
+            depends,
             |issue| {
                 dram.as_mut()
                     .map_or(0, |d| d.queue(issue, lines, mem_latency))
@@ -269,7 +322,7 @@ impl System {
             .and_then(|t| self.threads.get(t.0 as usize).copied().flatten())
             .is_some_and(|st| self.independent.get(st.stat).copied().unwrap_or(false));
         let (mlp, dram, mem_latency) = (&mut self.mlp[cpu], &mut self.dram, self.mem_latency);
-        let c = mlp.charge(&cfg, now, lat, independent, lines > 0, None, |issue| {
+        let c = mlp.charge(&cfg, now, lat, independent, lines > 0, None, 0, |issue| {
             dram.as_mut()
                 .map_or(0, |d| d.queue(issue, lines, mem_latency))
         });
@@ -297,6 +350,17 @@ impl System {
             self.independent.resize(st.stat + 1, false);
         }
         self.independent[st.stat] = begin;
+        Ok(())
+    }
+
+    /// `Event::Depends`: the next record reference of `thread` waits for its producer, `back`
+    /// references before it on its hardware thread (only while marked independent, under
+    /// `timing.mlp`; otherwise nothing changes).
+    pub(super) fn set_depends(&mut self, thread: ThreadId, back: u32) -> Result<(), SimError> {
+        let st = self.thread_state(thread)?;
+        if let Some(m) = self.mlp.get_mut(st.cpu) {
+            m.depends = back;
+        }
         Ok(())
     }
 

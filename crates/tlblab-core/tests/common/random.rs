@@ -526,6 +526,12 @@ pub enum Step {
         thread: u32,
         begin: bool,
     },
+    /// The thread's next reference takes its address from its reference `back` before
+    /// (`Depends`: only a machine with `timing.mlp` reads it).
+    Depends {
+        thread: u32,
+        back: u32,
+    },
     Lock {
         process: u32,
         page: u64,
@@ -573,6 +579,7 @@ pub fn steps() -> impl Strategy<Value = Vec<Step>> {
         1 => (0u32..3).prop_map(|process| Step::Exit { process }),
         1 => (0u32..3, 0u8..2).prop_map(|(process, path)| Step::Entry { process, path }),
         3 => (0u32..6, proptest::bool::weighted(0.7)).prop_map(|(thread, begin)| Step::Independent { thread, begin }),
+        3 => (0u32..6, 1u32..80).prop_map(|(thread, back)| Step::Depends { thread, back }),
         2 => (0u32..3, 0u64..3, any::<bool>(), proptest::bool::weighted(0.6)).prop_map(|(process, page, all, lock)| Step::Lock { process, page, all, lock }),
         1 => (0u32..3, 0u64..4).prop_map(|(process, page)| Step::Huge { process, page }),
         1 => (0u64..64, 1u64..4).prop_map(|(page, pages)| Step::Kernel { page, pages }),
@@ -721,6 +728,10 @@ pub fn records(steps: &[Step], cfg: &MachineConfig, walks: bool) -> Vec<Record> 
                 Step::Independent { thread, begin } => Record::Event(Event::Independent {
                     thread: ThreadId(thread),
                     begin,
+                }),
+                Step::Depends { thread, back } => Record::Event(Event::Depends {
+                    thread: ThreadId(thread),
+                    back,
                 }),
                 Step::Lock {
                     process,

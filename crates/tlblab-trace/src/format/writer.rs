@@ -118,6 +118,7 @@ pub fn event_name(e: &Event) -> &'static str {
         Event::ProcessExit { .. } => "process_exit",
         Event::KernelEntry { .. } => "kernel_entry",
         Event::Independent { .. } => "independent",
+        Event::Depends { .. } => "depends",
     }
 }
 

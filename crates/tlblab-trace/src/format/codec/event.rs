@@ -25,6 +25,7 @@ const OP_FLUSH_RANGE: u64 = 17;
 const OP_PROCESS_EXIT: u64 = 18;
 const OP_KERNEL_ENTRY: u64 = 19;
 const OP_INDEPENDENT: u64 = 20;
+const OP_DEPENDS: u64 = 21;
 
 /// The opcode of an event (the same numbers in both payload versions, formats/trace.md §4.3).
 pub(in crate::format) fn event_op(e: &Event) -> u64 {
@@ -49,6 +50,7 @@ pub(in crate::format) fn event_op(e: &Event) -> u64 {
         Event::ProcessExit { .. } => OP_PROCESS_EXIT,
         Event::KernelEntry { .. } => OP_KERNEL_ENTRY,
         Event::Independent { .. } => OP_INDEPENDENT,
+        Event::Depends { .. } => OP_DEPENDS,
     }
 }
 
@@ -60,6 +62,7 @@ pub(in crate::format) fn put_event_fields(b: &mut Vec<u8>, e: &Event) {
         Event::ProcessExit { process } => &[process as u64],
         Event::KernelEntry { process, path } => &[process as u64, path as u64],
         Event::Independent { thread, begin } => &[thread.0 as u64, begin as u64],
+        Event::Depends { thread, back } => &[thread.0 as u64, back as u64],
         Event::ContextSwitch { core, from, to } => &[core.0 as u64, from.0 as u64, to.0 as u64],
         Event::Migrate { thread, core } => &[thread.0 as u64, core.0 as u64],
         Event::Mmap {
@@ -131,7 +134,7 @@ pub(in crate::format) fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
 pub(super) fn decode_event(buf: &[u8], p: &mut usize, len: usize) -> Result<Event, String> {
     let op = read_varint(buf, p, len).ok_or("event field opcode overruns the payload")?;
     decode_event_fields(op, buf, p, len)?
-        .ok_or_else(|| format!("unknown event opcode {op} (expected 1..=18)"))
+        .ok_or_else(|| format!("unknown event opcode {op} (expected 1..={OP_DEPENDS})"))
 }
 
 /// The fields of an event with opcode `op` (both payload versions), checked against their
@@ -174,6 +177,14 @@ pub(in crate::format) fn decode_event_fields(
             thread: ThreadId(f(U32, "thread")? as u32),
             begin: f(1, "begin")? != 0,
         },
+        OP_DEPENDS => {
+            let thread = ThreadId(f(U32, "thread")? as u32);
+            let back = f(U32, "back")? as u32;
+            if back == 0 {
+                return Err("depends: back expected 1 or more, found 0".into());
+            }
+            Event::Depends { thread, back }
+        }
         OP_CONTEXT_SWITCH => Event::ContextSwitch {
             core: CoreId(f(U16, "core")? as u16),
             from: ThreadId(f(U32, "from")? as u32),
