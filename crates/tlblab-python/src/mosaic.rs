@@ -11,11 +11,15 @@ use crate::machine::machine_from;
 use crate::sim::open_workload;
 use crate::watch;
 
-/// simulate_windows(machine, workload, windows, warmup=0, tlb_only=False, machine_format="auto")
-/// -> the run's statistics as JSON. `windows`: (start, len, page_shift) address ranges of process
-/// 0 (the captured program) mapped with that page size; everything else keeps the machine's.
+/// simulate_windows(machine, workload, windows, warmup=0, tlb_only=False, machine_format="auto",
+/// independent=False) -> the run's statistics as JSON. `windows`: (start, len, page_shift) address
+/// ranges of process 0 (the captured program) mapped with that page size; everything else keeps
+/// the machine's. `independent`: thread 0's references are marked independent from the start
+/// (`Event::Independent`), so that a machine with `timing.mlp` overlaps their misses but where
+/// the capture's `Depends` events (`--dependence`) make a load wait for its producer.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, windows, warmup=0, tlb_only=false, machine_format="auto"))]
+#[pyo3(signature = (machine, workload, windows, warmup=0, tlb_only=false, machine_format="auto", independent=false))]
+#[allow(clippy::too_many_arguments)] // one per Python keyword argument
 fn simulate_windows(
     py: Python<'_>,
     machine: &str,
@@ -24,6 +28,7 @@ fn simulate_windows(
     warmup: u64,
     tlb_only: bool,
     machine_format: &str,
+    independent: bool,
 ) -> PyResult<String> {
     let cfg = machine_from(machine, machine_format)?;
     let opts = if tlb_only {
@@ -42,6 +47,10 @@ fn simulate_windows(
                 page_shift,
             })
         })
+        .chain(independent.then_some(Record::Event(Event::Independent {
+            thread: tlblab_types::ThreadId(0),
+            begin: true,
+        })))
         .collect();
     let source = Prefixed::new(prefix, open_workload(workload, 0)?);
     watch::start();
