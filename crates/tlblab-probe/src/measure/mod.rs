@@ -10,6 +10,7 @@ pub mod extras;
 pub mod itlb;
 pub mod levels;
 pub mod memory;
+pub mod mlp;
 pub mod set_index;
 pub mod simulated;
 pub mod walk;

@@ -29,8 +29,8 @@ use crate::sys;
 use serde::{Deserialize, Serialize};
 
 /// Every section, in run order.
-pub const SECTIONS: [&str; 10] = [
-    "dtlb", "l1_assoc", "l2_index", "latency", "caches", "itlb", "prefetch", "thp", "llc",
+pub const SECTIONS: [&str; 11] = [
+    "dtlb", "l1_assoc", "l2_index", "latency", "caches", "mlp", "itlb", "prefetch", "thp", "llc",
     "survival",
 ];
 
@@ -174,6 +174,9 @@ pub struct ProbeReport {
     pub llc_shared: Option<Verdict>,
     pub migration_survival: Option<Verdict>,
     pub context_switch_survival: Option<Verdict>,
+    /// Data misses and page walks in flight (`measure::mlp`).
+    #[serde(default)]
+    pub mlp: Option<crate::measure::mlp::Mlp>,
     pub errors: Vec<String>,
 }
 

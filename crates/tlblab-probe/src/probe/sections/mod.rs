@@ -23,6 +23,7 @@ mod itlb;
 mod l1_assoc;
 mod l2_index;
 mod latency;
+mod mlp;
 mod prefetch;
 mod second_cpu;
 mod thp;
@@ -98,13 +99,14 @@ impl Section {
 
 /// Every section, in the order a run on this host takes them: the expensive data-TLB sections
 /// first, the L2's second measurement last.
-pub(super) const ON_HOST: [&Section; 11] = [
+pub(super) const ON_HOST: [&Section; 12] = [
     &dtlb::LEVELS,
     &l1_assoc::L1_ASSOC,
     &l2_index::L2_INDEX,
     &validation::VALIDATION_CURVE,
     &latency::LATENCY,
     &caches::CACHES,
+    &mlp::MLP,
     &itlb::ITLB,
     &prefetch::PREFETCH,
     &thp::THP,
