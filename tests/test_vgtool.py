@@ -244,7 +244,13 @@ void _start(void) {
     TLBLAB_ROI_BEGIN();
     for (long i = 0; i < N; i++) s += ((volatile unsigned long *)data)[i];
     TLBLAB_ROI_END();
-    __asm__ volatile("syscall" :: "a"(60), "D"((p == 0) + (s == 1)));  /* exit(0) */
+    /* The chase again with its pointer kept in memory between steps (a spill): stored, then
+     * loaded back and followed. */
+    void **volatile kept = chain[0];
+    TLBLAB_ROI_BEGIN();
+    for (long i = 0; i < N; i++) kept = (void **)*kept;
+    TLBLAB_ROI_END();
+    __asm__ volatile("syscall" :: "a"(60), "D"((p == 0) + (s == 1) + (kept == 0)));  /* exit(0) */
     __builtin_unreachable();
 }
 """
@@ -265,13 +271,13 @@ def _regions(path) -> list[list[dict]]:
     return regions
 
 
-def test_given_dependence_then_a_chase_depends_on_its_last_load_and_an_indexed_sum_on_none(tmp_path):
+def test_given_dependence_then_a_chase_depends_on_its_last_load_even_through_memory_and_a_sum_on_none(tmp_path):
     exe = _cc(tmp_path, "dep", DEPENDENCE, f"-I{REPO}/runtime/include", "-static", "-nostdlib",
               "-fno-stack-protector", "-fno-pie", "-no-pie")
     out, plain = tmp_path / "dep.tlbt", tmp_path / "plain.tlbt"
     _capture([exe], out, roi_only=True, dependence=True)
     assert trace.info(out)["meta"]["capture"]["dependence"] is True
-    chase, walk = _regions(out)
+    chase, walk, spilled = _regions(out)
     # The program's own loads (the region's marks are client requests, which load from the
     # stack, far above the static arrays).
     ours = lambda r: r.get("kind") == "load" and r["vaddr"] < 1 << 32
@@ -292,10 +298,20 @@ def test_given_dependence_then_a_chase_depends_on_its_last_load_and_an_indexed_s
     # The indexed sum: 4096 loads, none depending on a load.
     assert sum(1 for r in walk if ours(r)) == 4096
     assert not any(r.get("event") == "depends" for r in walk)
+    # Through memory: each step loads the kept pointer back (a store-to-load forward of the
+    # last step's value) and follows it; the chain's load depends on the chain's load before
+    # it, not on the reload.
+    chain_loads = [i for i, r in enumerate(spilled) if ours(r)]
+    assert len(chain_loads) == 4096
+    for k in range(1, len(chain_loads)):
+        i, before = chain_loads[k], spilled[chain_loads[k] - 1]
+        assert before.get("event") == "depends", (k, before)
+        refs_between = sum(1 for r in spilled[chain_loads[k - 1]:i] if "kind" in r)
+        assert before["back"] == refs_between, (k, before, refs_between)
     # Without the option the references are the same and no event is added.
     _capture([exe], plain, roi_only=True)
     strip = lambda rs: [(r["kind"], r["vaddr"], r["size"]) for rs_ in rs for r in rs_ if "kind" in r]
-    assert strip(_regions(plain)) == strip([chase, walk])
+    assert strip(_regions(plain)) == strip([chase, walk, spilled])
     assert not any(r.get("event") == "depends" for rs in _regions(plain) for r in rs)
 
 

@@ -25,8 +25,11 @@
  *   guest's registers and the superblock's temporaries carries a shadow: the thread's reference
  *   number of the most recent load it was computed from (0: none), kept by inline IR (a loaded
  *   value's shadow is its own load's number; an operation's is the greatest of its operands';
- *   a register's is what the last Put wrote; a value through memory starts again at the load
- *   that reads it back, as a store-to-load forward would). A load whose address has a shadow
+ *   a register's is what the last Put wrote; a store keeps its data's shadow beside its address
+ *   in a table of 2^19 slots, so that a load of a value the same thread stored within
+ *   TLVG_DEPENDS_MAX_BACK references (a spill, a pointer kept in an array) passes the stored
+ *   value's shadow on, as a store-to-load forward does, and any other load's value is its own).
+ *   A load whose address has a shadow
  *   within TLVG_DEPENDS_MAX_BACK references is preceded by OP_DEPENDS. Guarded loads (LoadG),
  *   loads by dirty helpers and atomics give their values no shadow. Not with
  *   --skip-instructions (its early translations could not carry the shadows).
@@ -136,6 +139,24 @@ static ULong n_fetches, n_loads, n_stores;
 #define SHADOW_SLOTS 4096
 static ULong dep_refs = 0;
 static ULong reg_shadow[SHADOW_SLOTS];
+
+/* --dependence=yes: what the last store to an 8-byte word stored (its data's shadow), by whom and
+ * at which of their accesses; a direct-mapped table (a collision forgets the older store, whose
+ * load then counts as its value's producer, as if the value came from memory). */
+typedef struct {
+   Addr word;
+   ULong producer;
+   ULong at;
+   UInt thread;
+} StoredShadow;
+#define STORED_BITS 19
+static StoredShadow *stored_shadow;
+static UInt dep_thread = 0; /* the running thread's trace number, for the stored shadows */
+
+static inline StoredShadow *stored_slot(Addr a)
+{
+   return &stored_shadow[((ULong)(a >> 3) * 0x9E3779B97F4A7C15ULL) >> (64 - STORED_BITS)];
+}
 
 static void write_all(const void *p, SizeT len)
 {
@@ -272,7 +293,23 @@ static ULong log_load_dep(Addr a, ULong hi, ULong producer)
    if (producer != 0 && me - producer <= TLVG_DEPENDS_MAX_BACK)
       put1(control(TLVG_OP_DEPENDS, me - producer));
    put_access(a, hi);
+   /* A value this thread stored a moment ago comes from the store, not from memory. */
+   StoredShadow *st = stored_slot(a);
+   if (st->word == (a & ~(Addr)7) && st->thread == dep_thread && me - st->at <= TLVG_DEPENDS_MAX_BACK)
+      return st->producer;
    return me;
+}
+
+/* --dependence=yes: a store of data whose shadow is `shadow` (0: none). */
+static void log_store_dep(Addr a, ULong hi, ULong shadow)
+{
+   n_stores++;
+   StoredShadow *st = stored_slot(a);
+   st->word = a & ~(Addr)7;
+   st->producer = shadow;
+   st->at = ++dep_refs;
+   st->thread = dep_thread;
+   put_access(a, hi);
 }
 
 static void log_store(Addr a, ULong hi)
@@ -568,6 +605,19 @@ static void load_with_dependence(IRSB *sb, IRTemp t, IRExpr *addr, IRType ty)
    shadow_of[t] = me;
 }
 
+/* A store of `data` to `addr`, traced with its data's shadow: the pending events, then the
+ * store's own helper call. */
+static void store_with_dependence(IRSB *sb, IRExpr *addr, IRExpr *data, IRType ty)
+{
+   flush_events(sb);
+   IRExpr *sh = shadow_atom(data);
+   IRDirty *di = unsafeIRDirty_0_N(
+      0, "log_store_dep", VG_(fnptr_to_fnentry)(log_store_dep),
+      mkIRExprVec_3(addr, IRExpr_Const(IRConst_U64(packed_hi(EV_STORE, sizeofIRType(ty)))),
+                    sh != NULL ? sh : IRExpr_Const(IRConst_U64(0))));
+   addStmtToIRSB(sb, IRStmt_Dirty(di));
+}
+
 /* `*counter += n` as IR (no helper call). */
 static void add_to_counter(IRSB *sb, ULong *counter, ULong n)
 {
@@ -668,7 +718,10 @@ static IRSB *tl_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGue
       }
       case Ist_Store: {
          IRType ty = typeOfIRExpr(tyenv, st->Ist.Store.data);
-         add_event(sb, EV_STORE, st->Ist.Store.addr, sizeofIRType(ty), NULL);
+         if (dependence)
+            store_with_dependence(sb, st->Ist.Store.addr, st->Ist.Store.data, ty);
+         else
+            add_event(sb, EV_STORE, st->Ist.Store.addr, sizeofIRType(ty), NULL);
          addStmtToIRSB(sb, st);
          break;
       }
@@ -767,6 +820,7 @@ static void switch_shadows(ThreadId from, ThreadId to)
    else
       VG_(memset)(reg_shadow, 0, sizeof reg_shadow);
    dep_refs = saved_refs[to];
+   dep_thread = thread_number[to];
 }
 
 static void tl_start_client_code(ThreadId tid, ULong blocks_done)
@@ -869,6 +923,7 @@ static void tl_post_clo_init(void)
                               "made while skipping carry no shadows)\n");
       saved_shadow = VG_(calloc)("tlblab.shadows", VG_N_THREADS, sizeof(ULong *));
       saved_refs = VG_(calloc)("tlblab.refs", VG_N_THREADS, sizeof(ULong));
+      stored_shadow = VG_(calloc)("tlblab.stored", 1UL << STORED_BITS, sizeof(StoredShadow));
    }
    put1(TLVG_MAGIC);
 }
