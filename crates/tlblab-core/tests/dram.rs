@@ -33,6 +33,7 @@ fn slots(n: u32) -> Option<MlpConfig> {
         window: 1000,
         issue_instructions: 0,
         issue_width: 1,
+        steady_state: false,
     })
 }
 

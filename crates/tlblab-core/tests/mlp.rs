@@ -40,6 +40,7 @@ fn issuing(
         window,
         issue_instructions: instructions,
         issue_width: width,
+        steady_state: false,
     })
 }
 
@@ -160,6 +161,66 @@ fn given_a_producer_that_hit_or_is_beyond_the_window_then_the_load_does_not_wait
     );
     // A machine without `timing.mlp` ignores it.
     assert_eq!(cycles(uncached(None), &chained(20, 1), true), 20 * MEMORY);
+}
+
+/// `uncached` with a 32 KiB first-level cache of 4 cycles and `timing.mlp` (16 slots, 4
+/// walkers, `width` a cycle), in the steady state or not.
+fn l1_cached(steady: bool, width: u32) -> MachineConfig {
+    let mut m = common::uncached(MEMORY);
+    m.caches = vec![common::cache("L1", 1, 32 << 10, 8, 4)];
+    m.timing.mlp = Some(MlpConfig {
+        miss_slots: 16,
+        walkers: 4,
+        window: 1000,
+        issue_instructions: 0,
+        issue_width: width,
+        steady_state: steady,
+    });
+    m
+}
+
+fn fetch(va: u64) -> Record {
+    Record::Access(Access::new(ThreadId(0), AccessKind::Instr, VirtAddr(va), 4))
+}
+
+#[test]
+fn given_the_steady_state_then_first_level_hits_cost_their_issue_not_their_latency() {
+    // 40 loads and 40 fetches of the touched line: first-level hits of the TLB and the cache.
+    let loads: Vec<Record> = (0..40).map(|_| load(0x1000)).collect();
+    let fetches: Vec<Record> = (0..40).map(|_| fetch(0x1000)).collect();
+    // Out of it, each costs its latency (4 cycles), marked or not.
+    assert_eq!(cycles(l1_cached(false, 4), &loads, true), 40 * 4);
+    assert_eq!(cycles(l1_cached(false, 4), &fetches, true), 40 * 4);
+    // In it, a data hit costs nothing more, a fetch 1/width of a cycle (40 fetches at 3 a
+    // cycle: 13 cycles).
+    assert_eq!(cycles(l1_cached(true, 4), &loads, true), 0);
+    assert_eq!(cycles(l1_cached(true, 3), &fetches, true), 13);
+    // Unmarked, the steady state does not apply.
+    assert_eq!(cycles(l1_cached(true, 3), &fetches, false), 40 * 4);
+    // A chain of hits, each load's address from the one before, waits a latency a step: the
+    // first issues at once, each next when the one before has its value.
+    let mut chase = vec![load(0x1000)];
+    for _ in 1..40 {
+        chase.extend([depends(1), load(0x1000)]);
+    }
+    assert_eq!(cycles(l1_cached(true, 4), &chase, true), 39 * 4);
+    // A miss is no steady-state event: a line of a new page walks and reads memory.
+    let other = [load(0x2000)];
+    assert!(cycles(l1_cached(true, 4), &other, true) > 0);
+}
+
+#[test]
+fn given_the_steady_state_with_instructions_between_references_then_the_machine_is_refused() {
+    let mut m = l1_cached(true, 4);
+    m.timing.mlp.as_mut().unwrap().issue_instructions = 2;
+    let e = System::new(m, RunOptions::default())
+        .err()
+        .expect("refused")
+        .0;
+    assert!(
+        e.contains("timing.mlp.steady_state") && e.contains("issue_instructions"),
+        "{e}"
+    );
 }
 
 #[test]

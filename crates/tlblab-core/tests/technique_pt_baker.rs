@@ -503,6 +503,7 @@ fn given_timing_mlp_when_a_kernel_helper_sweeps_cold_pte_lines_then_k_slots_take
             window: 44,
             issue_instructions: 0,
             issue_width: 1,
+            steady_state: false,
         });
         let (busy, mem) = one_cold_kernel_sweep(cfg, 4096);
         assert_eq!(

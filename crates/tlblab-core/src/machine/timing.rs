@@ -83,9 +83,25 @@ pub struct MlpConfig {
     /// reference is charged on the general path).
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub issue_instructions: u32,
-    /// Instructions the core issues a cycle (used only with `issue_instructions`; default 1).
+    /// Instructions the core issues a cycle (used only with `issue_instructions` or
+    /// `steady_state`; default 1).
     #[serde(default = "one_u32", skip_serializing_if = "is_one_u32")]
     pub issue_width: u32,
+    /// The first-order model's steady state (Karkhanis & Smith 2004: the core issues
+    /// `issue_width` instructions a cycle while no miss event stalls it; an L1 hit is no miss
+    /// event): a marked reference that hits its first-level TLB and its first-level cache costs
+    /// the core no latency of its own; an instruction fetch among them costs 1/`issue_width` of
+    /// a cycle (the fraction carried, as `issue_instructions`'), a data reference nothing more
+    /// (its instruction's fetch paid its issue). Its value is still ready only after its
+    /// latency, for a reference that depends on it (`Event::Depends`). For traces whose
+    /// instruction fetches are the program's instructions (captures); not with
+    /// `issue_instructions`. Default false: every reference that is not long costs its latency.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub steady_state: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_zero_u32(n: &u32) -> bool {
@@ -123,6 +139,12 @@ impl MlpConfig {
             ));
         }
         one_to("timing.mlp.window", self.window, u32::MAX)?;
+        if self.steady_state && self.issue_instructions != 0 {
+            return Err(format!(
+                "timing.mlp.steady_state: the fetches are the instructions it issues; expected issue_instructions 0, found {}",
+                self.issue_instructions
+            ));
+        }
         one_to("timing.mlp.issue_width", self.issue_width, 64)
     }
 }

@@ -109,6 +109,9 @@ impl ReferenceModel {
                 }
             }
         }
+        // A first-level hit (`MlpConfig::steady_state`): the first TLB and, where the data is
+        // simulated, the first cache of the path.
+        let mut first_level = found.is_some_and(|f| f.0 == 0);
         if self.opts.data_accesses {
             let c = &self.cores[core];
             let cpath = if instr {
@@ -128,6 +131,7 @@ impl ReferenceModel {
                 self.load(cpu, &cpath, addr, kind == AccessKind::Store)
             };
             self.counters[cpu].data_by_source[src] += 1;
+            first_level &= cpath.first().is_some_and(|&(_, stat)| stat == src);
             let first = path.first().map_or(0, |&(t, _)| self.tlbs[t].latency);
             cycles = if self.config.timing.model == TimingModel::Overlap
                 && found.map(|f| f.0) == Some(0)
@@ -141,7 +145,7 @@ impl ReferenceModel {
         let lines = served(&self.counters[cpu]) - served_before;
         if self.config.timing.mlp.is_some() {
             let walk = found.is_none().then_some(walk_end);
-            cycles = self.overlapped(cpu, cycles, lines, walk);
+            cycles = self.overlapped(cpu, cycles, lines, walk, first_level && lines == 0, instr);
         } else {
             let now = self.cpus[cpu].clock;
             cycles += self.dram_queue(now, lines);

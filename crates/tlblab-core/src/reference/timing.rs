@@ -110,13 +110,16 @@ impl ReferenceModel {
     /// oldest miss in flight is `window` references back, and, if it is long, while no slot
     /// (and, if it walked, no walker: one is held for the `walk` cycles to its walk's end) is
     /// free, each time until the earliest that frees it; a long one then goes in flight and
-    /// costs only the waits.
+    /// costs only the waits. With `steady_state`, a marked `first_level` hit costs only its
+    /// issue: the n-th such fetch of the hardware thread ends floor(n / width) cycles of it.
     pub(super) fn overlapped(
         &mut self,
         cpu: usize,
         lat: u64,
         lines: u64,
         walk: Option<u64>,
+        first_level: bool,
+        fetch: bool,
     ) -> u64 {
         let m = self.config.timing.mlp.expect("timing.mlp");
         let long = lines > 0;
@@ -178,6 +181,16 @@ impl ReferenceModel {
         let wait = self.dram_queue(t, lines);
         self.completions[cpu].0.push(t + lat + wait);
         if !long {
+            if m.steady_state && first_level {
+                let mut issue = 0;
+                if fetch {
+                    let n = &mut self.issued[cpu];
+                    *n += 1;
+                    let w = m.issue_width as u64;
+                    issue = *n / w - (*n - 1) / w;
+                }
+                return work + t - now + issue;
+            }
             return work + t - now + lat + wait;
         }
         self.in_flight[cpu]

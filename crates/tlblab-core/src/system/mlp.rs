@@ -104,6 +104,15 @@ impl MlpState {
         total / width
     }
 
+    /// The cycles the core takes to issue one instruction fetch in the steady state
+    /// (`MlpConfig::steady_state`): 1/`issue_width` of a cycle, the fraction carried.
+    pub(crate) fn issue_fetch(&mut self, cfg: &MlpConfig) -> u64 {
+        let total = self.issue_carry as u64 + 1;
+        let width = cfg.issue_width as u64;
+        self.issue_carry = (total % width) as u32;
+        total / width
+    }
+
     /// Drops the misses complete at `now` (none while `now` is below `done_bound`).
     fn retire(&mut self, now: u64) {
         if now < self.done_bound {
@@ -168,8 +177,10 @@ impl MlpState {
     /// (the part of `latency` a walker is held); `queue(issue)`: the cycles its lines from
     /// memory wait for the DRAM channels when it issues at `issue` (0 without `timing.dram`),
     /// added to its latency and to its walk's; `depends`: the references back of the one its
-    /// address came from (`Event::Depends`; 0: none), whose completion it waits for. See
-    /// `MlpConfig`.
+    /// address came from (`Event::Depends`; 0: none), whose completion it waits for;
+    /// `steady`: Some(its issue cycles) when it is inside the steady state
+    /// (`MlpConfig::steady_state`: a first-level hit), which it costs instead of its latency
+    /// when marked. See `MlpConfig`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn charge(
         &mut self,
@@ -180,6 +191,7 @@ impl MlpState {
         long: bool,
         walk: Option<u64>,
         depends: u32,
+        steady: Option<u64>,
         queue: impl FnOnce(u64) -> u64,
     ) -> u64 {
         if !independent {
@@ -202,7 +214,10 @@ impl MlpState {
         if !long {
             let done = t + latency + queue(t);
             self.completed(done);
-            return done - now;
+            return match steady {
+                Some(issue) => t - now + issue,
+                None => done - now,
+            };
         }
         while self.slots.len() >= cfg.miss_slots as usize {
             // In order, the first to complete is the front (under stream pressure every
@@ -241,6 +256,16 @@ impl MlpState {
 }
 
 impl System {
+    /// References served so far on hardware thread `cpu` by core `core_i`'s first cache for
+    /// `kind` (0 without one), to tell a first-level hit by the difference.
+    #[inline]
+    pub(super) fn first_cache_hits(&self, cpu: usize, core_i: usize, kind: AccessKind) -> u64 {
+        self.cores[core_i]
+            .cache_path(kind)
+            .first()
+            .map_or(0, |c| self.cpu_stats[cpu].data_by_source[c.stat])
+    }
+
     /// References served by memory so far on hardware thread `cpu` (data and walk), to tell
     /// a long reference by the difference.
     #[inline]
@@ -253,15 +278,20 @@ impl System {
     /// `timing.dram`: its lines from memory queue for the DRAM channels from when it issues
     /// (`DramState::queue`; the wait adds to its latency), and then, under `timing.mlp`,
     /// `MlpState::charge` overlaps it. `served_before`: `memory_served` before it; `walk`:
-    /// its cycles to the end of its walk, if it walked.
+    /// its cycles to the end of its walk, if it walked; `first_level`: whether it hit its
+    /// first-level TLB and cache, and `fetch`: whether it is an instruction fetch
+    /// (`MlpConfig::steady_state`).
     #[cold]
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn timed_memory_cycles(
         &mut self,
         st: ThreadState,
         cycles: u64,
         served_before: u64,
         walk: Option<u64>,
+        first_level: bool,
+        fetch: bool,
     ) -> u64 {
         let lines = self.memory_served(st.cpu) - served_before;
         let now = self.cpus[st.cpu].clock;
@@ -287,6 +317,15 @@ impl System {
         } else {
             0
         };
+        // The steady state (`MlpConfig::steady_state`): a marked first-level hit costs its
+        // issue, a fetch 1/width of a cycle.
+        let steady = (cfg.steady_state && independent && first_level && lines == 0).then(|| {
+            if fetch {
+                mlp.issue_fetch(&cfg)
+            } else {
+                0
+            }
+        });
         work + mlp.charge(
             &cfg,
             now + work,
@@ -295,6 +334,7 @@ impl System {
             lines > 0,
             walk,
             depends,
+            steady,
             |issue| {
                 dram.as_mut()
                     .map_or(0, |d| d.queue(issue, lines, mem_latency))
@@ -322,10 +362,20 @@ impl System {
             .and_then(|t| self.threads.get(t.0 as usize).copied().flatten())
             .is_some_and(|st| self.independent.get(st.stat).copied().unwrap_or(false));
         let (mlp, dram, mem_latency) = (&mut self.mlp[cpu], &mut self.dram, self.mem_latency);
-        let c = mlp.charge(&cfg, now, lat, independent, lines > 0, None, 0, |issue| {
-            dram.as_mut()
-                .map_or(0, |d| d.queue(issue, lines, mem_latency))
-        });
+        let c = mlp.charge(
+            &cfg,
+            now,
+            lat,
+            independent,
+            lines > 0,
+            None,
+            0,
+            None,
+            |issue| {
+                dram.as_mut()
+                    .map_or(0, |d| d.queue(issue, lines, mem_latency))
+            },
+        );
         if awaited && independent && lines > 0 {
             // `charge` put it last in the slots.
             mlp.slots.back().expect("the read in flight").done - now

@@ -346,7 +346,10 @@ pub fn machine() -> impl Strategy<Value = MachineConfig> {
                                     walkers: walkers.min(miss_slots),
                                     window,
                                     issue_instructions: 0,
-                                    issue_width: 1,
+                                    // The steady state (first-level hits at their issue) on
+                                    // every other draw, two a cycle.
+                                    issue_width: 1 + window % 2,
+                                    steady_state: window % 2 == 1,
                                 },
                             ),
                             dram: dram.filter(|_| write_buffer.is_none()).map(

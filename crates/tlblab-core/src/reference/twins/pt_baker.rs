@@ -368,7 +368,7 @@ impl PtBakerTwin {
                     let marked = r.cpus[cpu]
                         .current
                         .is_some_and(|t| r.independent.contains(&t));
-                    lat = r.overlapped(cpu, lat, long as u64, None);
+                    lat = r.overlapped(cpu, lat, long as u64, None, false, false);
                     if l < last && marked && long {
                         lat = r.in_flight[cpu].0.last().expect("in flight").0 - now;
                     }
