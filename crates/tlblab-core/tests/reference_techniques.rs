@@ -438,7 +438,7 @@ fn drawn_mlp(miss_slots: u32, walkers: u32, window: u32) -> tlblab_core::machine
         issue_instructions: window % 4 * 3,
         issue_width: 1 + miss_slots % 4,
         // The steady state where no instructions are given, on every other such draw.
-        steady_state: window % 4 == 0 && miss_slots % 2 == 0,
+        steady_state: window.is_multiple_of(4) && miss_slots.is_multiple_of(2),
     }
 }
 
