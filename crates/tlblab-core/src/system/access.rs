@@ -610,22 +610,10 @@ impl System {
 
         // Under `timing.mlp` or `timing.dram`, what memory served before this reference
         // (`mlp.rs`, `dram.rs`).
-        let (served, first_hits) = if self.timed_memory {
-            // Writebacks left by a technique's loads that placed nothing (`kernel_access`)
-            // go first, from this reference's start.
-            if self
-                .dram
-                .as_ref()
-                .is_some_and(|d| d.reads != 0 || !d.pending.is_empty())
-            {
-                self.settle_writebacks(st.cpu, 0);
-            }
-            (
-                self.memory_served(st.cpu),
-                self.first_cache_hits(st.cpu, core_i, kind),
-            )
+        let served = if self.timed_memory {
+            self.timed_memory_before(st.cpu, core_i, kind)
         } else {
-            (0, 0)
+            0
         };
         let mut cycles = 0u64;
         // The cycles to the end of the walk (its refill included), if one ran.
@@ -738,18 +726,12 @@ impl System {
             }
         }
         if self.timed_memory {
-            // A first-level hit (`MlpConfig::steady_state`): its first TLB and, where the data
-            // is simulated, its first cache.
-            let first_level = found.is_some_and(|(i, _)| i == 0)
-                && (!self.options.data_accesses
-                    || self.first_cache_hits(st.cpu, core_i, kind) > first_hits);
             cycles = self.timed_memory_cycles(
                 st,
-                cycles,
-                served,
+                (cycles, served),
                 found.is_none().then_some(walk_end),
-                first_level,
-                is_instr,
+                found.is_some_and(|(i, _)| i == 0),
+                kind,
             );
         }
         self.finish_reference(st.cpu, cycles);

@@ -256,6 +256,29 @@ impl MlpState {
 }
 
 impl System {
+    /// What `timed_memory_cycles` compares with after a reference on hardware thread `cpu`
+    /// of core `core_i`: `memory_served` before it (returned) and `first_cache_hits`
+    /// (`first_hits_before`). Writebacks left by a technique's loads that placed nothing
+    /// (`kernel_access`) go first, from this reference's start.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn timed_memory_before(
+        &mut self,
+        cpu: usize,
+        core_i: usize,
+        kind: AccessKind,
+    ) -> u64 {
+        if self
+            .dram
+            .as_ref()
+            .is_some_and(|d| d.reads != 0 || !d.pending.is_empty())
+        {
+            self.settle_writebacks(cpu, 0);
+        }
+        self.first_hits_before = self.first_cache_hits(cpu, core_i, kind);
+        self.memory_served(cpu)
+    }
+
     /// References served so far on hardware thread `cpu` by core `core_i`'s first cache for
     /// `kind` (0 without one), to tell a first-level hit by the difference.
     #[inline]
@@ -277,23 +300,26 @@ impl System {
     /// What a reference of in-order latency `cycles` costs the core under `timing.mlp` and
     /// `timing.dram`: its lines from memory queue for the DRAM channels from when it issues
     /// (`DramState::queue`; the wait adds to its latency), and then, under `timing.mlp`,
-    /// `MlpState::charge` overlaps it. `served_before`: `memory_served` before it; `walk`:
-    /// its cycles to the end of its walk, if it walked; `first_level`: whether it hit its
-    /// first-level TLB and cache, and `fetch`: whether it is an instruction fetch
-    /// (`MlpConfig::steady_state`).
+    /// `MlpState::charge` overlaps it. `(cycles, served_before)`: its in-order latency and
+    /// `timed_memory_before`'s count (and `first_hits_before`); `walk`: its cycles to the end of its walk,
+    /// if it walked; `first_tlb`: whether its first TLB level hit (with its first cache, a
+    /// first-level hit: `MlpConfig::steady_state`).
     #[cold]
     #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn timed_memory_cycles(
         &mut self,
         st: ThreadState,
-        cycles: u64,
-        served_before: u64,
+        (cycles, served_before): (u64, u64),
         walk: Option<u64>,
-        first_level: bool,
-        fetch: bool,
+        first_tlb: bool,
+        kind: AccessKind,
     ) -> u64 {
         let lines = self.memory_served(st.cpu) - served_before;
+        let core_i = self.cpus[st.cpu].core;
+        let first_level = first_tlb
+            && (!self.options.data_accesses
+                || self.first_cache_hits(st.cpu, core_i, kind) > self.first_hits_before);
+        let fetch = kind.is_instr();
         let now = self.cpus[st.cpu].clock;
         let Some(cfg) = self.config.timing.mlp else {
             return cycles + self.dram_wait(now, lines);

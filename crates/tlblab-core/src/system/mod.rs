@@ -329,6 +329,10 @@ pub struct System {
     /// Per hardware thread, its long misses in flight, when the machine has `timing.mlp`
     /// (`mlp.rs`); empty otherwise, and nothing looks at it.
     pub(crate) mlp: Vec<mlp::MlpState>,
+    /// The reference under way's first cache's count before it (`timed_memory_before`), for
+    /// `timed_memory_cycles` to tell a first-level hit (`MlpConfig::steady_state`); kept here,
+    /// not in `reference_full`, whose fast code need not carry it.
+    pub(crate) first_hits_before: u64,
     /// Per software thread (by its statistics index), whether its references are marked
     /// independent (`Event::Independent`); a thread past the end is not.
     pub(crate) independent: Vec<bool>,
@@ -642,6 +646,7 @@ impl System {
                 && !buffered
                 && !full_path
                 && !prefetching,
+            first_hits_before: 0,
             mlp: match &mlp_config {
                 Some(m) => vec![mlp::MlpState::new(m); ncpus],
                 None => Vec::new(),
