@@ -324,3 +324,51 @@ def test_given_dependence_with_lackey_or_a_skip_then_one_clear_error(programs, t
                         "/bin/true"], capture_output=True, text=True)
     assert r.returncode != 0 and "--skip-instructions" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert not out.exists()
+
+
+# Branches on loaded values: one that a per-branch counter cannot predict (the low bit of a
+# random word), one that it can (every word is below the bound). The loads are indexed, so only
+# the branches can make a later reference wait for them.
+BRANCHES = r"""
+#include "tlblab/roi.h"
+#define N 4096
+static unsigned long data[N];
+void _start(void) {
+    unsigned long x = 88172645463325252ul, s = 0;
+    for (long i = 0; i < N; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; data[i] = x >> 1; }
+    TLBLAB_ROI_BEGIN();
+    for (long i = 0; i < N; i++)
+        if (((volatile unsigned long *)data)[i] & 1) s += i; else s ^= i;
+    TLBLAB_ROI_END();
+    TLBLAB_ROI_BEGIN();
+    for (long i = 0; i < N; i++)
+        if (((volatile unsigned long *)data)[i] < (1ul << 63)) s += i; else s ^= i;
+    TLBLAB_ROI_END();
+    __asm__ volatile("syscall" :: "a"(60), "D"(s == 1));  /* exit(0) */
+    __builtin_unreachable();
+}
+"""
+
+
+def test_given_dependence_then_a_mispredicted_branch_makes_the_next_fetch_wait_for_its_load(tmp_path):
+    exe = _cc(tmp_path, "br", BRANCHES, f"-I{REPO}/runtime/include", "-static", "-nostdlib",
+              "-fno-stack-protector", "-fno-pie", "-no-pie", "-fno-if-conversion", "-fno-if-conversion2")
+    out = tmp_path / "br.tlbt"
+    _capture([exe], out, roi_only=True, dependence=True)
+    random_bits, always = _regions(out)
+
+    def waits(region):
+        """Fetches right after a depends event, each naming a load of `data` by its distance."""
+        n = 0
+        for k in range(1, len(region)):
+            before, r = region[k - 1], region[k]
+            if before.get("event") == "depends" and r.get("kind") == "instr":
+                named = [x for x in region[:k] if "kind" in x][-before["back"]]
+                assert named["kind"] == "load" and named["vaddr"] < 1 << 32, (k, named)
+                n += 1
+        return n
+
+    # Half the random bits change the branch's way, and the counter mispredicts about half of
+    # them or more; the predictable branch is learnt within its first few iterations.
+    assert waits(random_bits) > 4096 // 4, waits(random_bits)
+    assert waits(always) < 16, waits(always)

@@ -29,6 +29,10 @@
  *   in a table of 2^19 slots, so that a load of a value the same thread stored within
  *   TLVG_DEPENDS_MAX_BACK references (a spill, a pointer kept in an array) passes the stored
  *   value's shadow on, as a store-to-load forward does, and any other load's value is its own).
+ *   A conditional branch whose condition has a shadow and that a 2-bit counter per branch
+ *   (2^14 of them, indexed by the branch's address) mispredicts puts OP_DEPENDS before the next
+ *   access (the next instruction's fetch), naming the load the condition came from: the core
+ *   refetches from the branch once that load's value is there (a control dependence).
  *   A load whose address has a shadow
  *   within TLVG_DEPENDS_MAX_BACK references is preceded by OP_DEPENDS. Guarded loads (LoadG),
  *   loads by dirty helpers and atomics give their values no shadow. Not with
@@ -298,6 +302,25 @@ static ULong log_load_dep(Addr a, ULong hi, ULong producer)
    if (st->word == (a & ~(Addr)7) && st->thread == dep_thread && me - st->at <= TLVG_DEPENDS_MAX_BACK)
       return st->producer;
    return me;
+}
+
+/* --dependence=yes: the conditional branches' 2-bit counters (0-1 predict not taken, 2-3
+ * taken), indexed by the branch instruction's address. */
+#define BRANCH_BITS 14
+static UChar branch_counter[1 << BRANCH_BITS];
+
+/* --dependence=yes: the conditional branch at `pc`, `taken` or not, whose condition's shadow is
+ * `shadow`: when the counter mispredicted it, the next access depends on that load. */
+static void branch_dep(ULong pc, ULong taken, ULong shadow)
+{
+   UChar *c = &branch_counter[(pc ^ (pc >> BRANCH_BITS)) & ((1 << BRANCH_BITS) - 1)];
+   Bool predicted = *c >= 2;
+   if (taken && *c < 3)
+      (*c)++;
+   else if (!taken && *c > 0)
+      (*c)--;
+   if (predicted != (taken != 0) && shadow != 0 && dep_refs + 1 - shadow <= TLVG_DEPENDS_MAX_BACK)
+      put1(control(TLVG_OP_DEPENDS, dep_refs + 1 - shadow));
 }
 
 /* --dependence=yes: a store of data whose shadow is `shadow` (0: none). */
@@ -618,6 +641,21 @@ static void store_with_dependence(IRSB *sb, IRExpr *addr, IRExpr *data, IRType t
    addStmtToIRSB(sb, IRStmt_Dirty(di));
 }
 
+/* A conditional exit of the instruction at `pc` on `guard`, traced with its condition's shadow
+ * (nothing when the condition has none). */
+static void exit_with_dependence(IRSB *sb, Addr pc, IRExpr *guard)
+{
+   IRExpr *sh = shadow_atom(guard);
+   if (sh == NULL)
+      return;
+   IRTemp taken = newIRTemp(sb->tyenv, Ity_I64);
+   addStmtToIRSB(sb, IRStmt_WrTmp(taken, IRExpr_Unop(Iop_1Uto64, guard)));
+   IRDirty *di = unsafeIRDirty_0_N(
+      0, "branch_dep", VG_(fnptr_to_fnentry)(branch_dep),
+      mkIRExprVec_3(IRExpr_Const(IRConst_U64((ULong)pc)), IRExpr_RdTmp(taken), sh));
+   addStmtToIRSB(sb, IRStmt_Dirty(di));
+}
+
 /* `*counter += n` as IR (no helper call). */
 static void add_to_counter(IRSB *sb, ULong *counter, ULong n)
 {
@@ -677,6 +715,7 @@ static IRSB *tl_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGue
       add_skip_check(sb);
    events_used = 0;
    ULong instrs_since_count = 0;
+   Addr pc = 0; /* the current instruction's address (its IMark's) */
    /* Dependences only in translations that trace from the start (see --dependence). */
    Bool dependence = clo_dependence && trace && !clo_count_only;
    if (dependence) {
@@ -692,6 +731,7 @@ static IRSB *tl_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGue
       switch (st->tag) {
       case Ist_IMark:
          instrs_since_count++;
+         pc = st->Ist.IMark.addr;
          add_event(sb, EV_FETCH, mkIRExpr_HWord((HWord)st->Ist.IMark.addr), (Int)st->Ist.IMark.len,
                    NULL);
          addStmtToIRSB(sb, st);
@@ -775,6 +815,8 @@ static IRSB *tl_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGue
       }
       case Ist_Exit:
          flush_events(sb);
+         if (dependence && st->Ist.Exit.jk == Ijk_Boring)
+            exit_with_dependence(sb, pc, st->Ist.Exit.guard);
          if (skipping && instrs_since_count > 0) {
             add_to_counter(sb, &skip_counted, instrs_since_count);
             instrs_since_count = 0;
