@@ -300,15 +300,17 @@ def dask_client(scheduler: str | None, workers: int | None, rep: Report):
 
 def local_cluster(n: int):
     """A LocalCluster of `n` worker processes with one thread each (the engine is single-threaded
-    per run), no dashboard (no web server is needed, and the port may be taken), and no log
-    below CRITICAL: at a sweep's end under load, a worker whose heartbeat met the scheduler
-    already closed logged an ERROR with a traceback (2026-11-28), while a task's real error
-    reaches the client as its exception."""
+    per run), its scheduler's HTTP server on a port the system picks (distributed starts one even
+    without a dashboard; given None it takes 8787 and, when another cluster holds that port,
+    warns on stderr, which once came after a stopped sweep's last line: tests/test_interrupts.py,
+    2026-12-01), and no log below CRITICAL: at a sweep's end under load, a worker whose
+    heartbeat met the scheduler already closed logged an ERROR with a traceback (2026-11-28),
+    while a task's real error reaches the client as its exception."""
     import logging
 
     from distributed import LocalCluster
 
-    return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+    return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
                         silence_logs=logging.CRITICAL)
 
 
