@@ -197,13 +197,14 @@ fn given_the_steady_state_then_first_level_hits_cost_their_issue_not_their_laten
     assert_eq!(cycles(l1_cached(true, 3), &fetches, true), 13);
     // Unmarked, the steady state does not apply.
     assert_eq!(cycles(l1_cached(true, 3), &fetches, false), 40 * 4);
-    // A chain of hits, each load's address from the one before, waits a latency a step: the
-    // first issues at once, each next when the one before has its value.
+    // A chain of hits, each load's address from the one before, takes a latency a step: the
+    // first issues at once, each next when the one before has its value, and the end of the
+    // marks waits for the last one's.
     let mut chase = vec![load(0x1000)];
     for _ in 1..40 {
         chase.extend([depends(1), load(0x1000)]);
     }
-    assert_eq!(cycles(l1_cached(true, 4), &chase, true), 39 * 4);
+    assert_eq!(cycles(l1_cached(true, 4), &chase, true), 40 * 4);
     // A miss is no steady-state event: a line of a new page walks and reads memory.
     let other = [load(0x2000)];
     assert!(cycles(l1_cached(true, 4), &other, true) > 0);
@@ -310,4 +311,54 @@ fn given_a_zero_issue_width_then_the_machine_is_refused_naming_the_field() {
     let m = uncached(issuing(4, 4, 44, 3, 0));
     let err = m.timing.mlp.unwrap().validate().unwrap_err();
     assert!(err.contains("timing.mlp.issue_width"), "{err}");
+}
+
+/// A data reference that waits for its producer waits alone: the core issues the independent
+/// references after it meanwhile (out of order), so they overlap the chain.
+#[test]
+fn given_a_waiting_load_then_independent_misses_after_it_issue_meanwhile() {
+    // A chain of two misses (the second's address from the first), then 10 independent
+    // misses: with 16 slots they all go in flight at once; the chain's two latencies are the
+    // whole cost.
+    let mut body = vec![load(0x1000), depends(1), load(0x1040)];
+    body.extend((2..12).map(|i| load(0x1000 + i * 64)));
+    assert_eq!(cycles(uncached(mlp(16, 4, 100)), &body, true), 2 * MEMORY);
+    // Two chains of 10, one after the other: each chain's misses wait for each other, the
+    // second chain's first miss does not wait for the first chain.
+    let chain = |base: u64| {
+        let mut v = vec![load(base)];
+        for i in 1..10 {
+            v.extend([depends(1), load(base + i * 64)]);
+        }
+        v
+    };
+    let mut two = chain(0x1000);
+    two.extend(chain(0x1000 + 10 * 64));
+    assert_eq!(cycles(uncached(mlp(16, 4, 100)), &two, true), 10 * MEMORY);
+}
+
+/// An instruction fetch whose producer is a load (a branch on a loaded value, mispredicted)
+/// holds every reference after it until that load completes: nothing after the branch issues
+/// before it resolves. A data load with the same producer waits alone.
+#[test]
+fn given_a_fetch_that_waits_for_a_load_then_the_references_after_it_wait_too() {
+    // On the first-level cached machine (not in the steady state): a miss (MEMORY), a
+    // hit of the touched line whose address comes from it, then 10 independent misses.
+    let body = |second: Record| {
+        let mut v = vec![load(0x1040), depends(1), second];
+        v.extend((2..12).map(|i| load(0x1000 + i * 64)));
+        v
+    };
+    // A load waits alone: the 10 misses go in flight at once beside the first; the hit's
+    // value is there 4 cycles after the first miss's, and the end of the marks waits for it.
+    assert_eq!(
+        cycles(l1_cached(false, 1), &body(load(0x1000)), true),
+        MEMORY + 4
+    );
+    // A fetch holds the core until the miss is there, takes its 4 cycles, and only then do
+    // the 10 misses issue: a second latency.
+    assert_eq!(
+        cycles(l1_cached(false, 1), &body(fetch(0x1000)), true),
+        (MEMORY + 4) + MEMORY
+    );
 }

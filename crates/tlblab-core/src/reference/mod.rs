@@ -142,6 +142,10 @@ pub struct ReferenceModel {
     /// the n-th at [n - 1], and the next record reference's producer, references back
     /// (`Event::Depends`; 0: none).
     completions: Vec<(Vec<u64>, u32)>,
+    /// Per hardware thread, whether a marked reference has had a producer (`Event::Depends`):
+    /// from then on the reorder window and a wait for the misses in flight also wait for
+    /// every marked reference's completion (`overlapped`).
+    waited: Vec<bool>,
     /// Per hardware thread, with `timing.mlp.issue_instructions`: the records' references it
     /// has issued (the instructions before the n-th end at cycle floor(n * instructions /
     /// width) of its work).
@@ -371,6 +375,7 @@ impl ReferenceModel {
             write_buffers: vec![(Vec::new(), 0); ncores],
             in_flight: vec![(Vec::new(), 0); ncores * config.threads_per_core],
             completions: vec![(Vec::new(), 0); ncores * config.threads_per_core],
+            waited: vec![false; ncores * config.threads_per_core],
             issued: vec![0; ncores * config.threads_per_core],
             stepping_record: false,
             dram: config.timing.dram.map(|d| RefDram {

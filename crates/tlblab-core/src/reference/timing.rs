@@ -142,22 +142,39 @@ impl ReferenceModel {
         } else {
             0
         };
-        let (flight, refs) = &mut self.in_flight[cpu];
         if !marked {
-            let t = flight.iter().fold(now, |t, f| t.max(f.0));
-            flight.clear();
+            let t = self.in_flight_done(cpu, now);
             return work + t - now + lat + self.dram_queue(t, lines);
         }
+        let (flight, refs) = &mut self.in_flight[cpu];
         *refs += 1;
         let refs = *refs;
         let mut t = now;
         // `Event::Depends`: a record's reference whose address came from the marked reference
         // `back` before it issues when that one has completed; one further back than the
-        // window rounded up to a power of two (at most 4096) counts as complete.
+        // window rounded up to a power of two (at most 4096) counts as complete. A data
+        // reference waits alone; a fetch holds the core until then.
         let (done, _) = &self.completions[cpu];
         let horizon = (m.window as u64).next_power_of_two().min(4096);
+        let mut ready = 0;
         if back != 0 && back < horizon && back < refs {
-            t = t.max(done[(refs - back - 1) as usize]);
+            ready = done[(refs - back - 1) as usize];
+        }
+        self.waited[cpu] |= back != 0;
+        if fetch {
+            t = t.max(ready);
+        }
+        // Once references wait for producers, the reference `window` back (at most the
+        // horizon) must have retired: it and every one before it complete.
+        let back = (m.window as u64).min(horizon);
+        if self.waited[cpu] && back < refs {
+            t = t.max(
+                done[..(refs - back) as usize]
+                    .iter()
+                    .copied()
+                    .max()
+                    .unwrap_or(0),
+            );
         }
         loop {
             flight.retain(|f| f.0 > t);
@@ -177,9 +194,11 @@ impl ReferenceModel {
             }
             break;
         }
-        // Its lines queue from when it issues; the wait lengthens its time in flight.
-        let wait = self.dram_queue(t, lines);
-        self.completions[cpu].0.push(t + lat + wait);
+        // Its lines queue from when it issues (its producer's value there); the wait
+        // lengthens its time in flight.
+        let start = t.max(ready);
+        let wait = self.dram_queue(start, lines);
+        self.completions[cpu].0.push(start + lat + wait);
         if !long {
             if m.steady_state && first_level {
                 let mut issue = 0;
@@ -191,11 +210,16 @@ impl ReferenceModel {
                 }
                 return work + t - now + issue;
             }
+            if start > t {
+                return work + t - now;
+            }
             return work + t - now + lat + wait;
         }
-        self.in_flight[cpu]
-            .0
-            .push((t + lat + wait, refs, walk.map_or(0, |w| t + w + wait)));
+        self.in_flight[cpu].0.push((
+            start + lat + wait,
+            refs,
+            walk.map_or(0, |w| start + w + wait),
+        ));
         work + t - now
     }
 
@@ -273,12 +297,23 @@ impl ReferenceModel {
         self.dram.as_ref().map(|d| d.counts)
     }
 
+    /// When every miss hardware thread `cpu` has in flight has completed, from `now`, and,
+    /// once its references wait for producers, every marked reference (one waiting for its
+    /// producer is in flight too); the misses are then gone.
+    fn in_flight_done(&mut self, cpu: usize, now: u64) -> u64 {
+        let (flight, _) = &mut self.in_flight[cpu];
+        let mut t = flight.iter().fold(now, |t, f| t.max(f.0));
+        flight.clear();
+        if self.waited[cpu] {
+            t = self.completions[cpu].0.iter().fold(t, |t, &d| t.max(d));
+        }
+        t
+    }
+
     /// Hardware thread `cpu` waits for every miss it has in flight (`timing.mlp`).
     pub(super) fn wait_in_flight(&mut self, cpu: usize) {
         let now = self.cpus[cpu].clock;
-        let (flight, _) = &mut self.in_flight[cpu];
-        let t = flight.iter().fold(now, |t, f| t.max(f.0));
-        flight.clear();
+        let t = self.in_flight_done(cpu, now);
         self.counters[cpu].cycles += t - now;
         self.cpus[cpu].clock = t;
     }

@@ -52,6 +52,17 @@ pub(crate) struct MlpState {
     /// The next record reference's producer, references back (`Event::Depends`; 0: none).
     #[serde(default)]
     pub(crate) depends: u32,
+    /// When every marked reference up to each count had completed (the running maximum of
+    /// their completions, at the count modulo the ring's length, as `done_ring`): when the
+    /// reference retires from the reorder window, in order. Read only once a reference has
+    /// waited for a producer (`waited`): before that, every reference but the long misses in
+    /// the slots completed before the next issued, and the slots' rule is the same.
+    #[serde(default)]
+    pub(crate) retire_ring: Vec<u64>,
+    /// A marked reference has had a producer (`Event::Depends`): from then on the reorder
+    /// window and a drain also wait for the references that wait for their producers.
+    #[serde(default)]
+    pub(crate) waited: bool,
 }
 
 /// The references back that `Event::Depends` follows under `MlpConfig` `cfg`: the window
@@ -73,6 +84,8 @@ impl MlpState {
             in_order: true,
             done_ring: vec![0; depends_horizon(cfg) as usize],
             depends: 0,
+            retire_ring: vec![0; depends_horizon(cfg) as usize],
+            waited: false,
         }
     }
 
@@ -86,12 +99,28 @@ impl MlpState {
         self.done_ring[((self.refs - back) & (len - 1)) as usize]
     }
 
-    /// Marked reference `refs` completes at `done`.
+    /// Marked reference `refs` completes at `done`; it retires when every one before it has.
     fn completed(&mut self, done: u64) {
         let len = self.done_ring.len() as u64;
         if len != 0 {
             self.done_ring[(self.refs & (len - 1)) as usize] = done;
         }
+        let len = self.retire_ring.len() as u64;
+        if len != 0 {
+            let before = self.retire_ring[(self.refs.wrapping_sub(1) & (len - 1)) as usize];
+            self.retire_ring[(self.refs & (len - 1)) as usize] = before.max(done);
+        }
+    }
+
+    /// When marked reference `refs - back` retired (every reference up to it complete), if
+    /// the ring holds it (0 otherwise). Before `completed` for reference `refs`, its place
+    /// still holds the one a whole ring back: `back` may be the ring's length.
+    fn retired(&self, back: u64) -> u64 {
+        let len = self.retire_ring.len() as u64;
+        if len == 0 || back > len || back >= self.refs {
+            return 0;
+        }
+        self.retire_ring[((self.refs - back) & (len - 1)) as usize]
     }
 
     /// The cycles the core takes to issue the program's instructions before its next
@@ -157,7 +186,11 @@ impl MlpState {
 
     /// The time every outstanding miss has completed, from `now`; none is left.
     pub(crate) fn drain(&mut self, now: u64) -> u64 {
-        let t = self.slots.iter().fold(now, |t, s| t.max(s.done));
+        let mut t = self.slots.iter().fold(now, |t, s| t.max(s.done));
+        if self.waited {
+            // A reference waiting for its producer is in flight too.
+            t = t.max(self.retired(0));
+        }
         self.slots.clear();
         (self.done_bound, self.in_order) = (u64::MAX, true);
         t
@@ -177,10 +210,10 @@ impl MlpState {
     /// (the part of `latency` a walker is held); `queue(issue)`: the cycles its lines from
     /// memory wait for the DRAM channels when it issues at `issue` (0 without `timing.dram`),
     /// added to its latency and to its walk's; `depends`: the references back of the one its
-    /// address came from (`Event::Depends`; 0: none), whose completion it waits for;
-    /// `steady`: Some(its issue cycles) when it is inside the steady state
-    /// (`MlpConfig::steady_state`: a first-level hit), which it costs instead of its latency
-    /// when marked. See `MlpConfig`.
+    /// address came from (`Event::Depends`; 0: none), whose completion it waits for (alone,
+    /// or, a `fetch`, holding the core); `steady`: Some(its issue cycles) when it is inside
+    /// the steady state (`MlpConfig::steady_state`: a first-level hit), which it costs
+    /// instead of its latency when marked. See `MlpConfig`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn charge(
         &mut self,
@@ -192,6 +225,7 @@ impl MlpState {
         walk: Option<u64>,
         depends: u32,
         steady: Option<u64>,
+        fetch: bool,
         queue: impl FnOnce(u64) -> u64,
     ) -> u64 {
         if !independent {
@@ -200,22 +234,36 @@ impl MlpState {
         }
         // Only marked references count: an unmarked one empties the window.
         self.refs += 1;
-        // Its address comes from a load: it issues when that load's value is there.
-        let mut t = now.max(self.producer_done(depends));
+        // Its address comes from a load: it issues when that load's value is there. A data
+        // reference waits alone (the core issues the ones after it meanwhile, out of order);
+        // an instruction fetch holds the front end, and every reference after it, until then
+        // (a fetch's producer is a mispredicted branch's load: nothing after the branch
+        // issues before it resolves).
+        let ready = self.producer_done(depends);
+        self.waited |= depends != 0;
+        let mut t = if fetch { now.max(ready) } else { now };
         self.retire(t);
         // The reorder window: the oldest outstanding miss (the first slot) holds every
-        // reference after it.
+        // reference after it; once references wait for producers, so does any reference that
+        // has not retired (completed, with every one before it).
         while let Some(&oldest) = self.slots.front() {
             if self.refs - oldest.issue < cfg.window as u64 {
                 break;
             }
             t = self.wait_until(t, oldest.done);
         }
+        if self.waited {
+            let back = (cfg.window as u64).min(self.retire_ring.len() as u64);
+            t = self.wait_until(t, self.retired(back));
+        }
         if !long {
-            let done = t + latency + queue(t);
+            let issue = t.max(ready);
+            let done = issue + latency + queue(issue);
             self.completed(done);
             return match steady {
-                Some(issue) => t - now + issue,
+                Some(cycles) => t - now + cycles,
+                // Waiting for its producer, it takes its latency after the core goes on.
+                None if issue > t => t - now,
                 None => done - now,
             };
         }
@@ -244,12 +292,15 @@ impl MlpState {
                 self.retire(t);
             }
         }
-        let wait = queue(t);
-        self.completed(t + latency + wait);
+        // It holds its slot (and walker) from now, and goes to memory when its producer's
+        // value is there.
+        let issue = t.max(ready);
+        let wait = queue(issue);
+        self.completed(issue + latency + wait);
         self.push(MissSlot {
-            done: t + latency + wait,
+            done: issue + latency + wait,
             issue: self.refs,
-            walk_done: walk.map_or(0, |w| t + w + wait),
+            walk_done: walk.map_or(0, |w| issue + w + wait),
         });
         t - now
     }
@@ -361,6 +412,7 @@ impl System {
             walk,
             depends,
             steady,
+            fetch,
             |issue| {
                 dram.as_mut()
                     .map_or(0, |d| d.queue(issue, lines, mem_latency))
@@ -397,6 +449,7 @@ impl System {
             None,
             0,
             None,
+            false,
             |issue| {
                 dram.as_mut()
                     .map_or(0, |d| d.queue(issue, lines, mem_latency))
