@@ -22,7 +22,7 @@ const MEMORY: u64 = 100;
 /// One 64-entry TLB of no latency, an 8 KiB 4-way L1 data cache of 64-byte lines (1 cycle)
 /// with the prefetcher (`degree` lines ahead, four lines of window), memory 100 cycles; the
 /// walker reads memory directly (20 cycles a descriptor), so only the data lines train it.
-fn prefetching(degree: u32) -> MachineConfig {
+fn prefetching(degree: u16) -> MachineConfig {
     let mut m = machine(
         PageTableFormat::Armv7Short,
         vec![tlb("TLB", 1, 64, 64, ReplacementKind::Lru)],
@@ -33,6 +33,7 @@ fn prefetching(degree: u32) -> MachineConfig {
     c.prefetch = Some(PrefetchConfig {
         degree,
         window_lines: 4,
+        streams: 1,
     });
     m.caches = vec![c];
     m.memory.latency = MEMORY;
@@ -98,6 +99,34 @@ fn given_two_line_by_line_streams_interleaved_then_nothing_is_prefetched() {
 }
 
 #[test]
+fn given_two_streams_interleaved_in_two_pages_then_a_prefetcher_of_a_stream_a_page_follows_both() {
+    // The same two streams with one stream a 4 KiB page (Intel's streamer's rule): each
+    // page's own misses train it. Page a: its first line walked (before the count), lines 1
+    // and 2 miss, then its stream fills 3 lines ahead and every line after hits; page b:
+    // lines 0-2 miss, then the same. 5 misses, 58 hits of 63.
+    let (a, b) = (0x10_0000, 0x20_0000);
+    let vas: Vec<u64> = (0..32).flat_map(|i| [a + i * 64, b + i * 64]).collect();
+    let mut m = prefetching(3);
+    m.caches[0].prefetch.as_mut().unwrap().streams = 2;
+    assert_eq!(misses_and_hits(m.clone(), &vas), (5, 58));
+    // Four streams in four pages with room for two: each page's misses push out a page whose
+    // stream had begun, and nothing is followed.
+    let pages = [0x10_0000u64, 0x20_0000, 0x30_0000, 0x40_0000];
+    let vas: Vec<u64> = (0..16).flat_map(|i| pages.map(|p| p + i * 64)).collect();
+    assert_eq!(misses_and_hits(m, &vas), (63, 0));
+}
+
+#[test]
+fn given_streams_out_of_range_then_the_machine_is_refused_naming_the_field() {
+    for n in [0, 65] {
+        let mut m = prefetching(3);
+        m.caches[0].prefetch.as_mut().unwrap().streams = n;
+        let e = m.validate().unwrap_err();
+        assert!(e.contains("prefetch.streams"), "{e}");
+    }
+}
+
+#[test]
 fn given_a_prefetcher_on_a_second_level_cache_then_the_machine_is_refused() {
     let mut m = prefetching(3);
     let mut l2 = cache("L2", 2, 65536, 8, 10);
@@ -108,15 +137,90 @@ fn given_a_prefetcher_on_a_second_level_cache_then_the_machine_is_refused() {
     assert!(e.contains("cache[L2].prefetch"), "{e}");
 }
 
-#[test]
-fn the_engine_agrees_with_the_reference_with_walks_through_the_prefetching_l1() {
-    // The Cortex-A7's shape: walks read through the L1 data cache (TRM §5.2), random
-    // replacement, an L2 behind; streams, the 68k stride, stores and random lines.
+/// The Cortex-A7's shape: walks read through the L1 data cache (TRM §5.2), random
+/// replacement, an L2 behind.
+fn a7_shape() -> MachineConfig {
     let mut m = prefetching(3);
     m.walker.uncached = false;
     m.walker.first_cache_level = 1;
     m.caches[0].replacement = ReplacementKind::Random;
     m.caches.push(cache("L2", 2, 65536, 8, 10));
+    m
+}
+
+#[test]
+fn the_engine_agrees_with_the_reference_with_walks_through_the_prefetching_l1() {
+    // Streams, the 68k stride, stores and random lines.
+    let m = a7_shape();
+    let records = mixed_records();
+    agrees(&m, &records);
+    // The prefetcher acted: without it the L1 misses more.
+    let misses = |m: &MachineConfig| run(m, &records).stats().total.cache[0].misses;
+    let mut off = m.clone();
+    off.caches[0].prefetch = None;
+    assert!(
+        misses(&m) + 150 < misses(&off),
+        "{} {}",
+        misses(&m),
+        misses(&off)
+    );
+}
+
+#[test]
+fn the_engine_agrees_with_the_reference_with_a_stream_a_page_under_memory_level_parallelism() {
+    // Eight streams a page each, the thread marked independent under `timing.mlp`, every
+    // fifth load's address from the one two before (`Depends`).
+    let mut m = a7_shape();
+    m.caches[0].prefetch.as_mut().unwrap().streams = 8;
+    m.timing.mlp = Some(tlblab_core::machine::MlpConfig {
+        miss_slots: 6,
+        walkers: 2,
+        window: 24,
+        issue_instructions: 0,
+        issue_width: 1,
+        steady_state: false,
+    });
+    let mut records = vec![Record::Event(tlblab_trace::Event::Independent {
+        thread: ThreadId(0),
+        begin: true,
+    })];
+    for (i, r) in mixed_records().into_iter().enumerate() {
+        if i % 5 == 4 {
+            records.push(Record::Event(tlblab_trace::Event::Depends {
+                thread: ThreadId(0),
+                back: 2,
+            }));
+        }
+        records.push(r);
+    }
+    agrees(&m, &records);
+    let misses = |m: &MachineConfig| run(m, &records).stats().total.cache[0].misses;
+    let mut one = m.clone();
+    one.caches[0].prefetch.as_mut().unwrap().streams = 1;
+    assert!(misses(&m) < misses(&one), "{} {}", misses(&m), misses(&one));
+}
+
+fn run(m: &MachineConfig, records: &[Record]) -> System {
+    let mut s = System::new(m.clone(), RunOptions::default()).unwrap();
+    let space = s.create_space().unwrap();
+    s.bind_thread(ThreadId(0), space, 0);
+    s.run_slice(records).unwrap();
+    s
+}
+
+/// The engine and the reference model give the same counters and clocks.
+fn agrees(m: &MachineConfig, records: &[Record]) {
+    let s = run(m, records);
+    let mut r = ReferenceModel::machine(m, RunOptions::default());
+    let rs = r.create_space().unwrap();
+    r.bind_thread(ThreadId(0), rs, 0);
+    r.run(records).unwrap();
+    common::reference_difference(&s, &r).unwrap();
+}
+
+/// A stream the prefetcher follows (its lines and the walks' descriptor lines), then mixes:
+/// interleaved streams, the 68k stride, a descending stream, stores and random lines.
+fn mixed_records() -> Vec<Record> {
     let mut rng = SplitMix64::new(87);
     // A stream the prefetcher follows (its lines and the walks' descriptor lines), then mixes.
     let mut records: Vec<Record> = (0..256u64)
@@ -143,28 +247,5 @@ fn the_engine_agrees_with_the_reference_with_walks_through_the_prefetching_l1() 
             )));
         }
     }
-    let opts = RunOptions::default();
-    let mut s = System::new(m.clone(), opts).unwrap();
-    let mut r = ReferenceModel::machine(&m, opts);
-    let space = s.create_space().unwrap();
-    s.bind_thread(ThreadId(0), space, 0);
-    let rs = r.create_space().unwrap();
-    r.bind_thread(ThreadId(0), rs, 0);
-    s.run_slice(&records).unwrap();
-    r.run(&records).unwrap();
-    common::reference_difference(&s, &r).unwrap();
-    // The prefetcher acted: without it the L1 misses more.
-    let mut off = m.clone();
-    off.caches[0].prefetch = None;
-    let mut o = System::new(off, RunOptions::default()).unwrap();
-    let space = o.create_space().unwrap();
-    o.bind_thread(ThreadId(0), space, 0);
-    o.run_slice(&records).unwrap();
-    let misses = |s: &System| s.stats().total.cache[0].misses;
-    assert!(
-        misses(&s) + 150 < misses(&o),
-        "{} {}",
-        misses(&s),
-        misses(&o)
-    );
+    records
 }

@@ -61,7 +61,8 @@ pub struct CacheConfig {
     #[serde(default)]
     pub range_flush_cycles_per_line: u64,
     /// A stride prefetcher on this level (`[cache.prefetch]`, `prefetch.rs`: the Cortex-A7's,
-    /// TRM DDI 0464D §6.5.2); a private level-1 data cache only. Absent: none, as before.
+    /// TRM DDI 0464D §6.5.2, or with `streams` one stream per 4 KiB page, Intel's streamer's
+    /// rule); a private level-1 data cache only. Absent: none, as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefetch: Option<super::prefetch::PrefetchConfig>,
     #[serde(default)]

@@ -17,6 +17,17 @@
 //! down the path as a load would, to the first level that holds the line, and is free: the
 //! linefills run "in the background", their cycles and their occasional drops are not modelled,
 //! nor counted as accesses. Default off (`CacheConfig::prefetch` absent).
+//!
+//! With `streams` above 1, one such stream per 4 KiB page, for the `streams` pages most
+//! recently missed in (least recently used first out), each trained by the misses in its own
+//! page only: Intel's L2 streamer as the Intel 64 and IA-32 Architectures Optimization
+//! Reference Manual (248966) describes it: it "detects and maintains up to 32 streams of data
+//! accesses. For each 4K byte page, you can maintain one forward and one backward stream", the
+//! lines it prefetches "must be in the same 4K page", and it "can run up to 20 lines ahead of
+//! the load request" (modelled: one stream a page, either way; it sits on the level-1 cache
+//! here, whose next-line prefetcher the same manual describes, so a streamed line is a
+//! first-level hit, its fill free as above). One stream over any lines (`streams` 1) is the
+//! Cortex-A7's, as before.
 
 use serde::{Deserialize, Serialize};
 
@@ -25,13 +36,25 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct PrefetchConfig {
     /// Lines filled ahead of the stream (the ACTLR's L1PCTL: 1 to 3 outstanding prefetches).
-    pub degree: u32,
+    pub degree: u16,
     /// The largest stride recognized, in lines either way (§6.5.2: four).
     #[serde(default = "default_window")]
-    pub window_lines: u32,
+    pub window_lines: u16,
+    /// Streams followed at once: 1 (the default), one over any lines (the Cortex-A7's); more,
+    /// one per 4 KiB page for that many pages (module doc: Intel's streamer, 32).
+    #[serde(default = "default_streams", skip_serializing_if = "is_one")]
+    pub streams: u16,
 }
 
-fn default_window() -> u32 {
+fn default_streams() -> u16 {
+    1
+}
+
+fn is_one(n: &u16) -> bool {
+    *n == 1
+}
+
+fn default_window() -> u16 {
     4
 }
 
@@ -49,9 +72,18 @@ impl PrefetchConfig {
                 self.window_lines
             ));
         }
+        if !(1..=MAX_STREAMS).contains(&self.streams) {
+            return Err(format!(
+                "prefetch.streams must be 1 to {MAX_STREAMS} (got {})",
+                self.streams
+            ));
+        }
         Ok(())
     }
 }
+
+/// The most streams a prefetcher follows (`PrefetchConfig::streams`).
+pub const MAX_STREAMS: u16 = 64;
 
 /// The stream a prefetcher follows: the line it expects next, its stride in lines, and the
 /// last line it filled.
@@ -62,13 +94,33 @@ struct Stream {
     ahead: u64,
 }
 
-/// One prefetcher's state (module doc).
-#[derive(Clone, PartialEq, Eq, Debug, Default)]
-pub struct StrideState {
-    /// The last misses' lines, oldest first; `seen` of them are valid.
+/// One stream's training and state: the last misses' lines, oldest first (`seen` of them
+/// valid), and the stream once three of them were one stride apart.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+struct OneStream {
     misses: [u64; 3],
     seen: u8,
     stream: Option<Stream>,
+}
+
+/// One prefetcher's state (module doc): its stream over any lines (`streams` 1), or, with
+/// `streams` above 1, the followed pages' streams, the most recently missed in first (the
+/// first `npages` of `pages`). A fixed array: nothing is allocated per access.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct StrideState {
+    one: OneStream,
+    pages: [(u64, OneStream); MAX_STREAMS as usize],
+    npages: u8,
+}
+
+impl Default for StrideState {
+    fn default() -> Self {
+        StrideState {
+            one: OneStream::default(),
+            pages: [(0, OneStream::default()); MAX_STREAMS as usize],
+            npages: 0,
+        }
+    }
 }
 
 impl StrideState {
@@ -76,6 +128,58 @@ impl StrideState {
     /// lines to fill into `out` and returns how many (at most `degree`). `page_lines`: the
     /// lines of a 4 KiB page.
     pub fn observe(
+        &mut self,
+        cfg: &PrefetchConfig,
+        line: u64,
+        missed: bool,
+        page_lines: u64,
+        out: &mut [u64; 8],
+    ) -> usize {
+        if cfg.streams > 1 {
+            return self.observe_pages(cfg, line, missed, page_lines, out);
+        }
+        self.one.observe_stream(cfg, line, missed, page_lines, out)
+    }
+
+    /// `observe` with a stream per 4 KiB page (`PrefetchConfig::streams` above 1).
+    #[inline(never)]
+    fn observe_pages(
+        &mut self,
+        cfg: &PrefetchConfig,
+        line: u64,
+        missed: bool,
+        page_lines: u64,
+        out: &mut [u64; 8],
+    ) -> usize {
+        let page = line / page_lines;
+        let n = self.npages as usize;
+        let i = match self.pages[..n].iter().position(|(p, _)| *p == page) {
+            Some(i) => i,
+            // A page is followed from its first miss; a hit in another page trains nothing.
+            None if !missed => return 0,
+            None => {
+                // A new page takes a free place or the least recently used one's (the last).
+                let i = if n < cfg.streams as usize {
+                    self.npages += 1;
+                    n
+                } else {
+                    n - 1
+                };
+                self.pages[i] = (page, OneStream::default());
+                i
+            }
+        };
+        // The page goes first (the least recently used last, the next to go).
+        self.pages[..=i].rotate_right(1);
+        self.pages[0]
+            .1
+            .observe_stream(cfg, line, missed, page_lines, out)
+    }
+}
+
+impl OneStream {
+    /// `observe` for one stream over any lines (the Cortex-A7's).
+    fn observe_stream(
         &mut self,
         cfg: &PrefetchConfig,
         line: u64,
@@ -145,6 +249,7 @@ mod tests {
     const CFG: PrefetchConfig = PrefetchConfig {
         degree: 3,
         window_lines: 4,
+        streams: 1,
     };
 
     fn run(st: &mut StrideState, line: u64, missed: bool) -> Vec<u64> {
@@ -187,5 +292,46 @@ mod tests {
         run(&mut st, 70, true);
         run(&mut st, 68, true);
         assert_eq!(run(&mut st, 66, true), vec![64]);
+    }
+
+    fn run_cfg(cfg: &PrefetchConfig, st: &mut StrideState, line: u64, missed: bool) -> Vec<u64> {
+        let mut out = [0; 8];
+        let n = st.observe(cfg, line, missed, 64, &mut out);
+        out[..n].to_vec()
+    }
+
+    #[test]
+    fn given_two_streams_a_page_each_interleaved_then_each_is_followed() {
+        let cfg = PrefetchConfig { streams: 2, ..CFG };
+        let mut st = StrideState::default();
+        // Pages 0 and 10, line by line, interleaved: each page's third miss starts its stream.
+        let mut filled = Vec::new();
+        for i in 0..3 {
+            filled.push(run_cfg(&cfg, &mut st, i, true));
+            filled.push(run_cfg(&cfg, &mut st, 640 + i, true));
+        }
+        assert_eq!(filled[4], vec![3, 4, 5]);
+        assert_eq!(filled[5], vec![643, 644, 645]);
+        assert!(filled[..4].iter().all(|f| f.is_empty()));
+        // A third page's miss pushes out the least recently used (page 0): its stream is
+        // gone, page 10's goes on.
+        run_cfg(&cfg, &mut st, 64 * 20, true);
+        assert!(run_cfg(&cfg, &mut st, 3, false).is_empty());
+        assert_eq!(run_cfg(&cfg, &mut st, 643, false), vec![646]);
+    }
+
+    #[test]
+    fn given_one_stream_a_page_then_it_ends_at_the_page_and_the_next_page_trains_anew() {
+        let cfg = PrefetchConfig { streams: 4, ..CFG };
+        let mut st = StrideState::default();
+        run_cfg(&cfg, &mut st, 58, true);
+        run_cfg(&cfg, &mut st, 59, true);
+        assert_eq!(run_cfg(&cfg, &mut st, 60, true), vec![61, 62, 63]);
+        // The page's last lines are filled: its stream has nothing more to fill.
+        assert!(run_cfg(&cfg, &mut st, 61, false).is_empty());
+        // Line 64 is the next page's: its first miss trains that page's stream, fills nothing.
+        assert!(run_cfg(&cfg, &mut st, 64, true).is_empty());
+        assert!(run_cfg(&cfg, &mut st, 65, true).is_empty());
+        assert_eq!(run_cfg(&cfg, &mut st, 66, true), vec![67, 68, 69]);
     }
 }

@@ -390,9 +390,9 @@ impl MachineConfig {
         }
         if let Some(c) = self.caches.iter().find(|c| c.prefetch.is_some()) {
             let t = &self.timing;
-            if t.write_buffer.is_some() || t.dram.is_some() || t.mlp.is_some() {
+            if t.write_buffer.is_some() || t.dram.is_some() {
                 return Err(format!(
-                    "cache[{}].prefetch: not modelled together with timing.write_buffer, timing.dram or timing.mlp",
+                    "cache[{}].prefetch: not modelled together with timing.write_buffer or timing.dram",
                     c.name
                 ));
             }

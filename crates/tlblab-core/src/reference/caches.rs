@@ -23,16 +23,46 @@ pub(super) struct NaiveCache {
 /// doc reads it: the misses in a list; when the last three are one stride of at most
 /// `window_lines` lines apart, a stream; an access to the line the stream expects next moves
 /// it on; each keeps `degree` lines filled ahead of the access, within its 4 KiB page.
+/// With `streams` above 1, one such prefetcher per 4 KiB page in a list, the page most
+/// recently missed in first, at most `streams` long.
 #[derive(Default)]
 pub(super) struct NaivePrefetcher {
     misses: Vec<u64>,
     /// (the line expected next, the stride, the last line filled)
     stream: Option<(u64, i64, u64)>,
+    pages: Vec<(u64, NaivePrefetcher)>,
 }
 
 impl NaivePrefetcher {
     /// The lines to fill after an access of `line` that `missed` (or hit).
     pub(super) fn lines_after(
+        &mut self,
+        cfg: &crate::cache::prefetch::PrefetchConfig,
+        line: u64,
+        missed: bool,
+        page_lines: u64,
+    ) -> Vec<u64> {
+        if cfg.streams > 1 {
+            let page = line / page_lines;
+            let mut entry = match self.pages.iter().position(|(p, _)| *p == page) {
+                Some(i) => self.pages.remove(i),
+                None if !missed => return Vec::new(),
+                None => {
+                    if self.pages.len() == cfg.streams as usize {
+                        self.pages.pop();
+                    }
+                    (page, NaivePrefetcher::default())
+                }
+            };
+            let lines = entry.1.lines_after_one(cfg, line, missed, page_lines);
+            self.pages.insert(0, entry);
+            return lines;
+        }
+        self.lines_after_one(cfg, line, missed, page_lines)
+    }
+
+    /// `lines_after` of one stream over any lines.
+    fn lines_after_one(
         &mut self,
         cfg: &crate::cache::prefetch::PrefetchConfig,
         line: u64,
