@@ -467,3 +467,49 @@ def test_given_independent_then_simulate_windows_overlaps_the_misses_and_keeps_t
     assert in_order["references"] == marked["references"] == 20000
     assert in_order["cycles"] == plain["cycles"]
     assert marked["cycles"] * 4 < in_order["cycles"]
+
+
+def test_the_out_of_order_model_is_the_probes_slots_and_walkers_a_window_and_a_streamer_on_the_l1d():
+    from tlblab import machine_config
+
+    m = predict.out_of_order_machine(machine_config("zen3"), 16, 40)
+    mlp = m["timing"]["mlp"]
+    # Walkers at most the slots (the engine's rule), the window and width the module's constants.
+    assert (mlp["miss_slots"], mlp["walkers"], mlp["window"], mlp["issue_width"], mlp["steady_state"]) == (
+        16, 16, predict.OOO_WINDOW, predict.OOO_ISSUE_WIDTH, True)
+    l1d = [c for c in m["cache"] if c["name"] == "L1D"][0]
+    assert l1d["prefetch"] == predict.OOO_STREAMER and l1d["prefetch"]["streams"] == 32
+    # The engine takes it (a prefetcher beside timing.mlp), and gives it back the same.
+    assert machine_config(m)["cache"] == m["cache"] and machine_config(m)["timing"]["mlp"] == mlp
+
+
+def test_an_unknown_model_is_one_line_with_status_2(capsys, tmp_path):
+    status, out, err = run_cli(capsys, "host", "predict", "--model", "superscalar", "--simulate-only", "--tiny",
+                               "--programs", "hashjoin", "--mosaics", "4k,2m", "--machine", "zen3",
+                               "--out", str(tmp_path))
+    assert status == 2 and err.strip().count("\n") == 0 and "--model: expected in-order or out-of-order" in err
+
+
+def test_given_the_out_of_order_model_then_the_capture_has_the_producers_and_the_machine_overlaps(capsys, tmp_path):
+    status, out, err = run_cli(capsys, "host", "predict", "--model", "out-of-order", "--simulate-only", "--tiny",
+                               "--programs", "hashjoin", "--mosaics", "4k,2m", "--machine", "zen3",
+                               "--out", str(tmp_path), "--json")
+    assert status == 0, err
+    res = json.loads(out)
+    assert any(n.startswith("out-of-order model: ") and "tlblab probe --sections mlp" in n for n in res["notes"])
+    # Its own capture, with each load's producer (`depends` events), beside no in-order one.
+    from tlblab import trace
+
+    info = trace.info(tmp_path / "work" / "hashjoin-tiny-dep.tlbt")
+    assert info["events"]["by_type"].get("depends", 0) > 0
+    assert not (tmp_path / "work" / "hashjoin-tiny.tlbt").exists()
+    rows = {r["mosaic"]: r for r in csv.DictReader((tmp_path / "hashjoin.csv").open())}
+    # Simulated with the overlap: the runtime is all the cycles, and 2 MiB pages cut it.
+    assert rows["4k"]["sim_runtime_cycles"] == rows["4k"]["sim_cycles"]
+    assert float(rows["2m"]["sim_ratio"]) < 1
+    # The in-order model on the same program simulates more cycles (nothing overlaps).
+    status, out2, err = run_cli(capsys, "host", "predict", "--simulate-only", "--tiny", "--programs", "hashjoin",
+                                "--mosaics", "4k", "--machine", "zen3", "--out", str(tmp_path / "in-order"))
+    assert status == 0, err
+    inorder = next(csv.DictReader((tmp_path / "in-order" / "hashjoin.csv").open()))
+    assert int(inorder["sim_cycles"]) > int(rows["4k"]["sim_cycles"])

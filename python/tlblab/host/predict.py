@@ -381,13 +381,16 @@ def llc_state(cpu: int) -> float | None:
 
 
 def capture(program: Program, layout: Path, out: Path, size: str,
-            say: Callable[[str], None] | None = None) -> dict[str, Any]:
+            say: Callable[[str], None] | None = None, dependence: bool = False) -> dict[str, Any]:
     """The region of interest of two rounds under tlblab's Valgrind tool, the all-4 KiB layout
     preloaded; returns the allocator's report (the heap pool's base in the trace) with the trace's
-    reference count. Cached: a capture is kept beside its report and reused (`say` is told which)."""
+    reference count. Cached: a capture is kept beside its report and reused (`say` is told which).
+    `dependence`: each load's producer recorded too (`tlblab trace record --dependence`; the
+    out-of-order model's capture, kept under its own name)."""
     from tlblab import trace as tt
 
-    trace, rep = out / f"{program.name}-{size}.tlbt", out / f"{program.name}-{size}.capture.json"
+    stem = f"{program.name}-{size}" + ("-dep" if dependence else "")
+    trace, rep = out / f"{stem}.tlbt", out / f"{stem}.capture.json"
     # Kept for the same arguments and the same executable (a rebuilt program is captured again).
     exe_digest = hashlib.sha256(Path(program.argv(size, 2)[0]).read_bytes()).hexdigest()
     if trace.exists() and rep.exists():
@@ -397,13 +400,14 @@ def capture(program: Program, layout: Path, out: Path, size: str,
                 say(f"{program.name}: its capture of two rounds is kept from before ({trace})")
             return got
     if say:
-        say(f"{program.name}: capturing two rounds of its region of interest under Valgrind ...")
-    report = out / f"{program.name}-{size}.capture-report.json"
+        say(f"{program.name}: capturing two rounds of its region of interest under Valgrind"
+            + (" with each load's producer" if dependence else "") + " ...")
+    report = out / f"{stem}.capture-report.json"
     saved = {k: os.environ.get(k) for k in ("TLBLAB_MOSAIC", "TLBLAB_MOSAIC_REPORT", "LD_PRELOAD")}
     os.environ.update(TLBLAB_MOSAIC=str(layout), TLBLAB_MOSAIC_REPORT=str(report),
                       LD_PRELOAD=str(_runtime.executable("libtlblab_mosaic.so")))
     try:
-        info = tt.record(program.argv(size, 2), trace, roi_only=True, stdout=os.devnull)
+        info = tt.record(program.argv(size, 2), trace, roi_only=True, stdout=os.devnull, dependence=dependence)
     finally:
         for k, v in saved.items():
             if v is None:
@@ -743,16 +747,69 @@ def guest_placement_of_host(outdir: Path, say) -> dict[str, Any]:
     return got
 
 
+MODELS = ("in-order", "out-of-order")
+
+# The out-of-order model's constants that the probe does not measure (docs/host-predict.md, "The
+# out-of-order model"): the reorder window in references and the instructions issued a cycle,
+# Golden Cove's (the Intel guest's core: its 192-entry load buffer and 6-wide allocation, Intel 64
+# and IA-32 Architectures Optimization Reference Manual, the Golden Cove microarchitecture), and the
+# level-1 data prefetcher: one stream a 4 KiB page for 32 pages, a line of stride either way, 8
+# lines ahead (the manual's L2 streamer: "up to 32 streams", one forward and one backward a 4 KiB
+# page, "up to 20 lines ahead"; 8 is the most `[cache.prefetch]` takes, and with fills free only
+# how far a stream runs ahead moves with it).
+OOO_WINDOW = 192
+OOO_ISSUE_WIDTH = 6
+OOO_STREAMER = {"degree": 8, "window_lines": 1, "streams": 32}
+
+
+def out_of_order_machine(m: dict[str, Any], miss_slots: int, walkers: int) -> dict[str, Any]:
+    """`m` with the out-of-order model: `timing.mlp` with the probe's misses and walks in flight
+    (`miss_slots`, `walkers`), the window and width above and the first-order steady state, and the
+    streamer on its private level-1 data cache."""
+    import copy
+
+    m = copy.deepcopy(m)
+    walkers = max(1, min(walkers, miss_slots))
+    m["timing"] = dict(m.get("timing", {}), mlp={"miss_slots": miss_slots, "walkers": walkers, "window": OOO_WINDOW,
+                                                 "issue_width": OOO_ISSUE_WIDTH, "steady_state": True})
+    l1d = [c for c in m["cache"] if c.get("level") == 1 and c.get("kind") == "data" and not c.get("shared")]
+    if not l1d:
+        raise UserError("--model out-of-order: the machine has no private level-1 data cache for its prefetcher")
+    l1d[0]["prefetch"] = dict(OOO_STREAMER)
+    return m
+
+
+def measured_in_flight(cpu: int, quick: bool) -> tuple[int, int, str]:
+    """This host's data misses and page walks in flight (`tlblab probe --sections mlp`, under a
+    second), rounded to whole slots and walkers, with a note saying so."""
+    from tlblab.probe import probe
+
+    r = probe(sections=["mlp"], cpu=cpu, quick=quick).raw["mlp"]
+    slots = max(1, min(64, round(r["miss_slots"])))
+    walkers = max(1, min(slots, round(r["walkers"])))
+    return slots, walkers, (f"out-of-order model: {slots} misses and {walkers} walks in flight (tlblab probe "
+                            f"--sections mlp on CPU {cpu}: {r['miss_slots']:.1f} and {r['walkers']:.1f}), window "
+                            f"{OOO_WINDOW} references and {OOO_ISSUE_WIDTH} instructions a cycle (not measured), "
+                            "the first-order steady state, a stream a 4 KiB page on the L1D (32 streams); the "
+                            "captures with each load's producer; runtime = all simulated cycles")
+
+
 def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str = "full", cpu: int = 1,
             machine: str | None = None, out: str | os.PathLike[str] | None = None,
-            tlb_only: bool = False, log=None, simulate_only: bool = False, backing: str = "thp") -> dict[str, Any]:
+            tlb_only: bool = False, log=None, simulate_only: bool = False, backing: str = "thp",
+            model: str = "in-order") -> dict[str, Any]:
     """Measures and predicts `programs` x `mosaics` (module docstring); writes one CSV per program
     under `out` and returns {"rows": [...], "machine": ..., "notes": [...]}. `simulate_only`:
     captures and simulates (filling the simulation cache, `simulate`) but measures nothing: the
     rows carry the simulated cycles and their ratio to the all-4 KiB ones. `backing`: the 2 MiB
     windows' pages, "thp" or "hugetlb" (each program's pages reserved for its measured runs, as root,
     `hugetlb_reserved`; its windows cut at its used heap, `used_windows`); the simulation is the
-    same either way."""
+    same either way. `model`: "in-order" (the engine's in-order sum, the runtime its cycles without
+    the L1 hits) or "out-of-order" (`out_of_order_machine`, the captures with each load's producer,
+    the runtime all its cycles)."""
+    if model not in MODELS:
+        raise UserError(f"--model: expected in-order or out-of-order, found '{model}'")
+    ooo = model == "out-of-order"
     if backing not in BACKINGS:
         raise UserError(f"--backing: expected thp or hugetlb, found '{backing}'")
     if not simulate_only:
@@ -785,6 +842,9 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
         # The host page check's capture too, so that the measuring run finds it kept (its
         # simulations wait for the chase's own placement, read from its measured runs).
         capture(PAGECHASE, pagechase_layouts(work, PAGECHASE, backing)["4k"], work, size, say)
+    if ooo:
+        slots, walkers, ooo_note = measured_in_flight(cpu, quick=size != "full")
+        m = out_of_order_machine(m, slots, walkers)
     f_hz = float(m["frequency_mhz"]) * 1e6
     rows: list[Row] = []
     notes = [how_machine, f"clock f = {m['frequency_mhz']} MHz (the machine file's frequency_mhz)",
@@ -793,13 +853,15 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
              "2 MiB pages: " + ("the kernel's reserved hugetlb pages (--backing hugetlb), the windows cut at "
                                 "each program's used heap" if backing == "hugetlb"
                                 else "transparent huge pages (madvise)")]
+    if ooo:
+        notes.append(ooo_note)
     all_loads: list[float] = []
     for name in programs:
         prog = PROGRAMS[name]
         pool = _size_bytes(prog.heap)
         base_layout = work / f"{name}-4k.layout"
         files.atomic_write(base_layout, layout_text(prog, []))
-        cap = capture(prog, base_layout, work, size, say)
+        cap = capture(prog, base_layout, work, size, say, dependence=ooo)
         used = int(cap["report"]["pools"]["heap"]["used_bytes"])
         base = int(cap["report"]["pools"]["heap"]["base"])
         wins = {mo: windows(mo, used, pool) for mo in mosaics}
@@ -850,7 +912,7 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
                         refused[mo] += 1
                 say(f"{name}: repetition {rep + 1}/{reps} of {len(mosaics)} mosaics done (load {loads[-1]:.1f})")
         sims: dict[str, dict[str, Any]] = {}
-        trace = work / f"{name}-{size}.tlbt"
+        trace = work / (f"{name}-{size}" + ("-dep" if ooo else "") + ".tlbt")
         warm = cap["references"] // 2
         # The mosaics' simulations at once, one a CPU: the engine releases the GIL
         # (`_native.simulate_windows`), each is independent of the others and deterministic, so
@@ -861,7 +923,7 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
 
         def one(mo: str) -> tuple[dict[str, Any], bool]:
             return simulate(pm, trace, [(base + s, e - s, 21) for s, e in sim_wins[mo]], warm, tlb_only=tlb_only,
-                            cache=cache)
+                            cache=cache, independent=ooo)
 
         with ThreadPoolExecutor(max_workers=max(1, min(len(mosaics), len(os.sched_getaffinity(0))))) as workers:
             for mo, (sims[mo], kept) in zip(mosaics, workers.map(one, mosaics)):
@@ -872,7 +934,13 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
         if m4 is None and not simulate_only:
             raise UserError(f"{name}: no all-4 KiB run counted: nothing to predict from")
         c4 = sims["4k"]["cycles"]
-        r4 = runtime_cycles(sims["4k"], m)
+
+        def runtime(st: dict[str, Any]) -> int:
+            # In order, the L1 hits are left out (an out-of-order core issues them under its
+            # misses); out of order, the model charges them their issue already.
+            return int(st["cycles"]) if ooo else runtime_cycles(st, m)
+
+        r4 = runtime(sims["4k"])
         quiet = {mo: quiet_seconds(run_rounds[mo]) for mo in mosaics}
         q4 = quiet["4k"]
         lin = qlin = None
@@ -893,7 +961,7 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
                       wall_s=statistics.median(walls[mo]) if walls[mo] else None,
                       cpu_share=min(shares[mo]) if shares[mo] else None,
                       frames_2m_share=statistics.median(scatter[mo]) if scatter[mo] else None)
-            row.sim_runtime_cycles = runtime_cycles(sims[mo], m)
+            row.sim_runtime_cycles = runtime(sims[mo])
             row.sim_ratio = row.sim_runtime_cycles / r4
             row.sim_walk_cycles = _walk_cycles(sims[mo])
             if m4 is None:  # simulate_only: nothing measured to predict from
@@ -953,7 +1021,8 @@ def predict(programs: list[str], mosaics: list[str], *, reps: int = 5, size: str
                "quiet_linear_max_abs_error_pct": max(qlerrs) if qlerrs else None,
                "quiet_linear_median_abs_error_pct": statistics.median(qlerrs) if qlerrs else None}
     return {"rows": [r.public() for r in rows], "detail": [r.__dict__ for r in rows], "summary": summary,
-            "notes": notes, "reps": reps, "size": size, "simulate_only": simulate_only, "time": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
+            "notes": notes, "reps": reps, "size": size, "simulate_only": simulate_only, "model": model,
+            "time": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
 
 
 def format_table(res: dict[str, Any]) -> str:
@@ -1011,6 +1080,10 @@ def register(hsub) -> None:
                    help="capture and simulate every program and mosaic, measure nothing: fills the simulation "
                         "cache (OUT/sim-cache, keyed by trace, machine, windows, warm-up and engine) that a "
                         "measuring run then reuses")
+    p.add_argument("--model", metavar="in-order|out-of-order", default="in-order",
+                   help="in-order (the default: the engine's in-order sum, the L1 hits left out) or out-of-order "
+                        "(the probe's misses and walks in flight, the captures' load dependences, a streamer on "
+                        "the L1D: docs/host-predict.md, \"The out-of-order model\")")
     p.add_argument("--tiny", action="store_true", help=argparse_suppress())
     p.add_argument("--out", default=str(paths.out("host-predict")), help="where the CSVs go (default %(default)s)")
     p.add_argument("--json", action="store_true",
@@ -1036,7 +1109,7 @@ def run(args) -> int:
     size = "tiny" if args.tiny else "quick" if args.quick else "full"
     res = predict(programs, mosaics, reps=reps, size=size, cpu=args.cpu, machine=args.machine, out=args.out,
                   log=lambda s: print(f"tlblab: {s}", file=sys.stderr, flush=True),
-                  simulate_only=args.simulate_only, backing=args.backing)
+                  simulate_only=args.simulate_only, backing=args.backing, model=args.model)
     if args.json:
         print(json.dumps({"rows": res["rows"], "summary": res["summary"], "notes": res["notes"]}))
     else:

@@ -48,20 +48,25 @@ def _without_sources(v: Any) -> Any:
 
 
 def simulate(m: dict[str, Any], trace: Path, spans: list[tuple[int, int, int]], warm: int, *,
-             tlb_only: bool = False, cache: Path | None = None) -> tuple[dict[str, Any], bool]:
+             tlb_only: bool = False, cache: Path | None = None, independent: bool = False
+             ) -> tuple[dict[str, Any], bool]:
     """The engine's statistics of `trace` on machine `m` with `spans` announced as 2 MiB mappings
     (`_native.simulate_windows`), and whether they came from `cache`: a directory of results keyed
     by the content of what determines them (the trace's sha256, the machine without its source
     texts, the spans, the warm-up, tlb_only and the engine's sources), so that a re-measurement
-    reuses the simulations of the same captures and model."""
+    reuses the simulations of the same captures and model. `independent`: the captured thread
+    marked independent from its start (`timing.mlp`; part of the key when set)."""
     from tlblab import _native
 
     path = None
     if cache is not None:
         if not _ENGINE:
             _ENGINE.append(_engine_digest())
-        key = files.content_digest(files.file_digest(trace), json.dumps(_without_sources(m), sort_keys=True),
-                                   json.dumps(spans), str(warm), str(tlb_only), _ENGINE[0])
+        parts = [files.file_digest(trace), json.dumps(_without_sources(m), sort_keys=True),
+                 json.dumps(spans), str(warm), str(tlb_only), _ENGINE[0]]
+        if independent:
+            parts.append("independent")
+        key = files.content_digest(*parts)
         path = cache / f"{key}.json"
         if path.is_file():
             try:
@@ -69,7 +74,7 @@ def simulate(m: dict[str, Any], trace: Path, spans: list[tuple[int, int, int]], 
             except ValueError:
                 pass  # a damaged entry is simulated again and rewritten
     raw = _native.simulate_windows(json.dumps(m), str(trace), spans, warmup=warm, tlb_only=tlb_only,
-                                   machine_format="json")
+                                   machine_format="json", independent=independent)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         files.atomic_write(path, raw)
