@@ -135,30 +135,33 @@ impl StrideState {
         page_lines: u64,
         out: &mut [u64; 8],
     ) -> usize {
-        if cfg.streams > 1 {
-            return self.observe_pages(cfg, line, missed, page_lines, out);
-        }
-        self.one.observe_stream(cfg, line, missed, page_lines, out)
+        let stream = if cfg.streams > 1 {
+            match self.page_stream(cfg, line / page_lines, missed) {
+                Some(s) => s,
+                // A page is followed from its first miss; a hit in another page trains nothing.
+                None => return 0,
+            }
+        } else {
+            &mut self.one
+        };
+        stream.observe_stream(cfg, line, missed, page_lines, out)
     }
 
-    /// `observe` with a stream per 4 KiB page (`PrefetchConfig::streams` above 1).
+    /// With a stream per 4 KiB page (`PrefetchConfig::streams` above 1): `page`'s stream, moved
+    /// first (the least recently used last, the next to go); a page not followed yet gets one
+    /// at a miss (a free place or the last one's), none at a hit.
     #[inline(never)]
-    fn observe_pages(
+    fn page_stream(
         &mut self,
         cfg: &PrefetchConfig,
-        line: u64,
+        page: u64,
         missed: bool,
-        page_lines: u64,
-        out: &mut [u64; 8],
-    ) -> usize {
-        let page = line / page_lines;
+    ) -> Option<&mut OneStream> {
         let n = self.npages as usize;
         let i = match self.pages[..n].iter().position(|(p, _)| *p == page) {
             Some(i) => i,
-            // A page is followed from its first miss; a hit in another page trains nothing.
-            None if !missed => return 0,
+            None if !missed => return None,
             None => {
-                // A new page takes a free place or the least recently used one's (the last).
                 let i = if n < cfg.streams as usize {
                     self.npages += 1;
                     n
@@ -169,11 +172,8 @@ impl StrideState {
                 i
             }
         };
-        // The page goes first (the least recently used last, the next to go).
         self.pages[..=i].rotate_right(1);
-        self.pages[0]
-            .1
-            .observe_stream(cfg, line, missed, page_lines, out)
+        Some(&mut self.pages[0].1)
     }
 }
 
